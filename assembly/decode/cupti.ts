@@ -1,0 +1,929 @@
+/**
+ * CUPTI activity decoder (NVIDIA CUDA). Walks the raw buffers of ACTIVITY chunks record by record using the
+ * dump's own kind → size table (KIND_SIZES, measured by the collector), falling back to the built-in table of the
+ * dump's CUPTI version. Every field is read only when the record's size covers it, so the record versions of CUDA
+ * 11.8, 12.x and 13.x (append-only families, vendor-record-layouts.md §1.5) all decode with one set of offsets.
+ *
+ * Pass 1 ({@link cuptiScan}) counts records and collects the join tables (external correlation, devices,
+ * contexts, names); pass 2 ({@link cuptiDecode}) turns records into normalized events for the emitter.
+ */
+import { Ev, EvKind, EvFlag, evClear } from "../model/event";
+import * as S from "../model/session";
+import { toUnix } from "../model/clock";
+import { Warn } from "../util/error";
+import { warn } from "../util/diag";
+import { arenaAlloc } from "../util/arena";
+import { emitEvent } from "../emit/dispatch";
+
+/** CUpti_ActivityKind values this decoder reads. */
+const enum K {
+  MEMCPY = 1,
+  MEMSET = 2,
+  KERNEL = 3,
+  DRIVER = 4,
+  RUNTIME = 5,
+  DEVICE = 8,
+  CONTEXT = 9,
+  CONCURRENT_KERNEL = 10,
+  NAME = 11,
+  MARKER = 12,
+  MARKER_DATA = 13,
+  OVERHEAD = 17,
+  MEMCPY2 = 22,
+  CUDA_EVENT = 36,
+  STREAM = 37,
+  SYNCHRONIZATION = 38,
+  EXTERNAL_CORRELATION = 39,
+  INTERNAL_LAUNCH_API = 48,
+  GRAPH_TRACE = 51,
+}
+
+/** CUPTI's "invalid" marker for stream ids of context-wide syncs. */
+const INVALID_U32: u32 = 0xffffffff;
+
+/** Options (set by the host). */
+export let showAllApi = false;
+export function setShowAllApi(on: bool): void {
+  showAllApi = on;
+}
+
+// ---- Built-in record sizes (used only when a dump has no KIND_SIZES chunk) -----------------------------------------
+
+/**
+ * Record sizes of the current struct of each kind, by CUPTI API version. From the CUDA headers' sizeof (13.0U1
+ * values from vendor-record-layouts.md §1.2; 11.8 / 12.x from the fixture generator, test/fixtures/cupti).
+ */
+function builtinSize(kind: u32, version: u32): u32 {
+  const v13 = version >= 130000;
+  switch (kind) {
+    case K.MEMCPY: return v13 ? 96 : 88;
+    case K.MEMSET: return v13 ? 88 : 80;
+    case K.KERNEL:
+    case K.CONCURRENT_KERNEL: return v13 ? 216 : 208;
+    case K.DRIVER:
+    case K.RUNTIME:
+    case K.INTERNAL_LAUNCH_API: return 40;
+    case K.DEVICE: return v13 ? 184 : 176;
+    case K.CONTEXT: return v13 ? 32 : 24;
+    case K.NAME: return 32;
+    case K.MARKER: return v13 ? 56 : 48;
+    case K.MARKER_DATA: return v13 ? 40 : 32;
+    case K.OVERHEAD: return v13 ? 56 : 48;
+    case K.MEMCPY2: return v13 ? 96 : 88;
+    case K.CUDA_EVENT: return v13 ? 56 : 24;
+    case K.STREAM: return 24;
+    case K.SYNCHRONIZATION: return v13 ? 56 : 40;
+    case K.EXTERNAL_CORRELATION: return 24;
+    case K.GRAPH_TRACE: return v13 ? 56 : 48;
+  }
+  return 0;
+}
+
+/** Largest CUPTI API version whose layouts this build knows (13.x). */
+const NEWEST_KNOWN_VERSION: u32 = 139999;
+
+/** Prepares the stride table: the dump's own sizes, completed by the built-in ones. Call before pass 1. */
+export function cuptiPrepare(): void {
+  if (S.vendorVersion > NEWEST_KNOWN_VERSION) warn(Warn.UNKNOWN_VENDOR_VERSION, 0, S.vendorVersion);
+  for (let k: u32 = 1; k < S.MAX_KIND; k++) {
+    let s = S.kindSize(k);
+    if (s != 0 && (s > 65536 || (s & 7) != 0 || s < 8)) {
+      warn(Warn.BAD_KIND_SIZE, 0, k);
+      s = 0;
+    }
+    if (s == 0) s = builtinSize(k, S.vendorVersion);
+    S.putKindSize(k, s);
+  }
+}
+
+// ---- API names -------------------------------------------------------------------------------------------------
+
+/** Compares [p, p+n) with an ASCII AS string. */
+function eq(p: usize, n: u32, s: string): bool {
+  if (<i32>n != s.length) return false;
+  const q = changetype<usize>(s);
+  for (let i: u32 = 0; i < n; i++) if (<u16>load<u8>(p + i) != load<u16>(q + (<usize>i << 1))) return false;
+  return true;
+}
+function startsWith(p: usize, n: u32, s: string): bool {
+  const m = <u32>s.length;
+  if (n < m) return false;
+  const q = changetype<usize>(s);
+  for (let i: u32 = 0; i < m; i++) if (<u16>load<u8>(p + i) != load<u16>(q + (<usize>i << 1))) return false;
+  return true;
+}
+
+/**
+ * Stores a CUPTI (domain, cbid) → name entry, stripping the `_v<digits>` suffix cbid names carry, and derives
+ * Kineto's flags: which calls start an ac2g flow, which are hidden by default.
+ */
+export function cuptiApiName(domain: u32, cbid: u32, p: usize, n: u32): void {
+  // "cudaLaunchKernel_v7000" → "cudaLaunchKernel"
+  let m = n;
+  while (m > 0 && load<u8>(p + m - 1) >= 48 && load<u8>(p + m - 1) <= 57) m--;
+  if (m < n && m >= 2 && load<u8>(p + m - 1) == 0x76 && load<u8>(p + m - 2) == 0x5f) n = m - 2;
+  let flags: u32 = 0;
+  if (domain == 2) {
+    if (
+      eq(p, n, "cudaLaunchKernel") || eq(p, n, "cudaLaunchCooperativeKernel") ||
+      eq(p, n, "cudaLaunchCooperativeKernelMultiDevice") || eq(p, n, "cudaLaunchKernelExC") ||
+      eq(p, n, "cudaGraphLaunch") || eq(p, n, "cudaStreamSynchronize") || eq(p, n, "cudaDeviceSynchronize") ||
+      eq(p, n, "cudaStreamWaitEvent") || eq(p, n, "cudaEventSynchronize") ||
+      startsWith(p, n, "cudaMemcpy") || startsWith(p, n, "cudaMemset")
+    ) flags |= S.API_FLOW;
+    if (
+      eq(p, n, "cudaGetDevice") || eq(p, n, "cudaSetDevice") || eq(p, n, "cudaGetLastError") ||
+      eq(p, n, "cudaEventCreate") || eq(p, n, "cudaEventCreateWithFlags") || eq(p, n, "cudaEventDestroy")
+    ) flags |= S.API_HIDDEN;
+  } else if (domain == 1) {
+    const launch = eq(p, n, "cuLaunchKernel") || eq(p, n, "cuLaunchKernelEx");
+    if (launch) flags |= S.API_FLOW;
+    if (
+      !launch && !eq(p, n, "cuMemCreate") && !eq(p, n, "cuMemMap") && !eq(p, n, "cuMemUnmap") &&
+      !eq(p, n, "cuMemRelease") && !eq(p, n, "cuMemExportToShareableHandle") &&
+      !eq(p, n, "cuMemImportFromShareableHandle")
+    ) flags |= S.API_HIDDEN;
+  }
+  S.setApiName(domain, cbid, p, n, flags);
+}
+
+// ---- Static names ------------------------------------------------------------------------------------------------
+
+let copyNames: usize = 0; // [11 copy kinds][8 src][8 dst] × {ptr u32, len u32}, built on demand
+let memsetNames: usize = 0; // [8] × {ptr, len}
+let syncNames: usize = 0; // [5] × {ptr, len}
+let overheadNames: usize = 0; // [10] × {ptr, len}
+let scratchName: usize = 0;
+
+function copyKindStr(k: u32): string {
+  switch (k) {
+    case 1: return "HtoD";
+    case 2: return "DtoH";
+    case 3: return "HtoA";
+    case 4: return "AtoH";
+    case 5: return "AtoA";
+    case 6: return "AtoD";
+    case 7: return "DtoA";
+    case 8: return "DtoD";
+    case 9: return "HtoH";
+    case 10: return "PtoP";
+  }
+  return "Unknown";
+}
+function memKindStr(k: u32): string {
+  switch (k) {
+    case 1: return "Pageable";
+    case 2: return "Pinned";
+    case 3: return "Device";
+    case 4: return "Array";
+    case 5: return "Managed";
+    case 6: return "Device Static";
+    case 7: return "Managed Static";
+  }
+  return "Unknown";
+}
+function syncStr(k: u32): string {
+  switch (k) {
+    case 1: return "Event Sync";
+    case 2: return "Stream Wait Event";
+    case 3: return "Stream Sync";
+    case 4: return "Context Sync";
+  }
+  return "Unknown Sync";
+}
+function overheadStr(k: u32): string {
+  switch (k) {
+    case 1: return "Driver Compiler";
+    case 0x10000: return "Buffer Flush";
+    case 0x20000: return "Instrumentation";
+    case 0x30000: return "Resource";
+    case 0x40000: return "Runtime Triggered Module Loading";
+    case 0x50000: return "Lazy Function Loading";
+    case 0x60000: return "Command Buffer Full";
+    case 0x70000: return "Activity Buffer Request";
+    case 0x80000: return "UVM Activity Init";
+  }
+  return "Unknown Overhead";
+}
+
+/** Appends ASCII `s` at q; returns the new end. */
+function put(q: usize, s: string): usize {
+  for (let i = 0; i < s.length; i++) store<u8>(q + i, <u8>s.charCodeAt(i));
+  return q + s.length;
+}
+
+/** Sets e's name to a static (arena) name built once: the (ptr, len) pair stored at slot. */
+// @ts-ignore: decorator
+@inline function nameFromSlot(e: Ev, slot: usize): void {
+  e.namePtr = <usize>load<u32>(slot);
+  e.nameLen = load<u32>(slot, 4);
+}
+
+function memcpyName(e: Ev, copyKind: u32, src: u32, dst: u32): void {
+  if (copyKind > 10) copyKind = 0;
+  if (src > 7) src = 0;
+  if (dst > 7) dst = 0;
+  if (copyNames == 0) {
+    copyNames = arenaAlloc(11 * 8 * 8 * 8);
+    memory.fill(copyNames, 0, 11 * 8 * 8 * 8);
+  }
+  const slot = copyNames + ((<usize>copyKind * 64 + <usize>src * 8 + <usize>dst) << 3);
+  if (load<u32>(slot, 4) == 0) {
+    // "Memcpy HtoD (Pinned -> Device)", Kineto's naming
+    const p = arenaAlloc(64);
+    let q = put(p, "Memcpy ");
+    q = put(q, copyKindStr(copyKind));
+    q = put(q, " (");
+    q = put(q, memKindStr(src));
+    q = put(q, " -> ");
+    q = put(q, memKindStr(dst));
+    q = put(q, ")");
+    store<u32>(slot, <u32>p);
+    store<u32>(slot, <u32>(q - p), 4);
+  }
+  nameFromSlot(e, slot);
+}
+
+function memsetName(e: Ev, kind: u32): void {
+  if (kind > 7) kind = 0;
+  if (memsetNames == 0) {
+    memsetNames = arenaAlloc(8 * 8);
+    memory.fill(memsetNames, 0, 64);
+  }
+  const slot = memsetNames + (<usize>kind << 3);
+  if (load<u32>(slot, 4) == 0) {
+    const p = arenaAlloc(32);
+    let q = put(p, "Memset (");
+    q = put(q, memKindStr(kind));
+    q = put(q, ")");
+    store<u32>(slot, <u32>p);
+    store<u32>(slot, <u32>(q - p), 4);
+  }
+  nameFromSlot(e, slot);
+}
+
+function syncName(e: Ev, kind: u32): void {
+  if (kind > 4) kind = 0;
+  if (syncNames == 0) {
+    syncNames = arenaAlloc(5 * 8);
+    memory.fill(syncNames, 0, 40);
+  }
+  const slot = syncNames + (<usize>kind << 3);
+  if (load<u32>(slot, 4) == 0) {
+    const p = arenaAlloc(24);
+    const q = put(p, syncStr(kind));
+    store<u32>(slot, <u32>p);
+    store<u32>(slot, <u32>(q - p), 4);
+  }
+  nameFromSlot(e, slot);
+}
+
+function overheadName(e: Ev, kind: u32): void {
+  let i: u32 = 9;
+  if (kind == 1) i = 0;
+  else if ((kind & 0xffff) == 0 && kind >> 16 >= 1 && kind >> 16 <= 8) i = kind >> 16;
+  if (overheadNames == 0) {
+    overheadNames = arenaAlloc(10 * 8);
+    memory.fill(overheadNames, 0, 80);
+  }
+  const slot = overheadNames + (<usize>i << 3);
+  if (load<u32>(slot, 4) == 0) {
+    const p = arenaAlloc(40);
+    const q = put(p, overheadStr(i == 9 ? 0xffffffff : i == 0 ? 1 : i << 16));
+    store<u32>(slot, <u32>p);
+    store<u32>(slot, <u32>(q - p), 4);
+  }
+  nameFromSlot(e, slot);
+}
+
+/** Name for an API record without a name-table entry: "cbid <n>" (runtime) / "driver cbid <n>". */
+function unknownApiName(e: Ev, domain: u32, cbid: u32): void {
+  if (scratchName == 0) scratchName = arenaAlloc(64);
+  let q = put(scratchName, domain == 1 ? "cuda_driver_cbid_" : "cuda_runtime_cbid_");
+  // decimal cbid
+  let tmp = cbid;
+  let nd: u32 = 1;
+  while (tmp >= 10) {
+    tmp /= 10;
+    nd++;
+  }
+  for (let i: u32 = 0; i < nd; i++) {
+    store<u8>(q + nd - 1 - i, <u8>(48 + (cbid % 10)));
+    cbid /= 10;
+  }
+  q += nd;
+  e.namePtr = scratchName;
+  e.nameLen = <u32>(q - scratchName);
+}
+
+/** Forgets static names (after heap.reset()). */
+export function cuptiReset(): void {
+  copyNames = 0;
+  memsetNames = 0;
+  syncNames = 0;
+  overheadNames = 0;
+  scratchName = 0;
+  markerOpen = 0;
+  colorTable = 0;
+}
+
+// ---- Field access ------------------------------------------------------------------------------------------------
+
+// A field is read only when the record (of `size` bytes) covers it: older struct versions are prefixes.
+// @ts-ignore: decorator
+@inline function f32(p: usize, size: u32, off: u32): u32 {
+  return off + 4 <= size ? load<u32>(p + off) : 0;
+}
+// @ts-ignore: decorator
+@inline function f64u(p: usize, size: u32, off: u32): u64 {
+  return off + 8 <= size ? load<u64>(p + off) : 0;
+}
+
+// ---- Pass 1 ------------------------------------------------------------------------------------------------------
+
+/** Pass 1 over one ACTIVITY payload [p, p+n) at file offset `off`: counts, join tables, time span. */
+export function cuptiScan(p: usize, n: u32, off: u64): void {
+  const end = p + n;
+  let r = p;
+  while (r + 4 <= end) {
+    const kind = load<u32>(r);
+    const size = S.kindSize(kind);
+    if (size == 0) {
+      warn(Warn.UNKNOWN_KIND_UNSIZED, off + <u64>(r - p) + 24, kind);
+      return;
+    }
+    if (r + size > end) {
+      warn(Warn.RECORD_TRUNCATED, off + <u64>(r - p) + 24, <u64>(end - r));
+      return;
+    }
+    S.countRecord(kind);
+    switch (kind) {
+      case K.CONCURRENT_KERNEL:
+      case K.KERNEL:
+        if (size >= 52) {
+          S.noteTs(load<u64>(r, 16));
+          S.setContextDevice(load<u32>(r, 44), load<u32>(r, 40));
+        }
+        break;
+      case K.MEMCPY:
+      case K.MEMCPY2:
+      case K.MEMSET:
+        if (size >= 44) {
+          S.noteTs(load<u64>(r, 16));
+          S.setContextDevice(load<u32>(r, 36), load<u32>(r, 32));
+        }
+        break;
+      case K.RUNTIME:
+      case K.DRIVER:
+        if (size >= 24) {
+          S.noteTs(load<u64>(r, 8));
+          S.noteTs(load<u64>(r, 16));
+        }
+        break;
+      case K.EXTERNAL_CORRELATION:
+        if (size >= 20) {
+          if (!S.setExternal(<u64>load<u32>(r, 16), load<u32>(r, 4), load<u64>(r, 8))) {
+            warn(Warn.DUPLICATE_CORRELATION, off + <u64>(r - p) + 24, load<u32>(r, 16));
+          }
+        }
+        break;
+      case K.CONTEXT:
+        if (size >= 12) S.setContextDevice(load<u32>(r, 4), load<u32>(r, 8));
+        break;
+      case K.DEVICE:
+        scanDevice(r, size);
+        break;
+      case K.NAME:
+        scanName(r, size);
+        break;
+    }
+    r += size;
+  }
+  if (r < end) warn(Warn.RECORD_TRUNCATED, off + <u64>(r - p) + 24, <u64>(end - r));
+}
+
+function scanDevice(r: usize, size: u32): void {
+  if (size < 116) return;
+  const e = S.deviceEntry(load<u32>(r, 112));
+  if (e == 0) return;
+  // Bandwidth in the record is KB/s; the session keeps bytes/s.
+  store<u32>(e, load<u32>(r, 44), 4); // multiprocessors
+  store<u64>(e, load<u64>(r, 16), 8); // global memory
+  store<u64>(e, load<u64>(r, 8) * 1000, 16); // bandwidth
+  store<u32>(e, load<u32>(r, 36), 24); // clock kHz
+  store<u32>(e, load<u32>(r, 104), 28);
+  store<u32>(e, load<u32>(r, 108), 32);
+  store<u32>(e, load<u32>(r, 76), 36); // max threads per block
+  store<u32>(e, load<u32>(r, 52) * load<u32>(r, 32), 40); // warps/SM × warp size
+  store<u32>(e, load<u32>(r, 68), 44);
+  store<u32>(e, load<u32>(r, 64), 48);
+  store<u32>(e, load<u32>(r, 32), 52);
+  store<u32>(e, load<u32>(r, 72), 56);
+  store<u32>(e, load<u32>(r, 60), 60);
+  if (load<u32>(e, 64) == 0) store<u32>(e, load<u32>(r, 72), 64);
+  store<u32>(e, load<u32>(r, 56), 68);
+  if (size >= 136) memory.copy(e + 72, r + 120, 16);
+  if (size >= 144 && load<u32>(e, 92) == 0) {
+    const np = S.stringDisplay(load<u64>(r, 136), false);
+    if (np != 0) S.setDeviceName(e, np, S.displayLen);
+  }
+}
+
+function scanName(r: usize, size: u32): void {
+  if (size < 32) return;
+  const objKind = load<u32>(r, 4);
+  const np = S.stringDisplay(load<u64>(r, 24), false);
+  if (np == 0) return;
+  if (objKind == 2) S.setThreadName(load<u32>(r, 8), load<u32>(r, 12), np, S.displayLen);
+  else if (objKind == 5) S.setStreamName(load<u32>(r, 8), load<u32>(r, 16), np, S.displayLen);
+  else if (objKind == 3) {
+    const e = S.deviceEntry(load<u32>(r, 8));
+    if (e != 0) S.setDeviceName(e, np, S.displayLen);
+  }
+}
+
+// ---- Pass 2 ------------------------------------------------------------------------------------------------------
+
+const ev = changetype<Ev>(memory.data(offsetof<Ev>()));
+
+/** Open NVTX ranges: id → entry {namePtr u32, nameLen u32, domPtr u32, domLen u32, pid u32, tid u32, start u64}. */
+let markerOpen: usize = 0;
+import { Table, tableNew, tableUpsert, tableFind, tableSlots, tableKeyAt, tableValueAt } from "../util/hash_table";
+const MARK_ENTRY: usize = 32;
+
+/** Attaches external ids of correlation `corr` (CUSTOM0 → externalId, CUSTOM1 → userExternalId). */
+// @ts-ignore: decorator
+@inline function attachExternal(e: Ev, corr: u64): void {
+  if (S.externalCount() == 0) return;
+  // Kineto: CUSTOM0 (3) marks framework ops; older/other producers use UNKNOWN (1).
+  let x = S.findExternal(corr, 3);
+  if (x == 0) x = S.findExternal(corr, 1);
+  if (x != 0) {
+    e.externalId = load<u64>(x);
+    e.flags |= EvFlag.HAS_EXTERNAL;
+  }
+  const u = S.findExternal(corr, 4);
+  if (u != 0) {
+    e.userExternalId = load<u64>(u);
+    e.flags |= EvFlag.HAS_USER_EXTERNAL;
+  }
+}
+
+// @ts-ignore: decorator
+@inline function setTimes(e: Ev, start: u64, end: u64, kind: u32, at: u64): void {
+  e.start = toUnix(start);
+  e.end = toUnix(end);
+  if (e.end < e.start) {
+    warn(Warn.NEGATIVE_DURATION, at, kind);
+    e.end = e.start;
+  }
+}
+
+function kernelName(e: Ev, ptr: u64, at: u64): void {
+  const np = S.stringDisplay(ptr, true);
+  if (np != 0) {
+    e.namePtr = np;
+    e.nameLen = S.displayLen;
+  } else {
+    warn(Warn.MISSING_STRING, at, <u32>ptr);
+    e.namePtr = changetype<usize>(UNKNOWN_KERNEL);
+    e.nameLen = UNKNOWN_KERNEL_LEN;
+  }
+}
+const UNKNOWN_KERNEL = memory.data<u8>([60, 117, 110, 107, 110, 111, 119, 110, 32, 107, 101, 114, 110, 101, 108, 62]);
+const UNKNOWN_KERNEL_LEN: u32 = 16; // "<unknown kernel>"
+
+/** Pass 2 over one ACTIVITY payload: normalized events to the emitter. */
+export function cuptiDecode(p: usize, n: u32, off: u64): void {
+  if (markerOpen == 0) markerOpen = tableNew(64);
+  const end = p + n;
+  const e = ev;
+  let r = p;
+  while (r + 4 <= end) {
+    const kind = load<u32>(r);
+    const size = S.kindSize(kind);
+    if (size == 0 || r + size > end) return; // reported by pass 1
+    const at = off + 24 + <u64>(r - p);
+    switch (kind) {
+      case K.CONCURRENT_KERNEL:
+      case K.KERNEL: {
+        if (size < 104) {
+          warn(Warn.RECORD_TOO_SMALL, at, kind);
+          break;
+        }
+        evClear(e);
+        e.kind = EvKind.KERNEL;
+        e.recordKind = kind;
+        e.flags = EvFlag.HAS_LAUNCH | EvFlag.FLOW_END;
+        setTimes(e, load<u64>(r, 16), load<u64>(r, 24), kind, at);
+        e.registersPerThread = <u32>load<u16>(r, 6);
+        e.device = load<u32>(r, 40);
+        e.context = load<u32>(r, 44);
+        e.stream = load<u32>(r, 48);
+        e.gridX = load<i32>(r, 52);
+        e.gridY = load<i32>(r, 56);
+        e.gridZ = load<i32>(r, 60);
+        e.blockX = load<i32>(r, 64);
+        e.blockY = load<i32>(r, 68);
+        e.blockZ = load<i32>(r, 72);
+        e.staticSharedMemory = load<u32>(r, 76);
+        e.dynamicSharedMemory = load<u32>(r, 80);
+        e.correlation = load<u32>(r, 92);
+        if (size >= 112) kernelName(e, load<u64>(r, 104), at);
+        else kernelName(e, 0, at);
+        if (size >= 128) {
+          const q = load<u64>(r, 120);
+          if (q != 0) {
+            e.queued = toUnix(q);
+            e.flags |= EvFlag.HAS_QUEUED;
+          }
+        }
+        if (size >= 160) {
+          e.graphNodeId = load<u64>(r, 144);
+          e.graphId = load<u32>(r, 156);
+          e.flags |= EvFlag.HAS_GRAPH;
+        }
+        if (size >= 176) {
+          e.channelId = load<u32>(r, 168);
+          e.channelType = load<u32>(r, 172);
+          e.flags |= EvFlag.HAS_CHANNEL;
+        }
+        attachExternal(e, e.correlation);
+        emitEvent(e);
+        break;
+      }
+      case K.MEMCPY: {
+        if (size < 48) {
+          warn(Warn.RECORD_TOO_SMALL, at, kind);
+          break;
+        }
+        evClear(e);
+        e.kind = EvKind.MEMCPY;
+        e.recordKind = kind;
+        e.flags = EvFlag.FLOW_END;
+        e.copyKind = <u32>load<u8>(r, 4);
+        e.srcKind = <u32>load<u8>(r, 5);
+        e.dstKind = <u32>load<u8>(r, 6);
+        if ((load<u8>(r, 7) & 1) != 0) e.flags |= EvFlag.ASYNC;
+        e.bytes = load<u64>(r, 8);
+        setTimes(e, load<u64>(r, 16), load<u64>(r, 24), kind, at);
+        e.device = load<u32>(r, 32);
+        e.context = load<u32>(r, 36);
+        e.stream = load<u32>(r, 40);
+        e.correlation = load<u32>(r, 44);
+        if (size >= 76) {
+          e.graphNodeId = load<u64>(r, 64);
+          e.graphId = load<u32>(r, 72);
+          e.flags |= EvFlag.HAS_GRAPH;
+        }
+        if (size >= 84) {
+          e.channelId = load<u32>(r, 76);
+          e.channelType = load<u32>(r, 80);
+          e.flags |= EvFlag.HAS_CHANNEL;
+        }
+        memcpyName(e, e.copyKind, e.srcKind, e.dstKind);
+        attachExternal(e, e.correlation);
+        emitEvent(e);
+        break;
+      }
+      case K.MEMCPY2: {
+        if (size < 64) {
+          warn(Warn.RECORD_TOO_SMALL, at, kind);
+          break;
+        }
+        evClear(e);
+        e.kind = EvKind.MEMCPY;
+        e.recordKind = kind;
+        e.flags = EvFlag.FLOW_END | EvFlag.PEER;
+        e.copyKind = <u32>load<u8>(r, 4);
+        e.srcKind = <u32>load<u8>(r, 5);
+        e.dstKind = <u32>load<u8>(r, 6);
+        if ((load<u8>(r, 7) & 1) != 0) e.flags |= EvFlag.ASYNC;
+        e.bytes = load<u64>(r, 8);
+        setTimes(e, load<u64>(r, 16), load<u64>(r, 24), kind, at);
+        e.device = load<u32>(r, 32);
+        e.context = load<u32>(r, 36);
+        e.stream = load<u32>(r, 40);
+        e.srcDevice = load<u32>(r, 44);
+        e.srcContext = load<u32>(r, 48);
+        e.dstDevice = load<u32>(r, 52);
+        e.dstContext = load<u32>(r, 56);
+        e.correlation = load<u32>(r, 60);
+        if (size >= 84) {
+          e.graphNodeId = load<u64>(r, 72);
+          e.graphId = load<u32>(r, 80);
+          e.flags |= EvFlag.HAS_GRAPH;
+        }
+        if (size >= 92) {
+          e.channelId = load<u32>(r, 84);
+          e.channelType = load<u32>(r, 88);
+          e.flags |= EvFlag.HAS_CHANNEL;
+        }
+        memcpyName(e, e.copyKind, e.srcKind, e.dstKind);
+        attachExternal(e, e.correlation);
+        emitEvent(e);
+        break;
+      }
+      case K.MEMSET: {
+        if (size < 48) {
+          warn(Warn.RECORD_TOO_SMALL, at, kind);
+          break;
+        }
+        evClear(e);
+        e.kind = EvKind.MEMSET;
+        e.recordKind = kind;
+        e.flags = EvFlag.FLOW_END;
+        e.memsetValue = load<u32>(r, 4);
+        e.bytes = load<u64>(r, 8);
+        setTimes(e, load<u64>(r, 16), load<u64>(r, 24), kind, at);
+        e.device = load<u32>(r, 32);
+        e.context = load<u32>(r, 36);
+        e.stream = load<u32>(r, 40);
+        e.correlation = load<u32>(r, 44);
+        let memKind: u32 = 0;
+        if (size >= 52) {
+          if ((load<u16>(r, 48) & 1) != 0) e.flags |= EvFlag.ASYNC;
+          memKind = <u32>load<u16>(r, 50);
+        }
+        e.dstKind = memKind;
+        if (size >= 76) {
+          e.graphNodeId = load<u64>(r, 64);
+          e.graphId = load<u32>(r, 72);
+          e.flags |= EvFlag.HAS_GRAPH;
+        }
+        if (size >= 84) {
+          e.channelId = load<u32>(r, 76);
+          e.channelType = load<u32>(r, 80);
+          e.flags |= EvFlag.HAS_CHANNEL;
+        }
+        memsetName(e, memKind);
+        attachExternal(e, e.correlation);
+        emitEvent(e);
+        break;
+      }
+      case K.RUNTIME:
+      case K.DRIVER:
+      case K.INTERNAL_LAUNCH_API: {
+        if (size < 36) {
+          warn(Warn.RECORD_TOO_SMALL, at, kind);
+          break;
+        }
+        const domain: u32 = kind == K.DRIVER ? 1 : 2;
+        const cbid = load<u32>(r, 4);
+        const entry = S.apiEntry(domain, cbid);
+        const aflags = entry != 0 ? load<u32>(entry, 8) : 0;
+        if ((aflags & S.API_HIDDEN) != 0 && !showAllApi) {
+          S.addApiFiltered();
+          break;
+        }
+        evClear(e);
+        e.kind = kind == K.DRIVER ? EvKind.API_DRIVER : EvKind.API_RUNTIME;
+        e.recordKind = kind;
+        e.apiId = cbid;
+        setTimes(e, load<u64>(r, 8), load<u64>(r, 16), kind, at);
+        e.pid = load<u32>(r, 24);
+        e.tid = load<u32>(r, 28);
+        e.correlation = load<u32>(r, 32);
+        if (size >= 40) e.returnValue = load<u32>(r, 36);
+        if ((aflags & S.API_FLOW) != 0) e.flags |= EvFlag.FLOW_START;
+        if (entry != 0) {
+          e.namePtr = <usize>load<u32>(entry);
+          e.nameLen = load<u32>(entry, 4);
+        } else unknownApiName(e, domain, cbid);
+        attachExternal(e, e.correlation);
+        emitEvent(e);
+        break;
+      }
+      case K.SYNCHRONIZATION: {
+        if (size < 40) {
+          warn(Warn.RECORD_TOO_SMALL, at, kind);
+          break;
+        }
+        evClear(e);
+        e.kind = EvKind.SYNC;
+        e.recordKind = kind;
+        e.flags = EvFlag.FLOW_END;
+        const st = load<u32>(r, 4);
+        e.apiId = st;
+        setTimes(e, load<u64>(r, 8), load<u64>(r, 16), kind, at);
+        e.correlation = load<u32>(r, 24);
+        e.context = load<u32>(r, 28);
+        e.stream = load<u32>(r, 32);
+        e.eventId = load<u32>(r, 36);
+        if (e.stream == INVALID_U32) e.flags |= EvFlag.NO_STREAM;
+        if (size >= 52) e.returnValue = load<u32>(r, 48);
+        e.device = S.contextDevice(e.context, 0);
+        syncName(e, st);
+        attachExternal(e, e.correlation);
+        emitEvent(e);
+        break;
+      }
+      case K.CUDA_EVENT: {
+        // Only CudaEvent2 carries a device timestamp; without it there is nothing to place on the timeline.
+        if (size < 48) break;
+        const ts = load<u64>(r, 40);
+        if (ts == 0) break;
+        evClear(e);
+        e.kind = EvKind.EVENT_RECORD;
+        e.recordKind = kind;
+        e.correlation = load<u32>(r, 4);
+        e.context = load<u32>(r, 8);
+        e.stream = load<u32>(r, 12);
+        e.eventId = load<u32>(r, 16);
+        e.device = load<u32>(r, 24);
+        e.start = toUnix(ts);
+        e.end = e.start;
+        e.namePtr = changetype<usize>(EVENT_RECORD_NAME);
+        e.nameLen = 12;
+        emitEvent(e);
+        break;
+      }
+      case K.OVERHEAD: {
+        if (size < 40) {
+          warn(Warn.RECORD_TOO_SMALL, at, kind);
+          break;
+        }
+        evClear(e);
+        e.kind = EvKind.OVERHEAD;
+        e.recordKind = kind;
+        const ok = load<u32>(r, 4);
+        e.apiId = ok;
+        const objKind = load<u32>(r, 8);
+        if (objKind == 1 || objKind == 2) {
+          e.pid = load<u32>(r, 12);
+          e.tid = load<u32>(r, 16);
+        } else if (objKind >= 3) {
+          e.device = load<u32>(r, 12);
+          e.context = load<u32>(r, 16);
+          e.stream = load<u32>(r, 20);
+        }
+        setTimes(e, load<u64>(r, 24), load<u64>(r, 32), kind, at);
+        if (size >= 44) e.correlation = load<u32>(r, 40);
+        overheadName(e, ok);
+        emitEvent(e);
+        break;
+      }
+      case K.MARKER:
+        marker(e, r, size, at);
+        break;
+      case K.MARKER_DATA:
+        if (size >= 28) markerData(load<u32>(r, 8), load<u32>(r, 4), load<u32>(r, 24));
+        break;
+      case K.GRAPH_TRACE: {
+        if (size < 40) {
+          warn(Warn.RECORD_TOO_SMALL, at, kind);
+          break;
+        }
+        evClear(e);
+        e.kind = EvKind.GRAPH;
+        e.recordKind = kind;
+        e.flags = EvFlag.FLOW_END | EvFlag.HAS_GRAPH;
+        e.correlation = load<u32>(r, 4);
+        setTimes(e, load<u64>(r, 8), load<u64>(r, 16), kind, at);
+        e.device = load<u32>(r, 24);
+        e.graphId = load<u32>(r, 28);
+        e.context = load<u32>(r, 32);
+        e.stream = load<u32>(r, 36);
+        attachExternal(e, e.correlation);
+        emitEvent(e);
+        break;
+      }
+      case K.EXTERNAL_CORRELATION:
+      case K.DEVICE:
+      case K.CONTEXT:
+      case K.NAME:
+      case K.STREAM:
+        break; // consumed by pass 1
+      default:
+        warn(Warn.UNKNOWN_KIND, at, kind);
+    }
+    r += size;
+  }
+}
+const EVENT_RECORD_NAME = memory.data<u8>([69, 118, 101, 110, 116, 32, 82, 101, 99, 111, 114, 100]); // "Event Record"
+
+// ---- NVTX ranges -------------------------------------------------------------------------------------------------
+
+const MARKER_INSTANT: u32 = 1;
+const MARKER_START: u32 = 2;
+const MARKER_END: u32 = 4;
+
+function marker(e: Ev, r: usize, size: u32, at: u64): void {
+  if (size < 36) {
+    warn(Warn.RECORD_TOO_SMALL, at, K.MARKER);
+    return;
+  }
+  const flags = load<u32>(r, 4);
+  const ts = toUnix(load<u64>(r, 8));
+  const id = load<u32>(r, 16);
+  const objKind = load<u32>(r, 20);
+  const pid = objKind == 2 || objKind == 1 ? load<u32>(r, 24) : 0;
+  const tid = objKind == 2 ? load<u32>(r, 28) : 0;
+  let np: usize = 0;
+  let nl: u32 = 0;
+  let dp: usize = 0;
+  let dl: u32 = 0;
+  if ((flags & MARKER_END) == 0) {
+    if (size >= 48) {
+      const nptr = load<u64>(r, 40);
+      if (nptr != 0) {
+        np = S.stringDisplay(nptr, false);
+        nl = S.displayLen;
+        if (np == 0) warn(Warn.MISSING_STRING, at, <u32>nptr);
+      }
+    }
+    if (size >= 56) {
+      const dptr = load<u64>(r, 48);
+      if (dptr != 0) {
+        dp = S.stringDisplay(dptr, false);
+        dl = S.displayLen;
+      }
+    }
+  }
+  if ((flags & MARKER_INSTANT) != 0) {
+    evClear(e);
+    e.kind = EvKind.INSTANT;
+    e.recordKind = K.MARKER;
+    e.start = ts;
+    e.end = ts;
+    e.pid = pid;
+    e.tid = tid;
+    e.namePtr = np;
+    e.nameLen = nl;
+    e.domainPtr = dp;
+    e.domainLen = dl;
+    emitEvent(e);
+    return;
+  }
+  if ((flags & MARKER_START) != 0) {
+    const slot = tableUpsert(markerOpen, id);
+    let m = <usize>load<u64>(slot);
+    if (m == 0) {
+      m = arenaAlloc(MARK_ENTRY);
+      store<u64>(slot, m);
+    }
+    store<u32>(m, <u32>np);
+    store<u32>(m, nl, 4);
+    store<u32>(m, <u32>dp, 8);
+    store<u32>(m, dl, 12);
+    store<u32>(m, pid, 16);
+    store<u32>(m, tid, 20);
+    store<u64>(m, ts, 24);
+    return;
+  }
+  if ((flags & MARKER_END) != 0) {
+    const slot = tableFind(markerOpen, id);
+    const m: usize = slot == 0 ? 0 : <usize>load<u64>(slot);
+    if (m == 0 || load<u64>(m, 24) == 0) {
+      warn(Warn.UNMATCHED_RANGE_END, at, id);
+      return;
+    }
+    rangeEvent(e, m, ts, id);
+    store<u64>(m, 0, 24); // closed
+  }
+}
+
+/** MARKER_DATA: remembers the color of open range `id` (ARGB when flags has COLOR_ARGB = 2). */
+let colorTable: Table = 0;
+function markerData(id: u32, flags: u32, color: u32): void {
+  if ((flags & 2) == 0) return;
+  if (colorTable == 0) colorTable = tableNew(64);
+  store<u64>(tableUpsert(colorTable, id), <u64>color | (<u64>1 << 32));
+}
+
+function rangeEvent(e: Ev, m: usize, endTs: u64, id: u32): void {
+  evClear(e);
+  e.color = rangeColor(id);
+  e.kind = EvKind.RANGE;
+  e.recordKind = K.MARKER;
+  e.namePtr = <usize>load<u32>(m);
+  e.nameLen = load<u32>(m, 4);
+  e.domainPtr = <usize>load<u32>(m, 8);
+  e.domainLen = load<u32>(m, 12);
+  e.pid = load<u32>(m, 16);
+  e.tid = load<u32>(m, 20);
+  e.start = load<u64>(m, 24);
+  e.end = endTs < e.start ? e.start : endTs;
+  emitEvent(e);
+}
+
+/** End of pass 2: closes ranges still open at the last timestamp (nothing lost), with a warning. */
+export function cuptiFinish(lastTs: u64): void {
+  if (markerOpen == 0) return;
+  const n = tableSlots(markerOpen);
+  for (let i: u32 = 0; i < n; i++) {
+    if (tableKeyAt(markerOpen, i) == 0xffffffffffffffff) continue;
+    const m = <usize>tableValueAt(markerOpen, i);
+    if (m == 0 || load<u64>(m, 24) == 0) continue;
+    warn(Warn.UNCLOSED_RANGE, 0, tableKeyAt(markerOpen, i));
+    rangeEvent(ev, m, lastTs, <u32>tableKeyAt(markerOpen, i));
+    store<u64>(m, 0, 24);
+  }
+}
+
+/** Color of range `id` from MARKER_DATA (ARGB), or 0. */
+export function rangeColor(id: u32): u32 {
+  if (colorTable == 0) return 0;
+  const p = tableFind(colorTable, id);
+  return p == 0 ? 0 : <u32>load<u64>(p);
+}

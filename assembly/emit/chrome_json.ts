@@ -1,0 +1,572 @@
+/**
+ * Chrome Trace Event JSON, as Kineto writes it (kineto.md §3; ../shared/data/real/kineto-cuda): schemaVersion,
+ * deviceProperties, version metadata, baseTimeNanoseconds, traceEvents with Kineto's categories, args and ac2g
+ * flows, process/thread metadata, then a `rawtrace` object with what the conversion saw (warnings, drops).
+ *
+ * Compact (one event per line), always valid JSON: names are escaped (session strings are valid UTF-8 already),
+ * numbers never NaN/Infinity. Timestamps are µs relative to baseTimeNanoseconds with exactly three decimals.
+ * Bytes go straight into the output window (emit/out.ts); nothing is built as a string.
+ */
+import { Ev, EvKind, EvFlag } from "../model/event";
+import * as S from "../model/session";
+import * as O from "./out";
+import { Table, tableNew, tableUpsert, tableSlots, tableKeyAt, tableValueAt } from "../util/hash_table";
+import { WARN_COUNT } from "../util/error";
+import { warningCount, warningOffset, warningDetail } from "../util/diag";
+import { warnName } from "../util/error_names";
+
+/** Kineto's tid offset for the "stream N (sync)" rows (kSyncStreamTidOffset). */
+const SYNC_TID_OFFSET: u64 = 1000000;
+/** Kineto's sort-index offset of GPU processes (kExceedMaxPid). */
+const GPU_SORT_OFFSET: u64 = 5000000;
+/** Row used for context-wide syncs that have no stream. */
+const CONTEXT_SYNC_TID: u64 = 999999;
+
+let base: u64 = 0;
+let first = true;
+let lastTs: u64 = 0;
+let hostRows: Table = 0;
+let gpuRows: Table = 0; // (device << 32 | tid) → 1 stream, 2 sync row, 3 context-sync row
+let overheadSeen = false;
+let traceNamePtr: usize = 0;
+let traceNameLen: u32 = 0;
+
+/** Kineto's time base: the start time floored to a 3-month grid (7,889,238 s), so ts keeps ns precision. */
+export function chromeBaseFor(t: u64): u64 {
+  const grid: u64 = 7889238 * 1000000000;
+  return t - (t % grid);
+}
+
+/** Sets the traceName written at the end (bytes owned by the caller, copied). */
+export function chromeSetTraceName(p: usize, n: u32): void {
+  traceNamePtr = p;
+  traceNameLen = n;
+}
+
+/** Last event end seen (Unix ns). */
+export function chromeLastTs(): u64 {
+  return lastTs;
+}
+
+// @ts-ignore: decorator
+@inline function rel(t: u64): u64 {
+  return t > base ? t - base : 0;
+}
+
+function keyU(k: string, v: u64): void {
+  O.ascii(k);
+  O.u64dec(v);
+}
+
+function deviceProperties(): void {
+  O.need(64);
+  O.ascii('"deviceProperties":[');
+  const n = S.deviceCount();
+  for (let i: u32 = 0; i < n; i++) {
+    const d = S.deviceAt(i);
+    O.need(1024);
+    if (i > 0) O.byte(44);
+    keyU('{"id":', load<u32>(d));
+    O.ascii(',"name":');
+    O.jsonString(<usize>load<u32>(d, 88), load<u32>(d, 92));
+    O.need(1024);
+    keyU(',"totalGlobalMem":', load<u64>(d, 8));
+    keyU(',"computeMajor":', load<u32>(d, 28));
+    keyU(',"computeMinor":', load<u32>(d, 32));
+    keyU(',"maxThreadsPerBlock":', load<u32>(d, 36));
+    keyU(',"maxThreadsPerMultiprocessor":', load<u32>(d, 40));
+    keyU(',"regsPerBlock":', load<u32>(d, 44));
+    keyU(',"warpSize":', load<u32>(d, 52));
+    keyU(',"sharedMemPerBlock":', load<u32>(d, 56));
+    keyU(',"numSms":', load<u32>(d, 4));
+    keyU(',"regsPerMultiprocessor":', load<u32>(d, 48));
+    keyU(',"sharedMemPerBlockOptin":', load<u32>(d, 64));
+    keyU(',"sharedMemPerMultiprocessor":', load<u32>(d, 60));
+    O.byte(125);
+  }
+  O.need(4);
+  O.ascii("],");
+}
+
+/** Writes everything before the first event. `baseNs` is the time base (Unix ns). */
+export function chromeBegin(baseNs: u64): void {
+  base = baseNs;
+  first = true;
+  lastTs = 0;
+  hostRows = tableNew(64);
+  gpuRows = tableNew(64);
+  overheadSeen = false;
+  O.need(256);
+  O.ascii('{"schemaVersion":1,');
+  if (S.rank >= 0) {
+    O.ascii('"distributedInfo":{"rank":');
+    O.i64dec(S.rank);
+    if (S.worldSize >= 0) {
+      O.ascii(',"world_size":');
+      O.i64dec(S.worldSize);
+    }
+    O.ascii("},");
+  }
+  deviceProperties();
+  O.need(512);
+  if (S.vendor == 1) {
+    keyU('"cupti_version":', S.vendorVersion);
+    if (S.runtimeVersion != 0) keyU(',"cuda_runtime_version":', S.runtimeVersion);
+    if (S.driverVersion != 0) keyU(',"cuda_driver_version":', S.driverVersion);
+    O.byte(44);
+  }
+  if (S.hostnameLen != 0) {
+    O.ascii('"host_name":');
+    O.jsonString(S.hostnamePtr, S.hostnameLen);
+    O.need(512);
+    O.byte(44);
+  }
+  O.ascii('"displayTimeUnit":"ms","baseTimeNanoseconds":');
+  O.u64dec(base);
+  O.ascii(',"traceEvents":[');
+}
+
+// @ts-ignore: decorator
+@inline function sep(): void {
+  if (first) {
+    first = false;
+    O.byte(10);
+  } else {
+    O.byte(44);
+    O.byte(10);
+  }
+}
+
+function head(cat: string, e: Ev, pid: u64, tid: u64): void {
+  O.need(O.EVENT_RESERVE);
+  sep();
+  O.ascii('{"ph":"X","cat":"');
+  O.ascii(cat);
+  O.ascii('","name":');
+  O.jsonString(e.namePtr, e.nameLen);
+  O.need(O.EVENT_RESERVE);
+  keyU(',"pid":', pid);
+  keyU(',"tid":', tid);
+  O.ascii(',"ts":');
+  O.micros(rel(e.start));
+  O.ascii(',"dur":');
+  O.micros(e.end - e.start);
+  O.ascii(',"args":{');
+  if ((e.flags & EvFlag.HAS_EXTERNAL) != 0) {
+    keyU('"External id":', e.externalId);
+    O.byte(44);
+  }
+}
+
+function flow(ph: u32, e: Ev, pid: u64, tid: u64): void {
+  O.ascii(',\n{"ph":"');
+  O.byte(ph);
+  keyU('","id":', e.correlation);
+  keyU(',"pid":', pid);
+  keyU(',"tid":', tid);
+  O.ascii(',"ts":');
+  O.micros(rel(e.start));
+  if (ph == 102) O.ascii(',"cat":"ac2g","name":"ac2g","bp":"e"}');
+  else O.ascii(',"cat":"ac2g","name":"ac2g"}');
+}
+
+function gpuTail(e: Ev): void {
+  if ((e.flags & EvFlag.HAS_GRAPH) != 0) {
+    keyU(',"graph id":', e.graphId);
+    keyU(',"graph node id":', e.graphNodeId);
+  }
+  if ((e.flags & EvFlag.HAS_CHANNEL) != 0) {
+    keyU(',"channel":', e.channelId);
+    keyU(',"channel_type":', e.channelType);
+  }
+}
+
+function noteGpuRow(device: u64, tid: u64, kind: u64): void {
+  store<u64>(tableUpsert(gpuRows, (device << 32) | tid), kind);
+}
+
+// @ts-ignore: decorator
+@inline function noteEnd(t: u64): void {
+  if (t > lastTs) lastTs = t;
+}
+
+/** Writes one event (and its flow event, if any). */
+export function chromeEvent(e: Ev): void {
+  S.addEvent();
+  noteEnd(e.end);
+  switch (e.kind) {
+    case EvKind.KERNEL: {
+      const dev = <u64>e.device;
+      const tid = <u64>e.stream;
+      noteGpuRow(dev, tid, 1);
+      head("kernel", e, dev, tid);
+      if ((e.flags & EvFlag.HAS_QUEUED) != 0) {
+        O.ascii('"queued":');
+        O.micros(rel(e.queued));
+      } else O.ascii('"queued":0');
+      keyU(',"device":', e.device);
+      keyU(',"context":', e.context);
+      keyU(',"stream":', e.stream);
+      keyU(',"correlation":', e.correlation);
+      keyU(',"registers per thread":', e.registersPerThread);
+      keyU(',"shared memory":', <u64>e.staticSharedMemory + <u64>e.dynamicSharedMemory);
+      const d = S.findDevice(e.device);
+      const threads = <f64>e.blockX * <f64>e.blockY * <f64>e.blockZ;
+      const blocks = <f64>e.gridX * <f64>e.gridY * <f64>e.gridZ;
+      if (d != 0 && load<u32>(d, 4) != 0) {
+        const sms = <f64>load<u32>(d, 4);
+        const warp = load<u32>(d, 52) != 0 ? <f64>load<u32>(d, 52) : 32.0;
+        O.ascii(',"blocks per SM":');
+        O.fixed(blocks / sms, 6);
+        O.ascii(',"warps per SM":');
+        O.fixed((blocks * Math.ceil(threads / warp)) / sms, 6);
+      }
+      O.ascii(',"grid":[');
+      O.i64dec(e.gridX);
+      O.byte(44);
+      O.i64dec(e.gridY);
+      O.byte(44);
+      O.i64dec(e.gridZ);
+      O.ascii('],"block":[');
+      O.i64dec(e.blockX);
+      O.byte(44);
+      O.i64dec(e.blockY);
+      O.byte(44);
+      O.i64dec(e.blockZ);
+      O.byte(93);
+      gpuTail(e);
+      O.byte(125);
+      O.byte(125);
+      flow(102, e, dev, tid);
+      break;
+    }
+    case EvKind.MEMCPY:
+    case EvKind.MEMSET: {
+      const dev = <u64>e.device;
+      const tid = <u64>e.stream;
+      noteGpuRow(dev, tid, 1);
+      head(e.kind == EvKind.MEMCPY ? "gpu_memcpy" : "gpu_memset", e, dev, tid);
+      if ((e.flags & EvFlag.PEER) != 0) {
+        keyU('"fromDevice":', e.srcDevice);
+        keyU(',"inDevice":', e.device);
+        keyU(',"toDevice":', e.dstDevice);
+        keyU(',"fromContext":', e.srcContext);
+        keyU(',"inContext":', e.context);
+        keyU(',"toContext":', e.dstContext);
+      } else {
+        keyU('"device":', e.device);
+        keyU(',"context":', e.context);
+      }
+      keyU(',"stream":', e.stream);
+      keyU(',"correlation":', e.correlation);
+      keyU(',"bytes":', e.bytes);
+      const dur = e.end - e.start;
+      if (dur > 0) {
+        // bytes per ns == GB/s
+        O.ascii(',"memory bandwidth (GB/s)":');
+        O.fixed(<f64>e.bytes / <f64>dur, 9);
+      }
+      gpuTail(e);
+      O.byte(125);
+      O.byte(125);
+      flow(102, e, dev, tid);
+      break;
+    }
+    case EvKind.API_RUNTIME:
+    case EvKind.API_DRIVER: {
+      const pid = <u64>e.pid;
+      const tid = <u64>e.tid;
+      store<u64>(tableUpsert(hostRows, (pid << 32) | tid), 1);
+      head(e.kind == EvKind.API_RUNTIME ? "cuda_runtime" : "cuda_driver", e, pid, tid);
+      keyU('"cbid":', e.apiId);
+      keyU(',"correlation":', e.correlation);
+      O.byte(125);
+      O.byte(125);
+      if ((e.flags & EvFlag.FLOW_START) != 0) flow(115, e, pid, tid);
+      break;
+    }
+    case EvKind.SYNC: {
+      const dev = <u64>e.device;
+      const noStream = (e.flags & EvFlag.NO_STREAM) != 0;
+      const tid = noStream ? CONTEXT_SYNC_TID : <u64>e.stream + SYNC_TID_OFFSET;
+      noteGpuRow(dev, tid, noStream ? 3 : 2);
+      head("cuda_sync", e, dev, tid);
+      O.ascii('"cuda_sync_kind":');
+      O.jsonString(e.namePtr, e.nameLen);
+      O.need(512);
+      if (e.apiId == 1 || e.apiId == 2) keyU(',"wait_on_cuda_event_id":', e.eventId);
+      O.ascii(',"stream":');
+      if (noStream) O.ascii("-1");
+      else O.u64dec(e.stream);
+      keyU(',"correlation":', e.correlation);
+      keyU(',"device":', e.device);
+      keyU(',"context":', e.context);
+      O.byte(125);
+      O.byte(125);
+      flow(102, e, dev, tid);
+      break;
+    }
+    case EvKind.EVENT_RECORD: {
+      const dev = <u64>e.device;
+      const tid = <u64>e.stream;
+      noteGpuRow(dev, tid, 1);
+      head("cuda_event", e, dev, tid);
+      keyU('"device":', e.device);
+      keyU(',"context":', e.context);
+      keyU(',"stream":', e.stream);
+      keyU(',"correlation":', e.correlation);
+      keyU(',"event":', e.eventId);
+      O.byte(125);
+      O.byte(125);
+      break;
+    }
+    case EvKind.OVERHEAD: {
+      overheadSeen = true;
+      O.need(O.EVENT_RESERVE);
+      sep();
+      O.ascii('{"ph":"X","cat":"overhead","name":');
+      O.jsonString(e.namePtr, e.nameLen);
+      O.need(O.EVENT_RESERVE);
+      keyU(',"pid":-1,"tid":', e.tid);
+      O.ascii(',"ts":');
+      O.micros(rel(e.start));
+      O.ascii(',"dur":');
+      O.micros(e.end - e.start);
+      O.ascii("}");
+      break;
+    }
+    case EvKind.RANGE:
+    case EvKind.INSTANT: {
+      const pid = <u64>e.pid;
+      const tid = <u64>e.tid;
+      store<u64>(tableUpsert(hostRows, (pid << 32) | tid), 1);
+      O.need(O.EVENT_RESERVE);
+      sep();
+      if (e.kind == EvKind.RANGE) O.ascii('{"ph":"X","cat":"user_annotation","name":');
+      else O.ascii('{"ph":"i","s":"t","cat":"user_annotation","name":');
+      O.jsonString(e.namePtr, e.nameLen);
+      O.need(O.EVENT_RESERVE);
+      keyU(',"pid":', pid);
+      keyU(',"tid":', tid);
+      O.ascii(',"ts":');
+      O.micros(rel(e.start));
+      if (e.kind == EvKind.RANGE) {
+        O.ascii(',"dur":');
+        O.micros(e.end - e.start);
+      }
+      if (e.domainLen != 0 || e.color != 0) {
+        O.ascii(',"args":{');
+        let comma = false;
+        if (e.domainLen != 0) {
+          O.ascii('"domain":');
+          O.jsonString(e.domainPtr, e.domainLen);
+          O.need(256);
+          comma = true;
+        }
+        if (e.color != 0) {
+          if (comma) O.byte(44);
+          keyU('"color":', e.color);
+        }
+        O.byte(125);
+      }
+      O.byte(125);
+      break;
+    }
+    case EvKind.GRAPH: {
+      const dev = <u64>e.device;
+      const tid = <u64>e.stream;
+      noteGpuRow(dev, tid, 1);
+      O.need(O.EVENT_RESERVE);
+      sep();
+      keyU('{"ph":"X","cat":"cuda_graph","name":"CUDA Graph ', e.graphId);
+      keyU('","pid":', dev);
+      keyU(',"tid":', tid);
+      O.ascii(',"ts":');
+      O.micros(rel(e.start));
+      O.ascii(',"dur":');
+      O.micros(e.end - e.start);
+      O.ascii(',"args":{');
+      if ((e.flags & EvFlag.HAS_EXTERNAL) != 0) keyU('"External id":', e.externalId);
+      if ((e.flags & EvFlag.HAS_EXTERNAL) != 0) O.byte(44);
+      keyU('"device":', e.device);
+      keyU(',"context":', e.context);
+      keyU(',"stream":', e.stream);
+      keyU(',"correlation":', e.correlation);
+      keyU(',"graph id":', e.graphId);
+      O.ascii("}}");
+      flow(102, e, dev, tid);
+      break;
+    }
+  }
+}
+
+function meta(name: string, pid: u64, tid: u64): void {
+  O.need(O.EVENT_RESERVE);
+  sep();
+  O.ascii('{"name":"');
+  O.ascii(name);
+  O.ascii('","ph":"M","ts":0');
+  keyU(',"pid":', pid);
+  keyU(',"tid":', tid);
+  O.ascii(',"args":{');
+}
+
+/** Basename of argv[0] from the HEADER command line (NUL-separated), or 0 length. */
+let procNamePtr: usize = 0;
+let procNameLen: u32 = 0;
+function processName(): void {
+  procNamePtr = 0;
+  procNameLen = 0;
+  const p = S.cmdlinePtr;
+  let n = S.cmdlineLen;
+  let end: u32 = 0;
+  while (end < n && load<u8>(p + end) != 0) end++;
+  let start = end;
+  while (start > 0 && load<u8>(p + start - 1) != 47) start--;
+  procNamePtr = p + start;
+  procNameLen = end - start;
+}
+
+function writeProcessName(pid: u64): void {
+  O.ascii('"name":');
+  if (procNameLen != 0) O.jsonString(procNamePtr, procNameLen);
+  else {
+    O.ascii('"process ');
+    O.u64dec(pid);
+    O.byte(34);
+  }
+  O.need(256);
+}
+
+/** Writes the process/thread metadata, the closing instant, and the trailer. */
+export function chromeEnd(): void {
+  processName();
+  // Host processes and threads.
+  let n = tableSlots(hostRows);
+  let lastPid: u64 = 0xffffffffffffffff;
+  for (let i: u32 = 0; i < n; i++) {
+    const k = tableKeyAt(hostRows, i);
+    if (k == 0xffffffffffffffff) continue;
+    const pid = k >> 32;
+    const tid = k & 0xffffffff;
+    if (pid != lastPid) {
+      lastPid = pid;
+      meta("process_name", pid, 0);
+      writeProcessName(pid);
+      O.ascii("}}");
+      meta("process_labels", pid, 0);
+      O.ascii('"labels":"CPU"}}');
+      meta("process_sort_index", pid, 0);
+      keyU('"sort_index":', pid);
+      O.ascii("}}");
+    }
+    meta("thread_name", pid, tid);
+    O.ascii('"name":"thread ');
+    O.u64dec(tid);
+    const tn = S.threadName(<u32>pid, <u32>tid);
+    if (tn != 0) {
+      O.ascii(" (");
+      O.jsonChars(<usize>load<u32>(tn), load<u32>(tn, 4));
+      O.need(256);
+      O.byte(41);
+    }
+    O.ascii('"}}');
+    meta("thread_sort_index", pid, tid);
+    keyU('"sort_index":', tid);
+    O.ascii("}}");
+  }
+  // GPU processes (one per device) and stream rows.
+  const devSeen = tableNew(16);
+  n = tableSlots(gpuRows);
+  for (let i: u32 = 0; i < n; i++) {
+    const k = tableKeyAt(gpuRows, i);
+    if (k == 0xffffffffffffffff) continue;
+    const dev = k >> 32;
+    const tid = k & 0xffffffff;
+    const kind = tableValueAt(gpuRows, i);
+    tableUpsert(devSeen, dev);
+    meta("thread_name", dev, tid);
+    if (kind == 3) O.ascii('"name":"context sync"}}');
+    else {
+      O.ascii('"name":"stream ');
+      O.u64dec(kind == 2 ? tid - SYNC_TID_OFFSET : tid);
+      if (kind == 2) O.ascii(" (sync)");
+      else {
+        const sn = S.streamName(<u32>dev, <u32>tid);
+        if (sn != 0) {
+          O.ascii(" (");
+          O.jsonChars(<usize>load<u32>(sn), load<u32>(sn, 4));
+          O.need(256);
+          O.byte(41);
+        }
+      }
+      O.ascii('"}}');
+    }
+    meta("thread_sort_index", dev, tid);
+    keyU('"sort_index":', tid);
+    O.ascii("}}");
+  }
+  n = tableSlots(devSeen);
+  for (let i: u32 = 0; i < n; i++) {
+    const dev = tableKeyAt(devSeen, i);
+    if (dev == 0xffffffffffffffff) continue;
+    meta("process_name", dev, 0);
+    writeProcessName(dev);
+    O.ascii("}}");
+    meta("process_labels", dev, 0);
+    keyU('"labels":"GPU ', dev);
+    O.ascii('"}}');
+    meta("process_sort_index", dev, 0);
+    keyU('"sort_index":', dev + GPU_SORT_OFFSET);
+    O.ascii("}}");
+  }
+  if (overheadSeen) {
+    O.need(O.EVENT_RESERVE);
+    sep();
+    O.ascii('{"name":"process_name","ph":"M","ts":0,"pid":-1,"tid":0,"args":{"name":"CUPTI Overhead"}}');
+    sep();
+    O.ascii('{"name":"process_sort_index","ph":"M","ts":0,"pid":-1,"tid":0,"args":{"sort_index":16777226}}');
+  }
+  O.need(O.EVENT_RESERVE);
+  sep();
+  O.ascii('{"ph":"i","s":"g","name":"Record Window End","pid":"","tid":"","ts":');
+  O.micros(rel(lastTs));
+  O.ascii("}\n]");
+  if (traceNameLen != 0) {
+    O.ascii(',"traceName":');
+    O.jsonString(traceNamePtr, traceNameLen);
+  }
+  O.need(O.EVENT_RESERVE);
+  trailer();
+  O.need(4);
+  O.ascii("}\n");
+  O.flush();
+}
+
+/** The `rawtrace` object: conversion facts a user should see next to the trace. */
+function trailer(): void {
+  O.ascii(',"rawtrace":{"format":1');
+  keyU(',"events":', S.eventsEmitted);
+  keyU(',"activity_chunks":', S.activityChunks);
+  keyU(',"dropped_records":', S.droppedRecords);
+  keyU(',"api_calls_hidden":', S.apiFiltered);
+  O.ascii(',"complete":');
+  O.ascii(S.haveEnd ? "true" : "false");
+  O.ascii(',"warnings":[');
+  let comma = false;
+  for (let c = 0; c < WARN_COUNT; c++) {
+    const cnt = warningCount(c);
+    if (cnt == 0) continue;
+    O.need(512);
+    if (comma) O.byte(44);
+    comma = true;
+    O.ascii('{"code":"');
+    O.ascii(warnName(c));
+    keyU('","count":', cnt);
+    keyU(',"offset":', warningOffset(c));
+    keyU(',"detail":', warningDetail(c));
+    O.byte(125);
+  }
+  O.need(8);
+  O.ascii("]}");
+}

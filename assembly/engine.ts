@@ -1,0 +1,272 @@
+/**
+ * One conversion = two passes over the same file bytes:
+ *  1. index: container chunks are validated; metadata chunks fill the session; ACTIVITY buffers are scanned for
+ *     counts and the join tables (external correlation, contexts, devices, names). `rawtrace info` stops here.
+ *  2. emit: ACTIVITY buffers are decoded into normalized events and handed to the chosen emitter; STRINGS chunks
+ *     are re-applied in file order so a reused pointer resolves to the bytes valid at that point.
+ * Memory is bounded by the join tables (≈ 16 B per external correlation, per distinct string and device), not by
+ * the number of events or the output size.
+ */
+import { Chunk, readerReset, feed as containerFeed, finish as containerFinish } from "./format/container";
+import * as S from "./model/session";
+import { clockPrepare, toUnix } from "./model/clock";
+import { cuptiApiName, cuptiPrepare, cuptiScan, cuptiDecode, cuptiFinish } from "./decode/cupti";
+import { Fatal, Warn } from "./util/error";
+import { fail, failed, warn, setRecordContainerWarnings } from "./util/diag";
+import { setSink, Sink } from "./emit/dispatch";
+import { chromeBaseFor, chromeBegin, chromeEnd, chromeLastTs } from "./emit/chrome_json";
+
+let pass: i32 = 0;
+let prepared = false;
+let baseNs: u64 = 0;
+let sinkKind: i32 = 0;
+
+/** Time base chosen for the output (Unix ns). */
+export function outputBase(): u64 {
+  return baseNs;
+}
+
+// ---- Bounded payload cursor for metadata chunks ----------------------------------------------------------------------
+
+let cp: usize = 0;
+let cend: usize = 0;
+let cok = true;
+let strP: usize = 0;
+let strN: u32 = 0;
+
+function cursor(p: usize, n: u32): void {
+  cp = p;
+  cend = p + n;
+  cok = true;
+}
+function rd32(): u32 {
+  if (cp + 4 > cend) {
+    cok = false;
+    return 0;
+  }
+  const v = load<u32>(cp);
+  cp += 4;
+  return v;
+}
+function rd64(): u64 {
+  if (cp + 8 > cend) {
+    cok = false;
+    return 0;
+  }
+  const v = load<u64>(cp);
+  cp += 8;
+  return v;
+}
+/** Reads a `u32 length + bytes` string into strP/strN; the length is checked against the payload end. */
+function rdStr(): void {
+  const n = rd32();
+  if (!cok || <usize>n > cend - cp) {
+    cok = false;
+    strP = 0;
+    strN = 0;
+    return;
+  }
+  strP = cp;
+  strN = n;
+  cp += n;
+}
+/** Count field of a list payload, capped by what the payload can hold (`minEntry` bytes each). */
+function rdCount(minEntry: u32): u32 {
+  const n = rd32();
+  const room = <u32>((cend - cp) / minEntry);
+  if (n > room) {
+    cok = false;
+    return room;
+  }
+  return n;
+}
+
+// ---- Pass 1 -------------------------------------------------------------------------------------------------------
+
+function ensureVendor(off: u64): bool {
+  if (!S.haveHeader) {
+    warn(Warn.NO_HEADER, off, 0);
+    S.setHeader(1, 8, 0, 0, 0, 0, -1, -1, -1, 0, 0);
+  }
+  if (S.vendor != 1) {
+    fail(Fatal.UNSUPPORTED_VENDOR, off, S.vendor);
+    return false;
+  }
+  if (!prepared) {
+    prepared = true;
+    cuptiPrepare();
+  }
+  return true;
+}
+
+function onChunkPass1(type: u32, p: usize, n: u32, off: u64, seq: u32): void {
+  S.addChunk();
+  cursor(p, n);
+  switch (type) {
+    case Chunk.HEADER: {
+      const v = rd32();
+      const ps = rd32();
+      const vv = rd32();
+      const rv = rd32();
+      const dv = rd32();
+      const pid = rd32();
+      const r = <i32>rd32();
+      const lr = <i32>rd32();
+      const ws = <i32>rd32();
+      const cv = rd32();
+      const st = rd64();
+      if (!cok) break;
+      if (!S.haveHeader) S.setHeader(v, ps, vv, rv, dv, pid, r, lr, ws, cv, st);
+      rdStr();
+      const hp = strP, hl = strN;
+      rdStr();
+      const cpp = strP, cl = strN;
+      rdStr();
+      if (cok) S.setHeaderStrings(hp, hl, cpp, cl, strP, strN);
+      break;
+    }
+    case Chunk.CLOCK: {
+      const which = rd32();
+      rd32();
+      const vendorNs = rd64();
+      const realNs = rd64();
+      if (cok) S.setAnchor(which, vendorNs, realNs);
+      break;
+    }
+    case Chunk.KIND_SIZES: {
+      const count = rdCount(8);
+      for (let i: u32 = 0; i < count; i++) S.setKindSize(rd32(), rd32());
+      break;
+    }
+    case Chunk.API_NAMES: {
+      const count = rdCount(12);
+      for (let i: u32 = 0; i < count && cok; i++) {
+        const domain = rd32();
+        const id = rd32();
+        rdStr();
+        if (!cok) break;
+        if (S.vendor == 1 || !S.haveHeader) cuptiApiName(domain, id, strP, strN);
+        else S.setApiName(domain, id, strP, strN, 0);
+      }
+      break;
+    }
+    case Chunk.ACTIVITY:
+      if (!ensureVendor(off)) return;
+      S.addActivity(n);
+      cuptiScan(p, n, off);
+      break;
+    case Chunk.STRINGS: {
+      const count = rdCount(12);
+      for (let i: u32 = 0; i < count && cok; i++) {
+        const ptr = rd64();
+        rdStr();
+        if (cok) S.setString(ptr, strP, strN, false);
+      }
+      break;
+    }
+    case Chunk.DEVICES: {
+      const count = rdCount(92);
+      for (let i: u32 = 0; i < count && cok; i++) {
+        if (cp + 88 > cend) {
+          cok = false;
+          break;
+        }
+        const e = S.deviceEntry(load<u32>(cp));
+        if (e != 0) memory.copy(e, cp, 88);
+        cp += 88;
+        rdStr();
+        if (cok && e != 0) S.setDeviceName(e, strP, strN);
+      }
+      break;
+    }
+    case Chunk.DROPPED: {
+      const count = rd64();
+      if (cok) S.addDropped(count);
+      break;
+    }
+    case Chunk.THREAD_NAMES: {
+      const count = rdCount(12);
+      for (let i: u32 = 0; i < count && cok; i++) {
+        const pid = rd32();
+        const tid = rd32();
+        rdStr();
+        if (cok) S.setThreadName(pid, tid, strP, strN);
+      }
+      break;
+    }
+    case Chunk.END:
+      S.setHaveEnd();
+      break;
+    case Chunk.LOG: {
+      const level = rd32();
+      if (cok && level >= 2) warn(Warn.COLLECTOR_ERROR, off, seq);
+      break;
+    }
+  }
+  if (!cok) warn(Warn.BAD_PAYLOAD, off, type);
+}
+
+// ---- Pass 2 -------------------------------------------------------------------------------------------------------
+
+function onChunkPass2(type: u32, p: usize, n: u32, off: u64, seq: u32): void {
+  if (type == Chunk.STRINGS) {
+    cursor(p, n);
+    const count = rdCount(12);
+    for (let i: u32 = 0; i < count && cok; i++) {
+      const ptr = rd64();
+      rdStr();
+      if (cok) S.setString(ptr, strP, strN, true);
+    }
+  } else if (type == Chunk.ACTIVITY) {
+    if (S.vendor == 1) cuptiDecode(p, n, off);
+  }
+}
+
+// ---- Pass control -------------------------------------------------------------------------------------------------
+
+/** Starts pass 1 (index). */
+export function beginIndex(): void {
+  pass = 1;
+  prepared = false;
+  setRecordContainerWarnings(true);
+  readerReset(onChunkPass1);
+}
+
+/** Starts pass 2 (emit) with emitter `sink` (see emit/dispatch.ts). */
+export function beginEmit(sink: i32): void {
+  pass = 2;
+  sinkKind = sink;
+  setRecordContainerWarnings(false);
+  readerReset(onChunkPass2);
+  clockPrepare();
+  const first = S.minVendorTs != 0 ? toUnix(S.minVendorTs) : S.startNs;
+  baseNs = chromeBaseFor(first);
+  setSink(<Sink>sink);
+  if (sink == Sink.CHROME_JSON) chromeBegin(baseNs);
+}
+
+/** Feeds `n` bytes written at the input window to the current pass. */
+export function feedBytes(n: usize): bool {
+  if (pass == 0) {
+    fail(Fatal.API_MISUSE, 0, 0);
+    return false;
+  }
+  return containerFeed(n);
+}
+
+/** Ends the current pass. Returns false after a fatal error. */
+export function endPass(): bool {
+  containerFinish();
+  if (failed()) return false;
+  if (pass == 1) {
+    if (!S.haveEnd) warn(Warn.NO_END, 0, 0);
+    if (S.droppedRecords > 0) warn(Warn.DROPPED_RECORDS, 0, S.droppedRecords);
+    if (!prepared && S.haveHeader && S.vendor != 1) fail(Fatal.UNSUPPORTED_VENDOR, 0, S.vendor);
+  } else if (pass == 2) {
+    if (S.vendor == 1) cuptiFinish(chromeLastTs());
+    if (sinkKind == Sink.CHROME_JSON) chromeEnd();
+    setSink(Sink.NONE);
+  }
+  pass = 0;
+  return !failed();
+}

@@ -1,0 +1,232 @@
+/**
+ * Streaming reader of the `.rawtrace` container (docs/format.md). The host writes file bytes into the input
+ * window ({@link inputWritePtr}, {@link inputFree}) and calls {@link feed}; the reader validates and dispatches
+ * every complete chunk, keeps the partial tail for the next call, and grows the window only to fit one declared
+ * chunk (≤ 256 MiB, checked before any allocation). Damage is reported with file offsets; the reader resynchronizes
+ * on the next valid chunk header so nothing after a damaged chunk is lost.
+ */
+import { crc32 } from "../util/crc32";
+import { Fatal, Warn } from "../util/error";
+import { fail, failed, warn, recordContainerWarnings } from "../util/diag";
+
+export const PREAMBLE: usize = 16;
+export const CHUNK_HEADER: usize = 24;
+export const CHUNK_SYNC: u32 = 0x4b435452;
+export const MAX_PAYLOAD: u32 = 0x10000000;
+export const FORMAT_MAJOR: u32 = 1;
+
+/** Chunk types (docs/format.md). */
+export const enum Chunk {
+  HEADER = 1,
+  CLOCK = 2,
+  KIND_SIZES = 3,
+  API_NAMES = 4,
+  ACTIVITY = 5,
+  STRINGS = 6,
+  DEVICES = 7,
+  DROPPED = 8,
+  THREAD_NAMES = 9,
+  END = 10,
+  LOG = 11,
+}
+export const LAST_CHUNK_TYPE: u32 = 11;
+
+/** Receives each valid chunk: type, payload address and length, file offset of the chunk header, seq. */
+export type ChunkHandler = (type: u32, p: usize, n: u32, fileOffset: u64, seq: u32) => void;
+
+const INITIAL_WINDOW: usize = 4 << 20;
+
+let win: usize = 0;
+let winCap: usize = 0;
+let winLen: usize = 0;
+/** File offset of win[0]. */
+let winBase: u64 = 0;
+let preambleDone = false;
+let resyncing = false;
+let resyncFrom: u64 = 0;
+let nextSeq: u32 = 0;
+let seenBits: usize = 0;
+let seenCap: u32 = 0; // bits
+let handler: ChunkHandler | null = null;
+
+/** Resets the reader for a new pass over a file (allocates the window; call after heap.reset() or per pass). */
+export function readerReset(h: ChunkHandler): void {
+  if (win == 0) {
+    win = heap.alloc(INITIAL_WINDOW);
+    winCap = INITIAL_WINDOW;
+  }
+  winLen = 0;
+  winBase = 0;
+  preambleDone = false;
+  resyncing = false;
+  nextSeq = 0;
+  handler = h;
+  if (seenBits == 0) {
+    seenCap = 1 << 16;
+    seenBits = heap.alloc(<usize>seenCap >> 3);
+  }
+  memory.fill(seenBits, 0, <usize>seenCap >> 3);
+}
+
+/** Forgets buffers (after heap.reset()). */
+export function readerForget(): void {
+  win = 0;
+  winCap = 0;
+  seenBits = 0;
+  seenCap = 0;
+}
+
+/** Where the host writes the next input bytes. Valid until the next feed(). */
+export function inputWritePtr(): usize {
+  return win + winLen;
+}
+/** How many bytes the host may write at {@link inputWritePtr}. */
+export function inputFree(): usize {
+  return winCap - winLen;
+}
+
+/** Marks chunk `seq` as seen; returns true when it was seen before. */
+function markSeen(seq: u32): bool {
+  if (seq >= seenCap) {
+    // Sequence numbers are untrusted: grow the bitset only up to 2^27 chunks (16 MiB), beyond that don't track.
+    if (seq >= 1 << 27) return false;
+    let cap = seenCap;
+    while (cap <= seq) cap <<= 1;
+    const bits = heap.alloc(<usize>cap >> 3);
+    memory.fill(bits, 0, <usize>cap >> 3);
+    memory.copy(bits, seenBits, <usize>seenCap >> 3);
+    seenBits = bits;
+    seenCap = cap;
+  }
+  const a = seenBits + (seq >> 3);
+  const m = <u8>(<u32>1 << (seq & 7));
+  const b = load<u8>(a);
+  store<u8>(a, b | m);
+  return (b & m) != 0;
+}
+
+/** True when a valid chunk header starts at p (sync word and header CRC). */
+// @ts-ignore: decorator
+@inline function headerValid(p: usize): bool {
+  return load<u32>(p) == CHUNK_SYNC && crc32(p, 20) == load<u32>(p, 20);
+}
+
+/**
+ * Consumes `n` new bytes written at inputWritePtr(). Dispatches every complete valid chunk. Returns false after a
+ * fatal error (wrong magic, future major version).
+ */
+export function feed(n: usize): bool {
+  if (failed()) return false;
+  if (n > winCap - winLen) {
+    fail(Fatal.API_MISUSE, winBase + winLen, n);
+    return false;
+  }
+  winLen += n;
+  let p: usize = 0;
+  if (!preambleDone) {
+    if (winLen < PREAMBLE) return true;
+    if (load<u64>(win) != 0x4543415254574152) {
+      // "RAWTRACE" read as a little-endian u64
+      fail(Fatal.BAD_MAGIC, 0, 0);
+      return false;
+    }
+    const major = <u32>load<u16>(win, 8);
+    if (major > FORMAT_MAJOR) {
+      fail(Fatal.FUTURE_FORMAT, 8, major);
+      return false;
+    }
+    preambleDone = true;
+    p = PREAMBLE;
+  }
+  const h = handler!;
+  while (true) {
+    if (winLen - p < CHUNK_HEADER) break;
+    const c = win + p;
+    const off = winBase + <u64>p;
+    if (!headerValid(c)) {
+      if (!resyncing) {
+        resyncing = true;
+        resyncFrom = off;
+      }
+      // Chunks start on 8-byte file offsets: scan those only.
+      p += 8;
+      continue;
+    }
+    const len = load<u32>(c, 12);
+    if (len > MAX_PAYLOAD) {
+      if (recordContainerWarnings) warn(Warn.CHUNK_TOO_LARGE, off, len);
+      p += 8;
+      continue;
+    }
+    if (resyncing) {
+      resyncing = false;
+      if (recordContainerWarnings) warn(Warn.BAD_CHUNK_HEADER, resyncFrom, off - resyncFrom);
+    }
+    const total = CHUNK_HEADER + ((<usize>len + 7) & ~7);
+    if (winLen - p < total) {
+      // Incomplete: make sure the window can hold the whole chunk once the host has read it.
+      if (total > winCap) {
+        const cap = total + (1 << 20);
+        const nw = heap.alloc(cap);
+        memory.copy(nw, c, winLen - p);
+        winLen -= p;
+        winBase += p;
+        p = 0;
+        heap.free(win);
+        win = nw;
+        winCap = cap;
+      }
+      break;
+    }
+    const type = <u32>load<u16>(c, 4);
+    const flags = <u32>load<u16>(c, 6);
+    const seq = load<u32>(c, 8);
+    p += total;
+    if ((flags & 1) != 0 && crc32(c + CHUNK_HEADER, len) != load<u32>(c, 16)) {
+      if (recordContainerWarnings) warn(Warn.BAD_PAYLOAD_CRC, off, seq);
+      continue;
+    }
+    if (markSeen(seq)) {
+      if (recordContainerWarnings) warn(Warn.DUPLICATE_CHUNK, off, seq);
+      continue;
+    }
+    if (seq > nextSeq) {
+      if (recordContainerWarnings) warn(Warn.SEQ_GAP, off, seq - nextSeq, <u64>(seq - nextSeq));
+    }
+    if (seq >= nextSeq) nextSeq = seq + 1;
+    if (type == 0 || type > LAST_CHUNK_TYPE) {
+      if (recordContainerWarnings) warn(Warn.UNKNOWN_CHUNK, off, type);
+      continue;
+    }
+    h(type, c + CHUNK_HEADER, len, off, seq);
+    if (failed()) return false;
+  }
+  // Keep the unconsumed tail at the start of the window.
+  if (p > 0) {
+    if (p < winLen) memory.copy(win, win + p, winLen - p);
+    winLen -= p;
+    winBase += p;
+  }
+  return true;
+}
+
+/** Ends the input. Reports leftover bytes as a truncation (or a damaged tail). */
+export function finish(): void {
+  if (failed()) return;
+  if (!preambleDone) {
+    if (winLen == 0 || load<u8>(win) == 0x52) fail(Fatal.EMPTY, 0, winLen);
+    else fail(Fatal.BAD_MAGIC, 0, 0);
+    return;
+  }
+  if (!recordContainerWarnings) return;
+  if (resyncing) {
+    warn(Warn.BAD_CHUNK_HEADER, resyncFrom, winBase + winLen - resyncFrom);
+  } else if (winLen > 0) {
+    warn(Warn.TRUNCATED, winBase, winLen);
+  }
+}
+
+/** File offset just past the bytes fed so far. */
+export function fedBytes(): u64 {
+  return winBase + winLen;
+}

@@ -1,0 +1,132 @@
+/**
+ * The WebAssembly core's exported surface. Only numbers and pointers cross the boundary (raw bindings); the host
+ * reads/writes linear memory directly and must re-read `memory.buffer` after any call (memory may grow).
+ *
+ * Use per file: rt_reset → rt_begin_index → (write ≤ rt_input_free bytes at rt_input_ptr, rt_feed)* → rt_end_pass
+ * → rt_begin_emit(sink) → feed the same bytes again → rt_end_pass. Output arrives through the imported
+ * `env.rt_write(ptr, len)`; the host must consume those bytes before returning.
+ */
+import { diagReset, fatalErrorCode, fatalErrorOffset, fatalErrorDetail, warningCount, warningOffset, warningDetail } from "./util/diag";
+import { crcReset, crc32 } from "./util/crc32";
+import { arenaReset, arenaAlloc } from "./util/arena";
+import { readerForget, inputWritePtr, inputFree, fedBytes } from "./format/container";
+import * as S from "./model/session";
+import { cuptiReset, setShowAllApi } from "./decode/cupti";
+import { outReset } from "./emit/out";
+import { chromeSetTraceName } from "./emit/chrome_json";
+import { beginIndex, beginEmit, feedBytes, endPass, outputBase } from "./engine";
+import { toUnix } from "./model/clock";
+
+/** Starts a new file: frees everything from the previous one (stub runtime: the whole heap is rewound). */
+export function rt_reset(): void {
+  heap.reset();
+  crcReset();
+  arenaReset();
+  readerForget();
+  cuptiReset();
+  diagReset();
+  S.sessionReset();
+  outReset();
+}
+
+/** Starts pass 1 (index). */
+export function rt_begin_index(): void {
+  beginIndex();
+}
+
+/** Starts pass 2 with emitter `sink`: 0 none, 1 Chrome JSON. */
+export function rt_begin_emit(sink: i32): void {
+  beginEmit(sink);
+}
+
+/** Where to write the next input bytes (valid until the next call). */
+export function rt_input_ptr(): usize {
+  return inputWritePtr();
+}
+/** How many bytes may be written at rt_input_ptr(). */
+export function rt_input_free(): usize {
+  return inputFree();
+}
+/** Consumes `n` bytes written at rt_input_ptr(). Returns 1, or 0 after a fatal error. */
+export function rt_feed(n: usize): i32 {
+  return feedBytes(n) ? 1 : 0;
+}
+/** Ends the current pass (flushes output). Returns 1, or 0 after a fatal error. */
+export function rt_end_pass(): i32 {
+  return endPass() ? 1 : 0;
+}
+
+/** Options: 1 = show all API calls (no Kineto blocklist). */
+export function rt_set_option(opt: i32, value: i32): void {
+  if (opt == 1) setShowAllApi(value != 0);
+}
+
+/** Allocates `n` bytes the host may fill (freed by the next rt_reset). */
+export function rt_alloc(n: usize): usize {
+  return arenaAlloc(n);
+}
+/** Sets the Chrome JSON traceName from bytes at [p, p+n) (allocated with rt_alloc). */
+export function rt_set_trace_name(p: usize, n: u32): void {
+  chromeSetTraceName(p, n);
+}
+
+/** CRC-32 of [p, p+n) (for host-side tools and tests). */
+export function rt_crc32(p: usize, n: usize): u32 {
+  return crc32(p, n);
+}
+
+/** Session facts by id (see src/core/engine.ts `InfoField`). */
+export function rt_info(field: i32): u64 {
+  switch (field) {
+    case 0: return S.vendor;
+    case 1: return S.vendorVersion;
+    case 2: return S.runtimeVersion;
+    case 3: return S.driverVersion;
+    case 4: return S.processId;
+    case 5: return <u64>S.rank;
+    case 6: return <u64>S.worldSize;
+    case 7: return S.startNs;
+    case 8: return toUnix(S.minVendorTs);
+    case 9: return toUnix(S.maxVendorTs);
+    case 10: return S.chunksSeen;
+    case 11: return S.activityChunks;
+    case 12: return S.activityBytes;
+    case 13: return S.droppedRecords;
+    case 14: return S.haveEnd ? 1 : 0;
+    case 15: return S.eventsEmitted;
+    case 16: return S.apiFiltered;
+    case 17: return S.deviceCount();
+    case 18: return S.externalCount();
+    case 19: return outputBase();
+    case 20: return fedBytes();
+    case 21: return <u64>S.localRank;
+    case 22: return S.collectorVersion;
+    case 23: return S.haveHeader ? 1 : 0;
+  }
+  return 0;
+}
+
+/** Records of vendor kind `k` seen in pass 1. */
+export function rt_records_of_kind(k: u32): u64 {
+  return S.recordsOfKind(k);
+}
+
+/** Text fields: 0 hostname, 1 command line, 2 vendor version text. Pointer, then length with rt_text_len. */
+export function rt_text_ptr(which: i32): usize {
+  return which == 0 ? S.hostnamePtr : which == 1 ? S.cmdlinePtr : S.vendorTextPtr;
+}
+export function rt_text_len(which: i32): u32 {
+  return which == 0 ? S.hostnameLen : which == 1 ? S.cmdlineLen : S.vendorTextLen;
+}
+
+/** Address of device entry i (layout: assembly/model/session.ts DEV_ENTRY). */
+export function rt_device(i: u32): usize {
+  return i < S.deviceCount() ? S.deviceAt(i) : 0;
+}
+
+export function rt_fatal_code(): i32 { return fatalErrorCode(); }
+export function rt_fatal_offset(): u64 { return fatalErrorOffset(); }
+export function rt_fatal_detail(): u64 { return fatalErrorDetail(); }
+export function rt_warning_count(code: i32): u64 { return warningCount(code); }
+export function rt_warning_offset(code: i32): u64 { return warningOffset(code); }
+export function rt_warning_detail(code: i32): u64 { return warningDetail(code); }

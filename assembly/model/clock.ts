@@ -1,0 +1,54 @@
+/**
+ * Vendor timestamps → Unix-epoch ns, from the CLOCK anchors of the dump (docs/format.md §2).
+ *
+ * - Start and end anchors: offset at the start plus linear drift correction between them.
+ * - Start anchor only: offset alone.
+ * - No anchor: the vendor clock is taken as CLOCK_REALTIME (default CUPTI on Linux).
+ * When the vendor clock reads within 10 µs of CLOCK_REALTIME at every anchor it *is* CLOCK_REALTIME (the
+ * anchors only show the read-to-read gap), and timestamps are kept as they are, to the ns.
+ */
+import * as S from "./session";
+
+const SAME_CLOCK_NS: i64 = 10_000;
+
+let mode: i32 = 0; // 0 identity, 1 offset, 2 linear
+let offset: i64 = 0;
+let baseVendor: u64 = 0;
+let baseReal: u64 = 0;
+let slope: f64 = 1.0;
+
+/** Computes the mapping from the session's anchors; call once after pass 1. */
+export function clockPrepare(): void {
+  mode = 0;
+  offset = 0;
+  slope = 1.0;
+  if (!S.haveStartAnchor) return;
+  const d0 = <i64>(S.anchorStartReal - S.anchorStartVendor);
+  if (!S.haveEndAnchor || S.anchorEndVendor <= S.anchorStartVendor) {
+    if (d0 > SAME_CLOCK_NS || d0 < -SAME_CLOCK_NS) {
+      mode = 1;
+      offset = d0;
+    }
+    return;
+  }
+  const d1 = <i64>(S.anchorEndReal - S.anchorEndVendor);
+  if (d0 <= SAME_CLOCK_NS && d0 >= -SAME_CLOCK_NS && d1 <= SAME_CLOCK_NS && d1 >= -SAME_CLOCK_NS) return;
+  mode = 2;
+  baseVendor = S.anchorStartVendor;
+  baseReal = S.anchorStartReal;
+  slope = <f64>(S.anchorEndReal - S.anchorStartReal) / <f64>(S.anchorEndVendor - S.anchorStartVendor);
+  if (!(slope > 0.5 && slope < 2.0)) {
+    // Anchors that disagree this much are broken: fall back to the start offset.
+    mode = 1;
+    offset = d0;
+  }
+}
+
+/** Unix-epoch ns of vendor timestamp `v` (0 stays 0: "not collected"). */
+// @ts-ignore: decorator
+@inline export function toUnix(v: u64): u64 {
+  if (v == 0 || mode == 0) return v;
+  if (mode == 1) return <u64>(<i64>v + offset);
+  const dv = <i64>(v - baseVendor);
+  return <u64>(<i64>baseReal + <i64>Math.round(<f64>dv * slope));
+}

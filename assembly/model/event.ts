@@ -1,0 +1,135 @@
+/**
+ * The vendor-neutral normalized event. Every decoder (CUPTI today; rocprofiler-sdk, PTI and Synapse later, see
+ * docs/architecture.md) fills one {@link Ev} per timeline item and hands it to the active emitter; emitters read
+ * only this struct and the session tables (assembly/model/session.ts), never vendor records.
+ *
+ * Times are Unix-epoch ns (already clock-aligned). Names are (pointer, length) into bytes the session owns
+ * (string arena or static data), valid UTF-8, not yet JSON-escaped.
+ */
+
+/** What an event is. Emitters map each kind to their own category names. */
+export const enum EvKind {
+  KERNEL = 1,
+  MEMCPY = 2,
+  MEMSET = 3,
+  /** A host API call of the vendor runtime (cudaLaunchKernel, hipMemcpy, zeCommandListAppend…). */
+  API_RUNTIME = 4,
+  /** A host API call of the vendor driver layer (cuLaunchKernel, L0). */
+  API_DRIVER = 5,
+  /** A host-side synchronization (stream/event/context sync, stream wait event). */
+  SYNC = 6,
+  /** A device-side event record (CUDA event with a device timestamp). */
+  EVENT_RECORD = 7,
+  /** Tracing overhead reported by the vendor library. */
+  OVERHEAD = 8,
+  /** A user range on a host thread (NVTX, ROCTx). */
+  RANGE = 9,
+  /** A user instant marker on a host thread. */
+  INSTANT = 10,
+  /** A whole-graph execution span on a device stream. */
+  GRAPH = 11,
+}
+
+/** Flag bits of {@link Ev.flags}. */
+export const enum EvFlag {
+  /** externalId is valid. */
+  HAS_EXTERNAL = 1,
+  /** The host API call starts an async flow to device work (launches, async copies, syncs). */
+  FLOW_START = 2,
+  /** The device op ends a flow from its host API call. */
+  FLOW_END = 4,
+  /** A memcpy/memset is asynchronous. */
+  ASYNC = 8,
+  /** The stream id is not valid (context-wide sync); emitters put it on a context row. */
+  NO_STREAM = 16,
+  /** Grid/block/registers/shared memory fields are valid (kernels). */
+  HAS_LAUNCH = 32,
+  /** Graph ids are valid. */
+  HAS_GRAPH = 64,
+  /** channel fields are valid. */
+  HAS_CHANNEL = 128,
+  /** queued timestamp is valid. */
+  HAS_QUEUED = 256,
+  /** Peer-to-peer copy: src/dst device and context are valid. */
+  PEER = 512,
+  /** A user-annotation external id (CUPTI CUSTOM1) is in userExternalId. */
+  HAS_USER_EXTERNAL = 1024,
+}
+
+/**
+ * One normalized event. A single instance is reused by a decoder for every record: an emitter must copy what it
+ * keeps. Layout is fixed (@unmanaged) so field access compiles to plain loads.
+ */
+@unmanaged
+export class Ev {
+  kind: u32;
+  flags: u32;
+  /** Start, Unix-epoch ns. */
+  start: u64;
+  /** End, Unix-epoch ns (≥ start; decoders clamp and warn). */
+  end: u64;
+  /** Vendor correlation id joining a host call with its device work. */
+  correlation: u64;
+  /** Framework op id (CUPTI CUSTOM0 external correlation), when HAS_EXTERNAL. */
+  externalId: u64;
+  /** User-annotation id (CUPTI CUSTOM1), when HAS_USER_EXTERNAL. */
+  userExternalId: u64;
+  /** Display name bytes (valid UTF-8) and length. */
+  namePtr: usize;
+  nameLen: u32;
+  /** Vendor API id (CUPTI cbid) for API events; sync type for SYNC; overhead kind for OVERHEAD. */
+  apiId: u32;
+  /** Device ordinal, context and stream of device work. */
+  device: u32;
+  context: u32;
+  stream: u32;
+  /** OS process and thread of host work. */
+  pid: u32;
+  tid: u32;
+  /** Bytes moved or set (memcpy, memset). */
+  bytes: u64;
+  /** Kernel launch shape. */
+  gridX: i32;
+  gridY: i32;
+  gridZ: i32;
+  blockX: i32;
+  blockY: i32;
+  blockZ: i32;
+  registersPerThread: u32;
+  staticSharedMemory: u32;
+  dynamicSharedMemory: u32;
+  /** CUDA graph membership. */
+  graphId: u32;
+  graphNodeId: u64;
+  /** Hardware channel (CUDA ≥ 12). */
+  channelId: u32;
+  channelType: u32;
+  /** Queued timestamp, Unix-epoch ns (when HAS_QUEUED). */
+  queued: u64;
+  /** Memcpy kinds (vendor-neutral: see decoders), memset value/memory kind. */
+  copyKind: u32;
+  srcKind: u32;
+  dstKind: u32;
+  memsetValue: u32;
+  /** Peer copies. */
+  srcDevice: u32;
+  dstDevice: u32;
+  srcContext: u32;
+  dstContext: u32;
+  /** Sync: CUDA event id waited on. Event record: event id. */
+  eventId: u32;
+  /** API return value. */
+  returnValue: u32;
+  /** Range/marker domain name (0 length = default domain) and color (ARGB, 0 = none). */
+  domainPtr: usize;
+  domainLen: u32;
+  color: u32;
+  /** Vendor record kind, for diagnostics. */
+  recordKind: u32;
+}
+
+/** Clears every field of `e` (decoders call it before filling a record). */
+// @ts-ignore: decorator
+@inline export function evClear(e: Ev): void {
+  memory.fill(changetype<usize>(e), 0, offsetof<Ev>());
+}

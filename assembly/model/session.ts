@@ -1,0 +1,390 @@
+/**
+ * Per-file session state shared by the container reader, decoders and emitters: the HEADER fields, clock
+ * anchors, record-size table, API names, string table, devices, thread names and counters. Everything lives in
+ * linear memory allocated after the last heap.reset(); {@link sessionReset} must run first for every file.
+ */
+import { Table, tableNew, tableUpsert, tableFind, inserted } from "../util/hash_table";
+import { arenaCopy, arenaAlloc } from "../util/arena";
+import { repairUtf8, repairedLen } from "./utf8";
+import { demangle } from "../util/demangle";
+
+// ---- HEADER --------------------------------------------------------------------------------------------------
+
+export let haveHeader = false;
+export let vendor: u32 = 0;
+export let pointerSize: u32 = 8;
+export let vendorVersion: u32 = 0;
+export let runtimeVersion: u32 = 0;
+export let driverVersion: u32 = 0;
+export let processId: u32 = 0;
+export let rank: i32 = -1;
+export let localRank: i32 = -1;
+export let worldSize: i32 = -1;
+export let collectorVersion: u32 = 0;
+/** Collector start, Unix-epoch ns. */
+export let startNs: u64 = 0;
+export let hostnamePtr: usize = 0;
+export let hostnameLen: u32 = 0;
+export let cmdlinePtr: usize = 0;
+export let cmdlineLen: u32 = 0;
+export let vendorTextPtr: usize = 0;
+export let vendorTextLen: u32 = 0;
+
+export function setHeader(
+  v: u32, ps: u32, vv: u32, rv: u32, dv: u32, pid: u32, r: i32, lr: i32, ws: i32, cv: u32, st: u64,
+): void {
+  haveHeader = true;
+  vendor = v;
+  pointerSize = ps;
+  vendorVersion = vv;
+  runtimeVersion = rv;
+  driverVersion = dv;
+  processId = pid;
+  rank = r;
+  localRank = lr;
+  worldSize = ws;
+  collectorVersion = cv;
+  startNs = st;
+}
+
+export function setHeaderStrings(hp: usize, hl: u32, cp: usize, cl: u32, vp: usize, vl: u32): void {
+  hostnamePtr = repairUtf8(arenaCopy(hp, hl), hl);
+  hostnameLen = repairedLen;
+  cmdlinePtr = arenaCopy(cp, cl);
+  cmdlineLen = cl;
+  vendorTextPtr = repairUtf8(arenaCopy(vp, vl), vl);
+  vendorTextLen = repairedLen;
+}
+
+// ---- Clock anchors ---------------------------------------------------------------------------------------------
+
+export let haveStartAnchor = false;
+export let haveEndAnchor = false;
+export let anchorStartVendor: u64 = 0;
+export let anchorStartReal: u64 = 0;
+export let anchorEndVendor: u64 = 0;
+export let anchorEndReal: u64 = 0;
+
+/** Records a CLOCK anchor: `which` 0 = start, 1 = end (periodic anchors are not needed for linear alignment). */
+export function setAnchor(which: u32, vendorNs: u64, realNs: u64): void {
+  if (which == 0 && !haveStartAnchor) {
+    haveStartAnchor = true;
+    anchorStartVendor = vendorNs;
+    anchorStartReal = realNs;
+  } else if (which == 1) {
+    haveEndAnchor = true;
+    anchorEndVendor = vendorNs;
+    anchorEndReal = realNs;
+  }
+}
+
+// ---- Record sizes --------------------------------------------------------------------------------------------
+
+/** Number of vendor record kinds the size table covers. */
+export const MAX_KIND: u32 = 256;
+// Static data, not heap: heap.reset() between files must not free these.
+const kindSizesP = memory.data(MAX_KIND * 4);
+const recordsPerKindP = memory.data(MAX_KIND * 8);
+/** Record size of vendor kind `k` (0 = unknown). */
+// @ts-ignore: decorator
+@inline export function kindSize(k: u32): u32 {
+  return k < MAX_KIND ? load<u32>(kindSizesP + (<usize>k << 2)) : 0;
+}
+/** Overrides the record size of kind `k` (< MAX_KIND). */
+export function putKindSize(k: u32, s: u32): void {
+  if (k < MAX_KIND) store<u32>(kindSizesP + (<usize>k << 2), s);
+}
+/** Records of kind `k` seen in pass 1. */
+export function recordsOfKind(k: u32): u64 {
+  return k < MAX_KIND ? load<u64>(recordsPerKindP + (<usize>k << 3)) : 0;
+}
+export let haveKindSizes = false;
+
+// ---- Counters --------------------------------------------------------------------------------------------------
+
+export let chunksSeen: u64 = 0;
+export let activityChunks: u64 = 0;
+export let activityBytes: u64 = 0;
+export let droppedRecords: u64 = 0;
+export let haveEnd = false;
+/** Smallest and largest vendor timestamps seen in pass 1 (0 when none). */
+export let minVendorTs: u64 = 0;
+export let maxVendorTs: u64 = 0;
+/** Events written by the emitter (pass 2). */
+export let eventsEmitted: u64 = 0;
+/** Host API records hidden by the default filters (Kineto's blocklist). */
+export let apiFiltered: u64 = 0;
+
+export function noteTs(t: u64): void {
+  if (t == 0) return;
+  if (minVendorTs == 0 || t < minVendorTs) minVendorTs = t;
+  if (t > maxVendorTs) maxVendorTs = t;
+}
+export function addChunk(): void { chunksSeen++; }
+export function addActivity(n: u64): void { activityChunks++; activityBytes += n; }
+export function addDropped(n: u64): void { droppedRecords += n; }
+export function setHaveEnd(): void { haveEnd = true; }
+export function addEvent(): void { eventsEmitted++; }
+export function addApiFiltered(): void { apiFiltered++; }
+export function setKindSize(kind: u32, size: u32): void {
+  if (kind < MAX_KIND) {
+    putKindSize(kind, size);
+    haveKindSizes = true;
+  }
+}
+export function countRecord(kind: u32): void {
+  if (kind < MAX_KIND) {
+    const a = recordsPerKindP + (<usize>kind << 3);
+    store<u64>(a, load<u64>(a) + 1);
+  }
+}
+
+// ---- API names ---------------------------------------------------------------------------------------------------
+
+/** API name entry: {namePtr: usize(4), nameLen: u32, flags: u32}. */
+export const API_ENTRY: usize = 12;
+/** API flag: this call starts an async flow (launch, copy, set, sync) — Kineto's requiresFlowCorrelation. */
+export const API_FLOW: u32 = 1;
+/** API flag: hidden by default (Kineto's runtime blocklist / untracked driver calls). */
+export const API_HIDDEN: u32 = 2;
+let apiTable: Table = 0;
+
+/** Stores the name of (domain, id) and returns its entry address; flags are derived by the vendor decoder. */
+export function setApiName(domain: u32, id: u32, p: usize, n: u32, flags: u32): void {
+  const slot = tableUpsert(apiTable, (<u64>domain << 32) | id);
+  let e = <usize>load<u64>(slot);
+  if (e == 0) {
+    e = arenaAlloc(API_ENTRY);
+    store<u64>(slot, e);
+  }
+  const q = repairUtf8(arenaCopy(p, n), n);
+  store<usize>(e, q);
+  store<u32>(e, repairedLen, 4);
+  store<u32>(e, flags, 8);
+}
+
+/** Entry address for (domain, id), or 0. */
+export function apiEntry(domain: u32, id: u32): usize {
+  const slot = tableFind(apiTable, (<u64>domain << 32) | id);
+  return slot == 0 ? 0 : <usize>load<u64>(slot);
+}
+
+// ---- Strings -----------------------------------------------------------------------------------------------------
+
+/**
+ * String entry: {rawPtr, rawLen, dispPtr, dispLen} (4 × 4 bytes). dispLen = 0xFFFFFFFF until the display form
+ * (demangled, valid UTF-8) is computed on first use — once per distinct name, not per event.
+ */
+export const STR_ENTRY: usize = 16;
+let strTable: Table = 0;
+let demangleBuf: usize = 0;
+const DEMANGLE_CAP: u32 = 1 << 16;
+
+/**
+ * Stores the bytes of pointer value `ptr`. When `replace` is false an existing entry is kept (pass 1 keeps the first
+ * version; pass 2 replaces in file order so records see the bytes valid at their time).
+ */
+export function setString(ptr: u64, p: usize, n: u32, replace: bool): void {
+  const slot = tableUpsert(strTable, ptr);
+  let e = <usize>load<u64>(slot);
+  if (!inserted) {
+    if (!replace) return;
+    // Same bytes again: nothing to do (the common case for pass 2).
+    if (load<u32>(e, 4) == n && memory.compare(<usize>load<u32>(e), p, n) == 0) return;
+  } else {
+    e = arenaAlloc(STR_ENTRY);
+    store<u64>(slot, e);
+  }
+  store<u32>(e, <u32>arenaCopy(p, n));
+  store<u32>(e, n, 4);
+  store<u32>(e, 0, 8);
+  store<u32>(e, 0xffffffff, 12);
+}
+
+/** Display length of the last {@link stringDisplay} hit. */
+export let displayLen: u32 = 0;
+
+/**
+ * Display bytes for pointer value `ptr` (demangled when it is an Itanium-mangled name, UTF-8 repaired), or 0 when
+ * the string table has no entry.
+ */
+export function stringDisplay(ptr: u64, demangleIt: bool): usize {
+  const slot = tableFind(strTable, ptr);
+  if (slot == 0) return 0;
+  const e = <usize>load<u64>(slot);
+  if (load<u32>(e, 12) == 0xffffffff) {
+    const raw = <usize>load<u32>(e);
+    const rawLen = load<u32>(e, 4);
+    let dp = raw;
+    let dl = rawLen;
+    if (demangleIt && rawLen > 2 && load<u8>(raw) == 0x5f && load<u8>(raw, 1) == 0x5a) {
+      if (demangleBuf == 0) demangleBuf = arenaAlloc(DEMANGLE_CAP);
+      const r = demangle(raw, rawLen, demangleBuf, DEMANGLE_CAP);
+      if (r > 0) {
+        dp = arenaCopy(demangleBuf, <usize>r);
+        dl = <u32>r;
+      }
+    }
+    dp = repairUtf8(dp, dl);
+    store<u32>(e, <u32>dp, 8);
+    store<u32>(e, repairedLen, 12);
+  }
+  displayLen = load<u32>(e, 12);
+  return <usize>load<u32>(e, 8);
+}
+
+// ---- Devices -----------------------------------------------------------------------------------------------------
+
+/**
+ * Device entry (fixed, 104 bytes): the DEVICES chunk entry layout (docs/format.md §7) for bytes 0..87, then
+ * namePtr u32 @88, nameLen u32 @92, seen-in-events flag u32 @96.
+ */
+export const DEV_ENTRY: usize = 104;
+const MAX_DEVICES: u32 = 256;
+let devTable: Table = 0;
+let devList: usize = 0; // MAX_DEVICES entry pointers in insertion order
+let devCount: u32 = 0;
+
+/** Entry of device `id`, creating a zeroed one when new (returns 0 beyond 256 devices). */
+export function deviceEntry(id: u32): usize {
+  const slot = tableUpsert(devTable, id);
+  let e = <usize>load<u64>(slot);
+  if (e == 0) {
+    if (devCount >= MAX_DEVICES) return 0;
+    e = arenaAlloc(DEV_ENTRY);
+    memory.fill(e, 0, DEV_ENTRY);
+    store<u32>(e, id);
+    store<u64>(slot, e);
+    store<usize>(devList + (<usize>devCount << 2), e);
+    devCount++;
+  }
+  return e;
+}
+/** Device entry by id, or 0. */
+export function findDevice(id: u32): usize {
+  const slot = tableFind(devTable, id);
+  return slot == 0 ? 0 : <usize>load<u64>(slot);
+}
+export function deviceCount(): u32 { return devCount; }
+export function deviceAt(i: u32): usize { return load<usize>(devList + (<usize>i << 2)); }
+export function setDeviceName(e: usize, p: usize, n: u32): void {
+  const q = repairUtf8(arenaCopy(p, n), n);
+  store<u32>(e, <u32>q, 88);
+  store<u32>(e, repairedLen, 92);
+}
+
+// ---- Contexts, threads, streams ------------------------------------------------------------------------------------
+
+let ctxTable: Table = 0;
+/** Records that context `ctx` belongs to `device` (CUPTI CONTEXT records and device ops). */
+export function setContextDevice(ctx: u32, device: u32): void {
+  store<u64>(tableUpsert(ctxTable, ctx), <u64>device + 1);
+}
+/** Device of context `ctx`, or `dflt` when unknown. */
+export function contextDevice(ctx: u32, dflt: u32): u32 {
+  const p = tableFind(ctxTable, ctx);
+  return p == 0 ? dflt : <u32>(load<u64>(p) - 1);
+}
+
+let threadNames: Table = 0;
+/** Names a host thread (pid, tid). */
+export function setThreadName(pid: u32, tid: u32, p: usize, n: u32): void {
+  const q = repairUtf8(arenaCopy(p, n), n);
+  const e = arenaAlloc(8);
+  store<u32>(e, <u32>q);
+  store<u32>(e, repairedLen, 4);
+  store<u64>(tableUpsert(threadNames, (<u64>pid << 32) | tid), e);
+}
+/** Name entry {ptr u32, len u32} of (pid, tid), or 0. */
+export function threadName(pid: u32, tid: u32): usize {
+  const p = tableFind(threadNames, (<u64>pid << 32) | tid);
+  return p == 0 ? 0 : <usize>load<u64>(p);
+}
+
+let streamNames: Table = 0;
+/** Names a device stream (device, stream). */
+export function setStreamName(device: u32, stream: u32, p: usize, n: u32): void {
+  const q = repairUtf8(arenaCopy(p, n), n);
+  const e = arenaAlloc(8);
+  store<u32>(e, <u32>q);
+  store<u32>(e, repairedLen, 4);
+  store<u64>(tableUpsert(streamNames, (<u64>device << 32) | stream), e);
+}
+/** Name entry {ptr u32, len u32} of (device, stream), or 0. */
+export function streamName(device: u32, stream: u32): usize {
+  const p = tableFind(streamNames, (<u64>device << 32) | stream);
+  return p == 0 ? 0 : <usize>load<u64>(p);
+}
+
+// ---- External correlation -----------------------------------------------------------------------------------------
+
+let extTable: Table = 0;
+/**
+ * Records that vendor correlation `corr` belongs to external id `ext` of external kind `kind` (0..7). Returns false
+ * when the pair was already mapped to another id (the first mapping is kept).
+ */
+export function setExternal(corr: u64, kind: u32, ext: u64): bool {
+  const slot = tableUpsert(extTable, (corr << 3) | (kind & 7));
+  if (!inserted) return load<u64>(slot) == ext;
+  store<u64>(slot, ext);
+  return true;
+}
+/** Address of the external id of (corr, kind), or 0. */
+export function findExternal(corr: u64, kind: u32): usize {
+  return tableFind(extTable, (corr << 3) | (kind & 7));
+}
+export function externalCount(): u32 {
+  return load<u32>(extTable, 8);
+}
+
+// ---- Lifecycle -----------------------------------------------------------------------------------------------------
+
+/** Resets every table and counter; call right after heap.reset(). */
+export function sessionReset(): void {
+  haveHeader = false;
+  vendor = 0;
+  pointerSize = 8;
+  vendorVersion = 0;
+  runtimeVersion = 0;
+  driverVersion = 0;
+  processId = 0;
+  rank = -1;
+  localRank = -1;
+  worldSize = -1;
+  collectorVersion = 0;
+  startNs = 0;
+  hostnamePtr = 0;
+  hostnameLen = 0;
+  cmdlinePtr = 0;
+  cmdlineLen = 0;
+  vendorTextPtr = 0;
+  vendorTextLen = 0;
+  haveStartAnchor = false;
+  haveEndAnchor = false;
+  anchorStartVendor = 0;
+  anchorStartReal = 0;
+  anchorEndVendor = 0;
+  anchorEndReal = 0;
+  haveKindSizes = false;
+  memory.fill(kindSizesP, 0, MAX_KIND * 4);
+  memory.fill(recordsPerKindP, 0, MAX_KIND * 8);
+  chunksSeen = 0;
+  activityChunks = 0;
+  activityBytes = 0;
+  droppedRecords = 0;
+  haveEnd = false;
+  minVendorTs = 0;
+  maxVendorTs = 0;
+  eventsEmitted = 0;
+  apiFiltered = 0;
+  apiTable = tableNew(1024);
+  strTable = tableNew(1024);
+  demangleBuf = 0;
+  devTable = tableNew(16);
+  devList = heap.alloc(<usize>MAX_DEVICES << 2);
+  devCount = 0;
+  ctxTable = tableNew(16);
+  threadNames = tableNew(64);
+  streamNames = tableNew(64);
+  extTable = tableNew(1 << 12);
+}

@@ -1,0 +1,77 @@
+/**
+ * Error and warning codes of the core. Codes are stable numbers; their names and messages live on the host side
+ * (src/core/codes.ts) so that no string handling happens in the hot path. A fatal error stops the file; a warning
+ * is counted (with the file offset and a detail number of its first occurrence) and surfaced in every output.
+ */
+
+/** Fatal error codes (0 = none). Keep in sync with src/core/codes.ts. */
+export const enum Fatal {
+  NONE = 0,
+  /** The first 8 bytes are not `RAWTRACE`. detail: 0. */
+  BAD_MAGIC = 1,
+  /** The preamble's major version is newer than this reader. detail: the major version. */
+  FUTURE_FORMAT = 2,
+  /** The input ended before the 16-byte preamble. detail: bytes seen. */
+  EMPTY = 3,
+  /** An allocation request exceeded the engine's memory budget. detail: bytes requested. */
+  OUT_OF_MEMORY = 4,
+  /** The file's vendor has no decoder in this build. detail: vendor code. */
+  UNSUPPORTED_VENDOR = 5,
+  /** The engine was used out of order (host bug). detail: 0. */
+  API_MISUSE = 6,
+}
+
+/** Warning codes. Keep in sync with src/core/codes.ts. */
+export const enum Warn {
+  /** Bytes after the last complete chunk (the file was cut). detail: bytes left over. */
+  TRUNCATED = 0,
+  /** A chunk header failed its sync word or CRC; the reader scanned to the next chunk. detail: bytes skipped. */
+  BAD_CHUNK_HEADER = 1,
+  /** A chunk payload failed its CRC and was skipped. detail: chunk seq. */
+  BAD_PAYLOAD_CRC = 2,
+  /** A chunk declared a payload longer than 256 MiB. detail: declared length. */
+  CHUNK_TOO_LARGE = 3,
+  /** Chunk sequence numbers jumped (chunks missing). detail: number missing. */
+  SEQ_GAP = 4,
+  /** A chunk with an already seen sequence number was skipped. detail: chunk seq. */
+  DUPLICATE_CHUNK = 5,
+  /** A chunk type this reader does not know was skipped. detail: type. */
+  UNKNOWN_CHUNK = 6,
+  /** No END chunk: the collector did not close the file cleanly. detail: 0. */
+  NO_END = 7,
+  /** A metadata chunk payload was shorter than its fields. detail: chunk type. */
+  BAD_PAYLOAD = 8,
+  /** An activity record kind with no known size: the rest of its buffer was skipped. detail: kind. */
+  UNKNOWN_KIND_UNSIZED = 9,
+  /** Records of a kind the decoder does not turn into events (skipped by stride). detail: kind. */
+  UNKNOWN_KIND = 10,
+  /** An activity buffer ended in the middle of a record. detail: bytes left over. */
+  RECORD_TRUNCATED = 11,
+  /** A pointer field had no entry in the string table. detail: low 32 bits of the pointer. */
+  MISSING_STRING = 12,
+  /** The vendor library version is newer than the layouts this build knows. detail: version. */
+  UNKNOWN_VENDOR_VERSION = 13,
+  /** An event ended before it started; its duration was written as 0. detail: record kind. */
+  NEGATIVE_DURATION = 14,
+  /** A correlation id was mapped to two external ids; the first was kept. detail: correlation id. */
+  DUPLICATE_CORRELATION = 15,
+  /** The collector reported lost records (DROPPED chunks). detail: records lost. */
+  DROPPED_RECORDS = 16,
+  /** An NVTX range was started but never ended; it was closed at the last timestamp. detail: range id. */
+  UNCLOSED_RANGE = 17,
+  /** An NVTX range end had no start. detail: range id. */
+  UNMATCHED_RANGE_END = 18,
+  /** A record size in KIND_SIZES was implausible (0, > 64 KiB or not a multiple of 8). detail: kind. */
+  BAD_KIND_SIZE = 19,
+  /** No HEADER chunk before the first activity chunk; vendor CUDA was assumed. detail: 0. */
+  NO_HEADER = 20,
+  /** A record size is smaller than the fields the decoder needs; the record was skipped. detail: kind. */
+  RECORD_TOO_SMALL = 21,
+  /** The collector logged an error (LOG chunk, level error). detail: 0. */
+  COLLECTOR_ERROR = 22,
+  /** Timestamps out of order between activity buffers (not an error; counted for the report). detail: 0. */
+  OUT_OF_ORDER = 23,
+}
+
+/** Number of warning codes (size of the per-code tables). */
+export const WARN_COUNT: i32 = 24;

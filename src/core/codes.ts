@@ -1,0 +1,119 @@
+/**
+ * Stable names and user-facing messages of the core's fatal errors and warnings (assembly/util/error.ts). Errors
+ * cross worker boundaries as `{name, message}` (comlink keeps only those), so the name is the contract.
+ */
+
+/** Fatal error names by code (index = code). */
+export const FATAL_NAMES = [
+  "NONE",
+  "BAD_MAGIC",
+  "FUTURE_FORMAT",
+  "EMPTY",
+  "OUT_OF_MEMORY",
+  "UNSUPPORTED_VENDOR",
+  "API_MISUSE",
+] as const;
+
+/** What each fatal error means; `{detail}` is replaced by the detail number. */
+export const FATAL_MESSAGES: Record<string, string> = {
+  BAD_MAGIC: "not a .rawtrace file: expected the 8 bytes 'RAWTRACE' at offset 0",
+  FUTURE_FORMAT: "written by a newer rawtrace (format major version {detail}); this reader knows version 1",
+  EMPTY: "file ends before the 16-byte preamble ({detail} bytes)",
+  OUT_OF_MEMORY: "the engine's memory budget was exceeded (request of {detail} bytes)",
+  UNSUPPORTED_VENDOR: "vendor code {detail} has no decoder in this build (1 = CUDA is supported)",
+  API_MISUSE: "engine called out of order",
+};
+
+/** Warning names by code (index = code); same order as assembly/util/error_names.ts. */
+export const WARN_NAMES = [
+  "TRUNCATED",
+  "BAD_CHUNK_HEADER",
+  "BAD_PAYLOAD_CRC",
+  "CHUNK_TOO_LARGE",
+  "SEQ_GAP",
+  "DUPLICATE_CHUNK",
+  "UNKNOWN_CHUNK",
+  "NO_END",
+  "BAD_PAYLOAD",
+  "UNKNOWN_KIND_UNSIZED",
+  "UNKNOWN_KIND",
+  "RECORD_TRUNCATED",
+  "MISSING_STRING",
+  "UNKNOWN_VENDOR_VERSION",
+  "NEGATIVE_DURATION",
+  "DUPLICATE_CORRELATION",
+  "DROPPED_RECORDS",
+  "UNCLOSED_RANGE",
+  "UNMATCHED_RANGE_END",
+  "BAD_KIND_SIZE",
+  "NO_HEADER",
+  "RECORD_TOO_SMALL",
+  "COLLECTOR_ERROR",
+  "OUT_OF_ORDER",
+] as const;
+export type WarningName = (typeof WARN_NAMES)[number];
+
+/** What each warning means for the user; `{detail}` is replaced by the detail number. */
+export const WARN_MESSAGES: Record<WarningName, string> = {
+  TRUNCATED: "file ends inside a chunk ({detail} bytes after the last complete chunk); everything before was converted",
+  BAD_CHUNK_HEADER: "damaged bytes where a chunk header was expected ({detail} bytes skipped to the next valid chunk)",
+  BAD_PAYLOAD_CRC: "chunk seq {detail} failed its payload checksum and was skipped",
+  CHUNK_TOO_LARGE: "a chunk header declares {detail} bytes (more than 256 MiB); skipped",
+  SEQ_GAP: "{detail} chunk(s) missing from the sequence",
+  DUPLICATE_CHUNK: "chunk seq {detail} appears twice; the copy was skipped",
+  UNKNOWN_CHUNK: "chunk type {detail} is unknown to this reader; skipped",
+  NO_END: "no END chunk: the collector did not close the file (crash, kill -9, full disk); converted what it holds",
+  BAD_PAYLOAD: "a chunk of type {detail} is shorter than its fields; the readable part was used",
+  UNKNOWN_KIND_UNSIZED: "activity record kind {detail} has no known size; the rest of its buffer was skipped",
+  UNKNOWN_KIND: "activity record kind {detail} is not turned into events (skipped by its size)",
+  RECORD_TRUNCATED: "an activity buffer ends inside a record ({detail} bytes)",
+  MISSING_STRING: "a name pointer (low bits {detail}) is not in the string table",
+  UNKNOWN_VENDOR_VERSION: "vendor library version {detail} is newer than this build knows; known fields were read",
+  NEGATIVE_DURATION: "events of record kind {detail} end before they start; written with duration 0",
+  DUPLICATE_CORRELATION: "correlation id {detail} maps to two external ids; the first was kept",
+  DROPPED_RECORDS: "the collector lost {detail} records (buffers full or memory cap)",
+  UNCLOSED_RANGE: "NVTX range {detail} never ended; closed at the last timestamp",
+  UNMATCHED_RANGE_END: "NVTX range end {detail} without a start; ignored",
+  BAD_KIND_SIZE: "record size of kind {detail} in the dump is implausible; the built-in size was used",
+  NO_HEADER: "no HEADER chunk before the first activity; CUDA was assumed",
+  RECORD_TOO_SMALL: "records of kind {detail} are smaller than the decoder needs; skipped",
+  COLLECTOR_ERROR: "the collector logged an error (chunk seq {detail})",
+  OUT_OF_ORDER: "activity buffers out of time order",
+};
+
+/** One warning as reported by the core: how often, and where it first happened. */
+export interface Warning {
+  code: WarningName;
+  count: number;
+  /** File offset (bytes) of the first occurrence. */
+  offset: number;
+  detail: number;
+  message: string;
+}
+
+/** An error with a stable `name` (the code) that survives structured cloning across workers. */
+export class RawtraceError extends Error {
+  constructor(
+    /** Stable code, e.g. "BAD_MAGIC", "IO". */
+    readonly code: string,
+    message: string,
+    /** File the error is about, when known. */
+    readonly file?: string,
+    /** Byte offset in that file, when known. */
+    readonly offset?: number,
+  ) {
+    super(message);
+    this.name = code;
+  }
+}
+
+/** True when `e` is a rawtrace error (by name, so it also works after a worker round trip). */
+export function isRawtraceError(e: unknown): e is { name: string; message: string } {
+  return typeof e === "object" && e !== null && typeof (e as Error).name === "string" &&
+    ((FATAL_NAMES as readonly string[]).includes((e as Error).name) || (e as Error).name === "IO");
+}
+
+/** Formats a message template. */
+export function fill(template: string, detail: number | bigint): string {
+  return template.replace("{detail}", String(detail));
+}

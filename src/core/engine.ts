@@ -1,0 +1,341 @@
+/**
+ * Host-neutral driver of the WebAssembly core (Node and browser). Runs the two passes of a conversion over a
+ * re-openable byte source, streaming input through the core's window and output through a sink callback.
+ */
+import { FATAL_MESSAGES, FATAL_NAMES, RawtraceError, WARN_MESSAGES, WARN_NAMES, Warning, fill } from "./codes.js";
+
+/** Sequential reader of a file's bytes. `read` fills `dst` from the start and returns bytes read (0 = end). */
+export interface ByteReader {
+  read(dst: Uint8Array): number | Promise<number>;
+  close?(): void | Promise<void>;
+}
+
+/** A file the engine can read twice (two passes). */
+export interface ByteSource {
+  /** Name used in errors and as the Chrome JSON traceName. */
+  name: string;
+  /** Size in bytes when known (progress). */
+  size?: number;
+  open(): ByteReader | Promise<ByteReader>;
+}
+
+/**
+ * Receives output bytes. The view points into WebAssembly memory and is valid only during the call: write it out
+ * or copy it before returning.
+ */
+export type Sink = (bytes: Uint8Array) => void;
+
+/** Progress: bytes of the current pass done and total (when known); pass 1 = index, 2 = emit. */
+export type Progress = (done: number, total: number | undefined, pass: 1 | 2) => void;
+
+/** Output formats the core writes. */
+export const Output = { NONE: 0, CHROME_JSON: 1 } as const;
+
+/** Conversion options. */
+export interface ConvertOptions {
+  /** Keep every API call (no Kineto blocklist of runtime calls and untracked driver calls). Default false. */
+  allApi?: boolean;
+  /** Progress callback, called once per input window. */
+  onProgress?: Progress;
+  /** traceName written into the Chrome JSON (default: the source name). */
+  traceName?: string;
+  /**
+   * Awaited after each input window of the emit pass: lets a slow sink (gzip, a network stream) apply back
+   * pressure so memory stays bounded.
+   */
+  afterWindow?: () => void | Promise<void>;
+}
+
+/** A device as the dump describes it. Memory in bytes, bandwidth in bytes/s, clock in kHz. */
+export interface DeviceSummary {
+  id: number;
+  name: string;
+  multiprocessors: number;
+  globalMemoryBytes: number;
+  memoryBandwidth: number;
+  coreClockKhz: number;
+  computeCapability: string;
+  uuid: string;
+}
+
+/** What pass 1 learned about a file (`rawtrace info`). Times are Unix-epoch ns as bigint. */
+export interface FileInfo {
+  file: string;
+  bytes: number;
+  vendor: string;
+  vendorVersion: number;
+  runtimeVersion: number;
+  driverVersion: number;
+  pid: number;
+  rank: number;
+  localRank: number;
+  worldSize: number;
+  hostname: string;
+  commandLine: string[];
+  collectorStartNs: bigint;
+  firstNs: bigint;
+  lastNs: bigint;
+  chunks: number;
+  activityChunks: number;
+  activityBytes: number;
+  droppedRecords: number;
+  complete: boolean;
+  externalCorrelations: number;
+  devices: DeviceSummary[];
+  /** Records per vendor kind name (e.g. CONCURRENT_KERNEL). */
+  records: Record<string, number>;
+  warnings: Warning[];
+}
+
+/** Result of a conversion. */
+export interface ConvertResult {
+  info: FileInfo;
+  events: number;
+  bytesOut: number;
+  apiCallsHidden: number;
+  /** Output time base, Unix ns. */
+  baseTimeNs: bigint;
+}
+
+/** CUPTI activity kind names for `info` (vendor-record-layouts.md §1.2). */
+const CUPTI_KINDS: Record<number, string> = {
+  1: "MEMCPY", 2: "MEMSET", 3: "KERNEL", 4: "DRIVER", 5: "RUNTIME", 8: "DEVICE", 9: "CONTEXT",
+  10: "CONCURRENT_KERNEL", 11: "NAME", 12: "MARKER", 13: "MARKER_DATA", 17: "OVERHEAD", 18: "CDP_KERNEL",
+  19: "PREEMPTION", 20: "ENVIRONMENT", 22: "MEMCPY2", 25: "UNIFIED_MEMORY_COUNTER", 26: "FUNCTION", 27: "MODULE",
+  28: "DEVICE_ATTRIBUTE", 33: "OPENACC_DATA", 34: "OPENACC_LAUNCH", 35: "OPENACC_OTHER", 36: "CUDA_EVENT",
+  37: "STREAM", 38: "SYNCHRONIZATION", 39: "EXTERNAL_CORRELATION", 40: "NVLINK", 45: "MEMORY", 46: "PCIE",
+  47: "OPENMP", 48: "INTERNAL_LAUNCH_API", 49: "MEMORY2", 50: "MEMORY_POOL", 51: "GRAPH_TRACE", 52: "JIT",
+  53: "DEVICE_GRAPH_TRACE", 54: "MEM_DECOMPRESS", 55: "CONFIDENTIAL_COMPUTE_ROTATION",
+};
+const VENDORS = ["unknown", "cuda", "rocm", "rocm-roctracer", "xpu", "hpu"];
+
+interface CoreExports {
+  memory: WebAssembly.Memory;
+  rt_reset(): void;
+  rt_begin_index(): void;
+  rt_begin_emit(sink: number): void;
+  rt_input_ptr(): number;
+  rt_input_free(): number;
+  rt_feed(n: number): number;
+  rt_end_pass(): number;
+  rt_set_option(opt: number, value: number): void;
+  rt_alloc(n: number): number;
+  rt_set_trace_name(p: number, n: number): void;
+  rt_info(field: number): bigint;
+  rt_records_of_kind(k: number): bigint;
+  rt_text_ptr(which: number): number;
+  rt_text_len(which: number): number;
+  rt_device(i: number): number;
+  rt_fatal_code(): number;
+  rt_fatal_offset(): bigint;
+  rt_fatal_detail(): bigint;
+  rt_warning_count(code: number): bigint;
+  rt_warning_offset(code: number): bigint;
+  rt_warning_detail(code: number): bigint;
+}
+
+const dec = new TextDecoder("utf-8", { fatal: false });
+const enc = new TextEncoder();
+
+/**
+ * One instance of the core. Not re-entrant: run one conversion at a time per Engine (use one Engine per worker).
+ */
+export class Engine {
+  private sink: Sink | null = null;
+  private bytesOut = 0;
+  private busy = false;
+
+  private constructor(private readonly x: CoreExports) {}
+
+  /** Instantiates the core from its compiled module or bytes. */
+  static async create(wasm: WebAssembly.Module | BufferSource): Promise<Engine> {
+    let engine: Engine | null = null;
+    const imports = {
+      env: {
+        rt_write: (ptr: number, len: number) => engine!.onWrite(ptr, len),
+        abort: (_msg: number, _file: number, line: number, col: number) => {
+          throw new RawtraceError("INTERNAL", `rawtrace core aborted at ${line}:${col}`);
+        },
+      },
+    };
+    const inst = wasm instanceof WebAssembly.Module
+      ? await WebAssembly.instantiate(wasm, imports)
+      : (await WebAssembly.instantiate(wasm, imports)).instance;
+    engine = new Engine(inst.exports as unknown as CoreExports);
+    return engine;
+  }
+
+  private onWrite(ptr: number, len: number): void {
+    this.bytesOut += len;
+    this.sink?.(new Uint8Array(this.x.memory.buffer, ptr, len));
+  }
+
+  private u8(): Uint8Array {
+    return new Uint8Array(this.x.memory.buffer);
+  }
+
+  private async pump(
+    src: ByteSource, pass: 1 | 2, onProgress?: Progress, afterWindow?: () => void | Promise<void>,
+  ): Promise<void> {
+    const x = this.x;
+    const reader = await src.open();
+    let done = 0;
+    try {
+      for (;;) {
+        const free = x.rt_input_free();
+        const ptr = x.rt_input_ptr();
+        // Read straight into linear memory: no intermediate copy.
+        const n = await reader.read(new Uint8Array(x.memory.buffer, ptr, free));
+        if (n === 0) break;
+        done += n;
+        if (!x.rt_feed(n)) break;
+        onProgress?.(done, src.size, pass);
+        if (afterWindow) await afterWindow();
+      }
+    } finally {
+      await reader.close?.();
+    }
+    x.rt_end_pass();
+    this.throwIfFatal(src.name);
+  }
+
+  private throwIfFatal(file: string): void {
+    const code = this.x.rt_fatal_code();
+    if (code === 0) return;
+    const name = FATAL_NAMES[code] ?? `FATAL_${code}`;
+    const offset = Number(this.x.rt_fatal_offset());
+    const detail = this.x.rt_fatal_detail();
+    const msg = fill(FATAL_MESSAGES[name] ?? name, detail);
+    throw new RawtraceError(name, `${file}: offset ${offset}: ${msg}`, file, offset);
+  }
+
+  private readInfo(file: string): FileInfo {
+    const x = this.x;
+    const n = (f: number) => Number(x.rt_info(f));
+    const signed = (f: number) => Number(BigInt.asIntN(64, x.rt_info(f)));
+    const text = (w: number) => dec.decode(this.u8().subarray(x.rt_text_ptr(w), x.rt_text_ptr(w) + x.rt_text_len(w)));
+    const devices: DeviceSummary[] = [];
+    for (let i = 0; i < n(17); i++) {
+      const p = x.rt_device(i);
+      const dv = new DataView(x.memory.buffer, p, 104);
+      const np = dv.getUint32(88, true);
+      const nl = dv.getUint32(92, true);
+      const uuid = [...this.u8().subarray(p + 72, p + 88)].map((b) => b.toString(16).padStart(2, "0")).join("");
+      devices.push({
+        id: dv.getUint32(0, true),
+        name: dec.decode(this.u8().subarray(np, np + nl)),
+        multiprocessors: dv.getUint32(4, true),
+        globalMemoryBytes: Number(dv.getBigUint64(8, true)),
+        memoryBandwidth: Number(dv.getBigUint64(16, true)),
+        coreClockKhz: dv.getUint32(24, true),
+        computeCapability: `${dv.getUint32(28, true)}.${dv.getUint32(32, true)}`,
+        uuid,
+      });
+    }
+    const records: Record<string, number> = {};
+    for (let k = 0; k < 256; k++) {
+      const c = Number(x.rt_records_of_kind(k));
+      if (c) records[CUPTI_KINDS[k] ?? `KIND_${k}`] = c;
+    }
+    const warnings: Warning[] = [];
+    WARN_NAMES.forEach((code, i) => {
+      const count = Number(x.rt_warning_count(i));
+      if (!count) return;
+      const detail = Number(x.rt_warning_detail(i));
+      warnings.push({ code, count, offset: Number(x.rt_warning_offset(i)), detail, message: fill(WARN_MESSAGES[code], detail) });
+    });
+    return {
+      file,
+      bytes: n(20),
+      vendor: VENDORS[n(0)] ?? `vendor ${n(0)}`,
+      vendorVersion: n(1),
+      runtimeVersion: n(2),
+      driverVersion: n(3),
+      pid: n(4),
+      rank: signed(5),
+      localRank: signed(21),
+      worldSize: signed(6),
+      hostname: text(0),
+      commandLine: text(1).split("\0").filter((s) => s.length > 0),
+      collectorStartNs: x.rt_info(7),
+      firstNs: x.rt_info(8),
+      lastNs: x.rt_info(9),
+      chunks: n(10),
+      activityChunks: n(11),
+      activityBytes: n(12),
+      droppedRecords: n(13),
+      complete: n(14) === 1,
+      externalCorrelations: n(18),
+      devices,
+      records,
+      warnings,
+    };
+  }
+
+  private begin(): void {
+    if (this.busy) throw new RawtraceError("API_MISUSE", "Engine is already converting; use one Engine per conversion");
+    this.busy = true;
+    this.x.rt_reset();
+  }
+
+  /** Pass 1 only: what the file holds. */
+  async info(src: ByteSource, opts: Pick<ConvertOptions, "onProgress"> = {}): Promise<FileInfo> {
+    this.begin();
+    try {
+      this.x.rt_begin_index();
+      await this.pump(src, 1, opts.onProgress);
+      return this.readInfo(src.name);
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  /** Converts `src` to Chrome JSON, streaming the output into `sink`. */
+  async convert(src: ByteSource, sink: Sink, opts: ConvertOptions = {}): Promise<ConvertResult> {
+    this.begin();
+    try {
+      const x = this.x;
+      x.rt_set_option(1, opts.allApi ? 1 : 0);
+      x.rt_begin_index();
+      await this.pump(src, 1, opts.onProgress);
+      const name = enc.encode(opts.traceName ?? src.name);
+      const p = x.rt_alloc(name.length);
+      this.u8().set(name, p);
+      x.rt_set_trace_name(p, name.length);
+      this.sink = sink;
+      this.bytesOut = 0;
+      x.rt_begin_emit(Output.CHROME_JSON);
+      await this.pump(src, 2, opts.onProgress, opts.afterWindow);
+      const info = this.readInfo(src.name);
+      return {
+        info,
+        events: Number(x.rt_info(15)),
+        bytesOut: this.bytesOut,
+        apiCallsHidden: Number(x.rt_info(16)),
+        baseTimeNs: x.rt_info(19),
+      };
+    } finally {
+      this.sink = null;
+      this.busy = false;
+    }
+  }
+}
+
+/** A ByteSource over bytes already in memory (tests, small inputs), read in windows like a file. */
+export function memorySource(bytes: Uint8Array, name = "memory.rawtrace"): ByteSource {
+  return {
+    name,
+    size: bytes.length,
+    open() {
+      let off = 0;
+      return {
+        read(dst: Uint8Array) {
+          const n = Math.min(dst.length, bytes.length - off);
+          dst.set(bytes.subarray(off, off + n));
+          off += n;
+          return n;
+        },
+      };
+    },
+  };
+}

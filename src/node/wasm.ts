@@ -1,0 +1,29 @@
+/**
+ * Loads the compiled core in Node: next to the bundled CLI (dist/node/rawtrace.wasm) or from the build folder when
+ * running from source (build/rawtrace.wasm).
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { Engine } from "../core/engine.js";
+import { RawtraceError } from "../core/codes.js";
+
+let compiled: WebAssembly.Module | null = null;
+
+/** Path of the core's .wasm file. */
+export function wasmPath(): string {
+  const candidates = [
+    new URL("./rawtrace.wasm", import.meta.url),
+    new URL("../../build/rawtrace.wasm", import.meta.url),
+  ].map((u) => fileURLToPath(u));
+  const found = candidates.find((p) => existsSync(p));
+  if (!found) {
+    throw new RawtraceError("NO_CORE", `rawtrace core not built: none of ${candidates.join(", ")} exists (run npm run build)`);
+  }
+  return found;
+}
+
+/** Compiles the core once per process and returns a new Engine instance. */
+export async function createEngine(): Promise<Engine> {
+  if (!compiled) compiled = new WebAssembly.Module(readFileSync(wasmPath()));
+  return Engine.create(compiled);
+}

@@ -1,0 +1,143 @@
+/**
+ * Builders of raw CUPTI activity records in the byte layouts of real CUPTI versions (offsets from
+ * vendor-record-layouts.md §1.3/§1.5; sizes from the CUDA headers' sizeof). Used by the round-trip tool, the
+ * benchmark generator and tests to make `.rawtrace` files without a GPU. Values are written as given; the caller
+ * owns the returned bytes.
+ */
+
+/** Which CUPTI generation's struct sizes to write. */
+export type CuptiLayout = "cuda12" | "cuda13";
+
+/** CUPTI_API_VERSION written into HEADER for each layout (CUDA 12.8 and 13.0 Update 1). */
+export const LAYOUT_VERSION: Record<CuptiLayout, number> = { cuda12: 26, cuda13: 130001 };
+
+/** CUpti_ActivityKind values. */
+export const CK = {
+  MEMCPY: 1, MEMSET: 2, KERNEL: 3, DRIVER: 4, RUNTIME: 5, DEVICE: 8, CONTEXT: 9, CONCURRENT_KERNEL: 10, NAME: 11,
+  MARKER: 12, MARKER_DATA: 13, OVERHEAD: 17, MEMCPY2: 22, CUDA_EVENT: 36, STREAM: 37, SYNCHRONIZATION: 38,
+  EXTERNAL_CORRELATION: 39, GRAPH_TRACE: 51,
+} as const;
+
+/** Record sizes per layout: CUDA 12.x (Kernel9, Memcpy5, Memset4…) and CUDA 13.0 (Kernel10, Memcpy6…). */
+export const SIZES: Record<CuptiLayout, Record<number, number>> = {
+  cuda12: {
+    1: 88, 2: 88, 3: 208, 4: 40, 5: 40, 8: 176, 9: 24, 10: 208, 11: 32, 12: 48, 13: 32, 17: 48, 22: 88, 36: 24, 37: 24,
+    38: 40, 39: 24, 51: 48,
+  },
+  cuda13: {
+    1: 96, 2: 88, 3: 216, 4: 40, 5: 40, 8: 184, 9: 32, 10: 216, 11: 32, 12: 56, 13: 40, 17: 56, 22: 96, 36: 56, 37: 24,
+    38: 56, 39: 24, 51: 56,
+  },
+};
+
+/** Fields of a kernel record (Kernel9/10). Times in the vendor clock, ns. */
+export interface KernelFields {
+  start: bigint; end: bigint; deviceId: number; contextId: number; streamId: number; correlationId: number;
+  namePtr: bigint; gridX?: number; gridY?: number; gridZ?: number; blockX?: number; blockY?: number; blockZ?: number;
+  registersPerThread?: number; staticSharedMemory?: number; dynamicSharedMemory?: number; graphId?: number;
+  graphNodeId?: bigint; channelID?: number; channelType?: number; queued?: bigint;
+}
+export interface MemcpyFields {
+  start: bigint; end: bigint; deviceId: number; contextId: number; streamId: number; correlationId: number;
+  bytes: bigint; copyKind: number; srcKind: number; dstKind: number; async?: boolean; graphId?: number;
+  graphNodeId?: bigint; channelID?: number; channelType?: number;
+}
+export interface MemsetFields {
+  start: bigint; end: bigint; deviceId: number; contextId: number; streamId: number; correlationId: number;
+  bytes: bigint; value?: number; memoryKind: number; async?: boolean;
+}
+export interface ApiFields {
+  kind: 4 | 5; cbid: number; start: bigint; end: bigint; processId: number; threadId: number; correlationId: number;
+  returnValue?: number;
+}
+export interface SyncFields {
+  type: number; start: bigint; end: bigint; correlationId: number; contextId: number; streamId: number;
+  cudaEventId?: number;
+}
+
+/** Little-endian record writer over a fixed-size zeroed buffer. */
+class Rec {
+  readonly bytes: Uint8Array;
+  private readonly dv: DataView;
+  constructor(readonly size: number, kind: number) {
+    this.bytes = new Uint8Array(size);
+    this.dv = new DataView(this.bytes.buffer);
+    this.u32(0, kind);
+  }
+  u8(o: number, v: number): this { if (o + 1 <= this.size) this.dv.setUint8(o, v); return this; }
+  u16(o: number, v: number): this { if (o + 2 <= this.size) this.dv.setUint16(o, v, true); return this; }
+  u32(o: number, v: number): this { if (o + 4 <= this.size) this.dv.setUint32(o, v >>> 0, true); return this; }
+  i32(o: number, v: number): this { if (o + 4 <= this.size) this.dv.setInt32(o, v, true); return this; }
+  u64(o: number, v: bigint): this { if (o + 8 <= this.size) this.dv.setBigUint64(o, BigInt.asUintN(64, v), true); return this; }
+}
+
+/** A CONCURRENT_KERNEL record. */
+export function kernelRecord(l: CuptiLayout, f: KernelFields): Uint8Array {
+  return new Rec(SIZES[l][CK.CONCURRENT_KERNEL], CK.CONCURRENT_KERNEL)
+    .u16(6, f.registersPerThread ?? 0).u64(16, f.start).u64(24, f.end).u64(32, f.end)
+    .u32(40, f.deviceId).u32(44, f.contextId).u32(48, f.streamId)
+    .i32(52, f.gridX ?? 1).i32(56, f.gridY ?? 1).i32(60, f.gridZ ?? 1)
+    .i32(64, f.blockX ?? 1).i32(68, f.blockY ?? 1).i32(72, f.blockZ ?? 1)
+    .i32(76, f.staticSharedMemory ?? 0).i32(80, f.dynamicSharedMemory ?? 0)
+    .u32(92, f.correlationId).u64(104, f.namePtr).u64(120, f.queued ?? 0n)
+    .u64(144, f.graphNodeId ?? 0n).u32(156, f.graphId ?? 0).u32(168, f.channelID ?? 0).u32(172, f.channelType ?? 0)
+    .bytes;
+}
+
+/** A MEMCPY record. */
+export function memcpyRecord(l: CuptiLayout, f: MemcpyFields): Uint8Array {
+  return new Rec(SIZES[l][CK.MEMCPY], CK.MEMCPY)
+    .u8(4, f.copyKind).u8(5, f.srcKind).u8(6, f.dstKind).u8(7, f.async ? 1 : 0).u64(8, f.bytes)
+    .u64(16, f.start).u64(24, f.end).u32(32, f.deviceId).u32(36, f.contextId).u32(40, f.streamId)
+    .u32(44, f.correlationId).u32(48, f.correlationId).u64(64, f.graphNodeId ?? 0n).u32(72, f.graphId ?? 0)
+    .u32(76, f.channelID ?? 0).u32(80, f.channelType ?? 0).bytes;
+}
+
+/** A MEMSET record. */
+export function memsetRecord(l: CuptiLayout, f: MemsetFields): Uint8Array {
+  return new Rec(SIZES[l][CK.MEMSET], CK.MEMSET)
+    .u32(4, f.value ?? 0).u64(8, f.bytes).u64(16, f.start).u64(24, f.end).u32(32, f.deviceId)
+    .u32(36, f.contextId).u32(40, f.streamId).u32(44, f.correlationId).u16(48, f.async ? 1 : 0)
+    .u16(50, f.memoryKind).bytes;
+}
+
+/** A RUNTIME (kind 5) or DRIVER (kind 4) API record. */
+export function apiRecord(l: CuptiLayout, f: ApiFields): Uint8Array {
+  return new Rec(SIZES[l][f.kind], f.kind)
+    .u32(4, f.cbid).u64(8, f.start).u64(16, f.end).u32(24, f.processId).u32(28, f.threadId)
+    .u32(32, f.correlationId).u32(36, f.returnValue ?? 0).bytes;
+}
+
+/** A SYNCHRONIZATION record; streamId 0xFFFFFFFF = context-wide. */
+export function syncRecord(l: CuptiLayout, f: SyncFields): Uint8Array {
+  return new Rec(SIZES[l][CK.SYNCHRONIZATION], CK.SYNCHRONIZATION)
+    .u32(4, f.type).u64(8, f.start).u64(16, f.end).u32(24, f.correlationId).u32(28, f.contextId)
+    .u32(32, f.streamId).u32(36, f.cudaEventId ?? 0).bytes;
+}
+
+/** An EXTERNAL_CORRELATION record (externalKind 3 = CUSTOM0, Kineto's framework ops). */
+export function externalRecord(l: CuptiLayout, externalKind: number, externalId: bigint, correlationId: number): Uint8Array {
+  return new Rec(SIZES[l][CK.EXTERNAL_CORRELATION], CK.EXTERNAL_CORRELATION)
+    .u32(4, externalKind).u64(8, externalId).u32(16, correlationId).bytes;
+}
+
+/** A MARKER record (flags 1 instant, 2 start, 4 end; objectKind 2 = thread). */
+export function markerRecord(
+  l: CuptiLayout, flags: number, timestamp: bigint, id: number, pid: number, tid: number, namePtr: bigint, domainPtr = 0n,
+): Uint8Array {
+  return new Rec(SIZES[l][CK.MARKER], CK.MARKER)
+    .u32(4, flags).u64(8, timestamp).u32(16, id).u32(20, 2).u32(24, pid).u32(28, tid).u64(40, namePtr)
+    .u64(48, domainPtr).bytes;
+}
+
+/** Concatenates records into one activity buffer. */
+export function concat(records: Uint8Array[]): Uint8Array {
+  const total = records.reduce((s, r) => s + r.length, 0);
+  const out = new Uint8Array(total);
+  let o = 0;
+  for (const r of records) {
+    out.set(r, o);
+    o += r.length;
+  }
+  return out;
+}

@@ -1,0 +1,193 @@
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { toChrome, events } from "../helpers/convert.js";
+import { sampleDump, T0, PID, TID } from "../helpers/sample_dump.js";
+
+const GRID = 7889238n * 1000000000n;
+/** Kineto's µs text of an absolute ns time for a given base. */
+function us(ns: bigint, base: bigint): string {
+  const r = ns - base;
+  return `${r / 1000n}.${(r % 1000n).toString().padStart(3, "0")}`;
+}
+
+test("header: schema, devices, versions, distributedInfo, base time on Kineto's 3-month grid", async () => {
+  const { trace } = await toChrome(sampleDump());
+  assert.is(trace.schemaVersion, 1);
+  assert.equal(trace.distributedInfo, { rank: 3, world_size: 8 });
+  assert.is(trace.cupti_version, 130001);
+  assert.is(trace.cuda_runtime_version, 12080);
+  assert.is(trace.host_name, "gpu-node-1");
+  assert.is(trace.displayTimeUnit, "ms");
+  const first = T0 + 1000n;
+  assert.is(BigInt(trace.baseTimeNanoseconds), first - (first % GRID));
+  assert.is(trace.deviceProperties.length, 1);
+  const d = trace.deviceProperties[0];
+  assert.is(d.name, "NVIDIA H100 80GB HBM3");
+  assert.is(d.numSms, 132);
+  assert.is(d.computeMajor, 9);
+  assert.is(d.totalGlobalMem, 80 * 2 ** 30);
+  assert.is(d.sharedMemPerBlockOptin, 232448);
+  assert.is(trace.traceName, "test.rawtrace");
+});
+
+test("timestamps are µs with exactly three decimals, exact to the ns beyond 2^53", async () => {
+  const { text, trace } = await toChrome(sampleDump());
+  const base = BigInt(trace.baseTimeNanoseconds);
+  // Kernel: start T0+7000, dur 2501 ns.
+  assert.ok(text.includes(`"ts":${us(T0 + 7000n, base)},"dur":2.501,`), "kernel ts/dur text");
+  for (const e of trace.traceEvents) {
+    if (e.ph !== "X") continue;
+    const m = text.match(/"ts":(\d+\.\d{3}),"dur":(\d+\.\d{3})/);
+    assert.ok(m, "every X event has 3-decimal ts and dur");
+  }
+});
+
+test("kernel: Kineto args, demangled name, flow end", async () => {
+  const { trace } = await toChrome(sampleDump());
+  const k = events(trace, "kernel");
+  assert.is(k.length, 2);
+  const a = k[0];
+  assert.is(
+    a.name,
+    "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)",
+  );
+  assert.is(a.pid, 0);
+  assert.is(a.tid, 7);
+  assert.is(a.dur, 2.501);
+  assert.equal(Object.keys(a.args).slice(0, 8), [
+    "External id", "queued", "device", "context", "stream", "correlation", "registers per thread", "shared memory",
+  ]);
+  assert.is(a.args["External id"], 77);
+  assert.is(a.args.correlation, 5);
+  assert.is(a.args["registers per thread"], 16);
+  assert.is(a.args["shared memory"], 3072);
+  assert.equal(a.args.grid, [130, 2, 1]);
+  assert.equal(a.args.block, [128, 1, 1]);
+  assert.is(a.args["blocks per SM"], 1.969697);
+  assert.is(a.args["warps per SM"], 7.878788);
+  assert.is(a.args["graph id"], 3);
+  assert.is(a.args["graph node id"], 9);
+  assert.is(a.args.channel, 4);
+  assert.is(a.args.channel_type, 1);
+  const f = trace.traceEvents.filter((e) => e.ph === "f" && e.id === 5);
+  assert.is(f.length, 1);
+  assert.is(f[0].bp, "e");
+  assert.is(f[0].ts, a.ts);
+  assert.is(f[0].pid, 0);
+  assert.is(f[0].tid, 7);
+});
+
+test("memcpy and memset: Kineto names, bytes, bandwidth", async () => {
+  const { trace } = await toChrome(sampleDump());
+  const [m] = events(trace, "gpu_memcpy");
+  assert.is(m.name, "Memcpy HtoD (Pinned -> Device)");
+  assert.is(m.args.bytes, 4096);
+  assert.is(m.args["memory bandwidth (GB/s)"], 2.048);
+  assert.is(m.args.correlation, 8);
+  const [s] = events(trace, "gpu_memset");
+  assert.is(s.name, "Memset (Device)");
+  assert.is(s.tid, 9);
+  assert.is(s.args.bytes, 256);
+  assert.is(s.args["memory bandwidth (GB/s)"], 2.56);
+});
+
+test("runtime calls: Kineto's blocklist hidden by default, flows start at launches and copies", async () => {
+  const { trace, result } = await toChrome(sampleDump());
+  const rt = events(trace, "cuda_runtime");
+  assert.equal(rt.map((e) => e.name), ["cudaLaunchKernel", "cudaMemcpyAsync"]);
+  assert.is(events(trace, "cuda_driver").length, 0);
+  assert.is(result.apiCallsHidden, 2);
+  assert.is(rt[0].pid, PID);
+  assert.is(rt[0].tid, TID);
+  assert.equal(rt[0].args, { "External id": 77, cbid: 211, correlation: 5 });
+  const s = trace.traceEvents.filter((e) => e.ph === "s");
+  assert.equal(s.map((e) => e.id).sort(), [5, 8]);
+  assert.ok(s.every((e) => e.cat === "ac2g" && e.name === "ac2g" && e.bp === undefined));
+  const all = await toChrome(sampleDump(), { allApi: true });
+  assert.equal(events(all.trace, "cuda_runtime").map((e) => e.name), ["cudaLaunchKernel", "cudaGetDevice", "cudaMemcpyAsync"]);
+  assert.equal(events(all.trace, "cuda_driver").map((e) => e.name), ["cuCtxGetCurrent"]);
+});
+
+test("syncs: stream sync on the stream's sync row, context sync on the context row", async () => {
+  const { trace } = await toChrome(sampleDump());
+  const s = events(trace, "cuda_sync");
+  assert.is(s.length, 2);
+  assert.is(s[0].name, "Stream Sync");
+  assert.is(s[0].tid, 1000007);
+  assert.is(s[0].args.stream, 7);
+  assert.is(s[0].args.cuda_sync_kind, "Stream Sync");
+  assert.is(s[1].name, "Context Sync");
+  assert.is(s[1].args.stream, -1);
+  const names = trace.traceEvents.filter((e) => e.ph === "M" && e.name === "thread_name" && e.pid === 0);
+  assert.ok(names.some((e) => e.tid === 1000007 && e.args.name === "stream 7 (sync)"));
+  assert.ok(names.some((e) => e.tid === 7 && e.args.name === "stream 7"));
+});
+
+test("hostile names are escaped and invalid UTF-8 replaced: the JSON stays valid", async () => {
+  const { trace, text } = await toChrome(sampleDump());
+  const k = events(trace, "kernel")[1];
+  assert.is(k.name, 'b"\\\n\t\u0001\ufffd\u007fz');
+  assert.ok(text.includes('"name":"b\\"\\\\\\n\\t\\u0001\ufffd\u007fz"'));
+});
+
+test("NVTX ranges become nested user_annotation slices with their domain", async () => {
+  const { trace } = await toChrome(sampleDump());
+  const r = events(trace, "user_annotation");
+  assert.equal(r.map((e) => e.name).sort(), ["forward", "step"]);
+  const step = r.find((e) => e.name === "step")!;
+  const fwd = r.find((e) => e.name === "forward")!;
+  assert.is(step.dur, 19.5);
+  assert.is(fwd.dur, 5.4);
+  assert.equal(fwd.args, { domain: "my_domain" });
+  assert.ok(fwd.ts >= step.ts && fwd.ts + fwd.dur <= step.ts + step.dur, "nested");
+  assert.is(step.pid, PID);
+  assert.is(step.tid, TID);
+});
+
+test("process and thread metadata as Kineto writes it", async () => {
+  const { trace } = await toChrome(sampleDump());
+  const m = trace.traceEvents.filter((e) => e.ph === "M");
+  const find = (name: string, pid: number, tid = 0) => m.find((e) => e.name === name && e.pid === pid && e.tid === tid);
+  assert.is(find("process_name", PID)!.args.name, "python3");
+  assert.is(find("process_labels", PID)!.args.labels, "CPU");
+  assert.is(find("process_labels", 0)!.args.labels, "GPU 0");
+  assert.is(find("process_sort_index", 0)!.args.sort_index, 5000000);
+  assert.is(find("thread_name", PID, TID)!.args.name, `thread ${TID} (pt_main_thread)`);
+  const last = trace.traceEvents[trace.traceEvents.length - 1];
+  assert.is(last.name, "Record Window End");
+});
+
+test("CUDA 12 layout (Kernel9, Memcpy5, Marker v1…) decodes to the same events as CUDA 13", async () => {
+  const a = await toChrome(sampleDump({ layout: "cuda13" }));
+  const b = await toChrome(sampleDump({ layout: "cuda12" }));
+  // Marker v1 (48 B) has no domain field: the only difference a CUDA 12 dump may show.
+  const fwd = a.trace.traceEvents.find((e) => e.name === "forward")!;
+  assert.equal(fwd.args, { domain: "my_domain" });
+  delete fwd.args;
+  assert.equal(b.trace.traceEvents, a.trace.traceEvents);
+  assert.is(b.trace.cupti_version, 26);
+});
+
+test("clock anchors: vendor clock offset from CLOCK_REALTIME is applied", async () => {
+  const off = 3_600_000_000_123n;
+  const a = await toChrome(sampleDump());
+  const b = await toChrome(sampleDump({ clockOffset: off }));
+  const ka = events(a.trace, "kernel")[0];
+  const kb = events(b.trace, "kernel")[0];
+  const absA = BigInt(a.trace.baseTimeNanoseconds) + BigInt(Math.round(ka.ts * 1000));
+  const absB = BigInt(b.trace.baseTimeNanoseconds) + BigInt(Math.round(kb.ts * 1000));
+  // Doubles hold µs with ns precision here (values < 2^53 / 1000 relative to the base).
+  assert.is(absB - absA, off);
+});
+
+test("trailer reports drops and completeness", async () => {
+  const { trace } = await toChrome(sampleDump());
+  assert.is(trace.rawtrace.dropped_records, 7);
+  assert.is(trace.rawtrace.complete, true);
+  assert.equal(trace.rawtrace.warnings.map((w: any) => w.code), ["DROPPED_RECORDS"]);
+  const open = await toChrome(sampleDump({ end: false }));
+  assert.is(open.trace.rawtrace.complete, false);
+  assert.ok(open.trace.rawtrace.warnings.some((w: any) => w.code === "NO_END"));
+});
+
+test.run();

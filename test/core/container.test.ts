@@ -1,0 +1,193 @@
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { toChrome, info } from "../helpers/convert.js";
+import { sampleDump } from "../helpers/sample_dump.js";
+import { RawtraceWriter } from "../../src/format/writer.js";
+import * as C from "../../src/tools/cupti_records.js";
+import { CHUNK_HEADER_SIZE, PREAMBLE_SIZE } from "../../src/format/container.js";
+
+/** File offsets of every chunk in a well-formed dump. */
+function chunkOffsets(b: Uint8Array): number[] {
+  const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  const out: number[] = [];
+  let p = PREAMBLE_SIZE;
+  while (p + CHUNK_HEADER_SIZE <= b.length) {
+    out.push(p);
+    p += CHUNK_HEADER_SIZE + ((dv.getUint32(p + 12, true) + 7) & ~7);
+  }
+  return out;
+}
+
+async function rejects(bytes: Uint8Array, name: string, offset: number): Promise<void> {
+  try {
+    await toChrome(bytes, {}, "bad.rawtrace");
+    assert.unreachable("should have thrown");
+  } catch (e: any) {
+    assert.is(e.name, name);
+    assert.is(e.offset, offset);
+    assert.match(e.message, /^bad\.rawtrace: offset \d+: /);
+  }
+}
+
+test("wrong magic, future major version and an empty file are clear errors with offsets", async () => {
+  const good = sampleDump();
+  const bad = good.slice();
+  bad[0] = 0x7b; // '{' — e.g. someone passed a JSON trace
+  await rejects(bad, "BAD_MAGIC", 0);
+  const future = good.slice();
+  future[8] = 2;
+  await rejects(future, "FUTURE_FORMAT", 8);
+  await rejects(new Uint8Array(0), "EMPTY", 0);
+  await rejects(good.slice(0, 10), "EMPTY", 0);
+});
+
+test("a dump cut at every byte converts every complete chunk before the cut and says where", async () => {
+  const full = sampleDump();
+  const offs = chunkOffsets(full);
+  const fullEvents = (await toChrome(full)).result.events;
+  let last = -1;
+  for (let cut = PREAMBLE_SIZE; cut <= full.length; cut++) {
+    const { trace, result } = await toChrome(full.subarray(0, cut));
+    assert.ok(result.events >= last, `events never decrease (cut ${cut})`);
+    last = result.events;
+    const w = trace.rawtrace.warnings;
+    const complete = offs.filter((o, i) => (offs[i + 1] ?? full.length) <= cut);
+    const partialAt = offs.find((o, i) => o < cut && (offs[i + 1] ?? full.length) > cut);
+    if (partialAt !== undefined) {
+      const t = w.find((x: any) => x.code === "TRUNCATED");
+      assert.ok(t, `TRUNCATED reported at cut ${cut}`);
+      assert.is(t.offset, partialAt);
+      assert.is(t.detail, cut - partialAt);
+    }
+    if (cut < full.length) assert.ok(w.some((x: any) => x.code === "NO_END"), `NO_END at cut ${cut}`);
+    assert.ok(complete.length >= 0);
+  }
+  assert.is(last, fullEvents);
+});
+
+test("a damaged payload is skipped with BAD_PAYLOAD_CRC; later chunks still convert", async () => {
+  const full = sampleDump();
+  const offs = chunkOffsets(full);
+  const dv = new DataView(full.buffer);
+  // Find the first ACTIVITY chunk (type 5) and flip a byte inside its payload.
+  const act = offs.find((o) => dv.getUint16(o + 4, true) === 5)!;
+  const bad = full.slice();
+  bad[act + CHUNK_HEADER_SIZE + 40] ^= 0x10;
+  const { trace, result } = await toChrome(bad);
+  const w = trace.rawtrace.warnings.find((x: any) => x.code === "BAD_PAYLOAD_CRC");
+  assert.ok(w);
+  assert.is(w.offset, act);
+  // The second activity chunk (kernels) is still there.
+  assert.is(trace.traceEvents.filter((e: any) => e.cat === "kernel").length, 2);
+  assert.ok(result.events < (await toChrome(full)).result.events);
+});
+
+test("a damaged chunk header is skipped by resynchronizing on the next chunk", async () => {
+  const full = sampleDump();
+  const offs = chunkOffsets(full);
+  const dv = new DataView(full.buffer);
+  const act = offs.find((o) => dv.getUint16(o + 4, true) === 5)!;
+  const bad = full.slice();
+  bad[act + 13] ^= 0xff; // length field: header CRC fails
+  const { trace } = await toChrome(bad);
+  const w = trace.rawtrace.warnings.find((x: any) => x.code === "BAD_CHUNK_HEADER");
+  assert.ok(w, "BAD_CHUNK_HEADER");
+  assert.is(w.offset, act);
+  assert.is(trace.traceEvents.filter((e: any) => e.cat === "kernel").length, 2);
+});
+
+test("a duplicated chunk is dropped, so no event appears twice", async () => {
+  const full = sampleDump();
+  const offs = chunkOffsets(full);
+  const dv = new DataView(full.buffer);
+  const i = offs.findIndex((o) => dv.getUint16(o + 4, true) === 5 && offs.indexOf(o) > 0);
+  const second = offs.filter((o) => dv.getUint16(o + 4, true) === 5)[1];
+  const end = offs[offs.indexOf(second) + 1];
+  const dup = new Uint8Array(full.length + (end - second));
+  dup.set(full.subarray(0, end), 0);
+  dup.set(full.subarray(second, end), end);
+  dup.set(full.subarray(end), end + (end - second));
+  assert.ok(i >= 0);
+  const { trace } = await toChrome(dup);
+  assert.is(trace.traceEvents.filter((e: any) => e.cat === "kernel").length, 2);
+  assert.ok(trace.rawtrace.warnings.some((x: any) => x.code === "DUPLICATE_CHUNK"));
+});
+
+test("a chunk larger than the input window (6 MiB activity buffer) converts", async () => {
+  const L = "cuda13";
+  const w = RawtraceWriter.inMemory();
+  w.header({ vendor: 1, vendorVersion: 130001, pid: 1, startNs: 1n, hostname: "h", commandLine: "x" });
+  w.kindSizes(Object.entries(C.SIZES[L]).map(([k, s]) => [Number(k), s] as const));
+  w.strings([[8n, "k"]]);
+  const n = Math.ceil((6 << 20) / C.SIZES[L][10]);
+  const recs: Uint8Array[] = [];
+  const T = 1_780_000_000_000_000_000n;
+  for (let i = 0; i < n; i++) {
+    recs.push(C.kernelRecord(L, { start: T + BigInt(i * 10), end: T + BigInt(i * 10 + 5), deviceId: 0, contextId: 1, streamId: 7, correlationId: i + 1, namePtr: 8n }));
+  }
+  w.activity(C.concat(recs));
+  w.end();
+  const { trace, result } = await toChrome(w.bytes());
+  assert.is(result.events, n);
+  assert.is(trace.traceEvents.filter((e: any) => e.cat === "kernel").length, n);
+  assert.equal(trace.rawtrace.warnings, []);
+});
+
+test("unknown chunk types and record kinds are skipped and counted", async () => {
+  const L = "cuda13";
+  const w = RawtraceWriter.inMemory();
+  w.header({ vendor: 1, vendorVersion: 130001, pid: 1, startNs: 1n, hostname: "h", commandLine: "x" });
+  w.kindSizes([...Object.entries(C.SIZES[L]).map(([k, s]) => [Number(k), s] as const), [46, 168]]);
+  w.chunk(99, new Uint8Array([1, 2, 3]));
+  w.strings([[8n, "k"]]);
+  const pcie = new Uint8Array(168);
+  new DataView(pcie.buffer).setUint32(0, 46, true);
+  const T = 1_780_000_000_000_000_000n;
+  w.activity(C.concat([pcie, C.kernelRecord(L, { start: T, end: T + 5n, deviceId: 0, contextId: 1, streamId: 7, correlationId: 1, namePtr: 8n })]));
+  w.end();
+  const { trace } = await toChrome(w.bytes());
+  assert.is(trace.traceEvents.filter((e: any) => e.cat === "kernel").length, 1);
+  const codes = trace.rawtrace.warnings.map((x: any) => x.code);
+  assert.ok(codes.includes("UNKNOWN_CHUNK"));
+  assert.ok(codes.includes("UNKNOWN_KIND"));
+  const i = await info(w.bytes());
+  assert.is(i.records.PCIE, 1);
+  assert.is(i.records.CONCURRENT_KERNEL, 1);
+});
+
+test("a pointer re-used with other bytes resolves to the bytes valid at each record", async () => {
+  const L = "cuda13";
+  const w = RawtraceWriter.inMemory();
+  w.header({ vendor: 1, vendorVersion: 130001, pid: 1, startNs: 1n, hostname: "h", commandLine: "x" });
+  w.kindSizes(Object.entries(C.SIZES[L]).map(([k, s]) => [Number(k), s] as const));
+  const T = 1_780_000_000_000_000_000n;
+  const k = (i: number) => C.kernelRecord(L, { start: T + BigInt(i), end: T + BigInt(i + 1), deviceId: 0, contextId: 1, streamId: 7, correlationId: i, namePtr: 0x40n });
+  w.strings([[0x40n, "first_kernel"]]);
+  w.activity(k(1));
+  w.strings([[0x40n, "second_kernel"]]);
+  w.activity(k(2));
+  w.end();
+  const { trace } = await toChrome(w.bytes());
+  assert.equal(trace.traceEvents.filter((e: any) => e.cat === "kernel").map((e: any) => e.name), ["first_kernel", "second_kernel"]);
+});
+
+test("info: header, devices, records per kind", async () => {
+  const i = await info(sampleDump());
+  assert.is(i.vendor, "cuda");
+  assert.is(i.vendorVersion, 130001);
+  assert.is(i.pid, 4242);
+  assert.is(i.rank, 3);
+  assert.is(i.worldSize, 8);
+  assert.is(i.hostname, "gpu-node-1");
+  assert.equal(i.commandLine, ["/usr/bin/python3", "train.py"]);
+  assert.is(i.devices[0].name, "NVIDIA H100 80GB HBM3");
+  assert.is(i.devices[0].computeCapability, "9.0");
+  assert.is(i.records.CONCURRENT_KERNEL, 2);
+  assert.is(i.records.RUNTIME, 3);
+  assert.is(i.records.MARKER, 4);
+  assert.is(i.droppedRecords, 7);
+  assert.is(i.complete, true);
+  assert.is(i.externalCorrelations, 1);
+});
+
+test.run();
