@@ -229,7 +229,7 @@ export function beginIndex(): void {
   pass = 1;
   prepared = false;
   setRecordContainerWarnings(true);
-  readerReset(onChunkPass1);
+  readerReset(onChunkPass1, true);
 }
 
 /** Starts pass 2 (emit) with emitter `sink` (see emit/dispatch.ts). */
@@ -237,7 +237,7 @@ export function beginEmit(sink: i32): void {
   pass = 2;
   sinkKind = sink;
   setRecordContainerWarnings(false);
-  readerReset(onChunkPass2);
+  readerReset(onChunkPass2, false);
   clockPrepare();
   const first = S.minVendorTs != 0 ? toUnix(S.minVendorTs) : S.startNs;
   baseNs = chromeBaseFor(first);

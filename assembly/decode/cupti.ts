@@ -451,20 +451,16 @@ let markerOpen: usize = 0;
 import { Table, tableNew, tableUpsert, tableFind, tableSlots, tableKeyAt, tableValueAt } from "../util/hash_table";
 const MARK_ENTRY: usize = 32;
 
-/** Attaches external ids of correlation `corr` (CUSTOM0 → externalId, CUSTOM1 → userExternalId). */
+/** Attaches external ids of correlation `corr` (CUSTOM0/UNKNOWN → externalId, CUSTOM1 → userExternalId). */
 // @ts-ignore: decorator
 @inline function attachExternal(e: Ev, corr: u64): void {
-  if (S.externalCount() == 0) return;
-  // Kineto: CUSTOM0 (3) marks framework ops; older/other producers use UNKNOWN (1).
-  let x = S.findExternal(corr, 3);
-  if (x == 0) x = S.findExternal(corr, 1);
-  if (x != 0) {
-    e.externalId = load<u64>(x);
+  S.lookupExternal(corr);
+  if (S.extOpFound) {
+    e.externalId = S.extOp;
     e.flags |= EvFlag.HAS_EXTERNAL;
   }
-  const u = S.findExternal(corr, 4);
-  if (u != 0) {
-    e.userExternalId = load<u64>(u);
+  if (S.extUserFound) {
+    e.userExternalId = S.extUser;
     e.flags |= EvFlag.HAS_USER_EXTERNAL;
   }
 }

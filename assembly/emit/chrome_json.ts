@@ -95,6 +95,8 @@ export function chromeBegin(baseNs: u64): void {
   lastTs = 0;
   hostRows = tableNew(64);
   gpuRows = tableNew(64);
+  lastGpuRow = 0xffffffffffffffff;
+  lastHostRow = 0xffffffffffffffff;
   overheadSeen = false;
   O.need(256);
   O.ascii('{"schemaVersion":1,');
@@ -181,8 +183,23 @@ function gpuTail(e: Ev): void {
   }
 }
 
-function noteGpuRow(device: u64, tid: u64, kind: u64): void {
-  store<u64>(tableUpsert(gpuRows, (device << 32) | tid), kind);
+let lastGpuRow: u64 = 0xffffffffffffffff;
+let lastHostRow: u64 = 0xffffffffffffffff;
+
+// Rows change rarely between consecutive events: a one-entry cache skips most table updates.
+// @ts-ignore: decorator
+@inline function noteGpuRow(device: u64, tid: u64, kind: u64): void {
+  const k = (device << 32) | tid;
+  if (k == lastGpuRow) return;
+  lastGpuRow = k;
+  store<u64>(tableUpsert(gpuRows, k), kind);
+}
+// @ts-ignore: decorator
+@inline function noteHostRow(pid: u64, tid: u64): void {
+  const k = (pid << 32) | tid;
+  if (k == lastHostRow) return;
+  lastHostRow = k;
+  store<u64>(tableUpsert(hostRows, k), 1);
 }
 
 // @ts-ignore: decorator
@@ -276,7 +293,7 @@ export function chromeEvent(e: Ev): void {
     case EvKind.API_DRIVER: {
       const pid = <u64>e.pid;
       const tid = <u64>e.tid;
-      store<u64>(tableUpsert(hostRows, (pid << 32) | tid), 1);
+      noteHostRow(pid, tid);
       head(e.kind == EvKind.API_RUNTIME ? "cuda_runtime" : "cuda_driver", e, pid, tid);
       keyU('"cbid":', e.apiId);
       keyU(',"correlation":', e.correlation);
@@ -339,7 +356,7 @@ export function chromeEvent(e: Ev): void {
     case EvKind.INSTANT: {
       const pid = <u64>e.pid;
       const tid = <u64>e.tid;
-      store<u64>(tableUpsert(hostRows, (pid << 32) | tid), 1);
+      noteHostRow(pid, tid);
       O.need(O.EVENT_RESERVE);
       sep();
       if (e.kind == EvKind.RANGE) O.ascii('{"ph":"X","cat":"user_annotation","name":');

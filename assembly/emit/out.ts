@@ -30,7 +30,8 @@ const DIGITS: usize = memory.data<u8>([
 
 /** Allocates the window; call after heap.reset(). */
 export function outReset(): void {
-  outBuf = heap.alloc(OUT_CAP);
+  // 64 spare bytes past outEnd: SIMD stores may overrun the logical end by up to 15 bytes.
+  outBuf = heap.alloc(OUT_CAP + 64);
   outEnd = outBuf + OUT_CAP;
   pos = outBuf;
   written = 0;
@@ -46,10 +47,10 @@ export function flush(): void {
   pos = outBuf;
 }
 
-/** Makes sure `n` (≤ OUT_CAP) bytes can be written at `pos`. */
+/** Makes sure `n` (≤ OUT_CAP - 32) bytes, plus the 16-byte slack {@link ascii} may overwrite, fit at `pos`. */
 // @ts-ignore: decorator
 @inline export function need(n: usize): void {
-  if (pos + n > outEnd) flush();
+  if (pos + n + 32 > outEnd) flush();
 }
 
 // @ts-ignore: decorator
@@ -74,11 +75,22 @@ export function raw(p: usize, n: usize): void {
   }
 }
 
-/** Writes an ASCII AS string (compile-time constants: keys, punctuation). Caller reserved room via need(). */
+/**
+ * Writes an ASCII AS string (compile-time constants: keys, punctuation). Caller reserved room via need() for the
+ * string plus 16 bytes of slack: the copy narrows UTF-16 to bytes 16 characters at a time with SIMD and may write
+ * up to 15 bytes past the end (they are overwritten by what follows). Reading up to 31 bytes past the string is
+ * safe: literals live in the static data segment, far below the end of memory.
+ */
 export function ascii(s: string): void {
-  const n = s.length;
-  const src = changetype<usize>(s);
-  for (let i = 0; i < n; i++) store<u8>(pos + i, load<u8>(src + (<usize>i << 1)));
+  const n = <usize>s.length;
+  let src = changetype<usize>(s);
+  let dst = pos;
+  const end = dst + n;
+  while (dst < end) {
+    v128.store(dst, i8x16.narrow_i16x8_u(v128.load(src), v128.load(src, 16)));
+    src += 32;
+    dst += 16;
+  }
   pos += n;
 }
 
@@ -95,10 +107,21 @@ export function ascii(s: string): void {
   return n;
 }
 
-/** Writes v in decimal. Caller reserved ≥ 20 bytes. */
-export function u64dec(v: u64): void {
-  const n = digits64(v);
-  let q = pos + n;
+/** Number of decimal digits of a u32. */
+// @ts-ignore: decorator
+@inline function digits32(v: u32): u32 {
+  if (v < 100000) {
+    if (v < 100) return v < 10 ? 1 : 2;
+    return v < 1000 ? 3 : v < 10000 ? 4 : 5;
+  }
+  if (v < 10000000) return v < 1000000 ? 6 : 7;
+  return v < 100000000 ? 8 : v < 1000000000 ? 9 : 10;
+}
+
+/** Writes the `n` low digits of v (n = its digit count, or more for zero padding) ending at q. */
+// @ts-ignore: decorator
+@inline function digitsAt(q: usize, v: u32, n: u32): void {
+  const start = q - n;
   while (v >= 100) {
     const r = <usize>(v % 100);
     v /= 100;
@@ -112,7 +135,27 @@ export function u64dec(v: u64): void {
     q -= 1;
     store<u8>(q, <u8>(48 + v));
   }
-  pos += n;
+  while (q > start) {
+    q--;
+    store<u8>(q, 48);
+  }
+}
+
+/** Writes v in decimal. Caller reserved ≥ 20 bytes. */
+export function u64dec(v: u64): void {
+  // 32-bit division is several times cheaper than 64-bit: split large values into 8-digit halves.
+  if (v <= 0xffffffff) {
+    const x = <u32>v;
+    const n = digits32(x);
+    digitsAt(pos + n, x, n);
+    pos += n;
+    return;
+  }
+  const hi = v / 100000000;
+  const lo = <u32>(v - hi * 100000000);
+  u64dec(hi);
+  digitsAt(pos + 8, lo, 8);
+  pos += 8;
 }
 
 /** Writes a signed decimal. Caller reserved ≥ 21 bytes. */
@@ -175,9 +218,19 @@ const HEX: usize = memory.data<u8>([48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 97, 
  */
 export function jsonChars(p: usize, n: usize): void {
   const end = p + n;
+  const ctl = i8x16.splat(0x20);
+  const quote = i8x16.splat(0x22);
+  const bslash = i8x16.splat(0x5c);
   while (p < end) {
-    // Fast path: copy the run of bytes that need no escaping in one memory.copy.
+    // Fast path: find the run of bytes that need no escaping, 16 at a time (SIMD) while 16 remain, then bytewise;
+    // copy the run with one memory.copy.
     let q = p;
+    while (q + 16 <= end) {
+      const v = v128.load(q);
+      const bad = v128.or(i8x16.lt_u(v, ctl), v128.or(i8x16.eq(v, quote), i8x16.eq(v, bslash)));
+      if (v128.any_true(bad)) break;
+      q += 16;
+    }
     while (q < end) {
       const c = load<u8>(q);
       if (c < 0x20 || c == 0x22 || c == 0x5c) break;

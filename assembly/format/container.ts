@@ -48,9 +48,25 @@ let nextSeq: u32 = 0;
 let seenBits: usize = 0;
 let seenCap: u32 = 0; // bits
 let handler: ChunkHandler | null = null;
+let verifyPayloads = true;
+/** Sequence numbers of chunks that failed their payload CRC in pass 1 (rare: a short list). */
+let badSeqs: usize = 0;
+let badSeqCount: u32 = 0;
+const MAX_BAD_SEQS: u32 = 4096;
+
+function badSeq(seq: u32): void {
+  if (badSeqs == 0) badSeqs = heap.alloc(<usize>MAX_BAD_SEQS << 2);
+  if (badSeqCount < MAX_BAD_SEQS) store<u32>(badSeqs + (<usize>badSeqCount << 2), seq);
+  badSeqCount++;
+}
+function isBadSeq(seq: u32): bool {
+  for (let i: u32 = 0; i < badSeqCount; i++) if (load<u32>(badSeqs + (<usize>i << 2)) == seq) return true;
+  return false;
+}
 
 /** Resets the reader for a new pass over a file (allocates the window; call after heap.reset() or per pass). */
-export function readerReset(h: ChunkHandler): void {
+export function readerReset(h: ChunkHandler, verify: bool): void {
+  verifyPayloads = verify;
   if (win == 0) {
     win = heap.alloc(INITIAL_WINDOW);
     winCap = INITIAL_WINDOW;
@@ -74,6 +90,8 @@ export function readerForget(): void {
   winCap = 0;
   seenBits = 0;
   seenCap = 0;
+  badSeqs = 0;
+  badSeqCount = 0;
 }
 
 /** Where the host writes the next input bytes. Valid until the next feed(). */
@@ -182,10 +200,15 @@ export function feed(n: usize): bool {
     const flags = <u32>load<u16>(c, 6);
     const seq = load<u32>(c, 8);
     p += total;
-    if ((flags & 1) != 0 && crc32(c + CHUNK_HEADER, len) != load<u32>(c, 16)) {
+    // Payload CRCs are verified in pass 1; pass 2 re-reads the same bytes and skips the same chunks by sequence
+    // number, so it does not pay for the checksum again (unless pass 1 saw too many bad chunks to list).
+    const verify = verifyPayloads || badSeqCount > MAX_BAD_SEQS;
+    if (verify && (flags & 1) != 0 && crc32(c + CHUNK_HEADER, len) != load<u32>(c, 16)) {
+      if (verifyPayloads) badSeq(seq);
       if (recordContainerWarnings) warn(Warn.BAD_PAYLOAD_CRC, off, seq);
       continue;
     }
+    if (!verify && badSeqCount != 0 && isBadSeq(seq)) continue;
     if (markSeen(seq)) {
       if (recordContainerWarnings) warn(Warn.DUPLICATE_CHUNK, off, seq);
       continue;

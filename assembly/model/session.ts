@@ -318,23 +318,102 @@ export function streamName(device: u32, stream: u32): usize {
 
 // ---- External correlation -----------------------------------------------------------------------------------------
 
-let extTable: Table = 0;
+// Correlation ids are small and sequential, and records arrive roughly in their order: a paged direct array
+// (corr → ext+1) keeps lookups cache-friendly where a hash table would miss the cache on almost every event.
+// Pages are allocated on demand and capped, so crafted sparse ids fall back to the hash table instead of
+// allocating memory sized by untrusted values.
+const EXT_PAGE_BITS: u32 = 13; // 8192 entries × 8 B = 64 KiB per page
+const EXT_DIR_SIZE: u32 = 1 << (32 - EXT_PAGE_BITS); // pages covering every u32 correlation id
+const EXT_MAX_PAGES: u32 = 2048; // 128 MiB of pages at most
+let extDir: usize = 0;
+let extPages: u32 = 0;
+let extTable: Table = 0; // other kinds, ids beyond the cap, and external ids that do not fit the +1 encoding
+let extCount: u32 = 0;
+let extUserSeen = false;
+
+/** Kinds kept in the direct array: CUPTI UNKNOWN (1) and CUSTOM0 (3) both mark framework ops. */
+// @ts-ignore: decorator
+@inline function isOpKind(kind: u32): bool {
+  return kind == 3 || kind == 1;
+}
+
+function denseSlot(corr: u64, create: bool): usize {
+  if (corr > 0xffffffff) return 0;
+  const page = <u32>corr >> EXT_PAGE_BITS;
+  if (extDir == 0) {
+    if (!create) return 0;
+    extDir = heap.alloc(<usize>EXT_DIR_SIZE << 2);
+    memory.fill(extDir, 0, <usize>EXT_DIR_SIZE << 2);
+  }
+  let pp = <usize>load<u32>(extDir + (<usize>page << 2));
+  if (pp == 0) {
+    if (!create || extPages >= EXT_MAX_PAGES) return 0;
+    pp = heap.alloc(<usize>8 << EXT_PAGE_BITS);
+    memory.fill(pp, 0, <usize>8 << EXT_PAGE_BITS);
+    store<u32>(extDir + (<usize>page << 2), <u32>pp);
+    extPages++;
+  }
+  return pp + ((<usize>corr & ((1 << EXT_PAGE_BITS) - 1)) << 3);
+}
+
 /**
  * Records that vendor correlation `corr` belongs to external id `ext` of external kind `kind` (0..7). Returns false
  * when the pair was already mapped to another id (the first mapping is kept).
  */
 export function setExternal(corr: u64, kind: u32, ext: u64): bool {
+  if (isOpKind(kind) && ext != 0xffffffffffffffff) {
+    const d = denseSlot(corr, true);
+    if (d != 0) {
+      const cur = load<u64>(d);
+      if (cur != 0) return cur == ext + 1;
+      store<u64>(d, ext + 1);
+      extCount++;
+      return true;
+    }
+  }
+  if (!isOpKind(kind)) extUserSeen = true;
   const slot = tableUpsert(extTable, (corr << 3) | (kind & 7));
   if (!inserted) return load<u64>(slot) == ext;
   store<u64>(slot, ext);
+  extCount++;
   return true;
 }
-/** Address of the external id of (corr, kind), or 0. */
-export function findExternal(corr: u64, kind: u32): usize {
-  return tableFind(extTable, (corr << 3) | (kind & 7));
+
+/** External ids found by the last {@link lookupExternal}. */
+export let extOp: u64 = 0;
+export let extOpFound = false;
+export let extUser: u64 = 0;
+export let extUserFound = false;
+
+/** Looks up the framework-op id (CUSTOM0, else UNKNOWN) and user-annotation id (CUSTOM1) of `corr`. */
+export function lookupExternal(corr: u64): void {
+  extOpFound = false;
+  extUserFound = false;
+  if (extCount == 0) return;
+  const d = denseSlot(corr, false);
+  if (d != 0 && load<u64>(d) != 0) {
+    extOp = load<u64>(d) - 1;
+    extOpFound = true;
+  } else if (load<u32>(extTable, 8) != 0) {
+    let x = tableFind(extTable, (corr << 3) | 3);
+    if (x == 0) x = tableFind(extTable, (corr << 3) | 1);
+    if (x != 0) {
+      extOp = load<u64>(x);
+      extOpFound = true;
+    }
+  }
+  if (extUserSeen) {
+    const u = tableFind(extTable, (corr << 3) | 4);
+    if (u != 0) {
+      extUser = load<u64>(u);
+      extUserFound = true;
+    }
+  }
 }
+
+/** Number of external correlations recorded. */
 export function externalCount(): u32 {
-  return load<u32>(extTable, 8);
+  return extCount;
 }
 
 // ---- Lifecycle -----------------------------------------------------------------------------------------------------
@@ -386,5 +465,9 @@ export function sessionReset(): void {
   ctxTable = tableNew(16);
   threadNames = tableNew(64);
   streamNames = tableNew(64);
-  extTable = tableNew(1 << 12);
+  extTable = tableNew(64);
+  extDir = 0;
+  extPages = 0;
+  extCount = 0;
+  extUserSeen = false;
 }

@@ -55,25 +55,27 @@ export interface SyncFields {
   cudaEventId?: number;
 }
 
-/** Little-endian record writer over a fixed-size zeroed buffer. */
+/**
+ * Little-endian writer of one record at `base` in a DataView; fields beyond `size` (the layout's struct size) are
+ * skipped, as the older struct versions simply do not have them. The bytes must be zeroed by the caller.
+ */
 class Rec {
-  readonly bytes: Uint8Array;
-  private readonly dv: DataView;
-  constructor(readonly size: number, kind: number) {
-    this.bytes = new Uint8Array(size);
-    this.dv = new DataView(this.bytes.buffer);
+  constructor(private readonly dv: DataView, private readonly base: number, readonly size: number, kind: number) {
     this.u32(0, kind);
   }
-  u8(o: number, v: number): this { if (o + 1 <= this.size) this.dv.setUint8(o, v); return this; }
-  u16(o: number, v: number): this { if (o + 2 <= this.size) this.dv.setUint16(o, v, true); return this; }
-  u32(o: number, v: number): this { if (o + 4 <= this.size) this.dv.setUint32(o, v >>> 0, true); return this; }
-  i32(o: number, v: number): this { if (o + 4 <= this.size) this.dv.setInt32(o, v, true); return this; }
-  u64(o: number, v: bigint): this { if (o + 8 <= this.size) this.dv.setBigUint64(o, BigInt.asUintN(64, v), true); return this; }
+  u8(o: number, v: number): this { if (o + 1 <= this.size) this.dv.setUint8(this.base + o, v); return this; }
+  u16(o: number, v: number): this { if (o + 2 <= this.size) this.dv.setUint16(this.base + o, v, true); return this; }
+  u32(o: number, v: number): this { if (o + 4 <= this.size) this.dv.setUint32(this.base + o, v >>> 0, true); return this; }
+  i32(o: number, v: number): this { if (o + 4 <= this.size) this.dv.setInt32(this.base + o, v, true); return this; }
+  u64(o: number, v: bigint): this {
+    if (o + 8 <= this.size) this.dv.setBigUint64(this.base + o, BigInt.asUintN(64, v), true);
+    return this;
+  }
 }
 
-/** A CONCURRENT_KERNEL record. */
-export function kernelRecord(l: CuptiLayout, f: KernelFields): Uint8Array {
-  return new Rec(SIZES[l][CK.CONCURRENT_KERNEL], CK.CONCURRENT_KERNEL)
+/** Writes a CONCURRENT_KERNEL record at `off` (zeroed bytes); returns its size. */
+export function writeKernel(dv: DataView, off: number, l: CuptiLayout, f: KernelFields): number {
+  return new Rec(dv, off, SIZES[l][CK.CONCURRENT_KERNEL], CK.CONCURRENT_KERNEL)
     .u16(6, f.registersPerThread ?? 0).u64(16, f.start).u64(24, f.end).u64(32, f.end)
     .u32(40, f.deviceId).u32(44, f.contextId).u32(48, f.streamId)
     .i32(52, f.gridX ?? 1).i32(56, f.gridY ?? 1).i32(60, f.gridZ ?? 1)
@@ -81,53 +83,94 @@ export function kernelRecord(l: CuptiLayout, f: KernelFields): Uint8Array {
     .i32(76, f.staticSharedMemory ?? 0).i32(80, f.dynamicSharedMemory ?? 0)
     .u32(92, f.correlationId).u64(104, f.namePtr).u64(120, f.queued ?? 0n)
     .u64(144, f.graphNodeId ?? 0n).u32(156, f.graphId ?? 0).u32(168, f.channelID ?? 0).u32(172, f.channelType ?? 0)
-    .bytes;
+    .size;
 }
 
-/** A MEMCPY record. */
-export function memcpyRecord(l: CuptiLayout, f: MemcpyFields): Uint8Array {
-  return new Rec(SIZES[l][CK.MEMCPY], CK.MEMCPY)
+/** Writes a MEMCPY record at `off`; returns its size. */
+export function writeMemcpy(dv: DataView, off: number, l: CuptiLayout, f: MemcpyFields): number {
+  return new Rec(dv, off, SIZES[l][CK.MEMCPY], CK.MEMCPY)
     .u8(4, f.copyKind).u8(5, f.srcKind).u8(6, f.dstKind).u8(7, f.async ? 1 : 0).u64(8, f.bytes)
     .u64(16, f.start).u64(24, f.end).u32(32, f.deviceId).u32(36, f.contextId).u32(40, f.streamId)
     .u32(44, f.correlationId).u32(48, f.correlationId).u64(64, f.graphNodeId ?? 0n).u32(72, f.graphId ?? 0)
-    .u32(76, f.channelID ?? 0).u32(80, f.channelType ?? 0).bytes;
+    .u32(76, f.channelID ?? 0).u32(80, f.channelType ?? 0).size;
 }
 
-/** A MEMSET record. */
-export function memsetRecord(l: CuptiLayout, f: MemsetFields): Uint8Array {
-  return new Rec(SIZES[l][CK.MEMSET], CK.MEMSET)
+/** Writes a MEMSET record at `off`; returns its size. */
+export function writeMemset(dv: DataView, off: number, l: CuptiLayout, f: MemsetFields): number {
+  return new Rec(dv, off, SIZES[l][CK.MEMSET], CK.MEMSET)
     .u32(4, f.value ?? 0).u64(8, f.bytes).u64(16, f.start).u64(24, f.end).u32(32, f.deviceId)
     .u32(36, f.contextId).u32(40, f.streamId).u32(44, f.correlationId).u16(48, f.async ? 1 : 0)
-    .u16(50, f.memoryKind).bytes;
+    .u16(50, f.memoryKind).size;
 }
 
+/** Writes a RUNTIME (kind 5) or DRIVER (kind 4) API record at `off`; returns its size. */
+export function writeApi(dv: DataView, off: number, l: CuptiLayout, f: ApiFields): number {
+  return new Rec(dv, off, SIZES[l][f.kind], f.kind)
+    .u32(4, f.cbid).u64(8, f.start).u64(16, f.end).u32(24, f.processId).u32(28, f.threadId)
+    .u32(32, f.correlationId).u32(36, f.returnValue ?? 0).size;
+}
+
+/** Writes a SYNCHRONIZATION record at `off` (streamId 0xFFFFFFFF = context-wide); returns its size. */
+export function writeSync(dv: DataView, off: number, l: CuptiLayout, f: SyncFields): number {
+  return new Rec(dv, off, SIZES[l][CK.SYNCHRONIZATION], CK.SYNCHRONIZATION)
+    .u32(4, f.type).u64(8, f.start).u64(16, f.end).u32(24, f.correlationId).u32(28, f.contextId)
+    .u32(32, f.streamId).u32(36, f.cudaEventId ?? 0).size;
+}
+
+/** Writes an EXTERNAL_CORRELATION record at `off` (externalKind 3 = CUSTOM0, Kineto's framework ops). */
+export function writeExternal(
+  dv: DataView, off: number, l: CuptiLayout, externalKind: number, externalId: bigint, correlationId: number,
+): number {
+  return new Rec(dv, off, SIZES[l][CK.EXTERNAL_CORRELATION], CK.EXTERNAL_CORRELATION)
+    .u32(4, externalKind).u64(8, externalId).u32(16, correlationId).size;
+}
+
+/** Writes a MARKER record at `off` (flags 1 instant, 2 start, 4 end; objectKind 2 = thread). */
+export function writeMarker(
+  dv: DataView, off: number, l: CuptiLayout, flags: number, timestamp: bigint, id: number, pid: number, tid: number,
+  namePtr: bigint, domainPtr = 0n,
+): number {
+  return new Rec(dv, off, SIZES[l][CK.MARKER], CK.MARKER)
+    .u32(4, flags).u64(8, timestamp).u32(16, id).u32(20, 2).u32(24, pid).u32(28, tid).u64(40, namePtr)
+    .u64(48, domainPtr).size;
+}
+
+/** Runs a writer against a fresh zeroed record of `size` bytes and returns the bytes. */
+function one(size: number, write: (dv: DataView) => number): Uint8Array {
+  const b = new Uint8Array(size);
+  write(new DataView(b.buffer));
+  return b;
+}
+
+/** A CONCURRENT_KERNEL record. */
+export function kernelRecord(l: CuptiLayout, f: KernelFields): Uint8Array {
+  return one(SIZES[l][CK.CONCURRENT_KERNEL], (dv) => writeKernel(dv, 0, l, f));
+}
+/** A MEMCPY record. */
+export function memcpyRecord(l: CuptiLayout, f: MemcpyFields): Uint8Array {
+  return one(SIZES[l][CK.MEMCPY], (dv) => writeMemcpy(dv, 0, l, f));
+}
+/** A MEMSET record. */
+export function memsetRecord(l: CuptiLayout, f: MemsetFields): Uint8Array {
+  return one(SIZES[l][CK.MEMSET], (dv) => writeMemset(dv, 0, l, f));
+}
 /** A RUNTIME (kind 5) or DRIVER (kind 4) API record. */
 export function apiRecord(l: CuptiLayout, f: ApiFields): Uint8Array {
-  return new Rec(SIZES[l][f.kind], f.kind)
-    .u32(4, f.cbid).u64(8, f.start).u64(16, f.end).u32(24, f.processId).u32(28, f.threadId)
-    .u32(32, f.correlationId).u32(36, f.returnValue ?? 0).bytes;
+  return one(SIZES[l][f.kind], (dv) => writeApi(dv, 0, l, f));
 }
-
 /** A SYNCHRONIZATION record; streamId 0xFFFFFFFF = context-wide. */
 export function syncRecord(l: CuptiLayout, f: SyncFields): Uint8Array {
-  return new Rec(SIZES[l][CK.SYNCHRONIZATION], CK.SYNCHRONIZATION)
-    .u32(4, f.type).u64(8, f.start).u64(16, f.end).u32(24, f.correlationId).u32(28, f.contextId)
-    .u32(32, f.streamId).u32(36, f.cudaEventId ?? 0).bytes;
+  return one(SIZES[l][CK.SYNCHRONIZATION], (dv) => writeSync(dv, 0, l, f));
 }
-
 /** An EXTERNAL_CORRELATION record (externalKind 3 = CUSTOM0, Kineto's framework ops). */
 export function externalRecord(l: CuptiLayout, externalKind: number, externalId: bigint, correlationId: number): Uint8Array {
-  return new Rec(SIZES[l][CK.EXTERNAL_CORRELATION], CK.EXTERNAL_CORRELATION)
-    .u32(4, externalKind).u64(8, externalId).u32(16, correlationId).bytes;
+  return one(SIZES[l][CK.EXTERNAL_CORRELATION], (dv) => writeExternal(dv, 0, l, externalKind, externalId, correlationId));
 }
-
 /** A MARKER record (flags 1 instant, 2 start, 4 end; objectKind 2 = thread). */
 export function markerRecord(
   l: CuptiLayout, flags: number, timestamp: bigint, id: number, pid: number, tid: number, namePtr: bigint, domainPtr = 0n,
 ): Uint8Array {
-  return new Rec(SIZES[l][CK.MARKER], CK.MARKER)
-    .u32(4, flags).u64(8, timestamp).u32(16, id).u32(20, 2).u32(24, pid).u32(28, tid).u64(40, namePtr)
-    .u64(48, domainPtr).bytes;
+  return one(SIZES[l][CK.MARKER], (dv) => writeMarker(dv, 0, l, flags, timestamp, id, pid, tid, namePtr, domainPtr));
 }
 
 /** Concatenates records into one activity buffer. */

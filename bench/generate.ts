@@ -1,0 +1,144 @@
+/**
+ * Deterministic generator of realistic CUPTI dumps (CUDA 13 record layouts) for the benchmarks: a training loop
+ * where each step is an NVTX range holding thousands of ops; each op is an external correlation (framework op id),
+ * a cudaLaunchKernel runtime record (+ its cuLaunchKernel driver record, hidden by default like Kineto does) and
+ * the kernel on one of 4 streams, with periodic memcpy/memset and a stream sync at the end of each step.
+ *
+ *   tsx bench/generate.ts <records> <out.rawtrace>
+ *
+ * Same arguments, same bytes (a fixed-seed PRNG; no clock is read).
+ */
+import { RawtraceWriter } from "../src/format/writer.js";
+import * as C from "../src/tools/cupti_records.js";
+import { KERNEL_NAMES } from "./kernel_names.js";
+
+const L: C.CuptiLayout = "cuda13";
+const CHUNK = 8 << 20;
+const PID = 31337;
+const TID = 31338;
+const T0 = 1_780_000_000_000_000_000n;
+
+/** mulberry32: a tiny fixed-seed PRNG so every run writes the same file. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Writes a dump of about `records` activity records to `path`; returns the counts. */
+export function generate(records: number, path: string): { records: number; bytes: number; kernels: number } {
+  const w = RawtraceWriter.toFile(path);
+  w.header({
+    vendor: 1, vendorVersion: C.LAYOUT_VERSION[L], runtimeVersion: 13000, driverVersion: 13000, pid: PID,
+    startNs: T0, hostname: "bench-node", commandLine: "/usr/bin/python3\0train.py\0--steps=1000",
+  });
+  w.clock({ which: 0, vendorNs: T0, realtimeNs: T0, monotonicNs: 1n, monotonicRawNs: 1n, boottimeNs: 1n });
+  w.kindSizes(Object.entries(C.SIZES[L]).map(([k, s]) => [Number(k), s] as const));
+  w.apiNames([
+    [2, 211, "cudaLaunchKernel_v7000"], [2, 41, "cudaMemcpyAsync_v3020"], [2, 51, "cudaMemsetAsync_v3020"],
+    [2, 131, "cudaStreamSynchronize_v3020"], [1, 307, "cuLaunchKernel"],
+  ]);
+  const namePtr = (i: number) => 0x7f0000000000n + BigInt(i) * 0x100n;
+  w.strings([...KERNEL_NAMES.map((n, i) => [namePtr(i), n] as const), [0x7e0000000000n, "train_step"]]);
+  w.devices([{
+    id: 0, multiprocessors: 132, globalMemoryBytes: 80n << 30n, memoryBandwidth: 3350000000000n,
+    coreClockKhz: 1980000, ccMajor: 9, ccMinor: 0, maxThreadsPerBlock: 1024, maxThreadsPerMultiprocessor: 2048,
+    regsPerBlock: 65536, regsPerMultiprocessor: 65536, warpSize: 32, sharedMemPerBlock: 49152,
+    sharedMemPerMultiprocessor: 233472, sharedMemPerBlockOptin: 232448, maxBlocksPerMultiprocessor: 32,
+    name: "NVIDIA H100 80GB HBM3",
+  }]);
+  const rand = rng(42);
+  let buf = new Uint8Array(CHUNK);
+  let dv = new DataView(buf.buffer);
+  let off = 0;
+  let n = 0;
+  let kernels = 0;
+  let corr = 1;
+  let ext = 1n;
+  let t = T0 + 1000n;
+  let gpuT = T0 + 5000n;
+  let step = 0;
+  const flush = () => {
+    w.activity(buf.subarray(0, off));
+    buf = new Uint8Array(CHUNK);
+    dv = new DataView(buf.buffer);
+    off = 0;
+  };
+  const room = (size: number) => {
+    if (off + size > CHUNK) flush();
+  };
+  const OPS_PER_STEP = 2000;
+  while (n < records) {
+    room(C.SIZES[L][C.CK.MARKER]);
+    off += C.writeMarker(dv, off, L, 2, t, step + 1, PID, TID, 0x7e0000000000n);
+    n++;
+    for (let op = 0; op < OPS_PER_STEP && n < records; op++) {
+      const c = corr++;
+      const stream = 7 + (op & 3);
+      const r = rand();
+      room(24 + 40 + 40 + 216);
+      off += C.writeExternal(dv, off, L, 3, ext++, c);
+      const apiDur = 2000n + BigInt(Math.floor(r * 3000));
+      if (r < 0.06) {
+        const bytes = BigInt(4096 + Math.floor(r * 1e7));
+        off += C.writeApi(dv, off, L, { kind: 5, cbid: 41, start: t, end: t + apiDur, processId: PID, threadId: TID, correlationId: c });
+        const d = bytes / 20n + 500n;
+        off += C.writeMemcpy(dv, off, L, { start: gpuT, end: gpuT + d, deviceId: 0, contextId: 1, streamId: stream, correlationId: c, bytes, copyKind: r < 0.03 ? 1 : 2, srcKind: r < 0.03 ? 2 : 3, dstKind: r < 0.03 ? 3 : 2, async: true });
+        gpuT += d + 300n;
+        n += 3;
+      } else if (r < 0.08) {
+        off += C.writeApi(dv, off, L, { kind: 5, cbid: 51, start: t, end: t + apiDur, processId: PID, threadId: TID, correlationId: c });
+        off += C.writeMemset(dv, off, L, { start: gpuT, end: gpuT + 1200n, deviceId: 0, contextId: 1, streamId: stream, correlationId: c, bytes: 1n << 20n, memoryKind: 3, async: true });
+        gpuT += 1500n;
+        n += 3;
+      } else {
+        off += C.writeApi(dv, off, L, { kind: 5, cbid: 211, start: t, end: t + apiDur, processId: PID, threadId: TID, correlationId: c });
+        off += C.writeApi(dv, off, L, { kind: 4, cbid: 307, start: t + 500n, end: t + apiDur - 300n, processId: PID, threadId: TID, correlationId: corr++ });
+        const k = Math.floor(rand() * KERNEL_NAMES.length);
+        const d = 1500n + BigInt(Math.floor(rand() * 200000));
+        off += C.writeKernel(dv, off, L, {
+          start: gpuT, end: gpuT + d, deviceId: 0, contextId: 1, streamId: stream, correlationId: c,
+          namePtr: namePtr(k), gridX: 1 + (k * 37) % 4096, gridY: 1 + (k & 1), blockX: 128 << (k & 2), registersPerThread: 32 + k,
+          staticSharedMemory: (k & 3) * 4096, dynamicSharedMemory: (k & 4) * 8192, channelID: stream, channelType: 1,
+        });
+        gpuT += d + 800n;
+        kernels++;
+        n += 4;
+      }
+      t += apiDur + 1500n;
+      if (gpuT < t) gpuT = t + 3000n;
+    }
+    const c = corr++;
+    room(40 + 56 + 56);
+    off += C.writeApi(dv, off, L, { kind: 5, cbid: 131, start: t, end: gpuT + 1000n, processId: PID, threadId: TID, correlationId: c });
+    off += C.writeSync(dv, off, L, { type: 3, start: gpuT, end: gpuT + 1000n, correlationId: c, contextId: 1, streamId: 7 });
+    t = gpuT + 2000n;
+    off += C.writeMarker(dv, off, L, 4, t, step + 1, PID, TID, 0n);
+    t += 10000n;
+    gpuT = t + 5000n;
+    n += 3;
+    step++;
+  }
+  if (off > 0) flush();
+  w.clock({ which: 1, vendorNs: t, realtimeNs: t, monotonicNs: 2n, monotonicRawNs: 2n, boottimeNs: 2n });
+  w.end();
+  w.close();
+  return { records: n, bytes: 0, kernels };
+}
+
+const isMain = process.argv[1] && import.meta.url.endsWith(process.argv[1].split("/").pop()!);
+if (isMain) {
+  const [records, out] = process.argv.slice(2);
+  if (!records || !out) {
+    console.error("usage: tsx bench/generate.ts <records> <out.rawtrace>");
+    process.exit(2);
+  }
+  const t0 = performance.now();
+  const r = generate(Number(records), out);
+  console.log(`${out}: ${r.records} records (${r.kernels} kernels) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+}

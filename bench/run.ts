@@ -1,0 +1,69 @@
+/**
+ * `npm run bench`: generates the benchmark dumps (bench/generate.ts) and measures, side by side in one run, the
+ * floor (read + copy, no decoding), rawtrace's Chrome JSON (plain and gzip) and the plain TypeScript peer. Each
+ * measurement runs in its own process (peak RSS is its own); each is repeated and the median taken. Prints the
+ * table and writes bench/results/<date>.json.
+ *
+ *   tsx bench/run.ts [--sizes 1e5,1e6,1.4e7] [--repeat 3] [--tasks floor,chrome,chrome-gz,peer]
+ */
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, statSync, writeFileSync } from "node:fs";
+import { cpus, totalmem } from "node:os";
+import { parseArgs } from "node:util";
+import { generate } from "./generate.js";
+
+const { values } = parseArgs({
+  options: {
+    sizes: { type: "string", default: "1e5,1e6,1.4e7" },
+    repeat: { type: "string", default: "3" },
+    tasks: { type: "string", default: "floor,chrome,chrome-gz,peer" },
+    "peer-max": { type: "string", default: "2e6" },
+  },
+});
+const sizes = values.sizes!.split(",").map(Number);
+const repeat = Number(values.repeat);
+const tasks = values.tasks!.split(",");
+mkdirSync("bench/data", { recursive: true });
+mkdirSync("bench/results", { recursive: true });
+
+interface Row { task: string; seconds: number; bytesIn: number; bytesOut: number; events: number; maxRssMB: number }
+const results: Array<Row & { records: number }> = [];
+for (const n of sizes) {
+  const file = `bench/data/cupti_${n}.rawtrace`;
+  if (!existsSync(file)) generate(n, file);
+  const mb = statSync(file).size / 1e6;
+  for (const task of tasks) {
+    if (task === "peer" && n > Number(values["peer-max"])) continue; // the peer holds the whole dump in memory
+    const runs: Row[] = [];
+    for (let i = 0; i < repeat; i++) {
+      const out = execFileSync(process.execPath, ["--import", "tsx", "bench/task.ts", task, file], { encoding: "utf8", maxBuffer: 1 << 20 });
+      runs.push(JSON.parse(out.trim().split("\n").pop()!));
+    }
+    runs.sort((a, b) => a.seconds - b.seconds);
+    const med = runs[Math.floor(runs.length / 2)];
+    results.push({ ...med, maxRssMB: Math.max(...runs.map((r) => r.maxRssMB)), records: n });
+    console.error(`${n} ${task}: ${(mb / med.seconds).toFixed(0)} MB/s in`);
+  }
+}
+
+const pad = (s: string | number, w: number) => String(s).padStart(w);
+const lines = [
+  `| records | input MB | task | s | input MB/s | events/s | output MB/s | peak RSS MB | vs floor | vs peer |`,
+  `|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|`,
+];
+for (const r of results) {
+  const floor = results.find((x) => x.records === r.records && x.task === "floor");
+  const peer = results.find((x) => x.records === r.records && x.task === "peer");
+  const mbs = r.bytesIn / 1e6 / r.seconds;
+  lines.push(
+    `| ${r.records.toExponential(1)} | ${(r.bytesIn / 1e6).toFixed(0)} | ${r.task} | ${r.seconds.toFixed(2)} | ${mbs.toFixed(0)} | ` +
+      `${r.events ? (r.events / r.seconds / 1e6).toFixed(2) + "M" : "-"} | ${(r.bytesOut / 1e6 / r.seconds).toFixed(0)} | ` +
+      `${r.maxRssMB.toFixed(0)} | ${floor && r.task !== "floor" ? ((floor.seconds / r.seconds) * 100).toFixed(0) + "%" : "-"} | ` +
+      `${peer && r.task !== "peer" && r.task !== "floor" ? (peer.seconds / r.seconds).toFixed(1) + "×" : "-"} |`,
+  );
+}
+const machine = `${cpus().length} × ${cpus()[0]?.model ?? "?"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;
+console.log(`machine: ${machine}\n${lines.join("\n")}`);
+const date = new Date().toISOString().slice(0, 10);
+writeFileSync(`bench/results/${date}.json`, JSON.stringify({ date, machine, repeat, results }, null, 2));
+void pad;
