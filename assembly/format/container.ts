@@ -49,6 +49,13 @@ let seenBits: usize = 0;
 let seenCap: u32 = 0; // bits
 let handler: ChunkHandler | null = null;
 let verifyPayloads = true;
+/** Size of the incomplete chunk at the window start (0 = none). */
+let pendingTotal: usize = 0;
+const U64_MAX: u64 = 0xffffffffffffffff;
+let eofScan = false;
+let truncAt: u64 = U64_MAX;
+let truncLen: u64 = 0;
+let afterTrunc: u32 = 0;
 /** Sequence numbers of chunks that failed their payload CRC in pass 1 (rare: a short list). */
 let badSeqs: usize = 0;
 let badSeqCount: u32 = 0;
@@ -77,6 +84,11 @@ export function readerReset(h: ChunkHandler, verify: bool): void {
   resyncing = false;
   nextSeq = 0;
   handler = h;
+  eofScan = false;
+  truncAt = U64_MAX;
+  truncLen = 0;
+  afterTrunc = 0;
+  pendingTotal = 0;
   if (seenBits == 0) {
     seenCap = 1 << 16;
     seenBits = heap.alloc(<usize>seenCap >> 3);
@@ -162,6 +174,10 @@ export function feed(n: usize): bool {
     const c = win + p;
     const off = winBase + <u64>p;
     if (!headerValid(c)) {
+      if (eofScan) {
+        p += 8;
+        continue;
+      }
       if (!resyncing) {
         resyncing = true;
         resyncFrom = off;
@@ -182,19 +198,18 @@ export function feed(n: usize): bool {
     }
     const total = CHUNK_HEADER + ((<usize>len + 7) & ~7);
     if (winLen - p < total) {
-      // Incomplete: make sure the window can hold the whole chunk once the host has read it.
-      if (total > winCap) {
-        const cap = total + (1 << 20);
-        const nw = heap.alloc(cap);
-        memory.copy(nw, c, winLen - p);
-        winLen -= p;
-        winBase += p;
-        p = 0;
-        heap.free(win);
-        win = nw;
-        winCap = cap;
+      if (!eofScan) {
+        pendingTotal = total;
+        break;
       }
-      break;
+      // At the end of the input a chunk runs past the last byte: the file was cut inside it, or its length field
+      // is damaged. Keep scanning after it for complete chunks before deciding which.
+      if (truncAt == U64_MAX) {
+        truncAt = off;
+        truncLen = winLen - p;
+      }
+      p += 8;
+      continue;
     }
     const type = <u32>load<u16>(c, 4);
     const flags = <u32>load<u16>(c, 6);
@@ -221,6 +236,7 @@ export function feed(n: usize): bool {
       if (recordContainerWarnings) warn(Warn.UNKNOWN_CHUNK, off, type);
       continue;
     }
+    if (eofScan) afterTrunc++;
     h(type, c + CHUNK_HEADER, len, off, seq);
     if (failed()) return false;
   }
@@ -230,10 +246,23 @@ export function feed(n: usize): bool {
     winLen -= p;
     winBase += p;
   }
+  // A chunk larger than the window: grow only once the window is full of its bytes, doubling up to its size, so
+  // memory follows the bytes actually present and never a length field alone (a 1 KiB file that declares a
+  // 256 MiB chunk allocates nothing).
+  if (pendingTotal > winCap && winLen == winCap) {
+    let cap = winCap << 1;
+    if (cap > pendingTotal) cap = pendingTotal;
+    const nw = heap.alloc(cap);
+    memory.copy(nw, win, winLen);
+    heap.free(win);
+    win = nw;
+    winCap = cap;
+  }
+  pendingTotal = 0;
   return true;
 }
 
-/** Ends the input. Reports leftover bytes as a truncation (or a damaged tail). */
+/** Ends the input: settles a chunk that runs past the end (truncation or damaged length) and reports leftovers. */
 export function finish(): void {
   if (failed()) return;
   if (!preambleDone) {
@@ -241,9 +270,20 @@ export function finish(): void {
     else fail(Fatal.BAD_MAGIC, 0, 0);
     return;
   }
+  const wasResyncing = resyncing;
+  const from = resyncFrom;
+  if (winLen >= CHUNK_HEADER && !wasResyncing) {
+    eofScan = true;
+    feed(0);
+    eofScan = false;
+  }
   if (!recordContainerWarnings) return;
-  if (resyncing) {
-    warn(Warn.BAD_CHUNK_HEADER, resyncFrom, winBase + winLen - resyncFrom);
+  if (wasResyncing) {
+    warn(Warn.BAD_CHUNK_HEADER, from, winBase + winLen - from);
+  } else if (truncAt != U64_MAX) {
+    // Complete chunks after it: the length field was damaged, the file was not cut.
+    if (afterTrunc > 0) warn(Warn.BAD_CHUNK_HEADER, truncAt, 0);
+    else warn(Warn.TRUNCATED, truncAt, truncLen);
   } else if (winLen > 0) {
     warn(Warn.TRUNCATED, winBase, winLen);
   }

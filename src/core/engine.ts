@@ -182,20 +182,24 @@ export class Engine {
     let done = 0;
     try {
       for (;;) {
-        const free = x.rt_input_free();
-        const ptr = x.rt_input_ptr();
-        // Read straight into linear memory: no intermediate copy.
-        const n = await reader.read(new Uint8Array(x.memory.buffer, ptr, free));
+        // Read straight into the core's input window: no intermediate copy.
+        const n = await reader.read(new Uint8Array(x.memory.buffer, x.rt_input_ptr(), x.rt_input_free()));
         if (n === 0) break;
         done += n;
         if (!x.rt_feed(n)) break;
         onProgress?.(done, src.size, pass);
         if (afterWindow) await afterWindow();
       }
+      x.rt_end_pass();
+    } catch (e) {
+      if (e instanceof WebAssembly.RuntimeError) {
+        // A trap inside the core is a bug (or memory exhaustion): report it against the file and offset.
+        throw new RawtraceError("INTERNAL", `${src.name}: offset ~${done}: rawtrace core failed (${e.message})`, src.name, done);
+      }
+      throw e;
     } finally {
       await reader.close?.();
     }
-    x.rt_end_pass();
     this.throwIfFatal(src.name);
   }
 

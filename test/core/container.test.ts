@@ -96,6 +96,24 @@ test("a damaged chunk header is skipped by resynchronizing on the next chunk", a
   assert.is(trace.traceEvents.filter((e: any) => e.cat === "kernel").length, 2);
 });
 
+test("a length field damaged with a valid header CRC loses only that chunk: later chunks still convert", async () => {
+  const { fixCrc } = await import("../fuzz/mutate.js");
+  const full = sampleDump();
+  const offs = chunkOffsets(full);
+  const dv = new DataView(full.buffer);
+  const act = offs.find((o) => dv.getUint16(o + 4, true) === 5)!;
+  const bad = full.slice();
+  const bdv = new DataView(bad.buffer);
+  bdv.setUint32(act + 12, 0x0fffffff, true); // declares ~256 MiB in a ~3 KiB file
+  fixCrc(bad, act);
+  const { trace } = await toChrome(bad);
+  assert.is(trace.traceEvents.filter((e: any) => e.cat === "kernel").length, 2, "the next activity chunk converts");
+  const w = trace.rawtrace.warnings.find((x: any) => x.code === "BAD_CHUNK_HEADER");
+  assert.ok(w);
+  assert.is(w.offset, act);
+  assert.not.ok(trace.rawtrace.warnings.some((x: any) => x.code === "TRUNCATED"));
+});
+
 test("a duplicated chunk is dropped, so no event appears twice", async () => {
   const full = sampleDump();
   const offs = chunkOffsets(full);

@@ -1,0 +1,27 @@
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { readFileSync } from "node:fs";
+import { WARN_NAMES, WARN_MESSAGES, FATAL_NAMES } from "../../src/core/codes.js";
+
+const src = (p: string) => readFileSync(new URL(`../../${p}`, import.meta.url), "utf8");
+
+test("warning names of the core (assembly/util/error_names.ts) equal the host's, code for code", () => {
+  const asNames = [...src("assembly/util/error_names.ts").matchAll(/case (\d+): return "([A-Z_]+)";/g)];
+  assert.is(asNames.length, WARN_NAMES.length);
+  for (const [, code, name] of asNames) assert.is(WARN_NAMES[Number(code)], name, `code ${code}`);
+  const enumCodes = [...src("assembly/util/error.ts").matchAll(/^\s+([A-Z_]+) = (\d+),$/gm)];
+  const warnEnum = enumCodes.filter(([, n]) => (WARN_NAMES as readonly string[]).includes(n));
+  for (const [, name, code] of warnEnum) assert.is(WARN_NAMES[Number(code)], name);
+  assert.ok(src("assembly/util/error.ts").includes(`WARN_COUNT: i32 = ${WARN_NAMES.length};`));
+});
+
+test("every warning has a message and every code is documented in docs/errors.md", () => {
+  const doc = src("docs/errors.md");
+  for (const n of WARN_NAMES) {
+    assert.ok(WARN_MESSAGES[n], n);
+    assert.ok(doc.includes(`| ${n} |`), `${n} in docs/errors.md`);
+  }
+  for (const n of FATAL_NAMES.slice(1)) if (n !== "API_MISUSE") assert.ok(doc.includes(`| ${n} |`), n);
+});
+
+test.run();

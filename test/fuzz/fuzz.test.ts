@@ -1,0 +1,50 @@
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { toChrome } from "../helpers/convert.js";
+import { sampleDump } from "../helpers/sample_dump.js";
+import { mutate, rng, STRATEGIES } from "./mutate.js";
+import { FATAL_NAMES } from "../../src/core/codes.js";
+
+/** Time budget of the CI fuzz run (ms) and its fixed seed; `npm run fuzz` runs longer with other seeds. */
+const BUDGET_MS = Number(process.env.RAWTRACE_FUZZ_MS ?? 20000);
+const SEED = Number(process.env.RAWTRACE_FUZZ_SEED ?? 20261122);
+
+test(`fuzz: mutated dumps convert to valid JSON or fail with a clean error (seed ${SEED}, ${BUDGET_MS} ms)`, async () => {
+  const seeds = [sampleDump({ layout: "cuda13" }), sampleDump({ layout: "cuda12" }), sampleDump({ end: false })];
+  const r = rng(SEED);
+  const t0 = performance.now();
+  let runs = 0;
+  let converted = 0;
+  const errors: Record<string, number> = {};
+  const perStrategy: Record<string, number> = {};
+  while (performance.now() - t0 < BUDGET_MS) {
+    const base = seeds[runs % seeds.length];
+    let { bytes, strategy } = mutate(base, r);
+    // Stack a few mutations sometimes.
+    if (r() < 0.3) bytes = mutate(bytes, r).bytes;
+    runs++;
+    perStrategy[strategy] = (perStrategy[strategy] ?? 0) + 1;
+    try {
+      const { trace } = await toChrome(bytes); // JSON.parse inside: throws on invalid JSON
+      assert.ok(Array.isArray(trace.traceEvents));
+      for (const e of trace.traceEvents) {
+        if (e.ph === "X") assert.ok(Number.isFinite(e.ts) && Number.isFinite(e.dur) && e.dur >= 0, `finite ts/dur (${strategy})`);
+      }
+      converted++;
+    } catch (e: any) {
+      if (e.code === "ERR_ASSERTION" || e.name === "Assertion") throw e;
+      // Only the documented fatal errors are acceptable; a trap (INTERNAL) or invalid JSON (SyntaxError) is a defect.
+      assert.ok((FATAL_NAMES as readonly string[]).includes(e.name), `${strategy}: unexpected ${e.name}: ${e.message}`);
+      assert.match(e.message, /offset \d+/);
+      errors[e.name] = (errors[e.name] ?? 0) + 1;
+    }
+  }
+  console.log(
+    `fuzz: ${runs} executions in ${BUDGET_MS} ms (seed ${SEED}): ${converted} converted, clean errors ${JSON.stringify(errors)}; ` +
+      `per strategy ${JSON.stringify(perStrategy)}`,
+  );
+  assert.ok(runs > 100, "the fuzzer ran");
+  assert.ok(Object.keys(perStrategy).length === STRATEGIES.length, "every strategy ran");
+});
+
+test.run();

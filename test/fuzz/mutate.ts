@@ -1,0 +1,146 @@
+/**
+ * Mutators for fuzzing `.rawtrace` input: blind byte damage (which the container's CRCs must catch) and
+ * structure-aware damage (payload bytes, lengths, kinds and counts changed *with* the CRCs recomputed, so the
+ * decoders themselves see hostile records). Deterministic for a given seed.
+ */
+import { crc32 } from "node:zlib";
+import { CHUNK_HEADER_SIZE, PREAMBLE_SIZE } from "../../src/format/container.js";
+
+/** mulberry32 PRNG. */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+interface ChunkRef { off: number; type: number; len: number }
+
+/** Chunks of a (possibly damaged) dump, as far as they parse. */
+export function chunks(b: Uint8Array): ChunkRef[] {
+  const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  const out: ChunkRef[] = [];
+  let p = PREAMBLE_SIZE;
+  while (p + CHUNK_HEADER_SIZE <= b.length) {
+    const len = dv.getUint32(p + 12, true);
+    if (p + CHUNK_HEADER_SIZE + len > b.length) break;
+    out.push({ off: p, type: dv.getUint16(p + 4, true), len });
+    p += CHUNK_HEADER_SIZE + ((len + 7) & ~7);
+  }
+  return out;
+}
+
+/** Recomputes both CRCs of the chunk at `off` (after its header or payload was changed on purpose). */
+export function fixCrc(b: Uint8Array, off: number): void {
+  const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  const len = Math.min(dv.getUint32(off + 12, true), b.length - off - CHUNK_HEADER_SIZE);
+  dv.setUint32(off + 16, crc32(b.subarray(off + CHUNK_HEADER_SIZE, off + CHUNK_HEADER_SIZE + len)) >>> 0, true);
+  dv.setUint32(off + 20, crc32(b.subarray(off, off + 20)) >>> 0, true);
+}
+
+/** The mutation strategies, by name (reported with each finding). */
+export const STRATEGIES = [
+  "bitflip", "bytes", "truncate", "insert", "delete", "duplicate-chunk", "swap-chunks", "payload+crc",
+  "u32-field+crc", "huge-length+crc", "kind+crc", "count+crc",
+] as const;
+export type Strategy = (typeof STRATEGIES)[number];
+
+/** Applies one random strategy to a copy of `input`; returns the result and the strategy used. */
+export function mutate(input: Uint8Array, r: () => number): { bytes: Uint8Array; strategy: Strategy } {
+  const strategy = STRATEGIES[Math.floor(r() * STRATEGIES.length)];
+  let b = new Uint8Array(input);
+  const dv = () => new DataView(b.buffer, b.byteOffset, b.byteLength);
+  const pick = (n: number) => Math.floor(r() * n);
+  const cs = chunks(b);
+  const anyChunk = () => cs[pick(cs.length)];
+  const payloadChunk = () => {
+    const withData = cs.filter((c) => c.len > 0);
+    return withData[pick(withData.length)];
+  };
+  switch (strategy) {
+    case "bitflip":
+      for (let i = 0, n = 1 + pick(8); i < n; i++) b[pick(b.length)] ^= 1 << pick(8);
+      break;
+    case "bytes":
+      for (let i = 0, n = 1 + pick(16); i < n; i++) b[pick(b.length)] = pick(256);
+      break;
+    case "truncate":
+      b = b.slice(0, pick(b.length));
+      break;
+    case "insert": {
+      const at = pick(b.length);
+      const extra = new Uint8Array(1 + pick(64)).map(() => pick(256));
+      b = new Uint8Array([...b.subarray(0, at), ...extra, ...b.subarray(at)]);
+      break;
+    }
+    case "delete": {
+      const at = pick(b.length);
+      b = new Uint8Array([...b.subarray(0, at), ...b.subarray(at + 1 + pick(64))]);
+      break;
+    }
+    case "duplicate-chunk": {
+      const c = anyChunk();
+      if (!c) break;
+      const end = c.off + CHUNK_HEADER_SIZE + ((c.len + 7) & ~7);
+      b = new Uint8Array([...b.subarray(0, end), ...b.subarray(c.off, end), ...b.subarray(end)]);
+      break;
+    }
+    case "swap-chunks": {
+      if (cs.length < 2) break;
+      const i = pick(cs.length - 1);
+      const a = cs[i], c = cs[i + 1];
+      const aEnd = a.off + CHUNK_HEADER_SIZE + ((a.len + 7) & ~7);
+      const cEnd = c.off + CHUNK_HEADER_SIZE + ((c.len + 7) & ~7);
+      b = new Uint8Array([...b.subarray(0, a.off), ...b.subarray(aEnd, cEnd), ...b.subarray(a.off, aEnd), ...b.subarray(cEnd)]);
+      break;
+    }
+    case "payload+crc": {
+      const c = payloadChunk();
+      if (!c) break;
+      for (let i = 0, n = 1 + pick(8); i < n; i++) b[c.off + CHUNK_HEADER_SIZE + pick(c.len)] = pick(256);
+      fixCrc(b, c.off);
+      break;
+    }
+    case "u32-field+crc": {
+      const c = payloadChunk();
+      if (!c || c.len < 4) break;
+      const o = c.off + CHUNK_HEADER_SIZE + (pick(c.len >> 2) << 2);
+      const vals = [0, 1, 0xffffffff, 0x7fffffff, 0x80000000, pick(0x100000000)];
+      dv().setUint32(o, vals[pick(vals.length)], true);
+      fixCrc(b, c.off);
+      break;
+    }
+    case "huge-length+crc": {
+      const c = anyChunk();
+      if (!c) break;
+      const vals = [0x10000000, 0x0fffffff, 0xffffffff, c.len + 8, c.len + 1000];
+      dv().setUint32(c.off + 12, vals[pick(vals.length)], true);
+      dv().setUint32(c.off + 20, crc32(b.subarray(c.off, c.off + 20)) >>> 0, true);
+      break;
+    }
+    case "kind+crc": {
+      // Change a record kind inside an activity buffer (records start with their u32 kind).
+      const acts = cs.filter((c) => c.type === 5 && c.len >= 8);
+      const c = acts[pick(acts.length)];
+      if (!c) break;
+      const o = c.off + CHUNK_HEADER_SIZE + (pick(c.len >> 3) << 3);
+      dv().setUint32(o, [0, 3, 10, 12, 39, 46, 200, 255, 256, 0xffffffff][pick(10)], true);
+      fixCrc(b, c.off);
+      break;
+    }
+    case "count+crc": {
+      // The first u32 of list payloads (KIND_SIZES, API_NAMES, STRINGS, DEVICES, THREAD_NAMES) is a count.
+      const lists = cs.filter((c) => [3, 4, 6, 7, 9].includes(c.type) && c.len >= 4);
+      const c = lists[pick(lists.length)];
+      if (!c) break;
+      dv().setUint32(c.off + CHUNK_HEADER_SIZE, [0, 1, 1000, 0xffffffff, 0x10000000][pick(5)], true);
+      fixCrc(b, c.off);
+      break;
+    }
+  }
+  return { bytes: b, strategy };
+}
