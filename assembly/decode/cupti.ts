@@ -50,31 +50,33 @@ export function setShowAllApi(on: bool): void {
 // ---- Built-in record sizes (used only when a dump has no KIND_SIZES chunk) -----------------------------------------
 
 /**
- * Record sizes of the current struct of each kind, by CUPTI API version. From the CUDA headers' sizeof (13.0U1
- * values from vendor-record-layouts.md §1.2; 11.8 / 12.x from the fixture generator, test/fixtures/cupti).
+ * Record sizes of the struct each CUPTI version emits, by CUPTI_API_VERSION, used only when a dump has no
+ * KIND_SIZES chunk. Verified against the header wheels of CUDA 11.8 (API 18), 12.9 (API 28) and 13.0U1 (130001)
+ * by test/fixtures/cupti; versions between 18 and 28 take the 11.8 sizes (CUDA 12.0 also reports 18).
  */
 function builtinSize(kind: u32, version: u32): u32 {
+  const v12 = version >= 28;
   const v13 = version >= 130000;
   switch (kind) {
-    case K.MEMCPY: return v13 ? 96 : 88;
-    case K.MEMSET: return v13 ? 88 : 80;
+    case K.MEMCPY: return v12 ? 96 : 88;
+    case K.MEMSET: return 88;
     case K.KERNEL:
-    case K.CONCURRENT_KERNEL: return v13 ? 216 : 208;
+    case K.CONCURRENT_KERNEL: return v13 ? 216 : v12 ? 208 : 200;
     case K.DRIVER:
     case K.RUNTIME:
     case K.INTERNAL_LAUNCH_API: return 40;
-    case K.DEVICE: return v13 ? 184 : 176;
-    case K.CONTEXT: return v13 ? 32 : 24;
+    case K.DEVICE: return v12 ? 184 : 176;
+    case K.CONTEXT: return v12 ? 32 : 16;
     case K.NAME: return 32;
-    case K.MARKER: return v13 ? 56 : 48;
+    case K.MARKER: return 56;
     case K.MARKER_DATA: return v13 ? 40 : 32;
-    case K.OVERHEAD: return v13 ? 56 : 48;
-    case K.MEMCPY2: return v13 ? 96 : 88;
-    case K.CUDA_EVENT: return v13 ? 56 : 24;
+    case K.OVERHEAD: return v12 ? 56 : 40;
+    case K.MEMCPY2: return 96;
+    case K.CUDA_EVENT: return v12 ? 56 : 24;
     case K.STREAM: return 24;
-    case K.SYNCHRONIZATION: return v13 ? 56 : 40;
+    case K.SYNCHRONIZATION: return v12 ? 56 : 40;
     case K.EXTERNAL_CORRELATION: return 24;
-    case K.GRAPH_TRACE: return v13 ? 56 : 48;
+    case K.GRAPH_TRACE: return v12 ? 56 : 48;
   }
   return 0;
 }
@@ -395,6 +397,10 @@ export function cuptiScan(p: usize, n: u32, off: u64): void {
         break;
       case K.NAME:
         scanName(r, size);
+        break;
+      case K.MARKER_DATA:
+        // Pass 1, because the data record may come after its range's END marker.
+        if (size >= 28) markerData(load<u32>(r, 8), load<u32>(r, 4), load<u32>(r, 24));
         break;
     }
     r += size;
@@ -762,9 +768,6 @@ export function cuptiDecode(p: usize, n: u32, off: u64): void {
       case K.MARKER:
         marker(e, r, size, at);
         break;
-      case K.MARKER_DATA:
-        if (size >= 28) markerData(load<u32>(r, 8), load<u32>(r, 4), load<u32>(r, 24));
-        break;
       case K.GRAPH_TRACE: {
         if (size < 40) {
           warn(Warn.RECORD_TOO_SMALL, at, kind);
@@ -789,6 +792,7 @@ export function cuptiDecode(p: usize, n: u32, off: u64): void {
       case K.CONTEXT:
       case K.NAME:
       case K.STREAM:
+      case K.MARKER_DATA:
         break; // consumed by pass 1
       default:
         warn(Warn.UNKNOWN_KIND, at, kind);

@@ -101,10 +101,11 @@ export function chromeBegin(baseNs: u64): void {
   O.need(256);
   O.ascii('{"schemaVersion":1,');
   if (S.rank >= 0) {
-    O.ascii('"distributedInfo":{"rank":');
+    // "rank": with a space, as Kineto writes it: HTA finds a file's rank with the regex "rank":\s+(\d+).
+    O.ascii('"distributedInfo":{"rank": ');
     O.i64dec(S.rank);
     if (S.worldSize >= 0) {
-      O.ascii(',"world_size":');
+      O.ascii(',"world_size": ');
       O.i64dec(S.worldSize);
     }
     O.ascii("},");

@@ -142,7 +142,20 @@ export function ascii(s: string): void {
 }
 
 /** Writes v in decimal. Caller reserved ≥ 20 bytes. */
-export function u64dec(v: u64): void {
+// @ts-ignore: decorator
+@inline export function u64dec(v: u64): void {
+  // Most numbers in a trace are small (device, stream, context, grid): one or two stores, no call.
+  if (v < 10) {
+    store<u8>(pos, <u8>(48 + v));
+    pos++;
+  } else if (v < 100) {
+    store<u16>(pos, load<u16>(DIGITS + (<usize>v << 1)));
+    pos += 2;
+  } else u64decAny(v);
+}
+
+/** Writes v (any size) in decimal. */
+function u64decAny(v: u64): void {
   // 32-bit division is several times cheaper than 64-bit: split large values into 8-digit halves.
   if (v <= 0xffffffff) {
     const x = <u32>v;
@@ -153,7 +166,7 @@ export function u64dec(v: u64): void {
   }
   const hi = v / 100000000;
   const lo = <u32>(v - hi * 100000000);
-  u64dec(hi);
+  u64decAny(hi);
   digitsAt(pos + 8, lo, 8);
   pos += 8;
 }

@@ -6,10 +6,10 @@
  */
 
 /** Which CUPTI generation's struct sizes to write. */
-export type CuptiLayout = "cuda12" | "cuda13";
+export type CuptiLayout = "cuda11" | "cuda12" | "cuda13";
 
-/** CUPTI_API_VERSION written into HEADER for each layout (CUDA 12.8 and 13.0 Update 1). */
-export const LAYOUT_VERSION: Record<CuptiLayout, number> = { cuda12: 26, cuda13: 130001 };
+/** CUPTI_API_VERSION of each layout's headers: CUDA 11.8, 12.9 and 13.0 Update 1. */
+export const LAYOUT_VERSION: Record<CuptiLayout, number> = { cuda11: 18, cuda12: 28, cuda13: 130001 };
 
 /** CUpti_ActivityKind values. */
 export const CK = {
@@ -18,11 +18,19 @@ export const CK = {
   EXTERNAL_CORRELATION: 39, GRAPH_TRACE: 51,
 } as const;
 
-/** Record sizes per layout: CUDA 12.x (Kernel9, Memcpy5, Memset4…) and CUDA 13.0 (Kernel10, Memcpy6…). */
+/**
+ * Record sizes per layout, as sizeof in the real headers (checked by test/fixtures/cupti against the header wheels):
+ * CUDA 11.8 (Kernel8, Memcpy5, Synchronization, CudaEvent, Overhead, Context, Device4), 12.9 (Kernel9, Memcpy6,
+ * Synchronization2, CudaEvent2, Overhead3, Context3, Device5), 13.0 (Kernel10, MarkerData2).
+ */
 export const SIZES: Record<CuptiLayout, Record<number, number>> = {
-  cuda12: {
-    1: 88, 2: 88, 3: 208, 4: 40, 5: 40, 8: 176, 9: 24, 10: 208, 11: 32, 12: 48, 13: 32, 17: 48, 22: 88, 36: 24, 37: 24,
+  cuda11: {
+    1: 88, 2: 88, 3: 200, 4: 40, 5: 40, 8: 176, 9: 16, 10: 200, 11: 32, 12: 56, 13: 32, 17: 40, 22: 96, 36: 24, 37: 24,
     38: 40, 39: 24, 51: 48,
+  },
+  cuda12: {
+    1: 96, 2: 88, 3: 208, 4: 40, 5: 40, 8: 184, 9: 32, 10: 208, 11: 32, 12: 56, 13: 32, 17: 56, 22: 96, 36: 56, 37: 24,
+    38: 56, 39: 24, 51: 56,
   },
   cuda13: {
     1: 96, 2: 88, 3: 216, 4: 40, 5: 40, 8: 184, 9: 32, 10: 216, 11: 32, 12: 56, 13: 40, 17: 56, 22: 96, 36: 56, 37: 24,

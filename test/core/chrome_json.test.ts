@@ -157,15 +157,22 @@ test("process and thread metadata as Kineto writes it", async () => {
   assert.is(last.name, "Record Window End");
 });
 
-test("CUDA 12 layout (Kernel9, Memcpy5, Marker v1…) decodes to the same events as CUDA 13", async () => {
+test("CUDA 11.8 and 12.9 layouts (Kernel8/9, Memcpy5/6, Sync v1…) decode to the same events as CUDA 13", async () => {
   const a = await toChrome(sampleDump({ layout: "cuda13" }));
-  const b = await toChrome(sampleDump({ layout: "cuda12" }));
-  // Marker v1 (48 B) has no domain field: the only difference a CUDA 12 dump may show.
-  const fwd = a.trace.traceEvents.find((e) => e.name === "forward")!;
-  assert.equal(fwd.args, { domain: "my_domain" });
-  delete fwd.args;
-  assert.equal(b.trace.traceEvents, a.trace.traceEvents);
-  assert.is(b.trace.cupti_version, 26);
+  for (const layout of ["cuda11", "cuda12"] as const) {
+    const b = await toChrome(sampleDump({ layout }));
+    assert.equal(b.trace.traceEvents, a.trace.traceEvents, layout);
+  }
+  assert.is((await toChrome(sampleDump({ layout: "cuda11" }))).trace.cupti_version, 18);
+});
+
+test("a dump without KIND_SIZES is walked with the built-in sizes of its CUPTI version", async () => {
+  for (const layout of ["cuda11", "cuda12", "cuda13"] as const) {
+    const a = await toChrome(sampleDump({ layout }));
+    const b = await toChrome(sampleDump({ layout, noKindSizes: true }));
+    assert.equal(b.trace.traceEvents, a.trace.traceEvents, layout);
+    assert.equal(b.trace.rawtrace.warnings, a.trace.rawtrace.warnings, layout);
+  }
 });
 
 test("clock anchors: vendor clock offset from CLOCK_REALTIME is applied", async () => {

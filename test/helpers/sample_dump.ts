@@ -19,6 +19,8 @@ export interface SampleOptions {
   clockOffset?: bigint;
   /** Write an END chunk (default true). */
   end?: boolean;
+  /** Leave out the KIND_SIZES chunk (the decoder must use its built-in sizes). */
+  noKindSizes?: boolean;
 }
 
 /** Builds the sample dump. */
@@ -32,7 +34,7 @@ export function sampleDump(o: SampleOptions = {}): Uint8Array {
     rank: 3, worldSize: 8, startNs: T + off, hostname: "gpu-node-1", commandLine: "/usr/bin/python3\0train.py",
   });
   w.clock({ which: 0, vendorNs: T, realtimeNs: T + off, monotonicNs: 5n, monotonicRawNs: 5n, boottimeNs: 5n });
-  w.kindSizes(Object.entries(C.SIZES[L]).map(([k, s]) => [Number(k), s] as const));
+  if (!o.noKindSizes) w.kindSizes(Object.entries(C.SIZES[L]).map(([k, s]) => [Number(k), s] as const));
   w.apiNames([
     [2, 211, "cudaLaunchKernel_v7000"], [2, 41, "cudaMemcpyAsync_v3020"], [2, 131, "cudaStreamSynchronize_v3020"],
     [2, 17, "cudaGetDevice_v3020"], [1, 307, "cuLaunchKernel"], [1, 400, "cuCtxGetCurrent"],

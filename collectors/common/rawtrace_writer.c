@@ -1,0 +1,515 @@
+/*
+ * C writer of the `.rawtrace` container; see rawtrace_writer.h and docs/format.md.
+ * Byte-for-byte the same output as src/format/writer.ts for the same calls.
+ */
+#if !defined(_GNU_SOURCE)
+#define _GNU_SOURCE 1 /* CLOCK_MONOTONIC_RAW, CLOCK_BOOTTIME, O_CLOEXEC with -std=c11 */
+#endif
+
+#include "rawtrace_writer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------------------------------------------------------ */
+/* Little-endian stores (independent of the host's byte order)                                                        */
+/* ------------------------------------------------------------------------------------------------------------------ */
+
+static void st16(uint8_t* p, uint16_t v) {
+  p[0] = (uint8_t)v;
+  p[1] = (uint8_t)(v >> 8);
+}
+
+static void st32(uint8_t* p, uint32_t v) {
+  p[0] = (uint8_t)v;
+  p[1] = (uint8_t)(v >> 8);
+  p[2] = (uint8_t)(v >> 16);
+  p[3] = (uint8_t)(v >> 24);
+}
+
+static void st64(uint8_t* p, uint64_t v) {
+  st32(p, (uint32_t)v);
+  st32(p + 4, (uint32_t)(v >> 32));
+}
+
+/* ------------------------------------------------------------------------------------------------------------------ */
+/* rt_buf                                                                                                             */
+/* ------------------------------------------------------------------------------------------------------------------ */
+
+void rt_buf_init(rt_buf* b) {
+  b->data = NULL;
+  b->len = 0;
+  b->cap = 0;
+  b->oom = 0;
+}
+
+void rt_buf_free(rt_buf* b) {
+  free(b->data);
+  rt_buf_init(b);
+}
+
+void rt_buf_reset(rt_buf* b) {
+  b->len = 0;
+  b->oom = 0;
+}
+
+int rt_buf_reserve(rt_buf* b, size_t n) {
+  if (b->oom) return -1;
+  if (n <= b->cap - b->len) return 0;
+  if (n > SIZE_MAX / 2 - b->len) {
+    b->oom = 1;
+    return -1;
+  }
+  size_t need = b->len + n;
+  size_t cap = b->cap ? b->cap : 256;
+  while (cap < need) cap *= 2;
+  uint8_t* next = (uint8_t*)realloc(b->data, cap);
+  if (!next) {
+    b->oom = 1;
+    return -1;
+  }
+  b->data = next;
+  b->cap = cap;
+  return 0;
+}
+
+void rt_buf_u16(rt_buf* b, uint16_t v) {
+  if (rt_buf_reserve(b, 2)) return;
+  st16(b->data + b->len, v);
+  b->len += 2;
+}
+
+void rt_buf_u32(rt_buf* b, uint32_t v) {
+  if (rt_buf_reserve(b, 4)) return;
+  st32(b->data + b->len, v);
+  b->len += 4;
+}
+
+void rt_buf_i32(rt_buf* b, int32_t v) { rt_buf_u32(b, (uint32_t)v); }
+
+void rt_buf_u64(rt_buf* b, uint64_t v) {
+  if (rt_buf_reserve(b, 8)) return;
+  st64(b->data + b->len, v);
+  b->len += 8;
+}
+
+void rt_buf_bytes(rt_buf* b, const void* p, size_t n) {
+  if (n == 0 || rt_buf_reserve(b, n)) return;
+  memcpy(b->data + b->len, p, n);
+  b->len += n;
+}
+
+void rt_buf_str(rt_buf* b, const void* p, uint32_t len) {
+  rt_buf_u32(b, len);
+  rt_buf_bytes(b, p, len);
+}
+
+void rt_buf_cstr(rt_buf* b, const char* s) {
+  size_t n = s ? strlen(s) : 0;
+  if (n > UINT32_MAX) {
+    b->oom = 1;
+    return;
+  }
+  rt_buf_str(b, s, (uint32_t)n);
+}
+
+/* ------------------------------------------------------------------------------------------------------------------ */
+/* CRC-32, slice-by-8                                                                                                 */
+/* ------------------------------------------------------------------------------------------------------------------ */
+
+/* crc_table[0] is the classic byte-at-a-time table of the reflected polynomial; crc_table[k][i] is the CRC of byte i
+ * followed by k zero bytes, so eight table look-ups consume eight input bytes at once. */
+static uint32_t crc_table[8][256];
+static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
+
+static void crc_init(void) {
+  for (uint32_t i = 0; i < 256; i++) {
+    uint32_t c = i;
+    for (int k = 0; k < 8; k++) c = (c & 1u) ? (c >> 1) ^ 0xEDB88320u : c >> 1;
+    crc_table[0][i] = c;
+  }
+  for (uint32_t i = 0; i < 256; i++) {
+    uint32_t c = crc_table[0][i];
+    for (int t = 1; t < 8; t++) {
+      c = crc_table[0][c & 0xFFu] ^ (c >> 8);
+      crc_table[t][i] = c;
+    }
+  }
+}
+
+uint32_t rt_crc32(uint32_t crc, const void* p, size_t n) {
+  pthread_once(&crc_once, crc_init);
+  const uint8_t* s = (const uint8_t*)p;
+  uint32_t c = ~crc;
+  while (n >= 8) {
+    /* little-endian assembly of the first word, so the result does not depend on the host byte order */
+    uint32_t lo = c ^ ((uint32_t)s[0] | (uint32_t)s[1] << 8 | (uint32_t)s[2] << 16 | (uint32_t)s[3] << 24);
+    c = crc_table[7][lo & 0xFFu] ^ crc_table[6][(lo >> 8) & 0xFFu] ^ crc_table[5][(lo >> 16) & 0xFFu] ^
+        crc_table[4][lo >> 24] ^ crc_table[3][s[4]] ^ crc_table[2][s[5]] ^ crc_table[1][s[6]] ^
+        crc_table[0][s[7]];
+    s += 8;
+    n -= 8;
+  }
+  while (n--) c = crc_table[0][(c ^ *s++) & 0xFFu] ^ (c >> 8);
+  return ~c;
+}
+
+/* ------------------------------------------------------------------------------------------------------------------ */
+/* Clocks                                                                                                             */
+/* ------------------------------------------------------------------------------------------------------------------ */
+
+static int read_clock(clockid_t id, uint64_t* out) {
+  struct timespec ts;
+  if (clock_gettime(id, &ts) != 0) {
+    *out = 0;
+    return -errno;
+  }
+  *out = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+  return 0;
+}
+
+int rt_clock_anchor(uint32_t which, uint64_t vendor_ns, rt_clock_anchor_t* out) {
+  if (!out) return -EINVAL;
+  out->which = which;
+  out->vendor_ns = vendor_ns;
+  int rc = read_clock(CLOCK_REALTIME, &out->realtime_ns);
+  int rc2 = read_clock(CLOCK_MONOTONIC, &out->monotonic_ns);
+#ifdef CLOCK_MONOTONIC_RAW
+  (void)read_clock(CLOCK_MONOTONIC_RAW, &out->monotonic_raw_ns);
+#else
+  out->monotonic_raw_ns = 0;
+#endif
+#ifdef CLOCK_BOOTTIME
+  (void)read_clock(CLOCK_BOOTTIME, &out->boottime_ns);
+#else
+  out->boottime_ns = 0;
+#endif
+  return rc ? rc : rc2;
+}
+
+/* ------------------------------------------------------------------------------------------------------------------ */
+/* Writer                                                                                                             */
+/* ------------------------------------------------------------------------------------------------------------------ */
+
+struct rt_writer {
+  int fd;
+  int error;              /* 0, or the sticky -errno of a failed write */
+  uint32_t seq;           /* chunks written successfully */
+  uint64_t activity_bytes; /* ACTIVITY payload bytes written successfully */
+  uint64_t dropped_total; /* sum of DROPPED counts */
+  rt_buf scratch;         /* payload of the typed helpers, reused */
+};
+
+/* Writes all of iov[0..cnt) with writev, continuing after EINTR and short writes. Returns 0 or -errno. */
+static int write_all(int fd, struct iovec* iov, int cnt) {
+  while (cnt > 0) {
+    ssize_t n = writev(fd, iov, cnt);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return -errno;
+    }
+    if (n == 0) return -EIO;
+    size_t left = (size_t)n;
+    while (cnt > 0 && left >= iov->iov_len) {
+      left -= iov->iov_len;
+      iov++;
+      cnt--;
+    }
+    if (cnt > 0) {
+      iov->iov_base = (uint8_t*)iov->iov_base + left;
+      iov->iov_len -= left;
+    }
+  }
+  return 0;
+}
+
+void rt_header_info_init(rt_header_info* h) {
+  memset(h, 0, sizeof *h);
+  h->pointer_size = (uint32_t)sizeof(void*);
+  h->rank = -1;
+  h->local_rank = -1;
+  h->world_size = -1;
+  h->collector_version = 0x000100u;
+}
+
+rt_writer* rt_writer_fdopen(int fd) {
+  if (fd < 0) {
+    errno = EBADF;
+    return NULL;
+  }
+  rt_writer* w = (rt_writer*)calloc(1, sizeof *w);
+  if (!w) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  uint8_t pre[RT_PREAMBLE_SIZE];
+  memcpy(pre, RT_MAGIC, RT_MAGIC_SIZE);
+  st16(pre + 8, RT_FORMAT_MAJOR);
+  st16(pre + 10, RT_FORMAT_MINOR);
+  st32(pre + 12, 0);
+  struct iovec iov = {pre, sizeof pre};
+  int rc = write_all(fd, &iov, 1);
+  if (rc) {
+    free(w);
+    errno = -rc;
+    return NULL;
+  }
+  w->fd = fd;
+  rt_buf_init(&w->scratch);
+  return w;
+}
+
+rt_writer* rt_writer_open(const char* path) {
+  if (!path) {
+    errno = EINVAL;
+    return NULL;
+  }
+  int fd;
+  do fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  while (fd < 0 && errno == EINTR);
+  if (fd < 0) return NULL;
+  rt_writer* w = rt_writer_fdopen(fd);
+  if (!w) {
+    int e = errno;
+    close(fd);
+    errno = e;
+  }
+  return w;
+}
+
+int rt_writer_chunk_opt(rt_writer* w, uint16_t type, const void* payload, uint32_t len, int with_crc) {
+  if (!w || (!payload && len > 0)) return -EINVAL;
+  if (w->error) return w->error;
+  if (len > RT_MAX_CHUNK_PAYLOAD) return -EMSGSIZE;
+
+  static const uint8_t zeros[RT_CHUNK_ALIGN] = {0};
+  uint8_t hdr[RT_CHUNK_HEADER_SIZE];
+  st32(hdr + 0, RT_CHUNK_SYNC);
+  st16(hdr + 4, type);
+  st16(hdr + 6, with_crc ? RT_CHUNK_FLAG_CRC : 0);
+  st32(hdr + 8, w->seq);
+  st32(hdr + 12, len);
+  st32(hdr + 16, with_crc ? rt_crc32(0, payload, len) : 0);
+  st32(hdr + 20, rt_crc32(0, hdr, 20));
+
+  uint32_t pad = (RT_CHUNK_ALIGN - (len % RT_CHUNK_ALIGN)) % RT_CHUNK_ALIGN;
+  struct iovec iov[3];
+  int cnt = 0;
+  iov[cnt].iov_base = hdr;
+  iov[cnt++].iov_len = sizeof hdr;
+  if (len) {
+    iov[cnt].iov_base = (void*)(uintptr_t)payload; /* writev does not modify it */
+    iov[cnt++].iov_len = len;
+  }
+  if (pad) {
+    iov[cnt].iov_base = (void*)(uintptr_t)zeros;
+    iov[cnt++].iov_len = pad;
+  }
+  int rc = write_all(w->fd, iov, cnt);
+  if (rc) {
+    w->error = rc;
+    return rc;
+  }
+  if (type == RT_CHUNK_ACTIVITY) w->activity_bytes += len;
+  w->seq++;
+  return 0;
+}
+
+int rt_writer_chunk(rt_writer* w, uint16_t type, const void* payload, uint32_t len) {
+  return rt_writer_chunk_opt(w, type, payload, len, 1);
+}
+
+/* Writes the scratch payload as a chunk of `type`, or -ENOMEM / -EMSGSIZE if building it failed. */
+static int flush_scratch(rt_writer* w, uint16_t type) {
+  if (w->scratch.oom) return -ENOMEM;
+  if (w->scratch.len > RT_MAX_CHUNK_PAYLOAD) return -EMSGSIZE;
+  return rt_writer_chunk(w, type, w->scratch.data, (uint32_t)w->scratch.len);
+}
+
+/* Starts a typed helper: validates the writer and empties the scratch payload. */
+static int begin(rt_writer* w) {
+  if (!w) return -EINVAL;
+  if (w->error) return w->error;
+  rt_buf_reset(&w->scratch);
+  return 0;
+}
+
+int rt_writer_header(rt_writer* w, const rt_header_info* h) {
+  int rc = begin(w);
+  if (rc) return rc;
+  if (!h || (!h->cmdline && h->cmdline_len)) return -EINVAL;
+  rt_buf* b = &w->scratch;
+  rt_buf_u32(b, h->vendor);
+  rt_buf_u32(b, h->pointer_size);
+  rt_buf_u32(b, h->vendor_version);
+  rt_buf_u32(b, h->runtime_version);
+  rt_buf_u32(b, h->driver_version);
+  rt_buf_u32(b, h->pid);
+  rt_buf_i32(b, h->rank);
+  rt_buf_i32(b, h->local_rank);
+  rt_buf_i32(b, h->world_size);
+  rt_buf_u32(b, h->collector_version);
+  rt_buf_u64(b, h->start_ns);
+  rt_buf_cstr(b, h->hostname);
+  rt_buf_str(b, h->cmdline, h->cmdline_len);
+  rt_buf_cstr(b, h->vendor_version_text);
+  return flush_scratch(w, RT_CHUNK_HEADER);
+}
+
+int rt_writer_clock(rt_writer* w, const rt_clock_anchor_t* a) {
+  if (!w || !a) return -EINVAL;
+  uint8_t p[48];
+  st32(p + 0, a->which);
+  st32(p + 4, 0);
+  st64(p + 8, a->vendor_ns);
+  st64(p + 16, a->realtime_ns);
+  st64(p + 24, a->monotonic_ns);
+  st64(p + 32, a->monotonic_raw_ns);
+  st64(p + 40, a->boottime_ns);
+  return rt_writer_chunk(w, RT_CHUNK_CLOCK, p, sizeof p);
+}
+
+int rt_writer_kind_sizes(rt_writer* w, const rt_kind_size* pairs, uint32_t n) {
+  int rc = begin(w);
+  if (rc) return rc;
+  if (!pairs && n) return -EINVAL;
+  rt_buf* b = &w->scratch;
+  rt_buf_u32(b, n);
+  for (uint32_t i = 0; i < n; i++) {
+    rt_buf_u32(b, pairs[i].kind);
+    rt_buf_u32(b, pairs[i].size);
+  }
+  return flush_scratch(w, RT_CHUNK_KIND_SIZES);
+}
+
+int rt_writer_api_names(rt_writer* w, const rt_api_name* names, uint32_t n) {
+  int rc = begin(w);
+  if (rc) return rc;
+  if (!names && n) return -EINVAL;
+  rt_buf* b = &w->scratch;
+  rt_buf_u32(b, n);
+  for (uint32_t i = 0; i < n; i++) {
+    rt_buf_u32(b, names[i].domain);
+    rt_buf_u32(b, names[i].id);
+    rt_buf_cstr(b, names[i].name);
+  }
+  return flush_scratch(w, RT_CHUNK_API_NAMES);
+}
+
+int rt_writer_activity(rt_writer* w, const void* buffer, uint32_t len) {
+  return rt_writer_chunk(w, RT_CHUNK_ACTIVITY, buffer, len);
+}
+
+int rt_writer_strings(rt_writer* w, const rt_string* strings, uint32_t n) {
+  int rc = begin(w);
+  if (rc) return rc;
+  if (!strings && n) return -EINVAL;
+  rt_buf* b = &w->scratch;
+  rt_buf_u32(b, n);
+  for (uint32_t i = 0; i < n; i++) {
+    if (!strings[i].bytes && strings[i].len) return -EINVAL;
+    rt_buf_u64(b, strings[i].ptr);
+    rt_buf_str(b, strings[i].bytes, strings[i].len);
+  }
+  return flush_scratch(w, RT_CHUNK_STRINGS);
+}
+
+int rt_writer_devices(rt_writer* w, const rt_device_info* devices, uint32_t n) {
+  int rc = begin(w);
+  if (rc) return rc;
+  if (!devices && n) return -EINVAL;
+  rt_buf* b = &w->scratch;
+  rt_buf_u32(b, n);
+  for (uint32_t i = 0; i < n; i++) {
+    const rt_device_info* d = &devices[i];
+    rt_buf_u32(b, d->id);
+    rt_buf_u32(b, d->multiprocessors);
+    rt_buf_u64(b, d->global_memory_bytes);
+    rt_buf_u64(b, d->memory_bandwidth);
+    rt_buf_u32(b, d->core_clock_khz);
+    rt_buf_u32(b, d->cc_major);
+    rt_buf_u32(b, d->cc_minor);
+    rt_buf_u32(b, d->max_threads_per_block);
+    rt_buf_u32(b, d->max_threads_per_multiprocessor);
+    rt_buf_u32(b, d->regs_per_block);
+    rt_buf_u32(b, d->regs_per_multiprocessor);
+    rt_buf_u32(b, d->warp_size);
+    rt_buf_u32(b, d->shared_mem_per_block);
+    rt_buf_u32(b, d->shared_mem_per_multiprocessor);
+    rt_buf_u32(b, d->shared_mem_per_block_optin);
+    rt_buf_u32(b, d->max_blocks_per_multiprocessor);
+    rt_buf_bytes(b, d->uuid, sizeof d->uuid);
+    rt_buf_cstr(b, d->name);
+  }
+  return flush_scratch(w, RT_CHUNK_DEVICES);
+}
+
+int rt_writer_dropped(rt_writer* w, uint64_t count, uint32_t reason) {
+  if (!w) return -EINVAL;
+  w->dropped_total += count;
+  uint8_t p[16];
+  st64(p + 0, count);
+  st32(p + 8, reason);
+  st32(p + 12, 0);
+  return rt_writer_chunk(w, RT_CHUNK_DROPPED, p, sizeof p);
+}
+
+int rt_writer_thread_names(rt_writer* w, const rt_thread_name* names, uint32_t n) {
+  int rc = begin(w);
+  if (rc) return rc;
+  if (!names && n) return -EINVAL;
+  rt_buf* b = &w->scratch;
+  rt_buf_u32(b, n);
+  for (uint32_t i = 0; i < n; i++) {
+    rt_buf_u32(b, names[i].pid);
+    rt_buf_u32(b, names[i].tid);
+    rt_buf_cstr(b, names[i].name);
+  }
+  return flush_scratch(w, RT_CHUNK_THREAD_NAMES);
+}
+
+int rt_writer_log_n(rt_writer* w, uint32_t level, const char* message, uint32_t len) {
+  int rc = begin(w);
+  if (rc) return rc;
+  if (!message && len) return -EINVAL;
+  rt_buf_u32(&w->scratch, level);
+  rt_buf_str(&w->scratch, message, len);
+  return flush_scratch(w, RT_CHUNK_LOG);
+}
+
+int rt_writer_log(rt_writer* w, uint32_t level, const char* message) {
+  size_t n = message ? strlen(message) : 0;
+  if (n > RT_MAX_CHUNK_PAYLOAD) return -EMSGSIZE;
+  return rt_writer_log_n(w, level, message, (uint32_t)n);
+}
+
+int rt_writer_end(rt_writer* w) {
+  if (!w) return -EINVAL;
+  uint8_t p[24];
+  st64(p + 0, w->seq);
+  st64(p + 8, w->activity_bytes);
+  st64(p + 16, w->dropped_total);
+  return rt_writer_chunk(w, RT_CHUNK_END, p, sizeof p);
+}
+
+uint32_t rt_writer_seq(const rt_writer* w) { return w ? w->seq : 0; }
+
+int rt_writer_error(const rt_writer* w) { return w ? w->error : -EINVAL; }
+
+int rt_writer_close(rt_writer* w) {
+  if (!w) return 0;
+  int rc = w->error;
+  /* close(2) is not retried on EINTR: on Linux the descriptor is released either way */
+  if (close(w->fd) != 0 && !rc) rc = -errno;
+  rt_buf_free(&w->scratch);
+  free(w);
+  return rc;
+}

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# Installs the CUPTI and CUDA runtime headers used to build the CUPTI fixtures (and later the CUPTI collector)
+# into .cache/cuda/<tag>/include, from NVIDIA's wheels on PyPI. Only the include folders are unpacked; nothing is
+# installed into any Python environment. Pinned versions and sha256 hashes; idempotent: a tag whose folder already
+# holds the same pinned set is skipped without touching the network, so a second run works offline.
+#
+#   scripts/cuda-headers.sh            # all tags: cu118 cu12 cu13
+#   scripts/cuda-headers.sh cu13       # only the named tags
+#
+# Environment: RAWTRACE_CUDA_CACHE overrides the cache folder (default <repo>/.cache/cuda). pip's own settings
+# (PIP_INDEX_URL, proxies) apply as usual.
+#
+# Which wheel ships what (checked by listing the wheels):
+#   nvidia-cuda-cupti*   : cupti*.h, cupti_activity.h, cupti_*_cbid.h, cupti_version.h, Openacc/, Openmp/
+#   nvidia-cuda-runtime* : cuda.h (cupti_activity.h includes it), cuda_runtime_api.h (CUDART_VERSION), driver_types.h,
+#                          builtin_types.h (cupti_callbacks.h includes it), device_types.h
+#   crt/host_defines.h   : included by device_types.h; shipped by nvidia-cuda-nvcc-cu11/-cu12 (the 20-40 MB nvcc
+#                          wheels: only their include folder is unpacked) and, for CUDA 13, by the small nvidia-cuda-crt
+# CUDA 11/12 wheels unpack to nvidia/cuda_cupti/include and nvidia/cuda_runtime/include; the CUDA 13 wheels (no -cuXX
+# suffix) both unpack to nvidia/cu13/include. Each tag's headers are merged into one include folder.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+CACHE="${RAWTRACE_CUDA_CACHE:-$ROOT/.cache/cuda}"
+
+# tag -> "requirement sha256" pairs, one per line. The wheels are pure header/library payloads (py3-none); the
+# x86_64 builds are pinned so every host, whatever its architecture, unpacks the same bytes.
+wheels_for() {
+  case "$1" in
+    cu118) cat <<'EOF'
+nvidia-cuda-cupti-cu11==11.8.87 4191a17913a706b5098681280cd089cd7d8d3df209a6f5cb79384974a96d24f2
+nvidia-cuda-runtime-cu11==11.8.89 92d04069a987e1fbc9213f8376d265df0f7bb42617d44f5eda1f496acea7f2d1
+nvidia-cuda-nvcc-cu11==11.8.89 f8e1e995166c884f2f5bf94975d7abb89175363b8712f7f81cd38d0df1b2cd85
+EOF
+    ;;
+    cu12) cat <<'EOF'
+nvidia-cuda-cupti-cu12==12.9.79 096bcf334f13e1984ba36685ad4c1d6347db214de03dbb6eebb237b41d9d934f
+nvidia-cuda-runtime-cu12==12.9.79 25bba2dfb01d48a9b59ca474a1ac43c6ebf7011f1b0b8cc44f54eb6ac48a96c3
+nvidia-cuda-nvcc-cu12==12.9.86 5d6a0d32fdc7ea39917c20065614ae93add6f577d840233237ff08e9a38f58f0
+EOF
+    ;;
+    # CUDA 13.0 Update 1: CUPTI 13.0.85 is the 13.0 release whose cupti_version.h says CUPTI_API_VERSION 130001
+    # (13.0.48, the GA, says 130000); cudart 13.0.88 is the runtime of the same update.
+    cu13) cat <<'EOF'
+nvidia-cuda-cupti==13.0.85 4eb01c08e859bf924d222250d2e8f8b8ff6d3db4721288cf35d14252a4d933c8
+nvidia-cuda-runtime==13.0.88 422a38f7c739ecbdd3a4b6ec7ed0a1d74db43d8e9bc26685f3d845638922b178
+nvidia-cuda-crt==13.0.88 2c8043c7c9e02492716426e9919fc78d2c5b3b2a7a768a88e952676b08aa55a4
+EOF
+    ;;
+    *) echo "cuda-headers: unknown tag '$1' (known: cu118 cu12 cu13)" >&2; return 1 ;;
+  esac
+}
+
+PLATFORMS=(--platform manylinux2010_x86_64 --platform manylinux_2_12_x86_64 --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux_2_25_x86_64
+  --platform manylinux_2_27_x86_64 --platform manylinux_2_28_x86_64)
+
+# Prints "tag: CUPTI_API_VERSION n, CUDART_VERSION n, wheels ..." for an installed tag.
+describe() {
+  local tag="$1" inc="$CACHE/$1/include" api rt
+  api="$(sed -n 's/^#define CUPTI_API_VERSION[[:space:]]\{1,\}\([0-9]\{1,\}\).*/\1/p' "$inc/cupti_version.h" | head -n1)"
+  rt="$(sed -n 's/^#define CUDART_VERSION[[:space:]]\{1,\}\([0-9]\{1,\}\).*/\1/p' "$inc/cuda_runtime_api.h" | head -n1)"
+  echo "cuda-headers: $tag: CUPTI_API_VERSION ${api:-?}, CUDART_VERSION ${rt:-?}, from $(cut -d' ' -f1 "$CACHE/$tag/WHEELS" | tr '\n' ' ')-> $inc"
+}
+
+install_tag() {
+  local tag="$1" spec dest tmp
+  spec="$(wheels_for "$tag")"
+  dest="$CACHE/$tag"
+  if [[ -f "$dest/WHEELS" && "$(cat "$dest/WHEELS")" == "$spec" && -f "$dest/include/cupti_activity.h" \
+        && -f "$dest/include/cuda.h" && -f "$dest/include/crt/host_defines.h" ]]; then
+    echo "cuda-headers: $tag present, skipped"
+    describe "$tag"
+    return 0
+  fi
+  command -v python3 >/dev/null || { echo "cuda-headers: python3 is required" >&2; return 1; }
+  python3 -m pip --version >/dev/null 2>&1 || { echo "cuda-headers: python3 -m pip is required" >&2; return 1; }
+
+  mkdir -p "$CACHE"
+  tmp="$(mktemp -d "$CACHE/.tmp-$tag.XXXXXX")"
+  CLEANUP+=("$tmp")
+  local req="$tmp/requirements.txt"
+  while read -r r h; do echo "$r --hash=sha256:$h"; done <<<"$spec" >"$req"
+  echo "cuda-headers: $tag: downloading $(cut -d' ' -f1 <<<"$spec" | tr '\n' ' ')"
+  python3 -m pip download --disable-pip-version-check --quiet --no-deps --only-binary=:all: "${PLATFORMS[@]}" \
+    --require-hashes -r "$req" -d "$tmp/wheels"
+
+  # Unpack only nvidia/<pkg>/include/** of each wheel, merged into one folder (zipfile: no unzip tool needed).
+  python3 - "$tmp/wheels" "$tmp/new/include" <<'PY'
+import pathlib, shutil, sys, zipfile
+src, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+out.mkdir(parents=True, exist_ok=True)
+count = 0
+for whl in sorted(src.glob("*.whl")):
+    with zipfile.ZipFile(whl) as z:
+        for info in z.infolist():
+            parts = pathlib.PurePosixPath(info.filename).parts
+            if info.is_dir() or len(parts) < 4 or parts[0] != "nvidia" or parts[2] != "include":
+                continue
+            rel = pathlib.PurePosixPath(*parts[3:])
+            if rel.name == "__init__.py" or ".." in rel.parts:
+                continue
+            target = out.joinpath(*rel.parts)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with z.open(info) as f, open(target, "wb") as g:
+                shutil.copyfileobj(f, g)
+            count += 1
+print(f"cuda-headers: unpacked {count} header files", file=sys.stderr)
+PY
+  for h in cupti_activity.h cupti_version.h cupti_runtime_cbid.h cupti_driver_cbid.h cuda.h cuda_runtime_api.h \
+           crt/host_defines.h; do
+    [[ -f "$tmp/new/include/$h" ]] || { echo "cuda-headers: $tag: $h missing from the wheels" >&2; return 1; }
+  done
+  printf '%s\n' "$spec" >"$tmp/new/WHEELS"
+  # Replace the tag folder in one rename, so a concurrent or interrupted run never leaves a half-filled one.
+  if [[ -e "$dest" ]]; then mv "$dest" "$tmp/old"; fi
+  mv "$tmp/new" "$dest"
+  rm -rf "$tmp"
+  describe "$tag"
+}
+
+CLEANUP=()
+cleanup() { local d; for d in "${CLEANUP[@]+"${CLEANUP[@]}"}"; do rm -rf "$d"; done; }
+trap cleanup EXIT
+
+tags=("$@")
+[[ ${#tags[@]} -gt 0 ]] || tags=(cu118 cu12 cu13)
+for t in "${tags[@]}"; do install_tag "$t"; done
