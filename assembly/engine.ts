@@ -10,11 +10,13 @@
 import { Chunk, readerReset, feed as containerFeed, finish as containerFinish } from "./format/container";
 import * as S from "./model/session";
 import { clockPrepare, toUnix } from "./model/clock";
-import { cuptiApiName, cuptiPrepare, cuptiScan, cuptiDecode, cuptiFinish } from "./decode/cupti";
+import { cuptiApiName, cuptiPrepare, cuptiScan, cuptiDecode, cuptiFinish, cuptiProject } from "./decode/cupti";
+import { rangesPrepare, rangesNeedProjection } from "./model/ranges";
 import { Fatal, Warn } from "./util/error";
 import { fail, failed, warn, setRecordContainerWarnings } from "./util/diag";
 import { setSink, Sink } from "./emit/dispatch";
 import { chromeBaseFor, chromeBegin, chromeEnd, chromeLastTs } from "./emit/chrome_json";
+import { xspaceBegin, xspaceEnd, xspaceLastTs, xspaceProfileStart } from "./emit/xspace";
 
 let pass: i32 = 0;
 let prepared = false;
@@ -222,6 +224,24 @@ function onChunkPass2(type: u32, p: usize, n: u32, off: u64, seq: u32): void {
   }
 }
 
+// ---- Projection pass (only for dumps with NVTX ranges) -------------------------------------------------------------
+
+function onChunkProject(type: u32, p: usize, n: u32, off: u64, seq: u32): void {
+  if (type == Chunk.ACTIVITY && S.vendor == 1) cuptiProject(p, n);
+}
+
+/** True after pass 1 when the dump has host ranges to project onto device streams (run {@link beginProject}). */
+export function needsProjection(): bool {
+  return rangesNeedProjection();
+}
+
+/** Starts the projection pass (between index and emit; see model/ranges.ts). */
+export function beginProject(): void {
+  pass = 3;
+  setRecordContainerWarnings(false);
+  readerReset(onChunkProject, false);
+}
+
 // ---- Pass control -------------------------------------------------------------------------------------------------
 
 /** Starts pass 1 (index). */
@@ -243,6 +263,7 @@ export function beginEmit(sink: i32): void {
   baseNs = chromeBaseFor(first);
   setSink(<Sink>sink);
   if (sink == Sink.CHROME_JSON) chromeBegin(baseNs);
+  else if (sink == Sink.XSPACE) xspaceBegin();
 }
 
 /** Feeds `n` bytes written at the input window to the current pass. */
@@ -262,9 +283,15 @@ export function endPass(): bool {
     if (!S.haveEnd) warn(Warn.NO_END, 0, 0);
     if (S.droppedRecords > 0) warn(Warn.DROPPED_RECORDS, 0, S.droppedRecords);
     if (!prepared && S.haveHeader && S.vendor != 1) fail(Fatal.UNSUPPORTED_VENDOR, 0, S.vendor);
+    rangesPrepare(S.maxVendorTs);
   } else if (pass == 2) {
-    if (S.vendor == 1) cuptiFinish(chromeLastTs());
+    if (S.vendor == 1) cuptiFinish(sinkKind == Sink.XSPACE ? xspaceLastTs() : chromeLastTs());
     if (sinkKind == Sink.CHROME_JSON) chromeEnd();
+    else if (sinkKind == Sink.XSPACE) {
+      xspaceEnd();
+      // XSpace times are relative to the profile start (Task Environment profile_start_time): report that base.
+      baseNs = xspaceProfileStart();
+    }
     setSink(Sink.NONE);
   }
   pass = 0;

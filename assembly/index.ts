@@ -14,7 +14,9 @@ import * as S from "./model/session";
 import { cuptiReset, setShowAllApi } from "./decode/cupti";
 import { outReset } from "./emit/out";
 import { chromeSetTraceName } from "./emit/chrome_json";
-import { beginIndex, beginEmit, feedBytes, endPass, outputBase } from "./engine";
+import { beginIndex, beginEmit, feedBytes, endPass, outputBase, needsProjection, beginProject } from "./engine";
+import { rangesReset } from "./model/ranges";
+import { demangleReset } from "./util/demangle";
 import { toUnix } from "./model/clock";
 
 /** Starts a new file: frees everything from the previous one (stub runtime: the whole heap is rewound). */
@@ -24,6 +26,8 @@ export function rt_reset(): void {
   arenaReset();
   readerForget();
   cuptiReset();
+  rangesReset();
+  demangleReset();
   diagReset();
   S.sessionReset();
   outReset();
@@ -34,7 +38,17 @@ export function rt_begin_index(): void {
   beginIndex();
 }
 
-/** Starts pass 2 with emitter `sink`: 0 none, 1 Chrome JSON. */
+/** After pass 1: 1 when the dump has NVTX ranges and the host must run the projection pass before pass 2. */
+export function rt_needs_projection(): i32 {
+  return needsProjection() ? 1 : 0;
+}
+
+/** Starts the projection pass (feed the same bytes again, then rt_end_pass). */
+export function rt_begin_project(): void {
+  beginProject();
+}
+
+/** Starts pass 2 with emitter `sink`: 0 none, 1 Chrome JSON, 2 XSpace protobuf (emit/xspace.ts). */
 export function rt_begin_emit(sink: i32): void {
   beginEmit(sink);
 }

@@ -3,23 +3,27 @@
  * expected, and exit with the code listed in docs/errors.md.
  */
 import { parseArgs } from "node:util";
-import { basename, extname } from "node:path";
-import { existsSync } from "node:fs";
-import { convertFile, infoFile } from "./node/convert.js";
+import { basename, dirname, extname } from "node:path";
+import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
+import { convertFile, infoFile, xspaceProfilePath } from "./node/convert.js";
 import type { FileInfo } from "./core/engine.js";
 import { RawtraceError } from "./core/codes.js";
 
 const VERSION = "0.1.0";
 
-const USAGE = `rawtrace ${VERSION} — raw GPU activity dumps to Chrome Trace JSON
+const USAGE = `rawtrace ${VERSION} — raw GPU activity dumps to Chrome Trace JSON and XSpace
 
 Usage:
   rawtrace convert <in.rawtrace> [-o out.json | out.json.gz] [--all-api] [--force]
+  rawtrace convert <in.rawtrace> --format xspace [-o logdir | -o out.xplane.pb] [--all-api] [--force]
   rawtrace info <in.rawtrace> [--json]
   rawtrace --version | --help
 
 convert   Kineto-compatible Chrome Trace JSON (Perfetto UI, chrome://tracing, HTA). Default output: the input
           name with .json. --all-api keeps API calls Kineto hides (cudaGetDevice, most driver calls).
+          --format xspace writes an XSpace protobuf for XProf / TensorBoard's profile plugin, laid out as they
+          load it: <logdir>/plugins/profile/<YYYY_MM_DD_HH_MM_SS>/<host>.xplane.pb (run = profile start, UTC;
+          default logdir: the input name with _xprof), or exactly one file with -o name.xplane.pb.
 info      header, devices, records per kind, time span, dropped records and warnings.
 `;
 
@@ -66,6 +70,7 @@ async function main(argv: string[]): Promise<number> {
       output: { type: "string", short: "o" },
       json: { type: "boolean" },
       "all-api": { type: "boolean" },
+      format: { type: "string", short: "F" },
       force: { type: "boolean", short: "f" },
       help: { type: "boolean", short: "h" },
       version: { type: "boolean", short: "v" },
@@ -92,6 +97,11 @@ async function main(argv: string[]): Promise<number> {
   if (cmd === "convert") {
     if (files.length !== 1) throw new RawtraceError("USAGE", "convert needs exactly one input file");
     const input = files[0];
+    const format = values.format ?? "chrome";
+    if (format !== "chrome" && format !== "xspace") {
+      throw new RawtraceError("USAGE", `--format must be chrome or xspace, not '${format}'`);
+    }
+    if (format === "xspace") return convertXSpace(input, values.output, !!values.force, !!values["all-api"]);
     const output = values.output ?? `${basename(input, extname(input))}.json`;
     if (existsSync(output) && !values.force) {
       throw new RawtraceError("EXISTS", `${output}: already exists (use --force to overwrite)`, output);
@@ -108,6 +118,41 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   throw new RawtraceError("USAGE", `unknown command '${cmd}'\n${USAGE}`);
+}
+
+/**
+ * `convert --format xspace`: one `.xplane.pb` when -o names one, else the TensorBoard/XProf layout under a log
+ * directory. The run directory is named after the profile start, known only once the conversion is done, so the
+ * file is written under a temporary name first and moved into place.
+ */
+async function convertXSpace(input: string, out: string | undefined, force: boolean, allApi: boolean): Promise<number> {
+  if (out !== undefined && out.endsWith(".gz")) throw new RawtraceError("USAGE", "XSpace output cannot be gzipped (XProf reads .xplane.pb)");
+  const single = out !== undefined && out.endsWith(".xplane.pb");
+  if (single && existsSync(out) && !force) {
+    throw new RawtraceError("EXISTS", `${out}: already exists (use --force to overwrite)`, out);
+  }
+  const logdir = out ?? `${basename(input, extname(input))}_xprof`;
+  let target = single ? out : `${logdir}/plugins/profile/.rawtrace-${process.pid}.xplane.pb`;
+  mkdirSync(dirname(target), { recursive: true });
+  const t0 = performance.now();
+  const r = await convertFile(input, target, { allApi, format: "xspace" });
+  if (!single) {
+    const final = xspaceProfilePath(logdir, r.baseTimeNs, r.info.hostname);
+    if (existsSync(final) && !force) {
+      rmSync(target, { force: true });
+      throw new RawtraceError("EXISTS", `${final}: already exists (use --force to overwrite)`, final);
+    }
+    mkdirSync(dirname(final), { recursive: true });
+    renameSync(target, final);
+    target = final;
+  }
+  const s = (performance.now() - t0) / 1000;
+  console.error(
+    `${input} → ${target}: ${r.events} events, ${fmtBytes(r.info.bytes)} in, ${fmtBytes(r.bytesOut)} XSpace out, ` +
+      `${s.toFixed(2)} s (${(r.info.bytes / 1e6 / s).toFixed(0)} MB/s)`,
+  );
+  for (const w of r.info.warnings) console.error(`  warning ${w.code} ×${w.count} (offset ${w.offset}): ${w.message}`);
+  return 0;
 }
 
 /** Exit codes by error name (docs/errors.md). */

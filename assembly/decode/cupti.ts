@@ -14,6 +14,7 @@ import { Warn } from "../util/error";
 import { warn } from "../util/diag";
 import { arenaAlloc } from "../util/arena";
 import { emitEvent } from "../emit/dispatch";
+import * as R from "../model/ranges";
 
 /** CUpti_ActivityKind values this decoder reads. */
 const enum K {
@@ -380,6 +381,16 @@ export function cuptiScan(p: usize, n: u32, off: u64): void {
         if (size >= 24) {
           S.noteTs(load<u64>(r, 8));
           S.noteTs(load<u64>(r, 16));
+          R.rangesNoteApi();
+        }
+        break;
+      case K.MARKER:
+        // Ranges for the GPU projection, in vendor time (compared with API records' vendor time).
+        if (size >= 36 && load<u32>(r, 20) == 2) {
+          const flags = load<u32>(r, 4);
+          if ((flags & MARKER_START) != 0) {
+            R.rangeOpen(load<u32>(r, 16), load<u32>(r, 24), load<u32>(r, 28), load<u64>(r, 8), size >= 48 ? load<u64>(r, 40) : 0);
+          } else if ((flags & MARKER_END) != 0) R.rangeClose(load<u32>(r, 16), load<u64>(r, 8));
         }
         break;
       case K.EXTERNAL_CORRELATION:
@@ -445,6 +456,23 @@ function scanName(r: usize, size: u32): void {
   else if (objKind == 3) {
     const e = S.deviceEntry(load<u32>(r, 8));
     if (e != 0) S.setDeviceName(e, np, S.displayLen);
+  }
+}
+
+// ---- Projection pass ---------------------------------------------------------------------------------------------
+
+/** Between passes 1 and 2, only when the dump has NVTX ranges: maps launch calls to their innermost range. */
+export function cuptiProject(p: usize, n: u32): void {
+  const end = p + n;
+  let r = p;
+  while (r + 4 <= end) {
+    const kind = load<u32>(r);
+    const size = S.kindSize(kind);
+    if (size == 0 || r + size > end) return;
+    if ((kind == K.RUNTIME || kind == K.DRIVER || kind == K.INTERNAL_LAUNCH_API) && size >= 36) {
+      R.rangesMapCall(<u64>load<u32>(r, 32), load<u32>(r, 28), load<u64>(r, 8));
+    }
+    r += size;
   }
 }
 
@@ -551,6 +579,7 @@ export function cuptiDecode(p: usize, n: u32, off: u64): void {
           e.flags |= EvFlag.HAS_CHANNEL;
         }
         attachExternal(e, e.correlation);
+        R.rangesNoteDeviceOp(e.correlation, e.device, e.stream, e.start, e.end);
         emitEvent(e);
         break;
       }
@@ -585,6 +614,7 @@ export function cuptiDecode(p: usize, n: u32, off: u64): void {
         }
         memcpyName(e, e.copyKind, e.srcKind, e.dstKind);
         attachExternal(e, e.correlation);
+        R.rangesNoteDeviceOp(e.correlation, e.device, e.stream, e.start, e.end);
         emitEvent(e);
         break;
       }
@@ -623,6 +653,7 @@ export function cuptiDecode(p: usize, n: u32, off: u64): void {
         }
         memcpyName(e, e.copyKind, e.srcKind, e.dstKind);
         attachExternal(e, e.correlation);
+        R.rangesNoteDeviceOp(e.correlation, e.device, e.stream, e.start, e.end);
         emitEvent(e);
         break;
       }
@@ -660,6 +691,7 @@ export function cuptiDecode(p: usize, n: u32, off: u64): void {
         }
         memsetName(e, memKind);
         attachExternal(e, e.correlation);
+        R.rangesNoteDeviceOp(e.correlation, e.device, e.stream, e.start, e.end);
         emitEvent(e);
         break;
       }
@@ -909,6 +941,7 @@ function rangeEvent(e: Ev, m: usize, endTs: u64, id: u32): void {
 
 /** End of pass 2: closes ranges still open at the last timestamp (nothing lost), with a warning. */
 export function cuptiFinish(lastTs: u64): void {
+  emitProjections();
   if (markerOpen == 0) return;
   const n = tableSlots(markerOpen);
   for (let i: u32 = 0; i < n; i++) {
@@ -918,6 +951,27 @@ export function cuptiFinish(lastTs: u64): void {
     warn(Warn.UNCLOSED_RANGE, 0, tableKeyAt(markerOpen, i));
     rangeEvent(ev, m, lastTs, <u32>tableKeyAt(markerOpen, i));
     store<u64>(m, 0, 24);
+  }
+}
+
+/** Emits the device-stream spans of NVTX ranges (Kineto's gpu_user_annotation). */
+function emitProjections(): void {
+  const n = R.spanSlots();
+  const e = ev;
+  for (let i: u32 = 0; i < n; i++) {
+    if (!R.spanAt(i)) continue;
+    evClear(e);
+    e.kind = EvKind.GPU_RANGE;
+    e.recordKind = K.MARKER;
+    e.device = R.spanDevice;
+    e.stream = R.spanStream;
+    e.pid = R.spanPid;
+    e.start = R.spanStart;
+    e.end = R.spanEnd;
+    const np = R.spanName != 0 ? S.stringDisplay(R.spanName, false) : 0;
+    e.namePtr = np;
+    e.nameLen = np != 0 ? S.displayLen : 0;
+    emitEvent(e);
   }
 }
 

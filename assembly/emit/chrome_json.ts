@@ -390,6 +390,27 @@ export function chromeEvent(e: Ev): void {
       O.byte(125);
       break;
     }
+    case EvKind.GPU_RANGE: {
+      // Kineto widens these by 1 ns on each side so they enclose their kernels on the same row.
+      const dev = <u64>e.device;
+      const tid = <u64>e.stream;
+      noteGpuRow(dev, tid, 1);
+      O.need(O.EVENT_RESERVE);
+      sep();
+      O.ascii('{"ph":"X","cat":"gpu_user_annotation","name":');
+      O.jsonString(e.namePtr, e.nameLen);
+      O.need(O.EVENT_RESERVE);
+      keyU(',"pid":', dev);
+      keyU(',"tid":', tid);
+      O.ascii(',"ts":');
+      O.micros(rel(e.start > 0 ? e.start - 1 : 0));
+      O.ascii(',"dur":');
+      O.micros(e.end - e.start + 2);
+      keyU(',"args":{"device":', e.device);
+      keyU(',"stream":', e.stream);
+      O.ascii("}}");
+      break;
+    }
     case EvKind.GRAPH: {
       const dev = <u64>e.device;
       const tid = <u64>e.stream;

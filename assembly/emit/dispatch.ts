@@ -4,11 +4,13 @@
  */
 import { Ev } from "../model/event";
 import { chromeEvent } from "./chrome_json";
+import { xspaceEvent } from "./xspace";
 
 /** Which emitter receives events. */
 export const enum Sink {
   NONE = 0,
   CHROME_JSON = 1,
+  XSPACE = 2,
 }
 
 let sink: Sink = Sink.NONE;
@@ -21,4 +23,5 @@ export function setSink(s: Sink): void {
 /** Hands one event to the active emitter. */
 export function emitEvent(e: Ev): void {
   if (sink == Sink.CHROME_JSON) chromeEvent(e);
+  else if (sink == Sink.XSPACE) xspaceEvent(e);
 }

@@ -28,6 +28,8 @@ export const enum EvKind {
   INSTANT = 10,
   /** A whole-graph execution span on a device stream. */
   GRAPH = 11,
+  /** A host range projected onto a device stream: the span of the device work it launched (model/ranges.ts). */
+  GPU_RANGE = 12,
 }
 
 /** Flag bits of {@link Ev.flags}. */

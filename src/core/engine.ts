@@ -25,14 +25,22 @@ export interface ByteSource {
  */
 export type Sink = (bytes: Uint8Array) => void;
 
-/** Progress: bytes of the current pass done and total (when known); pass 1 = index, 2 = emit. */
-export type Progress = (done: number, total: number | undefined, pass: 1 | 2) => void;
+/**
+ * Progress: bytes of the current pass done and total (when known); pass 1 = index, 2 = emit, 3 = the projection
+ * pass that runs between them when the dump has NVTX ranges.
+ */
+export type Progress = (done: number, total: number | undefined, pass: 1 | 2 | 3) => void;
 
 /** Output formats the core writes. */
-export const Output = { NONE: 0, CHROME_JSON: 1 } as const;
+export const Output = { NONE: 0, CHROME_JSON: 1, XSPACE: 2 } as const;
 
 /** Conversion options. */
 export interface ConvertOptions {
+  /**
+   * Output format: Kineto-compatible Chrome Trace JSON (default) or an XSpace protobuf (`.xplane.pb`) for XProf and
+   * TensorBoard's profile plugin (docs/xspace.md).
+   */
+  format?: "chrome" | "xspace";
   /** Keep every API call (no Kineto blocklist of runtime calls and untracked driver calls). Default false. */
   allApi?: boolean;
   /** Progress callback, called once per input window. */
@@ -93,7 +101,10 @@ export interface ConvertResult {
   events: number;
   bytesOut: number;
   apiCallsHidden: number;
-  /** Output time base, Unix ns. */
+  /**
+   * Output time base, Unix ns: Chrome JSON baseTimeNanoseconds, or for XSpace the profile start (Task Environment
+   * profile_start_time; line timestamps are relative to it).
+   */
   baseTimeNs: bigint;
 }
 
@@ -114,6 +125,8 @@ interface CoreExports {
   rt_reset(): void;
   rt_begin_index(): void;
   rt_begin_emit(sink: number): void;
+  rt_needs_projection(): number;
+  rt_begin_project(): void;
   rt_input_ptr(): number;
   rt_input_free(): number;
   rt_feed(n: number): number;
@@ -175,7 +188,7 @@ export class Engine {
   }
 
   private async pump(
-    src: ByteSource, pass: 1 | 2, onProgress?: Progress, afterWindow?: () => void | Promise<void>,
+    src: ByteSource, pass: 1 | 2 | 3, onProgress?: Progress, afterWindow?: () => void | Promise<void>,
   ): Promise<void> {
     const x = this.x;
     const reader = await src.open();
@@ -194,7 +207,9 @@ export class Engine {
     } catch (e) {
       if (e instanceof WebAssembly.RuntimeError) {
         // A trap inside the core is a bug (or memory exhaustion): report it against the file and offset.
-        throw new RawtraceError("INTERNAL", `${src.name}: offset ~${done}: rawtrace core failed (${e.message})`, src.name, done);
+        const err = new RawtraceError("INTERNAL", `${src.name}: offset ~${done}: rawtrace core failed (${e.message})`, src.name, done);
+        err.stack = `${err.stack}\nCaused by: ${e.stack}`;
+        throw err;
       }
       throw e;
     } finally {
@@ -294,7 +309,7 @@ export class Engine {
     }
   }
 
-  /** Converts `src` to Chrome JSON, streaming the output into `sink`. */
+  /** Converts `src` to Chrome JSON (or XSpace with `format: "xspace"`), streaming the output into `sink`. */
   async convert(src: ByteSource, sink: Sink, opts: ConvertOptions = {}): Promise<ConvertResult> {
     this.begin();
     try {
@@ -302,13 +317,19 @@ export class Engine {
       x.rt_set_option(1, opts.allApi ? 1 : 0);
       x.rt_begin_index();
       await this.pump(src, 1, opts.onProgress);
+      // XSpace carries no gpu_user_annotation spans (its device events get nvtx_range instead): no projection pass.
+      if (opts.format !== "xspace" && x.rt_needs_projection()) {
+        // NVTX ranges: map launch calls to ranges before emitting (gpu_user_annotation spans).
+        x.rt_begin_project();
+        await this.pump(src, 3, opts.onProgress);
+      }
       const name = enc.encode(opts.traceName ?? src.name);
       const p = x.rt_alloc(name.length);
       this.u8().set(name, p);
       x.rt_set_trace_name(p, name.length);
       this.sink = sink;
       this.bytesOut = 0;
-      x.rt_begin_emit(Output.CHROME_JSON);
+      x.rt_begin_emit(opts.format === "xspace" ? Output.XSPACE : Output.CHROME_JSON);
       await this.pump(src, 2, opts.onProgress, opts.afterWindow);
       const info = this.readInfo(src.name);
       return {

@@ -1,8 +1,11 @@
 /**
- * Node conversions of one file: `.rawtrace` → Chrome JSON (`.json`, or `.json.gz` through streaming gzip), written
- * straight from the core's output window to the file descriptor. Peak memory does not grow with the input.
+ * Node conversions of one file: `.rawtrace` → Chrome JSON (`.json`, or `.json.gz` through streaming gzip) or XSpace
+ * (`format: "xspace"`, a `.xplane.pb`), written straight from the core's output window to the file descriptor.
+ * Chrome JSON peak memory does not grow with the input; XSpace buffers ~32 bytes per event in the core
+ * (docs/xspace.md).
  */
 import { closeSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { join } from "node:path";
 import { createGzip, constants as zc } from "node:zlib";
 import { createWriteStream } from "node:fs";
 import { once } from "node:events";
@@ -18,14 +21,15 @@ export interface ConvertFileOptions extends Omit<ConvertOptions, "afterWindow"> 
 }
 
 /**
- * Converts `input` (.rawtrace) to Chrome JSON at `output`. Writes to `output + ".tmp"` and renames on success, so
- * a failed conversion never leaves a half-written file under the final name.
+ * Converts `input` (.rawtrace) to Chrome JSON (or XSpace with `format: "xspace"`) at `output`. Writes to
+ * `output + ".tmp"` and renames on success, so a failed conversion never leaves a half-written file under the final
+ * name. XSpace is never gzipped (XProf reads plain `.xplane.pb`).
  */
 export async function convertFile(input: string, output: string, opts: ConvertFileOptions = {}): Promise<ConvertResult> {
   const src = fileSource(input);
   const engine = await createEngine();
   const tmp = `${output}.tmp`;
-  const gzip = opts.gzip ?? output.endsWith(".gz");
+  const gzip = opts.format === "xspace" ? false : opts.gzip ?? output.endsWith(".gz");
   try {
     let result: ConvertResult;
     if (!gzip) {
@@ -71,4 +75,19 @@ export async function convertFile(input: string, output: string, opts: ConvertFi
 export async function infoFile(input: string): Promise<FileInfo> {
   const engine = await createEngine();
   return engine.info(fileSource(input));
+}
+
+/**
+ * Where TensorBoard and XProf look for one host's XSpace of one profiling run:
+ * `<logdir>/plugins/profile/<YYYY_MM_DD_HH_MM_SS>/<host>.xplane.pb`, the run named after `profileStartNs` (Unix ns,
+ * UTC) and the file after `hostname`, made safe for a file name (XProf takes the host name from the file stem).
+ */
+export function xspaceProfilePath(logdir: string, profileStartNs: bigint, hostname: string): string {
+  const d = new Date(Number(profileStartNs / 1000000n));
+  const p2 = (n: number) => String(n).padStart(2, "0");
+  const run = `${d.getUTCFullYear()}_${p2(d.getUTCMonth() + 1)}_${p2(d.getUTCDate())}_` +
+    `${p2(d.getUTCHours())}_${p2(d.getUTCMinutes())}_${p2(d.getUTCSeconds())}`;
+  let host = hostname.replace(/[^A-Za-z0-9._-]/g, "_").replace(/^\.+/, "");
+  if (host === "") host = "unknown_host";
+  return join(logdir, "plugins", "profile", run, `${host}.xplane.pb`);
 }

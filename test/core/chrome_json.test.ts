@@ -144,6 +144,23 @@ test("NVTX ranges become nested user_annotation slices with their domain", async
   assert.is(step.tid, TID);
 });
 
+test("NVTX ranges are projected onto the streams their launches ran on (gpu_user_annotation)", async () => {
+  const { trace } = await toChrome(sampleDump());
+  const g = events(trace, "gpu_user_annotation");
+  const base = BigInt(trace.baseTimeNanoseconds);
+  // "forward" holds cudaLaunchKernel (kernel 7000..9501) and cudaMemcpyAsync (copy 10000..12000) on stream 7;
+  // "step" encloses "forward", so it spans the same work. Kineto widens each span by 1 ns on both sides.
+  for (const name of ["forward", "step"]) {
+    const e = g.find((x) => x.name === name)!;
+    assert.ok(e, name);
+    assert.is(e.pid, 0);
+    assert.is(e.tid, 7);
+    assert.is(e.ts, Number(us(T0 + 7000n - 1n, base)));
+    assert.is(e.dur, 5.002);
+  }
+  assert.is(g.length, 2, "work without a launch call inside a range is not projected");
+});
+
 test("process and thread metadata as Kineto writes it", async () => {
   const { trace } = await toChrome(sampleDump());
   const m = trace.traceEvents.filter((e) => e.ph === "M");

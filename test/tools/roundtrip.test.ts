@@ -247,7 +247,7 @@ for (const [layout, relative] of [["cuda12", true], ["cuda13", true], ["cuda13",
 
 test("the tool refuses what it cannot write", () => {
   const t = parseKinetoJson('{"traceEvents": []}');
-  assert.throws(() => convertKineto(t, { layout: "cuda11" as CuptiLayout }), /layout/);
+  assert.throws(() => convertKineto(t, { layout: "cuda10" as CuptiLayout }), /layout/);
   assert.throws(() => convertKineto(t, { layout: "cuda13", recordsPerChunk: 0 }), /recordsPerChunk/);
   assert.throws(() => parseKinetoJson('{"events": []}'), /traceEvents/);
 });
@@ -269,7 +269,7 @@ test("the command line writes a dump the engine reads", async () => {
     assert.equal(bytes, Buffer.from(kinetoToRawtrace(JSON.parse(text), opts)));
     engine ??= await createEngine();
     const info = await engine.info(memorySource(bytes));
-    assert.is(info.vendorVersion, 26);
+    assert.is(info.vendorVersion, 28);
     assert.is(info.hostname, "roundtrip");
     assert.is(info.pid, 1670242);
   } finally {

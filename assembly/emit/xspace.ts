@@ -1,0 +1,1945 @@
+/**
+ * XSpace/XPlane protobuf (proto/xplane.proto, package tensorflow.profiler), laid out the way XLA's GPU tracer and
+ * session post-processing write it, so XProf and the TensorBoard profile plugin render it (trace viewer, kernel
+ * stats, overview). Layout, names and stat types: docs/xspace.md (from ../shared/reference/xspace-xplane.md).
+ *
+ *  - `/host:CPU` (id 0): one line per OS thread (line id = tid) with the vendor API calls; NVTX ranges on a
+ *    line of their own per thread (id = 2^30 + tid, so partially overlapping start/end ranges never break the
+ *    API line's nesting); thread-level tracing overhead on id 2^29 + tid.
+ *  - `/device:GPU:<n>` (XPlane.id = n) per device: one line per stream (line id = stream id) named
+ *    `Stream #<id>(<types>)`; syncs and event records on `Synchronization` lines (id 2^30 + stream, 2^31 - 1 for
+ *    context-wide); device-level overhead on `CUPTI overhead` (id 2^31 - 2). Device capabilities as plane stats.
+ *  - `/host:metadata` (CUDA/CUPTI versions) and `Task Environment` (profile_start_time, profile_stop_time).
+ *  - XSpace.hostnames, XSpace.warnings (dropped records, decode warnings), XSpace.errors (data-loss diagnostics).
+ *
+ * Protobuf needs every length before its content and XLines group events by row, so pass 2 only buffers: each
+ * event becomes a compact record (32 bytes, 48 with CUDA-graph ids; no names, see {@link REC_BASE}) appended to its
+ * line's chunk list, with event metadata (names) and ref-valued stat strings (kernel_details, memcpy_details,
+ * Memset_details) de-duplicated per plane as they arrive. At the end ({@link xspaceEnd}) each plane's exact size
+ * is computed from the records, then the plane is written straight into the output window (emit/out.ts): one pass
+ * to size, one to write, no object per event and no second copy of the file.
+ *
+ * Time: the profile start is the earliest of the collector start (HEADER) and the first event; every line's
+ * timestamp_ns is its first event's start relative to the profile start (ns), and offsets/durations are in ps.
+ */
+import { Ev, EvKind, EvFlag } from "../model/event";
+import * as S from "../model/session";
+import * as O from "./out";
+import { Wire, varintSize, putVarint, putTag, putVarintField, putDoubleField, putLenPrefix, putBytesField } from "./protobuf";
+import { Table, tableNew, tableUpsert, tableFind, inserted } from "../util/hash_table";
+import { arenaAlloc } from "../util/arena";
+import { WARN_COUNT } from "../util/error";
+import { warningCount, warningOffset, warningDetail } from "../util/diag";
+import { warnName } from "../util/error_names";
+
+// ---- Records ---------------------------------------------------------------------------------------------------
+
+/**
+ * Buffered event record, little-endian, 8-byte aligned:
+ *   0 u64 start (Unix ns)      8 u64 duration (ns)
+ *  16 u32 event metadata id (bits 0..23) | record kind (bits 24..27) | flags (bits 28..31)
+ *  20 u32 correlation id (0 = none)
+ *  24 u32 context id (device events)
+ *  28 u32 detail: kernel_details / memcpy_details / Memset_details stat-metadata id, or the graph id
+ * and, only with REC_GRAPH: 32 u32 graph id, 36 u32 0, 40 u64 graph node id.
+ */
+const REC_BASE: u32 = 32;
+const REC_GRAPH_EXTRA: u32 = 16;
+const REC_GRAPH: u32 = 1 << 28;
+const META_MASK: u32 = 0xffffff;
+
+const enum R {
+  API = 1,
+  RANGE = 2,
+  INSTANT = 3,
+  OVERHEAD = 4,
+  KERNEL = 5,
+  MEMCPY = 6,
+  MEMSET = 7,
+  GRAPH = 8,
+  SYNC = 9,
+  EVENT_RECORD = 10,
+}
+
+/** Stream-line type bits, named as XLA's GetTraceEventTypeName (in this order in the line name). */
+const T_COMPUTE: u32 = 1;
+const T_H2D: u32 = 2;
+const T_D2H: u32 = 4;
+const T_D2D: u32 = 8;
+const T_P2P: u32 = 16;
+const T_OTHER: u32 = 32;
+const T_MEMSET: u32 = 64;
+const T_GRAPH: u32 = 128;
+
+/**
+ * Line classes in the high half of a line's lookup key (the low half is the tid or stream id). The XLine.id written
+ * is {@link lineIdFor}: the trace viewer keys rows by the low 32 bits of the id, so the extra lines get ids that
+ * differ there (OS tids stay below 2^22 on Linux, CUPTI stream ids are small).
+ */
+const LINE_NVTX: u64 = 1 << 32;
+const LINE_SYNC: u64 = 1 << 32;
+const LINE_OVERHEAD: u64 = 2 << 32;
+const ID_NVTX: u64 = 0x40000000;
+const ID_HOST_OVERHEAD: u64 = 0x20000000;
+const ID_SYNC: u64 = 0x40000000;
+const ID_CONTEXT_SYNC: u64 = 0x7fffffff;
+const ID_DEVICE_OVERHEAD: u64 = 0x7ffffffe;
+
+/** XLine.id of the line with lookup key `key` on a host (`device` false) or device plane. */
+function lineIdFor(device: bool, key: u64): u64 {
+  const low = key & 0xffffffff;
+  if (key < LINE_NVTX) return low;
+  if (!device) return (key >= LINE_OVERHEAD ? ID_HOST_OVERHEAD : ID_NVTX) | (low & 0x1fffffff);
+  if (key >= LINE_OVERHEAD) return ID_DEVICE_OVERHEAD;
+  return low == 0xffffffff ? ID_CONTEXT_SYNC : ID_SYNC | (low & 0x3fffffff);
+}
+
+// ---- Well-known stat names (xplane_schema.cc GetStatTypeStr) --------------------------------------------------
+
+const enum WK {
+  CORRELATION_ID = 0,
+  DEVICE_ID = 1,
+  CONTEXT_ID = 2,
+  KERNEL_DETAILS = 3,
+  MEMCPY_DETAILS = 4,
+  MEMSET_DETAILS = 5,
+  OCCUPANCY_PCT = 6,
+  OCC_MIN_GRID = 7,
+  OCC_BLOCK_SIZE = 8,
+  GRAPH_ID = 9,
+  GRAPH_NODE_ID = 10,
+  GRAPH_EXEC_ID = 11,
+  DEVICE_VENDOR = 12,
+  GPU_DEVICE_NAME = 13,
+  CLOCK_RATE = 14,
+  CORE_COUNT = 15,
+  MEMORY_BANDWIDTH = 16,
+  MEMORY_SIZE = 17,
+  CC_MAJOR = 18,
+  CC_MINOR = 19,
+  NVTX_RANGE = 20,
+  COUNT = 21,
+}
+
+function wkName(i: i32): string {
+  switch (i) {
+    case WK.CORRELATION_ID: return "correlation_id";
+    case WK.DEVICE_ID: return "device_id";
+    case WK.CONTEXT_ID: return "context_id";
+    case WK.KERNEL_DETAILS: return "kernel_details";
+    case WK.MEMCPY_DETAILS: return "memcpy_details";
+    case WK.MEMSET_DETAILS: return "Memset_details";
+    case WK.OCCUPANCY_PCT: return "theoretical_occupancy_pct";
+    case WK.OCC_MIN_GRID: return "occupancy_min_grid_size";
+    case WK.OCC_BLOCK_SIZE: return "occupancy_suggested_block_size";
+    case WK.GRAPH_ID: return "cuda_graph_id";
+    case WK.GRAPH_NODE_ID: return "cuda_graph_node_id";
+    case WK.GRAPH_EXEC_ID: return "cuda_graph_exec_id";
+    case WK.DEVICE_VENDOR: return "device_vendor";
+    case WK.GPU_DEVICE_NAME: return "gpu_device_name";
+    case WK.CLOCK_RATE: return "clock_rate";
+    case WK.CORE_COUNT: return "core_count";
+    case WK.MEMORY_BANDWIDTH: return "memory_bandwidth";
+    case WK.MEMORY_SIZE: return "memory_size";
+    case WK.CC_MAJOR: return "compute_cap_major";
+    case WK.CC_MINOR: return "compute_cap_minor";
+    case WK.NVTX_RANGE: return "nvtx_range";
+  }
+  return "";
+}
+
+/** Stats each record kind carries (bit i = WK i), so their metadata exists before the plane is sized. */
+function kindStats(k: i32): u32 {
+  const corrCtx: u32 = (1 << WK.CORRELATION_ID) | (1 << WK.CONTEXT_ID);
+  switch (k) {
+    case R.API: return 1 << WK.CORRELATION_ID;
+    case R.KERNEL:
+      return corrCtx | (1 << WK.KERNEL_DETAILS) | (1 << WK.OCCUPANCY_PCT) | (1 << WK.OCC_MIN_GRID) |
+        (1 << WK.OCC_BLOCK_SIZE);
+    case R.MEMCPY: return corrCtx | (1 << WK.MEMCPY_DETAILS);
+    case R.MEMSET: return corrCtx | (1 << WK.MEMSET_DETAILS);
+    case R.GRAPH: return corrCtx | (1 << WK.GRAPH_ID) | (1 << WK.GRAPH_EXEC_ID);
+    case R.SYNC:
+    case R.EVENT_RECORD: return corrCtx;
+  }
+  return 0;
+}
+const GRAPH_STATS: u32 = (1 << WK.GRAPH_ID) | (1 << WK.GRAPH_NODE_ID);
+
+// ---- Planes and lines ------------------------------------------------------------------------------------------
+
+@unmanaged
+class Plane {
+  id: u64;
+  /** 0 host threads, 1 device, 2 stats-only (metadata, task environment). */
+  kind: u32;
+  /** Session device entry (DEV_ENTRY), or 0. */
+  dev: usize;
+  nameP: usize;
+  nameN: u32;
+  lines: Table;
+  lineList: usize;
+  lineCount: u32;
+  lineCap: u32;
+  /** Fast event-metadata lookup by source key (name pointer, API id, memcpy type…) → id. */
+  evCache: Table;
+  /** Content hash → chain of {next u32, id u32}. */
+  evContent: Table;
+  /** Event metadata by id-1: {nameP u32, nameN u32, dispP u32, dispN u32}. */
+  evList: usize;
+  evCount: u32;
+  evCap: u32;
+  stContent: Table;
+  /** Stat metadata by id-1: {nameP u32, nameN u32, aux u32 (kernel occupancy entry), 0}. */
+  stList: usize;
+  stCount: u32;
+  stCap: u32;
+  /** Detail tuple hash → chain of {next u32, statId u32, words…} (kernel_details, memcpy/memset details). */
+  tuples: Table;
+  /** Well-known stat ids (WK.COUNT u32, 0 = not created). */
+  wk: usize;
+  /** Bit i: well-known stat i is used by some event. */
+  used: u32;
+  /** Plane stats: {statId u32, type u32 (0 str, 1 int64, 2 uint64), value u64 or ptr, len u32, 0}. */
+  pstats: usize;
+  pstatCount: u32;
+  /** Position in planeList (device planes). */
+  index: u32;
+  /** nvtx_range stat id by host-plane event metadata id of the range (u32 each), or 0 when no launch had one. */
+  nvtxMap: usize;
+  lastKey: u64;
+  lastLine: usize;
+  size: u64;
+}
+const PSTAT: usize = 24;
+const MAX_PSTATS: u32 = 16;
+
+@unmanaged
+class Line {
+  /** Lookup key: class (LINE_*) << 32 | tid or stream. */
+  key: u64;
+  /** XLine.id. */
+  id: u64;
+  head: usize;
+  tail: usize;
+  count: u32;
+  kinds: u32;
+  pid: u32;
+  unsorted: u32;
+  lastStart: u64;
+  lastDur: u64;
+  minStart: u64;
+  bytes: u64;
+  nameP: usize;
+  nameN: u32;
+  dispP: usize;
+  dispN: u32;
+  size: u64;
+}
+
+/** Chunk of a line's records: {next u32, used u32, cap u32, 0} then `cap` bytes. */
+const CHUNK_HEAD: usize = 16;
+const CHUNK_FIRST: u32 = 1024;
+const CHUNK_MAX: u32 = 1 << 20;
+
+let hostPlane: Plane = changetype<Plane>(0);
+let devPlanes: Table = 0; // device id → Plane
+let planeList: usize = 0; // device planes in creation order
+let planeCount: u32 = 0;
+const MAX_PLANES: u32 = 256;
+let lastDev: u32 = 0xffffffff;
+let lastDevPlane: Plane = changetype<Plane>(0);
+
+let minStart: u64 = 0;
+let maxEnd: u64 = 0;
+let hostEvents: u64 = 0;
+let deviceEvents: u64 = 0;
+let profileStart: u64 = 0;
+let profileStop: u64 = 0;
+
+// correlation id → device plane index + 1 (one byte per id, pages of 64 Ki ids allocated on first use)
+let corrPages: usize = 0;
+const CORR_PAGE_BITS: u32 = 16;
+let corrAny = false;
+
+// ---- Byte helpers ------------------------------------------------------------------------------------------------
+
+// @ts-ignore: decorator
+@inline function hashMix(h: u64, v: u64): u64 {
+  h ^= v;
+  h *= 0x9e3779b97f4a7c15;
+  return h ^ (h >> 29);
+}
+
+function hashBytes(p: usize, n: u32, seed: u64): u64 {
+  let h = seed ^ (<u64>n * 0xff51afd7ed558ccd);
+  let i: u32 = 0;
+  while (i + 8 <= n) {
+    h = hashMix(h, load<u64>(p + i));
+    i += 8;
+  }
+  let t: u64 = 0;
+  let s: u64 = 0;
+  while (i < n) {
+    t |= <u64>load<u8>(p + i) << s;
+    s += 8;
+    i++;
+  }
+  h = hashMix(h, t);
+  // The table cannot store the all-ones key.
+  return h == 0xffffffffffffffff ? 0 : h;
+}
+
+function bytesEq(a: usize, an: u32, b: usize, bn: u32): bool {
+  return an == bn && (an == 0 || memory.compare(a, b, an) == 0);
+}
+
+/** Copies an ASCII AS string into the arena; returns the address (length = s.length). */
+function asciiCopy(s: string): usize {
+  const n = s.length;
+  const p = arenaAlloc(n > 0 ? <usize>n : 1);
+  for (let i = 0; i < n; i++) store<u8>(p + i, <u8>s.charCodeAt(i));
+  return p;
+}
+
+// Scratch builder for names and detail strings: bStart, then appends, then bP/bN.
+let bP: usize = 0;
+let bN: u32 = 0;
+let bCap: u32 = 0;
+
+function bReserve(n: u32): void {
+  if (bN + n <= bCap) return;
+  let cap = bCap < 256 ? <u32>256 : bCap;
+  while (cap < bN + n) cap <<= 1;
+  const q = arenaAlloc(cap);
+  if (bN != 0) memory.copy(q, bP, bN);
+  bP = q;
+  bCap = cap;
+}
+function bStart(): void {
+  bN = 0;
+}
+function bAscii(s: string): void {
+  const n = <u32>s.length;
+  bReserve(n);
+  for (let i: u32 = 0; i < n; i++) store<u8>(bP + bN + i, <u8>s.charCodeAt(i));
+  bN += n;
+}
+function bBytes(p: usize, n: u32): void {
+  bReserve(n);
+  memory.copy(bP + bN, p, n);
+  bN += n;
+}
+function bU64(v: u64): void {
+  bReserve(20);
+  let n: u32 = 1;
+  let t = v;
+  while (t >= 10) {
+    t /= 10;
+    n++;
+  }
+  for (let i: u32 = 0; i < n; i++) {
+    store<u8>(bP + bN + n - 1 - i, <u8>(48 + v % 10));
+    v /= 10;
+  }
+  bN += n;
+}
+function bI64(v: i64): void {
+  if (v < 0) {
+    bAscii("-");
+    bU64(<u64>-v);
+  } else bU64(<u64>v);
+}
+/** printf("%g") for 0 ≤ v < 1e6 (occupancy percentages): 6 significant digits, trailing zeros trimmed. */
+function bPercentG(v: f64): void {
+  if (!(v > 0) || !isFinite(v)) {
+    bAscii("0");
+    return;
+  }
+  if (v >= 1e6) v = 999999;
+  let e = <i32>Math.floor(Math.log10(v));
+  let r = <u64>Math.round(v * Math.pow(10, <f64>(5 - e)));
+  if (r >= 1000000) {
+    e++;
+    r = <u64>Math.round(v * Math.pow(10, <f64>(5 - e)));
+  }
+  if (r < 100000) {
+    e--;
+    r = <u64>Math.round(v * Math.pow(10, <f64>(5 - e)));
+  }
+  // r has 6 digits d0..d5; value = d0.d1d2d3d4d5 × 10^e.
+  bReserve(16);
+  const digits = bP + bN + 8; // build the 6 digits past the output position, then copy
+  let t = r;
+  for (let i = 5; i >= 0; i--) {
+    store<u8>(digits + i, <u8>(48 + t % 10));
+    t /= 10;
+  }
+  let last = 5;
+  while (last > 0 && load<u8>(digits + last) == 48 && last > e) last--;
+  const out = bP + bN;
+  let k: u32 = 0;
+  if (e >= 0) {
+    for (let i = 0; i <= e; i++) store<u8>(out + k++, load<u8>(digits + i));
+    if (last > e) {
+      const tmp = arenaAlloc(8);
+      memory.copy(tmp, digits + e + 1, <usize>(last - e));
+      store<u8>(out + k++, 46);
+      memory.copy(out + k, tmp, <usize>(last - e));
+      k += <u32>(last - e);
+    }
+  } else {
+    const tmp = arenaAlloc(8);
+    memory.copy(tmp, digits, <usize>(last + 1));
+    store<u8>(out + k++, 48);
+    store<u8>(out + k++, 46);
+    for (let i = 0; i < -e - 1; i++) store<u8>(out + k++, 48);
+    memory.copy(out + k, tmp, <usize>(last + 1));
+    k += <u32>(last + 1);
+  }
+  bN += k;
+}
+
+// ---- Planes ------------------------------------------------------------------------------------------------------
+
+function newPlane(kind: u32, id: u64): Plane {
+  const pl = changetype<Plane>(heap.alloc(offsetof<Plane>()));
+  memory.fill(changetype<usize>(pl), 0, offsetof<Plane>());
+  pl.kind = kind;
+  pl.id = id;
+  pl.lines = tableNew(16);
+  pl.lineCap = 16;
+  pl.lineList = heap.alloc(<usize>pl.lineCap << 2);
+  pl.evCache = tableNew(64);
+  pl.evContent = tableNew(64);
+  pl.evCap = 64;
+  pl.evList = heap.alloc(<usize>pl.evCap << 4);
+  pl.stContent = tableNew(64);
+  pl.stCap = 64;
+  pl.stList = heap.alloc(<usize>pl.stCap << 4);
+  pl.tuples = tableNew(64);
+  pl.wk = heap.alloc(<usize>WK.COUNT << 2);
+  memory.fill(pl.wk, 0, <usize>WK.COUNT << 2);
+  pl.pstats = heap.alloc(<usize>MAX_PSTATS * PSTAT);
+  pl.lastKey = 0xffffffffffffffff;
+  return pl;
+}
+
+function setPlaneName(pl: Plane, s: string): void {
+  pl.nameP = asciiCopy(s);
+  pl.nameN = s.length;
+}
+
+/** The plane of device `dev`, created on first use. */
+function devPlane(dev: u32): Plane {
+  if (dev == lastDev) return lastDevPlane;
+  const slot = tableUpsert(devPlanes, dev);
+  let pl: Plane;
+  if (inserted) {
+    if (planeCount >= MAX_PLANES) {
+      // Beyond 256 devices everything shares the last plane (the session keeps at most 256 devices too).
+      pl = changetype<Plane>(load<usize>(planeList + ((<usize>MAX_PLANES - 1) << 2)));
+    } else {
+      pl = newPlane(1, dev);
+      pl.dev = S.findDevice(dev);
+      bStart();
+      bAscii("/device:GPU:");
+      bU64(dev);
+      pl.nameP = arenaAlloc(bN);
+      memory.copy(pl.nameP, bP, bN);
+      pl.nameN = bN;
+      pl.index = planeCount;
+      store<usize>(planeList + (<usize>planeCount << 2), changetype<usize>(pl));
+      planeCount++;
+    }
+    store<u64>(slot, changetype<usize>(pl));
+  } else pl = changetype<Plane>(<usize>load<u64>(slot));
+  lastDev = dev;
+  lastDevPlane = pl;
+  return pl;
+}
+
+function getLine(pl: Plane, key: u64): Line {
+  if (key == pl.lastKey) return changetype<Line>(pl.lastLine);
+  const slot = tableUpsert(pl.lines, key);
+  let ln: Line;
+  if (inserted) {
+    ln = changetype<Line>(heap.alloc(offsetof<Line>()));
+    memory.fill(changetype<usize>(ln), 0, offsetof<Line>());
+    ln.key = key;
+    ln.id = lineIdFor(pl.kind != 0, key);
+    ln.minStart = 0xffffffffffffffff;
+    store<u64>(slot, changetype<usize>(ln));
+    if (pl.lineCount == pl.lineCap) {
+      const list = heap.alloc(<usize>pl.lineCap << 3);
+      memory.copy(list, pl.lineList, <usize>pl.lineCap << 2);
+      pl.lineList = list;
+      pl.lineCap <<= 1;
+    }
+    store<usize>(pl.lineList + (<usize>pl.lineCount << 2), changetype<usize>(ln));
+    pl.lineCount++;
+  } else ln = changetype<Line>(<usize>load<u64>(slot));
+  pl.lastKey = key;
+  pl.lastLine = changetype<usize>(ln);
+  return ln;
+}
+
+/** Reserves `n` record bytes at the end of line `ln`; returns their address. */
+function lineAppend(ln: Line, n: u32): usize {
+  let t = ln.tail;
+  if (t == 0 || load<u32>(t, 4) + n > load<u32>(t, 8)) {
+    let cap = t == 0 ? CHUNK_FIRST : load<u32>(t, 8) << 1;
+    if (cap > CHUNK_MAX) cap = CHUNK_MAX;
+    if (cap < n) cap = n;
+    const c = heap.alloc(CHUNK_HEAD + <usize>cap);
+    store<u32>(c, 0);
+    store<u32>(c, 0, 4);
+    store<u32>(c, cap, 8);
+    if (t == 0) ln.head = c;
+    else store<u32>(t, <u32>c);
+    ln.tail = c;
+    t = c;
+  }
+  const used = load<u32>(t, 4);
+  store<u32>(t, used + n, 4);
+  ln.bytes += n;
+  ln.count++;
+  return t + CHUNK_HEAD + used;
+}
+
+// ---- Metadata ----------------------------------------------------------------------------------------------------
+
+/** Event metadata id of (name, display) in `pl`, created on first use (names unique per plane, as XPlaneBuilder). */
+function evIntern(pl: Plane, p: usize, n: u32, dp: usize, dn: u32): u32 {
+  const h = hashBytes(p, n, 0x51);
+  const slot = tableUpsert(pl.evContent, h);
+  let c = <usize>load<u64>(slot);
+  while (c != 0) {
+    const id = load<u32>(c, 4);
+    const e = pl.evList + (<usize>(id - 1) << 4);
+    if (bytesEq(<usize>load<u32>(e), load<u32>(e, 4), p, n)) return id;
+    c = <usize>load<u32>(c);
+  }
+  if (pl.evCount == pl.evCap) {
+    const list = heap.alloc(<usize>pl.evCap << 5);
+    memory.copy(list, pl.evList, <usize>pl.evCap << 4);
+    pl.evList = list;
+    pl.evCap <<= 1;
+  }
+  pl.evCount++;
+  const id = pl.evCount;
+  const e = pl.evList + (<usize>(id - 1) << 4);
+  const q = arenaAlloc(n > 0 ? <usize>n : 1);
+  memory.copy(q, p, n);
+  store<u32>(e, <u32>q);
+  store<u32>(e, n, 4);
+  if (dn != 0) {
+    const dq = arenaAlloc(dn);
+    memory.copy(dq, dp, dn);
+    store<u32>(e, <u32>dq, 8);
+  } else store<u32>(e, 0, 8);
+  store<u32>(e, dn, 12);
+  const link = arenaAlloc(8);
+  store<u32>(link, <u32>load<u64>(slot));
+  store<u32>(link, id, 4);
+  store<u64>(slot, link);
+  return id;
+}
+
+/** Stat metadata id whose name is [p, p+n) in `pl` (names unique per plane: refs and stat names share them). */
+function stIntern(pl: Plane, p: usize, n: u32): u32 {
+  const h = hashBytes(p, n, 0x57);
+  const slot = tableUpsert(pl.stContent, h);
+  let c = <usize>load<u64>(slot);
+  while (c != 0) {
+    const id = load<u32>(c, 4);
+    const e = pl.stList + (<usize>(id - 1) << 4);
+    if (bytesEq(<usize>load<u32>(e), load<u32>(e, 4), p, n)) return id;
+    c = <usize>load<u32>(c);
+  }
+  if (pl.stCount == pl.stCap) {
+    const list = heap.alloc(<usize>pl.stCap << 5);
+    memory.copy(list, pl.stList, <usize>pl.stCap << 4);
+    pl.stList = list;
+    pl.stCap <<= 1;
+  }
+  pl.stCount++;
+  const id = pl.stCount;
+  const e = pl.stList + (<usize>(id - 1) << 4);
+  const q = arenaAlloc(n > 0 ? <usize>n : 1);
+  memory.copy(q, p, n);
+  store<u32>(e, <u32>q);
+  store<u32>(e, n, 4);
+  store<u32>(e, 0, 8);
+  store<u32>(e, 0, 12);
+  const link = arenaAlloc(8);
+  store<u32>(link, <u32>load<u64>(slot));
+  store<u32>(link, id, 4);
+  store<u64>(slot, link);
+  return id;
+}
+
+/** Id of well-known stat `w` in `pl` (created on first use). */
+function wkId(pl: Plane, w: i32): u32 {
+  const a = pl.wk + (<usize>w << 2);
+  let id = load<u32>(a);
+  if (id == 0) {
+    const s = wkName(w);
+    id = stIntern(pl, asciiCopy(s), s.length);
+    store<u32>(a, id);
+  }
+  return id;
+}
+
+// Detail tuples: up to 12 u32 words staged here, looked up per event without building the string.
+const tup = memory.data(48);
+let tupN: u32 = 0;
+
+// @ts-ignore: decorator
+@inline function tupSet(i: u32, v: u32): void {
+  store<u32>(tup + (<usize>i << 2), v);
+}
+
+/** Stat id recorded for the staged tuple (tag, tup[0..tupN)), or 0 (then {@link tupleAdd} after building it). */
+let tupSlot: usize = 0;
+function tupleFind(pl: Plane, tag: u32): u32 {
+  let h: u64 = <u64>tag * 0x9e3779b97f4a7c15;
+  for (let i: u32 = 0; i < tupN; i++) h = hashMix(h, <u64>load<u32>(tup + (<usize>i << 2)));
+  if (h == 0xffffffffffffffff) h = 0;
+  tupSlot = tableUpsert(pl.tuples, h);
+  let c = <usize>load<u64>(tupSlot);
+  const bytes = <usize>tupN << 2;
+  while (c != 0) {
+    if (load<u32>(c, 8) == tag && memory.compare(c + 12, tup, bytes) == 0) return load<u32>(c, 4);
+    c = <usize>load<u32>(c);
+  }
+  return 0;
+}
+function tupleAdd(tag: u32, statId: u32): void {
+  const bytes = <usize>tupN << 2;
+  const c = arenaAlloc(12 + bytes);
+  store<u32>(c, <u32>load<u64>(tupSlot));
+  store<u32>(c, statId, 4);
+  store<u32>(c, tag, 8);
+  memory.copy(c + 12, tup, bytes);
+  store<u64>(tupSlot, c);
+}
+
+// ---- Kernel occupancy (cudaOccMaxActiveBlocksPerMultiprocessor, cudaOccMaxPotentialOccupancyBlockSize) -----------
+
+/** Active blocks per SM of a launch, or 0 when the device table lacks what the calculation needs. */
+function activeBlocks(d: usize, regs: u32, staticSmem: u32, dynSmem: u32, block: u32): u32 {
+  const warp = load<u32>(d, 52);
+  const maxThreadsSM = load<u32>(d, 40);
+  const maxThreadsBlock = load<u32>(d, 36);
+  if (warp == 0 || maxThreadsSM == 0 || block == 0 || block > maxThreadsBlock) return 0;
+  const major = load<u32>(d, 28);
+  const warpsPerBlock = (block + warp - 1) / warp;
+  let limit = (maxThreadsSM / warp) / warpsPerBlock;
+  let maxBlocks = load<u32>(d, 68);
+  if (maxBlocks == 0) maxBlocks = major >= 9 || (major == 8 && load<u32>(d, 32) == 0) ? 32 : 16;
+  if (maxBlocks < limit) limit = maxBlocks;
+  // Registers: allocated per warp in units of 256, from 4 sub-partitions of the SM's register file.
+  if (regs > 0) {
+    if (regs > 255) return 0;
+    const regsPerWarp = ((regs * warp + 255) / 256) * 256;
+    const regsPerBlock = load<u32>(d, 44);
+    if (regsPerBlock != 0 && regsPerWarp * warpsPerBlock > regsPerBlock) return 0;
+    const regsSM = load<u32>(d, 48);
+    if (regsSM != 0) {
+      const warpsSM = ((regsSM / 4) / regsPerWarp) * 4;
+      const byRegs = warpsSM / warpsPerBlock;
+      if (byRegs < limit) limit = byRegs;
+    }
+  }
+  // Shared memory: static + dynamic + the per-block system reservation (1 KiB from compute capability 8.0), in
+  // allocation units of 128 B (8.0+) or 256 B.
+  const perBlockMax = dynSmem > load<u32>(d, 56) && load<u32>(d, 64) != 0 ? load<u32>(d, 64) : load<u32>(d, 56);
+  const smem = <u64>staticSmem + <u64>dynSmem;
+  if (perBlockMax != 0 && smem > <u64>perBlockMax) return 0;
+  const reserved: u64 = major >= 8 ? 1024 : 0;
+  const gran: u64 = major >= 8 ? 128 : 256;
+  const smemSM = <u64>load<u32>(d, 60);
+  if (smem + reserved > 0 && smemSM != 0) {
+    const per = ((smem + reserved + gran - 1) / gran) * gran;
+    const bySmem = <u32>(smemSM / per);
+    if (bySmem < limit) limit = bySmem;
+  }
+  return limit;
+}
+
+/** Occupancy entry: {pct f64, minGridSize i32, suggestedBlockSize i32}. */
+function occupancy(d: usize, regs: u32, staticSmem: u32, dynSmem: u32, block: u32): usize {
+  const o = arenaAlloc(16);
+  store<f64>(o, 0);
+  store<i32>(o, 0, 8);
+  store<i32>(o, 0, 12);
+  if (d == 0 || load<u32>(d, 28) == 0 || load<u32>(d, 40) == 0 || load<u32>(d, 52) == 0) return o;
+  const maxThreadsSM = load<u32>(d, 40);
+  const active = activeBlocks(d, regs, staticSmem, dynSmem, block);
+  store<f64>(o, <f64>active * <f64>block * 100.0 / <f64>maxThreadsSM);
+  // Best block size: the largest multiple of the warp size with the most resident threads.
+  const warp = load<u32>(d, 52);
+  let best: u32 = 0;
+  let bestBlocks: u32 = 0;
+  let bestThreads: u32 = 0;
+  let b = (load<u32>(d, 36) / warp) * warp;
+  while (b > 0) {
+    const blocks = activeBlocks(d, regs, staticSmem, dynSmem, b);
+    if (blocks * b > bestThreads) {
+      bestThreads = blocks * b;
+      best = b;
+      bestBlocks = blocks;
+    }
+    if (bestThreads == maxThreadsSM) break;
+    b -= warp;
+  }
+  store<i32>(o, <i32>(bestBlocks * load<u32>(d, 4)), 8);
+  store<i32>(o, <i32>best, 12);
+  return o;
+}
+
+/** Stat id of the kernel_details string of `e` on `pl` (computed once per distinct launch shape). */
+function kernelDetails(pl: Plane, e: Ev): u32 {
+  tupN = 9;
+  tupSet(0, e.registersPerThread);
+  tupSet(1, e.staticSharedMemory);
+  tupSet(2, e.dynamicSharedMemory);
+  tupSet(3, <u32>e.gridX);
+  tupSet(4, <u32>e.gridY);
+  tupSet(5, <u32>e.gridZ);
+  tupSet(6, <u32>e.blockX);
+  tupSet(7, <u32>e.blockY);
+  tupSet(8, <u32>e.blockZ);
+  let id = tupleFind(pl, 1);
+  if (id != 0) return id;
+  const block = <u64>(<u32>e.blockX) * <u64>(<u32>e.blockY) * <u64>(<u32>e.blockZ);
+  const occ = occupancy(pl.dev, e.registersPerThread, e.staticSharedMemory, e.dynamicSharedMemory,
+    block > 0xffffffff ? 0xffffffff : <u32>block);
+  // ToXStat in XLA's cupti_buffer_events.h: "regs:%u static_shared:%u dynamic_shared:%u grid:%u,%u,%u
+  // block:%u,%u,%u occ_pct:%g".
+  bStart();
+  bAscii("regs:");
+  bU64(e.registersPerThread);
+  bAscii(" static_shared:");
+  bU64(e.staticSharedMemory);
+  bAscii(" dynamic_shared:");
+  bU64(e.dynamicSharedMemory);
+  bAscii(" grid:");
+  bU64(<u32>e.gridX);
+  bAscii(",");
+  bU64(<u32>e.gridY);
+  bAscii(",");
+  bU64(<u32>e.gridZ);
+  bAscii(" block:");
+  bU64(<u32>e.blockX);
+  bAscii(",");
+  bU64(<u32>e.blockY);
+  bAscii(",");
+  bU64(<u32>e.blockZ);
+  bAscii(" occ_pct:");
+  bPercentG(load<f64>(occ));
+  id = stIntern(pl, bP, bN);
+  store<u32>(pl.stList + (<usize>(id - 1) << 4), <u32>occ, 8);
+  tupleAdd(1, id);
+  return id;
+}
+
+/** XLA's GetMemoryKindName. */
+function memKindName(k: u32): string {
+  switch (k) {
+    case 1: return "pageable";
+    case 2: return "pinned";
+    case 3: return "device";
+    case 4: return "array";
+    case 5: return "managed";
+    case 6: return "device_static";
+    case 7: return "managed_static";
+  }
+  return "unknown";
+}
+
+function memcpyDetails(pl: Plane, e: Ev, dest: u32, isAsync: u32): u32 {
+  tupN = 6;
+  tupSet(0, e.srcKind);
+  tupSet(1, e.dstKind);
+  tupSet(2, <u32>e.bytes);
+  tupSet(3, <u32>(e.bytes >> 32));
+  tupSet(4, dest);
+  tupSet(5, isAsync);
+  let id = tupleFind(pl, 2);
+  if (id != 0) return id;
+  bStart();
+  bAscii("kind_src:");
+  bAscii(memKindName(e.srcKind));
+  bAscii(" kind_dst:");
+  bAscii(memKindName(e.dstKind));
+  bAscii(" size:");
+  bU64(e.bytes);
+  bAscii(" dest:");
+  bU64(dest);
+  bAscii(" async:");
+  bU64(isAsync);
+  id = stIntern(pl, bP, bN);
+  tupleAdd(2, id);
+  return id;
+}
+
+function memsetDetails(pl: Plane, e: Ev, isAsync: u32): u32 {
+  tupN = 4;
+  tupSet(0, e.dstKind);
+  tupSet(1, <u32>e.bytes);
+  tupSet(2, <u32>(e.bytes >> 32));
+  tupSet(3, isAsync);
+  let id = tupleFind(pl, 3);
+  if (id != 0) return id;
+  bStart();
+  bAscii("kind:");
+  bAscii(memKindName(e.dstKind));
+  bAscii(" num_bytes:");
+  bU64(e.bytes);
+  bAscii(" async:");
+  bU64(isAsync);
+  id = stIntern(pl, bP, bN);
+  tupleAdd(3, id);
+  return id;
+}
+
+// Event-metadata cache keys: namespace in bits 60..63.
+const NS_PTR: u64 = 1 << 60;
+const NS_API: u64 = 2 << 60;
+const NS_MEMCPY: u64 = 3 << 60;
+const NS_MEMSET: u64 = 4 << 60;
+const NS_GRAPH: u64 = 5 << 60;
+
+/**
+ * Event metadata id for the name of `e` (bytes the session owns and never rewrites: the string arena and static
+ * names, model/event.ts), cached by (pointer, length) so a name is hashed once per plane, not once per event.
+ */
+function evByName(pl: Plane, p: usize, n: u32): u32 {
+  const slot = tableUpsert(pl.evCache, NS_PTR | (<u64>p << 28) | <u64>(n & 0xfffffff));
+  let id = <u32>load<u64>(slot);
+  if (id == 0) {
+    id = evIntern(pl, p, n, 0, 0);
+    store<u64>(slot, id);
+  }
+  return id;
+}
+
+/** Event metadata for an API call: keyed by (kind, API id), since unknown-API names share a scratch buffer. */
+function evByApi(pl: Plane, e: Ev): u32 {
+  const slot = tableUpsert(pl.evCache, NS_API | (<u64>e.kind << 32) | e.apiId);
+  let id = <u32>load<u64>(slot);
+  if (id == 0) {
+    id = evIntern(pl, e.namePtr, e.nameLen, 0, 0);
+    store<u64>(slot, id);
+  }
+  return id;
+}
+
+function memcpyType(e: Ev): u32 {
+  if ((e.flags & EvFlag.PEER) != 0) return T_P2P;
+  switch (e.copyKind) {
+    case 1: return T_H2D;
+    case 2: return T_D2H;
+    case 8: return T_D2D;
+    case 10: return T_P2P;
+  }
+  return T_OTHER;
+}
+
+function typeName(t: u32): string {
+  switch (t) {
+    case T_COMPUTE: return "Compute";
+    case T_H2D: return "MemcpyH2D";
+    case T_D2H: return "MemcpyD2H";
+    case T_D2D: return "MemcpyD2D";
+    case T_P2P: return "MemcpyP2P";
+    case T_OTHER: return "MemcpyOther";
+    case T_MEMSET: return "Memset";
+    case T_GRAPH: return "CudaGraph";
+  }
+  return "";
+}
+
+/** Memcpy events are named by type as XLA does ("MemcpyH2D"…); the record's details carry the memory kinds. */
+function evByMemcpy(pl: Plane, t: u32): u32 {
+  const slot = tableUpsert(pl.evCache, NS_MEMCPY | t);
+  let id = <u32>load<u64>(slot);
+  if (id == 0) {
+    const s = typeName(t);
+    id = evIntern(pl, asciiCopy(s), s.length, 0, 0);
+    store<u64>(slot, id);
+  }
+  return id;
+}
+
+/** Memset events: "Memset <memory kind>" as XLA names them. */
+function evByMemset(pl: Plane, kind: u32): u32 {
+  const slot = tableUpsert(pl.evCache, NS_MEMSET | kind);
+  let id = <u32>load<u64>(slot);
+  if (id == 0) {
+    bStart();
+    bAscii("Memset ");
+    bU64(kind);
+    id = evIntern(pl, bP, bN, 0, 0);
+    store<u64>(slot, id);
+  }
+  return id;
+}
+
+/** Graph executions: "CudaGraphExec:<graph id>". */
+function evByGraph(pl: Plane, graphId: u32): u32 {
+  const slot = tableUpsert(pl.evCache, NS_GRAPH | graphId);
+  let id = <u32>load<u64>(slot);
+  if (id == 0) {
+    bStart();
+    bAscii("CudaGraphExec:");
+    bU64(graphId);
+    id = evIntern(pl, bP, bN, 0, 0);
+    store<u64>(slot, id);
+  }
+  return id;
+}
+
+/** NVTX ranges and marks: "NVTX:<domain>:<name>" (or "NVTX:<name>"), displayed as the range name. */
+function evByNvtx(pl: Plane, e: Ev): u32 {
+  bStart();
+  bAscii("NVTX:");
+  if (e.domainLen != 0) {
+    bBytes(e.domainPtr, e.domainLen);
+    bAscii(":");
+  }
+  bBytes(e.namePtr, e.nameLen);
+  return evIntern(pl, bP, bN, e.namePtr, e.nameLen);
+}
+
+// ---- Correlation → device ----------------------------------------------------------------------------------------
+
+function corrSet(corr: u64, planeIdx: u32): void {
+  if (corr == 0 || corr > 0xffffffff) return;
+  const c = <u32>corr;
+  const pageSlot = corrPages + (<usize>(c >> CORR_PAGE_BITS) << 2);
+  let page = load<usize>(pageSlot);
+  if (page == 0) {
+    page = heap.alloc(<usize>1 << CORR_PAGE_BITS);
+    memory.fill(page, 0, <usize>1 << CORR_PAGE_BITS);
+    store<usize>(pageSlot, page);
+  }
+  const a = page + (c & ((1 << CORR_PAGE_BITS) - 1));
+  if (load<u8>(a) == 0) store<u8>(a, <u8>(planeIdx + 1));
+  corrAny = true;
+}
+
+/** correlation id → host-plane event metadata id of the innermost NVTX range around its launch (u32 per id). */
+let nvtxPages: usize = 0;
+
+function nvtxSet(corr: u32, meta: u32): void {
+  if (nvtxPages == 0) {
+    nvtxPages = heap.alloc(<usize>(1 << (32 - CORR_PAGE_BITS)) << 2);
+    memory.fill(nvtxPages, 0, <usize>(1 << (32 - CORR_PAGE_BITS)) << 2);
+  }
+  const pageSlot = nvtxPages + (<usize>(corr >> CORR_PAGE_BITS) << 2);
+  let page = load<usize>(pageSlot);
+  if (page == 0) {
+    page = heap.alloc(<usize>4 << CORR_PAGE_BITS);
+    memory.fill(page, 0, <usize>4 << CORR_PAGE_BITS);
+    store<usize>(pageSlot, page);
+  }
+  store<u32>(page + (<usize>(corr & ((1 << CORR_PAGE_BITS) - 1)) << 2), meta);
+}
+
+/** nvtx_range stat id of device work `corr` on the current plane, or 0. */
+function nvtxStat(corr: u32): u32 {
+  const map = curPlane.nvtxMap;
+  if (map == 0 || corr == 0) return 0;
+  const page = load<usize>(nvtxPages + (<usize>(corr >> CORR_PAGE_BITS) << 2));
+  if (page == 0) return 0;
+  const meta = load<u32>(page + (<usize>(corr & ((1 << CORR_PAGE_BITS) - 1)) << 2));
+  return meta == 0 ? 0 : load<u32>(map + (<usize>meta << 2));
+}
+
+/** Device plane index + 1 of the device work of `corr`, or 0. */
+function corrGet(corr: u32): u32 {
+  if (corr == 0) return 0;
+  const page = load<usize>(corrPages + (<usize>(corr >> CORR_PAGE_BITS) << 2));
+  return page == 0 ? 0 : <u32>load<u8>(page + (corr & ((1 << CORR_PAGE_BITS) - 1)));
+}
+
+// ---- Pass 2: buffering ---------------------------------------------------------------------------------------------
+
+/** Starts an XSpace emit pass (after heap.reset(): everything is allocated anew). */
+export function xspaceBegin(): void {
+  hostPlane = newPlane(0, 0);
+  setPlaneName(hostPlane, "/host:CPU");
+  devPlanes = tableNew(16);
+  planeList = heap.alloc(<usize>MAX_PLANES << 2);
+  planeCount = 0;
+  lastDev = 0xffffffff;
+  minStart = 0xffffffffffffffff;
+  maxEnd = 0;
+  hostEvents = 0;
+  deviceEvents = 0;
+  profileStart = 0;
+  profileStop = 0;
+  corrPages = heap.alloc(<usize>(1 << (32 - CORR_PAGE_BITS)) << 2);
+  memory.fill(corrPages, 0, <usize>(1 << (32 - CORR_PAGE_BITS)) << 2);
+  corrAny = false;
+  nvtxPages = 0;
+  bP = 0;
+  bN = 0;
+  bCap = 0;
+  // Every device the dump describes gets its plane (and capability stats), as XLA creates one per GPU.
+  const n = S.deviceCount();
+  for (let i: u32 = 0; i < n; i++) devPlane(load<u32>(S.deviceAt(i)));
+}
+
+/** Last event end seen (Unix ns), for closing ranges left open. */
+export function xspaceLastTs(): u64 {
+  return maxEnd;
+}
+
+/** Profile start chosen at the end of the pass (Unix ns): Task Environment profile_start_time. */
+export function xspaceProfileStart(): u64 {
+  return profileStart;
+}
+
+function record(pl: Plane, ln: Line, e: Ev, kind: i32, meta: u32, ctx: u32, detail: u32, graph: bool): void {
+  S.addEvent();
+  const start = e.start;
+  const dur = e.end - e.start;
+  if (start < minStart) minStart = start;
+  if (e.end > maxEnd) maxEnd = e.end;
+  if (start < ln.lastStart || (start == ln.lastStart && dur > ln.lastDur)) ln.unsorted = 1;
+  ln.lastStart = start;
+  ln.lastDur = dur;
+  if (start < ln.minStart) ln.minStart = start;
+  const r = lineAppend(ln, graph ? REC_BASE + REC_GRAPH_EXTRA : REC_BASE);
+  store<u64>(r, start);
+  store<u64>(r, dur, 8);
+  store<u32>(r, (meta & META_MASK) | (<u32>kind << 24) | (graph ? REC_GRAPH : 0), 16);
+  store<u32>(r, <u32>e.correlation, 20);
+  store<u32>(r, ctx, 24);
+  store<u32>(r, detail, 28);
+  let used = kindStats(kind);
+  if (graph) {
+    store<u32>(r, e.graphId, 32);
+    store<u32>(r, 0, 36);
+    store<u64>(r, e.graphNodeId, 40);
+    used |= GRAPH_STATS;
+  }
+  pl.used |= used;
+}
+
+/**
+ * Buffers one event. Kinds XLA has no counterpart for are not written (and not counted): GPU_RANGE, the Kineto-style
+ * projection of NVTX ranges onto device streams — XProf gets that from the `nvtx_range` stat of the device events.
+ */
+export function xspaceEvent(e: Ev): void {
+  switch (e.kind) {
+    case EvKind.API_RUNTIME:
+    case EvKind.API_DRIVER: {
+      const pl = hostPlane;
+      const ln = getLine(pl, e.tid);
+      if (ln.count == 0) ln.pid = e.pid;
+      record(pl, ln, e, R.API, evByApi(pl, e), 0, 0, false);
+      hostEvents++;
+      break;
+    }
+    case EvKind.RANGE:
+    case EvKind.INSTANT: {
+      const pl = hostPlane;
+      const ln = getLine(pl, LINE_NVTX | e.tid);
+      if (ln.count == 0) ln.pid = e.pid;
+      record(pl, ln, e, e.kind == EvKind.RANGE ? R.RANGE : R.INSTANT, evByNvtx(pl, e), 0, 0, false);
+      hostEvents++;
+      break;
+    }
+    case EvKind.OVERHEAD: {
+      // Thread-level overhead on the host plane, device/context/stream-level on the device's plane (as XLA).
+      const onHost = e.tid != 0;
+      const pl = onHost ? hostPlane : devPlane(e.device);
+      const ln = getLine(pl, onHost ? LINE_OVERHEAD | e.tid : LINE_OVERHEAD);
+      if (onHost && ln.count == 0) ln.pid = e.pid;
+      record(pl, ln, e, R.OVERHEAD, evByName(pl, e.namePtr, e.nameLen), 0, 0, false);
+      if (onHost) hostEvents++;
+      else deviceEvents++;
+      break;
+    }
+    case EvKind.KERNEL: {
+      const pl = devPlane(e.device);
+      const ln = getLine(pl, e.stream);
+      ln.kinds |= T_COMPUTE;
+      const graph = (e.flags & EvFlag.HAS_GRAPH) != 0 && (e.graphId != 0 || e.graphNodeId != 0);
+      record(pl, ln, e, R.KERNEL, evByName(pl, e.namePtr, e.nameLen), e.context, kernelDetails(pl, e), graph);
+      corrSet(e.correlation, pl.index);
+      deviceEvents++;
+      break;
+    }
+    case EvKind.MEMCPY: {
+      const pl = devPlane(e.device);
+      const ln = getLine(pl, e.stream);
+      const t = memcpyType(e);
+      ln.kinds |= t;
+      const dest = (e.flags & EvFlag.PEER) != 0 ? e.dstDevice : e.device;
+      const isAsync: u32 = (e.flags & EvFlag.ASYNC) != 0 ? 1 : 0;
+      const graph = (e.flags & EvFlag.HAS_GRAPH) != 0 && (e.graphId != 0 || e.graphNodeId != 0);
+      record(pl, ln, e, R.MEMCPY, evByMemcpy(pl, t), e.context, memcpyDetails(pl, e, dest, isAsync), graph);
+      corrSet(e.correlation, pl.index);
+      deviceEvents++;
+      break;
+    }
+    case EvKind.MEMSET: {
+      const pl = devPlane(e.device);
+      const ln = getLine(pl, e.stream);
+      ln.kinds |= T_MEMSET;
+      const isAsync: u32 = (e.flags & EvFlag.ASYNC) != 0 ? 1 : 0;
+      const graph = (e.flags & EvFlag.HAS_GRAPH) != 0 && (e.graphId != 0 || e.graphNodeId != 0);
+      record(pl, ln, e, R.MEMSET, evByMemset(pl, e.dstKind), e.context, memsetDetails(pl, e, isAsync), graph);
+      corrSet(e.correlation, pl.index);
+      deviceEvents++;
+      break;
+    }
+    case EvKind.GRAPH: {
+      const pl = devPlane(e.device);
+      const ln = getLine(pl, e.stream);
+      ln.kinds |= T_GRAPH;
+      record(pl, ln, e, R.GRAPH, evByGraph(pl, e.graphId), e.context, e.graphId, false);
+      corrSet(e.correlation, pl.index);
+      deviceEvents++;
+      break;
+    }
+    case EvKind.SYNC:
+    case EvKind.EVENT_RECORD: {
+      const pl = devPlane(e.device);
+      const stream = (e.flags & EvFlag.NO_STREAM) != 0 ? 0xffffffff : e.stream;
+      const ln = getLine(pl, LINE_SYNC | stream);
+      record(pl, ln, e, e.kind == EvKind.SYNC ? R.SYNC : R.EVENT_RECORD, evByName(pl, e.namePtr, e.nameLen),
+        e.context, 0, false);
+      corrSet(e.correlation, pl.index);
+      deviceEvents++;
+      break;
+    }
+  }
+}
+
+// ---- End of pass: naming, sizing, writing ------------------------------------------------------------------------
+
+function addPlaneStat(pl: Plane, statId: u32, type: u32, v: u64, len: u32): void {
+  if (pl.pstatCount >= MAX_PSTATS) return;
+  const a = pl.pstats + <usize>pl.pstatCount * PSTAT;
+  store<u32>(a, statId);
+  store<u32>(a, type, 4);
+  store<u64>(a, v, 8);
+  store<u32>(a, len, 16);
+  store<u32>(a, 0, 20);
+  pl.pstatCount++;
+}
+function addPlaneStr(pl: Plane, name: string, p: usize, n: u32): void {
+  addPlaneStat(pl, stIntern(pl, asciiCopy(name), name.length), 0, p, n);
+}
+function addPlaneStrAscii(pl: Plane, name: string, value: string): void {
+  addPlaneStr(pl, name, asciiCopy(value), value.length);
+}
+
+function deviceStats(pl: Plane): void {
+  const d = pl.dev;
+  const vendor = S.vendor == 2 || S.vendor == 3 ? "AMD" : S.vendor == 4 ? "Intel" : "Nvidia";
+  addPlaneStat(pl, wkId(pl, WK.DEVICE_VENDOR), 0, asciiCopy(vendor), vendor.length);
+  if (d == 0) return;
+  if (load<u32>(d, 92) != 0) addPlaneStat(pl, wkId(pl, WK.GPU_DEVICE_NAME), 0, load<u32>(d, 88), load<u32>(d, 92));
+  if (load<u32>(d, 24) != 0) addPlaneStat(pl, wkId(pl, WK.CLOCK_RATE), 1, load<u32>(d, 24), 0);
+  if (load<u32>(d, 4) != 0) addPlaneStat(pl, wkId(pl, WK.CORE_COUNT), 1, load<u32>(d, 4), 0);
+  if (load<u64>(d, 16) != 0) addPlaneStat(pl, wkId(pl, WK.MEMORY_BANDWIDTH), 2, load<u64>(d, 16), 0);
+  if (load<u64>(d, 8) != 0) addPlaneStat(pl, wkId(pl, WK.MEMORY_SIZE), 2, load<u64>(d, 8), 0);
+  if (load<u32>(d, 28) != 0) {
+    addPlaneStat(pl, wkId(pl, WK.CC_MAJOR), 1, load<u32>(d, 28), 0);
+    addPlaneStat(pl, wkId(pl, WK.CC_MINOR), 1, load<u32>(d, 32), 0);
+  }
+}
+
+/** Names the lines of a plane and creates the stat metadata its events use. */
+function finishPlane(pl: Plane): void {
+  for (let w = 0; w < WK.COUNT; w++) if ((pl.used & (1 << w)) != 0) wkId(pl, w);
+  if (pl.kind == 0 && corrAny && (pl.used & (1 << WK.CORRELATION_ID)) != 0) wkId(pl, WK.DEVICE_ID);
+  for (let i: u32 = 0; i < pl.lineCount; i++) {
+    const ln = changetype<Line>(load<usize>(pl.lineList + (<usize>i << 2)));
+    const key = ln.key;
+    bStart();
+    if (pl.kind == 0) {
+      const tid = <u32>key;
+      const tn = S.threadName(ln.pid, tid);
+      if (key >= LINE_OVERHEAD) bAscii("CUPTI overhead");
+      else if (tn != 0 && load<u32>(tn, 4) != 0) bBytes(<usize>load<u32>(tn), load<u32>(tn, 4));
+      else {
+        bAscii("thread ");
+        bU64(tid);
+      }
+      if (key >= LINE_NVTX && key < LINE_OVERHEAD) bAscii("/NVTX");
+      ln.nameP = arenaAlloc(bN);
+      memory.copy(ln.nameP, bP, bN);
+      ln.nameN = bN;
+      // Named threads also get "thread <tid> (<name>)" as the row label, as the Chrome JSON output shows them.
+      if (key < LINE_OVERHEAD && tn != 0 && load<u32>(tn, 4) != 0) {
+        bStart();
+        bAscii("thread ");
+        bU64(tid);
+        bAscii(" (");
+        bBytes(<usize>load<u32>(tn), load<u32>(tn, 4));
+        bAscii(")");
+        if (key >= LINE_NVTX) bAscii("/NVTX");
+        ln.dispP = arenaAlloc(bN);
+        memory.copy(ln.dispP, bP, bN);
+        ln.dispN = bN;
+      }
+    } else {
+      if (key >= LINE_OVERHEAD) bAscii("CUPTI overhead");
+      else if (key >= LINE_SYNC) {
+        const stream = <u32>key;
+        if (stream == 0xffffffff) bAscii("Synchronization (context)");
+        else {
+          bAscii("Synchronization (Stream #");
+          bU64(stream);
+          bAscii(")");
+        }
+      } else {
+        bAscii("Stream #");
+        bU64(key);
+        if (ln.kinds != 0) {
+          bAscii("(");
+          let first = true;
+          for (let t: u32 = 1; t <= T_GRAPH; t <<= 1) {
+            if ((ln.kinds & t) == 0) continue;
+            if (!first) bAscii(",");
+            first = false;
+            bAscii(typeName(t));
+          }
+          bAscii(")");
+        }
+      }
+      ln.nameP = arenaAlloc(bN);
+      memory.copy(ln.nameP, bP, bN);
+      ln.nameN = bN;
+    }
+  }
+  if (pl.kind == 1) deviceStats(pl);
+}
+
+// ---- Event encoding ------------------------------------------------------------------------------------------------
+
+let curLineTs: u64 = 0; // Unix ns of the line being sized or written
+let curPlane: Plane = changetype<Plane>(0);
+let wkCorr: u32 = 0;
+let wkDevice: u32 = 0;
+let wkCtx: u32 = 0;
+let wkKernel: u32 = 0;
+let wkMemcpy: u32 = 0;
+let wkMemset: u32 = 0;
+let wkOcc: u32 = 0;
+let wkMinGrid: u32 = 0;
+let wkBlock: u32 = 0;
+let wkGraph: u32 = 0;
+let wkNode: u32 = 0;
+let wkExec: u32 = 0;
+let wkNvtx: u32 = 0;
+
+function usePlane(pl: Plane): void {
+  curPlane = pl;
+  const w = pl.wk;
+  wkCorr = load<u32>(w, WK.CORRELATION_ID << 2);
+  wkDevice = load<u32>(w, WK.DEVICE_ID << 2);
+  wkCtx = load<u32>(w, WK.CONTEXT_ID << 2);
+  wkKernel = load<u32>(w, WK.KERNEL_DETAILS << 2);
+  wkMemcpy = load<u32>(w, WK.MEMCPY_DETAILS << 2);
+  wkMemset = load<u32>(w, WK.MEMSET_DETAILS << 2);
+  wkOcc = load<u32>(w, WK.OCCUPANCY_PCT << 2);
+  wkMinGrid = load<u32>(w, WK.OCC_MIN_GRID << 2);
+  wkBlock = load<u32>(w, WK.OCC_BLOCK_SIZE << 2);
+  wkGraph = load<u32>(w, WK.GRAPH_ID << 2);
+  wkNode = load<u32>(w, WK.GRAPH_NODE_ID << 2);
+  wkExec = load<u32>(w, WK.GRAPH_EXEC_ID << 2);
+  wkNvtx = load<u32>(w, WK.NVTX_RANGE << 2);
+}
+
+// XStat sizes: the stat is an XEvent field 4 (one-byte tag + one-byte length: stats are < 128 bytes).
+// @ts-ignore: decorator
+@inline function statVarintSize(id: u32, v: u64): u32 {
+  return 2 + 1 + varintSize(id) + 1 + varintSize(v);
+}
+// @ts-ignore: decorator
+@inline function statDoubleSize(id: u32): u32 {
+  return 2 + 1 + varintSize(id) + 9;
+}
+/** Digits of a u32. */
+// @ts-ignore: decorator
+@inline function decDigits(v: u32): u32 {
+  let n: u32 = 1;
+  while (v >= 10) {
+    v /= 10;
+    n++;
+  }
+  return n;
+}
+// @ts-ignore: decorator
+@inline function ctxStatSize(id: u32, ctx: u32): u32 {
+  // str_value "$$<ctx>"
+  return 2 + 1 + varintSize(id) + 2 + 2 + decDigits(ctx);
+}
+
+/** Size of the XEvent body of record `r`. */
+function eventSize(r: usize): u32 {
+  const w = load<u32>(r, 16);
+  const kind = <i32>((w >> 24) & 15);
+  const dur = load<u64>(r, 8);
+  let n = 1 + varintSize(w & META_MASK) + 1 + varintSize((load<u64>(r) - curLineTs) * 1000);
+  if (dur != 0) n += 1 + varintSize(dur * 1000);
+  const corr = load<u32>(r, 20);
+  if (kind == R.API) {
+    if (corr != 0) {
+      const d = corrGet(corr);
+      if (d != 0 && wkDevice != 0) n += statVarintSize(wkDevice, <u64>planeIdOf(d));
+      n += statVarintSize(wkCorr, corr);
+    }
+    return n;
+  }
+  if (kind < R.KERNEL) return n;
+  if (corr != 0) n += statVarintSize(wkCorr, corr);
+  if (kind <= R.GRAPH) {
+    const nv = nvtxStat(corr);
+    if (nv != 0) n += statVarintSize(wkNvtx, nv);
+  }
+  n += ctxStatSize(wkCtx, load<u32>(r, 24));
+  if ((w & REC_GRAPH) != 0) {
+    const g = load<u32>(r, 32);
+    const node = load<u64>(r, 40);
+    if (g != 0) n += statVarintSize(wkGraph, g);
+    if (node != 0) n += statVarintSize(wkNode, node);
+  }
+  const detail = load<u32>(r, 28);
+  switch (kind) {
+    case R.KERNEL: {
+      const occ = <usize>load<u32>(curPlane.stList + (<usize>(detail - 1) << 4), 8);
+      n += statDoubleSize(wkOcc);
+      n += statVarintSize(wkMinGrid, <u64>load<i32>(occ, 8));
+      n += statVarintSize(wkBlock, <u64>load<i32>(occ, 12));
+      n += statVarintSize(wkKernel, detail);
+      break;
+    }
+    case R.MEMCPY:
+      n += statVarintSize(wkMemcpy, detail);
+      break;
+    case R.MEMSET:
+      n += statVarintSize(wkMemset, detail);
+      break;
+    case R.GRAPH:
+      if (detail != 0) n += statVarintSize(wkGraph, detail);
+      n += statVarintSize(wkExec, detail);
+      break;
+  }
+  return n;
+}
+
+/** XPlane.id of device plane index+1 `d`. */
+function planeIdOf(d: u32): u64 {
+  return changetype<Plane>(load<usize>(planeList + (<usize>(d - 1) << 2))).id;
+}
+
+// @ts-ignore: decorator
+@inline function putStatVarint(id: u32, field: u32, v: u64): void {
+  putTag(4, Wire.LEN);
+  const at = O.pos;
+  O.pos++;
+  putVarintField(1, id);
+  putVarintField(field, v);
+  store<u8>(at, <u8>(O.pos - at - 1));
+}
+// @ts-ignore: decorator
+@inline function putStatDouble(id: u32, v: f64): void {
+  putTag(4, Wire.LEN);
+  const at = O.pos;
+  O.pos++;
+  putVarintField(1, id);
+  putDoubleField(2, v);
+  store<u8>(at, <u8>(O.pos - at - 1));
+}
+function putCtxStat(id: u32, ctx: u32): void {
+  putTag(4, Wire.LEN);
+  const at = O.pos;
+  O.pos++;
+  putVarintField(1, id);
+  putTag(5, Wire.LEN);
+  const nd = decDigits(ctx);
+  putVarint(2 + nd);
+  store<u8>(O.pos, 36);
+  store<u8>(O.pos + 1, 36);
+  let q = O.pos + 2 + nd;
+  let v = ctx;
+  for (let i: u32 = 0; i < nd; i++) {
+    q--;
+    store<u8>(q, <u8>(48 + v % 10));
+    v /= 10;
+  }
+  O.pos += 2 + nd;
+  store<u8>(at, <u8>(O.pos - at - 1));
+}
+
+// XStat value fields.
+const F_DOUBLE: u32 = 2;
+const F_UINT64: u32 = 3;
+const F_INT64: u32 = 4;
+const F_REF: u32 = 7;
+
+/** Writes record `r` as XLine.events entry (tag, length, body). Returns the bytes written. */
+function putEvent(r: usize): u32 {
+  O.need(512);
+  const begin = O.pos;
+  putTag(4, Wire.LEN);
+  const lenAt = O.pos;
+  O.pos++; // one length byte; moved to two below when the body is ≥ 128 bytes
+  const w = load<u32>(r, 16);
+  const kind = <i32>((w >> 24) & 15);
+  const dur = load<u64>(r, 8);
+  putVarintField(1, w & META_MASK);
+  putVarintField(2, (load<u64>(r) - curLineTs) * 1000);
+  if (dur != 0) putVarintField(3, dur * 1000);
+  const corr = load<u32>(r, 20);
+  if (kind == R.API) {
+    if (corr != 0) {
+      const d = corrGet(corr);
+      if (d != 0 && wkDevice != 0) putStatVarint(wkDevice, F_UINT64, planeIdOf(d));
+      putStatVarint(wkCorr, F_UINT64, corr);
+    }
+  } else if (kind >= R.KERNEL) {
+    if (corr != 0) putStatVarint(wkCorr, F_UINT64, corr);
+    if (kind <= R.GRAPH) {
+      const nv = nvtxStat(corr);
+      if (nv != 0) putStatVarint(wkNvtx, F_REF, nv);
+    }
+    putCtxStat(wkCtx, load<u32>(r, 24));
+    if ((w & REC_GRAPH) != 0) {
+      const g = load<u32>(r, 32);
+      const node = load<u64>(r, 40);
+      if (g != 0) putStatVarint(wkGraph, F_UINT64, g);
+      if (node != 0) putStatVarint(wkNode, F_UINT64, node);
+    }
+    const detail = load<u32>(r, 28);
+    switch (kind) {
+      case R.KERNEL: {
+        const occ = <usize>load<u32>(curPlane.stList + (<usize>(detail - 1) << 4), 8);
+        putStatDouble(wkOcc, load<f64>(occ));
+        putStatVarint(wkMinGrid, F_INT64, <u64>load<i32>(occ, 8));
+        putStatVarint(wkBlock, F_INT64, <u64>load<i32>(occ, 12));
+        putStatVarint(wkKernel, F_REF, detail);
+        break;
+      }
+      case R.MEMCPY:
+        putStatVarint(wkMemcpy, F_REF, detail);
+        break;
+      case R.MEMSET:
+        putStatVarint(wkMemset, F_REF, detail);
+        break;
+      case R.GRAPH:
+        if (detail != 0) putStatVarint(wkGraph, F_UINT64, detail);
+        putStatVarint(wkExec, F_UINT64, detail);
+        break;
+    }
+  }
+  const body = <u32>(O.pos - lenAt - 1);
+  if (body < 128) store<u8>(lenAt, <u8>body);
+  else {
+    memory.copy(lenAt + 2, lenAt + 1, body);
+    store<u8>(lenAt, <u8>((body & 0x7f) | 0x80));
+    store<u8>(lenAt + 1, <u8>(body >> 7));
+    O.pos++;
+  }
+  return <u32>(O.pos - begin);
+}
+
+// ---- Line iteration (in start order) ------------------------------------------------------------------------------
+
+// @ts-ignore: decorator
+@inline function recSize(r: usize): u32 {
+  return (load<u32>(r, 16) & REC_GRAPH) != 0 ? REC_BASE + REC_GRAPH_EXTRA : REC_BASE;
+}
+
+/** Scratch index for sorting a line: {start u64, record u32, 0} × events of the largest unsorted line. */
+let sortIdx: usize = 0;
+let sortCap: u32 = 0;
+
+// @ts-ignore: decorator
+@inline function before(a: usize, b: usize): bool {
+  const sa = load<u64>(a);
+  const sb = load<u64>(b);
+  if (sa != sb) return sa < sb;
+  // Same start: the longer event first, so parents precede their children.
+  return load<u64>(<usize>load<u32>(a, 8), 8) > load<u64>(<usize>load<u32>(b, 8), 8);
+}
+
+// @ts-ignore: decorator
+@inline function swap16(a: usize, b: usize): void {
+  const x = load<u64>(a);
+  const y = load<u64>(a, 8);
+  store<u64>(a, load<u64>(b));
+  store<u64>(a, load<u64>(b, 8), 8);
+  store<u64>(b, x);
+  store<u64>(b, y, 8);
+}
+
+/** Sorts entries [lo, hi] of the index (quicksort, median of three, insertion sort below 16). */
+function sortRange(lo: i32, hi: i32): void {
+  const tmp = sortIdx + (<usize>sortCap << 4); // one spare entry past the index
+  while (hi - lo > 16) {
+    const mid = lo + ((hi - lo) >> 1);
+    const a = sortIdx + (<usize>lo << 4);
+    const m = sortIdx + (<usize>mid << 4);
+    const b = sortIdx + (<usize>hi << 4);
+    if (before(m, a)) swap16(m, a);
+    if (before(b, a)) swap16(b, a);
+    if (before(b, m)) swap16(b, m);
+    memory.copy(tmp, m, 16);
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (before(sortIdx + (<usize>i << 4), tmp)) i++;
+      while (before(tmp, sortIdx + (<usize>j << 4))) j--;
+      if (i <= j) {
+        swap16(sortIdx + (<usize>i << 4), sortIdx + (<usize>j << 4));
+        i++;
+        j--;
+      }
+    }
+    // Recurse into the smaller half, loop on the larger.
+    if (j - lo < hi - i) {
+      if (lo < j) sortRange(lo, j);
+      lo = i;
+    } else {
+      if (i < hi) sortRange(i, hi);
+      hi = j;
+    }
+  }
+  for (let i = lo + 1; i <= hi; i++) {
+    memory.copy(tmp, sortIdx + (<usize>i << 4), 16);
+    let j = i - 1;
+    while (j >= lo && before(tmp, sortIdx + (<usize>j << 4))) {
+      memory.copy(sortIdx + (<usize>(j + 1) << 4), sortIdx + (<usize>j << 4), 16);
+      j--;
+    }
+    memory.copy(sortIdx + (<usize>(j + 1) << 4), tmp, 16);
+  }
+}
+
+/** Builds the sorted index of an unsorted line. */
+function sortLine(ln: Line): void {
+  let k: u32 = 0;
+  let c = ln.head;
+  while (c != 0) {
+    const used = load<u32>(c, 4);
+    let r = c + CHUNK_HEAD;
+    const end = r + used;
+    while (r < end) {
+      const e = sortIdx + (<usize>k << 4);
+      store<u64>(e, load<u64>(r));
+      store<u32>(e, <u32>r, 8);
+      store<u32>(e, 0, 12);
+      k++;
+      r += recSize(r);
+    }
+    c = <usize>load<u32>(c);
+  }
+  if (k > 1) sortRange(0, <i32>k - 1);
+}
+
+/** Sum of the encoded sizes (tag + length + body) of the events of `ln` (order-independent). */
+function lineEventsSize(ln: Line): u64 {
+  let total: u64 = 0;
+  let c = ln.head;
+  while (c != 0) {
+    const used = load<u32>(c, 4);
+    let r = c + CHUNK_HEAD;
+    const end = r + used;
+    while (r < end) {
+      const b = eventSize(r);
+      total += <u64>(1 + varintSize(b) + b);
+      r += recSize(r);
+    }
+    c = <usize>load<u32>(c);
+  }
+  return total;
+}
+
+/** Writes the events of `ln` in start order; returns the bytes written. */
+function putLineEvents(ln: Line): u64 {
+  let total: u64 = 0;
+  if (ln.unsorted != 0) {
+    sortLine(ln);
+    for (let i: u32 = 0; i < ln.count; i++) total += putEvent(<usize>load<u32>(sortIdx + (<usize>i << 4), 8));
+    return total;
+  }
+  let c = ln.head;
+  while (c != 0) {
+    const used = load<u32>(c, 4);
+    let r = c + CHUNK_HEAD;
+    const end = r + used;
+    while (r < end) {
+      total += putEvent(r);
+      r += recSize(r);
+    }
+    c = <usize>load<u32>(c);
+  }
+  return total;
+}
+
+// ---- Message sizes -----------------------------------------------------------------------------------------------
+
+function lineTsNs(ln: Line): u64 {
+  return ln.minStart > profileStart ? ln.minStart - profileStart : 0;
+}
+
+/** XLine body size, without its events. */
+function lineHeadSize(ln: Line): u64 {
+  let n: u64 = 0;
+  if (ln.id != 0) n += 1 + varintSize(ln.id);
+  n += 1 + varintSize(ln.nameN) + ln.nameN;
+  if (ln.dispN != 0) n += 1 + varintSize(ln.dispN) + ln.dispN;
+  const ts = lineTsNs(ln);
+  if (ts != 0) n += 1 + varintSize(ts);
+  return n;
+}
+
+function evMetaSize(pl: Plane, id: u32): u64 {
+  const e = pl.evList + (<usize>(id - 1) << 4);
+  const nn = load<u32>(e, 4);
+  const dn = load<u32>(e, 12);
+  let body: u64 = 1 + varintSize(id) + 1 + varintSize(nn) + nn;
+  if (dn != 0) body += 1 + varintSize(dn) + dn;
+  return body;
+}
+function stMetaSize(pl: Plane, id: u32): u64 {
+  const nn = load<u32>(pl.stList + (<usize>(id - 1) << 4), 4);
+  return 1 + varintSize(id) + 1 + varintSize(nn) + nn;
+}
+/** Map entry {1: key, 2: value} size around a value of `v` bytes. */
+// @ts-ignore: decorator
+@inline function mapEntrySize(id: u32, v: u64): u64 {
+  return 1 + varintSize(id) + 1 + varintSize(v) + v;
+}
+
+function pstatBody(a: usize): u64 {
+  const type = load<u32>(a, 4);
+  const id = load<u32>(a);
+  if (type == 0) {
+    const n = load<u32>(a, 16);
+    return 1 + varintSize(id) + 1 + varintSize(n) + n;
+  }
+  return 1 + varintSize(id) + 1 + varintSize(load<u64>(a, 8));
+}
+
+/** Computes every line's size and the plane's size (stored in ln.size / pl.size). */
+function sizePlane(pl: Plane): void {
+  usePlane(pl);
+  let n: u64 = 0;
+  if (pl.id != 0) n += 1 + varintSize(pl.id);
+  n += 1 + varintSize(pl.nameN) + pl.nameN;
+  for (let i: u32 = 0; i < pl.lineCount; i++) {
+    const ln = changetype<Line>(load<usize>(pl.lineList + (<usize>i << 2)));
+    curLineTs = profileStart + lineTsNs(ln);
+    ln.size = lineHeadSize(ln) + lineEventsSize(ln);
+    n += 1 + varintSize(ln.size) + ln.size;
+  }
+  for (let id: u32 = 1; id <= pl.evCount; id++) {
+    const b = evMetaSize(pl, id);
+    n += 1 + varintSize(mapEntrySize(id, b)) + mapEntrySize(id, b);
+  }
+  for (let id: u32 = 1; id <= pl.stCount; id++) {
+    const b = stMetaSize(pl, id);
+    n += 1 + varintSize(mapEntrySize(id, b)) + mapEntrySize(id, b);
+  }
+  for (let i: u32 = 0; i < pl.pstatCount; i++) {
+    const b = pstatBody(pl.pstats + <usize>i * PSTAT);
+    n += 1 + varintSize(b) + b;
+  }
+  pl.size = n;
+}
+
+/** Writes XSpace.planes entry `pl` (sized by {@link sizePlane}). */
+function putPlane(pl: Plane): void {
+  usePlane(pl);
+  putLenPrefix(1, pl.size);
+  const bodyStart = O.written + <u64>O.pos;
+  O.need(16);
+  if (pl.id != 0) putVarintField(1, pl.id);
+  putBytesField(2, pl.nameP, pl.nameN);
+  for (let i: u32 = 0; i < pl.lineCount; i++) {
+    const ln = changetype<Line>(load<usize>(pl.lineList + (<usize>i << 2)));
+    const ts = lineTsNs(ln);
+    curLineTs = profileStart + ts;
+    putLenPrefix(3, ln.size);
+    const lineStart = O.written + <u64>O.pos;
+    O.need(32);
+    if (ln.id != 0) putVarintField(1, ln.id);
+    putBytesField(2, ln.nameP, ln.nameN);
+    O.need(16);
+    if (ts != 0) putVarintField(3, ts);
+    putLineEvents(ln);
+    // Fields in number order, as protobuf encoders write them (display_name is field 11).
+    if (ln.dispN != 0) putBytesField(11, ln.dispP, ln.dispN);
+    // The sizes were computed by a separate code path: a mismatch would corrupt the file, so stop instead.
+    if (O.written + <u64>O.pos - lineStart != ln.size) unreachable();
+  }
+  for (let id: u32 = 1; id <= pl.evCount; id++) {
+    const e = pl.evList + (<usize>(id - 1) << 4);
+    const b = evMetaSize(pl, id);
+    putLenPrefix(4, mapEntrySize(id, b));
+    O.need(16);
+    putVarintField(1, id);
+    putLenPrefix(2, b);
+    O.need(16);
+    putVarintField(1, id);
+    putBytesField(2, <usize>load<u32>(e), load<u32>(e, 4));
+    if (load<u32>(e, 12) != 0) putBytesField(4, <usize>load<u32>(e, 8), load<u32>(e, 12));
+  }
+  for (let id: u32 = 1; id <= pl.stCount; id++) {
+    const e = pl.stList + (<usize>(id - 1) << 4);
+    const b = stMetaSize(pl, id);
+    putLenPrefix(5, mapEntrySize(id, b));
+    O.need(16);
+    putVarintField(1, id);
+    putLenPrefix(2, b);
+    O.need(16);
+    putVarintField(1, id);
+    putBytesField(2, <usize>load<u32>(e), load<u32>(e, 4));
+  }
+  for (let i: u32 = 0; i < pl.pstatCount; i++) {
+    const a = pl.pstats + <usize>i * PSTAT;
+    putLenPrefix(6, pstatBody(a));
+    O.need(32);
+    putVarintField(1, load<u32>(a));
+    const type = load<u32>(a, 4);
+    if (type == 0) putBytesField(5, <usize>load<u64>(a, 8), load<u32>(a, 16));
+    else putVarintField(type == 1 ? F_INT64 : F_UINT64, load<u64>(a, 8));
+  }
+  if (O.written + <u64>O.pos - bodyStart != pl.size) unreachable();
+}
+
+/** A warning or error line for XSpace: "<CODE>: <count> (first at file offset <o>, detail <d>)". */
+function putDiag(field: u32, code: i32): void {
+  bStart();
+  bAscii("rawtrace ");
+  bAscii(warnName(code));
+  bAscii(": ");
+  bU64(warningCount(code));
+  bAscii(warningCount(code) == 1 ? " occurrence" : " occurrences");
+  bAscii(" (first at file offset ");
+  bU64(warningOffset(code));
+  bAscii(", detail ");
+  bU64(warningDetail(code));
+  bAscii(")");
+  putBytesField(field, bP, bN);
+}
+
+/** Warning codes that mean data was lost: written to XSpace.errors; the others go to XSpace.warnings. */
+function isDataLoss(code: i32): bool {
+  // TRUNCATED, BAD_CHUNK_HEADER, BAD_PAYLOAD_CRC, CHUNK_TOO_LARGE, SEQ_GAP, UNKNOWN_KIND_UNSIZED, RECORD_TRUNCATED,
+  // COLLECTOR_ERROR
+  return code <= 4 || code == 9 || code == 11 || code == 22;
+}
+
+/**
+ * nvtx_range, as XLA attaches it: each kernel, memcpy, memset or graph launch gets the innermost NVTX range that was
+ * open on the launching thread when the launch call started (a ref to the range's name). Per thread, the API calls
+ * and the ranges are walked together in start order with a stack of open ranges; the result is kept per correlation
+ * id ({@link nvtxSet}) and each device plane interns the range names its events use.
+ */
+function nvtxSweep(): void {
+  const hp = hostPlane;
+  for (let i: u32 = 0; i < hp.lineCount; i++) {
+    const nl = changetype<Line>(load<usize>(hp.lineList + (<usize>i << 2)));
+    if (nl.key < LINE_NVTX || nl.key >= LINE_OVERHEAD) continue;
+    const slot = tableFind(hp.lines, nl.key & 0xffffffff);
+    if (slot == 0) continue;
+    const al = changetype<Line>(<usize>load<u64>(slot));
+    // The thread's ranges in start order (instants never contain anything).
+    const ranges = heap.alloc(<usize>nl.count << 2);
+    let nr: u32 = 0;
+    if (nl.unsorted != 0) {
+      sortLine(nl);
+      for (let k: u32 = 0; k < nl.count; k++) {
+        const r = <usize>load<u32>(sortIdx + (<usize>k << 4), 8);
+        if (((load<u32>(r, 16) >> 24) & 15) == R.RANGE) {
+          store<u32>(ranges + (<usize>nr << 2), <u32>r);
+          nr++;
+        }
+      }
+    } else {
+      let c = nl.head;
+      while (c != 0) {
+        let r = c + CHUNK_HEAD;
+        const end = r + load<u32>(c, 4);
+        while (r < end) {
+          if (((load<u32>(r, 16) >> 24) & 15) == R.RANGE) {
+          store<u32>(ranges + (<usize>nr << 2), <u32>r);
+          nr++;
+        }
+          r += recSize(r);
+        }
+        c = <usize>load<u32>(c);
+      }
+    }
+    if (nr == 0) continue;
+    const stack = heap.alloc(<usize>nr << 2);
+    let sp: u32 = 0;
+    let ri: u32 = 0;
+    // API calls in start order: through the sort index when they arrived out of order.
+    if (al.unsorted != 0) sortLine(al);
+    let c = al.head;
+    let r: usize = c != 0 ? c + CHUNK_HEAD : 0;
+    for (let k: u32 = 0; k < al.count; k++) {
+      let rec: usize;
+      if (al.unsorted != 0) rec = <usize>load<u32>(sortIdx + (<usize>k << 4), 8);
+      else {
+        while (r >= c + CHUNK_HEAD + <usize>load<u32>(c, 4)) {
+          c = <usize>load<u32>(c);
+          r = c + CHUNK_HEAD;
+        }
+        rec = r;
+        r += recSize(r);
+      }
+      const st = load<u64>(rec);
+      while (ri < nr && load<u64>(<usize>load<u32>(ranges + (<usize>ri << 2))) <= st) {
+        store<u32>(stack + (<usize>sp << 2), load<u32>(ranges + (<usize>ri << 2)));
+        sp++;
+        ri++;
+      }
+      while (sp > 0) {
+        const top = <usize>load<u32>(stack + (<usize>(sp - 1) << 2));
+        if (load<u64>(top) + load<u64>(top, 8) > st) break;
+        sp--;
+      }
+      if (sp == 0) continue;
+      const corr = load<u32>(rec, 20);
+      const d = corrGet(corr);
+      if (d == 0) continue;
+      const meta = load<u32>(<usize>load<u32>(stack + (<usize>(sp - 1) << 2)), 16) & META_MASK;
+      nvtxSet(corr, meta);
+      const dp = changetype<Plane>(load<usize>(planeList + (<usize>(d - 1) << 2)));
+      if (dp.nvtxMap == 0) {
+        dp.nvtxMap = heap.alloc((<usize>hp.evCount + 1) << 2);
+        memory.fill(dp.nvtxMap, 0, (<usize>hp.evCount + 1) << 2);
+      }
+      const at = dp.nvtxMap + (<usize>meta << 2);
+      if (load<u32>(at) == 0) {
+        // The range name without domain, as XLA's NVTXRangeTracker reports it (the metadata's display name).
+        const e = hp.evList + (<usize>(meta - 1) << 4);
+        store<u32>(at, stIntern(dp, <usize>load<u32>(e, 8), load<u32>(e, 12)));
+        dp.used |= 1 << WK.NVTX_RANGE;
+      }
+    }
+  }
+}
+
+/** Ends the pass: sizes and writes every plane, then hostnames, errors and warnings, and flushes. */
+export function xspaceEnd(): void {
+  // Profile span: from the collector start (when it precedes the first event) to the last event end.
+  profileStart = minStart;
+  if (S.startNs != 0 && (S.startNs < profileStart || minStart == 0xffffffffffffffff)) profileStart = S.startNs;
+  if (profileStart == 0xffffffffffffffff) profileStart = 0;
+  profileStop = maxEnd > profileStart ? maxEnd : profileStart;
+  if (S.haveEndAnchor && S.anchorEndReal > profileStop && S.anchorEndReal - profileStop < 3600000000000) {
+    profileStop = S.anchorEndReal;
+  }
+
+  // Scratch for sorting the largest unsorted line.
+  let need: u32 = 0;
+  for (let i: u32 = 0; i <= planeCount; i++) {
+    const pl = i == 0 ? hostPlane : changetype<Plane>(load<usize>(planeList + (<usize>(i - 1) << 2)));
+    for (let j: u32 = 0; j < pl.lineCount; j++) {
+      const ln = changetype<Line>(load<usize>(pl.lineList + (<usize>j << 2)));
+      if (ln.unsorted != 0 && ln.count > need) need = ln.count;
+    }
+  }
+  sortCap = need;
+  sortIdx = need > 0 ? heap.alloc((<usize>need + 1) << 4) : 0;
+
+  nvtxSweep();
+
+  // Metadata and names.
+  finishPlane(hostPlane);
+  for (let i: u32 = 0; i < planeCount; i++) finishPlane(changetype<Plane>(load<usize>(planeList + (<usize>i << 2))));
+  const meta = newPlane(2, 0);
+  setPlaneName(meta, "/host:metadata");
+  if (S.vendor == 1) {
+    if (S.runtimeVersion != 0) {
+      bStart();
+      bU64(S.runtimeVersion);
+      const p = arenaAlloc(bN);
+      memory.copy(p, bP, bN);
+      const n = bN;
+      addPlaneStr(meta, "cuda_version", p, n);
+      addPlaneStr(meta, "cuda_runtime_version", p, n);
+    }
+    if (S.driverVersion != 0) {
+      bStart();
+      bU64(S.driverVersion);
+      const p = arenaAlloc(bN);
+      memory.copy(p, bP, bN);
+      addPlaneStr(meta, "cuda_driver_version", p, bN);
+    }
+    if (S.vendorVersion != 0) {
+      bStart();
+      bU64(S.vendorVersion);
+      const p = arenaAlloc(bN);
+      memory.copy(p, bP, bN);
+      addPlaneStr(meta, "cupti_version", p, bN);
+    }
+  }
+  if (S.vendorTextLen != 0) addPlaneStr(meta, "vendor_library_version", S.vendorTextPtr, S.vendorTextLen);
+  const task = newPlane(2, 0);
+  setPlaneName(task, "Task Environment");
+  addPlaneStat(task, stIntern(task, asciiCopy("profile_start_time"), 18), 2, profileStart, 0);
+  addPlaneStat(task, stIntern(task, asciiCopy("profile_stop_time"), 17), 2, profileStop, 0);
+
+  // Planes: host, devices by id, metadata, task environment.
+  sizePlane(hostPlane);
+  putPlane(hostPlane);
+  let prev: i64 = -1;
+  for (let k: u32 = 0; k < planeCount; k++) {
+    // Next device plane by ascending id (few planes: selection is fine).
+    let best: Plane = changetype<Plane>(0);
+    for (let i: u32 = 0; i < planeCount; i++) {
+      const pl = changetype<Plane>(load<usize>(planeList + (<usize>i << 2)));
+      if (<i64>pl.id > prev && (changetype<usize>(best) == 0 || pl.id < best.id)) best = pl;
+    }
+    if (changetype<usize>(best) == 0) break;
+    prev = <i64>best.id;
+    sizePlane(best);
+    putPlane(best);
+  }
+  if (meta.pstatCount != 0) {
+    sizePlane(meta);
+    putPlane(meta);
+  }
+  sizePlane(task);
+  putPlane(task);
+
+  // errors (2) and warnings (3).
+  for (let c = 0; c < WARN_COUNT; c++) if (warningCount(c) != 0 && isDataLoss(c)) putDiag(2, c);
+  if (S.droppedRecords > 0) {
+    // XLA's wording (CuptiTraceCollectorImpl::ReportNumEventsIfDropped), so tools that look for it find it.
+    bStart();
+    bAscii("Detected GPU events dropped on ");
+    if (S.hostnameLen != 0) bBytes(S.hostnamePtr, S.hostnameLen);
+    else bAscii("unknown host");
+    bAscii(": Profiler has collected ");
+    bU64(hostEvents);
+    bAscii(" driver events and ");
+    bU64(deviceEvents);
+    bAscii(" device events. ");
+    bU64(S.droppedRecords);
+    bAscii(" events dropped because the collector reported lost records.");
+    putBytesField(3, bP, bN);
+  }
+  for (let c = 0; c < WARN_COUNT; c++) if (warningCount(c) != 0 && !isDataLoss(c)) putDiag(3, c);
+  // hostnames (4)
+  if (S.hostnameLen != 0) putBytesField(4, S.hostnamePtr, S.hostnameLen);
+  O.flush();
+}

@@ -1,0 +1,271 @@
+/**
+ * Host ranges (NVTX, ROCTx) and their projection onto device streams — Kineto's `gpu_user_annotation` rows.
+ *
+ * A range's GPU work is every device op whose host launch call ran on the range's thread inside the range: the span
+ * from the first such op's start to the last one's end, per (device, stream), for the range and every range that
+ * encloses it. Computed exactly whatever order buffers arrive in:
+ *   pass 1        collects ranges (start/end pairs per thread);
+ *   project pass  maps each launch call's correlation id to the innermost range containing it (only when the dump
+ *                 has ranges: the host runs this extra pass when {@link rangesNeedProjection} says so);
+ *   pass 2        extends the span of the op's range (and its ancestors) on the op's (device, stream);
+ *   end of pass 2 the spans are emitted.
+ * Memory: 48 B per range, 4 B per correlation id in the covered span (paged, capped), 16 B per (range, stream).
+ */
+import { Table, tableNew, tableUpsert, tableFind, tableSlots, tableKeyAt, tableValueAt, inserted } from "../util/hash_table";
+
+const RANGE: usize = 48; // pid u32 @0, tid u32 @4, start u64 @8, end u64 @16, name u64 @24, parent i32 @32, id u32 @36
+/** Ranges beyond this many are not projected (key packing: 24 bits of range index). */
+const MAX_RANGES: u32 = 1 << 24;
+
+let ranges: usize = 0;
+let count: u32 = 0;
+let cap: u32 = 0;
+let openById: Table = 0; // vendor range id → index + 1 while open (pass 1)
+let sorted: usize = 0; // u32 indices sorted by (tid, start)
+let apiSeen = false;
+
+// corr → range index + 1, paged like the external-correlation table.
+const PAGE_BITS: u32 = 14;
+const DIR_SIZE: u32 = 1 << (32 - PAGE_BITS);
+const MAX_PAGES: u32 = 4096; // 256 MiB of pages at most
+let dir: usize = 0;
+let pages: u32 = 0;
+
+let spans: Table = 0; // (range << 40 | device << 32 | stream) → span entry {start u64, end u64}
+
+/** Forgets everything (after heap.reset()). */
+export function rangesReset(): void {
+  ranges = 0;
+  count = 0;
+  cap = 0;
+  openById = 0;
+  sorted = 0;
+  apiSeen = false;
+  dir = 0;
+  pages = 0;
+  spans = 0;
+}
+
+/** Pass 1: a range `id` starts on (pid, tid) at `start` (Unix ns), named by vendor pointer `name`. */
+export function rangeOpen(id: u32, pid: u32, tid: u32, start: u64, name: u64): void {
+  if (count >= MAX_RANGES) return;
+  if (openById == 0) openById = tableNew(64);
+  if (count == cap) {
+    const ncap = cap == 0 ? 256 : cap << 1;
+    const n = heap.alloc(<usize>ncap * RANGE);
+    if (ranges != 0) memory.copy(n, ranges, <usize>count * RANGE);
+    ranges = n;
+    cap = ncap;
+  }
+  const r = ranges + <usize>count * RANGE;
+  store<u32>(r, pid);
+  store<u32>(r, tid, 4);
+  store<u64>(r, start, 8);
+  store<u64>(r, 0xffffffffffffffff, 16); // open
+  store<u64>(r, name, 24);
+  store<i32>(r, -1, 32);
+  store<u32>(r, id, 36);
+  store<u64>(tableUpsert(openById, id), <u64>count + 1);
+  count++;
+}
+
+/** Pass 1: range `id` ends at `end` (Unix ns). */
+export function rangeClose(id: u32, end: u64): void {
+  if (openById == 0) return;
+  const p = tableFind(openById, id);
+  if (p == 0 || load<u64>(p) == 0) return;
+  const r = ranges + <usize>(load<u64>(p) - 1) * RANGE;
+  store<u64>(r, end < load<u64>(r, 8) ? load<u64>(r, 8) : end, 16);
+  store<u64>(p, 0);
+}
+
+/** Pass 1: a host launch call was seen (projection needs at least one). */
+export function rangesNoteApi(): void {
+  apiSeen = true;
+}
+
+/** True when the dump has ranges and launch calls: the host must run the projection pass. */
+export function rangesNeedProjection(): bool {
+  return count != 0 && apiSeen;
+}
+
+// @ts-ignore: decorator
+@inline function rAt(i: u32): usize {
+  return ranges + <usize>i * RANGE;
+}
+// @ts-ignore: decorator
+@inline function idx(i: u32): u32 {
+  return load<u32>(sorted + (<usize>i << 2));
+}
+function less(a: u32, b: u32): bool {
+  const ta = load<u32>(rAt(a), 4);
+  const tb = load<u32>(rAt(b), 4);
+  if (ta != tb) return ta < tb;
+  const sa = load<u64>(rAt(a), 8);
+  const sb = load<u64>(rAt(b), 8);
+  if (sa != sb) return sa < sb;
+  return load<u64>(rAt(a), 16) > load<u64>(rAt(b), 16); // enclosing (longer) first
+}
+
+/** After pass 1: closes ranges still open at `lastTs`, sorts by (thread, start) and links each to its parent. */
+export function rangesPrepare(lastTs: u64): void {
+  if (count == 0) return;
+  for (let i: u32 = 0; i < count; i++) if (load<u64>(rAt(i), 16) == 0xffffffffffffffff) store<u64>(rAt(i), lastTs, 16);
+  // Bottom-up merge sort of the index array (stable, O(n log n), no recursion).
+  let a = heap.alloc(<usize>count << 2);
+  let b = heap.alloc(<usize>count << 2);
+  for (let i: u32 = 0; i < count; i++) store<u32>(a + (<usize>i << 2), i);
+  for (let width: u32 = 1; width < count; width <<= 1) {
+    for (let lo: u32 = 0; lo < count; lo += width << 1) {
+      const mid = min(lo + width, count);
+      const hi = min(lo + (width << 1), count);
+      let i = lo, j = mid, k = lo;
+      while (i < mid && j < hi) {
+        const x = load<u32>(a + (<usize>i << 2));
+        const y = load<u32>(a + (<usize>j << 2));
+        if (less(y, x)) {
+          store<u32>(b + (<usize>k << 2), y);
+          j++;
+        } else {
+          store<u32>(b + (<usize>k << 2), x);
+          i++;
+        }
+        k++;
+      }
+      while (i < mid) {
+        store<u32>(b + (<usize>k << 2), load<u32>(a + (<usize>i << 2)));
+        k++;
+        i++;
+      }
+      while (j < hi) {
+        store<u32>(b + (<usize>k << 2), load<u32>(a + (<usize>j << 2)));
+        k++;
+        j++;
+      }
+    }
+    const t = a;
+    a = b;
+    b = t;
+  }
+  sorted = a;
+  // Parents: walk each thread's ranges in start order keeping a stack of enclosing ranges (reuse b as the stack).
+  let depth: u32 = 0;
+  let lastTid: u32 = 0xffffffff;
+  for (let i: u32 = 0; i < count; i++) {
+    const cur = idx(i);
+    const r = rAt(cur);
+    const tid = load<u32>(r, 4);
+    if (tid != lastTid) {
+      depth = 0;
+      lastTid = tid;
+    }
+    const s = load<u64>(r, 8);
+    while (depth > 0 && load<u64>(rAt(load<u32>(b + (<usize>(depth - 1) << 2))), 16) < s) depth--;
+    store<i32>(r, depth > 0 ? <i32>load<u32>(b + (<usize>(depth - 1) << 2)) : -1, 32);
+    store<u32>(b + (<usize>depth << 2), cur);
+    depth++;
+  }
+}
+
+/** Innermost range on thread `tid` containing time `t`, or -1. */
+function innermost(tid: u32, t: u64): i32 {
+  // Last range (in (tid, start) order) that starts at or before t on this thread…
+  let lo: i32 = 0;
+  let hi: i32 = <i32>count - 1;
+  let found: i32 = -1;
+  while (lo <= hi) {
+    const m = (lo + hi) >>> 1;
+    const r = rAt(idx(<u32>m));
+    const rt = load<u32>(r, 4);
+    if (rt < tid || (rt == tid && load<u64>(r, 8) <= t)) {
+      found = m;
+      lo = m + 1;
+    } else hi = m - 1;
+  }
+  if (found < 0) return -1;
+  let cur = <i32>idx(<u32>found);
+  if (load<u32>(rAt(<u32>cur), 4) != tid) return -1;
+  // …then up its parent chain to the first one still open at t.
+  while (cur >= 0 && load<u64>(rAt(<u32>cur), 16) < t) cur = load<i32>(rAt(<u32>cur), 32);
+  return cur;
+}
+
+function slot(corr: u64, create: bool): usize {
+  if (corr > 0xffffffff) return 0;
+  const page = <u32>corr >> PAGE_BITS;
+  if (dir == 0) {
+    if (!create) return 0;
+    dir = heap.alloc(<usize>DIR_SIZE << 2);
+    memory.fill(dir, 0, <usize>DIR_SIZE << 2);
+  }
+  let pp = <usize>load<u32>(dir + (<usize>page << 2));
+  if (pp == 0) {
+    if (!create || pages >= MAX_PAGES) return 0;
+    pp = heap.alloc(<usize>4 << PAGE_BITS);
+    memory.fill(pp, 0, <usize>4 << PAGE_BITS);
+    store<u32>(dir + (<usize>page << 2), <u32>pp);
+    pages++;
+  }
+  return pp + ((<usize>corr & ((1 << PAGE_BITS) - 1)) << 2);
+}
+
+/** Projection pass: launch call `corr` ran on `tid` at `t` (Unix ns). */
+export function rangesMapCall(corr: u64, tid: u32, t: u64): void {
+  const r = innermost(tid, t);
+  if (r < 0) return;
+  const s = slot(corr, true);
+  if (s != 0) store<u32>(s, <u32>r + 1);
+}
+
+/** Pass 2: device op of `corr` ran on (device, stream) over [start, end]: extends its ranges' spans. */
+export function rangesNoteDeviceOp(corr: u64, device: u32, stream: u32, start: u64, end: u64): void {
+  if (dir == 0) return;
+  const s = slot(corr, false);
+  if (s == 0) return;
+  let r = <i32>load<u32>(s) - 1;
+  if (r < 0) return;
+  if (spans == 0) spans = tableNew(256);
+  while (r >= 0) {
+    const key = (<u64>r << 40) | (<u64>(device & 0xff) << 32) | <u64>stream;
+    const v = tableUpsert(spans, key);
+    let e = <usize>load<u64>(v);
+    if (inserted || e == 0) {
+      e = heap.alloc(16);
+      store<u64>(e, start);
+      store<u64>(e, end, 8);
+      store<u64>(v, e);
+    } else {
+      if (start < load<u64>(e)) store<u64>(e, start);
+      if (end > load<u64>(e, 8)) store<u64>(e, end, 8);
+    }
+    r = load<i32>(rAt(<u32>r), 32);
+  }
+}
+
+/** Number of projected spans (for iteration with {@link spanAt}). */
+export function spanSlots(): u32 {
+  return spans == 0 ? 0 : tableSlots(spans);
+}
+
+/** Span in slot `i`: sets the out-fields and returns true, or false for an empty slot. */
+export let spanRange: u32 = 0;
+export let spanDevice: u32 = 0;
+export let spanStream: u32 = 0;
+export let spanStart: u64 = 0;
+export let spanEnd: u64 = 0;
+export let spanName: u64 = 0;
+export let spanPid: u32 = 0;
+export function spanAt(i: u32): bool {
+  const k = tableKeyAt(spans, i);
+  if (k == 0xffffffffffffffff) return false;
+  const e = <usize>tableValueAt(spans, i);
+  spanRange = <u32>(k >> 40);
+  spanDevice = <u32>((k >> 32) & 0xff);
+  spanStream = <u32>k;
+  spanStart = load<u64>(e);
+  spanEnd = load<u64>(e, 8);
+  const r = rAt(spanRange);
+  spanName = load<u64>(r, 24);
+  spanPid = load<u32>(r);
+  return true;
+}

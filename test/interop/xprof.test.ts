@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: MIT
+/**
+ * XSpace output opened by the real consumer: XProf 2.24.2 (the TensorBoard profile plugin's converters), pinned in
+ * scripts/requirements-xprof.txt and installed into the ignored .venv-xprof/ by scripts/xprof-env.sh on first run.
+ * test/interop/xprof_check.py runs trace_viewer, trace_viewer@, kernel_stats, overview_page and tool_names on each
+ * file and compares what XProf shows with what the dump holds (rows, times to the ns, flows, kernel launch shapes).
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fromBinary } from "@bufbuild/protobuf";
+import { XSpaceSchema } from "../../src/gen/xplane_pb.js";
+import { memorySource } from "../../src/core/engine.js";
+import { createEngine } from "../../src/node/wasm.js";
+import { xspaceProfilePath } from "../../src/node/convert.js";
+import { RawtraceWriter } from "../../src/format/writer.js";
+import * as C from "../../src/tools/cupti_records.js";
+import { sampleDump, T0, TID } from "../helpers/sample_dump.js";
+
+const REAL_KINETO = "../shared/data/real/kineto-cuda/alexnet_a100_rank0.json.gz";
+const KINETO_TOOL = "src/tools/kineto_to_rawtrace.ts";
+
+interface DeviceEvent {
+  plane: string;
+  row_prefix: string;
+  name: string;
+  ts_ns: number;
+  dur_ns: number;
+  correlation: number;
+  kernel: { regs: number; shmem: number; block: string; grid: string } | null;
+}
+interface Launch {
+  name: string;
+  tid: number;
+  ts_ns: number;
+  dur_ns: number;
+  correlation: number;
+  device: number;
+  plane: string;
+}
+interface Expect {
+  device_events: DeviceEvent[];
+  launches: Launch[];
+}
+interface CheckResult {
+  ok: boolean;
+  failures: string[];
+  summary: Record<string, unknown>;
+}
+
+const work = mkdtempSync(join(tmpdir(), "rawtrace-xprof-"));
+let python = "";
+
+/** The pinned XProf's python (creates .venv-xprof on first use). */
+function xprofPython(): string {
+  if (python) return python;
+  const r = spawnSync("bash", ["scripts/xprof-env.sh"], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], timeout: 900_000 });
+  assert.is(r.status, 0, "scripts/xprof-env.sh failed");
+  python = r.stdout.trim().split("\n").pop()!;
+  assert.ok(existsSync(python), python);
+  return python;
+}
+
+/** Runs the checker on `file` (inside a plugins/profile/<run>/ directory) with expectations `e`. */
+function check(file: string, e: Expect): CheckResult {
+  const ef = join(dirname(file), "expect.json");
+  writeFileSync(ef, JSON.stringify(e));
+  const r = spawnSync(xprofPython(), ["test/interop/xprof_check.py", file, ef], { encoding: "utf8", maxBuffer: 64 << 20, timeout: 300_000 });
+  const last = r.stdout.trim().split("\n").pop() ?? "";
+  let res: CheckResult;
+  try {
+    res = JSON.parse(last);
+  } catch {
+    throw new Error(`checker printed no result (rc ${r.status}):\n${r.stdout.slice(-2000)}\n${r.stderr.slice(-4000)}`);
+  }
+  if (!res.ok) console.log(res.failures.join("\n"));
+  return res;
+}
+
+/** Converts dump bytes to XSpace in the TensorBoard layout under a fresh log directory; returns the file. */
+async function writeXSpace(bytes: Uint8Array, name: string): Promise<string> {
+  const engine = await createEngine();
+  const parts: Buffer[] = [];
+  const r = await engine.convert(memorySource(bytes), (b) => parts.push(Buffer.from(b)), { format: "xspace" });
+  const file = xspaceProfilePath(join(work, name), r.baseTimeNs, r.info.hostname);
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, Buffer.concat(parts));
+  return file;
+}
+
+/** profile_start_time of an XSpace file (Unix ns). */
+function profileStart(file: string): bigint {
+  const s = fromBinary(XSpaceSchema, readFileSync(file));
+  const t = s.planes.find((p) => p.name === "Task Environment")!;
+  const id = Object.values(t.statMetadata).find((m) => m.name === "profile_start_time")!.id;
+  return t.stats.find((x) => x.metadataId === id)!.value.value as bigint;
+}
+
+test("sample dump through the CLI: rows, ns times, launch→kernel flows, kernel stats, overview, tool names", () => {
+  const dump = join(work, "sample.rawtrace");
+  writeFileSync(dump, sampleDump());
+  const logdir = join(work, "cli_logdir");
+  const r = spawnSync(process.execPath, ["--import", "tsx", "src/cli.ts", "convert", dump, "--format", "xspace", "-o", logdir], { encoding: "utf8" });
+  assert.is(r.status, 0, r.stderr);
+  const runs = readdirSync(join(logdir, "plugins", "profile"));
+  assert.equal(runs, ["2026_05_28_20_26_40"], "run named after the profile start (UTC)");
+  const file = join(logdir, "plugins", "profile", runs[0], "gpu-node-1.xplane.pb");
+  assert.ok(existsSync(file));
+  const kernelName =
+    "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)";
+  const gpu = "/device:GPU:0";
+  const res = check(file, {
+    device_events: [
+      { plane: gpu, row_prefix: "Stream #7(", name: kernelName, ts_ns: 7000, dur_ns: 2501, correlation: 5, kernel: { regs: 16, shmem: 3072, block: "128,1,1", grid: "130,2,1" } },
+      { plane: gpu, row_prefix: "Stream #7(", name: "MemcpyH2D", ts_ns: 10000, dur_ns: 2000, correlation: 8, kernel: null },
+      { plane: gpu, row_prefix: "Stream #7(", name: 'b"\\\n\t\u0001\ufffd\u007fz', ts_ns: 13000, dur_ns: 500, correlation: 9, kernel: { regs: 0, shmem: 0, block: "1,1,1", grid: "1,1,1" } },
+      { plane: gpu, row_prefix: "Stream #9(Memset)", name: "Memset 3", ts_ns: 12100, dur_ns: 100, correlation: 11, kernel: null },
+    ],
+    launches: [
+      { name: "cudaLaunchKernel", tid: TID, ts_ns: 1000, dur_ns: 4000, correlation: 5, device: 0, plane: gpu },
+      { name: "cudaMemcpyAsync", tid: TID, ts_ns: 5500, dur_ns: 400, correlation: 8, device: 0, plane: gpu },
+    ],
+  });
+  assert.ok(res.ok, res.failures.join("\n"));
+  assert.is(res.summary.flow_arrows, 2);
+  assert.is(res.summary.kernel_stats_rows, 2);
+  assert.ok((res.summary.processes as string[]).includes("/host:CPU"));
+});
+
+test("two GPUs, two threads: every kernel on its own device plane and stream row, flows from the right thread", async () => {
+  const L: C.CuptiLayout = "cuda13";
+  const w = RawtraceWriter.inMemory();
+  w.header({ vendor: 1, vendorVersion: C.LAYOUT_VERSION[L], runtimeVersion: 12080, driverVersion: 12080, pid: 500, startNs: T0, hostname: "two-gpu-host", commandLine: "x" });
+  w.clock({ which: 0, vendorNs: T0, realtimeNs: T0, monotonicNs: 1n, monotonicRawNs: 1n, boottimeNs: 1n });
+  w.kindSizes(Object.entries(C.SIZES[L]).map(([k, s]) => [Number(k), s] as const));
+  w.apiNames([[2, 211, "cudaLaunchKernel_v7000"]]);
+  w.strings([[0x10n, "gemm_kernel"], [0x20n, "relu_kernel"]]);
+  const dev = (id: number) => ({
+    id, multiprocessors: 108, globalMemoryBytes: 40n << 30n, memoryBandwidth: 1555000000000n, coreClockKhz: 1410000,
+    ccMajor: 8, ccMinor: 0, maxThreadsPerBlock: 1024, maxThreadsPerMultiprocessor: 2048, regsPerBlock: 65536,
+    regsPerMultiprocessor: 65536, warpSize: 32, sharedMemPerBlock: 49152, sharedMemPerMultiprocessor: 167936,
+    sharedMemPerBlockOptin: 166912, maxBlocksPerMultiprocessor: 32, name: "NVIDIA A100-SXM4-40GB",
+  });
+  w.devices([dev(0), dev(1)]);
+  w.threadNames([[500, 10, "worker0"], [500, 11, "worker1"]]);
+  const api: Uint8Array[] = [];
+  const ker: Uint8Array[] = [];
+  const e: Expect = { device_events: [], launches: [] };
+  for (let i = 0; i < 8; i++) {
+    const d = i < 4 ? 0 : 1;
+    const tid = 10 + d;
+    const stream = d === 0 ? 3 : 5;
+    const ts = 2000 + i * 10000;
+    const ks = ts + 3000;
+    const kd = 1000 + i * 37;
+    const name = i % 2 ? "relu_kernel" : "gemm_kernel";
+    api.push(C.apiRecord(L, { kind: 5, cbid: 211, start: T0 + BigInt(ts), end: T0 + BigInt(ts + 1500), processId: 500, threadId: tid, correlationId: i + 1 }));
+    ker.push(C.kernelRecord(L, {
+      start: T0 + BigInt(ks), end: T0 + BigInt(ks + kd), deviceId: d, contextId: d + 1, streamId: stream, correlationId: i + 1,
+      namePtr: i % 2 ? 0x20n : 0x10n, gridX: 64 * (d + 1), gridY: 2, blockX: 256, registersPerThread: 64, staticSharedMemory: 1024, dynamicSharedMemory: 8192,
+    }));
+    e.device_events.push({ plane: `/device:GPU:${d}`, row_prefix: `Stream #${stream}(Compute)`, name, ts_ns: ks, dur_ns: kd, correlation: i + 1, kernel: { regs: 64, shmem: 9216, block: "256,1,1", grid: `${64 * (d + 1)},2,1` } });
+    e.launches.push({ name: "cudaLaunchKernel", tid, ts_ns: ts, dur_ns: 1500, correlation: i + 1, device: d, plane: `/device:GPU:${d}` });
+  }
+  w.activity(C.concat(api));
+  w.activity(C.concat(ker));
+  w.end();
+  const file = await writeXSpace(w.bytes(), "two_gpu");
+  const res = check(file, e);
+  assert.ok(res.ok, res.failures.join("\n"));
+  assert.is(res.summary.flow_arrows, 8);
+  assert.ok((res.summary.processes as string[]).includes("/device:GPU:1"));
+});
+
+test("real trace: PyTorch AlexNet on A100 (Kineto) → rawtrace → XSpace opens in XProf with every kernel in place", async () => {
+  if (!existsSync(KINETO_TOOL)) {
+    console.log(`  skipped: ${KINETO_TOOL} is not there yet`);
+    return;
+  }
+  assert.ok(existsSync(REAL_KINETO), REAL_KINETO);
+  const K = await import("../../src/tools/kineto_to_rawtrace.js");
+  const trace = K.readKinetoTrace(REAL_KINETO);
+  const { bytes } = K.convertKineto(trace, { layout: "cuda13" });
+  const file = await writeXSpace(bytes, "alexnet");
+  const base = profileStart(file);
+  const view = K.expectedRoundTripView(trace);
+  const copyName: Record<string, string> = { HtoD: "MemcpyH2D", DtoH: "MemcpyD2H", DtoD: "MemcpyD2D", PtoP: "MemcpyP2P" };
+  const memKind: Record<string, number> = {
+    Pageable: 1, Pinned: 2, Device: 3, Array: 4, Managed: 5, "Device Static": 6, "Managed Static": 7,
+  };
+  const e: Expect = { device_events: [], launches: [] };
+  const corrDevice = new Map<number, number>();
+  for (const op of view.ops) {
+    let name = op.name;
+    if (op.cat === "gpu_memcpy") name = copyName[/^Memcpy (\w+)/.exec(op.name)?.[1] ?? ""] ?? "MemcpyOther";
+    if (op.cat === "gpu_memset") name = `Memset ${memKind[/^Memset \((.*)\)$/.exec(op.name)?.[1] ?? ""] ?? 0}`;
+    e.device_events.push({
+      plane: `/device:GPU:${op.pid}`, row_prefix: `Stream #${op.tid}(`, name, ts_ns: Number(op.ts - base), dur_ns: Number(op.dur),
+      correlation: op.correlation,
+      kernel: op.cat === "kernel"
+        ? { regs: op.registersPerThread ?? 0, shmem: op.sharedMemory ?? 0, block: (op.block ?? [1, 1, 1]).join(","), grid: (op.grid ?? [1, 1, 1]).join(",") }
+        : null,
+    });
+    corrDevice.set(op.correlation, op.pid);
+  }
+  for (const a of view.api) {
+    const d = corrDevice.get(a.correlation);
+    if (d === undefined || a.cat !== "cuda_runtime") continue;
+    e.launches.push({ name: a.name, tid: a.tid, ts_ns: Number(a.ts - base), dur_ns: Number(a.dur), correlation: a.correlation, device: d, plane: `/device:GPU:${d}` });
+  }
+  const kernels = e.device_events.filter((d) => d.kernel).length;
+  assert.is(kernels, 79, "the trace's 79 kernels");
+  const res = check(file, e);
+  assert.ok(res.ok, res.failures.join("\n"));
+  assert.is(res.summary.flow_arrows, e.launches.length);
+  console.log(`  alexnet: ${e.device_events.length} device events (${kernels} kernels), ${e.launches.length} launches with flows, ${res.summary.kernel_stats_rows} kernel_stats rows`);
+});
+
+test.after(() => {
+  rmSync(work, { recursive: true, force: true });
+});
+
+test.run();
