@@ -22,6 +22,7 @@
  * Time: the profile start is the earliest of the collector start (HEADER) and the first event; every line's
  * timestamp_ns is its first event's start relative to the profile start (ns), and offsets/durations are in ps.
  */
+import { Paged, pagedNew, pagedSlot } from "../util/paged";
 import { Ev, EvKind, EvFlag } from "../model/event";
 import * as S from "../model/session";
 import * as O from "./out";
@@ -257,9 +258,12 @@ let deviceEvents: u64 = 0;
 let profileStart: u64 = 0;
 let profileStop: u64 = 0;
 
-// correlation id → device plane index + 1 (one byte per id, pages of 64 Ki ids allocated on first use)
-let corrPages: usize = 0;
+// correlation id → device plane index + 1 (one byte per id, pages of 64 Ki ids allocated on first use; util/paged.ts)
+let corrPlane: Paged = 0;
 const CORR_PAGE_BITS: u32 = 16;
+// At most 1024 pages (64 Mi ids): 64 MiB for the u8 map, 256 MiB for the u32 NVTX map, whatever crafted sparse ids
+// a dump holds.
+const CORR_MAX_PAGES: u32 = 1024;
 let corrAny = false;
 
 // ---- Byte helpers ------------------------------------------------------------------------------------------------
@@ -917,53 +921,36 @@ function evByNvtx(pl: Plane, e: Ev): u32 {
 // ---- Correlation → device ----------------------------------------------------------------------------------------
 
 function corrSet(corr: u64, planeIdx: u32): void {
-  if (corr == 0 || corr > 0xffffffff) return;
-  const c = <u32>corr;
-  const pageSlot = corrPages + (<usize>(c >> CORR_PAGE_BITS) << 2);
-  let page = load<usize>(pageSlot);
-  if (page == 0) {
-    page = heap.alloc(<usize>1 << CORR_PAGE_BITS);
-    memory.fill(page, 0, <usize>1 << CORR_PAGE_BITS);
-    store<usize>(pageSlot, page);
-  }
-  const a = page + (c & ((1 << CORR_PAGE_BITS) - 1));
+  if (corr == 0) return;
+  const a = pagedSlot(corrPlane, corr, true);
+  if (a == 0) return; // beyond the page cap (crafted ids): the flow is simply not linked
   if (load<u8>(a) == 0) store<u8>(a, <u8>(planeIdx + 1));
   corrAny = true;
 }
 
 /** correlation id → host-plane event metadata id of the innermost NVTX range around its launch (u32 per id). */
-let nvtxPages: usize = 0;
+let nvtxMeta: Paged = 0;
 
 function nvtxSet(corr: u32, meta: u32): void {
-  if (nvtxPages == 0) {
-    nvtxPages = heap.alloc(<usize>(1 << (32 - CORR_PAGE_BITS)) << 2);
-    memory.fill(nvtxPages, 0, <usize>(1 << (32 - CORR_PAGE_BITS)) << 2);
-  }
-  const pageSlot = nvtxPages + (<usize>(corr >> CORR_PAGE_BITS) << 2);
-  let page = load<usize>(pageSlot);
-  if (page == 0) {
-    page = heap.alloc(<usize>4 << CORR_PAGE_BITS);
-    memory.fill(page, 0, <usize>4 << CORR_PAGE_BITS);
-    store<usize>(pageSlot, page);
-  }
-  store<u32>(page + (<usize>(corr & ((1 << CORR_PAGE_BITS) - 1)) << 2), meta);
+  if (nvtxMeta == 0) nvtxMeta = pagedNew(2, CORR_PAGE_BITS, CORR_MAX_PAGES);
+  const a = pagedSlot(nvtxMeta, corr, true);
+  if (a != 0) store<u32>(a, meta);
 }
 
 /** nvtx_range stat id of device work `corr` on the current plane, or 0. */
 function nvtxStat(corr: u32): u32 {
   const map = curPlane.nvtxMap;
-  if (map == 0 || corr == 0) return 0;
-  const page = load<usize>(nvtxPages + (<usize>(corr >> CORR_PAGE_BITS) << 2));
-  if (page == 0) return 0;
-  const meta = load<u32>(page + (<usize>(corr & ((1 << CORR_PAGE_BITS) - 1)) << 2));
+  if (map == 0 || corr == 0 || nvtxMeta == 0) return 0;
+  const a = pagedSlot(nvtxMeta, corr, false);
+  const meta = a == 0 ? 0 : load<u32>(a);
   return meta == 0 ? 0 : load<u32>(map + (<usize>meta << 2));
 }
 
 /** Device plane index + 1 of the device work of `corr`, or 0. */
 function corrGet(corr: u32): u32 {
   if (corr == 0) return 0;
-  const page = load<usize>(corrPages + (<usize>(corr >> CORR_PAGE_BITS) << 2));
-  return page == 0 ? 0 : <u32>load<u8>(page + (corr & ((1 << CORR_PAGE_BITS) - 1)));
+  const a = pagedSlot(corrPlane, corr, false);
+  return a == 0 ? 0 : <u32>load<u8>(a);
 }
 
 // ---- Pass 2: buffering ---------------------------------------------------------------------------------------------
@@ -982,10 +969,9 @@ export function xspaceBegin(): void {
   deviceEvents = 0;
   profileStart = 0;
   profileStop = 0;
-  corrPages = heap.alloc(<usize>(1 << (32 - CORR_PAGE_BITS)) << 2);
-  memory.fill(corrPages, 0, <usize>(1 << (32 - CORR_PAGE_BITS)) << 2);
+  corrPlane = pagedNew(0, CORR_PAGE_BITS, CORR_MAX_PAGES);
   corrAny = false;
-  nvtxPages = 0;
+  nvtxMeta = 0;
   bP = 0;
   bN = 0;
   bCap = 0;

@@ -12,6 +12,7 @@
  * Memory: 48 B per range, 4 B per correlation id in the covered span (paged, capped), 16 B per (range, stream).
  */
 import { Table, tableNew, tableUpsert, tableFind, tableSlots, tableKeyAt, tableValueAt, inserted } from "../util/hash_table";
+import { Paged, pagedNew, pagedSlot } from "../util/paged";
 
 const RANGE: usize = 48; // pid u32 @0, tid u32 @4, start u64 @8, end u64 @16, name u64 @24, parent i32 @32, id u32 @36
 /** Ranges beyond this many are not projected (key packing: 24 bits of range index). */
@@ -24,12 +25,8 @@ let openById: Table = 0; // vendor range id → index + 1 while open (pass 1)
 let sorted: usize = 0; // u32 indices sorted by (tid, start)
 let apiSeen = false;
 
-// corr → range index + 1, paged like the external-correlation table.
-const PAGE_BITS: u32 = 14;
-const DIR_SIZE: u32 = 1 << (32 - PAGE_BITS);
-const MAX_PAGES: u32 = 4096; // 256 MiB of pages at most
-let dir: usize = 0;
-let pages: u32 = 0;
+// corr → range index + 1 (u32), 16384 per 64 KiB page, 4096 pages at most (util/paged.ts).
+let corrRange: Paged = 0;
 
 let spans: Table = 0; // (range << 40 | device << 32 | stream) → span entry {start u64, end u64}
 
@@ -41,8 +38,7 @@ export function rangesReset(): void {
   openById = 0;
   sorted = 0;
   apiSeen = false;
-  dir = 0;
-  pages = 0;
+  corrRange = 0;
   spans = 0;
 }
 
@@ -190,37 +186,19 @@ function innermost(tid: u32, t: u64): i32 {
   return cur;
 }
 
-function slot(corr: u64, create: bool): usize {
-  if (corr > 0xffffffff) return 0;
-  const page = <u32>corr >> PAGE_BITS;
-  if (dir == 0) {
-    if (!create) return 0;
-    dir = heap.alloc(<usize>DIR_SIZE << 2);
-    memory.fill(dir, 0, <usize>DIR_SIZE << 2);
-  }
-  let pp = <usize>load<u32>(dir + (<usize>page << 2));
-  if (pp == 0) {
-    if (!create || pages >= MAX_PAGES) return 0;
-    pp = heap.alloc(<usize>4 << PAGE_BITS);
-    memory.fill(pp, 0, <usize>4 << PAGE_BITS);
-    store<u32>(dir + (<usize>page << 2), <u32>pp);
-    pages++;
-  }
-  return pp + ((<usize>corr & ((1 << PAGE_BITS) - 1)) << 2);
-}
-
 /** Projection pass: launch call `corr` ran on `tid` at `t` (Unix ns). */
 export function rangesMapCall(corr: u64, tid: u32, t: u64): void {
   const r = innermost(tid, t);
   if (r < 0) return;
-  const s = slot(corr, true);
+  if (corrRange == 0) corrRange = pagedNew(2, 14, 4096);
+  const s = pagedSlot(corrRange, corr, true);
   if (s != 0) store<u32>(s, <u32>r + 1);
 }
 
 /** Pass 2: device op of `corr` ran on (device, stream) over [start, end]: extends its ranges' spans. */
 export function rangesNoteDeviceOp(corr: u64, device: u32, stream: u32, start: u64, end: u64): void {
-  if (dir == 0) return;
-  const s = slot(corr, false);
+  if (corrRange == 0) return;
+  const s = pagedSlot(corrRange, corr, false);
   if (s == 0) return;
   let r = <i32>load<u32>(s) - 1;
   if (r < 0) return;

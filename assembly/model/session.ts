@@ -7,6 +7,7 @@ import { Table, tableNew, tableUpsert, tableFind, inserted } from "../util/hash_
 import { arenaCopy, arenaAlloc } from "../util/arena";
 import { repairUtf8, repairedLen } from "./utf8";
 import { demangle } from "../util/demangle";
+import { Paged, pagedNew, pagedSlot } from "../util/paged";
 
 // ---- HEADER --------------------------------------------------------------------------------------------------
 
@@ -318,16 +319,10 @@ export function streamName(device: u32, stream: u32): usize {
 
 // ---- External correlation -----------------------------------------------------------------------------------------
 
-// Correlation ids are small and sequential, and records arrive roughly in their order: a paged direct array
-// (corr → ext+1) keeps lookups cache-friendly where a hash table would miss the cache on almost every event.
-// Pages are allocated on demand and capped, so crafted sparse ids fall back to the hash table instead of
-// allocating memory sized by untrusted values.
-const EXT_PAGE_BITS: u32 = 13; // 8192 entries × 8 B = 64 KiB per page
-const EXT_DIR_SIZE: u32 = 1 << (32 - EXT_PAGE_BITS); // pages covering every u32 correlation id
-const EXT_MAX_PAGES: u32 = 2048; // 128 MiB of pages at most
-let extDir: usize = 0;
-let extPages: u32 = 0;
-let extTable: Table = 0; // other kinds, ids beyond the cap, and external ids that do not fit the +1 encoding
+// Framework-op ids live in a paged direct array (util/paged.ts: cache-friendly for sequential correlation ids,
+// capped at 128 MiB); other kinds, ids beyond the cap and the external id 2^64-1 go to the hash table.
+let extDense: Paged = 0; // corr → ext+1 (u64), 8192 per 64 KiB page, 2048 pages at most
+let extTable: Table = 0;
 let extCount: u32 = 0;
 let extUserSeen = false;
 
@@ -337,32 +332,13 @@ let extUserSeen = false;
   return kind == 3 || kind == 1;
 }
 
-function denseSlot(corr: u64, create: bool): usize {
-  if (corr > 0xffffffff) return 0;
-  const page = <u32>corr >> EXT_PAGE_BITS;
-  if (extDir == 0) {
-    if (!create) return 0;
-    extDir = heap.alloc(<usize>EXT_DIR_SIZE << 2);
-    memory.fill(extDir, 0, <usize>EXT_DIR_SIZE << 2);
-  }
-  let pp = <usize>load<u32>(extDir + (<usize>page << 2));
-  if (pp == 0) {
-    if (!create || extPages >= EXT_MAX_PAGES) return 0;
-    pp = heap.alloc(<usize>8 << EXT_PAGE_BITS);
-    memory.fill(pp, 0, <usize>8 << EXT_PAGE_BITS);
-    store<u32>(extDir + (<usize>page << 2), <u32>pp);
-    extPages++;
-  }
-  return pp + ((<usize>corr & ((1 << EXT_PAGE_BITS) - 1)) << 3);
-}
-
 /**
  * Records that vendor correlation `corr` belongs to external id `ext` of external kind `kind` (0..7). Returns false
  * when the pair was already mapped to another id (the first mapping is kept).
  */
 export function setExternal(corr: u64, kind: u32, ext: u64): bool {
   if (isOpKind(kind) && ext != 0xffffffffffffffff) {
-    const d = denseSlot(corr, true);
+    const d = pagedSlot(extDense, corr, true);
     if (d != 0) {
       const cur = load<u64>(d);
       if (cur != 0) return cur == ext + 1;
@@ -390,7 +366,7 @@ export function lookupExternal(corr: u64): void {
   extOpFound = false;
   extUserFound = false;
   if (extCount == 0) return;
-  const d = denseSlot(corr, false);
+  const d = pagedSlot(extDense, corr, false);
   if (d != 0 && load<u64>(d) != 0) {
     extOp = load<u64>(d) - 1;
     extOpFound = true;
@@ -466,8 +442,7 @@ export function sessionReset(): void {
   threadNames = tableNew(64);
   streamNames = tableNew(64);
   extTable = tableNew(64);
-  extDir = 0;
-  extPages = 0;
+  extDense = pagedNew(3, 13, 2048);
   extCount = 0;
   extUserSeen = false;
 }
