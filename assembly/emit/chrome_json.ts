@@ -444,7 +444,7 @@ function meta(name: string, pid: u64, tid: u64): void {
   sep();
   O.ascii('{"name":"');
   O.ascii(name);
-  O.ascii('","ph":"M","ts":0');
+  O.ascii('","ph":"M","ts":0.000');
   keyU(',"pid":', pid);
   keyU(',"tid":', tid);
   O.ascii(',"args":{');
@@ -562,9 +562,9 @@ export function chromeEnd(): void {
   if (overheadSeen) {
     O.need(O.EVENT_RESERVE);
     sep();
-    O.ascii('{"name":"process_name","ph":"M","ts":0,"pid":-1,"tid":0,"args":{"name":"CUPTI Overhead"}}');
+    O.ascii('{"name":"process_name","ph":"M","ts":0.000,"pid":-1,"tid":0,"args":{"name":"CUPTI Overhead"}}');
     sep();
-    O.ascii('{"name":"process_sort_index","ph":"M","ts":0,"pid":-1,"tid":0,"args":{"sort_index":16777226}}');
+    O.ascii('{"name":"process_sort_index","ph":"M","ts":0.000,"pid":-1,"tid":0,"args":{"sort_index":16777226}}');
   }
   O.need(O.EVENT_RESERVE);
   sep();

@@ -1,0 +1,2051 @@
+/*
+ * rawtrace CUDA collector: a CUPTI shim that records any CUDA program into a `.rawtrace` file (docs/format.md) with
+ * no code change. Configuration, loading and behaviour: docs/collectors/cuda.md. Public API: rawtrace.h.
+ *
+ * What happens in the profiled process, and only this:
+ *   - CUPTI is dlopen'ed at run time (never linked) and every function is dlsym'ed, so one build works with the
+ *     CUPTI the program already has (CUDA 11.8 to 13.x).
+ *   - bufferRequested hands out buffers from a pool bounded by RAWTRACE_MAX_MEMORY; bufferCompleted appends the
+ *     buffer to a lock-protected queue and returns (no I/O, no allocation).
+ *   - ONE writer thread drains the queue: it walks each buffer with the kind → size table measured at start, copies
+ *     the strings its pointer fields name (STRINGS before ACTIVITY), notes the threads of API records
+ *     (THREAD_NAMES) and writes the buffer bytes as they are (ACTIVITY). Nothing is decoded in the process.
+ *   - Errors never reach the program: a CUPTI error disables collection (one log line, one LOG chunk); a write error
+ *     stops writing (the file stays a valid prefix); signals are handled with async-signal-safe code only.
+ *
+ * Threads: the CUPTI callbacks run on CUDA API threads or CUPTI's worker; control calls (start/stop/flush) on the
+ * caller's thread; the signal toggle, the collection window and the exit flush on the writer thread. The rt_writer
+ * is used by the init thread until the writer thread starts, and by the writer thread only afterwards.
+ */
+#if !defined(_GNU_SOURCE)
+#define _GNU_SOURCE 1
+#endif
+
+#include "rawtrace.h"
+#include "rawtrace_writer.h"
+
+#include <cupti.h>
+
+#include <ctype.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <limits.h>
+#include <link.h>
+#include <poll.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------------------------------------------------------ */
+/* Constants                                                                                                          */
+/* ------------------------------------------------------------------------------------------------------------------ */
+
+#define RT_COLLECTOR_VERSION 0x000100u /* 0.1.0 */
+#define MAX_KIND 128u                  /* kinds probed: 1 .. MAX_KIND-1 */
+#define CBUF_HDR 64u                   /* bytes before each buffer handed to CUPTI (our bookkeeping) */
+#define CBUF_MAGIC 0x52544246u         /* "FBTR" */
+#define CBUF_RESERVE 1u                /* emergency-reserve buffer: contents are discarded */
+#define POOL_KEEP 4u                   /* free buffers kept for reuse; more are freed */
+#define RESERVE_BUFFERS 2u             /* emergency reserve for CUPTI versions that cannot take a NULL buffer */
+#define RESERVE_MAX_SIZE (1u << 20)
+#define CUPTI_REJECT_MIN_VERSION 27u   /* CUPTI API 27 (CUDA 12.9): a NULL buffer makes CUPTI drop records */
+#define MAX_STRING_BYTES (1u << 20)
+#define FLUSH_WAIT_MS 10000
+#define SIGNAL_WAIT_MS 3000
+
+enum { LOG_OFF = 0, LOG_ERROR = 1, LOG_WARN = 2, LOG_INFO = 3, LOG_DEBUG = 4 };
+enum { FROM_API = 0, FROM_PRELOAD = 1, FROM_INJECTION = 2 };
+enum { INIT_NONE = 0, INIT_OK = 1, INIT_FAILED = -1 };
+enum { INIT_DEFER = 1 }; /* init_collector: libcupti not found yet, try again at InitializeInjection */
+enum { IT_BUFFER = 1, IT_CLOCK = 2, IT_LOG = 3 };
+
+/* CUDA driver API: our own function types (cuda.h renames some entry points with macros). */
+typedef CUresult (*fn_cu_int)(int*);
+typedef CUresult (*fn_cu_get)(CUdevice*, int);
+typedef CUresult (*fn_cu_attr)(int*, CUdevice_attribute, CUdevice);
+typedef CUresult (*fn_cu_name)(char*, int, CUdevice);
+typedef CUresult (*fn_cu_mem)(size_t*, CUdevice);
+typedef CUresult (*fn_cu_uuid)(CUuuid*, CUdevice);
+typedef int (*fn_cudart_version)(int*);
+/* Optional CUPTI entry points that older headers lack. */
+typedef CUptiResult (*fn_cupti_u8)(uint8_t);
+
+/* ------------------------------------------------------------------------------------------------------------------ */
+/* State                                                                                                              */
+/* ------------------------------------------------------------------------------------------------------------------ */
+
+struct item {
+  struct item* next;
+  uint64_t seq;
+  uint32_t type;
+};
+
+/* Bookkeeping in the CBUF_HDR bytes before each buffer handed to CUPTI. */
+struct cbuf {
+  struct item it;
+  uint32_t magic;
+  uint32_t flags;
+  size_t size;
+  size_t valid;
+  struct cbuf* next_free;
+};
+_Static_assert(sizeof(struct cbuf) <= CBUF_HDR, "cbuf header must fit in CBUF_HDR");
+
+struct clock_item {
+  struct item it;
+  rt_clock_anchor_t a;
+};
+
+struct log_item {
+  struct item it;
+  uint32_t level;
+  char msg[512];
+};
+
+/* STRINGS table entry: pointer value → the bytes last written for it. */
+struct sentry {
+  uint64_t ptr; /* 0 = empty slot */
+  char* copy;   /* NULL: unreadable so far */
+  uint32_t len;
+  uint32_t epoch; /* buffer in which the content was last checked */
+};
+
+struct pending_thread {
+  uint32_t pid, tid;
+  char name[32];
+};
+
+struct config {
+  char output[PATH_MAX];
+  uint32_t kinds[64];
+  uint32_t nkinds;
+  size_t buffer_size;
+  size_t max_memory;
+  double start_delay;
+  double duration;
+  int signal_no;
+  int handle_signals;
+  int all_api;
+  int preload_mode; /* 0 eager, 1 lazy, 2 off */
+  double exit_timeout;
+};
+
+static struct {
+  struct config cfg;
+
+  /* CUPTI */
+  void* cupti;
+  char cupti_path[PATH_MAX];
+  uint32_t cupti_version;
+  int can_reject;
+  uint32_t kind_size[MAX_KIND];
+
+  /* CUDA driver (optional) */
+  void* cuda;
+  fn_cu_int cuDeviceGetCount;
+  fn_cu_get cuDeviceGet;
+  fn_cu_attr cuDeviceGetAttribute;
+  fn_cu_name cuDeviceGetName;
+  fn_cu_mem cuDeviceTotalMem;
+  fn_cu_uuid cuDeviceGetUuid;
+
+  /* output */
+  rt_writer* w;
+  char path[PATH_MAX];
+
+  /* lifecycle */
+  pthread_mutex_t init_mu;
+  atomic_int init_state;
+  int auto_started;
+  pid_t owner_pid;
+  atomic_int state; /* enum rawtrace_state */
+  atomic_int error;
+
+  /* control (ctl_mu) */
+  pthread_mutex_t ctl_mu;
+  int collecting;
+  atomic_int disabled;
+  int started_once;
+  uint8_t enabled[MAX_KIND];
+  uint8_t enable_warned[MAX_KIND];
+  uint64_t start_at; /* CLOCK_MONOTONIC ns of a scheduled start, 0 = none */
+  uint64_t stop_at;  /* CLOCK_MONOTONIC ns of a scheduled stop, 0 = none */
+
+  /* buffer pool (pool_mu) */
+  pthread_mutex_t pool_mu;
+  struct cbuf* free_list;
+  uint32_t free_count;
+  size_t bytes_alloc;
+  struct cbuf* reserve;
+
+  /* queue (q_mu) */
+  pthread_mutex_t q_mu;
+  struct item* q_head;
+  struct item* q_tail;
+  uint64_t q_seq;
+  sem_t wake;
+
+  /* progress of the writer (done_mu) */
+  pthread_mutex_t done_mu;
+  pthread_cond_t done_cv;
+  uint64_t done_seq;
+  atomic_int writer_finished;
+  int done_pipe[2];
+  pthread_t writer;
+  atomic_int writer_started;
+  int sem_ready;
+  atomic_int joined;
+
+  /* requests to the writer thread (signal handlers and other threads) */
+  atomic_uint toggle_req;
+  atomic_int finalize_req;
+  atomic_int sig_flush_req;
+  atomic_int sink_closed; /* callbacks discard buffers: write error or file closed */
+  atomic_int atexit_again;
+
+  /* writer-thread-only state */
+  unsigned toggles_seen;
+  atomic_int write_failed;
+  int devices_done;
+  int walk_warned;
+  uint32_t epoch;
+  struct sentry* st;
+  size_t st_cap, st_count;
+  rt_string* pend_str;
+  size_t pend_str_n, pend_str_cap;
+  uint32_t* tids;
+  size_t tid_cap, tid_count;
+  struct pending_thread* pend_thr;
+  size_t pend_thr_n, pend_thr_cap;
+  rt_buf scratch;
+  int no_vm_readv;
+  uint64_t cap_drops_written;
+
+  /* statistics */
+  atomic_uint_fast64_t n_requested, n_refused, n_completed, n_written, n_discarded, n_activity_bytes, n_strings,
+      n_vendor_dropped, n_cap_drops, t_callback_ns, t_writer_ns, n_chunks;
+} G = {
+    .init_mu = PTHREAD_MUTEX_INITIALIZER,
+    .ctl_mu = PTHREAD_MUTEX_INITIALIZER,
+    .pool_mu = PTHREAD_MUTEX_INITIALIZER,
+    .q_mu = PTHREAD_MUTEX_INITIALIZER,
+    .done_mu = PTHREAD_MUTEX_INITIALIZER,
+    .done_cv = PTHREAD_COND_INITIALIZER,
+    .done_pipe = {-1, -1},
+};
+
+/* CUPTI entry points, typed from the real prototypes. */
+static struct {
+  __typeof__(&cuptiGetVersion) GetVersion;
+  __typeof__(&cuptiActivityRegisterCallbacks) RegisterCallbacks;
+  __typeof__(&cuptiActivityEnable) Enable;
+  __typeof__(&cuptiActivityDisable) Disable;
+  __typeof__(&cuptiActivityFlushAll) FlushAll;
+  __typeof__(&cuptiActivityGetNextRecord) GetNextRecord;
+  __typeof__(&cuptiGetTimestamp) GetTimestamp;
+  __typeof__(&cuptiGetCallbackName) GetCallbackName;
+  __typeof__(&cuptiActivityGetNumDroppedRecords) GetNumDroppedRecords;
+  /* optional */
+  __typeof__(&cuptiSetThreadIdType) SetThreadIdType;
+  __typeof__(&cuptiGetResultString) GetResultString;
+  __typeof__(&cuptiActivityPushExternalCorrelationId) PushExternalCorrelationId;
+  __typeof__(&cuptiActivityPopExternalCorrelationId) PopExternalCorrelationId;
+  CUptiResult (*EnableRuntimeApi)(CUpti_CallbackId, uint8_t);
+  CUptiResult (*EnableDriverApi)(CUpti_CallbackId, uint8_t);
+  fn_cupti_u8 EnableCudaEventDeviceTimestamps;
+} C;
+
+static int g_log_level = LOG_WARN;
+static _Thread_local int t_in_init;
+
+/* ------------------------------------------------------------------------------------------------------------------ */
+/* Small helpers                                                                                                      */
+/* ------------------------------------------------------------------------------------------------------------------ */
+
+static uint64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t real_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Absolute CLOCK_REALTIME deadline `ms` from now (for the *timedwait functions). */
+static struct timespec deadline_ms(long ms) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  ts.tv_sec += ms / 1000;
+  ts.tv_nsec += (ms % 1000) * 1000000L;
+  if (ts.tv_nsec >= 1000000000L) {
+    ts.tv_sec++;
+    ts.tv_nsec -= 1000000000L;
+  }
+  return ts;
+}
+
+static uint32_t ld32(const uint8_t* p) {
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return v;
+}
+
+static uint64_t ld64(const uint8_t* p) {
+  uint64_t v;
+  memcpy(&v, p, 8);
+  return v;
+}
+
+static const char* cupti_error_text(CUptiResult rc) {
+  const char* s = NULL;
+  if (C.GetResultString && C.GetResultString(rc, &s) == CUPTI_SUCCESS && s) return s;
+  return "CUPTI error";
+}
+
+/* ------------------------------------------------------------------------------------------------------------------ */
+/* Logging: one write(2) per line on stderr; warnings and errors also become LOG chunks                               */
+/* ------------------------------------------------------------------------------------------------------------------ */
+
+static void enqueue(struct item* it);
+
+static void vlog_line(int level, int to_file, const char* fmt, va_list ap) {
+  char msg[480];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  if (level <= g_log_level) {
+    char line[560];
+    static const char* names[] = {"", "error", "warning", "info", "debug"};
+    int n = snprintf(line, sizeof line, "rawtrace[%d]: %s: %s\n", (int)getpid(), names[level], msg);
+    if (n > 0) {
+      ssize_t ignored = write(STDERR_FILENO, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+      (void)ignored;
+    }
+  }
+  if (to_file && G.w && !G.write_failed) {
+    struct log_item* li = (struct log_item*)calloc(1, sizeof *li);
+    if (li) {
+      li->it.type = IT_LOG;
+      li->level = level == LOG_ERROR ? RT_LOG_ERROR : level == LOG_WARN ? RT_LOG_WARNING : RT_LOG_INFO;
+      snprintf(li->msg, sizeof li->msg, "%s", msg);
+      enqueue(&li->it);
+    }
+  }
+}
+
+__attribute__((format(printf, 2, 3))) static void logmsg(int level, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vlog_line(level, 0, fmt, ap);
+  va_end(ap);
+}
+
+/* As logmsg, and also a LOG chunk in the file (when one is open). */
+__attribute__((format(printf, 2, 3))) static void logrec(int level, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vlog_line(level, 1, fmt, ap);
+  va_end(ap);
+}
+
+/* ------------------------------------------------------------------------------------------------------------------ */
+/* Configuration (environment)                                                                                        */
+/* ------------------------------------------------------------------------------------------------------------------ */
+
+static const struct {
+  const char* name;
+  uint32_t kind;
+} kKindNames[] = {
+    {"memcpy", 1},          {"memset", 2},
+    {"kernel", 3},          {"driver", 4},
+    {"runtime", 5},         {"device", 8},
+    {"context", 9},         {"concurrent_kernel", 10},
+    {"name", 11},           {"marker", 12},
+    {"marker_data", 13},    {"overhead", 17},
+    {"cdp_kernel", 18},     {"preemption", 19},
+    {"environment", 20},    {"memcpy2", 22},
+    {"unified_memory_counter", 25}, {"function", 26},
+    {"module", 27},         {"device_attribute", 28},
+    {"openacc_data", 33},   {"openacc_launch", 34},
+    {"openacc_other", 35},  {"cuda_event", 36},
+    {"stream", 37},         {"synchronization", 38},
+    {"external_correlation", 39}, {"nvlink", 40},
+    {"memory", 45},         {"pcie", 46},
+    {"openmp", 47},         {"internal_launch_api", 48},
+    {"memory2", 49},        {"memory_pool", 50},
+    {"graph_trace", 51},    {"jit", 52},
+    {"device_graph_trace", 53}, {"mem_decompress", 54},
+    {"confidential_compute_rotation", 55},
+};
+
+/* Kineto's set (MEMCPY, MEMSET, CONCURRENT_KERNEL, EXTERNAL_CORRELATION, SYNCHRONIZATION, RUNTIME, DRIVER,
+ * OVERHEAD) plus CUDA_EVENT and MEMCPY2. */
+static const uint32_t kDefaultKinds[] = {1, 2, 10, 39, 38, 5, 4, 17, 36, 22};
+
+static void kinds_add(struct config* c, uint32_t k) {
+  for (uint32_t i = 0; i < c->nkinds; i++)
+    if (c->kinds[i] == k) return;
+  if (c->nkinds < sizeof c->kinds / sizeof c->kinds[0]) c->kinds[c->nkinds++] = k;
+}
+
+static void kinds_remove(struct config* c, uint32_t k) {
+  for (uint32_t i = 0; i < c->nkinds; i++)
+    if (c->kinds[i] == k) {
+      memmove(&c->kinds[i], &c->kinds[i + 1], (c->nkinds - i - 1) * sizeof c->kinds[0]);
+      c->nkinds--;
+      return;
+    }
+}
+
+static void parse_kinds(struct config* c, const char* s) {
+  c->nkinds = 0;
+  if (!s || !*s) s = "default";
+  char tok[64];
+  while (*s) {
+    while (*s == ',' || *s == ' ' || *s == ';') s++;
+    size_t n = 0;
+    while (s[n] && s[n] != ',' && s[n] != ' ' && s[n] != ';') n++;
+    if (!n) break;
+    int remove = 0;
+    const char* t = s;
+    size_t tn = n;
+    if (*t == '-' || *t == '!') {
+      remove = 1;
+      t++;
+      tn--;
+    } else if (*t == '+') {
+      t++;
+      tn--;
+    }
+    if (tn >= sizeof tok) tn = sizeof tok - 1;
+    for (size_t i = 0; i < tn; i++) tok[i] = (char)tolower((unsigned char)t[i]);
+    tok[tn] = 0;
+    s += n;
+    uint32_t list[16];
+    uint32_t m = 0;
+    if (!strcmp(tok, "default")) {
+      for (size_t i = 0; i < sizeof kDefaultKinds / sizeof kDefaultKinds[0]; i++) list[m++] = kDefaultKinds[i];
+      for (uint32_t i = 0; i < m; i++) remove ? kinds_remove(c, list[i]) : kinds_add(c, list[i]);
+      continue;
+    }
+    if (!strcmp(tok, "nvtx")) {
+      list[m++] = 12;
+      list[m++] = 13;
+      list[m++] = 11;
+    } else if (!strcmp(tok, "kernels")) {
+      list[m++] = 10;
+    } else if (!strcmp(tok, "sync")) {
+      list[m++] = 38;
+    } else if (isdigit((unsigned char)tok[0])) {
+      unsigned long k = strtoul(tok, NULL, 10);
+      if (k > 0 && k < MAX_KIND) list[m++] = (uint32_t)k;
+    } else {
+      for (size_t i = 0; i < sizeof kKindNames / sizeof kKindNames[0]; i++)
+        if (!strcmp(tok, kKindNames[i].name)) list[m++] = kKindNames[i].kind;
+    }
+    if (!m) logmsg(LOG_WARN, "RAWTRACE_ACTIVITIES: unknown activity '%s' ignored", tok);
+    for (uint32_t i = 0; i < m; i++) remove ? kinds_remove(c, list[i]) : kinds_add(c, list[i]);
+  }
+}
+
+/* "8M", "8MiB", "512k", "1G", "65536" → bytes; `def` when unset or malformed. */
+static size_t parse_size(const char* s, size_t def, const char* var) {
+  if (!s || !*s) return def;
+  char* end = NULL;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || end == s || v < 0) {
+    logmsg(LOG_WARN, "%s=%s is not a size; using %zu", var, s, def);
+    return def;
+  }
+  while (*end == ' ') end++;
+  double mul = 1;
+  switch (tolower((unsigned char)*end)) {
+    case 'k': mul = 1024.0; break;
+    case 'm': mul = 1024.0 * 1024.0; break;
+    case 'g': mul = 1024.0 * 1024.0 * 1024.0; break;
+    case 0: case 'b': break;
+    default:
+      logmsg(LOG_WARN, "%s=%s is not a size; using %zu", var, s, def);
+      return def;
+  }
+  double r = v * mul;
+  if (r > (double)(SIZE_MAX / 2)) r = (double)(SIZE_MAX / 2);
+  return (size_t)r;
+}
+
+static double parse_seconds(const char* s, const char* var) {
+  if (!s || !*s) return 0;
+  char* end = NULL;
+  double v = strtod(s, &end);
+  if (end == s || v < 0 || v != v) {
+    logmsg(LOG_WARN, "%s=%s is not a number of seconds; ignored", var, s);
+    return 0;
+  }
+  return v;
+}
+
+static int parse_signal(const char* s) {
+  if (!s || !*s) return 0;
+  const char* t = s;
+  if (!strncasecmp(t, "SIG", 3)) t += 3;
+  if (isdigit((unsigned char)*t)) {
+    int n = atoi(t);
+    return n > 0 && n < NSIG ? n : -1;
+  }
+  if (!strcasecmp(t, "USR1")) return SIGUSR1;
+  if (!strcasecmp(t, "USR2")) return SIGUSR2;
+  if (!strcasecmp(t, "HUP")) return SIGHUP;
+  if (!strcasecmp(t, "URG")) return SIGURG;
+  if (!strcasecmp(t, "WINCH")) return SIGWINCH;
+  if (!strncasecmp(t, "RTMIN", 5)) {
+    int off = t[5] == '+' ? atoi(t + 6) : 0;
+    int n = SIGRTMIN + off;
+    return n <= SIGRTMAX ? n : -1;
+  }
+  return -1;
+}
+
+static int parse_log_level(const char* s) {
+  if (!s || !*s) return LOG_WARN;
+  if (isdigit((unsigned char)*s)) {
+    int n = atoi(s);
+    return n < 0 ? 0 : n > 4 ? 4 : n;
+  }
+  if (!strcasecmp(s, "off") || !strcasecmp(s, "none") || !strcasecmp(s, "quiet")) return LOG_OFF;
+  if (!strcasecmp(s, "error")) return LOG_ERROR;
+  if (!strcasecmp(s, "warn") || !strcasecmp(s, "warning")) return LOG_WARN;
+  if (!strcasecmp(s, "info")) return LOG_INFO;
+  if (!strcasecmp(s, "debug") || !strcasecmp(s, "trace")) return LOG_DEBUG;
+  return LOG_WARN;
+}
+
+static int env_flag(const char* name, int def) {
+  const char* s = getenv(name);
+  if (!s || !*s) return def;
+  if (!strcmp(s, "0") || !strcasecmp(s, "no") || !strcasecmp(s, "off") || !strcasecmp(s, "false")) return 0;
+  return 1;
+}
+
+static void load_config(struct config* c) {
+  memset(c, 0, sizeof *c);
+  const char* out = getenv("RAWTRACE_OUTPUT");
+  snprintf(c->output, sizeof c->output, "%s", out && *out ? out : "rawtrace-%h-%p.rawtrace");
+  parse_kinds(c, getenv("RAWTRACE_ACTIVITIES"));
+  c->buffer_size = parse_size(getenv("RAWTRACE_BUFFER_SIZE"), 8u << 20, "RAWTRACE_BUFFER_SIZE");
+  if (c->buffer_size < 4096) c->buffer_size = 4096;
+  if (c->buffer_size > (64u << 20)) c->buffer_size = 64u << 20;
+  c->buffer_size &= ~(size_t)7;
+  c->max_memory = parse_size(getenv("RAWTRACE_MAX_MEMORY"), 256u << 20, "RAWTRACE_MAX_MEMORY");
+  if (c->max_memory < c->buffer_size + CBUF_HDR) c->max_memory = c->buffer_size + CBUF_HDR;
+  c->start_delay = parse_seconds(getenv("RAWTRACE_START_DELAY"), "RAWTRACE_START_DELAY");
+  c->duration = parse_seconds(getenv("RAWTRACE_DURATION"), "RAWTRACE_DURATION");
+  c->signal_no = parse_signal(getenv("RAWTRACE_SIGNAL"));
+  if (c->signal_no < 0) {
+    logmsg(LOG_WARN, "RAWTRACE_SIGNAL=%s is not a signal name; ignored", getenv("RAWTRACE_SIGNAL"));
+    c->signal_no = 0;
+  }
+  c->handle_signals = env_flag("RAWTRACE_HANDLE_SIGNALS", 1);
+  c->all_api = env_flag("RAWTRACE_ALL_API", 0);
+  const char* pm = getenv("RAWTRACE_PRELOAD");
+  c->preload_mode = pm && !strcasecmp(pm, "lazy") ? 1 : pm && !strcasecmp(pm, "off") ? 2 : 0;
+  c->exit_timeout = parse_seconds(getenv("RAWTRACE_EXIT_TIMEOUT"), "RAWTRACE_EXIT_TIMEOUT");
+  if (c->exit_timeout <= 0) c->exit_timeout = 10;
+}
+
+static int env_int(const char* name, int def) {
+  const char* s = getenv(name);
+  if (!s || !*s) return def;
+  char* end = NULL;
+  long v = strtol(s, &end, 10);
+  if (end == s || v < INT_MIN || v > INT_MAX) return def;
+  return (int)v;
+}
+
+/* Expands %p %h %r %t %% of the output pattern; a directory gets the default file name inside it. */
+static void expand_output(const char* pat, char* out, size_t cap, uint64_t start_ns) {
+  char host[256] = "unknown";
+  if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "unknown");
+  host[sizeof host - 1] = 0;
+  int rank = env_int("RANK", env_int("LOCAL_RANK", 0));
+  char stamp[32];
+  time_t secs = (time_t)(start_ns / 1000000000u);
+  struct tm tmv;
+  gmtime_r(&secs, &tmv);
+  strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tmv);
+
+  char buf[PATH_MAX];
+  size_t n = 0;
+  struct stat sb;
+  size_t plen = strlen(pat);
+  int is_dir = plen > 0 && (pat[plen - 1] == '/' || (stat(pat, &sb) == 0 && S_ISDIR(sb.st_mode)));
+  char joined[PATH_MAX + 32];
+  if (is_dir) {
+    snprintf(joined, sizeof joined, "%s%srawtrace-%%h-%%p.rawtrace", pat, pat[plen - 1] == '/' ? "" : "/");
+    pat = joined;
+  }
+  for (const char* p = pat; *p && n + 1 < sizeof buf; p++) {
+    char piece[300];
+    const char* add = piece;
+    piece[0] = 0;
+    if (*p == '%' && p[1]) {
+      p++;
+      switch (*p) {
+        case 'p': snprintf(piece, sizeof piece, "%d", (int)getpid()); break;
+        case 'h': snprintf(piece, sizeof piece, "%s", host); break;
+        case 'r': snprintf(piece, sizeof piece, "%d", rank); break;
+        case 't': snprintf(piece, sizeof piece, "%s", stamp); break;
+        case '%': snprintf(piece, sizeof piece, "%%"); break;
+        default: snprintf(piece, sizeof piece, "%%%c", *p); break;
+      }
+    } else {
+      piece[0] = *p;
+      piece[1] = 0;
+    }
+    size_t k = strlen(add);
+    if (n + k >= sizeof buf) k = sizeof buf - 1 - n;
+    memcpy(buf + n, add, k);
+    n += k;
+  }
+  buf[n] = 0;
+  snprintf(out, cap, "%s", buf);
+}
+
+/* ------------------------------------------------------------------------------------------------------------------ */
+/* Loading CUPTI and the CUDA driver                                                                                  */
+/* ------------------------------------------------------------------------------------------------------------------ */
+
+static void* sym(void* h, const char* name) { return h ? dlsym(h, name) : NULL; }
+
+/* Resolves the CUPTI entry points from `h`. Returns 0 when every required one is there. */
+static int bind_cupti(void* h) {
+  memset(&C, 0, sizeof C);
+#define REQ(field, name)                                \
+  do {                                                  \
+    *(void**)(&C.field) = sym(h, name);                 \
+    if (!C.field) {                                     \
+      logmsg(LOG_DEBUG, "libcupti lacks %s", name);     \
+      return -1;                                        \
+    }                                                   \
+  } while (0)
+#define OPT(field, name) (*(void**)(&C.field) = sym(h, name))
+  REQ(GetVersion, "cuptiGetVersion");
+  REQ(RegisterCallbacks, "cuptiActivityRegisterCallbacks");
+  REQ(Enable, "cuptiActivityEnable");
+  REQ(Disable, "cuptiActivityDisable");
+  REQ(FlushAll, "cuptiActivityFlushAll");
+  REQ(GetNextRecord, "cuptiActivityGetNextRecord");
+  REQ(GetTimestamp, "cuptiGetTimestamp");
+  REQ(GetCallbackName, "cuptiGetCallbackName");
+  REQ(GetNumDroppedRecords, "cuptiActivityGetNumDroppedRecords");
+  OPT(SetThreadIdType, "cuptiSetThreadIdType");
+  OPT(GetResultString, "cuptiGetResultString");
+  OPT(PushExternalCorrelationId, "cuptiActivityPushExternalCorrelationId");
+  OPT(PopExternalCorrelationId, "cuptiActivityPopExternalCorrelationId");
+  OPT(EnableRuntimeApi, "cuptiActivityEnableRuntimeApi");
+  OPT(EnableDriverApi, "cuptiActivityEnableDriverApi");
+  OPT(EnableCudaEventDeviceTimestamps, "cuptiActivityEnableCudaEventDeviceTimestamps");
+#undef REQ
+#undef OPT
+  return 0;
+}
+
+static int try_cupti(const char* path, int flags) {
+  void* h = dlopen(path, flags);
+  if (!h) {
+    logmsg(LOG_DEBUG, "dlopen(%s): %s", path, dlerror());
+    return -1;
+  }
+  if (bind_cupti(h) != 0) {
+    logmsg(LOG_DEBUG, "%s is not a usable libcupti", path);
+    dlclose(h);
+    return -1;
+  }
+  G.cupti = h;
+  Dl_info info;
+  if (dladdr(*(void**)(&C.GetVersion), &info) && info.dli_fname)
+    snprintf(G.cupti_path, sizeof G.cupti_path, "%s", info.dli_fname);
+  else
+    snprintf(G.cupti_path, sizeof G.cupti_path, "%s", path);
+  return 0;
+}
+
+static int find_cudart_cb(struct dl_phdr_info* info, size_t size, void* data) {
+  (void)size;
+  const char* name = info->dlpi_name;
+  if (!name || !*name) return 0;
+  const char* base = strrchr(name, '/');
+  if (base && !strncmp(base + 1, "libcudart.so", 12)) {
+    snprintf((char*)data, PATH_MAX, "%s", name);
+    return 1;
+  }
+  return 0;
+}
+
+/* Path of a loaded libcudart.so*, or "" when the program has none (static cudart, not loaded yet). */
+static void loaded_cudart(char* out) {
+  out[0] = 0;
+  dl_iterate_phdr(find_cudart_cb, out);
+}
+
+static int try_glob(const char* pattern) {
+  glob_t g;
+  memset(&g, 0, sizeof g);
+  int found = -1;
+  if (glob(pattern, 0, NULL, &g) == 0) {
+    /* newest name last in sorted order: try from the end */
+    for (size_t i = g.gl_pathc; i-- > 0 && found != 0;) found = try_cupti(g.gl_pathv[i], RTLD_NOW | RTLD_LOCAL);
+  }
+  globfree(&g);
+  return found;
+}
+
+/* RAWTRACE_CUPTI_LIB; a libcupti the program already loaded; the libcupti NVTX is told to inject; one next to its
+ * libcudart; the loader's search path. */
+static int load_cupti(void) {
+  if (G.cupti) return 0;
+  const char* env = getenv("RAWTRACE_CUPTI_LIB");
+  if (env && *env) return try_cupti(env, RTLD_NOW | RTLD_LOCAL);
+  static const char* sonames[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so.11.8", "libcupti.so"};
+  for (size_t i = 0; i < sizeof sonames / sizeof sonames[0]; i++)
+    if (try_cupti(sonames[i], RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD) == 0) return 0;
+  /* NVTX delivers ranges to the libcupti named by NVTX_INJECTION64_PATH: record through that same library, or the
+   * markers land in a second CUPTI instance nobody reads (seen on an H100: toolkit CUPTI vs the venv's). */
+  const char* nvtx = getenv("NVTX_INJECTION64_PATH");
+  if (nvtx && *nvtx && strstr(nvtx, "libcupti") && try_cupti(nvtx, RTLD_NOW | RTLD_LOCAL) == 0) return 0;
+  char cudart[PATH_MAX];
+  loaded_cudart(cudart);
+  if (cudart[0]) {
+    char* slash = strrchr(cudart, '/');
+    if (slash) {
+      *slash = 0;
+      char pat[PATH_MAX + 64];
+      /* pip CUDA 13: nvidia/cu13/lib holds both; toolkit: lib64 and extras/CUPTI/lib64; pip CUDA 12:
+       * nvidia/cuda_runtime/lib and nvidia/cuda_cupti/lib */
+      const char* rel[] = {"%s/libcupti.so*", "%s/../extras/CUPTI/lib64/libcupti.so*",
+                           "%s/../../cuda_cupti/lib/libcupti.so*", "%s/../cuda_cupti/lib/libcupti.so*"};
+      for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+        snprintf(pat, sizeof pat, rel[i], cudart);
+        if (try_glob(pat) == 0) return 0;
+      }
+    }
+  }
+  for (size_t i = 0; i < sizeof sonames / sizeof sonames[0]; i++)
+    if (try_cupti(sonames[i], RTLD_NOW | RTLD_LOCAL) == 0) return 0;
+  /* a toolkit install (programs built by nvcc link cudart statically, so nothing above found it) */
+  const char* homes[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda"};
+  for (size_t i = 0; i < sizeof homes / sizeof homes[0]; i++) {
+    if (!homes[i] || !*homes[i]) continue;
+    char pat[PATH_MAX + 64];
+    snprintf(pat, sizeof pat, "%s/extras/CUPTI/lib64/libcupti.so*", homes[i]);
+    if (try_glob(pat) == 0) return 0;
+    snprintf(pat, sizeof pat, "%s/lib64/libcupti.so*", homes[i]);
+    if (try_glob(pat) == 0) return 0;
+  }
+  return -1;
+}
+
+/* The CUDA driver for versions and the device table: RAWTRACE_CUDA_DRIVER_LIB, else libcuda.so.1. Never cuInit. */
+static void load_driver(void) {
+  if (G.cuda) return;
+  const char* env = getenv("RAWTRACE_CUDA_DRIVER_LIB");
+  void* h = dlopen(env && *env ? env : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!h) return;
+  G.cuda = h;
+  *(void**)(&G.cuDeviceGetCount) = dlsym(h, "cuDeviceGetCount");
+  *(void**)(&G.cuDeviceGet) = dlsym(h, "cuDeviceGet");
+  *(void**)(&G.cuDeviceGetAttribute) = dlsym(h, "cuDeviceGetAttribute");
+  *(void**)(&G.cuDeviceGetName) = dlsym(h, "cuDeviceGetName");
+  *(void**)(&G.cuDeviceTotalMem) = dlsym(h, "cuDeviceTotalMem_v2");
+  if (!G.cuDeviceTotalMem) *(void**)(&G.cuDeviceTotalMem) = dlsym(h, "cuDeviceTotalMem");
+  *(void**)(&G.cuDeviceGetUuid) = dlsym(h, "cuDeviceGetUuid_v2");
+  if (!G.cuDeviceGetUuid) *(void**)(&G.cuDeviceGetUuid) = dlsym(h, "cuDeviceGetUuid");
+}
+
+static uint32_t driver_version(void) {
+  fn_cu_int f = NULL;
+  if (G.cuda) *(void**)(&f) = dlsym(G.cuda, "cuDriverGetVersion");
+  int v = 0;
+  if (f && f(&v) == CUDA_SUCCESS && v > 0) return (uint32_t)v;
+  return 0;
+}
+
+static uint32_t runtime_version(void) {
+  fn_cudart_version f = NULL;
+  *(void**)(&f) = dlsym(RTLD_DEFAULT, "cudaRuntimeGetVersion");
+  if (!f) {
+    char cudart[PATH_MAX];
+    loaded_cudart(cudart);
+    if (cudart[0]) {
+      void* h = dlopen(cudart, RTLD_NOW | RTLD_NOLOAD);
+      if (h) *(void**)(&f) = dlsym(h, "cudaRuntimeGetVersion");
+    }
+  }
+  int v = 0;
+  if (f && f(&v) == 0 && v > 0) return (uint32_t)v;
+  return 0;
+}
+
+/* ------------------------------------------------------------------------------------------------------------------ */
+/* Tables measured at start                                                                                           */
+/* ------------------------------------------------------------------------------------------------------------------ */
+
+/*
+ * Record stride of each kind in the loaded libcupti: a zeroed fake buffer holding one record of kind k, grown 8 bytes
+ * at a time until cuptiActivityGetNextRecord accepts it (that is the record size), then a second record right after
+ * it; the distance between the first and the second record returned is the stride (vendor-record-layouts.md §1.1).
+ */
+static void probe_kind_sizes(void) {
+  static uint8_t buf[2 * 1024 + 64] __attribute__((aligned(16)));
+  for (uint32_t k = 1; k < MAX_KIND; k++) {
+    G.kind_size[k] = 0;
+    memset(buf, 0, sizeof buf);
+    memcpy(buf, &k, 4);
+    size_t n = 0;
+    for (size_t s = 8; s <= 1024; s += 8) {
+      CUpti_Activity* r = NULL;
+      CUptiResult rc = C.GetNextRecord(buf, s, &r);
+      if (rc == CUPTI_SUCCESS && (uint8_t*)r == buf) {
+        n = s;
+        break;
+      }
+      if (rc == CUPTI_ERROR_INVALID_KIND) break;
+    }
+    if (!n) continue;
+    memcpy(buf + n, &k, 4);
+    CUpti_Activity* r = NULL;
+    if (C.GetNextRecord(buf, 2 * n, &r) != CUPTI_SUCCESS || (uint8_t*)r != buf) continue;
+    if (C.GetNextRecord(buf, 2 * n, &r) != CUPTI_SUCCESS || !r) continue;
+    ptrdiff_t stride = (uint8_t*)r - buf;
+    if (stride > 0 && stride <= 1024) G.kind_size[k] = (uint32_t)stride;
+  }
+}
+
+static int write_kind_sizes(void) {
+  rt_kind_size pairs[MAX_KIND];
+  uint32_t n = 0;
+  for (uint32_t k = 1; k < MAX_KIND; k++)
+    if (G.kind_size[k]) {
+      pairs[n].kind = k;
+      pairs[n].size = G.kind_size[k];
+      n++;
+    }
+  return rt_writer_kind_sizes(G.w, pairs, n);
+}
+
+/* (domain, cbid) → name for the driver (1) and runtime (2) domains, from cuptiGetCallbackName. */
+static int write_api_names(void) {
+  size_t cap = 2048, n = 0;
+  rt_api_name* names = (rt_api_name*)malloc(cap * sizeof *names);
+  if (!names) return -ENOMEM;
+  const uint32_t domains[2] = {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_CB_DOMAIN_RUNTIME_API};
+  const uint32_t hints[2] = {CUPTI_DRIVER_TRACE_CBID_SIZE, CUPTI_RUNTIME_TRACE_CBID_SIZE};
+  for (int d = 0; d < 2; d++) {
+    uint32_t misses = 0;
+    for (uint32_t cbid = 1; cbid < 8192; cbid++) {
+      const char* nm = NULL;
+      CUptiResult rc = C.GetCallbackName((CUpti_CallbackDomain)domains[d], cbid, &nm);
+      if (rc == CUPTI_SUCCESS && nm && *nm) {
+        misses = 0;
+        if (n == cap) {
+          rt_api_name* more = (rt_api_name*)realloc(names, 2 * cap * sizeof *names);
+          if (!more) break;
+          names = more;
+          cap *= 2;
+        }
+        names[n].domain = domains[d] == CUPTI_CB_DOMAIN_DRIVER_API ? RT_CUPTI_DOMAIN_DRIVER : RT_CUPTI_DOMAIN_RUNTIME;
+        names[n].id = cbid;
+        names[n].name = nm;
+        n++;
+      } else if (++misses >= 64 && cbid >= hints[d]) {
+        break;
+      }
+    }
+  }
+  int rc = rt_writer_api_names(G.w, names, (uint32_t)n);
+  free(names);
+  return rc;
+}
+
+/* ------------------------------------------------------------------------------------------------------------------ */
+/* Buffer pool and CUPTI callbacks                                                                                    */
+/* ------------------------------------------------------------------------------------------------------------------ */
+
+static struct cbuf* cbuf_alloc(size_t size, uint32_t flags) {
+  void* p = NULL;
+  if (posix_memalign(&p, 64, CBUF_HDR + size) != 0 || !p) return NULL;
+  struct cbuf* b = (struct cbuf*)p;
+  memset(b, 0, sizeof *b);
+  b->magic = CBUF_MAGIC;
+  b->flags = flags;
+  b->size = size;
+  return b;
+}
+
+static uint8_t* cbuf_data(struct cbuf* b) { return (uint8_t*)b + CBUF_HDR; }
+
+/* Returns a buffer to the pool (or frees it). Any thread. */
+static void recycle(struct cbuf* b) {
+  pthread_mutex_lock(&G.pool_mu);
+  if (b->flags & CBUF_RESERVE) {
+    b->next_free = G.reserve;
+    G.reserve = b;
+    pthread_mutex_unlock(&G.pool_mu);
+    return;
+  }
+  if (G.free_count < POOL_KEEP && b->size == G.cfg.buffer_size) {
+    b->next_free = G.free_list;
+    G.free_list = b;
+    G.free_count++;
+    pthread_mutex_unlock(&G.pool_mu);
+    return;
+  }
+  G.bytes_alloc -= b->size + CBUF_HDR;
+  pthread_mutex_unlock(&G.pool_mu);
+  free(b);
+}
+
+static void register_atexit_again(void);
+
+static void CUPTIAPI on_buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *max_records = 0;
+  size_t sz = G.cfg.buffer_size;
+  struct cbuf* b = NULL;
+  int alloc_normal = 0, alloc_reserve = 0, refuse = 0;
+  pthread_mutex_lock(&G.pool_mu);
+  if (G.free_list) {
+    b = G.free_list;
+    G.free_list = b->next_free;
+    G.free_count--;
+  } else if (G.bytes_alloc + sz + CBUF_HDR <= G.cfg.max_memory) {
+    G.bytes_alloc += sz + CBUF_HDR;
+    alloc_normal = 1;
+  } else if (G.can_reject) {
+    refuse = 1;
+  } else if (G.reserve) {
+    b = G.reserve;
+    G.reserve = b->next_free;
+  } else {
+    alloc_reserve = 1;
+  }
+  pthread_mutex_unlock(&G.pool_mu);
+
+  if (alloc_normal) {
+    b = cbuf_alloc(sz, 0);
+    if (!b) {
+      pthread_mutex_lock(&G.pool_mu);
+      G.bytes_alloc -= sz + CBUF_HDR;
+      pthread_mutex_unlock(&G.pool_mu);
+      if (G.can_reject) refuse = 1;
+      else alloc_reserve = 1;
+    }
+  }
+  if (alloc_reserve) b = cbuf_alloc(sz < RESERVE_MAX_SIZE ? sz : RESERVE_MAX_SIZE, CBUF_RESERVE);
+  if (!b) refuse = 1; /* out of memory on a CUPTI that cannot take NULL: nothing else can be done */
+  if (refuse) {
+    atomic_fetch_add(&G.n_refused, 1);
+    atomic_fetch_add(&G.n_cap_drops, 1);
+    *buffer = NULL;
+    *size = 0;
+    return;
+  }
+  b->next_free = NULL;
+  b->valid = 0;
+  atomic_fetch_add(&G.n_requested, 1);
+  *buffer = cbuf_data(b);
+  *size = b->size;
+  if (!atomic_load(&G.atexit_again)) register_atexit_again();
+}
+
+static void CUPTIAPI on_buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t* buffer, size_t size,
+                                         size_t valid) {
+  (void)ctx;
+  (void)stream_id;
+  (void)size;
+  if (!buffer) return;
+  uint64_t t0 = mono_ns();
+  struct cbuf* b = (struct cbuf*)(buffer - CBUF_HDR);
+  if (b->magic != CBUF_MAGIC) return; /* not one of ours: leave it alone */
+  if (valid > b->size) valid = b->size;
+  if (valid == 0) {
+    recycle(b);
+  } else if (b->flags & CBUF_RESERVE) {
+    /* handed out over the memory cap to a CUPTI that cannot take NULL: its records are dropped */
+    atomic_fetch_add(&G.n_cap_drops, 1);
+    atomic_fetch_add(&G.n_discarded, 1);
+    recycle(b);
+  } else if (atomic_load(&G.sink_closed)) {
+    atomic_fetch_add(&G.n_discarded, 1);
+    recycle(b);
+  } else {
+    b->valid = valid;
+    b->it.type = IT_BUFFER;
+    atomic_fetch_add(&G.n_completed, 1);
+    enqueue(&b->it);
+  }
+  atomic_fetch_add(&G.t_callback_ns, mono_ns() - t0);
+}
+
+/* ------------------------------------------------------------------------------------------------------------------ */
+/* Queue to the writer thread                                                                                         */
+/* ------------------------------------------------------------------------------------------------------------------ */
+
+static void enqueue(struct item* it) {
+  it->next = NULL;
+  pthread_mutex_lock(&G.q_mu);
+  it->seq = ++G.q_seq;
+  if (G.q_tail) G.q_tail->next = it;
+  else G.q_head = it;
+  G.q_tail = it;
+  pthread_mutex_unlock(&G.q_mu);
+  sem_post(&G.wake);
+}
+
+static void enqueue_clock(uint32_t which) {
+  struct clock_item* ci = (struct clock_item*)calloc(1, sizeof *ci);
+  if (!ci) return;
+  uint64_t v = 0;
+  if (C.GetTimestamp) C.GetTimestamp(&v);
+  rt_clock_anchor(which, v, &ci->a);
+  ci->it.type = IT_CLOCK;
+  enqueue(&ci->it);
+}
+
+/* Waits until the writer has handled every item up to `target` (or finished). Returns 0, or -1 on timeout. */
+static int wait_processed(uint64_t target, long ms) {
+  struct timespec dl = deadline_ms(ms);
+  int ok;
+  pthread_mutex_lock(&G.done_mu);
+  while (G.done_seq < target && !G.writer_finished)
+    if (pthread_cond_timedwait(&G.done_cv, &G.done_mu, &dl) == ETIMEDOUT) break;
+  ok = G.done_seq >= target || G.writer_finished;
+  pthread_mutex_unlock(&G.done_mu);
+  return ok ? 0 : -1;
+}
+
+/* ------------------------------------------------------------------------------------------------------------------ */
+/* Collection control (ctl_mu held)                                                                                   */
+/* ------------------------------------------------------------------------------------------------------------------ */
+
+static void disable_kinds_locked(void) {
+  for (int i = (int)G.cfg.nkinds - 1; i >= 0; i--) {
+    uint32_t k = G.cfg.kinds[i];
+    if (G.enabled[k]) {
+      C.Disable((CUpti_ActivityKind)k);
+      G.enabled[k] = 0;
+    }
+  }
+}
+
+/* A CUPTI error: disables collection for good with one log line and one LOG chunk. */
+static void fail_cupti_locked(const char* what, CUptiResult rc) {
+  if (G.disabled) return;
+  G.disabled = 1;
+  if (G.collecting) disable_kinds_locked();
+  G.collecting = 0;
+  G.start_at = G.stop_at = 0;
+  atomic_store(&G.error, (int)rc);
+  atomic_store(&G.state, RAWTRACE_STATE_DISABLED);
+  logrec(LOG_ERROR, "%s failed: %s (%d); CUDA activity collection disabled", what, cupti_error_text(rc), (int)rc);
+}
+
+/* Kineto's trims: calls it hides anyway and that cost a record each (cudaGetDevice, three driver queries).
+ * Enabling RUNTIME/DRIVER resets these per-call settings, so they follow every enable. */
+static void api_tweaks_locked(void) {
+  if (G.cfg.all_api) return;
+  if (G.enabled[CUPTI_ACTIVITY_KIND_RUNTIME] && C.EnableRuntimeApi)
+    C.EnableRuntimeApi(CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, 0);
+  if (G.enabled[CUPTI_ACTIVITY_KIND_DRIVER] && C.EnableDriverApi) {
+    C.EnableDriverApi(686 /* cuKernelGetAttribute */, 0);
+    C.EnableDriverApi(CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxGetState, 0);
+    C.EnableDriverApi(CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent, 0);
+  }
+}
+
+static int start_locked(void) {
+  if (G.disabled || G.write_failed || atomic_load(&G.finalize_req)) return -1;
+  if (G.collecting) return 0;
+  uint32_t ok = 0;
+  CUptiResult last = CUPTI_SUCCESS;
+  for (uint32_t i = 0; i < G.cfg.nkinds; i++) {
+    uint32_t k = G.cfg.kinds[i];
+    CUptiResult rc = C.Enable((CUpti_ActivityKind)k);
+    if (rc == CUPTI_SUCCESS) {
+      G.enabled[k] = 1;
+      ok++;
+    } else {
+      last = rc;
+      if (!G.enable_warned[k]) {
+        G.enable_warned[k] = 1;
+        logrec(LOG_WARN, "cuptiActivityEnable(kind %u) failed: %s (%d); that kind is not recorded", k,
+               cupti_error_text(rc), (int)rc);
+      }
+    }
+  }
+  if (!ok) {
+    fail_cupti_locked("cuptiActivityEnable (every configured kind)", last);
+    return -1;
+  }
+  if ((G.enabled[CUPTI_ACTIVITY_KIND_CUDA_EVENT] || G.enabled[CUPTI_ACTIVITY_KIND_SYNCHRONIZATION]) &&
+      C.EnableCudaEventDeviceTimestamps)
+    C.EnableCudaEventDeviceTimestamps(1);
+  api_tweaks_locked();
+  G.collecting = 1;
+  atomic_store(&G.state, RAWTRACE_STATE_RUNNING);
+  if (G.started_once) enqueue_clock(RT_CLOCK_PERIODIC);
+  G.started_once = 1;
+  G.start_at = 0;
+  G.stop_at = G.cfg.duration > 0 ? mono_ns() + (uint64_t)(G.cfg.duration * 1e9) : 0;
+  if (G.stop_at) sem_post(&G.wake);
+  logmsg(LOG_INFO, "collecting (%u activity kinds) into %s", ok, G.path);
+  return 0;
+}
+
+static int stop_locked(void) {
+  G.start_at = G.stop_at = 0;
+  if (!G.collecting) return G.disabled ? -1 : 0;
+  disable_kinds_locked();
+  CUptiResult rc = C.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  if (rc != CUPTI_SUCCESS) logmsg(LOG_WARN, "cuptiActivityFlushAll failed: %s (%d)", cupti_error_text(rc), (int)rc);
+  G.collecting = 0;
+  if (!G.disabled) atomic_store(&G.state, RAWTRACE_STATE_STOPPED);
+  enqueue_clock(RT_CLOCK_PERIODIC);
+  logmsg(LOG_INFO, "stopped collecting");
+  return 0;
+}
+
+/* ------------------------------------------------------------------------------------------------------------------ */
+/* Writer thread: strings, threads, devices, chunks                                                                   */
+/* ------------------------------------------------------------------------------------------------------------------ */
+
+static void on_write_error(int rc) {
+  if (G.write_failed) return;
+  G.write_failed = 1;
+  atomic_store(&G.sink_closed, 1);
+  atomic_store(&G.error, rc);
+  atomic_store(&G.state, RAWTRACE_STATE_DISABLED);
+  logmsg(LOG_ERROR, "writing %s failed: %s; collection stopped (the file keeps every chunk written before)", G.path,
+         strerror(-rc));
+  struct timespec dl = deadline_ms(2000);
+  if (pthread_mutex_timedlock(&G.ctl_mu, &dl) == 0) {
+    if (G.collecting) {
+      disable_kinds_locked();
+      G.collecting = 0;
+    }
+    G.start_at = G.stop_at = 0;
+    pthread_mutex_unlock(&G.ctl_mu);
+  }
+}
+
+/* Checks a writer result; counts the chunk. Returns 0 when the chunk was written. */
+static int wrote(int rc) {
+  if (rc == 0) {
+    atomic_fetch_add(&G.n_chunks, 1);
+    return 0;
+  }
+  if (rt_writer_error(G.w)) on_write_error(rt_writer_error(G.w));
+  else logmsg(LOG_WARN, "chunk not written: %s", strerror(-rc));
+  return rc;
+}
+
+/*
+ * Copies the NUL-terminated string at address `ptr` of this process into G.scratch without trusting it: reads go
+ * through process_vm_readv one page at a time, so an address that is not mapped fails (-1) instead of faulting.
+ * Returns the length, or -1.
+ */
+static long read_cstr(uint64_t ptr) {
+  rt_buf* b = &G.scratch;
+  rt_buf_reset(b);
+  if (G.no_vm_readv) {
+    const char* s = (const char*)(uintptr_t)ptr;
+    size_t n = strnlen(s, MAX_STRING_BYTES);
+    rt_buf_bytes(b, s, n);
+    return b->oom ? -1 : (long)n;
+  }
+  uint64_t p = ptr;
+  for (;;) {
+    size_t want = 4096 - (size_t)(p & 4095);
+    if (rt_buf_reserve(b, want)) return -1;
+    struct iovec l = {b->data + b->len, want};
+    struct iovec r = {(void*)(uintptr_t)p, want};
+    ssize_t n = process_vm_readv(G.owner_pid, &l, 1, &r, 1, 0);
+    if (n <= 0) {
+      if (n < 0 && (errno == ENOSYS || errno == EPERM)) {
+        G.no_vm_readv = 1;
+        logmsg(LOG_DEBUG, "process_vm_readv unavailable (%s): reading strings directly", strerror(errno));
+        return read_cstr(ptr);
+      }
+      return -1;
+    }
+    uint8_t* z = (uint8_t*)memchr(b->data + b->len, 0, (size_t)n);
+    if (z) {
+      b->len = (size_t)(z - b->data);
+      return (long)b->len;
+    }
+    b->len += (size_t)n;
+    p += (uint64_t)n;
+    if (b->len >= MAX_STRING_BYTES) return (long)b->len; /* longer strings are cut */
+  }
+}
+
+static size_t st_slot(uint64_t ptr) {
+  uint64_t h = ptr * 0x9E3779B97F4A7C15ull;
+  size_t mask = G.st_cap - 1;
+  size_t i = (size_t)(h >> 20) & mask;
+  while (G.st[i].ptr && G.st[i].ptr != ptr) i = (i + 1) & mask;
+  return i;
+}
+
+static int st_grow(void) {
+  size_t ncap = G.st_cap ? G.st_cap * 2 : 1024;
+  struct sentry* old = G.st;
+  size_t ocap = G.st_cap;
+  struct sentry* nt = (struct sentry*)calloc(ncap, sizeof *nt);
+  if (!nt) return -1;
+  G.st = nt;
+  G.st_cap = ncap;
+  for (size_t i = 0; i < ocap; i++)
+    if (old[i].ptr) G.st[st_slot(old[i].ptr)] = old[i];
+  free(old);
+  return 0;
+}
+
+static void pend_string(struct sentry* e) {
+  if (G.pend_str_n == G.pend_str_cap) {
+    size_t ncap = G.pend_str_cap ? G.pend_str_cap * 2 : 64;
+    rt_string* more = (rt_string*)realloc(G.pend_str, ncap * sizeof *more);
+    if (!more) return;
+    G.pend_str = more;
+    G.pend_str_cap = ncap;
+  }
+  rt_string* s = &G.pend_str[G.pend_str_n++];
+  s->ptr = e->ptr;
+  s->bytes = e->copy;
+  s->len = e->len;
+}
+
+/* A pointer field seen in the current buffer: queue its string when it is new or its bytes changed. */
+static void note_string(uint64_t ptr) {
+  if (!ptr) return;
+  if ((G.st_count + 1) * 2 > G.st_cap && st_grow() != 0) return;
+  size_t i = st_slot(ptr);
+  struct sentry* e = &G.st[i];
+  if (e->ptr == ptr && e->epoch == G.epoch) return; /* checked in this buffer already */
+  long n = read_cstr(ptr);
+  if (e->ptr != ptr) {
+    e->ptr = ptr;
+    e->copy = NULL;
+    e->len = 0;
+    G.st_count++;
+  }
+  e->epoch = G.epoch;
+  if (n < 0) return; /* unreadable: the decoder reports the missing string */
+  if (e->copy && e->len == (uint32_t)n && memcmp(e->copy, G.scratch.data, (size_t)n) == 0) return;
+  char* copy = (char*)malloc((size_t)n + 1);
+  if (!copy) return;
+  memcpy(copy, G.scratch.data, (size_t)n);
+  copy[n] = 0;
+  /* the old copy may still be referenced by a pending entry of this buffer only if it was queued in this buffer,
+   * which the epoch check rules out */
+  free(e->copy);
+  e->copy = copy;
+  e->len = (uint32_t)n;
+  pend_string(e);
+}
+
+static int tid_seen(uint32_t tid) {
+  if ((G.tid_count + 1) * 2 > G.tid_cap) {
+    size_t ncap = G.tid_cap ? G.tid_cap * 2 : 256;
+    uint32_t* nt = (uint32_t*)calloc(ncap, sizeof *nt);
+    if (!nt) return 1;
+    for (size_t i = 0; i < G.tid_cap; i++) {
+      if (!G.tids[i]) continue;
+      size_t j = (G.tids[i] * 2654435761u) & (ncap - 1);
+      while (nt[j]) j = (j + 1) & (ncap - 1);
+      nt[j] = G.tids[i];
+    }
+    free(G.tids);
+    G.tids = nt;
+    G.tid_cap = ncap;
+  }
+  size_t j = (tid * 2654435761u) & (G.tid_cap - 1);
+  while (G.tids[j]) {
+    if (G.tids[j] == tid) return 1;
+    j = (j + 1) & (G.tid_cap - 1);
+  }
+  G.tids[j] = tid;
+  G.tid_count++;
+  return 0;
+}
+
+static void note_thread(uint32_t pid, uint32_t tid) {
+  if (!tid || pid != (uint32_t)G.owner_pid || tid_seen(tid)) return;
+  char path[64];
+  snprintf(path, sizeof path, "/proc/self/task/%u/comm", tid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return; /* the thread is gone */
+  char name[32];
+  ssize_t n = read(fd, name, sizeof name - 1);
+  close(fd);
+  if (n <= 0) return;
+  while (n > 0 && (name[n - 1] == '\n' || name[n - 1] == 0)) n--;
+  name[n] = 0;
+  if (G.pend_thr_n == G.pend_thr_cap) {
+    size_t ncap = G.pend_thr_cap ? G.pend_thr_cap * 2 : 16;
+    struct pending_thread* more = (struct pending_thread*)realloc(G.pend_thr, ncap * sizeof *more);
+    if (!more) return;
+    G.pend_thr = more;
+    G.pend_thr_cap = ncap;
+  }
+  struct pending_thread* t = &G.pend_thr[G.pend_thr_n++];
+  t->pid = pid;
+  t->tid = tid;
+  memcpy(t->name, name, (size_t)n + 1);
+}
+
+/* Walks one buffer by the measured strides; notes pointer fields (read only when the record covers them) and the
+ * threads of API and marker records. */
+static void walk_buffer(const uint8_t* p, size_t n) {
+  G.epoch++;
+  size_t off = 0;
+  while (off + 4 <= n) {
+    const uint8_t* r = p + off;
+    uint32_t kind = ld32(r);
+    uint32_t size = kind < MAX_KIND ? G.kind_size[kind] : 0;
+    if (!size || off + size > n) {
+      if (!G.walk_warned) {
+        G.walk_warned = 1;
+        logrec(LOG_WARN, "record of kind %u at offset %zu has no known size; strings after it in that buffer are "
+               "not captured", kind, off);
+      }
+      return;
+    }
+    switch (kind) {
+      case CUPTI_ACTIVITY_KIND_KERNEL:
+      case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+        if (size >= 112) note_string(ld64(r + 104));
+        break;
+      case CUPTI_ACTIVITY_KIND_MARKER:
+        if (size >= 48) note_string(ld64(r + 40));
+        if (size >= 56) note_string(ld64(r + 48));
+        if (size >= 32 && ld32(r + 20) == CUPTI_ACTIVITY_OBJECT_THREAD) note_thread(ld32(r + 24), ld32(r + 28));
+        break;
+      case CUPTI_ACTIVITY_KIND_NAME:
+        if (size >= 32) note_string(ld64(r + 24));
+        break;
+      case CUPTI_ACTIVITY_KIND_DEVICE:
+        if (size >= 144) note_string(ld64(r + 136));
+        break;
+      case CUPTI_ACTIVITY_KIND_DRIVER:
+      case CUPTI_ACTIVITY_KIND_RUNTIME:
+      case CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API:
+        if (size >= 32) note_thread(ld32(r + 24), ld32(r + 28));
+        break;
+      default:
+        break;
+    }
+    off += size;
+  }
+}
+
+static uint32_t dev_attr(CUdevice dev, CUdevice_attribute a) {
+  int v = 0;
+  if (G.cuDeviceGetAttribute && G.cuDeviceGetAttribute(&v, a, dev) == CUDA_SUCCESS && v > 0) return (uint32_t)v;
+  return 0;
+}
+
+/* DEVICES once, from the driver, as soon as CUDA is initialized (the collector never calls cuInit itself). */
+static void maybe_write_devices(void) {
+  if (G.devices_done || G.write_failed) return;
+  if (!G.cuda || !G.cuDeviceGetCount || !G.cuDeviceGetAttribute) {
+    G.devices_done = 1;
+    return;
+  }
+  int count = 0;
+  if (G.cuDeviceGetCount(&count) != CUDA_SUCCESS) return; /* not initialized yet: try again later */
+  G.devices_done = 1;
+  if (count <= 0) return;
+  if (count > 64) count = 64;
+  rt_device_info devs[64];
+  char names[64][256];
+  for (int i = 0; i < count; i++) {
+    rt_device_info* d = &devs[i];
+    memset(d, 0, sizeof *d);
+    CUdevice dev = i;
+    if (G.cuDeviceGet && G.cuDeviceGet(&dev, i) != CUDA_SUCCESS) dev = i;
+    d->id = (uint32_t)i;
+    d->multiprocessors = dev_attr(dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    size_t mem = 0;
+    if (G.cuDeviceTotalMem && G.cuDeviceTotalMem(&mem, dev) == CUDA_SUCCESS) d->global_memory_bytes = mem;
+    /* peak bandwidth: memory clock (kHz) × bus width (bytes) × 2 (double data rate) */
+    uint64_t mclk = dev_attr(dev, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
+    uint64_t bus = dev_attr(dev, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
+    d->memory_bandwidth = mclk * 1000u * (bus / 8u) * 2u;
+    d->core_clock_khz = dev_attr(dev, CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
+    d->cc_major = dev_attr(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+    d->cc_minor = dev_attr(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+    d->max_threads_per_block = dev_attr(dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+    d->max_threads_per_multiprocessor = dev_attr(dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
+    d->regs_per_block = dev_attr(dev, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK);
+    d->regs_per_multiprocessor = dev_attr(dev, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR);
+    d->warp_size = dev_attr(dev, CU_DEVICE_ATTRIBUTE_WARP_SIZE);
+    d->shared_mem_per_block = dev_attr(dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
+    d->shared_mem_per_multiprocessor = dev_attr(dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);
+    d->shared_mem_per_block_optin = dev_attr(dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+    d->max_blocks_per_multiprocessor = dev_attr(dev, CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR);
+    CUuuid uuid;
+    memset(&uuid, 0, sizeof uuid);
+    if (G.cuDeviceGetUuid && G.cuDeviceGetUuid(&uuid, dev) == CUDA_SUCCESS) memcpy(d->uuid, uuid.bytes, 16);
+    names[i][0] = 0;
+    if (G.cuDeviceGetName && G.cuDeviceGetName(names[i], (int)sizeof names[i], dev) != CUDA_SUCCESS) names[i][0] = 0;
+    names[i][sizeof names[i] - 1] = 0;
+    d->name = names[i];
+  }
+  wrote(rt_writer_devices(G.w, devs, (uint32_t)count));
+}
+
+/* DROPPED chunks: CUPTI's count (reset on read) and buffers the memory cap cost since the last chunk. */
+static void check_dropped(void) {
+  if (G.write_failed) return;
+  size_t dropped = 0;
+  if (C.GetNumDroppedRecords && C.GetNumDroppedRecords(NULL, 0, &dropped) == CUPTI_SUCCESS && dropped > 0) {
+    atomic_fetch_add(&G.n_vendor_dropped, dropped);
+    logrec(LOG_WARN, "CUPTI dropped %zu activity records (buffers not available in time)", dropped);
+    wrote(rt_writer_dropped(G.w, dropped, RT_DROP_VENDOR));
+  }
+  uint64_t cap = atomic_load(&G.n_cap_drops);
+  if (cap > G.cap_drops_written && !G.write_failed) {
+    uint64_t delta = cap - G.cap_drops_written;
+    G.cap_drops_written = cap;
+    wrote(rt_writer_dropped(G.w, delta, RT_DROP_MEMORY_CAP));
+  }
+}
+
+static void process_buffer(struct cbuf* b) {
+  uint64_t t0 = mono_ns();
+  if (G.write_failed) {
+    atomic_fetch_add(&G.n_discarded, 1);
+    return;
+  }
+  const uint8_t* data = cbuf_data(b);
+  size_t n = b->valid;
+  G.pend_str_n = 0;
+  G.pend_thr_n = 0;
+  walk_buffer(data, n);
+  maybe_write_devices();
+  if (G.pend_thr_n && !G.write_failed) {
+    rt_thread_name names[64];
+    for (size_t i = 0; i < G.pend_thr_n; i += 64) {
+      uint32_t m = 0;
+      for (size_t j = i; j < G.pend_thr_n && m < 64; j++, m++) {
+        names[m].pid = G.pend_thr[j].pid;
+        names[m].tid = G.pend_thr[j].tid;
+        names[m].name = G.pend_thr[j].name;
+      }
+      wrote(rt_writer_thread_names(G.w, names, m));
+    }
+  }
+  if (G.pend_str_n && !G.write_failed) {
+    if (wrote(rt_writer_strings(G.w, G.pend_str, (uint32_t)G.pend_str_n)) == 0)
+      atomic_fetch_add(&G.n_strings, G.pend_str_n);
+  }
+  if (!G.write_failed) {
+    if (wrote(rt_writer_activity(G.w, data, (uint32_t)n)) == 0) {
+      atomic_fetch_add(&G.n_written, 1);
+      atomic_fetch_add(&G.n_activity_bytes, n);
+    } else {
+      atomic_fetch_add(&G.n_discarded, 1);
+    }
+  } else {
+    atomic_fetch_add(&G.n_discarded, 1);
+  }
+  check_dropped();
+  atomic_fetch_add(&G.t_writer_ns, mono_ns() - t0);
+}
+
+static void handle_item(struct item* it) {
+  switch (it->type) {
+    case IT_BUFFER: {
+      struct cbuf* b = (struct cbuf*)it;
+      process_buffer(b);
+      recycle(b);
+      break;
+    }
+    case IT_CLOCK: {
+      struct clock_item* ci = (struct clock_item*)it;
+      if (!G.write_failed) wrote(rt_writer_clock(G.w, &ci->a));
+      free(ci);
+      break;
+    }
+    case IT_LOG: {
+      struct log_item* li = (struct log_item*)it;
+      if (!G.write_failed) wrote(rt_writer_log(G.w, li->level, li->msg));
+      free(li);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+static void drain(void) {
+  for (;;) {
+    pthread_mutex_lock(&G.q_mu);
+    struct item* list = G.q_head;
+    G.q_head = G.q_tail = NULL;
+    pthread_mutex_unlock(&G.q_mu);
+    if (!list) return;
+    while (list) {
+      struct item* next = list->next;
+      uint64_t seq = list->seq;
+      handle_item(list);
+      pthread_mutex_lock(&G.done_mu);
+      if (seq > G.done_seq) G.done_seq = seq;
+      pthread_cond_broadcast(&G.done_cv);
+      pthread_mutex_unlock(&G.done_mu);
+      list = next;
+    }
+  }
+}
+
+static void notify_pipe(void) {
+  if (G.done_pipe[1] >= 0) {
+    char c = 1;
+    ssize_t ignored = write(G.done_pipe[1], &c, 1);
+    (void)ignored;
+  }
+}
+
+/* Exit flush on the writer thread: stop CUPTI, drain, tail chunks, END, close. */
+static void finalize(void) {
+  struct timespec dl = deadline_ms(2000);
+  if (pthread_mutex_timedlock(&G.ctl_mu, &dl) == 0) {
+    if (G.collecting) stop_locked();
+    pthread_mutex_unlock(&G.ctl_mu);
+  } else {
+    logmsg(LOG_WARN, "exit flush: control lock busy; CUPTI's last buffers are not flushed");
+  }
+  drain();
+  if (!G.write_failed) {
+    maybe_write_devices();
+    check_dropped();
+    rt_clock_anchor_t a;
+    uint64_t v = 0;
+    C.GetTimestamp(&v);
+    rt_clock_anchor(RT_CLOCK_END, v, &a);
+    wrote(rt_writer_clock(G.w, &a));
+    wrote(rt_writer_end(G.w));
+  }
+  atomic_store(&G.sink_closed, 1);
+  int rc = rt_writer_close(G.w);
+  if (rc && !G.write_failed) logmsg(LOG_ERROR, "closing %s: %s", G.path, strerror(-rc));
+  if (!G.write_failed && !G.disabled) atomic_store(&G.state, RAWTRACE_STATE_FINISHED);
+  logmsg(LOG_INFO, "wrote %s: %llu buffers, %llu activity bytes, %llu records dropped by CUPTI, %llu buffers over "
+         "the memory cap", G.path, (unsigned long long)atomic_load(&G.n_written),
+         (unsigned long long)atomic_load(&G.n_activity_bytes), (unsigned long long)atomic_load(&G.n_vendor_dropped),
+         (unsigned long long)atomic_load(&G.n_cap_drops));
+}
+
+static void writer_control(void) {
+  unsigned t = atomic_load(&G.toggle_req);
+  while (G.toggles_seen != t) {
+    G.toggles_seen++;
+    pthread_mutex_lock(&G.ctl_mu);
+    if (G.collecting) stop_locked();
+    else start_locked();
+    pthread_mutex_unlock(&G.ctl_mu);
+  }
+  pthread_mutex_lock(&G.ctl_mu);
+  uint64_t now = mono_ns();
+  if (G.start_at && now >= G.start_at) {
+    G.start_at = 0;
+    start_locked();
+  }
+  if (G.stop_at && now >= G.stop_at) {
+    G.stop_at = 0;
+    stop_locked();
+  }
+  pthread_mutex_unlock(&G.ctl_mu);
+  if (atomic_exchange(&G.sig_flush_req, 0)) {
+    C.FlushAll(0);
+    drain();
+    notify_pipe();
+  }
+}
+
+/* Milliseconds until the next scheduled start/stop, or -1 when none. */
+static long next_wait_ms(void) {
+  pthread_mutex_lock(&G.ctl_mu);
+  uint64_t next = 0;
+  if (G.start_at) next = G.start_at;
+  if (G.stop_at && (!next || G.stop_at < next)) next = G.stop_at;
+  pthread_mutex_unlock(&G.ctl_mu);
+  if (!next) return -1;
+  uint64_t now = mono_ns();
+  if (next <= now) return 0;
+  uint64_t ms = (next - now + 999999) / 1000000;
+  return ms > 500 ? 500 : (long)ms; /* re-checked against CLOCK_MONOTONIC at least twice a second */
+}
+
+static void* writer_main(void* arg) {
+  (void)arg;
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, NULL);
+  pthread_setname_np(pthread_self(), "rawtrace-writer");
+  for (;;) {
+    long ms = next_wait_ms();
+    if (ms < 0) {
+      while (sem_wait(&G.wake) != 0 && errno == EINTR) {
+      }
+    } else if (ms > 0) {
+      struct timespec dl = deadline_ms(ms);
+      while (sem_timedwait(&G.wake, &dl) != 0 && errno == EINTR) {
+      }
+    }
+    writer_control();
+    drain();
+    if (atomic_load(&G.finalize_req)) break;
+  }
+  finalize();
+  pthread_mutex_lock(&G.done_mu);
+  G.writer_finished = 1;
+  pthread_cond_broadcast(&G.done_cv);
+  pthread_mutex_unlock(&G.done_mu);
+  notify_pipe();
+  return NULL;
+}
+
+/* ------------------------------------------------------------------------------------------------------------------ */
+/* Exit, signals, fork                                                                                                */
+/* ------------------------------------------------------------------------------------------------------------------ */
+
+static struct sigaction g_old_term, g_old_int;
+static int g_have_term, g_have_int;
+
+/* From a normal thread: asks the writer for the exit flush and waits for it (bounded). */
+static void finalize_and_wait(void) {
+  if (!G.writer_started || getpid() != G.owner_pid) return;
+  atomic_store(&G.finalize_req, 1);
+  sem_post(&G.wake);
+  struct timespec dl = deadline_ms((long)(G.cfg.exit_timeout * 1000));
+  pthread_mutex_lock(&G.done_mu);
+  while (!G.writer_finished)
+    if (pthread_cond_timedwait(&G.done_cv, &G.done_mu, &dl) == ETIMEDOUT) break;
+  int done = G.writer_finished;
+  pthread_mutex_unlock(&G.done_mu);
+  if (done) {
+    int expected = 0;
+    if (atomic_compare_exchange_strong(&G.joined, &expected, 1)) pthread_join(G.writer, NULL);
+  } else logmsg(LOG_WARN, "exit flush did not finish within %.1f s; the file may lack its last chunks",
+              G.cfg.exit_timeout);
+}
+
+static void at_exit(void) { finalize_and_wait(); }
+
+/* Registered again from the first bufferRequested, i.e. after the CUDA runtime registered its own exit handler:
+ * handlers run in reverse order, so the flush then happens while CUDA is still up. The handler runs once. */
+static void register_atexit_again(void) {
+  int expected = 0;
+  if (atomic_compare_exchange_strong(&G.atexit_again, &expected, 1)) atexit(at_exit);
+}
+
+/* Async-signal-safe wait (poll on the writer's pipe) for one notification. */
+static void wait_pipe(int ms) {
+  if (G.done_pipe[0] < 0) return;
+  struct pollfd pfd = {G.done_pipe[0], POLLIN, 0};
+  if (poll(&pfd, 1, ms) > 0) {
+    char c[16];
+    ssize_t ignored = read(G.done_pipe[0], c, sizeof c);
+    (void)ignored;
+  }
+}
+
+static void drain_pipe(void) {
+  if (G.done_pipe[0] < 0) return;
+  char c[64];
+  while (read(G.done_pipe[0], c, sizeof c) > 0) {
+  }
+}
+
+static void on_term_signal(int sig, siginfo_t* si, void* uc) {
+  int saved = errno;
+  struct sigaction* old = sig == SIGTERM ? &g_old_term : &g_old_int;
+  int ours = G.writer_started && getpid() == G.owner_pid && !atomic_load(&G.finalize_req);
+  int dfl = !(old->sa_flags & SA_SIGINFO) && old->sa_handler == SIG_DFL;
+  if (ours) {
+    drain_pipe();
+    if (dfl) atomic_store(&G.finalize_req, 1); /* the process is about to die: full exit flush */
+    else atomic_store(&G.sig_flush_req, 1);    /* the program handles it: write what we have, keep going */
+    sem_post(&G.wake);
+    wait_pipe(dfl ? (int)(G.cfg.exit_timeout * 1000) : SIGNAL_WAIT_MS);
+  }
+  if (old->sa_flags & SA_SIGINFO) {
+    if (old->sa_sigaction) old->sa_sigaction(sig, si, uc);
+  } else if (old->sa_handler == SIG_DFL) {
+    struct sigaction d;
+    memset(&d, 0, sizeof d);
+    d.sa_handler = SIG_DFL;
+    sigemptyset(&d.sa_mask);
+    sigaction(sig, &d, NULL);
+    raise(sig); /* delivered when this handler returns */
+  } else if (old->sa_handler != SIG_IGN) {
+    old->sa_handler(sig);
+  }
+  errno = saved;
+}
+
+static void on_toggle_signal(int sig) {
+  (void)sig;
+  int saved = errno;
+  if (G.writer_started && getpid() == G.owner_pid) {
+    atomic_fetch_add(&G.toggle_req, 1);
+    sem_post(&G.wake);
+  }
+  errno = saved;
+}
+
+static void install_signal_handlers(void) {
+  struct sigaction sa;
+  if (G.cfg.handle_signals) {
+    const int sigs[2] = {SIGTERM, SIGINT};
+    for (int i = 0; i < 2; i++) {
+      struct sigaction* old = i == 0 ? &g_old_term : &g_old_int;
+      if (sigaction(sigs[i], NULL, old) != 0) continue;
+      if (!(old->sa_flags & SA_SIGINFO) && old->sa_handler == SIG_IGN) continue; /* nohup & co.: leave it */
+      memset(&sa, 0, sizeof sa);
+      sa.sa_sigaction = on_term_signal;
+      sa.sa_flags = SA_SIGINFO | (old->sa_flags & (SA_RESTART | SA_ONSTACK));
+      sigemptyset(&sa.sa_mask);
+      if (sigaction(sigs[i], &sa, NULL) == 0) {
+        if (i == 0) g_have_term = 1;
+        else g_have_int = 1;
+      }
+    }
+  }
+  if (G.cfg.signal_no) {
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_toggle_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(G.cfg.signal_no, &sa, NULL) != 0)
+      logrec(LOG_WARN, "cannot install the RAWTRACE_SIGNAL handler for signal %d: %s", G.cfg.signal_no,
+             strerror(errno));
+  }
+}
+
+/* In a forked child the writer thread does not exist and the file belongs to the parent: stay out of the way. */
+static void on_fork_child(void) { atomic_store(&G.sink_closed, 1); }
+
+/* ------------------------------------------------------------------------------------------------------------------ */
+/* Initialization                                                                                                     */
+/* ------------------------------------------------------------------------------------------------------------------ */
+
+static int read_cmdline(char* buf, size_t cap) {
+  int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  size_t n = 0;
+  while (n < cap) {
+    ssize_t k = read(fd, buf + n, cap - n);
+    if (k <= 0) break;
+    n += (size_t)k;
+  }
+  close(fd);
+  return (int)n;
+}
+
+/* Opens the output, writes the chunks known at start, starts the writer thread and registers the callbacks.
+ * Returns 0 (also when CUPTI then refused: collection is disabled but the file gets its END), INIT_DEFER, or -1. */
+static int init_collector(int from) {
+  load_config(&G.cfg);
+  G.owner_pid = getpid();
+  if (load_cupti() != 0) {
+    if (from == FROM_PRELOAD) return INIT_DEFER;
+    logmsg(LOG_ERROR, "libcupti not found (set RAWTRACE_CUPTI_LIB to its path); nothing is recorded");
+    return -1;
+  }
+  uint32_t ver = 0;
+  if (C.GetVersion(&ver) != CUPTI_SUCCESS) ver = 0;
+  G.cupti_version = ver;
+  G.can_reject = ver >= CUPTI_REJECT_MIN_VERSION;
+  load_driver();
+  if (!G.sem_ready) {
+    if (sem_init(&G.wake, 0, 0) != 0) {
+      logmsg(LOG_ERROR, "sem_init: %s; nothing is recorded", strerror(errno));
+      return -1;
+    }
+    G.sem_ready = 1;
+  }
+
+  uint64_t start_ns = real_ns();
+  expand_output(G.cfg.output, G.path, sizeof G.path, start_ns);
+  G.w = rt_writer_open(G.path);
+  if (!G.w) {
+    logmsg(LOG_ERROR, "cannot create %s: %s; nothing is recorded", G.path, strerror(errno));
+    return -1;
+  }
+
+  probe_kind_sizes();
+
+  rt_header_info h;
+  rt_header_info_init(&h);
+  h.vendor = RT_VENDOR_CUDA;
+  h.vendor_version = ver;
+  h.runtime_version = runtime_version();
+  h.driver_version = driver_version();
+  h.pid = (uint32_t)G.owner_pid;
+  h.rank = env_int("RANK", -1);
+  h.local_rank = env_int("LOCAL_RANK", -1);
+  h.world_size = env_int("WORLD_SIZE", -1);
+  h.collector_version = RT_COLLECTOR_VERSION;
+  h.start_ns = start_ns;
+  char host[256] = "";
+  if (gethostname(host, sizeof host) != 0) host[0] = 0;
+  host[sizeof host - 1] = 0;
+  h.hostname = host;
+  static char cmdline[65536];
+  h.cmdline_len = (uint32_t)read_cmdline(cmdline, sizeof cmdline);
+  h.cmdline = cmdline;
+  char vtext[PATH_MAX + 64];
+  snprintf(vtext, sizeof vtext, "CUPTI API %u (%s)", ver, G.cupti_path);
+  h.vendor_version_text = vtext;
+
+  uint64_t vts = 0;
+  C.GetTimestamp(&vts);
+  rt_clock_anchor_t anchor;
+  rt_clock_anchor(RT_CLOCK_START, vts, &anchor);
+
+  int rc = rt_writer_header(G.w, &h);
+  if (!rc) rc = rt_writer_clock(G.w, &anchor);
+  if (!rc) rc = write_kind_sizes();
+  if (!rc) rc = write_api_names();
+  if (rc) {
+    logmsg(LOG_ERROR, "writing %s failed: %s; nothing is recorded", G.path, strerror(-rc));
+    rt_writer_close(G.w);
+    G.w = NULL;
+    return -1;
+  }
+  atomic_store(&G.n_chunks, 4);
+
+  if (pipe2(G.done_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+    logmsg(LOG_ERROR, "cannot set up the writer: %s; nothing is recorded", strerror(errno));
+    rt_writer_close(G.w);
+    G.w = NULL;
+    return -1;
+  }
+  sigset_t all, prev;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &prev);
+  int trc = pthread_create(&G.writer, NULL, writer_main, NULL);
+  pthread_sigmask(SIG_SETMASK, &prev, NULL);
+  if (trc != 0) {
+    logmsg(LOG_ERROR, "cannot start the writer thread: %s; nothing is recorded", strerror(trc));
+    rt_writer_close(G.w);
+    G.w = NULL;
+    return -1;
+  }
+  G.writer_started = 1;
+  atexit(at_exit);
+  pthread_atfork(NULL, NULL, on_fork_child);
+  atomic_store(&G.state, RAWTRACE_STATE_STOPPED);
+
+  /* Before any kind is enabled: buffers cannot be taken back after this point. */
+  if (!G.can_reject) {
+    for (uint32_t i = 0; i < RESERVE_BUFFERS; i++) {
+      struct cbuf* b = cbuf_alloc(G.cfg.buffer_size < RESERVE_MAX_SIZE ? G.cfg.buffer_size : RESERVE_MAX_SIZE,
+                                  CBUF_RESERVE);
+      if (b) recycle(b);
+    }
+  }
+  pthread_mutex_lock(&G.ctl_mu);
+  CUptiResult crc = C.RegisterCallbacks(on_buffer_requested, on_buffer_completed);
+  if (crc != CUPTI_SUCCESS) {
+    fail_cupti_locked("cuptiActivityRegisterCallbacks", crc);
+  } else if (C.SetThreadIdType) {
+    crc = C.SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+    if (crc != CUPTI_SUCCESS)
+      logrec(LOG_WARN, "cuptiSetThreadIdType(SYSTEM) failed: %s (%d); thread ids are pthread ids",
+             cupti_error_text(crc), (int)crc);
+  }
+  if (!G.disabled && G.cfg.start_delay > 0 && !G.cfg.signal_no)
+    G.start_at = mono_ns() + (uint64_t)(G.cfg.start_delay * 1e9);
+  pthread_mutex_unlock(&G.ctl_mu);
+  if (G.start_at) sem_post(&G.wake);
+  install_signal_handlers();
+  logmsg(LOG_INFO, "CUPTI %u from %s; output %s", ver, G.cupti_path, G.path);
+  return 0;
+}
+
+/* Initializes once. Returns 0 when initialized, INIT_DEFER, or -1 when the collector is unusable. */
+static int ensure_init(int from) {
+  if (t_in_init) return -1;
+  pthread_mutex_lock(&G.init_mu);
+  int rc;
+  if (G.init_state == INIT_OK) rc = 0;
+  else if (G.init_state == INIT_FAILED) rc = -1;
+  else {
+    t_in_init = 1;
+    rc = init_collector(from);
+    t_in_init = 0;
+    if (rc == 0) G.init_state = INIT_OK;
+    else if (rc < 0) G.init_state = INIT_FAILED;
+  }
+  pthread_mutex_unlock(&G.init_mu);
+  return rc;
+}
+
+/* Path of this library (for CUDA_INJECTION64_PATH). */
+static const char* self_path(void) {
+  static char path[PATH_MAX];
+  Dl_info info;
+  if (!path[0] && dladdr((void*)&self_path, &info) && info.dli_fname) snprintf(path, sizeof path, "%s", info.dli_fname);
+  return path;
+}
+
+/* Lets the CUDA driver call InitializeInjection at the program's own cuInit. */
+static void arm_injection(void) {
+  const char* cur = getenv("CUDA_INJECTION64_PATH");
+  if (cur && *cur) return;
+  if (self_path()[0]) setenv("CUDA_INJECTION64_PATH", self_path(), 0);
+}
+
+/* Start triggered by loading (LD_PRELOAD constructor or CUDA_INJECTION64_PATH): at most once per process. */
+static void auto_start(int from) {
+  if (getpid() != G.owner_pid && G.owner_pid) return;
+  int rc = ensure_init(from);
+  if (rc == INIT_DEFER) {
+    logmsg(LOG_INFO, "libcupti not loaded yet; collection starts when the program initializes CUDA");
+    arm_injection();
+    return;
+  }
+  if (rc != 0) return;
+  pthread_mutex_lock(&G.ctl_mu);
+  if (!G.auto_started) {
+    G.auto_started = 1;
+    if (!G.cfg.signal_no && !(G.cfg.start_delay > 0)) start_locked();
+  }
+  pthread_mutex_unlock(&G.ctl_mu);
+}
+
+static int preloaded(void) {
+  const char* pre = getenv("LD_PRELOAD");
+  const char* me = self_path();
+  if (!pre || !*pre || !me[0]) return 0;
+  const char* mybase = strrchr(me, '/');
+  mybase = mybase ? mybase + 1 : me;
+  size_t mylen = strlen(mybase);
+  const char* p = pre;
+  while (*p) {
+    while (*p == ':' || *p == ' ') p++;
+    size_t n = 0;
+    while (p[n] && p[n] != ':' && p[n] != ' ') n++;
+    if (!n) break;
+    const char* b = p;
+    for (size_t i = 0; i < n; i++)
+      if (p[i] == '/') b = p + i + 1;
+    if ((size_t)(p + n - b) == mylen && !strncmp(b, mybase, mylen)) return 1;
+    p += n;
+  }
+  return 0;
+}
+
+__attribute__((constructor)) static void rawtrace_ctor(void) {
+  g_log_level = parse_log_level(getenv("RAWTRACE_LOG"));
+  G.owner_pid = getpid();
+  if (!preloaded()) return;
+  const char* pm = getenv("RAWTRACE_PRELOAD");
+  if (pm && !strcasecmp(pm, "off")) return;
+  if (pm && !strcasecmp(pm, "lazy")) {
+    arm_injection();
+    return;
+  }
+  auto_start(FROM_PRELOAD);
+}
+
+/* ------------------------------------------------------------------------------------------------------------------ */
+/* Public API                                                                                                         */
+/* ------------------------------------------------------------------------------------------------------------------ */
+
+RAWTRACE_API int InitializeInjection(void) {
+  if (!t_in_init) auto_start(FROM_INJECTION);
+  return 1;
+}
+
+static int ready(void) { return G.init_state == INIT_OK && getpid() == G.owner_pid; }
+
+RAWTRACE_API int rawtrace_start(void) {
+  if (ensure_init(FROM_API) != 0 || getpid() != G.owner_pid) return -1;
+  pthread_mutex_lock(&G.ctl_mu);
+  G.auto_started = 1;
+  int rc = start_locked();
+  pthread_mutex_unlock(&G.ctl_mu);
+  return rc;
+}
+
+RAWTRACE_API int rawtrace_stop(void) {
+  if (!ready()) return -1;
+  pthread_mutex_lock(&G.ctl_mu);
+  int rc = stop_locked();
+  pthread_mutex_unlock(&G.ctl_mu);
+  return rc;
+}
+
+RAWTRACE_API int rawtrace_flush(void) {
+  if (!ready() || G.disabled || G.writer_finished) return -1;
+  CUptiResult rc = C.FlushAll(0);
+  if (rc != CUPTI_SUCCESS) logmsg(LOG_DEBUG, "cuptiActivityFlushAll(0): %s (%d)", cupti_error_text(rc), (int)rc);
+  pthread_mutex_lock(&G.q_mu);
+  uint64_t target = G.q_seq;
+  pthread_mutex_unlock(&G.q_mu);
+  sem_post(&G.wake);
+  if (wait_processed(target, FLUSH_WAIT_MS) != 0) return -1;
+  return G.write_failed ? -1 : 0;
+}
+
+RAWTRACE_API int rawtrace_push_external_id(uint64_t id) {
+  if (!ready() || !C.PushExternalCorrelationId) return -1;
+  return C.PushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, id) == CUPTI_SUCCESS ? 0 : -1;
+}
+
+RAWTRACE_API int rawtrace_pop_external_id(void) {
+  if (!ready() || !C.PopExternalCorrelationId) return -1;
+  uint64_t last = 0;
+  return C.PopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last) == CUPTI_SUCCESS ? 0 : -1;
+}
+
+RAWTRACE_API int rawtrace_get_stats(rawtrace_stats* out, size_t size) {
+  if (!out) return -1;
+  rawtrace_stats s;
+  memset(&s, 0, sizeof s);
+  s.buffers_requested = atomic_load(&G.n_requested);
+  s.buffers_refused = atomic_load(&G.n_refused);
+  s.buffers_completed = atomic_load(&G.n_completed);
+  s.buffers_written = atomic_load(&G.n_written);
+  s.buffers_discarded = atomic_load(&G.n_discarded);
+  s.activity_bytes = atomic_load(&G.n_activity_bytes);
+  s.strings_written = atomic_load(&G.n_strings);
+  s.records_dropped = atomic_load(&G.n_vendor_dropped);
+  s.callback_ns = atomic_load(&G.t_callback_ns);
+  s.writer_ns = atomic_load(&G.t_writer_ns);
+  s.chunks_written = atomic_load(&G.n_chunks);
+  s.state = atomic_load(&G.state);
+  s.error = atomic_load(&G.error);
+  memcpy(out, &s, size < sizeof s ? size : sizeof s);
+  return 0;
+}

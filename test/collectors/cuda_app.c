@@ -1,0 +1,495 @@
+/*
+ * Test program for the CUDA collector: plays a CUDA application against the CUPTI test double (fake_cupti.c).
+ *
+ *   cuda_app <scenario>
+ *
+ * Loading (RT_APP_LOAD): "inject" (default) dlopens RT_APP_COLLECTOR and calls InitializeInjection as the CUDA driver
+ * does; "preload" expects the collector in LD_PRELOAD (its constructor starts it); "both" is preload plus a call of
+ * InitializeInjection (must start once); "api" dlopens it and calls rawtrace_start(). RAWTRACE_CUPTI_LIB names the
+ * fake, which the app reaches with dlopen(RTLD_NOLOAD) after the collector loaded it.
+ *
+ * Everything the test needs to check is printed on stdout as one JSON object per line; timestamps are strings
+ * (vendor ns do not fit a double).
+ */
+#if !defined(_GNU_SOURCE)
+#define _GNU_SOURCE 1
+#endif
+
+#include "rawtrace.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* CUPTI values the scenarios use (the app is built without CUDA headers). */
+enum {
+  K_KERNEL = 3, K_RUNTIME = 5, K_CONCURRENT_KERNEL = 10, K_MARKER = 12,
+  CB_LAUNCH = 211, CB_MEMCPY = 31, CB_MEMSET = 49, CB_DEVSYNC = 165, CB_GETDEVICE = 17,
+  CB_CU_LAUNCH = 307, CB_CU_MEMALLOC = 0, /* filled from the fake's names table at run time: unused */
+  MARKER_START = 2, MARKER_END = 4, SYNC_CONTEXT = 4,
+};
+
+static struct {
+  uint64_t (*now)(void);
+  uint32_t (*next_corr)(void);
+  uint32_t (*api)(int, uint32_t, uint64_t, uint64_t);
+  void (*kernel)(uint32_t, const char*, uint64_t, uint64_t, uint32_t, uint32_t, uint32_t);
+  void (*memcpy_)(uint32_t, uint32_t, uint32_t, uint32_t, uint64_t, uint64_t, uint64_t, uint32_t, uint32_t, uint32_t);
+  void (*memset_)(uint32_t, uint32_t, uint64_t, uint64_t, uint64_t, uint32_t, uint32_t, uint32_t);
+  void (*sync)(uint32_t, uint32_t, uint64_t, uint64_t, uint32_t, uint32_t);
+  void (*marker)(uint32_t, uint32_t, uint64_t, const char*, const char*);
+  void (*stream_name)(uint32_t, uint32_t, uint32_t, const char*);
+  void (*device)(uint32_t, const char*);
+  void (*complete)(void);
+  void (*set_dropped)(uint64_t);
+  void (*hold)(int);
+  int (*enabled)(uint32_t);
+  uint64_t (*stat)(const char*);
+  uint32_t (*record_size)(uint32_t);
+} F;
+
+static struct {
+  int (*inject)(void);
+  int (*start)(void);
+  int (*stop)(void);
+  int (*flush)(void);
+  int (*push)(uint64_t);
+  int (*pop)(void);
+  int (*stats)(rawtrace_stats*, size_t);
+} R;
+
+/* The collector reads the runtime version through this symbol (exported with -rdynamic), as from libcudart. */
+int cudaRuntimeGetVersion(int* v) {
+  *v = 12090;
+  return 0;
+}
+
+static pthread_mutex_t out_mu = PTHREAD_MUTEX_INITIALIZER;
+
+__attribute__((format(printf, 1, 2))) static void out(const char* fmt, ...) {
+  pthread_mutex_lock(&out_mu);
+  va_list ap;
+  va_start(ap, fmt);
+  vprintf(fmt, ap);
+  va_end(ap);
+  putchar('\n');
+  fflush(stdout);
+  pthread_mutex_unlock(&out_mu);
+}
+
+static void die(const char* what) {
+  fprintf(stderr, "cuda_app: %s\n", what);
+  exit(70);
+}
+
+static uint32_t gettid_(void) { return (uint32_t)syscall(SYS_gettid); }
+
+static void sleep_ms(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+#define BIND(h, field, name)                                   \
+  do {                                                         \
+    *(void**)(&field) = dlsym(h, name);                        \
+    if (!field) die("missing symbol " name);                   \
+  } while (0)
+
+static void load(void) {
+  const char* mode = getenv("RT_APP_LOAD");
+  if (!mode) mode = "inject";
+  void* h = RTLD_DEFAULT;
+  if (!strcmp(mode, "inject") || !strcmp(mode, "api")) {
+    const char* path = getenv("RT_APP_COLLECTOR");
+    if (!path) die("RT_APP_COLLECTOR not set");
+    h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) die(dlerror());
+  }
+  BIND(h, R.inject, "InitializeInjection");
+  BIND(h, R.start, "rawtrace_start");
+  BIND(h, R.stop, "rawtrace_stop");
+  BIND(h, R.flush, "rawtrace_flush");
+  BIND(h, R.push, "rawtrace_push_external_id");
+  BIND(h, R.pop, "rawtrace_pop_external_id");
+  BIND(h, R.stats, "rawtrace_get_stats");
+  int rc = 0;
+  if (!strcmp(mode, "inject") || !strcmp(mode, "both")) rc = R.inject();
+  if (!strcmp(mode, "api")) rc = R.start();
+  out("{\"ev\":\"loaded\",\"mode\":\"%s\",\"rc\":%d,\"pid\":%d,\"tid\":%u}", mode, rc, (int)getpid(), gettid_());
+
+  const char* fake = getenv("RAWTRACE_CUPTI_LIB");
+  if (!fake) die("RAWTRACE_CUPTI_LIB not set");
+  void* f = dlopen(fake, RTLD_NOW | RTLD_NOLOAD);
+  out("{\"ev\":\"fake\",\"loaded_by_collector\":%s}", f ? "true" : "false");
+  if (!f) f = dlopen(fake, RTLD_NOW | RTLD_LOCAL);
+  if (!f) die(dlerror());
+  BIND(f, F.now, "fake_cupti_now");
+  BIND(f, F.next_corr, "fake_cupti_next_correlation");
+  BIND(f, F.api, "fake_cupti_api");
+  BIND(f, F.kernel, "fake_cupti_kernel");
+  BIND(f, F.memcpy_, "fake_cupti_memcpy");
+  BIND(f, F.memset_, "fake_cupti_memset");
+  BIND(f, F.sync, "fake_cupti_sync");
+  BIND(f, F.marker, "fake_cupti_marker");
+  BIND(f, F.stream_name, "fake_cupti_stream_name");
+  BIND(f, F.device, "fake_cupti_device");
+  BIND(f, F.complete, "fake_cupti_complete_buffers");
+  BIND(f, F.set_dropped, "fake_cupti_set_dropped");
+  BIND(f, F.hold, "fake_cupti_hold");
+  BIND(f, F.enabled, "fake_cupti_enabled");
+  BIND(f, F.stat, "fake_cupti_stat");
+  BIND(f, F.record_size, "fake_cupti_record_size");
+}
+
+static void print_stats(const char* ev) {
+  rawtrace_stats s;
+  memset(&s, 0, sizeof s);
+  R.stats(&s, sizeof s);
+  out("{\"ev\":\"%s\",\"requested\":%llu,\"refused\":%llu,\"completed\":%llu,\"written\":%llu,\"discarded\":%llu,"
+      "\"activity_bytes\":%llu,\"strings\":%llu,\"dropped\":%llu,\"callback_ns\":%llu,\"writer_ns\":%llu,"
+      "\"chunks\":%llu,\"state\":%d,\"error\":%d,\"fake_requests\":%llu,\"fake_refusals\":%llu,"
+      "\"fake_dropped\":%llu,\"fake_records\":%llu,\"kernel_enabled\":%d}",
+      ev, (unsigned long long)s.buffers_requested, (unsigned long long)s.buffers_refused,
+      (unsigned long long)s.buffers_completed, (unsigned long long)s.buffers_written,
+      (unsigned long long)s.buffers_discarded, (unsigned long long)s.activity_bytes,
+      (unsigned long long)s.strings_written, (unsigned long long)s.records_dropped,
+      (unsigned long long)s.callback_ns, (unsigned long long)s.writer_ns, (unsigned long long)s.chunks_written,
+      s.state, s.error, (unsigned long long)F.stat("requests"), (unsigned long long)F.stat("refusals"),
+      (unsigned long long)F.stat("dropped_total"), (unsigned long long)F.stat("records"),
+      F.enabled(K_CONCURRENT_KERNEL));
+}
+
+/* Waits (at most 10 s) until the kernel kind is enabled (want=1) or disabled (want=0) in the fake. */
+static int wait_enabled(int want) {
+  for (int i = 0; i < 10000; i++) {
+    if (!!F.enabled(K_CONCURRENT_KERNEL) == want) return 1;
+    sleep_ms(1);
+  }
+  return 0;
+}
+
+/* One cudaLaunchKernel: runtime record [t, t+5 µs], kernel [t+10 µs, t+10 µs+dur]. Prints both when `show`. */
+static uint32_t launch(const char* name, uint64_t t, uint64_t dur, uint32_t stream, int show) {
+  uint32_t c = F.api(2, CB_LAUNCH, t, t + 5000);
+  F.kernel(c, name, t + 10000, t + 10000 + dur, 0, 1, stream);
+  if (show) {
+    out("{\"ev\":\"runtime\",\"name\":\"cudaLaunchKernel\",\"corr\":%u,\"start\":\"%llu\",\"end\":\"%llu\",\"tid\":%u}",
+        c, (unsigned long long)t, (unsigned long long)(t + 5000), gettid_());
+    out("{\"ev\":\"kernel\",\"name\":\"%s\",\"corr\":%u,\"start\":\"%llu\",\"end\":\"%llu\",\"stream\":%u}", name, c,
+        (unsigned long long)(t + 10000), (unsigned long long)(t + 10000 + dur), stream);
+  }
+  return c;
+}
+
+/* ------------------------------------------------------------------------------------------------------------------ */
+
+static char g_mutable[64] = "mutable_kernel_v1";
+
+static int scenario_basic(void) {
+  static const char* names[3] = {"kernelA", "kernelB",
+                                 "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>"};
+  uint64_t base = F.now();
+  out("{\"ev\":\"base\",\"ts\":\"%llu\"}", (unsigned long long)base);
+  uint64_t t = base + 1000000;
+  for (int i = 0; i < 6; i++, t += 100000) launch(names[i % 3], t, 20000 + (uint64_t)i * 1000, 7, 1);
+
+  /* external correlation (PyTorch op id) */
+  if (R.push(4242) != 0) die("rawtrace_push_external_id failed");
+  uint32_t c = launch("kernel_with_external_id", t, 3000, 7, 1);
+  R.pop();
+  out("{\"ev\":\"external\",\"corr\":%u,\"id\":4242}", c);
+  t += 100000;
+
+  /* driver-API launch (Triton) */
+  c = F.api(1, CB_CU_LAUNCH, t, t + 4000);
+  F.kernel(c, "triton_poi_fused_add_0", t + 6000, t + 9000, 0, 1, 9);
+  out("{\"ev\":\"driver\",\"name\":\"cuLaunchKernel\",\"corr\":%u,\"start\":\"%llu\",\"end\":\"%llu\"}", c,
+      (unsigned long long)t, (unsigned long long)(t + 4000));
+  out("{\"ev\":\"kernel\",\"name\":\"triton_poi_fused_add_0\",\"corr\":%u,\"start\":\"%llu\",\"end\":\"%llu\","
+      "\"stream\":9}", c, (unsigned long long)(t + 6000), (unsigned long long)(t + 9000));
+  t += 100000;
+
+  /* memcpy HtoD 1 MiB pageable → device, memset, device sync, a hidden cudaGetDevice */
+  c = F.api(2, CB_MEMCPY, t, t + 50000);
+  F.memcpy_(c, 1, 1, 3, 1 << 20, t + 2000, t + 42000, 0, 1, 7);
+  out("{\"ev\":\"memcpy\",\"corr\":%u,\"start\":\"%llu\",\"end\":\"%llu\",\"bytes\":%d}", c,
+      (unsigned long long)(t + 2000), (unsigned long long)(t + 42000), 1 << 20);
+  t += 100000;
+  c = F.api(2, CB_MEMSET, t, t + 3000);
+  F.memset_(c, 0, 4096, t + 1000, t + 2500, 0, 1, 7);
+  out("{\"ev\":\"memset\",\"corr\":%u,\"start\":\"%llu\",\"end\":\"%llu\"}", c, (unsigned long long)(t + 1000),
+      (unsigned long long)(t + 2500));
+  t += 100000;
+  c = F.api(2, CB_DEVSYNC, t, t + 30000);
+  F.sync(c, SYNC_CONTEXT, t + 100, t + 29000, 1, 0xffffffffu);
+  out("{\"ev\":\"sync\",\"corr\":%u,\"start\":\"%llu\",\"end\":\"%llu\"}", c, (unsigned long long)(t + 100),
+      (unsigned long long)(t + 29000));
+  t += 100000;
+  F.api(2, CB_GETDEVICE, t, t + 100); /* the collector turns this call's records off, as Kineto does */
+  t += 1000;
+
+  /* NVTX range and a stream name (recorded when RAWTRACE_ACTIVITIES includes nvtx) */
+  F.stream_name(0, 1, 7, "compute-stream");
+  F.marker(MARKER_START, 1, t, "step 1", "train");
+  F.marker(MARKER_END, 1, t + 500000, NULL, NULL);
+  out("{\"ev\":\"range\",\"name\":\"step 1\",\"start\":\"%llu\",\"end\":\"%llu\"}", (unsigned long long)t,
+      (unsigned long long)(t + 500000));
+  t += 600000;
+
+  /* the same name pointer with other bytes later: both names must come out */
+  launch(g_mutable, t, 1000, 7, 1);
+  t += 100000;
+  if (R.flush() != 0) die("rawtrace_flush failed");
+  snprintf(g_mutable, sizeof g_mutable, "mutable_kernel_v2");
+  launch(g_mutable, t, 1000, 7, 1);
+  t += 100000;
+
+  /* a forked child exits through exit(): it must leave the parent's file alone */
+  pid_t child = fork();
+  if (child == 0) exit(0);
+  if (child > 0) waitpid(child, NULL, 0);
+  launch(names[0], t, 2000, 7, 1);
+  t += 100000;
+
+  F.set_dropped(5); /* CUPTI reports 5 lost records */
+  if (R.flush() != 0) die("rawtrace_flush failed");
+  print_stats("stats");
+  out("{\"ev\":\"done\",\"tid\":%u}", gettid_());
+  return 0;
+}
+
+/* ------------------------------------------------------------------------------------------------------------------ */
+
+#define THREADS 8
+#define LAUNCHES 10000
+
+static const char* thread_kernel_names[4] = {"gemm_f16", "softmax", "layernorm", "relu"};
+static uint64_t g_base;
+static pthread_barrier_t g_flushed;
+
+static void* launcher(void* arg) {
+  int i = (int)(intptr_t)arg;
+  char tname[16];
+  snprintf(tname, sizeof tname, "launcher-%d", i);
+  pthread_setname_np(pthread_self(), tname);
+  out("{\"ev\":\"thread\",\"index\":%d,\"tid\":%u,\"name\":\"%s\"}", i, gettid_(), tname);
+  for (int j = 0; j < LAUNCHES; j++) {
+    uint64_t t = g_base + ((uint64_t)i * LAUNCHES + (uint64_t)j) * 20000;
+    launch(thread_kernel_names[(i + j) % 4], t, 1000, 100 + (uint32_t)i, 0);
+  }
+  /* framework threads live long; the collector reads thread names from /proc while they exist */
+  pthread_barrier_wait(&g_flushed);
+  return NULL;
+}
+
+static int scenario_threads(void) {
+  g_base = F.now();
+  pthread_t th[THREADS];
+  pthread_barrier_init(&g_flushed, NULL, THREADS + 1);
+  for (int i = 0; i < THREADS; i++) pthread_create(&th[i], NULL, launcher, (void*)(intptr_t)i);
+  /* wait until every launch is recorded, then flush while the threads are alive */
+  while (F.stat("records") < 2 * THREADS * LAUNCHES) sleep_ms(1);
+  if (R.flush() != 0) die("rawtrace_flush failed");
+  pthread_barrier_wait(&g_flushed);
+  for (int i = 0; i < THREADS; i++) pthread_join(th[i], NULL);
+  print_stats("stats");
+  out("{\"ev\":\"done\",\"launches\":%d}", THREADS * LAUNCHES);
+  return 0;
+}
+
+/* ------------------------------------------------------------------------------------------------------------------ */
+
+static int scenario_exhaust(void) {
+  /* CUPTI keeps the full buffers (hold) while records keep coming: 10 buffers' worth against a cap of 4 */
+  uint32_t rs = F.record_size(K_CONCURRENT_KERNEL);
+  const char* bs = getenv("RAWTRACE_BUFFER_SIZE");
+  uint64_t buf = bs ? strtoull(bs, NULL, 10) * (strchr(bs, 'K') || strchr(bs, 'k') ? 1024 : 1) : 65536;
+  uint64_t per = buf / rs;
+  uint64_t base = F.now();
+  F.hold(1);
+  for (uint64_t i = 0; i < 10 * per; i++) {
+    uint32_t c = F.next_corr();
+    F.kernel(c, "filler", base + i * 1000, base + i * 1000 + 500, 0, 1, 7);
+  }
+  out("{\"ev\":\"emitted\",\"records\":%llu,\"per_buffer\":%llu,\"record_size\":%u}",
+      (unsigned long long)(10 * per), (unsigned long long)per, rs);
+  F.hold(0);
+  F.complete();
+  if (R.flush() != 0) die("rawtrace_flush failed");
+  print_stats("stats");
+  out("{\"ev\":\"done\"}");
+  return 0;
+}
+
+/* ------------------------------------------------------------------------------------------------------------------ */
+
+static void emit_group(const char* prefix, int n, uint64_t* t) {
+  for (int i = 0; i < n; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "%s_%d", prefix, i);
+    /* names must stay valid until the collector copies them: keep them in a static pool */
+    static char pool[64][32];
+    static int used;
+    char* p = pool[used++ % 64];
+    memcpy(p, name, sizeof name);
+    launch(p, *t, 1000, 7, 0);
+    *t += 50000;
+  }
+}
+
+static int scenario_signal(void) {
+  uint64_t t = F.now();
+  emit_group("before", 3, &t);
+  out("{\"ev\":\"enabled_at_start\",\"on\":%d}", F.enabled(K_CONCURRENT_KERNEL));
+  raise(SIGUSR2);
+  if (!wait_enabled(1)) die("SIGUSR2 did not start collection");
+  emit_group("between", 3, &t);
+  raise(SIGUSR2);
+  if (!wait_enabled(0)) die("second SIGUSR2 did not stop collection");
+  emit_group("after", 3, &t);
+  /* a second period: the per-call trims (cudaGetDevice off) must hold again after the kinds are re-enabled */
+  raise(SIGUSR2);
+  if (!wait_enabled(1)) die("third SIGUSR2 did not start collection");
+  F.api(2, CB_GETDEVICE, t, t + 100);
+  emit_group("again", 1, &t);
+  print_stats("stats");
+  out("{\"ev\":\"done\"}");
+  return 0;
+}
+
+static int scenario_window(double t_load) {
+  uint64_t t = F.now();
+  emit_group("before", 3, &t);
+  if (!wait_enabled(1)) die("collection never started");
+  double t_on = now_s();
+  emit_group("during", 3, &t);
+  if (!wait_enabled(0)) die("collection never stopped");
+  double t_off = now_s();
+  emit_group("after", 3, &t);
+  out("{\"ev\":\"window\",\"start_after_s\":%.3f,\"duration_s\":%.3f}", t_on - t_load, t_off - t_on);
+  print_stats("stats");
+  out("{\"ev\":\"done\"}");
+  return 0;
+}
+
+/* ------------------------------------------------------------------------------------------------------------------ */
+
+static volatile sig_atomic_t g_term;
+static void on_term(int sig) {
+  (void)sig;
+  g_term = 1;
+}
+
+static int scenario_batches(const char* sc) {
+  uint64_t base = F.now();
+  uint64_t n = 0;
+  int busy = !strcmp(sc, "kill9");
+  if (!strcmp(sc, "sigterm_chain")) signal(SIGTERM, on_term);
+  for (int b = 0; busy || b < 3; b++) {
+    for (int i = 0; i < 1000; i++, n++) launch("batch_kernel", base + n * 10000, 2000, 7, 0);
+    if (busy && R.flush() != 0) die("rawtrace_flush failed");
+    out("{\"ev\":\"batch\",\"batch\":%d,\"kernels\":%llu}", b, (unsigned long long)n);
+    if (busy && b > 1000) break;
+  }
+  out("{\"ev\":\"ready\",\"kernels\":%llu}", (unsigned long long)n);
+  if (!strcmp(sc, "sigterm_chain")) {
+    while (!g_term) sleep_ms(5);
+    for (int i = 0; i < 10; i++, n++) launch("batch_kernel", base + n * 10000, 2000, 7, 0);
+    out("{\"ev\":\"after_term\",\"kernels\":%llu}", (unsigned long long)n);
+    return 0; /* normal exit: atexit writes END */
+  }
+  for (;;) pause();
+}
+
+static int scenario_write_limit(void) {
+  uint64_t base = F.now();
+  uint64_t n = 0;
+  for (int b = 0; b < 20; b++) {
+    for (int i = 0; i < 1000; i++, n++) launch("limit_kernel", base + n * 10000, 2000, 7, 0);
+    R.flush();
+  }
+  out("{\"ev\":\"emitted\",\"kernels\":%llu}", (unsigned long long)n);
+  print_stats("stats");
+  out("{\"ev\":\"done\"}");
+  return 0;
+}
+
+static int scenario_bench(void) {
+  /* 24 full buffers of kernel records (64 distinct names); CUPTI keeps them until all exist, then its worker
+   * hands them over back to back, so the writer's time per buffer is measured without the emitting thread
+   * competing for the CPU */
+  static char names[64][48];
+  for (int i = 0; i < 64; i++) snprintf(names[i], sizeof names[i], "_ZN5bench6kernelILi%dEEEvPfS1_i", i);
+  uint32_t rs = F.record_size(K_CONCURRENT_KERNEL);
+  uint64_t per = (8u << 20) / rs;
+  uint64_t total = 24 * per;
+  uint64_t base = F.now();
+  double t0 = now_s();
+  F.hold(1);
+  for (uint64_t i = 0; i < total; i++) {
+    uint32_t c = F.next_corr();
+    F.kernel(c, names[i % 64], base + i * 100, base + i * 100 + 50, 0, 1, 7);
+  }
+  F.hold(0);
+  double t1 = now_s();
+  if (R.flush() != 0) die("rawtrace_flush failed");
+  double t2 = now_s();
+  out("{\"ev\":\"bench\",\"records\":%llu,\"record_size\":%u,\"emit_s\":%.3f,\"drain_s\":%.3f}",
+      (unsigned long long)total, rs, t1 - t0, t2 - t1);
+  print_stats("stats");
+  out("{\"ev\":\"done\"}");
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: cuda_app <basic|threads|exhaust|signal|window|kill9|sigterm|sigterm_chain|"
+                    "write_limit|bench|plain>\n");
+    return 64;
+  }
+  const char* sc = argv[1];
+  if (!strcmp(sc, "write_limit")) {
+    /* the output may not grow past 256 KiB: writes beyond fail with EFBIG (SIGXFSZ ignored, as a daemon would) */
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit rl = {256 * 1024, 256 * 1024};
+    if (setrlimit(RLIMIT_FSIZE, &rl) != 0) die("setrlimit");
+  }
+  double t_load = now_s();
+  load();
+  if (!strcmp(sc, "basic")) return scenario_basic();
+  if (!strcmp(sc, "threads")) return scenario_threads();
+  if (!strcmp(sc, "exhaust")) return scenario_exhaust();
+  if (!strcmp(sc, "signal")) return scenario_signal();
+  if (!strcmp(sc, "window")) return scenario_window(t_load);
+  if (!strcmp(sc, "kill9") || !strcmp(sc, "sigterm") || !strcmp(sc, "sigterm_chain")) return scenario_batches(sc);
+  if (!strcmp(sc, "write_limit")) return scenario_write_limit();
+  if (!strcmp(sc, "bench")) return scenario_bench();
+  if (!strcmp(sc, "plain")) {
+    /* a short run whatever the collector's state (write errors, CUPTI errors): must exit 0 */
+    uint64_t t = F.now();
+    for (int i = 0; i < 100; i++) launch("plain_kernel", t + (uint64_t)i * 10000, 1000, 7, 0);
+    print_stats("stats");
+    out("{\"ev\":\"done\"}");
+    return 0;
+  }
+  fprintf(stderr, "cuda_app: unknown scenario %s\n", sc);
+  return 64;
+}
