@@ -155,7 +155,9 @@ function onChunkPass1(type: u32, p: usize, n: u32, off: u64, seq: u32): void {
     case Chunk.ACTIVITY:
       if (!ensureVendor(off)) return;
       S.addActivity(n);
+      S.bufferBegin();
       cuptiScan(p, n, off);
+      if (S.bufferEndOutOfOrder()) warn(Warn.OUT_OF_ORDER, off, seq);
       break;
     case Chunk.STRINGS: {
       const count = rdCount(12);

@@ -120,6 +120,23 @@ export function noteTs(t: u64): void {
   if (t == 0) return;
   if (minVendorTs == 0 || t < minVendorTs) minVendorTs = t;
   if (t > maxVendorTs) maxVendorTs = t;
+  if (bufMin == 0 || t < bufMin) bufMin = t;
+}
+
+// Earliest timestamp of the current activity buffer and of the previous one (pass 1), to count buffers that arrive
+// out of time order. The outputs do not depend on buffer order (every join is done across the whole file); the count
+// is reported so a collector problem is visible.
+let bufMin: u64 = 0;
+let prevBufMin: u64 = 0;
+/** Starts a new activity buffer (pass 1). */
+export function bufferBegin(): void {
+  bufMin = 0;
+}
+/** Ends an activity buffer (pass 1): true when it started before the previous buffer did. */
+export function bufferEndOutOfOrder(): bool {
+  const late = bufMin != 0 && prevBufMin != 0 && bufMin < prevBufMin;
+  if (bufMin != 0) prevBufMin = bufMin;
+  return late;
 }
 export function addChunk(): void { chunksSeen++; }
 export function addActivity(n: u64): void { activityChunks++; activityBytes += n; }
@@ -430,6 +447,8 @@ export function sessionReset(): void {
   haveEnd = false;
   minVendorTs = 0;
   maxVendorTs = 0;
+  bufMin = 0;
+  prevBufMin = 0;
   eventsEmitted = 0;
   apiFiltered = 0;
   apiTable = tableNew(1024);

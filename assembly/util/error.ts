@@ -69,7 +69,7 @@ export const enum Warn {
   RECORD_TOO_SMALL = 21,
   /** The collector logged an error (LOG chunk, level error). detail: 0. */
   COLLECTOR_ERROR = 22,
-  /** Timestamps out of order between activity buffers (not an error; counted for the report). detail: 0. */
+  /** An activity buffer starts before the previous one (outputs are unaffected; counted for the report). detail: seq. */
   OUT_OF_ORDER = 23,
 }
 

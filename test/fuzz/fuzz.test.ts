@@ -4,6 +4,10 @@ import { toChrome } from "../helpers/convert.js";
 import { sampleDump } from "../helpers/sample_dump.js";
 import { mutate, rng, STRATEGIES } from "./mutate.js";
 import { FATAL_NAMES } from "../../src/core/codes.js";
+import { fromBinary } from "@bufbuild/protobuf";
+import { XSpaceSchema } from "../../src/gen/xplane_pb.js";
+import { createEngine } from "../../src/node/wasm.js";
+import { memorySource } from "../../src/core/engine.js";
 
 /** Time budget of the CI fuzz run (ms) and its fixed seed; `npm run fuzz` runs longer with other seeds. */
 const BUDGET_MS = Number(process.env.RAWTRACE_FUZZ_MS ?? 20000);
@@ -15,6 +19,8 @@ test(`fuzz: mutated dumps convert to valid JSON or fail with a clean error (seed
   const t0 = performance.now();
   let runs = 0;
   let converted = 0;
+  let xspaces = 0;
+  const eng = await createEngine();
   const errors: Record<string, number> = {};
   const perStrategy: Record<string, number> = {};
   while (performance.now() - t0 < BUDGET_MS) {
@@ -31,6 +37,14 @@ test(`fuzz: mutated dumps convert to valid JSON or fail with a clean error (seed
         if (e.ph === "X") assert.ok(Number.isFinite(e.ts) && Number.isFinite(e.dur) && e.dur >= 0, `finite ts/dur (${strategy})`);
       }
       converted++;
+      if (runs % 4 === 0) {
+        // The same input as XSpace: must decode as a protobuf XSpace.
+        const parts: Buffer[] = [];
+        await eng.convert(memorySource(bytes), (b) => parts.push(Buffer.from(b)), { format: "xspace" });
+        const x = fromBinary(XSpaceSchema, Buffer.concat(parts));
+        assert.ok(x.planes.some((p) => p.name === "/host:CPU"), `XSpace planes (${strategy})`);
+        xspaces++;
+      }
     } catch (e: any) {
       if (e.code === "ERR_ASSERTION" || e.name === "Assertion") throw e;
       // Only the documented fatal errors are acceptable; a trap (INTERNAL) or invalid JSON (SyntaxError) is a defect.
@@ -40,7 +54,7 @@ test(`fuzz: mutated dumps convert to valid JSON or fail with a clean error (seed
     }
   }
   console.log(
-    `fuzz: ${runs} executions in ${BUDGET_MS} ms (seed ${SEED}): ${converted} converted, clean errors ${JSON.stringify(errors)}; ` +
+    `fuzz: ${runs} executions in ${BUDGET_MS} ms (seed ${SEED}): ${converted} converted (${xspaces} also as XSpace), clean errors ${JSON.stringify(errors)}; ` +
       `per strategy ${JSON.stringify(perStrategy)}`,
   );
   assert.ok(runs > 100, "the fuzzer ran");

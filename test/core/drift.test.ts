@@ -1,0 +1,88 @@
+/**
+ * Corruption and version drift with a defined outcome each (issue: hostile input): a counted warning surfaced in
+ * the outputs, and output that is still valid — never a crash or silently wrong events.
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { fromBinary } from "@bufbuild/protobuf";
+import { toChrome, events } from "../helpers/convert.js";
+import { RawtraceWriter } from "../../src/format/writer.js";
+import * as C from "../../src/tools/cupti_records.js";
+import { createEngine } from "../../src/node/wasm.js";
+import { memorySource } from "../../src/core/engine.js";
+import { XSpaceSchema } from "../../src/gen/xplane_pb.js";
+
+const L: C.CuptiLayout = "cuda13";
+const T = 1_780_000_000_000_000_000n;
+
+function dump(vendorVersion: number, body: (w: RawtraceWriter) => void): Uint8Array {
+  const w = RawtraceWriter.inMemory();
+  w.header({ vendor: 1, vendorVersion, pid: 7, startNs: T, hostname: "h", commandLine: "app" });
+  w.kindSizes(Object.entries(C.SIZES[L]).map(([k, s]) => [Number(k), s] as const));
+  w.apiNames([[2, 211, "cudaLaunchKernel_v7000"]]);
+  w.strings([[0x10n, "k"]]);
+  body(w);
+  w.end();
+  return w.bytes();
+}
+const kern = (corr: number, start: bigint, end: bigint, name = 0x10n) =>
+  C.kernelRecord(L, { start, end, deviceId: 0, contextId: 1, streamId: 7, correlationId: corr, namePtr: name });
+const launch = (corr: number, start: bigint) =>
+  C.apiRecord(L, { kind: 5, cbid: 211, start, end: start + 100n, processId: 7, threadId: 8, correlationId: corr });
+
+async function both(bytes: Uint8Array) {
+  const chrome = await toChrome(bytes);
+  const eng = await createEngine();
+  const parts: Buffer[] = [];
+  await eng.convert(memorySource(bytes), (b) => parts.push(Buffer.from(b)), { format: "xspace" });
+  const xspace = fromBinary(XSpaceSchema, Buffer.concat(parts));
+  return { chrome, xspace };
+}
+const codes = (t: any) => t.rawtrace.warnings.map((w: any) => w.code);
+
+test("an unknown (newer) CUPTI version: known fields read, UNKNOWN_VENDOR_VERSION reported", async () => {
+  const { chrome, xspace } = await both(dump(150002, (w) => w.activity(C.concat([launch(1, T), kern(1, T + 500n, T + 900n)]))));
+  assert.ok(codes(chrome.trace).includes("UNKNOWN_VENDOR_VERSION"));
+  assert.is(events(chrome.trace, "kernel").length, 1);
+  assert.ok(xspace.warnings.some((w) => w.includes("UNKNOWN_VENDOR_VERSION") || w.includes("150002")), "XSpace warning");
+});
+
+test("a name pointer missing from the string table: '<unknown kernel>' and MISSING_STRING", async () => {
+  const { chrome } = await both(dump(130001, (w) => w.activity(C.concat([kern(1, T, T + 10n, 0x999n)]))));
+  assert.equal(events(chrome.trace, "kernel").map((e) => e.name), ["<unknown kernel>"]);
+  const w = chrome.trace.rawtrace.warnings.find((x: any) => x.code === "MISSING_STRING");
+  assert.is(w.detail, 0x999);
+});
+
+test("zero and negative durations: zero kept, negative written as 0 with NEGATIVE_DURATION", async () => {
+  const { chrome, xspace } = await both(dump(130001, (w) => w.activity(C.concat([kern(1, T, T), kern(2, T + 100n, T + 50n)]))));
+  const k = events(chrome.trace, "kernel");
+  assert.equal(k.map((e) => e.dur), [0, 0]);
+  assert.equal(codes(chrome.trace), ["NEGATIVE_DURATION"]);
+  const dev = xspace.planes.find((p) => p.name === "/device:GPU:0")!;
+  const evs = dev.lines.flatMap((l) => l.events);
+  assert.is(evs.length, 2);
+  assert.ok(evs.every((e) => e.durationPs === 0n));
+});
+
+test("duplicate correlation ids: the first external id is kept, DUPLICATE_CORRELATION reported", async () => {
+  const { chrome } = await both(dump(130001, (w) => w.activity(C.concat([
+    C.externalRecord(L, 3, 100n, 1), C.externalRecord(L, 3, 200n, 1), launch(1, T), kern(1, T + 500n, T + 600n),
+  ]))));
+  assert.is(events(chrome.trace, "kernel")[0].args["External id"], 100);
+  assert.is(events(chrome.trace, "cuda_runtime")[0].args["External id"], 100);
+  assert.ok(codes(chrome.trace).includes("DUPLICATE_CORRELATION"));
+});
+
+test("buffers delivered out of time order: every join still exact, OUT_OF_ORDER counted", async () => {
+  const later = C.concat([launch(2, T + 10_000n), kern(2, T + 10_500n, T + 11_000n)]);
+  const earlier = C.concat([C.externalRecord(L, 3, 42n, 1), launch(1, T), kern(1, T + 500n, T + 900n)]);
+  const inOrder = await toChrome(dump(130001, (w) => { w.activity(earlier); w.activity(later); }));
+  const swapped = await toChrome(dump(130001, (w) => { w.activity(later); w.activity(earlier); }));
+  assert.not.ok(codes(inOrder.trace).includes("OUT_OF_ORDER"));
+  assert.ok(codes(swapped.trace).includes("OUT_OF_ORDER"));
+  const key = (t: any) => t.traceEvents.filter((e: any) => e.ph !== "M").map((e: any) => JSON.stringify(e)).sort();
+  assert.equal(key(swapped.trace), key(inOrder.trace), "same events, same flows, same external ids");
+});
+
+test.run();
