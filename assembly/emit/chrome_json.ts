@@ -53,7 +53,8 @@ export function chromeLastTs(): u64 {
   return t > base ? t - base : 0;
 }
 
-function keyU(k: string, v: u64): void {
+// @ts-ignore: decorator
+@inline function keyU(k: string, v: u64): void {
   O.ascii(k);
   O.u64dec(v);
 }

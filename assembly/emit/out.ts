@@ -30,6 +30,7 @@ const DIGITS: usize = memory.data<u8>([
 
 /** Allocates the window; call after heap.reset(). */
 export function outReset(): void {
+  if (!digits4Ready) fillDigits4();
   // 64 spare bytes past outEnd: SIMD stores may overrun the logical end by up to 15 bytes.
   outBuf = heap.alloc(OUT_CAP + 64);
   outEnd = outBuf + OUT_CAP;
@@ -118,11 +119,32 @@ export function ascii(s: string): void {
   return v < 100000000 ? 8 : v < 1000000000 ? 9 : 10;
 }
 
+// Four decimal digits per entry ("0000".."9999" as 4 ASCII bytes), filled once: static data survives heap.reset().
+const DIGITS4: usize = memory.data(40000);
+let digits4Ready = false;
+function fillDigits4(): void {
+  for (let i: u32 = 0; i < 10000; i++) {
+    const a = DIGITS4 + (<usize>i << 2);
+    store<u8>(a, <u8>(48 + i / 1000));
+    store<u8>(a, <u8>(48 + (i / 100) % 10), 1);
+    store<u8>(a, <u8>(48 + (i / 10) % 10), 2);
+    store<u8>(a, <u8>(48 + i % 10), 3);
+  }
+  digits4Ready = true;
+}
+
 /** Writes the `n` low digits of v (n = its digit count, or more for zero padding) ending at q. */
 // @ts-ignore: decorator
 @inline function digitsAt(q: usize, v: u32, n: u32): void {
   const start = q - n;
-  while (v >= 100) {
+  // Four digits per step from a 40 KB table: half the divisions of a two-digit table.
+  while (v >= 10000) {
+    const r = <usize>(v % 10000);
+    v /= 10000;
+    q -= 4;
+    store<u32>(q, load<u32>(DIGITS4 + (r << 2)));
+  }
+  if (v >= 100) {
     const r = <usize>(v % 100);
     v /= 100;
     q -= 2;
@@ -167,7 +189,9 @@ function u64decAny(v: u64): void {
   const hi = v / 100000000;
   const lo = <u32>(v - hi * 100000000);
   u64decAny(hi);
-  digitsAt(pos + 8, lo, 8);
+  // The low 8 digits: exactly two table entries.
+  store<u32>(pos, load<u32>(DIGITS4 + (<usize>(lo / 10000) << 2)));
+  store<u32>(pos + 4, load<u32>(DIGITS4 + (<usize>(lo % 10000) << 2)));
   pos += 8;
 }
 
