@@ -4,7 +4,10 @@
  * measurement runs in its own process (peak RSS is its own); each is repeated and the median taken. Prints the
  * table and writes bench/results/<date>.json.
  *
- *   tsx bench/run.ts [--sizes 1e5,1e6,1.4e7] [--repeat 3] [--tasks floor,chrome,chrome-gz,peer]
+ *   tsx bench/run.ts [--sizes 1e5,1e6,1.4e7] [--repeat 3] [--tasks floor,chrome,chrome-gz,xspace,peer,hta,xprof]
+ *
+ * The peer holds the whole dump in memory and the Python clients are slow: they run up to --peer-max and
+ * --clients-max records.
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, statSync, writeFileSync } from "node:fs";
@@ -16,8 +19,9 @@ const { values } = parseArgs({
   options: {
     sizes: { type: "string", default: "1e5,1e6,1.4e7" },
     repeat: { type: "string", default: "3" },
-    tasks: { type: "string", default: "floor,chrome,chrome-gz,peer" },
+    tasks: { type: "string", default: "floor,chrome,chrome-gz,xspace,peer,hta,xprof" },
     "peer-max": { type: "string", default: "2e6" },
+    "clients-max": { type: "string", default: "1e5" },
   },
 });
 const sizes = values.sizes!.split(",").map(Number);
@@ -34,8 +38,10 @@ for (const n of sizes) {
   const mb = statSync(file).size / 1e6;
   for (const task of tasks) {
     if (task === "peer" && n > Number(values["peer-max"])) continue; // the peer holds the whole dump in memory
+    if ((task === "hta" || task === "xprof") && n > Number(values["clients-max"])) continue;
     const runs: Row[] = [];
-    for (let i = 0; i < repeat; i++) {
+    const reps = task === "hta" || task === "xprof" ? 1 : repeat;
+    for (let i = 0; i < reps; i++) {
       const out = execFileSync(process.execPath, ["--import", "tsx", "bench/task.ts", task, file], { encoding: "utf8", maxBuffer: 1 << 20 });
       runs.push(JSON.parse(out.trim().split("\n").pop()!));
     }

@@ -2,9 +2,16 @@
  * One benchmark measurement in its own process (so peak RSS is this task's alone). Prints one JSON line:
  * {task, seconds, bytesIn, bytesOut, events, maxRssMB}.
  *
- *   tsx bench/task.ts <floor|chrome|chrome-gz|peer> <file.rawtrace>
+ *   tsx bench/task.ts <floor|chrome|chrome-gz|xspace|peer|hta|xprof> <file.rawtrace>
+ *
+ * hta and xprof time the real Python clients on our outputs (for context): HTA loading the Chrome JSON
+ * (TraceAnalysis), xprof rendering the XSpace as trace_viewer; the conversion before them is not timed. They need the
+ * venvs made by scripts/python-env.sh and scripts/xprof-env.sh.
  */
-import { closeSync, openSync, readSync, statSync } from "node:fs";
+import { closeSync, mkdirSync, mkdtempSync, openSync, readSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createGzip } from "node:zlib";
 import { createEngine } from "../src/node/wasm.js";
 import { fileSource } from "../src/node/file_source.js";
@@ -49,6 +56,11 @@ async function run(): Promise<{ bytesOut: number; events: number }> {
       await new Promise<void>((res) => gz.end(res));
       return { bytesOut: outBytes, events: r.events };
     }
+    case "xspace": {
+      const eng = await createEngine();
+      const res = await eng.convert(fileSource(file), () => {}, { format: "xspace" });
+      return { bytesOut: res.bytesOut, events: res.events };
+    }
     case "peer": {
       let outBytes = 0;
       const events = peerConvert(file, (s) => { outBytes += Buffer.byteLength(s); });
@@ -58,7 +70,37 @@ async function run(): Promise<{ bytesOut: number; events: number }> {
   throw new Error(`unknown task ${task}`);
 }
 
-const t0 = performance.now();
-const r = await run();
+/** Converts `file` into `path` (not timed: the clients' own time is what is measured). */
+async function convertTo(path: string, format: "chrome" | "xspace"): Promise<number> {
+  const eng = await createEngine();
+  const fd = openSync(path, "w");
+  const r = await eng.convert(fileSource(file), (b) => { writeSync(fd, b); }, { format });
+  closeSync(fd);
+  return r.events;
+}
+
+let t0 = performance.now();
+let r: { bytesOut: number; events: number };
+if (task === "hta" || task === "xprof") {
+  const dir = mkdtempSync(join(tmpdir(), "rawtrace-bench-"));
+  try {
+    if (task === "hta") {
+      const events = await convertTo(join(dir, "rank-0.json"), "chrome");
+      t0 = performance.now();
+      execFileSync(".venv/bin/python", ["-c", "import sys\nfrom hta.trace_analysis import TraceAnalysis\nTraceAnalysis(trace_dir=sys.argv[1])", dir], { stdio: "ignore" });
+      r = { bytesOut: statSync(join(dir, "rank-0.json")).size, events };
+    } else {
+      const run = join(dir, "plugins", "profile", "2026_11_22_00_00_00");
+      mkdirSync(run, { recursive: true });
+      const pb = join(run, "bench.xplane.pb");
+      const events = await convertTo(pb, "xspace");
+      t0 = performance.now();
+      execFileSync(".venv-xprof/bin/python", ["-c", "import sys\nfrom xprof.convert import raw_to_tool_data as r\nr.xspace_to_tool_data([sys.argv[1]], 'trace_viewer', {'use_saved_result': False})", pb], { stdio: "ignore" });
+      r = { bytesOut: statSync(pb).size, events };
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+} else r = await run();
 const seconds = (performance.now() - t0) / 1000;
 console.log(JSON.stringify({ task, seconds, bytesIn, ...r, maxRssMB: process.resourceUsage().maxRSS / 1024 }));

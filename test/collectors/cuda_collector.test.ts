@@ -10,7 +10,7 @@
  * (chunk order, STRINGS before the ACTIVITY that needs them, KIND_SIZES = the real struct sizes, DROPPED reasons,
  * LOG chunks) and the failure paths: memory cap, signals, kill -9, write errors, CUPTI errors.
  *
- * Needs build/rawtrace.wasm (npm run build:wasm, or scripts/asb.sh while assembly/ is being edited).
+ * Needs build/rawtrace.wasm (npm run build:wasm; scripts/test.sh builds it).
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
