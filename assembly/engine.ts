@@ -17,6 +17,9 @@ import { fail, failed, warn, setRecordContainerWarnings } from "./util/diag";
 import { setSink, Sink } from "./emit/dispatch";
 import { chromeBaseFor, chromeBegin, chromeEnd, chromeLastTs } from "./emit/chrome_json";
 import { xspaceBegin, xspaceEnd, xspaceLastTs, xspaceProfileStart } from "./emit/xspace";
+import { timelineBegin, timelineEnd, timelineLastTs } from "./emit/timeline";
+import { statsBegin, statsEnd, statsLastTs } from "./emit/stats";
+import { fixedBaseNs } from "./emit/options";
 
 let pass: i32 = 0;
 let prepared = false;
@@ -157,7 +160,7 @@ function onChunkPass1(type: u32, p: usize, n: u32, off: u64, seq: u32): void {
       S.addActivity(n);
       S.bufferBegin();
       cuptiScan(p, n, off);
-      if (S.bufferEndOutOfOrder()) warn(Warn.OUT_OF_ORDER, off, seq);
+      S.bufferEnd();
       break;
     case Chunk.STRINGS: {
       const count = rdCount(12);
@@ -262,10 +265,13 @@ export function beginEmit(sink: i32): void {
   readerReset(onChunkPass2, false);
   clockPrepare();
   const first = S.minVendorTs != 0 ? toUnix(S.minVendorTs) : S.startNs;
-  baseNs = chromeBaseFor(first);
+  // A merge puts every file on one time base (emit/options.ts); it must not be after this file's first event.
+  baseNs = fixedBaseNs != 0 && fixedBaseNs <= first ? fixedBaseNs : chromeBaseFor(first);
   setSink(<Sink>sink);
   if (sink == Sink.CHROME_JSON) chromeBegin(baseNs);
   else if (sink == Sink.XSPACE) xspaceBegin();
+  else if (sink == Sink.TIMELINE) timelineBegin(baseNs);
+  else if (sink == Sink.STATS) statsBegin();
 }
 
 /** Feeds `n` bytes written at the input window to the current pass. */
@@ -287,8 +293,13 @@ export function endPass(): bool {
     if (!prepared && S.haveHeader && S.vendor != 1) fail(Fatal.UNSUPPORTED_VENDOR, 0, S.vendor);
     rangesPrepare(S.maxVendorTs);
   } else if (pass == 2) {
-    if (S.vendor == 1) cuptiFinish(sinkKind == Sink.XSPACE ? xspaceLastTs() : chromeLastTs());
+    if (S.vendor == 1) {
+      cuptiFinish(sinkKind == Sink.XSPACE ? xspaceLastTs() : sinkKind == Sink.TIMELINE ? timelineLastTs()
+        : sinkKind == Sink.STATS ? statsLastTs() : chromeLastTs());
+    }
     if (sinkKind == Sink.CHROME_JSON) chromeEnd();
+    else if (sinkKind == Sink.TIMELINE) timelineEnd();
+    else if (sinkKind == Sink.STATS) statsEnd();
     else if (sinkKind == Sink.XSPACE) {
       xspaceEnd();
       // XSpace times are relative to the profile start (Task Environment profile_start_time): report that base.

@@ -116,6 +116,7 @@ export function rt_info(field: i32): u64 {
     case 21: return <u64>S.localRank;
     case 22: return S.collectorVersion;
     case 23: return S.haveHeader ? 1 : 0;
+    case 24: return S.outOfOrderBuffers;
   }
   return 0;
 }
@@ -144,3 +145,6 @@ export function rt_fatal_detail(): u64 { return fatalErrorDetail(); }
 export function rt_warning_count(code: i32): u64 { return warningCount(code); }
 export function rt_warning_offset(code: i32): u64 { return warningOffset(code); }
 export function rt_warning_detail(code: i32): u64 { return warningDetail(code); }
+
+// Multi-file work (merge, batch): output options and clock anchors.
+export { rt_set_output, rt_clock_anchor } from "./batch";

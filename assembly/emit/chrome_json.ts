@@ -10,10 +10,11 @@
 import { Ev, EvKind, EvFlag } from "../model/event";
 import * as S from "../model/session";
 import * as O from "./out";
-import { Table, tableNew, tableUpsert, tableSlots, tableKeyAt, tableValueAt } from "../util/hash_table";
+import { Table, tableNew, tableUpsert, tableSlots, tableKeyAt, tableValueAt, tableCount, inserted } from "../util/hash_table";
 import { WARN_COUNT } from "../util/error";
 import { warningCount, warningOffset, warningDetail } from "../util/diag";
 import { warnName } from "../util/error_names";
+import * as X from "./options";
 
 /** Kineto's tid offset for the "stream N (sync)" rows (kSyncStreamTidOffset). */
 const SYNC_TID_OFFSET: u64 = 1000000;
@@ -30,6 +31,13 @@ let gpuRows: Table = 0; // (device << 32 | tid) → 1 stream, 2 sync row, 3 cont
 let overheadSeen = false;
 let traceNamePtr: usize = 0;
 let traceNameLen: u32 = 0;
+// Pid namespace (emit/options.ts): nsOn when a merge slot is set; pids and flow ids are offset by these.
+let nsOn = false;
+let nsBase: u64 = 0;
+let flowBase: u64 = 0;
+let hostLocal: Table = 0; // OS pid → local pid index (0..98) in namespace mode
+let lastOsPid: u64 = 0xffffffffffffffff;
+let lastHostPid: u64 = 0;
 
 /** Kineto's time base: the start time floored to a 3-month grid (7,889,238 s), so ts keeps ns precision. */
 export function chromeBaseFor(t: u64): u64 {
@@ -51,6 +59,24 @@ export function chromeLastTs(): u64 {
 // @ts-ignore: decorator
 @inline function rel(t: u64): u64 {
   return t > base ? t - base : 0;
+}
+
+/** Output pid of GPU `dev`: Kineto's (the device ordinal), or its place in the namespace slot. */
+// @ts-ignore: decorator
+@inline function gpid(dev: u64): u64 {
+  return nsOn ? nsBase + X.NS_GPU + (dev < 900 ? dev : dev % 900) : dev;
+}
+
+/** Output pid of host process `pid`: the OS pid, or its local index (order of first appearance) in the slot. */
+function hpid(pid: u64): u64 {
+  if (!nsOn) return pid;
+  if (pid == lastOsPid) return lastHostPid;
+  const slot = tableUpsert(hostLocal, pid);
+  if (inserted) store<u64>(slot, <u64>tableCount(hostLocal) - 1);
+  const local = load<u64>(slot);
+  lastOsPid = pid;
+  lastHostPid = nsBase + (local < X.NS_OVERHEAD ? local : X.NS_OVERHEAD - 1);
+  return lastHostPid;
 }
 
 // @ts-ignore: decorator
@@ -99,6 +125,16 @@ export function chromeBegin(baseNs: u64): void {
   lastGpuRow = 0xffffffffffffffff;
   lastHostRow = 0xffffffffffffffff;
   overheadSeen = false;
+  nsOn = X.pidNamespace >= 0;
+  nsBase = nsOn ? <u64>X.pidNamespace * X.NS_STRIDE : 0;
+  flowBase = nsOn ? <u64>X.pidNamespace << 32 : 0;
+  hostLocal = tableNew(4);
+  lastOsPid = 0xffffffffffffffff;
+  if (X.eventsOnly) {
+    // Events only: every event, the first too, is written as ",\n{...}"; the host writes header and trailer.
+    first = false;
+    return;
+  }
   O.need(256);
   O.ascii('{"schemaVersion":1,');
   if (S.rank >= 0) {
@@ -165,7 +201,7 @@ function head(cat: string, e: Ev, pid: u64, tid: u64): void {
 function flow(ph: u32, e: Ev, pid: u64, tid: u64): void {
   O.ascii(',\n{"ph":"');
   O.byte(ph);
-  keyU('","id":', e.correlation);
+  keyU('","id":', e.correlation + flowBase);
   keyU(',"pid":', pid);
   keyU(',"tid":', tid);
   O.ascii(',"ts":');
@@ -218,7 +254,7 @@ export function chromeEvent(e: Ev): void {
       const dev = <u64>e.device;
       const tid = <u64>e.stream;
       noteGpuRow(dev, tid, 1);
-      head("kernel", e, dev, tid);
+      head("kernel", e, gpid(dev), tid);
       if ((e.flags & EvFlag.HAS_QUEUED) != 0) {
         O.ascii('"queued":');
         O.micros(rel(e.queued));
@@ -256,7 +292,7 @@ export function chromeEvent(e: Ev): void {
       gpuTail(e);
       O.byte(125);
       O.byte(125);
-      flow(102, e, dev, tid);
+      flow(102, e, gpid(dev), tid);
       break;
     }
     case EvKind.MEMCPY:
@@ -264,7 +300,7 @@ export function chromeEvent(e: Ev): void {
       const dev = <u64>e.device;
       const tid = <u64>e.stream;
       noteGpuRow(dev, tid, 1);
-      head(e.kind == EvKind.MEMCPY ? "gpu_memcpy" : "gpu_memset", e, dev, tid);
+      head(e.kind == EvKind.MEMCPY ? "gpu_memcpy" : "gpu_memset", e, gpid(dev), tid);
       if ((e.flags & EvFlag.PEER) != 0) {
         keyU('"fromDevice":', e.srcDevice);
         keyU(',"inDevice":', e.device);
@@ -288,7 +324,7 @@ export function chromeEvent(e: Ev): void {
       gpuTail(e);
       O.byte(125);
       O.byte(125);
-      flow(102, e, dev, tid);
+      flow(102, e, gpid(dev), tid);
       break;
     }
     case EvKind.API_RUNTIME:
@@ -296,12 +332,12 @@ export function chromeEvent(e: Ev): void {
       const pid = <u64>e.pid;
       const tid = <u64>e.tid;
       noteHostRow(pid, tid);
-      head(e.kind == EvKind.API_RUNTIME ? "cuda_runtime" : "cuda_driver", e, pid, tid);
+      head(e.kind == EvKind.API_RUNTIME ? "cuda_runtime" : "cuda_driver", e, hpid(pid), tid);
       keyU('"cbid":', e.apiId);
       keyU(',"correlation":', e.correlation);
       O.byte(125);
       O.byte(125);
-      if ((e.flags & EvFlag.FLOW_START) != 0) flow(115, e, pid, tid);
+      if ((e.flags & EvFlag.FLOW_START) != 0) flow(115, e, hpid(pid), tid);
       break;
     }
     case EvKind.SYNC: {
@@ -309,7 +345,7 @@ export function chromeEvent(e: Ev): void {
       const noStream = (e.flags & EvFlag.NO_STREAM) != 0;
       const tid = noStream ? CONTEXT_SYNC_TID : <u64>e.stream + SYNC_TID_OFFSET;
       noteGpuRow(dev, tid, noStream ? 3 : 2);
-      head("cuda_sync", e, dev, tid);
+      head("cuda_sync", e, gpid(dev), tid);
       O.ascii('"cuda_sync_kind":');
       O.jsonString(e.namePtr, e.nameLen);
       O.need(512);
@@ -322,14 +358,14 @@ export function chromeEvent(e: Ev): void {
       keyU(',"context":', e.context);
       O.byte(125);
       O.byte(125);
-      flow(102, e, dev, tid);
+      flow(102, e, gpid(dev), tid);
       break;
     }
     case EvKind.EVENT_RECORD: {
       const dev = <u64>e.device;
       const tid = <u64>e.stream;
       noteGpuRow(dev, tid, 1);
-      head("cuda_event", e, dev, tid);
+      head("cuda_event", e, gpid(dev), tid);
       keyU('"device":', e.device);
       keyU(',"context":', e.context);
       keyU(',"stream":', e.stream);
@@ -346,7 +382,9 @@ export function chromeEvent(e: Ev): void {
       O.ascii('{"ph":"X","cat":"overhead","name":');
       O.jsonString(e.namePtr, e.nameLen);
       O.need(O.EVENT_RESERVE);
-      keyU(',"pid":-1,"tid":', e.tid);
+      if (nsOn) keyU(',"pid":', nsBase + X.NS_OVERHEAD);
+      else O.ascii(',"pid":-1');
+      keyU(',"tid":', e.tid);
       O.ascii(',"ts":');
       O.micros(rel(e.start));
       O.ascii(',"dur":');
@@ -365,7 +403,7 @@ export function chromeEvent(e: Ev): void {
       else O.ascii('{"ph":"i","s":"t","cat":"user_annotation","name":');
       O.jsonString(e.namePtr, e.nameLen);
       O.need(O.EVENT_RESERVE);
-      keyU(',"pid":', pid);
+      keyU(',"pid":', hpid(pid));
       keyU(',"tid":', tid);
       O.ascii(',"ts":');
       O.micros(rel(e.start));
@@ -401,7 +439,7 @@ export function chromeEvent(e: Ev): void {
       O.ascii('{"ph":"X","cat":"gpu_user_annotation","name":');
       O.jsonString(e.namePtr, e.nameLen);
       O.need(O.EVENT_RESERVE);
-      keyU(',"pid":', dev);
+      keyU(',"pid":', gpid(dev));
       keyU(',"tid":', tid);
       O.ascii(',"ts":');
       O.micros(rel(e.start > 0 ? e.start - 1 : 0));
@@ -419,7 +457,7 @@ export function chromeEvent(e: Ev): void {
       O.need(O.EVENT_RESERVE);
       sep();
       keyU('{"ph":"X","cat":"cuda_graph","name":"CUDA Graph ', e.graphId);
-      keyU('","pid":', dev);
+      keyU('","pid":', gpid(dev));
       keyU(',"tid":', tid);
       O.ascii(',"ts":');
       O.micros(rel(e.start));
@@ -434,7 +472,7 @@ export function chromeEvent(e: Ev): void {
       keyU(',"correlation":', e.correlation);
       keyU(',"graph id":', e.graphId);
       O.ascii("}}");
-      flow(102, e, dev, tid);
+      flow(102, e, gpid(dev), tid);
       break;
     }
   }
@@ -478,7 +516,33 @@ function writeProcessName(pid: u64): void {
   O.need(256);
 }
 
-/** Writes the process/thread metadata, the closing instant, and the trailer. */
+/** Namespace mode: opens `"name":"<label> ` (the caller writes the rest of the string and its closing quote). */
+function nsNameOpen(): void {
+  O.ascii('"name":"');
+  if (X.labelLen != 0) {
+    O.jsonChars(X.labelPtr, X.labelLen);
+    O.need(256);
+    O.byte(32);
+  }
+}
+
+/** Namespace mode: the process_name of host process `pid`, `<label> <program> (pid <OS pid>)`. */
+function nsHostName(pid: u64): void {
+  nsNameOpen();
+  if (procNameLen != 0) {
+    O.jsonChars(procNamePtr, procNameLen);
+    O.need(256);
+    O.ascii(" (pid ");
+    O.u64dec(pid);
+    O.ascii(')"');
+  } else {
+    O.ascii("process ");
+    O.u64dec(pid);
+    O.byte(34);
+  }
+}
+
+/** Writes the process/thread metadata, the closing instant, and the trailer (events-only: the metadata alone). */
 export function chromeEnd(): void {
   processName();
   // Host processes and threads.
@@ -489,18 +553,20 @@ export function chromeEnd(): void {
     if (k == 0xffffffffffffffff) continue;
     const pid = k >> 32;
     const tid = k & 0xffffffff;
+    const opid = hpid(pid);
     if (pid != lastPid) {
       lastPid = pid;
-      meta("process_name", pid, 0);
-      writeProcessName(pid);
+      meta("process_name", opid, 0);
+      if (nsOn) nsHostName(pid);
+      else writeProcessName(pid);
       O.ascii("}}");
-      meta("process_labels", pid, 0);
+      meta("process_labels", opid, 0);
       O.ascii('"labels":"CPU"}}');
-      meta("process_sort_index", pid, 0);
-      keyU('"sort_index":', pid);
+      meta("process_sort_index", opid, 0);
+      keyU('"sort_index":', opid);
       O.ascii("}}");
     }
-    meta("thread_name", pid, tid);
+    meta("thread_name", opid, tid);
     O.ascii('"name":"thread ');
     O.u64dec(tid);
     const tn = S.threadName(<u32>pid, <u32>tid);
@@ -511,7 +577,7 @@ export function chromeEnd(): void {
       O.byte(41);
     }
     O.ascii('"}}');
-    meta("thread_sort_index", pid, tid);
+    meta("thread_sort_index", opid, tid);
     keyU('"sort_index":', tid);
     O.ascii("}}");
   }
@@ -525,7 +591,7 @@ export function chromeEnd(): void {
     const tid = k & 0xffffffff;
     const kind = tableValueAt(gpuRows, i);
     tableUpsert(devSeen, dev);
-    meta("thread_name", dev, tid);
+    meta("thread_name", gpid(dev), tid);
     if (kind == 3) O.ascii('"name":"context sync"}}');
     else {
       O.ascii('"name":"stream ');
@@ -542,7 +608,7 @@ export function chromeEnd(): void {
       }
       O.ascii('"}}');
     }
-    meta("thread_sort_index", dev, tid);
+    meta("thread_sort_index", gpid(dev), tid);
     keyU('"sort_index":', tid);
     O.ascii("}}");
   }
@@ -550,22 +616,37 @@ export function chromeEnd(): void {
   for (let i: u32 = 0; i < n; i++) {
     const dev = tableKeyAt(devSeen, i);
     if (dev == 0xffffffffffffffff) continue;
-    meta("process_name", dev, 0);
-    writeProcessName(dev);
+    meta("process_name", gpid(dev), 0);
+    if (nsOn) {
+      nsNameOpen();
+      keyU("GPU ", dev);
+      O.byte(34);
+    } else writeProcessName(dev);
     O.ascii("}}");
-    meta("process_labels", dev, 0);
+    meta("process_labels", gpid(dev), 0);
     keyU('"labels":"GPU ', dev);
     O.ascii('"}}');
-    meta("process_sort_index", dev, 0);
-    keyU('"sort_index":', dev + GPU_SORT_OFFSET);
+    meta("process_sort_index", gpid(dev), 0);
+    keyU('"sort_index":', nsOn ? gpid(dev) : dev + GPU_SORT_OFFSET);
     O.ascii("}}");
   }
-  if (overheadSeen) {
+  if (overheadSeen && nsOn) {
+    meta("process_name", nsBase + X.NS_OVERHEAD, 0);
+    nsNameOpen();
+    O.ascii('CUPTI Overhead"}}');
+    meta("process_sort_index", nsBase + X.NS_OVERHEAD, 0);
+    keyU('"sort_index":', nsBase + X.NS_OVERHEAD);
+    O.ascii("}}");
+  } else if (overheadSeen) {
     O.need(O.EVENT_RESERVE);
     sep();
     O.ascii('{"name":"process_name","ph":"M","ts":0.000,"pid":-1,"tid":0,"args":{"name":"CUPTI Overhead"}}');
     sep();
     O.ascii('{"name":"process_sort_index","ph":"M","ts":0.000,"pid":-1,"tid":0,"args":{"sort_index":16777226}}');
+  }
+  if (X.eventsOnly) {
+    O.flush();
+    return;
   }
   O.need(O.EVENT_RESERVE);
   sep();
@@ -590,6 +671,7 @@ function trailer(): void {
   keyU(',"activity_chunks":', S.activityChunks);
   keyU(',"dropped_records":', S.droppedRecords);
   keyU(',"api_calls_hidden":', S.apiFiltered);
+  keyU(',"out_of_order_buffers":', S.outOfOrderBuffers);
   O.ascii(',"complete":');
   O.ascii(S.haveEnd ? "true" : "false");
   O.ascii(',"warnings":[');

@@ -132,11 +132,12 @@ let prevBufMin: u64 = 0;
 export function bufferBegin(): void {
   bufMin = 0;
 }
-/** Ends an activity buffer (pass 1): true when it started before the previous buffer did. */
-export function bufferEndOutOfOrder(): bool {
-  const late = bufMin != 0 && prevBufMin != 0 && bufMin < prevBufMin;
+/** Activity buffers that started before the previous one (pass 1). */
+export let outOfOrderBuffers: u64 = 0;
+/** Ends an activity buffer (pass 1): counts it when it started before the previous buffer did. */
+export function bufferEnd(): void {
+  if (bufMin != 0 && prevBufMin != 0 && bufMin < prevBufMin) outOfOrderBuffers++;
   if (bufMin != 0) prevBufMin = bufMin;
-  return late;
 }
 export function addChunk(): void { chunksSeen++; }
 export function addActivity(n: u64): void { activityChunks++; activityBytes += n; }
@@ -449,6 +450,7 @@ export function sessionReset(): void {
   maxVendorTs = 0;
   bufMin = 0;
   prevBufMin = 0;
+  outOfOrderBuffers = 0;
   eventsEmitted = 0;
   apiFiltered = 0;
   apiTable = tableNew(1024);

@@ -69,9 +69,7 @@ export const enum Warn {
   RECORD_TOO_SMALL = 21,
   /** The collector logged an error (LOG chunk, level error). detail: 0. */
   COLLECTOR_ERROR = 22,
-  /** An activity buffer starts before the previous one (outputs are unaffected; counted for the report). detail: seq. */
-  OUT_OF_ORDER = 23,
 }
 
 /** Number of warning codes (size of the per-code tables). */
-export const WARN_COUNT: i32 = 24;
+export const WARN_COUNT: i32 = 23;

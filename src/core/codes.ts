@@ -49,7 +49,6 @@ export const WARN_NAMES = [
   "NO_HEADER",
   "RECORD_TOO_SMALL",
   "COLLECTOR_ERROR",
-  "OUT_OF_ORDER",
 ] as const;
 export type WarningName = (typeof WARN_NAMES)[number];
 
@@ -78,7 +77,6 @@ export const WARN_MESSAGES: Record<WarningName, string> = {
   NO_HEADER: "no HEADER chunk before the first activity; CUDA was assumed",
   RECORD_TOO_SMALL: "records of kind {detail} are smaller than the decoder needs; skipped",
   COLLECTOR_ERROR: "the collector logged an error (chunk seq {detail})",
-  OUT_OF_ORDER: "activity buffers arrived out of time order (first: chunk seq {detail}); converted as usual, the outputs do not depend on buffer order",
 };
 
 /** One warning as reported by the core: how often, and where it first happened. */

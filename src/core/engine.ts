@@ -32,15 +32,40 @@ export type Sink = (bytes: Uint8Array) => void;
 export type Progress = (done: number, total: number | undefined, pass: 1 | 2 | 3) => void;
 
 /** Output formats the core writes. */
-export const Output = { NONE: 0, CHROME_JSON: 1, XSPACE: 2 } as const;
+export const Output = { NONE: 0, CHROME_JSON: 1, XSPACE: 2, STATS: 3, TIMELINE: 4 } as const;
+
+/**
+ * One file's place in a multi-file output (`rawtrace merge`, src/core/merge.ts): applied by the core's emitters
+ * (assembly/emit/options.ts).
+ */
+export interface MergeSlot {
+  /**
+   * Pid namespace slot ≥ 0 (the rank): Chrome pids become slot × 1000 + local (host processes 0..98, CUPTI overhead
+   * 99, GPU d at 100 + d) and ac2g flow ids slot × 2^32 + correlation, so files never collide in one trace.
+   */
+  namespace: number;
+  /** Put in front of every process_name, e.g. "rank 3 (node-a)". */
+  label?: string;
+  /**
+   * Time base, Unix ns: Chrome baseTimeNanoseconds / XSpace profile start shared by every file. Ignored (the file
+   * gets its own) when it is after the file's first event: check `ConvertResult.baseTimeNs`.
+   */
+  baseTimeNs?: bigint;
+  /**
+   * Chrome JSON: write the trace events only, each as `,\n{...}` (no header, no "Record Window End", no trailer),
+   * so a host can stream file after file into one traceEvents array.
+   */
+  eventsOnly?: boolean;
+}
 
 /** Conversion options. */
 export interface ConvertOptions {
   /**
    * Output format: Kineto-compatible Chrome Trace JSON (default) or an XSpace protobuf (`.xplane.pb`) for XProf and
-   * TensorBoard's profile plugin (docs/xspace.md).
+   * TensorBoard's profile plugin (docs/xspace.md), or the viewer's timeline tables (src/core/timeline.ts), or
+   * summary statistics (src/core/stats.ts: use `computeStats` there rather than this directly).
    */
-  format?: "chrome" | "xspace";
+  format?: "chrome" | "xspace" | "timeline" | "stats";
   /** Keep every API call (no Kineto blocklist of runtime calls and untracked driver calls). Default false. */
   allApi?: boolean;
   /** Progress callback, called once per input window. */
@@ -52,6 +77,8 @@ export interface ConvertOptions {
    * pressure so memory stays bounded.
    */
   afterWindow?: () => void | Promise<void>;
+  /** This file's place in a multi-file output (merge): pid namespace, label, shared time base, events only. */
+  merge?: MergeSlot;
 }
 
 /** A device as the dump describes it. Memory in bytes, bandwidth in bytes/s, clock in kHz. */
@@ -64,6 +91,8 @@ export interface DeviceSummary {
   coreClockKhz: number;
   computeCapability: string;
   uuid: string;
+  /** The rest of Kineto's deviceProperties, by Kineto's names (maxThreadsPerBlock, warpSize, …). */
+  limits: Record<string, number>;
 }
 
 /** What pass 1 learned about a file (`rawtrace info`). Times are Unix-epoch ns as bigint. */
@@ -89,10 +118,17 @@ export interface FileInfo {
   droppedRecords: number;
   complete: boolean;
   externalCorrelations: number;
+  /** Activity buffers that started before the previous one (real dumps have some; outputs do not depend on it). */
+  outOfOrderBuffers: number;
   devices: DeviceSummary[];
   /** Records per vendor kind name (e.g. CONCURRENT_KERNEL). */
   records: Record<string, number>;
   warnings: Warning[];
+  /**
+   * The CLOCK anchors the alignment used (Unix ns = vendor ns + offset, with linear drift between start and end
+   * anchors): vendor clock and CLOCK_REALTIME readings, as bigint ns; absent when the dump has none.
+   */
+  clock: { start?: { vendorNs: bigint; realtimeNs: bigint }; end?: { vendorNs: bigint; realtimeNs: bigint } };
 }
 
 /** Result of a conversion. */
@@ -135,6 +171,8 @@ interface CoreExports {
   rt_alloc(n: number): number;
   rt_set_trace_name(p: number, n: number): void;
   rt_info(field: number): bigint;
+  rt_set_output(baseNs: bigint, ns: number, eventsOnly: number, p: number, n: number): void;
+  rt_clock_anchor(field: number): bigint;
   rt_records_of_kind(k: number): bigint;
   rt_text_ptr(which: number): number;
   rt_text_len(which: number): number;
@@ -159,6 +197,11 @@ export class Engine {
   private busy = false;
 
   private constructor(private readonly x: CoreExports) {}
+
+  /** Current size of the core's linear memory in bytes (it only grows; drop the Engine to free it). */
+  get memoryBytes(): number {
+    return this.x.memory.buffer.byteLength;
+  }
 
   /** Instantiates the core from its compiled module or bytes. */
   static async create(wasm: WebAssembly.Module | BufferSource): Promise<Engine> {
@@ -249,6 +292,12 @@ export class Engine {
         coreClockKhz: dv.getUint32(24, true),
         computeCapability: `${dv.getUint32(28, true)}.${dv.getUint32(32, true)}`,
         uuid,
+        limits: {
+          maxThreadsPerBlock: dv.getUint32(36, true), maxThreadsPerMultiprocessor: dv.getUint32(40, true),
+          regsPerBlock: dv.getUint32(44, true), regsPerMultiprocessor: dv.getUint32(48, true),
+          warpSize: dv.getUint32(52, true), sharedMemPerBlock: dv.getUint32(56, true),
+          sharedMemPerMultiprocessor: dv.getUint32(60, true), sharedMemPerBlockOptin: dv.getUint32(64, true),
+        },
       });
     }
     const records: Record<string, number> = {};
@@ -285,9 +334,14 @@ export class Engine {
       droppedRecords: n(13),
       complete: n(14) === 1,
       externalCorrelations: n(18),
+      outOfOrderBuffers: n(24),
       devices,
       records,
       warnings,
+      clock: {
+        start: x.rt_clock_anchor(0) ? { vendorNs: x.rt_clock_anchor(1), realtimeNs: x.rt_clock_anchor(2) } : undefined,
+        end: x.rt_clock_anchor(3) ? { vendorNs: x.rt_clock_anchor(4), realtimeNs: x.rt_clock_anchor(5) } : undefined,
+      },
     };
   }
 
@@ -318,7 +372,7 @@ export class Engine {
       x.rt_begin_index();
       await this.pump(src, 1, opts.onProgress);
       // XSpace carries no gpu_user_annotation spans (its device events get nvtx_range instead): no projection pass.
-      if (opts.format !== "xspace" && x.rt_needs_projection()) {
+      if (opts.format !== "xspace" && opts.format !== "stats" && x.rt_needs_projection()) {
         // NVTX ranges: map launch calls to ranges before emitting (gpu_user_annotation spans).
         x.rt_begin_project();
         await this.pump(src, 3, opts.onProgress);
@@ -329,7 +383,15 @@ export class Engine {
       x.rt_set_trace_name(p, name.length);
       this.sink = sink;
       this.bytesOut = 0;
-      x.rt_begin_emit(opts.format === "xspace" ? Output.XSPACE : Output.CHROME_JSON);
+      const m = opts.merge;
+      const label = enc.encode(m?.label ?? "");
+      const lp = x.rt_alloc(label.length);
+      this.u8().set(label, lp);
+      x.rt_set_output(m?.baseTimeNs ?? 0n, m ? m.namespace : -1, m?.eventsOnly ? 1 : 0, lp, label.length);
+      x.rt_begin_emit(
+        opts.format === "xspace" ? Output.XSPACE : opts.format === "timeline" ? Output.TIMELINE
+          : opts.format === "stats" ? Output.STATS : Output.CHROME_JSON,
+      );
       await this.pump(src, 2, opts.onProgress, opts.afterWindow);
       const info = this.readInfo(src.name);
       return {
