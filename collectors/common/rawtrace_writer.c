@@ -81,30 +81,35 @@ int rt_buf_reserve(rt_buf* b, size_t n) {
   return 0;
 }
 
+/* Makes room for `n` more bytes and counts them as written. Returns where they start, or NULL when the builder is (or
+ * now becomes) out of memory. */
+static uint8_t* append(rt_buf* b, size_t n) {
+  if (rt_buf_reserve(b, n)) return NULL;
+  uint8_t* p = b->data + b->len;
+  b->len += n;
+  return p;
+}
+
 void rt_buf_u16(rt_buf* b, uint16_t v) {
-  if (rt_buf_reserve(b, 2)) return;
-  st16(b->data + b->len, v);
-  b->len += 2;
+  uint8_t* p = append(b, 2);
+  if (p) st16(p, v);
 }
 
 void rt_buf_u32(rt_buf* b, uint32_t v) {
-  if (rt_buf_reserve(b, 4)) return;
-  st32(b->data + b->len, v);
-  b->len += 4;
+  uint8_t* p = append(b, 4);
+  if (p) st32(p, v);
 }
 
 void rt_buf_i32(rt_buf* b, int32_t v) { rt_buf_u32(b, (uint32_t)v); }
 
 void rt_buf_u64(rt_buf* b, uint64_t v) {
-  if (rt_buf_reserve(b, 8)) return;
-  st64(b->data + b->len, v);
-  b->len += 8;
+  uint8_t* p = append(b, 8);
+  if (p) st64(p, v);
 }
 
 void rt_buf_bytes(rt_buf* b, const void* p, size_t n) {
-  if (n == 0 || rt_buf_reserve(b, n)) return;
-  memcpy(b->data + b->len, p, n);
-  b->len += n;
+  uint8_t* d = n ? append(b, n) : NULL;
+  if (d) memcpy(d, p, n);
 }
 
 void rt_buf_str(rt_buf* b, const void* p, uint32_t len) {
@@ -342,6 +347,32 @@ static int begin(rt_writer* w) {
   return 0;
 }
 
+/* Appends entry `i` of the caller's array `items` to `b`. Returns 0, or -EINVAL for an entry that cannot be written. */
+typedef int (*put_entry_fn)(rt_buf* b, const void* items, uint32_t i);
+
+/* Writes a list chunk (KIND_SIZES, API_NAMES, STRINGS, DEVICES, THREAD_NAMES): `u32 n`, then the `n` entries of
+ * `items`, each appended by `put`. Returns as rt_writer_chunk, -EINVAL (NULL `items` with n > 0, or an entry `put`
+ * refused) or -ENOMEM. Inline, so that each helper gets its own loop calling its `put` directly. */
+static inline int write_list(rt_writer* w, uint16_t type, const void* items, uint32_t n, put_entry_fn put) {
+  int rc = begin(w);
+  if (rc) return rc;
+  if (!items && n) return -EINVAL;
+  rt_buf_u32(&w->scratch, n);
+  for (uint32_t i = 0; i < n; i++) {
+    rc = put(&w->scratch, items, i);
+    if (rc) return rc;
+  }
+  return flush_scratch(w, type);
+}
+
+/* The (u32, u32, string) entry of API_NAMES (domain, id, name) and THREAD_NAMES (pid, tid, name). */
+static int put_ids_name(rt_buf* b, uint32_t id1, uint32_t id2, const char* name) {
+  rt_buf_u32(b, id1);
+  rt_buf_u32(b, id2);
+  rt_buf_cstr(b, name);
+  return 0;
+}
+
 int rt_writer_header(rt_writer* w, const rt_header_info* h) {
   int rc = begin(w);
   if (rc) return rc;
@@ -377,79 +408,67 @@ int rt_writer_clock(rt_writer* w, const rt_clock_anchor_t* a) {
   return rt_writer_chunk(w, RT_CHUNK_CLOCK, p, sizeof p);
 }
 
+static int put_kind_size(rt_buf* b, const void* items, uint32_t i) {
+  const rt_kind_size* e = (const rt_kind_size*)items + i;
+  rt_buf_u32(b, e->kind);
+  rt_buf_u32(b, e->size);
+  return 0;
+}
+
 int rt_writer_kind_sizes(rt_writer* w, const rt_kind_size* pairs, uint32_t n) {
-  int rc = begin(w);
-  if (rc) return rc;
-  if (!pairs && n) return -EINVAL;
-  rt_buf* b = &w->scratch;
-  rt_buf_u32(b, n);
-  for (uint32_t i = 0; i < n; i++) {
-    rt_buf_u32(b, pairs[i].kind);
-    rt_buf_u32(b, pairs[i].size);
-  }
-  return flush_scratch(w, RT_CHUNK_KIND_SIZES);
+  return write_list(w, RT_CHUNK_KIND_SIZES, pairs, n, put_kind_size);
+}
+
+static int put_api_name(rt_buf* b, const void* items, uint32_t i) {
+  const rt_api_name* e = (const rt_api_name*)items + i;
+  return put_ids_name(b, e->domain, e->id, e->name);
 }
 
 int rt_writer_api_names(rt_writer* w, const rt_api_name* names, uint32_t n) {
-  int rc = begin(w);
-  if (rc) return rc;
-  if (!names && n) return -EINVAL;
-  rt_buf* b = &w->scratch;
-  rt_buf_u32(b, n);
-  for (uint32_t i = 0; i < n; i++) {
-    rt_buf_u32(b, names[i].domain);
-    rt_buf_u32(b, names[i].id);
-    rt_buf_cstr(b, names[i].name);
-  }
-  return flush_scratch(w, RT_CHUNK_API_NAMES);
+  return write_list(w, RT_CHUNK_API_NAMES, names, n, put_api_name);
 }
 
 int rt_writer_activity(rt_writer* w, const void* buffer, uint32_t len) {
   return rt_writer_chunk(w, RT_CHUNK_ACTIVITY, buffer, len);
 }
 
+static int put_string(rt_buf* b, const void* items, uint32_t i) {
+  const rt_string* e = (const rt_string*)items + i;
+  if (!e->bytes && e->len) return -EINVAL;
+  rt_buf_u64(b, e->ptr);
+  rt_buf_str(b, e->bytes, e->len);
+  return 0;
+}
+
 int rt_writer_strings(rt_writer* w, const rt_string* strings, uint32_t n) {
-  int rc = begin(w);
-  if (rc) return rc;
-  if (!strings && n) return -EINVAL;
-  rt_buf* b = &w->scratch;
-  rt_buf_u32(b, n);
-  for (uint32_t i = 0; i < n; i++) {
-    if (!strings[i].bytes && strings[i].len) return -EINVAL;
-    rt_buf_u64(b, strings[i].ptr);
-    rt_buf_str(b, strings[i].bytes, strings[i].len);
-  }
-  return flush_scratch(w, RT_CHUNK_STRINGS);
+  return write_list(w, RT_CHUNK_STRINGS, strings, n, put_string);
+}
+
+static int put_device(rt_buf* b, const void* items, uint32_t i) {
+  const rt_device_info* d = (const rt_device_info*)items + i;
+  rt_buf_u32(b, d->id);
+  rt_buf_u32(b, d->multiprocessors);
+  rt_buf_u64(b, d->global_memory_bytes);
+  rt_buf_u64(b, d->memory_bandwidth);
+  rt_buf_u32(b, d->core_clock_khz);
+  rt_buf_u32(b, d->cc_major);
+  rt_buf_u32(b, d->cc_minor);
+  rt_buf_u32(b, d->max_threads_per_block);
+  rt_buf_u32(b, d->max_threads_per_multiprocessor);
+  rt_buf_u32(b, d->regs_per_block);
+  rt_buf_u32(b, d->regs_per_multiprocessor);
+  rt_buf_u32(b, d->warp_size);
+  rt_buf_u32(b, d->shared_mem_per_block);
+  rt_buf_u32(b, d->shared_mem_per_multiprocessor);
+  rt_buf_u32(b, d->shared_mem_per_block_optin);
+  rt_buf_u32(b, d->max_blocks_per_multiprocessor);
+  rt_buf_bytes(b, d->uuid, sizeof d->uuid);
+  rt_buf_cstr(b, d->name);
+  return 0;
 }
 
 int rt_writer_devices(rt_writer* w, const rt_device_info* devices, uint32_t n) {
-  int rc = begin(w);
-  if (rc) return rc;
-  if (!devices && n) return -EINVAL;
-  rt_buf* b = &w->scratch;
-  rt_buf_u32(b, n);
-  for (uint32_t i = 0; i < n; i++) {
-    const rt_device_info* d = &devices[i];
-    rt_buf_u32(b, d->id);
-    rt_buf_u32(b, d->multiprocessors);
-    rt_buf_u64(b, d->global_memory_bytes);
-    rt_buf_u64(b, d->memory_bandwidth);
-    rt_buf_u32(b, d->core_clock_khz);
-    rt_buf_u32(b, d->cc_major);
-    rt_buf_u32(b, d->cc_minor);
-    rt_buf_u32(b, d->max_threads_per_block);
-    rt_buf_u32(b, d->max_threads_per_multiprocessor);
-    rt_buf_u32(b, d->regs_per_block);
-    rt_buf_u32(b, d->regs_per_multiprocessor);
-    rt_buf_u32(b, d->warp_size);
-    rt_buf_u32(b, d->shared_mem_per_block);
-    rt_buf_u32(b, d->shared_mem_per_multiprocessor);
-    rt_buf_u32(b, d->shared_mem_per_block_optin);
-    rt_buf_u32(b, d->max_blocks_per_multiprocessor);
-    rt_buf_bytes(b, d->uuid, sizeof d->uuid);
-    rt_buf_cstr(b, d->name);
-  }
-  return flush_scratch(w, RT_CHUNK_DEVICES);
+  return write_list(w, RT_CHUNK_DEVICES, devices, n, put_device);
 }
 
 int rt_writer_dropped(rt_writer* w, uint64_t count, uint32_t reason) {
@@ -462,18 +481,13 @@ int rt_writer_dropped(rt_writer* w, uint64_t count, uint32_t reason) {
   return rt_writer_chunk(w, RT_CHUNK_DROPPED, p, sizeof p);
 }
 
+static int put_thread_name(rt_buf* b, const void* items, uint32_t i) {
+  const rt_thread_name* e = (const rt_thread_name*)items + i;
+  return put_ids_name(b, e->pid, e->tid, e->name);
+}
+
 int rt_writer_thread_names(rt_writer* w, const rt_thread_name* names, uint32_t n) {
-  int rc = begin(w);
-  if (rc) return rc;
-  if (!names && n) return -EINVAL;
-  rt_buf* b = &w->scratch;
-  rt_buf_u32(b, n);
-  for (uint32_t i = 0; i < n; i++) {
-    rt_buf_u32(b, names[i].pid);
-    rt_buf_u32(b, names[i].tid);
-    rt_buf_cstr(b, names[i].name);
-  }
-  return flush_scratch(w, RT_CHUNK_THREAD_NAMES);
+  return write_list(w, RT_CHUNK_THREAD_NAMES, names, n, put_thread_name);
 }
 
 int rt_writer_log_n(rt_writer* w, uint32_t level, const char* message, uint32_t len) {

@@ -277,17 +277,15 @@ static _Thread_local int t_in_init;
 /* Small helpers                                                                                                      */
 /* ------------------------------------------------------------------------------------------------------------------ */
 
-static uint64_t mono_ns(void) {
+static uint64_t clock_ns(clockid_t id) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(id, &ts);
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static uint64_t real_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+static uint64_t mono_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
+
+static uint64_t real_ns(void) { return clock_ns(CLOCK_REALTIME); }
 
 /* Absolute CLOCK_REALTIME deadline `ms` from now (for the *timedwait functions). */
 static struct timespec deadline_ms(long ms) {
@@ -312,6 +310,15 @@ static uint64_t ld64(const uint8_t* p) {
   uint64_t v;
   memcpy(&v, p, 8);
   return v;
+}
+
+/* Reallocates the array `p` of `*cap` elements of `elem` bytes to twice the capacity (`first` when empty). Returns
+ * the new array and updates `*cap`, or returns NULL (`p` still valid) when memory runs out. */
+static void* grow_array(void* p, size_t* cap, size_t elem, size_t first) {
+  size_t ncap = *cap ? *cap * 2 : first;
+  void* more = realloc(p, ncap * elem);
+  if (more) *cap = ncap;
+  return more;
 }
 
 static const char* cupti_error_text(CUptiResult rc) {
@@ -441,10 +448,7 @@ static void parse_kinds(struct config* c, const char* s) {
     uint32_t m = 0;
     if (!strcmp(tok, "default")) {
       for (size_t i = 0; i < sizeof kDefaultKinds / sizeof kDefaultKinds[0]; i++) list[m++] = kDefaultKinds[i];
-      for (uint32_t i = 0; i < m; i++) remove ? kinds_remove(c, list[i]) : kinds_add(c, list[i]);
-      continue;
-    }
-    if (!strcmp(tok, "nvtx")) {
+    } else if (!strcmp(tok, "nvtx")) {
       list[m++] = 12;
       list[m++] = 13;
       list[m++] = 11;
@@ -716,15 +720,31 @@ static int try_glob(const char* pattern) {
   return found;
 }
 
+/* try_glob on each of the `n` patterns in turn, with `dir` for their "%s". Returns 0 at the first usable libcupti. */
+static int try_globs_in(const char* dir, const char* const* patterns, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    char pat[PATH_MAX + 64];
+    snprintf(pat, sizeof pat, patterns[i], dir);
+    if (try_glob(pat) == 0) return 0;
+  }
+  return -1;
+}
+
+/* The libcupti sonames, newest first, opened with `flags`. Returns 0 at the first usable one. */
+static int try_sonames(int flags) {
+  static const char* const sonames[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so.11.8", "libcupti.so"};
+  for (size_t i = 0; i < sizeof sonames / sizeof sonames[0]; i++)
+    if (try_cupti(sonames[i], flags) == 0) return 0;
+  return -1;
+}
+
 /* RAWTRACE_CUPTI_LIB; a libcupti the program already loaded; the libcupti NVTX is told to inject; one next to its
  * libcudart; the loader's search path. */
 static int load_cupti(void) {
   if (G.cupti) return 0;
   const char* env = getenv("RAWTRACE_CUPTI_LIB");
   if (env && *env) return try_cupti(env, RTLD_NOW | RTLD_LOCAL);
-  static const char* sonames[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so.11.8", "libcupti.so"};
-  for (size_t i = 0; i < sizeof sonames / sizeof sonames[0]; i++)
-    if (try_cupti(sonames[i], RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD) == 0) return 0;
+  if (try_sonames(RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD) == 0) return 0;
   /* NVTX delivers ranges to the libcupti named by NVTX_INJECTION64_PATH: record through that same library, or the
    * markers land in a second CUPTI instance nobody reads (seen on an H100: toolkit CUPTI vs the venv's). */
   const char* nvtx = getenv("NVTX_INJECTION64_PATH");
@@ -735,30 +755,26 @@ static int load_cupti(void) {
     char* slash = strrchr(cudart, '/');
     if (slash) {
       *slash = 0;
-      char pat[PATH_MAX + 64];
       /* pip CUDA 13: nvidia/cu13/lib holds both; toolkit: lib64 and extras/CUPTI/lib64; pip CUDA 12:
        * nvidia/cuda_runtime/lib and nvidia/cuda_cupti/lib */
-      const char* rel[] = {"%s/libcupti.so*", "%s/../extras/CUPTI/lib64/libcupti.so*",
-                           "%s/../../cuda_cupti/lib/libcupti.so*", "%s/../cuda_cupti/lib/libcupti.so*"};
-      for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-        snprintf(pat, sizeof pat, rel[i], cudart);
-        if (try_glob(pat) == 0) return 0;
-      }
+      static const char* const rel[] = {"%s/libcupti.so*", "%s/../extras/CUPTI/lib64/libcupti.so*",
+                                        "%s/../../cuda_cupti/lib/libcupti.so*", "%s/../cuda_cupti/lib/libcupti.so*"};
+      if (try_globs_in(cudart, rel, sizeof rel / sizeof rel[0]) == 0) return 0;
     }
   }
-  for (size_t i = 0; i < sizeof sonames / sizeof sonames[0]; i++)
-    if (try_cupti(sonames[i], RTLD_NOW | RTLD_LOCAL) == 0) return 0;
+  if (try_sonames(RTLD_NOW | RTLD_LOCAL) == 0) return 0;
   /* a toolkit install (programs built by nvcc link cudart statically, so nothing above found it) */
+  static const char* const in_home[] = {"%s/extras/CUPTI/lib64/libcupti.so*", "%s/lib64/libcupti.so*"};
   const char* homes[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda"};
-  for (size_t i = 0; i < sizeof homes / sizeof homes[0]; i++) {
-    if (!homes[i] || !*homes[i]) continue;
-    char pat[PATH_MAX + 64];
-    snprintf(pat, sizeof pat, "%s/extras/CUPTI/lib64/libcupti.so*", homes[i]);
-    if (try_glob(pat) == 0) return 0;
-    snprintf(pat, sizeof pat, "%s/lib64/libcupti.so*", homes[i]);
-    if (try_glob(pat) == 0) return 0;
-  }
+  for (size_t i = 0; i < sizeof homes / sizeof homes[0]; i++)
+    if (homes[i] && *homes[i] && try_globs_in(homes[i], in_home, sizeof in_home / sizeof in_home[0]) == 0) return 0;
   return -1;
+}
+
+/* `name` from `h`, else the older `fallback`. */
+static void* sym_v2(void* h, const char* name, const char* fallback) {
+  void* p = dlsym(h, name);
+  return p ? p : dlsym(h, fallback);
 }
 
 /* The CUDA driver for versions and the device table: RAWTRACE_CUDA_DRIVER_LIB, else libcuda.so.1. Never cuInit. */
@@ -772,10 +788,8 @@ static void load_driver(void) {
   *(void**)(&G.cuDeviceGet) = dlsym(h, "cuDeviceGet");
   *(void**)(&G.cuDeviceGetAttribute) = dlsym(h, "cuDeviceGetAttribute");
   *(void**)(&G.cuDeviceGetName) = dlsym(h, "cuDeviceGetName");
-  *(void**)(&G.cuDeviceTotalMem) = dlsym(h, "cuDeviceTotalMem_v2");
-  if (!G.cuDeviceTotalMem) *(void**)(&G.cuDeviceTotalMem) = dlsym(h, "cuDeviceTotalMem");
-  *(void**)(&G.cuDeviceGetUuid) = dlsym(h, "cuDeviceGetUuid_v2");
-  if (!G.cuDeviceGetUuid) *(void**)(&G.cuDeviceGetUuid) = dlsym(h, "cuDeviceGetUuid");
+  *(void**)(&G.cuDeviceTotalMem) = sym_v2(h, "cuDeviceTotalMem_v2", "cuDeviceTotalMem");
+  *(void**)(&G.cuDeviceGetUuid) = sym_v2(h, "cuDeviceGetUuid_v2", "cuDeviceGetUuid");
 }
 
 static uint32_t driver_version(void) {
@@ -864,10 +878,9 @@ static int write_api_names(void) {
       if (rc == CUPTI_SUCCESS && nm && *nm) {
         misses = 0;
         if (n == cap) {
-          rt_api_name* more = (rt_api_name*)realloc(names, 2 * cap * sizeof *names);
+          rt_api_name* more = (rt_api_name*)grow_array(names, &cap, sizeof *names, cap);
           if (!more) break;
           names = more;
-          cap *= 2;
         }
         names[n].domain = domains[d] == CUPTI_CB_DOMAIN_DRIVER_API ? RT_CUPTI_DOMAIN_DRIVER : RT_CUPTI_DOMAIN_RUNTIME;
         names[n].id = cbid;
@@ -899,6 +912,12 @@ static struct cbuf* cbuf_alloc(size_t size, uint32_t flags) {
 }
 
 static uint8_t* cbuf_data(struct cbuf* b) { return (uint8_t*)b + CBUF_HDR; }
+
+/* An emergency-reserve buffer (at most RESERVE_MAX_SIZE), or NULL. */
+static struct cbuf* reserve_alloc(void) {
+  size_t sz = G.cfg.buffer_size;
+  return cbuf_alloc(sz < RESERVE_MAX_SIZE ? sz : RESERVE_MAX_SIZE, CBUF_RESERVE);
+}
 
 /* Returns a buffer to the pool (or frees it). Any thread. */
 static void recycle(struct cbuf* b) {
@@ -956,7 +975,7 @@ static void CUPTIAPI on_buffer_requested(uint8_t** buffer, size_t* size, size_t*
       else alloc_reserve = 1;
     }
   }
-  if (alloc_reserve) b = cbuf_alloc(sz < RESERVE_MAX_SIZE ? sz : RESERVE_MAX_SIZE, CBUF_RESERVE);
+  if (alloc_reserve) b = reserve_alloc();
   if (!b) refuse = 1; /* out of memory on a CUPTI that cannot take NULL: nothing else can be done */
   if (refuse) {
     atomic_fetch_add(&G.n_refused, 1);
@@ -1017,12 +1036,17 @@ static void enqueue(struct item* it) {
   sem_post(&G.wake);
 }
 
+/* A CLOCK anchor of `which`: cuptiGetTimestamp, then the system clocks right after it. */
+static void read_anchor(uint32_t which, rt_clock_anchor_t* a) {
+  uint64_t v = 0;
+  if (C.GetTimestamp) C.GetTimestamp(&v);
+  rt_clock_anchor(which, v, a);
+}
+
 static void enqueue_clock(uint32_t which) {
   struct clock_item* ci = (struct clock_item*)calloc(1, sizeof *ci);
   if (!ci) return;
-  uint64_t v = 0;
-  if (C.GetTimestamp) C.GetTimestamp(&v);
-  rt_clock_anchor(which, v, &ci->a);
+  read_anchor(which, &ci->a);
   ci->it.type = IT_CLOCK;
   enqueue(&ci->it);
 }
@@ -1228,11 +1252,9 @@ static int st_grow(void) {
 
 static void pend_string(struct sentry* e) {
   if (G.pend_str_n == G.pend_str_cap) {
-    size_t ncap = G.pend_str_cap ? G.pend_str_cap * 2 : 64;
-    rt_string* more = (rt_string*)realloc(G.pend_str, ncap * sizeof *more);
+    rt_string* more = (rt_string*)grow_array(G.pend_str, &G.pend_str_cap, sizeof *more, 64);
     if (!more) return;
     G.pend_str = more;
-    G.pend_str_cap = ncap;
   }
   rt_string* s = &G.pend_str[G.pend_str_n++];
   s->ptr = e->ptr;
@@ -1307,11 +1329,10 @@ static void note_thread(uint32_t pid, uint32_t tid) {
   while (n > 0 && (name[n - 1] == '\n' || name[n - 1] == 0)) n--;
   name[n] = 0;
   if (G.pend_thr_n == G.pend_thr_cap) {
-    size_t ncap = G.pend_thr_cap ? G.pend_thr_cap * 2 : 16;
-    struct pending_thread* more = (struct pending_thread*)realloc(G.pend_thr, ncap * sizeof *more);
+    struct pending_thread* more =
+        (struct pending_thread*)grow_array(G.pend_thr, &G.pend_thr_cap, sizeof *more, 16);
     if (!more) return;
     G.pend_thr = more;
-    G.pend_thr_cap = ncap;
   }
   struct pending_thread* t = &G.pend_thr[G.pend_thr_n++];
   t->pid = pid;
@@ -1465,13 +1486,9 @@ static void process_buffer(struct cbuf* b) {
     if (wrote(rt_writer_strings(G.w, G.pend_str, (uint32_t)G.pend_str_n)) == 0)
       atomic_fetch_add(&G.n_strings, G.pend_str_n);
   }
-  if (!G.write_failed) {
-    if (wrote(rt_writer_activity(G.w, data, (uint32_t)n)) == 0) {
-      atomic_fetch_add(&G.n_written, 1);
-      atomic_fetch_add(&G.n_activity_bytes, n);
-    } else {
-      atomic_fetch_add(&G.n_discarded, 1);
-    }
+  if (!G.write_failed && wrote(rt_writer_activity(G.w, data, (uint32_t)n)) == 0) {
+    atomic_fetch_add(&G.n_written, 1);
+    atomic_fetch_add(&G.n_activity_bytes, n);
   } else {
     atomic_fetch_add(&G.n_discarded, 1);
   }
@@ -1546,9 +1563,7 @@ static void finalize(void) {
     maybe_write_devices();
     check_dropped();
     rt_clock_anchor_t a;
-    uint64_t v = 0;
-    C.GetTimestamp(&v);
-    rt_clock_anchor(RT_CLOCK_END, v, &a);
+    read_anchor(RT_CLOCK_END, &a);
     wrote(rt_writer_clock(G.w, &a));
     wrote(rt_writer_end(G.w));
   }
@@ -1770,6 +1785,13 @@ static int read_cmdline(char* buf, size_t cap) {
   return (int)n;
 }
 
+/* Gives up the output init_collector opened (the file stays as far as it got). Returns -1, init_collector's failure. */
+static int close_output(void) {
+  rt_writer_close(G.w);
+  G.w = NULL;
+  return -1;
+}
+
 /* Opens the output, writes the chunks known at start, starts the writer thread and registers the callbacks.
  * Returns 0 (also when CUPTI then refused: collection is disabled but the file gets its END), INIT_DEFER, or -1. */
 static int init_collector(int from) {
@@ -1826,10 +1848,8 @@ static int init_collector(int from) {
   snprintf(vtext, sizeof vtext, "CUPTI API %u (%s)", ver, G.cupti_path);
   h.vendor_version_text = vtext;
 
-  uint64_t vts = 0;
-  C.GetTimestamp(&vts);
   rt_clock_anchor_t anchor;
-  rt_clock_anchor(RT_CLOCK_START, vts, &anchor);
+  read_anchor(RT_CLOCK_START, &anchor);
 
   int rc = rt_writer_header(G.w, &h);
   if (!rc) rc = rt_writer_clock(G.w, &anchor);
@@ -1837,17 +1857,13 @@ static int init_collector(int from) {
   if (!rc) rc = write_api_names();
   if (rc) {
     logmsg(LOG_ERROR, "writing %s failed: %s; nothing is recorded", G.path, strerror(-rc));
-    rt_writer_close(G.w);
-    G.w = NULL;
-    return -1;
+    return close_output();
   }
   atomic_store(&G.n_chunks, 4);
 
   if (pipe2(G.done_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
     logmsg(LOG_ERROR, "cannot set up the writer: %s; nothing is recorded", strerror(errno));
-    rt_writer_close(G.w);
-    G.w = NULL;
-    return -1;
+    return close_output();
   }
   sigset_t all, prev;
   sigfillset(&all);
@@ -1856,9 +1872,7 @@ static int init_collector(int from) {
   pthread_sigmask(SIG_SETMASK, &prev, NULL);
   if (trc != 0) {
     logmsg(LOG_ERROR, "cannot start the writer thread: %s; nothing is recorded", strerror(trc));
-    rt_writer_close(G.w);
-    G.w = NULL;
-    return -1;
+    return close_output();
   }
   G.writer_started = 1;
   atexit(at_exit);
@@ -1868,8 +1882,7 @@ static int init_collector(int from) {
   /* Before any kind is enabled: buffers cannot be taken back after this point. */
   if (!G.can_reject) {
     for (uint32_t i = 0; i < RESERVE_BUFFERS; i++) {
-      struct cbuf* b = cbuf_alloc(G.cfg.buffer_size < RESERVE_MAX_SIZE ? G.cfg.buffer_size : RESERVE_MAX_SIZE,
-                                  CBUF_RESERVE);
+      struct cbuf* b = reserve_alloc();
       if (b) recycle(b);
     }
   }

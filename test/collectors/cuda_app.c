@@ -177,6 +177,17 @@ static void print_stats(const char* ev) {
       F.enabled(K_CONCURRENT_KERNEL));
 }
 
+/* The end of most scenarios: the statistics, then "done". Returns the exit status (0). */
+static int finish(void) {
+  print_stats("stats");
+  out("{\"ev\":\"done\"}");
+  return 0;
+}
+
+static void flush_or_die(void) {
+  if (R.flush() != 0) die("rawtrace_flush failed");
+}
+
 /* Waits (at most 10 s) until the kernel kind is enabled (want=1) or disabled (want=0) in the fake. */
 static int wait_enabled(int want) {
   for (int i = 0; i < 10000; i++) {
@@ -257,7 +268,7 @@ static int scenario_basic(void) {
   /* the same name pointer with other bytes later: both names must come out */
   launch(g_mutable, t, 1000, 7, 1);
   t += 100000;
-  if (R.flush() != 0) die("rawtrace_flush failed");
+  flush_or_die();
   snprintf(g_mutable, sizeof g_mutable, "mutable_kernel_v2");
   launch(g_mutable, t, 1000, 7, 1);
   t += 100000;
@@ -270,7 +281,7 @@ static int scenario_basic(void) {
   t += 100000;
 
   F.set_dropped(5); /* CUPTI reports 5 lost records */
-  if (R.flush() != 0) die("rawtrace_flush failed");
+  flush_or_die();
   print_stats("stats");
   out("{\"ev\":\"done\",\"tid\":%u}", gettid_());
   return 0;
@@ -307,7 +318,7 @@ static int scenario_threads(void) {
   for (int i = 0; i < THREADS; i++) pthread_create(&th[i], NULL, launcher, (void*)(intptr_t)i);
   /* wait until every launch is recorded, then flush while the threads are alive */
   while (F.stat("records") < 2 * THREADS * LAUNCHES) sleep_ms(1);
-  if (R.flush() != 0) die("rawtrace_flush failed");
+  flush_or_die();
   pthread_barrier_wait(&g_flushed);
   for (int i = 0; i < THREADS; i++) pthread_join(th[i], NULL);
   print_stats("stats");
@@ -333,10 +344,8 @@ static int scenario_exhaust(void) {
       (unsigned long long)(10 * per), (unsigned long long)per, rs);
   F.hold(0);
   F.complete();
-  if (R.flush() != 0) die("rawtrace_flush failed");
-  print_stats("stats");
-  out("{\"ev\":\"done\"}");
-  return 0;
+  flush_or_die();
+  return finish();
 }
 
 /* ------------------------------------------------------------------------------------------------------------------ */
@@ -370,9 +379,7 @@ static int scenario_signal(void) {
   if (!wait_enabled(1)) die("third SIGUSR2 did not start collection");
   F.api(2, CB_GETDEVICE, t, t + 100);
   emit_group("again", 1, &t);
-  print_stats("stats");
-  out("{\"ev\":\"done\"}");
-  return 0;
+  return finish();
 }
 
 static int scenario_window(double t_load) {
@@ -385,9 +392,7 @@ static int scenario_window(double t_load) {
   double t_off = now_s();
   emit_group("after", 3, &t);
   out("{\"ev\":\"window\",\"start_after_s\":%.3f,\"duration_s\":%.3f}", t_on - t_load, t_off - t_on);
-  print_stats("stats");
-  out("{\"ev\":\"done\"}");
-  return 0;
+  return finish();
 }
 
 /* ------------------------------------------------------------------------------------------------------------------ */
@@ -405,7 +410,7 @@ static int scenario_batches(const char* sc) {
   if (!strcmp(sc, "sigterm_chain")) signal(SIGTERM, on_term);
   for (int b = 0; busy || b < 3; b++) {
     for (int i = 0; i < 1000; i++, n++) launch("batch_kernel", base + n * 10000, 2000, 7, 0);
-    if (busy && R.flush() != 0) die("rawtrace_flush failed");
+    if (busy) flush_or_die();
     out("{\"ev\":\"batch\",\"batch\":%d,\"kernels\":%llu}", b, (unsigned long long)n);
     if (busy && b > 1000) break;
   }
@@ -427,9 +432,7 @@ static int scenario_write_limit(void) {
     R.flush();
   }
   out("{\"ev\":\"emitted\",\"kernels\":%llu}", (unsigned long long)n);
-  print_stats("stats");
-  out("{\"ev\":\"done\"}");
-  return 0;
+  return finish();
 }
 
 static int scenario_bench(void) {
@@ -450,13 +453,11 @@ static int scenario_bench(void) {
   }
   F.hold(0);
   double t1 = now_s();
-  if (R.flush() != 0) die("rawtrace_flush failed");
+  flush_or_die();
   double t2 = now_s();
   out("{\"ev\":\"bench\",\"records\":%llu,\"record_size\":%u,\"emit_s\":%.3f,\"drain_s\":%.3f}",
       (unsigned long long)total, rs, t1 - t0, t2 - t1);
-  print_stats("stats");
-  out("{\"ev\":\"done\"}");
-  return 0;
+  return finish();
 }
 
 int main(int argc, char** argv) {
@@ -486,9 +487,7 @@ int main(int argc, char** argv) {
     /* a short run whatever the collector's state (write errors, CUPTI errors): must exit 0 */
     uint64_t t = F.now();
     for (int i = 0; i < 100; i++) launch("plain_kernel", t + (uint64_t)i * 10000, 1000, 7, 0);
-    print_stats("stats");
-    out("{\"ev\":\"done\"}");
-    return 0;
+    return finish();
   }
   fprintf(stderr, "cuda_app: unknown scenario %s\n", sc);
   return 64;
