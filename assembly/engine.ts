@@ -292,6 +292,8 @@ export function endPass(): bool {
     if (S.droppedRecords > 0) warn(Warn.DROPPED_RECORDS, 0, S.droppedRecords);
     if (!prepared && S.haveHeader && S.vendor != 1) fail(Fatal.UNSUPPORTED_VENDOR, 0, S.vendor);
     rangesPrepare(S.maxVendorTs);
+    // The clock mapping is known now: rt_info's time span (info, merge planning) must not use a previous file's.
+    clockPrepare();
   } else if (pass == 2) {
     if (S.vendor == 1) {
       cuptiFinish(sinkKind == Sink.XSPACE ? xspaceLastTs() : sinkKind == Sink.TIMELINE ? timelineLastTs()

@@ -1,10 +1,14 @@
 // Bundles the Node CLI (and later the browser page) with esbuild; copies the core's .wasm next to the bundle.
 import { build } from "esbuild";
 import { copyFileSync, mkdirSync, chmodSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { buildWeb } from "./build-web.mjs";
 
 mkdirSync("dist/node", { recursive: true });
 await build({
-  entryPoints: { cli: "src/cli.ts" },
+  // The worker is its own entry (esbuild does not bundle `new Worker(new URL(...))`): dist/node/worker.js sits next
+  // to cli.js and index.js (the `rawtrace/node` API), which start it by that relative URL.
+  entryPoints: { cli: "src/cli.ts", worker: "src/node/worker.ts", index: "src/node/index.ts" },
   bundle: true,
   platform: "node",
   format: "esm",
@@ -16,4 +20,13 @@ await build({
 });
 copyFileSync("build/rawtrace.wasm", "dist/node/rawtrace.wasm");
 chmodSync("dist/node/cli.js", 0o755);
-console.log("built dist/node/cli.js + rawtrace.wasm");
+console.log("built dist/node/cli.js, worker.js, index.js + rawtrace.wasm");
+// Type declarations of the Node API (package.json exports "./node" types: dist/types/node/index.d.ts).
+const tsc = spawnSync(process.execPath, [
+  "node_modules/typescript/bin/tsc", "src/node/index.ts", "src/types/comlink-node-adapter.d.ts", "--declaration",
+  "--emitDeclarationOnly", "--outDir", "dist/types", "--rootDir", "src", "--module", "nodenext", "--moduleResolution",
+  "nodenext", "--target", "es2022", "--lib", "es2023,esnext.disposable,dom", "--types", "node", "--skipLibCheck",
+], { encoding: "utf8" });
+if (tsc.status !== 0) console.warn(`types: tsc reported problems (declarations still written):\n${tsc.stdout}${tsc.stderr}`);
+await buildWeb("dist/web");
+console.log("built dist/web (the viewer: npm run web)");

@@ -1,11 +1,10 @@
 /**
- * The `rawtrace` command line: `convert` and `info`. Errors print one line naming the file, offset and what was
- * expected, and exit with the code listed in docs/errors.md.
+ * The `rawtrace` command line: `convert` (many files in parallel), `merge`, `stats` and `info`. Errors print one
+ * line naming the file, offset and what was expected, and exit with the code listed in docs/errors.md.
  */
 import { parseArgs } from "node:util";
-import { basename, dirname, extname } from "node:path";
-import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
-import { convertFile, infoFile, xspaceProfilePath } from "./node/convert.js";
+import { infoFile } from "./node/convert.js";
+import { runConvert, runMerge, runStats } from "./node/commands.js";
 import type { FileInfo } from "./core/engine.js";
 import { RawtraceError } from "./core/codes.js";
 
@@ -16,14 +15,23 @@ const USAGE = `rawtrace ${VERSION} — raw GPU activity dumps to Chrome Trace JS
 Usage:
   rawtrace convert <in.rawtrace> [-o out.json | out.json.gz] [--all-api] [--force]
   rawtrace convert <in.rawtrace> --format xspace [-o logdir | -o out.xplane.pb] [--all-api] [--force]
+  rawtrace convert <files, directories, globs…> [--out-dir dir] [--gzip] [--format xspace] [--jobs N] [--json]
+  rawtrace merge <rank files…> [-o job.json | job.json.gz | --format xspace -o logdir] [--jobs N] [--json]
+  rawtrace stats <files…> [--top N] [--jobs N] [--json]
   rawtrace info <in.rawtrace> [--json]
   rawtrace --version | --help
 
-convert   Kineto-compatible Chrome Trace JSON (Perfetto UI, chrome://tracing, HTA). Default output: the input
-          name with .json. --all-api keeps API calls Kineto hides (cudaGetDevice, most driver calls).
+convert   Kineto-compatible Chrome Trace JSON (Perfetto UI, chrome://tracing, HTA). Default output: next to
+          the input, its name with .json. --all-api keeps API calls Kineto hides (cudaGetDevice, most driver calls).
           --format xspace writes an XSpace protobuf for XProf / TensorBoard's profile plugin, laid out as they
           load it: <logdir>/plugins/profile/<YYYY_MM_DD_HH_MM_SS>/<host>.xplane.pb (run = profile start, UTC;
-          default logdir: the input name with _xprof), or exactly one file with -o name.xplane.pb.
+          default logdir: next to the input, its name with _xprof), or one file with -o name.xplane.pb.
+          Many inputs convert in parallel, one worker thread per core (--jobs N); outputs go next to their
+          inputs or into --out-dir; existing files are kept unless --force. A bad file fails alone (exit 1).
+          Progress on a terminal; --json prints a summary (per file: events, bytes in/out, seconds, warnings).
+merge     one Chrome trace for a multi-rank job: each rank its own process group ("rank N (host)"), every
+          rank on one time base, clock report in rawtrace.merge; --format xspace: one .xplane.pb per host.
+stats     per file: GPU busy %, top kernels by total time, memcpy bytes and bandwidth per direction, API time.
 info      header, devices, records per kind, time span, dropped records and warnings.
 `;
 
@@ -72,6 +80,10 @@ async function main(argv: string[]): Promise<number> {
       "all-api": { type: "boolean" },
       format: { type: "string", short: "F" },
       force: { type: "boolean", short: "f" },
+      jobs: { type: "string", short: "j" },
+      "out-dir": { type: "string", short: "d" },
+      gzip: { type: "boolean", short: "z" },
+      top: { type: "string" },
       help: { type: "boolean", short: "h" },
       version: { type: "boolean", short: "v" },
     },
@@ -94,65 +106,10 @@ async function main(argv: string[]): Promise<number> {
     }
     return 0;
   }
-  if (cmd === "convert") {
-    if (files.length !== 1) throw new RawtraceError("USAGE", "convert needs exactly one input file");
-    const input = files[0];
-    const format = values.format ?? "chrome";
-    if (format !== "chrome" && format !== "xspace") {
-      throw new RawtraceError("USAGE", `--format must be chrome or xspace, not '${format}'`);
-    }
-    if (format === "xspace") return convertXSpace(input, values.output, !!values.force, !!values["all-api"]);
-    const output = values.output ?? `${basename(input, extname(input))}.json`;
-    if (existsSync(output) && !values.force) {
-      throw new RawtraceError("EXISTS", `${output}: already exists (use --force to overwrite)`, output);
-    }
-    const t0 = performance.now();
-    const r = await convertFile(input, output, { allApi: values["all-api"] });
-    const s = (performance.now() - t0) / 1000;
-    const mb = r.info.bytes / 1e6;
-    console.error(
-      `${input} → ${output}: ${r.events} events, ${fmtBytes(r.info.bytes)} in, ${fmtBytes(r.bytesOut)} JSON out, ` +
-        `${s.toFixed(2)} s (${(mb / s).toFixed(0)} MB/s)`,
-    );
-    for (const w of r.info.warnings) console.error(`  warning ${w.code} ×${w.count} (offset ${w.offset}): ${w.message}`);
-    return 0;
-  }
+  if (cmd === "convert") return runConvert(files, values);
+  if (cmd === "merge") return runMerge(files, values);
+  if (cmd === "stats") return runStats(files, values);
   throw new RawtraceError("USAGE", `unknown command '${cmd}'\n${USAGE}`);
-}
-
-/**
- * `convert --format xspace`: one `.xplane.pb` when -o names one, else the TensorBoard/XProf layout under a log
- * directory. The run directory is named after the profile start, known only once the conversion is done, so the
- * file is written under a temporary name first and moved into place.
- */
-async function convertXSpace(input: string, out: string | undefined, force: boolean, allApi: boolean): Promise<number> {
-  if (out !== undefined && out.endsWith(".gz")) throw new RawtraceError("USAGE", "XSpace output cannot be gzipped (XProf reads .xplane.pb)");
-  const single = out !== undefined && out.endsWith(".xplane.pb");
-  if (single && existsSync(out) && !force) {
-    throw new RawtraceError("EXISTS", `${out}: already exists (use --force to overwrite)`, out);
-  }
-  const logdir = out ?? `${basename(input, extname(input))}_xprof`;
-  let target = single ? out : `${logdir}/plugins/profile/.rawtrace-${process.pid}.xplane.pb`;
-  mkdirSync(dirname(target), { recursive: true });
-  const t0 = performance.now();
-  const r = await convertFile(input, target, { allApi, format: "xspace" });
-  if (!single) {
-    const final = xspaceProfilePath(logdir, r.baseTimeNs, r.info.hostname);
-    if (existsSync(final) && !force) {
-      rmSync(target, { force: true });
-      throw new RawtraceError("EXISTS", `${final}: already exists (use --force to overwrite)`, final);
-    }
-    mkdirSync(dirname(final), { recursive: true });
-    renameSync(target, final);
-    target = final;
-  }
-  const s = (performance.now() - t0) / 1000;
-  console.error(
-    `${input} → ${target}: ${r.events} events, ${fmtBytes(r.info.bytes)} in, ${fmtBytes(r.bytesOut)} XSpace out, ` +
-      `${s.toFixed(2)} s (${(r.info.bytes / 1e6 / s).toFixed(0)} MB/s)`,
-  );
-  for (const w of r.info.warnings) console.error(`  warning ${w.code} ×${w.count} (offset ${w.offset}): ${w.message}`);
-  return 0;
 }
 
 /** Exit codes by error name (docs/errors.md). */

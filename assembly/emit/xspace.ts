@@ -32,6 +32,7 @@ import { arenaAlloc } from "../util/arena";
 import { WARN_COUNT } from "../util/error";
 import { warningCount, warningOffset, warningDetail } from "../util/diag";
 import { warnName } from "../util/error_names";
+import { fixedBaseNs } from "./options";
 
 // ---- Records ---------------------------------------------------------------------------------------------------
 
@@ -184,17 +185,10 @@ class Plane {
   lineCap: u32;
   /** Fast event-metadata lookup by source key (name pointer, API id, memcpy type…) → id. */
   evCache: Table;
-  /** Content hash → chain of {next u32, id u32}. */
-  evContent: Table;
-  /** Event metadata by id-1: {nameP u32, nameN u32, dispP u32, dispN u32}. */
-  evList: usize;
-  evCount: u32;
-  evCap: u32;
-  stContent: Table;
-  /** Stat metadata by id-1: {nameP u32, nameN u32, aux u32 (kernel occupancy entry), 0}. */
-  stList: usize;
-  stCount: u32;
-  stCap: u32;
+  /** Event metadata: {nameP u32, nameN u32, dispP u32, dispN u32}. */
+  ev: MetaList;
+  /** Stat metadata: {nameP u32, nameN u32, aux u32 (kernel occupancy entry), 0}. */
+  st: MetaList;
   /** Detail tuple hash → chain of {next u32, statId u32, words…} (kernel_details, memcpy/memset details). */
   tuples: Table;
   /** Well-known stat ids (WK.COUNT u32, 0 = not created). */
@@ -214,6 +208,24 @@ class Plane {
 }
 const PSTAT: usize = 24;
 const MAX_PSTATS: u32 = 16;
+
+/** A plane's event or stat metadata: 16-byte entries by id-1 (ids from 1), names unique per list. */
+@unmanaged
+class MetaList {
+  /** Name hash → chain of {next u32, id u32}. */
+  content: Table;
+  list: usize;
+  count: u32;
+  cap: u32;
+  /** Hash seed of the names. */
+  seed: u64;
+}
+
+/** Entry `id` of `m`. */
+// @ts-ignore: decorator
+@inline function metaAt(m: MetaList, id: u32): usize {
+  return m.list + (<usize>(id - 1) << 4);
+}
 
 @unmanaged
 class Line {
@@ -323,6 +335,12 @@ function bReserve(n: u32): void {
 function bStart(): void {
   bN = 0;
 }
+/** Copies what was built into the arena; returns the address (length bN). */
+function bKeep(): usize {
+  const p = arenaAlloc(bN);
+  memory.copy(p, bP, bN);
+  return p;
+}
 function bAscii(s: string): void {
   const n = <u32>s.length;
   bReserve(n);
@@ -347,6 +365,15 @@ function bU64(v: u64): void {
     v /= 10;
   }
   bN += n;
+}
+/** `label`x,y,z (kernel grid and block sizes). */
+function bDim3(label: string, x: u32, y: u32, z: u32): void {
+  bAscii(label);
+  bU64(x);
+  bAscii(",");
+  bU64(y);
+  bAscii(",");
+  bU64(z);
 }
 function bI64(v: i64): void {
   if (v < 0) {
@@ -415,18 +442,24 @@ function newPlane(kind: u32, id: u64): Plane {
   pl.lineCap = 16;
   pl.lineList = heap.alloc(<usize>pl.lineCap << 2);
   pl.evCache = tableNew(64);
-  pl.evContent = tableNew(64);
-  pl.evCap = 64;
-  pl.evList = heap.alloc(<usize>pl.evCap << 4);
-  pl.stContent = tableNew(64);
-  pl.stCap = 64;
-  pl.stList = heap.alloc(<usize>pl.stCap << 4);
+  pl.ev = newMetaList(0x51);
+  pl.st = newMetaList(0x57);
   pl.tuples = tableNew(64);
   pl.wk = heap.alloc(<usize>WK.COUNT << 2);
   memory.fill(pl.wk, 0, <usize>WK.COUNT << 2);
   pl.pstats = heap.alloc(<usize>MAX_PSTATS * PSTAT);
   pl.lastKey = 0xffffffffffffffff;
   return pl;
+}
+
+function newMetaList(seed: u64): MetaList {
+  const m = changetype<MetaList>(heap.alloc(offsetof<MetaList>()));
+  m.content = tableNew(64);
+  m.cap = 64;
+  m.list = heap.alloc(<usize>m.cap << 4);
+  m.count = 0;
+  m.seed = seed;
+  return m;
 }
 
 function setPlaneName(pl: Plane, s: string): void {
@@ -449,8 +482,7 @@ function devPlane(dev: u32): Plane {
       bStart();
       bAscii("/device:GPU:");
       bU64(dev);
-      pl.nameP = arenaAlloc(bN);
-      memory.copy(pl.nameP, bP, bN);
+      pl.nameP = bKeep();
       pl.nameN = bN;
       pl.index = planeCount;
       store<usize>(planeList + (<usize>planeCount << 2), changetype<usize>(pl));
@@ -513,26 +545,29 @@ function lineAppend(ln: Line, n: u32): usize {
 
 // ---- Metadata ----------------------------------------------------------------------------------------------------
 
-/** Event metadata id of (name, display) in `pl`, created on first use (names unique per plane, as XPlaneBuilder). */
-function evIntern(pl: Plane, p: usize, n: u32, dp: usize, dn: u32): u32 {
-  const h = hashBytes(p, n, 0x51);
-  const slot = tableUpsert(pl.evContent, h);
+/**
+ * Id of the entry named [p, p+n) in `m`, created on first use with display name [dp, dp+dn) (dn = 0: none). Names
+ * are unique per plane, as XPlaneBuilder keeps them (and stat refs share the stat names).
+ */
+function metaIntern(m: MetaList, p: usize, n: u32, dp: usize, dn: u32): u32 {
+  const h = hashBytes(p, n, m.seed);
+  const slot = tableUpsert(m.content, h);
   let c = <usize>load<u64>(slot);
   while (c != 0) {
     const id = load<u32>(c, 4);
-    const e = pl.evList + (<usize>(id - 1) << 4);
+    const e = metaAt(m, id);
     if (bytesEq(<usize>load<u32>(e), load<u32>(e, 4), p, n)) return id;
     c = <usize>load<u32>(c);
   }
-  if (pl.evCount == pl.evCap) {
-    const list = heap.alloc(<usize>pl.evCap << 5);
-    memory.copy(list, pl.evList, <usize>pl.evCap << 4);
-    pl.evList = list;
-    pl.evCap <<= 1;
+  if (m.count == m.cap) {
+    const list = heap.alloc(<usize>m.cap << 5);
+    memory.copy(list, m.list, <usize>m.cap << 4);
+    m.list = list;
+    m.cap <<= 1;
   }
-  pl.evCount++;
-  const id = pl.evCount;
-  const e = pl.evList + (<usize>(id - 1) << 4);
+  m.count++;
+  const id = m.count;
+  const e = metaAt(m, id);
   const q = arenaAlloc(n > 0 ? <usize>n : 1);
   memory.copy(q, p, n);
   store<u32>(e, <u32>q);
@@ -550,37 +585,16 @@ function evIntern(pl: Plane, p: usize, n: u32, dp: usize, dn: u32): u32 {
   return id;
 }
 
-/** Stat metadata id whose name is [p, p+n) in `pl` (names unique per plane: refs and stat names share them). */
-function stIntern(pl: Plane, p: usize, n: u32): u32 {
-  const h = hashBytes(p, n, 0x57);
-  const slot = tableUpsert(pl.stContent, h);
-  let c = <usize>load<u64>(slot);
-  while (c != 0) {
-    const id = load<u32>(c, 4);
-    const e = pl.stList + (<usize>(id - 1) << 4);
-    if (bytesEq(<usize>load<u32>(e), load<u32>(e, 4), p, n)) return id;
-    c = <usize>load<u32>(c);
-  }
-  if (pl.stCount == pl.stCap) {
-    const list = heap.alloc(<usize>pl.stCap << 5);
-    memory.copy(list, pl.stList, <usize>pl.stCap << 4);
-    pl.stList = list;
-    pl.stCap <<= 1;
-  }
-  pl.stCount++;
-  const id = pl.stCount;
-  const e = pl.stList + (<usize>(id - 1) << 4);
-  const q = arenaAlloc(n > 0 ? <usize>n : 1);
-  memory.copy(q, p, n);
-  store<u32>(e, <u32>q);
-  store<u32>(e, n, 4);
-  store<u32>(e, 0, 8);
-  store<u32>(e, 0, 12);
-  const link = arenaAlloc(8);
-  store<u32>(link, <u32>load<u64>(slot));
-  store<u32>(link, id, 4);
-  store<u64>(slot, link);
-  return id;
+/** Event metadata id of (name, display) in `pl`, created on first use. */
+// @ts-ignore: decorator
+@inline function evIntern(pl: Plane, p: usize, n: u32, dp: usize, dn: u32): u32 {
+  return metaIntern(pl.ev, p, n, dp, dn);
+}
+
+/** Stat metadata id whose name is [p, p+n) in `pl`, created on first use. */
+// @ts-ignore: decorator
+@inline function stIntern(pl: Plane, p: usize, n: u32): u32 {
+  return metaIntern(pl.st, p, n, 0, 0);
 }
 
 /** Id of well-known stat `w` in `pl` (created on first use). */
@@ -603,8 +617,17 @@ let tupN: u32 = 0;
 @inline function tupSet(i: u32, v: u32): void {
   store<u32>(tup + (<usize>i << 2), v);
 }
+/** Words i and i+1: the low and high halves of v. */
+// @ts-ignore: decorator
+@inline function tupSet64(i: u32, v: u64): void {
+  tupSet(i, <u32>v);
+  tupSet(i + 1, <u32>(v >> 32));
+}
 
-/** Stat id recorded for the staged tuple (tag, tup[0..tupN)), or 0 (then {@link tupleAdd} after building it). */
+/**
+ * Stat id recorded for the staged tuple (tag, tup[0..tupN)), or 0 with the builder started: then build the details
+ * string and {@link tupleAdd} it.
+ */
 let tupSlot: usize = 0;
 function tupleFind(pl: Plane, tag: u32): u32 {
   let h: u64 = <u64>tag * 0x9e3779b97f4a7c15;
@@ -617,9 +640,12 @@ function tupleFind(pl: Plane, tag: u32): u32 {
     if (load<u32>(c, 8) == tag && memory.compare(c + 12, tup, bytes) == 0) return load<u32>(c, 4);
     c = <usize>load<u32>(c);
   }
+  bStart();
   return 0;
 }
-function tupleAdd(tag: u32, statId: u32): void {
+/** After a {@link tupleFind} miss: interns the built string (bP, bN) as the tuple's stat; returns its id. */
+function tupleAdd(pl: Plane, tag: u32): u32 {
+  const statId = stIntern(pl, bP, bN);
   const bytes = <usize>tupN << 2;
   const c = arenaAlloc(12 + bytes);
   store<u32>(c, <u32>load<u64>(tupSlot));
@@ -627,6 +653,7 @@ function tupleAdd(tag: u32, statId: u32): void {
   store<u32>(c, tag, 8);
   memory.copy(c + 12, tup, bytes);
   store<u64>(tupSlot, c);
+  return statId;
 }
 
 // ---- Kernel occupancy (cudaOccMaxActiveBlocksPerMultiprocessor, cudaOccMaxPotentialOccupancyBlockSize) -----------
@@ -722,30 +749,18 @@ function kernelDetails(pl: Plane, e: Ev): u32 {
     block > 0xffffffff ? 0xffffffff : <u32>block);
   // ToXStat in XLA's cupti_buffer_events.h: "regs:%u static_shared:%u dynamic_shared:%u grid:%u,%u,%u
   // block:%u,%u,%u occ_pct:%g".
-  bStart();
   bAscii("regs:");
   bU64(e.registersPerThread);
   bAscii(" static_shared:");
   bU64(e.staticSharedMemory);
   bAscii(" dynamic_shared:");
   bU64(e.dynamicSharedMemory);
-  bAscii(" grid:");
-  bU64(<u32>e.gridX);
-  bAscii(",");
-  bU64(<u32>e.gridY);
-  bAscii(",");
-  bU64(<u32>e.gridZ);
-  bAscii(" block:");
-  bU64(<u32>e.blockX);
-  bAscii(",");
-  bU64(<u32>e.blockY);
-  bAscii(",");
-  bU64(<u32>e.blockZ);
+  bDim3(" grid:", <u32>e.gridX, <u32>e.gridY, <u32>e.gridZ);
+  bDim3(" block:", <u32>e.blockX, <u32>e.blockY, <u32>e.blockZ);
   bAscii(" occ_pct:");
   bPercentG(load<f64>(occ));
-  id = stIntern(pl, bP, bN);
-  store<u32>(pl.stList + (<usize>(id - 1) << 4), <u32>occ, 8);
-  tupleAdd(1, id);
+  id = tupleAdd(pl, 1);
+  store<u32>(metaAt(pl.st, id), <u32>occ, 8);
   return id;
 }
 
@@ -767,13 +782,11 @@ function memcpyDetails(pl: Plane, e: Ev, dest: u32, isAsync: u32): u32 {
   tupN = 6;
   tupSet(0, e.srcKind);
   tupSet(1, e.dstKind);
-  tupSet(2, <u32>e.bytes);
-  tupSet(3, <u32>(e.bytes >> 32));
+  tupSet64(2, e.bytes);
   tupSet(4, dest);
   tupSet(5, isAsync);
-  let id = tupleFind(pl, 2);
+  const id = tupleFind(pl, 2);
   if (id != 0) return id;
-  bStart();
   bAscii("kind_src:");
   bAscii(memKindName(e.srcKind));
   bAscii(" kind_dst:");
@@ -784,29 +797,23 @@ function memcpyDetails(pl: Plane, e: Ev, dest: u32, isAsync: u32): u32 {
   bU64(dest);
   bAscii(" async:");
   bU64(isAsync);
-  id = stIntern(pl, bP, bN);
-  tupleAdd(2, id);
-  return id;
+  return tupleAdd(pl, 2);
 }
 
 function memsetDetails(pl: Plane, e: Ev, isAsync: u32): u32 {
   tupN = 4;
   tupSet(0, e.dstKind);
-  tupSet(1, <u32>e.bytes);
-  tupSet(2, <u32>(e.bytes >> 32));
+  tupSet64(1, e.bytes);
   tupSet(3, isAsync);
-  let id = tupleFind(pl, 3);
+  const id = tupleFind(pl, 3);
   if (id != 0) return id;
-  bStart();
   bAscii("kind:");
   bAscii(memKindName(e.dstKind));
   bAscii(" num_bytes:");
   bU64(e.bytes);
   bAscii(" async:");
   bU64(isAsync);
-  id = stIntern(pl, bP, bN);
-  tupleAdd(3, id);
-  return id;
+  return tupleAdd(pl, 3);
 }
 
 // Event-metadata cache keys: namespace in bits 60..63.
@@ -816,29 +823,41 @@ const NS_MEMCPY: u64 = 3 << 60;
 const NS_MEMSET: u64 = 4 << 60;
 const NS_GRAPH: u64 = 5 << 60;
 
+/** Cache slot of the last {@link evCached} lookup. */
+let evSlot: usize = 0;
+
+/** Event metadata id cached for source key `key` in `pl`, or 0: then the caller names it with {@link evCache}. */
+// @ts-ignore: decorator
+@inline function evCached(pl: Plane, key: u64): u32 {
+  evSlot = tableUpsert(pl.evCache, key);
+  return <u32>load<u64>(evSlot);
+}
+
+/** After an {@link evCached} miss: the event metadata id of the name [p, p+n), kept in the cache slot. */
+function evCache(pl: Plane, p: usize, n: u32): u32 {
+  const id = evIntern(pl, p, n, 0, 0);
+  store<u64>(evSlot, id);
+  return id;
+}
+
+/** Event metadata id of the name [p, p+n), cached under `key`. */
+// @ts-ignore: decorator
+@inline function evByKey(pl: Plane, key: u64, p: usize, n: u32): u32 {
+  const id = evCached(pl, key);
+  return id != 0 ? id : evCache(pl, p, n);
+}
+
 /**
  * Event metadata id for the name of `e` (bytes the session owns and never rewrites: the string arena and static
  * names, model/event.ts), cached by (pointer, length) so a name is hashed once per plane, not once per event.
  */
 function evByName(pl: Plane, p: usize, n: u32): u32 {
-  const slot = tableUpsert(pl.evCache, NS_PTR | (<u64>p << 28) | <u64>(n & 0xfffffff));
-  let id = <u32>load<u64>(slot);
-  if (id == 0) {
-    id = evIntern(pl, p, n, 0, 0);
-    store<u64>(slot, id);
-  }
-  return id;
+  return evByKey(pl, NS_PTR | (<u64>p << 28) | <u64>(n & 0xfffffff), p, n);
 }
 
 /** Event metadata for an API call: keyed by (kind, API id), since unknown-API names share a scratch buffer. */
 function evByApi(pl: Plane, e: Ev): u32 {
-  const slot = tableUpsert(pl.evCache, NS_API | (<u64>e.kind << 32) | e.apiId);
-  let id = <u32>load<u64>(slot);
-  if (id == 0) {
-    id = evIntern(pl, e.namePtr, e.nameLen, 0, 0);
-    store<u64>(slot, id);
-  }
-  return id;
+  return evByKey(pl, NS_API | (<u64>e.kind << 32) | e.apiId, e.namePtr, e.nameLen);
 }
 
 function memcpyType(e: Ev): u32 {
@@ -868,42 +887,23 @@ function typeName(t: u32): string {
 
 /** Memcpy events are named by type as XLA does ("MemcpyH2D"…); the record's details carry the memory kinds. */
 function evByMemcpy(pl: Plane, t: u32): u32 {
-  const slot = tableUpsert(pl.evCache, NS_MEMCPY | t);
-  let id = <u32>load<u64>(slot);
-  if (id == 0) {
-    const s = typeName(t);
-    id = evIntern(pl, asciiCopy(s), s.length, 0, 0);
-    store<u64>(slot, id);
-  }
-  return id;
+  const id = evCached(pl, NS_MEMCPY | t);
+  if (id != 0) return id;
+  const s = typeName(t);
+  return evCache(pl, asciiCopy(s), s.length);
 }
 
-/** Memset events: "Memset <memory kind>" as XLA names them. */
-function evByMemset(pl: Plane, kind: u32): u32 {
-  const slot = tableUpsert(pl.evCache, NS_MEMSET | kind);
-  let id = <u32>load<u64>(slot);
-  if (id == 0) {
-    bStart();
-    bAscii("Memset ");
-    bU64(kind);
-    id = evIntern(pl, bP, bN, 0, 0);
-    store<u64>(slot, id);
-  }
-  return id;
-}
-
-/** Graph executions: "CudaGraphExec:<graph id>". */
-function evByGraph(pl: Plane, graphId: u32): u32 {
-  const slot = tableUpsert(pl.evCache, NS_GRAPH | graphId);
-  let id = <u32>load<u64>(slot);
-  if (id == 0) {
-    bStart();
-    bAscii("CudaGraphExec:");
-    bU64(graphId);
-    id = evIntern(pl, bP, bN, 0, 0);
-    store<u64>(slot, id);
-  }
-  return id;
+/**
+ * Event metadata named `prefix`<v>, cached under `ns` | v: memsets ("Memset <memory kind>" as XLA names them) and
+ * graph executions ("CudaGraphExec:<graph id>").
+ */
+function evByNumber(pl: Plane, ns: u64, prefix: string, v: u32): u32 {
+  const id = evCached(pl, ns | v);
+  if (id != 0) return id;
+  bStart();
+  bAscii(prefix);
+  bU64(v);
+  return evCache(pl, bP, bN);
 }
 
 /** NVTX ranges and marks: "NVTX:<domain>:<name>" (or "NVTX:<name>"), displayed as the range name. */
@@ -1017,6 +1017,36 @@ function record(pl: Plane, ln: Line, e: Ev, kind: i32, meta: u32, ctx: u32, deta
   pl.used |= used;
 }
 
+/** Buffers an event of the host plane on its line `ln` (a line takes the pid of its first event). */
+// @ts-ignore: decorator
+@inline function hostRecord(ln: Line, e: Ev, kind: i32, meta: u32): void {
+  if (ln.count == 0) ln.pid = e.pid;
+  record(hostPlane, ln, e, kind, meta, 0, 0, false);
+  hostEvents++;
+}
+
+/** The stream line of device work `e` on `pl`, marked as carrying work of type `t` (T_*). */
+// @ts-ignore: decorator
+@inline function streamLine(pl: Plane, e: Ev, t: u32): Line {
+  const ln = getLine(pl, e.stream);
+  ln.kinds |= t;
+  return ln;
+}
+
+/** Buffers device work `e` on line `ln` of `pl` and notes which plane its correlation id went to. */
+// @ts-ignore: decorator
+@inline function deviceRecord(pl: Plane, ln: Line, e: Ev, kind: i32, meta: u32, detail: u32, graph: bool): void {
+  record(pl, ln, e, kind, meta, e.context, detail, graph);
+  corrSet(e.correlation, pl.index);
+  deviceEvents++;
+}
+
+/** Whether device work `e` carries CUDA graph ids (graph_id / graph node id stats). */
+// @ts-ignore: decorator
+@inline function hasGraphIds(e: Ev): bool {
+  return (e.flags & EvFlag.HAS_GRAPH) != 0 && (e.graphId != 0 || e.graphNodeId != 0);
+}
+
 /**
  * Buffers one event. Kinds XLA has no counterpart for are not written (and not counted): GPU_RANGE, the Kineto-style
  * projection of NVTX ranges onto device streams — XProf gets that from the `nvtx_range` stat of the device events.
@@ -1024,21 +1054,13 @@ function record(pl: Plane, ln: Line, e: Ev, kind: i32, meta: u32, ctx: u32, deta
 export function xspaceEvent(e: Ev): void {
   switch (e.kind) {
     case EvKind.API_RUNTIME:
-    case EvKind.API_DRIVER: {
-      const pl = hostPlane;
-      const ln = getLine(pl, e.tid);
-      if (ln.count == 0) ln.pid = e.pid;
-      record(pl, ln, e, R.API, evByApi(pl, e), 0, 0, false);
-      hostEvents++;
+    case EvKind.API_DRIVER:
+      hostRecord(getLine(hostPlane, e.tid), e, R.API, evByApi(hostPlane, e));
       break;
-    }
     case EvKind.RANGE:
     case EvKind.INSTANT: {
-      const pl = hostPlane;
-      const ln = getLine(pl, LINE_NVTX | e.tid);
-      if (ln.count == 0) ln.pid = e.pid;
-      record(pl, ln, e, e.kind == EvKind.RANGE ? R.RANGE : R.INSTANT, evByNvtx(pl, e), 0, 0, false);
-      hostEvents++;
+      const kind = e.kind == EvKind.RANGE ? R.RANGE : R.INSTANT;
+      hostRecord(getLine(hostPlane, LINE_NVTX | e.tid), e, kind, evByNvtx(hostPlane, e));
       break;
     }
     case EvKind.OVERHEAD: {
@@ -1054,45 +1076,31 @@ export function xspaceEvent(e: Ev): void {
     }
     case EvKind.KERNEL: {
       const pl = devPlane(e.device);
-      const ln = getLine(pl, e.stream);
-      ln.kinds |= T_COMPUTE;
-      const graph = (e.flags & EvFlag.HAS_GRAPH) != 0 && (e.graphId != 0 || e.graphNodeId != 0);
-      record(pl, ln, e, R.KERNEL, evByName(pl, e.namePtr, e.nameLen), e.context, kernelDetails(pl, e), graph);
-      corrSet(e.correlation, pl.index);
-      deviceEvents++;
+      const ln = streamLine(pl, e, T_COMPUTE);
+      deviceRecord(pl, ln, e, R.KERNEL, evByName(pl, e.namePtr, e.nameLen), kernelDetails(pl, e), hasGraphIds(e));
       break;
     }
     case EvKind.MEMCPY: {
       const pl = devPlane(e.device);
-      const ln = getLine(pl, e.stream);
       const t = memcpyType(e);
-      ln.kinds |= t;
+      const ln = streamLine(pl, e, t);
       const dest = (e.flags & EvFlag.PEER) != 0 ? e.dstDevice : e.device;
       const isAsync: u32 = (e.flags & EvFlag.ASYNC) != 0 ? 1 : 0;
-      const graph = (e.flags & EvFlag.HAS_GRAPH) != 0 && (e.graphId != 0 || e.graphNodeId != 0);
-      record(pl, ln, e, R.MEMCPY, evByMemcpy(pl, t), e.context, memcpyDetails(pl, e, dest, isAsync), graph);
-      corrSet(e.correlation, pl.index);
-      deviceEvents++;
+      deviceRecord(pl, ln, e, R.MEMCPY, evByMemcpy(pl, t), memcpyDetails(pl, e, dest, isAsync), hasGraphIds(e));
       break;
     }
     case EvKind.MEMSET: {
       const pl = devPlane(e.device);
-      const ln = getLine(pl, e.stream);
-      ln.kinds |= T_MEMSET;
+      const ln = streamLine(pl, e, T_MEMSET);
       const isAsync: u32 = (e.flags & EvFlag.ASYNC) != 0 ? 1 : 0;
-      const graph = (e.flags & EvFlag.HAS_GRAPH) != 0 && (e.graphId != 0 || e.graphNodeId != 0);
-      record(pl, ln, e, R.MEMSET, evByMemset(pl, e.dstKind), e.context, memsetDetails(pl, e, isAsync), graph);
-      corrSet(e.correlation, pl.index);
-      deviceEvents++;
+      deviceRecord(pl, ln, e, R.MEMSET, evByNumber(pl, NS_MEMSET, "Memset ", e.dstKind),
+        memsetDetails(pl, e, isAsync), hasGraphIds(e));
       break;
     }
     case EvKind.GRAPH: {
       const pl = devPlane(e.device);
-      const ln = getLine(pl, e.stream);
-      ln.kinds |= T_GRAPH;
-      record(pl, ln, e, R.GRAPH, evByGraph(pl, e.graphId), e.context, e.graphId, false);
-      corrSet(e.correlation, pl.index);
-      deviceEvents++;
+      const ln = streamLine(pl, e, T_GRAPH);
+      deviceRecord(pl, ln, e, R.GRAPH, evByNumber(pl, NS_GRAPH, "CudaGraphExec:", e.graphId), e.graphId, false);
       break;
     }
     case EvKind.SYNC:
@@ -1100,10 +1108,8 @@ export function xspaceEvent(e: Ev): void {
       const pl = devPlane(e.device);
       const stream = (e.flags & EvFlag.NO_STREAM) != 0 ? 0xffffffff : e.stream;
       const ln = getLine(pl, LINE_SYNC | stream);
-      record(pl, ln, e, e.kind == EvKind.SYNC ? R.SYNC : R.EVENT_RECORD, evByName(pl, e.namePtr, e.nameLen),
-        e.context, 0, false);
-      corrSet(e.correlation, pl.index);
-      deviceEvents++;
+      const kind = e.kind == EvKind.SYNC ? R.SYNC : R.EVENT_RECORD;
+      deviceRecord(pl, ln, e, kind, evByName(pl, e.namePtr, e.nameLen), 0, false);
       break;
     }
   }
@@ -1123,6 +1129,16 @@ function addPlaneStat(pl: Plane, statId: u32, type: u32, v: u64, len: u32): void
 }
 function addPlaneStr(pl: Plane, name: string, p: usize, n: u32): void {
   addPlaneStat(pl, stIntern(pl, asciiCopy(name), name.length), 0, p, n);
+}
+/** The decimal text of v, copied into the arena (length bN). */
+function decimalCopy(v: u64): usize {
+  bStart();
+  bU64(v);
+  return bKeep();
+}
+function addPlaneDecimal(pl: Plane, name: string, v: u64): void {
+  const p = decimalCopy(v);
+  addPlaneStr(pl, name, p, bN);
 }
 function addPlaneStrAscii(pl: Plane, name: string, value: string): void {
   addPlaneStr(pl, name, asciiCopy(value), value.length);
@@ -1162,8 +1178,7 @@ function finishPlane(pl: Plane): void {
         bU64(tid);
       }
       if (key >= LINE_NVTX && key < LINE_OVERHEAD) bAscii("/NVTX");
-      ln.nameP = arenaAlloc(bN);
-      memory.copy(ln.nameP, bP, bN);
+      ln.nameP = bKeep();
       ln.nameN = bN;
       // Named threads also get "thread <tid> (<name>)" as the row label, as the Chrome JSON output shows them.
       if (key < LINE_OVERHEAD && tn != 0 && load<u32>(tn, 4) != 0) {
@@ -1174,8 +1189,7 @@ function finishPlane(pl: Plane): void {
         bBytes(<usize>load<u32>(tn), load<u32>(tn, 4));
         bAscii(")");
         if (key >= LINE_NVTX) bAscii("/NVTX");
-        ln.dispP = arenaAlloc(bN);
-        memory.copy(ln.dispP, bP, bN);
+        ln.dispP = bKeep();
         ln.dispN = bN;
       }
     } else {
@@ -1203,8 +1217,7 @@ function finishPlane(pl: Plane): void {
           bAscii(")");
         }
       }
-      ln.nameP = arenaAlloc(bN);
-      memory.copy(ln.nameP, bP, bN);
+      ln.nameP = bKeep();
       ln.nameN = bN;
     }
   }
@@ -1215,6 +1228,7 @@ function finishPlane(pl: Plane): void {
 
 let curLineTs: u64 = 0; // Unix ns of the line being sized or written
 let curPlane: Plane = changetype<Plane>(0);
+let curStats: MetaList = changetype<MetaList>(0); // its stat metadata
 let wkCorr: u32 = 0;
 let wkDevice: u32 = 0;
 let wkCtx: u32 = 0;
@@ -1231,6 +1245,7 @@ let wkNvtx: u32 = 0;
 
 function usePlane(pl: Plane): void {
   curPlane = pl;
+  curStats = pl.st;
   const w = pl.wk;
   wkCorr = load<u32>(w, WK.CORRELATION_ID << 2);
   wkDevice = load<u32>(w, WK.DEVICE_ID << 2);
@@ -1304,7 +1319,7 @@ function eventSize(r: usize): u32 {
   const detail = load<u32>(r, 28);
   switch (kind) {
     case R.KERNEL: {
-      const occ = <usize>load<u32>(curPlane.stList + (<usize>(detail - 1) << 4), 8);
+      const occ = <usize>load<u32>(metaAt(curStats, detail), 8);
       n += statDoubleSize(wkOcc);
       n += statVarintSize(wkMinGrid, <u64>load<i32>(occ, 8));
       n += statVarintSize(wkBlock, <u64>load<i32>(occ, 12));
@@ -1411,7 +1426,7 @@ function putEvent(r: usize): u32 {
     const detail = load<u32>(r, 28);
     switch (kind) {
       case R.KERNEL: {
-        const occ = <usize>load<u32>(curPlane.stList + (<usize>(detail - 1) << 4), 8);
+        const occ = <usize>load<u32>(metaAt(curStats, detail), 8);
         putStatDouble(wkOcc, load<f64>(occ));
         putStatVarint(wkMinGrid, F_INT64, <u64>load<i32>(occ, 8));
         putStatVarint(wkBlock, F_INT64, <u64>load<i32>(occ, 12));
@@ -1514,65 +1529,77 @@ function sortRange(lo: i32, hi: i32): void {
   }
 }
 
-/** Builds the sorted index of an unsorted line. */
-function sortLine(ln: Line): void {
-  let k: u32 = 0;
+// What a walk over a line's records does with each record (see {@link visit}).
+const V_INDEX: i32 = 0; // add it to the sort index; the result is the entry count
+const V_SIZE: i32 = 1; // the result is the sum of the encoded event sizes (tag + length + body)
+const V_PUT: i32 = 2; // write the event; the result is the sum of the bytes written
+const V_RANGES: i32 = 3; // collect NVTX range records into `rangeList`; the result is their count
+
+/** Scratch of {@link V_RANGES}: record addresses (u32 each). */
+let rangeList: usize = 0;
+
+/** Visits record `r` for `what` (V_*); returns the running result `acc` updated. */
+// @ts-ignore: decorator
+@inline function visit(r: usize, what: i32, acc: u64): u64 {
+  if (what == V_SIZE) {
+    const b = eventSize(r);
+    return acc + <u64>(1 + varintSize(b) + b);
+  }
+  if (what == V_PUT) return acc + putEvent(r);
+  if (what == V_RANGES) {
+    if (((load<u32>(r, 16) >> 24) & 15) != R.RANGE) return acc;
+    store<u32>(rangeList + (<usize>acc << 2), <u32>r);
+    return acc + 1;
+  }
+  const e = sortIdx + (<usize>acc << 4);
+  store<u64>(e, load<u64>(r));
+  store<u32>(e, <u32>r, 8);
+  store<u32>(e, 0, 12);
+  return acc + 1;
+}
+
+/** Visits the records of `ln` for `what` in the order they arrived (chunk by chunk); returns the result. */
+// @ts-ignore: decorator
+@inline function walkArrival(ln: Line, what: i32): u64 {
+  let acc: u64 = 0;
   let c = ln.head;
   while (c != 0) {
     const used = load<u32>(c, 4);
     let r = c + CHUNK_HEAD;
     const end = r + used;
     while (r < end) {
-      const e = sortIdx + (<usize>k << 4);
-      store<u64>(e, load<u64>(r));
-      store<u32>(e, <u32>r, 8);
-      store<u32>(e, 0, 12);
-      k++;
+      acc = visit(r, what, acc);
       r += recSize(r);
     }
     c = <usize>load<u32>(c);
   }
+  return acc;
+}
+
+/** Visits the records of `ln` for `what` in start order (through the sort index when they arrived out of order). */
+// @ts-ignore: decorator
+@inline function walkStart(ln: Line, what: i32): u64 {
+  if (ln.unsorted == 0) return walkArrival(ln, what);
+  sortLine(ln);
+  let acc: u64 = 0;
+  for (let i: u32 = 0; i < ln.count; i++) acc = visit(<usize>load<u32>(sortIdx + (<usize>i << 4), 8), what, acc);
+  return acc;
+}
+
+/** Builds the sorted index of an unsorted line. */
+function sortLine(ln: Line): void {
+  const k = <u32>walkArrival(ln, V_INDEX);
   if (k > 1) sortRange(0, <i32>k - 1);
 }
 
 /** Sum of the encoded sizes (tag + length + body) of the events of `ln` (order-independent). */
 function lineEventsSize(ln: Line): u64 {
-  let total: u64 = 0;
-  let c = ln.head;
-  while (c != 0) {
-    const used = load<u32>(c, 4);
-    let r = c + CHUNK_HEAD;
-    const end = r + used;
-    while (r < end) {
-      const b = eventSize(r);
-      total += <u64>(1 + varintSize(b) + b);
-      r += recSize(r);
-    }
-    c = <usize>load<u32>(c);
-  }
-  return total;
+  return walkArrival(ln, V_SIZE);
 }
 
 /** Writes the events of `ln` in start order; returns the bytes written. */
 function putLineEvents(ln: Line): u64 {
-  let total: u64 = 0;
-  if (ln.unsorted != 0) {
-    sortLine(ln);
-    for (let i: u32 = 0; i < ln.count; i++) total += putEvent(<usize>load<u32>(sortIdx + (<usize>i << 4), 8));
-    return total;
-  }
-  let c = ln.head;
-  while (c != 0) {
-    const used = load<u32>(c, 4);
-    let r = c + CHUNK_HEAD;
-    const end = r + used;
-    while (r < end) {
-      total += putEvent(r);
-      r += recSize(r);
-    }
-    c = <usize>load<u32>(c);
-  }
-  return total;
+  return walkStart(ln, V_PUT);
 }
 
 // ---- Message sizes -----------------------------------------------------------------------------------------------
@@ -1592,22 +1619,46 @@ function lineHeadSize(ln: Line): u64 {
   return n;
 }
 
-function evMetaSize(pl: Plane, id: u32): u64 {
-  const e = pl.evList + (<usize>(id - 1) << 4);
+/**
+ * XEventMetadata / XStatMetadata body of entry `id` of `m`: id (1), name (2) and, when it has one (event
+ * metadata only), display_name (4).
+ */
+function metaSize(m: MetaList, id: u32): u64 {
+  const e = metaAt(m, id);
   const nn = load<u32>(e, 4);
   const dn = load<u32>(e, 12);
   let body: u64 = 1 + varintSize(id) + 1 + varintSize(nn) + nn;
   if (dn != 0) body += 1 + varintSize(dn) + dn;
   return body;
 }
-function stMetaSize(pl: Plane, id: u32): u64 {
-  const nn = load<u32>(pl.stList + (<usize>(id - 1) << 4), 4);
-  return 1 + varintSize(id) + 1 + varintSize(nn) + nn;
-}
 /** Map entry {1: key, 2: value} size around a value of `v` bytes. */
 // @ts-ignore: decorator
 @inline function mapEntrySize(id: u32, v: u64): u64 {
   return 1 + varintSize(id) + 1 + varintSize(v) + v;
+}
+/** Size of the map entries (tag, length, entry) of all of `m` in an XPlane (event_metadata or stat_metadata). */
+function metaMapSize(m: MetaList): u64 {
+  let n: u64 = 0;
+  for (let id: u32 = 1; id <= m.count; id++) {
+    const b = metaSize(m, id);
+    n += 1 + varintSize(mapEntrySize(id, b)) + mapEntrySize(id, b);
+  }
+  return n;
+}
+/** Writes all of `m` as XPlane map field `field` (4 event_metadata, 5 stat_metadata), sized by {@link metaSize}. */
+function putMetaMap(field: u32, m: MetaList): void {
+  for (let id: u32 = 1; id <= m.count; id++) {
+    const e = metaAt(m, id);
+    const b = metaSize(m, id);
+    putLenPrefix(field, mapEntrySize(id, b));
+    O.need(16);
+    putVarintField(1, id);
+    putLenPrefix(2, b);
+    O.need(16);
+    putVarintField(1, id);
+    putBytesField(2, <usize>load<u32>(e), load<u32>(e, 4));
+    if (load<u32>(e, 12) != 0) putBytesField(4, <usize>load<u32>(e, 8), load<u32>(e, 12));
+  }
 }
 
 function pstatBody(a: usize): u64 {
@@ -1632,14 +1683,8 @@ function sizePlane(pl: Plane): void {
     ln.size = lineHeadSize(ln) + lineEventsSize(ln);
     n += 1 + varintSize(ln.size) + ln.size;
   }
-  for (let id: u32 = 1; id <= pl.evCount; id++) {
-    const b = evMetaSize(pl, id);
-    n += 1 + varintSize(mapEntrySize(id, b)) + mapEntrySize(id, b);
-  }
-  for (let id: u32 = 1; id <= pl.stCount; id++) {
-    const b = stMetaSize(pl, id);
-    n += 1 + varintSize(mapEntrySize(id, b)) + mapEntrySize(id, b);
-  }
+  n += metaMapSize(pl.ev);
+  n += metaMapSize(pl.st);
   for (let i: u32 = 0; i < pl.pstatCount; i++) {
     const b = pstatBody(pl.pstats + <usize>i * PSTAT);
     n += 1 + varintSize(b) + b;
@@ -1672,29 +1717,8 @@ function putPlane(pl: Plane): void {
     // The sizes were computed by a separate code path: a mismatch would corrupt the file, so stop instead.
     if (O.written + <u64>O.pos - lineStart != ln.size) unreachable();
   }
-  for (let id: u32 = 1; id <= pl.evCount; id++) {
-    const e = pl.evList + (<usize>(id - 1) << 4);
-    const b = evMetaSize(pl, id);
-    putLenPrefix(4, mapEntrySize(id, b));
-    O.need(16);
-    putVarintField(1, id);
-    putLenPrefix(2, b);
-    O.need(16);
-    putVarintField(1, id);
-    putBytesField(2, <usize>load<u32>(e), load<u32>(e, 4));
-    if (load<u32>(e, 12) != 0) putBytesField(4, <usize>load<u32>(e, 8), load<u32>(e, 12));
-  }
-  for (let id: u32 = 1; id <= pl.stCount; id++) {
-    const e = pl.stList + (<usize>(id - 1) << 4);
-    const b = stMetaSize(pl, id);
-    putLenPrefix(5, mapEntrySize(id, b));
-    O.need(16);
-    putVarintField(1, id);
-    putLenPrefix(2, b);
-    O.need(16);
-    putVarintField(1, id);
-    putBytesField(2, <usize>load<u32>(e), load<u32>(e, 4));
-  }
+  putMetaMap(4, pl.ev);
+  putMetaMap(5, pl.st);
   for (let i: u32 = 0; i < pl.pstatCount; i++) {
     const a = pl.pstats + <usize>i * PSTAT;
     putLenPrefix(6, pstatBody(a));
@@ -1746,31 +1770,8 @@ function nvtxSweep(): void {
     const al = changetype<Line>(<usize>load<u64>(slot));
     // The thread's ranges in start order (instants never contain anything).
     const ranges = heap.alloc(<usize>nl.count << 2);
-    let nr: u32 = 0;
-    if (nl.unsorted != 0) {
-      sortLine(nl);
-      for (let k: u32 = 0; k < nl.count; k++) {
-        const r = <usize>load<u32>(sortIdx + (<usize>k << 4), 8);
-        if (((load<u32>(r, 16) >> 24) & 15) == R.RANGE) {
-          store<u32>(ranges + (<usize>nr << 2), <u32>r);
-          nr++;
-        }
-      }
-    } else {
-      let c = nl.head;
-      while (c != 0) {
-        let r = c + CHUNK_HEAD;
-        const end = r + load<u32>(c, 4);
-        while (r < end) {
-          if (((load<u32>(r, 16) >> 24) & 15) == R.RANGE) {
-          store<u32>(ranges + (<usize>nr << 2), <u32>r);
-          nr++;
-        }
-          r += recSize(r);
-        }
-        c = <usize>load<u32>(c);
-      }
-    }
+    rangeList = ranges;
+    const nr = <u32>walkStart(nl, V_RANGES);
     if (nr == 0) continue;
     const stack = heap.alloc(<usize>nr << 2);
     let sp: u32 = 0;
@@ -1809,13 +1810,13 @@ function nvtxSweep(): void {
       nvtxSet(corr, meta);
       const dp = changetype<Plane>(load<usize>(planeList + (<usize>(d - 1) << 2)));
       if (dp.nvtxMap == 0) {
-        dp.nvtxMap = heap.alloc((<usize>hp.evCount + 1) << 2);
-        memory.fill(dp.nvtxMap, 0, (<usize>hp.evCount + 1) << 2);
+        dp.nvtxMap = heap.alloc((<usize>hp.ev.count + 1) << 2);
+        memory.fill(dp.nvtxMap, 0, (<usize>hp.ev.count + 1) << 2);
       }
       const at = dp.nvtxMap + (<usize>meta << 2);
       if (load<u32>(at) == 0) {
         // The range name without domain, as XLA's NVTXRangeTracker reports it (the metadata's display name).
-        const e = hp.evList + (<usize>(meta - 1) << 4);
+        const e = metaAt(hp.ev, meta);
         store<u32>(at, stIntern(dp, <usize>load<u32>(e, 8), load<u32>(e, 12)));
         dp.used |= 1 << WK.NVTX_RANGE;
       }
@@ -1829,6 +1830,8 @@ export function xspaceEnd(): void {
   profileStart = minStart;
   if (S.startNs != 0 && (S.startNs < profileStart || minStart == 0xffffffffffffffff)) profileStart = S.startNs;
   if (profileStart == 0xffffffffffffffff) profileStart = 0;
+  // A merge puts every file on one profile start (emit/options.ts), when it is not after this file's own.
+  if (fixedBaseNs != 0 && fixedBaseNs <= profileStart) profileStart = fixedBaseNs;
   profileStop = maxEnd > profileStart ? maxEnd : profileStart;
   if (S.haveEndAnchor && S.anchorEndReal > profileStop && S.anchorEndReal - profileStop < 3600000000000) {
     profileStop = S.anchorEndReal;
@@ -1855,28 +1858,13 @@ export function xspaceEnd(): void {
   setPlaneName(meta, "/host:metadata");
   if (S.vendor == 1) {
     if (S.runtimeVersion != 0) {
-      bStart();
-      bU64(S.runtimeVersion);
-      const p = arenaAlloc(bN);
-      memory.copy(p, bP, bN);
+      const p = decimalCopy(S.runtimeVersion);
       const n = bN;
       addPlaneStr(meta, "cuda_version", p, n);
       addPlaneStr(meta, "cuda_runtime_version", p, n);
     }
-    if (S.driverVersion != 0) {
-      bStart();
-      bU64(S.driverVersion);
-      const p = arenaAlloc(bN);
-      memory.copy(p, bP, bN);
-      addPlaneStr(meta, "cuda_driver_version", p, bN);
-    }
-    if (S.vendorVersion != 0) {
-      bStart();
-      bU64(S.vendorVersion);
-      const p = arenaAlloc(bN);
-      memory.copy(p, bP, bN);
-      addPlaneStr(meta, "cupti_version", p, bN);
-    }
+    if (S.driverVersion != 0) addPlaneDecimal(meta, "cuda_driver_version", S.driverVersion);
+    if (S.vendorVersion != 0) addPlaneDecimal(meta, "cupti_version", S.vendorVersion);
   }
   if (S.vendorTextLen != 0) addPlaneStr(meta, "vendor_library_version", S.vendorTextPtr, S.vendorTextLen);
   const task = newPlane(2, 0);

@@ -256,6 +256,18 @@ function addSub(n: i32): bool {
   return true;
 }
 
+// Recursive productions run one parse depth level deeper and fail past MAX_PARSE_DEPTH:
+//   return ++pDepth <= MAX_PARSE_DEPTH ? ascend(<production>) : tooDeep();
+@inline function ascend(r: i32): i32 {
+  pDepth--;
+  return r;
+}
+function tooDeep(): i32 {
+  pDepth--;
+  failed = true;
+  return 0;
+}
+
 @inline function peek(): i32 {
   return ip < iend ? <i32>load<u8>(ip) : 0;
 }
@@ -318,14 +330,7 @@ function isAnonNamespace(p: usize): bool {
 
 // <encoding> ::= <name> <bare-function-type> | <name> | <special-name>
 function parseEncoding(): i32 {
-  if (pDepth >= MAX_PARSE_DEPTH) {
-    failed = true;
-    return 0;
-  }
-  pDepth++;
-  const r = parseEncodingInner();
-  pDepth--;
-  return r;
+  return ++pDepth <= MAX_PARSE_DEPTH ? ascend(parseEncodingInner()) : tooDeep();
 }
 
 function parseEncodingInner(): i32 {
@@ -412,6 +417,11 @@ function parseParams(): i32 {
     const t = parseType();
     if (t == 0 || !pushTmp(t)) return 0;
   }
+  return paramList(from);
+}
+
+// The parameter types pushed since `from` as a list (0 when there are none); a lone `v` is ().
+@inline function paramList(from: i32): i32 {
   const cnt = stkTop - from;
   if (cnt == 0) return 0;
   if (cnt == 1) {
@@ -423,14 +433,7 @@ function parseParams(): i32 {
 
 // <name> ::= <nested-name> | <unscoped-name> | <unscoped-template-name> <template-args> | <local-name>
 function parseName(): i32 {
-  if (pDepth >= MAX_PARSE_DEPTH) {
-    failed = true;
-    return 0;
-  }
-  pDepth++;
-  const r = parseNameInner();
-  pDepth--;
-  return r;
+  return ++pDepth <= MAX_PARSE_DEPTH ? ascend(parseNameInner()) : tooDeep();
 }
 
 function parseNameInner(): i32 {
@@ -455,14 +458,9 @@ function parseNameInner(): i32 {
     if (node != 0 && peek() == 0x49 && (kindOf(node) == N_LAMBDA || kindOf(node) == N_UNNAMED)) return 0;
   }
   if (node == 0) return 0;
-  if (peek() == 0x49 /* I */) {
-    // an unscoped template name is a substitution candidate (a substitution already is one)
-    if (!isSub && !addSub(node)) return 0;
-    const args = parseTemplateArgs();
-    if (args == 0) return 0;
-    node = mk(N_TEMPLATE, node, args, 0);
-  }
-  return node;
+  // an unscoped template name is a substitution candidate (a substitution already is one)
+  if (peek() == 0x49 /* I */ && !isSub && !addSub(node)) return 0;
+  return withArgs(node);
 }
 
 // <nested-name> ::= N [<CV-qualifiers>] [<ref-qualifier>] <prefix> <unqualified-name> E
@@ -498,10 +496,7 @@ function parseNested(): i32 {
       continue;
     }
     if (c == 0x49 /* I */) {
-      if (prefix == 0) return 0;
-      const args = parseTemplateArgs();
-      if (args == 0) return 0;
-      prefix = mk(N_TEMPLATE, prefix, args, 0);
+      prefix = withArgs(prefix);
     } else if (c == 0x54 /* T */) {
       if (prefix != 0) return 0;
       prefix = parseTemplateParam();
@@ -613,19 +608,7 @@ function parseUnqualified(): i32 {
 // Ul <lambda-sig> E [<number>] _
 function parseLambda(): i32 {
   ip += 2;
-  const from = stkTop;
-  while (peek() != 0x45 /* E */) {
-    if (ip >= iend) return 0;
-    const t = parseType();
-    if (t == 0 || !pushTmp(t)) return 0;
-  }
-  ip++;
-  if (stkTop - from == 0) return 0;
-  if (stkTop - from == 1) {
-    const t = load<i32>(stkBase + (<usize>from << 2));
-    if (kindOf(t) == N_BUILTIN && fa(t) == 0x76 /* v */) stkTop = from;
-  }
-  const sig = makeList(from);
+  const sig = parseSeq(SEQ_PARAMS, 0x45 /* E */);
   if (sig == 0) return 0;
   const num = parseCompactNumber();
   if (num < 0) return 0;
@@ -658,15 +641,22 @@ function parseDiscriminator(): bool {
   return true;
 }
 
+// <type> parsed with inConv = `conv` (1: a conversion operator's type, where `T_` takes no
+// template arguments).
+@inline function parseTypeConv(conv: i32): i32 {
+  const save = inConv;
+  inConv = conv;
+  const t = parseType();
+  inConv = save;
+  return t;
+}
+
 function parseOperator(): i32 {
   const c1 = peek();
   const c2 = peek1();
   if (c1 == 0x63 /* c */ && c2 == 0x76 /* v */) {
     ip += 2;
-    const save = inConv;
-    inConv = 1;
-    const t = parseType();
-    inConv = save;
+    const t = parseTypeConv(1);
     if (t == 0) return 0;
     return mk(N_CONV, t, 0, 0);
   }
@@ -682,14 +672,14 @@ function parseOperator(): i32 {
     if (n == 0) return 0;
     return mk(N_VENDOROP, n, 0, 0);
   }
-  const s = operatorSymbol(c1, c2);
+  const s = operatorSymbol((c1 << 8) | c2);
   if (s.length == 0) return 0;
   ip += 2;
   return mk(N_OPER, strp(s), 0, 0);
 }
 
-function operatorSymbol(c1: i32, c2: i32): string {
-  switch ((c1 << 8) | c2) {
+function operatorSymbol(op: i32): string {
+  switch (op) {
     case 0x6e77: return "new"; // nw
     case 0x6e61: return "new[]"; // na
     case 0x646c: return "delete"; // dl
@@ -846,36 +836,26 @@ function parseTemplateParam(): i32 {
   return mk(N_TPARAM, idx, 0, 0);
 }
 
-// I <template-arg>+ E
-function parseTemplateArgs(): i32 {
-  if (pDepth >= MAX_PARSE_DEPTH) {
-    failed = true;
-    return 0;
-  }
-  pDepth++;
-  ip++; // I
+// I <template-arg>+ E, or with `pack` the J <template-arg>* E of an argument pack
+function parseTemplateArgs(pack: bool): i32 {
+  if (++pDepth > MAX_PARSE_DEPTH) return tooDeep();
+  ip++; // I or J
   const saveConv = inConv;
-  const saveName = lastName; // arguments must not change the name a later constructor prints
-  inConv = 0;
-  const from = stkTop;
-  let ok = true;
-  while (peek() != 0x45 /* E */) {
-    if (ip >= iend) {
-      ok = false;
-      break;
-    }
-    const a = parseTemplateArg();
-    if (a == 0 || !pushTmp(a)) {
-      ok = false;
-      break;
-    }
-  }
+  const saveName = lastName;
+  if (!pack) inConv = 0;
+  const l = parseSeq(SEQ_ARGS, 0x45 /* E */);
   inConv = saveConv;
-  lastName = saveName;
-  pDepth--;
-  if (!ok) return 0;
-  ip++;
-  return makeList(from);
+  // arguments must not change the name a later constructor prints (a pack is part of its list)
+  if (!pack) lastName = saveName;
+  return ascend(l);
+}
+
+// [<name>] <template-args>: `n` followed by optional template arguments; 0 on failure.
+@inline function withArgs(n: i32): i32 {
+  if (n == 0 || peek() != 0x49 /* I */) return n;
+  const args = parseTemplateArgs(false);
+  if (args == 0) return 0;
+  return mk(N_TEMPLATE, n, args, 0);
 }
 
 // <template-arg> ::= <type> | X <expression> E | <expr-primary> | J <template-arg>* E | I <template-arg>* E
@@ -889,29 +869,7 @@ function parseTemplateArg(): i32 {
     return e;
   }
   if (c == 0x4a /* J */ || c == 0x49 /* I: argument pack in pre-standard GCC manglings */) {
-    if (pDepth >= MAX_PARSE_DEPTH) {
-      failed = true;
-      return 0;
-    }
-    pDepth++;
-    ip++;
-    const from = stkTop;
-    let ok = true;
-    while (peek() != 0x45) {
-      if (ip >= iend) {
-        ok = false;
-        break;
-      }
-      const a = parseTemplateArg();
-      if (a == 0 || !pushTmp(a)) {
-        ok = false;
-        break;
-      }
-    }
-    pDepth--;
-    if (!ok) return 0;
-    ip++;
-    return makeList(from);
+    return parseTemplateArgs(true);
   }
   return parseType();
 }
@@ -919,14 +877,7 @@ function parseTemplateArg(): i32 {
 // <expression>: the subset that shows up in real symbols (operators, calls, casts, sizeof,
 // member access, unresolved names, function parameters, literals); anything else fails.
 function parseExpression(): i32 {
-  if (pDepth >= MAX_PARSE_DEPTH) {
-    failed = true;
-    return 0;
-  }
-  pDepth++;
-  const r = parseExpressionInner();
-  pDepth--;
-  return r;
+  return ++pDepth <= MAX_PARSE_DEPTH ? ascend(parseExpressionInner()) : tooDeep();
 }
 
 function parseExpressionInner(): i32 {
@@ -946,15 +897,12 @@ function parseExpressionInner(): i32 {
     }
     case 0x7372: // sr: unresolved qualified name
       return parseUnresolved();
-    case 0x6773: { // gs: ::expr
+    case 0x6773: // gs: ::expr
       ip += 2;
-      const e = parseExpression();
-      if (e == 0) return 0;
-      return mk(N_UNARY, strp("::"), e, U_GLOBAL);
-    }
+      return parseUnaryExpr("::", U_GLOBAL);
     case 0x6f6e: { // on <operator-name> [<template-args>]
       ip += 2;
-      return parseBaseOperator();
+      return withArgs(parseOperator());
     }
     case 0x7370: { // sp <expression>: pack expansion
       ip += 2;
@@ -993,10 +941,7 @@ function parseExpressionInner(): i32 {
     }
     case 0x6376: { // cv <type> <expression> | cv <type> _ <expression>* E
       ip += 2;
-      const save = inConv;
-      inConv = 0;
-      const t = parseType();
-      inConv = save;
+      const t = parseTypeConv(0);
       if (t == 0) return 0;
       if (expect(0x5f)) {
         const l = parseExprList();
@@ -1028,13 +973,8 @@ function parseExpressionInner(): i32 {
       ip += 2;
       const l = parseExpression();
       if (l == 0) return 0;
-      let r = parseUnqualified();
+      const r = withArgs(parseUnqualified());
       if (r == 0) return 0;
-      if (peek() == 0x49) {
-        const args = parseTemplateArgs();
-        if (args == 0) return 0;
-        r = mk(N_TEMPLATE, r, args, 0);
-      }
       return mk(N_BINARY, strp(op == 0x6474 ? "." : "->"), l, r);
     }
     case 0x7175: { // qu: a ? b : c
@@ -1050,20 +990,11 @@ function parseExpressionInner(): i32 {
     case 0x7070: case 0x6d6d: { // pp_ / mm_ prefix, pp / mm postfix
       ip += 2;
       const prefix = expect(0x5f);
-      const e = parseExpression();
-      if (e == 0) return 0;
-      return mk(N_UNARY, strp(op == 0x7070 ? "++" : "--"), e, prefix ? U_PREFIX : U_POSTFIX);
+      return parseUnaryExpr(op == 0x7070 ? "++" : "--", prefix ? U_PREFIX : U_POSTFIX);
     }
     case 0x6e77: case 0x6e61: { // nw / na <expression>* _ <type> (E | pi <expression>* E | il ...)
       ip += 2;
-      const from = stkTop;
-      while (peek() != 0x5f) {
-        if (ip >= iend) return 0;
-        const e = parseExpression();
-        if (e == 0 || !pushTmp(e)) return 0;
-      }
-      ip++;
-      const place = makeList(from);
+      const place = parseSeq(SEQ_EXPRS, 0x5f);
       if (place == 0) return 0;
       const t = parseType();
       if (t == 0) return 0;
@@ -1079,19 +1010,14 @@ function parseExpressionInner(): i32 {
       }
       return mk(N_NEW, place, t, init);
     }
-    case 0x7477: { // tw <expression>: throw
+    case 0x7477: // tw <expression>: throw
       ip += 2;
-      const e = parseExpression();
-      if (e == 0) return 0;
-      return mk(N_UNARY, strp("throw "), e, U_PREFIX);
-    }
+      return parseUnaryExpr("throw ", U_PREFIX);
   }
   let sym = unaryOperatorSymbol(op);
   if (sym.length > 0) {
     ip += 2;
-    const e = parseExpression();
-    if (e == 0) return 0;
-    return mk(N_UNARY, strp(sym), e, U_PREFIX);
+    return parseUnaryExpr(sym, U_PREFIX);
   }
   sym = binaryOperatorSymbol(op);
   if (sym.length > 0) {
@@ -1105,14 +1031,18 @@ function parseExpressionInner(): i32 {
   return 0;
 }
 
+// <expression> as the operand of `sym` (a static string) in form `form` (U_*)
+@inline function parseUnaryExpr(sym: string, form: i32): i32 {
+  const e = parseExpression();
+  if (e == 0) return 0;
+  return mk(N_UNARY, strp(sym), e, form);
+}
+
+// Prefix operators of <expression>: as in operator names, keywords followed by a space.
 function unaryOperatorSymbol(op: i32): string {
   switch (op) {
-    case 0x7073: return "+"; // ps
-    case 0x6e67: return "-"; // ng
-    case 0x6164: return "&"; // ad
-    case 0x6465: return "*"; // de
-    case 0x636f: return "~"; // co
-    case 0x6e74: return "!"; // nt
+    case 0x7073: case 0x6e67: case 0x6164: case 0x6465: case 0x636f: case 0x6e74: // ps ng ad de co nt
+      return operatorSymbol(op);
     case 0x737a: return "sizeof "; // sz
     case 0x617a: return "alignof "; // az
     case 0x646c: return "delete "; // dl
@@ -1121,79 +1051,45 @@ function unaryOperatorSymbol(op: i32): string {
   return "";
 }
 
+// Binary operators of <expression>, spelled as in operator names.
 function binaryOperatorSymbol(op: i32): string {
   switch (op) {
-    case 0x706c: return "+";
-    case 0x6d69: return "-";
-    case 0x6d6c: return "*";
-    case 0x6476: return "/";
-    case 0x726d: return "%";
-    case 0x616e: return "&";
-    case 0x6f72: return "|";
-    case 0x656f: return "^";
-    case 0x6153: return "=";
-    case 0x704c: return "+=";
-    case 0x6d49: return "-=";
-    case 0x6d4c: return "*=";
-    case 0x6456: return "/=";
-    case 0x724d: return "%=";
-    case 0x614e: return "&=";
-    case 0x6f52: return "|=";
-    case 0x654f: return "^=";
-    case 0x6c73: return "<<";
-    case 0x7273: return ">>";
-    case 0x6c53: return "<<=";
-    case 0x7253: return ">>=";
-    case 0x6571: return "==";
-    case 0x6e65: return "!=";
-    case 0x6c74: return "<";
-    case 0x6774: return ">";
-    case 0x6c65: return "<=";
-    case 0x6765: return ">=";
-    case 0x7373: return "<=>";
-    case 0x6161: return "&&";
-    case 0x6f6f: return "||";
-    case 0x636d: return ",";
-    case 0x706d: return "->*";
-    case 0x6978: return "[]"; // ix
+    case 0x706c: case 0x6d69: case 0x6d6c: case 0x6476: case 0x726d: case 0x616e: // pl mi ml dv rm an
+    case 0x6f72: case 0x656f: case 0x6153: case 0x704c: case 0x6d49: case 0x6d4c: // or eo aS pL mI mL
+    case 0x6456: case 0x724d: case 0x614e: case 0x6f52: case 0x654f: case 0x6c73: // dV rM aN oR eO ls
+    case 0x7273: case 0x6c53: case 0x7253: case 0x6571: case 0x6e65: case 0x6c74: // rs lS rS eq ne lt
+    case 0x6774: case 0x6c65: case 0x6765: case 0x7373: case 0x6161: case 0x6f6f: // gt le ge ss aa oo
+    case 0x636d: case 0x706d: case 0x6978: // cm pm ix
+      return operatorSymbol(op);
   }
   return "";
 }
 
 // <expression>* E
 function parseExprList(): i32 {
+  return parseSeq(SEQ_EXPRS, 0x45);
+}
+
+// What parseSeq collects.
+const SEQ_EXPRS: i32 = 0; // <expression>*
+const SEQ_ARGS: i32 = 1; // <template-arg>*
+const SEQ_PARAMS: i32 = 2; // <type>+ of a parameter list (see paramList)
+
+// Elements of kind `what` up to and including the `end` byte, as a list node; 0 on failure.
+@inline function parseSeq(what: i32, end: i32): i32 {
   const from = stkTop;
-  while (peek() != 0x45) {
+  while (peek() != end) {
     if (ip >= iend) return 0;
-    const e = parseExpression();
+    const e = what == SEQ_EXPRS ? parseExpression() : what == SEQ_ARGS ? parseTemplateArg() : parseType();
     if (e == 0 || !pushTmp(e)) return 0;
   }
   ip++;
-  return makeList(from);
+  return what == SEQ_PARAMS ? paramList(from) : makeList(from);
 }
 
 // <source-name> [<template-args>]
 function parseSimpleId(): i32 {
-  let n = parseSourceName();
-  if (n == 0) return 0;
-  if (peek() == 0x49) {
-    const args = parseTemplateArgs();
-    if (args == 0) return 0;
-    n = mk(N_TEMPLATE, n, args, 0);
-  }
-  return n;
-}
-
-// on <operator-name> [<template-args>] (after `on`)
-function parseBaseOperator(): i32 {
-  let n = parseOperator();
-  if (n == 0) return 0;
-  if (peek() == 0x49) {
-    const args = parseTemplateArgs();
-    if (args == 0) return 0;
-    n = mk(N_TEMPLATE, n, args, 0);
-  }
-  return n;
+  return withArgs(parseSourceName());
 }
 
 // <base-unresolved-name> ::= <simple-id> | on <operator-name> [<template-args>], joined to its
@@ -1208,13 +1104,7 @@ function parseBaseUnresolved(scope: i32): i32 {
     n = parseSourceName();
   } else return 0; // dn <destructor-name> unsupported
   if (n == 0) return 0;
-  n = mk(N_NESTED, scope, n, 0);
-  if (peek() == 0x49) {
-    const args = parseTemplateArgs();
-    if (args == 0) return 0;
-    n = mk(N_TEMPLATE, n, args, 0);
-  }
-  return n;
+  return withArgs(mk(N_NESTED, scope, n, 0));
 }
 
 // sr <unresolved-type> <base-unresolved-name>
@@ -1250,14 +1140,7 @@ function parseUnresolved(): i32 {
 
 // L <type> <value> E | L _Z <encoding> E | L <nullptr type> E
 function parseExprPrimary(): i32 {
-  if (pDepth >= MAX_PARSE_DEPTH) {
-    failed = true;
-    return 0;
-  }
-  pDepth++;
-  const r = parseExprPrimaryInner();
-  pDepth--;
-  return r;
+  return ++pDepth <= MAX_PARSE_DEPTH ? ascend(parseExprPrimaryInner()) : tooDeep();
 }
 
 function parseExprPrimaryInner(): i32 {
@@ -1287,14 +1170,7 @@ function parseExprPrimaryInner(): i32 {
 
 // <type>
 function parseType(): i32 {
-  if (pDepth >= MAX_PARSE_DEPTH) {
-    failed = true;
-    return 0;
-  }
-  pDepth++;
-  const r = parseTypeInner();
-  pDepth--;
-  return r;
+  return ++pDepth <= MAX_PARSE_DEPTH ? ascend(parseTypeInner()) : tooDeep();
 }
 
 function parseTypeInner(): i32 {
@@ -1350,28 +1226,20 @@ function parseTypeInner(): i32 {
     case 0x54: {
       const t = parseTemplateParam();
       if (t == 0 || !addSub(t)) return 0;
-      if (peek() == 0x49 && inConv == 0) {
-        // template template parameter with arguments
-        const args = parseTemplateArgs();
-        if (args == 0) return 0;
-        const n = mk(N_TEMPLATE, t, args, 0);
-        if (n == 0 || !addSub(n)) return 0;
-        return n;
-      }
-      return t;
+      if (peek() != 0x49 || inConv != 0) return t;
+      // template template parameter with arguments
+      const n = withArgs(t);
+      if (n == 0 || !addSub(n)) return 0;
+      return n;
     }
     case 0x53: {
       const d = peek1();
       if (isDigit(d) || d == 0x5f || isUpper(d)) {
-        let s = parseSubstitution();
-        if (s == 0) return 0;
-        if (peek() == 0x49) {
-          const args = parseTemplateArgs();
-          if (args == 0) return 0;
-          s = mk(N_TEMPLATE, s, args, 0);
-          if (s == 0 || !addSub(s)) return 0;
-        }
-        return s;
+        const s = parseSubstitution();
+        if (s == 0 || peek() != 0x49) return s;
+        const n = withArgs(s);
+        if (n == 0 || !addSub(n)) return 0;
+        return n;
       }
       const n = parseName();
       if (n == 0) return 0;
@@ -1389,13 +1257,8 @@ function parseTypeInner(): i32 {
     case 0x55: {
       // U <source-name> [<template-args>] <type>: vendor extended qualifier
       ip++;
-      let q = parseSourceName();
+      const q = withArgs(parseSourceName());
       if (q == 0) return 0;
-      if (peek() == 0x49) {
-        const args = parseTemplateArgs();
-        if (args == 0) return 0;
-        q = mk(N_TEMPLATE, q, args, 0);
-      }
       const t = parseType();
       if (t == 0) return 0;
       const n = mk(N_VQUAL, t, q, 0);
@@ -1707,6 +1570,13 @@ function emitNum(v: i32): void {
   putc(48 + (v % 10));
 }
 
+// `prefix` <v> `}`: a numbered entity (`{unnamed type#2}`, `{parm#1}`, `{lambda(...)#1}`).
+@inline function emitNumbered(prefix: string, v: i32): void {
+  emitS(prefix);
+  emitNum(v);
+  putc(0x7d);
+}
+
 // Prints a qualifier word innermost (last mangled) first. With `dedupe`, like c++filt for
 // types, a qualifier already pending from an enclosing one (`skip`, a qSet mask) or repeated
 // further out prints once.
@@ -1903,6 +1773,27 @@ function prRight(n: i32): void {
   prDepth--;
 }
 
+// `open` n `close`: a node in brackets (characters).
+@inline function prIn(open: i32, n: i32, close: i32): void {
+  putc(open);
+  pr(n);
+  putc(close);
+}
+
+// `open` list `close`: a comma-separated list in brackets (characters).
+@inline function prListIn(open: i32, l: i32, close: i32): void {
+  putc(open);
+  prList(l);
+  putc(close);
+}
+
+// `text` n `close`: a node after some fixed text (`decltype (`, `[abi:`), then a closing character.
+@inline function prAfter(text: string, n: i32, close: i32): void {
+  emitS(text);
+  pr(n);
+  putc(close);
+}
+
 function prLeftAt(n: i32, lvl: i32): void {
   const save = tDepth;
   tDepth = lvl;
@@ -1938,13 +1829,13 @@ function prList(l: i32): void {
   }
 }
 
-// A parameter list is printed without the declarators pending around its function type.
+// A parameter list `(...)`, printed without the declarators pending around its function type.
 function prParams(l: i32): void {
   const saveMods = modDepth;
   const saveLeak = leak;
   modDepth = 0;
   leak = false;
-  prList(l);
+  prListIn(0x28, l, 0x29);
   modDepth = saveMods;
   leak = saveLeak;
 }
@@ -2020,9 +1911,7 @@ function prEnc(n: i32, withRet: bool): void {
   tDepth = outer;
   pr(name);
   tDepth = inner;
-  putc(0x28);
   prParams(fb(f));
-  putc(0x29);
   emitQuals(fc(f), false, 0);
   if (ret != 0) prRight(ret);
   if (targs != 0 && !failed) tPop(old);
@@ -2054,9 +1943,7 @@ function prFuncRight(f: i32): void {
   }
   const save = tDepth;
   tDepth = l;
-  putc(0x28);
   prParams(fb(r));
-  putc(0x29);
   const own = fc(r);
   emitQuals(own & ~3, false, 0);
   if (nwrap > 1) emitQuals(wrap1, false, 0);
@@ -2116,9 +2003,7 @@ function prLiteral(n: i32): void {
       return;
     }
   }
-  putc(0x28);
-  pr(t);
-  putc(0x29);
+  prIn(0x28, t, 0x29);
   if (neg) putc(0x2d);
   if (float) putc(0x5b);
   emitBytes(p, len);
@@ -2271,6 +2156,7 @@ function prLeftInner(n: i32): void {
       break;
     }
     case N_COMPLEX:
+    case N_IMAG:
       if (isParenTarget(fa(n), tDepth)) {
         failed = true; // not C++; c++filt garbles it
         break;
@@ -2278,17 +2164,7 @@ function prLeftInner(n: i32): void {
       modDepth++;
       pr(fa(n));
       modDepth--;
-      emitS(" _Complex");
-      break;
-    case N_IMAG:
-      if (isParenTarget(fa(n), tDepth)) {
-        failed = true;
-        break;
-      }
-      modDepth++;
-      pr(fa(n));
-      modDepth--;
-      emitS(" _Imaginary");
+      emitS(kindOf(n) == N_COMPLEX ? " _Complex" : " _Imaginary");
       break;
     case N_FUNC: {
       if (leak) {
@@ -2371,15 +2247,11 @@ function prLeftInner(n: i32): void {
       prList(fa(n));
       inLambda--;
       leak = saveLeak;
-      emitS(")#");
-      emitNum(fb(n));
-      putc(0x7d);
+      emitNumbered(")#", fb(n));
       break;
     }
     case N_UNNAMED:
-      emitS("{unnamed type#");
-      emitNum(fa(n));
-      putc(0x7d);
+      emitNumbered("{unnamed type#", fa(n));
       break;
     case N_LOCAL:
       prEnc(fa(n), false);
@@ -2422,9 +2294,7 @@ function prLeftInner(n: i32): void {
     }
     case N_ABITAG:
       pr(fa(n));
-      emitS("[abi:");
-      pr(fb(n));
-      putc(0x5d);
+      prAfter("[abi:", fb(n), 0x5d);
       break;
     case N_VQUAL:
       modDepth++;
@@ -2441,9 +2311,7 @@ function prLeftInner(n: i32): void {
       break;
     case N_VECTOR:
       pr(fa(n));
-      emitS(" __vector(");
-      pr(fb(n));
-      putc(0x29);
+      prAfter(" __vector(", fb(n), 0x29);
       break;
     case N_EXTNAME:
       prEnc(fa(n), true);
@@ -2457,9 +2325,8 @@ function prLeftInner(n: i32): void {
       pr(fa(n));
       break;
     case N_DEFARG:
-      emitS("{default arg#");
-      emitNum(fa(n));
-      emitS("}::");
+      emitNumbered("{default arg#", fa(n));
+      emitS("::");
       pr(fb(n));
       break;
     case N_REFTEMP:
@@ -2474,9 +2341,7 @@ function prLeftInner(n: i32): void {
       emitQuals(fb(n), false, 0);
       break;
     case N_BINDING:
-      putc(0x5b);
-      prList(fa(n));
-      putc(0x5d);
+      prListIn(0x5b, fa(n), 0x5d);
       break;
     case N_UNARY:
       prUnary(n);
@@ -2488,9 +2353,7 @@ function prLeftInner(n: i32): void {
       if (gt) putc(0x28);
       prSub(fb(n));
       if (op.length == 2 && op.charCodeAt(0) == 0x5b) {
-        putc(0x5b);
-        pr(fc(n));
-        putc(0x5d);
+        prIn(0x5b, fc(n), 0x5d);
       } else {
         emitS(op);
         prSub(fc(n));
@@ -2510,44 +2373,29 @@ function prLeftInner(n: i32): void {
       let f = fa(n);
       if (kindOf(f) == N_EXTNAME && fb(fa(f)) != 0) f = fa(fa(f));
       prSub(f);
-      putc(0x28);
-      prList(fb(n));
-      putc(0x29);
+      prListIn(0x28, fb(n), 0x29);
       break;
     }
     case N_CAST:
-      putc(0x28);
-      pr(fa(n));
-      putc(0x29);
-      if (fc(n) != 0) {
-        putc(0x28);
-        prList(fb(n));
-        putc(0x29);
-      } else prSub(fb(n));
+      prIn(0x28, fa(n), 0x29);
+      if (fc(n) != 0) prListIn(0x28, fb(n), 0x29);
+      else prSub(fb(n));
       break;
     case N_NAMEDCAST:
       emitS(strOf(fa(n)));
       putc(0x3c);
       pr(fb(n));
-      emitS(">(");
-      pr(fc(n));
-      putc(0x29);
+      prAfter(">(", fc(n), 0x29);
       break;
     case N_FPARAM:
-      emitS("{parm#");
-      emitNum(fa(n));
-      putc(0x7d);
+      emitNumbered("{parm#", fa(n));
       break;
     case N_DECLTYPE:
-      emitS("decltype (");
-      pr(fa(n));
-      putc(0x29);
+      prAfter("decltype (", fa(n), 0x29);
       break;
     case N_INITLIST:
       if (fa(n) != 0) pr(fa(n));
-      putc(0x7b);
-      prList(fb(n));
-      putc(0x7d);
+      prListIn(0x7b, fb(n), 0x7d);
       break;
     case N_SIZEOFPACK: {
       // c++filt prints the length of the pack
@@ -2579,11 +2427,8 @@ function prLeftInner(n: i32): void {
       pr(fb(n));
       const init = fc(n);
       if (init != 0) {
-        if (kindOf(init) == N_LIST) {
-          putc(0x28);
-          prList(init);
-          putc(0x29);
-        } else pr(init);
+        if (kindOf(init) == N_LIST) prListIn(0x28, init, 0x29);
+        else pr(init);
       }
       break;
     }
@@ -2609,11 +2454,7 @@ function isSimpleExpr(n: i32): bool {
 
 function prSub(n: i32): void {
   if (isSimpleExpr(n)) pr(n);
-  else {
-    putc(0x28);
-    pr(n);
-    putc(0x29);
-  }
+  else prIn(0x28, n, 0x29);
 }
 
 function prUnary(n: i32): void {
@@ -2630,9 +2471,7 @@ function prUnary(n: i32): void {
     return;
   }
   if (form == U_TYPE) {
-    putc(0x28);
-    pr(e);
-    putc(0x29);
+    prIn(0x28, e, 0x29);
     return;
   }
   // &A::f names the member function without its parameter list

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { createGzip, constants as zc } from "node:zlib";
 import { createWriteStream } from "node:fs";
 import { once } from "node:events";
-import type { ConvertOptions, ConvertResult, FileInfo } from "../core/engine.js";
+import type { ConvertOptions, ConvertResult, Engine, FileInfo } from "../core/engine.js";
 import { RawtraceError } from "../core/codes.js";
 import { createEngine } from "./wasm.js";
 import { fileSource } from "./file_source.js";
@@ -18,6 +18,8 @@ import { fileSource } from "./file_source.js";
 export interface ConvertFileOptions extends Omit<ConvertOptions, "afterWindow"> {
   /** gzip the output (default: when the output path ends in .gz). */
   gzip?: boolean;
+  /** Core instance to use (one conversion at a time; default: a new one). Workers reuse theirs. */
+  engine?: Engine;
 }
 
 /**
@@ -27,7 +29,7 @@ export interface ConvertFileOptions extends Omit<ConvertOptions, "afterWindow"> 
  */
 export async function convertFile(input: string, output: string, opts: ConvertFileOptions = {}): Promise<ConvertResult> {
   const src = fileSource(input);
-  const engine = await createEngine();
+  const engine = opts.engine ?? (await createEngine());
   const tmp = `${output}.tmp`;
   const gzip = opts.format === "xspace" ? false : opts.gzip ?? output.endsWith(".gz");
   try {

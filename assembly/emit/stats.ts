@@ -1,0 +1,441 @@
+/**
+ * Summary statistics of a trace, aggregated from the normalized events in pass 2 (no JSON on the way): the numbers
+ * of `rawtrace stats` and of the viewer's summary panel. Decoded by src/core/stats.ts (host-neutral).
+ *
+ * - per device: busy time = the length of the union of its kernel, memcpy and memset intervals; count, time and
+ *   bytes of kernels, memcpys and memsets; first start and last end of that device work;
+ * - per (kind, name): count, total, min and max duration — kernels by name, API calls by name, memcpy/memset
+ *   names, syncs, NVTX ranges, overhead;
+ * - per memcpy direction (CUPTI copy kind, peer or not): count, bytes, time;
+ * - the trace span: first start and last end over every event.
+ *
+ * Memory: the tables grow with distinct names and devices; busy time needs the device intervals, kept as 16-byte
+ * (start, end) pairs after coalescing each one with the previous interval of its device when they overlap or touch
+ * (back-to-back work on a busy device collapses to a few intervals), then sorted and swept at the end.
+ *
+ * Result (little-endian, every section 8-byte aligned), written through the output window at the end of the pass:
+ *   header 64 B: u32 magic "RTST", u32 version, u32 devices, u32 names, u32 copy rows, u32 nameBytes (padded),
+ *     u64 events, u64 span start (Unix ns; 0 = no event), u64 span end, u64 intervals kept, u64 0
+ *   devices 96 B each, by id: u32 id, u32 0, u64 busy ns, u64 kernels, u64 kernel ns, u64 memcpys, u64 memcpy ns,
+ *     u64 memcpy bytes, u64 memsets, u64 memset ns, u64 memset bytes, u64 first start, u64 last end
+ *   copy rows 40 B each: u32 copy kind (CUPTI numbering: 1 HtoD, 2 DtoH, 8 DtoD, 10 PtoP…), u32 flags (1 = peer
+ *     copy), u64 count, u64 bytes, u64 ns, u64 max ns
+ *   names 48 B each: u32 kind (EvKind), u32 offset in the name bytes, u32 length, u32 0, u64 count, u64 total ns,
+ *     u64 min ns, u64 max ns
+ *   name bytes (UTF-8)
+ */
+import { Ev, EvKind, EvFlag } from "../model/event";
+import * as S from "../model/session";
+import * as O from "./out";
+import { Table, tableNew, tableUpsert, inserted } from "../util/hash_table";
+
+const MAGIC: u32 = 0x54535452; // "RTST"
+const VERSION: u32 = 1;
+const HEADER: usize = 64;
+const DEV_OUT: usize = 96;
+const COPY_OUT: usize = 40;
+const NAME_OUT: usize = 48;
+
+/**
+ * Device entry (in linear memory, 128 B): the 96 output bytes, then the interval list {ptr u32 @96, count u32 @100,
+ * cap u32 @104, open u32 @108}, the open interval start u64 @112 and end u64 @120.
+ */
+const DEV_ENTRY: usize = 128;
+const MAX_DEVICES: u32 = 1024;
+
+/** Name entry (48 B): u32 kind, u32 name ptr, u32 name len, u32 0, u64 count, u64 total, u64 min, u64 max. */
+const NAME_ENTRY: usize = 48;
+
+/** Copy table: 16 copy kinds × {plain, peer} × {count, bytes, ns, max} u64. */
+const COPY_KINDS: u32 = 16;
+
+let devTable: Table = 0;
+let devList: usize = 0;
+let devCount: u32 = 0;
+let lastDevId: u32 = 0xffffffff;
+let lastDev: usize = 0;
+let nameTable: Table = 0;
+let nameList: usize = 0;
+let nameCap: u32 = 0;
+let nameCount: u32 = 0;
+let lastNameKey: u64 = 0xffffffffffffffff;
+let lastName: usize = 0;
+let copyTable: usize = 0;
+let spanStart: u64 = 0;
+let spanEnd: u64 = 0;
+let events: u64 = 0;
+let intervals: u64 = 0;
+
+/** Last event end seen (Unix ns), for closing ranges left open. */
+export function statsLastTs(): u64 {
+  return spanEnd;
+}
+
+/** Starts a stats pass (after heap.reset(): everything is allocated anew). */
+export function statsBegin(): void {
+  devTable = tableNew(16);
+  devList = heap.alloc(<usize>MAX_DEVICES << 2);
+  devCount = 0;
+  lastDevId = 0xffffffff;
+  lastDev = 0;
+  nameTable = tableNew(256);
+  nameCap = 256;
+  nameList = heap.alloc(<usize>nameCap << 2);
+  nameCount = 0;
+  lastNameKey = 0xffffffffffffffff;
+  lastName = 0;
+  const copyBytes = <usize>COPY_KINDS * 2 * 32;
+  copyTable = heap.alloc(copyBytes);
+  memory.fill(copyTable, 0, copyBytes);
+  spanStart = 0;
+  spanEnd = 0;
+  events = 0;
+  intervals = 0;
+}
+
+function device(id: u32): usize {
+  if (id == lastDevId) return lastDev;
+  const slot = tableUpsert(devTable, id);
+  let d = <usize>load<u64>(slot);
+  if (inserted) {
+    if (devCount >= MAX_DEVICES) {
+      // Crafted input with thousands of device ids: the extra ones share the last entry.
+      d = load<usize>(devList + (<usize>(devCount - 1) << 2));
+    } else {
+      d = heap.alloc(DEV_ENTRY);
+      memory.fill(d, 0, DEV_ENTRY);
+      store<u32>(d, id);
+      store<usize>(devList + (<usize>devCount << 2), d);
+      devCount++;
+    }
+    store<u64>(slot, d);
+  }
+  lastDevId = id;
+  lastDev = d;
+  return d;
+}
+
+/** Appends (s, e) to device d's interval list (doubling its array). */
+function pushInterval(d: usize, s: u64, e: u64): void {
+  let p = <usize>load<u32>(d, 96);
+  const n = load<u32>(d, 100);
+  let cap = load<u32>(d, 104);
+  if (n == cap) {
+    const ncap: u32 = cap == 0 ? 1024 : cap << 1;
+    const np = heap.alloc(<usize>ncap << 4);
+    if (n != 0) {
+      memory.copy(np, p, <usize>n << 4);
+      heap.free(p);
+    }
+    p = np;
+    cap = ncap;
+    store<u32>(d, <u32>p, 96);
+    store<u32>(d, cap, 104);
+  }
+  const q = p + (<usize>n << 4);
+  store<u64>(q, s);
+  store<u64>(q, e, 8);
+  store<u32>(d, n + 1, 100);
+}
+
+/** Device work [s, e) on d: merged into the open interval when they overlap or touch, else the open one is kept. */
+function busy(d: usize, s: u64, e: u64): void {
+  if (load<u32>(d, 108) == 0) {
+    store<u32>(d, 1, 108);
+    store<u64>(d, s, 112);
+    store<u64>(d, e, 120);
+    return;
+  }
+  const cs = load<u64>(d, 112);
+  const ce = load<u64>(d, 120);
+  if (s <= ce && e >= cs) {
+    if (s < cs) store<u64>(d, s, 112);
+    if (e > ce) store<u64>(d, e, 120);
+    return;
+  }
+  pushInterval(d, cs, ce);
+  store<u64>(d, s, 112);
+  store<u64>(d, e, 120);
+}
+
+// @ts-ignore: decorator
+@inline function add(p: usize, off: usize, v: u64): void {
+  store<u64>(p + off, load<u64>(p + off) + v);
+}
+
+function nameEntry(kind: u32, p: usize, n: u32): usize {
+  const key = (<u64>kind << 32) | <u64>p;
+  if (key == lastNameKey) return lastName;
+  const slot = tableUpsert(nameTable, key);
+  let e = <usize>load<u64>(slot);
+  if (inserted) {
+    e = heap.alloc(NAME_ENTRY);
+    memory.fill(e, 0, NAME_ENTRY);
+    store<u32>(e, kind);
+    store<u32>(e, <u32>p, 4);
+    store<u32>(e, n, 8);
+    store<u64>(e, 0xffffffffffffffff, 32);
+    store<u64>(slot, e);
+    if (nameCount == nameCap) {
+      const ncap = nameCap << 1;
+      const nl = heap.alloc(<usize>ncap << 2);
+      memory.copy(nl, nameList, <usize>nameCount << 2);
+      nameList = nl;
+      nameCap = ncap;
+    }
+    store<usize>(nameList + (<usize>nameCount << 2), e);
+    nameCount++;
+  }
+  lastNameKey = key;
+  lastName = e;
+  return e;
+}
+
+function named(kind: u32, e: Ev, dur: u64): void {
+  const n = nameEntry(kind, e.namePtr, e.nameLen);
+  add(n, 16, 1);
+  add(n, 24, dur);
+  if (dur < load<u64>(n, 32)) store<u64>(n, dur, 32);
+  if (dur > load<u64>(n, 40)) store<u64>(n, dur, 40);
+}
+
+/** Aggregates one event. */
+export function statsEvent(e: Ev): void {
+  const kind = e.kind;
+  if (kind == EvKind.GPU_RANGE) return; // a projection of host ranges, not work of its own
+  S.addEvent();
+  events++;
+  const s = e.start;
+  const t = e.end;
+  if (s != 0 && (spanStart == 0 || s < spanStart)) spanStart = s;
+  if (t > spanEnd) spanEnd = t;
+  const dur = t > s ? t - s : 0;
+  if (kind == EvKind.KERNEL || kind == EvKind.MEMCPY || kind == EvKind.MEMSET) {
+    const d = device(e.device);
+    const off: usize = kind == EvKind.KERNEL ? 16 : kind == EvKind.MEMCPY ? 32 : 56;
+    add(d, off, 1);
+    add(d, off + 8, dur);
+    if (kind != EvKind.KERNEL) add(d, off + 16, e.bytes);
+    const first = load<u64>(d, 80);
+    if (first == 0 || s < first) store<u64>(d, s, 80);
+    if (t > load<u64>(d, 88)) store<u64>(d, t, 88);
+    busy(d, s, t);
+    if (kind == EvKind.MEMCPY) {
+      const ck = e.copyKind < COPY_KINDS ? e.copyKind : 0;
+      const peer: u32 = (e.flags & EvFlag.PEER) != 0 ? 1 : 0;
+      const c = copyTable + ((<usize>ck * 2 + peer) << 5);
+      add(c, 0, 1);
+      add(c, 8, e.bytes);
+      add(c, 16, dur);
+      if (dur > load<u64>(c, 24)) store<u64>(c, dur, 24);
+    }
+  }
+  named(kind, e, dur);
+}
+
+// ---- End of pass ---------------------------------------------------------------------------------------------------
+
+/** Sorts n (start, end) u64 pairs at a by start (quicksort, median of three, insertion sort below 16). */
+function sortPairs(a: usize, n: usize): void {
+  while (n > 16) {
+    const m = n >> 1;
+    const pa = a;
+    const pm = a + (m << 4);
+    const pz = a + ((n - 1) << 4);
+    if (load<u64>(pm) < load<u64>(pa)) swap(pm, pa);
+    if (load<u64>(pz) < load<u64>(pm)) {
+      swap(pz, pm);
+      if (load<u64>(pm) < load<u64>(pa)) swap(pm, pa);
+    }
+    const pivot = load<u64>(pm);
+    let i: isize = -1;
+    let j: isize = <isize>n;
+    while (true) {
+      do i++; while (load<u64>(a + (<usize>i << 4)) < pivot);
+      do j--; while (load<u64>(a + (<usize>j << 4)) > pivot);
+      if (i >= j) break;
+      swap(a + (<usize>i << 4), a + (<usize>j << 4));
+    }
+    const left = <usize>j + 1;
+    const right = n - left;
+    // Recurse into the smaller side, loop on the larger: stack depth stays logarithmic.
+    if (left < right) {
+      sortPairs(a, left);
+      a += left << 4;
+      n = right;
+    } else {
+      sortPairs(a + (left << 4), right);
+      n = left;
+    }
+  }
+  for (let i: usize = 1; i < n; i++) {
+    const s = load<u64>(a + (i << 4));
+    const e = load<u64>(a + (i << 4), 8);
+    let j = i;
+    while (j > 0 && load<u64>(a + ((j - 1) << 4)) > s) {
+      store<u64>(a + (j << 4), load<u64>(a + ((j - 1) << 4)));
+      store<u64>(a + (j << 4), load<u64>(a + ((j - 1) << 4), 8), 8);
+      j--;
+    }
+    store<u64>(a + (j << 4), s);
+    store<u64>(a + (j << 4), e, 8);
+  }
+}
+
+// @ts-ignore: decorator
+@inline function swap(p: usize, q: usize): void {
+  const s = load<u64>(p);
+  const e = load<u64>(p, 8);
+  store<u64>(p, load<u64>(q));
+  store<u64>(p, load<u64>(q, 8), 8);
+  store<u64>(q, s);
+  store<u64>(q, e, 8);
+}
+
+/** Busy time of device d: closes its open interval, sorts the list and sums the union. */
+function unionOf(d: usize): u64 {
+  if (load<u32>(d, 108) != 0) {
+    pushInterval(d, load<u64>(d, 112), load<u64>(d, 120));
+    store<u32>(d, 0, 108);
+  }
+  const p = <usize>load<u32>(d, 96);
+  const n = <usize>load<u32>(d, 100);
+  intervals += n;
+  if (n == 0) return 0;
+  sortPairs(p, n);
+  let total: u64 = 0;
+  let cs = load<u64>(p);
+  let ce = load<u64>(p, 8);
+  for (let i: usize = 1; i < n; i++) {
+    const s = load<u64>(p + (i << 4));
+    const e = load<u64>(p + (i << 4), 8);
+    if (s <= ce) {
+      if (e > ce) ce = e;
+    } else {
+      total += ce - cs;
+      cs = s;
+      ce = e;
+    }
+  }
+  return total + (ce - cs);
+}
+
+/** FNV-1a of [p, p+n). */
+function fnv(p: usize, n: u32): u64 {
+  let h: u64 = 0xcbf29ce484222325;
+  for (let i: u32 = 0; i < n; i++) {
+    h ^= <u64>load<u8>(p + i);
+    h *= 0x100000001b3;
+  }
+  return h;
+}
+
+/**
+ * Folds name entries of the same kind and text (one text can reach the emitter through several string-table
+ * entries) into the first one; returns how many entries remain (folded ones get count 0 and are skipped).
+ */
+function foldNames(): u32 {
+  const byText = tableNew(nameCount);
+  let kept: u32 = 0;
+  for (let i: u32 = 0; i < nameCount; i++) {
+    const e = load<usize>(nameList + (<usize>i << 2));
+    const p = <usize>load<u32>(e, 4);
+    const n = load<u32>(e, 8);
+    const key = fnv(p, n) ^ (<u64>load<u32>(e) << 56);
+    const slot = tableUpsert(byText, key == 0xffffffffffffffff ? 0 : key);
+    if (!inserted) {
+      const f = <usize>load<u64>(slot);
+      if (load<u32>(f) == load<u32>(e) && load<u32>(f, 8) == n && memory.compare(<usize>load<u32>(f, 4), p, n) == 0) {
+        add(f, 16, load<u64>(e, 16));
+        add(f, 24, load<u64>(e, 24));
+        if (load<u64>(e, 32) < load<u64>(f, 32)) store<u64>(f, load<u64>(e, 32), 32);
+        if (load<u64>(e, 40) > load<u64>(f, 40)) store<u64>(f, load<u64>(e, 40), 40);
+        store<u64>(e, 0, 16);
+        continue;
+      }
+      // Hash collision between different texts: both stay.
+    } else store<u64>(slot, e);
+    kept++;
+  }
+  return kept;
+}
+
+// @ts-ignore: decorator
+@inline function pad8(n: usize): usize {
+  return (n + 7) & ~(<usize>7);
+}
+
+/** Ends the pass: computes busy times and writes the result through the output window. */
+export function statsEnd(): void {
+  // Devices in id order (insertion sort: a handful).
+  for (let i: u32 = 1; i < devCount; i++) {
+    const d = load<usize>(devList + (<usize>i << 2));
+    let j = i;
+    while (j > 0 && load<u32>(load<usize>(devList + (<usize>(j - 1) << 2))) > load<u32>(d)) {
+      store<usize>(devList + (<usize>j << 2), load<usize>(devList + (<usize>(j - 1) << 2)));
+      j--;
+    }
+    store<usize>(devList + (<usize>j << 2), d);
+  }
+  for (let i: u32 = 0; i < devCount; i++) {
+    const d = load<usize>(devList + (<usize>i << 2));
+    store<u64>(d, unionOf(d), 8);
+  }
+  const names = foldNames();
+  let nameBytes: usize = 0;
+  for (let i: u32 = 0; i < nameCount; i++) {
+    const e = load<usize>(nameList + (<usize>i << 2));
+    if (load<u64>(e, 16) != 0) nameBytes += <usize>load<u32>(e, 8);
+  }
+  nameBytes = pad8(nameBytes);
+  let copies: u32 = 0;
+  for (let i: u32 = 0; i < COPY_KINDS * 2; i++) {
+    if (load<u64>(copyTable + (<usize>i << 5)) != 0) copies++;
+  }
+
+  // Header.
+  const h = heap.alloc(HEADER);
+  memory.fill(h, 0, HEADER);
+  store<u32>(h, MAGIC);
+  store<u32>(h, VERSION, 4);
+  store<u32>(h, devCount, 8);
+  store<u32>(h, names, 12);
+  store<u32>(h, copies, 16);
+  store<u32>(h, <u32>nameBytes, 20);
+  store<u64>(h, events, 24);
+  store<u64>(h, spanStart, 32);
+  store<u64>(h, spanEnd, 40);
+  store<u64>(h, intervals, 48);
+  O.raw(h, HEADER);
+  for (let i: u32 = 0; i < devCount; i++) O.raw(load<usize>(devList + (<usize>i << 2)), DEV_OUT);
+  const row = heap.alloc(NAME_OUT);
+  for (let i: u32 = 0; i < COPY_KINDS * 2; i++) {
+    const c = copyTable + (<usize>i << 5);
+    if (load<u64>(c) == 0) continue;
+    store<u32>(row, i >> 1);
+    store<u32>(row, i & 1, 4);
+    memory.copy(row + 8, c, 32);
+    O.raw(row, COPY_OUT);
+  }
+  let off: u32 = 0;
+  for (let i: u32 = 0; i < nameCount; i++) {
+    const e = load<usize>(nameList + (<usize>i << 2));
+    if (load<u64>(e, 16) == 0) continue;
+    memory.copy(row, e, NAME_OUT);
+    store<u32>(row, off, 4);
+    store<u32>(row, 0, 12);
+    O.raw(row, NAME_OUT);
+    off += load<u32>(e, 8);
+  }
+  for (let i: u32 = 0; i < nameCount; i++) {
+    const e = load<usize>(nameList + (<usize>i << 2));
+    if (load<u64>(e, 16) == 0) continue;
+    O.raw(<usize>load<u32>(e, 4), <usize>load<u32>(e, 8));
+  }
+  const padding = nameBytes - <usize>off;
+  if (padding != 0) {
+    memory.fill(row, 0, 8);
+    O.raw(row, padding);
+  }
+  O.flush();
+}

@@ -1,0 +1,124 @@
+/**
+ * Loads a large dump into the viewer (web/) in headless Chromium and measures what a user would feel: time until
+ * the timeline is drawn, time until the summary is in, the page's peak JS heap while loading (CDP
+ * Performance.getMetrics, sampled every 100 ms), the browser processes' peak resident memory, the core's memory in
+ * the worker, and the cost of a frame at full zoom-out and zoomed in. Not a CI test: run it by hand.
+ *
+ *   npx tsx bench/web_load.ts [dump]      (default bench/data/cupti_14000000.rawtrace, generated when missing)
+ *
+ * Writes bench/results/web_load.json (ignored) and prints a summary.
+ */
+import { existsSync, mkdirSync, statSync, writeFileSync, readdirSync, readFileSync } from "node:fs";
+import { generate } from "./generate.js";
+import { startHarness } from "../test/web/browser.js";
+
+const path = process.argv[2] ?? "bench/data/cupti_14000000.rawtrace";
+if (!existsSync(path)) {
+  mkdirSync("bench/data", { recursive: true });
+  const m = /cupti_(\d+)\.rawtrace$/.exec(path);
+  if (!m) throw new Error(`${path} is missing`);
+  console.log(`generating ${path}…`);
+  generate(Number(m[1]), path);
+}
+const size = statSync(path).size;
+
+/** Resident memory (bytes) of every process of the browser we launched (its profile dir is in their args). */
+function browserRss(): number {
+  let total = 0;
+  for (const pid of readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const args = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+      if (!args.includes("playwright_chromiumdev_profile")) continue;
+      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+      if (m) total += Number(m[1]) * 1024;
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return total;
+}
+
+const h = await startHarness(["--enable-precise-memory-info"]);
+try {
+  const page = await h.browser.newPage({ viewport: { width: 1600, height: 900 } });
+  const errors: string[] = [];
+  page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
+  page.on("pageerror", (e) => errors.push(e.message));
+  await page.goto(h.url);
+  await page.waitForSelector("body[data-boot=ok]", { state: "attached" });
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send("Performance.enable");
+  const heap = async () => {
+    const { metrics } = (await cdp.send("Performance.getMetrics")) as { metrics: Array<{ name: string; value: number }> };
+    return metrics.find((m) => m.name === "JSHeapUsedSize")?.value ?? 0;
+  };
+  const heapBefore = await heap();
+  let peakHeap = heapBefore;
+  let peakRss = browserRss();
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      peakHeap = Math.max(peakHeap, await heap().catch(() => 0));
+      peakRss = Math.max(peakRss, browserRss());
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+
+  const t0 = performance.now();
+  await page.setInputFiles("#file", path);
+  await page.waitForSelector("body[data-state=ready]", { state: "attached", timeout: 1_800_000 });
+  const timelineS = (performance.now() - t0) / 1000;
+  await page.waitForSelector("body[data-summary=ready]", { state: "attached", timeout: 1_800_000 });
+  const summaryS = (performance.now() - t0) / 1000;
+  sampling = false;
+  await sampler;
+  const heapAfter = await heap();
+  const data = await page.evaluate(() => ({ ...document.body.dataset }));
+  const events = Number(await page.$$eval("#row-list li", (l) => l.reduce((n, li) => n + Number((li as HTMLElement).dataset.events), 0)));
+
+  // Frame cost: full view, then zoomed in step by step around the middle.
+  const frames: Array<{ zoom: number; ms: number }> = [];
+  const box = (await page.locator("#canvas").boundingBox())!;
+  await page.mouse.move(box.x + box.width * 0.55, box.y + 150);
+  const frame = async () => {
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    return Number(await page.getAttribute("#canvas", "data-draw-ms"));
+  };
+  for (let z = 0; z <= 10; z++) {
+    // Each step zooms in about 6× (three wheel notches).
+    if (z > 0) for (let k = 0; k < 3; k++) await page.mouse.wheel(0, -400);
+    await page.waitForTimeout(50);
+    const ms: number[] = [];
+    for (let k = 0; k < 5; k++) {
+      await page.mouse.wheel(0, k % 2 ? 1 : -1); // a redraw at (almost) the same zoom
+      ms.push(await frame());
+    }
+    frames.push({ zoom: z, ms: ms.sort((a, b) => a - b)[2] });
+    if (z === 0 || z === 4 || z === 8) await page.screenshot({ path: `test-results/web/web_load-zoom${z}.png` });
+  }
+
+  const result = {
+    file: path, bytes: size, events,
+    timelineSeconds: +timelineS.toFixed(2), summarySeconds: +summaryS.toFixed(2),
+    pageLoadMsReported: Number(data.loadMs),
+    peakJsHeapBytes: peakHeap, jsHeapBeforeBytes: heapBefore, jsHeapAfterBytes: heapAfter,
+    peakBrowserRssBytes: peakRss, coreWasmBytes: Number(data.coreBytes), passMs: JSON.parse(data.passMs ?? "{}"),
+    tablesBytes: events * 48,
+    frameMedianMs: frames,
+    errors,
+    chromium: h.browser.version(),
+  };
+  mkdirSync("bench/results", { recursive: true });
+  writeFileSync("bench/results/web_load.json", JSON.stringify(result, null, 2));
+  const mb = (n: number) => `${(n / 2 ** 20).toFixed(0)} MiB`;
+  console.log(`${path}: ${mb(size)}, ${events.toLocaleString("en-US")} events`);
+  console.log(`timeline drawn after ${timelineS.toFixed(1)} s, summary after ${summaryS.toFixed(1)} s; worker passes (ms): ${data.passMs}`);
+  console.log(`page JS heap: peak ${mb(peakHeap)} (before ${mb(heapBefore)}, after ${mb(heapAfter)})`);
+  console.log(`timeline tables (ArrayBuffers, outside the JS heap): ${mb(events * 48)}; core memory in the worker: ${mb(Number(data.coreBytes))}`);
+  console.log(`browser processes RSS peak: ${mb(peakRss)}`);
+  console.log(`frame (median of 5) by zoom step (each ~6× closer): ${frames.map((f) => `${f.zoom}: ${f.ms} ms`).join(", ")}`);
+  if (errors.length) console.log("errors:", errors);
+} finally {
+  await h.close();
+}

@@ -1,0 +1,255 @@
+/**
+ * Multi-rank merge, host-neutral part: one Chrome trace for a distributed job out of one `.rawtrace` per rank.
+ *
+ * The core does the per-event work (assembly/emit/options.ts): each rank is converted with a pid namespace (its
+ * slot: pids slot × 1000 + local, flow ids slot × 2^32 + correlation), a label on every process_name ("rank 3
+ * (node-a)"), one fixed time base for every rank, and the Chrome emitter in events-only mode (every event written
+ * as `,\n{...}`). The host writes one header (this module: distributedInfo, every rank's devices under their
+ * remapped pids, baseTimeNanoseconds), streams the ranks' events one after the other into the one traceEvents
+ * array ({@link EventsJoiner} drops the very first comma), and writes one trailer with the per-rank facts and the
+ * clock report.
+ *
+ * Clocks: every rank's events are already Unix-epoch ns on its host's CLOCK_REALTIME, mapped from the vendor clock
+ * through that file's CLOCK anchors (offset, plus linear drift between start and end anchors). What no dump can
+ * show is how far the hosts' CLOCK_REALTIME disagree (NTP/PTP error). The clock report gives, per rank, the anchor
+ * offset and drift that were applied and the collector start relative to the median of all ranks; the job's
+ * residual skew is the spread (max − min) of the collector starts: ranks launched together start their collectors
+ * within launch jitter of each other, so a spread beyond that is clock disagreement (or a staggered launch).
+ */
+import type { ConvertResult, FileInfo } from "./engine.js";
+import type { Warning } from "./codes.js";
+
+/** Pids per rank slot (assembly/emit/options.ts NS_STRIDE). */
+export const PID_STRIDE = 1000;
+/** Local pid of GPU 0 in a slot. */
+export const GPU_PID_OFFSET = 100;
+
+/** One rank of a merge. */
+export interface RankPlan {
+  /** Input path. */
+  file: string;
+  /** Position in the inputs. */
+  index: number;
+  /** Pid namespace slot: the rank when every file has a distinct rank ≥ 0, else the position in the inputs. */
+  slot: number;
+  /** Rank from the dump's HEADER (-1 when unknown). */
+  rank: number;
+  host: string;
+  /** process_name prefix: "rank 3 (node-a)". */
+  label: string;
+}
+
+/** How a set of files is merged. */
+export interface MergePlan {
+  /** Ranks by slot. */
+  ranks: RankPlan[];
+  /** The job's world size: from the dumps' HEADERs, else the number of files. */
+  worldSize: number;
+  /** Chrome baseTimeNanoseconds of the merged trace: Kineto's 3-month grid below the earliest first event. */
+  baseTimeNs: bigint;
+  /** XSpace profile start shared by every rank: the earliest collector start or first event. */
+  profileStartNs: bigint;
+}
+
+/** Clock facts of one rank (ns; numbers, signed where they can be negative). */
+export interface RankClock {
+  slot: number;
+  rank: number;
+  host: string;
+  collectorStartNs: bigint;
+  firstEventNs: bigint;
+  /** Collector start − the median collector start of all ranks. */
+  startOffsetNs: number;
+  /** CLOCK_REALTIME − vendor clock at the start anchor (the offset alignment applied); null without anchor. */
+  anchorOffsetNs: number | null;
+  /** Drift of the vendor clock against CLOCK_REALTIME between the start and end anchors, ppm; null without both. */
+  driftPpm: number | null;
+}
+
+/** Clock report of a merge. */
+export interface ClockReport {
+  ranks: RankClock[];
+  /** Spread (max − min) of the collector starts: the residual skew bound, ns. */
+  residualSkewNs: number;
+  /** Median collector start, Unix ns. */
+  medianStartNs: bigint;
+}
+
+/** Kineto's time base: `t` floored to a 3-month grid (7,889,238 s), as the core does for one file. */
+export function chromeBaseFor(t: bigint): bigint {
+  const grid = 7_889_238n * 1_000_000_000n;
+  return t - (t % grid);
+}
+
+/** Unix ns where a file's events start: its first event, else its collector start (as the core chooses). */
+export function firstOf(info: FileInfo): bigint {
+  return info.firstNs > 0n ? info.firstNs : info.collectorStartNs;
+}
+
+function labelOf(rank: number, host: string, file: string): string {
+  const who = rank >= 0 ? `rank ${rank}` : file.replace(/^.*[\\/]/, "").replace(/\.rawtrace$/, "");
+  return host ? `${who} (${host})` : who;
+}
+
+/** Plans a merge of `files` from their pass-1 infos (same order). */
+export function planMerge(files: string[], infos: FileInfo[]): MergePlan {
+  if (files.length === 0) throw new Error("merge needs at least one file");
+  const ranks = infos.map((i) => i.rank);
+  const distinct = ranks.every((r) => r >= 0) && new Set(ranks).size === ranks.length;
+  const plans: RankPlan[] = files.map((file, index) => {
+    const info = infos[index];
+    const slot = distinct ? info.rank : index;
+    return { file, index, slot, rank: info.rank, host: info.hostname, label: labelOf(info.rank, info.hostname, file) };
+  });
+  plans.sort((a, b) => a.slot - b.slot);
+  const ws = Math.max(...infos.map((i) => i.worldSize));
+  let first: bigint | undefined;
+  let start: bigint | undefined;
+  for (const i of infos) {
+    const f = firstOf(i);
+    if (f > 0n && (first === undefined || f < first)) first = f;
+    for (const t of [i.collectorStartNs, i.firstNs]) if (t > 0n && (start === undefined || t < start)) start = t;
+  }
+  return {
+    ranks: plans,
+    worldSize: ws > 0 ? ws : files.length,
+    baseTimeNs: chromeBaseFor(first ?? 0n),
+    profileStartNs: start ?? 0n,
+  };
+}
+
+/** The clock report of a plan (see the module comment for the definitions). */
+export function clockReport(plan: MergePlan, infos: FileInfo[]): ClockReport {
+  const starts = plan.ranks.map((r) => {
+    const i = infos[r.index];
+    return i.collectorStartNs > 0n ? i.collectorStartNs : firstOf(i);
+  });
+  const sorted = [...starts].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const median = sorted[(sorted.length - 1) >> 1];
+  const ranks: RankClock[] = plan.ranks.map((r, k) => {
+    const i = infos[r.index];
+    const s = i.clock?.start;
+    const e = i.clock?.end;
+    let driftPpm: number | null = null;
+    if (s && e && e.vendorNs > s.vendorNs) {
+      driftPpm = (Number((e.realtimeNs - s.realtimeNs) - (e.vendorNs - s.vendorNs)) / Number(e.vendorNs - s.vendorNs)) * 1e6;
+    }
+    return {
+      slot: r.slot, rank: r.rank, host: r.host, collectorStartNs: i.collectorStartNs, firstEventNs: i.firstNs,
+      startOffsetNs: Number(starts[k] - median),
+      anchorOffsetNs: s ? Number(s.realtimeNs - s.vendorNs) : null,
+      driftPpm,
+    };
+  });
+  return { ranks, residualSkewNs: Number(sorted[sorted.length - 1] - sorted[0]), medianStartNs: median };
+}
+
+/** Output pid of GPU `device` of rank slot `slot` (as the core remaps it). */
+export function gpuPid(slot: number, device: number): number {
+  return slot * PID_STRIDE + GPU_PID_OFFSET + (device < 900 ? device : device % 900);
+}
+
+const q = (s: string) => JSON.stringify(s);
+
+/** Everything of the merged Chrome trace before its first event (ends with `"traceEvents":[`). */
+export function mergedHeader(plan: MergePlan, infos: FileInfo[]): string {
+  const devices: string[] = [];
+  for (const r of plan.ranks) {
+    for (const d of infos[r.index].devices) {
+      const [major, minor] = d.computeCapability.split(".").map(Number);
+      const l = d.limits ?? {};
+      devices.push(
+        `{"id":${gpuPid(r.slot, d.id)},"name":${q(d.name)},"totalGlobalMem":${d.globalMemoryBytes},` +
+          `"computeMajor":${major || 0},"computeMinor":${minor || 0},"maxThreadsPerBlock":${l.maxThreadsPerBlock ?? 0},` +
+          `"maxThreadsPerMultiprocessor":${l.maxThreadsPerMultiprocessor ?? 0},"regsPerBlock":${l.regsPerBlock ?? 0},` +
+          `"warpSize":${l.warpSize ?? 0},"sharedMemPerBlock":${l.sharedMemPerBlock ?? 0},"numSms":${d.multiprocessors},` +
+          `"regsPerMultiprocessor":${l.regsPerMultiprocessor ?? 0},"sharedMemPerBlockOptin":${l.sharedMemPerBlockOptin ?? 0},` +
+          `"sharedMemPerMultiprocessor":${l.sharedMemPerMultiprocessor ?? 0}}`,
+      );
+    }
+  }
+  const first = infos[plan.ranks[0].index];
+  let h = `{"schemaVersion":1,"distributedInfo":{"world_size": ${plan.worldSize}},"deviceProperties":[${devices.join(",")}],`;
+  if (first.vendor === "cuda") {
+    h += `"cupti_version":${first.vendorVersion},`;
+    if (first.runtimeVersion) h += `"cuda_runtime_version":${first.runtimeVersion},`;
+    if (first.driverVersion) h += `"cuda_driver_version":${first.driverVersion},`;
+  }
+  const hosts = [...new Set(infos.map((i) => i.hostname).filter((h) => h))];
+  if (hosts.length === 1) h += `"host_name":${q(hosts[0])},`;
+  return `${h}"displayTimeUnit":"ms","baseTimeNanoseconds":${plan.baseTimeNs},"traceEvents":[`;
+}
+
+/** Ns as Kineto's µs text with exactly three decimals. */
+export function micros(ns: bigint): string {
+  if (ns < 0n) ns = 0n;
+  return `${ns / 1000n}.${String(ns % 1000n).padStart(3, "0")}`;
+}
+
+/** What the trailer says about one rank's conversion. */
+export interface RankOutcome {
+  events: number;
+  complete: boolean;
+  droppedRecords: number;
+  apiCallsHidden: number;
+  activityChunks: number;
+  warnings: Warning[];
+  lastNs: bigint;
+}
+
+/** The outcome of a rank from its conversion result. */
+export function outcomeOf(r: Pick<ConvertResult, "events" | "apiCallsHidden" | "info">): RankOutcome {
+  return {
+    events: r.events, complete: r.info.complete, droppedRecords: r.info.droppedRecords,
+    apiCallsHidden: r.apiCallsHidden, activityChunks: r.info.activityChunks, warnings: r.info.warnings,
+    lastNs: r.info.lastNs,
+  };
+}
+
+/**
+ * Everything after the last event: the closing "Record Window End" instant, the traceName, and the `rawtrace`
+ * object (totals, every rank's facts and warnings, the clock report). `wroteEvents` says whether any event came
+ * before (then the instant needs a leading comma).
+ */
+export function mergedTrailer(
+  plan: MergePlan, outcomes: RankOutcome[], clock: ClockReport, opts: { traceName?: string; wroteEvents: boolean },
+): string {
+  let last = 0n;
+  for (const o of outcomes) if (o.lastNs > last) last = o.lastNs;
+  let t = `${opts.wroteEvents ? "," : ""}\n{"ph":"i","s":"g","name":"Record Window End","pid":"","tid":"","ts":${micros(last - plan.baseTimeNs)}}\n]`;
+  if (opts.traceName) t += `,"traceName":${q(opts.traceName)}`;
+  const sum = (f: (o: RankOutcome) => number) => outcomes.reduce((n, o) => n + f(o), 0);
+  const warnings = plan.ranks.flatMap((r, k) =>
+    outcomes[k].warnings.map((w) => `{"rank":${r.rank},"file":${q(r.file)},"code":${q(w.code)},"count":${w.count},"offset":${w.offset},"detail":${w.detail}}`));
+  const ranks = plan.ranks.map((r, k) => {
+    const o = outcomes[k];
+    const c = clock.ranks[k];
+    return `{"rank":${r.rank},"slot":${r.slot},"host":${q(r.host)},"file":${q(r.file)},"pids":[${r.slot * PID_STRIDE},${r.slot * PID_STRIDE + PID_STRIDE - 1}],` +
+      `"events":${o.events},"complete":${o.complete},"dropped_records":${o.droppedRecords},` +
+      `"collector_start_ns":${c.collectorStartNs},"start_offset_ns":${c.startOffsetNs},` +
+      `"anchor_offset_ns":${c.anchorOffsetNs ?? "null"},"drift_ppm":${c.driftPpm === null ? "null" : +c.driftPpm.toFixed(3)}}`;
+  });
+  t += `,"rawtrace":{"format":1,"events":${sum((o) => o.events)},"activity_chunks":${sum((o) => o.activityChunks)},` +
+    `"dropped_records":${sum((o) => o.droppedRecords)},"api_calls_hidden":${sum((o) => o.apiCallsHidden)},` +
+    `"complete":${outcomes.every((o) => o.complete)},"warnings":[${warnings.join(",")}],` +
+    `"merge":{"world_size":${plan.worldSize},"ranks":[${ranks.join(",")}],` +
+    `"clock":{"base_time_ns":${plan.baseTimeNs},"median_start_ns":${clock.medianStartNs},"residual_skew_ns":${clock.residualSkewNs}}}}}\n`;
+  return t;
+}
+
+/**
+ * Joins the events-only outputs of several conversions into one JSON array: the core writes every event as
+ * `,\n{...}`, so only the very first byte of the first non-empty output (that comma) is dropped.
+ */
+export class EventsJoiner {
+  /** True once any event bytes went out. */
+  wroteEvents = false;
+
+  /** The bytes to write for the next piece of an events-only output. */
+  push(bytes: Uint8Array): Uint8Array {
+    if (this.wroteEvents || bytes.length === 0) return bytes;
+    if (bytes[0] !== 0x2c) throw new Error("events-only output must start with ','");
+    this.wroteEvents = true;
+    return bytes.subarray(1);
+  }
+}

@@ -1,0 +1,224 @@
+/**
+ * The batch pipeline: many dumps converted in parallel on a {@link WorkerPool}, each worker streaming file to file.
+ * One bad file fails alone: the others are converted and the result lists every failure.
+ *
+ * Outputs go next to their inputs, or into `outDir`: `<stem>.json` (`.json.gz` with gzip), or for XSpace the
+ * TensorBoard/XProf layout `<stem>_xprof/plugins/profile/<run>/<host>.xplane.pb`. Existing files are never
+ * overwritten without `force`; two inputs that would write the same output fail the second one.
+ */
+import { existsSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { basename, dirname, extname, join, resolve } from "node:path";
+import { RawtraceError, type Warning } from "../core/codes.js";
+import { xspaceProfilePath } from "./convert.js";
+import { WorkerPool, type ActiveTask } from "./pool.js";
+
+/** Options of {@link convertBatch}. */
+export interface BatchOptions {
+  /** "chrome" (default) or "xspace". */
+  format?: "chrome" | "xspace";
+  /** gzip Chrome JSON outputs (`.json.gz`). Default: when `output` ends in .gz. */
+  gzip?: boolean;
+  /** Directory for the outputs (created when missing). Default: next to each input. */
+  outDir?: string;
+  /**
+   * Exactly one input only: its output (Chrome: the file; XSpace: a log directory, or one `.xplane.pb` file).
+   */
+  output?: string;
+  /** Overwrite existing outputs. */
+  force?: boolean;
+  /** Keep every API call (no Kineto blocklist). */
+  allApi?: boolean;
+  /** Workers when no `pool` is given (default: one per core, at most one per input). */
+  jobs?: number;
+  /** A pool to run on (left open); default: a pool made for this call and closed at its end. */
+  pool?: WorkerPool;
+  /** Called when a file is done (converted or failed). */
+  onFile?: (r: FileResult) => void;
+  /** Called every `progressMs` (default 200) while the batch runs. */
+  onProgress?: (p: BatchProgress) => void;
+  progressMs?: number;
+}
+
+/** The outcome of one input. */
+export interface FileResult {
+  input: string;
+  /** The output written (the final path: for XSpace logdirs, the .xplane.pb inside). */
+  output?: string;
+  ok: boolean;
+  events: number;
+  bytesIn: number;
+  bytesOut: number;
+  seconds: number;
+  warnings: Warning[];
+  /** Why the file failed: stable code (docs/errors.md) and message. */
+  error?: { code: string; message: string };
+}
+
+/** What a batch did. */
+export interface BatchResult {
+  files: FileResult[];
+  ok: number;
+  failed: number;
+  events: number;
+  bytesIn: number;
+  bytesOut: number;
+  seconds: number;
+  jobs: number;
+}
+
+/** Progress of a running batch. Bytes are input bytes; a file in flight counts by its pass and position. */
+export interface BatchProgress {
+  files: number;
+  filesDone: number;
+  filesFailed: number;
+  bytesTotal: number;
+  bytesDone: number;
+  seconds: number;
+  active: ActiveTask[];
+}
+
+/** Share of a file's work done at (pass, done/total): index ≈ 25 %, NVTX projection 10 %, emit the rest. */
+export function fileFraction(t: ActiveTask): number {
+  const f = t.total > 0 ? Math.min(1, t.done / t.total) : 0;
+  return t.pass === 1 ? 0.25 * f : t.pass === 3 ? 0.25 + 0.1 * f : t.pass === 2 ? 0.35 + 0.65 * f : 0;
+}
+
+function stemOf(input: string): string {
+  return basename(input, extname(input));
+}
+
+function sizeOf(p: string): number {
+  try {
+    return statSync(p).size;
+  } catch {
+    return 0;
+  }
+}
+
+function failure(input: string, e: unknown): FileResult {
+  const err = e as Error;
+  const code = err instanceof RawtraceError ? err.code : err?.name && /^[A-Z_]+$/.test(err.name) ? err.name : "IO";
+  return {
+    input, ok: false, events: 0, bytesIn: sizeOf(input), bytesOut: 0, seconds: 0, warnings: [],
+    error: { code, message: err?.message ?? String(e) },
+  };
+}
+
+/** Converts many `.rawtrace` files in parallel. Never throws for a bad file: see {@link FileResult.error}. */
+export async function convertBatch(inputs: string[], opts: BatchOptions = {}): Promise<BatchResult> {
+  const format = opts.format ?? "chrome";
+  if (opts.output !== undefined && inputs.length !== 1) {
+    throw new RawtraceError("USAGE", "-o names one output: use --out-dir with several inputs");
+  }
+  if (format === "xspace" && (opts.gzip || opts.output?.endsWith(".gz"))) {
+    throw new RawtraceError("USAGE", "XSpace output cannot be gzipped (XProf reads .xplane.pb)");
+  }
+  if (opts.outDir) mkdirSync(opts.outDir, { recursive: true });
+  const pool = opts.pool ?? new WorkerPool({ jobs: Math.min(opts.jobs ?? Infinity, Math.max(1, inputs.length)) });
+  const t0 = performance.now();
+  const sizes = inputs.map(sizeOf);
+  const bytesTotal = sizes.reduce((a, b) => a + b, 0);
+  const results: FileResult[] = new Array(inputs.length);
+  const claimed = new Map<string, string>(); // output → input
+  let doneBytes = 0;
+  let filesDone = 0;
+  let filesFailed = 0;
+  const finish = (i: number, r: FileResult) => {
+    results[i] = r;
+    filesDone++;
+    if (!r.ok) filesFailed++;
+    doneBytes += sizes[i];
+    opts.onFile?.(r);
+  };
+  const report = () => {
+    const active = pool.active();
+    const inflight = active.reduce((n, t) => n + fileFraction(t) * t.total, 0);
+    opts.onProgress?.({
+      files: inputs.length, filesDone, filesFailed, bytesTotal, bytesDone: doneBytes + inflight,
+      seconds: (performance.now() - t0) / 1000, active,
+    });
+  };
+  const timer = opts.onProgress ? setInterval(report, opts.progressMs ?? 200) : null;
+  try {
+    await Promise.all(inputs.map(async (input, i) => {
+      try {
+        finish(i, format === "xspace" ? await oneXSpace(pool, input, i, opts, claimed) : await oneChrome(pool, input, opts, claimed));
+      } catch (e) {
+        finish(i, failure(input, e));
+      }
+    }));
+  } finally {
+    if (timer) clearInterval(timer);
+    if (!opts.pool) await pool.close();
+  }
+  if (opts.onProgress) report();
+  const ok = results.filter((r) => r.ok);
+  return {
+    files: results, ok: ok.length, failed: results.length - ok.length,
+    events: ok.reduce((n, r) => n + r.events, 0), bytesIn: ok.reduce((n, r) => n + r.bytesIn, 0),
+    bytesOut: ok.reduce((n, r) => n + r.bytesOut, 0), seconds: (performance.now() - t0) / 1000, jobs: pool.size,
+  };
+}
+
+/** Claims `output` for `input`: two inputs may not write one file. */
+function claim(claimed: Map<string, string>, output: string, input: string): void {
+  const key = resolve(output);
+  const other = claimed.get(key);
+  if (other !== undefined) throw new RawtraceError("USAGE", `${input}: same output as ${other} (${output}): use -o or --out-dir`, input);
+  claimed.set(key, input);
+}
+
+async function oneChrome(pool: WorkerPool, input: string, opts: BatchOptions, claimed: Map<string, string>): Promise<FileResult> {
+  const gzip = opts.gzip ?? opts.output?.endsWith(".gz") ?? false;
+  const output = opts.output ?? join(opts.outDir ?? dirname(input), `${stemOf(input)}${gzip ? ".json.gz" : ".json"}`);
+  claim(claimed, output, input);
+  if (existsSync(output) && !opts.force) {
+    throw new RawtraceError("EXISTS", `${output}: already exists (use --force to overwrite)`, output);
+  }
+  const r = await pool.convert({ input, output, gzip, allApi: opts.allApi, traceName: basename(input) });
+  return {
+    input, output, ok: true, events: r.events, bytesIn: r.bytesIn, bytesOut: r.bytesOut, seconds: r.seconds,
+    warnings: r.info.warnings,
+  };
+}
+
+/**
+ * XSpace: one `.xplane.pb` when `output` names one, else the TensorBoard/XProf layout under a log directory. The
+ * run directory is named after the profile start, known only once the conversion is done, so the file is written
+ * under a temporary name first and moved into place.
+ */
+async function oneXSpace(
+  pool: WorkerPool, input: string, i: number, opts: BatchOptions, claimed: Map<string, string>,
+): Promise<FileResult> {
+  const single = opts.output !== undefined && opts.output.endsWith(".xplane.pb");
+  if (single) {
+    claim(claimed, opts.output!, input);
+    if (existsSync(opts.output!) && !opts.force) {
+      throw new RawtraceError("EXISTS", `${opts.output}: already exists (use --force to overwrite)`, opts.output);
+    }
+    mkdirSync(dirname(resolve(opts.output!)), { recursive: true });
+  }
+  const logdir = opts.output ?? join(opts.outDir ?? dirname(input), `${stemOf(input)}_xprof`);
+  let target = single ? opts.output! : join(logdir, "plugins", "profile", `.rawtrace-${process.pid}-${i}.xplane.pb`);
+  mkdirSync(dirname(target), { recursive: true });
+  const r = await pool.convert({ input, output: target, format: "xspace", allApi: opts.allApi });
+  if (!single) {
+    const final = xspaceProfilePath(logdir, r.baseTimeNs, r.info.hostname);
+    try {
+      claim(claimed, final, input);
+      if (existsSync(final) && !opts.force) {
+        throw new RawtraceError("EXISTS", `${final}: already exists (use --force to overwrite)`, final);
+      }
+    } catch (e) {
+      rmSync(target, { force: true });
+      throw e;
+    }
+    mkdirSync(dirname(final), { recursive: true });
+    renameSync(target, final);
+    target = final;
+  }
+  return {
+    input, output: target, ok: true, events: r.events, bytesIn: r.bytesIn, bytesOut: r.bytesOut, seconds: r.seconds,
+    warnings: r.info.warnings,
+  };
+}

@@ -1,0 +1,42 @@
+/**
+ * `rawtrace/node`: the Node API of rawtrace (docs/node-api.md).
+ *
+ * ```ts
+ * import { convertFile, convertBatch, merge, stats, WorkerPool } from "rawtrace/node";
+ *
+ * await convertFile("run.rawtrace", "run.json.gz");                        // one file, this thread
+ * const pool = new WorkerPool({ jobs: 4 });                                // reusable worker threads
+ * const r = await convertBatch(["a.rawtrace", "b.rawtrace"], { pool, outDir: "out" });
+ * await merge(ranks, "job.json", { pool });                               // one trace for a multi-rank job
+ * const s = await stats("run.rawtrace", { pool });                        // GPU busy %, top kernels, …
+ * await pool.close();                                                     // releaseProxy + terminate
+ * ```
+ *
+ * Errors are {@link RawtraceError}s whose `name`/`code` is a stable code (docs/errors.md), also after crossing a
+ * worker boundary.
+ */
+export { convertFile, infoFile, xspaceProfilePath, type ConvertFileOptions } from "./convert.js";
+export { convertStream, type ConvertStreamOptions } from "./stream.js";
+export {
+  convertBatch, fileFraction, type BatchOptions, type BatchProgress, type BatchResult, type FileResult,
+} from "./batch.js";
+export { merge, type MergeOptions, type MergeResult, type MergedRank } from "./merge.js";
+export { stats, statsFiles, formatStats, type StatsOptions, type StatsFileResult } from "./stats.js";
+export { WorkerPool, defaultJobs, type ActiveTask, type PoolOptions } from "./pool.js";
+export { expandInputs } from "./inputs.js";
+export { fileSource } from "./file_source.js";
+export { createEngine, wasmPath } from "./wasm.js";
+export { RawtraceError, isRawtraceError, type Warning } from "../core/codes.js";
+export {
+  Engine, memorySource,
+  type ByteReader, type ByteSource, type ConvertOptions, type ConvertResult, type DeviceSummary, type FileInfo,
+  type MergeSlot, type Progress, type Sink,
+} from "../core/engine.js";
+export {
+  EventKind, byTotal, computeStats, decodeStats,
+  type CopyStats, type DeviceStats, type NameStats, type TraceStats,
+} from "../core/stats.js";
+export {
+  EventsJoiner, chromeBaseFor, clockReport, mergedHeader, mergedTrailer, outcomeOf, planMerge,
+  type ClockReport, type MergePlan, type RankClock, type RankOutcome, type RankPlan,
+} from "../core/merge.js";

@@ -1,0 +1,201 @@
+/**
+ * A reusable pool of worker threads, each running the WebAssembly core (src/node/worker.ts) through comlink's Node
+ * adapter. Tasks queue for a free worker; workers start on first need (at most `size`), survive from task to task
+ * and are shut down by {@link WorkerPool.close} (releaseProxy + terminate: no hanging process, no leaked worker).
+ *
+ * A worker that dies (out of memory, a crash) fails only the task it was running: the pool starts a new one for
+ * the next task. Progress of running tasks is polled from shared memory ({@link WorkerPool.active}), never pushed
+ * through callbacks.
+ */
+import { Worker } from "node:worker_threads";
+import { availableParallelism, cpus } from "node:os";
+import { basename } from "node:path";
+import * as Comlink from "comlink";
+import nodeEndpoint from "comlink/dist/esm/node-adapter.mjs";
+import { RawtraceError } from "../core/codes.js";
+import type { FileInfo } from "../core/engine.js";
+import type { TraceStats } from "../core/stats.js";
+import { PROGRESS_SLOTS, type ConvertJob, type ConvertSummary, type WorkerApi } from "./worker.js";
+
+/** Options of {@link WorkerPool}. */
+export interface PoolOptions {
+  /** Worker threads (default: one per core). */
+  jobs?: number;
+}
+
+/** A task running on a worker, as {@link WorkerPool.active} reports it. */
+export interface ActiveTask {
+  /** Input path. */
+  file: string;
+  /** Input bytes read in the current pass, and the file size. */
+  done: number;
+  total: number;
+  /** 1 index, 3 NVTX projection, 2 emit (0 before the first window). */
+  pass: number;
+}
+
+interface Slot {
+  worker: Worker | null;
+  remote: Comlink.Remote<WorkerApi> | null;
+  cells: BigInt64Array;
+  /** Rejects the running call when the worker dies. */
+  died: Promise<never> | null;
+  dead: boolean;
+  task: { file: string; seq: number } | null;
+}
+
+/** Default pool size: one worker per core. */
+export function defaultJobs(): number {
+  return Math.max(1, typeof availableParallelism === "function" ? availableParallelism() : cpus().length);
+}
+
+/** URL of the worker entry: next to this module in the bundle (dist/node/worker.js), or the .ts source under tsx. */
+function workerEntry(): URL {
+  const here = import.meta.url;
+  if (!here.endsWith(".ts")) return new URL("./worker.js", here);
+  // From source (tests, `tsx src/cli.ts`): Node 20 workers do not inherit tsx's loader hooks, so the worker
+  // registers them itself before importing the .ts entry.
+  const entry = new URL("./worker.ts", here).href;
+  const tsx = import.meta.resolve("tsx/esm/api");
+  const boot = `import { register } from ${JSON.stringify(tsx)}; register(); await import(${JSON.stringify(entry)});`;
+  return new URL(`data:text/javascript,${encodeURIComponent(boot)}`);
+}
+
+/** Rebuilds a worker's error on this side: comlink carries only name, message and stack. */
+function rethrow(e: unknown, file: string): never {
+  if (e instanceof RawtraceError) throw e;
+  const err = e as Error;
+  const name = err?.name && /^[A-Z_]+$/.test(err.name) ? err.name : "INTERNAL";
+  const message = err?.message ?? String(e);
+  throw new RawtraceError(name, message.includes(basename(file)) ? message : `${file}: ${message}`, file);
+}
+
+/** A pool of core workers. Create it, run tasks, then `await pool.close()`. */
+export class WorkerPool {
+  /** Number of workers at most. */
+  readonly size: number;
+  private readonly slots: Slot[];
+  private readonly free: number[];
+  private readonly waiting: Array<(slot: number) => void> = [];
+  private seq = 0;
+  private closed = false;
+
+  constructor(opts: PoolOptions = {}) {
+    const n = Math.floor(opts.jobs ?? defaultJobs());
+    if (!(n >= 1)) throw new RawtraceError("USAGE", `jobs must be ≥ 1, not ${opts.jobs}`);
+    this.size = n;
+    this.slots = Array.from({ length: n }, () => ({
+      worker: null, remote: null, died: null, dead: false, task: null,
+      cells: new BigInt64Array(new SharedArrayBuffer(PROGRESS_SLOTS * 8)),
+    }));
+    this.free = this.slots.map((_, i) => n - 1 - i);
+  }
+
+  /** Converts one file on a worker (the worker reads `job.input` and writes `job.output`). */
+  convert(job: ConvertJob): Promise<ConvertSummary> {
+    return this.run(job.input, (r, seq) => r.convert(job, seq));
+  }
+
+  /** Pass 1 of one file on a worker: header, devices, records, time span, clock anchors, warnings. */
+  info(input: string): Promise<FileInfo> {
+    return this.run(input, (r, seq) => r.info(input, seq));
+  }
+
+  /** Statistics of one file, computed on a worker. */
+  stats(input: string, opts: { allApi?: boolean } = {}): Promise<{ stats: TraceStats; info: FileInfo; seconds: number }> {
+    return this.run(input, (r, seq) => r.stats(input, !!opts.allApi, seq));
+  }
+
+  /** Tasks running now, with the progress their workers last stored. */
+  active(): ActiveTask[] {
+    const out: ActiveTask[] = [];
+    for (const s of this.slots) {
+      if (!s.task) continue;
+      const cur = Atomics.load(s.cells, 0) === BigInt(s.task.seq);
+      out.push({
+        file: s.task.file,
+        done: cur ? Number(Atomics.load(s.cells, 1)) : 0,
+        total: cur ? Number(Atomics.load(s.cells, 2)) : 0,
+        pass: cur ? Number(Atomics.load(s.cells, 3)) : 0,
+      });
+    }
+    return out;
+  }
+
+  /** Stops every worker (releaseProxy + terminate). Tasks still queued are rejected; the pool cannot be reused. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const w of this.waiting.splice(0)) w(-1);
+    await Promise.all(this.slots.map((s) => this.stop(s)));
+  }
+
+  /** `await using pool = new WorkerPool()` (TypeScript 5.2+ explicit resource management). */
+  async [Symbol.asyncDispose ?? Symbol.for("Symbol.asyncDispose")](): Promise<void> {
+    await this.close();
+  }
+
+  private async stop(s: Slot): Promise<void> {
+    const w = s.worker;
+    const r = s.remote;
+    s.worker = null;
+    s.remote = null;
+    s.died = null;
+    if (r) r[Comlink.releaseProxy]();
+    if (w) await w.terminate();
+  }
+
+  private start(s: Slot): void {
+    const w = new Worker(workerEntry(), { workerData: { progress: s.cells.buffer } });
+    s.worker = w;
+    s.dead = false;
+    s.remote = Comlink.wrap<WorkerApi>(nodeEndpoint(w));
+    s.died = new Promise<never>((_, reject) => {
+      const dead = (why: string) => {
+        if (s.worker !== w) return; // stopped on purpose
+        s.dead = true;
+        reject(new RawtraceError("INTERNAL", `worker stopped: ${why}`));
+      };
+      w.once("error", (e) => dead(e.message));
+      w.once("exit", (code) => dead(`exit code ${code}`));
+    });
+    s.died.catch(() => {}); // observed by the task that runs, if any
+  }
+
+  private acquire(): Promise<number> {
+    if (this.closed) return Promise.reject(new RawtraceError("API_MISUSE", "the worker pool is closed"));
+    const i = this.free.pop();
+    if (i !== undefined) return Promise.resolve(i);
+    return new Promise((resolve, reject) => {
+      this.waiting.push((slot) => (slot < 0 ? reject(new RawtraceError("API_MISUSE", "the worker pool was closed")) : resolve(slot)));
+    });
+  }
+
+  private release(i: number): void {
+    const next = this.waiting.shift();
+    if (next) next(i);
+    else this.free.push(i);
+  }
+
+  /** Runs `fn` on a free worker (queued until one is free); errors come back as RawtraceError. */
+  private async run<T>(file: string, fn: (remote: Comlink.Remote<WorkerApi>, seq: number) => Promise<T>): Promise<T> {
+    const i = await this.acquire();
+    const s = this.slots[i];
+    const seq = ++this.seq;
+    s.task = { file, seq };
+    try {
+      if (!s.worker) this.start(s);
+      // Busy workers keep the process alive; idle ones do not (a forgotten close() cannot hang the process).
+      s.worker!.ref();
+      return await Promise.race([fn(s.remote!, seq) as Promise<T>, s.died!]);
+    } catch (e) {
+      return rethrow(e, file);
+    } finally {
+      // A worker that died is replaced at its next task; one whose call failed normally is kept.
+      if (s.dead) await this.stop(s);
+      else s.worker?.unref();
+      s.task = null;
+      this.release(i);
+    }
+  }
+}

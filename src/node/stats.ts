@@ -1,0 +1,101 @@
+/**
+ * `rawtrace stats` in Node: statistics of one file (in this thread, or on a pool) or of many files on a pool, and
+ * the text tables the CLI prints. The numbers come from the core (src/core/stats.ts for their definitions).
+ */
+import type { ByteSource, FileInfo } from "../core/engine.js";
+import { RawtraceError } from "../core/codes.js";
+import { EventKind, byTotal, computeStats, type TraceStats } from "../core/stats.js";
+import { createEngine } from "./wasm.js";
+import { fileSource } from "./file_source.js";
+import { WorkerPool } from "./pool.js";
+
+/** Options of {@link stats} and {@link statsFiles}. */
+export interface StatsOptions {
+  /** Count every API call (no Kineto blocklist). Default false: the calls a Chrome trace shows. */
+  allApi?: boolean;
+  /** Run on this pool (left open). */
+  pool?: WorkerPool;
+  /** Workers for {@link statsFiles} without a pool (default: one per core, at most one per input). */
+  jobs?: number;
+}
+
+/** Statistics of one file: a path or a ByteSource (a ByteSource is read in this thread). */
+export async function stats(input: string | ByteSource, opts: StatsOptions = {}): Promise<TraceStats> {
+  if (typeof input === "string" && opts.pool) return (await opts.pool.stats(input, opts)).stats;
+  const src = typeof input === "string" ? fileSource(input) : input;
+  return (await computeStats(await createEngine(), src, { allApi: opts.allApi })).stats;
+}
+
+/** One file's statistics, or why it failed. */
+export interface StatsFileResult {
+  input: string;
+  ok: boolean;
+  stats?: TraceStats;
+  info?: FileInfo;
+  seconds: number;
+  error?: { code: string; message: string };
+}
+
+/** Statistics of many files in parallel; one bad file fails alone. */
+export async function statsFiles(inputs: string[], opts: StatsOptions = {}): Promise<StatsFileResult[]> {
+  const pool = opts.pool ?? new WorkerPool({ jobs: Math.min(opts.jobs ?? Infinity, Math.max(1, inputs.length)) });
+  try {
+    return await Promise.all(inputs.map(async (input): Promise<StatsFileResult> => {
+      try {
+        const r = await pool.stats(input, opts);
+        return { input, ok: true, stats: r.stats, info: r.info, seconds: r.seconds };
+      } catch (e) {
+        const err = e as Error;
+        return { input, ok: false, seconds: 0, error: { code: err instanceof RawtraceError ? err.code : err.name, message: err.message } };
+      }
+    }));
+  } finally {
+    if (!opts.pool) await pool.close();
+  }
+}
+
+const ms = (ns: number) => (ns / 1e6).toFixed(3);
+const us = (ns: number) => (ns / 1e3).toFixed(1);
+const int = (n: number) => n.toLocaleString("en-US");
+
+function fmtBytes(n: number): string {
+  if (n >= 1 << 30) return `${(n / (1 << 30)).toFixed(2)} GiB`;
+  if (n >= 1 << 20) return `${(n / (1 << 20)).toFixed(1)} MiB`;
+  if (n >= 1 << 10) return `${(n / (1 << 10)).toFixed(1)} KiB`;
+  return `${n} B`;
+}
+
+/** A table: right-aligned columns except the last (names), two spaces apart. */
+function table(head: string[], rows: string[][], indent = "    "): string[] {
+  const w = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (r: string[]) => (indent + r.map((c, i) => (i === r.length - 1 ? c : c.padStart(w[i]))).join("  ")).trimEnd();
+  return [line(head), ...rows.map(line)];
+}
+
+/** The text report of one file's statistics: devices, top kernels, memcpy directions, API calls. */
+export function formatStats(file: string, s: TraceStats, opts: { top?: number } = {}): string {
+  const top = opts.top ?? 10;
+  const out: string[] = [];
+  out.push(`${file}: ${int(s.events)} events over ${ms(s.spanNs)} ms`);
+  out.push("  GPU busy (union of kernel, memcpy and memset time over the trace span)");
+  out.push(...table(
+    ["device", "busy %", "busy ms", "kernels", "kernel ms", "memcpys", "memcpy ms", "memsets", "memset ms", ""],
+    s.devices.map((d) => [
+      `GPU ${d.id}`, d.busyPercent.toFixed(2), ms(d.busyNs), int(d.kernels), ms(d.kernelNs), int(d.memcpys),
+      ms(d.memcpyNs), int(d.memsets), ms(d.memsetNs), "",
+    ]),
+  ));
+  const kernels = byTotal(s, EventKind.KERNEL, top);
+  const nKernels = s.names.filter((n) => n.kind === EventKind.KERNEL).length;
+  out.push(`  top kernels by total time (${Math.min(top, nKernels)} of ${nKernels})`);
+  out.push(...table(["count", "total ms", "mean µs", "max µs", "name"],
+    kernels.map((k) => [int(k.count), ms(k.totalNs), us(k.meanNs), us(k.maxNs), k.name])));
+  out.push("  memcpy by direction");
+  out.push(...table(["direction", "count", "bytes", "ms", "GB/s", ""],
+    s.copies.map((c) => [c.direction, int(c.count), fmtBytes(c.bytes), ms(c.totalNs), c.bandwidthGBs.toFixed(2), ""])));
+  const api = byTotal(s, [EventKind.API_RUNTIME, EventKind.API_DRIVER], top);
+  out.push("  API calls by total time");
+  out.push(...table(["count", "total ms", "mean µs", "max µs", "name"],
+    api.map((a) => [int(a.count), ms(a.totalNs), us(a.meanNs), us(a.maxNs), a.name])));
+  return out.join("\n");
+}

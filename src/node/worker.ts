@@ -1,0 +1,111 @@
+/**
+ * Worker-thread entry of the batch pipeline (its own esbuild entry point: dist/node/worker.js). Each worker owns one
+ * instance of the core and works file to file: it opens the input and writes the output itself, so no file bytes
+ * cross postMessage; only paths, options and small result objects do (comlink over the Node adapter).
+ *
+ * Progress is not sent back through comlink.proxy callbacks (proxies over MessageChannel are broken in Node, and a
+ * busy worker would not answer anyway): the worker stores it in a SharedArrayBuffer the pool polls
+ * ({@link PROGRESS_SLOTS}).
+ */
+import { parentPort, workerData } from "node:worker_threads";
+import * as Comlink from "comlink";
+import nodeEndpoint from "comlink/dist/esm/node-adapter.mjs";
+import type { Engine, FileInfo, MergeSlot } from "../core/engine.js";
+import { computeStats, type TraceStats } from "../core/stats.js";
+import { convertFile } from "./convert.js";
+import { createEngine } from "./wasm.js";
+import { fileSource } from "./file_source.js";
+
+/** Progress cells (BigInt64Array over the SharedArrayBuffer): task sequence, bytes done, bytes total, pass. */
+export const PROGRESS_SLOTS = 4;
+
+/** One conversion a worker runs. */
+export interface ConvertJob {
+  input: string;
+  output: string;
+  format?: "chrome" | "xspace";
+  /** gzip the output (Chrome JSON only). */
+  gzip?: boolean;
+  allApi?: boolean;
+  traceName?: string;
+  merge?: MergeSlot;
+}
+
+/** What a worker returns for one conversion (structured-cloned back). */
+export interface ConvertSummary {
+  input: string;
+  output: string;
+  events: number;
+  apiCallsHidden: number;
+  bytesIn: number;
+  bytesOut: number;
+  seconds: number;
+  baseTimeNs: bigint;
+  info: FileInfo;
+}
+
+/** The API a worker exposes. */
+export interface WorkerApi {
+  convert(job: ConvertJob, seq: number): Promise<ConvertSummary>;
+  info(input: string, seq: number): Promise<FileInfo>;
+  stats(input: string, allApi: boolean, seq: number): Promise<{ stats: TraceStats; info: FileInfo; seconds: number }>;
+}
+
+const cells: BigInt64Array | null = workerData?.progress ? new BigInt64Array(workerData.progress as SharedArrayBuffer) : null;
+
+function progress(seq: number) {
+  if (cells) {
+    Atomics.store(cells, 1, 0n);
+    Atomics.store(cells, 2, 0n);
+    Atomics.store(cells, 3, 0n);
+    Atomics.store(cells, 0, BigInt(seq));
+  }
+  return (done: number, total: number | undefined, pass: 1 | 2 | 3) => {
+    if (!cells) return;
+    Atomics.store(cells, 1, BigInt(done));
+    Atomics.store(cells, 2, BigInt(total ?? 0));
+    Atomics.store(cells, 3, BigInt(pass));
+  };
+}
+
+let engine: Engine | null = null;
+/** This worker's core instance (reused file after file: its memory is allocated once). */
+async function core(): Promise<Engine> {
+  engine ??= await createEngine();
+  return engine;
+}
+
+/** Runs `fn`; after a failure inside the core (a bug, memory exhaustion) the next file gets a fresh instance. */
+async function guarded<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if ((e as Error).name === "INTERNAL") engine = null;
+    throw e;
+  }
+}
+
+const api: WorkerApi = {
+  async convert(job, seq) {
+    const t0 = performance.now();
+    const r = await guarded(async () => convertFile(job.input, job.output, {
+      format: job.format, gzip: job.gzip, allApi: job.allApi, traceName: job.traceName, merge: job.merge,
+      onProgress: progress(seq), engine: await core(),
+    }));
+    return {
+      input: job.input, output: job.output, events: r.events, apiCallsHidden: r.apiCallsHidden, bytesIn: r.info.bytes, bytesOut: r.bytesOut,
+      seconds: (performance.now() - t0) / 1000, baseTimeNs: r.baseTimeNs, info: r.info,
+    };
+  },
+  async info(input, seq) {
+    return guarded(async () => (await core()).info(fileSource(input), { onProgress: progress(seq) }));
+  },
+  async stats(input, allApi, seq) {
+    const t0 = performance.now();
+    const { stats, result } = await guarded(async () =>
+      computeStats(await core(), fileSource(input), { allApi, onProgress: progress(seq) }));
+    return { stats, info: result.info, seconds: (performance.now() - t0) / 1000 };
+  },
+};
+
+if (parentPort) Comlink.expose(api, nodeEndpoint(parentPort));

@@ -1,0 +1,145 @@
+/**
+ * The viewer's timeline tables (assembly/emit/timeline.ts, src/core/timeline.ts) against the Chrome JSON of the
+ * same dumps: every event once, on its Kineto row; lanes sorted and non-overlapping; launch ↔ kernel partners;
+ * kernel launch shapes and copy sizes.
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { readFileSync } from "node:fs";
+import { toChrome } from "../helpers/convert.js";
+import { createEngine } from "../../src/node/wasm.js";
+import { memorySource } from "../../src/core/engine.js";
+import {
+  Flag, Kind, RowClass, TL_CHUNK, TL_NONE, TimelineEvents, TimelineLanes, TimelineParser, decodeNames,
+} from "../../src/core/timeline.js";
+import { sampleDump } from "../helpers/sample_dump.js";
+import { computeStats, decodeStats } from "../../src/core/stats.js";
+
+const FILES = ["test/fixtures/real/h100/cuda_sample.rawtrace", "samples/h100_torch_train_nvtx.rawtrace"];
+
+async function timeline(bytes: Uint8Array, feed = 0) {
+  const engine = await createEngine();
+  const events = new TimelineEvents();
+  const firsts: number[] = [];
+  const parser = new TimelineParser((chunk, first) => {
+    firsts.push(first);
+    events.add(chunk);
+  });
+  // Optionally re-slice the output into tiny pieces: the parser must not care how bytes arrive.
+  const sink = feed > 0
+    ? (b: Uint8Array) => {
+        for (let o = 0; o < b.length; o += feed) parser.push(b.subarray(o, o + feed));
+      }
+    : parser.sink;
+  const result = await engine.convert(memorySource(bytes, "t.rawtrace"), sink, { format: "timeline" });
+  const meta = parser.finish();
+  return { meta, events, lanes: new TimelineLanes(meta.lanes), names: decodeNames(meta), result, firsts };
+}
+
+function chromeKey(cls: number, a: number, b: number): string {
+  if (cls === RowClass.GPU_SYNC) return `${a}/${b + 1000000}`;
+  if (cls === RowClass.GPU_CONTEXT_SYNC) return `${a}/999999`;
+  if (cls === RowClass.HOST_OVERHEAD) return `-1/${b}`;
+  return `${a}/${b}`;
+}
+
+for (const file of FILES) {
+  test(`${file}: every Chrome JSON event is in the tables, on its row`, async () => {
+    const bytes = new Uint8Array(readFileSync(file));
+    const { trace } = await toChrome(bytes, {}, "t.rawtrace");
+    const t = await timeline(bytes);
+    assert.is(t.meta.header.events, t.result.events);
+    assert.is(t.events.length, t.meta.header.events);
+    assert.is(t.meta.header.baseNs, BigInt(trace.baseTimeNanoseconds), "same time base as the JSON");
+    const want = new Map<string, number>();
+    for (const e of trace.traceEvents) {
+      if ((e.ph !== "X" && e.ph !== "i") || e.pid === "") continue;
+      want.set(`${e.pid}/${e.tid}`, (want.get(`${e.pid}/${e.tid}`) ?? 0) + 1);
+    }
+    const got = new Map<string, number>();
+    let sum = 0;
+    for (let r = 0; r < t.meta.header.rows; r++) {
+      const w = t.meta.rows.subarray(r * 8, r * 8 + 8);
+      assert.is(w[6], sum, "rows are contiguous");
+      sum += w[7];
+      const k = chromeKey(w[0], w[1], w[2]);
+      got.set(k, (got.get(k) ?? 0) + w[7]);
+    }
+    assert.is(sum, t.events.length);
+    assert.equal(got, want);
+  });
+
+  test(`${file}: lanes are sorted and non-overlapping; partners share the correlation`, async () => {
+    const t = await timeline(new Uint8Array(readFileSync(file)), 7);
+    const { events: ev, lanes } = t;
+    for (let l = 0; l < lanes.length; l++) {
+      const row = lanes.row(l);
+      assert.ok(!lanes.overlapping(l));
+      for (let i = lanes.first(l); i < lanes.first(l) + lanes.count(l); i++) {
+        assert.is(ev.row(i), row);
+        assert.ok(ev.dur(i) <= lanes.maxDur(l));
+        if (i > lanes.first(l)) assert.ok(ev.start(i) >= ev.end(i - 1), `lane ${l} event ${i} overlaps`);
+      }
+    }
+    let pairs = 0;
+    for (let i = 0; i < ev.length; i++) {
+      const p = ev.partner(i);
+      if (p === TL_NONE) continue;
+      pairs++;
+      assert.is(ev.correlation(p), ev.correlation(i));
+      const host = (ev.flags(i) & Flag.FLOW_START) !== 0;
+      assert.is((ev.flags(p) & (host ? Flag.FLOW_END : Flag.FLOW_START)) !== 0, true);
+    }
+    assert.ok(pairs > 0);
+  });
+}
+
+test("kernel and memcpy payloads match the JSON args", async () => {
+  const bytes = new Uint8Array(readFileSync(FILES[0]));
+  const { trace } = await toChrome(bytes, {}, "t.rawtrace");
+  const t = await timeline(bytes);
+  const byCorr = new Map<string, Record<string, any>>();
+  for (const e of trace.traceEvents) if (e.ph === "X" && e.args?.correlation) byCorr.set(`${e.cat}/${e.args.correlation}`, e);
+  let kernels = 0;
+  let copies = 0;
+  for (let i = 0; i < t.events.length; i++) {
+    const k = t.events.kind(i);
+    const x0 = t.events.word(i, 9);
+    const x1 = t.events.word(i, 10);
+    const x2 = t.events.word(i, 11);
+    if (k === Kind.KERNEL) {
+      const e = byCorr.get(`kernel/${t.events.correlation(i)}`)!;
+      assert.is(t.names[t.events.name(i)], e.name);
+      assert.equal([x0, x1 & 0xffff, x1 >>> 16], e.args.grid);
+      assert.equal([x2 & 0x7ff, (x2 >>> 11) & 0x7ff, (x2 >>> 22) & 0x3ff], e.args.block);
+      assert.is(t.events.dur(i), Math.round(e.dur * 1000));
+      kernels++;
+    } else if (k === Kind.MEMCPY) {
+      const e = byCorr.get(`gpu_memcpy/${t.events.correlation(i)}`)!;
+      assert.is(x0 + x1 * 2 ** 32, e.args.bytes);
+      copies++;
+    }
+  }
+  assert.is(kernels, 60);
+  assert.is(copies, 60);
+});
+
+test("the stats that follow the tables are `rawtrace stats` of the same file", async () => {
+  for (const file of FILES) {
+    const bytes = new Uint8Array(readFileSync(file));
+    const t = await timeline(bytes);
+    const { stats } = await computeStats(await createEngine(), memorySource(bytes, "t.rawtrace"));
+    assert.equal(decodeStats(t.meta.trailer), stats, file);
+  }
+});
+
+test("names are interned by text; an empty trace gives empty tables", async () => {
+  const t = await timeline(sampleDump());
+  assert.is(new Set(t.names).size, t.names.length, "one id per distinct name");
+  const none = await timeline(new Uint8Array(readFileSync(FILES[0])).subarray(0, 16));
+  assert.is(none.meta.header.events, 0);
+  assert.is(none.firsts.length, 0);
+  assert.ok(TL_CHUNK >= 65536);
+});
+
+test.run();

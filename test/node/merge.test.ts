@@ -1,0 +1,215 @@
+/**
+ * `rawtrace merge` on the eight ranks of the real DLRM run (../shared/data/real/kineto-cuda/dlrm_v100_8ranks.tar.gz,
+ * each rank rebuilt as a `.rawtrace` with src/tools/kineto_to_rawtrace.ts): one Chrome trace with eight rank
+ * groups whose pids never collide, every event at the same absolute time as in its rank's own conversion, every
+ * ac2g flow matched wherever the original trace had both ends, world size and the clock report; the gzip round
+ * trip; a failing rank; the XSpace layout; the CLI.
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { gunzipSync } from "node:zlib";
+import { fromBinary } from "@bufbuild/protobuf";
+import { XSpaceSchema } from "../../src/gen/xplane_pb.js";
+import { merge } from "../../src/node/merge.js";
+import { WorkerPool } from "../../src/node/pool.js";
+import { createEngine } from "../../src/node/wasm.js";
+import { fileSource } from "../../src/node/file_source.js";
+import { absoluteNs, microsToNs, parseKinetoJson, traceBaseNs, type KinetoEvent, type KinetoTrace } from "../../src/tools/kineto_to_rawtrace.js";
+import { dlrmRanks } from "../helpers/dlrm.js";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const tmp = mkdtempSync(join(tmpdir(), "rawtrace-merge-"));
+const ranks = dlrmRanks();
+const paths = ranks.map((r) => {
+  const p = join(tmp, `rank${r.rank}.rawtrace`);
+  writeFileSync(p, r.bytes);
+  return p;
+});
+const SLOT = 2 ** 32;
+
+/** Flow ids with both an "s" and an "f" in a trace. */
+function pairedFlows(t: KinetoTrace): Set<number> {
+  const s = new Set<number>();
+  const f = new Set<number>();
+  for (const e of t.traceEvents) {
+    if (e.cat !== "ac2g") continue;
+    if (e.ph === "s") s.add(Number(e.id));
+    if (e.ph === "f") f.add(Number(e.id));
+  }
+  return new Set([...s].filter((id) => f.has(id)));
+}
+
+/** A rank's events as comparable keys: category, name, tid, absolute ns start and duration. */
+function eventKeys(evs: KinetoEvent[], base: bigint): string[] {
+  return evs
+    .filter((e) => (e.ph === "X" || e.ph === "i") && e.name !== "Record Window End")
+    .map((e) => `${e.cat}|${e.name}|${e.tid}|${absoluteNs(e.ts!, base)}|${e.dur === undefined ? "" : microsToNs(e.dur)}`)
+    .sort();
+}
+
+let merged: KinetoTrace;
+let mergedText: string;
+
+test("eight ranks → one trace: eight rank groups, disjoint pids, one time base, world size", async () => {
+  const pool = new WorkerPool({ jobs: 2 });
+  let r;
+  try {
+    r = await merge(paths, join(tmp, "job.json"), { pool });
+  } finally {
+    await pool.close();
+  }
+  mergedText = readFileSync(join(tmp, "job.json"), "utf8");
+  merged = parseKinetoJson(mergedText);
+  assert.is(r.ranks.length, 8);
+  assert.is(r.plan.worldSize, 8);
+  assert.equal(merged.distributedInfo, { world_size: 8 });
+  const names = merged.traceEvents.filter((e) => e.ph === "M" && e.name === "process_name");
+  const groups = new Map<number, Set<number>>();
+  for (const e of names) {
+    const m = /^rank (\d+) \(roundtrip\) /.exec(String(e.args?.name));
+    assert.ok(m, `process_name says rank and host: ${e.args?.name}`);
+    const rank = Number(m![1]);
+    const pid = Number(e.pid);
+    assert.ok(pid >= rank * 1000 && pid < rank * 1000 + 1000, `pid ${pid} in rank ${rank}'s range`);
+    groups.set(rank, (groups.get(rank) ?? new Set()).add(pid));
+  }
+  assert.equal([...groups.keys()].sort(), [0, 1, 2, 3, 4, 5, 6, 7], "eight rank groups");
+  for (const [rank, pids] of groups) {
+    assert.ok(pids.has(rank * 1000), `rank ${rank} CPU process`);
+    assert.ok([...pids].some((p) => p >= rank * 1000 + 100), `rank ${rank} GPU process`);
+  }
+  for (const e of merged.traceEvents) {
+    if (e.ph === "X") assert.ok(Number(e.pid) >= 0 && Number(e.pid) < 8000, `event pid ${e.pid} belongs to a rank`);
+  }
+  assert.is(merged.traceEvents.filter((e) => e.name === "Record Window End").length, 1);
+  assert.is(typeof merged.baseTimeNanoseconds, "string");
+  assert.is(merged.deviceProperties!.length, ranks.reduce((n, x) => n + (x.original.deviceProperties?.length ?? 0), 0));
+  const rt = merged.rawtrace as { events: number; merge: { world_size: number; ranks: unknown[] } };
+  assert.is(rt.events, r.events);
+  assert.is(rt.merge.ranks.length, 8);
+});
+
+test("every rank's events keep their absolute times (one baseTimeNanoseconds for all)", async () => {
+  const base = traceBaseNs(merged);
+  const engine = await createEngine();
+  for (const [k, p] of paths.entries()) {
+    const parts: Buffer[] = [];
+    await engine.convert(fileSource(p), (b) => parts.push(Buffer.from(b)));
+    const own = parseKinetoJson(Buffer.concat(parts).toString("utf8"));
+    const mine = merged.traceEvents.filter((e) => Number(e.pid) >= ranks[k].rank * 1000 && Number(e.pid) < ranks[k].rank * 1000 + 1000);
+    assert.equal(eventKeys(mine, base), eventKeys(own.traceEvents, traceBaseNs(own)),
+      `rank ${ranks[k].rank}: same events at the same absolute times`);
+  }
+});
+
+test("every flow is matched: each \"f\" has its \"s\" wherever the original had both", () => {
+  const s = new Map<number, KinetoEvent>();
+  const f = new Map<number, KinetoEvent>();
+  for (const e of merged.traceEvents) {
+    if (e.cat !== "ac2g") continue;
+    const id = Number(e.id);
+    assert.ok(Number.isSafeInteger(id));
+    const m = e.ph === "s" ? s : f;
+    assert.not.ok(m.has(id), `flow id ${id} used once per phase`);
+    m.set(id, e);
+  }
+  let matched = 0;
+  for (const r of ranks) {
+    const want = pairedFlows(r.original);
+    assert.ok(want.size > 100, `rank ${r.rank} has flows`);
+    for (const id of want) {
+      const gid = r.rank * SLOT + id;
+      assert.ok(s.has(gid) && f.has(gid), `rank ${r.rank} flow ${id}: s ${s.has(gid)} f ${f.has(gid)}`);
+      const [a, b] = [Number(s.get(gid)!.pid), Number(f.get(gid)!.pid)];
+      assert.ok(Math.floor(a / 1000) === r.rank && Math.floor(b / 1000) === r.rank, `flow ${gid} stays in rank ${r.rank}`);
+      matched++;
+    }
+  }
+  // And nothing pairs across ranks: every id's rank is its slot.
+  for (const [id, e] of s) assert.is(Math.floor(id / SLOT), Math.floor(Number(e.pid) / 1000));
+  console.log(`merge dlrm 8 ranks: ${matched} flows matched (${s.size} s, ${f.size} f)`);
+});
+
+test("clock report: per-rank start offsets and the residual skew (spread of collector starts)", async () => {
+  const engine = await createEngine();
+  const starts: bigint[] = [];
+  for (const p of paths) starts.push((await engine.info(fileSource(p))).collectorStartNs);
+  const spread = Number(starts.reduce((a, b) => (b > a ? b : a)) - starts.reduce((a, b) => (b < a ? b : a)));
+  const clock = (merged.rawtrace as { merge: { clock: { residual_skew_ns: number }; ranks: Array<{ start_offset_ns: number; anchor_offset_ns: number }> } }).merge;
+  assert.is(clock.clock.residual_skew_ns, spread);
+  assert.ok(spread > 0);
+  const offsets = clock.ranks.map((r) => r.start_offset_ns);
+  assert.is(Math.max(...offsets) - Math.min(...offsets), spread);
+  assert.ok(offsets.includes(0), "the median rank has offset 0");
+  for (const r of clock.ranks) assert.is(r.anchor_offset_ns, 0, "round-trip dumps: vendor clock is CLOCK_REALTIME");
+});
+
+test("gzip merge round trip: job.json.gz gunzips to the same bytes as job.json", async () => {
+  await merge(paths, join(tmp, "job.json.gz"), { jobs: 2 });
+  const plain = readFileSync(join(tmp, "job.json"));
+  // Same trace apart from the traceName (the output's own name).
+  const text = gunzipSync(readFileSync(join(tmp, "job.json.gz"))).toString("utf8");
+  assert.is(text.replace('"traceName":"job.json.gz"', '"traceName":"job.json"'), plain.toString("utf8"));
+});
+
+test("a failing rank fails the merge and leaves nothing behind; existing outputs need --force", async () => {
+  const dir = join(tmp, "bad");
+  mkdirSync(dir);
+  const bad = [...paths.slice(0, 3), join(dir, "rank9.rawtrace")];
+  writeFileSync(bad[3], "not a dump at all");
+  const out = join(dir, "job.json");
+  const e = await merge(bad, out, { jobs: 2 }).catch((x) => x);
+  assert.is(e.name, "BAD_MAGIC");
+  assert.match(e.message, /rank9\.rawtrace/);
+  assert.equal(readdirSync(dir), ["rank9.rawtrace"], "no output, no fragment");
+  const exists = await merge(paths, join(tmp, "job.json"), { jobs: 2 }).catch((x) => x);
+  assert.is(exists.name, "EXISTS");
+});
+
+test("XSpace merge: one .xplane.pb per rank-process under one run, hostnames set, one profile start", async () => {
+  const logdir = join(tmp, "xprof");
+  const r = await merge(paths.slice(0, 3), logdir, { jobs: 2, format: "xspace" });
+  assert.is(r.outputs.length, 3);
+  const starts = new Set<bigint>();
+  for (const [k, f] of r.outputs.entries()) {
+    assert.match(f, new RegExp(`/plugins/profile/\\d{4}(_\\d\\d){5}/roundtrip_rank${k}\\.xplane\\.pb$`));
+    const space = fromBinary(XSpaceSchema, readFileSync(f));
+    assert.equal(space.hostnames, ["roundtrip"]);
+    const task = space.planes.find((p) => p.name === "Task Environment")!;
+    const st = task.stats.find((s) => task.statMetadata[String(s.metadataId)]?.name === "profile_start_time")!;
+    starts.add(st.value.value as bigint);
+  }
+  assert.is(starts.size, 1, "every rank on the merge's profile start");
+  assert.is([...starts][0], r.plan.profileStartNs);
+  assert.is(new Set(r.outputs.map((f) => dirname(f))).size, 1, "one run directory");
+  // One rank per host: the file is named after the host alone.
+  const one = await merge(paths.slice(0, 1), join(tmp, "xprof1"), { jobs: 1, format: "xspace" });
+  assert.match(one.outputs[0], /\/roundtrip\.xplane\.pb$/);
+});
+
+test("rawtrace merge CLI: summary on stderr, --json on stdout, exits on its own", () => {
+  const cli = (args: string[]) =>
+    spawnSync(process.execPath, ["--import", "tsx", "src/cli.ts", "merge", ...args], { cwd: ROOT, encoding: "utf8", timeout: 120000 });
+  const out = join(tmp, "cli.json");
+  const r = cli([...paths, "-o", out, "--jobs", "2"]);
+  assert.is(r.signal, null);
+  assert.is(r.status, 0, r.stderr);
+  assert.match(r.stderr, /merged 8 ranks \(world size 8\)/);
+  assert.match(r.stderr, /rank 7 \(roundtrip\)/);
+  assert.match(r.stderr, /residual skew/);
+  assert.ok(readFileSync(out).equals(Buffer.from(mergedText.replace('"traceName":"job.json"', '"traceName":"cli.json"'))));
+  const j = cli([...paths, "-o", out, "--force", "--json"]);
+  assert.is(j.status, 0, j.stderr);
+  const s = JSON.parse(j.stdout);
+  assert.is(s.ranks.length, 8);
+  assert.ok(existsSync(s.output));
+});
+
+test.after(() => rmSync(tmp, { recursive: true, force: true }));
+
+test.run();

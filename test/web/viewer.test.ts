@@ -1,0 +1,374 @@
+/**
+ * The in-browser viewer (web/), end to end in headless Chromium: real H100 dumps opened through the file input,
+ * converted in the page's Web Worker; rows, summary and the details of a selected kernel checked against the Chrome
+ * JSON conversion of the same file in Node; downloads compared byte for byte with the Node conversions; .gz input;
+ * cancel. Any console error, page error or request outside localhost fails the test. Screenshots are kept in
+ * test-results/web/.
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { mkdirSync, readFileSync, writeFileSync, mkdtempSync, rmSync } from "node:fs";
+import { basename, join } from "node:path";
+import { tmpdir } from "node:os";
+import { gunzipSync, gzipSync } from "node:zlib";
+import type { Page } from "playwright-core";
+import { createEngine } from "../../src/node/wasm.js";
+import { fileSource } from "../../src/node/file_source.js";
+import { startHarness, guard, type Guard, type Harness } from "./browser.js";
+import { generate } from "../../bench/generate.js";
+
+const CUDA_SAMPLE = "test/fixtures/real/h100/cuda_sample.rawtrace";
+const TORCH_NVTX = "samples/h100_torch_train_nvtx.rawtrace";
+const SHOTS = "test-results/web";
+
+let h: Harness;
+const tmp = mkdtempSync(join(tmpdir(), "rawtrace-viewer-"));
+
+test.before(async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  h = await startHarness();
+});
+
+test.after(async () => {
+  await h?.close();
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+// ---- Helpers ---------------------------------------------------------------------------------------------------
+
+interface Chrome {
+  traceEvents: Array<Record<string, any>>;
+  [k: string]: any;
+}
+
+async function convert(path: string, format: "chrome" | "xspace"): Promise<Buffer> {
+  const engine = await createEngine();
+  const parts: Buffer[] = [];
+  await engine.convert(fileSource(path), (b) => parts.push(Buffer.from(b)), { format, traceName: basename(path) });
+  return Buffer.concat(parts);
+}
+
+/**
+ * The Chrome JSON conversion, parsed; each event also gets tsNs/durNs, exact integers read from the text (ts values
+ * beyond 2^32 µs lose their last ns through a float multiply).
+ */
+async function chromeOf(path: string): Promise<Chrome> {
+  const text = (await convert(path, "chrome")).toString("utf8");
+  const t: Chrome = JSON.parse(text);
+  const exact = (s: string) => {
+    const [i, f] = s.split(".");
+    return Number(BigInt(i) * 1000n + BigInt((f ?? "0").padEnd(3, "0")));
+  };
+  let k = 0;
+  for (const line of text.split("\n")) {
+    if (!line.startsWith('{"ph"') && !line.startsWith('{"name"')) continue;
+    const e = t.traceEvents[k++];
+    const ts = /"ts":(\d+(?:\.\d+)?)/.exec(line);
+    const d = /"dur":(\d+(?:\.\d+)?)/.exec(line);
+    if (ts) e.tsNs = exact(ts[1]);
+    if (d) e.durNs = exact(d[1]);
+  }
+  assert.is(k, t.traceEvents.length, "one event per line");
+  return t;
+}
+
+async function openPage(): Promise<{ page: Page; g: Guard }> {
+  const page = await h.browser.newPage({ viewport: { width: 1600, height: 900 }, acceptDownloads: true });
+  const g = guard(page);
+  await page.goto(h.url);
+  await page.waitForSelector("body[data-boot=ok]", { state: "attached" });
+  return { page, g };
+}
+
+async function load(page: Page, path: string): Promise<void> {
+  await page.setInputFiles("#file", path);
+  await page.waitForSelector("body[data-state=ready][data-summary=ready]", { state: "attached", timeout: 120_000 });
+  await page.waitForSelector("#progress", { state: "hidden" });
+}
+
+function clean(g: Guard, what: string): void {
+  assert.equal(g.errors, [], `${what}: console or page errors`);
+  assert.equal(g.foreign, [], `${what}: requests outside localhost`);
+}
+
+/** Chrome (pid, tid) of a viewer row (assembly/emit/timeline.ts RowClass → Kineto's rows). */
+function chromeRow(cls: number, a: number, b: number): string {
+  if (cls === 10) return `${a}/${b + 1000000}`;
+  if (cls === 11) return `${a}/999999`;
+  if (cls === 3) return `-1/${b}`;
+  return `${a}/${b}`;
+}
+
+/** Events per Chrome (pid, tid) as the viewer's row list reports them. */
+async function viewerRows(page: Page): Promise<Map<string, number>> {
+  const rows = await page.$$eval("#row-list li", (lis) =>
+    lis.map((li) => ({ cls: Number(li.dataset.class), a: Number(li.dataset.a), b: Number(li.dataset.b), n: Number(li.dataset.events) })),
+  );
+  const m = new Map<string, number>();
+  for (const r of rows) {
+    const k = chromeRow(r.cls, r.a, r.b);
+    m.set(k, (m.get(k) ?? 0) + r.n);
+  }
+  return m;
+}
+
+function chromeRows(t: Chrome): Map<string, number> {
+  const m = new Map<string, number>();
+  for (const e of t.traceEvents) {
+    if ((e.ph !== "X" && e.ph !== "i") || e.pid === "") continue;
+    const k = `${e.pid}/${e.tid}`;
+    m.set(k, (m.get(k) ?? 0) + 1);
+  }
+  return m;
+}
+
+
+/** Union length of [start, end) intervals (ns). */
+function union(iv: Array<[number, number]>): number {
+  iv.sort((a, b) => a[0] - b[0]);
+  let total = 0;
+  let s = -Infinity;
+  let e = -Infinity;
+  for (const [a, b] of iv) {
+    if (a > e) {
+      if (e > s) total += e - s;
+      s = a;
+      e = b;
+    } else if (b > e) e = b;
+  }
+  if (e > s) total += e - s;
+  return total;
+}
+
+/** The summary numbers recomputed from the Chrome JSON. */
+function expectedSummary(t: Chrome) {
+  const xs = t.traceEvents.filter((e) => e.ph === "X" && e.cat !== "gpu_user_annotation");
+  const lo = Math.min(...xs.map((e) => e.tsNs));
+  const hi = Math.max(...xs.map((e) => e.tsNs + e.durNs));
+  const devices = new Map<number, { busy: Array<[number, number]>; kernels: number }>();
+  const kernels = new Map<string, { count: number; total: number }>();
+  const copies = new Map<string, { count: number; bytes: number }>();
+  for (const e of xs) {
+    if (e.cat !== "kernel" && e.cat !== "gpu_memcpy" && e.cat !== "gpu_memset") continue;
+    const d = devices.get(e.pid) ?? { busy: [], kernels: 0 };
+    devices.set(e.pid, d);
+    d.busy.push([e.tsNs, e.tsNs + e.durNs]);
+    if (e.cat === "kernel") {
+      d.kernels++;
+      const k = kernels.get(e.name) ?? { count: 0, total: 0 };
+      k.count++;
+      k.total += e.durNs;
+      kernels.set(e.name, k);
+    } else if (e.cat === "gpu_memcpy") {
+      const dir = /^Memcpy (\w+)/.exec(e.name)![1];
+      const c = copies.get(dir) ?? { count: 0, bytes: 0 };
+      c.count++;
+      c.bytes += e.args.bytes;
+      copies.set(dir, c);
+    }
+  }
+  return {
+    span: hi - lo,
+    busy: new Map([...devices].map(([id, d]) => [id, { pct: (union(d.busy) / (hi - lo)) * 100, kernels: d.kernels }])),
+    kernels: [...kernels].sort((a, b) => b[1].total - a[1].total),
+    copies,
+  };
+}
+
+async function checkSummary(page: Page, t: Chrome, what: string): Promise<void> {
+  const want = expectedSummary(t);
+  const span = Number(await page.getAttribute("#summary-body [data-field=span]", "data-ns"));
+  assert.is(span, want.span, `${what}: trace span`);
+  const devs = await page.$$eval("#summary-devices tbody tr", (trs) =>
+    trs.map((tr) => ({
+      id: Number(tr.getAttribute("data-device")),
+      pct: Number(tr.querySelector<HTMLElement>("[data-busy-percent]")!.dataset.busyPercent),
+      kernels: Number(tr.querySelector<HTMLElement>("[data-count]")!.dataset.count),
+    })),
+  );
+  assert.is(devs.length, want.busy.size, `${what}: devices`);
+  for (const d of devs) {
+    const w = want.busy.get(d.id)!;
+    assert.ok(Math.abs(d.pct - w.pct) < 1e-6, `${what}: GPU ${d.id} busy ${d.pct} vs ${w.pct}`);
+    assert.is(d.kernels, w.kernels, `${what}: GPU ${d.id} kernels`);
+  }
+  const top = await page.$$eval("#summary-kernels tbody tr", (trs) =>
+    trs.map((tr) => ({
+      name: tr.getAttribute("data-name")!,
+      count: Number(tr.querySelector<HTMLElement>("[data-count]")!.dataset.count),
+      ns: Number(tr.querySelector<HTMLElement>("[data-ns]")!.dataset.ns),
+    })),
+  );
+  assert.is(top.length, Math.min(10, want.kernels.length), `${what}: top kernels listed`);
+  for (let i = 0; i < top.length; i++) {
+    const [name, k] = want.kernels[i];
+    assert.is(top[i].name, name, `${what}: top kernel ${i}`);
+    assert.is(top[i].count, k.count, `${what}: ${name} calls`);
+    assert.is(top[i].ns, k.total, `${what}: ${name} total ns`);
+  }
+  const copies = await page.$$eval("#summary-memcpy tbody tr[data-direction]", (trs) =>
+    trs.map((tr) => ({
+      dir: tr.getAttribute("data-direction")!,
+      count: Number(tr.querySelector<HTMLElement>("[data-count]")!.dataset.count),
+      bytes: Number(tr.querySelector<HTMLElement>("[data-bytes]")!.dataset.bytes),
+    })),
+  );
+  const plain = copies.filter((c) => c.dir !== "memset");
+  assert.is(plain.length, want.copies.size, `${what}: copy directions`);
+  for (const c of plain) {
+    const w = want.copies.get(c.dir);
+    assert.ok(w, `${what}: direction ${c.dir} in the JSON`);
+    assert.is(c.count, w!.count, `${what}: ${c.dir} count`);
+    assert.is(c.bytes, w!.bytes, `${what}: ${c.dir} bytes`);
+  }
+}
+
+async function details(page: Page): Promise<Record<string, string>> {
+  return page.$$eval("#details-body [data-field]", (els) =>
+    Object.fromEntries(els.map((e) => [(e as HTMLElement).dataset.field!, e.textContent ?? ""])),
+  );
+}
+
+/** Selects the first match of `name` through the search box and checks the details panel against the JSON. */
+async function selectAndCheckKernel(page: Page, t: Chrome, name: string, what: string): Promise<Record<string, string>> {
+  await page.fill("#search", name);
+  await page.press("#search", "Enter");
+  await page.waitForSelector("#details-body [data-field=correlation]", { state: "attached" });
+  const d = await details(page);
+  assert.is(d.name, name, `${what}: selected name`);
+  assert.is(d.kind, "kernel", `${what}: kind`);
+  const corr = Number(d.correlation);
+  const k = t.traceEvents.find((e) => e.cat === "kernel" && e.args.correlation === corr);
+  assert.ok(k, `${what}: kernel with correlation ${corr} in the JSON`);
+  assert.is(k!.name, name);
+  assert.is(d.duration.split(" ")[0], k!.dur.toFixed(3), `${what}: duration`);
+  assert.is(d.grid, `[${k!.args.grid.join(", ")}]`, `${what}: grid`);
+  assert.is(d.block, `[${k!.args.block.join(", ")}]`, `${what}: block`);
+  const launch = t.traceEvents.find((e) => e.cat === "cuda_runtime" && e.args.correlation === corr);
+  assert.ok(launch, `${what}: launch in the JSON`);
+  assert.ok(d.partner.startsWith(launch!.name), `${what}: launched by ${d.partner}`);
+  return d;
+}
+
+// ---- Tests -----------------------------------------------------------------------------------------------------
+
+test("cuda_sample: rows, summary and a selected kernel match the Chrome JSON conversion", async () => {
+  const t = await chromeOf(CUDA_SAMPLE);
+  const { page, g } = await openPage();
+  await load(page, CUDA_SAMPLE);
+  await page.screenshot({ path: `${SHOTS}/cuda_sample.png` });
+
+  assert.equal(await viewerRows(page), chromeRows(t), "events per (pid, tid)");
+  const rowCount = await page.$$eval("#row-list li", (l) => l.length);
+  assert.is(rowCount, 12, "rows: NVTX, API, overhead; per stream annotations, ops, sync; context sync");
+  await checkSummary(page, t, "cuda_sample");
+
+  const top = expectedSummary(t).kernels[0][0];
+  const d = await selectAndCheckKernel(page, t, top, "cuda_sample");
+  assert.match(await page.textContent("#search-count") ?? "", /^20 matches$/);
+  await page.screenshot({ path: `${SHOTS}/cuda_sample-selected.png` });
+
+  // Click on the canvas where the selection is drawn: hit testing finds the same kernel again.
+  const x = Number(await page.getAttribute("#canvas", "data-sel-x"));
+  const y = Number(await page.getAttribute("#canvas", "data-sel-y"));
+  assert.ok(x > 0 && y > 0, "selection is on screen");
+  await page.fill("#search", "");
+  await page.press("#canvas", "Escape");
+  await page.waitForSelector("#details-body [data-field=correlation]", { state: "detached" });
+  await page.mouse.click(x, y + (await page.locator("#canvas").boundingBox())!.y);
+  await page.waitForSelector("#details-body [data-field=correlation]", { state: "attached" });
+  const again = await details(page);
+  assert.is(again.correlation, d.correlation, "clicked kernel");
+  assert.is(again.name, top);
+
+  // Follow the flow to the launch.
+  await page.click("#details-body [data-field=partner] button");
+  await page.waitForFunction(() => document.querySelector("#details-body [data-field=kind]")?.textContent === "CUDA runtime API");
+  const launch = await details(page);
+  assert.is(launch.correlation, d.correlation, "launch has the kernel's correlation");
+  assert.ok(launch.partner.startsWith(top), "the launch points back to its kernel");
+  await page.screenshot({ path: `${SHOTS}/cuda_sample-launch.png` });
+
+  // Wheel zoom and drag pan keep the page working (and error-free).
+  const box = (await page.locator("#canvas").boundingBox())!;
+  await page.mouse.move(box.x + box.width * 0.6, box.y + 200);
+  for (let i = 0; i < 5; i++) await page.mouse.wheel(0, 300);
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width * 0.3, box.y + 260, { steps: 5 });
+  await page.mouse.up();
+  await page.keyboard.press("f");
+  await page.waitForTimeout(100);
+  clean(g, "cuda_sample");
+  await page.close();
+});
+
+test("torch training dump with NVTX: rows, summary and a kernel match the Chrome JSON conversion", async () => {
+  const t = await chromeOf(TORCH_NVTX);
+  const { page, g } = await openPage();
+  await load(page, TORCH_NVTX);
+  assert.equal(await viewerRows(page), chromeRows(t), "events per (pid, tid)");
+  const classes = await page.$$eval("#row-list li", (l) => l.map((li) => Number(li.dataset.class)));
+  assert.ok(classes.includes(1) && classes.includes(2) && classes.includes(8) && classes.includes(9), "NVTX, API, annotation and stream rows");
+  await checkSummary(page, t, "torch");
+  await page.screenshot({ path: `${SHOTS}/torch_nvtx.png` });
+  const top = expectedSummary(t).kernels[0][0];
+  await selectAndCheckKernel(page, t, top, "torch");
+  await page.screenshot({ path: `${SHOTS}/torch_nvtx-selected.png` });
+  clean(g, "torch");
+  await page.close();
+});
+
+test("downloads made in the worker equal the Node conversions (Chrome JSON gzipped, XSpace)", async () => {
+  const { page, g } = await openPage();
+  await load(page, CUDA_SAMPLE);
+  const [json] = await Promise.all([page.waitForEvent("download"), page.click("#dl-json")]);
+  assert.is(json.suggestedFilename(), "cuda_sample.json.gz");
+  const jsonPath = join(tmp, "dl.json.gz");
+  await json.saveAs(jsonPath);
+  assert.ok(gunzipSync(readFileSync(jsonPath)).equals(await convert(CUDA_SAMPLE, "chrome")), "Chrome JSON bytes");
+  const [xs] = await Promise.all([page.waitForEvent("download"), page.click("#dl-xspace")]);
+  assert.is(xs.suggestedFilename(), "cuda_sample.xplane.pb");
+  const xsPath = join(tmp, "dl.xplane.pb");
+  await xs.saveAs(xsPath);
+  assert.ok(readFileSync(xsPath).equals(await convert(CUDA_SAMPLE, "xspace")), "XSpace bytes");
+  clean(g, "downloads");
+  await page.close();
+});
+
+test(".rawtrace.gz opens through DecompressionStream; a second file joins the timeline", async () => {
+  const gz = join(tmp, "cuda_sample.rawtrace.gz");
+  writeFileSync(gz, gzipSync(readFileSync(CUDA_SAMPLE)));
+  const t = await chromeOf(CUDA_SAMPLE);
+  const { page, g } = await openPage();
+  await load(page, gz);
+  assert.equal(await viewerRows(page), chromeRows(t), "same rows and events as the plain file");
+  await page.setInputFiles("#file", TORCH_NVTX);
+  await page.waitForFunction(() => document.querySelectorAll("#file-list .chip").length === 2);
+  await page.waitForSelector("body[data-summary=ready]", { state: "attached" });
+  await page.waitForSelector("#progress", { state: "hidden" });
+  const files = await page.$$eval("#row-list li", (l) => [...new Set(l.map((li) => li.getAttribute("data-file")))]);
+  assert.equal(files, ["cuda_sample.rawtrace.gz", basename(TORCH_NVTX)]);
+  await page.screenshot({ path: `${SHOTS}/two_files.png` });
+  clean(g, "gz + two files");
+  await page.close();
+});
+
+test("cancel stops a conversion and leaves the page usable", async () => {
+  // Big enough (~235 MB, three reads) that the conversion is still running when the click lands, on a fast machine too.
+  const big = join(tmp, "bench_3m.rawtrace");
+  generate(3_000_000, big);
+  const { page, g } = await openPage();
+  await page.setInputFiles("#file", big);
+  await page.waitForSelector("#progress", { state: "visible" });
+  await page.click("#cancel");
+  await page.waitForSelector("#progress", { state: "hidden", timeout: 60_000 });
+  assert.is(await page.getAttribute("body", "data-state"), "empty", "nothing loaded");
+  assert.ok(await page.isHidden("#error"), "a cancel is not an error");
+  // The same worker takes the next file.
+  await load(page, CUDA_SAMPLE);
+  assert.is(await page.$$eval("#row-list li", (l) => l.length), 12);
+  clean(g, "cancel");
+  await page.close();
+});
+
+test.run();

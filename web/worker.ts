@@ -1,0 +1,177 @@
+/**
+ * The viewer's Web Worker: runs the WebAssembly core on files the page hands over (File objects: nothing is read
+ * on the page's thread) and answers through comlink. Each job gets a fresh core instance, so the memory a big
+ * file needed is released with it.
+ *
+ *  - load: timeline tables (assembly/emit/timeline.ts); event chunks are *transferred* to the page as they fill;
+ *    the summary (`rawtrace stats`, src/core/stats.ts) comes from the same pass of the same core code.
+ *  - exportFile: Chrome JSON gzipped with CompressionStream, or XSpace, returned as a Blob for a download.
+ */
+import * as Comlink from "comlink";
+import wasmUrl from "../build/rawtrace.wasm";
+import { Engine, type FileInfo } from "../src/core/engine.js";
+import { TimelineParser, type TimelineMeta } from "../src/core/timeline.js";
+import { decodeStats, type TraceStats } from "../src/core/stats.js";
+import { fileByteSource, type FileByteSource } from "./file_source.js";
+
+/** Callbacks the page passes (as a comlink proxy) to follow a job. */
+export interface JobCallbacks {
+  /** Bytes of the file read by pass `pass` (1 index, 3 NVTX projection, 2 emit) out of `total`. */
+  progress(done: number, total: number, pass: number): void;
+  /** An event chunk (ownership transferred) starting at event `first`. */
+  chunk?(chunk: ArrayBuffer, first: number): void;
+}
+
+/** What a load returns besides the chunks. */
+export interface LoadResult {
+  meta: TimelineMeta;
+  info: FileInfo;
+  /** GPU busy %, kernels by time, memcpy totals: `rawtrace stats` of the same events (null if absent). */
+  stats: TraceStats | null;
+  events: number;
+  /** Peak size of the core's linear memory during the job (bytes). */
+  coreBytes: number;
+  ms: number;
+  /** Wall time per pass (ms): 1 index, 3 NVTX projection, 2 timeline (the core's end-of-pass work included). */
+  passMs: Record<number, number>;
+}
+
+let compiled: Promise<WebAssembly.Module> | null = null;
+function core(): Promise<WebAssembly.Module> {
+  // The .wasm is emitted next to this script by esbuild's file loader; compiled while it streams in.
+  compiled ??= WebAssembly.compileStreaming(fetch(new URL(wasmUrl, import.meta.url)));
+  return compiled;
+}
+
+const files = new Map<number, File>();
+const running = new Set<FileByteSource>();
+let tail: Promise<unknown> = Promise.resolve();
+let generation = 0;
+
+/** Runs jobs one after another (the page may queue several files). */
+function serial<T>(job: (gen: number) => Promise<T>): Promise<T> {
+  const gen = generation;
+  const p = tail.then(() => job(gen));
+  tail = p.catch(() => undefined);
+  return p;
+}
+
+function cancelledError(): Error {
+  const e = new Error("cancelled");
+  e.name = "CANCELLED";
+  return e;
+}
+
+async function withSource<T>(file: File, gen: number, run: (src: FileByteSource) => Promise<T>): Promise<T> {
+  if (gen !== generation) throw cancelledError();
+  const src = fileByteSource(file, file.name);
+  running.add(src);
+  try {
+    return await run(src);
+  } finally {
+    running.delete(src);
+  }
+}
+
+const api = {
+  /** Converts `file` to timeline tables; the event chunks go to `cb.chunk`, the rest is returned. */
+  load(id: number, file: File, cb: JobCallbacks): Promise<LoadResult> {
+    files.set(id, file);
+    return serial((gen) =>
+      withSource(file, gen, async (src) => {
+        const t0 = performance.now();
+        const engine = await Engine.create(await core());
+        const sent: Promise<void>[] = [];
+        const parser = new TimelineParser((chunk, first) => {
+          sent.push(Promise.resolve(cb.chunk?.(Comlink.transfer(chunk, [chunk]), first)));
+        });
+        const passMs: Record<number, number> = {};
+        let pass = 0;
+        let mark = performance.now();
+        const result = await engine.convert(src, parser.sink, {
+          format: "timeline",
+          traceName: file.name,
+          onProgress: (_d, _t, p) => {
+            if (p !== pass) {
+              const now = performance.now();
+              if (pass) passMs[pass] = now - mark;
+              pass = p;
+              mark = now;
+            }
+            cb.progress(src.fileBytesRead, file.size, p);
+          },
+        });
+        passMs[pass] = performance.now() - mark;
+        await Promise.all(sent);
+        const meta = parser.finish();
+        const stats = meta.trailer.length ? decodeStats(meta.trailer) : null;
+        return { meta, info: result.info, stats, events: result.events, coreBytes: engine.memoryBytes, ms: performance.now() - t0, passMs };
+      }),
+    );
+  },
+
+  /** Writes file `id` as gzipped Chrome JSON (`chrome`) or XSpace (`xspace`) and returns it as a Blob. */
+  exportFile(id: number, format: "chrome" | "xspace", cb: JobCallbacks): Promise<Blob> {
+    const file = files.get(id);
+    if (!file) return Promise.reject(new Error(`no file ${id}`));
+    return serial((gen) =>
+      withSource(file, gen, async (src) => {
+        const engine = await Engine.create(await core());
+        const onProgress = (_d: number, _t: number | undefined, pass: number) => cb.progress(src.fileBytesRead, file.size, pass);
+        if (format === "xspace") {
+          const parts: Uint8Array[] = [];
+          await engine.convert(src, (b) => parts.push(b.slice()), { format: "xspace", onProgress });
+          return new Blob(parts as BlobPart[], { type: "application/octet-stream" });
+        }
+        // Gzip while converting; Blob parts are merged every 64 MiB so the browser may keep them out of the heap.
+        const gz = new CompressionStream("gzip");
+        const writer = gz.writable.getWriter();
+        let failed: unknown = null;
+        const collected = (async () => {
+          const blobs: Blob[] = [];
+          let parts: Uint8Array[] = [];
+          let size = 0;
+          const reader = gz.readable.getReader();
+          for (;;) {
+            const { done, value } = await reader.read();
+            if (done) break;
+            parts.push(value);
+            size += value.byteLength;
+            if (size >= 64 << 20) {
+              blobs.push(new Blob(parts as BlobPart[]));
+              parts = [];
+              size = 0;
+            }
+          }
+          blobs.push(new Blob(parts as BlobPart[]));
+          return new Blob(blobs, { type: "application/gzip" });
+        })();
+        await engine.convert(
+          src,
+          (b) => {
+            writer.write(b.slice()).catch((e) => (failed ??= e));
+          },
+          { format: "chrome", traceName: file.name, onProgress, afterWindow: () => writer.ready },
+        );
+        await writer.close();
+        if (failed) throw failed;
+        return await collected;
+      }),
+    );
+  },
+
+  /** Cancels the running job and every queued one. */
+  cancel(): void {
+    generation++;
+    for (const s of running) s.cancel();
+  },
+
+  /** Forgets file `id` (its File handle). */
+  forget(id: number): void {
+    files.delete(id);
+  },
+};
+
+export type WorkerApi = typeof api;
+
+Comlink.expose(api);
