@@ -8,6 +8,7 @@
  *
  * Same arguments, same bytes (a fixed-seed PRNG; no clock is read).
  */
+import { rng } from "../src/tools/rng.js";
 import { RawtraceWriter } from "../src/format/writer.js";
 import * as C from "../src/tools/cupti_records.js";
 import { KERNEL_NAMES } from "./kernel_names.js";
@@ -18,17 +19,6 @@ const PID = 31337;
 const TID = 31338;
 const T0 = 1_780_000_000_000_000_000n;
 
-/** mulberry32: a tiny fixed-seed PRNG so every run writes the same file. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Writes a dump of about `records` activity records to `path`; returns the counts. */
 export function generate(records: number, path: string): { records: number; bytes: number; kernels: number } {

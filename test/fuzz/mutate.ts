@@ -3,20 +3,12 @@
  * structure-aware damage (payload bytes, lengths, kinds and counts changed *with* the CRCs recomputed, so the
  * decoders themselves see hostile records). Deterministic for a given seed.
  */
+import { rng } from "../../src/tools/rng.js";
+
+export { rng };
 import { crc32 } from "node:zlib";
 import { CHUNK_HEADER_SIZE, PREAMBLE_SIZE } from "../../src/format/container.js";
 
-/** mulberry32 PRNG. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface ChunkRef { off: number; type: number; len: number }
 

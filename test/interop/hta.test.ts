@@ -10,6 +10,7 @@
  * with the pins of scripts/requirements-interop.txt; the first run needs PyPI.
  */
 import { test } from "uvu";
+import { untar } from "../helpers/dlrm.js";
 import * as assert from "uvu/assert";
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -29,20 +30,6 @@ interface HtaKernel { name: string; cat: string; count: number; sum_us: number }
 interface HtaRank { kernels: HtaKernel[]; breakdown: Array<{ name: string; kernel_type: string; sum_us: number }> }
 interface HtaReport { hta_version: string; traces: Record<string, { ranks: Record<string, HtaRank> }> }
 
-/** Regular files of a gzip tar archive by path (ustar headers). */
-function untar(gz: Uint8Array): Map<string, Buffer> {
-  const b = gunzipSync(gz);
-  const files = new Map<string, Buffer>();
-  const field = (o: number, n: number) => b.subarray(o, o + n).toString("latin1").replace(/\0.*$/s, "");
-  for (let off = 0; off + 512 <= b.length;) {
-    const name = field(off, 100);
-    if (!name) break;
-    const size = parseInt(field(off + 124, 12).trim() || "0", 8);
-    if (field(off + 156, 1) === "0" || field(off + 156, 1) === "") files.set(name, b.subarray(off + 512, off + 512 + size));
-    off += 512 + Math.ceil(size / 512) * 512;
-  }
-  return files;
-}
 
 /** Kineto JSON → `.rawtrace` (CUDA 13 layout) → rawtrace's Chrome JSON text. */
 async function viaRawtrace(kinetoText: string): Promise<string> {

@@ -10,6 +10,7 @@
  * Kineto's 3-month time base (past double precision), every memcpy/memset/sync kind, hidden API calls.
  */
 import { test } from "uvu";
+import { untar } from "../helpers/dlrm.js";
 import * as assert from "uvu/assert";
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -29,22 +30,6 @@ import { createEngine } from "../../src/node/wasm.js";
 const DATA = fileURLToPath(new URL("../../../shared/data/real/kineto-cuda/", import.meta.url));
 const LAYOUTS: CuptiLayout[] = ["cuda12", "cuda13"];
 
-/** Regular files of a (gzip) tar archive, by path; ustar/GNU headers, no long-name extensions needed here. */
-function untar(gz: Uint8Array): Map<string, Buffer> {
-  const b = gunzipSync(gz);
-  const files = new Map<string, Buffer>();
-  const field = (o: number, n: number) => b.subarray(o, o + n).toString("latin1").replace(/\0.*$/s, "");
-  for (let off = 0; off + 512 <= b.length;) {
-    const name = field(off, 100);
-    if (!name) break;
-    const size = parseInt(field(off + 124, 12).trim() || "0", 8);
-    const type = field(off + 156, 1);
-    const prefix = field(off + 345, 155);
-    if (type === "0" || type === "") files.set(prefix ? `${prefix}/${name}` : name, b.subarray(off + 512, off + 512 + size));
-    off += 512 + Math.ceil(size / 512) * 512;
-  }
-  return files;
-}
 
 /** The real traces: [short name, JSON text]. */
 function realTraces(): Array<[string, string]> {
