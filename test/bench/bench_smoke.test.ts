@@ -1,0 +1,29 @@
+/**
+ * CI smoke test of the benchmark harness (issue: benchmarks): the smallest size, every rawtrace output and the
+ * peer, one run each. It checks the harness works and its outputs agree on the event count; it judges no speed.
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync, rmSync } from "node:fs";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+
+test("npm run bench at the smallest size prints the table and writes the results file", () => {
+  const out = execFileSync(
+    process.execPath,
+    ["--import", "tsx", "bench/run.ts", "--sizes", "2e4", "--repeat", "1", "--tasks", "floor,chrome,chrome-gz,xspace,peer"],
+    { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] },
+  );
+  for (const task of ["floor", "chrome", "chrome-gz", "xspace", "peer"]) assert.match(out, new RegExp(`\\| ${task} \\|`), task);
+  const date = new Date().toISOString().slice(0, 10);
+  const file = `${ROOT}bench/results/${date}.json`;
+  assert.ok(existsSync(file));
+  const r = JSON.parse(readFileSync(file, "utf8"));
+  const events = (t: string) => r.results.find((x: any) => x.task === t).events;
+  assert.ok(events("chrome") > 10000);
+  assert.is(events("chrome-gz"), events("chrome"));
+  rmSync(`${ROOT}bench/data/cupti_20000.rawtrace`, { force: true });
+});
+
+test.run();
