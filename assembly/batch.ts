@@ -2,7 +2,7 @@
  * Exports for multi-file work (`rawtrace merge`, the batch pipeline): output options (emit/options.ts) and the
  * clock anchors behind a file's alignment (the merge reports them per rank). Re-exported by index.ts.
  */
-import { setOutputOptions } from "./emit/options";
+import { setOutputOptions, setXSpaceHost } from "./emit/options";
 import * as S from "./model/session";
 
 /**
@@ -12,6 +12,15 @@ import * as S from "./model/session";
  */
 export function rt_set_output(baseNs: u64, ns: i32, eventsOnly: i32, p: usize, n: u32): void {
   setOutputOptions(baseNs, ns, eventsOnly != 0, p, n);
+}
+
+/**
+ * XSpace host merge for the next rt_begin_emit (set for every conversion; 1, 0, 0, 0 = off): ranks on this file's
+ * host, this file's index among them, and `n` device map entries {local id, host ordinal, shared} (u32 each) at `p`
+ * (allocated with rt_alloc after rt_reset). See emit/options.ts.
+ */
+export function rt_set_xspace_host(ranks: u32, index: u32, p: usize, n: u32): void {
+  setXSpaceHost(ranks, index, p, n);
 }
 
 /**

@@ -147,4 +147,4 @@ export function rt_warning_offset(code: i32): u64 { return warningOffset(code); 
 export function rt_warning_detail(code: i32): u64 { return warningDetail(code); }
 
 // Multi-file work (merge, batch): output options and clock anchors.
-export { rt_set_output, rt_clock_anchor } from "./batch";
+export { rt_set_output, rt_set_xspace_host, rt_clock_anchor } from "./batch";

@@ -11,6 +11,11 @@
  * - events-only mode: the Chrome emitter writes only trace events, each as `,\n{...}` (no header, no
  *   "Record Window End", no trailer), so a host can stream file after file into one `traceEvents` array.
  *
+ * - XSpace host merging (`rawtrace merge --format xspace` with several ranks on one host, {@link setXSpaceHost}):
+ *   the ranks' XSpaces are written so that the host can join them into one XSpace per host without touching an
+ *   event (src/node/xspace_merge.ts): metadata ids interleaved by rank index, well-known stats at fixed ids,
+ *   correlation ids in a per-rank range, device planes numbered by the host's ordinals.
+ *
  * The host sets every option for every conversion (src/core/engine.ts), so nothing leaks from one file to the next.
  */
 
@@ -38,4 +43,44 @@ export function setOutputOptions(baseNs: u64, ns: i32, onlyEvents: bool, lp: usi
   eventsOnly = onlyEvents;
   labelPtr = lp;
   labelLen = ln;
+}
+
+/** XSpace host merge: ranks sharing this file's host (1: not merged). */
+export let hostRanks: u32 = 1;
+/** XSpace host merge: this file's index among its host's ranks (0 ≤ hostIndex < hostRanks). */
+export let hostIndex: u32 = 0;
+/** Device map: {local device id u32, host ordinal u32, shared u32} × devMapCount (owned by the host's rt_alloc block). */
+let devMapPtr: usize = 0;
+let devMapCount: u32 = 0;
+
+/**
+ * Sets the XSpace host-merge options: `ranks` on this host (1 = off), this file's `index` among them, and `n`
+ * device map entries at `p` ({local id, host ordinal, shared 0/1} as u32 each).
+ */
+export function setXSpaceHost(ranks: u32, index: u32, p: usize, n: u32): void {
+  hostRanks = ranks < 1 ? 1 : ranks;
+  hostIndex = index < hostRanks ? index : 0;
+  devMapPtr = p;
+  devMapCount = n;
+}
+
+/** Address of the device-map entry of local device `dev`, or 0 (a short list: searched once per plane). */
+function devMapEntry(dev: u32): usize {
+  for (let i: u32 = 0; i < devMapCount; i++) {
+    const a = devMapPtr + <usize>i * 12;
+    if (load<u32>(a) == dev) return a;
+  }
+  return 0;
+}
+
+/** XPlane id (GPU ordinal on the host) of local device `dev`: the map's, else `dev` itself. */
+export function deviceOrdinal(dev: u32): u32 {
+  const a = devMapEntry(dev);
+  return a != 0 ? load<u32>(a, 4) : dev;
+}
+
+/** Whether the plane of local device `dev` is shared with other ranks of the host (unmapped devices: when merging). */
+export function deviceShared(dev: u32): bool {
+  const a = devMapEntry(dev);
+  return a != 0 ? load<u32>(a, 8) != 0 : hostRanks > 1;
 }

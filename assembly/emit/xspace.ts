@@ -21,6 +21,14 @@
  *
  * Time: the profile start is the earliest of the collector start (HEADER) and the first event; every line's
  * timestamp_ns is its first event's start relative to the profile start (ns), and offsets/durations are in ps.
+ *
+ * Host merging (emit/options.ts setXSpaceHost: rank k of R on one host): the file is one part of its host's XSpace,
+ * written so that src/node/xspace_merge.ts can join the parts' planes field by field without decoding an event:
+ * event metadata id i is written as (i - 1) × R + k + 1 and stat metadata beyond the well-known ones likewise
+ * ({@link evOut}, {@link stOut}), the well-known stats sit at ids 1..WK.COUNT in every plane (so `correlation_id`
+ * has one id per merged plane, which XProf's flow linking needs), correlation ids are k × 2^32 + id (XProf hashes
+ * the 64-bit value into flow ids), device planes take the host's GPU ordinals, and row labels and diagnostics say
+ * which rank they belong to.
  */
 import { Paged, pagedNew, pagedSlot } from "../util/paged";
 import { Ev, EvKind, EvFlag } from "../model/event";
@@ -32,7 +40,7 @@ import { arenaAlloc } from "../util/arena";
 import { WARN_COUNT } from "../util/error";
 import { warningCount, warningOffset, warningDetail } from "../util/diag";
 import { warnName } from "../util/error_names";
-import { fixedBaseNs } from "./options";
+import { fixedBaseNs, labelPtr, labelLen, hostRanks, hostIndex, deviceOrdinal, deviceShared } from "./options";
 
 // ---- Records ---------------------------------------------------------------------------------------------------
 
@@ -177,6 +185,8 @@ class Plane {
   kind: u32;
   /** Session device entry (DEV_ENTRY), or 0. */
   dev: usize;
+  /** Device id in the dump (device planes; XPlane.id is the host ordinal when merging). */
+  local: u32;
   nameP: usize;
   nameN: u32;
   lines: Table;
@@ -212,6 +222,8 @@ const MAX_PSTATS: u32 = 16;
 /** A plane's event or stat metadata: 16-byte entries by id-1 (ids from 1), names unique per list. */
 @unmanaged
 class MetaList {
+  /** 1: stat metadata (ids written through {@link stOut}), 0: event metadata ({@link evOut}). */
+  isStat: u32;
   /** Name hash → chain of {next u32, id u32}. */
   content: Table;
   list: usize;
@@ -442,18 +454,21 @@ function newPlane(kind: u32, id: u64): Plane {
   pl.lineCap = 16;
   pl.lineList = heap.alloc(<usize>pl.lineCap << 2);
   pl.evCache = tableNew(64);
-  pl.ev = newMetaList(0x51);
-  pl.st = newMetaList(0x57);
+  pl.ev = newMetaList(0x51, 0);
+  pl.st = newMetaList(0x57, 1);
   pl.tuples = tableNew(64);
   pl.wk = heap.alloc(<usize>WK.COUNT << 2);
   memory.fill(pl.wk, 0, <usize>WK.COUNT << 2);
   pl.pstats = heap.alloc(<usize>MAX_PSTATS * PSTAT);
   pl.lastKey = 0xffffffffffffffff;
+  // A part of a host merge: the well-known stats first, at ids 1..WK.COUNT in every rank's plane.
+  if (hostRanks > 1 && kind != 2) for (let w = 0; w < WK.COUNT; w++) wkId(pl, w);
   return pl;
 }
 
-function newMetaList(seed: u64): MetaList {
+function newMetaList(seed: u64, isStat: u32): MetaList {
   const m = changetype<MetaList>(heap.alloc(offsetof<MetaList>()));
+  m.isStat = isStat;
   m.content = tableNew(64);
   m.cap = 64;
   m.list = heap.alloc(<usize>m.cap << 4);
@@ -477,11 +492,12 @@ function devPlane(dev: u32): Plane {
       // Beyond 256 devices everything shares the last plane (the session keeps at most 256 devices too).
       pl = changetype<Plane>(load<usize>(planeList + ((<usize>MAX_PLANES - 1) << 2)));
     } else {
-      pl = newPlane(1, dev);
+      pl = newPlane(1, deviceOrdinal(dev));
       pl.dev = S.findDevice(dev);
+      pl.local = dev;
       bStart();
       bAscii("/device:GPU:");
-      bU64(dev);
+      bU64(pl.id);
       pl.nameP = bKeep();
       pl.nameN = bN;
       pl.index = planeCount;
@@ -957,6 +973,9 @@ function corrGet(corr: u32): u32 {
 
 /** Starts an XSpace emit pass (after heap.reset(): everything is allocated anew). */
 export function xspaceBegin(): void {
+  mR = hostRanks;
+  mK = hostIndex;
+  corrHi = hostRanks > 1 ? <u64>hostIndex << 32 : 0;
   hostPlane = newPlane(0, 0);
   setPlaneName(hostPlane, "/host:CPU");
   devPlanes = tableNew(16);
@@ -1084,7 +1103,8 @@ export function xspaceEvent(e: Ev): void {
       const pl = devPlane(e.device);
       const t = memcpyType(e);
       const ln = streamLine(pl, e, t);
-      const dest = (e.flags & EvFlag.PEER) != 0 ? e.dstDevice : e.device;
+      // XLA's `dest:` is a device ordinal: the host's when merging.
+      const dest = (e.flags & EvFlag.PEER) != 0 ? deviceOrdinal(e.dstDevice) : <u32>pl.id;
       const isAsync: u32 = (e.flags & EvFlag.ASYNC) != 0 ? 1 : 0;
       deviceRecord(pl, ln, e, R.MEMCPY, evByMemcpy(pl, t), memcpyDetails(pl, e, dest, isAsync), hasGraphIds(e));
       break;
@@ -1164,6 +1184,8 @@ function deviceStats(pl: Plane): void {
 function finishPlane(pl: Plane): void {
   for (let w = 0; w < WK.COUNT; w++) if ((pl.used & (1 << w)) != 0) wkId(pl, w);
   if (pl.kind == 0 && corrAny && (pl.used & (1 << WK.CORRELATION_ID)) != 0) wkId(pl, WK.DEVICE_ID);
+  // Rows of a plane the host's ranks share are labelled with the rank ("rank 3: thread 12 (python)").
+  const labelRows = hostRanks > 1 && labelLen != 0 && (pl.kind == 0 || (pl.kind == 1 && deviceShared(pl.local)));
   for (let i: u32 = 0; i < pl.lineCount; i++) {
     const ln = changetype<Line>(load<usize>(pl.lineList + (<usize>i << 2)));
     const key = ln.key;
@@ -1220,8 +1242,28 @@ function finishPlane(pl: Plane): void {
       ln.nameP = bKeep();
       ln.nameN = bN;
     }
+    if (labelRows) labelRow(ln);
   }
   if (pl.kind == 1) deviceStats(pl);
+}
+
+/** Host merge: the rank label in front of row `ln`'s display name (its name stays what XProf keys on). */
+function labelRow(ln: Line): void {
+  bStart();
+  bBytes(labelPtr, labelLen);
+  bAscii(": ");
+  if (ln.dispN != 0) bBytes(ln.dispP, ln.dispN);
+  else bBytes(ln.nameP, ln.nameN);
+  ln.dispP = bKeep();
+  ln.dispN = bN;
+}
+
+/** Host merge: the rank label and ": " in front of a diagnostic being built. */
+function bRankPrefix(): void {
+  if (hostRanks > 1 && labelLen != 0) {
+    bBytes(labelPtr, labelLen);
+    bAscii(": ");
+  }
 }
 
 // ---- Event encoding ------------------------------------------------------------------------------------------------
@@ -1242,6 +1284,31 @@ let wkGraph: u32 = 0;
 let wkNode: u32 = 0;
 let wkExec: u32 = 0;
 let wkNvtx: u32 = 0;
+
+// Host merge (emit/options.ts): ranks on the host (R), this file's index (k) and its correlation-id range.
+let mR: u64 = 1;
+let mK: u64 = 0;
+let corrHi: u64 = 0;
+
+/** Written id of event metadata `id`: (id - 1) × R + k + 1, so the ranks of a host never share an id. */
+// @ts-ignore: decorator
+@inline function evOut(id: u32): u64 {
+  return <u64>(id - 1) * mR + mK + 1;
+}
+/** Written id of stat metadata `id`: well-known stats (ids 1..WK.COUNT when merging) as they are, others interleaved. */
+// @ts-ignore: decorator
+@inline function stOut(id: u32): u64 {
+  return id <= <u32>WK.COUNT ? <u64>id : <u64>(id - <u32>WK.COUNT - 1) * mR + mK + <u64>WK.COUNT + 1;
+}
+// @ts-ignore: decorator
+@inline function metaOut(m: MetaList, id: u32): u64 {
+  return m.isStat != 0 ? stOut(id) : evOut(id);
+}
+/** Written correlation id: k × 2^32 + id when merging (XProf hashes the whole value into the flow id). */
+// @ts-ignore: decorator
+@inline function corrOut(corr: u32): u64 {
+  return corrHi | <u64>corr;
+}
 
 function usePlane(pl: Plane): void {
   curPlane = pl;
@@ -1292,22 +1359,22 @@ function eventSize(r: usize): u32 {
   const w = load<u32>(r, 16);
   const kind = <i32>((w >> 24) & 15);
   const dur = load<u64>(r, 8);
-  let n = 1 + varintSize(w & META_MASK) + 1 + varintSize((load<u64>(r) - curLineTs) * 1000);
+  let n = 1 + varintSize(evOut(w & META_MASK)) + 1 + varintSize((load<u64>(r) - curLineTs) * 1000);
   if (dur != 0) n += 1 + varintSize(dur * 1000);
   const corr = load<u32>(r, 20);
   if (kind == R.API) {
     if (corr != 0) {
       const d = corrGet(corr);
       if (d != 0 && wkDevice != 0) n += statVarintSize(wkDevice, <u64>planeIdOf(d));
-      n += statVarintSize(wkCorr, corr);
+      n += statVarintSize(wkCorr, corrOut(corr));
     }
     return n;
   }
   if (kind < R.KERNEL) return n;
-  if (corr != 0) n += statVarintSize(wkCorr, corr);
+  if (corr != 0) n += statVarintSize(wkCorr, corrOut(corr));
   if (kind <= R.GRAPH) {
     const nv = nvtxStat(corr);
-    if (nv != 0) n += statVarintSize(wkNvtx, nv);
+    if (nv != 0) n += statVarintSize(wkNvtx, stOut(nv));
   }
   n += ctxStatSize(wkCtx, load<u32>(r, 24));
   if ((w & REC_GRAPH) != 0) {
@@ -1323,14 +1390,14 @@ function eventSize(r: usize): u32 {
       n += statDoubleSize(wkOcc);
       n += statVarintSize(wkMinGrid, <u64>load<i32>(occ, 8));
       n += statVarintSize(wkBlock, <u64>load<i32>(occ, 12));
-      n += statVarintSize(wkKernel, detail);
+      n += statVarintSize(wkKernel, stOut(detail));
       break;
     }
     case R.MEMCPY:
-      n += statVarintSize(wkMemcpy, detail);
+      n += statVarintSize(wkMemcpy, stOut(detail));
       break;
     case R.MEMSET:
-      n += statVarintSize(wkMemset, detail);
+      n += statVarintSize(wkMemset, stOut(detail));
       break;
     case R.GRAPH:
       if (detail != 0) n += statVarintSize(wkGraph, detail);
@@ -1400,7 +1467,7 @@ function putEvent(r: usize): u32 {
   const w = load<u32>(r, 16);
   const kind = <i32>((w >> 24) & 15);
   const dur = load<u64>(r, 8);
-  putVarintField(1, w & META_MASK);
+  putVarintField(1, evOut(w & META_MASK));
   putVarintField(2, (load<u64>(r) - curLineTs) * 1000);
   if (dur != 0) putVarintField(3, dur * 1000);
   const corr = load<u32>(r, 20);
@@ -1408,13 +1475,13 @@ function putEvent(r: usize): u32 {
     if (corr != 0) {
       const d = corrGet(corr);
       if (d != 0 && wkDevice != 0) putStatVarint(wkDevice, F_UINT64, planeIdOf(d));
-      putStatVarint(wkCorr, F_UINT64, corr);
+      putStatVarint(wkCorr, F_UINT64, corrOut(corr));
     }
   } else if (kind >= R.KERNEL) {
-    if (corr != 0) putStatVarint(wkCorr, F_UINT64, corr);
+    if (corr != 0) putStatVarint(wkCorr, F_UINT64, corrOut(corr));
     if (kind <= R.GRAPH) {
       const nv = nvtxStat(corr);
-      if (nv != 0) putStatVarint(wkNvtx, F_REF, nv);
+      if (nv != 0) putStatVarint(wkNvtx, F_REF, stOut(nv));
     }
     putCtxStat(wkCtx, load<u32>(r, 24));
     if ((w & REC_GRAPH) != 0) {
@@ -1430,14 +1497,14 @@ function putEvent(r: usize): u32 {
         putStatDouble(wkOcc, load<f64>(occ));
         putStatVarint(wkMinGrid, F_INT64, <u64>load<i32>(occ, 8));
         putStatVarint(wkBlock, F_INT64, <u64>load<i32>(occ, 12));
-        putStatVarint(wkKernel, F_REF, detail);
+        putStatVarint(wkKernel, F_REF, stOut(detail));
         break;
       }
       case R.MEMCPY:
-        putStatVarint(wkMemcpy, F_REF, detail);
+        putStatVarint(wkMemcpy, F_REF, stOut(detail));
         break;
       case R.MEMSET:
-        putStatVarint(wkMemset, F_REF, detail);
+        putStatVarint(wkMemset, F_REF, stOut(detail));
         break;
       case R.GRAPH:
         if (detail != 0) putStatVarint(wkGraph, F_UINT64, detail);
@@ -1627,13 +1694,13 @@ function metaSize(m: MetaList, id: u32): u64 {
   const e = metaAt(m, id);
   const nn = load<u32>(e, 4);
   const dn = load<u32>(e, 12);
-  let body: u64 = 1 + varintSize(id) + 1 + varintSize(nn) + nn;
+  let body: u64 = 1 + varintSize(metaOut(m, id)) + 1 + varintSize(nn) + nn;
   if (dn != 0) body += 1 + varintSize(dn) + dn;
   return body;
 }
 /** Map entry {1: key, 2: value} size around a value of `v` bytes. */
 // @ts-ignore: decorator
-@inline function mapEntrySize(id: u32, v: u64): u64 {
+@inline function mapEntrySize(id: u64, v: u64): u64 {
   return 1 + varintSize(id) + 1 + varintSize(v) + v;
 }
 /** Size of the map entries (tag, length, entry) of all of `m` in an XPlane (event_metadata or stat_metadata). */
@@ -1641,7 +1708,8 @@ function metaMapSize(m: MetaList): u64 {
   let n: u64 = 0;
   for (let id: u32 = 1; id <= m.count; id++) {
     const b = metaSize(m, id);
-    n += 1 + varintSize(mapEntrySize(id, b)) + mapEntrySize(id, b);
+    const out = metaOut(m, id);
+    n += 1 + varintSize(mapEntrySize(out, b)) + mapEntrySize(out, b);
   }
   return n;
 }
@@ -1650,12 +1718,13 @@ function putMetaMap(field: u32, m: MetaList): void {
   for (let id: u32 = 1; id <= m.count; id++) {
     const e = metaAt(m, id);
     const b = metaSize(m, id);
-    putLenPrefix(field, mapEntrySize(id, b));
-    O.need(16);
-    putVarintField(1, id);
+    const out = metaOut(m, id);
+    putLenPrefix(field, mapEntrySize(out, b));
+    O.need(32);
+    putVarintField(1, out);
     putLenPrefix(2, b);
-    O.need(16);
-    putVarintField(1, id);
+    O.need(32);
+    putVarintField(1, out);
     putBytesField(2, <usize>load<u32>(e), load<u32>(e, 4));
     if (load<u32>(e, 12) != 0) putBytesField(4, <usize>load<u32>(e, 8), load<u32>(e, 12));
   }
@@ -1663,7 +1732,7 @@ function putMetaMap(field: u32, m: MetaList): void {
 
 function pstatBody(a: usize): u64 {
   const type = load<u32>(a, 4);
-  const id = load<u32>(a);
+  const id = stOut(load<u32>(a));
   if (type == 0) {
     const n = load<u32>(a, 16);
     return 1 + varintSize(id) + 1 + varintSize(n) + n;
@@ -1723,7 +1792,7 @@ function putPlane(pl: Plane): void {
     const a = pl.pstats + <usize>i * PSTAT;
     putLenPrefix(6, pstatBody(a));
     O.need(32);
-    putVarintField(1, load<u32>(a));
+    putVarintField(1, stOut(load<u32>(a)));
     const type = load<u32>(a, 4);
     if (type == 0) putBytesField(5, <usize>load<u64>(a, 8), load<u32>(a, 16));
     else putVarintField(type == 1 ? F_INT64 : F_UINT64, load<u64>(a, 8));
@@ -1734,6 +1803,7 @@ function putPlane(pl: Plane): void {
 /** A warning or error line for XSpace: "<CODE>: <count> (first at file offset <o>, detail <d>)". */
 function putDiag(field: u32, code: i32): void {
   bStart();
+  bRankPrefix();
   bAscii("rawtrace ");
   bAscii(warnName(code));
   bAscii(": ");
@@ -1900,6 +1970,7 @@ export function xspaceEnd(): void {
   if (S.droppedRecords > 0) {
     // XLA's wording (CuptiTraceCollectorImpl::ReportNumEventsIfDropped), so tools that look for it find it.
     bStart();
+    bRankPrefix();
     bAscii("Detected GPU events dropped on ");
     if (S.hostnameLen != 0) bBytes(S.hostnamePtr, S.hostnameLen);
     else bAscii("unknown host");

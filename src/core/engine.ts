@@ -56,6 +56,22 @@ export interface MergeSlot {
    * so a host can stream file after file into one traceEvents array.
    */
   eventsOnly?: boolean;
+  /**
+   * XSpace: this file is one of several ranks on one host, written as a part that src/node/xspace_merge.ts joins
+   * into the host's one XSpace (assembly/emit/options.ts): metadata ids interleaved by `index`, correlation ids
+   * index × 2^32 + id, device planes numbered by the host's GPU ordinals, rows labelled with `label`.
+   */
+  xspaceHost?: XSpaceHostSlot;
+}
+
+/** A rank's place among the ranks of one host (XSpace host merge). */
+export interface XSpaceHostSlot {
+  /** Ranks on the host (≥ 2 to take effect). */
+  ranks: number;
+  /** This file's index among them, 0 ≤ index < ranks. */
+  index: number;
+  /** The host's GPU ordinal of each of this file's devices; `shared`: other ranks of the host write that plane too. */
+  devices: Array<{ local: number; ordinal: number; shared: boolean }>;
 }
 
 /** Conversion options. */
@@ -172,6 +188,7 @@ interface CoreExports {
   rt_set_trace_name(p: number, n: number): void;
   rt_info(field: number): bigint;
   rt_set_output(baseNs: bigint, ns: number, eventsOnly: number, p: number, n: number): void;
+  rt_set_xspace_host(ranks: number, index: number, p: number, n: number): void;
   rt_clock_anchor(field: number): bigint;
   rt_records_of_kind(k: number): bigint;
   rt_text_ptr(which: number): number;
@@ -388,6 +405,16 @@ export class Engine {
       const lp = x.rt_alloc(label.length);
       this.u8().set(label, lp);
       x.rt_set_output(m?.baseTimeNs ?? 0n, m ? m.namespace : -1, m?.eventsOnly ? 1 : 0, lp, label.length);
+      const h = m?.xspaceHost;
+      const devs = h?.devices ?? [];
+      const dp = x.rt_alloc(Math.max(1, devs.length * 12));
+      const dv = new DataView(x.memory.buffer, dp, Math.max(1, devs.length * 12));
+      devs.forEach((d, i) => {
+        dv.setUint32(i * 12, d.local, true);
+        dv.setUint32(i * 12 + 4, d.ordinal, true);
+        dv.setUint32(i * 12 + 8, d.shared ? 1 : 0, true);
+      });
+      x.rt_set_xspace_host(h ? h.ranks : 1, h ? h.index : 0, dp, devs.length);
       x.rt_begin_emit(
         opts.format === "xspace" ? Output.XSPACE : opts.format === "timeline" ? Output.TIMELINE
           : opts.format === "stats" ? Output.STATS : Output.CHROME_JSON,

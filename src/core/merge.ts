@@ -16,7 +16,7 @@
  * residual skew is the spread (max − min) of the collector starts: ranks launched together start their collectors
  * within launch jitter of each other, so a spread beyond that is clock disagreement (or a staggered launch).
  */
-import type { ConvertResult, FileInfo } from "./engine.js";
+import type { ConvertResult, FileInfo, XSpaceHostSlot } from "./engine.js";
 import type { Warning } from "./codes.js";
 
 /** Pids per rank slot (assembly/emit/options.ts NS_STRIDE). */
@@ -116,6 +116,74 @@ export function planMerge(files: string[], infos: FileInfo[]): MergePlan {
     baseTimeNs: chromeBaseFor(first ?? 0n),
     profileStartNs: start ?? 0n,
   };
+}
+
+/** One XSpace of a merge: a host and the ranks whose planes it holds. */
+export interface XSpaceHostPlan {
+  /** Host name ("" when the dumps do not say: then each such rank is its own XSpace). */
+  host: string;
+  /** File stem: the host name, or `unknown_host_rank<N>` for a rank whose dump names no host. */
+  name: string;
+  /** Indices into `MergePlan.ranks`, in slot order. */
+  ranks: number[];
+  /** Per entry of `ranks`: the conversion's host-merge slot (undefined when the host has one rank). */
+  slots: (XSpaceHostSlot | undefined)[];
+  /** Per entry of `ranks`: the row label ("rank 3"). */
+  labels: string[];
+}
+
+/**
+ * The XSpaces of a merge: one per host (XProf's layout), holding every rank that ran there. On a host with several
+ * ranks every GPU gets one ordinal (its `/device:GPU:<n>` plane): devices with the same UUID are the same GPU
+ * (ranks that each see all GPUs), devices without a UUID are identified by their id; a new GPU keeps its own id
+ * when no other GPU of the host took it, else takes the smallest free ordinal (ranks that each see "their" GPU as
+ * device 0 under CUDA_VISIBLE_DEVICES). A plane written by several ranks is marked `shared` (its rows get rank
+ * labels).
+ */
+export function planXSpaceHosts(plan: MergePlan, infos: FileInfo[]): XSpaceHostPlan[] {
+  const byHost = new Map<string, number[]>();
+  const hosts: XSpaceHostPlan[] = [];
+  plan.ranks.forEach((r, k) => {
+    if (r.host === "") {
+      hosts.push({ host: "", name: `unknown_host_rank${r.rank >= 0 ? r.rank : r.slot}`, ranks: [k], slots: [undefined], labels: [""] });
+      return;
+    }
+    const list = byHost.get(r.host);
+    if (list) list.push(k);
+    else byHost.set(r.host, [k]);
+  });
+  for (const [host, ranks] of byHost) {
+    const labels = ranks.map((k) => labelOf(plan.ranks[k].rank, "", plan.ranks[k].file));
+    if (ranks.length === 1) {
+      hosts.push({ host, name: host, ranks, slots: [undefined], labels });
+      continue;
+    }
+    const ordinalOf = new Map<string, number>();
+    const used = new Set<number>();
+    const owners = new Map<number, Set<number>>();
+    const maps = ranks.map((k, index) => {
+      const devices = [...infos[plan.ranks[k].index].devices].sort((a, b) => a.id - b.id);
+      return devices.map((d) => {
+        const ident = /[1-9a-f]/.test(d.uuid) ? `uuid:${d.uuid}` : `id:${d.id}`;
+        let o = ordinalOf.get(ident);
+        if (o === undefined) {
+          o = d.id;
+          if (used.has(o)) for (o = 0; used.has(o);) o++;
+          ordinalOf.set(ident, o);
+          used.add(o);
+        }
+        owners.set(o, (owners.get(o) ?? new Set()).add(index));
+        return { local: d.id, ordinal: o };
+      });
+    });
+    hosts.push({
+      host, name: host, ranks, labels,
+      slots: maps.map((m, index) => ({
+        ranks: ranks.length, index, devices: m.map((d) => ({ ...d, shared: owners.get(d.ordinal)!.size > 1 })),
+      })),
+    });
+  }
+  return hosts;
 }
 
 /** The clock report of a plan (see the module comment for the definitions). */

@@ -8,11 +8,12 @@
  * the output ends in .gz, into `<output>.tmp`, renamed at the end. Any failing rank fails the merge (a job trace
  * with a rank missing would mislead); the fragments are removed either way.
  *
- * XSpace: XProf reads one `.xplane.pb` per host from `<logdir>/plugins/profile/<run>/`. Every rank is converted
- * with the shared profile start (so the hosts' timelines line up in XProf's multi-host views) into
- * `<host>.xplane.pb`; when several ranks share a host, each is its own XProf host, `<host>_rank<N>.xplane.pb`
- * (the `host_port` naming TensorFlow uses for several workers on one machine): one XSpace holds one process's
- * planes, and two processes' `/host:CPU` planes cannot share one XSpace.
+ * XSpace: XProf reads one `<host>.xplane.pb` per host from `<logdir>/plugins/profile/<run>/`. Every rank is
+ * converted on the pool with the shared profile start (so the hosts' timelines line up in XProf's multi-host
+ * views). A host with one rank gets that rank's XSpace; the ranks of a host with several are written as parts
+ * (src/core/merge.ts planXSpaceHosts: GPU ordinals of the host, rank index) and joined into the host's one XSpace,
+ * one `/host:CPU` plane with every rank's threads and one plane per GPU (src/node/xspace_merge.ts). Ranks whose
+ * dumps name no host are each their own `unknown_host_rank<N>.xplane.pb`.
  */
 import { closeSync, createWriteStream, existsSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeSync } from "node:fs";
 import { once } from "node:events";
@@ -20,10 +21,12 @@ import { basename, dirname } from "node:path";
 import { createGzip, constants as zc } from "node:zlib";
 import { RawtraceError } from "../core/codes.js";
 import type { FileInfo } from "../core/engine.js";
+import type { ConvertResult } from "../core/engine.js";
 import {
-  EventsJoiner, clockReport, mergedHeader, mergedTrailer, outcomeOf, planMerge,
+  EventsJoiner, clockReport, mergedHeader, mergedTrailer, outcomeOf, planMerge, planXSpaceHosts,
   type ClockReport, type MergePlan, type RankOutcome,
 } from "../core/merge.js";
+import { joinXSpaceParts } from "./xspace_merge.js";
 import { xspaceProfilePath } from "./convert.js";
 import { WorkerPool, type ActiveTask } from "./pool.js";
 import { fileFraction, type BatchProgress } from "./batch.js";
@@ -54,7 +57,7 @@ export interface MergedRank extends RankOutcome {
   slot: number;
   host: string;
   bytesIn: number;
-  /** XSpace: the rank's file. */
+  /** XSpace: the file of the rank's host. */
   output?: string;
 }
 
@@ -62,7 +65,7 @@ export interface MergedRank extends RankOutcome {
 export interface MergeResult {
   /** Chrome: the merged file. XSpace: the log directory. */
   output: string;
-  /** XSpace: one file per host (or per rank when ranks share a host). */
+  /** XSpace: one file per host (ranks without a host name: one each). */
   outputs: string[];
   plan: MergePlan;
   ranks: MergedRank[];
@@ -121,7 +124,7 @@ export async function merge(inputs: string[], output: string, opts: MergeOptions
       output: r.outputs[k],
     }));
     return {
-      output, outputs: format === "xspace" ? r.outputs : [output], plan, ranks, clock,
+      output, outputs: format === "xspace" ? [...new Set(r.outputs)] : [output], plan, ranks, clock,
       events: ranks.reduce((n, x) => n + x.events, 0), bytesIn: ranks.reduce((n, x) => n + x.bytesIn, 0),
       bytesOut: r.bytesOut, seconds: (performance.now() - t0) / 1000,
     };
@@ -190,39 +193,61 @@ async function mergeChrome(
 async function mergeXSpace(
   pool: WorkerPool, plan: MergePlan, infos: FileInfo[], logdir: string, opts: MergeOptions, step: Step,
 ): Promise<{ outcomes: RankOutcome[]; outputs: string[]; bytesOut: number }> {
-  const perHost = new Map<string, number>();
-  for (const r of plan.ranks) perHost.set(r.host, (perHost.get(r.host) ?? 0) + 1);
-  const finals = plan.ranks.map((r) => {
-    const host = r.host || "unknown_host";
-    const name = (perHost.get(r.host) ?? 0) > 1 ? `${host}_rank${r.rank >= 0 ? r.rank : r.slot}` : host;
-    return xspaceProfilePath(logdir, plan.profileStartNs, name);
+  const hosts = planXSpaceHosts(plan, infos);
+  const finals = hosts.map((h) => xspaceProfilePath(logdir, plan.profileStartNs, h.name));
+  finals.forEach((f, i) => {
+    // Two host names that differ only in characters a file name cannot hold.
+    if (finals.indexOf(f) !== i) finals[i] = f.replace(/\.xplane\.pb$/, `_${i}.xplane.pb`);
   });
   for (const f of finals) {
     if (existsSync(f) && !opts.force) throw new RawtraceError("EXISTS", `${f}: already exists (use --force to overwrite)`, f);
   }
   mkdirSync(dirname(finals[0]), { recursive: true });
-  const tmps = finals.map((f) => `${f}.${process.pid}.part`);
+  // Each rank writes its part; a host with one rank has its part renamed into place, the others' parts are joined.
+  const parts = hosts.map((h, i) => h.ranks.map((_, j) => `${finals[i]}.${j}.${process.pid}.part`));
+  const tmps = finals.map((f) => `${f}.${process.pid}.tmp`);
+  const outputOf: string[] = [];
+  hosts.forEach((h, i) => h.ranks.forEach((k) => (outputOf[k] = finals[i])));
+  let pending: Promise<ConvertResult>[][] = [];
   try {
-    const results = await Promise.all(plan.ranks.map((r, k) =>
-      pool.convert({
-        input: r.file, output: tmps[k], format: "xspace", allApi: opts.allApi,
-        merge: { namespace: r.slot, label: r.label, baseTimeNs: plan.profileStartNs },
+    pending = hosts.map((h, i) => h.ranks.map((k, j) => {
+      const r = plan.ranks[k];
+      return pool.convert({
+        input: r.file, output: parts[i][j], format: "xspace", allApi: opts.allApi,
+        merge: { namespace: r.slot, label: h.labels[j], baseTimeNs: plan.profileStartNs, xspaceHost: h.slots[j] },
       }).then((res) => {
         step(r.index);
+        if (res.baseTimeNs !== plan.profileStartNs) {
+          throw new RawtraceError("INTERNAL", `${r.file}: profile start ${res.baseTimeNs}, not the merge's ${plan.profileStartNs}`);
+        }
         return res;
-      })));
-    results.forEach((res, k) => {
-      if (res.baseTimeNs !== plan.profileStartNs) {
-        throw new RawtraceError("INTERNAL", `${plan.ranks[k].file}: profile start ${res.baseTimeNs}, not the merge's ${plan.profileStartNs}`);
+      });
+    }));
+    pending.flat().forEach((p) => p.catch(() => {})); // awaited below; a failure must not go unobserved meanwhile
+    const results: ConvertResult[] = [];
+    let bytesOut = 0;
+    for (const [i, h] of hosts.entries()) {
+      const res = await Promise.all(pending[i]);
+      h.ranks.forEach((k, j) => (results[k] = res[j]));
+      if (h.ranks.length === 1) {
+        bytesOut += res[0].bytesOut;
+        continue;
       }
-    });
-    results.forEach((_, k) => renameSync(tmps[k], finals[k]));
+      bytesOut += joinXSpaceParts(parts[i], tmps[i]);
+      for (const p of parts[i]) rmSync(p, { force: true });
+    }
+    // Every host is written: only now replace what was there.
+    hosts.forEach((h, i) => renameSync(h.ranks.length === 1 ? parts[i][0] : tmps[i], finals[i]));
     return {
       outcomes: results.map((res) => outcomeOf({ events: res.events, apiCallsHidden: res.apiCallsHidden, info: res.info })),
-      outputs: finals,
-      bytesOut: results.reduce((n, res) => n + res.bytesOut, 0),
+      outputs: plan.ranks.map((_, k) => outputOf[k]),
+      bytesOut,
     };
+  } catch (e) {
+    await Promise.allSettled(pending.flat()); // no worker still writes a part when they are removed
+    throw e;
   } finally {
+    for (const p of parts.flat()) rmSync(p, { force: true });
     for (const t of tmps) rmSync(t, { force: true });
   }
 }

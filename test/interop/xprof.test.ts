@@ -91,6 +91,45 @@ async function writeXSpace(bytes: Uint8Array, name: string): Promise<string> {
   return file;
 }
 
+type KinetoTool = typeof import("../../src/tools/kineto_to_rawtrace.js");
+
+/**
+ * What XProf must show for a round-tripped Kineto trace: every device op on its GPU plane and stream row, every
+ * runtime launch with its flow. `base`: the XSpace's profile start (Unix ns). A rank of a host merge: `corrHi` is
+ * its correlation range (index × 2^32) and `label` the prefix of its device rows.
+ */
+function roundTripExpect(K: KinetoTool, trace: Parameters<KinetoTool["expectedRoundTripView"]>[0], base: bigint, corrHi = 0, label = ""): Expect {
+  const view = K.expectedRoundTripView(trace);
+  const copyName: Record<string, string> = { HtoD: "MemcpyH2D", DtoH: "MemcpyD2H", DtoD: "MemcpyD2D", PtoP: "MemcpyP2P" };
+  const memKind: Record<string, number> = {
+    Pageable: 1, Pinned: 2, Device: 3, Array: 4, Managed: 5, "Device Static": 6, "Managed Static": 7,
+  };
+  const e: Expect = { device_events: [], launches: [] };
+  const corrDevice = new Map<number, number>();
+  for (const op of view.ops) {
+    let name = op.name;
+    if (op.cat === "gpu_memcpy") name = copyName[/^Memcpy (\w+)/.exec(op.name)?.[1] ?? ""] ?? "MemcpyOther";
+    if (op.cat === "gpu_memset") name = `Memset ${memKind[/^Memset \((.*)\)$/.exec(op.name)?.[1] ?? ""] ?? 0}`;
+    e.device_events.push({
+      plane: `/device:GPU:${op.pid}`, row_prefix: `${label}Stream #${op.tid}(`, name, ts_ns: Number(op.ts - base), dur_ns: Number(op.dur),
+      correlation: corrHi + op.correlation,
+      kernel: op.cat === "kernel"
+        ? { regs: op.registersPerThread ?? 0, shmem: op.sharedMemory ?? 0, block: (op.block ?? [1, 1, 1]).join(","), grid: (op.grid ?? [1, 1, 1]).join(",") }
+        : null,
+    });
+    corrDevice.set(op.correlation, op.pid);
+  }
+  for (const a of view.api) {
+    const d = corrDevice.get(a.correlation);
+    if (d === undefined || a.cat !== "cuda_runtime") continue;
+    e.launches.push({
+      name: a.name, tid: a.tid, ts_ns: Number(a.ts - base), dur_ns: Number(a.dur), correlation: corrHi + a.correlation,
+      device: d, plane: `/device:GPU:${d}`,
+    });
+  }
+  return e;
+}
+
 /** profile_start_time of an XSpace file (Unix ns). */
 function profileStart(file: string): bigint {
   const s = fromBinary(XSpaceSchema, readFileSync(file));
@@ -185,38 +224,45 @@ test("real trace: PyTorch AlexNet on A100 (Kineto) → rawtrace → XSpace opens
   const trace = K.readKinetoTrace(REAL_KINETO);
   const { bytes } = K.convertKineto(trace, { layout: "cuda13" });
   const file = await writeXSpace(bytes, "alexnet");
-  const base = profileStart(file);
-  const view = K.expectedRoundTripView(trace);
-  const copyName: Record<string, string> = { HtoD: "MemcpyH2D", DtoH: "MemcpyD2H", DtoD: "MemcpyD2D", PtoP: "MemcpyP2P" };
-  const memKind: Record<string, number> = {
-    Pageable: 1, Pinned: 2, Device: 3, Array: 4, Managed: 5, "Device Static": 6, "Managed Static": 7,
-  };
-  const e: Expect = { device_events: [], launches: [] };
-  const corrDevice = new Map<number, number>();
-  for (const op of view.ops) {
-    let name = op.name;
-    if (op.cat === "gpu_memcpy") name = copyName[/^Memcpy (\w+)/.exec(op.name)?.[1] ?? ""] ?? "MemcpyOther";
-    if (op.cat === "gpu_memset") name = `Memset ${memKind[/^Memset \((.*)\)$/.exec(op.name)?.[1] ?? ""] ?? 0}`;
-    e.device_events.push({
-      plane: `/device:GPU:${op.pid}`, row_prefix: `Stream #${op.tid}(`, name, ts_ns: Number(op.ts - base), dur_ns: Number(op.dur),
-      correlation: op.correlation,
-      kernel: op.cat === "kernel"
-        ? { regs: op.registersPerThread ?? 0, shmem: op.sharedMemory ?? 0, block: (op.block ?? [1, 1, 1]).join(","), grid: (op.grid ?? [1, 1, 1]).join(",") }
-        : null,
-    });
-    corrDevice.set(op.correlation, op.pid);
-  }
-  for (const a of view.api) {
-    const d = corrDevice.get(a.correlation);
-    if (d === undefined || a.cat !== "cuda_runtime") continue;
-    e.launches.push({ name: a.name, tid: a.tid, ts_ns: Number(a.ts - base), dur_ns: Number(a.dur), correlation: a.correlation, device: d, plane: `/device:GPU:${d}` });
-  }
+  const e = roundTripExpect(K, trace, profileStart(file));
   const kernels = e.device_events.filter((d) => d.kernel).length;
   assert.is(kernels, 79, "the trace's 79 kernels");
   const res = check(file, e);
   assert.ok(res.ok, res.failures.join("\n"));
   assert.is(res.summary.flow_arrows, e.launches.length);
   console.log(`  alexnet: ${e.device_events.length} device events (${kernels} kernels), ${e.launches.length} launches with flows, ${res.summary.kernel_stats_rows} kernel_stats rows`);
+});
+
+test("eight real DLRM ranks on one host → one XSpace: every rank's kernels on its GPU, every launch's flow, one kernel_stats", async () => {
+  const K = await import("../../src/tools/kineto_to_rawtrace.js");
+  const { dlrmRanks } = await import("../helpers/dlrm.js");
+  const { merge } = await import("../../src/node/merge.js");
+  const ranks = dlrmRanks();
+  const dir = join(work, "dlrm");
+  mkdirSync(dir, { recursive: true });
+  const paths = ranks.map((r) => {
+    const p = join(dir, `rank${r.rank}.rawtrace`);
+    writeFileSync(p, r.bytes);
+    return p;
+  });
+  const m = await merge(paths, join(dir, "logdir"), { format: "xspace", jobs: 2 });
+  assert.is(new Set(m.outputs).size, 1, "one XSpace for the one host");
+  const file = m.outputs[0];
+  assert.match(file, /\/roundtrip\.xplane\.pb$/);
+  const base = profileStart(file);
+  const e: Expect = { device_events: [], launches: [] };
+  ranks.forEach((r, k) => {
+    const x = roundTripExpect(K, r.original, base, k * 2 ** 32, `rank ${r.rank}: `);
+    e.device_events.push(...x.device_events);
+    e.launches.push(...x.launches);
+  });
+  const res = check(file, e);
+  assert.ok(res.ok, res.failures.join("\n"));
+  assert.is(res.summary.flow_arrows, e.launches.length);
+  const planes = (res.summary.processes as string[]).filter((p) => p.startsWith("/device:GPU:"));
+  assert.is(planes.length, 8, "eight GPU planes");
+  console.log(`  dlrm merged: ${e.device_events.length} device events, ${e.launches.length} launches with flows, ` +
+    `${res.summary.kernel_stats_rows} kernel_stats rows, ${res.summary.trace_viewer_events} trace_viewer events`);
 });
 
 test.after(() => {

@@ -171,23 +171,25 @@ test("a failing rank fails the merge and leaves nothing behind; existing outputs
   assert.is(exists.name, "EXISTS");
 });
 
-test("XSpace merge: one .xplane.pb per rank-process under one run, hostnames set, one profile start", async () => {
+test("XSpace merge: the ranks of one host in one .xplane.pb, hostnames set, on the merge's profile start", async () => {
   const logdir = join(tmp, "xprof");
   const r = await merge(paths.slice(0, 3), logdir, { jobs: 2, format: "xspace" });
-  assert.is(r.outputs.length, 3);
-  const starts = new Set<bigint>();
-  for (const [k, f] of r.outputs.entries()) {
-    assert.match(f, new RegExp(`/plugins/profile/\\d{4}(_\\d\\d){5}/roundtrip_rank${k}\\.xplane\\.pb$`));
-    const space = fromBinary(XSpaceSchema, readFileSync(f));
-    assert.equal(space.hostnames, ["roundtrip"]);
-    const task = space.planes.find((p) => p.name === "Task Environment")!;
-    const st = task.stats.find((s) => task.statMetadata[String(s.metadataId)]?.name === "profile_start_time")!;
-    starts.add(st.value.value as bigint);
-  }
-  assert.is(starts.size, 1, "every rank on the merge's profile start");
-  assert.is([...starts][0], r.plan.profileStartNs);
-  assert.is(new Set(r.outputs.map((f) => dirname(f))).size, 1, "one run directory");
-  // One rank per host: the file is named after the host alone.
+  assert.is(r.outputs.length, 1, "one host, one file");
+  assert.match(r.outputs[0], /\/plugins\/profile\/\d{4}(_\d\d){5}\/roundtrip\.xplane\.pb$/);
+  assert.equal(r.ranks.map((x) => x.output), [r.outputs[0], r.outputs[0], r.outputs[0]]);
+  const space = fromBinary(XSpaceSchema, readFileSync(r.outputs[0]));
+  assert.equal(space.hostnames, ["roundtrip"]);
+  assert.is(space.planes.filter((p) => p.name === "/host:CPU").length, 1, "one host plane");
+  const host = space.planes.find((p) => p.name === "/host:CPU")!;
+  const labels = new Set(host.lines.map((l) => /^rank (\d+): /.exec(l.displayName)?.[1]));
+  assert.equal([...labels].sort(), ["0", "1", "2"], "every rank's threads, labelled");
+  let events = 0;
+  for (const p of space.planes) for (const l of p.lines) events += l.events.length;
+  assert.is(events, r.events, "every event of the three ranks");
+  const task = space.planes.find((p) => p.name === "Task Environment")!;
+  const st = task.stats.find((s) => task.statMetadata[String(s.metadataId)]?.name === "profile_start_time")!;
+  assert.is(st.value.value as bigint, r.plan.profileStartNs);
+  // One rank per host: the file is that rank's own XSpace, named after the host.
   const one = await merge(paths.slice(0, 1), join(tmp, "xprof1"), { jobs: 1, format: "xspace" });
   assert.match(one.outputs[0], /\/roundtrip\.xplane\.pb$/);
 });
