@@ -20,6 +20,7 @@ test(`fuzz: mutated dumps convert to valid JSON or fail with a clean error (seed
   let runs = 0;
   let converted = 0;
   let xspaces = 0;
+  let hostParts = 0;
   const eng = await createEngine();
   const errors: Record<string, number> = {};
   const perStrategy: Record<string, number> = {};
@@ -45,6 +46,22 @@ test(`fuzz: mutated dumps convert to valid JSON or fail with a clean error (seed
         assert.ok(x.planes.some((p) => p.name === "/host:CPU"), `XSpace planes (${strategy})`);
         xspaces++;
       }
+      if (runs % 8 === 0) {
+        // As rank 1 of 3 on a host (a part of `merge --format xspace`): interleaved ids must still resolve.
+        const parts: Buffer[] = [];
+        const xspaceHost = { ranks: 3, index: 1, devices: [{ local: 0, ordinal: 2, shared: true }] };
+        await eng.convert(memorySource(bytes), (b) => parts.push(Buffer.from(b)), { format: "xspace", merge: { namespace: 1, label: "rank 1", xspaceHost } });
+        const x = fromBinary(XSpaceSchema, Buffer.concat(parts));
+        for (const p of x.planes) {
+          for (const l of p.lines) {
+            for (const e of l.events) {
+              assert.ok(p.eventMetadata[String(e.metadataId)], `host part: event metadata ${e.metadataId} on ${p.name} (${strategy})`);
+              for (const st of e.stats) assert.ok(p.statMetadata[String(st.metadataId)], `host part: stat ${st.metadataId} (${strategy})`);
+            }
+          }
+        }
+        hostParts++;
+      }
     } catch (e: any) {
       if (e.code === "ERR_ASSERTION" || e.name === "Assertion") throw e;
       // Only the documented fatal errors are acceptable; a trap (INTERNAL) or invalid JSON (SyntaxError) is a defect.
@@ -54,7 +71,7 @@ test(`fuzz: mutated dumps convert to valid JSON or fail with a clean error (seed
     }
   }
   console.log(
-    `fuzz: ${runs} executions in ${BUDGET_MS} ms (seed ${SEED}): ${converted} converted (${xspaces} also as XSpace), clean errors ${JSON.stringify(errors)}; ` +
+    `fuzz: ${runs} executions in ${BUDGET_MS} ms (seed ${SEED}): ${converted} converted (${xspaces} also as XSpace, ${hostParts} as an XSpace host part), clean errors ${JSON.stringify(errors)}; ` +
       `per strategy ${JSON.stringify(perStrategy)}`,
   );
   assert.ok(runs > 100, "the fuzzer ran");
