@@ -83,6 +83,9 @@ export async function merge(inputs: string[], output: string, opts: MergeOptions
   if (format === "xspace" && (opts.gzip || output.endsWith(".gz"))) {
     throw new RawtraceError("USAGE", "XSpace output cannot be gzipped (XProf reads .xplane.pb)");
   }
+  if (format === "xspace" && output.endsWith(".xplane.pb")) {
+    throw new RawtraceError("USAGE", `${output}: an XSpace merge writes one <host>.xplane.pb per host under a log directory (plugins/profile/<run>/): give -o a directory`);
+  }
   if (format === "chrome" && existsSync(output) && !opts.force) {
     throw new RawtraceError("EXISTS", `${output}: already exists (use --force to overwrite)`, output);
   }

@@ -227,6 +227,9 @@ test("two hosts and a rank with no host name: a file each; diagnostics name the 
   const h2 = fromBinary(XSpaceSchema, readFileSync(r.outputs[1]));
   assert.equal(h2.planes.map((p) => p.name), ["/host:CPU", "/device:GPU:0", "/host:metadata", "Task Environment"]);
   assert.equal(h2.planes[0].lines.map((l) => l.displayName), ["thread 12 (pt_main_thread)"], "a host of one rank: no labels");
+  const file = await merge(files, join(tmp, "job.xplane.pb"), { format: "xspace", pool }).catch((e) => e);
+  assert.is(file.name, "USAGE");
+  assert.match(file.message, /one <host>\.xplane\.pb per host under a log directory/);
   // Existing outputs need --force.
   const again = await merge(files, join(tmp, "hosts"), { format: "xspace", pool }).catch((e) => e);
   assert.is(again.name, "EXISTS");
