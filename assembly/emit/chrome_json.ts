@@ -177,6 +177,10 @@ export function chromeBegin(baseNs: u64): void {
   }
 }
 
+// `,"pid":…,"tid":…,"ts":…` of the last event head (≤ 7 + 20 + 7 + 20 + 6 + 24 bytes): static data, survives heap.reset().
+const HEAD_IDS: usize = memory.data(96);
+let headIdsLen: usize = 0;
+
 function head(cat: string, e: Ev, pid: u64, tid: u64): void {
   O.need(O.EVENT_RESERVE);
   sep();
@@ -185,10 +189,14 @@ function head(cat: string, e: Ev, pid: u64, tid: u64): void {
   O.ascii('","name":');
   O.jsonString(e.namePtr, e.nameLen);
   O.need(O.EVENT_RESERVE);
+  const ids = O.pos;
   keyU(',"pid":', pid);
   keyU(',"tid":', tid);
   O.ascii(',"ts":');
   O.micros(rel(e.start));
+  // The flow event of this event repeats pid, tid and ts: keep their text instead of formatting them again.
+  headIdsLen = O.pos - ids;
+  memory.copy(HEAD_IDS, ids, headIdsLen);
   O.ascii(',"dur":');
   O.micros(e.end - e.start);
   O.ascii(',"args":{');
@@ -198,14 +206,16 @@ function head(cat: string, e: Ev, pid: u64, tid: u64): void {
   }
 }
 
-function flow(ph: u32, e: Ev, pid: u64, tid: u64): void {
+/**
+ * Writes the ac2g flow event of `e`, right after {@link head} wrote `e` itself: pid, tid and ts are the same, so their
+ * text is copied from what head kept.
+ */
+function flow(ph: u32, e: Ev): void {
   O.ascii(',\n{"ph":"');
   O.byte(ph);
   keyU('","id":', e.correlation + flowBase);
-  keyU(',"pid":', pid);
-  keyU(',"tid":', tid);
-  O.ascii(',"ts":');
-  O.micros(rel(e.start));
+  memory.copy(O.pos, HEAD_IDS, headIdsLen);
+  O.pos += headIdsLen;
   if (ph == 102) O.ascii(',"cat":"ac2g","name":"ac2g","bp":"e"}');
   else O.ascii(',"cat":"ac2g","name":"ac2g"}');
 }
@@ -292,7 +302,7 @@ export function chromeEvent(e: Ev): void {
       gpuTail(e);
       O.byte(125);
       O.byte(125);
-      flow(102, e, gpid(dev), tid);
+      flow(102, e);
       break;
     }
     case EvKind.MEMCPY:
@@ -324,7 +334,7 @@ export function chromeEvent(e: Ev): void {
       gpuTail(e);
       O.byte(125);
       O.byte(125);
-      flow(102, e, gpid(dev), tid);
+      flow(102, e);
       break;
     }
     case EvKind.API_RUNTIME:
@@ -337,7 +347,7 @@ export function chromeEvent(e: Ev): void {
       keyU(',"correlation":', e.correlation);
       O.byte(125);
       O.byte(125);
-      if ((e.flags & EvFlag.FLOW_START) != 0) flow(115, e, hpid(pid), tid);
+      if ((e.flags & EvFlag.FLOW_START) != 0) flow(115, e);
       break;
     }
     case EvKind.SYNC: {
@@ -358,7 +368,7 @@ export function chromeEvent(e: Ev): void {
       keyU(',"context":', e.context);
       O.byte(125);
       O.byte(125);
-      flow(102, e, gpid(dev), tid);
+      flow(102, e);
       break;
     }
     case EvKind.EVENT_RECORD: {
@@ -472,7 +482,7 @@ export function chromeEvent(e: Ev): void {
       keyU(',"correlation":', e.correlation);
       keyU(',"graph id":', e.graphId);
       O.ascii("}}");
-      flow(102, e, gpid(dev), tid);
+      flow(102, e);
       break;
     }
   }
