@@ -1104,7 +1104,7 @@ export function xspaceEvent(e: Ev): void {
       const t = memcpyType(e);
       const ln = streamLine(pl, e, t);
       // XLA's `dest:` is a device ordinal: the host's when merging.
-      const dest = (e.flags & EvFlag.PEER) != 0 ? deviceOrdinal(e.dstDevice) : <u32>pl.id;
+      const dest = deviceOrdinal((e.flags & EvFlag.PEER) != 0 ? e.dstDevice : e.device);
       const isAsync: u32 = (e.flags & EvFlag.ASYNC) != 0 ? 1 : 0;
       deviceRecord(pl, ln, e, R.MEMCPY, evByMemcpy(pl, t), memcpyDetails(pl, e, dest, isAsync), hasGraphIds(e));
       break;

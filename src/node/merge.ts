@@ -20,8 +20,7 @@ import { once } from "node:events";
 import { basename, dirname } from "node:path";
 import { createGzip, constants as zc } from "node:zlib";
 import { RawtraceError } from "../core/codes.js";
-import type { FileInfo } from "../core/engine.js";
-import type { ConvertResult } from "../core/engine.js";
+import type { ConvertResult, FileInfo } from "../core/engine.js";
 import {
   EventsJoiner, clockReport, mergedHeader, mergedTrailer, outcomeOf, planMerge, planXSpaceHosts,
   type ClockReport, type MergePlan, type RankOutcome,
