@@ -4,9 +4,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [ ! -d node_modules/assemblyscript ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+# npm ci only when the lockfile's content changed since the last install (a hash marker, not mtimes: a fresh
+# checkout makes the lockfile newer than any install, and npm ci empties node_modules before it refills it).
+lock_hash=$(sha256sum package-lock.json | cut -d' ' -f1)
+if [ ! -d node_modules/assemblyscript ] || [ "$(cat node_modules/.rawtrace-lock 2>/dev/null)" != "$lock_hash" ]; then
   echo "setup: npm ci"
   npm ci --no-audit --no-fund --loglevel=error >/dev/null
+  echo "$lock_hash" > node_modules/.rawtrace-lock
 fi
 echo "setup: building the WebAssembly core"
 npx --no-install asc assembly/index.ts --target release
