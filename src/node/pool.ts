@@ -130,8 +130,11 @@ export class WorkerPool {
     await Promise.all(this.slots.map((s) => this.stop(s)));
   }
 
-  /** `await using pool = new WorkerPool()` (TypeScript 5.2+ explicit resource management). */
-  async [Symbol.asyncDispose ?? Symbol.for("Symbol.asyncDispose")](): Promise<void> {
+  /**
+   * `await using pool = new WorkerPool()` (TypeScript 5.2+ explicit resource management): closes the pool. The
+   * well-known symbol itself, so the declaration (dist/types) keeps the method and `await using` type-checks.
+   */
+  async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }
 
