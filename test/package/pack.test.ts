@@ -73,9 +73,13 @@ test("installed into an empty project offline: no dependencies pulled, npx rawtr
   assert.ok(trace.traceEvents.length > 10, "the installed CLI found its core (dist/node/rawtrace.wasm)");
 });
 
-const PROGRAM = `import { convertBatch, convertFile, isRawtraceError, WorkerPool, type BatchResult } from "rawtrace/node";
+const PROGRAM = `// The import lines of README.md and docs/node-api.md, plus the guard.
+import { convertFile, convertStream, convertBatch, merge, stats, WorkerPool } from "rawtrace/node";
+import { isRawtraceError, type BatchResult } from "rawtrace/node";
 import { convertFile as fromRoot } from "rawtrace";
 import { join } from "node:path";
+
+const api: Function[] = [convertStream, merge, stats];
 
 const [input, bad, out] = process.argv.slice(2);
 let result: BatchResult;
@@ -94,7 +98,7 @@ try {
   const offset: number | undefined = e.offset;
   caught = code + "@" + offset;
 }
-console.log(JSON.stringify({ ok: result.ok, events: result.events, caught, same: fromRoot === convertFile }));
+console.log(JSON.stringify({ ok: result.ok, events: result.events, caught, same: fromRoot === convertFile, api: api.length }));
 `;
 
 test("rawtrace/node type-checks under tsc --strict without the DOM lib; await using + isRawtraceError compile and run", () => {
@@ -106,7 +110,7 @@ test("rawtrace/node type-checks under tsc --strict without the DOM lib; await us
   assert.is(r.status, 0, `tsc:\n${r.stdout}${r.stderr}`);
   writeFileSync(join(app, "bad.rawtrace"), "NOT A RAWTRACE FILE");
   const out = JSON.parse(run(process.execPath, ["build/main.js", "run.rawtrace", "bad.rawtrace", "out"], { cwd: app, timeout: 60_000 }));
-  assert.equal(out, { ok: 1, events: out.events, caught: "BAD_MAGIC@0", same: true });
+  assert.equal(out, { ok: 1, events: out.events, caught: "BAD_MAGIC@0", same: true, api: 3 });
   assert.ok(out.events > 10);
   assert.ok(existsSync(join(app, "out", "run.json")));
 });
