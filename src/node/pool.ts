@@ -63,7 +63,11 @@ function workerEntry(): URL {
 
 /** Rebuilds a worker's error on this side: comlink carries only name, message and stack. */
 function rethrow(e: unknown, file: string): never {
-  if (e instanceof RawtraceError) throw e;
+  if (e instanceof RawtraceError) {
+    if (e.file !== undefined) throw e;
+    // The worker died under this task ("worker stopped: …"): say which file it was working on.
+    throw new RawtraceError(e.code, `${file}: ${e.message}`, file, e.offset);
+  }
   const err = e as Error;
   const name = err?.name && /^[A-Z_]+$/.test(err.name) ? err.name : "INTERNAL";
   const message = err?.message ?? String(e);
