@@ -3,7 +3,8 @@
  * The log directories rawtrace writes, opened the way `xprof --logdir <dir>` opens them: XProf 2.24.2's own profile
  * plugin and web app (test/interop/xprof_logdir_check.py, in-process, no sockets) lists the sessions, their tools and
  * hosts, then renders trace_viewer and overview_page for each host. Covers scripts/sample.sh's out/sample_xprof (what
- * the README tells a new user to open) and the default log directory of `rawtrace convert --format xspace`.
+ * the README tells a new user to open), the default log directory of `rawtrace convert --format xspace` and the
+ * one-file-per-host log directory of `rawtrace merge --format xspace`.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -110,6 +111,26 @@ test("convert --format xspace without -o: the default log directory next to the 
   assert.is(h.host, "gpu-node-1");
   assert.ok(h.planes["/device:GPU:0"] >= 4 && h.planes["/host:CPU"] >= 2, JSON.stringify(h.planes));
   assert.is(h.overview.hardware_type, "GPU");
+});
+
+test("merge --format xspace of two hosts: one session, one host each, every host's trace rendered", () => {
+  const dir = join(work, "hosts");
+  mkdirSync(dir, { recursive: true });
+  const a = join(dir, "a.rawtrace");
+  const b = join(dir, "b.rawtrace");
+  writeFileSync(a, sampleDump({ hostname: "node-a" }));
+  writeFileSync(b, sampleDump({ hostname: "node-b" }));
+  const logdir = join(dir, "logs");
+  const r = spawnSync(process.execPath, ["dist/node/cli.js", "merge", a, b, "--format", "xspace", "-o", logdir], { encoding: "utf8" });
+  assert.is(r.status, 0, r.stderr);
+  const view = openLogdir(logdir);
+  assert.ok(view.ok, view.failures.join("\n"));
+  assert.is(view.runs.length, 1, "both hosts in one session (the shared profile start)");
+  const { hosts } = view.runs[0];
+  assert.equal(hosts.map((h) => h.host), ["node-a", "node-b"]);
+  assert.equal(hosts[0].planes, hosts[1].planes, "the same dump on each host");
+  assert.ok(hosts[0].planes["/device:GPU:0"] >= 4, JSON.stringify(hosts[0].planes));
+  assert.is(hosts[0].overview.host_count, "1");
 });
 
 test("the old flat file (out/sample.xplane.pb) is no session: XProf lists nothing, which is why the layout matters", () => {
