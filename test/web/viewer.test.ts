@@ -414,4 +414,32 @@ test("keyboard: W/S zoom, A/D pan, F fits, Escape clears, once the timeline has 
   await page.close();
 });
 
+test("search: case-insensitive substring, every match counted, the first 200 listed, Enter / Shift+Enter step", async () => {
+  const t = await chromeOf(TORCH_NVTX);
+  const want = t.traceEvents.filter((e) => e.ph === "X" && String(e.name).toLowerCase().includes("cudalaunchkernel")).length;
+  assert.ok(want > 200, `${want} launches in the sample`);
+  const { page, g } = await openPage();
+  await load(page, TORCH_NVTX);
+  await page.fill("#search", "CUDALAUNCHKERNEL");
+  await page.waitForFunction((n) => document.body.dataset.searchMatches === String(n), want);
+  assert.is(await page.textContent("#search-count"), `${want.toLocaleString("en-US")} matches`);
+  const items = await page.$$eval("#search-results ol li", (l) => l.map((li) => li.textContent ?? ""));
+  assert.is(items.length, 201, "200 listed and a line for the rest");
+  assert.ok(items.slice(0, 200).every((x) => x.startsWith("cudaLaunchKernel")), items[0]);
+  assert.match(items[200], new RegExp(`^… ${(want - 200).toLocaleString("en-US")} more \\(Enter steps through the first 200\\)$`));
+  const step = async (key: string) => {
+    await page.press("#search", key);
+    await page.waitForSelector("#details-body [data-field=correlation]", { state: "attached" });
+    const d = await details(page);
+    assert.is(d.name, "cudaLaunchKernel");
+    return d.correlation;
+  };
+  const first = await step("Enter");
+  const second = await step("Enter");
+  assert.ok(second !== first, "Enter: the next match");
+  assert.is(await step("Shift+Enter"), first, "Shift+Enter: back to the previous one");
+  clean(g, "search");
+  await page.close();
+});
+
 test.run();
