@@ -105,10 +105,17 @@ export class RawtraceError extends Error {
   }
 }
 
-/** True when `e` is a rawtrace error (by name, so it also works after a worker round trip). */
-export function isRawtraceError(e: unknown): e is { name: string; message: string } {
-  return typeof e === "object" && e !== null && typeof (e as Error).name === "string" &&
-    ((FATAL_NAMES as readonly string[]).includes((e as Error).name) || (e as Error).name === "IO");
+/**
+ * True when `e` is a {@link RawtraceError}, and then `e.code` (docs/errors.md), `e.file` and `e.offset` are typed.
+ * Also true for one from another copy of this module (two installs of rawtrace in one program), recognized by its
+ * shape: an Error whose `code` is an upper-case code equal to its `name`. The Node API rebuilds errors that come back
+ * from its workers as RawtraceErrors, so this holds for every error it throws.
+ */
+export function isRawtraceError(e: unknown): e is RawtraceError {
+  if (e instanceof RawtraceError) return true;
+  if (!(e instanceof Error)) return false;
+  const code = (e as { code?: unknown }).code;
+  return typeof code === "string" && code === e.name && /^[A-Z][A-Z_]*$/.test(code);
 }
 
 /** Formats a message template. */

@@ -220,8 +220,12 @@ export class Engine {
     return this.x.memory.buffer.byteLength;
   }
 
-  /** Instantiates the core from its compiled module or bytes. */
-  static async create(wasm: WebAssembly.Module | BufferSource): Promise<Engine> {
+  /**
+   * Instantiates the core from its compiled `WebAssembly.Module` or its `.wasm` bytes (an ArrayBuffer or a typed
+   * array). Typed `object` rather than `WebAssembly.Module | BufferSource` (which accept any object anyway): those
+   * names come from the DOM library, and `rawtrace/node`'s declarations must type-check in a Node project without it.
+   */
+  static async create(wasm: object): Promise<Engine> {
     let engine: Engine | null = null;
     const imports = {
       env: {
@@ -233,7 +237,7 @@ export class Engine {
     };
     const inst = wasm instanceof WebAssembly.Module
       ? await WebAssembly.instantiate(wasm, imports)
-      : (await WebAssembly.instantiate(wasm, imports)).instance;
+      : (await WebAssembly.instantiate(wasm as BufferSource, imports)).instance;
     engine = new Engine(inst.exports as unknown as CoreExports);
     return engine;
   }

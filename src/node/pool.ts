@@ -63,7 +63,11 @@ function workerEntry(): URL {
 
 /** Rebuilds a worker's error on this side: comlink carries only name, message and stack. */
 function rethrow(e: unknown, file: string): never {
-  if (e instanceof RawtraceError) throw e;
+  if (e instanceof RawtraceError) {
+    if (e.file !== undefined) throw e;
+    // The worker died under this task ("worker stopped: …"): say which file it was working on.
+    throw new RawtraceError(e.code, `${file}: ${e.message}`, file, e.offset);
+  }
   const err = e as Error;
   const name = err?.name && /^[A-Z_]+$/.test(err.name) ? err.name : "INTERNAL";
   const message = err?.message ?? String(e);
@@ -130,8 +134,11 @@ export class WorkerPool {
     await Promise.all(this.slots.map((s) => this.stop(s)));
   }
 
-  /** `await using pool = new WorkerPool()` (TypeScript 5.2+ explicit resource management). */
-  async [Symbol.asyncDispose ?? Symbol.for("Symbol.asyncDispose")](): Promise<void> {
+  /**
+   * `await using pool = new WorkerPool()` (TypeScript 5.2+ explicit resource management): closes the pool. The
+   * well-known symbol itself, so the declaration (dist/types) keeps the method and `await using` type-checks.
+   */
+  async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }
 

@@ -371,4 +371,75 @@ test("cancel stops a conversion and leaves the page usable", async () => {
   await page.close();
 });
 
+test("keyboard: W/S zoom, A/D pan, F fits, Escape clears, once the timeline has the focus (Tab or a click)", async () => {
+  const { page, g } = await openPage();
+  await load(page, CUDA_SAMPLE);
+  await page.mouse.move(1, 1); // away from the timeline: no hover outline in the pictures
+  const shot = async () => {
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    return page.locator("#canvas").screenshot();
+  };
+  const fitted = await shot();
+  // Opening a file leaves the focus off the timeline: its keys do nothing yet.
+  assert.not.ok(await page.evaluate(() => document.activeElement?.id === "canvas"));
+  await page.keyboard.press("w");
+  assert.ok((await shot()).equals(fitted), "w without the focus changes nothing");
+  // Tab reaches the timeline (tabIndex 0).
+  let tabs = 0;
+  while (!(await page.evaluate(() => document.activeElement?.id === "canvas"))) {
+    assert.ok(++tabs < 40, "Tab never reached the timeline");
+    await page.keyboard.press("Tab");
+  }
+  for (const key of ["w", "s", "a", "d"]) {
+    await page.keyboard.press(key);
+    assert.not.ok((await shot()).equals(fitted), `${key} changes the view`);
+    await page.keyboard.press("f");
+    assert.ok((await shot()).equals(fitted), `f after ${key} is the fitted view again`);
+  }
+  // A click focuses it too; Escape clears the selection only then.
+  const t = await chromeOf(CUDA_SAMPLE);
+  await selectAndCheckKernel(page, t, expectedSummary(t).kernels[0][0], "keyboard");
+  const x = Number(await page.getAttribute("#canvas", "data-sel-x"));
+  const y = Number(await page.getAttribute("#canvas", "data-sel-y"));
+  await page.fill("#search", "");
+  await page.keyboard.press("Escape");
+  assert.ok(await page.isVisible("#details-body [data-field=correlation]"), "Escape in the search box keeps the selection");
+  const box = (await page.locator("#canvas").boundingBox())!;
+  await page.mouse.click(box.x + x, box.y + y);
+  assert.ok(await page.evaluate(() => document.activeElement?.id === "canvas"), "a click focuses the timeline");
+  await page.waitForSelector("#details-body [data-field=correlation]", { state: "attached" });
+  await page.keyboard.press("Escape");
+  await page.waitForSelector("#details-body [data-field=correlation]", { state: "detached" });
+  clean(g, "keyboard");
+  await page.close();
+});
+
+test("search: case-insensitive substring, every match counted, the first 200 listed, Enter / Shift+Enter step", async () => {
+  const t = await chromeOf(TORCH_NVTX);
+  const want = t.traceEvents.filter((e) => e.ph === "X" && String(e.name).toLowerCase().includes("cudalaunchkernel")).length;
+  assert.ok(want > 200, `${want} launches in the sample`);
+  const { page, g } = await openPage();
+  await load(page, TORCH_NVTX);
+  await page.fill("#search", "CUDALAUNCHKERNEL");
+  await page.waitForFunction((n) => document.body.dataset.searchMatches === String(n), want);
+  assert.is(await page.textContent("#search-count"), `${want.toLocaleString("en-US")} matches`);
+  const items = await page.$$eval("#search-results ol li", (l) => l.map((li) => li.textContent ?? ""));
+  assert.is(items.length, 201, "200 listed and a line for the rest");
+  assert.ok(items.slice(0, 200).every((x) => x.startsWith("cudaLaunchKernel")), items[0]);
+  assert.match(items[200], new RegExp(`^… ${(want - 200).toLocaleString("en-US")} more \\(Enter steps through the first 200\\)$`));
+  const step = async (key: string) => {
+    await page.press("#search", key);
+    await page.waitForSelector("#details-body [data-field=correlation]", { state: "attached" });
+    const d = await details(page);
+    assert.is(d.name, "cudaLaunchKernel");
+    return d.correlation;
+  };
+  const first = await step("Enter");
+  const second = await step("Enter");
+  assert.ok(second !== first, "Enter: the next match");
+  assert.is(await step("Shift+Enter"), first, "Shift+Enter: back to the previous one");
+  clean(g, "search");
+  await page.close();
+});
+
 test.run();

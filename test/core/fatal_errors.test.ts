@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: MIT
+/**
+ * docs/errors.md: a fatal error about a file's content names the file, the byte offset and what was expected, in
+ * the message and in `file`/`offset`; through the CLI too (one line on stderr). BAD_MAGIC, FUTURE_FORMAT and EMPTY
+ * offsets: test/core/container.test.ts; here UNSUPPORTED_VENDOR (at the HEADER chunk, or at the first activity when
+ * the dump has none) and the CLI's line.
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { toChrome } from "../helpers/convert.js";
+import { RawtraceWriter } from "../../src/format/writer.js";
+import { PREAMBLE_SIZE } from "../../src/format/container.js";
+import { isRawtraceError } from "../../src/core/codes.js";
+import { T0 } from "../helpers/sample_dump.js";
+
+const tmp = mkdtempSync(join(tmpdir(), "rawtrace-fatal-"));
+
+/** A dump whose HEADER names vendor 2 (no decoder in this build). */
+function otherVendor(): Uint8Array {
+  const w = RawtraceWriter.inMemory();
+  w.header({ vendor: 2, vendorVersion: 1, runtimeVersion: 0, driverVersion: 0, pid: 1, startNs: T0, hostname: "h", commandLine: "x" });
+  w.activity(new Uint8Array(64));
+  w.end();
+  return w.bytes();
+}
+
+test("UNSUPPORTED_VENDOR: the file, the offset of the chunk that needed the decoder, the vendor code", async () => {
+  const e: unknown = await toChrome(otherVendor(), {}, "rocm.rawtrace").then(() => null, (x) => x);
+  assert.ok(isRawtraceError(e), String(e));
+  if (!isRawtraceError(e)) return;
+  assert.is(e.code, "UNSUPPORTED_VENDOR");
+  assert.is(e.file, "rocm.rawtrace");
+  assert.ok(typeof e.offset === "number" && e.offset >= PREAMBLE_SIZE, `offset ${e.offset}`);
+  assert.is(e.message, `rocm.rawtrace: offset ${e.offset}: vendor code 2 has no decoder in this build (1 = CUDA is supported)`);
+});
+
+test("the CLI prints the error as one line naming the file and offset, exit non-zero", () => {
+  const bad = join(tmp, "trace.json.rawtrace");
+  writeFileSync(bad, '{"traceEvents": []}');
+  const r = spawnSync(process.execPath, ["dist/node/cli.js", "convert", bad, "-o", join(tmp, "out.json")], { encoding: "utf8" });
+  assert.ok(r.status !== 0 && r.status !== null, `exit ${r.status}`);
+  const lines = r.stderr.trim().split("\n");
+  assert.is(lines.length, 1, r.stderr);
+  assert.match(lines[0], /^rawtrace: .*trace\.json\.rawtrace: offset 0: not a \.rawtrace file: expected the 8 bytes 'RAWTRACE' at offset 0$/);
+});
+
+test.after(() => rmSync(tmp, { recursive: true, force: true }));
+
+test.run();

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: MIT
+/**
+ * expandInputs (src/node/inputs.ts) as docs/node-api.md describes it: `{files, unmatched}`, bracket classes and
+ * their negation, natural order over whole paths, missing plain paths kept, empty directories unmatched. (`*`, `?`,
+ * `**` and directories: test/node/batch.test.ts.)
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { expandInputs } from "../../src/node/inputs.js";
+
+const d = mkdtempSync(join(tmpdir(), "rawtrace-inputs-"));
+for (const n of ["rank0", "rank1", "rank2", "rank3", "rank10", ".hidden"]) writeFileSync(join(d, `${n}.rawtrace`), "");
+mkdirSync(join(d, "empty"));
+mkdirSync(join(d, "node2"));
+mkdirSync(join(d, "node10"));
+writeFileSync(join(d, "node10", "rank0.rawtrace"), "");
+writeFileSync(join(d, "node2", "rank0.rawtrace"), "");
+const at = (...names: string[]) => names.map((n) => join(d, n));
+
+test("[…] and [!…] classes; results in natural order", () => {
+  assert.equal(expandInputs([join(d, "rank[02].rawtrace")]), { files: at("rank0.rawtrace", "rank2.rawtrace"), unmatched: [] });
+  assert.equal(expandInputs([join(d, "rank[!02].rawtrace")]).files, at("rank1.rawtrace", "rank3.rawtrace"));
+  assert.equal(expandInputs([join(d, "rank[0-1]*.rawtrace")]).files, at("rank0.rawtrace", "rank1.rawtrace", "rank10.rawtrace"));
+  // Natural order over whole paths: node2 before node10.
+  assert.equal(expandInputs([join(d, "node*", "rank0.rawtrace")]).files, at("node2/rank0.rawtrace", "node10/rank0.rawtrace"));
+});
+
+test("hidden files only by a pattern that starts with a dot", () => {
+  assert.not.ok(expandInputs([join(d, "*.rawtrace")]).files.includes(join(d, ".hidden.rawtrace")));
+  assert.equal(expandInputs([join(d, ".*.rawtrace")]).files, at(".hidden.rawtrace"));
+});
+
+test("a missing plain path is kept (it fails alone later); an empty directory or a glob with no match is unmatched", () => {
+  const missing = join(d, "gone.rawtrace");
+  assert.equal(expandInputs([missing, join(d, "empty"), join(d, "x*.rawtrace")]), {
+    files: [missing], unmatched: [join(d, "empty"), join(d, "x*.rawtrace")],
+  });
+});
+
+test.after(() => rmSync(d, { recursive: true, force: true }));
+
+test.run();

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: MIT
+/**
+ * The npm package as a user gets it: `npm pack` of the built tree (package.json `files`), installed into an empty
+ * project with `npm install --offline` (the package has no runtime dependencies: dist/node bundles them), then
+ * `npx rawtrace`, and a TypeScript program against `rawtrace/node` type-checked with `tsc --strict`, lib es2022 and
+ * @types/node only (no DOM library, no skipLibCheck) and run: `await using` a WorkerPool, `isRawtraceError(e)`
+ * narrowing to an error with its `code`.
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { spawnSync, type SpawnSyncOptions } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { sampleDump } from "../helpers/sample_dump.js";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const PKG = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string; files: string[] };
+const work = mkdtempSync(join(tmpdir(), "rawtrace-pack-"));
+const app = join(work, "app");
+
+/** Runs a command; fails the test with its output when it exits non-zero. */
+function run(cmd: string, args: string[], opts: SpawnSyncOptions = {}): string {
+  const r = spawnSync(cmd, args, { encoding: "utf8", timeout: 180_000, ...opts });
+  assert.is(r.status, 0, `${cmd} ${args.join(" ")} (exit ${r.status}, signal ${r.signal}):\n${r.stdout}\n${r.stderr}`);
+  return String(r.stdout);
+}
+
+interface PackFile {
+  path: string;
+  size: number;
+}
+let tarball = "";
+let files: PackFile[] = [];
+
+test("npm pack ships the bin, the bundled JS, the core's .wasm, the declarations, README and docs — nothing else", () => {
+  for (const f of ["dist/node/cli.js", "dist/node/index.js", "dist/node/worker.js", "dist/node/rawtrace.wasm", "dist/types/node/index.d.ts"]) {
+    assert.ok(existsSync(join(ROOT, f)), `${f} not built (bash scripts/setup.sh)`);
+  }
+  // --ignore-scripts: prepack would rebuild dist/ (npm run build) under the feet of the other tests.
+  const out = run("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", work], { cwd: ROOT });
+  const [p] = JSON.parse(out) as { filename: string; size: number; unpackedSize: number; entryCount: number; files: PackFile[] }[];
+  tarball = join(work, p.filename);
+  files = p.files;
+  const paths = files.map((f) => f.path).sort();
+  const allowed = /^(package\.json|README\.md|LICENSE|dist\/node\/(cli|index|worker)\.js|dist\/node\/rawtrace\.wasm|dist\/types\/(node|core)\/[a-z_]+\.d\.ts|docs\/[a-z_/-]+\.md)$/;
+  const extra = paths.filter((f) => !allowed.test(f));
+  assert.equal(extra, [], "files a user does not run");
+  for (const f of ["package.json", "README.md", "dist/node/cli.js", "dist/node/index.js", "dist/node/worker.js", "dist/node/rawtrace.wasm",
+    "dist/types/node/index.d.ts", "dist/types/core/codes.d.ts", "docs/node-api.md", "docs/errors.md"]) {
+    assert.ok(paths.includes(f), `${f} shipped`);
+  }
+  // Every declaration file index.d.ts reaches is shipped (the installed check below type-checks them all).
+  const declared = readdirSync(join(ROOT, "dist/types/node")).filter((f) => f.endsWith(".d.ts"));
+  for (const f of declared) assert.ok(paths.includes(`dist/types/node/${f}`), f);
+  assert.ok(p.entryCount < 60, `${p.entryCount} files`);
+  assert.ok(p.size < 600_000, `${p.size} bytes packed`);
+  console.log(`  ${p.filename}: ${p.entryCount} files, ${(p.size / 1024).toFixed(1)} KiB packed, ${(p.unpackedSize / 1024).toFixed(1)} KiB unpacked`);
+});
+
+test("installed into an empty project offline: no dependencies pulled, npx rawtrace --version and a conversion work", () => {
+  assert.ok(tarball, "packed by the test before");
+  mkdirSync(app, { recursive: true });
+  writeFileSync(join(app, "package.json"), JSON.stringify({ name: "rawtrace-consumer", private: true, type: "module" }));
+  run("npm", ["install", "--offline", "--no-audit", "--no-fund", "--ignore-scripts", tarball], { cwd: app });
+  assert.equal(readdirSync(join(app, "node_modules")).filter((d) => !d.startsWith(".")), ["rawtrace"], "no runtime dependencies");
+  const version = run("npx", ["--no-install", "rawtrace", "--version"], { cwd: app }).trim();
+  assert.match(version, new RegExp(`(^|\\s)${PKG.version.replace(/\./g, "\\.")}$`), version);
+  writeFileSync(join(app, "run.rawtrace"), sampleDump());
+  run("npx", ["--no-install", "rawtrace", "convert", "run.rawtrace", "-o", "run.json"], { cwd: app });
+  const trace = JSON.parse(readFileSync(join(app, "run.json"), "utf8")) as { traceEvents: unknown[] };
+  assert.ok(trace.traceEvents.length > 10, "the installed CLI found its core (dist/node/rawtrace.wasm)");
+});
+
+const PROGRAM = `// The import lines of README.md and docs/node-api.md, plus the guard.
+import { convertFile, convertStream, convertBatch, merge, stats, WorkerPool } from "rawtrace/node";
+import { isRawtraceError, type BatchResult } from "rawtrace/node";
+import { convertFile as fromRoot } from "rawtrace";
+import { join } from "node:path";
+
+const api: Function[] = [convertStream, merge, stats];
+
+const [input, bad, out] = process.argv.slice(2);
+let result: BatchResult;
+{
+  await using pool = new WorkerPool({ jobs: 2 });
+  result = await convertBatch([input], { pool, outDir: out });
+}
+let caught = "";
+try {
+  await convertFile(bad, join(out, "bad.json"));
+} catch (e) {
+  // @ts-expect-error: before the guard, e is unknown and has no code
+  void e.code;
+  if (!isRawtraceError(e)) throw e;
+  const code: string = e.code;
+  const offset: number | undefined = e.offset;
+  caught = code + "@" + offset;
+}
+console.log(JSON.stringify({ ok: result.ok, events: result.events, caught, same: fromRoot === convertFile, api: api.length }));
+`;
+
+test("rawtrace/node type-checks under tsc --strict without the DOM lib; await using + isRawtraceError compile and run", () => {
+  assert.ok(existsSync(join(app, "node_modules/rawtrace")), "installed by the test before");
+  writeFileSync(join(app, "main.ts"), PROGRAM);
+  const tsc = join(ROOT, "node_modules/typescript/bin/tsc");
+  const r = spawnSync(process.execPath, [tsc, "--strict", "--target", "es2022", "--module", "nodenext", "--moduleResolution", "nodenext",
+    "--lib", "es2022", "--types", "node", "--typeRoots", join(ROOT, "node_modules/@types"), "--outDir", "build", "main.ts"], { cwd: app, encoding: "utf8" });
+  assert.is(r.status, 0, `tsc:\n${r.stdout}${r.stderr}`);
+  writeFileSync(join(app, "bad.rawtrace"), "NOT A RAWTRACE FILE");
+  const out = JSON.parse(run(process.execPath, ["build/main.js", "run.rawtrace", "bad.rawtrace", "out"], { cwd: app, timeout: 60_000 }));
+  assert.equal(out, { ok: 1, events: out.events, caught: "BAD_MAGIC@0", same: true, api: 3 });
+  assert.ok(out.events > 10);
+  assert.ok(existsSync(join(app, "out", "run.json")));
+});
+
+test.after(() => rmSync(work, { recursive: true, force: true }));
+
+test.run();
