@@ -333,6 +333,14 @@ test("merge --strict: a rank that lost data (records the collector dropped) exit
   const r = cli(["merge", rank0, rank1Near, "-o", join(tmp, "strict_merge.json"), "--strict"]);
   assert.is(r.status, 6, r.stderr);
   assert.ok(r.stderr.includes("the collector dropped 7 records"), r.stderr);
+  // A damaged rank: its skipped ranges on stderr and in its rawtrace.merge.ranks entry.
+  const out = join(tmp, "damaged_merge.json");
+  const d = cli(["merge", rank0, DAMAGED, "-o", out]);
+  assert.is(d.status, 0, d.stderr);
+  for (const x of expectRanges) assert.ok(d.stderr.includes(`skipped bytes ${x.from}–${x.to} (chunk seq ${x.seq}: BAD_PAYLOAD_CRC)`), d.stderr);
+  const ranks = JSON.parse(readFileSync(out, "utf8")).rawtrace.merge.ranks as Array<Record<string, any>>;
+  assert.equal(ranks.find((x) => x.file === DAMAGED)!.lost.ranges, expectRanges);
+  assert.is(ranks.find((x) => x.file === rank0)!.lost, undefined);
 });
 
 test.after(() => rmSync(tmp, { recursive: true, force: true }));
