@@ -7,7 +7,7 @@
  * `env.rt_write(ptr, len)`; the host must consume those bytes before returning.
  */
 import {
-  diagReset, fatalErrorCode, fatalErrorOffset, fatalErrorDetail, warningCount, warningOffset, warningDetail, lossTotal, lostBytes,
+  diagReset, fatalErrorCode, fatalErrorOffset, fatalErrorDetail, warningCount, warningOffset, warningDetail, lossTotal,
   lossRange,
 } from "./util/diag";
 import { crcReset, crc32 } from "./util/crc32";
@@ -150,8 +150,6 @@ export function rt_warning_offset(code: i32): u64 { return warningOffset(code); 
 export function rt_warning_detail(code: i32): u64 { return warningDetail(code); }
 /** Damage totals (util/diag.ts lossTotal: 0 ranges, 1 ranges kept, 2 activity chunks lost, 3 their bytes, 4 bytes). */
 export function rt_loss_total(field: i32): u64 { return lossTotal(field); }
-/** Input bytes skipped under warning `code`. */
-export function rt_lost_bytes(code: i32): u64 { return lostBytes(code); }
 /** Kept skipped range `i`: field 0 from, 1 to (file offsets), 2 warning code, 3 chunk seq (0xffffffff: none). */
 export function rt_loss_range(i: i32, field: i32): u64 { return lossRange(i, field); }
 

@@ -23,7 +23,7 @@ export const LOSS_RANGES_KEPT: i32 = 16;
 export const NO_SEQ: u32 = 0xffffffff;
 const LOSS_STRIDE: usize = 24;
 const lossRangeP = memory.data(<i32>LOSS_STRIDE * LOSS_RANGES_KEPT);
-const lostBytesP = memory.data(WARN_COUNT * 8);
+let lossBytes: u64 = 0;
 let lossRanges: u64 = 0;
 let lossKept: i32 = 0;
 let lostActivityChunks: u64 = 0;
@@ -40,7 +40,7 @@ export function diagReset(): void {
   memory.fill(warnCountP, 0, WARN_COUNT * 8);
   memory.fill(warnOffsetP, 0, WARN_COUNT * 8);
   memory.fill(warnDetailP, 0, WARN_COUNT * 8);
-  memory.fill(lostBytesP, 0, WARN_COUNT * 8);
+  lossBytes = 0;
   lossRanges = 0;
   lossKept = 0;
   lostActivityChunks = 0;
@@ -86,8 +86,7 @@ export function warn(code: i32, offset: u64, detail: u64, n: u64 = 1): void {
  */
 export function lose(code: i32, from: u64, to: u64, seq: u32 = NO_SEQ, activityBytes: u64 = 0): void {
   if (code < 0 || code >= WARN_COUNT || to <= from) return;
-  const b = lostBytesP + (<usize>code << 3);
-  store<u64>(b, load<u64>(b) + (to - from));
+  lossBytes += to - from;
   if (activityBytes != 0) {
     lostActivityChunks++;
     lostActivityBytes += activityBytes;
@@ -119,17 +118,8 @@ export function lossTotal(field: i32): u64 {
   if (field == 1) return <u64>lossKept;
   if (field == 2) return lostActivityChunks;
   if (field == 3) return lostActivityBytes;
-  if (field == 4) {
-    let n: u64 = 0;
-    for (let i = 0; i < WARN_COUNT; i++) n += load<u64>(lostBytesP + (<usize>i << 3));
-    return n;
-  }
+  if (field == 4) return lossBytes;
   return 0;
-}
-
-/** Skipped bytes attributed to warning `code`. */
-export function lostBytes(code: i32): u64 {
-  return code >= 0 && code < WARN_COUNT ? load<u64>(lostBytesP + (<usize>code << 3)) : 0;
 }
 
 /** Kept loss range `i` (< lossTotal(1)): field 0 = from, 1 = to (file offsets), 2 = warning code, 3 = chunk seq. */

@@ -17,8 +17,8 @@
  * within launch jitter of each other, so a spread beyond that is clock disagreement (or a staggered launch).
  *
  * Skew check: a rank whose clock start (its start CLOCK anchor's CLOCK_REALTIME reading, else the collector start)
- * is more than a threshold away from the median of the ranks' clock starts is reported by rank and host ({@link SkewedRank}). The default
- * threshold, {@link DEFAULT_SKEW_WARN_NS} = 1 s, sits far above both NTP-synchronized hosts (a few ms) and the
+ * is more than a threshold away from the median of the ranks' clock starts is reported by rank and host
+ * ({@link SkewedRank}). The default threshold, {@link DEFAULT_SKEW_WARN_NS} = 1 s, sits far above both NTP-synchronized hosts (a few ms) and the
  * launch jitter of the ranks of one job (well under a second), and far below what makes the merged timeline wrong
  * to read (a training step is milliseconds to seconds): beyond it, one rank's events land a step or more off the
  * others, so the clocks disagree or the dumps are not of one run.
@@ -242,7 +242,9 @@ export function clockReport(plan: MergePlan, infos: FileInfo[], skewThresholdNs 
   const skewed: SkewedRank[] = [];
   plan.ranks.forEach((r, k) => {
     const offsetNs = Number(anchors[k] - anchorMedian);
-    if (Math.abs(offsetNs) > skewThresholdNs) skewed.push({ slot: r.slot, rank: r.rank, host: r.host, file: r.file, offsetNs });
+    if (Math.abs(offsetNs) > skewThresholdNs) {
+      skewed.push({ slot: r.slot, rank: r.rank, host: r.host, file: r.file, offsetNs });
+    }
   });
   return {
     ranks, skewThresholdNs, skewed, residualSkewNs: Number(sorted[sorted.length - 1] - sorted[0]), medianStartNs: median,
@@ -317,7 +319,8 @@ export function xspaceWarningField(text: string): Uint8Array {
 
 /** A {@link LossReport} as the Chrome trailer's `lost` object (the names the core writes for one file). */
 export function lossJson(l: LossReport): string {
-  const ranges = l.ranges.map((r) => `{"from":${r.from},"to":${r.to},"code":${q(r.code)}${r.seq !== undefined ? `,"seq":${r.seq}` : ""}}`);
+  const ranges = l.ranges.map((r) =>
+    `{"from":${r.from},"to":${r.to},"code":${q(r.code)}${r.seq !== undefined ? `,"seq":${r.seq}` : ""}}`);
   return `{"bytes":${l.bytes},"activity_chunks":${l.activityChunks},"activity_bytes":${l.activityBytes},` +
     `"ranges_total":${l.rangesTotal},"ranges":[${ranges.join(",")}]}`;
 }
