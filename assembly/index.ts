@@ -6,7 +6,10 @@
  * → rt_begin_emit(sink) → feed the same bytes again → rt_end_pass. Output arrives through the imported
  * `env.rt_write(ptr, len)`; the host must consume those bytes before returning.
  */
-import { diagReset, fatalErrorCode, fatalErrorOffset, fatalErrorDetail, warningCount, warningOffset, warningDetail } from "./util/diag";
+import {
+  diagReset, fatalErrorCode, fatalErrorOffset, fatalErrorDetail, warningCount, warningOffset, warningDetail, lossTotal,
+  lossRange,
+} from "./util/diag";
 import { crcReset, crc32 } from "./util/crc32";
 import { arenaReset, arenaAlloc } from "./util/arena";
 import { readerForget, inputWritePtr, inputFree, fedBytes } from "./format/container";
@@ -145,6 +148,10 @@ export function rt_fatal_detail(): u64 { return fatalErrorDetail(); }
 export function rt_warning_count(code: i32): u64 { return warningCount(code); }
 export function rt_warning_offset(code: i32): u64 { return warningOffset(code); }
 export function rt_warning_detail(code: i32): u64 { return warningDetail(code); }
+/** Damage totals (util/diag.ts lossTotal: 0 ranges, 1 ranges kept, 2 activity chunks lost, 3 their bytes, 4 bytes). */
+export function rt_loss_total(field: i32): u64 { return lossTotal(field); }
+/** Kept skipped range `i`: field 0 from, 1 to (file offsets), 2 warning code, 3 chunk seq (0xffffffff: none). */
+export function rt_loss_range(i: i32, field: i32): u64 { return lossRange(i, field); }
 
 // Multi-file work (merge, batch): output options and clock anchors.
 export { rt_set_output, rt_set_xspace_host, rt_clock_anchor } from "./batch";

@@ -1,125 +1,220 @@
 /**
- * The `rawtrace` command line: `convert` (many files in parallel), `merge`, `stats` and `info`. Errors print one
- * line naming the file, offset and what was expected, and exit with the code listed in docs/errors.md.
+ * The `rawtrace` command line: `convert` (many files in parallel), `merge`, `stats`, `info` and `help`. Each command
+ * takes only its own options (any other is a usage error). Errors print one line naming the file, offset and what
+ * was expected, and exit with the code listed in docs/errors.md.
  */
-import { parseArgs } from "node:util";
-import { infoFile } from "./node/convert.js";
-import { runConvert, runMerge, runStats } from "./node/commands.js";
-import type { FileInfo } from "./core/engine.js";
-import { RawtraceError } from "./core/codes.js";
+import { parseArgs, type ParseArgsConfig } from "node:util";
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { EXIT, runConvert, runInfo, runMerge, runStats, type CliValues } from "./node/commands.js";
+import { RawtraceError, isRawtraceError } from "./core/codes.js";
 
-const VERSION = "0.1.0";
+type Options = NonNullable<ParseArgsConfig["options"]>;
 
-const USAGE = `rawtrace ${VERSION} — raw GPU activity dumps to Chrome Trace JSON and XSpace
+/** One command: its options (parseArgs), its help text and what it runs. */
+interface Command {
+  summary: string;
+  help: string;
+  options: Options;
+  run(args: string[], values: CliValues): Promise<number>;
+}
+
+const HELP_OPT: Options = { help: { type: "boolean", short: "h" } };
+const JOBS = "  -j, --jobs N       worker threads (default: one per core, at most one per input)";
+const STRICT = "  --strict           exit 6 (LOSS) when any input lost data (damaged bytes skipped, records dropped by the\n" +
+  "                     collector, no END chunk); the outputs are still written";
+const ALL_API = "  --all-api          keep API calls Kineto hides (cudaGetDevice, most driver calls)";
+
+const COMMANDS: Record<string, Command> = {
+  convert: {
+    summary: "raw dumps to Chrome Trace JSON (or XSpace), many files in parallel",
+    help: `Usage:
+  rawtrace convert <in.rawtrace> [-o out.json | out.json.gz] [options]
+  rawtrace convert <in.rawtrace> --format xspace [-o logdir | -o out.xplane.pb] [options]
+  rawtrace convert <files, directories, globs…> [--out-dir dir] [--gzip] [--format xspace] [options]
+
+Kineto-compatible Chrome Trace JSON (Perfetto UI, chrome://tracing, HTA). Default output: next to the input, its
+name with .json. --format xspace writes an XSpace protobuf for XProf / TensorBoard's profile plugin, laid out as
+they load it: <logdir>/plugins/profile/<YYYY_MM_DD_HH_MM_SS>/<host>.xplane.pb (run = profile start, UTC; default
+logdir: next to the input, its name with _xprof), or one file with -o name.xplane.pb. Many inputs convert in
+parallel; a bad file fails alone (exit 1). Damaged input is reported on standard error (the byte ranges skipped)
+and in the output (Chrome JSON: rawtrace.lost; XSpace: errors).
+
+Options:
+  -o, --output PATH  the output of a single input
+  -d, --out-dir DIR  directory for the outputs (created when missing)
+  -F, --format F     chrome (default) or xspace
+  -z, --gzip         gzip Chrome JSON outputs (.json.gz)
+  -f, --force        overwrite existing outputs
+${ALL_API}
+${JOBS}
+  --json             print a JSON summary on standard output (per file: events, bytes, seconds, warnings, lost)
+${STRICT}
+  -h, --help         this help`,
+    options: {
+      output: { type: "string", short: "o" }, "out-dir": { type: "string", short: "d" },
+      format: { type: "string", short: "F" }, gzip: { type: "boolean", short: "z" },
+      force: { type: "boolean", short: "f" }, "all-api": { type: "boolean" }, jobs: { type: "string", short: "j" },
+      json: { type: "boolean" }, strict: { type: "boolean" }, ...HELP_OPT,
+    },
+    run: runConvert,
+  },
+  merge: {
+    summary: "one trace for a multi-rank job (Chrome JSON, or one XSpace per host)",
+    help: `Usage:
+  rawtrace merge <rank files…> [-o job.json | job.json.gz] [options]
+  rawtrace merge <rank files…> --format xspace -o logdir [options]
+
+One Chrome trace for a multi-rank job: each rank its own process group ("rank N (host)"), every rank on one time
+base, a clock report in rawtrace.merge.clock. A rank whose clock start is more than 1 s from the median of the
+ranks' is reported on standard error and in rawtrace.merge.clock.skewed_ranks (XSpace: a warning in every host's
+file): its clock disagrees, or it is not from the same run. --format xspace: one <host>.xplane.pb per host under
+<logdir>/plugins/profile/<run>/.
+
+Options:
+  -o, --output PATH  the merged trace (default merged.json; xspace: the log directory, default merged_xprof)
+  -F, --format F     chrome (default) or xspace
+  -z, --gzip         gzip the Chrome JSON
+  -f, --force        overwrite an existing output
+  --max-skew MS      fail (exit 7, CLOCK_SKEW) before writing when a rank's clock start is more than MS
+                     milliseconds from the median (also the threshold of the skew report)
+${ALL_API}
+${JOBS}
+  --json             print the merge report as JSON on standard output
+${STRICT}
+  -h, --help         this help`,
+    options: {
+      output: { type: "string", short: "o" }, format: { type: "string", short: "F" },
+      gzip: { type: "boolean", short: "z" }, force: { type: "boolean", short: "f" }, "max-skew": { type: "string" },
+      "all-api": { type: "boolean" }, jobs: { type: "string", short: "j" }, json: { type: "boolean" },
+      strict: { type: "boolean" }, ...HELP_OPT,
+    },
+    run: runMerge,
+  },
+  stats: {
+    summary: "GPU busy %, top kernels, memcpy bandwidth, API time",
+    help: `Usage:
+  rawtrace stats <files, directories, globs…> [--top N] [--json | --csv] [options]
+
+Per file: GPU busy % (union of kernel, memcpy and memset time over the trace span), top kernels by total time,
+memcpy bytes and bandwidth per direction, API calls by total time. Event kinds are named: kernel, memcpy, memset,
+runtime, driver, sync, event, overhead, range, instant, graph. JSON and CSV forms: docs/node-api.md.
+
+Options:
+  --top N            rows per text table (default 10; --json and --csv list every name)
+  --json             one JSON document: {"command":"stats","files":[…]}
+  --csv              one table with a header row: file,kind,name,count,total_ns,mean_ns,min_ns,max_ns
+                     (one row per kind and name, every file; names quoted as RFC 4180)
+${ALL_API}
+${JOBS}
+${STRICT}
+  -h, --help         this help`,
+    options: {
+      top: { type: "string" }, json: { type: "boolean" }, csv: { type: "boolean" }, "all-api": { type: "boolean" },
+      jobs: { type: "string", short: "j" }, strict: { type: "boolean" }, ...HELP_OPT,
+    },
+    run: runStats,
+  },
+  info: {
+    summary: "header, devices, records per kind, time span, dropped records, warnings, damage",
+    help: `Usage:
+  rawtrace info <files…> [--json]
+
+What a dump holds: header, devices, records per kind, time span, dropped records, warnings and the damaged byte
+ranges skipped. --json prints one JSON document for any number of files, {"files":[…]} (one file too); a file
+that cannot be read is {"file":…,"ok":false,"error":{"code":…,"message":…}} in it.
+
+Options:
+  --json             one JSON document on standard output
+  -h, --help         this help`,
+    options: { json: { type: "boolean" }, ...HELP_OPT },
+    run: runInfo,
+  },
+};
+
+/** rawtrace's version, from the package.json above this file (dist/node/cli.js or src/cli.ts), read at run time. */
+function version(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 4; i++, dir = dirname(dir)) {
+    const p = join(dir, "package.json");
+    if (!existsSync(p)) continue;
+    const pkg = JSON.parse(readFileSync(p, "utf8")) as { name?: string; version?: string };
+    if (pkg.name === "rawtrace" && pkg.version) return pkg.version;
+  }
+  throw new RawtraceError("INTERNAL", `package.json of rawtrace not found above ${fileURLToPath(import.meta.url)}`);
+}
+
+function usage(): string {
+  const names = Object.keys(COMMANDS);
+  return `rawtrace ${version()} — raw GPU activity dumps to Chrome Trace JSON and XSpace
 
 Usage:
-  rawtrace convert <in.rawtrace> [-o out.json | out.json.gz] [--all-api] [--force]
-  rawtrace convert <in.rawtrace> --format xspace [-o logdir | -o out.xplane.pb] [--all-api] [--force]
-  rawtrace convert <files, directories, globs…> [--out-dir dir] [--gzip] [--format xspace] [--jobs N] [--json]
-  rawtrace merge <rank files…> [-o job.json | job.json.gz | --format xspace -o logdir] [--jobs N] [--json]
-  rawtrace stats <files…> [--top N] [--jobs N] [--json]
-  rawtrace info <in.rawtrace> [--json]
-  rawtrace --version | --help
+  rawtrace <command> [options] <files…>
+  rawtrace help [command]        this text, or a command's options
+  rawtrace <command> --help      a command's options
+  rawtrace -V | --version        the version
 
-convert   Kineto-compatible Chrome Trace JSON (Perfetto UI, chrome://tracing, HTA). Default output: next to
-          the input, its name with .json. --all-api keeps API calls Kineto hides (cudaGetDevice, most driver calls).
-          --format xspace writes an XSpace protobuf for XProf / TensorBoard's profile plugin, laid out as they
-          load it: <logdir>/plugins/profile/<YYYY_MM_DD_HH_MM_SS>/<host>.xplane.pb (run = profile start, UTC;
-          default logdir: next to the input, its name with _xprof), or one file with -o name.xplane.pb.
-          Many inputs convert in parallel, one worker thread per core (--jobs N); outputs go next to their
-          inputs or into --out-dir; existing files are kept unless --force. A bad file fails alone (exit 1).
-          Progress on a terminal; --json prints a summary (per file: events, bytes in/out, seconds, warnings).
-merge     one Chrome trace for a multi-rank job: each rank its own process group ("rank N (host)"), every
-          rank on one time base, clock report in rawtrace.merge; --format xspace: one .xplane.pb per host.
-stats     per file: GPU busy %, top kernels by total time, memcpy bytes and bandwidth per direction, API time.
-info      header, devices, records per kind, time span, dropped records and warnings.
-`;
+Commands:
+${names.map((n) => `  ${n.padEnd(9)}${COMMANDS[n].summary}`).join("\n")}
 
-function fmtBytes(n: number): string {
-  if (n >= 1 << 30) return `${(n / (1 << 30)).toFixed(2)} GiB`;
-  if (n >= 1 << 20) return `${(n / (1 << 20)).toFixed(1)} MiB`;
-  if (n >= 1 << 10) return `${(n / (1 << 10)).toFixed(1)} KiB`;
-  return `${n} B`;
+Exit codes: 0 ok, 1 a file failed, 2 usage, 3 output exists, 4 I/O, 5 core not built, 6 data lost (--strict),
+7 clock skew (--max-skew), 70 internal error (docs/errors.md).`;
 }
 
-function printInfo(i: FileInfo): void {
-  const out: string[] = [];
-  out.push(`${i.file}: ${fmtBytes(i.bytes)}, ${i.complete ? "complete" : "NOT closed cleanly (no END chunk)"}`);
-  out.push(`  vendor        ${i.vendor} (tracing library ${i.vendorVersion}, runtime ${i.runtimeVersion || "?"}, driver ${i.driverVersion || "?"})`);
-  out.push(`  process       pid ${i.pid} on ${i.hostname || "?"}: ${i.commandLine.join(" ") || "?"}`);
-  if (i.rank >= 0) out.push(`  rank          ${i.rank} of ${i.worldSize >= 0 ? i.worldSize : "?"} (local ${i.localRank})`);
-  if (i.firstNs > 0n) {
-    const span = Number(i.lastNs - i.firstNs) / 1e6;
-    out.push(`  time span     ${new Date(Number(i.firstNs / 1000000n)).toISOString()} + ${span.toFixed(3)} ms`);
+/** parseArgs' errors as one-line usage errors naming the command. */
+function parse(cmd: string, args: string[]): { values: CliValues & { help?: boolean }; positionals: string[] } {
+  try {
+    return parseArgs({ args, options: COMMANDS[cmd].options, allowPositionals: true, strict: true }) as never;
+  } catch (e) {
+    const err = e as Error & { code?: string };
+    const unknown = /Unknown option '([^']+)'/.exec(err.message);
+    const msg = unknown ? `unknown option '${unknown[1]}' for '${cmd}'` : err.message.split(/\.(\s|$)/)[0];
+    throw new RawtraceError("USAGE", `${msg} (rawtrace ${cmd} --help lists its options)`);
   }
-  out.push(`  chunks        ${i.chunks} (${i.activityChunks} activity buffers, ${fmtBytes(i.activityBytes)})`);
-  out.push(`  dropped       ${i.droppedRecords} records`);
-  for (const d of i.devices) {
-    out.push(`  device ${d.id}      ${d.name} (cc ${d.computeCapability}, ${d.multiprocessors} SMs, ${fmtBytes(d.globalMemoryBytes)})`);
-  }
-  out.push("  records");
-  for (const [k, n] of Object.entries(i.records).sort((a, b) => b[1] - a[1])) out.push(`    ${k.padEnd(24)} ${n}`);
-  if (i.warnings.length) {
-    out.push("  warnings");
-    for (const w of i.warnings) out.push(`    ${w.code} ×${w.count} (first at offset ${w.offset}): ${w.message}`);
-  }
-  console.log(out.join("\n"));
-}
-
-function jsonReplacer(_k: string, v: unknown): unknown {
-  return typeof v === "bigint" ? v.toString() : v;
 }
 
 async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      output: { type: "string", short: "o" },
-      json: { type: "boolean" },
-      "all-api": { type: "boolean" },
-      format: { type: "string", short: "F" },
-      force: { type: "boolean", short: "f" },
-      jobs: { type: "string", short: "j" },
-      "out-dir": { type: "string", short: "d" },
-      gzip: { type: "boolean", short: "z" },
-      top: { type: "string" },
-      help: { type: "boolean", short: "h" },
-      version: { type: "boolean", short: "v" },
-    },
-  });
-  if (values.version) {
-    console.log(VERSION);
+  const [first, ...rest] = argv;
+  if (first === undefined) {
+    console.error(usage());
+    return EXIT.USAGE;
+  }
+  if (first === "-V" || first === "-v" || first === "--version") {
+    if (rest.length) throw new RawtraceError("USAGE", `${first} takes no arguments`);
+    console.log(version());
     return 0;
   }
-  const [cmd, ...files] = positionals;
-  if (values.help || !cmd) {
-    console.log(USAGE);
-    return values.help ? 0 : 2;
-  }
-  if (cmd === "info") {
-    if (files.length === 0) throw new RawtraceError("USAGE", "info needs a .rawtrace file");
-    for (const f of files) {
-      const info = await infoFile(f);
-      if (values.json) console.log(JSON.stringify(info, jsonReplacer, 2));
-      else printInfo(info);
-    }
+  if (first === "-h" || first === "--help" || first === "help") {
+    if (rest.length > 1) throw new RawtraceError("USAGE", "help takes at most one command name");
+    if (rest.length === 0) console.log(usage());
+    else if (Object.hasOwn(COMMANDS, rest[0])) console.log(COMMANDS[rest[0]].help);
+    else throw new RawtraceError("USAGE", `unknown command '${rest[0]}' (rawtrace help lists the commands)`);
     return 0;
   }
-  if (cmd === "convert") return runConvert(files, values);
-  if (cmd === "merge") return runMerge(files, values);
-  if (cmd === "stats") return runStats(files, values);
-  throw new RawtraceError("USAGE", `unknown command '${cmd}'\n${USAGE}`);
+  if (first.startsWith("-")) {
+    throw new RawtraceError("USAGE", `unknown option '${first}': options follow the command (rawtrace help)`);
+  }
+  if (!Object.hasOwn(COMMANDS, first)) {
+    throw new RawtraceError("USAGE", `unknown command '${first}' (rawtrace help lists the commands)`);
+  }
+  const { values, positionals } = parse(first, rest);
+  if (values.help) {
+    console.log(COMMANDS[first].help);
+    return 0;
+  }
+  return COMMANDS[first].run(positionals, values);
 }
-
-/** Exit codes by error name (docs/errors.md). */
-const EXIT: Record<string, number> = { USAGE: 2, EXISTS: 3, IO: 4, NO_CORE: 5 };
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (e: unknown) => {
     const err = e as Error;
-    console.error(`rawtrace: ${err.name === "USAGE" ? "usage: " : ""}${err.message}`);
-    process.exit(EXIT[err.name] ?? (err instanceof RawtraceError ? 1 : 70));
+    const usage = err.name === "USAGE";
+    console.error(`rawtrace: ${usage ? "usage: " : ""}${err.message}`);
+    const known = err instanceof RawtraceError || isRawtraceError(err);
+    const stack = (e as Error).stack;
+    if (!known && stack) console.error(stack);
+    process.exit(EXIT[err.name] ?? (known ? 1 : EXIT.INTERNAL));
   },
 );

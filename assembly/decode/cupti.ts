@@ -11,7 +11,7 @@ import { Ev, EvKind, EvFlag, evClear } from "../model/event";
 import * as S from "../model/session";
 import { toUnix } from "../model/clock";
 import { Warn } from "../util/error";
-import { warn } from "../util/diag";
+import { warn, lose } from "../util/diag";
 import { arenaAlloc } from "../util/arena";
 import { emitEvent } from "../emit/dispatch";
 import * as R from "../model/ranges";
@@ -353,10 +353,12 @@ export function cuptiScan(p: usize, n: u32, off: u64): void {
     const size = S.kindSize(kind);
     if (size == 0) {
       warn(Warn.UNKNOWN_KIND_UNSIZED, off + <u64>(r - p) + 24, kind);
+      lose(Warn.UNKNOWN_KIND_UNSIZED, off + <u64>(r - p) + 24, off + <u64>n + 24);
       return;
     }
     if (r + size > end) {
       warn(Warn.RECORD_TRUNCATED, off + <u64>(r - p) + 24, <u64>(end - r));
+      lose(Warn.RECORD_TRUNCATED, off + <u64>(r - p) + 24, off + <u64>n + 24);
       return;
     }
     S.countRecord(kind);
@@ -416,7 +418,10 @@ export function cuptiScan(p: usize, n: u32, off: u64): void {
     }
     r += size;
   }
-  if (r < end) warn(Warn.RECORD_TRUNCATED, off + <u64>(r - p) + 24, <u64>(end - r));
+  if (r < end) {
+    warn(Warn.RECORD_TRUNCATED, off + <u64>(r - p) + 24, <u64>(end - r));
+    lose(Warn.RECORD_TRUNCATED, off + <u64>(r - p) + 24, off + <u64>n + 24);
+  }
 }
 
 function scanDevice(r: usize, size: u32): void {

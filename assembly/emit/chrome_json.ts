@@ -12,7 +12,7 @@ import * as S from "../model/session";
 import * as O from "./out";
 import { Table, tableNew, tableUpsert, tableSlots, tableKeyAt, tableValueAt, tableCount, inserted } from "../util/hash_table";
 import { WARN_COUNT } from "../util/error";
-import { warningCount, warningOffset, warningDetail } from "../util/diag";
+import { warningCount, warningOffset, warningDetail, lossTotal, lossRange, NO_SEQ } from "../util/diag";
 import { warnName } from "../util/error_names";
 import * as X from "./options";
 
@@ -697,6 +697,35 @@ function trailer(): void {
     keyU('","count":', cnt);
     keyU(',"offset":', warningOffset(c));
     keyU(',"detail":', warningDetail(c));
+    O.byte(125);
+  }
+  O.need(8);
+  O.byte(93);
+  if (lossTotal(0) != 0) lost();
+  O.byte(125);
+}
+
+/**
+ * `"lost"`, only when input bytes were skipped: totals and the first kept byte ranges [from, to) with the warning
+ * that skipped them and the chunk seq when known (docs/errors.md, "Damage").
+ */
+function lost(): void {
+  O.need(256);
+  keyU(',"lost":{"bytes":', lossTotal(4));
+  keyU(',"activity_chunks":', lossTotal(2));
+  keyU(',"activity_bytes":', lossTotal(3));
+  keyU(',"ranges_total":', lossTotal(0));
+  O.ascii(',"ranges":[');
+  const kept = <i32>lossTotal(1);
+  for (let i = 0; i < kept; i++) {
+    O.need(256);
+    if (i > 0) O.byte(44);
+    keyU('{"from":', lossRange(i, 0));
+    keyU(',"to":', lossRange(i, 1));
+    O.ascii(',"code":"');
+    O.ascii(warnName(<i32>lossRange(i, 2)));
+    O.byte(34);
+    if (<u32>lossRange(i, 3) != NO_SEQ) keyU(',"seq":', lossRange(i, 3));
     O.byte(125);
   }
   O.need(8);

@@ -38,7 +38,7 @@ import { Wire, varintSize, putVarint, putTag, putVarintField, putDoubleField, pu
 import { Table, tableNew, tableUpsert, tableFind, inserted } from "../util/hash_table";
 import { arenaAlloc } from "../util/arena";
 import { WARN_COUNT } from "../util/error";
-import { warningCount, warningOffset, warningDetail } from "../util/diag";
+import { warningCount, warningOffset, warningDetail, lossTotal, lossRange, NO_SEQ } from "../util/diag";
 import { warnName } from "../util/error_names";
 import { fixedBaseNs, labelPtr, labelLen, hostRanks, hostIndex, deviceOrdinal, deviceShared } from "./options";
 
@@ -1817,6 +1817,43 @@ function putDiag(field: u32, code: i32): void {
   putBytesField(field, bP, bN);
 }
 
+/**
+ * The skipped byte ranges as XSpace errors: "rawtrace skipped bytes <from>-<to> (chunk seq <s>: <CODE>)" for each kept
+ * range, then one line with the totals when more ranges were skipped than kept.
+ */
+function putLoss(): void {
+  const kept = <i32>lossTotal(1);
+  for (let i = 0; i < kept; i++) {
+    bStart();
+    bRankPrefix();
+    bAscii("rawtrace skipped bytes ");
+    bU64(lossRange(i, 0));
+    bAscii("-");
+    bU64(lossRange(i, 1));
+    bAscii(" (");
+    if (<u32>lossRange(i, 3) != NO_SEQ) {
+      bAscii("chunk seq ");
+      bU64(lossRange(i, 3));
+      bAscii(": ");
+    }
+    bAscii(warnName(<i32>lossRange(i, 2)));
+    bAscii(")");
+    putBytesField(2, bP, bN);
+  }
+  if (lossTotal(0) > <u64>kept) {
+    bStart();
+    bRankPrefix();
+    bAscii("rawtrace skipped ");
+    bU64(lossTotal(0));
+    bAscii(" byte ranges in all (");
+    bU64(lossTotal(4));
+    bAscii(" bytes); the first ");
+    bU64(<u64>kept);
+    bAscii(" are listed");
+    putBytesField(2, bP, bN);
+  }
+}
+
 /** Warning codes that mean data was lost: written to XSpace.errors; the others go to XSpace.warnings. */
 function isDataLoss(code: i32): bool {
   // TRUNCATED, BAD_CHUNK_HEADER, BAD_PAYLOAD_CRC, CHUNK_TOO_LARGE, SEQ_GAP, UNKNOWN_KIND_UNSIZED, RECORD_TRUNCATED,
@@ -1967,6 +2004,7 @@ export function xspaceEnd(): void {
 
   // errors (2) and warnings (3).
   for (let c = 0; c < WARN_COUNT; c++) if (warningCount(c) != 0 && isDataLoss(c)) putDiag(2, c);
+  putLoss();
   if (S.droppedRecords > 0) {
     // XLA's wording (CuptiTraceCollectorImpl::ReportNumEventsIfDropped), so tools that look for it find it.
     bStart();

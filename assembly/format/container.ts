@@ -7,7 +7,7 @@
  */
 import { crc32 } from "../util/crc32";
 import { Fatal, Warn } from "../util/error";
-import { fail, failed, warn, recordContainerWarnings } from "../util/diag";
+import { fail, failed, warn, lose, recordContainerWarnings } from "../util/diag";
 
 export const PREAMBLE: usize = 16;
 export const CHUNK_HEADER: usize = 24;
@@ -56,6 +56,8 @@ let eofScan = false;
 let truncAt: u64 = U64_MAX;
 let truncLen: u64 = 0;
 let afterTrunc: u32 = 0;
+/** File offset of the first complete chunk found after `truncAt` (the end of the bytes lost there). */
+let afterTruncAt: u64 = 0;
 /** Sequence numbers of chunks that failed their payload CRC in pass 1 (rare: a short list). */
 let badSeqs: usize = 0;
 let badSeqCount: u32 = 0;
@@ -88,6 +90,7 @@ export function readerReset(h: ChunkHandler, verify: bool): void {
   truncAt = U64_MAX;
   truncLen = 0;
   afterTrunc = 0;
+  afterTruncAt = 0;
   pendingTotal = 0;
   if (seenBits == 0) {
     seenCap = 1 << 16;
@@ -188,13 +191,19 @@ export function feed(n: usize): bool {
     }
     const len = load<u32>(c, 12);
     if (len > MAX_PAYLOAD) {
-      if (recordContainerWarnings) warn(Warn.CHUNK_TOO_LARGE, off, len);
+      if (recordContainerWarnings) {
+        warn(Warn.CHUNK_TOO_LARGE, off, len);
+        lose(Warn.CHUNK_TOO_LARGE, off, off + 8);
+      }
       p += 8;
       continue;
     }
     if (resyncing) {
       resyncing = false;
-      if (recordContainerWarnings) warn(Warn.BAD_CHUNK_HEADER, resyncFrom, off - resyncFrom);
+      if (recordContainerWarnings) {
+        warn(Warn.BAD_CHUNK_HEADER, resyncFrom, off - resyncFrom);
+        lose(Warn.BAD_CHUNK_HEADER, resyncFrom, off);
+      }
     }
     const total = CHUNK_HEADER + ((<usize>len + 7) & ~7);
     if (winLen - p < total) {
@@ -220,7 +229,10 @@ export function feed(n: usize): bool {
     const verify = verifyPayloads || badSeqCount > MAX_BAD_SEQS;
     if (verify && (flags & 1) != 0 && crc32(c + CHUNK_HEADER, len) != load<u32>(c, 16)) {
       if (verifyPayloads) badSeq(seq);
-      if (recordContainerWarnings) warn(Warn.BAD_PAYLOAD_CRC, off, seq);
+      if (recordContainerWarnings) {
+        warn(Warn.BAD_PAYLOAD_CRC, off, seq);
+        lose(Warn.BAD_PAYLOAD_CRC, off, off + <u64>total, seq, type == Chunk.ACTIVITY ? <u64>len : 0);
+      }
       continue;
     }
     if (!verify && badSeqCount != 0 && isBadSeq(seq)) continue;
@@ -236,7 +248,10 @@ export function feed(n: usize): bool {
       if (recordContainerWarnings) warn(Warn.UNKNOWN_CHUNK, off, type);
       continue;
     }
-    if (eofScan) afterTrunc++;
+    if (eofScan) {
+      if (afterTrunc == 0) afterTruncAt = off;
+      afterTrunc++;
+    }
     h(type, c + CHUNK_HEADER, len, off, seq);
     if (failed()) return false;
   }
@@ -280,12 +295,19 @@ export function finish(): void {
   if (!recordContainerWarnings) return;
   if (wasResyncing) {
     warn(Warn.BAD_CHUNK_HEADER, from, winBase + winLen - from);
+    lose(Warn.BAD_CHUNK_HEADER, from, winBase + winLen);
   } else if (truncAt != U64_MAX) {
     // Complete chunks after it: the length field was damaged, the file was not cut.
-    if (afterTrunc > 0) warn(Warn.BAD_CHUNK_HEADER, truncAt, 0);
-    else warn(Warn.TRUNCATED, truncAt, truncLen);
+    if (afterTrunc > 0) {
+      warn(Warn.BAD_CHUNK_HEADER, truncAt, 0);
+      lose(Warn.BAD_CHUNK_HEADER, truncAt, afterTruncAt);
+    } else {
+      warn(Warn.TRUNCATED, truncAt, truncLen);
+      lose(Warn.TRUNCATED, truncAt, truncAt + truncLen);
+    }
   } else if (winLen > 0) {
     warn(Warn.TRUNCATED, winBase, winLen);
+    lose(Warn.TRUNCATED, winBase, winBase + winLen);
   }
 }
 

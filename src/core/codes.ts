@@ -89,6 +89,42 @@ export interface Warning {
   message: string;
 }
 
+/**
+ * Warnings that mean trace data was lost (the output misses events the collector recorded, or the collector itself
+ * lost records): `--strict` turns any of them into exit code 6 (LOSS, docs/errors.md). The others (unknown kinds
+ * skipped by design, missing names, unclosed ranges, …) leave every recorded event in the output.
+ */
+export const LOSS_WARNINGS: ReadonlySet<WarningName> = new Set<WarningName>([
+  "TRUNCATED", "BAD_CHUNK_HEADER", "BAD_PAYLOAD_CRC", "CHUNK_TOO_LARGE", "SEQ_GAP", "NO_END", "BAD_PAYLOAD",
+  "UNKNOWN_KIND_UNSIZED", "RECORD_TRUNCATED", "RECORD_TOO_SMALL", "DROPPED_RECORDS", "COLLECTOR_ERROR",
+]);
+
+/** A byte range [from, to) of the input that a conversion skipped, with the warning that skipped it. */
+export interface LostRange {
+  /** File offsets, bytes. */
+  from: number;
+  to: number;
+  code: WarningName;
+  /** Sequence number of the chunk skipped, when its header was readable. */
+  seq?: number;
+}
+
+/**
+ * What damage cost a conversion. Memory stays bounded: only the first 16 ranges are listed (`rangesTotal` counts
+ * them all).
+ */
+export interface LossReport {
+  /** Input bytes skipped in all. */
+  bytes: number;
+  /** ACTIVITY chunks (event buffers) dropped for a bad payload checksum, and their payload bytes. */
+  activityChunks: number;
+  activityBytes: number;
+  /** Skipped ranges in all (≥ ranges.length). */
+  rangesTotal: number;
+  /** The first skipped ranges, in file order of discovery. */
+  ranges: LostRange[];
+}
+
 /** An error with a stable `name` (the code) that survives structured cloning across workers. */
 export class RawtraceError extends Error {
   constructor(

@@ -2,7 +2,9 @@
  * Host-neutral driver of the WebAssembly core (Node and browser). Runs the two passes of a conversion over a
  * re-openable byte source, streaming input through the core's window and output through a sink callback.
  */
-import { FATAL_MESSAGES, FATAL_NAMES, RawtraceError, WARN_MESSAGES, WARN_NAMES, Warning, fill } from "./codes.js";
+import {
+  FATAL_MESSAGES, FATAL_NAMES, RawtraceError, WARN_MESSAGES, WARN_NAMES, Warning, fill, type LossReport,
+} from "./codes.js";
 
 /** Sequential reader of a file's bytes. `read` fills `dst` from the start and returns bytes read (0 = end). */
 export interface ByteReader {
@@ -140,6 +142,8 @@ export interface FileInfo {
   /** Records per vendor kind name (e.g. CONCURRENT_KERNEL). */
   records: Record<string, number>;
   warnings: Warning[];
+  /** Input bytes the conversion skipped because they were damaged (zeros and no ranges when none). */
+  loss: LossReport;
   /**
    * The CLOCK anchors the alignment used (Unix ns = vendor ns + offset, with linear drift between start and end
    * anchors): vendor clock and CLOCK_REALTIME readings, as bigint ns; absent when the dump has none.
@@ -200,6 +204,8 @@ interface CoreExports {
   rt_warning_count(code: number): bigint;
   rt_warning_offset(code: number): bigint;
   rt_warning_detail(code: number): bigint;
+  rt_loss_total(field: number): bigint;
+  rt_loss_range(i: number, field: number): bigint;
 }
 
 const dec = new TextDecoder("utf-8", { fatal: false });
@@ -333,6 +339,19 @@ export class Engine {
       const detail = Number(x.rt_warning_detail(i));
       warnings.push({ code, count, offset: Number(x.rt_warning_offset(i)), detail, message: fill(WARN_MESSAGES[code], detail) });
     });
+    const kept = Number(x.rt_loss_total(1));
+    const ranges = [];
+    for (let i = 0; i < kept; i++) {
+      const seq = Number(x.rt_loss_range(i, 3));
+      ranges.push({
+        from: Number(x.rt_loss_range(i, 0)), to: Number(x.rt_loss_range(i, 1)),
+        code: WARN_NAMES[Number(x.rt_loss_range(i, 2))] ?? "TRUNCATED", ...(seq !== 0xffffffff ? { seq } : {}),
+      });
+    }
+    const loss: LossReport = {
+      bytes: Number(x.rt_loss_total(4)), activityChunks: Number(x.rt_loss_total(2)),
+      activityBytes: Number(x.rt_loss_total(3)), rangesTotal: Number(x.rt_loss_total(0)), ranges,
+    };
     return {
       file,
       bytes: n(20),
@@ -359,6 +378,7 @@ export class Engine {
       devices,
       records,
       warnings,
+      loss,
       clock: {
         start: x.rt_clock_anchor(0) ? { vendorNs: x.rt_clock_anchor(1), realtimeNs: x.rt_clock_anchor(2) } : undefined,
         end: x.rt_clock_anchor(3) ? { vendorNs: x.rt_clock_anchor(4), realtimeNs: x.rt_clock_anchor(5) } : undefined,

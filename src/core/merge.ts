@@ -15,9 +15,16 @@
  * offset and drift that were applied and the collector start relative to the median of all ranks; the job's
  * residual skew is the spread (max − min) of the collector starts: ranks launched together start their collectors
  * within launch jitter of each other, so a spread beyond that is clock disagreement (or a staggered launch).
+ *
+ * Skew check: a rank whose clock start (its start CLOCK anchor's CLOCK_REALTIME reading, else the collector start)
+ * is more than a threshold away from the median of the ranks' clock starts is reported by rank and host
+ * ({@link SkewedRank}). The default threshold, {@link DEFAULT_SKEW_WARN_NS} = 1 s, sits far above both NTP-synchronized hosts (a few ms) and the
+ * launch jitter of the ranks of one job (well under a second), and far below what makes the merged timeline wrong
+ * to read (a training step is milliseconds to seconds): beyond it, one rank's events land a step or more off the
+ * others, so the clocks disagree or the dumps are not of one run.
  */
 import type { ConvertResult, FileInfo, XSpaceHostSlot } from "./engine.js";
-import type { Warning } from "./codes.js";
+import type { LossReport, Warning } from "./codes.js";
 
 /** Pids per rank slot (assembly/emit/options.ts NS_STRIDE). */
 export const PID_STRIDE = 1000;
@@ -66,9 +73,26 @@ export interface RankClock {
   driftPpm: number | null;
 }
 
+/** Default skew warning threshold: 1 s (see the module comment for why). */
+export const DEFAULT_SKEW_WARN_NS = 1_000_000_000;
+
+/** A rank whose collector start is further than the threshold from the median start of all ranks. */
+export interface SkewedRank {
+  slot: number;
+  rank: number;
+  host: string;
+  file: string;
+  /** Collector start − median start, ns (negative: earlier). */
+  offsetNs: number;
+}
+
 /** Clock report of a merge. */
 export interface ClockReport {
   ranks: RankClock[];
+  /** The skew threshold the ranks were checked against, ns. */
+  skewThresholdNs: number;
+  /** Ranks beyond it (empty when the clocks agree). */
+  skewed: SkewedRank[];
   /** Spread (max − min) of the collector starts: the residual skew bound, ns. */
   residualSkewNs: number;
   /** Median collector start, Unix ns. */
@@ -186,8 +210,11 @@ export function planXSpaceHosts(plan: MergePlan, infos: FileInfo[]): XSpaceHostP
   return hosts;
 }
 
-/** The clock report of a plan (see the module comment for the definitions). */
-export function clockReport(plan: MergePlan, infos: FileInfo[]): ClockReport {
+/**
+ * The clock report of a plan (see the module comment for the definitions); ranks further than `skewThresholdNs`
+ * (default {@link DEFAULT_SKEW_WARN_NS}) from the median start are listed in `skewed`.
+ */
+export function clockReport(plan: MergePlan, infos: FileInfo[], skewThresholdNs = DEFAULT_SKEW_WARN_NS): ClockReport {
   const starts = plan.ranks.map((r) => {
     const i = infos[r.index];
     return i.collectorStartNs > 0n ? i.collectorStartNs : firstOf(i);
@@ -209,7 +236,29 @@ export function clockReport(plan: MergePlan, infos: FileInfo[]): ClockReport {
       driftPpm,
     };
   });
-  return { ranks, residualSkewNs: Number(sorted[sorted.length - 1] - sorted[0]), medianStartNs: median };
+  // The skew check reads the start anchors (they map every event to Unix time), else the collector starts.
+  const anchors = plan.ranks.map((r, k) => infos[r.index].clock?.start?.realtimeNs || starts[k]);
+  const anchorMedian = [...anchors].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))[(anchors.length - 1) >> 1];
+  const skewed: SkewedRank[] = [];
+  plan.ranks.forEach((r, k) => {
+    const offsetNs = Number(anchors[k] - anchorMedian);
+    if (Math.abs(offsetNs) > skewThresholdNs) {
+      skewed.push({ slot: r.slot, rank: r.rank, host: r.host, file: r.file, offsetNs });
+    }
+  });
+  return {
+    ranks, skewThresholdNs, skewed, residualSkewNs: Number(sorted[sorted.length - 1] - sorted[0]), medianStartNs: median,
+  };
+}
+
+/** One line per skewed rank: "rank 1 (host b, b.rawtrace): clock start 99509579800.000 ms after the median …". */
+export function skewMessages(clock: ClockReport): string[] {
+  return clock.skewed.map((s) => {
+    const who = `${s.rank >= 0 ? `rank ${s.rank}` : `slot ${s.slot}`}${s.host ? ` (${s.host})` : ""}, ${s.file}`;
+    return `${who}: clock ${(Math.abs(s.offsetNs) / 1e6).toFixed(3)} ms ${s.offsetNs > 0 ? "after" : "before"} the ` +
+      `median start of the ranks (threshold ${(clock.skewThresholdNs / 1e6).toFixed(3)} ms): its clock disagrees or ` +
+      "it is not from the same run; its events are misaligned in the merged timeline";
+  });
 }
 
 /** Output pid of GPU `device` of rank slot `slot` (as the core remaps it). */
@@ -248,6 +297,34 @@ export function mergedHeader(plan: MergePlan, infos: FileInfo[]): string {
   return `${h}"displayTimeUnit":"ms","baseTimeNanoseconds":${plan.baseTimeNs},"traceEvents":[`;
 }
 
+/**
+ * `text` as one `XSpace.warnings` entry (field 3, a string) in protobuf wire format: appended to a serialized XSpace
+ * it adds that warning (a repeated field may come anywhere in a message), so a merge can add the job's clock-skew
+ * warnings to files the workers wrote.
+ */
+export function xspaceWarningField(text: string): Uint8Array {
+  const body = new TextEncoder().encode(text);
+  const len: number[] = [];
+  let n = body.length;
+  do {
+    len.push((n & 0x7f) | (n > 0x7f ? 0x80 : 0));
+    n >>>= 7;
+  } while (n > 0);
+  const out = new Uint8Array(1 + len.length + body.length);
+  out[0] = (3 << 3) | 2;
+  out.set(len, 1);
+  out.set(body, 1 + len.length);
+  return out;
+}
+
+/** A {@link LossReport} as the Chrome trailer's `lost` object (the names the core writes for one file). */
+export function lossJson(l: LossReport): string {
+  const ranges = l.ranges.map((r) =>
+    `{"from":${r.from},"to":${r.to},"code":${q(r.code)}${r.seq !== undefined ? `,"seq":${r.seq}` : ""}}`);
+  return `{"bytes":${l.bytes},"activity_chunks":${l.activityChunks},"activity_bytes":${l.activityBytes},` +
+    `"ranges_total":${l.rangesTotal},"ranges":[${ranges.join(",")}]}`;
+}
+
 /** Ns as Kineto's µs text with exactly three decimals. */
 export function micros(ns: bigint): string {
   if (ns < 0n) ns = 0n;
@@ -262,6 +339,8 @@ export interface RankOutcome {
   apiCallsHidden: number;
   activityChunks: number;
   warnings: Warning[];
+  /** Damaged bytes skipped in this rank's dump. */
+  loss?: LossReport;
   lastNs: bigint;
 }
 
@@ -270,7 +349,7 @@ export function outcomeOf(r: Pick<ConvertResult, "events" | "apiCallsHidden" | "
   return {
     events: r.events, complete: r.info.complete, droppedRecords: r.info.droppedRecords,
     apiCallsHidden: r.apiCallsHidden, activityChunks: r.info.activityChunks, warnings: r.info.warnings,
-    lastNs: r.info.lastNs,
+    loss: r.info.loss, lastNs: r.info.lastNs,
   };
 }
 
@@ -295,13 +374,16 @@ export function mergedTrailer(
     return `{"rank":${r.rank},"slot":${r.slot},"host":${q(r.host)},"file":${q(r.file)},"pids":[${r.slot * PID_STRIDE},${r.slot * PID_STRIDE + PID_STRIDE - 1}],` +
       `"events":${o.events},"complete":${o.complete},"dropped_records":${o.droppedRecords},` +
       `"collector_start_ns":${c.collectorStartNs},"start_offset_ns":${c.startOffsetNs},` +
-      `"anchor_offset_ns":${c.anchorOffsetNs ?? "null"},"drift_ppm":${c.driftPpm === null ? "null" : +c.driftPpm.toFixed(3)}}`;
+      `"anchor_offset_ns":${c.anchorOffsetNs ?? "null"},"drift_ppm":${c.driftPpm === null ? "null" : +c.driftPpm.toFixed(3)}` +
+      (o.loss && o.loss.rangesTotal > 0 ? `,"lost":${lossJson(o.loss)}` : "") + "}";
   });
   t += `,"rawtrace":{"format":1,"events":${sum((o) => o.events)},"activity_chunks":${sum((o) => o.activityChunks)},` +
     `"dropped_records":${sum((o) => o.droppedRecords)},"api_calls_hidden":${sum((o) => o.apiCallsHidden)},` +
     `"complete":${outcomes.every((o) => o.complete)},"warnings":[${warnings.join(",")}],` +
     `"merge":{"world_size":${plan.worldSize},"ranks":[${ranks.join(",")}],` +
-    `"clock":{"base_time_ns":${plan.baseTimeNs},"median_start_ns":${clock.medianStartNs},"residual_skew_ns":${clock.residualSkewNs}}}}}\n`;
+    `"clock":{"base_time_ns":${plan.baseTimeNs},"median_start_ns":${clock.medianStartNs},"residual_skew_ns":${clock.residualSkewNs},` +
+    `"skew_threshold_ns":${clock.skewThresholdNs},"skewed_ranks":[${clock.skewed.map((s) =>
+      `{"rank":${s.rank},"slot":${s.slot},"host":${q(s.host)},"file":${q(s.file)},"offset_ns":${s.offsetNs}}`).join(",")}]}}}}\n`;
   return t;
 }
 

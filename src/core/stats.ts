@@ -18,6 +18,19 @@ export const EventKind = {
   INSTANT: 10, GRAPH: 11,
 } as const;
 
+/**
+ * Short names of {@link EventKind} values: what `rawtrace stats` prints (text, --json, --csv) instead of numbers.
+ */
+export const KIND_NAMES: Record<number, string> = {
+  1: "kernel", 2: "memcpy", 3: "memset", 4: "runtime", 5: "driver", 6: "sync", 7: "event", 8: "overhead", 9: "range",
+  10: "instant", 11: "graph",
+};
+
+/** The name of an {@link EventKind} value ("kernel", "memcpy", …; `kind N` for a value this build does not know). */
+export function kindName(kind: number): string {
+  return KIND_NAMES[kind] ?? `kind ${kind}`;
+}
+
 /** Category names of {@link EventKind} values, as the Chrome JSON names them. */
 export const KIND_CATEGORY: Record<number, string> = {
   1: "kernel", 2: "gpu_memcpy", 3: "gpu_memset", 4: "cuda_runtime", 5: "cuda_driver", 6: "cuda_sync",

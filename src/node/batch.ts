@@ -8,7 +8,7 @@
  */
 import { existsSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, extname, join, resolve } from "node:path";
-import { RawtraceError, type Warning } from "../core/codes.js";
+import { RawtraceError, type LossReport, type Warning } from "../core/codes.js";
 import { xspaceProfilePath } from "./convert.js";
 import { WorkerPool, type ActiveTask } from "./pool.js";
 
@@ -50,6 +50,8 @@ export interface FileResult {
   bytesOut: number;
   seconds: number;
   warnings: Warning[];
+  /** Damaged input bytes the conversion skipped (converted files only). */
+  loss?: LossReport;
   /** Why the file failed: stable code (docs/errors.md) and message. */
   error?: { code: string; message: string };
 }
@@ -178,7 +180,7 @@ async function oneChrome(pool: WorkerPool, input: string, opts: BatchOptions, cl
   const r = await pool.convert({ input, output, gzip, allApi: opts.allApi, traceName: basename(input) });
   return {
     input, output, ok: true, events: r.events, bytesIn: r.bytesIn, bytesOut: r.bytesOut, seconds: r.seconds,
-    warnings: r.info.warnings,
+    warnings: r.info.warnings, loss: r.info.loss,
   };
 }
 
@@ -219,6 +221,6 @@ async function oneXSpace(
   }
   return {
     input, output: target, ok: true, events: r.events, bytesIn: r.bytesIn, bytesOut: r.bytesOut, seconds: r.seconds,
-    warnings: r.info.warnings,
+    warnings: r.info.warnings, loss: r.info.loss,
   };
 }

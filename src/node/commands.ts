@@ -1,13 +1,18 @@
 /**
- * The CLI's batch commands (src/cli.ts parses the arguments): `convert` of many files, `merge`, `stats`. Each runs
- * on one {@link WorkerPool} and returns the exit code: 0 when everything worked; when files failed, the failed
- * file's own code (docs/errors.md) for a single input, else 1. Progress is drawn on standard error when it is a
- * TTY (and --json is not given); `--json` prints one machine-readable summary on standard output.
+ * The CLI's commands (src/cli.ts parses the arguments): `convert` of many files, `merge`, `stats`, `info`. The batch
+ * commands run on one {@link WorkerPool}; each returns the exit code: 0 when everything worked; when files failed,
+ * the failed file's own code (docs/errors.md) for a single input, else 1; else with `--strict`, 6 (LOSS) when any
+ * input lost data. Progress is drawn on standard error when it is a TTY (and --json is not given); `--json` prints
+ * one machine-readable document on standard output. Damage (skipped byte ranges) and clock skew are always reported
+ * on standard error, --json or not.
  */
-import { RawtraceError } from "../core/codes.js";
+import { LOSS_WARNINGS, RawtraceError, type LossReport, type Warning } from "../core/codes.js";
+import type { FileInfo } from "../core/engine.js";
+import { skewMessages } from "../core/merge.js";
+import { infoFile } from "./convert.js";
 import { convertBatch, type FileResult } from "./batch.js";
 import { merge } from "./merge.js";
-import { formatStats, statsFiles, type StatsFileResult } from "./stats.js";
+import { formatStats, statsCsv, statsJson, statsFiles, type StatsFileResult } from "./stats.js";
 import { WorkerPool, defaultJobs } from "./pool.js";
 import { expandInputs } from "./inputs.js";
 import { ProgressView, fmtMB } from "./progress.js";
@@ -23,10 +28,50 @@ export interface CliValues {
   "out-dir"?: string;
   gzip?: boolean;
   top?: string;
+  csv?: boolean;
+  strict?: boolean;
+  "max-skew"?: string;
 }
 
 /** Exit codes by error name (docs/errors.md). */
-export const EXIT: Record<string, number> = { USAGE: 2, EXISTS: 3, IO: 4, NO_CORE: 5, INTERNAL: 70 };
+export const EXIT: Record<string, number> = {
+  USAGE: 2, EXISTS: 3, IO: 4, NO_CORE: 5, LOSS: 6, CLOCK_SKEW: 7, INTERNAL: 70,
+};
+
+/** True when any of `warnings` means trace data was lost (what `--strict` fails on). */
+export function lostData(warnings: Warning[]): boolean {
+  return warnings.some((w) => LOSS_WARNINGS.has(w.code));
+}
+
+const int = (n: number) => n.toLocaleString("en-US");
+
+/**
+ * The standard-error lines about a file's damage: what was lost (bytes, activity buffers, records the collector
+ * dropped) and the byte ranges skipped, e.g. `skipped bytes 1234–5678 (chunk seq 7: BAD_PAYLOAD_CRC)`. Empty
+ * when nothing was lost.
+ */
+export function lossLines(file: string, warnings: Warning[], loss: LossReport | undefined, bytesIn: number): string[] {
+  const lossWarnings = warnings.filter((w) => LOSS_WARNINGS.has(w.code));
+  if (lossWarnings.length === 0 && !(loss && loss.rangesTotal > 0)) return [];
+  const parts: string[] = [];
+  if (loss && loss.bytes > 0) {
+    parts.push(`skipped ${int(loss.bytes)} damaged bytes in ${loss.rangesTotal} range${loss.rangesTotal > 1 ? "s" : ""}` +
+      (bytesIn > 0 ? ` (${((loss.bytes / bytesIn) * 100).toFixed(1)}% of the file)` : ""));
+  }
+  if (loss && loss.activityChunks > 0) {
+    parts.push(`${loss.activityChunks} activity buffer${loss.activityChunks > 1 ? "s" : ""} of events ` +
+      `(${int(loss.activityBytes)} bytes of records) lost`);
+  }
+  const codes = lossWarnings.map((w) => (w.code === "DROPPED_RECORDS" ? `the collector dropped ${int(w.detail)} records` : `${w.code} ×${w.count}`));
+  const out = [`rawtrace: ${file}: DATA LOST: ${[...parts, ...codes].join("; ")}`];
+  for (const r of loss?.ranges ?? []) {
+    out.push(`  skipped bytes ${r.from}–${r.to} (${r.seq !== undefined ? `chunk seq ${r.seq}: ` : ""}${r.code})`);
+  }
+  if (loss && loss.rangesTotal > loss.ranges.length) {
+    out.push(`  … and ${loss.rangesTotal - loss.ranges.length} more ranges (only the first ${loss.ranges.length} are listed)`);
+  }
+  return out;
+}
 
 function format(v: CliValues): "chrome" | "xspace" {
   const f = v.format ?? "chrome";
@@ -53,9 +98,9 @@ function inputs(args: string[], what: string): { files: string[]; missing: Array
   return { files, missing };
 }
 
-function exitCode(results: Array<{ ok: boolean; error?: { code: string } }>): number {
+function exitCode(results: Array<{ ok: boolean; error?: { code: string } }>, strict = false, lost = false): number {
   const bad = results.filter((r) => !r.ok);
-  if (bad.length === 0) return 0;
+  if (bad.length === 0) return strict && lost ? EXIT.LOSS : 0;
   return results.length === 1 ? EXIT[bad[0].error!.code] ?? 1 : 1;
 }
 
@@ -82,6 +127,7 @@ export async function runConvert(args: string[], v: CliValues): Promise<number> 
         say(`${f.input} → ${f.output}: ${f.events} events, ${fmtMB(f.bytesIn)} in, ${fmtMB(f.bytesOut)} ${fmt === "xspace" ? "XSpace" : "JSON"} out, ` +
           `${f.seconds.toFixed(2)} s (${mbs.toFixed(0)} MB/s)`, view);
         for (const w of f.warnings) say(`  warning ${w.code} ×${w.count} (offset ${w.offset}): ${w.message}`, view);
+        for (const line of lossLines(f.input, f.warnings, f.loss, f.bytesIn)) view ? view.log(line) : console.error(line);
       },
     }).finally(() => pool.close()));
   const all = [...r.files, ...missing];
@@ -99,7 +145,16 @@ export async function runConvert(args: string[], v: CliValues): Promise<number> 
       for (const f of failed) console.error(`  ${f.input}: ${f.error!.code}: ${f.error!.message}`);
     }
   }
-  return exitCode(all);
+  return exitCode(all, v.strict, all.some((f) => f.ok && lostData(f.warnings)));
+}
+
+function maxSkew(v: CliValues): number | undefined {
+  if (v["max-skew"] === undefined) return undefined;
+  const ms = Number(v["max-skew"]);
+  if (!Number.isFinite(ms) || ms < 0 || v["max-skew"].trim() === "") {
+    throw new RawtraceError("USAGE", `--max-skew must be milliseconds ≥ 0, not '${v["max-skew"]}'`);
+  }
+  return ms;
 }
 
 /** `rawtrace merge <rank files…> -o job.json`. */
@@ -108,15 +163,19 @@ export async function runMerge(args: string[], v: CliValues): Promise<number> {
   const { files, missing } = inputs(args, "merge");
   if (missing.length) throw new RawtraceError("IO", missing.map((m) => m.error.message).join("; "));
   const output = v.output ?? (fmt === "xspace" ? "merged_xprof" : v.gzip ? "merged.json.gz" : "merged.json");
+  const maxSkewMs = maxSkew(v);
   const pool = new WorkerPool({ jobs: jobs(v, files.length) });
   const r = await withView(v, (view) =>
     merge(files, output, {
-      pool, format: fmt, gzip: v.gzip, force: v.force, allApi: v["all-api"],
+      pool, format: fmt, gzip: v.gzip, force: v.force, allApi: v["all-api"], maxSkewMs,
       onProgress: view ? (p) => view.update(p) : undefined,
     }).finally(() => pool.close()));
+  for (const m of skewMessages(r.clock)) console.error(`rawtrace: warning CLOCK_SKEW: ${m}`);
+  for (const x of r.ranks) for (const line of lossLines(x.file, x.warnings, x.loss, x.bytesIn)) console.error(line);
+  const code = v.strict && r.ranks.some((x) => lostData(x.warnings)) ? EXIT.LOSS : 0;
   if (v.json) {
     console.log(JSON.stringify({ command: "merge", format: fmt, ...r }, replacer, 2));
-    return 0;
+    return code;
   }
   const out: string[] = [];
   out.push(`merged ${r.ranks.length} rank${r.ranks.length > 1 ? "s" : ""} (world size ${r.plan.worldSize}) → ${r.output}: ` +
@@ -132,7 +191,7 @@ export async function runMerge(args: string[], v: CliValues): Promise<number> {
   }
   out.push(`  residual skew (spread of collector starts): ${(r.clock.residualSkewNs / 1e6).toFixed(3)} ms`);
   console.error(out.join("\n"));
-  return 0;
+  return code;
 }
 
 /** `rawtrace stats <files…>`. */
@@ -140,15 +199,88 @@ export async function runStats(args: string[], v: CliValues): Promise<number> {
   const { files, missing } = inputs(args, "stats");
   const top = v.top === undefined ? 10 : Number(v.top);
   if (!Number.isInteger(top) || top < 0) throw new RawtraceError("USAGE", `--top must be a whole number, not '${v.top}'`);
+  if (v.json && v.csv) throw new RawtraceError("USAGE", "--json and --csv exclude each other");
   const pool = new WorkerPool({ jobs: jobs(v, files.length) });
   const results = await statsFiles(files, { pool, allApi: v["all-api"] }).finally(() => pool.close());
   const all: StatsFileResult[] = [...results, ...missing.map((m) => ({ input: m.input, ok: false, seconds: 0, error: m.error }))];
   if (v.json) {
-    console.log(JSON.stringify({ command: "stats", files: all.map(({ info: _info, ...r }) => r) }, replacer, 2));
+    console.log(JSON.stringify(statsJson(all), replacer, 2));
+  } else if (v.csv) {
+    process.stdout.write(statsCsv(all));
   } else {
     const blocks = results.filter((r) => r.ok).map((r) => formatStats(r.input, r.stats!, { top }));
     if (blocks.length) console.log(blocks.join("\n\n"));
-    for (const r of all) if (!r.ok) console.error(`rawtrace: ${r.error!.message}`);
   }
-  return exitCode(all);
+  for (const r of all) {
+    if (!r.ok) console.error(`rawtrace: ${r.error!.message}`);
+    else if (r.info) for (const line of lossLines(r.input, r.info.warnings, r.info.loss, r.info.bytes)) console.error(line);
+  }
+  return exitCode(all, v.strict, all.some((r) => r.ok && r.info && lostData(r.info.warnings)));
+}
+
+function fmtBytes(n: number): string {
+  if (n >= 1 << 30) return `${(n / (1 << 30)).toFixed(2)} GiB`;
+  if (n >= 1 << 20) return `${(n / (1 << 20)).toFixed(1)} MiB`;
+  if (n >= 1 << 10) return `${(n / (1 << 10)).toFixed(1)} KiB`;
+  return `${n} B`;
+}
+
+/** The text report of `rawtrace info` for one file. */
+export function formatInfo(i: FileInfo): string {
+  const out: string[] = [];
+  out.push(`${i.file}: ${fmtBytes(i.bytes)}, ${i.complete ? "complete" : "NOT closed cleanly (no END chunk)"}`);
+  out.push(`  vendor        ${i.vendor} (tracing library ${i.vendorVersion}, runtime ${i.runtimeVersion || "?"}, driver ${i.driverVersion || "?"})`);
+  out.push(`  process       pid ${i.pid} on ${i.hostname || "?"}: ${i.commandLine.join(" ") || "?"}`);
+  if (i.rank >= 0) out.push(`  rank          ${i.rank} of ${i.worldSize >= 0 ? i.worldSize : "?"} (local ${i.localRank})`);
+  if (i.firstNs > 0n) {
+    const span = Number(i.lastNs - i.firstNs) / 1e6;
+    out.push(`  time span     ${new Date(Number(i.firstNs / 1000000n)).toISOString()} + ${span.toFixed(3)} ms`);
+  }
+  out.push(`  chunks        ${i.chunks} (${i.activityChunks} activity buffers, ${fmtBytes(i.activityBytes)})`);
+  out.push(`  dropped       ${i.droppedRecords} records`);
+  for (const d of i.devices) {
+    out.push(`  device ${d.id}      ${d.name} (cc ${d.computeCapability}, ${d.multiprocessors} SMs, ${fmtBytes(d.globalMemoryBytes)})`);
+  }
+  out.push("  records");
+  for (const [k, n] of Object.entries(i.records).sort((a, b) => b[1] - a[1])) out.push(`    ${k.padEnd(24)} ${n}`);
+  if (i.warnings.length) {
+    out.push("  warnings");
+    for (const w of i.warnings) out.push(`    ${w.code} ×${w.count} (first at offset ${w.offset}): ${w.message}`);
+  }
+  if (i.loss.rangesTotal > 0) {
+    out.push(`  damaged       ${int(i.loss.bytes)} bytes skipped in ${i.loss.rangesTotal} ranges` +
+      (i.loss.activityChunks ? ` (${i.loss.activityChunks} activity buffers, ${int(i.loss.activityBytes)} bytes of records)` : ""));
+    for (const r of i.loss.ranges) {
+      out.push(`    bytes ${r.from}–${r.to} (${r.seq !== undefined ? `chunk seq ${r.seq}: ` : ""}${r.code})`);
+    }
+    if (i.loss.rangesTotal > i.loss.ranges.length) out.push(`    … and ${i.loss.rangesTotal - i.loss.ranges.length} more`);
+  }
+  return out.join("\n");
+}
+
+/**
+ * `rawtrace info <files…>`: text per file, or with --json one document `{"files":[…]}` for any number of files
+ * (one file too); a file that fails is `{"file","ok":false,"error":{code,message}}` in it and on standard error.
+ */
+export async function runInfo(args: string[], v: CliValues): Promise<number> {
+  if (args.length === 0) throw new RawtraceError("USAGE", "info needs .rawtrace files");
+  const results: Array<{ ok: boolean; info?: FileInfo; file: string; error?: { code: string; message: string } }> = [];
+  for (const file of args) {
+    try {
+      results.push({ ok: true, file, info: await infoFile(file) });
+    } catch (e) {
+      const err = e as Error;
+      if (!(err instanceof RawtraceError)) throw err;
+      results.push({ ok: false, file, error: { code: err.code, message: err.message } });
+    }
+  }
+  if (v.json) {
+    const files = results.map((r) => (r.ok ? { ...r.info!, ok: true } : { file: r.file, ok: false, error: r.error }));
+    console.log(JSON.stringify({ command: "info", files }, replacer, 2));
+  } else {
+    const blocks = results.filter((r) => r.ok).map((r) => formatInfo(r.info!));
+    if (blocks.length) console.log(blocks.join("\n\n"));
+  }
+  for (const r of results) if (!r.ok) console.error(`rawtrace: ${r.error!.message}`);
+  return exitCode(results);
 }

@@ -21,22 +21,27 @@ export {
   convertBatch, fileFraction, type BatchOptions, type BatchProgress, type BatchResult, type FileResult,
 } from "./batch.js";
 export { merge, type MergeOptions, type MergeResult, type MergedRank } from "./merge.js";
-export { stats, statsFiles, formatStats, type StatsOptions, type StatsFileResult } from "./stats.js";
+export {
+  stats, statsFiles, formatStats, statsJson, statsCsv, STATS_CSV_COLUMNS, type StatsOptions, type StatsFileResult,
+} from "./stats.js";
 export { WorkerPool, defaultJobs, type ActiveTask, type PoolOptions } from "./pool.js";
 export { expandInputs } from "./inputs.js";
 export { fileSource } from "./file_source.js";
 export { createEngine, wasmPath } from "./wasm.js";
-export { RawtraceError, isRawtraceError, type Warning } from "../core/codes.js";
+export {
+  RawtraceError, isRawtraceError, LOSS_WARNINGS, type LossReport, type LostRange, type Warning, type WarningName,
+} from "../core/codes.js";
 export {
   Engine, memorySource,
   type ByteReader, type ByteSource, type ConvertOptions, type ConvertResult, type DeviceSummary, type FileInfo,
   type MergeSlot, type Progress, type Sink,
 } from "../core/engine.js";
 export {
-  EventKind, byTotal, computeStats, decodeStats,
+  EventKind, KIND_NAMES, kindName, byTotal, computeStats, decodeStats,
   type CopyStats, type DeviceStats, type NameStats, type TraceStats,
 } from "../core/stats.js";
 export {
-  EventsJoiner, chromeBaseFor, clockReport, mergedHeader, mergedTrailer, outcomeOf, planMerge,
-  type ClockReport, type MergePlan, type RankClock, type RankOutcome, type RankPlan,
+  EventsJoiner, chromeBaseFor, clockReport, mergedHeader, mergedTrailer, outcomeOf, planMerge, skewMessages,
+  DEFAULT_SKEW_WARN_NS, type ClockReport, type MergePlan, type RankClock, type RankOutcome, type RankPlan,
+  type SkewedRank,
 } from "../core/merge.js";

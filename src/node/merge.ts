@@ -15,14 +15,15 @@
  * one `/host:CPU` plane with every rank's threads and one plane per GPU (src/node/xspace_merge.ts). Ranks whose
  * dumps name no host are each their own `unknown_host_rank<N>.xplane.pb`.
  */
-import { closeSync, createWriteStream, existsSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeSync } from "node:fs";
+import { appendFileSync, closeSync, createWriteStream, existsSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeSync } from "node:fs";
 import { once } from "node:events";
 import { basename, dirname } from "node:path";
 import { createGzip, constants as zc } from "node:zlib";
 import { RawtraceError } from "../core/codes.js";
 import type { ConvertResult, FileInfo } from "../core/engine.js";
 import {
-  EventsJoiner, clockReport, mergedHeader, mergedTrailer, outcomeOf, planMerge, planXSpaceHosts,
+  EventsJoiner, clockReport, mergedHeader, mergedTrailer, outcomeOf, planMerge, planXSpaceHosts, skewMessages,
+  xspaceWarningField,
   type ClockReport, type MergePlan, type RankOutcome,
 } from "../core/merge.js";
 import { joinXSpaceParts } from "./xspace_merge.js";
@@ -47,6 +48,12 @@ export interface MergeOptions {
   /** Called every `progressMs` (default 200) while the merge runs. */
   onProgress?: (p: BatchProgress) => void;
   progressMs?: number;
+  /**
+   * Largest clock skew allowed, ms: a rank whose clock start is further than this from the median of the ranks'
+   * fails the merge (CLOCK_SKEW) before anything is written. Default: no limit; ranks beyond 1 s are only reported
+   * (`clock.skewed`, src/core/merge.ts).
+   */
+  maxSkewMs?: number;
 }
 
 /** One rank of a finished merge. */
@@ -113,7 +120,10 @@ export async function merge(inputs: string[], output: string, opts: MergeOptions
     }));
     phase = 1;
     const plan = planMerge(inputs, infos);
-    const clock = clockReport(plan, infos);
+    const clock = clockReport(plan, infos, opts.maxSkewMs !== undefined ? opts.maxSkewMs * 1e6 : undefined);
+    if (opts.maxSkewMs !== undefined && clock.skewed.length) {
+      throw new RawtraceError("CLOCK_SKEW", `clock skew beyond --max-skew ${opts.maxSkewMs} ms: ${skewMessages(clock).join("; ")}`);
+    }
     const step = (i: number) => {
       doneBytes += 0.8 * sizes[i];
       filesDone++;
@@ -121,6 +131,12 @@ export async function merge(inputs: string[], output: string, opts: MergeOptions
     const r = format === "xspace"
       ? await mergeXSpace(pool, plan, infos, output, opts, step)
       : await mergeChrome(pool, plan, infos, clock, output, opts, step);
+    if (format === "xspace" && clock.skewed.length) {
+      // The job's clock skew, as an XSpace warning in every host's file (Chrome: rawtrace.merge.clock).
+      const w = Buffer.concat(skewMessages(clock).map((m) => xspaceWarningField(`rawtrace CLOCK_SKEW: ${m}`)));
+      for (const f of new Set(r.outputs)) appendFileSync(f, w);
+      r.bytesOut += w.length * new Set(r.outputs).size;
+    }
     const ranks: MergedRank[] = plan.ranks.map((p, k) => ({
       ...r.outcomes[k], file: p.file, rank: p.rank, slot: p.slot, host: p.host, bytesIn: infos[p.index].bytes,
       output: r.outputs[k],

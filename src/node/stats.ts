@@ -4,7 +4,7 @@
  */
 import type { ByteSource, FileInfo } from "../core/engine.js";
 import { RawtraceError } from "../core/codes.js";
-import { EventKind, byTotal, computeStats, type TraceStats } from "../core/stats.js";
+import { EventKind, byTotal, computeStats, kindName, type TraceStats } from "../core/stats.js";
 import { createEngine } from "./wasm.js";
 import { fileSource } from "./file_source.js";
 import { WorkerPool } from "./pool.js";
@@ -95,7 +95,59 @@ export function formatStats(file: string, s: TraceStats, opts: { top?: number } 
     s.copies.map((c) => [c.direction, int(c.count), fmtBytes(c.bytes), ms(c.totalNs), c.bandwidthGBs.toFixed(2), ""])));
   const api = byTotal(s, [EventKind.API_RUNTIME, EventKind.API_DRIVER], top);
   out.push("  API calls by total time");
-  out.push(...table(["count", "total ms", "mean µs", "max µs", "name"],
-    api.map((a) => [int(a.count), ms(a.totalNs), us(a.meanNs), us(a.maxNs), a.name])));
+  out.push(...table(["kind", "count", "total ms", "mean µs", "max µs", "name"],
+    api.map((a) => [kindName(a.kind), int(a.count), ms(a.totalNs), us(a.meanNs), us(a.maxNs), a.name])));
   return out.join("\n");
+}
+
+/**
+ * `rawtrace stats --json`: one document `{"command":"stats","files":[…]}`, per file `{input, ok, seconds, stats,
+ * warnings, lost}` or `{input, ok: false, error}`. Kinds are names ({@link kindName}), copy directions are text
+ * ("HtoD", "DtoD (peer)"); times in ns, bytes in bytes.
+ */
+export function statsJson(results: StatsFileResult[]): unknown {
+  return {
+    command: "stats",
+    files: results.map((r) => {
+      if (!r.ok || !r.stats) return { input: r.input, ok: false, seconds: r.seconds, error: r.error };
+      const s = r.stats;
+      return {
+        input: r.input, ok: true, seconds: r.seconds,
+        stats: {
+          ...s,
+          names: s.names.map(({ kind, ...n }) => ({ kind: kindName(kind), ...n })),
+          copies: s.copies.map(({ copyKind: _k, ...c }) => c),
+        },
+        warnings: r.info?.warnings ?? [],
+        lost: r.info?.loss,
+      };
+    }),
+  };
+}
+
+/** One CSV field (RFC 4180: quoted when it holds a comma, quote, CR or LF; quotes doubled). */
+function csvField(s: string): string {
+  return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
+}
+
+/** Columns of `rawtrace stats --csv` (docs/node-api.md). */
+export const STATS_CSV_COLUMNS = ["file", "kind", "name", "count", "total_ns", "mean_ns", "min_ns", "max_ns"] as const;
+
+/**
+ * `rawtrace stats --csv`: one table, a header row ({@link STATS_CSV_COLUMNS}), then per file that worked one row
+ * per (kind, name) — by kind in {@link EventKind} order, then total time, largest first. Mean ns rounded to whole
+ * ns. Lines end in \n.
+ */
+export function statsCsv(results: StatsFileResult[]): string {
+  const lines = [STATS_CSV_COLUMNS.join(",")];
+  for (const r of results) {
+    if (!r.ok || !r.stats) continue;
+    const names = [...r.stats.names].sort((a, b) => a.kind - b.kind || b.totalNs - a.totalNs || a.name.localeCompare(b.name));
+    for (const n of names) {
+      lines.push([
+        csvField(r.input), kindName(n.kind), csvField(n.name), n.count, n.totalNs, Math.round(n.meanNs), n.minNs, n.maxNs,
+      ].join(","));
+    }
+  }
+  return lines.join("\n") + "\n";
 }

@@ -21,7 +21,8 @@ export interface SampleOptions {
   end?: boolean;
   /** Leave out the KIND_SIZES chunk (the decoder must use its built-in sizes). */
   noKindSizes?: boolean;
-  /** HEADER host name (default "gpu-node-1"). */
+  /** HEADER rank (default 3) and host name (default "gpu-node-1"). */
+  rank?: number;
   hostname?: string;
 }
 
@@ -33,7 +34,7 @@ export function sampleDump(o: SampleOptions = {}): Uint8Array {
   const w = RawtraceWriter.inMemory();
   w.header({
     vendor: 1, vendorVersion: C.LAYOUT_VERSION[L], runtimeVersion: 12080, driverVersion: 12080, pid: PID,
-    rank: 3, worldSize: 8, startNs: T + off, hostname: o.hostname ?? "gpu-node-1", commandLine: "/usr/bin/python3\0train.py",
+    rank: o.rank ?? 3, worldSize: 8, startNs: T + off, hostname: o.hostname ?? "gpu-node-1", commandLine: "/usr/bin/python3\0train.py",
   });
   w.clock({ which: 0, vendorNs: T, realtimeNs: T + off, monotonicNs: 5n, monotonicRawNs: 5n, boottimeNs: 5n });
   if (!o.noKindSizes) w.kindSizes(Object.entries(C.SIZES[L]).map(([k, s]) => [Number(k), s] as const));

@@ -1,0 +1,99 @@
+/**
+ * The damaged byte ranges the core reports (assembly/util/diag.ts `lose`, docs/errors.md "Damage"): for every way the
+ * reader skips bytes, the exact range [from, to), its warning and chunk seq, in `FileInfo.loss` and the Chrome JSON
+ * trailer's `rawtrace.lost`; an intact dump reports none.
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { crc32 } from "node:zlib";
+import { info, toChrome } from "../helpers/convert.js";
+import { sampleDump, T0 } from "../helpers/sample_dump.js";
+import { RawtraceWriter } from "../../src/format/writer.js";
+import * as C from "../../src/tools/cupti_records.js";
+import { CHUNK_HEADER_SIZE, PREAMBLE_SIZE } from "../../src/format/container.js";
+
+/** Header offset, type, seq and padded size of every chunk of a well-formed dump. */
+function chunks(b: Uint8Array): Array<{ off: number; type: number; seq: number; len: number; end: number }> {
+  const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  const out = [];
+  for (let p = PREAMBLE_SIZE; p + CHUNK_HEADER_SIZE <= b.length;) {
+    const len = dv.getUint32(p + 12, true);
+    const end = p + CHUNK_HEADER_SIZE + ((len + 7) & ~7);
+    out.push({ off: p, type: dv.getUint16(p + 4, true), seq: dv.getUint32(p + 8, true), len, end });
+    p = end;
+  }
+  return out;
+}
+
+const base = sampleDump();
+const all = chunks(base);
+const act = all.filter((c) => c.type === 5);
+
+test("an intact dump reports no loss, and the trailer has no `lost`", async () => {
+  assert.equal((await info(base)).loss, { bytes: 0, activityChunks: 0, activityBytes: 0, rangesTotal: 0, ranges: [] });
+  assert.is((await toChrome(base)).trace.rawtrace.lost, undefined);
+});
+
+test("a bad payload checksum: the whole chunk, with its seq, counted as an activity buffer", async () => {
+  const b = base.slice();
+  b[act[1].off + CHUNK_HEADER_SIZE + 3] ^= 0x10;
+  const { trace, result } = await toChrome(b);
+  const range = { from: act[1].off, to: act[1].end, code: "BAD_PAYLOAD_CRC", seq: act[1].seq };
+  assert.equal(result.info.loss, { bytes: act[1].end - act[1].off, activityChunks: 1, activityBytes: act[1].len, rangesTotal: 1, ranges: [range] });
+  assert.equal(trace.rawtrace.lost, {
+    bytes: act[1].end - act[1].off, activity_chunks: 1, activity_bytes: act[1].len, ranges_total: 1, ranges: [range],
+  });
+});
+
+test("a damaged chunk header: the bytes scanned to the next valid chunk", async () => {
+  const b = base.slice();
+  b[act[0].off + 9] ^= 0x01; // seq: the header CRC fails
+  const l = (await info(b)).loss;
+  assert.equal(l.ranges, [{ from: act[0].off, to: act[1].off, code: "BAD_CHUNK_HEADER" }]);
+  assert.is(l.bytes, act[1].off - act[0].off);
+  assert.is(l.activityChunks, 0, "the type of a damaged header is unknown");
+});
+
+test("a header declaring more than 256 MiB: one range from it to the next valid chunk", async () => {
+  const b = base.slice();
+  const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  dv.setUint32(act[0].off + 12, 0x20000000, true);
+  dv.setUint32(act[0].off + 20, crc32(b.subarray(act[0].off, act[0].off + 20)) >>> 0, true);
+  const i = await info(b);
+  assert.ok(i.warnings.some((w) => w.code === "CHUNK_TOO_LARGE"));
+  assert.equal(i.loss.ranges, [{ from: act[0].off, to: act[1].off, code: "CHUNK_TOO_LARGE" }]);
+  assert.is(i.loss.bytes, act[1].off - act[0].off);
+});
+
+test("a file cut inside a chunk: the tail; damage up to the end of the file: up to the end", async () => {
+  const cut = base.subarray(0, act[1].off + 40);
+  assert.equal((await info(cut)).loss.ranges, [{ from: act[1].off, to: act[1].off + 40, code: "TRUNCATED" }]);
+  const b = base.slice();
+  const last = all[all.length - 1];
+  b[last.off + 9] ^= 0x01;
+  assert.equal((await info(b)).loss.ranges, [{ from: last.off, to: b.length, code: "BAD_CHUNK_HEADER" }]);
+});
+
+/** A dump with one activity buffer: a kernel record, then `tail`. Returns the bytes and the tail's file offset. */
+function withTail(tail: Uint8Array): { bytes: Uint8Array; at: number } {
+  const w = RawtraceWriter.inMemory();
+  w.header({ vendor: 1, vendorVersion: C.LAYOUT_VERSION.cuda13, pid: 1, startNs: T0, hostname: "h", commandLine: "app" });
+  const rec = C.kernelRecord("cuda13", { start: T0 + 10n, end: T0 + 20n, deviceId: 0, contextId: 1, streamId: 7, correlationId: 1, namePtr: 0n });
+  w.activity(C.concat([rec, tail]));
+  w.end();
+  const bytes = w.bytes();
+  const a = chunks(bytes).find((c) => c.type === 5)!;
+  return { bytes, at: a.off + CHUNK_HEADER_SIZE + rec.length };
+}
+
+test("an activity buffer that ends inside a record, or holds a kind of unknown size: the rest of the buffer", async () => {
+  const rec = C.kernelRecord("cuda13", { start: T0, end: T0 + 1n, deviceId: 0, contextId: 1, streamId: 7, correlationId: 2, namePtr: 0n });
+  const cut = withTail(rec.subarray(0, 12));
+  assert.equal((await info(cut.bytes)).loss.ranges, [{ from: cut.at, to: cut.at + 12, code: "RECORD_TRUNCATED" }]);
+  const odd = new Uint8Array(16);
+  new DataView(odd.buffer).setUint32(0, 0x7777, true);
+  const unknown = withTail(odd);
+  assert.equal((await info(unknown.bytes)).loss.ranges, [{ from: unknown.at, to: unknown.at + 16, code: "UNKNOWN_KIND_UNSIZED" }]);
+});
+
+test.run();
