@@ -52,28 +52,31 @@ export function setShowAllApi(on: bool): void {
 
 /**
  * Record sizes of the struct each CUPTI version emits, by CUPTI_API_VERSION, used only when a dump has no
- * KIND_SIZES chunk. Verified against the header wheels of CUDA 11.8 (API 18), 12.9 (API 28) and 13.0U1 (130001)
- * by test/fixtures/cupti; versions between 18 and 28 take the 11.8 sizes (CUDA 12.0 also reports 18).
+ * KIND_SIZES chunk. Verified against the header wheels of CUDA 11.8 (API 18), 12.9 (API 28), 13.0U1 (130001) and
+ * 13.5 (130500) by test/fixtures/cupti and test/decode; versions between 18 and 28 take the 11.8 sizes (CUDA 12.0
+ * also reports 18), versions from 130000 to 130499 the 13.0 sizes. 13.5 brought Kernel13 (248 B), Memcpy7 (112),
+ * Memset5 (104), Device6 (192), Context4 (40) and CudaEvent3 (80), each an append-only successor.
  */
 function builtinSize(kind: u32, version: u32): u32 {
   const v12 = version >= 28;
   const v13 = version >= 130000;
+  const v135 = version >= 130500;
   switch (kind) {
-    case K.MEMCPY: return v12 ? 96 : 88;
-    case K.MEMSET: return 88;
+    case K.MEMCPY: return v135 ? 112 : v12 ? 96 : 88;
+    case K.MEMSET: return v135 ? 104 : 88;
     case K.KERNEL:
-    case K.CONCURRENT_KERNEL: return v13 ? 216 : v12 ? 208 : 200;
+    case K.CONCURRENT_KERNEL: return v135 ? 248 : v13 ? 216 : v12 ? 208 : 200;
     case K.DRIVER:
     case K.RUNTIME:
     case K.INTERNAL_LAUNCH_API: return 40;
-    case K.DEVICE: return v12 ? 184 : 176;
-    case K.CONTEXT: return v12 ? 32 : 16;
+    case K.DEVICE: return v135 ? 192 : v12 ? 184 : 176;
+    case K.CONTEXT: return v135 ? 40 : v12 ? 32 : 16;
     case K.NAME: return 32;
     case K.MARKER: return 56;
     case K.MARKER_DATA: return v13 ? 40 : 32;
     case K.OVERHEAD: return v12 ? 56 : 40;
     case K.MEMCPY2: return 96;
-    case K.CUDA_EVENT: return v12 ? 56 : 24;
+    case K.CUDA_EVENT: return v135 ? 80 : v12 ? 56 : 24;
     case K.STREAM: return 24;
     case K.SYNCHRONIZATION: return v12 ? 56 : 40;
     case K.EXTERNAL_CORRELATION: return 24;
