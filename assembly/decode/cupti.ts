@@ -15,6 +15,7 @@ import { warn } from "../util/diag";
 import { arenaAlloc } from "../util/arena";
 import { emitEvent } from "../emit/dispatch";
 import * as R from "../model/ranges";
+import { cuptiApiFlags } from "./cupti_api";
 
 /** CUpti_ActivityKind values this decoder reads. */
 const enum K {
@@ -104,54 +105,9 @@ export function cuptiPrepare(): void {
 
 // ---- API names -------------------------------------------------------------------------------------------------
 
-/** Compares [p, p+n) with an ASCII AS string. */
-function eq(p: usize, n: u32, s: string): bool {
-  if (<i32>n != s.length) return false;
-  const q = changetype<usize>(s);
-  for (let i: u32 = 0; i < n; i++) if (<u16>load<u8>(p + i) != load<u16>(q + (<usize>i << 1))) return false;
-  return true;
-}
-function startsWith(p: usize, n: u32, s: string): bool {
-  const m = <u32>s.length;
-  if (n < m) return false;
-  const q = changetype<usize>(s);
-  for (let i: u32 = 0; i < m; i++) if (<u16>load<u8>(p + i) != load<u16>(q + (<usize>i << 1))) return false;
-  return true;
-}
-
-/**
- * Stores a CUPTI (domain, cbid) → name entry, stripping the `_v<digits>` suffix cbid names carry, and derives
- * Kineto's flags: which calls start an ac2g flow, which are hidden by default.
- */
-export function cuptiApiName(domain: u32, cbid: u32, p: usize, n: u32): void {
-  // "cudaLaunchKernel_v7000" → "cudaLaunchKernel"
-  let m = n;
-  while (m > 0 && load<u8>(p + m - 1) >= 48 && load<u8>(p + m - 1) <= 57) m--;
-  if (m < n && m >= 2 && load<u8>(p + m - 1) == 0x76 && load<u8>(p + m - 2) == 0x5f) n = m - 2;
-  let flags: u32 = 0;
-  if (domain == 2) {
-    if (
-      eq(p, n, "cudaLaunchKernel") || eq(p, n, "cudaLaunchCooperativeKernel") ||
-      eq(p, n, "cudaLaunchCooperativeKernelMultiDevice") || eq(p, n, "cudaLaunchKernelExC") ||
-      eq(p, n, "cudaGraphLaunch") || eq(p, n, "cudaStreamSynchronize") || eq(p, n, "cudaDeviceSynchronize") ||
-      eq(p, n, "cudaStreamWaitEvent") || eq(p, n, "cudaEventSynchronize") ||
-      startsWith(p, n, "cudaMemcpy") || startsWith(p, n, "cudaMemset")
-    ) flags |= S.API_FLOW;
-    if (
-      eq(p, n, "cudaGetDevice") || eq(p, n, "cudaSetDevice") || eq(p, n, "cudaGetLastError") ||
-      eq(p, n, "cudaEventCreate") || eq(p, n, "cudaEventCreateWithFlags") || eq(p, n, "cudaEventDestroy")
-    ) flags |= S.API_HIDDEN;
-  } else if (domain == 1) {
-    const launch = eq(p, n, "cuLaunchKernel") || eq(p, n, "cuLaunchKernelEx");
-    if (launch) flags |= S.API_FLOW;
-    if (
-      !launch && !eq(p, n, "cuMemCreate") && !eq(p, n, "cuMemMap") && !eq(p, n, "cuMemUnmap") &&
-      !eq(p, n, "cuMemRelease") && !eq(p, n, "cuMemExportToShareableHandle") &&
-      !eq(p, n, "cuMemImportFromShareableHandle")
-    ) flags |= S.API_HIDDEN;
-  }
-  S.setApiName(domain, cbid, p, n, flags);
-}
+// Kineto's display names, hiding and flow starts of API calls live in cupti_api.ts; the engine stores API_NAMES
+// entries through this re-export.
+export { cuptiApiName } from "./cupti_api";
 
 // ---- Static names ------------------------------------------------------------------------------------------------
 
@@ -708,7 +664,7 @@ export function cuptiDecode(p: usize, n: u32, off: u64): void {
         const domain: u32 = kind == K.DRIVER ? 1 : 2;
         const cbid = load<u32>(r, 4);
         const entry = S.apiEntry(domain, cbid);
-        const aflags = entry != 0 ? load<u32>(entry, 8) : 0;
+        const aflags = cuptiApiFlags(domain, cbid);
         if ((aflags & S.API_HIDDEN) != 0 && !showAllApi) {
           S.addApiFiltered();
           break;
