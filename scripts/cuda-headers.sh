@@ -4,7 +4,7 @@
 # installed into any Python environment. Pinned versions and sha256 hashes; idempotent: a tag whose folder already
 # holds the same pinned set is skipped without touching the network, so a second run works offline.
 #
-#   scripts/cuda-headers.sh            # all tags: cu118 cu12 cu13
+#   scripts/cuda-headers.sh            # all tags: cu118 cu12 cu13 cu135
 #   scripts/cuda-headers.sh cu13       # only the named tags
 #
 # Environment: RAWTRACE_CUDA_CACHE overrides the cache folder (default <repo>/.cache/cuda). pip's own settings
@@ -22,6 +22,8 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="${RAWTRACE_CUDA_CACHE:-$ROOT/.cache/cuda}"
+
+ALL_TAGS="cu118 cu12 cu13 cu135"
 
 # tag -> "requirement sha256" pairs, one per line. The wheels are pure header/library payloads (py3-none); the
 # x86_64 builds are pinned so every host, whatever its architecture, unpacks the same bytes.
@@ -47,7 +49,14 @@ nvidia-cuda-runtime==13.0.88 422a38f7c739ecbdd3a4b6ec7ed0a1d74db43d8e9bc26685f3d
 nvidia-cuda-crt==13.0.88 2c8043c7c9e02492716426e9919fc78d2c5b3b2a7a768a88e952676b08aa55a4
 EOF
     ;;
-    *) echo "cuda-headers: unknown tag '$1' (known: cu118 cu12 cu13)" >&2; return 1 ;;
+    # CUDA 13.5: CUPTI 13.5.25 and cudart/crt 13.5.37, the newest 13.x wheels when this tag was pinned.
+    cu135) cat <<'EOF'
+nvidia-cuda-cupti==13.5.25 9dcca41c12a734192b14e7128ae116bc9ce1b9da686e2ebf48ae7a4415f76650
+nvidia-cuda-runtime==13.5.37 df2b79a8852f10d1fef8c848489c49eebb5754051bf870202a862831412b179d
+nvidia-cuda-crt==13.5.37 e898b7f73d3035fa89915a3f7bf3b54a73e90249746111aed295822c4729bb29
+EOF
+    ;;
+    *) echo "cuda-headers: unknown tag '$1' (known: $ALL_TAGS)" >&2; return 1 ;;
   esac
 }
 
@@ -123,5 +132,5 @@ cleanup() { local d; for d in "${CLEANUP[@]+"${CLEANUP[@]}"}"; do rm -rf "$d"; d
 trap cleanup EXIT
 
 tags=("$@")
-[[ ${#tags[@]} -gt 0 ]] || tags=(cu118 cu12 cu13)
+[[ ${#tags[@]} -gt 0 ]] || read -r -a tags <<<"$ALL_TAGS"
 for t in "${tags[@]}"; do install_tag "$t"; done

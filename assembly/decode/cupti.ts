@@ -15,6 +15,7 @@ import { warn, lose } from "../util/diag";
 import { arenaAlloc } from "../util/arena";
 import { emitEvent } from "../emit/dispatch";
 import * as R from "../model/ranges";
+import { cuptiApiFlags } from "./cupti_api";
 
 /** CUpti_ActivityKind values this decoder reads. */
 const enum K {
@@ -52,28 +53,31 @@ export function setShowAllApi(on: bool): void {
 
 /**
  * Record sizes of the struct each CUPTI version emits, by CUPTI_API_VERSION, used only when a dump has no
- * KIND_SIZES chunk. Verified against the header wheels of CUDA 11.8 (API 18), 12.9 (API 28) and 13.0U1 (130001)
- * by test/fixtures/cupti; versions between 18 and 28 take the 11.8 sizes (CUDA 12.0 also reports 18).
+ * KIND_SIZES chunk. Verified against the header wheels of CUDA 11.8 (API 18), 12.9 (API 28), 13.0U1 (130001) and
+ * 13.5 (130500) by test/fixtures/cupti and test/decode; versions between 18 and 28 take the 11.8 sizes (CUDA 12.0
+ * also reports 18), versions from 130000 to 130499 the 13.0 sizes. 13.5 brought Kernel13 (248 B), Memcpy7 (112),
+ * Memset5 (104), Device6 (192), Context4 (40) and CudaEvent3 (80), each an append-only successor.
  */
 function builtinSize(kind: u32, version: u32): u32 {
   const v12 = version >= 28;
   const v13 = version >= 130000;
+  const v135 = version >= 130500;
   switch (kind) {
-    case K.MEMCPY: return v12 ? 96 : 88;
-    case K.MEMSET: return 88;
+    case K.MEMCPY: return v135 ? 112 : v12 ? 96 : 88;
+    case K.MEMSET: return v135 ? 104 : 88;
     case K.KERNEL:
-    case K.CONCURRENT_KERNEL: return v13 ? 216 : v12 ? 208 : 200;
+    case K.CONCURRENT_KERNEL: return v135 ? 248 : v13 ? 216 : v12 ? 208 : 200;
     case K.DRIVER:
     case K.RUNTIME:
     case K.INTERNAL_LAUNCH_API: return 40;
-    case K.DEVICE: return v12 ? 184 : 176;
-    case K.CONTEXT: return v12 ? 32 : 16;
+    case K.DEVICE: return v135 ? 192 : v12 ? 184 : 176;
+    case K.CONTEXT: return v135 ? 40 : v12 ? 32 : 16;
     case K.NAME: return 32;
     case K.MARKER: return 56;
     case K.MARKER_DATA: return v13 ? 40 : 32;
     case K.OVERHEAD: return v12 ? 56 : 40;
     case K.MEMCPY2: return 96;
-    case K.CUDA_EVENT: return v12 ? 56 : 24;
+    case K.CUDA_EVENT: return v135 ? 80 : v12 ? 56 : 24;
     case K.STREAM: return 24;
     case K.SYNCHRONIZATION: return v12 ? 56 : 40;
     case K.EXTERNAL_CORRELATION: return 24;
@@ -101,54 +105,9 @@ export function cuptiPrepare(): void {
 
 // ---- API names -------------------------------------------------------------------------------------------------
 
-/** Compares [p, p+n) with an ASCII AS string. */
-function eq(p: usize, n: u32, s: string): bool {
-  if (<i32>n != s.length) return false;
-  const q = changetype<usize>(s);
-  for (let i: u32 = 0; i < n; i++) if (<u16>load<u8>(p + i) != load<u16>(q + (<usize>i << 1))) return false;
-  return true;
-}
-function startsWith(p: usize, n: u32, s: string): bool {
-  const m = <u32>s.length;
-  if (n < m) return false;
-  const q = changetype<usize>(s);
-  for (let i: u32 = 0; i < m; i++) if (<u16>load<u8>(p + i) != load<u16>(q + (<usize>i << 1))) return false;
-  return true;
-}
-
-/**
- * Stores a CUPTI (domain, cbid) → name entry, stripping the `_v<digits>` suffix cbid names carry, and derives
- * Kineto's flags: which calls start an ac2g flow, which are hidden by default.
- */
-export function cuptiApiName(domain: u32, cbid: u32, p: usize, n: u32): void {
-  // "cudaLaunchKernel_v7000" → "cudaLaunchKernel"
-  let m = n;
-  while (m > 0 && load<u8>(p + m - 1) >= 48 && load<u8>(p + m - 1) <= 57) m--;
-  if (m < n && m >= 2 && load<u8>(p + m - 1) == 0x76 && load<u8>(p + m - 2) == 0x5f) n = m - 2;
-  let flags: u32 = 0;
-  if (domain == 2) {
-    if (
-      eq(p, n, "cudaLaunchKernel") || eq(p, n, "cudaLaunchCooperativeKernel") ||
-      eq(p, n, "cudaLaunchCooperativeKernelMultiDevice") || eq(p, n, "cudaLaunchKernelExC") ||
-      eq(p, n, "cudaGraphLaunch") || eq(p, n, "cudaStreamSynchronize") || eq(p, n, "cudaDeviceSynchronize") ||
-      eq(p, n, "cudaStreamWaitEvent") || eq(p, n, "cudaEventSynchronize") ||
-      startsWith(p, n, "cudaMemcpy") || startsWith(p, n, "cudaMemset")
-    ) flags |= S.API_FLOW;
-    if (
-      eq(p, n, "cudaGetDevice") || eq(p, n, "cudaSetDevice") || eq(p, n, "cudaGetLastError") ||
-      eq(p, n, "cudaEventCreate") || eq(p, n, "cudaEventCreateWithFlags") || eq(p, n, "cudaEventDestroy")
-    ) flags |= S.API_HIDDEN;
-  } else if (domain == 1) {
-    const launch = eq(p, n, "cuLaunchKernel") || eq(p, n, "cuLaunchKernelEx");
-    if (launch) flags |= S.API_FLOW;
-    if (
-      !launch && !eq(p, n, "cuMemCreate") && !eq(p, n, "cuMemMap") && !eq(p, n, "cuMemUnmap") &&
-      !eq(p, n, "cuMemRelease") && !eq(p, n, "cuMemExportToShareableHandle") &&
-      !eq(p, n, "cuMemImportFromShareableHandle")
-    ) flags |= S.API_HIDDEN;
-  }
-  S.setApiName(domain, cbid, p, n, flags);
-}
+// Kineto's display names, hiding and flow starts of API calls live in cupti_api.ts; the engine stores API_NAMES
+// entries through this re-export.
+export { cuptiApiName } from "./cupti_api";
 
 // ---- Static names ------------------------------------------------------------------------------------------------
 
@@ -710,7 +669,7 @@ export function cuptiDecode(p: usize, n: u32, off: u64): void {
         const domain: u32 = kind == K.DRIVER ? 1 : 2;
         const cbid = load<u32>(r, 4);
         const entry = S.apiEntry(domain, cbid);
-        const aflags = entry != 0 ? load<u32>(entry, 8) : 0;
+        const aflags = cuptiApiFlags(domain, cbid);
         if ((aflags & S.API_HIDDEN) != 0 && !showAllApi) {
           S.addApiFiltered();
           break;

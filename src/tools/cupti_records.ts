@@ -6,10 +6,10 @@
  */
 
 /** Which CUPTI generation's struct sizes to write. */
-export type CuptiLayout = "cuda11" | "cuda12" | "cuda13";
+export type CuptiLayout = "cuda11" | "cuda12" | "cuda13" | "cuda135";
 
-/** CUPTI_API_VERSION of each layout's headers: CUDA 11.8, 12.9 and 13.0 Update 1. */
-export const LAYOUT_VERSION: Record<CuptiLayout, number> = { cuda11: 18, cuda12: 28, cuda13: 130001 };
+/** CUPTI_API_VERSION of each layout's headers: CUDA 11.8, 12.9, 13.0 Update 1 and 13.5. */
+export const LAYOUT_VERSION: Record<CuptiLayout, number> = { cuda11: 18, cuda12: 28, cuda13: 130001, cuda135: 130500 };
 
 /** CUpti_ActivityKind values. */
 export const CK = {
@@ -21,7 +21,8 @@ export const CK = {
 /**
  * Record sizes per layout, as sizeof in the real headers (checked by test/fixtures/cupti against the header wheels):
  * CUDA 11.8 (Kernel8, Memcpy5, Synchronization, CudaEvent, Overhead, Context, Device4), 12.9 (Kernel9, Memcpy6,
- * Synchronization2, CudaEvent2, Overhead3, Context3, Device5), 13.0 (Kernel10, MarkerData2).
+ * Synchronization2, CudaEvent2, Overhead3, Context3, Device5), 13.0 (Kernel10, MarkerData2), 13.5 (Kernel13, Memcpy7,
+ * Memset5, Device6, Context4, CudaEvent3).
  */
 export const SIZES: Record<CuptiLayout, Record<number, number>> = {
   cuda11: {
@@ -36,9 +37,13 @@ export const SIZES: Record<CuptiLayout, Record<number, number>> = {
     1: 96, 2: 88, 3: 216, 4: 40, 5: 40, 8: 184, 9: 32, 10: 216, 11: 32, 12: 56, 13: 40, 17: 56, 22: 96, 36: 56, 37: 24,
     38: 56, 39: 24, 51: 56,
   },
+  cuda135: {
+    1: 112, 2: 104, 3: 248, 4: 40, 5: 40, 8: 192, 9: 40, 10: 248, 11: 32, 12: 56, 13: 40, 17: 56, 22: 96, 36: 80,
+    37: 24, 38: 56, 39: 24, 51: 56,
+  },
 };
 
-/** Fields of a kernel record (Kernel9/10). Times in the vendor clock, ns. */
+/** Fields of a kernel record (Kernel8 … Kernel13: the fields all of them share). Times in the vendor clock, ns. */
 export interface KernelFields {
   start: bigint; end: bigint; deviceId: number; contextId: number; streamId: number; correlationId: number;
   namePtr: bigint; gridX?: number; gridY?: number; gridZ?: number; blockX?: number; blockY?: number; blockZ?: number;

@@ -3,7 +3,7 @@
  * records of a chosen layout (CUDA 12 or CUDA 13), so that converting that dump with the engine can be compared
  * with the original, event by event, to the nanosecond.
  *
- *   tsx src/tools/kineto_to_rawtrace.ts in.json[.gz] -o out.rawtrace [--layout cuda11|cuda12|cuda13] [--records-per-chunk N]
+ *   tsx src/tools/kineto_to_rawtrace.ts in.json[.gz] -o out.rawtrace [--layout cuda11|cuda12|cuda13|cuda135] [--records-per-chunk N]
  *
  * What becomes what:
  * - `kernel` → CONCURRENT_KERNEL (name into STRINGS under a synthetic pointer per distinct name; device = pid,
@@ -641,7 +641,7 @@ export function compareViews(expected: TraceView, actual: TraceView): ViewMatch 
 
 // ---- CLI ---------------------------------------------------------------------------------------------------------
 
-const USAGE = "usage: tsx src/tools/kineto_to_rawtrace.ts in.json[.gz] -o out.rawtrace [--layout cuda11|cuda12|cuda13] " +
+const USAGE = "usage: tsx src/tools/kineto_to_rawtrace.ts in.json[.gz] -o out.rawtrace [--layout cuda11|cuda12|cuda13|cuda135] " +
   "[--records-per-chunk N]";
 
 function main(argv: string[]): number {
@@ -667,8 +667,8 @@ function main(argv: string[]): number {
     console.error(USAGE);
     return 2;
   }
-  if (layout !== "cuda11" && layout !== "cuda12" && layout !== "cuda13") {
-    console.error(`--layout must be cuda11, cuda12 or cuda13, got ${layout}`);
+  if (!Object.hasOwn(LAYOUT_VERSION, layout)) {
+    console.error(`--layout must be one of ${Object.keys(LAYOUT_VERSION).join(", ")}, got ${layout}`);
     return 2;
   }
   const { bytes, stats } = convertKineto(readKinetoTrace(input), { layout, recordsPerChunk: perChunk });

@@ -26,19 +26,21 @@ import type { ConvertResult, Engine } from "../../src/core/engine.js";
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const BUILD = join(ROOT, "build/c/cuda");
 const APP = join(BUILD, "cuda_app");
-const TAGS = ["cu12", "cu13"] as const;
+const TAGS = ["cu12", "cu13", "cu135"] as const;
 type Tag = (typeof TAGS)[number];
 const lib = (tag: Tag) => join(BUILD, tag, "librawtrace_cuda.so");
 const fake = (tag: Tag) => join(BUILD, tag, "libcupti_fake.so");
 
 /** CUPTI API version of each header set (cupti_version.h), as the fake reports it. */
-const CUPTI_VERSION: Record<Tag, number> = { cu12: 28, cu13: 130001 };
-/** sizeof of the structs the fake writes, per kind (the real CUDA 12.9 / 13.0U1 structs). */
+const CUPTI_VERSION: Record<Tag, number> = { cu12: 28, cu13: 130001, cu135: 130500 };
+/** sizeof of the structs the fake writes, per kind (the real CUDA 12.9 / 13.0U1 / 13.5 structs). */
 const SIZES: Record<Tag, Record<number, number>> = {
   cu12: { 1: 96, 2: 88, 3: 208, 4: 40, 5: 40, 8: 184, 9: 32, 10: 208, 11: 32, 12: 56, 13: 32, 17: 56, 22: 96,
     36: 56, 37: 24, 38: 56, 39: 24, 48: 40 },
   cu13: { 1: 96, 2: 88, 3: 216, 4: 40, 5: 40, 8: 184, 9: 32, 10: 216, 11: 32, 12: 56, 13: 40, 17: 56, 22: 96,
     36: 56, 37: 24, 38: 56, 39: 24, 48: 40 },
+  cu135: { 1: 112, 2: 104, 3: 248, 4: 40, 5: 40, 8: 192, 9: 40, 10: 248, 11: 32, 12: 56, 13: 40, 17: 56, 22: 96,
+    36: 80, 37: 24, 38: 56, 39: 24, 48: 40 },
 };
 
 let dir = "";
@@ -428,6 +430,10 @@ async function checkBasic(tag: Tag, load: string, extra: Record<string, string> 
 
 test("basic, CUDA 13 headers, loaded by InitializeInjection: every event exactly as made", async () => {
   await checkBasic("cu13", "inject");
+});
+
+test("basic, CUDA 13.5 headers (Kernel13, Memcpy7, Memset5), LD_PRELOAD: every event exactly as made", async () => {
+  await checkBasic("cu135", "preload");
 });
 
 test("basic, CUDA 12 headers, LD_PRELOAD plus InitializeInjection: starts once; a kind CUPTI refuses is logged", async () => {

@@ -1,9 +1,10 @@
 /*
  * Test double of libcupti (and of the few CUDA driver calls the collector makes), for machines without a GPU.
  *
- * Built against the real CUPTI headers of one CUDA version (make -C collectors/cuda TAG=cu12|cu13 test-bins), so the
- * records it writes are that version's real structs (CUpti_ActivityKernel9 on 12.x, Kernel10 on 13.x, ...) and
- * cuptiActivityGetNextRecord walks them by their real sizeof. Behaves like CUPTI where the collector can tell:
+ * Built against the real CUPTI headers of one CUDA version (make -C collectors/cuda TAG=cu12|cu13|cu135 test-bins),
+ * so the records it writes are that version's real structs (CUpti_ActivityKernel9 on 12.x, Kernel10 on 13.0,
+ * Kernel13/Memcpy7/Memset5/Device6 on 13.5, ...) and cuptiActivityGetNextRecord walks them by their real sizeof.
+ * Behaves like CUPTI where the collector can tell:
  *   - records of a kind are produced only while that kind is enabled;
  *   - buffers come from the client's bufferRequested, fill up, and are handed back through bufferCompleted from a
  *     worker thread (or from the caller of cuptiActivityFlushAll, synchronously);
@@ -33,7 +34,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#if CUPTI_API_VERSION >= 130000
+/* The structs each release's libcupti delivers (its cupti_activity.h names them in the CUpti_ActivityKind docs). */
+#if CUPTI_API_VERSION >= 130500
+typedef CUpti_ActivityKernel13 FakeKernel;
+typedef CUpti_ActivityMarkerData2 FakeMarkerData;
+typedef CUpti_ActivityMemcpy7 FakeMemcpy;
+typedef CUpti_ActivityMemset5 FakeMemset;
+typedef CUpti_ActivityDevice6 FakeDevice;
+typedef CUpti_ActivityContext4 FakeContext;
+typedef CUpti_ActivityCudaEvent3 FakeCudaEvent;
+#elif CUPTI_API_VERSION >= 130000
 typedef CUpti_ActivityKernel10 FakeKernel;
 typedef CUpti_ActivityMarkerData2 FakeMarkerData;
 #elif CUPTI_API_VERSION >= 20
@@ -41,6 +51,13 @@ typedef CUpti_ActivityKernel9 FakeKernel;
 typedef CUpti_ActivityMarkerData FakeMarkerData;
 #else
 #error "fake_cupti needs CUDA 12 or 13 CUPTI headers"
+#endif
+#if CUPTI_API_VERSION < 130500
+typedef CUpti_ActivityMemcpy6 FakeMemcpy;
+typedef CUpti_ActivityMemset4 FakeMemset;
+typedef CUpti_ActivityDevice5 FakeDevice;
+typedef CUpti_ActivityContext3 FakeContext;
+typedef CUpti_ActivityCudaEvent2 FakeCudaEvent;
 #endif
 
 #define EXPORT __attribute__((visibility("default")))
@@ -88,21 +105,21 @@ static _Thread_local int ext_depth[8];
 
 static size_t rec_size(uint32_t kind) {
   switch (kind) {
-    case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(CUpti_ActivityMemcpy6);
-    case CUPTI_ACTIVITY_KIND_MEMSET: return sizeof(CUpti_ActivityMemset4);
+    case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(FakeMemcpy);
+    case CUPTI_ACTIVITY_KIND_MEMSET: return sizeof(FakeMemset);
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return sizeof(FakeKernel);
     case CUPTI_ACTIVITY_KIND_DRIVER:
     case CUPTI_ACTIVITY_KIND_RUNTIME:
     case CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API: return sizeof(CUpti_ActivityAPI);
-    case CUPTI_ACTIVITY_KIND_DEVICE: return sizeof(CUpti_ActivityDevice5);
-    case CUPTI_ACTIVITY_KIND_CONTEXT: return sizeof(CUpti_ActivityContext3);
+    case CUPTI_ACTIVITY_KIND_DEVICE: return sizeof(FakeDevice);
+    case CUPTI_ACTIVITY_KIND_CONTEXT: return sizeof(FakeContext);
     case CUPTI_ACTIVITY_KIND_NAME: return sizeof(CUpti_ActivityName);
     case CUPTI_ACTIVITY_KIND_MARKER: return sizeof(CUpti_ActivityMarker2);
     case CUPTI_ACTIVITY_KIND_MARKER_DATA: return sizeof(FakeMarkerData);
     case CUPTI_ACTIVITY_KIND_OVERHEAD: return sizeof(CUpti_ActivityOverhead3);
     case CUPTI_ACTIVITY_KIND_MEMCPY2: return sizeof(CUpti_ActivityMemcpyPtoP4);
-    case CUPTI_ACTIVITY_KIND_CUDA_EVENT: return sizeof(CUpti_ActivityCudaEvent2);
+    case CUPTI_ACTIVITY_KIND_CUDA_EVENT: return sizeof(FakeCudaEvent);
     case CUPTI_ACTIVITY_KIND_STREAM: return sizeof(CUpti_ActivityStream);
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return sizeof(CUpti_ActivitySynchronization2);
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return sizeof(CUpti_ActivityExternalCorrelation);
@@ -572,7 +589,7 @@ EXPORT void fake_cupti_kernel(uint32_t corr, const char* name, uint64_t start, u
 EXPORT void fake_cupti_memcpy(uint32_t corr, uint32_t copy_kind, uint32_t src_kind, uint32_t dst_kind, uint64_t bytes,
                               uint64_t start, uint64_t end, uint32_t device, uint32_t context, uint32_t stream) {
   pthread_mutex_lock(&mu);
-  CUpti_ActivityMemcpy6* m = new_record(CUPTI_ACTIVITY_KIND_MEMCPY, sizeof *m);
+  FakeMemcpy* m = new_record(CUPTI_ACTIVITY_KIND_MEMCPY, sizeof *m);
   if (m) {
     SET_GPU_OP(m, corr, start, end, device, context, stream);
     m->copyKind = (uint8_t)copy_kind;
@@ -587,7 +604,7 @@ EXPORT void fake_cupti_memcpy(uint32_t corr, uint32_t copy_kind, uint32_t src_ki
 EXPORT void fake_cupti_memset(uint32_t corr, uint32_t value, uint64_t bytes, uint64_t start, uint64_t end,
                               uint32_t device, uint32_t context, uint32_t stream) {
   pthread_mutex_lock(&mu);
-  CUpti_ActivityMemset4* m = new_record(CUPTI_ACTIVITY_KIND_MEMSET, sizeof *m);
+  FakeMemset* m = new_record(CUPTI_ACTIVITY_KIND_MEMSET, sizeof *m);
   if (m) {
     SET_GPU_OP(m, corr, start, end, device, context, stream);
     m->value = value;
@@ -647,7 +664,7 @@ EXPORT void fake_cupti_stream_name(uint32_t device, uint32_t context, uint32_t s
 
 EXPORT void fake_cupti_device(uint32_t id, const char* name) {
   pthread_mutex_lock(&mu);
-  CUpti_ActivityDevice5* d = new_record(CUPTI_ACTIVITY_KIND_DEVICE, sizeof *d);
+  FakeDevice* d = new_record(CUPTI_ACTIVITY_KIND_DEVICE, sizeof *d);
   if (d) {
     d->id = id;
     d->numMultiprocessors = 108;

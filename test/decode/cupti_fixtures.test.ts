@@ -1,5 +1,5 @@
 /**
- * Golden fixtures from the real CUPTI headers of CUDA 11.8, 12.9 and 13.0 (test/fixtures/cupti/gen_fixture.c fills
+ * Golden fixtures from the real CUPTI headers of CUDA 11.8, 12.9, 13.0 and 13.5 (test/fixtures/cupti/gen_fixture.c fills
  * real CUpti_Activity* structs with known values): every record's every field the decoder reads is checked in the
  * Chrome JSON, for every version.
  */
@@ -8,10 +8,12 @@ import * as assert from "uvu/assert";
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { toChrome, type ChromeTrace } from "../helpers/convert.js";
+import { cbidTable } from "../helpers/cupti_headers.js";
+import { kinetoName } from "../helpers/kineto_api_rules.js";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const OUT = `${ROOT}build/fixtures/cupti`;
-const TAGS = ["cu118", "cu12", "cu13"] as const;
+const TAGS = ["cu118", "cu12", "cu13", "cu135"] as const;
 type Rec = Record<string, any> & { kind: number; struct: string; size: number };
 
 let built = false;
@@ -44,6 +46,7 @@ for (const tag of TAGS) {
     const ev = t.traceEvents;
     const ext = new Map<number, bigint>();
     for (const r of recs) if (r.kind === 39 && r.externalKind === 3) ext.set(r.correlationId, big(r.externalId));
+    const raw = new Map(cbidTable(tag).map((c) => [`${c.domain}:${c.cbid}`, c.name]));
     const ctxDev = new Map<number, number>();
     for (const r of recs) if (r.kind === 9) ctxDev.set(r.contextId, r.deviceId);
     const extOf = (e: Record<string, any>, corr: number) => {
@@ -102,6 +105,9 @@ for (const tag of TAGS) {
           const dur = Number(big(r.end) - big(r.start));
           assert.ok(Math.abs(e.args["memory bandwidth (GB/s)"] - Number(r.bytes) / dur) < 1e-6, "bandwidth");
           if ("channelID" in r) assert.is(e.args.channel, r.channelID);
+          if ("channelType" in r) assert.is(e.args.channel_type, r.channelType);
+          if ("graphId" in r) assert.is(e.args["graph id"], r.graphId);
+          if ("graphNodeId" in r) assert.is(BigInt(e.args["graph node id"]), big(r.graphNodeId));
           extOf(e, r.correlationId);
           checked++;
           break;
@@ -114,6 +120,10 @@ for (const tag of TAGS) {
           assert.is(BigInt(e.args.bytes), big(r.bytes));
           assert.is(e.args.device, r.deviceId);
           assert.is(e.args.stream, r.streamId);
+          if ("channelID" in r) assert.is(e.args.channel, r.channelID);
+          if ("channelType" in r) assert.is(e.args.channel_type, r.channelType);
+          if ("graphId" in r) assert.is(e.args["graph id"], r.graphId);
+          if ("graphNodeId" in r) assert.is(BigInt(e.args["graph node id"]), big(r.graphNodeId));
           checked++;
           break;
         }
@@ -123,7 +133,9 @@ for (const tag of TAGS) {
           const e = ev.find((x) => x.cat === cat && x.args.correlation === r.correlationId)!;
           assert.ok(e, `${cat} ${r.correlationId}`);
           assert.is(e.args.cbid, r.cbid);
-          assert.not.match(e.name, /_v\d+$/);
+          // Kineto's display name: the API_NAMES entry less its `_v<CUDA version>` suffix (cupti_names.test.ts
+          // proves the rule for every cbid of every pinned header set)
+          assert.is(e.name, kinetoName(raw.get(`${r.kind === 5 ? 2 : 1}:${r.cbid}`)!));
           assert.is(e.pid, r.processId);
           assert.is(e.tid, r.threadId);
           checkTimes(t, e, r.start, r.end, cat);
@@ -242,7 +254,8 @@ for (const tag of TAGS) {
     for (const [k, name] of Object.entries(kinds)) {
       assert.is(result.info.records[name], recs.filter((r) => r.kind === Number(k)).length, name);
     }
-    assert.is(result.info.vendorVersion, { cu118: 18, cu12: 28, cu13: 130001 }[tag]);
+    assert.is(result.info.vendorVersion, { cu118: 18, cu12: 28, cu13: 130001, cu135: 130500 }[tag]);
+    assert.equal(result.info.warnings.map((w) => w.code), ["UNKNOWN_KIND", "DROPPED_RECORDS"], "no version warning");
     assert.is(result.info.droppedRecords, 7);
     assert.ok(result.info.complete);
   });

@@ -70,6 +70,34 @@ test("torch: the 50 steps have exactly the kernels Kineto recorded for the same 
   assert.ok(Math.abs(rt(trace) - rt(kineto)) <= 1, `runtime calls ${rt(trace)} vs ${rt(kineto)}`);
 });
 
+test("torch: every runtime and driver call Kineto shows, by name, count and ac2g flow start", async () => {
+  const { trace } = await toChrome(load("torch.rawtrace"));
+  const kineto = JSON.parse(gunzipSync(readFileSync(DIR + "torch_kineto.json.gz")).toString());
+  /** "cat:name" → [calls, calls that start a flow]. */
+  const calls = (t: any) => {
+    const starts = new Set(t.traceEvents.filter((e: any) => e.ph === "s" && e.cat === "ac2g").map((e: any) => Number(e.id)));
+    const m = new Map<string, [number, number]>();
+    for (const e of t.traceEvents) {
+      if (e.ph !== "X" || (e.cat !== "cuda_runtime" && e.cat !== "cuda_driver")) continue;
+      const v = m.get(`${e.cat}:${e.name}`) ?? [0, 0];
+      v[0]++;
+      if (starts.has(Number(e.args.correlation))) v[1]++;
+      m.set(`${e.cat}:${e.name}`, v);
+    }
+    return m;
+  };
+  const ours = calls(trace);
+  const theirs = calls(kineto);
+  assert.equal([...ours.keys()].sort(), [...theirs.keys()].sort(), "the same calls shown (hidden ones hidden)");
+  assert.ok(ours.size >= 10, `${ours.size} distinct calls`);
+  for (const [name, [n, flows]] of theirs) {
+    // Kineto's own cudaDeviceSynchronize when the profiler stops is the one call only it has.
+    const extra = name === "cuda_runtime:cudaDeviceSynchronize" ? 1 : 0;
+    assert.equal(ours.get(name), [n - extra, flows - extra], name);
+  }
+  assert.ok(theirs.get("cuda_driver:cuLaunchKernel")![1] > 0 && theirs.get("cuda_runtime:cudaPeekAtLastError")![1] === 0);
+});
+
 test("torch_nvtx: the train_step ranges and their GPU projection", async () => {
   const { trace } = await toChrome(load("torch_nvtx.rawtrace"));
   const ranges = trace.traceEvents.filter((e) => e.cat === "user_annotation" && e.name === "train_step");
