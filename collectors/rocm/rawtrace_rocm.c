@@ -26,16 +26,13 @@
 #include "rawtrace_rocm.h"
 #include "rocprofiler_abi.h"
 #include "rawtrace_collector.h"
+#include "rawtrace_queue.h"
 #include "rawtrace_writer.h"
 
-#include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <pthread.h>
-#include <semaphore.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -74,15 +71,9 @@ static const char* const kMessageOps[] = {"roctxMarkA", "roctxRangePushA", "roct
 /* State                                                                                                              */
 /* ------------------------------------------------------------------------------------------------------------------ */
 
-struct item {
-  struct item* next;
-  uint64_t seq;
-  uint32_t type;
-};
-
 /* A copy buffer: records as written into ACTIVITY, `used` bytes valid. Data starts CBUF_HDR bytes in. */
 struct cbuf {
-  struct item it;
+  rt_item it;
   size_t size, used;
   uint64_t records;
   struct cbuf* next_free;
@@ -90,18 +81,18 @@ struct cbuf {
 _Static_assert(sizeof(struct cbuf) <= CBUF_HDR, "cbuf header must fit in CBUF_HDR");
 
 struct clock_item {
-  struct item it;
+  rt_item it;
   rt_clock_anchor_t a;
 };
 
 struct log_item {
-  struct item it;
+  rt_item it;
   uint32_t level;
   char msg[512];
 };
 
 struct ksym_item {
-  struct item it;
+  rt_item it;
   uint64_t kernel_id, code_object_id, kernel_object;
   uint32_t kernarg, lds, scratch, sgpr, arch_vgpr, accum_vgpr;
   uint32_t len;
@@ -109,7 +100,7 @@ struct ksym_item {
 };
 
 struct marker_item {
-  struct item it;
+  rt_item it;
   uint64_t corr;
   uint32_t len;
   char msg[];
@@ -180,21 +171,11 @@ static struct {
   size_t bytes_alloc;
   pthread_mutex_t fill_mu;
 
-  /* queue to the writer (q_mu) */
-  pthread_mutex_t q_mu;
-  struct item *q_head, *q_tail;
-  uint64_t q_seq;
-  sem_t wake;
-
-  /* writer progress (done_mu) */
-  pthread_mutex_t done_mu;
-  pthread_cond_t done_cv;
-  uint64_t done_seq;
-  int writer_finished;
+  /* queue to the writer and its progress */
+  rt_queue q;
   pthread_t writer;
   atomic_int writer_started;
   atomic_int joined;
-  int done_pipe[2];
 
   atomic_int finalize_req;
   atomic_int sink_closed;
@@ -214,10 +195,6 @@ static struct {
     .ctl_mu = PTHREAD_MUTEX_INITIALIZER,
     .pool_mu = PTHREAD_MUTEX_INITIALIZER,
     .fill_mu = PTHREAD_MUTEX_INITIALIZER,
-    .q_mu = PTHREAD_MUTEX_INITIALIZER,
-    .done_mu = PTHREAD_MUTEX_INITIALIZER,
-    .done_cv = PTHREAD_COND_INITIALIZER,
-    .done_pipe = {-1, -1},
     .verbosity = RT_V_WARN,
     .cb_code_object = UINT32_MAX,
     .cb_marker = UINT32_MAX,
@@ -233,7 +210,7 @@ static uint64_t mono_ns(void) { return rt_clock_ns(CLOCK_MONOTONIC); }
 /* Logging                                                                                                            */
 /* ------------------------------------------------------------------------------------------------------------------ */
 
-static void enqueue(struct item* it);
+static void enqueue(rt_item* it);
 static int wrote(int rc);
 
 static void vlog(int level, int to_file, const char* fmt, va_list ap) {
@@ -756,16 +733,7 @@ static void configure_callbacks(void) {
 /* Queue and writer thread                                                                                            */
 /* ------------------------------------------------------------------------------------------------------------------ */
 
-static void enqueue(struct item* it) {
-  it->next = NULL;
-  pthread_mutex_lock(&G.q_mu);
-  it->seq = ++G.q_seq;
-  if (G.q_tail) G.q_tail->next = it;
-  else G.q_head = it;
-  G.q_tail = it;
-  pthread_mutex_unlock(&G.q_mu);
-  sem_post(&G.wake);
-}
+static void enqueue(rt_item* it) { rt_queue_push(&G.q, it); }
 
 static void read_anchor(uint32_t which, rt_clock_anchor_t* a) {
   uint64_t v = 0;
@@ -878,7 +846,7 @@ static void check_dropped(void) {
   }
 }
 
-static void handle_item(struct item* it) {
+static void handle_item(rt_item* it) {
   switch (it->type) {
     case IT_BUFFER: {
       struct cbuf* b = (struct cbuf*)it;
@@ -911,36 +879,7 @@ static void handle_item(struct item* it) {
   free(it);
 }
 
-static void drain(void) {
-  for (;;) {
-    pthread_mutex_lock(&G.q_mu);
-    struct item* list = G.q_head;
-    G.q_head = G.q_tail = NULL;
-    pthread_mutex_unlock(&G.q_mu);
-    if (!list) return;
-    while (list) {
-      struct item* next = list->next;
-      uint64_t seq = list->seq;
-      handle_item(list);
-      pthread_mutex_lock(&G.done_mu);
-      if (seq > G.done_seq) G.done_seq = seq;
-      pthread_cond_broadcast(&G.done_cv);
-      pthread_mutex_unlock(&G.done_mu);
-      list = next;
-    }
-  }
-}
-
-/* Waits until the writer handled every item up to `target` (or finished). Returns 0, or -1 on timeout. */
-static int wait_processed(uint64_t target, long ms) {
-  struct timespec dl = rt_deadline_ms(ms);
-  pthread_mutex_lock(&G.done_mu);
-  while (G.done_seq < target && !G.writer_finished)
-    if (pthread_cond_timedwait(&G.done_cv, &G.done_mu, &dl) == ETIMEDOUT) break;
-  int ok = G.done_seq >= target || G.writer_finished;
-  pthread_mutex_unlock(&G.done_mu);
-  return ok ? 0 : -1;
-}
+static void drain(void) { rt_queue_drain(&G.q, handle_item); }
 
 /* Stops the context and flushes the SDK buffer into our queue (ctl_mu held). */
 static void stop_locked(void) {
@@ -982,14 +921,6 @@ static void finalize(void) {
          (unsigned long long)atomic_load(&G.n_capped));
 }
 
-static void notify_pipe(void) {
-  if (G.done_pipe[1] >= 0) {
-    char c = 1;
-    ssize_t ignored = write(G.done_pipe[1], &c, 1);
-    (void)ignored;
-  }
-}
-
 static void* writer_main(void* arg) {
   (void)arg;
   sigset_t all;
@@ -997,16 +928,11 @@ static void* writer_main(void* arg) {
   pthread_sigmask(SIG_BLOCK, &all, NULL);
   pthread_setname_np(pthread_self(), "rawtrace-writer");
   while (!atomic_load(&G.finalize_req)) {
-    while (sem_wait(&G.wake) != 0 && errno == EINTR) {
-    }
+    rt_queue_sleep(&G.q, -1);
     drain();
   }
   finalize();
-  pthread_mutex_lock(&G.done_mu);
-  G.writer_finished = 1;
-  pthread_cond_broadcast(&G.done_cv);
-  pthread_mutex_unlock(&G.done_mu);
-  notify_pipe();
+  rt_queue_finish(&G.q);
   return NULL;
 }
 
@@ -1014,19 +940,14 @@ static void* writer_main(void* arg) {
 /* Exit, signals, fork                                                                                                */
 /* ------------------------------------------------------------------------------------------------------------------ */
 
-static struct sigaction g_old_term, g_old_int;
+static struct sigaction g_old_sig[2]; /* SIGTERM, SIGINT */
 
 /* From a normal thread: asks the writer for the exit flush and waits for it (bounded). Idempotent. */
 static void finish(void) {
   if (!atomic_load(&G.writer_started) || getpid() != G.owner_pid) return;
   atomic_store(&G.finalize_req, 1);
-  sem_post(&G.wake);
-  struct timespec dl = rt_deadline_ms((long)(G.cfg.exit_timeout * 1000));
-  pthread_mutex_lock(&G.done_mu);
-  while (!G.writer_finished)
-    if (pthread_cond_timedwait(&G.done_cv, &G.done_mu, &dl) == ETIMEDOUT) break;
-  int done = G.writer_finished;
-  pthread_mutex_unlock(&G.done_mu);
+  rt_queue_wake(&G.q);
+  int done = rt_queue_wait_finished(&G.q, (long)(G.cfg.exit_timeout * 1000));
   int expected = 0;
   if (done && atomic_compare_exchange_strong(&G.joined, &expected, 1)) pthread_join(G.writer, NULL);
   if (!done) logmsg(RT_V_WARN, "exit flush did not finish within %.1f s; the file may lack its last chunks",
@@ -1037,44 +958,20 @@ static void at_exit(void) { finish(); }
 
 static void on_term_signal(int sig, siginfo_t* si, void* uc) {
   int saved = errno;
-  struct sigaction* old = sig == SIGTERM ? &g_old_term : &g_old_int;
-  int dfl = !(old->sa_flags & SA_SIGINFO) && old->sa_handler == SIG_DFL;
-  if (dfl && atomic_load(&G.writer_started) && getpid() == G.owner_pid && !atomic_load(&G.finalize_req)) {
+  const struct sigaction* old = &g_old_sig[sig == SIGTERM ? 0 : 1];
+  if (rt_sig_is_default(old) && atomic_load(&G.writer_started) && getpid() == G.owner_pid &&
+      !atomic_load(&G.finalize_req)) {
     /* the process is about to die: run the exit flush and wait for it on the pipe (async-signal-safe) */
     atomic_store(&G.finalize_req, 1);
-    sem_post(&G.wake);
-    struct pollfd pfd = {G.done_pipe[0], POLLIN, 0};
-    poll(&pfd, 1, (int)(G.cfg.exit_timeout * 1000));
+    rt_queue_wake(&G.q);
+    rt_queue_wait_pipe(&G.q, (int)(G.cfg.exit_timeout * 1000));
   }
-  if (old->sa_flags & SA_SIGINFO) {
-    if (old->sa_sigaction) old->sa_sigaction(sig, si, uc);
-  } else if (old->sa_handler == SIG_DFL) {
-    struct sigaction d;
-    memset(&d, 0, sizeof d);
-    d.sa_handler = SIG_DFL;
-    sigemptyset(&d.sa_mask);
-    sigaction(sig, &d, NULL);
-    raise(sig); /* delivered when this handler returns */
-  } else if (old->sa_handler != SIG_IGN) {
-    old->sa_handler(sig);
-  }
+  rt_chain_signal(sig, si, uc, old);
   errno = saved;
 }
 
 static void install_signal_handlers(void) {
-  if (!G.cfg.handle_signals) return;
-  const int sigs[2] = {SIGTERM, SIGINT};
-  for (int i = 0; i < 2; i++) {
-    struct sigaction* old = i == 0 ? &g_old_term : &g_old_int;
-    if (sigaction(sigs[i], NULL, old) != 0) continue;
-    if (!(old->sa_flags & SA_SIGINFO) && old->sa_handler == SIG_IGN) continue; /* nohup & co.: leave it */
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_term_signal;
-    sa.sa_flags = SA_SIGINFO | (old->sa_flags & (SA_RESTART | SA_ONSTACK));
-    sigemptyset(&sa.sa_mask);
-    sigaction(sigs[i], &sa, NULL);
-  }
+  if (G.cfg.handle_signals) rt_install_term_handlers(on_term_signal, g_old_sig);
 }
 
 /* In a forked child the writer thread does not exist and the file belongs to the parent. */
@@ -1144,8 +1041,9 @@ static int init_collector(rt_rocp_client_finalize_fn fini) {
     logmsg(RT_V_ERROR, "rocprofiler-sdk functions not found (set RAWTRACE_ROCPROFILER_LIB); nothing is recorded");
     return -1;
   }
-  if (sem_init(&G.wake, 0, 0) != 0 || pipe2(G.done_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
-    logmsg(RT_V_ERROR, "cannot set up the writer: %s; nothing is recorded", strerror(errno));
+  int qrc = rt_queue_init(&G.q);
+  if (qrc != 0) {
+    logmsg(RT_V_ERROR, "cannot set up the writer: %s; nothing is recorded", strerror(-qrc));
     return -1;
   }
   rt_expand_output(G.cfg.output, DEFAULT_NAME, G.path, sizeof G.path, rt_clock_ns(CLOCK_REALTIME));
@@ -1281,11 +1179,8 @@ RAWTRACE_ROCM_API int rawtrace_rocm_flush(void) {
   if (!ready()) return -1;
   rt_rocp_status st = S.flush_buffer(G.buf);
   if (st != RT_ROCP_STATUS_SUCCESS) logmsg(RT_V_DEBUG, "rocprofiler_flush_buffer: %s (%d)", status_text(st), st);
-  pthread_mutex_lock(&G.q_mu);
-  uint64_t target = G.q_seq;
-  pthread_mutex_unlock(&G.q_mu);
-  sem_post(&G.wake);
-  if (wait_processed(target, FLUSH_WAIT_MS) != 0) return -1;
+  rt_queue_wake(&G.q);
+  if (rt_queue_wait(&G.q, rt_queue_last(&G.q), FLUSH_WAIT_MS) != 0) return -1;
   return atomic_load(&G.write_failed) ? -1 : 0;
 }
 
