@@ -103,6 +103,13 @@ void rt_queue_finish(rt_queue* q) {
   rt_queue_notify(q);
 }
 
+int rt_queue_is_finished(rt_queue* q) {
+  pthread_mutex_lock(&q->done_mu);
+  int done = q->finished;
+  pthread_mutex_unlock(&q->done_mu);
+  return done;
+}
+
 int rt_queue_wait_finished(rt_queue* q, long ms) {
   struct timespec dl = rt_deadline_ms(ms);
   pthread_mutex_lock(&q->done_mu);

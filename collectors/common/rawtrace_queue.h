@@ -64,6 +64,9 @@ int rt_queue_wait(rt_queue* q, uint64_t target, long ms);
 /** Writer: marks it exited, wakes every waiter and the pipe. */
 void rt_queue_finish(rt_queue* q);
 
+/** Whether the writer exited (rt_queue_finish was called). */
+int rt_queue_is_finished(rt_queue* q);
+
 /** Waits (at most `ms`) until the writer exited. Returns 1 when it did. */
 int rt_queue_wait_finished(rt_queue* q, long ms);
 
