@@ -16,6 +16,8 @@
  * loses every Nth record and reports the losses as the callback's drop_count. One header of another category
  * (counters) is delivered too: a tool must not copy it as a tracing record.
  *
+ * FAKE_ROCP_FAIL=<function name> makes that SDK function fail (status 1), as a broken or refusing SDK would.
+ *
  * Every delivered tracing record is printed to stdout as a JSON line {"ev":"rec","cat","kind","size","hex"} in
  * delivery order, so the test can compare the dump byte for byte.
  */
@@ -162,6 +164,12 @@ static uint64_t boottime(void) {
 
 static uint64_t gettid_u64(void) { return (uint64_t)syscall(SYS_gettid); }
 
+/* Whether FAKE_ROCP_FAIL names `fn`. */
+static int failing(const char* fn) {
+  const char* f = getenv("FAKE_ROCP_FAIL");
+  return f && !strcmp(f, fn);
+}
+
 /* ---- SDK API -------------------------------------------------------------------------------------------------- */
 
 API rt_rocp_status rocprofiler_get_timestamp(uint64_t* ts) {
@@ -184,7 +192,7 @@ API rt_rocp_status rocprofiler_create_context(rt_rocp_context_id* out) {
 }
 
 API rt_rocp_status rocprofiler_start_context(rt_rocp_context_id ctx) {
-  if (ctx.handle == 0) return ST_ERROR;
+  if (ctx.handle == 0 || failing("rocprofiler_start_context")) return ST_ERROR;
   F.started = 1;
   return ST_OK;
 }
@@ -198,6 +206,7 @@ API rt_rocp_status rocprofiler_stop_context(rt_rocp_context_id ctx) {
 API rt_rocp_status rocprofiler_create_buffer(rt_rocp_context_id ctx, size_t size, size_t watermark, int32_t policy,
                                              rt_rocp_buffer_cb cb, void* data, rt_rocp_buffer_id* out) {
   (void)ctx;
+  if (failing("rocprofiler_create_buffer")) return ST_ERROR;
   if (!cb || !out || size == 0 || watermark > size || policy < 1 || policy > 2) return ST_BAD_ARG;
   F.buffer_cb = cb;
   F.buffer_data = data;

@@ -462,4 +462,26 @@ test("SIGTERM (default action): the exit flush writes END, then the process dies
   assert.equal(dumped(cs).map(({ cat, kind, size, hex }) => ({ cat, kind, size, hex })), delivered(run));
 });
 
+for (const fn of ["rocprofiler_create_buffer", "rocprofiler_start_context"]) {
+  test(`${fn} fails: one error line and LOG chunk, no records, the program runs normally`, () => {
+    const run = runSync("1.0", "basic", `fail-${fn}`, { FAKE_ROCP_FAIL: fn });
+    ok(run, fn);
+    assert.is(run.events.find((e) => e.ev === "registered")?.ok, 0, "initialize reports the failure to the SDK");
+    assert.match(run.stderr, new RegExp(`rawtrace\\[\\d+\\]: error: ${fn} failed`));
+    assert.is(delivered(run).length, 0);
+    const cs = readChunks(outPath("1.0", `fail-${fn}`, run.pid));
+    const logs = cs.filter((c) => c.type === ChunkType.LOG).map((c) => new Cursor(c.p)).map((c) => [c.u32(), c.str()]);
+    assert.ok(logs.some(([level, msg]) => level === 2 && String(msg).includes(fn)), JSON.stringify(logs));
+    assert.is(cs.filter((c) => c.type === ChunkType.ACTIVITY).length, 0);
+    assert.is(cs[cs.length - 1].type, ChunkType.END, "the file is closed with END (at once, or by the exit flush)");
+  });
+}
+
+test("RAWTRACE_OUTPUT=/dev/full: one error line, no tool, the program runs normally", () => {
+  const run = runSync("1.0", "basic", "devfull", { RAWTRACE_OUTPUT: "/dev/full" });
+  ok(run, "/dev/full");
+  assert.match(run.stderr, /rawtrace\[\d+\]: error: cannot create \/dev\/full/);
+  assert.is(run.events.find((e) => e.ev === "registered")?.ok, 0);
+});
+
 test.run();
