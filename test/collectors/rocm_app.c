@@ -10,8 +10,8 @@
  *   kill   run the steps, flush, print "flushed", then wait to be killed (SIGKILL: the file must be a valid prefix)
  *   term   as kill, but the test sends SIGTERM (the collector's handler must still write END)
  *
- * Environment: RT_APP_SDK (path of the fake librocprofiler-sdk.so), RT_APP_COLLECTOR (path of librawtrace_rocm.so,
- * for its API), RT_APP_STEPS.
+ * Environment: RT_APP_SDK (path of the fake librocprofiler-sdk.so), RT_APP_SDK_LOCAL (open it RTLD_LOCAL),
+ * RT_APP_COLLECTOR (path of librawtrace_rocm.so, for its API), RT_APP_STEPS.
  */
 #if !defined(_GNU_SOURCE)
 #define _GNU_SOURCE 1
@@ -39,7 +39,9 @@ int main(int argc, char** argv) {
   printf("{\"ev\":\"loaded\",\"pid\":%d}\n", (int)getpid());
   fflush(stdout);
   const char* sdk_path = getenv("RT_APP_SDK");
-  void* sdk = sdk_path ? dlopen(sdk_path, RTLD_NOW | RTLD_GLOBAL) : NULL;
+  /* rocprofiler-register opens the SDK RTLD_GLOBAL; RT_APP_SDK_LOCAL=1 opens it RTLD_LOCAL instead */
+  int local = getenv("RT_APP_SDK_LOCAL") != NULL;
+  void* sdk = sdk_path ? dlopen(sdk_path, RTLD_NOW | (local ? RTLD_LOCAL : RTLD_GLOBAL)) : NULL;
   if (!sdk) {
     fprintf(stderr, "rocm_app: cannot load the SDK (%s): %s\n", sdk_path ? sdk_path : "RT_APP_SDK unset", dlerror());
     return 2;

@@ -441,6 +441,16 @@ test("RAWTRACE_ROCM_KINDS picks kinds by SDK name", () => {
   assert.equal([...new Set(recs.map((r) => r.kind))].sort(), [10, 11]);
 });
 
+test("an SDK opened RTLD_LOCAL is found through the finalize function it passed to initialize", () => {
+  const run = runSync("1.0", "basic", "local", { RT_APP_SDK_LOCAL: "1", RAWTRACE_LOG: "info" });
+  ok(run, "RTLD_LOCAL");
+  assert.ok(run.stderr.includes(`rocprofiler-sdk 1.0.0 (version 10000, priority 0) from ${SDK}`), run.stderr);
+  const want = delivered(run);
+  assert.ok(want.length > 0);
+  assert.equal(dumped(readChunks(outPath("1.0", "local", run.pid))).map(({ cat, kind, size, hex }) => ({ cat, kind, size,
+    hex })), want);
+});
+
 test("kill -9 after a flush: the file is a valid prefix holding every record delivered before", async () => {
   const run = await runUntilFlushed("1.0", "kill", "kill", "SIGKILL");
   assert.is(run.signal, "SIGKILL");
