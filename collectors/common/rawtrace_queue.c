@@ -10,6 +10,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -118,6 +120,60 @@ int rt_queue_wait_finished(rt_queue* q, long ms) {
   int done = q->finished;
   pthread_mutex_unlock(&q->done_mu);
   return done;
+}
+
+typedef struct clock_item {
+  rt_item it;
+  rt_clock_anchor_t a;
+} clock_item;
+
+typedef struct log_item {
+  rt_item it;
+  uint32_t level;
+  char msg[512];
+} log_item;
+
+int rt_queue_push_clock(rt_queue* q, const rt_clock_anchor_t* a) {
+  clock_item* ci = (clock_item*)calloc(1, sizeof *ci);
+  if (!ci) return -1;
+  ci->it.type = RT_ITEM_CLOCK;
+  ci->a = *a;
+  rt_queue_push(q, &ci->it);
+  return 0;
+}
+
+int rt_queue_push_log(rt_queue* q, uint32_t level, const char* msg) {
+  log_item* li = (log_item*)calloc(1, sizeof *li);
+  if (!li) return -1;
+  li->it.type = RT_ITEM_LOG;
+  li->level = level;
+  snprintf(li->msg, sizeof li->msg, "%s", msg ? msg : "");
+  rt_queue_push(q, &li->it);
+  return 0;
+}
+
+int rt_item_is_common(const rt_item* it) { return it->type == RT_ITEM_CLOCK || it->type == RT_ITEM_LOG; }
+
+int rt_item_write(rt_writer* w, const rt_item* it) {
+  if (it->type == RT_ITEM_CLOCK) return rt_writer_clock(w, &((const clock_item*)it)->a);
+  if (it->type == RT_ITEM_LOG) return rt_writer_log(w, ((const log_item*)it)->level, ((const log_item*)it)->msg);
+  return -EINVAL;
+}
+
+int rt_thread_start(pthread_t* t, void* (*fn)(void*)) {
+  sigset_t all, prev;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &prev);
+  int rc = pthread_create(t, NULL, fn, NULL);
+  pthread_sigmask(SIG_SETMASK, &prev, NULL);
+  return rc;
+}
+
+void rt_thread_enter(const char* name) {
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, NULL);
+  pthread_setname_np(pthread_self(), name);
 }
 
 void rt_queue_notify(rt_queue* q) {

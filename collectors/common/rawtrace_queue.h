@@ -15,6 +15,8 @@
 #include <signal.h>
 #include <stdint.h>
 
+#include "rawtrace_writer.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -25,6 +27,9 @@ typedef struct rt_item {
   uint64_t seq;  /**< set by rt_queue_push: 1, 2, … */
   uint32_t type; /**< the collector's item kind */
 } rt_item;
+
+/** Item types the queue itself defines (collectors number theirs below 0x100). */
+enum { RT_ITEM_CLOCK = 0x100, RT_ITEM_LOG = 0x101 };
 
 /** The queue and the writer's progress. Zero-initialize, then rt_queue_init. */
 typedef struct rt_queue {
@@ -69,6 +74,24 @@ int rt_queue_is_finished(rt_queue* q);
 
 /** Waits (at most `ms`) until the writer exited. Returns 1 when it did. */
 int rt_queue_wait_finished(rt_queue* q, long ms);
+
+/** Queues a CLOCK anchor (a copy of `a`). Returns 0, or -1 when out of memory (nothing queued). */
+int rt_queue_push_clock(rt_queue* q, const rt_clock_anchor_t* a);
+
+/** Queues a LOG message (`level` RT_LOG_*, cut to 511 bytes). Returns 0, or -1 when out of memory. */
+int rt_queue_push_log(rt_queue* q, uint32_t level, const char* msg);
+
+/** Whether `it` is one of the queue's own items (RT_ITEM_CLOCK, RT_ITEM_LOG). */
+int rt_item_is_common(const rt_item* it);
+
+/** Writes the CLOCK or LOG chunk of a common item. Returns as rt_writer_chunk (-EINVAL for another item). */
+int rt_item_write(rt_writer* w, const rt_item* it);
+
+/** Starts the writer thread `fn` with every signal blocked (it then never runs a handler). Returns 0 or an errno. */
+int rt_thread_start(pthread_t* t, void* (*fn)(void*));
+
+/** First call of a collector thread: blocks every signal, names the thread `name` (at most 15 characters). */
+void rt_thread_enter(const char* name);
 
 /** Writes one notification byte to the pipe. Async-signal-safe. */
 void rt_queue_notify(rt_queue* q);

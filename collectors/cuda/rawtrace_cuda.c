@@ -74,7 +74,7 @@ enum { LOG_OFF = 0, LOG_ERROR = 1, LOG_WARN = 2, LOG_INFO = 3, LOG_DEBUG = 4 };
 enum { FROM_API = 0, FROM_PRELOAD = 1, FROM_INJECTION = 2 };
 enum { INIT_NONE = 0, INIT_OK = 1, INIT_FAILED = -1 };
 enum { INIT_DEFER = 1 }; /* init_collector: libcupti not found yet, try again at InitializeInjection */
-enum { IT_BUFFER = 1, IT_CLOCK = 2, IT_LOG = 3 };
+enum { IT_BUFFER = 1 }; /* besides the queue's own RT_ITEM_CLOCK and RT_ITEM_LOG */
 
 /* CUDA driver API: our own function types (cuda.h renames some entry points with macros). */
 typedef CUresult (*fn_cu_int)(int*);
@@ -101,17 +101,6 @@ struct cbuf {
   struct cbuf* next_free;
 };
 _Static_assert(sizeof(struct cbuf) <= CBUF_HDR, "cbuf header must fit in CBUF_HDR");
-
-struct clock_item {
-  rt_item it;
-  rt_clock_anchor_t a;
-};
-
-struct log_item {
-  rt_item it;
-  uint32_t level;
-  char msg[512];
-};
 
 /* STRINGS table entry: pointer value → the bytes last written for it. */
 struct sentry {
@@ -296,15 +285,8 @@ static void vlog_line(int level, int to_file, const char* fmt, va_list ap) {
   char msg[480];
   vsnprintf(msg, sizeof msg, fmt, ap);
   rt_log_line(g_log_level, level, msg);
-  if (to_file && G.w && !G.write_failed) {
-    struct log_item* li = (struct log_item*)calloc(1, sizeof *li);
-    if (li) {
-      li->it.type = IT_LOG;
-      li->level = level == LOG_ERROR ? RT_LOG_ERROR : level == LOG_WARN ? RT_LOG_WARNING : RT_LOG_INFO;
-      snprintf(li->msg, sizeof li->msg, "%s", msg);
-      enqueue(&li->it);
-    }
-  }
+  if (to_file && G.w && !G.write_failed)
+    rt_queue_push_log(&G.q, level == LOG_ERROR ? RT_LOG_ERROR : level == LOG_WARN ? RT_LOG_WARNING : RT_LOG_INFO, msg);
 }
 
 __attribute__((format(printf, 2, 3))) static void logmsg(int level, const char* fmt, ...) {
@@ -870,11 +852,9 @@ static void read_anchor(uint32_t which, rt_clock_anchor_t* a) {
 }
 
 static void enqueue_clock(uint32_t which) {
-  struct clock_item* ci = (struct clock_item*)calloc(1, sizeof *ci);
-  if (!ci) return;
-  read_anchor(which, &ci->a);
-  ci->it.type = IT_CLOCK;
-  enqueue(&ci->it);
+  rt_clock_anchor_t a;
+  read_anchor(which, &a);
+  rt_queue_push_clock(&G.q, &a);
 }
 
 /* ------------------------------------------------------------------------------------------------------------------ */
@@ -1311,23 +1291,16 @@ static void process_buffer(struct cbuf* b) {
 }
 
 static void handle_item(rt_item* it) {
+  if (rt_item_is_common(it)) {
+    if (!G.write_failed) wrote(rt_item_write(G.w, it));
+    free(it);
+    return;
+  }
   switch (it->type) {
     case IT_BUFFER: {
       struct cbuf* b = (struct cbuf*)it;
       process_buffer(b);
       recycle(b);
-      break;
-    }
-    case IT_CLOCK: {
-      struct clock_item* ci = (struct clock_item*)it;
-      if (!G.write_failed) wrote(rt_writer_clock(G.w, &ci->a));
-      free(ci);
-      break;
-    }
-    case IT_LOG: {
-      struct log_item* li = (struct log_item*)it;
-      if (!G.write_failed) wrote(rt_writer_log(G.w, li->level, li->msg));
-      free(li);
       break;
     }
     default:
@@ -1408,10 +1381,7 @@ static long next_wait_ms(void) {
 
 static void* writer_main(void* arg) {
   (void)arg;
-  sigset_t all;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, NULL);
-  pthread_setname_np(pthread_self(), "rawtrace-writer");
+  rt_thread_enter("rawtrace-writer");
   for (;;) {
     long ms = next_wait_ms();
     rt_queue_sleep(&G.q, ms);
@@ -1563,11 +1533,7 @@ static int init_collector(int from) {
   }
   atomic_store(&G.n_chunks, 4);
 
-  sigset_t all, prev;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, &prev);
-  int trc = pthread_create(&G.writer, NULL, writer_main, NULL);
-  pthread_sigmask(SIG_SETMASK, &prev, NULL);
+  int trc = rt_thread_start(&G.writer, writer_main);
   if (trc != 0) {
     logmsg(LOG_ERROR, "cannot start the writer thread: %s; nothing is recorded", strerror(trc));
     return close_output();

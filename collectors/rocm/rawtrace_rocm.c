@@ -54,7 +54,7 @@
 #define FLUSH_WAIT_MS 10000
 #define DEFAULT_NAME "rawtrace-%h-%p.rawtrace"
 
-enum { IT_BUFFER = 1, IT_CLOCK = 2, IT_LOG = 3, IT_KSYM = 4, IT_MARKER = 5 };
+enum { IT_BUFFER = 1, IT_KSYM = 2, IT_MARKER = 3 }; /* besides the queue's RT_ITEM_CLOCK and RT_ITEM_LOG */
 enum { ST_IDLE = 0, ST_RUNNING = 1, ST_STOPPED = 2, ST_DISABLED = 3, ST_FINISHED = 4 };
 
 /** Buffer-tracing kinds recorded by default, by SDK name (absent ones are skipped: e.g. 0.5 has no
@@ -79,17 +79,6 @@ struct cbuf {
   struct cbuf* next_free;
 };
 _Static_assert(sizeof(struct cbuf) <= CBUF_HDR, "cbuf header must fit in CBUF_HDR");
-
-struct clock_item {
-  rt_item it;
-  rt_clock_anchor_t a;
-};
-
-struct log_item {
-  rt_item it;
-  uint32_t level;
-  char msg[512];
-};
 
 struct ksym_item {
   rt_item it;
@@ -223,12 +212,7 @@ static void vlog(int level, int to_file, const char* fmt, va_list ap) {
     wrote(rt_writer_log(G.w, lvl, msg)); /* still the initializing thread's writer */
     return;
   }
-  struct log_item* li = (struct log_item*)calloc(1, sizeof *li);
-  if (!li) return;
-  li->it.type = IT_LOG;
-  li->level = lvl;
-  snprintf(li->msg, sizeof li->msg, "%s", msg);
-  enqueue(&li->it);
+  rt_queue_push_log(&G.q, lvl, msg);
 }
 
 __attribute__((format(printf, 2, 3))) static void logmsg(int level, const char* fmt, ...) {
@@ -742,11 +726,9 @@ static void read_anchor(uint32_t which, rt_clock_anchor_t* a) {
 }
 
 static void enqueue_clock(uint32_t which) {
-  struct clock_item* ci = (struct clock_item*)calloc(1, sizeof *ci);
-  if (!ci) return;
-  read_anchor(which, &ci->a);
-  ci->it.type = IT_CLOCK;
-  enqueue(&ci->it);
+  rt_clock_anchor_t a;
+  read_anchor(which, &a);
+  rt_queue_push_clock(&G.q, &a);
 }
 
 static void on_write_error(int rc) {
@@ -847,6 +829,11 @@ static void check_dropped(void) {
 }
 
 static void handle_item(rt_item* it) {
+  if (rt_item_is_common(it)) {
+    if (!G.write_failed) wrote(rt_item_write(G.w, it));
+    free(it);
+    return;
+  }
   switch (it->type) {
     case IT_BUFFER: {
       struct cbuf* b = (struct cbuf*)it;
@@ -867,12 +854,6 @@ static void handle_item(rt_item* it) {
       if (pend((void***)&G.pend_msg, &G.pend_msg_n, &G.pend_msg_cap, it) == 0 && G.pend_msg_n >= MAX_PENDING)
         write_pending();
       return;
-    case IT_CLOCK:
-      if (!G.write_failed) wrote(rt_writer_clock(G.w, &((struct clock_item*)it)->a));
-      break;
-    case IT_LOG:
-      if (!G.write_failed) wrote(rt_writer_log(G.w, ((struct log_item*)it)->level, ((struct log_item*)it)->msg));
-      break;
     default:
       break;
   }
@@ -923,10 +904,7 @@ static void finalize(void) {
 
 static void* writer_main(void* arg) {
   (void)arg;
-  sigset_t all;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, NULL);
-  pthread_setname_np(pthread_self(), "rawtrace-writer");
+  rt_thread_enter("rawtrace-writer");
   while (!atomic_load(&G.finalize_req)) {
     rt_queue_sleep(&G.q, -1);
     drain();
@@ -1080,11 +1058,7 @@ static int init_collector(rt_rocp_client_finalize_fn fini) {
   if (!enabled) return fail_init("rocprofiler_configure_buffer_tracing_service (every wanted kind)", 0);
   configure_callbacks();
 
-  sigset_t all, prev;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, &prev);
-  int trc = pthread_create(&G.writer, NULL, writer_main, NULL);
-  pthread_sigmask(SIG_SETMASK, &prev, NULL);
+  int trc = rt_thread_start(&G.writer, writer_main);
   if (trc != 0) return fail_init("starting the writer thread", trc);
   atomic_store(&G.writer_started, 1);
   atexit(at_exit);
