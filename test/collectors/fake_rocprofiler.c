@@ -239,17 +239,28 @@ API rt_rocp_status rocprofiler_configure_callback_tracing_service(rt_rocp_contex
   return ST_OK;
 }
 
-API rt_rocp_status rocprofiler_iterate_buffer_tracing_kinds(rt_rocp_kind_cb cb, void* data) {
-  for (uint32_t i = 0; i < g_nkinds; i++)
+/* Calls `cb` for kinds 0 .. n-1 until it returns non-zero. */
+static rt_rocp_status each_kind(uint32_t n, rt_rocp_kind_cb cb, void* data) {
+  for (uint32_t i = 0; i < n; i++)
     if (cb(i, data) != 0) break;
   return ST_OK;
 }
 
-API rt_rocp_status rocprofiler_query_buffer_tracing_kind_name(uint32_t kind, const char** name, uint64_t* len) {
-  if (kind >= g_nkinds) return ST_NOT_FOUND;
-  if (name) *name = g_kinds[kind];
-  if (len) *len = strlen(g_kinds[kind]);
+/* names[i] into *name / *len, or `missing` when i is out of range. */
+static rt_rocp_status name_at(const char* const* names, uint32_t n, uint32_t i, const char** name, uint64_t* len,
+                              rt_rocp_status missing) {
+  if (!names || i >= n) return missing;
+  if (name) *name = names[i];
+  if (len) *len = strlen(names[i]);
   return ST_OK;
+}
+
+API rt_rocp_status rocprofiler_iterate_buffer_tracing_kinds(rt_rocp_kind_cb cb, void* data) {
+  return each_kind(g_nkinds, cb, data);
+}
+
+API rt_rocp_status rocprofiler_query_buffer_tracing_kind_name(uint32_t kind, const char** name, uint64_t* len) {
+  return name_at(g_kinds, g_nkinds, kind, name, len, ST_NOT_FOUND);
 }
 
 API rt_rocp_status rocprofiler_iterate_buffer_tracing_kind_operations(uint32_t kind, rt_rocp_kind_op_cb cb,
@@ -272,26 +283,17 @@ API rt_rocp_status rocprofiler_query_buffer_tracing_kind_operation_name(uint32_t
   const char* const* ops = ops_of(kind, &n, &hip, &rccl);
   for (uint32_t i = 0; ops && i < n; i++) {
     int32_t id = hip ? hip_op((int)i) : rccl ? rccl_op((int)i) : (int32_t)i;
-    if (id == op) {
-      if (name) *name = ops[i];
-      if (len) *len = strlen(ops[i]);
-      return ST_OK;
-    }
+    if (id == op) return name_at(ops, n, i, name, len, ST_OK);
   }
   return 5; /* ROCPROFILER_STATUS_ERROR_OPERATION_NOT_FOUND */
 }
 
 API rt_rocp_status rocprofiler_iterate_callback_tracing_kinds(rt_rocp_kind_cb cb, void* data) {
-  for (uint32_t i = 0; i < g_ncbkinds; i++)
-    if (cb(i, data) != 0) break;
-  return ST_OK;
+  return each_kind(g_ncbkinds, cb, data);
 }
 
 API rt_rocp_status rocprofiler_query_callback_tracing_kind_name(uint32_t kind, const char** name, uint64_t* len) {
-  if (kind >= g_ncbkinds) return ST_NOT_FOUND;
-  if (name) *name = g_cbkinds[kind];
-  if (len) *len = strlen(g_cbkinds[kind]);
-  return ST_OK;
+  return name_at(g_cbkinds, g_ncbkinds, kind, name, len, ST_NOT_FOUND);
 }
 
 static const char* const* cb_ops_of(uint32_t kind, uint32_t* n) {
@@ -317,10 +319,7 @@ API rt_rocp_status rocprofiler_query_callback_tracing_kind_operation_name(uint32
                                                                           const char** name, uint64_t* len) {
   uint32_t n;
   const char* const* ops = cb_ops_of(kind, &n);
-  if (!ops || op < 0 || (uint32_t)op >= n) return 5;
-  if (name) *name = ops[op];
-  if (len) *len = strlen(ops[op]);
-  return ST_OK;
+  return op < 0 ? 5 : name_at(ops, n, (uint32_t)op, name, len, 5);
 }
 
 API rt_rocp_status rocprofiler_push_external_correlation_id(rt_rocp_context_id ctx, uint64_t tid,
@@ -472,33 +471,30 @@ static uint64_t tick(uint64_t d) { return F.t += d; }
 static uint64_t ext_top(void) { return t_next ? t_ext[t_next - 1] : 0; }
 
 /* An API record (HIP, marker, RCCL) of `kind_name`. */
+/* The fields every API record layout shares (the two layouts differ in the correlation id's size only). */
+#define FILL_API(r, kind_name, op, corr, start, end)    \
+  do {                                                  \
+    memset(&(r), 0, sizeof(r));                         \
+    (r).size = sizeof(r);                               \
+    (r).kind = bkind(kind_name);                        \
+    (r).operation = (op);                               \
+    (r).correlation_id.internal = (corr);               \
+    (r).correlation_id.external.value = ext_top();      \
+    (r).start_timestamp = (start);                      \
+    (r).end_timestamp = (end);                          \
+    (r).thread_id = gettid_u64();                       \
+  } while (0)
+
 static void api_record(const char* kind_name, int32_t op, uint64_t corr, uint64_t ancestor, uint64_t start,
                        uint64_t end) {
-  uint32_t kind = bkind(kind_name);
   if (g_v1) {
     rt_rocp_api_record_v1 r;
-    memset(&r, 0, sizeof r);
-    r.size = sizeof r;
-    r.kind = kind;
-    r.operation = op;
-    r.correlation_id.internal = corr;
-    r.correlation_id.external.value = ext_top();
+    FILL_API(r, kind_name, op, corr, start, end);
     r.correlation_id.ancestor = ancestor;
-    r.start_timestamp = start;
-    r.end_timestamp = end;
-    r.thread_id = gettid_u64();
     emplace(RT_ROCP_BUFFER_CATEGORY_TRACING, kind_name, &r, sizeof r);
   } else {
     rt_rocp_api_record_v0 r;
-    memset(&r, 0, sizeof r);
-    r.size = sizeof r;
-    r.kind = kind;
-    r.operation = op;
-    r.correlation_id.internal = corr;
-    r.correlation_id.external.value = ext_top();
-    r.start_timestamp = start;
-    r.end_timestamp = end;
-    r.thread_id = gettid_u64();
+    FILL_API(r, kind_name, op, corr, start, end);
     emplace(RT_ROCP_BUFFER_CATEGORY_TRACING, kind_name, &r, sizeof r);
   }
 }
@@ -507,31 +503,28 @@ static void invoke_callback(uint32_t kind, int32_t op, uint64_t corr, void* payl
   if (kind >= 32 || !F.cb_fn[kind] || !F.started) return;
   if (!F.cb_all[kind] && (op < 0 || op >= 8 || !F.cb_ops[kind][op])) return;
   rt_rocp_user_data ud = {0};
+#define FILL_CB(r)                                 \
+  do {                                             \
+    memset(&(r), 0, sizeof(r));                    \
+    (r).context_id.handle = 1;                     \
+    (r).thread_id = gettid_u64();                  \
+    (r).correlation_id.internal = corr;            \
+    (r).correlation_id.external.value = ext_top(); \
+    (r).kind = kind;                               \
+    (r).operation = op;                            \
+    (r).phase = RT_ROCP_PHASE_ENTER;               \
+    (r).payload = payload;                         \
+  } while (0)
   if (g_v1) {
     rt_rocp_callback_record_v1 r;
-    memset(&r, 0, sizeof r);
-    r.context_id.handle = 1;
-    r.thread_id = gettid_u64();
-    r.correlation_id.internal = corr;
-    r.correlation_id.external.value = ext_top();
-    r.kind = kind;
-    r.operation = op;
-    r.phase = RT_ROCP_PHASE_ENTER;
-    r.payload = payload;
+    FILL_CB(r);
     ((rt_rocp_callback_fn_v1)F.cb_fn[kind])(r, &ud, NULL);
   } else {
     rt_rocp_callback_record_v0 r;
-    memset(&r, 0, sizeof r);
-    r.context_id.handle = 1;
-    r.thread_id = gettid_u64();
-    r.correlation_id.internal = corr;
-    r.correlation_id.external.value = ext_top();
-    r.kind = kind;
-    r.operation = op;
-    r.phase = RT_ROCP_PHASE_ENTER;
-    r.payload = payload;
+    FILL_CB(r);
     ((rt_rocp_callback_fn_v0)F.cb_fn[kind])(r, &ud, NULL);
   }
+#undef FILL_CB
 }
 
 /* ---- what the program calls ----------------------------------------------------------------------------------- */
@@ -669,69 +662,59 @@ API void fake_rocp_step(int i) {
   api_record("HIP_RUNTIME_API", hip_op(HIP_MEMCPY_ASYNC), c_copy, 0, t0, t1);
   uint64_t cs = t1 + 200, ce = t1 + 200 + 3000;
   uint64_t bytes = 4096u * (uint64_t)(i + 1);
+#define FILL_COPY(c)                                                      \
+  do {                                                                    \
+    memset(&(c), 0, sizeof(c));                                           \
+    (c).size = sizeof(c);                                                 \
+    (c).kind = bkind("MEMORY_COPY");                                      \
+    (c).operation = i % 2 ? 4 : 2; /* DEVICE_TO_DEVICE (peer) : HOST_TO_DEVICE */ \
+    (c).correlation_id.internal = c_copy;                                 \
+    (c).correlation_id.external.value = ext_top();                        \
+    (c).thread_id = gettid_u64();                                         \
+    (c).start_timestamp = cs;                                             \
+    (c).end_timestamp = ce;                                               \
+    (c).dst_agent_id = g_agents[1].id;                                    \
+    (c).src_agent_id = g_agents[i % 2 ? 2 : 0].id;                        \
+    (c).bytes = bytes;                                                    \
+  } while (0)
   if (g_v1) {
     rt_rocp_memory_copy_record_v1 c;
-    memset(&c, 0, sizeof c);
-    c.size = sizeof c;
-    c.kind = bkind("MEMORY_COPY");
-    c.operation = i % 2 ? 4 : 2; /* DEVICE_TO_DEVICE (peer) : HOST_TO_DEVICE */
-    c.correlation_id.internal = c_copy;
-    c.correlation_id.external.value = ext_top();
-    c.thread_id = gettid_u64();
-    c.start_timestamp = cs;
-    c.end_timestamp = ce;
-    c.dst_agent_id = g_agents[1].id;
-    c.src_agent_id = g_agents[i % 2 ? 2 : 0].id;
-    c.bytes = bytes;
+    FILL_COPY(c);
     c.dst_address = 0x7f1000000000ull;
     c.src_address = 0x7f2000000000ull;
     emplace(RT_ROCP_BUFFER_CATEGORY_TRACING, "MEMORY_COPY", &c, sizeof c);
   } else {
     rt_rocp_memory_copy_record_v0 c;
-    memset(&c, 0, sizeof c);
-    c.size = sizeof c;
-    c.kind = bkind("MEMORY_COPY");
-    c.operation = i % 2 ? 4 : 2;
-    c.correlation_id.internal = c_copy;
-    c.correlation_id.external.value = ext_top();
-    c.thread_id = gettid_u64();
-    c.start_timestamp = cs;
-    c.end_timestamp = ce;
-    c.dst_agent_id = g_agents[1].id;
-    c.src_agent_id = g_agents[i % 2 ? 2 : 0].id;
-    c.bytes = bytes;
+    FILL_COPY(c);
     emplace(RT_ROCP_BUFFER_CATEGORY_TRACING, "MEMORY_COPY", &c, sizeof c);
   }
+#undef FILL_COPY
 
   if (i == 0) { /* the first launch needs scratch */
+#define FILL_SCRATCH(s)                             \
+  do {                                              \
+    memset(&(s), 0, sizeof(s));                     \
+    (s).size = sizeof(s);                           \
+    (s).kind = bkind("SCRATCH_MEMORY");             \
+    (s).operation = 1; /* SCRATCH_MEMORY_ALLOC */   \
+    (s).correlation_id.internal = c_launch;         \
+    (s).agent_id = g_agents[1].id;                  \
+    (s).queue_id = 0x9000;                          \
+    (s).thread_id = gettid_u64();                   \
+    (s).start_timestamp = t0;                       \
+    (s).end_timestamp = t0 + 300;                   \
+  } while (0)
     if (g_v1) {
       rt_rocp_scratch_memory_record_v1 s;
-      memset(&s, 0, sizeof s);
-      s.size = sizeof s;
-      s.kind = bkind("SCRATCH_MEMORY");
-      s.operation = 1;
-      s.correlation_id.internal = c_launch;
-      s.agent_id = g_agents[1].id;
-      s.queue_id = 0x9000;
-      s.thread_id = gettid_u64();
-      s.start_timestamp = t0;
-      s.end_timestamp = t0 + 300;
+      FILL_SCRATCH(s);
       s.allocation_size = 1u << 16;
       emplace(RT_ROCP_BUFFER_CATEGORY_TRACING, "SCRATCH_MEMORY", &s, sizeof s);
     } else {
       rt_rocp_scratch_memory_record_v0 s;
-      memset(&s, 0, sizeof s);
-      s.size = sizeof s;
-      s.kind = bkind("SCRATCH_MEMORY");
-      s.operation = 1;
-      s.correlation_id.internal = c_launch;
-      s.agent_id = g_agents[1].id;
-      s.queue_id = 0x9000;
-      s.thread_id = gettid_u64();
-      s.start_timestamp = t0;
-      s.end_timestamp = t0 + 300;
+      FILL_SCRATCH(s);
       emplace(RT_ROCP_BUFFER_CATEGORY_TRACING, "SCRATCH_MEMORY", &s, sizeof s);
     }
+#undef FILL_SCRATCH
     /* a counters record in the same buffer: not a tracing record, its payload has no size prefix */
     uint64_t counters[4] = {12345, 0, 0, 0};
     emplace(3 /* ROCPROFILER_BUFFER_CATEGORY_COUNTERS */, "", counters, sizeof counters);
