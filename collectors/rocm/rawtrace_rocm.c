@@ -544,10 +544,7 @@ static void on_buffer(rt_rocp_context_id ctx, rt_rocp_buffer_id bid, rt_rocp_rec
   uint64_t t0 = mono_ns();
   atomic_fetch_add(&G.n_callbacks, 1);
   if (drop_count) atomic_fetch_add(&G.n_vendor_dropped, drop_count);
-  if (atomic_load(&G.sink_closed)) {
-    atomic_fetch_add(&G.n_capped, n);
-    return;
-  }
+  if (atomic_load(&G.sink_closed)) return; /* after the exit flush, a write error, or in a forked child */
   uint64_t copied = 0, capped = 0, skipped = 0;
   pthread_mutex_lock(&G.fill_mu);
   for (size_t i = 0; i < n; i++) {

@@ -88,10 +88,12 @@ int main(int argc, char** argv) {
   if (stats) {
     rawtrace_rocm_stats st;
     stats(&st, sizeof st);
-    printf("{\"ev\":\"stats\",\"records\":%llu,\"dropped\":%llu,\"skipped\":%llu,\"ksyms\":%llu,\"messages\":%llu}\n",
+    printf("{\"ev\":\"stats\",\"records\":%llu,\"dropped\":%llu,\"skipped\":%llu,\"ksyms\":%llu,\"messages\":%llu,"
+           "\"callbacks\":%llu,\"callback_ns\":%llu}\n",
            (unsigned long long)st.records, (unsigned long long)st.records_dropped,
            (unsigned long long)st.records_skipped, (unsigned long long)st.kernel_symbols,
-           (unsigned long long)st.marker_messages);
+           (unsigned long long)st.marker_messages, (unsigned long long)st.callbacks,
+           (unsigned long long)st.callback_ns);
   }
   printf("{\"ev\":\"done\"}\n");
   fflush(stdout);
