@@ -550,9 +550,9 @@ static void on_buffer(rt_rocp_context_id ctx, rt_rocp_buffer_id bid, rt_rocp_rec
   for (size_t i = 0; i < n; i++) {
     const rt_rocp_record_header* h = headers ? headers[i] : NULL;
     uint64_t size = 0;
-    if (h && h->payload) memcpy(&size, h->payload, sizeof size);
-    if (!h || !h->payload || h->category != RT_ROCP_BUFFER_CATEGORY_TRACING || size < 8 || size > MAX_RECORD) {
-      skipped++; /* not a tracing record: its payload does not start with its size */
+    if (h && h->payload && h->category == RT_ROCP_BUFFER_CATEGORY_TRACING) memcpy(&size, h->payload, sizeof size);
+    if (size < 8 || size > MAX_RECORD) {
+      skipped++; /* not a tracing record (only those start with their size), or an implausible size */
       continue;
     }
     size_t need = RECORD_HDR + ((size_t)size + 7u) / 8u * 8u;
