@@ -64,8 +64,14 @@ static const char* const kDefaultKinds[] = {
     "SCRATCH_MEMORY",    "MARKER_CORE_API",       "MARKER_CORE_RANGE_API", "CORRELATION_ID_RETIREMENT",
     "RCCL_API",
 };
-/** ROCTx calls whose first argument is the message (marker/api_args.h). */
-static const char* const kMessageOps[] = {"roctxMarkA", "roctxRangePushA", "roctxRangeStartA"};
+/** Callback kinds carrying ROCTx messages, and their operations whose first argument is the message
+ * (marker/api_args.h). MARKER_CORE_RANGE_API (1.0) gives its range records a correlation id of their own, so its
+ * messages come from its own callbacks. */
+static const struct {
+  const char* kind;
+  const char* ops[3];
+} kMessageKinds[2] = {{"MARKER_CORE_API", {"roctxMarkA", "roctxRangePushA", "roctxRangeStartA"}},
+                      {"MARKER_CORE_RANGE_API", {"roctxMarkA", "roctxThreadRangeA", "roctxProcessRangeA"}}};
 
 /* ------------------------------------------------------------------------------------------------------------------ */
 /* State                                                                                                              */
@@ -139,9 +145,9 @@ static struct {
   rt_rocp_context_id ctx;
   rt_rocp_buffer_id buf;
   uint8_t enabled[MAX_KINDS];
-  uint32_t cb_code_object, cb_marker; /* callback kinds; UINT32_MAX = absent */
+  uint32_t cb_code_object, cb_marker[2]; /* callback kinds (kMessageKinds); UINT32_MAX = absent */
   int32_t op_ksym;
-  int32_t msg_ops[3];
+  int32_t msg_ops[2][3];
 
   /* output */
   rt_writer* w;
@@ -186,9 +192,9 @@ static struct {
     .fill_mu = PTHREAD_MUTEX_INITIALIZER,
     .verbosity = RT_V_WARN,
     .cb_code_object = UINT32_MAX,
-    .cb_marker = UINT32_MAX,
+    .cb_marker = {UINT32_MAX, UINT32_MAX},
     .op_ksym = RT_ROCP_CODE_OBJECT_DEVICE_KERNEL_SYMBOL_REGISTER,
-    .msg_ops = {-1, -1, -1},
+    .msg_ops = {{-1, -1, -1}, {-1, -1, -1}},
 };
 
 static struct cbuf* g_fill; /* the copy buffer being filled (fill_mu) */
@@ -629,9 +635,10 @@ static void on_callback(uint32_t kind, int32_t op, uint32_t phase, uint64_t corr
   if (atomic_load(&G.sink_closed) || phase != RT_ROCP_PHASE_ENTER) return;
   if (kind == G.cb_code_object && op == G.op_ksym) {
     on_kernel_symbol((const rt_rocp_kernel_symbol_data*)payload);
-  } else if (kind == G.cb_marker) {
-    for (int i = 0; i < 3; i++)
-      if (op == G.msg_ops[i]) on_marker(corr, (const rt_rocp_marker_api_data*)payload);
+  } else {
+    for (int m = 0; m < 2; m++)
+      for (int i = 0; kind == G.cb_marker[m] && i < 3; i++)
+        if (op == G.msg_ops[m][i]) on_marker(corr, (const rt_rocp_marker_api_data*)payload);
   }
 }
 
@@ -678,7 +685,8 @@ static int on_cb_kind(uint32_t kind, void* data) {
   (void)data;
   if (S.callback_kind_name(kind, &name, &len) != RT_ROCP_STATUS_SUCCESS || !name) return 0;
   if (!strcmp(name, "CODE_OBJECT")) G.cb_code_object = kind;
-  if (!strcmp(name, "MARKER_CORE_API")) G.cb_marker = kind;
+  for (int m = 0; m < 2; m++)
+    if (!strcmp(name, kMessageKinds[m].kind)) G.cb_marker[m] = kind;
   return 0;
 }
 
@@ -697,16 +705,18 @@ static void configure_callbacks(void) {
       logrec(RT_V_WARN, "code-object callback tracing refused: %s (%d); kernels will have no names",
              status_text(st), st);
   }
-  if (G.cb_marker != UINT32_MAX) {
+  for (int m = 0; m < 2; m++) {
+    if (G.cb_marker[m] == UINT32_MAX) continue;
     int32_t ops[3];
     size_t n = 0;
     for (int i = 0; i < 3; i++) {
-      G.msg_ops[i] = callback_op(G.cb_marker, kMessageOps[i]);
-      if (G.msg_ops[i] >= 0) ops[n++] = G.msg_ops[i];
+      G.msg_ops[m][i] = callback_op(G.cb_marker[m], kMessageKinds[m].ops[i]);
+      if (G.msg_ops[m][i] >= 0) ops[n++] = G.msg_ops[m][i];
     }
-    rt_rocp_status st = n ? S.configure_callback(G.ctx, G.cb_marker, ops, n, fn, NULL) : RT_ROCP_STATUS_SUCCESS;
+    rt_rocp_status st = n ? S.configure_callback(G.ctx, G.cb_marker[m], ops, n, fn, NULL) : RT_ROCP_STATUS_SUCCESS;
     if (st != RT_ROCP_STATUS_SUCCESS)
-      logrec(RT_V_WARN, "ROCTx callback tracing refused: %s (%d); ranges will have no messages", status_text(st), st);
+      logrec(RT_V_WARN, "%s callback tracing refused: %s (%d); its ranges will have no messages",
+             kMessageKinds[m].kind, status_text(st), st);
   }
 }
 

@@ -303,6 +303,7 @@ static const char* const* cb_ops_of(uint32_t kind, uint32_t* n) {
     return g_v1 ? kCodeObjectOps10 : kCodeObjectOps05;
   }
   if (kind == cbkind("MARKER_CORE_API")) return *n = N(kMarkerOps), kMarkerOps;
+  if (kind == cbkind("MARKER_CORE_RANGE_API")) return *n = N(kMarkerRangeOps), kMarkerRangeOps;
   return NULL;
 }
 
@@ -726,7 +727,11 @@ API void fake_rocp_step(int i) {
 
   uint64_t pop_t0 = tick(100), pop_t1 = tick(40);
   api_record("MARKER_CORE_API", 2 /* roctxRangePop */, c_pop, 0, pop_t0, pop_t1);
-  if (g_v1) api_record("MARKER_CORE_RANGE_API", 1 /* roctxThreadRangeA */, c_push, 0, push_t0, pop_t1);
+  if (g_v1) { /* the range service makes its own correlation id and passes the message to its own callback */
+    uint64_t c_range = F.next_corr++;
+    invoke_callback(cbkind("MARKER_CORE_RANGE_API"), 1 /* roctxThreadRangeA */, c_range, &md);
+    api_record("MARKER_CORE_RANGE_API", 1, c_range, 0, push_t0, pop_t1);
+  }
 
   uint64_t retired[6] = {c_push, c_malloc, c_launch, c_copy, c_rccl, c_pop};
   for (int r = 0; r < 6; r++) {
