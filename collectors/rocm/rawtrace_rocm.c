@@ -699,6 +699,7 @@ static void configure_callbacks(void) {
   void* fn = G.v1 ? (void*)on_callback_v1 : (void*)on_callback_v0;
   if (G.cb_code_object != UINT32_MAX) {
     int32_t op = callback_op(G.cb_code_object, "CODE_OBJECT_DEVICE_KERNEL_SYMBOL_REGISTER");
+    if (op < 0) op = callback_op(G.cb_code_object, "DEVICE_KERNEL_SYMBOL_REGISTER"); /* 0.5 name */
     if (op >= 0) G.op_ksym = op;
     rt_rocp_status st = S.configure_callback(G.ctx, G.cb_code_object, NULL, 0, fn, NULL);
     if (st != RT_ROCP_STATUS_SUCCESS)

@@ -83,8 +83,8 @@ static const char* const kMarkerOps[] = {"roctxMarkA",       "roctxRangePushA", 
 static const char* const kMarkerRangeOps[] = {"roctxMarkA", "roctxThreadRangeA", "roctxProcessRangeA",
                                               "roctxGetThreadId"};
 static const char* const kRcclOps[] = {"ncclAllReduce", "ncclBroadcast"};
-static const char* const kCodeObjectOps05[] = {"CODE_OBJECT_NONE", "CODE_OBJECT_LOAD",
-                                               "CODE_OBJECT_DEVICE_KERNEL_SYMBOL_REGISTER"};
+/* 0.5 named code-object operations without the CODE_OBJECT_ prefix (code_object/code_object.cpp) */
+static const char* const kCodeObjectOps05[] = {"NONE", "LOAD", "DEVICE_KERNEL_SYMBOL_REGISTER"};
 static const char* const kCodeObjectOps10[] = {"CODE_OBJECT_NONE", "CODE_OBJECT_LOAD",
                                                "CODE_OBJECT_DEVICE_KERNEL_SYMBOL_REGISTER",
                                                "CODE_OBJECT_HOST_KERNEL_SYMBOL_REGISTER"};
