@@ -460,7 +460,9 @@ static int write_agents(void) {
   if (!S.query_agents) return 0;
   rt_buf b;
   rt_buf_init(&b);
-  rt_rocp_status st = S.query_agents(RT_ROCP_AGENT_INFO_VERSION_0, on_agents, sizeof(rt_rocp_agent), &b);
+  /* the SDK refuses a struct size larger than its own (agent.cpp): 296 bytes before 1.0 */
+  size_t agent_size = G.v1 ? sizeof(rt_rocp_agent) : RT_ROCP_AGENT_SIZE_V0;
+  rt_rocp_status st = S.query_agents(RT_ROCP_AGENT_INFO_VERSION_0, on_agents, agent_size, &b);
   int rc = 0;
   if (st != RT_ROCP_STATUS_SUCCESS || b.len == 0) {
     logrec(RT_V_WARN, "rocprofiler_query_available_agents failed: %s (%d); no AGENTS table", status_text(st), st);

@@ -391,7 +391,9 @@ static void make_agents(void) {
 
 API rt_rocp_status rocprofiler_query_available_agents(int32_t version, rt_rocp_agents_cb cb, size_t agent_size,
                                                       void* data) {
-  if (version != RT_ROCP_AGENT_INFO_VERSION_0 || !cb || agent_size < RT_ROCP_AGENT_SIZE_V0) return ST_BAD_ARG;
+  if (version != RT_ROCP_AGENT_INFO_VERSION_0 || !cb) return ST_BAD_ARG;
+  /* as agent.cpp: a caller's struct larger than this release's is ABI-incompatible */
+  if (agent_size > (g_v1 ? sizeof(rt_rocp_agent) : RT_ROCP_AGENT_SIZE_V0)) return 18; /* ERROR_INCOMPATIBLE_ABI */
   const void* ptrs[3] = {&g_agents[0], &g_agents[1], &g_agents[2]};
   return cb(version, ptrs, 3, data);
 }
