@@ -262,7 +262,8 @@ static void load_config(struct config* c) {
   if (c->exit_timeout <= 0) c->exit_timeout = 10;
 }
 
-/* Whether SDK kind name `name` is selected by RAWTRACE_ROCM_KINDS (comma list of names, "default", "-NAME"). */
+/* Whether SDK kind name `name` is selected by RAWTRACE_ROCM_KINDS (comma list of names, "default", "-NAME"):
+ * 0 no, 1 through "default", 2 named explicitly. */
 static int kind_wanted(const char* name) {
   int want = 0;
   const char* s = G.cfg.kinds;
@@ -276,9 +277,9 @@ static int kind_wanted(const char* name) {
     size_t tn = n - (size_t)neg;
     if (tn == 7 && !strncasecmp(t, "default", 7)) {
       for (size_t i = 0; i < sizeof kDefaultKinds / sizeof kDefaultKinds[0]; i++)
-        if (!strcmp(name, kDefaultKinds[i])) want = !neg;
+        if (!strcmp(name, kDefaultKinds[i])) want = neg ? 0 : 1;
     } else if (strlen(name) == tn && !strncasecmp(t, name, tn)) {
-      want = !neg;
+      want = neg ? 0 : 2;
     }
     s += n;
   }
@@ -998,13 +999,16 @@ static uint32_t configure_kinds(const struct names* t) {
   uint32_t ok = 0;
   for (size_t i = 0; i < t->n; i++) {
     uint32_t k = t->v[i].id;
-    if (k >= MAX_KINDS || !kind_wanted(t->v[i].name)) continue;
+    int want = k < MAX_KINDS ? kind_wanted(t->v[i].name) : 0;
+    if (!want) continue;
     rt_rocp_status st = S.configure_buffer(G.ctx, k, NULL, 0, G.buf);
     if (st == RT_ROCP_STATUS_SUCCESS) {
       G.enabled[k] = 1;
       ok++;
     } else {
-      logrec(RT_V_WARN, "buffer tracing of %s (kind %u) refused: %s (%d); not recorded", t->v[i].name, k,
+      /* a default kind the SDK lacks support for (e.g. RCCL_API in a build without RCCL) is only worth a note */
+      logrec(want == 2 ? RT_V_WARN : RT_V_INFO, "buffer tracing of %s (kind %u) refused: %s (%d); not recorded",
+             t->v[i].name, k,
              status_text(st), st);
     }
   }

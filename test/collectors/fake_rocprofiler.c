@@ -16,7 +16,8 @@
  * loses every Nth record and reports the losses as the callback's drop_count. One header of another category
  * (counters) is delivered too: a tool must not copy it as a tracing record.
  *
- * FAKE_ROCP_FAIL=<function name> makes that SDK function fail (status 1), as a broken or refusing SDK would.
+ * FAKE_ROCP_FAIL=<function name> makes that SDK function fail (status 1), as a broken or refusing SDK would;
+ * FAKE_ROCP_FAIL=<buffer kind name> makes configuring that kind fail (not implemented).
  *
  * Every delivered tracing record is printed to stdout as a JSON line {"ev":"rec","cat","kind","size","hex"} in
  * delivery order, so the test can compare the dump byte for byte.
@@ -221,6 +222,7 @@ API rt_rocp_status rocprofiler_configure_buffer_tracing_service(rt_rocp_context_
   (void)n;
   if (ctx.handle == 0 || b.handle != F.buffer.handle) return ST_ERROR;
   if (kind == 0 || kind >= g_nkinds) return ST_NOT_FOUND;
+  if (failing(g_kinds[kind])) return 17; /* ROCPROFILER_STATUS_ERROR_NOT_IMPLEMENTED, e.g. RCCL_API without RCCL */
   F.buffer_kinds[kind] = 1;
   printf("{\"ev\":\"enabled\",\"kind\":%u,\"name\":\"%s\"}\n", kind, g_kinds[kind]);
   fflush(stdout);

@@ -490,6 +490,20 @@ for (const fn of ["rocprofiler_create_buffer", "rocprofiler_start_context"]) {
   });
 }
 
+test("a default kind the SDK refuses (RCCL_API): an info LOG chunk, no warning on stderr, the rest recorded", () => {
+  const run = runSync("1.0", "basic", "refused", { FAKE_ROCP_FAIL: "RCCL_API" });
+  ok(run, "refused RCCL_API");
+  assert.not.match(run.stderr, /RCCL_API/);
+  const cs = readChunks(outPath("1.0", "refused", run.pid));
+  const logs = cs.filter((c) => c.type === ChunkType.LOG).map((c) => new Cursor(c.p)).map((c) => [c.u32(), c.str()]);
+  assert.ok(logs.some(([level, msg]) => level === 0 && /buffer tracing of RCCL_API \(kind 14\) refused/.test(String(msg))),
+    JSON.stringify(logs));
+  const recs = dumped(cs);
+  assert.ok(recs.length > 0 && !recs.some((r) => r.kind === KIND["1.0"].RCCL_API));
+  const explicit = runSync("1.0", "basic", "refused2", { FAKE_ROCP_FAIL: "RCCL_API", RAWTRACE_ROCM_KINDS: "default,RCCL_API" });
+  assert.match(explicit.stderr, /warning: buffer tracing of RCCL_API \(kind 14\) refused/, "asked for by name: a warning");
+});
+
 test("RAWTRACE_OUTPUT=/dev/full: one error line, no tool, the program runs normally", () => {
   const run = runSync("1.0", "basic", "devfull", { RAWTRACE_OUTPUT: "/dev/full" });
   ok(run, "/dev/full");
