@@ -9,6 +9,7 @@
  *   basic  run the steps and return from main (the exit flush writes END)
  *   kill   run the steps, flush, print "flushed", then wait to be killed (SIGKILL: the file must be a valid prefix)
  *   term   as kill, but the test sends SIGTERM (the collector's handler must still write END)
+ *   pause  as basic, with rawtrace_rocm_stop() before step 4 and rawtrace_rocm_start() after step 5
  *
  * Environment: RT_APP_SDK (path of the fake librocprofiler-sdk.so), RT_APP_SDK_LOCAL (open it RTLD_LOCAL),
  * RT_APP_COLLECTOR (path of librawtrace_rocm.so, for its API), RT_APP_STEPS.
@@ -60,17 +61,24 @@ int main(int argc, char** argv) {
   int (*pop)(void) = NULL;
   int (*flush)(void) = NULL;
   int (*stats)(rawtrace_rocm_stats*, size_t) = NULL;
+  int (*stop)(void) = NULL;
+  int (*start)(void) = NULL;
   if (coll) {
     *(void**)(&push) = need(coll, "rawtrace_rocm_push_external_id");
     *(void**)(&pop) = need(coll, "rawtrace_rocm_pop_external_id");
     *(void**)(&flush) = need(coll, "rawtrace_rocm_flush");
     *(void**)(&stats) = need(coll, "rawtrace_rocm_get_stats");
+    *(void**)(&stop) = need(coll, "rawtrace_rocm_stop");
+    *(void**)(&start) = need(coll, "rawtrace_rocm_start");
   }
 
   code_objects();
   const char* s = getenv("RT_APP_STEPS");
   int steps = s && atoi(s) > 0 ? atoi(s) : 12;
+  int pause = !strcmp(scenario, "pause");
   for (int i = 0; i < steps; i++) {
+    if (pause && i == 4) printf("{\"ev\":\"stop\",\"rc\":%d}\n", stop ? stop() : -1);
+    if (pause && i == 6) printf("{\"ev\":\"start\",\"rc\":%d}\n", start ? start() : -1);
     int pushed = push ? push(1000u + (uint64_t)i) : -1;
     step(i);
     int popped = pop ? pop() : -1;

@@ -454,6 +454,20 @@ test("an SDK opened RTLD_LOCAL is found through the finalize function it passed 
     hex })), want);
 });
 
+test("rawtrace_rocm_stop / rawtrace_rocm_start: nothing recorded in between, a CLOCK anchor at each", () => {
+  const run = runSync("1.0", "pause", "pause");
+  ok(run, "pause");
+  assert.is(run.events.find((e) => e.ev === "stop")?.rc, 0);
+  assert.is(run.events.find((e) => e.ev === "start")?.rc, 0);
+  const cs = readChunks(outPath("1.0", "pause", run.pid));
+  assert.equal(cs.filter((c) => c.type === ChunkType.CLOCK).map((c) => c.p.readUInt32LE(0)),
+    [ClockWhich.START, ClockWhich.PERIODIC, ClockWhich.PERIODIC, ClockWhich.END]);
+  const steps = dumped(cs).filter((r) => r.kind === KIND["1.0"].KERNEL_DISPATCH)
+    .map((r) => Number(r.payload.readBigUInt64LE(56 + 32)) - 1).sort((a, b) => a - b);
+  assert.equal(steps, [...Array(STEPS).keys()].filter((i) => i < 4 || i >= 6), "steps 4 and 5 ran while stopped");
+  assert.equal(dumped(cs).map(({ cat, kind, size, hex }) => ({ cat, kind, size, hex })), delivered(run));
+});
+
 test("kill -9 after a flush: the file is a valid prefix holding every record delivered before", async () => {
   const run = await runUntilFlushed("1.0", "kill", "kill", "SIGKILL");
   assert.is(run.signal, "SIGKILL");
