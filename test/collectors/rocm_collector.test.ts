@@ -12,7 +12,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createReadStream, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -117,8 +117,8 @@ interface Chunk {
 }
 
 /** Every complete chunk in file order; each header and payload CRC must match (stops at a cut). */
-function readChunks(path: string): Chunk[] {
-  const b = readFileSync(path);
+function readChunks(path: string | Buffer): Chunk[] {
+  const b = typeof path === "string" ? readFileSync(path) : path;
   assert.is(b.toString("latin1", 0, 8), "RAWTRACE");
   const out: Chunk[] = [];
   for (let o = 16; o + 24 <= b.length;) {
@@ -466,6 +466,54 @@ test("rawtrace_rocm_stop / rawtrace_rocm_start: nothing recorded in between, a C
     .map((r) => Number(r.payload.readBigUInt64LE(56 + 32)) - 1).sort((a, b) => a - b);
   assert.equal(steps, [...Array(STEPS).keys()].filter((i) => i < 4 || i >= 6), "steps 4 and 5 ran while stopped");
   assert.equal(dumped(cs).map(({ cat, kind, size, hex }) => ({ cat, kind, size, hex })), delivered(run));
+});
+
+test("memory cap: a writer that cannot write makes the callback drop records, counted exactly in DROPPED", async () => {
+  // The output is a FIFO the test leaves unread until the program has made all its records: the writer thread
+  // blocks, the copy buffers reach RAWTRACE_MAX_MEMORY (= one buffer), and later records are counted, not kept.
+  const fifo = join(dir, "cap.fifo");
+  execFileSync("mkfifo", [fifo]);
+  const env = envFor("1.0", "cap", { RAWTRACE_OUTPUT: fifo, RAWTRACE_BUFFER_SIZE: "128k", RAWTRACE_MAX_MEMORY: "1",
+    RT_APP_STEPS: "400", FAKE_ROCP_BATCH: "64" });
+  const child = spawn(APP, ["basic"], { env, stdio: ["ignore", "pipe", "pipe"] });
+  const reader = createReadStream(fifo);
+  reader.pause();
+  const parts: Buffer[] = [];
+  let out = "";
+  let stderr = "";
+  let reading = false;
+  child.stdout!.setEncoding("utf8");
+  child.stderr!.setEncoding("utf8");
+  child.stderr!.on("data", (d: string) => (stderr += d));
+  child.stdout!.on("data", (d: string) => {
+    out += d;
+    if (!reading && out.includes("\"ev\":\"stats\"")) {
+      reading = true;
+      reader.on("data", (b) => parts.push(b as Buffer)).resume();
+    }
+  });
+  const [status] = await Promise.all([
+    new Promise<number | null>((res) => child.on("close", (code) => res(code))),
+    new Promise<void>((res) => reader.on("close", () => res())),
+  ]);
+  assert.is(status, 0, stderr);
+  const events = parseLines(out);
+  const run: Run = { status, signal: null, events, stderr, pid: events[0].pid };
+  const cs = readChunks(Buffer.concat(parts));
+  assert.is(cs[cs.length - 1].type, ChunkType.END);
+  const capped = cs.filter((c) => c.type === ChunkType.DROPPED && c.p.readUInt32LE(8) === DropReason.MEMORY_CAP)
+    .reduce((n, c) => n + Number(c.p.readBigUInt64LE(0)), 0);
+  const kept = dumped(cs).map(({ cat, kind, size, hex }) => ({ cat, kind, size, hex }));
+  const want = delivered(run);
+  assert.ok(capped > 0, "records were capped");
+  assert.ok(kept.length > 0, "records were kept");
+  assert.is(kept.length + capped, want.length, "every delivered record is either in the dump or counted");
+  let j = 0; // the kept records are a subsequence of the delivered ones, in order
+  for (const r of kept) {
+    while (j < want.length && want[j].hex !== r.hex) j++;
+    assert.ok(j < want.length, "kept record in delivery order");
+    j++;
+  }
 });
 
 test("kill -9 after a flush: the file is a valid prefix holding every record delivered before", async () => {
