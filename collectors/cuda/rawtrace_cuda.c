@@ -24,6 +24,7 @@
 #include "rawtrace.h"
 #include "rawtrace_collector.h"
 #include "rawtrace_queue.h"
+#include "rawtrace_threads.h"
 #include "rawtrace_writer.h"
 
 #include <cupti.h>
@@ -108,11 +109,6 @@ struct sentry {
   char* copy;   /* NULL: unreadable so far */
   uint32_t len;
   uint32_t epoch; /* buffer in which the content was last checked */
-};
-
-struct pending_thread {
-  uint32_t pid, tid;
-  char name[32];
 };
 
 struct config {
@@ -201,10 +197,7 @@ static struct {
   size_t st_cap, st_count;
   rt_string* pend_str;
   size_t pend_str_n, pend_str_cap;
-  uint32_t* tids;
-  size_t tid_cap, tid_count;
-  struct pending_thread* pend_thr;
-  size_t pend_thr_n, pend_thr_cap;
+  rt_threads threads;
   rt_buf scratch;
   int no_vm_readv;
   uint64_t cap_drops_written;
@@ -1085,54 +1078,7 @@ static void note_string(uint64_t ptr) {
   pend_string(e);
 }
 
-static int tid_seen(uint32_t tid) {
-  if ((G.tid_count + 1) * 2 > G.tid_cap) {
-    size_t ncap = G.tid_cap ? G.tid_cap * 2 : 256;
-    uint32_t* nt = (uint32_t*)calloc(ncap, sizeof *nt);
-    if (!nt) return 1;
-    for (size_t i = 0; i < G.tid_cap; i++) {
-      if (!G.tids[i]) continue;
-      size_t j = (G.tids[i] * 2654435761u) & (ncap - 1);
-      while (nt[j]) j = (j + 1) & (ncap - 1);
-      nt[j] = G.tids[i];
-    }
-    free(G.tids);
-    G.tids = nt;
-    G.tid_cap = ncap;
-  }
-  size_t j = (tid * 2654435761u) & (G.tid_cap - 1);
-  while (G.tids[j]) {
-    if (G.tids[j] == tid) return 1;
-    j = (j + 1) & (G.tid_cap - 1);
-  }
-  G.tids[j] = tid;
-  G.tid_count++;
-  return 0;
-}
-
-static void note_thread(uint32_t pid, uint32_t tid) {
-  if (!tid || pid != (uint32_t)G.owner_pid || tid_seen(tid)) return;
-  char path[64];
-  snprintf(path, sizeof path, "/proc/self/task/%u/comm", tid);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return; /* the thread is gone */
-  char name[32];
-  ssize_t n = read(fd, name, sizeof name - 1);
-  close(fd);
-  if (n <= 0) return;
-  while (n > 0 && (name[n - 1] == '\n' || name[n - 1] == 0)) n--;
-  name[n] = 0;
-  if (G.pend_thr_n == G.pend_thr_cap) {
-    struct pending_thread* more =
-        (struct pending_thread*)grow_array(G.pend_thr, &G.pend_thr_cap, sizeof *more, 16);
-    if (!more) return;
-    G.pend_thr = more;
-  }
-  struct pending_thread* t = &G.pend_thr[G.pend_thr_n++];
-  t->pid = pid;
-  t->tid = tid;
-  memcpy(t->name, name, (size_t)n + 1);
-}
+static void note_thread(uint32_t pid, uint32_t tid) { rt_threads_note(&G.threads, pid, tid); }
 
 /* Walks one buffer by the measured strides; notes pointer fields (read only when the record covers them) and the
  * threads of API and marker records. */
@@ -1261,21 +1207,9 @@ static void process_buffer(struct cbuf* b) {
   const uint8_t* data = cbuf_data(b);
   size_t n = b->valid;
   G.pend_str_n = 0;
-  G.pend_thr_n = 0;
   walk_buffer(data, n);
   maybe_write_devices();
-  if (G.pend_thr_n && !G.write_failed) {
-    rt_thread_name names[64];
-    for (size_t i = 0; i < G.pend_thr_n; i += 64) {
-      uint32_t m = 0;
-      for (size_t j = i; j < G.pend_thr_n && m < 64; j++, m++) {
-        names[m].pid = G.pend_thr[j].pid;
-        names[m].tid = G.pend_thr[j].tid;
-        names[m].name = G.pend_thr[j].name;
-      }
-      wrote(rt_writer_thread_names(G.w, names, m));
-    }
-  }
+  if (!G.write_failed) rt_threads_write(&G.threads, G.w, wrote);
   if (G.pend_str_n && !G.write_failed) {
     if (wrote(rt_writer_strings(G.w, G.pend_str, (uint32_t)G.pend_str_n)) == 0)
       atomic_fetch_add(&G.n_strings, G.pend_str_n);
@@ -1481,6 +1415,7 @@ static int close_output(void) {
 static int init_collector(int from) {
   load_config(&G.cfg);
   G.owner_pid = getpid();
+  rt_threads_init(&G.threads, (uint32_t)G.owner_pid);
   if (load_cupti() != 0) {
     if (from == FROM_PRELOAD) return INIT_DEFER;
     logmsg(LOG_ERROR, "libcupti not found (set RAWTRACE_CUPTI_LIB to its path); nothing is recorded");

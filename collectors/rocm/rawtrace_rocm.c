@@ -27,6 +27,7 @@
 #include "rocprofiler_abi.h"
 #include "rawtrace_collector.h"
 #include "rawtrace_queue.h"
+#include "rawtrace_threads.h"
 #include "rawtrace_writer.h"
 
 #include <dlfcn.h>
@@ -145,6 +146,7 @@ static struct {
   rt_rocp_context_id ctx;
   rt_rocp_buffer_id buf;
   uint8_t enabled[MAX_KINDS];
+  uint8_t api_kind[MAX_KINDS]; /* kinds whose records are API calls (name ends in _API): thread_id after the times */
   uint32_t cb_code_object, cb_marker[2]; /* callback kinds (kMessageKinds); UINT32_MAX = absent */
   int32_t op_ksym;
   int32_t msg_ops[2][3];
@@ -177,6 +179,7 @@ static struct {
   atomic_int write_failed;
 
   /* writer-thread-only */
+  rt_threads threads;
   struct ksym_item** pend_ksym;
   size_t pend_ksym_n, pend_ksym_cap;
   struct marker_item** pend_msg;
@@ -839,6 +842,26 @@ static void check_dropped(void) {
   }
 }
 
+/*
+ * Names the threads of API records in `b` (THREAD_NAMES, before the ACTIVITY chunk): the one field read in process,
+ * thread_id of the API record layout (rocprofiler_abi.h: @56 in 1.0, @48 in 0.5), only within the record's size.
+ */
+static void note_threads(const struct cbuf* b) {
+  const uint8_t* p = (const uint8_t*)b + CBUF_HDR;
+  size_t off = G.v1 ? offsetof(rt_rocp_api_record_v1, thread_id) : offsetof(rt_rocp_api_record_v0, thread_id);
+  for (size_t o = 0; o + RECORD_HDR <= b->used;) {
+    uint32_t kind;
+    uint64_t size, tid;
+    memcpy(&kind, p + o + 4, 4);
+    memcpy(&size, p + o + 8, 8);
+    if (kind < MAX_KINDS && G.api_kind[kind] && size >= off + 8) {
+      memcpy(&tid, p + o + RECORD_HDR + off, 8);
+      rt_threads_note(&G.threads, (uint32_t)G.owner_pid, (uint32_t)tid);
+    }
+    o += RECORD_HDR + ((size_t)size + 7u) / 8u * 8u;
+  }
+}
+
 static void handle_item(rt_item* it) {
   if (rt_item_is_common(it)) {
     if (!G.write_failed) wrote(rt_item_write(G.w, it));
@@ -849,6 +872,8 @@ static void handle_item(rt_item* it) {
     case IT_BUFFER: {
       struct cbuf* b = (struct cbuf*)it;
       if (!G.write_failed) {
+        note_threads(b);
+        rt_threads_write(&G.threads, G.w, wrote);
         write_pending();
         if (wrote(rt_writer_activity(G.w, cbuf_data(b), (uint32_t)b->used)) == 0)
           atomic_fetch_add(&G.n_activity_bytes, b->used);
@@ -1003,7 +1028,9 @@ static uint32_t configure_kinds(const struct names* t) {
     if (!want) continue;
     rt_rocp_status st = S.configure_buffer(G.ctx, k, NULL, 0, G.buf);
     if (st == RT_ROCP_STATUS_SUCCESS) {
+      size_t len = strlen(t->v[i].name);
       G.enabled[k] = 1;
+      G.api_kind[k] = len > 4 && !strcmp(t->v[i].name + len - 4, "_API");
       ok++;
     } else {
       /* a default kind the SDK lacks support for (e.g. RCCL_API in a build without RCCL) is only worth a note */
@@ -1029,6 +1056,7 @@ static int fail_init(const char* what, rt_rocp_status st) {
 static int init_collector(rt_rocp_client_finalize_fn fini) {
   load_config(&G.cfg);
   G.owner_pid = getpid();
+  rt_threads_init(&G.threads, (uint32_t)G.owner_pid);
   if (load_sdk(fini) != 0) {
     logmsg(RT_V_ERROR, "rocprofiler-sdk functions not found (set RAWTRACE_ROCPROFILER_LIB); nothing is recorded");
     return -1;

@@ -401,6 +401,18 @@ for (const sdk of SDKS) {
     assert.is(checkedMarkers, ranges * STEPS);
     assert.is(messages.size, ranges * STEPS);
 
+    // THREAD_NAMES: the thread of the API records (the program's main thread), before the first ACTIVITY chunk
+    const tn = cs.findIndex((c) => c.type === ChunkType.THREAD_NAMES);
+    assert.ok(tn >= 0 && tn < firstActivity, "THREAD_NAMES before the ACTIVITY that needs it");
+    const tnames = cs.filter((c) => c.type === ChunkType.THREAD_NAMES).flatMap((c) => {
+      const cur = new Cursor(c.p);
+      const out: Array<[number, number, string]> = [];
+      for (let n = cur.u32(); n > 0; n--) out.push([cur.u32(), cur.u32(), cur.str()]);
+      cur.end();
+      return out;
+    });
+    assert.equal(tnames, [[run.pid, run.pid, "rocm_app"]], "one thread, named once");
+
     // External ids pushed through rawtrace_rocm_push_external_id reach the dispatch records
     const dispatches = recs.filter((r) => r.kind === KIND[sdk].KERNEL_DISPATCH);
     assert.is(dispatches.length, STEPS);
