@@ -40,7 +40,9 @@ enum rt_chunk_type {
   RT_CHUNK_DROPPED = 8,
   RT_CHUNK_THREAD_NAMES = 9,
   RT_CHUNK_END = 10,
-  RT_CHUNK_LOG = 11
+  RT_CHUNK_LOG = 11,
+  RT_CHUNK_AGENTS = 12,        /**< ROCm agent table (docs/format.md §12) */
+  RT_CHUNK_KERNEL_SYMBOLS = 13 /**< ROCm kernel symbols: kernel_id → name, registers, LDS, scratch (§13) */
 };
 
 /** Vendor codes of the HEADER chunk. */
@@ -77,6 +79,13 @@ enum rt_log_level {
 enum rt_cupti_domain {
   RT_CUPTI_DOMAIN_DRIVER = 1,
   RT_CUPTI_DOMAIN_RUNTIME = 2
+};
+
+/** rocprofiler-sdk (vendor 2) API_NAMES domains: buffer-tracing kind names (id = kind), and the operation names of
+ * buffer-tracing kind k in domain RT_ROCP_DOMAIN_OPS | k (id = operation). */
+enum rt_rocp_domain {
+  RT_ROCP_DOMAIN_KINDS = 0,
+  RT_ROCP_DOMAIN_OPS = 0x10000
 };
 
 #endif /* RAWTRACE_FORMAT_H */

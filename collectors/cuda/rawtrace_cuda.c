@@ -22,6 +22,9 @@
 #endif
 
 #include "rawtrace.h"
+#include "rawtrace_collector.h"
+#include "rawtrace_queue.h"
+#include "rawtrace_threads.h"
 #include "rawtrace_writer.h"
 
 #include <cupti.h>
@@ -72,7 +75,7 @@ enum { LOG_OFF = 0, LOG_ERROR = 1, LOG_WARN = 2, LOG_INFO = 3, LOG_DEBUG = 4 };
 enum { FROM_API = 0, FROM_PRELOAD = 1, FROM_INJECTION = 2 };
 enum { INIT_NONE = 0, INIT_OK = 1, INIT_FAILED = -1 };
 enum { INIT_DEFER = 1 }; /* init_collector: libcupti not found yet, try again at InitializeInjection */
-enum { IT_BUFFER = 1, IT_CLOCK = 2, IT_LOG = 3 };
+enum { IT_BUFFER = 1 }; /* besides the queue's own RT_ITEM_CLOCK and RT_ITEM_LOG */
 
 /* CUDA driver API: our own function types (cuda.h renames some entry points with macros). */
 typedef CUresult (*fn_cu_int)(int*);
@@ -89,15 +92,9 @@ typedef CUptiResult (*fn_cupti_u8)(uint8_t);
 /* State                                                                                                              */
 /* ------------------------------------------------------------------------------------------------------------------ */
 
-struct item {
-  struct item* next;
-  uint64_t seq;
-  uint32_t type;
-};
-
 /* Bookkeeping in the CBUF_HDR bytes before each buffer handed to CUPTI. */
 struct cbuf {
-  struct item it;
+  rt_item it;
   uint32_t magic;
   uint32_t flags;
   size_t size;
@@ -106,28 +103,12 @@ struct cbuf {
 };
 _Static_assert(sizeof(struct cbuf) <= CBUF_HDR, "cbuf header must fit in CBUF_HDR");
 
-struct clock_item {
-  struct item it;
-  rt_clock_anchor_t a;
-};
-
-struct log_item {
-  struct item it;
-  uint32_t level;
-  char msg[512];
-};
-
 /* STRINGS table entry: pointer value → the bytes last written for it. */
 struct sentry {
   uint64_t ptr; /* 0 = empty slot */
   char* copy;   /* NULL: unreadable so far */
   uint32_t len;
   uint32_t epoch; /* buffer in which the content was last checked */
-};
-
-struct pending_thread {
-  uint32_t pid, tid;
-  char name[32];
 };
 
 struct config {
@@ -193,22 +174,10 @@ static struct {
   size_t bytes_alloc;
   struct cbuf* reserve;
 
-  /* queue (q_mu) */
-  pthread_mutex_t q_mu;
-  struct item* q_head;
-  struct item* q_tail;
-  uint64_t q_seq;
-  sem_t wake;
-
-  /* progress of the writer (done_mu) */
-  pthread_mutex_t done_mu;
-  pthread_cond_t done_cv;
-  uint64_t done_seq;
-  atomic_int writer_finished;
-  int done_pipe[2];
+  /* queue to the writer thread and its progress */
+  rt_queue q;
   pthread_t writer;
   atomic_int writer_started;
-  int sem_ready;
   atomic_int joined;
 
   /* requests to the writer thread (signal handlers and other threads) */
@@ -228,10 +197,7 @@ static struct {
   size_t st_cap, st_count;
   rt_string* pend_str;
   size_t pend_str_n, pend_str_cap;
-  uint32_t* tids;
-  size_t tid_cap, tid_count;
-  struct pending_thread* pend_thr;
-  size_t pend_thr_n, pend_thr_cap;
+  rt_threads threads;
   rt_buf scratch;
   int no_vm_readv;
   uint64_t cap_drops_written;
@@ -243,10 +209,6 @@ static struct {
     .init_mu = PTHREAD_MUTEX_INITIALIZER,
     .ctl_mu = PTHREAD_MUTEX_INITIALIZER,
     .pool_mu = PTHREAD_MUTEX_INITIALIZER,
-    .q_mu = PTHREAD_MUTEX_INITIALIZER,
-    .done_mu = PTHREAD_MUTEX_INITIALIZER,
-    .done_cv = PTHREAD_COND_INITIALIZER,
-    .done_pipe = {-1, -1},
 };
 
 /* CUPTI entry points, typed from the real prototypes. */
@@ -277,28 +239,7 @@ static _Thread_local int t_in_init;
 /* Small helpers                                                                                                      */
 /* ------------------------------------------------------------------------------------------------------------------ */
 
-static uint64_t clock_ns(clockid_t id) {
-  struct timespec ts;
-  clock_gettime(id, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t mono_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
-
-static uint64_t real_ns(void) { return clock_ns(CLOCK_REALTIME); }
-
-/* Absolute CLOCK_REALTIME deadline `ms` from now (for the *timedwait functions). */
-static struct timespec deadline_ms(long ms) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  ts.tv_sec += ms / 1000;
-  ts.tv_nsec += (ms % 1000) * 1000000L;
-  if (ts.tv_nsec >= 1000000000L) {
-    ts.tv_sec++;
-    ts.tv_nsec -= 1000000000L;
-  }
-  return ts;
-}
+static uint64_t mono_ns(void) { return rt_clock_ns(CLOCK_MONOTONIC); }
 
 static uint32_t ld32(const uint8_t* p) {
   uint32_t v;
@@ -331,29 +272,14 @@ static const char* cupti_error_text(CUptiResult rc) {
 /* Logging: one write(2) per line on stderr; warnings and errors also become LOG chunks                               */
 /* ------------------------------------------------------------------------------------------------------------------ */
 
-static void enqueue(struct item* it);
+static void enqueue(rt_item* it);
 
 static void vlog_line(int level, int to_file, const char* fmt, va_list ap) {
   char msg[480];
   vsnprintf(msg, sizeof msg, fmt, ap);
-  if (level <= g_log_level) {
-    char line[560];
-    static const char* names[] = {"", "error", "warning", "info", "debug"};
-    int n = snprintf(line, sizeof line, "rawtrace[%d]: %s: %s\n", (int)getpid(), names[level], msg);
-    if (n > 0) {
-      ssize_t ignored = write(STDERR_FILENO, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
-      (void)ignored;
-    }
-  }
-  if (to_file && G.w && !G.write_failed) {
-    struct log_item* li = (struct log_item*)calloc(1, sizeof *li);
-    if (li) {
-      li->it.type = IT_LOG;
-      li->level = level == LOG_ERROR ? RT_LOG_ERROR : level == LOG_WARN ? RT_LOG_WARNING : RT_LOG_INFO;
-      snprintf(li->msg, sizeof li->msg, "%s", msg);
-      enqueue(&li->it);
-    }
-  }
+  rt_log_line(g_log_level, level, msg);
+  if (to_file && G.w && !G.write_failed)
+    rt_queue_push_log(&G.q, level == LOG_ERROR ? RT_LOG_ERROR : level == LOG_WARN ? RT_LOG_WARNING : RT_LOG_INFO, msg);
 }
 
 __attribute__((format(printf, 2, 3))) static void logmsg(int level, const char* fmt, ...) {
@@ -468,43 +394,6 @@ static void parse_kinds(struct config* c, const char* s) {
   }
 }
 
-/* "8M", "8MiB", "512k", "1G", "65536" → bytes; `def` when unset or malformed. */
-static size_t parse_size(const char* s, size_t def, const char* var) {
-  if (!s || !*s) return def;
-  char* end = NULL;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (errno || end == s || v < 0) {
-    logmsg(LOG_WARN, "%s=%s is not a size; using %zu", var, s, def);
-    return def;
-  }
-  while (*end == ' ') end++;
-  double mul = 1;
-  switch (tolower((unsigned char)*end)) {
-    case 'k': mul = 1024.0; break;
-    case 'm': mul = 1024.0 * 1024.0; break;
-    case 'g': mul = 1024.0 * 1024.0 * 1024.0; break;
-    case 0: case 'b': break;
-    default:
-      logmsg(LOG_WARN, "%s=%s is not a size; using %zu", var, s, def);
-      return def;
-  }
-  double r = v * mul;
-  if (r > (double)(SIZE_MAX / 2)) r = (double)(SIZE_MAX / 2);
-  return (size_t)r;
-}
-
-static double parse_seconds(const char* s, const char* var) {
-  if (!s || !*s) return 0;
-  char* end = NULL;
-  double v = strtod(s, &end);
-  if (end == s || v < 0 || v != v) {
-    logmsg(LOG_WARN, "%s=%s is not a number of seconds; ignored", var, s);
-    return 0;
-  }
-  return v;
-}
-
 static int parse_signal(const char* s) {
   if (!s || !*s) return 0;
   const char* t = s;
@@ -526,109 +415,30 @@ static int parse_signal(const char* s) {
   return -1;
 }
 
-static int parse_log_level(const char* s) {
-  if (!s || !*s) return LOG_WARN;
-  if (isdigit((unsigned char)*s)) {
-    int n = atoi(s);
-    return n < 0 ? 0 : n > 4 ? 4 : n;
-  }
-  if (!strcasecmp(s, "off") || !strcasecmp(s, "none") || !strcasecmp(s, "quiet")) return LOG_OFF;
-  if (!strcasecmp(s, "error")) return LOG_ERROR;
-  if (!strcasecmp(s, "warn") || !strcasecmp(s, "warning")) return LOG_WARN;
-  if (!strcasecmp(s, "info")) return LOG_INFO;
-  if (!strcasecmp(s, "debug") || !strcasecmp(s, "trace")) return LOG_DEBUG;
-  return LOG_WARN;
-}
-
-static int env_flag(const char* name, int def) {
-  const char* s = getenv(name);
-  if (!s || !*s) return def;
-  if (!strcmp(s, "0") || !strcasecmp(s, "no") || !strcasecmp(s, "off") || !strcasecmp(s, "false")) return 0;
-  return 1;
-}
-
 static void load_config(struct config* c) {
   memset(c, 0, sizeof *c);
   const char* out = getenv("RAWTRACE_OUTPUT");
   snprintf(c->output, sizeof c->output, "%s", out && *out ? out : "rawtrace-%h-%p.rawtrace");
   parse_kinds(c, getenv("RAWTRACE_ACTIVITIES"));
-  c->buffer_size = parse_size(getenv("RAWTRACE_BUFFER_SIZE"), 8u << 20, "RAWTRACE_BUFFER_SIZE");
+  c->buffer_size = rt_env_size("RAWTRACE_BUFFER_SIZE", 8u << 20, g_log_level);
   if (c->buffer_size < 4096) c->buffer_size = 4096;
   if (c->buffer_size > (64u << 20)) c->buffer_size = 64u << 20;
   c->buffer_size &= ~(size_t)7;
-  c->max_memory = parse_size(getenv("RAWTRACE_MAX_MEMORY"), 256u << 20, "RAWTRACE_MAX_MEMORY");
+  c->max_memory = rt_env_size("RAWTRACE_MAX_MEMORY", 256u << 20, g_log_level);
   if (c->max_memory < c->buffer_size + CBUF_HDR) c->max_memory = c->buffer_size + CBUF_HDR;
-  c->start_delay = parse_seconds(getenv("RAWTRACE_START_DELAY"), "RAWTRACE_START_DELAY");
-  c->duration = parse_seconds(getenv("RAWTRACE_DURATION"), "RAWTRACE_DURATION");
+  c->start_delay = rt_env_seconds("RAWTRACE_START_DELAY", g_log_level);
+  c->duration = rt_env_seconds("RAWTRACE_DURATION", g_log_level);
   c->signal_no = parse_signal(getenv("RAWTRACE_SIGNAL"));
   if (c->signal_no < 0) {
     logmsg(LOG_WARN, "RAWTRACE_SIGNAL=%s is not a signal name; ignored", getenv("RAWTRACE_SIGNAL"));
     c->signal_no = 0;
   }
-  c->handle_signals = env_flag("RAWTRACE_HANDLE_SIGNALS", 1);
-  c->all_api = env_flag("RAWTRACE_ALL_API", 0);
+  c->handle_signals = rt_env_flag("RAWTRACE_HANDLE_SIGNALS", 1);
+  c->all_api = rt_env_flag("RAWTRACE_ALL_API", 0);
   const char* pm = getenv("RAWTRACE_PRELOAD");
   c->preload_mode = pm && !strcasecmp(pm, "lazy") ? 1 : pm && !strcasecmp(pm, "off") ? 2 : 0;
-  c->exit_timeout = parse_seconds(getenv("RAWTRACE_EXIT_TIMEOUT"), "RAWTRACE_EXIT_TIMEOUT");
+  c->exit_timeout = rt_env_seconds("RAWTRACE_EXIT_TIMEOUT", g_log_level);
   if (c->exit_timeout <= 0) c->exit_timeout = 10;
-}
-
-static int env_int(const char* name, int def) {
-  const char* s = getenv(name);
-  if (!s || !*s) return def;
-  char* end = NULL;
-  long v = strtol(s, &end, 10);
-  if (end == s || v < INT_MIN || v > INT_MAX) return def;
-  return (int)v;
-}
-
-/* Expands %p %h %r %t %% of the output pattern; a directory gets the default file name inside it. */
-static void expand_output(const char* pat, char* out, size_t cap, uint64_t start_ns) {
-  char host[256] = "unknown";
-  if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "unknown");
-  host[sizeof host - 1] = 0;
-  int rank = env_int("RANK", env_int("LOCAL_RANK", 0));
-  char stamp[32];
-  time_t secs = (time_t)(start_ns / 1000000000u);
-  struct tm tmv;
-  gmtime_r(&secs, &tmv);
-  strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tmv);
-
-  char buf[PATH_MAX];
-  size_t n = 0;
-  struct stat sb;
-  size_t plen = strlen(pat);
-  int is_dir = plen > 0 && (pat[plen - 1] == '/' || (stat(pat, &sb) == 0 && S_ISDIR(sb.st_mode)));
-  char joined[PATH_MAX + 32];
-  if (is_dir) {
-    snprintf(joined, sizeof joined, "%s%srawtrace-%%h-%%p.rawtrace", pat, pat[plen - 1] == '/' ? "" : "/");
-    pat = joined;
-  }
-  for (const char* p = pat; *p && n + 1 < sizeof buf; p++) {
-    char piece[300];
-    const char* add = piece;
-    piece[0] = 0;
-    if (*p == '%' && p[1]) {
-      p++;
-      switch (*p) {
-        case 'p': snprintf(piece, sizeof piece, "%d", (int)getpid()); break;
-        case 'h': snprintf(piece, sizeof piece, "%s", host); break;
-        case 'r': snprintf(piece, sizeof piece, "%d", rank); break;
-        case 't': snprintf(piece, sizeof piece, "%s", stamp); break;
-        case '%': snprintf(piece, sizeof piece, "%%"); break;
-        default: snprintf(piece, sizeof piece, "%%%c", *p); break;
-      }
-    } else {
-      piece[0] = *p;
-      piece[1] = 0;
-    }
-    size_t k = strlen(add);
-    if (n + k >= sizeof buf) k = sizeof buf - 1 - n;
-    memcpy(buf + n, add, k);
-    n += k;
-  }
-  buf[n] = 0;
-  snprintf(out, cap, "%s", buf);
 }
 
 /* ------------------------------------------------------------------------------------------------------------------ */
@@ -1025,16 +835,7 @@ static void CUPTIAPI on_buffer_completed(CUcontext ctx, uint32_t stream_id, uint
 /* Queue to the writer thread                                                                                         */
 /* ------------------------------------------------------------------------------------------------------------------ */
 
-static void enqueue(struct item* it) {
-  it->next = NULL;
-  pthread_mutex_lock(&G.q_mu);
-  it->seq = ++G.q_seq;
-  if (G.q_tail) G.q_tail->next = it;
-  else G.q_head = it;
-  G.q_tail = it;
-  pthread_mutex_unlock(&G.q_mu);
-  sem_post(&G.wake);
-}
+static void enqueue(rt_item* it) { rt_queue_push(&G.q, it); }
 
 /* A CLOCK anchor of `which`: cuptiGetTimestamp, then the system clocks right after it. */
 static void read_anchor(uint32_t which, rt_clock_anchor_t* a) {
@@ -1044,23 +845,9 @@ static void read_anchor(uint32_t which, rt_clock_anchor_t* a) {
 }
 
 static void enqueue_clock(uint32_t which) {
-  struct clock_item* ci = (struct clock_item*)calloc(1, sizeof *ci);
-  if (!ci) return;
-  read_anchor(which, &ci->a);
-  ci->it.type = IT_CLOCK;
-  enqueue(&ci->it);
-}
-
-/* Waits until the writer has handled every item up to `target` (or finished). Returns 0, or -1 on timeout. */
-static int wait_processed(uint64_t target, long ms) {
-  struct timespec dl = deadline_ms(ms);
-  int ok;
-  pthread_mutex_lock(&G.done_mu);
-  while (G.done_seq < target && !G.writer_finished)
-    if (pthread_cond_timedwait(&G.done_cv, &G.done_mu, &dl) == ETIMEDOUT) break;
-  ok = G.done_seq >= target || G.writer_finished;
-  pthread_mutex_unlock(&G.done_mu);
-  return ok ? 0 : -1;
+  rt_clock_anchor_t a;
+  read_anchor(which, &a);
+  rt_queue_push_clock(&G.q, &a);
 }
 
 /* ------------------------------------------------------------------------------------------------------------------ */
@@ -1136,7 +923,7 @@ static int start_locked(void) {
   G.started_once = 1;
   G.start_at = 0;
   G.stop_at = G.cfg.duration > 0 ? mono_ns() + (uint64_t)(G.cfg.duration * 1e9) : 0;
-  if (G.stop_at) sem_post(&G.wake);
+  if (G.stop_at) rt_queue_wake(&G.q);
   logmsg(LOG_INFO, "collecting (%u activity kinds) into %s", ok, G.path);
   return 0;
 }
@@ -1166,7 +953,7 @@ static void on_write_error(int rc) {
   atomic_store(&G.state, RAWTRACE_STATE_DISABLED);
   logmsg(LOG_ERROR, "writing %s failed: %s; collection stopped (the file keeps every chunk written before)", G.path,
          strerror(-rc));
-  struct timespec dl = deadline_ms(2000);
+  struct timespec dl = rt_deadline_ms(2000);
   if (pthread_mutex_timedlock(&G.ctl_mu, &dl) == 0) {
     if (G.collecting) {
       disable_kinds_locked();
@@ -1291,54 +1078,7 @@ static void note_string(uint64_t ptr) {
   pend_string(e);
 }
 
-static int tid_seen(uint32_t tid) {
-  if ((G.tid_count + 1) * 2 > G.tid_cap) {
-    size_t ncap = G.tid_cap ? G.tid_cap * 2 : 256;
-    uint32_t* nt = (uint32_t*)calloc(ncap, sizeof *nt);
-    if (!nt) return 1;
-    for (size_t i = 0; i < G.tid_cap; i++) {
-      if (!G.tids[i]) continue;
-      size_t j = (G.tids[i] * 2654435761u) & (ncap - 1);
-      while (nt[j]) j = (j + 1) & (ncap - 1);
-      nt[j] = G.tids[i];
-    }
-    free(G.tids);
-    G.tids = nt;
-    G.tid_cap = ncap;
-  }
-  size_t j = (tid * 2654435761u) & (G.tid_cap - 1);
-  while (G.tids[j]) {
-    if (G.tids[j] == tid) return 1;
-    j = (j + 1) & (G.tid_cap - 1);
-  }
-  G.tids[j] = tid;
-  G.tid_count++;
-  return 0;
-}
-
-static void note_thread(uint32_t pid, uint32_t tid) {
-  if (!tid || pid != (uint32_t)G.owner_pid || tid_seen(tid)) return;
-  char path[64];
-  snprintf(path, sizeof path, "/proc/self/task/%u/comm", tid);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return; /* the thread is gone */
-  char name[32];
-  ssize_t n = read(fd, name, sizeof name - 1);
-  close(fd);
-  if (n <= 0) return;
-  while (n > 0 && (name[n - 1] == '\n' || name[n - 1] == 0)) n--;
-  name[n] = 0;
-  if (G.pend_thr_n == G.pend_thr_cap) {
-    struct pending_thread* more =
-        (struct pending_thread*)grow_array(G.pend_thr, &G.pend_thr_cap, sizeof *more, 16);
-    if (!more) return;
-    G.pend_thr = more;
-  }
-  struct pending_thread* t = &G.pend_thr[G.pend_thr_n++];
-  t->pid = pid;
-  t->tid = tid;
-  memcpy(t->name, name, (size_t)n + 1);
-}
+static void note_thread(uint32_t pid, uint32_t tid) { rt_threads_note(&G.threads, pid, tid); }
 
 /* Walks one buffer by the measured strides; notes pointer fields (read only when the record covers them) and the
  * threads of API and marker records. */
@@ -1467,21 +1207,9 @@ static void process_buffer(struct cbuf* b) {
   const uint8_t* data = cbuf_data(b);
   size_t n = b->valid;
   G.pend_str_n = 0;
-  G.pend_thr_n = 0;
   walk_buffer(data, n);
   maybe_write_devices();
-  if (G.pend_thr_n && !G.write_failed) {
-    rt_thread_name names[64];
-    for (size_t i = 0; i < G.pend_thr_n; i += 64) {
-      uint32_t m = 0;
-      for (size_t j = i; j < G.pend_thr_n && m < 64; j++, m++) {
-        names[m].pid = G.pend_thr[j].pid;
-        names[m].tid = G.pend_thr[j].tid;
-        names[m].name = G.pend_thr[j].name;
-      }
-      wrote(rt_writer_thread_names(G.w, names, m));
-    }
-  }
+  if (!G.write_failed) rt_threads_write(&G.threads, G.w, wrote);
   if (G.pend_str_n && !G.write_failed) {
     if (wrote(rt_writer_strings(G.w, G.pend_str, (uint32_t)G.pend_str_n)) == 0)
       atomic_fetch_add(&G.n_strings, G.pend_str_n);
@@ -1496,7 +1224,12 @@ static void process_buffer(struct cbuf* b) {
   atomic_fetch_add(&G.t_writer_ns, mono_ns() - t0);
 }
 
-static void handle_item(struct item* it) {
+static void handle_item(rt_item* it) {
+  if (rt_item_is_common(it)) {
+    if (!G.write_failed) wrote(rt_item_write(G.w, it));
+    free(it);
+    return;
+  }
   switch (it->type) {
     case IT_BUFFER: {
       struct cbuf* b = (struct cbuf*)it;
@@ -1504,54 +1237,16 @@ static void handle_item(struct item* it) {
       recycle(b);
       break;
     }
-    case IT_CLOCK: {
-      struct clock_item* ci = (struct clock_item*)it;
-      if (!G.write_failed) wrote(rt_writer_clock(G.w, &ci->a));
-      free(ci);
-      break;
-    }
-    case IT_LOG: {
-      struct log_item* li = (struct log_item*)it;
-      if (!G.write_failed) wrote(rt_writer_log(G.w, li->level, li->msg));
-      free(li);
-      break;
-    }
     default:
       break;
   }
 }
 
-static void drain(void) {
-  for (;;) {
-    pthread_mutex_lock(&G.q_mu);
-    struct item* list = G.q_head;
-    G.q_head = G.q_tail = NULL;
-    pthread_mutex_unlock(&G.q_mu);
-    if (!list) return;
-    while (list) {
-      struct item* next = list->next;
-      uint64_t seq = list->seq;
-      handle_item(list);
-      pthread_mutex_lock(&G.done_mu);
-      if (seq > G.done_seq) G.done_seq = seq;
-      pthread_cond_broadcast(&G.done_cv);
-      pthread_mutex_unlock(&G.done_mu);
-      list = next;
-    }
-  }
-}
-
-static void notify_pipe(void) {
-  if (G.done_pipe[1] >= 0) {
-    char c = 1;
-    ssize_t ignored = write(G.done_pipe[1], &c, 1);
-    (void)ignored;
-  }
-}
+static void drain(void) { rt_queue_drain(&G.q, handle_item); }
 
 /* Exit flush on the writer thread: stop CUPTI, drain, tail chunks, END, close. */
 static void finalize(void) {
-  struct timespec dl = deadline_ms(2000);
+  struct timespec dl = rt_deadline_ms(2000);
   if (pthread_mutex_timedlock(&G.ctl_mu, &dl) == 0) {
     if (G.collecting) stop_locked();
     pthread_mutex_unlock(&G.ctl_mu);
@@ -1600,7 +1295,7 @@ static void writer_control(void) {
   if (atomic_exchange(&G.sig_flush_req, 0)) {
     C.FlushAll(0);
     drain();
-    notify_pipe();
+    rt_queue_notify(&G.q);
   }
 }
 
@@ -1620,30 +1315,16 @@ static long next_wait_ms(void) {
 
 static void* writer_main(void* arg) {
   (void)arg;
-  sigset_t all;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, NULL);
-  pthread_setname_np(pthread_self(), "rawtrace-writer");
+  rt_thread_enter("rawtrace-writer");
   for (;;) {
     long ms = next_wait_ms();
-    if (ms < 0) {
-      while (sem_wait(&G.wake) != 0 && errno == EINTR) {
-      }
-    } else if (ms > 0) {
-      struct timespec dl = deadline_ms(ms);
-      while (sem_timedwait(&G.wake, &dl) != 0 && errno == EINTR) {
-      }
-    }
+    rt_queue_sleep(&G.q, ms);
     writer_control();
     drain();
     if (atomic_load(&G.finalize_req)) break;
   }
   finalize();
-  pthread_mutex_lock(&G.done_mu);
-  G.writer_finished = 1;
-  pthread_cond_broadcast(&G.done_cv);
-  pthread_mutex_unlock(&G.done_mu);
-  notify_pipe();
+  rt_queue_finish(&G.q);
   return NULL;
 }
 
@@ -1651,20 +1332,14 @@ static void* writer_main(void* arg) {
 /* Exit, signals, fork                                                                                                */
 /* ------------------------------------------------------------------------------------------------------------------ */
 
-static struct sigaction g_old_term, g_old_int;
-static int g_have_term, g_have_int;
+static struct sigaction g_old_sig[2]; /* SIGTERM, SIGINT */
 
 /* From a normal thread: asks the writer for the exit flush and waits for it (bounded). */
 static void finalize_and_wait(void) {
   if (!G.writer_started || getpid() != G.owner_pid) return;
   atomic_store(&G.finalize_req, 1);
-  sem_post(&G.wake);
-  struct timespec dl = deadline_ms((long)(G.cfg.exit_timeout * 1000));
-  pthread_mutex_lock(&G.done_mu);
-  while (!G.writer_finished)
-    if (pthread_cond_timedwait(&G.done_cv, &G.done_mu, &dl) == ETIMEDOUT) break;
-  int done = G.writer_finished;
-  pthread_mutex_unlock(&G.done_mu);
+  rt_queue_wake(&G.q);
+  int done = rt_queue_wait_finished(&G.q, (long)(G.cfg.exit_timeout * 1000));
   if (done) {
     int expected = 0;
     if (atomic_compare_exchange_strong(&G.joined, &expected, 1)) pthread_join(G.writer, NULL);
@@ -1681,48 +1356,19 @@ static void register_atexit_again(void) {
   if (atomic_compare_exchange_strong(&G.atexit_again, &expected, 1)) atexit(at_exit);
 }
 
-/* Async-signal-safe wait (poll on the writer's pipe) for one notification. */
-static void wait_pipe(int ms) {
-  if (G.done_pipe[0] < 0) return;
-  struct pollfd pfd = {G.done_pipe[0], POLLIN, 0};
-  if (poll(&pfd, 1, ms) > 0) {
-    char c[16];
-    ssize_t ignored = read(G.done_pipe[0], c, sizeof c);
-    (void)ignored;
-  }
-}
-
-static void drain_pipe(void) {
-  if (G.done_pipe[0] < 0) return;
-  char c[64];
-  while (read(G.done_pipe[0], c, sizeof c) > 0) {
-  }
-}
-
 static void on_term_signal(int sig, siginfo_t* si, void* uc) {
   int saved = errno;
-  struct sigaction* old = sig == SIGTERM ? &g_old_term : &g_old_int;
+  const struct sigaction* old = &g_old_sig[sig == SIGTERM ? 0 : 1];
   int ours = G.writer_started && getpid() == G.owner_pid && !atomic_load(&G.finalize_req);
-  int dfl = !(old->sa_flags & SA_SIGINFO) && old->sa_handler == SIG_DFL;
+  int dfl = rt_sig_is_default(old);
   if (ours) {
-    drain_pipe();
+    rt_queue_drain_pipe(&G.q);
     if (dfl) atomic_store(&G.finalize_req, 1); /* the process is about to die: full exit flush */
     else atomic_store(&G.sig_flush_req, 1);    /* the program handles it: write what we have, keep going */
-    sem_post(&G.wake);
-    wait_pipe(dfl ? (int)(G.cfg.exit_timeout * 1000) : SIGNAL_WAIT_MS);
+    rt_queue_wake(&G.q);
+    rt_queue_wait_pipe(&G.q, dfl ? (int)(G.cfg.exit_timeout * 1000) : SIGNAL_WAIT_MS);
   }
-  if (old->sa_flags & SA_SIGINFO) {
-    if (old->sa_sigaction) old->sa_sigaction(sig, si, uc);
-  } else if (old->sa_handler == SIG_DFL) {
-    struct sigaction d;
-    memset(&d, 0, sizeof d);
-    d.sa_handler = SIG_DFL;
-    sigemptyset(&d.sa_mask);
-    sigaction(sig, &d, NULL);
-    raise(sig); /* delivered when this handler returns */
-  } else if (old->sa_handler != SIG_IGN) {
-    old->sa_handler(sig);
-  }
+  rt_chain_signal(sig, si, uc, old);
   errno = saved;
 }
 
@@ -1731,29 +1377,14 @@ static void on_toggle_signal(int sig) {
   int saved = errno;
   if (G.writer_started && getpid() == G.owner_pid) {
     atomic_fetch_add(&G.toggle_req, 1);
-    sem_post(&G.wake);
+    rt_queue_wake(&G.q);
   }
   errno = saved;
 }
 
 static void install_signal_handlers(void) {
   struct sigaction sa;
-  if (G.cfg.handle_signals) {
-    const int sigs[2] = {SIGTERM, SIGINT};
-    for (int i = 0; i < 2; i++) {
-      struct sigaction* old = i == 0 ? &g_old_term : &g_old_int;
-      if (sigaction(sigs[i], NULL, old) != 0) continue;
-      if (!(old->sa_flags & SA_SIGINFO) && old->sa_handler == SIG_IGN) continue; /* nohup & co.: leave it */
-      memset(&sa, 0, sizeof sa);
-      sa.sa_sigaction = on_term_signal;
-      sa.sa_flags = SA_SIGINFO | (old->sa_flags & (SA_RESTART | SA_ONSTACK));
-      sigemptyset(&sa.sa_mask);
-      if (sigaction(sigs[i], &sa, NULL) == 0) {
-        if (i == 0) g_have_term = 1;
-        else g_have_int = 1;
-      }
-    }
-  }
+  if (G.cfg.handle_signals) rt_install_term_handlers(on_term_signal, g_old_sig);
   if (G.cfg.signal_no) {
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_toggle_signal;
@@ -1772,19 +1403,6 @@ static void on_fork_child(void) { atomic_store(&G.sink_closed, 1); }
 /* Initialization                                                                                                     */
 /* ------------------------------------------------------------------------------------------------------------------ */
 
-static int read_cmdline(char* buf, size_t cap) {
-  int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  size_t n = 0;
-  while (n < cap) {
-    ssize_t k = read(fd, buf + n, cap - n);
-    if (k <= 0) break;
-    n += (size_t)k;
-  }
-  close(fd);
-  return (int)n;
-}
-
 /* Gives up the output init_collector opened (the file stays as far as it got). Returns -1, init_collector's failure. */
 static int close_output(void) {
   rt_writer_close(G.w);
@@ -1797,6 +1415,7 @@ static int close_output(void) {
 static int init_collector(int from) {
   load_config(&G.cfg);
   G.owner_pid = getpid();
+  rt_threads_init(&G.threads, (uint32_t)G.owner_pid);
   if (load_cupti() != 0) {
     if (from == FROM_PRELOAD) return INIT_DEFER;
     logmsg(LOG_ERROR, "libcupti not found (set RAWTRACE_CUPTI_LIB to its path); nothing is recorded");
@@ -1807,16 +1426,14 @@ static int init_collector(int from) {
   G.cupti_version = ver;
   G.can_reject = ver >= CUPTI_REJECT_MIN_VERSION;
   load_driver();
-  if (!G.sem_ready) {
-    if (sem_init(&G.wake, 0, 0) != 0) {
-      logmsg(LOG_ERROR, "sem_init: %s; nothing is recorded", strerror(errno));
-      return -1;
-    }
-    G.sem_ready = 1;
+  int qrc = rt_queue_init(&G.q);
+  if (qrc != 0) {
+    logmsg(LOG_ERROR, "cannot set up the writer: %s; nothing is recorded", strerror(-qrc));
+    return -1;
   }
 
-  uint64_t start_ns = real_ns();
-  expand_output(G.cfg.output, G.path, sizeof G.path, start_ns);
+  uint64_t start_ns = rt_clock_ns(CLOCK_REALTIME);
+  rt_expand_output(G.cfg.output, "rawtrace-%h-%p.rawtrace", G.path, sizeof G.path, start_ns);
   G.w = rt_writer_open(G.path);
   if (!G.w) {
     logmsg(LOG_ERROR, "cannot create %s: %s; nothing is recorded", G.path, strerror(errno));
@@ -1831,19 +1448,9 @@ static int init_collector(int from) {
   h.vendor_version = ver;
   h.runtime_version = runtime_version();
   h.driver_version = driver_version();
-  h.pid = (uint32_t)G.owner_pid;
-  h.rank = env_int("RANK", -1);
-  h.local_rank = env_int("LOCAL_RANK", -1);
-  h.world_size = env_int("WORLD_SIZE", -1);
   h.collector_version = RT_COLLECTOR_VERSION;
-  h.start_ns = start_ns;
-  char host[256] = "";
-  if (gethostname(host, sizeof host) != 0) host[0] = 0;
-  host[sizeof host - 1] = 0;
-  h.hostname = host;
-  static char cmdline[65536];
-  h.cmdline_len = (uint32_t)read_cmdline(cmdline, sizeof cmdline);
-  h.cmdline = cmdline;
+  static char host[256], cmdline[65536];
+  rt_header_process(&h, start_ns, host, cmdline, sizeof cmdline);
   char vtext[PATH_MAX + 64];
   snprintf(vtext, sizeof vtext, "CUPTI API %u (%s)", ver, G.cupti_path);
   h.vendor_version_text = vtext;
@@ -1861,15 +1468,7 @@ static int init_collector(int from) {
   }
   atomic_store(&G.n_chunks, 4);
 
-  if (pipe2(G.done_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
-    logmsg(LOG_ERROR, "cannot set up the writer: %s; nothing is recorded", strerror(errno));
-    return close_output();
-  }
-  sigset_t all, prev;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, &prev);
-  int trc = pthread_create(&G.writer, NULL, writer_main, NULL);
-  pthread_sigmask(SIG_SETMASK, &prev, NULL);
+  int trc = rt_thread_start(&G.writer, writer_main);
   if (trc != 0) {
     logmsg(LOG_ERROR, "cannot start the writer thread: %s; nothing is recorded", strerror(trc));
     return close_output();
@@ -1899,7 +1498,7 @@ static int init_collector(int from) {
   if (!G.disabled && G.cfg.start_delay > 0 && !G.cfg.signal_no)
     G.start_at = mono_ns() + (uint64_t)(G.cfg.start_delay * 1e9);
   pthread_mutex_unlock(&G.ctl_mu);
-  if (G.start_at) sem_post(&G.wake);
+  if (G.start_at) rt_queue_wake(&G.q);
   install_signal_handlers();
   logmsg(LOG_INFO, "CUPTI %u from %s; output %s", ver, G.cupti_path, G.path);
   return 0;
@@ -1979,7 +1578,7 @@ static int preloaded(void) {
 }
 
 __attribute__((constructor)) static void rawtrace_ctor(void) {
-  g_log_level = parse_log_level(getenv("RAWTRACE_LOG"));
+  g_log_level = rt_parse_log_level(getenv("RAWTRACE_LOG"));
   G.owner_pid = getpid();
   if (!preloaded()) return;
   const char* pm = getenv("RAWTRACE_PRELOAD");
@@ -2020,14 +1619,11 @@ RAWTRACE_API int rawtrace_stop(void) {
 }
 
 RAWTRACE_API int rawtrace_flush(void) {
-  if (!ready() || G.disabled || G.writer_finished) return -1;
+  if (!ready() || G.disabled || rt_queue_is_finished(&G.q)) return -1;
   CUptiResult rc = C.FlushAll(0);
   if (rc != CUPTI_SUCCESS) logmsg(LOG_DEBUG, "cuptiActivityFlushAll(0): %s (%d)", cupti_error_text(rc), (int)rc);
-  pthread_mutex_lock(&G.q_mu);
-  uint64_t target = G.q_seq;
-  pthread_mutex_unlock(&G.q_mu);
-  sem_post(&G.wake);
-  if (wait_processed(target, FLUSH_WAIT_MS) != 0) return -1;
+  rt_queue_wake(&G.q);
+  if (rt_queue_wait(&G.q, rt_queue_last(&G.q), FLUSH_WAIT_MS) != 0) return -1;
   return G.write_failed ? -1 : 0;
 }
 

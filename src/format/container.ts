@@ -33,6 +33,10 @@ export const ChunkType = {
   THREAD_NAMES: 9,
   END: 10,
   LOG: 11,
+  /** ROCm agent table (docs/format.md §12). */
+  AGENTS: 12,
+  /** ROCm kernel symbols: kernel_id → name, registers, LDS, scratch (docs/format.md §13). */
+  KERNEL_SYMBOLS: 13,
 } as const;
 export type ChunkType = (typeof ChunkType)[keyof typeof ChunkType];
 
@@ -51,6 +55,12 @@ export const ClockWhich = { START: 0, END: 1, PERIODIC: 2 } as const;
 
 /** Reasons in a DROPPED chunk. */
 export const DropReason = { VENDOR: 1, MEMORY_CAP: 2, WRITE_ERROR: 3 } as const;
+
+/**
+ * rocprofiler-sdk (vendor ROCM_SDK) API_NAMES domains: KINDS holds the buffer-tracing kind names (id = kind value);
+ * `OPS | kind` holds the operation names of that kind (id = operation).
+ */
+export const RocpDomain = { KINDS: 0, OPS: 0x10000 } as const;
 
 /** CUPTI API domains used as the `domain` of API_NAMES entries. */
 export const CuptiDomain = { DRIVER: 1, RUNTIME: 2 } as const;

@@ -1,0 +1,193 @@
+/*
+ * Environment, output path, process facts and clocks shared by the collectors; see rawtrace_collector.h.
+ */
+#if !defined(_GNU_SOURCE)
+#define _GNU_SOURCE 1
+#endif
+
+#include "rawtrace_collector.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int rt_parse_log_level(const char* s) {
+  if (!s || !*s) return RT_V_WARN;
+  if (isdigit((unsigned char)*s)) {
+    int n = atoi(s);
+    return n < RT_V_OFF ? RT_V_OFF : n > RT_V_DEBUG ? RT_V_DEBUG : n;
+  }
+  static const struct {
+    const char* name;
+    int level;
+  } names[] = {{"off", RT_V_OFF},      {"none", RT_V_OFF},    {"quiet", RT_V_OFF}, {"error", RT_V_ERROR},
+               {"warn", RT_V_WARN},    {"warning", RT_V_WARN}, {"info", RT_V_INFO}, {"debug", RT_V_DEBUG},
+               {"trace", RT_V_DEBUG}};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (!strcasecmp(s, names[i].name)) return names[i].level;
+  return RT_V_WARN;
+}
+
+void rt_log_line(int verbosity, int level, const char* msg) {
+  if (level > verbosity || level <= RT_V_OFF) return;
+  static const char* const label[] = {"", "error", "warning", "info", "debug"};
+  char line[560];
+  int n = snprintf(line, sizeof line, "rawtrace[%d]: %s: %s\n", (int)getpid(), label[level > 4 ? 4 : level], msg);
+  if (n <= 0) return;
+  size_t len = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
+  if (len == sizeof line - 1) line[len - 1] = '\n';
+  ssize_t ignored = write(STDERR_FILENO, line, len);
+  (void)ignored;
+}
+
+static void warn_ignored(int verbosity, const char* var, const char* value, const char* what) {
+  char msg[400];
+  snprintf(msg, sizeof msg, "%s=%s is not %s; ignored", var, value, what);
+  rt_log_line(verbosity, RT_V_WARN, msg);
+}
+
+size_t rt_env_size(const char* var, size_t def, int verbosity) {
+  const char* s = getenv(var);
+  if (!s || !*s) return def;
+  char* end = NULL;
+  errno = 0;
+  double v = strtod(s, &end);
+  double mul = 0;
+  if (!errno && end != s && v >= 0) {
+    while (*end == ' ') end++;
+    switch (tolower((unsigned char)*end)) {
+      case 0: case 'b': mul = 1; break;
+      case 'k': mul = 1024.0; break;
+      case 'm': mul = 1024.0 * 1024.0; break;
+      case 'g': mul = 1024.0 * 1024.0 * 1024.0; break;
+      default: break;
+    }
+  }
+  if (mul == 0) {
+    warn_ignored(verbosity, var, s, "a size");
+    return def;
+  }
+  double r = v * mul;
+  return r > (double)(SIZE_MAX / 2) ? SIZE_MAX / 2 : (size_t)r;
+}
+
+double rt_env_seconds(const char* var, int verbosity) {
+  const char* s = getenv(var);
+  if (!s || !*s) return 0;
+  char* end = NULL;
+  double v = strtod(s, &end);
+  if (end == s || !(v >= 0)) {
+    warn_ignored(verbosity, var, s, "a number of seconds");
+    return 0;
+  }
+  return v;
+}
+
+int rt_env_flag(const char* var, int def) {
+  const char* s = getenv(var);
+  if (!s || !*s) return def;
+  return !(!strcmp(s, "0") || !strcasecmp(s, "no") || !strcasecmp(s, "off") || !strcasecmp(s, "false"));
+}
+
+int rt_env_int(const char* var, int def) {
+  const char* s = getenv(var);
+  if (!s || !*s) return def;
+  char* end = NULL;
+  long v = strtol(s, &end, 10);
+  return end == s || v < INT_MIN || v > INT_MAX ? def : (int)v;
+}
+
+void rt_expand_output(const char* pat, const char* default_name, char* out, size_t cap, uint64_t start_ns) {
+  char host[256];
+  if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "unknown");
+  host[sizeof host - 1] = 0;
+  char stamp[32];
+  time_t secs = (time_t)(start_ns / 1000000000u);
+  struct tm tmv;
+  gmtime_r(&secs, &tmv);
+  strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tmv);
+  int rank = rt_env_int("RANK", rt_env_int("LOCAL_RANK", 0));
+
+  char joined[PATH_MAX + 64];
+  size_t plen = strlen(pat);
+  struct stat sb;
+  if (plen > 0 && (pat[plen - 1] == '/' || (stat(pat, &sb) == 0 && S_ISDIR(sb.st_mode)))) {
+    snprintf(joined, sizeof joined, "%s%s%s", pat, pat[plen - 1] == '/' ? "" : "/", default_name);
+    pat = joined;
+  }
+  size_t n = 0;
+  for (const char* p = pat; *p && n + 1 < cap; p++) {
+    char piece[300];
+    if (*p == '%' && p[1]) {
+      p++;
+      switch (*p) {
+        case 'p': snprintf(piece, sizeof piece, "%d", (int)getpid()); break;
+        case 'h': snprintf(piece, sizeof piece, "%s", host); break;
+        case 'r': snprintf(piece, sizeof piece, "%d", rank); break;
+        case 't': snprintf(piece, sizeof piece, "%s", stamp); break;
+        case '%': snprintf(piece, sizeof piece, "%%"); break;
+        default: snprintf(piece, sizeof piece, "%%%c", *p); break;
+      }
+    } else {
+      piece[0] = *p;
+      piece[1] = 0;
+    }
+    size_t k = strlen(piece);
+    if (k > cap - 1 - n) k = cap - 1 - n;
+    memcpy(out + n, piece, k);
+    n += k;
+  }
+  if (cap) out[n] = 0;
+}
+
+uint32_t rt_read_cmdline(char* buf, size_t cap) {
+  int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  size_t n = 0;
+  while (n < cap) {
+    ssize_t k = read(fd, buf + n, cap - n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) break;
+    n += (size_t)k;
+  }
+  close(fd);
+  return (uint32_t)n;
+}
+
+void rt_header_process(rt_header_info* h, uint64_t start_ns, char* host, char* cmdline, size_t cmdline_cap) {
+  h->pid = (uint32_t)getpid();
+  h->rank = rt_env_int("RANK", -1);
+  h->local_rank = rt_env_int("LOCAL_RANK", -1);
+  h->world_size = rt_env_int("WORLD_SIZE", -1);
+  h->start_ns = start_ns;
+  if (gethostname(host, 256) != 0) host[0] = 0;
+  host[255] = 0;
+  h->hostname = host;
+  h->cmdline_len = rt_read_cmdline(cmdline, cmdline_cap);
+  h->cmdline = cmdline;
+}
+
+uint64_t rt_clock_ns(clockid_t id) {
+  struct timespec ts;
+  if (clock_gettime(id, &ts) != 0) return 0;
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+struct timespec rt_deadline_ms(long ms) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  ts.tv_sec += ms / 1000;
+  ts.tv_nsec += (ms % 1000) * 1000000L;
+  if (ts.tv_nsec >= 1000000000L) {
+    ts.tv_sec++;
+    ts.tv_nsec -= 1000000000L;
+  }
+  return ts;
+}

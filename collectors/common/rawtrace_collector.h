@@ -1,0 +1,74 @@
+/**
+ * Helpers every rawtrace collector needs besides the container writer: RAWTRACE_* environment parsing, the output
+ * path pattern, the process facts of the HEADER chunk, and clocks. C11 + POSIX; no vendor header.
+ *
+ * Thread safety: every function may be called from any thread; none may be called from a signal handler.
+ * Units: times in nanoseconds, sizes in bytes.
+ */
+#ifndef RAWTRACE_COLLECTOR_H
+#define RAWTRACE_COLLECTOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "rawtrace_writer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Log levels of RAWTRACE_LOG, most severe first. */
+enum rt_log_verbosity { RT_V_OFF = 0, RT_V_ERROR = 1, RT_V_WARN = 2, RT_V_INFO = 3, RT_V_DEBUG = 4 };
+
+/** RAWTRACE_LOG text ("off", "error", "warn", "info", "debug" or 0..4) → RT_V_*; RT_V_WARN when unset or unknown. */
+int rt_parse_log_level(const char* s);
+
+/**
+ * Writes "rawtrace[<pid>]: <level>: <msg>\n" to stderr with one write(2) when `level` <= `verbosity`. `msg` is cut
+ * to fit one line of 560 bytes.
+ */
+void rt_log_line(int verbosity, int level, const char* msg);
+
+/**
+ * A size in bytes from environment variable `var`: "65536", "512k", "8M", "8MiB", "1G" (binary multiples).
+ * Returns `def` when unset; `def` with a warning line (at `verbosity`) when malformed.
+ */
+size_t rt_env_size(const char* var, size_t def, int verbosity);
+
+/** Non-negative seconds from `var`; 0 when unset, 0 with a warning when malformed. */
+double rt_env_seconds(const char* var, int verbosity);
+
+/** Boolean from `var`: "0", "no", "off", "false" → 0; any other non-empty value → 1; unset or empty → `def`. */
+int rt_env_flag(const char* var, int def);
+
+/** Integer from `var`, or `def` when unset or not an int. */
+int rt_env_int(const char* var, int def);
+
+/**
+ * Expands the output pattern `pat` into `out` (`cap` bytes): %p pid, %h host name, %r rank (RANK, else LOCAL_RANK,
+ * else 0), %t start time as UTC YYYYmmdd-HHMMSS (from `start_ns`, CLOCK_REALTIME), %% a percent sign. A pattern
+ * naming a directory (existing, or ending in '/') gets `default_name` (itself a pattern) inside it.
+ */
+void rt_expand_output(const char* pat, const char* default_name, char* out, size_t cap, uint64_t start_ns);
+
+/** Reads /proc/self/cmdline (arguments separated by NUL) into `buf`; returns the bytes read (0 when unreadable). */
+uint32_t rt_read_cmdline(char* buf, size_t cap);
+
+/**
+ * Fills the process fields of a HEADER: pid, RANK / LOCAL_RANK / WORLD_SIZE, start time, host name and command line.
+ * `host` (at least 256 bytes) and `cmdline` (`cmdline_cap` bytes) are the caller's storage that `h` then points to.
+ */
+void rt_header_process(rt_header_info* h, uint64_t start_ns, char* host, char* cmdline, size_t cmdline_cap);
+
+/** Nanoseconds of clock `id` (0 when it cannot be read). */
+uint64_t rt_clock_ns(clockid_t id);
+
+/** Absolute CLOCK_REALTIME time `ms` milliseconds from now, for the pthread/semaphore *timedwait functions. */
+struct timespec rt_deadline_ms(long ms);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RAWTRACE_COLLECTOR_H */

@@ -1,0 +1,236 @@
+/*
+ * Callback → writer-thread hand-over and signal chaining shared by the collectors; see rawtrace_queue.h.
+ */
+#if !defined(_GNU_SOURCE)
+#define _GNU_SOURCE 1
+#endif
+
+#include "rawtrace_queue.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rawtrace_collector.h"
+
+int rt_queue_init(rt_queue* q) {
+  if (q->ready) return 0;
+  pthread_mutex_init(&q->mu, NULL);
+  pthread_mutex_init(&q->done_mu, NULL);
+  pthread_cond_init(&q->done_cv, NULL);
+  q->pipe[0] = q->pipe[1] = -1;
+  if (sem_init(&q->wake, 0, 0) != 0) return -errno;
+  if (pipe2(q->pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+    int e = errno;
+    sem_destroy(&q->wake);
+    q->pipe[0] = q->pipe[1] = -1;
+    return -e;
+  }
+  q->ready = 1;
+  return 0;
+}
+
+void rt_queue_push(rt_queue* q, rt_item* it) {
+  it->next = NULL;
+  pthread_mutex_lock(&q->mu);
+  it->seq = ++q->seq;
+  if (q->tail) q->tail->next = it;
+  else q->head = it;
+  q->tail = it;
+  pthread_mutex_unlock(&q->mu);
+  sem_post(&q->wake);
+}
+
+uint64_t rt_queue_last(rt_queue* q) {
+  pthread_mutex_lock(&q->mu);
+  uint64_t s = q->seq;
+  pthread_mutex_unlock(&q->mu);
+  return s;
+}
+
+void rt_queue_wake(rt_queue* q) { sem_post(&q->wake); }
+
+void rt_queue_sleep(rt_queue* q, long ms) {
+  if (ms == 0) return;
+  if (ms < 0) {
+    while (sem_wait(&q->wake) != 0 && errno == EINTR) {
+    }
+    return;
+  }
+  struct timespec dl = rt_deadline_ms(ms);
+  while (sem_timedwait(&q->wake, &dl) != 0 && errno == EINTR) {
+  }
+}
+
+void rt_queue_drain(rt_queue* q, void (*handle)(rt_item* it)) {
+  for (;;) {
+    pthread_mutex_lock(&q->mu);
+    rt_item* list = q->head;
+    q->head = q->tail = NULL;
+    pthread_mutex_unlock(&q->mu);
+    if (!list) return;
+    while (list) {
+      rt_item* next = list->next;
+      uint64_t seq = list->seq;
+      handle(list);
+      pthread_mutex_lock(&q->done_mu);
+      if (seq > q->done_seq) q->done_seq = seq;
+      pthread_cond_broadcast(&q->done_cv);
+      pthread_mutex_unlock(&q->done_mu);
+      list = next;
+    }
+  }
+}
+
+int rt_queue_wait(rt_queue* q, uint64_t target, long ms) {
+  struct timespec dl = rt_deadline_ms(ms);
+  pthread_mutex_lock(&q->done_mu);
+  while (q->done_seq < target && !q->finished)
+    if (pthread_cond_timedwait(&q->done_cv, &q->done_mu, &dl) == ETIMEDOUT) break;
+  int ok = q->done_seq >= target || q->finished;
+  pthread_mutex_unlock(&q->done_mu);
+  return ok ? 0 : -1;
+}
+
+void rt_queue_finish(rt_queue* q) {
+  pthread_mutex_lock(&q->done_mu);
+  q->finished = 1;
+  pthread_cond_broadcast(&q->done_cv);
+  pthread_mutex_unlock(&q->done_mu);
+  rt_queue_notify(q);
+}
+
+int rt_queue_is_finished(rt_queue* q) {
+  pthread_mutex_lock(&q->done_mu);
+  int done = q->finished;
+  pthread_mutex_unlock(&q->done_mu);
+  return done;
+}
+
+int rt_queue_wait_finished(rt_queue* q, long ms) {
+  struct timespec dl = rt_deadline_ms(ms);
+  pthread_mutex_lock(&q->done_mu);
+  while (!q->finished)
+    if (pthread_cond_timedwait(&q->done_cv, &q->done_mu, &dl) == ETIMEDOUT) break;
+  int done = q->finished;
+  pthread_mutex_unlock(&q->done_mu);
+  return done;
+}
+
+typedef struct clock_item {
+  rt_item it;
+  rt_clock_anchor_t a;
+} clock_item;
+
+typedef struct log_item {
+  rt_item it;
+  uint32_t level;
+  char msg[512];
+} log_item;
+
+int rt_queue_push_clock(rt_queue* q, const rt_clock_anchor_t* a) {
+  clock_item* ci = (clock_item*)calloc(1, sizeof *ci);
+  if (!ci) return -1;
+  ci->it.type = RT_ITEM_CLOCK;
+  ci->a = *a;
+  rt_queue_push(q, &ci->it);
+  return 0;
+}
+
+int rt_queue_push_log(rt_queue* q, uint32_t level, const char* msg) {
+  log_item* li = (log_item*)calloc(1, sizeof *li);
+  if (!li) return -1;
+  li->it.type = RT_ITEM_LOG;
+  li->level = level;
+  snprintf(li->msg, sizeof li->msg, "%s", msg ? msg : "");
+  rt_queue_push(q, &li->it);
+  return 0;
+}
+
+int rt_item_is_common(const rt_item* it) { return it->type == RT_ITEM_CLOCK || it->type == RT_ITEM_LOG; }
+
+int rt_item_write(rt_writer* w, const rt_item* it) {
+  if (it->type == RT_ITEM_CLOCK) return rt_writer_clock(w, &((const clock_item*)it)->a);
+  if (it->type == RT_ITEM_LOG) return rt_writer_log(w, ((const log_item*)it)->level, ((const log_item*)it)->msg);
+  return -EINVAL;
+}
+
+int rt_thread_start(pthread_t* t, void* (*fn)(void*)) {
+  sigset_t all, prev;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &prev);
+  int rc = pthread_create(t, NULL, fn, NULL);
+  pthread_sigmask(SIG_SETMASK, &prev, NULL);
+  return rc;
+}
+
+void rt_thread_enter(const char* name) {
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, NULL);
+  pthread_setname_np(pthread_self(), name);
+}
+
+void rt_queue_notify(rt_queue* q) {
+  if (q->pipe[1] < 0) return;
+  char c = 1;
+  ssize_t ignored = write(q->pipe[1], &c, 1);
+  (void)ignored;
+}
+
+void rt_queue_wait_pipe(rt_queue* q, int ms) {
+  if (q->pipe[0] < 0) return;
+  struct pollfd pfd = {q->pipe[0], POLLIN, 0};
+  if (poll(&pfd, 1, ms) > 0) {
+    char c[16];
+    ssize_t ignored = read(q->pipe[0], c, sizeof c);
+    (void)ignored;
+  }
+}
+
+void rt_queue_drain_pipe(rt_queue* q) {
+  if (q->pipe[0] < 0) return;
+  char c[64];
+  while (read(q->pipe[0], c, sizeof c) > 0) {
+  }
+}
+
+int rt_install_term_handlers(void (*handler)(int, siginfo_t*, void*), struct sigaction old[2]) {
+  const int sigs[2] = {SIGTERM, SIGINT};
+  int mask = 0;
+  for (int i = 0; i < 2; i++) {
+    if (sigaction(sigs[i], NULL, &old[i]) != 0) continue;
+    if (!(old[i].sa_flags & SA_SIGINFO) && old[i].sa_handler == SIG_IGN) continue; /* nohup & co.: leave it */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = handler;
+    sa.sa_flags = SA_SIGINFO | (old[i].sa_flags & (SA_RESTART | SA_ONSTACK));
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(sigs[i], &sa, NULL) == 0) mask |= 1 << i;
+  }
+  return mask;
+}
+
+int rt_sig_is_default(const struct sigaction* old) {
+  return !(old->sa_flags & SA_SIGINFO) && old->sa_handler == SIG_DFL;
+}
+
+void rt_chain_signal(int sig, siginfo_t* si, void* uc, const struct sigaction* old) {
+  if (old->sa_flags & SA_SIGINFO) {
+    if (old->sa_sigaction) old->sa_sigaction(sig, si, uc);
+  } else if (old->sa_handler == SIG_DFL) {
+    struct sigaction d;
+    memset(&d, 0, sizeof d);
+    d.sa_handler = SIG_DFL;
+    sigemptyset(&d.sa_mask);
+    sigaction(sig, &d, NULL);
+    raise(sig); /* delivered when the handler returns */
+  } else if (old->sa_handler != SIG_IGN) {
+    old->sa_handler(sig);
+  }
+}

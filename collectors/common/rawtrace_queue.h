@@ -1,0 +1,125 @@
+/**
+ * The hand-over between a collector's callbacks and its one writer thread, shared by the collectors: a FIFO of items
+ * under a mutex, a semaphore that wakes the writer, the writer's progress (so a caller can wait until what it queued
+ * is written), and a pipe that signal handlers can wait on. Plus the SIGTERM / SIGINT chaining both collectors use.
+ *
+ * Threads: rt_queue_push from any thread (not from a signal handler); rt_queue_drain from the writer thread only;
+ * rt_queue_wait / rt_queue_wait_finished from any other thread; rt_queue_wake, rt_queue_wait_pipe and
+ * rt_queue_drain_pipe are async-signal-safe.
+ */
+#ifndef RAWTRACE_QUEUE_H
+#define RAWTRACE_QUEUE_H
+
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdint.h>
+
+#include "rawtrace_writer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Header of every queued item; the collector embeds it first in its own item structs. */
+typedef struct rt_item {
+  struct rt_item* next;
+  uint64_t seq;  /**< set by rt_queue_push: 1, 2, … */
+  uint32_t type; /**< the collector's item kind */
+} rt_item;
+
+/** Item types the queue itself defines (collectors number theirs below 0x100). */
+enum { RT_ITEM_CLOCK = 0x100, RT_ITEM_LOG = 0x101 };
+
+/** The queue and the writer's progress. Zero-initialize, then rt_queue_init. */
+typedef struct rt_queue {
+  pthread_mutex_t mu;
+  rt_item *head, *tail;
+  uint64_t seq; /* items pushed */
+  sem_t wake;
+  int ready;
+  pthread_mutex_t done_mu;
+  pthread_cond_t done_cv;
+  uint64_t done_seq; /* highest item handled */
+  int finished;      /* the writer exited */
+  int pipe[2];       /* one byte per notification, for signal handlers */
+} rt_queue;
+
+/** Sets up the locks, the semaphore and the pipe. Returns 0, or -errno (the queue is then unusable). */
+int rt_queue_init(rt_queue* q);
+
+/** Appends `it` (owned by the queue's consumer from now on) and wakes the writer. */
+void rt_queue_push(rt_queue* q, rt_item* it);
+
+/** Sequence number of the last item pushed (what a caller waits for). */
+uint64_t rt_queue_last(rt_queue* q);
+
+/** Wakes the writer without an item. Async-signal-safe. */
+void rt_queue_wake(rt_queue* q);
+
+/** Writer: waits for a wake-up (at most `ms` milliseconds; < 0 = no limit). */
+void rt_queue_sleep(rt_queue* q, long ms);
+
+/** Writer: hands every queued item, in order, to `handle` (which owns it), until the queue is empty. */
+void rt_queue_drain(rt_queue* q, void (*handle)(rt_item* it));
+
+/** Waits until the writer handled every item up to `target`, or exited. Returns 0, or -1 after `ms`. */
+int rt_queue_wait(rt_queue* q, uint64_t target, long ms);
+
+/** Writer: marks it exited, wakes every waiter and the pipe. */
+void rt_queue_finish(rt_queue* q);
+
+/** Whether the writer exited (rt_queue_finish was called). */
+int rt_queue_is_finished(rt_queue* q);
+
+/** Waits (at most `ms`) until the writer exited. Returns 1 when it did. */
+int rt_queue_wait_finished(rt_queue* q, long ms);
+
+/** Queues a CLOCK anchor (a copy of `a`). Returns 0, or -1 when out of memory (nothing queued). */
+int rt_queue_push_clock(rt_queue* q, const rt_clock_anchor_t* a);
+
+/** Queues a LOG message (`level` RT_LOG_*, cut to 511 bytes). Returns 0, or -1 when out of memory. */
+int rt_queue_push_log(rt_queue* q, uint32_t level, const char* msg);
+
+/** Whether `it` is one of the queue's own items (RT_ITEM_CLOCK, RT_ITEM_LOG). */
+int rt_item_is_common(const rt_item* it);
+
+/** Writes the CLOCK or LOG chunk of a common item. Returns as rt_writer_chunk (-EINVAL for another item). */
+int rt_item_write(rt_writer* w, const rt_item* it);
+
+/** Starts the writer thread `fn` with every signal blocked (it then never runs a handler). Returns 0 or an errno. */
+int rt_thread_start(pthread_t* t, void* (*fn)(void*));
+
+/** First call of a collector thread: blocks every signal, names the thread `name` (at most 15 characters). */
+void rt_thread_enter(const char* name);
+
+/** Writes one notification byte to the pipe. Async-signal-safe. */
+void rt_queue_notify(rt_queue* q);
+
+/** Waits up to `ms` for a notification and consumes it. Async-signal-safe. */
+void rt_queue_wait_pipe(rt_queue* q, int ms);
+
+/** Consumes pending notifications. Async-signal-safe. */
+void rt_queue_drain_pipe(rt_queue* q);
+
+/**
+ * Installs `handler` (SA_SIGINFO) for SIGTERM and SIGINT, saving the previous dispositions in `old[0]` (SIGTERM) and
+ * `old[1]` (SIGINT); a signal the process ignores (nohup) is left alone. Returns a bit mask of the signals installed
+ * (1 = SIGTERM, 2 = SIGINT).
+ */
+int rt_install_term_handlers(void (*handler)(int, siginfo_t*, void*), struct sigaction old[2]);
+
+/** Whether `old` is the default disposition (the process dies of the signal). */
+int rt_sig_is_default(const struct sigaction* old);
+
+/**
+ * The end of a chained handler: calls the previous handler `old`, or for the default disposition restores it and
+ * raises the signal again (delivered when the handler returns). Async-signal-safe.
+ */
+void rt_chain_signal(int sig, siginfo_t* si, void* uc, const struct sigaction* old);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RAWTRACE_QUEUE_H */

@@ -1,0 +1,588 @@
+/**
+ * The ROCm collector (collectors/rocm) end to end, without a GPU or ROCm.
+ *
+ * Builds the collector, the rocprofiler-sdk test double (test/collectors/fake_rocprofiler.c), the test program
+ * (test/collectors/rocm_app.c) and the ABI truth test (test/collectors/rocm_abi.c) with
+ * `make -C collectors/rocm test-bins`. The program loads the fake SDK, which registers the collector from
+ * ROCP_TOOL_LIBRARIES exactly as the real SDK does and delivers records in the SDK 0.5 or 1.0 layouts and enum
+ * numbering (FAKE_ROCP_SDK). The fake prints every record it delivered; the dump must hold exactly those bytes, in
+ * delivery order, plus the tables a decoder needs (kind and operation names, agents, kernel symbols, ROCTx messages,
+ * clocks) — read here straight from the container, every chunk's CRCs checked.
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { createReadStream, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { crc32 } from "node:zlib";
+import { ChunkType, ClockWhich, DropReason, RocpDomain, Vendor } from "../../src/format/container.js";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const BUILD = join(ROOT, "build/c/rocm");
+const LIB = join(BUILD, "librawtrace_rocm.so");
+const SDK = join(BUILD, "fake/librocprofiler-sdk.so");
+const APP = join(BUILD, "rocm_app");
+const SDKS = ["0.5", "1.0"] as const;
+type Sdk = (typeof SDKS)[number];
+
+/** Buffer-tracing kind values of each release (the fake's tables, from the real fwd.h enums). */
+const KIND: Record<Sdk, Record<string, number>> = {
+  "0.5": { HIP_RUNTIME_API: 5, MARKER_CORE_API: 7, MEMORY_COPY: 10, KERNEL_DISPATCH: 11, PAGE_MIGRATION: 12,
+    SCRATCH_MEMORY: 13, CORRELATION_ID_RETIREMENT: 14, RCCL_API: 15 },
+  "1.0": { HIP_RUNTIME_API: 5, MARKER_CORE_API: 7, MEMORY_COPY: 10, KERNEL_DISPATCH: 11, SCRATCH_MEMORY: 12,
+    CORRELATION_ID_RETIREMENT: 13, RCCL_API: 14, MEMORY_ALLOCATION: 16, MARKER_CORE_RANGE_API: 32 },
+};
+/** Record sizes (bytes) the decoder will see, per release. */
+const SIZE: Record<Sdk, Record<string, number>> = {
+  "0.5": { HIP_RUNTIME_API: 56, MARKER_CORE_API: 56, RCCL_API: 56, MEMORY_COPY: 80, KERNEL_DISPATCH: 184,
+    SCRATCH_MEMORY: 80, CORRELATION_ID_RETIREMENT: 32 },
+  "1.0": { HIP_RUNTIME_API: 64, MARKER_CORE_API: 64, RCCL_API: 64, MARKER_CORE_RANGE_API: 64, MEMORY_COPY: 96,
+    KERNEL_DISPATCH: 184, SCRATCH_MEMORY: 96, CORRELATION_ID_RETIREMENT: 32, MEMORY_ALLOCATION: 88 },
+};
+const STEPS = 12;
+
+let dir = "";
+
+// ---- running the program ---------------------------------------------------------------------------------------
+
+type Ev = Record<string, any>;
+interface Run {
+  status: number | null;
+  signal: NodeJS.Signals | null;
+  events: Ev[];
+  stderr: string;
+  pid: number;
+}
+
+function envFor(sdk: Sdk, name: string, extra: Record<string, string | undefined>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const k of Object.keys(env)) if (/^(RAWTRACE_|FAKE_ROCP_|RT_APP_|ROCP_)/.test(k)) delete env[k];
+  Object.assign(env, {
+    RT_APP_SDK: SDK, RT_APP_COLLECTOR: LIB, ROCP_TOOL_LIBRARIES: LIB, FAKE_ROCP_SDK: sdk,
+    RT_APP_STEPS: String(STEPS), RAWTRACE_OUTPUT: join(dir, `${sdk}-${name}-%p.rawtrace`),
+  });
+  for (const [k, v] of Object.entries(extra)) {
+    if (v === undefined) delete env[k];
+    else env[k] = v;
+  }
+  return env;
+}
+
+const parseLines = (text: string): Ev[] => text.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
+
+function runSync(sdk: Sdk, scenario: string, name: string, extra: Record<string, string | undefined> = {}): Run {
+  const r = spawnSync(APP, [scenario], { env: envFor(sdk, name, extra), encoding: "utf8", timeout: 60_000 });
+  const events = parseLines(r.stdout ?? "");
+  return { status: r.status, signal: r.signal, events, stderr: r.stderr ?? "", pid: events[0]?.pid ?? -1 };
+}
+
+/** Runs the program and sends `sig` once it printed "flushed". */
+function runUntilFlushed(sdk: Sdk, scenario: string, name: string, sig: NodeJS.Signals): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(APP, [scenario], { env: envFor(sdk, name, {}), stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let stderr = "";
+    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+    child.stdout!.setEncoding("utf8");
+    child.stderr!.setEncoding("utf8");
+    child.stdout!.on("data", (d: string) => {
+      out += d;
+      if (out.includes("\"ev\":\"flushed\"")) child.kill(sig);
+    });
+    child.stderr!.on("data", (d: string) => (stderr += d));
+    child.on("error", reject);
+    child.on("close", (status, signal) => {
+      clearTimeout(timer);
+      resolve({ status, signal, events: parseLines(out), stderr, pid: child.pid ?? -1 });
+    });
+  });
+}
+
+function ok(run: Run, what: string): void {
+  assert.is(run.signal, null, `${what}: killed by ${run.signal}; stderr:\n${run.stderr}`);
+  assert.is(run.status, 0, `${what}: exit ${run.status}; stderr:\n${run.stderr}`);
+  assert.ok(run.events.some((e) => e.ev === "done"), `${what}: no "done" line; stderr:\n${run.stderr}`);
+}
+
+const outPath = (sdk: Sdk, name: string, pid: number) => join(dir, `${sdk}-${name}-${pid}.rawtrace`);
+
+// ---- reading the container -------------------------------------------------------------------------------------
+
+interface Chunk {
+  type: number;
+  seq: number;
+  p: Buffer;
+}
+
+/** Every complete chunk in file order; each header and payload CRC must match (stops at a cut). */
+function readChunks(path: string | Buffer): Chunk[] {
+  const b = typeof path === "string" ? readFileSync(path) : path;
+  assert.is(b.toString("latin1", 0, 8), "RAWTRACE");
+  const out: Chunk[] = [];
+  for (let o = 16; o + 24 <= b.length;) {
+    assert.is(b.readUInt32LE(o), 0x4b435452, `sync word at ${o}`);
+    assert.is(b.readUInt32LE(o + 20), crc32(b.subarray(o, o + 20)), `header CRC at ${o}`);
+    const len = b.readUInt32LE(o + 12);
+    if (o + 24 + len > b.length) break;
+    const p = b.subarray(o + 24, o + 24 + len);
+    assert.is(b.readUInt32LE(o + 16), crc32(p), `payload CRC at ${o}`);
+    out.push({ type: b.readUInt16LE(o + 4), seq: b.readUInt32LE(o + 8), p });
+    o += 24 + len + ((8 - (len % 8)) % 8);
+  }
+  return out;
+}
+
+/** Sequential little-endian reader over one payload. */
+class Cursor {
+  o = 0;
+  constructor(readonly p: Buffer) {}
+  u16() { this.o += 2; return this.p.readUInt16LE(this.o - 2); }
+  u32() { this.o += 4; return this.p.readUInt32LE(this.o - 4); }
+  i32() { this.o += 4; return this.p.readInt32LE(this.o - 4); }
+  u64() { this.o += 8; return this.p.readBigUInt64LE(this.o - 8); }
+  bytes(n: number) { this.o += n; return this.p.subarray(this.o - n, this.o); }
+  str() { return this.bytes(this.u32()).toString("utf8"); }
+  end() { assert.is(this.o, this.p.length, "payload fully read"); }
+}
+
+interface Rec { cat: number; kind: number; size: number; hex: string; payload: Buffer }
+
+/** Records of one ACTIVITY payload: {u32 category, u32 kind, u64 size, payload[size], zero pad to 8}. */
+function activityRecords(p: Buffer): Rec[] {
+  const out: Rec[] = [];
+  const c = new Cursor(p);
+  while (c.o < p.length) {
+    const cat = c.u32();
+    const kind = c.u32();
+    const size = Number(c.u64());
+    const payload = c.bytes(size);
+    assert.is(payload.readBigUInt64LE(0), BigInt(size), "the record header's size is the payload's own size field");
+    const pad = c.bytes((8 - (size % 8)) % 8);
+    assert.ok(pad.every((x) => x === 0), "zero padding");
+    out.push({ cat, kind, size, hex: payload.toString("hex"), payload });
+  }
+  return out;
+}
+
+/** API_NAMES as domain → id → name. */
+function readNames(p: Buffer): Map<number, Map<number, string>> {
+  const m = new Map<number, Map<number, string>>();
+  const c = new Cursor(p);
+  for (let n = c.u32(); n > 0; n--) {
+    const domain = c.u32();
+    const id = c.u32();
+    const name = c.str();
+    if (!m.has(domain)) m.set(domain, new Map());
+    assert.not.ok(m.get(domain)!.has(id), `duplicate name ${domain}/${id}`);
+    m.get(domain)!.set(id, name);
+  }
+  c.end();
+  return m;
+}
+
+/** AGENTS (docs/format.md §12). */
+function readAgents(p: Buffer): Ev[] {
+  const c = new Cursor(p);
+  const n = c.u32();
+  const fixed = c.u32();
+  assert.is(fixed, 120);
+  const out: Ev[] = [];
+  for (let i = 0; i < n; i++) {
+    const start = c.o;
+    const a: Ev = {
+      id: c.u64(), type: c.u32(), nodeId: c.u32(), logicalNodeId: c.i32(), logicalNodeTypeId: c.i32(),
+      cuCount: c.u32(), simdCount: c.u32(), simdPerCu: c.u32(), maxWavesPerSimd: c.u32(), maxWavesPerCu: c.u32(),
+      wavefrontSize: c.u32(), ldsKb: c.u32(), workgroupMaxSize: c.u32(), maxClockMhz: c.u32(), gfxTarget: c.u32(),
+      numXcc: c.u32(), familyId: c.u32(), vendorId: c.u16(), deviceId: c.u16(), locationId: c.u32(), pciDomain: c.u32(),
+    };
+    c.u32();
+    a.gpuId = c.u64();
+    a.localMemBytes = c.u64();
+    a.uuid = c.bytes(16).toString("hex");
+    assert.is(c.o - start, fixed);
+    a.name = c.str();
+    a.productName = c.str();
+    a.vendorName = c.str();
+    a.modelName = c.str();
+    out.push(a);
+  }
+  c.end();
+  return out;
+}
+
+/** KERNEL_SYMBOLS (docs/format.md §13). */
+function readKernelSymbols(p: Buffer): Ev[] {
+  const c = new Cursor(p);
+  const n = c.u32();
+  assert.is(c.u32(), 48);
+  const out: Ev[] = [];
+  for (let i = 0; i < n; i++) {
+    out.push({ kernelId: c.u64(), codeObjectId: c.u64(), kernelObject: c.u64(), kernarg: c.u32(), lds: c.u32(),
+      scratch: c.u32(), sgpr: c.u32(), archVgpr: c.u32(), accumVgpr: c.u32(), name: c.str() });
+  }
+  c.end();
+  return out;
+}
+
+/** STRINGS: key → text (for ROCm, the key is a correlation id of a ROCTx call). */
+function readStrings(p: Buffer): Array<[bigint, string]> {
+  const c = new Cursor(p);
+  const out: Array<[bigint, string]> = [];
+  for (let n = c.u32(); n > 0; n--) out.push([c.u64(), c.str()]);
+  c.end();
+  return out;
+}
+
+const delivered = (run: Run): Array<Omit<Rec, "payload">> =>
+  run.events.filter((e) => e.ev === "rec").map((e) => ({ cat: e.cat, kind: e.kind, size: e.size, hex: e.hex }));
+
+const dumped = (cs: Chunk[]): Rec[] => cs.filter((c) => c.type === ChunkType.ACTIVITY).flatMap((c) => activityRecords(c.p));
+
+// ---- setup -----------------------------------------------------------------------------------------------------
+
+test.before(() => {
+  execFileSync("make", ["-s", "-C", join(ROOT, "collectors/rocm"), "test-bins"], { stdio: "pipe" });
+  dir = mkdtempSync(join(tmpdir(), "rawtrace-rocm-"));
+});
+
+test.after(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+test("ABI declarations equal the reference sizes and offsets (rocm_abi.c)", () => {
+  const r = spawnSync(join(BUILD, "rocm_abi"), { encoding: "utf8" });
+  assert.is(r.status, 0, r.stdout);
+  assert.match(r.stdout, /^ok \d+ checks\n$/);
+  assert.ok(Number(/ok (\d+)/.exec(r.stdout)![1]) > 100, "all checks ran");
+});
+
+test("the collector exports only rocprofiler_configure and its API, and needs nothing from ROCm", () => {
+  const syms = execFileSync("nm", ["-D", "--defined-only", LIB], { encoding: "utf8" })
+    .split("\n").map((l) => l.trim().split(/\s+/)[2]).filter(Boolean).sort();
+  assert.equal(syms, ["rawtrace_rocm_flush", "rawtrace_rocm_get_stats", "rawtrace_rocm_pop_external_id",
+    "rawtrace_rocm_push_external_id", "rawtrace_rocm_start", "rawtrace_rocm_stop", "rocprofiler_configure"]);
+  assert.not.match(execFileSync("readelf", ["-d", LIB], { encoding: "utf8" }), /rocprofiler|libhsa|libamdhip/);
+});
+
+for (const sdk of SDKS) {
+  test(`SDK ${sdk}: every delivered record is in the dump byte for byte, in delivery order`, () => {
+    const run = runSync(sdk, "basic", "verbatim");
+    ok(run, `${sdk} basic`);
+    const cs = readChunks(outPath(sdk, "verbatim", run.pid));
+    const want = delivered(run);
+    assert.ok(want.length >= STEPS * 14, `the fake delivered ${want.length} records`);
+    const got = dumped(cs).map(({ cat, kind, size, hex }) => ({ cat, kind, size, hex }));
+    assert.equal(got, want);
+    assert.is(run.events.filter((e) => e.ev === "foreign").length, 1, "the fake delivered a counters header");
+    assert.ok(got.every((r) => r.cat === 1), "only tracing records are copied");
+    const st = run.events.find((e) => e.ev === "stats")!;
+    assert.is(st.skipped, 1, "the counters header was skipped and counted");
+    // the fake shuffles header order: the dump keeps the SDK's order, not emplacement or time order
+    const kinds = got.map((r) => r.kind);
+    assert.not.equal(kinds, [...kinds].sort((a, b) => a - b));
+    // sizes per kind are this release's struct sizes
+    for (const [name, size] of Object.entries(SIZE[sdk])) {
+      const recs = got.filter((r) => r.kind === KIND[sdk][name]);
+      assert.ok(recs.length > 0, `${sdk}: records of ${name}`);
+      assert.ok(recs.every((r) => r.size === size), `${sdk}: ${name} records are ${size} B`);
+    }
+    const kindsSeen = new Set(got.map((r) => r.kind));
+    assert.equal([...kindsSeen].sort((a, b) => a - b), Object.values(KIND[sdk]).filter((k) => k !== 12 || sdk === "1.0")
+      .sort((a, b) => a - b), "records of every default kind the release has");
+  });
+
+  test(`SDK ${sdk}: header, clocks, kind/operation names, agents, kernel symbols, ROCTx messages, END`, () => {
+    const run = runSync(sdk, "basic", "tables", { RANK: "2", WORLD_SIZE: "4" });
+    ok(run, `${sdk} basic`);
+    const cs = readChunks(outPath(sdk, "tables", run.pid));
+    cs.forEach((c, i) => assert.is(c.seq, i, "sequence numbers"));
+
+    // HEADER: vendor 2, the `version` argument and the runtime version string
+    assert.is(cs[0].type, ChunkType.HEADER);
+    const h = new Cursor(cs[0].p);
+    assert.is(h.u32(), Vendor.ROCM_SDK);
+    assert.is(h.u32(), 8);
+    assert.is(h.u32(), sdk === "1.0" ? 10000 : 500);
+    h.u32(); h.u32();
+    assert.is(h.u32(), run.pid);
+    assert.is(h.i32(), 2);
+    h.i32();
+    assert.is(h.i32(), 4);
+    h.u32(); h.u64(); h.str(); h.str();
+    assert.is(h.str(), sdk === "1.0" ? "1.0.0" : "0.5.0");
+    h.end();
+
+    // CLOCK anchors: SDK time is CLOCK_BOOTTIME, read right before the system clocks
+    const clocks = cs.filter((c) => c.type === ChunkType.CLOCK);
+    assert.is(cs[1].type, ChunkType.CLOCK);
+    assert.equal(clocks.map((c) => c.p.readUInt32LE(0)), [ClockWhich.START, ClockWhich.END]);
+    for (const c of clocks) {
+      const vendor = c.p.readBigUInt64LE(8);
+      const boot = c.p.readBigUInt64LE(40);
+      assert.ok(vendor <= boot && boot - vendor < 50_000_000n, `vendor ${vendor} ~ BOOTTIME ${boot}`);
+      assert.ok(c.p.readBigUInt64LE(16) > 1_600_000_000_000_000_000n, "REALTIME in the anchor");
+    }
+    assert.is(cs[cs.length - 2].type, ChunkType.CLOCK);
+
+    // API_NAMES: kind names by the release's numbering, operations of the recorded kinds only
+    const names = readNames(cs.find((c) => c.type === ChunkType.API_NAMES)!.p);
+    const kinds = names.get(RocpDomain.KINDS)!;
+    for (const [name, value] of Object.entries(KIND[sdk])) assert.is(kinds.get(value), name, `${sdk} kind ${value}`);
+    assert.is(kinds.size, sdk === "1.0" ? 33 : 16);
+    const ops = (kind: string) => names.get(RocpDomain.OPS | KIND[sdk][kind]);
+    assert.is(ops("HIP_RUNTIME_API")!.get(sdk === "1.0" ? 106 : 49), "hipLaunchKernel", "HIP ids differ by release");
+    assert.is(ops("MEMORY_COPY")!.get(2), "MEMORY_COPY_HOST_TO_DEVICE");
+    assert.is(ops("KERNEL_DISPATCH")!.get(2), "KERNEL_DISPATCH_COMPLETE");
+    assert.is(ops("MARKER_CORE_API")!.get(1), "roctxRangePushA");
+    assert.is(ops("RCCL_API")!.get(sdk === "1.0" ? 7 : 5), "ncclAllReduce");
+    assert.is(names.get(RocpDomain.OPS | 1), undefined, "no operation table for HSA_CORE_API, not recorded");
+    const recs = dumped(cs);
+    for (const r of recs) {
+      assert.ok(kinds.has(r.kind), `kind ${r.kind} has a name`);
+      if (kinds.get(r.kind) === "CORRELATION_ID_RETIREMENT") continue;
+      const op = r.payload.readInt32LE(12);
+      assert.ok(names.get(RocpDomain.OPS | r.kind)?.has(op), `${kinds.get(r.kind)} operation ${op} has a name`);
+    }
+
+    // AGENTS: one CPU, two gfx90a GPUs; uuid only in 1.0
+    const agents = readAgents(cs.find((c) => c.type === ChunkType.AGENTS)!.p);
+    assert.is(agents.length, 3);
+    assert.is(agents[0].type, 1);
+    assert.is(agents[0].name, "AMD EPYC 7763 64-Core Processor");
+    for (const [i, a] of agents.slice(1).entries()) {
+      assert.is(a.type, 2);
+      assert.is(a.id, 0x5100n + BigInt(i) * 0x100n);
+      assert.is(a.name, "gfx90a");
+      assert.is(a.productName, "AMD Instinct MI250X/MI250");
+      assert.is(a.modelName, "aldebaran");
+      assert.is(a.vendorName, "AMD");
+      assert.is(a.logicalNodeTypeId, i);
+      assert.is(a.cuCount, 104);
+      assert.is(a.wavefrontSize, 64);
+      assert.is(a.simdPerCu, 4);
+      assert.is(a.maxWavesPerCu, 32);
+      assert.is(a.ldsKb, 64);
+      assert.is(a.maxClockMhz, 1700);
+      assert.is(a.gfxTarget, 90010);
+      assert.is(a.vendorId, 0x1002);
+      assert.is(a.deviceId, 0x740c);
+      assert.is(a.gpuId, 40001n + BigInt(i));
+      assert.is(a.localMemBytes, 68702699520n);
+      assert.is(a.uuid, sdk === "1.0" ? Buffer.from(Array.from({ length: 16 }, (_, k) => 0xa0 + (i + 1) * 16 + k))
+        .toString("hex") : "00".repeat(16));
+    }
+
+    // KERNEL_SYMBOLS before the first dispatch that needs them; ROCTx messages before their records
+    const firstActivity = cs.findIndex((c) => c.type === ChunkType.ACTIVITY);
+    const ksChunk = cs.findIndex((c) => c.type === ChunkType.KERNEL_SYMBOLS);
+    assert.ok(ksChunk >= 0 && ksChunk < firstActivity, "KERNEL_SYMBOLS before any ACTIVITY");
+    const ks = readKernelSymbols(cs[ksChunk].p);
+    assert.equal(ks.map((k) => [k.kernelId, k.name]), [[1n, "_Z10vector_addPfPKfS1_i"],
+      [2n, "_Z4gemmILi128EEvPKfS1_Pfiii"], [3n, "_ZN7rocprim6detail11scan_kernelILb0EEEvPfi"]]);
+    assert.equal([ks[2].lds, ks[2].scratch, ks[2].sgpr, ks[2].archVgpr, ks[2].accumVgpr, ks[2].kernarg],
+      [2048, 32, 32, 64, 8, 40]);
+    const messages = new Map<bigint, string>();
+    let checkedMarkers = 0;
+    for (const c of cs) {
+      if (c.type === ChunkType.STRINGS) for (const [k, v] of readStrings(c.p)) messages.set(k, v);
+      if (c.type !== ChunkType.ACTIVITY) continue;
+      for (const r of activityRecords(c.p)) {
+        const push = r.kind === KIND[sdk].MARKER_CORE_API && r.payload.readInt32LE(12) === 1; // roctxRangePushA
+        const range = r.kind === KIND[sdk].MARKER_CORE_RANGE_API; // roctxThreadRangeA, own correlation id
+        if (!push && !range) continue;
+        const corr = r.payload.readBigUInt64LE(16);
+        assert.match(messages.get(corr) ?? "", /^step \d+$/, `message of ${push ? "push" : "range"} ${corr} before`);
+        checkedMarkers++;
+      }
+    }
+    const ranges = sdk === "1.0" ? 2 : 1;
+    assert.is(checkedMarkers, ranges * STEPS);
+    assert.is(messages.size, ranges * STEPS);
+
+    // THREAD_NAMES: the thread of the API records (the program's main thread), before the first ACTIVITY chunk
+    const tn = cs.findIndex((c) => c.type === ChunkType.THREAD_NAMES);
+    assert.ok(tn >= 0 && tn < firstActivity, "THREAD_NAMES before the ACTIVITY that needs it");
+    const tnames = cs.filter((c) => c.type === ChunkType.THREAD_NAMES).flatMap((c) => {
+      const cur = new Cursor(c.p);
+      const out: Array<[number, number, string]> = [];
+      for (let n = cur.u32(); n > 0; n--) out.push([cur.u32(), cur.u32(), cur.str()]);
+      cur.end();
+      return out;
+    });
+    assert.equal(tnames, [[run.pid, run.pid, "rocm_app"]], "one thread, named once");
+
+    // External ids pushed through rawtrace_rocm_push_external_id reach the dispatch records
+    const dispatches = recs.filter((r) => r.kind === KIND[sdk].KERNEL_DISPATCH);
+    assert.is(dispatches.length, STEPS);
+    for (const d of dispatches) {
+      const step = Number(d.payload.readBigUInt64LE(56 + 32)) - 1; // dispatch_info.dispatch_id = step + 1
+      assert.is(d.payload.readBigUInt64LE(24), BigInt(1000 + step), `external id of step ${step}`);
+      assert.ok(ks.some((k) => k.kernelId === d.payload.readBigUInt64LE(56 + 24)), "dispatch kernel_id is known");
+    }
+    assert.ok(run.events.filter((e) => e.ev === "step").every((e) => e.push === 0 && e.pop === 0));
+
+    // END: last chunk, totals over the file
+    const end = cs[cs.length - 1];
+    assert.is(end.type, ChunkType.END);
+    assert.is(end.p.readBigUInt64LE(0), BigInt(cs.length - 1));
+    const activityBytes = cs.filter((c) => c.type === ChunkType.ACTIVITY).reduce((s, c) => s + c.p.length, 0);
+    assert.is(end.p.readBigUInt64LE(8), BigInt(activityBytes));
+    assert.is(end.p.readBigUInt64LE(16), 0n);
+    assert.is(cs.filter((c) => c.type === ChunkType.DROPPED).length, 0);
+  });
+
+  test(`SDK ${sdk}: drop_count becomes DROPPED (vendor) chunks; the records that did arrive are all there`, () => {
+    const run = runSync(sdk, "basic", "drops", { FAKE_ROCP_DROP_EVERY: "7" });
+    ok(run, `${sdk} drops`);
+    const cs = readChunks(outPath(sdk, "drops", run.pid));
+    const lost = run.events.filter((e) => e.ev === "dropped").reduce((s, e) => s + e.n, 0);
+    assert.ok(lost >= 20, `the fake lost ${lost} records`);
+    const drops = cs.filter((c) => c.type === ChunkType.DROPPED);
+    assert.ok(drops.every((c) => c.p.readUInt32LE(8) === DropReason.VENDOR));
+    assert.is(drops.reduce((s, c) => s + Number(c.p.readBigUInt64LE(0)), 0), lost);
+    assert.is(cs[cs.length - 1].p.readBigUInt64LE(16), BigInt(lost), "END dropped total");
+    assert.equal(dumped(cs).map(({ cat, kind, size, hex }) => ({ cat, kind, size, hex })), delivered(run));
+  });
+}
+
+test("RAWTRACE_ROCM_KINDS picks kinds by SDK name", () => {
+  const run = runSync("1.0", "basic", "kinds", { RAWTRACE_ROCM_KINDS: "kernel_dispatch, MEMORY_COPY" });
+  ok(run, "kinds");
+  assert.equal(run.events.filter((e) => e.ev === "enabled").map((e) => e.name), ["MEMORY_COPY", "KERNEL_DISPATCH"]);
+  const recs = dumped(readChunks(outPath("1.0", "kinds", run.pid)));
+  assert.is(recs.length, 2 * STEPS);
+  assert.equal([...new Set(recs.map((r) => r.kind))].sort(), [10, 11]);
+});
+
+test("an SDK opened RTLD_LOCAL is found through the finalize function it passed to initialize", () => {
+  const run = runSync("1.0", "basic", "local", { RT_APP_SDK_LOCAL: "1", RAWTRACE_LOG: "info" });
+  ok(run, "RTLD_LOCAL");
+  assert.ok(run.stderr.includes(`rocprofiler-sdk 1.0.0 (version 10000, priority 0) from ${SDK}`), run.stderr);
+  const want = delivered(run);
+  assert.ok(want.length > 0);
+  assert.equal(dumped(readChunks(outPath("1.0", "local", run.pid))).map(({ cat, kind, size, hex }) => ({ cat, kind, size,
+    hex })), want);
+});
+
+test("rawtrace_rocm_stop / rawtrace_rocm_start: nothing recorded in between, a CLOCK anchor at each", () => {
+  const run = runSync("1.0", "pause", "pause");
+  ok(run, "pause");
+  assert.is(run.events.find((e) => e.ev === "stop")?.rc, 0);
+  assert.is(run.events.find((e) => e.ev === "start")?.rc, 0);
+  const cs = readChunks(outPath("1.0", "pause", run.pid));
+  assert.equal(cs.filter((c) => c.type === ChunkType.CLOCK).map((c) => c.p.readUInt32LE(0)),
+    [ClockWhich.START, ClockWhich.PERIODIC, ClockWhich.PERIODIC, ClockWhich.END]);
+  const steps = dumped(cs).filter((r) => r.kind === KIND["1.0"].KERNEL_DISPATCH)
+    .map((r) => Number(r.payload.readBigUInt64LE(56 + 32)) - 1).sort((a, b) => a - b);
+  assert.equal(steps, [...Array(STEPS).keys()].filter((i) => i < 4 || i >= 6), "steps 4 and 5 ran while stopped");
+  assert.equal(dumped(cs).map(({ cat, kind, size, hex }) => ({ cat, kind, size, hex })), delivered(run));
+});
+
+test("memory cap: a writer that cannot write makes the callback drop records, counted exactly in DROPPED", async () => {
+  // The output is a FIFO the test leaves unread until the program has made all its records: the writer thread
+  // blocks, the copy buffers reach RAWTRACE_MAX_MEMORY (= one buffer), and later records are counted, not kept.
+  const fifo = join(dir, "cap.fifo");
+  execFileSync("mkfifo", [fifo]);
+  const env = envFor("1.0", "cap", { RAWTRACE_OUTPUT: fifo, RAWTRACE_BUFFER_SIZE: "128k", RAWTRACE_MAX_MEMORY: "1",
+    RT_APP_STEPS: "400", FAKE_ROCP_BATCH: "64" });
+  const child = spawn(APP, ["basic"], { env, stdio: ["ignore", "pipe", "pipe"] });
+  const reader = createReadStream(fifo);
+  reader.pause();
+  const parts: Buffer[] = [];
+  let out = "";
+  let stderr = "";
+  let reading = false;
+  child.stdout!.setEncoding("utf8");
+  child.stderr!.setEncoding("utf8");
+  child.stderr!.on("data", (d: string) => (stderr += d));
+  child.stdout!.on("data", (d: string) => {
+    out += d;
+    if (!reading && out.includes("\"ev\":\"stats\"")) {
+      reading = true;
+      reader.on("data", (b) => parts.push(b as Buffer)).resume();
+    }
+  });
+  const [status] = await Promise.all([
+    new Promise<number | null>((res) => child.on("close", (code) => res(code))),
+    new Promise<void>((res) => reader.on("close", () => res())),
+  ]);
+  assert.is(status, 0, stderr);
+  const events = parseLines(out);
+  const run: Run = { status, signal: null, events, stderr, pid: events[0].pid };
+  const cs = readChunks(Buffer.concat(parts));
+  assert.is(cs[cs.length - 1].type, ChunkType.END);
+  const capped = cs.filter((c) => c.type === ChunkType.DROPPED && c.p.readUInt32LE(8) === DropReason.MEMORY_CAP)
+    .reduce((n, c) => n + Number(c.p.readBigUInt64LE(0)), 0);
+  const kept = dumped(cs).map(({ cat, kind, size, hex }) => ({ cat, kind, size, hex }));
+  const want = delivered(run);
+  assert.ok(capped > 0, "records were capped");
+  assert.ok(kept.length > 0, "records were kept");
+  assert.is(kept.length + capped, want.length, "every delivered record is either in the dump or counted");
+  let j = 0; // the kept records are a subsequence of the delivered ones, in order
+  for (const r of kept) {
+    while (j < want.length && want[j].hex !== r.hex) j++;
+    assert.ok(j < want.length, "kept record in delivery order");
+    j++;
+  }
+});
+
+test("kill -9 after a flush: the file is a valid prefix holding every record delivered before", async () => {
+  const run = await runUntilFlushed("1.0", "kill", "kill", "SIGKILL");
+  assert.is(run.signal, "SIGKILL");
+  assert.is(run.events.find((e) => e.ev === "flushed")?.rc, 0);
+  const cs = readChunks(outPath("1.0", "kill", run.pid));
+  assert.is(cs[0].type, ChunkType.HEADER);
+  assert.is(cs.filter((c) => c.type === ChunkType.END).length, 0, "no END after kill -9");
+  assert.ok(cs.some((c) => c.type === ChunkType.KERNEL_SYMBOLS) && cs.some((c) => c.type === ChunkType.AGENTS));
+  const want = delivered(run);
+  assert.ok(want.length >= STEPS * 15);
+  assert.equal(dumped(cs).map(({ cat, kind, size, hex }) => ({ cat, kind, size, hex })), want);
+});
+
+test("SIGTERM (default action): the exit flush writes END, then the process dies of SIGTERM", async () => {
+  const run = await runUntilFlushed("0.5", "term", "term", "SIGTERM");
+  assert.is(run.signal, "SIGTERM");
+  const cs = readChunks(outPath("0.5", "term", run.pid));
+  assert.is(cs[cs.length - 1].type, ChunkType.END);
+  assert.equal(dumped(cs).map(({ cat, kind, size, hex }) => ({ cat, kind, size, hex })), delivered(run));
+});
+
+for (const fn of ["rocprofiler_create_buffer", "rocprofiler_start_context"]) {
+  test(`${fn} fails: one error line and LOG chunk, no records, the program runs normally`, () => {
+    const run = runSync("1.0", "basic", `fail-${fn}`, { FAKE_ROCP_FAIL: fn });
+    ok(run, fn);
+    assert.is(run.events.find((e) => e.ev === "registered")?.ok, 0, "initialize reports the failure to the SDK");
+    assert.match(run.stderr, new RegExp(`rawtrace\\[\\d+\\]: error: ${fn} failed`));
+    assert.is(delivered(run).length, 0);
+    const cs = readChunks(outPath("1.0", `fail-${fn}`, run.pid));
+    const logs = cs.filter((c) => c.type === ChunkType.LOG).map((c) => new Cursor(c.p)).map((c) => [c.u32(), c.str()]);
+    assert.ok(logs.some(([level, msg]) => level === 2 && String(msg).includes(fn)), JSON.stringify(logs));
+    assert.is(cs.filter((c) => c.type === ChunkType.ACTIVITY).length, 0);
+    assert.is(cs[cs.length - 1].type, ChunkType.END, "the file is closed with END (at once, or by the exit flush)");
+  });
+}
+
+test("a default kind the SDK refuses (RCCL_API): an info LOG chunk, no warning on stderr, the rest recorded", () => {
+  const run = runSync("1.0", "basic", "refused", { FAKE_ROCP_FAIL: "RCCL_API" });
+  ok(run, "refused RCCL_API");
+  assert.not.match(run.stderr, /RCCL_API/);
+  const cs = readChunks(outPath("1.0", "refused", run.pid));
+  const logs = cs.filter((c) => c.type === ChunkType.LOG).map((c) => new Cursor(c.p)).map((c) => [c.u32(), c.str()]);
+  assert.ok(logs.some(([level, msg]) => level === 0 && /buffer tracing of RCCL_API \(kind 14\) refused/.test(String(msg))),
+    JSON.stringify(logs));
+  const recs = dumped(cs);
+  assert.ok(recs.length > 0 && !recs.some((r) => r.kind === KIND["1.0"].RCCL_API));
+  const explicit = runSync("1.0", "basic", "refused2", { FAKE_ROCP_FAIL: "RCCL_API", RAWTRACE_ROCM_KINDS: "default,RCCL_API" });
+  assert.match(explicit.stderr, /warning: buffer tracing of RCCL_API \(kind 14\) refused/, "asked for by name: a warning");
+});
+
+test("RAWTRACE_OUTPUT=/dev/full: one error line, no tool, the program runs normally", () => {
+  const run = runSync("1.0", "basic", "devfull", { RAWTRACE_OUTPUT: "/dev/full" });
+  ok(run, "/dev/full");
+  assert.match(run.stderr, /rawtrace\[\d+\]: error: cannot create \/dev\/full/);
+  assert.is(run.events.find((e) => e.ev === "registered")?.ok, 0);
+});
+
+test.run();
