@@ -399,11 +399,16 @@ test("keyboard: W/S zoom, A/D pan, F fits, Escape clears, once the timeline has 
   // A click focuses it too; Escape clears the selection only then.
   const t = await chromeOf(CUDA_SAMPLE);
   await selectAndCheckKernel(page, t, expectedSummary(t).kernels[0][0], "keyboard");
-  const x = Number(await page.getAttribute("#canvas", "data-sel-x"));
-  const y = Number(await page.getAttribute("#canvas", "data-sel-y"));
   await page.fill("#search", "");
   await page.keyboard.press("Escape");
   assert.ok(await page.isVisible("#details-body [data-field=correlation]"), "Escape in the search box keeps the selection");
+  // Read the selection's position only after the emptied search has run (debounced) and hidden its result list,
+  // and the page has been laid out and drawn again: on a loaded machine that lands after the keypress returns and
+  // moves the event away from a coordinate read too early.
+  await page.waitForSelector("#search-results", { state: "hidden" });
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  const x = Number(await page.getAttribute("#canvas", "data-sel-x"));
+  const y = Number(await page.getAttribute("#canvas", "data-sel-y"));
   const box = (await page.locator("#canvas").boundingBox())!;
   await page.mouse.click(box.x + x, box.y + y);
   assert.ok(await page.evaluate(() => document.activeElement?.id === "canvas"), "a click focuses the timeline");
