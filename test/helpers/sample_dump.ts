@@ -21,6 +21,8 @@ export interface SampleOptions {
   end?: boolean;
   /** Leave out the KIND_SIZES chunk (the decoder must use its built-in sizes). */
   noKindSizes?: boolean;
+  /** Give every chunk this sequence number (a file whose numbering repeats: SEQ_REUSED). */
+  seq?: number;
 }
 
 /** Builds the sample dump. */
@@ -29,6 +31,7 @@ export function sampleDump(o: SampleOptions = {}): Uint8Array {
   const off = o.clockOffset ?? 0n;
   const T = T0;
   const w = RawtraceWriter.inMemory();
+  if (o.seq !== undefined) w.seqOverride = o.seq;
   w.header({
     vendor: 1, vendorVersion: C.LAYOUT_VERSION[L], runtimeVersion: 12080, driverVersion: 12080, pid: PID,
     rank: 3, worldSize: 8, startNs: T + off, hostname: "gpu-node-1", commandLine: "/usr/bin/python3\0train.py",
