@@ -53,7 +53,7 @@ function printInfo(i: FileInfo): void {
     out.push(`  time span     ${new Date(Number(i.firstNs / 1000000n)).toISOString()} + ${span.toFixed(3)} ms`);
   }
   out.push(`  chunks        ${i.chunks} (${i.activityChunks} activity buffers, ${fmtBytes(i.activityBytes)})`);
-  out.push(`  dropped       ${i.droppedRecords} records`);
+  out.push(`  dropped       ${i.droppedRecordsText} records`);
   for (const d of i.devices) {
     out.push(`  device ${d.id}      ${d.name} (cc ${d.computeCapability}, ${d.multiprocessors} SMs, ${fmtBytes(d.globalMemoryBytes)})`);
   }

@@ -141,7 +141,11 @@ export function bufferEnd(): void {
 }
 export function addChunk(): void { chunksSeen++; }
 export function addActivity(n: u64): void { activityChunks++; activityBytes += n; }
-export function addDropped(n: u64): void { droppedRecords += n; }
+/** Adds `n` dropped records, saturating at 2^64 − 1 (never wraps: the host shows a saturated total as "≥"). */
+export function addDropped(n: u64): void {
+  const t = droppedRecords + n;
+  droppedRecords = t < droppedRecords ? 0xffffffffffffffff : t;
+}
 export function setHaveEnd(): void { haveEnd = true; }
 export function addEvent(): void { eventsEmitted++; }
 export function addApiFiltered(): void { apiFiltered++; }
@@ -335,6 +339,39 @@ export function streamName(device: u32, stream: u32): usize {
   return p == 0 ? 0 : <usize>load<u64>(p);
 }
 
+// ---- Correlation ids and processes ------------------------------------------------------------------------------
+
+// corr → pid + 1 of the API call that made it (u32 per id, 16 Ki per 64 KiB page, 2048 pages at most); AMBIGUOUS when
+// API calls of two processes carry the same id. CUPTI's device records carry no process, so such an id cannot be
+// joined to the right launch: its flows are left out (warning CORRELATION_PROCESSES) instead of drawn twice.
+let corrPid: Paged = 0;
+const AMBIGUOUS: u32 = 0xffffffff;
+/** Correlation ids used by API calls of more than one process (pass 1). */
+export let ambiguousCorrs: u32 = 0;
+
+/** Pass 1: API call `corr` made by process `pid`. Returns false when this makes `corr` ambiguous (first time). */
+export function noteApiProcess(corr: u32, pid: u32): bool {
+  if (corr == 0) return true;
+  const s = pagedSlot(corrPid, <u64>corr, true);
+  if (s == 0) return true; // beyond the page cap (crafted ids): not tracked
+  const cur = load<u32>(s);
+  if (cur == 0) {
+    store<u32>(s, pid + 1);
+    return true;
+  }
+  if (cur == pid + 1 || cur == AMBIGUOUS) return true;
+  store<u32>(s, AMBIGUOUS);
+  ambiguousCorrs++;
+  return false;
+}
+
+/** True when correlation id `corr` is used by API calls of two processes (no flows may be drawn for it). */
+export function corrAmbiguous(corr: u64): bool {
+  if (ambiguousCorrs == 0 || corr == 0) return false;
+  const s = pagedSlot(corrPid, corr, false);
+  return s != 0 && load<u32>(s) == AMBIGUOUS;
+}
+
 // ---- External correlation -----------------------------------------------------------------------------------------
 
 // Framework-op ids live in a paged direct array (util/paged.ts: cache-friendly for sequential correlation ids,
@@ -463,6 +500,8 @@ export function sessionReset(): void {
   threadNames = tableNew(64);
   streamNames = tableNew(64);
   extTable = tableNew(64);
+  corrPid = pagedNew(2, 14, 2048);
+  ambiguousCorrs = 0;
   extDense = pagedNew(3, 13, 2048);
   extCount = 0;
   extUserSeen = false;

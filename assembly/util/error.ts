@@ -71,7 +71,9 @@ export const enum Warn {
   COLLECTOR_ERROR = 22,
   /** A chunk sequence number was seen again with different content; both chunks were kept. detail: seq. */
   SEQ_REUSED = 23,
+  /** API calls of two processes carry the same correlation id; its flows were left out. detail: correlation id. */
+  CORRELATION_PROCESSES = 24,
 }
 
 /** Number of warning codes (size of the per-code tables). */
-export const WARN_COUNT: i32 = 24;
+export const WARN_COUNT: i32 = 25;

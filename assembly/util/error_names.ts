@@ -28,6 +28,7 @@ export function warnName(code: i32): string {
     case 21: return "RECORD_TOO_SMALL";
     case 22: return "COLLECTOR_ERROR";
     case 23: return "SEQ_REUSED";
+    case 24: return "CORRELATION_PROCESSES";
   }
   return "UNKNOWN";
 }

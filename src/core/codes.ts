@@ -50,6 +50,7 @@ export const WARN_NAMES = [
   "RECORD_TOO_SMALL",
   "COLLECTOR_ERROR",
   "SEQ_REUSED",
+  "CORRELATION_PROCESSES",
 ] as const;
 /**
  * Warnings the host adds (not the core): `STILL_WRITING`, an input without END chunk that changed size during the
@@ -84,6 +85,7 @@ export const WARN_MESSAGES: Record<WarningName, string> = {
   RECORD_TOO_SMALL: "records of kind {detail} are smaller than the decoder needs; skipped",
   COLLECTOR_ERROR: "the collector logged an error (chunk seq {detail})",
   SEQ_REUSED: "chunk seq {detail} appears again with different content; both copies were kept",
+  CORRELATION_PROCESSES: "correlation id {detail} is used by API calls of two processes; device records carry no process, so its launch→kernel flows were left out",
   STILL_WRITING: "the file changed size during the conversion and has no END chunk: a collector is still writing it",
 };
 
@@ -120,6 +122,6 @@ export function isRawtraceError(e: unknown): e is { name: string; message: strin
 }
 
 /** Formats a message template. */
-export function fill(template: string, detail: number | bigint): string {
+export function fill(template: string, detail: number | bigint | string): string {
   return template.replace("{detail}", String(detail));
 }
