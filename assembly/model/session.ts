@@ -341,26 +341,59 @@ export function streamName(device: u32, stream: u32): usize {
 
 // ---- Correlation ids and processes ------------------------------------------------------------------------------
 
-// corr → pid + 1 of the API call that made it (u32 per id, 16 Ki per 64 KiB page, 2048 pages at most); AMBIGUOUS when
-// API calls of two processes carry the same id. CUPTI's device records carry no process, so such an id cannot be
-// joined to the right launch: its flows are left out (warning CORRELATION_PROCESSES) instead of drawn twice.
+// corr → index + 1 of the process whose API call made it (u8 per id: 64 Ki ids per 64 KiB page, 512 pages at most;
+// processes are numbered in order of appearance, the 254th and later share the last number); AMBIGUOUS when API calls
+// of two processes carry the same id. CUPTI's device records carry no process, so such an id cannot be joined to the
+// right launch: its flows are left out (warning CORRELATION_PROCESSES) instead of drawn twice.
 let corrPid: Paged = 0;
-const AMBIGUOUS: u32 = 0xffffffff;
+const AMBIGUOUS: u8 = 0xff;
+const MAX_PIDS: u32 = 254;
+const pidList = memory.data(<i32>MAX_PIDS * 4);
+let pidCount: u32 = 0;
+let lastPid: u32 = 0;
+let lastPidIndex: u8 = 0;
 /** Correlation ids used by API calls of more than one process (pass 1). */
 export let ambiguousCorrs: u32 = 0;
+// Page of the last id noted (ids arrive nearly in order: most lookups skip the page directory).
+let lastCorrPage: u32 = 0xffffffff;
+let lastCorrBase: usize = 0;
+
+function pidIndex(pid: u32): u8 {
+  if (pidCount != 0 && pid == lastPid) return lastPidIndex;
+  let i: u32 = 0;
+  while (i < pidCount && load<u32>(pidList + (<usize>i << 2)) != pid) i++;
+  if (i == pidCount) {
+    if (pidCount < MAX_PIDS) {
+      store<u32>(pidList + (<usize>i << 2), pid);
+      pidCount++;
+    } else i = MAX_PIDS - 1;
+  }
+  lastPid = pid;
+  lastPidIndex = <u8>(i + 1);
+  return lastPidIndex;
+}
 
 /** Pass 1: API call `corr` made by process `pid`. Returns false when this makes `corr` ambiguous (first time). */
 export function noteApiProcess(corr: u32, pid: u32): bool {
   if (corr == 0) return true;
-  const s = pagedSlot(corrPid, <u64>corr, true);
-  if (s == 0) return true; // beyond the page cap (crafted ids): not tracked
-  const cur = load<u32>(s);
+  const page = corr >>> 16;
+  const at = <usize>(corr & 0xffff);
+  let s: usize;
+  if (page == lastCorrPage) s = lastCorrBase + at;
+  else {
+    s = pagedSlot(corrPid, <u64>corr, true);
+    if (s == 0) return true; // beyond the page cap (crafted ids): not tracked
+    lastCorrPage = page;
+    lastCorrBase = s - at;
+  }
+  const me = pidIndex(pid);
+  const cur = load<u8>(s);
   if (cur == 0) {
-    store<u32>(s, pid + 1);
+    store<u8>(s, me);
     return true;
   }
-  if (cur == pid + 1 || cur == AMBIGUOUS) return true;
-  store<u32>(s, AMBIGUOUS);
+  if (cur == me || cur == AMBIGUOUS) return true;
+  store<u8>(s, AMBIGUOUS);
   ambiguousCorrs++;
   return false;
 }
@@ -369,7 +402,7 @@ export function noteApiProcess(corr: u32, pid: u32): bool {
 export function corrAmbiguous(corr: u64): bool {
   if (ambiguousCorrs == 0 || corr == 0) return false;
   const s = pagedSlot(corrPid, corr, false);
-  return s != 0 && load<u32>(s) == AMBIGUOUS;
+  return s != 0 && load<u8>(s) == AMBIGUOUS;
 }
 
 // ---- External correlation -----------------------------------------------------------------------------------------
@@ -500,8 +533,10 @@ export function sessionReset(): void {
   threadNames = tableNew(64);
   streamNames = tableNew(64);
   extTable = tableNew(64);
-  corrPid = pagedNew(2, 14, 2048);
+  corrPid = pagedNew(0, 16, 512);
   ambiguousCorrs = 0;
+  lastCorrPage = 0xffffffff;
+  pidCount = 0;
   extDense = pagedNew(3, 13, 2048);
   extCount = 0;
   extUserSeen = false;
