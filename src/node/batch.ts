@@ -13,7 +13,7 @@ import { closeSync, mkdirSync, statSync } from "node:fs";
 import { basename, dirname, extname, join, resolve } from "node:path";
 import { RawtraceError, type Warning } from "../core/codes.js";
 import { xspaceProfilePath } from "./convert.js";
-import { OutputFile, createTemp, isInput, removeOwned, resolveOutput } from "./output.js";
+import { OutputFile, createTemp, isInput, isStreamOutput, removeOwned } from "./output.js";
 import { WorkerPool, type ActiveTask } from "./pool.js";
 
 /** Options of {@link convertBatch}. */
@@ -211,10 +211,10 @@ async function oneChrome(pool: WorkerPool, input: string, inputs: string[], opts
 async function oneXSpace(
   pool: WorkerPool, input: string, inputs: string[], opts: BatchOptions, claimed: Map<string, string>,
 ): Promise<FileResult> {
-  const single = opts.output !== undefined && (opts.output.endsWith(".xplane.pb") || resolveOutput(opts.output).kind !== "regular");
+  const single = opts.output !== undefined && (opts.output.endsWith(".xplane.pb") || isStreamOutput(opts.output));
   if (single) {
     claim(claimed, opts.output!, input);
-    if (resolveOutput(opts.output!).kind === "regular") mkdirSync(dirname(resolve(opts.output!)), { recursive: true });
+    if (!isStreamOutput(opts.output!)) mkdirSync(dirname(resolve(opts.output!)), { recursive: true });
     const file = OutputFile.open(opts.output!, { force: opts.force, inputs });
     try {
       const r = await pool.convert({ input, output: opts.output!, format: "xspace", allApi: opts.allApi, fd: file.fd });

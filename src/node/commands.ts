@@ -66,9 +66,17 @@ function withView<T>(v: CliValues, run: (view: ProgressView | null) => Promise<T
   return run(view).finally(() => view?.done());
 }
 
+/** `--json` and `-o -` both want standard output. */
+function stdoutOnce(v: CliValues): void {
+  if (v.json && (v.output === "-" || v.output === "/dev/stdout")) {
+    throw new RawtraceError("USAGE", `--json prints its summary on standard output, where -o ${v.output} writes the trace: give -o a file`);
+  }
+}
+
 /** `rawtrace convert <files, directories, globs…>`. */
 export async function runConvert(args: string[], v: CliValues): Promise<number> {
   const fmt = format(v);
+  stdoutOnce(v);
   const { files, missing } = inputs(args, "convert");
   const pool = new WorkerPool({ jobs: jobs(v, files.length) });
   const say = (line: string, view: ProgressView | null) => (view ? view.log(line) : v.json ? undefined : console.error(line));
@@ -105,6 +113,7 @@ export async function runConvert(args: string[], v: CliValues): Promise<number> 
 /** `rawtrace merge <rank files…> -o job.json`. */
 export async function runMerge(args: string[], v: CliValues): Promise<number> {
   const fmt = format(v);
+  stdoutOnce(v);
   const { files, missing } = inputs(args, "merge");
   if (missing.length) throw new RawtraceError("IO", missing.map((m) => m.error.message).join("; "));
   const output = v.output ?? (fmt === "xspace" ? "merged_xprof" : v.gzip ? "merged.json.gz" : "merged.json");

@@ -20,7 +20,7 @@
 import { closeSync, mkdirSync, readSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { tmpdir } from "node:os";
-import { FdSink, OutputFile, createTemp, removeOwned, resolveOutput } from "./output.js";
+import { FdSink, OutputFile, createTemp, isStreamOutput, removeOwned } from "./output.js";
 import { spoolInputs } from "./file_source.js";
 import { RawtraceError } from "../core/codes.js";
 import type { ConvertResult, FileInfo } from "../core/engine.js";
@@ -89,7 +89,7 @@ export async function merge(inputs: string[], output: string, opts: MergeOptions
     throw new RawtraceError("USAGE", `${output}: an XSpace merge writes one <host>.xplane.pb per host under a log directory (plugins/profile/<run>/): give -o a directory`);
   }
   // Chrome: claim the output before any work (exists, is an input, is being written by another run).
-  if (format === "chrome" && resolveOutput(output).kind === "regular") mkdirSync(dirname(output) || ".", { recursive: true });
+  if (format === "chrome" && !isStreamOutput(output)) mkdirSync(dirname(output) || ".", { recursive: true });
   const file = format === "chrome" ? OutputFile.open(output, { force: opts.force, inputs }) : null;
   // Every rank is read twice (plan, then conversion): non-seekable inputs are spooled once.
   let spooled: ReturnType<typeof spoolInputs>;

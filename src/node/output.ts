@@ -87,6 +87,15 @@ export function resolveOutput(path: string): OutputTarget {
   return { path, kind: "regular", target };
 }
 
+/** True when `path` is standard output, a descriptor, a FIFO or a character device (not a file or directory). */
+export function isStreamOutput(path: string): boolean {
+  try {
+    return resolveOutput(path).kind !== "regular";
+  } catch {
+    return false;
+  }
+}
+
 /** Device and inode of every input that can be stat'ed (inputs that cannot are reported by their own reads). */
 export function inputIds(inputs: string[]): Array<{ input: string; dev: number; ino: number }> {
   const ids: Array<{ input: string; dev: number; ino: number }> = [];

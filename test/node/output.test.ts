@@ -54,6 +54,31 @@ test("-o - writes the trace to standard output and creates no file named '-'", (
   assert.equal(readdirSync(d).sort(), ["in.rawtrace"]);
 });
 
+test("--json with -o - is a usage error (both want standard output)", () => {
+  const d = dir();
+  for (const cmd of ["convert", "merge"]) {
+    const r = cli([cmd, "in.rawtrace", "-o", "-", "--json"], { cwd: d });
+    assert.is(r.status, 2, r.stderr);
+    assert.match(r.stderr, "--json");
+  }
+  assert.equal(readdirSync(d).sort(), ["in.rawtrace"]);
+});
+
+test("XSpace log directory: a final file that exists is kept (exit 3) and no hidden temporary is left", () => {
+  const d = dir();
+  const first = cli(["convert", "in.rawtrace", "--format", "xspace", "-o", "logs"], { cwd: d });
+  assert.is(first.status, 0, first.stderr);
+  const list = () => spawnSync("find", ["logs"], { cwd: d, encoding: "utf8" }).stdout.trim().split("\n").sort();
+  const before = list();
+  assert.ok(before.some((f) => f.endsWith(".xplane.pb")), before.join(" "));
+  const again = cli(["convert", "in.rawtrace", "--format", "xspace", "-o", "logs"], { cwd: d });
+  assert.is(again.status, 3, again.stderr);
+  assert.equal(list(), before, "nothing new, no hidden .rawtrace-* or temporary left");
+  const forced = cli(["convert", "in.rawtrace", "--format", "xspace", "-o", "logs", "--force"], { cwd: d });
+  assert.is(forced.status, 0, forced.stderr);
+  assert.equal(list(), before);
+});
+
 test("-o /dev/stdout and -o /dev/null are written, never replaced", () => {
   const d = dir();
   const r = spawnSync(process.execPath, [CLI, "convert", "in.rawtrace", "-o", "/dev/stdout"], { cwd: d, timeout: 60000 });
