@@ -10,12 +10,12 @@
  * size at every open and at every end of pass, and {@link withGrowthWarning} turns a change into a `STILL_WRITING`
  * warning when the dump has no END chunk.
  */
-import { closeSync, fstatSync, openSync, readSync, statSync, unlinkSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { tmpdir } from "node:os";
-import type { ByteSource, ConvertResult, FileInfo } from "../core/engine.js";
+import type { ByteSource, FileInfo } from "../core/engine.js";
 import { RawtraceError, type Warning } from "../core/codes.js";
-import { createTemp, ioError, removeOwned, writeAll } from "./output.js";
+import { createTemp, removeOwned, writeAll } from "./output.js";
 
 /** A file's ByteSource; {@link FileByteSource.close} releases a spooled copy. */
 export interface FileByteSource extends ByteSource {
@@ -37,7 +37,7 @@ function inputError(path: string, e: unknown, what: string): RawtraceError {
 function spool(path: string, fd: number): { fd: number; size: number } {
   const t = createTemp(join(tmpdir(), "rawtrace-input"), "spool", true);
   // Unnamed at once: the copy disappears with the descriptor, also on SIGKILL.
-  unlinkSync(t.path);
+  removeOwned(t.path);
   const buf = Buffer.allocUnsafe(1 << 20);
   let size = 0;
   try {
@@ -205,4 +205,3 @@ export function spoolInputs(inputs: string[]): { paths: string[]; release(): voi
   }
 }
 
-export { ioError };
