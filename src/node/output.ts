@@ -206,7 +206,7 @@ export function createTemp(near: string, suffix = "tmp", readable = false): { pa
       return { path, fd };
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === "EEXIST" && attempt < 16) continue;
-      throw ioError(path, e, "cannot create a temporary file");
+      throw ioError(near, e, `cannot create a temporary file in ${dir}`);
     }
   }
 }
@@ -274,7 +274,7 @@ function lock(target: string, shown: string): string {
       }
       return path;
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw ioError(path, e, "cannot create the lock file");
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw ioError(shown, e, `cannot create its lock file ${path}`);
       const info = lockInfo(path);
       const [pid, host] = info.split(" ");
       if (attempt === 0 && host === hostname() && Number(pid) > 0 && !alive(Number(pid))) {

@@ -320,6 +320,14 @@ test("as an unprivileged user: unwritable output directory → exit 4 naming the
   assert.equal(readdirSync(shared).sort(), ["out.json", "out.json.tmp", "victim"]);
 });
 
+test("an output in a missing directory: exit 4 naming the output, nothing created", () => {
+  const d = dir();
+  const r = cli(["convert", "in.rawtrace", "-o", "nodir/x.json"], { cwd: d });
+  assert.is(r.status, 4, r.stderr);
+  assert.match(r.stderr, "nodir/x.json: cannot create");
+  assert.equal(readdirSync(d).sort(), ["in.rawtrace"]);
+});
+
 test("gzip output through the new sink still gunzips to the plain bytes", () => {
   const d = dir();
   const r = cli(["convert", "in.rawtrace", "-o", "o.json.gz"], { cwd: d });
