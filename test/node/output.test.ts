@@ -282,7 +282,6 @@ for (const [sig, code] of [["SIGTERM", 143], ["SIGINT", 130]] as const) {
       // Wait until the run holds its lock and temporary.
       for (let i = 0; i < 4000 && !readdirSync(d).some((f) => f.endsWith(".tmp")); i++) await new Promise((r) => setTimeout(r, 5));
       assert.ok(readdirSync(d).some((f) => f.endsWith(".tmp")), `${args}: a temporary exists mid-run`);
-      await new Promise((r) => setTimeout(r, 100));
       p.kill(sig);
       assert.is(await done, code, String(args));
       assert.equal(readdirSync(d).sort(), ["in.rawtrace"], `${args}: nothing left`);
