@@ -344,6 +344,9 @@ export function cuptiScan(p: usize, n: u32, off: u64): void {
           S.noteTs(load<u64>(r, 16));
           R.rangesNoteApi();
         }
+        if (size >= 36 && !S.noteApiProcess(load<u32>(r, 32), load<u32>(r, 24))) {
+          warn(Warn.CORRELATION_PROCESSES, off + <u64>(r - p) + 24, load<u32>(r, 32));
+        }
         break;
       case K.MARKER:
         // Ranges for the GPU projection, in vendor time (compared with API records' vendor time).

@@ -211,6 +211,7 @@ function head(cat: string, e: Ev, pid: u64, tid: u64): void {
  * text is copied from what head kept.
  */
 function flow(ph: u32, e: Ev): void {
+  if (S.ambiguousCorrs != 0 && S.corrAmbiguous(<u64>e.correlation)) return; // two processes' id: no arrow (warned)
   O.ascii(',\n{"ph":"');
   O.byte(ph);
   keyU('","id":', e.correlation + flowBase);
@@ -680,6 +681,8 @@ function trailer(): void {
   keyU(',"events":', S.eventsEmitted);
   keyU(',"activity_chunks":', S.activityChunks);
   keyU(',"dropped_records":', S.droppedRecords);
+  // The total saturates instead of wrapping: say that it is a lower bound.
+  if (S.droppedRecords == 0xffffffffffffffff) O.ascii(',"dropped_records_saturated":true');
   keyU(',"api_calls_hidden":', S.apiFiltered);
   keyU(',"out_of_order_buffers":', S.outOfOrderBuffers);
   O.ascii(',"complete":');

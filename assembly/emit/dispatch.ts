@@ -2,7 +2,8 @@
  * Routes normalized events to the emitter chosen for this pass. Decoders call {@link emitEvent}; they never know
  * which output is being produced.
  */
-import { Ev } from "../model/event";
+import { Ev, EvFlag } from "../model/event";
+import * as S from "../model/session";
 import { chromeEvent } from "./chrome_json";
 import { xspaceEvent } from "./xspace";
 import { timelineEvent } from "./timeline";
@@ -28,6 +29,8 @@ export function setSink(s: Sink): void {
 
 /** Hands one event to the active emitter. */
 export function emitEvent(e: Ev): void {
+  // A correlation id two processes used cannot be joined to the right launch: no flow for it in any output.
+  if (S.ambiguousCorrs != 0 && S.corrAmbiguous(<u64>e.correlation)) e.flags &= ~(EvFlag.FLOW_START | EvFlag.FLOW_END);
   if (sink == Sink.CHROME_JSON) chromeEvent(e);
   else if (sink == Sink.XSPACE) xspaceEvent(e);
   else if (sink == Sink.TIMELINE) timelineEvent(e);

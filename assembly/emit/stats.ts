@@ -219,7 +219,8 @@ export function statsEvent(e: Ev): void {
     const first = load<u64>(d, 80);
     if (first == 0 || s < first) store<u64>(d, s, 80);
     if (t > load<u64>(d, 88)) store<u64>(d, t, 88);
-    busy(d, s, t);
+    // Busy time ⊆ the trace span (busy % ≤ 100): events without a start time are not in the span, so not busy either.
+    if (s != 0) busy(d, s, t > s ? t : s);
     if (kind == EvKind.MEMCPY) {
       const ck = e.copyKind < COPY_KINDS ? e.copyKind : 0;
       const peer: u32 = (e.flags & EvFlag.PEER) != 0 ? 1 : 0;
@@ -303,6 +304,13 @@ function unionOf(d: usize): u64 {
   intervals += n;
   if (n == 0) return 0;
   sortPairs(p, n);
+  // Clamp to the trace span: the union can never exceed it.
+  for (let i: usize = 0; i < n; i++) {
+    const q = p + (i << 4);
+    if (load<u64>(q) < spanStart) store<u64>(q, spanStart);
+    if (load<u64>(q, 8) > spanEnd) store<u64>(q, spanEnd, 8);
+    if (load<u64>(q, 8) < load<u64>(q)) store<u64>(q, load<u64>(q), 8);
+  }
   let total: u64 = 0;
   let cs = load<u64>(p);
   let ce = load<u64>(p, 8);

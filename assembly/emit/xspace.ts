@@ -1023,7 +1023,8 @@ function record(pl: Plane, ln: Line, e: Ev, kind: i32, meta: u32, ctx: u32, deta
   store<u64>(r, start);
   store<u64>(r, dur, 8);
   store<u32>(r, (meta & META_MASK) | (<u32>kind << 24) | (graph ? REC_GRAPH : 0), 16);
-  store<u32>(r, <u32>e.correlation, 20);
+  // A correlation id two processes used links nothing (CORRELATION_PROCESSES).
+  store<u32>(r, S.ambiguousCorrs != 0 && S.corrAmbiguous(<u64>e.correlation) ? 0 : <u32>e.correlation, 20);
   store<u32>(r, ctx, 24);
   store<u32>(r, detail, 28);
   let used = kindStats(kind);
@@ -2017,6 +2018,7 @@ export function xspaceEnd(): void {
     bAscii(" driver events and ");
     bU64(deviceEvents);
     bAscii(" device events. ");
+    if (S.droppedRecords == 0xffffffffffffffff) bAscii("At least "); // saturated, never wrapped
     bU64(S.droppedRecords);
     bAscii(" events dropped because the collector reported lost records.");
     putBytesField(3, bP, bN);

@@ -47,6 +47,14 @@ let resyncFrom: u64 = 0;
 let nextSeq: u32 = 0;
 let seenBits: usize = 0;
 let seenCap: u32 = 0; // bits
+/**
+ * Content fingerprint of the first chunk seen with each sequence number (u64 per seq: payload CRC-32, length, type),
+ * so a repeated number is dropped as a duplicate only when the content is the same. Tracked for seq < 2^21 (16 MiB
+ * at most); beyond that a repeated number is taken for a duplicate as before.
+ */
+let seenFp: usize = 0;
+let seenFpCap: u32 = 0;
+const FP_LIMIT: u32 = 1 << 21;
 let handler: ChunkHandler | null = null;
 let verifyPayloads = true;
 /** Size of the incomplete chunk at the window start (0 = none). */
@@ -97,6 +105,7 @@ export function readerReset(h: ChunkHandler, verify: bool): void {
     seenBits = heap.alloc(<usize>seenCap >> 3);
   }
   memory.fill(seenBits, 0, <usize>seenCap >> 3);
+  if (seenFp != 0) memory.fill(seenFp, 0, <usize>seenFpCap << 3);
 }
 
 /** Forgets buffers (after heap.reset()). */
@@ -105,6 +114,8 @@ export function readerForget(): void {
   winCap = 0;
   seenBits = 0;
   seenCap = 0;
+  seenFp = 0;
+  seenFpCap = 0;
   badSeqs = 0;
   badSeqCount = 0;
 }
@@ -136,6 +147,36 @@ function markSeen(seq: u32): bool {
   const b = load<u8>(a);
   store<u8>(a, b | m);
   return (b & m) != 0;
+}
+
+/** Content fingerprint of a chunk: payload CRC-32 (the header's, else computed), length and type. */
+function fingerprint(c: usize, type: u32, flags: u32, len: u32): u64 {
+  const crc = (flags & 1) != 0 ? load<u32>(c, 16) : crc32(c + CHUNK_HEADER, len);
+  return (<u64>crc) | (<u64>(len ^ (type << 28)) << 32);
+}
+
+/**
+ * Stores the fingerprint of the first chunk with `seq`, or compares with it: returns true when `seq` was seen with
+ * the same content (or is beyond the tracked range), false when the content differs.
+ */
+function sameAsFirst(seq: u32, fp: u64, first: bool): bool {
+  if (seq >= FP_LIMIT) return true;
+  if (seq >= seenFpCap) {
+    if (!first) return true; // first copy was not tracked (cannot happen: tracked when first seen)
+    let cap = seenFpCap == 0 ? <u32>1 << 12 : seenFpCap;
+    while (cap <= seq) cap <<= 1;
+    const t = heap.alloc(<usize>cap << 3);
+    memory.fill(t, 0, <usize>cap << 3);
+    if (seenFp != 0) memory.copy(t, seenFp, <usize>seenFpCap << 3);
+    seenFp = t;
+    seenFpCap = cap;
+  }
+  const a = seenFp + (<usize>seq << 3);
+  if (first) {
+    store<u64>(a, fp);
+    return true;
+  }
+  return load<u64>(a) == fp;
 }
 
 /** True when a valid chunk header starts at p (sync word and header CRC). */
@@ -236,10 +277,15 @@ export function feed(n: usize): bool {
       continue;
     }
     if (!verify && badSeqCount != 0 && isBadSeq(seq)) continue;
+    const fp = fingerprint(c, type, flags, len);
     if (markSeen(seq)) {
-      if (recordContainerWarnings) warn(Warn.DUPLICATE_CHUNK, off, seq);
-      continue;
-    }
+      if (sameAsFirst(seq, fp, false)) {
+        if (recordContainerWarnings) warn(Warn.DUPLICATE_CHUNK, off, seq);
+        continue;
+      }
+      // The number is reused by different content (two writers, a damaged counter): keep it, and say so.
+      if (recordContainerWarnings) warn(Warn.SEQ_REUSED, off, seq);
+    } else sameAsFirst(seq, fp, true);
     if (seq > nextSeq) {
       if (recordContainerWarnings) warn(Warn.SEQ_GAP, off, seq - nextSeq, <u64>(seq - nextSeq));
     }

@@ -141,7 +141,11 @@ export function bufferEnd(): void {
 }
 export function addChunk(): void { chunksSeen++; }
 export function addActivity(n: u64): void { activityChunks++; activityBytes += n; }
-export function addDropped(n: u64): void { droppedRecords += n; }
+/** Adds `n` dropped records, saturating at 2^64 − 1 (never wraps: the host shows a saturated total as "≥"). */
+export function addDropped(n: u64): void {
+  const t = droppedRecords + n;
+  droppedRecords = t < droppedRecords ? 0xffffffffffffffff : t;
+}
 export function setHaveEnd(): void { haveEnd = true; }
 export function addEvent(): void { eventsEmitted++; }
 export function addApiFiltered(): void { apiFiltered++; }
@@ -335,6 +339,72 @@ export function streamName(device: u32, stream: u32): usize {
   return p == 0 ? 0 : <usize>load<u64>(p);
 }
 
+// ---- Correlation ids and processes ------------------------------------------------------------------------------
+
+// corr → index + 1 of the process whose API call made it (u8 per id: 64 Ki ids per 64 KiB page, 512 pages at most;
+// processes are numbered in order of appearance, the 254th and later share the last number); AMBIGUOUS when API calls
+// of two processes carry the same id. CUPTI's device records carry no process, so such an id cannot be joined to the
+// right launch: its flows are left out (warning CORRELATION_PROCESSES) instead of drawn twice.
+let corrPid: Paged = 0;
+const AMBIGUOUS: u8 = 0xff;
+const MAX_PIDS: u32 = 254;
+const pidList = memory.data(<i32>MAX_PIDS * 4);
+let pidCount: u32 = 0;
+let lastPid: u32 = 0;
+let lastPidIndex: u8 = 0;
+/** Correlation ids used by API calls of more than one process (pass 1). */
+export let ambiguousCorrs: u32 = 0;
+// Page of the last id noted (ids arrive nearly in order: most lookups skip the page directory).
+let lastCorrPage: u32 = 0xffffffff;
+let lastCorrBase: usize = 0;
+
+function pidIndex(pid: u32): u8 {
+  if (pidCount != 0 && pid == lastPid) return lastPidIndex;
+  let i: u32 = 0;
+  while (i < pidCount && load<u32>(pidList + (<usize>i << 2)) != pid) i++;
+  if (i == pidCount) {
+    if (pidCount < MAX_PIDS) {
+      store<u32>(pidList + (<usize>i << 2), pid);
+      pidCount++;
+    } else i = MAX_PIDS - 1;
+  }
+  lastPid = pid;
+  lastPidIndex = <u8>(i + 1);
+  return lastPidIndex;
+}
+
+/** Pass 1: API call `corr` made by process `pid`. Returns false when this makes `corr` ambiguous (first time). */
+export function noteApiProcess(corr: u32, pid: u32): bool {
+  if (corr == 0) return true;
+  const page = corr >>> 16;
+  const at = <usize>(corr & 0xffff);
+  let s: usize;
+  if (page == lastCorrPage) s = lastCorrBase + at;
+  else {
+    s = pagedSlot(corrPid, <u64>corr, true);
+    if (s == 0) return true; // beyond the page cap (crafted ids): not tracked
+    lastCorrPage = page;
+    lastCorrBase = s - at;
+  }
+  const me = pidIndex(pid);
+  const cur = load<u8>(s);
+  if (cur == 0) {
+    store<u8>(s, me);
+    return true;
+  }
+  if (cur == me || cur == AMBIGUOUS) return true;
+  store<u8>(s, AMBIGUOUS);
+  ambiguousCorrs++;
+  return false;
+}
+
+/** True when correlation id `corr` is used by API calls of two processes (no flows may be drawn for it). */
+export function corrAmbiguous(corr: u64): bool {
+  if (ambiguousCorrs == 0 || corr == 0) return false;
+  const s = pagedSlot(corrPid, corr, false);
+  return s != 0 && load<u8>(s) == AMBIGUOUS;
+}
+
 // ---- External correlation -----------------------------------------------------------------------------------------
 
 // Framework-op ids live in a paged direct array (util/paged.ts: cache-friendly for sequential correlation ids,
@@ -463,6 +533,10 @@ export function sessionReset(): void {
   threadNames = tableNew(64);
   streamNames = tableNew(64);
   extTable = tableNew(64);
+  corrPid = pagedNew(0, 16, 512);
+  ambiguousCorrs = 0;
+  lastCorrPage = 0xffffffff;
+  pidCount = 0;
   extDense = pagedNew(3, 13, 2048);
   extCount = 0;
   extUserSeen = false;

@@ -69,7 +69,11 @@ export const enum Warn {
   RECORD_TOO_SMALL = 21,
   /** The collector logged an error (LOG chunk, level error). detail: 0. */
   COLLECTOR_ERROR = 22,
+  /** A chunk sequence number was seen again with different content; both chunks were kept. detail: seq. */
+  SEQ_REUSED = 23,
+  /** API calls of two processes carry the same correlation id; its flows were left out. detail: correlation id. */
+  CORRELATION_PROCESSES = 24,
 }
 
 /** Number of warning codes (size of the per-code tables). */
-export const WARN_COUNT: i32 = 23;
+export const WARN_COUNT: i32 = 25;

@@ -12,8 +12,10 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -288,6 +290,63 @@ rt_writer* rt_writer_open(const char* path) {
     errno = e;
   }
   return w;
+}
+
+rt_writer* rt_writer_create(const char* path, char* chosen, size_t chosen_cap) {
+  if (!path || !chosen || chosen_cap == 0) {
+    errno = EINVAL;
+    return NULL;
+  }
+  size_t n = strlen(path);
+  if (n + 1 > chosen_cap) {
+    errno = ENAMETOOLONG;
+    return NULL;
+  }
+  /* "<stem>.N.rawtrace" when the name ends in .rawtrace, else "<path>.N". */
+  static const char ext[] = ".rawtrace";
+  size_t elen = sizeof ext - 1;
+  size_t stem = n >= elen && strcmp(path + n - elen, ext) == 0 ? n - elen : n;
+  for (unsigned i = 0; i <= 9999; i++) {
+    if (i == 0) {
+      memcpy(chosen, path, n + 1);
+    } else {
+      int k = snprintf(chosen, chosen_cap, "%.*s.%u%s", (int)stem, path, i, path + stem);
+      if (k < 0 || (size_t)k >= chosen_cap) {
+        errno = ENAMETOOLONG;
+        return NULL;
+      }
+    }
+    int fd;
+    do fd = open(chosen, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    while (fd < 0 && errno == EINTR);
+    int created = 1;
+    if (fd < 0 && errno == EEXIST && i == 0) {
+      /* A FIFO or a device (/dev/null, /dev/full, a named pipe) is written directly, never replaced. */
+      struct stat st;
+      if (stat(path, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))) {
+        do fd = open(path, O_WRONLY | O_CLOEXEC);
+        while (fd < 0 && errno == EINTR);
+        if (fd < 0) return NULL;
+        created = 0;
+      } else {
+        errno = EEXIST;
+      }
+    }
+    if (fd < 0) {
+      if (errno == EEXIST) continue;
+      return NULL;
+    }
+    rt_writer* w = rt_writer_fdopen(fd);
+    if (!w) {
+      int e = errno;
+      close(fd);
+      if (created) unlink(chosen);
+      errno = e;
+    }
+    return w;
+  }
+  errno = EEXIST;
+  return NULL;
 }
 
 int rt_writer_chunk_opt(rt_writer* w, uint16_t type, const void* payload, uint32_t len, int with_crc) {

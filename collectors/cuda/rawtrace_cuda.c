@@ -1433,11 +1433,18 @@ static int init_collector(int from) {
   }
 
   uint64_t start_ns = rt_clock_ns(CLOCK_REALTIME);
-  rt_expand_output(G.cfg.output, "rawtrace-%h-%p.rawtrace", G.path, sizeof G.path, start_ns);
-  G.w = rt_writer_open(G.path);
+  char wanted[PATH_MAX];
+  rt_expand_output(G.cfg.output, "rawtrace-%h-%p.rawtrace", wanted, sizeof wanted, start_ns);
+  /* Exclusive create: another process given the same RAWTRACE_OUTPUT (no %p) must not truncate or share our
+     file; a taken name gets a numbered one, and the user is told which. */
+  G.w = rt_writer_create(wanted, G.path, sizeof G.path);
   if (!G.w) {
-    logmsg(LOG_ERROR, "cannot create %s: %s; nothing is recorded", G.path, strerror(errno));
+    logmsg(LOG_ERROR, "cannot create %s: %s; nothing is recorded", wanted, strerror(errno));
     return -1;
+  }
+  if (strcmp(wanted, G.path) != 0) {
+    logmsg(LOG_WARN, "%s already exists (another process, or an earlier run, uses this RAWTRACE_OUTPUT; add %%p for "
+           "one file per process); writing %s instead", wanted, G.path);
   }
 
   probe_kind_sizes();

@@ -1066,11 +1066,17 @@ static int init_collector(rt_rocp_client_finalize_fn fini) {
     logmsg(RT_V_ERROR, "cannot set up the writer: %s; nothing is recorded", strerror(-qrc));
     return -1;
   }
-  rt_expand_output(G.cfg.output, DEFAULT_NAME, G.path, sizeof G.path, rt_clock_ns(CLOCK_REALTIME));
-  G.w = rt_writer_open(G.path);
+  char wanted[PATH_MAX];
+  rt_expand_output(G.cfg.output, DEFAULT_NAME, wanted, sizeof wanted, rt_clock_ns(CLOCK_REALTIME));
+  /* Exclusive create, as the CUDA collector: a name another process took gets a numbered one, said on stderr. */
+  G.w = rt_writer_create(wanted, G.path, sizeof G.path);
   if (!G.w) {
-    logmsg(RT_V_ERROR, "cannot create %s: %s; nothing is recorded", G.path, strerror(errno));
+    logmsg(RT_V_ERROR, "cannot create %s: %s; nothing is recorded", wanted, strerror(errno));
     return -1;
+  }
+  if (strcmp(wanted, G.path) != 0) {
+    logmsg(RT_V_WARN, "%s already exists (another process, or an earlier run, uses this RAWTRACE_OUTPUT; add %%p for "
+           "one file per process); writing %s instead", wanted, G.path);
   }
   rt_clock_anchor_t anchor;
   read_anchor(RT_CLOCK_START, &anchor);

@@ -49,8 +49,15 @@ export const WARN_NAMES = [
   "NO_HEADER",
   "RECORD_TOO_SMALL",
   "COLLECTOR_ERROR",
+  "SEQ_REUSED",
+  "CORRELATION_PROCESSES",
 ] as const;
-export type WarningName = (typeof WARN_NAMES)[number];
+/**
+ * Warnings the host adds (not the core): `STILL_WRITING`, an input without END chunk that changed size during the
+ * conversion (src/node/file_source.ts).
+ */
+export const HOST_WARN_NAMES = ["STILL_WRITING"] as const;
+export type WarningName = (typeof WARN_NAMES)[number] | (typeof HOST_WARN_NAMES)[number];
 
 /** What each warning means for the user; `{detail}` is replaced by the detail number. */
 export const WARN_MESSAGES: Record<WarningName, string> = {
@@ -77,6 +84,9 @@ export const WARN_MESSAGES: Record<WarningName, string> = {
   NO_HEADER: "no HEADER chunk before the first activity; CUDA was assumed",
   RECORD_TOO_SMALL: "records of kind {detail} are smaller than the decoder needs; skipped",
   COLLECTOR_ERROR: "the collector logged an error (chunk seq {detail})",
+  SEQ_REUSED: "chunk seq {detail} appears again with different content; both copies were kept",
+  CORRELATION_PROCESSES: "correlation id {detail} is used by API calls of two processes; device records carry no process, so its launch→kernel flows were left out",
+  STILL_WRITING: "the file changed size during the conversion and has no END chunk: a collector is still writing it",
 };
 
 /** One warning as reported by the core: how often, and where it first happened. */
@@ -155,6 +165,6 @@ export function isRawtraceError(e: unknown): e is RawtraceError {
 }
 
 /** Formats a message template. */
-export function fill(template: string, detail: number | bigint): string {
+export function fill(template: string, detail: number | bigint | string): string {
   return template.replace("{detail}", String(detail));
 }

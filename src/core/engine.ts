@@ -133,7 +133,13 @@ export interface FileInfo {
   chunks: number;
   activityChunks: number;
   activityBytes: number;
+  /** Records the collector lost (approximate above 2^53: see {@link FileInfo.droppedRecordsText}). */
   droppedRecords: number;
+  /**
+   * The exact dropped-record total in decimal; the core saturates it at 2^64 − 1 instead of wrapping, and then this
+   * reads "≥ 18446744073709551615".
+   */
+  droppedRecordsText: string;
   complete: boolean;
   externalCorrelations: number;
   /** Activity buffers that started before the previous one (real dumps have some; outputs do not depend on it). */
@@ -209,6 +215,8 @@ interface CoreExports {
 }
 
 const dec = new TextDecoder("utf-8", { fatal: false });
+/** 2^64 − 1: a saturated u64 counter. */
+const U64_MAX = (1n << 64n) - 1n;
 const enc = new TextEncoder();
 
 /**
@@ -334,10 +342,13 @@ export class Engine {
     }
     const warnings: Warning[] = [];
     WARN_NAMES.forEach((code, i) => {
-      const count = Number(x.rt_warning_count(i));
+      // u64 counters cross the boundary as i64: read them unsigned.
+      const count = Number(BigInt.asUintN(64, x.rt_warning_count(i)));
       if (!count) return;
-      const detail = Number(x.rt_warning_detail(i));
-      warnings.push({ code, count, offset: Number(x.rt_warning_offset(i)), detail, message: fill(WARN_MESSAGES[code], detail) });
+      const big = BigInt.asUintN(64, x.rt_warning_detail(i));
+      const detail = Number(big);
+      const text = big === U64_MAX ? `≥ ${big}` : big;
+      warnings.push({ code, count, offset: Number(BigInt.asUintN(64, x.rt_warning_offset(i))), detail, message: fill(WARN_MESSAGES[code], text) });
     });
     const kept = Number(x.rt_loss_total(1));
     const ranges = [];
@@ -352,6 +363,7 @@ export class Engine {
       bytes: Number(x.rt_loss_total(4)), activityChunks: Number(x.rt_loss_total(2)),
       activityBytes: Number(x.rt_loss_total(3)), rangesTotal: Number(x.rt_loss_total(0)), ranges,
     };
+    const dropped = BigInt.asUintN(64, x.rt_info(13));
     return {
       file,
       bytes: n(20),
@@ -371,7 +383,8 @@ export class Engine {
       chunks: n(10),
       activityChunks: n(11),
       activityBytes: n(12),
-      droppedRecords: n(13),
+      droppedRecords: Number(dropped),
+      droppedRecordsText: dropped === U64_MAX ? `≥ ${dropped}` : String(dropped),
       complete: n(14) === 1,
       externalCorrelations: n(18),
       outOfOrderBuffers: n(24),

@@ -103,6 +103,11 @@ export class PayloadBuilder {
  */
 export class RawtraceWriter {
   private seq = 0;
+  /**
+   * Test hook: when set, every following chunk carries this sequence number instead of the running one (files that
+   * reuse a number, like two collectors appending to one file). `undefined` restores normal numbering.
+   */
+  seqOverride: number | undefined = undefined;
   private activityBytes = 0n;
   private droppedTotal = 0n;
 
@@ -142,13 +147,14 @@ export class RawtraceWriter {
     dv.setUint32(0, CHUNK_SYNC, true);
     dv.setUint16(4, type, true);
     dv.setUint16(6, withCrc ? CHUNK_FLAG_CRC : 0, true);
-    dv.setUint32(8, this.seq, true);
+    dv.setUint32(8, this.seqOverride ?? this.seq, true);
     dv.setUint32(12, payload.length, true);
     dv.setUint32(16, withCrc ? crc32(payload) >>> 0 : 0, true);
     dv.setUint32(20, crc32(out.subarray(0, 20)) >>> 0, true);
     out.set(payload, CHUNK_HEADER_SIZE);
     this.sink(out);
     if (type === ChunkType.ACTIVITY) this.activityBytes += BigInt(payload.length);
+    if (this.seqOverride !== undefined) return this.seqOverride;
     return this.seq++;
   }
 

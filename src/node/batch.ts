@@ -4,12 +4,16 @@
  *
  * Outputs go next to their inputs, or into `outDir`: `<stem>.json` (`.json.gz` with gzip), or for XSpace the
  * TensorBoard/XProf layout `<stem>_xprof/plugins/profile/<run>/<host>.xplane.pb`. Existing files are never
- * overwritten without `force`; two inputs that would write the same output fail the second one.
+ * overwritten without `force`; two inputs that would write the same output fail the second one. Outputs are opened
+ * as src/node/output.ts describes (exclusive temporaries published when complete, `-`, FIFOs and devices written
+ * directly, never over an input); a default output name never equals an input (`trace.json` converts to
+ * `trace.json.json`).
  */
-import { existsSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { closeSync, mkdirSync, statSync } from "node:fs";
 import { basename, dirname, extname, join, resolve } from "node:path";
 import { RawtraceError, type LossReport, type Warning } from "../core/codes.js";
 import { xspaceProfilePath } from "./convert.js";
+import { OutputFile, createTemp, isInput, isStreamOutput, removeOwned } from "./output.js";
 import { WorkerPool, type ActiveTask } from "./pool.js";
 
 /** Options of {@link convertBatch}. */
@@ -144,7 +148,7 @@ export async function convertBatch(inputs: string[], opts: BatchOptions = {}): P
   try {
     await Promise.all(inputs.map(async (input, i) => {
       try {
-        finish(i, format === "xspace" ? await oneXSpace(pool, input, i, opts, claimed) : await oneChrome(pool, input, opts, claimed));
+        finish(i, format === "xspace" ? await oneXSpace(pool, input, inputs, opts, claimed) : await oneChrome(pool, input, inputs, opts, claimed));
       } catch (e) {
         finish(i, failure(input, e));
       }
@@ -170,57 +174,88 @@ function claim(claimed: Map<string, string>, output: string, input: string): voi
   claimed.set(key, input);
 }
 
-async function oneChrome(pool: WorkerPool, input: string, opts: BatchOptions, claimed: Map<string, string>): Promise<FileResult> {
+/**
+ * The default output of `input` in `dir`: `<stem><ext>`, or `<name><ext>` when that would be one of the inputs
+ * (`trace.json` → `trace.json.json`, never the input itself).
+ */
+export function defaultOutput(input: string, dir: string, ext: string, inputs: string[]): string {
+  const plain = join(dir, `${stemOf(input)}${ext}`);
+  if (!isInput(plain, inputs)) return plain;
+  const full = join(dir, `${basename(input)}${ext}`);
+  if (!isInput(full, inputs)) return full;
+  throw new RawtraceError("USAGE", `${input}: every default output name is an input: use -o or --out-dir`, input);
+}
+
+async function oneChrome(pool: WorkerPool, input: string, inputs: string[], opts: BatchOptions, claimed: Map<string, string>): Promise<FileResult> {
   const gzip = opts.gzip ?? opts.output?.endsWith(".gz") ?? false;
-  const output = opts.output ?? join(opts.outDir ?? dirname(input), `${stemOf(input)}${gzip ? ".json.gz" : ".json"}`);
+  const output = opts.output ?? defaultOutput(input, opts.outDir ?? dirname(input), gzip ? ".json.gz" : ".json", inputs);
   claim(claimed, output, input);
-  if (existsSync(output) && !opts.force) {
-    throw new RawtraceError("EXISTS", `${output}: already exists (use --force to overwrite)`, output);
+  const file = OutputFile.open(output, { force: opts.force, inputs });
+  try {
+    const r = await pool.convert({ input, output, gzip, allApi: opts.allApi, traceName: basename(input), fd: file.fd });
+    file.commit();
+    return {
+      input, output, ok: true, events: r.events, bytesIn: r.bytesIn, bytesOut: r.bytesOut, seconds: r.seconds,
+      warnings: r.info.warnings, loss: r.info.loss,
+    };
+  } catch (e) {
+    file.abort();
+    throw e;
   }
-  const r = await pool.convert({ input, output, gzip, allApi: opts.allApi, traceName: basename(input) });
-  return {
-    input, output, ok: true, events: r.events, bytesIn: r.bytesIn, bytesOut: r.bytesOut, seconds: r.seconds,
-    warnings: r.info.warnings, loss: r.info.loss,
-  };
 }
 
 /**
- * XSpace: one `.xplane.pb` when `output` names one, else the TensorBoard/XProf layout under a log directory. The
- * run directory is named after the profile start, known only once the conversion is done, so the file is written
- * under a temporary name first and moved into place.
+ * XSpace: one `.xplane.pb` when `output` names one (or standard output, a FIFO, a device), else the
+ * TensorBoard/XProf layout under a log directory. The run directory is named after the profile start, known only
+ * once the conversion is done, so the file is written to an exclusive temporary in `<logdir>/plugins/profile/`
+ * first and published in place (removed if that fails).
  */
 async function oneXSpace(
-  pool: WorkerPool, input: string, i: number, opts: BatchOptions, claimed: Map<string, string>,
+  pool: WorkerPool, input: string, inputs: string[], opts: BatchOptions, claimed: Map<string, string>,
 ): Promise<FileResult> {
-  const single = opts.output !== undefined && opts.output.endsWith(".xplane.pb");
+  const single = opts.output !== undefined && (opts.output.endsWith(".xplane.pb") || isStreamOutput(opts.output));
   if (single) {
     claim(claimed, opts.output!, input);
-    if (existsSync(opts.output!) && !opts.force) {
-      throw new RawtraceError("EXISTS", `${opts.output}: already exists (use --force to overwrite)`, opts.output);
-    }
-    mkdirSync(dirname(resolve(opts.output!)), { recursive: true });
-  }
-  const logdir = opts.output ?? join(opts.outDir ?? dirname(input), `${stemOf(input)}_xprof`);
-  let target = single ? opts.output! : join(logdir, "plugins", "profile", `.rawtrace-${process.pid}-${i}.xplane.pb`);
-  mkdirSync(dirname(target), { recursive: true });
-  const r = await pool.convert({ input, output: target, format: "xspace", allApi: opts.allApi });
-  if (!single) {
-    const final = xspaceProfilePath(logdir, r.baseTimeNs, r.info.hostname);
+    if (!isStreamOutput(opts.output!)) mkdirSync(dirname(resolve(opts.output!)), { recursive: true });
+    const file = OutputFile.open(opts.output!, { force: opts.force, inputs });
     try {
-      claim(claimed, final, input);
-      if (existsSync(final) && !opts.force) {
-        throw new RawtraceError("EXISTS", `${final}: already exists (use --force to overwrite)`, final);
-      }
+      const r = await pool.convert({ input, output: opts.output!, format: "xspace", allApi: opts.allApi, fd: file.fd });
+      file.commit();
+      return {
+        input, output: opts.output!, ok: true, events: r.events, bytesIn: r.bytesIn, bytesOut: r.bytesOut,
+        seconds: r.seconds, warnings: r.info.warnings, loss: r.info.loss,
+      };
     } catch (e) {
-      rmSync(target, { force: true });
+      file.abort();
       throw e;
     }
-    mkdirSync(dirname(final), { recursive: true });
-    renameSync(target, final);
-    target = final;
   }
-  return {
-    input, output: target, ok: true, events: r.events, bytesIn: r.bytesIn, bytesOut: r.bytesOut, seconds: r.seconds,
-    warnings: r.info.warnings, loss: r.info.loss,
-  };
+  const logdir = opts.output ?? defaultOutput(input, opts.outDir ?? dirname(input), "_xprof", inputs);
+  const profileDir = join(logdir, "plugins", "profile");
+  mkdirSync(profileDir, { recursive: true });
+  const tmp = createTemp(join(profileDir, "rawtrace.xplane.pb"));
+  let file: OutputFile | null = null;
+  try {
+    const r = await pool.convert({ input, output: logdir, format: "xspace", allApi: opts.allApi, fd: tmp.fd });
+    const final = xspaceProfilePath(logdir, r.baseTimeNs, r.info.hostname);
+    claim(claimed, final, input);
+    mkdirSync(dirname(final), { recursive: true });
+    file = OutputFile.adopt(final, tmp.path, tmp.fd, { force: opts.force, inputs });
+    file.commit();
+    return {
+      input, output: final, ok: true, events: r.events, bytesIn: r.bytesIn, bytesOut: r.bytesOut, seconds: r.seconds,
+      warnings: r.info.warnings, loss: r.info.loss,
+    };
+  } catch (e) {
+    if (file) file.abort();
+    else {
+      try {
+        closeSync(tmp.fd);
+      } catch {
+        // adopt closed it
+      }
+      removeOwned(tmp.path);
+    }
+    throw e;
+  }
 }

@@ -111,9 +111,17 @@ function withView<T>(v: CliValues, run: (view: ProgressView | null) => Promise<T
   return run(view).finally(() => view?.done());
 }
 
+/** `--json` and `-o -` both want standard output. */
+function stdoutOnce(v: CliValues): void {
+  if (v.json && (v.output === "-" || v.output === "/dev/stdout")) {
+    throw new RawtraceError("USAGE", `--json prints its summary on standard output, where -o ${v.output} writes the trace: give -o a file`);
+  }
+}
+
 /** `rawtrace convert <files, directories, globs…>`. */
 export async function runConvert(args: string[], v: CliValues): Promise<number> {
   const fmt = format(v);
+  stdoutOnce(v);
   const { files, missing } = inputs(args, "convert");
   const pool = new WorkerPool({ jobs: jobs(v, files.length) });
   const say = (line: string, view: ProgressView | null) => (view ? view.log(line) : v.json ? undefined : console.error(line));
@@ -160,6 +168,7 @@ function maxSkew(v: CliValues): number | undefined {
 /** `rawtrace merge <rank files…> -o job.json`. */
 export async function runMerge(args: string[], v: CliValues): Promise<number> {
   const fmt = format(v);
+  stdoutOnce(v);
   const { files, missing } = inputs(args, "merge");
   if (missing.length) throw new RawtraceError("IO", missing.map((m) => m.error.message).join("; "));
   const output = v.output ?? (fmt === "xspace" ? "merged_xprof" : v.gzip ? "merged.json.gz" : "merged.json");
@@ -237,7 +246,7 @@ export function formatInfo(i: FileInfo): string {
     out.push(`  time span     ${new Date(Number(i.firstNs / 1000000n)).toISOString()} + ${span.toFixed(3)} ms`);
   }
   out.push(`  chunks        ${i.chunks} (${i.activityChunks} activity buffers, ${fmtBytes(i.activityBytes)})`);
-  out.push(`  dropped       ${i.droppedRecords} records`);
+  out.push(`  dropped       ${i.droppedRecordsText} records`);
   for (const d of i.devices) {
     out.push(`  device ${d.id}      ${d.name} (cc ${d.computeCapability}, ${d.multiprocessors} SMs, ${fmtBytes(d.globalMemoryBytes)})`);
   }

@@ -4,15 +4,12 @@
  * Chrome JSON peak memory does not grow with the input; XSpace buffers ~32 bytes per event in the core
  * (docs/xspace.md).
  */
-import { closeSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { createGzip, constants as zc } from "node:zlib";
-import { createWriteStream } from "node:fs";
-import { once } from "node:events";
 import type { ConvertOptions, ConvertResult, Engine, FileInfo } from "../core/engine.js";
 import { RawtraceError } from "../core/codes.js";
 import { createEngine } from "./wasm.js";
-import { fileSource } from "./file_source.js";
+import { fileSource, withGrowthWarning } from "./file_source.js";
+import { FdSink, OutputFile, ioError } from "./output.js";
 
 /** Options of {@link convertFile}. */
 export interface ConvertFileOptions extends Omit<ConvertOptions, "afterWindow"> {
@@ -20,63 +17,54 @@ export interface ConvertFileOptions extends Omit<ConvertOptions, "afterWindow"> 
   gzip?: boolean;
   /** Core instance to use (one conversion at a time; default: a new one). Workers reuse theirs. */
   engine?: Engine;
+  /** Replace an existing output file (never an input). */
+  force?: boolean;
+  /**
+   * Write to this open descriptor instead of opening `output` (which then only names it in messages); the caller
+   * opened it (src/node/output.ts) and closes or publishes it. Used by the worker pool.
+   */
+  fd?: number;
 }
 
 /**
- * Converts `input` (.rawtrace) to Chrome JSON (or XSpace with `format: "xspace"`) at `output`. Writes to
- * `output + ".tmp"` and renames on success, so a failed conversion never leaves a half-written file under the final
- * name. XSpace is never gzipped (XProf reads plain `.xplane.pb`).
+ * Converts `input` (.rawtrace) to Chrome JSON (or XSpace with `format: "xspace"`) at `output`, opened as
+ * src/node/output.ts describes: `-` is standard output, FIFOs and devices are written directly, a regular file is
+ * written to an exclusive temporary in its directory and published only when complete (never over an input; an
+ * existing file only with `force`). A failed conversion leaves nothing behind. XSpace is never gzipped (XProf reads
+ * plain `.xplane.pb`).
  */
 export async function convertFile(input: string, output: string, opts: ConvertFileOptions = {}): Promise<ConvertResult> {
-  const src = fileSource(input);
-  const engine = opts.engine ?? (await createEngine());
-  const tmp = `${output}.tmp`;
   const gzip = opts.format === "xspace" ? false : opts.gzip ?? output.endsWith(".gz");
+  const file = opts.fd === undefined ? OutputFile.open(output, { force: opts.force, inputs: [input] }) : null;
+  const fd = opts.fd ?? file!.fd;
+  let src: ReturnType<typeof fileSource> | null = null;
+  const sink = new FdSink(fd, output, gzip);
   try {
-    let result: ConvertResult;
-    if (!gzip) {
-      const fd = openSync(tmp, "w");
-      try {
-        result = await engine.convert(src, (b) => {
-          let off = 0;
-          while (off < b.length) off += writeSync(fd, b, off, b.length - off);
-        }, opts);
-      } finally {
-        closeSync(fd);
-      }
-    } else {
-      const gz = createGzip({ level: zc.Z_DEFAULT_COMPRESSION, chunkSize: 1 << 20 });
-      const file = createWriteStream(tmp);
-      gz.pipe(file);
-      let pressure = false;
-      result = await engine.convert(src, (b) => {
-        // The view is only valid during this call: gzip gets a copy.
-        if (!gz.write(Buffer.from(b))) pressure = true;
-      }, {
-        ...opts,
-        afterWindow: async () => {
-          if (pressure) {
-            pressure = false;
-            await once(gz, "drain");
-          }
-        },
-      });
-      gz.end();
-      await once(file, "close");
-    }
-    renameSync(tmp, output);
-    return result;
+    src = fileSource(input);
+    const engine = opts.engine ?? (await createEngine());
+    const result = await engine.convert(src, (b) => sink.write(b), { ...opts, afterWindow: () => sink.drain() });
+    await sink.finish();
+    file?.commit();
+    return withGrowthWarning(src, result);
   } catch (e) {
-    rmSync(tmp, { force: true });
+    sink.destroy();
+    file?.abort();
     if (e instanceof RawtraceError) throw e;
-    throw new RawtraceError("IO", `${input}: ${(e as Error).message}`, input);
+    throw ioError(output, e);
+  } finally {
+    src?.close();
   }
 }
 
 /** Reads a file's header, devices, record counts, time span and warnings (pass 1 only). */
 export async function infoFile(input: string): Promise<FileInfo> {
   const engine = await createEngine();
-  return engine.info(fileSource(input));
+  const src = fileSource(input);
+  try {
+    return withGrowthWarning(src, { info: await engine.info(src) }).info;
+  } finally {
+    src.close();
+  }
 }
 
 /**

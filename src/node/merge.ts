@@ -5,8 +5,10 @@
  * rank slots, labels, one time base; (2) every rank converted on the pool in events-only mode with its slot into a
  * fragment file next to the output (workers write them); (3) this thread writes the header, the fragments in slot
  * order as they complete (so the ranks' conversions overlap the concatenation), and the trailer, through gzip when
- * the output ends in .gz, into `<output>.tmp`, renamed at the end. Any failing rank fails the merge (a job trace
- * with a rank missing would mislead); the fragments are removed either way.
+ * the output ends in .gz, into the output opened as src/node/output.ts describes (an exclusive temporary published
+ * when complete; `-`, FIFOs and devices directly; never an input). Fragments are exclusive temporaries unlinked as
+ * soon as they are created (the workers write them, this thread reads them through their descriptors), so nothing
+ * is left whatever happens. Any failing rank fails the merge (a job trace with a rank missing would mislead).
  *
  * XSpace: XProf reads one `<host>.xplane.pb` per host from `<logdir>/plugins/profile/<run>/`. Every rank is
  * converted on the pool with the shared profile start (so the hosts' timelines line up in XProf's multi-host
@@ -15,10 +17,11 @@
  * one `/host:CPU` plane with every rank's threads and one plane per GPU (src/node/xspace_merge.ts). Ranks whose
  * dumps name no host are each their own `unknown_host_rank<N>.xplane.pb`.
  */
-import { appendFileSync, closeSync, createWriteStream, existsSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeSync } from "node:fs";
-import { once } from "node:events";
-import { basename, dirname } from "node:path";
-import { createGzip, constants as zc } from "node:zlib";
+import { appendFileSync, closeSync, mkdirSync, readSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { tmpdir } from "node:os";
+import { FdSink, OutputFile, createTemp, isStreamOutput, removeOwned } from "./output.js";
+import { spoolInputs } from "./file_source.js";
 import { RawtraceError } from "../core/codes.js";
 import type { ConvertResult, FileInfo } from "../core/engine.js";
 import {
@@ -92,9 +95,19 @@ export async function merge(inputs: string[], output: string, opts: MergeOptions
   if (format === "xspace" && output.endsWith(".xplane.pb")) {
     throw new RawtraceError("USAGE", `${output}: an XSpace merge writes one <host>.xplane.pb per host under a log directory (plugins/profile/<run>/): give -o a directory`);
   }
-  if (format === "chrome" && existsSync(output) && !opts.force) {
-    throw new RawtraceError("EXISTS", `${output}: already exists (use --force to overwrite)`, output);
+  // Chrome: claim the output before any work (exists, is an input, is being written by another run).
+  if (format === "chrome" && !isStreamOutput(output)) mkdirSync(dirname(output) || ".", { recursive: true });
+  const file = format === "chrome" ? OutputFile.open(output, { force: opts.force, inputs }) : null;
+  // Every rank is read twice (plan, then conversion): non-seekable inputs are spooled once.
+  let spooled: ReturnType<typeof spoolInputs>;
+  try {
+    spooled = spoolInputs(inputs);
+  } catch (e) {
+    file?.abort();
+    throw e;
   }
+  const given = inputs;
+  inputs = spooled.paths;
   const pool = opts.pool ?? new WorkerPool({ jobs: Math.min(opts.jobs ?? Infinity, inputs.length) });
   const t0 = performance.now();
   const sizes = inputs.map(() => 0);
@@ -119,7 +132,9 @@ export async function merge(inputs: string[], output: string, opts: MergeOptions
       return info;
     }));
     phase = 1;
-    const plan = planMerge(inputs, infos);
+    infos.forEach((info, i) => (info.file = basename(given[i])));
+    const plan = planMerge(given, infos);
+    plan.ranks.forEach((r) => (r.file = inputs[r.index]));
     const clock = clockReport(plan, infos, opts.maxSkewMs !== undefined ? opts.maxSkewMs * 1e6 : undefined);
     if (opts.maxSkewMs !== undefined && clock.skewed.length) {
       throw new RawtraceError("CLOCK_SKEW", `clock skew beyond --max-skew ${opts.maxSkewMs} ms: ${skewMessages(clock).join("; ")}`);
@@ -129,8 +144,9 @@ export async function merge(inputs: string[], output: string, opts: MergeOptions
       filesDone++;
     };
     const r = format === "xspace"
-      ? await mergeXSpace(pool, plan, infos, output, opts, step)
-      : await mergeChrome(pool, plan, infos, clock, output, opts, step);
+      ? await mergeXSpace(pool, plan, infos, output, given, opts, step)
+      : await mergeChrome(pool, plan, infos, clock, file!, opts, step);
+    plan.ranks.forEach((p) => (p.file = given[p.index]));
     if (format === "xspace" && clock.skewed.length) {
       // The job's clock skew, as an XSpace warning in every host's file (Chrome: rawtrace.merge.clock).
       const w = Buffer.concat(skewMessages(clock).map((m) => xspaceWarningField(`rawtrace CLOCK_SKEW: ${m}`)));
@@ -146,7 +162,11 @@ export async function merge(inputs: string[], output: string, opts: MergeOptions
       events: ranks.reduce((n, x) => n + x.events, 0), bytesIn: ranks.reduce((n, x) => n + x.bytesIn, 0),
       bytesOut: r.bytesOut, seconds: (performance.now() - t0) / 1000,
     };
+  } catch (e) {
+    file?.abort();
+    throw e;
   } finally {
+    spooled.release();
     if (timer) clearInterval(timer);
     if (!opts.pool) await pool.close();
   }
@@ -155,25 +175,33 @@ export async function merge(inputs: string[], output: string, opts: MergeOptions
 type Step = (index: number) => void;
 
 async function mergeChrome(
-  pool: WorkerPool, plan: MergePlan, infos: FileInfo[], clock: ClockReport, output: string, opts: MergeOptions, step: Step,
+  pool: WorkerPool, plan: MergePlan, infos: FileInfo[], clock: ClockReport, file: OutputFile, opts: MergeOptions, step: Step,
 ): Promise<{ outcomes: RankOutcome[]; outputs: string[]; bytesOut: number }> {
-  mkdirSync(dirname(output) || ".", { recursive: true });
-  const fragments = plan.ranks.map((r) => `${output}.rank${r.slot}.${process.pid}.part`);
-  const tmp = `${output}.tmp`;
+  const output = file.path;
+  // Fragments: exclusive temporaries next to the output, unlinked at once (their descriptors stay open).
+  const fragments = plan.ranks.map((r) => {
+    const t = createTemp(file.out.kind === "regular" ? file.out.target : join(tmpdir(), "rawtrace-merge"), `rank${r.slot}.part`, true);
+    removeOwned(t.path);
+    return t.fd;
+  });
   const gzip = opts.gzip ?? output.endsWith(".gz");
   const pending = plan.ranks.map((r, k) =>
     pool.convert({
-      input: r.file, output: fragments[k], allApi: opts.allApi,
+      input: r.file, output: `${output} (rank ${r.rank} fragment)`, allApi: opts.allApi, fd: fragments[k],
       merge: { namespace: r.slot, label: r.label, baseTimeNs: plan.baseTimeNs, eventsOnly: true },
     }).then((res) => {
       step(r.index);
       return res;
     }));
   pending.forEach((p) => p.catch(() => {})); // each is awaited below; a failure of one must not go unobserved
-  const out = new OutputFile(tmp, gzip);
+  const out = new FdSink(file.fd, output, gzip);
+  const put = async (b: Uint8Array) => {
+    out.write(b);
+    await out.drain();
+  };
   try {
     const joiner = new EventsJoiner();
-    await out.write(Buffer.from(mergedHeader(plan, infos)));
+    await put(Buffer.from(mergedHeader(plan, infos)));
     const outcomes: RankOutcome[] = [];
     const buf = Buffer.allocUnsafe(4 << 20);
     for (let k = 0; k < plan.ranks.length; k++) {
@@ -182,34 +210,31 @@ async function mergeChrome(
         throw new RawtraceError("INTERNAL", `${plan.ranks[k].file}: converted on time base ${res.baseTimeNs}, not the merge's ${plan.baseTimeNs}`);
       }
       outcomes.push(outcomeOf({ events: res.events, apiCallsHidden: res.apiCallsHidden, info: res.info }));
-      const fd = openSync(fragments[k], "r");
-      try {
-        for (;;) {
-          const n = readSync(fd, buf, 0, buf.length, null);
-          if (n === 0) break;
-          await out.write(joiner.push(buf.subarray(0, n)));
-        }
-      } finally {
-        closeSync(fd);
+      for (let pos = 0; ;) {
+        const n = readSync(fragments[k], buf, 0, buf.length, pos);
+        if (n === 0) break;
+        pos += n;
+        await put(joiner.push(buf.subarray(0, n)));
       }
-      rmSync(fragments[k], { force: true });
+      closeSync(fragments[k]);
+      fragments[k] = -1;
     }
-    await out.write(Buffer.from(mergedTrailer(plan, outcomes, clock, { traceName: basename(output), wroteEvents: joiner.wroteEvents })));
-    const bytesOut = await out.close();
-    renameSync(tmp, output);
-    return { outcomes, outputs: plan.ranks.map(() => output), bytesOut };
+    await put(Buffer.from(mergedTrailer(plan, outcomes, clock, { traceName: basename(output), wroteEvents: joiner.wroteEvents })));
+    await out.finish();
+    file.commit();
+    return { outcomes, outputs: plan.ranks.map(() => output), bytesOut: out.bytes };
   } catch (e) {
-    await out.abort();
+    out.destroy();
+    file.abort();
     await Promise.allSettled(pending);
     throw e;
   } finally {
-    for (const f of fragments) rmSync(f, { force: true });
-    rmSync(tmp, { force: true });
+    for (const fd of fragments) if (fd >= 0) closeSync(fd);
   }
 }
 
 async function mergeXSpace(
-  pool: WorkerPool, plan: MergePlan, infos: FileInfo[], logdir: string, opts: MergeOptions, step: Step,
+  pool: WorkerPool, plan: MergePlan, infos: FileInfo[], logdir: string, inputs: string[], opts: MergeOptions, step: Step,
 ): Promise<{ outcomes: RankOutcome[]; outputs: string[]; bytesOut: number }> {
   const hosts = planXSpaceHosts(plan, infos);
   const finals = hosts.map((h) => xspaceProfilePath(logdir, plan.profileStartNs, h.name));
@@ -217,21 +242,22 @@ async function mergeXSpace(
     // Two host names that differ only in characters a file name cannot hold.
     if (finals.indexOf(f) !== i) finals[i] = f.replace(/\.xplane\.pb$/, `_${i}.xplane.pb`);
   });
-  for (const f of finals) {
-    if (existsSync(f) && !opts.force) throw new RawtraceError("EXISTS", `${f}: already exists (use --force to overwrite)`, f);
-  }
   mkdirSync(dirname(finals[0]), { recursive: true });
-  // Each rank writes its part; a host with one rank has its part renamed into place, the others' parts are joined.
-  const parts = hosts.map((h, i) => h.ranks.map((_, j) => `${finals[i]}.${j}.${process.pid}.part`));
-  const tmps = finals.map((f) => `${f}.${process.pid}.tmp`);
+  // Every host's file is claimed before any work: exists, is an input, is being written by another run.
+  const files: OutputFile[] = [];
+  const parts: Array<Array<{ path: string; fd: number }>> = [];
   const outputOf: string[] = [];
   hosts.forEach((h, i) => h.ranks.forEach((k) => (outputOf[k] = finals[i])));
   let pending: Promise<ConvertResult>[][] = [];
   try {
+    for (const f of finals) files.push(OutputFile.open(f, { force: opts.force, inputs }));
+    // A host with one rank: the rank writes the host's file; with several, each rank writes a part, joined after.
+    for (const [i, h] of hosts.entries()) parts.push(h.ranks.length === 1 ? [] : h.ranks.map(() => createTemp(finals[i], "part")));
     pending = hosts.map((h, i) => h.ranks.map((k, j) => {
       const r = plan.ranks[k];
       return pool.convert({
-        input: r.file, output: parts[i][j], format: "xspace", allApi: opts.allApi,
+        input: r.file, output: finals[i], format: "xspace", allApi: opts.allApi,
+        fd: h.ranks.length === 1 ? files[i].fd : parts[i][j].fd,
         merge: { namespace: r.slot, label: h.labels[j], baseTimeNs: plan.profileStartNs, xspaceHost: h.slots[j] },
       }).then((res) => {
         step(r.index);
@@ -251,11 +277,15 @@ async function mergeXSpace(
         bytesOut += res[0].bytesOut;
         continue;
       }
-      bytesOut += joinXSpaceParts(parts[i], tmps[i]);
-      for (const p of parts[i]) rmSync(p, { force: true });
+      for (const p of parts[i]) {
+        closeSync(p.fd);
+        p.fd = -1;
+      }
+      bytesOut += joinXSpaceParts(parts[i].map((p) => p.path), files[i].fd, finals[i]);
+      for (const p of parts[i]) removeOwned(p.path);
     }
     // Every host is written: only now replace what was there.
-    hosts.forEach((h, i) => renameSync(h.ranks.length === 1 ? parts[i][0] : tmps[i], finals[i]));
+    for (const f of files) f.commit();
     return {
       outcomes: results.map((res) => outcomeOf({ events: res.events, apiCallsHidden: res.apiCallsHidden, info: res.info })),
       outputs: plan.ranks.map((_, k) => outputOf[k]),
@@ -263,54 +293,12 @@ async function mergeXSpace(
     };
   } catch (e) {
     await Promise.allSettled(pending.flat()); // no worker still writes a part when they are removed
+    for (const f of files) f.abort();
     throw e;
   } finally {
-    for (const p of parts.flat()) rmSync(p, { force: true });
-    for (const t of tmps) rmSync(t, { force: true });
-  }
-}
-
-/** A file written from this thread, plain (positional writes) or through streaming gzip with back pressure. */
-class OutputFile {
-  private fd = -1;
-  private gz: ReturnType<typeof createGzip> | null = null;
-  private file: ReturnType<typeof createWriteStream> | null = null;
-  private bytes = 0;
-
-  constructor(path: string, gzip: boolean) {
-    if (gzip) {
-      this.gz = createGzip({ level: zc.Z_DEFAULT_COMPRESSION, chunkSize: 1 << 20 });
-      this.file = createWriteStream(path);
-      this.gz.pipe(this.file);
-    } else this.fd = openSync(path, "w");
-  }
-
-  async write(b: Uint8Array): Promise<void> {
-    if (b.length === 0) return;
-    this.bytes += b.length;
-    if (this.gz) {
-      if (!this.gz.write(Buffer.from(b))) await once(this.gz, "drain");
-      return;
+    for (const p of parts.flat()) {
+      if (p.fd >= 0) closeSync(p.fd);
+      removeOwned(p.path);
     }
-    let off = 0;
-    while (off < b.length) off += writeSync(this.fd, b, off, b.length - off);
-  }
-
-  /** Finishes the file; returns the bytes written before compression. */
-  async close(): Promise<number> {
-    if (this.gz) {
-      this.gz.end();
-      await once(this.file!, "close");
-    } else closeSync(this.fd);
-    this.fd = -1;
-    return this.bytes;
-  }
-
-  async abort(): Promise<void> {
-    if (this.gz) {
-      this.gz.destroy();
-      this.file!.destroy();
-    } else if (this.fd >= 0) closeSync(this.fd);
-    this.fd = -1;
   }
 }

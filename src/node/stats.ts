@@ -23,7 +23,11 @@ export interface StatsOptions {
 export async function stats(input: string | ByteSource, opts: StatsOptions = {}): Promise<TraceStats> {
   if (typeof input === "string" && opts.pool) return (await opts.pool.stats(input, opts)).stats;
   const src = typeof input === "string" ? fileSource(input) : input;
-  return (await computeStats(await createEngine(), src, { allApi: opts.allApi })).stats;
+  try {
+    return (await computeStats(await createEngine(), src, { allApi: opts.allApi })).stats;
+  } finally {
+    if (typeof input === "string") (src as ReturnType<typeof fileSource>).close();
+  }
 }
 
 /** One file's statistics, or why it failed. */

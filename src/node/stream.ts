@@ -8,7 +8,7 @@ import { createGzip, constants as zc } from "node:zlib";
 import type { ByteSource, ConvertOptions, ConvertResult } from "../core/engine.js";
 import { RawtraceError } from "../core/codes.js";
 import { createEngine } from "./wasm.js";
-import { fileSource } from "./file_source.js";
+import { fileSource, withGrowthWarning } from "./file_source.js";
 
 /** Options of {@link convertStream}. */
 export interface ConvertStreamOptions extends Omit<ConvertOptions, "afterWindow"> {
@@ -24,7 +24,8 @@ export interface ConvertStreamOptions extends Omit<ConvertOptions, "afterWindow"
  * `end: false`). Rejects when `out` fails.
  */
 export async function convertStream(input: string | ByteSource, out: Writable, opts: ConvertStreamOptions = {}): Promise<ConvertResult> {
-  const src = typeof input === "string" ? fileSource(input) : input;
+  const file = typeof input === "string" ? fileSource(input) : null;
+  const src = file ?? (input as ByteSource);
   const engine = await createEngine();
   const gz = opts.gzip && opts.format !== "xspace" ? createGzip({ level: zc.Z_DEFAULT_COMPRESSION, chunkSize: 1 << 20 }) : null;
   const w: Writable = gz ?? out;
@@ -60,11 +61,12 @@ export async function convertStream(input: string | ByteSource, out: Writable, o
       await once(out, "finish");
     }
     if (failed) throw failed;
-    return result;
+    return file ? withGrowthWarning(file, result) : result;
   } catch (e) {
     if (e instanceof RawtraceError) throw e;
     throw new RawtraceError("IO", `${src.name}: ${(e as Error).message}`, src.name);
   } finally {
+    file?.close();
     out.off("error", onError);
   }
 }

@@ -14,7 +14,7 @@ import type { Engine, FileInfo, MergeSlot } from "../core/engine.js";
 import { computeStats, type TraceStats } from "../core/stats.js";
 import { convertFile } from "./convert.js";
 import { createEngine } from "./wasm.js";
-import { fileSource } from "./file_source.js";
+import { withFileSource, withGrowthWarning } from "./file_source.js";
 
 /** Progress cells (BigInt64Array over the SharedArrayBuffer): task sequence, bytes done, bytes total, pass. */
 export const PROGRESS_SLOTS = 4;
@@ -29,6 +29,11 @@ export interface ConvertJob {
   allApi?: boolean;
   traceName?: string;
   merge?: MergeSlot;
+  /**
+   * An open descriptor of this process to write to (threads share descriptors): the pool's caller opened the output
+   * (src/node/output.ts) and publishes or removes it; `output` then only names it in messages.
+   */
+  fd?: number;
 }
 
 /** What a worker returns for one conversion (structured-cloned back). */
@@ -80,7 +85,8 @@ async function guarded<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (e) {
-    if ((e as Error).name === "INTERNAL") engine = null;
+    // A trap, or a write error thrown through the core's output callback: start the next file on a fresh instance.
+    if ((e as Error).name === "INTERNAL" || (e as Error).name === "IO") engine = null;
     throw e;
   }
 }
@@ -89,7 +95,7 @@ const api: WorkerApi = {
   async convert(job, seq) {
     const t0 = performance.now();
     const r = await guarded(async () => convertFile(job.input, job.output, {
-      format: job.format, gzip: job.gzip, allApi: job.allApi, traceName: job.traceName, merge: job.merge,
+      format: job.format, gzip: job.gzip, allApi: job.allApi, traceName: job.traceName, merge: job.merge, fd: job.fd,
       onProgress: progress(seq), engine: await core(),
     }));
     return {
@@ -98,12 +104,16 @@ const api: WorkerApi = {
     };
   },
   async info(input, seq) {
-    return guarded(async () => (await core()).info(fileSource(input), { onProgress: progress(seq) }));
+    return guarded(async () => withFileSource(input, async (src) =>
+      withGrowthWarning(src, { info: await (await core()).info(src, { onProgress: progress(seq) }) }).info));
   },
   async stats(input, allApi, seq) {
     const t0 = performance.now();
-    const { stats, result } = await guarded(async () =>
-      computeStats(await core(), fileSource(input), { allApi, onProgress: progress(seq) }));
+    const { stats, result } = await guarded(async () => withFileSource(input, async (src) => {
+      const r = await computeStats(await core(), src, { allApi, onProgress: progress(seq) });
+      withGrowthWarning(src, r.result);
+      return r;
+    }));
     return { stats, info: result.info, seconds: (performance.now() - t0) / 1000 };
   },
 };

@@ -21,7 +21,8 @@
  * Bytes are copied with positioned reads in large windows: memory stays bounded by the buffers and one entry per
  * line and metadata record, whatever the size of the parts.
  */
-import { closeSync, fstatSync, openSync, readSync, writeSync } from "node:fs";
+import { writeAll } from "./output.js";
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { RawtraceError } from "../core/codes.js";
 import { XPlaneSchema, XStatMetadataSchema, XStatSchema, type XPlane, type XStat } from "../gen/xplane_pb.js";
@@ -167,11 +168,10 @@ class Out {
   private n = 0;
   bytes = 0;
 
-  constructor(private readonly fd: number, private readonly parts: PartReader[]) {}
+  constructor(private readonly fd: number, private readonly parts: PartReader[], private readonly name = "output") {}
 
   private flush(): void {
-    let off = 0;
-    while (off < this.n) off += writeSync(this.fd, this.buf, off, this.n - off);
+    writeAll(this.fd, this.buf.subarray(0, this.n), this.name);
     this.n = 0;
   }
 
@@ -179,8 +179,7 @@ class Out {
     if (s instanceof Uint8Array) {
       if (this.n + s.length > this.buf.length) this.flush();
       if (s.length > this.buf.length) {
-        let off = 0;
-        while (off < s.length) off += writeSync(this.fd, s, off, s.length - off);
+        writeAll(this.fd, s, this.name);
       } else {
         this.buf.set(s, this.n);
         this.n += s.length;
@@ -320,9 +319,10 @@ function planeOrder(name: string): number {
 
 /**
  * Joins the XSpace `parts` (the ranks of one host, written with `xspaceHost` slots, in rank-index order) into
- * `output`. Returns the bytes written. The parts are left in place (the caller removes them).
+ * `output` (a path, or an open descriptor, left open, that `name` names in messages). Returns the bytes written. The
+ * parts are left in place (the caller removes them).
  */
-export function joinXSpaceParts(parts: string[], output: string): number {
+export function joinXSpaceParts(parts: string[], output: string | number, name = String(output)): number {
   const fds: number[] = [];
   let outFd = -1;
   try {
@@ -354,8 +354,8 @@ export function joinXSpaceParts(parts: string[], output: string): number {
     names.sort((a, b) =>
       planeOrder(a) - planeOrder(b) ||
       (planeOrder(a) === 1 ? groups.get(a)![0].id - groups.get(b)![0].id : firstSeen.get(a)! - firstSeen.get(b)!));
-    outFd = openSync(output, "w");
-    const out = new Out(outFd, readers);
+    outFd = typeof output === "number" ? output : openSync(output, "w");
+    const out = new Out(outFd, readers, name);
     for (const name of names) {
       const members = groups.get(name)!;
       if (members.length === 1 && !REBUILT.has(name)) {
@@ -383,6 +383,6 @@ export function joinXSpaceParts(parts: string[], output: string): number {
     return out.bytes;
   } finally {
     for (const fd of fds) closeSync(fd);
-    if (outFd >= 0) closeSync(outFd);
+    if (outFd >= 0 && typeof output !== "number") closeSync(outFd);
   }
 }

@@ -607,6 +607,37 @@ test("SIGTERM with the program's own handler: chained, the program goes on, exit
   assert.is(byCat(c, "kernel").length, 3010);
 });
 
+test("two processes with the same RAWTRACE_OUTPUT (no %p): exclusive create, the second gets a numbered name and says so", async () => {
+  const out = join(dir, "shared.rawtrace");
+  // Both start at once and stay in the program until both have created their files.
+  const extra = { RAWTRACE_OUTPUT: out };
+  const [a, b] = await Promise.all([
+    runAsync("cu13", "basic", "sharedA", extra, () => {}),
+    runAsync("cu13", "basic", "sharedB", extra, () => {}),
+  ]);
+  ok(a, "first");
+  ok(b, "second");
+  const files = readdirSync(dir).filter((f) => f.startsWith("shared")).sort();
+  assert.equal(files, ["shared.1.rawtrace", "shared.rawtrace"]);
+  const notes = [a, b].map((r) => r.stderr).filter((e) => /already exists .* writing .*shared\.1\.rawtrace instead/.test(e));
+  assert.is(notes.length, 1, `exactly one process says it took another name:\n${a.stderr}\n---\n${b.stderr}`);
+  // Each file holds one whole process: complete, its own pid, all of its kernels.
+  const pids = new Set<number>();
+  for (const f of files) {
+    const c = await convert(join(dir, f));
+    assert.is(c.r.info.complete, true, f);
+    assert.not.ok(c.r.info.warnings.some((w) => w.code === "DUPLICATE_CHUNK" || w.code === "SEQ_REUSED"), f);
+    pids.add(c.r.info.pid);
+    const run = c.r.info.pid === a.pid ? a : b;
+    assert.is(byCat(c, "kernel").length, run.events.filter((e) => e.ev === "kernel").length, f);
+  }
+  assert.equal([...pids].sort((x, y) => x - y), [a.pid, b.pid].sort((x, y) => x - y));
+  // A third run while both names exist takes .2; an existing device is written, never replaced.
+  const c3 = runSync("cu13", "plain", "third", extra);
+  ok(c3, "third");
+  assert.ok(readdirSync(dir).includes("shared.2.rawtrace"));
+});
+
 // ---- errors never reach the program --------------------------------------------------------------------------------
 
 test("RAWTRACE_OUTPUT=/dev/full: one error line, the program runs normally", () => {
@@ -615,6 +646,8 @@ test("RAWTRACE_OUTPUT=/dev/full: one error line, the program runs normally", () 
   const lines = run.stderr.split("\n").filter((l) => l.startsWith("rawtrace["));
   assert.is(lines.length, 1, run.stderr);
   assert.match(lines[0], /error: cannot create \/dev\/full: No space left on device/);
+  assert.ok(statSync("/dev/full").isCharacterDevice(), "the device is written, never replaced");
+  assert.not.ok(readdirSync("/dev").includes("full.1"));
 });
 
 test("write error mid-run (file size limit): writing stops, the file stays a valid prefix, the program goes on", async () => {

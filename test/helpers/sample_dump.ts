@@ -24,6 +24,8 @@ export interface SampleOptions {
   /** HEADER rank (default 3) and host name (default "gpu-node-1"). */
   rank?: number;
   hostname?: string;
+  /** Give every chunk this sequence number (a file whose numbering repeats: SEQ_REUSED). */
+  seq?: number;
 }
 
 /** Builds the sample dump. */
@@ -32,6 +34,7 @@ export function sampleDump(o: SampleOptions = {}): Uint8Array {
   const off = o.clockOffset ?? 0n;
   const T = T0;
   const w = RawtraceWriter.inMemory();
+  if (o.seq !== undefined) w.seqOverride = o.seq;
   w.header({
     vendor: 1, vendorVersion: C.LAYOUT_VERSION[L], runtimeVersion: 12080, driverVersion: 12080, pid: PID,
     rank: o.rank ?? 3, worldSize: 8, startNs: T + off, hostname: o.hostname ?? "gpu-node-1", commandLine: "/usr/bin/python3\0train.py",

@@ -1,0 +1,537 @@
+/**
+ * Where output bytes go, and how they get there without ever destroying a file (docs/errors.md, "Outputs and
+ * inputs"):
+ *
+ * - `-` is standard output; `/dev/stdout`, `/dev/stderr`, `/dev/fd/N` and `/proc/self/fd/N` are the descriptor
+ *   itself; an existing FIFO or character device (`/dev/null`, a named pipe) is opened and written directly. None
+ *   of these is ever replaced or removed.
+ * - A regular file (existing or not) is written to a temporary created exclusively (`O_CREAT|O_EXCL|O_NOFOLLOW`,
+ *   mode 0600, an unpredictable name) in the directory of the final file, then published: `link()` when the output
+ *   must not exist (fails if another program created it meanwhile), `rename()` with `--force`. The published file
+ *   gets mode 0666 & ~umask. A symlink output is followed to its target: the target is replaced, the link stays.
+ * - While a regular output is written, `<target>.lock` (created exclusively, holding `pid host`) claims it: a second
+ *   run to the same output is refused (EXISTS) instead of racing the first. A lock whose process is gone (same
+ *   host) is taken over.
+ * - An output that is an input (same device and inode: the same path, a hard link or a symlink) is refused (USAGE),
+ *   `--force` or not.
+ * - Every temporary and lock this process created is removed on failure, on SIGINT/SIGTERM (then the process exits
+ *   130/143 when nobody else listens for the signal) and at exit; nothing else is ever removed.
+ * - A write that fails (ENOSPC, EFBIG, EIO…) is an IO error naming the output path.
+ */
+import {
+  closeSync, constants as fc, fchmodSync, fstatSync, linkSync, lstatSync, openSync, readlinkSync, readSync,
+  renameSync, statSync, unlinkSync, writeSync, type Stats,
+} from "node:fs";
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { isMainThread } from "node:worker_threads";
+import { createGzip, constants as zc, type Gzip } from "node:zlib";
+import { RawtraceError } from "../core/codes.js";
+
+/** How an output is written. */
+export type OutputKind = "fd" | "device" | "regular";
+
+/** An output path, resolved. */
+export interface OutputTarget {
+  /** The path as the user gave it (messages). */
+  path: string;
+  /**
+   * `fd`: an open descriptor of this process (`-`, /dev/stdout…); `device`: an existing FIFO or character device,
+   * written directly; `regular`: a file written through a temporary and published.
+   */
+  kind: OutputKind;
+  /** `fd`: the descriptor number. */
+  fd?: number;
+  /** `device`/`regular`: the path written (symlinks followed). */
+  target: string;
+}
+
+const FD_PATH = /^\/(?:dev\/fd|proc\/self\/fd)\/(\d+)$/;
+
+/** Follows a chain of symlinks at `p` (also a dangling one) to the path it finally names. */
+function followLinks(p: string): string {
+  let cur = resolve(p);
+  for (let hops = 0; hops < 40; hops++) {
+    let st: Stats;
+    try {
+      st = lstatSync(cur);
+    } catch {
+      return cur; // does not exist (yet): the path itself
+    }
+    if (!st.isSymbolicLink()) return cur;
+    const link = readlinkSync(cur);
+    cur = isAbsolute(link) ? link : resolve(dirname(cur), link);
+  }
+  throw new RawtraceError("USAGE", `${p}: too many levels of symbolic links`, p);
+}
+
+/** Resolves where `path` sends output bytes (see the module comment). */
+export function resolveOutput(path: string): OutputTarget {
+  if (path === "-" || path === "/dev/stdout") return { path, kind: "fd", fd: 1, target: path };
+  if (path === "/dev/stderr") return { path, kind: "fd", fd: 2, target: path };
+  const m = FD_PATH.exec(path);
+  if (m) return { path, kind: "fd", fd: Number(m[1]), target: path };
+  const target = followLinks(path);
+  let st: Stats | null = null;
+  try {
+    st = statSync(target);
+  } catch {
+    st = null;
+  }
+  if (st && (st.isFIFO() || st.isCharacterDevice())) return { path, kind: "device", target };
+  if (st && st.isDirectory()) throw new RawtraceError("USAGE", `${path}: is a directory, not an output file`, path);
+  if (st && !st.isFile()) {
+    throw new RawtraceError("USAGE", `${path}: not a regular file, FIFO or character device: refusing to write it`, path);
+  }
+  return { path, kind: "regular", target };
+}
+
+/** True when `path` is standard output, a descriptor, a FIFO or a character device (not a file or directory). */
+export function isStreamOutput(path: string): boolean {
+  try {
+    return resolveOutput(path).kind !== "regular";
+  } catch {
+    return false;
+  }
+}
+
+/** Device and inode of every input that can be stat'ed (inputs that cannot are reported by their own reads). */
+export function inputIds(inputs: string[]): Array<{ input: string; dev: number; ino: number }> {
+  const ids: Array<{ input: string; dev: number; ino: number }> = [];
+  for (const input of inputs) {
+    try {
+      const st = statSync(input);
+      ids.push({ input, dev: st.dev, ino: st.ino });
+    } catch {
+      // not there: cannot be overwritten either
+    }
+  }
+  return ids;
+}
+
+/**
+ * Throws USAGE when `out` is one of the inputs (same device and inode: also through hard and symbolic links).
+ * Applies to every kind of output: writing a dump onto itself destroys it whatever the path looks like.
+ */
+export function refuseInput(out: OutputTarget, inputs: string[]): void {
+  let st: Stats;
+  try {
+    st = out.kind === "fd" ? fstatSync(out.fd!) : statSync(out.target);
+  } catch {
+    return; // no such file yet
+  }
+  if (!st.isFile()) return; // a pipe or device is not a dump we could destroy
+  for (const id of inputIds(inputs)) {
+    if (id.dev === st.dev && id.ino === st.ino) {
+      throw new RawtraceError("USAGE", `output ${out.path} is the input ${id.input} (the same file): refusing to overwrite an input, --force or not`, out.path);
+    }
+  }
+}
+
+/** True when `path` names one of `inputs` (same inode, or the same resolved path). */
+export function isInput(path: string, inputs: string[]): boolean {
+  try {
+    refuseInput(resolveOutput(path), inputs);
+  } catch {
+    return true;
+  }
+  const r = resolve(path);
+  return inputs.some((i) => resolve(i) === r);
+}
+
+// ---- Temporaries and locks of this process: removed on failure, on signals and at exit --------------------------
+
+const owned = new Set<string>();
+let hooked = false;
+
+function cleanupOwned(): void {
+  for (const p of owned) {
+    try {
+      unlinkSync(p);
+    } catch {
+      // already gone
+    }
+  }
+  owned.clear();
+}
+
+function onSignal(sig: "SIGINT" | "SIGTERM"): void {
+  cleanupOwned();
+  // Only when nobody else handles the signal: a library must not decide that its host exits.
+  if (process.listenerCount(sig) <= 1) process.exit(sig === "SIGINT" ? 130 : 143);
+}
+
+/** Registers a file this process created and must remove unless it is published. */
+export function own(path: string): void {
+  owned.add(path);
+  if (hooked || !isMainThread) return;
+  hooked = true;
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  process.on("exit", cleanupOwned);
+}
+
+/** Forgets `path` (published or removed). */
+export function disown(path: string): void {
+  owned.delete(path);
+}
+
+/** Removes `path` if this process created it (never anything else). */
+export function removeOwned(path: string): void {
+  if (!owned.has(path)) return;
+  owned.delete(path);
+  try {
+    unlinkSync(path);
+  } catch {
+    // already gone
+  }
+}
+
+const CREATE_EXCL = fc.O_CREAT | fc.O_EXCL | fc.O_WRONLY | fc.O_NOFOLLOW;
+
+/**
+ * Creates a new file exclusively next to `near` (same directory), named `.<base>.<random>.<suffix>`, mode 0600,
+ * never through a symlink. Returns its path and an open descriptor (read-write when `readable`). The file is owned
+ * (removed on failure or signal) until {@link disown}ed.
+ */
+export function createTemp(near: string, suffix = "tmp", readable = false): { path: string; fd: number } {
+  const dir = dirname(near);
+  const flags = readable ? (CREATE_EXCL & ~fc.O_WRONLY) | fc.O_RDWR : CREATE_EXCL;
+  for (let attempt = 0; ; attempt++) {
+    const path = join(dir, `.${basename(near)}.${randomBytes(8).toString("hex")}.${suffix}`);
+    try {
+      const fd = openSync(path, flags, 0o600);
+      own(path);
+      return { path, fd };
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "EEXIST" && attempt < 16) continue;
+      throw ioError(near, e, `cannot create a temporary file in ${dir}`);
+    }
+  }
+}
+
+/** An IO error that names `path` (the output, never the input). */
+export function ioError(path: string, e: unknown, what = "cannot write"): RawtraceError {
+  if (e instanceof RawtraceError) return e;
+  const err = e as NodeJS.ErrnoException;
+  const hint = err.code === "ENOSPC" ? " (disk full)" : err.code === "EFBIG" ? " (file size limit)" : err.code === "EDQUOT" ? " (quota exceeded)" : "";
+  return new RawtraceError("IO", `${path}: ${what}${hint}: ${err.message}`, path);
+}
+
+const sleepCell = new Int32Array(new SharedArrayBuffer(4));
+
+/** Writes all of `b` to `fd` (retries short writes and EAGAIN on non-blocking pipes); errors name `path`. */
+export function writeAll(fd: number, b: Uint8Array, path: string, what = "cannot write the output"): void {
+  let off = 0;
+  while (off < b.length) {
+    try {
+      off += writeSync(fd, b, off, b.length - off);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "EAGAIN") {
+        Atomics.wait(sleepCell, 0, 0, 2);
+        continue;
+      }
+      throw ioError(path, e, what);
+    }
+  }
+}
+
+function lockInfo(lock: string): string {
+  try {
+    const fd = openSync(lock, fc.O_RDONLY | fc.O_NOFOLLOW);
+    try {
+      const b = Buffer.alloc(256);
+      return b.subarray(0, readSync(fd, b, 0, b.length, 0)).toString("utf8").trim();
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return "";
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Claims `target` with `<target>.lock` (see the module comment). Returns the lock path. */
+function lock(target: string, shown: string): string {
+  const path = `${target}.lock`;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const fd = openSync(path, CREATE_EXCL, 0o644);
+      own(path);
+      try {
+        writeSync(fd, `${process.pid} ${hostname()}\n`);
+      } finally {
+        closeSync(fd);
+      }
+      return path;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw ioError(shown, e, `cannot create its lock file ${path}`);
+      const info = lockInfo(path);
+      const [pid, host] = info.split(" ");
+      if (attempt === 0 && host === hostname() && Number(pid) > 0 && !alive(Number(pid))) {
+        try {
+          unlinkSync(path); // its process is gone: a stale lock
+        } catch {
+          // someone else took it over
+        }
+        continue;
+      }
+      const who = /^\d+$/.test(pid ?? "") ? `rawtrace pid ${pid}${host ? ` on ${host}` : ""}` : "another program";
+      throw new RawtraceError("EXISTS", `${shown}: being written by ${who} (lock file ${path}): not writing it at the same time; remove the lock file if that run is gone`, shown);
+    }
+  }
+}
+
+/** Options of {@link openOutput}. */
+export interface OpenOutputOptions {
+  /** Replace an existing regular file. */
+  force?: boolean;
+  /** Inputs of the run: an output that is one of them is refused (USAGE). */
+  inputs?: string[];
+  /** Claim the output with a lock file while it is written (default true). */
+  lock?: boolean;
+}
+
+/**
+ * An output being written: {@link fd} takes the bytes; {@link commit} publishes them, {@link abort} removes every
+ * trace of the attempt. Exactly one of the two must be called.
+ */
+export class OutputFile {
+  /** The descriptor to write (a temporary for regular files). */
+  readonly fd: number;
+  /** What was asked for. */
+  readonly out: OutputTarget;
+  /** The temporary (regular files), else null. */
+  readonly tmp: string | null;
+  private lockPath: string | null;
+  private closed = false;
+  private readonly force: boolean;
+
+  private constructor(out: OutputTarget, fd: number, tmp: string | null, lockPath: string | null, force: boolean) {
+    this.out = out;
+    this.fd = fd;
+    this.tmp = tmp;
+    this.lockPath = lockPath;
+    this.force = force;
+  }
+
+  /** Opens `path` for writing as its kind requires (module comment). Throws USAGE, EXISTS or IO. */
+  static open(path: string, opts: OpenOutputOptions = {}): OutputFile {
+    const out = resolveOutput(path);
+    if (opts.inputs) refuseInput(out, opts.inputs);
+    if (out.kind === "fd") return new OutputFile(out, out.fd!, null, null, false);
+    if (out.kind === "device") {
+      try {
+        return new OutputFile(out, openSync(out.target, fc.O_WRONLY | fc.O_APPEND), null, null, false);
+      } catch (e) {
+        throw ioError(path, e, "cannot open");
+      }
+    }
+    const lockPath = opts.lock === false ? null : lock(out.target, path);
+    try {
+      if (!opts.force && exists(out.target)) {
+        throw new RawtraceError("EXISTS", `${path}: already exists (use --force to overwrite)`, path);
+      }
+      const t = createTemp(out.target);
+      return new OutputFile(out, t.fd, t.path, lockPath, !!opts.force);
+    } catch (e) {
+      if (lockPath) removeOwned(lockPath);
+      throw e;
+    }
+  }
+
+  /**
+   * Takes over a temporary already written (by {@link createTemp}, descriptor `fd`) to publish it at `path`, whose
+   * name was known only after the conversion (XSpace log directories): claims `path` as {@link open} does.
+   */
+  static adopt(path: string, tmp: string, fd: number, opts: OpenOutputOptions = {}): OutputFile {
+    const out = resolveOutput(path);
+    try {
+      if (out.kind !== "regular") throw new RawtraceError("USAGE", `${path}: not a regular file`, path);
+      if (opts.inputs) refuseInput(out, opts.inputs);
+      const lockPath = opts.lock === false ? null : lock(out.target, path);
+      if (!opts.force && exists(out.target)) {
+        if (lockPath) removeOwned(lockPath);
+        throw new RawtraceError("EXISTS", `${path}: already exists (use --force to overwrite)`, path);
+      }
+      return new OutputFile(out, fd, tmp, lockPath, !!opts.force);
+    } catch (e) {
+      try {
+        closeSync(fd);
+      } catch {
+        // closed
+      }
+      removeOwned(tmp);
+      throw e;
+    }
+  }
+
+  /** The output's name for messages. */
+  get path(): string {
+    return this.out.path;
+  }
+
+  /** Writes all of `b` (errors name the output). */
+  write(b: Uint8Array): void {
+    writeAll(this.fd, b, this.out.path);
+  }
+
+  /** Closes the descriptor and publishes the bytes under the final name (regular files); releases the lock. */
+  commit(): void {
+    try {
+      if (this.tmp) {
+        try {
+          const mask = process.umask();
+          fchmodSync(this.fd, 0o666 & ~mask);
+        } catch (e) {
+          throw ioError(this.out.path, e);
+        }
+      }
+      this.close();
+      if (!this.tmp) return;
+      if (this.force) {
+        try {
+          renameSync(this.tmp, this.out.target);
+        } catch (e) {
+          throw ioError(this.out.path, e, "cannot rename the finished temporary into place");
+        }
+      } else {
+        // Never replace a file that appeared while we wrote: link() fails when the name exists.
+        try {
+          linkSync(this.tmp, this.out.target);
+        } catch (e) {
+          const code = (e as NodeJS.ErrnoException).code;
+          if (code === "EEXIST") throw new RawtraceError("EXISTS", `${this.out.path}: was created by another program while rawtrace wrote it; kept it (use --force to overwrite)`, this.out.path);
+          if (code !== "EPERM" && code !== "ENOTSUP" && code !== "EOPNOTSUPP") throw ioError(this.out.path, e, "cannot publish the output");
+          if (exists(this.out.target)) throw new RawtraceError("EXISTS", `${this.out.path}: already exists (use --force to overwrite)`, this.out.path);
+          renameSync(this.tmp, this.out.target); // a file system without hard links
+        }
+      }
+      disown(this.tmp);
+      try {
+        unlinkSync(this.tmp);
+      } catch {
+        // renamed
+      }
+    } catch (e) {
+      this.abort();
+      throw e;
+    } finally {
+      this.unlock();
+    }
+  }
+
+  /** Closes and removes the temporary (only it) and the lock. Safe to call twice. */
+  abort(): void {
+    this.close();
+    if (this.tmp) removeOwned(this.tmp);
+    this.unlock();
+  }
+
+  private close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.out.kind === "fd") return; // standard output stays open
+    try {
+      closeSync(this.fd);
+    } catch (e) {
+      if (this.out.kind === "regular") throw ioError(this.out.path, e);
+    }
+  }
+
+  private unlock(): void {
+    if (this.lockPath) removeOwned(this.lockPath);
+    this.lockPath = null;
+  }
+}
+
+function exists(p: string): boolean {
+  try {
+    lstatSync(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Bytes to an open descriptor, plain or through streaming gzip, with back pressure: {@link write} during a core
+ * callback (copies the view), {@link drain} after each input window, {@link finish} at the end. Write errors
+ * (ENOSPC…) surface as IO errors naming `path`.
+ */
+export class FdSink {
+  private gz: Gzip | null = null;
+  private failed: Error | null = null;
+  private pressure = false;
+  /** Bytes handed in (before compression). */
+  bytes = 0;
+
+  constructor(private readonly fd: number, private readonly path: string, gzip: boolean) {
+    if (gzip) {
+      const gz = createGzip({ level: zc.Z_DEFAULT_COMPRESSION, chunkSize: 1 << 20 });
+      gz.on("data", (c: Buffer) => {
+        if (this.failed) return;
+        try {
+          writeAll(this.fd, c, this.path);
+        } catch (e) {
+          this.failed = e as Error;
+        }
+      });
+      gz.on("error", (e) => (this.failed ??= ioError(this.path, e)));
+      this.gz = gz;
+    }
+  }
+
+  /** Takes `b` (a view valid only during the call). */
+  write(b: Uint8Array): void {
+    if (this.failed) throw this.failed;
+    this.bytes += b.length;
+    if (!this.gz) return writeAll(this.fd, b, this.path);
+    if (!this.gz.write(Buffer.from(b))) this.pressure = true;
+  }
+
+  /** Waits for gzip to catch up; throws a write error that happened meanwhile. */
+  async drain(): Promise<void> {
+    if (this.failed) throw this.failed;
+    if (this.gz && this.pressure) {
+      this.pressure = false;
+      await new Promise<void>((res) => {
+        const done = () => {
+          this.gz!.off("drain", done);
+          this.gz!.off("error", done);
+          res();
+        };
+        this.gz!.on("drain", done);
+        this.gz!.on("error", done);
+      });
+    }
+    if (this.failed) throw this.failed;
+  }
+
+  /** Flushes gzip; throws the first write error. */
+  async finish(): Promise<void> {
+    if (this.gz && !this.failed) {
+      const gz = this.gz;
+      await new Promise<void>((res) => {
+        gz.once("end", res);
+        gz.once("error", () => res());
+        gz.end();
+      });
+    }
+    if (this.failed) throw this.failed;
+  }
+
+  /** Stops gzip after a failure. */
+  destroy(): void {
+    this.gz?.destroy();
+  }
+}

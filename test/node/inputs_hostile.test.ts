@@ -1,0 +1,114 @@
+/**
+ * Inputs that are not plain finished files (src/node/file_source.ts): a FIFO is read once and spooled (convert,
+ * info, stats, merge — which reads every rank twice) instead of hanging; a dump without END that changes size
+ * during the conversion gets a STILL_WRITING warning; a finished dump does not.
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { spawn, spawnSync } from "node:child_process";
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { convertFile } from "../../src/node/convert.js";
+import { sampleDump } from "../helpers/sample_dump.js";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const CLI = join(ROOT, "dist/node/cli.js");
+const SAMPLE = join(ROOT, "samples/alexnet_a100_rank0.rawtrace");
+const tmp = mkdtempSync(join(tmpdir(), "rawtrace-inputs-"));
+
+/** Runs the CLI with `fifo` fed by a writer process; resolves with its exit code, stdout and stderr. */
+async function withFifo(fifo: string, bytes: Buffer, args: string[], cwd: string) {
+  assert.is(spawnSync("mkfifo", [fifo]).status, 0);
+  const src = join(tmp, `src-${Math.random().toString(36).slice(2)}`);
+  writeFileSync(src, bytes);
+  const writer = spawn("sh", ["-c", `cat "${src}" > "${fifo}"`]);
+  const p = spawn(process.execPath, [CLI, ...args], { cwd });
+  let out = "";
+  let err = "";
+  p.stdout.on("data", (c) => (out += c));
+  p.stderr.on("data", (c) => (err += c));
+  const timer = setTimeout(() => p.kill("SIGKILL"), 60000); // a hang fails the test instead of stalling it
+  const code = await new Promise<number | null>((res) => p.on("close", res));
+  clearTimeout(timer);
+  await new Promise((res) => (writer.exitCode !== null ? res(0) : writer.on("close", res)));
+  return { code, out, err };
+}
+
+const tmpBefore = () => readdirSync(tmpdir()).filter((f) => f.includes(".spool")).length;
+
+test("a FIFO input converts like the file (no hang), and the spooled copy is gone afterwards", async () => {
+  const d = join(tmp, "a");
+  mkdirSync(d);
+  mkdirSync(join(d, "ref"));
+  writeFileSync(join(d, "ref", "in.rawtrace"), readFileSync(SAMPLE));
+  assert.is(spawnSync(process.execPath, [CLI, "convert", "ref/in.rawtrace", "-o", "ref.json"], { cwd: d }).status, 0);
+  const spools = tmpBefore();
+  const r = await withFifo(join(d, "in.rawtrace"), readFileSync(SAMPLE), ["convert", "in.rawtrace", "-o", "fifo.json"], d);
+  assert.is(r.code, 0, r.err);
+  assert.ok(Buffer.compare(readFileSync(join(d, "fifo.json")), readFileSync(join(d, "ref.json"))) === 0);
+  assert.is(tmpBefore(), spools, "no spooled copy left in the temporary directory");
+});
+
+test("info, stats and merge (two reads of every rank) of a FIFO input", async () => {
+  const d = join(tmp, "b");
+  mkdirSync(d);
+  const info = await withFifo(join(d, "i.rawtrace"), readFileSync(SAMPLE), ["info", "i.rawtrace"], d);
+  assert.is(info.code, 0, info.err);
+  assert.match(info.out, "i.rawtrace: 53.3 KiB, complete");
+  const stats = await withFifo(join(d, "s.rawtrace"), readFileSync(SAMPLE), ["stats", "s.rawtrace"], d);
+  assert.is(stats.code, 0, stats.err);
+  assert.match(stats.out, "busy");
+  const spools = tmpBefore();
+  const merge = await withFifo(join(d, "m.rawtrace"), readFileSync(SAMPLE), ["merge", "m.rawtrace", "-o", "m.json"], d);
+  assert.is(merge.code, 0, merge.err);
+  assert.match(merge.err, "m.rawtrace");
+  assert.ok(JSON.parse(readFileSync(join(d, "m.json"), "utf8")).traceEvents.length > 100);
+  assert.is(tmpBefore(), spools);
+});
+
+test("a dump without END that grows during the conversion is reported as STILL_WRITING", async () => {
+  const d = join(tmp, "c");
+  mkdirSync(d);
+  const p = join(d, "live.rawtrace");
+  const dump = sampleDump({ end: false });
+  writeFileSync(p, dump);
+  let appended = false;
+  const r = await convertFile(p, join(d, "live.json"), {
+    onProgress: () => {
+      if (appended) return;
+      appended = true;
+      appendFileSync(p, sampleDump({ end: false }).subarray(16, 1016)); // the collector writes on
+    },
+  });
+  const w = r.info.warnings.find((x) => x.code === "STILL_WRITING");
+  assert.ok(w, JSON.stringify(r.info.warnings));
+  assert.is(w!.offset, dump.length);
+  assert.is(w!.detail, dump.length + 1000);
+  assert.match(w!.message, "still writing");
+  // The same file, unchanged during the run: no such warning (NO_END only).
+  const again = await convertFile(p, join(d, "again.json"));
+  assert.not.ok(again.info.warnings.some((x) => x.code === "STILL_WRITING"));
+  assert.ok(again.info.warnings.some((x) => x.code === "NO_END"));
+});
+
+test("a finished dump (END chunk) that changes size is not called STILL_WRITING", async () => {
+  const d = join(tmp, "e");
+  mkdirSync(d);
+  const p = join(d, "done.rawtrace");
+  writeFileSync(p, sampleDump());
+  let appended = false;
+  const r = await convertFile(p, join(d, "done.json"), {
+    onProgress: () => {
+      if (!appended) appendFileSync(p, Buffer.alloc(8));
+      appended = true;
+    },
+  });
+  assert.ok(r.info.complete);
+  assert.not.ok(r.info.warnings.some((x) => x.code === "STILL_WRITING"));
+});
+
+test.after(() => rmSync(tmp, { recursive: true, force: true }));
+
+test.run();
