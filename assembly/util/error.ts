@@ -51,7 +51,7 @@ export const enum Warn {
   MISSING_STRING = 12,
   /** The vendor library version is newer than the layouts this build knows. detail: version. */
   UNKNOWN_VENDOR_VERSION = 13,
-  /** An event ended before it started; its duration was written as 0. detail: record kind. */
+  /** A record ends before it starts; it was dropped (model/timing.ts). detail: record kind of the first. */
   NEGATIVE_DURATION = 14,
   /** A correlation id was mapped to two external ids; the first was kept. detail: correlation id. */
   DUPLICATE_CORRELATION = 15,
@@ -69,7 +69,17 @@ export const enum Warn {
   RECORD_TOO_SMALL = 21,
   /** The collector logged an error (LOG chunk, level error). detail: 0. */
   COLLECTOR_ERROR = 22,
+  /**
+   * A record's start is unknown (0) or one of its times is far outside the run (model/timing.ts); it was dropped.
+   * detail: record kind of the first.
+   */
+  BAD_TIMESTAMP = 23,
+  /**
+   * A record has a start but no end (work unfinished at the final, forced flush); kept as a zero-length event marked
+   * incomplete. detail: record kind of the first.
+   */
+  INCOMPLETE_RECORD = 24,
 }
 
 /** Number of warning codes (size of the per-code tables). */
-export const WARN_COUNT: i32 = 23;
+export const WARN_COUNT: i32 = 25;

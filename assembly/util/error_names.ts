@@ -27,6 +27,8 @@ export function warnName(code: i32): string {
     case 20: return "NO_HEADER";
     case 21: return "RECORD_TOO_SMALL";
     case 22: return "COLLECTOR_ERROR";
+    case 23: return "BAD_TIMESTAMP";
+    case 24: return "INCOMPLETE_RECORD";
   }
   return "UNKNOWN";
 }

@@ -49,6 +49,8 @@ export const WARN_NAMES = [
   "NO_HEADER",
   "RECORD_TOO_SMALL",
   "COLLECTOR_ERROR",
+  "BAD_TIMESTAMP",
+  "INCOMPLETE_RECORD",
 ] as const;
 export type WarningName = (typeof WARN_NAMES)[number];
 
@@ -68,7 +70,7 @@ export const WARN_MESSAGES: Record<WarningName, string> = {
   RECORD_TRUNCATED: "an activity buffer ends inside a record ({detail} bytes)",
   MISSING_STRING: "a name pointer (low bits {detail}) is not in the string table",
   UNKNOWN_VENDOR_VERSION: "vendor library version {detail} is newer than this build knows; known fields were read",
-  NEGATIVE_DURATION: "events of record kind {detail} end before they start; written with duration 0",
+  NEGATIVE_DURATION: "records end before they start (first: record kind {detail}); dropped",
   DUPLICATE_CORRELATION: "correlation id {detail} maps to two external ids; the first was kept",
   DROPPED_RECORDS: "the collector lost {detail} records (buffers full or memory cap)",
   UNCLOSED_RANGE: "NVTX range {detail} never ended; closed at the last timestamp",
@@ -77,7 +79,35 @@ export const WARN_MESSAGES: Record<WarningName, string> = {
   NO_HEADER: "no HEADER chunk before the first activity; CUDA was assumed",
   RECORD_TOO_SMALL: "records of kind {detail} are smaller than the decoder needs; skipped",
   COLLECTOR_ERROR: "the collector logged an error (chunk seq {detail})",
+  BAD_TIMESTAMP:
+    "records with an unknown start (0) or a time more than 1 h outside the run's clock anchors (first: record kind {detail}); dropped",
+  INCOMPLETE_RECORD:
+    "records without an end (work unfinished at the final flush; first: record kind {detail}); kept as zero-length events marked incomplete",
 };
+
+/**
+ * Warnings that mean input data did not reach the output (records or bytes lost or dropped), as opposed to warnings
+ * about how something was read (e.g. INCOMPLETE_RECORD: expected at a forced flush, nothing dropped). For `--strict`.
+ */
+export const LOSS_WARNINGS: readonly WarningName[] = [
+  "TRUNCATED",
+  "BAD_CHUNK_HEADER",
+  "BAD_PAYLOAD_CRC",
+  "CHUNK_TOO_LARGE",
+  "SEQ_GAP",
+  "UNKNOWN_KIND_UNSIZED",
+  "RECORD_TRUNCATED",
+  "NEGATIVE_DURATION",
+  "DROPPED_RECORDS",
+  "RECORD_TOO_SMALL",
+  "COLLECTOR_ERROR",
+  "BAD_TIMESTAMP",
+];
+
+/** True when warning `code` means loss of input data ({@link LOSS_WARNINGS}). */
+export function isLossWarning(code: string): boolean {
+  return (LOSS_WARNINGS as readonly string[]).includes(code);
+}
 
 /** One warning as reported by the core: how often, and where it first happened. */
 export interface Warning {
