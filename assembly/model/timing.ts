@@ -22,8 +22,9 @@
  * A bound is thus 1 h to 1 h + 68.7 s past the anchor. Every kept event lies in the window, so none can be longer
  * than the window, and the time base (the earliest kept timestamp, {@link validMin}) never comes from a dropped one.
  *
- * Memory: one 40-byte entry per distinct (start cell, end cell) pair and one per start cell: about two per 69 s of
- * run, whatever the number of records.
+ * Memory: one 40-byte entry (and a 16-byte table slot) per distinct (start cell, end cell) pair, about two per 69 s
+ * of run whatever the number of records; consecutive records with the same pair skip the table. The table of start
+ * cells is built once, at the end of pass 1.
  */
 import * as S from "./session";
 import { Table, tableNew, tableUpsert, tableFind, tableSlots, tableKeyAt, tableValueAt, inserted } from "../util/hash_table";
@@ -53,7 +54,10 @@ export const enum Timing {
 // Pair entry (40 B): u64 records, u64 file offset of the first, u64 min time, u64 max time, u32 kind of the first.
 const ENTRY: usize = 40;
 let pairs: Table = 0;
-let starts: Table = 0; // start cell → records starting there
+let starts: Table = 0; // start cell → records starting there (built by timingFinish)
+// Consecutive records nearly always share their cells: the last pair's key and entry skip the table lookup.
+let lastKey: u64 = 0xffffffffffffffff;
+let lastEntry: usize = 0;
 let lo: u64 = 0; // window, in cells (inclusive)
 let hi: u64 = 0xffffffffffffffff;
 // BAD_TIMESTAMP found while reading (start unknown): count, first offset and kind; merged at timingFinish.
@@ -73,7 +77,9 @@ export let validMax: u64 = 0;
 /** Starts a file (pass 1): forgets everything. */
 export function timingReset(): void {
   pairs = tableNew(64);
-  starts = tableNew(64);
+  starts = 0;
+  lastKey = 0xffffffffffffffff;
+  lastEntry = 0;
   lo = 0;
   hi = 0xffffffffffffffff;
   unknownCount = 0;
@@ -106,23 +112,25 @@ export function timingNote(start: u64, end: u64, kind: u32, at: u64): bool {
     warn(Warn.NEGATIVE_DURATION, at, kind);
     return false;
   } else key = (cell(start) << 32) | cell(end);
-  const slot = tableUpsert(pairs, key);
-  let e = <usize>load<u64>(slot);
-  if (inserted) {
-    e = arenaAlloc(ENTRY);
-    store<u64>(e, 0);
-    store<u64>(e, at, 8);
-    store<u64>(e, start, 16);
-    store<u64>(e, top, 24);
-    store<u32>(e, kind, 32);
-    store<u64>(slot, e);
-  } else {
-    if (start < load<u64>(e, 16)) store<u64>(e, start, 16);
-    if (top > load<u64>(e, 24)) store<u64>(e, top, 24);
+  let e = lastEntry;
+  if (key != lastKey) {
+    const slot = tableUpsert(pairs, key);
+    e = <usize>load<u64>(slot);
+    if (inserted) {
+      e = arenaAlloc(ENTRY);
+      store<u64>(e, 0);
+      store<u64>(e, at, 8);
+      store<u64>(e, start, 16);
+      store<u64>(e, top, 24);
+      store<u32>(e, kind, 32);
+      store<u64>(slot, e);
+    }
+    lastKey = key;
+    lastEntry = e;
   }
+  if (start < load<u64>(e, 16)) store<u64>(e, start, 16);
+  if (top > load<u64>(e, 24)) store<u64>(e, top, 24);
   store<u64>(e, load<u64>(e) + 1);
-  const s = tableUpsert(starts, cell(start));
-  store<u64>(s, load<u64>(s) + 1);
   S.noteBufferTs(start);
   return true;
 }
@@ -171,6 +179,15 @@ function walkBackward(c: u64): u64 {
  * {@link validMax} and the session's time span from the kept records only.
  */
 export function timingFinish(): void {
+  // Records per start cell, from the pairs.
+  starts = tableNew(64);
+  const np = tableSlots(pairs);
+  for (let i: u32 = 0; i < np; i++) {
+    const k = tableKeyAt(pairs, i);
+    if (k == 0xffffffffffffffff) continue;
+    const s = tableUpsert(starts, (k >> 32) & 0x3fffffff);
+    store<u64>(s, load<u64>(s) + load<u64>(<usize>tableValueAt(pairs, i)));
+  }
   if (S.haveAnyAnchor) {
     const first = S.anchorMinVendor;
     const last = S.anchorMaxVendor;

@@ -80,7 +80,7 @@ export const WARN_MESSAGES: Record<WarningName, string> = {
   RECORD_TOO_SMALL: "records of kind {detail} are smaller than the decoder needs; skipped",
   COLLECTOR_ERROR: "the collector logged an error (chunk seq {detail})",
   BAD_TIMESTAMP:
-    "records with an unknown start (0) or a time more than 1 h outside the run's clock anchors (first: record kind {detail}); dropped",
+    "records with an unknown start (0) or a time far outside the run (over 1 h past its clock anchors or records; first: record kind {detail}); dropped",
   INCOMPLETE_RECORD:
     "records without an end (work unfinished at the final flush; first: record kind {detail}); kept as zero-length events marked incomplete",
 };
