@@ -322,6 +322,21 @@ test("NVTX ranges: a dropped start leaves its end unmatched, a dropped end leave
   assert.ok(warning(trace, "UNCLOSED_RANGE"));
 });
 
+test("NVTX ranges dropped by the rule are not projected onto device streams either (gpu_user_annotation)", async () => {
+  const m = (flags: number, ts: bigint, id: number) => C.markerRecord(L, flags, ts, id, PID, TID, flags === 4 ? 0n : 0x30n);
+  // Range 3 starts 2 h before the first anchor (dropped) and ends after the launch of kernel 1; range 4 is valid.
+  const kept = await toChrome(dump([[m(2, T + 500n, 4), ...GOOD(), m(4, T + 3000n, 4)]]).bytes);
+  assert.is(events(kept.trace, "gpu_user_annotation").length, 1, "a valid range is projected");
+  const { trace } = await toChrome(dump([[m(2, T - 2n * HOUR, 3), ...GOOD(), m(4, T + 3000n, 3)]]).bytes);
+  assert.is(events(trace, "user_annotation").length, 0);
+  assert.is(events(trace, "gpu_user_annotation").length, 0);
+  assert.ok(warning(trace, "UNMATCHED_RANGE_END"));
+  // A range whose end is dropped stays open to the last kept time, in the projection as on the host row.
+  const open = await toChrome(dump([[m(2, T + 500n, 5), ...GOOD(), m(4, T + 5n * HOUR, 5)]]).bytes);
+  assert.equal(events(open.trace, "user_annotation").map((e) => abs(open.trace, e.ts + e.dur)), [GOOD_LAST + OFF]);
+  assert.is(events(open.trace, "gpu_user_annotation").length, 1);
+});
+
 test("no END anchor (the collector died): the run goes on as long as records keep coming; a lone far record is dropped", async () => {
   // Work every 20 min for 3 h after the only anchor, then one kernel 2 days later and one ending 10 years later.
   const steady = Array.from({ length: 10 }, (_, i) => kern(10 + i, T + BigInt(i) * 20n * 60n * S, T + BigInt(i) * 20n * 60n * S + 1000n));
