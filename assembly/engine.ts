@@ -12,6 +12,7 @@ import * as S from "./model/session";
 import { clockPrepare, toUnix } from "./model/clock";
 import { cuptiApiName, cuptiPrepare, cuptiScan, cuptiDecode, cuptiFinish, cuptiProject } from "./decode/cupti";
 import { rangesPrepare, rangesNeedProjection } from "./model/ranges";
+import { timingReset, timingFinish } from "./model/timing";
 import { Fatal, Warn } from "./util/error";
 import { fail, failed, warn, setRecordContainerWarnings } from "./util/diag";
 import { setSink, Sink } from "./emit/dispatch";
@@ -253,6 +254,7 @@ export function beginProject(): void {
 export function beginIndex(): void {
   pass = 1;
   prepared = false;
+  timingReset();
   setRecordContainerWarnings(true);
   readerReset(onChunkPass1, true);
 }
@@ -264,7 +266,10 @@ export function beginEmit(sink: i32): void {
   setRecordContainerWarnings(false);
   readerReset(onChunkPass2, false);
   clockPrepare();
-  const first = S.minVendorTs != 0 ? toUnix(S.minVendorTs) : S.startNs;
+  // The earliest kept timestamp (model/timing.ts: never an unknown or dropped one), else the collector start, else
+  // the start anchor's wall clock.
+  const first = S.minVendorTs != 0 ? toUnix(S.minVendorTs) : S.startNs != 0 ? S.startNs
+    : S.haveStartAnchor ? S.anchorStartReal : 0;
   // A merge puts every file on one time base (emit/options.ts); it must not be after this file's first event.
   baseNs = fixedBaseNs != 0 && fixedBaseNs <= first ? fixedBaseNs : chromeBaseFor(first);
   setSink(<Sink>sink);
@@ -291,6 +296,8 @@ export function endPass(): bool {
     if (!S.haveEnd) warn(Warn.NO_END, 0, 0);
     if (S.droppedRecords > 0) warn(Warn.DROPPED_RECORDS, 0, S.droppedRecords);
     if (!prepared && S.haveHeader && S.vendor != 1) fail(Fatal.UNSUPPORTED_VENDOR, 0, S.vendor);
+    // The run's time window is known now: count what it drops, and keep the time span of the rest.
+    timingFinish();
     rangesPrepare(S.maxVendorTs);
     // The clock mapping is known now: rt_info's time span (info, merge planning) must not use a previous file's.
     clockPrepare();

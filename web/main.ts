@@ -234,7 +234,9 @@ function renderDetails(s: Sel | null): void {
   if (files.length > 1) kv(dl, "File", "file", f.name);
   kv(dl, "Start", "start", `${usExact(relStart(s))} µs`, "since the start of the trace");
   const exact = `${usExact(ev.dur(i))} µs`;
-  kv(dl, "Duration", "duration", dur(ev.dur(i)) === exact ? exact : `${exact} (${dur(ev.dur(i))})`);
+  if (ev.flags(i) & Flag.INCOMPLETE) {
+    kv(dl, "Duration", "duration", "unknown (incomplete)", "the vendor record has no end: still running at the final flush");
+  } else kv(dl, "Duration", "duration", dur(ev.dur(i)) === exact ? exact : `${exact} (${dur(ev.dur(i))})`);
   const x0 = ev.word(i, 9);
   const x1 = ev.word(i, 10);
   const x2 = ev.word(i, 11);

@@ -10,6 +10,7 @@
 import { Ev, EvKind, EvFlag, evClear } from "../model/event";
 import * as S from "../model/session";
 import { toUnix } from "../model/clock";
+import { Timing, timingNote, timingCheck } from "../model/timing";
 import { Warn } from "../util/error";
 import { warn, lose } from "../util/diag";
 import { arenaAlloc } from "../util/arena";
@@ -321,36 +322,27 @@ export function cuptiScan(p: usize, n: u32, off: u64): void {
       return;
     }
     S.countRecord(kind);
+    noteTimes(kind, r, size, off + <u64>(r - p) + 24);
     switch (kind) {
       case K.CONCURRENT_KERNEL:
       case K.KERNEL:
-        if (size >= 52) {
-          S.noteTs(load<u64>(r, 16));
-          S.setContextDevice(load<u32>(r, 44), load<u32>(r, 40));
-        }
+        if (size >= 52) S.setContextDevice(load<u32>(r, 44), load<u32>(r, 40));
         break;
       case K.MEMCPY:
       case K.MEMCPY2:
       case K.MEMSET:
-        if (size >= 44) {
-          S.noteTs(load<u64>(r, 16));
-          S.setContextDevice(load<u32>(r, 36), load<u32>(r, 32));
-        }
+        if (size >= 44) S.setContextDevice(load<u32>(r, 36), load<u32>(r, 32));
         break;
       case K.RUNTIME:
       case K.DRIVER:
-        if (size >= 24) {
-          S.noteTs(load<u64>(r, 8));
-          S.noteTs(load<u64>(r, 16));
-          R.rangesNoteApi();
-        }
+        if (size >= 24) R.rangesNoteApi();
         if (size >= 36 && !S.noteApiProcess(load<u32>(r, 32), load<u32>(r, 24))) {
           warn(Warn.CORRELATION_PROCESSES, off + <u64>(r - p) + 24, load<u32>(r, 32));
         }
         break;
       case K.MARKER:
         // Ranges for the GPU projection, in vendor time (compared with API records' vendor time).
-        if (size >= 36 && load<u32>(r, 20) == 2) {
+        if (size >= 36 && load<u32>(r, 20) == 2 && load<u64>(r, 8) != 0) {
           const flags = load<u32>(r, 4);
           if ((flags & MARKER_START) != 0) {
             R.rangeOpen(load<u32>(r, 16), load<u32>(r, 24), load<u32>(r, 28), load<u64>(r, 8), size >= 48 ? load<u64>(r, 40) : 0);
@@ -466,14 +458,59 @@ const MARK_ENTRY: usize = 32;
   }
 }
 
-// @ts-ignore: decorator
-@inline function setTimes(e: Ev, start: u64, end: u64, kind: u32, at: u64): void {
-  e.start = toUnix(start);
-  e.end = toUnix(end);
-  if (e.end < e.start) {
-    warn(Warn.NEGATIVE_DURATION, at, kind);
-    e.end = e.start;
+/**
+ * Pass 1: hands the times of a record that pass 2 turns into an event (same kinds, same minimum sizes) to the
+ * vendor-neutral rule (model/timing.ts), which counts the unknown, inverted and out-of-run ones.
+ */
+function noteTimes(kind: u32, r: usize, size: u32, at: u64): void {
+  switch (kind) {
+    case K.CONCURRENT_KERNEL:
+    case K.KERNEL:
+      if (size >= 104) timingNote(load<u64>(r, 16), load<u64>(r, 24), kind, at);
+      break;
+    case K.MEMCPY:
+    case K.MEMSET:
+      if (size >= 48) timingNote(load<u64>(r, 16), load<u64>(r, 24), kind, at);
+      break;
+    case K.MEMCPY2:
+      if (size >= 64) timingNote(load<u64>(r, 16), load<u64>(r, 24), kind, at);
+      break;
+    case K.RUNTIME:
+    case K.DRIVER:
+    case K.INTERNAL_LAUNCH_API:
+      if (size >= 36) timingNote(load<u64>(r, 8), load<u64>(r, 16), kind, at);
+      break;
+    case K.SYNCHRONIZATION:
+    case K.GRAPH_TRACE:
+      if (size >= 40) timingNote(load<u64>(r, 8), load<u64>(r, 16), kind, at);
+      break;
+    case K.OVERHEAD:
+      if (size >= 40) timingNote(load<u64>(r, 24), load<u64>(r, 32), kind, at);
+      break;
+    case K.MARKER:
+      if (size >= 36) timingNote(load<u64>(r, 8), load<u64>(r, 8), kind, at);
+      break;
+    case K.CUDA_EVENT:
+      // 0 = device timestamps not enabled (a setting, not damage): skipped without a warning in pass 2.
+      if (size >= 48 && load<u64>(r, 40) != 0) timingNote(load<u64>(r, 40), load<u64>(r, 40), kind, at);
+      break;
   }
+}
+
+/**
+ * Pass 2: sets e's times (Unix ns) by the timestamp rule; false when the record is dropped (counted in pass 1). An
+ * incomplete record (no end) becomes a zero-length event at its start, flagged INCOMPLETE.
+ */
+// @ts-ignore: decorator
+@inline function setTimes(e: Ev, start: u64, end: u64): bool {
+  const t = timingCheck(start, end);
+  if (t == Timing.DROP) return false;
+  e.start = toUnix(start);
+  if (t == Timing.INCOMPLETE) {
+    e.end = e.start;
+    e.flags |= EvFlag.INCOMPLETE;
+  } else e.end = toUnix(end);
+  return true;
 }
 
 function kernelName(e: Ev, ptr: u64, at: u64): void {
@@ -512,7 +549,7 @@ export function cuptiDecode(p: usize, n: u32, off: u64): void {
         e.kind = EvKind.KERNEL;
         e.recordKind = kind;
         e.flags = EvFlag.HAS_LAUNCH | EvFlag.FLOW_END;
-        setTimes(e, load<u64>(r, 16), load<u64>(r, 24), kind, at);
+        if (!setTimes(e, load<u64>(r, 16), load<u64>(r, 24))) break;
         e.registersPerThread = <u32>load<u16>(r, 6);
         e.device = load<u32>(r, 40);
         e.context = load<u32>(r, 44);
@@ -564,7 +601,7 @@ export function cuptiDecode(p: usize, n: u32, off: u64): void {
         e.dstKind = <u32>load<u8>(r, 6);
         if ((load<u8>(r, 7) & 1) != 0) e.flags |= EvFlag.ASYNC;
         e.bytes = load<u64>(r, 8);
-        setTimes(e, load<u64>(r, 16), load<u64>(r, 24), kind, at);
+        if (!setTimes(e, load<u64>(r, 16), load<u64>(r, 24))) break;
         e.device = load<u32>(r, 32);
         e.context = load<u32>(r, 36);
         e.stream = load<u32>(r, 40);
@@ -599,7 +636,7 @@ export function cuptiDecode(p: usize, n: u32, off: u64): void {
         e.dstKind = <u32>load<u8>(r, 6);
         if ((load<u8>(r, 7) & 1) != 0) e.flags |= EvFlag.ASYNC;
         e.bytes = load<u64>(r, 8);
-        setTimes(e, load<u64>(r, 16), load<u64>(r, 24), kind, at);
+        if (!setTimes(e, load<u64>(r, 16), load<u64>(r, 24))) break;
         e.device = load<u32>(r, 32);
         e.context = load<u32>(r, 36);
         e.stream = load<u32>(r, 40);
@@ -635,7 +672,7 @@ export function cuptiDecode(p: usize, n: u32, off: u64): void {
         e.flags = EvFlag.FLOW_END;
         e.memsetValue = load<u32>(r, 4);
         e.bytes = load<u64>(r, 8);
-        setTimes(e, load<u64>(r, 16), load<u64>(r, 24), kind, at);
+        if (!setTimes(e, load<u64>(r, 16), load<u64>(r, 24))) break;
         e.device = load<u32>(r, 32);
         e.context = load<u32>(r, 36);
         e.stream = load<u32>(r, 40);
@@ -681,7 +718,7 @@ export function cuptiDecode(p: usize, n: u32, off: u64): void {
         e.kind = kind == K.DRIVER ? EvKind.API_DRIVER : EvKind.API_RUNTIME;
         e.recordKind = kind;
         e.apiId = cbid;
-        setTimes(e, load<u64>(r, 8), load<u64>(r, 16), kind, at);
+        if (!setTimes(e, load<u64>(r, 8), load<u64>(r, 16))) break;
         e.pid = load<u32>(r, 24);
         e.tid = load<u32>(r, 28);
         e.correlation = load<u32>(r, 32);
@@ -706,7 +743,7 @@ export function cuptiDecode(p: usize, n: u32, off: u64): void {
         e.flags = EvFlag.FLOW_END;
         const st = load<u32>(r, 4);
         e.apiId = st;
-        setTimes(e, load<u64>(r, 8), load<u64>(r, 16), kind, at);
+        if (!setTimes(e, load<u64>(r, 8), load<u64>(r, 16))) break;
         e.correlation = load<u32>(r, 24);
         e.context = load<u32>(r, 28);
         e.stream = load<u32>(r, 32);
@@ -723,7 +760,7 @@ export function cuptiDecode(p: usize, n: u32, off: u64): void {
         // Only CudaEvent2 carries a device timestamp; without it there is nothing to place on the timeline.
         if (size < 48) break;
         const ts = load<u64>(r, 40);
-        if (ts == 0) break;
+        if (ts == 0 || timingCheck(ts, ts) == Timing.DROP) break;
         evClear(e);
         e.kind = EvKind.EVENT_RECORD;
         e.recordKind = kind;
@@ -758,7 +795,7 @@ export function cuptiDecode(p: usize, n: u32, off: u64): void {
           e.context = load<u32>(r, 16);
           e.stream = load<u32>(r, 20);
         }
-        setTimes(e, load<u64>(r, 24), load<u64>(r, 32), kind, at);
+        if (!setTimes(e, load<u64>(r, 24), load<u64>(r, 32))) break;
         if (size >= 44) e.correlation = load<u32>(r, 40);
         overheadName(e, ok);
         emitEvent(e);
@@ -777,7 +814,7 @@ export function cuptiDecode(p: usize, n: u32, off: u64): void {
         e.recordKind = kind;
         e.flags = EvFlag.FLOW_END | EvFlag.HAS_GRAPH;
         e.correlation = load<u32>(r, 4);
-        setTimes(e, load<u64>(r, 8), load<u64>(r, 16), kind, at);
+        if (!setTimes(e, load<u64>(r, 8), load<u64>(r, 16))) break;
         e.device = load<u32>(r, 24);
         e.graphId = load<u32>(r, 28);
         e.context = load<u32>(r, 32);
@@ -813,7 +850,9 @@ function marker(e: Ev, r: usize, size: u32, at: u64): void {
     return;
   }
   const flags = load<u32>(r, 4);
-  const ts = toUnix(load<u64>(r, 8));
+  const vts = load<u64>(r, 8);
+  if (timingCheck(vts, vts) == Timing.DROP) return; // counted in pass 1 (model/timing.ts)
+  const ts = toUnix(vts);
   const id = load<u32>(r, 16);
   const objKind = load<u32>(r, 20);
   const pid = objKind == 2 || objKind == 1 ? load<u32>(r, 24) : 0;

@@ -200,6 +200,8 @@ function head(cat: string, e: Ev, pid: u64, tid: u64): void {
   O.ascii(',"dur":');
   O.micros(e.end - e.start);
   O.ascii(',"args":{');
+  // No end in the vendor record (model/timing.ts): written with dur 0 at its start.
+  if ((e.flags & EvFlag.INCOMPLETE) != 0) O.ascii('"incomplete":true,');
   if ((e.flags & EvFlag.HAS_EXTERNAL) != 0) {
     keyU('"External id":', e.externalId);
     O.byte(44);
@@ -400,6 +402,7 @@ export function chromeEvent(e: Ev): void {
       O.micros(rel(e.start));
       O.ascii(',"dur":');
       O.micros(e.end - e.start);
+      if ((e.flags & EvFlag.INCOMPLETE) != 0) O.ascii(',"args":{"incomplete":true}');
       O.ascii("}");
       break;
     }
@@ -475,6 +478,7 @@ export function chromeEvent(e: Ev): void {
       O.ascii(',"dur":');
       O.micros(e.end - e.start);
       O.ascii(',"args":{');
+      if ((e.flags & EvFlag.INCOMPLETE) != 0) O.ascii('"incomplete":true,');
       if ((e.flags & EvFlag.HAS_EXTERNAL) != 0) keyU('"External id":', e.externalId);
       if ((e.flags & EvFlag.HAS_EXTERNAL) != 0) O.byte(44);
       keyU('"device":', e.device);

@@ -8,6 +8,7 @@
  *   names, syncs, NVTX ranges, overhead;
  * - per memcpy direction (CUPTI copy kind, peer or not): count, bytes, time;
  * - the trace span: first start and last end over every event.
+ * Incomplete events (EvFlag.INCOMPLETE: no end in the vendor record) are left out of everything.
  *
  * Memory: the tables grow with distinct names and devices; busy time needs the device intervals, kept as 16-byte
  * (start, end) pairs after coalescing each one with the previous interval of its device when they overlap or touch
@@ -203,6 +204,8 @@ function named(kind: u32, e: Ev, dur: u64): void {
 export function statsEvent(e: Ev): void {
   const kind = e.kind;
   if (kind == EvKind.GPU_RANGE) return; // a projection of host ranges, not work of its own
+  // No end in the vendor record (model/timing.ts): no duration to add, and a 0 would only distort the minimum.
+  if ((e.flags & EvFlag.INCOMPLETE) != 0) return;
   S.addEvent();
   events++;
   const s = e.start;

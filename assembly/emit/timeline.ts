@@ -63,6 +63,8 @@ const enum TF {
   FLOW_END = 4,
   ASYNC = 8,
   PEER = 16,
+  /** No end in the vendor record (model/timing.ts): duration 0 at its start; left out of the statistics. */
+  INCOMPLETE = 32,
 }
 
 /** Row classes; rows are written ordered by (host/GPU, pid or device, tid or stream, class). */
@@ -363,6 +365,7 @@ export function timelineEvent(e: Ev): void {
   if ((e.flags & EvFlag.FLOW_END) != 0) f |= TF.FLOW_END;
   if ((e.flags & EvFlag.ASYNC) != 0) f |= TF.ASYNC;
   if ((e.flags & EvFlag.PEER) != 0) f |= TF.PEER;
+  if ((e.flags & EvFlag.INCOMPLETE) != 0) f |= TF.INCOMPLETE;
   store<u8>(r, <u8>e.kind, 24);
   store<u8>(r, <u8>f, 25);
   store<u16>(r, 0, 26);

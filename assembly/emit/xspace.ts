@@ -1858,8 +1858,8 @@ function putLoss(): void {
 /** Warning codes that mean data was lost: written to XSpace.errors; the others go to XSpace.warnings. */
 function isDataLoss(code: i32): bool {
   // TRUNCATED, BAD_CHUNK_HEADER, BAD_PAYLOAD_CRC, CHUNK_TOO_LARGE, SEQ_GAP, UNKNOWN_KIND_UNSIZED, RECORD_TRUNCATED,
-  // COLLECTOR_ERROR
-  return code <= 4 || code == 9 || code == 11 || code == 22;
+  // NEGATIVE_DURATION, COLLECTOR_ERROR, BAD_TIMESTAMP (records dropped by model/timing.ts)
+  return code <= 4 || code == 9 || code == 11 || code == 14 || code == 22 || code == 23;
 }
 
 /**

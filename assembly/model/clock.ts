@@ -44,11 +44,28 @@ export function clockPrepare(): void {
   }
 }
 
-/** Unix-epoch ns of vendor timestamp `v` (0 stays 0: "not collected"). */
+/**
+ * Unix-epoch ns of vendor timestamp `v` (0 stays 0: "not collected"). Saturates at 1 and 2^64 − 1 instead of
+ * wrapping, so the mapping keeps the order of any two times even with absurd anchors (a CLOCK_REALTIME near 1970).
+ */
 // @ts-ignore: decorator
 @inline export function toUnix(v: u64): u64 {
   if (v == 0 || mode == 0) return v;
-  if (mode == 1) return <u64>(<i64>v + offset);
-  const dv = <i64>(v - baseVendor);
-  return <u64>(<i64>baseReal + <i64>Math.round(<f64>dv * slope));
+  if (mode == 1) {
+    if (offset >= 0) {
+      const r = v + <u64>offset;
+      return r < v ? 0xffffffffffffffff : r;
+    }
+    const d = <u64>(-offset);
+    return v > d ? v - d : 1;
+  }
+  const dv = <f64><i64>(v - baseVendor);
+  const r = <f64>baseReal + Math.round(dv * slope);
+  return r < 1.0 ? 1 : r >= 18446744073709551615.0 ? 0xffffffffffffffff : exactReal(dv);
+}
+
+/** baseReal + round(dv · slope) in integers (exact to the ns), once the f64 estimate showed it does not wrap. */
+// @ts-ignore: decorator
+@inline function exactReal(dv: f64): u64 {
+  return <u64>(<i64>baseReal + <i64>Math.round(dv * slope));
 }

@@ -56,6 +56,11 @@ export const enum EvFlag {
   PEER = 512,
   /** A user-annotation external id (CUPTI CUSTOM1) is in userExternalId. */
   HAS_USER_EXTERNAL = 1024,
+  /**
+   * The vendor record has a start but no end (work unfinished at the final, forced flush): end = start. Emitters
+   * mark it and statistics leave it out (model/timing.ts).
+   */
+  INCOMPLETE = 2048,
 }
 
 /**
@@ -68,7 +73,7 @@ export class Ev {
   flags: u32;
   /** Start, Unix-epoch ns. */
   start: u64;
-  /** End, Unix-epoch ns (≥ start; decoders clamp and warn). */
+  /** End, Unix-epoch ns (≥ start: model/timing.ts drops inverted records; = start when INCOMPLETE). */
   end: u64;
   /** Vendor correlation id joining a host call with its device work. */
   correlation: u64;

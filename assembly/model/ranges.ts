@@ -13,6 +13,7 @@
  */
 import { Table, tableNew, tableUpsert, tableFind, tableSlots, tableKeyAt, tableValueAt, inserted } from "../util/hash_table";
 import { Paged, pagedNew, pagedSlot } from "../util/paged";
+import { Timing, timingCheck } from "./timing";
 
 const RANGE: usize = 48; // pid u32 @0, tid u32 @4, start u64 @8, end u64 @16, name u64 @24, parent i32 @32, id u32 @36
 /** Ranges beyond this many are not projected (key packing: 24 bits of range index). */
@@ -71,7 +72,8 @@ export function rangeClose(id: u32, end: u64): void {
   const p = tableFind(openById, id);
   if (p == 0 || load<u64>(p) == 0) return;
   const r = ranges + <usize>(load<u64>(p) - 1) * RANGE;
-  store<u64>(r, end < load<u64>(r, 8) ? load<u64>(r, 8) : end, 16);
+  store<u64>(r, end, 16); // judged and ordered by rangesPrepare
+
   store<u64>(p, 0);
 }
 
@@ -106,7 +108,21 @@ function less(a: u32, b: u32): bool {
 /** After pass 1: closes ranges still open at `lastTs`, sorts by (thread, start) and links each to its parent. */
 export function rangesPrepare(lastTs: u64): void {
   if (count == 0) return;
-  for (let i: u32 = 0; i < count; i++) if (load<u64>(rAt(i), 16) == 0xffffffffffffffff) store<u64>(rAt(i), lastTs, 16);
+  // The timestamp rule (model/timing.ts), as pass 2 applies it to the markers: a range whose start marker is dropped
+  // does not exist; one whose end marker is dropped stays open, to the last kept time.
+  let n: u32 = 0;
+  for (let i: u32 = 0; i < count; i++) {
+    const r = rAt(i);
+    const s = load<u64>(r, 8);
+    if (timingCheck(s, s) == Timing.DROP) continue;
+    const e = load<u64>(r, 16);
+    if (e == 0xffffffffffffffff || timingCheck(e, e) == Timing.DROP) store<u64>(r, lastTs, 16);
+    if (load<u64>(r, 16) < s) store<u64>(r, s, 16);
+    if (n != i) memory.copy(rAt(n), r, RANGE);
+    n++;
+  }
+  count = n;
+  if (count == 0) return;
   // Bottom-up merge sort of the index array (stable, O(n log n), no recursion).
   let a = heap.alloc(<usize>count << 2);
   let b = heap.alloc(<usize>count << 2);

@@ -65,9 +65,21 @@ export let anchorStartVendor: u64 = 0;
 export let anchorStartReal: u64 = 0;
 export let anchorEndVendor: u64 = 0;
 export let anchorEndReal: u64 = 0;
+/** Earliest and latest vendor time of any CLOCK anchor (start, periodic, end) with a known vendor time (model/timing.ts). */
+export let haveAnyAnchor = false;
+export let anchorMinVendor: u64 = 0;
+export let anchorMaxVendor: u64 = 0;
 
-/** Records a CLOCK anchor: `which` 0 = start, 1 = end (periodic anchors are not needed for linear alignment). */
+/**
+ * Records a CLOCK anchor: `which` 0 = start, 1 = end (periodic anchors are not needed for linear alignment, only for
+ * the run's time window).
+ */
 export function setAnchor(which: u32, vendorNs: u64, realNs: u64): void {
+  if (vendorNs != 0) {
+    if (!haveAnyAnchor || vendorNs < anchorMinVendor) anchorMinVendor = vendorNs;
+    if (!haveAnyAnchor || vendorNs > anchorMaxVendor) anchorMaxVendor = vendorNs;
+    haveAnyAnchor = true;
+  }
   if (which == 0 && !haveStartAnchor) {
     haveStartAnchor = true;
     anchorStartVendor = vendorNs;
@@ -108,7 +120,7 @@ export let activityChunks: u64 = 0;
 export let activityBytes: u64 = 0;
 export let droppedRecords: u64 = 0;
 export let haveEnd = false;
-/** Smallest and largest vendor timestamps seen in pass 1 (0 when none). */
+/** Earliest and latest vendor timestamps of the records kept (model/timing.ts), known after pass 1 (0 when none). */
 export let minVendorTs: u64 = 0;
 export let maxVendorTs: u64 = 0;
 /** Events written by the emitter (pass 2). */
@@ -116,10 +128,14 @@ export let eventsEmitted: u64 = 0;
 /** Host API records hidden by the default filters (Kineto's blocklist). */
 export let apiFiltered: u64 = 0;
 
-export function noteTs(t: u64): void {
-  if (t == 0) return;
-  if (minVendorTs == 0 || t < minVendorTs) minVendorTs = t;
-  if (t > maxVendorTs) maxVendorTs = t;
+/** Sets the time span of the kept records (end of pass 1, model/timing.ts). */
+export function setTimeSpan(min: u64, max: u64): void {
+  minVendorTs = min;
+  maxVendorTs = max;
+}
+
+/** Notes a record's start (vendor ns, not 0) for the out-of-order buffer count (pass 1). */
+export function noteBufferTs(t: u64): void {
   if (bufMin == 0 || t < bufMin) bufMin = t;
 }
 
@@ -508,6 +524,9 @@ export function sessionReset(): void {
   anchorStartReal = 0;
   anchorEndVendor = 0;
   anchorEndReal = 0;
+  haveAnyAnchor = false;
+  anchorMinVendor = 0;
+  anchorMaxVendor = 0;
   haveKindSizes = false;
   memory.fill(kindSizesP, 0, MAX_KIND * 4);
   memory.fill(recordsPerKindP, 0, MAX_KIND * 8);

@@ -51,7 +51,7 @@ export const enum Warn {
   MISSING_STRING = 12,
   /** The vendor library version is newer than the layouts this build knows. detail: version. */
   UNKNOWN_VENDOR_VERSION = 13,
-  /** An event ended before it started; its duration was written as 0. detail: record kind. */
+  /** A record ends before it starts; it was dropped (model/timing.ts). detail: record kind of the first. */
   NEGATIVE_DURATION = 14,
   /** A correlation id was mapped to two external ids; the first was kept. detail: correlation id. */
   DUPLICATE_CORRELATION = 15,
@@ -73,6 +73,16 @@ export const enum Warn {
   SEQ_REUSED = 23,
   /** API calls of two processes carry the same correlation id; its flows were left out. detail: correlation id. */
   CORRELATION_PROCESSES = 24,
+  /**
+   * A record's start is unknown (0) or one of its times is far outside the run (model/timing.ts); it was dropped.
+   * detail: record kind of the first.
+   */
+  BAD_TIMESTAMP = 25,
+  /**
+   * A record has a start but no end (work unfinished at the final, forced flush); kept as a zero-length event marked
+   * incomplete. detail: record kind of the first.
+   */
+  INCOMPLETE_RECORD = 26,
 }
 
 /** Number of warning codes (size of the per-code tables). */

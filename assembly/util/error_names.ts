@@ -29,6 +29,8 @@ export function warnName(code: i32): string {
     case 22: return "COLLECTOR_ERROR";
     case 23: return "SEQ_REUSED";
     case 24: return "CORRELATION_PROCESSES";
+    case 25: return "BAD_TIMESTAMP";
+    case 26: return "INCOMPLETE_RECORD";
   }
   return "UNKNOWN";
 }

@@ -51,6 +51,8 @@ export const WARN_NAMES = [
   "COLLECTOR_ERROR",
   "SEQ_REUSED",
   "CORRELATION_PROCESSES",
+  "BAD_TIMESTAMP",
+  "INCOMPLETE_RECORD",
 ] as const;
 /**
  * Warnings the host adds (not the core): `STILL_WRITING`, an input without END chunk that changed size during the
@@ -75,7 +77,7 @@ export const WARN_MESSAGES: Record<WarningName, string> = {
   RECORD_TRUNCATED: "an activity buffer ends inside a record ({detail} bytes)",
   MISSING_STRING: "a name pointer (low bits {detail}) is not in the string table",
   UNKNOWN_VENDOR_VERSION: "vendor library version {detail} is newer than this build knows; known fields were read",
-  NEGATIVE_DURATION: "events of record kind {detail} end before they start; written with duration 0",
+  NEGATIVE_DURATION: "records end before they start (first: record kind {detail}); dropped",
   DUPLICATE_CORRELATION: "correlation id {detail} maps to two external ids; the first was kept",
   DROPPED_RECORDS: "the collector lost {detail} records (buffers full or memory cap)",
   UNCLOSED_RANGE: "NVTX range {detail} never ended; closed at the last timestamp",
@@ -87,6 +89,10 @@ export const WARN_MESSAGES: Record<WarningName, string> = {
   SEQ_REUSED: "chunk seq {detail} appears again with different content; both copies were kept",
   CORRELATION_PROCESSES: "correlation id {detail} is used by API calls of two processes; device records carry no process, so its launch→kernel flows were left out",
   STILL_WRITING: "the file changed size during the conversion and has no END chunk: a collector is still writing it",
+  BAD_TIMESTAMP:
+    "records with an unknown start (0) or a time far outside the run (over 1 h past its clock anchors or records; first: record kind {detail}); dropped",
+  INCOMPLETE_RECORD:
+    "records without an end (work unfinished at the final flush; first: record kind {detail}); kept as zero-length events marked incomplete",
 };
 
 /** One warning as reported by the core: how often, and where it first happened. */
@@ -107,7 +113,13 @@ export interface Warning {
 export const LOSS_WARNINGS: ReadonlySet<WarningName> = new Set<WarningName>([
   "TRUNCATED", "BAD_CHUNK_HEADER", "BAD_PAYLOAD_CRC", "CHUNK_TOO_LARGE", "SEQ_GAP", "NO_END", "BAD_PAYLOAD",
   "UNKNOWN_KIND_UNSIZED", "RECORD_TRUNCATED", "RECORD_TOO_SMALL", "DROPPED_RECORDS", "COLLECTOR_ERROR",
+  "NEGATIVE_DURATION", "BAD_TIMESTAMP",
 ]);
+
+/** True when warning `code` means loss of input data ({@link LOSS_WARNINGS}). */
+export function isLossWarning(code: string): boolean {
+  return (LOSS_WARNINGS as ReadonlySet<string>).has(code);
+}
 
 /** A byte range [from, to) of the input that a conversion skipped, with the warning that skipped it. */
 export interface LostRange {

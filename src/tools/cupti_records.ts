@@ -148,6 +148,42 @@ export function writeMarker(
     .u64(48, domainPtr).size;
 }
 
+/** Fields of an OVERHEAD record (objectKind 2 = thread: objectId is pid, tid; 3+ = device: device, context, stream). */
+export interface OverheadFields {
+  overheadKind: number; objectKind: number; id0: number; id1: number; id2?: number; start: bigint; end: bigint;
+  correlationId?: number;
+}
+/** Writes an OVERHEAD record at `off` (Overhead / Overhead3); returns its size. */
+export function writeOverhead(dv: DataView, off: number, l: CuptiLayout, f: OverheadFields): number {
+  return new Rec(dv, off, SIZES[l][CK.OVERHEAD], CK.OVERHEAD)
+    .u32(4, f.overheadKind).u32(8, f.objectKind).u32(12, f.id0).u32(16, f.id1).u32(20, f.id2 ?? 0)
+    .u64(24, f.start).u64(32, f.end).u32(40, f.correlationId ?? 0).size;
+}
+
+/** Fields of a GRAPH_TRACE record (a whole graph launch on a stream). */
+export interface GraphTraceFields {
+  correlationId: number; start: bigint; end: bigint; deviceId: number; graphId: number; contextId: number;
+  streamId: number;
+}
+/** Writes a GRAPH_TRACE record at `off` (GraphTrace / GraphTrace2); returns its size. */
+export function writeGraphTrace(dv: DataView, off: number, l: CuptiLayout, f: GraphTraceFields): number {
+  return new Rec(dv, off, SIZES[l][CK.GRAPH_TRACE], CK.GRAPH_TRACE)
+    .u32(4, f.correlationId).u64(8, f.start).u64(16, f.end).u32(24, f.deviceId).u32(28, f.graphId)
+    .u32(32, f.contextId).u32(36, f.streamId).u32(48, f.deviceId).u32(52, f.contextId).size;
+}
+
+/** Fields of a CUDA_EVENT record; deviceTimestamp exists only in CudaEvent2 (CUDA ≥ 12 layouts). */
+export interface CudaEventFields {
+  correlationId: number; contextId: number; streamId: number; eventId: number; deviceId: number;
+  deviceTimestamp: bigint;
+}
+/** Writes a CUDA_EVENT record at `off` (CudaEvent / CudaEvent2); returns its size. */
+export function writeCudaEvent(dv: DataView, off: number, l: CuptiLayout, f: CudaEventFields): number {
+  return new Rec(dv, off, SIZES[l][CK.CUDA_EVENT], CK.CUDA_EVENT)
+    .u32(4, f.correlationId).u32(8, f.contextId).u32(12, f.streamId).u32(16, f.eventId).u32(24, f.deviceId)
+    .u64(40, f.deviceTimestamp).size;
+}
+
 /** Runs a writer against a fresh zeroed record of `size` bytes and returns the bytes. */
 function one(size: number, write: (dv: DataView) => number): Uint8Array {
   const b = new Uint8Array(size);
@@ -184,6 +220,19 @@ export function markerRecord(
   l: CuptiLayout, flags: number, timestamp: bigint, id: number, pid: number, tid: number, namePtr: bigint, domainPtr = 0n,
 ): Uint8Array {
   return one(SIZES[l][CK.MARKER], (dv) => writeMarker(dv, 0, l, flags, timestamp, id, pid, tid, namePtr, domainPtr));
+}
+
+/** An OVERHEAD record. */
+export function overheadRecord(l: CuptiLayout, f: OverheadFields): Uint8Array {
+  return one(SIZES[l][CK.OVERHEAD], (dv) => writeOverhead(dv, 0, l, f));
+}
+/** A GRAPH_TRACE record. */
+export function graphTraceRecord(l: CuptiLayout, f: GraphTraceFields): Uint8Array {
+  return one(SIZES[l][CK.GRAPH_TRACE], (dv) => writeGraphTrace(dv, 0, l, f));
+}
+/** A CUDA_EVENT record. */
+export function cudaEventRecord(l: CuptiLayout, f: CudaEventFields): Uint8Array {
+  return one(SIZES[l][CK.CUDA_EVENT], (dv) => writeCudaEvent(dv, 0, l, f));
 }
 
 /** Concatenates records into one activity buffer. */

@@ -57,6 +57,7 @@ static struct {
   int (*enabled)(uint32_t);
   uint64_t (*stat)(const char*);
   uint32_t (*record_size)(uint32_t);
+  void (*kernel_running)(uint32_t, const char*, uint64_t, uint32_t, uint32_t, uint32_t);
 } F;
 
 static struct {
@@ -157,6 +158,7 @@ static void load(void) {
   BIND(f, F.enabled, "fake_cupti_enabled");
   BIND(f, F.stat, "fake_cupti_stat");
   BIND(f, F.record_size, "fake_cupti_record_size");
+  BIND(f, F.kernel_running, "fake_cupti_kernel_running");
 }
 
 static void print_stats(const char* ev) {
@@ -460,10 +462,25 @@ static int scenario_bench(void) {
   return finish();
 }
 
+/* Exits while a kernel still runs: the collector's exit flush is forced, so CUPTI hands the kernel over with end 0
+ * (CUPTI_TIMESTAMP_UNKNOWN). A plain rawtrace_flush before the exit must not deliver it. */
+static int scenario_unfinished(void) {
+  uint64_t base = F.now();
+  out("{\"ev\":\"base\",\"ts\":\"%llu\"}", (unsigned long long)base);
+  uint64_t t = base + 1000000;
+  for (int i = 0; i < 3; i++, t += 100000) launch("finished_kernel", t, 20000, 7, 1);
+  uint32_t c = F.api(2, CB_LAUNCH, t, t + 5000);
+  F.kernel_running(c, "unfinished_kernel", t + 10000, 0, 1, 7);
+  out("{\"ev\":\"running\",\"name\":\"unfinished_kernel\",\"corr\":%u,\"start\":\"%llu\",\"stream\":7}", c,
+      (unsigned long long)(t + 10000));
+  flush_or_die();
+  return finish();
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: cuda_app <basic|threads|exhaust|signal|window|kill9|sigterm|sigterm_chain|"
-                    "write_limit|bench|plain>\n");
+                    "write_limit|bench|unfinished|plain>\n");
     return 64;
   }
   const char* sc = argv[1];
@@ -483,6 +500,7 @@ int main(int argc, char** argv) {
   if (!strcmp(sc, "kill9") || !strcmp(sc, "sigterm") || !strcmp(sc, "sigterm_chain")) return scenario_batches(sc);
   if (!strcmp(sc, "write_limit")) return scenario_write_limit();
   if (!strcmp(sc, "bench")) return scenario_bench();
+  if (!strcmp(sc, "unfinished")) return scenario_unfinished();
   if (!strcmp(sc, "plain")) {
     /* a short run whatever the collector's state (write errors, CUPTI errors): must exit 0 */
     uint64_t t = F.now();

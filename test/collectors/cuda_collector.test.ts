@@ -688,6 +688,47 @@ test("a CUPTI error disables collection: one log line, one LOG chunk, END, the p
   assert.ok(c.r.info.warnings.some((w) => w.code === "COLLECTOR_ERROR"));
 });
 
+// ---- unfinished work at the exit flush (docs/errors.md, Timestamps) --------------------------------------------------
+
+for (const tag of TAGS) {
+  test(`${tag}: a kernel still running at exit comes with end 0 from the forced flush; converted as incomplete`, async () => {
+    const run = runSync(tag, "unfinished", "unfinished");
+    ok(run, "unfinished");
+    const running = one(run, "running");
+    const path = outPath(tag, "unfinished", run.pid);
+    // The dump holds CUPTI's record as delivered: the kernel's end is CUPTI_TIMESTAMP_UNKNOWN (0).
+    const cs = chunks(path);
+    const sizes = readKindSizes(cs.find((x) => x.type === T.KIND_SIZES)!.p);
+    const ends: Array<[number, bigint]> = []; // CONCURRENT_KERNEL: correlationId @92, end @24
+    for (const c of cs.filter((x) => x.type === T.ACTIVITY)) {
+      for (let o = 0; o + 4 <= c.p.length; o += sizes.get(c.p.readUInt32LE(o))!) {
+        if (c.p.readUInt32LE(o) === 10) ends.push([c.p.readUInt32LE(o + 92), c.p.readBigUInt64LE(o + 24)]);
+      }
+    }
+    assert.equal(ends.filter(([, e]) => e === 0n).map(([corr]) => corr), [running.corr], "one record with end 0");
+    assert.is(cs[cs.length - 1].type, T.END);
+
+    const c = await convert(path);
+    const made = run.events.filter((e) => e.ev === "kernel");
+    const k = byCat(c, "kernel");
+    assert.equal(k.map((e) => e.name), [...made.map((e) => e.name), "unfinished_kernel"]);
+    made.forEach((m, i) => assertTimes(k[i], m.start, m.end, c.base, m.name));
+    const u = k[k.length - 1];
+    assertTimes(u, running.start, running.start, c.base, "unfinished_kernel at its start, dur 0");
+    assert.is(u.args.incomplete, true);
+    assert.is(u.args.correlation, running.corr);
+    // Neither the base nor the trace's extent comes from the unknown end.
+    const first = BigInt(run.events.find((e) => e.ev === "runtime").start);
+    assert.ok(c.base > 0n && c.base <= first && first - c.base < 7_889_238_000_000_000n, `base ${c.base}`);
+    const last = BigInt(running.start) - c.base;
+    for (const e of c.trace.traceEvents.filter((x) => x.ph === "X")) {
+      assert.ok(Math.round((e.ts + e.dur) * 1000) <= Number(last), `${e.name} ends by the last known time`);
+    }
+    const w = c.r.info.warnings.map((x) => [x.code, x.count, x.detail]);
+    assert.equal(w, [["INCOMPLETE_RECORD", 1, 10]]);
+  });
+}
+
 // ---- cost ------------------------------------------------------------------------------------------------------
 
 test("cost per delivered 8 MiB buffer (printed, not asserted)", async () => {

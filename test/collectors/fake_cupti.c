@@ -336,10 +336,35 @@ EXPORT CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind kind) {
   return CUPTI_SUCCESS;
 }
 
+/* Kernels started but not finished (fake_cupti_kernel_running): a forced flush hands them over with end =
+ * CUPTI_TIMESTAMP_UNKNOWN, as CUPTI does for work still running; a plain flush keeps them. mu held. */
+static struct running_kernel {
+  uint32_t kind, corr, device, context, stream;
+  uint64_t start;
+  const char* name;
+} running[16];
+static int n_running;
+
+static void hand_over_running_locked(void) {
+  for (int i = 0; i < n_running; i++) {
+    const struct running_kernel* k = &running[i];
+    FakeKernel* r = (FakeKernel*)room(sizeof *r); /* its slot was taken at launch, while the kind was enabled */
+    if (!r) continue;
+    memset(r, 0, sizeof *r);
+    r->kind = (CUpti_ActivityKind)k->kind;
+    st_records++;
+    SET_GPU_OP(r, k->corr, k->start, CUPTI_TIMESTAMP_UNKNOWN, k->device, k->context, k->stream);
+    r->gridX = r->gridY = r->gridZ = r->blockX = r->blockY = r->blockZ = 1;
+    r->name = k->name;
+  }
+  n_running = 0;
+}
+
 EXPORT CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag) {
-  (void)flag; /* every fake record is complete: forced or not, the result is the same */
+  /* completed records are handed over either way; work still running only by a forced flush (end unknown) */
   if (fail_all_fn("cuptiActivityFlushAll")) return CUPTI_ERROR_UNKNOWN;
   pthread_mutex_lock(&mu);
+  if (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) hand_over_running_locked();
   retire_current();
   deliver_all_locked();
   while (inflight) pthread_cond_wait(&done_cv, &mu); /* a delivery by the worker thread still running */
@@ -583,6 +608,19 @@ EXPORT void fake_cupti_kernel(uint32_t corr, const char* name, uint64_t start, u
     k->dynamicSharedMemory = 0;
     k->name = name;
   }
+  pthread_mutex_unlock(&mu);
+}
+
+/* A kernel that starts at `start` and is still running: nothing is delivered until a forced flush, which writes it
+ * with end = CUPTI_TIMESTAMP_UNKNOWN (0). Ignored when no kernel kind is enabled, or beyond 16 at once. */
+EXPORT void fake_cupti_kernel_running(uint32_t corr, const char* name, uint64_t start, uint32_t device,
+                                      uint32_t context, uint32_t stream) {
+  pthread_mutex_lock(&mu);
+  uint32_t kind = enabled[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL] ? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
+                  : enabled[CUPTI_ACTIVITY_KIND_KERNEL]          ? CUPTI_ACTIVITY_KIND_KERNEL
+                                                                 : 0;
+  if (kind && n_running < (int)(sizeof running / sizeof running[0]))
+    running[n_running++] = (struct running_kernel){kind, corr, device, context, stream, start, name};
   pthread_mutex_unlock(&mu);
 }
 

@@ -1,7 +1,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { readFileSync } from "node:fs";
-import { WARN_NAMES, WARN_MESSAGES, FATAL_NAMES } from "../../src/core/codes.js";
+import { WARN_NAMES, WARN_MESSAGES, FATAL_NAMES, LOSS_WARNINGS, isLossWarning } from "../../src/core/codes.js";
 
 const src = (p: string) => readFileSync(new URL(`../../${p}`, import.meta.url), "utf8");
 
@@ -22,6 +22,12 @@ test("every warning has a message and every code is documented in docs/errors.md
     assert.ok(doc.includes(`| ${n} |`), `${n} in docs/errors.md`);
   }
   for (const n of FATAL_NAMES.slice(1)) if (n !== "API_MISUSE") assert.ok(doc.includes(`| ${n} |`), n);
+});
+
+test("LOSS_WARNINGS: known codes, dropped records among them, the expected ones not", () => {
+  for (const n of LOSS_WARNINGS) assert.ok((WARN_NAMES as readonly string[]).includes(n), n);
+  for (const n of ["BAD_TIMESTAMP", "NEGATIVE_DURATION", "DROPPED_RECORDS", "TRUNCATED"]) assert.ok(isLossWarning(n), n);
+  for (const n of ["INCOMPLETE_RECORD", "UNKNOWN_KIND", "DUPLICATE_CHUNK"]) assert.not.ok(isLossWarning(n), n);
 });
 
 test.run();

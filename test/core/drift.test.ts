@@ -54,15 +54,16 @@ test("a name pointer missing from the string table: '<unknown kernel>' and MISSI
   assert.is(w.detail, 0x999);
 });
 
-test("zero and negative durations: zero kept, negative written as 0 with NEGATIVE_DURATION", async () => {
+test("zero and negative durations: zero kept, negative dropped with NEGATIVE_DURATION (docs/errors.md, timestamps)", async () => {
   const { chrome, xspace } = await both(dump(130001, (w) => w.activity(C.concat([kern(1, T, T), kern(2, T + 100n, T + 50n)]))));
   const k = events(chrome.trace, "kernel");
-  assert.equal(k.map((e) => e.dur), [0, 0]);
+  assert.equal(k.map((e) => [e.args.correlation, e.dur]), [[1, 0]]);
   assert.equal(codes(chrome.trace), ["NEGATIVE_DURATION"]);
   const dev = xspace.planes.find((p) => p.name === "/device:GPU:0")!;
   const evs = dev.lines.flatMap((l) => l.events);
-  assert.is(evs.length, 2);
+  assert.is(evs.length, 1);
   assert.ok(evs.every((e) => e.durationPs === 0n));
+  assert.ok(xspace.errors.some((e) => e.includes("NEGATIVE_DURATION")), "a loss: an XSpace error");
 });
 
 test("duplicate correlation ids: the first external id is kept, DUPLICATE_CORRELATION reported", async () => {

@@ -32,11 +32,21 @@ test(`fuzz: mutated dumps convert to valid JSON or fail with a clean error (seed
     runs++;
     perStrategy[strategy] = (perStrategy[strategy] ?? 0) + 1;
     try {
-      const { trace } = await toChrome(bytes); // JSON.parse inside: throws on invalid JSON
+      const { trace, result } = await toChrome(bytes); // JSON.parse inside: throws on invalid JSON
       assert.ok(Array.isArray(trace.traceEvents));
       for (const e of trace.traceEvents) {
         if (e.ph === "X") assert.ok(Number.isFinite(e.ts) && Number.isFinite(e.dur) && e.dur >= 0, `finite ts/dur (${strategy})`);
       }
+      // ---- invariant (issue 21, docs/errors.md "Timestamps"): no X event reaches outside the span of the kept
+      // records (GPU annotation spans are widened by 1 ns on each side), however the times were damaged.
+      if (result.info.firstNs > 0n) {
+        const span = Number(result.info.lastNs - result.info.firstNs) / 1000 + 0.002;
+        const from = Number(result.info.firstNs - BigInt(trace.baseTimeNanoseconds)) / 1000 - 0.001;
+        for (const e of trace.traceEvents) {
+          if (e.ph === "X") assert.ok(e.ts >= from - 0.001 && e.dur <= span && e.ts + e.dur <= from + span + 0.001, `X event within the kept span (${strategy})`);
+        }
+      }
+      // ---- end of the invariant
       converted++;
       if (runs % 4 === 0) {
         // The same input as XSpace: must decode as a protobuf XSpace.
