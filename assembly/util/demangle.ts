@@ -1114,15 +1114,27 @@ function parseUnresolved(): i32 {
   ip += 2; // sr
   let scope = 0;
   if (expect(0x4e /* N */)) {
+    // c++filt reads N...E as a nested type: each qualifier level not followed by E, and the
+    // whole, become substitution candidates
     scope = parseType();
     if (scope == 0) return 0;
+    let levels = 0;
     while (peek() != 0x45) {
       if (ip >= iend) return 0;
-      const q = parseSimpleId();
+      const q = parseSourceName();
       if (q == 0) return 0;
       scope = mk(N_NESTED, scope, q, 0);
+      if (peek() == 0x49 /* I */) {
+        if (!addSub(scope)) return 0;
+        const args = parseTemplateArgs(false);
+        if (args == 0) return 0;
+        scope = mk(N_TEMPLATE, scope, args, 0);
+      }
+      if (peek() != 0x45 && !addSub(scope)) return 0;
+      levels++;
     }
     ip++;
+    if (levels > 0 && !addSub(scope)) return 0;
   } else if (isDigit(peek())) {
     while (peek() != 0x45) {
       if (ip >= iend) return 0;
@@ -2398,7 +2410,7 @@ function prLeftInner(n: i32): void {
       prListIn(0x7b, fb(n), 0x7d);
       break;
     case N_SIZEOFPACK: {
-      // c++filt prints the length of the pack
+      // c++filt prints the length of the pack, 0 when the parameter is not a pack
       const lvl = tDepth;
       if (lvl <= 0) {
         failed = true;
@@ -2406,11 +2418,11 @@ function prLeftInner(n: i32): void {
       }
       const args = load<i32>(tstkBase + (<usize>(lvl - 1) << 2));
       const idx = fa(fa(n));
-      if (idx >= fb(args) || kindOf(listAt(args, idx)) != N_LIST) {
+      if (idx >= fb(args)) {
         failed = true;
         break;
       }
-      emitNum(fb(listAt(args, idx)));
+      emitNum(kindOf(listAt(args, idx)) == N_LIST ? fb(listAt(args, idx)) : 0);
       break;
     }
     case N_NULLARY:
@@ -2474,10 +2486,11 @@ function prUnary(n: i32): void {
     prIn(0x28, e, 0x29);
     return;
   }
-  // &A::f names the member function without its parameter list
+  // &A::f names the member function without its parameter list, as c++filt does, unless the
+  // function is cv- or ref-qualified: then the whole signature is printed, &(A::f() const)
   if (strOf(fa(n)).charCodeAt(0) == 0x26 && kindOf(e) == N_EXTNAME) {
     const enc = fa(e);
-    if (fb(enc) != 0 && kindOf(fa(enc)) == N_NESTED) e = fa(enc);
+    if (fb(enc) != 0 && kindOf(fa(enc)) == N_NESTED && fc(fb(enc)) == 0) e = fa(enc);
   }
   prSub(e);
 }
