@@ -1200,15 +1200,20 @@ function finishPlane(pl: Plane): void {
       if (key >= LINE_NVTX && key < LINE_OVERHEAD) bAscii("/NVTX");
       ln.nameP = bKeep();
       ln.nameN = bN;
-      // Named threads also get "thread <tid> (<name>)" as the row label, as the Chrome JSON output shows them.
-      if (key < LINE_OVERHEAD && tn != 0 && load<u32>(tn, 4) != 0) {
+      // Named threads also get "thread <tid> (<name>)" as the row label, as the Chrome JSON output shows them;
+      // a thread's overhead row says whose it is ("thread <tid> (<name>)/CUPTI overhead"): one per thread.
+      const named = tn != 0 && load<u32>(tn, 4) != 0;
+      if (named || key >= LINE_OVERHEAD) {
         bStart();
         bAscii("thread ");
         bU64(tid);
-        bAscii(" (");
-        bBytes(<usize>load<u32>(tn), load<u32>(tn, 4));
-        bAscii(")");
-        if (key >= LINE_NVTX) bAscii("/NVTX");
+        if (named) {
+          bAscii(" (");
+          bBytes(<usize>load<u32>(tn), load<u32>(tn, 4));
+          bAscii(")");
+        }
+        if (key >= LINE_OVERHEAD) bAscii("/CUPTI overhead");
+        else if (key >= LINE_NVTX) bAscii("/NVTX");
         ln.dispP = bKeep();
         ln.dispN = bN;
       }

@@ -363,6 +363,7 @@ test("graph executions, event records and tracing overhead (host and device)", a
   const host = plane(space, "/host:CPU");
   const ho = line(host, "CUPTI overhead");
   assert.is(ho.id, 0x20000000n + 88n);
+  assert.is(ho.displayName, "thread 88/CUPTI overhead", "the row says whose overhead it is");
   assert.is(ho.events[0].durationPs, 50000n);
 });
 
