@@ -101,6 +101,19 @@ test("API_NAMES: CUPTI's raw names (cudaLaunchKernel_v7000) are what a writer st
   assert.equal(api, ["cudaLaunchKernel", "cudaMemcpyAsync", "cudaLaunchKernel", "cuda_runtime_cbid_999"]);
 });
 
+test("API_NAMES: may come after the ACTIVITY it names; a (domain, id) given twice is named by its last entry everywhere", async () => {
+  const w = RawtraceWriter.inMemory();
+  w.header(header());
+  w.kindSizes(sizes());
+  w.apiNames([[2, 41, "cudaOldName_v3020"]]);
+  w.activity(C.apiRecord(L, { kind: 5, cbid: 41, start: T0 + 1000n, end: T0 + 2000n, processId: PID, threadId: TID, correlationId: 1 }));
+  w.apiNames([[2, 41, "cudaMemcpyAsync_v3020"], [2, 211, "cudaLaunchKernel_v7000"]]);
+  w.activity(C.apiRecord(L, { kind: 5, cbid: 211, start: T0 + 3000n, end: T0 + 4000n, processId: PID, threadId: TID, correlationId: 2 }));
+  w.end();
+  const { events } = await chrome(w.bytes(), { allApi: true });
+  assert.equal(events.filter((e) => e.cat === "cuda_runtime").map((e) => e.name), ["cudaMemcpyAsync", "cudaLaunchKernel"]);
+});
+
 // ---- STRINGS -----------------------------------------------------------------------------------------------------------
 
 test("STRINGS: may follow the ACTIVITY that uses it; a pointer given new bytes names the records after it; a missing pointer is <unknown kernel> + MISSING_STRING", async () => {
