@@ -141,7 +141,14 @@ function onChunkPass1(type: u32, p: usize, n: u32, off: u64, seq: u32): void {
     }
     case Chunk.KIND_SIZES: {
       const count = rdCount(8);
-      for (let i: u32 = 0; i < count; i++) S.setKindSize(rd32(), rd32());
+      for (let i: u32 = 0; i < count; i++) {
+        const kind = rd32();
+        const size = rd32();
+        // After the first ACTIVITY chunk the strides are fixed (both passes walk every buffer with the same table):
+        // a later size that disagrees is reported and not used.
+        if (!prepared) S.setKindSize(kind, size);
+        else if (cok && size != S.kindSize(kind)) warn(Warn.BAD_KIND_SIZE, off, kind);
+      }
       break;
     }
     case Chunk.API_NAMES: {

@@ -866,7 +866,8 @@ function marker(e: Ev, r: usize, size: u32, at: u64): void {
       const nptr = load<u64>(r, 40);
       if (nptr != 0) {
         np = S.stringDisplay(nptr, false);
-        nl = S.displayLen;
+        // displayLen is only set by a hit: a missing name is empty, not the previous lookup's length
+        nl = np != 0 ? S.displayLen : 0;
         if (np == 0) warn(Warn.MISSING_STRING, at, <u32>nptr);
       }
     }
@@ -874,7 +875,7 @@ function marker(e: Ev, r: usize, size: u32, at: u64): void {
       const dptr = load<u64>(r, 48);
       if (dptr != 0) {
         dp = S.stringDisplay(dptr, false);
-        dl = S.displayLen;
+        dl = dp != 0 ? S.displayLen : 0;
       }
     }
   }

@@ -6,7 +6,7 @@
  *  - `/host:CPU` (id 0): one line per OS thread (line id = tid) with the vendor API calls; NVTX ranges on a
  *    line of their own per thread (id = 2^30 + tid, so partially overlapping start/end ranges never break the
  *    API line's nesting); thread-level tracing overhead on id 2^29 + tid.
- *  - `/device:GPU:<n>` (XPlane.id = n) per device: one line per stream (line id = stream id) named
+ *  - `/device:GPU:<n>` (XPlane.id = n) per device that has events: one line per stream (line id = stream id) named
  *    `Stream #<id>(<types>)`; syncs and event records on `Synchronization` lines (id 2^30 + stream, 2^31 - 1 for
  *    context-wide); device-level overhead on `CUPTI overhead` (id 2^31 - 2). Device capabilities as plane stats.
  *  - `/host:metadata` (CUDA/CUPTI versions) and `Task Environment` (profile_start_time, profile_stop_time).
@@ -994,9 +994,7 @@ export function xspaceBegin(): void {
   bP = 0;
   bN = 0;
   bCap = 0;
-  // Every device the dump describes gets its plane (and capability stats), as XLA creates one per GPU.
-  const n = S.deviceCount();
-  for (let i: u32 = 0; i < n; i++) devPlane(load<u32>(S.deviceAt(i)));
+  // Device planes are created by the first event of their device: a DEVICES entry without events gets none.
 }
 
 /** Last event end seen (Unix ns), for closing ranges left open. */
@@ -1203,15 +1201,20 @@ function finishPlane(pl: Plane): void {
       if (key >= LINE_NVTX && key < LINE_OVERHEAD) bAscii("/NVTX");
       ln.nameP = bKeep();
       ln.nameN = bN;
-      // Named threads also get "thread <tid> (<name>)" as the row label, as the Chrome JSON output shows them.
-      if (key < LINE_OVERHEAD && tn != 0 && load<u32>(tn, 4) != 0) {
+      // Named threads also get "thread <tid> (<name>)" as the row label, as the Chrome JSON output shows them;
+      // a thread's overhead row says whose it is ("thread <tid> (<name>)/CUPTI overhead"): one per thread.
+      const named = tn != 0 && load<u32>(tn, 4) != 0;
+      if (named || key >= LINE_OVERHEAD) {
         bStart();
         bAscii("thread ");
         bU64(tid);
-        bAscii(" (");
-        bBytes(<usize>load<u32>(tn), load<u32>(tn, 4));
-        bAscii(")");
-        if (key >= LINE_NVTX) bAscii("/NVTX");
+        if (named) {
+          bAscii(" (");
+          bBytes(<usize>load<u32>(tn), load<u32>(tn, 4));
+          bAscii(")");
+        }
+        if (key >= LINE_OVERHEAD) bAscii("/CUPTI overhead");
+        else if (key >= LINE_NVTX) bAscii("/NVTX");
         ln.dispP = bKeep();
         ln.dispN = bN;
       }

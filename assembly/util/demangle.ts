@@ -20,6 +20,8 @@ const LIST_CAP: i32 = 16384; // list element slots
 const SUB_CAP: i32 = 4096; // substitution candidates
 const STK_CAP: i32 = 4096; // temporary stack used while collecting list elements
 const TSTK_CAP: i32 = 256; // template-argument scopes while printing
+const SCOPE_CAP: i32 = 32; // saved template scopes of references to template parameters
+const SWAP_CAP: i32 = 8; // nested restores of a saved scope
 const MAX_PARSE_DEPTH: i32 = 256;
 const MAX_PRINT_DEPTH: i32 = 512;
 
@@ -29,6 +31,8 @@ let listBase: usize = 0;
 let subBase: usize = 0;
 let stkBase: usize = 0;
 let tstkBase: usize = 0;
+let scopeBase: usize = 0; // SCOPE_CAP snapshots of TSTK_CAP entries
+let swapBase: usize = 0; // SWAP_CAP saved stacks of TSTK_CAP entries
 
 /** Forgets the scratch tables; call after heap.reset() (the next call allocates them again). */
 export function demangleReset(): void {
@@ -38,13 +42,16 @@ export function demangleReset(): void {
 // One allocation per heap generation (the stub runtime never frees; heap.reset() rewinds it between files).
 function initScratch(): void {
   if (scratch != 0) return;
-  const bytes: usize = (<usize>NODE_CAP << 4) + (<usize>(LIST_CAP + SUB_CAP + STK_CAP + TSTK_CAP) << 2);
+  const bytes: usize = (<usize>NODE_CAP << 4) + (<usize>(LIST_CAP + SUB_CAP + STK_CAP + TSTK_CAP) << 2) +
+    (<usize>((SCOPE_CAP + SWAP_CAP) * TSTK_CAP) << 2);
   scratch = heap.alloc(bytes);
   nodeBase = scratch;
   listBase = nodeBase + (<usize>NODE_CAP << 4);
   subBase = listBase + (<usize>LIST_CAP << 2);
   stkBase = subBase + (<usize>SUB_CAP << 2);
   tstkBase = stkBase + (<usize>STK_CAP << 2);
+  scopeBase = tstkBase + (<usize>TSTK_CAP << 2);
+  swapBase = scopeBase + (<usize>(SCOPE_CAP * TSTK_CAP) << 2);
   memory.fill(nodeBase, 0, 16); // node 0 ("none") has kind 0, which never prints
 }
 
@@ -1114,15 +1121,27 @@ function parseUnresolved(): i32 {
   ip += 2; // sr
   let scope = 0;
   if (expect(0x4e /* N */)) {
+    // c++filt reads N...E as a nested type: each qualifier level not followed by E, and the
+    // whole, become substitution candidates
     scope = parseType();
     if (scope == 0) return 0;
+    let levels = 0;
     while (peek() != 0x45) {
       if (ip >= iend) return 0;
-      const q = parseSimpleId();
+      const q = parseSourceName();
       if (q == 0) return 0;
       scope = mk(N_NESTED, scope, q, 0);
+      if (peek() == 0x49 /* I */) {
+        if (!addSub(scope)) return 0;
+        const args = parseTemplateArgs(false);
+        if (args == 0) return 0;
+        scope = mk(N_TEMPLATE, scope, args, 0);
+      }
+      if (peek() != 0x45 && !addSub(scope)) return 0;
+      levels++;
     }
     ip++;
+    if (levels > 0 && !addSub(scope)) return 0;
   } else if (isDigit(peek())) {
     while (peek() != 0x45) {
       if (ip >= iend) return 0;
@@ -1657,6 +1676,69 @@ function tPop(old: i32): void {
   store<i32>(tstkBase + (<usize>tDepth << 2), old);
 }
 
+// c++filt (libiberty's d_saved_scope): a reference to a template parameter (`OT_`) remembers
+// the template scopes in effect when it is first printed; printed again through a substitution,
+// from outside itself, its parameter means what it meant there, not what it means here.
+let scopeCount: i32 = 0;
+let swapTop: i32 = 0;
+const scopeKey = memory.data(SCOPE_CAP * 4); // the reference's template-parameter node
+const scopeLvl = memory.data(SCOPE_CAP * 4); // tDepth when first printed
+const scopeActive = memory.data(SCOPE_CAP * 4); // prints of the reference in progress
+const swapLvl = memory.data(SWAP_CAP * 4);
+const swapLen = memory.data(SWAP_CAP * 4);
+
+// Before printing a half of reference `n` to a template parameter: returns a token for
+// {@link scopeLeave} (-1: nothing to undo), the index of its scope, + SCOPE_CAP when restored.
+function scopeEnter(n: i32): i32 {
+  const sub = fa(n);
+  let i = 0;
+  while (i < scopeCount && load<i32>(scopeKey + (<usize>i << 2)) != sub) i++;
+  const active = scopeActive + (<usize>i << 2);
+  if (i == scopeCount) {
+    if (scopeCount == SCOPE_CAP) return -1;
+    scopeCount++;
+    store<i32>(scopeKey + (<usize>i << 2), sub);
+    store<i32>(scopeLvl + (<usize>i << 2), tDepth);
+    memory.copy(scopeBase + (<usize>(i * TSTK_CAP) << 2), tstkBase, <usize>tDepth << 2);
+    store<i32>(active, 1);
+    return i;
+  }
+  // beneath itself (or no room to restore): the scopes in effect stay
+  if (load<i32>(active) > 0 || swapTop == SWAP_CAP) {
+    store<i32>(active, load<i32>(active) + 1);
+    return i;
+  }
+  const lvl = load<i32>(scopeLvl + (<usize>i << 2));
+  const len = lvl > tDepth ? lvl : tDepth;
+  memory.copy(swapBase + (<usize>(swapTop * TSTK_CAP) << 2), tstkBase, <usize>len << 2);
+  store<i32>(swapLvl + (<usize>swapTop << 2), tDepth);
+  store<i32>(swapLen + (<usize>swapTop << 2), len);
+  swapTop++;
+  memory.copy(tstkBase, scopeBase + (<usize>(i * TSTK_CAP) << 2), <usize>lvl << 2);
+  tDepth = lvl;
+  store<i32>(active, 1);
+  return i + SCOPE_CAP;
+}
+
+function scopeLeave(tok: i32): void {
+  if (tok < 0) return;
+  const i = tok % SCOPE_CAP;
+  const active = scopeActive + (<usize>i << 2);
+  store<i32>(active, load<i32>(active) - 1);
+  if (tok < SCOPE_CAP) return;
+  swapTop--;
+  const len = load<i32>(swapLen + (<usize>swapTop << 2));
+  memory.copy(tstkBase, swapBase + (<usize>(swapTop * TSTK_CAP) << 2), <usize>len << 2);
+  tDepth = load<i32>(swapLvl + (<usize>swapTop << 2));
+}
+
+/** A reference whose referent is a template parameter: c++filt keeps the scope it was first printed in. */
+// @ts-ignore: decorator
+@inline function isRefToParam(n: i32): bool {
+  const k = kindOf(n);
+  return (k == N_LREF || k == N_RREF) && kindOf(fa(n)) == N_TPARAM && inLambda == 0;
+}
+
 // Follows template parameters to the argument they denote; sets rLvl to the scope level in
 // which the result must be printed. Returns 0 (and fails) when a parameter has no argument.
 function resolve(n: i32, lvl: i32): i32 {
@@ -2136,6 +2218,7 @@ function prLeftInner(n: i32): void {
     case N_PTR:
     case N_LREF:
     case N_RREF: {
+      const tok = isRefToParam(n) ? scopeEnter(n) : -1;
       const k = collapseRef(n);
       const c = refChild;
       const lvl = refLvl;
@@ -2153,6 +2236,7 @@ function prLeftInner(n: i32): void {
       if (k == N_PTR) putc(0x2a);
       else if (k == N_LREF) putc(0x26);
       else emitS("&&");
+      scopeLeave(tok);
       break;
     }
     case N_COMPLEX:
@@ -2398,7 +2482,7 @@ function prLeftInner(n: i32): void {
       prListIn(0x7b, fb(n), 0x7d);
       break;
     case N_SIZEOFPACK: {
-      // c++filt prints the length of the pack
+      // c++filt prints the length of the pack, 0 when the parameter is not a pack
       const lvl = tDepth;
       if (lvl <= 0) {
         failed = true;
@@ -2406,11 +2490,11 @@ function prLeftInner(n: i32): void {
       }
       const args = load<i32>(tstkBase + (<usize>(lvl - 1) << 2));
       const idx = fa(fa(n));
-      if (idx >= fb(args) || kindOf(listAt(args, idx)) != N_LIST) {
+      if (idx >= fb(args)) {
         failed = true;
         break;
       }
-      emitNum(fb(listAt(args, idx)));
+      emitNum(kindOf(listAt(args, idx)) == N_LIST ? fb(listAt(args, idx)) : 0);
       break;
     }
     case N_NULLARY:
@@ -2474,10 +2558,11 @@ function prUnary(n: i32): void {
     prIn(0x28, e, 0x29);
     return;
   }
-  // &A::f names the member function without its parameter list
+  // &A::f names the member function without its parameter list, as c++filt does, unless the
+  // function is cv- or ref-qualified: then the whole signature is printed, &(A::f() const)
   if (strOf(fa(n)).charCodeAt(0) == 0x26 && kindOf(e) == N_EXTNAME) {
     const enc = fa(e);
-    if (fb(enc) != 0 && kindOf(fa(enc)) == N_NESTED) e = fa(enc);
+    if (fb(enc) != 0 && kindOf(fa(enc)) == N_NESTED && fc(fb(enc)) == 0) e = fa(enc);
   }
   prSub(e);
 }
@@ -2493,11 +2578,13 @@ function prRightInner(n: i32): void {
     case N_PTR:
     case N_LREF:
     case N_RREF: {
+      const tok = isRefToParam(n) ? scopeEnter(n) : -1;
       collapseRef(n);
       const c = refChild;
       const lvl = refLvl;
       if (isParenTarget(c, lvl)) putc(0x29);
       prRightAt(c, lvl);
+      scopeLeave(tok);
       break;
     }
     case N_FUNC:
@@ -2593,6 +2680,8 @@ export function demangle(src: usize, len: u32, out: usize, outCap: u32): i32 {
   tDepth = 0;
   packIdx = 0;
   inLambda = 0;
+  scopeCount = 0;
+  swapTop = 0;
   pr(enc);
   if (failed) return -1;
   return <i32>outPos;

@@ -61,7 +61,10 @@ export const enum Warn {
   UNCLOSED_RANGE = 17,
   /** An NVTX range end had no start. detail: range id. */
   UNMATCHED_RANGE_END = 18,
-  /** A record size in KIND_SIZES was implausible (0, > 64 KiB or not a multiple of 8). detail: kind. */
+  /**
+   * A record size in KIND_SIZES was implausible (0, > 64 KiB or not a multiple of 8; the built-in size is used), or
+   * came after the first ACTIVITY chunk and differs from the size in use (kept). detail: kind.
+   */
   BAD_KIND_SIZE = 19,
   /** No HEADER chunk before the first activity chunk; vendor CUDA was assumed. detail: 0. */
   NO_HEADER = 20,

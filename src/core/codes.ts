@@ -82,7 +82,7 @@ export const WARN_MESSAGES: Record<WarningName, string> = {
   DROPPED_RECORDS: "the collector lost {detail} records (buffers full or memory cap)",
   UNCLOSED_RANGE: "NVTX range {detail} never ended; closed at the last timestamp",
   UNMATCHED_RANGE_END: "NVTX range end {detail} without a start; ignored",
-  BAD_KIND_SIZE: "record size of kind {detail} in the dump is implausible; the built-in size was used",
+  BAD_KIND_SIZE: "record size of kind {detail} in the dump is implausible, or comes after the first ACTIVITY chunk and differs; the size already in use was kept",
   NO_HEADER: "no HEADER chunk before the first activity; CUDA was assumed",
   RECORD_TOO_SMALL: "records of kind {detail} are smaller than the decoder needs; skipped",
   COLLECTOR_ERROR: "the collector logged an error (chunk seq {detail})",

@@ -363,6 +363,7 @@ test("graph executions, event records and tracing overhead (host and device)", a
   const host = plane(space, "/host:CPU");
   const ho = line(host, "CUPTI overhead");
   assert.is(ho.id, 0x20000000n + 88n);
+  assert.is(ho.displayName, "thread 88/CUPTI overhead", "the row says whose overhead it is");
   assert.is(ho.events[0].durationPs, 50000n);
 });
 
@@ -381,15 +382,40 @@ test("dropped records and decode warnings go to XSpace.warnings; a dump without 
   assert.ok(cut.space.errors.some((w) => w.startsWith("rawtrace TRUNCATED")), cut.space.errors.join("\n"));
 });
 
-test("a dump with no events still gives a valid XSpace (empty host plane, device planes with capabilities)", async () => {
+test("a dump with no events still gives a valid XSpace (empty host plane, no device plane)", async () => {
   const { space, result } = await toXSpace(dump([]));
   assert.is(result.events, 0);
   assert.equal(space.planes.map((p) => [p.name, p.lines.length]), [
-    ["/host:CPU", 0], ["/device:GPU:0", 0], ["/host:metadata", 0], ["Task Environment", 0],
+    ["/host:CPU", 0], ["/host:metadata", 0], ["Task Environment", 0],
   ]);
   const t = stats(plane(space, "Task Environment"), plane(space, "Task Environment").stats);
   assert.equal(t.profile_start_time, ["uint64Value", T0]);
   assert.equal(t.profile_stop_time, ["uint64Value", T0]);
+});
+
+test("eight GPUs in DEVICES, activity on two: only those two get a plane, each with its own capabilities", async () => {
+  const w = RawtraceWriter.inMemory();
+  w.header({ vendor: 1, vendorVersion: C.LAYOUT_VERSION[L], runtimeVersion: 12080, driverVersion: 12080, pid: PID, startNs: T0, hostname: "h", commandLine: "x" });
+  w.clock({ which: 0, vendorNs: T0, realtimeNs: T0, monotonicNs: 1n, monotonicRawNs: 1n, boottimeNs: 1n });
+  w.kindSizes(Object.entries(C.SIZES[L]).map(([k, s]) => [Number(k), s] as const));
+  w.strings([[0x1000n, "kernel_a"]]);
+  // Devices 0..7, told apart by their SM count (100 + id).
+  w.devices(Array.from({ length: 8 }, (_, id) => ({ ...A100, id, multiprocessors: 100 + id })));
+  const k = (device: number, i: number) => C.kernelRecord(L, {
+    start: T0 + BigInt(1000 + i * 100), end: T0 + BigInt(1050 + i * 100), deviceId: device, contextId: 1, streamId: 7,
+    correlationId: i + 1, namePtr: 0x1000n, gridX: 1, blockX: 32,
+  });
+  w.activity(C.concat([k(5, 0), k(2, 1), k(5, 2)]));
+  w.end();
+  const { space } = await toXSpace(w.bytes());
+  assert.equal(space.planes.map((p) => [p.name, p.id]), [
+    ["/host:CPU", 0n], ["/device:GPU:2", 2n], ["/device:GPU:5", 5n], ["/host:metadata", 0n], ["Task Environment", 0n],
+  ]);
+  for (const [name, id, n] of [["/device:GPU:2", 2, 1], ["/device:GPU:5", 5, 2]] as const) {
+    const p = plane(space, name);
+    assert.equal(stats(p, p.stats).core_count, ["int64Value", BigInt(100 + id)]);
+    assert.equal(p.lines.map((l) => [l.name, l.events.length]), [["Stream #7(Compute)", n]]);
+  }
 });
 
 test("many events: varint sizes past one byte, several output windows, chunked line buffers", async () => {

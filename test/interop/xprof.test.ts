@@ -11,8 +11,8 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { fromBinary } from "@bufbuild/protobuf";
-import { XSpaceSchema } from "../../src/gen/xplane_pb.js";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { XSpaceSchema, XPlaneSchema, XLineSchema, XEventSchema, XEventMetadataSchema, type XSpace } from "../../src/gen/xplane_pb.js";
 import { memorySource } from "../../src/core/engine.js";
 import { createEngine } from "../../src/node/wasm.js";
 import { xspaceProfilePath } from "../../src/node/convert.js";
@@ -44,11 +44,21 @@ interface Launch {
 interface Expect {
   device_events: DeviceEvent[];
   launches: Launch[];
+  /** Per plane, the row names that must each be exactly one trace-viewer row (no two lines sharing a display id). */
+  rows?: Record<string, string[]>;
+}
+/** What XProf logged (its C++ log lines on the checker's stderr). */
+interface XProfLog {
+  /** "Found derived XLine with clashing display ID" warnings. */
+  clashing: number;
+  /** "Exceeding the range of derived line ids" warnings (too many stream lines for XProf's derived-line ids). */
+  exceeding: number;
 }
 interface CheckResult {
   ok: boolean;
   failures: string[];
   summary: Record<string, unknown>;
+  log: XProfLog;
 }
 
 const work = mkdtempSync(join(tmpdir(), "rawtrace-xprof-"));
@@ -77,6 +87,8 @@ function check(file: string, e: Expect): CheckResult {
     throw new Error(`checker printed no result (rc ${r.status}):\n${r.stdout.slice(-2000)}\n${r.stderr.slice(-4000)}`);
   }
   if (!res.ok) console.log(res.failures.join("\n"));
+  const count = (re: RegExp) => r.stderr.split("\n").filter((l) => re.test(l)).length;
+  res.log = { clashing: count(/Found derived XLine with clashing display ID/), exceeding: count(/Exceeding the range of derived line ids/) };
   return res;
 }
 
@@ -263,6 +275,58 @@ test("eight real DLRM ranks on one host → one XSpace: every rank's kernels on 
   assert.is(planes.length, 8, "eight GPU planes");
   console.log(`  dlrm merged: ${e.device_events.length} device events, ${e.launches.length} launches with flows, ` +
     `${res.summary.kernel_stats_rows} kernel_stats rows, ${res.summary.trace_viewer_events} trace_viewer events`);
+});
+
+/**
+ * An XSpace laid out as XLA's GPU tracer writes one (xprof's own derived_timeline tests build the same): planes
+ * `/device:GPU:<n>` for `ids`, each with one stream line (id 0) holding one event. The yardstick for what XProf logs
+ * whatever the producer: XProf 2.24.2 adds an empty Steps line (kThreadIdStepInfo) to every GPU plane before it
+ * orders the lines, never orders that line, and its check tests `display_id() || id()` (a bool), so it logs
+ * "clashing display ID: 1" once per GPU plane with a line, for this layout too.
+ */
+function xlaLayoutXSpace(name: string, ids: bigint[]): string {
+  const planes = ids.map((id) => create(XPlaneSchema, {
+    id, name: `/device:GPU:${id}`,
+    lines: [create(XLineSchema, {
+      id: 0n, name: "Stream #0(Compute)", timestampNs: 1000n,
+      events: [create(XEventSchema, { metadataId: 1n, data: { case: "offsetPs", value: 0n }, durationPs: 5000n })],
+    })],
+    eventMetadata: { "1": create(XEventMetadataSchema, { id: 1n, name: "kernel" }) },
+  }));
+  const file = join(work, name, "plugins", "profile", "run", "host.xplane.pb");
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, toBinary(XSpaceSchema, create(XSpaceSchema, { planes, hostnames: ["host"] })));
+  return file;
+}
+
+/** Per plane that XProf's trace viewer shows (host threads, GPUs), the display name of each line with events. */
+function rowsOf(space: XSpace): Record<string, string[]> {
+  const rows: Record<string, string[]> = {};
+  for (const p of space.planes) {
+    if (p.name !== "/host:CPU" && !p.name.startsWith("/device:GPU:")) continue;
+    rows[p.name] = p.lines.filter((l) => l.events.length > 0).map((l) => l.displayName || l.name);
+  }
+  return rows;
+}
+
+test("every bundled sample: each of our lines its own trace-viewer row, and no clashing display id beyond XProf's own", async () => {
+  const samples = readdirSync("samples").filter((f) => f.endsWith(".rawtrace")).sort();
+  assert.ok(samples.length >= 2, samples.join(", "));
+  for (const name of samples) {
+    const file = await writeXSpace(readFileSync(join("samples", name)), `sample_${name}`);
+    const space = fromBinary(XSpaceSchema, readFileSync(file));
+    const rows = rowsOf(space);
+    const res = check(file, { device_events: [], launches: [], rows });
+    assert.ok(res.ok, `${name}: ${res.failures.join("\n")}`);
+    const gpus = space.planes.filter((p) => p.name.startsWith("/device:GPU:") && p.lines.length > 0).map((p) => p.id);
+    assert.ok(gpus.length > 0, `${name} has device planes`);
+    const ref = check(xlaLayoutXSpace(`xla_layout_${name}`, gpus), { device_events: [], launches: [] });
+    assert.is(res.log.exceeding, 0, `${name}: XProf ran out of derived line ids`);
+    assert.ok(res.log.clashing <= ref.log.clashing,
+      `${name}: ${res.log.clashing} clashing-display-id warnings, XLA's own layout with the same GPU planes gets ${ref.log.clashing}`);
+    console.log(`  ${name}: ${res.summary.rows_checked} rows each shown once; clashing-display-id warnings: ours ${res.log.clashing}, ` +
+      `XLA layout ${ref.log.clashing} (XProf's own Steps line)`);
+  }
 });
 
 test.after(() => {

@@ -6,7 +6,8 @@
 expect.json (written by test/interop/xprof.test.ts):
   {"device_events": [{"plane", "row_prefix", "name", "ts_ns", "dur_ns", "correlation",
                       "kernel": {"regs", "shmem", "grid", "block"} | null}],
-   "launches": [{"name", "tid", "ts_ns", "dur_ns", "correlation", "plane"}]}
+   "launches": [{"name", "tid", "ts_ns", "dur_ns", "correlation", "plane"}],
+   "rows": {plane: [row name, ...]}   (optional: each line its own trace-viewer row of that plane)}
 Times are ns after the profile start. Runs xspace_to_tool_data for trace_viewer (legacy JSON: rows, times, flow
 stats), trace_viewer@ (streaming JSON: launch -> kernel flow arrows), kernel_stats, overview_page and tool_names.
 Prints one JSON line {"ok", "failures", "summary"} on stdout; exits 0 even when checks fail (the caller asserts).
@@ -71,6 +72,21 @@ def main():
                 by_corr[int(c)].append(e)
     summary["trace_viewer_events"] = sum(1 for e in events if e.get("ph") == "X")
     summary["processes"] = sorted(set(proc.values()))
+
+    # Every row of ours on its own trace-viewer row: two lines that shared a display id would show as one row
+    # under one of their names. expect["rows"]: {plane: [display name of each line with events]}.
+    rows_checked = 0
+    for plane, names in expect.get("rows", {}).items():
+        pids = [p for p, n in proc.items() if n == plane]
+        if len(pids) != 1:
+            fail(f"trace_viewer: {len(pids)} processes named {plane}")
+            continue
+        shown = [n for (p, _), n in thread.items() if p == pids[0]]
+        for n in sorted(set(names)):
+            if shown.count(n) != names.count(n):
+                fail(f"trace_viewer: {names.count(n)} rows {n!r} of {plane} shown as {shown.count(n)} (rows: {sorted(shown)})")
+        rows_checked += len(names)
+    summary["rows_checked"] = rows_checked
 
     def close(us, ns):
         return abs(us * 1000.0 - ns) <= max(0.51, abs(ns) * 1e-12)
