@@ -37,7 +37,7 @@ import * as O from "./out";
 import { Wire, varintSize, putVarint, putTag, putVarintField, putDoubleField, putLenPrefix, putBytesField } from "./protobuf";
 import { Table, tableNew, tableUpsert, tableFind, inserted } from "../util/hash_table";
 import { arenaAlloc } from "../util/arena";
-import { WARN_COUNT } from "../util/error";
+import { WARN_COUNT, Warn } from "../util/error";
 import { warningCount, warningOffset, warningDetail, lossTotal, lossRange, NO_SEQ } from "../util/diag";
 import { warnName } from "../util/error_names";
 import { fixedBaseNs, labelPtr, labelLen, hostRanks, hostIndex, deviceOrdinal, deviceShared } from "./options";
@@ -1860,9 +1860,11 @@ function putLoss(): void {
 
 /** Warning codes that mean data was lost: written to XSpace.errors; the others go to XSpace.warnings. */
 function isDataLoss(code: i32): bool {
-  // TRUNCATED, BAD_CHUNK_HEADER, BAD_PAYLOAD_CRC, CHUNK_TOO_LARGE, SEQ_GAP, UNKNOWN_KIND_UNSIZED, RECORD_TRUNCATED,
-  // NEGATIVE_DURATION, COLLECTOR_ERROR, BAD_TIMESTAMP (records dropped by model/timing.ts)
-  return code <= 4 || code == 9 || code == 11 || code == 14 || code == 22 || code == 23;
+  // By name, not number: codes are appended as the format grows. BAD_TIMESTAMP: records dropped by model/timing.ts.
+  return code == Warn.TRUNCATED || code == Warn.BAD_CHUNK_HEADER || code == Warn.BAD_PAYLOAD_CRC ||
+    code == Warn.CHUNK_TOO_LARGE || code == Warn.SEQ_GAP || code == Warn.UNKNOWN_KIND_UNSIZED ||
+    code == Warn.RECORD_TRUNCATED || code == Warn.NEGATIVE_DURATION || code == Warn.COLLECTOR_ERROR ||
+    code == Warn.BAD_TIMESTAMP;
 }
 
 /**
