@@ -12,6 +12,7 @@ import * as S from "./model/session";
 import { clockPrepare, toUnix } from "./model/clock";
 import { cuptiApiName, cuptiPrepare, cuptiScan, cuptiDecode, cuptiFinish, cuptiProject } from "./decode/cupti";
 import { rangesPrepare, rangesNeedProjection } from "./model/ranges";
+import { stepsNumber } from "./model/steps";
 import { Fatal, Warn } from "./util/error";
 import { fail, failed, warn, setRecordContainerWarnings } from "./util/diag";
 import { setSink, Sink } from "./emit/dispatch";
@@ -263,6 +264,7 @@ export function beginEmit(sink: i32): void {
   sinkKind = sink;
   setRecordContainerWarnings(false);
   readerReset(onChunkPass2, false);
+  stepsNumber();
   clockPrepare();
   const first = S.minVendorTs != 0 ? toUnix(S.minVendorTs) : S.startNs;
   // A merge puts every file on one time base (emit/options.ts); it must not be after this file's first event.

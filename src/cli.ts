@@ -25,6 +25,12 @@ const JOBS = "  -j, --jobs N       worker threads (default: one per core, at mos
 const STRICT = "  --strict           exit 6 (LOSS) when any input lost data (damaged bytes skipped, records dropped by the\n" +
   "                     collector, no END chunk); the outputs are still written";
 const ALL_API = "  --all-api          keep API calls Kineto hides (cudaGetDevice, most driver calls)";
+const ANALYSIS = "  --gpu-annotations on|off\n" +
+  "                     project NVTX ranges onto the GPU streams they launched work on (gpu_user_annotation, as\n" +
+  "                     Kineto; default on)\n" +
+  "  --steps REGEX      NVTX ranges whose name matches mark training steps (default ^ProfilerStep#\\d+$): Kineto's\n" +
+  "                     ProfilerStep#N for HTA, XProf step markers for its overview (docs/analysis.md)";
+const ANALYSIS_OPT: Options = { "gpu-annotations": { type: "string" }, steps: { type: "string" } };
 
 const COMMANDS: Record<string, Command> = {
   convert: {
@@ -48,6 +54,7 @@ Options:
   -z, --gzip         gzip Chrome JSON outputs (.json.gz)
   -f, --force        overwrite existing outputs
 ${ALL_API}
+${ANALYSIS}
 ${JOBS}
   --json             print a JSON summary on standard output (per file: events, bytes, seconds, warnings, lost)
 ${STRICT}
@@ -56,7 +63,7 @@ ${STRICT}
       output: { type: "string", short: "o" }, "out-dir": { type: "string", short: "d" },
       format: { type: "string", short: "F" }, gzip: { type: "boolean", short: "z" },
       force: { type: "boolean", short: "f" }, "all-api": { type: "boolean" }, jobs: { type: "string", short: "j" },
-      json: { type: "boolean" }, strict: { type: "boolean" }, ...HELP_OPT,
+      json: { type: "boolean" }, strict: { type: "boolean" }, ...ANALYSIS_OPT, ...HELP_OPT,
     },
     run: runConvert,
   },
@@ -80,6 +87,7 @@ Options:
   --max-skew MS      fail (exit 7, CLOCK_SKEW) before writing when a rank's clock start is more than MS
                      milliseconds from the median (also the threshold of the skew report)
 ${ALL_API}
+${ANALYSIS}
 ${JOBS}
   --json             print the merge report as JSON on standard output
 ${STRICT}
@@ -88,7 +96,7 @@ ${STRICT}
       output: { type: "string", short: "o" }, format: { type: "string", short: "F" },
       gzip: { type: "boolean", short: "z" }, force: { type: "boolean", short: "f" }, "max-skew": { type: "string" },
       "all-api": { type: "boolean" }, jobs: { type: "string", short: "j" }, json: { type: "boolean" },
-      strict: { type: "boolean" }, ...HELP_OPT,
+      strict: { type: "boolean" }, ...ANALYSIS_OPT, ...HELP_OPT,
     },
     run: runMerge,
   },

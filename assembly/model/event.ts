@@ -56,6 +56,8 @@ export const enum EvFlag {
   PEER = 512,
   /** A user-annotation external id (CUPTI CUSTOM1) is in userExternalId. */
   HAS_USER_EXTERNAL = 1024,
+  /** A host range that marks a training step (model/steps.ts): its number is in stepNum. */
+  STEP = 2048,
 }
 
 /**
@@ -128,6 +130,8 @@ export class Ev {
   color: u32;
   /** Vendor record kind, for diagnostics. */
   recordKind: u32;
+  /** Training-step number of a step range (flag STEP). */
+  stepNum: u64;
 }
 
 /** Clears every field of `e` (decoders call it before filling a record). */

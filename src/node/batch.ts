@@ -9,6 +9,7 @@
 import { existsSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, extname, join, resolve } from "node:path";
 import { RawtraceError, type LossReport, type Warning } from "../core/codes.js";
+import type { AnalysisOptions } from "../core/engine.js";
 import { xspaceProfilePath } from "./convert.js";
 import { WorkerPool, type ActiveTask } from "./pool.js";
 
@@ -28,6 +29,8 @@ export interface BatchOptions {
   force?: boolean;
   /** Keep every API call (no Kineto blocklist). */
   allApi?: boolean;
+  /** GPU annotations on/off and the step pattern (docs/analysis.md). */
+  analysis?: AnalysisOptions;
   /** Workers when no `pool` is given (default: one per core, at most one per input). */
   jobs?: number;
   /** A pool to run on (left open); default: a pool made for this call and closed at its end. */
@@ -177,7 +180,7 @@ async function oneChrome(pool: WorkerPool, input: string, opts: BatchOptions, cl
   if (existsSync(output) && !opts.force) {
     throw new RawtraceError("EXISTS", `${output}: already exists (use --force to overwrite)`, output);
   }
-  const r = await pool.convert({ input, output, gzip, allApi: opts.allApi, traceName: basename(input) });
+  const r = await pool.convert({ input, output, gzip, allApi: opts.allApi, traceName: basename(input), analysis: opts.analysis });
   return {
     input, output, ok: true, events: r.events, bytesIn: r.bytesIn, bytesOut: r.bytesOut, seconds: r.seconds,
     warnings: r.info.warnings, loss: r.info.loss,
@@ -203,7 +206,7 @@ async function oneXSpace(
   const logdir = opts.output ?? join(opts.outDir ?? dirname(input), `${stemOf(input)}_xprof`);
   let target = single ? opts.output! : join(logdir, "plugins", "profile", `.rawtrace-${process.pid}-${i}.xplane.pb`);
   mkdirSync(dirname(target), { recursive: true });
-  const r = await pool.convert({ input, output: target, format: "xspace", allApi: opts.allApi });
+  const r = await pool.convert({ input, output: target, format: "xspace", allApi: opts.allApi, analysis: opts.analysis });
   if (!single) {
     const final = xspaceProfilePath(logdir, r.baseTimeNs, r.info.hostname);
     try {

@@ -7,7 +7,7 @@
  * on standard error, --json or not.
  */
 import { LOSS_WARNINGS, RawtraceError, type LossReport, type Warning } from "../core/codes.js";
-import type { FileInfo } from "../core/engine.js";
+import { stepPattern, type AnalysisOptions, type FileInfo } from "../core/engine.js";
 import { skewMessages } from "../core/merge.js";
 import { infoFile } from "./convert.js";
 import { convertBatch, type FileResult } from "./batch.js";
@@ -31,6 +31,18 @@ export interface CliValues {
   csv?: boolean;
   strict?: boolean;
   "max-skew"?: string;
+  "gpu-annotations"?: string;
+  steps?: string;
+}
+
+/** --gpu-annotations on|off and --steps REGEX (validated here: a bad value is a usage error before any work). */
+function analysis(v: CliValues): AnalysisOptions {
+  const g = v["gpu-annotations"];
+  if (g !== undefined && g !== "on" && g !== "off") {
+    throw new RawtraceError("USAGE", `--gpu-annotations must be on or off, not '${g}'`);
+  }
+  if (v.steps !== undefined) stepPattern(v.steps);
+  return { gpuAnnotations: g !== "off", steps: v.steps };
 }
 
 /** Exit codes by error name (docs/errors.md). */
@@ -114,12 +126,14 @@ function withView<T>(v: CliValues, run: (view: ProgressView | null) => Promise<T
 /** `rawtrace convert <files, directories, globs…>`. */
 export async function runConvert(args: string[], v: CliValues): Promise<number> {
   const fmt = format(v);
+  const an = analysis(v);
   const { files, missing } = inputs(args, "convert");
   const pool = new WorkerPool({ jobs: jobs(v, files.length) });
   const say = (line: string, view: ProgressView | null) => (view ? view.log(line) : v.json ? undefined : console.error(line));
   const r = await withView(v, (view) =>
     convertBatch(files, {
       pool, format: fmt, gzip: v.gzip, outDir: v["out-dir"], output: v.output, force: v.force, allApi: v["all-api"],
+      analysis: an,
       onProgress: view ? (p) => view.update(p) : undefined,
       onFile: (f) => {
         if (!f.ok) return say(`rawtrace: ${f.error!.message}`, view);
@@ -160,6 +174,7 @@ function maxSkew(v: CliValues): number | undefined {
 /** `rawtrace merge <rank files…> -o job.json`. */
 export async function runMerge(args: string[], v: CliValues): Promise<number> {
   const fmt = format(v);
+  const an = analysis(v);
   const { files, missing } = inputs(args, "merge");
   if (missing.length) throw new RawtraceError("IO", missing.map((m) => m.error.message).join("; "));
   const output = v.output ?? (fmt === "xspace" ? "merged_xprof" : v.gzip ? "merged.json.gz" : "merged.json");
@@ -167,7 +182,7 @@ export async function runMerge(args: string[], v: CliValues): Promise<number> {
   const pool = new WorkerPool({ jobs: jobs(v, files.length) });
   const r = await withView(v, (view) =>
     merge(files, output, {
-      pool, format: fmt, gzip: v.gzip, force: v.force, allApi: v["all-api"], maxSkewMs,
+      pool, format: fmt, gzip: v.gzip, force: v.force, allApi: v["all-api"], maxSkewMs, analysis: an,
       onProgress: view ? (p) => view.update(p) : undefined,
     }).finally(() => pool.close()));
   for (const m of skewMessages(r.clock)) console.error(`rawtrace: warning CLOCK_SKEW: ${m}`);

@@ -20,7 +20,7 @@ import { once } from "node:events";
 import { basename, dirname } from "node:path";
 import { createGzip, constants as zc } from "node:zlib";
 import { RawtraceError } from "../core/codes.js";
-import type { ConvertResult, FileInfo } from "../core/engine.js";
+import type { AnalysisOptions, ConvertResult, FileInfo } from "../core/engine.js";
 import {
   EventsJoiner, clockReport, mergedHeader, mergedTrailer, outcomeOf, planMerge, planXSpaceHosts, skewMessages,
   xspaceWarningField,
@@ -41,6 +41,8 @@ export interface MergeOptions {
   force?: boolean;
   /** Keep every API call (no Kineto blocklist). */
   allApi?: boolean;
+  /** GPU annotations on/off and the step pattern (docs/analysis.md). */
+  analysis?: AnalysisOptions;
   /** Workers when no `pool` is given (default: one per core, at most one per input). */
   jobs?: number;
   /** A pool to run on (left open); default: one made for this call and closed at its end. */
@@ -163,7 +165,7 @@ async function mergeChrome(
   const gzip = opts.gzip ?? output.endsWith(".gz");
   const pending = plan.ranks.map((r, k) =>
     pool.convert({
-      input: r.file, output: fragments[k], allApi: opts.allApi,
+      input: r.file, output: fragments[k], allApi: opts.allApi, analysis: opts.analysis,
       merge: { namespace: r.slot, label: r.label, baseTimeNs: plan.baseTimeNs, eventsOnly: true },
     }).then((res) => {
       step(r.index);
@@ -231,7 +233,7 @@ async function mergeXSpace(
     pending = hosts.map((h, i) => h.ranks.map((k, j) => {
       const r = plan.ranks[k];
       return pool.convert({
-        input: r.file, output: parts[i][j], format: "xspace", allApi: opts.allApi,
+        input: r.file, output: parts[i][j], format: "xspace", allApi: opts.allApi, analysis: opts.analysis,
         merge: { namespace: r.slot, label: h.labels[j], baseTimeNs: plan.profileStartNs, xspaceHost: h.slots[j] },
       }).then((res) => {
         step(r.index);
