@@ -9,7 +9,10 @@ import * as assert from "uvu/assert";
 import * as C from "../../src/tools/cupti_records.js";
 import { RawtraceWriter } from "../../src/format/writer.js";
 import { toChrome, events } from "../helpers/convert.js";
-import { stepNumberOf, stepPattern } from "../../src/core/engine.js";
+import { memorySource, stepNumberOf, stepPattern, type ConvertOptions } from "../../src/core/engine.js";
+import { createEngine } from "../../src/node/wasm.js";
+import { fromBinary } from "@bufbuild/protobuf";
+import { XSpaceSchema, type XPlane } from "../../src/gen/xplane_pb.js";
 
 const L: C.CuptiLayout = "cuda13";
 const T = 1_780_000_000_000_000_000n;
@@ -103,6 +106,45 @@ test("gpu_user_annotation carries no stream/device args (HTA counts those as ker
   const off = await toChrome(stepDump(), { gpuAnnotations: false });
   assert.is(events(off.trace, "gpu_user_annotation").length, 0);
   assert.is(events(off.trace, "kernel").length, 3, "kernels unchanged");
+});
+
+async function toXSpace(bytes: Uint8Array, opts: ConvertOptions) {
+  const parts: Buffer[] = [];
+  const result = await (await createEngine()).convert(memorySource(bytes), (b) => parts.push(Buffer.from(b)), { ...opts, format: "xspace" });
+  return { space: fromBinary(XSpaceSchema, Buffer.concat(parts)), result };
+}
+
+/** Stats of an event by name: [value case, value]. */
+function statsOf(p: XPlane, e: { stats: Array<{ metadataId: bigint; value: { case?: string; value?: unknown } }> }) {
+  return Object.fromEntries(e.stats.map((s) => [p.statMetadata[String(s.metadataId)]?.name, [s.value.case, s.value.value]]));
+}
+
+test("XSpace: each step is a ProfilerStep#N root (_r = 1, step_num = N) on its thread's API line, over the launches", async () => {
+  const { space, result } = await toXSpace(stepDump(), { steps: "^train_step$" });
+  assert.is(result.steps, 3);
+  const host = space.planes.find((p) => p.name === "/host:CPU")!;
+  const api = host.lines.find((l) => l.id === BigInt(TID))!;
+  assert.ok(api, "the thread's API line");
+  const name = (e: { metadataId: bigint }) => host.eventMetadata[String(e.metadataId)]?.name;
+  const steps = api.events.filter((e) => name(e)?.startsWith("ProfilerStep#"));
+  assert.equal(steps.map(name), ["ProfilerStep#1", "ProfilerStep#2", "ProfilerStep#3"], "in start order, before their launches");
+  for (const [i, e] of steps.entries()) {
+    const st = statsOf(host, e);
+    assert.equal(st._r, ["int64Value", 1n]);
+    assert.equal(st.step_num, ["int64Value", BigInt(i + 1)]);
+    assert.is(e.durationPs, 49_000_000n, "the range's span (49 µs)");
+    // The step's launch is on the same line, inside it: XProf's intra-thread nesting makes it the step's child.
+    const off = (x: typeof e) => (x.data.case === "offsetPs" ? x.data.value : -1n);
+    const launch = api.events.find((x) => name(x)?.startsWith("cudaLaunchKernel") && off(x) >= off(e) && off(x) + x.durationPs <= off(e) + e.durationPs);
+    assert.ok(launch, `a launch nested in ${name(e)}`);
+  }
+  const nvtx = host.lines.find((l) => l.name.endsWith("/NVTX"))!;
+  assert.is(nvtx.events.length, 5, "the ranges themselves stay on the NVTX line");
+  // Default pattern: only the ProfilerStep#41/#42 ranges.
+  const d = await toXSpace(stepDump(), {});
+  const dApi = d.space.planes.find((p) => p.name === "/host:CPU")!;
+  const dn = dApi.lines.find((l) => l.id === BigInt(TID))!.events.map((e) => dApi.eventMetadata[String(e.metadataId)]?.name);
+  assert.equal(dn.filter((n) => n?.startsWith("ProfilerStep")), ["ProfilerStep#41", "ProfilerStep#42"]);
 });
 
 test.run();
