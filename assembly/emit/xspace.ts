@@ -5,7 +5,7 @@
  *
  *  - `/host:CPU` (id 0): one line per OS thread (line id = tid) with the vendor API calls; NVTX ranges on a
  *    line of their own per thread (id = 2^30 + tid, so partially overlapping start/end ranges never break the
- *    API line's nesting); thread-level tracing overhead on id 2^29 + tid.
+ *    API line's nesting); thread-level tracing overhead of every thread on one `CUPTI overhead` line (id 2^29).
  *  - `/device:GPU:<n>` (XPlane.id = n) per device: one line per stream (line id = stream id) named
  *    `Stream #<id>(<types>)`; syncs and event records on `Synchronization` lines (id 2^30 + stream, 2^31 - 1 for
  *    context-wide); device-level overhead on `CUPTI overhead` (id 2^31 - 2). Device capabilities as plane stats.
@@ -1104,10 +1104,11 @@ export function xspaceEvent(e: Ev): void {
       break;
     }
     case EvKind.OVERHEAD: {
-      // Thread-level overhead on the host plane, device/context/stream-level on the device's plane (as XLA).
+      // Thread-level overhead on the host plane, device/context/stream-level on the device's plane (as XLA), each
+      // on one `CUPTI overhead` line: one row per plane, not one identically named row per thread.
       const onHost = e.tid != 0;
       const pl = onHost ? hostPlane : devPlane(e.device);
-      const ln = getLine(pl, onHost ? LINE_OVERHEAD | e.tid : LINE_OVERHEAD);
+      const ln = getLine(pl, LINE_OVERHEAD);
       if (onHost && ln.count == 0) ln.pid = e.pid;
       record(pl, ln, e, R.OVERHEAD, evByName(pl, e.namePtr, e.nameLen), 0, 0, false);
       if (onHost) hostEvents++;
