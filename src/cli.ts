@@ -114,12 +114,16 @@ Options:
   --json             one JSON document: {"command":"stats","files":[…]}
   --csv              one table with a header row: file,kind,name,count,total_ns,mean_ns,min_ns,max_ns
                      (one row per kind and name, every file; names quoted as RFC 4180)
+  --steps REGEX      per training step (NVTX ranges whose name matches) and device: step time (the step's device
+                     span, as XProf), host time, GPU busy / kernel / memcpy / memset / idle %, launch overhead
+                     (kernel start − launch end) p50/p99; in the text and --json (docs/analysis.md)
 ${ALL_API}
 ${JOBS}
 ${STRICT}
   -h, --help         this help`,
     options: {
       top: { type: "string" }, json: { type: "boolean" }, csv: { type: "boolean" }, "all-api": { type: "boolean" },
+      steps: { type: "string" },
       jobs: { type: "string", short: "j" }, strict: { type: "boolean" }, ...HELP_OPT,
     },
     run: runStats,

@@ -503,6 +503,7 @@ function isProfilerStep(p: usize, n: u32): bool {
  * the range's thread over the range's span, so HTA's step logic (iterations, temporal breakdown) finds it.
  */
 function stepEvent(e: Ev, pid: u64, tid: u64): void {
+  S.addEvent();
   O.need(O.EVENT_RESERVE);
   sep();
   keyU('{"ph":"X","cat":"user_annotation","name":"ProfilerStep#', e.stepNum);

@@ -13,6 +13,8 @@ import { infoFile } from "./convert.js";
 import { convertBatch, type FileResult } from "./batch.js";
 import { merge } from "./merge.js";
 import { formatStats, statsCsv, statsJson, statsFiles, type StatsFileResult } from "./stats.js";
+import { formatSteps, stepStats } from "./step_report.js";
+import type { StepStats } from "../core/step_stats.js";
 import { WorkerPool, defaultJobs } from "./pool.js";
 import { expandInputs } from "./inputs.js";
 import { ProgressView, fmtMB } from "./progress.js";
@@ -215,15 +217,25 @@ export async function runStats(args: string[], v: CliValues): Promise<number> {
   const top = v.top === undefined ? 10 : Number(v.top);
   if (!Number.isInteger(top) || top < 0) throw new RawtraceError("USAGE", `--top must be a whole number, not '${v.top}'`);
   if (v.json && v.csv) throw new RawtraceError("USAGE", "--json and --csv exclude each other");
+  if (v.steps !== undefined && v.csv) throw new RawtraceError("USAGE", "--steps prints text or --json, not --csv");
+  if (v.steps !== undefined) stepPattern(v.steps);
   const pool = new WorkerPool({ jobs: jobs(v, files.length) });
   const results = await statsFiles(files, { pool, allApi: v["all-api"] }).finally(() => pool.close());
+  // Per-step figures (--steps): one timeline pass per file that worked, in this thread.
+  const perStep = new Map<string, StepStats[]>();
+  if (v.steps !== undefined) {
+    for (const r of results) if (r.ok) perStep.set(r.input, await stepStats(r.input, { steps: v.steps, allApi: v["all-api"] }));
+  }
   const all: StatsFileResult[] = [...results, ...missing.map((m) => ({ input: m.input, ok: false, seconds: 0, error: m.error }))];
   if (v.json) {
-    console.log(JSON.stringify(statsJson(all), replacer, 2));
+    const doc = statsJson(all) as { files: Array<{ input: string; steps?: StepStats[] }> };
+    for (const f of doc.files) if (perStep.has(f.input)) f.steps = perStep.get(f.input);
+    console.log(JSON.stringify(doc, replacer, 2));
   } else if (v.csv) {
     process.stdout.write(statsCsv(all));
   } else {
-    const blocks = results.filter((r) => r.ok).map((r) => formatStats(r.input, r.stats!, { top }));
+    const blocks = results.filter((r) => r.ok).map((r) =>
+      formatStats(r.input, r.stats!, { top }) + (perStep.has(r.input) ? `\n${formatSteps(perStep.get(r.input)!)}` : ""));
     if (blocks.length) console.log(blocks.join("\n\n"));
   }
   for (const r of all) {

@@ -25,6 +25,7 @@ import { fileURLToPath } from "node:url";
 import { memorySource, stepPattern } from "../../src/core/engine.js";
 import { createEngine } from "../../src/node/wasm.js";
 import { readDump, demangleAll, stepsOf, type DeviceOp, type Dump, type Step } from "./fidelity_records.js";
+import { computeStepStats, percentile, unionNs } from "../../src/core/step_stats.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const HTA_PY = join(ROOT, ".venv/bin/python");
@@ -286,5 +287,37 @@ for (const file of samples) {
       `overview ${x.steps.length} steps${x.steps.length ? `, ${x.steps.map((s) => s.step_ms.toFixed(3)).join(" / ")} ms` : ""}`);
   });
 }
+
+test("rawtrace stats --steps: each step's time, busy shares and launch overhead equal the records' (and XProf's step time)", async () => {
+  const file = "h100_torch_train_nvtx.rawtrace";
+  const bytes = new Uint8Array(readFileSync(join(ROOT, "samples", file)));
+  const dump = readDump(bytes);
+  const steps = stepsOf(dump, stepPattern(STEPS[file]));
+  const got = await computeStepStats(await createEngine(), memorySource(bytes), { steps: STEPS[file] });
+  assert.equal(got.map((s) => s.step), steps.map((s) => s.num));
+  const apiEnd = new Map(dump.apis.map((a) => [a.correlation, a.end]));
+  for (const [i, s] of steps.entries()) {
+    const g = got[i];
+    const [a, b] = deviceSpan(s);
+    assert.is(g.spanNs, Number(b - a), `step ${s.num} span`);
+    assert.is(g.hostNs, Number(s.range.end - s.range.start), `step ${s.num} host time`);
+    const work = s.ops.filter((o) => o.kind !== "sync").map((o): [number, number] => [Number(o.start - a), Number(o.end - a)]);
+    const kernels = s.ops.filter((o) => o.kind === "kernel");
+    const near = (x: number, y: number, what: string) => assert.ok(Math.abs(x - y) < 1e-9, `step ${s.num} ${what}: ${x} vs ${y}`);
+    near(g.busyPct, (100 * unionNs(work)) / Number(b - a), "busy %");
+    near(g.idlePct, 100 - (100 * unionNs(work)) / Number(b - a), "idle %");
+    near(g.kernelPct, (100 * unionNs(kernels.map((o): [number, number] => [Number(o.start - a), Number(o.end - a)]))) / Number(b - a), "kernel %");
+    assert.is(g.kernels, kernels.length);
+    const launch = kernels.map((o) => Number(o.start - apiEnd.get(o.correlation)!));
+    assert.is(g.launchP50Ns, percentile(launch, 50), `step ${s.num} launch p50`);
+    assert.is(g.launchP99Ns, percentile(launch, 99), `step ${s.num} launch p99`);
+  }
+  // Where both compute the step time, rawtrace and XProf agree (XProf's overview leaves out the first and last).
+  const path = join(work, "stats.xplane.pb");
+  writeFileSync(path, await convert(bytes, "xspace", STEPS[file]));
+  const x = run<XprofOut>(xprofPy, "xprof", path);
+  x.steps.forEach((xs, i) => assert.ok(Math.abs(xs.step_ms - got[i + 1].spanNs / 1e6) < 2e-6, `step ${got[i + 1].step}: ${xs.step_ms} ms`));
+  console.log(`stats --steps: ${got.map((g) => `#${g.step} ${(g.spanNs / 1e6).toFixed(3)} ms ${g.busyPct.toFixed(1)}% busy`).join(", ")}`);
+});
 
 test.run();
