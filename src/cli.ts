@@ -7,7 +7,7 @@ import { parseArgs, type ParseArgsConfig } from "node:util";
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { EXIT, runConvert, runInfo, runMerge, runStats, type CliValues } from "./node/commands.js";
+import { EXIT, runConvert, runDiff, runInfo, runMerge, runStats, type CliValues } from "./node/commands.js";
 import { RawtraceError, isRawtraceError } from "./core/codes.js";
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
@@ -127,6 +127,29 @@ ${STRICT}
       jobs: { type: "string", short: "j" }, strict: { type: "boolean" }, ...HELP_OPT,
     },
     run: runStats,
+  },
+  diff: {
+    summary: "two runs' (or ranks') statistics side by side, largest changes first",
+    help: `Usage:
+  rawtrace diff <A.rawtrace> <B.rawtrace> [--steps REGEX] [--top N] [--json]
+
+The statistics of \`rawtrace stats\` for two files side by side: the trace span, per GPU busy % and kernel /
+memcpy / memset time, with --steps the mean step time, busy % and launch overhead, then every kernel, copy and API
+call by the change in its total time, largest first (B − A and the relative change; "new" when A has none).
+
+Options:
+  --steps REGEX      compare the training steps too (NVTX ranges whose name matches; docs/analysis.md)
+  --top N            (kind, name) rows in the text (default 15; --json lists all)
+  --json             {"command":"diff","a":…,"b":…,"rows":[{group,name,unit,a,b,delta,deltaPct,countA,countB}]}
+${ALL_API}
+${JOBS}
+${STRICT}
+  -h, --help         this help`,
+    options: {
+      steps: { type: "string" }, top: { type: "string" }, json: { type: "boolean" }, "all-api": { type: "boolean" },
+      jobs: { type: "string", short: "j" }, strict: { type: "boolean" }, ...HELP_OPT,
+    },
+    run: runDiff,
   },
   info: {
     summary: "header, devices, records per kind, time span, dropped records, warnings, damage",

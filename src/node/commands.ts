@@ -14,6 +14,7 @@ import { convertBatch, type FileResult } from "./batch.js";
 import { merge } from "./merge.js";
 import { formatStats, statsCsv, statsJson, statsFiles, type StatsFileResult } from "./stats.js";
 import { formatSteps, stepStats } from "./step_report.js";
+import { diffStats, formatDiff } from "./diff.js";
 import type { StepStats } from "../core/step_stats.js";
 import { WorkerPool, defaultJobs } from "./pool.js";
 import { expandInputs } from "./inputs.js";
@@ -243,6 +244,31 @@ export async function runStats(args: string[], v: CliValues): Promise<number> {
     else if (r.info) for (const line of lossLines(r.input, r.info.warnings, r.info.loss, r.info.bytes)) console.error(line);
   }
   return exitCode(all, v.strict, all.some((r) => r.ok && r.info && lostData(r.info.warnings)));
+}
+
+/** `rawtrace diff A B`: two files' statistics side by side, largest changes first. */
+export async function runDiff(args: string[], v: CliValues): Promise<number> {
+  if (args.length !== 2) throw new RawtraceError("USAGE", `diff takes two files, not ${args.length}`);
+  const top = v.top === undefined ? 15 : Number(v.top);
+  if (!Number.isInteger(top) || top < 0) throw new RawtraceError("USAGE", `--top must be a whole number, not '${v.top}'`);
+  if (v.steps !== undefined) stepPattern(v.steps);
+  // Each argument on its own (a file may be compared with itself): exactly one file each.
+  const files = args.map((arg) => {
+    const { files: f, missing } = inputs([arg], "diff");
+    if (missing.length) throw new RawtraceError("IO", missing[0].error.message);
+    if (f.length !== 1) throw new RawtraceError("USAGE", `diff compares two files: '${arg}' names ${f.length}`);
+    return f[0];
+  });
+  const pool = new WorkerPool({ jobs: jobs(v, 2) });
+  const [a, b] = await statsFiles(files, { pool, allApi: v["all-api"] }).finally(() => pool.close());
+  for (const r of [a, b]) if (!r.ok) throw new RawtraceError(r.error!.code, r.error!.message);
+  const steps = v.steps === undefined ? undefined
+    : await Promise.all(files.map((f) => stepStats(f, { steps: v.steps, allApi: v["all-api"] })));
+  const rows = diffStats(a.stats!, b.stats!, steps?.[0], steps?.[1]);
+  if (v.json) console.log(JSON.stringify({ command: "diff", a: files[0], b: files[1], rows }, replacer, 2));
+  else console.log(formatDiff(files[0], files[1], rows, top));
+  for (const r of [a, b]) if (r.info) for (const line of lossLines(r.input, r.info.warnings, r.info.loss, r.info.bytes)) console.error(line);
+  return v.strict && [a, b].some((r) => r.info && lostData(r.info.warnings)) ? EXIT.LOSS : 0;
 }
 
 function fmtBytes(n: number): string {

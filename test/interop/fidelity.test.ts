@@ -24,7 +24,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { memorySource, stepPattern } from "../../src/core/engine.js";
 import { createEngine } from "../../src/node/wasm.js";
-import { readDump, demangleAll, stepsOf, type DeviceOp, type Dump, type Step } from "./fidelity_records.js";
+import { readDump, demangleAll, deviceSpan, stepsOf, type DeviceOp, type Dump, type Step } from "./fidelity_records.js";
 import { computeStepStats, percentile, unionNs } from "../../src/core/step_stats.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -152,16 +152,6 @@ function htaExpect(dump: Dump, steps: Step[], names: Map<string, string>, base: 
 
 // ---- XProf's rules applied to the records --------------------------------------------------------------------------
 
-/** A step's device span (ns): its grouped device work's first start to last end. */
-function deviceSpan(s: Step): [bigint, bigint] {
-  let a = -1n;
-  let b = -1n;
-  for (const op of s.ops) {
-    if (a < 0n || op.start < a) a = op.start;
-    if (op.end > b) b = op.end;
-  }
-  return [a, b];
-}
 /** XProf's step time on a GPU (ns): the device span of the step's work (the host marker's span without any). */
 function stepTimeNs(s: Step): bigint {
   const [a, b] = deviceSpan(s);

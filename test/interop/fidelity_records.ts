@@ -197,3 +197,14 @@ export function stepsOf(dump: Dump, pattern: RegExp): Step[] {
   }
   return steps;
 }
+
+/** A step's device span (ns): its device work's first start to last end; [-1n, -1n] without work. */
+export function deviceSpan(s: Step): [bigint, bigint] {
+  let a = -1n;
+  let b = -1n;
+  for (const op of s.ops) {
+    if (a < 0n || op.start < a) a = op.start;
+    if (op.end > b) b = op.end;
+  }
+  return [a, b];
+}
