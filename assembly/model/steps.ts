@@ -7,7 +7,8 @@
  * user's pattern and marks the matches ({@link stepMark}) with the number their name carries (`ProfilerStep#12` →
  * 12) or none. Before pass 2, {@link stepsNumber} gives every step range its number: the one its name carries, or
  * else its place (1, 2, …) among the unnumbered step ranges in start order, and pass 2 asks {@link stepOf} by
- * vendor range id. Memory: 16 B per distinct range name, 4 B per step range, a table entry per step.
+ * vendor range id. Memory: 16 B per distinct range name (twice that while growing), 8 B per step range while numbering,
+ * a table entry per step.
  */
 import { Table, tableNew, tableUpsert, tableFind, inserted } from "../util/hash_table";
 import { rangeCount, rangeNameAt, rangeStartAt, rangeIdAt } from "./ranges";
@@ -34,13 +35,21 @@ export function stepsReset(): void {
 export function stepNamesCollect(): u32 {
   const n = rangeCount();
   nameIdx = tableNew(64);
-  names = heap.alloc(<usize>max<u32>(n, 1) << 4);
+  let cap: u32 = 64;
+  names = heap.alloc(<usize>cap << 4);
   nameCount = 0;
   for (let i: u32 = 0; i < n; i++) {
     const p = rangeNameAt(i);
     if (p == 0) continue;
     const slot = tableUpsert(nameIdx, p);
     if (!inserted) continue;
+    if (nameCount == cap) {
+      // Grows with the distinct names, not the ranges (millions of ranges usually share a few names).
+      const grown = heap.alloc(<usize>(cap << 1) << 4);
+      memory.copy(grown, names, <usize>cap << 4);
+      names = grown;
+      cap <<= 1;
+    }
     const e = names + (<usize>nameCount << 4);
     store<u64>(e, p);
     store<u64>(e, 0, 8);
@@ -75,7 +84,10 @@ export function stepsNumber(): void {
   stepCount = 0;
   if (nameCount == 0) return;
   const n = rangeCount();
-  let a = heap.alloc(<usize>max<u32>(n, 1) << 2);
+  let steps: u32 = 0;
+  for (let i: u32 = 0; i < n; i++) if (markOf(rangeNameAt(i)) != 0) steps++;
+  if (steps == 0) return;
+  let a = heap.alloc(<usize>steps << 2);
   let k: u32 = 0;
   for (let i: u32 = 0; i < n; i++) {
     if (markOf(rangeNameAt(i)) == 0) continue;
