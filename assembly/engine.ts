@@ -13,6 +13,7 @@ import { clockPrepare, toUnix } from "./model/clock";
 import { cuptiApiName, cuptiPrepare, cuptiScan, cuptiDecode, cuptiFinish, cuptiProject } from "./decode/cupti";
 import { rangesPrepare, rangesNeedProjection } from "./model/ranges";
 import { timingReset, timingFinish } from "./model/timing";
+import { stepsNumber } from "./model/steps";
 import { Fatal, Warn } from "./util/error";
 import { fail, failed, warn, setRecordContainerWarnings } from "./util/diag";
 import { setSink, Sink } from "./emit/dispatch";
@@ -272,6 +273,7 @@ export function beginEmit(sink: i32): void {
   sinkKind = sink;
   setRecordContainerWarnings(false);
   readerReset(onChunkPass2, false);
+  stepsNumber();
   clockPrepare();
   // The earliest kept timestamp (model/timing.ts: never an unknown or dropped one), else the collector start, else
   // the start anchor's wall clock.

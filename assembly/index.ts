@@ -19,6 +19,7 @@ import { outReset } from "./emit/out";
 import { chromeSetTraceName } from "./emit/chrome_json";
 import { beginIndex, beginEmit, feedBytes, endPass, outputBase, needsProjection, beginProject } from "./engine";
 import { rangesReset } from "./model/ranges";
+import { stepsReset, stepNamesCollect, stepNamePtr, stepMark, stepsFound } from "./model/steps";
 import { demangleReset } from "./util/demangle";
 import { toUnix } from "./model/clock";
 
@@ -30,6 +31,7 @@ export function rt_reset(): void {
   readerForget();
   cuptiReset();
   rangesReset();
+  stepsReset();
   demangleReset();
   diagReset();
   S.sessionReset();
@@ -71,6 +73,39 @@ export function rt_feed(n: usize): i32 {
 /** Ends the current pass (flushes output). Returns 1, or 0 after a fatal error. */
 export function rt_end_pass(): i32 {
   return endPass() ? 1 : 0;
+}
+
+/**
+ * After pass 1: collects the distinct host-range names and returns how many. For each index i < that count,
+ * rt_step_name_ptr(i) then rt_step_name_len() give its display bytes (len 0: no string), and the host calls
+ * rt_step_mark(i, n) for the names that mark training steps: n ≥ 0 the step number the name carries, -1 none
+ * (numbered by start order). Then rt_begin_emit (model/steps.ts).
+ */
+export function rt_step_names(): u32 {
+  return stepNamesCollect();
+}
+/** Display bytes of distinct range name `i` (0 when the dump has no string for it). */
+export function rt_step_name_ptr(i: u32): usize {
+  const p = stepNamePtr(i);
+  if (p == 0) {
+    S.displayLen = 0;
+    return 0;
+  }
+  const d = S.stringDisplay(p, false);
+  if (d == 0) S.displayLen = 0;
+  return d;
+}
+/** Length of the bytes rt_step_name_ptr returned last. */
+export function rt_step_name_len(): u32 {
+  return S.displayLen;
+}
+/** Marks distinct range name `i` as a step name (`num` ≥ 0: the number it carries; -1: by start order). */
+export function rt_step_mark(i: u32, num: i32): void {
+  stepMark(i, <i64>num);
+}
+/** After rt_begin_emit: how many step ranges the dump has. */
+export function rt_steps_found(): u32 {
+  return stepsFound();
 }
 
 /** Options: 1 = show all API calls (no Kineto blocklist). */

@@ -7,7 +7,7 @@ import { parseArgs, type ParseArgsConfig } from "node:util";
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { EXIT, runConvert, runInfo, runMerge, runStats, type CliValues } from "./node/commands.js";
+import { EXIT, runConvert, runDiff, runInfo, runMerge, runStats, type CliValues } from "./node/commands.js";
 import { RawtraceError, isRawtraceError } from "./core/codes.js";
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
@@ -25,6 +25,12 @@ const JOBS = "  -j, --jobs N       worker threads (default: one per core, at mos
 const STRICT = "  --strict           exit 6 (LOSS) when any input lost data (damaged bytes skipped, records dropped by the\n" +
   "                     collector, no END chunk); the outputs are still written";
 const ALL_API = "  --all-api          keep API calls Kineto hides (cudaGetDevice, most driver calls)";
+const ANALYSIS = "  --gpu-annotations on|off\n" +
+  "                     project NVTX ranges onto the GPU streams they launched work on (gpu_user_annotation, as\n" +
+  "                     Kineto; default on)\n" +
+  "  --steps REGEX      NVTX ranges whose name matches mark training steps (default ^ProfilerStep#\\d+$): Kineto's\n" +
+  "                     ProfilerStep#N for HTA, XProf step markers for its overview (docs/analysis.md)";
+const ANALYSIS_OPT: Options = { "gpu-annotations": { type: "string" }, steps: { type: "string" } };
 
 const COMMANDS: Record<string, Command> = {
   convert: {
@@ -48,6 +54,7 @@ Options:
   -z, --gzip         gzip Chrome JSON outputs (.json.gz)
   -f, --force        overwrite existing outputs
 ${ALL_API}
+${ANALYSIS}
 ${JOBS}
   --json             print a JSON summary on standard output (per file: events, bytes, seconds, warnings, lost)
 ${STRICT}
@@ -56,7 +63,7 @@ ${STRICT}
       output: { type: "string", short: "o" }, "out-dir": { type: "string", short: "d" },
       format: { type: "string", short: "F" }, gzip: { type: "boolean", short: "z" },
       force: { type: "boolean", short: "f" }, "all-api": { type: "boolean" }, jobs: { type: "string", short: "j" },
-      json: { type: "boolean" }, strict: { type: "boolean" }, ...HELP_OPT,
+      json: { type: "boolean" }, strict: { type: "boolean" }, ...ANALYSIS_OPT, ...HELP_OPT,
     },
     run: runConvert,
   },
@@ -80,6 +87,7 @@ Options:
   --max-skew MS      fail (exit 7, CLOCK_SKEW) before writing when a rank's clock start is more than MS
                      milliseconds from the median (also the threshold of the skew report)
 ${ALL_API}
+${ANALYSIS}
 ${JOBS}
   --json             print the merge report as JSON on standard output
 ${STRICT}
@@ -88,7 +96,7 @@ ${STRICT}
       output: { type: "string", short: "o" }, format: { type: "string", short: "F" },
       gzip: { type: "boolean", short: "z" }, force: { type: "boolean", short: "f" }, "max-skew": { type: "string" },
       "all-api": { type: "boolean" }, jobs: { type: "string", short: "j" }, json: { type: "boolean" },
-      strict: { type: "boolean" }, ...HELP_OPT,
+      strict: { type: "boolean" }, ...ANALYSIS_OPT, ...HELP_OPT,
     },
     run: runMerge,
   },
@@ -106,15 +114,42 @@ Options:
   --json             one JSON document: {"command":"stats","files":[…]}
   --csv              one table with a header row: file,kind,name,count,total_ns,mean_ns,min_ns,max_ns
                      (one row per kind and name, every file; names quoted as RFC 4180)
+  --steps REGEX      per training step (NVTX ranges whose name matches) and device: step time (the step's device
+                     span, as XProf), host time, GPU busy / kernel / memcpy / memset / idle %, launch overhead
+                     (kernel start − launch end) p50/p99; in the text and --json (docs/analysis.md)
 ${ALL_API}
 ${JOBS}
 ${STRICT}
   -h, --help         this help`,
     options: {
       top: { type: "string" }, json: { type: "boolean" }, csv: { type: "boolean" }, "all-api": { type: "boolean" },
+      steps: { type: "string" },
       jobs: { type: "string", short: "j" }, strict: { type: "boolean" }, ...HELP_OPT,
     },
     run: runStats,
+  },
+  diff: {
+    summary: "two runs' (or ranks') statistics side by side, largest changes first",
+    help: `Usage:
+  rawtrace diff <A.rawtrace> <B.rawtrace> [--steps REGEX] [--top N] [--json]
+
+The statistics of \`rawtrace stats\` for two files side by side: the trace span, per GPU busy % and kernel /
+memcpy / memset time, with --steps the mean step time, busy % and launch overhead, then every kernel, copy and API
+call by the change in its total time, largest first (B − A and the relative change; "new" when A has none).
+
+Options:
+  --steps REGEX      compare the training steps too (NVTX ranges whose name matches; docs/analysis.md)
+  --top N            (kind, name) rows in the text (default 15; --json lists all)
+  --json             {"command":"diff","a":…,"b":…,"rows":[{group,name,unit,a,b,delta,deltaPct,countA,countB}]}
+${ALL_API}
+${JOBS}
+${STRICT}
+  -h, --help         this help`,
+    options: {
+      steps: { type: "string" }, top: { type: "string" }, json: { type: "boolean" }, "all-api": { type: "boolean" },
+      jobs: { type: "string", short: "j" }, strict: { type: "boolean" }, ...HELP_OPT,
+    },
+    run: runDiff,
   },
   info: {
     summary: "header, devices, records per kind, time span, dropped records, warnings, damage",

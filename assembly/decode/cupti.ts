@@ -16,6 +16,7 @@ import { warn, lose } from "../util/diag";
 import { arenaAlloc } from "../util/arena";
 import { emitEvent } from "../emit/dispatch";
 import * as R from "../model/ranges";
+import { stepOf } from "../model/steps";
 import { cuptiApiFlags } from "./cupti_api";
 
 /** CUpti_ActivityKind values this decoder reads. */
@@ -943,6 +944,11 @@ function rangeEvent(e: Ev, m: usize, endTs: u64, id: u32): void {
   e.tid = load<u32>(m, 20);
   e.start = load<u64>(m, 24);
   e.end = endTs < e.start ? e.start : endTs;
+  const step = stepOf(id);
+  if (step >= 0) {
+    e.flags |= EvFlag.STEP;
+    e.stepNum = <u64>step;
+  }
   emitEvent(e);
 }
 

@@ -411,6 +411,7 @@ export function chromeEvent(e: Ev): void {
       const pid = <u64>e.pid;
       const tid = <u64>e.tid;
       noteHostRow(pid, tid);
+      if ((e.flags & EvFlag.STEP) != 0 && !isProfilerStep(e.namePtr, e.nameLen)) stepEvent(e, pid, tid);
       O.need(O.EVENT_RESERVE);
       sep();
       if (e.kind == EvKind.RANGE) O.ascii('{"ph":"X","cat":"user_annotation","name":');
@@ -459,9 +460,8 @@ export function chromeEvent(e: Ev): void {
       O.micros(rel(e.start > 0 ? e.start - 1 : 0));
       O.ascii(',"dur":');
       O.micros(e.end - e.start + 2);
-      keyU(',"args":{"device":', e.device);
-      keyU(',"stream":', e.stream);
-      O.ascii("}}");
+      // No "stream"/"device" args, as Kineto: HTA counts every event with args.stream as a GPU kernel.
+      O.ascii("}");
       break;
     }
     case EvKind.GRAPH: {
@@ -491,6 +491,34 @@ export function chromeEvent(e: Ev): void {
       break;
     }
   }
+}
+
+const PROFILER_STEP = "ProfilerStep#";
+
+/** True when the name already is PyTorch's step marker ("ProfilerStep#…", what HTA looks for). */
+function isProfilerStep(p: usize, n: u32): bool {
+  const k = PROFILER_STEP.length;
+  if (n < <u32>k) return false;
+  for (let i = 0; i < k; i++) if (load<u8>(p + i) != <u8>PROFILER_STEP.charCodeAt(i)) return false;
+  return true;
+}
+
+/**
+ * A step range not named like PyTorch's: the `ProfilerStep#N` user_annotation Kineto writes around each step, on
+ * the range's thread over the range's span, so HTA's step logic (iterations, temporal breakdown) finds it.
+ */
+function stepEvent(e: Ev, pid: u64, tid: u64): void {
+  S.addEvent();
+  O.need(O.EVENT_RESERVE);
+  sep();
+  keyU('{"ph":"X","cat":"user_annotation","name":"ProfilerStep#', e.stepNum);
+  keyU('","pid":', hpid(pid));
+  keyU(',"tid":', tid);
+  O.ascii(',"ts":');
+  O.micros(rel(e.start));
+  O.ascii(',"dur":');
+  O.micros(e.end - e.start);
+  O.ascii("}");
 }
 
 function meta(name: string, pid: u64, tid: u64): void {

@@ -5,7 +5,7 @@
  *
  *  - `/host:CPU` (id 0): one line per OS thread (line id = tid) with the vendor API calls; NVTX ranges on a
  *    line of their own per thread (id = 2^30 + tid, so partially overlapping start/end ranges never break the
- *    API line's nesting); thread-level tracing overhead on id 2^29 + tid.
+ *    API line's nesting); thread-level tracing overhead of every thread on one `CUPTI overhead` line (id 2^29).
  *  - `/device:GPU:<n>` (XPlane.id = n) per device that has events: one line per stream (line id = stream id) named
  *    `Stream #<id>(<types>)`; syncs and event records on `Synchronization` lines (id 2^30 + stream, 2^31 - 1 for
  *    context-wide); device-level overhead on `CUPTI overhead` (id 2^31 - 2). Device capabilities as plane stats.
@@ -69,6 +69,8 @@ const enum R {
   GRAPH = 8,
   SYNC = 9,
   EVENT_RECORD = 10,
+  /** A training step's host marker (detail = step number): the root XProf's step grouping starts from. */
+  STEP = 11,
 }
 
 /** Stream-line type bits, named as XLA's GetTraceEventTypeName (in this order in the line name). */
@@ -128,7 +130,9 @@ const enum WK {
   CC_MAJOR = 18,
   CC_MINOR = 19,
   NVTX_RANGE = 20,
-  COUNT = 21,
+  IS_ROOT = 21,
+  STEP_NUM = 22,
+  COUNT = 23,
 }
 
 function wkName(i: i32): string {
@@ -154,6 +158,8 @@ function wkName(i: i32): string {
     case WK.CC_MAJOR: return "compute_cap_major";
     case WK.CC_MINOR: return "compute_cap_minor";
     case WK.NVTX_RANGE: return "nvtx_range";
+    case WK.IS_ROOT: return "_r";
+    case WK.STEP_NUM: return "step_num";
   }
   return "";
 }
@@ -171,6 +177,7 @@ function kindStats(k: i32): u32 {
     case R.GRAPH: return corrCtx | (1 << WK.GRAPH_ID) | (1 << WK.GRAPH_EXEC_ID);
     case R.SYNC:
     case R.EVENT_RECORD: return corrCtx;
+    case R.STEP: return (1 << WK.IS_ROOT) | (1 << WK.STEP_NUM);
   }
   return 0;
 }
@@ -838,6 +845,7 @@ const NS_API: u64 = 2 << 60;
 const NS_MEMCPY: u64 = 3 << 60;
 const NS_MEMSET: u64 = 4 << 60;
 const NS_GRAPH: u64 = 5 << 60;
+const NS_STEP: u64 = 6 << 60;
 
 /** Cache slot of the last {@link evCached} lookup. */
 let evSlot: usize = 0;
@@ -1043,6 +1051,18 @@ function record(pl: Plane, ln: Line, e: Ev, kind: i32, meta: u32, ctx: u32, deta
   hostEvents++;
 }
 
+/**
+ * A training step (model/steps.ts) as XProf's step grouping wants it: `ProfilerStep#N` on the thread's API line
+ * (not the NVTX line), so the launch calls inside it nest under it, with `_r` = 1 (a root: GroupTfEvents gives it
+ * and everything it reaches — nested launches, their kernels through correlation_id — one group_id) and `step_num`.
+ */
+function stepMarker(e: Ev): void {
+  const ln = getLine(hostPlane, e.tid);
+  if (ln.count == 0) ln.pid = e.pid;
+  record(hostPlane, ln, e, R.STEP, evByNumber(hostPlane, NS_STEP, "ProfilerStep#", <u32>e.stepNum), 0, <u32>e.stepNum, false);
+  hostEvents++;
+}
+
 /** The stream line of device work `e` on `pl`, marked as carrying work of type `t` (T_*). */
 // @ts-ignore: decorator
 @inline function streamLine(pl: Plane, e: Ev, t: u32): Line {
@@ -1079,13 +1099,15 @@ export function xspaceEvent(e: Ev): void {
     case EvKind.INSTANT: {
       const kind = e.kind == EvKind.RANGE ? R.RANGE : R.INSTANT;
       hostRecord(getLine(hostPlane, LINE_NVTX | e.tid), e, kind, evByNvtx(hostPlane, e));
+      if ((e.flags & EvFlag.STEP) != 0) stepMarker(e);
       break;
     }
     case EvKind.OVERHEAD: {
-      // Thread-level overhead on the host plane, device/context/stream-level on the device's plane (as XLA).
+      // Thread-level overhead on the host plane, device/context/stream-level on the device's plane (as XLA), each
+      // on one `CUPTI overhead` line: one row per plane, not one identically named row per thread.
       const onHost = e.tid != 0;
       const pl = onHost ? hostPlane : devPlane(e.device);
-      const ln = getLine(pl, onHost ? LINE_OVERHEAD | e.tid : LINE_OVERHEAD);
+      const ln = getLine(pl, LINE_OVERHEAD);
       if (onHost && ln.count == 0) ln.pid = e.pid;
       record(pl, ln, e, R.OVERHEAD, evByName(pl, e.namePtr, e.nameLen), 0, 0, false);
       if (onHost) hostEvents++;
@@ -1201,20 +1223,17 @@ function finishPlane(pl: Plane): void {
       if (key >= LINE_NVTX && key < LINE_OVERHEAD) bAscii("/NVTX");
       ln.nameP = bKeep();
       ln.nameN = bN;
-      // Named threads also get "thread <tid> (<name>)" as the row label, as the Chrome JSON output shows them;
-      // a thread's overhead row says whose it is ("thread <tid> (<name>)/CUPTI overhead"): one per thread.
-      const named = tn != 0 && load<u32>(tn, 4) != 0;
-      if (named || key >= LINE_OVERHEAD) {
+      // Named threads also get "thread <tid> (<name>)" as the row label, as the Chrome JSON output shows them (the
+      // one overhead line of the plane serves every thread: it keeps its plain name).
+      const named = key < LINE_OVERHEAD && tn != 0 && load<u32>(tn, 4) != 0;
+      if (named) {
         bStart();
         bAscii("thread ");
         bU64(tid);
-        if (named) {
-          bAscii(" (");
-          bBytes(<usize>load<u32>(tn), load<u32>(tn, 4));
-          bAscii(")");
-        }
-        if (key >= LINE_OVERHEAD) bAscii("/CUPTI overhead");
-        else if (key >= LINE_NVTX) bAscii("/NVTX");
+        bAscii(" (");
+        bBytes(<usize>load<u32>(tn), load<u32>(tn, 4));
+        bAscii(")");
+        if (key >= LINE_NVTX) bAscii("/NVTX");
         ln.dispP = bKeep();
         ln.dispN = bN;
       }
@@ -1288,6 +1307,8 @@ let wkGraph: u32 = 0;
 let wkNode: u32 = 0;
 let wkExec: u32 = 0;
 let wkNvtx: u32 = 0;
+let wkRoot: u32 = 0;
+let wkStep: u32 = 0;
 
 // Host merge (emit/options.ts): ranks on the host (R), this file's index (k) and its correlation-id range.
 let mR: u64 = 1;
@@ -1331,6 +1352,8 @@ function usePlane(pl: Plane): void {
   wkNode = load<u32>(w, WK.GRAPH_NODE_ID << 2);
   wkExec = load<u32>(w, WK.GRAPH_EXEC_ID << 2);
   wkNvtx = load<u32>(w, WK.NVTX_RANGE << 2);
+  wkRoot = load<u32>(w, WK.IS_ROOT << 2);
+  wkStep = load<u32>(w, WK.STEP_NUM << 2);
 }
 
 // XStat sizes: the stat is an XEvent field 4 (one-byte tag + one-byte length: stats are < 128 bytes).
@@ -1374,6 +1397,7 @@ function eventSize(r: usize): u32 {
     }
     return n;
   }
+  if (kind == R.STEP) return n + statVarintSize(wkRoot, 1) + statVarintSize(wkStep, <u64>load<u32>(r, 28));
   if (kind < R.KERNEL) return n;
   if (corr != 0) n += statVarintSize(wkCorr, corrOut(corr));
   if (kind <= R.GRAPH) {
@@ -1481,6 +1505,9 @@ function putEvent(r: usize): u32 {
       if (d != 0 && wkDevice != 0) putStatVarint(wkDevice, F_UINT64, planeIdOf(d));
       putStatVarint(wkCorr, F_UINT64, corrOut(corr));
     }
+  } else if (kind == R.STEP) {
+    putStatVarint(wkRoot, F_INT64, 1);
+    putStatVarint(wkStep, F_INT64, <u64>load<u32>(r, 28));
   } else if (kind >= R.KERNEL) {
     if (corr != 0) putStatVarint(wkCorr, F_UINT64, corrOut(corr));
     if (kind <= R.GRAPH) {

@@ -61,6 +61,8 @@ export const enum EvFlag {
    * mark it and statistics leave it out (model/timing.ts).
    */
   INCOMPLETE = 2048,
+  /** A host range that marks a training step (model/steps.ts): its number is in stepNum. */
+  STEP = 4096,
 }
 
 /**
@@ -133,6 +135,8 @@ export class Ev {
   color: u32;
   /** Vendor record kind, for diagnostics. */
   recordKind: u32;
+  /** Training-step number of a step range (flag STEP). */
+  stepNum: u64;
 }
 
 /** Clears every field of `e` (decoders call it before filling a record). */

@@ -236,6 +236,23 @@ export function rangesNoteDeviceOp(corr: u64, device: u32, stream: u32, start: u
   }
 }
 
+/** Ranges collected in pass 1 (index `i` for the accessors below: 0 ≤ i < count, pass-1 order). */
+export function rangeCount(): u32 {
+  return count;
+}
+/** Vendor name pointer of range `i` (0 = unnamed). */
+export function rangeNameAt(i: u32): u64 {
+  return load<u64>(rAt(i), 24);
+}
+/** Start of range `i` (vendor ns). */
+export function rangeStartAt(i: u32): u64 {
+  return load<u64>(rAt(i), 8);
+}
+/** Vendor range id of range `i`. */
+export function rangeIdAt(i: u32): u32 {
+  return load<u32>(rAt(i), 36);
+}
+
 /** Number of projected spans (for iteration with {@link spanAt}). */
 export function spanSlots(): u32 {
   return spans == 0 ? 0 : tableSlots(spans);

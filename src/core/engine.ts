@@ -97,6 +97,42 @@ export interface ConvertOptions {
   afterWindow?: () => void | Promise<void>;
   /** This file's place in a multi-file output (merge): pid namespace, label, shared time base, events only. */
   merge?: MergeSlot;
+  /**
+   * Chrome JSON: project NVTX ranges onto the GPU streams their launches ran on (`gpu_user_annotation`, as Kineto
+   * does). Default true.
+   */
+  gpuAnnotations?: boolean;
+  /**
+   * Which host ranges (NVTX) mark training steps: a regular expression tested against each range name (not
+   * anchored: anchor it yourself). Default {@link DEFAULT_STEPS}, PyTorch's `ProfilerStep#N`. Steps become Kineto's
+   * `ProfilerStep#N` user_annotation in Chrome JSON and XProf's step markers in XSpace (docs/analysis.md).
+   */
+  steps?: string | RegExp;
+}
+
+/** What a conversion recognises in the ranges: GPU projections and training steps (docs/analysis.md). */
+export type AnalysisOptions = Pick<ConvertOptions, "gpuAnnotations" | "steps">;
+
+/** The default step pattern: the ranges PyTorch's profiler writes around each step. */
+export const DEFAULT_STEPS = /^ProfilerStep#\d+$/;
+
+/** `steps` as a RegExp; a bad pattern is a USAGE error naming it. */
+export function stepPattern(steps: string | RegExp | undefined): RegExp {
+  if (steps === undefined) return DEFAULT_STEPS;
+  if (steps instanceof RegExp) return new RegExp(steps.source, steps.flags.replace(/[gy]/g, ""));
+  try {
+    return new RegExp(steps, "u");
+  } catch (e) {
+    throw new RawtraceError("USAGE", `--steps: '${steps}' is not a regular expression (${(e as Error).message})`);
+  }
+}
+
+/** The step number a range name carries (`ProfilerStep#12` → 12, as HTA reads it), or -1. */
+export function stepNumberOf(name: string): number {
+  const m = /ProfilerStep\s*#\s*(\d+)/.exec(name);
+  if (!m) return -1;
+  const n = Number(m[1]);
+  return n <= 0x7fffffff ? n : -1;
 }
 
 /** A device as the dump describes it. Memory in bytes, bandwidth in bytes/s, clock in kHz. */
@@ -168,6 +204,8 @@ export interface ConvertResult {
    * profile_start_time; line timestamps are relative to it).
    */
   baseTimeNs: bigint;
+  /** Host ranges recognised as training steps (`steps`). */
+  steps: number;
 }
 
 /** CUPTI activity kind names for `info` (vendor-record-layouts.md §1.2). */
@@ -204,6 +242,11 @@ interface CoreExports {
   rt_text_ptr(which: number): number;
   rt_text_len(which: number): number;
   rt_device(i: number): number;
+  rt_step_names(): number;
+  rt_step_name_ptr(i: number): number;
+  rt_step_name_len(): number;
+  rt_step_mark(i: number, num: number): void;
+  rt_steps_found(): number;
   rt_fatal_code(): number;
   rt_fatal_offset(): bigint;
   rt_fatal_detail(): bigint;
@@ -405,6 +448,22 @@ export class Engine {
     this.x.rt_reset();
   }
 
+  /**
+   * After pass 1: tests each distinct range name against `re` (host side: the core has no regular expressions) and
+   * marks the matches as step names, with the number a `ProfilerStep#N` name carries (model/steps.ts).
+   */
+  private markSteps(re: RegExp): void {
+    const x = this.x;
+    const n = x.rt_step_names();
+    for (let i = 0; i < n; i++) {
+      const p = x.rt_step_name_ptr(i);
+      const len = x.rt_step_name_len();
+      if (p === 0 || len === 0) continue;
+      const name = dec.decode(this.u8().subarray(p, p + len));
+      if (re.test(name)) x.rt_step_mark(i, stepNumberOf(name));
+    }
+  }
+
   /** Pass 1 only: what the file holds. */
   async info(src: ByteSource, opts: Pick<ConvertOptions, "onProgress"> = {}): Promise<FileInfo> {
     this.begin();
@@ -425,8 +484,10 @@ export class Engine {
       x.rt_set_option(1, opts.allApi ? 1 : 0);
       x.rt_begin_index();
       await this.pump(src, 1, opts.onProgress);
+      this.markSteps(stepPattern(opts.steps));
       // XSpace carries no gpu_user_annotation spans (its device events get nvtx_range instead): no projection pass.
-      if (opts.format !== "xspace" && opts.format !== "stats" && x.rt_needs_projection()) {
+      const project = opts.gpuAnnotations !== false && opts.format !== "xspace" && opts.format !== "stats";
+      if (project && x.rt_needs_projection()) {
         // NVTX ranges: map launch calls to ranges before emitting (gpu_user_annotation spans).
         x.rt_begin_project();
         await this.pump(src, 3, opts.onProgress);
@@ -464,6 +525,7 @@ export class Engine {
         bytesOut: this.bytesOut,
         apiCallsHidden: Number(x.rt_info(16)),
         baseTimeNs: x.rt_info(19),
+        steps: x.rt_steps_found(),
       };
     } finally {
       this.sink = null;

@@ -12,6 +12,7 @@
 import { closeSync, mkdirSync, statSync } from "node:fs";
 import { basename, dirname, extname, join, resolve } from "node:path";
 import { RawtraceError, type LossReport, type Warning } from "../core/codes.js";
+import type { AnalysisOptions } from "../core/engine.js";
 import { xspaceProfilePath } from "./convert.js";
 import { OutputFile, createTemp, isInput, isStreamOutput, removeOwned } from "./output.js";
 import { WorkerPool, type ActiveTask } from "./pool.js";
@@ -32,6 +33,8 @@ export interface BatchOptions {
   force?: boolean;
   /** Keep every API call (no Kineto blocklist). */
   allApi?: boolean;
+  /** GPU annotations on/off and the step pattern (docs/analysis.md). */
+  analysis?: AnalysisOptions;
   /** Workers when no `pool` is given (default: one per core, at most one per input). */
   jobs?: number;
   /** A pool to run on (left open); default: a pool made for this call and closed at its end. */
@@ -192,7 +195,7 @@ async function oneChrome(pool: WorkerPool, input: string, inputs: string[], opts
   claim(claimed, output, input);
   const file = OutputFile.open(output, { force: opts.force, inputs });
   try {
-    const r = await pool.convert({ input, output, gzip, allApi: opts.allApi, traceName: basename(input), fd: file.fd });
+    const r = await pool.convert({ input, output, gzip, allApi: opts.allApi, traceName: basename(input), fd: file.fd, analysis: opts.analysis });
     file.commit();
     return {
       input, output, ok: true, events: r.events, bytesIn: r.bytesIn, bytesOut: r.bytesOut, seconds: r.seconds,
@@ -219,7 +222,7 @@ async function oneXSpace(
     if (!isStreamOutput(opts.output!)) mkdirSync(dirname(resolve(opts.output!)), { recursive: true });
     const file = OutputFile.open(opts.output!, { force: opts.force, inputs });
     try {
-      const r = await pool.convert({ input, output: opts.output!, format: "xspace", allApi: opts.allApi, fd: file.fd });
+      const r = await pool.convert({ input, output: opts.output!, format: "xspace", allApi: opts.allApi, fd: file.fd, analysis: opts.analysis });
       file.commit();
       return {
         input, output: opts.output!, ok: true, events: r.events, bytesIn: r.bytesIn, bytesOut: r.bytesOut,
@@ -236,7 +239,7 @@ async function oneXSpace(
   const tmp = createTemp(join(profileDir, "rawtrace.xplane.pb"));
   let file: OutputFile | null = null;
   try {
-    const r = await pool.convert({ input, output: logdir, format: "xspace", allApi: opts.allApi, fd: tmp.fd });
+    const r = await pool.convert({ input, output: logdir, format: "xspace", allApi: opts.allApi, fd: tmp.fd, analysis: opts.analysis });
     const final = xspaceProfilePath(logdir, r.baseTimeNs, r.info.hostname);
     claim(claimed, final, input);
     mkdirSync(dirname(final), { recursive: true });

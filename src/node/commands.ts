@@ -7,12 +7,15 @@
  * on standard error, --json or not.
  */
 import { LOSS_WARNINGS, RawtraceError, type LossReport, type Warning } from "../core/codes.js";
-import type { FileInfo } from "../core/engine.js";
+import { stepPattern, type AnalysisOptions, type FileInfo } from "../core/engine.js";
 import { skewMessages } from "../core/merge.js";
 import { infoFile } from "./convert.js";
 import { convertBatch, type FileResult } from "./batch.js";
 import { merge } from "./merge.js";
 import { formatStats, statsCsv, statsJson, statsFiles, type StatsFileResult } from "./stats.js";
+import { formatSteps, stepStats } from "./step_report.js";
+import { diffStats, formatDiff } from "./diff.js";
+import type { StepStats } from "../core/step_stats.js";
 import { WorkerPool, defaultJobs } from "./pool.js";
 import { expandInputs } from "./inputs.js";
 import { ProgressView, fmtMB } from "./progress.js";
@@ -31,6 +34,18 @@ export interface CliValues {
   csv?: boolean;
   strict?: boolean;
   "max-skew"?: string;
+  "gpu-annotations"?: string;
+  steps?: string;
+}
+
+/** --gpu-annotations on|off and --steps REGEX (validated here: a bad value is a usage error before any work). */
+function analysis(v: CliValues): AnalysisOptions {
+  const g = v["gpu-annotations"];
+  if (g !== undefined && g !== "on" && g !== "off") {
+    throw new RawtraceError("USAGE", `--gpu-annotations must be on or off, not '${g}'`);
+  }
+  if (v.steps !== undefined) stepPattern(v.steps);
+  return { gpuAnnotations: g !== "off", steps: v.steps };
 }
 
 /** Exit codes by error name (docs/errors.md). */
@@ -122,12 +137,14 @@ function stdoutOnce(v: CliValues): void {
 export async function runConvert(args: string[], v: CliValues): Promise<number> {
   const fmt = format(v);
   stdoutOnce(v);
+  const an = analysis(v);
   const { files, missing } = inputs(args, "convert");
   const pool = new WorkerPool({ jobs: jobs(v, files.length) });
   const say = (line: string, view: ProgressView | null) => (view ? view.log(line) : v.json ? undefined : console.error(line));
   const r = await withView(v, (view) =>
     convertBatch(files, {
       pool, format: fmt, gzip: v.gzip, outDir: v["out-dir"], output: v.output, force: v.force, allApi: v["all-api"],
+      analysis: an,
       onProgress: view ? (p) => view.update(p) : undefined,
       onFile: (f) => {
         if (!f.ok) return say(`rawtrace: ${f.error!.message}`, view);
@@ -169,6 +186,7 @@ function maxSkew(v: CliValues): number | undefined {
 export async function runMerge(args: string[], v: CliValues): Promise<number> {
   const fmt = format(v);
   stdoutOnce(v);
+  const an = analysis(v);
   const { files, missing } = inputs(args, "merge");
   if (missing.length) throw new RawtraceError("IO", missing.map((m) => m.error.message).join("; "));
   const output = v.output ?? (fmt === "xspace" ? "merged_xprof" : v.gzip ? "merged.json.gz" : "merged.json");
@@ -176,7 +194,7 @@ export async function runMerge(args: string[], v: CliValues): Promise<number> {
   const pool = new WorkerPool({ jobs: jobs(v, files.length) });
   const r = await withView(v, (view) =>
     merge(files, output, {
-      pool, format: fmt, gzip: v.gzip, force: v.force, allApi: v["all-api"], maxSkewMs,
+      pool, format: fmt, gzip: v.gzip, force: v.force, allApi: v["all-api"], maxSkewMs, analysis: an,
       onProgress: view ? (p) => view.update(p) : undefined,
     }).finally(() => pool.close()));
   for (const m of skewMessages(r.clock)) console.error(`rawtrace: warning CLOCK_SKEW: ${m}`);
@@ -209,15 +227,25 @@ export async function runStats(args: string[], v: CliValues): Promise<number> {
   const top = v.top === undefined ? 10 : Number(v.top);
   if (!Number.isInteger(top) || top < 0) throw new RawtraceError("USAGE", `--top must be a whole number, not '${v.top}'`);
   if (v.json && v.csv) throw new RawtraceError("USAGE", "--json and --csv exclude each other");
+  if (v.steps !== undefined && v.csv) throw new RawtraceError("USAGE", "--steps prints text or --json, not --csv");
+  if (v.steps !== undefined) stepPattern(v.steps);
   const pool = new WorkerPool({ jobs: jobs(v, files.length) });
   const results = await statsFiles(files, { pool, allApi: v["all-api"] }).finally(() => pool.close());
+  // Per-step figures (--steps): one timeline pass per file that worked, in this thread.
+  const perStep = new Map<string, StepStats[]>();
+  if (v.steps !== undefined) {
+    for (const r of results) if (r.ok) perStep.set(r.input, await stepStats(r.input, { steps: v.steps, allApi: v["all-api"] }));
+  }
   const all: StatsFileResult[] = [...results, ...missing.map((m) => ({ input: m.input, ok: false, seconds: 0, error: m.error }))];
   if (v.json) {
-    console.log(JSON.stringify(statsJson(all), replacer, 2));
+    const doc = statsJson(all) as { files: Array<{ input: string; steps?: StepStats[] }> };
+    for (const f of doc.files) if (perStep.has(f.input)) f.steps = perStep.get(f.input);
+    console.log(JSON.stringify(doc, replacer, 2));
   } else if (v.csv) {
     process.stdout.write(statsCsv(all));
   } else {
-    const blocks = results.filter((r) => r.ok).map((r) => formatStats(r.input, r.stats!, { top }));
+    const blocks = results.filter((r) => r.ok).map((r) =>
+      formatStats(r.input, r.stats!, { top }) + (perStep.has(r.input) ? `\n${formatSteps(perStep.get(r.input)!)}` : ""));
     if (blocks.length) console.log(blocks.join("\n\n"));
   }
   for (const r of all) {
@@ -225,6 +253,31 @@ export async function runStats(args: string[], v: CliValues): Promise<number> {
     else if (r.info) for (const line of lossLines(r.input, r.info.warnings, r.info.loss, r.info.bytes)) console.error(line);
   }
   return exitCode(all, v.strict, all.some((r) => r.ok && r.info && lostData(r.info.warnings)));
+}
+
+/** `rawtrace diff A B`: two files' statistics side by side, largest changes first. */
+export async function runDiff(args: string[], v: CliValues): Promise<number> {
+  if (args.length !== 2) throw new RawtraceError("USAGE", `diff takes two files, not ${args.length}`);
+  const top = v.top === undefined ? 15 : Number(v.top);
+  if (!Number.isInteger(top) || top < 0) throw new RawtraceError("USAGE", `--top must be a whole number, not '${v.top}'`);
+  if (v.steps !== undefined) stepPattern(v.steps);
+  // Each argument on its own (a file may be compared with itself): exactly one file each.
+  const files = args.map((arg) => {
+    const { files: f, missing } = inputs([arg], "diff");
+    if (missing.length) throw new RawtraceError("IO", missing[0].error.message);
+    if (f.length !== 1) throw new RawtraceError("USAGE", `diff compares two files: '${arg}' names ${f.length}`);
+    return f[0];
+  });
+  const pool = new WorkerPool({ jobs: jobs(v, 2) });
+  const [a, b] = await statsFiles(files, { pool, allApi: v["all-api"] }).finally(() => pool.close());
+  for (const r of [a, b]) if (!r.ok) throw new RawtraceError(r.error!.code, r.error!.message);
+  const steps = v.steps === undefined ? undefined
+    : await Promise.all(files.map((f) => stepStats(f, { steps: v.steps, allApi: v["all-api"] })));
+  const rows = diffStats(a.stats!, b.stats!, steps?.[0], steps?.[1]);
+  if (v.json) console.log(JSON.stringify({ command: "diff", a: files[0], b: files[1], rows }, replacer, 2));
+  else console.log(formatDiff(files[0], files[1], rows, top));
+  for (const r of [a, b]) if (r.info) for (const line of lossLines(r.input, r.info.warnings, r.info.loss, r.info.bytes)) console.error(line);
+  return v.strict && [a, b].some((r) => r.info && lostData(r.info.warnings)) ? EXIT.LOSS : 0;
 }
 
 function fmtBytes(n: number): string {

@@ -23,7 +23,7 @@ import { tmpdir } from "node:os";
 import { FdSink, OutputFile, createTemp, isStreamOutput, removeOwned } from "./output.js";
 import { spoolInputs } from "./file_source.js";
 import { RawtraceError } from "../core/codes.js";
-import type { ConvertResult, FileInfo } from "../core/engine.js";
+import type { AnalysisOptions, ConvertResult, FileInfo } from "../core/engine.js";
 import {
   EventsJoiner, clockReport, mergedHeader, mergedTrailer, outcomeOf, planMerge, planXSpaceHosts, skewMessages,
   xspaceWarningField,
@@ -44,6 +44,8 @@ export interface MergeOptions {
   force?: boolean;
   /** Keep every API call (no Kineto blocklist). */
   allApi?: boolean;
+  /** GPU annotations on/off and the step pattern (docs/analysis.md). */
+  analysis?: AnalysisOptions;
   /** Workers when no `pool` is given (default: one per core, at most one per input). */
   jobs?: number;
   /** A pool to run on (left open); default: one made for this call and closed at its end. */
@@ -187,7 +189,7 @@ async function mergeChrome(
   const gzip = opts.gzip ?? output.endsWith(".gz");
   const pending = plan.ranks.map((r, k) =>
     pool.convert({
-      input: r.file, output: `${output} (rank ${r.rank} fragment)`, allApi: opts.allApi, fd: fragments[k],
+      input: r.file, output: `${output} (rank ${r.rank} fragment)`, allApi: opts.allApi, fd: fragments[k], analysis: opts.analysis,
       merge: { namespace: r.slot, label: r.label, baseTimeNs: plan.baseTimeNs, eventsOnly: true },
     }).then((res) => {
       step(r.index);
@@ -256,7 +258,7 @@ async function mergeXSpace(
     pending = hosts.map((h, i) => h.ranks.map((k, j) => {
       const r = plan.ranks[k];
       return pool.convert({
-        input: r.file, output: finals[i], format: "xspace", allApi: opts.allApi,
+        input: r.file, output: finals[i], format: "xspace", allApi: opts.allApi, analysis: opts.analysis,
         fd: h.ranks.length === 1 ? files[i].fd : parts[i][j].fd,
         merge: { namespace: r.slot, label: h.labels[j], baseTimeNs: plan.profileStartNs, xspaceHost: h.slots[j] },
       }).then((res) => {

@@ -10,7 +10,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import * as Comlink from "comlink";
 import nodeEndpoint from "comlink/dist/esm/node-adapter.mjs";
-import type { Engine, FileInfo, MergeSlot } from "../core/engine.js";
+import type { AnalysisOptions, Engine, FileInfo, MergeSlot } from "../core/engine.js";
 import { computeStats, type TraceStats } from "../core/stats.js";
 import { convertFile } from "./convert.js";
 import { createEngine } from "./wasm.js";
@@ -34,6 +34,8 @@ export interface ConvertJob {
    * (src/node/output.ts) and publishes or removes it; `output` then only names it in messages.
    */
   fd?: number;
+  /** GPU annotations and step pattern (a RegExp survives the structured clone). */
+  analysis?: AnalysisOptions;
 }
 
 /** What a worker returns for one conversion (structured-cloned back). */
@@ -46,6 +48,8 @@ export interface ConvertSummary {
   bytesOut: number;
   seconds: number;
   baseTimeNs: bigint;
+  /** Host ranges recognised as training steps. */
+  steps: number;
   info: FileInfo;
 }
 
@@ -95,12 +99,12 @@ const api: WorkerApi = {
   async convert(job, seq) {
     const t0 = performance.now();
     const r = await guarded(async () => convertFile(job.input, job.output, {
-      format: job.format, gzip: job.gzip, allApi: job.allApi, traceName: job.traceName, merge: job.merge, fd: job.fd,
+      format: job.format, gzip: job.gzip, allApi: job.allApi, traceName: job.traceName, merge: job.merge, fd: job.fd, ...job.analysis,
       onProgress: progress(seq), engine: await core(),
     }));
     return {
       input: job.input, output: job.output, events: r.events, apiCallsHidden: r.apiCallsHidden, bytesIn: r.info.bytes, bytesOut: r.bytesOut,
-      seconds: (performance.now() - t0) / 1000, baseTimeNs: r.baseTimeNs, info: r.info,
+      seconds: (performance.now() - t0) / 1000, baseTimeNs: r.baseTimeNs, steps: r.steps, info: r.info,
     };
   },
   async info(input, seq) {

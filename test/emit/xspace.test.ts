@@ -362,8 +362,7 @@ test("graph executions, event records and tracing overhead (host and device)", a
   assert.is(eventName(gpu, dev.events[0]), "Buffer Flush");
   const host = plane(space, "/host:CPU");
   const ho = line(host, "CUPTI overhead");
-  assert.is(ho.id, 0x20000000n + 88n);
-  assert.is(ho.displayName, "thread 88/CUPTI overhead", "the row says whose overhead it is");
+  assert.is(ho.id, 0x20000000n, "one host overhead line for every thread");
   assert.is(ho.events[0].durationPs, 50000n);
 });
 
