@@ -94,7 +94,8 @@ export function statsBegin(): void {
 }
 
 function device(id: u32): usize {
-  if (id == lastDevId) return lastDev;
+  // lastDev 0: nothing cached yet (the id 0xFFFFFFFF is a valid, if crafted, device id).
+  if (id == lastDevId && lastDev != 0) return lastDev;
   const slot = tableUpsert(devTable, id);
   let d = <usize>load<u64>(slot);
   if (inserted) {
@@ -158,9 +159,11 @@ function busy(d: usize, s: u64, e: u64): void {
   store<u64>(d, e, 120);
 }
 
+/** Adds v to the u64 at p + off, saturating at 2^64 - 1 (sums of crafted byte counts or durations never wrap). */
 // @ts-ignore: decorator
 @inline function add(p: usize, off: usize, v: u64): void {
-  store<u64>(p + off, load<u64>(p + off) + v);
+  const s = load<u64>(p + off) + v;
+  store<u64>(p + off, s < v ? 0xffffffffffffffff : s);
 }
 
 function nameEntry(kind: u32, p: usize, n: u32): usize {
