@@ -1,0 +1,70 @@
+/**
+ * Long fuzz runs (`npm run fuzz -- --seconds N [--seed S] [--out DIR]`): the same cases and oracle as the CI test
+ * (fuzz.test.ts, harness.ts), for a time budget or a case count, from any seed. Every new defect (one per distinct
+ * signature: path and message with the numbers taken out) is minimised by dropping whole chunks while it still
+ * reproduces and written to DIR (default test/fixtures/fuzz/) as `<strategy>-<hash>.rawtrace`, ready to commit as
+ * a regression fixture (fixtures.test.ts converts every file there). Prints the executions per path; exits 1 when
+ * it found a defect.
+ *
+ *   --seconds N   stop after N seconds (default 600 unless --cases is given)
+ *   --cases N     stop after N cases (each case runs through every path)
+ *   --seed S      PRNG seed (default: derived from the clock, printed so the run can be repeated)
+ *   --out DIR     where crash inputs go (default test/fixtures/fuzz)
+ */
+import { createHash } from "node:crypto";
+import { mkdirSync, writeFileSync, existsSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { createEngine } from "../../src/node/wasm.js";
+import { PATHS, cases, minimise, newStats, runCase, signature, summary, totalExecutions } from "./harness.js";
+
+const { values } = parseArgs({
+  options: {
+    seconds: { type: "string" },
+    cases: { type: "string" },
+    seed: { type: "string" },
+    out: { type: "string", default: "test/fixtures/fuzz" },
+  },
+});
+const num = (s: string | undefined, what: string): number | undefined => {
+  if (s === undefined) return undefined;
+  const n = Number(s);
+  if (!Number.isInteger(n) || n < 0) {
+    console.error(`fuzz: --${what} wants a non-negative integer, got ${JSON.stringify(s)}`);
+    process.exit(2);
+  }
+  return n;
+};
+const maxCases = num(values.cases, "cases");
+const seconds = num(values.seconds, "seconds") ?? (maxCases === undefined ? 600 : undefined);
+const seed = num(values.seed, "seed") ?? (Date.now() % 0x100000000);
+const outDir = values.out!;
+
+const eng = await createEngine();
+const stats = newStats();
+const seen = new Set<string>();
+let found = 0;
+const t0 = performance.now();
+console.log(`fuzz: seed ${seed}, ${seconds !== undefined ? `${seconds} s` : ""}${maxCases !== undefined ? ` ${maxCases} cases` : ""}, crash inputs to ${outDir}`);
+for (const c of cases(seed)) {
+  if (maxCases !== undefined && c.index >= maxCases) break;
+  if (seconds !== undefined && performance.now() - t0 >= seconds * 1000) break;
+  const defects = await runCase(eng, c, stats);
+  for (const d of defects) {
+    const sig = signature(d);
+    if (seen.has(sig)) continue;
+    seen.add(sig);
+    found++;
+    const small = await minimise(eng, c.bytes, d.path, sig);
+    const name = `${c.strategy}-${createHash("sha1").update(small).digest("hex").slice(0, 10)}.rawtrace`;
+    mkdirSync(outDir, { recursive: true });
+    const file = join(outDir, name);
+    if (!existsSync(file)) writeFileSync(file, small);
+    console.log(`DEFECT case ${c.index} (${c.strategy}): ${d.message}\n  input ${c.bytes.length} B, minimised to ${small.length} B: ${file}`);
+  }
+  if (c.index % 5000 === 4999) console.log(`  … ${c.index + 1} cases, ${totalExecutions(stats)} executions`);
+}
+console.log(summary(stats, seed, performance.now() - t0));
+console.log(`executions per path: ${PATHS.map((p) => `${p} ${stats.executions[p]}`).join(", ")}; total ${totalExecutions(stats)}`);
+console.log(found ? `fuzz: ${found} distinct defect(s) found` : "fuzz: no defect found");
+process.exit(found ? 1 : 0);
