@@ -1,6 +1,7 @@
 /**
- * Arithmetic on device-table and record values that can be 0 or huge (0x7fffffff, 0xffffffff, 2^63): every output
- * path (Chrome JSON, XSpace, timeline, stats) must convert such dumps to a defined result, never trap, wrap or loop.
+ * Arithmetic on device-table and record values that can be 0 or huge (0x7fffffff, 0xffffffff, 2^63), and ids or
+ * pointers that are missing or all ones: every output path (Chrome JSON, XSpace, timeline, stats) must convert such
+ * dumps to a defined result, never trap, wrap, loop or read memory that is not the value.
  * The rules (docs/xspace.md, docs/errors.md): occupancy is 0 when the device table lacks a field or holds an
  * implausible value; sums saturate at 2^64 - 1; picosecond times saturate; rows keyed by 32-bit ids never collide.
  */
@@ -198,6 +199,19 @@ test("string pointer 0xffffffffffffffff: a name like any other", async () => {
   const p = await allOutputs(craftedDump([H100], [api]));
   sane(p);
   assert.is(p.chrome.traceEvents.filter((e) => e.cat === "cuda_runtime").length, 1);
+});
+
+test("a marker whose name is missing gets an empty name, not the last name's length read at address 0", async () => {
+  const o = await allOutputs(craftedDump([H100], [
+    C.markerRecord(LAYOUT, 1, T0 + 100n, 1, 7, 8, 0x3000n),
+    C.markerRecord(LAYOUT, 1, T0 + 200n, 2, 7, 8, 0x9999n, 0x9998n),
+  ], [[0x3000n, "a_long_marker_name"]]));
+  sane(o);
+  const marks = o.chrome.traceEvents.filter((e) => e.cat === "user_annotation");
+  assert.equal(marks.map((e) => [e.name, e.args?.domain]), [["a_long_marker_name", undefined], ["", undefined]]);
+  assert.ok(o.result.info.warnings.some((w) => w.code === "MISSING_STRING"));
+  const host = o.xspace.planes.find((p) => p.name === "/host:CPU")!;
+  assert.equal(Object.values(host.eventMetadata).map((m) => m.name).sort(), ["NVTX:", "NVTX:a_long_marker_name"]);
 });
 
 test.run();

@@ -42,10 +42,13 @@ function check(path: FuzzPath, ok: boolean, what: string): void {
   if (!ok) throw new Defect(path, what);
 }
 
-function collect(): { sink: (b: Uint8Array) => void; bytes: () => Uint8Array } {
+function collectTo(tap?: (b: Uint8Array) => void): { sink: (b: Uint8Array) => void; bytes: () => Uint8Array } {
   const parts: Uint8Array[] = [];
   return {
-    sink: (b) => parts.push(b.slice()),
+    sink: (b) => {
+      tap?.(b);
+      parts.push(b.slice());
+    },
     bytes: () => {
       const all = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
       let o = 0;
@@ -73,8 +76,9 @@ function checkStats(path: FuzzPath, s: TraceStats): void {
   }
 }
 
-async function convertPath(eng: Engine, bytes: Uint8Array, path: FuzzPath): Promise<void> {
+async function convertPath(eng: Engine, bytes: Uint8Array, path: FuzzPath, tap?: (b: Uint8Array) => void): Promise<void> {
   const src = memorySource(bytes, "fuzz.rawtrace");
+  const collect = () => collectTo(tap);
   switch (path) {
     case "chrome": {
       const out = collect();
@@ -116,7 +120,10 @@ async function convertPath(eng: Engine, bytes: Uint8Array, path: FuzzPath): Prom
     case "timeline": {
       const events = new TimelineEvents();
       const parser = new TimelineParser((chunk) => events.add(chunk));
-      await eng.convert(src, parser.sink, { format: "timeline" });
+      await eng.convert(src, (b) => {
+        tap?.(b);
+        parser.sink(b);
+      }, { format: "timeline" });
       let meta;
       try {
         meta = parser.finish();
@@ -155,11 +162,11 @@ async function convertPath(eng: Engine, bytes: Uint8Array, path: FuzzPath): Prom
 
 /**
  * Runs `bytes` through `path`. Returns "converted" or the documented fatal error's name; throws a {@link Defect}
- * for anything else.
+ * for anything else. `tap` sees every output byte (to compare outputs between engines).
  */
-export async function execute(eng: Engine, bytes: Uint8Array, path: FuzzPath): Promise<Outcome> {
+export async function execute(eng: Engine, bytes: Uint8Array, path: FuzzPath, tap?: (b: Uint8Array) => void): Promise<Outcome> {
   try {
-    await convertPath(eng, bytes, path);
+    await convertPath(eng, bytes, path, tap);
     return "converted";
   } catch (e: any) {
     if (e instanceof Defect) throw e;
@@ -171,11 +178,14 @@ export async function execute(eng: Engine, bytes: Uint8Array, path: FuzzPath): P
   }
 }
 
-/** The unmutated inputs the fuzzer starts from (small: ~2.3 KB each, so a case converts in well under a ms). */
+/**
+ * The unmutated inputs the fuzzer starts from: the sample dump (test/helpers/sample_dump.ts) in both CUDA layouts,
+ * without END, without KIND_SIZES, without DEVICES. Small (~2.3 KB), so a case converts in well under a ms.
+ */
 export function seedDumps(): Uint8Array[] {
   return [
     sampleDump({ layout: "cuda13" }), sampleDump({ layout: "cuda12" }), sampleDump({ end: false }),
-    sampleDump({ layout: "cuda12", noKindSizes: true }),
+    sampleDump({ layout: "cuda12", noKindSizes: true }), sampleDump({ noDevices: true }),
   ];
 }
 
@@ -187,7 +197,7 @@ export interface FuzzCase {
 }
 
 /**
- * The cases of `seed`, in order: case i mutates seed dump i mod 4, and 30% of cases get a second mutation on top.
+ * The cases of `seed`, in order: case i mutates seed dump i mod 5, and 30% of cases get a second mutation on top.
  * The same seed gives the same cases on every machine.
  */
 export function* cases(seed: number): Generator<FuzzCase> {

@@ -38,7 +38,7 @@ export function fixCrc(b: Uint8Array, off: number): void {
 /** The mutation strategies, by name (reported with each finding). */
 export const STRATEGIES = [
   "bitflip", "bytes", "truncate", "insert", "delete", "duplicate-chunk", "swap-chunks", "payload+crc",
-  "u32-field+crc", "huge-length+crc", "kind+crc", "count+crc", "timestamp+crc",
+  "u32-field+crc", "huge-length+crc", "kind+crc", "count+crc", "timestamp+crc", "record-field+crc",
 ] as const;
 export type Strategy = (typeof STRATEGIES)[number];
 
@@ -64,11 +64,13 @@ function recordSizes(b: Uint8Array, cs: ChunkRef[]): Record<number, number> {
   return out;
 }
 
-/** Timestamped records of the activity chunks: chunk, record offset and its timestamp field offsets. */
-function timedRecords(b: Uint8Array, cs: ChunkRef[]): Array<{ chunk: ChunkRef; at: number; fields: readonly number[] }> {
+interface RecordRef { chunk: ChunkRef; at: number; kind: number; size: number }
+
+/** The records of the activity chunks, as far as their kinds have known sizes. */
+function records(b: Uint8Array, cs: ChunkRef[]): RecordRef[] {
   const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
   const sizes = recordSizes(b, cs);
-  const out: Array<{ chunk: ChunkRef; at: number; fields: readonly number[] }> = [];
+  const out: RecordRef[] = [];
   for (const c of cs) {
     if (c.type !== ChunkType.ACTIVITY) continue;
     let o = c.off + CHUNK_HEADER_SIZE;
@@ -77,12 +79,37 @@ function timedRecords(b: Uint8Array, cs: ChunkRef[]): Array<{ chunk: ChunkRef; a
       const kind = dv.getUint32(o, true);
       const size = sizes[kind];
       if (!size || size < 8 || o + size > end) break;
-      const fields = TIME_FIELDS[kind];
-      if (fields && fields.every((f) => f + 8 <= size)) out.push({ chunk: c, at: o, fields });
+      out.push({ chunk: c, at: o, kind, size });
       o += size;
     }
   }
   return out;
+}
+
+/** Timestamped records of the activity chunks: chunk, record offset and its timestamp field offsets. */
+function timedRecords(b: Uint8Array, cs: ChunkRef[]): Array<{ chunk: ChunkRef; at: number; fields: readonly number[] }> {
+  return records(b, cs).flatMap((r) => {
+    const fields = TIME_FIELDS[r.kind];
+    return fields && fields.every((f) => f + 8 <= r.size) ? [{ chunk: r.chunk, at: r.at, fields }] : [];
+  });
+}
+
+/** Edge values for a record's u32 fields (ids, counts, launch dimensions, sizes). */
+const U32_EDGES = [0, 1, 0x7fffffff, 0x80000000, 0xfffffffe, 0xffffffff, 0xffff, 0x10000];
+
+/**
+ * Sets one u32 field (4-byte aligned, past the kind) of one activity record to an edge value: device, context,
+ * stream and correlation ids, grid and block sizes, byte counts, name pointers; the CRCs are recomputed.
+ */
+function mutateRecordField(b: Uint8Array, cs: ChunkRef[], r: () => number): void {
+  const recs = records(b, cs);
+  if (recs.length === 0) return;
+  const pick = (n: number) => Math.floor(r() * n);
+  const rec = recs[pick(recs.length)];
+  const at = rec.at + 4 + (pick((rec.size - 4) >> 2) << 2);
+  const v = r() < 0.8 ? U32_EDGES[pick(U32_EDGES.length)] : pick(0x100000000);
+  new DataView(b.buffer, b.byteOffset, b.byteLength).setUint32(at, v, true);
+  fixCrc(b, rec.chunk.off);
 }
 
 /** Far-future and edge timestamps (vendor ns): 2^64 - 1, 2^63, 2^53 + 1, and about 300 years after 1970. */
@@ -210,6 +237,9 @@ export function mutate(input: Uint8Array, r: () => number): { bytes: Uint8Array;
     }
     case "timestamp+crc":
       mutateTimestamps(b, cs, r);
+      break;
+    case "record-field+crc":
+      mutateRecordField(b, cs, r);
       break;
   }
   return { bytes: b, strategy };
