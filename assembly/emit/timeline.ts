@@ -96,10 +96,12 @@ let count: u32 = 0;
 let blocks: usize = 0; // MAX_BLOCKS block pointers
 let flags: u32 = 0;
 
-let rowTable: Table = 0; // row key → row index + 1
-let rowKeys: usize = 0; // MAX_ROWS × 32 B: u64 sort key, u32 class, u32 a, u32 b, u32 name, u32 count, u32 0
+let rowTables: usize = 0; // per row class (16 Table handles, created on first use): (a << 32 | b) → row index + 1
+// MAX_ROWS × 32 B: u64 major sort key (GPU << 32 | a), u32 class, u32 a, u32 b, u32 name, u32 count, u32 0
+let rowKeys: usize = 0;
 let rowCount: u32 = 0;
-let lastRowKey: u64 = 0xffffffffffffffff;
+let lastRowKey: u64 = 0;
+let lastRowCls: u32 = 0; // 0: nothing cached
 let lastRow: u32 = 0;
 
 let namePtrTable: Table = 0; // (ptr << 32 | len) → name id + 1
@@ -126,10 +128,12 @@ export function timelineBegin(baseNs: u64): void {
   flags = 0;
   blocks = heap.alloc(<usize>MAX_BLOCKS << 2);
   memory.fill(blocks, 0, <usize>MAX_BLOCKS << 2);
-  rowTable = tableNew(64);
+  rowTables = heap.alloc(16 << 2);
+  memory.fill(rowTables, 0, 16 << 2);
   rowKeys = heap.alloc(<usize>MAX_ROWS * 32);
   rowCount = 0;
-  lastRowKey = 0xffffffffffffffff;
+  lastRowKey = 0;
+  lastRowCls = 0;
   lastRow = 0;
   namePtrTable = tableNew(1024);
   nameHashTable = tableNew(1024);
@@ -236,11 +240,13 @@ function nameOfEntry(entry: usize): u32 {
   return entry == 0 ? NONE : internName(<usize>load<u32>(entry), load<u32>(entry, 4));
 }
 
-/** Row index of (class, a, b), creating it (with its thread or stream name) when new. */
+/** Row index of (class, a, b), creating it (with its thread or stream name) when new. Every 32-bit a and b counts. */
 function rowOf(cls: u32, a: u32, b: u32): u32 {
-  const key = (<u64>cls << 56) | ((<u64>a & 0xffffff) << 32) | <u64>b;
-  if (key == lastRowKey) return lastRow;
-  const slot = tableUpsert(rowTable, key);
+  const key = (<u64>a << 32) | <u64>b;
+  if (key == lastRowKey && cls == lastRowCls) return lastRow;
+  const ta = rowTables + (<usize>(cls & 15) << 2);
+  if (load<usize>(ta) == 0) store<usize>(ta, tableNew(16));
+  const slot = tableUpsert(load<usize>(ta), key);
   let row: u32;
   if (!inserted) row = <u32>(load<u64>(slot) - 1);
   else if (rowCount >= MAX_ROWS) {
@@ -253,8 +259,8 @@ function rowOf(cls: u32, a: u32, b: u32): u32 {
     store<u64>(slot, <u64>row + 1);
     const r = rowKeys + (<usize>row << 5);
     const gpu: u64 = cls >= <u32>RowClass.GPU_ANNOTATIONS ? 1 : 0;
-    // Sort key: host before GPU, then pid/device, tid/stream (context-wide rows last), class.
-    store<u64>(r, (gpu << 62) | ((<u64>a & 0xffffff) << 37) | (<u64>b << 4) | <u64>(cls & 15));
+    // Sort order (rowBefore): host before GPU, then pid/device, tid/stream (context-wide rows last), class.
+    store<u64>(r, (gpu << 32) | <u64>a);
     store<u32>(r, cls, 8);
     store<u32>(r, a, 12);
     store<u32>(r, b, 16);
@@ -266,6 +272,7 @@ function rowOf(cls: u32, a: u32, b: u32): u32 {
     store<u32>(r, 0, 28);
   }
   lastRowKey = key;
+  lastRowCls = cls;
   lastRow = row;
   return row;
 }
@@ -495,7 +502,20 @@ function sortIndices(a: usize, tmp: usize, n: u32): void {
   if (src != a) memory.copy(a, src, <usize>n << 2);
 }
 
-/** Row order for writing: indices sorted by the row sort key (shell sort; rows are few). */
+/** Whether row u sorts after row v: by (host/GPU, pid or device), then tid or stream, then class. */
+function rowAfter(u: u32, v: u32): bool {
+  const ru = rowKeys + (<usize>u << 5);
+  const rv = rowKeys + (<usize>v << 5);
+  const mu = load<u64>(ru);
+  const mv = load<u64>(rv);
+  if (mu != mv) return mu > mv;
+  const bu = load<u32>(ru, 16);
+  const bv = load<u32>(rv, 16);
+  if (bu != bv) return bu > bv;
+  return load<u32>(ru, 8) > load<u32>(rv, 8);
+}
+
+/** Row order for writing: indices sorted by {@link rowAfter} (shell sort; rows are few). */
 function sortRows(order: usize, n: u32): void {
   for (let i: u32 = 0; i < n; i++) store<u32>(order + (<usize>i << 2), i);
   let gap: u32 = 1;
@@ -503,11 +523,10 @@ function sortRows(order: usize, n: u32): void {
   while (gap > 0) {
     for (let i = gap; i < n; i++) {
       const v = load<u32>(order + (<usize>i << 2));
-      const kv = load<u64>(rowKeys + (<usize>v << 5));
       let j = i;
       while (j >= gap) {
         const u = load<u32>(order + (<usize>(j - gap) << 2));
-        if (load<u64>(rowKeys + (<usize>u << 5)) <= kv) break;
+        if (!rowAfter(u, v)) break;
         store<u32>(order + (<usize>j << 2), u);
         j -= gap;
       }

@@ -201,6 +201,21 @@ test("string pointer 0xffffffffffffffff: a name like any other", async () => {
   assert.is(p.chrome.traceEvents.filter((e) => e.cat === "cuda_runtime").length, 1);
 });
 
+test("timeline rows: pids and devices that differ only above bit 24 get rows of their own", async () => {
+  const api = (pid: number, at: bigint, corr: number) =>
+    C.apiRecord(LAYOUT, { kind: 5, cbid: 211, start: T0 + at, end: T0 + at + 10n, processId: pid, threadId: 9, correlationId: corr });
+  const o = await allOutputs(craftedDump([H100], [
+    api(1, 100n, 1), api(0x1000001, 200n, 2), api(0xffffffff, 300n, 3),
+    kernel(1000n, 4, { deviceId: 2 }), kernel(2000n, 5, { deviceId: 0x1000002 }),
+  ]));
+  sane(o);
+  const rows = o.timeline.meta.rows;
+  const got: Array<[number, number, number, number]> = [];
+  for (let i = 0; i < o.timeline.meta.header.rows; i++) got.push([rows[i * 8], rows[i * 8 + 1], rows[i * 8 + 2], rows[i * 8 + 7]]);
+  // class, a (pid or device), b (tid or stream), events: host rows first, then GPU rows, each by a.
+  assert.equal(got, [[2, 1, 9, 1], [2, 0x1000001, 9, 1], [2, 0xffffffff, 9, 1], [9, 2, 7, 1], [9, 0x1000002, 7, 1]]);
+});
+
 test("a marker whose name is missing gets an empty name, not the last name's length read at address 0", async () => {
   const o = await allOutputs(craftedDump([H100], [
     C.markerRecord(LAYOUT, 1, T0 + 100n, 1, 7, 8, 0x3000n),

@@ -11,9 +11,10 @@ import { createEngine } from "../../src/node/wasm.js";
 import { PATHS, cases, newStats, runCase, summary, totalExecutions } from "./harness.js";
 import { STRATEGIES } from "./mutate.js";
 
-/** The CI run: 6,000 cases × 5 paths = 30,000 executions. */
+/** The CI run: 6,000 cases × 5 paths = 30,000 executions; every 20th case also against a fresh engine. */
 const SEED = 20261122;
 const CASES = 6000;
+const FRESH_EVERY = 20;
 
 test(`fuzz: ${CASES} cases from seed ${SEED} convert or fail cleanly on every path`, async () => {
   const eng = await createEngine();
@@ -21,12 +22,13 @@ test(`fuzz: ${CASES} cases from seed ${SEED} convert or fail cleanly on every pa
   const t0 = performance.now();
   for (const c of cases(SEED)) {
     if (c.index >= CASES) break;
-    const defects = await runCase(eng, c, stats);
+    const defects = await runCase(eng, c, stats, c.index % FRESH_EVERY === 0 ? await createEngine() : undefined);
     assert.equal(defects.map((d) => d.message), [], `case ${c.index} (${c.strategy})`);
   }
   console.log(summary(stats, SEED, performance.now() - t0));
   assert.is(stats.cases, CASES);
   for (const p of PATHS) assert.is(stats.executions[p], CASES, `executions on ${p}`);
+  assert.is(stats.freshChecks, (CASES / FRESH_EVERY) * PATHS.length);
   assert.ok(totalExecutions(stats) >= 20000);
   assert.equal(Object.keys(stats.strategies).sort(), [...STRATEGIES].sort(), "every strategy ran");
   // The mutations reach the decoders: most cases convert, and the fatal errors are among them too.

@@ -7,6 +7,7 @@
  * Used by the deterministic CI test (fuzz.test.ts), the long runner (run.ts, `npm run fuzz`) and the crash
  * fixtures test (fixtures.test.ts).
  */
+import { createHash } from "node:crypto";
 import { fromBinary } from "@bufbuild/protobuf";
 import { XSpaceSchema } from "../../src/gen/xplane_pb.js";
 import { type Engine, memorySource, type ConvertOptions } from "../../src/core/engine.js";
@@ -219,28 +220,39 @@ export interface FuzzStats {
   outcomes: Record<string, number>;
   /** Cases per strategy (of the first mutation). */
   strategies: Record<string, number>;
+  /** Executions also compared with a fresh engine's output. */
+  freshChecks: number;
 }
 
 export function newStats(): FuzzStats {
   return {
-    cases: 0, outcomes: {}, strategies: {},
+    cases: 0, outcomes: {}, strategies: {}, freshChecks: 0,
     executions: Object.fromEntries(PATHS.map((p) => [p, 0])) as Record<FuzzPath, number>,
   };
 }
 
 /**
  * Runs case `c` through every path, counting into `stats`. Returns the defects found (one per failing path; an
- * empty list when every path converted or failed cleanly).
+ * empty list when every path converted or failed cleanly). With `fresh` (an engine that has converted nothing), each
+ * path's output is also compared with that engine's for the same input.
  */
-export async function runCase(eng: Engine, c: FuzzCase, stats: FuzzStats): Promise<Defect[]> {
+export async function runCase(eng: Engine, c: FuzzCase, stats: FuzzStats, fresh?: Engine): Promise<Defect[]> {
   const defects: Defect[] = [];
   stats.cases++;
   stats.strategies[c.strategy] = (stats.strategies[c.strategy] ?? 0) + 1;
   for (const path of PATHS) {
     stats.executions[path]++;
     try {
-      const o = await execute(eng, c.bytes, path);
+      const h = createHash("sha1");
+      const o = await execute(eng, c.bytes, path, fresh && ((b) => h.update(b)));
       stats.outcomes[o] = (stats.outcomes[o] ?? 0) + 1;
+      if (fresh) {
+        // The same input on an engine that converted nothing before: the outputs must not depend on earlier files.
+        const h2 = createHash("sha1");
+        await execute(fresh, c.bytes, path, (b) => h2.update(b));
+        stats.freshChecks++;
+        if (h.digest("hex") !== h2.digest("hex")) throw new Defect(path, "output differs from a fresh engine's");
+      }
     } catch (e) {
       if (!(e instanceof Defect)) throw e;
       defects.push(e);
@@ -257,7 +269,8 @@ export function totalExecutions(s: FuzzStats): number {
 /** One line per run: cases, executions per path and in total, outcomes, strategies. */
 export function summary(s: FuzzStats, seed: number, ms: number): string {
   return `fuzz seed ${seed}: ${s.cases} cases, ${totalExecutions(s)} executions in ${(ms / 1000).toFixed(1)} s ` +
-    `(per path ${PATHS.map((p) => `${p} ${s.executions[p]}`).join(", ")}); outcomes ${JSON.stringify(s.outcomes)}; ` +
+    `(per path ${PATHS.map((p) => `${p} ${s.executions[p]}`).join(", ")}; ${s.freshChecks} compared with a fresh engine); ` +
+    `outcomes ${JSON.stringify(s.outcomes)}; ` +
     `strategies ${JSON.stringify(s.strategies)}`;
 }
 

@@ -10,6 +10,7 @@
  *   --cases N     stop after N cases (each case runs through every path)
  *   --seed S      PRNG seed (default: derived from the clock, printed so the run can be repeated)
  *   --out DIR     where crash inputs go (default test/fixtures/fuzz)
+ *   --fresh N     compare every Nth case's outputs with a fresh engine's (default 10; 0 = never)
  */
 import { createHash } from "node:crypto";
 import { mkdirSync, writeFileSync, existsSync } from "node:fs";
@@ -24,6 +25,7 @@ const { values } = parseArgs({
     cases: { type: "string" },
     seed: { type: "string" },
     out: { type: "string", default: "test/fixtures/fuzz" },
+    fresh: { type: "string" },
   },
 });
 const num = (s: string | undefined, what: string): number | undefined => {
@@ -39,6 +41,7 @@ const maxCases = num(values.cases, "cases");
 const seconds = num(values.seconds, "seconds") ?? (maxCases === undefined ? 600 : undefined);
 const seed = num(values.seed, "seed") ?? (Date.now() % 0x100000000);
 const outDir = values.out!;
+const freshEvery = num(values.fresh, "fresh") ?? 10;
 
 const eng = await createEngine();
 const stats = newStats();
@@ -49,7 +52,8 @@ console.log(`fuzz: seed ${seed}, ${seconds !== undefined ? `${seconds} s` : ""}$
 for (const c of cases(seed)) {
   if (maxCases !== undefined && c.index >= maxCases) break;
   if (seconds !== undefined && performance.now() - t0 >= seconds * 1000) break;
-  const defects = await runCase(eng, c, stats);
+  const compare = freshEvery > 0 && c.index % freshEvery === 0;
+  const defects = await runCase(eng, c, stats, compare ? await createEngine() : undefined);
   for (const d of defects) {
     const sig = signature(d);
     if (seen.has(sig)) continue;
@@ -60,7 +64,9 @@ for (const c of cases(seed)) {
     mkdirSync(outDir, { recursive: true });
     const file = join(outDir, name);
     if (!existsSync(file)) writeFileSync(file, small);
-    console.log(`DEFECT case ${c.index} (${c.strategy}): ${d.message}\n  input ${c.bytes.length} B, minimised to ${small.length} B: ${file}`);
+    console.log(`DEFECT case ${c.index} (${c.strategy}): ${d.message}\n  input ${c.bytes.length} B, minimised to ` +
+      `${small.length} B: ${file}\n  replay: npm run fuzz -- --seed ${seed} --cases ${c.index + 1} (a defect that only shows ` +
+      `after earlier cases, such as a difference from a fresh engine, needs them too)`);
   }
   if (c.index % 5000 === 4999) console.log(`  … ${c.index + 1} cases, ${totalExecutions(stats)} executions`);
 }
