@@ -216,6 +216,22 @@ test("timeline rows: pids and devices that differ only above bit 24 get rows of 
   assert.equal(got, [[2, 1, 9, 1], [2, 0x1000001, 9, 1], [2, 0xffffffff, 9, 1], [9, 2, 7, 1], [9, 0x1000002, 7, 1]]);
 });
 
+test("NVTX ranges projected onto devices 256 and 0x1000000: each on its own device (not device & 0xff)", async () => {
+  const launch = (at: bigint, corr: number) =>
+    C.apiRecord(LAYOUT, { kind: 5, cbid: 211, start: T0 + at, end: T0 + at + 10n, processId: 7, threadId: 8, correlationId: corr });
+  const o = await allOutputs(craftedDump([H100], [
+    C.markerRecord(LAYOUT, 2, T0 + 100n, 1, 7, 8, 0x3000n),
+    launch(200n, 1), launch(300n, 2), launch(400n, 3),
+    C.markerRecord(LAYOUT, 4, T0 + 500n, 1, 7, 8, 0n),
+    kernel(1000n, 1, { deviceId: 256 }), kernel(2000n, 2, { deviceId: 0 }), kernel(3000n, 3, { deviceId: 0x1000000 }),
+  ], [[0x3000n, "step"]]));
+  sane(o);
+  const spans = o.chrome.traceEvents.filter((e) => e.cat === "gpu_user_annotation");
+  assert.equal(spans.map((e) => [e.name, e.pid, e.args.device]).sort((x, y) => x[1] - y[1]), [
+    ["step", 0, 0], ["step", 256, 256], ["step", 0x1000000, 0x1000000],
+  ]);
+});
+
 test("a marker whose name is missing gets an empty name, not the last name's length read at address 0", async () => {
   const o = await allOutputs(craftedDump([H100], [
     C.markerRecord(LAYOUT, 1, T0 + 100n, 1, 7, 8, 0x3000n),
