@@ -198,11 +198,10 @@ export interface FuzzCase {
 }
 
 /**
- * The cases of `seed`, in order: case i mutates seed dump i mod 5, and 30% of cases get a second mutation on top.
- * The same seed gives the same cases on every machine.
+ * The cases of `seed`, in order: case i mutates input i mod n (by default the n = 5 {@link seedDumps}), and 30% of
+ * cases get a second mutation on top. The same seed and inputs give the same cases on every machine.
  */
-export function* cases(seed: number): Generator<FuzzCase> {
-  const seeds = seedDumps();
+export function* cases(seed: number, seeds: Uint8Array[] = seedDumps()): Generator<FuzzCase> {
   const r = rng(seed);
   for (let index = 0; ; index++) {
     let { bytes, strategy } = mutate(seeds[index % seeds.length], r);

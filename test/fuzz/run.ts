@@ -11,11 +11,13 @@
  *   --seed S      PRNG seed (default: derived from the clock, printed so the run can be repeated)
  *   --out DIR     where crash inputs go (default test/fixtures/fuzz)
  *   --fresh N     compare every Nth case's outputs with a fresh engine's (default 10; 0 = never)
+ *   --input FILE  mutate this dump instead of the built-in small ones (repeatable; e.g. a real trace from samples/:
+ *                 slower per case, more record kinds)
  */
 import { createHash } from "node:crypto";
-import { mkdirSync, writeFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createEngine } from "../../src/node/wasm.js";
 import { PATHS, cases, minimise, newStats, runCase, signature, summary, totalExecutions } from "./harness.js";
 
@@ -26,6 +28,7 @@ const { values } = parseArgs({
     seed: { type: "string" },
     out: { type: "string", default: "test/fixtures/fuzz" },
     fresh: { type: "string" },
+    input: { type: "string", multiple: true },
   },
 });
 const num = (s: string | undefined, what: string): number | undefined => {
@@ -42,14 +45,16 @@ const seconds = num(values.seconds, "seconds") ?? (maxCases === undefined ? 600 
 const seed = num(values.seed, "seed") ?? (Date.now() % 0x100000000);
 const outDir = values.out!;
 const freshEvery = num(values.fresh, "fresh") ?? 10;
+const inputs = values.input?.map((f) => new Uint8Array(readFileSync(f)));
 
 const eng = await createEngine();
 const stats = newStats();
 const seen = new Set<string>();
 let found = 0;
 const t0 = performance.now();
-console.log(`fuzz: seed ${seed}, ${seconds !== undefined ? `${seconds} s` : ""}${maxCases !== undefined ? ` ${maxCases} cases` : ""}, crash inputs to ${outDir}`);
-for (const c of cases(seed)) {
+console.log(`fuzz: seed ${seed}, ${seconds !== undefined ? `${seconds} s` : ""}${maxCases !== undefined ? ` ${maxCases} cases` : ""}` +
+  `${values.input ? `, inputs ${values.input.join(" ")}` : ""}, crash inputs to ${outDir}`);
+for (const c of cases(seed, inputs)) {
   if (maxCases !== undefined && c.index >= maxCases) break;
   if (seconds !== undefined && performance.now() - t0 >= seconds * 1000) break;
   const compare = freshEvery > 0 && c.index % freshEvery === 0;
@@ -65,7 +70,8 @@ for (const c of cases(seed)) {
     const file = join(outDir, name);
     if (!existsSync(file)) writeFileSync(file, small);
     console.log(`DEFECT case ${c.index} (${c.strategy}): ${d.message}\n  input ${c.bytes.length} B, minimised to ` +
-      `${small.length} B: ${file}\n  replay: npm run fuzz -- --seed ${seed} --cases ${c.index + 1} (a defect that only shows ` +
+      `${small.length} B: ${file}\n  replay: npm run fuzz -- --seed ${seed} --cases ${c.index + 1}` +
+      `${(values.input ?? []).map((f) => ` --input ${f}`).join("")} (a defect that only shows ` +
       `after earlier cases, such as a difference from a fresh engine, needs them too)`);
   }
   if (c.index % 5000 === 4999) console.log(`  … ${c.index + 1} cases, ${totalExecutions(stats)} executions`);
