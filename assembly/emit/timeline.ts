@@ -259,7 +259,7 @@ function rowOf(cls: u32, a: u32, b: u32): u32 {
     store<u64>(slot, <u64>row + 1);
     const r = rowKeys + (<usize>row << 5);
     const gpu: u64 = cls >= <u32>RowClass.GPU_ANNOTATIONS ? 1 : 0;
-    // Sort order (rowBefore): host before GPU, then pid/device, tid/stream (context-wide rows last), class.
+    // Sort order (rowAfter): host before GPU, then pid/device, tid/stream (context-wide rows last), class.
     store<u64>(r, (gpu << 32) | <u64>a);
     store<u32>(r, cls, 8);
     store<u32>(r, a, 12);

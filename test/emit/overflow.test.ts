@@ -107,7 +107,7 @@ test("device table with one hostile field: occupancy is the real one or 0, never
   assert.is(checked, DEVICE_U32_FIELDS.length * 3);
 });
 
-test("the fuzz finding: warp size 0x7fffffff no longer divides by zero (XSpace, XSpace host part)", async () => {
+test("the fuzz finding: warp size 0x7fffffff no longer divides by zero in the XSpace occupancy", async () => {
   const o = await allOutputs(craftedDump([{ ...H100, warpSize: 0x7fffffff }], [kernel(1000n, 1, { registersPerThread: 16 })]));
   assert.is(xkernels(o)[0].theoretical_occupancy_pct, 0);
 });
