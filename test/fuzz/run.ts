@@ -59,20 +59,21 @@ for (const c of cases(seed, inputs)) {
   if (seconds !== undefined && performance.now() - t0 >= seconds * 1000) break;
   const compare = freshEvery > 0 && c.index % freshEvery === 0;
   const defects = await runCase(eng, c, stats, compare ? await createEngine() : undefined);
-  for (const d of defects) {
-    const sig = signature(d);
-    if (seen.has(sig)) continue;
-    seen.add(sig);
-    found++;
-    const small = await minimise(eng, c.bytes, d.path, sig);
+  // One report and one saved input per case, for the defects whose signature is new.
+  const fresh = defects.filter((d) => !seen.has(signature(d)));
+  if (fresh.length > 0) {
+    for (const d of fresh) seen.add(signature(d));
+    found += fresh.length;
+    const first = fresh[0];
+    const small = await minimise(eng, c.bytes, first.path, signature(first));
     const name = `${c.strategy}-${createHash("sha1").update(small).digest("hex").slice(0, 10)}.rawtrace`;
     mkdirSync(outDir, { recursive: true });
     const file = join(outDir, name);
     if (!existsSync(file)) writeFileSync(file, small);
-    console.log(`DEFECT case ${c.index} (${c.strategy}): ${d.message}\n  input ${c.bytes.length} B, minimised to ` +
-      `${small.length} B: ${file}\n  replay: npm run fuzz -- --seed ${seed} --cases ${c.index + 1}` +
-      `${(values.input ?? []).map((f) => ` --input ${f}`).join("")} (a defect that only shows ` +
-      `after earlier cases, such as a difference from a fresh engine, needs them too)`);
+    console.log(`DEFECT case ${c.index} (${c.strategy}):\n${fresh.map((d) => `  ${d.message}`).join("\n")}\n  input ` +
+      `${c.bytes.length} B, minimised (for ${first.path}) to ${small.length} B: ${file}\n  replay: npm run fuzz -- ` +
+      `--seed ${seed} --cases ${c.index + 1}${(values.input ?? []).map((f) => ` --input ${f}`).join("")} (a defect ` +
+      `that only shows after earlier cases, such as a difference from a fresh engine, needs them too)`);
   }
   if (c.index % 5000 === 4999) console.log(`  … ${c.index + 1} cases, ${totalExecutions(stats)} executions`);
 }
