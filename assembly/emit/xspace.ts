@@ -1214,8 +1214,29 @@ function deviceStats(pl: Plane): void {
   }
 }
 
+/**
+ * Makes the XLine.ids of `pl` distinct in their low 32 bits (what the trace viewer keys rows on): {@link lineIdFor}
+ * maps crafted tids or stream ids ≥ 2^29 onto the ids of other lines. A later line that collides moves by steps of
+ * 2^22, as src/node/xspace_merge.ts moves lines of different ranks, then by 1 if 1024 such steps are all taken.
+ */
+function uniqueLineIds(pl: Plane): void {
+  if (pl.lineCount < 2) return;
+  const ids = tableNew(pl.lineCount);
+  for (let i: u32 = 0; i < pl.lineCount; i++) {
+    const ln = changetype<Line>(load<usize>(pl.lineList + (<usize>i << 2)));
+    let id = ln.id;
+    for (let tries: u32 = 0; ; tries++) {
+      tableUpsert(ids, id & 0xffffffff);
+      if (inserted) break;
+      id += tries < 1024 ? <u64>(1 << 22) : 1;
+    }
+    ln.id = id;
+  }
+}
+
 /** Names the lines of a plane and creates the stat metadata its events use. */
 function finishPlane(pl: Plane): void {
+  uniqueLineIds(pl);
   for (let w = 0; w < WK.COUNT; w++) if ((pl.used & (1 << w)) != 0) wkId(pl, w);
   if (pl.kind == 0 && corrAny && (pl.used & (1 << WK.CORRELATION_ID)) != 0) wkId(pl, WK.DEVICE_ID);
   // Rows of a plane the host's ranks share are labelled with the rank ("rank 3: thread 12 (python)").

@@ -232,6 +232,22 @@ test("NVTX ranges projected onto devices 256 and 0x1000000: each on its own devi
   ]);
 });
 
+test("XSpace line ids stay distinct in their low 32 bits when stream ids reach 2^30", async () => {
+  const sync = (stream: number, corr: number) =>
+    C.syncRecord(LAYOUT, { type: 3, start: T0 + BigInt(corr) * 100n, end: T0 + BigInt(corr) * 100n + 10n, correlationId: corr, contextId: 1, streamId: stream });
+  const o = await allOutputs(craftedDump([H100], [
+    sync(5, 1), sync(0x40000005, 2), kernel(1000n, 3, { streamId: 0x40000005 }), sync(0x7ffffffe, 4),
+  ]));
+  sane(o);
+  const lines = gpuPlane(o).lines;
+  assert.is(lines.length, 4);
+  const low = lines.map((l) => Number(l.id & 0xffffffffn));
+  assert.is(new Set(low).size, 4, `distinct ids: ${lines.map((l) => `${l.name}=${l.id}`).join(", ")}`);
+  // Sync lines are 2^30 | stream: streams 5 and 0x40000005 and the kernel line of 0x40000005 all map to 0x40000005.
+  assert.is(lines.find((l) => l.name === "Synchronization (Stream #5)")!.id, 0x40000005n, "the first line keeps its id");
+  assert.is(lines.find((l) => l.name === "Stream #1073741829(Compute)")!.id, 0x40000005n + 2n * (1n << 22n));
+});
+
 test("a marker whose name is missing gets an empty name, not the last name's length read at address 0", async () => {
   const o = await allOutputs(craftedDump([H100], [
     C.markerRecord(LAYOUT, 1, T0 + 100n, 1, 7, 8, 0x3000n),
