@@ -63,6 +63,7 @@ let lastName: usize = 0;
 let copyTable: usize = 0;
 let spanStart: u64 = 0;
 let spanEnd: u64 = 0;
+let spanAny = false;
 let events: u64 = 0;
 let intervals: u64 = 0;
 
@@ -89,6 +90,7 @@ export function statsBegin(): void {
   memory.fill(copyTable, 0, copyBytes);
   spanStart = 0;
   spanEnd = 0;
+  spanAny = false;
   events = 0;
   intervals = 0;
 }
@@ -210,7 +212,10 @@ export function statsEvent(e: Ev): void {
   events++;
   const s = e.start;
   const t = e.end;
-  if (s != 0 && (spanStart == 0 || s < spanStart)) spanStart = s;
+  // Every event counts, a start of 0 (a damaged timestamp) too: the span then covers every device interval, so
+  // busy time never exceeds it.
+  if (!spanAny || s < spanStart) spanStart = s;
+  spanAny = true;
   if (t > spanEnd) spanEnd = t;
   const dur = t > s ? t - s : 0;
   if (kind == EvKind.KERNEL || kind == EvKind.MEMCPY || kind == EvKind.MEMSET) {
@@ -219,8 +224,8 @@ export function statsEvent(e: Ev): void {
     add(d, off, 1);
     add(d, off + 8, dur);
     if (kind != EvKind.KERNEL) add(d, off + 16, e.bytes);
-    const first = load<u64>(d, 80);
-    if (first == 0 || s < first) store<u64>(d, s, 80);
+    // Open-interval flag 0: this is the device's first work (a start of 0 is kept like any other).
+    if (load<u32>(d, 108) == 0 || s < load<u64>(d, 80)) store<u64>(d, s, 80);
     if (t > load<u64>(d, 88)) store<u64>(d, t, 88);
     busy(d, s, t);
     if (kind == EvKind.MEMCPY) {

@@ -248,6 +248,15 @@ test("XSpace line ids stay distinct in their low 32 bits when stream ids reach 2
   assert.is(lines.find((l) => l.name === "Stream #1073741829(Compute)")!.id, 0x40000005n + 2n * (1n << 22n));
 });
 
+test("a kernel starting at timestamp 0: stats busy time stays within the trace span", async () => {
+  const o = await allOutputs(craftedDump([H100], [kernel(1000n, 1), kernel(0n, 2, { start: 0n, end: T0 + 2000n })]));
+  sane(o);
+  for (const d of o.stats.devices) {
+    assert.ok(d.busyNs <= o.stats.spanNs, `busy ${d.busyNs} ns within the span of ${o.stats.spanNs} ns`);
+    assert.ok(d.busyPercent <= 100, `busy ${d.busyPercent} %`);
+  }
+});
+
 test("a marker whose name is missing gets an empty name, not the last name's length read at address 0", async () => {
   const o = await allOutputs(craftedDump([H100], [
     C.markerRecord(LAYOUT, 1, T0 + 100n, 1, 7, 8, 0x3000n),

@@ -70,6 +70,8 @@ function checkStats(path: FuzzPath, s: TraceStats): void {
     for (const v of [d.busyNs, d.busyPercent, d.kernelNs, d.memcpyNs, d.memcpyBytes, d.memsetNs, d.memsetBytes]) {
       check(path, finite(v), `stats: device ${d.id} values finite and >= 0`);
     }
+    // The busy union lies inside the trace span (1e-9: float rounding of the percentage).
+    check(path, d.busyNs <= s.spanNs && d.busyPercent <= 100 + 1e-9, `stats: device ${d.id} busy ${d.busyPercent} % of the span`);
   }
   for (const c of s.copies) check(path, finite(c.bandwidthGBs) && finite(c.totalNs), `stats: copy ${c.direction} finite`);
   for (const n of s.names) {
