@@ -41,7 +41,8 @@ import { statsBegin, statsEvent, statsEnd } from "./stats";
  *  28 u32 correlation (low 32 bits; 0 = none)
  *  32 u32 partner: final index of the launch (device work) or of the earliest device work (launch), NONE if none
  *  36 u32 x0  40 u32 x1  44 u32 x2, per kind:
- *     KERNEL: grid x; grid y | grid z << 16; block x | block y << 11 | block z << 22
+ *     KERNEL: grid x; grid y | grid z << 16; block x | block y << 11 | block z << 22 (each packed dimension
+ *       saturated at its field's largest value: 65535, 2047 or 1023; CUDA's own limits are 65535, 1024 and 64)
  *     MEMCPY: bytes low; bytes high; copy kind | src kind << 8 | dst kind << 16
  *     MEMSET: bytes low; bytes high; value
  *     API_RUNTIME / API_DRIVER: cbid; external id (low 32, TF.EXTERNAL); return value
@@ -289,6 +290,12 @@ function rowOf(cls: u32, a: u32, b: u32): u32 {
   return t > base ? <f64>(t - base) : 0.0;
 }
 
+/** `v` clamped to `max` (a launch dimension packed into fewer bits; negative i32 values count as huge). */
+// @ts-ignore: decorator
+@inline function sat(v: u32, max: u32): u32 {
+  return v > max ? max : v;
+}
+
 /** Buffers one event. */
 export function timelineEvent(e: Ev): void {
   if (count == 0xffffffff) return;
@@ -381,8 +388,8 @@ export function timelineEvent(e: Ev): void {
   switch (e.kind) {
     case EvKind.KERNEL:
       x0 = <u32>e.gridX;
-      x1 = (<u32>e.gridY & 0xffff) | (<u32>e.gridZ << 16);
-      x2 = (<u32>e.blockX & 0x7ff) | ((<u32>e.blockY & 0x7ff) << 11) | ((<u32>e.blockZ & 0x3ff) << 22);
+      x1 = sat(<u32>e.gridY, 0xffff) | (sat(<u32>e.gridZ, 0xffff) << 16);
+      x2 = sat(<u32>e.blockX, 0x7ff) | (sat(<u32>e.blockY, 0x7ff) << 11) | (sat(<u32>e.blockZ, 0x3ff) << 22);
       break;
     case EvKind.MEMCPY:
       x0 = <u32>e.bytes;

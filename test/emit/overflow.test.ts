@@ -121,6 +121,7 @@ test("hostile launch shapes: huge grids and blocks, 255/65535 registers, shared 
     kernel(4000n, 4, { registersPerThread: 65535 }),
     kernel(5000n, 5, { staticSharedMemory: -1, dynamicSharedMemory: -1 }),
     kernel(6000n, 6, { blockX: 0, blockY: 0, blockZ: 0 }),
+    kernel(7000n, 7, { gridY: 0x10000, gridZ: 0x10001, blockX: 2048, blockY: 4096, blockZ: 1024 }),
   ]));
   sane(o);
   const ks = o.chrome.traceEvents.filter((e) => e.cat === "kernel");
@@ -135,7 +136,11 @@ test("hostile launch shapes: huge grids and blocks, 255/65535 registers, shared 
   // 255 registers × 4 warps: 255 × 32 rounded up to 8192 registers per warp → 2 warps per partition → 8 warps per SM.
   assert.is(xs[2].theoretical_occupancy_pct, 12.5);
   assert.match(xs[4].kernel_details as string, /static_shared:4294967295 dynamic_shared:4294967295 /);
-  assert.is(o.stats.devices[0].kernels, 6);
+  // Timeline: packed launch dimensions saturate at their fields' largest values instead of keeping low bits.
+  const ev = o.timeline.events;
+  assert.equal([ev.word(6, 10), ev.word(6, 11)], [0xffffffff, (0x7ff | (0x7ff << 11) | (0x3ff << 22)) >>> 0]);
+  assert.is(ev.word(1, 11), 0x7ff | (2 << 11) | (3 << 22));
+  assert.is(o.stats.devices[0].kernels, 7);
 });
 
 test("device id 0xffffffff (no device table): a device of its own on every path", async () => {
