@@ -1,8 +1,10 @@
 /**
  * The fuzz oracle: runs one input through one output path of the engine and checks that it either converts to a
  * well-formed output or fails with a documented fatal error (a name of src/core/codes.ts FATAL_NAMES and a message
- * that says `offset N`). Anything else (a trap reported as INTERNAL, invalid JSON, an undecodable protobuf or
- * timeline stream, non-finite or negative times) is a defect, thrown as a {@link Defect}.
+ * that says `offset N`). Anything else is a defect, thrown as a {@link Defect}: a trap reported as INTERNAL, invalid
+ * JSON, an undecodable protobuf or timeline stream, an XSpace event or stat without its metadata, a timeline event
+ * outside its row or name tables, non-finite or negative times, a device busier than the trace span, or (when asked)
+ * an output that differs from what a fresh engine writes for the same input.
  *
  * Used by the deterministic CI test (fuzz.test.ts), the long runner (run.ts, `npm run fuzz`) and the crash
  * fixtures test (fixtures.test.ts).
