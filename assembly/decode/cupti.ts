@@ -386,12 +386,14 @@ function scanDevice(r: usize, size: u32): void {
   // Bandwidth in the record is KB/s; the session keeps bytes/s.
   store<u32>(e, load<u32>(r, 44), 4); // multiprocessors
   store<u64>(e, load<u64>(r, 16), 8); // global memory
-  store<u64>(e, load<u64>(r, 8) * 1000, 16); // bandwidth
+  const kbps = load<u64>(r, 8);
+  store<u64>(e, kbps > 18446744073709551 ? 0xffffffffffffffff : kbps * 1000, 16); // bandwidth (saturating)
   store<u32>(e, load<u32>(r, 36), 24); // clock kHz
   store<u32>(e, load<u32>(r, 104), 28);
   store<u32>(e, load<u32>(r, 108), 32);
   store<u32>(e, load<u32>(r, 76), 36); // max threads per block
-  store<u32>(e, load<u32>(r, 52) * load<u32>(r, 32), 40); // warps/SM × warp size
+  const threadsSM = <u64>load<u32>(r, 52) * <u64>load<u32>(r, 32); // warps/SM × warp size (saturating)
+  store<u32>(e, threadsSM > 0xffffffff ? 0xffffffff : <u32>threadsSM, 40);
   store<u32>(e, load<u32>(r, 68), 44);
   store<u32>(e, load<u32>(r, 64), 48);
   store<u32>(e, load<u32>(r, 32), 52);

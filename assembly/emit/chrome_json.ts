@@ -27,7 +27,10 @@ let base: u64 = 0;
 let first = true;
 let lastTs: u64 = 0;
 let hostRows: Table = 0;
-let gpuRows: Table = 0; // (device << 32 | tid) → 1 stream, 2 sync row, 3 context-sync row
+let gpuRows: Table = 0; // (device << 32 | tid) → 1 stream row, 3 context-sync row (tid < 2^32)
+// (device << 32 | stream) → 1: the "stream N (sync)" rows, tid N + SYNC_TID_OFFSET (≥ 2^32 for stream ids near 2^32,
+// so they are keyed by the stream, not the tid).
+let syncRows: Table = 0;
 let overheadSeen = false;
 let traceNamePtr: usize = 0;
 let traceNameLen: u32 = 0;
@@ -122,8 +125,11 @@ export function chromeBegin(baseNs: u64): void {
   lastTs = 0;
   hostRows = tableNew(64);
   gpuRows = tableNew(64);
-  lastGpuRow = 0xffffffffffffffff;
-  lastHostRow = 0xffffffffffffffff;
+  syncRows = tableNew(16);
+  lastGpuRow = 0;
+  lastGpuKind = 0;
+  lastHostRow = 0;
+  lastHostSeen = false;
   overheadSeen = false;
   nsOn = X.pidNamespace >= 0;
   nsBase = nsOn ? <u64>X.pidNamespace * X.NS_STRIDE : 0;
@@ -234,22 +240,31 @@ function gpuTail(e: Ev): void {
   }
 }
 
-let lastGpuRow: u64 = 0xffffffffffffffff;
-let lastHostRow: u64 = 0xffffffffffffffff;
+let lastGpuRow: u64 = 0;
+let lastGpuKind: u64 = 0; // 0: no row cached
+let lastHostRow: u64 = 0;
+let lastHostSeen = false;
 
 // Rows change rarely between consecutive events: a one-entry cache skips most table updates.
+/**
+ * Notes GPU row `row` of `device` (both < 2^32): kind 1 a stream row (row = stream), 2 a stream's sync row (row =
+ * the stream; the row's tid is stream + SYNC_TID_OFFSET), 3 the context-sync row (row = CONTEXT_SYNC_TID).
+ */
 // @ts-ignore: decorator
-@inline function noteGpuRow(device: u64, tid: u64, kind: u64): void {
-  const k = (device << 32) | tid;
-  if (k == lastGpuRow) return;
+@inline function noteGpuRow(device: u64, row: u64, kind: u64): void {
+  const k = (device << 32) | row;
+  if (k == lastGpuRow && kind == lastGpuKind) return;
   lastGpuRow = k;
-  store<u64>(tableUpsert(gpuRows, k), kind);
+  lastGpuKind = kind;
+  if (kind == 2) store<u64>(tableUpsert(syncRows, k), 1);
+  else store<u64>(tableUpsert(gpuRows, k), kind);
 }
 // @ts-ignore: decorator
 @inline function noteHostRow(pid: u64, tid: u64): void {
   const k = (pid << 32) | tid;
-  if (k == lastHostRow) return;
+  if (k == lastHostRow && lastHostSeen) return;
   lastHostRow = k;
+  lastHostSeen = true;
   store<u64>(tableUpsert(hostRows, k), 1);
 }
 
@@ -357,7 +372,7 @@ export function chromeEvent(e: Ev): void {
       const dev = <u64>e.device;
       const noStream = (e.flags & EvFlag.NO_STREAM) != 0;
       const tid = noStream ? CONTEXT_SYNC_TID : <u64>e.stream + SYNC_TID_OFFSET;
-      noteGpuRow(dev, tid, noStream ? 3 : 2);
+      noteGpuRow(dev, noStream ? CONTEXT_SYNC_TID : <u64>e.stream, noStream ? 3 : 2);
       head("cuda_sync", e, gpid(dev), tid);
       O.ascii('"cuda_sync_kind":');
       O.jsonString(e.namePtr, e.nameLen);
@@ -459,7 +474,8 @@ export function chromeEvent(e: Ev): void {
       O.ascii(',"ts":');
       O.micros(rel(e.start > 0 ? e.start - 1 : 0));
       O.ascii(',"dur":');
-      O.micros(e.end - e.start + 2);
+      const span = e.end - e.start;
+      O.micros(span > 0xfffffffffffffffd ? 0xffffffffffffffff : span + 2);
       // No "stream"/"device" args, as Kineto: HTA counts every event with args.stream as a GPU kernel.
       O.ascii("}");
       break;
@@ -585,6 +601,22 @@ function nsHostName(pid: u64): void {
   }
 }
 
+/** The thread_sort_index metadata of row (pid, tid): sorted by tid. */
+function threadSortIndex(pid: u64, tid: u64): void {
+  meta("thread_sort_index", pid, tid);
+  keyU('"sort_index":', tid);
+  O.ascii("}}");
+}
+
+/** ` (<name>)` of a thread or stream name entry {ptr u32, len u32}; nothing when `entry` is 0. */
+function nameSuffix(entry: usize): void {
+  if (entry == 0) return;
+  O.ascii(" (");
+  O.jsonChars(<usize>load<u32>(entry), load<u32>(entry, 4));
+  O.need(256);
+  O.byte(41);
+}
+
 /** Writes the process/thread metadata, the closing instant, and the trailer (events-only: the metadata alone). */
 export function chromeEnd(): void {
   processName();
@@ -612,17 +644,9 @@ export function chromeEnd(): void {
     meta("thread_name", opid, tid);
     O.ascii('"name":"thread ');
     O.u64dec(tid);
-    const tn = S.threadName(<u32>pid, <u32>tid);
-    if (tn != 0) {
-      O.ascii(" (");
-      O.jsonChars(<usize>load<u32>(tn), load<u32>(tn, 4));
-      O.need(256);
-      O.byte(41);
-    }
+    nameSuffix(S.threadName(<u32>pid, <u32>tid));
     O.ascii('"}}');
-    meta("thread_sort_index", opid, tid);
-    keyU('"sort_index":', tid);
-    O.ascii("}}");
+    threadSortIndex(opid, tid);
   }
   // GPU processes (one per device) and stream rows.
   const devSeen = tableNew(16);
@@ -637,23 +661,23 @@ export function chromeEnd(): void {
     meta("thread_name", gpid(dev), tid);
     if (kind == 3) O.ascii('"name":"context sync"}}');
     else {
-      O.ascii('"name":"stream ');
-      O.u64dec(kind == 2 ? tid - SYNC_TID_OFFSET : tid);
-      if (kind == 2) O.ascii(" (sync)");
-      else {
-        const sn = S.streamName(<u32>dev, <u32>tid);
-        if (sn != 0) {
-          O.ascii(" (");
-          O.jsonChars(<usize>load<u32>(sn), load<u32>(sn, 4));
-          O.need(256);
-          O.byte(41);
-        }
-      }
+      keyU('"name":"stream ', tid);
+      nameSuffix(S.streamName(<u32>dev, <u32>tid));
       O.ascii('"}}');
     }
-    meta("thread_sort_index", gpid(dev), tid);
-    keyU('"sort_index":', tid);
-    O.ascii("}}");
+    threadSortIndex(gpid(dev), tid);
+  }
+  n = tableSlots(syncRows);
+  for (let i: u32 = 0; i < n; i++) {
+    const k = tableKeyAt(syncRows, i);
+    if (k == 0xffffffffffffffff) continue;
+    const dev = k >> 32;
+    const stream = k & 0xffffffff;
+    tableUpsert(devSeen, dev);
+    meta("thread_name", gpid(dev), stream + SYNC_TID_OFFSET);
+    keyU('"name":"stream ', stream);
+    O.ascii(' (sync)"}}');
+    threadSortIndex(gpid(dev), stream + SYNC_TID_OFFSET);
   }
   n = tableSlots(devSeen);
   for (let i: u32 = 0; i < n; i++) {

@@ -215,7 +215,8 @@ export function micros(ns: u64): void {
 
 /**
  * Writes a finite f64 with up to `decimals` fractional digits, trailing zeros trimmed (never NaN or Infinity: those
- * are written as 0). Reserved ≥ 48 bytes.
+ * are written as 0; magnitudes from 1e18 up as 1e18). Fewer decimals are written when v × 10^decimals would not fit
+ * in 64 bits (e.g. a bandwidth of 1e12 GB/s gets 7 decimals, not 9). Reserved ≥ 48 bytes.
  */
 export function fixed(v: f64, decimals: i32): void {
   if (!isFinite(v)) v = 0;
@@ -229,6 +230,11 @@ export function fixed(v: f64, decimals: i32): void {
   }
   let scale: f64 = 1;
   for (let i = 0; i < decimals; i++) scale *= 10;
+  // The scaled value must stay below 2^64 (the conversion below saturates): drop decimals until it does.
+  while (decimals > 0 && v * scale >= 1.8e19) {
+    decimals--;
+    scale /= 10;
+  }
   const total = <u64>Math.round(v * scale);
   const s = <u64>scale;
   const ip = total / s;

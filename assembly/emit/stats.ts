@@ -64,6 +64,7 @@ let lastName: usize = 0;
 let copyTable: usize = 0;
 let spanStart: u64 = 0;
 let spanEnd: u64 = 0;
+let spanAny = false;
 let events: u64 = 0;
 let intervals: u64 = 0;
 
@@ -90,12 +91,14 @@ export function statsBegin(): void {
   memory.fill(copyTable, 0, copyBytes);
   spanStart = 0;
   spanEnd = 0;
+  spanAny = false;
   events = 0;
   intervals = 0;
 }
 
 function device(id: u32): usize {
-  if (id == lastDevId) return lastDev;
+  // lastDev 0: nothing cached yet (the id 0xFFFFFFFF is a valid, if crafted, device id).
+  if (id == lastDevId && lastDev != 0) return lastDev;
   const slot = tableUpsert(devTable, id);
   let d = <usize>load<u64>(slot);
   if (inserted) {
@@ -159,9 +162,11 @@ function busy(d: usize, s: u64, e: u64): void {
   store<u64>(d, e, 120);
 }
 
+/** Adds v to the u64 at p + off, saturating at 2^64 - 1 (sums of crafted byte counts or durations never wrap). */
 // @ts-ignore: decorator
 @inline function add(p: usize, off: usize, v: u64): void {
-  store<u64>(p + off, load<u64>(p + off) + v);
+  const s = load<u64>(p + off) + v;
+  store<u64>(p + off, s < v ? 0xffffffffffffffff : s);
 }
 
 function nameEntry(kind: u32, p: usize, n: u32): usize {
@@ -210,7 +215,10 @@ export function statsEvent(e: Ev): void {
   events++;
   const s = e.start;
   const t = e.end;
-  if (s != 0 && (spanStart == 0 || s < spanStart)) spanStart = s;
+  // Every event counts, a start of 0 (a damaged timestamp) too: the span then covers every device interval, so
+  // busy time never exceeds it.
+  if (!spanAny || s < spanStart) spanStart = s;
+  spanAny = true;
   if (t > spanEnd) spanEnd = t;
   const dur = t > s ? t - s : 0;
   if (kind == EvKind.KERNEL || kind == EvKind.MEMCPY || kind == EvKind.MEMSET) {
@@ -219,8 +227,8 @@ export function statsEvent(e: Ev): void {
     add(d, off, 1);
     add(d, off + 8, dur);
     if (kind != EvKind.KERNEL) add(d, off + 16, e.bytes);
-    const first = load<u64>(d, 80);
-    if (first == 0 || s < first) store<u64>(d, s, 80);
+    // Open-interval flag 0: this is the device's first work (a start of 0 is kept like any other).
+    if (load<u32>(d, 108) == 0 || s < load<u64>(d, 80)) store<u64>(d, s, 80);
     if (t > load<u64>(d, 88)) store<u64>(d, t, 88);
     // Busy time ⊆ the trace span (busy % ≤ 100): events without a start time are not in the span, so not busy either.
     if (s != 0) busy(d, s, t > s ? t : s);

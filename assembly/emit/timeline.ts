@@ -41,7 +41,8 @@ import { statsBegin, statsEvent, statsEnd } from "./stats";
  *  28 u32 correlation (low 32 bits; 0 = none)
  *  32 u32 partner: final index of the launch (device work) or of the earliest device work (launch), NONE if none
  *  36 u32 x0  40 u32 x1  44 u32 x2, per kind:
- *     KERNEL: grid x; grid y | grid z << 16; block x | block y << 11 | block z << 22
+ *     KERNEL: grid x; grid y | grid z << 16; block x | block y << 11 | block z << 22 (each packed dimension
+ *       saturated at its field's largest value: 65535, 2047 or 1023; CUDA's own limits are 65535, 1024 and 64)
  *     MEMCPY: bytes low; bytes high; copy kind | src kind << 8 | dst kind << 16
  *     MEMSET: bytes low; bytes high; value
  *     API_RUNTIME / API_DRIVER: cbid; external id (low 32, TF.EXTERNAL); return value
@@ -98,10 +99,12 @@ let count: u32 = 0;
 let blocks: usize = 0; // MAX_BLOCKS block pointers
 let flags: u32 = 0;
 
-let rowTable: Table = 0; // row key → row index + 1
-let rowKeys: usize = 0; // MAX_ROWS × 32 B: u64 sort key, u32 class, u32 a, u32 b, u32 name, u32 count, u32 0
+let rowTables: usize = 0; // per row class (16 Table handles, created on first use): (a << 32 | b) → row index + 1
+// MAX_ROWS × 32 B: u64 major sort key (GPU << 32 | a), u32 class, u32 a, u32 b, u32 name, u32 count, u32 0
+let rowKeys: usize = 0;
 let rowCount: u32 = 0;
-let lastRowKey: u64 = 0xffffffffffffffff;
+let lastRowKey: u64 = 0;
+let lastRowCls: u32 = 0; // 0: nothing cached
 let lastRow: u32 = 0;
 
 let namePtrTable: Table = 0; // (ptr << 32 | len) → name id + 1
@@ -128,10 +131,12 @@ export function timelineBegin(baseNs: u64): void {
   flags = 0;
   blocks = heap.alloc(<usize>MAX_BLOCKS << 2);
   memory.fill(blocks, 0, <usize>MAX_BLOCKS << 2);
-  rowTable = tableNew(64);
+  rowTables = heap.alloc(16 << 2);
+  memory.fill(rowTables, 0, 16 << 2);
   rowKeys = heap.alloc(<usize>MAX_ROWS * 32);
   rowCount = 0;
-  lastRowKey = 0xffffffffffffffff;
+  lastRowKey = 0;
+  lastRowCls = 0;
   lastRow = 0;
   namePtrTable = tableNew(1024);
   nameHashTable = tableNew(1024);
@@ -238,11 +243,13 @@ function nameOfEntry(entry: usize): u32 {
   return entry == 0 ? NONE : internName(<usize>load<u32>(entry), load<u32>(entry, 4));
 }
 
-/** Row index of (class, a, b), creating it (with its thread or stream name) when new. */
+/** Row index of (class, a, b), creating it (with its thread or stream name) when new. Every 32-bit a and b counts. */
 function rowOf(cls: u32, a: u32, b: u32): u32 {
-  const key = (<u64>cls << 56) | ((<u64>a & 0xffffff) << 32) | <u64>b;
-  if (key == lastRowKey) return lastRow;
-  const slot = tableUpsert(rowTable, key);
+  const key = (<u64>a << 32) | <u64>b;
+  if (key == lastRowKey && cls == lastRowCls) return lastRow;
+  const ta = rowTables + (<usize>(cls & 15) << 2);
+  if (load<usize>(ta) == 0) store<usize>(ta, tableNew(16));
+  const slot = tableUpsert(load<usize>(ta), key);
   let row: u32;
   if (!inserted) row = <u32>(load<u64>(slot) - 1);
   else if (rowCount >= MAX_ROWS) {
@@ -255,8 +262,8 @@ function rowOf(cls: u32, a: u32, b: u32): u32 {
     store<u64>(slot, <u64>row + 1);
     const r = rowKeys + (<usize>row << 5);
     const gpu: u64 = cls >= <u32>RowClass.GPU_ANNOTATIONS ? 1 : 0;
-    // Sort key: host before GPU, then pid/device, tid/stream (context-wide rows last), class.
-    store<u64>(r, (gpu << 62) | ((<u64>a & 0xffffff) << 37) | (<u64>b << 4) | <u64>(cls & 15));
+    // Sort order (rowAfter): host before GPU, then pid/device, tid/stream (context-wide rows last), class.
+    store<u64>(r, (gpu << 32) | <u64>a);
     store<u32>(r, cls, 8);
     store<u32>(r, a, 12);
     store<u32>(r, b, 16);
@@ -268,6 +275,7 @@ function rowOf(cls: u32, a: u32, b: u32): u32 {
     store<u32>(r, 0, 28);
   }
   lastRowKey = key;
+  lastRowCls = cls;
   lastRow = row;
   return row;
 }
@@ -282,6 +290,12 @@ function rowOf(cls: u32, a: u32, b: u32): u32 {
 // @ts-ignore: decorator
 @inline function rel(t: u64): f64 {
   return t > base ? <f64>(t - base) : 0.0;
+}
+
+/** `v` clamped to `max` (a launch dimension packed into fewer bits; negative i32 values count as huge). */
+// @ts-ignore: decorator
+@inline function sat(v: u32, max: u32): u32 {
+  return v > max ? max : v;
 }
 
 /** Buffers one event. */
@@ -377,8 +391,8 @@ export function timelineEvent(e: Ev): void {
   switch (e.kind) {
     case EvKind.KERNEL:
       x0 = <u32>e.gridX;
-      x1 = (<u32>e.gridY & 0xffff) | (<u32>e.gridZ << 16);
-      x2 = (<u32>e.blockX & 0x7ff) | ((<u32>e.blockY & 0x7ff) << 11) | ((<u32>e.blockZ & 0x3ff) << 22);
+      x1 = sat(<u32>e.gridY, 0xffff) | (sat(<u32>e.gridZ, 0xffff) << 16);
+      x2 = sat(<u32>e.blockX, 0x7ff) | (sat(<u32>e.blockY, 0x7ff) << 11) | (sat(<u32>e.blockZ, 0x3ff) << 22);
       break;
     case EvKind.MEMCPY:
       x0 = <u32>e.bytes;
@@ -498,7 +512,20 @@ function sortIndices(a: usize, tmp: usize, n: u32): void {
   if (src != a) memory.copy(a, src, <usize>n << 2);
 }
 
-/** Row order for writing: indices sorted by the row sort key (shell sort; rows are few). */
+/** Whether row u sorts after row v: by (host/GPU, pid or device), then tid or stream, then class. */
+function rowAfter(u: u32, v: u32): bool {
+  const ru = rowKeys + (<usize>u << 5);
+  const rv = rowKeys + (<usize>v << 5);
+  const mu = load<u64>(ru);
+  const mv = load<u64>(rv);
+  if (mu != mv) return mu > mv;
+  const bu = load<u32>(ru, 16);
+  const bv = load<u32>(rv, 16);
+  if (bu != bv) return bu > bv;
+  return load<u32>(ru, 8) > load<u32>(rv, 8);
+}
+
+/** Row order for writing: indices sorted by {@link rowAfter} (shell sort; rows are few). */
 function sortRows(order: usize, n: u32): void {
   for (let i: u32 = 0; i < n; i++) store<u32>(order + (<usize>i << 2), i);
   let gap: u32 = 1;
@@ -506,11 +533,10 @@ function sortRows(order: usize, n: u32): void {
   while (gap > 0) {
     for (let i = gap; i < n; i++) {
       const v = load<u32>(order + (<usize>i << 2));
-      const kv = load<u64>(rowKeys + (<usize>v << 5));
       let j = i;
       while (j >= gap) {
         const u = load<u32>(order + (<usize>(j - gap) << 2));
-        if (load<u64>(rowKeys + (<usize>u << 5)) <= kv) break;
+        if (!rowAfter(u, v)) break;
         store<u32>(order + (<usize>j << 2), u);
         j -= gap;
       }

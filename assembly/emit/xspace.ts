@@ -491,7 +491,8 @@ function setPlaneName(pl: Plane, s: string): void {
 
 /** The plane of device `dev`, created on first use. */
 function devPlane(dev: u32): Plane {
-  if (dev == lastDev) return lastDevPlane;
+  // lastDevPlane 0: nothing cached yet (the id 0xFFFFFFFF is a valid, if crafted, device id).
+  if (dev == lastDev && changetype<usize>(lastDevPlane) != 0) return lastDevPlane;
   const slot = tableUpsert(devPlanes, dev);
   let pl: Plane;
   if (inserted) {
@@ -681,25 +682,52 @@ function tupleAdd(pl: Plane, tag: u32): u32 {
 
 // ---- Kernel occupancy (cudaOccMaxActiveBlocksPerMultiprocessor, cudaOccMaxPotentialOccupancyBlockSize) -----------
 
-/** Active blocks per SM of a launch, or 0 when the device table lacks what the calculation needs. */
-function activeBlocks(d: usize, regs: u32, staticSmem: u32, dynSmem: u32, block: u32): u32 {
+/**
+ * Plausibility limits of the device-table fields the occupancy calculation uses. Real GPUs are far inside them
+ * (warp 32 or 64, ≤ 1024 threads per block, ≤ 2048 per SM, ≤ 256 SMs); a damaged or crafted table beyond them gets
+ * no occupancy (all three stats 0, `occ_pct:0`), so no arithmetic below can divide by zero, overflow or loop long.
+ */
+const OCC_MAX_WARP: u32 = 1024;
+const OCC_MAX_THREADS_PER_BLOCK: u32 = 1 << 16;
+const OCC_MAX_THREADS_PER_SM: u32 = 1 << 20;
+const OCC_MAX_SMS: u32 = 1 << 16;
+/** Most block sizes (multiples of the warp size) tried for the suggested block size. */
+const OCC_MAX_BLOCK_SIZES: u32 = 1024;
+
+/** Whether device entry `d` holds what the occupancy calculation needs, within {@link OCC_MAX_WARP} & co. */
+function occPlausible(d: usize): bool {
+  if (d == 0) return false;
   const warp = load<u32>(d, 52);
-  const maxThreadsSM = load<u32>(d, 40);
   const maxThreadsBlock = load<u32>(d, 36);
-  if (warp == 0 || maxThreadsSM == 0 || block == 0 || block > maxThreadsBlock) return 0;
+  const maxThreadsSM = load<u32>(d, 40);
+  return load<u32>(d, 28) != 0 && warp != 0 && warp <= OCC_MAX_WARP &&
+    maxThreadsSM != 0 && maxThreadsSM <= OCC_MAX_THREADS_PER_SM &&
+    maxThreadsBlock != 0 && maxThreadsBlock <= OCC_MAX_THREADS_PER_BLOCK &&
+    maxThreadsBlock / warp <= OCC_MAX_BLOCK_SIZES && load<u32>(d, 4) <= OCC_MAX_SMS;
+}
+
+/**
+ * Active blocks per SM of a launch (≤ max threads per SM / block size), or 0 when the launch does not fit. `d`
+ * must pass {@link occPlausible}; products are taken in 64 bits.
+ */
+function activeBlocks(d: usize, regs: u32, staticSmem: u32, dynSmem: u32, block: u32): u32 {
+  const warp = <u64>load<u32>(d, 52);
+  const maxThreadsSM = <u64>load<u32>(d, 40);
+  const maxThreadsBlock = load<u32>(d, 36);
+  if (block == 0 || block > maxThreadsBlock) return 0;
   const major = load<u32>(d, 28);
-  const warpsPerBlock = (block + warp - 1) / warp;
+  const warpsPerBlock = (<u64>block + warp - 1) / warp; // ≥ 1
   let limit = (maxThreadsSM / warp) / warpsPerBlock;
-  let maxBlocks = load<u32>(d, 68);
+  let maxBlocks = <u64>load<u32>(d, 68);
   if (maxBlocks == 0) maxBlocks = major >= 9 || (major == 8 && load<u32>(d, 32) == 0) ? 32 : 16;
   if (maxBlocks < limit) limit = maxBlocks;
   // Registers: allocated per warp in units of 256, from 4 sub-partitions of the SM's register file.
   if (regs > 0) {
     if (regs > 255) return 0;
-    const regsPerWarp = ((regs * warp + 255) / 256) * 256;
-    const regsPerBlock = load<u32>(d, 44);
+    const regsPerWarp = ((<u64>regs * warp + 255) / 256) * 256; // ≥ 256
+    const regsPerBlock = <u64>load<u32>(d, 44);
     if (regsPerBlock != 0 && regsPerWarp * warpsPerBlock > regsPerBlock) return 0;
-    const regsSM = load<u32>(d, 48);
+    const regsSM = <u64>load<u32>(d, 48);
     if (regsSM != 0) {
       const warpsSM = ((regsSM / 4) / regsPerWarp) * 4;
       const byRegs = warpsSM / warpsPerBlock;
@@ -716,30 +744,33 @@ function activeBlocks(d: usize, regs: u32, staticSmem: u32, dynSmem: u32, block:
   const smemSM = <u64>load<u32>(d, 60);
   if (smem + reserved > 0 && smemSM != 0) {
     const per = ((smem + reserved + gran - 1) / gran) * gran;
-    const bySmem = <u32>(smemSM / per);
+    const bySmem = smemSM / per;
     if (bySmem < limit) limit = bySmem;
   }
-  return limit;
+  return <u32>limit;
 }
 
-/** Occupancy entry: {pct f64, minGridSize i32, suggestedBlockSize i32}. */
+/**
+ * Occupancy entry: {pct f64, minGridSize i32, suggestedBlockSize i32}; all 0 when the device table lacks a field
+ * the calculation needs or holds implausible values ({@link occPlausible}).
+ */
 function occupancy(d: usize, regs: u32, staticSmem: u32, dynSmem: u32, block: u32): usize {
   const o = arenaAlloc(16);
   store<f64>(o, 0);
   store<i32>(o, 0, 8);
   store<i32>(o, 0, 12);
-  if (d == 0 || load<u32>(d, 28) == 0 || load<u32>(d, 40) == 0 || load<u32>(d, 52) == 0) return o;
-  const maxThreadsSM = load<u32>(d, 40);
+  if (!occPlausible(d)) return o;
+  const maxThreadsSM = <u64>load<u32>(d, 40);
   const active = activeBlocks(d, regs, staticSmem, dynSmem, block);
   store<f64>(o, <f64>active * <f64>block * 100.0 / <f64>maxThreadsSM);
   // Best block size: the largest multiple of the warp size with the most resident threads.
   const warp = load<u32>(d, 52);
   let best: u32 = 0;
-  let bestBlocks: u32 = 0;
-  let bestThreads: u32 = 0;
+  let bestBlocks: u64 = 0;
+  let bestThreads: u64 = 0;
   let b = (load<u32>(d, 36) / warp) * warp;
   while (b > 0) {
-    const blocks = activeBlocks(d, regs, staticSmem, dynSmem, b);
+    const blocks = <u64>activeBlocks(d, regs, staticSmem, dynSmem, b);
     if (blocks * b > bestThreads) {
       bestThreads = blocks * b;
       best = b;
@@ -748,7 +779,9 @@ function occupancy(d: usize, regs: u32, staticSmem: u32, dynSmem: u32, block: u3
     if (bestThreads == maxThreadsSM) break;
     b -= warp;
   }
-  store<i32>(o, <i32>(bestBlocks * load<u32>(d, 4)), 8);
+  // ≤ 2^20 blocks per SM × ≤ 2^16 SMs: clamped to the i32 the entry holds.
+  const grid = bestBlocks * <u64>load<u32>(d, 4);
+  store<i32>(o, grid > 0x7fffffff ? 0x7fffffff : <i32>grid, 8);
   store<i32>(o, <i32>best, 12);
   return o;
 }
@@ -990,6 +1023,7 @@ export function xspaceBegin(): void {
   planeList = heap.alloc(<usize>MAX_PLANES << 2);
   planeCount = 0;
   lastDev = 0xffffffff;
+  lastDevPlane = changetype<Plane>(0);
   minStart = 0xffffffffffffffff;
   maxEnd = 0;
   hostEvents = 0;
@@ -1201,8 +1235,29 @@ function deviceStats(pl: Plane): void {
   }
 }
 
+/**
+ * Makes the XLine.ids of `pl` distinct in their low 32 bits (what the trace viewer keys rows on): {@link lineIdFor}
+ * maps crafted tids or stream ids ≥ 2^29 onto the ids of other lines. A later line that collides moves by steps of
+ * 2^22, as src/node/xspace_merge.ts moves lines of different ranks, then by 1 if 1024 such steps are all taken.
+ */
+function uniqueLineIds(pl: Plane): void {
+  if (pl.lineCount < 2) return;
+  const ids = tableNew(pl.lineCount);
+  for (let i: u32 = 0; i < pl.lineCount; i++) {
+    const ln = changetype<Line>(load<usize>(pl.lineList + (<usize>i << 2)));
+    let id = ln.id;
+    for (let tries: u32 = 0; ; tries++) {
+      tableUpsert(ids, id & 0xffffffff);
+      if (inserted) break;
+      id += tries < 1024 ? <u64>(1 << 22) : 1;
+    }
+    ln.id = id;
+  }
+}
+
 /** Names the lines of a plane and creates the stat metadata its events use. */
 function finishPlane(pl: Plane): void {
+  uniqueLineIds(pl);
   for (let w = 0; w < WK.COUNT; w++) if ((pl.used & (1 << w)) != 0) wkId(pl, w);
   if (pl.kind == 0 && corrAny && (pl.used & (1 << WK.CORRELATION_ID)) != 0) wkId(pl, WK.DEVICE_ID);
   // Rows of a plane the host's ranks share are labelled with the rank ("rank 3: thread 12 (python)").
@@ -1386,8 +1441,8 @@ function eventSize(r: usize): u32 {
   const w = load<u32>(r, 16);
   const kind = <i32>((w >> 24) & 15);
   const dur = load<u64>(r, 8);
-  let n = 1 + varintSize(evOut(w & META_MASK)) + 1 + varintSize((load<u64>(r) - curLineTs) * 1000);
-  if (dur != 0) n += 1 + varintSize(dur * 1000);
+  let n = 1 + varintSize(evOut(w & META_MASK)) + 1 + varintSize(ps(load<u64>(r) - curLineTs));
+  if (dur != 0) n += 1 + varintSize(ps(dur));
   const corr = load<u32>(r, 20);
   if (kind == R.API) {
     if (corr != 0) {
@@ -1433,6 +1488,18 @@ function eventSize(r: usize): u32 {
       break;
   }
   return n;
+}
+
+/** Largest value of the int64 time fields (XLine.timestamp_ns, XEvent.offset_ps and duration_ps). */
+const I64_MAX: u64 = 0x7fffffffffffffff;
+
+/**
+ * ns → ps (XEvent offset_ps, duration_ps), saturating at 2^63 - 1 (the fields are int64): spans beyond ~106 days
+ * (crafted or far-future timestamps) are written as the largest value rather than wrapped around or negative.
+ */
+// @ts-ignore: decorator
+@inline function ps(ns: u64): u64 {
+  return ns > I64_MAX / 1000 ? I64_MAX : ns * 1000;
 }
 
 /** XPlane.id of device plane index+1 `d`. */
@@ -1496,8 +1563,8 @@ function putEvent(r: usize): u32 {
   const kind = <i32>((w >> 24) & 15);
   const dur = load<u64>(r, 8);
   putVarintField(1, evOut(w & META_MASK));
-  putVarintField(2, (load<u64>(r) - curLineTs) * 1000);
-  if (dur != 0) putVarintField(3, dur * 1000);
+  putVarintField(2, ps(load<u64>(r) - curLineTs));
+  if (dur != 0) putVarintField(3, ps(dur));
   const corr = load<u32>(r, 20);
   if (kind == R.API) {
     if (corr != 0) {
@@ -1702,8 +1769,10 @@ function putLineEvents(ln: Line): u64 {
 
 // ---- Message sizes -----------------------------------------------------------------------------------------------
 
+/** XLine.timestamp_ns of `ln`: its first start after the profile start, saturating at 2^63 - 1 (an int64 field). */
 function lineTsNs(ln: Line): u64 {
-  return ln.minStart > profileStart ? ln.minStart - profileStart : 0;
+  const ts = ln.minStart > profileStart ? ln.minStart - profileStart : 0;
+  return ts > I64_MAX ? I64_MAX : ts;
 }
 
 /** XLine body size, without its events. */

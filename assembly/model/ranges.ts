@@ -29,7 +29,33 @@ let apiSeen = false;
 // corr → range index + 1 (u32), 16384 per 64 KiB page, 4096 pages at most (util/paged.ts).
 let corrRange: Paged = 0;
 
-let spans: Table = 0; // (range << 40 | device << 32 | stream) → span entry {start u64, end u64}
+let spans: Table = 0; // (range << 40 | device index << 32 | stream) → span entry {start u64, end u64}
+/** Devices of the spans in first-seen order (device index → id, u32 each), and id → index + 1. */
+const MAX_SPAN_DEVICES: u32 = 256;
+let spanDevices: usize = 0;
+let spanDeviceCount: u32 = 0;
+let spanDeviceIndex: Table = 0;
+
+/**
+ * Dense index (0..255) of `device` among the devices that ran ranged work: a span key has 8 bits for it, and device
+ * ids are any u32. Past 256 distinct devices (crafted input) the rest share the last index.
+ */
+function deviceIndex(device: u32): u32 {
+  if (spanDeviceIndex == 0) {
+    spanDeviceIndex = tableNew(16);
+    spanDevices = heap.alloc(<usize>MAX_SPAN_DEVICES << 2);
+  }
+  const slot = tableUpsert(spanDeviceIndex, device);
+  if (inserted) {
+    let i: u32 = MAX_SPAN_DEVICES - 1;
+    if (spanDeviceCount < MAX_SPAN_DEVICES) {
+      i = spanDeviceCount++;
+      store<u32>(spanDevices + (<usize>i << 2), device);
+    }
+    store<u64>(slot, <u64>i + 1);
+  }
+  return <u32>(load<u64>(slot) - 1);
+}
 
 /** Forgets everything (after heap.reset()). */
 export function rangesReset(): void {
@@ -41,6 +67,9 @@ export function rangesReset(): void {
   apiSeen = false;
   corrRange = 0;
   spans = 0;
+  spanDevices = 0;
+  spanDeviceCount = 0;
+  spanDeviceIndex = 0;
 }
 
 /** Pass 1: a range `id` starts on (pid, tid) at `start` (Unix ns), named by vendor pointer `name`. */
@@ -219,8 +248,9 @@ export function rangesNoteDeviceOp(corr: u64, device: u32, stream: u32, start: u
   let r = <i32>load<u32>(s) - 1;
   if (r < 0) return;
   if (spans == 0) spans = tableNew(256);
+  const dev = <u64>deviceIndex(device);
   while (r >= 0) {
-    const key = (<u64>r << 40) | (<u64>(device & 0xff) << 32) | <u64>stream;
+    const key = (<u64>r << 40) | (dev << 32) | <u64>stream;
     const v = tableUpsert(spans, key);
     let e = <usize>load<u64>(v);
     if (inserted || e == 0) {
@@ -271,7 +301,7 @@ export function spanAt(i: u32): bool {
   if (k == 0xffffffffffffffff) return false;
   const e = <usize>tableValueAt(spans, i);
   spanRange = <u32>(k >> 40);
-  spanDevice = <u32>((k >> 32) & 0xff);
+  spanDevice = load<u32>(spanDevices + (<usize>((k >> 32) & 0xff) << 2));
   spanStream = <u32>k;
   spanStart = load<u64>(e);
   spanEnd = load<u64>(e, 8);

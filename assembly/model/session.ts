@@ -240,16 +240,20 @@ export function setString(ptr: u64, p: usize, n: u32, replace: bool): void {
   store<u32>(e, 0xffffffff, 12);
 }
 
-/** Display length of the last {@link stringDisplay} hit. */
+/** Display length of the last {@link stringDisplay} call (0 when it found no entry). */
 export let displayLen: u32 = 0;
 
 /**
  * Display bytes for pointer value `ptr` (demangled when it is an Itanium-mangled name, UTF-8 repaired), or 0 when
- * the string table has no entry.
+ * the string table has no entry; {@link displayLen} is then 0 too, so a caller that takes (pointer, length) as they
+ * come gets an empty name, never a stale length over address 0.
  */
 export function stringDisplay(ptr: u64, demangleIt: bool): usize {
   const slot = tableFind(strTable, ptr);
-  if (slot == 0) return 0;
+  if (slot == 0) {
+    displayLen = 0;
+    return 0;
+  }
   const e = <usize>load<u64>(slot);
   if (load<u32>(e, 12) == 0xffffffff) {
     const raw = <usize>load<u32>(e);
@@ -544,6 +548,7 @@ export function sessionReset(): void {
   apiFiltered = 0;
   apiTable = tableNew(1024);
   strTable = tableNew(1024);
+  displayLen = 0;
   demangleBuf = 0;
   devTable = tableNew(16);
   devList = heap.alloc(<usize>MAX_DEVICES << 2);

@@ -1,10 +1,15 @@
 /**
  * Flat open-addressing hash table, u64 key → u64 value, in linear memory (linear probing, power-of-two capacity,
  * load ≤ 1/2). About 4× faster than std Map and allocation-free per operation (stack-notes.md §1). Keys are stored
- * as key+1 so that 0 marks an empty slot; the key 0xFFFFFFFFFFFFFFFF cannot be stored.
+ * as key+1 so that 0 marks an empty slot; the key 0xFFFFFFFFFFFFFFFF (which keys taken from input, such as string
+ * pointers, can be) lives in the descriptor instead: found and counted like any other, but not visited by slot
+ * iteration ({@link tableKeyAt}).
  */
 
-/** A table handle: a pointer to a 16-byte descriptor {slots: usize, mask: u32, count: u32} in linear memory. */
+/**
+ * A table handle: a pointer to a 24-byte descriptor {slots: usize, mask: u32, count: u32, hasMax: u32 (the key
+ * 0xFFFFFFFFFFFFFFFF is stored), maxValue: u64 (its value)} in linear memory.
+ */
 export type Table = usize;
 
 // @ts-ignore: decorator
@@ -27,12 +32,14 @@ export type Table = usize;
 export function tableNew(capacity: u32 = 16): Table {
   let cap: u32 = 16;
   while (cap < capacity * 2) cap <<= 1;
-  const t = heap.alloc(16);
+  const t = heap.alloc(24);
   const slots = heap.alloc(<usize>cap << 4);
   memory.fill(slots, 0, <usize>cap << 4);
   store<usize>(t, slots);
   store<u32>(t, cap - 1, 4);
   store<u32>(t, 0, 8);
+  store<u32>(t, 0, 12);
+  store<u64>(t, 0, 16);
   return t;
 }
 
@@ -46,7 +53,7 @@ export function tableSlots(t: Table): u32 {
   return maskOf(t) + 1;
 }
 
-/** Key stored in slot `i`, or -1 (as u64 max) when the slot is empty. */
+/** Key stored in slot `i`, or -1 (as u64 max) when the slot is empty (the key -1 itself is never in a slot). */
 export function tableKeyAt(t: Table, i: u32): u64 {
   return load<u64>(slotsOf(t) + (<usize>i << 4)) - 1;
 }
@@ -80,6 +87,14 @@ function grow(t: Table): void {
 /** Address of the value slot of `key`, inserting it with value 0 when absent. `inserted` tells which happened. */
 export let inserted = false;
 export function tableUpsert(t: Table, key: u64): usize {
+  if (key == 0xffffffffffffffff) {
+    inserted = load<u32>(t, 12) == 0;
+    if (inserted) {
+      store<u32>(t, 1, 12);
+      store<u32>(t, countOf(t) + 1, 8);
+    }
+    return t + 16;
+  }
   if ((countOf(t) + 1) << 1 > maskOf(t) + 1) grow(t);
   const slots = slotsOf(t);
   const mask = maskOf(t);
@@ -105,6 +120,7 @@ export function tableUpsert(t: Table, key: u64): usize {
 
 /** Address of the value of `key`, or 0 when absent. */
 export function tableFind(t: Table, key: u64): usize {
+  if (key == 0xffffffffffffffff) return load<u32>(t, 12) != 0 ? t + 16 : 0;
   const slots = slotsOf(t);
   const mask = maskOf(t);
   const k1 = key + 1;

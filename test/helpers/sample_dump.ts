@@ -26,6 +26,8 @@ export interface SampleOptions {
   hostname?: string;
   /** Give every chunk this sequence number (a file whose numbering repeats: SEQ_REUSED). */
   seq?: number;
+  /** Leave out the DEVICES chunk (no device table: occupancy and device properties unknown). */
+  noDevices?: boolean;
 }
 
 /** Builds the sample dump. */
@@ -46,7 +48,7 @@ export function sampleDump(o: SampleOptions = {}): Uint8Array {
     [2, 17, "cudaGetDevice_v3020"], [1, 307, "cuLaunchKernel"], [1, 400, "cuCtxGetCurrent"],
   ]);
   w.strings([[0x1000n, MANGLED], [0x2000n, HOSTILE], [0x3000n, "step"], [0x3100n, "forward"], [0x3200n, "my_domain"]]);
-  w.devices([{
+  if (!o.noDevices) w.devices([{
     id: 0, multiprocessors: 132, globalMemoryBytes: 80n << 30n, memoryBandwidth: 3350000000000n, coreClockKhz: 1980000,
     ccMajor: 9, ccMinor: 0, maxThreadsPerBlock: 1024, maxThreadsPerMultiprocessor: 2048, regsPerBlock: 65536,
     regsPerMultiprocessor: 65536, warpSize: 32, sharedMemPerBlock: 49152, sharedMemPerMultiprocessor: 233472,
