@@ -9,7 +9,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { spawn, spawnSync } from "node:child_process";
 import {
-  chmodSync, existsSync, linkSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync,
+  chmodSync, copyFileSync, existsSync, linkSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync,
   symlinkSync, writeFileSync,
 } from "node:fs";
 import { hostname, tmpdir } from "node:os";
@@ -290,8 +290,23 @@ for (const [sig, code] of [["SIGTERM", 143], ["SIGINT", 130]] as const) {
 }
 
 const NOBODY = spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "true"]).status === 0;
+/**
+ * The built CLI copied where uid 65534 can read it: the checkout may sit below a directory only root can enter (CI's
+ * clone, mktemp -d). The copy keeps the package layout (package.json above dist/node, for --version).
+ */
+let nobodyCli = "";
+function cliForNobody(): string {
+  if (nobodyCli) return nobodyCli;
+  const pkg = join(tmp, "pkg");
+  mkdirSync(join(pkg, "dist/node"), { recursive: true });
+  copyFileSync(join(ROOT, "package.json"), join(pkg, "package.json"));
+  for (const f of readdirSync(join(ROOT, "dist/node"))) copyFileSync(join(ROOT, "dist/node", f), join(pkg, "dist/node", f));
+  for (const d of [tmp, pkg, join(pkg, "dist"), join(pkg, "dist/node")]) chmodSync(d, 0o755);
+  nobodyCli = join(pkg, "dist/node/cli.js");
+  return nobodyCli;
+}
 const asNobody = (args: string[], cwd: string) =>
-  spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, CLI, ...args], { cwd, encoding: "utf8", timeout: 60000 });
+  spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, cliForNobody(), ...args], { cwd, encoding: "utf8", timeout: 60000 });
 
 test("as an unprivileged user: unwritable output directory → exit 4 naming the output; planted symlinks ignored", () => {
   if (!NOBODY) {
