@@ -14,7 +14,8 @@ import { crcReset, crc32 } from "./util/crc32";
 import { arenaReset, arenaAlloc } from "./util/arena";
 import { readerForget, inputWritePtr, inputFree, fedBytes } from "./format/container";
 import * as S from "./model/session";
-import { cuptiReset, setShowAllApi } from "./decode/cupti";
+import { decodersReset } from "./decode/registry";
+import { setShowAllApi } from "./decode/decoder";
 import { outReset } from "./emit/out";
 import { chromeSetTraceName } from "./emit/chrome_json";
 import { beginIndex, beginEmit, feedBytes, endPass, outputBase, needsProjection, beginProject } from "./engine";
@@ -28,7 +29,7 @@ export function rt_reset(): void {
   crcReset();
   arenaReset();
   readerForget();
-  cuptiReset();
+  decodersReset();
   rangesReset();
   demangleReset();
   diagReset();

@@ -15,7 +15,8 @@ import { warn, lose } from "../util/diag";
 import { arenaAlloc } from "../util/arena";
 import { emitEvent } from "../emit/dispatch";
 import * as R from "../model/ranges";
-import { cuptiApiFlags } from "./cupti_api";
+import { cuptiApiFlags, cuptiApiName } from "./cupti_api";
+import { install, ignoreTable, showAllApi } from "./decoder";
 
 /** CUpti_ActivityKind values this decoder reads. */
 const enum K {
@@ -43,10 +44,9 @@ const enum K {
 /** CUPTI's "invalid" marker for stream ids of context-wide syncs. */
 const INVALID_U32: u32 = 0xffffffff;
 
-/** Options (set by the host). */
-export let showAllApi = false;
-export function setShowAllApi(on: bool): void {
-  showAllApi = on;
+/** Registers this decoder as the active one (decode/registry.ts: vendor 1, every CUPTI version). */
+export function cuptiInstall(): void {
+  install(1, cuptiApiName, cuptiPrepare, cuptiScan, cuptiProject, cuptiDecode, cuptiFinish, ignoreTable);
 }
 
 // ---- Built-in record sizes (used only when a dump has no KIND_SIZES chunk) -----------------------------------------
