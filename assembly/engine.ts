@@ -300,6 +300,7 @@ export function endPass(): bool {
     if (!S.haveEnd) warn(Warn.NO_END, 0, 0);
     if (S.droppedRecords > 0) warn(Warn.DROPPED_RECORDS, 0, S.droppedRecords);
     if (!D.active && S.haveHeader) fail(Fatal.UNSUPPORTED_VENDOR, 0, S.vendor);
+    if (D.active) D.dIndexed();
     rangesPrepare(S.maxVendorTs);
     // The clock mapping is known now: rt_info's time span (info, merge planning) must not use a previous file's.
     clockPrepare();

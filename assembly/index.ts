@@ -138,6 +138,16 @@ export function rt_text_len(which: i32): u32 {
   return which == 0 ? S.hostnameLen : which == 1 ? S.cmdlineLen : S.vendorTextLen;
 }
 
+/** API_NAMES entry (domain, id): address of its display name (0 when none); length with rt_api_name_len. */
+export function rt_api_name(domain: u32, id: u32): usize {
+  const e = S.apiEntry(domain, id);
+  return e == 0 ? 0 : <usize>load<u32>(e);
+}
+export function rt_api_name_len(domain: u32, id: u32): u32 {
+  const e = S.apiEntry(domain, id);
+  return e == 0 ? 0 : load<u32>(e, 4);
+}
+
 /** Address of device entry i (layout: assembly/model/session.ts DEV_ENTRY). */
 export function rt_device(i: u32): usize {
   return i < S.deviceCount() ? S.deviceAt(i) : 0;

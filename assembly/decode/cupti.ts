@@ -16,7 +16,7 @@ import { arenaAlloc } from "../util/arena";
 import { emitEvent } from "../emit/dispatch";
 import * as R from "../model/ranges";
 import { cuptiApiFlags, cuptiApiName } from "./cupti_api";
-import { install, ignoreTable, showAllApi } from "./decoder";
+import { install, ignoreTable, noIndexed, showAllApi } from "./decoder";
 
 /** CUpti_ActivityKind values this decoder reads. */
 const enum K {
@@ -46,7 +46,7 @@ const INVALID_U32: u32 = 0xffffffff;
 
 /** Registers this decoder as the active one (decode/registry.ts: vendor 1, every CUPTI version). */
 export function cuptiInstall(): void {
-  install(1, cuptiApiName, cuptiPrepare, cuptiScan, cuptiProject, cuptiDecode, cuptiFinish, ignoreTable);
+  install(1, cuptiApiName, cuptiPrepare, cuptiScan, cuptiProject, cuptiDecode, cuptiFinish, ignoreTable, noIndexed);
 }
 
 // ---- Built-in record sizes (used only when a dump has no KIND_SIZES chunk) -----------------------------------------

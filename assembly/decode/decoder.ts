@@ -9,6 +9,7 @@
  *   table     pass 1, each vendor table chunk (types ≥ 12: ROCm AGENTS, KERNEL_SYMBOLS; payload bytes, file offset)
  *   prepare   pass 1, once, before the first ACTIVITY chunk (API_NAMES and KIND_SIZES seen so far are known)
  *   scan      pass 1, each ACTIVITY payload: counts, join tables, time span, host ranges
+ *   indexed   end of pass 1, before model/ranges.ts sorts the host ranges (joins that need the whole file)
  *   project   projection pass (only when model/ranges.ts asks for it): launch calls → innermost range
  *   decode    pass 2, each ACTIVITY payload: events to the emitter
  *   finish    end of pass 2, with the emitter's last timestamp (Unix ns): ranges still open, projected spans
@@ -25,6 +26,8 @@ export type BufferFn = (p: usize, n: u32, off: u64) => void;
 export type ProjectFn = (p: usize, n: u32) => void;
 /** End of pass 2; `lastTs` is the emitter's last timestamp (Unix ns). */
 export type FinishFn = (lastTs: u64) => void;
+/** End of pass 1. */
+export type IndexedFn = () => void;
 /** One vendor table chunk of `type` (≥ 12), payload [p, p+n), chunk header at file offset `off`. */
 export type TableFn = (type: u32, p: usize, n: u32, off: u64) => void;
 
@@ -34,6 +37,8 @@ function noBuffer(p: usize, n: u32, off: u64): void {}
 function noProject(p: usize, n: u32): void {}
 function noFinish(lastTs: u64): void {}
 function noTable(type: u32, p: usize, n: u32, off: u64): void {}
+/** An end-of-pass-1 hook that does nothing (for decoders that need none). */
+export function noIndexed(): void {}
 
 /** True when a decoder is installed for the current file. */
 export let active = false;
@@ -46,11 +51,12 @@ export let dProject: ProjectFn = noProject;
 export let dDecode: BufferFn = noBuffer;
 export let dFinish: FinishFn = noFinish;
 export let dTable: TableFn = noTable;
+export let dIndexed: IndexedFn = noIndexed;
 
 /** Installs a vendor decoder (called by the vendor module's install function, through the registry). */
 export function install(
   vendor: u32, apiName: ApiNameFn, prepare: PrepareFn, scan: BufferFn, project: ProjectFn, decode: BufferFn,
-  finish: FinishFn, table: TableFn,
+  finish: FinishFn, table: TableFn, indexed: IndexedFn,
 ): void {
   active = true;
   activeVendor = vendor;
@@ -61,6 +67,7 @@ export function install(
   dDecode = decode;
   dFinish = finish;
   dTable = table;
+  dIndexed = indexed;
 }
 
 /** Removes the installed decoder (start of a file). */
@@ -74,6 +81,7 @@ export function uninstall(): void {
   dDecode = noBuffer;
   dFinish = noFinish;
   dTable = noTable;
+  dIndexed = noIndexed;
 }
 
 /** A table chunk type no decoder wants (for decoders without vendor tables). */

@@ -5,6 +5,7 @@
  */
 import { uninstall } from "./decoder";
 import { cuptiInstall, cuptiReset } from "./cupti";
+import { rocprofilerInstall, rocprofilerReset } from "./rocprofiler";
 
 /**
  * Installs the decoder of `vendor` (HEADER vendor id) for library version `version`. Returns false when this build
@@ -14,6 +15,7 @@ export function selectDecoder(vendor: u32, version: u32): bool {
   uninstall();
   switch (vendor) {
     case 1: cuptiInstall(); return true; // NVIDIA CUDA: CUPTI activity records (any version: sizes from KIND_SIZES)
+    case 2: rocprofilerInstall(); return true; // AMD ROCm: rocprofiler-sdk buffer records (0.5 and 1.0 layouts)
   }
   return false;
 }
@@ -22,4 +24,5 @@ export function selectDecoder(vendor: u32, version: u32): bool {
 export function decodersReset(): void {
   uninstall();
   cuptiReset();
+  rocprofilerReset();
 }

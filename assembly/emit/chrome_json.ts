@@ -109,6 +109,15 @@ function deviceProperties(): void {
     keyU(',"regsPerMultiprocessor":', load<u32>(d, 48));
     keyU(',"sharedMemPerBlockOptin":', load<u32>(d, 64));
     keyU(',"sharedMemPerMultiprocessor":', load<u32>(d, 60));
+    if (load<u32>(d, 100) == S.DEV_ARCH_AMD) {
+      // Kineto's ROCm build: the LDS per CU under HIP's name, and the gfx target (hipDeviceProp_t gcnArchName).
+      keyU(',"maxSharedMemoryPerMultiProcessor":', load<u32>(d, 60));
+      O.ascii(',"gcnArchName":');
+      O.jsonString(<usize>load<u32>(d, 120), load<u32>(d, 124));
+      keyU(',"gfxTargetVersion":', load<u32>(d, 104));
+      keyU(',"simdPerCu":', load<u32>(d, 108));
+      keyU(',"maxWavesPerCu":', load<u32>(d, 112));
+    }
     O.byte(125);
   }
   O.need(4);

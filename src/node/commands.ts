@@ -229,7 +229,11 @@ function fmtBytes(n: number): string {
 export function formatInfo(i: FileInfo): string {
   const out: string[] = [];
   out.push(`${i.file}: ${fmtBytes(i.bytes)}, ${i.complete ? "complete" : "NOT closed cleanly (no END chunk)"}`);
-  out.push(`  vendor        ${i.vendor} (tracing library ${i.vendorVersion}, runtime ${i.runtimeVersion || "?"}, driver ${i.driverVersion || "?"})`);
+  if (i.vendor === "rocm") {
+    out.push(`  vendor        rocm (rocprofiler-sdk ${i.vendorVersionText || "?"}, version ${i.vendorVersion})`);
+  } else {
+    out.push(`  vendor        ${i.vendor} (tracing library ${i.vendorVersion}, runtime ${i.runtimeVersion || "?"}, driver ${i.driverVersion || "?"})`);
+  }
   out.push(`  process       pid ${i.pid} on ${i.hostname || "?"}: ${i.commandLine.join(" ") || "?"}`);
   if (i.rank >= 0) out.push(`  rank          ${i.rank} of ${i.worldSize >= 0 ? i.worldSize : "?"} (local ${i.localRank})`);
   if (i.firstNs > 0n) {
@@ -239,7 +243,11 @@ export function formatInfo(i: FileInfo): string {
   out.push(`  chunks        ${i.chunks} (${i.activityChunks} activity buffers, ${fmtBytes(i.activityBytes)})`);
   out.push(`  dropped       ${i.droppedRecords} records`);
   for (const d of i.devices) {
-    out.push(`  device ${d.id}      ${d.name} (cc ${d.computeCapability}, ${d.multiprocessors} SMs, ${fmtBytes(d.globalMemoryBytes)})`);
+    if (d.arch !== undefined) {
+      out.push(`  device ${d.id}      ${d.name} (${d.arch}, ${d.multiprocessors} CUs, wavefront ${d.limits.warpSize}, ${fmtBytes(d.globalMemoryBytes)})`);
+    } else {
+      out.push(`  device ${d.id}      ${d.name} (cc ${d.computeCapability}, ${d.multiprocessors} SMs, ${fmtBytes(d.globalMemoryBytes)})`);
+    }
   }
   out.push("  records");
   for (const [k, n] of Object.entries(i.records).sort((a, b) => b[1] - a[1])) out.push(`    ${k.padEnd(24)} ${n}`);
