@@ -4,6 +4,7 @@
  * (decode/decoder.ts), one line in {@link selectDecoder} and one in {@link decodersReset}.
  */
 import { uninstall } from "./decoder";
+import { setClockSameRate } from "../model/clock";
 import { cuptiInstall, cuptiReset } from "./cupti";
 import { rocprofilerInstall, rocprofilerReset } from "./rocprofiler";
 
@@ -23,6 +24,7 @@ export function selectDecoder(vendor: u32, version: u32): bool {
 /** Forgets every decoder's per-file state (after heap.reset()). */
 export function decodersReset(): void {
   uninstall();
+  setClockSameRate(false);
   cuptiReset();
   rocprofilerReset();
 }

@@ -21,7 +21,7 @@
  */
 import { Ev, EvKind, EvFlag, evClear } from "../model/event";
 import * as S from "../model/session";
-import { toUnix } from "../model/clock";
+import { toUnix, setClockSameRate } from "../model/clock";
 import { Warn } from "../util/error";
 import { warn, lose } from "../util/diag";
 import { arenaAlloc } from "../util/arena";
@@ -176,6 +176,8 @@ function opEntryFlags(kind: u32, op: u32): u32 {
 
 function rocpPrepare(): void {
   v1 = S.vendorVersion >= 10000;
+  // SDK timestamps are CLOCK_BOOTTIME: REALTIME plus a constant (it differs only across suspend or clock steps).
+  setClockSameRate(true);
   useRangeRecords = false;
   for (let k: u32 = 0; k < MAX_KINDS; k++) {
     if (<u32>load<u8>(roles + k) == Role.MARKER_RANGE && load<u8>(opsSeen + k) != 0) useRangeRecords = true;
