@@ -6,7 +6,8 @@
 # `tensorboard --logdir` list as a profile run), and prints a summary. (samples/alexnet_a100_rank0.rawtrace is a second
 # sample: the GPU side of a real 8× A100 Kineto trace as raw CUPTI 13 records.) Then the ROCm sample,
 # samples/mi250_minitoy_rocprof.rawtrace (a real PyTorch step on an AMD MI250, Kineto's trace turned into
-# rocprofiler-sdk 1.0 records by src/tools/kineto_to_rocprof.ts), to out/sample_rocm.json and out/sample_rocm_xprof/.
+# rocprofiler-sdk 1.0 records by src/tools/kineto_to_rocprof.ts --arch gfx90a), to out/sample_rocm.json and
+# out/sample_rocm_xprof/.
 #
 #   bash scripts/sample.sh [--no-setup] [out-dir]
 # --no-setup skips scripts/setup.sh (dist/ already built); out-dir (default out) receives sample.json and sample_xprof/.

@@ -5,7 +5,7 @@
  * and CLOCK anchors (docs/format.md). Converting that dump with the engine and comparing with the original, event by
  * event, proves the decoder to the nanosecond (test/tools/roundtrip_rocm.test.ts).
  *
- *   tsx src/tools/kineto_to_rocprof.ts in.json[.gz] -o out.rawtrace [--sdk 1.0|0.5] [--records-per-chunk N]
+ *   tsx src/tools/kineto_to_rocprof.ts in.json[.gz] -o out.rawtrace [--sdk 1.0|0.5] [--arch gfx90a] [--records-per-chunk N]
  *
  * What becomes what:
  * - `kernel` → KERNEL_DISPATCH (operation KERNEL_DISPATCH_COMPLETE): agent = GPU `pid`, queue = one per (GPU, `tid`),
@@ -16,7 +16,8 @@
  * - `cuda_runtime` → HIP_RUNTIME_API records, operation = the trace's `cid` (name in API_NAMES; the collector stores
  *   the SDK's own numbering, which a decoder never relies on);
  * - `correlation` → `correlation_id.internal`, `"External id"` → `correlation_id.external`;
- * - `deviceProperties` → AGENTS (a CPU agent plus one GPU agent per entry).
+ * - `deviceProperties` → AGENTS (a CPU agent plus one GPU agent per entry); Kineto writes no gfx target, so `arch`
+ *   (e.g. `gfx90a` for an MI250) names it, else the gfx version is computeMajor.computeMinor with no name.
  * Times: Unix ns exactly as in the trace (µs text parsed as decimals), written as CLOCK_BOOTTIME = Unix − a fixed
  * offset, with start and end CLOCK anchors carrying that offset.
  */
@@ -62,6 +63,15 @@ export interface RocpRoundTripOptions {
   sdk: RocpSdk;
   /** Most records per ACTIVITY chunk (default 4096). */
   recordsPerChunk?: number;
+  /** The GPUs' gfx target (e.g. `gfx90a`, `gfx942`), which Kineto's deviceProperties lack. */
+  arch?: string;
+}
+
+/** gfx target name → rocprofiler's gfx_target_version (gfx90a → 90010: major, minor and stepping as hex digits). */
+export function gfxTargetVersion(arch: string): number {
+  const m = /^gfx(\d+)([0-9a-f])([0-9a-f])$/i.exec(arch);
+  if (!m) throw new RangeError(`not a gfx target name: ${arch}`);
+  return Number(m[1]) * 10000 + parseInt(m[2], 16) * 100 + parseInt(m[3], 16);
 }
 
 /** What {@link kinetoToRocprof} wrote. */
@@ -244,19 +254,21 @@ export function kinetoToRocprof(trace: KinetoTrace, opts: RocpRoundTripOptions):
   // AGENTS (docs/format.md §12): fixed part 120 B, then name, product name, vendor name, model name.
   const devs = trace.deviceProperties ?? [];
   const ag = new PayloadBuilder().u32(devs.length + 1).u32(120);
+  const gfx = opts.arch !== undefined ? gfxTargetVersion(opts.arch) : undefined;
   const agent = (handle: bigint, type: number, node: number, typeIndex: number, d?: Record<string, unknown>) => {
     const warp = asInt(d?.warpSize) ?? 0;
     const major = asInt(d?.computeMajor) ?? 0;
     const minor = asInt(d?.computeMinor) ?? 0;
+    const version = gfx ?? major * 10000 + minor * 100;
     ag.u64(handle).u32(type).u32(node).i32(node).i32(typeIndex)
       .u32(asInt(d?.numSms) ?? 0).u32(0).u32(0).u32(0)
       .u32(warp ? Math.floor((asInt(d?.maxThreadsPerMultiprocessor) ?? 0) / warp) : 0).u32(warp)
       .u32(Math.floor((asInt(d?.sharedMemPerBlock) ?? 0) / 1024)).u32(asInt(d?.maxThreadsPerBlock) ?? 0).u32(0)
-      .u32(type === 2 ? major * 10000 + minor * 100 : 0).u32(type === 2 ? 1 : 0).u32(0)
+      .u32(type === 2 ? version : 0).u32(type === 2 ? 1 : 0).u32(0)
       .u16(type === 2 ? 0x1002 : 0).u16(0).u32(0).u32(0).u32(0).u64(0).u64(BigInt(asInt(d?.totalGlobalMem) ?? 0))
       .bytes(new Uint8Array(16));
     const label = typeof d?.name === "string" ? d.name : "";
-    const arch = typeof d?.gcnArchName === "string" ? d.gcnArchName : "";
+    const arch = opts.arch ?? (typeof d?.gcnArchName === "string" ? d.gcnArchName : "");
     ag.str(type === 2 ? arch : "CPU").str(type === 2 ? label : "CPU").str(type === 2 ? "AMD" : "CPU").str("");
     stats.agents++;
   };
@@ -298,18 +310,21 @@ export function kinetoToRocprof(trace: KinetoTrace, opts: RocpRoundTripOptions):
 
 // ---- CLI ---------------------------------------------------------------------------------------------------------
 
-const USAGE = "usage: tsx src/tools/kineto_to_rocprof.ts in.json[.gz] -o out.rawtrace [--sdk 1.0|0.5] [--records-per-chunk N]";
+const USAGE = "usage: tsx src/tools/kineto_to_rocprof.ts in.json[.gz] -o out.rawtrace [--sdk 1.0|0.5] [--arch gfx90a] " +
+  "[--records-per-chunk N]";
 
 function main(argv: string[]): number {
   let input: string | undefined;
   let output: string | undefined;
   let sdk: RocpSdk = "1.0";
   let perChunk = 4096;
+  let arch: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "-o" || a === "--output") output = argv[++i];
     else if (a === "--sdk") sdk = argv[++i] as RocpSdk;
     else if (a === "--records-per-chunk") perChunk = Number(argv[++i]);
+    else if (a === "--arch") arch = argv[++i];
     else if (a === "-h" || a === "--help") {
       console.log(USAGE);
       return 0;
@@ -323,7 +338,7 @@ function main(argv: string[]): number {
     console.error(USAGE);
     return 2;
   }
-  const { bytes, stats } = kinetoToRocprof(readKinetoTrace(input), { sdk, recordsPerChunk: perChunk });
+  const { bytes, stats } = kinetoToRocprof(readKinetoTrace(input), { sdk, recordsPerChunk: perChunk, arch });
   writeFileSync(output, bytes);
   console.log(`${output}: ${bytes.length} bytes, rocprofiler-sdk ${sdk}: kernels ${stats.kernels}, copies ${stats.copies}, ` +
     `HIP calls ${stats.hipCalls}, agents ${stats.agents}, kernel symbols ${stats.kernelSymbols}, ` +

@@ -10,7 +10,8 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { fileURLToPath } from "node:url";
-import { kinetoToRocprof, type RocpSdk } from "../../src/tools/kineto_to_rocprof.js";
+import { gfxTargetVersion, kinetoToRocprof, type RocpSdk } from "../../src/tools/kineto_to_rocprof.js";
+import { readFileSync } from "node:fs";
 import {
   compareViews, expectedRoundTripView, kinetoView, parseKinetoJson, readKinetoTrace,
   type CategoryMatch, type KinetoTrace, type TraceView,
@@ -86,6 +87,19 @@ for (const sdk of SDKS) {
     }
   });
 }
+
+test("gfx target names: the version rocprofiler reports (major, minor, stepping as hex digits)", () => {
+  assert.is(gfxTargetVersion("gfx90a"), 90010);
+  assert.is(gfxTargetVersion("gfx942"), 90402);
+  assert.is(gfxTargetVersion("gfx1100"), 110000);
+  assert.throws(() => gfxTargetVersion("mi250"), /not a gfx target/);
+});
+
+test("samples/mi250_minitoy_rocprof.rawtrace is exactly this tool's output for the real trace (--arch gfx90a)", () => {
+  const sample = readFileSync(fileURLToPath(new URL("../../samples/mi250_minitoy_rocprof.rawtrace", import.meta.url)));
+  const { bytes } = kinetoToRocprof(original, { sdk: "1.0", arch: "gfx90a" });
+  assert.ok(Buffer.from(bytes).equals(sample), "regenerate: tsx src/tools/kineto_to_rocprof.ts <trace> -o <sample> --arch gfx90a");
+});
 
 test("the generator refuses an unknown SDK and a bad chunk size", () => {
   assert.throws(() => kinetoToRocprof(original, { sdk: "2.0" as RocpSdk }), /unknown SDK/);
