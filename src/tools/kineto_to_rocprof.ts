@@ -98,7 +98,7 @@ const dims = (v: unknown): [number, number, number] => {
 };
 
 /** One tracing record in the ACTIVITY framing: {u32 category 1, u32 kind, u64 size, payload, zero pad to 8}. */
-function framed(kind: number, payload: Uint8Array): Uint8Array {
+export function framed(kind: number, payload: Uint8Array): Uint8Array {
   const out = new Uint8Array(16 + ((payload.length + 7) & ~7));
   const dv = new DataView(out.buffer);
   dv.setUint32(0, 1, true);
@@ -109,7 +109,7 @@ function framed(kind: number, payload: Uint8Array): Uint8Array {
 }
 
 /** A zeroed record of `size` bytes whose first field is its size, with kind and operation set. */
-function record(size: number, kind: number, op: number): { b: Uint8Array; dv: DataView } {
+export function record(size: number, kind: number, op: number): { b: Uint8Array; dv: DataView } {
   const b = new Uint8Array(size);
   const dv = new DataView(b.buffer);
   dv.setBigUint64(0, BigInt(size), true);
