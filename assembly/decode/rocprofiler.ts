@@ -26,6 +26,7 @@ import { Warn } from "../util/error";
 import { warn, lose } from "../util/diag";
 import { arenaAlloc } from "../util/arena";
 import { Table, tableNew, tableUpsert, tableFind } from "../util/hash_table";
+import { Paged, pagedNew, pagedSlot } from "../util/paged";
 import { emitEvent } from "../emit/dispatch";
 import * as R from "../model/ranges";
 import { install, showAllApi } from "./decoder";
@@ -67,7 +68,10 @@ const KERNEL_KEY: u64 = 0x8000000000000000;
 
 let v1 = true;
 let useRangeRecords = false;
-let corrWithWork: Table = 0; // internal correlation id → 1 (device op seen in pass 1)
+// Internal correlation ids with device work (pass 1): a paged u8 array (util/paged.ts: ids are sequential), the hash
+// table for ids past its cap.
+let workDense: Paged = 0;
+let corrWithWork: Table = 0;
 let agents: Table = 0; // agent handle → (type << 32 | GPU index) + 1
 let queues: Table = 0; // queue id → stream ordinal + 1
 let queueCount: u32 = 0;
@@ -84,6 +88,7 @@ export function rocprofilerReset(): void {
   memory.fill(opsSeen, 0, MAX_KINDS);
   v1 = true;
   useRangeRecords = false;
+  workDense = 0;
   corrWithWork = 0;
   agents = 0;
   queues = 0;
@@ -102,7 +107,8 @@ export function rocprofilerInstall(): void {
     agents = tableNew(16);
     symbols = tableNew(256);
     queues = tableNew(16);
-    corrWithWork = tableNew(1024);
+    corrWithWork = tableNew(64);
+    workDense = pagedNew(0, 16, 2048);
     pairs = tableNew(64);
   }
   install(2, rocpApiName, rocpPrepare, rocpScan, rocpProject, rocpDecode, rocpFinish, rocpTable, rocpIndexed);
@@ -294,6 +300,19 @@ function agent(a: usize, np: usize, nn: u32, pp: usize, pn: u32): void {
   S.setDeviceAmd(e, gfx, load<u32>(a, 32), load<u32>(a, 40), load<u32>(a, 64), np, nn);
 }
 
+/** Pass 1: correlation id `corr` has device work. */
+function markWork(corr: u64): void {
+  const s = pagedSlot(workDense, corr, true);
+  if (s != 0) store<u8>(s, 1);
+  else tableUpsert(corrWithWork, corr);
+}
+/** True when correlation id `corr` has device work. */
+function hasWork(corr: u64): bool {
+  const s = pagedSlot(workDense, corr, false);
+  if (s != 0) return load<u8>(s) != 0;
+  return tableFind(corrWithWork, corr) != 0;
+}
+
 /** GPU index of agent `handle` (0 when unknown: a dump without AGENTS). */
 function gpuOf(handle: u64): u32 {
   const s = tableFind(agents, handle);
@@ -366,7 +385,7 @@ function scanRecord(kind: u32, q: usize, size: u32, at: u64): void {
       if (size < 128) return;
       S.noteTs(load<u64>(q, 40));
       S.noteTs(load<u64>(q, 48));
-      tableUpsert(corrWithWork, load<u64>(q, 16));
+      markWork(load<u64>(q, 16));
       const slot = tableUpsert(queues, load<u64>(q, 72));
       if (load<u64>(slot) == 0) store<u64>(slot, <u64>(++queueCount));
       break;
@@ -375,7 +394,7 @@ function scanRecord(kind: u32, q: usize, size: u32, at: u64): void {
       if (size < 80) return;
       S.noteTs(load<u64>(q, 40));
       S.noteTs(load<u64>(q, 48));
-      tableUpsert(corrWithWork, load<u64>(q, 16));
+      markWork(load<u64>(q, 16));
       break;
     case Role.HIP_API:
     case Role.RCCL_API:
@@ -386,6 +405,8 @@ function scanRecord(kind: u32, q: usize, size: u32, at: u64): void {
       break;
     case Role.MARKER_API: {
       if (size < apiSize() || useRangeRecords) return;
+      S.noteTs(load<u64>(q + <usize>(apiStartOff())));
+      S.noteTs(load<u64>(q + <usize>(apiStartOff() + 8)));
       const what = opEntryFlags(kind, <u32>load<i32>(q, 12)) >> 8;
       if (what == Op.PUSH || what == Op.POP) {
         const s = load<u64>(q + <usize>(apiStartOff()));
@@ -396,6 +417,8 @@ function scanRecord(kind: u32, q: usize, size: u32, at: u64): void {
     }
     case Role.MARKER_RANGE: {
       if (size < apiSize() || !useRangeRecords) return;
+      S.noteTs(load<u64>(q + <usize>(apiStartOff())));
+      S.noteTs(load<u64>(q + <usize>(apiStartOff() + 8)));
       const what = opEntryFlags(kind, <u32>load<i32>(q, 12)) >> 8;
       if (what == Op.RANGE) {
         const corr = load<u64>(q, 16);
@@ -619,7 +642,7 @@ function decodeRecord(kind: u32, q: usize, size: u32, at: u64): void {
       setTimes(e, load<u64>(q + <usize>(apiStartOff())), load<u64>(q + <usize>(apiStartOff() + 8)), kind, at);
       e.pid = S.processId;
       e.tid = <u32>load<u64>(q + <usize>(apiThreadOff()));
-      if (tableFind(corrWithWork, e.correlation) != 0) e.flags |= EvFlag.FLOW_START;
+      if (hasWork(e.correlation)) e.flags |= EvFlag.FLOW_START;
       if (entry != 0) {
         e.namePtr = <usize>load<u32>(entry);
         e.nameLen = load<u32>(entry, 4);
