@@ -44,13 +44,21 @@ export function noIndexed(): void {}
 export let active = false;
 /** Vendor id (HEADER) of the installed decoder; 0 when none. */
 export let activeVendor: u32 = 0;
+/** The installed decoder's API_NAMES handler. */
 export let dApiName: ApiNameFn = noApiName;
+/** The installed decoder's preparation (before the first ACTIVITY chunk). */
 export let dPrepare: PrepareFn = noPrepare;
+/** The installed decoder's pass-1 scan of one ACTIVITY payload. */
 export let dScan: BufferFn = noBuffer;
+/** The installed decoder's projection-pass walk of one ACTIVITY payload. */
 export let dProject: ProjectFn = noProject;
+/** The installed decoder's pass-2 decode of one ACTIVITY payload. */
 export let dDecode: BufferFn = noBuffer;
+/** The installed decoder's end of pass 2. */
 export let dFinish: FinishFn = noFinish;
+/** The installed decoder's vendor table chunk handler. */
 export let dTable: TableFn = noTable;
+/** The installed decoder's end of pass 1. */
 export let dIndexed: IndexedFn = noIndexed;
 
 /** Installs a vendor decoder (called by the vendor module's install function, through the registry). */
@@ -91,6 +99,7 @@ export function ignoreTable(type: u32, p: usize, n: u32, off: u64): void {}
 
 /** Show every host API call (no Kineto-style blocklist). */
 export let showAllApi = false;
+/** Sets {@link showAllApi} (the host's `--all-api`). */
 export function setShowAllApi(on: bool): void {
   showAllApi = on;
 }

@@ -18,6 +18,7 @@
  * - correlation_id.external (non-zero) → External id (framework ops).
  * Times are CLOCK_BOOTTIME, mapped to Unix ns through the CLOCK anchors (model/clock.ts).
  * MEMORY_ALLOCATION, SCRATCH_MEMORY and CORRELATION_ID_RETIREMENT records are counted, not drawn.
+ * The AGENTS and KERNEL_SYMBOLS tables are read by decode/rocprofiler_tables.ts.
  */
 import { Ev, EvKind, EvFlag, evClear } from "../model/event";
 import * as S from "../model/session";
@@ -30,7 +31,7 @@ import { Paged, pagedNew, pagedSlot } from "../util/paged";
 import { emitEvent } from "../emit/dispatch";
 import * as R from "../model/ranges";
 import { install, showAllApi } from "./decoder";
-import { Chunk } from "../format/container";
+import { KERNEL_KEY, rocpTable, rocpTablesInit, rocpTablesReset, gpuOf, isGpu, kernelSymbol } from "./rocprofiler_tables";
 
 /** Decoder roles of buffer-tracing kinds (found by kind name). */
 namespace Role {
@@ -63,8 +64,6 @@ namespace Op {
 const MAX_KINDS: u32 = 256;
 const roles = memory.data(MAX_KINDS); // u8 role per kind value
 const opsSeen = memory.data(MAX_KINDS); // 1 when the dump names operations of this kind (the collector recorded it)
-/** Marks a kernel-name key in the session string table (ROCm STRINGS keys are correlation ids, below 2^63). */
-const KERNEL_KEY: u64 = 0x8000000000000000;
 
 let v1 = true;
 let useRangeRecords = false;
@@ -72,10 +71,8 @@ let useRangeRecords = false;
 // table for ids past its cap.
 let workDense: Paged = 0;
 let corrWithWork: Table = 0;
-let agents: Table = 0; // agent handle → (type << 32 | GPU index) + 1
 let queues: Table = 0; // queue id → stream ordinal + 1
 let queueCount: u32 = 0;
-let symbols: Table = 0; // kernel id → symbol entry {lds u32, scratch u32, sgpr u32, vgpr u32, agpr u32}
 let marks: usize = 0; // push/pop list: {tid u32, what u32, ts u64, corr u64} × markCount
 let markCount: u32 = 0;
 let markCap: u32 = 0;
@@ -90,22 +87,20 @@ export function rocprofilerReset(): void {
   useRangeRecords = false;
   workDense = 0;
   corrWithWork = 0;
-  agents = 0;
   queues = 0;
   queueCount = 0;
-  symbols = 0;
   marks = 0;
   markCount = 0;
   markCap = 0;
   pairs = 0;
   copyNames = 0;
+  rocpTablesReset();
 }
 
 /** Registers this decoder as the active one (decode/registry.ts: vendor 2, SDK 0.5 and ≥ 1.0). */
 export function rocprofilerInstall(): void {
-  if (agents == 0) {
-    agents = tableNew(16);
-    symbols = tableNew(256);
+  if (queues == 0) {
+    rocpTablesInit();
     queues = tableNew(16);
     corrWithWork = tableNew(64);
     workDense = pagedNew(0, 16, 2048);
@@ -122,13 +117,6 @@ function eq(p: usize, n: u32, s: string): bool {
   for (let i = 0; i < s.length; i++) if (<i32>load<u8>(p + i) != s.charCodeAt(i)) return false;
   return true;
 }
-/** True when [p, p+n) starts with ASCII `s`. */
-function startsWith(p: usize, n: u32, s: string): bool {
-  if (<i32>n < s.length) return false;
-  for (let i = 0; i < s.length; i++) if (<i32>load<u8>(p + i) != s.charCodeAt(i)) return false;
-  return true;
-}
-
 function kindRole(p: usize, n: u32): u32 {
   if (eq(p, n, "HIP_RUNTIME_API")) return Role.HIP_API;
   if (eq(p, n, "KERNEL_DISPATCH")) return Role.KERNEL;
@@ -190,116 +178,6 @@ function rocpPrepare(): void {
   }
 }
 
-// ---- Vendor tables: AGENTS, KERNEL_SYMBOLS ---------------------------------------------------------------------------
-
-/** Reads the `u32 length + bytes` string at q (bounded by end); sets strP/strN and returns the next position or 0. */
-let strP: usize = 0;
-let strN: u32 = 0;
-function str(q: usize, end: usize): usize {
-  if (q + 4 > end) return 0;
-  const n = load<u32>(q);
-  if (<usize>n > end - q - 4) return 0;
-  strP = q + 4;
-  strN = n;
-  return q + 4 + n;
-}
-
-function rocpTable(type: u32, p: usize, n: u32, off: u64): void {
-  const end = p + n;
-  if (n < 8) {
-    warn(Warn.BAD_PAYLOAD, off, type);
-    return;
-  }
-  const count = load<u32>(p);
-  const fixed = load<u32>(p, 4);
-  let q = p + 8;
-  if (type == Chunk.AGENTS) {
-    if (fixed < 120) {
-      warn(Warn.BAD_PAYLOAD, off, type);
-      return;
-    }
-    for (let i: u32 = 0; i < count; i++) {
-      if (q + fixed > end) {
-        warn(Warn.BAD_PAYLOAD, off, type);
-        return;
-      }
-      const a = q;
-      q += fixed;
-      // name, product name, vendor name, model name
-      q = str(q, end);
-      if (q == 0) break;
-      const np = strP, nn = strN;
-      q = str(q, end);
-      if (q == 0) break;
-      const pp = strP, pn = strN;
-      q = str(q, end);
-      if (q == 0) break;
-      q = str(q, end);
-      if (q == 0) break;
-      agent(a, np, nn, pp, pn);
-    }
-    if (q == 0) warn(Warn.BAD_PAYLOAD, off, type);
-  } else if (type == Chunk.KERNEL_SYMBOLS) {
-    if (fixed < 48) {
-      warn(Warn.BAD_PAYLOAD, off, type);
-      return;
-    }
-    for (let i: u32 = 0; i < count; i++) {
-      if (q + fixed > end) {
-        warn(Warn.BAD_PAYLOAD, off, type);
-        return;
-      }
-      const k = q;
-      q = str(q + fixed, end);
-      if (q == 0) {
-        warn(Warn.BAD_PAYLOAD, off, type);
-        return;
-      }
-      const id = load<u64>(k);
-      const slot = tableUpsert(symbols, id);
-      let e = <usize>load<u64>(slot);
-      if (e == 0) {
-        e = arenaAlloc(20);
-        store<u64>(slot, e);
-      }
-      store<u32>(e, load<u32>(k, 28)); // group segment (static LDS) bytes
-      store<u32>(e, load<u32>(k, 32), 4); // private segment (scratch) bytes per work-item
-      store<u32>(e, load<u32>(k, 36), 8); // SGPRs
-      store<u32>(e, load<u32>(k, 40), 12); // arch VGPRs
-      store<u32>(e, load<u32>(k, 44), 16); // accumulation VGPRs
-      S.setString(id | KERNEL_KEY, strP, strN, true);
-    }
-  }
-}
-
-/** One AGENTS entry at `a` (fixed part) with its name (gfx target) and product name. */
-function agent(a: usize, np: usize, nn: u32, pp: usize, pn: u32): void {
-  const type = load<u32>(a, 8);
-  const gpu = <u32>load<i32>(a, 20);
-  store<u64>(tableUpsert(agents, load<u64>(a)), ((<u64>type << 32) | <u64>gpu) + 1);
-  if (type != 2) return;
-  const e = S.deviceEntry(gpu);
-  if (e == 0) return;
-  const cus = load<u32>(a, 24);
-  const wave = load<u32>(a, 44);
-  const lds = load<u32>(a, 48) * 1024;
-  const gfx = load<u32>(a, 60);
-  store<u32>(e, cus, 4);
-  store<u64>(e, load<u64>(a, 96), 8); // local memory bytes
-  store<u32>(e, load<u32>(a, 56) * 1000, 24); // MHz → kHz
-  store<u32>(e, gfx / 10000 % 100, 28); // gfx major, Kineto's computeMajor on ROCm
-  store<u32>(e, gfx / 100 % 100, 32); // gfx minor
-  store<u32>(e, load<u32>(a, 52), 36); // max work-group size
-  store<u32>(e, load<u32>(a, 40) * wave, 40); // waves per CU × wavefront size
-  store<u32>(e, wave, 52);
-  store<u32>(e, lds, 56);
-  store<u32>(e, lds, 60);
-  store<u32>(e, lds, 64);
-  memory.copy(e + 72, a + 104, 16);
-  S.setDeviceName(e, pn != 0 ? pp : np, pn != 0 ? pn : nn);
-  S.setDeviceAmd(e, gfx, load<u32>(a, 32), load<u32>(a, 40), load<u32>(a, 64), np, nn);
-}
-
 /** Pass 1: correlation id `corr` has device work. */
 function markWork(corr: u64): void {
   const s = pagedSlot(workDense, corr, true);
@@ -311,17 +189,6 @@ function hasWork(corr: u64): bool {
   const s = pagedSlot(workDense, corr, false);
   if (s != 0) return load<u8>(s) != 0;
   return tableFind(corrWithWork, corr) != 0;
-}
-
-/** GPU index of agent `handle` (0 when unknown: a dump without AGENTS). */
-function gpuOf(handle: u64): u32 {
-  const s = tableFind(agents, handle);
-  return s == 0 ? 0 : <u32>(load<u64>(s) - 1);
-}
-/** True when `handle` is a GPU agent. */
-function isGpu(handle: u64): bool {
-  const s = tableFind(agents, handle);
-  return s != 0 && ((load<u64>(s) - 1) >> 32) == 2;
 }
 
 // ---- Record walk ---------------------------------------------------------------------------------------------------
@@ -572,8 +439,7 @@ function decodeRecord(kind: u32, q: usize, size: u32, at: u64): void {
       e.gridX = <i32>(wx != 0 ? (load<u32>(q, 116) + wx - 1) / wx : 0);
       e.gridY = <i32>(wy != 0 ? (load<u32>(q, 120) + wy - 1) / wy : 0);
       e.gridZ = <i32>(wz != 0 ? (load<u32>(q, 124) + wz - 1) / wz : 0);
-      const ss = tableFind(symbols, kid);
-      const sym: usize = ss == 0 ? 0 : <usize>load<u64>(ss);
+      const sym = kernelSymbol(kid);
       const staticLds = sym != 0 ? min(load<u32>(sym), lds) : 0;
       e.staticSharedMemory = staticLds;
       e.dynamicSharedMemory = lds - staticLds;
