@@ -106,6 +106,8 @@ export function rocprofilerInstall(): void {
     workDense = pagedNew(0, 16, 2048);
     pairs = tableNew(64);
   }
+  // SDK timestamps are CLOCK_BOOTTIME: REALTIME plus a constant (it differs only across suspend or clock steps).
+  setClockSameRate(true);
   install(2, rocpApiName, rocpPrepare, rocpScan, rocpProject, rocpDecode, rocpFinish, rocpTable, rocpIndexed);
 }
 
@@ -170,8 +172,6 @@ function opEntryFlags(kind: u32, op: u32): u32 {
 
 function rocpPrepare(): void {
   v1 = S.vendorVersion >= 10000;
-  // SDK timestamps are CLOCK_BOOTTIME: REALTIME plus a constant (it differs only across suspend or clock steps).
-  setClockSameRate(true);
   useRangeRecords = false;
   for (let k: u32 = 0; k < MAX_KINDS; k++) {
     if (<u32>load<u8>(roles + k) == Role.MARKER_RANGE && load<u8>(opsSeen + k) != 0) useRangeRecords = true;
