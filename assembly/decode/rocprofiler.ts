@@ -10,8 +10,9 @@
  *   work-groups (the SDK's grid is in work-items), LDS (static from KERNEL_SYMBOLS, the rest dynamic), VGPRs, name from
  *   KERNEL_SYMBOLS (demangled).
  * - MEMORY_COPY → copies: direction from the operation name, src/dst agents (peer copies between GPUs), bytes.
- * - HIP_RUNTIME_API, RCCL_API → host API calls with their names; an `ac2g` flow starts at each call whose internal
- *   correlation id has device work (found in pass 1), so flows hold for every launch and copy call by construction.
+ * - HIP_RUNTIME_API, RCCL_API → host API calls with their names (HSA_*_API, when recorded: driver-layer calls); an
+ *   `ac2g` flow starts at each call whose internal correlation id has device work (found in pass 1), so flows hold
+ *   for every launch and copy call by construction; an operation without a name is `<unknown op N>`.
  * - MARKER_CORE_API (push/pop, paired per thread in time order) or, when recorded, MARKER_CORE_RANGE_API (one record
  *   per range) → ROCTx ranges with their messages (STRINGS keyed by correlation id), projected onto GPU streams
  *   through model/ranges.ts; roctxMarkA → instants.
@@ -45,8 +46,10 @@ namespace Role {
   export const MARKER_RANGE: u32 = 7;
   export const RETIRE: u32 = 8;
   export const RCCL_API: u32 = 9;
-  /** Named by the library but not decoded (HSA API, page migration, …). */
+  /** Named by the library but not decoded (page migration, OMPT, …). */
   export const OTHER: u32 = 10;
+  /** HSA runtime API calls (HSA_CORE_API, HSA_AMD_EXT_API, HSA_IMAGE_EXT_API, HSA_FINALIZE_EXT_API). */
+  export const HSA_API: u32 = 11;
 }
 
 /** Operation roles (found by operation name). */
@@ -94,6 +97,7 @@ export function rocprofilerReset(): void {
   markCap = 0;
   pairs = 0;
   copyNames = 0;
+  scratchName = 0;
   rocpTablesReset();
 }
 
@@ -129,6 +133,8 @@ function kindRole(p: usize, n: u32): u32 {
   if (eq(p, n, "MARKER_CORE_RANGE_API")) return Role.MARKER_RANGE;
   if (eq(p, n, "CORRELATION_ID_RETIREMENT")) return Role.RETIRE;
   if (eq(p, n, "RCCL_API")) return Role.RCCL_API;
+  if (eq(p, n, "HSA_CORE_API") || eq(p, n, "HSA_AMD_EXT_API") || eq(p, n, "HSA_IMAGE_EXT_API") ||
+    eq(p, n, "HSA_FINALIZE_EXT_API")) return Role.HSA_API;
   return Role.OTHER;
 }
 
@@ -265,6 +271,7 @@ function scanRecord(kind: u32, q: usize, size: u32, at: u64): void {
       break;
     case Role.HIP_API:
     case Role.RCCL_API:
+    case Role.HSA_API:
       if (size < apiSize()) return;
       S.noteTs(load<u64>(q + <usize>(apiStartOff())));
       S.noteTs(load<u64>(q + <usize>(apiStartOff() + 8)));
@@ -487,7 +494,8 @@ function decodeRecord(kind: u32, q: usize, size: u32, at: u64): void {
       break;
     }
     case Role.HIP_API:
-    case Role.RCCL_API: {
+    case Role.RCCL_API:
+    case Role.HSA_API: {
       if (size < apiSize()) {
         warn(Warn.RECORD_TOO_SMALL, at, kind);
         return;
@@ -500,7 +508,8 @@ function decodeRecord(kind: u32, q: usize, size: u32, at: u64): void {
         return;
       }
       evClear(e);
-      e.kind = EvKind.API_RUNTIME;
+      // HSA is the layer under HIP, as the CUDA driver is under the runtime.
+      e.kind = role == Role.HSA_API ? EvKind.API_DRIVER : EvKind.API_RUNTIME;
       e.recordKind = kind;
       e.apiId = op;
       e.correlation = load<u64>(q, 16);
@@ -512,10 +521,7 @@ function decodeRecord(kind: u32, q: usize, size: u32, at: u64): void {
       if (entry != 0) {
         e.namePtr = <usize>load<u32>(entry);
         e.nameLen = load<u32>(entry, 4);
-      } else {
-        e.namePtr = changetype<usize>(UNKNOWN_API);
-        e.nameLen = 11;
-      }
+      } else unknownOp(e, op);
       emitEvent(e);
       break;
     }
@@ -573,11 +579,24 @@ function message(e: Ev, corr: u64, at: u64): void {
 }
 
 const UNKNOWN_KERNEL = memory.data<u8>([60, 117, 110, 107, 110, 111, 119, 110, 32, 107, 101, 114, 110, 101, 108, 62]);
-const UNKNOWN_API = memory.data<u8>([60, 117, 110, 107, 110, 111, 119, 110, 32, 111, 112]); // "<unknown op"
+
 
 function put(q: usize, s: string): usize {
   for (let i = 0; i < s.length; i++) store<u8>(q + i, <u8>s.charCodeAt(i));
   return q + s.length;
+}
+
+let scratchName: usize = 0;
+/** Names `e` "<unknown op N>" (an operation the dump's API_NAMES does not name). */
+function unknownOp(e: Ev, op: u32): void {
+  if (scratchName == 0) scratchName = arenaAlloc(32);
+  let q = put(scratchName, "<unknown op ");
+  let nd: u32 = 1;
+  for (let t = op; t >= 10; t /= 10) nd++;
+  for (let i: u32 = 0, v = op; i < nd; i++, v /= 10) store<u8>(q + nd - 1 - i, <u8>(48 + v % 10));
+  q = put(q + nd, ">");
+  e.namePtr = scratchName;
+  e.nameLen = <u32>(q - scratchName);
 }
 
 /** Kineto's ROCm copy names: "Memcpy HtoD (Host -> Device)". */

@@ -6,65 +6,12 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { RawtraceWriter, PayloadBuilder } from "../../src/format/writer.js";
-import { ChunkType, RocpDomain, PREAMBLE_SIZE, CHUNK_HEADER_SIZE } from "../../src/format/container.js";
-import { KIND_NAMES, framed, record } from "../../src/tools/kineto_to_rocprof.js";
+import { PayloadBuilder } from "../../src/format/writer.js";
+import { ChunkType, PREAMBLE_SIZE, CHUNK_HEADER_SIZE } from "../../src/format/container.js";
+import { framed, record } from "../../src/tools/kineto_to_rocprof.js";
 import { toChrome, events } from "../helpers/convert.js";
+import { K, dumpWith, kernel, marker } from "../helpers/rocm_records.js";
 
-const T0 = 1_790_000_000_000_000_000n;
-const BOOT = 1_000_000_000_000n; // BOOTTIME at T0
-const K = (n: string) => KIND_NAMES["1.0"].indexOf(n);
-const GPU = 0x2000n;
-
-function dumpWith(activity: Uint8Array[][], extra?: (w: RawtraceWriter) => void): Uint8Array {
-  const w = RawtraceWriter.inMemory();
-  w.header({ vendor: 2, vendorVersion: 10000, pid: 77, startNs: T0, hostname: "h", commandLine: "x", vendorVersionText: "1.0.0" });
-  w.clock({ which: 0, vendorNs: BOOT, realtimeNs: T0, monotonicNs: BOOT, monotonicRawNs: BOOT, boottimeNs: BOOT });
-  const names: Array<[number, number, string]> = KIND_NAMES["1.0"].map((n, i) => [RocpDomain.KINDS, i, n] as [number, number, string]);
-  names.push([RocpDomain.OPS | K("HIP_RUNTIME_API"), 3, "hipLaunchKernel"]);
-  names.push([RocpDomain.OPS | K("MARKER_CORE_API"), 1, "roctxRangePushA"], [RocpDomain.OPS | K("MARKER_CORE_API"), 2, "roctxRangePop"]);
-  w.apiNames(names);
-  const ag = new PayloadBuilder().u32(1).u32(120).u64(GPU).u32(2).u32(1).i32(1).i32(0).u32(104);
-  ag.bytes(new Uint8Array(120 - 28)).str("gfx90a").str("MI250").str("AMD").str("");
-  w.chunk(ChunkType.AGENTS, ag.result());
-  w.chunk(ChunkType.KERNEL_SYMBOLS, new PayloadBuilder().u32(1).u32(48).u64(1).bytes(new Uint8Array(40)).str("_Z4gemmv").result());
-  extra?.(w);
-  for (const recs of activity) {
-    const n = recs.reduce((s, r) => s + r.length, 0);
-    const b = new Uint8Array(n);
-    let o = 0;
-    for (const r of recs) {
-      b.set(r, o);
-      o += r.length;
-    }
-    w.activity(b);
-  }
-  w.end();
-  return w.bytes();
-}
-
-function kernel(corr: number, start: number, end: number, kid = 1, size = 184): Uint8Array {
-  const { b, dv } = record(size, K("KERNEL_DISPATCH"), 2);
-  dv.setBigUint64(16, BigInt(corr), true);
-  if (size >= 56) {
-    dv.setBigUint64(40, BOOT + BigInt(start), true);
-    dv.setBigUint64(48, BOOT + BigInt(end), true);
-  }
-  if (size >= 128) {
-    dv.setBigUint64(64, GPU, true);
-    dv.setBigUint64(80, BigInt(kid), true);
-    for (const o of [104, 108, 112, 116, 120, 124]) dv.setUint32(o, 1, true);
-  }
-  return framed(K("KERNEL_DISPATCH"), b);
-}
-function marker(op: number, corr: number, start: number, tid = 5): Uint8Array {
-  const { b, dv } = record(64, K("MARKER_CORE_API"), op);
-  dv.setBigUint64(16, BigInt(corr), true);
-  dv.setBigUint64(40, BOOT + BigInt(start), true);
-  dv.setBigUint64(48, BOOT + BigInt(start + 10), true);
-  dv.setBigUint64(56, BigInt(tid), true);
-  return framed(K("MARKER_CORE_API"), b);
-}
 const warning = (r: { info: { warnings: Array<{ code: string; count: number; offset: number }> } }, code: string) =>
   r.info.warnings.find((w) => w.code === code);
 
