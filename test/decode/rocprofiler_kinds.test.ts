@@ -1,8 +1,8 @@
 /**
  * rocprofiler-sdk kinds beyond the default set and naming edge cases: HSA API records (recorded when a user adds
  * HSA_CORE_API / HSA_AMD_EXT_API to RAWTRACE_ROCM_KINDS) are driver-layer calls under the HIP calls; an operation the
- * dump does not name is `<unknown op N>`; roctxMarkA is an instant with its message; a call without device work starts
- * no flow.
+ * dump does not name is `<unknown op N>`; Kineto's HIP blocklist hides hipGetDevice unless --all-api; roctxMarkA is an
+ * instant with its message; a call without device work starts no flow.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -29,6 +29,16 @@ test("HSA API records: cuda_driver calls with their names, on their thread, no f
 test("an operation without a name: <unknown op N>", async () => {
   const { trace } = await toChrome(dumpWith([[apiRecord("HIP_RUNTIME_API", 4321, 1, 0, 10)]]));
   assert.equal(events(trace, "cuda_runtime").map((e) => e.name), ["<unknown op 4321>"]);
+});
+
+test("Kineto's HIP blocklist: hipGetDevice hidden by default (counted), shown with allApi", async () => {
+  const bytes = dumpWith([[apiRecord("HIP_RUNTIME_API", 9, 1, 0, 10), apiRecord("HIP_RUNTIME_API", 3, 2, 20, 30)]],
+    (w) => w.apiNames([[RocpDomain.OPS | K("HIP_RUNTIME_API"), 9, "hipGetDevice"]]));
+  const hidden = await toChrome(bytes);
+  assert.equal(events(hidden.trace, "cuda_runtime").map((e) => e.name), ["hipLaunchKernel"]);
+  assert.is(hidden.result.apiCallsHidden, 1);
+  const all = await toChrome(bytes, { allApi: true });
+  assert.equal(events(all.trace, "cuda_runtime").map((e) => e.name), ["hipGetDevice", "hipLaunchKernel"]);
 });
 
 test("roctxMarkA: an instant on its thread with its message", async () => {
