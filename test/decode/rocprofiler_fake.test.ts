@@ -12,7 +12,7 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { fakeRocmDump, type FakeRun } from "../helpers/rocm_fake.js";
+import { fakeRocmDump, fakeRocmDumpKilled, type FakeRun } from "../helpers/rocm_fake.js";
 import { toChrome, info, events, type ChromeTrace } from "../helpers/convert.js";
 import { Engine, memorySource } from "../../src/core/engine.js";
 import { createEngine } from "../../src/node/wasm.js";
@@ -207,5 +207,20 @@ test("SDK 1.0 with records lost by the SDK: the rest decodes, the loss is report
   assert.is(events(trace, "kernel").length, run.records.filter((r) => r.kind === 11).length);
   assert.ok(result.info.warnings.some((w) => w.code === "DROPPED_RECORDS"));
 });
+
+for (const sdk of SDKS) {
+  test(`SDK ${sdk}, process killed (SIGKILL) after a flush: every delivered kernel, copy and call converts, NO_END`, async () => {
+    const run = await fakeRocmDumpKilled(sdk, 6);
+    const { trace, result } = await toChrome(run.dump);
+    assert.is(result.info.complete, false);
+    assert.ok(result.info.warnings.some((w) => w.code === "NO_END"));
+    const count = (k: string) => run.records.filter((r) => r.kind === KIND[sdk][k]).length;
+    assert.is(count("KERNEL_DISPATCH"), 6);
+    assert.is(events(trace, "kernel").length, count("KERNEL_DISPATCH"));
+    assert.is(events(trace, "gpu_memcpy").length, count("MEMORY_COPY"));
+    assert.is(events(trace, "cuda_runtime").length, count("HIP_RUNTIME_API") + count("RCCL_API"));
+    assert.is(events(trace, "user_annotation").length, 6);
+  });
+}
 
 test.run();
