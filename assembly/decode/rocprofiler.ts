@@ -18,7 +18,9 @@
  *   through model/ranges.ts; roctxMarkA → instants.
  * - correlation_id.external (non-zero) → External id (framework ops).
  * Times are CLOCK_BOOTTIME, mapped to Unix ns through the CLOCK anchors (model/clock.ts).
- * MEMORY_ALLOCATION, SCRATCH_MEMORY and CORRELATION_ID_RETIREMENT records are counted, not drawn.
+ * - MEMORY_ALLOCATION (1.0) → the address and size on the HIP call of the same correlation id (`ptr`, `size`, as
+ *   Kineto's ROCm malloc rows).
+ * SCRATCH_MEMORY and CORRELATION_ID_RETIREMENT records are counted, not drawn.
  * The AGENTS and KERNEL_SYMBOLS tables are read by decode/rocprofiler_tables.ts.
  */
 import { Ev, EvKind, EvFlag, evClear } from "../model/event";
@@ -27,7 +29,7 @@ import { toUnix, setClockSameRate } from "../model/clock";
 import { Warn } from "../util/error";
 import { warn, lose } from "../util/diag";
 import { arenaAlloc } from "../util/arena";
-import { Table, tableNew, tableUpsert, tableFind } from "../util/hash_table";
+import { Table, tableNew, tableUpsert, tableFind, tableCount } from "../util/hash_table";
 import { Paged, pagedNew, pagedSlot } from "../util/paged";
 import { emitEvent } from "../emit/dispatch";
 import * as R from "../model/ranges";
@@ -80,6 +82,7 @@ let marks: usize = 0; // push/pop list: {tid u32, what u32, ts u64, corr u64} ×
 let markCount: u32 = 0;
 let markCap: u32 = 0;
 let pairs: Table = 0; // push correlation id → pop end (vendor ns)
+let allocs: Table = 0; // correlation id → allocation entry {address u64, bytes u64} (MEMORY_ALLOCATION, pass 1)
 let copyNames: usize = 0;
 
 /** Forgets per-file state (after heap.reset()). */
@@ -96,6 +99,7 @@ export function rocprofilerReset(): void {
   markCount = 0;
   markCap = 0;
   pairs = 0;
+  allocs = 0;
   copyNames = 0;
   scratchName = 0;
   rocpTablesReset();
@@ -109,6 +113,7 @@ export function rocprofilerInstall(): void {
     corrWithWork = tableNew(64);
     workDense = pagedNew(0, 16, 2048);
     pairs = tableNew(64);
+    allocs = tableNew(16);
   }
   // SDK timestamps are CLOCK_BOOTTIME: REALTIME plus a constant (it differs only across suspend or clock steps).
   setClockSameRate(true);
@@ -299,6 +304,19 @@ function scanRecord(kind: u32, q: usize, size: u32, at: u64): void {
         R.rangeOpen(<u32>corr, S.processId, <u32>load<u64>(q + <usize>(apiThreadOff())), load<u64>(q + <usize>(apiStartOff())), corr);
         R.rangeClose(<u32>corr, load<u64>(q + <usize>(apiStartOff() + 8)));
       }
+      break;
+    }
+    case Role.ALLOC: {
+      // rocprofiler_buffer_tracing_memory_allocation_record_t (1.0, 88 B): address @72, allocation_size @80.
+      if (size < 88) return;
+      const slot = tableUpsert(allocs, load<u64>(q, 16));
+      let a = <usize>load<u64>(slot);
+      if (a == 0) {
+        a = arenaAlloc(16);
+        store<u64>(slot, a);
+      }
+      store<u64>(a, load<u64>(q, 72));
+      store<u64>(a, load<u64>(q, 80), 8);
       break;
     }
     case Role.NONE:
@@ -518,6 +536,15 @@ function decodeRecord(kind: u32, q: usize, size: u32, at: u64): void {
       e.pid = S.processId;
       e.tid = <u32>load<u64>(q + <usize>(apiThreadOff()));
       if (hasWork(e.correlation)) e.flags |= EvFlag.FLOW_START;
+      if (tableCount(allocs) != 0) {
+        const as = tableFind(allocs, e.correlation);
+        if (as != 0) {
+          const a = <usize>load<u64>(as);
+          e.address = load<u64>(a);
+          e.bytes = load<u64>(a, 8);
+          e.flags |= EvFlag.HAS_ALLOC;
+        }
+      }
       if (entry != 0) {
         e.namePtr = <usize>load<u32>(entry);
         e.nameLen = load<u32>(entry, 4);

@@ -56,6 +56,8 @@ export const enum EvFlag {
   PEER = 512,
   /** A user-annotation external id (CUPTI CUSTOM1) is in userExternalId. */
   HAS_USER_EXTERNAL = 1024,
+  /** A host API call that allocated or freed device memory: address (and bytes, when known) are valid. */
+  HAS_ALLOC = 2048,
 }
 
 /**
@@ -128,6 +130,8 @@ export class Ev {
   color: u32;
   /** Vendor record kind, for diagnostics. */
   recordKind: u32;
+  /** Device address of the memory an API call allocated or freed (HAS_ALLOC; bytes holds its size, 0 = unknown). */
+  address: u64;
 }
 
 /** Clears every field of `e` (decoders call it before filling a record). */

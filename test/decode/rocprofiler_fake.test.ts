@@ -148,6 +148,23 @@ for (const sdk of SDKS) {
     }
   });
 
+  test(`SDK ${sdk}: hipMalloc carries the address and size of its MEMORY_ALLOCATION record (1.0), as Kineto's malloc rows`, async () => {
+    const { run, trace } = await get(sdk);
+    const allocs = run.records.filter((r) => r.kind === 16 && sdk === "1.0").map((r) => r.bytes);
+    const mallocs = events(trace, "cuda_runtime").filter((e) => e.name === "hipMalloc");
+    assert.is(mallocs.length, STEPS);
+    assert.is(allocs.length, sdk === "1.0" ? STEPS : 0);
+    for (const m of mallocs) {
+      const a = allocs.find((b) => b.readBigUInt64LE(16) === BigInt(m.args.correlation));
+      if (!a) {
+        assert.is(m.args.ptr, undefined);
+        continue;
+      }
+      assert.is(m.args.ptr, `0x${a.readBigUInt64LE(72).toString(16)}`);
+      assert.is(m.args.size, Number(a.readBigUInt64LE(80)));
+    }
+  });
+
   test(`SDK ${sdk}: ROCTx ranges with their messages, once each, projected onto the GPU streams`, async () => {
     const { trace } = await get(sdk);
     const ranges = events(trace, "user_annotation");
