@@ -308,15 +308,18 @@ function scanRecord(kind: u32, q: usize, size: u32, at: u64): void {
     }
     case Role.ALLOC: {
       // rocprofiler_buffer_tracing_memory_allocation_record_t (1.0, 88 B): address @72, allocation_size @80.
+      // Keyed by its correlation id and by its ancestor's (@32): the allocator runs under the HIP call, whose id is
+      // the record's own or, when the SDK gave the allocation an id of its own, its ancestor.
       if (size < 88) return;
-      const slot = tableUpsert(allocs, load<u64>(q, 16));
-      let a = <usize>load<u64>(slot);
-      if (a == 0) {
-        a = arenaAlloc(16);
-        store<u64>(slot, a);
-      }
+      const a = arenaAlloc(16);
       store<u64>(a, load<u64>(q, 72));
       store<u64>(a, load<u64>(q, 80), 8);
+      store<u64>(tableUpsert(allocs, load<u64>(q, 16)), a);
+      const anc = load<u64>(q, 32);
+      if (anc != 0) {
+        const slot = tableUpsert(allocs, anc);
+        if (load<u64>(slot) == 0) store<u64>(slot, a);
+      }
       break;
     }
     case Role.NONE:

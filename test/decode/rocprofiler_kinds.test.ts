@@ -9,6 +9,17 @@ import * as assert from "uvu/assert";
 import { toChrome, events } from "../helpers/convert.js";
 import { K, apiRecord, dumpWith, kernel, T0 } from "../helpers/rocm_records.js";
 import { RocpDomain } from "../../src/format/container.js";
+import { framed, record } from "../../src/tools/kineto_to_rocprof.js";
+
+/** A MEMORY_ALLOCATION record (1.0, 88 B) with correlation id `corr`, ancestor `ancestor`, address and size. */
+function allocation(corr: number, ancestor: number, address: bigint, bytes: number): Uint8Array {
+  const { b, dv } = record(88, K("MEMORY_ALLOCATION"), 1);
+  dv.setBigUint64(16, BigInt(corr), true);
+  dv.setBigUint64(32, BigInt(ancestor), true);
+  dv.setBigUint64(72, address, true);
+  dv.setBigUint64(80, BigInt(bytes), true);
+  return framed(K("MEMORY_ALLOCATION"), b);
+}
 
 test("HSA API records: cuda_driver calls with their names, on their thread, no flow", async () => {
   const { trace, result } = await toChrome(dumpWith([[
@@ -39,6 +50,15 @@ test("Kineto's HIP blocklist: hipGetDevice hidden by default (counted), shown wi
   assert.is(hidden.result.apiCallsHidden, 1);
   const all = await toChrome(bytes, { allApi: true });
   assert.equal(events(all.trace, "cuda_runtime").map((e) => e.name), ["hipGetDevice", "hipLaunchKernel"]);
+});
+
+test("an allocation with an id of its own reaches its HIP call through the ancestor id; other calls get no ptr", async () => {
+  const { trace } = await toChrome(dumpWith([[
+    apiRecord("HIP_RUNTIME_API", 3, 1, 0, 100), allocation(50, 1, 0x7f00dead0000n, 4096), apiRecord("HIP_RUNTIME_API", 3, 2, 200, 300),
+  ]]));
+  const calls = events(trace, "cuda_runtime");
+  assert.equal([calls[0].args.ptr, calls[0].args.size], ["0x7f00dead0000", 4096]);
+  assert.is(calls[1].args.ptr, undefined);
 });
 
 test("roctxMarkA: an instant on its thread with its message", async () => {
