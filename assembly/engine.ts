@@ -10,7 +10,8 @@
 import { Chunk, readerReset, feed as containerFeed, finish as containerFinish } from "./format/container";
 import * as S from "./model/session";
 import { clockPrepare, toUnix } from "./model/clock";
-import { cuptiApiName, cuptiPrepare, cuptiScan, cuptiDecode, cuptiFinish, cuptiProject } from "./decode/cupti";
+import * as D from "./decode/decoder";
+import { selectDecoder } from "./decode/registry";
 import { rangesPrepare, rangesNeedProjection } from "./model/ranges";
 import { timingReset, timingFinish } from "./model/timing";
 import { stepsNumber } from "./model/steps";
@@ -95,13 +96,13 @@ function ensureVendor(off: u64): bool {
     warn(Warn.NO_HEADER, off, 0);
     S.setHeader(1, 8, 0, 0, 0, 0, -1, -1, -1, 0, 0);
   }
-  if (S.vendor != 1) {
+  if (!D.active && !selectDecoder(S.vendor, S.vendorVersion)) {
     fail(Fatal.UNSUPPORTED_VENDOR, off, S.vendor);
     return false;
   }
   if (!prepared) {
     prepared = true;
-    cuptiPrepare();
+    D.dPrepare();
   }
   return true;
 }
@@ -123,7 +124,10 @@ function onChunkPass1(type: u32, p: usize, n: u32, off: u64, seq: u32): void {
       const cv = rd32();
       const st = rd64();
       if (!cok) break;
-      if (!S.haveHeader) S.setHeader(v, ps, vv, rv, dv, pid, r, lr, ws, cv, st);
+      if (!S.haveHeader) {
+        S.setHeader(v, ps, vv, rv, dv, pid, r, lr, ws, cv, st);
+        selectDecoder(v, vv);
+      }
       rdStr();
       const hp = strP, hl = strN;
       rdStr();
@@ -159,7 +163,9 @@ function onChunkPass1(type: u32, p: usize, n: u32, off: u64, seq: u32): void {
         const id = rd32();
         rdStr();
         if (!cok) break;
-        if (S.vendor == 1 || !S.haveHeader) cuptiApiName(domain, id, strP, strN);
+        // Before any HEADER the dump is read as CUDA (the default ensureVendor assumes).
+        if (!S.haveHeader && !D.active) selectDecoder(1, 0);
+        if (D.active) D.dApiName(domain, id, strP, strN);
         else S.setApiName(domain, id, strP, strN, 0);
       }
       break;
@@ -168,7 +174,7 @@ function onChunkPass1(type: u32, p: usize, n: u32, off: u64, seq: u32): void {
       if (!ensureVendor(off)) return;
       S.addActivity(n);
       S.bufferBegin();
-      cuptiScan(p, n, off);
+      D.dScan(p, n, off);
       S.bufferEnd();
       break;
     case Chunk.STRINGS: {
@@ -218,6 +224,9 @@ function onChunkPass1(type: u32, p: usize, n: u32, off: u64, seq: u32): void {
       if (cok && level >= 2) warn(Warn.COLLECTOR_ERROR, off, seq);
       break;
     }
+    default:
+      // Vendor table chunks (ROCm AGENTS, KERNEL_SYMBOLS, …): the vendor's decoder reads them.
+      if (type >= <u32>Chunk.FIRST_VENDOR_TABLE && D.active) D.dTable(type, p, n, off);
   }
   if (!cok) warn(Warn.BAD_PAYLOAD, off, type);
 }
@@ -234,14 +243,14 @@ function onChunkPass2(type: u32, p: usize, n: u32, off: u64, seq: u32): void {
       if (cok) S.setString(ptr, strP, strN, true);
     }
   } else if (type == Chunk.ACTIVITY) {
-    if (S.vendor == 1) cuptiDecode(p, n, off);
+    if (D.active) D.dDecode(p, n, off);
   }
 }
 
 // ---- Projection pass (only for dumps with NVTX ranges) -------------------------------------------------------------
 
 function onChunkProject(type: u32, p: usize, n: u32, off: u64, seq: u32): void {
-  if (type == Chunk.ACTIVITY && S.vendor == 1) cuptiProject(p, n);
+  if (type == Chunk.ACTIVITY && D.active) D.dProject(p, n);
 }
 
 /** True after pass 1 when the dump has host ranges to project onto device streams (run {@link beginProject}). */
@@ -304,15 +313,16 @@ export function endPass(): bool {
   if (pass == 1) {
     if (!S.haveEnd) warn(Warn.NO_END, 0, 0);
     if (S.droppedRecords > 0) warn(Warn.DROPPED_RECORDS, 0, S.droppedRecords);
-    if (!prepared && S.haveHeader && S.vendor != 1) fail(Fatal.UNSUPPORTED_VENDOR, 0, S.vendor);
+    if (!D.active && S.haveHeader) fail(Fatal.UNSUPPORTED_VENDOR, 0, S.vendor);
+    if (D.active) D.dIndexed();
     // The run's time window is known now: count what it drops, and keep the time span of the rest.
     timingFinish();
     rangesPrepare(S.maxVendorTs);
     // The clock mapping is known now: rt_info's time span (info, merge planning) must not use a previous file's.
     clockPrepare();
   } else if (pass == 2) {
-    if (S.vendor == 1) {
-      cuptiFinish(sinkKind == Sink.XSPACE ? xspaceLastTs() : sinkKind == Sink.TIMELINE ? timelineLastTs()
+    if (D.active) {
+      D.dFinish(sinkKind == Sink.XSPACE ? xspaceLastTs() : sinkKind == Sink.TIMELINE ? timelineLastTs()
         : sinkKind == Sink.STATS ? statsLastTs() : chromeLastTs());
     }
     if (sinkKind == Sink.CHROME_JSON) chromeEnd();

@@ -14,7 +14,8 @@ import { crcReset, crc32 } from "./util/crc32";
 import { arenaReset, arenaAlloc } from "./util/arena";
 import { readerForget, inputWritePtr, inputFree, fedBytes } from "./format/container";
 import * as S from "./model/session";
-import { cuptiReset, setShowAllApi } from "./decode/cupti";
+import { decodersReset } from "./decode/registry";
+import { setShowAllApi } from "./decode/decoder";
 import { outReset } from "./emit/out";
 import { chromeSetTraceName } from "./emit/chrome_json";
 import { beginIndex, beginEmit, feedBytes, endPass, outputBase, needsProjection, beginProject } from "./engine";
@@ -29,7 +30,7 @@ export function rt_reset(): void {
   crcReset();
   arenaReset();
   readerForget();
-  cuptiReset();
+  decodersReset();
   rangesReset();
   stepsReset();
   demangleReset();
@@ -170,6 +171,16 @@ export function rt_text_ptr(which: i32): usize {
 }
 export function rt_text_len(which: i32): u32 {
   return which == 0 ? S.hostnameLen : which == 1 ? S.cmdlineLen : S.vendorTextLen;
+}
+
+/** API_NAMES entry (domain, id): address of its display name (0 when none); length with rt_api_name_len. */
+export function rt_api_name(domain: u32, id: u32): usize {
+  const e = S.apiEntry(domain, id);
+  return e == 0 ? 0 : <usize>load<u32>(e);
+}
+export function rt_api_name_len(domain: u32, id: u32): u32 {
+  const e = S.apiEntry(domain, id);
+  return e == 0 ? 0 : load<u32>(e, 4);
 }
 
 /** Address of device entry i (layout: assembly/model/session.ts DEV_ENTRY). */

@@ -5,6 +5,10 @@
  * table and writes bench/results/<date>.json.
  *
  *   tsx bench/run.ts [--sizes 1e5,1e6,1.4e7] [--repeat 3] [--tasks floor,chrome,chrome-gz,xspace,peer,hta,xprof]
+ *                    [--vendor cuda|rocm]
+ *
+ * `--vendor rocm` measures the ROCm mix instead (bench/generate_rocm.ts: rocprofiler-sdk 1.0 records, the same
+ * training-loop shape) and writes bench/results/<date>-rocm.json; the peer reads CUPTI only and is skipped.
  *
  * The peer holds the whole dump in memory and the Python clients are slow: they run up to --peer-max and
  * --clients-max records.
@@ -14,6 +18,7 @@ import { existsSync, mkdirSync, statSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { parseArgs } from "node:util";
 import { generate } from "./generate.js";
+import { generateRocm } from "./generate_rocm.js";
 
 const { values } = parseArgs({
   options: {
@@ -22,19 +27,22 @@ const { values } = parseArgs({
     tasks: { type: "string", default: "floor,chrome,chrome-gz,xspace,peer,hta,xprof" },
     "peer-max": { type: "string", default: "2e6" },
     "clients-max": { type: "string", default: "1e5" },
+    vendor: { type: "string", default: "cuda" },
   },
 });
 const sizes = values.sizes!.split(",").map(Number);
 const repeat = Number(values.repeat);
-const tasks = values.tasks!.split(",");
+const rocm = values.vendor === "rocm";
+if (!rocm && values.vendor !== "cuda") throw new Error(`--vendor must be cuda or rocm, got ${values.vendor}`);
+const tasks = values.tasks!.split(",").filter((t) => !(rocm && t === "peer"));
 mkdirSync("bench/data", { recursive: true });
 mkdirSync("bench/results", { recursive: true });
 
 interface Row { task: string; seconds: number; bytesIn: number; bytesOut: number; events: number; maxRssMB: number }
 const results: Array<Row & { records: number }> = [];
 for (const n of sizes) {
-  const file = `bench/data/cupti_${n}.rawtrace`;
-  if (!existsSync(file)) generate(n, file);
+  const file = `bench/data/${rocm ? "rocprof" : "cupti"}_${n}.rawtrace`;
+  if (!existsSync(file)) (rocm ? generateRocm : generate)(n, file);
   const mb = statSync(file).size / 1e6;
   for (const task of tasks) {
     if (task === "peer" && n > Number(values["peer-max"])) continue; // the peer holds the whole dump in memory
@@ -71,5 +79,6 @@ for (const r of results) {
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? "?"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;
 console.log(`machine: ${machine}\n${lines.join("\n")}`);
 const date = new Date().toISOString().slice(0, 10);
-writeFileSync(`bench/results/${date}.json`, JSON.stringify({ date, machine, repeat, results }, null, 2));
+writeFileSync(`bench/results/${date}${rocm ? "-rocm" : ""}.json`,
+  JSON.stringify({ date, machine, repeat, vendor: values.vendor, results }, null, 2));
 void pad;

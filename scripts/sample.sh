@@ -4,7 +4,10 @@
 # (test/gpu/run_device.sh), NVTX ranges included — to Chrome Trace JSON in out/sample.json and to XSpace in the log
 # directory out/sample_xprof/ (plugins/profile/<run>/<host>.xplane.pb, the layout `xprof --logdir` and
 # `tensorboard --logdir` list as a profile run), and prints a summary. (samples/alexnet_a100_rank0.rawtrace is a second
-# sample: the GPU side of a real 8× A100 Kineto trace as raw CUPTI 13 records.)
+# sample: the GPU side of a real 8× A100 Kineto trace as raw CUPTI 13 records.) Then the ROCm sample,
+# samples/mi250_minitoy_rocprof.rawtrace (a real PyTorch step on an AMD MI250, Kineto's trace turned into
+# rocprofiler-sdk 1.0 records by src/tools/kineto_to_rocprof.ts --arch gfx90a), to out/sample_rocm.json and
+# out/sample_rocm_xprof/.
 #
 #   bash scripts/sample.sh [--no-setup] [out-dir]
 # --no-setup skips scripts/setup.sh (dist/ already built); out-dir (default out) receives sample.json and sample_xprof/.
@@ -26,6 +29,11 @@ node dist/node/cli.js convert "$sample" -o "$out/sample.json" --force
 # A fresh log directory: XProf lists every run under plugins/profile, so an old run must not stay next to this one.
 rm -rf "$out/sample_xprof" "$out/sample.xplane.pb"
 node dist/node/cli.js convert "$sample" --format xspace -o "$out/sample_xprof" --force
+rocm=samples/mi250_minitoy_rocprof.rawtrace
+node dist/node/cli.js info "$rocm"
+node dist/node/cli.js convert "$rocm" -o "$out/sample_rocm.json" --force
+rm -rf "$out/sample_rocm_xprof"
+node dist/node/cli.js convert "$rocm" --format xspace -o "$out/sample_rocm_xprof" --force
 OUT="$out" node -e '
 const out = process.env.OUT;
 const t = JSON.parse(require("fs").readFileSync(out + "/sample.json", "utf8"));
@@ -38,4 +46,8 @@ console.log("top kernels by GPU time:");
 for (const [n, d] of Object.entries(top).sort((a, b) => b[1] - a[1]).slice(0, 5)) console.log("  " + d.toFixed(1).padStart(9) + " us  " + (n.length > 100 ? n.slice(0, 97) + "..." : n));
 console.log("open " + out + "/sample.json in https://ui.perfetto.dev (Open trace file) or load it with HTA;");
 console.log("XSpace for XProf/TensorBoard: xprof --logdir " + out + "/sample_xprof (or tensorboard --logdir " + out + "/sample_xprof)");
+const r = JSON.parse(require("fs").readFileSync(out + "/sample_rocm.json", "utf8"));
+const rk = r.traceEvents.filter((e) => e.cat === "kernel");
+console.log(out + "/sample_rocm.json (ROCm, MI250): " + rk.length + " kernels, " + r.traceEvents.filter((e) => e.cat === "cuda_runtime").length +
+  " HIP calls, " + r.deviceProperties.length + " GPUs; XSpace: " + out + "/sample_rocm_xprof");
 '

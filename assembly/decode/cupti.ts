@@ -17,7 +17,8 @@ import { arenaAlloc } from "../util/arena";
 import { emitEvent } from "../emit/dispatch";
 import * as R from "../model/ranges";
 import { stepOf } from "../model/steps";
-import { cuptiApiFlags } from "./cupti_api";
+import { cuptiApiFlags, cuptiApiName } from "./cupti_api";
+import { install, ignoreTable, noIndexed, showAllApi } from "./decoder";
 
 /** CUpti_ActivityKind values this decoder reads. */
 const enum K {
@@ -45,10 +46,9 @@ const enum K {
 /** CUPTI's "invalid" marker for stream ids of context-wide syncs. */
 const INVALID_U32: u32 = 0xffffffff;
 
-/** Options (set by the host). */
-export let showAllApi = false;
-export function setShowAllApi(on: bool): void {
-  showAllApi = on;
+/** Registers this decoder as the active one (decode/registry.ts: vendor 1, every CUPTI version). */
+export function cuptiInstall(): void {
+  install(1, cuptiApiName, cuptiPrepare, cuptiScan, cuptiProject, cuptiDecode, cuptiFinish, ignoreTable, noIndexed);
 }
 
 // ---- Built-in record sizes (used only when a dump has no KIND_SIZES chunk) -----------------------------------------

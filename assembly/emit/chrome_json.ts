@@ -112,6 +112,15 @@ function deviceProperties(): void {
     keyU(',"regsPerMultiprocessor":', load<u32>(d, 48));
     keyU(',"sharedMemPerBlockOptin":', load<u32>(d, 64));
     keyU(',"sharedMemPerMultiprocessor":', load<u32>(d, 60));
+    if (load<u32>(d, 100) == S.DEV_ARCH_AMD) {
+      // Kineto's ROCm build: the LDS per CU under HIP's name, and the gfx target (hipDeviceProp_t gcnArchName).
+      keyU(',"maxSharedMemoryPerMultiProcessor":', load<u32>(d, 60));
+      O.ascii(',"gcnArchName":');
+      O.jsonString(<usize>load<u32>(d, 120), load<u32>(d, 124));
+      keyU(',"gfxTargetVersion":', load<u32>(d, 104));
+      keyU(',"simdPerCu":', load<u32>(d, 108));
+      keyU(',"maxWavesPerCu":', load<u32>(d, 112));
+    }
     O.byte(125);
   }
   O.need(4);
@@ -273,6 +282,19 @@ let lastHostSeen = false;
   if (t > lastTs) lastTs = t;
 }
 
+/** `,"ptr":"0x…","size":N` of an allocating or freeing API call (Kineto's ROCm malloc rows); size only when known. */
+function allocArgs(e: Ev): void {
+  O.ascii(',"ptr":"0x');
+  let shift: i32 = 60;
+  while (shift > 0 && ((e.address >> <u64>shift) & 0xf) == 0) shift -= 4;
+  for (; shift >= 0; shift -= 4) {
+    const d = <u32>((e.address >> <u64>shift) & 0xf);
+    O.byte(d < 10 ? 48 + d : 87 + d);
+  }
+  O.byte(34);
+  if (e.bytes != 0) keyU(',"size":', e.bytes);
+}
+
 /** Writes one event (and its flow event, if any). */
 export function chromeEvent(e: Ev): void {
   S.addEvent();
@@ -363,6 +385,7 @@ export function chromeEvent(e: Ev): void {
       head(e.kind == EvKind.API_RUNTIME ? "cuda_runtime" : "cuda_driver", e, hpid(pid), tid);
       keyU('"cbid":', e.apiId);
       keyU(',"correlation":', e.correlation);
+      if ((e.flags & EvFlag.HAS_ALLOC) != 0) allocArgs(e);
       O.byte(125);
       O.byte(125);
       if ((e.flags & EvFlag.FLOW_START) != 0) flow(115, e);

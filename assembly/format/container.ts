@@ -28,8 +28,14 @@ export const enum Chunk {
   THREAD_NAMES = 9,
   END = 10,
   LOG = 11,
+  /** ROCm agent table (docs/format.md §12). */
+  AGENTS = 12,
+  /** ROCm kernel symbols (docs/format.md §13). */
+  KERNEL_SYMBOLS = 13,
+  /** First vendor table chunk type: types from here on are handed to the vendor's decoder. */
+  FIRST_VENDOR_TABLE = 12,
 }
-export const LAST_CHUNK_TYPE: u32 = 11;
+export const LAST_CHUNK_TYPE: u32 = 13;
 
 /** Receives each valid chunk: type, payload address and length, file offset of the chunk header, seq. */
 export type ChunkHandler = (type: u32, p: usize, n: u32, fileOffset: u64, seq: u32) => void;

@@ -4,6 +4,9 @@
  * - Start and end anchors: offset at the start plus linear drift correction between them.
  * - Start anchor only: offset alone.
  * - No anchor: the vendor clock is taken as CLOCK_REALTIME (default CUPTI on Linux).
+ * - Same-rate clocks ({@link setClockSameRate}, e.g. rocprofiler-sdk's CLOCK_BOOTTIME, which the kernel keeps at
+ *   CLOCK_REALTIME's rate): the start offset alone, whatever the end anchor says (a drift fitted over a short run
+ *   would only turn read jitter into a rate error).
  * When the vendor clock reads within 10 µs of CLOCK_REALTIME at every anchor it *is* CLOCK_REALTIME (the
  * anchors only show the read-to-read gap), and timestamps are kept as they are, to the ns.
  */
@@ -16,6 +19,12 @@ let offset: i64 = 0;
 let baseVendor: u64 = 0;
 let baseReal: u64 = 0;
 let slope: f64 = 1.0;
+let sameRate = false;
+
+/** Declares that the vendor clock runs at CLOCK_REALTIME's rate (set by a decoder before pass 1 ends). */
+export function setClockSameRate(on: bool): void {
+  sameRate = on;
+}
 
 /** Computes the mapping from the session's anchors; call once after pass 1. */
 export function clockPrepare(): void {
@@ -24,7 +33,7 @@ export function clockPrepare(): void {
   slope = 1.0;
   if (!S.haveStartAnchor) return;
   const d0 = <i64>(S.anchorStartReal - S.anchorStartVendor);
-  if (!S.haveEndAnchor || S.anchorEndVendor <= S.anchorStartVendor) {
+  if (!S.haveEndAnchor || sameRate || S.anchorEndVendor <= S.anchorStartVendor) {
     if (d0 > SAME_CLOCK_NS || d0 < -SAME_CLOCK_NS) {
       mode = 1;
       offset = d0;

@@ -63,6 +63,8 @@ export const enum EvFlag {
   INCOMPLETE = 2048,
   /** A host range that marks a training step (model/steps.ts): its number is in stepNum. */
   STEP = 4096,
+  /** A host API call that allocated or freed device memory: address (and bytes, when known) are valid. */
+  HAS_ALLOC = 8192,
 }
 
 /**
@@ -137,6 +139,8 @@ export class Ev {
   recordKind: u32;
   /** Training-step number of a step range (flag STEP). */
   stepNum: u64;
+  /** Device address of the memory an API call allocated or freed (HAS_ALLOC; bytes holds its size, 0 = unknown). */
+  address: u64;
 }
 
 /** Clears every field of `e` (decoders call it before filling a record). */

@@ -279,10 +279,16 @@ export function stringDisplay(ptr: u64, demangleIt: bool): usize {
 // ---- Devices -----------------------------------------------------------------------------------------------------
 
 /**
- * Device entry (fixed, 104 bytes): the DEVICES chunk entry layout (docs/format.md §7) for bytes 0..87, then
- * namePtr u32 @88, nameLen u32 @92, seen-in-events flag u32 @96.
+ * Device entry (fixed, 136 bytes): the DEVICES chunk entry layout (docs/format.md §7) for bytes 0..87, then
+ * namePtr u32 @88, nameLen u32 @92, seen-in-events flag u32 @96, then the vendor-neutral extras an AMD GPU has
+ * (0 elsewhere): architecture kind u32 @100 (0 CUDA-shaped, 2 AMD GCN/CDNA), gfx target version u32 @104 (90010 =
+ * gfx90a), SIMDs per CU u32 @108, max waves per CU u32 @112, XCCs u32 @116, arch name ptr u32 @120 / len u32 @124
+ * (e.g. `gfx90a`). Compute units are the multiprocessors @4, the wavefront size the warp size @52, LDS the shared
+ * memory fields.
  */
-export const DEV_ENTRY: usize = 104;
+export const DEV_ENTRY: usize = 136;
+/** Architecture kind @100 of an AMD GPU. */
+export const DEV_ARCH_AMD: u32 = 2;
 const MAX_DEVICES: u32 = 256;
 let devTable: Table = 0;
 let devList: usize = 0; // MAX_DEVICES entry pointers in insertion order
@@ -314,6 +320,18 @@ export function setDeviceName(e: usize, p: usize, n: u32): void {
   const q = repairUtf8(arenaCopy(p, n), n);
   store<u32>(e, <u32>q, 88);
   store<u32>(e, repairedLen, 92);
+}
+
+/** Sets the AMD extras of device entry `e` (see {@link DEV_ENTRY}); the arch name bytes are copied. */
+export function setDeviceAmd(e: usize, gfx: u32, simdPerCu: u32, wavesPerCu: u32, xcc: u32, np: usize, nn: u32): void {
+  store<u32>(e, DEV_ARCH_AMD, 100);
+  store<u32>(e, gfx, 104);
+  store<u32>(e, simdPerCu, 108);
+  store<u32>(e, wavesPerCu, 112);
+  store<u32>(e, xcc, 116);
+  const q = repairUtf8(arenaCopy(np, nn), nn);
+  store<u32>(e, <u32>q, 120);
+  store<u32>(e, repairedLen, 124);
 }
 
 // ---- Contexts, threads, streams ------------------------------------------------------------------------------------

@@ -145,6 +145,8 @@ export interface DeviceSummary {
   coreClockKhz: number;
   computeCapability: string;
   uuid: string;
+  /** AMD GPUs: the gfx target (e.g. `gfx90a`), compute units being `multiprocessors`; absent for others. */
+  arch?: string;
   /** The rest of Kineto's deviceProperties, by Kineto's names (maxThreadsPerBlock, warpSize, …). */
   limits: Record<string, number>;
 }
@@ -155,6 +157,8 @@ export interface FileInfo {
   bytes: number;
   vendor: string;
   vendorVersion: number;
+  /** The tracing library's own version text (rocprofiler-sdk: its runtime version, e.g. `1.0.0`; "" when none). */
+  vendorVersionText: string;
   runtimeVersion: number;
   driverVersion: number;
   pid: number;
@@ -247,6 +251,8 @@ interface CoreExports {
   rt_step_name_len(): number;
   rt_step_mark(i: number, num: number): void;
   rt_steps_found(): number;
+  rt_api_name(domain: number, id: number): number;
+  rt_api_name_len(domain: number, id: number): number;
   rt_fatal_code(): number;
   rt_fatal_offset(): bigint;
   rt_fatal_detail(): bigint;
@@ -357,7 +363,7 @@ export class Engine {
     const devices: DeviceSummary[] = [];
     for (let i = 0; i < n(17); i++) {
       const p = x.rt_device(i);
-      const dv = new DataView(x.memory.buffer, p, 104);
+      const dv = new DataView(x.memory.buffer, p, 136);
       const np = dv.getUint32(88, true);
       const nl = dv.getUint32(92, true);
       const uuid = [...this.u8().subarray(p + 72, p + 88)].map((b) => b.toString(16).padStart(2, "0")).join("");
@@ -370,6 +376,9 @@ export class Engine {
         coreClockKhz: dv.getUint32(24, true),
         computeCapability: `${dv.getUint32(28, true)}.${dv.getUint32(32, true)}`,
         uuid,
+        ...(dv.getUint32(100, true) === 2 ? {
+          arch: dec.decode(this.u8().subarray(dv.getUint32(120, true), dv.getUint32(120, true) + dv.getUint32(124, true))),
+        } : {}),
         limits: {
           maxThreadsPerBlock: dv.getUint32(36, true), maxThreadsPerMultiprocessor: dv.getUint32(40, true),
           regsPerBlock: dv.getUint32(44, true), regsPerMultiprocessor: dv.getUint32(48, true),
@@ -381,7 +390,11 @@ export class Engine {
     const records: Record<string, number> = {};
     for (let k = 0; k < 256; k++) {
       const c = Number(x.rt_records_of_kind(k));
-      if (c) records[CUPTI_KINDS[k] ?? `KIND_${k}`] = c;
+      if (!c) continue;
+      // rocprofiler-sdk kinds are named by the dump itself (API_NAMES domain 0); CUPTI's by the table above.
+      const np = n(0) === 2 ? x.rt_api_name(0, k) : 0;
+      const name = np ? dec.decode(this.u8().subarray(np, np + x.rt_api_name_len(0, k))) : CUPTI_KINDS[k];
+      records[name ?? `KIND_${k}`] = c;
     }
     const warnings: Warning[] = [];
     WARN_NAMES.forEach((code, i) => {
@@ -412,6 +425,7 @@ export class Engine {
       bytes: n(20),
       vendor: VENDORS[n(0)] ?? `vendor ${n(0)}`,
       vendorVersion: n(1),
+      vendorVersionText: text(2),
       runtimeVersion: n(2),
       driverVersion: n(3),
       pid: n(4),

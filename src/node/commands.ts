@@ -245,7 +245,8 @@ export async function runStats(args: string[], v: CliValues): Promise<number> {
     process.stdout.write(statsCsv(all));
   } else {
     const blocks = results.filter((r) => r.ok).map((r) =>
-      formatStats(r.input, r.stats!, { top }) + (perStep.has(r.input) ? `\n${formatSteps(perStep.get(r.input)!)}` : ""));
+      formatStats(r.input, r.stats!, { top, vendor: r.info ? vendorLines(r.info) : undefined }) +
+      (perStep.has(r.input) ? `\n${formatSteps(perStep.get(r.input)!)}` : ""));
     if (blocks.length) console.log(blocks.join("\n\n"));
   }
   for (const r of all) {
@@ -287,11 +288,25 @@ function fmtBytes(n: number): string {
   return `${n} B`;
 }
 
+/** The vendor line and one line per device of a file (`info`, `stats`), without indentation. */
+export function vendorLines(i: FileInfo): string[] {
+  const out = [i.vendor === "rocm"
+    ? `vendor        rocm (rocprofiler-sdk ${i.vendorVersionText || "?"}, version ${i.vendorVersion})`
+    : `vendor        ${i.vendor} (tracing library ${i.vendorVersion}, runtime ${i.runtimeVersion || "?"}, driver ${i.driverVersion || "?"})`];
+  for (const d of i.devices) {
+    out.push(d.arch !== undefined
+      ? `device ${d.id}      ${d.name} (${d.arch || "gfx?"}, ${d.multiprocessors} CUs, wavefront ${d.limits.warpSize}, ${fmtBytes(d.globalMemoryBytes)})`
+      : `device ${d.id}      ${d.name} (cc ${d.computeCapability}, ${d.multiprocessors} SMs, ${fmtBytes(d.globalMemoryBytes)})`);
+  }
+  return out;
+}
+
 /** The text report of `rawtrace info` for one file. */
 export function formatInfo(i: FileInfo): string {
   const out: string[] = [];
   out.push(`${i.file}: ${fmtBytes(i.bytes)}, ${i.complete ? "complete" : "NOT closed cleanly (no END chunk)"}`);
-  out.push(`  vendor        ${i.vendor} (tracing library ${i.vendorVersion}, runtime ${i.runtimeVersion || "?"}, driver ${i.driverVersion || "?"})`);
+  const [vendor, ...devices] = vendorLines(i);
+  out.push(`  ${vendor}`);
   out.push(`  process       pid ${i.pid} on ${i.hostname || "?"}: ${i.commandLine.join(" ") || "?"}`);
   if (i.rank >= 0) out.push(`  rank          ${i.rank} of ${i.worldSize >= 0 ? i.worldSize : "?"} (local ${i.localRank})`);
   if (i.firstNs > 0n) {
@@ -300,9 +315,7 @@ export function formatInfo(i: FileInfo): string {
   }
   out.push(`  chunks        ${i.chunks} (${i.activityChunks} activity buffers, ${fmtBytes(i.activityBytes)})`);
   out.push(`  dropped       ${i.droppedRecordsText} records`);
-  for (const d of i.devices) {
-    out.push(`  device ${d.id}      ${d.name} (cc ${d.computeCapability}, ${d.multiprocessors} SMs, ${fmtBytes(d.globalMemoryBytes)})`);
-  }
+  for (const d of devices) out.push(`  ${d}`);
   out.push("  records");
   for (const [k, n] of Object.entries(i.records).sort((a, b) => b[1] - a[1])) out.push(`    ${k.padEnd(24)} ${n}`);
   if (i.warnings.length) {

@@ -77,10 +77,11 @@ function table(head: string[], rows: string[][], indent = "    "): string[] {
 }
 
 /** The text report of one file's statistics: devices, top kernels, memcpy directions, API calls. */
-export function formatStats(file: string, s: TraceStats, opts: { top?: number } = {}): string {
+export function formatStats(file: string, s: TraceStats, opts: { top?: number; vendor?: string[] } = {}): string {
   const top = opts.top ?? 10;
   const out: string[] = [];
   out.push(`${file}: ${int(s.events)} events over ${ms(s.spanNs)} ms`);
+  for (const line of opts.vendor ?? []) out.push(`  ${line}`);
   out.push("  GPU busy (union of kernel, memcpy and memset time over the trace span)");
   out.push(...table(
     ["device", "busy %", "busy ms", "kernels", "kernel ms", "memcpys", "memcpy ms", "memsets", "memset ms", ""],

@@ -26,4 +26,20 @@ test("npm run bench at the smallest size prints the table and writes the results
   rmSync(`${ROOT}bench/data/cupti_20000.rawtrace`, { force: true });
 });
 
+test("npm run bench -- --vendor rocm: the ROCm mix (rocprofiler-sdk records) through every rawtrace output", () => {
+  const out = execFileSync(
+    process.execPath,
+    ["--import", "tsx", "bench/run.ts", "--vendor", "rocm", "--sizes", "2e4", "--repeat", "1", "--tasks", "floor,chrome,xspace,peer"],
+    { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] },
+  );
+  for (const task of ["floor", "chrome", "xspace"]) assert.match(out, new RegExp(`\\| ${task} \\|`), task);
+  assert.not.match(out, /\| peer \|/, "the CUPTI peer is not run on ROCm dumps");
+  const date = new Date().toISOString().slice(0, 10);
+  const r = JSON.parse(readFileSync(`${ROOT}bench/results/${date}-rocm.json`, "utf8"));
+  assert.is(r.vendor, "rocm");
+  // 2e4 records: about half are HIP calls, the rest kernels and copies, each one event, plus ranges.
+  assert.ok(r.results.find((x: any) => x.task === "chrome").events > 19000);
+  rmSync(`${ROOT}bench/data/rocprof_20000.rawtrace`, { force: true });
+});
+
 test.run();

@@ -1,0 +1,683 @@
+/**
+ * rocprofiler-sdk decoder (AMD ROCm, HEADER vendor 2). Reads the records the ROCm collector copies verbatim
+ * (docs/format.md §5: `{u32 category, u32 kind, u64 size, payload[size]}` padded to 8) in either ABI generation:
+ * SDK 0.5 (16-byte correlation ids, 56-byte API records) or SDK ≥ 1.0 (24-byte correlation ids, 64-byte API records),
+ * chosen by the HEADER's vendor version (≥ 10000 = 1.0). Offsets: collectors/rocm/rocprofiler_abi.h.
+ *
+ * Kinds and operations are decoded by name (API_NAMES domain 0 = kind names, 0x10000 | kind = operation names), never
+ * by number: both were renumbered between releases.
+ * - KERNEL_DISPATCH → kernels: agent → GPU index (AGENTS), queue → stream (order of first appearance), grid in
+ *   work-groups (the SDK's grid is in work-items), LDS (static from KERNEL_SYMBOLS, the rest dynamic), VGPRs, name from
+ *   KERNEL_SYMBOLS (demangled).
+ * - MEMORY_COPY → copies: direction from the operation name, src/dst agents (peer copies between GPUs), bytes.
+ * - HIP_RUNTIME_API, RCCL_API → host API calls with their names (HSA_*_API, when recorded: driver-layer calls); an
+ *   `ac2g` flow starts at each call whose internal correlation id has device work (found in pass 1), so flows hold
+ *   for every launch and copy call by construction; an operation without a name is `<unknown op N>`.
+ * - MARKER_CORE_API (push/pop, paired per thread in time order) or, when recorded, MARKER_CORE_RANGE_API (one record
+ *   per range) → ROCTx ranges with their messages (STRINGS keyed by correlation id), projected onto GPU streams
+ *   through model/ranges.ts; roctxMarkA → instants.
+ * - correlation_id.external (non-zero) → External id (framework ops).
+ * Times are CLOCK_BOOTTIME, mapped to Unix ns through the CLOCK anchors (model/clock.ts).
+ * - MEMORY_ALLOCATION (1.0) → the address and size on the HIP call of the same correlation id (`ptr`, `size`, as
+ *   Kineto's ROCm malloc rows).
+ * SCRATCH_MEMORY and CORRELATION_ID_RETIREMENT records are counted, not drawn.
+ * The AGENTS and KERNEL_SYMBOLS tables are read by decode/rocprofiler_tables.ts.
+ */
+import { Ev, EvKind, EvFlag, evClear } from "../model/event";
+import * as S from "../model/session";
+import { toUnix, setClockSameRate } from "../model/clock";
+import { Warn } from "../util/error";
+import { warn, lose } from "../util/diag";
+import { arenaAlloc } from "../util/arena";
+import { Table, tableNew, tableUpsert, tableFind, tableCount } from "../util/hash_table";
+import { Paged, pagedNew, pagedSlot } from "../util/paged";
+import { emitEvent } from "../emit/dispatch";
+import * as R from "../model/ranges";
+import { install, showAllApi } from "./decoder";
+import { KERNEL_KEY, rocpTable, rocpTablesInit, rocpTablesReset, gpuOf, isGpu, kernelSymbol } from "./rocprofiler_tables";
+
+/** Decoder roles of buffer-tracing kinds (found by kind name). */
+namespace Role {
+  export const NONE: u32 = 0;
+  export const HIP_API: u32 = 1;
+  export const KERNEL: u32 = 2;
+  export const COPY: u32 = 3;
+  export const ALLOC: u32 = 4;
+  export const SCRATCH: u32 = 5;
+  export const MARKER_API: u32 = 6;
+  export const MARKER_RANGE: u32 = 7;
+  export const RETIRE: u32 = 8;
+  export const RCCL_API: u32 = 9;
+  /** Named by the library but not decoded (page migration, OMPT, …). */
+  export const OTHER: u32 = 10;
+  /** HSA runtime API calls (HSA_CORE_API, HSA_AMD_EXT_API, HSA_IMAGE_EXT_API, HSA_FINALIZE_EXT_API). */
+  export const HSA_API: u32 = 11;
+}
+
+/** Operation roles (found by operation name). */
+namespace Op {
+  export const NONE: u32 = 0;
+  export const PUSH: u32 = 1;
+  export const POP: u32 = 2;
+  export const MARK: u32 = 3;
+  export const RANGE: u32 = 4;
+  export const START: u32 = 5;
+  export const STOP: u32 = 6;
+  export const HIDDEN: u32 = 7;
+}
+
+const MAX_KINDS: u32 = 256;
+const roles = memory.data(MAX_KINDS); // u8 role per kind value
+const opsSeen = memory.data(MAX_KINDS); // 1 when the dump names operations of this kind (the collector recorded it)
+
+let v1 = true;
+let useRangeRecords = false;
+// Internal correlation ids with device work (pass 1): a paged u8 array (util/paged.ts: ids are sequential), the hash
+// table for ids past its cap.
+let workDense: Paged = 0;
+let corrWithWork: Table = 0;
+let queues: Table = 0; // queue id → stream ordinal + 1
+let queueCount: u32 = 0;
+let marks: usize = 0; // push/pop list: {tid u32, what u32, ts u64, corr u64} × markCount
+let markCount: u32 = 0;
+let markCap: u32 = 0;
+let pairs: Table = 0; // push correlation id → pop end (vendor ns)
+let allocs: Table = 0; // correlation id → allocation entry {address u64, bytes u64} (MEMORY_ALLOCATION, pass 1)
+let copyNames: usize = 0;
+
+/** Forgets per-file state (after heap.reset()). */
+export function rocprofilerReset(): void {
+  memory.fill(roles, 0, MAX_KINDS);
+  memory.fill(opsSeen, 0, MAX_KINDS);
+  v1 = true;
+  useRangeRecords = false;
+  workDense = 0;
+  corrWithWork = 0;
+  queues = 0;
+  queueCount = 0;
+  marks = 0;
+  markCount = 0;
+  markCap = 0;
+  pairs = 0;
+  allocs = 0;
+  copyNames = 0;
+  scratchName = 0;
+  rocpTablesReset();
+}
+
+/** Registers this decoder as the active one (decode/registry.ts: vendor 2, SDK 0.5 and ≥ 1.0). */
+export function rocprofilerInstall(): void {
+  if (queues == 0) {
+    rocpTablesInit();
+    queues = tableNew(16);
+    corrWithWork = tableNew(64);
+    workDense = pagedNew(0, 16, 2048);
+    pairs = tableNew(64);
+    allocs = tableNew(16);
+  }
+  // SDK timestamps are CLOCK_BOOTTIME: REALTIME plus a constant (it differs only across suspend or clock steps).
+  setClockSameRate(true);
+  install(2, rocpApiName, rocpPrepare, rocpScan, rocpProject, rocpDecode, rocpFinish, rocpTable, rocpIndexed);
+}
+
+// ---- Names ---------------------------------------------------------------------------------------------------------
+
+/** True when [p, p+n) equals ASCII `s`. */
+function eq(p: usize, n: u32, s: string): bool {
+  if (<i32>n != s.length) return false;
+  for (let i = 0; i < s.length; i++) if (<i32>load<u8>(p + i) != s.charCodeAt(i)) return false;
+  return true;
+}
+function kindRole(p: usize, n: u32): u32 {
+  if (eq(p, n, "HIP_RUNTIME_API")) return Role.HIP_API;
+  if (eq(p, n, "KERNEL_DISPATCH")) return Role.KERNEL;
+  if (eq(p, n, "MEMORY_COPY")) return Role.COPY;
+  if (eq(p, n, "MEMORY_ALLOCATION")) return Role.ALLOC;
+  if (eq(p, n, "SCRATCH_MEMORY")) return Role.SCRATCH;
+  if (eq(p, n, "MARKER_CORE_API")) return Role.MARKER_API;
+  if (eq(p, n, "MARKER_CORE_RANGE_API")) return Role.MARKER_RANGE;
+  if (eq(p, n, "CORRELATION_ID_RETIREMENT")) return Role.RETIRE;
+  if (eq(p, n, "RCCL_API")) return Role.RCCL_API;
+  if (eq(p, n, "HSA_CORE_API") || eq(p, n, "HSA_AMD_EXT_API") || eq(p, n, "HSA_IMAGE_EXT_API") ||
+    eq(p, n, "HSA_FINALIZE_EXT_API")) return Role.HSA_API;
+  return Role.OTHER;
+}
+
+/** Operation flags stored with the name (session API_* flags, plus the marker role in bits 8..15). */
+function opFlags(p: usize, n: u32): u32 {
+  if (eq(p, n, "roctxRangePushA")) return Op.PUSH << 8;
+  if (eq(p, n, "roctxRangePop")) return Op.POP << 8;
+  if (eq(p, n, "roctxMarkA")) return Op.MARK << 8;
+  if (eq(p, n, "roctxThreadRangeA") || eq(p, n, "roctxProcessRangeA")) return Op.RANGE << 8;
+  if (eq(p, n, "roctxRangeStartA")) return Op.START << 8;
+  if (eq(p, n, "roctxRangeStop")) return Op.STOP << 8;
+  // Kineto's HIP blocklist (the calls it leaves out of traces by default), as for CUDA (cupti_api.ts).
+  if (eq(p, n, "hipGetDevice") || eq(p, n, "hipSetDevice") || eq(p, n, "hipGetLastError") ||
+    eq(p, n, "hipPeekAtLastError") || eq(p, n, "__hipPushCallConfiguration") ||
+    eq(p, n, "__hipPopCallConfiguration") || eq(p, n, "hipEventCreate") || eq(p, n, "hipEventCreateWithFlags") ||
+    eq(p, n, "hipEventDestroy")) return S.API_HIDDEN;
+  return 0;
+}
+
+/** API_NAMES: domain 0 names the buffer-tracing kinds, 0x10000 | kind the operations of that kind. */
+function rocpApiName(domain: u32, id: u32, p: usize, n: u32): void {
+  if (domain == 0) {
+    if (id < MAX_KINDS) store<u8>(roles + id, <u8>kindRole(p, n));
+    S.setApiName(domain, id, p, n, 0);
+    return;
+  }
+  if ((domain & 0x10000) != 0 && (domain & 0xffff) < MAX_KINDS) store<u8>(opsSeen + (domain & 0xffff), 1);
+  S.setApiName(domain, id, p, n, opFlags(p, n));
+}
+
+// @ts-ignore: decorator
+@inline function roleOf(kind: u32): u32 {
+  return kind < MAX_KINDS ? <u32>load<u8>(roles + kind) : Role.NONE;
+}
+
+/** Operation flags of (kind, op) from API_NAMES, or 0. */
+function opEntryFlags(kind: u32, op: u32): u32 {
+  const e = S.apiEntry(0x10000 | kind, op);
+  return e == 0 ? 0 : load<u32>(e, 8);
+}
+
+function rocpPrepare(): void {
+  v1 = S.vendorVersion >= 10000;
+  useRangeRecords = false;
+  for (let k: u32 = 0; k < MAX_KINDS; k++) {
+    if (<u32>load<u8>(roles + k) == Role.MARKER_RANGE && load<u8>(opsSeen + k) != 0) useRangeRecords = true;
+  }
+}
+
+/** Pass 1: correlation id `corr` has device work. */
+function markWork(corr: u64): void {
+  const s = pagedSlot(workDense, corr, true);
+  if (s != 0) store<u8>(s, 1);
+  else tableUpsert(corrWithWork, corr);
+}
+/** True when correlation id `corr` has device work. */
+function hasWork(corr: u64): bool {
+  const s = pagedSlot(workDense, corr, false);
+  if (s != 0) return load<u8>(s) != 0;
+  return tableFind(corrWithWork, corr) != 0;
+}
+
+// ---- Record walk ---------------------------------------------------------------------------------------------------
+
+// API record offsets (rocprofiler_abi.h rt_rocp_api_record_v0 / _v1).
+// @ts-ignore: decorator
+@inline function apiStartOff(): u32 { return v1 ? 40 : 32; }
+// @ts-ignore: decorator
+@inline function apiThreadOff(): u32 { return v1 ? 56 : 48; }
+// @ts-ignore: decorator
+@inline function apiSize(): u32 { return v1 ? 64 : 56; }
+
+/** Walks the records of one ACTIVITY payload, calling `visit(role, kind, payload, size, fileOffset)` on each. */
+function walk(p: usize, n: u32, off: u64, report: bool, pass: i32): void {
+  const end = p + n;
+  let r = p;
+  while (r + 16 <= end) {
+    const category = load<u32>(r);
+    const kind = load<u32>(r, 4);
+    const size = load<u64>(r, 8);
+    const at = off + 24 + <u64>(r - p);
+    if (size < 16 || size > <u64>(end - r - 16)) {
+      if (report) {
+        warn(Warn.RECORD_TRUNCATED, at, size);
+        lose(Warn.RECORD_TRUNCATED, at, off + <u64>n + 24);
+      }
+      return;
+    }
+    const q = r + 16;
+    const sz = <u32>size;
+    if (category == 1) {
+      if (pass == 1) scanRecord(kind, q, sz, at);
+      else if (pass == 2) decodeRecord(kind, q, sz, at);
+      else projectRecord(kind, q, sz);
+    }
+    r = q + ((<usize>sz + 7) & ~<usize>7);
+  }
+  if (r < end && report) {
+    warn(Warn.RECORD_TRUNCATED, off + 24 + <u64>(r - p), <u64>(end - r));
+    lose(Warn.RECORD_TRUNCATED, off + 24 + <u64>(r - p), off + <u64>n + 24);
+  }
+}
+
+function rocpScan(p: usize, n: u32, off: u64): void {
+  walk(p, n, off, true, 1);
+}
+function rocpDecode(p: usize, n: u32, off: u64): void {
+  walk(p, n, off, false, 2);
+}
+function rocpProject(p: usize, n: u32): void {
+  walk(p, n, 0, false, 3);
+}
+
+// ---- Pass 1 --------------------------------------------------------------------------------------------------------
+
+function scanRecord(kind: u32, q: usize, size: u32, at: u64): void {
+  S.countRecord(kind);
+  const role = roleOf(kind);
+  switch (role) {
+    case Role.KERNEL: {
+      if (size < 128) return;
+      S.noteTs(load<u64>(q, 40));
+      S.noteTs(load<u64>(q, 48));
+      markWork(load<u64>(q, 16));
+      const slot = tableUpsert(queues, load<u64>(q, 72));
+      if (load<u64>(slot) == 0) store<u64>(slot, <u64>(++queueCount));
+      break;
+    }
+    case Role.COPY:
+      if (size < 80) return;
+      S.noteTs(load<u64>(q, 40));
+      S.noteTs(load<u64>(q, 48));
+      markWork(load<u64>(q, 16));
+      break;
+    case Role.HIP_API:
+    case Role.RCCL_API:
+    case Role.HSA_API:
+      if (size < apiSize()) return;
+      S.noteTs(load<u64>(q + <usize>(apiStartOff())));
+      S.noteTs(load<u64>(q + <usize>(apiStartOff() + 8)));
+      R.rangesNoteApi();
+      break;
+    case Role.MARKER_API: {
+      if (size < apiSize() || useRangeRecords) return;
+      S.noteTs(load<u64>(q + <usize>(apiStartOff())));
+      S.noteTs(load<u64>(q + <usize>(apiStartOff() + 8)));
+      const what = opEntryFlags(kind, <u32>load<i32>(q, 12)) >> 8;
+      if (what == Op.PUSH || what == Op.POP) {
+        const s = load<u64>(q + <usize>(apiStartOff()));
+        const e = load<u64>(q + <usize>(apiStartOff() + 8));
+        addMark(<u32>load<u64>(q + <usize>(apiThreadOff())), what, what == Op.PUSH ? s : e, load<u64>(q, 16));
+      }
+      break;
+    }
+    case Role.MARKER_RANGE: {
+      if (size < apiSize() || !useRangeRecords) return;
+      S.noteTs(load<u64>(q + <usize>(apiStartOff())));
+      S.noteTs(load<u64>(q + <usize>(apiStartOff() + 8)));
+      const what = opEntryFlags(kind, <u32>load<i32>(q, 12)) >> 8;
+      if (what == Op.RANGE) {
+        const corr = load<u64>(q, 16);
+        R.rangeOpen(<u32>corr, S.processId, <u32>load<u64>(q + <usize>(apiThreadOff())), load<u64>(q + <usize>(apiStartOff())), corr);
+        R.rangeClose(<u32>corr, load<u64>(q + <usize>(apiStartOff() + 8)));
+      }
+      break;
+    }
+    case Role.ALLOC: {
+      // rocprofiler_buffer_tracing_memory_allocation_record_t (1.0, 88 B): address @72, allocation_size @80.
+      // Keyed by its correlation id and by its ancestor's (@32): the allocator runs under the HIP call, whose id is
+      // the record's own or, when the SDK gave the allocation an id of its own, its ancestor.
+      if (size < 88) return;
+      const a = arenaAlloc(16);
+      store<u64>(a, load<u64>(q, 72));
+      store<u64>(a, load<u64>(q, 80), 8);
+      store<u64>(tableUpsert(allocs, load<u64>(q, 16)), a);
+      const anc = load<u64>(q, 32);
+      if (anc != 0) {
+        const slot = tableUpsert(allocs, anc);
+        if (load<u64>(slot) == 0) store<u64>(slot, a);
+      }
+      break;
+    }
+    case Role.NONE:
+      warn(Warn.UNKNOWN_KIND, at, kind);
+      break;
+  }
+}
+
+function addMark(tid: u32, what: u32, ts: u64, corr: u64): void {
+  if (markCount == markCap) {
+    const cap = markCap == 0 ? 256 : markCap << 1;
+    const m = heap.alloc(<usize>cap * 24);
+    if (marks != 0) memory.copy(m, marks, <usize>markCount * 24);
+    marks = m;
+    markCap = cap;
+  }
+  const e = marks + <usize>markCount * 24;
+  store<u32>(e, tid);
+  store<u32>(e, what, 4);
+  store<u64>(e, ts, 8);
+  store<u64>(e, corr, 16);
+  markCount++;
+}
+
+function markLess(a: usize, b: usize): bool {
+  const ta = load<u32>(a), tb = load<u32>(b);
+  if (ta != tb) return ta < tb;
+  const sa = load<u64>(a, 8), sb = load<u64>(b, 8);
+  if (sa != sb) return sa < sb;
+  return load<u64>(a, 16) < load<u64>(b, 16);
+}
+
+/**
+ * End of pass 1: pairs each roctxRangePop with the latest unclosed roctxRangePushA of its thread in time order (the
+ * records may arrive in any order) and hands the ranges to model/ranges.ts.
+ */
+function rocpIndexed(): void {
+  if (markCount == 0) return;
+  // Bottom-up merge sort of entry pointers by (tid, time, correlation).
+  let a = heap.alloc(<usize>markCount << 2);
+  let b = heap.alloc(<usize>markCount << 2);
+  for (let i: u32 = 0; i < markCount; i++) store<u32>(a + (<usize>i << 2), <u32>(marks + <usize>i * 24));
+  for (let width: u32 = 1; width < markCount; width <<= 1) {
+    for (let lo: u32 = 0; lo < markCount; lo += width << 1) {
+      const mid = min(lo + width, markCount);
+      const hi = min(lo + (width << 1), markCount);
+      let i = lo, j = mid, k = lo;
+      while (i < mid || j < hi) {
+        let take: u32;
+        if (j >= hi || (i < mid && !markLess(<usize>load<u32>(a + (<usize>j << 2)), <usize>load<u32>(a + (<usize>i << 2))))) {
+          take = load<u32>(a + (<usize>i << 2));
+          i++;
+        } else {
+          take = load<u32>(a + (<usize>j << 2));
+          j++;
+        }
+        store<u32>(b + (<usize>k << 2), take);
+        k++;
+      }
+    }
+    const t = a;
+    a = b;
+    b = t;
+  }
+  // Walk each thread with a stack of open pushes (b is free again: reuse it as the stack).
+  let depth: u32 = 0;
+  let lastTid: u32 = 0xffffffff;
+  for (let i: u32 = 0; i < markCount; i++) {
+    const m = <usize>load<u32>(a + (<usize>i << 2));
+    const tid = load<u32>(m);
+    if (tid != lastTid) {
+      depth = 0;
+      lastTid = tid;
+    }
+    if (load<u32>(m, 4) == Op.PUSH) {
+      store<u32>(b + (<usize>depth << 2), <u32>m);
+      depth++;
+      R.rangeOpen(<u32>load<u64>(m, 16), S.processId, tid, load<u64>(m, 8), load<u64>(m, 16));
+    } else if (depth > 0) {
+      depth--;
+      const push = <usize>load<u32>(b + (<usize>depth << 2));
+      const corr = load<u64>(push, 16);
+      R.rangeClose(<u32>corr, load<u64>(m, 8));
+      store<u64>(tableUpsert(pairs, corr), load<u64>(m, 8));
+    } else warn(Warn.UNMATCHED_RANGE_END, 0, load<u64>(m, 16));
+  }
+}
+
+// ---- Projection pass -----------------------------------------------------------------------------------------------
+
+function projectRecord(kind: u32, q: usize, size: u32): void {
+  const role = roleOf(kind);
+  if ((role == Role.HIP_API || role == Role.RCCL_API) && size >= apiSize()) {
+    R.rangesMapCall(load<u64>(q, 16), <u32>load<u64>(q + <usize>(apiThreadOff())), load<u64>(q + <usize>(apiStartOff())));
+  }
+}
+
+// ---- Pass 2 --------------------------------------------------------------------------------------------------------
+
+const ev = changetype<Ev>(memory.data(offsetof<Ev>()));
+
+// @ts-ignore: decorator
+@inline function setTimes(e: Ev, start: u64, end: u64, kind: u32, at: u64): void {
+  e.start = toUnix(start);
+  e.end = toUnix(end);
+  if (e.end < e.start) {
+    warn(Warn.NEGATIVE_DURATION, at, kind);
+    e.end = e.start;
+  }
+}
+
+// @ts-ignore: decorator
+@inline function external(e: Ev, ext: u64): void {
+  if (ext != 0) {
+    e.externalId = ext;
+    e.flags |= EvFlag.HAS_EXTERNAL;
+  }
+}
+
+function decodeRecord(kind: u32, q: usize, size: u32, at: u64): void {
+  const role = roleOf(kind);
+  const e = ev;
+  switch (role) {
+    case Role.KERNEL: {
+      if (size < 128) {
+        warn(Warn.RECORD_TOO_SMALL, at, kind);
+        return;
+      }
+      evClear(e);
+      e.kind = EvKind.KERNEL;
+      e.recordKind = kind;
+      e.flags = EvFlag.HAS_LAUNCH | EvFlag.FLOW_END;
+      e.correlation = load<u64>(q, 16);
+      external(e, load<u64>(q, 24));
+      setTimes(e, load<u64>(q, 40), load<u64>(q, 48), kind, at);
+      e.device = gpuOf(load<u64>(q, 64));
+      const qs = tableFind(queues, load<u64>(q, 72));
+      e.stream = qs == 0 ? 0 : <u32>load<u64>(qs) - 1;
+      const kid = load<u64>(q, 80);
+      const lds = load<u32>(q, 100);
+      const wx = load<u32>(q, 104), wy = load<u32>(q, 108), wz = load<u32>(q, 112);
+      e.blockX = <i32>wx;
+      e.blockY = <i32>wy;
+      e.blockZ = <i32>wz;
+      e.gridX = <i32>(wx != 0 ? (load<u32>(q, 116) + wx - 1) / wx : 0);
+      e.gridY = <i32>(wy != 0 ? (load<u32>(q, 120) + wy - 1) / wy : 0);
+      e.gridZ = <i32>(wz != 0 ? (load<u32>(q, 124) + wz - 1) / wz : 0);
+      const sym = kernelSymbol(kid);
+      const staticLds = sym != 0 ? min(load<u32>(sym), lds) : 0;
+      e.staticSharedMemory = staticLds;
+      e.dynamicSharedMemory = lds - staticLds;
+      if (sym != 0) e.registersPerThread = load<u32>(sym, 12) + load<u32>(sym, 16);
+      const np = S.stringDisplay(kid | KERNEL_KEY, true);
+      if (np != 0) {
+        e.namePtr = np;
+        e.nameLen = S.displayLen;
+      } else {
+        warn(Warn.MISSING_STRING, at, kid);
+        e.namePtr = changetype<usize>(UNKNOWN_KERNEL);
+        e.nameLen = 16;
+      }
+      R.rangesNoteDeviceOp(e.correlation, e.device, e.stream, e.start, e.end);
+      emitEvent(e);
+      break;
+    }
+    case Role.COPY: {
+      if (size < 80) {
+        warn(Warn.RECORD_TOO_SMALL, at, kind);
+        return;
+      }
+      evClear(e);
+      e.kind = EvKind.MEMCPY;
+      e.recordKind = kind;
+      e.flags = EvFlag.FLOW_END | EvFlag.ASYNC;
+      e.correlation = load<u64>(q, 16);
+      external(e, load<u64>(q, 24));
+      setTimes(e, load<u64>(q, 40), load<u64>(q, 48), kind, at);
+      const dst = load<u64>(q, 56), src = load<u64>(q, 64);
+      const dg = isGpu(dst), sg = isGpu(src);
+      e.bytes = load<u64>(q, 72);
+      e.dstDevice = gpuOf(dst);
+      e.srcDevice = gpuOf(src);
+      e.device = dg ? e.dstDevice : e.srcDevice;
+      e.stream = 0;
+      // CUPTI-compatible copy kinds (model/event.ts): 1 HtoD, 2 DtoH, 8 DtoD, 9 HtoH, 10 PtoP.
+      e.copyKind = dg ? (sg ? (e.srcDevice != e.dstDevice ? 10 : 8) : 1) : sg ? 2 : 9;
+      e.srcKind = sg ? 3 : 1;
+      e.dstKind = dg ? 3 : 1;
+      if (e.copyKind == 10) e.flags |= EvFlag.PEER;
+      copyName(e);
+      R.rangesNoteDeviceOp(e.correlation, e.device, e.stream, e.start, e.end);
+      emitEvent(e);
+      break;
+    }
+    case Role.HIP_API:
+    case Role.RCCL_API:
+    case Role.HSA_API: {
+      if (size < apiSize()) {
+        warn(Warn.RECORD_TOO_SMALL, at, kind);
+        return;
+      }
+      const op = <u32>load<i32>(q, 12);
+      const entry = S.apiEntry(0x10000 | kind, op);
+      const flags = entry == 0 ? 0 : load<u32>(entry, 8);
+      if ((flags & S.API_HIDDEN) != 0 && !showAllApi) {
+        S.addApiFiltered();
+        return;
+      }
+      evClear(e);
+      // HSA is the layer under HIP, as the CUDA driver is under the runtime.
+      e.kind = role == Role.HSA_API ? EvKind.API_DRIVER : EvKind.API_RUNTIME;
+      e.recordKind = kind;
+      e.apiId = op;
+      e.correlation = load<u64>(q, 16);
+      external(e, load<u64>(q, 24));
+      setTimes(e, load<u64>(q + <usize>(apiStartOff())), load<u64>(q + <usize>(apiStartOff() + 8)), kind, at);
+      e.pid = S.processId;
+      e.tid = <u32>load<u64>(q + <usize>(apiThreadOff()));
+      if (hasWork(e.correlation)) e.flags |= EvFlag.FLOW_START;
+      if (tableCount(allocs) != 0) {
+        const as = tableFind(allocs, e.correlation);
+        if (as != 0) {
+          const a = <usize>load<u64>(as);
+          e.address = load<u64>(a);
+          e.bytes = load<u64>(a, 8);
+          e.flags |= EvFlag.HAS_ALLOC;
+        }
+      }
+      if (entry != 0) {
+        e.namePtr = <usize>load<u32>(entry);
+        e.nameLen = load<u32>(entry, 4);
+      } else unknownOp(e, op);
+      emitEvent(e);
+      break;
+    }
+    case Role.MARKER_API:
+    case Role.MARKER_RANGE: {
+      if (size < apiSize()) return;
+      if ((role == Role.MARKER_RANGE) != useRangeRecords) return; // one source of ranges (docs/collectors/rocm.md)
+      const what = opEntryFlags(kind, <u32>load<i32>(q, 12)) >> 8;
+      const corr = load<u64>(q, 16);
+      const tid = <u32>load<u64>(q + <usize>(apiThreadOff()));
+      const s = load<u64>(q + <usize>(apiStartOff()));
+      const en = load<u64>(q + <usize>(apiStartOff() + 8));
+      if (what == Op.MARK) {
+        evClear(e);
+        e.kind = EvKind.INSTANT;
+        e.recordKind = kind;
+        e.start = toUnix(s);
+        e.end = e.start;
+        e.pid = S.processId;
+        e.tid = tid;
+        message(e, corr, at);
+        emitEvent(e);
+      } else if (what == Op.RANGE || what == Op.PUSH) {
+        let endTs = en;
+        if (what == Op.PUSH) {
+          const ps = tableFind(pairs, corr);
+          if (ps == 0) return; // unclosed: emitted by finish
+          endTs = load<u64>(ps);
+          store<u64>(ps, 0xffffffffffffffff); // emitted
+        }
+        evClear(e);
+        e.kind = EvKind.RANGE;
+        e.recordKind = kind;
+        e.pid = S.processId;
+        e.tid = tid;
+        setTimes(e, s, endTs, kind, at);
+        external(e, load<u64>(q, 24));
+        message(e, corr, at);
+        emitEvent(e);
+      }
+      break;
+    }
+    case Role.NONE:
+      warn(Warn.UNKNOWN_KIND, at, kind);
+      break;
+  }
+}
+
+function message(e: Ev, corr: u64, at: u64): void {
+  const np = S.stringDisplay(corr, false);
+  if (np != 0) {
+    e.namePtr = np;
+    e.nameLen = S.displayLen;
+  } else warn(Warn.MISSING_STRING, at, corr);
+}
+
+const UNKNOWN_KERNEL = memory.data<u8>([60, 117, 110, 107, 110, 111, 119, 110, 32, 107, 101, 114, 110, 101, 108, 62]);
+
+
+function put(q: usize, s: string): usize {
+  for (let i = 0; i < s.length; i++) store<u8>(q + i, <u8>s.charCodeAt(i));
+  return q + s.length;
+}
+
+let scratchName: usize = 0;
+/** Names `e` "<unknown op N>" (an operation the dump's API_NAMES does not name). */
+function unknownOp(e: Ev, op: u32): void {
+  if (scratchName == 0) scratchName = arenaAlloc(32);
+  let q = put(scratchName, "<unknown op ");
+  let nd: u32 = 1;
+  for (let t = op; t >= 10; t /= 10) nd++;
+  for (let i: u32 = 0, v = op; i < nd; i++, v /= 10) store<u8>(q + nd - 1 - i, <u8>(48 + v % 10));
+  q = put(q + nd, ">");
+  e.namePtr = scratchName;
+  e.nameLen = <u32>(q - scratchName);
+}
+
+/** Kineto's ROCm copy names: "Memcpy HtoD (Host -> Device)". */
+function copyName(e: Ev): void {
+  if (copyNames == 0) {
+    copyNames = arenaAlloc(11 * 8);
+    memory.fill(copyNames, 0, 11 * 8);
+  }
+  const slot = copyNames + (<usize>e.copyKind << 3);
+  if (load<u32>(slot, 4) == 0) {
+    const p = arenaAlloc(48);
+    let q = put(p, "Memcpy ");
+    const k = e.copyKind;
+    q = put(q, k == 1 ? "HtoD (Host -> Device)" : k == 2 ? "DtoH (Device -> Host)" : k == 8 ? "DtoD (Device -> Device)"
+      : k == 10 ? "PtoP (Device -> Device)" : "HtoH (Host -> Host)");
+    store<u32>(slot, <u32>p);
+    store<u32>(slot, <u32>(q - p), 4);
+  }
+  e.namePtr = <usize>load<u32>(slot);
+  e.nameLen = load<u32>(slot, 4);
+}
+
+/** End of pass 2: pushes never popped become ranges to the last timestamp (warned), then the projected spans. */
+function rocpFinish(lastTs: u64): void {
+  const e = ev;
+  for (let i: u32 = 0; i < markCount; i++) {
+    const m = marks + <usize>i * 24;
+    if (load<u32>(m, 4) != Op.PUSH || tableFind(pairs, load<u64>(m, 16)) != 0) continue;
+    warn(Warn.UNCLOSED_RANGE, 0, load<u64>(m, 16));
+    evClear(e);
+    e.kind = EvKind.RANGE;
+    e.pid = S.processId;
+    e.tid = load<u32>(m);
+    e.start = toUnix(load<u64>(m, 8));
+    e.end = lastTs < e.start ? e.start : lastTs;
+    message(e, load<u64>(m, 16), 0);
+    emitEvent(e);
+  }
+  const n = R.spanSlots();
+  for (let i: u32 = 0; i < n; i++) {
+    if (!R.spanAt(i)) continue;
+    evClear(e);
+    e.kind = EvKind.GPU_RANGE;
+    e.device = R.spanDevice;
+    e.stream = R.spanStream;
+    e.pid = R.spanPid;
+    e.start = R.spanStart;
+    e.end = R.spanEnd;
+    const np = S.stringDisplay(R.spanName, false);
+    e.namePtr = np;
+    e.nameLen = np != 0 ? S.displayLen : 0;
+    emitEvent(e);
+  }
+}

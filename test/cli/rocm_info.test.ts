@@ -1,0 +1,47 @@
+/**
+ * `rawtrace info` and `rawtrace stats` on the ROCm sample (samples/mi250_minitoy_rocprof.rawtrace) through the built
+ * command line: the vendor with the rocprofiler-sdk version, every GPU agent with its gfx target, CUs, wavefront and
+ * memory, and the records per kind by the SDK's own kind names.
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const SAMPLE = join(ROOT, "samples/mi250_minitoy_rocprof.rawtrace");
+const cli = (args: string[]) => spawnSync(process.execPath, [join(ROOT, "dist/node/cli.js"), ...args], { encoding: "utf8", timeout: 120000 });
+
+test("info: vendor rocm with the SDK version, four MI250 GPU agents, records by kind name", () => {
+  const r = cli(["info", SAMPLE]);
+  assert.is(r.status, 0, r.stderr);
+  const lines = r.stdout.split("\n");
+  assert.ok(lines.includes("  vendor        rocm (rocprofiler-sdk 1.0.0, version 10000)"), r.stdout);
+  for (let i = 0; i < 4; i++) {
+    assert.ok(lines.includes(`  device ${i}      AMD Radeon Graphics (gfx90a, 104 CUs, wavefront 64, 63.98 GiB)`), r.stdout);
+  }
+  assert.match(r.stdout, /^ {4}HIP_RUNTIME_API +21$/m);
+  assert.match(r.stdout, /^ {4}KERNEL_DISPATCH +14$/m);
+  assert.match(r.stdout, /^ {4}MEMORY_COPY +2$/m);
+});
+
+test("info --json: vendorVersionText and each device's arch", () => {
+  const r = cli(["info", "--json", SAMPLE]);
+  assert.is(r.status, 0, r.stderr);
+  const i = JSON.parse(r.stdout).files[0];
+  assert.is(i.vendor, "rocm");
+  assert.is(i.vendorVersionText, "1.0.0");
+  assert.equal(i.devices.map((d: { arch: string }) => d.arch), ["gfx90a", "gfx90a", "gfx90a", "gfx90a"]);
+});
+
+test("stats: the vendor line and the GPU agents above the GPU busy table", () => {
+  const r = cli(["stats", SAMPLE]);
+  assert.is(r.status, 0, r.stderr);
+  const lines = r.stdout.split("\n");
+  assert.is(lines[1], "  vendor        rocm (rocprofiler-sdk 1.0.0, version 10000)");
+  assert.is(lines[2], "  device 0      AMD Radeon Graphics (gfx90a, 104 CUs, wavefront 64, 63.98 GiB)");
+  assert.match(r.stdout, /GPU 2 +\S+ +\S+ +14 /);
+});
+
+test.run();

@@ -1,0 +1,96 @@
+/**
+ * Bad input to the rocprofiler-sdk decoder: records whose size field runs past their chunk or is too small to frame,
+ * records too short for their kind, kinds the dump does not name, foreign categories, unknown kernel ids, negative
+ * durations, ROCTx pops without a push and pushes never popped, malformed AGENTS and KERNEL_SYMBOLS. Each is a counted
+ * warning at the offset of the record or chunk (docs/errors.md); every good record around it still converts.
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { PayloadBuilder } from "../../src/format/writer.js";
+import { ChunkType, PREAMBLE_SIZE, CHUNK_HEADER_SIZE } from "../../src/format/container.js";
+import { framed, record } from "../../src/tools/kineto_to_rocprof.js";
+import { toChrome, events } from "../helpers/convert.js";
+import { K, dumpWith, kernel, marker } from "../helpers/rocm_records.js";
+
+const warning = (r: { info: { warnings: Array<{ code: string; count: number; offset: number }> } }, code: string) =>
+  r.info.warnings.find((w) => w.code === code);
+
+/** File offset of the first ACTIVITY chunk's payload in `b`. */
+function firstActivity(b: Uint8Array): number {
+  const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  for (let p = PREAMBLE_SIZE; p + CHUNK_HEADER_SIZE <= b.length;) {
+    if (dv.getUint16(p + 4, true) === ChunkType.ACTIVITY) return p + CHUNK_HEADER_SIZE;
+    p += CHUNK_HEADER_SIZE + ((dv.getUint32(p + 12, true) + 7) & ~7);
+  }
+  throw new Error("no activity");
+}
+
+test("a size field past the chunk: RECORD_TRUNCATED at that record, the rest of the chunk lost, records before kept", async () => {
+  const bad = kernel(2, 100, 200);
+  new DataView(bad.buffer).setBigUint64(8, 4096n, true);
+  const bytes = dumpWith([[kernel(1, 0, 50), bad, kernel(3, 300, 400)], [kernel(4, 500, 600)]]);
+  const { trace, result } = await toChrome(bytes);
+  assert.equal(events(trace, "kernel").map((e) => e.args.correlation), [1, 4]);
+  const w = warning(result, "RECORD_TRUNCATED")!;
+  assert.is(w.offset, firstActivity(bytes) + kernel(1, 0, 50).length);
+  assert.is(result.info.loss.rangesTotal, 1);
+});
+
+test("a size too small to frame a record (< 16) is a truncation too", async () => {
+  const tiny = new Uint8Array(24);
+  const dv = new DataView(tiny.buffer);
+  dv.setUint32(0, 1, true);
+  dv.setUint32(4, K("KERNEL_DISPATCH"), true);
+  dv.setBigUint64(8, 8n, true);
+  const { trace, result } = await toChrome(dumpWith([[kernel(1, 0, 50), tiny]]));
+  assert.is(events(trace, "kernel").length, 1);
+  assert.ok(warning(result, "RECORD_TRUNCATED"));
+});
+
+test("a kernel record too short for its fields: RECORD_TOO_SMALL, skipped; the next one decodes", async () => {
+  const { trace, result } = await toChrome(dumpWith([[kernel(1, 0, 50, 1, 96), kernel(2, 100, 200)]]));
+  assert.equal(events(trace, "kernel").map((e) => e.args.correlation), [2]);
+  assert.is(warning(result, "RECORD_TOO_SMALL")!.count, 1);
+});
+
+test("a kind the dump does not name: UNKNOWN_KIND; a foreign category (counters) is skipped silently", async () => {
+  const unknown = framed(200, record(32, 200, 0).b);
+  const counters = framed(0, new Uint8Array(32));
+  new DataView(counters.buffer).setUint32(0, 3, true);
+  const { trace, result } = await toChrome(dumpWith([[unknown, counters, kernel(1, 0, 50)]]));
+  assert.is(events(trace, "kernel").length, 1);
+  assert.ok(warning(result, "UNKNOWN_KIND"));
+  assert.is(result.info.warnings.length, 1, JSON.stringify(result.info.warnings));
+});
+
+test("a kernel id without a symbol: MISSING_STRING, named <unknown kernel>; end before start: NEGATIVE_DURATION, dur 0", async () => {
+  const { trace, result } = await toChrome(dumpWith([[kernel(1, 0, 50, 9), kernel(2, 300, 200)]]));
+  const k = events(trace, "kernel");
+  assert.is(k[0].name, "<unknown kernel>");
+  assert.is(k[1].name, "gemm()");
+  assert.is(k[1].dur, 0);
+  assert.ok(warning(result, "MISSING_STRING"));
+  assert.ok(warning(result, "NEGATIVE_DURATION"));
+});
+
+test("ROCTx: a pop without a push is UNMATCHED_RANGE_END; a push never popped closes at the end with UNCLOSED_RANGE", async () => {
+  const bytes = dumpWith([[marker(2, 10, 0), marker(1, 11, 100), kernel(1, 200, 900)]], (w) => w.strings([[11n, "outer"]]));
+  const { trace, result } = await toChrome(bytes);
+  const r = events(trace, "user_annotation");
+  assert.is(r.length, 1);
+  assert.is(r[0].name, "outer");
+  assert.ok(warning(result, "UNMATCHED_RANGE_END"));
+  assert.ok(warning(result, "UNCLOSED_RANGE"));
+});
+
+test("malformed AGENTS (fixed part under 120 B) and KERNEL_SYMBOLS (name past the end): BAD_PAYLOAD, conversion goes on", async () => {
+  const bytes = dumpWith([[kernel(1, 0, 50)]], (w) => {
+    w.chunk(ChunkType.AGENTS, new PayloadBuilder().u32(1).u32(64).bytes(new Uint8Array(64)).result());
+    w.chunk(ChunkType.KERNEL_SYMBOLS, new PayloadBuilder().u32(1).u32(48).bytes(new Uint8Array(48)).u32(1000).result());
+  });
+  const { trace, result } = await toChrome(bytes);
+  assert.is(events(trace, "kernel").length, 1);
+  assert.is(warning(result, "BAD_PAYLOAD")!.count, 2);
+});
+
+test.run();

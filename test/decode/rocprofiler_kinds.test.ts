@@ -1,0 +1,75 @@
+/**
+ * rocprofiler-sdk kinds beyond the default set and naming edge cases: HSA API records (recorded when a user adds
+ * HSA_CORE_API / HSA_AMD_EXT_API to RAWTRACE_ROCM_KINDS) are driver-layer calls under the HIP calls; an operation the
+ * dump does not name is `<unknown op N>`; Kineto's HIP blocklist hides hipGetDevice unless --all-api; roctxMarkA is an
+ * instant with its message; a call without device work starts no flow.
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { toChrome, events } from "../helpers/convert.js";
+import { K, apiRecord, dumpWith, kernel, T0 } from "../helpers/rocm_records.js";
+import { RocpDomain } from "../../src/format/container.js";
+import { framed, record } from "../../src/tools/kineto_to_rocprof.js";
+
+/** A MEMORY_ALLOCATION record (1.0, 88 B) with correlation id `corr`, ancestor `ancestor`, address and size. */
+function allocation(corr: number, ancestor: number, address: bigint, bytes: number): Uint8Array {
+  const { b, dv } = record(88, K("MEMORY_ALLOCATION"), 1);
+  dv.setBigUint64(16, BigInt(corr), true);
+  dv.setBigUint64(32, BigInt(ancestor), true);
+  dv.setBigUint64(72, address, true);
+  dv.setBigUint64(80, BigInt(bytes), true);
+  return framed(K("MEMORY_ALLOCATION"), b);
+}
+
+test("HSA API records: cuda_driver calls with their names, on their thread, no flow", async () => {
+  const { trace, result } = await toChrome(dumpWith([[
+    apiRecord("HIP_RUNTIME_API", 3, 1, 0, 500),
+    apiRecord("HSA_CORE_API", 7, 2, 100, 200),
+    apiRecord("HSA_AMD_EXT_API", 4, 3, 250, 300, 6),
+    kernel(1, 600, 900),
+  ]]));
+  const drv = events(trace, "cuda_driver");
+  assert.equal(drv.map((e) => [e.name, e.tid, e.args.correlation]), [["hsa_queue_create", 5, 2], ["hsa_amd_memory_pool_allocate", 6, 3]]);
+  const base = BigInt(trace.baseTimeNanoseconds);
+  assert.is(base + BigInt(Math.round(drv[0].ts * 1000)), T0 + 100n);
+  assert.is(Math.round(drv[0].dur * 1000), 100);
+  assert.equal(trace.traceEvents.filter((e) => e.ph === "s").map((e) => e.id), [1]);
+  assert.is(result.info.warnings.length, 0, JSON.stringify(result.info.warnings));
+});
+
+test("an operation without a name: <unknown op N>", async () => {
+  const { trace } = await toChrome(dumpWith([[apiRecord("HIP_RUNTIME_API", 4321, 1, 0, 10)]]));
+  assert.equal(events(trace, "cuda_runtime").map((e) => e.name), ["<unknown op 4321>"]);
+});
+
+test("Kineto's HIP blocklist: hipGetDevice hidden by default (counted), shown with allApi", async () => {
+  const bytes = dumpWith([[apiRecord("HIP_RUNTIME_API", 9, 1, 0, 10), apiRecord("HIP_RUNTIME_API", 3, 2, 20, 30)]],
+    (w) => w.apiNames([[RocpDomain.OPS | K("HIP_RUNTIME_API"), 9, "hipGetDevice"]]));
+  const hidden = await toChrome(bytes);
+  assert.equal(events(hidden.trace, "cuda_runtime").map((e) => e.name), ["hipLaunchKernel"]);
+  assert.is(hidden.result.apiCallsHidden, 1);
+  const all = await toChrome(bytes, { allApi: true });
+  assert.equal(events(all.trace, "cuda_runtime").map((e) => e.name), ["hipGetDevice", "hipLaunchKernel"]);
+});
+
+test("an allocation with an id of its own reaches its HIP call through the ancestor id; other calls get no ptr", async () => {
+  const { trace } = await toChrome(dumpWith([[
+    apiRecord("HIP_RUNTIME_API", 3, 1, 0, 100), allocation(50, 1, 0x7f00dead0000n, 4096), apiRecord("HIP_RUNTIME_API", 3, 2, 200, 300),
+  ]]));
+  const calls = events(trace, "cuda_runtime");
+  assert.equal([calls[0].args.ptr, calls[0].args.size], ["0x7f00dead0000", 4096]);
+  assert.is(calls[1].args.ptr, undefined);
+});
+
+test("roctxMarkA: an instant on its thread with its message", async () => {
+  const bytes = dumpWith([[apiRecord("MARKER_CORE_API", 0, 9, 40, 41, 7)]], (w) => {
+    w.apiNames([[RocpDomain.OPS | K("MARKER_CORE_API"), 0, "roctxMarkA"]]);
+    w.strings([[9n, "checkpoint"]]);
+  });
+  const { trace } = await toChrome(bytes);
+  const marks = trace.traceEvents.filter((e) => e.ph === "i" && e.name === "checkpoint");
+  assert.is(marks.length, 1);
+  assert.is(marks[0].tid, 7);
+});
+
+test.run();
