@@ -26,6 +26,7 @@
 import { Ev, EvKind, EvFlag, evClear } from "../model/event";
 import * as S from "../model/session";
 import { toUnix, setClockSameRate } from "../model/clock";
+import { Timing, timingNote, timingCheck } from "../model/timing";
 import { Warn } from "../util/error";
 import { warn, lose } from "../util/diag";
 import { arenaAlloc } from "../util/arena";
@@ -261,8 +262,7 @@ function scanRecord(kind: u32, q: usize, size: u32, at: u64): void {
   switch (role) {
     case Role.KERNEL: {
       if (size < 128) return;
-      S.noteTs(load<u64>(q, 40));
-      S.noteTs(load<u64>(q, 48));
+      if (!timingNote(load<u64>(q, 40), load<u64>(q, 48), kind, at)) return; // dropped (model/timing.ts)
       markWork(load<u64>(q, 16));
       const slot = tableUpsert(queues, load<u64>(q, 72));
       if (load<u64>(slot) == 0) store<u64>(slot, <u64>(++queueCount));
@@ -270,22 +270,19 @@ function scanRecord(kind: u32, q: usize, size: u32, at: u64): void {
     }
     case Role.COPY:
       if (size < 80) return;
-      S.noteTs(load<u64>(q, 40));
-      S.noteTs(load<u64>(q, 48));
+      if (!timingNote(load<u64>(q, 40), load<u64>(q, 48), kind, at)) return; // dropped (model/timing.ts)
       markWork(load<u64>(q, 16));
       break;
     case Role.HIP_API:
     case Role.RCCL_API:
     case Role.HSA_API:
       if (size < apiSize()) return;
-      S.noteTs(load<u64>(q + <usize>(apiStartOff())));
-      S.noteTs(load<u64>(q + <usize>(apiStartOff() + 8)));
+      if (!timingNote(load<u64>(q + <usize>(apiStartOff())), load<u64>(q + <usize>(apiStartOff() + 8)), kind, at)) return;
       R.rangesNoteApi();
       break;
     case Role.MARKER_API: {
       if (size < apiSize() || useRangeRecords) return;
-      S.noteTs(load<u64>(q + <usize>(apiStartOff())));
-      S.noteTs(load<u64>(q + <usize>(apiStartOff() + 8)));
+      if (!timingNote(load<u64>(q + <usize>(apiStartOff())), load<u64>(q + <usize>(apiStartOff() + 8)), kind, at)) return;
       const what = opEntryFlags(kind, <u32>load<i32>(q, 12)) >> 8;
       if (what == Op.PUSH || what == Op.POP) {
         const s = load<u64>(q + <usize>(apiStartOff()));
@@ -296,8 +293,7 @@ function scanRecord(kind: u32, q: usize, size: u32, at: u64): void {
     }
     case Role.MARKER_RANGE: {
       if (size < apiSize() || !useRangeRecords) return;
-      S.noteTs(load<u64>(q + <usize>(apiStartOff())));
-      S.noteTs(load<u64>(q + <usize>(apiStartOff() + 8)));
+      if (!timingNote(load<u64>(q + <usize>(apiStartOff())), load<u64>(q + <usize>(apiStartOff() + 8)), kind, at)) return;
       const what = opEntryFlags(kind, <u32>load<i32>(q, 12)) >> 8;
       if (what == Op.RANGE) {
         const corr = load<u64>(q, 16);
@@ -421,14 +417,21 @@ function projectRecord(kind: u32, q: usize, size: u32): void {
 
 const ev = changetype<Ev>(memory.data(offsetof<Ev>()));
 
+/**
+ * Sets e's times (Unix ns) by the timestamp rule every decoder applies (model/timing.ts, docs/errors.md
+ * "Timestamps"); false when the record is dropped (counted in pass 1). A record without an end becomes a zero-length
+ * event at its start, flagged INCOMPLETE.
+ */
 // @ts-ignore: decorator
-@inline function setTimes(e: Ev, start: u64, end: u64, kind: u32, at: u64): void {
+@inline function setTimes(e: Ev, start: u64, end: u64): bool {
+  const t = timingCheck(start, end);
+  if (t == Timing.DROP) return false;
   e.start = toUnix(start);
-  e.end = toUnix(end);
-  if (e.end < e.start) {
-    warn(Warn.NEGATIVE_DURATION, at, kind);
+  if (t == Timing.INCOMPLETE) {
     e.end = e.start;
-  }
+    e.flags |= EvFlag.INCOMPLETE;
+  } else e.end = toUnix(end);
+  return true;
 }
 
 // @ts-ignore: decorator
@@ -454,7 +457,7 @@ function decodeRecord(kind: u32, q: usize, size: u32, at: u64): void {
       e.flags = EvFlag.HAS_LAUNCH | EvFlag.FLOW_END;
       e.correlation = load<u64>(q, 16);
       external(e, load<u64>(q, 24));
-      setTimes(e, load<u64>(q, 40), load<u64>(q, 48), kind, at);
+      if (!setTimes(e, load<u64>(q, 40), load<u64>(q, 48))) return;
       e.device = gpuOf(load<u64>(q, 64));
       const qs = tableFind(queues, load<u64>(q, 72));
       e.stream = qs == 0 ? 0 : <u32>load<u64>(qs) - 1;
@@ -496,7 +499,7 @@ function decodeRecord(kind: u32, q: usize, size: u32, at: u64): void {
       e.flags = EvFlag.FLOW_END | EvFlag.ASYNC;
       e.correlation = load<u64>(q, 16);
       external(e, load<u64>(q, 24));
-      setTimes(e, load<u64>(q, 40), load<u64>(q, 48), kind, at);
+      if (!setTimes(e, load<u64>(q, 40), load<u64>(q, 48))) return;
       const dst = load<u64>(q, 56), src = load<u64>(q, 64);
       const dg = isGpu(dst), sg = isGpu(src);
       e.bytes = load<u64>(q, 72);
@@ -535,7 +538,7 @@ function decodeRecord(kind: u32, q: usize, size: u32, at: u64): void {
       e.apiId = op;
       e.correlation = load<u64>(q, 16);
       external(e, load<u64>(q, 24));
-      setTimes(e, load<u64>(q + <usize>(apiStartOff())), load<u64>(q + <usize>(apiStartOff() + 8)), kind, at);
+      if (!setTimes(e, load<u64>(q + <usize>(apiStartOff())), load<u64>(q + <usize>(apiStartOff() + 8)))) return;
       e.pid = S.processId;
       e.tid = <u32>load<u64>(q + <usize>(apiThreadOff()));
       if (hasWork(e.correlation)) e.flags |= EvFlag.FLOW_START;
@@ -568,6 +571,7 @@ function decodeRecord(kind: u32, q: usize, size: u32, at: u64): void {
         evClear(e);
         e.kind = EvKind.INSTANT;
         e.recordKind = kind;
+        if (timingCheck(s, s) == Timing.DROP) return; // counted in pass 1 (model/timing.ts)
         e.start = toUnix(s);
         e.end = e.start;
         e.pid = S.processId;
@@ -587,7 +591,7 @@ function decodeRecord(kind: u32, q: usize, size: u32, at: u64): void {
         e.recordKind = kind;
         e.pid = S.processId;
         e.tid = tid;
-        setTimes(e, s, endTs, kind, at);
+        if (!setTimes(e, s, endTs)) return;
         external(e, load<u64>(q, 24));
         message(e, corr, at);
         emitEvent(e);
