@@ -170,11 +170,23 @@ function sameNames(got: string[], want: string[], what: string): void {
 
 // ---- The tests ------------------------------------------------------------------------------------------------------
 
-const samples = readdirSync(join(ROOT, "samples")).filter((f) => f.endsWith(".rawtrace")).sort();
+const allSamples = readdirSync(join(ROOT, "samples")).filter((f) => f.endsWith(".rawtrace")).sort();
+/** HEADER vendor of a sample (docs/format.md: the first chunk after the 16-byte preamble, u32 vendor at payload 0). */
+const vendorOf = (f: string) => {
+  const b = readFileSync(join(ROOT, "samples", f));
+  return b.readUInt16LE(16 + 4) === 1 ? b.readUInt32LE(16 + 24 + 0) : -1;
+};
+/** CUDA samples: this test's independent reader decodes CUPTI records. */
+const samples = allSamples.filter((f) => vendorOf(f) === 1);
 
 test("every bundled sample is covered", () => {
   assert.ok(samples.length >= 2, `samples: ${samples}`);
   for (const s of Object.keys(STEPS)) assert.ok(samples.includes(s), s);
+  // The ROCm sample is the real MI250 Kineto trace as rocprofiler-sdk records: test/interop/hta_rocm.test.ts holds
+  // HTA's kernel breakdown of our JSON equal to HTA's of the original trace, xprof_rocm.test.ts every kernel and
+  // copy on its XProf row to the ns. Every other sample must be named by one of them.
+  const rocmTests = ["hta_rocm.test.ts", "xprof_rocm.test.ts"].map((t) => readFileSync(join(ROOT, "test/interop", t), "utf8")).join("\n");
+  for (const f of allSamples.filter((x) => !samples.includes(x))) assert.ok(rocmTests.includes(f), `${f}: covered by a vendor interop test`);
 });
 
 for (const file of samples) {
