@@ -10,7 +10,7 @@
 import { Ev, EvKind, EvFlag, evClear } from "../model/event";
 import * as S from "../model/session";
 import { toUnix } from "../model/clock";
-import { Timing, timingNote, timingCheck } from "../model/timing";
+import { Timing, timingNote, timingCheck, timingApply } from "../model/timing";
 import { Warn } from "../util/error";
 import { warn, lose } from "../util/diag";
 import { arenaAlloc } from "../util/arena";
@@ -500,22 +500,6 @@ function noteTimes(kind: u32, r: usize, size: u32, at: u64): void {
   }
 }
 
-/**
- * Pass 2: sets e's times (Unix ns) by the timestamp rule; false when the record is dropped (counted in pass 1). An
- * incomplete record (no end) becomes a zero-length event at its start, flagged INCOMPLETE.
- */
-// @ts-ignore: decorator
-@inline function setTimes(e: Ev, start: u64, end: u64): bool {
-  const t = timingCheck(start, end);
-  if (t == Timing.DROP) return false;
-  e.start = toUnix(start);
-  if (t == Timing.INCOMPLETE) {
-    e.end = e.start;
-    e.flags |= EvFlag.INCOMPLETE;
-  } else e.end = toUnix(end);
-  return true;
-}
-
 function kernelName(e: Ev, ptr: u64, at: u64): void {
   const np = S.stringDisplay(ptr, true);
   if (np != 0) {
@@ -552,7 +536,7 @@ export function cuptiDecode(p: usize, n: u32, off: u64): void {
         e.kind = EvKind.KERNEL;
         e.recordKind = kind;
         e.flags = EvFlag.HAS_LAUNCH | EvFlag.FLOW_END;
-        if (!setTimes(e, load<u64>(r, 16), load<u64>(r, 24))) break;
+        if (!timingApply(e, load<u64>(r, 16), load<u64>(r, 24))) break;
         e.registersPerThread = <u32>load<u16>(r, 6);
         e.device = load<u32>(r, 40);
         e.context = load<u32>(r, 44);
@@ -604,7 +588,7 @@ export function cuptiDecode(p: usize, n: u32, off: u64): void {
         e.dstKind = <u32>load<u8>(r, 6);
         if ((load<u8>(r, 7) & 1) != 0) e.flags |= EvFlag.ASYNC;
         e.bytes = load<u64>(r, 8);
-        if (!setTimes(e, load<u64>(r, 16), load<u64>(r, 24))) break;
+        if (!timingApply(e, load<u64>(r, 16), load<u64>(r, 24))) break;
         e.device = load<u32>(r, 32);
         e.context = load<u32>(r, 36);
         e.stream = load<u32>(r, 40);
@@ -639,7 +623,7 @@ export function cuptiDecode(p: usize, n: u32, off: u64): void {
         e.dstKind = <u32>load<u8>(r, 6);
         if ((load<u8>(r, 7) & 1) != 0) e.flags |= EvFlag.ASYNC;
         e.bytes = load<u64>(r, 8);
-        if (!setTimes(e, load<u64>(r, 16), load<u64>(r, 24))) break;
+        if (!timingApply(e, load<u64>(r, 16), load<u64>(r, 24))) break;
         e.device = load<u32>(r, 32);
         e.context = load<u32>(r, 36);
         e.stream = load<u32>(r, 40);
@@ -675,7 +659,7 @@ export function cuptiDecode(p: usize, n: u32, off: u64): void {
         e.flags = EvFlag.FLOW_END;
         e.memsetValue = load<u32>(r, 4);
         e.bytes = load<u64>(r, 8);
-        if (!setTimes(e, load<u64>(r, 16), load<u64>(r, 24))) break;
+        if (!timingApply(e, load<u64>(r, 16), load<u64>(r, 24))) break;
         e.device = load<u32>(r, 32);
         e.context = load<u32>(r, 36);
         e.stream = load<u32>(r, 40);
@@ -721,7 +705,7 @@ export function cuptiDecode(p: usize, n: u32, off: u64): void {
         e.kind = kind == K.DRIVER ? EvKind.API_DRIVER : EvKind.API_RUNTIME;
         e.recordKind = kind;
         e.apiId = cbid;
-        if (!setTimes(e, load<u64>(r, 8), load<u64>(r, 16))) break;
+        if (!timingApply(e, load<u64>(r, 8), load<u64>(r, 16))) break;
         e.pid = load<u32>(r, 24);
         e.tid = load<u32>(r, 28);
         e.correlation = load<u32>(r, 32);
@@ -746,7 +730,7 @@ export function cuptiDecode(p: usize, n: u32, off: u64): void {
         e.flags = EvFlag.FLOW_END;
         const st = load<u32>(r, 4);
         e.apiId = st;
-        if (!setTimes(e, load<u64>(r, 8), load<u64>(r, 16))) break;
+        if (!timingApply(e, load<u64>(r, 8), load<u64>(r, 16))) break;
         e.correlation = load<u32>(r, 24);
         e.context = load<u32>(r, 28);
         e.stream = load<u32>(r, 32);
@@ -798,7 +782,7 @@ export function cuptiDecode(p: usize, n: u32, off: u64): void {
           e.context = load<u32>(r, 16);
           e.stream = load<u32>(r, 20);
         }
-        if (!setTimes(e, load<u64>(r, 24), load<u64>(r, 32))) break;
+        if (!timingApply(e, load<u64>(r, 24), load<u64>(r, 32))) break;
         if (size >= 44) e.correlation = load<u32>(r, 40);
         overheadName(e, ok);
         emitEvent(e);
@@ -817,7 +801,7 @@ export function cuptiDecode(p: usize, n: u32, off: u64): void {
         e.recordKind = kind;
         e.flags = EvFlag.FLOW_END | EvFlag.HAS_GRAPH;
         e.correlation = load<u32>(r, 4);
-        if (!setTimes(e, load<u64>(r, 8), load<u64>(r, 16))) break;
+        if (!timingApply(e, load<u64>(r, 8), load<u64>(r, 16))) break;
         e.device = load<u32>(r, 24);
         e.graphId = load<u32>(r, 28);
         e.context = load<u32>(r, 32);

@@ -26,7 +26,7 @@
 import { Ev, EvKind, EvFlag, evClear } from "../model/event";
 import * as S from "../model/session";
 import { toUnix, setClockSameRate } from "../model/clock";
-import { Timing, timingNote, timingCheck } from "../model/timing";
+import { Timing, timingNote, timingCheck, timingApply } from "../model/timing";
 import { Warn } from "../util/error";
 import { warn, lose } from "../util/diag";
 import { arenaAlloc } from "../util/arena";
@@ -417,23 +417,6 @@ function projectRecord(kind: u32, q: usize, size: u32): void {
 
 const ev = changetype<Ev>(memory.data(offsetof<Ev>()));
 
-/**
- * Sets e's times (Unix ns) by the timestamp rule every decoder applies (model/timing.ts, docs/errors.md
- * "Timestamps"); false when the record is dropped (counted in pass 1). A record without an end becomes a zero-length
- * event at its start, flagged INCOMPLETE.
- */
-// @ts-ignore: decorator
-@inline function setTimes(e: Ev, start: u64, end: u64): bool {
-  const t = timingCheck(start, end);
-  if (t == Timing.DROP) return false;
-  e.start = toUnix(start);
-  if (t == Timing.INCOMPLETE) {
-    e.end = e.start;
-    e.flags |= EvFlag.INCOMPLETE;
-  } else e.end = toUnix(end);
-  return true;
-}
-
 // @ts-ignore: decorator
 @inline function external(e: Ev, ext: u64): void {
   if (ext != 0) {
@@ -457,7 +440,7 @@ function decodeRecord(kind: u32, q: usize, size: u32, at: u64): void {
       e.flags = EvFlag.HAS_LAUNCH | EvFlag.FLOW_END;
       e.correlation = load<u64>(q, 16);
       external(e, load<u64>(q, 24));
-      if (!setTimes(e, load<u64>(q, 40), load<u64>(q, 48))) return;
+      if (!timingApply(e, load<u64>(q, 40), load<u64>(q, 48))) return;
       e.device = gpuOf(load<u64>(q, 64));
       const qs = tableFind(queues, load<u64>(q, 72));
       e.stream = qs == 0 ? 0 : <u32>load<u64>(qs) - 1;
@@ -499,7 +482,7 @@ function decodeRecord(kind: u32, q: usize, size: u32, at: u64): void {
       e.flags = EvFlag.FLOW_END | EvFlag.ASYNC;
       e.correlation = load<u64>(q, 16);
       external(e, load<u64>(q, 24));
-      if (!setTimes(e, load<u64>(q, 40), load<u64>(q, 48))) return;
+      if (!timingApply(e, load<u64>(q, 40), load<u64>(q, 48))) return;
       const dst = load<u64>(q, 56), src = load<u64>(q, 64);
       const dg = isGpu(dst), sg = isGpu(src);
       e.bytes = load<u64>(q, 72);
@@ -538,7 +521,7 @@ function decodeRecord(kind: u32, q: usize, size: u32, at: u64): void {
       e.apiId = op;
       e.correlation = load<u64>(q, 16);
       external(e, load<u64>(q, 24));
-      if (!setTimes(e, load<u64>(q + <usize>(apiStartOff())), load<u64>(q + <usize>(apiStartOff() + 8)))) return;
+      if (!timingApply(e, load<u64>(q + <usize>(apiStartOff())), load<u64>(q + <usize>(apiStartOff() + 8)))) return;
       e.pid = S.processId;
       e.tid = <u32>load<u64>(q + <usize>(apiThreadOff()));
       if (hasWork(e.correlation)) e.flags |= EvFlag.FLOW_START;
@@ -591,7 +574,7 @@ function decodeRecord(kind: u32, q: usize, size: u32, at: u64): void {
         e.recordKind = kind;
         e.pid = S.processId;
         e.tid = tid;
-        if (!setTimes(e, s, endTs)) return;
+        if (!timingApply(e, s, endTs)) return;
         external(e, load<u64>(q, 24));
         message(e, corr, at);
         emitEvent(e);

@@ -27,6 +27,8 @@
  * cells is built once, at the end of pass 1.
  */
 import * as S from "./session";
+import { Ev, EvFlag } from "./event";
+import { toUnix } from "./clock";
 import { Table, tableNew, tableUpsert, tableFind, tableSlots, tableKeyAt, tableValueAt, inserted } from "../util/hash_table";
 import { arenaAlloc } from "../util/arena";
 import { Warn } from "../util/error";
@@ -276,4 +278,21 @@ export function timingCheck(start: u64, end: u64): Timing {
   if (end == 0) return inWindow(cell(start), cell(start)) ? Timing.INCOMPLETE : Timing.DROP;
   if (end < start) return Timing.DROP;
   return inWindow(cell(start), cell(end)) ? Timing.OK : Timing.DROP;
+}
+
+/**
+ * Pass 2, for decoders: sets `e`'s times (Unix ns) from vendor `start`/`end` by the rule of {@link timingCheck};
+ * false when the record is dropped (counted in pass 1). A record without an end becomes a zero-length event at its
+ * start, flagged {@link EvFlag.INCOMPLETE}.
+ */
+// @ts-ignore: decorator
+@inline export function timingApply(e: Ev, start: u64, end: u64): bool {
+  const t = timingCheck(start, end);
+  if (t == Timing.DROP) return false;
+  e.start = toUnix(start);
+  if (t == Timing.INCOMPLETE) {
+    e.end = e.start;
+    e.flags |= EvFlag.INCOMPLETE;
+  } else e.end = toUnix(end);
+  return true;
 }

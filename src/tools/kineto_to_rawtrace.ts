@@ -201,7 +201,8 @@ export interface RoundTripStats {
   peerCopies: number;
 }
 
-const asInt = (v: unknown): number | undefined => {
+/** An integer from a Kineto number or numeric string (truncated), else undefined. */
+export const asInt = (v: unknown): number | undefined => {
   if (typeof v === "number" && Number.isFinite(v)) return Math.trunc(v);
   if (typeof v === "string" && /^-?\d+$/.test(v.trim())) return Number(v);
   return undefined;
@@ -211,7 +212,48 @@ const dims = (v: unknown): [number, number, number] => {
   const a = Array.isArray(v) ? v : [];
   return [asInt(a[0]) ?? 1, asInt(a[1]) ?? 1, asInt(a[2]) ?? 1];
 };
-const argsOf = (e: KinetoEvent): Record<string, unknown> => (e.args && typeof e.args === "object" ? e.args : {});
+/** An event's args object ({} when absent). */
+export const argsOf = (e: KinetoEvent): Record<string, unknown> => (e.args && typeof e.args === "object" ? e.args : {});
+
+/** The fields every GPU-side Kineto event needs, with its times as absolute ns (negative durations as 0). */
+export interface TimedEvent {
+  args: Record<string, unknown>;
+  pid: number;
+  tid: number;
+  correlation: number;
+  start: bigint;
+  end: bigint;
+}
+
+/** {@link TimedEvent} of `e` (times from `baseNs`), or undefined when its pid, tid, correlation or ts is missing. */
+export function timedEvent(e: KinetoEvent, baseNs: bigint): TimedEvent | undefined {
+  const args = argsOf(e);
+  const pid = asInt(e.pid);
+  const tid = asInt(e.tid);
+  const correlation = asInt(args.correlation);
+  if (pid === undefined || tid === undefined || correlation === undefined || e.ts === undefined) return undefined;
+  const start = absoluteNs(e.ts, baseNs);
+  let dur = e.dur === undefined ? 0n : microsToNs(e.dur);
+  if (dur < 0n) dur = 0n;
+  return { args, pid, tid, correlation, start, end: start + dur };
+}
+
+/** Runs `main` with the command-line arguments when `moduleUrl` is the program being run (not imported). */
+export function runIfMain(moduleUrl: string, name: string, main: (argv: string[]) => number): void {
+  let isMain = false;
+  try {
+    isMain = !!process.argv[1] && realpathSync(process.argv[1]) === realpathSync(fileURLToPath(moduleUrl));
+  } catch {
+    isMain = false;
+  }
+  if (!isMain) return;
+  try {
+    process.exitCode = main(process.argv.slice(2));
+  } catch (e) {
+    console.error(`${name}: ${(e as Error).message}`);
+    process.exitCode = 1;
+  }
+}
 
 /** The host process of the trace: the pid labelled "CPU", else the pid of the first API event. */
 function hostProcess(events: KinetoEvent[]): { pid: number; name: string } {
@@ -260,18 +302,12 @@ export function convertKineto(trace: KinetoTrace, opts: RoundTripOptions): { byt
     const cat = e.cat;
     if (cat !== "kernel" && cat !== "gpu_memcpy" && cat !== "gpu_memset" && cat !== "cuda_runtime" &&
       cat !== "cuda_driver" && cat !== "cuda_sync") continue;
-    const a = argsOf(e);
-    const pid = asInt(e.pid);
-    const tid = asInt(e.tid);
-    const corr = asInt(a.correlation);
-    if (pid === undefined || tid === undefined || corr === undefined || e.ts === undefined) {
+    const t = timedEvent(e, base);
+    if (!t) {
       stats.skipped++;
       continue;
     }
-    const start = absoluteNs(e.ts, base);
-    let dur = e.dur === undefined ? 0n : microsToNs(e.dur);
-    if (dur < 0n) dur = 0n;
-    const end = start + dur;
+    const { args: a, pid, tid, correlation: corr, start, end } = t;
     if (minNs === undefined || start < minNs) minNs = start;
     if (maxNs === undefined || end > maxNs) maxNs = end;
 
@@ -685,20 +721,4 @@ function main(argv: string[]): number {
   return 0;
 }
 
-/** True when this file is the program being run (not imported). */
-function isMain(): boolean {
-  try {
-    return !!process.argv[1] && realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url));
-  } catch {
-    return false;
-  }
-}
-
-if (isMain()) {
-  try {
-    process.exitCode = main(process.argv.slice(2));
-  } catch (e) {
-    console.error(`kineto_to_rawtrace: ${(e as Error).message}`);
-    process.exitCode = 1;
-  }
-}
+runIfMain(import.meta.url, "kineto_to_rawtrace", main);

@@ -21,11 +21,10 @@
  * Times: Unix ns exactly as in the trace (µs text parsed as decimals), written as CLOCK_BOOTTIME = Unix − a fixed
  * offset, with start and end CLOCK anchors carrying that offset.
  */
-import { realpathSync, writeFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { writeFileSync } from "node:fs";
 import { PayloadBuilder, RawtraceWriter } from "../format/writer.js";
 import { ChunkType, RocpDomain, Vendor } from "../format/container.js";
-import { absoluteNs, microsToNs, readKinetoTrace, traceBaseNs, type KinetoEvent, type KinetoTrace } from "./kineto_to_rawtrace.js";
+import { argsOf, asInt, readKinetoTrace, runIfMain, timedEvent, traceBaseNs, type KinetoTrace } from "./kineto_to_rawtrace.js";
 
 /** Which rocprofiler-sdk ABI generation to write. */
 export type RocpSdk = "1.0" | "0.5";
@@ -86,12 +85,6 @@ export interface RocpRoundTripStats {
   skipped: number;
 }
 
-const asInt = (v: unknown): number | undefined => {
-  if (typeof v === "number" && Number.isFinite(v)) return Math.trunc(v);
-  if (typeof v === "string" && /^-?\d+$/.test(v.trim())) return Number(v);
-  return undefined;
-};
-const argsOf = (e: KinetoEvent): Record<string, unknown> => (e.args && typeof e.args === "object" ? e.args : {});
 const dims = (v: unknown): [number, number, number] => {
   const a = Array.isArray(v) ? v : [];
   return [asInt(a[0]) ?? 1, asInt(a[1]) ?? 1, asInt(a[2]) ?? 1];
@@ -153,18 +146,12 @@ export function kinetoToRocprof(trace: KinetoTrace, opts: RocpRoundTripOptions):
 
   for (const e of trace.traceEvents) {
     if (e.ph !== "X" || (e.cat !== "kernel" && e.cat !== "gpu_memcpy" && e.cat !== "cuda_runtime")) continue;
-    const a = argsOf(e);
-    const pid = asInt(e.pid);
-    const tid = asInt(e.tid);
-    const corr = asInt(a.correlation);
-    if (pid === undefined || tid === undefined || corr === undefined || e.ts === undefined) {
+    const t = timedEvent(e, base);
+    if (!t) {
       stats.skipped++;
       continue;
     }
-    const start = absoluteNs(e.ts, base);
-    let dur = e.dur === undefined ? 0n : microsToNs(e.dur);
-    if (dur < 0n) dur = 0n;
-    const end = start + dur;
+    const { args: a, pid, tid, correlation: corr, start, end } = t;
     if (minNs === undefined || start < minNs) minNs = start;
     if (maxNs === undefined || end > maxNs) maxNs = end;
     const ext = BigInt(asInt(a["External id"]) ?? 0);
@@ -346,19 +333,4 @@ function main(argv: string[]): number {
   return 0;
 }
 
-function isMain(): boolean {
-  try {
-    return !!process.argv[1] && realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url));
-  } catch {
-    return false;
-  }
-}
-
-if (isMain()) {
-  try {
-    process.exitCode = main(process.argv.slice(2));
-  } catch (e) {
-    console.error(`kineto_to_rocprof: ${(e as Error).message}`);
-    process.exitCode = 1;
-  }
-}
+runIfMain(import.meta.url, "kineto_to_rocprof", main);
