@@ -21,6 +21,7 @@ import { gunzipSync } from "node:zlib";
 import { kinetoToRawtrace, parseKinetoJson } from "../../src/tools/kineto_to_rawtrace.js";
 import { memorySource } from "../../src/core/engine.js";
 import { createEngine } from "../../src/node/wasm.js";
+import { gpuStreamRows } from "../helpers/interop.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const DATA = join(ROOT, "../shared/data/real/kineto-cuda");
@@ -39,21 +40,6 @@ async function viaRawtrace(kinetoText: string): Promise<string> {
   return Buffer.concat(parts).toString("utf8");
 }
 
-/** The rows HTA should count as GPU kernels in our JSON: X events whose args.stream is a stream (not -1). */
-function gpuRows(json: string): HtaKernel[] {
-  const t = JSON.parse(json) as { traceEvents: Array<{ ph: string; cat: string; name: string; dur?: number; args?: { stream?: number } }> };
-  const rows = new Map<string, HtaKernel>();
-  for (const e of t.traceEvents) {
-    const s = e.args?.stream;
-    if (e.ph !== "X" || typeof s !== "number" || s === -1) continue;
-    const key = `${e.name}\0${e.cat}`;
-    const r = rows.get(key) ?? { name: e.name, cat: e.cat, count: 0, sum_us: 0 };
-    r.count++;
-    r.sum_us += e.dur ?? 0;
-    rows.set(key, r);
-  }
-  return [...rows.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.cat < b.cat ? -1 : 1));
-}
 
 /** HTA's view of one rank must equal our JSON's GPU rows, and its breakdown must cover every kernel/memcpy/memset. */
 function assertSameKernels(label: string, hta: HtaRank, ours: HtaKernel[]): void {
@@ -97,7 +83,7 @@ test.before(async () => {
     for (const [rank, text] of traces) {
       const json = await viaRawtrace(text);
       writeFileSync(join(work, dir, `rank-${rank}.json`), json);
-      ours[dir][rank] = gpuRows(json);
+      ours[dir][rank] = gpuStreamRows(json);
     }
   }
   const out = execFileSync(PYTHON, [join(ROOT, "test/interop/hta_check.py"), ...Object.keys(dirs).map((d) => join(work, d))], {

@@ -19,6 +19,7 @@ import { memorySource } from "../../src/core/engine.js";
 import { createEngine } from "../../src/node/wasm.js";
 import { gunzipSync } from "node:zlib";
 import { fakeRocmDump } from "../helpers/rocm_fake.js";
+import { gpuStreamRows } from "../helpers/interop.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const PYTHON = join(ROOT, ".venv/bin/python");
@@ -27,21 +28,6 @@ interface Row { name: string; cat: string; count: number; sum_us: number }
 interface HtaRank { kernels: Row[]; breakdown: Array<{ name: string; kernel_type: string; sum_us: number }> }
 interface HtaReport { hta_version: string; traces: Record<string, { ranks: Record<string, HtaRank> }> }
 
-/** Our JSON's rows on a GPU stream, per (name, category), with their summed durations (µs). */
-function streamRows(json: string): Row[] {
-  const t = JSON.parse(json) as { traceEvents: Array<{ ph: string; cat: string; name: string; dur?: number; args?: { stream?: number } }> };
-  const rows = new Map<string, Row>();
-  for (const e of t.traceEvents) {
-    const s = e.args?.stream;
-    if (e.ph !== "X" || typeof s !== "number" || s === -1) continue;
-    const key = `${e.name}\0${e.cat}`;
-    const r = rows.get(key) ?? { name: e.name, cat: e.cat, count: 0, sum_us: 0 };
-    r.count++;
-    r.sum_us += e.dur ?? 0;
-    rows.set(key, r);
-  }
-  return [...rows.values()];
-}
 
 const ours: Record<string, Row[]> = {};
 let report: HtaReport;
@@ -62,7 +48,7 @@ test.before(async () => {
     const json = Buffer.concat(parts).toString("utf8");
     mkdirSync(join(work, dir));
     writeFileSync(join(work, dir, "rank-0.json"), json);
-    ours[dir] = streamRows(json);
+    ours[dir] = gpuStreamRows(json);
   }
   mkdirSync(join(work, "original"));
   writeFileSync(join(work, "original", "rank-0.json"),

@@ -19,6 +19,7 @@ import { xspaceProfilePath } from "../../src/node/convert.js";
 import { RawtraceWriter } from "../../src/format/writer.js";
 import * as C from "../../src/tools/cupti_records.js";
 import { sampleDump, T0, TID } from "../helpers/sample_dump.js";
+import { xprofPython } from "../helpers/interop.js";
 
 const REAL_KINETO = "../shared/data/real/kineto-cuda/alexnet_a100_rank0.json.gz";
 const KINETO_TOOL = "src/tools/kineto_to_rawtrace.ts";
@@ -62,17 +63,6 @@ interface CheckResult {
 }
 
 const work = mkdtempSync(join(tmpdir(), "rawtrace-xprof-"));
-let python = "";
-
-/** The pinned XProf's python (creates .venv-xprof on first use). */
-function xprofPython(): string {
-  if (python) return python;
-  const r = spawnSync("bash", ["scripts/xprof-env.sh"], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], timeout: 900_000 });
-  assert.is(r.status, 0, "scripts/xprof-env.sh failed");
-  python = r.stdout.trim().split("\n").pop()!;
-  assert.ok(existsSync(python), python);
-  return python;
-}
 
 /** Runs the checker on `file` (inside a plugins/profile/<run>/ directory) with expectations `e`. */
 function check(file: string, e: Expect): CheckResult {

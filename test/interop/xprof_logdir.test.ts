@@ -13,6 +13,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFile
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { sampleDump } from "../helpers/sample_dump.js";
+import { xprofPython } from "../helpers/interop.js";
 
 interface HostView {
   host: string;
@@ -32,17 +33,6 @@ interface LogdirView {
 }
 
 const work = mkdtempSync(join(tmpdir(), "rawtrace-xprof-logdir-"));
-let python = "";
-
-/** The pinned XProf's python (creates .venv-xprof on first use). */
-function xprofPython(): string {
-  if (python) return python;
-  const r = spawnSync("bash", ["scripts/xprof-env.sh"], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], timeout: 900_000 });
-  assert.is(r.status, 0, "scripts/xprof-env.sh failed");
-  python = r.stdout.trim().split("\n").pop()!;
-  assert.ok(existsSync(python), python);
-  return python;
-}
 
 /** What XProf lists and renders for `logdir`. */
 function openLogdir(logdir: string): LogdirView {

@@ -21,6 +21,7 @@ import { xspaceProfilePath } from "../../src/node/convert.js";
 import { kinetoToRocprof } from "../../src/tools/kineto_to_rocprof.js";
 import { expectedRoundTripView, readKinetoTrace } from "../../src/tools/kineto_to_rawtrace.js";
 import { fakeRocmDump } from "../helpers/rocm_fake.js";
+import { xprofPython } from "../helpers/interop.js";
 
 const TRACE = "../shared/data/real/kineto-rocm/minitoy_mi250.json.gz";
 
@@ -34,15 +35,6 @@ interface Expect {
 }
 
 const work = mkdtempSync(join(tmpdir(), "rawtrace-xprof-rocm-"));
-let python = "";
-
-function xprofPython(): string {
-  if (python) return python;
-  const r = spawnSync("bash", ["scripts/xprof-env.sh"], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], timeout: 900_000 });
-  assert.is(r.status, 0, "scripts/xprof-env.sh failed");
-  python = r.stdout.trim().split("\n").pop()!;
-  return python;
-}
 
 /** XSpace of `bytes` in the TensorBoard log-directory layout; returns the file and its profile start (Unix ns). */
 async function xspace(bytes: Uint8Array, name: string): Promise<{ file: string; start: bigint }> {
