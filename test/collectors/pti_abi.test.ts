@@ -123,6 +123,28 @@ if (skip) {
     });
   }
 
+  test("the collector with the real libraries and no driver: the program runs, one line says why", () => {
+    execFileSync("make", ["-s", "-C", join(ROOT, "collectors/xpu")], { stdio: "inherit" });
+    for (const v of VERSIONS) {
+      const lib = join(CACHE, v, "lib");
+      const core = findBelow(lib, "libpti.so")!;
+      const env: NodeJS.ProcessEnv = { ...process.env };
+      for (const k of Object.keys(env)) if (/^(RAWTRACE_|ZE_)/.test(k)) delete env[k];
+      Object.assign(env, {
+        LD_PRELOAD: join(ROOT, "build/c/xpu/librawtrace_xpu.so"), RAWTRACE_PTI_LIB: join(lib, "libpti_view.so"),
+        LD_LIBRARY_PATH: [lib, join(core, ".."), join(CACHE, "cmplr/lib"), join(BUILD, "ze")].join(":"),
+        RAWTRACE_OUTPUT: join(BUILD, `nodriver-${v}.rawtrace`),
+      });
+      const r = spawnSync("/bin/echo", ["still runs"], { env, encoding: "utf8", timeout: 60_000 });
+      // PTI's collector aborts the process when zeInit fails; the collector must ask Level Zero first.
+      assert.is(r.status, 0, `${v}: ${r.signal ?? ""} ${r.stderr}`);
+      assert.is(r.stdout, "still runs\n");
+      const why = r.stderr.split("\n").filter((l) => l.includes("XPU collector inactive"));
+      assert.is(why.length, 1, r.stderr);
+      assert.ok(why[0].includes(`PTI ${v}: zeInit answered 0x78000001`), why[0]);
+    }
+  });
+
   test("measured stride table per version (printed)", () => {
     assert.is(results.size, VERSIONS.length);
     const cols = [...results.keys()];
