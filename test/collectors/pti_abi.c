@@ -9,6 +9,9 @@
  *   {"kind":K,"declared":N,"rc1":r,"rc2":r,"measured":M}   per kind 0..15: one record of kind K (our declared size;
  *        256 zero bytes where we declare none, N = 0) followed by an external-correlation record; M = the library's offset of the second
  *        record (-1 when it did not step), rc1/rc2 = the two calls' results
+ *   {"names":group,"count":n,"max_id":m}   per API group 1 (Level Zero) and 3 (SYCL / UR): ids 0..4095 that
+ *        ptiViewGetApiIdName names (the range the collector asks), and the highest
+ *   {"group":g,"id":i,"rc":r,"name":"..."} the names of the ids Kineto-like traces use
  *   {"walk":n,"bytes":b,"ok":true|false,"detail":"..."}  one buffer holding one record of every declared kind,
  *        back to back with distinct correlation ids: every step must land on our next offset and the kind we wrote,
  *        and the call after the last record must say END_OF_BUFFER
@@ -169,6 +172,28 @@ int main(int argc, char** argv) {
       snprintf(detail, sizeof detail, "step %u: offset %zu kind %u, expected offset %zu kind %u", i, off,
                rec->_view_kind, offs[i], kinds[i]);
       break;
+    }
+  }
+  pti_view_get_api_id_name_fn api_name = (pti_view_get_api_id_name_fn)dlsym(view, "ptiViewGetApiIdName");
+  if (api_name) {
+    static const uint32_t groups[] = {PTI_API_GROUP_LEVELZERO, PTI_API_GROUP_SYCL};
+    for (size_t g = 0; g < 2; g++) {
+      uint32_t count = 0, max_id = 0;
+      for (uint32_t id = 0; id < 4096; id++) {
+        const char* nm = NULL;
+        if (api_name((pti_api_group_id)groups[g], id, &nm) == PTI_SUCCESS && nm && *nm) {
+          count++;
+          max_id = id;
+        }
+      }
+      printf("{\"names\":%u,\"count\":%u,\"max_id\":%u}\n", groups[g], count, max_id);
+    }
+    static const uint32_t known[][2] = {{3, 17}, {3, 32}, {3, 33}, {3, 42}, {3, 97}, {1, 41}, {1, 42}, {1, 55}, {1, 84}};
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+      const char* nm = NULL;
+      pti_result rc = api_name((pti_api_group_id)known[i][0], known[i][1], &nm);
+      printf("{\"group\":%u,\"id\":%u,\"rc\":%d,\"name\":\"%s\"}\n", known[i][0], known[i][1], (int)rc,
+             nm ? nm : "");
     }
   }
   printf("{\"walk\":%u,\"bytes\":%zu,\"ok\":%s,\"detail\":\"%s\"}\n", i, at, ok ? "true" : "false", detail);

@@ -29,6 +29,12 @@ const EXPECTED: Record<(typeof VERSIONS)[number], Record<number, number>> = {
   "0.17.0": { 1: 168, 3: 48, 5: 56, 6: 48, 7: 24, 8: 136, 9: 136, 10: 168, 11: 72, 12: 56 },
   "1.2.0": { 1: 184, 3: 48, 5: 56, 6: 48, 7: 24, 8: 152, 9: 152, 10: 192, 11: 72, 12: 64 },
 };
+/** API ids stable from 0.11 to 1.x (reference note), group/id → name. */
+const STABLE_NAMES: Record<string, string> = {
+  "3/17": "urEnqueueKernelLaunch", "3/32": "urEnqueueUSMFill", "3/33": "urEnqueueUSMMemcpy", "3/42": "urEventWait",
+  "3/97": "urQueueFinish", "1/41": "zeCommandListAppendMemoryCopy", "1/42": "zeCommandListAppendMemoryFill",
+  "1/55": "zeCommandListAppendLaunchKernel", "1/84": "zeEventHostSynchronize",
+};
 const KIND_NAMES = ["INVALID", "DEVICE_GPU_KERNEL", "DEVICE_CPU_KERNEL", "DRIVER_API", "RESERVED",
   "COLLECTION_OVERHEAD", "RUNTIME_API", "EXTERNAL_CORRELATION", "DEVICE_GPU_MEM_COPY", "DEVICE_GPU_MEM_FILL",
   "DEVICE_GPU_MEM_COPY_P2P", "DEVICE_SYNCHRONIZATION", "COMMUNICATION"];
@@ -119,6 +125,17 @@ if (skip) {
       const walk = lines.find((l) => "walk" in l);
       assert.ok(walk?.ok, `${v}: walk of every declared kind: ${walk?.detail}`);
       assert.is(walk.walk, Object.keys(EXPECTED[v]).length);
+      // API names: the ids Kineto-like traces use name the same calls in every version; every named id lies in the
+      // range the collector asks (0..4095), far from its end.
+      const named = Object.fromEntries(lines.filter((l) => "name" in l).map((l) => [`${l.group}/${l.id}`, l.name]));
+      assert.equal(named, STABLE_NAMES, `${v}: ptiViewGetApiIdName`);
+      const groups = lines.filter((l) => "names" in l);
+      assert.is(groups.length, 2);
+      for (const g of groups) {
+        assert.ok(g.count > 150, `${v} group ${g.names}: ${g.count} names`);
+        assert.ok(g.max_id < 2048, `${v} group ${g.names}: max id ${g.max_id}`);
+      }
+      console.log(`pti_abi: ${v}: ptiViewGetApiIdName names ${groups.map((g) => `${g.count} ids (max ${g.max_id}) in group ${g.names}`).join(", ")}`);
       results.set(v, { head, probes, walk });
     });
   }
