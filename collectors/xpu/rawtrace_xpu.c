@@ -26,6 +26,7 @@
 
 #include "rawtrace_xpu.h"
 #include "pti_abi.h"
+#include "ze_abi.h"
 #include "rawtrace_collector.h"
 #include "rawtrace_queue.h"
 #include "rawtrace_threads.h"
@@ -196,19 +197,24 @@ static int bind_pti(void* h, char* why, size_t cap) {
  * the user set it, as PTI needs it on older drivers and the loader reads it in zeInit. Returns 0 when usable; else
  * writes why into `why`.
  */
+static struct {
+  rt_ze_driver_get_fn driver_get;
+  rt_ze_device_get_fn device_get;
+  rt_ze_device_get_properties_fn device_props;
+} Z;
+
 static int level_zero_ready(char* why, size_t cap) {
   void* ze = dlopen("libze_loader.so.1", RTLD_NOW | RTLD_GLOBAL);
   if (!ze) {
     snprintf(why, cap, "no Level Zero loader (%.300s)", dlerror());
     return -1;
   }
-  typedef int (*ze_init_fn)(uint32_t);
-  typedef int (*ze_driver_get_fn)(uint32_t*, void**);
-  ze_init_fn init;
-  ze_driver_get_fn driver_get;
+  rt_ze_init_fn init;
   *(void**)(&init) = dlsym(ze, "zeInit");
-  *(void**)(&driver_get) = dlsym(ze, "zeDriverGet");
-  if (!init || !driver_get) {
+  *(void**)(&Z.driver_get) = dlsym(ze, "zeDriverGet");
+  *(void**)(&Z.device_get) = dlsym(ze, "zeDeviceGet");
+  *(void**)(&Z.device_props) = dlsym(ze, "zeDeviceGetProperties");
+  if (!init || !Z.driver_get) {
     snprintf(why, cap, "the Level Zero loader lacks zeInit or zeDriverGet");
     return -1;
   }
@@ -219,12 +225,53 @@ static int level_zero_ready(char* why, size_t cap) {
     return -1;
   }
   uint32_t count = 0;
-  rc = driver_get(&count, NULL);
+  rc = Z.driver_get(&count, NULL);
   if (rc != 0 || count == 0) {
     snprintf(why, cap, "zeDriverGet found no driver (0x%x, %u); PTI would abort the process", (unsigned)rc, count);
     return -1;
   }
   return 0;
+}
+
+/*
+ * DEVICES: every Level Zero device of every driver, in zeDriverGet x zeDeviceGet order (id = that ordinal). PTI
+ * records name their device by `_device_uuid` (and, in `_v2`, by handle), so the uuid is the key a decoder uses.
+ * Fields: Xe cores / subslices (numSlices x numSubslicesPerSlice) as multiprocessors, coreClockRate (MHz) as kHz,
+ * EUs x threads per EU per subslice as max threads per multiprocessor, the EU SIMD width as warp size.
+ */
+static void write_devices(void) {
+  if (!Z.device_get || !Z.device_props) return;
+  void* drivers[8];
+  uint32_t nd = 8;
+  if (Z.driver_get(&nd, drivers) != 0) return;
+  if (nd > 8) nd = 8;
+  rt_device_info devs[64];
+  static rt_ze_device_properties props[64];
+  uint32_t n = 0;
+  for (uint32_t d = 0; d < nd && n < 64; d++) {
+    void* handles[64];
+    uint32_t m = 64 - n;
+    if (Z.device_get(drivers[d], &m, handles) != 0) continue;
+    if (m > 64 - n) m = 64 - n;
+    for (uint32_t i = 0; i < m; i++) {
+      rt_ze_device_properties* p = &props[n];
+      memset(p, 0, sizeof *p);
+      p->stype = RT_ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
+      if (Z.device_props(handles[i], p) != 0) continue;
+      p->name[sizeof p->name - 1] = 0;
+      rt_device_info* o = &devs[n];
+      memset(o, 0, sizeof *o);
+      o->id = n;
+      o->multiprocessors = p->numSlices * p->numSubslicesPerSlice;
+      o->core_clock_khz = p->coreClockRate * 1000u;
+      o->max_threads_per_multiprocessor = p->numEUsPerSubslice * p->numThreadsPerEU;
+      o->warp_size = p->physicalEUSimdWidth;
+      memcpy(o->uuid, p->uuid, sizeof o->uuid);
+      o->name = p->name;
+      n++;
+    }
+  }
+  if (n) wrote(rt_writer_devices(G.w, devs, n));
 }
 
 /*
@@ -551,6 +598,7 @@ __attribute__((constructor)) static void rawtrace_xpu_init(void) {
   push_clock(RT_CLOCK_START, 1);
   write_kind_sizes();
   write_api_names();
+  write_devices();
   rt_threads_init(&G.threads, (uint32_t)G.owner_pid);
 
   if (rt_queue_init(&G.q) != 0 || rt_thread_start(&G.writer, writer_main) != 0) {

@@ -100,6 +100,21 @@ function checkDump(ver: Ver, file: string, delivered: string, complete: boolean)
   }
   assert.equal(names, ["1/41/zeCommandListAppendMemoryCopy", "1/55/zeCommandListAppendLaunchKernel",
     "3/17/urEnqueueKernelLaunch", "3/33/urEnqueueUSMMemcpy"]);
+  // DEVICES from Level Zero (the fake loader: one driver, two devices), before any ACTIVITY
+  const dv = chunks.find((c) => c.type === ChunkType.DEVICES)!.p;
+  assert.ok(types.indexOf(ChunkType.DEVICES) < types.indexOf(ChunkType.ACTIVITY));
+  assert.is(dv.readUInt32LE(0), 2);
+  for (let o = 4, k = 0; k < 2; k++) {
+    assert.is(dv.readUInt32LE(o), k, "id");
+    assert.is(dv.readUInt32LE(o + 4), 32, "Xe cores = slices x subslices");
+    assert.is(dv.readUInt32LE(o + 24), (1600 + k) * 1000, "core clock kHz");
+    assert.is(dv.readUInt32LE(o + 40), 64, "threads per Xe core");
+    assert.is(dv.readUInt32LE(o + 52), 16, "SIMD width");
+    assert.equal([...dv.subarray(o + 72, o + 88)], Array.from({ length: 16 }, (_, i) => k * 16 + i), "uuid");
+    const len = dv.readUInt32LE(o + 88);
+    assert.is(dv.toString("utf8", o + 92, o + 92 + len), `Fake Intel GPU ${k}`);
+    o += 92 + len;
+  }
   // ACTIVITY = the delivered buffers, byte for byte, in order
   const activity = Buffer.concat(chunks.filter((c) => c.type === ChunkType.ACTIVITY).map((c) => c.p));
   assert.ok(activity.length > 0);
