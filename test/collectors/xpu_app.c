@@ -5,6 +5,7 @@
  *
  *   xpu_app run    RT_APP_STEPS rounds of records, each round inside a pushed external id (1000 + round); exits
  *   xpu_app kill   as run, then rawtrace_xpu_flush, prints {"flushed":rc}, more rounds, and SIGKILLs itself
+ *   xpu_app term   as run, then SIGTERM to itself (default disposition: the collector's handler flushes first)
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -49,5 +50,6 @@ int main(int argc, char** argv) {
     emit(steps); /* records never delivered: lost with the process */
     raise(SIGKILL);
   }
+  if (!strcmp(mode, "term")) raise(SIGTERM);
   return 0;
 }

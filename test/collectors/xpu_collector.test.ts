@@ -192,6 +192,13 @@ for (const ver of VERSIONS) {
   });
 }
 
+test("SIGTERM with the default disposition: the handler flushes PTI and completes the file, then the process dies", () => {
+  const r = run("1.2.0", "term", "term", { RAWTRACE_BUFFER_SIZE: "4M" });
+  assert.is(r.signal, "SIGTERM");
+  assert.is(r.lines.filter((l) => "delivered" in l).length, 1, "the one buffer, handed over by the exit flush");
+  checkDump("1.2.0", r.file, r.delivered, true);
+});
+
 test("no PTI library: the program runs unchanged, one line says why, no file", () => {
   const r = run("1.2.0", "nopti", "run", { RAWTRACE_PTI_LIB: join(dir, "missing/libpti_view.so") });
   assert.is(r.lines.find((l) => "collector" in l)?.collector, 1);
