@@ -88,6 +88,7 @@ static struct {
   int verbosity;
   char output[PATH_MAX];
   size_t buffer_size;
+  size_t max_memory; /* bytes of delivered buffers waiting for the writer */
   double exit_timeout;
   int handle_signals;
 
@@ -110,6 +111,8 @@ static struct {
   size_t seen_cap, seen_n;
   rt_threads threads;
 
+  atomic_size_t queued_bytes;
+  atomic_uint_fast64_t n_capped;         /* records in buffers dropped by the memory cap, not yet in a DROPPED chunk */
   atomic_uint_fast64_t n_buffers, n_bytes, n_strings;
 } G = {.verbosity = RT_V_WARN};
 
@@ -359,10 +362,32 @@ static void on_request(unsigned char** buffer, size_t* size) {
   *size = p ? G.buffer_size : 0;
 }
 
+/* Records in `used` bytes of a buffer, stepped by the measured strides (up to a kind the library does not know). */
+static uint64_t count_records(const uint8_t* b, size_t used) {
+  uint64_t n = 0;
+  for (size_t off = 0; off + sizeof(uint32_t) <= used; n++) {
+    uint32_t k;
+    memcpy(&k, b + off, sizeof k);
+    uint32_t size = k < MAX_KIND ? G.stride[k] : 0;
+    if (!size) return n + 1;
+    off += size;
+  }
+  return n;
+}
+
 static void on_complete(unsigned char* buffer, size_t size, size_t used) {
   (void)size;
   if (!buffer) return;
   struct buf_item* it = NULL;
+  if (used && atomic_load(&G.state) == ST_RUNNING && getpid() == G.owner_pid &&
+      atomic_fetch_add(&G.queued_bytes, used) + used > G.max_memory) {
+    /* the writer is this far behind: drop the buffer rather than grow without bound (counted, DROPPED reason 2) */
+    atomic_fetch_sub(&G.queued_bytes, used);
+    atomic_fetch_add(&G.n_capped, count_records(buffer, used));
+    free(buffer);
+    rt_queue_wake(&G.q);
+    return;
+  }
   if (used && atomic_load(&G.state) == ST_RUNNING && getpid() == G.owner_pid &&
       (it = (struct buf_item*)calloc(1, sizeof *it)) != NULL) {
     it->it.type = IT_BUFFER;
@@ -371,7 +396,14 @@ static void on_complete(unsigned char* buffer, size_t size, size_t used) {
     rt_queue_push(&G.q, &it->it);
     return;
   }
+  if (used && atomic_load(&G.state) == ST_RUNNING && getpid() == G.owner_pid) atomic_fetch_sub(&G.queued_bytes, used);
   free(buffer);
+}
+
+/* Writer: a DROPPED chunk for the records the memory cap dropped since the last one. */
+static void write_capped(void) {
+  uint64_t n = atomic_exchange(&G.n_capped, 0);
+  if (n && !atomic_load(&G.write_failed)) wrote(rt_writer_dropped(G.w, n, RT_DROP_MEMORY_CAP));
 }
 
 /* Byte offsets of the string pointers in a record of kind `k` whose stride is `size` (0 ends the list). */
@@ -472,6 +504,7 @@ static void handle(rt_item* it) {
   if (it->type == IT_BUFFER) {
     struct buf_item* b = (struct buf_item*)it;
     if (!atomic_load(&G.write_failed)) write_buffer(b);
+    atomic_fetch_sub(&G.queued_bytes, b->used);
     free(b->data);
   } else if (rt_item_is_common(it) && !atomic_load(&G.write_failed)) {
     wrote(rt_item_write(G.w, it));
@@ -490,6 +523,7 @@ static void finalize(void) {
   for (size_t i = 0; i < sizeof kViews / sizeof kViews[0]; i++)
     if (G.stride[kViews[i]]) P.disable((pti_view_kind)kViews[i]);
   rt_queue_drain(&G.q, handle);
+  write_capped();
   if (!atomic_load(&G.write_failed)) {
     rt_clock_anchor_t a;
     if (rt_clock_anchor(RT_CLOCK_END, P.timestamp(), &a) == 0) wrote(rt_writer_clock(G.w, &a));
@@ -507,6 +541,7 @@ static void* writer_main(void* arg) {
   while (!atomic_load(&G.finalize_req)) {
     rt_queue_sleep(&G.q, -1);
     rt_queue_drain(&G.q, handle);
+    write_capped();
   }
   finalize();
   rt_queue_finish(&G.q);
@@ -571,6 +606,7 @@ __attribute__((constructor)) static void rawtrace_xpu_init(void) {
   if (G.buffer_size < (64u << 10)) G.buffer_size = 64u << 10;
   if (G.buffer_size > (64u << 20)) G.buffer_size = 64u << 20;
   G.buffer_size &= ~(size_t)63;
+  G.max_memory = rt_env_size("RAWTRACE_MAX_MEMORY", 256u << 20, G.verbosity);
   G.exit_timeout = rt_env_seconds("RAWTRACE_EXIT_TIMEOUT", G.verbosity);
   if (G.exit_timeout <= 0) G.exit_timeout = 10;
   G.handle_signals = rt_env_flag("RAWTRACE_HANDLE_SIGNALS", 1);

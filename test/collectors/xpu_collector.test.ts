@@ -17,7 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { crc32 } from "node:zlib";
-import { ChunkType, ClockWhich, Vendor } from "../../src/format/container.js";
+import { ChunkType, ClockWhich, DropReason, Vendor } from "../../src/format/container.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const BUILD = join(ROOT, "build/c/xpu");
@@ -197,6 +197,24 @@ test("SIGTERM with the default disposition: the handler flushes PTI and complete
   assert.is(r.signal, "SIGTERM");
   assert.is(r.lines.filter((l) => "delivered" in l).length, 1, "the one buffer, handed over by the exit flush");
   checkDump("1.2.0", r.file, r.delivered, true);
+});
+
+test("memory cap: a buffer that would put more than RAWTRACE_MAX_MEMORY in the writer's queue is dropped and counted", () => {
+  const r = run("0.17.0", "cap", "run", { RAWTRACE_MAX_MEMORY: "1k" }); // below one buffer: every buffer is dropped
+  assert.is(r.status, 0, r.stderr);
+  const chunks = readChunks(r.file);
+  assert.not.ok(chunks.some((c) => c.type === ChunkType.ACTIVITY));
+  assert.is(chunks[chunks.length - 1].type, ChunkType.END);
+  const delivered = readFileSync(r.delivered);
+  let records = 0;
+  for (let o = 0; o < delivered.length; records++) o += SIZES["0.17.0"][delivered.readUInt32LE(o)];
+  let dropped = 0n;
+  for (const c of chunks.filter((c) => c.type === ChunkType.DROPPED)) {
+    assert.is(c.p.readUInt32LE(8), DropReason.MEMORY_CAP);
+    dropped += c.p.readBigUInt64LE(0);
+  }
+  assert.is(dropped, BigInt(records), "every record of every delivered buffer counted");
+  assert.ok(records >= 4 * STEPS);
 });
 
 test("no PTI library: the program runs unchanged, one line says why, no file", () => {
