@@ -1,0 +1,55 @@
+/*
+ * Test program for test/collectors/xpu_collector.test.ts, run with LD_PRELOAD=librawtrace_xpu.so and
+ * RAWTRACE_PTI_LIB=<the fake libpti_view.so>. It reaches the fake (fake_pti_emit) and the collector's public API
+ * through dlopen/dlsym only.
+ *
+ *   xpu_app run    RT_APP_STEPS rounds of records, each round inside a pushed external id (1000 + round); exits
+ *   xpu_app kill   as run, then rawtrace_xpu_flush, prints {"flushed":rc}, more rounds, and SIGKILLs itself
+ *   xpu_app term   as run, then SIGTERM to itself (default disposition: the collector's handler flushes first)
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef void (*emit_fn)(unsigned);
+typedef int (*push_fn)(uint64_t);
+typedef int (*pop_fn)(void);
+typedef int (*flush_fn)(void);
+
+int main(int argc, char** argv) {
+  const char* mode = argc > 1 ? argv[1] : "run";
+  const char* lib = getenv("RAWTRACE_PTI_LIB");
+  void* pti = lib ? dlopen(lib, RTLD_NOW | RTLD_NOLOAD) : NULL;
+  if (!pti) pti = lib ? dlopen(lib, RTLD_NOW) : NULL;
+  emit_fn emit = pti ? (emit_fn)(uintptr_t)dlsym(pti, "fake_pti_emit") : NULL;
+  push_fn push = (push_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "rawtrace_xpu_push_external_id");
+  pop_fn pop = (pop_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "rawtrace_xpu_pop_external_id");
+  flush_fn flush = (flush_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "rawtrace_xpu_flush");
+  printf("{\"pid\":%d,\"collector\":%d}\n", (int)getpid(), push && pop && flush);
+  fflush(stdout);
+  if (!emit) {
+    fprintf(stderr, "xpu_app: no fake_pti_emit in %s\n", lib ? lib : "(RAWTRACE_PTI_LIB unset)");
+    return 2;
+  }
+  unsigned steps = (unsigned)atoi(getenv("RT_APP_STEPS") ? getenv("RT_APP_STEPS") : "10");
+  for (unsigned i = 0; i < steps; i++) {
+    int pushed = push ? push(1000 + i) : -1;
+    emit(1);
+    int popped = pop ? pop() : -1;
+    if (pushed || popped) printf("{\"push\":%d,\"pop\":%d}\n", pushed, popped);
+  }
+  if (!strcmp(mode, "kill")) {
+    int rc = flush ? flush() : -2;
+    printf("{\"flushed\":%d}\n", rc);
+    fflush(stdout);
+    emit(steps); /* records never delivered: lost with the process */
+    raise(SIGKILL);
+  }
+  if (!strcmp(mode, "term")) raise(SIGTERM);
+  return 0;
+}

@@ -1,0 +1,241 @@
+/**
+ * The XPU collector (collectors/xpu) end to end, without an Intel GPU or PTI.
+ *
+ * `make -C collectors/xpu test-bins` builds the collector, the PTI test double (test/collectors/fake_pti.c, v1 records
+ * as 0.17.0 or `_v2` records as 1.2.0 by FAKE_PTI_VERSION), a Level Zero loader double and the test program
+ * (test/collectors/xpu_app.c), which runs with LD_PRELOAD=librawtrace_xpu.so and makes the fake emit records. The fake
+ * appends every buffer it hands over to a side file; the dump's ACTIVITY chunks must hold exactly those bytes in
+ * order, with the tables a decoder needs (KIND_SIZES measured through the fake's walker, API names, a STRINGS entry
+ * for every name pointer before the ACTIVITY chunk using it, clocks). Read here straight from the container, every
+ * chunk's CRCs checked.
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { crc32 } from "node:zlib";
+import { ChunkType, ClockWhich, DropReason, Vendor } from "../../src/format/container.js";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const BUILD = join(ROOT, "build/c/xpu");
+const LIB = join(BUILD, "librawtrace_xpu.so");
+const PTI = join(BUILD, "fake/libpti_view.so");
+const APP = join(BUILD, "xpu_app");
+const VERSIONS = ["0.17.0", "1.2.0"] as const;
+type Ver = (typeof VERSIONS)[number];
+const STEPS = 300;
+
+/** Record sizes per kind each fake version steps (the real libraries' strides, test/collectors/pti_abi.test.ts). */
+const SIZES: Record<Ver, Record<number, number>> = {
+  "0.17.0": { 1: 168, 3: 48, 5: 56, 6: 48, 7: 24, 8: 136, 9: 136, 10: 168, 11: 72, 12: 56 },
+  "1.2.0": { 1: 184, 3: 48, 5: 56, 6: 48, 7: 24, 8: 152, 9: 152, 10: 192, 11: 72, 12: 64 },
+};
+/** Byte offsets of string pointers per kind (pti_abi.h), and the text the fake puts there. */
+const POINTERS: Record<number, [number, RegExp][]> = {
+  1: [[24, /^_ZN4fake6kernelILi[0-6]EEvv$/], [32, /^\/src\/fake_[0-2]\.cpp$/]],
+  8: [[32, /^zeCommandListAppendMemoryCopy\(H2D\)$/]],
+  9: [[24, /^zeCommandListAppendMemoryFill$/]],
+};
+
+let dir = "";
+
+interface Chunk { type: number; p: Buffer }
+function readChunks(path: string): Chunk[] {
+  const b = readFileSync(path);
+  assert.is(b.toString("latin1", 0, 8), "RAWTRACE");
+  const out: Chunk[] = [];
+  for (let o = 16; o + 24 <= b.length;) {
+    assert.is(b.readUInt32LE(o), 0x4b435452, `sync word at ${o}`);
+    assert.is(b.readUInt32LE(o + 20), crc32(b.subarray(o, o + 20)), `header CRC at ${o}`);
+    const len = b.readUInt32LE(o + 12);
+    assert.ok(o + 24 + len <= b.length, `chunk at ${o} complete`);
+    const p = b.subarray(o + 24, o + 24 + len);
+    assert.is(b.readUInt32LE(o + 16), crc32(p), `payload CRC at ${o}`);
+    out.push({ type: b.readUInt16LE(o + 4), p });
+    o += 24 + len + ((8 - (len % 8)) % 8);
+  }
+  return out;
+}
+
+function run(ver: Ver, name: string, mode: string, extra: Record<string, string> = {}) {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const k of Object.keys(env)) if (/^(RAWTRACE_|FAKE_|RT_APP_|ZE_)/.test(k)) delete env[k];
+  Object.assign(env, {
+    LD_PRELOAD: LIB, LD_LIBRARY_PATH: join(BUILD, "fake"), RAWTRACE_PTI_LIB: PTI, FAKE_PTI_VERSION: ver,
+    FAKE_PTI_DUMP: join(dir, `${name}.delivered`), RAWTRACE_OUTPUT: join(dir, `${name}.rawtrace`),
+    RAWTRACE_BUFFER_SIZE: "64k", RT_APP_STEPS: String(STEPS), ...extra,
+  });
+  const r = spawnSync(APP, [mode], { env, encoding: "utf8", timeout: 60_000 });
+  const lines = (r.stdout ?? "").split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
+  return { ...r, lines, file: join(dir, `${name}.rawtrace`), delivered: join(dir, `${name}.delivered`) };
+}
+
+/** Checks the tables and that the ACTIVITY chunks are the delivered bytes; returns the chunks. */
+function checkDump(ver: Ver, file: string, delivered: string, complete: boolean): Chunk[] {
+  const chunks = readChunks(file);
+  const types = chunks.map((c) => c.type);
+  assert.is(types[0], ChunkType.HEADER);
+  const h = chunks[0].p;
+  assert.is(h.readUInt32LE(0), Vendor.INTEL_PTI);
+  const [maj, min, pat] = ver.split(".").map(Number);
+  assert.is(h.readUInt32LE(8), 10000 * maj + 100 * min + pat);
+  assert.is(types[1], ChunkType.CLOCK);
+  assert.is(chunks[1].p.readUInt32LE(0), ClockWhich.START);
+  // KIND_SIZES measured through the library's own walker, before any ACTIVITY
+  const ks = chunks.find((c) => c.type === ChunkType.KIND_SIZES)!;
+  assert.ok(types.indexOf(ChunkType.KIND_SIZES) < types.indexOf(ChunkType.ACTIVITY));
+  const sizes: Record<number, number> = {};
+  for (let i = 0, n = ks.p.readUInt32LE(0); i < n; i++) sizes[ks.p.readUInt32LE(4 + 8 * i)] = ks.p.readUInt32LE(8 + 8 * i);
+  assert.equal(sizes, SIZES[ver]);
+  // API names: (group, id) → name for every id the library names
+  const an = chunks.find((c) => c.type === ChunkType.API_NAMES)!.p;
+  const names: string[] = [];
+  for (let o = 4, i = 0, n = an.readUInt32LE(0); i < n; i++) {
+    const g = an.readUInt32LE(o), id = an.readUInt32LE(o + 4), len = an.readUInt32LE(o + 8);
+    names.push(`${g}/${id}/${an.toString("utf8", o + 12, o + 12 + len)}`);
+    o += 12 + len;
+  }
+  assert.equal(names, ["1/41/zeCommandListAppendMemoryCopy", "1/55/zeCommandListAppendLaunchKernel",
+    "3/17/urEnqueueKernelLaunch", "3/33/urEnqueueUSMMemcpy"]);
+  // DEVICES from Level Zero (the fake loader: one driver, two devices), before any ACTIVITY
+  const dv = chunks.find((c) => c.type === ChunkType.DEVICES)!.p;
+  assert.ok(types.indexOf(ChunkType.DEVICES) < types.indexOf(ChunkType.ACTIVITY));
+  assert.is(dv.readUInt32LE(0), 2);
+  for (let o = 4, k = 0; k < 2; k++) {
+    assert.is(dv.readUInt32LE(o), k, "id");
+    assert.is(dv.readUInt32LE(o + 4), 32, "Xe cores = slices x subslices");
+    assert.is(dv.readUInt32LE(o + 24), (1600 + k) * 1000, "core clock kHz");
+    assert.is(dv.readUInt32LE(o + 40), 64, "threads per Xe core");
+    assert.is(dv.readUInt32LE(o + 52), 16, "SIMD width");
+    assert.equal([...dv.subarray(o + 72, o + 88)], Array.from({ length: 16 }, (_, i) => k * 16 + i), "uuid");
+    const len = dv.readUInt32LE(o + 88);
+    assert.is(dv.toString("utf8", o + 92, o + 92 + len), `Fake Intel GPU ${k}`);
+    o += 92 + len;
+  }
+  // ACTIVITY = the delivered buffers, byte for byte, in order
+  const activity = Buffer.concat(chunks.filter((c) => c.type === ChunkType.ACTIVITY).map((c) => c.p));
+  assert.ok(activity.length > 0);
+  assert.ok(activity.equals(readFileSync(delivered)), "ACTIVITY chunks == the buffers PTI handed over");
+  // every string pointer resolved by a STRINGS entry written before its ACTIVITY chunk, each pointer once
+  const strings = new Map<bigint, string>();
+  let records = 0;
+  for (const c of chunks) {
+    if (c.type === ChunkType.STRINGS) {
+      for (let o = 4, i = 0, n = c.p.readUInt32LE(0); i < n; i++) {
+        const ptr = c.p.readBigUInt64LE(o), len = c.p.readUInt32LE(o + 8);
+        assert.not.ok(strings.has(ptr), `pointer ${ptr} written twice`);
+        strings.set(ptr, c.p.toString("utf8", o + 12, o + 12 + len));
+        o += 12 + len;
+      }
+    }
+    if (c.type !== ChunkType.ACTIVITY) continue;
+    for (let o = 0; o < c.p.length; records++) {
+      const kind = c.p.readUInt32LE(o);
+      const size = SIZES[ver][kind];
+      assert.ok(size, `kind ${kind} at ${o}`);
+      const ptrs = [...(POINTERS[kind] ?? [])];
+      if (kind === 12) ptrs.push([size - 8, /^oneccl_allreduce_[01]$/]);
+      for (const [off, re] of ptrs) {
+        const ptr = c.p.readBigUInt64LE(o + off);
+        if (ptr === 0n) continue;
+        assert.ok(strings.has(ptr), `kind ${kind} pointer at +${off} has no STRINGS entry before its buffer`);
+        assert.match(strings.get(ptr)!, re);
+      }
+      o += size;
+    }
+  }
+  assert.ok(records >= 4 * STEPS, `${records} records`);
+  if (complete) {
+    assert.is(types[types.length - 1], ChunkType.END);
+    const endClock = chunks.filter((c) => c.type === ChunkType.CLOCK).pop()!;
+    assert.is(endClock.p.readUInt32LE(0), ClockWhich.END);
+  }
+  return chunks;
+}
+
+test.before(() => {
+  execFileSync("make", ["-s", "-C", join(ROOT, "collectors/xpu"), "test-bins"], { stdio: "inherit" });
+  dir = mkdtempSync(join(tmpdir(), "rawtrace-xpu-"));
+});
+test.after(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
+
+for (const ver of VERSIONS) {
+  test(`PTI ${ver}: every delivered buffer verbatim, with kind sizes, API names, strings and clocks`, () => {
+    const r = run(ver, `${ver}-run`, "run");
+    assert.is(r.status, 0, r.stderr);
+    assert.is(r.lines.find((l) => "collector" in l)?.collector, 1);
+    assert.not.ok(r.lines.some((l) => "push" in l), "push/pop external ids succeed");
+    const enabled = r.lines.filter((l) => "enabled" in l).map((l) => l.enabled).sort((a, b) => a - b);
+    assert.equal(enabled, [1, 3, 5, 6, 7, 8, 9, 10, 11, 12]);
+    assert.ok(r.lines.filter((l) => "delivered" in l).length >= 3, "several buffers filled, plus the exit flush");
+    const chunks = checkDump(ver, r.file, r.delivered, true);
+    // external correlation: one record per round, ids 1000 + round, following that round's runtime call
+    const act = Buffer.concat(chunks.filter((c) => c.type === ChunkType.ACTIVITY).map((c) => c.p));
+    const ext: bigint[] = [];
+    for (let o = 0; o < act.length;) {
+      const kind = act.readUInt32LE(o);
+      if (kind === 7) ext.push(act.readBigUInt64LE(o + 8));
+      o += SIZES[ver][kind];
+    }
+    assert.equal(ext, Array.from({ length: STEPS }, (_, i) => BigInt(1000 + i)));
+  });
+
+  test(`PTI ${ver}: killed after a flush, the file keeps every buffer delivered before`, () => {
+    const r = run(ver, `${ver}-kill`, "kill", { RAWTRACE_BUFFER_SIZE: "4M" });
+    assert.is(r.signal, "SIGKILL");
+    assert.ok(r.lines.some((l) => l.flushed === 0), "rawtrace_xpu_flush answered 0");
+    const chunks = checkDump(ver, r.file, r.delivered, false);
+    assert.not.ok(chunks.some((c) => c.type === ChunkType.END));
+  });
+}
+
+test("SIGTERM with the default disposition: the handler flushes PTI and completes the file, then the process dies", () => {
+  const r = run("1.2.0", "term", "term", { RAWTRACE_BUFFER_SIZE: "4M" });
+  assert.is(r.signal, "SIGTERM");
+  assert.is(r.lines.filter((l) => "delivered" in l).length, 1, "the one buffer, handed over by the exit flush");
+  checkDump("1.2.0", r.file, r.delivered, true);
+});
+
+test("memory cap: a buffer that would put more than RAWTRACE_MAX_MEMORY in the writer's queue is dropped and counted", () => {
+  const r = run("0.17.0", "cap", "run", { RAWTRACE_MAX_MEMORY: "1k" }); // below one buffer: every buffer is dropped
+  assert.is(r.status, 0, r.stderr);
+  const chunks = readChunks(r.file);
+  assert.not.ok(chunks.some((c) => c.type === ChunkType.ACTIVITY));
+  assert.is(chunks[chunks.length - 1].type, ChunkType.END);
+  const delivered = readFileSync(r.delivered);
+  let records = 0;
+  for (let o = 0; o < delivered.length; records++) o += SIZES["0.17.0"][delivered.readUInt32LE(o)];
+  let dropped = 0n;
+  for (const c of chunks.filter((c) => c.type === ChunkType.DROPPED)) {
+    assert.is(c.p.readUInt32LE(8), DropReason.MEMORY_CAP);
+    dropped += c.p.readBigUInt64LE(0);
+  }
+  assert.is(dropped, BigInt(records), "every record of every delivered buffer counted");
+  assert.ok(records >= 4 * STEPS);
+});
+
+test("no PTI library: the program runs unchanged, one line says why, no file", () => {
+  const r = run("1.2.0", "nopti", "run", { RAWTRACE_PTI_LIB: join(dir, "missing/libpti_view.so") });
+  assert.is(r.lines.find((l) => "collector" in l)?.collector, 1);
+  assert.is(r.status, 2); // the app itself finds no fake to drive
+  const lines = r.stderr.split("\n").filter((l) => l.includes("XPU collector inactive"));
+  assert.is(lines.length, 1);
+  assert.match(lines[0], /RAWTRACE_PTI_LIB=.*missing\/libpti_view\.so cannot be loaded/);
+  assert.not.ok(existsSync(r.file));
+});
+
+test("no Level Zero driver: PTI is never asked (it would abort), the program runs, one line says why", () => {
+  const r = run("1.2.0", "nodriver", "run", { FAKE_ZE_DRIVERS: "0" });
+  assert.is(r.status, 0, r.stderr);
+  assert.not.ok(r.lines.some((l) => "enabled" in l), "no view enabled");
+  assert.not.ok(r.lines.some((l) => "delivered" in l), "no buffer requested");
+  const lines = r.stderr.split("\n").filter((l) => l.includes("XPU collector inactive"));
+  assert.is(lines.length, 1);
+  assert.match(lines[0], /zeDriverGet found no driver/);
+  assert.not.ok(existsSync(r.file));
+});
+
+test.run();
