@@ -2,7 +2,8 @@
  * Parallel block gzip (src/node/block_gzip.ts): the members it writes are one gzip file that Node's zlib and
  * Python's gzip both read back to the exact input, for inputs that end on, before and after a block boundary, the
  * empty input, and writes of every size; the bytes do not depend on how the input was cut into writes or on how
- * many blocks compress at once; back pressure holds at most `inFlight` blocks.
+ * many blocks compress at once; back pressure holds at most `inFlight` blocks; convertFile and convertStream write
+ * the same members for a converted trace.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -11,7 +12,12 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
+import { PassThrough } from "node:stream";
+import { readFileSync } from "node:fs";
 import { BlockGzip, type BlockGzipOptions } from "../../src/node/block_gzip.js";
+import { convertFile } from "../../src/node/convert.js";
+import { convertStream } from "../../src/node/stream.js";
+import { generate } from "../../bench/generate.js";
 
 const tmp = mkdtempSync(join(tmpdir(), "rawtrace-blockgz-"));
 
@@ -98,6 +104,25 @@ test("an error from the writer surfaces on end, and later writes throw it", asyn
     assert.is((e as Error).message, "disk full");
   }
   assert.throws(() => gz.write(text(1)), /disk full/);
+});
+
+test("a converted trace: convertFile's .json.gz and convertStream's gzip are the same members; Python reads the JSON", async () => {
+  const input = join(tmp, "gen.rawtrace");
+  generate(20000, input);
+  await convertFile(input, join(tmp, "plain.json"));
+  await convertFile(input, join(tmp, "gen.json.gz"));
+  const plain = readFileSync(join(tmp, "plain.json"));
+  const file = readFileSync(join(tmp, "gen.json.gz"));
+  const parts: Buffer[] = [];
+  const pass = new PassThrough();
+  pass.on("data", (b: Buffer) => parts.push(b));
+  await convertStream(input, pass, { gzip: true });
+  assert.ok(Buffer.concat(parts).equals(file), "convertStream's gzip differs from convertFile's");
+  assert.ok(gunzipSync(file).equals(plain));
+  const py = python(file, "gen");
+  assert.ok(py.bytes.equals(plain));
+  assert.is(py.members, Math.ceil(plain.length / (1 << 20)));
+  assert.ok(py.members >= 2, `${plain.length} bytes of JSON`);
 });
 
 test.after(() => rmSync(tmp, { recursive: true, force: true }));
