@@ -1,5 +1,6 @@
 /**
- * The `rawtrace` command line: `convert` (many files in parallel), `merge`, `stats`, `info` and `help`. Each command
+ * The `rawtrace` command line: `convert` (many files in parallel), `batch` (convert of many inputs, sharded over
+ * machines: docs/cluster.md), `merge`, `stats`, `info` and `help`. Each command
  * takes only its own options (any other is a usage error). Errors print one line naming the file, offset and what
  * was expected, and exit with the code listed in docs/errors.md.
  */
@@ -7,7 +8,7 @@ import { parseArgs, type ParseArgsConfig } from "node:util";
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { EXIT, runConvert, runDiff, runInfo, runMerge, runStats, type CliValues } from "./node/commands.js";
+import { EXIT, runBatch, runConvert, runDiff, runInfo, runMerge, runStats, type CliValues } from "./node/commands.js";
 import { RawtraceError, isRawtraceError } from "./core/codes.js";
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
@@ -31,6 +32,19 @@ const ANALYSIS = "  --gpu-annotations on|off\n" +
   "  --steps REGEX      NVTX ranges whose name matches mark training steps (default ^ProfilerStep#\\d+$): Kineto's\n" +
   "                     ProfilerStep#N for HTA, XProf step markers for its overview (docs/analysis.md)";
 const ANALYSIS_OPT: Options = { "gpu-annotations": { type: "string" }, steps: { type: "string" } };
+/** The options `convert` and `batch` share (their outputs, format, analysis, workers). */
+const OUTPUTS = `  -d, --out-dir DIR  directory for the outputs (created when missing; default: next to each input)
+  -F, --format F     chrome (default) or xspace
+  -z, --gzip         gzip Chrome JSON outputs (.json.gz)
+  -f, --force        overwrite existing outputs
+${ALL_API}
+${ANALYSIS}
+${JOBS}`;
+const MANY_OPT: Options = {
+  "out-dir": { type: "string", short: "d" }, format: { type: "string", short: "F" }, gzip: { type: "boolean", short: "z" },
+  force: { type: "boolean", short: "f" }, "all-api": { type: "boolean" }, jobs: { type: "string", short: "j" },
+  json: { type: "boolean" }, strict: { type: "boolean" }, ...ANALYSIS_OPT, ...HELP_OPT,
+};
 
 const COMMANDS: Record<string, Command> = {
   convert: {
@@ -49,23 +63,36 @@ and in the output (Chrome JSON: rawtrace.lost; XSpace: errors).
 
 Options:
   -o, --output PATH  the output of a single input
-  -d, --out-dir DIR  directory for the outputs (created when missing)
-  -F, --format F     chrome (default) or xspace
-  -z, --gzip         gzip Chrome JSON outputs (.json.gz)
-  -f, --force        overwrite existing outputs
-${ALL_API}
-${ANALYSIS}
-${JOBS}
+${OUTPUTS}
   --json             print a JSON summary on standard output (per file: events, bytes, seconds, warnings, lost)
 ${STRICT}
   -h, --help         this help`,
-    options: {
-      output: { type: "string", short: "o" }, "out-dir": { type: "string", short: "d" },
-      format: { type: "string", short: "F" }, gzip: { type: "boolean", short: "z" },
-      force: { type: "boolean", short: "f" }, "all-api": { type: "boolean" }, jobs: { type: "string", short: "j" },
-      json: { type: "boolean" }, strict: { type: "boolean" }, ...ANALYSIS_OPT, ...HELP_OPT,
-    },
+    options: { output: { type: "string", short: "o" }, ...MANY_OPT },
     run: runConvert,
+  },
+  batch: {
+    summary: "convert of many inputs, or of shard I of N of them (one process per node: docs/cluster.md)",
+    help: `Usage:
+  rawtrace batch <files, directories, globs…> [--list FILE] [--shard I/N] [--out-dir dir] [options]
+
+Converts many inputs as \`rawtrace convert\` does (same outputs, byte for byte), or with --shard I/N only the inputs
+of shard I of N, so that N processes on N machines (a Kubernetes Indexed Job, a Slurm job array) convert every
+input exactly once with no coordinator. A file's shard is a hash of its path below the deepest directory holding
+every input, modulo N: it does not depend on the working directory, the mount point or the order of the inputs.
+Give every shard the same inputs (a --list written once is safest). Every shard checks the whole list first: two
+inputs that would write the same output are a usage error in every shard; globs matching nothing are reported
+by shard 0. A shard with no inputs exits 0. Then \`rawtrace merge\` the inputs for one job trace (docs/cluster.md).
+
+Options:
+  --shard I/N        convert only shard I of N (I from 0 to N−1, as JOB_COMPLETION_INDEX)
+  --list FILE        more inputs, one a line (files, directories or globs; blank and # lines skipped; relative to
+                     the working directory; - is standard input); may be repeated
+${OUTPUTS}
+  --json             print a JSON summary on standard output (as convert's, with shard: {index, count, total})
+${STRICT}
+  -h, --help         this help`,
+    options: { shard: { type: "string" }, list: { type: "string", multiple: true }, ...MANY_OPT },
+    run: runBatch,
   },
   merge: {
     summary: "one trace for a multi-rank job (Chrome JSON, or one XSpace per host)",

@@ -18,6 +18,7 @@ import { diffStats, formatDiff } from "./diff.js";
 import type { StepStats } from "../core/step_stats.js";
 import { WorkerPool, defaultJobs } from "./pool.js";
 import { expandInputs } from "./inputs.js";
+import { checkOutputNames, parseShard, readList, selectShard, type Shard } from "./shard.js";
 import { ProgressView, fmtMB } from "./progress.js";
 
 /** Parsed options the batch commands read. */
@@ -36,6 +37,8 @@ export interface CliValues {
   "max-skew"?: string;
   "gpu-annotations"?: string;
   steps?: string;
+  shard?: string;
+  list?: string[];
 }
 
 /** --gpu-annotations on|off and --steps REGEX (validated here: a bad value is a usage error before any work). */
@@ -139,6 +142,41 @@ export async function runConvert(args: string[], v: CliValues): Promise<number> 
   stdoutOnce(v);
   const an = analysis(v);
   const { files, missing } = inputs(args, "convert");
+  return convertFiles(files, missing, v, fmt, an);
+}
+
+/**
+ * `rawtrace batch <files, directories, globs…> [--list FILE…] [--shard I/N]`: convert of many inputs, of which this
+ * process takes shard I of N (src/node/shard.ts, docs/cluster.md). Every shard checks the whole list (usage, output
+ * names) before any work; globs and directories that match nothing are reported by shard 0 only, so that the
+ * shards together report every input exactly once.
+ */
+export async function runBatch(args: string[], v: CliValues): Promise<number> {
+  const fmt = format(v);
+  const an = analysis(v);
+  const shard: Shard = v.shard === undefined ? { index: 0, count: 1 } : parseShard(v.shard);
+  jobs(v, 1); // a bad --jobs is a usage error in every shard, its own inputs or none
+  const named = [...args, ...(v.list ?? []).flatMap(readList)];
+  if (named.length === 0) throw new RawtraceError("USAGE", "batch needs .rawtrace files, directories, globs or --list FILE");
+  const { files: all, missing } = inputs(named, "batch");
+  checkOutputNames(all, v["out-dir"]);
+  const mine = selectShard(all, shard);
+  return convertFiles(mine, shard.index === 0 ? missing : [], v, fmt, an, { ...shard, total: all.length });
+}
+
+async function convertFiles(
+  files: string[], missing: FileResult[], v: CliValues, fmt: "chrome" | "xspace", an: AnalysisOptions,
+  shard?: Shard & { total: number },
+): Promise<number> {
+  const tag = shard ? `shard ${shard.index}/${shard.count}: ` : "";
+  if (files.length === 0 && missing.length === 0) {
+    if (v.json) {
+      console.log(JSON.stringify({
+        command: "batch", format: fmt, shard, jobs: 0, ok: 0, failed: 0, events: 0, bytesIn: 0, bytesOut: 0, seconds: 0, files: [],
+      }, replacer, 2));
+    } else console.error(`${tag}no inputs of ${shard?.total ?? 0} fall in this shard`);
+    return 0;
+  }
   const pool = new WorkerPool({ jobs: jobs(v, files.length) });
   const say = (line: string, view: ProgressView | null) => (view ? view.log(line) : v.json ? undefined : console.error(line));
   const r = await withView(v, (view) =>
@@ -159,17 +197,19 @@ export async function runConvert(args: string[], v: CliValues): Promise<number> 
   const failed = all.filter((f) => !f.ok);
   if (v.json) {
     console.log(JSON.stringify({
-      command: "convert", format: fmt, jobs: r.jobs, ok: r.ok, failed: failed.length, events: r.events,
+      command: shard ? "batch" : "convert", format: fmt, ...(shard ? { shard } : {}), jobs: r.jobs, ok: r.ok, failed: failed.length, events: r.events,
       bytesIn: r.bytesIn, bytesOut: r.bytesOut, seconds: r.seconds, files: all,
     }, replacer, 2));
-  } else if (all.length > 1) {
-    console.error(`converted ${r.ok} of ${all.length} files with ${r.jobs} worker${r.jobs > 1 ? "s" : ""}: ` +
+  } else if (all.length > 1 || shard) {
+    console.error(`${tag}converted ${r.ok} of ${all.length} files${shard ? ` (of ${shard.total} in all)` : ""} with ${r.jobs} worker${r.jobs > 1 ? "s" : ""}: ` +
       `${fmtMB(r.bytesIn)} in, ${fmtMB(r.bytesOut)} out, ${r.seconds.toFixed(2)} s (${(r.bytesIn / 1e6 / r.seconds).toFixed(0)} MB/s)`);
     if (failed.length) {
       console.error(`${failed.length} failed:`);
       for (const f of failed) console.error(`  ${f.input}: ${f.error!.code}: ${f.error!.message}`);
     }
   }
+  // batch: 1 when any input failed, however many this shard happened to hold (convert: one input, its own code).
+  if (shard && failed.length) return 1;
   return exitCode(all, v.strict, all.some((f) => f.ok && lostData(f.warnings)));
 }
 

@@ -26,7 +26,7 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { isMainThread } from "node:worker_threads";
-import { createGzip, constants as zc, type Gzip } from "node:zlib";
+import { BlockGzip } from "./block_gzip.js";
 import { RawtraceError } from "../core/codes.js";
 
 /** How an output is written. */
@@ -464,67 +464,49 @@ function exists(p: string): boolean {
 }
 
 /**
- * Bytes to an open descriptor, plain or through streaming gzip, with back pressure: {@link write} during a core
+ * Bytes to an open descriptor, plain or through parallel block gzip (src/node/block_gzip.ts), with back pressure: {@link write} during a core
  * callback (copies the view), {@link drain} after each input window, {@link finish} at the end. Write errors
  * (ENOSPC…) surface as IO errors naming `path`.
  */
 export class FdSink {
-  private gz: Gzip | null = null;
+  private gz: BlockGzip | null = null;
   private failed: Error | null = null;
   private pressure = false;
   /** Bytes handed in (before compression). */
   bytes = 0;
 
   constructor(private readonly fd: number, private readonly path: string, gzip: boolean) {
-    if (gzip) {
-      const gz = createGzip({ level: zc.Z_DEFAULT_COMPRESSION, chunkSize: 1 << 20 });
-      gz.on("data", (c: Buffer) => {
-        if (this.failed) return;
-        try {
-          writeAll(this.fd, c, this.path);
-        } catch (e) {
-          this.failed = e as Error;
-        }
-      });
-      gz.on("error", (e) => (this.failed ??= ioError(this.path, e)));
-      this.gz = gz;
-    }
+    if (gzip) this.gz = new BlockGzip((c) => writeAll(this.fd, c, this.path));
   }
 
-  /** Takes `b` (a view valid only during the call). */
+  /** Takes `b` (a view valid only during the call; gzip copies it into its block). */
   write(b: Uint8Array): void {
     if (this.failed) throw this.failed;
     this.bytes += b.length;
     if (!this.gz) return writeAll(this.fd, b, this.path);
-    if (!this.gz.write(Buffer.from(b))) this.pressure = true;
+    try {
+      if (!this.gz.write(b)) this.pressure = true;
+    } catch (e) {
+      throw (this.failed = ioError(this.path, e));
+    }
   }
 
-  /** Waits for gzip to catch up; throws a write error that happened meanwhile. */
+  /** Waits for gzip's blocks to catch up; throws a write error that happened meanwhile. */
   async drain(): Promise<void> {
     if (this.failed) throw this.failed;
     if (this.gz && this.pressure) {
       this.pressure = false;
-      await new Promise<void>((res) => {
-        const done = () => {
-          this.gz!.off("drain", done);
-          this.gz!.off("error", done);
-          res();
-        };
-        this.gz!.on("drain", done);
-        this.gz!.on("error", done);
+      await this.gz.drain().catch((e) => {
+        throw (this.failed = ioError(this.path, e));
       });
     }
-    if (this.failed) throw this.failed;
   }
 
-  /** Flushes gzip; throws the first write error. */
+  /** Compresses and writes the rest of gzip's blocks; throws the first write error. */
   async finish(): Promise<void> {
     if (this.gz && !this.failed) {
-      const gz = this.gz;
-      await new Promise<void>((res) => {
-        gz.once("end", res);
-        gz.once("error", () => res());
-        gz.end();
+      await this.gz.end().catch((e) => {
+        throw (this.failed = ioError(this.path, e));
       });
     }
     if (this.failed) throw this.failed;

@@ -4,11 +4,11 @@
  */
 import type { Writable } from "node:stream";
 import { once } from "node:events";
-import { createGzip, constants as zc } from "node:zlib";
 import type { ByteSource, ConvertOptions, ConvertResult } from "../core/engine.js";
 import { RawtraceError } from "../core/codes.js";
 import { createEngine } from "./wasm.js";
 import { fileSource, withGrowthWarning } from "./file_source.js";
+import { BlockGzip } from "./block_gzip.js";
 
 /** Options of {@link convertStream}. */
 export interface ConvertStreamOptions extends Omit<ConvertOptions, "afterWindow"> {
@@ -27,36 +27,37 @@ export async function convertStream(input: string | ByteSource, out: Writable, o
   const file = typeof input === "string" ? fileSource(input) : null;
   const src = file ?? (input as ByteSource);
   const engine = await createEngine();
-  const gz = opts.gzip && opts.format !== "xspace" ? createGzip({ level: zc.Z_DEFAULT_COMPRESSION, chunkSize: 1 << 20 }) : null;
-  const w: Writable = gz ?? out;
-  if (gz) gz.pipe(out, { end: opts.end ?? true });
   let failed: Error | null = null;
+  let pressure = false;
+  // gzip: independent members compressed in parallel (src/node/block_gzip.ts), handed to `out` in order.
+  const gz = opts.gzip && opts.format !== "xspace"
+    ? new BlockGzip((member) => {
+      if (!failed && !out.write(member)) pressure = true;
+    })
+    : null;
   const onError = (e: Error) => {
     failed ??= e;
   };
   out.on("error", onError);
-  gz?.on("error", onError);
-  let pressure = false;
   try {
     const result = await engine.convert(src, (b) => {
       if (failed) return;
-      // The view is valid only during this call: the stream gets a copy.
-      if (!w.write(Buffer.from(b))) pressure = true;
+      if (gz) {
+        if (!gz.write(b)) pressure = true;
+      } else if (!out.write(Buffer.from(b))) pressure = true; // the view is valid only during this call: a copy
     }, {
       ...opts,
       afterWindow: async () => {
         if (failed) throw failed;
         if (pressure) {
           pressure = false;
-          await Promise.race([once(w, "drain"), once(w, "error")]);
+          await gz?.drain();
+          if (out.writableNeedDrain) await Promise.race([once(out, "drain"), once(out, "error")]);
         }
       },
     });
-    if (gz) {
-      gz.end();
-      if (opts.end ?? true) await once(out, "finish");
-      else await once(gz, "end");
-    } else if (opts.end ?? true) {
+    await gz?.end();
+    if (opts.end ?? true) {
       out.end();
       await once(out, "finish");
     }
@@ -67,6 +68,7 @@ export async function convertStream(input: string | ByteSource, out: Writable, o
     throw new RawtraceError("IO", `${src.name}: ${(e as Error).message}`, src.name);
   } finally {
     file?.close();
+    gz?.destroy();
     out.off("error", onError);
   }
 }

@@ -70,10 +70,11 @@ test("help: rawtrace help, help <command> and <command> --help show each command
   for (const args of [["help"], ["--help"], ["-h"]]) {
     const r = cli(args);
     assert.is(r.status, 0, r.stderr);
-    for (const c of ["convert", "merge", "stats", "info"]) assert.ok(r.stdout.includes(`  ${c} `), r.stdout);
+    for (const c of ["convert", "batch", "merge", "stats", "info"]) assert.ok(r.stdout.includes(`  ${c} `), r.stdout);
   }
   const own: Record<string, { has: string[]; not: string[] }> = {
-    convert: { has: ["--out-dir", "--gzip", "--strict", "--format"], not: ["--csv", "--max-skew", "--top"] },
+    convert: { has: ["--out-dir", "--gzip", "--strict", "--format"], not: ["--csv", "--max-skew", "--top", "--shard", "--list"] },
+    batch: { has: ["--shard", "--list", "--out-dir", "--gzip", "--format", "--jobs"], not: ["--output", "--csv", "--max-skew"] },
     merge: { has: ["--max-skew", "--strict", "--format"], not: ["--out-dir", "--csv", "--top"] },
     stats: { has: ["--top", "--csv", "--json", "--strict"], not: ["--out-dir", "--max-skew", "--output"] },
     info: { has: ["--json"], not: ["--strict", "--csv", "--top", "--jobs"] },
