@@ -113,21 +113,34 @@ test("exit codes pass through; a signal becomes 128 + n; a missing command 127",
   assert.match(none.stderr, "no dump was written");
 });
 
-test("SIGTERM sent to rawtrace reaches the program", async () => {
+/**
+ * Runs `record` on a program that exits with `code` on `sig` (a node script: a shell cannot trap a signal it
+ * inherited as ignored), sends `sig` to rawtrace once the program is ready. Killed after 60 s (resolves null).
+ */
+function forwarded(sig: NodeJS.Signals, code: number): Promise<number | null> {
   const dir = join(tmp, "forward");
-  const child = spawn(process.execPath, [CLI, "record", "--vendor", "cuda", "-o", dir, "--", "sh", "-c",
-    'trap "exit 42" TERM; echo ready; while :; do sleep 0.05; done'], { cwd: tmp, env: envWith({}), stdio: ["ignore", "pipe", "pipe"] });
-  const code = await new Promise<number | null>((done) => {
+  const script = `process.on(${JSON.stringify(sig)}, () => process.exit(${code})); console.log("ready"); setInterval(() => {}, 1000);`;
+  const child = spawn(process.execPath, [CLI, "record", "--vendor", "cuda", "-o", dir, "--", process.execPath, "-e", script],
+    { cwd: tmp, env: envWith({}), stdio: ["ignore", "pipe", "pipe"] });
+  const guard = setTimeout(() => child.kill("SIGKILL"), 60_000);
+  return new Promise((done) => {
     let sent = false;
     child.stdout.on("data", (b: Buffer) => {
       if (!sent && b.toString().includes("ready")) {
         sent = true;
-        child.kill("SIGTERM");
+        child.kill(sig);
       }
     });
-    child.on("close", (c) => done(c));
+    child.on("close", (c) => {
+      clearTimeout(guard);
+      done(c);
+    });
   });
-  assert.is(code, 42);
+}
+
+test("SIGTERM and SIGINT sent to rawtrace reach the program", async () => {
+  assert.is(await forwarded("SIGTERM", 42), 42);
+  assert.is(await forwarded("SIGINT", 43), 43);
 });
 
 test("--vendor auto: detected from a folder of runtime libraries; none or several is a usage error", () => {
