@@ -23,6 +23,7 @@ import { rangesReset } from "./model/ranges";
 import { stepsReset, stepNamesCollect, stepNamePtr, stepMark, stepsFound } from "./model/steps";
 import { demangleReset } from "./util/demangle";
 import { toUnix } from "./model/clock";
+import { f80ToNs, f80ToNsBatch, f80Status } from "./util/f80";
 
 /** Starts a new file: frees everything from the previous one (stub runtime: the whole heap is rewound). */
 export function rt_reset(): void {
@@ -126,6 +127,19 @@ export function rt_set_trace_name(p: usize, n: u32): void {
 /** CRC-32 of [p, p+n) (for host-side tools and tests). */
 export function rt_crc32(p: usize, n: usize): u32 {
   return crc32(p, n);
+}
+
+/** x87 80-bit long double microseconds at `p` (10 bytes) → ns; see assembly/util/f80.ts. Status: rt_f80_status. */
+export function rt_f80_to_ns(p: usize): u64 {
+  return f80ToNs(p);
+}
+/** Status of the last rt_f80_to_ns (0 ok, 1 negative, 2 infinity, 3 NaN, 4 invalid encoding, 5 ≥ 2^64 ns). */
+export function rt_f80_status(): i32 {
+  return f80Status;
+}
+/** `n` packed 10-byte long doubles at `src` → u64 ns at `dstNs`, status bytes at `dstStatus`; returns the non-OK count. */
+export function rt_f80_to_ns_batch(src: usize, n: u32, dstNs: usize, dstStatus: usize): u32 {
+  return f80ToNsBatch(src, n, dstNs, dstStatus);
 }
 
 /** Session facts by id (see src/core/engine.ts `InfoField`). */

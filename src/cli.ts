@@ -1,6 +1,7 @@
 /**
  * The `rawtrace` command line: `convert` (many files in parallel), `batch` (convert of many inputs, sharded over
- * machines: docs/cluster.md), `merge`, `stats`, `info` and `help`. Each command
+ * machines: docs/cluster.md), `merge`, `stats`, `diff`, `info`, `record` (run a program with a collector attached)
+ * and `help`. Each command
  * takes only its own options (any other is a usage error). Errors print one line naming the file, offset and what
  * was expected, and exit with the code listed in docs/errors.md.
  */
@@ -10,6 +11,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { EXIT, runBatch, runConvert, runDiff, runInfo, runMerge, runStats, type CliValues } from "./node/commands.js";
 import { RawtraceError, isRawtraceError } from "./core/codes.js";
+import { runRecord } from "./node/record.js";
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
 
@@ -192,6 +194,32 @@ Options:
   -h, --help         this help`,
     options: { json: { type: "boolean" }, ...HELP_OPT },
     run: runInfo,
+  },
+  record: {
+    summary: "run a program with the GPU vendor's collector attached (like nsys profile)",
+    help: `Usage:
+  rawtrace record [--vendor cuda|rocm|xpu|hpu|auto] [-o DIR] -- <command…>
+
+Runs the command with rawtrace's collector attached, no change to the program: CUDA through
+CUDA_INJECTION64_PATH, ROCm through ROCP_TOOL_LIBRARIES, Intel XPU and Habana Gaudi through LD_PRELOAD (Gaudi with
+HABANA_PROFILE=1; these two collectors are not in this build yet). Each process writes
+DIR/rawtrace-<host>-rank<RANK or LOCAL_RANK, else 0>-<pid>.rawtrace (RAWTRACE_OUTPUT); the other RAWTRACE_*
+settings of docs/collectors/ pass through. At the end it lists the new dumps and the convert command. The exit
+status is the program's (128 + n when signal n ended it; 127 command not found); SIGINT, SIGTERM, SIGHUP and
+SIGQUIT sent to rawtrace are forwarded to the program.
+
+The collector library comes from this package's build output (build/c/cuda/cu13, cu135, cu12, cu118;
+build/c/rocm), or from the folder RAWTRACE_COLLECTOR_DIR names. --vendor auto (the default) picks the vendor
+whose runtime is installed (libcuda/libcupti; librocprofiler-sdk/libamdhip64; libpti_view; libSynapse, looked up
+with ldconfig -p, in LD_LIBRARY_PATH and the usual install folders, or only in the ':'-separated folders of
+RAWTRACE_LIB_SEARCH); none or several found is a usage error asking for --vendor.
+
+Options:
+  --vendor V         cuda, rocm, xpu, hpu or auto (default auto)
+  -o, --output DIR   folder for the dumps (default ./rawtrace-record, created when missing)
+  -h, --help         this help`,
+    options: { vendor: { type: "string" }, output: { type: "string", short: "o" }, ...HELP_OPT },
+    run: (args, values) => runRecord(args, values as { vendor?: string; output?: string }),
   },
 };
 

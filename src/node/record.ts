@@ -1,0 +1,222 @@
+/**
+ * `rawtrace record [--vendor cuda|rocm|xpu|hpu|auto] [-o DIR] -- <command…>`: runs a program with the vendor's
+ * collector attached (the way `nsys profile` or `rocprofv3 -- cmd` do), then says where the dumps went and how to
+ * convert them. The program's exit status passes through (a signal as 128 + n); SIGINT, SIGTERM, SIGHUP and SIGQUIT
+ * sent to rawtrace are forwarded to it.
+ */
+import { spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
+import { constants } from "node:os";
+import { delimiter, dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { RawtraceError } from "../core/codes.js";
+
+/** The vendors `record` knows. */
+export type Vendor = "cuda" | "rocm" | "xpu" | "hpu";
+export const VENDORS: readonly Vendor[] = ["cuda", "rocm", "xpu", "hpu"];
+
+/** Per vendor: the collector library, where the build puts it, and the runtime libraries that reveal the vendor. */
+const VENDOR_INFO: Record<Vendor, { lib: string; built: string[]; runtime: RegExp; label: string }> = {
+  cuda: {
+    lib: "librawtrace_cuda.so",
+    built: ["cuda/cu13", "cuda/cu135", "cuda/cu12", "cuda/cu118"],
+    runtime: /^lib(cuda|cupti)\.so(\.|$)/,
+    label: "NVIDIA CUDA (libcuda / libcupti)",
+  },
+  rocm: {
+    lib: "librawtrace_rocm.so",
+    built: ["rocm"],
+    runtime: /^lib(rocprofiler-sdk|amdhip64)\.so(\.|$)/,
+    label: "AMD ROCm (librocprofiler-sdk / libamdhip64)",
+  },
+  xpu: { lib: "librawtrace_xpu.so", built: ["xpu"], runtime: /^libpti_view\.so(\.|$)/, label: "Intel XPU (libpti_view)" },
+  hpu: { lib: "librawtrace_hpu.so", built: ["hpu"], runtime: /^libSynapse\.so(\.|$)/, label: "Habana Gaudi (libSynapse)" },
+};
+
+/** Folders searched for vendor runtimes besides `ldconfig -p` and LD_LIBRARY_PATH. */
+const KNOWN_LIB_DIRS = [
+  "/usr/local/cuda/lib64", "/usr/local/cuda/extras/CUPTI/lib64", "/usr/lib/x86_64-linux-gnu", "/usr/lib64",
+  "/usr/lib/wsl/lib", "/opt/rocm/lib", "/opt/intel/oneapi/pti/latest/lib", "/usr/lib/habanalabs",
+];
+
+/** rawtrace's package root (the folder holding its package.json), from this file's location. */
+function packageRoot(): string | null {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 4; i++, dir = dirname(dir)) if (existsSync(join(dir, "package.json"))) return dir;
+  return null;
+}
+
+/**
+ * The collector library of `vendor`: `$RAWTRACE_COLLECTOR_DIR/<lib>` when that variable is set (and nothing else),
+ * else the package's build output (build/c/cuda/cu13, cu135, cu12, cu118 for CUDA; build/c/rocm for ROCm).
+ */
+export function findCollector(vendor: Vendor, env: NodeJS.ProcessEnv = process.env): string {
+  const info = VENDOR_INFO[vendor];
+  const override = env.RAWTRACE_COLLECTOR_DIR;
+  const candidates: string[] = [];
+  if (override) candidates.push(join(resolve(override), info.lib));
+  else {
+    const root = packageRoot();
+    if (root) for (const sub of info.built) candidates.push(join(root, "build", "c", sub, info.lib));
+  }
+  const found = candidates.find((p) => existsSync(p));
+  if (found) return found;
+  if (vendor === "hpu") {
+    throw new RawtraceError("NO_COLLECTOR",
+      `the HPU collector (${info.lib}) is not in this build of rawtrace` +
+      (override ? ` (looked in RAWTRACE_COLLECTOR_DIR=${override})` : ""));
+  }
+  const make = vendor === "cuda" ? "make -C collectors/cuda TAG=cu13" : `make -C collectors ${vendor}`;
+  throw new RawtraceError("NO_COLLECTOR",
+    `the ${vendor.toUpperCase()} collector is not built: none of ${candidates.join(", ") || "(no package root)"} ` +
+    `exists (run \`${make}\` in the rawtrace checkout, or set RAWTRACE_COLLECTOR_DIR to the folder holding ${info.lib})`);
+}
+
+/** Library file names visible to the dynamic loader: `ldconfig -p`, LD_LIBRARY_PATH and {@link KNOWN_LIB_DIRS}. */
+function visibleLibraries(env: NodeJS.ProcessEnv): { names: Set<string>; searched: string } {
+  const names = new Set<string>();
+  const search = env.RAWTRACE_LIB_SEARCH;
+  let dirs: string[];
+  let searched: string;
+  if (search !== undefined) {
+    dirs = search.split(delimiter).filter(Boolean);
+    searched = `RAWTRACE_LIB_SEARCH=${search}`;
+  } else {
+    for (const ldconfig of ["/sbin/ldconfig", "/usr/sbin/ldconfig", "ldconfig"]) {
+      try {
+        const out = execFileSync(ldconfig, ["-p"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+        for (const m of out.matchAll(/^\s+(\S+)\s+\(/gm)) names.add(m[1]);
+        break;
+      } catch {
+        // not at this path (or not allowed): try the next
+      }
+    }
+    dirs = [...(env.LD_LIBRARY_PATH ?? "").split(delimiter).filter(Boolean), ...KNOWN_LIB_DIRS];
+    searched = "ldconfig -p, LD_LIBRARY_PATH and " + KNOWN_LIB_DIRS.join(", ");
+  }
+  for (const d of dirs) {
+    try {
+      for (const f of readdirSync(d)) names.add(f);
+    } catch {
+      // a folder that does not exist holds nothing
+    }
+  }
+  return { names, searched };
+}
+
+/**
+ * The vendor whose runtime libraries are present (see {@link VENDOR_INFO}); RAWTRACE_LIB_SEARCH (folders, ':'
+ * separated) replaces the default search. None or several found: a usage error asking for --vendor.
+ */
+export function detectVendor(env: NodeJS.ProcessEnv = process.env): Vendor {
+  const { names, searched } = visibleLibraries(env);
+  const found = VENDORS.filter((v) => [...names].some((n) => VENDOR_INFO[v].runtime.test(n)));
+  if (found.length === 1) return found[0];
+  if (found.length === 0) {
+    throw new RawtraceError("USAGE",
+      `no GPU runtime found (searched ${searched} for ${VENDORS.map((v) => VENDOR_INFO[v].label).join("; ")}): ` +
+      "pass --vendor cuda|rocm|xpu|hpu");
+  }
+  throw new RawtraceError("USAGE",
+    `several GPU runtimes found (${found.map((v) => VENDOR_INFO[v].label).join("; ")}): pass --vendor ${found.join("|")}`);
+}
+
+/** The environment that attaches `vendor`'s collector at `lib` and sends its dumps to `outPattern`. */
+export function recordEnv(vendor: Vendor, lib: string, outPattern: string, base: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...base, RAWTRACE_OUTPUT: outPattern };
+  const preload = () => (base.LD_PRELOAD ? `${lib}:${base.LD_PRELOAD}` : lib);
+  switch (vendor) {
+    case "cuda": env.CUDA_INJECTION64_PATH = lib; break;
+    case "rocm": env.ROCP_TOOL_LIBRARIES = base.ROCP_TOOL_LIBRARIES ? `${lib}:${base.ROCP_TOOL_LIBRARIES}` : lib; break;
+    case "xpu": env.LD_PRELOAD = preload(); break;
+    case "hpu": env.LD_PRELOAD = preload(); env.HABANA_PROFILE = "1"; break;
+  }
+  return env;
+}
+
+/** Options of `rawtrace record`. */
+export interface RecordOptions {
+  vendor?: string;
+  output?: string;
+}
+
+const FORWARDED: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"];
+
+/** Dumps in `dir` that were not there before (`before`), sorted. */
+function newDumps(dir: string, before: Set<string>): string[] {
+  try {
+    return readdirSync(dir).filter((f) => f.endsWith(".rawtrace") && !before.has(f)).sort();
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Runs `command` with the collector attached and returns the exit code to leave with: the program's own, or
+ * 128 + n when a signal ended it (127: command not found, 126: not executable).
+ */
+export async function runRecord(command: string[], opts: RecordOptions): Promise<number> {
+  if (command.length === 0) {
+    throw new RawtraceError("USAGE", "no command to run: rawtrace record [options] -- <command…>");
+  }
+  const v = opts.vendor ?? "auto";
+  if (v !== "auto" && !(VENDORS as readonly string[]).includes(v)) {
+    throw new RawtraceError("USAGE", `unknown vendor '${v}' (cuda, rocm, xpu, hpu or auto)`);
+  }
+  const vendor = v === "auto" ? detectVendor() : (v as Vendor);
+  const lib = findCollector(vendor);
+  const dir = resolve(opts.output ?? "rawtrace-record");
+  try {
+    mkdirSync(dir, { recursive: true });
+    if (!statSync(dir).isDirectory()) throw new Error("not a directory");
+  } catch (e) {
+    throw new RawtraceError("IO", `cannot create the output folder ${dir}: ${(e as Error).message}`, dir);
+  }
+  const before = new Set(readdirSync(dir));
+  const pattern = join(dir, "rawtrace-%h-rank%r-%p.rawtrace");
+  const env = recordEnv(vendor, lib, pattern, process.env);
+  console.error(`rawtrace: recording ${vendor} with ${lib}; dumps go to ${dir}`);
+
+  const child = spawn(command[0], command.slice(1), { env, stdio: "inherit" });
+  const forward = (sig: NodeJS.Signals) => () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(sig);
+  };
+  const handlers = FORWARDED.map((sig) => [sig, forward(sig)] as const);
+  for (const [sig, h] of handlers) process.on(sig, h);
+  let code: number;
+  try {
+    code = await new Promise<number>((done, fail) => {
+      child.once("error", (e: NodeJS.ErrnoException) => {
+        if (e.code === "ENOENT") {
+          console.error(`rawtrace: ${command[0]}: command not found`);
+          done(127);
+        } else if (e.code === "EACCES") {
+          console.error(`rawtrace: ${command[0]}: not executable`);
+          done(126);
+        } else fail(new RawtraceError("IO", `cannot run ${command[0]}: ${e.message}`));
+      });
+      child.once("close", (status, signal) => {
+        if (signal) done(128 + (constants.signals[signal] ?? 0));
+        else done(status ?? 0);
+      });
+    });
+  } finally {
+    for (const [sig, h] of handlers) process.off(sig, h);
+  }
+
+  const dumps = newDumps(dir, before);
+  if (dumps.length === 0) {
+    console.error(`rawtrace: no dump was written to ${dir} (the program may not have used the ${vendor} runtime)`);
+  } else {
+    console.error(`rawtrace: ${dumps.length} dump${dumps.length > 1 ? "s" : ""} in ${dir}:`);
+    for (const d of dumps) console.error(`  ${d}`);
+    console.error("convert with:");
+    if (dumps.length === 1) console.error(`  rawtrace convert ${join(dir, dumps[0])}`);
+    else {
+      console.error(`  rawtrace convert ${dir} --out-dir ${dir}`);
+      console.error(`  rawtrace merge ${join(dir, "*.rawtrace")} -o ${join(dir, "job.json")}   (one trace for all ranks)`);
+    }
+  }
+  return code;
+}

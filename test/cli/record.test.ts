@@ -1,0 +1,200 @@
+/**
+ * `rawtrace record` (src/node/record.ts) through the built command line (dist/node/cli.js), with the collectors'
+ * test doubles: the CUDA collector (cu13) on the CUPTI fake driven by test/collectors/cuda_app.c, the ROCm collector
+ * on the rocprofiler-sdk fake driven by test/collectors/rocm_app.c. The dumps `record` leaves must convert; exit
+ * codes and signals pass through; SIGTERM is forwarded; the vendor is detected from a folder of fake runtime
+ * libraries; bad vendors and missing collectors are clear errors.
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { hostname, tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const CLI = join(ROOT, "dist/node/cli.js");
+const CUDA = join(ROOT, "build/c/cuda");
+const CUDA_LIB = join(CUDA, "cu13", "librawtrace_cuda.so");
+const CUPTI_FAKE = join(CUDA, "cu13", "libcupti_fake.so");
+const CUDA_APP = join(CUDA, "cuda_app");
+const ROCM = join(ROOT, "build/c/rocm");
+const ROCM_LIB = join(ROCM, "librawtrace_rocm.so");
+const ROCM_SDK = join(ROCM, "fake/librocprofiler-sdk.so");
+const ROCM_APP = join(ROCM, "rocm_app");
+
+let tmp = "";
+
+/** The caller's environment without anything that steers a collector or `record`, plus `extra`. */
+function envWith(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const k of Object.keys(env)) {
+    if (/^(RAWTRACE_|FAKE_|RT_APP_|ROCP_)/.test(k) || /^(CUDA_INJECTION64_PATH|LD_PRELOAD|RANK|LOCAL_RANK|HABANA_PROFILE)$/.test(k)) {
+      delete env[k];
+    }
+  }
+  return { ...env, ...extra };
+}
+
+const record = (args: string[], extra: Record<string, string> = {}) =>
+  spawnSync(process.execPath, [CLI, "record", ...args], { cwd: tmp, env: envWith(extra), encoding: "utf8", timeout: 120_000 });
+
+const cudaEnv = { RAWTRACE_CUPTI_LIB: CUPTI_FAKE, RAWTRACE_CUDA_DRIVER_LIB: CUPTI_FAKE };
+/** cuda_app loads what CUDA_INJECTION64_PATH names and calls InitializeInjection, as the CUDA driver does. */
+const cudaApp = (scenario: string) => ["sh", "-c", 'RT_APP_COLLECTOR="$CUDA_INJECTION64_PATH" exec "$0" "$1"', CUDA_APP, scenario];
+
+function convert(file: string): { kernels: number; events: number } {
+  const out = `${file}.json`;
+  const r = spawnSync(process.execPath, [CLI, "convert", file, "-o", out], { encoding: "utf8", timeout: 120_000 });
+  assert.is(r.status, 0, r.stderr);
+  const doc = JSON.parse(readFileSync(out, "utf8")) as { traceEvents: { cat?: string }[] };
+  return { kernels: doc.traceEvents.filter((e) => e.cat === "kernel").length, events: doc.traceEvents.length };
+}
+
+test.before(() => {
+  tmp = mkdtempSync(join(tmpdir(), "rawtrace-record-"));
+  execFileSync("make", ["-s", "-C", join(ROOT, "collectors/cuda"), "TAG=cu13", "test-bins"], { stdio: "pipe" });
+  execFileSync("make", ["-s", "-C", join(ROOT, "collectors/rocm"), "test-bins"], { stdio: "pipe" });
+});
+
+test.after(() => {
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
+});
+
+test("--vendor cuda: the program runs with the collector injected, the dump converts", () => {
+  const dir = join(tmp, "cuda");
+  const r = record(["--vendor", "cuda", "-o", dir, "--", ...cudaApp("basic")], cudaEnv);
+  assert.is(r.status, 0, r.stderr);
+  const loaded = r.stdout.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l)).find((e) => e.ev === "loaded");
+  assert.ok(loaded, r.stdout);
+  assert.is(loaded.rc, 1, "InitializeInjection succeeded (returns 1, as the CUDA driver expects)");
+  const dumps = readdirSync(dir);
+  assert.equal(dumps, [`rawtrace-${hostname()}-rank0-${loaded.pid}.rawtrace`]);
+  assert.match(r.stderr, `recording cuda with ${CUDA_LIB}`);
+  assert.match(r.stderr, `rawtrace convert ${join(dir, dumps[0])}`);
+  const { kernels } = convert(join(dir, dumps[0]));
+  assert.ok(kernels > 0, "kernels in the converted trace");
+});
+
+test("--vendor cuda: RANK names the file, two processes list both dumps and the merge command", () => {
+  const dir = join(tmp, "ranks");
+  const r2 = record(["--vendor", "cuda", "-o", dir, "--", "sh", "-c",
+    'export RT_APP_COLLECTOR="$CUDA_INJECTION64_PATH"; RANK=0 "$0" plain >/dev/null && RANK=1 "$0" plain >/dev/null', CUDA_APP], cudaEnv);
+  assert.is(r2.status, 0, r2.stderr);
+  const dumps = readdirSync(dir).filter((f) => /rank[01]-/.test(f));
+  assert.ok(dumps.some((f) => f.includes("-rank0-")) && dumps.some((f) => f.includes("-rank1-")), dumps.join(" "));
+  assert.match(r2.stderr, "2 dumps in");
+  assert.match(r2.stderr, "rawtrace merge");
+  for (const f of dumps) assert.ok(convert(join(dir, f)).kernels > 0, f);
+});
+
+test("--vendor rocm: ROCP_TOOL_LIBRARIES attaches the collector, the dump converts", () => {
+  const dir = join(tmp, "rocm");
+  const r = record(["--vendor", "rocm", "-o", dir, "--", ROCM_APP, "basic"],
+    { RT_APP_SDK: ROCM_SDK, RT_APP_COLLECTOR: ROCM_LIB, FAKE_ROCP_SDK: "1.0", RT_APP_STEPS: "3" });
+  assert.is(r.status, 0, r.stderr);
+  assert.match(r.stderr, `recording rocm with ${ROCM_LIB}`);
+  const dumps = readdirSync(dir);
+  assert.is(dumps.length, 1, dumps.join(" "));
+  const { kernels } = convert(join(dir, dumps[0]));
+  assert.ok(kernels > 0, "kernels in the converted trace");
+});
+
+test("exit codes pass through; a signal becomes 128 + n; a missing command 127", () => {
+  const dir = join(tmp, "codes");
+  assert.is(record(["--vendor", "cuda", "-o", dir, "--", "sh", "-c", "exit 7"]).status, 7);
+  assert.is(record(["--vendor", "cuda", "-o", dir, "--", "sh", "-c", "exit 0"]).status, 0);
+  assert.is(record(["--vendor", "cuda", "-o", dir, "--", "sh", "-c", "kill -TERM $$"]).status, 143);
+  const r = record(["--vendor", "cuda", "-o", dir, "--", "./no-such-program-here"]);
+  assert.is(r.status, 127);
+  assert.match(r.stderr, "command not found");
+  const none = record(["--vendor", "cuda", "-o", dir, "--", "true"]);
+  assert.match(none.stderr, "no dump was written");
+});
+
+/**
+ * Runs `record` on a program that exits with `code` on `sig` (a node script: a shell cannot trap a signal it
+ * inherited as ignored), sends `sig` to rawtrace once the program is ready. Killed after 60 s (resolves null).
+ */
+function forwarded(sig: NodeJS.Signals, code: number): Promise<number | null> {
+  const dir = join(tmp, "forward");
+  const script = `process.on(${JSON.stringify(sig)}, () => process.exit(${code})); console.log("ready"); setInterval(() => {}, 1000);`;
+  const child = spawn(process.execPath, [CLI, "record", "--vendor", "cuda", "-o", dir, "--", process.execPath, "-e", script],
+    { cwd: tmp, env: envWith({}), stdio: ["ignore", "pipe", "pipe"] });
+  const guard = setTimeout(() => child.kill("SIGKILL"), 60_000);
+  return new Promise((done) => {
+    let sent = false;
+    child.stdout.on("data", (b: Buffer) => {
+      if (!sent && b.toString().includes("ready")) {
+        sent = true;
+        child.kill(sig);
+      }
+    });
+    child.on("close", (c) => {
+      clearTimeout(guard);
+      done(c);
+    });
+  });
+}
+
+test("SIGTERM and SIGINT sent to rawtrace reach the program", async () => {
+  assert.is(await forwarded("SIGTERM", 42), 42);
+  assert.is(await forwarded("SIGINT", 43), 43);
+});
+
+test("--vendor auto: detected from a folder of runtime libraries; none or several is a usage error", () => {
+  const libs = join(tmp, "libs");
+  const mk = (name: string, files: string[]) => {
+    const d = join(libs, name);
+    mkdirSync(d, { recursive: true });
+    for (const f of files) writeFileSync(join(d, f), "");
+    return d;
+  };
+  const show = ["--", "sh", "-c", 'echo "cuda=$CUDA_INJECTION64_PATH rocm=$ROCP_TOOL_LIBRARIES out=$RAWTRACE_OUTPUT"'];
+  const out = join(tmp, "auto");
+  let r = record(["-o", out, ...show], { RAWTRACE_LIB_SEARCH: mk("nv", ["libcupti.so.13", "libfoo.so"]) });
+  assert.is(r.status, 0, r.stderr);
+  assert.match(r.stdout, `cuda=${CUDA_LIB} rocm= out=${join(out, "rawtrace-%h-rank%r-%p.rawtrace")}`);
+  r = record(["--vendor", "auto", "-o", out, ...show], { RAWTRACE_LIB_SEARCH: mk("amd", ["libamdhip64.so.6"]) });
+  assert.is(r.status, 0, r.stderr);
+  assert.match(r.stdout, `cuda= rocm=${ROCM_LIB} `);
+  r = record(["-o", out, ...show], { RAWTRACE_LIB_SEARCH: mk("none", ["libicudata.so.72", "libcudart.so.12"]) });
+  assert.is(r.status, 2);
+  assert.match(r.stderr, "no GPU runtime found");
+  assert.match(r.stderr, "--vendor");
+  r = record(["-o", out, ...show], { RAWTRACE_LIB_SEARCH: `${join(libs, "nv")}:${join(libs, "amd")}` });
+  assert.is(r.status, 2);
+  assert.match(r.stderr, "several GPU runtimes found");
+  r = record(["-o", out, ...show], { RAWTRACE_LIB_SEARCH: mk("gaudi", ["libSynapse.so"]) });
+  assert.is(r.status, 1);
+  assert.match(r.stderr, "HPU collector (librawtrace_hpu.so) is not in this build");
+});
+
+test("bad vendor, missing collector, missing command", () => {
+  let r = record(["--vendor", "nvidia", "--", "true"]);
+  assert.is(r.status, 2);
+  assert.match(r.stderr, "unknown vendor 'nvidia'");
+  r = record(["--vendor", "cuda"]);
+  assert.is(r.status, 2);
+  assert.match(r.stderr, "no command to run");
+  const empty = join(tmp, "empty-collectors");
+  mkdirSync(empty, { recursive: true });
+  r = record(["--vendor", "xpu", "--", "true"], { RAWTRACE_COLLECTOR_DIR: empty });
+  assert.is(r.status, 1);
+  assert.match(r.stderr, `XPU collector is not built: none of ${join(empty, "librawtrace_xpu.so")}`);
+  // The built XPU collector is preloaded (collectors/xpu, LD_PRELOAD).
+  r = record(["--vendor", "xpu", "-o", join(tmp, "xdir"), "--", "sh", "-c", 'echo "$LD_PRELOAD"']);
+  assert.is(r.status, 0, r.stderr);
+  assert.ok(r.stdout.trim().endsWith("build/c/xpu/librawtrace_xpu.so"), r.stdout);
+  r = record(["--vendor", "cuda", "--", "true"], { RAWTRACE_COLLECTOR_DIR: empty });
+  assert.is(r.status, 1);
+  assert.match(r.stderr, `CUDA collector is not built: none of ${join(empty, "librawtrace_cuda.so")}`);
+  // RAWTRACE_COLLECTOR_DIR is used when set
+  r = record(["--vendor", "cuda", "-o", join(tmp, "cdir"), "--", "sh", "-c", 'echo "$CUDA_INJECTION64_PATH"'],
+    { RAWTRACE_COLLECTOR_DIR: join(CUDA, "cu13") });
+  assert.is(r.status, 0, r.stderr);
+  assert.is(r.stdout.trim(), CUDA_LIB);
+});
+
+test.run();
