@@ -56,6 +56,7 @@ test.before(() => {
   tmp = mkdtempSync(join(tmpdir(), "rawtrace-record-"));
   execFileSync("make", ["-s", "-C", join(ROOT, "collectors/cuda"), "TAG=cu13", "test-bins"], { stdio: "pipe" });
   execFileSync("make", ["-s", "-C", join(ROOT, "collectors/rocm"), "test-bins"], { stdio: "pipe" });
+  execFileSync("make", ["-s", "-C", join(ROOT, "collectors/xpu")], { stdio: "pipe" }); // the library record preloads
 });
 
 test.after(() => {
