@@ -17,7 +17,7 @@
  * one `/host:CPU` plane with every rank's threads and one plane per GPU (src/node/xspace_merge.ts). Ranks whose
  * dumps name no host are each their own `unknown_host_rank<N>.xplane.pb`.
  */
-import { appendFileSync, closeSync, mkdirSync, readSync } from "node:fs";
+import { closeSync, mkdirSync, readSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { tmpdir } from "node:os";
 import { FdSink, OutputFile, createTemp, isStreamOutput, removeOwned } from "./output.js";
@@ -146,15 +146,11 @@ export async function merge(inputs: string[], output: string, opts: MergeOptions
       filesDone++;
     };
     const r = format === "xspace"
-      ? await mergeXSpace(pool, plan, infos, output, given, opts, step)
+      ? await mergeXSpace(pool, plan, infos, output, given, opts, step,
+        // The job's clock skew, as an XSpace warning in every host's file (Chrome: rawtrace.merge.clock).
+        Buffer.concat(skewMessages(clock).map((m) => xspaceWarningField(`rawtrace CLOCK_SKEW: ${m}`))))
       : await mergeChrome(pool, plan, infos, clock, file!, opts, step);
     plan.ranks.forEach((p) => (p.file = given[p.index]));
-    if (format === "xspace" && clock.skewed.length) {
-      // The job's clock skew, as an XSpace warning in every host's file (Chrome: rawtrace.merge.clock).
-      const w = Buffer.concat(skewMessages(clock).map((m) => xspaceWarningField(`rawtrace CLOCK_SKEW: ${m}`)));
-      for (const f of new Set(r.outputs)) appendFileSync(f, w);
-      r.bytesOut += w.length * new Set(r.outputs).size;
-    }
     const ranks: MergedRank[] = plan.ranks.map((p, k) => ({
       ...r.outcomes[k], file: p.file, rank: p.rank, slot: p.slot, host: p.host, bytesIn: infos[p.index].bytes,
       output: r.outputs[k],
@@ -237,6 +233,7 @@ async function mergeChrome(
 
 async function mergeXSpace(
   pool: WorkerPool, plan: MergePlan, infos: FileInfo[], logdir: string, inputs: string[], opts: MergeOptions, step: Step,
+  trailer: Uint8Array,
 ): Promise<{ outcomes: RankOutcome[]; outputs: string[]; bytesOut: number }> {
   const hosts = planXSpaceHosts(plan, infos);
   const finals = hosts.map((h) => xspaceProfilePath(logdir, plan.profileStartNs, h.name));
@@ -285,6 +282,12 @@ async function mergeXSpace(
       }
       bytesOut += joinXSpaceParts(parts[i].map((p) => p.path), files[i].fd, finals[i]);
       for (const p of parts[i]) removeOwned(p.path);
+    }
+    // XSpace fields (here: job-level warnings) may follow in any order: appended before the files are published,
+    // so a published file is always complete.
+    if (trailer.length) {
+      for (const f of files) f.write(trailer);
+      bytesOut += trailer.length * files.length;
     }
     // Every host is written: only now replace what was there.
     for (const f of files) f.commit();
