@@ -6,9 +6,9 @@
  */
 import { spawn } from "node:child_process";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, realpathSync, statSync } from "node:fs";
 import { constants } from "node:os";
-import { delimiter, dirname, join, resolve } from "node:path";
+import { basename, delimiter, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { RawtraceError } from "../core/codes.js";
 
@@ -106,12 +106,51 @@ function visibleLibraries(env: NodeJS.ProcessEnv): { names: Set<string>; searche
 }
 
 /**
+ * Whether `vendor`'s kernel driver made its device nodes: /dev/nvidiactl (NVIDIA), /dev/kfd (AMD), /dev/accel or
+ * /dev/hl0 (Habana), a /sys/class/drm render node bound to i915 or xe (Intel). RAWTRACE_DEV_DIR and
+ * RAWTRACE_SYS_DIR replace /dev and /sys (tests).
+ */
+export function hasDeviceNodes(vendor: Vendor, env: NodeJS.ProcessEnv = process.env): boolean {
+  const dev = env.RAWTRACE_DEV_DIR ?? "/dev";
+  const sys = env.RAWTRACE_SYS_DIR ?? "/sys";
+  switch (vendor) {
+    case "cuda": return existsSync(join(dev, "nvidiactl"));
+    case "rocm": return existsSync(join(dev, "kfd"));
+    case "hpu": return existsSync(join(dev, "accel")) || existsSync(join(dev, "hl0"));
+    case "xpu": {
+      const drm = join(sys, "class", "drm");
+      let nodes: string[] = [];
+      try {
+        nodes = readdirSync(drm).filter((n) => n.startsWith("renderD"));
+      } catch {
+        return false;
+      }
+      return nodes.some((n) => {
+        try {
+          return /^(i915|xe)$/.test(basename(realpathSync(join(drm, n, "device", "driver"))));
+        } catch {
+          return false;
+        }
+      });
+    }
+  }
+}
+
+/**
  * The vendor whose runtime libraries are present (see {@link VENDOR_INFO}); RAWTRACE_LIB_SEARCH (folders, ':'
- * separated) replaces the default search. None or several found: a usage error asking for --vendor.
+ * separated) replaces the default search. Several found: the one with device nodes ({@link hasDeviceNodes}).
+ * None, or several and no single one with a device: a usage error asking for --vendor.
  */
 export function detectVendor(env: NodeJS.ProcessEnv = process.env): Vendor {
   const { names, searched } = visibleLibraries(env);
-  const found = VENDORS.filter((v) => [...names].some((n) => VENDOR_INFO[v].runtime.test(n)));
+  let found = VENDORS.filter((v) => [...names].some((n) => VENDOR_INFO[v].runtime.test(n)));
+  if (found.length > 1) {
+    // Runtime libraries travel inside Python wheels (an NVIDIA box with PyTorch or JAX installed can hold a ROCm
+    // library too): when several vendors' libraries are visible, the one whose driver made device nodes wins.
+    const withDevice = found.filter((v) => hasDeviceNodes(v, env));
+    if (withDevice.length === 1) return withDevice[0];
+    if (withDevice.length > 1) found = withDevice;
+  }
   if (found.length === 1) return found[0];
   if (found.length === 0) {
     throw new RawtraceError("USAGE",

@@ -164,7 +164,23 @@ test("--vendor auto: detected from a folder of runtime libraries; none or severa
   assert.is(r.status, 2);
   assert.match(r.stderr, "no GPU runtime found");
   assert.match(r.stderr, "--vendor");
-  r = record(["-o", out, ...show], { RAWTRACE_LIB_SEARCH: `${join(libs, "nv")}:${join(libs, "amd")}` });
+  const noDevs = join(tmp, "nodev");
+  mkdirSync(noDevs, { recursive: true });
+  r = record(["-o", out, ...show],
+    { RAWTRACE_LIB_SEARCH: `${join(libs, "nv")}:${join(libs, "amd")}`, RAWTRACE_DEV_DIR: noDevs, RAWTRACE_SYS_DIR: noDevs });
+  assert.is(r.status, 2);
+  assert.match(r.stderr, "several GPU runtimes found");
+  // Several vendors' libraries but one vendor's device nodes (an H100 box whose Python wheels carry a ROCm library):
+  // the device decides.
+  const both = `${join(libs, "nv")}:${join(libs, "amd")}`;
+  const devs = join(tmp, "dev");
+  mkdirSync(devs, { recursive: true });
+  writeFileSync(join(devs, "nvidiactl"), "");
+  r = record(["-o", out, ...show], { RAWTRACE_LIB_SEARCH: both, RAWTRACE_DEV_DIR: devs, RAWTRACE_SYS_DIR: devs });
+  assert.is(r.status, 0, r.stderr);
+  assert.match(r.stdout, `cuda=${CUDA_LIB} rocm= `);
+  writeFileSync(join(devs, "kfd"), "");
+  r = record(["-o", out, ...show], { RAWTRACE_LIB_SEARCH: both, RAWTRACE_DEV_DIR: devs, RAWTRACE_SYS_DIR: devs });
   assert.is(r.status, 2);
   assert.match(r.stderr, "several GPU runtimes found");
   r = record(["-o", out, ...show], { RAWTRACE_LIB_SEARCH: mk("gaudi", ["libSynapse.so"]) });

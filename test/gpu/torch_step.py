@@ -16,6 +16,8 @@ p.add_argument("--steps", type=int, default=30)
 p.add_argument("--warmup", type=int, default=5)
 p.add_argument("--kineto")
 p.add_argument("--times")
+p.add_argument("--range-name", default="train_step",
+               help="NVTX range around each step; {i} is the step number (e.g. 'ProfilerStep#{i}', as PyTorch names steps)")
 p.add_argument("--toggle-signal", help="signal to send to ourselves around the measured steps (RAWTRACE_SIGNAL)")
 a = p.parse_args()
 
@@ -32,8 +34,14 @@ y = torch.randint(0, 10, (64,), device=dev)
 lossf = nn.CrossEntropyLoss()
 
 
+n_step = 0
+
+
 def step():
-    with torch.cuda.nvtx.range("train_step"):
+    global n_step
+    name = a.range_name.format(i=n_step)
+    n_step += 1
+    with torch.cuda.nvtx.range(name):
         opt.zero_grad(set_to_none=True)
         loss = lossf(model(x), y)
         loss.backward()
