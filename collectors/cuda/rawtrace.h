@@ -32,6 +32,9 @@ extern "C" {
  */
 RAWTRACE_API int InitializeInjection(void);
 
+/** NVTX's injection entry (NVTX_INJECTION64_PATH = this library): forwards to the libcupti the collector uses. */
+RAWTRACE_API int InitializeInjectionNvtx2(const void* get_export_table);
+
 /**
  * Starts collecting: on the first call loads libcupti, creates the output file (RAWTRACE_OUTPUT) and writes its
  * header, then enables the configured activity kinds. A later call after rawtrace_stop() enables them again.

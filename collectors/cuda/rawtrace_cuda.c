@@ -1606,6 +1606,35 @@ RAWTRACE_API int InitializeInjection(void) {
   return 1;
 }
 
+/* NVTX's injection entry, for NVTX_INJECTION64_PATH = this library (what `rawtrace record` sets): NVTX hands its
+ * ranges to the libcupti this collector records through, so they cannot land in a second CUPTI instance that
+ * nobody reads. Returns CUPTI's answer (0 = NVTX stays off). CUPTI 13.0.0 (API 130000) is refused: it can crash in
+ * nvtxNameOsThreadA as the NVTX injection (NVIDIA/NVTX#125; docs/collectors/cuda.md). */
+RAWTRACE_API int InitializeInjectionNvtx2(const void* get_export_table) {
+  typedef int (*fn_nvtx_inject)(const void*);
+  if (!t_in_init) pthread_mutex_lock(&G.init_mu);
+  int loaded = load_cupti() == 0;
+  if (!t_in_init) pthread_mutex_unlock(&G.init_mu);
+  if (!loaded) {
+    logmsg(LOG_WARN, "NVTX: no libcupti found to hand NVTX ranges to; NVTX stays off");
+    return 0;
+  }
+  uint32_t v = 0;
+  if (C.GetVersion(&v) == CUPTI_SUCCESS && v == 130000) {
+    logmsg(LOG_WARN, "NVTX: CUPTI 13.0.0 (API 130000) can crash as the NVTX injection; NVTX stays off");
+    return 0;
+  }
+  fn_nvtx_inject f = NULL;
+  *(void**)(&f) = dlsym(G.cupti, "InitializeInjectionNvtx2");
+  if (!f) {
+    logmsg(LOG_WARN, "NVTX: %s has no InitializeInjectionNvtx2; NVTX stays off", G.cupti_path);
+    return 0;
+  }
+  int rc = f(get_export_table);
+  logmsg(LOG_INFO, "NVTX ranges go to %s (%s)", G.cupti_path, rc ? "ok" : "refused");
+  return rc;
+}
+
 static int ready(void) { return G.init_state == INIT_OK && getpid() == G.owner_pid; }
 
 RAWTRACE_API int rawtrace_start(void) {

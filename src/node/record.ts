@@ -166,7 +166,13 @@ export function recordEnv(vendor: Vendor, lib: string, outPattern: string, base:
   const env: NodeJS.ProcessEnv = { ...base, RAWTRACE_OUTPUT: outPattern };
   const preload = () => (base.LD_PRELOAD ? `${lib}:${base.LD_PRELOAD}` : lib);
   switch (vendor) {
-    case "cuda": env.CUDA_INJECTION64_PATH = lib; break;
+    case "cuda":
+      env.CUDA_INJECTION64_PATH = lib;
+      // NVTX ranges (PyTorch's ProfilerStep#N, user ranges) through the collector's own libcupti; a user's own
+      // choice of NVTX injection or activity kinds wins.
+      env.NVTX_INJECTION64_PATH = base.NVTX_INJECTION64_PATH || lib;
+      env.RAWTRACE_ACTIVITIES = base.RAWTRACE_ACTIVITIES || "default,nvtx";
+      break;
     case "rocm": env.ROCP_TOOL_LIBRARIES = base.ROCP_TOOL_LIBRARIES ? `${lib}:${base.ROCP_TOOL_LIBRARIES}` : lib; break;
     case "xpu": env.LD_PRELOAD = preload(); break;
     case "hpu": env.LD_PRELOAD = preload(); env.HABANA_PROFILE = "1"; break;

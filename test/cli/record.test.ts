@@ -30,7 +30,7 @@ let tmp = "";
 function envWith(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const k of Object.keys(env)) {
-    if (/^(RAWTRACE_|FAKE_|RT_APP_|ROCP_)/.test(k) || /^(CUDA_INJECTION64_PATH|LD_PRELOAD|RANK|LOCAL_RANK|HABANA_PROFILE)$/.test(k)) {
+    if (/^(RAWTRACE_|FAKE_|RT_APP_|ROCP_)/.test(k) || /^(CUDA_INJECTION64_PATH|NVTX_INJECTION64_PATH|LD_PRELOAD|RANK|LOCAL_RANK|HABANA_PROFILE)$/.test(k)) {
       delete env[k];
     }
   }
@@ -212,6 +212,17 @@ test("bad vendor, missing collector, missing command", () => {
     { RAWTRACE_COLLECTOR_DIR: join(CUDA, "cu13") });
   assert.is(r.status, 0, r.stderr);
   assert.is(r.stdout.trim(), CUDA_LIB);
+});
+
+test("--vendor cuda: NVTX ranges through the collector (NVTX_INJECTION64_PATH, nvtx kinds) unless the user chose", () => {
+  const show = ["--", "sh", "-c", 'echo "nvtx=$NVTX_INJECTION64_PATH kinds=$RAWTRACE_ACTIVITIES"'];
+  let r = record(["--vendor", "cuda", "-o", join(tmp, "nv1"), ...show]);
+  assert.is(r.status, 0, r.stderr);
+  assert.is(r.stdout.trim(), `nvtx=${CUDA_LIB} kinds=default,nvtx`);
+  r = record(["--vendor", "cuda", "-o", join(tmp, "nv2"), ...show],
+    { NVTX_INJECTION64_PATH: "/opt/cupti/libcupti.so.13", RAWTRACE_ACTIVITIES: "default" });
+  assert.is(r.status, 0, r.stderr);
+  assert.is(r.stdout.trim(), "nvtx=/opt/cupti/libcupti.so.13 kinds=default");
 });
 
 test.run();

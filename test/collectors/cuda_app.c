@@ -135,6 +135,12 @@ static void load(void) {
   if (!strcmp(mode, "inject") || !strcmp(mode, "both")) rc = R.inject();
   if (!strcmp(mode, "api")) rc = R.start();
   out("{\"ev\":\"loaded\",\"mode\":\"%s\",\"rc\":%d,\"pid\":%d,\"tid\":%u}", mode, rc, (int)getpid(), gettid_());
+  int nvtx_rc = -1;
+  if (getenv("RT_APP_NVTX")) { /* what NVTX does with NVTX_INJECTION64_PATH = the collector */
+    int (*nvtx_inject)(const void*) = NULL;
+    BIND(h, nvtx_inject, "InitializeInjectionNvtx2");
+    nvtx_rc = nvtx_inject((const void*)(uintptr_t)0x5eed);
+  }
 
   const char* fake = getenv("RAWTRACE_CUPTI_LIB");
   if (!fake) die("RAWTRACE_CUPTI_LIB not set");
@@ -157,6 +163,9 @@ static void load(void) {
   BIND(f, F.hold, "fake_cupti_hold");
   BIND(f, F.enabled, "fake_cupti_enabled");
   BIND(f, F.stat, "fake_cupti_stat");
+  if (nvtx_rc != -1)
+    out("{\"ev\":\"nvtx\",\"rc\":%d,\"cupti_calls\":%llu,\"cupti_arg\":%llu}", nvtx_rc,
+        (unsigned long long)F.stat("nvtx_inject"), (unsigned long long)F.stat("nvtx_arg"));
   BIND(f, F.record_size, "fake_cupti_record_size");
   BIND(f, F.kernel_running, "fake_cupti_kernel_running");
 }

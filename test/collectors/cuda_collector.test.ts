@@ -276,7 +276,7 @@ test("the collector library exports only its entry points", () => {
   for (const tag of TAGS) {
     const syms = execFileSync("nm", ["-D", "--defined-only", lib(tag)], { encoding: "utf8" })
       .split("\n").map((l) => l.trim().split(/\s+/)[2]).filter(Boolean).sort();
-    assert.equal(syms, ["InitializeInjection", "rawtrace_flush", "rawtrace_get_stats", "rawtrace_pop_external_id",
+    assert.equal(syms, ["InitializeInjection", "InitializeInjectionNvtx2", "rawtrace_flush", "rawtrace_get_stats", "rawtrace_pop_external_id",
       "rawtrace_push_external_id", "rawtrace_start", "rawtrace_stop"], tag);
     const needed = execFileSync("readelf", ["-d", lib(tag)], { encoding: "utf8" });
     assert.not.match(needed, /libcupti|libcuda/, `${tag}: must not link CUPTI or the driver`);
@@ -452,6 +452,18 @@ test("explicit API: rawtrace_start from a dlopen'ed collector", async () => {
   const { r } = await convert(outPath("cu13", "api", run.pid));
   assert.is(r.info.records.CONCURRENT_KERNEL, 100);
   assert.is(r.info.records.RUNTIME, 100);
+  assert.is(r.info.complete, true);
+});
+
+test("NVTX_INJECTION64_PATH = the collector: NVTX's init reaches the libcupti the collector records through", async () => {
+  const run = runSync("cu13", "plain", "nvtx", { RT_APP_LOAD: "inject", RT_APP_NVTX: "1", RAWTRACE_ACTIVITIES: "default,nvtx" });
+  ok(run, "nvtx");
+  const n = one(run, "nvtx");
+  assert.is(n.rc, 1, "CUPTI's answer passed back to NVTX");
+  assert.is(n.cupti_calls, 1);
+  assert.is(n.cupti_arg, 0x5eed, "NVTX's export table handed over unchanged");
+  assert.is(one(run, "fake").loaded_by_collector, true, "the same libcupti instance");
+  const { r } = await convert(outPath("cu13", "nvtx", run.pid));
   assert.is(r.info.complete, true);
 });
 

@@ -747,10 +747,23 @@ EXPORT void fake_cupti_hold(int on) {
   pthread_mutex_unlock(&mu);
 }
 
-/* Counters: "requests", "refusals", "delivered", "delivered_bytes", "records", "dropped_total". */
+static uint64_t st_nvtx_inject, st_nvtx_arg;
+
+/* NVTX's injection entry, as real libcupti exports it: counts the calls and keeps the export-table pointer. */
+EXPORT int InitializeInjectionNvtx2(const void* get_export_table) {
+  pthread_mutex_lock(&mu);
+  st_nvtx_inject++;
+  st_nvtx_arg = (uint64_t)(uintptr_t)get_export_table;
+  pthread_mutex_unlock(&mu);
+  return 1;
+}
+
+/* Counters: "nvtx_inject", "nvtx_arg", "requests", "refusals", "delivered", "delivered_bytes", "records", "dropped_total". */
 EXPORT uint64_t fake_cupti_stat(const char* what) {
   pthread_mutex_lock(&mu);
-  uint64_t v = !strcmp(what, "requests")          ? st_requests
+  uint64_t v = !strcmp(what, "nvtx_inject")       ? st_nvtx_inject
+               : !strcmp(what, "nvtx_arg")        ? st_nvtx_arg
+               : !strcmp(what, "requests")        ? st_requests
                : !strcmp(what, "refusals")        ? st_refusals
                : !strcmp(what, "delivered")       ? st_delivered
                : !strcmp(what, "delivered_bytes") ? st_delivered_bytes

@@ -3,7 +3,8 @@
 # the repository root (the `device` tool runs it with $OUT set; elsewhere OUT defaults to out/gpu-record).
 # Needs: python3 with torch and jax, the built CLI (dist/node) and CUDA collector (build/c/cuda/cu13), and node
 # (when the machine has none, .gpu/node.xz — an xz-compressed copy of this machine's node binary — is unpacked).
-#   4. `rawtrace record` (vendor auto-detected) on the PyTorch loop with NVTX ranges named ProfilerStep#N
+#   4. `rawtrace record` (vendor auto-detected, NVTX through the collector: no variables set by hand) on the
+#      PyTorch loop with NVTX ranges named ProfilerStep#N
 #      → torch_profilerstep.rawtrace; the program's exit code passes through record
 #   5. a jitted JAX training step under the collector → jax_step.rawtrace, and the same program under JAX's own
 #      profiler → jax_step_jaxprofiler.xplane.pb (kernel names and counts to compare with)
@@ -27,8 +28,7 @@ has() { [[ " $STAGES " == *" $1 "* ]]; }
 if has 4; then
 echo "libraries seen by record: $(ldconfig -p | grep -E -o 'lib(cuda|cupti|rocprofiler-sdk|amdhip64|pti_view|Synapse)\.so[^ ]*' | sort -u | tr '\n' ' ')"
 echo "== 4. rawtrace record (auto) on PyTorch with ProfilerStep#N ranges"
-NVTX_INJECTION64_PATH=$CUPTI RAWTRACE_ACTIVITIES=default,nvtx RAWTRACE_LOG=info \
-  RT record -o "$TMP/rec" -- $PY test/gpu/torch_step.py --steps 6 --warmup 2 --range-name 'ProfilerStep#{i}'
+RAWTRACE_LOG=info RT record -o "$TMP/rec" -- $PY test/gpu/torch_step.py --steps 6 --warmup 2 --range-name 'ProfilerStep#{i}'
 echo "record exit $?"
 ls -la "$TMP/rec"
 cp "$(ls "$TMP"/rec/*.rawtrace | head -1)" "$OUT/torch_profilerstep.rawtrace"
