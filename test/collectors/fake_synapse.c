@@ -19,6 +19,9 @@
  * synProfilerStart needs the device buffer synProfilerQueryRequiredMemory asks for (FAKE_SYNAPSE_NEED bytes, default
  * 1 MiB; 0 = none) to be set with an address synDeviceMalloc returned.
  *
+ * FAKE_SYNAPSE_WILD=1: step 0's enqueue event gets a CHAR_PTR value pointing to an unmapped page (a stale pointer);
+ * it is not reported in the dump.
+ *
  * FAKE_SYNAPSE_DUMP names a file that gets, for every buffer handed out: u64 base, u64 size, u64 numEntries, u32
  * device, u32 count of outside pointers, the buffer bytes, then per outside pointer (u64 ptr, u32 len, bytes).
  */
@@ -26,6 +29,7 @@
 #include "synapse_abi.h"
 
 #include <pthread.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +70,16 @@ static char g_profile_env[64] = "(not read)";
 static struct device g_dev[NDEV];
 static uint64_t g_seq, g_pulls, g_next_addr = 0x7f0000000000ull;
 static int g_allocs;
+static const char* g_wild; /* FAKE_SYNAPSE_WILD: an address with no mapping */
+
+static const char* wild_pointer(void) {
+  if (!g_wild) {
+    void* p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    munmap(p, 4096);
+    g_wild = (const char*)p + 16;
+  }
+  return g_wild;
+}
 
 /* ------------------------------------------------------------------------------------------------------------------ */
 /* Clock and generations                                                                                              */
@@ -166,6 +180,8 @@ EXPORT int fake_synapse_run(uint32_t id, uint32_t step) {
   x->a.args[0] = (rt_syn_trace_event_arg){"API_ID", RT_SYN_ARG_UINT64, {.u64 = 42}};
   snprintf(text, sizeof text, "stream_%u", step % 2);
   x->a.args[1] = (rt_syn_trace_event_arg){"stream", RT_SYN_ARG_CHAR_PTR, {.str = keep_outside(d, text)}};
+  const char* wild = getenv("FAKE_SYNAPSE_WILD");
+  if (step == 0 && wild && !strcmp(wild, "1")) x->a.args[1].value.str = wild_pointer();
   x->a.outside = (rt_syn_trace_event_arg*)keep_outside_bytes(d, sizeof x->a.args); /* the array, outside */
 
   x = add(d, 'B', "synLaunchWithExternalEvents", ENGINE_HOST, 1, t + 100);
@@ -256,6 +272,10 @@ static void report_outside(struct layout* L, const void* ptr, const void* bytes,
   L->n_out++;
 }
 
+static void report_str(struct layout* L, const char* s) {
+  if (s != g_wild) report_outside(L, s, s, (uint32_t)strlen(s));
+}
+
 static void meta(struct layout* L, rt_syn_trace_event* out, size_t* k, uint32_t type, uint32_t index, const char* name) {
   if (!out) {
     pool_str(L, "metadata");
@@ -313,7 +333,7 @@ static size_t lay_out(struct device* d, struct layout* L, rt_syn_trace_event* ou
           for (uint8_t j = 0; j < x->a.count; j++) {
             args[j].key = pool_str(L, args[j].key); /* the key in the pool, the CHAR_PTR value stays outside */
             if (args[j].type == RT_SYN_ARG_CHAR_PTR)
-              report_outside(L, args[j].value.str, args[j].value.str, (uint32_t)strlen(args[j].value.str));
+              report_str(L, args[j].value.str);
           }
           if (L->pool) memcpy(L->pool + at, args, x->a.count * sizeof args[0]);
         } else {
@@ -321,9 +341,9 @@ static size_t lay_out(struct device* d, struct layout* L, rt_syn_trace_event* ou
           memcpy(x->a.outside, args, x->a.count * sizeof args[0]);
           report_outside(L, where, where, (uint32_t)(x->a.count * sizeof args[0]));
           for (uint8_t j = 0; j < x->a.count; j++) {
-            report_outside(L, args[j].key, args[j].key, (uint32_t)strlen(args[j].key));
+            report_str(L, args[j].key);
             if (args[j].type == RT_SYN_ARG_CHAR_PTR)
-              report_outside(L, args[j].value.str, args[j].value.str, (uint32_t)strlen(args[j].value.str));
+              report_str(L, args[j].value.str);
           }
         }
         e.arguments.event.extra_args.count = x->a.count;

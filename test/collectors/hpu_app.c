@@ -12,11 +12,16 @@
  *   hpu_app exit      device 0, steps, exit(0) without release or synDestroy
  *   hpu_app flush     device 0, steps, rawtrace_hpu_flush (prints {"flushed":rc}), steps, release
  *   hpu_app term      device 0, steps, SIGTERM to itself (default disposition)
+ *
+ * Built twice more as a framework would load it (-DRT_APP_LAUNCHER): libhpu_app.so is this program as a library
+ * linked to libSynapse.so, and hpu_launch dlopens it with RTLD_LOCAL and calls its main, as Python loads the PyTorch
+ * bridge: libSynapse then lives outside the global symbol scope.
  */
 #define _GNU_SOURCE
 #include "synapse_abi.h"
 
 #include <dlfcn.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +29,20 @@
 #include <time.h>
 #include <unistd.h>
 
+#if defined(RT_APP_LAUNCHER)
+int main(int argc, char** argv) {
+  char path[PATH_MAX];
+  const char* slash = strrchr(argv[0], '/');
+  snprintf(path, sizeof path, "%.*slibhpu_app.so", slash ? (int)(slash - argv[0] + 1) : 0, argv[0]);
+  void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  int (*app)(int, char**) = h ? (int (*)(int, char**))(uintptr_t)dlsym(h, "rt_app_main") : NULL;
+  if (!app) {
+    fprintf(stderr, "hpu_launch: %s: %s\n", path, dlerror());
+    return 5;
+  }
+  return app(argc, argv);
+}
+#else
 rt_syn_status synInitialize(void);
 rt_syn_status synDestroy(void);
 rt_syn_status synDeviceAcquire(rt_syn_device_id* id, const char* bus);
@@ -135,3 +154,4 @@ int main(int argc, char** argv) {
   report();
   return 0;
 }
+#endif

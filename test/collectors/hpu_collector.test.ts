@@ -146,7 +146,7 @@ function parse(t: { base: bigint; bytes: Buffer; size: number }): Parsed {
   return out;
 }
 
-function run(name: string, mode: string, extra: Record<string, string> = {}) {
+function run(name: string, mode: string, extra: Record<string, string> = {}, program = APP) {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const k of Object.keys(env)) if (/^(RAWTRACE_|FAKE_|RT_APP_|HABANA_|ENABLE_DEBUG_INFO$)/.test(k)) delete env[k];
   Object.assign(env, {
@@ -154,7 +154,7 @@ function run(name: string, mode: string, extra: Record<string, string> = {}) {
     FAKE_SYNAPSE_DUMP: join(dir, `${name}.delivered`), RAWTRACE_OUTPUT: join(dir, `${name}.rawtrace`),
     RT_APP_STEPS: String(STEPS), ...extra,
   });
-  const r = spawnSync(APP, [mode], { env, encoding: "utf8", timeout: 120_000 });
+  const r = spawnSync(program, [mode], { env, encoding: "utf8", timeout: 120_000 });
   const lines = (r.stdout ?? "").split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
   const final = lines.find((l) => "events" in l) as { events: number; pulls: number; env: string; allocs: number } | undefined;
   return { ...r, lines, final, file: join(dir, `${name}.rawtrace`), delivered: readDelivered(join(dir, `${name}.delivered`)) };
@@ -337,6 +337,15 @@ test("memory cap: a trace larger than RAWTRACE_MAX_MEMORY is not fetched; its en
   assert.match(r.stderr, "exceeds RAWTRACE_MAX_MEMORY");
 });
 
+test("a stale pointer in the extra args is skipped (no entry, no crash) and counted in a LOG line", () => {
+  const r = run("wild", "run", { FAKE_SYNAPSE_WILD: "1" });
+  assert.is(r.status, 0, r.stderr);
+  const chunks = readChunks(r.file);
+  sameAsDelivered(traces(chunks), r.delivered);
+  const logs = chunks.filter((c) => c.type === ChunkType.LOG).map((c) => c.p.toString("utf8", 8));
+  assert.ok(logs.includes("1 pointers outside the trace buffers could not be read"), logs.join(" | "));
+});
+
 test("HABANA_PROFILE: a user value is kept; 0 keeps the profiler off; too late to set says so once", () => {
   let r = run("env-user", "run", { HABANA_PROFILE: "profile_api_light" });
   assert.is(r.status, 0, r.stderr);
@@ -384,10 +393,17 @@ test("no Synapse library: the program runs unchanged, one line says why, no file
   assert.not.ok(existsSync(join(dir, "none.rawtrace")));
 });
 
-test("RAWTRACE_SYNAPSE_LIB unset: libSynapse found as the program loaded it", () => {
+test("RAWTRACE_SYNAPSE_LIB unset: libSynapse found as the program loaded it, also privately (RTLD_LOCAL)", () => {
   const r = run("found", "run", { RAWTRACE_SYNAPSE_LIB: "" });
   assert.is(r.status, 0, r.stderr);
   sameAsDelivered(traces(readChunks(r.file)), r.delivered);
+  // hpu_launch dlopens the program as a library (RTLD_LOCAL) that links libSynapse, as Python loads the bridge
+  const l = run("local", "run", { RAWTRACE_SYNAPSE_LIB: "" }, join(BUILD, "hpu_launch"));
+  assert.is(l.status, 0, l.stderr);
+  assert.is(l.final?.env, "1");
+  const ts = traces(readChunks(l.file));
+  sameAsDelivered(ts, l.delivered);
+  assert.is(parse(ts[0]).seqs.length, PER_STEP.gaudi2 * STEPS);
 });
 
 test.run();
