@@ -205,7 +205,7 @@ static int lib_on_search_path(void) {
 #define NEXT(field, name)                                             \
   do {                                                                \
     if (!S.field) *(void**)(&S.field) = dlsym(RTLD_NEXT, name);       \
-    if (!S.field && G.lib) *(void**)(&S.field) = dlsym(G.lib, name);  \
+    if (!S.field && fwd) *(void**)(&S.field) = dlsym(fwd, name);      \
   } while (0)
 
 /*
@@ -225,6 +225,8 @@ static void bind_synapse(void) {
     if (!G.lib) G.lib = dlopen(kLibName, RTLD_NOW | RTLD_LOCAL);
     if (!G.lib) snprintf(G.inactive, sizeof G.inactive, "no %s could be opened (%.300s)", kLibName, dlerror());
   }
+  /* forwarding works inactive too: a Synapse the program loaded privately (RTLD_LOCAL) is found by its soname */
+  void* fwd = G.lib ? G.lib : dlopen(kLibName, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
   NEXT(initialize, "synInitialize");
   NEXT(destroy, "synDestroy");
   NEXT(acquire, "synDeviceAcquire");
@@ -514,7 +516,7 @@ static void finalize(void) {
   rt_queue_drain(&G.q, handle);
   if (G.w) {
     if (G.n_unreadable)
-      logmsg(RT_V_WARN, 1, "%llu pointers outside the trace buffers could not be read", (unsigned long long)G.n_unreadable);
+      logmsg(RT_V_WARN, 1, "%llu pointer(s) outside the trace buffers could not be read", (unsigned long long)G.n_unreadable);
     if (!atomic_load(&G.write_failed)) wrote(rt_writer_end(G.w));
     rt_writer_close(G.w);
     logmsg(RT_V_INFO, 0, "wrote %.300s: %llu traces, %llu trace bytes, %llu strings", G.path,

@@ -343,7 +343,7 @@ test("a stale pointer in the extra args is skipped (no entry, no crash) and coun
   const chunks = readChunks(r.file);
   sameAsDelivered(traces(chunks), r.delivered);
   const logs = chunks.filter((c) => c.type === ChunkType.LOG).map((c) => c.p.toString("utf8", 8));
-  assert.ok(logs.includes("1 pointers outside the trace buffers could not be read"), logs.join(" | "));
+  assert.ok(logs.includes("1 pointer(s) outside the trace buffers could not be read"), logs.join(" | "));
 });
 
 test("HABANA_PROFILE: a user value is kept; 0 keeps the profiler off; too late to set says so once", () => {
@@ -383,6 +383,11 @@ test("no Synapse library: the program runs unchanged, one line says why, no file
   assert.is(lines.length, 1);
   assert.match(lines[0], /RAWTRACE_SYNAPSE_LIB=.*missing\/libSynapse\.so cannot be loaded/);
   assert.not.ok(existsSync(r.file));
+  // the same with Synapse loaded privately (RTLD_LOCAL): the calls still reach it
+  const l = run("nolib-local", "run", { RAWTRACE_SYNAPSE_LIB: join(dir, "missing/libSynapse.so") }, join(BUILD, "hpu_launch"));
+  assert.is(l.status, 0, l.stderr);
+  assert.is(l.final?.events, 0);
+  assert.is(l.stderr.split("\n").filter((x) => x.includes("HPU collector inactive")).length, 1);
   // a program without Synapse, nothing on the search path
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, LD_PRELOAD: LIB, RAWTRACE_OUTPUT: join(dir, "none.rawtrace") };
   const t = spawnSync("true", [], { env, encoding: "utf8" });
