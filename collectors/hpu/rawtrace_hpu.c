@@ -91,7 +91,7 @@ static struct {
   rt_syn_profiler_get_current_time_ns_fn now;
 } S;
 
-/* One device the program acquired (collector thread only). */
+/* One device the program acquired (collector thread only).                                                           */
 struct device {
   int used;     /* slot taken */
   int running;  /* synProfilerStart succeeded and no stop since */
@@ -270,7 +270,8 @@ static void bind_synapse(void) {
 
 static void bind(void) {
   pthread_once(&G.bind_once, bind_synapse);
-  if (G.inactive[0] && !atomic_exchange(&G.said_inactive, 1)) logmsg(RT_V_WARN, 0, "HPU collector inactive: %s", G.inactive);
+  if (G.inactive[0] && !atomic_exchange(&G.said_inactive, 1))
+    logmsg(RT_V_WARN, 0, "HPU collector inactive: %s", G.inactive);
 }
 
 /* ------------------------------------------------------------------------------------------------------------------ */
@@ -505,7 +506,7 @@ static void handle(rt_item* it) {
 }
 
 /* ------------------------------------------------------------------------------------------------------------------ */
-/* Collector thread, exit, signals                                                                                     */
+/* Collector thread, exit, signals                                                                                    */
 /* ------------------------------------------------------------------------------------------------------------------ */
 
 static void finalize(void) {
@@ -516,7 +517,8 @@ static void finalize(void) {
   rt_queue_drain(&G.q, handle);
   if (G.w) {
     if (G.n_unreadable)
-      logmsg(RT_V_WARN, 1, "%llu pointer(s) outside the trace buffers could not be read", (unsigned long long)G.n_unreadable);
+      logmsg(RT_V_WARN, 1, "%llu pointer(s) outside the trace buffers could not be read",
+             (unsigned long long)G.n_unreadable);
     if (!atomic_load(&G.write_failed)) wrote(rt_writer_end(G.w));
     rt_writer_close(G.w);
     logmsg(RT_V_INFO, 0, "wrote %.300s: %llu traces, %llu trace bytes, %llu strings", G.path,
@@ -597,7 +599,7 @@ static void acquired(rt_syn_device_id* id) {
 }
 
 /* ------------------------------------------------------------------------------------------------------------------ */
-/* HABANA_PROFILE and the constructor                                                                                  */
+/* HABANA_PROFILE and the constructor                                                                                 */
 /* ------------------------------------------------------------------------------------------------------------------ */
 
 /* Synapse enables its profiler in synInitialize when HABANA_PROFILE is set and not "0" (or ENABLE_DEBUG_INFO=1). */

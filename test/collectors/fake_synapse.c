@@ -103,7 +103,9 @@ static const struct engine_type kTypes[] = {
     {4, NULL, "*EDMA ", "EDMA", 2},   {5, NULL, "*KDMA", "KDMA", 1},
 };
 
-static const char* type_name(int gen, const struct engine_type* t) { return gen == RT_SYN_DEVICE_GAUDI ? t->gaudi1 : t->gaudi2; }
+static const char* type_name(int gen, const struct engine_type* t) {
+  return gen == RT_SYN_DEVICE_GAUDI ? t->gaudi1 : t->gaudi2;
+}
 
 /* ------------------------------------------------------------------------------------------------------------------ */
 /* Recording                                                                                                          */
@@ -276,7 +278,8 @@ static void report_str(struct layout* L, const char* s) {
   if (s != g_wild) report_outside(L, s, s, (uint32_t)strlen(s));
 }
 
-static void meta(struct layout* L, rt_syn_trace_event* out, size_t* k, uint32_t type, uint32_t index, const char* name) {
+static void meta(struct layout* L, rt_syn_trace_event* out, size_t* k, uint32_t type, uint32_t index,
+                 const char* name) {
   if (!out) {
     pool_str(L, "metadata");
     pool_str(L, name);
@@ -555,7 +558,8 @@ static void dump(const uint8_t* buf, size_t size, size_t n, uint32_t id, const s
 
 EXPORT rt_syn_status synProfilerGetTrace(int32_t type, rt_syn_device_id id, int32_t format, void* buffer, size_t* size,
                                          size_t* num) {
-  if (type != RT_SYN_TRACE_ALL || format != RT_SYN_TRACE_FORMAT_TEF || id >= NDEV || !num) return RT_SYN_INVALID_ARGUMENT;
+  if (type != RT_SYN_TRACE_ALL || format != RT_SYN_TRACE_FORMAT_TEF || id >= NDEV || !num)
+    return RT_SYN_INVALID_ARGUMENT;
   if (!size) return RT_SYN_UNSUPPORTED; /* "written to the file system": not in this double */
   pthread_mutex_lock(&g_mu);
   struct device* d = &g_dev[id];
