@@ -19,4 +19,5 @@ node scripts/build.mjs
 if [ -f collectors/Makefile ]; then
   echo "setup: building C collectors and tools"
   make -s -C collectors common
+  if [ "$(uname -m)" = x86_64 ]; then make -s -C collectors hpu; fi  # what `rawtrace record --vendor hpu` preloads
 fi

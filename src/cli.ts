@@ -202,14 +202,14 @@ Options:
 
 Runs the command with rawtrace's collector attached, no change to the program: CUDA through
 CUDA_INJECTION64_PATH, ROCm through ROCP_TOOL_LIBRARIES, Intel XPU and Habana Gaudi through LD_PRELOAD (Gaudi with
-HABANA_PROFILE=1; these two collectors are not in this build yet). Each process writes
+HABANA_PROFILE=1, kept when already set to another value than 0). Each process writes
 DIR/rawtrace-<host>-rank<RANK or LOCAL_RANK, else 0>-<pid>.rawtrace (RAWTRACE_OUTPUT); the other RAWTRACE_*
 settings of docs/collectors/ pass through. At the end it lists the new dumps and the convert command. The exit
 status is the program's (128 + n when signal n ended it; 127 command not found); SIGINT, SIGTERM, SIGHUP and
 SIGQUIT sent to rawtrace are forwarded to the program.
 
 The collector library comes from this package's build output (build/c/cuda/cu13, cu135, cu12, cu118;
-build/c/rocm), or from the folder RAWTRACE_COLLECTOR_DIR names. --vendor auto (the default) picks the vendor
+build/c/rocm; build/c/xpu; build/c/hpu), or from the folder RAWTRACE_COLLECTOR_DIR names. --vendor auto (the default) picks the vendor
 whose runtime is installed (libcuda/libcupti; librocprofiler-sdk/libamdhip64; libpti_view; libSynapse, looked up
 with ldconfig -p, in LD_LIBRARY_PATH and the usual install folders, or only in the ':'-separated folders of
 RAWTRACE_LIB_SEARCH); none or several found is a usage error asking for --vendor.

@@ -47,6 +47,20 @@ void rt_log_line(int verbosity, int level, const char* msg) {
   (void)ignored;
 }
 
+uint32_t rt_log_chunk_level(int level) {
+  return level == RT_V_ERROR ? RT_LOG_ERROR : level == RT_V_WARN ? RT_LOG_WARNING : RT_LOG_INFO;
+}
+
+int rt_check_write(int rc, atomic_int* failed, const char* path, int verbosity) {
+  if (rc < 0 && rc != -EMSGSIZE && rc != -ENOMEM && !atomic_exchange(failed, 1)) {
+    char msg[480];
+    snprintf(msg, sizeof msg, "writing %.300s failed (%s); recording stops, the file keeps what was written", path,
+             strerror(-rc));
+    rt_log_line(verbosity, RT_V_ERROR, msg);
+  }
+  return rc;
+}
+
 static void warn_ignored(int verbosity, const char* var, const char* value, const char* what) {
   char msg[400];
   snprintf(msg, sizeof msg, "%s=%s is not %s; ignored", var, value, what);

@@ -8,6 +8,7 @@
 #ifndef RAWTRACE_COLLECTOR_H
 #define RAWTRACE_COLLECTOR_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -29,6 +30,16 @@ int rt_parse_log_level(const char* s);
  * to fit one line of 560 bytes.
  */
 void rt_log_line(int verbosity, int level, const char* msg);
+
+/** RT_V_ERROR / RT_V_WARN / other → the LOG chunk level RT_LOG_ERROR / RT_LOG_WARNING / RT_LOG_INFO. */
+uint32_t rt_log_chunk_level(int level);
+
+/**
+ * A collector's check of a writer result `rc`: the first write error (any failure but -EMSGSIZE and -ENOMEM, which
+ * refuse one chunk and leave the writer usable) sets `*failed` and says once on stderr (at `verbosity`) that writing
+ * `path` failed and recording stops. Returns `rc`.
+ */
+int rt_check_write(int rc, atomic_int* failed, const char* path, int verbosity);
 
 /**
  * A size in bytes from environment variable `var`: "65536", "512k", "8M", "8MiB", "1G" (binary multiples).

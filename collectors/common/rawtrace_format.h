@@ -42,7 +42,9 @@ enum rt_chunk_type {
   RT_CHUNK_END = 10,
   RT_CHUNK_LOG = 11,
   RT_CHUNK_AGENTS = 12,        /**< ROCm agent table (docs/format.md §12) */
-  RT_CHUNK_KERNEL_SYMBOLS = 13 /**< ROCm kernel symbols: kernel_id → name, registers, LDS, scratch (§13) */
+  RT_CHUNK_KERNEL_SYMBOLS = 13, /**< ROCm kernel symbols: kernel_id → name, registers, LDS, scratch (§13) */
+  RT_CHUNK_HPU_TRACE = 14,      /**< one synProfilerGetTrace buffer verbatim, with its base address (Habana HPU) */
+  RT_CHUNK_HPU_DEVICE = 15      /**< one acquired Gaudi device: id, type, HBM bytes, name (Habana HPU) */
 };
 
 /** Vendor codes of the HEADER chunk. */

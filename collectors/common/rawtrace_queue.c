@@ -234,3 +234,24 @@ void rt_chain_signal(int sig, siginfo_t* si, void* uc, const struct sigaction* o
     old->sa_handler(sig);
   }
 }
+
+int rt_queue_shutdown(rt_queue* q, atomic_int* finalize_req, atomic_int* joined, pthread_t writer, long ms) {
+  atomic_store(finalize_req, 1);
+  rt_queue_wake(q);
+  int done = rt_queue_wait_finished(q, ms);
+  int expected = 0;
+  if (done && atomic_compare_exchange_strong(joined, &expected, 1)) pthread_join(writer, NULL);
+  return done;
+}
+
+void rt_queue_on_term_signal(rt_queue* q, atomic_int* finalize_req, int armed, int ms, int sig, siginfo_t* si,
+                             void* uc, const struct sigaction* old) {
+  int saved = errno;
+  if (armed && rt_sig_is_default(old) && !atomic_load(finalize_req)) {
+    atomic_store(finalize_req, 1);
+    rt_queue_wake(q);
+    rt_queue_wait_pipe(q, ms);
+  }
+  rt_chain_signal(sig, si, uc, old);
+  errno = saved;
+}

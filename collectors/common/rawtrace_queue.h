@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "rawtrace_writer.h"
@@ -117,6 +118,21 @@ int rt_sig_is_default(const struct sigaction* old);
  * raises the signal again (delivered when the handler returns). Async-signal-safe.
  */
 void rt_chain_signal(int sig, siginfo_t* si, void* uc, const struct sigaction* old);
+
+/**
+ * A collector's exit hook: sets `*finalize_req`, wakes the writer thread `writer` and waits (at most `ms`) until it
+ * finished, then joins it unless `*joined` says it was joined before. Returns 1 when the writer finished in time.
+ */
+int rt_queue_shutdown(rt_queue* q, atomic_int* finalize_req, atomic_int* joined, pthread_t writer, long ms);
+
+/**
+ * The body of a collector's SIGTERM / SIGINT handler. When `armed` (the writer thread runs in this process), `old`
+ * (the disposition before ours) is the default one and no finish was asked yet: sets `*finalize_req`, wakes the writer
+ * and waits up to `ms` on the pipe for it to finish the file. Then chains to `old` (rt_chain_signal). Keeps errno.
+ * Async-signal-safe.
+ */
+void rt_queue_on_term_signal(rt_queue* q, atomic_int* finalize_req, int armed, int ms, int sig, siginfo_t* si,
+                             void* uc, const struct sigaction* old);
 
 #ifdef __cplusplus
 }

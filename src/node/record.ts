@@ -49,7 +49,8 @@ function packageRoot(): string | null {
 
 /**
  * The collector library of `vendor`: `$RAWTRACE_COLLECTOR_DIR/<lib>` when that variable is set (and nothing else),
- * else the package's build output (build/c/cuda/cu13, cu135, cu12, cu118 for CUDA; build/c/rocm for ROCm).
+ * else the package's build output (build/c/cuda/cu13, cu135, cu12, cu118 for CUDA; build/c/rocm, build/c/xpu,
+ * build/c/hpu for the others).
  */
 export function findCollector(vendor: Vendor, env: NodeJS.ProcessEnv = process.env): string {
   const info = VENDOR_INFO[vendor];
@@ -62,11 +63,6 @@ export function findCollector(vendor: Vendor, env: NodeJS.ProcessEnv = process.e
   }
   const found = candidates.find((p) => existsSync(p));
   if (found) return found;
-  if (vendor === "hpu") {
-    throw new RawtraceError("NO_COLLECTOR",
-      `the HPU collector (${info.lib}) is not in this build of rawtrace` +
-      (override ? ` (looked in RAWTRACE_COLLECTOR_DIR=${override})` : ""));
-  }
   const make = vendor === "cuda" ? "make -C collectors/cuda TAG=cu13" : `make -C collectors ${vendor}`;
   throw new RawtraceError("NO_COLLECTOR",
     `the ${vendor.toUpperCase()} collector is not built: none of ${candidates.join(", ") || "(no package root)"} ` +
@@ -175,7 +171,10 @@ export function recordEnv(vendor: Vendor, lib: string, outPattern: string, base:
       break;
     case "rocm": env.ROCP_TOOL_LIBRARIES = base.ROCP_TOOL_LIBRARIES ? `${lib}:${base.ROCP_TOOL_LIBRARIES}` : lib; break;
     case "xpu": env.LD_PRELOAD = preload(); break;
-    case "hpu": env.LD_PRELOAD = preload(); env.HABANA_PROFILE = "1"; break;
+    case "hpu": // Synapse enables its profiler only if HABANA_PROFILE is set (not "0") when it initializes
+      env.LD_PRELOAD = preload();
+      env.HABANA_PROFILE = base.HABANA_PROFILE && base.HABANA_PROFILE !== "0" ? base.HABANA_PROFILE : "1";
+      break;
   }
   return env;
 }

@@ -1,9 +1,10 @@
 /**
  * `rawtrace record` (src/node/record.ts) through the built command line (dist/node/cli.js), with the collectors'
  * test doubles: the CUDA collector (cu13) on the CUPTI fake driven by test/collectors/cuda_app.c, the ROCm collector
- * on the rocprofiler-sdk fake driven by test/collectors/rocm_app.c. The dumps `record` leaves must convert; exit
- * codes and signals pass through; SIGTERM is forwarded; the vendor is detected from a folder of fake runtime
- * libraries; bad vendors and missing collectors are clear errors.
+ * on the rocprofiler-sdk fake driven by test/collectors/rocm_app.c, the HPU collector (LD_PRELOAD) on the libSynapse.so
+ * double driven by test/collectors/hpu_app.c. The CUDA and ROCm dumps `record` leaves must convert, the HPU dump must
+ * hold its trace chunks; exit codes and signals pass through; SIGTERM is forwarded; the vendor is detected from a
+ * folder of fake runtime libraries; bad vendors and missing collectors are clear errors.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -23,6 +24,9 @@ const ROCM = join(ROOT, "build/c/rocm");
 const ROCM_LIB = join(ROCM, "librawtrace_rocm.so");
 const ROCM_SDK = join(ROCM, "fake/librocprofiler-sdk.so");
 const ROCM_APP = join(ROCM, "rocm_app");
+const HPU = join(ROOT, "build/c/hpu");
+const HPU_LIB = join(HPU, "librawtrace_hpu.so");
+const HPU_APP = join(HPU, "hpu_app");
 
 let tmp = "";
 
@@ -57,6 +61,7 @@ test.before(() => {
   execFileSync("make", ["-s", "-C", join(ROOT, "collectors/cuda"), "TAG=cu13", "test-bins"], { stdio: "pipe" });
   execFileSync("make", ["-s", "-C", join(ROOT, "collectors/rocm"), "test-bins"], { stdio: "pipe" });
   execFileSync("make", ["-s", "-C", join(ROOT, "collectors/xpu")], { stdio: "pipe" }); // the library record preloads
+  execFileSync("make", ["-s", "-C", join(ROOT, "collectors/hpu"), "test-bins"], { stdio: "pipe" });
 });
 
 test.after(() => {
@@ -100,6 +105,38 @@ test("--vendor rocm: ROCP_TOOL_LIBRARIES attaches the collector, the dump conver
   assert.is(dumps.length, 1, dumps.join(" "));
   const { kernels } = convert(join(dir, dumps[0]));
   assert.ok(kernels > 0, "kernels in the converted trace");
+});
+
+/** Chunk types of a dump, read straight from the container (24-byte headers, payloads padded to 8). */
+function chunkTypes(file: string): number[] {
+  const b = readFileSync(file);
+  const types: number[] = [];
+  for (let o = 16; o + 24 <= b.length; o += 24 + b.readUInt32LE(o + 12) + ((8 - (b.readUInt32LE(o + 12) % 8)) % 8)) {
+    types.push(b.readUInt16LE(o + 4));
+  }
+  return types;
+}
+
+test("--vendor hpu: LD_PRELOAD and HABANA_PROFILE=1 attach the collector to a Synapse program (the libSynapse double)", () => {
+  const dir = join(tmp, "hpu");
+  const r = record(["--vendor", "hpu", "-o", dir, "--", HPU_APP, "run"], { LD_LIBRARY_PATH: join(HPU, "fake"), RT_APP_STEPS: "5" });
+  assert.is(r.status, 0, r.stderr);
+  assert.match(r.stderr, `recording hpu with ${HPU_LIB}`);
+  const app = r.stdout.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
+  assert.is(app[0].collector, 1, "the collector is in the process");
+  assert.is(app.find((l) => "env" in l)?.env, "1", "Synapse initialized with HABANA_PROFILE=1");
+  const dumps = readdirSync(dir);
+  assert.equal(dumps, [`rawtrace-${hostname()}-rank0-${app[0].pid}.rawtrace`]);
+  const file = join(dir, dumps[0]);
+  assert.is(readFileSync(file).readUInt32LE(16 + 24), 5, "HEADER vendor 5 (Habana)");
+  const types = chunkTypes(file);
+  assert.ok(types.includes(14) && types.includes(15), `HPU_TRACE and HPU_DEVICE in ${types.join(",")}`);
+  assert.is(types[types.length - 1], 10, "END");
+  assert.match(r.stderr, `rawtrace convert ${file}`);
+  // a HABANA_PROFILE the user set (not 0) is kept
+  const keep = record(["--vendor", "hpu", "-o", join(tmp, "hpu-env"), "--", "sh", "-c", 'echo "$HABANA_PROFILE"'],
+    { HABANA_PROFILE: "profile_api_light" });
+  assert.is(keep.stdout.trim(), "profile_api_light");
 });
 
 test("exit codes pass through; a signal becomes 128 + n; a missing command 127", () => {
@@ -183,9 +220,10 @@ test("--vendor auto: detected from a folder of runtime libraries; none or severa
   r = record(["-o", out, ...show], { RAWTRACE_LIB_SEARCH: both, RAWTRACE_DEV_DIR: devs, RAWTRACE_SYS_DIR: devs });
   assert.is(r.status, 2);
   assert.match(r.stderr, "several GPU runtimes found");
-  r = record(["-o", out, ...show], { RAWTRACE_LIB_SEARCH: mk("gaudi", ["libSynapse.so"]) });
-  assert.is(r.status, 1);
-  assert.match(r.stderr, "HPU collector (librawtrace_hpu.so) is not in this build");
+  r = record(["-o", out, "--", "sh", "-c", 'echo "preload=$LD_PRELOAD profile=$HABANA_PROFILE"'],
+    { RAWTRACE_LIB_SEARCH: mk("gaudi", ["libSynapse.so"]) });
+  assert.is(r.status, 0, r.stderr);
+  assert.match(r.stdout, `preload=${HPU_LIB} profile=1`);
 });
 
 test("bad vendor, missing collector, missing command", () => {
@@ -204,6 +242,10 @@ test("bad vendor, missing collector, missing command", () => {
   r = record(["--vendor", "xpu", "-o", join(tmp, "xdir"), "--", "sh", "-c", 'echo "$LD_PRELOAD"']);
   assert.is(r.status, 0, r.stderr);
   assert.ok(r.stdout.trim().endsWith("build/c/xpu/librawtrace_xpu.so"), r.stdout);
+  r = record(["--vendor", "hpu", "--", "true"], { RAWTRACE_COLLECTOR_DIR: empty });
+  assert.is(r.status, 1);
+  assert.match(r.stderr, `HPU collector is not built: none of ${join(empty, "librawtrace_hpu.so")}`);
+  assert.match(r.stderr, "make -C collectors hpu");
   r = record(["--vendor", "cuda", "--", "true"], { RAWTRACE_COLLECTOR_DIR: empty });
   assert.is(r.status, 1);
   assert.match(r.stderr, `CUDA collector is not built: none of ${join(empty, "librawtrace_cuda.so")}`);

@@ -1,0 +1,700 @@
+/*
+ * rawtrace HPU collector: a library loaded with LD_PRELOAD that records the Synapse profiler's trace buffers of a
+ * Habana Gaudi program into a `.rawtrace` file (docs/format.md, vendor 5) with no code change. Loading,
+ * configuration and chunk layouts: docs/collectors/hpu.md. Public API: rawtrace_hpu.h. ABI subset: synapse_abi.h.
+ *
+ * Synapse has no tool-injection hook and hands traces over by pull after stop, so the library defines the device
+ * acquire / release entry points itself (the program's calls land here first, LD_PRELOAD) and forwards each to the
+ * next definition, libSynapse's:
+ *   - Constructor: sets HABANA_PROFILE=1 unless the user set it (Synapse reads it once, in synInitialize, which is
+ *     interposed too), opens RAWTRACE_SYNAPSE_LIB when named, or checks that a libSynapse.so is loaded or on the
+ *     loader's search path; with none it says once why and only forwards. Nothing else runs in a process that never
+ *     acquires a device: no thread, no file.
+ *   - synDeviceAcquire / ...ByDeviceType / ...ByModuleId: after a successful acquire, the collector's thread opens the
+ *     dump (HEADER, first time), writes HPU_DEVICE, gives the profiler the device buffer it asks for
+ *     (synProfilerQueryRequiredMemory → synDeviceMalloc → synProfilerSetUserBuffer) and calls synProfilerStart
+ *     (synTraceAll), with a CLOCK anchor. The program's call returns once that is done.
+ *   - Pull (release, synDestroy, exit or SIGTERM/SIGINT, rawtrace_hpu_flush, every RAWTRACE_HPU_PERIOD_MS):
+ *     synProfilerStop, a CLOCK anchor, synProfilerGetTrace twice (size, then into our buffer), STRINGS for the
+ *     pointers outside the buffer (hpu_strings.c), the buffer verbatim in an HPU_TRACE chunk, then synProfilerStart
+ *     again unless the device goes away.
+ *   - Every Synapse profiler call and every write happens on the collector's one thread (rt_queue); the program's
+ *     threads only queue a request and wait for it. Chunks are written whole, so a process killed at any point leaves
+ *     a valid prefix; periodic pulls bound what a kill loses and what the profiler holds.
+ *   - Errors never reach the program: a failing profiler call is logged once per kind and that device is left alone;
+ *     a write error stops writing.
+ */
+#if !defined(_GNU_SOURCE)
+#define _GNU_SOURCE 1
+#endif
+
+#include "rawtrace_hpu.h"
+#include "hpu_strings.h"
+#include "synapse_abi.h"
+#include "rawtrace_collector.h"
+#include "rawtrace_queue.h"
+#include "rawtrace_writer.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define RT_COLLECTOR_VERSION 0x000100u /* 0.1.0 */
+#define DEFAULT_NAME "rawtrace-%h-%p.rawtrace"
+#define MAX_DEVICES 64
+#define WAIT_MS 10000
+#define TRACE_HEAD 48u     /* HPU_TRACE fields before the buffer (docs/format.md) */
+#define MIN_PERIOD_MS 10
+
+#define SYN_EXPORT __attribute__((visibility("default")))
+
+enum { IT_ACQUIRED = 1, IT_RELEASE = 2, IT_DESTROY = 3, IT_FLUSH = 4 };
+enum { REASON_RELEASE = 0, REASON_EXIT = 1, REASON_PERIODIC = 2, REASON_EXPLICIT = 3 };
+enum { ST_OFF = 0, ST_RUNNING = 1, ST_FINISHED = 2 };
+
+struct dev_item {
+  rt_item it;
+  uint32_t dev;
+};
+
+/* The program's Synapse functions (what our interposers forward to) and the profiler's. */
+static struct {
+  rt_syn_initialize_fn initialize;
+  rt_syn_destroy_fn destroy;
+  rt_syn_device_acquire_fn acquire;
+  rt_syn_device_acquire_by_type_fn acquire_by_type;
+  rt_syn_device_acquire_by_module_fn acquire_by_module;
+  rt_syn_device_release_fn release;
+  rt_syn_driver_get_version_fn driver_version;
+  rt_syn_device_get_name_fn device_name;
+  rt_syn_device_get_info_fn device_info;
+  rt_syn_device_get_memory_info_fn memory_info;
+  rt_syn_device_malloc_fn dev_malloc;
+  rt_syn_device_free_fn dev_free;
+  rt_syn_profiler_query_required_memory_fn query_memory;
+  rt_syn_profiler_set_user_buffer_fn set_user_buffer;
+  rt_syn_profiler_start_fn start;
+  rt_syn_profiler_stop_fn stop;
+  rt_syn_profiler_get_trace_fn get_trace;
+  rt_syn_profiler_get_current_time_ns_fn now;
+} S;
+
+/* One device the program acquired (collector thread only).                                                           */
+struct device {
+  int used;     /* slot taken */
+  int running;  /* synProfilerStart succeeded and no stop since */
+  uint32_t id;
+  uint64_t hbm; /* the profiler's device buffer we allocated (0: none) */
+  uint32_t pulls;
+};
+
+static struct {
+  int verbosity;
+  int handle_signals;
+  long period_ms;
+  size_t max_memory;
+  double exit_timeout;
+  char output[PATH_MAX];
+
+  void* lib;            /* our handle on libSynapse */
+  char lib_path[PATH_MAX];
+  char inactive[400];   /* why the collector only forwards; empty = may record */
+  int enabled;          /* RAWTRACE_ENABLE is not 0 */
+  int profile_env;      /* 0 the user set HABANA_PROFILE, 1 we set it, 2 the user set "0" */
+  pthread_once_t bind_once, start_once;
+  int bound;            /* the profiler functions are resolved */
+
+  rt_writer* w;
+  char path[PATH_MAX];
+  pid_t owner_pid;
+  atomic_int state;
+  atomic_int write_failed;
+  atomic_int said_start, said_get, said_inactive;
+  int started_once;     /* a START anchor was written */
+
+  rt_queue q;
+  pthread_t thread;
+  atomic_int thread_started, finalize_req, joined;
+  struct device dev[MAX_DEVICES];
+  rt_hpu_strings strings;
+  uint64_t next_pull_ms;
+  uint64_t n_traces, n_bytes, n_strings, n_unreadable;
+} G = {.verbosity = RT_V_WARN, .bind_once = PTHREAD_ONCE_INIT, .start_once = PTHREAD_ONCE_INIT};
+
+/* ------------------------------------------------------------------------------------------------------------------ */
+/* Logging                                                                                                            */
+/* ------------------------------------------------------------------------------------------------------------------ */
+
+static int wrote(int rc) { return rt_check_write(rc, &G.write_failed, G.path, G.verbosity); }
+
+/* A line on stderr (per RAWTRACE_LOG) and, when `to_file` and the dump is open, a LOG chunk (collector thread only). */
+__attribute__((format(printf, 3, 4))) static void logmsg(int level, int to_file, const char* fmt, ...) {
+  char msg[480];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  rt_log_line(G.verbosity, level, msg);
+  if (to_file && G.w && !atomic_load(&G.write_failed)) wrote(rt_writer_log(G.w, rt_log_chunk_level(level), msg));
+}
+
+static uint64_t mono_ms(void) { return rt_clock_ns(CLOCK_MONOTONIC) / 1000000u; }
+
+/* ------------------------------------------------------------------------------------------------------------------ */
+/* Finding libSynapse                                                                                                 */
+/* ------------------------------------------------------------------------------------------------------------------ */
+
+static const char kLibName[] = "libSynapse.so";
+static const char* const kLibDirs[] = {"/usr/lib/habanalabs", "/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib",
+                                       "/lib/x86_64-linux-gnu", "/lib64", "/lib"};
+
+static int file_in(const char* dir, size_t len) {
+  char p[PATH_MAX];
+  if (len == 0 || len + sizeof kLibName + 1 > sizeof p) return 0;
+  memcpy(p, dir, len);
+  p[len] = '/';
+  memcpy(p + len + 1, kLibName, sizeof kLibName);
+  return access(p, R_OK) == 0;
+}
+
+/* Whether the loader's cache (/etc/ld.so.cache) names a libSynapse.so: its string table holds the name NUL-ended. */
+static int in_ld_cache(void) {
+  int fd = open("/etc/ld.so.cache", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  struct stat st;
+  int found = 0;
+  if (fstat(fd, &st) == 0 && st.st_size > 0 && st.st_size < (64 << 20)) {
+    void* m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (m != MAP_FAILED) {
+      found = memmem(m, (size_t)st.st_size, "/libSynapse.so", sizeof "/libSynapse.so") != NULL;
+      munmap(m, (size_t)st.st_size);
+    }
+  }
+  close(fd);
+  return found;
+}
+
+/* Whether dlopen("libSynapse.so") would find a file, without loading it (LD_LIBRARY_PATH, the cache, usual dirs). */
+static int lib_on_search_path(void) {
+  const char* llp = getenv("LD_LIBRARY_PATH");
+  for (const char* p = llp; p && *p;) {
+    const char* end = strchr(p, ':');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (file_in(p, len)) return 1;
+    if (!end) break;
+    p = end + 1;
+  }
+  if (in_ld_cache()) return 1;
+  for (size_t i = 0; i < sizeof kLibDirs / sizeof kLibDirs[0]; i++)
+    if (file_in(kLibDirs[i], strlen(kLibDirs[i]))) return 1;
+  return 0;
+}
+
+#define NEXT(field, name)                                             \
+  do {                                                                \
+    if (!S.field) *(void**)(&S.field) = dlsym(RTLD_NEXT, name);       \
+    if (!S.field && fwd) *(void**)(&S.field) = dlsym(fwd, name);      \
+  } while (0)
+
+/*
+ * Resolves the forwarded functions (the definition after ours, i.e. the program's libSynapse, or the library we
+ * opened when the program's copy is not in the global scope) and, unless inactive, the profiler functions from the
+ * library we opened. Runs once, at the first interposed call.
+ */
+static void bind_synapse(void) {
+  if (!G.lib && !G.inactive[0]) {
+    G.lib = dlopen(kLibName, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (!G.lib) {
+      /* the program reached us, so a Synapse is loaded: find the object that defines the next synDeviceAcquire */
+      void* next = dlsym(RTLD_NEXT, "synDeviceAcquire");
+      Dl_info info;
+      if (next && dladdr(next, &info) && info.dli_fname) G.lib = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+    }
+    if (!G.lib) G.lib = dlopen(kLibName, RTLD_NOW | RTLD_LOCAL);
+    if (!G.lib) snprintf(G.inactive, sizeof G.inactive, "no %s could be opened (%.300s)", kLibName, dlerror());
+  }
+  /* forwarding works inactive too: a Synapse the program loaded privately (RTLD_LOCAL) is found by its soname */
+  void* fwd = G.lib ? G.lib : dlopen(kLibName, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  NEXT(initialize, "synInitialize");
+  NEXT(destroy, "synDestroy");
+  NEXT(acquire, "synDeviceAcquire");
+  NEXT(acquire_by_type, "synDeviceAcquireByDeviceType");
+  NEXT(acquire_by_module, "synDeviceAcquireByModuleId");
+  NEXT(release, "synDeviceRelease");
+  if (G.inactive[0]) return;
+  void* ours = dlsym(G.lib, "synDeviceAcquire");
+  Dl_info a, b;
+  if (ours && S.acquire && (void*)S.acquire != ours && dladdr(ours, &a) && dladdr(*(void**)&S.acquire, &b) &&
+      a.dli_fbase != b.dli_fbase) {
+    snprintf(G.inactive, sizeof G.inactive, "the program's Synapse (%.150s) is not the one opened (%.150s)",
+             b.dli_fname ? b.dli_fname : "?", a.dli_fname ? a.dli_fname : "?");
+    return;
+  }
+#define REQ(field, name)                                                                                  \
+  do {                                                                                                    \
+    *(void**)(&S.field) = dlsym(G.lib, name);                                                             \
+    if (!S.field) {                                                                                       \
+      snprintf(G.inactive, sizeof G.inactive, "the Synapse library lacks %s", name);                      \
+      return;                                                                                             \
+    }                                                                                                     \
+  } while (0)
+  REQ(start, "synProfilerStart");
+  REQ(stop, "synProfilerStop");
+  REQ(get_trace, "synProfilerGetTrace");
+  REQ(now, "synProfilerGetCurrentTimeNS");
+#undef REQ
+  *(void**)(&S.query_memory) = dlsym(G.lib, "synProfilerQueryRequiredMemory");
+  *(void**)(&S.set_user_buffer) = dlsym(G.lib, "synProfilerSetUserBuffer");
+  *(void**)(&S.dev_malloc) = dlsym(G.lib, "synDeviceMalloc");
+  *(void**)(&S.dev_free) = dlsym(G.lib, "synDeviceFree");
+  *(void**)(&S.driver_version) = dlsym(G.lib, "synDriverGetVersion");
+  *(void**)(&S.device_name) = dlsym(G.lib, "synDeviceGetName");
+  *(void**)(&S.device_info) = dlsym(G.lib, "synDeviceGetInfo");
+  *(void**)(&S.memory_info) = dlsym(G.lib, "synDeviceGetMemoryInfo");
+  Dl_info info;
+  if (dladdr(*(void**)&S.start, &info) && info.dli_fname) snprintf(G.lib_path, sizeof G.lib_path, "%s", info.dli_fname);
+  G.bound = 1;
+}
+
+static void bind(void) {
+  pthread_once(&G.bind_once, bind_synapse);
+  if (G.inactive[0] && !atomic_exchange(&G.said_inactive, 1))
+    logmsg(RT_V_WARN, 0, "HPU collector inactive: %s", G.inactive);
+}
+
+/* ------------------------------------------------------------------------------------------------------------------ */
+/* Output (collector thread)                                                                                          */
+/* ------------------------------------------------------------------------------------------------------------------ */
+
+static uint64_t profiler_ns(void) {
+  uint64_t ns = 0;
+  if (S.now(&ns) != RT_SYN_SUCCESS) ns = 0;
+  return ns;
+}
+
+static void write_clock(uint32_t which, uint64_t vendor_ns) {
+  rt_clock_anchor_t a;
+  if (!G.w || atomic_load(&G.write_failed) || rt_clock_anchor(which, vendor_ns, &a) != 0) return;
+  wrote(rt_writer_clock(G.w, &a));
+}
+
+/* Synapse's "x.y.z.w" driver version → 10000 × x + 100 × y + z, and the text. */
+static uint32_t synapse_version(char* text, size_t cap) {
+  text[0] = 0;
+  if (!S.driver_version || S.driver_version(text, (int)cap) != RT_SYN_SUCCESS) {
+    text[0] = 0;
+    return 0;
+  }
+  text[cap - 1] = 0;
+  unsigned v[3] = {0, 0, 0};
+  sscanf(text, "%u.%u.%u", &v[0], &v[1], &v[2]);
+  return 10000u * v[0] + 100u * v[1] + v[2];
+}
+
+static int open_output(void) {
+  uint64_t start = rt_clock_ns(CLOCK_REALTIME);
+  char pattern[PATH_MAX];
+  rt_expand_output(G.output, DEFAULT_NAME, pattern, sizeof pattern, start);
+  G.w = rt_writer_create(pattern, G.path, sizeof G.path);
+  if (!G.w) {
+    logmsg(RT_V_ERROR, 0, "HPU collector inactive: cannot create %.300s: %s", pattern, strerror(errno));
+    atomic_store(&G.write_failed, 1);
+    return -1;
+  }
+  rt_header_info hi;
+  rt_header_info_init(&hi);
+  static char host[256], cmdline[4096], vtext[128];
+  rt_header_process(&hi, start, host, cmdline, sizeof cmdline);
+  hi.vendor = RT_VENDOR_HABANA;
+  hi.vendor_version = synapse_version(vtext, sizeof vtext);
+  hi.vendor_version_text = vtext;
+  hi.collector_version = RT_COLLECTOR_VERSION;
+  wrote(rt_writer_header(G.w, &hi));
+  logmsg(RT_V_INFO, 1, "recording Synapse %s (%.200s) into %.200s", vtext[0] ? vtext : "(version unknown)", G.lib_path,
+         G.path);
+  return 0;
+}
+
+/* HPU_DEVICE: id, synDeviceType, HBM bytes, name (synDeviceGetName, else from the type). */
+static void write_device(uint32_t id) {
+  rt_syn_device_info info;
+  memset(&info, 0, sizeof info);
+  uint32_t type = 0;
+  if (S.device_info && S.device_info(id, &info) == RT_SYN_SUCCESS) type = (uint32_t)info.device_type;
+  uint64_t free_b = 0, total = 0;
+  if (!S.memory_info || S.memory_info(id, &free_b, &total) != RT_SYN_SUCCESS) total = info.dram_size;
+  char name[256] = "";
+  if (!S.device_name || S.device_name(name, (int)sizeof name, id) != RT_SYN_SUCCESS) name[0] = 0;
+  name[sizeof name - 1] = 0;
+  if (!name[0]) {
+    const char* t = type == RT_SYN_DEVICE_GAUDI ? "GAUDI" : type == RT_SYN_DEVICE_GAUDI2 ? "GAUDI2"
+                    : type == RT_SYN_DEVICE_GAUDI3 ? "GAUDI3" : "";
+    snprintf(name, sizeof name, "%s", t);
+  }
+  uint32_t len = (uint32_t)strlen(name);
+  uint8_t p[20 + sizeof name];
+  memcpy(p, &id, 4);
+  memcpy(p + 4, &type, 4);
+  memcpy(p + 8, &total, 8);
+  memcpy(p + 16, &len, 4);
+  memcpy(p + 20, name, len);
+  wrote(rt_writer_chunk(G.w, RT_CHUNK_HPU_DEVICE, p, 20 + len));
+}
+
+static struct device* find_device(uint32_t id) {
+  for (int i = 0; i < MAX_DEVICES; i++)
+    if (G.dev[i].used && G.dev[i].id == id) return &G.dev[i];
+  return NULL;
+}
+
+/* synProfilerStart on `d`, with its CLOCK anchor (START the first time in the file). */
+static void start_device(struct device* d) {
+  rt_syn_status s = S.start(RT_SYN_TRACE_ALL, d->id);
+  uint64_t ns = profiler_ns();
+  if (s != RT_SYN_SUCCESS) {
+    d->running = 0;
+    if (!atomic_exchange(&G.said_start, 1)) {
+      const char* why = G.profile_env == 2 ? "HABANA_PROFILE=0 keeps Synapse's profiler off"
+                        : G.profile_env == 1 ? "Synapse was initialized before HABANA_PROFILE could be set: set "
+                                               "HABANA_PROFILE=1 before the program starts"
+                                             : "is HABANA_PROFILE set, and the device buffer given?";
+      logmsg(RT_V_WARN, 1, "synProfilerStart(device %u) answered %d; device %u is not recorded (%s)", d->id, s, d->id,
+             why);
+    }
+    return;
+  }
+  d->running = 1;
+  write_clock(G.started_once ? RT_CLOCK_PERIODIC : RT_CLOCK_START, ns);
+  G.started_once = 1;
+}
+
+static void on_acquired(uint32_t id) {
+  if (!G.w && !atomic_load(&G.write_failed) && open_output() != 0) return;
+  if (atomic_load(&G.write_failed) || find_device(id)) return;
+  struct device* d = NULL;
+  for (int i = 0; i < MAX_DEVICES && !d; i++)
+    if (!G.dev[i].used) d = &G.dev[i];
+  if (!d) {
+    logmsg(RT_V_WARN, 1, "more than %d devices acquired; device %u is not recorded", MAX_DEVICES, id);
+    return;
+  }
+  memset(d, 0, sizeof *d);
+  d->used = 1;
+  d->id = id;
+  write_device(id);
+  uint32_t need = 0;
+  if (S.query_memory && S.query_memory(id, &need) == RT_SYN_SUCCESS && need > 0) {
+    uint64_t addr = 0;
+    rt_syn_status s = S.dev_malloc && S.set_user_buffer ? S.dev_malloc(id, need, 0, 0, &addr) : RT_SYN_UNSUPPORTED;
+    if (s == RT_SYN_SUCCESS) {
+      d->hbm = addr;
+      s = S.set_user_buffer(id, (void*)(uintptr_t)addr);
+    }
+    if (s != RT_SYN_SUCCESS)
+      logmsg(RT_V_WARN, 1, "the profiler of device %u asks for %u bytes of device memory; giving them failed (%d)", id,
+             need, s);
+  }
+  start_device(d);
+}
+
+/* The HPU_TRACE payload head (docs/format.md): base, size, entries, device, trace type, reason, pull, profiler ns. */
+static void fill_head(uint8_t* p, uint64_t base, uint64_t size, uint64_t n, uint32_t dev, uint32_t reason,
+                      uint32_t pull, uint64_t ns) {
+  uint32_t type = RT_SYN_TRACE_ALL;
+  memcpy(p, &base, 8);
+  memcpy(p + 8, &size, 8);
+  memcpy(p + 16, &n, 8);
+  memcpy(p + 24, &dev, 4);
+  memcpy(p + 28, &type, 4);
+  memcpy(p + 32, &reason, 4);
+  memcpy(p + 36, &pull, 4);
+  memcpy(p + 40, &ns, 8);
+}
+
+/*
+ * Stop → anchor → get (size, then data) → STRINGS + HPU_TRACE → start again when `restart`. `final` marks the
+ * stop anchor END (release, synDestroy, exit) instead of PERIODIC.
+ */
+static void pull(struct device* d, uint32_t reason, int restart, int final) {
+  if (!d->running) return;
+  rt_syn_status s = S.stop(RT_SYN_TRACE_ALL, d->id);
+  uint64_t ns = profiler_ns();
+  d->running = 0;
+  write_clock(final ? RT_CLOCK_END : RT_CLOCK_PERIODIC, ns);
+  size_t size = 0, n = 0;
+  if (s == RT_SYN_SUCCESS) s = S.get_trace(RT_SYN_TRACE_ALL, d->id, RT_SYN_TRACE_FORMAT_TEF, NULL, &size, &n);
+  uint8_t* mem = NULL;
+  if (s == RT_SYN_SUCCESS && size > 0) {
+    if (size > RT_MAX_CHUNK_PAYLOAD - TRACE_HEAD || size > G.max_memory) {
+      logmsg(RT_V_WARN, 1, "device %u: a trace of %zu bytes exceeds %s; its %zu entries are dropped (pull more often: "
+             "RAWTRACE_HPU_PERIOD_MS)", d->id, size, size > G.max_memory ? "RAWTRACE_MAX_MEMORY" : "a chunk", n);
+      wrote(rt_writer_dropped(G.w, n, RT_DROP_MEMORY_CAP));
+    } else if (posix_memalign((void**)&mem, 64, TRACE_HEAD + size) != 0) {
+      mem = NULL;
+      logmsg(RT_V_WARN, 1, "device %u: no memory for a trace of %zu bytes; %zu entries dropped", d->id, size, n);
+      wrote(rt_writer_dropped(G.w, n, RT_DROP_MEMORY_CAP));
+    } else {
+      uint8_t* buf = mem + TRACE_HEAD; /* 16-byte aligned like synTraceEvent */
+      size_t got = size, entries = 0;
+      s = S.get_trace(RT_SYN_TRACE_ALL, d->id, RT_SYN_TRACE_FORMAT_TEF, buf, &got, &entries);
+      if (s == RT_SYN_SUCCESS && got <= size) {
+        uint64_t base = (uint64_t)(uintptr_t)buf;
+        uint64_t num = entries;
+        if (got >= RT_SYN_TRACE_TRAILER) memcpy(&num, buf + got - RT_SYN_TRACE_TRAILER, sizeof num);
+        if (num > entries) num = entries;
+        if (rt_hpu_strings_collect(&G.strings, buf, base, got, num) != 0)
+          logmsg(RT_V_WARN, 1, "device %u: out of memory while resolving strings; some are missing", d->id);
+        if (G.strings.n && wrote(rt_writer_strings(G.w, G.strings.v, (uint32_t)G.strings.n)) == 0)
+          G.n_strings += G.strings.n;
+        G.n_unreadable += G.strings.unreadable;
+        fill_head(mem, base, got, entries, d->id, reason, d->pulls, ns);
+        if (wrote(rt_writer_chunk(G.w, RT_CHUNK_HPU_TRACE, mem, (uint32_t)(TRACE_HEAD + got))) == 0) {
+          G.n_traces++;
+          G.n_bytes += got;
+        }
+      }
+    }
+  }
+  if (s != RT_SYN_SUCCESS && !atomic_exchange(&G.said_get, 1))
+    logmsg(RT_V_WARN, 1, "device %u: synProfilerStop / synProfilerGetTrace answered %d; that trace is lost", d->id, s);
+  free(mem);
+  d->pulls++;
+  if (restart) start_device(d);
+}
+
+/* The device goes away (release, synDestroy): final pull, then the profiler's device buffer is freed. */
+static void drop_device(struct device* d) {
+  pull(d, REASON_RELEASE, 0, 1);
+  if (d->hbm && S.dev_free) S.dev_free(d->id, d->hbm, 0);
+  memset(d, 0, sizeof *d);
+}
+
+static void handle(rt_item* it) {
+  struct dev_item* di = (struct dev_item*)it;
+  if (!atomic_load(&G.write_failed) || it->type == IT_RELEASE || it->type == IT_DESTROY) {
+    switch (it->type) {
+      case IT_ACQUIRED: on_acquired(di->dev); break;
+      case IT_RELEASE: {
+        struct device* d = find_device(di->dev);
+        if (d) drop_device(d);
+        break;
+      }
+      case IT_DESTROY:
+        for (int i = 0; i < MAX_DEVICES; i++)
+          if (G.dev[i].used) drop_device(&G.dev[i]);
+        break;
+      case IT_FLUSH:
+        for (int i = 0; i < MAX_DEVICES; i++)
+          if (G.dev[i].running) pull(&G.dev[i], REASON_EXPLICIT, 1, 0);
+        break;
+      default: break;
+    }
+  }
+  free(it);
+}
+
+/* ------------------------------------------------------------------------------------------------------------------ */
+/* Collector thread, exit, signals                                                                                    */
+/* ------------------------------------------------------------------------------------------------------------------ */
+
+static void finalize(void) {
+  rt_queue_drain(&G.q, handle);
+  atomic_store(&G.state, ST_FINISHED);
+  for (int i = 0; i < MAX_DEVICES; i++)
+    if (G.dev[i].used) pull(&G.dev[i], REASON_EXIT, 0, 1);
+  rt_queue_drain(&G.q, handle);
+  if (G.w) {
+    if (G.n_unreadable)
+      logmsg(RT_V_WARN, 1, "%llu pointer(s) outside the trace buffers could not be read",
+             (unsigned long long)G.n_unreadable);
+    if (!atomic_load(&G.write_failed)) wrote(rt_writer_end(G.w));
+    rt_writer_close(G.w);
+    logmsg(RT_V_INFO, 0, "wrote %.300s: %llu traces, %llu trace bytes, %llu strings", G.path,
+           (unsigned long long)G.n_traces, (unsigned long long)G.n_bytes, (unsigned long long)G.n_strings);
+  }
+  rt_hpu_strings_free(&G.strings);
+}
+
+static void* thread_main(void* arg) {
+  (void)arg;
+  rt_thread_enter("rawtrace-hpu");
+  G.next_pull_ms = mono_ms() + (uint64_t)G.period_ms;
+  while (!atomic_load(&G.finalize_req)) {
+    long wait = -1;
+    if (G.period_ms > 0) {
+      uint64_t now = mono_ms();
+      wait = G.next_pull_ms > now ? (long)(G.next_pull_ms - now) : 0;
+    }
+    rt_queue_sleep(&G.q, wait);
+    rt_queue_drain(&G.q, handle);
+    if (G.period_ms > 0 && mono_ms() >= G.next_pull_ms && !atomic_load(&G.finalize_req)) {
+      if (!atomic_load(&G.write_failed))
+        for (int i = 0; i < MAX_DEVICES; i++)
+          if (G.dev[i].running) pull(&G.dev[i], REASON_PERIODIC, 1, 0);
+      G.next_pull_ms = mono_ms() + (uint64_t)G.period_ms;
+    }
+  }
+  finalize();
+  rt_queue_finish(&G.q);
+  return NULL;
+}
+
+static struct sigaction g_old_sig[2];
+
+static void finish(void) {
+  if (!atomic_load(&G.thread_started) || getpid() != G.owner_pid) return;
+  if (!rt_queue_shutdown(&G.q, &G.finalize_req, &G.joined, G.thread, (long)(G.exit_timeout * 1000)))
+    logmsg(RT_V_WARN, 0, "exit pull did not finish within %.1f s", G.exit_timeout);
+}
+
+static void on_term_signal(int sig, siginfo_t* si, void* uc) {
+  int armed = atomic_load(&G.thread_started) && getpid() == G.owner_pid;
+  rt_queue_on_term_signal(&G.q, &G.finalize_req, armed, (int)(G.exit_timeout * 1000), sig, si, uc,
+                          &g_old_sig[sig == SIGTERM ? 0 : 1]);
+}
+
+/* First acquire in this process: the thread, the exit hook (registered now, after Synapse's own), the handlers. */
+static void start_collector(void) {
+  if (rt_queue_init(&G.q) != 0 || rt_thread_start(&G.thread, thread_main) != 0) {
+    logmsg(RT_V_ERROR, 0, "HPU collector inactive: cannot start its thread");
+    return;
+  }
+  G.owner_pid = getpid();
+  atomic_store(&G.thread_started, 1);
+  atomic_store(&G.state, ST_RUNNING);
+  atexit(finish);
+  if (G.handle_signals) rt_install_term_handlers(on_term_signal, g_old_sig);
+}
+
+static int recording(void) {
+  return G.bound && !G.inactive[0] && atomic_load(&G.state) == ST_RUNNING && getpid() == G.owner_pid;
+}
+
+/* Queues `type` for device `dev` and waits until the collector thread handled it. */
+static int request(uint32_t type, uint32_t dev) {
+  struct dev_item* it = (struct dev_item*)calloc(1, sizeof *it);
+  if (!it) return -1;
+  it->it.type = type;
+  it->dev = dev;
+  rt_queue_push(&G.q, &it->it);
+  return rt_queue_wait(&G.q, rt_queue_last(&G.q), WAIT_MS);
+}
+
+static void acquired(rt_syn_device_id* id) {
+  if (!id || !G.bound || G.inactive[0]) return;
+  pthread_once(&G.start_once, start_collector);
+  if (recording()) request(IT_ACQUIRED, *id);
+}
+
+/* ------------------------------------------------------------------------------------------------------------------ */
+/* HABANA_PROFILE and the constructor                                                                                 */
+/* ------------------------------------------------------------------------------------------------------------------ */
+
+/* Synapse enables its profiler in synInitialize when HABANA_PROFILE is set and not "0" (or ENABLE_DEBUG_INFO=1). */
+static void ensure_profile_env(void) {
+  const char* v = getenv("HABANA_PROFILE");
+  if (!v || !*v) {
+    setenv("HABANA_PROFILE", "1", 1);
+    G.profile_env = 1;
+  } else if (!strcmp(v, "0")) {
+    G.profile_env = 2;
+  }
+}
+
+__attribute__((constructor)) static void rawtrace_hpu_init(void) {
+  G.verbosity = rt_parse_log_level(getenv("RAWTRACE_LOG"));
+  if (!rt_env_flag("RAWTRACE_ENABLE", 1)) {
+    snprintf(G.inactive, sizeof G.inactive, "RAWTRACE_ENABLE=0");
+    atomic_store(&G.said_inactive, 1);
+    return;
+  }
+  G.enabled = 1;
+  const char* out = getenv("RAWTRACE_OUTPUT");
+  snprintf(G.output, sizeof G.output, "%s", out && *out ? out : DEFAULT_NAME);
+  G.period_ms = rt_env_int("RAWTRACE_HPU_PERIOD_MS", 0);
+  if (G.period_ms < 0) G.period_ms = 0;
+  if (G.period_ms > 0 && G.period_ms < MIN_PERIOD_MS) G.period_ms = MIN_PERIOD_MS;
+  G.max_memory = rt_env_size("RAWTRACE_MAX_MEMORY", 256u << 20, G.verbosity);
+  G.exit_timeout = rt_env_seconds("RAWTRACE_EXIT_TIMEOUT", G.verbosity);
+  if (G.exit_timeout <= 0) G.exit_timeout = 10;
+  G.handle_signals = rt_env_flag("RAWTRACE_HANDLE_SIGNALS", 1);
+
+  const char* env = getenv("RAWTRACE_SYNAPSE_LIB");
+  if (env && *env) {
+    G.lib = dlopen(env, RTLD_NOW | RTLD_LOCAL);
+    if (!G.lib) snprintf(G.inactive, sizeof G.inactive, "RAWTRACE_SYNAPSE_LIB=%.120s cannot be loaded: %.200s", env,
+                         dlerror());
+  } else if (!(G.lib = dlopen(kLibName, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD)) && !lib_on_search_path()) {
+    snprintf(G.inactive, sizeof G.inactive, "no %s on the loader's search path (LD_LIBRARY_PATH, /etc/ld.so.cache, "
+             "/usr/lib/habanalabs, ...); set RAWTRACE_SYNAPSE_LIB", kLibName);
+  }
+  if (G.inactive[0]) {
+    atomic_store(&G.said_inactive, 1);
+    logmsg(RT_V_WARN, 0, "HPU collector inactive: %s", G.inactive);
+    return;
+  }
+  ensure_profile_env();
+  if (G.profile_env == 2)
+    logmsg(RT_V_WARN, 0, "HABANA_PROFILE=0 is kept: Synapse's profiler stays off (nothing is recorded unless "
+           "ENABLE_DEBUG_INFO=1)");
+}
+
+/* ------------------------------------------------------------------------------------------------------------------ */
+/* Interposed Synapse entry points and the public API                                                                 */
+/* ------------------------------------------------------------------------------------------------------------------ */
+
+SYN_EXPORT rt_syn_status synInitialize(void) {
+  bind();
+  if (G.enabled && !G.inactive[0]) ensure_profile_env(); /* in case the program changed it since the constructor */
+  return S.initialize ? S.initialize() : RT_SYN_UNINITIALIZED;
+}
+
+SYN_EXPORT rt_syn_status synDestroy(void) {
+  bind();
+  if (recording()) request(IT_DESTROY, 0);
+  return S.destroy ? S.destroy() : RT_SYN_UNINITIALIZED;
+}
+
+SYN_EXPORT rt_syn_status synDeviceAcquire(rt_syn_device_id* id, const char* pci_bus) {
+  bind();
+  rt_syn_status s = S.acquire ? S.acquire(id, pci_bus) : RT_SYN_NO_DEVICE_FOUND;
+  if (s == RT_SYN_SUCCESS) acquired(id);
+  return s;
+}
+
+SYN_EXPORT rt_syn_status synDeviceAcquireByDeviceType(rt_syn_device_id* id, int32_t device_type) {
+  bind();
+  rt_syn_status s = S.acquire_by_type ? S.acquire_by_type(id, device_type) : RT_SYN_NO_DEVICE_FOUND;
+  if (s == RT_SYN_SUCCESS) acquired(id);
+  return s;
+}
+
+SYN_EXPORT rt_syn_status synDeviceAcquireByModuleId(rt_syn_device_id* id, rt_syn_module_id module) {
+  bind();
+  rt_syn_status s = S.acquire_by_module ? S.acquire_by_module(id, module) : RT_SYN_NO_DEVICE_FOUND;
+  if (s == RT_SYN_SUCCESS) acquired(id);
+  return s;
+}
+
+SYN_EXPORT rt_syn_status synDeviceRelease(rt_syn_device_id id) {
+  bind();
+  if (recording()) request(IT_RELEASE, id);
+  return S.release ? S.release(id) : RT_SYN_UNINITIALIZED;
+}
+
+int rawtrace_hpu_flush(void) {
+  if (!recording()) return -1;
+  return request(IT_FLUSH, 0);
+}

@@ -1,0 +1,414 @@
+/**
+ * The HPU collector (collectors/hpu) end to end, without a Gaudi or Synapse.
+ *
+ * `make -C collectors/hpu test-bins` builds the collector, the libSynapse.so test double (test/collectors/
+ * fake_synapse.c: 208-byte synTraceEvent buffers with x87 long double timestamps, metadata naming every engine type,
+ * host and device events, counters, extra args in and outside the buffer) and the test program
+ * (test/collectors/hpu_app.c), linked against the double and run with LD_PRELOAD=librawtrace_hpu.so. The double
+ * appends every buffer it hands out, with its address and the pointers outside it, to a side file; the dump's
+ * HPU_TRACE chunks must hold exactly those buffers in order, each preceded by STRINGS for exactly those outside
+ * pointers. Read here straight from the container, every chunk's CRCs checked.
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { crc32 } from "node:zlib";
+import { ChunkType, ClockWhich, DropReason, Vendor } from "../../src/format/container.js";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const BUILD = join(ROOT, "build/c/hpu");
+const LIB = join(BUILD, "librawtrace_hpu.so");
+const FAKE = join(BUILD, "fake/libSynapse.so");
+const APP = join(BUILD, "hpu_app");
+const CLI = join(ROOT, "dist/node/cli.js");
+/** Chunk types of the HPU dumps (docs/format.md, "Habana HPU"). */
+const HPU_TRACE = 14, HPU_DEVICE = 15;
+const ENTRY = 208;
+const REASON = { RELEASE: 0, EXIT: 1, PERIODIC: 2, EXPLICIT: 3 };
+const STEPS = 20;
+/** Events per step the double records: host 3, TPC 2, MME 1, PDMA 1, EDMA 2, KDMA 1, counter 1 (Gaudi: no EDMA/KDMA). */
+const PER_STEP = { gaudi2: 11, gaudi: 8 };
+
+let dir = "";
+
+interface Chunk { type: number; p: Buffer; off: number }
+function readChunks(path: string): Chunk[] {
+  const b = readFileSync(path);
+  assert.is(b.toString("latin1", 0, 8), "RAWTRACE");
+  const out: Chunk[] = [];
+  for (let o = 16; o + 24 <= b.length;) {
+    assert.is(b.readUInt32LE(o), 0x4b435452, `sync word at ${o}`);
+    assert.is(b.readUInt32LE(o + 20), crc32(b.subarray(o, o + 20)), `header CRC at ${o}`);
+    const len = b.readUInt32LE(o + 12);
+    assert.ok(o + 24 + len <= b.length, `chunk at ${o} complete`);
+    const p = b.subarray(o + 24, o + 24 + len);
+    assert.is(b.readUInt32LE(o + 16), crc32(p), `payload CRC at ${o}`);
+    out.push({ type: b.readUInt16LE(o + 4), p, off: o });
+    o += 24 + len + ((8 - (len % 8)) % 8);
+  }
+  return out;
+}
+
+interface Delivered { base: bigint; size: number; num: bigint; dev: number; bytes: Buffer; outside: Map<bigint, string> }
+/** The double's side file: every buffer it handed out, with the pointers outside it (ptr → bytes as latin1). */
+function readDelivered(path: string): Delivered[] {
+  if (!existsSync(path)) return [];
+  const b = readFileSync(path);
+  const out: Delivered[] = [];
+  for (let o = 0; o < b.length;) {
+    const base = b.readBigUInt64LE(o), size = Number(b.readBigUInt64LE(o + 8)), num = b.readBigUInt64LE(o + 16);
+    const dev = b.readUInt32LE(o + 24), n = b.readUInt32LE(o + 28);
+    o += 32;
+    const bytes = b.subarray(o, o + size);
+    o += size;
+    const outside = new Map<bigint, string>();
+    for (let i = 0; i < n; i++) {
+      const ptr = b.readBigUInt64LE(o), len = b.readUInt32LE(o + 8);
+      outside.set(ptr, b.toString("latin1", o + 12, o + 12 + len));
+      o += 12 + len;
+    }
+    out.push({ base, size, num, dev, bytes, outside });
+  }
+  return out;
+}
+
+interface Trace {
+  base: bigint; size: number; num: bigint; dev: number; type: number; reason: number; pull: number; ns: bigint;
+  bytes: Buffer; strings: Map<bigint, string>;
+}
+/** HPU_TRACE chunks, each with the STRINGS entries written since the previous one. */
+function traces(chunks: Chunk[]): Trace[] {
+  const out: Trace[] = [];
+  let strings = new Map<bigint, string>();
+  for (const c of chunks) {
+    if (c.type === ChunkType.STRINGS) {
+      for (let o = 4, i = 0, n = c.p.readUInt32LE(0); i < n; i++) {
+        const ptr = c.p.readBigUInt64LE(o), len = c.p.readUInt32LE(o + 8);
+        assert.not.ok(strings.has(ptr), `pointer ${ptr} twice before one trace`);
+        strings.set(ptr, c.p.toString("latin1", o + 12, o + 12 + len));
+        o += 12 + len;
+      }
+    }
+    if (c.type !== HPU_TRACE) continue;
+    const p = c.p;
+    const size = Number(p.readBigUInt64LE(8));
+    assert.is(p.length, 48 + size, "payload = 48-byte head + the buffer");
+    out.push({
+      base: p.readBigUInt64LE(0), size, num: p.readBigUInt64LE(16), dev: p.readUInt32LE(24), type: p.readUInt32LE(28),
+      reason: p.readUInt32LE(32), pull: p.readUInt32LE(36), ns: p.readBigUInt64LE(40), bytes: p.subarray(48), strings,
+    });
+    strings = new Map();
+  }
+  return out;
+}
+
+/** An x87 80-bit long double (10 bytes at `o`) as a JS number. */
+function f80(b: Buffer, o: number): number {
+  const mant = b.readBigUInt64LE(o), se = b.readUInt16LE(o + 8), exp = se & 0x7fff;
+  if (mant === 0n && exp === 0) return 0;
+  return (se & 0x8000 ? -1 : 1) * Number(mant) * 2 ** (exp - 16383 - 63);
+}
+
+/** C string at buffer address `ptr` (relocated by `base`), as the decoder will read it. */
+function cstr(t: { base: bigint; bytes: Buffer }, ptr: bigint): string {
+  if (ptr === 0n) return "";
+  const off = Number(ptr - t.base);
+  assert.ok(off >= 0 && off < t.bytes.length, `pointer ${ptr} inside the buffer`);
+  return t.bytes.toString("latin1", off, t.bytes.indexOf(0, off));
+}
+
+interface Parsed { seqs: number[]; meta: Map<number, string>; ts: number[] }
+/** Walks a buffer's entries: sequence numbers of the non-metadata events, engine-type names, timestamps (µs). */
+function parse(t: { base: bigint; bytes: Buffer; size: number }): Parsed {
+  const b = t.bytes;
+  const num = Number(b.readBigUInt64LE(t.size - 16));
+  assert.is(b.readBigUInt64LE(t.size - 8), 2n, "trailing version");
+  assert.ok(num * ENTRY <= t.size - 16);
+  const out: Parsed = { seqs: [], meta: new Map(), ts: [] };
+  for (let i = 0; i < num; i++) {
+    const e = i * ENTRY, ph = String.fromCharCode(b[e + 16]);
+    if (ph === "M") {
+      if (b.readUInt32LE(e + 68) === 0) out.meta.set(b.readUInt32LE(e + 64), cstr(t, b.readBigUInt64LE(e + 80)));
+      continue;
+    }
+    out.ts.push(f80(b, e + 32));
+    if (ph === "C") out.seqs.push(b.readDoubleLE(e + 96));
+    else {
+      assert.ok("BEX".includes(ph), `event type ${ph}`);
+      out.seqs.push(Number(b.readBigUInt64LE(e + 120)));
+      assert.ok(cstr(t, b.readBigUInt64LE(e + 0)).length > 0, "name relocates into the pool");
+    }
+  }
+  return out;
+}
+
+function run(name: string, mode: string, extra: Record<string, string> = {}, program = APP) {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const k of Object.keys(env)) if (/^(RAWTRACE_|FAKE_|RT_APP_|HABANA_|ENABLE_DEBUG_INFO$)/.test(k)) delete env[k];
+  Object.assign(env, {
+    LD_PRELOAD: LIB, LD_LIBRARY_PATH: join(BUILD, "fake"), RAWTRACE_SYNAPSE_LIB: FAKE,
+    FAKE_SYNAPSE_DUMP: join(dir, `${name}.delivered`), RAWTRACE_OUTPUT: join(dir, `${name}.rawtrace`),
+    RT_APP_STEPS: String(STEPS), ...extra,
+  });
+  const r = spawnSync(program, [mode], { env, encoding: "utf8", timeout: 120_000 });
+  const lines = (r.stdout ?? "").split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
+  const final = lines.find((l) => "events" in l) as { events: number; pulls: number; env: string; allocs: number } | undefined;
+  return { ...r, lines, final, file: join(dir, `${name}.rawtrace`), delivered: readDelivered(join(dir, `${name}.delivered`)) };
+}
+
+/** The HPU_TRACE chunks are exactly the buffers the double handed out (all, or the first ones when `prefix`). */
+function sameAsDelivered(ts: Trace[], delivered: Delivered[], prefix = false) {
+  assert.ok(delivered.length > 0);
+  if (prefix) assert.ok(ts.length <= delivered.length && ts.length > 0, `${ts.length} of ${delivered.length}`);
+  else assert.is(ts.length, delivered.length, "one chunk per buffer handed out");
+  ts.forEach((t, i) => {
+    const d = delivered[i];
+    assert.is(t.base, d.base, "base = the buffer's address");
+    assert.is(t.size, d.size, "size = the bytes the second synProfilerGetTrace wrote");
+    assert.is(t.num, d.num, "numEntries");
+    assert.is(t.dev, d.dev, "device");
+    assert.is(t.type, 1, "synTraceAll");
+    assert.ok(t.bytes.equals(d.bytes), `chunk ${i}: the buffer verbatim`);
+    assert.equal(t.strings, d.outside, `chunk ${i}: STRINGS = exactly the pointers outside the buffer`);
+  });
+}
+
+function anchors(chunks: Chunk[]) {
+  return chunks.filter((c) => c.type === ChunkType.CLOCK).map((c) => ({ which: c.p.readUInt32LE(0), ns: c.p.readBigUInt64LE(8) }));
+}
+
+test.before(() => {
+  execFileSync("make", ["-s", "-C", join(ROOT, "collectors/hpu"), "test-bins"], { stdio: "inherit" });
+  dir = mkdtempSync(join(tmpdir(), "rawtrace-hpu-"));
+});
+test.after(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
+
+test("release: one HPU_TRACE chunk that is the buffer Synapse returned, with strings, device, clocks", () => {
+  const r = run("run", "run");
+  assert.is(r.status, 0, r.stderr);
+  assert.is(r.lines[0].collector, 1);
+  assert.is(r.final?.env, "1", "HABANA_PROFILE set by the collector before synInitialize");
+  assert.is(r.final?.allocs, 0, "the profiler's device buffer was allocated and freed at release");
+  assert.is(r.final?.events, PER_STEP.gaudi2 * STEPS);
+  const chunks = readChunks(r.file);
+  const types = chunks.map((c) => c.type);
+  assert.is(types[0], ChunkType.HEADER);
+  const h = chunks[0].p;
+  assert.is(h.readUInt32LE(0), Vendor.HABANA);
+  assert.is(h.readUInt32LE(8), 11900, "synDriverGetVersion 1.19.0.561 → 10000 × 1 + 100 × 19 + 0");
+  assert.is(types[types.length - 1], ChunkType.END);
+  // HPU_DEVICE: id 0, synDeviceGaudi2 (4), 96 GiB, "GAUDI2", before the trace
+  const dv = chunks.find((c) => c.type === HPU_DEVICE)!.p;
+  assert.is(dv.readUInt32LE(0), 0);
+  assert.is(dv.readUInt32LE(4), 4);
+  assert.is(dv.readBigUInt64LE(8), 96n << 30n);
+  assert.is(dv.toString("utf8", 20, 20 + dv.readUInt32LE(16)), "GAUDI2");
+  assert.is(dv.length, 20 + 6);
+  assert.ok(types.indexOf(HPU_DEVICE) < types.indexOf(HPU_TRACE));
+  const ts = traces(chunks);
+  sameAsDelivered(ts, r.delivered);
+  assert.is(ts[0].reason, REASON.RELEASE);
+  assert.is(ts[0].pull, 0);
+  assert.ok(ts[0].strings.size > 2 * STEPS, "outside arrays, their keys and values");
+  assert.ok([...ts[0].strings.values()].includes("API_ID"));
+  // every event once; engine types named by 'M' entries at engineIndex 0
+  const p = parse(ts[0]);
+  assert.equal(p.seqs.sort((a, b) => a - b), Array.from({ length: PER_STEP.gaudi2 * STEPS }, (_, i) => i));
+  assert.equal([...p.meta.values()].sort(), ["***Host", "*EDMA ", "*KDMA", "*MME ", "*PDMA", "*TPC "]);
+  // clocks on the profiler's clock: START before the first event, END (= the chunk's profiler ns) after the last
+  const a = anchors(chunks);
+  assert.equal(a.map((x) => x.which), [ClockWhich.START, ClockWhich.END]);
+  assert.is(a[1].ns, ts[0].ns, "END anchor read right after synProfilerStop, as the chunk's profiler ns");
+  const first = Math.min(...p.ts), last = Math.max(...p.ts);
+  assert.ok(Number(a[0].ns) / 1000 <= first && last <= Number(a[1].ns) / 1000, "events between the anchors (µs)");
+});
+
+test("three devices by every acquire call: each its device chunk and trace, Gaudi 1 engine names", () => {
+  const r = run("multi", "multi");
+  assert.is(r.status, 0, r.stderr);
+  assert.is(r.final?.events, (2 * PER_STEP.gaudi2 + PER_STEP.gaudi) * STEPS);
+  const chunks = readChunks(r.file);
+  const devs = chunks.filter((c) => c.type === HPU_DEVICE).map((c) =>
+    `${c.p.readUInt32LE(0)}:${c.p.readUInt32LE(4)}:${c.p.readBigUInt64LE(8) >> 30n}:${c.p.toString("utf8", 20)}`);
+  assert.equal(devs, ["0:4:96:GAUDI2", "1:2:32:GAUDI", "2:5:128:GAUDI3"]);
+  const ts = traces(chunks);
+  sameAsDelivered(ts, r.delivered);
+  assert.equal(ts.map((t) => t.dev), [1, 0, 2], "pulled at each release, in release order");
+  assert.ok(ts.every((t) => t.reason === REASON.RELEASE && t.pull === 0));
+  assert.equal([...parse(ts[0]).meta.values()].sort(), ["***Host", "**DMA ", "**MME ", "**TPC "]);
+  const seqs = ts.flatMap((t) => parse(t).seqs).sort((a, b) => a - b);
+  assert.equal(seqs, Array.from({ length: r.final!.events }, (_, i) => i));
+  const a = anchors(chunks).map((x) => x.which);
+  assert.equal(a, [ClockWhich.START, ClockWhich.PERIODIC, ClockWhich.PERIODIC, ClockWhich.END, ClockWhich.END, ClockWhich.END]);
+  assert.is(r.final?.allocs, 0);
+});
+
+test("RAWTRACE_HPU_PERIOD_MS: stop → get → start pulls, every event in exactly one chunk", () => {
+  const r = run("periodic", "periodic", { RAWTRACE_HPU_PERIOD_MS: "20", RT_APP_PULLS: "4" });
+  assert.is(r.status, 0, r.stderr);
+  const chunks = readChunks(r.file);
+  const ts = traces(chunks);
+  sameAsDelivered(ts, r.delivered);
+  assert.ok(ts.length >= 5, `${ts.length} chunks: 4 waited-for pulls and the release`);
+  assert.equal(ts.map((t) => t.pull), ts.map((_, i) => i), "pull index 0, 1, 2, …");
+  assert.ok(ts.slice(0, -1).every((t) => t.reason === REASON.PERIODIC));
+  assert.is(ts[ts.length - 1].reason, REASON.RELEASE);
+  const seqs = ts.flatMap((t) => parse(t).seqs).sort((a, b) => a - b);
+  assert.is(r.final?.events, PER_STEP.gaudi2 * STEPS * 5);
+  assert.equal(seqs, Array.from({ length: r.final!.events }, (_, i) => i), "none lost, none twice");
+  for (let i = 1; i < ts.length; i++) assert.ok(ts[i].ns > ts[i - 1].ns, "profiler ns increases");
+  // anchors: START, then per periodic pull a stop and a restart (PERIODIC), then END at release
+  const a = anchors(chunks);
+  assert.is(a[0].which, ClockWhich.START);
+  assert.is(a[a.length - 1].which, ClockWhich.END);
+  assert.is(a.filter((x) => x.which === ClockWhich.PERIODIC).length, 2 * (ts.length - 1));
+  assert.is(r.final?.allocs, 0);
+});
+
+test("SIGKILL after some periodic pulls: the dump holds every pulled buffer, `rawtrace info` reads it", () => {
+  const r = run("kill", "kill", { RAWTRACE_HPU_PERIOD_MS: "20", RT_APP_PULLS: "3" });
+  assert.is(r.signal, "SIGKILL");
+  const chunks = readChunks(r.file);
+  assert.not.ok(chunks.some((c) => c.type === ChunkType.END));
+  const ts = traces(chunks);
+  assert.ok(ts.length >= 3, `${ts.length} pulls written before the kill`);
+  sameAsDelivered(ts, r.delivered, true);
+  assert.ok(ts.every((t) => t.reason === REASON.PERIODIC));
+  const seqs = ts.flatMap((t) => parse(t).seqs).sort((a, b) => a - b);
+  assert.equal(seqs, Array.from({ length: seqs.length }, (_, i) => i), "none lost, none twice");
+  assert.ok(seqs.length >= PER_STEP.gaudi2 * STEPS * 3, "every batch the program waited a pull for");
+  const info = spawnSync(process.execPath, [CLI, "info", r.file], { encoding: "utf8", timeout: 60_000 });
+  if (existsSync(join(ROOT, "assembly/decode/synapse.ts"))) {
+    assert.is(info.status, 0, info.stderr);
+    assert.match(info.stdout, "NOT closed cleanly (no END chunk)");
+  } else {
+    // a build without the Synapse decoder reads the container and stops at the vendor, not at the cut
+    assert.match(info.stderr, "vendor code 5 has no decoder in this build");
+  }
+});
+
+test("exit without release: the exit hook pulls (reason 1) and completes the file", () => {
+  const r = run("exit", "exit");
+  assert.is(r.status, 0, r.stderr);
+  const chunks = readChunks(r.file);
+  const ts = traces(chunks);
+  sameAsDelivered(ts, r.delivered);
+  assert.equal(ts.map((t) => t.reason), [REASON.EXIT]);
+  assert.is(parse(ts[0]).seqs.length, PER_STEP.gaudi2 * STEPS);
+  assert.is(chunks[chunks.length - 1].type, ChunkType.END);
+  assert.is(anchors(chunks).pop()!.which, ClockWhich.END);
+});
+
+test("rawtrace_hpu_flush: an explicit stop → get → start (reason 3), then the release", () => {
+  const r = run("flush", "flush");
+  assert.is(r.status, 0, r.stderr);
+  assert.ok(r.lines.some((l) => l.flushed === 0), r.stdout);
+  const ts = traces(readChunks(r.file));
+  sameAsDelivered(ts, r.delivered);
+  assert.equal(ts.map((t) => `${t.reason}/${t.pull}`), [`${REASON.EXPLICIT}/0`, `${REASON.RELEASE}/1`]);
+  assert.equal(ts.flatMap((t) => parse(t).seqs).sort((a, b) => a - b),
+    Array.from({ length: 2 * PER_STEP.gaudi2 * STEPS }, (_, i) => i));
+});
+
+test("SIGTERM with the default disposition: the handler has the collector's thread pull and close the file", () => {
+  const r = run("term", "term");
+  assert.is(r.signal, "SIGTERM");
+  const chunks = readChunks(r.file);
+  const ts = traces(chunks);
+  sameAsDelivered(ts, r.delivered);
+  assert.equal(ts.map((t) => t.reason), [REASON.EXIT]);
+  assert.is(chunks[chunks.length - 1].type, ChunkType.END);
+});
+
+test("memory cap: a trace larger than RAWTRACE_MAX_MEMORY is not fetched; its entries are counted as dropped", () => {
+  const r = run("cap", "run", { RAWTRACE_MAX_MEMORY: "1k" });
+  assert.is(r.status, 0, r.stderr);
+  assert.is(r.delivered.length, 0, "no buffer fetched");
+  const chunks = readChunks(r.file);
+  assert.not.ok(chunks.some((c) => c.type === HPU_TRACE));
+  const dropped = chunks.filter((c) => c.type === ChunkType.DROPPED);
+  assert.is(dropped.length, 1);
+  assert.is(dropped[0].p.readUInt32LE(8), DropReason.MEMORY_CAP);
+  assert.is(Number(dropped[0].p.readBigUInt64LE(0)), PER_STEP.gaudi2 * STEPS + 18, "events + 18 metadata entries");
+  assert.match(r.stderr, "exceeds RAWTRACE_MAX_MEMORY");
+});
+
+test("a stale pointer in the extra args is skipped (no entry, no crash) and counted in a LOG line", () => {
+  const r = run("wild", "run", { FAKE_SYNAPSE_WILD: "1" });
+  assert.is(r.status, 0, r.stderr);
+  const chunks = readChunks(r.file);
+  sameAsDelivered(traces(chunks), r.delivered);
+  const logs = chunks.filter((c) => c.type === ChunkType.LOG).map((c) => c.p.toString("utf8", 8));
+  assert.ok(logs.includes("1 pointer(s) outside the trace buffers could not be read"), logs.join(" | "));
+});
+
+test("HABANA_PROFILE: a user value is kept; 0 keeps the profiler off; too late to set says so once", () => {
+  let r = run("env-user", "run", { HABANA_PROFILE: "profile_api_light" });
+  assert.is(r.status, 0, r.stderr);
+  assert.is(r.final?.env, "profile_api_light");
+  assert.is(traces(readChunks(r.file)).length, 1);
+
+  r = run("env-zero", "run", { HABANA_PROFILE: "0" });
+  assert.is(r.status, 0, r.stderr);
+  assert.is(r.final?.env, "0");
+  assert.is(r.final?.events, 0, "the program ran unprofiled");
+  assert.match(r.stderr, "HABANA_PROFILE=0 is kept");
+  assert.is(r.stderr.split("\n").filter((l) => l.includes("synProfilerStart")).length, 1);
+  let chunks = readChunks(r.file);
+  assert.not.ok(chunks.some((c) => c.type === HPU_TRACE));
+  assert.ok(chunks.some((c) => c.type === ChunkType.LOG && c.p.toString("utf8").includes("HABANA_PROFILE=0")));
+  assert.is(r.final?.allocs, 0);
+
+  // Synapse that initializes at load (before the collector's constructor could set the variable)
+  r = run("env-late", "run", { FAKE_SYNAPSE_INIT_AT_LOAD: "1" });
+  assert.is(r.status, 0, r.stderr);
+  assert.is(r.final?.env, "(unset)");
+  const lines = r.stderr.split("\n").filter((l) => l.includes("synProfilerStart"));
+  assert.is(lines.length, 1);
+  assert.match(lines[0], "set HABANA_PROFILE=1 before the program starts");
+  chunks = readChunks(r.file);
+  assert.not.ok(chunks.some((c) => c.type === HPU_TRACE));
+});
+
+test("no Synapse library: the program runs unchanged, one line says why, no file", () => {
+  const r = run("nolib", "run", { RAWTRACE_SYNAPSE_LIB: join(dir, "missing/libSynapse.so") });
+  assert.is(r.status, 0, r.stderr);
+  assert.is(r.final?.events, 0, "calls forwarded to Synapse; the profiler never started");
+  assert.is(r.final?.env, "(unset)", "HABANA_PROFILE left alone");
+  const lines = r.stderr.split("\n").filter((l) => l.includes("HPU collector inactive"));
+  assert.is(lines.length, 1);
+  assert.match(lines[0], /RAWTRACE_SYNAPSE_LIB=.*missing\/libSynapse\.so cannot be loaded/);
+  assert.not.ok(existsSync(r.file));
+  // the same with Synapse loaded privately (RTLD_LOCAL): the calls still reach it
+  const l = run("nolib-local", "run", { RAWTRACE_SYNAPSE_LIB: join(dir, "missing/libSynapse.so") }, join(BUILD, "hpu_launch"));
+  assert.is(l.status, 0, l.stderr);
+  assert.is(l.final?.events, 0);
+  assert.is(l.stderr.split("\n").filter((x) => x.includes("HPU collector inactive")).length, 1);
+  // a program without Synapse, nothing on the search path
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, LD_PRELOAD: LIB, RAWTRACE_OUTPUT: join(dir, "none.rawtrace") };
+  const t = spawnSync("true", [], { env, encoding: "utf8" });
+  assert.is(t.status, 0);
+  const ls = t.stderr.split("\n").filter((l) => l.includes("HPU collector inactive"));
+  assert.is(ls.length, 1, t.stderr);
+  assert.match(ls[0], "no libSynapse.so on the loader's search path");
+  assert.not.ok(existsSync(join(dir, "none.rawtrace")));
+});
+
+test("RAWTRACE_SYNAPSE_LIB unset: libSynapse found as the program loaded it, also privately (RTLD_LOCAL)", () => {
+  const r = run("found", "run", { RAWTRACE_SYNAPSE_LIB: "" });
+  assert.is(r.status, 0, r.stderr);
+  sameAsDelivered(traces(readChunks(r.file)), r.delivered);
+  // hpu_launch dlopens the program as a library (RTLD_LOCAL) that links libSynapse, as Python loads the bridge
+  const l = run("local", "run", { RAWTRACE_SYNAPSE_LIB: "" }, join(BUILD, "hpu_launch"));
+  assert.is(l.status, 0, l.stderr);
+  assert.is(l.final?.env, "1");
+  const ts = traces(readChunks(l.file));
+  sameAsDelivered(ts, l.delivered);
+  assert.is(parse(ts[0]).seqs.length, PER_STEP.gaudi2 * STEPS);
+});
+
+test.run();
