@@ -38,7 +38,8 @@ def hta(trace_dir: str) -> dict:
     idle, _ = a.get_idle_time_breakdown(visualize=False)
     rank = next(iter(a.t.traces))
     df = a.t.traces[rank]
-    iterations = sorted({int(i) for i in df["iteration"].unique() if int(i) >= 0}) if "iteration" in df else []
+    # NaN: rows HTA gives no iteration (its add_iteration skips GPU rows on stream 0, e.g. every ROCm row).
+    iterations = sorted({int(i) for i in df["iteration"].unique() if i == i and int(i) >= 0}) if "iteration" in df else []
     return {
         "kernels": [
             {"name": str(r["name"]), "kernel_type": str(r["kernel_type"]), "sum_us": float(r["sum (us)"]),
@@ -72,7 +73,7 @@ def hta_steps(trace_dir: str) -> dict:
     rank = next(iter(a.t.traces))
     df = a.t.traces[rank]
     steps = []
-    for it in sorted({int(i) for i in df["iteration"].unique() if int(i) >= 0}):
+    for it in sorted({int(i) for i in df["iteration"].unique() if i == i and int(i) >= 0}):
         gpu = df[df["stream"].ne(-1) & df["iteration"].eq(it)]
         if len(gpu) == 0:
             continue
