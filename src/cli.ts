@@ -132,7 +132,7 @@ ${STRICT}
   stats: {
     summary: "GPU busy %, top kernels, memcpy bandwidth, API time",
     help: `Usage:
-  rawtrace stats <files, directories, globs…> [--top N] [--json | --csv] [options]
+  rawtrace stats <files, directories, globs…> [--top N] [--json | --csv] [--steps REGEX] [--gaps] [options]
 
 Per file: GPU busy % (union of kernel, memcpy and memset time over the trace span), top kernels by total time,
 memcpy bytes and bandwidth per direction, API calls by total time. Event kinds are named: kernel, memcpy, memset,
@@ -143,16 +143,20 @@ Options:
   --json             one JSON document: {"command":"stats","files":[…]}
   --csv              one table with a header row: file,kind,name,count,total_ns,mean_ns,min_ns,max_ns
                      (one row per kind and name, every file; names quoted as RFC 4180)
-  --steps REGEX      per training step (NVTX ranges whose name matches) and device: step time (the step's device
-                     span, as XProf), host time, GPU busy / kernel / memcpy / memset / idle %, launch overhead
-                     (kernel start − launch end) p50/p99; in the text and --json (docs/analysis.md)
+  --steps REGEX      per training step (NVTX / ROCTx ranges whose name matches) and device: step time (the step's
+                     device span, as XProf), host time, GPU busy / kernel / memcpy / memset / idle %, launch overhead
+                     (kernel start − launch end) p50/p99 (docs/analysis.md); --csv: one row per step and device
+  --gaps             GPU idle gaps per device (the GPU runs nothing, more work to come) and what the host thread that
+                     launched the next op did meanwhile: in API calls or between launches, the covering call and
+                     range; top N in the text, all in --json; --csv: one row per gap (docs/analysis.md)
+  --gap-min US       shortest gap listed, µs (default 10)
 ${ALL_API}
 ${JOBS}
 ${STRICT}
   -h, --help         this help`,
     options: {
       top: { type: "string" }, json: { type: "boolean" }, csv: { type: "boolean" }, "all-api": { type: "boolean" },
-      steps: { type: "string" },
+      steps: { type: "string" }, gaps: { type: "boolean" }, "gap-min": { type: "string" },
       jobs: { type: "string", short: "j" }, strict: { type: "boolean" }, ...HELP_OPT,
     },
     run: runStats,

@@ -17,6 +17,10 @@
  *   per range) → ROCTx ranges with their messages (STRINGS keyed by correlation id), projected onto GPU streams
  *   through model/ranges.ts; roctxMarkA → instants.
  * - correlation_id.external (non-zero) → External id (framework ops).
+ * - correlation_id.ancestor (1.0 API records) → the launch call of device work: a kernel or copy whose correlation id
+ *   is a call that is not drawn as a HIP call (an HSA call, a hidden HIP call) belongs to the nearest drawn HIP/RCCL
+ *   call up its ancestor chain: its `correlation` and flow are that call's ({@link launchOf}).
+ * - ROCTx ranges whose name matches the step pattern are training steps (model/steps.ts).
  * Times are CLOCK_BOOTTIME, mapped to Unix ns through the CLOCK anchors (model/clock.ts).
  * - MEMORY_ALLOCATION (1.0) → the address and size on the HIP call of the same correlation id (`ptr`, `size`, as
  *   Kineto's ROCm malloc rows).
@@ -30,11 +34,12 @@ import { Timing, timingNote, timingCheck, timingApply } from "../model/timing";
 import { Warn } from "../util/error";
 import { warn, lose } from "../util/diag";
 import { arenaAlloc } from "../util/arena";
-import { Table, tableNew, tableUpsert, tableFind, tableCount } from "../util/hash_table";
+import { Table, tableNew, tableUpsert, tableFind, tableCount, tableSlots, tableKeyAt } from "../util/hash_table";
 import { Paged, pagedNew, pagedSlot } from "../util/paged";
 import { emitEvent } from "../emit/dispatch";
 import * as R from "../model/ranges";
 import { install, showAllApi } from "./decoder";
+import { stepOf } from "../model/steps";
 import { KERNEL_KEY, rocpTable, rocpTablesInit, rocpTablesReset, gpuOf, isGpu, kernelSymbol } from "./rocprofiler_tables";
 
 /** Decoder roles of buffer-tracing kinds (found by kind name). */
@@ -73,7 +78,7 @@ const opsSeen = memory.data(MAX_KINDS); // 1 when the dump names operations of t
 
 let v1 = true;
 let useRangeRecords = false;
-// Internal correlation ids with device work (pass 1): a paged u8 array (util/paged.ts: ids are sequential), the hash
+// Flags per internal correlation id (ID_* below, pass 1): a paged u8 array (util/paged.ts: ids are sequential), the hash
 // table for ids past its cap.
 let workDense: Paged = 0;
 let corrWithWork: Table = 0;
@@ -84,6 +89,7 @@ let markCount: u32 = 0;
 let markCap: u32 = 0;
 let pairs: Table = 0; // push correlation id → pop end (vendor ns)
 let allocs: Table = 0; // correlation id → allocation entry {address u64, bytes u64} (MEMORY_ALLOCATION, pass 1)
+let redirects: Table = 0; // correlation id of a call not drawn as a HIP call → its ancestor's (1.0, pass 1)
 let copyNames: usize = 0;
 
 /** Forgets per-file state (after heap.reset()). */
@@ -101,6 +107,7 @@ export function rocprofilerReset(): void {
   markCap = 0;
   pairs = 0;
   allocs = 0;
+  redirects = 0;
   copyNames = 0;
   scratchName = 0;
   rocpTablesReset();
@@ -115,6 +122,7 @@ export function rocprofilerInstall(): void {
     workDense = pagedNew(0, 16, 2048);
     pairs = tableNew(64);
     allocs = tableNew(16);
+    redirects = tableNew(16);
   }
   // SDK timestamps are CLOCK_BOOTTIME: REALTIME plus a constant (it differs only across suspend or clock steps).
   setClockSameRate(true);
@@ -190,17 +198,82 @@ function rocpPrepare(): void {
   }
 }
 
-/** Pass 1: correlation id `corr` has device work. */
-function markWork(corr: u64): void {
+// Per correlation id flags (pass 1): a paged u8 array (util/paged.ts: ids are sequential), the hash table for ids
+// past its cap.
+/** The id has device work (a kernel or copy carries it). */
+const ID_WORK: u8 = 1;
+/** The id is a drawn HIP or RCCL call (a launch call a device op can be linked to). */
+const ID_LAUNCH: u8 = 2;
+/** The id's device work belongs to an ancestor call ({@link launchOf}): the id starts no flow. */
+const ID_MOVED: u8 = 4;
+
+function setFlag(corr: u64, f: u8): void {
   const s = pagedSlot(workDense, corr, true);
-  if (s != 0) store<u8>(s, 1);
-  else tableUpsert(corrWithWork, corr);
+  if (s != 0) store<u8>(s, load<u8>(s) | f);
+  else {
+    const t = tableUpsert(corrWithWork, corr);
+    store<u64>(t, load<u64>(t) | <u64>f);
+  }
 }
-/** True when correlation id `corr` has device work. */
-function hasWork(corr: u64): bool {
+function flagsOf(corr: u64): u8 {
   const s = pagedSlot(workDense, corr, false);
-  if (s != 0) return load<u8>(s) != 0;
-  return tableFind(corrWithWork, corr) != 0;
+  if (s != 0) return load<u8>(s);
+  const t = tableFind(corrWithWork, corr);
+  return t == 0 ? 0 : <u8>load<u64>(t);
+}
+/** Pass 1: correlation id `corr` has device work. */
+// @ts-ignore: decorator
+@inline function markWork(corr: u64): void {
+  setFlag(corr, ID_WORK);
+}
+/** True when the call of correlation id `corr` starts a flow: it has device work of its own, not moved up. */
+function startsFlow(corr: u64): bool {
+  return (flagsOf(corr) & (ID_WORK | ID_MOVED)) == ID_WORK;
+}
+
+/** Ancestor hops followed at most (a cycle in crafted input ends there). */
+const MAX_HOPS: u32 = 32;
+
+/**
+ * The launch call of device work with correlation id `corr` (after pass 1): `corr` itself when it is a drawn HIP or
+ * RCCL call; else the nearest drawn HIP/RCCL call up its `correlation_id.ancestor` chain (SDK 1.0: an HSA call — or a
+ * hidden HIP call — issued inside a HIP call has an id of its own, whose ancestor is the HIP call's); else `corr`.
+ */
+function launchOf(corr: u64): u64 {
+  if (tableCount(redirects) == 0) return corr;
+  let c = corr;
+  for (let hop: u32 = 0; hop < MAX_HOPS; hop++) {
+    if ((flagsOf(c) & ID_LAUNCH) != 0) return c;
+    const r = tableFind(redirects, c);
+    if (r == 0) return corr;
+    c = load<u64>(r);
+  }
+  return corr;
+}
+
+/** End of pass 1: device work of a call that is not drawn moves to its launch call (flows start there). */
+function moveWork(): void {
+  const n = tableSlots(redirects);
+  for (let i: u32 = 0; i < n; i++) {
+    const c = tableKeyAt(redirects, i);
+    if (c == 0xffffffffffffffff || (flagsOf(c) & ID_WORK) == 0) continue;
+    const l = launchOf(c);
+    if (l == c) continue;
+    setFlag(l, ID_WORK);
+    setFlag(c, ID_MOVED);
+  }
+}
+
+/** Pass 1: notes an API record's ancestor link (1.0) and whether it is a drawn launch call. */
+function noteCall(role: u32, kind: u32, q: usize): void {
+  const corr = load<u64>(q, 16);
+  const hidden = (opEntryFlags(kind, <u32>load<i32>(q, 12)) & S.API_HIDDEN) != 0 && !showAllApi;
+  if ((role == Role.HIP_API || role == Role.RCCL_API) && !hidden) {
+    setFlag(corr, ID_LAUNCH);
+    return;
+  }
+  const anc = v1 ? load<u64>(q, 32) : 0;
+  if (anc != 0 && anc != corr) store<u64>(tableUpsert(redirects, corr), anc);
 }
 
 // ---- Record walk ---------------------------------------------------------------------------------------------------
@@ -279,6 +352,7 @@ function scanRecord(kind: u32, q: usize, size: u32, at: u64): void {
       if (size < apiSize()) return;
       if (!timingNote(load<u64>(q + <usize>(apiStartOff())), load<u64>(q + <usize>(apiStartOff() + 8)), kind, at)) return;
       R.rangesNoteApi();
+      noteCall(role, kind, q);
       break;
     case Role.MARKER_API: {
       if (size < apiSize() || useRangeRecords) return;
@@ -349,10 +423,11 @@ function markLess(a: usize, b: usize): bool {
 }
 
 /**
- * End of pass 1: pairs each roctxRangePop with the latest unclosed roctxRangePushA of its thread in time order (the
+ * End of pass 1: moves device work to its launch call ({@link launchOf}), then pairs each roctxRangePop with the latest unclosed roctxRangePushA of its thread in time order (the
  * records may arrive in any order) and hands the ranges to model/ranges.ts.
  */
 function rocpIndexed(): void {
+  if (tableCount(redirects) != 0) moveWork();
   if (markCount == 0) return;
   // Bottom-up merge sort of entry pointers by (tid, time, correlation).
   let a = heap.alloc(<usize>markCount << 2);
@@ -438,7 +513,7 @@ function decodeRecord(kind: u32, q: usize, size: u32, at: u64): void {
       e.kind = EvKind.KERNEL;
       e.recordKind = kind;
       e.flags = EvFlag.HAS_LAUNCH | EvFlag.FLOW_END;
-      e.correlation = load<u64>(q, 16);
+      e.correlation = launchOf(load<u64>(q, 16));
       external(e, load<u64>(q, 24));
       if (!timingApply(e, load<u64>(q, 40), load<u64>(q, 48))) return;
       e.device = gpuOf(load<u64>(q, 64));
@@ -480,7 +555,7 @@ function decodeRecord(kind: u32, q: usize, size: u32, at: u64): void {
       e.kind = EvKind.MEMCPY;
       e.recordKind = kind;
       e.flags = EvFlag.FLOW_END | EvFlag.ASYNC;
-      e.correlation = load<u64>(q, 16);
+      e.correlation = launchOf(load<u64>(q, 16));
       external(e, load<u64>(q, 24));
       if (!timingApply(e, load<u64>(q, 40), load<u64>(q, 48))) return;
       const dst = load<u64>(q, 56), src = load<u64>(q, 64);
@@ -524,7 +599,7 @@ function decodeRecord(kind: u32, q: usize, size: u32, at: u64): void {
       if (!timingApply(e, load<u64>(q + <usize>(apiStartOff())), load<u64>(q + <usize>(apiStartOff() + 8)))) return;
       e.pid = S.processId;
       e.tid = <u32>load<u64>(q + <usize>(apiThreadOff()));
-      if (hasWork(e.correlation)) e.flags |= EvFlag.FLOW_START;
+      if (startsFlow(e.correlation)) e.flags |= EvFlag.FLOW_START;
       if (tableCount(allocs) != 0) {
         const as = tableFind(allocs, e.correlation);
         if (as != 0) {
@@ -577,6 +652,7 @@ function decodeRecord(kind: u32, q: usize, size: u32, at: u64): void {
         if (!timingApply(e, s, endTs)) return;
         external(e, load<u64>(q, 24));
         message(e, corr, at);
+        markStep(e, corr);
         emitEvent(e);
       }
       break;
@@ -584,6 +660,15 @@ function decodeRecord(kind: u32, q: usize, size: u32, at: u64): void {
     case Role.NONE:
       warn(Warn.UNKNOWN_KIND, at, kind);
       break;
+  }
+}
+
+/** Flags a ROCTx range as a training step when its name matched the step pattern (range id = its correlation id). */
+function markStep(e: Ev, corr: u64): void {
+  const step = stepOf(<u32>corr);
+  if (step >= 0) {
+    e.flags |= EvFlag.STEP;
+    e.stepNum = <u64>step;
   }
 }
 
@@ -650,6 +735,7 @@ function rocpFinish(lastTs: u64): void {
     e.start = toUnix(load<u64>(m, 8));
     e.end = lastTs < e.start ? e.start : lastTs;
     message(e, load<u64>(m, 16), 0);
+    markStep(e, load<u64>(m, 16));
     emitEvent(e);
   }
   const n = R.spanSlots();

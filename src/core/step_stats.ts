@@ -10,7 +10,7 @@
  * Synchronizations the step's calls waited on count in the span (XProf counts them) but not as busy.
  */
 import { type ByteSource, type ConvertOptions, type Engine, stepNumberOf, stepPattern } from "./engine.js";
-import { Kind, RowClass, TimelineEvents, TimelineParser, decodeNames } from "./timeline.js";
+import { Kind, RowClass, TimelineEvents, TimelineParser, decodeNames, type TimelineMeta } from "./timeline.js";
 
 /** One step on one device. Times in ns; shares in % of the device span. */
 export interface StepStats {
@@ -61,30 +61,50 @@ export function percentile(v: number[], p: number): number {
 
 const pct = (part: number, whole: number) => (whole > 0 ? (100 * part) / whole : 0);
 
-/** Runs the timeline pass over `src` and computes the statistics of every step found with `opts.steps`. */
-export async function computeStepStats(
+/** The viewer's timeline tables of one file (one timeline pass): what the per-step and gap figures are computed from. */
+export interface Timeline {
+  ev: TimelineEvents;
+  meta: TimelineMeta;
+  /** The name table (decodeNames). */
+  names: string[];
+}
+
+/** Runs the timeline pass over `src` (`steps` marks the step ranges, as in the outputs). */
+export async function timelinePass(
   engine: Engine, src: ByteSource, opts: Pick<ConvertOptions, "allApi" | "steps" | "onProgress"> = {},
-): Promise<StepStats[]> {
+): Promise<Timeline> {
   const ev = new TimelineEvents();
   const parser = new TimelineParser((chunk) => ev.add(chunk));
   await engine.convert(src, parser.sink, { ...opts, format: "timeline" });
   const meta = parser.finish();
-  const names = decodeNames(meta);
+  return { ev, meta, names: decodeNames(meta) };
+}
+
+/** Runs the timeline pass over `src` and computes the statistics of every step found with `opts.steps`. */
+export async function computeStepStats(
+  engine: Engine, src: ByteSource, opts: Pick<ConvertOptions, "allApi" | "steps" | "onProgress"> = {},
+): Promise<StepStats[]> {
+  return stepStatsOf(await timelinePass(engine, src, opts), opts.steps);
+}
+
+/** The statistics of every step found with the step pattern `steps` (src/core/engine.ts stepPattern) in `tl`. */
+export function stepStatsOf(tl: Timeline, steps: string | undefined): StepStats[] {
+  const { ev, meta, names } = tl;
   const base = meta.header.baseNs;
-  const re = stepPattern(opts.steps);
+  const re = stepPattern(steps);
   const rowClass = (r: number) => meta.rows[r * 8];
   const rowA = (r: number) => meta.rows[r * 8 + 1];
 
   // The steps: host ranges whose name matches, in start order, numbered as the core numbers them.
-  const steps: Array<{ i: number; name: string; start: number }> = [];
+  const found: Array<{ i: number; name: string; start: number }> = [];
   for (let i = 0; i < ev.length; i++) {
     if (ev.kind(i) !== Kind.RANGE || rowClass(ev.row(i)) !== RowClass.HOST_RANGES) continue;
     const name = ev.name(i) < names.length ? names[ev.name(i)] : "";
-    if (re.test(name)) steps.push({ i, name, start: ev.start(i) });
+    if (re.test(name)) found.push({ i, name, start: ev.start(i) });
   }
-  steps.sort((a, b) => a.start - b.start || a.i - b.i);
+  found.sort((a, b) => a.start - b.start || a.i - b.i);
   let ordinal = 0;
-  const numbers = steps.map((s) => (stepNumberOf(s.name) >= 0 ? stepNumberOf(s.name) : ++ordinal));
+  const numbers = found.map((s) => (stepNumberOf(s.name) >= 0 ? stepNumberOf(s.name) : ++ordinal));
 
   // Device work per (step, device).
   interface Acc { span: [number, number]; all: Array<[number, number]>; k: Array<[number, number]>; c: Array<[number, number]>; m: Array<[number, number]>; launch: number[] }
@@ -96,11 +116,11 @@ export async function computeStepStats(
     if (launch === 0xffffffff) continue;
     const t = ev.start(launch);
     let lo = 0;
-    let hi = steps.length - 1;
+    let hi = found.length - 1;
     let g = -1;
     while (lo <= hi) {
       const mid = (lo + hi) >> 1;
-      if (steps[mid].start <= t) {
+      if (found[mid].start <= t) {
         g = mid;
         lo = mid + 1;
       } else hi = mid - 1;
@@ -123,7 +143,7 @@ export async function computeStepStats(
   const out: StepStats[] = [];
   for (const [key, a] of acc) {
     const [g, device] = key.split("/").map(Number);
-    const s = steps[g];
+    const s = found[g];
     const span = a.span[1] - a.span[0];
     const busy = unionNs(a.all);
     out.push({

@@ -13,7 +13,9 @@ import { infoFile } from "./convert.js";
 import { convertBatch, type FileResult } from "./batch.js";
 import { merge } from "./merge.js";
 import { formatStats, statsCsv, statsJson, statsFiles, type StatsFileResult } from "./stats.js";
-import { formatSteps, stepStats } from "./step_report.js";
+import { formatSteps, stepStats, stepsCsv, timelineStats } from "./step_report.js";
+import { formatGaps, gapsCsv } from "./gap_report.js";
+import { DEFAULT_MIN_GAP_NS, type DeviceGaps } from "../core/gaps.js";
 import { diffStats, formatDiff } from "./diff.js";
 import type { StepStats } from "../core/step_stats.js";
 import { WorkerPool, defaultJobs } from "./pool.js";
@@ -37,6 +39,8 @@ export interface CliValues {
   "max-skew"?: string;
   "gpu-annotations"?: string;
   steps?: string;
+  gaps?: boolean;
+  "gap-min"?: string;
   shard?: string;
   list?: string[];
 }
@@ -261,32 +265,57 @@ export async function runMerge(args: string[], v: CliValues): Promise<number> {
   return code;
 }
 
+/** Writes `text` to stdout and waits until it is written (the CLI exits right after; a pipe takes it in pieces). */
+function writeOut(text: string): Promise<void> {
+  return new Promise<void>((done) => process.stdout.write(text, () => done()));
+}
+
+/** `--gap-min US` (µs, default 10) in ns. */
+function gapMinNs(v: string | undefined): number {
+  if (v === undefined) return DEFAULT_MIN_GAP_NS;
+  const n = Number(v);
+  if (!(n >= 0) || !Number.isFinite(n)) throw new RawtraceError("USAGE", `--gap-min must be a number of µs ≥ 0, not '${v}'`);
+  return Math.round(n * 1000);
+}
+
 /** `rawtrace stats <files…>`. */
 export async function runStats(args: string[], v: CliValues): Promise<number> {
   const { files, missing } = inputs(args, "stats");
   const top = v.top === undefined ? 10 : Number(v.top);
   if (!Number.isInteger(top) || top < 0) throw new RawtraceError("USAGE", `--top must be a whole number, not '${v.top}'`);
   if (v.json && v.csv) throw new RawtraceError("USAGE", "--json and --csv exclude each other");
-  if (v.steps !== undefined && v.csv) throw new RawtraceError("USAGE", "--steps prints text or --json, not --csv");
+  if (v.steps !== undefined && v.gaps && v.csv) throw new RawtraceError("USAGE", "--csv prints one table: --steps or --gaps, not both");
   if (v.steps !== undefined) stepPattern(v.steps);
+  const minGapNs = gapMinNs(v["gap-min"]);
   const pool = new WorkerPool({ jobs: jobs(v, files.length) });
   const results = await statsFiles(files, { pool, allApi: v["all-api"] }).finally(() => pool.close());
-  // Per-step figures (--steps): one timeline pass per file that worked, in this thread.
-  const perStep = new Map<string, StepStats[]>();
-  if (v.steps !== undefined) {
-    for (const r of results) if (r.ok) perStep.set(r.input, await stepStats(r.input, { steps: v.steps, allApi: v["all-api"] }));
+  // Per-step figures (--steps) and GPU idle gaps (--gaps): one timeline pass per file that worked, in this thread.
+  const perFile = new Map<string, { steps?: StepStats[]; gaps?: DeviceGaps[] }>();
+  if (v.steps !== undefined || v.gaps) {
+    for (const r of results) {
+      if (r.ok) perFile.set(r.input, await timelineStats(r.input, { steps: v.steps, gaps: v.gaps, minGapNs, allApi: v["all-api"] }));
+    }
   }
   const all: StatsFileResult[] = [...results, ...missing.map((m) => ({ input: m.input, ok: false, seconds: 0, error: m.error }))];
+  const done = results.filter((r) => perFile.has(r.input)).map((r) => ({ input: r.input, ...perFile.get(r.input)! }));
   if (v.json) {
-    const doc = statsJson(all) as { files: Array<{ input: string; steps?: StepStats[] }> };
-    for (const f of doc.files) if (perStep.has(f.input)) f.steps = perStep.get(f.input);
-    console.log(JSON.stringify(doc, replacer, 2));
+    const doc = statsJson(all) as { files: Array<{ input: string; steps?: StepStats[]; gaps?: unknown }> };
+    for (const f of doc.files) {
+      const t = perFile.get(f.input);
+      if (t?.steps) f.steps = t.steps;
+      if (t?.gaps) f.gaps = { minGapNs, devices: t.gaps };
+    }
+    await writeOut(JSON.stringify(doc, replacer, 2) + "\n");
   } else if (v.csv) {
-    process.stdout.write(statsCsv(all));
+    const text = v.gaps ? gapsCsv(done.map((f) => ({ input: f.input, gaps: f.gaps! })))
+      : v.steps !== undefined ? stepsCsv(done.map((f) => ({ input: f.input, steps: f.steps! }))) : statsCsv(all);
+    await writeOut(text);
   } else {
-    const blocks = results.filter((r) => r.ok).map((r) =>
-      formatStats(r.input, r.stats!, { top, vendor: r.info ? vendorLines(r.info) : undefined }) +
-      (perStep.has(r.input) ? `\n${formatSteps(perStep.get(r.input)!)}` : ""));
+    const blocks = results.filter((r) => r.ok).map((r) => {
+      const t = perFile.get(r.input);
+      return formatStats(r.input, r.stats!, { top, vendor: r.info ? vendorLines(r.info) : undefined }) +
+        (t?.steps ? `\n${formatSteps(t.steps)}` : "") + (t?.gaps ? `\n${formatGaps(t.gaps, minGapNs, top, r.stats!.startNs)}` : "");
+    });
     if (blocks.length) console.log(blocks.join("\n\n"));
   }
   for (const r of all) {

@@ -131,7 +131,7 @@ export function statsJson(results: StatsFileResult[]): unknown {
 }
 
 /** One CSV field (RFC 4180: quoted when it holds a comma, quote, CR or LF; quotes doubled). */
-function csvField(s: string): string {
+export function csvField(s: string): string {
   return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
 }
 

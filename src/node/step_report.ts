@@ -1,7 +1,9 @@
 /**
- * `rawtrace stats --steps REGEX`: the per-step statistics of src/core/step_stats.ts for files, and their text table.
+ * `rawtrace stats --steps REGEX`: the per-step statistics of src/core/step_stats.ts for files, their text table and CSV.
  */
-import { computeStepStats, type StepStats } from "../core/step_stats.js";
+import { computeStepStats, stepStatsOf, timelinePass, type StepStats } from "../core/step_stats.js";
+import { gapsOf, type DeviceGaps } from "../core/gaps.js";
+import { csvField } from "./stats.js";
 import { createEngine } from "./wasm.js";
 import { fileSource } from "./file_source.js";
 
@@ -10,9 +12,23 @@ export async function stepStats(input: string, opts: { steps?: string; allApi?: 
   return computeStepStats(await createEngine(), fileSource(input), opts);
 }
 
+/**
+ * The timeline figures of the file at `input` from one timeline pass (this thread): its steps when `steps` is given
+ * (a step pattern), its GPU idle gaps of at least `minGapNs` when `gaps` is set.
+ */
+export async function timelineStats(
+  input: string, opts: { steps?: string; gaps?: boolean; minGapNs?: number; allApi?: boolean },
+): Promise<{ steps?: StepStats[]; gaps?: DeviceGaps[] }> {
+  const tl = await timelinePass(await createEngine(), fileSource(input), { steps: opts.steps, allApi: opts.allApi });
+  return {
+    steps: opts.steps !== undefined ? stepStatsOf(tl, opts.steps) : undefined,
+    gaps: opts.gaps ? gapsOf(tl, opts.minGapNs) : undefined,
+  };
+}
+
 /** The text table of a file's steps (one row per step and device). */
 export function formatSteps(steps: StepStats[]): string {
-  if (steps.length === 0) return "  steps: none (no NVTX range matches the step pattern; --steps REGEX sets it)";
+  if (steps.length === 0) return "  steps: none (no NVTX or ROCTx range matches the step pattern; --steps REGEX sets it)";
   const head = ["step", "device", "step ms", "host ms", "busy %", "kernel %", "memcpy %", "memset %", "idle %", "kernels",
     "launch p50 µs", "launch p99 µs"];
   const rows = steps.map((s) => [
@@ -23,4 +39,24 @@ export function formatSteps(steps: StepStats[]): string {
   const w = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (r: string[]) => "    " + r.map((c, i) => c.padStart(w[i])).join("  ");
   return [`  steps (${steps[0].name}…: step ms = the step's device span, as XProf; shares of that span)`, line(head), ...rows.map(line)].join("\n");
+}
+
+/** Columns of `rawtrace stats --steps REGEX --csv`. */
+export const STEPS_CSV_COLUMNS = [
+  "file", "step", "name", "device", "host_start_ns", "host_ns", "step_ns", "busy_pct", "kernel_pct", "memcpy_pct",
+  "memset_pct", "idle_pct", "kernels", "launch_p50_ns", "launch_p99_ns",
+] as const;
+
+/** `rawtrace stats --steps REGEX --csv`: a header row, then one row per step and device, per file (shares in %). */
+export function stepsCsv(files: Array<{ input: string; steps: StepStats[] }>): string {
+  const lines = [STEPS_CSV_COLUMNS.join(",")];
+  for (const f of files) {
+    for (const s of f.steps) {
+      lines.push([
+        csvField(f.input), s.step, csvField(s.name), s.device, s.hostStartNs, s.hostNs, s.spanNs, s.busyPct, s.kernelPct,
+        s.memcpyPct, s.memsetPct, s.idlePct, s.kernels, s.launchP50Ns, s.launchP99Ns,
+      ].join(","));
+    }
+  }
+  return lines.join("\n") + "\n";
 }

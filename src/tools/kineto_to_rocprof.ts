@@ -6,6 +6,7 @@
  * event, proves the decoder to the nanosecond (test/tools/roundtrip_rocm.test.ts).
  *
  *   tsx src/tools/kineto_to_rocprof.ts in.json[.gz] -o out.rawtrace [--sdk 1.0|0.5] [--arch gfx90a] [--records-per-chunk N]
+ *     [--roctx]
  *
  * What becomes what:
  * - `kernel` → KERNEL_DISPATCH (operation KERNEL_DISPATCH_COMPLETE): agent = GPU `pid`, queue = one per (GPU, `tid`),
@@ -16,6 +17,9 @@
  * - `cuda_runtime` → HIP_RUNTIME_API records, operation = the trace's `cid` (name in API_NAMES; the collector stores
  *   the SDK's own numbering, which a decoder never relies on);
  * - `correlation` → `correlation_id.internal`, `"External id"` → `correlation_id.external`;
+ * - with `roctx`, `user_annotation` events on the host (PyTorch's `ProfilerStep#N`, record_function ranges) → ROCTx
+ *   ranges with their names in STRINGS: SDK 1.0 one MARKER_CORE_RANGE_API record each (`roctxThreadRangeA`), SDK 0.5
+ *   a MARKER_CORE_API `roctxRangePushA` / `roctxRangePop` pair, with correlation ids after the trace's own;
  * - `deviceProperties` → AGENTS (a CPU agent plus one GPU agent per entry); Kineto writes no gfx target, so `arch`
  *   (e.g. `gfx90a` for an MI250) names it, else the gfx version is computeMajor.computeMinor with no name.
  * Times: Unix ns exactly as in the trace (µs text parsed as decimals), written as CLOCK_BOOTTIME = Unix − a fixed
@@ -24,7 +28,7 @@
 import { writeFileSync } from "node:fs";
 import { PayloadBuilder, RawtraceWriter } from "../format/writer.js";
 import { ChunkType, RocpDomain, Vendor } from "../format/container.js";
-import { argsOf, asInt, readKinetoTrace, runIfMain, timedEvent, traceBaseNs, type KinetoTrace } from "./kineto_to_rawtrace.js";
+import { absoluteNs, argsOf, asInt, microsToNs, readKinetoTrace, runIfMain, timedEvent, traceBaseNs, type KinetoTrace } from "./kineto_to_rawtrace.js";
 
 /** Which rocprofiler-sdk ABI generation to write. */
 export type RocpSdk = "1.0" | "0.5";
@@ -49,6 +53,10 @@ const COPY_OPS = ["MEMORY_COPY_NONE", "MEMORY_COPY_HOST_TO_HOST", "MEMORY_COPY_H
   "MEMORY_COPY_DEVICE_TO_HOST", "MEMORY_COPY_DEVICE_TO_DEVICE"];
 /** rocprofiler_kernel_dispatch_operation_t names by value. */
 const DISPATCH_OPS = ["KERNEL_DISPATCH_NONE", "KERNEL_DISPATCH_ENQUEUE", "KERNEL_DISPATCH_COMPLETE"];
+/** MARKER_CORE_API operation names by value (vendor-record-layouts.md §2.3). */
+const CORE_MARKER_OPS = ["roctxMarkA", "roctxRangePushA", "roctxRangePop", "roctxRangeStartA", "roctxRangeStop", "roctxGetThreadId"];
+/** MARKER_CORE_RANGE_API operation names by value (SDK 1.0). */
+const RANGE_OPS = ["roctxMarkA", "roctxThreadRangeA", "roctxProcessRangeA", "roctxGetThreadId"];
 const COPY_DIR: Record<string, number> = { HtoH: 1, HtoD: 2, DtoH: 3, DtoD: 4, PtoP: 4 };
 
 /** Agent handles the tool gives: the CPU, then GPU i. */
@@ -64,6 +72,8 @@ export interface RocpRoundTripOptions {
   recordsPerChunk?: number;
   /** The GPUs' gfx target (e.g. `gfx90a`, `gfx942`), which Kineto's deviceProperties lack. */
   arch?: string;
+  /** Write the host `user_annotation` events as ROCTx ranges (default false: the GPU side only). */
+  roctx?: boolean;
 }
 
 /** gfx target name → rocprofiler's gfx_target_version (gfx90a → 90010: major, minor and stepping as hex digits). */
@@ -83,6 +93,8 @@ export interface RocpRoundTripStats {
   activityChunks: number;
   /** GPU or API events skipped: a non-numeric pid/tid or no correlation. */
   skipped: number;
+  /** ROCTx ranges written (`roctx`). */
+  ranges: number;
 }
 
 const dims = (v: unknown): [number, number, number] => {
@@ -125,7 +137,7 @@ export function kinetoToRocprof(trace: KinetoTrace, opts: RocpRoundTripOptions):
   const K = (name: string) => kinds.indexOf(name);
   const base = traceBaseNs(trace);
   const boot = (unix: bigint) => unix - BOOT_OFFSET;
-  const stats: RocpRoundTripStats = { kernels: 0, copies: 0, hipCalls: 0, agents: 0, kernelSymbols: 0, activityChunks: 0, skipped: 0 };
+  const stats: RocpRoundTripStats = { kernels: 0, copies: 0, hipCalls: 0, agents: 0, kernelSymbols: 0, activityChunks: 0, skipped: 0, ranges: 0 };
 
   // Launch calls by correlation: their grid, block, shared memory and copy size.
   const launches = new Map<number, Record<string, unknown>>();
@@ -222,6 +234,38 @@ export function kinetoToRocprof(trace: KinetoTrace, opts: RocpRoundTripOptions):
     }
   }
 
+  // ROCTx ranges from the host annotations, ids after every correlation id of the trace.
+  const messages: Array<[bigint, string]> = [];
+  if (opts.roctx) {
+    let next = 1n + BigInt(Math.max(0, ...[...launches.keys()], ...trace.traceEvents.map((e) => asInt(argsOf(e).correlation) ?? 0)));
+    for (const e of trace.traceEvents) {
+      if (e.ph !== "X" || e.cat !== "user_annotation") continue;
+      const tid = asInt(e.tid);
+      if (tid === undefined || e.ts === undefined) continue;
+      const start = absoluteNs(e.ts, base);
+      const t = { tid, start, end: start + (e.dur === undefined ? 0n : microsToNs(e.dur)) };
+      const id = next;
+      next += 2n;
+      messages.push([id, e.name ?? ""]);
+      const marker = (kind: string, op: number, corr: bigint, s: bigint, en: bigint) => {
+        const { b, dv } = record(v1 ? 64 : 56, K(kind), op);
+        dv.setBigUint64(16, corr, true);
+        const o = v1 ? 40 : 32;
+        dv.setBigUint64(o, boot(s), true);
+        dv.setBigUint64(o + 8, boot(en), true);
+        dv.setBigUint64(o + 16, BigInt(t.tid), true);
+        records.push(framed(K(kind), b));
+      };
+      if (v1) marker("MARKER_CORE_RANGE_API", RANGE_OPS.indexOf("roctxThreadRangeA"), id, t.start, t.end);
+      else {
+        marker("MARKER_CORE_API", CORE_MARKER_OPS.indexOf("roctxRangePushA"), id, t.start, t.start);
+        marker("MARKER_CORE_API", CORE_MARKER_OPS.indexOf("roctxRangePop"), id + 1n, t.end, t.end);
+      }
+      threads.add(t.tid);
+      stats.ranges++;
+    }
+  }
+
   const t0 = minNs !== undefined ? minNs - 1000n : base + 1n;
   const t1 = maxNs !== undefined ? maxNs + 1000n : t0 + 1000n;
   const anchor = (which: number, ns: bigint) => ({
@@ -237,7 +281,12 @@ export function kinetoToRocprof(trace: KinetoTrace, opts: RocpRoundTripOptions):
   for (const [cid, n] of hipNames) names.push([RocpDomain.OPS | K("HIP_RUNTIME_API"), cid, n]);
   COPY_OPS.forEach((n, i) => names.push([RocpDomain.OPS | K("MEMORY_COPY"), i, n]));
   DISPATCH_OPS.forEach((n, i) => names.push([RocpDomain.OPS | K("KERNEL_DISPATCH"), i, n]));
+  if (opts.roctx) {
+    if (v1) RANGE_OPS.forEach((n, i) => names.push([RocpDomain.OPS | K("MARKER_CORE_RANGE_API"), i, n]));
+    else CORE_MARKER_OPS.forEach((n, i) => names.push([RocpDomain.OPS | K("MARKER_CORE_API"), i, n]));
+  }
   w.apiNames(names);
+  if (messages.length) w.strings(messages);
   // AGENTS (docs/format.md §12): fixed part 120 B, then name, product name, vendor name, model name.
   const devs = trace.deviceProperties ?? [];
   const ag = new PayloadBuilder().u32(devs.length + 1).u32(120);
@@ -298,7 +347,7 @@ export function kinetoToRocprof(trace: KinetoTrace, opts: RocpRoundTripOptions):
 // ---- CLI ---------------------------------------------------------------------------------------------------------
 
 const USAGE = "usage: tsx src/tools/kineto_to_rocprof.ts in.json[.gz] -o out.rawtrace [--sdk 1.0|0.5] [--arch gfx90a] " +
-  "[--records-per-chunk N]";
+  "[--records-per-chunk N] [--roctx]";
 
 function main(argv: string[]): number {
   let input: string | undefined;
@@ -306,12 +355,14 @@ function main(argv: string[]): number {
   let sdk: RocpSdk = "1.0";
   let perChunk = 4096;
   let arch: string | undefined;
+  let roctx = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "-o" || a === "--output") output = argv[++i];
     else if (a === "--sdk") sdk = argv[++i] as RocpSdk;
     else if (a === "--records-per-chunk") perChunk = Number(argv[++i]);
     else if (a === "--arch") arch = argv[++i];
+    else if (a === "--roctx") roctx = true;
     else if (a === "-h" || a === "--help") {
       console.log(USAGE);
       return 0;
@@ -325,11 +376,11 @@ function main(argv: string[]): number {
     console.error(USAGE);
     return 2;
   }
-  const { bytes, stats } = kinetoToRocprof(readKinetoTrace(input), { sdk, recordsPerChunk: perChunk, arch });
+  const { bytes, stats } = kinetoToRocprof(readKinetoTrace(input), { sdk, recordsPerChunk: perChunk, arch, roctx });
   writeFileSync(output, bytes);
   console.log(`${output}: ${bytes.length} bytes, rocprofiler-sdk ${sdk}: kernels ${stats.kernels}, copies ${stats.copies}, ` +
     `HIP calls ${stats.hipCalls}, agents ${stats.agents}, kernel symbols ${stats.kernelSymbols}, ` +
-    `${stats.activityChunks} activity chunks` + (stats.skipped ? `, ${stats.skipped} events skipped` : ""));
+    `${stats.activityChunks} activity chunks` + (stats.ranges ? `, ${stats.ranges} ROCTx ranges` : "") + (stats.skipped ? `, ${stats.skipped} events skipped` : ""));
   return 0;
 }
 

@@ -7,7 +7,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import * as C from "../../src/tools/cupti_records.js";
-import { RawtraceWriter } from "../../src/format/writer.js";
+import { cudaWriter } from "../helpers/cuda_writer.js";
 import { toChrome, events } from "../helpers/convert.js";
 import { memorySource, stepNumberOf, stepPattern, type ConvertOptions } from "../../src/core/engine.js";
 import { createEngine } from "../../src/node/wasm.js";
@@ -24,13 +24,7 @@ const TID = 101;
  * "ProfilerStep#41"/"#42" ranges around the second and third.
  */
 function stepDump(): Uint8Array {
-  const w = RawtraceWriter.inMemory();
-  w.header({
-    vendor: 1, vendorVersion: C.LAYOUT_VERSION[L], runtimeVersion: 12080, driverVersion: 12080, pid: PID,
-    rank: 0, worldSize: 1, startNs: T, hostname: "h", commandLine: "python3\0train.py",
-  });
-  w.clock({ which: 0, vendorNs: T, realtimeNs: T, monotonicNs: 1n, monotonicRawNs: 1n, boottimeNs: 1n });
-  w.kindSizes(Object.entries(C.SIZES[L]).map(([k, s]) => [Number(k), s] as const));
+  const w = cudaWriter(L, T, PID);
   w.apiNames([[2, 211, "cudaLaunchKernel_v7000"]]);
   w.strings([[0x10n, "train_step"], [0x20n, "ProfilerStep#41"], [0x30n, "ProfilerStep#42"], [0x40n, "k"]]);
   const step = (i: number): Uint8Array[] => {

@@ -1,6 +1,7 @@
 /**
  * The step and annotation options as a user types them (`node dist/node/cli.js`, built by scripts/setup.sh):
- * `convert --steps/--gpu-annotations`, their usage errors (exit 2, naming the option), and `stats --steps`.
+ * `convert --steps/--gpu-annotations`, their usage errors (exit 2, naming the option), and `stats --steps`
+ * (`stats --steps --csv` and `--gaps`: test/interop/fidelity_gaps.test.ts).
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -18,15 +19,19 @@ const cli = (args: string[]) => spawnSync(process.execPath, [CLI, ...args], { cw
 
 test.after(() => rmSync(tmp, { recursive: true, force: true }));
 
-test("usage errors: --gpu-annotations takes on|off, --steps a regular expression, stats --steps no --csv", () => {
+test("usage errors: --gpu-annotations takes on|off, --steps a regular expression, stats --csv one table, --gap-min µs", () => {
   const a = cli(["convert", SAMPLE, "-o", "x.json", "--gpu-annotations", "maybe"]);
   assert.is(a.status, 2);
   assert.match(a.stderr, "--gpu-annotations must be on or off, not 'maybe'");
   const b = cli(["convert", SAMPLE, "-o", "x.json", "--steps", "train_("]);
   assert.is(b.status, 2);
   assert.match(b.stderr, "--steps: 'train_(' is not a regular expression");
-  const c = cli(["stats", SAMPLE, "--steps", "x", "--csv"]);
+  const c = cli(["stats", SAMPLE, "--steps", "x", "--gaps", "--csv"]);
   assert.is(c.status, 2);
+  assert.match(c.stderr, "--csv prints one table: --steps or --gaps, not both");
+  const d = cli(["stats", SAMPLE, "--gaps", "--gap-min", "soon"]);
+  assert.is(d.status, 2);
+  assert.match(d.stderr, "--gap-min must be a number of µs ≥ 0, not 'soon'");
 });
 
 test("convert --steps train_step --gpu-annotations off: ProfilerStep#1..7, no GPU annotations", () => {

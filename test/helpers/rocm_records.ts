@@ -16,10 +16,16 @@ export const K = (n: string) => KIND_NAMES["1.0"].indexOf(n);
 /** The GPU agent handle. */
 export const GPU = 0x2000n;
 
-/** A dump with the tables above, `extra` chunks, then one ACTIVITY chunk per record list. */
-export function dumpWith(activity: Uint8Array[][], extra?: (w: RawtraceWriter) => void): Uint8Array {
+/**
+ * A dump with the tables above, `extra` chunks, then one ACTIVITY chunk per record list. `vendorVersion` 500 makes
+ * it an SDK 0.5 dump (the records must then have the 0.5 layouts; kind names stay 1.0's, which a decoder reads by name).
+ */
+export function dumpWith(activity: Uint8Array[][], extra?: (w: RawtraceWriter) => void, vendorVersion = 10000): Uint8Array {
   const w = RawtraceWriter.inMemory();
-  w.header({ vendor: 2, vendorVersion: 10000, pid: 77, startNs: T0, hostname: "h", commandLine: "x", vendorVersionText: "1.0.0" });
+  w.header({
+    vendor: 2, vendorVersion, pid: 77, startNs: T0, hostname: "h", commandLine: "x",
+    vendorVersionText: vendorVersion >= 10000 ? "1.0.0" : "0.5.0",
+  });
   w.clock({ which: 0, vendorNs: BOOT, realtimeNs: T0, monotonicNs: BOOT, monotonicRawNs: BOOT, boottimeNs: BOOT });
   const names: Array<[number, number, string]> = KIND_NAMES["1.0"].map((n, i) => [RocpDomain.KINDS, i, n] as [number, number, string]);
   names.push([RocpDomain.OPS | K("HIP_RUNTIME_API"), 3, "hipLaunchKernel"]);

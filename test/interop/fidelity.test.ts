@@ -25,6 +25,7 @@ import { fileURLToPath } from "node:url";
 import { memorySource, stepPattern } from "../../src/core/engine.js";
 import { createEngine } from "../../src/node/wasm.js";
 import { readDump, demangleAll, deviceSpan, stepsOf, type DeviceOp, type Dump, type Step } from "./fidelity_records.js";
+import { busy, htaLabel, htaRow, merged } from "./hta_rules.js";
 import { computeStepStats, percentile, unionNs } from "../../src/core/step_stats.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -72,36 +73,6 @@ function run<T>(python: string, ...args: string[]): T {
 
 // ---- HTA's rules applied to the records ----------------------------------------------------------------------------
 
-/** HTA's kernel type of a (demangled) name (hta/utils/utils.py get_kernel_type). */
-function htaType(name: string): string {
-  if (/^nccl.*Kernel/.test(name)) return "COMMUNICATION";
-  if (/^(Memcpy|Memset|dma)/.test(name)) return "MEMORY";
-  if (/^nccl.*Kernel|^.*Memcpy|^Memset|^.*Sync/.test(name)) return "OTHER";
-  return "COMPUTATION";
-}
-
-/** A GPU row as HTA holds it: µs relative to the trace's base, start rounded up and end rounded down. */
-interface Row { op: DeviceOp; ts: number; end: number; name: string; type: string }
-
-function htaRow(op: DeviceOp, base: bigint, name: string): Row {
-  const ts = Number(op.start - base) / 1000;
-  const dur = Number(op.end - op.start) / 1000;
-  return { op, ts: Math.ceil(ts), end: Math.floor(ts + dur), name, type: htaType(name) };
-}
-
-/** Merged [ts, end] intervals, as hta merge_kernel_intervals. */
-function merged(rows: Row[]): Array<[number, number]> {
-  const s = [...rows].sort((a, b) => a.ts - b.ts);
-  const out: Array<[number, number]> = [];
-  for (const r of s) {
-    const last = out[out.length - 1];
-    if (last && r.ts <= last[1]) last[1] = Math.max(last[1], r.end);
-    else out.push([r.ts, r.end]);
-  }
-  return out;
-}
-const busy = (m: Array<[number, number]>) => m.reduce((n, [a, b]) => n + (b - a), 0);
-
 interface HtaExpect {
   perKernel: Map<string, number>;
   memoryUs: number;
@@ -116,9 +87,7 @@ function htaExpect(dump: Dump, steps: Step[], names: Map<string, string>, base: 
   // HTA's last-step filter (two steps or more): GPU work whose CPU launch starts by the last step's end.
   const lastEnd = Math.max(...steps.map((s) => Math.floor(Number(s.range.start - base) / 1000 + Number(s.range.end - s.range.start) / 1000)));
   const keep = (op: DeviceOp) => steps.length < 2 || (apiTs.has(op.correlation) && apiTs.get(op.correlation)! <= lastEnd);
-  const label = (op: DeviceOp) =>
-    op.kind === "kernel" ? names.get(op.name)! : op.kind === "sync" ? op.name : op.kind === "memcpy" ? "Memcpy" : "Memset";
-  const rows = dump.ops.filter((op) => !(op.kind === "sync" && op.stream === 0xffffffff) && keep(op)).map((op) => htaRow(op, base, label(op)));
+  const rows = dump.ops.filter((op) => !(op.kind === "sync" && op.stream === 0xffffffff) && keep(op)).map((op) => htaRow(op, base, htaLabel(op, names)));
   const perKernel = new Map<string, number>();
   let memoryUs = 0;
   for (const r of rows) {

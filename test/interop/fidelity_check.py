@@ -2,6 +2,7 @@
 with figures computed independently from the raw records).
 
     .venv/bin/python test/interop/fidelity_check.py hta TRACE_DIR
+    .venv/bin/python test/interop/fidelity_check.py hta-steps TRACE_DIR
     .venv-xprof/bin/python test/interop/fidelity_check.py xprof FILE.xplane.pb
 
 Prints one JSON document on stdout (the clients' progress messages go to stderr):
@@ -12,6 +13,10 @@ hta:   {"kernels": [{"name", "kernel_type", "sum_us", "count"}],       get_gpu_k
         "idle": [{"stream", "category", "idle_us"}],                       get_idle_time_breakdown
         "iterations": [..]}                                                 the step numbers HTA assigned to events
         HTA loads with include_last_profiler_step=True (every step's GPU work kept).
+hta-steps: {"steps": [{"iteration", "rows", "kernel_us", "idle_us", "compute_us", "non_compute_us"}]}
+        HTA's own temporal breakdown (BreakdownAnalysis.get_temporal_breakdown) run on the GPU rows of each
+        iteration as HTA assigned them (its "iteration" column: a GPU row takes its launch call's, which is the
+        ProfilerStep range containing the call's start).
 xprof: {"steps": [{"step", "step_ms", "compute_ms", "parts_ms"}],       overview_page step-time graph
         "step_avg_ms", "kernels": [{"name", "occurrences", "total_us"}],   kernel_stats
         "rows": [{"process", "thread", "events", "durations_us"}]}         trace_viewer rows
@@ -33,7 +38,8 @@ def hta(trace_dir: str) -> dict:
     idle, _ = a.get_idle_time_breakdown(visualize=False)
     rank = next(iter(a.t.traces))
     df = a.t.traces[rank]
-    iterations = sorted({int(i) for i in df["iteration"].unique() if int(i) >= 0}) if "iteration" in df else []
+    # NaN: rows HTA gives no iteration (its add_iteration skips GPU rows on stream 0, e.g. every ROCm row).
+    iterations = sorted({int(i) for i in df["iteration"].unique() if i == i and int(i) >= 0}) if "iteration" in df else []
     return {
         "kernels": [
             {"name": str(r["name"]), "kernel_type": str(r["kernel_type"]), "sum_us": float(r["sum (us)"]),
@@ -55,6 +61,31 @@ def hta(trace_dir: str) -> dict:
         ],
         "iterations": iterations,
     }
+
+
+def hta_steps(trace_dir: str) -> dict:
+    import copy
+
+    from hta.analyzers.breakdown_analysis import BreakdownAnalysis
+    from hta.trace_analysis import TraceAnalysis
+
+    a = TraceAnalysis(trace_dir=trace_dir, include_last_profiler_step=True)
+    rank = next(iter(a.t.traces))
+    df = a.t.traces[rank]
+    steps = []
+    for it in sorted({int(i) for i in df["iteration"].unique() if i == i and int(i) >= 0}):
+        gpu = df[df["stream"].ne(-1) & df["iteration"].eq(it)]
+        if len(gpu) == 0:
+            continue
+        t = copy.copy(a.t)
+        t.traces = {rank: gpu}
+        r = BreakdownAnalysis.get_temporal_breakdown(t, visualize=False)
+        steps.append({
+            "iteration": it, "rows": int(len(gpu)),
+            "kernel_us": float(r["kernel_time(us)"].iloc[0]), "idle_us": float(r["idle_time(us)"].iloc[0]),
+            "compute_us": float(r["compute_time(us)"].iloc[0]), "non_compute_us": float(r["non_compute_time(us)"].iloc[0]),
+        })
+    return {"steps": steps}
 
 
 def xprof(path: str) -> dict:
@@ -110,11 +141,11 @@ def xprof(path: str) -> dict:
 
 
 def main(argv: list) -> int:
-    if len(argv) != 2 or argv[0] not in ("hta", "xprof"):
+    if len(argv) != 2 or argv[0] not in ("hta", "hta-steps", "xprof"):
         print(__doc__, file=sys.stderr)
         return 2
     with contextlib.redirect_stdout(sys.stderr):
-        out = hta(argv[1]) if argv[0] == "hta" else xprof(argv[1])
+        out = {"hta": hta, "hta-steps": hta_steps, "xprof": xprof}[argv[0]](argv[1])
     json.dump(out, sys.stdout)
     sys.stdout.write("\n")
     return 0
