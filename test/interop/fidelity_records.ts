@@ -186,7 +186,12 @@ export interface Step {
 /** Steps of `dump` for `pattern`, each with the device work XProf groups into it. */
 export function stepsOf(dump: Dump, pattern: RegExp): Step[] {
   const ranges = dump.ranges.filter((r) => pattern.test(r.name)).sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
-  const steps: Step[] = ranges.map((range, i) => ({ num: i + 1, range, ops: [] }));
+  // A name's own number as HTA reads it (`ProfilerStep#12` → 12), else 1, 2, … by start among the unnumbered.
+  let next = 1;
+  const steps: Step[] = ranges.map((range) => {
+    const m = /ProfilerStep\s*#\s*(\d+)/.exec(range.name);
+    return { num: m ? Number(m[1]) : next++, range, ops: [] };
+  });
   const launch = new Map(dump.apis.map((a) => [a.correlation, a.start]));
   for (const op of dump.ops) {
     const t = launch.get(op.correlation);
