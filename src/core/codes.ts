@@ -53,6 +53,8 @@ export const WARN_NAMES = [
   "CORRELATION_PROCESSES",
   "BAD_TIMESTAMP",
   "INCOMPLETE_RECORD",
+  "UNKNOWN_DEVICE",
+  "BAD_ENUM_VALUE",
 ] as const;
 /**
  * Warnings the host adds (not the core): `STILL_WRITING`, an input without END chunk that changed size during the
@@ -93,6 +95,8 @@ export const WARN_MESSAGES: Record<WarningName, string> = {
     "records with an unknown start (0) or a time far outside the run (over 1 h past its clock anchors or records; first: record kind {detail}); dropped",
   INCOMPLETE_RECORD:
     "records without an end (work unfinished at the final flush; first: record kind {detail}); kept as zero-length events marked incomplete",
+  UNKNOWN_DEVICE: "PTI records name {detail} device UUID(s) missing from the DEVICES table; numbered after the listed devices",
+  BAD_ENUM_VALUE: "a PTI memory or memcpy type is outside its enum (first value {detail}); written as INVALID",
 };
 
 /** One warning as reported by the core: how often, and where it first happened. */
