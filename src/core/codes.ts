@@ -20,7 +20,7 @@ export const FATAL_MESSAGES: Record<string, string> = {
   FUTURE_FORMAT: "written by a newer rawtrace (format major version {detail}); this reader knows version 1",
   EMPTY: "file ends before the 16-byte preamble ({detail} bytes)",
   OUT_OF_MEMORY: "the engine's memory budget was exceeded (request of {detail} bytes)",
-  UNSUPPORTED_VENDOR: "vendor code {detail} has no decoder in this build (1 = CUDA and 2 = ROCm are supported)",
+  UNSUPPORTED_VENDOR: "vendor code {detail} has no decoder in this build (1 = CUDA, 2 = ROCm and 4 = Intel XPU are supported)",
   API_MISUSE: "engine called out of order",
 };
 
