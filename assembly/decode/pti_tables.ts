@@ -142,8 +142,6 @@ export function deviceOf(uuid: usize, handle: u64): u32 {
 
 // ---- Queues → streams ----------------------------------------------------------------------------------------------
 
-/** PTI_INVALID_QUEUE_ID: the record has no SYCL queue (a Level Zero program). */
-export const INVALID_QUEUE: u64 = 0xfffffffffffffffe;
 /** First stream id of queues known only by their Level Zero handle. */
 export const HANDLE_STREAM_BASE: u32 = 0x40000000;
 let queues: Table = 0; // Level Zero queue handle → ordinal + 1
@@ -151,7 +149,7 @@ let queueCount: u32 = 0;
 
 /**
  * The stream (Chrome row, XSpace line) of device work: the SYCL queue id, as Kineto's XPU plugin; a record without
- * one (or with an id ≥ 2^30) gets {@link HANDLE_STREAM_BASE} + the order of first appearance of its Level Zero queue
+ * one (PTI_INVALID_QUEUE_ID, 2^64 − 2, in Level Zero programs; or any id ≥ 2^30) gets {@link HANDLE_STREAM_BASE} + the order of first appearance of its Level Zero queue
  * handle. `create` in pass 1.
  */
 export function streamOf(syclQueue: u64, handle: u64, create: bool): u32 {
@@ -175,8 +173,9 @@ const SLOT_OVERHEAD: u32 = 256;
 const SLOT_BAD_COPY: u32 = 264;
 let commNames: Table = 0; // comms `_name` pointer → {ptr u32, len u32} of "xccl::<name>"
 
-/** Display bytes and length of the last name call. */
+/** Display bytes of the last name call ({@link copyName}, {@link fillName}, {@link overheadName}, {@link commName}). */
 export let namePtr: usize = 0;
+/** Length in bytes of {@link namePtr}. */
 export let nameLen: u32 = 0;
 
 function put(q: usize, s: string): usize {

@@ -48,16 +48,20 @@ function usText(ns: i64): void {
   O.byte(34);
 }
 
-/** `"<label>":"us","<label>_rel_to_start":"us"` of one optional device timestamp (Unix ns, 0 = unknown). */
+/**
+ * `,"<label>":"us","<label>_rel_to_start":"us"` of one device timestamp (Unix ns): µs after the time base, and signed
+ * µs from the event's start. Nothing when the record has none (0).
+ */
 function stamp(label: string, t: u64, e: Ev, base: u64): void {
+  if (t == 0) return;
   O.ascii(',"');
   O.ascii(label);
   O.ascii('":');
-  usText(t == 0 ? 0 : <i64>(t > base ? t - base : 0));
+  usText(<i64>(t > base ? t - base : 0));
   O.ascii(',"');
   O.ascii(label);
   O.ascii('_rel_to_start":');
-  usText(t == 0 ? 0 : <i64>(t - e.start));
+  usText(<i64>(t - e.start));
 }
 
 /**
