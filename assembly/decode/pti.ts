@@ -7,7 +7,7 @@
  *
  * - DEVICE_GPU_KERNEL (1) → kernels: name (`_name`, STRINGS, demangled when Itanium-mangled), device by
  *   `_device_uuid` (decode/pti_tables.ts), stream = SYCL queue id, device start/end as the event, append and submit
- *   times, L0 queue, context and kernel id as args. PTI records carry no global or local work sizes.
+ *   times, L0 queue, context, kernel id and source file / line (when compiled with debug info) as args. PTI records carry no global or local work sizes.
  * - DEVICE_GPU_MEM_COPY (8) / _P2P (10) → copies named `Memcpy <src×4+dst> (<src> -> <dst>)` (Kineto's XPU names);
  *   P2P copies carry source and destination devices (PEER). DEVICE_GPU_MEM_FILL (9) → fills `Memset (v -> type)`.
  * - RUNTIME_API (6: SYCL / Unified Runtime) and DRIVER_API (3: Level Zero) → host calls named by API_NAMES (domain =
@@ -288,6 +288,9 @@ function decodeRecord(kind: u32, r: usize, size: u32, at: u64): void {
       if (!deviceWork(e, r, size, 104, 96, 120, 56, 152, 8, 16)) return;
       e.kernelId = load<u64>(r, 48);
       nameOf(e, load<u64>(r, 24), true, "<unknown kernel>", at);
+      // `_source_file_name` (NULL without debug info) and `_source_line_number`, as Kineto's args.
+      call(e, load<u64>(r, 32));
+      e.sourceLine = load<u64>(r, 40);
       break;
     }
     case K.COPY:
@@ -442,7 +445,10 @@ function badEnum(v: u32, at: u64): void {
   warn(Warn.BAD_ENUM_VALUE, at, v);
 }
 
-/** The back-end call of a copy or fill (`_name`: e.g. `zeCommandListAppendMemoryCopy`) as its `l0 call` arg. */
+/**
+ * A second string of device work: the back-end call of a copy or fill (`_name`, e.g. `zeCommandListAppendMemoryCopy`:
+ * its `l0 call` arg) or a kernel's source file.
+ */
 function call(e: Ev, ptr: u64): void {
   const np: usize = ptr == 0 ? 0 : S.stringDisplay(ptr, false);
   if (np != 0) {

@@ -66,10 +66,10 @@ function stamp(label: string, t: u64, e: Ev, base: u64): void {
 
 /**
  * The args of an XPU kernel, copy or fill after `head` wrote the common ones (External id): Kineto's `correlation`,
- * `appended` / `submitted` (and their `_rel_to_start`), `device`, `context`, `sycl queue`, `l0 queue`, then
- * `kernel_id` (kernels) or `l0 call`, `bytes`, `memory bandwidth (GB/s)` (copies and fills). `stream` (the SYCL queue
- * id, the row) is added for HTA, which recognises GPU work by it. `base` is the output time base (Unix ns). Leaves the
- * args object open.
+ * `appended` / `submitted` (and their `_rel_to_start`), `device`, `context`, `sycl queue`, `l0 queue`, then for
+ * kernels `source_file_name` / `source_line_number` (with debug info) and `kernel_id`, for copies and fills
+ * `l0 call`, `bytes`, `memory bandwidth (GB/s)`. `stream` (the SYCL queue id, the row) is added for HTA, which
+ * recognises GPU work by it. `base` is the output time base (Unix ns). Leaves the args object open.
  */
 export function xpuDeviceArgs(e: Ev, base: u64): void {
   O.need(O.EVENT_RESERVE);
@@ -88,6 +88,13 @@ export function xpuDeviceArgs(e: Ev, base: u64): void {
   O.ascii(',"stream":');
   O.u64dec(e.stream);
   if (e.kind == EvKind.KERNEL) {
+    if (e.callLen != 0) {
+      O.ascii(',"source_file_name":');
+      O.jsonString(e.callPtr, e.callLen);
+      O.need(256);
+      O.ascii(',"source_line_number":');
+      O.u64dec(e.sourceLine);
+    }
     O.ascii(',"kernel_id":');
     O.u64dec(e.kernelId);
     return;

@@ -143,8 +143,8 @@ export class Ev {
   address: u64;
   /**
    * Intel XPU (PTI) device work: submit timestamp (Unix ns, 0 = unknown; the append timestamp is `queued`), Level
-   * Zero command-queue and context handles, PTI kernel id, and the back-end call of a copy or fill (`l0 call`:
-   * bytes and length, 0 = none).
+   * Zero command-queue and context handles, PTI kernel id, the back-end call of a copy or fill (`l0 call`) or the
+   * source file of a kernel (bytes and length, 0 = none), and that kernel's source line.
    */
   submitted: u64;
   queueHandle: u64;
@@ -152,6 +152,7 @@ export class Ev {
   kernelId: u64;
   callPtr: usize;
   callLen: u32;
+  sourceLine: u64;
 }
 
 /** Clears every field of `e` (decoders call it before filling a record). */

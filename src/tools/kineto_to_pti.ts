@@ -13,7 +13,8 @@
  *   real libraries' numbering where known (`urEnqueueKernelLaunch` 17, …; docs/collectors/xpu.md), else 4096 + order
  *   of first appearance; the names in API_NAMES;
  * - `kernel` → DEVICE_GPU_KERNEL: device UUID of GPU `pid`, SYCL queue id `sycl queue` (else `tid`), L0 queue and
- *   context from the hex args, `kernel_id`, append / submit times from `appended` / `submitted`;
+ *   context from the hex args, `kernel_id`, `source_file_name` / `source_line_number`, append / submit times from
+ *   `appended` / `submitted`;
  * - `gpu_memcpy` → DEVICE_GPU_MEM_COPY, type and memory kinds from the name `Memcpy H2D (HOST -> DEVICE)`, bytes from
  *   `bytes`, `_name` from `l0 call`; with `fromDevice` ≠ `toDevice` → DEVICE_GPU_MEM_COPY_P2P;
  * - `gpu_memset` → DEVICE_GPU_MEM_FILL from `Memset (value -> TYPE)`;
@@ -238,6 +239,10 @@ export function kinetoToPti(trace: KinetoTrace, opts: PtiRoundTripOptions): { by
       u64(dv, 8, l0q);
       u64(dv, 16, ctx);
       u64(dv, 24, str(name));
+      if (typeof a.source_file_name === "string") {
+        u64(dv, 32, str(a.source_file_name));
+        u64(dv, 40, BigInt(asInt(a.source_line_number) ?? 0));
+      }
       u64(dv, 48, BigInt(asInt(a.kernel_id) ?? stats.kernels + 1));
       dv.setUint32(56, corr, true);
       dv.setUint32(60, hostPid ?? 0, true);

@@ -56,6 +56,8 @@ for (const ver of ["0.17.0", "1.2.0"]) {
       assert.is(e.pid, i % 2);
       assert.is(e.dur, 3);
       assert.is(e.args["External id"], 1000 + i);
+      // The fake names a source file for every other kernel (line 0).
+      assert.is(e.args.source_file_name, i % 2 ? `/src/fake_${i % 3}.cpp` : undefined);
     });
     const c = events(trace, "gpu_memcpy");
     assert.is(c.length, STEPS);

@@ -4,7 +4,7 @@
  * (src/tools/kineto_to_pti.ts) → the engine → Chrome JSON, compared with the original event by event: every kernel,
  * copy, fill, SYCL / UR runtime call, Level Zero driver call, xpu_sync, collective_comm and overhead event (category,
  * name, pid, tid, ts, dur to the nanosecond, correlation, External id), every ac2g flow point, and the device args
- * (sycl queue, l0 queue, context, appended, submitted, bytes, l0 call, kernel_id). Prints matched/total per PTI
+ * (sycl queue, l0 queue, context, appended, submitted, bytes, l0 call, kernel_id, source file and line). Prints matched/total per PTI
  * generation.
  */
 import { test } from "uvu";
@@ -19,7 +19,8 @@ import { createEngine } from "../../src/node/wasm.js";
 const TRACE = fileURLToPath(new URL("../fixtures/xpu/kineto_xpu_train.json", import.meta.url));
 const SAMPLE = fileURLToPath(new URL("../../samples/xpu_train_pti.rawtrace", import.meta.url));
 const CATS = new Set(["xpu_runtime", "xpu_driver", "kernel", "gpu_memcpy", "gpu_memset", "xpu_sync", "collective_comm", "overhead"]);
-const DEVICE_ARGS = ["sycl queue", "l0 queue", "context", "appended", "submitted", "bytes", "l0 call", "kernel_id", "device"];
+const DEVICE_ARGS = ["sycl queue", "l0 queue", "context", "appended", "submitted", "bytes", "l0 call", "kernel_id", "device",
+  "source_file_name", "source_line_number"];
 
 let engine: Engine | null = null;
 let original: KinetoTrace;
@@ -91,6 +92,7 @@ for (const gen of ["1.2", "0.17"] as PtiGen[]) {
     const ga = deviceArgs(ours);
     assert.is(ga.size, wa.size);
     for (const [c, a] of wa) assert.equal(ga.get(c), a, `device args of correlation ${c}`);
+    assert.ok([...wa.values()].some((a) => a.source_file_name === "/opt/src/gemm.cpp"), "the fixture has kernels with a source file");
     // The categories Kineto's XPU plugin writes, and flows start only at runtime calls.
     const cats = new Set(ours.traceEvents.filter((e) => e.ph === "X").map((e) => e.cat));
     for (const c of CATS) assert.ok(cats.has(c), c);
