@@ -34,6 +34,11 @@ node dist/node/cli.js info "$rocm"
 node dist/node/cli.js convert "$rocm" -o "$out/sample_rocm.json" --force
 rm -rf "$out/sample_rocm_xprof"
 node dist/node/cli.js convert "$rocm" --format xspace -o "$out/sample_rocm_xprof" --force
+xpu=samples/xpu_train_pti.rawtrace
+node dist/node/cli.js info "$xpu"
+node dist/node/cli.js convert "$xpu" -o "$out/sample_xpu.json" --force
+rm -rf "$out/sample_xpu_xprof"
+node dist/node/cli.js convert "$xpu" --format xspace -o "$out/sample_xpu_xprof" --force
 OUT="$out" node -e '
 const out = process.env.OUT;
 const t = JSON.parse(require("fs").readFileSync(out + "/sample.json", "utf8"));
@@ -50,4 +55,8 @@ const r = JSON.parse(require("fs").readFileSync(out + "/sample_rocm.json", "utf8
 const rk = r.traceEvents.filter((e) => e.cat === "kernel");
 console.log(out + "/sample_rocm.json (ROCm, MI250): " + rk.length + " kernels, " + r.traceEvents.filter((e) => e.cat === "cuda_runtime").length +
   " HIP calls, " + r.deviceProperties.length + " GPUs; XSpace: " + out + "/sample_rocm_xprof");
+const x = JSON.parse(require("fs").readFileSync(out + "/sample_xpu.json", "utf8"));
+const n = (c) => x.traceEvents.filter((e) => e.ph === "X" && e.cat === c).length;
+console.log(out + "/sample_xpu.json (Intel XPU, PTI): " + n("kernel") + " kernels, " + n("xpu_runtime") + " SYCL/UR calls, " +
+  n("xpu_driver") + " Level Zero calls, " + x.deviceProperties.length + " GPUs; XSpace: " + out + "/sample_xpu_xprof");
 '

@@ -15,6 +15,7 @@ import { WARN_COUNT } from "../util/error";
 import { warningCount, warningOffset, warningDetail, lossTotal, lossRange, NO_SEQ } from "../util/diag";
 import { warnName } from "../util/error_names";
 import * as X from "./options";
+import { apiCategory, xpuDeviceArgs, VENDOR_XPU } from "./chrome_xpu";
 
 /** Kineto's tid offset for the "stream N (sync)" rows (kSyncStreamTidOffset). */
 const SYNC_TID_OFFSET: u64 = 1000000;
@@ -305,6 +306,12 @@ export function chromeEvent(e: Ev): void {
       const tid = <u64>e.stream;
       noteGpuRow(dev, tid, 1);
       head("kernel", e, gpid(dev), tid);
+      if (S.vendor == VENDOR_XPU) {
+        xpuDeviceArgs(e, base);
+        O.ascii("}}");
+        flow(102, e);
+        break;
+      }
       if ((e.flags & EvFlag.HAS_QUEUED) != 0) {
         O.ascii('"queued":');
         O.micros(rel(e.queued));
@@ -351,6 +358,12 @@ export function chromeEvent(e: Ev): void {
       const tid = <u64>e.stream;
       noteGpuRow(dev, tid, 1);
       head(e.kind == EvKind.MEMCPY ? "gpu_memcpy" : "gpu_memset", e, gpid(dev), tid);
+      if (S.vendor == VENDOR_XPU) {
+        xpuDeviceArgs(e, base);
+        O.ascii("}}");
+        flow(102, e);
+        break;
+      }
       if ((e.flags & EvFlag.PEER) != 0) {
         keyU('"fromDevice":', e.srcDevice);
         keyU(',"inDevice":', e.device);
@@ -382,7 +395,7 @@ export function chromeEvent(e: Ev): void {
       const pid = <u64>e.pid;
       const tid = <u64>e.tid;
       noteHostRow(pid, tid);
-      head(e.kind == EvKind.API_RUNTIME ? "cuda_runtime" : "cuda_driver", e, hpid(pid), tid);
+      head(apiCategory(e), e, hpid(pid), tid);
       keyU('"cbid":', e.apiId);
       keyU(',"correlation":', e.correlation);
       if ((e.flags & EvFlag.HAS_ALLOC) != 0) allocArgs(e);

@@ -1269,7 +1269,7 @@ function finishPlane(pl: Plane): void {
     if (pl.kind == 0) {
       const tid = <u32>key;
       const tn = S.threadName(ln.pid, tid);
-      if (key >= LINE_OVERHEAD) bAscii("CUPTI overhead");
+      if (key >= LINE_OVERHEAD) bAscii(S.vendor == 4 ? "PTI overhead" : "CUPTI overhead");
       else if (tn != 0 && load<u32>(tn, 4) != 0) bBytes(<usize>load<u32>(tn), load<u32>(tn, 4));
       else {
         bAscii("thread ");
@@ -1293,7 +1293,7 @@ function finishPlane(pl: Plane): void {
         ln.dispN = bN;
       }
     } else {
-      if (key >= LINE_OVERHEAD) bAscii("CUPTI overhead");
+      if (key >= LINE_OVERHEAD) bAscii(S.vendor == 4 ? "PTI overhead" : "CUPTI overhead");
       else if (key >= LINE_SYNC) {
         const stream = <u32>key;
         if (stream == 0xffffffff) bAscii("Synchronization (context)");

@@ -141,6 +141,18 @@ export class Ev {
   stepNum: u64;
   /** Device address of the memory an API call allocated or freed (HAS_ALLOC; bytes holds its size, 0 = unknown). */
   address: u64;
+  /**
+   * Intel XPU (PTI) device work: submit timestamp (Unix ns, 0 = unknown; the append timestamp is `queued`), Level
+   * Zero command-queue and context handles, PTI kernel id, the back-end call of a copy or fill (`l0 call`) or the
+   * source file of a kernel (bytes and length, 0 = none), and that kernel's source line.
+   */
+  submitted: u64;
+  queueHandle: u64;
+  contextHandle: u64;
+  kernelId: u64;
+  callPtr: usize;
+  callLen: u32;
+  sourceLine: u64;
 }
 
 /** Clears every field of `e` (decoders call it before filling a record). */

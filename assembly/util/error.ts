@@ -86,7 +86,14 @@ export const enum Warn {
    * incomplete. detail: record kind of the first.
    */
   INCOMPLETE_RECORD = 26,
+  /**
+   * PTI: a record's device UUID is not in the DEVICES table; such devices are numbered after the listed ones, in
+   * order of first appearance. detail: the unknown devices' count.
+   */
+  UNKNOWN_DEVICE = 27,
+  /** PTI: a memory or memcpy type outside the enum (named `INVALID`, copy kind unknown). detail: the value. */
+  BAD_ENUM_VALUE = 28,
 }
 
 /** Number of warning codes (size of the per-code tables). */
-export const WARN_COUNT: i32 = 27;
+export const WARN_COUNT: i32 = 29;

@@ -31,6 +31,8 @@ export function warnName(code: i32): string {
     case 24: return "CORRELATION_PROCESSES";
     case 25: return "BAD_TIMESTAMP";
     case 26: return "INCOMPLETE_RECORD";
+    case 27: return "UNKNOWN_DEVICE";
+    case 28: return "BAD_ENUM_VALUE";
   }
   return "UNKNOWN";
 }

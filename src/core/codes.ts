@@ -20,7 +20,7 @@ export const FATAL_MESSAGES: Record<string, string> = {
   FUTURE_FORMAT: "written by a newer rawtrace (format major version {detail}); this reader knows version 1",
   EMPTY: "file ends before the 16-byte preamble ({detail} bytes)",
   OUT_OF_MEMORY: "the engine's memory budget was exceeded (request of {detail} bytes)",
-  UNSUPPORTED_VENDOR: "vendor code {detail} has no decoder in this build (1 = CUDA and 2 = ROCm are supported)",
+  UNSUPPORTED_VENDOR: "vendor code {detail} has no decoder in this build (1 = CUDA, 2 = ROCm and 4 = Intel XPU are supported)",
   API_MISUSE: "engine called out of order",
 };
 
@@ -53,6 +53,8 @@ export const WARN_NAMES = [
   "CORRELATION_PROCESSES",
   "BAD_TIMESTAMP",
   "INCOMPLETE_RECORD",
+  "UNKNOWN_DEVICE",
+  "BAD_ENUM_VALUE",
 ] as const;
 /**
  * Warnings the host adds (not the core): `STILL_WRITING`, an input without END chunk that changed size during the
@@ -93,6 +95,8 @@ export const WARN_MESSAGES: Record<WarningName, string> = {
     "records with an unknown start (0) or a time far outside the run (over 1 h past its clock anchors or records; first: record kind {detail}); dropped",
   INCOMPLETE_RECORD:
     "records without an end (work unfinished at the final flush; first: record kind {detail}); kept as zero-length events marked incomplete",
+  UNKNOWN_DEVICE: "PTI records name {detail} device UUID(s) missing from the DEVICES table; numbered after the listed devices",
+  BAD_ENUM_VALUE: "a PTI memory or memcpy type is outside its enum (first value {detail}); written as INVALID",
 };
 
 /** One warning as reported by the core: how often, and where it first happened. */

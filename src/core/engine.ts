@@ -222,6 +222,12 @@ const CUPTI_KINDS: Record<number, string> = {
   47: "OPENMP", 48: "INTERNAL_LAUNCH_API", 49: "MEMORY2", 50: "MEMORY_POOL", 51: "GRAPH_TRACE", 52: "JIT",
   53: "DEVICE_GRAPH_TRACE", 54: "MEM_DECOMPRESS", 55: "CONFIDENTIAL_COMPUTE_ROTATION",
 };
+/** PTI view kind names for `info` (pti_view_kind, vendor-record-layouts.md §3.2). */
+const PTI_KINDS: Record<number, string> = {
+  1: "DEVICE_GPU_KERNEL", 3: "DRIVER_API", 5: "COLLECTION_OVERHEAD", 6: "RUNTIME_API", 7: "EXTERNAL_CORRELATION",
+  8: "DEVICE_GPU_MEM_COPY", 9: "DEVICE_GPU_MEM_FILL", 10: "DEVICE_GPU_MEM_COPY_P2P", 11: "DEVICE_SYNCHRONIZATION",
+  12: "COMMUNICATION",
+};
 const VENDORS = ["unknown", "cuda", "rocm", "rocm-roctracer", "xpu", "hpu"];
 
 interface CoreExports {
@@ -393,7 +399,7 @@ export class Engine {
       if (!c) continue;
       // rocprofiler-sdk kinds are named by the dump itself (API_NAMES domain 0); CUPTI's by the table above.
       const np = n(0) === 2 ? x.rt_api_name(0, k) : 0;
-      const name = np ? dec.decode(this.u8().subarray(np, np + x.rt_api_name_len(0, k))) : CUPTI_KINDS[k];
+      const name = np ? dec.decode(this.u8().subarray(np, np + x.rt_api_name_len(0, k))) : n(0) === 4 ? PTI_KINDS[k] : CUPTI_KINDS[k];
       records[name ?? `KIND_${k}`] = c;
     }
     const warnings: Warning[] = [];

@@ -8,7 +8,8 @@
  *   - ptiViewGetNextRecord steps by this version's sizes; the first call succeeds whatever the first kind;
  *   - kernel and memory records' `_name` point to strings kept alive until the library unloads.
  * Test-only export: fake_pti_emit(steps, push_base) produces per step a runtime API call, a kernel, a copy, a fill and
- * (1.x) a communication record, with an EXTERNAL_CORRELATION record while an external id is pushed. Every delivered
+ * (0.17, 1.x) a communication record, with an EXTERNAL_CORRELATION record while an external id is pushed; device work
+ * alternates between the two devices of the Level Zero double (their UUIDs), every record has start and end times. Every delivered
  * buffer is appended, byte for byte, to the file FAKE_PTI_DUMP, and a line {"delivered":used} printed on stdout.
  */
 #define _GNU_SOURCE
@@ -207,6 +208,11 @@ EXPORT pti_result ptiViewGetApiIdName(pti_api_group_id group, uint32_t id, const
   return PTI_ERROR_BAD_API_ID;
 }
 
+/* The UUID the Level Zero double (fake_pti_ze_loader.c) gives device k: bytes k*16 .. k*16+15. */
+static void set_uuid(uint8_t* u, unsigned k) {
+  for (unsigned b = 0; b < 16; b++) u[b] = (uint8_t)(k * 16 + b);
+}
+
 /* Test-only: `steps` rounds of records (see the file comment). */
 EXPORT void fake_pti_emit(unsigned steps) {
   uint32_t tid = (uint32_t)syscall(SYS_gettid), pid = (uint32_t)getpid();
@@ -242,6 +248,7 @@ EXPORT void fake_pti_emit(unsigned steps) {
       k->_thread_id = tid;
       k->_start_timestamp = t + 2000;
       k->_end_timestamp = t + 5000;
+      set_uuid(k->_device_uuid, i % 2);
       if (gen2()) ((pti_view_record_kernel_v2*)k)->_device_handle = (void*)(uintptr_t)0x1000;
     }
     pti_view_record_memory_copy* c = (pti_view_record_memory_copy*)append_locked(PTI_VIEW_DEVICE_GPU_MEM_COPY);
@@ -250,12 +257,18 @@ EXPORT void fake_pti_emit(unsigned steps) {
       c->_name = keep("zeCommandListAppendMemoryCopy(H2D)", i);
       c->_correlation_id = corr;
       c->_bytes = 4096u * (i + 1);
+      c->_start_timestamp = t + 5000;
+      c->_end_timestamp = t + 6000;
+      set_uuid(c->_device_uuid, i % 2);
     }
     pti_view_record_memory_fill* f = (pti_view_record_memory_fill*)append_locked(PTI_VIEW_DEVICE_GPU_MEM_FILL);
     if (f) {
       f->_name = keep("zeCommandListAppendMemoryFill", i);
       f->_correlation_id = corr;
       f->_bytes = 256;
+      f->_start_timestamp = t + 6000;
+      f->_end_timestamp = t + 6500;
+      set_uuid(f->_device_uuid, i % 2);
     }
     if (size_of(PTI_VIEW_COMMUNICATION)) {
       uint8_t* m = (uint8_t*)append_locked(PTI_VIEW_COMMUNICATION);
@@ -263,6 +276,11 @@ EXPORT void fake_pti_emit(unsigned steps) {
         const char* nm = keep("oneccl_allreduce_%u", i % 2);
         size_t off = gen2() ? offsetof(pti_view_record_comms, _name) : offsetof(pti_view_record_comms_v017, _name);
         memcpy(m + off, &nm, sizeof nm);
+        uint64_t cs = t + 7000, ce = t + 9000;
+        memcpy(m + 8, &cs, sizeof cs); /* _start_timestamp, _end_timestamp, _process_id, _thread_id: same in both */
+        memcpy(m + 16, &ce, sizeof ce);
+        memcpy(m + 24, &pid, sizeof pid);
+        memcpy(m + 28, &tid, sizeof tid);
       }
     }
   }

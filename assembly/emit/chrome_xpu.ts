@@ -1,0 +1,119 @@
+/**
+ * What Chrome JSON writes differently for Intel XPU dumps (HEADER vendor 4, decode/pti.ts), as Kineto's XPU plugin
+ * (`libkineto/src/plugin/xpupti/XpuptiActivityHandlers.cpp`) writes it: the categories of host calls and the args of
+ * kernels, copies and fills. emit/chrome_json.ts calls these; everything else (rows, flows, metadata) is shared.
+ */
+import { Ev, EvKind, EvFlag } from "../model/event";
+import * as S from "../model/session";
+import * as O from "./out";
+
+/** HEADER vendor id of Intel XPU (PTI) dumps. */
+export const VENDOR_XPU: u32 = 4;
+/** PTI record kinds the decoder turns into host events of their own category (decode/pti.ts). */
+const KIND_SYNC: u32 = 11;
+const KIND_COMM: u32 = 12;
+
+/**
+ * Chrome category of a host API event: Kineto's `xpu_runtime` (SYCL / Unified Runtime), `xpu_driver` (Level Zero),
+ * `xpu_sync` (PTI synchronization records) and `collective_comm` (oneCCL communication records) for XPU dumps;
+ * `cuda_runtime` / `cuda_driver` for every other vendor (Kineto's CUDA and ROCm builds).
+ */
+export function apiCategory(e: Ev): string {
+  if (S.vendor == VENDOR_XPU) {
+    if (e.recordKind == KIND_SYNC) return "xpu_sync";
+    if (e.recordKind == KIND_COMM) return "collective_comm";
+    return e.kind == EvKind.API_RUNTIME ? "xpu_runtime" : "xpu_driver";
+  }
+  return e.kind == EvKind.API_RUNTIME ? "cuda_runtime" : "cuda_driver";
+}
+
+/** `"0x%016x"` of a handle, quoted. */
+function hex16(v: u64): void {
+  O.ascii('"0x');
+  for (let s: i32 = 60; s >= 0; s -= 4) {
+    const d = <u32>((v >> <u64>s) & 0xf);
+    O.byte(d < 10 ? 48 + d : 87 + d);
+  }
+  O.byte(34);
+}
+
+/** Kineto's `"{us}.{ns:03}"` text of a signed ns value, quoted. */
+function usText(ns: i64): void {
+  O.byte(34);
+  if (ns < 0) {
+    O.byte(45);
+    ns = -ns;
+  }
+  O.micros(<u64>ns);
+  O.byte(34);
+}
+
+/**
+ * `,"<label>":"us","<label>_rel_to_start":"us"` of one device timestamp (Unix ns): µs after the time base, and signed
+ * µs from the event's start. Nothing when the record has none (0).
+ */
+function stamp(label: string, t: u64, e: Ev, base: u64): void {
+  if (t == 0) return;
+  O.ascii(',"');
+  O.ascii(label);
+  O.ascii('":');
+  usText(<i64>(t > base ? t - base : 0));
+  O.ascii(',"');
+  O.ascii(label);
+  O.ascii('_rel_to_start":');
+  usText(<i64>(t - e.start));
+}
+
+/**
+ * The args of an XPU kernel, copy or fill after `head` wrote the common ones (External id): Kineto's `correlation`,
+ * `appended` / `submitted` (and their `_rel_to_start`), `device`, `context`, `sycl queue`, `l0 queue`, then for
+ * kernels `source_file_name` / `source_line_number` (with debug info) and `kernel_id`, for copies and fills
+ * `l0 call`, `bytes`, `memory bandwidth (GB/s)`. `stream` (the SYCL queue id, the row) is added for HTA, which
+ * recognises GPU work by it. `base` is the output time base (Unix ns). Leaves the args object open.
+ */
+export function xpuDeviceArgs(e: Ev, base: u64): void {
+  O.need(O.EVENT_RESERVE);
+  O.ascii('"correlation":');
+  O.u64dec(e.correlation);
+  stamp("appended", (e.flags & EvFlag.HAS_QUEUED) != 0 ? e.queued : 0, e, base);
+  stamp("submitted", e.submitted, e, base);
+  O.ascii(',"device":');
+  O.u64dec(e.device);
+  O.ascii(',"context":');
+  hex16(e.contextHandle);
+  O.ascii(',"sycl queue":');
+  O.u64dec(e.stream);
+  O.ascii(',"l0 queue":');
+  hex16(e.queueHandle);
+  O.ascii(',"stream":');
+  O.u64dec(e.stream);
+  if (e.kind == EvKind.KERNEL) {
+    if (e.callLen != 0) {
+      O.ascii(',"source_file_name":');
+      O.jsonString(e.callPtr, e.callLen);
+      O.need(256);
+      O.ascii(',"source_line_number":');
+      O.u64dec(e.sourceLine);
+    }
+    O.ascii(',"kernel_id":');
+    O.u64dec(e.kernelId);
+    return;
+  }
+  if ((e.flags & EvFlag.PEER) != 0) {
+    O.ascii(',"fromDevice":');
+    O.u64dec(e.srcDevice);
+    O.ascii(',"toDevice":');
+    O.u64dec(e.dstDevice);
+  }
+  if (e.callLen != 0) {
+    O.ascii(',"l0 call":');
+    O.jsonString(e.callPtr, e.callLen);
+    O.need(256);
+  }
+  O.ascii(',"bytes":');
+  O.u64dec(e.bytes);
+  const dur = e.end - e.start;
+  O.ascii(',"memory bandwidth (GB/s)":');
+  if (dur > 0) O.fixed(<f64>e.bytes / <f64>dur, 9);
+  else O.ascii('"N/A"');
+}
