@@ -1,7 +1,7 @@
 /**
  * The `rawtrace` command line: `convert` (many files in parallel), `batch` (convert of many inputs, sharded over
  * machines: docs/cluster.md), `merge`, `stats`, `diff`, `info`, `record` (run a program with a collector attached)
- * and `help`. Each command
+ * `view` (the viewer on localhost) and `help`. Each command
  * takes only its own options (any other is a usage error). Errors print one line naming the file, offset and what
  * was expected, and exit with the code listed in docs/errors.md.
  */
@@ -12,6 +12,7 @@ import { fileURLToPath } from "node:url";
 import { EXIT, runBatch, runConvert, runDiff, runInfo, runMerge, runStats, type CliValues } from "./node/commands.js";
 import { RawtraceError, isRawtraceError } from "./core/codes.js";
 import { runRecord } from "./node/record.js";
+import { runView } from "./node/view.js";
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
 
@@ -220,6 +221,25 @@ Options:
   -h, --help         this help`,
     options: { vendor: { type: "string" }, output: { type: "string", short: "o" }, ...HELP_OPT },
     run: (args, values) => runRecord(args, values as { vendor?: string; output?: string }),
+  },
+  view: {
+    summary: "open dumps in the in-browser viewer, served on this machine only",
+    help: `Usage:
+  rawtrace view <files…> [--port N] [--host 127.0.0.1|::1] [--no-open]
+
+Starts the viewer (docs/viewer.md) on a local web server with the named files, prints the page's URL and opens it
+in the default browser (xdg-open, open, start); the page loads the files and converts them in the browser, as when
+they are opened there. The server binds to a loopback address only and serves nothing but the viewer and the
+named files. Without --port it takes 8080, or the next free port when 8080 is in use; a --port that is in use is
+an error (exit 4). Ctrl+C stops it.
+
+Options:
+  --port N           port to listen on (0: any free port)
+  --host H           loopback address to bind: 127.0.0.1 (default), ::1 or localhost; any other is refused
+  --no-open          do not start a browser: only print the URL
+  -h, --help         this help`,
+    options: { port: { type: "string" }, host: { type: "string" }, "no-open": { type: "boolean" }, ...HELP_OPT },
+    run: (args, values) => runView(args, values as { port?: string; host?: string; "no-open"?: boolean }),
   },
 };
 
