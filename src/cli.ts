@@ -39,12 +39,15 @@ const ANALYSIS_OPT: Options = { "gpu-annotations": { type: "string" }, steps: { 
 const OUTPUTS = `  -d, --out-dir DIR  directory for the outputs (created when missing; default: next to each input)
   -F, --format F     chrome (default) or xspace
   -z, --gzip         gzip Chrome JSON outputs (.json.gz)
+  --gzip-level N     zlib level 1 (fastest, the default) to 9 (smallest) of the gzip output; 6 is
+                     about 28% smaller and 3× the CPU (docs/performance.md)
   -f, --force        overwrite existing outputs
 ${ALL_API}
 ${ANALYSIS}
 ${JOBS}`;
 const MANY_OPT: Options = {
   "out-dir": { type: "string", short: "d" }, format: { type: "string", short: "F" }, gzip: { type: "boolean", short: "z" },
+  "gzip-level": { type: "string" },
   force: { type: "boolean", short: "f" }, "all-api": { type: "boolean" }, jobs: { type: "string", short: "j" },
   json: { type: "boolean" }, strict: { type: "boolean" }, ...ANALYSIS_OPT, ...HELP_OPT,
 };
@@ -113,6 +116,8 @@ Options:
   -o, --output PATH  the merged trace (default merged.json; xspace: the log directory, default merged_xprof)
   -F, --format F     chrome (default) or xspace
   -z, --gzip         gzip the Chrome JSON
+  --gzip-level N     zlib level 1 (fastest, the default) to 9 (smallest) of the gzip output; 6 is
+                     about 28% smaller and 3× the CPU (docs/performance.md)
   -f, --force        overwrite an existing output
   --max-skew MS      fail (exit 7, CLOCK_SKEW) before writing when a rank's clock start is more than MS
                      milliseconds from the median (also the threshold of the skew report)
@@ -124,7 +129,8 @@ ${STRICT}
   -h, --help         this help`,
     options: {
       output: { type: "string", short: "o" }, format: { type: "string", short: "F" },
-      gzip: { type: "boolean", short: "z" }, force: { type: "boolean", short: "f" }, "max-skew": { type: "string" },
+      gzip: { type: "boolean", short: "z" }, "gzip-level": { type: "string" }, force: { type: "boolean", short: "f" },
+      "max-skew": { type: "string" },
       "all-api": { type: "boolean" }, jobs: { type: "string", short: "j" }, json: { type: "boolean" },
       strict: { type: "boolean" }, ...ANALYSIS_OPT, ...HELP_OPT,
     },
