@@ -3,7 +3,7 @@
  * `rawtrace convert --gzip-level N` (the built CLI): at levels 1 (the default), 3 and 6 the `.json.gz` is the
  * parallel block gzip of the plain conversion at that level, byte for byte (several members: the JSON spans several
  * 1 MiB blocks), and Node's zlib and Python's gzip module both read it back to exactly the plain JSON; higher levels
- * are smaller. Bad levels, a level without gzip output and a level with XSpace are usage errors (exit 2).
+ * are smaller; merge takes the level too. Bad levels, a level without gzip output and a level with XSpace are usage errors (exit 2).
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -87,6 +87,21 @@ test("--gzip-level: 1 to 9, with gzip output, never with XSpace (exit 2)", () =>
   const batch = cli(["batch", DUMP, "--gzip", "--gzip-level", "9", "--out-dir", "b"]);
   assert.is(batch.status, 0, batch.stderr);
   assert.ok(gunzipSync(readFileSync(join(tmp, "b", "run.json.gz"))).equals(readFileSync(join(tmp, "plain.json"))), "batch --gzip-level 9");
+});
+
+test("merge --gzip-level 6: the block gzip at level 6 of the merged JSON", async () => {
+  const second = join(tmp, "rank1.rawtrace");
+  generate(5_000, second);
+  const plain = cli(["merge", DUMP, second, "-o", "m.json"]);
+  assert.is(plain.status, 0, plain.stderr);
+  const gz = cli(["merge", DUMP, second, "-o", "m.json.gz", "--gzip-level", "6"]);
+  assert.is(gz.status, 0, gz.stderr);
+  // The merged trace names its output (rawtrace.merge traceName): the only difference between the two.
+  const json = Buffer.from(readFileSync(join(tmp, "m.json"), "utf8").replace('"traceName":"m.json"', '"traceName":"m.json.gz"'));
+  const file = readFileSync(join(tmp, "m.json.gz"));
+  assert.ok(gunzipSync(file).equals(json), "the merged JSON");
+  assert.ok(file.equals(await blockGzip(json, 6)), "at level 6");
+  assert.not.ok(file.equals(await blockGzip(json, 1)));
 });
 
 test.after(() => rmSync(tmp, { recursive: true, force: true }));
