@@ -37,7 +37,8 @@ export function viewerDir(): string {
 /** The command that opens `url` in the default browser on this platform. */
 export function openCommand(url: string, platform: NodeJS.Platform = process.platform): [string, string[]] {
   if (platform === "darwin") return ["open", [url]];
-  if (platform === "win32") return ["cmd", ["/c", "start", "", url]];
+  // cmd reads & as a command separator: the URL's & (between file= parameters) are escaped for it.
+  if (platform === "win32") return ["cmd", ["/c", "start", "", url.replace(/&/g, "^&")]];
   return ["xdg-open", [url]];
 }
 

@@ -220,7 +220,8 @@ test("::1 when this machine has IPv6 loopback", async () => {
 test("openCommand: xdg-open, open, start", () => {
   assert.equal(openCommand("http://127.0.0.1:1/", "linux"), ["xdg-open", ["http://127.0.0.1:1/"]]);
   assert.equal(openCommand("http://127.0.0.1:1/", "darwin"), ["open", ["http://127.0.0.1:1/"]]);
-  assert.equal(openCommand("http://127.0.0.1:1/", "win32"), ["cmd", ["/c", "start", "", "http://127.0.0.1:1/"]]);
+  assert.equal(openCommand("http://127.0.0.1:1/?file=/files/0/a&file=/files/1/b", "win32"),
+    ["cmd", ["/c", "start", "", "http://127.0.0.1:1/?file=/files/0/a^&file=/files/1/b"]]);
 });
 
 test("rawtrace view: default port taken → the next free one, a message, no stack trace; SIGINT stops it (exit 0)", async () => {
