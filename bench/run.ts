@@ -4,7 +4,7 @@
  * `chrome-gz1`/`-gz3`/`-gz6` at levels 1, 3, 6, through the shipped parallel block gzip; a second table gives their
  * speed as % of plain Chrome JSON and their size against level 6) and the plain TypeScript peer. Each
  * measurement runs in its own process (peak RSS is its own); each is repeated and the median taken. Prints the
- * table and writes bench/results/<date>.json.
+ * table and writes bench/results/<date>.json. The repeats alternate between the tasks.
  *
  *   tsx bench/run.ts [--sizes 1e5,1e6,1.4e7] [--repeat 3] [--tasks floor,chrome,chrome-gz,xspace,peer,hta,xprof]
  *   tsx bench/run.ts --sizes 1e6 --tasks chrome,chrome-gz1,chrome-gz3,chrome-gz6     (gzip levels side by side)
@@ -47,18 +47,22 @@ for (const n of sizes) {
   const file = `bench/data/${rocm ? "rocprof" : "cupti"}_${n}.rawtrace`;
   if (!existsSync(file)) (rocm ? generateRocm : generate)(n, file);
   const mb = statSync(file).size / 1e6;
-  for (const task of tasks) {
-    if (task === "peer" && n > Number(values["peer-max"])) continue; // the peer holds the whole dump in memory
-    if ((task === "hta" || task === "xprof") && n > Number(values["clients-max"])) continue;
-    const runs: Row[] = [];
-    const reps = task === "hta" || task === "xprof" ? 1 : repeat;
-    for (let i = 0; i < reps; i++) {
+  // Repeats alternate between the tasks (round after round), so that a change of load on a shared machine
+  // falls on every task alike and the ratios stay comparable.
+  const mine = tasks.filter((task) => !(task === "peer" && n > Number(values["peer-max"])) && // the peer holds the whole dump in memory
+    !((task === "hta" || task === "xprof") && n > Number(values["clients-max"])));
+  const runs = new Map<string, Row[]>(mine.map((t) => [t, []]));
+  for (let i = 0; i < repeat; i++) {
+    for (const task of mine) {
+      if ((task === "hta" || task === "xprof") && i > 0) continue; // the Python clients: one run
       const out = execFileSync(process.execPath, ["--import", "tsx", "bench/task.ts", task, file], { encoding: "utf8", maxBuffer: 1 << 20 });
-      runs.push(JSON.parse(out.trim().split("\n").pop()!));
+      runs.get(task)!.push(JSON.parse(out.trim().split("\n").pop()!));
     }
-    runs.sort((a, b) => a.seconds - b.seconds);
-    const med = runs[Math.floor(runs.length / 2)];
-    results.push({ ...med, maxRssMB: Math.max(...runs.map((r) => r.maxRssMB)), records: n });
+  }
+  for (const task of mine) {
+    const rs = runs.get(task)!.sort((a, b) => a.seconds - b.seconds);
+    const med = rs[Math.floor(rs.length / 2)];
+    results.push({ ...med, maxRssMB: Math.max(...rs.map((r) => r.maxRssMB)), records: n });
     console.error(`${n} ${task}: ${(mb / med.seconds).toFixed(0)} MB/s in`);
   }
 }
