@@ -40,7 +40,7 @@ const OUTPUTS = `  -d, --out-dir DIR  directory for the outputs (created when mi
   -F, --format F     chrome (default) or xspace
   -z, --gzip         gzip Chrome JSON outputs (.json.gz)
   --gzip-level N     zlib level 1 (fastest, the default) to 9 (smallest) of the gzip output; 6 is
-                     about 28% smaller and 3× the CPU (docs/performance.md)
+                     about 28% smaller for 2.5–3× the CPU (docs/performance.md)
   -f, --force        overwrite existing outputs
 ${ALL_API}
 ${ANALYSIS}
@@ -117,7 +117,7 @@ Options:
   -F, --format F     chrome (default) or xspace
   -z, --gzip         gzip the Chrome JSON
   --gzip-level N     zlib level 1 (fastest, the default) to 9 (smallest) of the gzip output; 6 is
-                     about 28% smaller and 3× the CPU (docs/performance.md)
+                     about 28% smaller for 2.5–3× the CPU (docs/performance.md)
   -f, --force        overwrite an existing output
   --max-skew MS      fail (exit 7, CLOCK_SKEW) before writing when a rank's clock start is more than MS
                      milliseconds from the median (also the threshold of the skew report)
