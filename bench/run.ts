@@ -1,10 +1,13 @@
 /**
  * `npm run bench`: generates the benchmark dumps (bench/generate.ts) and measures, side by side in one run, the
- * floor (read + copy, no decoding), rawtrace's Chrome JSON (plain and gzip) and the plain TypeScript peer. Each
+ * floor (read + copy, no decoding), rawtrace's Chrome JSON (plain and gzip: `chrome-gz` at the default level,
+ * `chrome-gz1`/`-gz3`/`-gz6` at levels 1, 3, 6, through the shipped parallel block gzip; a second table gives their
+ * speed as % of plain Chrome JSON and their size against level 6) and the plain TypeScript peer. Each
  * measurement runs in its own process (peak RSS is its own); each is repeated and the median taken. Prints the
- * table and writes bench/results/<date>.json.
+ * table and writes bench/results/<date>.json. The repeats alternate between the tasks.
  *
  *   tsx bench/run.ts [--sizes 1e5,1e6,1.4e7] [--repeat 3] [--tasks floor,chrome,chrome-gz,xspace,peer,hta,xprof]
+ *   tsx bench/run.ts --sizes 1e6 --tasks chrome,chrome-gz1,chrome-gz3,chrome-gz6     (gzip levels side by side)
  *                    [--vendor cuda|rocm]
  *
  * `--vendor rocm` measures the ROCm mix instead (bench/generate_rocm.ts: rocprofiler-sdk 1.0 records, the same
@@ -38,24 +41,28 @@ const tasks = values.tasks!.split(",").filter((t) => !(rocm && t === "peer"));
 mkdirSync("bench/data", { recursive: true });
 mkdirSync("bench/results", { recursive: true });
 
-interface Row { task: string; seconds: number; bytesIn: number; bytesOut: number; events: number; maxRssMB: number }
+interface Row { task: string; seconds: number; cpuSeconds: number; bytesIn: number; bytesOut: number; events: number; maxRssMB: number }
 const results: Array<Row & { records: number }> = [];
 for (const n of sizes) {
   const file = `bench/data/${rocm ? "rocprof" : "cupti"}_${n}.rawtrace`;
   if (!existsSync(file)) (rocm ? generateRocm : generate)(n, file);
   const mb = statSync(file).size / 1e6;
-  for (const task of tasks) {
-    if (task === "peer" && n > Number(values["peer-max"])) continue; // the peer holds the whole dump in memory
-    if ((task === "hta" || task === "xprof") && n > Number(values["clients-max"])) continue;
-    const runs: Row[] = [];
-    const reps = task === "hta" || task === "xprof" ? 1 : repeat;
-    for (let i = 0; i < reps; i++) {
+  // Repeats alternate between the tasks (round after round), so that a change of load on a shared machine
+  // falls on every task alike and the ratios stay comparable.
+  const mine = tasks.filter((task) => !(task === "peer" && n > Number(values["peer-max"])) && // the peer holds the whole dump in memory
+    !((task === "hta" || task === "xprof") && n > Number(values["clients-max"])));
+  const runs = new Map<string, Row[]>(mine.map((t) => [t, []]));
+  for (let i = 0; i < repeat; i++) {
+    for (const task of mine) {
+      if ((task === "hta" || task === "xprof") && i > 0) continue; // the Python clients: one run
       const out = execFileSync(process.execPath, ["--import", "tsx", "bench/task.ts", task, file], { encoding: "utf8", maxBuffer: 1 << 20 });
-      runs.push(JSON.parse(out.trim().split("\n").pop()!));
+      runs.get(task)!.push(JSON.parse(out.trim().split("\n").pop()!));
     }
-    runs.sort((a, b) => a.seconds - b.seconds);
-    const med = runs[Math.floor(runs.length / 2)];
-    results.push({ ...med, maxRssMB: Math.max(...runs.map((r) => r.maxRssMB)), records: n });
+  }
+  for (const task of mine) {
+    const rs = runs.get(task)!.sort((a, b) => a.seconds - b.seconds);
+    const med = rs[Math.floor(rs.length / 2)];
+    results.push({ ...med, maxRssMB: Math.max(...rs.map((r) => r.maxRssMB)), records: n });
     console.error(`${n} ${task}: ${(mb / med.seconds).toFixed(0)} MB/s in`);
   }
 }
@@ -75,6 +82,24 @@ for (const r of results) {
       `${r.maxRssMB.toFixed(0)} | ${floor && r.task !== "floor" ? ((floor.seconds / r.seconds) * 100).toFixed(0) + "%" : "-"} | ` +
       `${peer && r.task !== "peer" && r.task !== "floor" ? (peer.seconds / r.seconds).toFixed(1) + "×" : "-"} |`,
   );
+}
+// gzip against plain Chrome JSON (target 3 of issue 17): speed as % of the chrome row's, size against level 6.
+const gzLines: string[] = [];
+for (const r of results) {
+  if (!r.task.startsWith("chrome-gz")) continue;
+  const plain = results.find((x) => x.records === r.records && x.task === "chrome");
+  const six = results.find((x) => x.records === r.records && x.task === "chrome-gz6");
+  // What two free cores would give: the conversion thread's time (the plain run's CPU) or half the CPU of the whole
+  // gzip run (conversion + compression), whichever is longer. A shared machine cannot show it as wall clock.
+  const twoCores = plain ? plain.cpuSeconds / Math.max(plain.cpuSeconds, r.cpuSeconds / 2) : 0;
+  gzLines.push(`| ${r.records.toExponential(1)} | ${r.task} | ${r.seconds.toFixed(2)} | ${r.cpuSeconds.toFixed(2)} | ` +
+    `${(r.events / r.seconds / 1e6).toFixed(2)}M | ` +
+    `${plain ? ((plain.seconds / r.seconds) * 100).toFixed(0) + "%" : "-"} | ${plain ? (twoCores * 100).toFixed(0) + "%" : "-"} | ${r.bytesOut} | ` +
+    `${six ? (r.bytesOut / six.bytesOut).toFixed(3) + "×" : "-"} |`);
+}
+if (gzLines.length) {
+  lines.push("", "| records | gzip task | s | CPU s | events/s | speed vs chrome | on 2 free cores | gzip bytes | size vs level 6 |",
+    "|---:|---|---:|---:|---:|---:|---:|---:|---:|", ...gzLines);
 }
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? "?"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;
 console.log(`machine: ${machine}\n${lines.join("\n")}`);

@@ -10,6 +10,7 @@ import type { JobCallbacks, WorkerApi } from "./worker.js";
 import { COPY_KINDS, KIND_NAMES, eventName, makeLoadedFile, rowWord, shortName, type LoadedFile } from "./model.js";
 import { TimelineView, type Sel } from "./view.js";
 import { bytes, dur, int, usExact } from "./format.js";
+import { filesFromUrl } from "./url_files.js";
 
 const $ = <T extends HTMLElement = HTMLElement>(sel: string) => document.querySelector(sel) as T;
 
@@ -140,6 +141,8 @@ window.addEventListener("drop", (e) => {
   const list = [...(e.dataTransfer?.files ?? [])];
   if (list.length) void openFiles(list);
 });
+// `rawtrace view FILE…` opens the page with ?file=/files/<i>/<name> (web/url_files.ts).
+void filesFromUrl(location.search).then(openFiles, (e: Error) => showError(e.message));
 
 // ---- File lists, row list ------------------------------------------------------------------------------------------
 

@@ -23,6 +23,8 @@ export interface BatchOptions {
   format?: "chrome" | "xspace";
   /** gzip Chrome JSON outputs (`.json.gz`). Default: when `output` ends in .gz. */
   gzip?: boolean;
+  /** zlib level 1–9 of gzip outputs (default: DEFAULT_GZIP_LEVEL of src/node/block_gzip.ts). */
+  gzipLevel?: number;
   /** Directory for the outputs (created when missing). Default: next to each input. */
   outDir?: string;
   /**
@@ -195,7 +197,7 @@ async function oneChrome(pool: WorkerPool, input: string, inputs: string[], opts
   claim(claimed, output, input);
   const file = OutputFile.open(output, { force: opts.force, inputs });
   try {
-    const r = await pool.convert({ input, output, gzip, allApi: opts.allApi, traceName: basename(input), fd: file.fd, analysis: opts.analysis });
+    const r = await pool.convert({ input, output, gzip, gzipLevel: opts.gzipLevel, allApi: opts.allApi, traceName: basename(input), fd: file.fd, analysis: opts.analysis });
     file.commit();
     return {
       input, output, ok: true, events: r.events, bytesIn: r.bytesIn, bytesOut: r.bytesOut, seconds: r.seconds,

@@ -9,11 +9,23 @@
 import { gzip, type ZlibOptions } from "node:zlib";
 import { availableParallelism } from "node:os";
 
+/**
+ * The zlib level rawtrace gzips Chrome JSON at unless told otherwise (`--gzip-level`); chosen by measurement,
+ * docs/performance.md "gzip in parallel blocks".
+ */
+export const DEFAULT_GZIP_LEVEL = 1;
+
+/** Checks a zlib level for gzip output: a whole number from 1 (fastest) to 9 (smallest); returns it. */
+export function checkGzipLevel(level: number): number {
+  if (!Number.isInteger(level) || level < 1 || level > 9) throw new RangeError(`gzip level must be a whole number from 1 to 9, not ${level}`);
+  return level;
+}
+
 /** Options of {@link BlockGzip}. */
 export interface BlockGzipOptions {
   /** Uncompressed bytes per gzip member (default 1 MiB). */
   blockBytes?: number;
-  /** zlib level 0–9 (default 6, as gzip's default). */
+  /** zlib level 1–9 (default {@link DEFAULT_GZIP_LEVEL}). */
   level?: number;
   /** Blocks being compressed at once before {@link BlockGzip.write} asks for a drain (default: cores, at least 2). */
   inFlight?: number;
@@ -40,7 +52,11 @@ export class BlockGzip {
   constructor(private readonly out: (b: Buffer) => void, o: BlockGzipOptions = {}) {
     this.blockBytes = o.blockBytes ?? 1 << 20;
     if (!Number.isInteger(this.blockBytes) || this.blockBytes < 1) throw new RangeError(`blockBytes ${this.blockBytes}`);
-    this.opts = { level: o.level ?? 6 };
+    // An output buffer that holds a whole member (deflate's worst case is the input plus 5 bytes per 16 KiB block,
+    // plus the header and trailer): each block is then one job on the thread pool. With zlib's default 16 KiB, a
+    // block needs a round trip through the converting thread's event loop per 16 KiB of output, and the pool
+    // waits for that thread between them.
+    this.opts = { level: checkGzipLevel(o.level ?? DEFAULT_GZIP_LEVEL), chunkSize: this.blockBytes + (this.blockBytes >> 10) + 1024 };
     this.limit = Math.max(1, o.inFlight ?? Math.max(2, availableParallelism()));
     this.block = Buffer.allocUnsafe(this.blockBytes);
   }

@@ -33,6 +33,7 @@ export interface CliValues {
   jobs?: string;
   "out-dir"?: string;
   gzip?: boolean;
+  "gzip-level"?: string;
   top?: string;
   csv?: boolean;
   strict?: boolean;
@@ -99,6 +100,22 @@ function format(v: CliValues): "chrome" | "xspace" {
   const f = v.format ?? "chrome";
   if (f !== "chrome" && f !== "xspace") throw new RawtraceError("USAGE", `--format must be chrome or xspace, not '${f}'`);
   return f;
+}
+
+/**
+ * `--gzip-level N`: a whole number from 1 to 9, only with gzip output (`--gzip` or an output ending in .gz);
+ * undefined when not given (the default level of src/node/block_gzip.ts).
+ */
+function gzipLevel(v: CliValues, fmt: "chrome" | "xspace"): number | undefined {
+  const s = v["gzip-level"];
+  if (s === undefined) return undefined;
+  const n = Number(s);
+  if (s.trim() === "" || !Number.isInteger(n) || n < 1 || n > 9) {
+    throw new RawtraceError("USAGE", `--gzip-level must be a whole number from 1 (fastest) to 9 (smallest), not '${s}'`);
+  }
+  if (fmt === "xspace") throw new RawtraceError("USAGE", "--gzip-level: XSpace output is never gzipped (XProf reads .xplane.pb)");
+  if (!v.gzip && !v.output?.endsWith(".gz")) throw new RawtraceError("USAGE", "--gzip-level needs gzip output: --gzip or an output ending in .gz");
+  return n;
 }
 
 function jobs(v: CliValues, inputs: number): number {
@@ -173,6 +190,7 @@ async function convertFiles(
   shard?: Shard & { total: number },
 ): Promise<number> {
   const tag = shard ? `shard ${shard.index}/${shard.count}: ` : "";
+  const level = gzipLevel(v, fmt);
   if (files.length === 0 && missing.length === 0) {
     if (v.json) {
       console.log(JSON.stringify({
@@ -185,7 +203,7 @@ async function convertFiles(
   const say = (line: string, view: ProgressView | null) => (view ? view.log(line) : v.json ? undefined : console.error(line));
   const r = await withView(v, (view) =>
     convertBatch(files, {
-      pool, format: fmt, gzip: v.gzip, outDir: v["out-dir"], output: v.output, force: v.force, allApi: v["all-api"],
+      pool, format: fmt, gzip: v.gzip, gzipLevel: level, outDir: v["out-dir"], output: v.output, force: v.force, allApi: v["all-api"],
       analysis: an,
       onProgress: view ? (p) => view.update(p) : undefined,
       onFile: (f) => {
@@ -235,10 +253,11 @@ export async function runMerge(args: string[], v: CliValues): Promise<number> {
   if (missing.length) throw new RawtraceError("IO", missing.map((m) => m.error.message).join("; "));
   const output = v.output ?? (fmt === "xspace" ? "merged_xprof" : v.gzip ? "merged.json.gz" : "merged.json");
   const maxSkewMs = maxSkew(v);
+  const level = gzipLevel(v, fmt);
   const pool = new WorkerPool({ jobs: jobs(v, files.length) });
   const r = await withView(v, (view) =>
     merge(files, output, {
-      pool, format: fmt, gzip: v.gzip, force: v.force, allApi: v["all-api"], maxSkewMs, analysis: an,
+      pool, format: fmt, gzip: v.gzip, gzipLevel: level, force: v.force, allApi: v["all-api"], maxSkewMs, analysis: an,
       onProgress: view ? (p) => view.update(p) : undefined,
     }).finally(() => pool.close()));
   for (const m of skewMessages(r.clock)) console.error(`rawtrace: warning CLOCK_SKEW: ${m}`);

@@ -15,6 +15,8 @@ import { FdSink, OutputFile, ioError } from "./output.js";
 export interface ConvertFileOptions extends Omit<ConvertOptions, "afterWindow"> {
   /** gzip the output (default: when the output path ends in .gz). */
   gzip?: boolean;
+  /** zlib level 1–9 of the gzip output (default: DEFAULT_GZIP_LEVEL of src/node/block_gzip.ts). */
+  gzipLevel?: number;
   /** Core instance to use (one conversion at a time; default: a new one). Workers reuse theirs. */
   engine?: Engine;
   /** Replace an existing output file (never an input). */
@@ -38,7 +40,7 @@ export async function convertFile(input: string, output: string, opts: ConvertFi
   const file = opts.fd === undefined ? OutputFile.open(output, { force: opts.force, inputs: [input] }) : null;
   const fd = opts.fd ?? file!.fd;
   let src: ReturnType<typeof fileSource> | null = null;
-  const sink = new FdSink(fd, output, gzip);
+  const sink = new FdSink(fd, output, gzip, opts.gzipLevel);
   try {
     src = fileSource(input);
     const engine = opts.engine ?? (await createEngine());

@@ -40,6 +40,8 @@ export interface MergeOptions {
   format?: "chrome" | "xspace";
   /** gzip the Chrome JSON (default: when the output ends in .gz). */
   gzip?: boolean;
+  /** zlib level 1–9 of the gzip output (default: DEFAULT_GZIP_LEVEL of src/node/block_gzip.ts). */
+  gzipLevel?: number;
   /** Overwrite existing outputs. */
   force?: boolean;
   /** Keep every API call (no Kineto blocklist). */
@@ -192,7 +194,7 @@ async function mergeChrome(
       return res;
     }));
   pending.forEach((p) => p.catch(() => {})); // each is awaited below; a failure of one must not go unobserved
-  const out = new FdSink(file.fd, output, gzip);
+  const out = new FdSink(file.fd, output, gzip, opts.gzipLevel);
   const put = async (b: Uint8Array) => {
     out.write(b);
     await out.drain();

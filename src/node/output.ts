@@ -475,8 +475,9 @@ export class FdSink {
   /** Bytes handed in (before compression). */
   bytes = 0;
 
-  constructor(private readonly fd: number, private readonly path: string, gzip: boolean) {
-    if (gzip) this.gz = new BlockGzip((c) => writeAll(this.fd, c, this.path));
+  /** `gzipLevel`: zlib level 1–9 of the gzip blocks (default: DEFAULT_GZIP_LEVEL of src/node/block_gzip.ts). */
+  constructor(private readonly fd: number, private readonly path: string, gzip: boolean, gzipLevel?: number) {
+    if (gzip) this.gz = new BlockGzip((c) => writeAll(this.fd, c, this.path), { level: gzipLevel });
   }
 
   /** Takes `b` (a view valid only during the call; gzip copies it into its block). */

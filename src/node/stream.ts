@@ -14,6 +14,8 @@ import { BlockGzip } from "./block_gzip.js";
 export interface ConvertStreamOptions extends Omit<ConvertOptions, "afterWindow"> {
   /** gzip what is written to the stream (Chrome JSON). */
   gzip?: boolean;
+  /** zlib level 1–9 of the gzip members (default: DEFAULT_GZIP_LEVEL of src/node/block_gzip.ts). */
+  gzipLevel?: number;
   /** End the stream when done (default true). */
   end?: boolean;
 }
@@ -33,7 +35,7 @@ export async function convertStream(input: string | ByteSource, out: Writable, o
   const gz = opts.gzip && opts.format !== "xspace"
     ? new BlockGzip((member) => {
       if (!failed && !out.write(member)) pressure = true;
-    })
+    }, { level: opts.gzipLevel })
     : null;
   const onError = (e: Error) => {
     failed ??= e;

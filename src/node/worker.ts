@@ -26,6 +26,8 @@ export interface ConvertJob {
   format?: "chrome" | "xspace";
   /** gzip the output (Chrome JSON only). */
   gzip?: boolean;
+  /** zlib level of the gzip output (1–9). */
+  gzipLevel?: number;
   allApi?: boolean;
   traceName?: string;
   merge?: MergeSlot;
@@ -99,7 +101,7 @@ const api: WorkerApi = {
   async convert(job, seq) {
     const t0 = performance.now();
     const r = await guarded(async () => convertFile(job.input, job.output, {
-      format: job.format, gzip: job.gzip, allApi: job.allApi, traceName: job.traceName, merge: job.merge, fd: job.fd, ...job.analysis,
+      format: job.format, gzip: job.gzip, gzipLevel: job.gzipLevel, allApi: job.allApi, traceName: job.traceName, merge: job.merge, fd: job.fd, ...job.analysis,
       onProgress: progress(seq), engine: await core(),
     }));
     return {

@@ -8,7 +8,7 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { spawnSync, type SpawnSyncOptions } from "node:child_process";
+import { spawn, spawnSync, type SpawnSyncOptions } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -34,7 +34,7 @@ interface PackFile {
 let tarball = "";
 let files: PackFile[] = [];
 
-test("npm pack ships the bin, the bundled JS, the core's .wasm, the declarations, README and docs — nothing else", () => {
+test("npm pack ships the bin, the bundled JS, the core's .wasm, the viewer (rawtrace view), the declarations, README and docs — nothing else", () => {
   for (const f of ["dist/node/cli.js", "dist/node/index.js", "dist/node/worker.js", "dist/node/rawtrace.wasm", "dist/types/node/index.d.ts"]) {
     assert.ok(existsSync(join(ROOT, f)), `${f} not built (bash scripts/setup.sh)`);
   }
@@ -44,11 +44,12 @@ test("npm pack ships the bin, the bundled JS, the core's .wasm, the declarations
   tarball = join(work, p.filename);
   files = p.files;
   const paths = files.map((f) => f.path).sort();
-  const allowed = /^(package\.json|README\.md|LICENSE|dist\/node\/(cli|index|worker)\.js|dist\/node\/rawtrace\.wasm|dist\/types\/(node|core)\/[a-z_]+\.d\.ts|docs\/[a-z_/-]+\.md)$/;
+  const allowed = /^(package\.json|README\.md|LICENSE|dist\/node\/(cli|index|worker)\.js|dist\/node\/rawtrace\.wasm|dist\/web\/(index\.html|style\.css|main\.js|worker\.js|rawtrace-[A-Z0-9]+\.wasm)|dist\/types\/(node|core)\/[a-z_]+\.d\.ts|docs\/[a-z_/-]+\.md)$/;
   const extra = paths.filter((f) => !allowed.test(f));
   assert.equal(extra, [], "files a user does not run");
   for (const f of ["package.json", "README.md", "dist/node/cli.js", "dist/node/index.js", "dist/node/worker.js", "dist/node/rawtrace.wasm",
-    "dist/types/node/index.d.ts", "dist/types/core/codes.d.ts", "docs/node-api.md", "docs/errors.md"]) {
+    "dist/types/node/index.d.ts", "dist/types/core/codes.d.ts", "docs/node-api.md", "docs/errors.md", "dist/web/index.html",
+    "dist/web/main.js", "dist/web/worker.js"]) {
     assert.ok(paths.includes(f), `${f} shipped`);
   }
   // Every declaration file index.d.ts reaches is shipped (the installed check below type-checks them all).
@@ -71,6 +72,31 @@ test("installed into an empty project offline: no dependencies pulled, npx rawtr
   run("npx", ["--no-install", "rawtrace", "convert", "run.rawtrace", "-o", "run.json"], { cwd: app });
   const trace = JSON.parse(readFileSync(join(app, "run.json"), "utf8")) as { traceEvents: unknown[] };
   assert.ok(trace.traceEvents.length > 10, "the installed CLI found its core (dist/node/rawtrace.wasm)");
+});
+
+test("installed: rawtrace view finds its viewer (dist/web of the package) and serves it with the named file", async () => {
+  assert.ok(existsSync(join(app, "run.rawtrace")), "installed by the test before");
+  const child = spawn(process.execPath, [join(app, "node_modules/rawtrace/dist/node/cli.js"), "view", "run.rawtrace", "--no-open", "--port", "0"],
+    { cwd: app, stdio: ["ignore", "pipe", "pipe"] });
+  try {
+    const url = await new Promise<string>((ok, fail) => {
+      let out = "";
+      child.stdout.on("data", (b) => {
+        out += b;
+        const m = /^rawtrace viewer: (\S+)$/m.exec(out);
+        if (m) ok(m[1]);
+      });
+      child.once("exit", (code) => fail(new Error(`rawtrace view exited ${code}: ${out}`)));
+    });
+    const page = await fetch(url);
+    assert.is(page.status, 200);
+    assert.match(await page.text(), /<script type="module" src="main.js">/);
+    for (const f of ["main.js", "worker.js"]) assert.is((await fetch(new URL(f, url))).status, 200, f);
+    const dump = await fetch(new URL(new URL(url).searchParams.get("file")!, url));
+    assert.ok(Buffer.from(await dump.arrayBuffer()).equals(readFileSync(join(app, "run.rawtrace"))), "the named file");
+  } finally {
+    child.kill("SIGINT");
+  }
 });
 
 const PROGRAM = `// The import lines of README.md and docs/node-api.md, plus the guard.
