@@ -4,18 +4,38 @@
  * slices narrower than a pixel are merged into one rectangle per pixel column (the next one found by binary search
  * again), so a frame costs O(pixels × log n) whatever the number of events. No JS object per event anywhere.
  *
- * Input: wheel zooms around the pointer (shift+wheel or wheel over the labels scrolls rows; a horizontal wheel
- * pans), drag pans, click selects, hover shows a tooltip and the launch → kernel flow; W/S zoom, A/D pan, F fits,
- * Escape clears the selection.
+ * Mouse: wheel zooms around the pointer (shift+wheel or wheel over the labels scrolls rows; a horizontal wheel
+ * pans), drag pans, click selects, hover shows a tooltip and the launch → kernel flow; drag on the time axis selects
+ * a time range over all tracks, shift+drag on the tracks selects a range over the tracks dragged across, ctrl (⌘)
+ * +drag measures (ends snap to slice edges), double-click on the axis adds a mark, a click on a group header
+ * collapses or expands it. Keys ({@link TimelineView.key}, from anywhere but a text field): W/S or ↑/↓ zoom, A/D or
+ * ←/→ pan, F fits (the range when there is one), R selects the selected slice's span (or the visible window) as the
+ * range, M measures between two selected slices, N marks the selected slice's start, Escape clears.
  */
-import { Flag, Kind, TL_NONE } from "../src/core/timeline.js";
+import { Flag, TL_NONE } from "../src/core/timeline.js";
 import { dur, niceStep, tick } from "./format.js";
 import { eventName, laneOf, lowerBoundEnd, lowerBoundStart, rowWord, type LoadedFile } from "./model.js";
+import type { RowRef } from "./aggregate.js";
+import { kindColor, onThemeChange, palette, textColor, type Palette } from "./theme.js";
 
 /** A selected or hovered event. */
 export interface Sel {
   file: LoadedFile;
   i: number;
+}
+
+/** A range selection on the view axis (ns); `rows` null = all tracks. */
+export interface Range {
+  t0: number;
+  t1: number;
+  rows: RowRef[] | null;
+}
+
+/** A measurement between two times on the view axis (ns), drawn at content height `y`. */
+export interface Measure {
+  a: number;
+  b: number;
+  y: number;
 }
 
 interface RowBox {
@@ -24,10 +44,17 @@ interface RowBox {
   y: number;
   h: number;
   label: string;
-  /** Group header drawn above this row ("" = none). */
-  header: string;
-  headerY: number;
 }
+
+interface HeaderBox {
+  key: string;
+  label: string;
+  y: number;
+  rows: number;
+  collapsed: boolean;
+}
+
+type DragMode = "pan" | "range" | "rows" | "measure";
 
 const LANE_H = 16;
 const SLICE_H = 14;
@@ -37,59 +64,18 @@ const AXIS_H = 24;
 const GUTTER = 250;
 const FONT = "11px system-ui, -apple-system, 'Segoe UI', sans-serif";
 const CHAR_W = 6.1;
-
-const KERNEL_COLORS = [
-  "#4e79a7", "#59a14f", "#76b7b2", "#3b8bc2", "#6a9f58", "#8c6bb1", "#2f7f7a", "#5778a4", "#7aa974", "#6f63a8",
-  "#3f9aa8", "#52869e",
-];
-const RANGE_COLORS = ["#b07aa1", "#9c755f", "#bab0ac", "#d4a6c8", "#a39171", "#c49c94"];
-
-function kindColor(f: LoadedFile, i: number): string {
-  const ev = f.events;
-  const k = ev.kind(i);
-  switch (k) {
-    case Kind.KERNEL:
-      return KERNEL_COLORS[ev.name(i) % KERNEL_COLORS.length];
-    case Kind.MEMCPY: {
-      const ck = ev.word(i, 11) & 0xff;
-      return ck === 1 ? "#e8710a" : ck === 2 ? "#d93025" : ck === 8 ? "#b06000" : "#f28e2b";
-    }
-    case Kind.MEMSET:
-      return "#edc948";
-    case Kind.API_RUNTIME:
-      return "#8d9db6";
-    case Kind.API_DRIVER:
-      return "#a7adb4";
-    case Kind.SYNC:
-      return "#e15759";
-    case Kind.RANGE:
-    case Kind.INSTANT: {
-      const c = ev.word(i, 9);
-      if (c !== 0) return `#${(c & 0xffffff).toString(16).padStart(6, "0")}`;
-      return RANGE_COLORS[ev.name(i) % RANGE_COLORS.length];
-    }
-    case Kind.GPU_RANGE:
-      return "#c9b3d9";
-    case Kind.GRAPH:
-      return "#17becf";
-    default:
-      return "#9e9e9e";
-  }
-}
-
-/** Dark or light text on a slice color. */
-function textColor(bg: string): string {
-  const v = parseInt(bg.slice(1), 16);
-  const l = 0.299 * (v >> 16) + 0.587 * ((v >> 8) & 255) + 0.114 * (v & 255);
-  return l > 150 ? "#1b1b1b" : "#ffffff";
-}
+/** Measure ends snap to a slice edge closer than this (px). */
+const SNAP_PX = 6;
 
 export class TimelineView {
   private readonly ctx: CanvasRenderingContext2D;
   private files: LoadedFile[] = [];
   private rows: RowBox[] = [];
-  /** Per file: y (content coordinates) of each of its lanes. */
+  private headers: HeaderBox[] = [];
+  /** Per file: y (content coordinates) of each of its lanes (NaN: row collapsed). */
   private laneY = new Map<LoadedFile, Float64Array>();
+  /** Group keys collapsed by the user. */
+  private readonly collapsed = new Set<string>();
   private contentH = 0;
   private width = 0;
   private height = 0;
@@ -97,17 +83,32 @@ export class TimelineView {
   /** Visible window, ns on the view axis. */
   private t0 = 0;
   private t1 = 1;
-  /** Trace start on the view axis (displayed times are relative to it). */
+  /** Trace start on the view axis. */
   private origin = 0;
   private scrollY = 0;
   private dirty = false;
-  private drag: { x: number; y: number; t0: number; t1: number; sy: number; moved: boolean } | null = null;
+  private pal: Palette = palette();
+  private drag: {
+    mode: DragMode; x: number; y: number; t0: number; t1: number; sy: number; moved: boolean; at: number; cy: number;
+  } | null = null;
+  /** Last pointer position over the canvas (null when outside): hover is recomputed after every view change. */
+  private pointer: [number, number] | null = null;
+  /** The first slice of a keyboard measurement (M), waiting for the second. */
+  private measureFrom: Sel | null = null;
   selected: Sel | null = null;
   hovered: Sel | null = null;
+  range: Range | null = null;
+  measure: Measure | null = null;
+  /** User marks, ns on the view axis. */
+  marks: number[] = [];
   /** Per file: 1 for the name ids that match the search (null: no search). */
   matches: Map<LoadedFile, Uint8Array> | null = null;
   onselect: (s: Sel | null) => void = () => {};
   onhover: (s: Sel | null, x: number, y: number) => void = () => {};
+  /** The range selection changed (null: cleared). */
+  onrange: (r: Range | null) => void = () => {};
+  /** Window, measure or marks changed (for the URL hash). */
+  onchange: () => void = () => {};
 
   constructor(private readonly canvas: HTMLCanvasElement) {
     this.ctx = canvas.getContext("2d", { alpha: false })!;
@@ -115,13 +116,16 @@ export class TimelineView {
     this.resize();
     canvas.addEventListener("wheel", (e) => this.onWheel(e), { passive: false });
     canvas.addEventListener("mousedown", (e) => this.onDown(e));
+    canvas.addEventListener("dblclick", (e) => this.onDouble(e));
     window.addEventListener("mousemove", (e) => this.onMove(e));
     window.addEventListener("mouseup", (e) => this.onUp(e));
     canvas.addEventListener("mouseleave", () => {
+      this.pointer = null;
       if (!this.drag) this.setHover(null, 0, 0);
     });
+    window.addEventListener("blur", () => this.setHover(null, 0, 0));
     canvas.tabIndex = 0;
-    canvas.addEventListener("keydown", (e) => this.onKey(e));
+    onThemeChange(() => this.invalidate());
   }
 
   // ---- Data and layout -------------------------------------------------------------------------------------------
@@ -137,34 +141,55 @@ export class TimelineView {
     this.fit();
   }
 
+  private groupKey(f: LoadedFile, r: number): string {
+    return this.files.length > 1 ? `${f.name} · ${f.rowGroups[r]}` : f.rowGroups[r];
+  }
+
   private layout(): void {
     this.rows = [];
+    this.headers = [];
     this.laneY.clear();
     let y = 0;
     for (const f of this.files) {
-      const ly = new Float64Array(f.lanes.length);
+      const ly = new Float64Array(f.lanes.length).fill(NaN);
       this.laneY.set(f, ly);
       let group = "";
+      let hb: HeaderBox | null = null;
       for (let r = 0; r < f.meta.header.rows; r++) {
-        let header = "";
-        let headerY = 0;
-        const g = this.files.length > 1 ? `${f.name} · ${f.rowGroups[r]}` : f.rowGroups[r];
-        if (g !== group) {
+        const g = this.groupKey(f, r);
+        if (g !== group || !hb) {
           group = g;
-          header = g;
-          headerY = y;
+          hb = { key: g, label: g, y, rows: 0, collapsed: this.collapsed.has(g) };
+          this.headers.push(hb);
           y += HEADER_H;
         }
+        hb.rows++;
+        if (hb.collapsed) continue;
         const firstLane = rowWord(f, r, 4);
         const lanes = rowWord(f, r, 5);
         const h = Math.max(1, lanes) * LANE_H + ROW_PAD * 2;
         for (let l = 0; l < lanes; l++) ly[firstLane + l] = y + ROW_PAD + l * LANE_H;
-        this.rows.push({ file: f, row: r, y, h, label: f.rowLabels[r], header, headerY });
+        this.rows.push({ file: f, row: r, y, h, label: f.rowLabels[r] });
         y += h;
       }
     }
     this.contentH = y;
     this.clampScroll();
+    this.canvas.dataset.collapsed = String(this.headers.filter((h) => h.collapsed).length);
+    this.canvas.dataset.rowsShown = String(this.rows.length);
+  }
+
+  /** Collapses or expands the group with this key (a header label). */
+  toggleGroup(key: string): void {
+    if (this.collapsed.has(key)) this.collapsed.delete(key);
+    else this.collapsed.add(key);
+    this.layout();
+    this.invalidate();
+  }
+
+  /** Group header labels in display order, with their state. */
+  get groups(): Array<{ key: string; collapsed: boolean }> {
+    return this.headers.map((h) => ({ key: h.key, collapsed: h.collapsed }));
   }
 
   /** Shows the whole trace. */
@@ -182,14 +207,20 @@ export class TimelineView {
     }
     this.origin = lo;
     const pad = Math.max((hi - lo) * 0.01, 10);
-    this.t0 = lo - pad;
-    this.t1 = hi + pad;
+    this.setWindow(lo - pad, hi + pad);
+  }
+
+  /** Shows [a, b] (view axis, ns). */
+  setWindow(a: number, b: number): void {
+    this.t0 = a;
+    this.t1 = Math.max(b, a + 50);
     this.invalidate();
+    this.onchange();
   }
 
   /**
    * Zooms so that event `s` fills about a third of the width (with its launch or kernel when that is close by, so
-   * the flow shows) and scrolls its row into view.
+   * the flow shows) and scrolls its row into view (expanding its group when collapsed).
    */
   reveal(s: Sel): void {
     const ev = s.file.events;
@@ -205,13 +236,14 @@ export class TimelineView {
       }
     }
     const span = Math.max((b - a) * 2.5, 1000);
-    this.t0 = s.file.offset + (a + b) / 2 - span / 2;
-    this.t1 = this.t0 + span;
+    const key = this.groupKey(s.file, ev.row(s.i));
+    if (this.collapsed.has(key)) this.toggleGroup(key);
     const y = this.laneY.get(s.file)![laneOf(s.file, s.i)];
     const viewH = this.height - AXIS_H;
     if (y - this.scrollY < 0 || y - this.scrollY > viewH - LANE_H) this.scrollY = y - viewH / 3;
     this.clampScroll();
-    this.invalidate();
+    const t0 = s.file.offset + (a + b) / 2 - span / 2;
+    this.setWindow(t0, t0 + span);
   }
 
   /** Trace start on the view axis (for relative times). */
@@ -219,9 +251,51 @@ export class TimelineView {
     return this.origin;
   }
 
+  /** Where the axis counts from: the range's start when there is a range, else the trace start. */
+  get axisOrigin(): number {
+    return this.range ? this.range.t0 : this.origin;
+  }
+
   /** The visible window as ns since the trace start. */
   get window(): [number, number] {
     return [this.t0 - this.origin, this.t1 - this.origin];
+  }
+
+  /** Sets (or clears) the range selection and tells `onrange`. */
+  setRange(r: Range | null): void {
+    if (r && r.t1 < r.t0) r = { ...r, t0: r.t1, t1: r.t0 };
+    this.range = r;
+    this.canvas.dataset.range = r ? `${Math.round(r.t0 - this.origin)},${Math.round(r.t1 - this.origin)}` : "";
+    this.invalidate();
+    this.onrange(r);
+    this.onchange();
+  }
+
+  /** Sets (or clears) the measurement. */
+  setMeasure(m: Measure | null): void {
+    this.measure = m;
+    this.canvas.dataset.measureNs = m ? String(Math.round(Math.abs(m.b - m.a))) : "";
+    this.invalidate();
+    this.onchange();
+  }
+
+  /** Adds a mark at t (view axis), or removes the mark already within 3 px of it. */
+  toggleMark(t: number): void {
+    const tol = (3 * (this.t1 - this.t0)) / Math.max(1, this.width - GUTTER);
+    const k = this.marks.findIndex((m) => Math.abs(m - t) <= tol);
+    if (k >= 0) this.marks.splice(k, 1);
+    else this.marks.push(t);
+    this.marks.sort((a, b) => a - b);
+    this.canvas.dataset.marks = String(this.marks.length);
+    this.invalidate();
+    this.onchange();
+  }
+
+  /** Replaces the marks (from the URL hash). */
+  setMarks(m: number[]): void {
+    this.marks = [...m].sort((a, b) => a - b);
+    this.canvas.dataset.marks = String(this.marks.length);
+    this.invalidate();
   }
 
   invalidate(): void {
@@ -255,17 +329,21 @@ export class TimelineView {
 
   private draw(): void {
     const started = performance.now();
+    this.pal = palette();
     this.paint();
     // Exposed for the load benchmark (bench/web_load.ts): the cost of the last frame.
     this.canvas.dataset.drawMs = (performance.now() - started).toFixed(2);
+    // The hover follows the view under a still pointer (keys, wheel): a tooltip never describes what moved away.
+    if (this.pointer && !this.drag) this.setHover(this.hit(...this.pointer), ...this.pointer);
   }
 
   private paint(): void {
     const ctx = this.ctx;
+    const P = this.pal;
     const W = this.width;
     const H = this.height;
     ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
-    ctx.fillStyle = "#ffffff";
+    ctx.fillStyle = P.bg;
     ctx.fillRect(0, 0, W, H);
     ctx.font = FONT;
     ctx.textBaseline = "middle";
@@ -282,44 +360,47 @@ export class TimelineView {
       const y = top + rb.y;
       if (y > H || y + rb.h < AXIS_H) continue;
       if (rb.row % 2 === 1) {
-        ctx.fillStyle = "#f7f8fa";
+        ctx.fillStyle = P.altRow;
         ctx.fillRect(GUTTER, y, plotW, rb.h);
       }
       const first = rowWord(rb.file, rb.row, 4);
       const n = rowWord(rb.file, rb.row, 5);
       for (let l = first; l < first + n; l++) this.drawLane(rb.file, l, top + this.laneY.get(rb.file)![l], scale);
     }
+    this.drawRange(top, scale);
     this.drawSelection(top, scale);
+    this.drawMarks(scale);
+    this.drawMeasure(top, scale);
     ctx.restore();
 
     // Gutter: group headers and row labels.
-    ctx.fillStyle = "#fafafa";
+    ctx.fillStyle = P.gutter;
     ctx.fillRect(0, AXIS_H, GUTTER, H - AXIS_H);
     ctx.save();
     ctx.beginPath();
     ctx.rect(0, AXIS_H, W, H - AXIS_H);
     ctx.clip();
+    for (const hb of this.headers) {
+      const hy = top + hb.y;
+      if (hy >= H || hy + HEADER_H <= AXIS_H) continue;
+      ctx.fillStyle = P.header;
+      ctx.fillRect(0, hy, W, HEADER_H);
+      ctx.fillStyle = P.headerText;
+      ctx.font = `600 ${FONT}`;
+      const label = hb.collapsed ? `▸ ${hb.label} (${hb.rows} rows)` : `▾ ${hb.label}`;
+      ctx.fillText(label, 6, hy + HEADER_H / 2);
+      ctx.font = FONT;
+    }
     for (const rb of this.rows) {
-      if (rb.header) {
-        const hy = top + rb.headerY;
-        if (hy < H && hy + HEADER_H > AXIS_H) {
-          ctx.fillStyle = "#e8eaed";
-          ctx.fillRect(0, hy, W, HEADER_H);
-          ctx.fillStyle = "#202124";
-          ctx.font = `600 ${FONT}`;
-          ctx.fillText(rb.header, 8, hy + HEADER_H / 2);
-          ctx.font = FONT;
-        }
-      }
       const y = top + rb.y;
       if (y > H || y + rb.h < AXIS_H) continue;
-      ctx.fillStyle = "#3c4043";
+      ctx.fillStyle = P.label;
       ctx.fillText(this.fitText(rb.label, GUTTER - 24), 16, y + ROW_PAD + LANE_H / 2);
-      ctx.fillStyle = "#dadce0";
+      ctx.fillStyle = P.line;
       ctx.fillRect(0, y + rb.h - 1, W, 1);
     }
     ctx.restore();
-    ctx.fillStyle = "#dadce0";
+    ctx.fillStyle = P.line;
     ctx.fillRect(GUTTER - 1, AXIS_H, 1, H - AXIS_H);
 
     this.drawAxis(scale);
@@ -401,7 +482,7 @@ export class TimelineView {
     return false;
   }
 
-  /** x (canvas px) and y (lane top, canvas px) of event s, or null when its lane is unknown. */
+  /** x (canvas px) and y (lane top, canvas px; NaN when its group is collapsed) of event s. */
   private boxOf(s: Sel, top: number, scale: number): { x0: number; x1: number; y: number } {
     const ev = s.file.events;
     const t0 = this.t0 - s.file.offset;
@@ -413,19 +494,25 @@ export class TimelineView {
 
   private drawSelection(top: number, scale: number): void {
     const ctx = this.ctx;
+    const P = this.pal;
     this.canvas.dataset.selX = "";
     this.canvas.dataset.selY = "";
+    this.canvas.dataset.flow = "";
     for (const s of [this.hovered, this.selected]) {
       if (!s) continue;
       const p = s.file.events.partner(s.i);
       if (p === TL_NONE) continue;
       const a = this.boxOf(s, top, scale);
       const b = this.boxOf({ file: s.file, i: p }, top, scale);
+      if (Number.isNaN(a.y) || Number.isNaN(b.y)) continue;
       // The flow goes from the launch (host) to the device work, start to start, as Kineto's ac2g flows do.
       const host = (s.file.events.flags(s.i) & Flag.FLOW_START) !== 0 ? a : b;
       const dev = host === a ? b : a;
       this.arrow(host.x0, host.y + SLICE_H / 2, dev.x0, dev.y + SLICE_H / 2, s === this.selected);
-      ctx.strokeStyle = "#1a73e8";
+      if (s === this.selected) {
+        this.canvas.dataset.flow = [host.x0, host.y + SLICE_H / 2, dev.x0, dev.y + SLICE_H / 2].map(Math.round).join(",");
+      }
+      ctx.strokeStyle = P.accent;
       ctx.lineWidth = 1.5;
       const other = host === a ? b : a;
       ctx.strokeRect(other.x0 - 1, other.y - 1, Math.max(other.x1 - other.x0, 1) + 2, SLICE_H + 2);
@@ -433,7 +520,8 @@ export class TimelineView {
     const s = this.selected;
     if (!s) return;
     const b = this.boxOf(s, top, scale);
-    ctx.strokeStyle = "#000000";
+    if (Number.isNaN(b.y)) return;
+    ctx.strokeStyle = P.selected;
     ctx.lineWidth = 2;
     ctx.strokeRect(b.x0 - 1, b.y - 1, Math.max(b.x1 - b.x0, 1) + 2, SLICE_H + 2);
     const cx = (Math.max(b.x0, GUTTER) + Math.min(Math.max(b.x1, b.x0 + 1), this.width)) / 2;
@@ -445,7 +533,7 @@ export class TimelineView {
 
   private arrow(x0: number, y0: number, x1: number, y1: number, strong: boolean): void {
     const ctx = this.ctx;
-    ctx.strokeStyle = strong ? "#1a73e8" : "#5f6368";
+    ctx.strokeStyle = strong ? this.pal.accent : this.pal.flow;
     ctx.fillStyle = ctx.strokeStyle;
     ctx.lineWidth = strong ? 2 : 1.5;
     ctx.beginPath();
@@ -462,15 +550,82 @@ export class TimelineView {
     ctx.fill();
   }
 
+  private xOf(t: number, scale: number): number {
+    return GUTTER + (t - this.t0) * scale;
+  }
+
+  /** The range: a band over all tracks (stronger over the chosen rows), with its edges. */
+  private drawRange(top: number, scale: number): void {
+    const r = this.range;
+    if (!r) return;
+    const ctx = this.ctx;
+    const x0 = this.xOf(r.t0, scale);
+    const x1 = Math.max(this.xOf(r.t1, scale), x0 + 1);
+    ctx.fillStyle = this.pal.range;
+    ctx.fillRect(x0, AXIS_H, x1 - x0, this.height - AXIS_H);
+    if (r.rows) {
+      ctx.fillStyle = this.pal.rangeRows;
+      for (const rb of this.rows) {
+        if (r.rows.some((x) => x.file === rb.file && x.row === rb.row)) ctx.fillRect(x0, top + rb.y, x1 - x0, rb.h);
+      }
+    }
+    ctx.fillStyle = this.pal.rangeEdge;
+    ctx.fillRect(x0, AXIS_H, 1, this.height - AXIS_H);
+    ctx.fillRect(x1, AXIS_H, 1, this.height - AXIS_H);
+  }
+
+  private drawMarks(scale: number): void {
+    const ctx = this.ctx;
+    ctx.fillStyle = this.pal.mark;
+    for (const m of this.marks) {
+      const x = Math.round(this.xOf(m, scale));
+      if (x < GUTTER || x > this.width) continue;
+      for (let y = AXIS_H; y < this.height; y += 8) ctx.fillRect(x, y, 1, 4);
+    }
+  }
+
+  private drawMeasure(top: number, scale: number): void {
+    const m = this.measure;
+    if (!m) return;
+    const ctx = this.ctx;
+    const xa = this.xOf(Math.min(m.a, m.b), scale);
+    const xb = this.xOf(Math.max(m.a, m.b), scale);
+    const y = top + m.y;
+    ctx.strokeStyle = this.pal.measure;
+    ctx.fillStyle = this.pal.measure;
+    ctx.lineWidth = 1.5;
+    ctx.beginPath();
+    ctx.moveTo(xa, y);
+    ctx.lineTo(xb, y);
+    ctx.moveTo(xa, y - 7);
+    ctx.lineTo(xa, y + 7);
+    ctx.moveTo(xb, y - 7);
+    ctx.lineTo(xb, y + 7);
+    ctx.stroke();
+    const label = dur(Math.abs(m.b - m.a));
+    const w = label.length * CHAR_W + 8;
+    const lx = Math.min(Math.max((xa + xb) / 2 - w / 2, GUTTER + 2), this.width - w - 2);
+    ctx.fillRect(lx, y - 20, w, 14);
+    ctx.fillStyle = "#ffffff";
+    ctx.fillText(label, lx + 4, y - 13);
+  }
+
   private drawAxis(scale: number): void {
     const ctx = this.ctx;
+    const P = this.pal;
     const W = this.width;
-    ctx.fillStyle = "#ffffff";
+    ctx.fillStyle = P.bg;
     ctx.fillRect(0, 0, W, AXIS_H);
-    ctx.fillStyle = "#dadce0";
+    ctx.fillStyle = P.line;
     ctx.fillRect(0, AXIS_H - 1, W, 1);
-    const a = this.t0 - this.origin;
-    const b = this.t1 - this.origin;
+    const o = this.axisOrigin;
+    if (this.range) {
+      ctx.fillStyle = P.rangeRows;
+      const x0 = Math.max(this.xOf(this.range.t0, scale), GUTTER);
+      ctx.fillRect(x0, 0, Math.max(this.xOf(this.range.t1, scale), x0 + 1) - x0, AXIS_H - 1);
+    }
+    const a = this.t0 - o;
+    const b = this.t1 - o;
     // Ticks at least as far apart as their longest label is wide.
     let minPx = 90;
     let step = niceStep(minPx / scale);
@@ -480,15 +635,23 @@ export class TimelineView {
       minPx = w;
       step = niceStep(minPx / scale);
     }
-    ctx.fillStyle = "#5f6368";
+    ctx.fillStyle = P.axisText;
     ctx.font = FONT;
     for (let t = Math.ceil(a / step) * step; t <= b; t += step) {
       const x = GUTTER + (t - a) * scale;
       ctx.fillRect(x, AXIS_H - 6, 1, 6);
       ctx.fillText(tick(t, step), x + 3, AXIS_H / 2);
     }
-    ctx.fillStyle = "#202124";
-    ctx.fillText(`window ${dur(b - a)}`, 8, AXIS_H / 2);
+    ctx.fillStyle = P.mark;
+    this.marks.forEach((m, k) => {
+      const x = this.xOf(m, scale);
+      if (x >= GUTTER && x <= W) ctx.fillText(`▼${k + 1}`, x - 4, AXIS_H - 7);
+    });
+    ctx.fillStyle = P.gutter;
+    ctx.fillRect(0, 0, GUTTER - 1, AXIS_H - 1);
+    ctx.fillStyle = P.strong;
+    const from = this.range ? "range start" : "trace start";
+    ctx.fillText(this.fitText(`window ${dur(b - a)} · 0 = ${from}`, GUTTER - 12), 8, AXIS_H / 2);
   }
 
   // ---- Hit testing and input -------------------------------------------------------------------------------------
@@ -529,10 +692,39 @@ export class TimelineView {
     return null;
   }
 
+  /** The group header under canvas point y, or null. */
+  private headerAt(y: number): HeaderBox | null {
+    if (y < AXIS_H) return null;
+    const cy = y - AXIS_H + this.scrollY;
+    return this.headers.find((h) => cy >= h.y && cy < h.y + HEADER_H) ?? null;
+  }
+
+  /** Rows whose boxes meet content heights [y0, y1]. */
+  private rowsBetween(y0: number, y1: number): RowRef[] {
+    const lo = Math.min(y0, y1);
+    const hi = Math.max(y0, y1);
+    return this.rows.filter((rb) => rb.y + rb.h > lo && rb.y <= hi).map((rb) => ({ file: rb.file, row: rb.row }));
+  }
+
+  /** Time at canvas x, snapped to the nearest edge of the slice under (x, y) when closer than {@link SNAP_PX}. */
+  private snapTime(x: number, y: number): number {
+    const scale = (this.width - GUTTER) / (this.t1 - this.t0);
+    const t = this.t0 + (x - GUTTER) / scale;
+    const s = this.hit(x, y);
+    if (!s) return t;
+    const a = s.file.offset + s.file.events.start(s.i);
+    const b = s.file.offset + s.file.events.end(s.i);
+    const da = Math.abs(a - t) * scale;
+    const db = Math.abs(b - t) * scale;
+    if (Math.min(da, db) > SNAP_PX) return t;
+    return da <= db ? a : b;
+  }
+
   select(s: Sel | null): void {
     this.selected = s;
     this.onselect(s);
     this.invalidate();
+    this.onchange();
   }
 
   private setHover(s: Sel | null, x: number, y: number): void {
@@ -553,15 +745,18 @@ export class TimelineView {
     const tAt = this.t0 + (px / plotW) * (this.t1 - this.t0);
     let span = (this.t1 - this.t0) * factor;
     span = Math.max(span, 50); // 50 ns across the plot at most zoomed in
-    this.t0 = tAt - (px / plotW) * span;
-    this.t1 = this.t0 + span;
-    this.invalidate();
+    const t0 = tAt - (px / plotW) * span;
+    this.setWindow(t0, t0 + span);
   }
 
   private pan(dx: number): void {
     const dt = (dx / (this.width - GUTTER)) * (this.t1 - this.t0);
-    this.t0 += dt;
-    this.t1 += dt;
+    this.setWindow(this.t0 + dt, this.t1 + dt);
+  }
+
+  private scrollRows(dy: number): void {
+    this.scrollY += dy;
+    this.clampScroll();
     this.invalidate();
   }
 
@@ -570,9 +765,7 @@ export class TimelineView {
     const [x] = this.local(e);
     const k = e.deltaMode === 1 ? 16 : e.deltaMode === 2 ? 400 : 1;
     if (e.shiftKey || x < GUTTER) {
-      this.scrollY += (e.deltaY || e.deltaX) * k;
-      this.clampScroll();
-      this.invalidate();
+      this.scrollRows((e.deltaY || e.deltaX) * k);
       return;
     }
     if (Math.abs(e.deltaX) > Math.abs(e.deltaY)) {
@@ -585,7 +778,11 @@ export class TimelineView {
   private onDown(e: MouseEvent): void {
     if (e.button !== 0) return;
     const [x, y] = this.local(e);
-    this.drag = { x, y, t0: this.t0, t1: this.t1, sy: this.scrollY, moved: false };
+    const scale = (this.width - GUTTER) / (this.t1 - this.t0);
+    const mode: DragMode =
+      y < AXIS_H && x >= GUTTER ? "range" : e.ctrlKey || e.metaKey ? "measure" : e.shiftKey && x >= GUTTER ? "rows" : "pan";
+    const at = mode === "measure" ? this.snapTime(x, y) : this.t0 + (x - GUTTER) / scale;
+    this.drag = { mode, x, y, t0: this.t0, t1: this.t1, sy: this.scrollY, moved: false, at, cy: y - AXIS_H + this.scrollY };
     this.canvas.focus();
     e.preventDefault();
   }
@@ -594,19 +791,31 @@ export class TimelineView {
     const [x, y] = this.local(e);
     const d = this.drag;
     if (d) {
-      if (!d.moved && Math.abs(x - d.x) + Math.abs(y - d.y) > 3) d.moved = true;
-      if (d.moved) {
+      if (!d.moved && Math.abs(x - d.x) + Math.abs(y - d.y) > 3) {
+        d.moved = true;
+        this.setHover(null, 0, 0);
+      }
+      if (!d.moved) return;
+      const scale = (this.width - GUTTER) / (this.t1 - this.t0);
+      const t = this.t0 + (Math.max(x, GUTTER) - GUTTER) / scale;
+      if (d.mode === "pan") {
         const dt = ((x - d.x) / (this.width - GUTTER)) * (d.t1 - d.t0);
-        this.t0 = d.t0 - dt;
-        this.t1 = d.t1 - dt;
         this.scrollY = d.sy - (y - d.y);
         this.clampScroll();
         this.canvas.style.cursor = "grabbing";
-        this.invalidate();
+        this.setWindow(d.t0 - dt, d.t1 - dt);
+      } else if (d.mode === "range") {
+        this.setRange({ t0: Math.min(d.at, t), t1: Math.max(d.at, t), rows: null });
+      } else if (d.mode === "rows") {
+        const cy = y - AXIS_H + this.scrollY;
+        this.setRange({ t0: Math.min(d.at, t), t1: Math.max(d.at, t), rows: this.rowsBetween(d.cy, cy) });
+      } else {
+        this.setMeasure({ a: d.at, b: this.snapTime(x, y), y: d.cy });
       }
       return;
     }
     if (e.target !== this.canvas) return;
+    this.pointer = [x, y];
     this.setHover(this.hit(x, y), x, y);
   }
 
@@ -615,41 +824,118 @@ export class TimelineView {
     if (!d) return;
     this.drag = null;
     this.canvas.style.cursor = "";
-    if (!d.moved) {
-      const [x, y] = this.local(e);
-      this.select(this.hit(x, y));
+    if (d.moved) return;
+    const [x, y] = this.local(e);
+    if (d.mode === "range") {
+      // A click on the axis clears the range.
+      if (this.range) this.setRange(null);
+      return;
     }
+    const h = this.headerAt(y);
+    if (h) {
+      this.toggleGroup(h.key);
+      return;
+    }
+    this.select(this.hit(x, y));
   }
 
-  private onKey(e: KeyboardEvent): void {
+  private onDouble(e: MouseEvent): void {
+    const [x, y] = this.local(e);
+    if (y >= AXIS_H || x < GUTTER) return;
+    this.toggleMark(this.t0 + ((x - GUTTER) / (this.width - GUTTER)) * (this.t1 - this.t0));
+  }
+
+  /**
+   * Keyboard commands; returns whether `e` was one (the page calls it for keys typed outside text fields, so the
+   * timeline needs no click first).
+   */
+  key(e: KeyboardEvent): boolean {
+    if (e.ctrlKey || e.metaKey || e.altKey) return false;
     const W = this.width;
+    const mid = GUTTER + (W - GUTTER) / 2;
     switch (e.key) {
-      case "w":
-      case "W":
-        this.zoomAt(GUTTER + (W - GUTTER) / 2, 0.7);
+      case "w": case "W": case "ArrowUp":
+        this.zoomAt(mid, 0.7);
         break;
-      case "s":
-      case "S":
-        this.zoomAt(GUTTER + (W - GUTTER) / 2, 1 / 0.7);
+      case "s": case "S": case "ArrowDown":
+        this.zoomAt(mid, 1 / 0.7);
         break;
-      case "a":
-      case "A":
+      case "a": case "A": case "ArrowLeft":
         this.pan(-(W - GUTTER) * 0.2);
         break;
-      case "d":
-      case "D":
+      case "d": case "D": case "ArrowRight":
         this.pan((W - GUTTER) * 0.2);
         break;
-      case "f":
-      case "F":
-        this.fit();
+      case "PageUp":
+        this.scrollRows(-(this.height - AXIS_H) * 0.8);
+        break;
+      case "PageDown":
+        this.scrollRows((this.height - AXIS_H) * 0.8);
+        break;
+      case "f": case "F":
+        if (this.range) {
+          const pad = (this.range.t1 - this.range.t0) * 0.02;
+          this.setWindow(this.range.t0 - pad, this.range.t1 + pad);
+        } else this.fit();
+        break;
+      case "r": case "R":
+        this.rangeFromKeys();
+        break;
+      case "m": case "M":
+        this.measureFromKeys();
+        break;
+      case "n": case "N":
+        this.toggleMark(this.selected ? this.selected.file.offset + this.selected.file.events.start(this.selected.i) : (this.t0 + this.t1) / 2);
         break;
       case "Escape":
-        this.select(null);
+        if (this.selected) this.select(null);
+        else if (this.measure || this.measureFrom) {
+          this.measureFrom = null;
+          this.setMeasure(null);
+        } else if (this.range) this.setRange(null);
         break;
       default:
-        return;
+        return false;
     }
     e.preventDefault();
+    return true;
+  }
+
+  /** R: the selected slice's span (or, with none, the visible window) becomes the range over all tracks. */
+  private rangeFromKeys(): void {
+    const s = this.selected;
+    if (s) {
+      const a = s.file.offset + s.file.events.start(s.i);
+      this.setRange({ t0: a, t1: a + s.file.events.dur(s.i), rows: null });
+    } else this.setRange({ t0: this.t0, t1: this.t1, rows: null });
+  }
+
+  /**
+   * M: the first press remembers the selected slice; the second (another slice selected) measures between their
+   * facing edges (end of the earlier → start of the later; start → start when they overlap). With no selection, M
+   * measures the range when there is one.
+   */
+  private measureFromKeys(): void {
+    const s = this.selected;
+    if (!s) {
+      if (this.range) this.setMeasure({ a: this.range.t0, b: this.range.t1, y: this.scrollY + 12 });
+      return;
+    }
+    const y = this.laneY.get(s.file)![laneOf(s.file, s.i)] + SLICE_H / 2;
+    const from = this.measureFrom;
+    if (!from || (from.file === s.file && from.i === s.i)) {
+      this.measureFrom = s;
+      const t = s.file.offset + s.file.events.end(s.i);
+      this.setMeasure({ a: t, b: t, y });
+      return;
+    }
+    const a0 = from.file.offset + from.file.events.start(from.i);
+    const a1 = from.file.offset + from.file.events.end(from.i);
+    const b0 = s.file.offset + s.file.events.start(s.i);
+    const b1 = s.file.offset + s.file.events.end(s.i);
+    this.measureFrom = null;
+    if (b0 >= a1) this.setMeasure({ a: a1, b: b0, y });
+    else if (a0 >= b1) this.setMeasure({ a: b1, b: a0, y });
+    else this.setMeasure({ a: a0, b: b0, y });
   }
 }

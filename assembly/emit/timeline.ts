@@ -47,7 +47,8 @@ import { statsBegin, statsEvent, statsEnd } from "./stats";
  *     MEMSET: bytes low; bytes high; value
  *     API_RUNTIME / API_DRIVER: cbid; external id (low 32, TF.EXTERNAL); return value
  *     SYNC: sync type; event id; stream (NONE: context-wide)
- *     RANGE / INSTANT: color (ARGB); domain name id (NONE: default domain); 0
+ *     RANGE / INSTANT: color (ARGB); domain name id (NONE: default domain); training step number (TF.STEP,
+ *       model/steps.ts; else 0)
  *     GPU_RANGE: device; stream; 0      GRAPH: graph id; external id; 0
  *     EVENT_RECORD: event id; 0; 0      OVERHEAD: overhead kind; 0; 0
  */
@@ -66,6 +67,8 @@ const enum TF {
   PEER = 16,
   /** No end in the vendor record (model/timing.ts): duration 0 at its start; left out of the statistics. */
   INCOMPLETE = 32,
+  /** A host range recognised as a training step (model/steps.ts): x2 holds its step number. */
+  STEP = 64,
 }
 
 /** Row classes; rows are written ordered by (host/GPU, pid or device, tid or stream, class). */
@@ -380,6 +383,7 @@ export function timelineEvent(e: Ev): void {
   if ((e.flags & EvFlag.ASYNC) != 0) f |= TF.ASYNC;
   if ((e.flags & EvFlag.PEER) != 0) f |= TF.PEER;
   if ((e.flags & EvFlag.INCOMPLETE) != 0) f |= TF.INCOMPLETE;
+  if ((e.flags & EvFlag.STEP) != 0) f |= TF.STEP;
   store<u8>(r, <u8>e.kind, 24);
   store<u8>(r, <u8>f, 25);
   store<u16>(r, 0, 26);
@@ -419,6 +423,7 @@ export function timelineEvent(e: Ev): void {
     case EvKind.INSTANT:
       x0 = e.color;
       x1 = e.domainLen != 0 ? internName(e.domainPtr, e.domainLen) : NONE;
+      if ((e.flags & EvFlag.STEP) != 0) x2 = <u32>min<u64>(e.stepNum, 0xffffffff);
       break;
     case EvKind.GPU_RANGE:
       x0 = e.device;

@@ -24,8 +24,11 @@ export const Kind = {
   RANGE: 9, INSTANT: 10, GRAPH: 11, GPU_RANGE: 12,
 } as const;
 
-/** Event flag bits (record byte 25). INCOMPLETE: no end in the vendor record, drawn with duration 0 at its start. */
-export const Flag = { EXTERNAL: 1, FLOW_START: 2, FLOW_END: 4, ASYNC: 8, PEER: 16, INCOMPLETE: 32 } as const;
+/**
+ * Event flag bits (record byte 25). INCOMPLETE: no end in the vendor record, drawn with duration 0 at its start.
+ * STEP: a host range recognised as a training step (its step number in word 11).
+ */
+export const Flag = { EXTERNAL: 1, FLOW_START: 2, FLOW_END: 4, ASYNC: 8, PEER: 16, INCOMPLETE: 32, STEP: 64 } as const;
 
 /** Row classes (assembly/emit/timeline.ts RowClass). */
 export const RowClass = {
