@@ -1,7 +1,7 @@
 /**
- * The details panel of the selected event: every field the timeline tables carry for its kind (grid and block,
- * bytes, memory kinds and bandwidth of copies, cbid, external id and return value of API calls, the step number of
- * a step range, …), where it ran (process/thread or device/stream), its correlation id, and links to the host call
+ * The details panel of the selected event: every field the timeline tables carry for its kind (grid, block,
+ * registers, static and dynamic shared memory and theoretical occupancy of kernels; bytes, memory kinds, devices and
+ * bandwidth of copies; context; cbid, external id and return value of API calls; the step number of a step range…), where it ran (process/thread or device/stream), its correlation id, and links to the host call
  * that launched it or to every piece of device work a host call launched (same correlation id), each clickable.
  */
 import { Flag, Kind, RowClass, TL_NONE } from "../src/core/timeline.js";
@@ -9,6 +9,9 @@ import { bytes, dur, int, usExact } from "./format.js";
 import { COPY_KINDS, KIND_NAMES, eventName, rowWord, type LoadedFile } from "./model.js";
 import { kv, linkButton } from "./dom.js";
 import type { Sel } from "./view.js";
+
+/** Occupancy word value for "unknown" (assembly/emit/timeline.ts OCC_NONE). */
+const OCC_NONE = 0xffff;
 
 /** CUPTI memory kinds (source and destination of a copy). */
 const MEMORY_KINDS: Record<number, string> = {
@@ -88,12 +91,26 @@ export function renderDetails(body: HTMLElement, s: Sel | null, host: DetailsHos
   const x0 = ev.word(i, 9);
   const x1 = ev.word(i, 10);
   const x2 = ev.word(i, 11);
+  const x3 = ev.word(i, 12);
+  const x4 = ev.word(i, 13);
+  if (k === Kind.KERNEL || k === Kind.MEMCPY || k === Kind.MEMSET || k === Kind.SYNC || k === Kind.GRAPH) {
+    kv(dl, "Context", "context", String(x3));
+  }
   if (k === Kind.KERNEL) {
     const grid = [x0, x1 & 0xffff, x1 >>> 16];
     const block = [x2 & 0x7ff, (x2 >>> 11) & 0x7ff, (x2 >>> 22) & 0x3ff];
     kv(dl, "Grid", "grid", `[${grid.join(", ")}]`);
     kv(dl, "Block", "block", `[${block.join(", ")}]`);
     kv(dl, "Threads", "threads", int(grid[0] * grid[1] * grid[2] * block[0] * block[1] * block[2]), "grid × block");
+    kv(dl, "Registers / thread", "registers", String(x4 & 0xffff));
+    const st = ev.word(i, 14);
+    const dy = ev.word(i, 15);
+    kv(dl, "Shared memory", "shared", `${bytes(st + dy)} (static ${int(st)} B, dynamic ${int(dy)} B)`);
+    kv(dl, "Static shared", "shared-static", String(st));
+    kv(dl, "Dynamic shared", "shared-dynamic", String(dy));
+    const occ = x4 >>> 16;
+    kv(dl, "Theoretical occupancy", "occupancy", occ === OCC_NONE ? "unknown (no device table)" : `${(occ / 100).toFixed(2)} %`,
+      "resident warps per SM over the maximum, from registers, shared memory and block size (as XProf)");
   } else if (k === Kind.MEMCPY || k === Kind.MEMSET) {
     const n = x0 + x1 * 2 ** 32;
     kv(dl, "Bytes", "bytes", `${int(n)} (${bytes(n)})`);
@@ -101,11 +118,12 @@ export function renderDetails(body: HTMLElement, s: Sel | null, host: DetailsHos
       kv(dl, "Direction", "direction", COPY_KINDS[x2 & 0xff] ?? `kind ${x2 & 0xff}`);
       kv(dl, "Source memory", "src-kind", MEMORY_KINDS[(x2 >>> 8) & 0xff] ?? `kind ${(x2 >>> 8) & 0xff}`);
       kv(dl, "Destination memory", "dst-kind", MEMORY_KINDS[(x2 >>> 16) & 0xff] ?? `kind ${(x2 >>> 16) & 0xff}`);
+      kv(dl, "Devices", "copy-devices", `${x4} → ${ev.word(i, 14)}`, "source → destination device");
       if (ev.dur(i) > 0) kv(dl, "Bandwidth", "bandwidth", `${(n / ev.dur(i)).toFixed(3)} GB/s`, "bytes / duration");
     } else kv(dl, "Value", "value", String(x2));
   } else if (k === Kind.API_RUNTIME || k === Kind.API_DRIVER) {
     kv(dl, "cbid", "cbid", String(x0));
-    if (ev.flags(i) & Flag.EXTERNAL) kv(dl, "External id", "external", String(x1));
+    if (ev.flags(i) & Flag.EXTERNAL) kv(dl, "External id", "external", String(BigInt(x1) + (BigInt(x3) << 32n)));
     kv(dl, "Return value", "return", String(x2));
   } else if (k === Kind.RANGE || k === Kind.INSTANT) {
     if (x1 !== TL_NONE) kv(dl, "Domain", "domain", f.names[x1]);

@@ -13,10 +13,10 @@
  * range, M measures between two selected slices, N marks the selected slice's start, Escape clears.
  */
 import { Flag, TL_NONE } from "../src/core/timeline.js";
-import { dur, niceStep, tick } from "./format.js";
 import { eventName, laneOf, lowerBoundEnd, lowerBoundStart, rowWord, type LoadedFile } from "./model.js";
 import type { RowRef } from "./aggregate.js";
 import { kindColor, onThemeChange, palette, textColor, type Palette } from "./theme.js";
+import { AXIS_H, FONT, GUTTER, arrow, drawAxis, drawMarks, drawMeasure, drawRange, fitText, type Frame } from "./overlays.js";
 
 /** A selected or hovered event. */
 export interface Sel {
@@ -60,10 +60,6 @@ const LANE_H = 16;
 const SLICE_H = 14;
 const ROW_PAD = 3;
 const HEADER_H = 20;
-const AXIS_H = 24;
-const GUTTER = 250;
-const FONT = "11px system-ui, -apple-system, 'Segoe UI', sans-serif";
-const CHAR_W = 6.1;
 /** Measure ends snap to a slice edge closer than this (px). */
 const SNAP_PX = 6;
 
@@ -214,6 +210,7 @@ export class TimelineView {
   setWindow(a: number, b: number): void {
     this.t0 = a;
     this.t1 = Math.max(b, a + 50);
+    this.canvas.dataset.window = `${Math.round(a - this.origin)},${Math.round(this.t1 - this.origin)}`;
     this.invalidate();
     this.onchange();
   }
@@ -367,10 +364,11 @@ export class TimelineView {
       const n = rowWord(rb.file, rb.row, 5);
       for (let l = first; l < first + n; l++) this.drawLane(rb.file, l, top + this.laneY.get(rb.file)![l], scale);
     }
-    this.drawRange(top, scale);
-    this.drawSelection(top, scale);
-    this.drawMarks(scale);
-    this.drawMeasure(top, scale);
+    const fr: Frame = { ctx, pal: P, width: W, height: H, t0: this.t0, scale, top };
+    drawRange(fr, this.range, this.rows);
+    this.drawSelection(fr);
+    drawMarks(fr, this.marks);
+    drawMeasure(fr, this.measure);
     ctx.restore();
 
     // Gutter: group headers and row labels.
@@ -395,7 +393,7 @@ export class TimelineView {
       const y = top + rb.y;
       if (y > H || y + rb.h < AXIS_H) continue;
       ctx.fillStyle = P.label;
-      ctx.fillText(this.fitText(rb.label, GUTTER - 24), 16, y + ROW_PAD + LANE_H / 2);
+      ctx.fillText(fitText(rb.label, GUTTER - 24), 16, y + ROW_PAD + LANE_H / 2);
       ctx.fillStyle = P.line;
       ctx.fillRect(0, y + rb.h - 1, W, 1);
     }
@@ -403,13 +401,7 @@ export class TimelineView {
     ctx.fillStyle = P.line;
     ctx.fillRect(GUTTER - 1, AXIS_H, 1, H - AXIS_H);
 
-    this.drawAxis(scale);
-  }
-
-  private fitText(s: string, px: number): string {
-    const max = Math.floor(px / CHAR_W);
-    if (s.length <= max) return s;
-    return max > 1 ? `${s.slice(0, max - 1)}…` : "";
+    drawAxis(fr, this.t1, this.axisOrigin, this.range, this.marks);
   }
 
   /** Draws lane `l` of file `f` at y. */
@@ -450,7 +442,7 @@ export class TimelineView {
         setFill(c, hit ? 1 : 0.18);
         ctx.fillRect(GUTTER + a, y, b - a, SLICE_H);
         if (b - a > 28 && hit) {
-          const label = this.fitText(f.shortNames[ev.name(i)] ?? eventName(f, i), b - a - 6);
+          const label = fitText(f.shortNames[ev.name(i)] ?? eventName(f, i), b - a - 6);
           if (label) {
             ctx.fillStyle = textColor(c);
             fill = "";
@@ -492,7 +484,8 @@ export class TimelineView {
     return { x0, x1, y };
   }
 
-  private drawSelection(top: number, scale: number): void {
+  private drawSelection(fr: Frame): void {
+    const { top, scale } = fr;
     const ctx = this.ctx;
     const P = this.pal;
     this.canvas.dataset.selX = "";
@@ -508,7 +501,7 @@ export class TimelineView {
       // The flow goes from the launch (host) to the device work, start to start, as Kineto's ac2g flows do.
       const host = (s.file.events.flags(s.i) & Flag.FLOW_START) !== 0 ? a : b;
       const dev = host === a ? b : a;
-      this.arrow(host.x0, host.y + SLICE_H / 2, dev.x0, dev.y + SLICE_H / 2, s === this.selected);
+      arrow(fr, host.x0, host.y + SLICE_H / 2, dev.x0, dev.y + SLICE_H / 2, s === this.selected);
       if (s === this.selected) {
         this.canvas.dataset.flow = [host.x0, host.y + SLICE_H / 2, dev.x0, dev.y + SLICE_H / 2].map(Math.round).join(",");
       }
@@ -529,129 +522,6 @@ export class TimelineView {
       this.canvas.dataset.selX = String(Math.round(cx));
       this.canvas.dataset.selY = String(Math.round(b.y + SLICE_H / 2));
     }
-  }
-
-  private arrow(x0: number, y0: number, x1: number, y1: number, strong: boolean): void {
-    const ctx = this.ctx;
-    ctx.strokeStyle = strong ? this.pal.accent : this.pal.flow;
-    ctx.fillStyle = ctx.strokeStyle;
-    ctx.lineWidth = strong ? 2 : 1.5;
-    ctx.beginPath();
-    ctx.moveTo(x0, y0);
-    const my = (y0 + y1) / 2;
-    ctx.bezierCurveTo(x0, my, x1, my, x1, y1);
-    ctx.stroke();
-    const dir = y1 >= y0 ? 1 : -1;
-    ctx.beginPath();
-    ctx.moveTo(x1, y1 - dir);
-    ctx.lineTo(x1 - 4, y1 - dir * 8);
-    ctx.lineTo(x1 + 4, y1 - dir * 8);
-    ctx.closePath();
-    ctx.fill();
-  }
-
-  private xOf(t: number, scale: number): number {
-    return GUTTER + (t - this.t0) * scale;
-  }
-
-  /** The range: a band over all tracks (stronger over the chosen rows), with its edges. */
-  private drawRange(top: number, scale: number): void {
-    const r = this.range;
-    if (!r) return;
-    const ctx = this.ctx;
-    const x0 = this.xOf(r.t0, scale);
-    const x1 = Math.max(this.xOf(r.t1, scale), x0 + 1);
-    ctx.fillStyle = this.pal.range;
-    ctx.fillRect(x0, AXIS_H, x1 - x0, this.height - AXIS_H);
-    if (r.rows) {
-      ctx.fillStyle = this.pal.rangeRows;
-      for (const rb of this.rows) {
-        if (r.rows.some((x) => x.file === rb.file && x.row === rb.row)) ctx.fillRect(x0, top + rb.y, x1 - x0, rb.h);
-      }
-    }
-    ctx.fillStyle = this.pal.rangeEdge;
-    ctx.fillRect(x0, AXIS_H, 1, this.height - AXIS_H);
-    ctx.fillRect(x1, AXIS_H, 1, this.height - AXIS_H);
-  }
-
-  private drawMarks(scale: number): void {
-    const ctx = this.ctx;
-    ctx.fillStyle = this.pal.mark;
-    for (const m of this.marks) {
-      const x = Math.round(this.xOf(m, scale));
-      if (x < GUTTER || x > this.width) continue;
-      for (let y = AXIS_H; y < this.height; y += 8) ctx.fillRect(x, y, 1, 4);
-    }
-  }
-
-  private drawMeasure(top: number, scale: number): void {
-    const m = this.measure;
-    if (!m) return;
-    const ctx = this.ctx;
-    const xa = this.xOf(Math.min(m.a, m.b), scale);
-    const xb = this.xOf(Math.max(m.a, m.b), scale);
-    const y = top + m.y;
-    ctx.strokeStyle = this.pal.measure;
-    ctx.fillStyle = this.pal.measure;
-    ctx.lineWidth = 1.5;
-    ctx.beginPath();
-    ctx.moveTo(xa, y);
-    ctx.lineTo(xb, y);
-    ctx.moveTo(xa, y - 7);
-    ctx.lineTo(xa, y + 7);
-    ctx.moveTo(xb, y - 7);
-    ctx.lineTo(xb, y + 7);
-    ctx.stroke();
-    const label = dur(Math.abs(m.b - m.a));
-    const w = label.length * CHAR_W + 8;
-    const lx = Math.min(Math.max((xa + xb) / 2 - w / 2, GUTTER + 2), this.width - w - 2);
-    ctx.fillRect(lx, y - 20, w, 14);
-    ctx.fillStyle = "#ffffff";
-    ctx.fillText(label, lx + 4, y - 13);
-  }
-
-  private drawAxis(scale: number): void {
-    const ctx = this.ctx;
-    const P = this.pal;
-    const W = this.width;
-    ctx.fillStyle = P.bg;
-    ctx.fillRect(0, 0, W, AXIS_H);
-    ctx.fillStyle = P.line;
-    ctx.fillRect(0, AXIS_H - 1, W, 1);
-    const o = this.axisOrigin;
-    if (this.range) {
-      ctx.fillStyle = P.rangeRows;
-      const x0 = Math.max(this.xOf(this.range.t0, scale), GUTTER);
-      ctx.fillRect(x0, 0, Math.max(this.xOf(this.range.t1, scale), x0 + 1) - x0, AXIS_H - 1);
-    }
-    const a = this.t0 - o;
-    const b = this.t1 - o;
-    // Ticks at least as far apart as their longest label is wide.
-    let minPx = 90;
-    let step = niceStep(minPx / scale);
-    for (let k = 0; k < 4; k++) {
-      const w = Math.max(tick(a, step).length, tick(b, step).length) * CHAR_W + 16;
-      if (w <= minPx) break;
-      minPx = w;
-      step = niceStep(minPx / scale);
-    }
-    ctx.fillStyle = P.axisText;
-    ctx.font = FONT;
-    for (let t = Math.ceil(a / step) * step; t <= b; t += step) {
-      const x = GUTTER + (t - a) * scale;
-      ctx.fillRect(x, AXIS_H - 6, 1, 6);
-      ctx.fillText(tick(t, step), x + 3, AXIS_H / 2);
-    }
-    ctx.fillStyle = P.mark;
-    this.marks.forEach((m, k) => {
-      const x = this.xOf(m, scale);
-      if (x >= GUTTER && x <= W) ctx.fillText(`▼${k + 1}`, x - 4, AXIS_H - 7);
-    });
-    ctx.fillStyle = P.gutter;
-    ctx.fillRect(0, 0, GUTTER - 1, AXIS_H - 1);
-    ctx.fillStyle = P.strong;
-    const from = this.range ? "range start" : "trace start";
-    ctx.fillText(this.fitText(`window ${dur(b - a)} · 0 = ${from}`, GUTTER - 12), 8, AXIS_H / 2);
   }
 
   // ---- Hit testing and input -------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ import { chromeOf, chromeRow, clean, details, load, openPage, type Chrome } from
 const CUDA_SAMPLE = "test/fixtures/real/h100/cuda_sample.rawtrace";
 const TORCH_NVTX = "samples/h100_torch_train_nvtx.rawtrace";
 const DOCS = process.env.RAWTRACE_DOC_SHOTS === "1" ? "docs/viewer" : "test-results/web/docs";
-const VIEW = { width: 1100, height: 620 };
+const VIEW = { width: 960, height: 560 };
 
 let h: Harness;
 let cuda: Chrome;
@@ -150,6 +150,7 @@ test("range over the whole trace (R): per-name counts and totals equal the JSON;
   assert.is(Number(count), rows[0].count);
   assert.is(total, (rows[0].total / 1000).toFixed(3));
 
+  await shot(page, "range-aggregate");
   // One track: a GPU stream row; its events only.
   const opt = await page.$$eval("#range-track option", (os) => os.map((o) => ({ v: (o as HTMLOptionElement).value, t: o.textContent })));
   const stream = opt.find((o) => /stream \d+$/.test(o.t ?? ""))!;
@@ -161,7 +162,6 @@ test("range over the whole trace (R): per-name counts and totals equal the JSON;
   const key = viewerKey(li.cls, li.a, li.b);
   const mine = evs.filter((e) => jsonKey(e) === key);
   checkAggregate(await rangeTable(page), expectAggregate(mine, -Infinity, Infinity), 0, "one stream");
-  await shot(page, "range-aggregate");
   clean(g, "whole-trace range");
   await page.close();
 });
@@ -213,7 +213,8 @@ test("drag on the time axis, shift-drag over tracks: the aggregate equals the JS
   checkAggregate(await rangeTable(page), want2, [...want2.values()].reduce((s, x) => s + x.count, 0), "shift-drag");
   await shot(page, "range-tracks");
   // A click on the axis clears the range.
-  await page.mouse.click(box.x + 400, box.y + 10);
+  const now = (await page.locator("#canvas").boundingBox())!;
+  await page.mouse.click(now.x + 250 + (now.width - 250) / 2, now.y + 10);
   await page.waitForSelector("#range", { state: "hidden" });
   clean(g, "drag ranges");
   await page.close();
@@ -313,6 +314,10 @@ test("details: every field of a kernel, a copy and a launch; the launch lists it
   assert.is(d.grid, `[${k.args.grid.join(", ")}]`);
   assert.is(d.block, `[${k.args.block.join(", ")}]`);
   assert.is(d.stream, String(k.args.stream));
+  assert.is(d.context, String(k.args.context));
+  assert.is(d.registers, String(k.args["registers per thread"]));
+  assert.is(Number(d["shared-static"]) + Number(d["shared-dynamic"]), k.args["shared memory"]);
+  assert.match(d.occupancy, /^\d+\.\d\d %$/);
   assert.ok(d.partner.startsWith(launch.name), "launched by, clickable back");
   clean(g, "details");
   await page.close();
@@ -418,8 +423,8 @@ test("navigation: tooltips follow the view and stay inside it, groups collapse, 
   await frame(page);
   assert.is(Number(await canvasData(page, "rows-shown")), shown, "expanded again");
   // The layout follows the window.
-  await page.setViewportSize({ width: 1000, height: 600 });
-  await page.waitForFunction((w) => (document.querySelector("#canvas") as HTMLCanvasElement).getBoundingClientRect().width < w - 200, box.width);
+  await page.setViewportSize({ width: 800, height: 500 });
+  await page.waitForFunction((w) => (document.querySelector("#canvas") as HTMLCanvasElement).getBoundingClientRect().width < w - 50, box.width);
   // Dark theme from the system setting: page and canvas.
   await page.setViewportSize(VIEW);
   await page.emulateMedia({ colorScheme: "dark" });
