@@ -14,6 +14,7 @@
 import { existsSync, mkdirSync, statSync, writeFileSync, readdirSync, readFileSync } from "node:fs";
 import { generate } from "./generate.js";
 import { startHarness } from "../test/web/browser.js";
+import { TL_REC } from "../src/core/timeline.js";
 
 const path = process.argv[2] ?? "bench/data/cupti_14000000.rawtrace";
 if (!existsSync(path)) {
@@ -131,7 +132,7 @@ try {
     pageLoadMsReported: Number(data.loadMs),
     peakJsHeapBytes: peakHeap, jsHeapBeforeBytes: heapBefore, jsHeapAfterBytes: heapAfter,
     peakBrowserRssBytes: peakRss, coreWasmBytes: Number(data.coreBytes), passMs: JSON.parse(data.passMs ?? "{}"),
-    tablesBytes: events * 48,
+    tablesBytes: events * TL_REC,
     frameMedianMs: frames,
     fullViewFrameMs: fullFrameMs,
     wholeTraceAggregationMs: aggMs, aggregatedEvents: aggEvents,
@@ -144,7 +145,7 @@ try {
   console.log(`${path}: ${mb(size)}, ${events.toLocaleString("en-US")} events`);
   console.log(`timeline drawn after ${timelineS.toFixed(1)} s, summary after ${summaryS.toFixed(1)} s; worker passes (ms): ${data.passMs}`);
   console.log(`page JS heap: peak ${mb(peakHeap)} (before ${mb(heapBefore)}, after ${mb(heapAfter)})`);
-  console.log(`timeline tables (ArrayBuffers, outside the JS heap): ${mb(events * 48)}; core memory in the worker: ${mb(Number(data.coreBytes))}`);
+  console.log(`timeline tables (ArrayBuffers, outside the JS heap): ${mb(events * TL_REC)}; core memory in the worker: ${mb(Number(data.coreBytes))}`);
   console.log(`browser processes RSS peak: ${mb(peakRss)}`);
   console.log(`frame (median of 5) by zoom step (each ~6× closer): ${frames.map((f) => `${f.zoom}: ${f.ms} ms`).join(", ")}`);
   console.log(`everything in view: frame ${fullFrameMs} ms (median); whole-trace range aggregation ${aggMs} ms over ${aggEvents.toLocaleString("en-US")} events (median of 5)`);

@@ -50,6 +50,8 @@ export interface DetailsHost {
   manyFiles: boolean;
   /** Shows and selects another event. */
   go(s: Sel): void;
+  /** Makes a step range's span the range selection. */
+  pickStep(s: Sel): void;
 }
 
 /** Renders the details of `s` (or the empty hint) into `body`. */
@@ -128,7 +130,10 @@ export function renderDetails(body: HTMLElement, s: Sel | null, host: DetailsHos
   } else if (k === Kind.RANGE || k === Kind.INSTANT) {
     if (x1 !== TL_NONE) kv(dl, "Domain", "domain", f.names[x1]);
     if (x0 !== 0) kv(dl, "Color", "color", `#${(x0 & 0xffffff).toString(16).padStart(6, "0")}`);
-    if (ev.flags(i) & Flag.STEP) kv(dl, "Training step", "step", String(x2));
+    if (ev.flags(i) & Flag.STEP) {
+      kv(dl, "Training step", "step", String(x2));
+      kv(dl, "Step range", "step-range", linkButton("select the step's span", () => host.pickStep(s)));
+    }
   } else if (k === Kind.GRAPH) {
     kv(dl, "Graph id", "graph", String(x0));
     if (x1 !== 0) kv(dl, "External id", "external", String(x1));

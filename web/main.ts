@@ -197,7 +197,7 @@ function go(s: Sel): void {
   view.select(s);
 }
 
-view.onselect = (s) => renderDetails($("#details-body"), s, { origin: view.traceOrigin, manyFiles: files.length > 1, go });
+view.onselect = (s) => renderDetails($("#details-body"), s, { origin: view.traceOrigin, manyFiles: files.length > 1, go, pickStep });
 
 const tip = $("#tooltip");
 view.onhover = (s, x, y) => {
@@ -465,4 +465,31 @@ async function download(format: "chrome" | "xspace"): Promise<void> {
 $("#dl-json").addEventListener("click", () => void download("chrome"));
 $("#dl-xspace").addEventListener("click", () => void download("xspace"));
 
+// ---- Files the server offers: ?open=PATH (same origin; may repeat), e.g. from `rawtrace view FILE…` ---------------
+
+/** Same-origin URLs named by `?open=` (anything pointing elsewhere is refused: the page reaches nothing else). */
+function openParams(search: string, base: string): URL[] {
+  const out: URL[] = [];
+  for (const p of new URLSearchParams(search).getAll("open")) {
+    const u = new URL(p, base);
+    if (u.origin === new URL(base).origin) out.push(u);
+  }
+  return out;
+}
+
+async function openServed(): Promise<void> {
+  const urls = openParams(location.search, location.href);
+  for (const u of urls) {
+    const name = decodeURIComponent(u.pathname.slice(u.pathname.lastIndexOf("/") + 1)) || "trace.rawtrace";
+    try {
+      const res = await fetch(u);
+      if (!res.ok) throw new Error(`${res.status} ${res.statusText}`);
+      await loadOne(new File([await res.blob()], name));
+    } catch (e) {
+      showError(`${name}: cannot fetch ${u.pathname}: ${(e as Error).message}`);
+    }
+  }
+}
+
 document.body.dataset.boot = "ok";
+void openServed();

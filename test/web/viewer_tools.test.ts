@@ -8,7 +8,8 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { mkdirSync } from "node:fs";
+import { copyFileSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { startHarness, type Harness } from "./browser.js";
 import { chromeOf, chromeRow, clean, details, load, openPage, type Chrome } from "./viewer_helpers.js";
@@ -238,6 +239,13 @@ test("steps (--steps as #steps=): listed, a click selects the step's span and ag
   const want = expectAggregate(rowEvents(torch), steps[1].tsNs, steps[1].tsNs + steps[1].durNs);
   checkAggregate(got, want, 0, "step 2");
   await shot(page, "steps");
+  // The selected step's details offer its span again once the range is cleared (a click on the axis).
+  const box = (await page.locator("#canvas").boundingBox())!;
+  await page.mouse.click(box.x + 250 + (box.width - 250) / 2, box.y + 10);
+  await page.waitForSelector("#range", { state: "hidden" });
+  await page.click("#details-body [data-field=step-range] button");
+  await page.waitForSelector("#range", { state: "visible" });
+  assert.is(Number(await page.getAttribute("#range-info", "data-ns")), steps[1].durNs);
   clean(g, "steps");
   await page.close();
 });
@@ -361,9 +369,12 @@ test("measure (Ctrl+drag snaps to edges; M between two slices), marks (N) and th
   clean(g, "measure");
   await page.close();
 
-  // The link opens the same view once the file is loaded.
-  const again = await openPage(h, hash, { viewport: VIEW });
-  await load(again.page, CUDA_SAMPLE);
+  // The link opens the same view once the file is loaded: here the server offers the file (?open=, as
+  // `rawtrace view` does), so the page opens it by itself; another origin is refused without a request.
+  mkdirSync(join(h.dir, "files"), { recursive: true });
+  copyFileSync(CUDA_SAMPLE, join(h.dir, "files", "cuda_sample.rawtrace"));
+  const again = await openPage(h, `?open=files/cuda_sample.rawtrace&open=http://example.com/x.rawtrace${hash}`, { viewport: VIEW });
+  await again.page.waitForSelector("body[data-state=ready][data-summary=ready]", { state: "attached", timeout: 120_000 });
   await again.page.waitForSelector("#range-table", { state: "visible" });
   await frame(again.page);
   assert.equal(await details(again.page), before.d, "same selection");
