@@ -52,6 +52,7 @@ interface HeaderBox {
   y: number;
   rows: number;
   collapsed: boolean;
+  pinned: boolean;
 }
 
 type DragMode = "pan" | "range" | "rows" | "measure";
@@ -60,6 +61,8 @@ const LANE_H = 16;
 const SLICE_H = 14;
 const ROW_PAD = 3;
 const HEADER_H = 20;
+/** Width of a group header button (px): "move up" and "pin" sit at the gutter's right end. */
+const BTN_W = 22;
 /** Measure ends snap to a slice edge closer than this (px). */
 const SNAP_PX = 6;
 
@@ -72,6 +75,10 @@ export class TimelineView {
   private laneY = new Map<LoadedFile, Float64Array>();
   /** Group keys collapsed by the user. */
   private readonly collapsed = new Set<string>();
+  /** Group keys pinned to the top, in pin order. */
+  private readonly pinned = new Set<string>();
+  /** Group display order (unpinned groups), changed by {@link TimelineView.moveUp}. */
+  private readonly order: string[] = [];
   private contentH = 0;
   private width = 0;
   private height = 0;
@@ -145,22 +152,28 @@ export class TimelineView {
     this.rows = [];
     this.headers = [];
     this.laneY.clear();
-    let y = 0;
+    // Groups (a process or a GPU of a file) with their rows, in file order; then pinned first, moved ones moved.
+    const groups = new Map<string, RowRef[]>();
     for (const f of this.files) {
-      const ly = new Float64Array(f.lanes.length).fill(NaN);
-      this.laneY.set(f, ly);
-      let group = "";
-      let hb: HeaderBox | null = null;
+      this.laneY.set(f, new Float64Array(f.lanes.length).fill(NaN));
       for (let r = 0; r < f.meta.header.rows; r++) {
         const g = this.groupKey(f, r);
-        if (g !== group || !hb) {
-          group = g;
-          hb = { key: g, label: g, y, rows: 0, collapsed: this.collapsed.has(g) };
-          this.headers.push(hb);
-          y += HEADER_H;
-        }
-        hb.rows++;
-        if (hb.collapsed) continue;
+        let list = groups.get(g);
+        if (!list) groups.set(g, (list = []));
+        list.push({ file: f, row: r });
+      }
+    }
+    for (const g of groups.keys()) if (!this.order.includes(g)) this.order.push(g);
+    const keys = [...this.pinned].filter((g) => groups.has(g)).concat(this.order.filter((g) => groups.has(g) && !this.pinned.has(g)));
+    let y = 0;
+    for (const g of keys) {
+      const list = groups.get(g)!;
+      const hb: HeaderBox = { key: g, label: g, y, rows: list.length, collapsed: this.collapsed.has(g), pinned: this.pinned.has(g) };
+      this.headers.push(hb);
+      y += HEADER_H;
+      if (hb.collapsed) continue;
+      for (const { file: f, row: r } of list) {
+        const ly = this.laneY.get(f)!;
         const firstLane = rowWord(f, r, 4);
         const lanes = rowWord(f, r, 5);
         const h = Math.max(1, lanes) * LANE_H + ROW_PAD * 2;
@@ -173,6 +186,29 @@ export class TimelineView {
     this.clampScroll();
     this.canvas.dataset.collapsed = String(this.headers.filter((h) => h.collapsed).length);
     this.canvas.dataset.rowsShown = String(this.rows.length);
+    this.canvas.dataset.groups = keys.join("|");
+    this.canvas.dataset.headerYs = this.headers.map((h) => h.y).join(",");
+  }
+
+  /** Pins the group with this key to the top (pinned groups keep the order they were pinned in), or unpins it. */
+  togglePin(key: string): void {
+    if (this.pinned.has(key)) this.pinned.delete(key);
+    else this.pinned.add(key);
+    this.layout();
+    this.invalidate();
+  }
+
+  /** Moves the group with this key one place up among the unpinned groups. */
+  moveUp(key: string): void {
+    const free = this.order.filter((g) => !this.pinned.has(g) && this.headers.some((h) => h.key === g));
+    const k = free.indexOf(key);
+    if (k > 0) {
+      const a = this.order.indexOf(free[k - 1]);
+      const b = this.order.indexOf(key);
+      [this.order[a], this.order[b]] = [this.order[b], this.order[a]];
+      this.layout();
+      this.invalidate();
+    }
   }
 
   /** Collapses or expands the group with this key (a header label). */
@@ -386,8 +422,13 @@ export class TimelineView {
       ctx.fillStyle = P.headerText;
       ctx.font = `600 ${FONT}`;
       const label = hb.collapsed ? `▸ ${hb.label} (${hb.rows} rows)` : `▾ ${hb.label}`;
-      ctx.fillText(label, 6, hy + HEADER_H / 2);
+      ctx.fillText(fitText(label, GUTTER - BTN_W * 2 - 10), 6, hy + HEADER_H / 2);
       ctx.font = FONT;
+      // Buttons at the gutter's right end: move up, pin to the top.
+      ctx.fillStyle = P.axisText;
+      ctx.fillText("↑", GUTTER - BTN_W * 2 + 6, hy + HEADER_H / 2);
+      ctx.fillStyle = hb.pinned ? P.accent : P.axisText;
+      ctx.fillText("⊤", GUTTER - BTN_W + 6, hy + HEADER_H / 2);
     }
     for (const rb of this.rows) {
       const y = top + rb.y;
@@ -703,7 +744,9 @@ export class TimelineView {
     }
     const h = this.headerAt(y);
     if (h) {
-      this.toggleGroup(h.key);
+      if (x >= GUTTER - BTN_W && x < GUTTER) this.togglePin(h.key);
+      else if (x >= GUTTER - BTN_W * 2 && x < GUTTER - BTN_W) this.moveUp(h.key);
+      else this.toggleGroup(h.key);
       return;
     }
     this.select(this.hit(x, y));

@@ -433,6 +433,21 @@ test("navigation: tooltips follow the view and stay inside it, groups collapse, 
   await page.mouse.click(box.x + 60, box.y + 24 + 10);
   await frame(page);
   assert.is(Number(await canvasData(page, "rows-shown")), shown, "expanded again");
+  // Pin the second group (the GPU) to the top, unpin it; move it up one place.
+  const groups = (await canvasData(page, "groups")).split("|");
+  assert.is(groups.length, 2, "a process and a GPU");
+  const headerY = async (k: number) => box.y + 24 + Number((await canvasData(page, "header-ys")).split(",")[k]) + 10;
+  await page.mouse.click(box.x + 250 - 11, await headerY(1));
+  await frame(page);
+  assert.equal((await canvasData(page, "groups")).split("|"), [groups[1], groups[0]], "pinned to the top");
+  await shot(page, "pinned");
+  await page.mouse.click(box.x + 250 - 11, await headerY(0));
+  await frame(page);
+  assert.equal((await canvasData(page, "groups")).split("|"), groups, "unpinned");
+  await page.mouse.click(box.x + 250 - 33, await headerY(1));
+  await frame(page);
+  assert.equal((await canvasData(page, "groups")).split("|"), [groups[1], groups[0]], "moved up");
+  assert.is(Number(await canvasData(page, "rows-shown")), shown, "no rows lost");
   // The layout follows the window.
   await page.setViewportSize({ width: 800, height: 500 });
   await page.waitForFunction((w) => (document.querySelector("#canvas") as HTMLCanvasElement).getBoundingClientRect().width < w - 50, box.width);
