@@ -126,6 +126,16 @@ try {
   }
   const fullFrameMs = fullFrame.sort((a, b) => a - b)[Math.floor(fullFrame.length / 2)];
 
+  // Search: a regex that matches every named event, then Enter twice (next match in time order, with its rank).
+  await page.check("#search-regex");
+  await page.fill("#search", ".");
+  await page.press("#search", "Enter");
+  await page.waitForSelector("body[data-step-ms]", { state: "attached" });
+  await page.press("#search", "Enter");
+  const searchMs = Number(await page.getAttribute("body", "data-search-ms"));
+  const stepMs = Number(await page.getAttribute("body", "data-step-ms"));
+  const searchMatches = Number(await page.getAttribute("body", "data-search-matches"));
+
   const result = {
     file: path, bytes: size, events,
     timelineSeconds: +timelineS.toFixed(2), summarySeconds: +summaryS.toFixed(2),
@@ -136,6 +146,7 @@ try {
     frameMedianMs: frames,
     fullViewFrameMs: fullFrameMs,
     wholeTraceAggregationMs: aggMs, aggregatedEvents: aggEvents,
+    searchAllMs: searchMs, searchStepMs: stepMs, searchMatches,
     errors,
     chromium: h.browser.version(),
   };
@@ -149,6 +160,7 @@ try {
   console.log(`browser processes RSS peak: ${mb(peakRss)}`);
   console.log(`frame (median of 5) by zoom step (each ~6× closer): ${frames.map((f) => `${f.zoom}: ${f.ms} ms`).join(", ")}`);
   console.log(`everything in view: frame ${fullFrameMs} ms (median); whole-trace range aggregation ${aggMs} ms over ${aggEvents.toLocaleString("en-US")} events (median of 5)`);
+  console.log(`search matching ${searchMatches.toLocaleString("en-US")} events: ${searchMs} ms; Enter (next in time order, with its rank): ${stepMs} ms`);
   if (errors.length) console.log("errors:", errors);
 } finally {
   await h.close();

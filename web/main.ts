@@ -292,7 +292,9 @@ function runSearch(): void {
     $("#search-count").textContent = `bad expression: ${(e as Error).message}`;
     return;
   }
+  const t0 = performance.now();
   result = searchEvents(files, test);
+  document.body.dataset.searchMs = (performance.now() - t0).toFixed(2);
   resultFor = `${regexBox.checked}:${q}`;
   view.matches = result.masks;
   view.invalidate();
@@ -339,7 +341,10 @@ search.addEventListener("keydown", (e) => {
   if (!result || resultFor !== `${regexBox.checked}:${search.value.trim()}`) runSearch();
   if (!result) return;
   const cur = view.selected && result.masks.get(view.selected.file)?.[view.selected.file.events.name(view.selected.i)] === 1 ? view.selected : null;
+  const t0 = performance.now();
   const next = stepMatch(files, result, cur, e.shiftKey ? -1 : 1);
+  // Exposed for bench/web_load.ts.
+  document.body.dataset.stepMs = (performance.now() - t0).toFixed(2);
   if (!next) return;
   $("#search-count").textContent = `${int(next.rank)} of ${int(result.total)} match${result.total === 1 ? "" : "es"}`;
   document.body.dataset.searchRank = String(next.rank);

@@ -71,54 +71,48 @@ export interface Hit {
   i: number;
 }
 
-/** Time-order key comparison of (view-axis start, file order, index). */
-function cmp(files: LoadedFile[], a: Hit, ta: number, b: Hit, tb: number): number {
-  if (ta !== tb) return ta - tb;
-  const fa = files.indexOf(a.file);
-  const fb = files.indexOf(b.file);
-  return fa !== fb ? fa - fb : a.i - b.i;
-}
-
 /**
- * The match after (`dir` 1) or before (-1) `from` in time order, wrapping around; the first (last) match when
- * `from` is null. Also returns its 1-based rank among all matches. Null when there are none.
+ * The match after (`dir` 1) or before (-1) `from` in time order (view-axis start, then file order, then index),
+ * wrapping around; the first (last) match when `from` is null. Also returns its 1-based rank among all matches.
+ * Null when there are none. Two linear scans of the matches, no allocation per match.
  */
 export function stepMatch(files: LoadedFile[], r: SearchResult, from: Hit | null, dir: 1 | -1): { hit: Hit; rank: number } | null {
   if (r.total === 0) return null;
-  const tFrom = from ? from.file.offset + from.file.events.start(from.i) : 0;
-  let best: Hit | null = null;
-  let tBest = 0;
-  let wrap: Hit | null = null; // extreme match in the other direction, for wrapping
-  let tWrap = 0;
-  for (const f of files) {
+  const fromT = from ? from.file.offset + from.file.events.start(from.i) : 0;
+  const fromF = from ? files.indexOf(from.file) : 0;
+  const fromI = from ? from.i : 0;
+  // Best candidate after `from`, and the extreme match (for wrapping), as (t, file, index) triples.
+  let bT = 0, bF = -1, bI = 0;
+  let wT = 0, wF = -1, wI = 0;
+  for (let fi = 0; fi < files.length; fi++) {
+    const f = files[fi];
     const list = r.events.get(f);
     if (!list) continue;
     const ev = f.events;
     for (let k = 0; k < list.length; k++) {
-      const h: Hit = { file: f, i: list[k] };
-      const t = f.offset + ev.start(h.i);
-      if (!wrap || dir * cmp(files, h, t, wrap, tWrap) < 0) {
-        wrap = h;
-        tWrap = t;
+      const i = list[k];
+      const t = f.offset + ev.start(i);
+      if (wF < 0 || dir * (t - wT || fi - wF || i - wI) < 0) {
+        wT = t; wF = fi; wI = i;
       }
-      if (from && dir * cmp(files, h, t, from, tFrom) <= 0) continue;
-      if (!best || dir * cmp(files, h, t, best, tBest) < 0) {
-        best = h;
-        tBest = t;
+      if (from && dir * (t - fromT || fi - fromF || i - fromI) <= 0) continue;
+      if (bF < 0 || dir * (t - bT || fi - bF || i - bI) < 0) {
+        bT = t; bF = fi; bI = i;
       }
     }
   }
-  const hit = best ?? wrap!;
-  const tHit = best ? tBest : tWrap;
+  const [hT, hF, hI] = bF >= 0 ? [bT, bF, bI] : [wT, wF, wI];
   // Rank: matches before it in time order, plus one.
   let rank = 1;
-  for (const f of files) {
+  for (let fi = 0; fi < files.length; fi++) {
+    const f = files[fi];
     const list = r.events.get(f);
     if (!list) continue;
+    const ev = f.events;
     for (let k = 0; k < list.length; k++) {
-      const h: Hit = { file: f, i: list[k] };
-      if (cmp(files, h, f.offset + f.events.start(h.i), hit, tHit) < 0) rank++;
+      const i = list[k];
+      if ((f.offset + ev.start(i) - hT || fi - hF || i - hI) < 0) rank++;
     }
   }
-  return { hit, rank };
+  return { hit: { file: files[hF], i: hI }, rank };
 }
