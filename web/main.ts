@@ -423,12 +423,15 @@ function applyHash(st: HashState): void {
   if (st.view) view.setWindow(st.view[0] + o, st.view[1] + o);
 }
 
-/** Called after each load: applies the pending hash once its file is loaded. */
+/**
+ * Called after each load: applies the pending hash when the file it names is the one loaded (a view of another
+ * file is dropped: the hash then follows the file opened).
+ */
 function afterLoad(): void {
-  if (pending && (!pending.file || files.some((f) => f.name === pending!.file))) {
+  if (pending) {
     const st = pending;
     pending = null;
-    applyHash(st);
+    if (!st.file || files.some((f) => f.name === st.file)) applyHash(st);
   }
   writeHash();
 }

@@ -385,6 +385,15 @@ test("measure (Ctrl+drag snaps to edges; M between two slices), marks (N) and th
   assert.ok(pic.length > 0);
   clean(again.g, "hash");
   await again.page.close();
+
+  // A view of another file is not applied to this one; the hash then follows the file opened.
+  const other = await openPage(h, "#file=other.rawtrace&range=1000,2000&marks=5", { viewport: VIEW });
+  await load(other.page, CUDA_SAMPLE);
+  await other.page.waitForFunction(() => /file=cuda_sample\.rawtrace/.test(location.hash));
+  assert.ok(await other.page.isHidden("#range"), "no range from another file's view");
+  assert.is(await canvasData(other.page, "marks"), "");
+  clean(other.g, "hash of another file");
+  await other.page.close();
 });
 
 test("navigation: tooltips follow the view and stay inside it, groups collapse, resize, dark theme", async () => {
