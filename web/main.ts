@@ -11,6 +11,7 @@ import type { TraceStats } from "../src/core/stats.js";
 import type { JobCallbacks, WorkerApi } from "./worker.js";
 import { eventName, makeLoadedFile, rowWord, type LoadedFile } from "./model.js";
 import { TimelineView, type Sel } from "./view.js";
+import { TimelineKeys } from "./keys.js";
 import { dur, int } from "./format.js";
 import { $, linkButton } from "./dom.js";
 import { renderDetails } from "./details.js";
@@ -22,6 +23,7 @@ import { formatHash, parseHash, type HashState } from "./hash.js";
 const worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module", name: "rawtrace-core" });
 const api = Comlink.wrap<WorkerApi>(worker);
 const view = new TimelineView($<HTMLCanvasElement>("#canvas"));
+const keys = new TimelineKeys(view);
 const files: LoadedFile[] = [];
 const stats = new Map<number, TraceStats>();
 let nextId = 1;
@@ -237,7 +239,7 @@ window.addEventListener("keydown", (e) => {
     return;
   }
   tip.hidden = true;
-  view.key(e);
+  keys.handle(e);
 });
 
 // ---- Range selection, steps ----------------------------------------------------------------------------------------

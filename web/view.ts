@@ -8,9 +8,7 @@
  * pans), drag pans, click selects, hover shows a tooltip and the launch → kernel flow; drag on the time axis selects
  * a time range over all tracks, shift+drag on the tracks selects a range over the tracks dragged across, ctrl (⌘)
  * +drag measures (ends snap to slice edges), double-click on the axis adds a mark, a click on a group header
- * collapses or expands it. Keys ({@link TimelineView.key}, from anywhere but a text field): W/S or ↑/↓ zoom, A/D or
- * ←/→ pan, F fits (the range when there is one), R selects the selected slice's span (or the visible window) as the
- * range, M measures between two selected slices, N marks the selected slice's start, Escape clears.
+ * collapses or expands it (its buttons move it up or pin it to the top). Keys: web/keys.ts.
  */
 import { Flag, TL_NONE } from "../src/core/timeline.js";
 import { eventName, laneOf, lowerBoundEnd, lowerBoundStart, rowWord, type LoadedFile } from "./model.js";
@@ -96,8 +94,6 @@ export class TimelineView {
   } | null = null;
   /** Last pointer position over the canvas (null when outside): hover is recomputed after every view change. */
   private pointer: [number, number] | null = null;
-  /** The first slice of a keyboard measurement (M), waiting for the second. */
-  private measureFrom: Sel | null = null;
   selected: Sel | null = null;
   hovered: Sel | null = null;
   range: Range | null = null;
@@ -650,6 +646,36 @@ export class TimelineView {
     return [e.clientX - r.left, e.clientY - r.top];
   }
 
+  /** Zooms around the middle of the plot by `factor` (below 1 zooms in). */
+  zoomCenter(factor: number): void {
+    this.zoomAt(GUTTER + (this.width - GUTTER) / 2, factor);
+  }
+
+  /** Pans by `frac` of the visible window (negative: earlier). */
+  panBy(frac: number): void {
+    this.pan((this.width - GUTTER) * frac);
+  }
+
+  /** Scrolls the rows by `frac` of the visible height (negative: up). */
+  scrollPage(frac: number): void {
+    this.scrollRows((this.height - AXIS_H) * frac);
+  }
+
+  /** The visible window, ns on the view axis. */
+  get visible(): [number, number] {
+    return [this.t0, this.t1];
+  }
+
+  /** Content y of the middle of event s's lane (where a measurement next to it is drawn). */
+  laneMid(s: Sel): number {
+    return this.laneY.get(s.file)![laneOf(s.file, s.i)] + SLICE_H / 2;
+  }
+
+  /** Content y at the top of the visible rows. */
+  get scrollTop(): number {
+    return this.scrollY;
+  }
+
   private zoomAt(x: number, factor: number): void {
     const px = Math.max(0, x - GUTTER);
     const plotW = this.width - GUTTER;
@@ -756,99 +782,5 @@ export class TimelineView {
     const [x, y] = this.local(e);
     if (y >= AXIS_H || x < GUTTER) return;
     this.toggleMark(this.t0 + ((x - GUTTER) / (this.width - GUTTER)) * (this.t1 - this.t0));
-  }
-
-  /**
-   * Keyboard commands; returns whether `e` was one (the page calls it for keys typed outside text fields, so the
-   * timeline needs no click first).
-   */
-  key(e: KeyboardEvent): boolean {
-    if (e.ctrlKey || e.metaKey || e.altKey) return false;
-    const W = this.width;
-    const mid = GUTTER + (W - GUTTER) / 2;
-    switch (e.key) {
-      case "w": case "W": case "ArrowUp":
-        this.zoomAt(mid, 0.7);
-        break;
-      case "s": case "S": case "ArrowDown":
-        this.zoomAt(mid, 1 / 0.7);
-        break;
-      case "a": case "A": case "ArrowLeft":
-        this.pan(-(W - GUTTER) * 0.2);
-        break;
-      case "d": case "D": case "ArrowRight":
-        this.pan((W - GUTTER) * 0.2);
-        break;
-      case "PageUp":
-        this.scrollRows(-(this.height - AXIS_H) * 0.8);
-        break;
-      case "PageDown":
-        this.scrollRows((this.height - AXIS_H) * 0.8);
-        break;
-      case "f": case "F":
-        if (this.range) {
-          const pad = (this.range.t1 - this.range.t0) * 0.02;
-          this.setWindow(this.range.t0 - pad, this.range.t1 + pad);
-        } else this.fit();
-        break;
-      case "r": case "R":
-        this.rangeFromKeys();
-        break;
-      case "m": case "M":
-        this.measureFromKeys();
-        break;
-      case "n": case "N":
-        this.toggleMark(this.selected ? this.selected.file.offset + this.selected.file.events.start(this.selected.i) : (this.t0 + this.t1) / 2);
-        break;
-      case "Escape":
-        if (this.selected) this.select(null);
-        else if (this.measure || this.measureFrom) {
-          this.measureFrom = null;
-          this.setMeasure(null);
-        } else if (this.range) this.setRange(null);
-        break;
-      default:
-        return false;
-    }
-    e.preventDefault();
-    return true;
-  }
-
-  /** R: the selected slice's span (or, with none, the visible window) becomes the range over all tracks. */
-  private rangeFromKeys(): void {
-    const s = this.selected;
-    if (s) {
-      const a = s.file.offset + s.file.events.start(s.i);
-      this.setRange({ t0: a, t1: a + s.file.events.dur(s.i), rows: null });
-    } else this.setRange({ t0: this.t0, t1: this.t1, rows: null });
-  }
-
-  /**
-   * M: the first press remembers the selected slice; the second (another slice selected) measures between their
-   * facing edges (end of the earlier → start of the later; start → start when they overlap). With no selection, M
-   * measures the range when there is one.
-   */
-  private measureFromKeys(): void {
-    const s = this.selected;
-    if (!s) {
-      if (this.range) this.setMeasure({ a: this.range.t0, b: this.range.t1, y: this.scrollY + 12 });
-      return;
-    }
-    const y = this.laneY.get(s.file)![laneOf(s.file, s.i)] + SLICE_H / 2;
-    const from = this.measureFrom;
-    if (!from || (from.file === s.file && from.i === s.i)) {
-      this.measureFrom = s;
-      const t = s.file.offset + s.file.events.end(s.i);
-      this.setMeasure({ a: t, b: t, y });
-      return;
-    }
-    const a0 = from.file.offset + from.file.events.start(from.i);
-    const a1 = from.file.offset + from.file.events.end(from.i);
-    const b0 = s.file.offset + s.file.events.start(s.i);
-    const b1 = s.file.offset + s.file.events.end(s.i);
-    this.measureFrom = null;
-    if (b0 >= a1) this.setMeasure({ a: a1, b: b0, y });
-    else if (a0 >= b1) this.setMeasure({ a: b1, b: a0, y });
-    else this.setMeasure({ a: a0, b: b0, y });
   }
 }

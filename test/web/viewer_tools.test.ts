@@ -179,6 +179,9 @@ test("drag on the time axis, shift-drag over tracks: the aggregate equals the JS
   await page.keyboard.press("Escape");
   await page.keyboard.press("Escape");
   await page.keyboard.press("f");
+  // The emptied search runs debounced; its end may re-flow the header bar: measure the canvas after it.
+  await page.waitForSelector("#search-results", { state: "hidden" });
+  await frame(page);
   const box = (await page.locator("#canvas").boundingBox())!;
   const evs = rowEvents(cuda);
   const range = async () => (await canvasData(page, "range")).split(",").map(Number);
