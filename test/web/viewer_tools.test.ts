@@ -423,17 +423,24 @@ test("navigation: tooltips follow the view and stay inside it, groups collapse, 
   const tipText = (await page.isVisible("#tooltip")) ? await page.textContent("#tooltip") : null;
   assert.ok(tipText === null || !tipText.startsWith(kernel.name.slice(0, 20)) , "no stale tooltip");
   await page.keyboard.press("f");
-  // Near the right edge the tooltip flips left, inside the timeline.
-  await page.keyboard.press("Escape");
+  // Near the right and bottom edges the tooltip flips to the other side of the pointer, inside the timeline: a long
+  // call (cudaHostAlloc) zoomed in until it covers the whole plot, hovered at the plot's right end.
+  await page.fill("#search", "cudaHostAlloc");
+  await page.press("#search", "Enter");
+  await page.waitForSelector("#details-body [data-field=correlation]", { state: "attached" });
+  await page.locator("#search").blur();
+  for (let i = 0; i < 4; i++) await page.keyboard.press("w");
+  await frame(page);
   const tl = (await page.locator("#timeline").boundingBox())!;
-  for (let yy = 40; yy < 300; yy += 6) {
-    await page.mouse.move(tl.x + tl.width - 3 - (box.width - 250) * 0.005, box.y + yy);
-    if (await page.isVisible("#tooltip")) break;
-  }
-  if (await page.isVisible("#tooltip")) {
-    const tb = (await page.locator("#tooltip").boundingBox())!;
-    assert.ok(tb.x >= tl.x && tb.x + tb.width <= tl.x + tl.width + 0.5, `tooltip inside: ${tb.x}+${tb.width} vs ${tl.x}+${tl.width}`);
-  }
+  const sy = Number(await canvasData(page, "sel-y"));
+  await page.mouse.move(tl.x + tl.width - 3, box.y + sy);
+  await page.waitForSelector("#tooltip", { state: "visible" });
+  assert.ok((await page.textContent("#tooltip"))!.startsWith("cudaHostAlloc"));
+  const tb = (await page.locator("#tooltip").boundingBox())!;
+  assert.ok(tb.x >= tl.x && tb.x + tb.width <= tl.x + tl.width + 0.5, `tooltip inside: ${tb.x}+${tb.width} vs ${tl.x}+${tl.width}`);
+  assert.ok(tb.x + tb.width < tl.x + tl.width - 3, "flipped to the left of the pointer");
+  await page.keyboard.press("Escape");
+  await page.keyboard.press("f");
   await page.mouse.move(1, 1);
   // Collapse the first group (a click on its header).
   const shown = Number(await canvasData(page, "rows-shown"));
