@@ -2,15 +2,19 @@
  * Loads a large dump into the viewer (web/) in headless Chromium and measures what a user would feel: time until
  * the timeline is drawn, time until the summary is in, the page's peak JS heap while loading (CDP
  * Performance.getMetrics, sampled every 100 ms), the browser processes' peak resident memory, the core's memory in
- * the worker, and the cost of a frame at full zoom-out and zoomed in. Not a CI test: run it by hand.
+ * the worker, the cost of a frame at full zoom-out and zoomed in, and the time to aggregate a range selection over
+ * the whole trace (web/aggregate.ts, the range panel). Reported, not asserted (issue 19's budgets: a frame with
+ * everything in view ≤ 16 ms and a whole-trace aggregation ≤ 200 ms at 10^6 records). Not a CI test: run it by hand.
  *
  *   npx tsx bench/web_load.ts [dump]      (default bench/data/cupti_14000000.rawtrace, generated when missing)
+ *   npx tsx bench/web_load.ts bench/data/cupti_1000000.rawtrace     (the 10^6-record budgets)
  *
  * Writes bench/results/web_load.json (ignored) and prints a summary.
  */
 import { existsSync, mkdirSync, statSync, writeFileSync, readdirSync, readFileSync } from "node:fs";
 import { generate } from "./generate.js";
 import { startHarness } from "../test/web/browser.js";
+import { TL_REC } from "../src/core/timeline.js";
 
 const path = process.argv[2] ?? "bench/data/cupti_14000000.rawtrace";
 if (!existsSync(path)) {
@@ -98,14 +102,51 @@ try {
     if (z === 0 || z === 4 || z === 8) await page.screenshot({ path: `test-results/web/web_load-zoom${z}.png` });
   }
 
+  // Whole-trace range aggregation: F fits, R makes the visible window (every event) the range; median of 5.
+  await page.mouse.move(1, 1);
+  const agg: number[] = [];
+  for (let k = 0; k < 5; k++) {
+    await page.keyboard.press("f");
+    await page.keyboard.press("Escape");
+    await page.keyboard.press("Escape");
+    await page.keyboard.press("r");
+    await page.waitForSelector("#range-table", { state: "visible" });
+    agg.push(Number(await page.getAttribute("body", "data-agg-ms")));
+  }
+  const aggMs = agg.sort((a, b) => a - b)[2];
+  const aggEvents = Number(await page.getAttribute("body", "data-range-events"));
+  // The frame with everything in view and the range drawn over it.
+  const fullFrame: number[] = [];
+  for (let k = 0; k < 5; k++) {
+    await page.mouse.move(box.x + box.width * 0.55, box.y + 150);
+    await page.mouse.wheel(0, k % 2 ? 1 : -1);
+    fullFrame.push(await frame());
+    await page.keyboard.press("f");
+    fullFrame.push(await frame());
+  }
+  const fullFrameMs = fullFrame.sort((a, b) => a - b)[Math.floor(fullFrame.length / 2)];
+
+  // Search: a regex that matches every named event, then Enter twice (next match in time order, with its rank).
+  await page.check("#search-regex");
+  await page.fill("#search", ".");
+  await page.press("#search", "Enter");
+  await page.waitForSelector("body[data-step-ms]", { state: "attached" });
+  await page.press("#search", "Enter");
+  const searchMs = Number(await page.getAttribute("body", "data-search-ms"));
+  const stepMs = Number(await page.getAttribute("body", "data-step-ms"));
+  const searchMatches = Number(await page.getAttribute("body", "data-search-matches"));
+
   const result = {
     file: path, bytes: size, events,
     timelineSeconds: +timelineS.toFixed(2), summarySeconds: +summaryS.toFixed(2),
     pageLoadMsReported: Number(data.loadMs),
     peakJsHeapBytes: peakHeap, jsHeapBeforeBytes: heapBefore, jsHeapAfterBytes: heapAfter,
     peakBrowserRssBytes: peakRss, coreWasmBytes: Number(data.coreBytes), passMs: JSON.parse(data.passMs ?? "{}"),
-    tablesBytes: events * 48,
+    tablesBytes: events * TL_REC,
     frameMedianMs: frames,
+    fullViewFrameMs: fullFrameMs,
+    wholeTraceAggregationMs: aggMs, aggregatedEvents: aggEvents,
+    searchAllMs: searchMs, searchStepMs: stepMs, searchMatches,
     errors,
     chromium: h.browser.version(),
   };
@@ -115,9 +156,11 @@ try {
   console.log(`${path}: ${mb(size)}, ${events.toLocaleString("en-US")} events`);
   console.log(`timeline drawn after ${timelineS.toFixed(1)} s, summary after ${summaryS.toFixed(1)} s; worker passes (ms): ${data.passMs}`);
   console.log(`page JS heap: peak ${mb(peakHeap)} (before ${mb(heapBefore)}, after ${mb(heapAfter)})`);
-  console.log(`timeline tables (ArrayBuffers, outside the JS heap): ${mb(events * 48)}; core memory in the worker: ${mb(Number(data.coreBytes))}`);
+  console.log(`timeline tables (ArrayBuffers, outside the JS heap): ${mb(events * TL_REC)}; core memory in the worker: ${mb(Number(data.coreBytes))}`);
   console.log(`browser processes RSS peak: ${mb(peakRss)}`);
   console.log(`frame (median of 5) by zoom step (each ~6× closer): ${frames.map((f) => `${f.zoom}: ${f.ms} ms`).join(", ")}`);
+  console.log(`everything in view: frame ${fullFrameMs} ms (median); whole-trace range aggregation ${aggMs} ms over ${aggEvents.toLocaleString("en-US")} events (median of 5)`);
+  console.log(`search matching ${searchMatches.toLocaleString("en-US")} events: ${searchMs} ms; Enter (next in time order, with its rank): ${stepMs} ms`);
   if (errors.length) console.log("errors:", errors);
 } finally {
   await h.close();

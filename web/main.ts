@@ -1,22 +1,30 @@
 /**
  * The viewer page: open or drop .rawtrace files, convert them in a Web Worker (web/worker.ts, the same WebAssembly
- * core as the CLI), draw the timeline (web/view.ts), show details of the selection, search by name, a summary
- * (src/core/stats.ts) and downloads. Everything stays in the page: no request leaves localhost.
+ * core as the CLI), draw the timeline (web/view.ts), show details of the selection (web/details.ts), the aggregate
+ * of a range selection and the training steps (web/range_panel.ts), search every event (web/search.ts), a summary
+ * (web/summary.ts) and downloads; the view lives in the URL hash (web/hash.ts). Everything stays in the page: no
+ * request leaves localhost.
  */
 import * as Comlink from "comlink";
-import { Flag, Kind, TL_NONE, TimelineEvents } from "../src/core/timeline.js";
-import { EventKind, byTotal, type TraceStats } from "../src/core/stats.js";
+import { TimelineEvents } from "../src/core/timeline.js";
+import type { TraceStats } from "../src/core/stats.js";
 import type { JobCallbacks, WorkerApi } from "./worker.js";
-import { COPY_KINDS, KIND_NAMES, eventName, makeLoadedFile, rowWord, shortName, type LoadedFile } from "./model.js";
+import { eventName, makeLoadedFile, rowWord, type LoadedFile } from "./model.js";
 import { TimelineView, type Sel } from "./view.js";
-import { bytes, dur, int, usExact } from "./format.js";
+import { TimelineKeys } from "./keys.js";
+import { dur, int } from "./format.js";
+import { $, linkButton } from "./dom.js";
+import { renderDetails } from "./details.js";
+import { RangePanel, renderSteps } from "./range_panel.js";
+import { nameTest, searchEvents, stepMatch, type SearchResult } from "./search.js";
+import { renderSummary } from "./summary.js";
+import { formatHash, parseHash, type HashState } from "./hash.js";
 import { filesFromUrl } from "./url_files.js";
-
-const $ = <T extends HTMLElement = HTMLElement>(sel: string) => document.querySelector(sel) as T;
 
 const worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module", name: "rawtrace-core" });
 const api = Comlink.wrap<WorkerApi>(worker);
 const view = new TimelineView($<HTMLCanvasElement>("#canvas"));
+const keys = new TimelineKeys(view);
 const files: LoadedFile[] = [];
 const stats = new Map<number, TraceStats>();
 let nextId = 1;
@@ -86,10 +94,12 @@ async function loadOne(file: File): Promise<void> {
         events.add(chunk);
       },
     });
-    const res = await api.load(id, file, cb);
+    const res = await api.load(id, file, cb, stepsPattern);
     const lf = makeLoadedFile(id, file.name, res.info, res.meta, events, res.ms, res.coreBytes);
     files.push(lf);
     view.setFiles(files);
+    rangePanel.setFiles(files);
+    renderSteps(files, pickStep);
     refreshFiles();
     document.body.dataset.state = "ready";
     document.body.dataset.loadMs = String(Math.round(res.ms));
@@ -101,9 +111,10 @@ async function loadOne(file: File): Promise<void> {
     // The summary (rawtrace stats) was aggregated by the core in the same pass.
     if (res.stats) {
       stats.set(id, res.stats);
-      renderSummary();
+      showSummary();
       document.body.dataset.summary = "ready";
     } else document.body.dataset.summary = "none";
+    afterLoad();
   } catch (e) {
     if (!isCancel(e)) showError(`${file.name}: ${(e as Error).message}`);
     if (!files.length) document.body.dataset.state = "empty";
@@ -141,8 +152,6 @@ window.addEventListener("drop", (e) => {
   const list = [...(e.dataTransfer?.files ?? [])];
   if (list.length) void openFiles(list);
 });
-// `rawtrace view FILE…` opens the page with ?file=/files/<i>/<name> (web/url_files.ts).
-void filesFromUrl(location.search).then(openFiles, (e: Error) => showError(e.message));
 
 // ---- File lists, row list ------------------------------------------------------------------------------------------
 
@@ -162,7 +171,7 @@ function refreshFiles(): void {
     sel.value = String(files[files.length - 1].id);
     sel.hidden = files.length < 2;
   }
-  for (const b of ["#search", "#fit", "#dl-json", "#dl-xspace"]) ($(b) as HTMLInputElement).disabled = false;
+  for (const b of ["#search", "#search-regex", "#fit", "#dl-json", "#dl-xspace"]) ($(b) as HTMLInputElement).disabled = false;
   // An accessible list of the rows (the canvas has none), also what tests read.
   const list = $("#row-list");
   list.textContent = "";
@@ -183,97 +192,15 @@ function refreshFiles(): void {
 
 $("#fit").addEventListener("click", () => view.fit());
 
-// ---- Details -------------------------------------------------------------------------------------------------------
+// ---- Details, tooltip ----------------------------------------------------------------------------------------------
 
-function relStart(s: Sel): number {
-  return s.file.offset + s.file.events.start(s.i) - view.traceOrigin;
+/** Shows and selects an event (links in the panels). */
+function go(s: Sel): void {
+  view.reveal(s);
+  view.select(s);
 }
 
-function kv(dl: HTMLElement, key: string, field: string, value: string | Node, title?: string): void {
-  const dt = document.createElement("dt");
-  dt.textContent = key;
-  const dd = document.createElement("dd");
-  dd.dataset.field = field;
-  if (typeof value === "string") dd.textContent = value;
-  else dd.append(value);
-  if (title) dd.title = title;
-  dl.append(dt, dd);
-}
-
-function selLink(s: Sel, text: string): HTMLButtonElement {
-  const b = document.createElement("button");
-  b.className = "link";
-  b.type = "button";
-  b.textContent = text;
-  b.addEventListener("click", () => {
-    view.reveal(s);
-    view.select(s);
-  });
-  return b;
-}
-
-function renderDetails(s: Sel | null): void {
-  const body = $("#details-body");
-  body.textContent = "";
-  body.classList.toggle("muted", !s);
-  if (!s) {
-    body.textContent = "Click a slice to see its details.";
-    return;
-  }
-  const f = s.file;
-  const ev = f.events;
-  const i = s.i;
-  const k = ev.kind(i);
-  const name = document.createElement("div");
-  name.className = "ename";
-  name.dataset.field = "name";
-  name.textContent = eventName(f, i);
-  body.append(name);
-  const dl = document.createElement("dl");
-  dl.className = "kv";
-  const row = ev.row(i);
-  kv(dl, "Kind", "kind", KIND_NAMES[k] ?? `kind ${k}`);
-  kv(dl, "Row", "row", `${f.rowGroups[row]} · ${f.rowLabels[row]}`);
-  if (files.length > 1) kv(dl, "File", "file", f.name);
-  kv(dl, "Start", "start", `${usExact(relStart(s))} µs`, "since the start of the trace");
-  const exact = `${usExact(ev.dur(i))} µs`;
-  if (ev.flags(i) & Flag.INCOMPLETE) {
-    kv(dl, "Duration", "duration", "unknown (incomplete)", "the vendor record has no end: still running at the final flush");
-  } else kv(dl, "Duration", "duration", dur(ev.dur(i)) === exact ? exact : `${exact} (${dur(ev.dur(i))})`);
-  const x0 = ev.word(i, 9);
-  const x1 = ev.word(i, 10);
-  const x2 = ev.word(i, 11);
-  if (k === Kind.KERNEL) {
-    kv(dl, "Grid", "grid", `[${x0}, ${x1 & 0xffff}, ${x1 >>> 16}]`);
-    kv(dl, "Block", "block", `[${x2 & 0x7ff}, ${(x2 >>> 11) & 0x7ff}, ${(x2 >>> 22) & 0x3ff}]`);
-  } else if (k === Kind.MEMCPY || k === Kind.MEMSET) {
-    const n = x0 + x1 * 2 ** 32;
-    kv(dl, "Bytes", "bytes", `${int(n)} (${bytes(n)})`);
-    if (k === Kind.MEMCPY) {
-      kv(dl, "Direction", "direction", COPY_KINDS[x2 & 0xff] ?? `kind ${x2 & 0xff}`);
-      if (ev.dur(i) > 0) kv(dl, "Bandwidth", "bandwidth", `${(n / ev.dur(i)).toFixed(3)} GB/s`);
-    } else kv(dl, "Value", "value", String(x2));
-  } else if (k === Kind.API_RUNTIME || k === Kind.API_DRIVER) {
-    kv(dl, "cbid", "cbid", String(x0));
-    if (ev.flags(i) & Flag.EXTERNAL) kv(dl, "External id", "external", String(x1));
-  } else if (k === Kind.RANGE || k === Kind.INSTANT) {
-    if (x1 !== TL_NONE) kv(dl, "Domain", "domain", f.names[x1]);
-  } else if (k === Kind.GRAPH) {
-    kv(dl, "Graph id", "graph", String(x0));
-  }
-  const corr = ev.correlation(i);
-  if (corr !== 0) kv(dl, "Correlation", "correlation", String(corr));
-  const p = ev.partner(i);
-  if (p !== TL_NONE) {
-    const other = { file: f, i: p };
-    const launch = (ev.flags(i) & Flag.FLOW_START) !== 0;
-    kv(dl, launch ? "Launches" : "Launched by", "partner", selLink(other, `${eventName(f, p)} (${dur(ev.dur(p))})`));
-    if (!launch) kv(dl, "Launch → start", "latency", dur(ev.start(i) - ev.start(p)), "queueing delay from the API call to the device work");
-  }
-  body.append(dl);
-}
-
-view.onselect = (s) => renderDetails(s);
+view.onselect = (s) => renderDetails($("#details-body"), s, { origin: view.traceOrigin, manyFiles: files.length > 1, go, pickStep });
 
 const tip = $("#tooltip");
 view.onhover = (s, x, y) => {
@@ -283,224 +210,239 @@ view.onhover = (s, x, y) => {
   }
   tip.textContent = `${eventName(s.file, s.i)} — ${dur(s.file.events.dur(s.i))}`;
   tip.hidden = false;
+  // Kept inside the timeline: flipped to the other side of the pointer where it would cross an edge.
   const box = $("#timeline").getBoundingClientRect();
-  tip.style.left = `${Math.min(x + 12, box.width - 260)}px`;
-  tip.style.top = `${Math.min(y + 14, box.height - 30)}px`;
+  const w = tip.offsetWidth;
+  const h = tip.offsetHeight;
+  let left = x + 12;
+  if (left + w > box.width - 4) left = Math.max(4, x - 12 - w);
+  let top = y + 14;
+  if (top + h > box.height - 4) top = Math.max(4, y - 10 - h);
+  tip.style.left = `${left}px`;
+  tip.style.top = `${top}px`;
 };
+
+// ---- Keys: the timeline's commands work wherever the focus is, except in text fields -----------------------------
+
+function typing(t: EventTarget | null): boolean {
+  const el = t as HTMLElement | null;
+  if (!el || !el.tagName) return false;
+  if (el.tagName === "INPUT") return !/^(file|checkbox|radio|button|submit|reset|range|color)$/.test((el as HTMLInputElement).type);
+  return el.tagName === "TEXTAREA" || el.tagName === "SELECT" || el.isContentEditable;
+}
+
+window.addEventListener("keydown", (e) => {
+  if (!files.length || typing(e.target)) return;
+  if (e.key === "/" ) {
+    // "/" jumps to the search box, as in many viewers.
+    e.preventDefault();
+    search.focus();
+    return;
+  }
+  tip.hidden = true;
+  keys.handle(e);
+});
+
+// ---- Range selection, steps ----------------------------------------------------------------------------------------
+
+const rangePanel = new RangePanel();
+view.onrange = (r) => {
+  rangePanel.origin = view.traceOrigin;
+  rangePanel.show(r);
+};
+
+/** Selects a step: its span becomes the range (all tracks) and the step range the selected event. */
+function pickStep(s: Sel): void {
+  const a = s.file.offset + s.file.events.start(s.i);
+  const b = a + s.file.events.dur(s.i);
+  view.select(s);
+  view.setRange({ t0: a, t1: b, rows: null });
+  const pad = (b - a) * 0.02;
+  view.setWindow(a - pad, b + pad);
+}
 
 // ---- Search --------------------------------------------------------------------------------------------------------
 
 const search = $<HTMLInputElement>("#search");
+const regexBox = $<HTMLInputElement>("#search-regex");
 let searchTimer = 0;
-let hits: Sel[] = [];
-let hitAt = -1;
+let result: SearchResult | null = null;
+/** Query and mode `result` answers. */
+let resultFor = "";
 const MAX_LISTED = 200;
 
 function runSearch(): void {
-  const q = search.value.trim().toLowerCase();
+  const q = search.value.trim();
   const box = $("#search-results");
   const ol = box.querySelector("ol")!;
   ol.textContent = "";
-  hits = [];
-  hitAt = -1;
+  result = null;
+  search.classList.remove("bad");
   if (!q) {
     view.matches = null;
     box.hidden = true;
     $("#search-count").textContent = "";
+    delete document.body.dataset.searchMatches;
     view.invalidate();
+    writeHash();
     return;
   }
-  const masks = new Map<LoadedFile, Uint8Array>();
-  let total = 0;
-  for (const f of files) {
-    const mask = new Uint8Array(f.names.length);
-    let any = false;
-    for (let n = 0; n < f.names.length; n++) {
-      if (f.names[n].toLowerCase().includes(q)) {
-        mask[n] = 1;
-        any = true;
-      }
-    }
-    masks.set(f, mask);
-    if (!any) continue;
-    const ev = f.events;
-    for (let i = 0; i < ev.length; i++) {
-      const n = ev.name(i);
-      if (n !== TL_NONE && mask[n] === 1) {
-        total++;
-        if (hits.length < MAX_LISTED) hits.push({ file: f, i });
-      }
-    }
+  let test: (name: string) => boolean;
+  try {
+    test = nameTest(q, regexBox.checked);
+  } catch (e) {
+    search.classList.add("bad");
+    $("#search-count").textContent = `bad expression: ${(e as Error).message}`;
+    return;
   }
-  view.matches = masks;
+  const t0 = performance.now();
+  result = searchEvents(files, test);
+  document.body.dataset.searchMs = (performance.now() - t0).toFixed(2);
+  resultFor = `${regexBox.checked}:${q}`;
+  view.matches = result.masks;
   view.invalidate();
+  const total = result.total;
   $("#search-count").textContent = `${int(total)} match${total === 1 ? "" : "es"}`;
   document.body.dataset.searchMatches = String(total);
   box.hidden = false;
-  for (const h of hits) {
-    const li = document.createElement("li");
-    const ev = h.file.events;
-    li.append(selLink(h, `${eventName(h.file, h.i)} · ${h.file.rowLabels[ev.row(h.i)]} · ${dur(ev.dur(h.i))}`));
-    ol.append(li);
+  let listed = 0;
+  for (const f of files) {
+    const list = result.events.get(f)!;
+    for (let k = 0; k < list.length && listed < MAX_LISTED; k++, listed++) {
+      const h = { file: f, i: list[k] };
+      const li = document.createElement("li");
+      const ev = f.events;
+      li.append(linkButton(`${eventName(f, h.i)} · ${f.rowLabels[ev.row(h.i)]} · ${dur(ev.dur(h.i))}`, () => go(h)));
+      ol.append(li);
+    }
   }
-  if (total > hits.length) {
+  if (total > listed) {
     const li = document.createElement("li");
     li.className = "muted";
-    li.textContent = `… ${int(total - hits.length)} more (Enter steps through the first ${MAX_LISTED})`;
+    li.textContent = `… ${int(total - listed)} more (Enter / Shift+Enter step through all of them in time order)`;
     ol.append(li);
   }
+  writeHash();
 }
 
 search.addEventListener("input", () => {
   clearTimeout(searchTimer);
   searchTimer = window.setTimeout(runSearch, 150);
 });
+regexBox.addEventListener("change", runSearch);
 search.addEventListener("keydown", (e) => {
+  if (e.key === "Escape") {
+    // Leaves the box with the query kept (a search field's default would clear it), so "/" + Enter goes on.
+    e.preventDefault();
+    search.blur();
+    return;
+  }
   if (e.key !== "Enter") return;
+  e.preventDefault();
   clearTimeout(searchTimer);
-  if (!hits.length) runSearch();
-  if (!hits.length) return;
-  hitAt = (hitAt + (e.shiftKey ? hits.length - 1 : 1)) % hits.length;
-  view.reveal(hits[hitAt]);
-  view.select(hits[hitAt]);
+  // The query may have changed since the last (debounced) search: Enter answers what the box says now.
+  if (!result || resultFor !== `${regexBox.checked}:${search.value.trim()}`) runSearch();
+  if (!result) return;
+  const cur = view.selected && result.masks.get(view.selected.file)?.[view.selected.file.events.name(view.selected.i)] === 1 ? view.selected : null;
+  const t0 = performance.now();
+  const next = stepMatch(files, result, cur, e.shiftKey ? -1 : 1);
+  // Exposed for bench/web_load.ts.
+  document.body.dataset.stepMs = (performance.now() - t0).toFixed(2);
+  if (!next) return;
+  $("#search-count").textContent = `${int(next.rank)} of ${int(result.total)} match${result.total === 1 ? "" : "es"}`;
+  document.body.dataset.searchRank = String(next.rank);
+  go(next.hit);
 });
 
 // ---- Summary -------------------------------------------------------------------------------------------------------
 
-function cell(tr: HTMLElement, text: string, cls = "", data?: Record<string, string>, title?: string): void {
-  const td = document.createElement("td");
-  td.textContent = text;
-  if (cls) td.className = cls;
-  if (title) td.title = title;
-  if (data) Object.assign(td.dataset, data);
-  tr.append(td);
-}
-
-function table(heads: string[], numeric: boolean[]): [HTMLTableElement, HTMLElement] {
-  const t = document.createElement("table");
-  t.className = "stats";
-  const tr = document.createElement("tr");
-  heads.forEach((h, i) => {
-    const th = document.createElement("th");
-    th.textContent = h;
-    if (numeric[i]) th.className = "num";
-    tr.append(th);
-  });
-  const thead = document.createElement("thead");
-  thead.append(tr);
-  const tbody = document.createElement("tbody");
-  t.append(thead, tbody);
-  return [t, tbody];
-}
-
-function renderSummary(): void {
+function showSummary(): void {
   const sel = $<HTMLSelectElement>("#summary-file");
   const f = files.find((x) => String(x.id) === sel.value) ?? files[files.length - 1];
-  const body = $("#summary-body");
   const s = f ? stats.get(f.id) : undefined;
   if (!f || !s) return;
-  body.textContent = "";
-  body.classList.remove("muted");
-  body.dataset.file = f.name;
-  const facts = document.createElement("dl");
-  facts.className = "kv";
-  kv(facts, "Trace span", "span", dur(s.spanNs));
-  facts.lastElementChild!.setAttribute("data-ns", String(s.spanNs));
-  kv(facts, "Events", "events", int(f.meta.header.events));
-  kv(facts, "Loaded in", "load", `${(f.loadMs / 1000).toFixed(2)} s (core memory ${bytes(f.coreBytes)})`);
-  body.append(facts);
-
-  let h = document.createElement("h3");
-  h.textContent = "GPU busy (kernels, memcpy, memset)";
-  body.append(h);
-  const [dt, dtb] = table(["GPU", "busy", "kernels", "kernel time"], [false, false, true, true]);
-  dt.id = "summary-devices";
-  for (const d of s.devices) {
-    const tr = document.createElement("tr");
-    tr.dataset.device = String(d.id);
-    cell(tr, String(d.id));
-    const td = document.createElement("td");
-    td.className = "busy";
-    td.dataset.busyNs = String(d.busyNs);
-    td.dataset.busyPercent = String(d.busyPercent);
-    const bg = document.createElement("div");
-    bg.className = "bar-bg";
-    const fg = document.createElement("div");
-    fg.className = "bar-fg";
-    fg.style.width = `${Math.min(100, d.busyPercent).toFixed(1)}%`;
-    bg.append(fg);
-    const label = document.createElement("span");
-    label.textContent = `${d.busyPercent.toFixed(1)}%`;
-    td.append(bg, label);
-    tr.append(td);
-    cell(tr, int(d.kernels), "num", { count: String(d.kernels) });
-    cell(tr, dur(d.kernelNs), "num", { ns: String(d.kernelNs) });
-    dtb.append(tr);
-  }
-  body.append(dt);
-
-  h = document.createElement("h3");
-  h.textContent = "Top kernels by total time";
-  body.append(h);
-  const kernelNs = s.devices.reduce((a, d) => a + d.kernelNs, 0);
-  const [kt, ktb] = table(["kernel", "calls", "total", "%"], [false, true, true, true]);
-  kt.id = "summary-kernels";
-  for (const k of byTotal(s, EventKind.KERNEL, 10)) {
-    const tr = document.createElement("tr");
-    tr.dataset.name = k.name;
-    const td = document.createElement("td");
-    td.className = "name";
-    td.title = k.name;
-    td.textContent = shortName(k.name);
-    td.addEventListener("click", () => {
-      search.value = k.name;
-      runSearch();
-    });
-    tr.append(td);
-    cell(tr, int(k.count), "num", { count: String(k.count) });
-    cell(tr, dur(k.totalNs), "num", { ns: String(k.totalNs) }, `mean ${dur(k.meanNs)}, max ${dur(k.maxNs)}`);
-    cell(tr, kernelNs > 0 ? `${((k.totalNs / kernelNs) * 100).toFixed(1)}` : "-", "num");
-    ktb.append(tr);
-  }
-  body.append(kt);
-
-  h = document.createElement("h3");
-  h.textContent = "Memory copies";
-  body.append(h);
-  const [mt, mtb] = table(["direction", "count", "bytes", "time", "GB/s"], [false, true, true, true, true]);
-  mt.id = "summary-memcpy";
-  for (const c of s.copies) {
-    const tr = document.createElement("tr");
-    tr.dataset.direction = c.direction;
-    cell(tr, c.direction);
-    cell(tr, int(c.count), "num", { count: String(c.count) });
-    cell(tr, bytes(c.bytes), "num", { bytes: String(c.bytes) });
-    cell(tr, dur(c.totalNs), "num", { ns: String(c.totalNs) });
-    cell(tr, c.bandwidthGBs.toFixed(2), "num");
-    mtb.append(tr);
-  }
-  const memsets = s.devices.reduce((a, d) => a + d.memsets, 0);
-  if (memsets) {
-    const tr = document.createElement("tr");
-    tr.dataset.direction = "memset";
-    cell(tr, "memset");
-    cell(tr, int(memsets), "num", { count: String(memsets) });
-    const mb = s.devices.reduce((a, d) => a + d.memsetBytes, 0);
-    cell(tr, bytes(mb), "num", { bytes: String(mb) });
-    const mn = s.devices.reduce((a, d) => a + d.memsetNs, 0);
-    cell(tr, dur(mn), "num", { ns: String(mn) });
-    cell(tr, "", "num");
-    mtb.append(tr);
-  }
-  if (!s.copies.length && !memsets) {
-    const tr = document.createElement("tr");
-    cell(tr, "none");
-    mtb.append(tr);
-  }
-  body.append(mt);
+  renderSummary(f, s, (name) => {
+    search.value = name;
+    regexBox.checked = false;
+    runSearch();
+  });
 }
 
-$("#summary-file").addEventListener("change", renderSummary);
+$("#summary-file").addEventListener("change", showSummary);
+
+// ---- URL hash: file, window, range, selection, measure, marks, search ------------------------------------------------
+
+/** The hash read when the page opened, applied once the file it names is loaded. */
+let pending: HashState | null = parseHash(location.hash);
+let hashTimer = 0;
+/** Step pattern from the hash (`steps=REGEX`), passed to the core. */
+const stepsPattern: string | undefined = pending?.steps;
+
+function rel(t: number): number {
+  return t - view.traceOrigin;
+}
+
+/** Writes the view into the hash (debounced; replaceState: no history entry per pan). */
+function writeHash(): void {
+  if (!files.length || pending) return;
+  clearTimeout(hashTimer);
+  hashTimer = window.setTimeout(() => {
+    const st: HashState = { file: files[0].name, view: view.window };
+    const r = view.range;
+    if (r) {
+      st.range = [rel(r.t0), rel(r.t1)];
+      if (r.rows) st.rows = r.rows.map((x) => ({ file: files.indexOf(x.file), index: x.row }));
+    }
+    if (view.selected) st.ev = { file: files.indexOf(view.selected.file), index: view.selected.i };
+    if (view.measure) st.measure = [rel(view.measure.a), rel(view.measure.b)];
+    if (view.marks.length) st.marks = view.marks.map(rel);
+    if (search.value.trim()) st.q = search.value.trim();
+    if (regexBox.checked) st.regex = true;
+    if (stepsPattern) st.steps = stepsPattern;
+    const h = formatHash(st);
+    if (h !== location.hash) history.replaceState(null, "", h || location.pathname);
+    document.body.dataset.hash = h;
+  }, 120);
+}
+
+view.onchange = writeHash;
+
+/** Applies a hash state to the loaded files (after the file it names is in). */
+function applyHash(st: HashState): void {
+  const o = view.traceOrigin;
+  if (st.q) {
+    search.value = st.q;
+    regexBox.checked = !!st.regex;
+    runSearch();
+  }
+  if (st.marks) view.setMarks(st.marks.map((t) => t + o));
+  if (st.range) {
+    const rows = st.rows?.filter((x) => files[x.file] && x.index < files[x.file].meta.header.rows)
+      .map((x) => ({ file: files[x.file], row: x.index }));
+    view.setRange({ t0: st.range[0] + o, t1: st.range[1] + o, rows: rows?.length ? rows : null });
+  }
+  if (st.measure) view.setMeasure({ a: st.measure[0] + o, b: st.measure[1] + o, y: 12 });
+  if (st.ev && files[st.ev.file] && st.ev.index < files[st.ev.file].events.length) view.select({ file: files[st.ev.file], i: st.ev.index });
+  if (st.view) view.setWindow(st.view[0] + o, st.view[1] + o);
+}
+
+/**
+ * Called after each load: applies the pending hash when the file it names is the one loaded (a view of another
+ * file is dropped: the hash then follows the file opened).
+ */
+function afterLoad(): void {
+  if (pending) {
+    const st = pending;
+    pending = null;
+    if (!st.file || files.some((f) => f.name === st.file)) applyHash(st);
+  }
+  writeHash();
+}
+
+window.addEventListener("hashchange", () => {
+  const st = parseHash(location.hash);
+  if (files.length && formatHash(st) !== document.body.dataset.hash) applyHash(st);
+});
 
 // ---- Downloads -----------------------------------------------------------------------------------------------------
 
@@ -534,4 +476,11 @@ async function download(format: "chrome" | "xspace"): Promise<void> {
 $("#dl-json").addEventListener("click", () => void download("chrome"));
 $("#dl-xspace").addEventListener("click", () => void download("xspace"));
 
+// ---- Files the URL names: ?file=/files/<i>/<name> (`rawtrace view FILE…`), ?open=PATH (a shared link) -----------
+
+async function openServed(): Promise<void> {
+  for (const f of await filesFromUrl(location.search, location.href, showError)) await loadOne(f);
+}
+
 document.body.dataset.boot = "ok";
+void openServed();

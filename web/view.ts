@@ -4,18 +4,36 @@
  * slices narrower than a pixel are merged into one rectangle per pixel column (the next one found by binary search
  * again), so a frame costs O(pixels × log n) whatever the number of events. No JS object per event anywhere.
  *
- * Input: wheel zooms around the pointer (shift+wheel or wheel over the labels scrolls rows; a horizontal wheel
- * pans), drag pans, click selects, hover shows a tooltip and the launch → kernel flow; W/S zoom, A/D pan, F fits,
- * Escape clears the selection.
+ * Mouse: wheel zooms around the pointer (shift+wheel or wheel over the labels scrolls rows; a horizontal wheel
+ * pans), drag pans, click selects, hover shows a tooltip and the launch → kernel flow; drag on the time axis selects
+ * a time range over all tracks, shift+drag on the tracks selects a range over the tracks dragged across, ctrl (⌘)
+ * +drag measures (ends snap to slice edges), double-click on the axis adds a mark, a click on a group header
+ * collapses or expands it (its buttons move it up or pin it to the top). Keys: web/keys.ts.
  */
-import { Flag, Kind, TL_NONE } from "../src/core/timeline.js";
-import { dur, niceStep, tick } from "./format.js";
+import { Flag, TL_NONE } from "../src/core/timeline.js";
 import { eventName, laneOf, lowerBoundEnd, lowerBoundStart, rowWord, type LoadedFile } from "./model.js";
+import type { RowRef } from "./aggregate.js";
+import { kindColor, onThemeChange, palette, textColor, type Palette } from "./theme.js";
+import { AXIS_H, FONT, GUTTER, arrow, drawAxis, drawMarks, drawMeasure, drawRange, fitText, type Frame } from "./overlays.js";
 
 /** A selected or hovered event. */
 export interface Sel {
   file: LoadedFile;
   i: number;
+}
+
+/** A range selection on the view axis (ns); `rows` null = all tracks. */
+export interface Range {
+  t0: number;
+  t1: number;
+  rows: RowRef[] | null;
+}
+
+/** A measurement between two times on the view axis (ns), drawn at content height `y`. */
+export interface Measure {
+  a: number;
+  b: number;
+  y: number;
 }
 
 interface RowBox {
@@ -24,72 +42,41 @@ interface RowBox {
   y: number;
   h: number;
   label: string;
-  /** Group header drawn above this row ("" = none). */
-  header: string;
-  headerY: number;
 }
+
+interface HeaderBox {
+  key: string;
+  label: string;
+  y: number;
+  rows: number;
+  collapsed: boolean;
+  pinned: boolean;
+}
+
+type DragMode = "pan" | "range" | "rows" | "measure";
 
 const LANE_H = 16;
 const SLICE_H = 14;
 const ROW_PAD = 3;
 const HEADER_H = 20;
-const AXIS_H = 24;
-const GUTTER = 250;
-const FONT = "11px system-ui, -apple-system, 'Segoe UI', sans-serif";
-const CHAR_W = 6.1;
-
-const KERNEL_COLORS = [
-  "#4e79a7", "#59a14f", "#76b7b2", "#3b8bc2", "#6a9f58", "#8c6bb1", "#2f7f7a", "#5778a4", "#7aa974", "#6f63a8",
-  "#3f9aa8", "#52869e",
-];
-const RANGE_COLORS = ["#b07aa1", "#9c755f", "#bab0ac", "#d4a6c8", "#a39171", "#c49c94"];
-
-function kindColor(f: LoadedFile, i: number): string {
-  const ev = f.events;
-  const k = ev.kind(i);
-  switch (k) {
-    case Kind.KERNEL:
-      return KERNEL_COLORS[ev.name(i) % KERNEL_COLORS.length];
-    case Kind.MEMCPY: {
-      const ck = ev.word(i, 11) & 0xff;
-      return ck === 1 ? "#e8710a" : ck === 2 ? "#d93025" : ck === 8 ? "#b06000" : "#f28e2b";
-    }
-    case Kind.MEMSET:
-      return "#edc948";
-    case Kind.API_RUNTIME:
-      return "#8d9db6";
-    case Kind.API_DRIVER:
-      return "#a7adb4";
-    case Kind.SYNC:
-      return "#e15759";
-    case Kind.RANGE:
-    case Kind.INSTANT: {
-      const c = ev.word(i, 9);
-      if (c !== 0) return `#${(c & 0xffffff).toString(16).padStart(6, "0")}`;
-      return RANGE_COLORS[ev.name(i) % RANGE_COLORS.length];
-    }
-    case Kind.GPU_RANGE:
-      return "#c9b3d9";
-    case Kind.GRAPH:
-      return "#17becf";
-    default:
-      return "#9e9e9e";
-  }
-}
-
-/** Dark or light text on a slice color. */
-function textColor(bg: string): string {
-  const v = parseInt(bg.slice(1), 16);
-  const l = 0.299 * (v >> 16) + 0.587 * ((v >> 8) & 255) + 0.114 * (v & 255);
-  return l > 150 ? "#1b1b1b" : "#ffffff";
-}
+/** Width of a group header button (px): "move up" and "pin" sit at the gutter's right end. */
+const BTN_W = 22;
+/** Measure ends snap to a slice edge closer than this (px). */
+const SNAP_PX = 6;
 
 export class TimelineView {
   private readonly ctx: CanvasRenderingContext2D;
   private files: LoadedFile[] = [];
   private rows: RowBox[] = [];
-  /** Per file: y (content coordinates) of each of its lanes. */
+  private headers: HeaderBox[] = [];
+  /** Per file: y (content coordinates) of each of its lanes (NaN: row collapsed). */
   private laneY = new Map<LoadedFile, Float64Array>();
+  /** Group keys collapsed by the user. */
+  private readonly collapsed = new Set<string>();
+  /** Group keys pinned to the top, in pin order. */
+  private readonly pinned = new Set<string>();
+  /** Group display order (unpinned groups), changed by {@link TimelineView.moveUp}. */
+  private readonly order: string[] = [];
   private contentH = 0;
   private width = 0;
   private height = 0;
@@ -97,17 +84,30 @@ export class TimelineView {
   /** Visible window, ns on the view axis. */
   private t0 = 0;
   private t1 = 1;
-  /** Trace start on the view axis (displayed times are relative to it). */
+  /** Trace start on the view axis. */
   private origin = 0;
   private scrollY = 0;
   private dirty = false;
-  private drag: { x: number; y: number; t0: number; t1: number; sy: number; moved: boolean } | null = null;
+  private pal: Palette = palette();
+  private drag: {
+    mode: DragMode; x: number; y: number; t0: number; t1: number; sy: number; moved: boolean; at: number; cy: number;
+  } | null = null;
+  /** Last pointer position over the canvas (null when outside): hover is recomputed after every view change. */
+  private pointer: [number, number] | null = null;
   selected: Sel | null = null;
   hovered: Sel | null = null;
+  range: Range | null = null;
+  measure: Measure | null = null;
+  /** User marks, ns on the view axis. */
+  marks: number[] = [];
   /** Per file: 1 for the name ids that match the search (null: no search). */
   matches: Map<LoadedFile, Uint8Array> | null = null;
   onselect: (s: Sel | null) => void = () => {};
   onhover: (s: Sel | null, x: number, y: number) => void = () => {};
+  /** The range selection changed (null: cleared). */
+  onrange: (r: Range | null) => void = () => {};
+  /** Window, measure or marks changed (for the URL hash). */
+  onchange: () => void = () => {};
 
   constructor(private readonly canvas: HTMLCanvasElement) {
     this.ctx = canvas.getContext("2d", { alpha: false })!;
@@ -115,13 +115,16 @@ export class TimelineView {
     this.resize();
     canvas.addEventListener("wheel", (e) => this.onWheel(e), { passive: false });
     canvas.addEventListener("mousedown", (e) => this.onDown(e));
+    canvas.addEventListener("dblclick", (e) => this.onDouble(e));
     window.addEventListener("mousemove", (e) => this.onMove(e));
     window.addEventListener("mouseup", (e) => this.onUp(e));
     canvas.addEventListener("mouseleave", () => {
+      this.pointer = null;
       if (!this.drag) this.setHover(null, 0, 0);
     });
+    window.addEventListener("blur", () => this.setHover(null, 0, 0));
     canvas.tabIndex = 0;
-    canvas.addEventListener("keydown", (e) => this.onKey(e));
+    onThemeChange(() => this.invalidate());
   }
 
   // ---- Data and layout -------------------------------------------------------------------------------------------
@@ -137,34 +140,84 @@ export class TimelineView {
     this.fit();
   }
 
+  private groupKey(f: LoadedFile, r: number): string {
+    return this.files.length > 1 ? `${f.name} · ${f.rowGroups[r]}` : f.rowGroups[r];
+  }
+
   private layout(): void {
     this.rows = [];
+    this.headers = [];
     this.laneY.clear();
-    let y = 0;
+    // Groups (a process or a GPU of a file) with their rows, in file order; then pinned first, moved ones moved.
+    const groups = new Map<string, RowRef[]>();
     for (const f of this.files) {
-      const ly = new Float64Array(f.lanes.length);
-      this.laneY.set(f, ly);
-      let group = "";
+      this.laneY.set(f, new Float64Array(f.lanes.length).fill(NaN));
       for (let r = 0; r < f.meta.header.rows; r++) {
-        let header = "";
-        let headerY = 0;
-        const g = this.files.length > 1 ? `${f.name} · ${f.rowGroups[r]}` : f.rowGroups[r];
-        if (g !== group) {
-          group = g;
-          header = g;
-          headerY = y;
-          y += HEADER_H;
-        }
+        const g = this.groupKey(f, r);
+        let list = groups.get(g);
+        if (!list) groups.set(g, (list = []));
+        list.push({ file: f, row: r });
+      }
+    }
+    for (const g of groups.keys()) if (!this.order.includes(g)) this.order.push(g);
+    const keys = [...this.pinned].filter((g) => groups.has(g)).concat(this.order.filter((g) => groups.has(g) && !this.pinned.has(g)));
+    let y = 0;
+    for (const g of keys) {
+      const list = groups.get(g)!;
+      const hb: HeaderBox = { key: g, label: g, y, rows: list.length, collapsed: this.collapsed.has(g), pinned: this.pinned.has(g) };
+      this.headers.push(hb);
+      y += HEADER_H;
+      if (hb.collapsed) continue;
+      for (const { file: f, row: r } of list) {
+        const ly = this.laneY.get(f)!;
         const firstLane = rowWord(f, r, 4);
         const lanes = rowWord(f, r, 5);
         const h = Math.max(1, lanes) * LANE_H + ROW_PAD * 2;
         for (let l = 0; l < lanes; l++) ly[firstLane + l] = y + ROW_PAD + l * LANE_H;
-        this.rows.push({ file: f, row: r, y, h, label: f.rowLabels[r], header, headerY });
+        this.rows.push({ file: f, row: r, y, h, label: f.rowLabels[r] });
         y += h;
       }
     }
     this.contentH = y;
     this.clampScroll();
+    this.canvas.dataset.collapsed = String(this.headers.filter((h) => h.collapsed).length);
+    this.canvas.dataset.rowsShown = String(this.rows.length);
+    this.canvas.dataset.groups = keys.join("|");
+    this.canvas.dataset.headerYs = this.headers.map((h) => h.y).join(",");
+  }
+
+  /** Pins the group with this key to the top (pinned groups keep the order they were pinned in), or unpins it. */
+  togglePin(key: string): void {
+    if (this.pinned.has(key)) this.pinned.delete(key);
+    else this.pinned.add(key);
+    this.layout();
+    this.invalidate();
+  }
+
+  /** Moves the group with this key one place up among the unpinned groups. */
+  moveUp(key: string): void {
+    const free = this.order.filter((g) => !this.pinned.has(g) && this.headers.some((h) => h.key === g));
+    const k = free.indexOf(key);
+    if (k > 0) {
+      const a = this.order.indexOf(free[k - 1]);
+      const b = this.order.indexOf(key);
+      [this.order[a], this.order[b]] = [this.order[b], this.order[a]];
+      this.layout();
+      this.invalidate();
+    }
+  }
+
+  /** Collapses or expands the group with this key (a header label). */
+  toggleGroup(key: string): void {
+    if (this.collapsed.has(key)) this.collapsed.delete(key);
+    else this.collapsed.add(key);
+    this.layout();
+    this.invalidate();
+  }
+
+  /** Group header labels in display order, with their state. */
+  get groups(): Array<{ key: string; collapsed: boolean }> {
+    return this.headers.map((h) => ({ key: h.key, collapsed: h.collapsed }));
   }
 
   /** Shows the whole trace. */
@@ -182,14 +235,21 @@ export class TimelineView {
     }
     this.origin = lo;
     const pad = Math.max((hi - lo) * 0.01, 10);
-    this.t0 = lo - pad;
-    this.t1 = hi + pad;
+    this.setWindow(lo - pad, hi + pad);
+  }
+
+  /** Shows [a, b] (view axis, ns). */
+  setWindow(a: number, b: number): void {
+    this.t0 = a;
+    this.t1 = Math.max(b, a + 50);
+    this.canvas.dataset.window = `${Math.round(a - this.origin)},${Math.round(this.t1 - this.origin)}`;
     this.invalidate();
+    this.onchange();
   }
 
   /**
    * Zooms so that event `s` fills about a third of the width (with its launch or kernel when that is close by, so
-   * the flow shows) and scrolls its row into view.
+   * the flow shows) and scrolls its row into view (expanding its group when collapsed).
    */
   reveal(s: Sel): void {
     const ev = s.file.events;
@@ -205,13 +265,14 @@ export class TimelineView {
       }
     }
     const span = Math.max((b - a) * 2.5, 1000);
-    this.t0 = s.file.offset + (a + b) / 2 - span / 2;
-    this.t1 = this.t0 + span;
+    const key = this.groupKey(s.file, ev.row(s.i));
+    if (this.collapsed.has(key)) this.toggleGroup(key);
     const y = this.laneY.get(s.file)![laneOf(s.file, s.i)];
     const viewH = this.height - AXIS_H;
     if (y - this.scrollY < 0 || y - this.scrollY > viewH - LANE_H) this.scrollY = y - viewH / 3;
     this.clampScroll();
-    this.invalidate();
+    const t0 = s.file.offset + (a + b) / 2 - span / 2;
+    this.setWindow(t0, t0 + span);
   }
 
   /** Trace start on the view axis (for relative times). */
@@ -219,9 +280,51 @@ export class TimelineView {
     return this.origin;
   }
 
+  /** Where the axis counts from: the range's start when there is a range, else the trace start. */
+  get axisOrigin(): number {
+    return this.range ? this.range.t0 : this.origin;
+  }
+
   /** The visible window as ns since the trace start. */
   get window(): [number, number] {
     return [this.t0 - this.origin, this.t1 - this.origin];
+  }
+
+  /** Sets (or clears) the range selection and tells `onrange`. */
+  setRange(r: Range | null): void {
+    if (r && r.t1 < r.t0) r = { ...r, t0: r.t1, t1: r.t0 };
+    this.range = r;
+    this.canvas.dataset.range = r ? `${Math.round(r.t0 - this.origin)},${Math.round(r.t1 - this.origin)}` : "";
+    this.invalidate();
+    this.onrange(r);
+    this.onchange();
+  }
+
+  /** Sets (or clears) the measurement. */
+  setMeasure(m: Measure | null): void {
+    this.measure = m;
+    this.canvas.dataset.measureNs = m ? String(Math.round(Math.abs(m.b - m.a))) : "";
+    this.invalidate();
+    this.onchange();
+  }
+
+  /** Adds a mark at t (view axis), or removes the mark already within 3 px of it. */
+  toggleMark(t: number): void {
+    const tol = (3 * (this.t1 - this.t0)) / Math.max(1, this.width - GUTTER);
+    const k = this.marks.findIndex((m) => Math.abs(m - t) <= tol);
+    if (k >= 0) this.marks.splice(k, 1);
+    else this.marks.push(t);
+    this.marks.sort((a, b) => a - b);
+    this.canvas.dataset.marks = String(this.marks.length);
+    this.invalidate();
+    this.onchange();
+  }
+
+  /** Replaces the marks (from the URL hash). */
+  setMarks(m: number[]): void {
+    this.marks = [...m].sort((a, b) => a - b);
+    this.canvas.dataset.marks = String(this.marks.length);
+    this.invalidate();
   }
 
   invalidate(): void {
@@ -255,17 +358,21 @@ export class TimelineView {
 
   private draw(): void {
     const started = performance.now();
+    this.pal = palette();
     this.paint();
     // Exposed for the load benchmark (bench/web_load.ts): the cost of the last frame.
     this.canvas.dataset.drawMs = (performance.now() - started).toFixed(2);
+    // The hover follows the view under a still pointer (keys, wheel): a tooltip never describes what moved away.
+    if (this.pointer && !this.drag) this.setHover(this.hit(...this.pointer), ...this.pointer);
   }
 
   private paint(): void {
     const ctx = this.ctx;
+    const P = this.pal;
     const W = this.width;
     const H = this.height;
     ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
-    ctx.fillStyle = "#ffffff";
+    ctx.fillStyle = P.bg;
     ctx.fillRect(0, 0, W, H);
     ctx.font = FONT;
     ctx.textBaseline = "middle";
@@ -282,53 +389,56 @@ export class TimelineView {
       const y = top + rb.y;
       if (y > H || y + rb.h < AXIS_H) continue;
       if (rb.row % 2 === 1) {
-        ctx.fillStyle = "#f7f8fa";
+        ctx.fillStyle = P.altRow;
         ctx.fillRect(GUTTER, y, plotW, rb.h);
       }
       const first = rowWord(rb.file, rb.row, 4);
       const n = rowWord(rb.file, rb.row, 5);
       for (let l = first; l < first + n; l++) this.drawLane(rb.file, l, top + this.laneY.get(rb.file)![l], scale);
     }
-    this.drawSelection(top, scale);
+    const fr: Frame = { ctx, pal: P, width: W, height: H, t0: this.t0, scale, top };
+    drawRange(fr, this.range, this.rows);
+    this.drawSelection(fr);
+    drawMarks(fr, this.marks);
+    drawMeasure(fr, this.measure);
     ctx.restore();
 
     // Gutter: group headers and row labels.
-    ctx.fillStyle = "#fafafa";
+    ctx.fillStyle = P.gutter;
     ctx.fillRect(0, AXIS_H, GUTTER, H - AXIS_H);
     ctx.save();
     ctx.beginPath();
     ctx.rect(0, AXIS_H, W, H - AXIS_H);
     ctx.clip();
+    for (const hb of this.headers) {
+      const hy = top + hb.y;
+      if (hy >= H || hy + HEADER_H <= AXIS_H) continue;
+      ctx.fillStyle = P.header;
+      ctx.fillRect(0, hy, W, HEADER_H);
+      ctx.fillStyle = P.headerText;
+      ctx.font = `600 ${FONT}`;
+      const label = hb.collapsed ? `▸ ${hb.label} (${hb.rows} rows)` : `▾ ${hb.label}`;
+      ctx.fillText(fitText(label, GUTTER - BTN_W * 2 - 10), 6, hy + HEADER_H / 2);
+      ctx.font = FONT;
+      // Buttons at the gutter's right end: move up, pin to the top.
+      ctx.fillStyle = P.axisText;
+      ctx.fillText("↑", GUTTER - BTN_W * 2 + 6, hy + HEADER_H / 2);
+      ctx.fillStyle = hb.pinned ? P.accent : P.axisText;
+      ctx.fillText("⊤", GUTTER - BTN_W + 6, hy + HEADER_H / 2);
+    }
     for (const rb of this.rows) {
-      if (rb.header) {
-        const hy = top + rb.headerY;
-        if (hy < H && hy + HEADER_H > AXIS_H) {
-          ctx.fillStyle = "#e8eaed";
-          ctx.fillRect(0, hy, W, HEADER_H);
-          ctx.fillStyle = "#202124";
-          ctx.font = `600 ${FONT}`;
-          ctx.fillText(rb.header, 8, hy + HEADER_H / 2);
-          ctx.font = FONT;
-        }
-      }
       const y = top + rb.y;
       if (y > H || y + rb.h < AXIS_H) continue;
-      ctx.fillStyle = "#3c4043";
-      ctx.fillText(this.fitText(rb.label, GUTTER - 24), 16, y + ROW_PAD + LANE_H / 2);
-      ctx.fillStyle = "#dadce0";
+      ctx.fillStyle = P.label;
+      ctx.fillText(fitText(rb.label, GUTTER - 24), 16, y + ROW_PAD + LANE_H / 2);
+      ctx.fillStyle = P.line;
       ctx.fillRect(0, y + rb.h - 1, W, 1);
     }
     ctx.restore();
-    ctx.fillStyle = "#dadce0";
+    ctx.fillStyle = P.line;
     ctx.fillRect(GUTTER - 1, AXIS_H, 1, H - AXIS_H);
 
-    this.drawAxis(scale);
-  }
-
-  private fitText(s: string, px: number): string {
-    const max = Math.floor(px / CHAR_W);
-    if (s.length <= max) return s;
-    return max > 1 ? `${s.slice(0, max - 1)}…` : "";
+    drawAxis(fr, this.t1, this.axisOrigin, this.range, this.marks);
   }
 
   /** Draws lane `l` of file `f` at y. */
@@ -369,7 +479,7 @@ export class TimelineView {
         setFill(c, hit ? 1 : 0.18);
         ctx.fillRect(GUTTER + a, y, b - a, SLICE_H);
         if (b - a > 28 && hit) {
-          const label = this.fitText(f.shortNames[ev.name(i)] ?? eventName(f, i), b - a - 6);
+          const label = fitText(f.shortNames[ev.name(i)] ?? eventName(f, i), b - a - 6);
           if (label) {
             ctx.fillStyle = textColor(c);
             fill = "";
@@ -401,7 +511,7 @@ export class TimelineView {
     return false;
   }
 
-  /** x (canvas px) and y (lane top, canvas px) of event s, or null when its lane is unknown. */
+  /** x (canvas px) and y (lane top, canvas px; NaN when its group is collapsed) of event s. */
   private boxOf(s: Sel, top: number, scale: number): { x0: number; x1: number; y: number } {
     const ev = s.file.events;
     const t0 = this.t0 - s.file.offset;
@@ -411,21 +521,28 @@ export class TimelineView {
     return { x0, x1, y };
   }
 
-  private drawSelection(top: number, scale: number): void {
+  private drawSelection(fr: Frame): void {
+    const { top, scale } = fr;
     const ctx = this.ctx;
+    const P = this.pal;
     this.canvas.dataset.selX = "";
     this.canvas.dataset.selY = "";
+    this.canvas.dataset.flow = "";
     for (const s of [this.hovered, this.selected]) {
       if (!s) continue;
       const p = s.file.events.partner(s.i);
       if (p === TL_NONE) continue;
       const a = this.boxOf(s, top, scale);
       const b = this.boxOf({ file: s.file, i: p }, top, scale);
+      if (Number.isNaN(a.y) || Number.isNaN(b.y)) continue;
       // The flow goes from the launch (host) to the device work, start to start, as Kineto's ac2g flows do.
       const host = (s.file.events.flags(s.i) & Flag.FLOW_START) !== 0 ? a : b;
       const dev = host === a ? b : a;
-      this.arrow(host.x0, host.y + SLICE_H / 2, dev.x0, dev.y + SLICE_H / 2, s === this.selected);
-      ctx.strokeStyle = "#1a73e8";
+      arrow(fr, host.x0, host.y + SLICE_H / 2, dev.x0, dev.y + SLICE_H / 2, s === this.selected);
+      if (s === this.selected) {
+        this.canvas.dataset.flow = [host.x0, host.y + SLICE_H / 2, dev.x0, dev.y + SLICE_H / 2].map(Math.round).join(",");
+      }
+      ctx.strokeStyle = P.accent;
       ctx.lineWidth = 1.5;
       const other = host === a ? b : a;
       ctx.strokeRect(other.x0 - 1, other.y - 1, Math.max(other.x1 - other.x0, 1) + 2, SLICE_H + 2);
@@ -433,7 +550,8 @@ export class TimelineView {
     const s = this.selected;
     if (!s) return;
     const b = this.boxOf(s, top, scale);
-    ctx.strokeStyle = "#000000";
+    if (Number.isNaN(b.y)) return;
+    ctx.strokeStyle = P.selected;
     ctx.lineWidth = 2;
     ctx.strokeRect(b.x0 - 1, b.y - 1, Math.max(b.x1 - b.x0, 1) + 2, SLICE_H + 2);
     const cx = (Math.max(b.x0, GUTTER) + Math.min(Math.max(b.x1, b.x0 + 1), this.width)) / 2;
@@ -441,54 +559,6 @@ export class TimelineView {
       this.canvas.dataset.selX = String(Math.round(cx));
       this.canvas.dataset.selY = String(Math.round(b.y + SLICE_H / 2));
     }
-  }
-
-  private arrow(x0: number, y0: number, x1: number, y1: number, strong: boolean): void {
-    const ctx = this.ctx;
-    ctx.strokeStyle = strong ? "#1a73e8" : "#5f6368";
-    ctx.fillStyle = ctx.strokeStyle;
-    ctx.lineWidth = strong ? 2 : 1.5;
-    ctx.beginPath();
-    ctx.moveTo(x0, y0);
-    const my = (y0 + y1) / 2;
-    ctx.bezierCurveTo(x0, my, x1, my, x1, y1);
-    ctx.stroke();
-    const dir = y1 >= y0 ? 1 : -1;
-    ctx.beginPath();
-    ctx.moveTo(x1, y1 - dir);
-    ctx.lineTo(x1 - 4, y1 - dir * 8);
-    ctx.lineTo(x1 + 4, y1 - dir * 8);
-    ctx.closePath();
-    ctx.fill();
-  }
-
-  private drawAxis(scale: number): void {
-    const ctx = this.ctx;
-    const W = this.width;
-    ctx.fillStyle = "#ffffff";
-    ctx.fillRect(0, 0, W, AXIS_H);
-    ctx.fillStyle = "#dadce0";
-    ctx.fillRect(0, AXIS_H - 1, W, 1);
-    const a = this.t0 - this.origin;
-    const b = this.t1 - this.origin;
-    // Ticks at least as far apart as their longest label is wide.
-    let minPx = 90;
-    let step = niceStep(minPx / scale);
-    for (let k = 0; k < 4; k++) {
-      const w = Math.max(tick(a, step).length, tick(b, step).length) * CHAR_W + 16;
-      if (w <= minPx) break;
-      minPx = w;
-      step = niceStep(minPx / scale);
-    }
-    ctx.fillStyle = "#5f6368";
-    ctx.font = FONT;
-    for (let t = Math.ceil(a / step) * step; t <= b; t += step) {
-      const x = GUTTER + (t - a) * scale;
-      ctx.fillRect(x, AXIS_H - 6, 1, 6);
-      ctx.fillText(tick(t, step), x + 3, AXIS_H / 2);
-    }
-    ctx.fillStyle = "#202124";
-    ctx.fillText(`window ${dur(b - a)}`, 8, AXIS_H / 2);
   }
 
   // ---- Hit testing and input -------------------------------------------------------------------------------------
@@ -529,10 +599,39 @@ export class TimelineView {
     return null;
   }
 
+  /** The group header under canvas point y, or null. */
+  private headerAt(y: number): HeaderBox | null {
+    if (y < AXIS_H) return null;
+    const cy = y - AXIS_H + this.scrollY;
+    return this.headers.find((h) => cy >= h.y && cy < h.y + HEADER_H) ?? null;
+  }
+
+  /** Rows whose boxes meet content heights [y0, y1]. */
+  private rowsBetween(y0: number, y1: number): RowRef[] {
+    const lo = Math.min(y0, y1);
+    const hi = Math.max(y0, y1);
+    return this.rows.filter((rb) => rb.y + rb.h > lo && rb.y <= hi).map((rb) => ({ file: rb.file, row: rb.row }));
+  }
+
+  /** Time at canvas x, snapped to the nearest edge of the slice under (x, y) when closer than {@link SNAP_PX}. */
+  private snapTime(x: number, y: number): number {
+    const scale = (this.width - GUTTER) / (this.t1 - this.t0);
+    const t = this.t0 + (x - GUTTER) / scale;
+    const s = this.hit(x, y);
+    if (!s) return t;
+    const a = s.file.offset + s.file.events.start(s.i);
+    const b = s.file.offset + s.file.events.end(s.i);
+    const da = Math.abs(a - t) * scale;
+    const db = Math.abs(b - t) * scale;
+    if (Math.min(da, db) > SNAP_PX) return t;
+    return da <= db ? a : b;
+  }
+
   select(s: Sel | null): void {
     this.selected = s;
     this.onselect(s);
     this.invalidate();
+    this.onchange();
   }
 
   private setHover(s: Sel | null, x: number, y: number): void {
@@ -547,21 +646,54 @@ export class TimelineView {
     return [e.clientX - r.left, e.clientY - r.top];
   }
 
+  /** Zooms around the middle of the plot by `factor` (below 1 zooms in). */
+  zoomCenter(factor: number): void {
+    this.zoomAt(GUTTER + (this.width - GUTTER) / 2, factor);
+  }
+
+  /** Pans by `frac` of the visible window (negative: earlier). */
+  panBy(frac: number): void {
+    this.pan((this.width - GUTTER) * frac);
+  }
+
+  /** Scrolls the rows by `frac` of the visible height (negative: up). */
+  scrollPage(frac: number): void {
+    this.scrollRows((this.height - AXIS_H) * frac);
+  }
+
+  /** The visible window, ns on the view axis. */
+  get visible(): [number, number] {
+    return [this.t0, this.t1];
+  }
+
+  /** Content y of the middle of event s's lane (where a measurement next to it is drawn). */
+  laneMid(s: Sel): number {
+    return this.laneY.get(s.file)![laneOf(s.file, s.i)] + SLICE_H / 2;
+  }
+
+  /** Content y at the top of the visible rows. */
+  get scrollTop(): number {
+    return this.scrollY;
+  }
+
   private zoomAt(x: number, factor: number): void {
     const px = Math.max(0, x - GUTTER);
     const plotW = this.width - GUTTER;
     const tAt = this.t0 + (px / plotW) * (this.t1 - this.t0);
     let span = (this.t1 - this.t0) * factor;
     span = Math.max(span, 50); // 50 ns across the plot at most zoomed in
-    this.t0 = tAt - (px / plotW) * span;
-    this.t1 = this.t0 + span;
-    this.invalidate();
+    const t0 = tAt - (px / plotW) * span;
+    this.setWindow(t0, t0 + span);
   }
 
   private pan(dx: number): void {
     const dt = (dx / (this.width - GUTTER)) * (this.t1 - this.t0);
-    this.t0 += dt;
-    this.t1 += dt;
+    this.setWindow(this.t0 + dt, this.t1 + dt);
+  }
+
+  private scrollRows(dy: number): void {
+    this.scrollY += dy;
+    this.clampScroll();
     this.invalidate();
   }
 
@@ -570,9 +702,7 @@ export class TimelineView {
     const [x] = this.local(e);
     const k = e.deltaMode === 1 ? 16 : e.deltaMode === 2 ? 400 : 1;
     if (e.shiftKey || x < GUTTER) {
-      this.scrollY += (e.deltaY || e.deltaX) * k;
-      this.clampScroll();
-      this.invalidate();
+      this.scrollRows((e.deltaY || e.deltaX) * k);
       return;
     }
     if (Math.abs(e.deltaX) > Math.abs(e.deltaY)) {
@@ -585,7 +715,11 @@ export class TimelineView {
   private onDown(e: MouseEvent): void {
     if (e.button !== 0) return;
     const [x, y] = this.local(e);
-    this.drag = { x, y, t0: this.t0, t1: this.t1, sy: this.scrollY, moved: false };
+    const scale = (this.width - GUTTER) / (this.t1 - this.t0);
+    const mode: DragMode =
+      y < AXIS_H && x >= GUTTER ? "range" : e.ctrlKey || e.metaKey ? "measure" : e.shiftKey && x >= GUTTER ? "rows" : "pan";
+    const at = mode === "measure" ? this.snapTime(x, y) : this.t0 + (x - GUTTER) / scale;
+    this.drag = { mode, x, y, t0: this.t0, t1: this.t1, sy: this.scrollY, moved: false, at, cy: y - AXIS_H + this.scrollY };
     this.canvas.focus();
     e.preventDefault();
   }
@@ -594,19 +728,31 @@ export class TimelineView {
     const [x, y] = this.local(e);
     const d = this.drag;
     if (d) {
-      if (!d.moved && Math.abs(x - d.x) + Math.abs(y - d.y) > 3) d.moved = true;
-      if (d.moved) {
+      if (!d.moved && Math.abs(x - d.x) + Math.abs(y - d.y) > 3) {
+        d.moved = true;
+        this.setHover(null, 0, 0);
+      }
+      if (!d.moved) return;
+      const scale = (this.width - GUTTER) / (this.t1 - this.t0);
+      const t = this.t0 + (Math.max(x, GUTTER) - GUTTER) / scale;
+      if (d.mode === "pan") {
         const dt = ((x - d.x) / (this.width - GUTTER)) * (d.t1 - d.t0);
-        this.t0 = d.t0 - dt;
-        this.t1 = d.t1 - dt;
         this.scrollY = d.sy - (y - d.y);
         this.clampScroll();
         this.canvas.style.cursor = "grabbing";
-        this.invalidate();
+        this.setWindow(d.t0 - dt, d.t1 - dt);
+      } else if (d.mode === "range") {
+        this.setRange({ t0: Math.min(d.at, t), t1: Math.max(d.at, t), rows: null });
+      } else if (d.mode === "rows") {
+        const cy = y - AXIS_H + this.scrollY;
+        this.setRange({ t0: Math.min(d.at, t), t1: Math.max(d.at, t), rows: this.rowsBetween(d.cy, cy) });
+      } else {
+        this.setMeasure({ a: d.at, b: this.snapTime(x, y), y: d.cy });
       }
       return;
     }
     if (e.target !== this.canvas) return;
+    this.pointer = [x, y];
     this.setHover(this.hit(x, y), x, y);
   }
 
@@ -615,41 +761,26 @@ export class TimelineView {
     if (!d) return;
     this.drag = null;
     this.canvas.style.cursor = "";
-    if (!d.moved) {
-      const [x, y] = this.local(e);
-      this.select(this.hit(x, y));
+    if (d.moved) return;
+    const [x, y] = this.local(e);
+    if (d.mode === "range") {
+      // A click on the axis clears the range.
+      if (this.range) this.setRange(null);
+      return;
     }
+    const h = this.headerAt(y);
+    if (h) {
+      if (x >= GUTTER - BTN_W && x < GUTTER) this.togglePin(h.key);
+      else if (x >= GUTTER - BTN_W * 2 && x < GUTTER - BTN_W) this.moveUp(h.key);
+      else this.toggleGroup(h.key);
+      return;
+    }
+    this.select(this.hit(x, y));
   }
 
-  private onKey(e: KeyboardEvent): void {
-    const W = this.width;
-    switch (e.key) {
-      case "w":
-      case "W":
-        this.zoomAt(GUTTER + (W - GUTTER) / 2, 0.7);
-        break;
-      case "s":
-      case "S":
-        this.zoomAt(GUTTER + (W - GUTTER) / 2, 1 / 0.7);
-        break;
-      case "a":
-      case "A":
-        this.pan(-(W - GUTTER) * 0.2);
-        break;
-      case "d":
-      case "D":
-        this.pan((W - GUTTER) * 0.2);
-        break;
-      case "f":
-      case "F":
-        this.fit();
-        break;
-      case "Escape":
-        this.select(null);
-        break;
-      default:
-        return;
-    }
-    e.preventDefault();
+  private onDouble(e: MouseEvent): void {
+    const [x, y] = this.local(e);
+    if (y >= AXIS_H || x < GUTTER) return;
+    this.toggleMark(this.t0 + ((x - GUTTER) / (this.width - GUTTER)) * (this.t1 - this.t0));
   }
 }

@@ -74,8 +74,11 @@ async function withSource<T>(file: File, gen: number, run: (src: FileByteSource)
 }
 
 const api = {
-  /** Converts `file` to timeline tables; the event chunks go to `cb.chunk`, the rest is returned. */
-  load(id: number, file: File, cb: JobCallbacks): Promise<LoadResult> {
+  /**
+   * Converts `file` to timeline tables; the event chunks go to `cb.chunk`, the rest is returned. `steps`: the
+   * regular expression over NVTX range names that marks training steps (default: PyTorch's `ProfilerStep#N`).
+   */
+  load(id: number, file: File, cb: JobCallbacks, steps?: string): Promise<LoadResult> {
     files.set(id, file);
     return serial((gen) =>
       withSource(file, gen, async (src) => {
@@ -91,6 +94,7 @@ const api = {
         const result = await engine.convert(src, parser.sink, {
           format: "timeline",
           traceName: file.name,
+          steps,
           onProgress: (_d, _t, p) => {
             if (p !== pass) {
               const now = performance.now();

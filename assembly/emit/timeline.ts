@@ -2,7 +2,7 @@
  * Timeline tables for the in-browser viewer (web/): compact, fixed-size binary tables a canvas can draw from
  * without one JS object per event. The page gets them as ArrayBuffers (src/core/timeline.ts parses the stream).
  *
- * Pass 2 only buffers: each event becomes a 48-byte record ({@link REC}) appended in arrival order, its row
+ * Pass 2 only buffers: each event becomes a 64-byte record ({@link REC}) appended in arrival order, its row
  * (host thread, device stream, …) and name interned on the way. At the end ({@link timelineEnd}):
  *  1. records are grouped per row (counting sort) and each row is sorted by start (ties: longer first) with a
  *     bottom-up merge sort that costs one linear check for the usual already-sorted row;
@@ -22,7 +22,7 @@
  *     thread/stream name (NONE = unnamed), u32 first lane, u32 lanes, u32 first event, u32 events
  *   lanes 24 B each: u32 first event, u32 events, u32 row, u32 flags (1 = events may overlap), f64 max duration
  *   names: `names` × {u32 offset, u32 length} then `nameBytes` bytes of UTF-8
- *   events 48 B each, grouped by row then lane, sorted by start within a lane: see {@link REC}.
+ *   events 64 B each, grouped by row then lane, sorted by start within a lane: see {@link REC}.
  *   stats: the result of emit/stats.ts (its own header gives its size; src/core/stats.ts decodeStats).
  */
 import { Ev, EvKind, EvFlag } from "../model/event";
@@ -32,9 +32,10 @@ import { Table, tableNew, tableUpsert, tableFind, inserted } from "../util/hash_
 import { Paged, pagedNew, pagedSlot } from "../util/paged";
 import { arenaCopy, arenaAscii, lastLen } from "../util/arena";
 import { statsBegin, statsEvent, statsEnd } from "./stats";
+import { activeBlocks, occPlausible } from "./xspace";
 
 /**
- * Event record (48 B):
+ * Event record (64 B):
  *   0 f64 start (ns since baseNs)   8 f64 duration (ns)
  *  16 u32 row                      20 u32 name id (NONE: unnamed)
  *  24 u8 kind (EvKind)  25 u8 flags ({@link TF})  26 u16 lane within the row
@@ -47,14 +48,22 @@ import { statsBegin, statsEvent, statsEnd } from "./stats";
  *     MEMSET: bytes low; bytes high; value
  *     API_RUNTIME / API_DRIVER: cbid; external id (low 32, TF.EXTERNAL); return value
  *     SYNC: sync type; event id; stream (NONE: context-wide)
- *     RANGE / INSTANT: color (ARGB); domain name id (NONE: default domain); 0
+ *     RANGE / INSTANT: color (ARGB); domain name id (NONE: default domain); training step number (TF.STEP,
+ *       model/steps.ts; else 0)
  *     GPU_RANGE: device; stream; 0      GRAPH: graph id; external id; 0
  *     EVENT_RECORD: event id; 0; 0      OVERHEAD: overhead kind; 0; 0
+ *  48 u32 x3  52 u32 x4  56 u32 x5  60 u32 x6, per kind (0 where not listed):
+ *     KERNEL: context; registers per thread | theoretical occupancy << 16 (units of 0.01 %, {@link OCC_NONE} when
+ *       the device table cannot tell: emit/xspace.ts's calculation); static shared memory; dynamic shared memory
+ *     MEMCPY: context; source device; destination device      MEMSET, SYNC, GRAPH: context
+ *     API_RUNTIME / API_DRIVER: external id (high 32)
  */
-export const REC: usize = 48;
+export const REC: usize = 64;
+/** Occupancy field value meaning "unknown" (no device table, or one the calculation cannot use). */
+export const OCC_NONE: u32 = 0xffff;
 export const NONE: u32 = 0xffffffff;
 const MAGIC: u32 = 0x4c545452; // "RTTL"
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 const HEADER: usize = 64;
 
 /** Record flag bits (byte 25). */
@@ -66,6 +75,8 @@ const enum TF {
   PEER = 16,
   /** No end in the vendor record (model/timing.ts): duration 0 at its start; left out of the statistics. */
   INCOMPLETE = 32,
+  /** A host range recognised as a training step (model/steps.ts): x2 holds its step number. */
+  STEP = 64,
 }
 
 /** Row classes; rows are written ordered by (host/GPU, pid or device, tid or stream, class). */
@@ -380,6 +391,7 @@ export function timelineEvent(e: Ev): void {
   if ((e.flags & EvFlag.ASYNC) != 0) f |= TF.ASYNC;
   if ((e.flags & EvFlag.PEER) != 0) f |= TF.PEER;
   if ((e.flags & EvFlag.INCOMPLETE) != 0) f |= TF.INCOMPLETE;
+  if ((e.flags & EvFlag.STEP) != 0) f |= TF.STEP;
   store<u8>(r, <u8>e.kind, 24);
   store<u8>(r, <u8>f, 25);
   store<u16>(r, 0, 26);
@@ -388,18 +400,30 @@ export function timelineEvent(e: Ev): void {
   let x0: u32 = 0;
   let x1: u32 = 0;
   let x2: u32 = 0;
+  let x3: u32 = 0;
+  let x4: u32 = 0;
+  let x5: u32 = 0;
+  let x6: u32 = 0;
   switch (e.kind) {
     case EvKind.KERNEL:
+      x3 = e.context;
+      x4 = sat(e.registersPerThread, 0xffff) | (kernelOccupancy(e) << 16);
+      x5 = e.staticSharedMemory;
+      x6 = e.dynamicSharedMemory;
       x0 = <u32>e.gridX;
       x1 = sat(<u32>e.gridY, 0xffff) | (sat(<u32>e.gridZ, 0xffff) << 16);
       x2 = sat(<u32>e.blockX, 0x7ff) | (sat(<u32>e.blockY, 0x7ff) << 11) | (sat(<u32>e.blockZ, 0x3ff) << 22);
       break;
     case EvKind.MEMCPY:
+      x3 = e.context;
+      x4 = e.srcDevice;
+      x5 = e.dstDevice;
       x0 = <u32>e.bytes;
       x1 = <u32>(e.bytes >> 32);
       x2 = (e.copyKind & 0xff) | ((e.srcKind & 0xff) << 8) | ((e.dstKind & 0xff) << 16);
       break;
     case EvKind.MEMSET:
+      x3 = e.context;
       x0 = <u32>e.bytes;
       x1 = <u32>(e.bytes >> 32);
       x2 = e.memsetValue;
@@ -409,8 +433,10 @@ export function timelineEvent(e: Ev): void {
       x0 = e.apiId;
       x1 = <u32>e.externalId;
       x2 = e.returnValue;
+      x3 = <u32>(e.externalId >> 32);
       break;
     case EvKind.SYNC:
+      x3 = e.context;
       x0 = e.apiId;
       x1 = e.eventId;
       x2 = (e.flags & EvFlag.NO_STREAM) != 0 ? NONE : e.stream;
@@ -419,12 +445,14 @@ export function timelineEvent(e: Ev): void {
     case EvKind.INSTANT:
       x0 = e.color;
       x1 = e.domainLen != 0 ? internName(e.domainPtr, e.domainLen) : NONE;
+      if ((e.flags & EvFlag.STEP) != 0) x2 = <u32>min<u64>(e.stepNum, 0xffffffff);
       break;
     case EvKind.GPU_RANGE:
       x0 = e.device;
       x1 = e.stream;
       break;
     case EvKind.GRAPH:
+      x3 = e.context;
       x0 = e.graphId;
       x1 = <u32>e.externalId;
       break;
@@ -438,6 +466,24 @@ export function timelineEvent(e: Ev): void {
   store<u32>(r, x0, 36);
   store<u32>(r, x1, 40);
   store<u32>(r, x2, 44);
+  store<u32>(r, x3, 48);
+  store<u32>(r, x4, 52);
+  store<u32>(r, x5, 56);
+  store<u32>(r, x6, 60);
+}
+
+/**
+ * Theoretical occupancy of kernel `e` in units of 0.01 % (active warps per SM over the maximum, as XProf's
+ * theoretical_occupancy_pct), or {@link OCC_NONE} when its device table cannot tell.
+ */
+function kernelOccupancy(e: Ev): u32 {
+  const d = S.findDevice(e.device);
+  if (!occPlausible(d)) return OCC_NONE;
+  const block = <u64>e.blockX * <u64>e.blockY * <u64>e.blockZ;
+  if (block == 0 || block > 0xffffffff) return 0;
+  const active = activeBlocks(d, e.registersPerThread, e.staticSharedMemory, e.dynamicSharedMemory, <u32>block);
+  const pct = <f64>active * <f64>block * 100.0 / <f64>load<u32>(d, 40);
+  return <u32>Math.round(min(pct, 100.0) * 100.0);
 }
 
 // ---- End of pass: order, lanes, partners, write ------------------------------------------------------------------

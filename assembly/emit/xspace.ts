@@ -695,7 +695,7 @@ const OCC_MAX_SMS: u32 = 1 << 16;
 const OCC_MAX_BLOCK_SIZES: u32 = 1024;
 
 /** Whether device entry `d` holds what the occupancy calculation needs, within {@link OCC_MAX_WARP} & co. */
-function occPlausible(d: usize): bool {
+export function occPlausible(d: usize): bool {
   if (d == 0) return false;
   const warp = load<u32>(d, 52);
   const maxThreadsBlock = load<u32>(d, 36);
@@ -710,7 +710,7 @@ function occPlausible(d: usize): bool {
  * Active blocks per SM of a launch (≤ max threads per SM / block size), or 0 when the launch does not fit. `d`
  * must pass {@link occPlausible}; products are taken in 64 bits.
  */
-function activeBlocks(d: usize, regs: u32, staticSmem: u32, dynSmem: u32, block: u32): u32 {
+export function activeBlocks(d: usize, regs: u32, staticSmem: u32, dynSmem: u32, block: u32): u32 {
   const warp = <u64>load<u32>(d, 52);
   const maxThreadsSM = <u64>load<u32>(d, 40);
   const maxThreadsBlock = load<u32>(d, 36);

@@ -7,7 +7,7 @@
 import type { Sink } from "./engine.js";
 
 /** Bytes per event record. */
-export const TL_REC = 48;
+export const TL_REC = 64;
 /** Records per event chunk (event i lives in chunk i >> TL_CHUNK_SHIFT at record i & (TL_CHUNK - 1)). */
 export const TL_CHUNK_SHIFT = 17;
 export const TL_CHUNK = 1 << TL_CHUNK_SHIFT;
@@ -24,8 +24,11 @@ export const Kind = {
   RANGE: 9, INSTANT: 10, GRAPH: 11, GPU_RANGE: 12,
 } as const;
 
-/** Event flag bits (record byte 25). INCOMPLETE: no end in the vendor record, drawn with duration 0 at its start. */
-export const Flag = { EXTERNAL: 1, FLOW_START: 2, FLOW_END: 4, ASYNC: 8, PEER: 16, INCOMPLETE: 32 } as const;
+/**
+ * Event flag bits (record byte 25). INCOMPLETE: no end in the vendor record, drawn with duration 0 at its start.
+ * STEP: a host range recognised as a training step (its step number in word 11).
+ */
+export const Flag = { EXTERNAL: 1, FLOW_START: 2, FLOW_END: 4, ASYNC: 8, PEER: 16, INCOMPLETE: 32, STEP: 64 } as const;
 
 /** Row classes (assembly/emit/timeline.ts RowClass). */
 export const RowClass = {
@@ -207,19 +210,19 @@ export class TimelineEvents {
 
   /** ns since baseNs. */
   start(i: number): number {
-    return this.f64[i >>> TL_CHUNK_SHIFT][(i & (TL_CHUNK - 1)) * 6];
+    return this.f64[i >>> TL_CHUNK_SHIFT][(i & (TL_CHUNK - 1)) * 8];
   }
   dur(i: number): number {
-    return this.f64[i >>> TL_CHUNK_SHIFT][(i & (TL_CHUNK - 1)) * 6 + 1];
+    return this.f64[i >>> TL_CHUNK_SHIFT][(i & (TL_CHUNK - 1)) * 8 + 1];
   }
   end(i: number): number {
     const a = this.f64[i >>> TL_CHUNK_SHIFT];
-    const o = (i & (TL_CHUNK - 1)) * 6;
+    const o = (i & (TL_CHUNK - 1)) * 8;
     return a[o] + a[o + 1];
   }
-  /** u32 word k of record i (4 row, 5 name, 6 kind|flags|lane, 7 correlation, 8 partner, 9..11 x0..x2). */
+  /** u32 word k of record i (4 row, 5 name, 6 kind|flags|lane, 7 correlation, 8 partner, 9..15 x0..x6). */
   word(i: number, k: number): number {
-    return this.u32[i >>> TL_CHUNK_SHIFT][(i & (TL_CHUNK - 1)) * 12 + k];
+    return this.u32[i >>> TL_CHUNK_SHIFT][(i & (TL_CHUNK - 1)) * 16 + k];
   }
   row(i: number): number {
     return this.word(i, 4);

@@ -34,6 +34,8 @@ export function ensureChromium(): string {
 export interface Harness {
   browser: Browser;
   url: string;
+  /** The folder served (the built viewer). */
+  dir: string;
   close(): Promise<void>;
 }
 
@@ -51,6 +53,7 @@ export async function startHarness(extraArgs: string[] = []): Promise<Harness> {
   return {
     browser,
     url,
+    dir,
     async close() {
       await browser.close().catch(() => undefined);
       await new Promise((ok) => server.close(ok));

@@ -12,9 +12,8 @@ import { basename, join } from "node:path";
 import { tmpdir } from "node:os";
 import { gunzipSync, gzipSync } from "node:zlib";
 import type { Page } from "playwright-core";
-import { createEngine } from "../../src/node/wasm.js";
-import { fileSource } from "../../src/node/file_source.js";
-import { startHarness, guard, type Guard, type Harness } from "./browser.js";
+import { startHarness, type Harness } from "./browser.js";
+import { chromeOf, chromeRows, clean, convert, details, load, openPage, viewerRows, type Chrome } from "./viewer_helpers.js";
 import { generate } from "../../bench/generate.js";
 
 const CUDA_SAMPLE = "test/fixtures/real/h100/cuda_sample.rawtrace";
@@ -35,93 +34,6 @@ test.after(async () => {
 });
 
 // ---- Helpers ---------------------------------------------------------------------------------------------------
-
-interface Chrome {
-  traceEvents: Array<Record<string, any>>;
-  [k: string]: any;
-}
-
-async function convert(path: string, format: "chrome" | "xspace"): Promise<Buffer> {
-  const engine = await createEngine();
-  const parts: Buffer[] = [];
-  await engine.convert(fileSource(path), (b) => parts.push(Buffer.from(b)), { format, traceName: basename(path) });
-  return Buffer.concat(parts);
-}
-
-/**
- * The Chrome JSON conversion, parsed; each event also gets tsNs/durNs, exact integers read from the text (ts values
- * beyond 2^32 µs lose their last ns through a float multiply).
- */
-async function chromeOf(path: string): Promise<Chrome> {
-  const text = (await convert(path, "chrome")).toString("utf8");
-  const t: Chrome = JSON.parse(text);
-  const exact = (s: string) => {
-    const [i, f] = s.split(".");
-    return Number(BigInt(i) * 1000n + BigInt((f ?? "0").padEnd(3, "0")));
-  };
-  let k = 0;
-  for (const line of text.split("\n")) {
-    if (!line.startsWith('{"ph"') && !line.startsWith('{"name"')) continue;
-    const e = t.traceEvents[k++];
-    const ts = /"ts":(\d+(?:\.\d+)?)/.exec(line);
-    const d = /"dur":(\d+(?:\.\d+)?)/.exec(line);
-    if (ts) e.tsNs = exact(ts[1]);
-    if (d) e.durNs = exact(d[1]);
-  }
-  assert.is(k, t.traceEvents.length, "one event per line");
-  return t;
-}
-
-async function openPage(): Promise<{ page: Page; g: Guard }> {
-  const page = await h.browser.newPage({ viewport: { width: 1600, height: 900 }, acceptDownloads: true });
-  const g = guard(page);
-  await page.goto(h.url);
-  await page.waitForSelector("body[data-boot=ok]", { state: "attached" });
-  return { page, g };
-}
-
-async function load(page: Page, path: string): Promise<void> {
-  await page.setInputFiles("#file", path);
-  await page.waitForSelector("body[data-state=ready][data-summary=ready]", { state: "attached", timeout: 120_000 });
-  await page.waitForSelector("#progress", { state: "hidden" });
-}
-
-function clean(g: Guard, what: string): void {
-  assert.equal(g.errors, [], `${what}: console or page errors`);
-  assert.equal(g.foreign, [], `${what}: requests outside localhost`);
-}
-
-/** Chrome (pid, tid) of a viewer row (assembly/emit/timeline.ts RowClass → Kineto's rows). */
-function chromeRow(cls: number, a: number, b: number): string {
-  if (cls === 10) return `${a}/${b + 1000000}`;
-  if (cls === 11) return `${a}/999999`;
-  if (cls === 3) return `-1/${b}`;
-  return `${a}/${b}`;
-}
-
-/** Events per Chrome (pid, tid) as the viewer's row list reports them. */
-async function viewerRows(page: Page): Promise<Map<string, number>> {
-  const rows = await page.$$eval("#row-list li", (lis) =>
-    lis.map((li) => ({ cls: Number(li.dataset.class), a: Number(li.dataset.a), b: Number(li.dataset.b), n: Number(li.dataset.events) })),
-  );
-  const m = new Map<string, number>();
-  for (const r of rows) {
-    const k = chromeRow(r.cls, r.a, r.b);
-    m.set(k, (m.get(k) ?? 0) + r.n);
-  }
-  return m;
-}
-
-function chromeRows(t: Chrome): Map<string, number> {
-  const m = new Map<string, number>();
-  for (const e of t.traceEvents) {
-    if ((e.ph !== "X" && e.ph !== "i") || e.pid === "") continue;
-    const k = `${e.pid}/${e.tid}`;
-    m.set(k, (m.get(k) ?? 0) + 1);
-  }
-  return m;
-}
-
 
 /** Union length of [start, end) intervals (ns). */
 function union(iv: Array<[number, number]>): number {
@@ -223,12 +135,6 @@ async function checkSummary(page: Page, t: Chrome, what: string): Promise<void> 
   }
 }
 
-async function details(page: Page): Promise<Record<string, string>> {
-  return page.$$eval("#details-body [data-field]", (els) =>
-    Object.fromEntries(els.map((e) => [(e as HTMLElement).dataset.field!, e.textContent ?? ""])),
-  );
-}
-
 /** Selects the first match of `name` through the search box and checks the details panel against the JSON. */
 async function selectAndCheckKernel(page: Page, t: Chrome, name: string, what: string): Promise<Record<string, string>> {
   await page.fill("#search", name);
@@ -254,7 +160,7 @@ async function selectAndCheckKernel(page: Page, t: Chrome, name: string, what: s
 
 test("cuda_sample: rows, summary and a selected kernel match the Chrome JSON conversion", async () => {
   const t = await chromeOf(CUDA_SAMPLE);
-  const { page, g } = await openPage();
+  const { page, g } = await openPage(h);
   await load(page, CUDA_SAMPLE);
   await page.screenshot({ path: `${SHOTS}/cuda_sample.png` });
 
@@ -265,7 +171,7 @@ test("cuda_sample: rows, summary and a selected kernel match the Chrome JSON con
 
   const top = expectedSummary(t).kernels[0][0];
   const d = await selectAndCheckKernel(page, t, top, "cuda_sample");
-  assert.match(await page.textContent("#search-count") ?? "", /^20 matches$/);
+  assert.match(await page.textContent("#search-count") ?? "", /^1 of 20 matches$/);
   await page.screenshot({ path: `${SHOTS}/cuda_sample-selected.png` });
 
   // Click on the canvas where the selection is drawn: hit testing finds the same kernel again.
@@ -304,7 +210,7 @@ test("cuda_sample: rows, summary and a selected kernel match the Chrome JSON con
 
 test("torch training dump with NVTX: rows, summary and a kernel match the Chrome JSON conversion", async () => {
   const t = await chromeOf(TORCH_NVTX);
-  const { page, g } = await openPage();
+  const { page, g } = await openPage(h);
   await load(page, TORCH_NVTX);
   assert.equal(await viewerRows(page), chromeRows(t), "events per (pid, tid)");
   const classes = await page.$$eval("#row-list li", (l) => l.map((li) => Number(li.dataset.class)));
@@ -319,7 +225,7 @@ test("torch training dump with NVTX: rows, summary and a kernel match the Chrome
 });
 
 test("downloads made in the worker equal the Node conversions (Chrome JSON gzipped, XSpace)", async () => {
-  const { page, g } = await openPage();
+  const { page, g } = await openPage(h);
   await load(page, CUDA_SAMPLE);
   const [json] = await Promise.all([page.waitForEvent("download"), page.click("#dl-json")]);
   assert.is(json.suggestedFilename(), "cuda_sample.json.gz");
@@ -339,7 +245,7 @@ test(".rawtrace.gz opens through DecompressionStream; a second file joins the ti
   const gz = join(tmp, "cuda_sample.rawtrace.gz");
   writeFileSync(gz, gzipSync(readFileSync(CUDA_SAMPLE)));
   const t = await chromeOf(CUDA_SAMPLE);
-  const { page, g } = await openPage();
+  const { page, g } = await openPage(h);
   await load(page, gz);
   assert.equal(await viewerRows(page), chromeRows(t), "same rows and events as the plain file");
   await page.setInputFiles("#file", TORCH_NVTX);
@@ -357,7 +263,7 @@ test("cancel stops a conversion and leaves the page usable", async () => {
   // Big enough (~235 MB, three reads) that the conversion is still running when the click lands, on a fast machine too.
   const big = join(tmp, "bench_3m.rawtrace");
   generate(3_000_000, big);
-  const { page, g } = await openPage();
+  const { page, g } = await openPage(h);
   await page.setInputFiles("#file", big);
   await page.waitForSelector("#progress", { state: "visible" });
   await page.click("#cancel");
@@ -371,8 +277,8 @@ test("cancel stops a conversion and leaves the page usable", async () => {
   await page.close();
 });
 
-test("keyboard: W/S zoom, A/D pan, F fits, Escape clears, once the timeline has the focus (Tab or a click)", async () => {
-  const { page, g } = await openPage();
+test("keyboard: W/S and arrows zoom, A/D and arrows pan, F fits, Escape clears, without a click first; not while typing", async () => {
+  const { page, g } = await openPage(h);
   await load(page, CUDA_SAMPLE);
   await page.mouse.move(1, 1); // away from the timeline: no hover outline in the pictures
   const shot = async () => {
@@ -380,50 +286,38 @@ test("keyboard: W/S zoom, A/D pan, F fits, Escape clears, once the timeline has 
     return page.locator("#canvas").screenshot();
   };
   const fitted = await shot();
-  // Opening a file leaves the focus off the timeline: its keys do nothing yet.
+  // Opening a file leaves the focus off the timeline: its keys work all the same.
   assert.not.ok(await page.evaluate(() => document.activeElement?.id === "canvas"));
-  await page.keyboard.press("w");
-  assert.ok((await shot()).equals(fitted), "w without the focus changes nothing");
-  // Tab reaches the timeline (tabIndex 0).
-  let tabs = 0;
-  while (!(await page.evaluate(() => document.activeElement?.id === "canvas"))) {
-    assert.ok(++tabs < 40, "Tab never reached the timeline");
-    await page.keyboard.press("Tab");
-  }
-  for (const key of ["w", "s", "a", "d"]) {
+  for (const key of ["w", "s", "a", "d", "ArrowUp", "ArrowDown", "ArrowLeft", "ArrowRight"]) {
     await page.keyboard.press(key);
     assert.not.ok((await shot()).equals(fitted), `${key} changes the view`);
     await page.keyboard.press("f");
     assert.ok((await shot()).equals(fitted), `f after ${key} is the fitted view again`);
   }
-  // A click focuses it too; Escape clears the selection only then.
+  // In the search box, keys type (and the window stays where it is).
+  const win = await page.getAttribute("#canvas", "data-window");
+  await page.focus("#search");
+  await page.keyboard.type("wasd");
+  assert.is(await page.inputValue("#search"), "wasd");
+  assert.is(await page.getAttribute("#canvas", "data-window"), win, "typing in the search box leaves the view alone");
+  // Escape in the search box keeps the selection; outside it clears it.
   const t = await chromeOf(CUDA_SAMPLE);
   await selectAndCheckKernel(page, t, expectedSummary(t).kernels[0][0], "keyboard");
   await page.fill("#search", "");
   await page.keyboard.press("Escape");
   assert.ok(await page.isVisible("#details-body [data-field=correlation]"), "Escape in the search box keeps the selection");
-  // Read the selection's position only after the emptied search has run (debounced) and hidden its result list,
-  // and the page has been laid out and drawn again: on a loaded machine that lands after the keypress returns and
-  // moves the event away from a coordinate read too early.
   await page.waitForSelector("#search-results", { state: "hidden" });
-  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
-  const x = Number(await page.getAttribute("#canvas", "data-sel-x"));
-  const y = Number(await page.getAttribute("#canvas", "data-sel-y"));
-  const box = (await page.locator("#canvas").boundingBox())!;
-  await page.mouse.click(box.x + x, box.y + y);
-  assert.ok(await page.evaluate(() => document.activeElement?.id === "canvas"), "a click focuses the timeline");
-  await page.waitForSelector("#details-body [data-field=correlation]", { state: "attached" });
   await page.keyboard.press("Escape");
   await page.waitForSelector("#details-body [data-field=correlation]", { state: "detached" });
   clean(g, "keyboard");
   await page.close();
 });
 
-test("search: case-insensitive substring, every match counted, the first 200 listed, Enter / Shift+Enter step", async () => {
+test("search: case-insensitive substring, every match counted, the first 200 listed, Enter / Shift+Enter step in time order", async () => {
   const t = await chromeOf(TORCH_NVTX);
   const want = t.traceEvents.filter((e) => e.ph === "X" && String(e.name).toLowerCase().includes("cudalaunchkernel")).length;
   assert.ok(want > 200, `${want} launches in the sample`);
-  const { page, g } = await openPage();
+  const { page, g } = await openPage(h);
   await load(page, TORCH_NVTX);
   await page.fill("#search", "CUDALAUNCHKERNEL");
   await page.waitForFunction((n) => document.body.dataset.searchMatches === String(n), want);
@@ -431,7 +325,7 @@ test("search: case-insensitive substring, every match counted, the first 200 lis
   const items = await page.$$eval("#search-results ol li", (l) => l.map((li) => li.textContent ?? ""));
   assert.is(items.length, 201, "200 listed and a line for the rest");
   assert.ok(items.slice(0, 200).every((x) => x.startsWith("cudaLaunchKernel")), items[0]);
-  assert.match(items[200], new RegExp(`^… ${(want - 200).toLocaleString("en-US")} more \\(Enter steps through the first 200\\)$`));
+  assert.match(items[200], new RegExp(`^… ${(want - 200).toLocaleString("en-US")} more \\(Enter / Shift\\+Enter step through all of them in time order\\)$`));
   const step = async (key: string) => {
     await page.press("#search", key);
     await page.waitForSelector("#details-body [data-field=correlation]", { state: "attached" });

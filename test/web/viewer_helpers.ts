@@ -1,0 +1,105 @@
+/**
+ * Helpers of the viewer's browser tests: the Node conversions of a dump (Chrome JSON with exact ns times), a fresh
+ * page with the error/foreign-request guard, loading a file through the file input, the rows the viewer lists and
+ * the details panel's fields.
+ */
+import { basename } from "node:path";
+import * as assert from "uvu/assert";
+import type { BrowserContextOptions, Page } from "playwright-core";
+import { createEngine } from "../../src/node/wasm.js";
+import { fileSource } from "../../src/node/file_source.js";
+import { guard, type Guard, type Harness } from "./browser.js";
+
+export interface Chrome {
+  traceEvents: Array<Record<string, any>>;
+  [k: string]: any;
+}
+
+export async function convert(path: string, format: "chrome" | "xspace"): Promise<Buffer> {
+  const engine = await createEngine();
+  const parts: Buffer[] = [];
+  await engine.convert(fileSource(path), (b) => parts.push(Buffer.from(b)), { format, traceName: basename(path) });
+  return Buffer.concat(parts);
+}
+
+/**
+ * The Chrome JSON conversion, parsed; each event also gets tsNs/durNs, exact integers read from the text (ts values
+ * beyond 2^32 µs lose their last ns through a float multiply).
+ */
+export async function chromeOf(path: string): Promise<Chrome> {
+  const text = (await convert(path, "chrome")).toString("utf8");
+  const t: Chrome = JSON.parse(text);
+  const exact = (s: string) => {
+    const [i, f] = s.split(".");
+    return Number(BigInt(i) * 1000n + BigInt((f ?? "0").padEnd(3, "0")));
+  };
+  let k = 0;
+  for (const line of text.split("\n")) {
+    if (!line.startsWith('{"ph"') && !line.startsWith('{"name"')) continue;
+    const e = t.traceEvents[k++];
+    const ts = /"ts":(\d+(?:\.\d+)?)/.exec(line);
+    const d = /"dur":(\d+(?:\.\d+)?)/.exec(line);
+    if (ts) e.tsNs = exact(ts[1]);
+    if (d) e.durNs = exact(d[1]);
+  }
+  assert.is(k, t.traceEvents.length, "one event per line");
+  return t;
+}
+
+export async function openPage(h: Harness, hash = "", opts: BrowserContextOptions = {}): Promise<{ page: Page; g: Guard }> {
+  const page = await h.browser.newPage({ viewport: { width: 1600, height: 900 }, acceptDownloads: true, ...opts });
+  const g = guard(page);
+  await page.goto(h.url + hash);
+  await page.waitForSelector("body[data-boot=ok]", { state: "attached" });
+  return { page, g };
+}
+
+export async function load(page: Page, path: string): Promise<void> {
+  await page.setInputFiles("#file", path);
+  await page.waitForSelector("body[data-state=ready][data-summary=ready]", { state: "attached", timeout: 120_000 });
+  await page.waitForSelector("#progress", { state: "hidden" });
+}
+
+export function clean(g: Guard, what: string): void {
+  assert.equal(g.errors, [], `${what}: console or page errors`);
+  assert.equal(g.foreign, [], `${what}: requests outside localhost`);
+}
+
+/** Chrome (pid, tid) of a viewer row (assembly/emit/timeline.ts RowClass → Kineto's rows). */
+export function chromeRow(cls: number, a: number, b: number): string {
+  if (cls === 10) return `${a}/${b + 1000000}`;
+  if (cls === 11) return `${a}/999999`;
+  if (cls === 3) return `-1/${b}`;
+  return `${a}/${b}`;
+}
+
+/** Events per Chrome (pid, tid) as the viewer's row list reports them. */
+export async function viewerRows(page: Page): Promise<Map<string, number>> {
+  const rows = await page.$$eval("#row-list li", (lis) =>
+    lis.map((li) => ({ cls: Number(li.dataset.class), a: Number(li.dataset.a), b: Number(li.dataset.b), n: Number(li.dataset.events) })),
+  );
+  const m = new Map<string, number>();
+  for (const r of rows) {
+    const k = chromeRow(r.cls, r.a, r.b);
+    m.set(k, (m.get(k) ?? 0) + r.n);
+  }
+  return m;
+}
+
+export function chromeRows(t: Chrome): Map<string, number> {
+  const m = new Map<string, number>();
+  for (const e of t.traceEvents) {
+    if ((e.ph !== "X" && e.ph !== "i") || e.pid === "") continue;
+    const k = `${e.pid}/${e.tid}`;
+    m.set(k, (m.get(k) ?? 0) + 1);
+  }
+  return m;
+}
+
+
+export async function details(page: Page): Promise<Record<string, string>> {
+  return page.$$eval("#details-body [data-field]", (els) =>
+    Object.fromEntries(els.map((e) => [(e as HTMLElement).dataset.field!, e.textContent ?? ""])),
+  );
+}
+

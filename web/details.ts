@@ -1,0 +1,170 @@
+/**
+ * The details panel of the selected event: every field the timeline tables carry for its kind (grid, block,
+ * registers, static and dynamic shared memory and theoretical occupancy of kernels; bytes, memory kinds, devices and
+ * bandwidth of copies; context; cbid, external id and return value of API calls; the step number of a step range…), where it ran (process/thread or device/stream), its correlation id, and links to the host call
+ * that launched it or to every piece of device work a host call launched (same correlation id), each clickable.
+ */
+import { Flag, Kind, RowClass, TL_NONE } from "../src/core/timeline.js";
+import { bytes, dur, int, usExact } from "./format.js";
+import { COPY_KINDS, KIND_NAMES, eventName, rowWord, type LoadedFile } from "./model.js";
+import { kv, linkButton } from "./dom.js";
+import type { Sel } from "./view.js";
+
+/** Occupancy word value for "unknown" (assembly/emit/timeline.ts OCC_NONE). */
+const OCC_NONE = 0xffff;
+
+/** CUPTI memory kinds (source and destination of a copy). */
+const MEMORY_KINDS: Record<number, string> = {
+  0: "unknown", 1: "pageable", 2: "pinned", 3: "device", 4: "array", 5: "managed", 6: "device static", 7: "managed static",
+};
+
+/** Device work a host call can launch. */
+function isDeviceWork(k: number): boolean {
+  return k === Kind.KERNEL || k === Kind.MEMCPY || k === Kind.MEMSET || k === Kind.GRAPH;
+}
+
+/**
+ * Every piece of device work with correlation id `corr` in `f` (the events a launch started), in start order; a
+ * scan of the device rows only (host rows are skipped by their row class), at most `max`.
+ */
+export function launchedBy(f: LoadedFile, corr: number, max = 1000): number[] {
+  const out: number[] = [];
+  if (corr === 0) return out;
+  const ev = f.events;
+  for (let r = 0; r < f.meta.header.rows && out.length < max; r++) {
+    if (rowWord(f, r, 0) !== RowClass.GPU_STREAM) continue;
+    const first = rowWord(f, r, 6);
+    const n = rowWord(f, r, 7);
+    for (let i = first; i < first + n && out.length < max; i++) {
+      if (ev.correlation(i) === corr && isDeviceWork(ev.kind(i))) out.push(i);
+    }
+  }
+  return out.sort((a, b) => ev.start(a) - ev.start(b));
+}
+
+/** Context the panel needs from the page. */
+export interface DetailsHost {
+  /** Trace start on the view axis (start times are shown relative to it). */
+  origin: number;
+  /** Several files loaded (the file is named then). */
+  manyFiles: boolean;
+  /** Shows and selects another event. */
+  go(s: Sel): void;
+  /** Makes a step range's span the range selection. */
+  pickStep(s: Sel): void;
+}
+
+/** Renders the details of `s` (or the empty hint) into `body`. */
+export function renderDetails(body: HTMLElement, s: Sel | null, host: DetailsHost): void {
+  body.textContent = "";
+  body.classList.toggle("muted", !s);
+  if (!s) {
+    body.textContent = "Click a slice to see its details.";
+    return;
+  }
+  const f = s.file;
+  const ev = f.events;
+  const i = s.i;
+  const k = ev.kind(i);
+  const name = document.createElement("div");
+  name.className = "ename";
+  name.dataset.field = "name";
+  name.textContent = eventName(f, i);
+  body.append(name);
+  const dl = document.createElement("dl");
+  dl.className = "kv";
+  const row = ev.row(i);
+  const cls = rowWord(f, row, 0);
+  kv(dl, "Kind", "kind", KIND_NAMES[k] ?? `kind ${k}`);
+  kv(dl, "Row", "row", `${f.rowGroups[row]} · ${f.rowLabels[row]}`);
+  if (cls >= RowClass.GPU_ANNOTATIONS) {
+    kv(dl, "Device", "device", String(rowWord(f, row, 1)));
+    if (cls !== RowClass.GPU_CONTEXT_SYNC && cls !== RowClass.GPU_OVERHEAD) kv(dl, "Stream", "stream", String(rowWord(f, row, 2)));
+  } else {
+    kv(dl, "Process", "pid", String(rowWord(f, row, 1)));
+    kv(dl, "Thread", "tid", String(rowWord(f, row, 2)));
+  }
+  if (host.manyFiles) kv(dl, "File", "file", f.name);
+  kv(dl, "Start", "start", `${usExact(f.offset + ev.start(i) - host.origin)} µs`, "since the start of the trace");
+  const exact = `${usExact(ev.dur(i))} µs`;
+  if (ev.flags(i) & Flag.INCOMPLETE) {
+    kv(dl, "Duration", "duration", "unknown (incomplete)", "the vendor record has no end: still running at the final flush");
+  } else kv(dl, "Duration", "duration", dur(ev.dur(i)) === exact ? exact : `${exact} (${dur(ev.dur(i))})`);
+  const x0 = ev.word(i, 9);
+  const x1 = ev.word(i, 10);
+  const x2 = ev.word(i, 11);
+  const x3 = ev.word(i, 12);
+  const x4 = ev.word(i, 13);
+  if (k === Kind.KERNEL || k === Kind.MEMCPY || k === Kind.MEMSET || k === Kind.SYNC || k === Kind.GRAPH) {
+    kv(dl, "Context", "context", String(x3));
+  }
+  if (k === Kind.KERNEL) {
+    const grid = [x0, x1 & 0xffff, x1 >>> 16];
+    const block = [x2 & 0x7ff, (x2 >>> 11) & 0x7ff, (x2 >>> 22) & 0x3ff];
+    kv(dl, "Grid", "grid", `[${grid.join(", ")}]`);
+    kv(dl, "Block", "block", `[${block.join(", ")}]`);
+    kv(dl, "Threads", "threads", int(grid[0] * grid[1] * grid[2] * block[0] * block[1] * block[2]), "grid × block");
+    kv(dl, "Registers / thread", "registers", String(x4 & 0xffff));
+    const st = ev.word(i, 14);
+    const dy = ev.word(i, 15);
+    kv(dl, "Shared memory", "shared", `${bytes(st + dy)} (static ${int(st)} B, dynamic ${int(dy)} B)`);
+    kv(dl, "Static shared", "shared-static", String(st));
+    kv(dl, "Dynamic shared", "shared-dynamic", String(dy));
+    const occ = x4 >>> 16;
+    kv(dl, "Theoretical occupancy", "occupancy", occ === OCC_NONE ? "unknown (no device table)" : `${(occ / 100).toFixed(2)} %`,
+      "resident warps per SM over the maximum, from registers, shared memory and block size (as XProf)");
+  } else if (k === Kind.MEMCPY || k === Kind.MEMSET) {
+    const n = x0 + x1 * 2 ** 32;
+    kv(dl, "Bytes", "bytes", `${int(n)} (${bytes(n)})`);
+    if (k === Kind.MEMCPY) {
+      kv(dl, "Direction", "direction", COPY_KINDS[x2 & 0xff] ?? `kind ${x2 & 0xff}`);
+      kv(dl, "Source memory", "src-kind", MEMORY_KINDS[(x2 >>> 8) & 0xff] ?? `kind ${(x2 >>> 8) & 0xff}`);
+      kv(dl, "Destination memory", "dst-kind", MEMORY_KINDS[(x2 >>> 16) & 0xff] ?? `kind ${(x2 >>> 16) & 0xff}`);
+      kv(dl, "Devices", "copy-devices", `${x4} → ${ev.word(i, 14)}`, "source → destination device");
+      if (ev.dur(i) > 0) kv(dl, "Bandwidth", "bandwidth", `${(n / ev.dur(i)).toFixed(3)} GB/s`, "bytes / duration");
+    } else kv(dl, "Value", "value", String(x2));
+  } else if (k === Kind.API_RUNTIME || k === Kind.API_DRIVER) {
+    kv(dl, "cbid", "cbid", String(x0));
+    if (ev.flags(i) & Flag.EXTERNAL) kv(dl, "External id", "external", String(BigInt(x1) + (BigInt(x3) << 32n)));
+    kv(dl, "Return value", "return", String(x2));
+  } else if (k === Kind.RANGE || k === Kind.INSTANT) {
+    if (x1 !== TL_NONE) kv(dl, "Domain", "domain", f.names[x1]);
+    if (x0 !== 0) kv(dl, "Color", "color", `#${(x0 & 0xffffff).toString(16).padStart(6, "0")}`);
+    if (ev.flags(i) & Flag.STEP) {
+      kv(dl, "Training step", "step", String(x2));
+      kv(dl, "Step range", "step-range", linkButton("select the step's span", () => host.pickStep(s)));
+    }
+  } else if (k === Kind.GRAPH) {
+    kv(dl, "Graph id", "graph", String(x0));
+    if (x1 !== 0) kv(dl, "External id", "external", String(x1));
+  } else if (k === Kind.SYNC) {
+    kv(dl, "Sync type", "sync-type", String(x0));
+    if (x1 !== 0) kv(dl, "Event id", "event-id", String(x1));
+    kv(dl, "Stream", "sync-stream", x2 === TL_NONE ? "whole context" : String(x2));
+  } else if (k === Kind.EVENT_RECORD) {
+    kv(dl, "Event id", "event-id", String(x0));
+  } else if (k === Kind.GPU_RANGE) {
+    kv(dl, "Projected from", "projected", `NVTX range on device ${x0}, stream ${x1}`);
+  }
+  const corr = ev.correlation(i);
+  if (corr !== 0) kv(dl, "Correlation", "correlation", String(corr));
+  const p = ev.partner(i);
+  const launch = (ev.flags(i) & Flag.FLOW_START) !== 0;
+  if (launch) {
+    // A launch: every piece of device work with its correlation id (a graph launch starts many).
+    const work = launchedBy(f, corr);
+    if (!work.length && p !== TL_NONE) work.push(p);
+    const list = document.createElement("ol");
+    list.className = "launched";
+    for (const j of work) {
+      const li = document.createElement("li");
+      li.append(linkButton(`${eventName(f, j)} (${dur(ev.dur(j))})`, () => host.go({ file: f, i: j })));
+      list.append(li);
+    }
+    if (work.length) kv(dl, work.length === 1 ? "Launches" : `Launches (${work.length})`, "partner", list);
+  } else if (p !== TL_NONE) {
+    kv(dl, "Launched by", "partner", linkButton(`${eventName(f, p)} (${dur(ev.dur(p))})`, () => host.go({ file: f, i: p })));
+    kv(dl, "Launch → start", "latency", dur(ev.start(i) - ev.start(p)), "queueing delay from the API call to the device work");
+  }
+  body.append(dl);
+}

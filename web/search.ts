@@ -1,0 +1,118 @@
+/**
+ * Search over every event: a query (case-insensitive substring, or a regular expression) is tested once per
+ * distinct name; the events whose name matches are listed per file as one Uint32Array of event indices (4 B per
+ * match, no object per event). Stepping (Enter / Shift+Enter) goes to the next / previous match in time order
+ * (start, then file, then index) from the current one, a linear scan of the matches per step, so no sort of a
+ * million matches is ever needed.
+ */
+import { TL_NONE } from "../src/core/timeline.js";
+import type { LoadedFile } from "./model.js";
+
+/** Matches of one query. */
+export interface SearchResult {
+  /** Per file: 1 for the name ids that match (what the timeline highlights). */
+  masks: Map<LoadedFile, Uint8Array>;
+  /** Per file: indices of the matching events, in table order. */
+  events: Map<LoadedFile, Uint32Array>;
+  total: number;
+}
+
+/**
+ * The name test of a query: `regex` true reads it as a regular expression (case-insensitive, `u` flag); else a
+ * case-insensitive substring. Throws a SyntaxError naming the problem for a bad expression.
+ */
+export function nameTest(query: string, regex: boolean): (name: string) => boolean {
+  if (regex) {
+    const re = new RegExp(query, "iu");
+    return (s) => re.test(s);
+  }
+  const q = query.toLowerCase();
+  return (s) => s.toLowerCase().includes(q);
+}
+
+/** Every event of `files` whose name passes `test`. */
+export function searchEvents(files: LoadedFile[], test: (name: string) => boolean): SearchResult {
+  const masks = new Map<LoadedFile, Uint8Array>();
+  const events = new Map<LoadedFile, Uint32Array>();
+  let total = 0;
+  for (const f of files) {
+    const mask = new Uint8Array(f.names.length);
+    let any = false;
+    for (let n = 0; n < f.names.length; n++) {
+      if (test(f.names[n])) {
+        mask[n] = 1;
+        any = true;
+      }
+    }
+    masks.set(f, mask);
+    const ev = f.events;
+    let count = 0;
+    if (any) for (let i = 0; i < ev.length; i++) {
+      const n = ev.name(i);
+      if (n !== TL_NONE && mask[n] === 1) count++;
+    }
+    const out = new Uint32Array(count);
+    if (count) {
+      let k = 0;
+      for (let i = 0; i < ev.length; i++) {
+        const n = ev.name(i);
+        if (n !== TL_NONE && mask[n] === 1) out[k++] = i;
+      }
+    }
+    events.set(f, out);
+    total += count;
+  }
+  return { masks, events, total };
+}
+
+/** A match: file and event index. */
+export interface Hit {
+  file: LoadedFile;
+  i: number;
+}
+
+/**
+ * The match after (`dir` 1) or before (-1) `from` in time order (view-axis start, then file order, then index),
+ * wrapping around; the first (last) match when `from` is null. Also returns its 1-based rank among all matches.
+ * Null when there are none. Two linear scans of the matches, no allocation per match.
+ */
+export function stepMatch(files: LoadedFile[], r: SearchResult, from: Hit | null, dir: 1 | -1): { hit: Hit; rank: number } | null {
+  if (r.total === 0) return null;
+  const fromT = from ? from.file.offset + from.file.events.start(from.i) : 0;
+  const fromF = from ? files.indexOf(from.file) : 0;
+  const fromI = from ? from.i : 0;
+  // Best candidate after `from`, and the extreme match (for wrapping), as (t, file, index) triples.
+  let bT = 0, bF = -1, bI = 0;
+  let wT = 0, wF = -1, wI = 0;
+  for (let fi = 0; fi < files.length; fi++) {
+    const f = files[fi];
+    const list = r.events.get(f);
+    if (!list) continue;
+    const ev = f.events;
+    for (let k = 0; k < list.length; k++) {
+      const i = list[k];
+      const t = f.offset + ev.start(i);
+      if (wF < 0 || dir * (t - wT || fi - wF || i - wI) < 0) {
+        wT = t; wF = fi; wI = i;
+      }
+      if (from && dir * (t - fromT || fi - fromF || i - fromI) <= 0) continue;
+      if (bF < 0 || dir * (t - bT || fi - bF || i - bI) < 0) {
+        bT = t; bF = fi; bI = i;
+      }
+    }
+  }
+  const [hT, hF, hI] = bF >= 0 ? [bT, bF, bI] : [wT, wF, wI];
+  // Rank: matches before it in time order, plus one.
+  let rank = 1;
+  for (let fi = 0; fi < files.length; fi++) {
+    const f = files[fi];
+    const list = r.events.get(f);
+    if (!list) continue;
+    const ev = f.events;
+    for (let k = 0; k < list.length; k++) {
+      const i = list[k];
+      if ((f.offset + ev.start(i) - hT || fi - hF || i - hI) < 0) rank++;
+    }
+  }
+  return { hit: { file: files[hF], i: hI }, rank };
+}
