@@ -73,8 +73,13 @@ export function chromeLastTs(): u64 {
 }
 
 /** Output pid of host process `pid`: the OS pid, or its local index (order of first appearance) in the slot. */
-function hpid(pid: u64): u64 {
-  if (!nsOn) return pid;
+// @ts-ignore: decorator
+@inline function hpid(pid: u64): u64 {
+  return nsOn ? hpidNs(pid) : pid;
+}
+
+/** {@link hpid} in namespace mode. */
+function hpidNs(pid: u64): u64 {
   if (pid == lastOsPid) return lastHostPid;
   const slot = tableUpsert(hostLocal, pid);
   if (inserted) store<u64>(slot, <u64>tableCount(hostLocal) - 1);
