@@ -172,7 +172,8 @@ test("kept texts: rows, streams and launch shapes follow their keys (devices, pi
 
 test("names escaped around 16-byte blocks: quotes, backslashes and control bytes at every position", async () => {
   const names: string[] = [];
-  for (const len of [1, 15, 16, 17, 31, 32, 33, 100]) {
+  // 5000 and 70000 bytes: past the fast path's limit (written in pieces, the second across output windows).
+  for (const len of [1, 15, 16, 17, 31, 32, 33, 100, 5000, 70000]) {
     for (const at of [0, 14, 15, 16, len - 1]) {
       if (at >= len) continue;
       for (const bad of ['"', "\\", "\n", "\t", "\r", "\u0001", "\u001f"]) {
@@ -183,10 +184,10 @@ test("names escaped around 16-byte blocks: quotes, backslashes and control bytes
       }
     }
   }
-  const strings: Array<readonly [bigint, string]> = names.map((n, i) => [0x10000n + BigInt(i) * 0x100n, n] as const);
+  const strings: Array<readonly [bigint, string]> = names.map((n, i) => [0x10000n + BigInt(i) * 0x20000n, n] as const);
   const recs = names.map((_, i) => C.kernelRecord(L, {
     start: G + BigInt(i) * 1000n, end: G + BigInt(i) * 1000n + 10n, deviceId: 0, contextId: 1, streamId: 7,
-    correlationId: i + 1, namePtr: 0x10000n + BigInt(i) * 0x100n,
+    correlationId: i + 1, namePtr: 0x10000n + BigInt(i) * 0x20000n,
   }));
   const { trace } = await toChrome(dump((w) => {
     w.strings(strings);
