@@ -291,7 +291,7 @@ const T_CHANNEL = tpl(',"channel":');
 const T_CHANNEL_TYPE = tpl(',"channel_type":');
 
 /** Writes the graph and channel args of device work `e` (when valid) and the two closing braces at q. */
-function gpuTail(q: usize, e: Ev): usize {
+function putGpuTail(q: usize, e: Ev): usize {
   if ((e.flags & EvFlag.HAS_GRAPH) != 0) {
     q = putU32(putLit(q, T_GRAPH), e.graphId);
     q = putU64(putLit(q, T_GRAPH_NODE), e.graphNodeId);
@@ -302,6 +302,12 @@ function gpuTail(q: usize, e: Ev): usize {
   }
   store<u16>(q, 0x7d7d); // }}
   return q + 2;
+}
+
+/** The graph and channel args of device work `e` at O.pos, without the closing braces: for event writers in the O.* style. */
+// @ts-ignore: decorator
+@inline function gpuTail(e: Ev): void {
+  O.pos = putGpuTail(O.pos, e) - 2;
 }
 
 // Rows repeat: a small direct-mapped set of recently noted rows (64 GPU, then 64 host entries of {key, kind}, placed
@@ -408,7 +414,7 @@ export function chromeEvent(e: Ev): void {
       if ((e.flags & EvFlag.HAS_QUEUED) != 0) q = putTs(putLit(q, T_QUEUED), rel(e.queued));
       else q = putLit(q, T_QUEUED0);
       q = putU64(putStream(q, e.device, e.context, e.stream, 0), e.correlation);
-      O.pos = gpuTail(putLaunch(q, e, launchArgs), e);
+      O.pos = putGpuTail(putLaunch(q, e, launchArgs), e);
       flow(102, e);
       break;
     }
@@ -435,7 +441,7 @@ export function chromeEvent(e: Ev): void {
         O.ascii(',"memory bandwidth (GB/s)":');
         O.fixed(<f64>e.bytes / <f64>dur, 9);
       }
-      O.pos = gpuTail(O.pos, e);
+      O.pos = putGpuTail(O.pos, e);
       flow(102, e);
       break;
     }
