@@ -16,6 +16,8 @@ import { warningCount, warningOffset, warningDetail, lossTotal, lossRange, NO_SE
 import { warnName } from "../util/error_names";
 import * as X from "./options";
 import { apiCategory, xpuDeviceArgs, VENDOR_XPU } from "./chrome_xpu";
+import { tpl, putLit, put64, putU32, putU64, putMicros, putTs, putJsonChars, canOverread, tsReset } from "./put";
+import { catOpen, putRow, rowText, rowLen, putStream, putLaunch, chromeTextBegin } from "./chrome_text";
 
 /** Kineto's tid offset for the "stream N (sync)" rows (kSyncStreamTidOffset). */
 const SYNC_TID_OFFSET: u64 = 1000000;
@@ -72,8 +74,13 @@ export function chromeLastTs(): u64 {
 }
 
 /** Output pid of host process `pid`: the OS pid, or its local index (order of first appearance) in the slot. */
-function hpid(pid: u64): u64 {
-  if (!nsOn) return pid;
+// @ts-ignore: decorator
+@inline function hpid(pid: u64): u64 {
+  return nsOn ? hpidNs(pid) : pid;
+}
+
+/** {@link hpid} in namespace mode. */
+function hpidNs(pid: u64): u64 {
   if (pid == lastOsPid) return lastHostPid;
   const slot = tableUpsert(hostLocal, pid);
   if (inserted) store<u64>(slot, <u64>tableCount(hostLocal) - 1);
@@ -136,10 +143,10 @@ export function chromeBegin(baseNs: u64): void {
   hostRows = tableNew(64);
   gpuRows = tableNew(64);
   syncRows = tableNew(16);
-  lastGpuRow = 0;
-  lastGpuKind = 0;
-  lastHostRow = 0;
-  lastHostSeen = false;
+  seenRows = heap.alloc(SEEN_SLOTS * 16 * 2);
+  memory.fill(seenRows, 0, SEEN_SLOTS * 16 * 2);
+  tsReset();
+  chromeTextBegin();
   overheadSeen = false;
   nsOn = X.pidNamespace >= 0;
   nsBase = nsOn ? <u64>X.pidNamespace * X.NS_STRIDE : 0;
@@ -193,69 +200,123 @@ export function chromeBegin(baseNs: u64): void {
   }
 }
 
-// `,"pid":…,"tid":…,"ts":…` of the last event head (≤ 7 + 20 + 7 + 20 + 6 + 24 bytes): static data, survives heap.reset().
-const HEAD_IDS: usize = memory.data(96);
-let headIdsLen: usize = 0;
+// The ts text of the last event head (≤ 24 bytes + v128 slack): its flow event repeats pid, tid (putRow's text) and ts.
+const HEAD_TS: usize = memory.data(48, 16);
+let headTsLen: usize = 0;
+/** Longest name the fast path writes (escaped, it may grow 6×: within the reserve asked for). */
+const NAME_FAST: u32 = 4096;
+const T_DUR = tpl(',"dur":');
+const T_ARGS = tpl(',"args":{');
+const T_INCOMPLETE = tpl('"incomplete":true,');
+const T_EXTERNAL = tpl('"External id":');
+const T_FLOW_S = tpl(',\n{"ph":"s","id":');
+const T_FLOW_F = tpl(',\n{"ph":"f","id":');
+const T_FLOW_S_END = tpl(',"cat":"ac2g","name":"ac2g"}');
+const T_FLOW_F_END = tpl(',"cat":"ac2g","name":"ac2g","bp":"e"}');
 
+/** Writes template `t` (which starts with the `,\n` separator), without its comma for the first event. */
+// @ts-ignore: decorator
+@inline function open(q: usize, t: usize): usize {
+  if (!first) return putLit(q, t);
+  first = false;
+  const n = <usize>load<u32>(t);
+  for (let i: usize = 1; i < n; i++) store<u8>(q + i - 1, load<u8>(t + 16 + i));
+  return q + n - 1;
+}
+
+/**
+ * Writes the opening of an "X" event of category `cat` up to its args' first key: name, pid, tid, ts, dur, then
+ * `"incomplete":true,` and `"External id":N,` when they apply.
+ */
 function head(cat: string, e: Ev, pid: u64, tid: u64): void {
-  O.need(O.EVENT_RESERVE);
-  sep();
-  O.ascii('{"ph":"X","cat":"');
-  O.ascii(cat);
-  O.ascii('","name":');
-  O.jsonString(e.namePtr, e.nameLen);
-  O.need(O.EVENT_RESERVE);
-  const ids = O.pos;
-  keyU(',"pid":', pid);
-  keyU(',"tid":', tid);
-  O.ascii(',"ts":');
-  O.micros(rel(e.start));
-  // The flow event of this event repeats pid, tid and ts: keep their text instead of formatting them again.
-  headIdsLen = O.pos - ids;
-  memory.copy(HEAD_IDS, ids, headIdsLen);
-  O.ascii(',"dur":');
-  O.micros(e.end - e.start);
-  O.ascii(',"args":{');
-  // No end in the vendor record (model/timing.ts): written with dur 0 at its start.
-  if ((e.flags & EvFlag.INCOMPLETE) != 0) O.ascii('"incomplete":true,');
-  if ((e.flags & EvFlag.HAS_EXTERNAL) != 0) {
-    keyU('"External id":', e.externalId);
-    O.byte(44);
+  const n = e.nameLen;
+  let q: usize;
+  if (n <= NAME_FAST && canOverread(e.namePtr, n)) {
+    O.need(O.EVENT_RESERVE + (<usize>n << 3));
+    q = putJsonChars(open(O.pos, catOpen(cat)), e.namePtr, n);
+  } else {
+    // A long name (or one at the very end of memory): written in pieces, flushing as needed.
+    O.need(O.EVENT_RESERVE);
+    sep();
+    O.ascii('{"ph":"X","cat":"');
+    O.ascii(cat);
+    O.ascii('","name":"');
+    O.jsonChars(e.namePtr, e.nameLen);
+    O.need(O.EVENT_RESERVE);
+    q = O.pos;
   }
+  O.pos = headTail(q, e, pid, tid);
+}
+
+/**
+ * Writes the rest of an event head after its name's text: `","pid":…,"tid":…,"ts":…,"dur":…,"args":{` and the
+ * incomplete / External id args; keeps the row and ts text for the flow event that may follow. Returns the end.
+ */
+function headTail(q: usize, e: Ev, pid: u64, tid: u64): usize {
+  q = putRow(q, pid, tid);
+  const ts = q;
+  q = putTs(q, rel(e.start));
+  headTsLen = q - ts;
+  v128.store(HEAD_TS, v128.load(ts));
+  v128.store(HEAD_TS, v128.load(ts, 16), 16);
+  q = putLit(q, T_DUR);
+  q = putMicros(q, e.end - e.start);
+  q = putLit(q, T_ARGS);
+  // No end in the vendor record (model/timing.ts): written with dur 0 at its start.
+  if ((e.flags & EvFlag.INCOMPLETE) != 0) q = putLit(q, T_INCOMPLETE);
+  if ((e.flags & EvFlag.HAS_EXTERNAL) != 0) {
+    q = putU64(putLit(q, T_EXTERNAL), e.externalId);
+    store<u8>(q, 44);
+    q++;
+  }
+  return q;
 }
 
 /**
  * Writes the ac2g flow event of `e`, right after {@link head} wrote `e` itself: pid, tid and ts are the same, so their
- * text is copied from what head kept.
+ * text is copied from what head wrote.
  */
 function flow(ph: u32, e: Ev): void {
   if (S.ambiguousCorrs != 0 && S.corrAmbiguous(<u64>e.correlation)) return; // two processes' id: no arrow (warned)
-  O.ascii(',\n{"ph":"');
-  O.byte(ph);
-  keyU('","id":', e.correlation + flowBase);
-  memory.copy(O.pos, HEAD_IDS, headIdsLen);
-  O.pos += headIdsLen;
-  if (ph == 102) O.ascii(',"cat":"ac2g","name":"ac2g","bp":"e"}');
-  else O.ascii(',"cat":"ac2g","name":"ac2g"}');
+  let q = putU64(putLit(O.pos, ph == 102 ? T_FLOW_F : T_FLOW_S), e.correlation + flowBase);
+  q = put64(q, rowText + 1, rowLen - 1);
+  v128.store(q, v128.load(HEAD_TS));
+  v128.store(q, v128.load(HEAD_TS, 16), 16);
+  q += headTsLen;
+  O.pos = putLit(q, ph == 102 ? T_FLOW_F_END : T_FLOW_S_END);
 }
 
-function gpuTail(e: Ev): void {
+const T_GRAPH = tpl(',"graph id":');
+const T_GRAPH_NODE = tpl(',"graph node id":');
+const T_CHANNEL = tpl(',"channel":');
+const T_CHANNEL_TYPE = tpl(',"channel_type":');
+
+/** Writes the graph and channel args of device work `e` (when valid) and the two closing braces at q. */
+function putGpuTail(q: usize, e: Ev): usize {
   if ((e.flags & EvFlag.HAS_GRAPH) != 0) {
-    keyU(',"graph id":', e.graphId);
-    keyU(',"graph node id":', e.graphNodeId);
+    q = putU32(putLit(q, T_GRAPH), e.graphId);
+    q = putU64(putLit(q, T_GRAPH_NODE), e.graphNodeId);
   }
   if ((e.flags & EvFlag.HAS_CHANNEL) != 0) {
-    keyU(',"channel":', e.channelId);
-    keyU(',"channel_type":', e.channelType);
+    q = putU32(putLit(q, T_CHANNEL), e.channelId);
+    q = putU32(putLit(q, T_CHANNEL_TYPE), e.channelType);
   }
+  store<u16>(q, 0x7d7d); // }}
+  return q + 2;
 }
 
-let lastGpuRow: u64 = 0;
-let lastGpuKind: u64 = 0; // 0: no row cached
-let lastHostRow: u64 = 0;
-let lastHostSeen = false;
+/** The graph and channel args of device work `e` at O.pos, without the closing braces: for event writers in the O.* style. */
+// @ts-ignore: decorator
+@inline function gpuTail(e: Ev): void {
+  O.pos = putGpuTail(O.pos, e) - 2;
+}
 
-// Rows change rarely between consecutive events: a one-entry cache skips most table updates.
+// Rows repeat: a small direct-mapped set of recently noted rows (64 GPU, then 64 host entries of {key, kind}, placed
+// by key alone, so an entry always holds the kind last noted for its key) skips most table updates. Kinds are never
+// 0, so the zeroed set matches nothing.
+const SEEN_SLOTS: usize = 64;
+let seenRows: usize = 0;
+
 /**
  * Notes GPU row `row` of `device` (both < 2^32): kind 1 a stream row (row = stream), 2 a stream's sync row (row =
  * the stream; the row's tid is stream + SYNC_TID_OFFSET), 3 the context-sync row (row = CONTEXT_SYNC_TID).
@@ -263,19 +324,23 @@ let lastHostSeen = false;
 // @ts-ignore: decorator
 @inline function noteGpuRow(device: u64, row: u64, kind: u64): void {
   const k = (device << 32) | row;
-  if (k == lastGpuRow && kind == lastGpuKind) return;
-  lastGpuRow = k;
-  lastGpuKind = kind;
-  if (kind == 2) store<u64>(tableUpsert(syncRows, k), 1);
-  else store<u64>(tableUpsert(gpuRows, k), kind);
+  const a = seenRows + ((<usize>(k ^ (k >> 29)) & (SEEN_SLOTS - 1)) << 4);
+  if (load<u64>(a) != k || load<u64>(a, 8) != kind) {
+    store<u64>(a, k);
+    store<u64>(a, kind, 8);
+    if (kind == 2) store<u64>(tableUpsert(syncRows, k), 1);
+    else store<u64>(tableUpsert(gpuRows, k), kind);
+  }
 }
 // @ts-ignore: decorator
 @inline function noteHostRow(pid: u64, tid: u64): void {
   const k = (pid << 32) | tid;
-  if (k == lastHostRow && lastHostSeen) return;
-  lastHostRow = k;
-  lastHostSeen = true;
-  store<u64>(tableUpsert(hostRows, k), 1);
+  const a = seenRows + ((SEEN_SLOTS + (<usize>(k ^ (k >> 29)) & (SEEN_SLOTS - 1))) << 4);
+  if (load<u64>(a) != k || load<u64>(a, 8) != 1) {
+    store<u64>(a, k);
+    store<u64>(a, 1, 8);
+    store<u64>(tableUpsert(hostRows, k), 1);
+  }
 }
 
 // @ts-ignore: decorator
@@ -296,6 +361,46 @@ function allocArgs(e: Ev): void {
   if (e.bytes != 0) keyU(',"size":', e.bytes);
 }
 
+const T_QUEUED = tpl('"queued":');
+const T_QUEUED0 = tpl('"queued":0');
+const T_BYTES = tpl(',"bytes":');
+const T_CBID = tpl('"cbid":');
+const T_CORR = tpl(',"correlation":');
+const T_GRAPH_OPEN = tpl(',\n{"ph":"X","cat":"cuda_graph","name":"CUDA Graph ');
+
+/**
+ * The launch-shape args of kernel `e` at O.pos: registers, shared memory, blocks and warps per SM (when the device
+ * is known), grid and block. A pure function of the device table and the fields putLaunch keys its cache on.
+ */
+function launchArgs(e: Ev): void {
+  keyU(',"registers per thread":', e.registersPerThread);
+  keyU(',"shared memory":', <u64>e.staticSharedMemory + <u64>e.dynamicSharedMemory);
+  const d = S.findDevice(e.device);
+  const threads = <f64>e.blockX * <f64>e.blockY * <f64>e.blockZ;
+  const blocks = <f64>e.gridX * <f64>e.gridY * <f64>e.gridZ;
+  if (d != 0 && load<u32>(d, 4) != 0) {
+    const sms = <f64>load<u32>(d, 4);
+    const warp = load<u32>(d, 52) != 0 ? <f64>load<u32>(d, 52) : 32.0;
+    O.ascii(',"blocks per SM":');
+    O.fixed(blocks / sms, 6);
+    O.ascii(',"warps per SM":');
+    O.fixed((blocks * Math.ceil(threads / warp)) / sms, 6);
+  }
+  O.ascii(',"grid":[');
+  O.i64dec(e.gridX);
+  O.byte(44);
+  O.i64dec(e.gridY);
+  O.byte(44);
+  O.i64dec(e.gridZ);
+  O.ascii('],"block":[');
+  O.i64dec(e.blockX);
+  O.byte(44);
+  O.i64dec(e.blockY);
+  O.byte(44);
+  O.i64dec(e.blockZ);
+  O.byte(93);
+}
+
 /** Writes one event (and its flow event, if any). */
 export function chromeEvent(e: Ev): void {
   S.addEvent();
@@ -312,43 +417,11 @@ export function chromeEvent(e: Ev): void {
         flow(102, e);
         break;
       }
-      if ((e.flags & EvFlag.HAS_QUEUED) != 0) {
-        O.ascii('"queued":');
-        O.micros(rel(e.queued));
-      } else O.ascii('"queued":0');
-      keyU(',"device":', e.device);
-      keyU(',"context":', e.context);
-      keyU(',"stream":', e.stream);
-      keyU(',"correlation":', e.correlation);
-      keyU(',"registers per thread":', e.registersPerThread);
-      keyU(',"shared memory":', <u64>e.staticSharedMemory + <u64>e.dynamicSharedMemory);
-      const d = S.findDevice(e.device);
-      const threads = <f64>e.blockX * <f64>e.blockY * <f64>e.blockZ;
-      const blocks = <f64>e.gridX * <f64>e.gridY * <f64>e.gridZ;
-      if (d != 0 && load<u32>(d, 4) != 0) {
-        const sms = <f64>load<u32>(d, 4);
-        const warp = load<u32>(d, 52) != 0 ? <f64>load<u32>(d, 52) : 32.0;
-        O.ascii(',"blocks per SM":');
-        O.fixed(blocks / sms, 6);
-        O.ascii(',"warps per SM":');
-        O.fixed((blocks * Math.ceil(threads / warp)) / sms, 6);
-      }
-      O.ascii(',"grid":[');
-      O.i64dec(e.gridX);
-      O.byte(44);
-      O.i64dec(e.gridY);
-      O.byte(44);
-      O.i64dec(e.gridZ);
-      O.ascii('],"block":[');
-      O.i64dec(e.blockX);
-      O.byte(44);
-      O.i64dec(e.blockY);
-      O.byte(44);
-      O.i64dec(e.blockZ);
-      O.byte(93);
-      gpuTail(e);
-      O.byte(125);
-      O.byte(125);
+      let q = O.pos;
+      if ((e.flags & EvFlag.HAS_QUEUED) != 0) q = putTs(putLit(q, T_QUEUED), rel(e.queued));
+      else q = putLit(q, T_QUEUED0);
+      q = putU64(putStream(q, e.device, e.context, e.stream, 0), e.correlation);
+      O.pos = putGpuTail(putLaunch(q, e, launchArgs), e);
       flow(102, e);
       break;
     }
@@ -371,22 +444,17 @@ export function chromeEvent(e: Ev): void {
         keyU(',"fromContext":', e.srcContext);
         keyU(',"inContext":', e.context);
         keyU(',"toContext":', e.dstContext);
-      } else {
-        keyU('"device":', e.device);
-        keyU(',"context":', e.context);
-      }
-      keyU(',"stream":', e.stream);
-      keyU(',"correlation":', e.correlation);
-      keyU(',"bytes":', e.bytes);
+        keyU(',"stream":', e.stream);
+        keyU(',"correlation":', e.correlation);
+      } else O.pos = putU64(putStream(O.pos, e.device, e.context, e.stream, 1), e.correlation);
+      O.pos = putU64(putLit(O.pos, T_BYTES), e.bytes);
       const dur = e.end - e.start;
       if (dur > 0) {
         // bytes per ns == GB/s
         O.ascii(',"memory bandwidth (GB/s)":');
         O.fixed(<f64>e.bytes / <f64>dur, 9);
       }
-      gpuTail(e);
-      O.byte(125);
-      O.byte(125);
+      O.pos = putGpuTail(O.pos, e);
       flow(102, e);
       break;
     }
@@ -396,11 +464,14 @@ export function chromeEvent(e: Ev): void {
       const tid = <u64>e.tid;
       noteHostRow(pid, tid);
       head(apiCategory(e), e, hpid(pid), tid);
-      keyU('"cbid":', e.apiId);
-      keyU(',"correlation":', e.correlation);
-      if ((e.flags & EvFlag.HAS_ALLOC) != 0) allocArgs(e);
-      O.byte(125);
-      O.byte(125);
+      let q = putU64(putLit(putU32(putLit(O.pos, T_CBID), e.apiId), T_CORR), e.correlation);
+      if ((e.flags & EvFlag.HAS_ALLOC) != 0) {
+        O.pos = q;
+        allocArgs(e);
+        q = O.pos;
+      }
+      store<u16>(q, 0x7d7d); // }}
+      O.pos = q + 2;
       if ((e.flags & EvFlag.FLOW_START) != 0) flow(115, e);
       break;
     }
@@ -521,24 +592,12 @@ export function chromeEvent(e: Ev): void {
       const tid = <u64>e.stream;
       noteGpuRow(dev, tid, 1);
       O.need(O.EVENT_RESERVE);
-      sep();
-      keyU('{"ph":"X","cat":"cuda_graph","name":"CUDA Graph ', e.graphId);
-      keyU('","pid":', gpid(dev));
-      keyU(',"tid":', tid);
-      O.ascii(',"ts":');
-      O.micros(rel(e.start));
-      O.ascii(',"dur":');
-      O.micros(e.end - e.start);
-      O.ascii(',"args":{');
-      if ((e.flags & EvFlag.INCOMPLETE) != 0) O.ascii('"incomplete":true,');
-      if ((e.flags & EvFlag.HAS_EXTERNAL) != 0) keyU('"External id":', e.externalId);
-      if ((e.flags & EvFlag.HAS_EXTERNAL) != 0) O.byte(44);
-      keyU('"device":', e.device);
-      keyU(',"context":', e.context);
-      keyU(',"stream":', e.stream);
-      keyU(',"correlation":', e.correlation);
-      keyU(',"graph id":', e.graphId);
-      O.ascii("}}");
+      let q = putU32(open(O.pos, T_GRAPH_OPEN), e.graphId);
+      q = headTail(q, e, gpid(dev), tid);
+      q = putU64(putStream(q, e.device, e.context, e.stream, 1), e.correlation);
+      q = putU32(putLit(q, T_GRAPH), e.graphId);
+      store<u16>(q, 0x7d7d); // }}
+      O.pos = q + 2;
       flow(102, e);
       break;
     }

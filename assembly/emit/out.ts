@@ -4,6 +4,8 @@
  * call returns, so the window is reused). Number and JSON-string formatting write bytes without temporary strings.
  */
 
+import { DIGITS4, putReset } from "./put";
+
 // @ts-ignore: decorator
 @external("env", "rt_write")
 declare function hostWrite(ptr: usize, len: u32): void;
@@ -30,7 +32,7 @@ const DIGITS: usize = memory.data<u8>([
 
 /** Allocates the window; call after heap.reset(). */
 export function outReset(): void {
-  if (!digits4Ready) fillDigits4();
+  putReset();
   // 64 spare bytes past outEnd: SIMD stores may overrun the logical end by up to 15 bytes.
   outBuf = heap.alloc(OUT_CAP + 64);
   outEnd = outBuf + OUT_CAP;
@@ -117,20 +119,6 @@ export function ascii(s: string): void {
   }
   if (v < 10000000) return v < 1000000 ? 6 : 7;
   return v < 100000000 ? 8 : v < 1000000000 ? 9 : 10;
-}
-
-// Four decimal digits per entry ("0000".."9999" as 4 ASCII bytes), filled once: static data survives heap.reset().
-const DIGITS4: usize = memory.data(40000);
-let digits4Ready = false;
-function fillDigits4(): void {
-  for (let i: u32 = 0; i < 10000; i++) {
-    const a = DIGITS4 + (<usize>i << 2);
-    store<u8>(a, <u8>(48 + i / 1000));
-    store<u8>(a, <u8>(48 + (i / 100) % 10), 1);
-    store<u8>(a, <u8>(48 + (i / 10) % 10), 2);
-    store<u8>(a, <u8>(48 + i % 10), 3);
-  }
-  digits4Ready = true;
 }
 
 /** Writes the `n` low digits of v (n = its digit count, or more for zero padding) ending at q. */

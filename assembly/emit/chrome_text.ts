@@ -1,0 +1,167 @@
+/**
+ * Text the Chrome JSON writer repeats from event to event, kept instead of formatted again: the constant opening of
+ * each category's events, the `"pid":…,"tid":…` run of each row, the device/context/stream run of each stream, and
+ * the launch-shape args of each kernel configuration. Each cache maps its inputs to exactly the bytes the plain
+ * formatting writes (the miss path writes them and keeps a copy), so the output does not depend on what is cached.
+ */
+import { Ev } from "../model/event";
+import * as O from "./out";
+import { tpl, putLit, put64, putU32, putU64 } from "./put";
+
+// ---- Category openings --------------------------------------------------------------------------------------------
+
+/** (category string address, template) pairs; categories are string literals, so their addresses are fixed. */
+const CAT_SLOTS: i32 = 32;
+const CATS: usize = memory.data(CAT_SLOTS * 8, 8);
+let catCount: i32 = 0;
+
+/**
+ * Template of `,\n{"ph":"X","cat":"<cat>","name":"` for category literal `cat` (built on first use; static, so it
+ * outlives heap.reset()). A new event category needs nothing here.
+ */
+export function catOpen(cat: string): usize {
+  const k = <u32>changetype<usize>(cat);
+  for (let i = 0; i < catCount; i++) {
+    const a = CATS + (<usize>i << 3);
+    if (load<u32>(a) == k) return <usize>load<u32>(a, 4);
+  }
+  const t = tpl(',\n{"ph":"X","cat":"' + cat + '","name":"');
+  if (catCount < CAT_SLOTS) {
+    const a = CATS + (<usize>catCount << 3);
+    store<u32>(a, k);
+    store<u32>(a, <u32>t, 4);
+    catCount++;
+  }
+  return t;
+}
+
+// ---- Rows: `","pid":P,"tid":T,"ts":` --------------------------------------------------------------------------------
+
+// 64 entries of 128 bytes: pid u64 @0, tid u64 @8, text length u32 @16 (0 = empty), text @32 (≤ 61 bytes + slack).
+// A pure function of (pid, tid): static, never cleared.
+const ROWS: usize = memory.data(64 * 128, 16);
+const T_PID = tpl('","pid":');
+const T_TID = tpl(',"tid":');
+const T_TS = tpl(',"ts":');
+
+/** Text of the row the last {@link putRow} wrote (valid until the next call): for the flow event that follows. */
+export let rowText: usize = 0;
+export let rowLen: usize = 0;
+
+/** Writes `","pid":<pid>,"tid":<tid>,"ts":` (closing the name string before it). */
+export function putRow(q: usize, pid: u64, tid: u64): usize {
+  const h = <usize>(<u32>(pid * 0x9e3779b97f4a7c15 >> 40) ^ <u32>tid) & 63;
+  const e = ROWS + (h << 7);
+  let n = <usize>load<u32>(e, 16);
+  if (n == 0 || load<u64>(e) != pid || load<u64>(e, 8) != tid) {
+    let t = e + 32;
+    t = putLit(t, T_PID);
+    t = putU64(t, pid);
+    t = putLit(t, T_TID);
+    t = putU64(t, tid);
+    t = putLit(t, T_TS);
+    n = t - (e + 32);
+    store<u64>(e, pid);
+    store<u64>(e, tid, 8);
+    store<u32>(e, <u32>n, 16);
+  }
+  rowText = e + 32;
+  rowLen = n;
+  return put64(q, e + 32, n);
+}
+
+// ---- Streams: `,"device":D,"context":C,"stream":S,"correlation":` -------------------------------------------------
+
+// 64 entries of 128 bytes: device u32 @0, context u32 @4, stream u32 @8, length u32 @12 (0 = empty), text @16.
+const STREAMS: usize = memory.data(64 * 128, 16);
+const T_DEVICE = tpl(',"device":');
+const T_CONTEXT = tpl(',"context":');
+const T_STREAM = tpl(',"stream":');
+const T_CORR = tpl(',"correlation":');
+
+/** Writes `,"device":D,"context":C,"stream":S,"correlation":` (from byte `skip`: 1 drops the leading comma). */
+export function putStream(q: usize, device: u32, context: u32, stream: u32, skip: usize): usize {
+  const h = <usize>((device * 0x9e3779b1) ^ (context * 0x85ebca6b) ^ stream) & 63;
+  const e = STREAMS + (h << 7);
+  let n = <usize>load<u32>(e, 12);
+  if (n == 0 || load<u32>(e) != device || load<u32>(e, 4) != context || load<u32>(e, 8) != stream) {
+    let t = e + 16;
+    t = putLit(t, T_DEVICE);
+    t = putU32(t, device);
+    t = putLit(t, T_CONTEXT);
+    t = putU32(t, context);
+    t = putLit(t, T_STREAM);
+    t = putU32(t, stream);
+    t = putLit(t, T_CORR);
+    n = t - (e + 16);
+    store<u32>(e, device);
+    store<u32>(e, context, 4);
+    store<u32>(e, stream, 8);
+    store<u32>(e, <u32>n, 12);
+  }
+  const src = e + 16 + skip;
+  n -= skip;
+  v128.store(q, v128.load(src));
+  v128.store(q, v128.load(src, 16), 16);
+  v128.store(q, v128.load(src, 32), 32);
+  v128.store(q, v128.load(src, 48), 48);
+  if (n > 64) v128.store(q, v128.load(src, 64), 64);
+  return q + n;
+}
+
+// ---- Kernel launch shapes ------------------------------------------------------------------------------------------
+
+// Kernels repeat a few configurations: the args from "registers per thread" to the block dimensions are kept per
+// (device, registers, shared memory, grid, block). 256 entries of 384 bytes: key (10 × u32) @0, length u32 @40
+// (0 = empty), text @48 (≤ 320 bytes + slack). Cleared per conversion (the text depends on the device table).
+const LAUNCH_SLOTS: usize = 256;
+const LAUNCH_ENTRY: usize = 384;
+const LAUNCH_CAP: usize = 320;
+let launches: usize = 0;
+
+/** Allocates and clears the launch cache (call after heap.reset(), per conversion). */
+export function chromeTextBegin(): void {
+  launches = heap.alloc(LAUNCH_SLOTS * LAUNCH_ENTRY);
+  memory.fill(launches, 0, LAUNCH_SLOTS * LAUNCH_ENTRY);
+}
+
+/**
+ * Writes the launch args of kernel `e` (`,"registers per thread":…` through the block array's `]`), from the cache
+ * or with `write` (the plain formatter, writing at O.pos) on a miss.
+ */
+export function putLaunch(q: usize, e: Ev, write: (e: Ev) => void): usize {
+  let h = e.device * 0x9e3779b1 ^ e.registersPerThread * 0x85ebca6b ^ e.staticSharedMemory * 0xc2b2ae35;
+  h ^= <u32>e.gridX * 0x27d4eb2f ^ <u32>e.gridY * 0x165667b1 ^ <u32>e.gridZ * 0xd3a2646c;
+  h ^= <u32>e.blockX * 0xfd7046c5 ^ <u32>e.blockY * 0xb55a4f09 ^ <u32>e.blockZ ^ e.dynamicSharedMemory * 0x9e3779b1;
+  h ^= h >> 15;
+  const a = launches + <usize>(h & <u32>(LAUNCH_SLOTS - 1)) * LAUNCH_ENTRY;
+  const n = <usize>load<u32>(a, 40);
+  if (
+    n != 0 && load<u32>(a) == e.device && load<u32>(a, 4) == e.registersPerThread &&
+    load<u32>(a, 8) == e.staticSharedMemory && load<u32>(a, 12) == e.dynamicSharedMemory &&
+    load<i32>(a, 16) == e.gridX && load<i32>(a, 20) == e.gridY && load<i32>(a, 24) == e.gridZ &&
+    load<i32>(a, 28) == e.blockX && load<i32>(a, 32) == e.blockY && load<i32>(a, 36) == e.blockZ
+  ) {
+    const src = a + 48;
+    for (let i: usize = 0; i < n; i += 16) v128.store(q + i, v128.load(src + i));
+    return q + n;
+  }
+  O.pos = q;
+  write(e);
+  const m = O.pos - q;
+  if (m <= LAUNCH_CAP) {
+    memory.copy(a + 48, q, m);
+    store<u32>(a, e.device);
+    store<u32>(a, e.registersPerThread, 4);
+    store<u32>(a, e.staticSharedMemory, 8);
+    store<u32>(a, e.dynamicSharedMemory, 12);
+    store<i32>(a, e.gridX, 16);
+    store<i32>(a, e.gridY, 20);
+    store<i32>(a, e.gridZ, 24);
+    store<i32>(a, e.blockX, 28);
+    store<i32>(a, e.blockY, 32);
+    store<i32>(a, e.blockZ, 36);
+    store<u32>(a, <u32>m, 40);
+  }
+  return O.pos;
+}
