@@ -7,6 +7,7 @@ import { uninstall } from "./decoder";
 import { setClockSameRate } from "../model/clock";
 import { cuptiInstall, cuptiReset } from "./cupti";
 import { rocprofilerInstall, rocprofilerReset } from "./rocprofiler";
+import { synapseInstall, synapseReset } from "./synapse";
 
 /**
  * Installs the decoder of `vendor` (HEADER vendor id) for library version `version`. Returns false when this build
@@ -17,6 +18,7 @@ export function selectDecoder(vendor: u32, version: u32): bool {
   switch (vendor) {
     case 1: cuptiInstall(); return true; // NVIDIA CUDA: CUPTI activity records (any version: sizes from KIND_SIZES)
     case 2: rocprofilerInstall(); return true; // AMD ROCm: rocprofiler-sdk buffer records (0.5 and 1.0 layouts)
+    case 5: synapseInstall(); return true; // Habana Gaudi: Synapse profiler buffers (208- and 112-byte entries)
   }
   return false;
 }
@@ -27,4 +29,5 @@ export function decodersReset(): void {
   setClockSameRate(false);
   cuptiReset();
   rocprofilerReset();
+  synapseReset();
 }

@@ -15,6 +15,7 @@ import { WARN_COUNT } from "../util/error";
 import { warningCount, warningOffset, warningDetail, lossTotal, lossRange, NO_SEQ } from "../util/diag";
 import { warnName } from "../util/error_names";
 import * as X from "./options";
+import { chromeArgs } from "./chrome_args";
 
 /** Kineto's tid offset for the "stream N (sync)" rows (kSyncStreamTidOffset). */
 const SYNC_TID_OFFSET: u64 = 1000000;
@@ -228,6 +229,7 @@ function head(cat: string, e: Ev, pid: u64, tid: u64): void {
  * text is copied from what head kept.
  */
 function flow(ph: u32, e: Ev): void {
+  if (ph == 102 && (e.flags & EvFlag.FLOW_END) == 0) return; // device work no host call is linked to
   if (S.ambiguousCorrs != 0 && S.corrAmbiguous(<u64>e.correlation)) return; // two processes' id: no arrow (warned)
   O.ascii(',\n{"ph":"');
   O.byte(ph);
@@ -340,6 +342,7 @@ export function chromeEvent(e: Ev): void {
       O.i64dec(e.blockZ);
       O.byte(93);
       gpuTail(e);
+      chromeArgs(e);
       O.byte(125);
       O.byte(125);
       flow(102, e);
@@ -372,6 +375,7 @@ export function chromeEvent(e: Ev): void {
         O.fixed(<f64>e.bytes / <f64>dur, 9);
       }
       gpuTail(e);
+      chromeArgs(e);
       O.byte(125);
       O.byte(125);
       flow(102, e);
@@ -382,10 +386,12 @@ export function chromeEvent(e: Ev): void {
       const pid = <u64>e.pid;
       const tid = <u64>e.tid;
       noteHostRow(pid, tid);
-      head(e.kind == EvKind.API_RUNTIME ? "cuda_runtime" : "cuda_driver", e, hpid(pid), tid);
+      // Habana: Synapse host calls reach Kineto through the Gaudi bridge as HPU_OP ("hpu_op").
+      head(e.kind == EvKind.API_RUNTIME ? (S.vendor == 5 ? "hpu_op" : "cuda_runtime") : "cuda_driver", e, hpid(pid), tid);
       keyU('"cbid":', e.apiId);
       keyU(',"correlation":', e.correlation);
       if ((e.flags & EvFlag.HAS_ALLOC) != 0) allocArgs(e);
+      chromeArgs(e);
       O.byte(125);
       O.byte(125);
       if ((e.flags & EvFlag.FLOW_START) != 0) flow(115, e);
@@ -501,6 +507,20 @@ export function chromeEvent(e: Ev): void {
       O.micros(span > 0xfffffffffffffffd ? 0xffffffffffffffff : span + 2);
       // No "stream"/"device" args, as Kineto: HTA counts every event with args.stream as a GPU kernel.
       O.ascii("}");
+      break;
+    }
+    case EvKind.COUNTER: {
+      // A device counter sample (Synapse 'C'): Chrome's counter event on the device's process.
+      O.need(O.EVENT_RESERVE);
+      sep();
+      O.ascii('{"ph":"C","name":');
+      O.jsonString(e.namePtr, e.nameLen);
+      O.need(O.EVENT_RESERVE);
+      keyU(',"pid":', gpid(<u64>e.device));
+      O.ascii(',"tid":0,"ts":');
+      O.micros(rel(e.start));
+      keyU(',"args":{"value":', e.bytes);
+      O.ascii("}}");
       break;
     }
     case EvKind.GRAPH: {

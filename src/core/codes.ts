@@ -53,6 +53,14 @@ export const WARN_NAMES = [
   "CORRELATION_PROCESSES",
   "BAD_TIMESTAMP",
   "INCOMPLETE_RECORD",
+  // 27–29: reserved for another branch (renumbered at merge).
+  "RESERVED_27",
+  "RESERVED_28",
+  "RESERVED_29",
+  "HPU_BAD_TRACE",
+  "HPU_BAD_TIME",
+  "HPU_BAD_STRING",
+  "HPU_UNMATCHED_END",
 ] as const;
 /**
  * Warnings the host adds (not the core): `STILL_WRITING`, an input without END chunk that changed size during the
@@ -93,6 +101,16 @@ export const WARN_MESSAGES: Record<WarningName, string> = {
     "records with an unknown start (0) or a time far outside the run (over 1 h past its clock anchors or records; first: record kind {detail}); dropped",
   INCOMPLETE_RECORD:
     "records without an end (work unfinished at the final flush; first: record kind {detail}); kept as zero-length events marked incomplete",
+  RESERVED_27: "reserved",
+  RESERVED_28: "reserved",
+  RESERVED_29: "reserved",
+  HPU_BAD_TRACE:
+    "an HPU_TRACE chunk failed validation (reason {detail}: 1 header, 2 size, 3 trailing num/version, 4 no entry layout fits); its Synapse buffer was skipped",
+  HPU_BAD_TIME:
+    "Synapse entries with a long double time that is not a finite non-negative value (first: status {detail}: 1 negative, 2 infinite, 3 NaN, 4 invalid encoding, 5 too large, 6 denormal); dropped",
+  HPU_BAD_STRING:
+    "a Synapse char* (first: entry {detail} of its buffer) is not a NUL-terminated string of the buffer's pool nor in STRINGS; left empty",
+  HPU_UNMATCHED_END: "a Synapse 'E' event without an open 'B' on its engine and context (first: engine {detail}); ignored",
 };
 
 /** One warning as reported by the core: how often, and where it first happened. */
@@ -113,7 +131,7 @@ export interface Warning {
 export const LOSS_WARNINGS: ReadonlySet<WarningName> = new Set<WarningName>([
   "TRUNCATED", "BAD_CHUNK_HEADER", "BAD_PAYLOAD_CRC", "CHUNK_TOO_LARGE", "SEQ_GAP", "NO_END", "BAD_PAYLOAD",
   "UNKNOWN_KIND_UNSIZED", "RECORD_TRUNCATED", "RECORD_TOO_SMALL", "DROPPED_RECORDS", "COLLECTOR_ERROR",
-  "NEGATIVE_DURATION", "BAD_TIMESTAMP",
+  "NEGATIVE_DURATION", "BAD_TIMESTAMP", "HPU_BAD_TRACE", "HPU_BAD_TIME",
 ]);
 
 /** True when warning `code` means loss of input data ({@link LOSS_WARNINGS}). */
