@@ -374,8 +374,10 @@ function emitEntry(
     }
   }
   if (!timingApply(x, start, end)) return;
-  x.namePtr = nameP;
+  x.namePtr = B.stableName(nameP, nameN);
   x.nameLen = nameN;
+  // Host calls: one API id per distinct name (emitters key API event names by it).
+  if (cls == ENG_HOST) x.apiId = B.nameId;
   args(e, i, false);
   x.argsPtr = A.argsPtr();
   x.argsLen = A.argsLen();
@@ -390,7 +392,7 @@ function counter(e: usize, dev: u32, ts: u64): void {
   x.recordKind = T_COUNTER;
   x.device = dev;
   if (!timingApply(x, ts, ts)) return;
-  x.namePtr = nameP;
+  x.namePtr = B.stableName(nameP, nameN);
   x.nameLen = nameN;
   x.bytes = load<u64>(e, 80);
   emitEvent(x);
@@ -405,10 +407,10 @@ const K_EVENT = "eventHandle";
 const K_DATA_TYPE = "dataType";
 const K_KERNEL_FILE = "kernel_file_name";
 
-let keyBuf: usize = 0;
+// Static data (not heap or arena: it must survive heap.reset() between files).
+const keyBuf = memory.data(32);
 /** Key bytes of ASCII `s` (static scratch: one key at a time). */
 function key(s: string): usize {
-  if (keyBuf == 0) keyBuf = arenaAlloc(32);
   for (let i = 0; i < s.length; i++) store<u8>(keyBuf + i, <u8>s.charCodeAt(i));
   return keyBuf;
 }

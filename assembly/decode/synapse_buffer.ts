@@ -17,6 +17,8 @@ import { warn, lose, NO_SEQ } from "../util/diag";
 import { f80ToNs, f80Status, F80_OK } from "../util/f80";
 import * as S from "../model/session";
 import { repairUtf8, repairedLen } from "../model/utf8";
+import { Table, tableNew, tableUpsert } from "../util/hash_table";
+import { arenaAlloc, arenaCopy } from "../util/arena";
 
 /** Chunk header bytes before the buffer. */
 export const HPU_HEADER: u32 = 48;
@@ -51,6 +53,7 @@ export let anyBuffer = false;
 
 /** Forgets per-file state. */
 export function bufferReset(): void {
+  namesReset();
   lastVersion = 0;
   anyBuffer = false;
   buf = 0;
@@ -199,4 +202,43 @@ export function hpuTime(p: usize): u64 {
   const ns = f80ToNs(p);
   timeStatus = f80Status == F80_OK ? 0 : f80Status;
   return ns;
+}
+
+// ---- Stable names ------------------------------------------------------------------------------------------------
+
+// Emitters cache event names by (pointer, length) (emit/xspace.ts): a name must not live in the input window, which
+// the next chunk overwrites. Names are interned by content: one arena copy per distinct name, with a dense number.
+let names: Table = 0; // content hash → chain of entries {next u32, ptr u32, len u32, id u32}
+let nameCount: u32 = 0;
+/** Dense number (1, 2, …) of the last {@link stableName}. */
+export let nameId: u32 = 0;
+
+/** Forgets the interned names (per file). */
+export function namesReset(): void {
+  names = 0;
+  nameCount = 0;
+}
+
+/** A copy of name [p, p+n) that stays valid for the whole file (the same pointer for the same bytes). */
+export function stableName(p: usize, n: u32): usize {
+  if (names == 0) names = tableNew(256);
+  let h: u64 = 0xcbf29ce484222325;
+  for (let i: u32 = 0; i < n; i++) h = (h ^ <u64>load<u8>(p + i)) * 0x100000001b3;
+  const slot = tableUpsert(names, h);
+  let e = <usize>load<u64>(slot);
+  while (e != 0) {
+    if (load<u32>(e, 8) == n && memory.compare(<usize>load<u32>(e, 4), p, n) == 0) {
+      nameId = load<u32>(e, 12);
+      return <usize>load<u32>(e, 4);
+    }
+    e = <usize>load<u32>(e);
+  }
+  const ne = arenaAlloc(16);
+  store<u32>(ne, <u32>load<u64>(slot));
+  store<u32>(ne, <u32>arenaCopy(p, n), 4);
+  store<u32>(ne, n, 8);
+  store<u32>(ne, ++nameCount, 12);
+  store<u64>(slot, ne);
+  nameId = nameCount;
+  return <usize>load<u32>(ne, 4);
 }

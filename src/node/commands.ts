@@ -332,9 +332,11 @@ function fmtBytes(n: number): string {
 export function vendorLines(i: FileInfo): string[] {
   const out = [i.vendor === "rocm"
     ? `vendor        rocm (rocprofiler-sdk ${i.vendorVersionText || "?"}, version ${i.vendorVersion})`
+    : i.vendor === "hpu"
+    ? `vendor        hpu (Synapse ${i.vendorVersionText || i.vendorVersion || "?"})`
     : `vendor        ${i.vendor} (tracing library ${i.vendorVersion}, runtime ${i.runtimeVersion || "?"}, driver ${i.driverVersion || "?"})`];
   for (const d of i.devices) {
-    out.push(d.arch !== undefined
+    out.push(i.vendor === "hpu" ? `device ${d.id}      ${d.name} (${fmtBytes(d.globalMemoryBytes)} HBM)` : d.arch !== undefined
       ? `device ${d.id}      ${d.name} (${d.arch || "gfx?"}, ${d.multiprocessors} CUs, wavefront ${d.limits.warpSize}, ${fmtBytes(d.globalMemoryBytes)})`
       : `device ${d.id}      ${d.name} (cc ${d.computeCapability}, ${d.multiprocessors} SMs, ${fmtBytes(d.globalMemoryBytes)})`);
   }
