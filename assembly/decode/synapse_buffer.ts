@@ -60,16 +60,18 @@ export function bufferReset(): void {
   num = 0;
 }
 
-/** True when entry `i` of a `size`-byte layout has a plausible type byte and name pointer (layout choice). */
-function plausible(b: usize, i: u32, size: u32, lo: u64, hi: u64, bs: u64, ba: u64): bool {
-  const e = b + <usize>i * size;
-  const t = <u32>load<u8>(e, 16);
-  if (t != 66 && t != 69 && t != 88 && t != 77 && t != 67 && t != 105 && t != 73) return false;
-  const np = load<u64>(e);
-  if (np == 0) return true;
-  if (np < ba || np - ba >= bs) return true; // outside the buffer: a STRINGS entry may hold it
-  const o = np - ba;
-  return o >= lo && o < hi;
+/** True when entry `i` of a `size`-byte layout at `b` has a known type byte (B, E, X, M, C, i, I). */
+function knownType(b: usize, i: u32, size: u32): bool {
+  const t = <u32>load<u8>(b + <usize>i * size, 16);
+  return t == 66 || t == 69 || t == 88 || t == 77 || t == 67 || t == 105 || t == 73;
+}
+
+/** Entries of `cnt` at `b` read as `size`-byte entries whose type byte is known (0 when they do not fit). */
+function typeScore(b: usize, cnt: u32, size: u32, tail: usize): u32 {
+  if (<u64>cnt * size > <u64>tail) return 0;
+  let n: u32 = 0;
+  for (let i: u32 = 0; i < cnt; i++) if (knownType(b, i, size)) n++;
+  return n;
 }
 
 /**
@@ -97,13 +99,16 @@ export function hpuOpen(p: usize, n: u32, off: u64, report: bool): bool {
     version = load<u64>(b + tail + 8);
     if (cnt > <u64>tail / ENTRY_OLD) reason = BAD_TRAILER;
     else {
-      const fitsNew = cnt * ENTRY_NEW <= <u64>tail;
-      // Both layouts fit: the one whose entries all look like entries (a known type byte, the name in its pool);
-      // on a tie the current layout.
+      // The layout under which more entries have a known type byte (a 112-byte buffer read as 208-byte entries, or
+      // the reverse, puts the type byte in the middle of other fields); more than half must, ties go to the current
+      // layout. A few damaged entries then stay single entries (UNKNOWN_KIND), not a lost buffer.
+      const c = <u32>cnt;
+      const sNew = typeScore(b, c, ENTRY_NEW, tail);
+      const sOld = typeScore(b, c, ENTRY_OLD, tail);
       let size: u32 = 0;
-      if (fitsNew && allPlausible(b, <u32>cnt, ENTRY_NEW, tail)) size = ENTRY_NEW;
-      else if (allPlausible(b, <u32>cnt, ENTRY_OLD, tail)) size = ENTRY_OLD;
-      else if (fitsNew && cnt == 0) size = ENTRY_NEW;
+      if (c == 0) size = ENTRY_NEW;
+      else if (sNew >= sOld && sNew * 2 > c) size = ENTRY_NEW;
+      else if (sOld > sNew && sOld * 2 > c) size = ENTRY_OLD;
       if (size == 0) reason = BAD_LAYOUT;
       else {
         buf = b;
@@ -124,13 +129,6 @@ export function hpuOpen(p: usize, n: u32, off: u64, report: bool): bool {
     }
     return false;
   }
-  return true;
-}
-
-function allPlausible(b: usize, cnt: u32, size: u32, tail: usize): bool {
-  if (<u64>cnt * size > <u64>tail) return false;
-  const lo = <u64>cnt * size;
-  for (let i: u32 = 0; i < cnt; i++) if (!plausible(b, i, size, lo, <u64>tail, bufSize, base)) return false;
   return true;
 }
 
