@@ -87,11 +87,11 @@ export const enum Warn {
    */
   INCOMPLETE_RECORD = 26,
   /** Reserved for another branch (renumbered at merge). */
-  RESERVED_27 = 27,
+  RESERVED_A = 27,
   /** Reserved for another branch (renumbered at merge). */
-  RESERVED_28 = 28,
+  RESERVED_B = 28,
   /** Reserved for another branch (renumbered at merge). */
-  RESERVED_29 = 29,
+  RESERVED_C = 29,
   /**
    * An HPU_TRACE chunk failed validation and its buffer was skipped (decode/synapse_buffer.ts). detail: reason
    * (1 header, 2 size, 3 trailer num/version, 4 no entry layout fits).

@@ -31,9 +31,9 @@ export function warnName(code: i32): string {
     case 24: return "CORRELATION_PROCESSES";
     case 25: return "BAD_TIMESTAMP";
     case 26: return "INCOMPLETE_RECORD";
-    case 27: return "RESERVED_27";
-    case 28: return "RESERVED_28";
-    case 29: return "RESERVED_29";
+    case 27: return "RESERVED_A";
+    case 28: return "RESERVED_B";
+    case 29: return "RESERVED_C";
     case 30: return "HPU_BAD_TRACE";
     case 31: return "HPU_BAD_TIME";
     case 32: return "HPU_BAD_STRING";

@@ -54,9 +54,9 @@ export const WARN_NAMES = [
   "BAD_TIMESTAMP",
   "INCOMPLETE_RECORD",
   // 27–29: reserved for another branch (renumbered at merge).
-  "RESERVED_27",
-  "RESERVED_28",
-  "RESERVED_29",
+  "RESERVED_A",
+  "RESERVED_B",
+  "RESERVED_C",
   "HPU_BAD_TRACE",
   "HPU_BAD_TIME",
   "HPU_BAD_STRING",
@@ -101,9 +101,9 @@ export const WARN_MESSAGES: Record<WarningName, string> = {
     "records with an unknown start (0) or a time far outside the run (over 1 h past its clock anchors or records; first: record kind {detail}); dropped",
   INCOMPLETE_RECORD:
     "records without an end (work unfinished at the final flush; first: record kind {detail}); kept as zero-length events marked incomplete",
-  RESERVED_27: "reserved",
-  RESERVED_28: "reserved",
-  RESERVED_29: "reserved",
+  RESERVED_A: "reserved",
+  RESERVED_B: "reserved",
+  RESERVED_C: "reserved",
   HPU_BAD_TRACE:
     "an HPU_TRACE chunk failed validation (reason {detail}: 1 header, 2 size, 3 trailing num/version, 4 no entry layout fits); its Synapse buffer was skipped",
   HPU_BAD_TIME:
