@@ -211,6 +211,16 @@ let nameN: u32 = 0;
 function walk(report: bool): void {
   const dev = B.device;
   const isNew = B.entrySize == B.ENTRY_NEW;
+  // The buffer's metadata first (pass 1), wherever it stands in the buffer: an engine type is known from the buffer
+  // that first names it on, in both passes alike.
+  if (report) {
+    for (let i: u32 = 0; i < B.num; i++) {
+      const e = B.entryAt(i);
+      if (<u32>load<u8>(e, 16) != T_META) continue;
+      const np = B.hpuStr(load<u64>(e, 80), i, true);
+      engineMeta(dev, load<u32>(e, 64), load<u32>(e, 68), np, B.strLen, S.processId, B.bufOff);
+    }
+  }
   for (let i: u32 = 0; i < B.num; i++) {
     const e = B.entryAt(i);
     const at = B.entryOff(i);
@@ -218,14 +228,8 @@ function walk(report: bool): void {
     const et = load<u32>(e, 64);
     const ei = load<u32>(e, 68);
     if (report) S.countRecord(t);
-    if (t == T_META) {
-      if (report) {
-        const np = B.hpuStr(load<u64>(e, 80), i, true);
-        engineMeta(dev, et, ei, np, B.strLen, S.processId);
-      }
-      continue;
-    }
-    const cls = engineClass(dev, et);
+    if (t == T_META) continue;
+    const cls = engineClass(dev, et, B.bufOff);
     if (cls == ENG_UNKNOWN) {
       if (report) warn(Warn.UNKNOWN_KIND, at, et);
       continue;
@@ -260,6 +264,17 @@ function walk(report: bool): void {
       else counter(e, dev, ts);
       continue;
     }
+    // 'X': the duration must be usable too before the entry counts (as a launch or anything else).
+    let dur: u64 = 0;
+    if (t == T_COMPLETE) {
+      dur = B.hpuTime(e + 48);
+      let st = B.timeStatus;
+      if (st == 0 && ts + dur < ts) st = 5; // ≥ 2^64 ns
+      if (st != 0) {
+        if (report) warn(Warn.HPU_BAD_TIME, at, st);
+        continue;
+      }
+    }
     if (report) args(e, i, true); // every char* of the entry checked once (HPU_BAD_STRING)
     // The launch this entry is (host enqueue) or links to (device work).
     let launch: u32 = 0;
@@ -273,13 +288,6 @@ function walk(report: bool): void {
       } else launch = <u32>tableGetU(launches, lk);
     }
     if (t == T_COMPLETE) {
-      const dur = B.hpuTime(e + 48);
-      let st = B.timeStatus;
-      if (st == 0 && ts + dur < ts) st = 5; // ≥ 2^64 ns
-      if (st != 0) {
-        if (report) warn(Warn.HPU_BAD_TIME, at, st);
-        continue;
-      }
       if (report) {
         if (timingNote(ts, ts + dur, t, at) && launch != 0 && cls != ENG_HOST) tableUpsert(linked, launch);
       } else emitEntry(e, i, cls, dev, et, ei, ctx, launch, ts, ts + dur);

@@ -10,7 +10,7 @@
  * after the engine; host engines become host threads (tid = engineIndex) named `Synapse/<engine>`.
  * Events of an engine type no metadata named are skipped (as the bridge does) and counted (UNKNOWN_KIND).
  */
-import { Table, tableNew, tableUpsert, tableFind } from "../util/hash_table";
+import { Table, tableNew, tableUpsert, tableFind, inserted } from "../util/hash_table";
 import { arenaAlloc } from "../util/arena";
 import * as S from "../model/session";
 
@@ -23,17 +23,23 @@ export const ENG_DMA: u32 = 4;
 /** Other device engines (NIC, rotator, PSOC, SM, PMMU, ARC farm, video decoder). */
 export const ENG_OTHER: u32 = 5;
 
-let types: Table = 0; // (device << 32 | engineType) → class | prefix index << 8, + 1 << 31 (present)
+let types: Table = 0; // (device << 32 | engineType) → class | prefix index << 8 | 1 << 31 (present) | first buffer << 32
 const PRESENT: u64 = 0x80000000;
 
 /** Forgets per-file state (after heap.reset()). */
 export function enginesReset(): void {
   types = 0;
+  bufNums = 0;
+  bufCount = 0;
+  deviceTypes = 0;
 }
 
 /** Creates the tables (decoder install). */
 export function enginesInit(): void {
-  if (types == 0) types = tableNew(64);
+  if (types == 0) {
+    types = tableNew(64);
+    bufNums = tableNew(64);
+  }
 }
 
 /** True when [p, p+n) starts with ASCII `s`. */
@@ -76,21 +82,23 @@ function classOf(idx: i32): u32 {
 const HOST_TYPE = "***Host";
 
 /**
- * One 'M' entry of `device`: engine (engineType, engineIndex) with metadata name [p, p+n) (valid UTF-8). Host engine
- * names become thread names of process `pid`.
+ * One 'M' entry of `device` in the buffer at file offset `at`: engine (engineType, engineIndex) with metadata name
+ * [p, p+n) (valid UTF-8). Host engine names become thread names of process `pid`. A type keeps the class and the
+ * buffer of its first naming.
  */
-export function engineMeta(device: u32, engineType: u32, engineIndex: u32, p: usize, n: u32, pid: u32): void {
+export function engineMeta(device: u32, engineType: u32, engineIndex: u32, p: usize, n: u32, pid: u32, at: u64): void {
   const key = (<u64>device << 32) | engineType;
   if (engineIndex == 0) {
     const isHost = n == <u32>HOST_TYPE.length && startsWith(p, n, HOST_TYPE);
     const idx = isHost ? -1 : prefixIndex(p, n);
     if (isHost || idx >= 0) {
       const v = isHost ? ENG_HOST : classOf(idx) | (<u32>idx << 8);
-      store<u64>(tableUpsert(types, key), PRESENT | v);
+      const slot = tableUpsert(types, key);
+      if (inserted) store<u64>(slot, PRESENT | <u64>v | (<u64>bufferNumber(at) << 32));
       return;
     }
   }
-  const cls = engineClass(device, engineType);
+  const cls = engineClass(device, engineType, 0xffffffffffffffff);
   if (cls == ENG_UNKNOWN) return;
   if (cls == ENG_HOST) {
     // "Synapse/<engine>", as the bridge names its host lanes.
@@ -103,11 +111,25 @@ export function engineMeta(device: u32, engineType: u32, engineIndex: u32, p: us
 
 const SYNAPSE_SLASH = memory.data<u8>([83, 121, 110, 97, 112, 115, 101, 47]); // "Synapse/"
 
-/** Class (ENG_*) of `engineType` on `device` (ENG_UNKNOWN when no metadata named it). */
-export function engineClass(device: u32, engineType: u32): u32 {
+/**
+ * Class (ENG_*) of `engineType` on `device` for an entry of the buffer at file offset `at` (ENG_UNKNOWN when no
+ * metadata of that buffer or an earlier one named it: pass 2 knows the whole file, pass 1 only what it has read).
+ */
+export function engineClass(device: u32, engineType: u32, at: u64): u32 {
   const s = tableFind(types, (<u64>device << 32) | engineType);
   if (s == 0) return ENG_UNKNOWN;
-  return <u32>(load<u64>(s) & 0xff);
+  const v = load<u64>(s);
+  if (at != 0xffffffffffffffff && <u32>(v >> 32) > bufferNumber(at)) return ENG_UNKNOWN;
+  return <u32>(v & 0xff);
+}
+
+// Buffers are numbered by their file offset, in order of first sight (pass 1 reads them in file order).
+let bufNums: Table = 0;
+let bufCount: u32 = 0;
+function bufferNumber(at: u64): u32 {
+  const s = tableUpsert(bufNums, at);
+  if (inserted) store<u64>(s, <u64>(++bufCount));
+  return <u32>load<u64>(s);
 }
 
 /** Device lane (stream id) of engine (engineType, engineIndex) on `device`: prefix index × 1000 + engineIndex. */

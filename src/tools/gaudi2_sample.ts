@@ -3,7 +3,7 @@
  * Gaudi PyTorch bridge shows it through Kineto (Kineto-style HPU events), then written as the HPU collector's dump by
  * src/tools/kineto_to_synapse.ts. Each step: the input batch copied host → device on a PDMA engine, three recipes
  * (forward, backward, optimizer) launched by `synLaunchWithExternalEvents` calls (enqueueWithExternalEvents) on the
- * host, each running MME matmuls and TPC elementwise/reduction kernels spread over the engines, EDMA copies and memsets,
+ * host, each running MME matmuls and TPC elementwise/reduction kernels spread over ten TPC engines, EDMA copies and memsets,
  * and SPMU counter samples; a `synStreamSynchronize` host call ends the step. Names, engines and sizes follow a Gaudi2
  * (24 TPC, 2 MME, PDMA/EDMA); the durations are synthetic, from a fixed seed.
  *
@@ -21,6 +21,11 @@ const TPC = (i: number) => 7000 + i;
 const MME = (i: number) => 6000 + i;
 const PDMA = (i: number) => 3000 + i;
 const EDMA = (i: number) => 4000 + i;
+/**
+ * TPC engines the sample's kernels use (of a Gaudi2's 24): with 2 MME, 1 PDMA and 2 EDMA lanes a device has 15 lines,
+ * under the 16 per plane past which XProf 2.24 runs out of derived line ids (docs/decoders/hpu.md).
+ */
+const TPC_USED = 10;
 
 /** The Kineto-style trace of the sample (`steps` training steps, seed fixed). */
 export function gaudi2SampleTrace(steps = 4, seed = 0x6a2d1): KinetoTrace {
@@ -42,7 +47,7 @@ export function gaudi2SampleTrace(steps = 4, seed = 0x6a2d1): KinetoTrace {
     t += 4_000;
     const copyStart = t + 2_000;
     host("synMemCopyAsync", 1, 6_000, { recipeId: 0 });
-    dev("gpu_memcpy", "memcpy_host_to_device", PDMA(s % 2), copyStart, 40_000 + Math.round(r() * 5_000), { bytes_moved: 8388608 });
+    dev("gpu_memcpy", "memcpy_host_to_device", PDMA(0), copyStart, 40_000 + Math.round(r() * 5_000), { bytes_moved: 8388608 });
     t += 8_000;
     for (const phase of ["fwd", "bwd", "opt"]) {
       const rid = ["fwd", "bwd", "opt"].indexOf(phase) + 1; // the recipes are compiled once and launched every step
@@ -66,9 +71,9 @@ export function gaudi2SampleTrace(steps = 4, seed = 0x6a2d1): KinetoTrace {
         }
         const tpcOps = phase === "fwd" ? ["add_fwd_bf16", "relu_fwd_bf16"] : phase === "bwd" ? ["relu_bwd_bf16", "reduce_sum_fwd_bf16"] : ["adamw_bf16", "cast_f32_to_bf16"];
         for (const op of tpcOps) {
-          const width = 4 + Math.floor(r() * 8);
+          const width = 4 + Math.floor(r() * (TPC_USED - 4)); // one kernel per engine at a time
           const dur = 3_000 + Math.round(r() * 4_000);
-          for (let e = 0; e < width; e++) dev("kernel", op, TPC((e * 3 + l) % 24), d + e * 150, dur, { ...common, node: `${op}_${l}` });
+          for (let e = 0; e < width; e++) dev("kernel", op, TPC((e * 3 + l) % TPC_USED), d + e * 150, dur, { ...common, node: `${op}_${l}` });
           d += dur + width * 150;
         }
       }

@@ -107,4 +107,13 @@ test("counters ('C') become counter events on the device; the device id comes fr
   assert.equal(trace.deviceProperties.map((d: Record<string, unknown>) => [d.id, d.name, d.totalGlobalMem]), [[3, "GAUDI2", 96 * 2 ** 30]]);
 });
 
+test("metadata anywhere in its buffer names the engines of the whole buffer; an engine named only by a later buffer is unknown before it", async () => {
+  const late = [X(8, 0, 100n, 5n, "before_meta_same_buffer"), ...metadata()];
+  const early: SynEntry[] = [{ type: "M", ts: 0n, engineType: 40, engineIndex: 0, meta: "***Host", name: "m" }, X(8, 0, 50n, 5n, "type_not_named_yet")];
+  const { trace, result } = await toChrome(synDump([tracePayload(synBuffer(early)), tracePayload(synBuffer(late, { base: 0x7f00_2000_0000n }), 0, 0x7f00_2000_0000n)]));
+  assert.equal(events(trace, "kernel").map((e) => e.name), ["before_meta_same_buffer"]);
+  const w = result.info.warnings.find((x) => x.code === "UNKNOWN_KIND")!;
+  assert.equal([w.count, w.detail], [1, 8]);
+});
+
 test.run();

@@ -9,12 +9,12 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { kinetoToSynapse, type SynapseOptions } from "../../src/tools/kineto_to_synapse.js";
-import { SAMPLE_OPTIONS, gaudi2SampleTrace } from "../../src/tools/gaudi2_sample.js";
+import { gaudi2SampleTrace } from "../../src/tools/gaudi2_sample.js";
 import { microsToNs } from "../../src/tools/kineto_to_rawtrace.js";
 import { toChrome } from "../helpers/convert.js";
 import { gpuStreamRows, type StreamRow } from "../helpers/interop.js";
@@ -25,7 +25,10 @@ const PYTHON = join(ROOT, ".venv/bin/python");
 interface HtaRank { kernels: StreamRow[]; breakdown: Array<{ name: string; kernel_type: string; sum_us: number }> }
 interface HtaReport { traces: Record<string, { ranks: Record<string, HtaRank> }> }
 
-const CASES: Record<string, SynapseOptions> = { sample: SAMPLE_OPTIONS, "begin-end-112": { layout: 112, beginEnd: true, perPull: 200 } };
+/** The committed sample (samples/gaudi2_mlp_synapse.rawtrace, the tool's output with SAMPLE_OPTIONS) and a variant. */
+const CASES: Record<string, SynapseOptions | "samples/gaudi2_mlp_synapse.rawtrace"> = {
+  sample: "samples/gaudi2_mlp_synapse.rawtrace", "begin-end-112": { layout: 112, beginEnd: true, perPull: 200 },
+};
 const ours: Record<string, StreamRow[]> = {};
 let report: HtaReport;
 let work = "";
@@ -34,7 +37,8 @@ test.before(async () => {
   execFileSync("bash", [join(ROOT, "scripts/python-env.sh")], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
   work = mkdtempSync(join(tmpdir(), "rawtrace-hta-hpu-"));
   for (const [dir, opts] of Object.entries(CASES)) {
-    const { text } = await toChrome(kinetoToSynapse(gaudi2SampleTrace(), opts).bytes);
+    const bytes = typeof opts === "string" ? new Uint8Array(readFileSync(join(ROOT, opts))) : kinetoToSynapse(gaudi2SampleTrace(), opts).bytes;
+    const { text } = await toChrome(bytes);
     mkdirSync(join(work, dir));
     writeFileSync(join(work, dir, "rank-0.json"), text);
     ours[dir] = gpuStreamRows(text);
