@@ -33,7 +33,7 @@ import { arenaAlloc } from "../util/arena";
 import { Table, tableNew, tableUpsert, tableFind, tableSlots, tableKeyAt, tableValueAt, inserted } from "../util/hash_table";
 import { emitEvent } from "../emit/dispatch";
 import * as A from "../model/args";
-import { install, ignoreTable, noIndexed, setActivityChunk } from "./decoder";
+import { install, ignoreTable, setActivityChunk } from "./decoder";
 import * as B from "./synapse_buffer";
 import {
   ENG_UNKNOWN, ENG_HOST, ENG_TPC, ENG_MME, ENG_DMA, enginesInit, enginesReset, engineMeta, engineClass, engineLane,
@@ -110,11 +110,6 @@ function synTable(type: u32, p: usize, n: u32, off: u64): void {
   if (type == 15) {
     if (!hpuDevice(p, n)) warn(Warn.BAD_PAYLOAD, off, type);
   } else ignoreTable(type, p, n, off);
-}
-
-/** Synapse parser version of the last valid HPU_TRACE buffer (its trailing `version` word; 0 when none). */
-export function synapseVersion(): u64 {
-  return B.lastVersion;
 }
 
 // ---- Keys ----------------------------------------------------------------------------------------------------------

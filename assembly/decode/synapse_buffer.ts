@@ -26,36 +26,42 @@ export const HPU_HEADER: u32 = 48;
 export const ENTRY_NEW: u32 = 208;
 /** SynapseAI_Core (2021) synTraceEvent size. */
 export const ENTRY_OLD: u32 = 112;
-/** HPU_BAD_TRACE reasons (warning detail). */
+/** HPU_BAD_TRACE reason (warning detail): the payload is shorter than the 48-byte header. */
 export const BAD_HEADER: u64 = 1;
+/** HPU_BAD_TRACE reason: `size` is not the bytes after the header, or is below 16. */
 export const BAD_SIZE: u64 = 2;
+/** HPU_BAD_TRACE reason: the trailing `num` does not fit any layout. */
 export const BAD_TRAILER: u64 = 3;
+/** HPU_BAD_TRACE reason: neither layout gives most entries a known type byte. */
 export const BAD_LAYOUT: u64 = 4;
 /** HPU_BAD_TIME detail for a denormal (the util/f80.ts statuses are 1–5). */
 export const TIME_DENORMAL: i32 = 6;
 
-/** The open buffer: entries at {@link buf}, {@link num} of {@link entrySize} bytes, pool [poolLo, poolHi) offsets. */
+// The open buffer: entries at `buf`, `num` of `entrySize` bytes, the string pool at offsets [poolLo, poolHi).
+/** Address of the open buffer's first byte (in the input window: valid while its chunk is being read). */
 export let buf: usize = 0;
+/** Bytes of the open buffer (the `size` synProfilerGetTrace returned). */
 export let bufSize: u64 = 0;
+/** Address of the buffer in the profiled process (for `char*` relocation: offset = pointer − base). */
 export let base: u64 = 0;
+/** Entries in the open buffer (the trailing `num`). */
 export let num: u32 = 0;
+/** Bytes per entry of the open buffer: {@link ENTRY_NEW} or {@link ENTRY_OLD}. */
 export let entrySize: u32 = ENTRY_NEW;
+/** The trailing `version` word (the profiler's parser version) of the last buffer opened. */
 export let version: u64 = 0;
+/** synDeviceId of the open buffer (its chunk header). */
 export let device: u32 = 0;
+/** synProfilerGetTrace's numEntries out-parameter (the chunk header; informational, the trailer wins). */
 export let numEntries: u64 = 0;
 let poolLo: u64 = 0;
 let poolHi: u64 = 0;
 /** File offset of the first buffer byte (entry i is at bufOff + i × entrySize). */
 export let bufOff: u64 = 0;
-/** Synapse parser version of the last valid buffer (the trailing `version` word), for `rawtrace info`. */
-export let lastVersion: u64 = 0;
-export let anyBuffer = false;
 
 /** Forgets per-file state. */
 export function bufferReset(): void {
   namesReset();
-  lastVersion = 0;
-  anyBuffer = false;
   buf = 0;
   num = 0;
 }
@@ -117,8 +123,6 @@ export function hpuOpen(p: usize, n: u32, off: u64, report: bool): bool {
         poolLo = cnt * <u64>size;
         poolHi = <u64>tail;
         bufOff = off + 24 + HPU_HEADER;
-        lastVersion = version;
-        anyBuffer = true;
       }
     }
   }

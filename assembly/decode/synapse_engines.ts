@@ -14,11 +14,15 @@ import { Table, tableNew, tableUpsert, tableFind, inserted } from "../util/hash_
 import { arenaAlloc } from "../util/arena";
 import * as S from "../model/session";
 
-/** Engine classes. */
+/** Engine class: the engine type was not named by metadata (yet). */
 export const ENG_UNKNOWN: u32 = 0;
+/** Engine class: `***Host` (host threads). */
 export const ENG_HOST: u32 = 1;
+/** Engine class: TPC (tensor processor cores). */
 export const ENG_TPC: u32 = 2;
+/** Engine class: MME (matrix engines). */
 export const ENG_MME: u32 = 3;
+/** Engine class: DMA engines (PDMA, EDMA, KDMA; Gaudi1 DMA). */
 export const ENG_DMA: u32 = 4;
 /** Other device engines (NIC, rotator, PSOC, SM, PMMU, ARC farm, video decoder). */
 export const ENG_OTHER: u32 = 5;
