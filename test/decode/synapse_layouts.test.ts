@@ -107,6 +107,17 @@ test("counters ('C') become counter events on the device; the device id comes fr
   assert.equal(trace.deviceProperties.map((d: Record<string, unknown>) => [d.id, d.name, d.totalGlobalMem]), [[3, "GAUDI2", 96 * 2 ** 30]]);
 });
 
+test("one engine, many files: a Synapse dump, another vendor's, the same Synapse dump again give identical output", async () => {
+  const { readFileSync } = await import("node:fs");
+  const entries = [...metadata(), X(40, 1, 10n, 5n, "synLaunchWithExternalEvents enqueueWithExternalEvents", { recipeId: 2, recipeName: "r" }),
+    X(8, 0, 20n, 5n, "k", { recipeId: 2, dataType: "bf16" })];
+  const bytes = synDump([tracePayload(synBuffer(entries))]);
+  const first = (await toChrome(bytes)).text;
+  await toChrome(new Uint8Array(readFileSync(new URL("../../samples/mi250_minitoy_rocprof.rawtrace", import.meta.url))));
+  await toChrome(new Uint8Array(readFileSync(new URL("../../samples/gaudi2_mlp_synapse.rawtrace", import.meta.url))));
+  assert.is((await toChrome(bytes)).text, first);
+});
+
 test("metadata anywhere in its buffer names the engines of the whole buffer; an engine named only by a later buffer is unknown before it", async () => {
   const late = [X(8, 0, 100n, 5n, "before_meta_same_buffer"), ...metadata()];
   const early: SynEntry[] = [{ type: "M", ts: 0n, engineType: 40, engineIndex: 0, meta: "***Host", name: "m" }, X(8, 0, 50n, 5n, "type_not_named_yet")];
