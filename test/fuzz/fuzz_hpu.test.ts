@@ -5,12 +5,15 @@
  * recomputed so the decoder sees hostile buffers). Seeds: the bundled Gaudi2 sample, the same trace as 'B'/'E' pairs
  * in 112-byte entries over small pulls, and with extraArgs in STRINGS. Every mutated dump must convert to valid
  * Chrome JSON (and XSpace for every third) or fail with a documented fatal error naming an offset: never a trap.
+ * A second run feeds test/fuzz/harness.ts's cases of small Synapse dumps through every output path, some against a
+ * fresh engine (state left over from an earlier file shows as a difference).
  * RAWTRACE_FUZZ_RUNS and RAWTRACE_FUZZ_SEED run it longer or with another seed.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { fromBinary } from "@bufbuild/protobuf";
 import { chunks, fixCrc, mutate, rng } from "./mutate.js";
+import { PATHS, cases, newStats, runCase, summary } from "./harness.js";
 import { toChrome } from "../helpers/convert.js";
 import { FATAL_NAMES } from "../../src/core/codes.js";
 import { XSpaceSchema } from "../../src/gen/xplane_pb.js";
@@ -87,6 +90,23 @@ test(`fuzz HPU: ${RUNS} mutated Synapse dumps convert or fail cleanly (seed ${SE
   }
   console.log(`fuzz hpu: ${RUNS} runs (${hpuAware} HPU-aware), ${converted} converted, clean errors ${JSON.stringify(errors)}`);
   assert.ok(converted > RUNS / 2);
+});
+
+test("fuzz HPU on every output path: 600 harness cases (Chrome, XSpace, XSpace host part, timeline, stats), every 8th against a fresh engine", async () => {
+  const t = gaudi2SampleTrace(1);
+  const seeds = [kinetoToSynapse(t, { perPull: 60 }).bytes, kinetoToSynapse(t, { layout: 112, beginEnd: true, perPull: 50 }).bytes,
+    kinetoToSynapse(t, { externalArgs: true, beginEnd: true }).bytes];
+  const eng = await createEngine();
+  const stats = newStats();
+  const t0 = performance.now();
+  for (const c of cases(SEED, seeds)) {
+    if (c.index >= 600) break;
+    const defects = await runCase(eng, c, stats, c.index % 8 === 0 ? await createEngine() : undefined);
+    assert.equal(defects.map((d) => d.message), [], `case ${c.index} (${c.strategy})`);
+  }
+  console.log(summary(stats, SEED, performance.now() - t0));
+  for (const p of PATHS) assert.is(stats.executions[p], 600);
+  assert.ok(stats.outcomes.converted > 1500);
 });
 
 test.run();
