@@ -297,6 +297,36 @@ function allocArgs(e: Ev): void {
   if (e.bytes != 0) keyU(',"size":', e.bytes);
 }
 
+/** The launch-shape args of kernel `e`: registers, shared memory, blocks and warps per SM, grid and block. */
+function kernelLaunch(e: Ev): void {
+  keyU(',"registers per thread":', e.registersPerThread);
+  keyU(',"shared memory":', <u64>e.staticSharedMemory + <u64>e.dynamicSharedMemory);
+  const d = S.findDevice(e.device);
+  const threads = <f64>e.blockX * <f64>e.blockY * <f64>e.blockZ;
+  const blocks = <f64>e.gridX * <f64>e.gridY * <f64>e.gridZ;
+  if (d != 0 && load<u32>(d, 4) != 0) {
+    const sms = <f64>load<u32>(d, 4);
+    const warp = load<u32>(d, 52) != 0 ? <f64>load<u32>(d, 52) : 32.0;
+    O.ascii(',"blocks per SM":');
+    O.fixed(blocks / sms, 6);
+    O.ascii(',"warps per SM":');
+    O.fixed((blocks * Math.ceil(threads / warp)) / sms, 6);
+  }
+  O.ascii(',"grid":[');
+  O.i64dec(e.gridX);
+  O.byte(44);
+  O.i64dec(e.gridY);
+  O.byte(44);
+  O.i64dec(e.gridZ);
+  O.ascii('],"block":[');
+  O.i64dec(e.blockX);
+  O.byte(44);
+  O.i64dec(e.blockY);
+  O.byte(44);
+  O.i64dec(e.blockZ);
+  O.byte(93);
+}
+
 /** Writes one event (and its flow event, if any). */
 export function chromeEvent(e: Ev): void {
   S.addEvent();
@@ -315,32 +345,8 @@ export function chromeEvent(e: Ev): void {
       keyU(',"context":', e.context);
       keyU(',"stream":', e.stream);
       keyU(',"correlation":', e.correlation);
-      keyU(',"registers per thread":', e.registersPerThread);
-      keyU(',"shared memory":', <u64>e.staticSharedMemory + <u64>e.dynamicSharedMemory);
-      const d = S.findDevice(e.device);
-      const threads = <f64>e.blockX * <f64>e.blockY * <f64>e.blockZ;
-      const blocks = <f64>e.gridX * <f64>e.gridY * <f64>e.gridZ;
-      if (d != 0 && load<u32>(d, 4) != 0) {
-        const sms = <f64>load<u32>(d, 4);
-        const warp = load<u32>(d, 52) != 0 ? <f64>load<u32>(d, 52) : 32.0;
-        O.ascii(',"blocks per SM":');
-        O.fixed(blocks / sms, 6);
-        O.ascii(',"warps per SM":');
-        O.fixed((blocks * Math.ceil(threads / warp)) / sms, 6);
-      }
-      O.ascii(',"grid":[');
-      O.i64dec(e.gridX);
-      O.byte(44);
-      O.i64dec(e.gridY);
-      O.byte(44);
-      O.i64dec(e.gridZ);
-      O.ascii('],"block":[');
-      O.i64dec(e.blockX);
-      O.byte(44);
-      O.i64dec(e.blockY);
-      O.byte(44);
-      O.i64dec(e.blockZ);
-      O.byte(93);
+      // Launch shape only where the vendor has one (CUDA, ROCm): a Gaudi kernel has none, as in Kineto's HPU events.
+      if ((e.flags & EvFlag.HAS_LAUNCH) != 0) kernelLaunch(e);
       gpuTail(e);
       chromeArgs(e);
       O.byte(125);
