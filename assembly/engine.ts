@@ -171,7 +171,13 @@ function onChunkPass1(type: u32, p: usize, n: u32, off: u64, seq: u32): void {
       break;
     }
     case Chunk.ACTIVITY:
+    case Chunk.HPU_TRACE:
       if (!ensureVendor(off)) return;
+      // The other vendors' activity chunk type is not this decoder's: skipped, as an unknown chunk.
+      if (type != D.activityChunk) {
+        warn(Warn.UNKNOWN_CHUNK, off, type);
+        break;
+      }
       S.addActivity(n);
       S.bufferBegin();
       D.dScan(p, n, off);
@@ -242,7 +248,7 @@ function onChunkPass2(type: u32, p: usize, n: u32, off: u64, seq: u32): void {
       rdStr();
       if (cok) S.setString(ptr, strP, strN, true);
     }
-  } else if (type == Chunk.ACTIVITY) {
+  } else if (type == D.activityChunk) {
     if (D.active) D.dDecode(p, n, off);
   }
 }
@@ -250,7 +256,7 @@ function onChunkPass2(type: u32, p: usize, n: u32, off: u64, seq: u32): void {
 // ---- Projection pass (only for dumps with NVTX ranges) -------------------------------------------------------------
 
 function onChunkProject(type: u32, p: usize, n: u32, off: u64, seq: u32): void {
-  if (type == Chunk.ACTIVITY && D.active) D.dProject(p, n);
+  if (type == D.activityChunk && D.active) D.dProject(p, n);
 }
 
 /** True after pass 1 when the dump has host ranges to project onto device streams (run {@link beginProject}). */

@@ -7,7 +7,9 @@
 # sample: the GPU side of a real 8× A100 Kineto trace as raw CUPTI 13 records.) Then the ROCm sample,
 # samples/mi250_minitoy_rocprof.rawtrace (a real PyTorch step on an AMD MI250, Kineto's trace turned into
 # rocprofiler-sdk 1.0 records by src/tools/kineto_to_rocprof.ts --arch gfx90a), to out/sample_rocm.json and
-# out/sample_rocm_xprof/.
+# out/sample_rocm_xprof/. Then the Habana sample, samples/gaudi2_mlp_synapse.rawtrace (Synapse profiler buffers of a
+# small MLP trained on one Gaudi2, synthetic and deterministic: src/tools/gaudi2_sample.ts), to out/sample_hpu.json and
+# out/sample_hpu_xprof/.
 #
 #   bash scripts/sample.sh [--no-setup] [out-dir]
 # --no-setup skips scripts/setup.sh (dist/ already built); out-dir (default out) receives sample.json and sample_xprof/.
@@ -39,6 +41,11 @@ node dist/node/cli.js info "$xpu"
 node dist/node/cli.js convert "$xpu" -o "$out/sample_xpu.json" --force
 rm -rf "$out/sample_xpu_xprof"
 node dist/node/cli.js convert "$xpu" --format xspace -o "$out/sample_xpu_xprof" --force
+hpu=samples/gaudi2_mlp_synapse.rawtrace
+node dist/node/cli.js info "$hpu"
+node dist/node/cli.js convert "$hpu" -o "$out/sample_hpu.json" --force
+rm -rf "$out/sample_hpu_xprof"
+node dist/node/cli.js convert "$hpu" --format xspace -o "$out/sample_hpu_xprof" --force
 OUT="$out" node -e '
 const out = process.env.OUT;
 const t = JSON.parse(require("fs").readFileSync(out + "/sample.json", "utf8"));
@@ -59,4 +66,9 @@ const x = JSON.parse(require("fs").readFileSync(out + "/sample_xpu.json", "utf8"
 const n = (c) => x.traceEvents.filter((e) => e.ph === "X" && e.cat === c).length;
 console.log(out + "/sample_xpu.json (Intel XPU, PTI): " + n("kernel") + " kernels, " + n("xpu_runtime") + " SYCL/UR calls, " +
   n("xpu_driver") + " Level Zero calls, " + x.deviceProperties.length + " GPUs; XSpace: " + out + "/sample_xpu_xprof");
+const h = JSON.parse(require("fs").readFileSync(out + "/sample_hpu.json", "utf8"));
+const hc = (c) => h.traceEvents.filter((e) => e.ph === "X" && e.cat === c).length;
+console.log(out + "/sample_hpu.json (Habana, Gaudi2): " + hc("kernel") + " TPC/MME kernels, " + hc("gpu_memcpy") + " DMA copies, " +
+  hc("gpu_memset") + " memsets, " + hc("hpu_op") + " Synapse host calls, " + h.traceEvents.filter((e) => e.ph === "s").length +
+  " recipe launches with arrows; XSpace: " + out + "/sample_hpu_xprof");
 '

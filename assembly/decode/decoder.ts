@@ -61,6 +61,16 @@ export let dTable: TableFn = noTable;
 /** The installed decoder's end of pass 1. */
 export let dIndexed: IndexedFn = noIndexed;
 
+/**
+ * Chunk type that carries the installed decoder's activity buffers: ACTIVITY (5) for every vendor but Habana, whose
+ * HPU_TRACE (14) chunks hold one synProfilerGetTrace buffer each with its own header (docs/decoders/hpu.md).
+ */
+export let activityChunk: u32 = 5;
+/** Sets {@link activityChunk} (a decoder's install function, after {@link install}). */
+export function setActivityChunk(type: u32): void {
+  activityChunk = type;
+}
+
 /** Installs a vendor decoder (called by the vendor module's install function, through the registry). */
 export function install(
   vendor: u32, apiName: ApiNameFn, prepare: PrepareFn, scan: BufferFn, project: ProjectFn, decode: BufferFn,
@@ -82,6 +92,7 @@ export function install(
 export function uninstall(): void {
   active = false;
   activeVendor = 0;
+  activityChunk = 5;
   dApiName = noApiName;
   dPrepare = noPrepare;
   dScan = noBuffer;

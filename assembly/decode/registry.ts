@@ -8,6 +8,7 @@ import { setClockSameRate } from "../model/clock";
 import { cuptiInstall, cuptiReset } from "./cupti";
 import { rocprofilerInstall, rocprofilerReset } from "./rocprofiler";
 import { ptiInstall, ptiReset } from "./pti";
+import { synapseInstall, synapseReset } from "./synapse";
 
 /**
  * Installs the decoder of `vendor` (HEADER vendor id) for library version `version`. Returns false when this build
@@ -19,6 +20,7 @@ export function selectDecoder(vendor: u32, version: u32): bool {
     case 1: cuptiInstall(); return true; // NVIDIA CUDA: CUPTI activity records (any version: sizes from KIND_SIZES)
     case 2: rocprofilerInstall(); return true; // AMD ROCm: rocprofiler-sdk buffer records (0.5 and 1.0 layouts)
     case 4: ptiInstall(); return true; // Intel XPU: PTI view records (v1 and _v2: sizes from KIND_SIZES)
+    case 5: synapseInstall(); return true; // Habana Gaudi: Synapse profiler buffers (208- and 112-byte entries)
   }
   return false;
 }
@@ -30,4 +32,5 @@ export function decodersReset(): void {
   cuptiReset();
   rocprofilerReset();
   ptiReset();
+  synapseReset();
 }

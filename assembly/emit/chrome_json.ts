@@ -18,6 +18,7 @@ import * as X from "./options";
 import { apiCategory, xpuDeviceArgs, VENDOR_XPU } from "./chrome_xpu";
 import { tpl, putLit, put64, putU32, putU64, putMicros, putTs, putJsonChars, canOverread, tsReset } from "./put";
 import { catOpen, putRow, rowText, rowLen, putStream, putLaunch, chromeTextBegin } from "./chrome_text";
+import { chromeArgs } from "./chrome_args";
 
 /** Kineto's tid offset for the "stream N (sync)" rows (kSyncStreamTidOffset). */
 const SYNC_TID_OFFSET: u64 = 1000000;
@@ -277,6 +278,7 @@ function headTail(q: usize, e: Ev, pid: u64, tid: u64): usize {
  * text is copied from what head wrote.
  */
 function flow(ph: u32, e: Ev): void {
+  if (ph == 102 && (e.flags & EvFlag.FLOW_END) == 0) return; // device work no host call is linked to
   if (S.ambiguousCorrs != 0 && S.corrAmbiguous(<u64>e.correlation)) return; // two processes' id: no arrow (warned)
   let q = putU64(putLit(O.pos, ph == 102 ? T_FLOW_F : T_FLOW_S), e.correlation + flowBase);
   q = put64(q, rowText + 1, rowLen - 1);
@@ -401,6 +403,15 @@ function launchArgs(e: Ev): void {
   O.byte(93);
 }
 
+/** Writes the vendor args of `e` (model/args.ts, e.g. Synapse recipe fields) at q, if it has any; returns the end. */
+function vendorArgs(q: usize, e: Ev): usize {
+  if (e.argsLen == 0) return q;
+  O.pos = q;
+  chromeArgs(e);
+  O.need(O.EVENT_RESERVE); // the tail and the flow event that follow assume head's reserve
+  return O.pos;
+}
+
 /** Writes one event (and its flow event, if any). */
 export function chromeEvent(e: Ev): void {
   S.addEvent();
@@ -421,7 +432,9 @@ export function chromeEvent(e: Ev): void {
       if ((e.flags & EvFlag.HAS_QUEUED) != 0) q = putTs(putLit(q, T_QUEUED), rel(e.queued));
       else q = putLit(q, T_QUEUED0);
       q = putU64(putStream(q, e.device, e.context, e.stream, 0), e.correlation);
-      O.pos = putGpuTail(putLaunch(q, e, launchArgs), e);
+      // Launch shape only where the vendor has one (CUDA, ROCm): a Gaudi kernel has none, as in Kineto's HPU events.
+      if ((e.flags & EvFlag.HAS_LAUNCH) != 0) q = putLaunch(q, e, launchArgs);
+      O.pos = putGpuTail(vendorArgs(q, e), e);
       flow(102, e);
       break;
     }
@@ -454,7 +467,7 @@ export function chromeEvent(e: Ev): void {
         O.ascii(',"memory bandwidth (GB/s)":');
         O.fixed(<f64>e.bytes / <f64>dur, 9);
       }
-      O.pos = putGpuTail(O.pos, e);
+      O.pos = putGpuTail(vendorArgs(O.pos, e), e);
       flow(102, e);
       break;
     }
@@ -470,6 +483,7 @@ export function chromeEvent(e: Ev): void {
         allocArgs(e);
         q = O.pos;
       }
+      q = vendorArgs(q, e);
       store<u16>(q, 0x7d7d); // }}
       O.pos = q + 2;
       if ((e.flags & EvFlag.FLOW_START) != 0) flow(115, e);
@@ -585,6 +599,20 @@ export function chromeEvent(e: Ev): void {
       O.micros(span > 0xfffffffffffffffd ? 0xffffffffffffffff : span + 2);
       // No "stream"/"device" args, as Kineto: HTA counts every event with args.stream as a GPU kernel.
       O.ascii("}");
+      break;
+    }
+    case EvKind.COUNTER: {
+      // A device counter sample (Synapse 'C'): Chrome's counter event on the device's process.
+      O.need(O.EVENT_RESERVE);
+      sep();
+      O.ascii('{"ph":"C","name":');
+      O.jsonString(e.namePtr, e.nameLen);
+      O.need(O.EVENT_RESERVE);
+      keyU(',"pid":', gpid(<u64>e.device));
+      O.ascii(',"tid":0,"ts":');
+      O.micros(rel(e.start));
+      keyU(',"args":{"value":', e.bytes);
+      O.ascii("}}");
       break;
     }
     case EvKind.GRAPH: {

@@ -24,6 +24,8 @@ export function apiCategory(e: Ev): string {
     if (e.recordKind == KIND_COMM) return "collective_comm";
     return e.kind == EvKind.API_RUNTIME ? "xpu_runtime" : "xpu_driver";
   }
+  // Habana: Synapse host calls reach Kineto through the Gaudi bridge as HPU_OP ("hpu_op").
+  if (S.vendor == 5) return e.kind == EvKind.API_RUNTIME ? "hpu_op" : "cuda_driver";
   return e.kind == EvKind.API_RUNTIME ? "cuda_runtime" : "cuda_driver";
 }
 

@@ -209,6 +209,7 @@ function named(kind: u32, e: Ev, dur: u64): void {
 export function statsEvent(e: Ev): void {
   const kind = e.kind;
   if (kind == EvKind.GPU_RANGE) return; // a projection of host ranges, not work of its own
+  if (kind == EvKind.COUNTER) return; // a sampled value, not work
   // No end in the vendor record (model/timing.ts): no duration to add, and a 0 would only distort the minimum.
   if ((e.flags & EvFlag.INCOMPLETE) != 0) return;
   S.addEvent();

@@ -1221,7 +1221,7 @@ function addPlaneStrAscii(pl: Plane, name: string, value: string): void {
 
 function deviceStats(pl: Plane): void {
   const d = pl.dev;
-  const vendor = S.vendor == 2 || S.vendor == 3 ? "AMD" : S.vendor == 4 ? "Intel" : "Nvidia";
+  const vendor = S.vendor == 2 || S.vendor == 3 ? "AMD" : S.vendor == 4 || S.vendor == 5 ? "Intel" : "Nvidia";
   addPlaneStat(pl, wkId(pl, WK.DEVICE_VENDOR), 0, asciiCopy(vendor), vendor.length);
   if (d == 0) return;
   if (load<u32>(d, 92) != 0) addPlaneStat(pl, wkId(pl, WK.GPU_DEVICE_NAME), 0, load<u32>(d, 88), load<u32>(d, 92));
@@ -1319,6 +1319,17 @@ function finishPlane(pl: Plane): void {
       }
       ln.nameP = bKeep();
       ln.nameN = bN;
+      // A named stream (a Gaudi engine: decode/synapse_engines.ts) shows its name first: "MME0 (Stream #6000(Compute))".
+      const sn = key < LINE_SYNC ? S.streamName(pl.local, <u32>key) : 0;
+      if (sn != 0 && load<u32>(sn, 4) != 0) {
+        bStart();
+        bBytes(<usize>load<u32>(sn), load<u32>(sn, 4));
+        bAscii(" (");
+        bBytes(ln.nameP, ln.nameN);
+        bAscii(")");
+        ln.dispP = bKeep();
+        ln.dispN = bN;
+      }
     }
     if (labelRows) labelRow(ln);
   }

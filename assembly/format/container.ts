@@ -32,10 +32,14 @@ export const enum Chunk {
   AGENTS = 12,
   /** ROCm kernel symbols (docs/format.md §13). */
   KERNEL_SYMBOLS = 13,
+  /** Habana: one synProfilerGetTrace buffer verbatim with its base address (docs/decoders/hpu.md). */
+  HPU_TRACE = 14,
+  /** Habana: one acquired device (id, type, HBM bytes, name). */
+  HPU_DEVICE = 15,
   /** First vendor table chunk type: types from here on are handed to the vendor's decoder. */
   FIRST_VENDOR_TABLE = 12,
 }
-export const LAST_CHUNK_TYPE: u32 = 13;
+export const LAST_CHUNK_TYPE: u32 = 15;
 
 /** Receives each valid chunk: type, payload address and length, file offset of the chunk header, seq. */
 export type ChunkHandler = (type: u32, p: usize, n: u32, fileOffset: u64, seq: u32) => void;

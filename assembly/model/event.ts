@@ -30,6 +30,8 @@ export const enum EvKind {
   GRAPH = 11,
   /** A host range projected onto a device stream: the span of the device work it launched (model/ranges.ts). */
   GPU_RANGE = 12,
+  /** A sampled counter value on a device (Synapse 'C' events): name, start, device, value in {@link Ev.bytes}. */
+  COUNTER = 13,
 }
 
 /** Flag bits of {@link Ev.flags}. */
@@ -153,6 +155,9 @@ export class Ev {
   callPtr: usize;
   callLen: u32;
   sourceLine: u64;
+  /** Vendor arguments (model/args.ts list; 0 length = none): valid only while the event is emitted. */
+  argsPtr: usize;
+  argsLen: u32;
 }
 
 /**

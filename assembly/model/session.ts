@@ -240,6 +240,21 @@ export function setString(ptr: u64, p: usize, n: u32, replace: bool): void {
   store<u32>(e, 0xffffffff, 12);
 }
 
+/** Length of the last {@link stringRaw} result (0 when it found no entry). */
+export let rawLen: u32 = 0;
+
+/** The bytes stored for pointer value `ptr` as they are (binary-safe: not repaired), or 0 when there is none. */
+export function stringRaw(ptr: u64): usize {
+  const slot = tableFind(strTable, ptr);
+  if (slot == 0) {
+    rawLen = 0;
+    return 0;
+  }
+  const e = <usize>load<u64>(slot);
+  rawLen = load<u32>(e, 4);
+  return <usize>load<u32>(e);
+}
+
 /** Display length of the last {@link stringDisplay} call (0 when it found no entry). */
 export let displayLen: u32 = 0;
 

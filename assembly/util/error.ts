@@ -93,7 +93,24 @@ export const enum Warn {
   UNKNOWN_DEVICE = 27,
   /** PTI: a memory or memcpy type outside the enum (named `INVALID`, copy kind unknown). detail: the value. */
   BAD_ENUM_VALUE = 28,
+  /**
+   * An HPU_TRACE chunk failed validation and its buffer was skipped (decode/synapse_buffer.ts). detail: reason
+   * (1 header, 2 size, 3 trailer num/version, 4 no entry layout fits).
+   */
+  HPU_BAD_TRACE = 29,
+  /**
+   * A Synapse long double time is negative, infinite, NaN, denormal, an invalid x87 encoding or ≥ 2^64 ns; the entry
+   * was dropped. detail: util/f80.ts status of the first (6 = denormal).
+   */
+  HPU_BAD_TIME = 30,
+  /**
+   * A char* of a Synapse entry points into the buffer but not at a NUL-terminated string of its pool, or outside
+   * the buffer with no STRINGS entry; the name or argument is left empty. detail: entry index in its buffer.
+   */
+  HPU_BAD_STRING = 31,
+  /** A Synapse 'E' event had no open 'B' on its (engine, context); ignored. detail: engine type << 16 | index. */
+  HPU_UNMATCHED_END = 32,
 }
 
 /** Number of warning codes (size of the per-code tables). */
-export const WARN_COUNT: i32 = 29;
+export const WARN_COUNT: i32 = 33;

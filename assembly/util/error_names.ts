@@ -33,6 +33,10 @@ export function warnName(code: i32): string {
     case 26: return "INCOMPLETE_RECORD";
     case 27: return "UNKNOWN_DEVICE";
     case 28: return "BAD_ENUM_VALUE";
+    case 29: return "HPU_BAD_TRACE";
+    case 30: return "HPU_BAD_TIME";
+    case 31: return "HPU_BAD_STRING";
+    case 32: return "HPU_UNMATCHED_END";
   }
   return "UNKNOWN";
 }

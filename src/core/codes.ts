@@ -20,7 +20,7 @@ export const FATAL_MESSAGES: Record<string, string> = {
   FUTURE_FORMAT: "written by a newer rawtrace (format major version {detail}); this reader knows version 1",
   EMPTY: "file ends before the 16-byte preamble ({detail} bytes)",
   OUT_OF_MEMORY: "the engine's memory budget was exceeded (request of {detail} bytes)",
-  UNSUPPORTED_VENDOR: "vendor code {detail} has no decoder in this build (1 = CUDA, 2 = ROCm and 4 = Intel XPU are supported)",
+  UNSUPPORTED_VENDOR: "vendor code {detail} has no decoder in this build (1 = CUDA, 2 = ROCm, 4 = Intel XPU and 5 = Habana HPU are supported)",
   API_MISUSE: "engine called out of order",
 };
 
@@ -55,6 +55,10 @@ export const WARN_NAMES = [
   "INCOMPLETE_RECORD",
   "UNKNOWN_DEVICE",
   "BAD_ENUM_VALUE",
+  "HPU_BAD_TRACE",
+  "HPU_BAD_TIME",
+  "HPU_BAD_STRING",
+  "HPU_UNMATCHED_END",
 ] as const;
 /**
  * Warnings the host adds (not the core): `STILL_WRITING`, an input without END chunk that changed size during the
@@ -97,6 +101,13 @@ export const WARN_MESSAGES: Record<WarningName, string> = {
     "records without an end (work unfinished at the final flush; first: record kind {detail}); kept as zero-length events marked incomplete",
   UNKNOWN_DEVICE: "PTI records name {detail} device UUID(s) missing from the DEVICES table; numbered after the listed devices",
   BAD_ENUM_VALUE: "a PTI memory or memcpy type is outside its enum (first value {detail}); written as INVALID",
+  HPU_BAD_TRACE:
+    "an HPU_TRACE chunk failed validation (reason {detail}: 1 header, 2 size, 3 trailing num/version, 4 no entry layout fits); its Synapse buffer was skipped",
+  HPU_BAD_TIME:
+    "Synapse entries with a long double time that is not a finite non-negative value (first: status {detail}: 1 negative, 2 infinite, 3 NaN, 4 invalid encoding, 5 too large, 6 denormal); dropped",
+  HPU_BAD_STRING:
+    "a Synapse char* (first: entry {detail} of its buffer) is not a NUL-terminated string of the buffer's pool nor in STRINGS; left empty",
+  HPU_UNMATCHED_END: "a Synapse 'E' event without an open 'B' on its engine and context (first: engine {detail}); ignored",
 };
 
 /** One warning as reported by the core: how often, and where it first happened. */
@@ -117,7 +128,7 @@ export interface Warning {
 export const LOSS_WARNINGS: ReadonlySet<WarningName> = new Set<WarningName>([
   "TRUNCATED", "BAD_CHUNK_HEADER", "BAD_PAYLOAD_CRC", "CHUNK_TOO_LARGE", "SEQ_GAP", "NO_END", "BAD_PAYLOAD",
   "UNKNOWN_KIND_UNSIZED", "RECORD_TRUNCATED", "RECORD_TOO_SMALL", "DROPPED_RECORDS", "COLLECTOR_ERROR",
-  "NEGATIVE_DURATION", "BAD_TIMESTAMP",
+  "NEGATIVE_DURATION", "BAD_TIMESTAMP", "HPU_BAD_TRACE", "HPU_BAD_TIME",
 ]);
 
 /** True when warning `code` means loss of input data ({@link LOSS_WARNINGS}). */

@@ -229,6 +229,10 @@ const PTI_KINDS: Record<number, string> = {
   12: "COMMUNICATION",
 };
 const VENDORS = ["unknown", "cuda", "rocm", "rocm-roctracer", "xpu", "hpu"];
+/** Synapse entry types (synTraceEvent.type, the TEF phase) as `rawtrace info` lists them. */
+const SYNAPSE_PHASES: Record<number, string> = {
+  66: "B (begin)", 69: "E (end)", 88: "X (complete)", 77: "M (metadata)", 67: "C (counter)",
+};
 
 interface CoreExports {
   memory: WebAssembly.Memory;
@@ -399,7 +403,8 @@ export class Engine {
       if (!c) continue;
       // rocprofiler-sdk kinds are named by the dump itself (API_NAMES domain 0); CUPTI's by the table above.
       const np = n(0) === 2 ? x.rt_api_name(0, k) : 0;
-      const name = np ? dec.decode(this.u8().subarray(np, np + x.rt_api_name_len(0, k))) : n(0) === 4 ? PTI_KINDS[k] : CUPTI_KINDS[k];
+      const name = np ? dec.decode(this.u8().subarray(np, np + x.rt_api_name_len(0, k)))
+        : n(0) === 4 ? PTI_KINDS[k] : n(0) === 5 ? SYNAPSE_PHASES[k] : CUPTI_KINDS[k];
       records[name ?? `KIND_${k}`] = c;
     }
     const warnings: Warning[] = [];

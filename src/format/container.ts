@@ -37,6 +37,10 @@ export const ChunkType = {
   AGENTS: 12,
   /** ROCm kernel symbols: kernel_id → name, registers, LDS, scratch (docs/format.md §13). */
   KERNEL_SYMBOLS: 13,
+  /** Habana: one synProfilerGetTrace buffer verbatim with its header (docs/decoders/hpu.md). */
+  HPU_TRACE: 14,
+  /** Habana: one acquired device: id, synDeviceType, HBM bytes, name. */
+  HPU_DEVICE: 15,
 } as const;
 export type ChunkType = (typeof ChunkType)[keyof typeof ChunkType];
 

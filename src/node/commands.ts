@@ -381,10 +381,12 @@ export function vendorLines(i: FileInfo): string[] {
   const out = [i.vendor === "rocm"
     ? `vendor        rocm (rocprofiler-sdk ${i.vendorVersionText || "?"}, version ${i.vendorVersion})`
     : i.vendor === "xpu" ? `vendor        xpu (PTI ${i.vendorVersionText || "?"}, version ${i.vendorVersion})`
+    : i.vendor === "hpu" ? `vendor        hpu (Synapse ${i.vendorVersionText || i.vendorVersion || "?"})`
     : `vendor        ${i.vendor} (tracing library ${i.vendorVersion}, runtime ${i.runtimeVersion || "?"}, driver ${i.driverVersion || "?"})`];
   for (const d of i.devices) {
     out.push(i.vendor === "xpu"
       ? `device ${d.id}      ${d.name || "?"} (${d.multiprocessors} Xe cores, ${fmtBytes(d.globalMemoryBytes)}${d.uuid && !/^0+$/.test(d.uuid) ? `, uuid ${d.uuid}` : ""})`
+      : i.vendor === "hpu" ? `device ${d.id}      ${d.name} (${fmtBytes(d.globalMemoryBytes)} HBM)`
       : d.arch !== undefined
       ? `device ${d.id}      ${d.name} (${d.arch || "gfx?"}, ${d.multiprocessors} CUs, wavefront ${d.limits.warpSize}, ${fmtBytes(d.globalMemoryBytes)})`
       : `device ${d.id}      ${d.name} (cc ${d.computeCapability}, ${d.multiprocessors} SMs, ${fmtBytes(d.globalMemoryBytes)})`);

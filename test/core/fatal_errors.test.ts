@@ -19,23 +19,23 @@ import { T0 } from "../helpers/sample_dump.js";
 
 const tmp = mkdtempSync(join(tmpdir(), "rawtrace-fatal-"));
 
-/** A dump whose HEADER names vendor 5 (Habana HPU: no decoder in this build). */
+/** A dump whose HEADER names vendor 3 (ROCm roctracer: no decoder in this build). */
 function otherVendor(): Uint8Array {
   const w = RawtraceWriter.inMemory();
-  w.header({ vendor: 5, vendorVersion: 1, runtimeVersion: 0, driverVersion: 0, pid: 1, startNs: T0, hostname: "h", commandLine: "x" });
+  w.header({ vendor: 3, vendorVersion: 1, runtimeVersion: 0, driverVersion: 0, pid: 1, startNs: T0, hostname: "h", commandLine: "x" });
   w.activity(new Uint8Array(64));
   w.end();
   return w.bytes();
 }
 
 test("UNSUPPORTED_VENDOR: the file, the offset of the chunk that needed the decoder, the vendor code", async () => {
-  const e: unknown = await toChrome(otherVendor(), {}, "hpu.rawtrace").then(() => null, (x) => x);
+  const e: unknown = await toChrome(otherVendor(), {}, "roctracer.rawtrace").then(() => null, (x) => x);
   assert.ok(isRawtraceError(e), String(e));
   if (!isRawtraceError(e)) return;
   assert.is(e.code, "UNSUPPORTED_VENDOR");
-  assert.is(e.file, "hpu.rawtrace");
+  assert.is(e.file, "roctracer.rawtrace");
   assert.ok(typeof e.offset === "number" && e.offset >= PREAMBLE_SIZE, `offset ${e.offset}`);
-  assert.is(e.message, `hpu.rawtrace: offset ${e.offset}: vendor code 5 has no decoder in this build (1 = CUDA, 2 = ROCm and 4 = Intel XPU are supported)`);
+  assert.is(e.message, `roctracer.rawtrace: offset ${e.offset}: vendor code 3 has no decoder in this build (1 = CUDA, 2 = ROCm, 4 = Intel XPU and 5 = Habana HPU are supported)`);
 });
 
 test("the CLI prints the error as one line naming the file and offset, exit non-zero", () => {

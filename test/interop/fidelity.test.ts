@@ -154,9 +154,10 @@ test("every bundled sample is covered", () => {
   for (const s of Object.keys(STEPS)) assert.ok(samples.includes(s), s);
   // The ROCm sample is the real MI250 Kineto trace as rocprofiler-sdk records: test/interop/hta_rocm.test.ts holds
   // HTA's kernel breakdown of our JSON equal to HTA's of the original trace, xprof_rocm.test.ts every kernel and
-  // copy on its XProf row to the ns; the XPU sample is held by hta_xpu.test.ts and xprof_xpu.test.ts the same way.
-  // Every other sample must be named by one of them.
-  const rocmTests = ["hta_rocm.test.ts", "xprof_rocm.test.ts", "hta_xpu.test.ts", "xprof_xpu.test.ts"].map((t) => readFileSync(join(ROOT, "test/interop", t), "utf8")).join("\n");
+  // copy on its XProf row to the ns; the XPU sample is held by hta_xpu.test.ts and xprof_xpu.test.ts the same way,
+  // the Habana sample by hta_synapse.test.ts and xprof_synapse.test.ts. Every other sample must be named by one of them.
+  const rocmTests = ["hta_rocm.test.ts", "xprof_rocm.test.ts", "hta_xpu.test.ts", "xprof_xpu.test.ts", "hta_synapse.test.ts",
+    "xprof_synapse.test.ts"].map((t) => readFileSync(join(ROOT, "test/interop", t), "utf8")).join("\n");
   for (const f of allSamples.filter((x) => !samples.includes(x))) assert.ok(rocmTests.includes(f), `${f}: covered by a vendor interop test`);
 });
 

@@ -1,0 +1,246 @@
+/**
+ * One HPU_TRACE chunk (Habana, vendor 5): its 48-byte header and the `synProfilerGetTrace` buffer it holds verbatim,
+ * `[synTraceEvent × num][string pool][size_t num][size_t version]` (docs/decoders/hpu.md). {@link hpuOpen} validates
+ * the chunk and picks the entry layout; {@link hpuStr} relocates a `char*` of an entry; {@link hpuTime} decodes a
+ * `long double` µs field into ns. Nothing here traps on hostile bytes: every length is checked against the chunk.
+ *
+ * Chunk header: u64 base @0 (the buffer's address in the profiled process), u64 size @8 (bytes returned), u64
+ * numEntries @16 (synProfilerGetTrace's out-parameter), u32 device @24, u32 trace type @28, u32 reason @32, u32 pull
+ * index @36, u64 profiler ns @40; the buffer from @48.
+ *
+ * Entry layouts (x86-64, ../shared/reference/vendor-record-layouts.md §4): 208 bytes (current synapse_common_types.h,
+ * 16-byte aligned because of `long double`) and 112 bytes (SynapseAI_Core 2021: u32 contextId, 32-byte argument
+ * union). Both share name @0, category @8, type @16, timestamp @32, duration @48, engineType @64, engineIndex @68.
+ */
+import { Warn } from "../util/error";
+import { warn, lose, NO_SEQ } from "../util/diag";
+import { f80ToNs, f80Status, F80_OK } from "../util/f80";
+import * as S from "../model/session";
+import { repairUtf8, repairedLen } from "../model/utf8";
+import { Table, tableNew, tableUpsert } from "../util/hash_table";
+import { arenaAlloc, arenaCopy } from "../util/arena";
+
+/** Chunk header bytes before the buffer. */
+export const HPU_HEADER: u32 = 48;
+/** Current synTraceEvent size. */
+export const ENTRY_NEW: u32 = 208;
+/** SynapseAI_Core (2021) synTraceEvent size. */
+export const ENTRY_OLD: u32 = 112;
+/** HPU_BAD_TRACE reason (warning detail): the payload is shorter than the 48-byte header. */
+export const BAD_HEADER: u64 = 1;
+/** HPU_BAD_TRACE reason: `size` is not the bytes after the header, or is below 16. */
+export const BAD_SIZE: u64 = 2;
+/** HPU_BAD_TRACE reason: the trailing `num` does not fit any layout. */
+export const BAD_TRAILER: u64 = 3;
+/** HPU_BAD_TRACE reason: neither layout gives most entries a known type byte. */
+export const BAD_LAYOUT: u64 = 4;
+/** HPU_BAD_TIME detail for a denormal (the util/f80.ts statuses are 1–5). */
+export const TIME_DENORMAL: i32 = 6;
+
+// The open buffer: entries at `buf`, `num` of `entrySize` bytes, the string pool at offsets [poolLo, poolHi).
+/** Address of the open buffer's first byte (in the input window: valid while its chunk is being read). */
+export let buf: usize = 0;
+/** Bytes of the open buffer (the `size` synProfilerGetTrace returned). */
+export let bufSize: u64 = 0;
+/** Address of the buffer in the profiled process (for `char*` relocation: offset = pointer − base). */
+export let base: u64 = 0;
+/** Entries in the open buffer (the trailing `num`). */
+export let num: u32 = 0;
+/** Bytes per entry of the open buffer: {@link ENTRY_NEW} or {@link ENTRY_OLD}. */
+export let entrySize: u32 = ENTRY_NEW;
+/** The trailing `version` word (the profiler's parser version) of the last buffer opened. */
+export let version: u64 = 0;
+/** synDeviceId of the open buffer (its chunk header). */
+export let device: u32 = 0;
+/** synProfilerGetTrace's numEntries out-parameter (the chunk header; informational, the trailer wins). */
+export let numEntries: u64 = 0;
+let poolLo: u64 = 0;
+let poolHi: u64 = 0;
+/** File offset of the first buffer byte (entry i is at bufOff + i × entrySize). */
+export let bufOff: u64 = 0;
+
+/** Forgets per-file state. */
+export function bufferReset(): void {
+  namesReset();
+  buf = 0;
+  num = 0;
+}
+
+/** True when entry `i` of a `size`-byte layout at `b` has a known type byte (B, E, X, M, C, i, I). */
+function knownType(b: usize, i: u32, size: u32): bool {
+  const t = <u32>load<u8>(b + <usize>i * size, 16);
+  return t == 66 || t == 69 || t == 88 || t == 77 || t == 67 || t == 105 || t == 73;
+}
+
+/** Entries of `cnt` at `b` read as `size`-byte entries whose type byte is known (0 when they do not fit). */
+function typeScore(b: usize, cnt: u32, size: u32, tail: usize): u32 {
+  if (<u64>cnt * size > <u64>tail) return 0;
+  let n: u32 = 0;
+  for (let i: u32 = 0; i < cnt; i++) if (knownType(b, i, size)) n++;
+  return n;
+}
+
+/**
+ * Validates the HPU_TRACE payload [p, p+n) at file offset `off` (chunk header) and opens it. Returns false (warned
+ * HPU_BAD_TRACE, the chunk's bytes counted as lost) when it cannot be read. `report` is false in pass 2 (pass 1
+ * warned already).
+ */
+export function hpuOpen(p: usize, n: u32, off: u64, report: bool): bool {
+  buf = 0;
+  num = 0;
+  let reason: u64 = 0;
+  if (n < HPU_HEADER) reason = BAD_HEADER;
+  else {
+    base = load<u64>(p);
+    bufSize = load<u64>(p, 8);
+    numEntries = load<u64>(p, 16);
+    device = load<u32>(p, 24);
+    // The buffer is copied verbatim: its size must be what the chunk holds after the header.
+    if (bufSize != <u64>(n - HPU_HEADER) || bufSize < 16) reason = BAD_SIZE;
+  }
+  if (reason == 0) {
+    const b = p + HPU_HEADER;
+    const tail = <usize>bufSize - 16;
+    const cnt = load<u64>(b + tail);
+    version = load<u64>(b + tail + 8);
+    if (cnt > <u64>tail / ENTRY_OLD) reason = BAD_TRAILER;
+    else {
+      // The layout under which more entries have a known type byte (a 112-byte buffer read as 208-byte entries, or
+      // the reverse, puts the type byte in the middle of other fields); more than half must, ties go to the current
+      // layout. A few damaged entries then stay single entries (UNKNOWN_KIND), not a lost buffer.
+      const c = <u32>cnt;
+      const sNew = typeScore(b, c, ENTRY_NEW, tail);
+      const sOld = typeScore(b, c, ENTRY_OLD, tail);
+      let size: u32 = 0;
+      if (c == 0) size = ENTRY_NEW;
+      else if (sNew >= sOld && sNew * 2 > c) size = ENTRY_NEW;
+      else if (sOld > sNew && sOld * 2 > c) size = ENTRY_OLD;
+      if (size == 0) reason = BAD_LAYOUT;
+      else {
+        buf = b;
+        num = <u32>cnt;
+        entrySize = size;
+        poolLo = cnt * <u64>size;
+        poolHi = <u64>tail;
+        bufOff = off + 24 + HPU_HEADER;
+      }
+    }
+  }
+  if (reason != 0) {
+    if (report) {
+      warn(Warn.HPU_BAD_TRACE, off, reason);
+      lose(Warn.HPU_BAD_TRACE, off, off + 24 + <u64>n, NO_SEQ, <u64>n);
+    }
+    return false;
+  }
+  return true;
+}
+
+/** Address of entry `i` of the open buffer. */
+// @ts-ignore: decorator
+@inline export function entryAt(i: u32): usize {
+  return buf + <usize>i * entrySize;
+}
+
+/** File offset of entry `i` of the open buffer. */
+// @ts-ignore: decorator
+@inline export function entryOff(i: u32): u64 {
+  return bufOff + <u64>i * entrySize;
+}
+
+/** Length of the last {@link hpuStr} result. */
+export let strLen: u32 = 0;
+/** True when the last {@link hpuStr} pointer could not be resolved (warned). */
+export let strBad = false;
+
+/**
+ * The string of `char*` value `ptr` from entry `i`: inside the buffer it must be a NUL-terminated string of the pool
+ * (relocated: offset = ptr − base); outside it comes from STRINGS (the collector resolved it in the process). Null is
+ * the empty string. Returns the bytes (valid UTF-8) and sets {@link strLen}; an unresolvable pointer gives the empty
+ * string, sets {@link strBad} and warns HPU_BAD_STRING when `report`.
+ */
+export function hpuStr(ptr: u64, i: u32, report: bool): usize {
+  strBad = false;
+  strLen = 0;
+  if (ptr == 0) return 0;
+  if (ptr >= base && ptr - base < bufSize) {
+    const o = ptr - base;
+    if (o >= poolLo && o < poolHi) {
+      const s = buf + <usize>o;
+      const lim = buf + <usize>poolHi;
+      let q = s;
+      while (q < lim && load<u8>(q) != 0) q++;
+      if (q < lim) {
+        const r = repairUtf8(s, q - s);
+        strLen = repairedLen;
+        return r;
+      }
+    }
+  } else {
+    const d = S.stringDisplay(ptr, false);
+    if (d != 0) {
+      strLen = S.displayLen;
+      return d;
+    }
+  }
+  strBad = true;
+  if (report) warn(Warn.HPU_BAD_STRING, entryOff(i), i);
+  return 0;
+}
+
+/** Status of the last {@link hpuTime}: F80_OK or the HPU_BAD_TIME detail. */
+export let timeStatus: i32 = 0;
+
+/**
+ * The `long double` µs at `p` as ns (util/f80.ts: roundl(x × 1000)). Denormals, negatives, infinities, NaNs, invalid
+ * encodings and values ≥ 2^64 ns set {@link timeStatus} (non-zero) and return 0.
+ */
+export function hpuTime(p: usize): u64 {
+  const se = load<u16>(p, 8);
+  if ((se & 0x7fff) == 0 && load<u64>(p) != 0) {
+    timeStatus = TIME_DENORMAL;
+    return 0;
+  }
+  const ns = f80ToNs(p);
+  timeStatus = f80Status == F80_OK ? 0 : f80Status;
+  return ns;
+}
+
+// ---- Stable names ------------------------------------------------------------------------------------------------
+
+// Emitters cache event names by (pointer, length) (emit/xspace.ts): a name must not live in the input window, which
+// the next chunk overwrites. Names are interned by content: one arena copy per distinct name, with a dense number.
+let names: Table = 0; // content hash → chain of entries {next u32, ptr u32, len u32, id u32}
+let nameCount: u32 = 0;
+/** Dense number (1, 2, …) of the last {@link stableName}. */
+export let nameId: u32 = 0;
+
+/** Forgets the interned names (per file). */
+export function namesReset(): void {
+  names = 0;
+  nameCount = 0;
+}
+
+/** A copy of name [p, p+n) that stays valid for the whole file (the same pointer for the same bytes). */
+export function stableName(p: usize, n: u32): usize {
+  if (names == 0) names = tableNew(256);
+  let h: u64 = 0xcbf29ce484222325;
+  for (let i: u32 = 0; i < n; i++) h = (h ^ <u64>load<u8>(p + i)) * 0x100000001b3;
+  const slot = tableUpsert(names, h);
+  let e = <usize>load<u64>(slot);
+  while (e != 0) {
+    if (load<u32>(e, 8) == n && memory.compare(<usize>load<u32>(e, 4), p, n) == 0) {
+      nameId = load<u32>(e, 12);
+      return <usize>load<u32>(e, 4);
+    }
+    e = <usize>load<u32>(e);
+  }
+  const ne = arenaAlloc(16);
+  store<u32>(ne, <u32>load<u64>(slot));
+  store<u32>(ne, <u32>arenaCopy(p, n), 4);
+  store<u32>(ne, n, 8);
+  store<u32>(ne, ++nameCount, 12);
+  store<u64>(slot, ne);
+  nameId = nameCount;
+  return <usize>load<u32>(ne, 4);
+}
