@@ -1,10 +1,12 @@
 /**
  * Reading a collector's `.rawtrace` straight from the container (docs/format.md), independently of the engine:
- * used by the collector tests (test/collectors/*_collector.test.ts) to see exactly what a collector wrote.
+ * used by the collector tests (test/collectors/*_collector.test.ts) to see exactly what a collector wrote, and by the
+ * decoder tests to find where records sit in a dump.
  */
 import { readFileSync } from "node:fs";
 import { crc32 } from "node:zlib";
 import * as assert from "uvu/assert";
+import { ChunkType, CHUNK_HEADER_SIZE, PREAMBLE_SIZE } from "../../src/format/container.js";
 
 /** One chunk: type, sequence number, file offset of its header, payload (a view of the file's bytes). */
 export interface DumpChunk {
@@ -35,4 +37,14 @@ export function readDumpChunks(path: string | Buffer, allowCut = false): DumpChu
     o += 24 + len + ((8 - (len % 8)) % 8);
   }
   return out;
+}
+
+/** File offset of the first ACTIVITY chunk's payload in the dump `b` (throws when it has none). */
+export function firstActivityOffset(b: Uint8Array): number {
+  const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  for (let p = PREAMBLE_SIZE; p + CHUNK_HEADER_SIZE <= b.length;) {
+    if (dv.getUint16(p + 4, true) === ChunkType.ACTIVITY) return p + CHUNK_HEADER_SIZE;
+    p += CHUNK_HEADER_SIZE + ((dv.getUint32(p + 12, true) + 7) & ~7);
+  }
+  throw new Error("no activity");
 }
