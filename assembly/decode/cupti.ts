@@ -18,6 +18,7 @@ import { emitEvent } from "../emit/dispatch";
 import * as R from "../model/ranges";
 import { stepOf } from "../model/steps";
 import { cuptiApiFlags, cuptiApiName } from "./cupti_api";
+import { attachExternal } from "./external";
 import { install, ignoreTable, noIndexed, showAllApi } from "./decoder";
 
 /** CUpti_ActivityKind values this decoder reads. */
@@ -446,20 +447,6 @@ const ev = changetype<Ev>(memory.data(offsetof<Ev>()));
 let markerOpen: usize = 0;
 import { Table, tableNew, tableUpsert, tableFind, tableSlots, tableKeyAt, tableValueAt } from "../util/hash_table";
 const MARK_ENTRY: usize = 32;
-
-/** Attaches external ids of correlation `corr` (CUSTOM0/UNKNOWN → externalId, CUSTOM1 → userExternalId). */
-// @ts-ignore: decorator
-@inline function attachExternal(e: Ev, corr: u64): void {
-  S.lookupExternal(corr);
-  if (S.extOpFound) {
-    e.externalId = S.extOp;
-    e.flags |= EvFlag.HAS_EXTERNAL;
-  }
-  if (S.extUserFound) {
-    e.userExternalId = S.extUser;
-    e.flags |= EvFlag.HAS_USER_EXTERNAL;
-  }
-}
 
 /**
  * Pass 1: hands the times of a record that pass 2 turns into an event (same kinds, same minimum sizes) to the

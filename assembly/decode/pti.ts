@@ -25,6 +25,7 @@ import { Warn } from "../util/error";
 import { warn, lose } from "../util/diag";
 import { arenaAlloc } from "../util/arena";
 import { emitEvent } from "../emit/dispatch";
+import { attachExternal } from "./external";
 import { install, ignoreTable } from "./decoder";
 import * as T from "./pti_tables";
 
@@ -245,19 +246,6 @@ function ptiIndexed(): void {
 // ---- Pass 2 --------------------------------------------------------------------------------------------------------
 
 const ev = changetype<Ev>(memory.data(offsetof<Ev>()));
-
-/** Framework op (CUSTOM_0 / UNKNOWN) and user (CUSTOM_1) ids of correlation `corr`. */
-function attachExternal(e: Ev, corr: u64): void {
-  S.lookupExternal(corr);
-  if (S.extOpFound) {
-    e.externalId = S.extOp;
-    e.flags |= EvFlag.HAS_EXTERNAL;
-  }
-  if (S.extUserFound) {
-    e.userExternalId = S.extUser;
-    e.flags |= EvFlag.HAS_USER_EXTERNAL;
-  }
-}
 
 /** Name of a string-table pointer, or `fallback` with a MISSING_STRING warning (a null pointer gives `fallback`). */
 function nameOf(e: Ev, ptr: u64, demangle: bool, fallback: string, at: u64): void {

@@ -72,6 +72,8 @@
 #define SIGNAL_WAIT_MS 3000
 
 enum { LOG_OFF = 0, LOG_ERROR = 1, LOG_WARN = 2, LOG_INFO = 3, LOG_DEBUG = 4 };
+_Static_assert((int)LOG_ERROR == (int)RT_V_ERROR && (int)LOG_WARN == (int)RT_V_WARN && (int)LOG_INFO == (int)RT_V_INFO,
+               "LOG_* are RT_V_*");
 enum { FROM_API = 0, FROM_PRELOAD = 1, FROM_INJECTION = 2 };
 enum { INIT_NONE = 0, INIT_OK = 1, INIT_FAILED = -1 };
 enum { INIT_DEFER = 1 }; /* init_collector: libcupti not found yet, try again at InitializeInjection */
@@ -279,7 +281,7 @@ static void vlog_line(int level, int to_file, const char* fmt, va_list ap) {
   vsnprintf(msg, sizeof msg, fmt, ap);
   rt_log_line(g_log_level, level, msg);
   if (to_file && G.w && !G.write_failed)
-    rt_queue_push_log(&G.q, level == LOG_ERROR ? RT_LOG_ERROR : level == LOG_WARN ? RT_LOG_WARNING : RT_LOG_INFO, msg);
+    rt_queue_push_log(&G.q, rt_log_chunk_level(level), msg); /* LOG_* are RT_V_* */
 }
 
 __attribute__((format(printf, 2, 3))) static void logmsg(int level, const char* fmt, ...) {
@@ -1337,14 +1339,8 @@ static struct sigaction g_old_sig[2]; /* SIGTERM, SIGINT */
 /* From a normal thread: asks the writer for the exit flush and waits for it (bounded). */
 static void finalize_and_wait(void) {
   if (!G.writer_started || getpid() != G.owner_pid) return;
-  atomic_store(&G.finalize_req, 1);
-  rt_queue_wake(&G.q);
-  int done = rt_queue_wait_finished(&G.q, (long)(G.cfg.exit_timeout * 1000));
-  if (done) {
-    int expected = 0;
-    if (atomic_compare_exchange_strong(&G.joined, &expected, 1)) pthread_join(G.writer, NULL);
-  } else logmsg(LOG_WARN, "exit flush did not finish within %.1f s; the file may lack its last chunks",
-              G.cfg.exit_timeout);
+  if (!rt_queue_shutdown(&G.q, &G.finalize_req, &G.joined, G.writer, (long)(G.cfg.exit_timeout * 1000)))
+    logmsg(LOG_WARN, "exit flush did not finish within %.1f s; the file may lack its last chunks", G.cfg.exit_timeout);
 }
 
 static void at_exit(void) { finalize_and_wait(); }

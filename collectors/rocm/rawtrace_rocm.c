@@ -216,7 +216,7 @@ static void vlog(int level, int to_file, const char* fmt, va_list ap) {
   vsnprintf(msg, sizeof msg, fmt, ap);
   rt_log_line(G.verbosity, level, msg);
   if (!to_file || !G.w || atomic_load(&G.write_failed)) return;
-  uint32_t lvl = level == RT_V_ERROR ? RT_LOG_ERROR : level == RT_V_WARN ? RT_LOG_WARNING : RT_LOG_INFO;
+  uint32_t lvl = rt_log_chunk_level(level);
   if (!atomic_load(&G.writer_started)) {
     wrote(rt_writer_log(G.w, lvl, msg)); /* still the initializing thread's writer */
     return;
@@ -959,29 +959,17 @@ static struct sigaction g_old_sig[2]; /* SIGTERM, SIGINT */
 /* From a normal thread: asks the writer for the exit flush and waits for it (bounded). Idempotent. */
 static void finish(void) {
   if (!atomic_load(&G.writer_started) || getpid() != G.owner_pid) return;
-  atomic_store(&G.finalize_req, 1);
-  rt_queue_wake(&G.q);
-  int done = rt_queue_wait_finished(&G.q, (long)(G.cfg.exit_timeout * 1000));
-  int expected = 0;
-  if (done && atomic_compare_exchange_strong(&G.joined, &expected, 1)) pthread_join(G.writer, NULL);
-  if (!done) logmsg(RT_V_WARN, "exit flush did not finish within %.1f s; the file may lack its last chunks",
-                    G.cfg.exit_timeout);
+  if (!rt_queue_shutdown(&G.q, &G.finalize_req, &G.joined, G.writer, (long)(G.cfg.exit_timeout * 1000)))
+    logmsg(RT_V_WARN, "exit flush did not finish within %.1f s; the file may lack its last chunks", G.cfg.exit_timeout);
 }
 
 static void at_exit(void) { finish(); }
 
+/* When the process is about to die (default disposition), runs the exit flush and waits for it on the pipe. */
 static void on_term_signal(int sig, siginfo_t* si, void* uc) {
-  int saved = errno;
-  const struct sigaction* old = &g_old_sig[sig == SIGTERM ? 0 : 1];
-  if (rt_sig_is_default(old) && atomic_load(&G.writer_started) && getpid() == G.owner_pid &&
-      !atomic_load(&G.finalize_req)) {
-    /* the process is about to die: run the exit flush and wait for it on the pipe (async-signal-safe) */
-    atomic_store(&G.finalize_req, 1);
-    rt_queue_wake(&G.q);
-    rt_queue_wait_pipe(&G.q, (int)(G.cfg.exit_timeout * 1000));
-  }
-  rt_chain_signal(sig, si, uc, old);
-  errno = saved;
+  int armed = atomic_load(&G.writer_started) && getpid() == G.owner_pid;
+  rt_queue_on_term_signal(&G.q, &G.finalize_req, armed, (int)(G.cfg.exit_timeout * 1000), sig, si, uc,
+                          &g_old_sig[sig == SIGTERM ? 0 : 1]);
 }
 
 static void install_signal_handlers(void) {

@@ -120,15 +120,7 @@ static struct {
 /* Logging                                                                                                            */
 /* ------------------------------------------------------------------------------------------------------------------ */
 
-static int wrote(int rc) {
-  if (rc < 0 && rc != -EMSGSIZE && rc != -ENOMEM && !atomic_exchange(&G.write_failed, 1)) {
-    char msg[480];
-    snprintf(msg, sizeof msg, "writing %.300s failed (%s); recording stops, the file keeps what was written", G.path,
-             strerror(-rc));
-    rt_log_line(G.verbosity, RT_V_ERROR, msg);
-  }
-  return rc;
-}
+static int wrote(int rc) { return rt_check_write(rc, &G.write_failed, G.path, G.verbosity); }
 
 /* A log line on stderr (per RAWTRACE_LOG) and, when `to_file`, a LOG chunk (writer thread or before it starts). */
 __attribute__((format(printf, 3, 4))) static void logmsg(int level, int to_file, const char* fmt, ...) {
@@ -139,7 +131,7 @@ __attribute__((format(printf, 3, 4))) static void logmsg(int level, int to_file,
   va_end(ap);
   rt_log_line(G.verbosity, level, msg);
   if (!to_file || !G.w || atomic_load(&G.write_failed)) return;
-  uint32_t lvl = level == RT_V_ERROR ? RT_LOG_ERROR : level == RT_V_WARN ? RT_LOG_WARNING : RT_LOG_INFO;
+  uint32_t lvl = rt_log_chunk_level(level);
   if (atomic_load(&G.writer_started))
     rt_queue_push_log(&G.q, lvl, msg);
   else
@@ -552,25 +544,14 @@ static struct sigaction g_old_sig[2];
 
 static void finish(void) {
   if (!atomic_load(&G.writer_started) || getpid() != G.owner_pid) return;
-  atomic_store(&G.finalize_req, 1);
-  rt_queue_wake(&G.q);
-  int done = rt_queue_wait_finished(&G.q, (long)(G.exit_timeout * 1000));
-  int expected = 0;
-  if (done && atomic_compare_exchange_strong(&G.joined, &expected, 1)) pthread_join(G.writer, NULL);
-  if (!done) logmsg(RT_V_WARN, 0, "exit flush did not finish within %.1f s", G.exit_timeout);
+  if (!rt_queue_shutdown(&G.q, &G.finalize_req, &G.joined, G.writer, (long)(G.exit_timeout * 1000)))
+    logmsg(RT_V_WARN, 0, "exit flush did not finish within %.1f s", G.exit_timeout);
 }
 
 static void on_term_signal(int sig, siginfo_t* si, void* uc) {
-  int saved = errno;
-  const struct sigaction* old = &g_old_sig[sig == SIGTERM ? 0 : 1];
-  if (rt_sig_is_default(old) && atomic_load(&G.writer_started) && getpid() == G.owner_pid &&
-      !atomic_load(&G.finalize_req)) {
-    atomic_store(&G.finalize_req, 1);
-    rt_queue_wake(&G.q);
-    rt_queue_wait_pipe(&G.q, (int)(G.exit_timeout * 1000));
-  }
-  rt_chain_signal(sig, si, uc, old);
-  errno = saved;
+  int armed = atomic_load(&G.writer_started) && getpid() == G.owner_pid;
+  rt_queue_on_term_signal(&G.q, &G.finalize_req, armed, (int)(G.exit_timeout * 1000), sig, si, uc,
+                          &g_old_sig[sig == SIGTERM ? 0 : 1]);
 }
 
 /* ------------------------------------------------------------------------------------------------------------------ */

@@ -25,10 +25,11 @@
  * Times: Unix ns exactly as in the trace (µs text parsed as decimals), written as PTI's CLOCK_REALTIME with start
  * and end anchors.
  */
-import { writeFileSync } from "node:fs";
 import { RawtraceWriter } from "../format/writer.js";
 import { Vendor } from "../format/container.js";
 import { absoluteNs, argsOf, asInt, readKinetoTrace, runIfMain, traceBaseNs, timedEvent, type KinetoTrace } from "./kineto_to_rawtrace.js";
+import { hostThreadNames, writeActivityChunks } from "./dump_parts.js";
+import { parseToolArgs, writeToolOutput } from "./kineto_cli.js";
 
 /** Which PTI record generation to write. */
 export type PtiGen = "1.2" | "0.17";
@@ -234,6 +235,17 @@ export function kinetoToPti(trace: KinetoTrace, opts: PtiRoundTripOptions): { by
     const ctx = hexArg(a.context);
     const append = rel(a, "appended");
     const submit = rel(a, "submitted");
+    // The memory-operation fields COPY, P2P and FILL share from `at`: operation id, correlation, the append / start /
+    // end / submit times (ns) and the byte count.
+    const memOp = (dv: DataView, at: number) => {
+      u64(dv, at, BigInt(asInt(a["memory opration id"]) ?? 0));
+      dv.setUint32(at + 8, corr, true);
+      u64(dv, at + 16, append);
+      u64(dv, at + 24, start);
+      u64(dv, at + 32, end);
+      u64(dv, at + 40, submit);
+      u64(dv, at + 48, BigInt(asInt(a.bytes) ?? 0));
+    };
     if (cat === "kernel") {
       const dv = rec(PtiKind.KERNEL);
       u64(dv, 8, l0q);
@@ -272,23 +284,11 @@ export function kinetoToPti(trace: KinetoTrace, opts: PtiRoundTripOptions): { by
       if (p2p) {
         b.set(deviceUuid(from), 72);
         b.set(deviceUuid(to), 88);
-        u64(dv, 104, BigInt(asInt(a["memory opration id"]) ?? 0));
-        dv.setUint32(112, corr, true);
-        u64(dv, 120, append);
-        u64(dv, 128, start);
-        u64(dv, 136, end);
-        u64(dv, 144, submit);
-        u64(dv, 152, BigInt(asInt(a.bytes) ?? 0));
+        memOp(dv, 104);
         u64(dv, 160, queue);
       } else {
         b.set(deviceUuid(pid), 56);
-        u64(dv, 72, BigInt(asInt(a["memory opration id"]) ?? 0));
-        dv.setUint32(80, corr, true);
-        u64(dv, 88, append);
-        u64(dv, 96, start);
-        u64(dv, 104, end);
-        u64(dv, 112, submit);
-        u64(dv, 120, BigInt(asInt(a.bytes) ?? 0));
+        memOp(dv, 72);
         u64(dv, 128, queue);
       }
       stats.copies++;
@@ -300,13 +300,7 @@ export function kinetoToPti(trace: KinetoTrace, opts: PtiRoundTripOptions): { by
       u64(dv, 16, ctx);
       u64(dv, 24, str(String(a["l0 call"] ?? "zeCommandListAppendMemoryFill")));
       new Uint8Array(dv.buffer).set(deviceUuid(pid), 48);
-      u64(dv, 64, BigInt(asInt(a["memory opration id"]) ?? 0));
-      dv.setUint32(72, corr, true);
-      u64(dv, 80, append);
-      u64(dv, 88, start);
-      u64(dv, 96, end);
-      u64(dv, 104, submit);
-      u64(dv, 112, BigInt(asInt(a.bytes) ?? 0));
+      memOp(dv, 64);
       u64(dv, 120, m ? BigInt(m[1]) : 0n);
       u64(dv, 128, queue);
       stats.fills++;
@@ -334,26 +328,10 @@ export function kinetoToPti(trace: KinetoTrace, opts: PtiRoundTripOptions): { by
     warpSize: asInt(d.warpSize) ?? 0, sharedMemPerBlock: 0, sharedMemPerMultiprocessor: 0, sharedMemPerBlockOptin: 0,
     maxBlocksPerMultiprocessor: 0, uuid: deviceUuid(asInt(d.id) ?? i), name: typeof d.name === "string" ? d.name : "",
   })));
-  const threadNames: Array<[number, number, string]> = [];
-  for (const e of trace.traceEvents) {
-    if (e.ph !== "M" || e.name !== "thread_name" || asInt(e.pid) !== hostPid) continue;
-    const tid = asInt(e.tid);
-    const m = /^thread \d+ \((.*)\)$/.exec(String(argsOf(e).name ?? ""));
-    if (tid !== undefined && m && threads.has(tid) && !threadNames.some((x) => x[1] === tid)) threadNames.push([hostPid!, tid, m[1]]);
-  }
+  const threadNames = hostThreadNames(trace, hostPid, threads);
   if (threadNames.length) w.threadNames(threadNames);
   if (strings.size) w.strings([...strings].map(([s, p]) => [p, s] as const));
-  for (let i = 0; i < records.length; i += perChunk) {
-    const part = records.slice(i, i + perChunk);
-    const buf = new Uint8Array(part.reduce((s, r) => s + r.length, 0));
-    let o = 0;
-    for (const r of part) {
-      buf.set(r, o);
-      o += r.length;
-    }
-    w.activity(buf);
-    stats.activityChunks++;
-  }
+  stats.activityChunks += writeActivityChunks(w, records, perChunk);
   w.clock(anchor(1, t1));
   w.end();
   return { bytes: w.bytes(), stats };
@@ -364,31 +342,15 @@ export function kinetoToPti(trace: KinetoTrace, opts: PtiRoundTripOptions): { by
 const USAGE = "usage: tsx src/tools/kineto_to_pti.ts in.json[.gz] -o out.rawtrace [--pti 1.2|0.17] [--records-per-chunk N]";
 
 function main(argv: string[]): number {
-  let input: string | undefined;
-  let output: string | undefined;
   let pti: PtiGen = "1.2";
   let perChunk = 4096;
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === "-o" || a === "--output") output = argv[++i];
-    else if (a === "--pti") pti = argv[++i] as PtiGen;
-    else if (a === "--records-per-chunk") perChunk = Number(argv[++i]);
-    else if (a === "-h" || a === "--help") {
-      console.log(USAGE);
-      return 0;
-    } else if (!input && !a.startsWith("-")) input = a;
-    else {
-      console.error(`unexpected argument ${a}\n${USAGE}`);
-      return 2;
-    }
-  }
-  if (!input || !output) {
-    console.error(USAGE);
-    return 2;
-  }
-  const { bytes, stats } = kinetoToPti(readKinetoTrace(input), { pti, recordsPerChunk: perChunk });
-  writeFileSync(output, bytes);
-  console.log(`${output}: ${bytes.length} bytes, PTI ${pti}: kernels ${stats.kernels}, copies ${stats.copies}, ` +
+  const args = parseToolArgs(argv, USAGE, {
+    "--pti": { value: (v) => (pti = v as PtiGen) },
+    "--records-per-chunk": { value: (v) => (perChunk = Number(v)) },
+  });
+  if (typeof args === "number") return args;
+  const { bytes, stats } = kinetoToPti(readKinetoTrace(args.input), { pti, recordsPerChunk: perChunk });
+  writeToolOutput(args.output, bytes, `PTI ${pti}: kernels ${stats.kernels}, copies ${stats.copies}, ` +
     `fills ${stats.fills}, API calls ${stats.apiCalls}, syncs ${stats.syncs}, comms ${stats.comms}, ` +
     `overhead ${stats.overheads}, external ids ${stats.externals}, ${stats.activityChunks} activity chunks` +
     (stats.skipped ? `, ${stats.skipped} events skipped` : ""));

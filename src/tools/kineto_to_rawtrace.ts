@@ -21,9 +21,10 @@
  * ({@link kinetoView}, {@link expectedRoundTripView}, {@link compareViews}); it serves both the original trace and
  * the engine's output, which share the format.
  */
-import { readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { readFileSync, realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { gunzipSync } from "node:zlib";
+import { parseToolArgs, writeToolOutput } from "./kineto_cli.js";
 import { RawtraceWriter, type DeviceInfo } from "../format/writer.js";
 import {
   CK, LAYOUT_VERSION, SIZES, apiRecord, concat, externalRecord, kernelRecord, memcpyRecord, memsetRecord, syncRecord,
@@ -681,36 +682,20 @@ const USAGE = "usage: tsx src/tools/kineto_to_rawtrace.ts in.json[.gz] -o out.ra
   "[--records-per-chunk N]";
 
 function main(argv: string[]): number {
-  let input: string | undefined;
-  let output: string | undefined;
   let layout: CuptiLayout = "cuda13";
   let perChunk = 4096;
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === "-o" || a === "--output") output = argv[++i];
-    else if (a === "--layout") layout = argv[++i] as CuptiLayout;
-    else if (a === "--records-per-chunk") perChunk = Number(argv[++i]);
-    else if (a === "-h" || a === "--help") {
-      console.log(USAGE);
-      return 0;
-    } else if (!input && !a.startsWith("-")) input = a;
-    else {
-      console.error(`unexpected argument ${a}\n${USAGE}`);
-      return 2;
-    }
-  }
-  if (!input || !output) {
-    console.error(USAGE);
-    return 2;
-  }
+  const args = parseToolArgs(argv, USAGE, {
+    "--layout": { value: (v) => (layout = v as CuptiLayout) },
+    "--records-per-chunk": { value: (v) => (perChunk = Number(v)) },
+  });
+  if (typeof args === "number") return args;
   if (!Object.hasOwn(LAYOUT_VERSION, layout)) {
     console.error(`--layout must be one of ${Object.keys(LAYOUT_VERSION).join(", ")}, got ${layout}`);
     return 2;
   }
-  const { bytes, stats } = convertKineto(readKinetoTrace(input), { layout, recordsPerChunk: perChunk });
-  writeFileSync(output, bytes);
-  console.log(
-    `${output}: ${bytes.length} bytes, ${layout}: kernels ${stats.kernels}, memcpy ${stats.memcpys}, ` +
+  const { bytes, stats } = convertKineto(readKinetoTrace(args.input), { layout, recordsPerChunk: perChunk });
+  writeToolOutput(args.output, bytes,
+    `${layout}: kernels ${stats.kernels}, memcpy ${stats.memcpys}, ` +
     `memset ${stats.memsets}, runtime ${stats.runtime}, driver ${stats.driver}, sync ${stats.syncs}, ` +
     `external ${stats.externals}, ${stats.activityChunks} activity chunks` +
     (stats.skipped ? `, ${stats.skipped} events skipped` : "") +

@@ -25,10 +25,11 @@
  * Times: Unix ns exactly as in the trace (µs text parsed as decimals), written as CLOCK_BOOTTIME = Unix − a fixed
  * offset, with start and end CLOCK anchors carrying that offset.
  */
-import { writeFileSync } from "node:fs";
 import { PayloadBuilder, RawtraceWriter } from "../format/writer.js";
 import { ChunkType, RocpDomain, Vendor } from "../format/container.js";
 import { absoluteNs, argsOf, asInt, microsToNs, readKinetoTrace, runIfMain, timedEvent, traceBaseNs, type KinetoTrace } from "./kineto_to_rawtrace.js";
+import { hostThreadNames, writeActivityChunks } from "./dump_parts.js";
+import { parseToolArgs, writeToolOutput } from "./kineto_cli.js";
 
 /** Which rocprofiler-sdk ABI generation to write. */
 export type RocpSdk = "1.0" | "0.5";
@@ -320,25 +321,9 @@ export function kinetoToRocprof(trace: KinetoTrace, opts: RocpRoundTripOptions):
     w.chunk(ChunkType.KERNEL_SYMBOLS, ks.result());
     stats.kernelSymbols = symbols.size;
   }
-  const threadNames: Array<[number, number, string]> = [];
-  for (const e of trace.traceEvents) {
-    if (e.ph !== "M" || e.name !== "thread_name" || asInt(e.pid) !== hostPid) continue;
-    const tid = asInt(e.tid);
-    const m = /^thread \d+ \((.*)\)$/.exec(String(argsOf(e).name ?? ""));
-    if (tid !== undefined && m && threads.has(tid) && !threadNames.some((t) => t[1] === tid)) threadNames.push([hostPid!, tid, m[1]]);
-  }
+  const threadNames = hostThreadNames(trace, hostPid, threads);
   if (threadNames.length) w.threadNames(threadNames);
-  for (let i = 0; i < records.length; i += perChunk) {
-    const part = records.slice(i, i + perChunk);
-    const buf = new Uint8Array(part.reduce((s, r) => s + r.length, 0));
-    let o = 0;
-    for (const r of part) {
-      buf.set(r, o);
-      o += r.length;
-    }
-    w.activity(buf);
-    stats.activityChunks++;
-  }
+  stats.activityChunks += writeActivityChunks(w, records, perChunk);
   w.clock(anchor(1, t1));
   w.end();
   return { bytes: w.bytes(), stats };
@@ -350,35 +335,19 @@ const USAGE = "usage: tsx src/tools/kineto_to_rocprof.ts in.json[.gz] -o out.raw
   "[--records-per-chunk N] [--roctx]";
 
 function main(argv: string[]): number {
-  let input: string | undefined;
-  let output: string | undefined;
   let sdk: RocpSdk = "1.0";
   let perChunk = 4096;
   let arch: string | undefined;
   let roctx = false;
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === "-o" || a === "--output") output = argv[++i];
-    else if (a === "--sdk") sdk = argv[++i] as RocpSdk;
-    else if (a === "--records-per-chunk") perChunk = Number(argv[++i]);
-    else if (a === "--arch") arch = argv[++i];
-    else if (a === "--roctx") roctx = true;
-    else if (a === "-h" || a === "--help") {
-      console.log(USAGE);
-      return 0;
-    } else if (!input && !a.startsWith("-")) input = a;
-    else {
-      console.error(`unexpected argument ${a}\n${USAGE}`);
-      return 2;
-    }
-  }
-  if (!input || !output) {
-    console.error(USAGE);
-    return 2;
-  }
-  const { bytes, stats } = kinetoToRocprof(readKinetoTrace(input), { sdk, recordsPerChunk: perChunk, arch, roctx });
-  writeFileSync(output, bytes);
-  console.log(`${output}: ${bytes.length} bytes, rocprofiler-sdk ${sdk}: kernels ${stats.kernels}, copies ${stats.copies}, ` +
+  const args = parseToolArgs(argv, USAGE, {
+    "--sdk": { value: (v) => (sdk = v as RocpSdk) },
+    "--records-per-chunk": { value: (v) => (perChunk = Number(v)) },
+    "--arch": { value: (v) => (arch = v) },
+    "--roctx": { flag: () => (roctx = true) },
+  });
+  if (typeof args === "number") return args;
+  const { bytes, stats } = kinetoToRocprof(readKinetoTrace(args.input), { sdk, recordsPerChunk: perChunk, arch, roctx });
+  writeToolOutput(args.output, bytes, `rocprofiler-sdk ${sdk}: kernels ${stats.kernels}, copies ${stats.copies}, ` +
     `HIP calls ${stats.hipCalls}, agents ${stats.agents}, kernel symbols ${stats.kernelSymbols}, ` +
     `${stats.activityChunks} activity chunks` + (stats.ranges ? `, ${stats.ranges} ROCTx ranges` : "") + (stats.skipped ? `, ${stats.skipped} events skipped` : ""));
   return 0;

@@ -16,7 +16,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { crc32 } from "node:zlib";
+import { readDumpChunks, type DumpChunk } from "../helpers/dump_chunks.js";
 import { ChunkType, ClockWhich, DropReason, Vendor } from "../../src/format/container.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -34,24 +34,6 @@ const STEPS = 20;
 const PER_STEP = { gaudi2: 11, gaudi: 8 };
 
 let dir = "";
-
-interface Chunk { type: number; p: Buffer; off: number }
-function readChunks(path: string): Chunk[] {
-  const b = readFileSync(path);
-  assert.is(b.toString("latin1", 0, 8), "RAWTRACE");
-  const out: Chunk[] = [];
-  for (let o = 16; o + 24 <= b.length;) {
-    assert.is(b.readUInt32LE(o), 0x4b435452, `sync word at ${o}`);
-    assert.is(b.readUInt32LE(o + 20), crc32(b.subarray(o, o + 20)), `header CRC at ${o}`);
-    const len = b.readUInt32LE(o + 12);
-    assert.ok(o + 24 + len <= b.length, `chunk at ${o} complete`);
-    const p = b.subarray(o + 24, o + 24 + len);
-    assert.is(b.readUInt32LE(o + 16), crc32(p), `payload CRC at ${o}`);
-    out.push({ type: b.readUInt16LE(o + 4), p, off: o });
-    o += 24 + len + ((8 - (len % 8)) % 8);
-  }
-  return out;
-}
 
 interface Delivered { base: bigint; size: number; num: bigint; dev: number; bytes: Buffer; outside: Map<bigint, string> }
 /** The double's side file: every buffer it handed out, with the pointers outside it (ptr → bytes as latin1). */
@@ -81,7 +63,7 @@ interface Trace {
   bytes: Buffer; strings: Map<bigint, string>;
 }
 /** HPU_TRACE chunks, each with the STRINGS entries written since the previous one. */
-function traces(chunks: Chunk[]): Trace[] {
+function traces(chunks: DumpChunk[]): Trace[] {
   const out: Trace[] = [];
   let strings = new Map<bigint, string>();
   for (const c of chunks) {
@@ -177,7 +159,7 @@ function sameAsDelivered(ts: Trace[], delivered: Delivered[], prefix = false) {
   });
 }
 
-function anchors(chunks: Chunk[]) {
+function anchors(chunks: DumpChunk[]) {
   return chunks.filter((c) => c.type === ChunkType.CLOCK).map((c) => ({ which: c.p.readUInt32LE(0), ns: c.p.readBigUInt64LE(8) }));
 }
 
@@ -194,7 +176,7 @@ test("release: one HPU_TRACE chunk that is the buffer Synapse returned, with str
   assert.is(r.final?.env, "1", "HABANA_PROFILE set by the collector before synInitialize");
   assert.is(r.final?.allocs, 0, "the profiler's device buffer was allocated and freed at release");
   assert.is(r.final?.events, PER_STEP.gaudi2 * STEPS);
-  const chunks = readChunks(r.file);
+  const chunks = readDumpChunks(r.file);
   const types = chunks.map((c) => c.type);
   assert.is(types[0], ChunkType.HEADER);
   const h = chunks[0].p;
@@ -231,7 +213,7 @@ test("three devices by every acquire call: each its device chunk and trace, Gaud
   const r = run("multi", "multi");
   assert.is(r.status, 0, r.stderr);
   assert.is(r.final?.events, (2 * PER_STEP.gaudi2 + PER_STEP.gaudi) * STEPS);
-  const chunks = readChunks(r.file);
+  const chunks = readDumpChunks(r.file);
   const devs = chunks.filter((c) => c.type === HPU_DEVICE).map((c) =>
     `${c.p.readUInt32LE(0)}:${c.p.readUInt32LE(4)}:${c.p.readBigUInt64LE(8) >> 30n}:${c.p.toString("utf8", 20)}`);
   assert.equal(devs, ["0:4:96:GAUDI2", "1:2:32:GAUDI", "2:5:128:GAUDI3"]);
@@ -250,7 +232,7 @@ test("three devices by every acquire call: each its device chunk and trace, Gaud
 test("RAWTRACE_HPU_PERIOD_MS: stop → get → start pulls, every event in exactly one chunk", () => {
   const r = run("periodic", "periodic", { RAWTRACE_HPU_PERIOD_MS: "20", RT_APP_PULLS: "4" });
   assert.is(r.status, 0, r.stderr);
-  const chunks = readChunks(r.file);
+  const chunks = readDumpChunks(r.file);
   const ts = traces(chunks);
   sameAsDelivered(ts, r.delivered);
   assert.ok(ts.length >= 5, `${ts.length} chunks: 4 waited-for pulls and the release`);
@@ -272,7 +254,7 @@ test("RAWTRACE_HPU_PERIOD_MS: stop → get → start pulls, every event in exact
 test("SIGKILL after some periodic pulls: the dump holds every pulled buffer, `rawtrace info` reads it", () => {
   const r = run("kill", "kill", { RAWTRACE_HPU_PERIOD_MS: "20", RT_APP_PULLS: "3" });
   assert.is(r.signal, "SIGKILL");
-  const chunks = readChunks(r.file);
+  const chunks = readDumpChunks(r.file);
   assert.not.ok(chunks.some((c) => c.type === ChunkType.END));
   const ts = traces(chunks);
   assert.ok(ts.length >= 3, `${ts.length} pulls written before the kill`);
@@ -296,7 +278,7 @@ test("SIGKILL after some periodic pulls: the dump holds every pulled buffer, `ra
 test("exit without release: the exit hook pulls (reason 1) and completes the file", () => {
   const r = run("exit", "exit");
   assert.is(r.status, 0, r.stderr);
-  const chunks = readChunks(r.file);
+  const chunks = readDumpChunks(r.file);
   const ts = traces(chunks);
   sameAsDelivered(ts, r.delivered);
   assert.equal(ts.map((t) => t.reason), [REASON.EXIT]);
@@ -309,7 +291,7 @@ test("rawtrace_hpu_flush: an explicit stop → get → start (reason 3), then th
   const r = run("flush", "flush");
   assert.is(r.status, 0, r.stderr);
   assert.ok(r.lines.some((l) => l.flushed === 0), r.stdout);
-  const ts = traces(readChunks(r.file));
+  const ts = traces(readDumpChunks(r.file));
   sameAsDelivered(ts, r.delivered);
   assert.equal(ts.map((t) => `${t.reason}/${t.pull}`), [`${REASON.EXPLICIT}/0`, `${REASON.RELEASE}/1`]);
   assert.equal(ts.flatMap((t) => parse(t).seqs).sort((a, b) => a - b),
@@ -319,7 +301,7 @@ test("rawtrace_hpu_flush: an explicit stop → get → start (reason 3), then th
 test("SIGTERM with the default disposition: the handler has the collector's thread pull and close the file", () => {
   const r = run("term", "term");
   assert.is(r.signal, "SIGTERM");
-  const chunks = readChunks(r.file);
+  const chunks = readDumpChunks(r.file);
   const ts = traces(chunks);
   sameAsDelivered(ts, r.delivered);
   assert.equal(ts.map((t) => t.reason), [REASON.EXIT]);
@@ -330,7 +312,7 @@ test("memory cap: a trace larger than RAWTRACE_MAX_MEMORY is not fetched; its en
   const r = run("cap", "run", { RAWTRACE_MAX_MEMORY: "1k" });
   assert.is(r.status, 0, r.stderr);
   assert.is(r.delivered.length, 0, "no buffer fetched");
-  const chunks = readChunks(r.file);
+  const chunks = readDumpChunks(r.file);
   assert.not.ok(chunks.some((c) => c.type === HPU_TRACE));
   const dropped = chunks.filter((c) => c.type === ChunkType.DROPPED);
   assert.is(dropped.length, 1);
@@ -342,7 +324,7 @@ test("memory cap: a trace larger than RAWTRACE_MAX_MEMORY is not fetched; its en
 test("a stale pointer in the extra args is skipped (no entry, no crash) and counted in a LOG line", () => {
   const r = run("wild", "run", { FAKE_SYNAPSE_WILD: "1" });
   assert.is(r.status, 0, r.stderr);
-  const chunks = readChunks(r.file);
+  const chunks = readDumpChunks(r.file);
   sameAsDelivered(traces(chunks), r.delivered);
   const logs = chunks.filter((c) => c.type === ChunkType.LOG).map((c) => c.p.toString("utf8", 8));
   assert.ok(logs.includes("1 pointer(s) outside the trace buffers could not be read"), logs.join(" | "));
@@ -352,7 +334,7 @@ test("HABANA_PROFILE: a user value is kept; 0 keeps the profiler off; too late t
   let r = run("env-user", "run", { HABANA_PROFILE: "profile_api_light" });
   assert.is(r.status, 0, r.stderr);
   assert.is(r.final?.env, "profile_api_light");
-  assert.is(traces(readChunks(r.file)).length, 1);
+  assert.is(traces(readDumpChunks(r.file)).length, 1);
 
   r = run("env-zero", "run", { HABANA_PROFILE: "0" });
   assert.is(r.status, 0, r.stderr);
@@ -360,7 +342,7 @@ test("HABANA_PROFILE: a user value is kept; 0 keeps the profiler off; too late t
   assert.is(r.final?.events, 0, "the program ran unprofiled");
   assert.match(r.stderr, "HABANA_PROFILE=0 is kept");
   assert.is(r.stderr.split("\n").filter((l) => l.includes("synProfilerStart")).length, 1);
-  let chunks = readChunks(r.file);
+  let chunks = readDumpChunks(r.file);
   assert.not.ok(chunks.some((c) => c.type === HPU_TRACE));
   assert.ok(chunks.some((c) => c.type === ChunkType.LOG && c.p.toString("utf8").includes("HABANA_PROFILE=0")));
   assert.is(r.final?.allocs, 0);
@@ -372,7 +354,7 @@ test("HABANA_PROFILE: a user value is kept; 0 keeps the profiler off; too late t
   const lines = r.stderr.split("\n").filter((l) => l.includes("synProfilerStart"));
   assert.is(lines.length, 1);
   assert.match(lines[0], "set HABANA_PROFILE=1 before the program starts");
-  chunks = readChunks(r.file);
+  chunks = readDumpChunks(r.file);
   assert.not.ok(chunks.some((c) => c.type === HPU_TRACE));
 });
 
@@ -403,12 +385,12 @@ test("no Synapse library: the program runs unchanged, one line says why, no file
 test("RAWTRACE_SYNAPSE_LIB unset: libSynapse found as the program loaded it, also privately (RTLD_LOCAL)", () => {
   const r = run("found", "run", { RAWTRACE_SYNAPSE_LIB: "" });
   assert.is(r.status, 0, r.stderr);
-  sameAsDelivered(traces(readChunks(r.file)), r.delivered);
+  sameAsDelivered(traces(readDumpChunks(r.file)), r.delivered);
   // hpu_launch dlopens the program as a library (RTLD_LOCAL) that links libSynapse, as Python loads the bridge
   const l = run("local", "run", { RAWTRACE_SYNAPSE_LIB: "" }, join(BUILD, "hpu_launch"));
   assert.is(l.status, 0, l.stderr);
   assert.is(l.final?.env, "1");
-  const ts = traces(readChunks(l.file));
+  const ts = traces(readDumpChunks(l.file));
   sameAsDelivered(ts, l.delivered);
   assert.is(parse(ts[0]).seqs.length, PER_STEP.gaudi2 * STEPS);
 });

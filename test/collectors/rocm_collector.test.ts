@@ -16,7 +16,7 @@ import { createReadStream, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { crc32 } from "node:zlib";
+import { readDumpChunks, type DumpChunk } from "../helpers/dump_chunks.js";
 import { ChunkType, ClockWhich, DropReason, RocpDomain, Vendor } from "../../src/format/container.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -110,29 +110,8 @@ const outPath = (sdk: Sdk, name: string, pid: number) => join(dir, `${sdk}-${nam
 
 // ---- reading the container -------------------------------------------------------------------------------------
 
-interface Chunk {
-  type: number;
-  seq: number;
-  p: Buffer;
-}
-
-/** Every complete chunk in file order; each header and payload CRC must match (stops at a cut). */
-function readChunks(path: string | Buffer): Chunk[] {
-  const b = typeof path === "string" ? readFileSync(path) : path;
-  assert.is(b.toString("latin1", 0, 8), "RAWTRACE");
-  const out: Chunk[] = [];
-  for (let o = 16; o + 24 <= b.length;) {
-    assert.is(b.readUInt32LE(o), 0x4b435452, `sync word at ${o}`);
-    assert.is(b.readUInt32LE(o + 20), crc32(b.subarray(o, o + 20)), `header CRC at ${o}`);
-    const len = b.readUInt32LE(o + 12);
-    if (o + 24 + len > b.length) break;
-    const p = b.subarray(o + 24, o + 24 + len);
-    assert.is(b.readUInt32LE(o + 16), crc32(p), `payload CRC at ${o}`);
-    out.push({ type: b.readUInt16LE(o + 4), seq: b.readUInt32LE(o + 8), p });
-    o += 24 + len + ((8 - (len % 8)) % 8);
-  }
-  return out;
-}
+/** Every complete chunk, CRCs checked (a killed collector's dump may end in a cut one: reading stops there). */
+const readChunks = (path: string | Buffer): DumpChunk[] => readDumpChunks(path, true);
 
 /** Sequential little-endian reader over one payload. */
 class Cursor {
@@ -238,7 +217,7 @@ function readStrings(p: Buffer): Array<[bigint, string]> {
 const delivered = (run: Run): Array<Omit<Rec, "payload">> =>
   run.events.filter((e) => e.ev === "rec").map((e) => ({ cat: e.cat, kind: e.kind, size: e.size, hex: e.hex }));
 
-const dumped = (cs: Chunk[]): Rec[] => cs.filter((c) => c.type === ChunkType.ACTIVITY).flatMap((c) => activityRecords(c.p));
+const dumped = (cs: DumpChunk[]): Rec[] => cs.filter((c) => c.type === ChunkType.ACTIVITY).flatMap((c) => activityRecords(c.p));
 
 // ---- setup -----------------------------------------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { crc32 } from "node:zlib";
+import { readDumpChunks, type DumpChunk } from "../helpers/dump_chunks.js";
 import { ChunkType, ClockWhich, DropReason, Vendor } from "../../src/format/container.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -42,24 +42,6 @@ const POINTERS: Record<number, [number, RegExp][]> = {
 
 let dir = "";
 
-interface Chunk { type: number; p: Buffer }
-function readChunks(path: string): Chunk[] {
-  const b = readFileSync(path);
-  assert.is(b.toString("latin1", 0, 8), "RAWTRACE");
-  const out: Chunk[] = [];
-  for (let o = 16; o + 24 <= b.length;) {
-    assert.is(b.readUInt32LE(o), 0x4b435452, `sync word at ${o}`);
-    assert.is(b.readUInt32LE(o + 20), crc32(b.subarray(o, o + 20)), `header CRC at ${o}`);
-    const len = b.readUInt32LE(o + 12);
-    assert.ok(o + 24 + len <= b.length, `chunk at ${o} complete`);
-    const p = b.subarray(o + 24, o + 24 + len);
-    assert.is(b.readUInt32LE(o + 16), crc32(p), `payload CRC at ${o}`);
-    out.push({ type: b.readUInt16LE(o + 4), p });
-    o += 24 + len + ((8 - (len % 8)) % 8);
-  }
-  return out;
-}
-
 function run(ver: Ver, name: string, mode: string, extra: Record<string, string> = {}) {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const k of Object.keys(env)) if (/^(RAWTRACE_|FAKE_|RT_APP_|ZE_)/.test(k)) delete env[k];
@@ -74,8 +56,8 @@ function run(ver: Ver, name: string, mode: string, extra: Record<string, string>
 }
 
 /** Checks the tables and that the ACTIVITY chunks are the delivered bytes; returns the chunks. */
-function checkDump(ver: Ver, file: string, delivered: string, complete: boolean): Chunk[] {
-  const chunks = readChunks(file);
+function checkDump(ver: Ver, file: string, delivered: string, complete: boolean): DumpChunk[] {
+  const chunks = readDumpChunks(file);
   const types = chunks.map((c) => c.type);
   assert.is(types[0], ChunkType.HEADER);
   const h = chunks[0].p;
@@ -202,7 +184,7 @@ test("SIGTERM with the default disposition: the handler flushes PTI and complete
 test("memory cap: a buffer that would put more than RAWTRACE_MAX_MEMORY in the writer's queue is dropped and counted", () => {
   const r = run("0.17.0", "cap", "run", { RAWTRACE_MAX_MEMORY: "1k" }); // below one buffer: every buffer is dropped
   assert.is(r.status, 0, r.stderr);
-  const chunks = readChunks(r.file);
+  const chunks = readDumpChunks(r.file);
   assert.not.ok(chunks.some((c) => c.type === ChunkType.ACTIVITY));
   assert.is(chunks[chunks.length - 1].type, ChunkType.END);
   const delivered = readFileSync(r.delivered);

@@ -7,30 +7,18 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { ChunkType, PREAMBLE_SIZE, CHUNK_HEADER_SIZE } from "../../src/format/container.js";
-import { toChrome, events } from "../helpers/convert.js";
+import { toChrome, events, warningOf } from "../helpers/convert.js";
+import { firstActivityOffset } from "../helpers/dump_chunks.js";
 import { apiCall, copy, kernel, ptiDump } from "../helpers/pti_records.js";
 
-const warning = (r: { info: { warnings: Array<{ code: string; count: number; offset: number }> } }, code: string) =>
-  r.info.warnings.find((w) => w.code === code);
-
-/** File offset of the first ACTIVITY chunk's payload in `b`. */
-function firstActivity(b: Uint8Array): number {
-  const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
-  for (let p = PREAMBLE_SIZE; p + CHUNK_HEADER_SIZE <= b.length;) {
-    if (dv.getUint16(p + 4, true) === ChunkType.ACTIVITY) return p + CHUNK_HEADER_SIZE;
-    p += CHUNK_HEADER_SIZE + ((dv.getUint32(p + 12, true) + 7) & ~7);
-  }
-  throw new Error("no activity");
-}
 
 test("kind 0 (or any kind without a size): UNKNOWN_KIND_UNSIZED at it, the rest of its buffer lost, the next buffer read", async () => {
   const k1 = kernel("1.2", 1, 10, 20);
   const bytes = ptiDump([[k1, new Uint8Array(48), kernel("1.2", 2, 30, 40)], [kernel("1.2", 3, 50, 60)]]);
   const { trace, result } = await toChrome(bytes);
   assert.equal(events(trace, "kernel").map((e) => e.args.correlation), [1, 3]);
-  const w = warning(result, "UNKNOWN_KIND_UNSIZED")!;
-  assert.is(w.offset, firstActivity(bytes) + k1.length);
+  const w = warningOf(result, "UNKNOWN_KIND_UNSIZED")!;
+  assert.is(w.offset, firstActivityOffset(bytes) + k1.length);
   assert.is(result.info.loss.rangesTotal, 1);
 });
 
@@ -38,7 +26,7 @@ test("a record cut by the buffer end: RECORD_TRUNCATED, the records before it ke
   const k = kernel("1.2", 2, 30, 40);
   const { trace, result } = await toChrome(ptiDump([[kernel("1.2", 1, 10, 20), k.subarray(0, 100)]]));
   assert.is(events(trace, "kernel").length, 1);
-  assert.is(warning(result, "RECORD_TRUNCATED")!.count, 1);
+  assert.is(warningOf(result, "RECORD_TRUNCATED")!.count, 1);
 });
 
 test("KIND_SIZES smaller than a kind's fields: RECORD_TOO_SMALL per record; implausible sizes: BAD_KIND_SIZE, built-in used", async () => {
@@ -53,12 +41,12 @@ test("KIND_SIZES smaller than a kind's fields: RECORD_TOO_SMALL per record; impl
   const r1 = await toChrome(small);
   assert.is(events(r1.trace, "kernel").length, 0);
   assert.is(events(r1.trace, "xpu_runtime").length, 1);
-  assert.is(warning(r1.result, "RECORD_TOO_SMALL")!.count, 2);
+  assert.is(warningOf(r1.result, "RECORD_TOO_SMALL")!.count, 2);
   // A size that is not a multiple of 8: the built-in 184 of PTI 1.2 is used and the kernels decode.
   const odd = ptiDump([[kernel("1.2", 1, 10, 20), kernel("1.2", 2, 30, 40)]], { kindSizes: [[1, 185]] });
   const r2 = await toChrome(odd);
   assert.is(events(r2.trace, "kernel").length, 2);
-  assert.ok(warning(r2.result, "BAD_KIND_SIZE"));
+  assert.ok(warningOf(r2.result, "BAD_KIND_SIZE"));
 });
 
 test("a kind the decoder does not read but the dump sizes (2: CPU kernel): UNKNOWN_KIND, stepped over", async () => {
@@ -68,7 +56,7 @@ test("a kind the decoder does not read but the dump sizes (2: CPU kernel): UNKNO
     kindSizes: [[1, 184], [2, 32], [3, 48], [6, 48], [7, 24], [8, 152]],
   }));
   assert.is(events(trace, "kernel").length, 1);
-  assert.is(warning(result, "UNKNOWN_KIND")!.count, 1);
+  assert.is(warningOf(result, "UNKNOWN_KIND")!.count, 1);
 });
 
 test("memcpy and memory types outside their enums: BAD_ENUM_VALUE, named INVALID; copy still drawn", async () => {
@@ -76,7 +64,7 @@ test("memcpy and memory types outside their enums: BAD_ENUM_VALUE, named INVALID
   new DataView(bad.buffer).setUint32(4, 99, true);
   const { trace, result } = await toChrome(ptiDump([[bad, copy("1.2", 2, 30, 40, 9)]]));
   assert.equal(events(trace, "gpu_memcpy").map((e) => e.name), ["Memcpy INVALID (INVALID -> INVALID)", "Memcpy D2H (DEVICE -> HOST)"]);
-  const w = warning(result, "BAD_ENUM_VALUE")!;
+  const w = warningOf(result, "BAD_ENUM_VALUE")!;
   assert.is(w.count, 1);
 });
 
@@ -85,7 +73,7 @@ test("a device UUID not in DEVICES: UNKNOWN_DEVICE once per UUID, numbered after
     kernel("1.2", 3, 50, 60, { dev: 5 }), kernel("1.2", 4, 70, 80, { dev: 6 })]], { devices: [0] });
   const { trace, result } = await toChrome(bytes);
   assert.equal(events(trace, "kernel").map((e) => e.pid), [0, 1, 1, 2]);
-  assert.is(warning(result, "UNKNOWN_DEVICE")!.detail, 2);
+  assert.is(warningOf(result, "UNKNOWN_DEVICE")!.detail, 2);
   assert.equal(trace.deviceProperties.map((d: { id: number }) => d.id), [0, 1, 2]);
 });
 
@@ -94,9 +82,9 @@ test("an API id with no name: <unknown api group:id>; times: start 0 dropped (BA
     kernel("1.2", 3, 100, 0), kernel("1.2", 4, 500, 400), kernel("1.2", 5, 600, 700)]]));
   assert.is(events(trace, "xpu_runtime")[0].name, "<unknown api 3:999>");
   assert.equal(events(trace, "kernel").map((e) => [e.args.correlation, e.dur, e.args.incomplete ?? false]), [[3, 0, true], [5, 0.1, false]]);
-  assert.is(warning(result, "BAD_TIMESTAMP")!.count, 1);
-  assert.is(warning(result, "NEGATIVE_DURATION")!.count, 1);
-  assert.is(warning(result, "INCOMPLETE_RECORD")!.count, 1);
+  assert.is(warningOf(result, "BAD_TIMESTAMP")!.count, 1);
+  assert.is(warningOf(result, "NEGATIVE_DURATION")!.count, 1);
+  assert.is(warningOf(result, "INCOMPLETE_RECORD")!.count, 1);
 });
 
 test.run();

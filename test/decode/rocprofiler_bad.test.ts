@@ -7,23 +7,12 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { PayloadBuilder } from "../../src/format/writer.js";
-import { ChunkType, PREAMBLE_SIZE, CHUNK_HEADER_SIZE } from "../../src/format/container.js";
+import { ChunkType } from "../../src/format/container.js";
 import { framed, record } from "../../src/tools/kineto_to_rocprof.js";
-import { toChrome, events } from "../helpers/convert.js";
+import { toChrome, events, warningOf } from "../helpers/convert.js";
+import { firstActivityOffset } from "../helpers/dump_chunks.js";
 import { K, dumpWith, kernel, marker } from "../helpers/rocm_records.js";
 
-const warning = (r: { info: { warnings: Array<{ code: string; count: number; offset: number }> } }, code: string) =>
-  r.info.warnings.find((w) => w.code === code);
-
-/** File offset of the first ACTIVITY chunk's payload in `b`. */
-function firstActivity(b: Uint8Array): number {
-  const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
-  for (let p = PREAMBLE_SIZE; p + CHUNK_HEADER_SIZE <= b.length;) {
-    if (dv.getUint16(p + 4, true) === ChunkType.ACTIVITY) return p + CHUNK_HEADER_SIZE;
-    p += CHUNK_HEADER_SIZE + ((dv.getUint32(p + 12, true) + 7) & ~7);
-  }
-  throw new Error("no activity");
-}
 
 test("a size field past the chunk: RECORD_TRUNCATED at that record, the rest of the chunk lost, records before kept", async () => {
   const bad = kernel(2, 100, 200);
@@ -31,8 +20,8 @@ test("a size field past the chunk: RECORD_TRUNCATED at that record, the rest of 
   const bytes = dumpWith([[kernel(1, 0, 50), bad, kernel(3, 300, 400)], [kernel(4, 500, 600)]]);
   const { trace, result } = await toChrome(bytes);
   assert.equal(events(trace, "kernel").map((e) => e.args.correlation), [1, 4]);
-  const w = warning(result, "RECORD_TRUNCATED")!;
-  assert.is(w.offset, firstActivity(bytes) + kernel(1, 0, 50).length);
+  const w = warningOf(result, "RECORD_TRUNCATED")!;
+  assert.is(w.offset, firstActivityOffset(bytes) + kernel(1, 0, 50).length);
   assert.is(result.info.loss.rangesTotal, 1);
 });
 
@@ -44,13 +33,13 @@ test("a size too small to frame a record (< 16) is a truncation too", async () =
   dv.setBigUint64(8, 8n, true);
   const { trace, result } = await toChrome(dumpWith([[kernel(1, 0, 50), tiny]]));
   assert.is(events(trace, "kernel").length, 1);
-  assert.ok(warning(result, "RECORD_TRUNCATED"));
+  assert.ok(warningOf(result, "RECORD_TRUNCATED"));
 });
 
 test("a kernel record too short for its fields: RECORD_TOO_SMALL, skipped; the next one decodes", async () => {
   const { trace, result } = await toChrome(dumpWith([[kernel(1, 0, 50, 1, 96), kernel(2, 100, 200)]]));
   assert.equal(events(trace, "kernel").map((e) => e.args.correlation), [2]);
-  assert.is(warning(result, "RECORD_TOO_SMALL")!.count, 1);
+  assert.is(warningOf(result, "RECORD_TOO_SMALL")!.count, 1);
 });
 
 test("a kind the dump does not name: UNKNOWN_KIND; a foreign category (counters) is skipped silently", async () => {
@@ -59,7 +48,7 @@ test("a kind the dump does not name: UNKNOWN_KIND; a foreign category (counters)
   new DataView(counters.buffer).setUint32(0, 3, true);
   const { trace, result } = await toChrome(dumpWith([[unknown, counters, kernel(1, 0, 50)]]));
   assert.is(events(trace, "kernel").length, 1);
-  assert.ok(warning(result, "UNKNOWN_KIND"));
+  assert.ok(warningOf(result, "UNKNOWN_KIND"));
   assert.is(result.info.warnings.length, 1, JSON.stringify(result.info.warnings));
 });
 
@@ -68,8 +57,8 @@ test("a kernel id without a symbol: MISSING_STRING, named <unknown kernel>; end 
   const k = events(trace, "kernel");
   assert.is(k.length, 1, "the inverted kernel is dropped (docs/errors.md, Timestamps)");
   assert.is(k[0].name, "<unknown kernel>");
-  assert.ok(warning(result, "MISSING_STRING"));
-  assert.is(warning(result, "NEGATIVE_DURATION")!.count, 1);
+  assert.ok(warningOf(result, "MISSING_STRING"));
+  assert.is(warningOf(result, "NEGATIVE_DURATION")!.count, 1);
 });
 
 test("ROCTx: a pop without a push is UNMATCHED_RANGE_END; a push never popped closes at the end with UNCLOSED_RANGE", async () => {
@@ -78,8 +67,8 @@ test("ROCTx: a pop without a push is UNMATCHED_RANGE_END; a push never popped cl
   const r = events(trace, "user_annotation");
   assert.is(r.length, 1);
   assert.is(r[0].name, "outer");
-  assert.ok(warning(result, "UNMATCHED_RANGE_END"));
-  assert.ok(warning(result, "UNCLOSED_RANGE"));
+  assert.ok(warningOf(result, "UNMATCHED_RANGE_END"));
+  assert.ok(warningOf(result, "UNCLOSED_RANGE"));
 });
 
 test("malformed AGENTS (fixed part under 120 B) and KERNEL_SYMBOLS (name past the end): BAD_PAYLOAD, conversion goes on", async () => {
@@ -89,7 +78,7 @@ test("malformed AGENTS (fixed part under 120 B) and KERNEL_SYMBOLS (name past th
   });
   const { trace, result } = await toChrome(bytes);
   assert.is(events(trace, "kernel").length, 1);
-  assert.is(warning(result, "BAD_PAYLOAD")!.count, 2);
+  assert.is(warningOf(result, "BAD_PAYLOAD")!.count, 2);
 });
 
 test.run();

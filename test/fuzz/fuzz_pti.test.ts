@@ -7,17 +7,10 @@
  * longer or with another seed.
  */
 import { test } from "uvu";
-import * as assert from "uvu/assert";
+import { fuzzVendorDumps } from "../helpers/fuzz_vendor.js";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { fromBinary } from "@bufbuild/protobuf";
-import { mutate, rng, STRATEGIES } from "./mutate.js";
-import { toChrome } from "../helpers/convert.js";
 import { apiCall, copy, external, kernel, ptiDump } from "../helpers/pti_records.js";
-import { FATAL_NAMES } from "../../src/core/codes.js";
-import { XSpaceSchema } from "../../src/gen/xplane_pb.js";
-import { createEngine } from "../../src/node/wasm.js";
-import { memorySource } from "../../src/core/engine.js";
 import { kinetoToPti } from "../../src/tools/kineto_to_pti.js";
 import { readKinetoTrace } from "../../src/tools/kineto_to_rawtrace.js";
 
@@ -32,36 +25,7 @@ test(`fuzz PTI: ${RUNS} mutated PTI dumps convert or fail cleanly (seed ${SEED})
     ptiDump([[apiCall(6, 17, 1, 10, 50), external(1, 9), kernel("0.17", 1, 100, 400), copy("0.17", 2, 500, 600, 6)]],
       { gen: "0.17", kindSizes: null }),
   ];
-  const r = rng(SEED);
-  const eng = await createEngine();
-  const errors: Record<string, number> = {};
-  const perStrategy: Record<string, number> = {};
-  let converted = 0;
-  for (let run = 0; run < RUNS; run++) {
-    let { bytes, strategy } = mutate(seeds[run % seeds.length], r);
-    if (r() < 0.3) bytes = mutate(bytes, r).bytes;
-    perStrategy[strategy] = (perStrategy[strategy] ?? 0) + 1;
-    try {
-      const { trace: t } = await toChrome(bytes);
-      for (const e of t.traceEvents) {
-        if (e.ph === "X") assert.ok(Number.isFinite(e.ts) && Number.isFinite(e.dur) && e.dur >= 0, `finite ts/dur (${strategy})`);
-      }
-      if (run % 3 === 0) {
-        const parts: Buffer[] = [];
-        await eng.convert(memorySource(bytes), (b) => parts.push(Buffer.from(b)), { format: "xspace" });
-        assert.ok(fromBinary(XSpaceSchema, Buffer.concat(parts)).planes.some((p) => p.name === "/host:CPU"), `XSpace (${strategy})`);
-      }
-      converted++;
-    } catch (e: any) {
-      if (e.code === "ERR_ASSERTION" || e.name === "Assertion") throw e;
-      assert.ok((FATAL_NAMES as readonly string[]).includes(e.name), `${strategy}: unexpected ${e.name}: ${e.message}`);
-      assert.match(e.message, /offset \d+/);
-      errors[e.name] = (errors[e.name] ?? 0) + 1;
-    }
-  }
-  console.log(`fuzz pti: ${RUNS} runs, ${converted} converted, clean errors ${JSON.stringify(errors)}`);
-  assert.ok(converted > RUNS / 2);
-  assert.is(Object.keys(perStrategy).length, STRATEGIES.length, "every strategy ran");
+  await fuzzVendorDumps("pti", seeds, RUNS, SEED);
 });
 
 test.run();

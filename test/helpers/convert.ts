@@ -33,3 +33,10 @@ export async function info(bytes: Uint8Array, name = "test.rawtrace"): Promise<F
 export function events(t: ChromeTrace, cat: string, ph = "X"): Array<Record<string, any>> {
   return t.traceEvents.filter((e) => e.cat === cat && e.ph === ph);
 }
+
+/** The warning `code` of a conversion result (count, file offset of its first occurrence), or undefined. */
+export function warningOf(
+  r: { info: { warnings: Array<{ code: string; count: number; offset: number }> } }, code: string,
+): { code: string; count: number; offset: number } | undefined {
+  return r.info.warnings.find((w) => w.code === code);
+}

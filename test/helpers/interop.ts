@@ -1,7 +1,16 @@
 /** Shared pieces of the interop tests with the real Python clients (XProf, HTA). */
-import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import * as assert from "uvu/assert";
+import { fromBinary } from "@bufbuild/protobuf";
+import { XSpaceSchema, type XSpace } from "../../src/gen/xplane_pb.js";
+import { memorySource } from "../../src/core/engine.js";
+import { createEngine } from "../../src/node/wasm.js";
+import { xspaceProfilePath } from "../../src/node/convert.js";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
 let python = "";
 
@@ -40,4 +49,105 @@ export function gpuStreamRows(json: string): StreamRow[] {
     rows.set(key, r);
   }
   return [...rows.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.cat < b.cat ? -1 : 1));
+}
+
+/** What test/interop/xprof_check.py compares (see its docstring). Times in ns after the profile start. */
+export interface XprofExpect {
+  device_events: Array<{
+    plane: string; row_prefix: string; name: string; ts_ns: number; dur_ns: number; correlation: number;
+    kernel: { regs: number; shmem: number; block: string; grid: string } | null;
+  }>;
+  launches: Array<{ name: string; tid: number; ts_ns: number; dur_ns: number; correlation: number; device: number; plane: string }>;
+}
+
+/** What test/interop/xprof_check.py found: ok, the failed comparisons, and what XProf showed. */
+export interface XprofResult {
+  ok: boolean;
+  failures: string[];
+  summary: Record<string, unknown>;
+}
+
+/**
+ * Converts `bytes` to XSpace in the TensorBoard log-directory layout under `join(work, name)`; returns the file, its
+ * profile start (Unix ns, the `profile_start_time` stat of the Task Environment plane) and the parsed XSpace.
+ */
+export async function writeXprofSpace(
+  bytes: Uint8Array, work: string, name: string,
+): Promise<{ file: string; start: bigint; space: XSpace }> {
+  const parts: Buffer[] = [];
+  const r = await (await createEngine()).convert(memorySource(bytes), (b) => parts.push(Buffer.from(b)), { format: "xspace" });
+  const file = xspaceProfilePath(join(work, name), r.baseTimeNs, r.info.hostname);
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, Buffer.concat(parts));
+  const space = fromBinary(XSpaceSchema, readFileSync(file));
+  const env = space.planes.find((p) => p.name === "Task Environment")!;
+  const id = Object.values(env.statMetadata).find((m) => m.name === "profile_start_time")!.id;
+  return { file, start: env.stats.find((x) => x.metadataId === id)!.value.value as bigint, space };
+}
+
+/** Runs test/interop/xprof_check.py on `file` (an XSpace from {@link writeXprofSpace}) with expectations `e`. */
+export function xprofCheck(file: string, e: XprofExpect): XprofResult {
+  const ef = join(dirname(file), "expect.json");
+  writeFileSync(ef, JSON.stringify(e));
+  const r = spawnSync(xprofPython(), ["test/interop/xprof_check.py", file, ef], { encoding: "utf8", maxBuffer: 64 << 20, timeout: 300_000 });
+  const last = r.stdout.trim().split("\n").pop() ?? "";
+  try {
+    return JSON.parse(last);
+  } catch {
+    throw new Error(`checker printed no result (rc ${r.status}):\n${r.stdout.slice(-2000)}\n${r.stderr.slice(-4000)}`);
+  }
+}
+
+/** One rank of test/interop/hta_check.py's report: HTA's GPU rows and its kernel breakdown (µs). */
+export interface HtaRank {
+  kernels: StreamRow[];
+  breakdown: Array<{ name: string; kernel_type: string; sum_us: number }>;
+}
+/** test/interop/hta_check.py's report, traces keyed by directory name (relative to the work directory). */
+export interface HtaReport {
+  hta_version: string;
+  traces: Record<string, { ranks: Record<string, HtaRank> }>;
+}
+
+/**
+ * Converts each dump of `dumps` to Chrome JSON as `<work>/<dir>/rank-0.json`, writes each of `extra` (ready Chrome
+ * JSON text) the same way, and runs test/interop/hta_check.py (the .venv HTA) on all those directories. Returns the
+ * report and, per dump, the GPU rows of our JSON ({@link gpuStreamRows}).
+ */
+export async function runHta(
+  work: string, dumps: Record<string, Uint8Array>, extra: Record<string, Uint8Array> = {},
+): Promise<{ report: HtaReport; ours: Record<string, StreamRow[]> }> {
+  execFileSync("bash", [join(ROOT, "scripts/python-env.sh")], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+  const ours: Record<string, StreamRow[]> = {};
+  const engine = await createEngine();
+  for (const [dir, bytes] of Object.entries(dumps)) {
+    const parts: Buffer[] = [];
+    await engine.convert(memorySource(bytes, `${dir}.rawtrace`), (b) => parts.push(Buffer.from(b)));
+    const json = Buffer.concat(parts).toString("utf8");
+    mkdirSync(join(work, dir));
+    writeFileSync(join(work, dir, "rank-0.json"), json);
+    ours[dir] = gpuStreamRows(json);
+  }
+  for (const [dir, json] of Object.entries(extra)) {
+    mkdirSync(join(work, dir));
+    writeFileSync(join(work, dir, "rank-0.json"), json);
+  }
+  const dirs = [...Object.keys(dumps), ...Object.keys(extra)];
+  const out = execFileSync(join(ROOT, ".venv/bin/python"), [join(ROOT, "test/interop/hta_check.py"), ...dirs.map((d) => join(work, d))], {
+    encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], maxBuffer: 64 << 20,
+  });
+  const raw = JSON.parse(out) as HtaReport;
+  const report: HtaReport = { hta_version: raw.hta_version, traces: {} };
+  for (const [d, t] of Object.entries(raw.traces)) report.traces[d.slice(work.length + 1)] = t;
+  return { report, ours };
+}
+
+/** The one rank HTA found in trace directory `dir`, after asserting that its GPU rows are `ours` (names, categories, counts). */
+export function htaRankMatching(report: HtaReport, dir: string, ours: StreamRow[]): HtaRank {
+  const ranks = Object.values(report.traces[dir].ranks);
+  assert.is(ranks.length, 1);
+  const hta = ranks[0];
+  const shape = (k: StreamRow[]) => k.map((r) => `${r.cat} ×${r.count} ${r.name}`).sort();
+  assert.equal(shape(hta.kernels), shape(ours), "HTA's GPU rows differ from rawtrace's");
+  return hta;
 }

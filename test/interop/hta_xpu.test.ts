@@ -8,50 +8,27 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { memorySource } from "../../src/core/engine.js";
-import { createEngine } from "../../src/node/wasm.js";
 import { kinetoToPti } from "../../src/tools/kineto_to_pti.js";
 import { readKinetoTrace } from "../../src/tools/kineto_to_rawtrace.js";
-import { gpuStreamRows } from "../helpers/interop.js";
+import { htaRankMatching, runHta, type HtaReport, type StreamRow } from "../helpers/interop.js";
 import { kernelSums, ptiKernels } from "./pti_reader.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const PYTHON = join(ROOT, ".venv/bin/python");
-
-interface Row { name: string; cat: string; count: number; sum_us: number }
-interface HtaRank { kernels: Row[]; breakdown: Array<{ name: string; kernel_type: string; sum_us: number }> }
-interface HtaReport { hta_version: string; traces: Record<string, { ranks: Record<string, HtaRank> }> }
 
 const dumps: Record<string, Uint8Array> = {};
-const ours: Record<string, Row[]> = {};
+let ours: Record<string, StreamRow[]>;
 let report: HtaReport;
 let work = "";
 
 test.before(async () => {
-  execFileSync("bash", [join(ROOT, "scripts/python-env.sh")], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
   work = mkdtempSync(join(tmpdir(), "rawtrace-hta-xpu-"));
   dumps["sample-1.2"] = new Uint8Array(readFileSync(join(ROOT, "samples/xpu_train_pti.rawtrace")));
   dumps["pti-0.17"] = kinetoToPti(readKinetoTrace(join(ROOT, "test/fixtures/xpu/kineto_xpu_train.json")), { pti: "0.17" }).bytes;
-  const engine = await createEngine();
-  for (const [dir, bytes] of Object.entries(dumps)) {
-    const parts: Buffer[] = [];
-    await engine.convert(memorySource(bytes, `${dir}.rawtrace`), (b) => parts.push(Buffer.from(b)));
-    const json = Buffer.concat(parts).toString("utf8");
-    mkdirSync(join(work, dir));
-    writeFileSync(join(work, dir, "rank-0.json"), json);
-    ours[dir] = gpuStreamRows(json);
-  }
-  const out = execFileSync(PYTHON, [join(ROOT, "test/interop/hta_check.py"), ...Object.keys(dumps).map((d) => join(work, d))], {
-    encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], maxBuffer: 64 << 20,
-  });
-  const raw = JSON.parse(out) as HtaReport;
-  report = { hta_version: raw.hta_version, traces: {} };
-  for (const [d, t] of Object.entries(raw.traces)) report.traces[d.slice(work.length + 1)] = t;
+  ({ report, ours } = await runHta(work, dumps));
 });
 
 test.after(() => {
@@ -60,11 +37,7 @@ test.after(() => {
 
 for (const dir of ["sample-1.2", "pti-0.17"]) {
   test(`HTA ${dir}: every GPU row found, kernel breakdown = the kernel records' own durations`, () => {
-    const ranks = Object.values(report.traces[dir].ranks);
-    assert.is(ranks.length, 1);
-    const hta = ranks[0];
-    const shape = (k: Row[]) => k.map((r) => `${r.cat} ×${r.count} ${r.name}`).sort();
-    assert.equal(shape(hta.kernels), shape(ours[dir]), "HTA's GPU rows differ from rawtrace's");
+    const hta = htaRankMatching(report, dir, ours[dir]);
     const own = kernelSums(ptiKernels(dumps[dir]));
     assert.is(own.size, 5);
     const breakdown = new Map(hta.breakdown.map((b) => [b.name, b]));

@@ -1,0 +1,50 @@
+/**
+ * Reading a collector's `.rawtrace` straight from the container (docs/format.md), independently of the engine:
+ * used by the collector tests (test/collectors/*_collector.test.ts) to see exactly what a collector wrote, and by the
+ * decoder tests to find where records sit in a dump.
+ */
+import { readFileSync } from "node:fs";
+import { crc32 } from "node:zlib";
+import * as assert from "uvu/assert";
+import { ChunkType, CHUNK_HEADER_SIZE, PREAMBLE_SIZE } from "../../src/format/container.js";
+
+/** One chunk: type, sequence number, file offset of its header, payload (a view of the file's bytes). */
+export interface DumpChunk {
+  type: number;
+  seq: number;
+  off: number;
+  p: Buffer;
+}
+
+/**
+ * Every chunk of the file at `path` (or of the bytes given), in file order, after asserting the preamble magic and
+ * each chunk's sync word, header CRC and payload CRC. A chunk running past the end fails the test, unless
+ * `allowCut` (a dump cut short by a killed process): then reading stops there.
+ */
+export function readDumpChunks(path: string | Buffer, allowCut = false): DumpChunk[] {
+  const b = typeof path === "string" ? readFileSync(path) : path;
+  assert.is(b.toString("latin1", 0, 8), "RAWTRACE");
+  const out: DumpChunk[] = [];
+  for (let o = 16; o + 24 <= b.length;) {
+    assert.is(b.readUInt32LE(o), 0x4b435452, `sync word at ${o}`);
+    assert.is(b.readUInt32LE(o + 20), crc32(b.subarray(o, o + 20)), `header CRC at ${o}`);
+    const len = b.readUInt32LE(o + 12);
+    if (allowCut && o + 24 + len > b.length) break;
+    assert.ok(o + 24 + len <= b.length, `chunk at ${o} complete`);
+    const p = b.subarray(o + 24, o + 24 + len);
+    assert.is(b.readUInt32LE(o + 16), crc32(p), `payload CRC at ${o}`);
+    out.push({ type: b.readUInt16LE(o + 4), seq: b.readUInt32LE(o + 8), off: o, p });
+    o += 24 + len + ((8 - (len % 8)) % 8);
+  }
+  return out;
+}
+
+/** File offset of the first ACTIVITY chunk's payload in the dump `b` (throws when it has none). */
+export function firstActivityOffset(b: Uint8Array): number {
+  const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  for (let p = PREAMBLE_SIZE; p + CHUNK_HEADER_SIZE <= b.length;) {
+    if (dv.getUint16(p + 4, true) === ChunkType.ACTIVITY) return p + CHUNK_HEADER_SIZE;
+    p += CHUNK_HEADER_SIZE + ((dv.getUint32(p + 12, true) + 7) & ~7);
+  }
+  throw new Error("no activity");
+}
