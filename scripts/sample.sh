@@ -31,21 +31,16 @@ node dist/node/cli.js convert "$sample" -o "$out/sample.json" --force
 # A fresh log directory: XProf lists every run under plugins/profile, so an old run must not stay next to this one.
 rm -rf "$out/sample_xprof" "$out/sample.xplane.pb"
 node dist/node/cli.js convert "$sample" --format xspace -o "$out/sample_xprof" --force
-rocm=samples/mi250_minitoy_rocprof.rawtrace
-node dist/node/cli.js info "$rocm"
-node dist/node/cli.js convert "$rocm" -o "$out/sample_rocm.json" --force
-rm -rf "$out/sample_rocm_xprof"
-node dist/node/cli.js convert "$rocm" --format xspace -o "$out/sample_rocm_xprof" --force
-xpu=samples/xpu_train_pti.rawtrace
-node dist/node/cli.js info "$xpu"
-node dist/node/cli.js convert "$xpu" -o "$out/sample_xpu.json" --force
-rm -rf "$out/sample_xpu_xprof"
-node dist/node/cli.js convert "$xpu" --format xspace -o "$out/sample_xpu_xprof" --force
-hpu=samples/gaudi2_mlp_synapse.rawtrace
-node dist/node/cli.js info "$hpu"
-node dist/node/cli.js convert "$hpu" -o "$out/sample_hpu.json" --force
-rm -rf "$out/sample_hpu_xprof"
-node dist/node/cli.js convert "$hpu" --format xspace -o "$out/sample_hpu_xprof" --force
+# Every other vendor's sample: info, Chrome JSON and an XProf log directory, named out/sample_<tag>*.
+convert_sample() { # <sample> <tag>
+  node dist/node/cli.js info "$1"
+  node dist/node/cli.js convert "$1" -o "$out/sample_$2.json" --force
+  rm -rf "$out/sample_$2_xprof"
+  node dist/node/cli.js convert "$1" --format xspace -o "$out/sample_$2_xprof" --force
+}
+convert_sample samples/mi250_minitoy_rocprof.rawtrace rocm
+convert_sample samples/xpu_train_pti.rawtrace xpu
+convert_sample samples/gaudi2_mlp_synapse.rawtrace hpu
 OUT="$out" node -e '
 const out = process.env.OUT;
 const t = JSON.parse(require("fs").readFileSync(out + "/sample.json", "utf8"));

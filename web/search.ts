@@ -71,6 +71,17 @@ export interface Hit {
   i: number;
 }
 
+/** Calls `fn(t, fileIndex, i)` for every match of `r`: `t` the event's start on the view's axis (file offset added). */
+function eachMatch(files: LoadedFile[], r: SearchResult, fn: (t: number, fi: number, i: number) => void): void {
+  for (let fi = 0; fi < files.length; fi++) {
+    const f = files[fi];
+    const list = r.events.get(f);
+    if (!list) continue;
+    const ev = f.events;
+    for (let k = 0; k < list.length; k++) fn(f.offset + ev.start(list[k]), fi, list[k]);
+  }
+}
+
 /**
  * The match after (`dir` 1) or before (-1) `from` in time order (view-axis start, then file order, then index),
  * wrapping around; the first (last) match when `from` is null. Also returns its 1-based rank among all matches.
@@ -84,35 +95,20 @@ export function stepMatch(files: LoadedFile[], r: SearchResult, from: Hit | null
   // Best candidate after `from`, and the extreme match (for wrapping), as (t, file, index) triples.
   let bT = 0, bF = -1, bI = 0;
   let wT = 0, wF = -1, wI = 0;
-  for (let fi = 0; fi < files.length; fi++) {
-    const f = files[fi];
-    const list = r.events.get(f);
-    if (!list) continue;
-    const ev = f.events;
-    for (let k = 0; k < list.length; k++) {
-      const i = list[k];
-      const t = f.offset + ev.start(i);
-      if (wF < 0 || dir * (t - wT || fi - wF || i - wI) < 0) {
-        wT = t; wF = fi; wI = i;
-      }
-      if (from && dir * (t - fromT || fi - fromF || i - fromI) <= 0) continue;
-      if (bF < 0 || dir * (t - bT || fi - bF || i - bI) < 0) {
-        bT = t; bF = fi; bI = i;
-      }
+  eachMatch(files, r, (t, fi, i) => {
+    if (wF < 0 || dir * (t - wT || fi - wF || i - wI) < 0) {
+      wT = t; wF = fi; wI = i;
     }
-  }
+    if (from && dir * (t - fromT || fi - fromF || i - fromI) <= 0) return;
+    if (bF < 0 || dir * (t - bT || fi - bF || i - bI) < 0) {
+      bT = t; bF = fi; bI = i;
+    }
+  });
   const [hT, hF, hI] = bF >= 0 ? [bT, bF, bI] : [wT, wF, wI];
   // Rank: matches before it in time order, plus one.
   let rank = 1;
-  for (let fi = 0; fi < files.length; fi++) {
-    const f = files[fi];
-    const list = r.events.get(f);
-    if (!list) continue;
-    const ev = f.events;
-    for (let k = 0; k < list.length; k++) {
-      const i = list[k];
-      if ((f.offset + ev.start(i) - hT || fi - hF || i - hI) < 0) rank++;
-    }
-  }
+  eachMatch(files, r, (t, fi, i) => {
+    if ((t - hT || fi - hF || i - hI) < 0) rank++;
+  });
   return { hit: { file: files[hF], i: hI }, rank };
 }

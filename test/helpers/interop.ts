@@ -58,6 +58,9 @@ export interface XprofExpect {
     kernel: { regs: number; shmem: number; block: string; grid: string } | null;
   }>;
   launches: Array<{ name: string; tid: number; ts_ns: number; dur_ns: number; correlation: number; device: number; plane: string }>;
+  /** Optional: rows expected in the trace viewer, and events checked by their stats only (xprof_check.py). */
+  rows?: unknown[];
+  stats_only?: unknown[];
 }
 
 /** What test/interop/xprof_check.py found: ok, the failed comparisons, and what XProf showed. */

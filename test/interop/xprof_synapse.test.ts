@@ -16,44 +16,19 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fromBinary } from "@bufbuild/protobuf";
-import { XSpaceSchema } from "../../src/gen/xplane_pb.js";
-import { memorySource } from "../../src/core/engine.js";
-import { createEngine } from "../../src/node/wasm.js";
-import { xspaceProfilePath } from "../../src/node/convert.js";
+import { join } from "node:path";
 import { kinetoToSynapse } from "../../src/tools/kineto_to_synapse.js";
 import { gaudi2SampleTrace } from "../../src/tools/gaudi2_sample.js";
 import { microsToNs, traceBaseNs, type KinetoTrace } from "../../src/tools/kineto_to_rawtrace.js";
-import { xprofPython } from "../helpers/interop.js";
+import { writeXprofSpace, xprofCheck } from "../helpers/interop.js";
 
 const work = mkdtempSync(join(tmpdir(), "rawtrace-xprof-hpu-"));
 
 async function xspace(bytes: Uint8Array, name: string): Promise<{ file: string; start: bigint; planes: string[] }> {
-  const parts: Buffer[] = [];
-  const r = await (await createEngine()).convert(memorySource(bytes), (b) => parts.push(Buffer.from(b)), { format: "xspace" });
-  const file = xspaceProfilePath(join(work, name), r.baseTimeNs, r.info.hostname);
-  mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, Buffer.concat(parts));
-  const s = fromBinary(XSpaceSchema, readFileSync(file));
-  const env = s.planes.find((p) => p.name === "Task Environment")!;
-  const id = Object.values(env.statMetadata).find((m) => m.name === "profile_start_time")!.id;
-  return { file, start: env.stats.find((x) => x.metadataId === id)!.value.value as bigint, planes: s.planes.map((p) => p.name) };
-}
-
-function check(file: string, e: object): { ok: boolean; failures: string[]; summary: Record<string, unknown> } {
-  const ef = join(dirname(file), "expect.json");
-  writeFileSync(ef, JSON.stringify(e));
-  const r = spawnSync(xprofPython(), ["test/interop/xprof_check.py", file, ef], { encoding: "utf8", maxBuffer: 64 << 20, timeout: 300_000 });
-  const last = r.stdout.trim().split("\n").pop() ?? "";
-  try {
-    return JSON.parse(last);
-  } catch {
-    throw new Error(`checker printed no result (rc ${r.status}):\n${r.stdout.slice(-2000)}\n${r.stderr.slice(-4000)}`);
-  }
+  const { file, start, space } = await writeXprofSpace(bytes, work, name);
+  return { file, start, planes: space.planes.map((p) => p.name) };
 }
 
 interface Op { name: string; cat: string; pid: number; tid: number; start: bigint; dur: bigint; recipe: number }
@@ -111,7 +86,7 @@ test("Gaudi2 sample → XSpace: kernels on their engine rows of /device:GPU:0 to
   assert.is(launches.length, 12);
   // trace_viewer looks up the distinguishable kernels; kernel_stats counts every kernel.
   const others = device_events.filter((d) => pairs.get(`${d.correlation}|${d.name}`) !== 1);
-  const res = check(file, { device_events: unique, launches, rows, stats_only: others });
+  const res = xprofCheck(file, { device_events: unique, launches, rows, stats_only: others });
   assert.ok(res.ok, res.failures.join("\n"));
   assert.is(res.summary.flow_arrows, 12);
   assert.is(res.summary.kernel_stats_rows, new Set(kernels.map((k) => k.name)).size);
@@ -132,7 +107,7 @@ test("two Gaudi devices → one /device:GPU:N plane each, both shown by XProf's 
   };
   const { file, planes } = await xspace(kinetoToSynapse(t).bytes, "two");
   assert.ok(planes.includes("/device:GPU:0") && planes.includes("/device:GPU:1"), planes.join(","));
-  const res = check(file, { device_events: [], launches: [] });
+  const res = xprofCheck(file, { device_events: [], launches: [] });
   assert.ok(res.ok, res.failures.join("\n"));
   const procs = res.summary.processes as string[];
   assert.ok(procs.includes("/device:GPU:0") && procs.includes("/device:GPU:1"), JSON.stringify(procs));
