@@ -9,6 +9,8 @@
 #   5. a jitted JAX training step under the collector → jax_step.rawtrace, and the same program under JAX's own
 #      profiler → jax_step_jaxprofiler.xplane.pb (kernel names and counts to compare with)
 #   6. a PyTorch forward pass replayed from a CUDA graph → torch_graph.rawtrace
+#   7. what `record` costs: median step time of torch_step.py plain, under `record` (NVTX through the collector, its
+#      default) and under `record` with RAWTRACE_ACTIVITIES=default (no NVTX kinds) → record_overhead.json
 set -uo pipefail
 OUT=${OUT:-out/gpu-record}
 mkdir -p "$OUT"
@@ -23,7 +25,7 @@ CUPTI=$($PY -c 'import glob,os,nvidia; print(sorted(sum((glob.glob(os.path.join(
 nvidia-smi -L; echo "node $("$NODE" --version), CUPTI $CUPTI"
 $PY -c 'import torch, jax; print("torch", torch.__version__, "jax", jax.__version__)'
 
-STAGES=${STAGES:-4 5 6}
+STAGES=${STAGES:-4 5 6 7}
 has() { [[ " $STAGES " == *" $1 "* ]]; }
 if has 4; then
 echo "libraries seen by record: $(ldconfig -p | grep -E -o 'lib(cuda|cupti|rocprofiler-sdk|amdhip64|pti_view|Synapse)\.so[^ ]*' | sort -u | tr '\n' ' ')"
@@ -52,5 +54,32 @@ if has 6; then
 echo "== 6. CUDA graph replay"
 CUDA_INJECTION64_PATH=$LIB RAWTRACE_LOG=info RAWTRACE_OUTPUT="$OUT/torch_graph.rawtrace" $PY test/gpu/torch_graph.py --replays 10
 RT stats "$OUT/torch_graph.rawtrace" | head -30
+fi
+if has 7; then
+echo "== 7. record overhead (median step, 3 runs × 50 steps each, alternating)"
+run_mode() { # <mode> <i>
+  case $1 in
+    plain) $PY test/gpu/torch_step.py --steps 50 --times "$TMP/plain$2.json" >/dev/null ;;
+    nvtx) RT record --vendor cuda -o "$TMP/o$2" -- $PY test/gpu/torch_step.py --steps 50 --times "$TMP/nvtx$2.json" >/dev/null 2>&1 ;;
+    nonvtx) RAWTRACE_ACTIVITIES=default RT record --vendor cuda -o "$TMP/p$2" -- $PY test/gpu/torch_step.py --steps 50 \
+      --times "$TMP/nonvtx$2.json" >/dev/null 2>&1 ;;
+  esac
+}
+# the order rotates run by run, so that no mode always runs first or last
+run_mode plain 1; run_mode nvtx 1; run_mode nonvtx 1
+run_mode nvtx 2; run_mode nonvtx 2; run_mode plain 2
+run_mode nonvtx 3; run_mode plain 3; run_mode nvtx 3
+$PY - "$TMP" "$OUT/record_overhead.json" <<'PY'
+import json, sys, statistics as st
+d, out = sys.argv[1], sys.argv[2]
+r = {}
+for mode in ("plain", "nvtx", "nonvtx"):
+    steps = sum((json.load(open(f"{d}/{mode}{i}.json"))["step_s"] for i in (1, 2, 3)), [])
+    r[mode] = {"median_ms": st.median(steps) * 1e3, "n": len(steps)}
+for m in ("nvtx", "nonvtx"):
+    r[m]["overhead_pct"] = (r[m]["median_ms"] / r["plain"]["median_ms"] - 1) * 100
+json.dump(r, open(out, "w"), indent=1)
+print(json.dumps(r))
+PY
 fi
 ls -la "$OUT"
