@@ -15,7 +15,8 @@
  * - HTA (one Gaudi2, as one rank of a PyTorch job has one device): its GPU rows are ours, and its kernel breakdown
  *   per name equals the summed durations computed here (HTA keeps whole µs of start and end: at most 2 µs per event).
  * - XProf: trace_viewer shows every device entry on its device's `/device:GPU:N` plane, on its engine's row, at its
- *   time and with its duration (to the ns); kernel_stats counts every TPC/MME kernel with its total duration.
+ *   time and with its duration (to the ns); kernel_stats counts every TPC/MME kernel with its total duration; the
+ *   streaming trace_viewer@ draws the counter samples ('C', `arguments.value`) as one counter track per device.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -86,15 +87,18 @@ interface Op {
   dev: number; name: string; cat: string; lane: number; engine: string; start: bigint; end: bigint; corr: number;
 }
 
+/** One counter sample ('C'): its name, profiler ns and `arguments.value` (u64 @80, docs/decoders/hpu.md). */
+interface Sample { dev: number; name: string; ts: bigint; value: bigint }
+
 /** Walks every delivered buffer in order (the dump's HPU_TRACE order: hpu_collector.test.ts proves them equal). */
-function expectedOps(delivered: Delivered[]): { ops: Op[]; counters: number } {
+function expectedOps(delivered: Delivered[]): { ops: Op[]; counters: Sample[] } {
   const ops: Op[] = [];
   const open = new Map<string, Array<{ start: bigint; corr: number }>>();
   const latest = new Map<string, number>(); // device|recipe → launch number
   const typeName = new Map<string, string>(); // device|engineType → type name
   const engineName = new Map<string, string>(); // device|engineType|engineIndex → engine name
   let launches = 0;
-  let counters = 0;
+  const counters: Sample[] = [];
   for (const t of delivered) {
     const b = t.bytes;
     assert.is(b.readBigUInt64LE(t.size - 8), 2n, "the double's trailing version");
@@ -110,7 +114,7 @@ function expectedOps(delivered: Delivered[]): { ops: Op[]; counters: number } {
         continue;
       }
       if (ph === "C") {
-        counters++;
+        counters.push({ dev: t.dev, name: cstr(t, b.readBigUInt64LE(e + 0)), ts: f80ns(b, e + 32), value: b.readBigUInt64LE(e + 80) });
         continue;
       }
       const tn = typeName.get(`${t.dev}|${type}`);
@@ -166,7 +170,7 @@ function clockOf(file: string): (v: bigint) => bigint {
 
 let work = "";
 /** The two recordings: `run` (one Gaudi2, as one rank of a PyTorch job has one device) and `multi` (three devices). */
-const rec: Record<"run" | "multi", { dump: Uint8Array; ops: Op[]; counters: number; toUnix: (v: bigint) => bigint }> = {} as never;
+const rec: Record<"run" | "multi", { dump: Uint8Array; ops: Op[]; counters: Sample[]; toUnix: (v: bigint) => bigint }> = {} as never;
 
 function record(mode: "run" | "multi"): void {
   const env: NodeJS.ProcessEnv = { ...process.env };
@@ -193,7 +197,7 @@ function setup(): void {
   // Per step: Gaudi2 and Gaudi3 TPC (B/E), MME, PDMA, EDMA (B/E), KDMA; Gaudi TPC (B/E), MME, DMA. One counter each.
   assert.is(rec.run.ops.length, STEPS * 5);
   assert.is(rec.multi.ops.length, STEPS * (5 + 5 + 3));
-  assert.is(rec.multi.counters, 3 * STEPS);
+  assert.is(rec.multi.counters.length, 3 * STEPS);
 }
 test.after(() => {
   if (work) rmSync(work, { recursive: true, force: true });
@@ -258,8 +262,15 @@ test("XProf renders the collector's dump (three devices) as XSpace: every device
     seen.add(`${o.dev}|${row}`);
     (rows[`/device:GPU:${o.dev}`] ??= []).push(row);
   }
-  const res = xprofCheck(file, { device_events, launches: [], rows, stats_only });
+  // Counters: one track per device plane and counter name, every sample at its time with its value.
+  const counters = [0, 1, 2].map((d) => ({
+    plane: `/device:GPU:${d}`, name: "tpc_utilization",
+    samples: rec.multi.counters.filter((c) => c.dev === d).map((c) => [Number(toUnix(c.ts) - start), Number(c.value)]),
+  }));
+  assert.ok(rec.multi.counters.every((c) => c.name === "tpc_utilization"));
+  const res = xprofCheck(file, { device_events, launches: [], rows, stats_only, counters });
   assert.ok(res.ok, res.failures.join("\n"));
+  assert.is(res.summary.counter_samples_checked, 3 * STEPS);
   // Every device entry and every host call ('X' enqueue and the 'B'/'E' launch: two per step and device) is shown.
   assert.is(res.summary.trace_viewer_events, ops.length + 2 * 3 * STEPS);
   const kernelNames = new Set(ops.filter((o) => o.cat === "kernel").map((o) => o.name));
