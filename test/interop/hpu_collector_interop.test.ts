@@ -4,8 +4,8 @@
  * (test/collectors/fake_synapse.c) on three devices (Gaudi2, Gaudi, Gaudi3); its dump is converted to Chrome JSON,
  * which HTA loads, and to XSpace, which XProf renders.
  *
- * The expectation is computed here from the buffers the double itself handed out (its FAKE_SYNAPSE_DUMP side file),
- * not from the converter: the 208-byte synTraceEvent entries are walked, their x87 long double µs turned into ns by
+ * The expectation is computed here from the dump's HPU_TRACE buffers (asserted equal to the buffers the double itself
+ * handed out, its FAKE_SYNAPSE_DUMP side file), not from the converter: the 208-byte synTraceEvent entries are walked, their x87 long double µs turned into ns by
  * the documented rule (round(x · 1000), computed exactly with BigInt), names relocated into the string pool, engines
  * named by the 'M' entries, 'B'/'E' paired first-in first-out per (device, engine type, engine, context), device work
  * classified (TPC/MME → kernel, memset → gpu_memset, memcpy / DMA → gpu_memcpy) and linked to the latest recipe
@@ -33,6 +33,8 @@ const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const BUILD = join(ROOT, "build/c/hpu");
 const STEPS = 20;
 const ENTRY = 208;
+/** Chunk type of one synProfilerGetTrace buffer (docs/format.md, "Habana HPU"). */
+const HPU_TRACE = 14;
 
 /** The bridge's engine-type prefixes, in its order: a lane is (index × 1000 + engineIndex) (docs/decoders/hpu.md). */
 const PREFIXES = ["**DMA ", "**MME ", "**TPC ", "*PDMA", "*EDMA ", "*KDMA", "*MME ", "*TPC ", "*PSOC", "*SM", "*PMMU",
@@ -90,7 +92,7 @@ interface Op {
 /** One counter sample ('C'): its name, profiler ns and `arguments.value` (u64 @80, docs/decoders/hpu.md). */
 interface Sample { dev: number; name: string; ts: bigint; value: bigint }
 
-/** Walks every delivered buffer in order (the dump's HPU_TRACE order: hpu_collector.test.ts proves them equal). */
+/** Walks the dump's HPU_TRACE buffers in file order. */
 function expectedOps(delivered: Delivered[]): { ops: Op[]; counters: Sample[] } {
   const ops: Op[] = [];
   const open = new Map<string, Array<{ start: bigint; corr: number }>>();
@@ -183,7 +185,18 @@ function record(mode: "run" | "multi"): void {
   });
   const r = spawnSync(join(BUILD, "hpu_app"), [mode], { env, encoding: "utf8", timeout: 120_000 });
   assert.is(r.status, 0, r.stderr);
-  const { ops, counters } = expectedOps(readDelivered(side));
+  // The dump's HPU_TRACE chunks (48-byte head: u64 base, u64 size, u64 num, u32 device, ...; then the buffer), read
+  // here from the container, are the buffers the double handed out, in order.
+  const traces: Delivered[] = readDumpChunks(file).filter((c) => c.type === HPU_TRACE).map((c) => ({
+    base: c.p.readBigUInt64LE(0), size: Number(c.p.readBigUInt64LE(8)), dev: c.p.readUInt32LE(24), bytes: c.p.subarray(48),
+  }));
+  const delivered = readDelivered(side);
+  assert.is(traces.length, delivered.length);
+  traces.forEach((t, i) => {
+    assert.equal([t.base, t.size, t.dev], [delivered[i].base, delivered[i].size, delivered[i].dev]);
+    assert.ok(t.bytes.equals(delivered[i].bytes), `HPU_TRACE ${i} = delivered buffer ${i}`);
+  });
+  const { ops, counters } = expectedOps(traces);
   rec[mode] = { dump: new Uint8Array(readFileSync(file)), ops, counters, toUnix: clockOf(file) };
 }
 
