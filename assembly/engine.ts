@@ -205,6 +205,8 @@ function onChunkPass1(type: u32, p: usize, n: u32, off: u64, seq: u32): void {
         rdStr();
         if (cok && e != 0) S.setDeviceName(e, strP, strN);
       }
+      // A table after the entries (Intel XPU: device and sub-device handles, docs/format.md §7) is the decoder's.
+      if (cok && cp < cend && D.active && D.activeVendor == 4) D.dTable(type, cp, <u32>(cend - cp), off);
       break;
     }
     case Chunk.DROPPED: {

@@ -27,6 +27,8 @@ import { arenaAlloc } from "../util/arena";
 import { emitEvent } from "../emit/dispatch";
 import { attachExternal } from "./external";
 import { install, ignoreTable } from "./decoder";
+import { Chunk } from "../format/container";
+import * as A from "../model/args";
 import * as T from "./pti_tables";
 
 /** pti_view_kind values decoded here. */
@@ -102,7 +104,13 @@ export function ptiReset(): void {
 /** Registers this decoder as the active one (decode/registry.ts: vendor 4, every PTI version). */
 export function ptiInstall(): void {
   T.ptiTablesInit();
-  install(4, ptiApiName, ptiPrepare, ptiScan, ptiProject, ptiDecode, ptiFinish, ignoreTable, ptiIndexed);
+  install(4, ptiApiName, ptiPrepare, ptiScan, ptiProject, ptiDecode, ptiFinish, ptiTable, ptiIndexed);
+}
+
+/** Vendor tables: the device / sub-device handle table after the DEVICES entries (pti_tables.ts). */
+function ptiTable(type: u32, p: usize, n: u32, off: u64): void {
+  if (type == Chunk.DEVICES) T.ptiHandleTable(p, n, off);
+  else ignoreTable(type, p, n, off);
 }
 
 /** API_NAMES: domain = `pti_api_group_id`; SYCL / UR calls that enqueue device work start flows. */
@@ -418,10 +426,39 @@ function deviceWork(e: Ev, r: usize, size: u32, so: u32, ao: u32, sub: u32, co: 
   attachExternal(e, e.correlation);
   const kind = e.recordKind;
   e.device = T.deviceOf(r + <usize>uuidOff(kind), handleAt(r, handleOff(kind, size)));
+  const tile = T.lastTile;
   e.queueHandle = load<u64>(r + <usize>ho);
   e.contextHandle = load<u64>(r + <usize>cx);
   e.stream = T.streamOf(load<u64>(r + <usize>qo), e.queueHandle, false);
+  if (tile != 0) tileOf(e, tile - 1);
   return true;
+}
+
+const TILE_KEY = memory.data<u8>([116, 105, 108, 101]); // "tile"
+const tileText = memory.data(16);
+
+/**
+ * Work of a tile (a sub-device under Level Zero's COMPOSITE hierarchy) on its root device: the `tile` arg, and the
+ * stream named `tile N` (Chrome JSON row "stream Q (tile N)", XSpace line "tile N (Stream #Q(...))"). A queue belongs
+ * to one Level Zero device, so each (tile, queue) pair is its own row / line.
+ */
+function tileOf(e: Ev, tile: u32): void {
+  A.argsBegin();
+  A.argU64(TILE_KEY, 4, <u64>tile);
+  e.argsPtr = A.argsPtr();
+  e.argsLen = A.argsLen();
+  if (S.streamName(e.device, e.stream) != 0) return;
+  let q = tileText;
+  for (let i = 0; i < 5; i++) store<u8>(q + i, <u8>"tile ".charCodeAt(i));
+  q += 5;
+  let digits: u32 = 1;
+  for (let t = tile; t >= 10; t /= 10) digits++;
+  let v = tile;
+  for (let i: i32 = <i32>digits - 1; i >= 0; i--) {
+    store<u8>(q + <usize>i, <u8>(48 + v % 10));
+    v /= 10;
+  }
+  S.setStreamName(e.device, e.stream, tileText, 5 + digits);
 }
 
 /** PTI memory type → the model's memory kind (CUPTI's: 1 pageable, 2 pinned, 3 device, 5 managed; 0 unknown). */

@@ -16,7 +16,8 @@ import { warn } from "../util/diag";
 
 // ---- Devices -------------------------------------------------------------------------------------------------------
 
-// Key entry (32 B): uuid[16], device id u32 @16 (0xffffffff until resolved), first file offset u64 @24.
+// Key entry (32 B): uuid[16], device id u32 @16 (0xffffffff until resolved), tile + 1 u32 @20 (0 = the device
+// itself), first file offset u64 @24.
 const KEY_ENTRY: usize = 32;
 const UNRESOLVED: u32 = 0xffffffff;
 let keys: Table = 0; // hash of the 16 key bytes → key entry (linear probing on the hash for the rare collision)
@@ -33,6 +34,9 @@ export function ptiTablesReset(): void {
   keyCount = 0;
   keyCap = 0;
   lastEntry = 0;
+  handleTable = 0;
+  handleCount = 0;
+  lastTile = 0;
   queues = 0;
   queueCount = 0;
   commNames = 0;
@@ -75,6 +79,7 @@ function entryOf(k: usize, create: bool, at: u64): usize {
       e = arenaAlloc(KEY_ENTRY);
       memory.copy(e, k, 16);
       store<u32>(e, UNRESOLVED, 16);
+      store<u32>(e, 0, 20);
       store<u64>(e, at, 24);
       store<u64>(slot, e);
       if (keyCount == keyCap) {
@@ -100,9 +105,51 @@ export function noteDevice(uuid: usize, handle: u64, at: u64): void {
   entryOf(keyOf(uuid, handle), true, at);
 }
 
+// Handle table (docs/format.md §7, after the DEVICES entries): 32-byte entries u64 handle, uuid[16], u32 root device
+// id, u32 tile (0xffffffff = the root device itself).
+const HANDLE_ENTRY: u32 = 32;
+const TILE_NONE: u32 = 0xffffffff;
+let handleTable: usize = 0;
+let handleCount: u32 = 0;
+
 /**
- * End of pass 1: gives every noted device its id: the DEVICES entry with the same UUID, else the next id after the
- * listed devices (a new entry holding the UUID; UNKNOWN_DEVICE counts them, offset of the first record).
+ * The handle table after the DEVICES entries ([p, p+n) at file offset `off`): `u32 count`, then count × 32 bytes.
+ * A count the bytes cannot hold is a BAD_PAYLOAD warning and the table is ignored.
+ */
+export function ptiHandleTable(p: usize, n: u32, off: u64): void {
+  if (n < 4) {
+    warn(Warn.BAD_PAYLOAD, off, 7);
+    return;
+  }
+  const count = load<u32>(p);
+  if (<u64>count * HANDLE_ENTRY > <u64>(n - 4)) {
+    warn(Warn.BAD_PAYLOAD, off, 7);
+    return;
+  }
+  const bytes = <usize>count * HANDLE_ENTRY;
+  const t = arenaAlloc(bytes + <usize>handleCount * HANDLE_ENTRY);
+  if (handleTable != 0) memory.copy(t, handleTable, <usize>handleCount * HANDLE_ENTRY);
+  memory.copy(t + <usize>handleCount * HANDLE_ENTRY, p + 4, bytes);
+  handleTable = t;
+  handleCount += count;
+}
+
+/** The handle-table entry for key bytes `k` (a UUID, or a handle with the marker of {@link keyOf}); 0 when none. */
+function handleEntryOf(k: usize): usize {
+  const byHandle = load<u64>(k, 8) == 0x4c444e4148000000;
+  for (let i: u32 = 0; i < handleCount; i++) {
+    const h = handleTable + <usize>i * HANDLE_ENTRY;
+    if (byHandle ? load<u64>(h) == load<u64>(k) : load<u64>(h, 8) == load<u64>(k) && load<u64>(h, 16) == load<u64>(k, 8)) {
+      return h;
+    }
+  }
+  return 0;
+}
+
+/**
+ * End of pass 1: gives every noted device its id: the DEVICES entry with the same UUID; else a handle-table entry
+ * with that UUID or handle (a tile: its root device, and the tile index kept for {@link deviceOf}); else the next id
+ * after the listed devices (a new entry holding the UUID; UNKNOWN_DEVICE counts them, offset of the first record).
  */
 export function resolveDevices(): void {
   const n = S.deviceCount();
@@ -120,6 +167,14 @@ export function resolveDevices(): void {
       const d = S.deviceAt(j);
       if (load<u64>(d, 72) == load<u64>(e) && load<u64>(d, 80) == load<u64>(e, 8)) id = load<u32>(d);
     }
+    if (id == UNRESOLVED && handleCount != 0) {
+      const h = handleEntryOf(e);
+      if (h != 0 && S.findDevice(load<u32>(h, 24)) != 0) {
+        id = load<u32>(h, 24);
+        const tile = load<u32>(h, 28);
+        if (tile != TILE_NONE) store<u32>(e, tile + 1, 20);
+      }
+    }
     if (id == UNRESOLVED) {
       id = next++;
       const d = S.deviceEntry(id);
@@ -132,12 +187,18 @@ export function resolveDevices(): void {
   if (unknown != 0) warn(Warn.UNKNOWN_DEVICE, firstAt, unknown);
 }
 
-/** Pass 2: the device id of a record's UUID / handle (0 when pass 1 never saw it). */
+/** Tile + 1 of the last {@link deviceOf} answer (0: the record names the device itself, not one of its tiles). */
+export let lastTile: u32 = 0;
+
+/** Pass 2: the device id of a record's UUID / handle (0 when pass 1 never saw it); sets {@link lastTile}. */
 export function deviceOf(uuid: usize, handle: u64): u32 {
   const e = entryOf(keyOf(uuid, handle), false, 0);
+  lastTile = 0;
   if (e == 0) return 0;
   const id = load<u32>(e, 16);
-  return id == UNRESOLVED ? 0 : id;
+  if (id == UNRESOLVED) return 0;
+  lastTile = load<u32>(e, 20);
+  return id;
 }
 
 // ---- Queues → streams ----------------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@
 import { Ev, EvKind, EvFlag } from "../model/event";
 import * as S from "../model/session";
 import * as O from "./out";
+import { chromeArgs } from "./chrome_args";
 
 /** HEADER vendor id of Intel XPU (PTI) dumps. */
 export const VENDOR_XPU: u32 = 4;
@@ -71,9 +72,15 @@ function stamp(label: string, t: u64, e: Ev, base: u64): void {
  * `appended` / `submitted` (and their `_rel_to_start`), `device`, `context`, `sycl queue`, `l0 queue`, then for
  * kernels `source_file_name` / `source_line_number` (with debug info) and `kernel_id`, for copies and fills
  * `l0 call`, `bytes`, `memory bandwidth (GB/s)`. `stream` (the SYCL queue id, the row) is added for HTA, which
- * recognises GPU work by it. `base` is the output time base (Unix ns). Leaves the args object open.
+ * recognises GPU work by it; then the vendor args (a tile's `tile`: decode/pti.ts). `base` is the output time base
+ * (Unix ns). Leaves the args object open.
  */
 export function xpuDeviceArgs(e: Ev, base: u64): void {
+  xpuFields(e, base);
+  chromeArgs(e);
+}
+
+function xpuFields(e: Ev, base: u64): void {
   O.need(O.EVENT_RESERVE);
   O.ascii('"correlation":');
   O.u64dec(e.correlation);

@@ -71,6 +71,8 @@ const enum R {
   EVENT_RECORD = 10,
   /** A training step's host marker (detail = step number): the root XProf's step grouping starts from. */
   STEP = 11,
+  /** A device counter sample (Synapse 'C'; ctx | detail << 32 = the u64 value) on the plane's `_counters_` line. */
+  COUNTER = 12,
 }
 
 /** Stream-line type bits, named as XLA's GetTraceEventTypeName (in this order in the line name). */
@@ -91,17 +93,21 @@ const T_GRAPH: u32 = 128;
 const LINE_NVTX: u64 = 1 << 32;
 const LINE_SYNC: u64 = 1 << 32;
 const LINE_OVERHEAD: u64 = 2 << 32;
+/** Device planes: XProf's counter line (`_counters_`, tsl kCounterEventsLineName): a counter track per event name. */
+const LINE_COUNTERS: u64 = 3 << 32;
 const ID_NVTX: u64 = 0x40000000;
 const ID_HOST_OVERHEAD: u64 = 0x20000000;
 const ID_SYNC: u64 = 0x40000000;
 const ID_CONTEXT_SYNC: u64 = 0x7fffffff;
 const ID_DEVICE_OVERHEAD: u64 = 0x7ffffffe;
+const ID_COUNTERS: u64 = 0x7ffffffd;
 
 /** XLine.id of the line with lookup key `key` on a host (`device` false) or device plane. */
 function lineIdFor(device: bool, key: u64): u64 {
   const low = key & 0xffffffff;
   if (key < LINE_NVTX) return low;
   if (!device) return (key >= LINE_OVERHEAD ? ID_HOST_OVERHEAD : ID_NVTX) | (low & 0x1fffffff);
+  if (key >= LINE_COUNTERS) return ID_COUNTERS;
   if (key >= LINE_OVERHEAD) return ID_DEVICE_OVERHEAD;
   return low == 0xffffffff ? ID_CONTEXT_SYNC : ID_SYNC | (low & 0x3fffffff);
 }
@@ -132,7 +138,8 @@ const enum WK {
   NVTX_RANGE = 20,
   IS_ROOT = 21,
   STEP_NUM = 22,
-  COUNT = 23,
+  VALUE = 23,
+  COUNT = 24,
 }
 
 function wkName(i: i32): string {
@@ -160,6 +167,7 @@ function wkName(i: i32): string {
     case WK.NVTX_RANGE: return "nvtx_range";
     case WK.IS_ROOT: return "_r";
     case WK.STEP_NUM: return "step_num";
+    case WK.VALUE: return "value";
   }
   return "";
 }
@@ -178,6 +186,7 @@ function kindStats(k: i32): u32 {
     case R.SYNC:
     case R.EVENT_RECORD: return corrCtx;
     case R.STEP: return (1 << WK.IS_ROOT) | (1 << WK.STEP_NUM);
+    case R.COUNTER: return 1 << WK.VALUE;
   }
   return 0;
 }
@@ -1148,6 +1157,14 @@ export function xspaceEvent(e: Ev): void {
       else deviceEvents++;
       break;
     }
+    case EvKind.COUNTER: {
+      // XProf shows the `_counters_` line's events as counter tracks named by the event (trace_viewer@), value = stat.
+      const pl = devPlane(e.device);
+      record(pl, getLine(pl, LINE_COUNTERS), e, R.COUNTER, evByName(pl, e.namePtr, e.nameLen), <u32>e.bytes,
+        <u32>(e.bytes >> 32), false);
+      deviceEvents++;
+      break;
+    }
     case EvKind.KERNEL: {
       const pl = devPlane(e.device);
       const ln = streamLine(pl, e, T_COMPUTE);
@@ -1293,7 +1310,8 @@ function finishPlane(pl: Plane): void {
         ln.dispN = bN;
       }
     } else {
-      if (key >= LINE_OVERHEAD) bAscii(S.vendor == 4 ? "PTI overhead" : "CUPTI overhead");
+      if (key >= LINE_COUNTERS) bAscii("_counters_");
+      else if (key >= LINE_OVERHEAD) bAscii(S.vendor == 4 ? "PTI overhead" : "CUPTI overhead");
       else if (key >= LINE_SYNC) {
         const stream = <u32>key;
         if (stream == 0xffffffff) bAscii("Synchronization (context)");
@@ -1375,6 +1393,7 @@ let wkExec: u32 = 0;
 let wkNvtx: u32 = 0;
 let wkRoot: u32 = 0;
 let wkStep: u32 = 0;
+let wkValue: u32 = 0;
 
 // Host merge (emit/options.ts): ranks on the host (R), this file's index (k) and its correlation-id range.
 let mR: u64 = 1;
@@ -1420,6 +1439,7 @@ function usePlane(pl: Plane): void {
   wkNvtx = load<u32>(w, WK.NVTX_RANGE << 2);
   wkRoot = load<u32>(w, WK.IS_ROOT << 2);
   wkStep = load<u32>(w, WK.STEP_NUM << 2);
+  wkValue = load<u32>(w, WK.VALUE << 2);
 }
 
 // XStat sizes: the stat is an XEvent field 4 (one-byte tag + one-byte length: stats are < 128 bytes).
@@ -1447,6 +1467,12 @@ function usePlane(pl: Plane): void {
   return 2 + 1 + varintSize(id) + 2 + 2 + decDigits(ctx);
 }
 
+/** The u64 value of a counter record (ctx @24 low, detail @28 high). */
+// @ts-ignore: decorator
+@inline function counterValue(r: usize): u64 {
+  return <u64>load<u32>(r, 24) | (<u64>load<u32>(r, 28) << 32);
+}
+
 /** Size of the XEvent body of record `r`. */
 function eventSize(r: usize): u32 {
   const w = load<u32>(r, 16);
@@ -1464,6 +1490,7 @@ function eventSize(r: usize): u32 {
     return n;
   }
   if (kind == R.STEP) return n + statVarintSize(wkRoot, 1) + statVarintSize(wkStep, <u64>load<u32>(r, 28));
+  if (kind == R.COUNTER) return n + statVarintSize(wkValue, counterValue(r));
   if (kind < R.KERNEL) return n;
   if (corr != 0) n += statVarintSize(wkCorr, corrOut(corr));
   if (kind <= R.GRAPH) {
@@ -1586,6 +1613,8 @@ function putEvent(r: usize): u32 {
   } else if (kind == R.STEP) {
     putStatVarint(wkRoot, F_INT64, 1);
     putStatVarint(wkStep, F_INT64, <u64>load<u32>(r, 28));
+  } else if (kind == R.COUNTER) {
+    putStatVarint(wkValue, F_UINT64, counterValue(r));
   } else if (kind >= R.KERNEL) {
     if (corr != 0) putStatVarint(wkCorr, F_UINT64, corrOut(corr));
     if (kind <= R.GRAPH) {

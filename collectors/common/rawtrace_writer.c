@@ -530,6 +530,27 @@ int rt_writer_devices(rt_writer* w, const rt_device_info* devices, uint32_t n) {
   return write_list(w, RT_CHUNK_DEVICES, devices, n, put_device);
 }
 
+int rt_writer_devices_handles(rt_writer* w, const rt_device_info* devices, uint32_t n, const rt_device_handle* handles,
+                              uint32_t nh) {
+  if (!nh) return rt_writer_devices(w, devices, n);
+  int rc = begin(w);
+  if (rc) return rc;
+  if ((!devices && n) || !handles) return -EINVAL;
+  rt_buf_u32(&w->scratch, n);
+  for (uint32_t i = 0; i < n; i++) {
+    rc = put_device(&w->scratch, devices, i);
+    if (rc) return rc;
+  }
+  rt_buf_u32(&w->scratch, nh);
+  for (uint32_t i = 0; i < nh; i++) {
+    rt_buf_u64(&w->scratch, handles[i].handle);
+    rt_buf_bytes(&w->scratch, handles[i].uuid, 16);
+    rt_buf_u32(&w->scratch, handles[i].device);
+    rt_buf_u32(&w->scratch, handles[i].tile);
+  }
+  return flush_scratch(w, RT_CHUNK_DEVICES);
+}
+
 int rt_writer_dropped(rt_writer* w, uint64_t count, uint32_t reason) {
   if (!w) return -EINVAL;
   w->dropped_total += count;

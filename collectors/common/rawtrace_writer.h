@@ -237,6 +237,20 @@ int rt_writer_strings(rt_writer* w, const rt_string* strings, uint32_t n);
 /** DEVICES chunk (§7): `n` device entries. Returns as rt_writer_chunk, or -ENOMEM. */
 int rt_writer_devices(rt_writer* w, const rt_device_info* devices, uint32_t n);
 
+/** One entry of the DEVICES chunk's handle table (docs/format.md §7, Intel XPU): a Level Zero device or sub-device
+ * handle with its UUID, the DEVICES id of its root device and its sub-device (tile) index. */
+typedef struct rt_device_handle {
+  uint64_t handle;
+  uint8_t uuid[16];
+  uint32_t device; /**< DEVICES id of the root device */
+  uint32_t tile;   /**< sub-device index (zeDeviceGetSubDevices order); RT_TILE_NONE for the root device itself */
+} rt_device_handle;
+#define RT_TILE_NONE 0xffffffffu
+
+/** DEVICES chunk followed by its handle table (`u32 count`, count x 32-byte entries); nh = 0 writes none. */
+int rt_writer_devices_handles(rt_writer* w, const rt_device_info* devices, uint32_t n, const rt_device_handle* handles,
+                              uint32_t nh);
+
 /**
  * DROPPED chunk (§8): `count` records (or buffers, per `reason`, RT_DROP_*) lost since the previous DROPPED chunk.
  * `count` is added to the END total of dropped before writing (as the TypeScript writer does). Returns as

@@ -196,6 +196,7 @@ static struct {
   rt_ze_driver_get_fn driver_get;
   rt_ze_device_get_fn device_get;
   rt_ze_device_get_properties_fn device_props;
+  rt_ze_device_get_sub_devices_fn sub_devices; /* optional */
 } Z;
 
 static int level_zero_ready(char* why, size_t cap) {
@@ -209,6 +210,7 @@ static int level_zero_ready(char* why, size_t cap) {
   *(void**)(&Z.driver_get) = dlsym(ze, "zeDriverGet");
   *(void**)(&Z.device_get) = dlsym(ze, "zeDeviceGet");
   *(void**)(&Z.device_props) = dlsym(ze, "zeDeviceGetProperties");
+  *(void**)(&Z.sub_devices) = dlsym(ze, "zeDeviceGetSubDevices");
   if (!init || !Z.driver_get) {
     snprintf(why, cap, "the Level Zero loader lacks zeInit or zeDriverGet");
     return -1;
@@ -233,26 +235,32 @@ static int level_zero_ready(char* why, size_t cap) {
  * records name their device by `_device_uuid` (and, in `_v2`, by handle), so the uuid is the key a decoder uses.
  * Fields: Xe cores / subslices (numSlices x numSubslicesPerSlice) as multiprocessors, coreClockRate (MHz) as kHz,
  * EUs x threads per EU per subslice as max threads per multiprocessor, the EU SIMD width as warp size.
+ * The handle table after the entries: each device's handle and uuid, then (ZE_FLAT_DEVICE_HIERARCHY=COMPOSITE, where
+ * zeDeviceGet lists whole cards and their tiles are sub-devices) each zeDeviceGetSubDevices handle with its own uuid,
+ * its root device's id and its index: PTI names a tile's work by the tile's uuid / handle.
  */
+#define MAX_ZE_DEVICES 64u
+#define MAX_ZE_HANDLES 256u
 static void write_devices(void) {
   if (!Z.device_get || !Z.device_props) return;
   void* drivers[8];
   uint32_t nd = 8;
   if (Z.driver_get(&nd, drivers) != 0) return;
   if (nd > 8) nd = 8;
-  rt_device_info devs[64];
-  static rt_ze_device_properties props[64];
-  uint32_t n = 0;
-  for (uint32_t d = 0; d < nd && n < 64; d++) {
-    void* handles[64];
-    uint32_t m = 64 - n;
-    if (Z.device_get(drivers[d], &m, handles) != 0) continue;
-    if (m > 64 - n) m = 64 - n;
+  rt_device_info devs[MAX_ZE_DEVICES];
+  static rt_ze_device_properties props[MAX_ZE_DEVICES], sub;
+  static rt_device_handle handles[MAX_ZE_HANDLES];
+  uint32_t n = 0, nh = 0;
+  for (uint32_t d = 0; d < nd && n < MAX_ZE_DEVICES; d++) {
+    void* roots[MAX_ZE_DEVICES];
+    uint32_t m = MAX_ZE_DEVICES - n;
+    if (Z.device_get(drivers[d], &m, roots) != 0) continue;
+    if (m > MAX_ZE_DEVICES - n) m = MAX_ZE_DEVICES - n;
     for (uint32_t i = 0; i < m; i++) {
       rt_ze_device_properties* p = &props[n];
       memset(p, 0, sizeof *p);
       p->stype = RT_ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
-      if (Z.device_props(handles[i], p) != 0) continue;
+      if (Z.device_props(roots[i], p) != 0) continue;
       p->name[sizeof p->name - 1] = 0;
       rt_device_info* o = &devs[n];
       memset(o, 0, sizeof *o);
@@ -263,10 +271,28 @@ static void write_devices(void) {
       o->warp_size = p->physicalEUSimdWidth;
       memcpy(o->uuid, p->uuid, sizeof o->uuid);
       o->name = p->name;
+      if (nh < MAX_ZE_HANDLES) {
+        handles[nh] = (rt_device_handle){(uint64_t)(uintptr_t)roots[i], {0}, n, RT_TILE_NONE};
+        memcpy(handles[nh++].uuid, p->uuid, 16);
+      }
+      void* tiles[16];
+      uint32_t nt = 16;
+      if (Z.sub_devices && Z.sub_devices(roots[i], &nt, tiles) == 0) {
+        if (nt > 16) nt = 16;
+        for (uint32_t t = 0; t < nt && nh < MAX_ZE_HANDLES; t++) {
+          memset(&sub, 0, sizeof sub);
+          sub.stype = RT_ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
+          if (Z.device_props(tiles[t], &sub) != 0) continue;
+          uint32_t index = (sub.flags & RT_ZE_DEVICE_PROPERTY_FLAG_SUBDEVICE) ? sub.subdeviceId : t;
+          handles[nh] = (rt_device_handle){(uint64_t)(uintptr_t)tiles[t], {0}, n, index};
+          memcpy(handles[nh].uuid, sub.uuid, 16);
+          nh++;
+        }
+      }
       n++;
     }
   }
-  if (n) wrote(rt_writer_devices(G.w, devs, n));
+  if (n) wrote(rt_writer_devices_handles(G.w, devs, n, handles, nh));
 }
 
 /*

@@ -47,5 +47,9 @@ typedef int (*rt_ze_init_fn)(uint32_t flags);
 typedef int (*rt_ze_driver_get_fn)(uint32_t* count, void** drivers);
 typedef int (*rt_ze_device_get_fn)(void* driver, uint32_t* count, void** devices);
 typedef int (*rt_ze_device_get_properties_fn)(void* device, rt_ze_device_properties* props);
+/* include/ze_api.h: zeDeviceGetSubDevices (count query with NULL handles, as zeDeviceGet); a device with no
+ * sub-devices answers count 0. ZE_DEVICE_PROPERTY_FLAG_SUBDEVICE = ZE_BIT(1) in ze_device_property_flags_t. */
+typedef int (*rt_ze_device_get_sub_devices_fn)(void* device, uint32_t* count, void** sub_devices);
+#define RT_ZE_DEVICE_PROPERTY_FLAG_SUBDEVICE 0x2u
 
 #endif

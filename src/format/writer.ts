@@ -44,6 +44,16 @@ export interface ClockAnchor {
   boottimeNs: bigint;
 }
 
+/** One entry of the DEVICES handle table (Intel XPU, docs/format.md §7): tile undefined = the root device. */
+export interface DeviceHandle {
+  handle: bigint;
+  uuid: Uint8Array;
+  /** DEVICES id of the root device. */
+  device: number;
+  /** Sub-device (tile) index. */
+  tile?: number;
+}
+
 /** One DEVICES entry. Memory in bytes, bandwidth in bytes/s, clock in kHz. */
 export interface DeviceInfo {
   id: number;
@@ -201,8 +211,11 @@ export class RawtraceWriter {
     return this.chunk(ChunkType.STRINGS, p.result());
   }
 
-  /** DEVICES chunk (§7). */
-  devices(list: ReadonlyArray<DeviceInfo>): number {
+  /**
+   * DEVICES chunk (§7); `handles` (Intel XPU) adds the handle table after the entries: Level Zero device and
+   * sub-device handles with their UUID, root device id and tile index (0xffffffff = the root device itself).
+   */
+  devices(list: ReadonlyArray<DeviceInfo>, handles?: ReadonlyArray<DeviceHandle>): number {
     const p = new PayloadBuilder().u32(list.length);
     for (const d of list) {
       p.u32(d.id).u32(d.multiprocessors).u64(d.globalMemoryBytes).u64(d.memoryBandwidth).u32(d.coreClockKhz)
@@ -212,6 +225,14 @@ export class RawtraceWriter {
       const uuid = new Uint8Array(16);
       if (d.uuid) uuid.set(d.uuid.subarray(0, 16));
       p.bytes(uuid).str(d.name);
+    }
+    if (handles && handles.length) {
+      p.u32(handles.length);
+      for (const h of handles) {
+        const uuid = new Uint8Array(16);
+        uuid.set(h.uuid.subarray(0, 16));
+        p.u64(h.handle).bytes(uuid).u32(h.device).u32(h.tile ?? 0xffffffff);
+      }
     }
     return this.chunk(ChunkType.DEVICES, p.result());
   }

@@ -9,7 +9,9 @@
  *   - kernel and memory records' `_name` point to strings kept alive until the library unloads.
  * Test-only export: fake_pti_emit(steps, push_base) produces per step a runtime API call, a kernel, a copy, a fill and
  * (0.17, 1.x) a communication record, with an EXTERNAL_CORRELATION record while an external id is pushed; device work
- * alternates between the two devices of the Level Zero double (their UUIDs), every record has start and end times. Every delivered
+ * alternates between the two devices of the Level Zero double (their UUIDs), every record has start and end times.
+ * With FAKE_ZE_SUBDEVICES=N (the double's COMPOSITE hierarchy) the kernel of round i runs on tile (i / 2) % N of device
+ * i % 2: that tile's UUID and (_v2) handle, SYCL queue 100 + 10 * device + tile; copies and fills stay on the device. Every delivered
  * buffer is appended, byte for byte, to the file FAKE_PTI_DUMP, and a line {"delivered":used} printed on stdout.
  */
 #define _GNU_SOURCE
@@ -250,6 +252,14 @@ EXPORT void fake_pti_emit(unsigned steps) {
       k->_end_timestamp = t + 5000;
       set_uuid(k->_device_uuid, i % 2);
       if (gen2()) ((pti_view_record_kernel_v2*)k)->_device_handle = (void*)(uintptr_t)0x1000;
+      const char* tiles = getenv("FAKE_ZE_SUBDEVICES");
+      unsigned nt = tiles ? (unsigned)atoi(tiles) : 0;
+      if (nt) {
+        unsigned dev = i % 2, tile = (i / 2) % nt;
+        k->_device_uuid[15] = (uint8_t)(0x80 + tile); /* fake_pti_ze_loader.c's tile UUID */
+        k->_sycl_queue_id = 100 + 10 * dev + tile;
+        if (gen2()) ((pti_view_record_kernel_v2*)k)->_device_handle = (void*)(uintptr_t)(0x2000 + 16 * dev + tile);
+      }
     }
     pti_view_record_memory_copy* c = (pti_view_record_memory_copy*)append_locked(PTI_VIEW_DEVICE_GPU_MEM_COPY);
     if (c) {

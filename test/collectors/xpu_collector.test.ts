@@ -56,7 +56,7 @@ function run(ver: Ver, name: string, mode: string, extra: Record<string, string>
 }
 
 /** Checks the tables and that the ACTIVITY chunks are the delivered bytes; returns the chunks. */
-function checkDump(ver: Ver, file: string, delivered: string, complete: boolean): DumpChunk[] {
+function checkDump(ver: Ver, file: string, delivered: string, complete: boolean, tiles = 0): DumpChunk[] {
   const chunks = readDumpChunks(file);
   const types = chunks.map((c) => c.type);
   assert.is(types[0], ChunkType.HEADER);
@@ -86,7 +86,8 @@ function checkDump(ver: Ver, file: string, delivered: string, complete: boolean)
   const dv = chunks.find((c) => c.type === ChunkType.DEVICES)!.p;
   assert.ok(types.indexOf(ChunkType.DEVICES) < types.indexOf(ChunkType.ACTIVITY));
   assert.is(dv.readUInt32LE(0), 2);
-  for (let o = 4, k = 0; k < 2; k++) {
+  let o = 4;
+  for (let k = 0; k < 2; k++) {
     assert.is(dv.readUInt32LE(o), k, "id");
     assert.is(dv.readUInt32LE(o + 4), 32, "Xe cores = slices x subslices");
     assert.is(dv.readUInt32LE(o + 24), (1600 + k) * 1000, "core clock kHz");
@@ -97,6 +98,18 @@ function checkDump(ver: Ver, file: string, delivered: string, complete: boolean)
     assert.is(dv.toString("utf8", o + 92, o + 92 + len), `Fake Intel GPU ${k}`);
     o += 92 + len;
   }
+  // The handle table: each device's Level Zero handle and UUID, then its sub-devices (tiles, COMPOSITE) with their
+  // own handles and UUIDs (the double: 0x2000 + 16k + t, uuid byte 15 = 0x80 + t), root id and index.
+  const handles: string[] = [];
+  const nh = dv.readUInt32LE(o);
+  o += 4;
+  for (let i = 0; i < nh; i++, o += 32) {
+    const tile = dv.readUInt32LE(o + 28);
+    handles.push(`${dv.readBigUInt64LE(o).toString(16)} ${dv[o + 8]}..${dv[o + 23]} ${dv.readUInt32LE(o + 24)} ${tile === 0xffffffff ? "-" : tile}`);
+  }
+  assert.equal(handles, [0, 1].flatMap((k) => [`${(0x1000 + k).toString(16)} ${16 * k}..${16 * k + 15} ${k} -`,
+    ...Array.from({ length: tiles }, (_, t) => `${(0x2000 + 16 * k + t).toString(16)} ${16 * k}..${0x80 + t} ${k} ${t}`)]));
+  assert.is(o, dv.length, "nothing after the handle table");
   // ACTIVITY = the delivered buffers, byte for byte, in order
   const activity = Buffer.concat(chunks.filter((c) => c.type === ChunkType.ACTIVITY).map((c) => c.p));
   assert.ok(activity.length > 0);
@@ -171,6 +184,14 @@ for (const ver of VERSIONS) {
     assert.ok(r.lines.some((l) => l.flushed === 0), "rawtrace_xpu_flush answered 0");
     const chunks = checkDump(ver, r.file, r.delivered, false);
     assert.not.ok(chunks.some((c) => c.type === ChunkType.END));
+  });
+}
+
+for (const ver of VERSIONS) {
+  test(`PTI ${ver}, COMPOSITE hierarchy: the tiles' handles and UUIDs listed with their root device and index`, () => {
+    const r = run(ver, `${ver}-tiles`, "run", { FAKE_ZE_SUBDEVICES: "2" });
+    assert.is(r.status, 0, r.stderr);
+    checkDump(ver, r.file, r.delivered, true, 2);
   });
 }
 

@@ -13,20 +13,24 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { toChrome, events } from "../helpers/convert.js";
+import { fromBinary } from "@bufbuild/protobuf";
+import { XSpaceSchema } from "../../src/gen/xplane_pb.js";
+import { memorySource } from "../../src/core/engine.js";
+import { createEngine } from "../../src/node/wasm.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const BUILD = join(ROOT, "build/c/xpu");
 const STEPS = 40;
 let dir = "";
 
-function record(ver: string): Uint8Array {
+function record(ver: string, extra: Record<string, string> = {}): Uint8Array {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const k of Object.keys(env)) if (/^(RAWTRACE_|FAKE_|RT_APP_|ZE_)/.test(k)) delete env[k];
-  const out = join(dir, `${ver}.rawtrace`);
+  const out = join(dir, `${ver}${extra.FAKE_ZE_SUBDEVICES ? "-tiles" : ""}.rawtrace`);
   Object.assign(env, {
     LD_PRELOAD: join(BUILD, "librawtrace_xpu.so"), LD_LIBRARY_PATH: join(BUILD, "fake"),
     RAWTRACE_PTI_LIB: join(BUILD, "fake/libpti_view.so"), FAKE_PTI_VERSION: ver, RAWTRACE_OUTPUT: out,
-    RAWTRACE_BUFFER_SIZE: "64k", RT_APP_STEPS: String(STEPS),
+    RAWTRACE_BUFFER_SIZE: "64k", RT_APP_STEPS: String(STEPS), ...extra,
   });
   const r = spawnSync(join(BUILD, "xpu_app"), ["run"], { env, encoding: "utf8", timeout: 60_000 });
   assert.is(r.status, 0, r.stderr);
@@ -77,6 +81,42 @@ for (const ver of ["0.17.0", "1.2.0"]) {
     const comm = events(trace, "collective_comm");
     assert.is(comm.length, STEPS);
     assert.equal(comm.slice(0, 2).map((e) => e.name), ["xccl::oneccl_allreduce_0", "xccl::oneccl_allreduce_1"]);
+  });
+}
+
+for (const ver of ["0.17.0", "1.2.0"]) {
+  test(`collector + fake PTI ${ver}, COMPOSITE (2 tiles per card): tile kernels on their card, tile shown`, async () => {
+    const bytes = record(ver, { FAKE_ZE_SUBDEVICES: "2" });
+    const { trace, result } = await toChrome(bytes);
+    assert.equal(result.info.warnings.map((w) => `${w.code} ${w.count}`), []);
+    assert.is(trace.deviceProperties.length, 2, "tiles are no devices of their own");
+    const k = events(trace, "kernel");
+    assert.is(k.length, STEPS);
+    // The fake runs round i's kernel on tile (i / 2) % 2 of card i % 2, SYCL queue 100 + 10 card + tile.
+    k.forEach((e, i) => {
+      const card = i % 2, tile = Math.floor(i / 2) % 2;
+      assert.equal([e.pid, e.tid, e.args.tile], [card, 100 + 10 * card + tile, tile], `kernel ${i}`);
+    });
+    // Copies and fills stay on the card itself: no tile arg.
+    assert.ok(events(trace, "gpu_memcpy").every((e) => e.args.tile === undefined));
+    const rows = trace.traceEvents.filter((e) => e.ph === "M" && e.name === "thread_name" && e.tid >= 100 && e.tid < 200)
+      .map((e) => `${e.pid}/${e.args.name}`).sort();
+    assert.equal(rows, ["0/stream 100 (tile 0)", "0/stream 101 (tile 1)", "1/stream 110 (tile 0)", "1/stream 111 (tile 1)"]);
+    // XSpace: the cards' planes only, a line per (tile, queue) holding that tile's kernels.
+    const engine = await createEngine();
+    const parts: Buffer[] = [];
+    await engine.convert(memorySource(bytes), (b) => parts.push(Buffer.from(b)), { format: "xspace" });
+    const s = fromBinary(XSpaceSchema, Buffer.concat(parts));
+    assert.equal(s.planes.filter((p) => p.name.startsWith("/device:GPU:")).map((p) => p.name).sort(),
+      ["/device:GPU:0", "/device:GPU:1"]);
+    for (const card of [0, 1]) {
+      const pl = s.planes.find((p) => p.name === `/device:GPU:${card}`)!;
+      for (const tile of [0, 1]) {
+        const ln = pl.lines.find((l) => l.displayName.startsWith(`tile ${tile} (Stream #${100 + 10 * card + tile}(`));
+        assert.ok(ln, `card ${card} tile ${tile}: ${pl.lines.map((l) => l.displayName || l.name)}`);
+        assert.is(ln!.events.length, STEPS / 4);
+      }
+    }
   });
 }
 

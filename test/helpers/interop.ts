@@ -61,6 +61,8 @@ export interface XprofExpect {
   /** Optional: rows expected in the trace viewer, and events checked by their stats only (xprof_check.py). */
   rows?: unknown[];
   stats_only?: unknown[];
+  /** Optional: counter tracks of trace_viewer@ per plane and name, samples [ts_ns, value]. */
+  counters?: Array<{ plane: string; name: string; samples: number[][] }>;
 }
 
 /** What test/interop/xprof_check.py found: ok, the failed comparisons, and what XProf showed. */

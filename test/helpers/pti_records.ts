@@ -2,8 +2,8 @@
  * Test helpers: single PTI view records (collectors/xpu/pti_abi.h offsets) and small PTI dumps around them, for
  * test/decode/pti_*.test.ts. Times are ns after {@link T0} (CLOCK_REALTIME, as PTI's default clock).
  */
-import { RawtraceWriter } from "../../src/format/writer.js";
-import { Vendor } from "../../src/format/container.js";
+import { RawtraceWriter, type DeviceHandle } from "../../src/format/writer.js";
+import { ChunkType, Vendor } from "../../src/format/container.js";
 import { deviceUuid, ptiSizes, type PtiGen } from "../../src/tools/kineto_to_pti.js";
 
 /** Unix ns of the dumps' start anchor. */
@@ -20,14 +20,15 @@ export function rec(kind: number, gen: PtiGen, size?: number): { b: Uint8Array; 
 }
 
 /** A kernel on device `dev` (UUID of kineto_to_pti), SYCL queue `queue`, name string `name`, times after T0. */
-export function kernel(gen: PtiGen, corr: number, start: number, end: number, o: { dev?: number; queue?: bigint; l0q?: bigint; name?: number; size?: number } = {}): Uint8Array {
+export function kernel(gen: PtiGen, corr: number, start: number, end: number, o: { dev?: number; queue?: bigint; l0q?: bigint; name?: number; size?: number; uuid?: Uint8Array; handle?: bigint } = {}): Uint8Array {
   const r = rec(1, gen, o.size);
   r.u64(8, o.l0q ?? 0x5000n);
   r.u64(16, 0x6000n);
   r.u64(24, ptr(o.name ?? 0));
   r.u64(48, corr);
   r.dv.setUint32(56, corr, true);
-  r.b.set(deviceUuid(o.dev ?? 0), 80);
+  r.b.set(o.uuid ?? deviceUuid(o.dev ?? 0), 80);
+  if (o.handle !== undefined && r.b.length >= 176) r.u64(168, o.handle);
   r.u64(96, start ? T0 + BigInt(start) - 50n : 0n);
   r.u64(104, start ? T0 + BigInt(start) : 0n);
   r.u64(112, end ? T0 + BigInt(end) : 0n);
@@ -81,6 +82,10 @@ export interface PtiDumpOptions {
   kindSizes?: Array<[number, number]> | null;
   /** Devices listed in DEVICES (their kineto_to_pti UUIDs; default 0 and 1). */
   devices?: number[];
+  /** The DEVICES handle table (device and tile handles); none by default. */
+  handles?: DeviceHandle[];
+  /** A DEVICES payload written as given instead (malformed tables). */
+  devicesRaw?: Uint8Array;
   strings?: Array<[bigint, string]>;
   apiNames?: Array<[number, number, string]>;
 }
@@ -98,12 +103,13 @@ export function ptiDump(buffers: Uint8Array[][], o: PtiDumpOptions = {}): Uint8A
   if (o.kindSizes !== null) w.kindSizes(o.kindSizes ?? Object.entries(ptiSizes(gen)).map(([k, s]) => [Number(k), s] as [number, number]));
   w.apiNames(o.apiNames ?? [[3, 17, "urEnqueueKernelLaunch"], [1, 55, "zeCommandListAppendLaunchKernel"],
     [3, 33, "urEnqueueUSMMemcpy"], [1, 84, "zeEventHostSynchronize"], [3, 97, "urQueueFinish"]]);
-  w.devices((o.devices ?? [0, 1]).map((id) => ({
+  if (o.devicesRaw) w.chunk(ChunkType.DEVICES, o.devicesRaw);
+  else w.devices((o.devices ?? [0, 1]).map((id) => ({
     id, multiprocessors: 448, globalMemoryBytes: 64n << 30n, memoryBandwidth: 0n, coreClockKhz: 1600000, ccMajor: 0,
     ccMinor: 0, maxThreadsPerBlock: 1024, maxThreadsPerMultiprocessor: 64, regsPerBlock: 0, regsPerMultiprocessor: 0,
     warpSize: 32, sharedMemPerBlock: 0, sharedMemPerMultiprocessor: 0, sharedMemPerBlockOptin: 0,
     maxBlocksPerMultiprocessor: 0, uuid: deviceUuid(id), name: "Intel(R) Data Center GPU Max 1550",
-  })));
+  })), o.handles);
   w.strings(o.strings ?? [[ptr(0), "gemm_kernel"], [ptr(1), "zeCommandListAppendMemoryCopy"]]);
   for (const recs of buffers) {
     const buf = new Uint8Array(recs.reduce((s, r) => s + r.length, 0));

@@ -8,7 +8,8 @@ expect.json (written by test/interop/xprof.test.ts):
                       "kernel": {"regs", "shmem", "grid", "block"} | null}],
    "launches": [{"name", "tid", "ts_ns", "dur_ns", "correlation", "plane"}],
    "rows": {plane: [row name, ...]}   (optional: each line its own trace-viewer row of that plane),
-   "stats_only": [device events as above]   (optional: counted in kernel_stats only, not looked up in trace_viewer)}
+   "stats_only": [device events as above]   (optional: counted in kernel_stats only, not looked up in trace_viewer),
+   "counters": [{"plane", "name", "samples": [[ts_ns, value], ...]}]   (optional: trace_viewer@ counter tracks)}
 Times are ns after the profile start. Runs xspace_to_tool_data for trace_viewer (legacy JSON: rows, times, flow
 stats), trace_viewer@ (streaming JSON: launch -> kernel flow arrows), kernel_stats, overview_page and tool_names.
 Prints one JSON line {"ok", "failures", "summary"} on stdout; exits 0 even when checks fail (the caller asserts).
@@ -168,6 +169,21 @@ def main():
         else:
             fail(f"trace_viewer@: no flow arrow from launch {l['name']!r} (correlation {l['correlation']}) to its device event")
     summary["flow_arrows"] = arrows
+
+    # ---- counter tracks of trace_viewer@ (optional expect["counters"]: [{"plane", "name", "samples": [[ts_ns,
+    # value], ...]}]): XProf draws a `_counters_` line's events as one "C" track per plane and name ----
+    counters_checked = 0
+    for c in expect.get("counters", []):
+        tracks = [e for e in ev2 if e.get("ph") == "C" and e.get("name") == c["name"]
+                  and proc2.get(e["pid"], "").endswith(c["plane"])]
+        got = sorted((float(t), float(v)) for tr in tracks for t, v in tr.get("entries", []))
+        want = sorted((ns, float(v)) for ns, v in c["samples"])
+        if len(got) != len(want) or any(not close(g[0], w[0]) or abs(g[1] - w[1]) > abs(w[1]) * 1e-12
+                                         for g, w in zip(got, want)):
+            fail(f"trace_viewer@: counter {c['name']!r} on {c['plane']}: {got[:3]}... ({len(got)}), expected "
+                 f"{[(w[0] / 1000.0, w[1]) for w in want[:3]]}... ({len(want)})")
+        counters_checked += len(want)
+    summary["counter_samples_checked"] = counters_checked
 
     # ---- kernel_stats ----
     ks = json.loads(run("kernel_stats"))

@@ -6,7 +6,8 @@
  * kernel_stats, overview_page and tool_names and compares what XProf shows with the Kineto-style original
  * (test/fixtures/xpu/kineto_xpu_train.json): every kernel, copy and fill on its `/device:GPU:N` plane and stream row
  * to the ns, every launch call's flow arrow, one kernel_stats row per kernel name with its count and total time.
- * PTI records carry no work-group sizes, so kernel_stats shows block and grid 0,0,0.
+ * PTI records carry no work-group sizes, so kernel_stats shows block and grid 0,0,0. Tiles under Level Zero's
+ * COMPOSITE hierarchy: their kernels on their card's plane, on rows "tile N (Stream #Q(...))", with their flows.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -17,6 +18,8 @@ import type { XSpace } from "../../src/gen/xplane_pb.js";
 import { kinetoToPti } from "../../src/tools/kineto_to_pti.js";
 import { absoluteNs, argsOf, asInt, microsToNs, readKinetoTrace, traceBaseNs } from "../../src/tools/kineto_to_rawtrace.js";
 import { writeXprofSpace, xprofCheck, type XprofExpect } from "../helpers/interop.js";
+import { T0, apiCall, kernel, ptiDump } from "../helpers/pti_records.js";
+import { deviceUuid } from "../../src/tools/kineto_to_pti.js";
 
 const TRACE = "test/fixtures/xpu/kineto_xpu_train.json";
 const work = mkdtempSync(join(tmpdir(), "rawtrace-xprof-xpu-"));
@@ -79,5 +82,35 @@ for (const gen of ["1.2", "0.17"] as const) {
     console.log(`  xprof xpu PTI ${gen}: ${e.device_events.length} device events, ${e.launches.length} launches with flows, ${res.summary.kernel_stats_rows} kernel_stats rows`);
   });
 }
+
+test("COMPOSITE tiles → XSpace: a tile's kernels on their card's plane, one trace-viewer row per (tile, queue)", async () => {
+  // Tiles by their own UUID (test/decode/pti_tiles.test.ts): card 1 tiles 0 and 1, card 0 tile 1.
+  const tileUuid = (d: number, t: number) => {
+    const u = deviceUuid(d).slice();
+    u[15] = 0x80 + t;
+    return u;
+  };
+  const handles = [0, 1].flatMap((d) => [{ handle: BigInt(0x1000 + d), uuid: deviceUuid(d), device: d },
+    ...[0, 1].map((t) => ({ handle: BigInt(0x2000 + 16 * d + t), uuid: tileUuid(d, t), device: d, tile: t }))]);
+  const tiles = [[1, 0, 110], [1, 1, 111], [0, 1, 101], [1, 0, 110]] as const; // (card, tile, SYCL queue)
+  const recs = tiles.flatMap(([d, t, q], i) => [apiCall(6, 17, i + 1, 1000 * i, 1000 * i + 300),
+    kernel("1.2", i + 1, 1000 * i + 400, 1000 * i + 900 + 7 * i, { uuid: tileUuid(d, t), queue: BigInt(q) })]);
+  const { file, start } = await writeXprofSpace(ptiDump([recs], { handles }), work, "tiles");
+  const e: XprofExpect = {
+    device_events: tiles.map(([d, t, q], i) => ({
+      plane: `/device:GPU:${d}`, row_prefix: `tile ${t} (Stream #${q}(`, name: "gemm_kernel",
+      ts_ns: Number(T0 + BigInt(1000 * i + 400) - start), dur_ns: 500 + 7 * i, correlation: i + 1,
+      kernel: { regs: 0, shmem: 0, block: "0,0,0", grid: "0,0,0" },
+    })),
+    launches: tiles.map(([d], i) => ({ name: "urEnqueueKernelLaunch", tid: 7, ts_ns: Number(T0 + BigInt(1000 * i) - start),
+      dur_ns: 300, correlation: i + 1, device: d, plane: `/device:GPU:${d}` })),
+    rows: { "/device:GPU:1": ["tile 0 (Stream #110(Compute))", "tile 1 (Stream #111(Compute))"],
+      "/device:GPU:0": ["tile 1 (Stream #101(Compute))"] },
+  };
+  const res = xprofCheck(file, e);
+  assert.ok(res.ok, res.failures.join("\n"));
+  assert.is(res.summary.flow_arrows, 4);
+  assert.equal((res.summary.processes as string[]).filter((p) => p.includes("/device:GPU:")).length, 2, "no plane for a tile");
+});
 
 test.run();
