@@ -14,7 +14,7 @@
 import * as S from "./model/session";
 import * as O from "./emit/out";
 import { rowLogBegin, rowLogCount, rowLogTable, rowLogKey } from "./emit/chrome_split";
-import { chromeSplitSetHeader, chromeRowValue, chromeRowsReplay, chromeLastTs, chromeOverheadSeen } from "./emit/chrome_json";
+import { chromeSplitSetHeader, chromeRowValue, chromeRowsReplay, chromeLastTs, chromeOverheadSeen, chromeWroteEvent } from "./emit/chrome_json";
 
 /** What a worker does with the ACTIVITY chunk at hand ({@link splitGate}). */
 export const enum Gate {
@@ -103,10 +103,11 @@ export function splitExport(): usize {
 export function splitRows(): u32 {
   return rowLogCount();
 }
-/** A part's state: 0 last event end (Unix ns), 1 CUPTI overhead seen, 2 events emitted. */
+/** A part's state: 0 last event end (Unix ns), 1 CUPTI overhead seen, 2 events emitted, 3 wrote an event. */
 export function splitState(field: i32): u64 {
   if (field == 0) return chromeLastTs();
   if (field == 1) return chromeOverheadSeen() ? 1 : 0;
+  if (field == 3) return chromeWroteEvent() ? 1 : 0;
   return S.eventsEmitted;
 }
 

@@ -92,6 +92,11 @@ export function chromeRowsReplay(p: usize, n: u32, lastEnd: u64, overhead: bool)
   if (overhead) overheadSeen = true;
 }
 
+/** True when an event (or metadata row) was written since the header: the next one starts with a comma. */
+export function chromeWroteEvent(): bool {
+  return !first;
+}
+
 /** True when the emitter met a CUPTI overhead event (a split part's export). */
 export function chromeOverheadSeen(): bool {
   return overheadSeen;

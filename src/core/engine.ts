@@ -129,6 +129,8 @@ export interface SplitState {
   lastEndNs: bigint;
   overhead: boolean;
   events: bigint;
+  /** The part wrote an event (the first part: anything after its header; a later part then keeps its comma). */
+  wrote?: boolean;
 }
 
 /** What a conversion recognises in the ranges: GPU projections and training steps (docs/analysis.md). */
@@ -538,7 +540,7 @@ export class Engine {
     const n = x.rt_split_rows();
     return {
       rows: this.u8().slice(p, p + n * 24), lastEndNs: x.rt_split_state(0), overhead: x.rt_split_state(1) !== 0n,
-      events: x.rt_split_state(2),
+      events: x.rt_split_state(2), wrote: x.rt_split_state(3) !== 0n,
     };
   }
 

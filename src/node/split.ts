@@ -4,9 +4,10 @@
  * share of the ACTIVITY chunks — a contiguous range, in file order — into a part file of its own, decoding the
  * chunks before its range without writing them so that every decoder carries the state one conversion would. The
  * first part holds the header, the last the end (decoder finish events, row metadata, the `rawtrace` object with
- * the warnings), for which it takes the earlier parts' rows, last event end and counts when they are done. This
- * module then writes the parts in order through one sink (so `.json.gz` is the same block gzip as one worker's),
- * dropping the one comma a part starts with when nothing was written before it.
+ * the warnings), for which it takes the earlier parts' rows, last event end and counts when they are done. A plain
+ * output gets the first part straight from its worker and the other parts appended after it; a `.json.gz` gets
+ * every part through one sink (so it is the same block gzip as one worker's). The one comma a later part starts
+ * with is dropped when the first part wrote no event.
  *
  * XSpace output is not split (its planes are written from all events at the end): one worker converts it.
  */
@@ -25,7 +26,7 @@ import { FdSink } from "./output.js";
  * dump: docs/performance.md, "One file on several cores"). The shares are sized so that every worker has the same
  * work: a later worker decodes all chunks before its range, so its range is shorter.
  */
-export const DECODE_SHARE = 0.25;
+export const DECODE_SHARE = 0.5;
 
 /**
  * Boundaries of `n` shares of the ACTIVITY chunks in 1/65536 (n + 1 values, 0 … 65536): worker k emits [b_k,
@@ -93,7 +94,10 @@ export async function convertSplit(pool: WorkerPool, job: ConvertJob, fd: number
     for (let k = 0; k < n; k++) {
       const last = k === n - 1;
       runs.push(pool.convertPart(job, {
-        part: files[k], from16: bounds[k], to16: bounds[k + 1], mode: k === 0 ? 1 : last ? 3 : 2,
+        // A plain output: the first part writes straight into it (the others follow it there); gzip compresses the
+        // joined stream, so every part goes to a part file first.
+        part: files[k], ...(k === 0 && !job.gzip ? { fd } : {}), from16: bounds[k], to16: bounds[k + 1],
+        mode: k === 0 ? 1 : last ? 3 : 2,
         ...(last ? { port: port2, ready } : {}),
       }));
     }
@@ -102,7 +106,12 @@ export async function convertSplit(pool: WorkerPool, job: ConvertJob, fd: number
     const [first, end] = await Promise.all([earlier, runs[n - 1]]);
     const parts = first.map((r) => r.events);
     parts.push(end.events - parts.reduce((a, b) => a + b, 0));
-    const bytesOut = await concatenate(files, fd, job.output, !!job.gzip, job.gzipLevel);
+    const direct = !job.gzip;
+    // When the first part wrote no event after its header, the first byte a later part wrote is a comma one
+    // conversion would not have written.
+    const strip = !first[0].split!.wrote;
+    const bytesOut = (direct ? first[0].bytesOut : 0) +
+      await concatenate(direct ? files.slice(1) : files, fd, job.output, !!job.gzip, job.gzipLevel, strip, direct ? 0 : 1);
     return { ...end, output: job.output, bytesOut, seconds: (performance.now() - t0) / 1000, workers: n, parts };
   } finally {
     port1.close();
@@ -110,34 +119,33 @@ export async function convertSplit(pool: WorkerPool, job: ConvertJob, fd: number
   }
 }
 
-/** Writes the parts in order to `fd`; returns the bytes written (before gzip: the JSON's size). */
-async function concatenate(files: string[], fd: number, output: string, gzip: boolean, level?: number): Promise<number> {
+/**
+ * Writes the part files in order to `fd` (after what is there); returns the bytes written (before gzip: the JSON's
+ * size). With `strip`, the first byte of the first non-empty file from index `stripFrom` on (a comma) is dropped.
+ */
+async function concatenate(
+  files: string[], fd: number, output: string, gzip: boolean, level: number | undefined, strip: boolean, stripFrom: number,
+): Promise<number> {
   const sink = new FdSink(fd, output, gzip, level);
   const buf = Buffer.allocUnsafe(4 << 20);
   let total = 0;
-  // The first part ends with the header's `[` when it wrote no event: then the first byte anything later writes is
-  // a comma one conversion would not have written.
-  let strip = false;
   try {
     for (let k = 0; k < files.length; k++) {
       const pfd = openSync(files[k], "r");
       try {
-        let last = -1;
         for (;;) {
           const got = readSync(pfd, buf, 0, buf.length, null);
           if (got === 0) break;
           let from = 0;
-          if (strip) {
+          if (strip && k >= stripFrom) {
             if (buf[0] !== 44) throw new RawtraceError("INTERNAL", `${output}: part ${k} of the split conversion does not start with a comma`);
             from = 1;
             strip = false;
           }
-          last = buf[got - 1];
           total += got - from;
           sink.write(buf.subarray(from, got));
           await sink.drain();
         }
-        if (k === 0 && last === 91) strip = true;
       } finally {
         closeSync(pfd);
       }

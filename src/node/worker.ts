@@ -59,8 +59,10 @@ export interface ConvertSummary {
 
 /** One worker's share of a file split over several (src/node/split.ts): written, plain, to `part`. */
 export interface PartJob {
-  /** File this part's bytes go to (created: it must not exist). */
+  /** File this part's bytes go to (created: it must not exist), unless `fd` is given. */
   part: string;
+  /** An open descriptor of this process to write to instead (the first part of a plain output: the output itself). */
+  fd?: number;
   from16: number;
   to16: number;
   mode: 1 | 2 | 3;
@@ -142,7 +144,7 @@ const api: WorkerApi = {
       if (!m || m.abort) throw new RawtraceError("INTERNAL", `${job.input}: an earlier part of the split conversion failed`, job.input);
       return m;
     } : undefined;
-    const fd = openSync(part.part, "wx");
+    const fd = part.fd ?? openSync(part.part, "wx");
     try {
       const r = await guarded(async () => convertFile(job.input, part.part, {
         allApi: job.allApi, traceName: job.traceName, fd, ...job.analysis, gzip: false,
@@ -155,7 +157,7 @@ const api: WorkerApi = {
       };
     } finally {
       part.port?.close();
-      closeSync(fd);
+      if (part.fd === undefined) closeSync(fd);
     }
   },
   async info(input, seq) {
