@@ -6,7 +6,7 @@
  *
  *   tsx bench/jobs.ts [--records 1e6] [--jobs 2] [--repeat 5] [--gzip] [--scratch dir]
  *
- * Prints a table and the speed-up; writes bench/results/jobs-<date>.json.
+ * Prints a table and the speed-up; writes bench/results/jobs-<date>-<records>.json.
  */
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -123,7 +123,7 @@ try {
   }
   console.log(`speed-up ×${(w1 / wn).toFixed(2)} wall (CPU ×${(cn / c1).toFixed(2)}); outputs identical (SHA-256); ${cpus().length} CPUs`);
   const date = new Date().toISOString().slice(0, 10);
-  writeFileSync(`bench/results/jobs-${date}.json`, JSON.stringify({
+  writeFileSync(`bench/results/jobs-${date}-${values.records}.json`, JSON.stringify({
     date, records, bytesIn, events, jobs, gzip: values.gzip, repeat, cpus: cpus().length, cpu: cpus()[0]?.model, node: process.version,
     calibration: cal, runs, medianWall: { 1: w1, [jobs]: wn }, medianCpu: { 1: c1, [jobs]: cn }, speedup: w1 / wn,
   }, null, 2));
