@@ -65,8 +65,8 @@ export interface FileResult {
   /** Why the file failed: stable code (docs/errors.md) and message. */
   error?: { code: string; message: string };
   /**
-   * Workers that wrote this Chrome JSON: N when it was the only input of `--jobs N` (src/node/split.ts), else 1.
-   * XSpace is never split (absent).
+   * Workers that wrote this output: N for the Chrome JSON of the only input of `--jobs N` (src/node/split.ts),
+   * else 1 (always 1 for XSpace, which is never split).
    */
   workers?: number;
 }
@@ -237,7 +237,7 @@ async function oneXSpace(
       file.commit();
       return {
         input, output: opts.output!, ok: true, events: r.events, bytesIn: r.bytesIn, bytesOut: r.bytesOut,
-        seconds: r.seconds, warnings: r.info.warnings, loss: r.info.loss,
+        seconds: r.seconds, warnings: r.info.warnings, loss: r.info.loss, workers: 1,
       };
     } catch (e) {
       file.abort();
@@ -258,7 +258,7 @@ async function oneXSpace(
     file.commit();
     return {
       input, output: final, ok: true, events: r.events, bytesIn: r.bytesIn, bytesOut: r.bytesOut, seconds: r.seconds,
-      warnings: r.info.warnings, loss: r.info.loss,
+      warnings: r.info.warnings, loss: r.info.loss, workers: 1,
     };
   } catch (e) {
     if (file) file.abort();

@@ -157,3 +157,12 @@ async function concatenate(
   }
   return total;
 }
+
+/**
+ * What the CLI's line for a converted file adds about workers: ", N workers" when N wrote one file, a note when
+ * `asked` ≥ 2 workers were given one XSpace input (one writes it), else nothing.
+ */
+export function splitNote(workers: number | undefined, format: "chrome" | "xspace", asked: number): string {
+  if ((workers ?? 1) > 1) return `, ${workers} workers`;
+  return format === "xspace" && asked > 1 && workers === 1 ? ", one worker (XSpace is not split)" : "";
+}

@@ -134,6 +134,17 @@ test("CLI: convert --jobs 3 on one file equals --jobs 1 and says how many worker
   assert.is(sha(join(tmp, "cli3.json")), sha(join(tmp, "cli1.json")));
   assert.is(JSON.parse(b.stdout).files[0].workers, 3);
   assert.is(JSON.parse(a.stdout).files[0].workers, 1);
+  // The log says it; XSpace (never split) says one worker wrote it.
+  const say = (args: string[]) =>
+    spawnSync(process.execPath, ["--import", "tsx", join(ROOT, "src/cli.ts"), "convert", GEN, ...args, "--jobs", "2", "--force"], { encoding: "utf8" });
+  const c = say(["-o", join(tmp, "cli2.json")]);
+  assert.is(c.status, 0, c.stderr);
+  assert.match(c.stderr, /, 2 workers/);
+  const x = say(["-o", join(tmp, "cli2.xplane.pb"), "--format", "xspace", "--json"]);
+  assert.is(x.status, 0, x.stderr);
+  assert.is(JSON.parse(x.stdout).files[0].workers, 1);
+  const y = say(["-o", join(tmp, "cli3.xplane.pb"), "--format", "xspace"]);
+  assert.match(y.stderr, /one worker \(XSpace is not split\)/);
 });
 
 test.run();
