@@ -2,7 +2,8 @@
  * One file on several workers (src/node/split.ts, assembly/split.ts): the Chrome JSON of `convert --jobs N` on one
  * input equals one worker's byte for byte (SHA-256) for N = 2, 3 and 7, over the bundled samples (CUDA, ROCm, XPU,
  * HPU), the real H100 fixtures, dumps cut into many small ACTIVITY chunks so that flows, NVTX ranges and ROCTx/PTI
- * state cross the workers' shares, and damaged and truncated dumps (same warnings); the gzip output too, and the CLI.
+ * state cross the workers' shares, and damaged and truncated dumps (same warnings); options, the gzip output and the
+ * CLI (its log line and --json) too.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -111,6 +112,25 @@ test("the many-chunk dumps: every worker writes events, warnings of the damaged 
   const one = join(tmp, "dmg1.json");
   const r1 = await convertFile(join(tmp, "gen_damaged.rawtrace"), one, { traceName: "t" });
   assert.ok(r1.info.warnings.length > 0, "the damaged dump warns");
+});
+
+test("options: --all-api, --gpu-annotations off, --steps give the same bytes split", async () => {
+  const cases = [{ allApi: true }, { analysis: { gpuAnnotations: false } }, { analysis: { steps: "^train" } }];
+  for (const input of [GEN, join(ROOT, "samples/h100_torch_train_nvtx.rawtrace")]) {
+    for (const c of cases) {
+      const one = join(tmp, "opt1.json");
+      rmSync(one, { force: true });
+      await convertFile(input, one, { traceName: "t", allApi: c.allApi, ...c.analysis });
+      const out = join(tmp, "opt3.json");
+      const fd = openSync(out, "w");
+      try {
+        await convertSplit(pool, { input, output: out, traceName: "t", ...c }, fd, 3);
+      } finally {
+        closeSync(fd);
+      }
+      assert.is(sha(out), sha(one), `${input} ${JSON.stringify(c)}`);
+    }
+  }
 });
 
 test("gzip: the split output is the same block gzip", async () => {
