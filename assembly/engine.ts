@@ -23,6 +23,7 @@ import { xspaceBegin, xspaceEnd, xspaceLastTs, xspaceProfileStart } from "./emit
 import { timelineBegin, timelineEnd, timelineLastTs } from "./emit/timeline";
 import { statsBegin, statsEnd, statsLastTs } from "./emit/stats";
 import { fixedBaseNs } from "./emit/options";
+import { splitBegin, splitGate, Gate, splitWritesEnd, splitEndPart } from "./split";
 
 let pass: i32 = 0;
 let prepared = false;
@@ -251,7 +252,15 @@ function onChunkPass2(type: u32, p: usize, n: u32, off: u64, seq: u32): void {
       if (cok) S.setString(ptr, strP, strN, true);
     }
   } else if (type == D.activityChunk) {
-    if (D.active) D.dDecode(p, n, off);
+    if (!D.active) return;
+    const g = splitGate();
+    if (g == Gate.EMIT) D.dDecode(p, n, off);
+    else if (g == Gate.DECODE_ONLY) {
+      // An earlier worker's share (split conversion): decoded for the decoder's state, emitted by nobody here.
+      setSink(Sink.NONE);
+      D.dDecode(p, n, off);
+      setSink(<Sink>sinkKind);
+    }
   }
 }
 
@@ -299,6 +308,7 @@ export function beginEmit(sink: i32): void {
   // A merge puts every file on one time base (emit/options.ts); it must not be after this file's first event.
   baseNs = fixedBaseNs != 0 && fixedBaseNs <= first ? fixedBaseNs : chromeBaseFor(first);
   setSink(<Sink>sink);
+  splitBegin();
   if (sink == Sink.CHROME_JSON) chromeBegin(baseNs);
   else if (sink == Sink.XSPACE) xspaceBegin();
   else if (sink == Sink.TIMELINE) timelineBegin(baseNs);
@@ -328,6 +338,10 @@ export function endPass(): bool {
     rangesPrepare(S.maxVendorTs);
     // The clock mapping is known now: rt_info's time span (info, merge planning) must not use a previous file's.
     clockPrepare();
+  } else if (pass == 2 && !splitWritesEnd()) {
+    // A split conversion's earlier part: its events only; the last part writes the end.
+    splitEndPart();
+    setSink(Sink.NONE);
   } else if (pass == 2) {
     if (D.active) {
       D.dFinish(sinkKind == Sink.XSPACE ? xspaceLastTs() : sinkKind == Sink.TIMELINE ? timelineLastTs()

@@ -24,6 +24,7 @@ import { stepsReset, stepNamesCollect, stepNamePtr, stepMark, stepsFound } from 
 import { demangleReset } from "./util/demangle";
 import { toUnix } from "./model/clock";
 import { f80ToNs, f80ToNsBatch, f80Status } from "./util/f80";
+import { splitReset, splitSet, splitExport, splitRows, splitState, splitImport } from "./split";
 
 /** Starts a new file: frees everything from the previous one (stub runtime: the whole heap is rewound). */
 export function rt_reset(): void {
@@ -38,6 +39,7 @@ export function rt_reset(): void {
   diagReset();
   S.sessionReset();
   outReset();
+  splitReset();
 }
 
 /** Starts pass 1 (index). */
@@ -215,3 +217,28 @@ export function rt_loss_range(i: i32, field: i32): u64 { return lossRange(i, fie
 
 // Multi-file work (merge, batch): output options and clock anchors.
 export { rt_set_output, rt_set_xspace_host, rt_clock_anchor } from "./batch";
+
+/**
+ * Split conversion of one file over several workers (assembly/split.ts, src/node/split.ts): before rt_begin_emit,
+ * this worker's share of the ACTIVITY chunks, from `from16`/65536 to `to16`/65536, and its mode: 0 whole file,
+ * 1 first part (header), 2 middle part, 3 last part (writes the end).
+ */
+export function rt_split_set(from16: u32, to16: u32, mode: i32): void {
+  splitSet(from16, to16, mode);
+}
+/** After a part's pass 2: address of its rows {table u64, key u64, value u64} × rt_split_rows(). */
+export function rt_split_export(): usize {
+  return splitExport();
+}
+/** Rows the part logged. */
+export function rt_split_rows(): u32 {
+  return splitRows();
+}
+/** A part's state: 0 last event end (Unix ns), 1 CUPTI overhead seen, 2 events emitted, 3 wrote an event. */
+export function rt_split_state(field: i32): u64 {
+  return splitState(field);
+}
+/** The last part, before rt_end_pass: the earlier parts' rows (`n` at `p`, from rt_alloc), last end, overhead, events. */
+export function rt_split_import(p: usize, n: u32, lastEnd: u64, overhead: i32, events: u64): void {
+  splitImport(p, n, lastEnd, overhead, events);
+}

@@ -10,11 +10,11 @@
  * Prints a table and the jobs N / jobs 1 speed-up; writes bench/results/batch-<date>.json.
  */
 import { execFileSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { generate } from "./generate.js";
+import { cliBenchSetup } from "./cli_setup.js";
 
 const { values } = parseArgs({
   options: {
@@ -32,13 +32,7 @@ const jobs = Number(values.jobs);
 const repeat = Number(values.repeat);
 const format = values.format!;
 
-if (!existsSync("dist/node/cli.js") || !existsSync("dist/node/worker.js")) {
-  execFileSync(process.execPath, ["scripts/build.mjs"], { stdio: "inherit" });
-}
-mkdirSync("bench/data", { recursive: true });
-mkdirSync("bench/results", { recursive: true });
-const source = `bench/data/cupti_${records}.rawtrace`;
-if (!existsSync(source)) generate(records, source);
+const source = cliBenchSetup(records);
 const scratch = mkdtempSync(join(values.scratch!, "rawtrace-batch-"));
 const inputs: string[] = [];
 for (let i = 0; i < copies; i++) {

@@ -20,8 +20,11 @@ const TID = 31338;
 const T0 = 1_780_000_000_000_000_000n;
 
 
-/** Writes a dump of about `records` activity records to `path`; returns the counts. */
-export function generate(records: number, path: string): { records: number; bytes: number; kernels: number } {
+/**
+ * Writes a dump of about `records` activity records to `path` in ACTIVITY chunks of `chunkBytes` (default 8 MiB);
+ * returns the counts.
+ */
+export function generate(records: number, path: string, chunkBytes = CHUNK): { records: number; bytes: number; kernels: number } {
   const w = RawtraceWriter.toFile(path);
   w.header({
     vendor: 1, vendorVersion: C.LAYOUT_VERSION[L], runtimeVersion: 13000, driverVersion: 13000, pid: PID,
@@ -43,7 +46,7 @@ export function generate(records: number, path: string): { records: number; byte
     name: "NVIDIA H100 80GB HBM3",
   }]);
   const rand = rng(42);
-  let buf = new Uint8Array(CHUNK);
+  let buf = new Uint8Array(chunkBytes);
   let dv = new DataView(buf.buffer);
   let off = 0;
   let n = 0;
@@ -55,12 +58,12 @@ export function generate(records: number, path: string): { records: number; byte
   let step = 0;
   const flush = () => {
     w.activity(buf.subarray(0, off));
-    buf = new Uint8Array(CHUNK);
+    buf = new Uint8Array(chunkBytes);
     dv = new DataView(buf.buffer);
     off = 0;
   };
   const room = (size: number) => {
-    if (off + size > CHUNK) flush();
+    if (off + size > chunkBytes) flush();
   };
   const OPS_PER_STEP = 2000;
   while (n < records) {

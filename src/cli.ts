@@ -44,7 +44,8 @@ const OUTPUTS = `  -d, --out-dir DIR  directory for the outputs (created when mi
   -f, --force        overwrite existing outputs
 ${ALL_API}
 ${ANALYSIS}
-${JOBS}`;
+${JOBS}; a single Chrome JSON
+                     input with N ≥ 2 is written by N workers, byte-identical to one (XSpace: one worker)`;
 const MANY_OPT: Options = {
   "out-dir": { type: "string", short: "d" }, format: { type: "string", short: "F" }, gzip: { type: "boolean", short: "z" },
   "gzip-level": { type: "string" },

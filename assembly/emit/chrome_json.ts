@@ -10,7 +10,7 @@
 import { Ev, EvKind, EvFlag } from "../model/event";
 import * as S from "../model/session";
 import * as O from "./out";
-import { Table, tableNew, tableUpsert, tableSlots, tableKeyAt, tableValueAt, tableCount, inserted } from "../util/hash_table";
+import { Table, tableNew, tableUpsert, tableFind, tableSlots, tableKeyAt, tableValueAt, tableCount, inserted } from "../util/hash_table";
 import { WARN_COUNT } from "../util/error";
 import { warningCount, warningOffset, warningDetail, lossTotal, lossRange, NO_SEQ } from "../util/diag";
 import { warnName } from "../util/error_names";
@@ -19,6 +19,7 @@ import { apiCategory, xpuDeviceArgs, VENDOR_XPU } from "./chrome_xpu";
 import { tpl, putLit, put64, putU32, putU64, putMicros, putTs, putJsonChars, canOverread, tsReset } from "./put";
 import { catOpen, putRow, rowText, rowLen, putStream, putLaunch, chromeTextBegin } from "./chrome_text";
 import { chromeArgs } from "./chrome_args";
+import { RowTable, rowLogNote, rowLogOn, rowLogCount, rowLogTable, rowLogKey } from "./chrome_split";
 
 /** Kineto's tid offset for the "stream N (sync)" rows (kSyncStreamTidOffset). */
 const SYNC_TID_OFFSET: u64 = 1000000;
@@ -45,6 +46,61 @@ let flowBase: u64 = 0;
 let hostLocal: Table = 0; // OS pid → local pid index (0..98) in namespace mode
 let lastOsPid: u64 = 0xffffffffffffffff;
 let lastHostPid: u64 = 0;
+
+function rowTablesNew(): void {
+  hostRows = tableNew(64);
+  gpuRows = tableNew(64);
+  syncRows = tableNew(16);
+}
+
+/** Split conversion (assembly/split.ts): this part writes the JSON header (the first part only). */
+export let chromeSplitHeader = true;
+/** Sets whether a split part writes the header. */
+export function chromeSplitSetHeader(on: bool): void {
+  chromeSplitHeader = on;
+}
+
+/** Value of the row `key` of table `t` (a split part's log entry, for export). */
+export function chromeRowValue(t: u32, key: u64): u64 {
+  const s = tableFind(t == RowTable.HOST ? hostRows : t == RowTable.GPU ? gpuRows : syncRows, key);
+  return s == 0 ? 0 : load<u64>(s);
+}
+
+/**
+ * The split conversion's last part, before the end: rebuilds the row tables as one conversion of the whole file
+ * would have filled them — the earlier parts' rows (`n` entries {table u64, key u64, value u64} at `p`, in file
+ * order), then this part's own — and takes the earlier parts' last event end and CUPTI-overhead flag.
+ */
+export function chromeRowsReplay(p: usize, n: u32, lastEnd: u64, overhead: bool): void {
+  const oh = hostRows, og = gpuRows, os = syncRows;
+  rowTablesNew();
+  for (let i: u32 = 0; i < n; i++) {
+    const a = p + <usize>i * 24;
+    const t = <u32>load<u64>(a);
+    store<u64>(tableUpsert(t == RowTable.HOST ? hostRows : t == RowTable.GPU ? gpuRows : syncRows, load<u64>(a, 8)), load<u64>(a, 16));
+  }
+  const m = rowLogCount();
+  for (let i: u32 = 0; i < m; i++) {
+    const t = rowLogTable(i);
+    const k = rowLogKey(i);
+    const s = tableFind(t == RowTable.HOST ? oh : t == RowTable.GPU ? og : os, k);
+    store<u64>(tableUpsert(t == RowTable.HOST ? hostRows : t == RowTable.GPU ? gpuRows : syncRows, k), s == 0 ? 0 : load<u64>(s));
+  }
+  // The recent-row set refers to the old tables' contents: clear it so that later notes reach the new tables.
+  memory.fill(seenRows, 0, SEEN_SLOTS * 16 * 2);
+  if (lastEnd > lastTs) lastTs = lastEnd;
+  if (overhead) overheadSeen = true;
+}
+
+/** True when an event (or metadata row) was written since the header: the next one starts with a comma. */
+export function chromeWroteEvent(): bool {
+  return !first;
+}
+
+/** True when the emitter met a CUPTI overhead event (a split part's export). */
+export function chromeOverheadSeen(): bool {
+  return overheadSeen;
+}
 
 /** Kineto's time base: the start time floored to a 3-month grid (7,889,238 s), so ts keeps ns precision. */
 export function chromeBaseFor(t: u64): u64 {
@@ -141,9 +197,7 @@ export function chromeBegin(baseNs: u64): void {
   base = baseNs;
   first = true;
   lastTs = 0;
-  hostRows = tableNew(64);
-  gpuRows = tableNew(64);
-  syncRows = tableNew(16);
+  rowTablesNew();
   seenRows = heap.alloc(SEEN_SLOTS * 16 * 2);
   memory.fill(seenRows, 0, SEEN_SLOTS * 16 * 2);
   tsReset();
@@ -154,8 +208,9 @@ export function chromeBegin(baseNs: u64): void {
   flowBase = nsOn ? <u64>X.pidNamespace << 32 : 0;
   hostLocal = tableNew(4);
   lastOsPid = 0xffffffffffffffff;
-  if (X.eventsOnly) {
-    // Events only: every event, the first too, is written as ",\n{...}"; the host writes header and trailer.
+  if (X.eventsOnly || (rowLogOn && !chromeSplitHeader)) {
+    // Events only: every event, the first too, is written as ",\n{...}"; the host writes header and trailer
+    // (a split conversion's later parts: the host writes the first part's header and drops one comma).
     first = false;
     return;
   }
@@ -330,8 +385,13 @@ let seenRows: usize = 0;
   if (load<u64>(a) != k || load<u64>(a, 8) != kind) {
     store<u64>(a, k);
     store<u64>(a, kind, 8);
-    if (kind == 2) store<u64>(tableUpsert(syncRows, k), 1);
-    else store<u64>(tableUpsert(gpuRows, k), kind);
+    if (kind == 2) {
+      store<u64>(tableUpsert(syncRows, k), 1);
+      if (inserted) rowLogNote(RowTable.SYNC, k);
+    } else {
+      store<u64>(tableUpsert(gpuRows, k), kind);
+      if (inserted) rowLogNote(RowTable.GPU, k);
+    }
   }
 }
 // @ts-ignore: decorator
@@ -342,6 +402,7 @@ let seenRows: usize = 0;
     store<u64>(a, k);
     store<u64>(a, 1, 8);
     store<u64>(tableUpsert(hostRows, k), 1);
+    if (inserted) rowLogNote(RowTable.HOST, k);
   }
 }
 

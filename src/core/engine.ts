@@ -108,6 +108,29 @@ export interface ConvertOptions {
    * `ProfilerStep#N` user_annotation in Chrome JSON and XProf's step markers in XSpace (docs/analysis.md).
    */
   steps?: string | RegExp;
+  /** Chrome JSON: this conversion is one worker's part of a file split over several (src/node/split.ts). */
+  split?: SplitPart;
+}
+
+/** One worker's share of a split Chrome JSON conversion (assembly/split.ts). */
+export interface SplitPart {
+  /** ACTIVITY chunks from `from16`/65536 to `to16`/65536 of the file's (the last part: to the end). */
+  from16: number;
+  to16: number;
+  /** 1 first part (writes the header), 2 middle part, 3 last part (writes the end). */
+  mode: 1 | 2 | 3;
+  /** The last part, before it writes the end: the earlier parts' state (blocks until they are done). */
+  takeEarlier?: () => SplitState;
+}
+
+/** What an earlier part hands the last one: its rows (24-byte entries), last event end, overhead flag, events. */
+export interface SplitState {
+  rows: Uint8Array;
+  lastEndNs: bigint;
+  overhead: boolean;
+  events: bigint;
+  /** The part wrote an event (the first part: anything after its header; a later part then keeps its comma). */
+  wrote?: boolean;
 }
 
 /** What a conversion recognises in the ranges: GPU projections and training steps (docs/analysis.md). */
@@ -210,6 +233,8 @@ export interface ConvertResult {
   baseTimeNs: bigint;
   /** Host ranges recognised as training steps (`steps`). */
   steps: number;
+  /** A split conversion's earlier part: what the last part needs from it. */
+  split?: SplitState;
 }
 
 /** CUPTI activity kind names for `info` (vendor-record-layouts.md §1.2). */
@@ -271,6 +296,11 @@ interface CoreExports {
   rt_warning_detail(code: number): bigint;
   rt_loss_total(field: number): bigint;
   rt_loss_range(i: number, field: number): bigint;
+  rt_split_set(from16: number, to16: number, mode: number): void;
+  rt_split_export(): number;
+  rt_split_rows(): number;
+  rt_split_state(field: number): bigint;
+  rt_split_import(p: number, n: number, lastEnd: bigint, overhead: number, events: bigint): void;
 }
 
 const dec = new TextDecoder("utf-8", { fatal: false });
@@ -326,6 +356,7 @@ export class Engine {
 
   private async pump(
     src: ByteSource, pass: 1 | 2 | 3, onProgress?: Progress, afterWindow?: () => void | Promise<void>,
+    beforeEnd?: () => void,
   ): Promise<void> {
     const x = this.x;
     const reader = await src.open();
@@ -340,6 +371,7 @@ export class Engine {
         onProgress?.(done, src.size, pass);
         if (afterWindow) await afterWindow();
       }
+      if (x.rt_fatal_code() === 0) beforeEnd?.();
       x.rt_end_pass();
     } catch (e) {
       if (e instanceof WebAssembly.RuntimeError) {
@@ -501,6 +533,25 @@ export class Engine {
     }
   }
 
+  /** A split conversion's earlier part, after its pass 2: what the last part needs from it. */
+  private splitExport(): SplitState {
+    const x = this.x;
+    const p = x.rt_split_export();
+    const n = x.rt_split_rows();
+    return {
+      rows: this.u8().slice(p, p + n * 24), lastEndNs: x.rt_split_state(0), overhead: x.rt_split_state(1) !== 0n,
+      events: x.rt_split_state(2), wrote: x.rt_split_state(3) !== 0n,
+    };
+  }
+
+  /** The last part, before its end: takes the earlier parts' state. */
+  private splitImport(s: SplitState): void {
+    const x = this.x;
+    const p = x.rt_alloc(Math.max(1, s.rows.length));
+    this.u8().set(s.rows, p);
+    x.rt_split_import(p, s.rows.length / 24, s.lastEndNs, s.overhead ? 1 : 0, s.events);
+  }
+
   /** Converts `src` to Chrome JSON (or XSpace with `format: "xspace"`), streaming the output into `sink`. */
   async convert(src: ByteSource, sink: Sink, opts: ConvertOptions = {}): Promise<ConvertResult> {
     this.begin();
@@ -538,13 +589,17 @@ export class Engine {
         dv.setUint32(i * 12 + 8, d.shared ? 1 : 0, true);
       });
       x.rt_set_xspace_host(h ? h.ranks : 1, h ? h.index : 0, dp, devs.length);
+      const sp = opts.split;
+      x.rt_split_set(sp?.from16 ?? 0, sp?.to16 ?? 0, sp && (opts.format ?? "chrome") === "chrome" ? sp.mode : 0);
       x.rt_begin_emit(
         opts.format === "xspace" ? Output.XSPACE : opts.format === "timeline" ? Output.TIMELINE
           : opts.format === "stats" ? Output.STATS : Output.CHROME_JSON,
       );
-      await this.pump(src, 2, opts.onProgress, opts.afterWindow);
+      const take = sp?.mode === 3 ? sp.takeEarlier : undefined;
+      await this.pump(src, 2, opts.onProgress, opts.afterWindow, take && (() => this.splitImport(take())));
       const info = this.readInfo(src.name);
       return {
+        split: sp && sp.mode !== 3 ? this.splitExport() : undefined,
         info,
         events: Number(x.rt_info(15)),
         bytesOut: this.bytesOut,

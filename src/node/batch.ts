@@ -16,6 +16,7 @@ import type { AnalysisOptions } from "../core/engine.js";
 import { xspaceProfilePath } from "./convert.js";
 import { OutputFile, createTemp, isInput, isStreamOutput, removeOwned } from "./output.js";
 import { WorkerPool, type ActiveTask } from "./pool.js";
+import { convertSplit } from "./split.js";
 
 /** Options of {@link convertBatch}. */
 export interface BatchOptions {
@@ -63,6 +64,11 @@ export interface FileResult {
   loss?: LossReport;
   /** Why the file failed: stable code (docs/errors.md) and message. */
   error?: { code: string; message: string };
+  /**
+   * Workers that wrote this output: N for the Chrome JSON of the only input of `--jobs N` (src/node/split.ts),
+   * else 1 (always 1 for XSpace, which is never split).
+   */
+  workers?: number;
 }
 
 /** What a batch did. */
@@ -197,11 +203,14 @@ async function oneChrome(pool: WorkerPool, input: string, inputs: string[], opts
   claim(claimed, output, input);
   const file = OutputFile.open(output, { force: opts.force, inputs });
   try {
-    const r = await pool.convert({ input, output, gzip, gzipLevel: opts.gzipLevel, allApi: opts.allApi, traceName: basename(input), fd: file.fd, analysis: opts.analysis });
+    const job = { input, output, gzip, gzipLevel: opts.gzipLevel, allApi: opts.allApi, traceName: basename(input), fd: file.fd, analysis: opts.analysis };
+    // One input and several workers: they share the file (src/node/split.ts), bytes as one worker writes them.
+    const workers = inputs.length === 1 && pool.size > 1 ? pool.size : 1;
+    const r = workers > 1 ? await convertSplit(pool, job, file.fd, workers) : await pool.convert(job);
     file.commit();
     return {
       input, output, ok: true, events: r.events, bytesIn: r.bytesIn, bytesOut: r.bytesOut, seconds: r.seconds,
-      warnings: r.info.warnings, loss: r.info.loss,
+      warnings: r.info.warnings, loss: r.info.loss, workers,
     };
   } catch (e) {
     file.abort();
@@ -228,7 +237,7 @@ async function oneXSpace(
       file.commit();
       return {
         input, output: opts.output!, ok: true, events: r.events, bytesIn: r.bytesIn, bytesOut: r.bytesOut,
-        seconds: r.seconds, warnings: r.info.warnings, loss: r.info.loss,
+        seconds: r.seconds, warnings: r.info.warnings, loss: r.info.loss, workers: 1,
       };
     } catch (e) {
       file.abort();
@@ -249,7 +258,7 @@ async function oneXSpace(
     file.commit();
     return {
       input, output: final, ok: true, events: r.events, bytesIn: r.bytesIn, bytesOut: r.bytesOut, seconds: r.seconds,
-      warnings: r.info.warnings, loss: r.info.loss,
+      warnings: r.info.warnings, loss: r.info.loss, workers: 1,
     };
   } catch (e) {
     if (file) file.abort();

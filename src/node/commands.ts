@@ -11,6 +11,7 @@ import { stepPattern, type AnalysisOptions, type FileInfo } from "../core/engine
 import { skewMessages } from "../core/merge.js";
 import { infoFile } from "./convert.js";
 import { convertBatch, type FileResult } from "./batch.js";
+import { splitNote } from "./split.js";
 import { merge } from "./merge.js";
 import { formatStats, statsCsv, statsJson, statsFiles, type StatsFileResult } from "./stats.js";
 import { formatSteps, stepStats, stepsCsv, timelineStats } from "./step_report.js";
@@ -210,7 +211,7 @@ async function convertFiles(
         if (!f.ok) return say(`rawtrace: ${f.error!.message}`, view);
         const mbs = f.seconds > 0 ? f.bytesIn / 1e6 / f.seconds : 0;
         say(`${f.input} → ${f.output}: ${f.events} events, ${fmtMB(f.bytesIn)} in, ${fmtMB(f.bytesOut)} ${fmt === "xspace" ? "XSpace" : "JSON"} out, ` +
-          `${f.seconds.toFixed(2)} s (${mbs.toFixed(0)} MB/s)`, view);
+          `${f.seconds.toFixed(2)} s (${mbs.toFixed(0)} MB/s)${splitNote(f.workers, fmt, files.length === 1 ? pool.size : 1)}`, view);
         for (const w of f.warnings) say(`  warning ${w.code} ×${w.count} (offset ${w.offset}): ${w.message}`, view);
         for (const line of lossLines(f.input, f.warnings, f.loss, f.bytesIn)) view ? view.log(line) : console.error(line);
       },

@@ -15,7 +15,7 @@ import nodeEndpoint from "comlink/dist/esm/node-adapter.mjs";
 import { RawtraceError } from "../core/codes.js";
 import type { FileInfo } from "../core/engine.js";
 import type { TraceStats } from "../core/stats.js";
-import { PROGRESS_SLOTS, type ConvertJob, type ConvertSummary, type WorkerApi } from "./worker.js";
+import { PROGRESS_SLOTS, type ConvertJob, type ConvertSummary, type PartJob, type PartSummary, type WorkerApi } from "./worker.js";
 
 /** Options of {@link WorkerPool}. */
 export interface PoolOptions {
@@ -98,6 +98,11 @@ export class WorkerPool {
   /** Converts one file on a worker (the worker reads `job.input` and writes `job.output`). */
   convert(job: ConvertJob): Promise<ConvertSummary> {
     return this.run(job.input, (r, seq) => r.convert(job, seq));
+  }
+
+  /** Runs one part of a split conversion (src/node/split.ts); the last part's port is transferred to its worker. */
+  convertPart(job: ConvertJob, part: PartJob): Promise<PartSummary> {
+    return this.run(job.input, (r, seq) => r.part(job, part.port ? Comlink.transfer(part, [part.port]) : part, seq));
   }
 
   /** Pass 1 of one file on a worker: header, devices, records, time span, clock anchors, warnings. */

@@ -7,10 +7,12 @@
  * busy worker would not answer anyway): the worker stores it in a SharedArrayBuffer the pool polls
  * ({@link PROGRESS_SLOTS}).
  */
-import { parentPort, workerData } from "node:worker_threads";
+import { parentPort, workerData, receiveMessageOnPort, type MessagePort } from "node:worker_threads";
+import { closeSync, openSync } from "node:fs";
 import * as Comlink from "comlink";
 import nodeEndpoint from "comlink/dist/esm/node-adapter.mjs";
-import type { AnalysisOptions, Engine, FileInfo, MergeSlot } from "../core/engine.js";
+import type { AnalysisOptions, Engine, FileInfo, MergeSlot, SplitState } from "../core/engine.js";
+import { RawtraceError } from "../core/codes.js";
 import { computeStats, type TraceStats } from "../core/stats.js";
 import { convertFile } from "./convert.js";
 import { createEngine } from "./wasm.js";
@@ -55,9 +57,33 @@ export interface ConvertSummary {
   info: FileInfo;
 }
 
+/** One worker's share of a file split over several (src/node/split.ts): written, plain, to `part`. */
+export interface PartJob {
+  /** File this part's bytes go to (created: it must not exist), unless `fd` is given. */
+  part: string;
+  /** An open descriptor of this process to write to instead (the first part of a plain output: the output itself). */
+  fd?: number;
+  from16: number;
+  to16: number;
+  mode: 1 | 2 | 3;
+  /**
+   * The last part: where the earlier parts' state arrives (a message on `port`, announced by a store of 1 into
+   * cell 0 of `ready`, an Int32Array over a SharedArrayBuffer; `{ abort: true }` when an earlier part failed).
+   */
+  port?: MessagePort;
+  ready?: SharedArrayBuffer;
+}
+
+/** What a part returns. */
+export interface PartSummary extends ConvertSummary {
+  /** An earlier part's state for the last one. */
+  split?: SplitState;
+}
+
 /** The API a worker exposes. */
 export interface WorkerApi {
   convert(job: ConvertJob, seq: number): Promise<ConvertSummary>;
+  part(job: ConvertJob, part: PartJob, seq: number): Promise<PartSummary>;
   info(input: string, seq: number): Promise<FileInfo>;
   stats(input: string, allApi: boolean, seq: number): Promise<{ stats: TraceStats; info: FileInfo; seconds: number }>;
 }
@@ -108,6 +134,31 @@ const api: WorkerApi = {
       input: job.input, output: job.output, events: r.events, apiCallsHidden: r.apiCallsHidden, bytesIn: r.info.bytes, bytesOut: r.bytesOut,
       seconds: (performance.now() - t0) / 1000, baseTimeNs: r.baseTimeNs, steps: r.steps, info: r.info,
     };
+  },
+  async part(job, part, seq) {
+    const t0 = performance.now();
+    const takeEarlier = part.mode === 3 ? () => {
+      const cell = new Int32Array(part.ready!);
+      Atomics.wait(cell, 0, 0);
+      const m = receiveMessageOnPort(part.port!)?.message as (SplitState & { abort?: boolean }) | undefined;
+      if (!m || m.abort) throw new RawtraceError("INTERNAL", `${job.input}: an earlier part of the split conversion failed`, job.input);
+      return m;
+    } : undefined;
+    const fd = part.fd ?? openSync(part.part, "wx");
+    try {
+      const r = await guarded(async () => convertFile(job.input, part.part, {
+        allApi: job.allApi, traceName: job.traceName, fd, ...job.analysis, gzip: false,
+        split: { from16: part.from16, to16: part.to16, mode: part.mode, takeEarlier },
+        onProgress: progress(seq), engine: await core(),
+      }));
+      return {
+        input: job.input, output: job.output, events: r.events, apiCallsHidden: r.apiCallsHidden, bytesIn: r.info.bytes, bytesOut: r.bytesOut,
+        seconds: (performance.now() - t0) / 1000, baseTimeNs: r.baseTimeNs, steps: r.steps, info: r.info, split: r.split,
+      };
+    } finally {
+      part.port?.close();
+      if (part.fd === undefined) closeSync(fd);
+    }
   },
   async info(input, seq) {
     return guarded(async () => withFileSource(input, async (src) =>
