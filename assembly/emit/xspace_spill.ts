@@ -43,8 +43,14 @@ export function setSpillAt(n: u32): void {
   spillAt = n == 0 ? RUN_BYTES : n;
 }
 
-/** Read-back buffer per run (bytes). */
-const BUF: u32 = 8192;
+/**
+ * Read-back buffers: {@link READ_BUDGET} per slot shared by the runs of the line with the most, each at least
+ * {@link BUF_MIN} (fewer host reads for the common lines of a few dozen runs; bounded memory for long ones).
+ */
+const READ_BUDGET: u32 = 4 << 20;
+const BUF_MIN: u32 = 8192;
+/** Bytes of each run's read-back buffer (set by {@link runIterReserve}). */
+let BUF: u32 = BUF_MIN;
 
 /** Bytes handed to the host so far (the next run's offset). */
 let spillOff: u64 = 0;
@@ -57,6 +63,7 @@ export function spillReset(): void {
     store<u32>(slotAt(i), 0, 4);
   }
   spillIdx = 0;
+  BUF = BUF_MIN;
 }
 
 /** Total bytes spilled (for the docs' memory figures and tests). */
@@ -228,6 +235,9 @@ export function runIterReserve(i: i32, maxRuns: u32): void {
   const s = slotAt(i);
   if (maxRuns <= load<u32>(s, 4)) return;
   store<u32>(s, maxRuns, 4);
+  // Both slots are reserved for the same line count, so they agree on the buffer size.
+  BUF = maxRuns == 0 ? BUF_MIN : (READ_BUDGET / maxRuns) & ~7;
+  if (BUF < BUF_MIN) BUF = BUF_MIN;
   const states = heap.alloc(<usize>maxRuns * ST);
   for (let k: u32 = 0; k < maxRuns; k++) store<u32>(states + <usize>k * ST, <u32>heap.alloc(<usize>BUF), 24);
   store<u32>(s, <u32>states, 8);
