@@ -42,7 +42,7 @@ import { fail, warningCount, warningOffset, warningDetail, lossTotal, lossRange,
 import { warnName } from "../util/error_names";
 import {
   REC_BASE, REC_GRAPH_EXTRA, REC_GRAPH, RUN_BYTES, RunList, recSize, sortIndex, spillRun, spillReset, runIter, runNext,
-  runIterReserve, spillAt, regrow,
+  runIterReserve, spillAt, regrow, runLoad, runBytes,
 } from "./xspace_spill";
 import { xspaceMaxBytes } from "./xspace_limit";
 import { fedBytes } from "../format/container";
@@ -1711,8 +1711,21 @@ const V_PUT: i32 = 2; // write the event; the result is the sum of the bytes wri
 
 /** Visits the spilled records of `ln` (slot 0), merged into start order when `merge`, else in arrival order. */
 function walkRuns(ln: Line, what: i32, merge: bool): u64 {
-  runIter(0, runsOf(ln), merge);
   let acc: u64 = 0;
+  if (!merge) {
+    // Arrival order: each run read whole, its records visited in a plain loop.
+    const runs = runsOf(ln);
+    for (let k: u32 = 0; k < runs.count; k++) {
+      let r = runLoad(runs, k);
+      const end = r + runBytes(runs, k);
+      while (r < end) {
+        acc = visit(r, what, acc);
+        r += recSize(r);
+      }
+    }
+    return acc;
+  }
+  runIter(0, runsOf(ln), merge);
   for (;;) {
     const r = runNext(0);
     if (r == 0) break;

@@ -63,6 +63,7 @@ export function spillReset(): void {
     store<u32>(slotAt(i), 0, 4);
   }
   spillIdx = 0;
+  wholeRun = 0;
   BUF = BUF_MIN;
 }
 
@@ -214,7 +215,28 @@ export function spillRun(runs: RunList, p: usize, n: u32, sorted: bool): void {
   spillOff += n;
 }
 
-// ---- Reading runs back -----------------------------------------------------------------------------------------
+// ---- Reading runs back -------------------------------------------------------------------------------------
+
+/** Buffer that holds one whole run ({@link runLoad}). */
+let wholeRun: usize = 0;
+
+/**
+ * Reads run `k` of `runs` whole (runs are at most {@link RUN_BYTES}) into a buffer of its own and returns its
+ * address; the run's byte count is {@link runBytes}. Valid until the next call. For walking a line in arrival
+ * order with no per-record call.
+ */
+export function runLoad(runs: RunList, k: u32): usize {
+  if (wholeRun == 0) wholeRun = heap.alloc(<usize>RUN_BYTES);
+  const e = runs.list + (<usize>k << 4);
+  hostSpillRead(load<u64>(e), wholeRun, load<u32>(e, 8));
+  return wholeRun;
+}
+
+/** Bytes of run `k` of `runs`. */
+// @ts-ignore: decorator
+@inline export function runBytes(runs: RunList, k: u32): u32 {
+  return load<u32>(runs.list + (<usize>k << 4), 8);
+}
 
 /**
  * Two iterator slots (two lines read at once: NVTX ranges beside their thread's API calls). A slot holds, per run,
