@@ -17,6 +17,8 @@ import * as S from "./model/session";
 import { decodersReset } from "./decode/registry";
 import { setShowAllApi } from "./decode/decoder";
 import { outReset } from "./emit/out";
+import { setXSpaceMaxBytes } from "./emit/xspace_limit";
+import { setSpillAt } from "./emit/xspace_spill";
 import { chromeSetTraceName } from "./emit/chrome_json";
 import { beginIndex, beginEmit, feedBytes, endPass, outputBase, needsProjection, beginProject } from "./engine";
 import { rangesReset } from "./model/ranges";
@@ -241,4 +243,14 @@ export function rt_split_state(field: i32): u64 {
 /** The last part, before rt_end_pass: the earlier parts' rows (`n` at `p`, from rt_alloc), last end, overhead, events. */
 export function rt_split_import(p: usize, n: u32, lastEnd: u64, overhead: i32, events: u64): void {
   splitImport(p, n, lastEnd, overhead, events);
+}
+
+/** Largest XSpace written, bytes (0: protobuf's 2^31 - 1, the default; tests lower it). emit/xspace_limit.ts. */
+export function rt_set_xspace_limit(n: u64): void {
+  setXSpaceMaxBytes(n);
+}
+
+/** Test-only: spill XSpace lines from `n`-byte chunks (0: 1 MiB, the default; 0xffffffff: never). */
+export function rt_set_xspace_spill(n: u32): void {
+  setSpillAt(n);
 }

@@ -25,11 +25,13 @@ import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { Engine } from "../src/core/engine.js";
 import { fileSource } from "../src/node/file_source.js";
+import { fileSpill } from "../src/node/spill.js";
 
 interface Run { seconds: number; cpuSeconds: number; bytesOut: number; events: number; sha256: string }
 
 async function child(wasm: string, file: string, format: string, hash: boolean, warm: number): Promise<Run> {
   const eng = await Engine.create(new WebAssembly.Module(readFileSync(wasm)));
+  eng.spillFactory = () => fileSpill(); // as the Node CLI: XSpace records spill to a temporary file
   let run: Run | null = null;
   // With warm > 0, that many conversions first (the engine's code tiered up): the last one is measured.
   for (let i = 0; i <= warm; i++) {
@@ -48,6 +50,7 @@ async function child(wasm: string, file: string, format: string, hash: boolean, 
 /** `--inproc`: all builds in this process, alternating; CPU time per conversion after two warm-up rounds. */
 async function inProcess(builds: string[], file: string, format: string, repeat: number): Promise<void> {
   const engines = await Promise.all(builds.map((w) => Engine.create(new WebAssembly.Module(readFileSync(w)))));
+  for (const e of engines) e.spillFactory = () => fileSpill();
   const cpu: number[][] = builds.map(() => []);
   for (let i = 0; i < repeat + 2; i++) {
     for (let b = 0; b < builds.length; b++) {

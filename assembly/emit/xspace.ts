@@ -37,9 +37,15 @@ import * as O from "./out";
 import { Wire, varintSize, putVarint, putTag, putVarintField, putDoubleField, putLenPrefix, putBytesField } from "./protobuf";
 import { Table, tableNew, tableUpsert, tableFind, inserted } from "../util/hash_table";
 import { arenaAlloc } from "../util/arena";
-import { WARN_COUNT, Warn } from "../util/error";
-import { warningCount, warningOffset, warningDetail, lossTotal, lossRange, NO_SEQ } from "../util/diag";
+import { WARN_COUNT, Warn, Fatal } from "../util/error";
+import { fail, warningCount, warningOffset, warningDetail, lossTotal, lossRange, NO_SEQ } from "../util/diag";
 import { warnName } from "../util/error_names";
+import {
+  REC_BASE, REC_GRAPH_EXTRA, REC_GRAPH, RUN_BYTES, RunList, recSize, sortIndex, spillRun, spillReset, runIter, runNext,
+  runIterReserve, spillAt, regrow, runLoad, runBytes,
+} from "./xspace_spill";
+import { xspaceMaxBytes } from "./xspace_limit";
+import { fedBytes } from "../format/container";
 import { fixedBaseNs, labelPtr, labelLen, hostRanks, hostIndex, deviceOrdinal, deviceShared } from "./options";
 
 // ---- Records ---------------------------------------------------------------------------------------------------
@@ -53,9 +59,6 @@ import { fixedBaseNs, labelPtr, labelLen, hostRanks, hostIndex, deviceOrdinal, d
  *  28 u32 detail: kernel_details / memcpy_details / Memset_details stat-metadata id, or the graph id
  * and, only with REC_GRAPH: 32 u32 graph id, 36 u32 0, 40 u64 graph node id.
  */
-const REC_BASE: u32 = 32;
-const REC_GRAPH_EXTRA: u32 = 16;
-const REC_GRAPH: u32 = 1 << 28;
 const META_MASK: u32 = 0xffffff;
 
 const enum R {
@@ -276,12 +279,24 @@ class Line {
   dispP: usize;
   dispN: u32;
   size: u64;
+  /** Spilled runs (emit/xspace_spill.ts RunList: list, count, capacity; in this order). */
+  runList: usize;
+  runCount: u32;
+  runCap: u32;
+  /** The records in memory (since the last spill) arrived out of start order. */
+  chunkUnsorted: u32;
+}
+
+/** The spilled runs of `ln`. */
+// @ts-ignore: decorator
+@inline function runsOf(ln: Line): RunList {
+  return changetype<RunList>(changetype<usize>(ln) + offsetof<Line>("runList"));
 }
 
 /** Chunk of a line's records: {next u32, used u32, cap u32, 0} then `cap` bytes. */
 const CHUNK_HEAD: usize = 16;
 const CHUNK_FIRST: u32 = 1024;
-const CHUNK_MAX: u32 = 1 << 20;
+const CHUNK_MAX: u32 = RUN_BYTES;
 
 let hostPlane: Plane = changetype<Plane>(0);
 let devPlanes: Table = 0; // device id → Plane
@@ -553,21 +568,44 @@ function getLine(pl: Plane, key: u64): Line {
   return ln;
 }
 
+/**
+ * Hands every record of `ln` held in memory to the spill storage (emit/xspace_spill.ts), one run per chunk, and
+ * keeps its last chunk, emptied, as its only one.
+ */
+function spillLine(ln: Line): void {
+  const sorted = ln.chunkUnsorted == 0;
+  let c = ln.head;
+  while (c != 0) {
+    spillRun(runsOf(ln), c + CHUNK_HEAD, load<u32>(c, 4), sorted);
+    c = <usize>load<u32>(c);
+  }
+  const t = ln.tail;
+  store<u32>(t, 0);
+  store<u32>(t, 0, 4);
+  ln.head = t;
+  ln.chunkUnsorted = 0;
+}
+
 /** Reserves `n` record bytes at the end of line `ln`; returns their address. */
 function lineAppend(ln: Line, n: u32): usize {
   let t = ln.tail;
   if (t == 0 || load<u32>(t, 4) + n > load<u32>(t, 8)) {
-    let cap = t == 0 ? CHUNK_FIRST : load<u32>(t, 8) << 1;
-    if (cap > CHUNK_MAX) cap = CHUNK_MAX;
-    if (cap < n) cap = n;
-    const c = heap.alloc(CHUNK_HEAD + <usize>cap);
-    store<u32>(c, 0);
-    store<u32>(c, 0, 4);
-    store<u32>(c, cap, 8);
-    if (t == 0) ln.head = c;
-    else store<u32>(t, <u32>c);
-    ln.tail = c;
-    t = c;
+    if (t != 0 && load<u32>(t, 8) >= spillAt) {
+      // A full largest chunk: the line's records go to the spill storage, so memory stays flat.
+      spillLine(ln);
+    } else {
+      let cap = t == 0 ? CHUNK_FIRST : load<u32>(t, 8) << 1;
+      if (cap > CHUNK_MAX) cap = CHUNK_MAX;
+      if (cap < n) cap = n;
+      const c = heap.alloc(CHUNK_HEAD + <usize>cap);
+      store<u32>(c, 0);
+      store<u32>(c, 0, 4);
+      store<u32>(c, cap, 8);
+      if (t == 0) ln.head = c;
+      else store<u32>(t, <u32>c);
+      ln.tail = c;
+      t = c;
+    }
   }
   const used = load<u32>(t, 4);
   store<u32>(t, used + n, 4);
@@ -1026,6 +1064,7 @@ export function xspaceBegin(): void {
   mR = hostRanks;
   mK = hostIndex;
   corrHi = hostRanks > 1 ? <u64>hostIndex << 32 : 0;
+  spillReset();
   hostPlane = newPlane(0, 0);
   setPlaneName(hostPlane, "/host:CPU");
   devPlanes = tableNew(16);
@@ -1041,6 +1080,10 @@ export function xspaceBegin(): void {
   profileStop = 0;
   corrPlane = pagedNew(0, CORR_PAGE_BITS, CORR_MAX_PAGES);
   corrAny = false;
+  // Heap pointers of the previous file (rt_reset rewound the heap): an Engine converts file after file.
+  nvtxMeta = 0;
+  rangeStack = 0;
+  stackCap = 0;
   nvtxMeta = 0;
   bP = 0;
   bN = 0;
@@ -1064,7 +1107,10 @@ function record(pl: Plane, ln: Line, e: Ev, kind: i32, meta: u32, ctx: u32, deta
   const dur = e.end - e.start;
   if (start < minStart) minStart = start;
   if (e.end > maxEnd) maxEnd = e.end;
-  if (start < ln.lastStart || (start == ln.lastStart && dur > ln.lastDur)) ln.unsorted = 1;
+  if (start < ln.lastStart || (start == ln.lastStart && dur > ln.lastDur)) {
+    ln.unsorted = 1;
+    ln.chunkUnsorted = 1;
+  }
   ln.lastStart = start;
   ln.lastDur = dur;
   if (start < ln.minStart) ln.minStart = start;
@@ -1663,85 +1709,19 @@ function putEvent(r: usize): u32 {
 
 // ---- Line iteration (in start order) ------------------------------------------------------------------------------
 
-// @ts-ignore: decorator
-@inline function recSize(r: usize): u32 {
-  return (load<u32>(r, 16) & REC_GRAPH) != 0 ? REC_BASE + REC_GRAPH_EXTRA : REC_BASE;
-}
-
-/** Scratch index for sorting a line: {start u64, record u32, 0} × events of the largest unsorted line. */
+/**
+ * Scratch indexes for sorting a line held in memory: {start u64, record u32, arrival u32} × events of the largest
+ * unsorted line without spilled runs (≤ about 2 × RUN_BYTES / 32), plus one spare entry; the second serves
+ * {@link lineIter} slot 1.
+ */
 let sortIdx: usize = 0;
+let sortIdx2: usize = 0;
 let sortCap: u32 = 0;
-
-// @ts-ignore: decorator
-@inline function before(a: usize, b: usize): bool {
-  const sa = load<u64>(a);
-  const sb = load<u64>(b);
-  if (sa != sb) return sa < sb;
-  // Same start: the longer event first, so parents precede their children.
-  return load<u64>(<usize>load<u32>(a, 8), 8) > load<u64>(<usize>load<u32>(b, 8), 8);
-}
-
-// @ts-ignore: decorator
-@inline function swap16(a: usize, b: usize): void {
-  const x = load<u64>(a);
-  const y = load<u64>(a, 8);
-  store<u64>(a, load<u64>(b));
-  store<u64>(a, load<u64>(b, 8), 8);
-  store<u64>(b, x);
-  store<u64>(b, y, 8);
-}
-
-/** Sorts entries [lo, hi] of the index (quicksort, median of three, insertion sort below 16). */
-function sortRange(lo: i32, hi: i32): void {
-  const tmp = sortIdx + (<usize>sortCap << 4); // one spare entry past the index
-  while (hi - lo > 16) {
-    const mid = lo + ((hi - lo) >> 1);
-    const a = sortIdx + (<usize>lo << 4);
-    const m = sortIdx + (<usize>mid << 4);
-    const b = sortIdx + (<usize>hi << 4);
-    if (before(m, a)) swap16(m, a);
-    if (before(b, a)) swap16(b, a);
-    if (before(b, m)) swap16(b, m);
-    memory.copy(tmp, m, 16);
-    let i = lo;
-    let j = hi;
-    while (i <= j) {
-      while (before(sortIdx + (<usize>i << 4), tmp)) i++;
-      while (before(tmp, sortIdx + (<usize>j << 4))) j--;
-      if (i <= j) {
-        swap16(sortIdx + (<usize>i << 4), sortIdx + (<usize>j << 4));
-        i++;
-        j--;
-      }
-    }
-    // Recurse into the smaller half, loop on the larger.
-    if (j - lo < hi - i) {
-      if (lo < j) sortRange(lo, j);
-      lo = i;
-    } else {
-      if (i < hi) sortRange(i, hi);
-      hi = j;
-    }
-  }
-  for (let i = lo + 1; i <= hi; i++) {
-    memory.copy(tmp, sortIdx + (<usize>i << 4), 16);
-    let j = i - 1;
-    while (j >= lo && before(tmp, sortIdx + (<usize>j << 4))) {
-      memory.copy(sortIdx + (<usize>(j + 1) << 4), sortIdx + (<usize>j << 4), 16);
-      j--;
-    }
-    memory.copy(sortIdx + (<usize>(j + 1) << 4), tmp, 16);
-  }
-}
 
 // What a walk over a line's records does with each record (see {@link visit}).
 const V_INDEX: i32 = 0; // add it to the sort index; the result is the entry count
 const V_SIZE: i32 = 1; // the result is the sum of the encoded event sizes (tag + length + body)
 const V_PUT: i32 = 2; // write the event; the result is the sum of the bytes written
-const V_RANGES: i32 = 3; // collect NVTX range records into `rangeList`; the result is their count
-
-/** Scratch of {@link V_RANGES}: record addresses (u32 each). */
-let rangeList: usize = 0;
 
 /** Visits record `r` for `what` (V_*); returns the running result `acc` updated. */
 // @ts-ignore: decorator
@@ -1751,21 +1731,42 @@ let rangeList: usize = 0;
     return acc + <u64>(1 + varintSize(b) + b);
   }
   if (what == V_PUT) return acc + putEvent(r);
-  if (what == V_RANGES) {
-    if (((load<u32>(r, 16) >> 24) & 15) != R.RANGE) return acc;
-    store<u32>(rangeList + (<usize>acc << 2), <u32>r);
-    return acc + 1;
-  }
   const e = sortIdx + (<usize>acc << 4);
   store<u64>(e, load<u64>(r));
   store<u32>(e, <u32>r, 8);
-  store<u32>(e, 0, 12);
+  store<u32>(e, <u32>acc, 12);
   return acc + 1;
+}
+
+/** Visits the spilled records of `ln` (slot 0), merged into start order when `merge`, else in arrival order. */
+function walkRuns(ln: Line, what: i32, merge: bool): u64 {
+  let acc: u64 = 0;
+  if (!merge) {
+    // Arrival order: each run read whole, its records visited in a plain loop.
+    const runs = runsOf(ln);
+    for (let k: u32 = 0; k < runs.count; k++) {
+      let r = runLoad(runs, k);
+      const end = r + runBytes(runs, k);
+      while (r < end) {
+        acc = visit(r, what, acc);
+        r += recSize(r);
+      }
+    }
+    return acc;
+  }
+  runIter(0, runsOf(ln), merge);
+  for (;;) {
+    const r = runNext(0);
+    if (r == 0) break;
+    acc = visit(r, what, acc);
+  }
+  return acc;
 }
 
 /** Visits the records of `ln` for `what` in the order they arrived (chunk by chunk); returns the result. */
 // @ts-ignore: decorator
 @inline function walkArrival(ln: Line, what: i32): u64 {
+  if (ln.runCount != 0) return walkRuns(ln, what, false);
   let acc: u64 = 0;
   let c = ln.head;
   while (c != 0) {
@@ -1784,6 +1785,7 @@ let rangeList: usize = 0;
 /** Visits the records of `ln` for `what` in start order (through the sort index when they arrived out of order). */
 // @ts-ignore: decorator
 @inline function walkStart(ln: Line, what: i32): u64 {
+  if (ln.runCount != 0) return walkRuns(ln, what, ln.unsorted != 0);
   if (ln.unsorted == 0) return walkArrival(ln, what);
   sortLine(ln);
   let acc: u64 = 0;
@@ -1791,10 +1793,10 @@ let rangeList: usize = 0;
   return acc;
 }
 
-/** Builds the sorted index of an unsorted line. */
+/** Builds the sorted index (at sortIdx) of an unsorted line held in memory. */
 function sortLine(ln: Line): void {
   const k = <u32>walkArrival(ln, V_INDEX);
-  if (k > 1) sortRange(0, <i32>k - 1);
+  if (k > 1) sortIndex(sortIdx, sortIdx + (<usize>sortCap << 4), 0, <i32>k - 1);
 }
 
 /** Sum of the encoded sizes (tag + length + body) of the events of `ln` (order-independent). */
@@ -1805,6 +1807,60 @@ function lineEventsSize(ln: Line): u64 {
 /** Writes the events of `ln` in start order; returns the bytes written. */
 function putLineEvents(ln: Line): u64 {
   return walkStart(ln, V_PUT);
+}
+
+/**
+ * Two lines read side by side in start order (slot 0 and 1: {@link nvtxSweep}'s API calls and NVTX ranges), held
+ * in memory or spilled: per slot {mode u32 (0 runs, 1 chunks, 2 sort index), chunk u32, record u32, next u32,
+ * count u32, index u32}.
+ */
+const iters = memory.data(2 * 24);
+
+/** Starts reading `ln` in start order in slot `slot` (0 or 1). */
+function lineIter(slot: i32, ln: Line): void {
+  const it = iters + <usize>slot * 24;
+  if (ln.runCount != 0) {
+    store<u32>(it, 0);
+    runIter(slot, runsOf(ln), ln.unsorted != 0);
+  } else if (ln.unsorted != 0) {
+    const idx = slot == 0 ? sortIdx : sortIdx2;
+    const save = sortIdx;
+    sortIdx = idx;
+    sortLine(ln);
+    sortIdx = save;
+    store<u32>(it, 2);
+    store<u32>(it, 0, 12);
+    store<u32>(it, ln.count, 16);
+    store<u32>(it, <u32>idx, 20);
+  } else {
+    store<u32>(it, 1);
+    const c = ln.head;
+    store<u32>(it, <u32>c, 4);
+    store<u32>(it, c != 0 ? <u32>(c + CHUNK_HEAD) : 0, 8);
+  }
+}
+
+/** Next record of slot `slot` in start order (valid until the next call on the slot), or 0 at the end. */
+function lineNext(slot: i32): usize {
+  const it = iters + <usize>slot * 24;
+  const mode = load<u32>(it);
+  if (mode == 0) return runNext(slot);
+  if (mode == 2) {
+    const k = load<u32>(it, 12);
+    if (k >= load<u32>(it, 16)) return 0;
+    store<u32>(it, k + 1, 12);
+    return <usize>load<u32>(<usize>load<u32>(it, 20) + (<usize>k << 4), 8);
+  }
+  let c = <usize>load<u32>(it, 4);
+  let r = <usize>load<u32>(it, 8);
+  while (c != 0 && r >= c + CHUNK_HEAD + <usize>load<u32>(c, 4)) {
+    c = <usize>load<u32>(c);
+    r = c + CHUNK_HEAD;
+  }
+  if (c == 0) return 0;
+  store<u32>(it, <u32>c, 4);
+  store<u32>(it, <u32>(r + recSize(r)), 8);
+  return r;
 }
 
 // ---- Message sizes -----------------------------------------------------------------------------------------------
@@ -2017,45 +2073,38 @@ function nvtxSweep(): void {
     const slot = tableFind(hp.lines, nl.key & 0xffffffff);
     if (slot == 0) continue;
     const al = changetype<Line>(<usize>load<u64>(slot));
-    // The thread's ranges in start order (instants never contain anything).
-    const ranges = heap.alloc(<usize>nl.count << 2);
-    rangeList = ranges;
-    const nr = <u32>walkStart(nl, V_RANGES);
-    if (nr == 0) continue;
-    const stack = heap.alloc(<usize>nr << 2);
+    // The thread's ranges (slot 1) and API calls (slot 0), both in start order; instants never contain anything.
+    lineIter(1, nl);
+    let rr = nextRange();
+    if (rr == 0) continue;
     let sp: u32 = 0;
-    let ri: u32 = 0;
-    // API calls in start order: through the sort index when they arrived out of order.
-    if (al.unsorted != 0) sortLine(al);
-    let c = al.head;
-    let r: usize = c != 0 ? c + CHUNK_HEAD : 0;
-    for (let k: u32 = 0; k < al.count; k++) {
-      let rec: usize;
-      if (al.unsorted != 0) rec = <usize>load<u32>(sortIdx + (<usize>k << 4), 8);
-      else {
-        while (r >= c + CHUNK_HEAD + <usize>load<u32>(c, 4)) {
-          c = <usize>load<u32>(c);
-          r = c + CHUNK_HEAD;
-        }
-        rec = r;
-        r += recSize(r);
-      }
+    lineIter(0, al);
+    for (;;) {
+      const rec = lineNext(0);
+      if (rec == 0) break;
       const st = load<u64>(rec);
-      while (ri < nr && load<u64>(<usize>load<u32>(ranges + (<usize>ri << 2))) <= st) {
-        store<u32>(stack + (<usize>sp << 2), load<u32>(ranges + (<usize>ri << 2)));
+      while (rr != 0 && load<u64>(rr) <= st) {
+        // Open ranges: {start u64, end u64 (start + duration, wrapping as before), meta u32, 0}.
+        if (sp == stackCap) {
+          stackCap = stackCap == 0 ? 64 : stackCap << 1;
+          rangeStack = regrow(rangeStack, <usize>sp * 24, <usize>stackCap * 24);
+        }
+        const e = rangeStack + <usize>sp * 24;
+        store<u64>(e, load<u64>(rr));
+        store<u64>(e, load<u64>(rr) + load<u64>(rr, 8), 8);
+        store<u32>(e, load<u32>(rr, 16) & META_MASK, 16);
         sp++;
-        ri++;
+        rr = nextRange();
       }
       while (sp > 0) {
-        const top = <usize>load<u32>(stack + (<usize>(sp - 1) << 2));
-        if (load<u64>(top) + load<u64>(top, 8) > st) break;
+        if (load<u64>(rangeStack + <usize>(sp - 1) * 24, 8) > st) break;
         sp--;
       }
       if (sp == 0) continue;
       const corr = load<u32>(rec, 20);
       const d = corrGet(corr);
       if (d == 0) continue;
-      const meta = load<u32>(<usize>load<u32>(stack + (<usize>(sp - 1) << 2)), 16) & META_MASK;
+      const meta = load<u32>(rangeStack + <usize>(sp - 1) * 24, 16);
       nvtxSet(corr, meta);
       const dp = changetype<Plane>(load<usize>(planeList + (<usize>(d - 1) << 2)));
       if (dp.nvtxMap == 0) {
@@ -2073,6 +2122,17 @@ function nvtxSweep(): void {
   }
 }
 
+/** Open NVTX ranges of {@link nvtxSweep} (24 bytes each), grown as needed. */
+let rangeStack: usize = 0;
+let stackCap: u32 = 0;
+
+/** Next NVTX range record of {@link lineIter} slot 1 (marks skipped), or 0. */
+function nextRange(): usize {
+  let r = lineNext(1);
+  while (r != 0 && ((load<u32>(r, 16) >> 24) & 15) != R.RANGE) r = lineNext(1);
+  return r;
+}
+
 /** Ends the pass: sizes and writes every plane, then hostnames, errors and warnings, and flushes. */
 export function xspaceEnd(): void {
   // Profile span: from the collector start (when it precedes the first event) to the last event end.
@@ -2086,17 +2146,25 @@ export function xspaceEnd(): void {
     profileStop = S.anchorEndReal;
   }
 
-  // Scratch for sorting the largest unsorted line.
+  // Lines that spilled go to the spill storage whole; scratch for sorting the largest unsorted line still in
+  // memory, and read-back buffers for the line with the most runs.
   let need: u32 = 0;
+  let maxRuns: u32 = 0;
   for (let i: u32 = 0; i <= planeCount; i++) {
     const pl = i == 0 ? hostPlane : changetype<Plane>(load<usize>(planeList + (<usize>(i - 1) << 2)));
     for (let j: u32 = 0; j < pl.lineCount; j++) {
       const ln = changetype<Line>(load<usize>(pl.lineList + (<usize>j << 2)));
-      if (ln.unsorted != 0 && ln.count > need) need = ln.count;
+      if (ln.runCount != 0) {
+        spillLine(ln);
+        if (ln.runCount > maxRuns) maxRuns = ln.runCount;
+      } else if (ln.unsorted != 0 && ln.count > need) need = ln.count;
     }
   }
   sortCap = need;
   sortIdx = need > 0 ? heap.alloc((<usize>need + 1) << 4) : 0;
+  sortIdx2 = need > 0 ? heap.alloc((<usize>need + 1) << 4) : 0;
+  runIterReserve(0, maxRuns);
+  runIterReserve(1, maxRuns);
 
   nvtxSweep();
 
@@ -2121,9 +2189,11 @@ export function xspaceEnd(): void {
   addPlaneStat(task, stIntern(task, asciiCopy("profile_start_time"), 18), 2, profileStart, 0);
   addPlaneStat(task, stIntern(task, asciiCopy("profile_stop_time"), 17), 2, profileStop, 0);
 
-  // Planes: host, devices by id, metadata, task environment.
-  sizePlane(hostPlane);
-  putPlane(hostPlane);
+  // Planes: host, devices by id, metadata, task environment; all sized before a byte is written.
+  const order = heap.alloc((<usize>planeCount + 3) << 2);
+  let np: u32 = 0;
+  store<u32>(order, changetype<u32>(hostPlane));
+  np++;
   let prev: i64 = -1;
   for (let k: u32 = 0; k < planeCount; k++) {
     // Next device plane by ascending id (few planes: selection is fine).
@@ -2134,15 +2204,29 @@ export function xspaceEnd(): void {
     }
     if (changetype<usize>(best) == 0) break;
     prev = <i64>best.id;
-    sizePlane(best);
-    putPlane(best);
+    store<u32>(order + (<usize>np << 2), changetype<u32>(best));
+    np++;
   }
   if (meta.pstatCount != 0) {
-    sizePlane(meta);
-    putPlane(meta);
+    store<u32>(order + (<usize>np << 2), changetype<u32>(meta));
+    np++;
   }
-  sizePlane(task);
-  putPlane(task);
+  store<u32>(order + (<usize>np << 2), changetype<u32>(task));
+  np++;
+  let total: u64 = 0;
+  for (let i: u32 = 0; i < np; i++) {
+    const pl = changetype<Plane>(<usize>load<u32>(order + (<usize>i << 2)));
+    sizePlane(pl);
+    total += 1 + <u64>varintSize(pl.size) + pl.size;
+  }
+  // Errors, warnings and the host name: at most one line per warning code and kept loss range, plus the drop line.
+  total += (<u64>WARN_COUNT + lossTotal(1) + 2) * (320 + <u64>labelLen) + <u64>S.hostnameLen + 16;
+  if (total > xspaceMaxBytes) {
+    // Over protobuf's message limit: XProf could not open it, so write nothing (emit/xspace_limit.ts).
+    fail(Fatal.XSPACE_TOO_LARGE, fedBytes(), total);
+    return;
+  }
+  for (let i: u32 = 0; i < np; i++) putPlane(changetype<Plane>(<usize>load<u32>(order + (<usize>i << 2))));
 
   // errors (2) and warnings (3).
   for (let c = 0; c < WARN_COUNT; c++) if (warningCount(c) != 0 && isDataLoss(c)) putDiag(2, c);

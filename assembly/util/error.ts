@@ -19,6 +19,11 @@ export const enum Fatal {
   UNSUPPORTED_VENDOR = 5,
   /** The engine was used out of order (host bug). detail: 0. */
   API_MISUSE = 6,
+  /**
+   * The XSpace would exceed protobuf's 2 GiB message limit (emit/xspace_limit.ts); nothing was written. detail: its
+   * size in bytes (exact for the planes, an upper bound for the diagnostics).
+   */
+  XSPACE_TOO_LARGE = 7,
 }
 
 /** Warning codes. Keep in sync with src/core/codes.ts. */

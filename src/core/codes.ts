@@ -12,6 +12,7 @@ export const FATAL_NAMES = [
   "OUT_OF_MEMORY",
   "UNSUPPORTED_VENDOR",
   "API_MISUSE",
+  "XSPACE_TOO_LARGE",
 ] as const;
 
 /** What each fatal error means; `{detail}` is replaced by the detail number. */
@@ -22,6 +23,7 @@ export const FATAL_MESSAGES: Record<string, string> = {
   OUT_OF_MEMORY: "the engine's memory budget was exceeded (request of {detail} bytes)",
   UNSUPPORTED_VENDOR: "vendor code {detail} has no decoder in this build (1 = CUDA, 2 = ROCm, 4 = Intel XPU and 5 = Habana HPU are supported)",
   API_MISUSE: "engine called out of order",
+  XSPACE_TOO_LARGE: "the XSpace would be {detail} bytes, over protobuf's 2 GiB message limit (2147483647 bytes) that XProf and TensorBoard can read; nothing was written: convert to Chrome JSON (--format chrome) or capture fewer steps per file",
 };
 
 /** Warning names by code (index = code); same order as assembly/util/error_names.ts. */

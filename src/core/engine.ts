@@ -33,6 +33,58 @@ export type Sink = (bytes: Uint8Array) => void;
  */
 export type Progress = (done: number, total: number | undefined, pass: 1 | 2 | 3) => void;
 
+/**
+ * Where the core puts XSpace's buffered event records once a line holds more than 1 MiB of them
+ * (assembly/emit/xspace_spill.ts), so that its memory stays flat: bytes are appended in order and read back by
+ * offset, synchronously. One store per conversion, closed at its end.
+ */
+export interface SpillStore {
+  /** Appends `bytes` (a view into the core's memory, valid only during the call). */
+  write(bytes: Uint8Array): void;
+  /** Fills `dst` with the bytes written at `offset` (always bytes already written). */
+  read(offset: number, dst: Uint8Array): void;
+  /** Frees the storage. */
+  close(): void;
+}
+
+/**
+ * A {@link SpillStore} in JavaScript memory (the browser's default): the records leave the core's linear memory,
+ * which never shrinks, but stay in the process. Node uses a temporary file (src/node/spill.ts).
+ */
+export function memorySpill(): SpillStore {
+  const parts: Uint8Array[] = [];
+  const starts: number[] = [];
+  let size = 0;
+  return {
+    write(bytes) {
+      starts.push(size);
+      parts.push(bytes.slice());
+      size += bytes.length;
+    },
+    read(offset, dst) {
+      // Runs are written and read whole or in pieces of one run: find the part holding `offset`, copy across parts.
+      let lo = 0;
+      let hi = starts.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1;
+        if (starts[mid] <= offset) lo = mid;
+        else hi = mid - 1;
+      }
+      let done = 0;
+      for (let i = lo; done < dst.length; i++) {
+        const p = parts[i];
+        const from = offset + done - starts[i];
+        const n = Math.min(p.length - from, dst.length - done);
+        dst.set(p.subarray(from, from + n), done);
+        done += n;
+      }
+    },
+    close() {
+      parts.length = 0;
+    },
+  };
+}
+
 /** Output formats the core writes. */
 export const Output = { NONE: 0, CHROME_JSON: 1, XSPACE: 2, STATS: 3, TIMELINE: 4 } as const;
 
@@ -276,6 +328,9 @@ interface CoreExports {
   rt_info(field: number): bigint;
   rt_set_output(baseNs: bigint, ns: number, eventsOnly: number, p: number, n: number): void;
   rt_set_xspace_host(ranks: number, index: number, p: number, n: number): void;
+  /** Absent from cores built before the XSpace spill (bench/ab.ts runs those beside the current one). */
+  rt_set_xspace_limit?(n: bigint): void;
+  rt_set_xspace_spill?(n: number): void;
   rt_clock_anchor(field: number): bigint;
   rt_records_of_kind(k: number): bigint;
   rt_text_ptr(which: number): number;
@@ -333,6 +388,8 @@ export class Engine {
     const imports = {
       env: {
         rt_write: (ptr: number, len: number) => engine!.onWrite(ptr, len),
+        rt_spill_write: (ptr: number, len: number) => engine!.onSpillWrite(ptr, len),
+        rt_spill_read: (offset: bigint, ptr: number, len: number) => engine!.onSpillRead(offset, ptr, len),
         abort: (_msg: number, _file: number, line: number, col: number) => {
           throw new RawtraceError("INTERNAL", `rawtrace core aborted at ${line}:${col}`);
         },
@@ -343,6 +400,32 @@ export class Engine {
       : (await WebAssembly.instantiate(wasm as BufferSource, imports)).instance;
     engine = new Engine(inst.exports as unknown as CoreExports);
     return engine;
+  }
+
+  /** Makes the spill storage of each conversion (default {@link memorySpill}; Node sets a temporary file). */
+  spillFactory: () => SpillStore = memorySpill;
+  private spill: SpillStore | null = null;
+  /**
+   * Largest XSpace written, bytes: protobuf's message limit, 2^31 − 1 (XProf cannot open more). A larger one stops
+   * with XSPACE_TOO_LARGE before any output. Only tests lower it, to keep their inputs small.
+   */
+  xspaceMaxBytes = 0x7fffffff;
+  /**
+   * Test-only: a line's XSpace records spill once its full chunk holds this many bytes (0: 1 MiB, the default;
+   * 0xffffffff: never). Smaller values exercise many spilled runs on small inputs; the output bytes never change.
+   */
+  xspaceSpillBytes = 0;
+  /** Bytes spilled by the last conversion (XSpace records beyond 1 MiB per line). */
+  spilledBytes = 0;
+
+  private onSpillWrite(ptr: number, len: number): void {
+    this.spill ??= this.spillFactory();
+    this.spill.write(new Uint8Array(this.x.memory.buffer, ptr, len));
+    this.spilledBytes += len;
+  }
+
+  private onSpillRead(offset: bigint, ptr: number, len: number): void {
+    this.spill!.read(Number(offset), new Uint8Array(this.x.memory.buffer, ptr, len));
   }
 
   private onWrite(ptr: number, len: number): void {
@@ -574,6 +657,7 @@ export class Engine {
       x.rt_set_trace_name(p, name.length);
       this.sink = sink;
       this.bytesOut = 0;
+      this.spilledBytes = 0;
       const m = opts.merge;
       const label = enc.encode(m?.label ?? "");
       const lp = x.rt_alloc(label.length);
@@ -591,6 +675,8 @@ export class Engine {
       x.rt_set_xspace_host(h ? h.ranks : 1, h ? h.index : 0, dp, devs.length);
       const sp = opts.split;
       x.rt_split_set(sp?.from16 ?? 0, sp?.to16 ?? 0, sp && (opts.format ?? "chrome") === "chrome" ? sp.mode : 0);
+      x.rt_set_xspace_limit?.(BigInt(this.xspaceMaxBytes));
+      x.rt_set_xspace_spill?.(this.xspaceSpillBytes >>> 0);
       x.rt_begin_emit(
         opts.format === "xspace" ? Output.XSPACE : opts.format === "timeline" ? Output.TIMELINE
           : opts.format === "stats" ? Output.STATS : Output.CHROME_JSON,
@@ -610,6 +696,8 @@ export class Engine {
     } finally {
       this.sink = null;
       this.busy = false;
+      this.spill?.close();
+      this.spill = null;
     }
   }
 }

@@ -6,6 +6,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Engine } from "../core/engine.js";
 import { RawtraceError } from "../core/codes.js";
+import { fileSpill } from "./spill.js";
 
 let compiled: WebAssembly.Module | null = null;
 
@@ -22,8 +23,13 @@ export function wasmPath(): string {
   return found;
 }
 
-/** Compiles the core once per process and returns a new Engine instance. */
+/**
+ * Compiles the core once per process and returns a new Engine instance, spilling XSpace's records to a temporary
+ * file (src/node/spill.ts).
+ */
 export async function createEngine(): Promise<Engine> {
   if (!compiled) compiled = new WebAssembly.Module(readFileSync(wasmPath()));
-  return Engine.create(compiled);
+  const engine = await Engine.create(compiled);
+  engine.spillFactory = () => fileSpill();
+  return engine;
 }

@@ -35,6 +35,8 @@ function core(): F80Exports {
   const inst = new WebAssembly.Instance(mod, {
     env: {
       rt_write: () => {},
+      rt_spill_write: () => {},
+      rt_spill_read: () => {},
       abort: () => { throw new Error("core aborted"); },
     },
   });

@@ -1,0 +1,41 @@
+/**
+ * XSpace spill storage on disk (src/core/engine.ts SpillStore): a temporary file in the system's temporary folder
+ * (`TMPDIR`), created on the first spilled run, written and read synchronously (the core waits for each call), and
+ * removed when the conversion ends, whether it succeeded or failed.
+ */
+import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { SpillStore } from "../core/engine.js";
+
+/** A new spill file; throws a clear error naming the folder when it cannot be created. */
+export function fileSpill(dir = tmpdir()): SpillStore {
+  let folder: string;
+  try {
+    folder = mkdtempSync(join(dir, "rawtrace-spill-"));
+  } catch (e) {
+    throw new Error(`cannot create the XSpace spill file in ${dir} (set TMPDIR to a writable folder): ${(e as Error).message}`);
+  }
+  const path = join(folder, "records.bin");
+  const fd = openSync(path, "w+");
+  let size = 0;
+  return {
+    write(bytes) {
+      let done = 0;
+      while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done, size + done);
+      size += bytes.length;
+    },
+    read(offset, dst) {
+      let done = 0;
+      while (done < dst.length) {
+        const n = readSync(fd, dst, done, dst.length - done, offset + done);
+        if (n === 0) throw new Error(`XSpace spill file ${path} ended at ${offset + done} of ${size} bytes`);
+        done += n;
+      }
+    },
+    close() {
+      closeSync(fd);
+      rmSync(folder, { recursive: true, force: true });
+    },
+  };
+}

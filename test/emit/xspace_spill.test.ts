@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: MIT
+/**
+ * XSpace spill storage (assembly/emit/xspace_spill.ts, src/node/spill.ts) and the 2 GiB limit
+ * (assembly/emit/xspace_limit.ts): with lines spilled in small runs (the test-only `xspaceSpillBytes`) the XSpace
+ * bytes are those of a conversion that keeps everything in memory, for real traces (nested API calls that arrive
+ * out of order, NVTX ranges) and a generated training loop, through the Node temporary file and the in-memory
+ * store; an XSpace over the limit (lowered through the test-only `xspaceMaxBytes`) stops before any output.
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { createHash } from "node:crypto";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { memorySpill, type Engine } from "../../src/core/engine.js";
+import { RawtraceError } from "../../src/core/codes.js";
+import { createEngine } from "../../src/node/wasm.js";
+import { fileSource } from "../../src/node/file_source.js";
+import { fileSpill } from "../../src/node/spill.js";
+import { convertFile } from "../../src/node/convert.js";
+import { generate } from "../../bench/generate.js";
+
+const dir = mkdtempSync(join(tmpdir(), "rawtrace-spill-test-"));
+const generated = join(dir, "loop.rawtrace");
+generate(20000, generated);
+
+const inputs = [
+  "samples/h100_torch_train_nvtx.rawtrace",
+  "samples/alexnet_a100_rank0.rawtrace",
+  "samples/mi250_minitoy_rocprof.rawtrace",
+  "test/fixtures/real/h100/jax_step.rawtrace",
+  "test/fixtures/real/h100/torch.rawtrace",
+  "test/fixtures/real/h100/torch_graph.rawtrace",
+  "test/fixtures/real/h100/torch_profilerstep.rawtrace",
+  generated,
+];
+
+/** SHA-256 and size of the XSpace of `path` converted by `engine` with spill threshold `spill`. */
+async function xspaceHash(engine: Engine, path: string, spill: number): Promise<{ hash: string; bytes: number; spilled: number }> {
+  engine.xspaceSpillBytes = spill;
+  const h = createHash("sha256");
+  let bytes = 0;
+  const src = fileSource(path);
+  try {
+    await engine.convert(src, (b) => {
+      h.update(b);
+      bytes += b.length;
+    }, { format: "xspace" });
+  } finally {
+    src.close();
+  }
+  return { hash: h.digest("hex"), bytes, spilled: engine.spilledBytes };
+}
+
+test("spilled runs (temporary file) give the bytes of an all-in-memory conversion", async () => {
+  const engine = await createEngine();
+  for (const path of inputs) {
+    const kept = await xspaceHash(engine, path, 0xffffffff);
+    assert.is(kept.spilled, 0, path);
+    for (const spill of [1024, 4096]) {
+      const got = await xspaceHash(engine, path, spill);
+      // The ROCm sample's lines hold fewer than 1 KiB of records each: nothing to spill.
+      if (!path.includes("mi250")) assert.ok(got.spilled > 0, `${path}: spilled at ${spill}`);
+      assert.is(got.hash, kept.hash, `${path}: spill at ${spill} bytes`);
+      assert.is(got.bytes, kept.bytes, path);
+    }
+  }
+  // The default threshold (1 MiB per line) spills the 20,000-record loop's host thread too.
+  const def = await xspaceHash(engine, generated, 0);
+  assert.is(def.hash, (await xspaceHash(engine, generated, 0xffffffff)).hash);
+});
+
+test("the in-memory spill store (browser default) gives the same bytes", async () => {
+  const engine = await createEngine();
+  const kept = await xspaceHash(engine, generated, 0xffffffff);
+  engine.spillFactory = memorySpill;
+  const got = await xspaceHash(engine, generated, 2048);
+  assert.ok(got.spilled > 100000);
+  assert.is(got.hash, kept.hash);
+});
+
+test("an engine converts file after file (state of the previous XSpace reset)", async () => {
+  const engine = await createEngine();
+  const a = await xspaceHash(engine, "samples/h100_torch_train_nvtx.rawtrace", 1024);
+  const b = await xspaceHash(engine, generated, 1024);
+  const a2 = await xspaceHash(engine, "samples/h100_torch_train_nvtx.rawtrace", 1024);
+  assert.is(a2.hash, a.hash);
+  assert.is((await xspaceHash(engine, generated, 1024)).hash, b.hash);
+});
+
+test("the spill file is removed after the conversion", async () => {
+  const spillDir = mkdtempSync(join(dir, "spills-"));
+  const engine = await createEngine();
+  let made = 0;
+  engine.spillFactory = () => {
+    made++;
+    return fileSpill(spillDir);
+  };
+  await xspaceHash(engine, generated, 1024);
+  assert.is(made, 1);
+  assert.equal(readdirSync(spillDir), []);
+});
+
+test("an XSpace over the limit stops before any output, naming the file and the size", async () => {
+  const engine = await createEngine();
+  const path = "samples/h100_torch_train_nvtx.rawtrace";
+  const full = await xspaceHash(engine, path, 0);
+  engine.xspaceMaxBytes = full.bytes - 1;
+  const out = join(dir, "host.xplane.pb");
+  let err: unknown = null;
+  let written = 0;
+  const src = fileSource(path);
+  try {
+    await engine.convert(src, (b) => {
+      written += b.length;
+    }, { format: "xspace" });
+  } catch (e) {
+    err = e;
+  } finally {
+    src.close();
+  }
+  assert.ok(err instanceof RawtraceError);
+  const e = err as RawtraceError;
+  assert.is(e.name, "XSPACE_TOO_LARGE");
+  assert.is(written, 0);
+  assert.ok(e.message.startsWith("h100_torch_train_nvtx.rawtrace: "), e.message);
+  assert.match(e.message, /the XSpace would be \d+ bytes, over protobuf's 2 GiB message limit/);
+  const estimate = Number(/would be (\d+) bytes/.exec(e.message)![1]);
+  // Exact for the planes, an upper bound for the diagnostics: at least the real size, at most a few KiB more.
+  assert.ok(estimate >= full.bytes && estimate < full.bytes + 65536, `${estimate} vs ${full.bytes}`);
+  // Through convertFile: nothing is left at the output path.
+  let fileErr = "";
+  await convertFile(path, out, { format: "xspace", engine }).catch((x: Error) => {
+    fileErr = x.message;
+  });
+  assert.match(fileErr, /XSpace would be/);
+  assert.not.ok(existsSync(out));
+  // At the estimate itself the file is written.
+  engine.xspaceMaxBytes = estimate;
+  const ok = await xspaceHash(engine, path, 0);
+  assert.is(ok.hash, full.hash);
+});
+
+test.after(() => rmSync(dir, { recursive: true, force: true }));
+test.run();
