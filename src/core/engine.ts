@@ -351,7 +351,8 @@ interface CoreExports {
   rt_warning_detail(code: number): bigint;
   rt_loss_total(field: number): bigint;
   rt_loss_range(i: number, field: number): bigint;
-  rt_split_set(from16: number, to16: number, mode: number): void;
+  /** Optional: absent from cores built before split conversion (bench/ab.ts times such cores). */
+  rt_split_set?(from16: number, to16: number, mode: number): void;
   rt_split_export(): number;
   rt_split_rows(): number;
   rt_split_state(field: number): bigint;
@@ -674,7 +675,8 @@ export class Engine {
       });
       x.rt_set_xspace_host(h ? h.ranks : 1, h ? h.index : 0, dp, devs.length);
       const sp = opts.split;
-      x.rt_split_set(sp?.from16 ?? 0, sp?.to16 ?? 0, sp && (opts.format ?? "chrome") === "chrome" ? sp.mode : 0);
+      if (sp && !x.rt_split_set) throw new Error("this core cannot split a conversion (built before rt_split_set)");
+      x.rt_split_set?.(sp?.from16 ?? 0, sp?.to16 ?? 0, sp && (opts.format ?? "chrome") === "chrome" ? sp.mode : 0);
       x.rt_set_xspace_limit?.(BigInt(this.xspaceMaxBytes));
       x.rt_set_xspace_spill?.(this.xspaceSpillBytes >>> 0);
       x.rt_begin_emit(
