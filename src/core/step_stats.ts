@@ -88,7 +88,7 @@ export async function computeStepStats(
 }
 
 /** The statistics of every step found with the step pattern `steps` (src/core/engine.ts stepPattern) in `tl`. */
-export function stepStatsOf(tl: Timeline, steps: string | undefined): StepStats[] {
+export function stepStatsOf(tl: Timeline, steps: string | RegExp | undefined): StepStats[] {
   const { ev, meta, names } = tl;
   const base = meta.header.baseNs;
   const re = stepPattern(steps);
