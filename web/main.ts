@@ -32,16 +32,19 @@ let busy = 0;
 
 // ---- Progress, errors ----------------------------------------------------------------------------------------------
 
-const LOAD_PASSES: Record<number, string> = { 1: "indexing", 2: "building timeline", 3: "projecting NVTX ranges" };
+const LOAD_PASSES: Record<number, string> = {
+  1: "indexing", 2: "building timeline", 3: "projecting NVTX ranges", 4: "laying out the timeline",
+};
 const EXPORT_PASSES: Record<number, string> = { 1: "indexing", 2: "writing", 3: "projecting NVTX ranges" };
 let job = 0;
 
 function progress(label: string, done: number, total: number): void {
   const p = $("#progress");
   p.hidden = false;
-  const frac = total > 0 ? Math.min(1, done / total) : 0;
+  // total 0: a step without a byte count (the core laying out the timeline): a full bar, no percentage.
+  const frac = total > 0 ? Math.min(1, done / total) : 1;
   ($(".progress .fill") as HTMLElement).style.width = `${(frac * 100).toFixed(1)}%`;
-  $(".progress .text").textContent = `${label} ${(frac * 100).toFixed(0)}%`;
+  $(".progress .text").textContent = total > 0 ? `${label} ${(frac * 100).toFixed(0)}%` : `${label}…`;
 }
 
 function progressDone(): void {
@@ -105,6 +108,7 @@ async function loadOne(file: File): Promise<void> {
     document.body.dataset.loadMs = String(Math.round(res.ms));
     document.body.dataset.coreBytes = String(res.coreBytes);
     document.body.dataset.passMs = JSON.stringify(res.passMs);
+    document.body.dataset.fileReads = String(res.fileReads);
     if (res.info.warnings.length) {
       showError(`${file.name}: ${res.info.warnings.map((w) => `${w.code} ×${w.count}`).join(", ")}`);
     }
