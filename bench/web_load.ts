@@ -94,6 +94,9 @@ try {
   const summaryS = (performance.now() - t0) / 1000;
   sampling = false;
   await sampler;
+  // What stays once the load is over (the worker's core instance is garbage once the job returns).
+  await page.waitForTimeout(5000);
+  const settled = browserMemory();
   const heapAfter = await heap();
   const data = await page.evaluate(() => ({ ...document.body.dataset }));
   const events = Number(await page.$$eval("#row-list li", (l) => l.reduce((n, li) => n + Number((li as HTMLElement).dataset.events), 0)));
@@ -159,6 +162,7 @@ try {
     pageLoadMsReported: Number(data.loadMs),
     peakJsHeapBytes: peakHeap, jsHeapBeforeBytes: heapBefore, jsHeapAfterBytes: heapAfter,
     peakBrowserRssBytes: peakRss, peakBrowserPssBytes: peakPss, idleBrowserRssBytes: idle.rss, idleBrowserPssBytes: idle.pss,
+    settledBrowserPssBytes: settled.pss, settledBrowserRssBytes: settled.rss,
     fileReads: Number(data.fileReads), pssSeriesMiB: series, coreWasmBytes: Number(data.coreBytes), passMs: JSON.parse(data.passMs ?? "{}"),
     tablesBytes: events * TL_REC,
     frameMedianMs: frames,
@@ -176,6 +180,7 @@ try {
   console.log(`page JS heap: peak ${mb(peakHeap)} (before ${mb(heapBefore)}, after ${mb(heapAfter)})`);
   console.log(`timeline tables (ArrayBuffers, outside the JS heap): ${mb(events * TL_REC)}; core memory in the worker: ${mb(Number(data.coreBytes))}`);
   console.log(`browser processes, peak: RSS ${mb(peakRss)}, PSS ${mb(peakPss)} (page open, nothing loaded: RSS ${mb(idle.rss)}, PSS ${mb(idle.pss)})`);
+  console.log(`5 s after the load: RSS ${mb(settled.rss)}, PSS ${mb(settled.pss)}`);
   console.log(`file reads: ${data.fileReads}; PSS (MiB) by second: ${series.filter((_, k) => k % 10 === 0).map(([t, v]) => `${t}: ${v}`).join(", ")}`);
   console.log(`frame (median of 5) by zoom step (each ~6× closer): ${frames.map((f) => `${f.zoom}: ${f.ms} ms`).join(", ")}`);
   console.log(`everything in view: frame ${fullFrameMs} ms (median); whole-trace range aggregation ${aggMs} ms over ${aggEvents.toLocaleString("en-US")} events (median of 5)`);

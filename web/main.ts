@@ -21,8 +21,27 @@ import { renderSummary } from "./summary.js";
 import { formatHash, parseHash, type HashState } from "./hash.js";
 import { filesFromUrl } from "./url_files.js";
 
-const worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module", name: "rawtrace-core" });
-const api = Comlink.wrap<WorkerApi>(worker);
+let worker: Worker;
+let api: Comlink.Remote<WorkerApi>;
+function startWorker(): void {
+  worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module", name: "rawtrace-core" });
+  api = Comlink.wrap<WorkerApi>(worker);
+}
+startWorker();
+
+/**
+ * Replaces the worker once no job runs. A core instance's linear memory never shrinks and an idle worker's heap is
+ * hardly ever collected, so the worker that converted a 1 GB dump would keep about a gigabyte after the load
+ * (measured: the browser's memory did not drop in the 5 s after it); ending the worker gives it back at once.
+ */
+function recycleWorker(): void {
+  if (busy > 0) return;
+  api[Comlink.releaseProxy]();
+  worker.terminate();
+  startWorker();
+}
+/** The File of each loaded file (exports read it again, in whichever worker is current). */
+const fileHandles = new Map<number, File>();
 const view = new TimelineView($<HTMLCanvasElement>("#canvas"));
 const keys = new TimelineKeys(view);
 const files: LoadedFile[] = [];
@@ -98,6 +117,7 @@ async function loadOne(file: File): Promise<void> {
       },
     });
     const res = await api.load(id, file, cb, stepsPattern);
+    fileHandles.set(id, file);
     const lf = makeLoadedFile(id, file.name, res.info, res.meta, events, res.ms, res.coreBytes);
     files.push(lf);
     view.setFiles(files);
@@ -126,6 +146,7 @@ async function loadOne(file: File): Promise<void> {
   } finally {
     busy--;
     progressDone();
+    recycleWorker();
   }
 }
 
@@ -461,7 +482,7 @@ async function download(format: "chrome" | "xspace"): Promise<void> {
   busy++;
   try {
     const label = format === "chrome" ? "Chrome JSON" : "XSpace";
-    const blob = await api.exportFile(id, format, callbacks(`${f.name} → ${label}`, EXPORT_PASSES));
+    const blob = await api.exportFile(fileHandles.get(id)!, format, callbacks(`${f.name} → ${label}`, EXPORT_PASSES));
     const a = document.createElement("a");
     a.href = URL.createObjectURL(blob);
     a.download = `${baseName(f.name)}${format === "chrome" ? ".json.gz" : ".xplane.pb"}`;
@@ -474,6 +495,7 @@ async function download(format: "chrome" | "xspace"): Promise<void> {
   } finally {
     busy--;
     progressDone();
+    recycleWorker();
   }
 }
 

@@ -1,7 +1,7 @@
 /**
  * The viewer's Web Worker: runs the WebAssembly core on files the page hands over (File objects: nothing is read
- * on the page's thread) and answers through comlink. Each job gets a fresh core instance, so the memory a big
- * file needed is released with it.
+ * on the page's thread) and answers through comlink. Each job gets a fresh core instance, and the page replaces
+ * the whole worker when no job runs (web/main.ts recycleWorker), so the memory a big file needed goes back at once.
  *
  *  - load: timeline tables (assembly/emit/timeline.ts); event chunks are *transferred* to the page as they fill;
  *    the summary (`rawtrace stats`, src/core/stats.ts) comes from the same pass of the same core code. The file
@@ -52,7 +52,6 @@ function core(): Promise<WebAssembly.Module> {
   return compiled;
 }
 
-const files = new Map<number, File>();
 const running = new Set<FileByteSource>();
 let tail: Promise<unknown> = Promise.resolve();
 let generation = 0;
@@ -89,8 +88,7 @@ const api = {
    * Converts `file` to timeline tables; the event chunks go to `cb.chunk`, the rest is returned. `steps`: the
    * regular expression over NVTX range names that marks training steps (default: PyTorch's `ProfilerStep#N`).
    */
-  load(id: number, file: File, cb: JobCallbacks, steps?: string): Promise<LoadResult> {
-    files.set(id, file);
+  load(_id: number, file: File, cb: JobCallbacks, steps?: string): Promise<LoadResult> {
     return serial((gen) =>
       withSource(file, gen, async (src) => {
         const t0 = performance.now();
@@ -134,10 +132,8 @@ const api = {
     );
   },
 
-  /** Writes file `id` as gzipped Chrome JSON (`chrome`) or XSpace (`xspace`) and returns it as a Blob. */
-  exportFile(id: number, format: "chrome" | "xspace", cb: JobCallbacks): Promise<Blob> {
-    const file = files.get(id);
-    if (!file) return Promise.reject(new Error(`no file ${id}`));
+  /** Writes `file` as gzipped Chrome JSON (`chrome`) or XSpace (`xspace`) and returns it as a Blob. */
+  exportFile(file: File, format: "chrome" | "xspace", cb: JobCallbacks): Promise<Blob> {
     return serial((gen) =>
       withSource(file, gen, async (src) => {
         const engine = await Engine.create(await core());
@@ -188,11 +184,6 @@ const api = {
   cancel(): void {
     generation++;
     for (const s of running) s.cancel();
-  },
-
-  /** Forgets file `id` (its File handle). */
-  forget(id: number): void {
-    files.delete(id);
   },
 };
 
