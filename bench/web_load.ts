@@ -26,21 +26,29 @@ if (!existsSync(path)) {
 }
 const size = statSync(path).size;
 
-/** Resident memory (bytes) of every process of the browser we launched (its profile dir is in their args). */
-function browserRss(): number {
-  let total = 0;
+/**
+ * Memory (bytes) of every process of the browser we launched (its profile dir is in their args): `rss`, the sum of
+ * their resident sets (pages shared between the processes, such as the browser's own code, count once per
+ * process), and `pss`, the proportional set size (a shared page split between its sharers: the sum is what the
+ * browser really holds).
+ */
+function browserMemory(): { rss: number; pss: number } {
+  let rss = 0;
+  let pss = 0;
   for (const pid of readdirSync("/proc")) {
     if (!/^\d+$/.test(pid)) continue;
     try {
       const args = readFileSync(`/proc/${pid}/cmdline`, "utf8");
       if (!args.includes("playwright_chromiumdev_profile")) continue;
       const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-      if (m) total += Number(m[1]) * 1024;
+      if (m) rss += Number(m[1]) * 1024;
+      const p = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, "utf8"));
+      if (p) pss += Number(p[1]) * 1024;
     } catch {
       // exited meanwhile
     }
   }
-  return total;
+  return { rss, pss };
 }
 
 const h = await startHarness(["--enable-precise-memory-info"]);
@@ -59,17 +67,26 @@ try {
   };
   const heapBefore = await heap();
   let peakHeap = heapBefore;
-  let peakRss = browserRss();
+  const idle = browserMemory();
+  let peakRss = idle.rss;
+  let peakPss = idle.pss;
   let sampling = true;
+  /** [s since the file was handed over, PSS MiB] every sample: where in the load the memory peaks. */
+  const series: Array<[number, number]> = [];
+  let tLoad = 0;
   const sampler = (async () => {
     while (sampling) {
       peakHeap = Math.max(peakHeap, await heap().catch(() => 0));
-      peakRss = Math.max(peakRss, browserRss());
+      const m = browserMemory();
+      peakRss = Math.max(peakRss, m.rss);
+      peakPss = Math.max(peakPss, m.pss);
+      if (tLoad) series.push([+((performance.now() - tLoad) / 1000).toFixed(1), Math.round(m.pss / 2 ** 20)]);
       await new Promise((r) => setTimeout(r, 100));
     }
   })();
 
   const t0 = performance.now();
+  tLoad = t0;
   await page.setInputFiles("#file", path);
   await page.waitForSelector("body[data-state=ready]", { state: "attached", timeout: 1_800_000 });
   const timelineS = (performance.now() - t0) / 1000;
@@ -77,6 +94,9 @@ try {
   const summaryS = (performance.now() - t0) / 1000;
   sampling = false;
   await sampler;
+  // What stays once the load is over (the worker's core instance is garbage once the job returns).
+  await page.waitForTimeout(5000);
+  const settled = browserMemory();
   const heapAfter = await heap();
   const data = await page.evaluate(() => ({ ...document.body.dataset }));
   const events = Number(await page.$$eval("#row-list li", (l) => l.reduce((n, li) => n + Number((li as HTMLElement).dataset.events), 0)));
@@ -141,7 +161,9 @@ try {
     timelineSeconds: +timelineS.toFixed(2), summarySeconds: +summaryS.toFixed(2),
     pageLoadMsReported: Number(data.loadMs),
     peakJsHeapBytes: peakHeap, jsHeapBeforeBytes: heapBefore, jsHeapAfterBytes: heapAfter,
-    peakBrowserRssBytes: peakRss, coreWasmBytes: Number(data.coreBytes), passMs: JSON.parse(data.passMs ?? "{}"),
+    peakBrowserRssBytes: peakRss, peakBrowserPssBytes: peakPss, idleBrowserRssBytes: idle.rss, idleBrowserPssBytes: idle.pss,
+    settledBrowserPssBytes: settled.pss, settledBrowserRssBytes: settled.rss,
+    fileReads: Number(data.fileReads), pssSeriesMiB: series, coreWasmBytes: Number(data.coreBytes), passMs: JSON.parse(data.passMs ?? "{}"),
     tablesBytes: events * TL_REC,
     frameMedianMs: frames,
     fullViewFrameMs: fullFrameMs,
@@ -157,7 +179,9 @@ try {
   console.log(`timeline drawn after ${timelineS.toFixed(1)} s, summary after ${summaryS.toFixed(1)} s; worker passes (ms): ${data.passMs}`);
   console.log(`page JS heap: peak ${mb(peakHeap)} (before ${mb(heapBefore)}, after ${mb(heapAfter)})`);
   console.log(`timeline tables (ArrayBuffers, outside the JS heap): ${mb(events * TL_REC)}; core memory in the worker: ${mb(Number(data.coreBytes))}`);
-  console.log(`browser processes RSS peak: ${mb(peakRss)}`);
+  console.log(`browser processes, peak: RSS ${mb(peakRss)}, PSS ${mb(peakPss)} (page open, nothing loaded: RSS ${mb(idle.rss)}, PSS ${mb(idle.pss)})`);
+  console.log(`5 s after the load: RSS ${mb(settled.rss)}, PSS ${mb(settled.pss)}`);
+  console.log(`file reads: ${data.fileReads}; PSS (MiB) by second: ${series.filter((_, k) => k % 10 === 0).map(([t, v]) => `${t}: ${v}`).join(", ")}`);
   console.log(`frame (median of 5) by zoom step (each ~6× closer): ${frames.map((f) => `${f.zoom}: ${f.ms} ms`).join(", ")}`);
   console.log(`everything in view: frame ${fullFrameMs} ms (median); whole-trace range aggregation ${aggMs} ms over ${aggEvents.toLocaleString("en-US")} events (median of 5)`);
   console.log(`search matching ${searchMatches.toLocaleString("en-US")} events: ${searchMs} ms; Enter (next in time order, with its rank): ${stepMs} ms`);

@@ -1,7 +1,8 @@
 /**
- * A ByteSource over a browser File (or Blob): each open() starts a new `File.stream()` (gunzipped through
- * DecompressionStream when the name ends in .gz) and hands the engine windows of it, so a multi-GB dump is never
- * one string or one ArrayBuffer. Progress follows the bytes read from the file itself (compressed for .gz).
+ * A ByteSource over a browser File (or Blob): open() reads `File.stream()` (gunzipped through DecompressionStream
+ * when the name ends in .gz) and hands the engine windows of it, so a multi-GB dump is never one string or one
+ * ArrayBuffer. With `keep` the file is read once and later passes replay the chunks kept in memory. Progress
+ * follows the bytes of the file itself (compressed for .gz).
  */
 import type { ByteReader, ByteSource } from "../src/core/engine.js";
 
@@ -23,13 +24,111 @@ export interface FileByteSource extends ByteSource {
   cancel(): void;
   /** Bytes of the file read by the current pass (compressed bytes for .gz). */
   readonly fileBytesRead: number;
+  /** How many times the file itself was read from its start (a kept file: once, whatever the passes). */
+  readonly fileReads: number;
+}
+
+/** Bytes per block of kept file bytes (each block is freed as one piece). */
+const KEEP_BLOCK = 32 << 20;
+
+/**
+ * Gives a kept block's memory back now: ArrayBuffer.prototype.transfer to length 0 detaches it and frees its
+ * bytes. The blocks are allocated here (JS-owned), not the stream's own chunks: those are owned by the browser's
+ * side of the stream and stay resident until the garbage collector runs, which a worker busy in WebAssembly
+ * hardly lets happen (measured in Chromium 156: a gigabyte of released stream chunks stayed resident).
+ */
+function release(c: Uint8Array): void {
+  const buf = c.buffer as ArrayBuffer & { transfer?: (n: number) => ArrayBuffer; detached?: boolean };
+  if (typeof buf.transfer === "function" && !buf.detached) buf.transfer(0);
+}
+
+/** Options of {@link fileByteSource}. */
+export interface FileSourceOptions {
+  /**
+   * Read the file once: the first open() keeps the file's bytes (as read: compressed for .gz) in memory, chunk by
+   * chunk, and later opens replay them instead of reading the file again; the emit pass (open(2), a conversion's
+   * last read) lets each chunk go as soon as it is handed over, so the kept bytes shrink while the timeline grows.
+   */
+  keep?: boolean;
+  /** Bytes per block of kept bytes (default 32 MiB; tests use small ones). */
+  blockBytes?: number;
 }
 
 /** A re-openable source over `file`. */
-export function fileByteSource(file: Blob, name: string): FileByteSource {
+export function fileByteSource(file: Blob, name: string, opts: FileSourceOptions = {}): FileByteSource {
   const gz = isGzipName(name);
   let cancelled = false;
   let fileBytesRead = 0;
+  let fileReads = 0;
+  // The file's bytes kept by the first read (opts.keep), in blocks; complete once that read reached the end.
+  let kept: (Uint8Array | null)[] | null = null;
+  let keptComplete = false;
+
+  /** Appends `v` to the kept blocks. */
+  let keptBytes = 0;
+  const block = opts.blockBytes ?? KEEP_BLOCK;
+  const keepBytes = (blocks: (Uint8Array | null)[], v: Uint8Array): void => {
+    while (v.length > 0) {
+      let last = blocks[blocks.length - 1];
+      if (!last || last.length === last.buffer.byteLength) {
+        // Sized by what the file has left, so a small file keeps no more than its size.
+        const left = file.size - keptBytes;
+        last = new Uint8Array(new ArrayBuffer(left >= v.length ? Math.min(block, left) : block), 0, 0);
+        blocks.push(last);
+      }
+      const k = Math.min(v.length, last.buffer.byteLength - last.length);
+      keptBytes += k;
+      const grown = new Uint8Array(last.buffer, 0, last.length + k);
+      grown.set(v.subarray(0, k), last.length);
+      blocks[blocks.length - 1] = grown;
+      v = v.subarray(k);
+    }
+  };
+
+  /** The file's own bytes (compressed for .gz), counted; from memory when kept, else from the file. */
+  const rawStream = (pass: number | undefined): ReadableStream<Uint8Array> => {
+    if (kept && keptComplete) {
+      const chunks = kept;
+      const drop = pass === 2;
+      let k = 0;
+      return new ReadableStream<Uint8Array>({
+        pull(ctl) {
+          if (k >= chunks.length) {
+            ctl.close();
+            return;
+          }
+          const c = chunks[k];
+          if (!c) throw new Error(`${name}: the file's bytes were already released`);
+          if (drop) chunks[k] = null;
+          k++;
+          fileBytesRead += c.byteLength;
+          ctl.enqueue(c);
+        },
+      }, { highWaterMark: 0 });
+    }
+    fileReads++;
+    const keep = opts.keep ? (kept = []) : null;
+    keptComplete = false;
+    keptBytes = 0;
+    const reader = file.stream().getReader();
+    return new ReadableStream<Uint8Array>({
+      async pull(ctl) {
+        const r = await reader.read();
+        if (r.done) {
+          if (keep) keptComplete = true;
+          ctl.close();
+          return;
+        }
+        fileBytesRead += r.value.byteLength;
+        if (keep) keepBytes(keep, r.value);
+        ctl.enqueue(r.value);
+      },
+      cancel(reason) {
+        return reader.cancel(reason);
+      },
+    }, { highWaterMark: 0 });
+  };
+
   return {
     name: gz ? name.replace(/\.gz$/i, "") : name,
     // Progress is reported against the file's own size; for .gz the engine's byte count is uncompressed.
@@ -37,23 +136,18 @@ export function fileByteSource(file: Blob, name: string): FileByteSource {
     get fileBytesRead() {
       return fileBytesRead;
     },
+    get fileReads() {
+      return fileReads;
+    },
     cancel() {
       cancelled = true;
     },
-    open(): ByteReader {
+    open(pass?: 1 | 2 | 3): ByteReader {
       fileBytesRead = 0;
-      let raw: ReadableStream<Uint8Array> = file.stream();
-      if (gz) {
-        const counted = raw.pipeThrough(
-          new TransformStream<Uint8Array, Uint8Array>({
-            transform(chunk, ctl) {
-              fileBytesRead += chunk.byteLength;
-              ctl.enqueue(chunk);
-            },
-          }),
-        );
-        raw = counted.pipeThrough(new DecompressionStream("gzip") as unknown as ReadableWritablePair<Uint8Array, Uint8Array>);
-      }
+      // The emit pass over kept bytes frees each block once copied (not for .gz: the decompressor may still read it).
+      const free = pass === 2 && !!kept && keptComplete && !gz;
+      let raw = rawStream(pass);
+      if (gz) raw = raw.pipeThrough(new DecompressionStream("gzip") as unknown as ReadableWritablePair<Uint8Array, Uint8Array>);
       const reader = raw.getReader();
       // Read-ahead: the next chunk is always being fetched while the core works on the current window, so file
       // reading (in the browser's I/O thread) overlaps with decoding instead of alternating with it.
@@ -70,6 +164,7 @@ export function fileByteSource(file: Blob, name: string): FileByteSource {
         }
       };
       let pending: Uint8Array | null = null;
+      let current: Uint8Array | null = null;
       let done = false;
       return {
         async read(dst: Uint8Array): Promise<number> {
@@ -84,8 +179,8 @@ export function fileByteSource(file: Blob, name: string): FileByteSource {
                 done = true;
                 break;
               }
-              pending = r.value;
-              if (!gz) fileBytesRead += pending.byteLength;
+              if (free && current) release(current);
+              pending = current = r.value;
               refill();
             }
             const k = Math.min(pending.length, dst.length - n);
@@ -96,6 +191,8 @@ export function fileByteSource(file: Blob, name: string): FileByteSource {
           return n;
         },
         async close() {
+          if (free && current) release(current);
+          current = pending = null;
           await reader.cancel().catch(() => undefined);
         },
       };

@@ -21,8 +21,27 @@ import { renderSummary } from "./summary.js";
 import { formatHash, parseHash, type HashState } from "./hash.js";
 import { filesFromUrl } from "./url_files.js";
 
-const worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module", name: "rawtrace-core" });
-const api = Comlink.wrap<WorkerApi>(worker);
+let worker: Worker;
+let api: Comlink.Remote<WorkerApi>;
+function startWorker(): void {
+  worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module", name: "rawtrace-core" });
+  api = Comlink.wrap<WorkerApi>(worker);
+}
+startWorker();
+
+/**
+ * Replaces the worker once no job runs. A core instance's linear memory never shrinks and an idle worker's heap is
+ * hardly ever collected, so the worker that converted a 1 GB dump would keep about a gigabyte after the load
+ * (measured: the browser's memory did not drop in the 5 s after it); ending the worker gives it back at once.
+ */
+function recycleWorker(): void {
+  if (busy > 0) return;
+  api[Comlink.releaseProxy]();
+  worker.terminate();
+  startWorker();
+}
+/** The File of each loaded file (exports read it again, in whichever worker is current). */
+const fileHandles = new Map<number, File>();
 const view = new TimelineView($<HTMLCanvasElement>("#canvas"));
 const keys = new TimelineKeys(view);
 const files: LoadedFile[] = [];
@@ -32,16 +51,19 @@ let busy = 0;
 
 // ---- Progress, errors ----------------------------------------------------------------------------------------------
 
-const LOAD_PASSES: Record<number, string> = { 1: "indexing", 2: "building timeline", 3: "projecting NVTX ranges" };
+const LOAD_PASSES: Record<number, string> = {
+  1: "indexing", 2: "building timeline", 3: "projecting NVTX ranges", 4: "laying out the timeline",
+};
 const EXPORT_PASSES: Record<number, string> = { 1: "indexing", 2: "writing", 3: "projecting NVTX ranges" };
 let job = 0;
 
 function progress(label: string, done: number, total: number): void {
   const p = $("#progress");
   p.hidden = false;
-  const frac = total > 0 ? Math.min(1, done / total) : 0;
+  // total 0: a step without a byte count (the core laying out the timeline): a full bar, no percentage.
+  const frac = total > 0 ? Math.min(1, done / total) : 1;
   ($(".progress .fill") as HTMLElement).style.width = `${(frac * 100).toFixed(1)}%`;
-  $(".progress .text").textContent = `${label} ${(frac * 100).toFixed(0)}%`;
+  $(".progress .text").textContent = total > 0 ? `${label} ${(frac * 100).toFixed(0)}%` : `${label}…`;
 }
 
 function progressDone(): void {
@@ -95,6 +117,7 @@ async function loadOne(file: File): Promise<void> {
       },
     });
     const res = await api.load(id, file, cb, stepsPattern);
+    fileHandles.set(id, file);
     const lf = makeLoadedFile(id, file.name, res.info, res.meta, events, res.ms, res.coreBytes);
     files.push(lf);
     view.setFiles(files);
@@ -105,6 +128,7 @@ async function loadOne(file: File): Promise<void> {
     document.body.dataset.loadMs = String(Math.round(res.ms));
     document.body.dataset.coreBytes = String(res.coreBytes);
     document.body.dataset.passMs = JSON.stringify(res.passMs);
+    document.body.dataset.fileReads = String(res.fileReads);
     if (res.info.warnings.length) {
       showError(`${file.name}: ${res.info.warnings.map((w) => `${w.code} ×${w.count}`).join(", ")}`);
     }
@@ -122,6 +146,7 @@ async function loadOne(file: File): Promise<void> {
   } finally {
     busy--;
     progressDone();
+    recycleWorker();
   }
 }
 
@@ -457,7 +482,7 @@ async function download(format: "chrome" | "xspace"): Promise<void> {
   busy++;
   try {
     const label = format === "chrome" ? "Chrome JSON" : "XSpace";
-    const blob = await api.exportFile(id, format, callbacks(`${f.name} → ${label}`, EXPORT_PASSES));
+    const blob = await api.exportFile(fileHandles.get(id)!, format, callbacks(`${f.name} → ${label}`, EXPORT_PASSES));
     const a = document.createElement("a");
     a.href = URL.createObjectURL(blob);
     a.download = `${baseName(f.name)}${format === "chrome" ? ".json.gz" : ".xplane.pb"}`;
@@ -470,6 +495,7 @@ async function download(format: "chrome" | "xspace"): Promise<void> {
   } finally {
     busy--;
     progressDone();
+    recycleWorker();
   }
 }
 

@@ -1,10 +1,11 @@
 /**
  * The viewer's Web Worker: runs the WebAssembly core on files the page hands over (File objects: nothing is read
- * on the page's thread) and answers through comlink. Each job gets a fresh core instance, so the memory a big
- * file needed is released with it.
+ * on the page's thread) and answers through comlink. Each job gets a fresh core instance, and the page replaces
+ * the whole worker when no job runs (web/main.ts recycleWorker), so the memory a big file needed goes back at once.
  *
  *  - load: timeline tables (assembly/emit/timeline.ts); event chunks are *transferred* to the page as they fill;
- *    the summary (`rawtrace stats`, src/core/stats.ts) comes from the same pass of the same core code.
+ *    the summary (`rawtrace stats`, src/core/stats.ts) comes from the same pass of the same core code. The file
+ *    is read once: the later passes replay the bytes the index pass kept (web/file_source.ts `keep`).
  *  - exportFile: Chrome JSON gzipped with CompressionStream, or XSpace, returned as a Blob for a download.
  */
 import * as Comlink from "comlink";
@@ -12,11 +13,14 @@ import wasmUrl from "../build/rawtrace.wasm";
 import { Engine, type FileInfo } from "../src/core/engine.js";
 import { TimelineParser, type TimelineMeta } from "../src/core/timeline.js";
 import { decodeStats, type TraceStats } from "../src/core/stats.js";
-import { fileByteSource, type FileByteSource } from "./file_source.js";
+import { fileByteSource, type FileByteSource, type FileSourceOptions } from "./file_source.js";
 
 /** Callbacks the page passes (as a comlink proxy) to follow a job. */
 export interface JobCallbacks {
-  /** Bytes of the file read by pass `pass` (1 index, 3 NVTX projection, 2 emit) out of `total`. */
+  /**
+   * Bytes of the file read by pass `pass` (1 index, 3 NVTX projection, 2 emit) out of `total`; pass 4 (load
+   * only, total 0): the file is in, the core orders and lays out the timeline and sends it.
+   */
   progress(done: number, total: number, pass: number): void;
   /** An event chunk (ownership transferred) starting at event `first`. */
   chunk?(chunk: ArrayBuffer, first: number): void;
@@ -32,8 +36,13 @@ export interface LoadResult {
   /** Peak size of the core's linear memory during the job (bytes). */
   coreBytes: number;
   ms: number;
-  /** Wall time per pass (ms): 1 index, 3 NVTX projection, 2 timeline (the core's end-of-pass work included). */
+  /**
+   * Wall time per pass (ms): 1 index, 3 NVTX projection, 2 timeline (the core's end-of-pass work included); 0 that
+   * end-of-pass work alone (ordering, lanes, writing the tables to the page).
+   */
   passMs: Record<number, number>;
+  /** How many times the file was read from its start (1: the later passes replayed the bytes kept in memory). */
+  fileReads: number;
 }
 
 let compiled: Promise<WebAssembly.Module> | null = null;
@@ -43,7 +52,6 @@ function core(): Promise<WebAssembly.Module> {
   return compiled;
 }
 
-const files = new Map<number, File>();
 const running = new Set<FileByteSource>();
 let tail: Promise<unknown> = Promise.resolve();
 let generation = 0;
@@ -62,9 +70,11 @@ function cancelledError(): Error {
   return e;
 }
 
-async function withSource<T>(file: File, gen: number, run: (src: FileByteSource) => Promise<T>): Promise<T> {
+async function withSource<T>(
+  file: File, gen: number, run: (src: FileByteSource) => Promise<T>, opts: FileSourceOptions = {},
+): Promise<T> {
   if (gen !== generation) throw cancelledError();
-  const src = fileByteSource(file, file.name);
+  const src = fileByteSource(file, file.name, opts);
   running.add(src);
   try {
     return await run(src);
@@ -78,8 +88,7 @@ const api = {
    * Converts `file` to timeline tables; the event chunks go to `cb.chunk`, the rest is returned. `steps`: the
    * regular expression over NVTX range names that marks training steps (default: PyTorch's `ProfilerStep#N`).
    */
-  load(id: number, file: File, cb: JobCallbacks, steps?: string): Promise<LoadResult> {
-    files.set(id, file);
+  load(_id: number, file: File, cb: JobCallbacks, steps?: string): Promise<LoadResult> {
     return serial((gen) =>
       withSource(file, gen, async (src) => {
         const t0 = performance.now();
@@ -91,6 +100,7 @@ const api = {
         const passMs: Record<number, number> = {};
         let pass = 0;
         let mark = performance.now();
+        let lastWindow = mark;
         const result = await engine.convert(src, parser.sink, {
           format: "timeline",
           traceName: file.name,
@@ -102,22 +112,28 @@ const api = {
               pass = p;
               mark = now;
             }
+            lastWindow = performance.now();
             cb.progress(src.fileBytesRead, file.size, p);
+            // The whole file is in: what follows is the core's end of the pass (order, lanes, tables to the page).
+            if (p === 2 && src.fileBytesRead >= file.size) cb.progress(0, 0, 4);
           },
         });
         passMs[pass] = performance.now() - mark;
+        // 0: the part of the last pass after its last input window (the core sorts, lays out and writes the tables).
+        passMs[0] = performance.now() - lastWindow;
         await Promise.all(sent);
         const meta = parser.finish();
         const stats = meta.trailer.length ? decodeStats(meta.trailer) : null;
-        return { meta, info: result.info, stats, events: result.events, coreBytes: engine.memoryBytes, ms: performance.now() - t0, passMs };
-      }),
+        return {
+          meta, info: result.info, stats, events: result.events, coreBytes: engine.memoryBytes, ms: performance.now() - t0, passMs,
+          fileReads: src.fileReads,
+        };
+      }, { keep: true }),
     );
   },
 
-  /** Writes file `id` as gzipped Chrome JSON (`chrome`) or XSpace (`xspace`) and returns it as a Blob. */
-  exportFile(id: number, format: "chrome" | "xspace", cb: JobCallbacks): Promise<Blob> {
-    const file = files.get(id);
-    if (!file) return Promise.reject(new Error(`no file ${id}`));
+  /** Writes `file` as gzipped Chrome JSON (`chrome`) or XSpace (`xspace`) and returns it as a Blob. */
+  exportFile(file: File, format: "chrome" | "xspace", cb: JobCallbacks): Promise<Blob> {
     return serial((gen) =>
       withSource(file, gen, async (src) => {
         const engine = await Engine.create(await core());
@@ -168,11 +184,6 @@ const api = {
   cancel(): void {
     generation++;
     for (const s of running) s.cancel();
-  },
-
-  /** Forgets file `id` (its File handle). */
-  forget(id: number): void {
-    files.delete(id);
   },
 };
 

@@ -2,8 +2,10 @@
  * Timeline tables for the in-browser viewer (web/): compact, fixed-size binary tables a canvas can draw from
  * without one JS object per event. The page gets them as ArrayBuffers (src/core/timeline.ts parses the stream).
  *
- * Pass 2 only buffers: each event becomes a 64-byte record ({@link REC}) appended in arrival order, its row
- * (host thread, device stream, …) and name interned on the way. At the end ({@link timelineEnd}):
+ * Pass 2 only buffers: each event becomes a 48-byte record ({@link REC}) appended in arrival order, its row
+ * (host thread, device stream, …) and name interned on the way; the fields only some kinds carry (a kernel's
+ * context, registers, shared memory and occupancy; a copy's devices; …) go to a side table of 16-byte entries, so
+ * the records of API calls and ranges do not carry them. At the end ({@link timelineEnd}):
  *  1. records are grouped per row (counting sort) and each row is sorted by start (ties: longer first) with a
  *     bottom-up merge sort that costs one linear check for the usual already-sorted row;
  *  2. every row is split into lanes: an event takes the lowest lane free at its start, so nested ranges stack
@@ -17,12 +19,15 @@
  * Stream layout (little-endian; every section 8-byte aligned):
  *   header 64 B: u32 magic "RTTL", u32 version, u32 events, u32 rows, u32 lanes, u32 names, u32 nameBytes (padded
  *     to 8), u32 flags (1 = rows capped, 2 = names capped), u64 baseNs (Unix ns of t = 0), f64 min start,
- *     f64 max end (ns since base), u32 lane cap, u32 0
+ *     f64 max end (ns since base), u32 lane cap, u32 extension entries
  *   rows 32 B each: u32 class ({@link RowClass}), u32 a (pid or device), u32 b (tid or stream), u32 name id of the
  *     thread/stream name (NONE = unnamed), u32 first lane, u32 lanes, u32 first event, u32 events
  *   lanes 24 B each: u32 first event, u32 events, u32 row, u32 flags (1 = events may overlap), f64 max duration
  *   names: `names` × {u32 offset, u32 length} then `nameBytes` bytes of UTF-8
- *   events 64 B each, grouped by row then lane, sorted by start within a lane: see {@link REC}.
+ *   events, grouped by row then lane, sorted by start within a lane, in chunks of {@link CHUNK} (the last one
+     shorter), each: u32 count, u32 0, `count` extension entries of 20 B (u32 index of the event within the
+     chunk, ascending; u32 x3, x4, x5, x6), zeros to a multiple of 8, then the chunk's records ({@link REC}); an
+     event has an entry exactly when its flags have TF.EXT (x3..x6 are 0 otherwise)
  *   stats: the result of emit/stats.ts (its own header gives its size; src/core/stats.ts decodeStats).
  */
 import { Ev, EvKind, EvFlag } from "../model/event";
@@ -35,12 +40,13 @@ import { statsBegin, statsEvent, statsEnd } from "./stats";
 import { activeBlocks, occPlausible } from "./xspace";
 
 /**
- * Event record (64 B):
+ * Event record (48 B):
  *   0 f64 start (ns since baseNs)   8 f64 duration (ns)
  *  16 u32 row                      20 u32 name id (NONE: unnamed)
  *  24 u8 kind (EvKind)  25 u8 flags ({@link TF})  26 u16 lane within the row
  *  28 u32 correlation (low 32 bits; 0 = none)
  *  32 u32 partner: final index of the launch (device work) or of the earliest device work (launch), NONE if none
+ *     (while the pass buffers: the index of the event's extension entry, NONE if none)
  *  36 u32 x0  40 u32 x1  44 u32 x2, per kind:
  *     KERNEL: grid x; grid y | grid z << 16; block x | block y << 11 | block z << 22 (each packed dimension
  *       saturated at its field's largest value: 65535, 2047 or 1023; CUDA's own limits are 65535, 1024 and 64)
@@ -52,18 +58,24 @@ import { activeBlocks, occPlausible } from "./xspace";
  *       model/steps.ts; else 0)
  *     GPU_RANGE: device; stream; 0      GRAPH: graph id; external id; 0
  *     EVENT_RECORD: event id; 0; 0      OVERHEAD: overhead kind; 0; 0
- *  48 u32 x3  52 u32 x4  56 u32 x5  60 u32 x6, per kind (0 where not listed):
+ * Extension entry (side table, only for events where one of these is not 0): u32 x3, x4, x5, x6, per kind:
  *     KERNEL: context; registers per thread | theoretical occupancy << 16 (units of 0.01 %, {@link OCC_NONE} when
  *       the device table cannot tell: emit/xspace.ts's calculation); static shared memory; dynamic shared memory
  *     MEMCPY: context; source device; destination device      MEMSET, SYNC, GRAPH: context
  *     API_RUNTIME / API_DRIVER: external id (high 32)
  */
-export const REC: usize = 64;
+export const REC: usize = 48;
+/** Records per output chunk (src/core/timeline.ts TL_CHUNK). */
+const CHUNK_SHIFT: u32 = 17;
+const CHUNK: u32 = 1 << CHUNK_SHIFT;
+/** Bytes per extension entry in the pass's side table (x3..x6) and in the stream (event index + x3..x6). */
+const EXT: usize = 16;
+const EXT_OUT: usize = 20;
 /** Occupancy field value meaning "unknown" (no device table, or one the calculation cannot use). */
 export const OCC_NONE: u32 = 0xffff;
 export const NONE: u32 = 0xffffffff;
 const MAGIC: u32 = 0x4c545452; // "RTTL"
-const VERSION: u32 = 2;
+const VERSION: u32 = 3;
 const HEADER: usize = 64;
 
 /** Record flag bits (byte 25). */
@@ -77,6 +89,8 @@ const enum TF {
   INCOMPLETE = 32,
   /** A host range recognised as a training step (model/steps.ts): x2 holds its step number. */
   STEP = 64,
+  /** x3..x6 are in the chunk's extension entries (else all 0). */
+  EXT = 128,
 }
 
 /** Row classes; rows are written ordered by (host/GPU, pid or device, tid or stream, class). */
@@ -108,6 +122,8 @@ let base: u64 = 0;
 let lastTs: u64 = 0;
 let count: u32 = 0;
 let blocks: usize = 0; // MAX_BLOCKS block pointers
+let extBlocks: usize = 0; // MAX_BLOCKS pointers to blocks of BLOCK_RECS extension entries
+let extCount: u32 = 0;
 let flags: u32 = 0;
 
 let rowTables: usize = 0; // per row class (16 Table handles, created on first use): (a << 32 | b) → row index + 1
@@ -142,6 +158,9 @@ export function timelineBegin(baseNs: u64): void {
   flags = 0;
   blocks = heap.alloc(<usize>MAX_BLOCKS << 2);
   memory.fill(blocks, 0, <usize>MAX_BLOCKS << 2);
+  extBlocks = heap.alloc(<usize>MAX_BLOCKS << 2);
+  memory.fill(extBlocks, 0, <usize>MAX_BLOCKS << 2);
+  extCount = 0;
   rowTables = heap.alloc(16 << 2);
   memory.fill(rowTables, 0, 16 << 2);
   rowKeys = heap.alloc(<usize>MAX_ROWS * 32);
@@ -299,6 +318,11 @@ function rowOf(cls: u32, a: u32, b: u32): u32 {
 }
 
 // @ts-ignore: decorator
+@inline function extAt(i: u32): usize {
+  return load<usize>(extBlocks + (<usize>(i >> BLOCK_BITS) << 2)) + (<usize>(i & (BLOCK_RECS - 1)) * EXT);
+}
+
+// @ts-ignore: decorator
 @inline function rel(t: u64): f64 {
   return t > base ? <f64>(t - base) : 0.0;
 }
@@ -393,10 +417,8 @@ export function timelineEvent(e: Ev): void {
   if ((e.flags & EvFlag.INCOMPLETE) != 0) f |= TF.INCOMPLETE;
   if ((e.flags & EvFlag.STEP) != 0) f |= TF.STEP;
   store<u8>(r, <u8>e.kind, 24);
-  store<u8>(r, <u8>f, 25);
   store<u16>(r, 0, 26);
   store<u32>(r, <u32>e.correlation, 28);
-  store<u32>(r, NONE, 32);
   let x0: u32 = 0;
   let x1: u32 = 0;
   let x2: u32 = 0;
@@ -466,10 +488,20 @@ export function timelineEvent(e: Ev): void {
   store<u32>(r, x0, 36);
   store<u32>(r, x1, 40);
   store<u32>(r, x2, 44);
-  store<u32>(r, x3, 48);
-  store<u32>(r, x4, 52);
-  store<u32>(r, x5, 56);
-  store<u32>(r, x6, 60);
+  let ext: u32 = NONE;
+  if ((x3 | x4 | x5 | x6) != 0) {
+    ext = extCount++;
+    const eb = extBlocks + (<usize>(ext >> BLOCK_BITS) << 2);
+    if (load<usize>(eb) == 0) store<usize>(eb, heap.alloc(<usize>BLOCK_RECS * EXT));
+    const x = extAt(ext);
+    store<u32>(x, x3);
+    store<u32>(x, x4, 4);
+    store<u32>(x, x5, 8);
+    store<u32>(x, x6, 12);
+    f |= TF.EXT;
+  }
+  store<u8>(r, <u8>f, 25);
+  store<u32>(r, ext, 32);
 }
 
 /**
@@ -748,6 +780,7 @@ export function timelineEnd(): void {
   store<f64>(h, minStart, 40);
   store<f64>(h, maxEnd, 48);
   store<u32>(h, MAX_LANES, 56);
+  store<u32>(h, extCount, 60);
   O.raw(h, HEADER);
   for (let k: u32 = 0; k < nRows; k++) {
     const row = load<u32>(order + (<usize>k << 2));
@@ -778,11 +811,35 @@ export function timelineEnd(): void {
     memory.fill(h, 0, 8);
     O.raw(h, <usize>(nb - off));
   }
-  // Events in final order; the row field becomes the output row index.
+  // Events in final order, chunk by chunk (its extension entries first); the row field becomes the output row index.
   const rowOut = heap.alloc(<usize>(nRows + 1) << 2);
   for (let k: u32 = 0; k < nRows; k++) store<u32>(rowOut + (<usize>load<u32>(order + (<usize>k << 2)) << 2), k);
+  const scratch = heap.alloc(8 + <usize>(n < CHUNK ? (n > 0 ? n : <u32>1) : CHUNK) * EXT_OUT + 8);
   for (let pos: u32 = 0; pos < n; pos++) {
+    if ((pos & (CHUNK - 1)) == 0) {
+      const end = n - pos < CHUNK ? n : pos + CHUNK;
+      let cnt: u32 = 0;
+      for (let q = pos; q < end; q++) {
+        const ext = load<u32>(recAt(load<u32>(idx + (<usize>q << 2))), 32);
+        if (ext == NONE) continue;
+        const o = scratch + 8 + <usize>cnt * EXT_OUT;
+        const x = extAt(ext);
+        store<u32>(o, q - pos);
+        store<u32>(o, load<u32>(x), 4);
+        store<u32>(o, load<u32>(x, 4), 8);
+        store<u32>(o, load<u32>(x, 8), 12);
+        store<u32>(o, load<u32>(x, 12), 16);
+        cnt++;
+      }
+      store<u32>(scratch, cnt);
+      store<u32>(scratch, 0, 4);
+      const bytes: usize = <usize>8 + <usize>cnt * EXT_OUT;
+      const padded: usize = (bytes + <usize>7) & ~(<usize>7);
+      memory.fill(scratch + bytes, 0, padded - bytes);
+      O.raw(scratch, padded);
+    }
     const r = recAt(load<u32>(idx + (<usize>pos << 2)));
+    store<u32>(r, NONE, 32);
     store<u32>(r, load<u32>(rowOut + (<usize>load<u32>(r, 16) << 2)), 16);
     const c = load<u32>(r, 28);
     const f = <u32>load<u8>(r, 25);

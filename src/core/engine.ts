@@ -18,7 +18,11 @@ export interface ByteSource {
   name: string;
   /** Size in bytes when known (progress). */
   size?: number;
-  open(): ByteReader | Promise<ByteReader>;
+  /**
+   * A reader from the first byte. `pass` says which pass reads (1 index, 3 NVTX projection, 2 emit: a conversion's
+   * last read), so a source that keeps the bytes of the first read (web/file_source.ts) can let them go in pass 2.
+   */
+  open(pass?: 1 | 2 | 3): ByteReader | Promise<ByteReader>;
 }
 
 /**
@@ -443,7 +447,7 @@ export class Engine {
     beforeEnd?: () => void,
   ): Promise<void> {
     const x = this.x;
-    const reader = await src.open();
+    const reader = await src.open(pass);
     let done = 0;
     try {
       for (;;) {

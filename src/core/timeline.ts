@@ -7,7 +7,9 @@
 import type { Sink } from "./engine.js";
 
 /** Bytes per event record. */
-export const TL_REC = 64;
+export const TL_REC = 48;
+/** Bytes per extension entry (u32 event index within its chunk, then x3..x6: words 12..15 of that event). */
+export const TL_EXT = 20;
 /** Records per event chunk (event i lives in chunk i >> TL_CHUNK_SHIFT at record i & (TL_CHUNK - 1)). */
 export const TL_CHUNK_SHIFT = 17;
 export const TL_CHUNK = 1 << TL_CHUNK_SHIFT;
@@ -26,9 +28,12 @@ export const Kind = {
 
 /**
  * Event flag bits (record byte 25). INCOMPLETE: no end in the vendor record, drawn with duration 0 at its start.
- * STEP: a host range recognised as a training step (its step number in word 11).
+ * STEP: a host range recognised as a training step (its step number in word 11). EXT: words 12..15 are in the
+ * chunk's extension entries (else 0).
  */
-export const Flag = { EXTERNAL: 1, FLOW_START: 2, FLOW_END: 4, ASYNC: 8, PEER: 16, INCOMPLETE: 32, STEP: 64 } as const;
+export const Flag = {
+  EXTERNAL: 1, FLOW_START: 2, FLOW_END: 4, ASYNC: 8, PEER: 16, INCOMPLETE: 32, STEP: 64, EXT: 128,
+} as const;
 
 /** Row classes (assembly/emit/timeline.ts RowClass). */
 export const RowClass = {
@@ -49,6 +54,8 @@ export interface TimelineHeader {
   minStart: number;
   maxEnd: number;
   laneCap: number;
+  /** Extension entries in all chunks (events with words 12..15). */
+  extEntries: number;
 }
 
 /** Everything but the event chunks: small, cloned to the page in one message. */
@@ -126,6 +133,7 @@ export class TimelineParser {
             minStart: dv.getFloat64(40, true),
             maxEnd: dv.getFloat64(48, true),
             laneCap: dv.getUint32(56, true),
+            extEntries: dv.getUint32(60, true),
           };
           this.phase = 1;
           this.next(this.header.rows * ROW);
@@ -148,24 +156,39 @@ export class TimelineParser {
           break;
         case 4:
           this.nameBytes = this.target;
-          this.phase = 5;
-          this.next(Math.min(TL_CHUNK, h!.events) * TL_REC);
-          break;
-        case 5: {
-          const n = this.target.length / TL_REC;
-          if (n > 0) {
-            // The receiver may transfer (detach) the buffer: nothing of it is read after this call.
-            const first = this.nextEvent;
-            this.nextEvent += n;
-            this.onChunk(this.target.buffer as ArrayBuffer, first);
-          }
-          const left = h!.events - this.nextEvent;
-          if (left === 0) {
+          if (h!.events === 0) {
             this.phase = 6;
             this.next(0);
             return;
           }
-          this.next(Math.min(TL_CHUNK, left) * TL_REC);
+          this.phase = 5;
+          this.next(8);
+          break;
+        case 5: {
+          // A chunk's head: its extension entry count. The chunk becomes one buffer: head, entries, records.
+          const count = new DataView(this.target.buffer).getUint32(0, true);
+          const n = Math.min(TL_CHUNK, h!.events - this.nextEvent);
+          if (count > n) throw new Error(`timeline stream: chunk at event ${this.nextEvent}: ${count} extension entries for ${n} events`);
+          const head = this.target;
+          this.target = new Uint8Array(chunkRecordsAt(count) + n * TL_REC);
+          this.target.set(head);
+          this.filled = 8;
+          this.phase = 7;
+          return;
+        }
+        case 7: {
+          // The receiver may transfer (detach) the buffer: nothing of it is read after this call.
+          const buf = this.target.buffer as ArrayBuffer;
+          const first = this.nextEvent;
+          this.nextEvent += chunkEvents(buf);
+          this.onChunk(buf, first);
+          if (this.nextEvent === h!.events) {
+            this.phase = 6;
+            this.next(0);
+            return;
+          }
+          this.phase = 5;
+          this.next(8);
           return;
         }
         default:
@@ -192,37 +215,66 @@ export class TimelineParser {
   }
 }
 
+/** Byte offset of the records in a chunk buffer with `count` extension entries (8-byte aligned). */
+function chunkRecordsAt(count: number): number {
+  return (8 + count * TL_EXT + 7) & ~7;
+}
+
+/** Events in a chunk buffer (head u32 extension count, u32 0; entries; records). */
+function chunkEvents(chunk: ArrayBuffer): number {
+  return (chunk.byteLength - chunkRecordsAt(new Uint32Array(chunk, 0, 1)[0])) / TL_REC;
+}
+
 /**
  * Read access to the event chunks without per-event objects: `TimelineEvents.start(i)` etc. read the typed views
- * of chunk i >> TL_CHUNK_SHIFT.
+ * of chunk i >> TL_CHUNK_SHIFT. Words 12..15 (x3..x6) of an event with {@link Flag}.EXT are found by binary search
+ * in its chunk's extension entries (only the details panel reads them).
  */
 export class TimelineEvents {
   private readonly f64: Float64Array[] = [];
   private readonly u32: Uint32Array[] = [];
+  /** Per chunk: its extension entries, 5 u32 each (event index within the chunk, x3..x6). */
+  private readonly ext: Uint32Array[] = [];
   length = 0;
 
-  /** Adds a chunk (chunks must arrive in order). */
+  /** Adds a chunk as the parser hands it over (chunks must arrive in order). */
   add(chunk: ArrayBuffer): void {
-    this.f64.push(new Float64Array(chunk));
-    this.u32.push(new Uint32Array(chunk));
-    this.length += chunk.byteLength / TL_REC;
+    const count = new Uint32Array(chunk, 0, 1)[0];
+    const at = chunkRecordsAt(count);
+    this.ext.push(new Uint32Array(chunk, 8, count * (TL_EXT / 4)));
+    this.f64.push(new Float64Array(chunk, at));
+    this.u32.push(new Uint32Array(chunk, at));
+    this.length += (chunk.byteLength - at) / TL_REC;
   }
 
   /** ns since baseNs. */
   start(i: number): number {
-    return this.f64[i >>> TL_CHUNK_SHIFT][(i & (TL_CHUNK - 1)) * 8];
+    return this.f64[i >>> TL_CHUNK_SHIFT][(i & (TL_CHUNK - 1)) * 6];
   }
   dur(i: number): number {
-    return this.f64[i >>> TL_CHUNK_SHIFT][(i & (TL_CHUNK - 1)) * 8 + 1];
+    return this.f64[i >>> TL_CHUNK_SHIFT][(i & (TL_CHUNK - 1)) * 6 + 1];
   }
   end(i: number): number {
     const a = this.f64[i >>> TL_CHUNK_SHIFT];
-    const o = (i & (TL_CHUNK - 1)) * 8;
+    const o = (i & (TL_CHUNK - 1)) * 6;
     return a[o] + a[o + 1];
   }
   /** u32 word k of record i (4 row, 5 name, 6 kind|flags|lane, 7 correlation, 8 partner, 9..15 x0..x6). */
   word(i: number, k: number): number {
-    return this.u32[i >>> TL_CHUNK_SHIFT][(i & (TL_CHUNK - 1)) * 16 + k];
+    const c = i >>> TL_CHUNK_SHIFT;
+    const j = i & (TL_CHUNK - 1);
+    const u = this.u32[c];
+    if (k < 12) return u[j * 12 + k];
+    if ((u[j * 12 + 6] & (Flag.EXT << 8)) === 0) return 0;
+    const x = this.ext[c];
+    let lo = 0;
+    let hi = x.length / 5;
+    while (lo < hi) {
+      const m = (lo + hi) >>> 1;
+      if (x[m * 5] < j) lo = m + 1;
+      else hi = m;
+    }
+    return x[lo * 5 + k - 11];
   }
   row(i: number): number {
     return this.word(i, 4);

@@ -1,0 +1,102 @@
+/**
+ * The viewer's file source (web/file_source.ts) with `keep`: a conversion reads the File once whatever the number
+ * of passes, gives the same bytes as reading it every time (plain and .gz, blocks smaller than the stream's chunks
+ * and larger), and the emit pass lets the kept bytes go.
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { readFileSync } from "node:fs";
+import { gzipSync } from "node:zlib";
+import { createHash } from "node:crypto";
+import { createEngine } from "../../src/node/wasm.js";
+import { memorySource, type ByteSource } from "../../src/core/engine.js";
+import { fileByteSource } from "../../web/file_source.js";
+
+// NVTX ranges: the timeline conversion runs all three passes (index, projection, emit).
+const DUMP = readFileSync("samples/h100_torch_train_nvtx.rawtrace");
+
+/** SHA-256 of `src` converted to `format`, with the passes that opened it. */
+async function convert(src: ByteSource, format: "timeline" | "chrome"): Promise<{ sha: string; passes: number[] }> {
+  const passes: number[] = [];
+  const wrapped: ByteSource = { ...src, open: (pass) => (passes.push(pass ?? 0), src.open(pass)) };
+  const engine = await createEngine();
+  const h = createHash("sha256");
+  await engine.convert(wrapped, (b) => h.update(b), { format, traceName: "t" });
+  return { sha: h.digest("hex"), passes };
+}
+
+/** A Blob whose stream() calls are counted. */
+function countedBlob(bytes: Uint8Array): { blob: Blob; streams: () => number } {
+  const blob = new Blob([bytes]);
+  let n = 0;
+  const orig = blob.stream.bind(blob);
+  blob.stream = () => {
+    n++;
+    return orig();
+  };
+  return { blob, streams: () => n };
+}
+
+for (const format of ["timeline", "chrome"] as const) {
+  test(`keep: ${format} reads the file once, same bytes as memory`, async () => {
+    const want = await convert(memorySource(DUMP, "t.rawtrace"), format);
+    assert.equal(want.passes, [1, 3, 2], "the sample needs the projection pass");
+    for (const blockBytes of [4093, 1 << 20, undefined]) {
+      const { blob, streams } = countedBlob(DUMP);
+      const src = fileByteSource(blob, "t.rawtrace", { keep: true, blockBytes });
+      const got = await convert(src, format);
+      assert.is(got.sha, want.sha, `block ${blockBytes}`);
+      assert.is(streams(), 1, `block ${blockBytes}: File.stream() calls`);
+      assert.is(src.fileReads, 1);
+      assert.is(src.fileBytesRead, DUMP.length, "progress counts the replayed bytes");
+    }
+  });
+}
+
+test("keep: .gz is kept compressed and gunzipped again on replay", async () => {
+  const want = await convert(memorySource(DUMP, "t.rawtrace"), "timeline");
+  const gz = gzipSync(DUMP, { level: 1 });
+  const { blob, streams } = countedBlob(gz);
+  const src = fileByteSource(blob, "t.rawtrace.gz", { keep: true, blockBytes: 7000 });
+  const got = await convert(src, "timeline");
+  assert.is(got.sha, want.sha);
+  assert.is(streams(), 1);
+  assert.is(src.fileBytesRead, gz.length, "progress in compressed bytes");
+});
+
+test("without keep every pass reads the file; with keep the emit pass releases the kept bytes", async () => {
+  const want = await convert(memorySource(DUMP, "t.rawtrace"), "timeline");
+  const plain = countedBlob(DUMP);
+  const src = fileByteSource(plain.blob, "t.rawtrace");
+  assert.is((await convert(src, "timeline")).sha, want.sha);
+  assert.is(plain.streams(), 3);
+  assert.is(src.fileReads, 3);
+
+  const kept = countedBlob(DUMP);
+  const k = fileByteSource(kept.blob, "t.rawtrace", { keep: true, blockBytes: 65536 });
+  await convert(k, "timeline");
+  // The emit pass (2) dropped every block it handed over: nothing is left to replay.
+  const r = await k.open(2);
+  const buf = new Uint8Array(1 << 16);
+  try {
+    await r.read(buf);
+    assert.unreachable("read after release");
+  } catch (e) {
+    assert.match((e as Error).message, /already released/);
+  }
+  await r.close?.();
+});
+
+test("keep: a first read cut short is not replayed (the next pass reads the file again)", async () => {
+  const { blob, streams } = countedBlob(DUMP);
+  const src = fileByteSource(blob, "t.rawtrace", { keep: true, blockBytes: 4096 });
+  const r = await src.open(1);
+  const buf = new Uint8Array(10000);
+  assert.is(await r.read(buf), buf.length);
+  await r.close?.();
+  const want = await convert(memorySource(DUMP, "t.rawtrace"), "timeline");
+  assert.is((await convert(src, "timeline")).sha, want.sha);
+  assert.is(streams(), 2, "the cut-short read, then one full read for the conversion");
+});
+
+test.run();
