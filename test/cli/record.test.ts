@@ -60,7 +60,7 @@ test.before(() => {
   tmp = mkdtempSync(join(tmpdir(), "rawtrace-record-"));
   execFileSync("make", ["-s", "-C", join(ROOT, "collectors/cuda"), "TAG=cu13", "test-bins"], { stdio: "pipe" });
   execFileSync("make", ["-s", "-C", join(ROOT, "collectors/rocm"), "test-bins"], { stdio: "pipe" });
-  execFileSync("make", ["-s", "-C", join(ROOT, "collectors/xpu")], { stdio: "pipe" }); // the library record preloads
+  execFileSync("make", ["-s", "-C", join(ROOT, "collectors/xpu"), "test-bins"], { stdio: "pipe" }); // collector + PTI double
   execFileSync("make", ["-s", "-C", join(ROOT, "collectors/hpu"), "test-bins"], { stdio: "pipe" });
 });
 
@@ -104,6 +104,21 @@ test("--vendor rocm: ROCP_TOOL_LIBRARIES attaches the collector, the dump conver
   const dumps = readdirSync(dir);
   assert.is(dumps.length, 1, dumps.join(" "));
   const { kernels } = convert(join(dir, dumps[0]));
+  assert.ok(kernels > 0, "kernels in the converted trace");
+});
+
+test("--vendor xpu: LD_PRELOAD attaches the collector to a PTI program (the PTI and Level Zero doubles), the dump converts", () => {
+  const dir = join(tmp, "xpu");
+  const xpu = join(ROOT, "build/c/xpu");
+  const r = record(["--vendor", "xpu", "-o", dir, "--", join(xpu, "xpu_app"), "run"],
+    { LD_LIBRARY_PATH: join(xpu, "fake"), RAWTRACE_PTI_LIB: join(xpu, "fake/libpti_view.so"), FAKE_PTI_VERSION: "1.2.0" });
+  assert.is(r.status, 0, r.stderr);
+  assert.match(r.stderr, `recording xpu with ${join(xpu, "librawtrace_xpu.so")}`);
+  const dumps = readdirSync(dir);
+  assert.is(dumps.length, 1, dumps.join(" "));
+  const file = join(dir, dumps[0]);
+  assert.is(readFileSync(file).readUInt32LE(16 + 24), 4, "HEADER vendor 4 (Intel XPU)");
+  const { kernels } = convert(file);
   assert.ok(kernels > 0, "kernels in the converted trace");
 });
 
