@@ -22,6 +22,8 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="${RAWTRACE_CUDA_CACHE:-$ROOT/.cache/cuda}"
+# shellcheck source=scripts/wheel-cache.sh
+source "$ROOT/scripts/wheel-cache.sh"
 
 ALL_TAGS="cu118 cu12 cu13 cu135"
 
@@ -81,55 +83,25 @@ install_tag() {
     describe "$tag"
     return 0
   fi
-  command -v python3 >/dev/null || { echo "cuda-headers: python3 is required" >&2; return 1; }
-  python3 -m pip --version >/dev/null 2>&1 || { echo "cuda-headers: python3 -m pip is required" >&2; return 1; }
-
-  mkdir -p "$CACHE"
-  tmp="$(mktemp -d "$CACHE/.tmp-$tag.XXXXXX")"
-  CLEANUP+=("$tmp")
+  wheel_tools cuda-headers
+  wheel_tmp "$CACHE" "$tag"
+  tmp="$WHEEL_TMP"
   local req="$tmp/requirements.txt"
   while read -r r h; do echo "$r --hash=sha256:$h"; done <<<"$spec" >"$req"
   echo "cuda-headers: $tag: downloading $(cut -d' ' -f1 <<<"$spec" | tr '\n' ' ')"
   python3 -m pip download --disable-pip-version-check --quiet --no-deps --only-binary=:all: "${PLATFORMS[@]}" \
     --require-hashes -r "$req" -d "$tmp/wheels"
 
-  # Unpack only nvidia/<pkg>/include/** of each wheel, merged into one folder (zipfile: no unzip tool needed).
-  python3 - "$tmp/wheels" "$tmp/new/include" <<'PY'
-import pathlib, shutil, sys, zipfile
-src, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
-out.mkdir(parents=True, exist_ok=True)
-count = 0
-for whl in sorted(src.glob("*.whl")):
-    with zipfile.ZipFile(whl) as z:
-        for info in z.infolist():
-            parts = pathlib.PurePosixPath(info.filename).parts
-            if info.is_dir() or len(parts) < 4 or parts[0] != "nvidia" or parts[2] != "include":
-                continue
-            rel = pathlib.PurePosixPath(*parts[3:])
-            if rel.name == "__init__.py" or ".." in rel.parts:
-                continue
-            target = out.joinpath(*rel.parts)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with z.open(info) as f, open(target, "wb") as g:
-                shutil.copyfileobj(f, g)
-            count += 1
-print(f"cuda-headers: unpacked {count} header files", file=sys.stderr)
-PY
+  # Only nvidia/<pkg>/include/** of each wheel, merged into one folder.
+  wheel_unpack cuda-headers include "$tmp/wheels" "$tmp/new/include"
   for h in cupti_activity.h cupti_version.h cupti_runtime_cbid.h cupti_driver_cbid.h cuda.h cuda_runtime_api.h \
            crt/host_defines.h; do
     [[ -f "$tmp/new/include/$h" ]] || { echo "cuda-headers: $tag: $h missing from the wheels" >&2; return 1; }
   done
   printf '%s\n' "$spec" >"$tmp/new/WHEELS"
-  # Replace the tag folder in one rename, so a concurrent or interrupted run never leaves a half-filled one.
-  if [[ -e "$dest" ]]; then mv "$dest" "$tmp/old"; fi
-  mv "$tmp/new" "$dest"
-  rm -rf "$tmp"
+  wheel_publish "$tmp" "$dest"
   describe "$tag"
 }
-
-CLEANUP=()
-cleanup() { local d; for d in "${CLEANUP[@]+"${CLEANUP[@]}"}"; do rm -rf "$d"; done; }
-trap cleanup EXIT
 
 tags=("$@")
 [[ ${#tags[@]} -gt 0 ]] || read -r -a tags <<<"$ALL_TAGS"

@@ -19,6 +19,8 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="${RAWTRACE_PTI_CACHE:-$ROOT/.cache/pti}"
+# shellcheck source=scripts/wheel-cache.sh
+source "$ROOT/scripts/wheel-cache.sh"
 
 # One pre-0.18 generation (v1 records: 0.12.4 is the oldest wheel with the core libpti.so; 0.11.0's wheel has none),
 # the last v1 release (0.17.0, the first with the communication view) and the newest _v2 release.
@@ -55,11 +57,9 @@ install_one() {
     echo "pti-libs: $name present, skipped"
     return 0
   fi
-  command -v python3 >/dev/null || { echo "pti-libs: python3 is required" >&2; return 1; }
-  python3 -m pip --version >/dev/null 2>&1 || { echo "pti-libs: python3 -m pip is required" >&2; return 1; }
-  mkdir -p "$CACHE"
-  tmp="$(mktemp -d "$CACHE/.tmp-$name.XXXXXX")"
-  CLEANUP+=("$tmp")
+  wheel_tools pti-libs
+  wheel_tmp "$CACHE" "$name"
+  tmp="$WHEEL_TMP"
   read -r req hash <<<"$spec"
   echo "$req --hash=sha256:$hash" >"$tmp/requirements.txt"
   echo "pti-libs: $name: downloading $req"
@@ -69,40 +69,11 @@ install_one() {
     echo "pti-libs: $name: pip download failed" >&2
     return 1
   fi
-  python3 - "$tmp/wheels" "$tmp/new/lib" <<'PY'
-import pathlib, shutil, stat, sys, zipfile
-src, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
-out.mkdir(parents=True, exist_ok=True)
-count = 0
-for whl in sorted(src.glob("*.whl")):
-    with zipfile.ZipFile(whl) as z:
-        for info in z.infolist():
-            parts = pathlib.PurePosixPath(info.filename).parts
-            # <pkg>-<v>.data/data/lib/<rel>
-            if info.is_dir() or len(parts) < 4 or not parts[0].endswith(".data") or parts[1:3] != ("data", "lib"):
-                continue
-            rel = pathlib.PurePosixPath(*parts[3:])
-            if ".." in rel.parts or not ".so" in rel.name:
-                continue
-            target = out.joinpath(*rel.parts)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with z.open(info) as f, open(target, "wb") as g:
-                shutil.copyfileobj(f, g)
-            target.chmod(0o755)
-            count += 1
-print(f"pti-libs: unpacked {count} libraries", file=sys.stderr)
-PY
+  wheel_unpack pti-libs lib "$tmp/wheels" "$tmp/new/lib"
   printf '%s\n' "$spec" >"$tmp/new/WHEEL"
-  # Replace the folder in one rename, so a concurrent or interrupted run never leaves a half-filled one.
-  if [[ -e "$dest" ]]; then mv "$dest" "$tmp/old"; fi
-  mv "$tmp/new" "$dest"
-  rm -rf "$tmp"
+  wheel_publish "$tmp" "$dest"
   echo "pti-libs: $name -> $dest/lib"
 }
-
-CLEANUP=()
-cleanup() { local d; for d in "${CLEANUP[@]+"${CLEANUP[@]}"}"; do rm -rf "$d"; done; }
-trap cleanup EXIT
 
 versions=("$@")
 [[ ${#versions[@]} -gt 0 ]] || read -r -a versions <<<"$ALL_VERSIONS"
