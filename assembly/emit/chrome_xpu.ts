@@ -1,35 +1,15 @@
 /**
  * What Chrome JSON writes differently for Intel XPU dumps (HEADER vendor 4, decode/pti.ts), as Kineto's XPU plugin
- * (`libkineto/src/plugin/xpupti/XpuptiActivityHandlers.cpp`) writes it: the categories of host calls and the args of
- * kernels, copies and fills. emit/chrome_json.ts calls these; everything else (rows, flows, metadata) is shared.
+ * (`libkineto/src/plugin/xpupti/XpuptiActivityHandlers.cpp`) writes it: the args of kernels, copies and fills (the
+ * categories of host calls: emit/chrome_category.ts). emit/chrome_json.ts calls these; everything else (rows, flows,
+ * metadata) is shared.
  */
 import { Ev, EvKind, EvFlag } from "../model/event";
-import * as S from "../model/session";
 import * as O from "./out";
 import { chromeArgs } from "./chrome_args";
 
 /** HEADER vendor id of Intel XPU (PTI) dumps. */
 export const VENDOR_XPU: u32 = 4;
-/** PTI record kinds the decoder turns into host events of their own category (decode/pti.ts). */
-const KIND_SYNC: u32 = 11;
-const KIND_COMM: u32 = 12;
-
-/**
- * Chrome category of a host API event: Kineto's `xpu_runtime` (SYCL / Unified Runtime), `xpu_driver` (Level Zero),
- * `xpu_sync` (PTI synchronization records) and `collective_comm` (oneCCL communication records) for XPU dumps;
- * `cuda_runtime` / `cuda_driver` for every other vendor (Kineto's CUDA and ROCm builds).
- */
-export function apiCategory(e: Ev): string {
-  if (S.vendor == VENDOR_XPU) {
-    if (e.recordKind == KIND_SYNC) return "xpu_sync";
-    if (e.recordKind == KIND_COMM) return "collective_comm";
-    return e.kind == EvKind.API_RUNTIME ? "xpu_runtime" : "xpu_driver";
-  }
-  // Habana: Synapse host calls reach Kineto through the Gaudi bridge as HPU_OP ("hpu_op").
-  if (S.vendor == 5) return e.kind == EvKind.API_RUNTIME ? "hpu_op" : "cuda_driver";
-  return e.kind == EvKind.API_RUNTIME ? "cuda_runtime" : "cuda_driver";
-}
-
 /** `"0x%016x"` of a handle, quoted. */
 function hex16(v: u64): void {
   O.ascii('"0x');
