@@ -7,7 +7,7 @@
  * Pass 1 ({@link cuptiScan}) counts records and collects the join tables (external correlation, devices,
  * contexts, names); pass 2 ({@link cuptiDecode}) turns records into normalized events for the emitter.
  */
-import { Ev, EvKind, EvFlag, evClear } from "../model/event";
+import { Ev, EvKind, EvFlag, ApiCat, evClear } from "../model/event";
 import * as S from "../model/session";
 import { toUnix } from "../model/clock";
 import { Timing, timingNote, timingCheck, timingApply } from "../model/timing";
@@ -690,6 +690,7 @@ export function cuptiDecode(p: usize, n: u32, off: u64): void {
         }
         evClear(e);
         e.kind = kind == K.DRIVER ? EvKind.API_DRIVER : EvKind.API_RUNTIME;
+        e.apiCat = kind == K.DRIVER ? ApiCat.CUDA_DRIVER : ApiCat.CUDA_RUNTIME;
         e.recordKind = kind;
         e.apiId = cbid;
         if (!timingApply(e, load<u64>(r, 8), load<u64>(r, 16))) break;

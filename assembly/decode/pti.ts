@@ -17,7 +17,7 @@
  * - EXTERNAL_CORRELATION (7) → framework op ids (CUSTOM_0, UNKNOWN) and user ids (CUSTOM_1) for the `_correlation_id`.
  * Times are PTI's (CLOCK_REALTIME unless the program set a timestamp callback), mapped through the CLOCK anchors.
  */
-import { Ev, EvKind, EvFlag, evClear } from "../model/event";
+import { Ev, EvKind, EvFlag, ApiCat, evClear } from "../model/event";
 import * as S from "../model/session";
 import { timingNote, timingApply } from "../model/timing";
 import { toUnix } from "../model/clock";
@@ -337,6 +337,7 @@ function decodeRecord(kind: u32, r: usize, size: u32, at: u64): void {
     case K.RUNTIME_API:
     case K.DRIVER_API: {
       e.kind = kind == K.RUNTIME_API ? EvKind.API_RUNTIME : EvKind.API_DRIVER;
+      e.apiCat = kind == K.RUNTIME_API ? ApiCat.XPU_RUNTIME : ApiCat.XPU_DRIVER;
       if (!timingApply(e, load<u64>(r, 8), load<u64>(r, 16))) return;
       const group = load<u32>(r, 24);
       const id = load<u32>(r, 28);
@@ -358,6 +359,7 @@ function decodeRecord(kind: u32, r: usize, size: u32, at: u64): void {
     case K.SYNC: {
       // Host-side waits and GPU barriers: on the calling thread, named by their API call (Kineto's xpu_sync).
       e.kind = EvKind.API_DRIVER;
+      e.apiCat = ApiCat.XPU_SYNC;
       if (!timingApply(e, load<u64>(r, 32), load<u64>(r, 40))) return;
       e.apiId = load<u32>(r, 4); // pti_view_synchronization_type
       e.pid = S.processId;
@@ -377,6 +379,7 @@ function decodeRecord(kind: u32, r: usize, size: u32, at: u64): void {
     }
     case K.COMM: {
       e.kind = EvKind.API_RUNTIME;
+      e.apiCat = ApiCat.COLLECTIVE_COMM;
       if (!timingApply(e, load<u64>(r, 8), load<u64>(r, 16))) return;
       e.pid = load<u32>(r, 24);
       e.tid = load<u32>(r, 28);
@@ -413,7 +416,7 @@ function decodeRecord(kind: u32, r: usize, size: u32, at: u64): void {
  * Returns false when the record is dropped (model/timing.ts).
  */
 function deviceWork(e: Ev, r: usize, size: u32, so: u32, ao: u32, sub: u32, co: u32, qo: u32, ho: u32, cx: u32): bool {
-  e.flags = EvFlag.FLOW_END;
+  e.flags = EvFlag.FLOW_END | EvFlag.HAS_HANDLES;
   if (!timingApply(e, load<u64>(r + <usize>so), load<u64>(r + <usize>(so + 8)))) return false;
   const append = load<u64>(r + <usize>ao);
   if (append != 0) {

@@ -1,10 +1,11 @@
 /**
  * Which decoder reads which dump: one line per vendor, keyed by the HEADER's vendor id (docs/format.md §1) and
  * tracing-library version. Adding a vendor = a decoder module under assembly/decode/ with an install function
- * (decode/decoder.ts), one line in {@link selectDecoder} and one in {@link decodersReset}.
+ * (decode/decoder.ts), one case in {@link selectDecoder} and one in {@link decodersReset}.
  */
 import { uninstall } from "./decoder";
 import { setClockSameRate } from "../model/clock";
+import * as S from "../model/session";
 import { cuptiInstall, cuptiReset } from "./cupti";
 import { rocprofilerInstall, rocprofilerReset } from "./rocprofiler";
 import { ptiInstall, ptiReset } from "./pti";
@@ -16,11 +17,25 @@ import { synapseInstall, synapseReset } from "./synapse";
  */
 export function selectDecoder(vendor: u32, version: u32): bool {
   uninstall();
+  // Each line also says what the emitters print about the source (model/session.ts setSource): the devices' maker,
+  // the name of the tracer's overhead rows, whether the HEADER's versions are CUDA's.
   switch (vendor) {
-    case 1: cuptiInstall(); return true; // NVIDIA CUDA: CUPTI activity records (any version: sizes from KIND_SIZES)
-    case 2: rocprofilerInstall(); return true; // AMD ROCm: rocprofiler-sdk buffer records (0.5 and 1.0 layouts)
-    case 4: ptiInstall(); return true; // Intel XPU: PTI view records (v1 and _v2: sizes from KIND_SIZES)
-    case 5: synapseInstall(); return true; // Habana Gaudi: Synapse profiler buffers (208- and 112-byte entries)
+    case 1: // NVIDIA CUDA: CUPTI activity records (any version: sizes from KIND_SIZES)
+      cuptiInstall();
+      S.setSource("Nvidia", "CUPTI overhead", true);
+      return true;
+    case 2: // AMD ROCm: rocprofiler-sdk buffer records (0.5 and 1.0 layouts)
+      rocprofilerInstall();
+      S.setSource("AMD", "rocprofiler-sdk overhead", false);
+      return true;
+    case 4: // Intel XPU: PTI view records (v1 and _v2: sizes from KIND_SIZES)
+      ptiInstall();
+      S.setSource("Intel", "PTI overhead", false);
+      return true;
+    case 5: // Habana Gaudi: Synapse profiler buffers (208- and 112-byte entries)
+      synapseInstall();
+      S.setSource("Intel", "Synapse profiler overhead", false);
+      return true;
   }
   return false;
 }

@@ -27,7 +27,7 @@
  * SCRATCH_MEMORY and CORRELATION_ID_RETIREMENT records are counted, not drawn.
  * The AGENTS and KERNEL_SYMBOLS tables are read by decode/rocprofiler_tables.ts.
  */
-import { Ev, EvKind, EvFlag, evClear } from "../model/event";
+import { Ev, EvKind, EvFlag, ApiCat, evClear } from "../model/event";
 import * as S from "../model/session";
 import { toUnix, setClockSameRate } from "../model/clock";
 import { Timing, timingNote, timingCheck, timingApply } from "../model/timing";
@@ -592,6 +592,7 @@ function decodeRecord(kind: u32, q: usize, size: u32, at: u64): void {
       evClear(e);
       // HSA is the layer under HIP, as the CUDA driver is under the runtime.
       e.kind = role == Role.HSA_API ? EvKind.API_DRIVER : EvKind.API_RUNTIME;
+      e.apiCat = role == Role.HSA_API ? ApiCat.CUDA_DRIVER : ApiCat.CUDA_RUNTIME; // as Kineto's ROCm build names them
       e.recordKind = kind;
       e.apiId = op;
       e.correlation = load<u64>(q, 16);

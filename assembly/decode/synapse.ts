@@ -24,7 +24,7 @@
  * Times: `long double` µs on the `synProfilerGetCurrentTimeNS` clock → ns with util/f80.ts; an unusable value drops
  * its entry (HPU_BAD_TIME); every kept time goes through model/timing.ts like every vendor.
  */
-import { Ev, EvKind, EvFlag, evClear } from "../model/event";
+import { Ev, EvKind, EvFlag, ApiCat, evClear } from "../model/event";
 import * as S from "../model/session";
 import { timingNote, timingApply } from "../model/timing";
 import { Warn } from "../util/error";
@@ -355,6 +355,7 @@ function emitEntry(
   x.recordKind = <u32>load<u8>(e, 16);
   if (cls == ENG_HOST) {
     x.kind = EvKind.API_RUNTIME;
+    x.apiCat = ApiCat.HPU_OP;
     x.pid = S.processId;
     x.tid = ei;
     x.correlation = launch;

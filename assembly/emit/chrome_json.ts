@@ -15,7 +15,7 @@ import { WARN_COUNT } from "../util/error";
 import { warningCount, warningOffset, warningDetail, lossTotal, lossRange, NO_SEQ } from "../util/diag";
 import { warnName } from "../util/error_names";
 import * as X from "./options";
-import { xpuDeviceArgs, VENDOR_XPU } from "./chrome_xpu";
+import { xpuDeviceArgs } from "./chrome_xpu";
 import { apiCategory } from "./chrome_category";
 import { tpl, putLit, put64, putU32, putU64, putMicros, putTs, putJsonChars, canOverread, tsReset } from "./put";
 import { catOpen, putRow, rowText, rowLen, putStream, putLaunch, chromeTextBegin } from "./chrome_text";
@@ -229,7 +229,7 @@ export function chromeBegin(baseNs: u64): void {
   }
   deviceProperties();
   O.need(512);
-  if (S.vendor == 1) {
+  if (S.cudaVersions) {
     keyU('"cupti_version":', S.vendorVersion);
     if (S.runtimeVersion != 0) keyU(',"cuda_runtime_version":', S.runtimeVersion);
     if (S.driverVersion != 0) keyU(',"cuda_driver_version":', S.driverVersion);
@@ -484,7 +484,7 @@ export function chromeEvent(e: Ev): void {
       const tid = <u64>e.stream;
       noteGpuRow(dev, tid, 1);
       head("kernel", e, gpid(dev), tid);
-      if (S.vendor == VENDOR_XPU) {
+      if ((e.flags & EvFlag.HAS_HANDLES) != 0) {
         xpuDeviceArgs(e, base);
         O.ascii("}}");
         flow(102, e);
@@ -506,7 +506,7 @@ export function chromeEvent(e: Ev): void {
       const tid = <u64>e.stream;
       noteGpuRow(dev, tid, 1);
       head(e.kind == EvKind.MEMCPY ? "gpu_memcpy" : "gpu_memset", e, gpid(dev), tid);
-      if (S.vendor == VENDOR_XPU) {
+      if ((e.flags & EvFlag.HAS_HANDLES) != 0) {
         xpuDeviceArgs(e, base);
         O.ascii("}}");
         flow(102, e);

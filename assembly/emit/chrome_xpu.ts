@@ -1,15 +1,13 @@
 /**
- * What Chrome JSON writes differently for Intel XPU dumps (HEADER vendor 4, decode/pti.ts), as Kineto's XPU plugin
- * (`libkineto/src/plugin/xpupti/XpuptiActivityHandlers.cpp`) writes it: the args of kernels, copies and fills (the
- * categories of host calls: emit/chrome_category.ts). emit/chrome_json.ts calls these; everything else (rows, flows,
- * metadata) is shared.
+ * The Chrome JSON args of device work named by queue and context handles (EvFlag.HAS_HANDLES: Level Zero, set by
+ * decode/pti.ts), as Kineto's XPU plugin (`libkineto/src/plugin/xpupti/XpuptiActivityHandlers.cpp`) writes them for
+ * kernels, copies and fills (the categories of host calls: emit/chrome_category.ts). emit/chrome_json.ts calls this
+ * for every event with the flag; everything else (rows, flows, metadata) is shared.
  */
 import { Ev, EvKind, EvFlag } from "../model/event";
 import * as O from "./out";
 import { chromeArgs } from "./chrome_args";
 
-/** HEADER vendor id of Intel XPU (PTI) dumps. */
-export const VENDOR_XPU: u32 = 4;
 /** `"0x%016x"` of a handle, quoted. */
 function hex16(v: u64): void {
   O.ascii('"0x');

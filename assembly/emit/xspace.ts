@@ -1284,7 +1284,7 @@ function addPlaneStrAscii(pl: Plane, name: string, value: string): void {
 
 function deviceStats(pl: Plane): void {
   const d = pl.dev;
-  const vendor = S.vendor == 2 || S.vendor == 3 ? "AMD" : S.vendor == 4 || S.vendor == 5 ? "Intel" : "Nvidia";
+  const vendor = S.deviceMaker;
   addPlaneStat(pl, wkId(pl, WK.DEVICE_VENDOR), 0, asciiCopy(vendor), vendor.length);
   if (d == 0) return;
   if (load<u32>(d, 92) != 0) addPlaneStat(pl, wkId(pl, WK.GPU_DEVICE_NAME), 0, load<u32>(d, 88), load<u32>(d, 92));
@@ -1332,7 +1332,7 @@ function finishPlane(pl: Plane): void {
     if (pl.kind == 0) {
       const tid = <u32>key;
       const tn = S.threadName(ln.pid, tid);
-      if (key >= LINE_OVERHEAD) bAscii(S.vendor == 4 ? "PTI overhead" : "CUPTI overhead");
+      if (key >= LINE_OVERHEAD) bAscii(S.overheadName);
       else if (tn != 0 && load<u32>(tn, 4) != 0) bBytes(<usize>load<u32>(tn), load<u32>(tn, 4));
       else {
         bAscii("thread ");
@@ -1357,7 +1357,7 @@ function finishPlane(pl: Plane): void {
       }
     } else {
       if (key >= LINE_COUNTERS) bAscii("_counters_");
-      else if (key >= LINE_OVERHEAD) bAscii(S.vendor == 4 ? "PTI overhead" : "CUPTI overhead");
+      else if (key >= LINE_OVERHEAD) bAscii(S.overheadName);
       else if (key >= LINE_SYNC) {
         const stream = <u32>key;
         if (stream == 0xffffffff) bAscii("Synchronization (context)");
@@ -2173,7 +2173,7 @@ export function xspaceEnd(): void {
   for (let i: u32 = 0; i < planeCount; i++) finishPlane(changetype<Plane>(load<usize>(planeList + (<usize>i << 2))));
   const meta = newPlane(2, 0);
   setPlaneName(meta, "/host:metadata");
-  if (S.vendor == 1) {
+  if (S.cudaVersions) {
     if (S.runtimeVersion != 0) {
       const p = decimalCopy(S.runtimeVersion);
       const n = bN;

@@ -1,5 +1,5 @@
 /**
- * The vendor-neutral normalized event. Every decoder (CUPTI today; rocprofiler-sdk, PTI and Synapse later, see
+ * The vendor-neutral normalized event. Every decoder (CUPTI, rocprofiler-sdk, PTI, Synapse: see
  * docs/architecture.md) fills one {@link Ev} per timeline item and hands it to the active emitter; emitters read
  * only this struct and the session tables (assembly/model/session.ts), never vendor records.
  *
@@ -67,6 +67,35 @@ export const enum EvFlag {
   STEP = 4096,
   /** A host API call that allocated or freed device memory: address (and bytes, when known) are valid. */
   HAS_ALLOC = 8192,
+  /**
+   * Device work (kernel, copy, fill) named by command-queue and context handles, as Level Zero names it (Intel PTI):
+   * submitted, queueHandle, contextHandle, kernelId and the call / source fields are valid. Emitters write this
+   * identity (Chrome JSON: Kineto's XPU args) instead of the CUDA-style device / context / stream ids.
+   */
+  HAS_HANDLES = 16384,
+}
+
+/**
+ * Category of a host API call ({@link Ev.apiCat}), chosen by its decoder: which layer of which API family the call
+ * belongs to. Emitters name it (Chrome JSON: Kineto's `cat`, emit/chrome_category.ts); none asks for the vendor.
+ */
+export namespace ApiCat {
+  /** Not a host API call (every other kind); a decoder sets one of the values below on each API event. */
+  export const NONE: u8 = 0;
+  /** A CUDA-style runtime call: the CUDA runtime (CUPTI RUNTIME), HIP (rocprofiler-sdk HIP_RUNTIME_API). */
+  export const CUDA_RUNTIME: u8 = 1;
+  /** A call of the layer under a CUDA-style runtime: the CUDA driver (CUPTI DRIVER), HSA (rocprofiler-sdk HSA_*_API). */
+  export const CUDA_DRIVER: u8 = 2;
+  /** A SYCL / Unified Runtime call (PTI RUNTIME_API). */
+  export const XPU_RUNTIME: u8 = 3;
+  /** A Level Zero call (PTI DRIVER_API). */
+  export const XPU_DRIVER: u8 = 4;
+  /** A host-side wait or GPU barrier reported as a synchronization record (PTI DEVICE_SYNCHRONIZATION). */
+  export const XPU_SYNC: u8 = 5;
+  /** A collective-communication call (PTI COLLECTIVE_COMM: oneCCL). */
+  export const COLLECTIVE_COMM: u8 = 6;
+  /** A host call of an accelerator's graph runtime (Synapse host events: launches, recipe work). */
+  export const HPU_OP: u8 = 7;
 }
 
 /**
@@ -137,14 +166,14 @@ export class Ev {
   domainPtr: usize;
   domainLen: u32;
   color: u32;
-  /** Vendor record kind, for diagnostics. */
+  /** Vendor record kind, for diagnostics and the decoder's own use (emitters do not read it). */
   recordKind: u32;
   /** Training-step number of a step range (flag STEP). */
   stepNum: u64;
   /** Device address of the memory an API call allocated or freed (HAS_ALLOC; bytes holds its size, 0 = unknown). */
   address: u64;
   /**
-   * Intel XPU (PTI) device work: submit timestamp (Unix ns, 0 = unknown; the append timestamp is `queued`), Level
+   * Device work named by handles (flag HAS_HANDLES; Intel XPU, PTI): submit timestamp (Unix ns, 0 = unknown; the append timestamp is `queued`), Level
    * Zero command-queue and context handles, PTI kernel id, the back-end call of a copy or fill (`l0 call`) or the
    * source file of a kernel (bytes and length, 0 = none), and that kernel's source line.
    */
@@ -158,6 +187,12 @@ export class Ev {
   /** Vendor arguments (model/args.ts list; 0 length = none): valid only while the event is emitted. */
   argsPtr: usize;
   argsLen: u32;
+  /** Host-call category ({@link ApiCat}) of an API_RUNTIME / API_DRIVER event, set by its decoder; NONE otherwise. */
+  apiCat: u8;
+  // Padding: the struct stays a multiple of 16 bytes (288), so evClear clears it with whole v128 stores.
+  private pad8: u8;
+  private pad16: u16;
+  private pad32: u32;
 }
 
 /**
@@ -168,7 +203,8 @@ export class Ev {
 // @ts-ignore: decorator
 @inline export function evClear(e: Ev): void {
   const p = changetype<usize>(e);
-  const n = offsetof<Ev>(); // a multiple of 8 (the struct has u64 fields)
+  const n = offsetof<Ev>(); // a multiple of 16 (the padding after apiCat)
+  if (n & 15) ERROR("Ev must stay a multiple of 16 bytes: evClear clears it with v128 stores");
   let i: usize = 0;
   for (; i + 16 <= n; i += 16) v128.store(p + i, i64x2.splat(0));
   if (i < n) store<u64>(p + i, 0);

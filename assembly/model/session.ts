@@ -57,6 +57,25 @@ export function setHeaderStrings(hp: usize, hl: u32, cp: usize, cl: u32, vp: usi
   vendorTextLen = repairedLen;
 }
 
+// ---- What the dump's decoder says about its source (set when decode/registry.ts installs it) ---------------------
+
+/** Maker of the dump's devices, printed as data (XSpace `device_vendor`): "Nvidia", "AMD" or "Intel". */
+export let deviceMaker = "Nvidia";
+/** Name of the rows that hold the tracing library's own overhead events (EvKind.OVERHEAD), e.g. "CUPTI overhead". */
+export let overheadName = "CUPTI overhead";
+/**
+ * The HEADER's versions are CUDA's: vendorVersion is the CUPTI version, runtimeVersion and driverVersion those of
+ * the CUDA runtime and driver; emitters write them under CUDA's names (cupti_version, cuda_runtime_version, …).
+ */
+export let cudaVersions = false;
+
+/** Sets what the installed decoder says about its source ({@link deviceMaker}, {@link overheadName}, {@link cudaVersions}). */
+export function setSource(maker: string, overhead: string, cuda: bool): void {
+  deviceMaker = maker;
+  overheadName = overhead;
+  cudaVersions = cuda;
+}
+
 // ---- Clock anchors ---------------------------------------------------------------------------------------------
 
 export let haveStartAnchor = false;
@@ -557,6 +576,7 @@ export function sessionReset(): void {
   cmdlineLen = 0;
   vendorTextPtr = 0;
   vendorTextLen = 0;
+  setSource("Nvidia", "CUPTI overhead", false);
   haveStartAnchor = false;
   haveEndAnchor = false;
   anchorStartVendor = 0;
