@@ -229,7 +229,7 @@ export function chromeBegin(baseNs: u64): void {
   }
   deviceProperties();
   O.need(512);
-  if (S.cudaVersions) {
+  if (S.haveHeader && S.cudaVersions) {
     keyU('"cupti_version":', S.vendorVersion);
     if (S.runtimeVersion != 0) keyU(',"cuda_runtime_version":', S.runtimeVersion);
     if (S.driverVersion != 0) keyU(',"cuda_driver_version":', S.driverVersion);

@@ -2173,7 +2173,7 @@ export function xspaceEnd(): void {
   for (let i: u32 = 0; i < planeCount; i++) finishPlane(changetype<Plane>(load<usize>(planeList + (<usize>i << 2))));
   const meta = newPlane(2, 0);
   setPlaneName(meta, "/host:metadata");
-  if (S.cudaVersions) {
+  if (S.haveHeader && S.cudaVersions) {
     if (S.runtimeVersion != 0) {
       const p = decimalCopy(S.runtimeVersion);
       const n = bN;

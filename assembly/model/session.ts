@@ -65,7 +65,8 @@ export let deviceMaker = "Nvidia";
 export let overheadName = "CUPTI overhead";
 /**
  * The HEADER's versions are CUDA's: vendorVersion is the CUPTI version, runtimeVersion and driverVersion those of
- * the CUDA runtime and driver; emitters write them under CUDA's names (cupti_version, cuda_runtime_version, …).
+ * the CUDA runtime and driver; emitters write them under CUDA's names (cupti_version, cuda_runtime_version, …) when
+ * there is a HEADER ({@link haveHeader}: a dump read as CUDA before any HEADER has no versions to write).
  */
 export let cudaVersions = false;
 

@@ -2,13 +2,14 @@
  * The rule of docs/architecture.md: decoders turn vendor records into the normalized model; emitters read only that
  * model. No emitter source (assembly/emit/*.ts) may name a vendor id, compare the dump's vendor, read a vendor's
  * record kind or import a decoder: what differs between vendors travels in the model (Ev.apiCat, EvFlag.HAS_HANDLES,
- * the session's deviceMaker / overheadName / cudaVersions). And every decoder sets a host-call category: no API
- * event of any vendor's sample falls back to `host_api`.
+ * the session's deviceMaker / overheadName / cudaVersions). Every decoder sets a host-call category: no API event of
+ * any vendor's sample falls back to `host_api`; CUDA's versions are written for CUPTI dumps with a HEADER only.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
+import { RawtraceWriter } from "../../src/format/writer.js";
 import { toChrome } from "../helpers/convert.js";
 
 const EMIT = "assembly/emit";
@@ -84,6 +85,25 @@ test("every vendor's decoder sets the category of its host calls (samples of all
     const seen = new Set(trace.traceEvents.filter((e) => e.ph === "X" && e.args?.cbid !== undefined).map((e) => e.cat));
     assert.equal([...seen].sort(), cats, name);
   }
+});
+
+test("CUDA's versions come from the decoder's source facts, only with a HEADER", async () => {
+  const dump = (vendor: number | null): Uint8Array => {
+    const w = RawtraceWriter.inMemory();
+    if (vendor !== null) {
+      w.header({ vendor, vendorVersion: 130001, runtimeVersion: 13000, driverVersion: 13010, pid: 1, startNs: 1n, hostname: "h", commandLine: "x" });
+    }
+    w.apiNames([[2, 211, "cudaLaunchKernel_v7000"]]);
+    return w.bytes();
+  };
+  const head = async (vendor: number | null) => {
+    const { trace } = await toChrome(dump(vendor));
+    return [trace.cupti_version, trace.cuda_runtime_version, trace.cuda_driver_version];
+  };
+  assert.equal(await head(1), [130001, 13000, 13010]); // CUPTI: the HEADER's versions are CUDA's
+  for (const v of [2, 4, 5]) assert.equal(await head(v), [undefined, undefined, undefined], `vendor ${v}`);
+  // No HEADER: read as CUDA (the CUPTI decoder), but there are no versions to write.
+  assert.equal(await head(null), [undefined, undefined, undefined]);
 });
 
 test.run();
