@@ -168,7 +168,9 @@ function markSeen(seq: u32): bool {
 
 /**
  * Content fingerprint of a chunk: its payload checksum (the header's, else the payload's XXH32, as new writers
- * store it), length and type. `sums` is the header's checksum bits, not both.
+ * store it), length and type. `sums` is the header's checksum bits, not both. The same payload stored once with
+ * CRC-32 and once with XXH32 under one sequence number fingerprints differently (SEQ_REUSED, both kept): only a
+ * file appended to by writers of two format versions can hold that.
  */
 function fingerprint(c: usize, type: u32, sums: u32, len: u32): u64 {
   const sum = sums != 0 ? load<u32>(c, 16) : xxh32(c + CHUNK_HEADER, len);
