@@ -11,6 +11,7 @@ import {
   lossRange,
 } from "./util/diag";
 import { crcReset, crc32 } from "./util/crc32";
+import { xxh32 } from "./util/xxh32";
 import { arenaReset, arenaAlloc } from "./util/arena";
 import { readerForget, inputWritePtr, inputFree, fedBytes } from "./format/container";
 import * as S from "./model/session";
@@ -131,6 +132,10 @@ export function rt_set_trace_name(p: usize, n: u32): void {
 /** CRC-32 of [p, p+n) (for host-side tools and tests). */
 export function rt_crc32(p: usize, n: usize): u32 {
   return crc32(p, n);
+}
+/** XXH32 with seed 0 of [p, p+n) (for host-side tools, tests and bench/checksum.ts). */
+export function rt_xxh32(p: usize, n: usize): u32 {
+  return xxh32(p, n);
 }
 
 /** x87 80-bit long double microseconds at `p` (10 bytes) → ns; see assembly/util/f80.ts. Status: rt_f80_status. */

@@ -5,7 +5,7 @@
  * the noise over both builds; read the ratios).
  *
  *   tsx bench/ab.ts --wasm base.wasm,new.wasm [--file bench/data/cupti_1000000.rawtrace] [--format chrome|xspace]
- *                   [--repeat 7] [--hash] [--warm N] [--inproc]
+ *                   [--repeat 7] [--hash] [--warm N] [--inproc [--index]]
  *
  * `--hash` also prints the SHA-256 of each build's output (the same bytes are expected of a speed-only change).
  * Besides wall time it reports the process's CPU time (user + system) over the conversion: on a machine shared with
@@ -15,6 +15,10 @@
  * `--inproc` runs every build in this one process instead, one engine each, alternating conversion by conversion
  * (`--repeat` each, the first two dropped as warm-up), and prints CPU-time min / quartile / median per build: the
  * steadiest ratio on a busy machine, for the conversion alone (not process start or compilation).
+ * With `--inproc`, `--file` may name several dumps (comma-separated, e.g. the same records written with CRC-32 and
+ * with XXH32 payload checksums): every build converts every file, alternating, one row per (build, file).
+ * `--index` (with `--inproc`) measures the index pass alone (`Engine.info`: reading, payload checksums, the scan)
+ * instead of the whole conversion.
  *
  * Child mode (internal): `tsx bench/ab.ts --child <wasm> <file> <format> <hash 0|1> <warm>` prints one JSON line
  * {seconds, cpuSeconds, bytesOut, events, sha256}.
@@ -47,24 +51,31 @@ async function child(wasm: string, file: string, format: string, hash: boolean, 
   return run!;
 }
 
-/** `--inproc`: all builds in this process, alternating; CPU time per conversion after two warm-up rounds. */
-async function inProcess(builds: string[], file: string, format: string, repeat: number): Promise<void> {
+/**
+ * `--inproc`: all builds in this process, alternating over every (build, file) pair; CPU time per conversion (or
+ * per index pass with `index`) after two warm-up rounds.
+ */
+async function inProcess(builds: string[], files: string[], format: string, repeat: number, index: boolean): Promise<void> {
   const engines = await Promise.all(builds.map((w) => Engine.create(new WebAssembly.Module(readFileSync(w)))));
   for (const e of engines) e.spillFactory = () => fileSpill();
-  const cpu: number[][] = builds.map(() => []);
+  const pairs = builds.flatMap((_, b) => files.map((file) => ({ b, file })));
+  const cpu: number[][] = pairs.map(() => []);
   for (let i = 0; i < repeat + 2; i++) {
-    for (let b = 0; b < builds.length; b++) {
+    for (let k = 0; k < pairs.length; k++) {
+      const { b, file } = pairs[k];
       const c0 = process.cpuUsage();
-      await engines[b].convert(fileSource(file), () => {}, { format: format as "chrome" | "xspace" });
+      if (index) await engines[b].info(fileSource(file));
+      else await engines[b].convert(fileSource(file), () => {}, { format: format as "chrome" | "xspace" });
       const c = process.cpuUsage(c0);
-      if (i >= 2) cpu[b].push((c.user + c.system) / 1000);
+      if (i >= 2) cpu[k].push((c.user + c.system) / 1000);
     }
   }
   const q = (xs: number[], f: number) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * f)];
-  for (let b = 0; b < builds.length; b++) {
+  for (let k = 0; k < pairs.length; k++) {
+    const label = files.length > 1 ? `${builds[pairs[k].b]} ${pairs[k].file}` : builds[pairs[k].b];
     console.log(
-      `${builds[b]}: CPU ms min ${q(cpu[b], 0).toFixed(0)}, p25 ${q(cpu[b], 0.25).toFixed(0)}, median ${q(cpu[b], 0.5).toFixed(0)}; ` +
-        `×${(q(cpu[0], 0) / q(cpu[b], 0)).toFixed(3)} (min), ×${(q(cpu[0], 0.5) / q(cpu[b], 0.5)).toFixed(3)} (median) vs first`,
+      `${label}${index ? " (index pass)" : ""}: CPU ms min ${q(cpu[k], 0).toFixed(0)}, p25 ${q(cpu[k], 0.25).toFixed(0)}, median ${q(cpu[k], 0.5).toFixed(0)}; ` +
+        `×${(q(cpu[0], 0) / q(cpu[k], 0)).toFixed(3)} (min), ×${(q(cpu[0], 0.5) / q(cpu[k], 0.5)).toFixed(3)} (median) vs first`,
     );
   }
 }
@@ -82,15 +93,18 @@ if (process.argv[2] === "--child") {
       hash: { type: "boolean", default: false },
       warm: { type: "string", default: "0" },
       inproc: { type: "boolean", default: false },
+      index: { type: "boolean", default: false },
     },
   });
   if (!values.wasm) throw new Error("--wasm a.wasm,b.wasm is required");
   const builds = values.wasm.split(",");
   const repeat = Number(values.repeat);
+  const files = values.file!.split(",");
   if (values.inproc) {
-    await inProcess(builds, values.file!, values.format!, repeat);
+    await inProcess(builds, files, values.format!, repeat, values.index!);
     process.exit(0);
   }
+  if (files.length > 1 || values.index) throw new Error("several --file dumps and --index need --inproc");
   const runs: Run[][] = builds.map(() => []);
   for (let i = 0; i < repeat; i++) {
     for (let b = 0; b < builds.length; b++) {

@@ -5,7 +5,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
-import { generate } from "./generate.js";
+import { ensureDump } from "./generate.js";
 
 /** Builds dist/ when missing, makes bench/data and bench/results, returns bench/data/cupti_<records>.rawtrace. */
 export function cliBenchSetup(records: number): string {
@@ -15,6 +15,6 @@ export function cliBenchSetup(records: number): string {
   mkdirSync("bench/data", { recursive: true });
   mkdirSync("bench/results", { recursive: true });
   const source = `bench/data/cupti_${records}.rawtrace`;
-  if (!existsSync(source)) generate(records, source);
+  ensureDump(records, source);
   return source;
 }

@@ -4,12 +4,16 @@
  * a cudaLaunchKernel runtime record (+ its cuLaunchKernel driver record, hidden by default like Kineto does) and
  * the kernel on one of 4 streams, with periodic memcpy/memset and a stream sync at the end of each step.
  *
- *   tsx bench/generate.ts <records> <out.rawtrace>
+ *   tsx bench/generate.ts <records> <out.rawtrace> [xxh32|crc32]
  *
- * Same arguments, same bytes (a fixed-seed PRNG; no clock is read).
+ * Same arguments, same bytes (a fixed-seed PRNG; no clock is read). The last argument is the payload checksum of the
+ * chunks (default XXH32, what the writers store since format 1.1; `crc32` gives a format 1.0-style dump with the
+ * same payloads, for comparing the two).
  */
+import { closeSync, existsSync, openSync, readSync } from "node:fs";
 import { rng } from "../src/tools/rng.js";
-import { RawtraceWriter } from "../src/format/writer.js";
+import { RawtraceWriter, type PayloadChecksum } from "../src/format/writer.js";
+import { CHUNK_FLAG_CRC, CHUNK_FLAG_XXH32, PREAMBLE_SIZE } from "../src/format/container.js";
 import * as C from "../src/tools/cupti_records.js";
 import { KERNEL_NAMES } from "./kernel_names.js";
 
@@ -21,11 +25,13 @@ const T0 = 1_780_000_000_000_000_000n;
 
 
 /**
- * Writes a dump of about `records` activity records to `path` in ACTIVITY chunks of `chunkBytes` (default 8 MiB);
- * returns the counts.
+ * Writes a dump of about `records` activity records to `path` in ACTIVITY chunks of `chunkBytes` (default 8 MiB),
+ * every chunk with the payload `checksum`; returns the counts.
  */
-export function generate(records: number, path: string, chunkBytes = CHUNK): { records: number; bytes: number; kernels: number } {
-  const w = RawtraceWriter.toFile(path);
+export function generate(
+  records: number, path: string, chunkBytes = CHUNK, checksum: PayloadChecksum = "xxh32",
+): { records: number; bytes: number; kernels: number } {
+  const w = RawtraceWriter.toFile(path, { checksum });
   w.header({
     vendor: 1, vendorVersion: C.LAYOUT_VERSION[L], runtimeVersion: 13000, driverVersion: 13000, pid: PID,
     startNs: T0, hostname: "bench-node", commandLine: "/usr/bin/python3\0train.py\0--steps=1000",
@@ -124,14 +130,41 @@ export function generate(records: number, path: string, chunkBytes = CHUNK): { r
   return { records: n, bytes: 0, kernels };
 }
 
+/** Checksum bits (docs/format.md flag bits 0–1) of the first chunk of the dump at `path`; -1 when there is none. */
+function firstChunkChecksum(path: string): number {
+  const fd = openSync(path, "r");
+  try {
+    const h = Buffer.alloc(8);
+    return readSync(fd, h, 0, 8, PREAMBLE_SIZE) === 8 ? h.readUInt16LE(6) & (CHUNK_FLAG_CRC | CHUNK_FLAG_XXH32) : -1;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The benches' dump cache: makes the dump of `records` records at `path` with `make` (bench/generate.ts or
+ * bench/generate_rocm.ts) unless one is there already. A cached dump whose chunks carry another payload checksum
+ * than the writer's default (XXH32) was made by an older writer and would measure the other checksum: it is
+ * regenerated, with a line on stderr saying why.
+ */
+export function ensureDump(records: number, path: string, make: (records: number, path: string) => unknown = generate): void {
+  if (existsSync(path)) {
+    const sums = firstChunkChecksum(path);
+    if (sums === CHUNK_FLAG_XXH32) return;
+    const what = sums === CHUNK_FLAG_CRC ? "CRC-32" : sums === 0 ? "no" : "unreadable";
+    console.error(`bench: ${path} has ${what} payload checksums, not XXH32 (an older writer made it): regenerating`);
+  }
+  make(records, path);
+}
+
 const isMain = process.argv[1] && import.meta.url.endsWith(process.argv[1].split("/").pop()!);
 if (isMain) {
-  const [records, out] = process.argv.slice(2);
-  if (!records || !out) {
-    console.error("usage: tsx bench/generate.ts <records> <out.rawtrace>");
+  const [records, out, sum = "xxh32"] = process.argv.slice(2);
+  if (!records || !out || (sum !== "xxh32" && sum !== "crc32")) {
+    console.error("usage: tsx bench/generate.ts <records> <out.rawtrace> [xxh32|crc32]");
     process.exit(2);
   }
   const t0 = performance.now();
-  const r = generate(Number(records), out);
+  const r = generate(Number(records), out, CHUNK, sum);
   console.log(`${out}: ${r.records} records (${r.kernels} kernels) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 }

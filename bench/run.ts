@@ -17,10 +17,10 @@
  * --clients-max records.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, statSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { parseArgs } from "node:util";
-import { generate } from "./generate.js";
+import { ensureDump } from "./generate.js";
 import { generateRocm } from "./generate_rocm.js";
 
 const { values } = parseArgs({
@@ -45,7 +45,7 @@ interface Row { task: string; seconds: number; cpuSeconds: number; bytesIn: numb
 const results: Array<Row & { records: number }> = [];
 for (const n of sizes) {
   const file = `bench/data/${rocm ? "rocprof" : "cupti"}_${n}.rawtrace`;
-  if (!existsSync(file)) (rocm ? generateRocm : generate)(n, file);
+  ensureDump(n, file, rocm ? generateRocm : undefined);
   const mb = statSync(file).size / 1e6;
   // Repeats alternate between the tasks (round after round), so that a change of load on a shared machine
   // falls on every task alike and the ratios stay comparable.

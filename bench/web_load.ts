@@ -12,17 +12,17 @@
  * Writes bench/results/web_load.json (ignored) and prints a summary.
  */
 import { existsSync, mkdirSync, statSync, writeFileSync, readdirSync, readFileSync } from "node:fs";
-import { generate } from "./generate.js";
+import { ensureDump } from "./generate.js";
 import { startHarness } from "../test/web/browser.js";
 import { TL_REC } from "../src/core/timeline.js";
 
 const path = process.argv[2] ?? "bench/data/cupti_14000000.rawtrace";
-if (!existsSync(path)) {
-  mkdirSync("bench/data", { recursive: true });
+{
   const m = /cupti_(\d+)\.rawtrace$/.exec(path);
-  if (!m) throw new Error(`${path} is missing`);
-  console.log(`generating ${path}…`);
-  generate(Number(m[1]), path);
+  if (m) {
+    mkdirSync("bench/data", { recursive: true });
+    ensureDump(Number(m[1]), path);
+  } else if (!existsSync(path)) throw new Error(`${path} is missing`);
 }
 const size = statSync(path).size;
 

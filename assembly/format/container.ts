@@ -6,6 +6,7 @@
  * on the next valid chunk header so nothing after a damaged chunk is lost.
  */
 import { crc32 } from "../util/crc32";
+import { xxh32 } from "../util/xxh32";
 import { Fatal, Warn } from "../util/error";
 import { fail, failed, warn, lose, recordContainerWarnings } from "../util/diag";
 
@@ -14,6 +15,12 @@ export const CHUNK_HEADER: usize = 24;
 export const CHUNK_SYNC: u32 = 0x4b435452;
 export const MAX_PAYLOAD: u32 = 0x10000000;
 export const FORMAT_MAJOR: u32 = 1;
+/** Chunk flag bit 0: the payload checksum field holds the payload's CRC-32 (format 1.0). */
+export const FLAG_CRC32: u32 = 1;
+/** Chunk flag bit 1: the payload checksum field holds the payload's XXH32, seed 0 (format 1.1). */
+export const FLAG_XXH32: u32 = 2;
+/** Both checksum bits: a header that says both is invalid (reported as BAD_CHUNK_HEADER, the chunk skipped). */
+const FLAG_SUMS: u32 = FLAG_CRC32 | FLAG_XXH32;
 
 /** Chunk types (docs/format.md). */
 export const enum Chunk {
@@ -58,7 +65,7 @@ let nextSeq: u32 = 0;
 let seenBits: usize = 0;
 let seenCap: u32 = 0; // bits
 /**
- * Content fingerprint of the first chunk seen with each sequence number (u64 per seq: payload CRC-32, length, type),
+ * Content fingerprint of the first chunk seen with each sequence number (u64 per seq: payload checksum, length, type),
  * so a repeated number is dropped as a duplicate only when the content is the same. Tracked for seq < 2^21 (16 MiB
  * at most); beyond that a repeated number is taken for a duplicate as before.
  */
@@ -76,7 +83,7 @@ let truncLen: u64 = 0;
 let afterTrunc: u32 = 0;
 /** File offset of the first complete chunk found after `truncAt` (the end of the bytes lost there). */
 let afterTruncAt: u64 = 0;
-/** Sequence numbers of chunks that failed their payload CRC in pass 1 (rare: a short list). */
+/** Sequence numbers of chunks that failed their payload checksum in pass 1 (rare: a short list). */
 let badSeqs: usize = 0;
 let badSeqCount: u32 = 0;
 const MAX_BAD_SEQS: u32 = 4096;
@@ -159,10 +166,26 @@ function markSeen(seq: u32): bool {
   return (b & m) != 0;
 }
 
-/** Content fingerprint of a chunk: payload CRC-32 (the header's, else computed), length and type. */
-function fingerprint(c: usize, type: u32, flags: u32, len: u32): u64 {
-  const crc = (flags & 1) != 0 ? load<u32>(c, 16) : crc32(c + CHUNK_HEADER, len);
-  return (<u64>crc) | (<u64>(len ^ (type << 28)) << 32);
+/**
+ * Content fingerprint of a chunk: its payload checksum (the header's, else the payload's XXH32, as new writers
+ * store it), length and type. `sums` is the header's checksum bits, not both. The same payload stored once with
+ * CRC-32 and once with XXH32 under one sequence number fingerprints differently (SEQ_REUSED, both kept): only a
+ * file appended to by writers of two format versions can hold that.
+ */
+function fingerprint(c: usize, type: u32, sums: u32, len: u32): u64 {
+  const sum = sums != 0 ? load<u32>(c, 16) : xxh32(c + CHUNK_HEADER, len);
+  return (<u64>sum) | (<u64>(len ^ (type << 28)) << 32);
+}
+
+/**
+ * True when the payload of the complete chunk at `c` (`len` bytes, inside the window) matches the checksum its
+ * header stores, computed as `sums` says: FLAG_CRC32 or FLAG_XXH32.
+ */
+// @ts-ignore: decorator
+@inline function payloadMatches(c: usize, len: u32, sums: u32): bool {
+  const p = c + CHUNK_HEADER;
+  const sum = sums == FLAG_XXH32 ? xxh32(p, len) : crc32(p, len);
+  return sum == load<u32>(c, 16);
 }
 
 /**
@@ -272,13 +295,22 @@ export function feed(n: usize): bool {
       continue;
     }
     const type = <u32>load<u16>(c, 4);
-    const flags = <u32>load<u16>(c, 6);
+    const sums = <u32>load<u16>(c, 6) & FLAG_SUMS;
     const seq = load<u32>(c, 8);
     p += total;
-    // Payload CRCs are verified in pass 1; pass 2 re-reads the same bytes and skips the same chunks by sequence
-    // number, so it does not pay for the checksum again (unless pass 1 saw too many bad chunks to list).
+    if (sums == FLAG_SUMS) {
+      // A header (its CRC intact, so written this way) that claims both checksums: no writer does that. The
+      // length is trusted as far as the header CRC vouches for it: the chunk is skipped whole, in both passes.
+      if (recordContainerWarnings) {
+        warn(Warn.BAD_CHUNK_HEADER, off, <u64>total);
+        lose(Warn.BAD_CHUNK_HEADER, off, off + <u64>total, seq, type == Chunk.ACTIVITY ? <u64>len : 0);
+      }
+      continue;
+    }
+    // Payload checksums are verified in pass 1; pass 2 re-reads the same bytes and skips the same chunks by
+    // sequence number, so it does not pay for the checksum again (unless pass 1 saw too many bad chunks to list).
     const verify = verifyPayloads || badSeqCount > MAX_BAD_SEQS;
-    if (verify && (flags & 1) != 0 && crc32(c + CHUNK_HEADER, len) != load<u32>(c, 16)) {
+    if (verify && sums != 0 && !payloadMatches(c, len, sums)) {
       if (verifyPayloads) badSeq(seq);
       if (recordContainerWarnings) {
         warn(Warn.BAD_PAYLOAD_CRC, off, seq);
@@ -287,7 +319,7 @@ export function feed(n: usize): bool {
       continue;
     }
     if (!verify && badSeqCount != 0 && isBadSeq(seq)) continue;
-    const fp = fingerprint(c, type, flags, len);
+    const fp = fingerprint(c, type, sums, len);
     if (markSeen(seq)) {
       if (sameAsFirst(seq, fp, false)) {
         if (recordContainerWarnings) warn(Warn.DUPLICATE_CHUNK, off, seq);

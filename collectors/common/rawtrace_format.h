@@ -1,5 +1,5 @@
 /**
- * Constants of the `.rawtrace` container, format 1.0, for the C collectors.
+ * Constants of the `.rawtrace` container, format 1.1, for the C collectors.
  *
  * Mirrors src/format/container.ts; the byte tables live in docs/format.md. All three must agree: a change here is a
  * change of the file format.
@@ -13,8 +13,8 @@
 #define RT_MAGIC_SIZE 8u
 /** Format major version written by this writer; readers refuse a larger one. */
 #define RT_FORMAT_MAJOR 1u
-/** Format minor version written by this writer. */
-#define RT_FORMAT_MINOR 0u
+/** Format minor version written by this writer: 1 since payload checksums may be XXH32 (flag bit 1). */
+#define RT_FORMAT_MINOR 1u
 /** Bytes in the file preamble (magic, u16 major, u16 minor, u32 flags). */
 #define RT_PREAMBLE_SIZE 16u
 /** Bytes in a chunk header. */
@@ -25,8 +25,10 @@
 #define RT_MAX_CHUNK_PAYLOAD 0x10000000u
 /** Chunk payloads are followed by zero bytes up to this alignment (not counted in the length). */
 #define RT_CHUNK_ALIGN 8u
-/** Chunk flag bit 0: the payload CRC field is filled. */
+/** Chunk flag bit 0: the payload checksum field holds the payload's CRC-32 (format 1.0's only checksum). */
 #define RT_CHUNK_FLAG_CRC 1u
+/** Chunk flag bit 1: the payload checksum field holds the payload's XXH32, seed 0 (format 1.1; the default). */
+#define RT_CHUNK_FLAG_XXH32 2u
 
 /** Chunk types (docs/format.md, "Chunk types"). */
 enum rt_chunk_type {

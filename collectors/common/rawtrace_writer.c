@@ -170,6 +170,52 @@ uint32_t rt_crc32(uint32_t crc, const void* p, size_t n) {
 }
 
 /* ------------------------------------------------------------------------------------------------------------------ */
+/* XXH32 (doc/xxhash_spec.md of xxHash: four lanes of 4 bytes per 16-byte stripe, then the tail, then avalanche)       */
+/* ------------------------------------------------------------------------------------------------------------------ */
+
+#define XXH_P1 0x9E3779B1u
+#define XXH_P2 0x85EBCA77u
+#define XXH_P3 0xC2B2AE3Du
+#define XXH_P4 0x27D4EB2Fu
+#define XXH_P5 0x165667B1u
+
+static inline uint32_t rotl32(uint32_t x, unsigned r) { return (x << r) | (x >> (32u - r)); }
+
+/* Little-endian u32 at s, any alignment, any host byte order (compilers make this one load on little-endian). */
+static inline uint32_t ld32le(const uint8_t* s) {
+  return (uint32_t)s[0] | (uint32_t)s[1] << 8 | (uint32_t)s[2] << 16 | (uint32_t)s[3] << 24;
+}
+
+uint32_t rt_xxh32(const void* p, size_t n, uint32_t seed) {
+  const uint8_t* s = (const uint8_t*)p;
+  const uint8_t* end = n ? s + n : s; /* no offset applied to a NULL p */
+  uint32_t acc;
+  if (n >= 16) {
+    uint32_t a1 = seed + XXH_P1 + XXH_P2, a2 = seed + XXH_P2, a3 = seed, a4 = seed - XXH_P1;
+    const uint8_t* last = end - 16;
+    while (s <= last) {
+      a1 = rotl32(a1 + ld32le(s) * XXH_P2, 13) * XXH_P1;
+      a2 = rotl32(a2 + ld32le(s + 4) * XXH_P2, 13) * XXH_P1;
+      a3 = rotl32(a3 + ld32le(s + 8) * XXH_P2, 13) * XXH_P1;
+      a4 = rotl32(a4 + ld32le(s + 12) * XXH_P2, 13) * XXH_P1;
+      s += 16;
+    }
+    acc = rotl32(a1, 1) + rotl32(a2, 7) + rotl32(a3, 12) + rotl32(a4, 18);
+  } else {
+    acc = seed + XXH_P5;
+  }
+  acc += (uint32_t)n;
+  for (; end - s >= 4; s += 4) acc = rotl32(acc + ld32le(s) * XXH_P3, 17) * XXH_P4;
+  for (; s < end; s++) acc = rotl32(acc + (uint32_t)*s * XXH_P5, 11) * XXH_P1;
+  acc ^= acc >> 15;
+  acc *= XXH_P2;
+  acc ^= acc >> 13;
+  acc *= XXH_P3;
+  acc ^= acc >> 16;
+  return acc;
+}
+
+/* ------------------------------------------------------------------------------------------------------------------ */
 /* Clocks                                                                                                             */
 /* ------------------------------------------------------------------------------------------------------------------ */
 
@@ -210,6 +256,7 @@ struct rt_writer {
   int fd;
   int error;              /* 0, or the sticky -errno of a failed write */
   uint32_t seq;           /* chunks written successfully */
+  uint16_t sum_flag;      /* payload checksum: RT_CHUNK_FLAG_XXH32 (default) or RT_CHUNK_FLAG_CRC */
   uint64_t activity_bytes; /* ACTIVITY payload bytes written successfully */
   uint64_t dropped_total; /* sum of DROPPED counts */
   rt_buf scratch;         /* payload of the typed helpers, reused */
@@ -270,6 +317,7 @@ rt_writer* rt_writer_fdopen(int fd) {
     return NULL;
   }
   w->fd = fd;
+  w->sum_flag = RT_CHUNK_FLAG_XXH32;
   rt_buf_init(&w->scratch);
   return w;
 }
@@ -349,7 +397,13 @@ rt_writer* rt_writer_create(const char* path, char* chosen, size_t chosen_cap) {
   return NULL;
 }
 
-int rt_writer_chunk_opt(rt_writer* w, uint16_t type, const void* payload, uint32_t len, int with_crc) {
+int rt_writer_set_checksum(rt_writer* w, unsigned flag) {
+  if (!w || (flag != RT_CHUNK_FLAG_XXH32 && flag != RT_CHUNK_FLAG_CRC)) return -EINVAL;
+  w->sum_flag = (uint16_t)flag;
+  return 0;
+}
+
+int rt_writer_chunk_opt(rt_writer* w, uint16_t type, const void* payload, uint32_t len, int with_sum) {
   if (!w || (!payload && len > 0)) return -EINVAL;
   if (w->error) return w->error;
   if (len > RT_MAX_CHUNK_PAYLOAD) return -EMSGSIZE;
@@ -358,10 +412,12 @@ int rt_writer_chunk_opt(rt_writer* w, uint16_t type, const void* payload, uint32
   uint8_t hdr[RT_CHUNK_HEADER_SIZE];
   st32(hdr + 0, RT_CHUNK_SYNC);
   st16(hdr + 4, type);
-  st16(hdr + 6, with_crc ? RT_CHUNK_FLAG_CRC : 0);
+  st16(hdr + 6, with_sum ? w->sum_flag : 0);
   st32(hdr + 8, w->seq);
   st32(hdr + 12, len);
-  st32(hdr + 16, with_crc ? rt_crc32(0, payload, len) : 0);
+  uint32_t sum = 0;
+  if (with_sum) sum = w->sum_flag == RT_CHUNK_FLAG_CRC ? rt_crc32(0, payload, len) : rt_xxh32(payload, len, 0);
+  st32(hdr + 16, sum);
   st32(hdr + 20, rt_crc32(0, hdr, 20));
 
   uint32_t pad = (RT_CHUNK_ALIGN - (len % RT_CHUNK_ALIGN)) % RT_CHUNK_ALIGN;

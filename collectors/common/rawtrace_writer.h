@@ -5,8 +5,8 @@
  * test/format/c_writer.test.ts proves it. C11, libc and POSIX only.
  *
  * Threads: an `rt_writer` (and an `rt_buf`) is used by one thread at a time. The writer takes no locks; a collector
- * that writes from several threads serializes the calls itself. Only `rt_crc32` and `rt_clock_anchor` may be called
- * from any thread at any time.
+ * that writes from several threads serializes the calls itself. Only `rt_crc32`, `rt_xxh32` and `rt_clock_anchor` may
+ * be called from any thread at any time.
  *
  * Errors: functions that write return 0 or a negative errno value. A failed write (full disk, closed pipe, I/O error)
  * is remembered: every later chunk is refused with the same value, so a collector stops writing cleanly and the file
@@ -76,6 +76,13 @@ void rt_buf_cstr(rt_buf* b, const char* s);
  * Start with `crc` = 0 and pass the previous result to continue over more bytes. `p` is only read.
  */
 uint32_t rt_crc32(uint32_t crc, const void* p, size_t n);
+
+/**
+ * XXH32 of the `n` bytes at `p` with `seed` (xxHash's 32-bit digest, from its specification, doc/xxhash_spec.md):
+ * with seed 0 the payload checksum of chunks with flag bit 1 (RT_CHUNK_FLAG_XXH32). `p` is only read; it may be NULL
+ * when `n` is 0. One shot (no continuation).
+ */
+uint32_t rt_xxh32(const void* p, size_t n, uint32_t seed);
 
 /** One CLOCK anchor (docs/format.md §2): every value in nanoseconds of its clock. */
 typedef struct rt_clock_anchor_t {
@@ -203,14 +210,25 @@ rt_writer* rt_writer_fdopen(int fd);
 
 /**
  * Writes one chunk: 24-byte header, `len` payload bytes from `payload` (read during the call only, never kept), zero
- * padding to 8 bytes, with one writev (retried on EINTR and short writes). The payload CRC is filled.
+ * padding to 8 bytes, with one writev (retried on EINTR and short writes). The payload checksum is filled: XXH32
+ * (flag bit 1) unless rt_writer_set_checksum chose CRC-32.
  * Returns 0; -EMSGSIZE when `len` exceeds RT_MAX_CHUNK_PAYLOAD; -EINVAL for a NULL writer or a NULL payload with
  * len > 0; or the -errno of the failed write, which the writer then keeps returning for every later chunk.
  */
 int rt_writer_chunk(rt_writer* w, uint16_t type, const void* payload, uint32_t len);
 
-/** As rt_writer_chunk; `with_crc` = 0 leaves the payload CRC and flag bit 0 clear (header CRC still written). */
-int rt_writer_chunk_opt(rt_writer* w, uint16_t type, const void* payload, uint32_t len, int with_crc);
+/**
+ * As rt_writer_chunk; `with_sum` = 0 leaves the payload checksum field and both of its flag bits clear (the header
+ * CRC is still written).
+ */
+int rt_writer_chunk_opt(rt_writer* w, uint16_t type, const void* payload, uint32_t len, int with_sum);
+
+/**
+ * Chooses the payload checksum of the chunks written from now on: RT_CHUNK_FLAG_XXH32 (what a new writer uses) or
+ * RT_CHUNK_FLAG_CRC (CRC-32, which format 1.0 readers verify too; XXH32 payloads they read unverified). Returns 0,
+ * or -EINVAL for a NULL writer or another value (the writer's choice is then unchanged).
+ */
+int rt_writer_set_checksum(rt_writer* w, unsigned flag);
 
 /** HEADER chunk (§1) from `h` (read during the call only). Returns as rt_writer_chunk, or -ENOMEM. */
 int rt_writer_header(rt_writer* w, const rt_header_info* h);

@@ -1,5 +1,5 @@
 /**
- * Constants of the `.rawtrace` container, format 1.0. The byte tables live in docs/format.md; this file and
+ * Constants of the `.rawtrace` container, format 1.1. The byte tables live in docs/format.md; this file and
  * `assembly/format/container.ts` and `collectors/common/rawtrace_format.h` must agree with it.
  */
 
@@ -7,8 +7,8 @@
 export const MAGIC = new Uint8Array([0x52, 0x41, 0x57, 0x54, 0x52, 0x41, 0x43, 0x45]);
 /** Format major version written by this writer; readers refuse a larger one. */
 export const FORMAT_MAJOR = 1;
-/** Format minor version written by this writer. */
-export const FORMAT_MINOR = 0;
+/** Format minor version written by this writer: 1 since payload checksums may be XXH32 (flag bit 1). */
+export const FORMAT_MINOR = 1;
 /** Bytes in the file preamble. */
 export const PREAMBLE_SIZE = 16;
 /** Bytes in a chunk header. */
@@ -17,8 +17,10 @@ export const CHUNK_HEADER_SIZE = 24;
 export const CHUNK_SYNC = 0x4b435452;
 /** Largest payload a chunk may declare (256 MiB). */
 export const MAX_CHUNK_PAYLOAD = 0x10000000;
-/** Chunk flag bit 0: the payload CRC field is filled. */
+/** Chunk flag bit 0: the payload checksum field holds the payload's CRC-32 (format 1.0's only checksum). */
 export const CHUNK_FLAG_CRC = 1;
+/** Chunk flag bit 1: the payload checksum field holds the payload's XXH32, seed 0 (format 1.1; what writers store). */
+export const CHUNK_FLAG_XXH32 = 2;
 
 /** Chunk types (docs/format.md, "Chunk types"). */
 export const ChunkType = {

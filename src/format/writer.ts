@@ -4,8 +4,10 @@
  */
 import { crc32 } from "node:zlib";
 import { closeSync, openSync, writeSync } from "node:fs";
+import { payloadChecksum } from "./checksum.js";
 import {
   CHUNK_FLAG_CRC,
+  CHUNK_FLAG_XXH32,
   CHUNK_HEADER_SIZE,
   CHUNK_SYNC,
   ChunkType,
@@ -15,6 +17,19 @@ import {
   MAX_CHUNK_PAYLOAD,
   PREAMBLE_SIZE,
 } from "./container.js";
+
+/**
+ * The payload checksum a writer stores in every chunk header (docs/format.md, "Chunk header"): `"xxh32"` (the
+ * default, flag bit 1) or `"crc32"` (flag bit 0, the only checksum of format 1.0: dumps whose payloads a 1.0 reader
+ * verifies too, and old-style dumps for tests).
+ */
+export type PayloadChecksum = "xxh32" | "crc32";
+
+/** Options of a {@link RawtraceWriter}. */
+export interface WriterOptions {
+  /** Payload checksum of every chunk written with one (default `"xxh32"`). */
+  checksum?: PayloadChecksum;
+}
 
 /** Fields of the HEADER chunk. Times are Unix-epoch ns; versions as the vendor reports them. */
 export interface HeaderInfo {
@@ -120,9 +135,17 @@ export class RawtraceWriter {
   seqOverride: number | undefined = undefined;
   private activityBytes = 0n;
   private droppedTotal = 0n;
+  /** Flag bit of the payload checksum written (CHUNK_FLAG_XXH32 or CHUNK_FLAG_CRC). */
+  private readonly sumFlag: number;
 
-  /** @param sink receives the preamble, then every chunk (header + payload + padding) as one array. */
-  constructor(private readonly sink: (bytes: Uint8Array) => void) {
+  /**
+   * @param sink receives the preamble, then every chunk (header + payload + padding) as one array.
+   * @param opts the payload checksum (XXH32 unless `checksum: "crc32"`).
+   */
+  constructor(private readonly sink: (bytes: Uint8Array) => void, opts: WriterOptions = {}) {
+    const sum = opts.checksum ?? "xxh32";
+    if (sum !== "xxh32" && sum !== "crc32") throw new RangeError(`unknown payload checksum ${JSON.stringify(sum)}`);
+    this.sumFlag = sum === "crc32" ? CHUNK_FLAG_CRC : CHUNK_FLAG_XXH32;
     const pre = new Uint8Array(PREAMBLE_SIZE);
     pre.set(MAGIC, 0);
     const dv = new DataView(pre.buffer);
@@ -133,33 +156,36 @@ export class RawtraceWriter {
   }
 
   /** A writer that appends to a new file at `path`; call {@link RawtraceWriter.close} (or end()) when done. */
-  static toFile(path: string): RawtraceWriter & { close(): void } {
+  static toFile(path: string, opts: WriterOptions = {}): RawtraceWriter & { close(): void } {
     const fd = openSync(path, "w");
-    const w = new RawtraceWriter((b) => { writeSync(fd, b); }) as RawtraceWriter & { close(): void };
+    const w = new RawtraceWriter((b) => { writeSync(fd, b); }, opts) as RawtraceWriter & { close(): void };
     w.close = () => closeSync(fd);
     return w;
   }
 
   /** A writer that collects everything in memory; `bytes()` returns the file so far. */
-  static inMemory(): RawtraceWriter & { bytes(): Uint8Array } {
+  static inMemory(opts: WriterOptions = {}): RawtraceWriter & { bytes(): Uint8Array } {
     const parts: Uint8Array[] = [];
-    const w = new RawtraceWriter((b) => { parts.push(b); }) as RawtraceWriter & { bytes(): Uint8Array };
+    const w = new RawtraceWriter((b) => { parts.push(b); }, opts) as RawtraceWriter & { bytes(): Uint8Array };
     w.bytes = () => new Uint8Array(Buffer.concat(parts));
     return w;
   }
 
-  /** Writes one chunk of `type` with `payload` (copied). Returns the chunk's sequence number. */
-  chunk(type: number, payload: Uint8Array, withCrc = true): number {
+  /**
+   * Writes one chunk of `type` with `payload` (copied). `withChecksum` false leaves the payload checksum and both
+   * flag bits clear (the header CRC is still written). Returns the chunk's sequence number.
+   */
+  chunk(type: number, payload: Uint8Array, withChecksum = true): number {
     if (payload.length > MAX_CHUNK_PAYLOAD) throw new RangeError(`chunk payload ${payload.length} B exceeds 256 MiB`);
     const padded = (payload.length + 7) & ~7;
     const out = new Uint8Array(CHUNK_HEADER_SIZE + padded);
     const dv = new DataView(out.buffer);
     dv.setUint32(0, CHUNK_SYNC, true);
     dv.setUint16(4, type, true);
-    dv.setUint16(6, withCrc ? CHUNK_FLAG_CRC : 0, true);
+    dv.setUint16(6, withChecksum ? this.sumFlag : 0, true);
     dv.setUint32(8, this.seqOverride ?? this.seq, true);
     dv.setUint32(12, payload.length, true);
-    dv.setUint32(16, withCrc ? crc32(payload) >>> 0 : 0, true);
+    dv.setUint32(16, withChecksum ? payloadChecksum(this.sumFlag, payload) : 0, true);
     dv.setUint32(20, crc32(out.subarray(0, 20)) >>> 0, true);
     out.set(payload, CHUNK_HEADER_SIZE);
     this.sink(out);

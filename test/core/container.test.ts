@@ -41,78 +41,82 @@ test("wrong magic, future major version and an empty file are clear errors with 
   await rejects(good.slice(0, 10), "EMPTY", 0);
 });
 
-test("a dump cut at every byte converts every complete chunk before the cut and says where", async () => {
-  const full = sampleDump();
-  const offs = chunkOffsets(full);
-  const fullEvents = (await toChrome(full)).result.events;
-  let last = -1;
-  for (let cut = PREAMBLE_SIZE; cut <= full.length; cut++) {
-    const { trace, result } = await toChrome(full.subarray(0, cut));
-    assert.ok(result.events >= last, `events never decrease (cut ${cut})`);
-    last = result.events;
-    const w = trace.rawtrace.warnings;
-    const complete = offs.filter((o, i) => (offs[i + 1] ?? full.length) <= cut);
-    const partialAt = offs.find((o, i) => o < cut && (offs[i + 1] ?? full.length) > cut);
-    if (partialAt !== undefined) {
-      const t = w.find((x: any) => x.code === "TRUNCATED");
-      assert.ok(t, `TRUNCATED reported at cut ${cut}`);
-      assert.is(t.offset, partialAt);
-      assert.is(t.detail, cut - partialAt);
+// The reader's damage handling must not depend on which payload checksum the dump carries: every case runs on a
+// dump with XXH32 payload checksums (what writers store now) and on one with CRC-32 (format 1.0 dumps).
+for (const checksum of ["xxh32", "crc32"] as const) {
+  test(`a dump cut at every byte converts every complete chunk before the cut and says where (${checksum})`, async () => {
+    const full = sampleDump({ checksum });
+    const offs = chunkOffsets(full);
+    const fullEvents = (await toChrome(full)).result.events;
+    let last = -1;
+    for (let cut = PREAMBLE_SIZE; cut <= full.length; cut++) {
+      const { trace, result } = await toChrome(full.subarray(0, cut));
+      assert.ok(result.events >= last, `events never decrease (cut ${cut})`);
+      last = result.events;
+      const w = trace.rawtrace.warnings;
+      const complete = offs.filter((o, i) => (offs[i + 1] ?? full.length) <= cut);
+      const partialAt = offs.find((o, i) => o < cut && (offs[i + 1] ?? full.length) > cut);
+      if (partialAt !== undefined) {
+        const t = w.find((x: any) => x.code === "TRUNCATED");
+        assert.ok(t, `TRUNCATED reported at cut ${cut}`);
+        assert.is(t.offset, partialAt);
+        assert.is(t.detail, cut - partialAt);
+      }
+      if (cut < full.length) assert.ok(w.some((x: any) => x.code === "NO_END"), `NO_END at cut ${cut}`);
+      assert.ok(complete.length >= 0);
     }
-    if (cut < full.length) assert.ok(w.some((x: any) => x.code === "NO_END"), `NO_END at cut ${cut}`);
-    assert.ok(complete.length >= 0);
-  }
-  assert.is(last, fullEvents);
-});
+    assert.is(last, fullEvents);
+  });
 
-test("a damaged payload is skipped with BAD_PAYLOAD_CRC; later chunks still convert", async () => {
-  const full = sampleDump();
-  const offs = chunkOffsets(full);
-  const dv = new DataView(full.buffer);
-  // Find the first ACTIVITY chunk (type 5) and flip a byte inside its payload.
-  const act = offs.find((o) => dv.getUint16(o + 4, true) === 5)!;
-  const bad = full.slice();
-  bad[act + CHUNK_HEADER_SIZE + 40] ^= 0x10;
-  const { trace, result } = await toChrome(bad);
-  const w = trace.rawtrace.warnings.find((x: any) => x.code === "BAD_PAYLOAD_CRC");
-  assert.ok(w);
-  assert.is(w.offset, act);
-  // The second activity chunk (kernels) is still there.
-  assert.is(trace.traceEvents.filter((e: any) => e.cat === "kernel").length, 2);
-  assert.ok(result.events < (await toChrome(full)).result.events);
-});
+  test(`a damaged payload is skipped with BAD_PAYLOAD_CRC; later chunks still convert (${checksum})`, async () => {
+    const full = sampleDump({ checksum });
+    const offs = chunkOffsets(full);
+    const dv = new DataView(full.buffer);
+    // Find the first ACTIVITY chunk (type 5) and flip a byte inside its payload.
+    const act = offs.find((o) => dv.getUint16(o + 4, true) === 5)!;
+    const bad = full.slice();
+    bad[act + CHUNK_HEADER_SIZE + 40] ^= 0x10;
+    const { trace, result } = await toChrome(bad);
+    const w = trace.rawtrace.warnings.find((x: any) => x.code === "BAD_PAYLOAD_CRC");
+    assert.ok(w);
+    assert.is(w.offset, act);
+    // The second activity chunk (kernels) is still there.
+    assert.is(trace.traceEvents.filter((e: any) => e.cat === "kernel").length, 2);
+    assert.ok(result.events < (await toChrome(full)).result.events);
+  });
 
-test("a damaged chunk header is skipped by resynchronizing on the next chunk", async () => {
-  const full = sampleDump();
-  const offs = chunkOffsets(full);
-  const dv = new DataView(full.buffer);
-  const act = offs.find((o) => dv.getUint16(o + 4, true) === 5)!;
-  const bad = full.slice();
-  bad[act + 13] ^= 0xff; // length field: header CRC fails
-  const { trace } = await toChrome(bad);
-  const w = trace.rawtrace.warnings.find((x: any) => x.code === "BAD_CHUNK_HEADER");
-  assert.ok(w, "BAD_CHUNK_HEADER");
-  assert.is(w.offset, act);
-  assert.is(trace.traceEvents.filter((e: any) => e.cat === "kernel").length, 2);
-});
+  test(`a damaged chunk header is skipped by resynchronizing on the next chunk (${checksum})`, async () => {
+    const full = sampleDump({ checksum });
+    const offs = chunkOffsets(full);
+    const dv = new DataView(full.buffer);
+    const act = offs.find((o) => dv.getUint16(o + 4, true) === 5)!;
+    const bad = full.slice();
+    bad[act + 13] ^= 0xff; // length field: header CRC fails
+    const { trace } = await toChrome(bad);
+    const w = trace.rawtrace.warnings.find((x: any) => x.code === "BAD_CHUNK_HEADER");
+    assert.ok(w, "BAD_CHUNK_HEADER");
+    assert.is(w.offset, act);
+    assert.is(trace.traceEvents.filter((e: any) => e.cat === "kernel").length, 2);
+  });
 
-test("a length field damaged with a valid header CRC loses only that chunk: later chunks still convert", async () => {
-  const { fixCrc } = await import("../fuzz/mutate.js");
-  const full = sampleDump();
-  const offs = chunkOffsets(full);
-  const dv = new DataView(full.buffer);
-  const act = offs.find((o) => dv.getUint16(o + 4, true) === 5)!;
-  const bad = full.slice();
-  const bdv = new DataView(bad.buffer);
-  bdv.setUint32(act + 12, 0x0fffffff, true); // declares ~256 MiB in a ~3 KiB file
-  fixCrc(bad, act);
-  const { trace } = await toChrome(bad);
-  assert.is(trace.traceEvents.filter((e: any) => e.cat === "kernel").length, 2, "the next activity chunk converts");
-  const w = trace.rawtrace.warnings.find((x: any) => x.code === "BAD_CHUNK_HEADER");
-  assert.ok(w);
-  assert.is(w.offset, act);
-  assert.not.ok(trace.rawtrace.warnings.some((x: any) => x.code === "TRUNCATED"));
-});
+  test(`a length field damaged with a valid header CRC loses only that chunk: later chunks still convert (${checksum})`, async () => {
+    const { fixCrc } = await import("../fuzz/mutate.js");
+    const full = sampleDump({ checksum });
+    const offs = chunkOffsets(full);
+    const dv = new DataView(full.buffer);
+    const act = offs.find((o) => dv.getUint16(o + 4, true) === 5)!;
+    const bad = full.slice();
+    const bdv = new DataView(bad.buffer);
+    bdv.setUint32(act + 12, 0x0fffffff, true); // declares ~256 MiB in a ~3 KiB file
+    fixCrc(bad, act);
+    const { trace } = await toChrome(bad);
+    assert.is(trace.traceEvents.filter((e: any) => e.cat === "kernel").length, 2, "the next activity chunk converts");
+    const w = trace.rawtrace.warnings.find((x: any) => x.code === "BAD_CHUNK_HEADER");
+    assert.ok(w);
+    assert.is(w.offset, act);
+    assert.not.ok(trace.rawtrace.warnings.some((x: any) => x.code === "TRUNCATED"));
+  });
+}
 
 test("a duplicated chunk is dropped, so no event appears twice", async () => {
   const full = sampleDump();

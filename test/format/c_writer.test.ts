@@ -2,8 +2,9 @@
  * The C container writer (collectors/common/rawtrace_writer.c) writes the same bytes as src/format/writer.ts.
  *
  * Builds test/format/writer_equiv.c with `make -C collectors test-writer`, runs it, makes the same calls through the
- * TypeScript writer and compares the files byte for byte; then checks every CRC with node:zlib, that a write cut
- * after N chunks is a prefix, that interrupted and short writes change nothing, and the writer's error paths.
+ * TypeScript writer and compares the files byte for byte (XXH32 payload checksums, the default, and CRC-32 ones);
+ * then checks every CRC with node:zlib and every XXH32 with src/format/xxh32.ts, that a write cut after N chunks is
+ * a prefix, that interrupted and short writes change nothing, and the writer's error paths.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -13,8 +14,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { crc32 } from "node:zlib";
-import { CHUNK_HEADER_SIZE, CHUNK_SYNC, ChunkType, MAGIC, PREAMBLE_SIZE } from "../../src/format/container.js";
-import { RawtraceWriter, type DeviceInfo } from "../../src/format/writer.js";
+import {
+  CHUNK_FLAG_CRC, CHUNK_FLAG_XXH32, CHUNK_HEADER_SIZE, CHUNK_SYNC, ChunkType, MAGIC, PREAMBLE_SIZE,
+} from "../../src/format/container.js";
+import { RawtraceWriter, type DeviceInfo, type WriterOptions } from "../../src/format/writer.js";
+import { xxh32 } from "../../src/format/xxh32.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const BIN = join(ROOT, "build/c/writer_equiv");
@@ -94,8 +98,8 @@ const big = bigBuffer();
 let tmp = "";
 
 /** The TypeScript file and the byte offset where each chunk ends (index n = end of chunk n). */
-function tsFile(): { bytes: Uint8Array; ends: number[] } {
-  const mem = RawtraceWriter.inMemory();
+function tsFile(opts: WriterOptions = {}): { bytes: Uint8Array; ends: number[] } {
+  const mem = RawtraceWriter.inMemory(opts);
   writeSequence(mem, big);
   const ends: number[] = [];
   let at = 0;
@@ -104,7 +108,7 @@ function tsFile(): { bytes: Uint8Array; ends: number[] } {
     at += b.length;
     if (first) first = false;
     else ends.push(at);
-  });
+  }, opts);
   writeSequence(w, big);
   const bytes = mem.bytes();
   assert.is(at, bytes.length);
@@ -126,12 +130,15 @@ function runC(...args: string[]): string {
 
 interface ParsedChunk { offset: number; type: number; flags: number; seq: number; payload: Uint8Array }
 
-/** Walks a file chunk by chunk, checking every framing rule of docs/format.md with node:zlib's crc32. */
+/**
+ * Walks a file chunk by chunk, checking every framing rule of docs/format.md: header CRCs and CRC-32 payloads with
+ * node:zlib's crc32, XXH32 payloads with src/format/xxh32.ts; a header with both checksum bits fails.
+ */
 function parseStrict(file: Uint8Array): ParsedChunk[] {
   const dv = new DataView(file.buffer, file.byteOffset, file.byteLength);
   sameBytes(file.subarray(0, 8), MAGIC, "magic");
   assert.is(dv.getUint16(8, true), 1, "major");
-  assert.is(dv.getUint16(10, true), 0, "minor");
+  assert.is(dv.getUint16(10, true), 1, "minor");
   assert.is(dv.getUint32(12, true), 0, "preamble flags");
   const out: ParsedChunk[] = [];
   let off = PREAMBLE_SIZE;
@@ -146,9 +153,12 @@ function parseStrict(file: Uint8Array): ParsedChunk[] {
     assert.is(dv.getUint32(off + 20, true), crc32(file.subarray(off, off + 20)) >>> 0, `header crc at ${off}`);
     const payload = file.subarray(off + CHUNK_HEADER_SIZE, off + CHUNK_HEADER_SIZE + len);
     assert.is(payload.length, len, `payload at ${off} complete`);
-    const crc = dv.getUint32(off + 16, true);
-    if (flags & 1) assert.is(crc, crc32(payload) >>> 0, `payload crc at ${off}`);
-    else assert.is(crc, 0, `no payload crc at ${off}`);
+    const sum = dv.getUint32(off + 16, true);
+    const sums = flags & (CHUNK_FLAG_CRC | CHUNK_FLAG_XXH32);
+    if (sums === CHUNK_FLAG_CRC) assert.is(sum, crc32(payload) >>> 0, `payload crc at ${off}`);
+    else if (sums === CHUNK_FLAG_XXH32) assert.is(sum, xxh32(payload), `payload xxh32 at ${off}`);
+    else if (sums === 0) assert.is(sum, 0, `no payload checksum at ${off}`);
+    else assert.unreachable(`chunk at ${off} flags both checksums`);
     const padded = (len + 7) & ~7;
     const pad = file.subarray(off + CHUNK_HEADER_SIZE + len, off + CHUNK_HEADER_SIZE + padded);
     assert.is(pad.length, padded - len, `padding at ${off} complete`);
@@ -175,7 +185,21 @@ test("C writer output is byte-identical to RawtraceWriter.inMemory()", () => {
   sameBytes(new Uint8Array(readFileSync(out)), tsFile().bytes, "C file vs TS file");
 });
 
-test("every chunk of the C file passes the format's checks (node:zlib crc32)", () => {
+test("C writer with rt_writer_set_checksum(CRC) is byte-identical to the TS writer with checksum crc32", () => {
+  const out = join(tmp, "full-crc.rawtrace");
+  runC("write-crc", out);
+  const file = new Uint8Array(readFileSync(out));
+  sameBytes(file, tsFile({ checksum: "crc32" }).bytes, "C file vs TS file (CRC-32)");
+  const chunks = parseStrict(file);
+  assert.is(chunks.length, 23);
+  assert.is(chunks[20].flags, 0, "chunk written without checksum");
+  chunks.filter((_, i) => i !== 20).forEach((c) => assert.is(c.flags, CHUNK_FLAG_CRC, "CRC-32 flag"));
+  // Same chunks as the XXH32 file apart from the flag and checksum fields of each header.
+  const x = parseStrict(new Uint8Array(readFileSync(join(tmp, "full.rawtrace"))));
+  chunks.forEach((c, i) => sameBytes(c.payload, x[i].payload, `payload ${i}`));
+});
+
+test("every chunk of the C file passes the format's checks (node:zlib crc32, xxh32.ts)", () => {
   const out = join(tmp, "full.rawtrace");
   const chunks = parseStrict(new Uint8Array(readFileSync(out)));
   assert.is(chunks.length, 23);
@@ -186,8 +210,8 @@ test("every chunk of the C file passes the format's checks (node:zlib crc32)", (
     ChunkType.ACTIVITY, ChunkType.STRINGS, ChunkType.DEVICES, ChunkType.DROPPED, ChunkType.DROPPED,
     ChunkType.THREAD_NAMES, ChunkType.LOG, ChunkType.LOG, ChunkType.LOG, 200, 0xffff, ChunkType.END,
   ]);
-  assert.is(chunks[20].flags, 0, "chunk written without CRC");
-  chunks.filter((_, i) => i !== 20).forEach((c) => assert.is(c.flags, 1, "CRC flag"));
+  assert.is(chunks[20].flags, 0, "chunk written without checksum");
+  chunks.filter((_, i) => i !== 20).forEach((c) => assert.is(c.flags, CHUNK_FLAG_XXH32, "XXH32 flag"));
   sameBytes(chunks[9].payload, big, "1 MiB activity buffer");
   assert.is(chunks[8].payload.length, 0, "empty activity buffer");
   const end = new DataView(chunks[22].payload.buffer, chunks[22].payload.byteOffset, 24);
@@ -237,7 +261,8 @@ test("error paths: full device, closed pipe, size limit, bad arguments, clocks, 
   const report = runC("selftest", tmp);
   const ok = report.trim().split("\n");
   for (const name of [
-    "crc32 check value", "open /dev/full fails with ENOSPC", "oversized payload -EMSGSIZE", "writer still usable",
+    "crc32 check value", "xxh32 empty", "xxh32 abc", "xxh32 seed", "unknown checksum -EINVAL",
+    "preamble readable", "open /dev/full fails with ENOSPC", "oversized payload -EMSGSIZE", "writer still usable",
     "write to closed pipe -EPIPE", "error is sticky", "chunk past the limit -EFBIG", "later chunks refused",
     "file stops at the limit", "clock anchor realtime is epoch ns", "rt_buf oom flag on impossible size",
   ]) assert.ok(ok.includes(`ok ${name}`), name);

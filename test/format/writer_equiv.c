@@ -3,10 +3,13 @@
  * the same calls through src/format/writer.ts and compares the bytes. Keep the two call sequences in step.
  *
  *   writer_equiv write OUT [MAX_CHUNKS]   every chunk helper with fixed inputs; stops after MAX_CHUNKS chunks
+ *   writer_equiv write-crc OUT            the same sequence with CRC-32 payload checksums (rt_writer_set_checksum)
  *   writer_equiv interrupted OUT          the same file written through a pipe drained slowly by a child process,
  *                                         while a 200 us SIGALRM (no SA_RESTART) interrupts the writes: exercises
  *                                         the EINTR and short-write paths; prints "signals N"
  *   writer_equiv crc                      prints "off len crc" lines of rt_crc32 over a pattern, for zlib comparison
+ *   writer_equiv xxh SEED                 prints "off len xxh32" lines of rt_xxh32 (seed 0) over xorshift32(SEED)
+ *                                         bytes: every length 0..300 at offsets 0..7, and long ones at odd offsets
  *   writer_equiv selftest                 error-path checks; prints "ok NAME" lines, exits 1 on the first failure
  */
 #define _GNU_SOURCE 1
@@ -182,13 +185,14 @@ static int write_sequence(rt_writer* w, uint32_t max, const uint8_t* big) {
   return 0;
 }
 
-static int cmd_write(const char* out, uint32_t max) {
+static int cmd_write(const char* out, uint32_t max, unsigned sum_flag) {
   uint8_t* big = big_buffer();
   rt_writer* w = rt_writer_open(out);
   if (!w) {
     fprintf(stderr, "rt_writer_open(%s): %s\n", out, strerror(errno));
     return 1;
   }
+  if (rt_writer_set_checksum(w, sum_flag)) return 1;
   int rc = write_sequence(w, max, big);
   int rc2 = rt_writer_close(w);
   free(big);
@@ -265,6 +269,32 @@ static int cmd_crc(void) {
   return 0;
 }
 
+/* Bytes of xorshift32 from `seed` (each step's low byte), the generator test/format/xxh32.test.ts repeats. */
+static void xorshift_fill(uint8_t* p, size_t n, uint32_t seed) {
+  uint32_t x = seed ? seed : 1u;
+  for (size_t i = 0; i < n; i++) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    p[i] = (uint8_t)x;
+  }
+}
+
+#define XXH_BUF ((1u << 20) + 64u)
+
+static int cmd_xxh(uint32_t seed) {
+  uint8_t* buf = (uint8_t*)malloc(XXH_BUF);
+  if (!buf) return perror("malloc"), 2;
+  xorshift_fill(buf, XXH_BUF, seed);
+  for (size_t off = 0; off < 8; off++)
+    for (size_t len = 0; len <= 300; len++) printf("%zu %zu %" PRIu32 "\n", off, len, rt_xxh32(buf + off, len, 0));
+  static const size_t longs[][2] = {{1, 4096 + 13}, {3, 65536 + 7}, {5, (1u << 20) - 3}, {7, 1u << 20}, {0, 1u << 20}};
+  for (size_t i = 0; i < sizeof longs / sizeof longs[0]; i++)
+    printf("%zu %zu %" PRIu32 "\n", longs[i][0], longs[i][1], rt_xxh32(buf + longs[i][0], longs[i][1], 0));
+  free(buf);
+  return 0;
+}
+
 #define CHECK(name, cond)                                           \
   do {                                                              \
     if (!(cond)) {                                                  \
@@ -286,6 +316,10 @@ static int cmd_selftest(const char* dir) {
 
   CHECK("crc32 check value", rt_crc32(0, "123456789", 9) == 0xCBF43926u);
   CHECK("crc32 empty", rt_crc32(0, NULL, 0) == 0);
+  /* XXH32 known answers (seed 0): the specification's empty-input value, and "abc" as libxxhash 0.8.1 gives it. */
+  CHECK("xxh32 empty", rt_xxh32(NULL, 0, 0) == 0x02CC5D05u);
+  CHECK("xxh32 abc", rt_xxh32("abc", 3, 0) == 0x32D153FFu);
+  CHECK("xxh32 seed", rt_xxh32("", 0, 1) == 0x0B2CB792u);
 
   /* A full device refuses the preamble: open fails with ENOSPC. */
   errno = 0;
@@ -300,6 +334,8 @@ static int cmd_selftest(const char* dir) {
   CHECK("open", w != NULL);
   CHECK("oversized payload -EMSGSIZE", rt_writer_chunk(w, 5, small, RT_MAX_CHUNK_PAYLOAD + 1u) == -EMSGSIZE);
   CHECK("NULL payload with length -EINVAL", rt_writer_chunk(w, 5, NULL, 4) == -EINVAL);
+  CHECK("unknown checksum -EINVAL", rt_writer_set_checksum(w, 3) == -EINVAL && rt_writer_set_checksum(w, 0) == -EINVAL &&
+                                        rt_writer_set_checksum(NULL, RT_CHUNK_FLAG_CRC) == -EINVAL);
   CHECK("writer still usable", rt_writer_error(w) == 0 && rt_writer_chunk(w, 11, small, 9) == 0);
   CHECK("seq counts written chunks", rt_writer_seq(w) == 1);
   CHECK("end", rt_writer_end(w) == 0 && rt_writer_seq(w) == 2);
@@ -314,7 +350,7 @@ static int cmd_selftest(const char* dir) {
   w = rt_writer_fdopen(fds[1]);
   CHECK("fdopen pipe", w != NULL);
   uint8_t pre[16];
-  CHECK("preamble readable", read(fds[0], pre, 16) == 16 && memcmp(pre, "RAWTRACE\x01\x00\x00\x00\x00\x00\x00\x00", 16) == 0);
+  CHECK("preamble readable", read(fds[0], pre, 16) == 16 && memcmp(pre, "RAWTRACE\x01\x00\x01\x00\x00\x00\x00\x00", 16) == 0);
   close(fds[0]);
   CHECK("write to closed pipe -EPIPE", rt_writer_chunk(w, 11, small, 10) == -EPIPE);
   CHECK("error is sticky", rt_writer_error(w) == -EPIPE && rt_writer_log(w, 0, "x") == -EPIPE &&
@@ -374,10 +410,12 @@ static int cmd_selftest(const char* dir) {
 
 int main(int argc, char** argv) {
   if (argc >= 3 && strcmp(argv[1], "write") == 0)
-    return cmd_write(argv[2], argc >= 4 ? (uint32_t)strtoul(argv[3], NULL, 10) : UINT32_MAX);
+    return cmd_write(argv[2], argc >= 4 ? (uint32_t)strtoul(argv[3], NULL, 10) : UINT32_MAX, RT_CHUNK_FLAG_XXH32);
+  if (argc >= 3 && strcmp(argv[1], "write-crc") == 0) return cmd_write(argv[2], UINT32_MAX, RT_CHUNK_FLAG_CRC);
+  if (argc >= 3 && strcmp(argv[1], "xxh") == 0) return cmd_xxh((uint32_t)strtoul(argv[2], NULL, 0));
   if (argc >= 3 && strcmp(argv[1], "interrupted") == 0) return cmd_interrupted(argv[2]);
   if (argc >= 2 && strcmp(argv[1], "crc") == 0) return cmd_crc();
   if (argc >= 3 && strcmp(argv[1], "selftest") == 0) return cmd_selftest(argv[2]);
-  fprintf(stderr, "usage: %s write OUT [MAX_CHUNKS] | interrupted OUT | crc | selftest DIR\n", argv[0]);
+  fprintf(stderr, "usage: %s write OUT [MAX_CHUNKS] | write-crc OUT | interrupted OUT | crc | xxh SEED | selftest DIR\n", argv[0]);
   return 2;
 }

@@ -1,6 +1,6 @@
 /**
- * Mutators for fuzzing `.rawtrace` input: blind byte damage (which the container's CRCs must catch) and
- * structure-aware damage (payload bytes, lengths, kinds and counts changed *with* the CRCs recomputed, so the
+ * Mutators for fuzzing `.rawtrace` input: blind byte damage (which the container's checksums must catch) and
+ * structure-aware damage (payload bytes, lengths, kinds and counts changed *with* the checksums recomputed, so the
  * decoders themselves see hostile records). Deterministic for a given seed.
  */
 import { rng } from "../../src/tools/rng.js";
@@ -8,6 +8,7 @@ import { rng } from "../../src/tools/rng.js";
 export { rng };
 import { crc32 } from "node:zlib";
 import { CHUNK_HEADER_SIZE, ChunkType, PREAMBLE_SIZE } from "../../src/format/container.js";
+import { CHUNK_FLAG_SUMS, payloadChecksum } from "../../src/format/checksum.js";
 import { SIZES } from "../../src/tools/cupti_records.js";
 
 
@@ -27,11 +28,18 @@ export function chunks(b: Uint8Array): ChunkRef[] {
   return out;
 }
 
-/** Recomputes both CRCs of the chunk at `off` (after its header or payload was changed on purpose). */
+/**
+ * Recomputes both checksums of the chunk at `off` (after its header or payload was changed on purpose): the payload
+ * checksum of the kind its flags name (CRC-32 or XXH32; none stays none) and the header CRC.
+ */
 export function fixCrc(b: Uint8Array, off: number): void {
   const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
   const len = Math.min(dv.getUint32(off + 12, true), b.length - off - CHUNK_HEADER_SIZE);
-  dv.setUint32(off + 16, crc32(b.subarray(off + CHUNK_HEADER_SIZE, off + CHUNK_HEADER_SIZE + len)) >>> 0, true);
+  const flags = dv.getUint16(off + 6, true);
+  if ((flags & CHUNK_FLAG_SUMS) !== CHUNK_FLAG_SUMS) {
+    const payload = b.subarray(off + CHUNK_HEADER_SIZE, off + CHUNK_HEADER_SIZE + len);
+    dv.setUint32(off + 16, payloadChecksum(flags, payload), true);
+  }
   dv.setUint32(off + 20, crc32(b.subarray(off, off + 20)) >>> 0, true);
 }
 

@@ -2,7 +2,7 @@
  * A small CUPTI dump with one of everything the decoder turns into events, built with the TS writer and the
  * record builders (CUDA 13 or 12 layout). Timestamps are realistic epoch ns (> 2^53) so precision is tested.
  */
-import { RawtraceWriter } from "../../src/format/writer.js";
+import { RawtraceWriter, type PayloadChecksum } from "../../src/format/writer.js";
 import * as C from "../../src/tools/cupti_records.js";
 
 export const T0 = 1_780_000_000_123_456_789n;
@@ -28,6 +28,8 @@ export interface SampleOptions {
   seq?: number;
   /** Leave out the DEVICES chunk (no device table: occupancy and device properties unknown). */
   noDevices?: boolean;
+  /** Payload checksum of every chunk (the writer's default, XXH32, unless `"crc32"`: a format 1.0-style dump). */
+  checksum?: PayloadChecksum;
 }
 
 /** Builds the sample dump. */
@@ -35,7 +37,7 @@ export function sampleDump(o: SampleOptions = {}): Uint8Array {
   const L = o.layout ?? "cuda13";
   const off = o.clockOffset ?? 0n;
   const T = T0;
-  const w = RawtraceWriter.inMemory();
+  const w = RawtraceWriter.inMemory({ checksum: o.checksum });
   if (o.seq !== undefined) w.seqOverride = o.seq;
   w.header({
     vendor: 1, vendorVersion: C.LAYOUT_VERSION[L], runtimeVersion: 12080, driverVersion: 12080, pid: PID,
