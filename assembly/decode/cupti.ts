@@ -104,6 +104,7 @@ export function cuptiPrepare(): void {
     if (s == 0) s = builtinSize(k, S.vendorVersion);
     S.putKindSize(k, s);
   }
+  R.rangesTrackOrder();
 }
 
 // ---- API names -------------------------------------------------------------------------------------------------
@@ -329,18 +330,29 @@ export function cuptiScan(p: usize, n: u32, off: u64): void {
       case K.CONCURRENT_KERNEL:
       case K.KERNEL:
         if (size >= 52) S.setContextDevice(load<u32>(r, 44), load<u32>(r, 40));
+        if (size >= 96) R.rangesNoteDeviceCorr(load<u32>(r, 92));
         break;
       case K.MEMCPY:
-      case K.MEMCPY2:
       case K.MEMSET:
         if (size >= 44) S.setContextDevice(load<u32>(r, 36), load<u32>(r, 32));
+        if (size >= 48) R.rangesNoteDeviceCorr(load<u32>(r, 44));
+        break;
+      case K.MEMCPY2:
+        if (size >= 44) S.setContextDevice(load<u32>(r, 36), load<u32>(r, 32));
+        if (size >= 64) R.rangesNoteDeviceCorr(load<u32>(r, 60));
         break;
       case K.RUNTIME:
       case K.DRIVER:
         if (size >= 24) R.rangesNoteApi();
-        if (size >= 36 && !S.noteApiProcess(load<u32>(r, 32), load<u32>(r, 24))) {
-          warn(Warn.CORRELATION_PROCESSES, off + <u64>(r - p) + 24, load<u32>(r, 32));
+        if (size >= 36) {
+          R.rangesNoteCallCorr(load<u32>(r, 32));
+          if (!S.noteApiProcess(load<u32>(r, 32), load<u32>(r, 24))) {
+            warn(Warn.CORRELATION_PROCESSES, off + <u64>(r - p) + 24, load<u32>(r, 32));
+          }
         }
+        break;
+      case K.INTERNAL_LAUNCH_API:
+        if (size >= 36) R.rangesNoteCallCorr(load<u32>(r, 32));
         break;
       case K.MARKER:
         // Ranges for the GPU projection, in vendor time (compared with API records' vendor time).
@@ -424,7 +436,10 @@ function scanName(r: usize, size: u32): void {
 
 // ---- Projection pass ---------------------------------------------------------------------------------------------
 
-/** Between passes 1 and 2, only when the dump has NVTX ranges: maps launch calls to their innermost range. */
+/**
+ * Between passes 1 and 2, only when the dump has NVTX ranges and a launch call follows a device op of its id in the
+ * file (else pass 2 does this as it decodes): maps launch calls to their innermost range.
+ */
 export function cuptiProject(p: usize, n: u32): void {
   const end = p + n;
   let r = p;
@@ -680,6 +695,8 @@ export function cuptiDecode(p: usize, n: u32, off: u64): void {
           warn(Warn.RECORD_TOO_SMALL, at, kind);
           break;
         }
+        // The NVTX projection done here instead of in an extra pass (model/ranges.ts), hidden calls included.
+        if (R.projectInline) R.rangesMapCall(<u64>load<u32>(r, 32), load<u32>(r, 28), load<u64>(r, 8));
         const domain: u32 = kind == K.DRIVER ? 1 : 2;
         const cbid = load<u32>(r, 4);
         const entry = S.apiEntry(domain, cbid);

@@ -4,12 +4,16 @@
  * A range's GPU work is every device op whose host launch call ran on the range's thread inside the range: the span
  * from the first such op's start to the last one's end, per (device, stream), for the range and every range that
  * encloses it. Computed exactly whatever order buffers arrive in:
- *   pass 1        collects ranges (start/end pairs per thread);
- *   project pass  maps each launch call's correlation id to the innermost range containing it (only when the dump
- *                 has ranges: the host runs this extra pass when {@link rangesNeedProjection} says so);
+ *   pass 1        collects ranges (start/end pairs per thread), and notes whether any launch call comes after a
+ *                 device op of its correlation id in file order (one bit per correlation id, paged and capped);
+ *   projection    maps each launch call's correlation id to the innermost range containing it (only when the dump
+ *                 has ranges and the host asks, {@link rangesNeedProjection} / {@link rangesBeginProject}): inside
+ *                 pass 2, as each call is decoded, when every call precedes its device ops in the file (the order
+ *                 CUPTI writes); otherwise in an extra pass over the file between passes 1 and 2;
  *   pass 2        extends the span of the op's range (and its ancestors) on the op's (device, stream);
  *   end of pass 2 the spans are emitted.
- * Memory: 48 B per range, 4 B per correlation id in the covered span (paged, capped), 16 B per (range, stream).
+ * Memory: 48 B per range, 4 B per correlation id in the covered span (paged, capped), 16 B per (range, stream), and
+ * 1 bit per correlation id of a device op for the order check (64 KiB pages, at most 4 MiB).
  */
 import { Table, tableNew, tableUpsert, tableFind, tableSlots, tableKeyAt, tableValueAt, inserted } from "../util/hash_table";
 import { Paged, pagedNew, pagedSlot } from "../util/paged";
@@ -28,6 +32,16 @@ let apiSeen = false;
 
 // corr → range index + 1 (u32), 16384 per 64 KiB page, 4096 pages at most (util/paged.ts).
 let corrRange: Paged = 0;
+
+// Launch order (pass 1): bit (corr & 7) of byte (corr >> 3) is set once a device op of `corr` was seen; a launch call
+// whose bit is already set comes after its device op, so its range must be known before pass 2 (the extra pass).
+let orderTracked = false; // the decoder notes calls and device ops (only CUPTI's does)
+let lateCall = false;
+let devSeen: Paged = 0; // 2^19 ids per 64 KiB page, 64 pages at most (ids up to 2^25 when dense)
+let devPage: u32 = 0xffffffff; // page (corr >> 19) of the last device op noted, and its base address
+let devBase: usize = 0;
+/** True while pass 2 maps launch calls to ranges itself ({@link rangesBeginProject} chose no extra pass). */
+export let projectInline = false;
 
 let spans: Table = 0; // (range << 40 | device index << 32 | stream) → span entry {start u64, end u64}
 /** Devices of the spans in first-seen order (device index → id, u32 each), and id → index + 1. */
@@ -66,6 +80,12 @@ export function rangesReset(): void {
   sorted = 0;
   apiSeen = false;
   corrRange = 0;
+  orderTracked = false;
+  lateCall = false;
+  devSeen = 0;
+  devPage = 0xffffffff;
+  devBase = 0;
+  projectInline = false;
   spans = 0;
   spanDevices = 0;
   spanDeviceCount = 0;
@@ -111,9 +131,61 @@ export function rangesNoteApi(): void {
   apiSeen = true;
 }
 
-/** True when the dump has ranges and launch calls: the host must run the projection pass. */
+/** True when the dump has ranges and launch calls: they are projected onto device streams when the host asks. */
 export function rangesNeedProjection(): bool {
   return count != 0 && apiSeen;
+}
+
+/** Pass 1, before the first buffer: the decoder notes its launch calls and device ops (the order check below). */
+export function rangesTrackOrder(): void {
+  orderTracked = true;
+}
+
+/** Pass 1: a device op of correlation id `corr` was seen. */
+export function rangesNoteDeviceCorr(corr: u32): void {
+  const byte = corr >>> 3;
+  let base: usize;
+  if (corr >>> 19 == devPage) base = devBase;
+  else {
+    if (devSeen == 0) devSeen = pagedNew(0, 16, 64);
+    const s = pagedSlot(devSeen, <u64>byte, true);
+    if (s == 0) {
+      lateCall = true; // beyond the cap (crafted ids): the order is not known, so the extra pass runs
+      return;
+    }
+    base = s - <usize>(byte & 0xffff);
+    devPage = corr >>> 19;
+    devBase = base;
+  }
+  const a = base + <usize>(byte & 0xffff);
+  store<u8>(a, load<u8>(a) | (<u8>1 << <u8>(corr & 7)));
+}
+
+/** Pass 1: a launch call of correlation id `corr` was seen (after a device op of the same id: the extra pass runs). */
+export function rangesNoteCallCorr(corr: u32): void {
+  if (lateCall || devSeen == 0) return;
+  const byte = corr >>> 3;
+  let base: usize;
+  if (corr >>> 19 == devPage) base = devBase;
+  else {
+    const s = pagedSlot(devSeen, <u64>byte, false);
+    if (s == 0) return; // no device op on that page yet
+    base = s - <usize>(byte & 0xffff);
+  }
+  if ((load<u8>(base + <usize>(byte & 0xffff)) & (<u8>1 << <u8>(corr & 7))) != 0) lateCall = true;
+}
+
+/**
+ * After pass 1, when the host wants the projection: true when it must run the extra pass over the file
+ * ({@link rangesMapCall} for every launch call) before pass 2; false when pass 2 maps each call as it decodes it
+ * ({@link projectInline}), which gives the same mapping because no launch call follows a device op of its id.
+ */
+export function rangesBeginProject(): bool {
+  if (orderTracked && !lateCall) {
+    projectInline = true;
+    return false;
+  }
+  return true;
 }
 
 // @ts-ignore: decorator
@@ -231,7 +303,7 @@ function innermost(tid: u32, t: u64): i32 {
   return cur;
 }
 
-/** Projection pass: launch call `corr` ran on `tid` at `t` (Unix ns). */
+/** Projection (extra pass, or pass 2 when {@link projectInline}): launch call `corr` ran on `tid` at `t` (vendor ns). */
 export function rangesMapCall(corr: u64, tid: u32, t: u64): void {
   const r = innermost(tid, t);
   if (r < 0) return;
