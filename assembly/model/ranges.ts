@@ -15,8 +15,11 @@
  * Memory: 48 B per range, 4 B per correlation id in the covered span (paged, capped), 16 B per (range, stream), and
  * 1 bit per correlation id of a device op for the order check (64 KiB pages, at most 4 MiB).
  */
-import { Table, tableNew, tableUpsert, tableFind, tableSlots, tableKeyAt, tableValueAt, inserted } from "../util/hash_table";
+import {
+  Table, tableNew, tableUpsert, tableFind, tableSlots, tableCount, tableKeyAt, tableValueAt, inserted,
+} from "../util/hash_table";
 import { Paged, pagedNew, pagedSlot } from "../util/paged";
+import { Recent, recentNew, recentGet, recentPut } from "../util/recent";
 import { Timing, timingCheck } from "./timing";
 
 const RANGE: usize = 48; // pid u32 @0, tid u32 @4, start u64 @8, end u64 @16, name u64 @24, parent i32 @32, id u32 @36
@@ -55,6 +58,7 @@ let spanDeviceIndex: Table = 0;
  * ids are any u32. Past 256 distinct devices (crafted input) the rest share the last index.
  */
 function deviceIndex(device: u32): u32 {
+  if (device == lastDevice && spanDeviceIndex != 0) return lastDeviceIndex;
   if (spanDeviceIndex == 0) {
     spanDeviceIndex = tableNew(16);
     spanDevices = heap.alloc(<usize>MAX_SPAN_DEVICES << 2);
@@ -68,7 +72,37 @@ function deviceIndex(device: u32): u32 {
     }
     store<u64>(slot, <u64>i + 1);
   }
-  return <u32>(load<u64>(slot) - 1);
+  lastDevice = device;
+  lastDeviceIndex = <u32>(load<u64>(slot) - 1);
+  return lastDeviceIndex;
+}
+let lastDevice: u32 = 0;
+let lastDeviceIndex: u32 = 0;
+
+// Lookups that repeat from one record to the next, cached (none changes what is stored, or in which order):
+//  - innermost(): the thread and time interval of the last binary search, and the sorted index it found;
+//  - corrRange: the page of the last correlation id (ids arrive nearly in order);
+//  - spans: the entry of each recent (range, device, stream) key, direct-mapped (the streams alternate).
+let findTid: u32 = 0;
+let findLo: u64 = 0;
+let findHi: u64 = 0; // empty interval: no hit until the first search
+let findIndex: i32 = -1;
+let corrPage: u32 = 0xffffffff;
+let corrBase: usize = 0;
+let spanCache: Recent = 0; // created with spans
+let spansFull = false;
+
+/** Forgets the lookup caches (a new file, or the ranges re-sorted). */
+function cachesReset(): void {
+  lastDevice = 0;
+  lastDeviceIndex = 0;
+  findTid = 0;
+  findLo = 0;
+  findHi = 0;
+  findIndex = -1;
+  corrPage = 0xffffffff;
+  corrBase = 0;
+  spansFull = false;
 }
 
 /** Forgets everything (after heap.reset()). */
@@ -86,7 +120,9 @@ export function rangesReset(): void {
   devPage = 0xffffffff;
   devBase = 0;
   projectInline = false;
+  cachesReset();
   spans = 0;
+  spanCache = 0;
   spanDevices = 0;
   spanDeviceCount = 0;
   spanDeviceIndex = 0;
@@ -261,6 +297,7 @@ export function rangesPrepare(lastTs: u64): void {
     b = t;
   }
   sorted = a;
+  cachesReset();
   // Parents: walk each thread's ranges in start order keeping a stack of enclosing ranges (reuse b as the stack).
   let depth: u32 = 0;
   let lastTid: u32 = 0xffffffff;
@@ -283,17 +320,27 @@ export function rangesPrepare(lastTs: u64): void {
 /** Innermost range on thread `tid` containing time `t`, or -1. */
 function innermost(tid: u32, t: u64): i32 {
   // Last range (in (tid, start) order) that starts at or before t on this thread…
-  let lo: i32 = 0;
-  let hi: i32 = <i32>count - 1;
   let found: i32 = -1;
-  while (lo <= hi) {
-    const m = (lo + hi) >>> 1;
-    const r = rAt(idx(<u32>m));
-    const rt = load<u32>(r, 4);
-    if (rt < tid || (rt == tid && load<u64>(r, 8) <= t)) {
-      found = m;
-      lo = m + 1;
-    } else hi = m - 1;
+  if (tid == findTid && t >= findLo && t < findHi) found = findIndex;
+  else {
+    let lo: i32 = 0;
+    let hi: i32 = <i32>count - 1;
+    while (lo <= hi) {
+      const m = (lo + hi) >>> 1;
+      const r = rAt(idx(<u32>m));
+      const rt = load<u32>(r, 4);
+      if (rt < tid || (rt == tid && load<u64>(r, 8) <= t)) {
+        found = m;
+        lo = m + 1;
+      } else hi = m - 1;
+    }
+    // Every time on this thread from that range's start (or 0) to the next range's start (or the end of time)
+    // finds the same index.
+    findTid = tid;
+    findLo = found >= 0 && load<u32>(rAt(idx(<u32>found)), 4) == tid ? load<u64>(rAt(idx(<u32>found)), 8) : 0;
+    const next = <u32>(found + 1);
+    findHi = next < count && load<u32>(rAt(idx(next)), 4) == tid ? load<u64>(rAt(idx(next)), 8) : 0xffffffffffffffff;
+    findIndex = found;
   }
   if (found < 0) return -1;
   let cur = <i32>idx(<u32>found);
@@ -308,32 +355,53 @@ export function rangesMapCall(corr: u64, tid: u32, t: u64): void {
   const r = innermost(tid, t);
   if (r < 0) return;
   if (corrRange == 0) corrRange = pagedNew(2, 14, 4096);
-  const s = pagedSlot(corrRange, corr, true);
+  const s = corrSlot(corr, true);
   if (s != 0) store<u32>(s, <u32>r + 1);
+}
+
+/** corrRange's element of `corr` through the last-page cache (pagedSlot's answer otherwise). */
+// @ts-ignore: decorator
+@inline function corrSlot(corr: u64, create: bool): usize {
+  if (corr <= 0xffffffff && <u32>(corr >> 14) == corrPage) return corrBase + (<usize>(corr & 0x3fff) << 2);
+  const s = pagedSlot(corrRange, corr, create);
+  if (s != 0) {
+    corrPage = <u32>(corr >> 14);
+    corrBase = s - (<usize>(corr & 0x3fff) << 2);
+  }
+  return s;
 }
 
 /** Pass 2: device op of `corr` ran on (device, stream) over [start, end]: extends its ranges' spans. */
 export function rangesNoteDeviceOp(corr: u64, device: u32, stream: u32, start: u64, end: u64): void {
   if (corrRange == 0) return;
-  const s = pagedSlot(corrRange, corr, false);
+  const s = corrSlot(corr, false);
   if (s == 0) return;
   let r = <i32>load<u32>(s) - 1;
   if (r < 0) return;
-  if (spans == 0) spans = tableNew(256);
+  if (spans == 0) {
+    spans = tableNew(256);
+    spanCache = recentNew(6);
+  }
   const dev = <u64>deviceIndex(device);
   while (r >= 0) {
     const key = (<u64>r << 40) | (dev << 32) | <u64>stream;
-    const v = tableUpsert(spans, key);
-    let e = <usize>load<u64>(v);
-    if (inserted || e == 0) {
-      e = heap.alloc(16);
-      store<u64>(e, start);
-      store<u64>(e, end, 8);
-      store<u64>(v, e);
-    } else {
-      if (start < load<u64>(e)) store<u64>(e, start);
-      if (end > load<u64>(e, 8)) store<u64>(e, end, 8);
+    let e = spansFull ? 0 : <usize>recentGet(spanCache, key);
+    if (e == 0) {
+      const v = tableUpsert(spans, key);
+      e = <usize>load<u64>(v);
+      if (inserted || e == 0) {
+        e = heap.alloc(16);
+        store<u64>(e, 0xffffffffffffffff);
+        store<u64>(e, 0, 8);
+        store<u64>(v, e);
+      }
+      recentPut(spanCache, key, e);
+      // The table grows on the next upsert of any key, present or not: such an upsert is not skipped, so the table
+      // has the slots (and the slot order the spans are written in) it would have without the cache.
+      spansFull = (tableCount(spans) + 1) << 1 > tableSlots(spans);
     }
+    if (start < load<u64>(e)) store<u64>(e, start);
+    if (end > load<u64>(e, 8)) store<u64>(e, end, 8);
     r = load<i32>(rAt(<u32>r), 32);
   }
 }
