@@ -107,6 +107,34 @@ export function cuptiPrepare(): void {
   R.rangesTrackOrder();
 }
 
+// (domain, callback id) → {name entry u32, flags u32 | API_CACHED}, filled in pass 2 as ids appear (API names are
+// all known after pass 1): one name lookup and one flags switch per callback id, not per record. Ids from
+// API_CACHE_IDS on are looked up each time.
+const API_CACHE_IDS: u32 = 2048;
+const API_CACHED: u32 = 0x80000000;
+let apiCache: usize = 0; // [2 domains][API_CACHE_IDS] × 8 B, per file (heap, made by the first pass-2 buffer)
+let apiName: usize = 0; // the last apiLookup's answer
+let apiFlags: u32 = 0;
+
+/** Sets apiName / apiFlags for callback `cbid` of `domain` (1 driver, 2 runtime). */
+// @ts-ignore: decorator
+@inline function apiLookup(domain: u32, cbid: u32): void {
+  if (cbid < API_CACHE_IDS) {
+    const c = apiCache + ((<usize>(domain - 1) * API_CACHE_IDS + <usize>cbid) << 3);
+    let f = load<u32>(c, 4);
+    if (f == 0) {
+      store<u32>(c, <u32>S.apiEntry(domain, cbid));
+      f = cuptiApiFlags(domain, cbid) | API_CACHED;
+      store<u32>(c, f, 4);
+    }
+    apiName = <usize>load<u32>(c);
+    apiFlags = f;
+  } else {
+    apiName = S.apiEntry(domain, cbid);
+    apiFlags = cuptiApiFlags(domain, cbid);
+  }
+}
+
 // ---- API names -------------------------------------------------------------------------------------------------
 
 // Kineto's display names, hiding and flow starts of API calls live in cupti_api.ts; the engine stores API_NAMES
@@ -289,6 +317,7 @@ export function cuptiReset(): void {
   syncNames = 0;
   overheadNames = 0;
   scratchName = 0;
+  apiCache = 0;
   markerOpen = 0;
   colorTable = 0;
 }
@@ -519,6 +548,10 @@ const UNKNOWN_KERNEL_LEN: u32 = 16; // "<unknown kernel>"
 /** Pass 2 over one ACTIVITY payload: normalized events to the emitter. */
 export function cuptiDecode(p: usize, n: u32, off: u64): void {
   if (markerOpen == 0) markerOpen = tableNew(64);
+  if (apiCache == 0) {
+    apiCache = heap.alloc(<usize>API_CACHE_IDS << 4);
+    memory.fill(apiCache, 0, <usize>API_CACHE_IDS << 4);
+  }
   const end = p + n;
   const e = ev;
   let r = p;
@@ -699,8 +732,9 @@ export function cuptiDecode(p: usize, n: u32, off: u64): void {
         if (R.projectInline) R.rangesMapCall(<u64>load<u32>(r, 32), load<u32>(r, 28), load<u64>(r, 8));
         const domain: u32 = kind == K.DRIVER ? 1 : 2;
         const cbid = load<u32>(r, 4);
-        const entry = S.apiEntry(domain, cbid);
-        const aflags = cuptiApiFlags(domain, cbid);
+        apiLookup(domain, cbid);
+        const entry = apiName;
+        const aflags = apiFlags;
         if ((aflags & S.API_HIDDEN) != 0 && !showAllApi) {
           S.addApiFiltered();
           break;

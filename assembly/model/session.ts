@@ -371,8 +371,16 @@ export function setDeviceAmd(e: usize, gfx: u32, simdPerCu: u32, wavesPerCu: u32
 let ctxTable: Table = 0;
 /** Records that context `ctx` belongs to `device` (CUPTI CONTEXT records and device ops). */
 export function setContextDevice(ctx: u32, device: u32): void {
+  // Device ops repeat the pair of the one before: the table already holds it (nothing iterates this table).
+  if (ctx == lastCtx && device == lastCtxDevice && ctxTable == lastCtxTable) return;
   store<u64>(tableUpsert(ctxTable, ctx), <u64>device + 1);
+  lastCtx = ctx;
+  lastCtxDevice = device;
+  lastCtxTable = ctxTable;
 }
+let lastCtx: u32 = 0;
+let lastCtxDevice: u32 = 0;
+let lastCtxTable: Table = 0;
 /** Device of context `ctx`, or `dflt` when unknown. */
 export function contextDevice(ctx: u32, dflt: u32): u32 {
   const p = tableFind(ctxTable, ctx);
@@ -499,7 +507,15 @@ let extUserSeen = false;
  */
 export function setExternal(corr: u64, kind: u32, ext: u64): bool {
   if (isOpKind(kind) && ext != 0xffffffffffffffff) {
-    const d = pagedSlot(extDense, corr, true);
+    let d: usize;
+    if (corr <= 0xffffffff && <u32>(corr >> 13) == extPage) d = extPageBase + (<usize>(corr & 0x1fff) << 3);
+    else {
+      d = pagedSlot(extDense, corr, true);
+      if (d != 0) {
+        extPage = <u32>(corr >> 13);
+        extPageBase = d - (<usize>(corr & 0x1fff) << 3);
+      }
+    }
     if (d != 0) {
       const cur = load<u64>(d);
       if (cur != 0) return cur == ext + 1;
@@ -617,6 +633,7 @@ export function sessionReset(): void {
   devList = heap.alloc(<usize>MAX_DEVICES << 2);
   devCount = 0;
   ctxTable = tableNew(16);
+  lastCtxTable = 0; // a new table may have the old one's address (heap.reset)
   threadNames = tableNew(64);
   streamNames = tableNew(64);
   extTable = tableNew(64);
