@@ -43,6 +43,7 @@ let lateCall = false;
 let devSeen: Paged = 0; // 2^19 ids per 64 KiB page, 64 pages at most (ids up to 2^25 when dense)
 let devPage: u32 = 0xffffffff; // page (corr >> 19) of the last device op noted, and its base address
 let devBase: usize = 0;
+let maxDeviceCorr: u32 = 0; // largest id of a device op noted
 /** True while pass 2 maps launch calls to ranges itself ({@link rangesBeginProject} chose no extra pass). */
 export let projectInline = false;
 
@@ -119,6 +120,7 @@ export function rangesReset(): void {
   devSeen = 0;
   devPage = 0xffffffff;
   devBase = 0;
+  maxDeviceCorr = 0;
   projectInline = false;
   cachesReset();
   spans = 0;
@@ -179,6 +181,7 @@ export function rangesTrackOrder(): void {
 
 /** Pass 1: a device op of correlation id `corr` was seen. */
 export function rangesNoteDeviceCorr(corr: u32): void {
+  if (corr > maxDeviceCorr) maxDeviceCorr = corr;
   const byte = corr >>> 3;
   let base: usize;
   if (corr >>> 19 == devPage) base = devBase;
@@ -198,8 +201,12 @@ export function rangesNoteDeviceCorr(corr: u32): void {
 }
 
 /** Pass 1: a launch call of correlation id `corr` was seen (after a device op of the same id: the extra pass runs). */
-export function rangesNoteCallCorr(corr: u32): void {
-  if (lateCall || devSeen == 0) return;
+// @ts-ignore: decorator
+@inline export function rangesNoteCallCorr(corr: u32): void {
+  // Ids above every device op's so far (the common case: ids grow) need no look at the bits.
+  if (corr <= maxDeviceCorr && devSeen != 0 && !lateCall) callAfterDevice(corr);
+}
+function callAfterDevice(corr: u32): void {
   const byte = corr >>> 3;
   let base: usize;
   if (corr >>> 19 == devPage) base = devBase;

@@ -539,7 +539,8 @@ export let extUser: u64 = 0;
 export let extUserFound = false;
 
 /** Looks up the framework-op id (CUSTOM0, else UNKNOWN) and user-annotation id (CUSTOM1) of `corr`. */
-export function lookupExternal(corr: u64): void {
+// @ts-ignore: decorator
+@inline export function lookupExternal(corr: u64): void {
   extOpFound = false;
   extUserFound = false;
   if (extCount == 0) return;
