@@ -8,8 +8,9 @@
  *                 device op of its correlation id in file order (one bit per correlation id, paged and capped);
  *   projection    maps each launch call's correlation id to the innermost range containing it (only when the dump
  *                 has ranges and the host asks, {@link rangesNeedProjection} / {@link rangesBeginProject}): inside
- *                 pass 2, as each call is decoded, when every call precedes its device ops in the file (the order
- *                 CUPTI writes); otherwise in an extra pass over the file between passes 1 and 2;
+ *                 pass 2, as each call is decoded, when every call precedes its device ops in the file (the bench
+ *                 generator's order); otherwise (real CUPTI dumps write the device records first) in an extra pass
+ *                 over the file between passes 1 and 2;
  *   pass 2        extends the span of the op's range (and its ancestors) on the op's (device, stream);
  *   end of pass 2 the spans are emitted.
  * Memory: 48 B per range, 4 B per correlation id in the covered span (paged, capped), 16 B per (range, stream), and
@@ -59,7 +60,7 @@ let spanDeviceIndex: Table = 0;
  * ids are any u32. Past 256 distinct devices (crafted input) the rest share the last index.
  */
 function deviceIndex(device: u32): u32 {
-  if (device == lastDevice && spanDeviceIndex != 0) return lastDeviceIndex;
+  if (device == lastDevice && lastDeviceKnown) return lastDeviceIndex;
   if (spanDeviceIndex == 0) {
     spanDeviceIndex = tableNew(16);
     spanDevices = heap.alloc(<usize>MAX_SPAN_DEVICES << 2);
@@ -75,10 +76,12 @@ function deviceIndex(device: u32): u32 {
   }
   lastDevice = device;
   lastDeviceIndex = <u32>(load<u64>(slot) - 1);
+  lastDeviceKnown = true;
   return lastDeviceIndex;
 }
 let lastDevice: u32 = 0;
 let lastDeviceIndex: u32 = 0;
+let lastDeviceKnown = false;
 
 // Lookups that repeat from one record to the next, cached (none changes what is stored, or in which order):
 //  - innermost(): the thread and time interval of the last binary search, and the sorted index it found;
@@ -97,6 +100,7 @@ let spansFull = false;
 function cachesReset(): void {
   lastDevice = 0;
   lastDeviceIndex = 0;
+  lastDeviceKnown = false;
   findTid = 0;
   findLo = 0;
   findHi = 0;
