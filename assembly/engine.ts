@@ -12,7 +12,7 @@ import * as S from "./model/session";
 import { clockPrepare, toUnix } from "./model/clock";
 import * as D from "./decode/decoder";
 import { selectDecoder } from "./decode/registry";
-import { rangesPrepare, rangesNeedProjection } from "./model/ranges";
+import { rangesPrepare, rangesNeedProjection, rangesBeginProject } from "./model/ranges";
 import { timingReset, timingFinish } from "./model/timing";
 import { stepsNumber } from "./model/steps";
 import { Fatal, Warn } from "./util/error";
@@ -275,11 +275,16 @@ export function needsProjection(): bool {
   return rangesNeedProjection();
 }
 
-/** Starts the projection pass (between index and emit; see model/ranges.ts). */
-export function beginProject(): void {
+/**
+ * Asks for the projection (between index and emit; see model/ranges.ts). Returns true when the host must feed the
+ * file once more as the projection pass (then {@link endPass}); false when pass 2 projects as it decodes.
+ */
+export function beginProject(): bool {
+  if (!rangesBeginProject()) return false;
   pass = 3;
   setRecordContainerWarnings(false);
   readerReset(onChunkProject, false);
+  return true;
 }
 
 // ---- Pass control -------------------------------------------------------------------------------------------------

@@ -55,9 +55,12 @@ export function rt_needs_projection(): i32 {
   return needsProjection() ? 1 : 0;
 }
 
-/** Starts the projection pass (feed the same bytes again, then rt_end_pass). */
-export function rt_begin_project(): void {
-  beginProject();
+/**
+ * Asks for the NVTX projection (after rt_needs_projection): 1 = the host runs the projection pass (feed the same
+ * bytes again, then rt_end_pass), 0 = pass 2 projects as it decodes (no extra pass).
+ */
+export function rt_begin_project(): i32 {
+  return beginProject() ? 1 : 0;
 }
 
 /** Starts pass 2 with emitter `sink`: 0 none, 1 Chrome JSON, 2 XSpace protobuf (emit/xspace.ts). */

@@ -104,6 +104,35 @@ export function cuptiPrepare(): void {
     if (s == 0) s = builtinSize(k, S.vendorVersion);
     S.putKindSize(k, s);
   }
+  R.rangesTrackOrder();
+}
+
+// (domain, callback id) → {name entry u32, flags u32 | API_CACHED}, filled in pass 2 as ids appear (API names are
+// all known after pass 1): one name lookup and one flags switch per callback id, not per record. Ids from
+// API_CACHE_IDS on are looked up each time.
+const API_CACHE_IDS: u32 = 2048;
+const API_CACHED: u32 = 0x80000000;
+let apiCache: usize = 0; // [2 domains][API_CACHE_IDS] × 8 B, per file (heap, made by the first pass-2 buffer)
+let apiName: usize = 0; // the last apiLookup's answer
+let apiFlags: u32 = 0;
+
+/** Sets apiName / apiFlags for callback `cbid` of `domain` (1 driver, 2 runtime). */
+// @ts-ignore: decorator
+@inline function apiLookup(domain: u32, cbid: u32): void {
+  if (cbid < API_CACHE_IDS) {
+    const c = apiCache + ((<usize>(domain - 1) * API_CACHE_IDS + <usize>cbid) << 3);
+    let f = load<u32>(c, 4);
+    if (f == 0) {
+      store<u32>(c, <u32>S.apiEntry(domain, cbid));
+      f = cuptiApiFlags(domain, cbid) | API_CACHED;
+      store<u32>(c, f, 4);
+    }
+    apiName = <usize>load<u32>(c);
+    apiFlags = f;
+  } else {
+    apiName = S.apiEntry(domain, cbid);
+    apiFlags = cuptiApiFlags(domain, cbid);
+  }
 }
 
 // ---- API names -------------------------------------------------------------------------------------------------
@@ -288,6 +317,7 @@ export function cuptiReset(): void {
   syncNames = 0;
   overheadNames = 0;
   scratchName = 0;
+  apiCache = 0;
   markerOpen = 0;
   colorTable = 0;
 }
@@ -329,18 +359,29 @@ export function cuptiScan(p: usize, n: u32, off: u64): void {
       case K.CONCURRENT_KERNEL:
       case K.KERNEL:
         if (size >= 52) S.setContextDevice(load<u32>(r, 44), load<u32>(r, 40));
+        if (size >= 96) R.rangesNoteDeviceCorr(load<u32>(r, 92));
         break;
       case K.MEMCPY:
-      case K.MEMCPY2:
       case K.MEMSET:
         if (size >= 44) S.setContextDevice(load<u32>(r, 36), load<u32>(r, 32));
+        if (size >= 48) R.rangesNoteDeviceCorr(load<u32>(r, 44));
+        break;
+      case K.MEMCPY2:
+        if (size >= 44) S.setContextDevice(load<u32>(r, 36), load<u32>(r, 32));
+        if (size >= 64) R.rangesNoteDeviceCorr(load<u32>(r, 60));
         break;
       case K.RUNTIME:
       case K.DRIVER:
         if (size >= 24) R.rangesNoteApi();
-        if (size >= 36 && !S.noteApiProcess(load<u32>(r, 32), load<u32>(r, 24))) {
-          warn(Warn.CORRELATION_PROCESSES, off + <u64>(r - p) + 24, load<u32>(r, 32));
+        if (size >= 36) {
+          R.rangesNoteCallCorr(load<u32>(r, 32));
+          if (!S.noteApiProcess(load<u32>(r, 32), load<u32>(r, 24))) {
+            warn(Warn.CORRELATION_PROCESSES, off + <u64>(r - p) + 24, load<u32>(r, 32));
+          }
         }
+        break;
+      case K.INTERNAL_LAUNCH_API:
+        if (size >= 36) R.rangesNoteCallCorr(load<u32>(r, 32));
         break;
       case K.MARKER:
         // Ranges for the GPU projection, in vendor time (compared with API records' vendor time).
@@ -424,7 +465,10 @@ function scanName(r: usize, size: u32): void {
 
 // ---- Projection pass ---------------------------------------------------------------------------------------------
 
-/** Between passes 1 and 2, only when the dump has NVTX ranges: maps launch calls to their innermost range. */
+/**
+ * Between passes 1 and 2, only when the dump has NVTX ranges and a launch call follows a device op of its id in the
+ * file (else pass 2 does this as it decodes): maps launch calls to their innermost range.
+ */
 export function cuptiProject(p: usize, n: u32): void {
   const end = p + n;
   let r = p;
@@ -504,6 +548,10 @@ const UNKNOWN_KERNEL_LEN: u32 = 16; // "<unknown kernel>"
 /** Pass 2 over one ACTIVITY payload: normalized events to the emitter. */
 export function cuptiDecode(p: usize, n: u32, off: u64): void {
   if (markerOpen == 0) markerOpen = tableNew(64);
+  if (apiCache == 0) {
+    apiCache = heap.alloc(<usize>API_CACHE_IDS << 4);
+    memory.fill(apiCache, 0, <usize>API_CACHE_IDS << 4);
+  }
   const end = p + n;
   const e = ev;
   let r = p;
@@ -680,10 +728,13 @@ export function cuptiDecode(p: usize, n: u32, off: u64): void {
           warn(Warn.RECORD_TOO_SMALL, at, kind);
           break;
         }
+        // The NVTX projection done here instead of in an extra pass (model/ranges.ts), hidden calls included.
+        if (R.projectInline) R.rangesMapCall(<u64>load<u32>(r, 32), load<u32>(r, 28), load<u64>(r, 8));
         const domain: u32 = kind == K.DRIVER ? 1 : 2;
         const cbid = load<u32>(r, 4);
-        const entry = S.apiEntry(domain, cbid);
-        const aflags = cuptiApiFlags(domain, cbid);
+        apiLookup(domain, cbid);
+        const entry = apiName;
+        const aflags = apiFlags;
         if ((aflags & S.API_HIDDEN) != 0 && !showAllApi) {
           S.addApiFiltered();
           break;

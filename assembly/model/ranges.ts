@@ -4,15 +4,23 @@
  * A range's GPU work is every device op whose host launch call ran on the range's thread inside the range: the span
  * from the first such op's start to the last one's end, per (device, stream), for the range and every range that
  * encloses it. Computed exactly whatever order buffers arrive in:
- *   pass 1        collects ranges (start/end pairs per thread);
- *   project pass  maps each launch call's correlation id to the innermost range containing it (only when the dump
- *                 has ranges: the host runs this extra pass when {@link rangesNeedProjection} says so);
+ *   pass 1        collects ranges (start/end pairs per thread), and notes whether any launch call comes after a
+ *                 device op of its correlation id in file order (one bit per correlation id, paged and capped);
+ *   projection    maps each launch call's correlation id to the innermost range containing it (only when the dump
+ *                 has ranges and the host asks, {@link rangesNeedProjection} / {@link rangesBeginProject}): inside
+ *                 pass 2, as each call is decoded, when every call precedes its device ops in the file (the bench
+ *                 generator's order); otherwise (real CUPTI dumps write the device records first) in an extra pass
+ *                 over the file between passes 1 and 2;
  *   pass 2        extends the span of the op's range (and its ancestors) on the op's (device, stream);
  *   end of pass 2 the spans are emitted.
- * Memory: 48 B per range, 4 B per correlation id in the covered span (paged, capped), 16 B per (range, stream).
+ * Memory: 48 B per range, 4 B per correlation id in the covered span (paged, capped), 16 B per (range, stream), and
+ * 1 bit per correlation id of a device op for the order check (64 KiB pages, at most 4 MiB).
  */
-import { Table, tableNew, tableUpsert, tableFind, tableSlots, tableKeyAt, tableValueAt, inserted } from "../util/hash_table";
+import {
+  Table, tableNew, tableUpsert, tableFind, tableSlots, tableCount, tableKeyAt, tableValueAt, inserted,
+} from "../util/hash_table";
 import { Paged, pagedNew, pagedSlot } from "../util/paged";
+import { Recent, recentNew, recentGet, recentPut } from "../util/recent";
 import { Timing, timingCheck } from "./timing";
 
 const RANGE: usize = 48; // pid u32 @0, tid u32 @4, start u64 @8, end u64 @16, name u64 @24, parent i32 @32, id u32 @36
@@ -29,6 +37,17 @@ let apiSeen = false;
 // corr → range index + 1 (u32), 16384 per 64 KiB page, 4096 pages at most (util/paged.ts).
 let corrRange: Paged = 0;
 
+// Launch order (pass 1): bit (corr & 7) of byte (corr >> 3) is set once a device op of `corr` was seen; a launch call
+// whose bit is already set comes after its device op, so its range must be known before pass 2 (the extra pass).
+let orderTracked = false; // the decoder notes calls and device ops (only CUPTI's does)
+let lateCall = false;
+let devSeen: Paged = 0; // 2^19 ids per 64 KiB page, 64 pages at most (ids up to 2^25 when dense)
+let devPage: u32 = 0xffffffff; // page (corr >> 19) of the last device op noted, and its base address
+let devBase: usize = 0;
+let maxDeviceCorr: u32 = 0; // largest id of a device op noted
+/** True while pass 2 maps launch calls to ranges itself ({@link rangesBeginProject} chose no extra pass). */
+export let projectInline = false;
+
 let spans: Table = 0; // (range << 40 | device index << 32 | stream) → span entry {start u64, end u64}
 /** Devices of the spans in first-seen order (device index → id, u32 each), and id → index + 1. */
 const MAX_SPAN_DEVICES: u32 = 256;
@@ -41,6 +60,7 @@ let spanDeviceIndex: Table = 0;
  * ids are any u32. Past 256 distinct devices (crafted input) the rest share the last index.
  */
 function deviceIndex(device: u32): u32 {
+  if (device == lastDevice && lastDeviceKnown) return lastDeviceIndex;
   if (spanDeviceIndex == 0) {
     spanDeviceIndex = tableNew(16);
     spanDevices = heap.alloc(<usize>MAX_SPAN_DEVICES << 2);
@@ -54,7 +74,40 @@ function deviceIndex(device: u32): u32 {
     }
     store<u64>(slot, <u64>i + 1);
   }
-  return <u32>(load<u64>(slot) - 1);
+  lastDevice = device;
+  lastDeviceIndex = <u32>(load<u64>(slot) - 1);
+  lastDeviceKnown = true;
+  return lastDeviceIndex;
+}
+let lastDevice: u32 = 0;
+let lastDeviceIndex: u32 = 0;
+let lastDeviceKnown = false;
+
+// Lookups that repeat from one record to the next, cached (none changes what is stored, or in which order):
+//  - innermost(): the thread and time interval of the last binary search, and the sorted index it found;
+//  - corrRange: the page of the last correlation id (ids arrive nearly in order);
+//  - spans: the entry of each recent (range, device, stream) key, direct-mapped (the streams alternate).
+let findTid: u32 = 0;
+let findLo: u64 = 0;
+let findHi: u64 = 0; // empty interval: no hit until the first search
+let findIndex: i32 = -1;
+let corrPage: u32 = 0xffffffff;
+let corrBase: usize = 0;
+let spanCache: Recent = 0; // created with spans
+let spansFull = false;
+
+/** Forgets the lookup caches (a new file, or the ranges re-sorted). */
+function cachesReset(): void {
+  lastDevice = 0;
+  lastDeviceIndex = 0;
+  lastDeviceKnown = false;
+  findTid = 0;
+  findLo = 0;
+  findHi = 0;
+  findIndex = -1;
+  corrPage = 0xffffffff;
+  corrBase = 0;
+  spansFull = false;
 }
 
 /** Forgets everything (after heap.reset()). */
@@ -66,7 +119,16 @@ export function rangesReset(): void {
   sorted = 0;
   apiSeen = false;
   corrRange = 0;
+  orderTracked = false;
+  lateCall = false;
+  devSeen = 0;
+  devPage = 0xffffffff;
+  devBase = 0;
+  maxDeviceCorr = 0;
+  projectInline = false;
+  cachesReset();
   spans = 0;
+  spanCache = 0;
   spanDevices = 0;
   spanDeviceCount = 0;
   spanDeviceIndex = 0;
@@ -111,9 +173,66 @@ export function rangesNoteApi(): void {
   apiSeen = true;
 }
 
-/** True when the dump has ranges and launch calls: the host must run the projection pass. */
+/** True when the dump has ranges and launch calls: they are projected onto device streams when the host asks. */
 export function rangesNeedProjection(): bool {
   return count != 0 && apiSeen;
+}
+
+/** Pass 1, before the first buffer: the decoder notes its launch calls and device ops (the order check below). */
+export function rangesTrackOrder(): void {
+  orderTracked = true;
+}
+
+/** Pass 1: a device op of correlation id `corr` was seen. */
+export function rangesNoteDeviceCorr(corr: u32): void {
+  if (corr > maxDeviceCorr) maxDeviceCorr = corr;
+  const byte = corr >>> 3;
+  let base: usize;
+  if (corr >>> 19 == devPage) base = devBase;
+  else {
+    if (devSeen == 0) devSeen = pagedNew(0, 16, 64);
+    const s = pagedSlot(devSeen, <u64>byte, true);
+    if (s == 0) {
+      lateCall = true; // beyond the cap (crafted ids): the order is not known, so the extra pass runs
+      return;
+    }
+    base = s - <usize>(byte & 0xffff);
+    devPage = corr >>> 19;
+    devBase = base;
+  }
+  const a = base + <usize>(byte & 0xffff);
+  store<u8>(a, load<u8>(a) | (<u8>1 << <u8>(corr & 7)));
+}
+
+/** Pass 1: a launch call of correlation id `corr` was seen (after a device op of the same id: the extra pass runs). */
+// @ts-ignore: decorator
+@inline export function rangesNoteCallCorr(corr: u32): void {
+  // Ids above every device op's so far (the common case: ids grow) need no look at the bits.
+  if (corr <= maxDeviceCorr && devSeen != 0 && !lateCall) callAfterDevice(corr);
+}
+function callAfterDevice(corr: u32): void {
+  const byte = corr >>> 3;
+  let base: usize;
+  if (corr >>> 19 == devPage) base = devBase;
+  else {
+    const s = pagedSlot(devSeen, <u64>byte, false);
+    if (s == 0) return; // no device op on that page yet
+    base = s - <usize>(byte & 0xffff);
+  }
+  if ((load<u8>(base + <usize>(byte & 0xffff)) & (<u8>1 << <u8>(corr & 7))) != 0) lateCall = true;
+}
+
+/**
+ * After pass 1, when the host wants the projection: true when it must run the extra pass over the file
+ * ({@link rangesMapCall} for every launch call) before pass 2; false when pass 2 maps each call as it decodes it
+ * ({@link projectInline}), which gives the same mapping because no launch call follows a device op of its id.
+ */
+export function rangesBeginProject(): bool {
+  if (orderTracked && !lateCall) {
+    projectInline = true;
+    return false;
+  }
+  return true;
 }
 
 // @ts-ignore: decorator
@@ -189,6 +308,7 @@ export function rangesPrepare(lastTs: u64): void {
     b = t;
   }
   sorted = a;
+  cachesReset();
   // Parents: walk each thread's ranges in start order keeping a stack of enclosing ranges (reuse b as the stack).
   let depth: u32 = 0;
   let lastTid: u32 = 0xffffffff;
@@ -211,17 +331,27 @@ export function rangesPrepare(lastTs: u64): void {
 /** Innermost range on thread `tid` containing time `t`, or -1. */
 function innermost(tid: u32, t: u64): i32 {
   // Last range (in (tid, start) order) that starts at or before t on this thread…
-  let lo: i32 = 0;
-  let hi: i32 = <i32>count - 1;
   let found: i32 = -1;
-  while (lo <= hi) {
-    const m = (lo + hi) >>> 1;
-    const r = rAt(idx(<u32>m));
-    const rt = load<u32>(r, 4);
-    if (rt < tid || (rt == tid && load<u64>(r, 8) <= t)) {
-      found = m;
-      lo = m + 1;
-    } else hi = m - 1;
+  if (tid == findTid && t >= findLo && t < findHi) found = findIndex;
+  else {
+    let lo: i32 = 0;
+    let hi: i32 = <i32>count - 1;
+    while (lo <= hi) {
+      const m = (lo + hi) >>> 1;
+      const r = rAt(idx(<u32>m));
+      const rt = load<u32>(r, 4);
+      if (rt < tid || (rt == tid && load<u64>(r, 8) <= t)) {
+        found = m;
+        lo = m + 1;
+      } else hi = m - 1;
+    }
+    // Every time on this thread from that range's start (or 0) to the next range's start (or the end of time)
+    // finds the same index.
+    findTid = tid;
+    findLo = found >= 0 && load<u32>(rAt(idx(<u32>found)), 4) == tid ? load<u64>(rAt(idx(<u32>found)), 8) : 0;
+    const next = <u32>(found + 1);
+    findHi = next < count && load<u32>(rAt(idx(next)), 4) == tid ? load<u64>(rAt(idx(next)), 8) : 0xffffffffffffffff;
+    findIndex = found;
   }
   if (found < 0) return -1;
   let cur = <i32>idx(<u32>found);
@@ -231,37 +361,58 @@ function innermost(tid: u32, t: u64): i32 {
   return cur;
 }
 
-/** Projection pass: launch call `corr` ran on `tid` at `t` (Unix ns). */
+/** Projection (extra pass, or pass 2 when {@link projectInline}): launch call `corr` ran on `tid` at `t` (vendor ns). */
 export function rangesMapCall(corr: u64, tid: u32, t: u64): void {
   const r = innermost(tid, t);
   if (r < 0) return;
   if (corrRange == 0) corrRange = pagedNew(2, 14, 4096);
-  const s = pagedSlot(corrRange, corr, true);
+  const s = corrSlot(corr, true);
   if (s != 0) store<u32>(s, <u32>r + 1);
+}
+
+/** corrRange's element of `corr` through the last-page cache (pagedSlot's answer otherwise). */
+// @ts-ignore: decorator
+@inline function corrSlot(corr: u64, create: bool): usize {
+  if (corr <= 0xffffffff && <u32>(corr >> 14) == corrPage) return corrBase + (<usize>(corr & 0x3fff) << 2);
+  const s = pagedSlot(corrRange, corr, create);
+  if (s != 0) {
+    corrPage = <u32>(corr >> 14);
+    corrBase = s - (<usize>(corr & 0x3fff) << 2);
+  }
+  return s;
 }
 
 /** Pass 2: device op of `corr` ran on (device, stream) over [start, end]: extends its ranges' spans. */
 export function rangesNoteDeviceOp(corr: u64, device: u32, stream: u32, start: u64, end: u64): void {
   if (corrRange == 0) return;
-  const s = pagedSlot(corrRange, corr, false);
+  const s = corrSlot(corr, false);
   if (s == 0) return;
   let r = <i32>load<u32>(s) - 1;
   if (r < 0) return;
-  if (spans == 0) spans = tableNew(256);
+  if (spans == 0) {
+    spans = tableNew(256);
+    spanCache = recentNew(6);
+  }
   const dev = <u64>deviceIndex(device);
   while (r >= 0) {
     const key = (<u64>r << 40) | (dev << 32) | <u64>stream;
-    const v = tableUpsert(spans, key);
-    let e = <usize>load<u64>(v);
-    if (inserted || e == 0) {
-      e = heap.alloc(16);
-      store<u64>(e, start);
-      store<u64>(e, end, 8);
-      store<u64>(v, e);
-    } else {
-      if (start < load<u64>(e)) store<u64>(e, start);
-      if (end > load<u64>(e, 8)) store<u64>(e, end, 8);
+    let e = spansFull ? 0 : <usize>recentGet(spanCache, key);
+    if (e == 0) {
+      const v = tableUpsert(spans, key);
+      e = <usize>load<u64>(v);
+      if (inserted || e == 0) {
+        e = heap.alloc(16);
+        store<u64>(e, 0xffffffffffffffff);
+        store<u64>(e, 0, 8);
+        store<u64>(v, e);
+      }
+      recentPut(spanCache, key, e);
+      // The table grows on the next upsert of any key, present or not: such an upsert is not skipped, so the table
+      // has the slots (and the slot order the spans are written in) it would have without the cache.
+      spansFull = (tableCount(spans) + 1) << 1 > tableSlots(spans);
     }
+    if (start < load<u64>(e)) store<u64>(e, start);
+    if (end > load<u64>(e, 8)) store<u64>(e, end, 8);
     r = load<i32>(rAt(<u32>r), 32);
   }
 }

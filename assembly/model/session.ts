@@ -8,6 +8,7 @@ import { arenaCopy, arenaAlloc } from "../util/arena";
 import { repairUtf8, repairedLen } from "./utf8";
 import { demangle } from "../util/demangle";
 import { Paged, pagedNew, pagedSlot } from "../util/paged";
+import { Recent, recentNew, recentGet, recentPut } from "../util/recent";
 
 // ---- HEADER --------------------------------------------------------------------------------------------------
 
@@ -226,9 +227,17 @@ export function setApiName(domain: u32, id: u32, p: usize, n: u32, flags: u32): 
 
 /** Entry address for (domain, id), or 0. */
 export function apiEntry(domain: u32, id: u32): usize {
-  const slot = tableFind(apiTable, (<u64>domain << 32) | id);
-  return slot == 0 ? 0 : <usize>load<u64>(slot);
+  const key = (<u64>domain << 32) | id;
+  // An entry, once made, keeps its address (setApiName rewrites it in place): found ones are cached.
+  let e = <usize>recentGet(apiRecent, key);
+  if (e != 0) return e;
+  const slot = tableFind(apiTable, key);
+  if (slot == 0) return 0;
+  e = <usize>load<u64>(slot);
+  if (e != 0) recentPut(apiRecent, key, e);
+  return e;
 }
+let apiRecent: Recent = 0;
 
 // ---- Strings -----------------------------------------------------------------------------------------------------
 
@@ -238,6 +247,7 @@ export function apiEntry(domain: u32, id: u32): usize {
  */
 export const STR_ENTRY: usize = 16;
 let strTable: Table = 0;
+let strRecent: Recent = 0;
 let demangleBuf: usize = 0;
 const DEMANGLE_CAP: u32 = 1 << 16;
 
@@ -286,12 +296,17 @@ export let displayLen: u32 = 0;
  * come gets an empty name, never a stale length over address 0.
  */
 export function stringDisplay(ptr: u64, demangleIt: bool): usize {
-  const slot = tableFind(strTable, ptr);
-  if (slot == 0) {
-    displayLen = 0;
-    return 0;
+  // An entry, once made, keeps its address (setString rewrites it in place): found ones are cached.
+  let e = <usize>recentGet(strRecent, ptr);
+  if (e == 0) {
+    const slot = tableFind(strTable, ptr);
+    if (slot == 0) {
+      displayLen = 0;
+      return 0;
+    }
+    e = <usize>load<u64>(slot);
+    recentPut(strRecent, ptr, e);
   }
-  const e = <usize>load<u64>(slot);
   if (load<u32>(e, 12) == 0xffffffff) {
     const raw = <usize>load<u32>(e);
     const rawLen = load<u32>(e, 4);
@@ -376,8 +391,16 @@ export function setDeviceAmd(e: usize, gfx: u32, simdPerCu: u32, wavesPerCu: u32
 let ctxTable: Table = 0;
 /** Records that context `ctx` belongs to `device` (CUPTI CONTEXT records and device ops). */
 export function setContextDevice(ctx: u32, device: u32): void {
+  // Device ops repeat the pair of the one before: the table already holds it (nothing iterates this table).
+  if (ctx == lastCtx && device == lastCtxDevice && ctxTable == lastCtxTable) return;
   store<u64>(tableUpsert(ctxTable, ctx), <u64>device + 1);
+  lastCtx = ctx;
+  lastCtxDevice = device;
+  lastCtxTable = ctxTable;
 }
+let lastCtx: u32 = 0;
+let lastCtxDevice: u32 = 0;
+let lastCtxTable: Table = 0;
 /** Device of context `ctx`, or `dflt` when unknown. */
 export function contextDevice(ctx: u32, dflt: u32): u32 {
   const p = tableFind(ctxTable, ctx);
@@ -487,6 +510,9 @@ export function corrAmbiguous(corr: u64): bool {
 let extDense: Paged = 0; // corr → ext+1 (u64), 8192 per 64 KiB page, 2048 pages at most
 let extTable: Table = 0;
 let extCount: u32 = 0;
+// Page of the last id looked up in extDense (pages never move), as for corrPid.
+let extPage: u32 = 0xffffffff;
+let extPageBase: usize = 0;
 let extUserSeen = false;
 
 /** Kinds kept in the direct array: CUPTI UNKNOWN (1) and CUSTOM0 (3) both mark framework ops. */
@@ -501,7 +527,15 @@ let extUserSeen = false;
  */
 export function setExternal(corr: u64, kind: u32, ext: u64): bool {
   if (isOpKind(kind) && ext != 0xffffffffffffffff) {
-    const d = pagedSlot(extDense, corr, true);
+    let d: usize;
+    if (corr <= 0xffffffff && <u32>(corr >> 13) == extPage) d = extPageBase + (<usize>(corr & 0x1fff) << 3);
+    else {
+      d = pagedSlot(extDense, corr, true);
+      if (d != 0) {
+        extPage = <u32>(corr >> 13);
+        extPageBase = d - (<usize>(corr & 0x1fff) << 3);
+      }
+    }
     if (d != 0) {
       const cur = load<u64>(d);
       if (cur != 0) return cur == ext + 1;
@@ -525,11 +559,20 @@ export let extUser: u64 = 0;
 export let extUserFound = false;
 
 /** Looks up the framework-op id (CUSTOM0, else UNKNOWN) and user-annotation id (CUSTOM1) of `corr`. */
-export function lookupExternal(corr: u64): void {
+// @ts-ignore: decorator
+@inline export function lookupExternal(corr: u64): void {
   extOpFound = false;
   extUserFound = false;
   if (extCount == 0) return;
-  const d = pagedSlot(extDense, corr, false);
+  let d: usize;
+  if (corr <= 0xffffffff && <u32>(corr >> 13) == extPage) d = extPageBase + (<usize>(corr & 0x1fff) << 3);
+  else {
+    d = pagedSlot(extDense, corr, false);
+    if (d != 0) {
+      extPage = <u32>(corr >> 13);
+      extPageBase = d - (<usize>(corr & 0x1fff) << 3);
+    }
+  }
   if (d != 0 && load<u64>(d) != 0) {
     extOp = load<u64>(d) - 1;
     extOpFound = true;
@@ -603,13 +646,16 @@ export function sessionReset(): void {
   eventsEmitted = 0;
   apiFiltered = 0;
   apiTable = tableNew(1024);
+  apiRecent = recentNew(6);
   strTable = tableNew(1024);
+  strRecent = recentNew(8);
   displayLen = 0;
   demangleBuf = 0;
   devTable = tableNew(16);
   devList = heap.alloc(<usize>MAX_DEVICES << 2);
   devCount = 0;
   ctxTable = tableNew(16);
+  lastCtxTable = 0; // a new table may have the old one's address (heap.reset)
   threadNames = tableNew(64);
   streamNames = tableNew(64);
   extTable = tableNew(64);
@@ -618,6 +664,8 @@ export function sessionReset(): void {
   lastCorrPage = 0xffffffff;
   pidCount = 0;
   extDense = pagedNew(3, 13, 2048);
+  extPage = 0xffffffff;
+  extPageBase = 0;
   extCount = 0;
   extUserSeen = false;
 }

@@ -33,7 +33,7 @@ export type Sink = (bytes: Uint8Array) => void;
 
 /**
  * Progress: bytes of the current pass done and total (when known); pass 1 = index, 2 = emit, 3 = the projection
- * pass that runs between them when the dump has NVTX ranges.
+ * pass that runs between them when the dump has NVTX ranges and a launch call comes after its device op in the file.
  */
 export type Progress = (done: number, total: number | undefined, pass: 1 | 2 | 3) => void;
 
@@ -321,7 +321,8 @@ interface CoreExports {
   rt_begin_index(): void;
   rt_begin_emit(sink: number): void;
   rt_needs_projection(): number;
-  rt_begin_project(): void;
+  /** 1: run the projection pass; 0: pass 2 projects (a core before this returned nothing: run the pass). */
+  rt_begin_project(): number | undefined;
   rt_input_ptr(): number;
   rt_input_free(): number;
   rt_feed(n: number): number;
@@ -652,9 +653,9 @@ export class Engine {
       // XSpace carries no gpu_user_annotation spans (its device events get nvtx_range instead): no projection pass.
       const project = opts.gpuAnnotations !== false && opts.format !== "xspace" && opts.format !== "stats";
       if (project && x.rt_needs_projection()) {
-        // NVTX ranges: map launch calls to ranges before emitting (gpu_user_annotation spans).
-        x.rt_begin_project();
-        await this.pump(src, 3, opts.onProgress);
+        // NVTX ranges: map launch calls to ranges (gpu_user_annotation spans), in pass 2 as it decodes when every
+        // launch call precedes its device ops in the file, else in an extra pass before emitting.
+        if (x.rt_begin_project() !== 0) await this.pump(src, 3, opts.onProgress);
       }
       const name = enc.encode(opts.traceName ?? src.name);
       const p = x.rt_alloc(name.length);

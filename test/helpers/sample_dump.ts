@@ -30,6 +30,11 @@ export interface SampleOptions {
   noDevices?: boolean;
   /** Payload checksum of every chunk (the writer's default, XXH32, unless `"crc32"`: a format 1.0-style dump). */
   checksum?: PayloadChecksum;
+  /**
+   * Write the first kernel and the copy in an ACTIVITY chunk before their launch calls (the order real CUPTI dumps
+   * have), instead of after them: the NVTX projection then needs its own pass.
+   */
+  deviceFirst?: boolean;
 }
 
 /** Builds the sample dump. */
@@ -57,6 +62,15 @@ export function sampleDump(o: SampleOptions = {}): Uint8Array {
     sharedMemPerBlockOptin: 232448, maxBlocksPerMultiprocessor: 32, name: "NVIDIA H100 80GB HBM3",
   }]);
   w.threadNames([[PID, TID, "pt_main_thread"]]);
+  const early = [
+    C.kernelRecord(L, {
+      start: T + 7000n, end: T + 9501n, deviceId: 0, contextId: 1, streamId: 7, correlationId: 5, namePtr: 0x1000n,
+      gridX: 130, gridY: 2, gridZ: 1, blockX: 128, blockY: 1, blockZ: 1, registersPerThread: 16,
+      staticSharedMemory: 1024, dynamicSharedMemory: 2048, graphId: 3, graphNodeId: 9n, channelID: 4, channelType: 1,
+    }),
+    C.memcpyRecord(L, { start: T + 10000n, end: T + 12000n, deviceId: 0, contextId: 1, streamId: 7, correlationId: 8, bytes: 4096n, copyKind: 1, srcKind: 2, dstKind: 3, async: true }),
+  ];
+  if (o.deviceFirst) w.activity(C.concat(early));
   w.activity(C.concat([
     C.externalRecord(L, 3, 77n, 5),
     C.markerRecord(L, 2, T + 500n, 1, PID, TID, 0x3000n),
@@ -68,12 +82,7 @@ export function sampleDump(o: SampleOptions = {}): Uint8Array {
     C.markerRecord(L, 4, T + 6000n, 2, PID, TID, 0n),
   ]));
   w.activity(C.concat([
-    C.kernelRecord(L, {
-      start: T + 7000n, end: T + 9501n, deviceId: 0, contextId: 1, streamId: 7, correlationId: 5, namePtr: 0x1000n,
-      gridX: 130, gridY: 2, gridZ: 1, blockX: 128, blockY: 1, blockZ: 1, registersPerThread: 16,
-      staticSharedMemory: 1024, dynamicSharedMemory: 2048, graphId: 3, graphNodeId: 9n, channelID: 4, channelType: 1,
-    }),
-    C.memcpyRecord(L, { start: T + 10000n, end: T + 12000n, deviceId: 0, contextId: 1, streamId: 7, correlationId: 8, bytes: 4096n, copyKind: 1, srcKind: 2, dstKind: 3, async: true }),
+    ...(o.deviceFirst ? [] : early),
     C.memsetRecord(L, { start: T + 12100n, end: T + 12200n, deviceId: 0, contextId: 1, streamId: 9, correlationId: 11, bytes: 256n, memoryKind: 3 }),
     C.kernelRecord(L, { start: T + 13000n, end: T + 13500n, deviceId: 0, contextId: 1, streamId: 7, correlationId: 9, namePtr: 0x2000n }),
     C.syncRecord(L, { type: 3, start: T + 14000n, end: T + 15000n, correlationId: 10, contextId: 1, streamId: 7 }),
