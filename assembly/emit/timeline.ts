@@ -7,9 +7,10 @@
  * only some kinds carry (a kernel's context, registers, shared memory and occupancy; a copy's devices; …) go to
  * extension entries of 16 bytes, so the records of API calls and ranges do not carry them. The core keeps only
  * each event's sort key (emit/timeline_order.ts, 24 B), and at the end of the pass ({@link timelineEnd}) sends the
- * rows, lanes and names and the order the viewer reads the records in (a permutation), with each event's partner
- * (launch ↔ device work), then the summary statistics of the same events (emit/stats.ts, `rawtrace stats`),
- * aggregated on the way so the viewer needs no second conversion for its summary panel.
+ * rows, lanes and names, each event's partner (launch ↔ device work) and where each record goes in the timeline's
+ * order (the host moves them there: src/core/timeline.ts), then the summary statistics of the same events
+ * (emit/stats.ts, `rawtrace stats`), aggregated on the way so the viewer needs no second conversion for its
+ * summary panel.
  *
  * Stream layout (little-endian; every block 8-byte aligned), blocks of a 16-byte head {u32 tag, u32 n, u32 m,
  * u32 0} and a payload:
@@ -25,9 +26,9 @@
  *     u32 events; then per output row its arrival index (u32; a u32 0 when rows is odd);
  *     lanes 24 B each: u32 first event, u32 events, u32 row, u32 flags (1 = events may overlap), f64 max duration;
  *     names: `names` × {u32 offset, u32 length} then `nameBytes` bytes of UTF-8
- *   ORDER (tag 2, n = events): per event in output order, its arrival index (u32; a u32 0 when n is odd)
  *   PARTNERS (tag 4, n = events): per event in output order, the output index of the launch (device work) or of
  *     the earliest device work (launch), NONE if none (u32; a u32 0 when n is odd)
+ *   ORDER (tag 2, n = events): per event in arrival order, its output index (u32; a u32 0 when n is odd)
  *   then the stats: the result of emit/stats.ts (its own header gives its size; src/core/stats.ts decodeStats).
  * In output order events are grouped by row then lane and sorted by start within a lane.
  */
@@ -40,7 +41,7 @@ import { internName, namesReset, nameCount, namesPadded, namesCapped, writeNames
 import { RowClass, rowsReset, rowOf, rowKeys, rowCount, rowsCapped, sortRows } from "./timeline_rows";
 import {
   K_FLOW_END, K_FLOW_START, MAX_LANES, keyCount, keyPush, keysReset, groupByRow, orderRow, lanes, laneCount,
-  minStart, maxEnd, resolvePartners, writePartners, idx,
+  minStart, maxEnd, resolvePartners, writePartners, writeInverse,
 } from "./timeline_order";
 
 /**
@@ -434,14 +435,12 @@ export function timelineEnd(): void {
   O.raw(lanes, <usize>laneCount * 24);
   writeNames(h);
 
-  // ORDER: the permutation.
-  writeHead(T_ORDER, n);
-  O.raw(idx, <usize>n << 2);
-  pad4(n);
-
-  // PARTNERS, then the statistics.
+  // PARTNERS (output order), ORDER (per record its output index), then the statistics.
   writeHead(T_PARTNERS, n);
   writePartners();
+  pad4(n);
+  writeHead(T_ORDER, n);
+  writeInverse();
   pad4(n);
   statsEnd();
   O.flush();

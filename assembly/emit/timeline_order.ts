@@ -8,8 +8,8 @@
  *     kernels (PDL) never hide each other; a lane is non-overlapping and sorted by start *and* end, so the viewer
  *     finds its visible window by binary search; a row's events are regrouped lane by lane;
  *  3. partners: launch ↔ device work (correlation id) as final event indices.
- * What it writes is the fix-up through which the host reads the records it already has (src/core/timeline.ts):
- * per event in output order, its arrival index (the permutation) and its partner.
+ * What it writes is the fix-up with which the host puts the records it already has in order (src/core/timeline.ts):
+ * per event in output order its partner, per event in arrival order its output index.
  */
 import * as O from "./out";
 import { Paged, pagedNew, pagedSlot } from "../util/paged";
@@ -78,34 +78,33 @@ export function keyPush(start: f64, dur: f64, rowBits: u32, corr: u32): void {
 }
 
 /**
- * Stable sort of the ranks [r, r + 4n) (indices into `seg`, the row's event indices) by their events' (start,
- * longer first); `tmp` holds n u32. Returns false when the ranks were already in order (nothing moved).
+ * Stable sort of the event indices [a, a + 4n) by (start, longer first), comparing their keys; `tmp` holds n u32.
+ * One linear check for the usual already-sorted row.
  */
-function sortRanks(seg: usize, r: usize, tmp: usize, n: u32): bool {
+function sortIndices(a: usize, tmp: usize, n: u32): void {
   let sorted = true;
   for (let i: u32 = 1; i < n; i++) {
-    if (before(at(seg, i), at(seg, i - 1))) {
+    if (before(at(a, i), at(a, i - 1))) {
       sorted = false;
       break;
     }
   }
-  if (sorted) return false;
-  // Insertion sort of 32-element runs, then bottom-up merges ping-ponging between r and tmp.
+  if (sorted) return;
+  // Insertion sort of 32-element runs, then bottom-up merges ping-ponging between a and tmp.
   const RUN: u32 = 32;
   for (let lo: u32 = 0; lo < n; lo += RUN) {
     const hi = lo + RUN < n ? lo + RUN : n;
     for (let i = lo + 1; i < hi; i++) {
-      const v = at(r, i);
-      const ev = at(seg, v);
+      const v = at(a, i);
       let j = i;
-      while (j > lo && before(ev, at(seg, at(r, j - 1)))) {
-        put(r, j, at(r, j - 1));
+      while (j > lo && before(v, at(a, j - 1))) {
+        put(a, j, at(a, j - 1));
         j--;
       }
-      put(r, j, v);
+      put(a, j, v);
     }
   }
-  let src = r;
+  let src = a;
   let dst = tmp;
   for (let w: u32 = RUN; w < n; w <<= 1) {
     for (let lo: u32 = 0; lo < n; lo += w << 1) {
@@ -114,11 +113,11 @@ function sortRanks(seg: usize, r: usize, tmp: usize, n: u32): bool {
       let i = lo;
       let j = mid;
       let k = lo;
-      if (mid < hi && before(at(seg, at(src, mid)), at(seg, at(src, mid - 1)))) {
+      if (mid < hi && before(at(src, mid), at(src, mid - 1))) {
         while (i < mid && j < hi) {
           const vi = at(src, i);
           const vj = at(src, j);
-          if (before(at(seg, vj), at(seg, vi))) {
+          if (before(vj, vi)) {
             put(dst, k, vj);
             j++;
           } else {
@@ -139,8 +138,7 @@ function sortRanks(seg: usize, r: usize, tmp: usize, n: u32): bool {
     src = dst;
     dst = t;
   }
-  if (src != r) memory.copy(r, src, <usize>n << 2);
-  return true;
+  if (src != a) memory.copy(a, src, <usize>n << 2);
 }
 
 // ---- Output order ------------------------------------------------------------------------------------------------
@@ -155,9 +153,8 @@ let laneCap: u32 = 0;
 /** Earliest start and latest end over all events (ns since baseNs); 0 and 0 without events. */
 export let minStart: f64 = 0;
 export let maxEnd: f64 = 0;
-let ranks: usize = 0;
 let tmp: usize = 0;
-let laneOf: usize = 0; // u8 per rank
+let laneOf: usize = 0; // u8 per event of the row being ordered
 let laneEnd: usize = 0;
 let laneCnt: usize = 0;
 let laneMax: usize = 0;
@@ -188,7 +185,6 @@ export function groupByRow(order: usize, nRows: u32, rowFirst: usize, rowCounts:
     put(idx, a, i);
     put(fill, row, a + 1);
   }
-  ranks = heap.alloc(<usize>maxRow << 2);
   tmp = heap.alloc(<usize>maxRow << 2);
   laneOf = heap.alloc(<usize>maxRow);
   laneEnd = heap.alloc(<usize>MAX_LANES << 3);
@@ -209,13 +205,12 @@ export function groupByRow(order: usize, nRows: u32, rowFirst: usize, rowCounts:
  */
 export function orderRow(k: u32, first: u32, cnt: u32): u32 {
   const seg = idx + (<usize>first << 2);
-  for (let i: u32 = 0; i < cnt; i++) put(ranks, i, i);
-  let moved = sortRanks(seg, ranks, tmp, cnt);
+  sortIndices(seg, tmp, cnt);
   let used: u32 = 0;
   memory.fill(laneCnt, 0, <usize>MAX_LANES << 2);
   memory.fill(laneOvl, 0, <usize>MAX_LANES << 2);
   for (let i: u32 = 0; i < cnt; i++) {
-    const r = keyAt(at(seg, at(ranks, i)));
+    const r = keyAt(at(seg, i));
     const s = load<f64>(r);
     const d = load<f64>(r, 8);
     const e = s + d;
@@ -250,14 +245,9 @@ export function orderRow(k: u32, first: u32, cnt: u32): u32 {
     for (let i: u32 = 0; i < cnt; i++) {
       const cur = laneEnd + (<usize>load<u8>(laneOf + <usize>i) << 3);
       const a = load<u32>(cur);
-      put(tmp, a, at(ranks, i));
+      put(tmp, a, at(seg, i));
       store<u32>(cur, a + 1);
     }
-    memory.copy(ranks, tmp, <usize>cnt << 2);
-    moved = true;
-  }
-  if (moved) {
-    for (let i: u32 = 0; i < cnt; i++) put(tmp, i, at(seg, at(ranks, i)));
     memory.copy(seg, tmp, <usize>cnt << 2);
   }
   if (laneCount + used > laneCap) {
@@ -327,6 +317,20 @@ export function writePartners(): void {
     }
     O.need(4);
     store<u32>(O.pos, p);
+    O.pos += 4;
+  }
+}
+
+/**
+ * Writes a u32 per event in arrival order: its output index. The keys' row words are not needed any more and
+ * hold the inverse of {@link idx} on the way.
+ */
+export function writeInverse(): void {
+  const n = keyCount;
+  for (let pos: u32 = 0; pos < n; pos++) store<u32>(keyAt(at(idx, pos)), pos, 16);
+  for (let a: u32 = 0; a < n; a++) {
+    O.need(4);
+    store<u32>(O.pos, load<u32>(keyAt(a), 16));
     O.pos += 4;
   }
 }

@@ -1,11 +1,11 @@
 /**
  * The viewer's timeline tables (assembly/emit/timeline.ts): parses the byte stream the core writes with
  * `convert(src, sink, { format: "timeline" })` into fixed-size binary tables, host-neutral (the browser worker,
- * Node tests). The records arrive in arrival order while the core's pass runs and leave the parser at once in
- * parts of {@link TL_CHUNK} records, each its own ArrayBuffer, so a worker can transfer them to the page as they
- * fill, the core keeps only their sort keys, and no table ever needs one allocation the size of the whole trace.
- * At the end the core sends the order the viewer reads them in (a permutation) and each event's partner;
- * {@link TimelineEvents} reads event i (in output order: rows, then lanes, then start) through it.
+ * Node tests). The records arrive in arrival order while the core's pass runs (the core keeps only their sort
+ * keys); at the end the core says where each goes, and {@link TimelineParser.finish} moves them there, freeing
+ * each arrival part as soon as it is moved, so the records exist about once. The events leave in parts of
+ * {@link TL_CHUNK} records, each its own ArrayBuffer, so a worker can transfer them to the page and no table ever
+ * needs one allocation the size of the whole trace.
  */
 import type { Sink } from "./engine.js";
 
@@ -30,12 +30,11 @@ const REC_WORDS = TL_REC / 4;
 
 /**
  * What a part (an ArrayBuffer the parser hands to `onChunk`) holds: its first 8 bytes are u32 type, u32 count,
- * then `count` items: RECORDS, records in arrival order ({@link TL_REC} bytes); EXT, extension entries in arrival
- * order ({@link TL_EXT} bytes); ORDER, per event in output order its arrival index (u32); PARTNERS, per event in
- * output order its partner's output index (u32, TL_NONE: none); ROWS, per arrival row its output row (u32);
- * LANES, per event in output order its lane within its row (u8).
+ * then `count` items: RECORDS, records in timeline order ({@link TL_REC} bytes; word 8 is the index of the
+ * event's extension entry, TL_NONE if none); EXT, extension entries in arrival order ({@link TL_EXT} bytes);
+ * PARTNERS, per event in timeline order its partner (u32, TL_NONE: none).
  */
-export const Part = { RECORDS: 1, EXT: 2, ORDER: 3, PARTNERS: 4, ROWS: 5, LANES: 6 } as const;
+export const Part = { RECORDS: 1, EXT: 2, PARTNERS: 4 } as const;
 const PART_HEAD = 8;
 
 /** Event kinds (assembly/model/event.ts EvKind). */
@@ -88,6 +87,8 @@ export interface TimelineMeta {
   nameBytes: Uint8Array;
   /** What follows the tables: the summary statistics of the same events (src/core/stats.ts decodeStats). */
   trailer: Uint8Array;
+  /** Per output row, the index its records carry until they are put in order (rows numbered as they appeared). */
+  rowSource: Uint32Array;
 }
 
 /** Block tags (assembly/emit/timeline.ts). */
@@ -102,7 +103,7 @@ const MAX_ROWS = 16384;
 
 /** Parser phases: what {@link TimelineParser}'s target holds when it is full. */
 const enum Phase {
-  BLOCK_HEAD, RECORDS, EXT, HEADER, ROWS, ROW_SOURCE, LANES, NAME_INDEX, NAME_BYTES, ORDER, PARTNERS, TRAILER,
+  BLOCK_HEAD, RECORDS, EXT, HEADER, ROWS, ROW_SOURCE, LANES, NAME_INDEX, NAME_BYTES, PARTNERS, ORDER, TRAILER,
 }
 
 /** A part of `count` items of `size` bytes, its head filled in. */
@@ -115,10 +116,10 @@ function newPart(type: number, count: number, size: number): ArrayBuffer {
 }
 
 /**
- * Incremental parser of the timeline stream: feed it the sink's bytes (use {@link TimelineParser.sink}). Parts
- * (records, extension entries, then the order and the partners) are handed to `onChunk` as soon as they are
- * complete (`first` = arrival index of a records or extension part's first item, else 0); {@link finish} hands
- * over the rows and lanes parts and returns the tables.
+ * Incremental parser of the timeline stream: feed it the sink's bytes (use {@link TimelineParser.sink}).
+ * Extension parts are handed to `onChunk` as they fill and the partners part when it is in (`first`: the index of
+ * the part's first item); {@link finish} puts the records in timeline order, hands their parts over in order and
+ * returns the tables.
  */
 export class TimelineParser {
   private phase = Phase.BLOCK_HEAD;
@@ -139,6 +140,10 @@ export class TimelineParser {
   private extPart: Uint8Array | null = null;
   private extFirst = 0;
   private extBytes = 0;
+  /** Records parts in arrival order, kept until {@link finish} moves them. */
+  private arrival: ArrayBuffer[] = [];
+  /** Per record in arrival order: its index in timeline order. */
+  private order = new Uint32Array(0);
   private trailer: Uint8Array[] = [];
 
   constructor(private readonly onChunk: (chunk: ArrayBuffer, first: number) => void) {}
@@ -210,11 +215,10 @@ export class TimelineParser {
       new Uint32Array(buf, 0, 2)[1] = count;
     }
     if (rec) {
-      const first = this.recFirst;
       this.recFirst += count;
       this.recPart = null;
       this.recBytes = 0;
-      this.onChunk(buf, first);
+      this.arrival.push(buf);
     } else {
       const first = this.extFirst;
       this.extFirst += count;
@@ -262,13 +266,10 @@ export class TimelineParser {
             this.next(Phase.HEADER, HEADER);
           } else if (tag === T_ORDER || tag === T_PARTNERS) {
             if (!h || n !== h.events) throw new Error(`timeline stream: block ${tag} of ${n} events`);
-            if (n === 0) {
-              this.next(tag === T_ORDER ? Phase.BLOCK_HEAD : Phase.TRAILER, 16);
-              if (tag === T_PARTNERS) return;
-              break;
-            }
-            const part = newPart(tag === T_ORDER ? Part.ORDER : Part.PARTNERS, n, 4);
-            this.next(tag === T_ORDER ? Phase.ORDER : Phase.PARTNERS, 0, new Uint8Array(part, PART_HEAD, TimelineParser.words(n)));
+            if (tag === T_PARTNERS) {
+              const part = newPart(Part.PARTNERS, n, 4);
+              this.next(Phase.PARTNERS, 0, new Uint8Array(part, PART_HEAD, TimelineParser.words(n)));
+            } else this.next(Phase.ORDER, TimelineParser.words(n));
           } else throw new Error(`timeline stream: unknown block ${tag}`);
           break;
         }
@@ -318,19 +319,20 @@ export class TimelineParser {
           this.nameBytes = t;
           this.next(Phase.BLOCK_HEAD, 16);
           break;
-        case Phase.ORDER:
         case Phase.PARTNERS: {
           const part = t.buffer as ArrayBuffer;
-          const last = this.phase === Phase.PARTNERS;
-          checkIndices(new Uint32Array(part, PART_HEAD, h!.events), h!.events, !last);
-          this.onChunk(part, 0);
-          if (last) {
-            this.phase = Phase.TRAILER;
-            return;
+          const a = new Uint32Array(part, PART_HEAD, h!.events);
+          for (let i = 0; i < a.length; i++) {
+            if (a[i] >= a.length && a[i] !== TL_NONE) throw new Error(`timeline stream: event ${i}: partner ${a[i]} of ${a.length} events`);
           }
+          if (a.length > 0) this.onChunk(part, 0);
           this.next(Phase.BLOCK_HEAD, 16);
           break;
         }
+        case Phase.ORDER:
+          this.order = new Uint32Array(t.buffer, 0, h!.events);
+          this.phase = Phase.TRAILER;
+          return;
         default:
           return;
       }
@@ -354,54 +356,103 @@ export class TimelineParser {
     const h = this.header;
     const meta: TimelineMeta = {
       header: h, rows: this.rows, lanes: this.lanes, nameIndex: this.nameIndex, nameBytes: this.nameBytes, trailer,
+      rowSource: this.rowSource,
     };
-    if (h.rows > 0) this.onChunk(rowsPart(meta, this.rowSource), 0);
-    if (h.events > 0) this.onChunk(lanesPart(meta), 0);
+    const parts = this.arrival;
+    this.arrival = [];
+    moveRecords(meta, parts, this.order, this.onChunk);
+    this.order = new Uint32Array(0);
     return meta;
   }
 }
 
-/**
- * Checks that every u32 of an ORDER part is an index below `n` used once (`perm`), or of a PARTNERS part below
- * `n` or TL_NONE, so a damaged stream is an error here, not a wrong timeline later.
- */
-function checkIndices(a: Uint32Array, n: number, perm: boolean): void {
-  const seen = perm ? new Uint8Array(n) : null;
-  for (let i = 0; i < a.length; i++) {
-    const v = a[i];
-    if (v >= n && (perm || v !== TL_NONE)) throw new Error(`timeline stream: event ${i}: ${perm ? "arrival index" : "partner"} ${v} of ${n} events`);
-    if (seen) {
-      if (seen[v]) throw new Error(`timeline stream: event ${i}: arrival index ${v} used twice`);
-      seen[v] = 1;
-    }
-  }
+/** Frees an ArrayBuffer's memory now where the host can (ArrayBuffer.prototype.transfer), else leaves it to GC. */
+function release(buf: ArrayBuffer): void {
+  const t = (buf as ArrayBuffer & { transfer?: (n: number) => ArrayBuffer }).transfer;
+  if (t) t.call(buf, 0);
 }
 
-/** The ROWS part: per arrival row its output row (each output row names its arrival row once). */
-function rowsPart(meta: TimelineMeta, rowSource: Uint32Array): ArrayBuffer {
+/**
+ * Moves every record of the arrival parts (in order) to its place in timeline order (`order`: arrival index →
+ * timeline index, checked to be a permutation), setting its row (the output row of its arrival row) and lane on
+ * the way; frees each arrival part as soon as it is moved and hands the timeline parts over in order. Records are
+ * read in order and written to a few sequential streams (one per row and lane): ten times faster than following
+ * the permutation's cycles in place, and the new parts' pages become resident only as records land in them while
+ * the arrival parts go, so the records exist about once throughout.
+ */
+function moveRecords(
+  meta: TimelineMeta, parts: ArrayBuffer[], order: Uint32Array, onChunk: (chunk: ArrayBuffer, first: number) => void,
+): void {
+  const n = meta.header.events;
+  const rowOf = rowsByArrival(meta, meta.rowSource);
+  const lanes = lanesByEvent(meta);
+  const out: Int32Array[] = [];
+  const bufs: ArrayBuffer[] = [];
+  for (let c = 0; c * TL_CHUNK < n; c++) {
+    const cnt = Math.min(TL_CHUNK, n - c * TL_CHUNK);
+    const b = newPart(Part.RECORDS, cnt, TL_REC);
+    bufs.push(b);
+    out.push(new Int32Array(b, PART_HEAD, cnt * REC_WORDS));
+  }
+  if (order.length !== n) throw new Error(`timeline stream: an order of ${order.length} for ${n} events`);
+  const seen = new Uint8Array(n);
+  let a = 0;
+  for (const part of parts) {
+    // Words as i32 (the same bits): the copies stay integer in the JIT.
+    const src = new Int32Array(part, PART_HEAD, new Uint32Array(part, 0, 2)[1] * REC_WORDS);
+    if (a + src.length / REC_WORDS > n) throw new Error(`timeline stream: more records than the ${n} events`);
+    for (let s = 0; s < src.length; s += REC_WORDS, a++) {
+      const p = order[a];
+      if (p >= n || seen[p]) throw new Error(`timeline stream: record ${a}: timeline index ${p}${p < n ? " given twice" : ` of ${n}`}`);
+      seen[p] = 1;
+      const row = src[s + 4];
+      if (row < 0 || row >= rowOf.length) throw new Error(`timeline stream: record ${a}: row ${row >>> 0} of ${rowOf.length}`);
+      const dst = out[p >>> TL_CHUNK_SHIFT];
+      const d = (p & (TL_CHUNK - 1)) * REC_WORDS;
+      dst[d] = src[s];
+      dst[d + 1] = src[s + 1];
+      dst[d + 2] = src[s + 2];
+      dst[d + 3] = src[s + 3];
+      dst[d + 4] = rowOf[row];
+      dst[d + 5] = src[s + 5];
+      dst[d + 6] = (src[s + 6] & 0xffff) | (lanes[p] << 16);
+      dst[d + 7] = src[s + 7];
+      dst[d + 8] = src[s + 8];
+      dst[d + 9] = src[s + 9];
+      dst[d + 10] = src[s + 10];
+      dst[d + 11] = src[s + 11];
+    }
+    release(part);
+  }
+  if (a !== n) throw new Error(`timeline stream: ${a} records for ${n} events`);
+  for (let c = 0; c < bufs.length; c++) onChunk(bufs[c], c * TL_CHUNK);
+}
+
+/** Per arrival row, its output row (each output row names its arrival row once). */
+function rowsByArrival(meta: TimelineMeta, rowSource: Uint32Array): Int32Array {
   const n = meta.header.rows;
-  const part = newPart(Part.ROWS, n, 4);
-  const out = new Uint32Array(part, PART_HEAD, n).fill(TL_NONE);
+  const out = new Int32Array(n).fill(-1);
   for (let k = 0; k < n; k++) {
     const src = rowSource[k];
-    if (src >= n || out[src] !== TL_NONE) throw new Error(`timeline stream: row ${k}: arrival row ${src}`);
+    if (src >= n || out[src] !== -1) throw new Error(`timeline stream: row ${k}: arrival row ${src}`);
     out[src] = k;
   }
-  return part;
+  return out;
 }
 
-/** The LANES part: per event in output order its lane within its row (from the lane table, checked to tile). */
-function lanesPart(meta: TimelineMeta): ArrayBuffer {
+/** Per event in timeline order, its lane within its row (from the lane table, checked to tile the rows). */
+function lanesByEvent(meta: TimelineMeta): Uint8Array {
   const h = meta.header;
-  const part = newPart(Part.LANES, h.events, 1);
-  const out = new Uint8Array(part, PART_HEAD, h.events);
+  const out = new Uint8Array(h.events);
   const lanes = new Uint32Array(meta.lanes);
   let pos = 0;
   for (let k = 0; k < h.rows; k++) {
     const firstLane = meta.rows[k * 8 + 4];
     const nLanes = meta.rows[k * 8 + 5];
     const end = meta.rows[k * 8 + 6] + meta.rows[k * 8 + 7];
-    if (meta.rows[k * 8 + 6] !== pos || nLanes > h.laneCap || firstLane + nLanes > h.lanes) throw new Error(`timeline stream: row ${k} does not follow its previous one`);
+    if (meta.rows[k * 8 + 6] !== pos || nLanes > h.laneCap || firstLane + nLanes > h.lanes) {
+      throw new Error(`timeline stream: row ${k} does not follow its previous one`);
+    }
     for (let l = 0; l < nLanes; l++) {
       const lf = lanes[(firstLane + l) * 6];
       const lc = lanes[(firstLane + l) * 6 + 1];
@@ -412,49 +463,37 @@ function lanesPart(meta: TimelineMeta): ArrayBuffer {
     if (pos !== end) throw new Error(`timeline stream: row ${k}: its lanes hold ${pos - meta.rows[k * 8 + 6]} of its ${meta.rows[k * 8 + 7]} events`);
   }
   if (pos !== h.events) throw new Error(`timeline stream: rows hold ${pos} of ${h.events} events`);
-  return part;
+  return out;
 }
 
 /**
- * Read access to the events without per-event objects, in output order (grouped by row, then lane, sorted by
- * start within a lane): event i is record ORDER[i] of the records parts (arrival order), its row mapped to the
- * output row, its lane and partner from the LANES and PARTNERS parts; words 12..15 (x3..x6) of an event with
- * {@link Flag}.EXT are in the extension entry its record names. Feed it every part the parser hands over.
+ * Read access to the events without per-event objects: `TimelineEvents.start(i)` etc. read the typed views of
+ * records part i >> TL_CHUNK_SHIFT (events in timeline order: grouped by row, then lane, sorted by start within a
+ * lane); the partner comes from the PARTNERS part, words 12..15 (x3..x6) of an event with {@link Flag}.EXT from
+ * the extension entry its record names (only the details panel reads them). Feed it every part the parser hands
+ * over.
  */
 export class TimelineEvents {
   private readonly f64: Float64Array[] = [];
   private readonly u32: Uint32Array[] = [];
   private readonly ext: Uint32Array[] = [];
-  private order = new Uint32Array(0);
   private partners = new Uint32Array(0);
-  private lanes = new Uint8Array(0);
-  private rowOf = new Uint32Array(0);
-  /** Events (once the ORDER part is in). */
   length = 0;
 
-  /** Adds a part as the parser hands it over (records and extension parts in arrival order). */
+  /** Adds a part as the parser hands it over (records and extension parts in order). */
   add(part: ArrayBuffer): void {
     const [type, count] = new Uint32Array(part, 0, 2);
     switch (type) {
       case Part.RECORDS:
         this.f64.push(new Float64Array(part, PART_HEAD, count * (TL_REC / 8)));
         this.u32.push(new Uint32Array(part, PART_HEAD, count * REC_WORDS));
+        this.length += count;
         break;
       case Part.EXT:
         this.ext.push(new Uint32Array(part, PART_HEAD, count * (TL_EXT / 4)));
         break;
-      case Part.ORDER:
-        this.order = new Uint32Array(part, PART_HEAD, count);
-        this.length = count;
-        break;
       case Part.PARTNERS:
         this.partners = new Uint32Array(part, PART_HEAD, count);
-        break;
-      case Part.ROWS:
-        this.rowOf = new Uint32Array(part, PART_HEAD, count);
-        break;
-      case Part.LANES:
-        this.lanes = new Uint8Array(part, PART_HEAD, count);
         break;
       default:
         throw new Error(`timeline: unknown part ${type}`);
@@ -463,59 +502,43 @@ export class TimelineEvents {
 
   /** ns since baseNs. */
   start(i: number): number {
-    const a = this.order[i];
-    return this.f64[a >>> TL_CHUNK_SHIFT][(a & (TL_CHUNK - 1)) * 6];
+    return this.f64[i >>> TL_CHUNK_SHIFT][(i & (TL_CHUNK - 1)) * 6];
   }
   dur(i: number): number {
-    const a = this.order[i];
-    return this.f64[a >>> TL_CHUNK_SHIFT][(a & (TL_CHUNK - 1)) * 6 + 1];
+    return this.f64[i >>> TL_CHUNK_SHIFT][(i & (TL_CHUNK - 1)) * 6 + 1];
   }
   end(i: number): number {
-    const a = this.order[i];
-    const f = this.f64[a >>> TL_CHUNK_SHIFT];
-    const o = (a & (TL_CHUNK - 1)) * 6;
-    return f[o] + f[o + 1];
+    const a = this.f64[i >>> TL_CHUNK_SHIFT];
+    const o = (i & (TL_CHUNK - 1)) * 6;
+    return a[o] + a[o + 1];
   }
   /** u32 word k of record i (4 row, 5 name, 6 kind|flags|lane, 7 correlation, 8 partner, 9..15 x0..x6). */
   word(i: number, k: number): number {
-    const a = this.order[i];
-    const u = this.u32[a >>> TL_CHUNK_SHIFT];
-    const j = (a & (TL_CHUNK - 1)) * REC_WORDS;
-    switch (k) {
-      case 4:
-        return this.rowOf[u[j + 4]];
-      case 6:
-        return (u[j + 6] & 0xffff) | (this.lanes[i] << 16);
-      case 8:
-        return this.partners[i];
-    }
+    const u = this.u32[i >>> TL_CHUNK_SHIFT];
+    const j = (i & (TL_CHUNK - 1)) * REC_WORDS;
+    if (k === 8) return this.partners[i];
     if (k < 12) return u[j + k];
     if ((u[j + 6] & (Flag.EXT << 8)) === 0) return 0;
     const x = u[j + 8];
     return this.ext[x >>> EXT_SHIFT][(x & (EXT_PART - 1)) * 4 + k - 12];
   }
   row(i: number): number {
-    const a = this.order[i];
-    return this.rowOf[this.u32[a >>> TL_CHUNK_SHIFT][(a & (TL_CHUNK - 1)) * REC_WORDS + 4]];
+    return this.word(i, 4);
   }
   name(i: number): number {
-    const a = this.order[i];
-    return this.u32[a >>> TL_CHUNK_SHIFT][(a & (TL_CHUNK - 1)) * REC_WORDS + 5];
+    return this.word(i, 5);
   }
   kind(i: number): number {
-    const a = this.order[i];
-    return this.u32[a >>> TL_CHUNK_SHIFT][(a & (TL_CHUNK - 1)) * REC_WORDS + 6] & 0xff;
+    return this.word(i, 6) & 0xff;
   }
   flags(i: number): number {
-    const a = this.order[i];
-    return (this.u32[a >>> TL_CHUNK_SHIFT][(a & (TL_CHUNK - 1)) * REC_WORDS + 6] >>> 8) & 0xff;
+    return (this.word(i, 6) >>> 8) & 0xff;
   }
   lane(i: number): number {
-    return this.lanes[i];
+    return this.word(i, 6) >>> 16;
   }
   correlation(i: number): number {
-    const a = this.order[i];
-    return this.u32[a >>> TL_CHUNK_SHIFT][(a & (TL_CHUNK - 1)) * REC_WORDS + 7];
+    return this.word(i, 7);
   }
   partner(i: number): number {
     return this.partners[i];

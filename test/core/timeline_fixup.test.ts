@@ -1,7 +1,7 @@
 /**
  * The timeline stream's fix-up (assembly/emit/timeline_order.ts, src/core/timeline.ts): the records leave the
- * core in arrival order and the host reads them through the order (a permutation), lanes and partners the core
- * sends at the end. Every event's 16 words, the rows, lanes, names and summary must be exactly what the core gave when it
+ * core in arrival order and the host moves them into timeline order with the order (a permutation), lanes and
+ * partners the core sends at the end. Every event's 16 words, the rows, lanes, names and summary must be exactly what the core gave when it
  * kept every record and wrote them in order itself (test/core/timeline_digests.json: digests recorded with that
  * core, commit 364d4be, on the samples, the fixtures and a generated dump of several chunks); a fix-up that does
  * not add up is an error, never a silently different timeline.
@@ -18,6 +18,7 @@ import { TL_CHUNK, TimelineEvents, TimelineParser } from "../../src/core/timelin
 import { timelineDigest, timelineOf } from "../helpers/timeline_digest.js";
 
 const DIGESTS: Record<string, string> = JSON.parse(readFileSync("test/core/timeline_digests.json", "utf8"));
+const SMALL = "test/fixtures/real/h100/cuda_sample.rawtrace";
 
 for (const [file, want] of Object.entries(DIGESTS)) {
   if (file.startsWith("generate(")) continue;
@@ -66,7 +67,7 @@ function blockAt(s: Uint8Array, tag: number): { at: number; n: number } {
     if (t === tag) return { at: o + 16, n };
     o += 16;
     if (t === 1) o += n * 48 + m * 16;
-    else if (t === 2) o += words(n);
+    else if (t === 2 || t === 4) o += words(n);
     else if (t === 3) {
       const u = (k: number) => dv.getUint32(o + k, true);
       const [rows, lanes, names, nameBytes] = [u(12), u(16), u(20), u(24)];
@@ -83,24 +84,23 @@ function parse(s: Uint8Array): TimelineEvents {
   return events;
 }
 
-const SMALL = "test/fixtures/real/h100/cuda_sample.rawtrace";
 
 test("the stream parses whole and in one piece (the digest path) — baseline for the corruptions below", async () => {
   const s = await stream(new Uint8Array(readFileSync(SMALL)));
   assert.is(parse(s).length, 579);
 });
 
-test("an order that uses one record twice, or one past the records, is an error naming the event", async () => {
+test("an order that puts two records in one place, or one past the events, is an error naming the record", async () => {
   const base = await stream(new Uint8Array(readFileSync(SMALL)));
   let s = base.slice();
   const { at, n } = blockAt(s, 2);
   assert.is(n, 579);
   const dv = new DataView(s.buffer);
   dv.setUint32(at + 4, dv.getUint32(at, true), true);
-  assert.throws(() => parse(s), /timeline stream: event 1: arrival index \d+ used twice/);
+  assert.throws(() => parse(s), /timeline stream: record 1: timeline index \d+ given twice/);
   s = base.slice();
   new DataView(s.buffer).setUint32(at, 1e6, true);
-  assert.throws(() => parse(s), /timeline stream: event 0: arrival index 1000000 of 579 events/);
+  assert.throws(() => parse(s), /timeline stream: record 0: timeline index 1000000 of 579/);
 });
 
 test("a partner past the events, a partner count off by one, a cut stream: errors", async () => {
