@@ -3,7 +3,9 @@
  * on the page's thread) and answers through comlink. Each job gets a fresh core instance, and the page replaces
  * the whole worker when no job runs (web/main.ts recycleWorker), so the memory a big file needed goes back at once.
  *
- *  - load: timeline tables (assembly/emit/timeline.ts); event chunks are *transferred* to the page as they fill;
+ *  - load: timeline tables (assembly/emit/timeline.ts): the records leave the core while the pass runs and wait
+ *    here; at the end the core says where each goes, the parser moves them into timeline order and the parts are
+ *    *transferred* to the page (src/core/timeline.ts);
  *    the summary (`rawtrace stats`, src/core/stats.ts) comes from the same pass of the same core code. The file
  *    is read once: the later passes replay the bytes the index pass kept (web/file_source.ts `keep`).
  *  - exportFile: Chrome JSON gzipped with CompressionStream, or XSpace, returned as a Blob for a download.
@@ -22,7 +24,7 @@ export interface JobCallbacks {
    * only, total 0): the file is in, the core orders and lays out the timeline and sends it.
    */
   progress(done: number, total: number, pass: number): void;
-  /** An event chunk (ownership transferred) starting at event `first`. */
+  /** A part of the timeline's events (src/core/timeline.ts Part; ownership transferred); `first`: its first item. */
   chunk?(chunk: ArrayBuffer, first: number): void;
 }
 
@@ -38,7 +40,8 @@ export interface LoadResult {
   ms: number;
   /**
    * Wall time per pass (ms): 1 index, 3 NVTX projection, 2 timeline (the core's end-of-pass work included); 0 that
-   * end-of-pass work alone (ordering, lanes, writing the tables to the page).
+   * end-of-pass work alone (ordering, lanes, writing the tables, the partners and the order); 5 moving the records
+   * into timeline order here (src/core/timeline.ts TimelineParser.finish).
    */
   passMs: Record<number, number>;
   /** How many times the file was read from its start (1: the later passes replayed the bytes kept in memory). */
@@ -118,11 +121,16 @@ const api = {
             if (p === 2 && src.fileBytesRead >= file.size) cb.progress(0, 0, 4);
           },
         });
-        passMs[pass] = performance.now() - mark;
-        // 0: the part of the last pass after its last input window (the core sorts, lays out and writes the tables).
-        passMs[0] = performance.now() - lastWindow;
-        await Promise.all(sent);
+        const ended = performance.now();
+        passMs[pass] = ended - mark;
+        // 0: the part of the last pass after its last input window (the core orders the events and writes the
+        // fix-up and the tables).
+        passMs[0] = ended - lastWindow;
+        // The records came in while the pass ran; finish moves them into timeline order (freeing the arrival parts
+        // as it goes) and hands their parts over.
         const meta = parser.finish();
+        passMs[5] = performance.now() - ended;
+        await Promise.all(sent);
         const stats = meta.trailer.length ? decodeStats(meta.trailer) : null;
         return {
           meta, info: result.info, stats, events: result.events, coreBytes: engine.memoryBytes, ms: performance.now() - t0, passMs,

@@ -1,24 +1,41 @@
 /**
  * The viewer's timeline tables (assembly/emit/timeline.ts): parses the byte stream the core writes with
  * `convert(src, sink, { format: "timeline" })` into fixed-size binary tables, host-neutral (the browser worker,
- * Node tests). Events arrive in chunks of {@link TL_CHUNK} records, each its own ArrayBuffer, so a worker can
- * transfer them to the page as they fill and no table ever needs one allocation the size of the whole trace.
+ * Node tests). The records arrive in arrival order while the core's pass runs (the core keeps only their sort
+ * keys); at the end the core says where each goes, and {@link TimelineParser.finish} moves them there, freeing
+ * each arrival part as soon as it is moved, so the records exist about once. The events leave in parts of
+ * {@link TL_CHUNK} records, each its own ArrayBuffer, so a worker can transfer them to the page and no table ever
+ * needs one allocation the size of the whole trace.
  */
 import type { Sink } from "./engine.js";
 
 /** Bytes per event record. */
 export const TL_REC = 48;
-/** Bytes per extension entry (u32 event index within its chunk, then x3..x6: words 12..15 of that event). */
-export const TL_EXT = 20;
-/** Records per event chunk (event i lives in chunk i >> TL_CHUNK_SHIFT at record i & (TL_CHUNK - 1)). */
+/** Bytes per extension entry (x3..x6: words 12..15 of the event whose record names the entry). */
+export const TL_EXT = 16;
+/** Records per records part (arrival index a lives in part a >> TL_CHUNK_SHIFT at record a & (TL_CHUNK - 1)). */
 export const TL_CHUNK_SHIFT = 17;
 export const TL_CHUNK = 1 << TL_CHUNK_SHIFT;
+/** Extension entries per extension part. */
+const EXT_SHIFT = 16;
+const EXT_PART = 1 << EXT_SHIFT;
 /** "No value" in u32 fields (name id, partner, stream). */
 export const TL_NONE = 0xffffffff;
 const MAGIC = 0x4c545452;
 const HEADER = 64;
 const ROW = 32;
 const LANE = 24;
+/** u32 words per record. */
+const REC_WORDS = TL_REC / 4;
+
+/**
+ * What a part (an ArrayBuffer the parser hands to `onChunk`) holds: its first 8 bytes are u32 type, u32 count,
+ * then `count` items: RECORDS, records in timeline order ({@link TL_REC} bytes; word 8 is the index of the
+ * event's extension entry, TL_NONE if none); EXT, extension entries in arrival order ({@link TL_EXT} bytes);
+ * PARTNERS, per event in timeline order its partner (u32, TL_NONE: none).
+ */
+export const Part = { RECORDS: 1, EXT: 2, PARTNERS: 4 } as const;
+const PART_HEAD = 8;
 
 /** Event kinds (assembly/model/event.ts EvKind). */
 export const Kind = {
@@ -29,7 +46,7 @@ export const Kind = {
 /**
  * Event flag bits (record byte 25). INCOMPLETE: no end in the vendor record, drawn with duration 0 at its start.
  * STEP: a host range recognised as a training step (its step number in word 11). EXT: words 12..15 are in the
- * chunk's extension entries (else 0).
+ * event's extension entry (else 0).
  */
 export const Flag = {
   EXTERNAL: 1, FLOW_START: 2, FLOW_END: 4, ASYNC: 8, PEER: 16, INCOMPLETE: 32, STEP: 64, EXT: 128,
@@ -54,11 +71,11 @@ export interface TimelineHeader {
   minStart: number;
   maxEnd: number;
   laneCap: number;
-  /** Extension entries in all chunks (events with words 12..15). */
+  /** Extension entries (events with words 12..15). */
   extEntries: number;
 }
 
-/** Everything but the event chunks: small, cloned to the page in one message. */
+/** Everything but the event parts: small, cloned to the page in one message. */
 export interface TimelineMeta {
   header: TimelineHeader;
   /** 8 u32 per row: class, a (pid/device), b (tid/stream), name id, first lane, lanes, first event, events. */
@@ -70,22 +87,63 @@ export interface TimelineMeta {
   nameBytes: Uint8Array;
   /** What follows the tables: the summary statistics of the same events (src/core/stats.ts decodeStats). */
   trailer: Uint8Array;
+  /** Per output row, the index its records carry until they are put in order (rows numbered as they appeared). */
+  rowSource: Uint32Array;
+}
+
+/** Block tags (assembly/emit/timeline.ts). */
+const T_EVENTS = 1;
+const T_ORDER = 2;
+const T_TABLES = 3;
+const T_PARTNERS = 4;
+/** Records per EVENTS block at most (the core writes 4096). */
+const MAX_BLOCK_RECORDS = 1 << 16;
+/** Rows at most (assembly/emit/timeline_rows.ts MAX_ROWS). */
+const MAX_ROWS = 16384;
+
+/** Parser phases: what {@link TimelineParser}'s target holds when it is full. */
+const enum Phase {
+  BLOCK_HEAD, RECORDS, EXT, HEADER, ROWS, ROW_SOURCE, LANES, NAME_INDEX, NAME_BYTES, PARTNERS, ORDER, TRAILER,
+}
+
+/** A part of `count` items of `size` bytes, its head filled in. */
+function newPart(type: number, count: number, size: number): ArrayBuffer {
+  const b = new ArrayBuffer(PART_HEAD + ((count * size + 7) & ~7));
+  const h = new Uint32Array(b, 0, 2);
+  h[0] = type;
+  h[1] = count;
+  return b;
 }
 
 /**
- * Incremental parser of the timeline stream: feed it the sink's bytes (use {@link TimelineParser.sink}); event
- * chunks are handed to `onChunk` as soon as they are full (`first` = index of their first event).
+ * Incremental parser of the timeline stream: feed it the sink's bytes (use {@link TimelineParser.sink}).
+ * Extension parts are handed to `onChunk` as they fill and the partners part when it is in (`first`: the index of
+ * the part's first item); {@link finish} puts the records in timeline order, hands their parts over in order and
+ * returns the tables.
  */
 export class TimelineParser {
-  private phase = 0;
-  private target = new Uint8Array(HEADER);
+  private phase = Phase.BLOCK_HEAD;
+  private target = new Uint8Array(16);
   private filled = 0;
+  private blockRecords = 0;
+  private blockExt = 0;
   private header: TimelineHeader | null = null;
   private rows = new Uint32Array(0);
+  private rowSource = new Uint32Array(0);
   private lanes = new ArrayBuffer(0);
   private nameIndex = new Uint32Array(0);
   private nameBytes = new Uint8Array(0);
-  private nextEvent = 0;
+  /** The records part being filled, the arrival index of its first record, the bytes it holds. */
+  private recPart: Uint8Array | null = null;
+  private recFirst = 0;
+  private recBytes = 0;
+  private extPart: Uint8Array | null = null;
+  private extFirst = 0;
+  private extBytes = 0;
+  /** Records parts in arrival order, kept until {@link finish} moves them. */
+  private arrival: ArrayBuffer[] = [];
+  /** Per record in arrival order: its index in timeline order. */
+  private order = new Uint32Array(0);
   private trailer: Uint8Array[] = [];
 
   constructor(private readonly onChunk: (chunk: ArrayBuffer, first: number) => void) {}
@@ -97,9 +155,13 @@ export class TimelineParser {
   push(b: Uint8Array): void {
     let off = 0;
     while (off < b.length) {
-      if (this.phase === 6) {
+      if (this.phase === Phase.TRAILER) {
         this.trailer.push(b.slice(off));
         return;
+      }
+      if (this.phase === Phase.RECORDS || this.phase === Phase.EXT) {
+        off = this.items(b, off);
+        continue;
       }
       const n = Math.min(b.length - off, this.target.length - this.filled);
       this.target.set(b.subarray(off, off + n), this.filled);
@@ -109,18 +171,110 @@ export class TimelineParser {
     }
   }
 
-  private next(bytes: number): void {
-    this.target = new Uint8Array(bytes);
+  /**
+   * Copies the records (or extension entries) of an EVENTS block at `b[off..]` straight into the part being
+   * filled (an item may be split between pushes), handing full parts over; returns the new offset.
+   */
+  private items(b: Uint8Array, off: number): number {
+    const rec = this.phase === Phase.RECORDS;
+    const size = rec ? TL_REC : TL_EXT;
+    const capBytes = (rec ? TL_CHUNK : EXT_PART) * size;
+    let part = rec ? this.recPart : this.extPart;
+    if (!part) {
+      part = new Uint8Array(newPart(rec ? Part.RECORDS : Part.EXT, rec ? TL_CHUNK : EXT_PART, size));
+      if (rec) this.recPart = part;
+      else this.extPart = part;
+    }
+    const have = rec ? this.recBytes : this.extBytes;
+    const blockBytes = (rec ? this.blockRecords : this.blockExt) * size;
+    const n = Math.min(b.length - off, blockBytes - this.filled, capBytes - have);
+    part.set(b.subarray(off, off + n), PART_HEAD + have);
+    this.filled += n;
+    if (rec) this.recBytes = have + n;
+    else this.extBytes = have + n;
+    if (have + n === capBytes) this.flushPart(rec);
+    if (this.filled === blockBytes) {
+      this.filled = 0;
+      if (rec && this.blockExt > 0) this.phase = Phase.EXT;
+      else this.next(Phase.BLOCK_HEAD, 16);
+    }
+    return off + n;
+  }
+
+  /** Hands the records (or extension) part over, trimmed to what it holds (nothing when empty). */
+  private flushPart(rec: boolean): void {
+    const part = rec ? this.recPart : this.extPart;
+    const bytes = rec ? this.recBytes : this.extBytes;
+    const size = rec ? TL_REC : TL_EXT;
+    if (!part || bytes === 0) return;
+    if (bytes % size !== 0) throw new Error(`timeline stream: ${bytes} bytes of ${rec ? "records" : "extension entries"} cut`);
+    const count = bytes / size;
+    let buf = part.buffer as ArrayBuffer;
+    if (count < (rec ? TL_CHUNK : EXT_PART)) {
+      buf = buf.slice(0, PART_HEAD + ((bytes + 7) & ~7));
+      new Uint32Array(buf, 0, 2)[1] = count;
+    }
+    if (rec) {
+      this.recFirst += count;
+      this.recPart = null;
+      this.recBytes = 0;
+      this.arrival.push(buf);
+    } else {
+      const first = this.extFirst;
+      this.extFirst += count;
+      this.extPart = null;
+      this.extBytes = 0;
+      this.onChunk(buf, first);
+    }
+  }
+
+  private next(phase: Phase, bytes: number, into?: Uint8Array): void {
+    this.phase = phase;
+    this.target = into ?? new Uint8Array(bytes);
     this.filled = 0;
+  }
+
+  /** u32 words padded to a multiple of 2 (8-byte alignment), in bytes. */
+  private static words(n: number): number {
+    return (n + (n & 1)) * 4;
   }
 
   /** Moves past a filled section to the next non-empty one. */
   private advance(): void {
     for (;;) {
       const h = this.header;
+      const t = this.target;
       switch (this.phase) {
-        case 0: {
-          const dv = new DataView(this.target.buffer);
+        case Phase.BLOCK_HEAD: {
+          const dv = new DataView(t.buffer, t.byteOffset, 16);
+          const tag = dv.getUint32(0, true);
+          const n = dv.getUint32(4, true);
+          const m = dv.getUint32(8, true);
+          if (tag === T_EVENTS) {
+            if (this.header || n > MAX_BLOCK_RECORDS || m > n) {
+              throw new Error(`timeline stream: block of ${n} records, ${m} extension entries`);
+            }
+            this.blockRecords = n;
+            this.blockExt = m;
+            this.filled = 0;
+            this.phase = n > 0 ? Phase.RECORDS : Phase.BLOCK_HEAD;
+            return;
+          }
+          if (tag === T_TABLES) {
+            this.flushPart(true);
+            this.flushPart(false);
+            this.next(Phase.HEADER, HEADER);
+          } else if (tag === T_ORDER || tag === T_PARTNERS) {
+            if (!h || n !== h.events) throw new Error(`timeline stream: block ${tag} of ${n} events`);
+            if (tag === T_PARTNERS) {
+              const part = newPart(Part.PARTNERS, n, 4);
+              this.next(Phase.PARTNERS, 0, new Uint8Array(part, PART_HEAD, TimelineParser.words(n)));
+            } else this.next(Phase.ORDER, TimelineParser.words(n));
+          } else throw new Error(`timeline stream: unknown block ${tag}`);
+          break;
+        }
+        case Phase.HEADER: {
+          const dv = new DataView(t.buffer);
           if (dv.getUint32(0, true) !== MAGIC) throw new Error("timeline stream: bad magic");
           this.header = {
             events: dv.getUint32(8, true),
@@ -135,62 +289,50 @@ export class TimelineParser {
             laneCap: dv.getUint32(56, true),
             extEntries: dv.getUint32(60, true),
           };
-          this.phase = 1;
-          this.next(this.header.rows * ROW);
-          break;
-        }
-        case 1:
-          this.rows = new Uint32Array(this.target.buffer);
-          this.phase = 2;
-          this.next(h!.lanes * LANE);
-          break;
-        case 2:
-          this.lanes = this.target.buffer as ArrayBuffer;
-          this.phase = 3;
-          this.next(h!.names * 8);
-          break;
-        case 3:
-          this.nameIndex = new Uint32Array(this.target.buffer);
-          this.phase = 4;
-          this.next(h!.nameBytes);
-          break;
-        case 4:
-          this.nameBytes = this.target;
-          if (h!.events === 0) {
-            this.phase = 6;
-            this.next(0);
-            return;
+          const hd = this.header;
+          if (hd.events !== this.recFirst || hd.extEntries !== this.extFirst || hd.rows > MAX_ROWS) {
+            throw new Error(
+              `timeline stream: header says ${hd.events} events, ${hd.extEntries} extension entries, ${hd.rows} rows; ` +
+                `${this.recFirst} records and ${this.extFirst} entries came`,
+            );
           }
-          this.phase = 5;
-          this.next(8);
+          this.next(Phase.ROWS, hd.rows * ROW);
           break;
-        case 5: {
-          // A chunk's head: its extension entry count. The chunk becomes one buffer: head, entries, records.
-          const count = new DataView(this.target.buffer).getUint32(0, true);
-          const n = Math.min(TL_CHUNK, h!.events - this.nextEvent);
-          if (count > n) throw new Error(`timeline stream: chunk at event ${this.nextEvent}: ${count} extension entries for ${n} events`);
-          const head = this.target;
-          this.target = new Uint8Array(chunkRecordsAt(count) + n * TL_REC);
-          this.target.set(head);
-          this.filled = 8;
-          this.phase = 7;
-          return;
         }
-        case 7: {
-          // The receiver may transfer (detach) the buffer: nothing of it is read after this call.
-          const buf = this.target.buffer as ArrayBuffer;
-          const first = this.nextEvent;
-          this.nextEvent += chunkEvents(buf);
-          this.onChunk(buf, first);
-          if (this.nextEvent === h!.events) {
-            this.phase = 6;
-            this.next(0);
-            return;
+        case Phase.ROWS:
+          this.rows = new Uint32Array(t.buffer);
+          this.next(Phase.ROW_SOURCE, TimelineParser.words(h!.rows));
+          break;
+        case Phase.ROW_SOURCE:
+          this.rowSource = new Uint32Array(t.buffer, 0, h!.rows);
+          this.next(Phase.LANES, h!.lanes * LANE);
+          break;
+        case Phase.LANES:
+          this.lanes = t.buffer as ArrayBuffer;
+          this.next(Phase.NAME_INDEX, h!.names * 8);
+          break;
+        case Phase.NAME_INDEX:
+          this.nameIndex = new Uint32Array(t.buffer);
+          this.next(Phase.NAME_BYTES, h!.nameBytes);
+          break;
+        case Phase.NAME_BYTES:
+          this.nameBytes = t;
+          this.next(Phase.BLOCK_HEAD, 16);
+          break;
+        case Phase.PARTNERS: {
+          const part = t.buffer as ArrayBuffer;
+          const a = new Uint32Array(part, PART_HEAD, h!.events);
+          for (let i = 0; i < a.length; i++) {
+            if (a[i] >= a.length && a[i] !== TL_NONE) throw new Error(`timeline stream: event ${i}: partner ${a[i]} of ${a.length} events`);
           }
-          this.phase = 5;
-          this.next(8);
-          return;
+          if (a.length > 0) this.onChunk(part, 0);
+          this.next(Phase.BLOCK_HEAD, 16);
+          break;
         }
+        case Phase.ORDER:
+          this.order = new Uint32Array(t.buffer, 0, h!.events);
+          this.phase = Phase.TRAILER;
+          return;
         default:
           return;
       }
@@ -198,9 +340,12 @@ export class TimelineParser {
     }
   }
 
-  /** The tables once the stream is complete (throws when it was cut short). */
+  /**
+   * Hands over the rows and lanes parts and returns the tables; throws when the stream was cut short or its
+   * tables do not add up.
+   */
   finish(): TimelineMeta {
-    if (this.phase !== 6 || !this.header) throw new Error(`timeline stream: incomplete (section ${this.phase})`);
+    if (this.phase !== Phase.TRAILER || !this.header) throw new Error(`timeline stream: incomplete (section ${this.phase})`);
     const size = this.trailer.reduce((n, p) => n + p.length, 0);
     const trailer = new Uint8Array(size);
     let o = 0;
@@ -208,43 +353,151 @@ export class TimelineParser {
       trailer.set(p, o);
       o += p.length;
     }
-    return {
-      header: this.header, rows: this.rows, lanes: this.lanes, nameIndex: this.nameIndex, nameBytes: this.nameBytes,
-      trailer,
+    const h = this.header;
+    const meta: TimelineMeta = {
+      header: h, rows: this.rows, lanes: this.lanes, nameIndex: this.nameIndex, nameBytes: this.nameBytes, trailer,
+      rowSource: this.rowSource,
     };
+    const parts = this.arrival;
+    this.arrival = [];
+    moveRecords(meta, parts, this.order, this.onChunk);
+    this.order = new Uint32Array(0);
+    return meta;
   }
 }
 
-/** Byte offset of the records in a chunk buffer with `count` extension entries (8-byte aligned). */
-function chunkRecordsAt(count: number): number {
-  return (8 + count * TL_EXT + 7) & ~7;
-}
-
-/** Events in a chunk buffer (head u32 extension count, u32 0; entries; records). */
-function chunkEvents(chunk: ArrayBuffer): number {
-  return (chunk.byteLength - chunkRecordsAt(new Uint32Array(chunk, 0, 1)[0])) / TL_REC;
+/** Frees an ArrayBuffer's memory now where the host can (ArrayBuffer.prototype.transfer), else leaves it to GC. */
+function release(buf: ArrayBuffer): void {
+  const t = (buf as ArrayBuffer & { transfer?: (n: number) => ArrayBuffer }).transfer;
+  if (t) t.call(buf, 0);
 }
 
 /**
- * Read access to the event chunks without per-event objects: `TimelineEvents.start(i)` etc. read the typed views
- * of chunk i >> TL_CHUNK_SHIFT. Words 12..15 (x3..x6) of an event with {@link Flag}.EXT are found by binary search
- * in its chunk's extension entries (only the details panel reads them).
+ * Moves every record of the arrival parts (in order) to its place in timeline order (`order`: arrival index →
+ * timeline index, checked to be a permutation), setting its row (the output row of its arrival row) and lane on
+ * the way; frees each arrival part as soon as it is moved and hands the timeline parts over in order. Records are
+ * read in order and written to a few sequential streams (one per row and lane): ten times faster than following
+ * the permutation's cycles in place, and the new parts' pages become resident only as records land in them while
+ * the arrival parts go, so the records exist about once throughout.
+ */
+function moveRecords(
+  meta: TimelineMeta, parts: ArrayBuffer[], order: Uint32Array, onChunk: (chunk: ArrayBuffer, first: number) => void,
+): void {
+  const n = meta.header.events;
+  const rowOf = rowsByArrival(meta, meta.rowSource);
+  const lanes = lanesByEvent(meta);
+  const out: Int32Array[] = [];
+  const bufs: ArrayBuffer[] = [];
+  for (let c = 0; c * TL_CHUNK < n; c++) {
+    const cnt = Math.min(TL_CHUNK, n - c * TL_CHUNK);
+    const b = newPart(Part.RECORDS, cnt, TL_REC);
+    bufs.push(b);
+    out.push(new Int32Array(b, PART_HEAD, cnt * REC_WORDS));
+  }
+  if (order.length !== n) throw new Error(`timeline stream: an order of ${order.length} for ${n} events`);
+  const seen = new Uint8Array(n);
+  let a = 0;
+  for (const part of parts) {
+    // Words as i32 (the same bits): the copies stay integer in the JIT.
+    const src = new Int32Array(part, PART_HEAD, new Uint32Array(part, 0, 2)[1] * REC_WORDS);
+    if (a + src.length / REC_WORDS > n) throw new Error(`timeline stream: more records than the ${n} events`);
+    for (let s = 0; s < src.length; s += REC_WORDS, a++) {
+      const p = order[a];
+      if (p >= n || seen[p]) throw new Error(`timeline stream: record ${a}: timeline index ${p}${p < n ? " given twice" : ` of ${n}`}`);
+      seen[p] = 1;
+      const row = src[s + 4];
+      if (row < 0 || row >= rowOf.length) throw new Error(`timeline stream: record ${a}: row ${row >>> 0} of ${rowOf.length}`);
+      const dst = out[p >>> TL_CHUNK_SHIFT];
+      const d = (p & (TL_CHUNK - 1)) * REC_WORDS;
+      dst[d] = src[s];
+      dst[d + 1] = src[s + 1];
+      dst[d + 2] = src[s + 2];
+      dst[d + 3] = src[s + 3];
+      dst[d + 4] = rowOf[row];
+      dst[d + 5] = src[s + 5];
+      dst[d + 6] = (src[s + 6] & 0xffff) | (lanes[p] << 16);
+      dst[d + 7] = src[s + 7];
+      dst[d + 8] = src[s + 8];
+      dst[d + 9] = src[s + 9];
+      dst[d + 10] = src[s + 10];
+      dst[d + 11] = src[s + 11];
+    }
+    release(part);
+  }
+  if (a !== n) throw new Error(`timeline stream: ${a} records for ${n} events`);
+  for (let c = 0; c < bufs.length; c++) onChunk(bufs[c], c * TL_CHUNK);
+}
+
+/** Per arrival row, its output row (each output row names its arrival row once). */
+function rowsByArrival(meta: TimelineMeta, rowSource: Uint32Array): Int32Array {
+  const n = meta.header.rows;
+  const out = new Int32Array(n).fill(-1);
+  for (let k = 0; k < n; k++) {
+    const src = rowSource[k];
+    if (src >= n || out[src] !== -1) throw new Error(`timeline stream: row ${k}: arrival row ${src}`);
+    out[src] = k;
+  }
+  return out;
+}
+
+/** Per event in timeline order, its lane within its row (from the lane table, checked to tile the rows). */
+function lanesByEvent(meta: TimelineMeta): Uint8Array {
+  const h = meta.header;
+  const out = new Uint8Array(h.events);
+  const lanes = new Uint32Array(meta.lanes);
+  let pos = 0;
+  for (let k = 0; k < h.rows; k++) {
+    const firstLane = meta.rows[k * 8 + 4];
+    const nLanes = meta.rows[k * 8 + 5];
+    const end = meta.rows[k * 8 + 6] + meta.rows[k * 8 + 7];
+    if (meta.rows[k * 8 + 6] !== pos || nLanes > h.laneCap || firstLane + nLanes > h.lanes) {
+      throw new Error(`timeline stream: row ${k} does not follow its previous one`);
+    }
+    for (let l = 0; l < nLanes; l++) {
+      const lf = lanes[(firstLane + l) * 6];
+      const lc = lanes[(firstLane + l) * 6 + 1];
+      if (lf !== pos || pos + lc > end) throw new Error(`timeline stream: row ${k}: lane ${l} does not continue its row at event ${pos}`);
+      out.fill(l, pos, pos + lc);
+      pos += lc;
+    }
+    if (pos !== end) throw new Error(`timeline stream: row ${k}: its lanes hold ${pos - meta.rows[k * 8 + 6]} of its ${meta.rows[k * 8 + 7]} events`);
+  }
+  if (pos !== h.events) throw new Error(`timeline stream: rows hold ${pos} of ${h.events} events`);
+  return out;
+}
+
+/**
+ * Read access to the events without per-event objects: `TimelineEvents.start(i)` etc. read the typed views of
+ * records part i >> TL_CHUNK_SHIFT (events in timeline order: grouped by row, then lane, sorted by start within a
+ * lane); the partner comes from the PARTNERS part, words 12..15 (x3..x6) of an event with {@link Flag}.EXT from
+ * the extension entry its record names (only the details panel reads them). Feed it every part the parser hands
+ * over.
  */
 export class TimelineEvents {
   private readonly f64: Float64Array[] = [];
   private readonly u32: Uint32Array[] = [];
-  /** Per chunk: its extension entries, 5 u32 each (event index within the chunk, x3..x6). */
   private readonly ext: Uint32Array[] = [];
+  private partners = new Uint32Array(0);
   length = 0;
 
-  /** Adds a chunk as the parser hands it over (chunks must arrive in order). */
-  add(chunk: ArrayBuffer): void {
-    const count = new Uint32Array(chunk, 0, 1)[0];
-    const at = chunkRecordsAt(count);
-    this.ext.push(new Uint32Array(chunk, 8, count * (TL_EXT / 4)));
-    this.f64.push(new Float64Array(chunk, at));
-    this.u32.push(new Uint32Array(chunk, at));
-    this.length += (chunk.byteLength - at) / TL_REC;
+  /** Adds a part as the parser hands it over (records and extension parts in order). */
+  add(part: ArrayBuffer): void {
+    const [type, count] = new Uint32Array(part, 0, 2);
+    switch (type) {
+      case Part.RECORDS:
+        this.f64.push(new Float64Array(part, PART_HEAD, count * (TL_REC / 8)));
+        this.u32.push(new Uint32Array(part, PART_HEAD, count * REC_WORDS));
+        this.length += count;
+        break;
+      case Part.EXT:
+        this.ext.push(new Uint32Array(part, PART_HEAD, count * (TL_EXT / 4)));
+        break;
+      case Part.PARTNERS:
+        this.partners = new Uint32Array(part, PART_HEAD, count);
+        break;
+      default:
+        throw new Error(`timeline: unknown part ${type}`);
+    }
   }
 
   /** ns since baseNs. */
@@ -261,20 +514,13 @@ export class TimelineEvents {
   }
   /** u32 word k of record i (4 row, 5 name, 6 kind|flags|lane, 7 correlation, 8 partner, 9..15 x0..x6). */
   word(i: number, k: number): number {
-    const c = i >>> TL_CHUNK_SHIFT;
-    const j = i & (TL_CHUNK - 1);
-    const u = this.u32[c];
-    if (k < 12) return u[j * 12 + k];
-    if ((u[j * 12 + 6] & (Flag.EXT << 8)) === 0) return 0;
-    const x = this.ext[c];
-    let lo = 0;
-    let hi = x.length / 5;
-    while (lo < hi) {
-      const m = (lo + hi) >>> 1;
-      if (x[m * 5] < j) lo = m + 1;
-      else hi = m;
-    }
-    return x[lo * 5 + k - 11];
+    const u = this.u32[i >>> TL_CHUNK_SHIFT];
+    const j = (i & (TL_CHUNK - 1)) * REC_WORDS;
+    if (k === 8) return this.partners[i];
+    if (k < 12) return u[j + k];
+    if ((u[j + 6] & (Flag.EXT << 8)) === 0) return 0;
+    const x = u[j + 8];
+    return this.ext[x >>> EXT_SHIFT][(x & (EXT_PART - 1)) * 4 + k - 12];
   }
   row(i: number): number {
     return this.word(i, 4);
@@ -295,7 +541,7 @@ export class TimelineEvents {
     return this.word(i, 7);
   }
   partner(i: number): number {
-    return this.word(i, 8);
+    return this.partners[i];
   }
 }
 

@@ -1,0 +1,336 @@
+/**
+ * The timeline pass's sort keys and its end (emit/timeline.ts): the records themselves leave the core as they are
+ * produced, so all the core keeps per event is its sort key ({@link KEY}: start, duration, row, correlation), and
+ * at the end of the pass it works out, from the keys alone:
+ *  1. the output order: events grouped per row (rows in Kineto's order, counting sort), each row sorted by start
+ *     (ties: longer first) with a bottom-up merge sort that costs one linear check for the usual sorted row;
+ *  2. lanes: an event takes the lowest lane of its row free at its start, so nested ranges stack and overlapping
+ *     kernels (PDL) never hide each other; a lane is non-overlapping and sorted by start *and* end, so the viewer
+ *     finds its visible window by binary search; a row's events are regrouped lane by lane;
+ *  3. partners: launch ↔ device work (correlation id) as final event indices.
+ * What it writes is the fix-up with which the host puts the records it already has in order (src/core/timeline.ts):
+ * per event in output order its partner, per event in arrival order its output index.
+ */
+import * as O from "./out";
+import { Paged, pagedNew, pagedSlot } from "../util/paged";
+
+/**
+ * Sort key per event, in arrival order (24 B): f64 start (ns since baseNs), f64 duration (ns), u32 row index |
+ * {@link K_FLOW_START} | {@link K_FLOW_END}, u32 correlation (0: none; the flow bits are set only with one).
+ */
+export const KEY: usize = 24;
+export const K_FLOW_START: u32 = 1 << 30;
+export const K_FLOW_END: u32 = 1 << 31;
+const K_ROW: u32 = K_FLOW_START - 1;
+/** Lanes per row; events beyond go to the last lane, flagged as overlapping. */
+export const MAX_LANES: u32 = 64;
+const NONE: u32 = 0xffffffff;
+
+const BLOCK_BITS: u32 = 16;
+const BLOCK_KEYS: u32 = 1 << BLOCK_BITS;
+const MAX_BLOCKS: u32 = 1 << 16; // 2^32 keys: the u32 index space
+
+let blocks: usize = 0; // MAX_BLOCKS block pointers
+/** Keys so far (= events). */
+export let keyCount: u32 = 0;
+
+/** Forgets every key (start of a timeline pass). */
+export function keysReset(): void {
+  blocks = heap.alloc(<usize>MAX_BLOCKS << 2);
+  memory.fill(blocks, 0, <usize>MAX_BLOCKS << 2);
+  keyCount = 0;
+}
+
+// @ts-ignore: decorator
+@inline function keyAt(i: u32): usize {
+  return load<usize>(blocks + (<usize>(i >> BLOCK_BITS) << 2)) + (<usize>(i & (BLOCK_KEYS - 1)) * KEY);
+}
+
+/** Appends the key of the next event (see {@link KEY}); the caller stops at 2^32 - 1 events. */
+export function keyPush(start: f64, dur: f64, rowBits: u32, corr: u32): void {
+  const blk = blocks + (<usize>(keyCount >> BLOCK_BITS) << 2);
+  if (load<usize>(blk) == 0) store<usize>(blk, heap.alloc(<usize>BLOCK_KEYS * KEY));
+  const k = keyAt(keyCount);
+  keyCount++;
+  store<f64>(k, start);
+  store<f64>(k, dur, 8);
+  store<u32>(k, rowBits, 16);
+  store<u32>(k, corr, 20);
+}
+
+// @ts-ignore: decorator
+@inline function before(i: u32, j: u32): bool {
+  const ki = keyAt(i);
+  const kj = keyAt(j);
+  const si = load<f64>(ki);
+  const sj = load<f64>(kj);
+  return si < sj || (si == sj && load<f64>(ki, 8) > load<f64>(kj, 8));
+}
+
+// @ts-ignore: decorator
+@inline function at(p: usize, i: u32): u32 {
+  return load<u32>(p + (<usize>i << 2));
+}
+
+// @ts-ignore: decorator
+@inline function put(p: usize, i: u32, v: u32): void {
+  store<u32>(p + (<usize>i << 2), v);
+}
+
+/**
+ * Stable sort of the event indices [a, a + 4n) by (start, longer first), comparing their keys; `tmp` holds n u32.
+ * One linear check for the usual already-sorted row.
+ */
+function sortIndices(a: usize, tmp: usize, n: u32): void {
+  let sorted = true;
+  for (let i: u32 = 1; i < n; i++) {
+    if (before(at(a, i), at(a, i - 1))) {
+      sorted = false;
+      break;
+    }
+  }
+  if (sorted) return;
+  // Insertion sort of 32-element runs, then bottom-up merges ping-ponging between a and tmp.
+  const RUN: u32 = 32;
+  for (let lo: u32 = 0; lo < n; lo += RUN) {
+    const hi = lo + RUN < n ? lo + RUN : n;
+    for (let i = lo + 1; i < hi; i++) {
+      const v = at(a, i);
+      let j = i;
+      while (j > lo && before(v, at(a, j - 1))) {
+        put(a, j, at(a, j - 1));
+        j--;
+      }
+      put(a, j, v);
+    }
+  }
+  let src = a;
+  let dst = tmp;
+  for (let w: u32 = RUN; w < n; w <<= 1) {
+    for (let lo: u32 = 0; lo < n; lo += w << 1) {
+      const mid = lo + w < n ? lo + w : n;
+      const hi = lo + (w << 1) < n ? lo + (w << 1) : n;
+      let i = lo;
+      let j = mid;
+      let k = lo;
+      if (mid < hi && before(at(src, mid), at(src, mid - 1))) {
+        while (i < mid && j < hi) {
+          const vi = at(src, i);
+          const vj = at(src, j);
+          if (before(vj, vi)) {
+            put(dst, k, vj);
+            j++;
+          } else {
+            put(dst, k, vi);
+            i++;
+          }
+          k++;
+        }
+      }
+      // Whatever remains (all of it when the halves are already in order) is copied as is.
+      if (i < mid) {
+        memory.copy(dst + (<usize>k << 2), src + (<usize>i << 2), <usize>(mid - i) << 2);
+        k += mid - i;
+      }
+      if (j < hi) memory.copy(dst + (<usize>k << 2), src + (<usize>j << 2), <usize>(hi - j) << 2);
+    }
+    const t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != a) memory.copy(a, src, <usize>n << 2);
+}
+
+// ---- Output order ------------------------------------------------------------------------------------------------
+
+/** Event indices grouped per row in output order (arrival order within a row), then, row by row, in output order. */
+export let idx: usize = 0;
+/** Lanes of all rows in output order, 24 B each: u32 first event, u32 events, u32 row (output index), u32 flags
+ * (1 = events may overlap), f64 max duration. */
+export let lanes: usize = 0;
+export let laneCount: u32 = 0;
+let laneCap: u32 = 0;
+/** Earliest start and latest end over all events (ns since baseNs); 0 and 0 without events. */
+export let minStart: f64 = 0;
+export let maxEnd: f64 = 0;
+let tmp: usize = 0;
+let laneOf: usize = 0; // u8 per event of the row being ordered
+let laneEnd: usize = 0;
+let laneCnt: usize = 0;
+let laneMax: usize = 0;
+let laneOvl: usize = 0;
+
+/**
+ * Groups the events per row: `rowFirst[row]` (by row index) receives the output index of the row's first event,
+ * `order` (k → row index) the output row order; {@link idx} the event indices, arrival order within each row.
+ * `counts(row)` are the rows' event counts. Allocates the scratch the rows' ordering needs.
+ */
+export function groupByRow(order: usize, nRows: u32, rowFirst: usize, rowCounts: usize): void {
+  const n = keyCount;
+  let acc: u32 = 0;
+  let maxRow: u32 = 1;
+  for (let k: u32 = 0; k < nRows; k++) {
+    const row = at(order, k);
+    put(rowFirst, row, acc);
+    const c = at(rowCounts, row);
+    acc += c;
+    if (c > maxRow) maxRow = c;
+  }
+  idx = heap.alloc(<usize>(n > 0 ? n : <u32>1) << 2);
+  const fill = heap.alloc(<usize>(nRows + 1) << 2);
+  memory.copy(fill, rowFirst, <usize>nRows << 2);
+  for (let i: u32 = 0; i < n; i++) {
+    const row = load<u32>(keyAt(i), 16) & K_ROW;
+    const a = at(fill, row);
+    put(idx, a, i);
+    put(fill, row, a + 1);
+  }
+  tmp = heap.alloc(<usize>maxRow << 2);
+  laneOf = heap.alloc(<usize>maxRow);
+  laneEnd = heap.alloc(<usize>MAX_LANES << 3);
+  laneCnt = heap.alloc(<usize>MAX_LANES << 2);
+  laneMax = heap.alloc(<usize>MAX_LANES << 3);
+  laneOvl = heap.alloc(<usize>MAX_LANES << 2);
+  laneCap = nRows + 16;
+  lanes = heap.alloc(<usize>laneCap * 24);
+  laneCount = 0;
+  minStart = n == 0 ? 0 : Infinity;
+  maxEnd = 0;
+}
+
+/**
+ * Orders the `cnt` events of output row `k` starting at output index `first` (sort, lanes, regroup by lane): turns
+ * the row's part of {@link idx} into event indices in output order and appends the row's lanes to {@link lanes}.
+ * Returns the number of lanes.
+ */
+export function orderRow(k: u32, first: u32, cnt: u32): u32 {
+  const seg = idx + (<usize>first << 2);
+  sortIndices(seg, tmp, cnt);
+  let used: u32 = 0;
+  memory.fill(laneCnt, 0, <usize>MAX_LANES << 2);
+  memory.fill(laneOvl, 0, <usize>MAX_LANES << 2);
+  for (let i: u32 = 0; i < cnt; i++) {
+    const r = keyAt(at(seg, i));
+    const s = load<f64>(r);
+    const d = load<f64>(r, 8);
+    const e = s + d;
+    if (s < minStart) minStart = s;
+    if (e > maxEnd) maxEnd = e;
+    let lane: u32 = 0;
+    while (lane < used && load<f64>(laneEnd + (<usize>lane << 3)) > s) lane++;
+    if (lane == used) {
+      if (used < MAX_LANES) {
+        used++;
+        store<f64>(laneMax + (<usize>lane << 3), 0);
+        store<f64>(laneEnd + (<usize>lane << 3), 0);
+      } else {
+        lane = MAX_LANES - 1;
+        put(laneOvl, lane, 1);
+      }
+    }
+    const le = laneEnd + (<usize>lane << 3);
+    if (e > load<f64>(le)) store<f64>(le, e);
+    const lm = laneMax + (<usize>lane << 3);
+    if (d > load<f64>(lm)) store<f64>(lm, d);
+    store<u8>(laneOf + <usize>i, <u8>lane);
+    put(laneCnt, lane, at(laneCnt, lane) + 1);
+  }
+  // Stable regroup by lane (counting sort through tmp).
+  if (used > 1) {
+    let off: u32 = 0;
+    for (let l: u32 = 0; l < used; l++) {
+      store<u32>(laneEnd + (<usize>l << 3), off); // reuse as the fill cursor
+      off += at(laneCnt, l);
+    }
+    for (let i: u32 = 0; i < cnt; i++) {
+      const cur = laneEnd + (<usize>load<u8>(laneOf + <usize>i) << 3);
+      const a = load<u32>(cur);
+      put(tmp, a, at(seg, i));
+      store<u32>(cur, a + 1);
+    }
+    memory.copy(seg, tmp, <usize>cnt << 2);
+  }
+  if (laneCount + used > laneCap) {
+    const cap = (laneCount + used) * 2;
+    const nl = heap.alloc(<usize>cap * 24);
+    memory.copy(nl, lanes, <usize>laneCount * 24);
+    lanes = nl;
+    laneCap = cap;
+  }
+  let a = first;
+  for (let l: u32 = 0; l < used; l++) {
+    const c = at(laneCnt, l);
+    const ln = lanes + <usize>laneCount * 24;
+    store<u32>(ln, a);
+    store<u32>(ln, c, 4);
+    store<u32>(ln, k, 8);
+    store<u32>(ln, at(laneOvl, l), 12);
+    store<f64>(ln, load<f64>(laneMax + (<usize>l << 3)), 16);
+    laneCount++;
+    a += c;
+  }
+  return used;
+}
+
+// ---- Partners ----------------------------------------------------------------------------------------------------
+
+let corr: Paged = 0;
+/**
+ * Resolves correlations once {@link idx} is in output order: per correlation, the output index of its launch and
+ * of its earliest device work.
+ */
+export function resolvePartners(): void {
+  const n = keyCount;
+  corr = pagedNew(3, 13, 4096);
+  for (let pos: u32 = 0; pos < n; pos++) {
+    const k = keyAt(at(idx, pos));
+    const bits = load<u32>(k, 16);
+    if ((bits & (K_FLOW_START | K_FLOW_END)) == 0) continue;
+    const slot = pagedSlot(corr, load<u32>(k, 20), true);
+    if (slot == 0) continue;
+    if ((bits & K_FLOW_START) != 0) {
+      if (load<u32>(slot) == 0) store<u32>(slot, pos + 1);
+    } else {
+      const cur = load<u32>(slot, 4);
+      if (cur == 0) store<u32>(slot, pos + 1, 4);
+      else if (load<f64>(k) < load<f64>(keyAt(at(idx, cur - 1)))) store<u32>(slot, pos + 1, 4);
+    }
+  }
+}
+
+/**
+ * Writes a u32 per event in output order: its partner (the launch's earliest device work, the device work's
+ * launch; NONE when it has none: no correlation, no flow flag, or the other side missing).
+ */
+export function writePartners(): void {
+  const n = keyCount;
+  for (let pos: u32 = 0; pos < n; pos++) {
+    const k = keyAt(at(idx, pos));
+    const bits = load<u32>(k, 16);
+    let p: u32 = NONE;
+    if ((bits & (K_FLOW_START | K_FLOW_END)) != 0) {
+      const slot = pagedSlot(corr, load<u32>(k, 20), false);
+      if (slot != 0) {
+        const v = (bits & K_FLOW_START) != 0 ? load<u32>(slot, 4) : load<u32>(slot);
+        if (v != 0) p = v - 1;
+      }
+    }
+    O.need(4);
+    store<u32>(O.pos, p);
+    O.pos += 4;
+  }
+}
+
+/**
+ * Writes a u32 per event in arrival order: its output index. The keys' row words are not needed any more and
+ * hold the inverse of {@link idx} on the way.
+ */
+export function writeInverse(): void {
+  const n = keyCount;
+  for (let pos: u32 = 0; pos < n; pos++) store<u32>(keyAt(at(idx, pos)), pos, 16);
+  for (let a: u32 = 0; a < n; a++) {
+    O.need(4);
+    store<u32>(O.pos, load<u32>(keyAt(a), 16));
+    O.pos += 4;
+  }
+}
