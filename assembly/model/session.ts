@@ -463,8 +463,9 @@ export function corrAmbiguous(corr: u64): bool {
 // ---- External correlation -----------------------------------------------------------------------------------------
 
 // Framework-op ids live in a paged direct array (util/paged.ts: cache-friendly for sequential correlation ids,
-// capped at 128 MiB); other kinds, ids beyond the cap and the external id 2^64-1 go to the hash table.
-let extDense: Paged = 0; // corr → ext+1 (u64), 8192 per 64 KiB page, 2048 pages at most
+// capped at 2^27 ids, 8 MiB resident, colder pages spilled); other kinds, ids beyond the cap and the external id
+// 2^64-1 go to the hash table.
+let extDense: Paged = 0; // corr → ext+1 (u64), 8192 per 64 KiB page, 16384 pages at most
 let extTable: Table = 0;
 let extCount: u32 = 0;
 let extUserSeen = false;
@@ -592,11 +593,11 @@ export function sessionReset(): void {
   threadNames = tableNew(64);
   streamNames = tableNew(64);
   extTable = tableNew(64);
-  corrPid = pagedNew(0, 16, 512);
+  corrPid = pagedNew(0, 16, 2048);
   ambiguousCorrs = 0;
   lastCorrPage = 0xffffffff;
   pidCount = 0;
-  extDense = pagedNew(3, 13, 2048);
+  extDense = pagedNew(3, 13, 16384);
   extCount = 0;
   extUserSeen = false;
 }

@@ -4,7 +4,9 @@
  * (assembly/emit/xspace_limit.ts): with lines spilled in small runs (the test-only `xspaceSpillBytes`) the XSpace
  * bytes are those of a conversion that keeps everything in memory, for real traces (nested API calls that arrive
  * out of order, NVTX ranges) and a generated training loop, through the Node temporary file and the in-memory
- * store; an XSpace over the limit (lowered through the test-only `xspaceMaxBytes`) stops before any output.
+ * store; an XSpace over the limit (lowered through the test-only `xspaceMaxBytes`) stops before any output. The
+ * paged correlation tables (assembly/util/paged.ts) with a two-page resident budget (the test-only
+ * `pagedBudgetBytes`: cold pages spilled and read back) give the Chrome JSON and XSpace bytes of the default budget.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -23,6 +25,9 @@ import { generate } from "../../bench/generate.js";
 const dir = mkdtempSync(join(tmpdir(), "rawtrace-spill-test-"));
 const generated = join(dir, "loop.rawtrace");
 generate(20000, generated);
+// Correlation ids over several pages of every table (8,192 ids a page for the external ids).
+const wide = join(dir, "wide.rawtrace");
+generate(150000, wide);
 
 const inputs = [
   "samples/h100_torch_train_nvtx.rawtrace",
@@ -139,6 +144,61 @@ test("an XSpace over the limit stops before any output, naming the file and the 
   engine.xspaceMaxBytes = estimate;
   const ok = await xspaceHash(engine, path, 0);
   assert.is(ok.hash, full.hash);
+});
+
+/** SHA-256 of the `format` output of `path` with paged tables of `budget` resident bytes (0: the default). */
+async function pagedHash(engine: Engine, path: string, format: "chrome" | "xspace", budget: number): Promise<{ hash: string; spilled: number }> {
+  engine.pagedBudgetBytes = budget;
+  engine.xspaceSpillBytes = 0xffffffff; // only the tables spill
+  const h = createHash("sha256");
+  const src = fileSource(path);
+  try {
+    await engine.convert(src, (b) => { h.update(b); }, { format });
+  } finally {
+    src.close();
+    engine.pagedBudgetBytes = 0;
+    engine.xspaceSpillBytes = 0;
+  }
+  return { hash: h.digest("hex"), spilled: engine.spilledBytes };
+}
+
+test("paged correlation tables evicted to the spill storage give the bytes of the default budget", async () => {
+  const engine = await createEngine();
+  for (const path of [...inputs, wide]) {
+    for (const format of ["chrome", "xspace"] as const) {
+      const kept = await pagedHash(engine, path, format, 0);
+      assert.is(kept.spilled, 0, `${path} ${format}: nothing spilled by default`);
+      const tiny = await pagedHash(engine, path, format, 1);
+      assert.is(tiny.hash, kept.hash, `${path} ${format}`);
+      if (path === wide) assert.ok(tiny.spilled > 0, `${format}: pages of the 150,000-record loop spilled`);
+    }
+  }
+});
+
+test("evicted pages through the in-memory store (browser default), and no spill file left by info()", async () => {
+  const engine = await createEngine();
+  const kept = await pagedHash(engine, wide, "chrome", 0);
+  engine.spillFactory = memorySpill;
+  const got = await pagedHash(engine, wide, "chrome", 1);
+  assert.ok(got.spilled > 0);
+  assert.is(got.hash, kept.hash);
+  // Pass 1 alone (Engine.info) spills cold pages too: its store is closed (the file removed) at its end.
+  const spillDir = mkdtempSync(join(dir, "info-spills-"));
+  let made = 0;
+  engine.spillFactory = () => {
+    made++;
+    return fileSpill(spillDir);
+  };
+  engine.pagedBudgetBytes = 1;
+  const src = fileSource(wide);
+  try {
+    await engine.info(src);
+  } finally {
+    src.close();
+    engine.pagedBudgetBytes = 0;
+  }
+  assert.is(made, 1);
+  assert.equal(readdirSync(spillDir), []);
 });
 
 test.after(() => rmSync(dir, { recursive: true, force: true }));
