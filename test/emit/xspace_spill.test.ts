@@ -175,6 +175,22 @@ test("paged correlation tables evicted to the spill storage give the bytes of th
   }
 });
 
+test("pages and XSpace runs interleaved in one spill store (both spilling) give the same bytes", async () => {
+  const engine = await createEngine();
+  const kept = await xspaceHash(engine, wide, 0xffffffff);
+  engine.pagedBudgetBytes = 1;
+  try {
+    for (const spillFactory of [() => fileSpill(dir), memorySpill]) {
+      engine.spillFactory = spillFactory;
+      const both = await xspaceHash(engine, wide, 4096);
+      assert.is(both.hash, kept.hash);
+      assert.ok(both.spilled > (await xspaceHash(engine, wide, 0xffffffff)).spilled, "records and pages spilled");
+    }
+  } finally {
+    engine.pagedBudgetBytes = 0;
+  }
+});
+
 test("evicted pages through the in-memory store (browser default), and no spill file left by info()", async () => {
   const engine = await createEngine();
   const kept = await pagedHash(engine, wide, "chrome", 0);
