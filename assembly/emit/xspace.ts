@@ -48,6 +48,7 @@ import { isDataLoss, putDiag, putLoss } from "./xspace_diag";
 import { addPlaneDecimal, addPlaneStat, addPlaneStr, bRankPrefix, decimalCopy, finishPlane } from "./xspace_finish";
 import { sortReserve } from "./xspace_lines";
 import { mergeIdsBegin } from "./xspace_meta";
+import { poolBegin } from "./xspace_pool";
 import { NS_GRAPH, NS_MEMSET, NS_STEP, evByApi, evByMemcpy, evByName, evByNumber, evByNvtx, memcpyType } from "./xspace_names";
 import { nvtxSweep, nvtxBegin } from "./xspace_nvtx";
 import { Line, Plane, devPlane, getLine, hostPlane, lineAppend, newPlane, planeCount, planeList, setPlaneName, spillLine, stIntern, planesBegin } from "./xspace_plane";
@@ -82,6 +83,7 @@ export function xspaceBegin(): void {
   corrBegin();
   nvtxBegin();
   textBegin();
+  poolBegin();
   // Device planes are created by the first event of their device: a DEVICES entry without events gets none.
 }
 

@@ -6,9 +6,9 @@
 import { Ev } from "../model/event";
 import { tableUpsert } from "../util/hash_table";
 import { arenaAlloc } from "../util/arena";
-import { metaAt } from "./xspace_meta";
+import { metaAt, metaIntern } from "./xspace_meta";
 import { occupancy } from "./xspace_occupancy";
-import { Plane, stIntern } from "./xspace_plane";
+import { Plane } from "./xspace_plane";
 import { bAscii, bDim3, bN, bP, bPercentG, bStart, bU64, hashMix } from "./xspace_text";
 
 // Detail tuples: up to 12 u32 words staged here, looked up per event without building the string.
@@ -47,7 +47,8 @@ function tupleFind(pl: Plane, tag: u32): u32 {
 }
 /** After a {@link tupleFind} miss: interns the built string (bP, bN) as the tuple's stat; returns its id. */
 function tupleAdd(pl: Plane, tag: u32): u32 {
-  const statId = stIntern(pl, bP, bN);
+  // The detail strings grow with the distinct values of a trace: their text waits in the spilled pool.
+  const statId = metaIntern(pl.st, bP, bN, 0, 0, true);
   const bytes = <usize>tupN << 2;
   const c = arenaAlloc(12 + bytes);
   store<u32>(c, <u32>load<u64>(tupSlot));

@@ -9,6 +9,7 @@ import { arenaAlloc } from "../util/arena";
 import { varintSize, putVarintField, putLenPrefix, putBytesField } from "./protobuf";
 import { WK } from "./xspace_schema";
 import { bytesEq, hashBytes } from "./xspace_text";
+import { poolAdd, poolAt, poolFits } from "./xspace_pool";
 import { hostRanks, hostIndex } from "./options";
 
 /** A plane's event or stat metadata: 16-byte entries by id-1 (ids from 1), names unique per list. */
@@ -44,17 +45,30 @@ export function newMetaList(seed: u64, isStat: u32): MetaList {
 }
 
 /**
- * Id of the entry named [p, p+n) in `m`, created on first use with display name [dp, dp+dn) (dn = 0: none). Names
- * are unique per plane, as XPlaneBuilder keeps them (and stat refs share the stat names).
+ * Marks an entry whose name is in the spilled text pool (emit/xspace_pool.ts; the name field holds its position) in
+ * place of the display-name length: only stat metadata, which has no display name, is pooled.
  */
-export function metaIntern(m: MetaList, p: usize, n: u32, dp: usize, dn: u32): u32 {
+const POOLED: u32 = 0xffffffff;
+
+/** Address of the name of entry `e` (valid until the next pool access: {@link poolAt}). */
+// @ts-ignore: decorator
+@inline function nameOf(e: usize): usize {
+  return load<u32>(e, 12) == POOLED ? poolAt(load<u32>(e)) : <usize>load<u32>(e);
+}
+
+/**
+ * Id of the entry named [p, p+n) in `m`, created on first use with display name [dp, dp+dn) (dn = 0: none). Names
+ * are unique per plane, as XPlaneBuilder keeps them (and stat refs share the stat names). With `pooled` (stat
+ * metadata only) a new name goes to the spilled text pool instead of memory (read back when written).
+ */
+export function metaIntern(m: MetaList, p: usize, n: u32, dp: usize, dn: u32, pooled: bool = false): u32 {
   const h = hashBytes(p, n, m.seed);
   const slot = tableUpsert(m.content, h);
   let c = <usize>load<u64>(slot);
   while (c != 0) {
     const id = load<u32>(c, 4);
     const e = metaAt(m, id);
-    if (bytesEq(<usize>load<u32>(e), load<u32>(e, 4), p, n)) return id;
+    if (bytesEq(nameOf(e), load<u32>(e, 4), p, n)) return id;
     c = <usize>load<u32>(c);
   }
   if (m.count == m.cap) {
@@ -66,16 +80,22 @@ export function metaIntern(m: MetaList, p: usize, n: u32, dp: usize, dn: u32): u
   m.count++;
   const id = m.count;
   const e = metaAt(m, id);
-  const q = arenaAlloc(n > 0 ? <usize>n : 1);
-  memory.copy(q, p, n);
-  store<u32>(e, <u32>q);
   store<u32>(e, n, 4);
-  if (dn != 0) {
-    const dq = arenaAlloc(dn);
-    memory.copy(dq, dp, dn);
-    store<u32>(e, <u32>dq, 8);
-  } else store<u32>(e, 0, 8);
-  store<u32>(e, dn, 12);
+  if (pooled && dn == 0 && poolFits(n)) {
+    store<u32>(e, poolAdd(p, n));
+    store<u32>(e, 0, 8);
+    store<u32>(e, POOLED, 12);
+  } else {
+    const q = arenaAlloc(n > 0 ? <usize>n : 1);
+    memory.copy(q, p, n);
+    store<u32>(e, <u32>q);
+    if (dn != 0) {
+      const dq = arenaAlloc(dn);
+      memory.copy(dq, dp, dn);
+      store<u32>(e, <u32>dq, 8);
+    } else store<u32>(e, 0, 8);
+    store<u32>(e, dn, 12);
+  }
   const link = arenaAlloc(8);
   store<u32>(link, <u32>load<u64>(slot));
   store<u32>(link, id, 4);
@@ -124,7 +144,7 @@ function metaSize(m: MetaList, id: u32): u64 {
   const nn = load<u32>(e, 4);
   const dn = load<u32>(e, 12);
   let body: u64 = 1 + varintSize(metaOut(m, id)) + 1 + varintSize(nn) + nn;
-  if (dn != 0) body += 1 + varintSize(dn) + dn;
+  if (dn != 0 && dn != POOLED) body += 1 + varintSize(dn) + dn;
   return body;
 }
 /** Map entry {1: key, 2: value} size around a value of `v` bytes. */
@@ -154,7 +174,8 @@ export function putMetaMap(field: u32, m: MetaList): void {
     putLenPrefix(2, b);
     O.need(32);
     putVarintField(1, out);
-    putBytesField(2, <usize>load<u32>(e), load<u32>(e, 4));
-    if (load<u32>(e, 12) != 0) putBytesField(4, <usize>load<u32>(e, 8), load<u32>(e, 12));
+    putBytesField(2, nameOf(e), load<u32>(e, 4));
+    const dn = load<u32>(e, 12);
+    if (dn != 0 && dn != POOLED) putBytesField(4, <usize>load<u32>(e, 8), dn);
   }
 }
