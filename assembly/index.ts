@@ -20,6 +20,8 @@ import { setShowAllApi } from "./decode/decoder";
 import { outReset } from "./emit/out";
 import { setXSpaceMaxBytes } from "./emit/xspace_limit";
 import { setSpillAt } from "./emit/xspace_spill";
+import { spillStoreReset } from "./util/spill";
+import { setPagedBudget, pagedNew, pagedSlot, pagedSpilledPages, pagedEpoch } from "./util/paged";
 import { chromeSetTraceName } from "./emit/chrome_json";
 import { beginIndex, beginEmit, feedBytes, endPass, outputBase, needsProjection, beginProject } from "./engine";
 import { rangesReset } from "./model/ranges";
@@ -32,6 +34,7 @@ import { splitReset, splitSet, splitExport, splitRows, splitState, splitImport }
 /** Starts a new file: frees everything from the previous one (stub runtime: the whole heap is rewound). */
 export function rt_reset(): void {
   heap.reset();
+  spillStoreReset();
   crcReset();
   arenaReset();
   readerForget();
@@ -261,4 +264,29 @@ export function rt_set_xspace_limit(n: u64): void {
 /** Test-only: spill XSpace lines from `n`-byte chunks (0: 1 MiB, the default; 0xffffffff: never). */
 export function rt_set_xspace_spill(n: u32): void {
   setSpillAt(n);
+}
+
+/** Resident bytes of each paged array created after this (0: 8 MiB, the default; tests force eviction). util/paged.ts. */
+export function rt_set_paged_budget(bytes: u32): void {
+  setPagedBudget(bytes);
+}
+
+/** Test-only: a new paged array (util/paged.ts pagedNew); its handle. */
+export function rt_paged_new(elemShift: u32, pageBits: u32, maxPages: u32): usize {
+  return pagedNew(elemShift, pageBits, maxPages);
+}
+
+/** Test-only: util/paged.ts pagedSlot (`create` 0/1): the element's address, or 0. */
+export function rt_paged_slot(a: usize, id: u64, create: i32): usize {
+  return pagedSlot(a, id, create != 0);
+}
+
+/** Test-only: util/paged.ts pagedEpoch (evictions from `a` so far: cached page addresses are valid while unchanged). */
+export function rt_paged_epoch(a: usize): u32 {
+  return pagedEpoch(a);
+}
+
+/** Test-only: pages of paged array `a` written to the spill storage at least once. */
+export function rt_paged_spilled(a: usize): u32 {
+  return pagedSpilledPages(a);
 }

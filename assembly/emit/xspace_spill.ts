@@ -11,12 +11,7 @@
  * 32 (emit/xspace.ts REC_*).
  */
 
-// @ts-ignore: decorator
-@external("env", "rt_spill_write")
-declare function hostSpillWrite(ptr: usize, len: u32): void;
-// @ts-ignore: decorator
-@external("env", "rt_spill_read")
-declare function hostSpillRead(offset: u64, ptr: usize, len: u32): void;
+import { spillAppend, spillLoad } from "../util/spill";
 
 /** Record sizes (bytes) and the flag of the long one. */
 export const REC_BASE: u32 = 32;
@@ -52,12 +47,8 @@ const BUF_MIN: u32 = 8192;
 /** Bytes of each run's read-back buffer (set by {@link runIterReserve}). */
 let BUF: u32 = BUF_MIN;
 
-/** Bytes handed to the host so far (the next run's offset). */
-let spillOff: u64 = 0;
-
-/** Starts a file: nothing spilled. */
+/** Starts a file's XSpace pass: no runs (the host's store itself starts with the conversion, util/spill.ts). */
 export function spillReset(): void {
-  spillOff = 0;
   for (let i = 0; i < 2; i++) {
     store<usize>(slotAt(i), 0);
     store<u32>(slotAt(i), 0, 4);
@@ -65,11 +56,6 @@ export function spillReset(): void {
   spillIdx = 0;
   wholeRun = 0;
   BUF = BUF_MIN;
-}
-
-/** Total bytes spilled (for the docs' memory figures and tests). */
-export function spilledBytes(): u64 {
-  return spillOff;
 }
 
 // ---- Sorting a run ---------------------------------------------------------------------------------------------
@@ -201,18 +187,17 @@ export function spillRun(runs: RunList, p: usize, n: u32, sorted: bool): void {
     }
     src = stage;
   }
-  hostSpillWrite(src, n);
+  const off = spillAppend(src, n);
   if (runs.count == runs.cap) {
     const cap = runs.cap == 0 ? 8 : runs.cap << 1;
     runs.list = regrow(runs.list, <usize>runs.count << 4, <usize>cap << 4);
     runs.cap = cap;
   }
   const e = runs.list + (<usize>runs.count << 4);
-  store<u64>(e, spillOff);
+  store<u64>(e, off);
   store<u32>(e, n, 8);
   store<u32>(e, 0, 12);
   runs.count++;
-  spillOff += n;
 }
 
 // ---- Reading runs back -------------------------------------------------------------------------------------
@@ -228,7 +213,7 @@ let wholeRun: usize = 0;
 export function runLoad(runs: RunList, k: u32): usize {
   if (wholeRun == 0) wholeRun = heap.alloc(<usize>RUN_BYTES);
   const e = runs.list + (<usize>k << 4);
-  hostSpillRead(load<u64>(e), wholeRun, load<u32>(e, 8));
+  spillLoad(load<u64>(e), wholeRun, load<u32>(e, 8));
   return wholeRun;
 }
 
@@ -278,7 +263,7 @@ function fill(st: usize): void {
   if (keep != 0) memory.copy(buf, cur, keep);
   const room = <u64>(BUF - <u32>keep);
   const n = <u32>(fileEnd - off < room ? fileEnd - off : room);
-  hostSpillRead(off, buf + keep, n);
+  spillLoad(off, buf + keep, n);
   store<u64>(st, off + n);
   store<u32>(st, <u32>buf, 16);
   store<u32>(st, <u32>(buf + keep + n), 20);

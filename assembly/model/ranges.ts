@@ -19,7 +19,7 @@
 import {
   Table, tableNew, tableUpsert, tableFind, tableSlots, tableCount, tableKeyAt, tableValueAt, inserted,
 } from "../util/hash_table";
-import { Paged, pagedNew, pagedSlot } from "../util/paged";
+import { Paged, pagedNew, pagedSlot, pagedEpoch } from "../util/paged";
 import { Recent, recentNew, recentGet, recentPut } from "../util/recent";
 import { Timing, timingCheck } from "./timing";
 
@@ -44,6 +44,7 @@ let lateCall = false;
 let devSeen: Paged = 0; // 2^19 ids per 64 KiB page, 64 pages at most (ids up to 2^25 when dense)
 let devPage: u32 = 0xffffffff; // page (corr >> 19) of the last device op noted, and its base address
 let devBase: usize = 0;
+let devEpoch: u32 = 0; // pagedEpoch(devSeen) when devBase was taken (from a `create` slot)
 let maxDeviceCorr: u32 = 0; // largest id of a device op noted
 /** True while pass 2 maps launch calls to ranges itself ({@link rangesBeginProject} chose no extra pass). */
 export let projectInline = false;
@@ -93,6 +94,8 @@ let findHi: u64 = 0; // empty interval: no hit until the first search
 let findIndex: i32 = -1;
 let corrPage: u32 = 0xffffffff;
 let corrBase: usize = 0;
+let corrEpoch: u32 = 0; // pagedEpoch(corrRange) when corrBase was taken
+let corrWritable = false; // corrBase came from a `create` slot (util/paged.ts: only those may be written through)
 let spanCache: Recent = 0; // created with spans
 let spansFull = false;
 
@@ -188,7 +191,7 @@ export function rangesNoteDeviceCorr(corr: u32): void {
   if (corr > maxDeviceCorr) maxDeviceCorr = corr;
   const byte = corr >>> 3;
   let base: usize;
-  if (corr >>> 19 == devPage) base = devBase;
+  if (corr >>> 19 == devPage && pagedEpoch(devSeen) == devEpoch) base = devBase;
   else {
     if (devSeen == 0) devSeen = pagedNew(0, 16, 64);
     const s = pagedSlot(devSeen, <u64>byte, true);
@@ -199,6 +202,7 @@ export function rangesNoteDeviceCorr(corr: u32): void {
     base = s - <usize>(byte & 0xffff);
     devPage = corr >>> 19;
     devBase = base;
+    devEpoch = pagedEpoch(devSeen);
   }
   const a = base + <usize>(byte & 0xffff);
   store<u8>(a, load<u8>(a) | (<u8>1 << <u8>(corr & 7)));
@@ -213,7 +217,7 @@ export function rangesNoteDeviceCorr(corr: u32): void {
 function callAfterDevice(corr: u32): void {
   const byte = corr >>> 3;
   let base: usize;
-  if (corr >>> 19 == devPage) base = devBase;
+  if (corr >>> 19 == devPage && pagedEpoch(devSeen) == devEpoch) base = devBase;
   else {
     const s = pagedSlot(devSeen, <u64>byte, false);
     if (s == 0) return; // no device op on that page yet
@@ -373,11 +377,15 @@ export function rangesMapCall(corr: u64, tid: u32, t: u64): void {
 /** corrRange's element of `corr` through the last-page cache (pagedSlot's answer otherwise). */
 // @ts-ignore: decorator
 @inline function corrSlot(corr: u64, create: bool): usize {
-  if (corr <= 0xffffffff && <u32>(corr >> 14) == corrPage) return corrBase + (<usize>(corr & 0x3fff) << 2);
+  if (corr <= 0xffffffff && <u32>(corr >> 14) == corrPage && pagedEpoch(corrRange) == corrEpoch && (corrWritable || !create)) {
+    return corrBase + (<usize>(corr & 0x3fff) << 2);
+  }
   const s = pagedSlot(corrRange, corr, create);
   if (s != 0) {
     corrPage = <u32>(corr >> 14);
     corrBase = s - (<usize>(corr & 0x3fff) << 2);
+    corrEpoch = pagedEpoch(corrRange);
+    corrWritable = create;
   }
   return s;
 }

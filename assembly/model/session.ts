@@ -7,7 +7,7 @@ import { Table, tableNew, tableUpsert, tableFind, inserted } from "../util/hash_
 import { arenaCopy, arenaAlloc } from "../util/arena";
 import { repairUtf8, repairedLen } from "./utf8";
 import { demangle } from "../util/demangle";
-import { Paged, pagedNew, pagedSlot } from "../util/paged";
+import { Paged, pagedNew, pagedSlot, pagedEpoch } from "../util/paged";
 import { Recent, recentNew, recentGet, recentPut } from "../util/recent";
 
 // ---- HEADER --------------------------------------------------------------------------------------------------
@@ -455,6 +455,7 @@ export let ambiguousCorrs: u32 = 0;
 // Page of the last id noted (ids arrive nearly in order: most lookups skip the page directory).
 let lastCorrPage: u32 = 0xffffffff;
 let lastCorrBase: usize = 0;
+let lastCorrEpoch: u32 = 0; // pagedEpoch(corrPid) when lastCorrBase was taken (from a `create` slot)
 
 function pidIndex(pid: u32): u8 {
   if (pidCount != 0 && pid == lastPid) return lastPidIndex;
@@ -477,12 +478,13 @@ export function noteApiProcess(corr: u32, pid: u32): bool {
   const page = corr >>> 16;
   const at = <usize>(corr & 0xffff);
   let s: usize;
-  if (page == lastCorrPage) s = lastCorrBase + at;
+  if (page == lastCorrPage && pagedEpoch(corrPid) == lastCorrEpoch) s = lastCorrBase + at;
   else {
     s = pagedSlot(corrPid, <u64>corr, true);
     if (s == 0) return true; // beyond the page cap (crafted ids): not tracked
     lastCorrPage = page;
     lastCorrBase = s - at;
+    lastCorrEpoch = pagedEpoch(corrPid);
   }
   const me = pidIndex(pid);
   const cur = load<u8>(s);
@@ -506,13 +508,19 @@ export function corrAmbiguous(corr: u64): bool {
 // ---- External correlation -----------------------------------------------------------------------------------------
 
 // Framework-op ids live in a paged direct array (util/paged.ts: cache-friendly for sequential correlation ids,
-// capped at 128 MiB); other kinds, ids beyond the cap and the external id 2^64-1 go to the hash table.
-let extDense: Paged = 0; // corr → ext+1 (u64), 8192 per 64 KiB page, 2048 pages at most
+// capped at 2^27 ids, 8 MiB resident, colder pages spilled); other kinds, ids beyond the cap and the external id
+// 2^64-1 go to the hash table.
+let extDense: Paged = 0; // corr → ext+1 (u64), 8192 per 64 KiB page, 16384 pages at most
 let extTable: Table = 0;
 let extCount: u32 = 0;
-// Page of the last id looked up in extDense (pages never move), as for corrPid.
+// Page of the last id looked up in extDense and of the last one written (a written page's address comes from a
+// `create` slot, see util/paged.ts), each valid while extDense's eviction epoch is the one it was taken under.
 let extPage: u32 = 0xffffffff;
 let extPageBase: usize = 0;
+let extEpoch: u32 = 0;
+let extWPage: u32 = 0xffffffff;
+let extWBase: usize = 0;
+let extWEpoch: u32 = 0;
 let extUserSeen = false;
 
 /** Kinds kept in the direct array: CUPTI UNKNOWN (1) and CUSTOM0 (3) both mark framework ops. */
@@ -528,12 +536,14 @@ let extUserSeen = false;
 export function setExternal(corr: u64, kind: u32, ext: u64): bool {
   if (isOpKind(kind) && ext != 0xffffffffffffffff) {
     let d: usize;
-    if (corr <= 0xffffffff && <u32>(corr >> 13) == extPage) d = extPageBase + (<usize>(corr & 0x1fff) << 3);
-    else {
+    if (corr <= 0xffffffff && <u32>(corr >> 13) == extWPage && pagedEpoch(extDense) == extWEpoch) {
+      d = extWBase + (<usize>(corr & 0x1fff) << 3);
+    } else {
       d = pagedSlot(extDense, corr, true);
       if (d != 0) {
-        extPage = <u32>(corr >> 13);
-        extPageBase = d - (<usize>(corr & 0x1fff) << 3);
+        extWPage = <u32>(corr >> 13);
+        extWBase = d - (<usize>(corr & 0x1fff) << 3);
+        extWEpoch = pagedEpoch(extDense);
       }
     }
     if (d != 0) {
@@ -565,12 +575,14 @@ export let extUserFound = false;
   extUserFound = false;
   if (extCount == 0) return;
   let d: usize;
-  if (corr <= 0xffffffff && <u32>(corr >> 13) == extPage) d = extPageBase + (<usize>(corr & 0x1fff) << 3);
-  else {
+  if (corr <= 0xffffffff && <u32>(corr >> 13) == extPage && pagedEpoch(extDense) == extEpoch) {
+    d = extPageBase + (<usize>(corr & 0x1fff) << 3);
+  } else {
     d = pagedSlot(extDense, corr, false);
     if (d != 0) {
       extPage = <u32>(corr >> 13);
       extPageBase = d - (<usize>(corr & 0x1fff) << 3);
+      extEpoch = pagedEpoch(extDense);
     }
   }
   if (d != 0 && load<u64>(d) != 0) {
@@ -659,13 +671,15 @@ export function sessionReset(): void {
   threadNames = tableNew(64);
   streamNames = tableNew(64);
   extTable = tableNew(64);
-  corrPid = pagedNew(0, 16, 512);
+  corrPid = pagedNew(0, 16, 2048);
   ambiguousCorrs = 0;
   lastCorrPage = 0xffffffff;
   pidCount = 0;
-  extDense = pagedNew(3, 13, 2048);
+  extDense = pagedNew(3, 13, 16384);
   extPage = 0xffffffff;
   extPageBase = 0;
+  extWPage = 0xffffffff;
+  extWBase = 0;
   extCount = 0;
   extUserSeen = false;
 }

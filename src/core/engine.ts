@@ -38,9 +38,10 @@ export type Sink = (bytes: Uint8Array) => void;
 export type Progress = (done: number, total: number | undefined, pass: 1 | 2 | 3) => void;
 
 /**
- * Where the core puts XSpace's buffered event records once a line holds more than 1 MiB of them
- * (assembly/emit/xspace_spill.ts), so that its memory stays flat: bytes are appended in order and read back by
- * offset, synchronously. One store per conversion, closed at its end.
+ * Where the core puts what would otherwise grow with the input (assembly/util/spill.ts): XSpace's buffered event
+ * records once a line holds more than 1 MiB of them (assembly/emit/xspace_spill.ts) and the cold pages of its
+ * correlation tables (assembly/util/paged.ts), so that its memory stays flat: bytes are appended in order and read
+ * back by offset, synchronously. One store per conversion, closed at its end.
  */
 export interface SpillStore {
   /** Appends `bytes` (a view into the core's memory, valid only during the call). */
@@ -336,6 +337,8 @@ interface CoreExports {
   /** Absent from cores built before the XSpace spill (bench/ab.ts runs those beside the current one). */
   rt_set_xspace_limit?(n: bigint): void;
   rt_set_xspace_spill?(n: number): void;
+  /** Absent from cores built before paged tables spilled. */
+  rt_set_paged_budget?(n: number): void;
   rt_clock_anchor(field: number): bigint;
   rt_records_of_kind(k: number): bigint;
   rt_text_ptr(which: number): number;
@@ -421,7 +424,12 @@ export class Engine {
    * 0xffffffff: never). Smaller values exercise many spilled runs on small inputs; the output bytes never change.
    */
   xspaceSpillBytes = 0;
-  /** Bytes spilled by the last conversion (XSpace records beyond 1 MiB per line). */
+  /**
+   * Test-only: resident bytes of each of the core's paged correlation tables (0: 8 MiB, the default); colder pages
+   * go to the spill storage (assembly/util/paged.ts). Small values force eviction; the output bytes never change.
+   */
+  pagedBudgetBytes = 0;
+  /** Bytes spilled by the last conversion (XSpace records beyond 1 MiB per line, cold pages of paged tables). */
   spilledBytes = 0;
 
   private onSpillWrite(ptr: number, len: number): void {
@@ -592,6 +600,8 @@ export class Engine {
     if (this.busy) throw new RawtraceError("API_MISUSE", "Engine is already converting; use one Engine per conversion");
     this.busy = true;
     this.x.rt_reset();
+    this.spilledBytes = 0;
+    this.x.rt_set_paged_budget?.(this.pagedBudgetBytes >>> 0);
   }
 
   /**
@@ -619,6 +629,8 @@ export class Engine {
       return this.readInfo(src.name);
     } finally {
       this.busy = false;
+      this.spill?.close(); // cold pages of the index pass's tables may have spilled
+      this.spill = null;
     }
   }
 
@@ -663,7 +675,6 @@ export class Engine {
       x.rt_set_trace_name(p, name.length);
       this.sink = sink;
       this.bytesOut = 0;
-      this.spilledBytes = 0;
       const m = opts.merge;
       const label = enc.encode(m?.label ?? "");
       const lp = x.rt_alloc(label.length);

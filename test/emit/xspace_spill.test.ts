@@ -4,7 +4,9 @@
  * (assembly/emit/xspace_limit.ts): with lines spilled in small runs (the test-only `xspaceSpillBytes`) the XSpace
  * bytes are those of a conversion that keeps everything in memory, for real traces (nested API calls that arrive
  * out of order, NVTX ranges) and a generated training loop, through the Node temporary file and the in-memory
- * store; an XSpace over the limit (lowered through the test-only `xspaceMaxBytes`) stops before any output.
+ * store; an XSpace over the limit (lowered through the test-only `xspaceMaxBytes`) stops before any output. The
+ * paged correlation tables (assembly/util/paged.ts) with a two-page resident budget (the test-only
+ * `pagedBudgetBytes`: cold pages spilled and read back) give the Chrome JSON and XSpace bytes of the default budget.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -19,10 +21,18 @@ import { fileSource } from "../../src/node/file_source.js";
 import { fileSpill } from "../../src/node/spill.js";
 import { convertFile } from "../../src/node/convert.js";
 import { generate } from "../../bench/generate.js";
+import { fromBinary } from "@bufbuild/protobuf";
+import { XSpaceSchema } from "../../src/gen/xplane_pb.js";
+import { memorySource } from "../../src/core/engine.js";
+import { RawtraceWriter } from "../../src/format/writer.js";
+import * as C from "../../src/tools/cupti_records.js";
 
 const dir = mkdtempSync(join(tmpdir(), "rawtrace-spill-test-"));
 const generated = join(dir, "loop.rawtrace");
 generate(20000, generated);
+// Correlation ids over several pages of every table (8,192 ids a page for the external ids).
+const wide = join(dir, "wide.rawtrace");
+generate(150000, wide);
 
 const inputs = [
   "samples/h100_torch_train_nvtx.rawtrace",
@@ -139,6 +149,119 @@ test("an XSpace over the limit stops before any output, naming the file and the 
   engine.xspaceMaxBytes = estimate;
   const ok = await xspaceHash(engine, path, 0);
   assert.is(ok.hash, full.hash);
+});
+
+/** SHA-256 of the `format` output of `path` with paged tables of `budget` resident bytes (0: the default). */
+async function pagedHash(engine: Engine, path: string, format: "chrome" | "xspace", budget: number): Promise<{ hash: string; spilled: number }> {
+  engine.pagedBudgetBytes = budget;
+  engine.xspaceSpillBytes = 0xffffffff; // only the tables spill
+  const h = createHash("sha256");
+  const src = fileSource(path);
+  try {
+    await engine.convert(src, (b) => { h.update(b); }, { format });
+  } finally {
+    src.close();
+    engine.pagedBudgetBytes = 0;
+    engine.xspaceSpillBytes = 0;
+  }
+  return { hash: h.digest("hex"), spilled: engine.spilledBytes };
+}
+
+test("paged correlation tables evicted to the spill storage give the bytes of the default budget", async () => {
+  const engine = await createEngine();
+  for (const path of [...inputs, wide]) {
+    for (const format of ["chrome", "xspace"] as const) {
+      const kept = await pagedHash(engine, path, format, 0);
+      // By default no page spills (XSpace's detail-string pool may: 64 KiB blocks).
+      if (format === "chrome") assert.is(kept.spilled, 0, `${path}: nothing spilled by default`);
+      const tiny = await pagedHash(engine, path, format, 1);
+      assert.is(tiny.hash, kept.hash, `${path} ${format}`);
+      if (path === wide) assert.ok(tiny.spilled > kept.spilled, `${format}: pages of the 150,000-record loop spilled`);
+    }
+  }
+});
+
+test("pages and XSpace runs interleaved in one spill store (both spilling) give the same bytes", async () => {
+  const engine = await createEngine();
+  const kept = await xspaceHash(engine, wide, 0xffffffff);
+  engine.pagedBudgetBytes = 1;
+  try {
+    for (const spillFactory of [() => fileSpill(dir), memorySpill]) {
+      engine.spillFactory = spillFactory;
+      const both = await xspaceHash(engine, wide, 4096);
+      assert.is(both.hash, kept.hash);
+      assert.ok(both.spilled > (await xspaceHash(engine, wide, 0xffffffff)).spilled, "records and pages spilled");
+    }
+  } finally {
+    engine.pagedBudgetBytes = 0;
+  }
+});
+
+test("evicted pages through the in-memory store (browser default), and no spill file left by info()", async () => {
+  const engine = await createEngine();
+  const kept = await pagedHash(engine, wide, "chrome", 0);
+  engine.spillFactory = memorySpill;
+  const got = await pagedHash(engine, wide, "chrome", 1);
+  assert.ok(got.spilled > 0);
+  assert.is(got.hash, kept.hash);
+  // Pass 1 alone (Engine.info) spills cold pages too: its store is closed (the file removed) at its end.
+  const spillDir = mkdtempSync(join(dir, "info-spills-"));
+  let made = 0;
+  engine.spillFactory = () => {
+    made++;
+    return fileSpill(spillDir);
+  };
+  engine.pagedBudgetBytes = 1;
+  const src = fileSource(wide);
+  try {
+    await engine.info(src);
+  } finally {
+    src.close();
+    engine.pagedBudgetBytes = 0;
+  }
+  assert.is(made, 1);
+  assert.equal(readdirSync(spillDir), []);
+});
+
+test("detail strings wait in the spilled text pool: each written once, equal strings of different tuples shared", async () => {
+  // 3000 memcpys of distinct sizes (≈ 200 KB of memcpy_details: pool blocks of 64 KiB spilled and read back), with
+  // "unknown" memory kinds 8, 9 and 0 for one size: three tuples, one string, the first in a block already spilled.
+  const L: C.CuptiLayout = "cuda13";
+  const T = 1_780_000_000_000_000_000n;
+  const w = RawtraceWriter.inMemory();
+  w.header({ vendor: 1, vendorVersion: C.LAYOUT_VERSION[L], runtimeVersion: 12080, driverVersion: 12080, pid: 1, startNs: T, hostname: "h", commandLine: "x" });
+  w.clock({ which: 0, vendorNs: T, realtimeNs: T, monotonicNs: 1n, monotonicRawNs: 1n, boottimeNs: 1n });
+  w.kindSizes(Object.entries(C.SIZES[L]).map(([k, v]) => [Number(k), v] as const));
+  const recs: Uint8Array[] = [];
+  let corr = 1;
+  const copy = (bytes: bigint, srcKind: number) => {
+    const start = T + BigInt(corr) * 1000n;
+    recs.push(C.memcpyRecord(L, { start, end: start + 500n, deviceId: 0, contextId: 1, streamId: 7, correlationId: corr++, bytes, copyKind: 1, srcKind, dstKind: 3, async: true }));
+  };
+  copy(777n, 8);
+  for (let i = 0; i < 3000; i++) copy(4096n + BigInt(i), 2);
+  copy(777n, 9);
+  copy(777n, 0);
+  w.activity(C.concat(recs));
+  w.end();
+  const engine = await createEngine();
+  const parts: Buffer[] = [];
+  await engine.convert(memorySource(w.bytes()), (b) => parts.push(Buffer.from(b)), { format: "xspace" });
+  const space = fromBinary(XSpaceSchema, Buffer.concat(parts));
+  const dev = space.planes.find((p) => p.name === "/device:GPU:0")!;
+  const names = Object.values(dev.statMetadata).map((m) => m.name);
+  assert.is(new Set(names).size, names.length, "stat names unique");
+  assert.is(names.filter((n) => n.startsWith("kind_src:")).length, 3001);
+  const byId = new Map(Object.entries(dev.statMetadata).map(([k, m]) => [BigInt(k), m.name]));
+  const detailId = BigInt(Object.entries(dev.statMetadata).find(([, m]) => m.name === "memcpy_details")![0]);
+  const details = dev.lines.flatMap((l) => l.events).map((e) => {
+    const st = e.stats.find((x) => BigInt(x.metadataId) === detailId)!;
+    return byId.get(st.value.value as bigint)!;
+  });
+  assert.is(details.length, 3003);
+  const unknown = "kind_src:unknown kind_dst:device size:777 dest:0 async:1";
+  assert.equal([details[0], details[3001], details[3002]], [unknown, unknown, unknown]);
+  for (let i = 0; i < 3000; i++) assert.is(details[1 + i], `kind_src:pinned kind_dst:device size:${4096 + i} dest:0 async:1`);
 });
 
 test.after(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,0 +1,281 @@
+/**
+ * Encoding of one buffered record as an XLine.events entry (XEvent with its stats): {@link eventSize} sizes it and
+ * {@link putEvent} writes it, the two kept in step (emit/xspace_write.ts checks every line's size as written).
+ */
+import * as O from "./out";
+import { REC_GRAPH } from "./xspace_spill";
+import { Wire, varintSize, putVarint, putTag, putVarintField, putDoubleField } from "./protobuf";
+import { corrGet, nvtxStat } from "./xspace_corr";
+import { MetaList, corrOut, evOut, metaAt, stOut } from "./xspace_meta";
+import { Plane, planeList } from "./xspace_plane";
+import { META_MASK, R, WK } from "./xspace_schema";
+
+/** Unix ns of the line being sized or written (XEvent offsets are relative to it). */
+export let curLineTs: u64 = 0;
+
+/** Sets {@link curLineTs} (Unix ns). */
+// @ts-ignore: decorator
+@inline export function setLineTs(ns: u64): void {
+  curLineTs = ns;
+}
+/** The plane being sized or written ({@link usePlane}). */
+export let curPlane: Plane = changetype<Plane>(0);
+let curStats: MetaList = changetype<MetaList>(0); // its stat metadata
+let wkCorr: u32 = 0;
+let wkDevice: u32 = 0;
+let wkCtx: u32 = 0;
+let wkKernel: u32 = 0;
+let wkMemcpy: u32 = 0;
+let wkMemset: u32 = 0;
+let wkOcc: u32 = 0;
+let wkMinGrid: u32 = 0;
+let wkBlock: u32 = 0;
+let wkGraph: u32 = 0;
+let wkNode: u32 = 0;
+let wkExec: u32 = 0;
+let wkNvtx: u32 = 0;
+let wkRoot: u32 = 0;
+let wkStep: u32 = 0;
+let wkValue: u32 = 0;
+
+/** Makes `pl` the plane being sized or written: loads its well-known stat ids. */
+export function usePlane(pl: Plane): void {
+  curPlane = pl;
+  curStats = pl.st;
+  const w = pl.wk;
+  wkCorr = load<u32>(w, WK.CORRELATION_ID << 2);
+  wkDevice = load<u32>(w, WK.DEVICE_ID << 2);
+  wkCtx = load<u32>(w, WK.CONTEXT_ID << 2);
+  wkKernel = load<u32>(w, WK.KERNEL_DETAILS << 2);
+  wkMemcpy = load<u32>(w, WK.MEMCPY_DETAILS << 2);
+  wkMemset = load<u32>(w, WK.MEMSET_DETAILS << 2);
+  wkOcc = load<u32>(w, WK.OCCUPANCY_PCT << 2);
+  wkMinGrid = load<u32>(w, WK.OCC_MIN_GRID << 2);
+  wkBlock = load<u32>(w, WK.OCC_BLOCK_SIZE << 2);
+  wkGraph = load<u32>(w, WK.GRAPH_ID << 2);
+  wkNode = load<u32>(w, WK.GRAPH_NODE_ID << 2);
+  wkExec = load<u32>(w, WK.GRAPH_EXEC_ID << 2);
+  wkNvtx = load<u32>(w, WK.NVTX_RANGE << 2);
+  wkRoot = load<u32>(w, WK.IS_ROOT << 2);
+  wkStep = load<u32>(w, WK.STEP_NUM << 2);
+  wkValue = load<u32>(w, WK.VALUE << 2);
+}
+
+// XStat sizes: the stat is an XEvent field 4 (one-byte tag + one-byte length: stats are < 128 bytes).
+// @ts-ignore: decorator
+@inline function statVarintSize(id: u32, v: u64): u32 {
+  return 2 + 1 + varintSize(id) + 1 + varintSize(v);
+}
+// @ts-ignore: decorator
+@inline function statDoubleSize(id: u32): u32 {
+  return 2 + 1 + varintSize(id) + 9;
+}
+/** Digits of a u32. */
+// @ts-ignore: decorator
+@inline function decDigits(v: u32): u32 {
+  let n: u32 = 1;
+  while (v >= 10) {
+    v /= 10;
+    n++;
+  }
+  return n;
+}
+// @ts-ignore: decorator
+@inline function ctxStatSize(id: u32, ctx: u32): u32 {
+  // str_value "$$<ctx>"
+  return 2 + 1 + varintSize(id) + 2 + 2 + decDigits(ctx);
+}
+
+/** The u64 value of a counter record (ctx @24 low, detail @28 high). */
+// @ts-ignore: decorator
+@inline function counterValue(r: usize): u64 {
+  return <u64>load<u32>(r, 24) | (<u64>load<u32>(r, 28) << 32);
+}
+
+/** Size of the XEvent body of record `r`. */
+export function eventSize(r: usize): u32 {
+  const w = load<u32>(r, 16);
+  const kind = <i32>((w >> 24) & 15);
+  const dur = load<u64>(r, 8);
+  let n = 1 + varintSize(evOut(w & META_MASK)) + 1 + varintSize(ps(load<u64>(r) - curLineTs));
+  if (dur != 0) n += 1 + varintSize(ps(dur));
+  const corr = load<u32>(r, 20);
+  if (kind == R.API) {
+    if (corr != 0) {
+      const d = corrGet(corr);
+      if (d != 0 && wkDevice != 0) n += statVarintSize(wkDevice, <u64>planeIdOf(d));
+      n += statVarintSize(wkCorr, corrOut(corr));
+    }
+    return n;
+  }
+  if (kind == R.STEP) return n + statVarintSize(wkRoot, 1) + statVarintSize(wkStep, <u64>load<u32>(r, 28));
+  if (kind == R.COUNTER) return n + statVarintSize(wkValue, counterValue(r));
+  if (kind < R.KERNEL) return n;
+  if (corr != 0) n += statVarintSize(wkCorr, corrOut(corr));
+  if (kind <= R.GRAPH) {
+    const nv = nvtxStat(corr);
+    if (nv != 0) n += statVarintSize(wkNvtx, stOut(nv));
+  }
+  n += ctxStatSize(wkCtx, load<u32>(r, 24));
+  if ((w & REC_GRAPH) != 0) {
+    const g = load<u32>(r, 32);
+    const node = load<u64>(r, 40);
+    if (g != 0) n += statVarintSize(wkGraph, g);
+    if (node != 0) n += statVarintSize(wkNode, node);
+  }
+  const detail = load<u32>(r, 28);
+  switch (kind) {
+    case R.KERNEL: {
+      const occ = <usize>load<u32>(metaAt(curStats, detail), 8);
+      n += statDoubleSize(wkOcc);
+      n += statVarintSize(wkMinGrid, <u64>load<i32>(occ, 8));
+      n += statVarintSize(wkBlock, <u64>load<i32>(occ, 12));
+      n += statVarintSize(wkKernel, stOut(detail));
+      break;
+    }
+    case R.MEMCPY:
+      n += statVarintSize(wkMemcpy, stOut(detail));
+      break;
+    case R.MEMSET:
+      n += statVarintSize(wkMemset, stOut(detail));
+      break;
+    case R.GRAPH:
+      if (detail != 0) n += statVarintSize(wkGraph, detail);
+      n += statVarintSize(wkExec, detail);
+      break;
+  }
+  return n;
+}
+
+/** Largest value of the int64 time fields (XLine.timestamp_ns, XEvent.offset_ps and duration_ps). */
+export const I64_MAX: u64 = 0x7fffffffffffffff;
+
+/**
+ * ns → ps (XEvent offset_ps, duration_ps), saturating at 2^63 - 1 (the fields are int64): spans beyond ~106 days
+ * (crafted or far-future timestamps) are written as the largest value rather than wrapped around or negative.
+ */
+// @ts-ignore: decorator
+@inline function ps(ns: u64): u64 {
+  return ns > I64_MAX / 1000 ? I64_MAX : ns * 1000;
+}
+
+/** XPlane.id of device plane index+1 `d`. */
+function planeIdOf(d: u32): u64 {
+  return changetype<Plane>(load<usize>(planeList + (<usize>(d - 1) << 2))).id;
+}
+
+// @ts-ignore: decorator
+@inline function putStatVarint(id: u32, field: u32, v: u64): void {
+  putTag(4, Wire.LEN);
+  const at = O.pos;
+  O.pos++;
+  putVarintField(1, id);
+  putVarintField(field, v);
+  store<u8>(at, <u8>(O.pos - at - 1));
+}
+// @ts-ignore: decorator
+@inline function putStatDouble(id: u32, v: f64): void {
+  putTag(4, Wire.LEN);
+  const at = O.pos;
+  O.pos++;
+  putVarintField(1, id);
+  putDoubleField(2, v);
+  store<u8>(at, <u8>(O.pos - at - 1));
+}
+function putCtxStat(id: u32, ctx: u32): void {
+  putTag(4, Wire.LEN);
+  const at = O.pos;
+  O.pos++;
+  putVarintField(1, id);
+  putTag(5, Wire.LEN);
+  const nd = decDigits(ctx);
+  putVarint(2 + nd);
+  store<u8>(O.pos, 36);
+  store<u8>(O.pos + 1, 36);
+  let q = O.pos + 2 + nd;
+  let v = ctx;
+  for (let i: u32 = 0; i < nd; i++) {
+    q--;
+    store<u8>(q, <u8>(48 + v % 10));
+    v /= 10;
+  }
+  O.pos += 2 + nd;
+  store<u8>(at, <u8>(O.pos - at - 1));
+}
+
+// XStat value fields.
+const F_DOUBLE: u32 = 2;
+export const F_UINT64: u32 = 3;
+export const F_INT64: u32 = 4;
+const F_REF: u32 = 7;
+
+/** Writes record `r` as XLine.events entry (tag, length, body). Returns the bytes written. */
+export function putEvent(r: usize): u32 {
+  O.need(512);
+  const begin = O.pos;
+  putTag(4, Wire.LEN);
+  const lenAt = O.pos;
+  O.pos++; // one length byte; moved to two below when the body is ≥ 128 bytes
+  const w = load<u32>(r, 16);
+  const kind = <i32>((w >> 24) & 15);
+  const dur = load<u64>(r, 8);
+  putVarintField(1, evOut(w & META_MASK));
+  putVarintField(2, ps(load<u64>(r) - curLineTs));
+  if (dur != 0) putVarintField(3, ps(dur));
+  const corr = load<u32>(r, 20);
+  if (kind == R.API) {
+    if (corr != 0) {
+      const d = corrGet(corr);
+      if (d != 0 && wkDevice != 0) putStatVarint(wkDevice, F_UINT64, planeIdOf(d));
+      putStatVarint(wkCorr, F_UINT64, corrOut(corr));
+    }
+  } else if (kind == R.STEP) {
+    putStatVarint(wkRoot, F_INT64, 1);
+    putStatVarint(wkStep, F_INT64, <u64>load<u32>(r, 28));
+  } else if (kind == R.COUNTER) {
+    putStatVarint(wkValue, F_UINT64, counterValue(r));
+  } else if (kind >= R.KERNEL) {
+    if (corr != 0) putStatVarint(wkCorr, F_UINT64, corrOut(corr));
+    if (kind <= R.GRAPH) {
+      const nv = nvtxStat(corr);
+      if (nv != 0) putStatVarint(wkNvtx, F_REF, stOut(nv));
+    }
+    putCtxStat(wkCtx, load<u32>(r, 24));
+    if ((w & REC_GRAPH) != 0) {
+      const g = load<u32>(r, 32);
+      const node = load<u64>(r, 40);
+      if (g != 0) putStatVarint(wkGraph, F_UINT64, g);
+      if (node != 0) putStatVarint(wkNode, F_UINT64, node);
+    }
+    const detail = load<u32>(r, 28);
+    switch (kind) {
+      case R.KERNEL: {
+        const occ = <usize>load<u32>(metaAt(curStats, detail), 8);
+        putStatDouble(wkOcc, load<f64>(occ));
+        putStatVarint(wkMinGrid, F_INT64, <u64>load<i32>(occ, 8));
+        putStatVarint(wkBlock, F_INT64, <u64>load<i32>(occ, 12));
+        putStatVarint(wkKernel, F_REF, stOut(detail));
+        break;
+      }
+      case R.MEMCPY:
+        putStatVarint(wkMemcpy, F_REF, stOut(detail));
+        break;
+      case R.MEMSET:
+        putStatVarint(wkMemset, F_REF, stOut(detail));
+        break;
+      case R.GRAPH:
+        if (detail != 0) putStatVarint(wkGraph, F_UINT64, detail);
+        putStatVarint(wkExec, F_UINT64, detail);
+        break;
+    }
+  }
+  const body = <u32>(O.pos - lenAt - 1);
+  if (body < 128) store<u8>(lenAt, <u8>body);
+  else {
+    memory.copy(lenAt + 2, lenAt + 1, body);
+    store<u8>(lenAt, <u8>((body & 0x7f) | 0x80));
+    store<u8>(lenAt + 1, <u8>(body >> 7));
+    O.pos++;
+  }
+  return <u32>(O.pos - begin);
+}

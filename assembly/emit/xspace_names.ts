@@ -1,0 +1,99 @@
+/**
+ * Event metadata (XEvent names) of the buffered events, cached per plane by a source key (name pointer, API id,
+ * memcpy type…) so a name is hashed once per plane, not once per event.
+ */
+import { Ev, EvFlag } from "../model/event";
+import { tableUpsert } from "../util/hash_table";
+import { Plane, evIntern } from "./xspace_plane";
+import { T_D2D, T_D2H, T_H2D, T_OTHER, T_P2P, typeName } from "./xspace_schema";
+import { asciiCopy, bAscii, bBytes, bN, bP, bStart, bU64 } from "./xspace_text";
+
+// Event-metadata cache keys: namespace in bits 60..63.
+const NS_PTR: u64 = 1 << 60;
+const NS_API: u64 = 2 << 60;
+const NS_MEMCPY: u64 = 3 << 60;
+export const NS_MEMSET: u64 = 4 << 60;
+export const NS_GRAPH: u64 = 5 << 60;
+export const NS_STEP: u64 = 6 << 60;
+
+/** Cache slot of the last {@link evCached} lookup. */
+let evSlot: usize = 0;
+
+/** Event metadata id cached for source key `key` in `pl`, or 0: then the caller names it with {@link evCache}. */
+// @ts-ignore: decorator
+@inline function evCached(pl: Plane, key: u64): u32 {
+  evSlot = tableUpsert(pl.evCache, key);
+  return <u32>load<u64>(evSlot);
+}
+
+/** After an {@link evCached} miss: the event metadata id of the name [p, p+n), kept in the cache slot. */
+export function evCache(pl: Plane, p: usize, n: u32): u32 {
+  const id = evIntern(pl, p, n, 0, 0);
+  store<u64>(evSlot, id);
+  return id;
+}
+
+/** Event metadata id of the name [p, p+n), cached under `key`. */
+// @ts-ignore: decorator
+@inline function evByKey(pl: Plane, key: u64, p: usize, n: u32): u32 {
+  const id = evCached(pl, key);
+  return id != 0 ? id : evCache(pl, p, n);
+}
+
+/**
+ * Event metadata id for the name of `e` (bytes the session owns and never rewrites: the string arena and static
+ * names, model/event.ts), cached by (pointer, length) so a name is hashed once per plane, not once per event.
+ */
+export function evByName(pl: Plane, p: usize, n: u32): u32 {
+  return evByKey(pl, NS_PTR | (<u64>p << 28) | <u64>(n & 0xfffffff), p, n);
+}
+
+/** Event metadata for an API call: keyed by (kind, API id), since unknown-API names share a scratch buffer. */
+export function evByApi(pl: Plane, e: Ev): u32 {
+  return evByKey(pl, NS_API | (<u64>e.kind << 32) | e.apiId, e.namePtr, e.nameLen);
+}
+
+/** Stream-line type (T_*) of memcpy `e`: by copy kind, peer copies as P2P. */
+export function memcpyType(e: Ev): u32 {
+  if ((e.flags & EvFlag.PEER) != 0) return T_P2P;
+  switch (e.copyKind) {
+    case 1: return T_H2D;
+    case 2: return T_D2H;
+    case 8: return T_D2D;
+    case 10: return T_P2P;
+  }
+  return T_OTHER;
+}
+
+/** Memcpy events are named by type as XLA does ("MemcpyH2D"…); the record's details carry the memory kinds. */
+export function evByMemcpy(pl: Plane, t: u32): u32 {
+  const id = evCached(pl, NS_MEMCPY | t);
+  if (id != 0) return id;
+  const s = typeName(t);
+  return evCache(pl, asciiCopy(s), s.length);
+}
+
+/**
+ * Event metadata named `prefix`<v>, cached under `ns` | v: memsets ("Memset <memory kind>" as XLA names them) and
+ * graph executions ("CudaGraphExec:<graph id>").
+ */
+export function evByNumber(pl: Plane, ns: u64, prefix: string, v: u32): u32 {
+  const id = evCached(pl, ns | v);
+  if (id != 0) return id;
+  bStart();
+  bAscii(prefix);
+  bU64(v);
+  return evCache(pl, bP, bN);
+}
+
+/** NVTX ranges and marks: "NVTX:<domain>:<name>" (or "NVTX:<name>"), displayed as the range name. */
+export function evByNvtx(pl: Plane, e: Ev): u32 {
+  bStart();
+  bAscii("NVTX:");
+  if (e.domainLen != 0) {
+    bBytes(e.domainPtr, e.domainLen);
+    bAscii(":");
+  }
+  bBytes(e.namePtr, e.nameLen);
+  return evIntern(pl, bP, bN, e.namePtr, e.nameLen);
+}

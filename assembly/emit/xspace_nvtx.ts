@@ -1,0 +1,90 @@
+/**
+ * The `nvtx_range` stat of device work, as XLA attaches it ({@link nvtxSweep}).
+ */
+import { tableFind } from "../util/hash_table";
+import { regrow } from "./xspace_spill";
+import { corrGet, nvtxSet } from "./xspace_corr";
+import { lineIter, lineNext } from "./xspace_lines";
+import { metaAt } from "./xspace_meta";
+import { Line, Plane, hostPlane, planeList, stIntern } from "./xspace_plane";
+import { LINE_NVTX, LINE_OVERHEAD, META_MASK, R, WK } from "./xspace_schema";
+
+/**
+ * nvtx_range, as XLA attaches it: each kernel, memcpy, memset or graph launch gets the innermost NVTX range that was
+ * open on the launching thread when the launch call started (a ref to the range's name). Per thread, the API calls
+ * and the ranges are walked together in start order with a stack of open ranges; the result is kept per correlation
+ * id ({@link nvtxSet}) and each device plane interns the range names its events use.
+ */
+export function nvtxSweep(): void {
+  const hp = hostPlane;
+  for (let i: u32 = 0; i < hp.lineCount; i++) {
+    const nl = changetype<Line>(load<usize>(hp.lineList + (<usize>i << 2)));
+    if (nl.key < LINE_NVTX || nl.key >= LINE_OVERHEAD) continue;
+    const slot = tableFind(hp.lines, nl.key & 0xffffffff);
+    if (slot == 0) continue;
+    const al = changetype<Line>(<usize>load<u64>(slot));
+    // The thread's ranges (slot 1) and API calls (slot 0), both in start order; instants never contain anything.
+    lineIter(1, nl);
+    let rr = nextRange();
+    if (rr == 0) continue;
+    let sp: u32 = 0;
+    lineIter(0, al);
+    for (;;) {
+      const rec = lineNext(0);
+      if (rec == 0) break;
+      const st = load<u64>(rec);
+      while (rr != 0 && load<u64>(rr) <= st) {
+        // Open ranges: {start u64, end u64 (start + duration, wrapping as before), meta u32, 0}.
+        if (sp == stackCap) {
+          stackCap = stackCap == 0 ? 64 : stackCap << 1;
+          rangeStack = regrow(rangeStack, <usize>sp * 24, <usize>stackCap * 24);
+        }
+        const e = rangeStack + <usize>sp * 24;
+        store<u64>(e, load<u64>(rr));
+        store<u64>(e, load<u64>(rr) + load<u64>(rr, 8), 8);
+        store<u32>(e, load<u32>(rr, 16) & META_MASK, 16);
+        sp++;
+        rr = nextRange();
+      }
+      while (sp > 0) {
+        if (load<u64>(rangeStack + <usize>(sp - 1) * 24, 8) > st) break;
+        sp--;
+      }
+      if (sp == 0) continue;
+      const corr = load<u32>(rec, 20);
+      const d = corrGet(corr);
+      if (d == 0) continue;
+      const meta = load<u32>(rangeStack + <usize>(sp - 1) * 24, 16);
+      nvtxSet(corr, meta);
+      const dp = changetype<Plane>(load<usize>(planeList + (<usize>(d - 1) << 2)));
+      if (dp.nvtxMap == 0) {
+        dp.nvtxMap = heap.alloc((<usize>hp.ev.count + 1) << 2);
+        memory.fill(dp.nvtxMap, 0, (<usize>hp.ev.count + 1) << 2);
+      }
+      const at = dp.nvtxMap + (<usize>meta << 2);
+      if (load<u32>(at) == 0) {
+        // The range name without domain, as XLA's NVTXRangeTracker reports it (the metadata's display name).
+        const e = metaAt(hp.ev, meta);
+        store<u32>(at, stIntern(dp, <usize>load<u32>(e, 8), load<u32>(e, 12)));
+        dp.used |= 1 << WK.NVTX_RANGE;
+      }
+    }
+  }
+}
+
+/** Open NVTX ranges of {@link nvtxSweep} (24 bytes each), grown as needed. */
+let rangeStack: usize = 0;
+let stackCap: u32 = 0;
+
+/** Starts a file: no range stack (the heap was rewound). */
+export function nvtxBegin(): void {
+  rangeStack = 0;
+  stackCap = 0;
+}
+
+/** Next NVTX range record of {@link lineIter} slot 1 (marks skipped), or 0. */
+function nextRange(): usize {
+  let r = lineNext(1);
+  while (r != 0 && ((load<u32>(r, 16) >> 24) & 15) != R.RANGE) r = lineNext(1);
+  return r;
+}

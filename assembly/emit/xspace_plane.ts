@@ -1,0 +1,277 @@
+/**
+ * XSpace planes and lines as buffered during pass 2 (emit/xspace.ts): the host plane, device planes created on
+ * first use, lines looked up by key, and a line's record chunks (spilled to emit/xspace_spill.ts once a line holds
+ * {@link RUN_BYTES} of them). Also the per-plane metadata lookups by name ({@link evIntern}, {@link stIntern},
+ * {@link wkId}).
+ */
+import * as S from "../model/session";
+import { Table, tableNew, tableUpsert, inserted } from "../util/hash_table";
+import { RUN_BYTES, RunList, spillRun, spillAt } from "./xspace_spill";
+import { hostRanks, deviceOrdinal } from "./options";
+
+import { MetaList, metaIntern, newMetaList } from "./xspace_meta";
+
+import { WK, lineIdFor, wkName } from "./xspace_schema";
+import { asciiCopy, bAscii, bKeep, bN, bStart, bU64 } from "./xspace_text";
+
+/** An XPlane being buffered: its lines, metadata, plane stats and size (heap, never freed within a pass). */
+@unmanaged
+export class Plane {
+  id: u64;
+  /** 0 host threads, 1 device, 2 stats-only (metadata, task environment). */
+  kind: u32;
+  /** Session device entry (DEV_ENTRY), or 0. */
+  dev: usize;
+  /** Device id in the dump (device planes; XPlane.id is the host ordinal when merging). */
+  local: u32;
+  nameP: usize;
+  nameN: u32;
+  lines: Table;
+  lineList: usize;
+  lineCount: u32;
+  lineCap: u32;
+  /** Fast event-metadata lookup by source key (name pointer, API id, memcpy type…) → id. */
+  evCache: Table;
+  /** Event metadata: {nameP u32, nameN u32, dispP u32, dispN u32}. */
+  ev: MetaList;
+  /** Stat metadata: {nameP u32, nameN u32, aux u32 (kernel occupancy entry), 0}. */
+  st: MetaList;
+  /** Detail tuple hash → chain of {next u32, statId u32, words…} (kernel_details, memcpy/memset details). */
+  tuples: Table;
+  /** Well-known stat ids (WK.COUNT u32, 0 = not created). */
+  wk: usize;
+  /** Bit i: well-known stat i is used by some event. */
+  used: u32;
+  /** Plane stats: {statId u32, type u32 (0 str, 1 int64, 2 uint64), value u64 or ptr, len u32, 0}. */
+  pstats: usize;
+  pstatCount: u32;
+  /** Position in planeList (device planes). */
+  index: u32;
+  /** nvtx_range stat id by host-plane event metadata id of the range (u32 each), or 0 when no launch had one. */
+  nvtxMap: usize;
+  lastKey: u64;
+  lastLine: usize;
+  size: u64;
+}
+/** Bytes of a plane stat entry ({@link Plane.pstats}) and the most a plane holds. */
+export const PSTAT: usize = 24;
+export const MAX_PSTATS: u32 = 16;
+
+/** An XLine being buffered: its records (chunks in memory, runs spilled), names and size. */
+@unmanaged
+export class Line {
+  /** Lookup key: class (LINE_*) << 32 | tid or stream. */
+  key: u64;
+  /** XLine.id. */
+  id: u64;
+  head: usize;
+  tail: usize;
+  count: u32;
+  kinds: u32;
+  pid: u32;
+  unsorted: u32;
+  lastStart: u64;
+  lastDur: u64;
+  minStart: u64;
+  bytes: u64;
+  nameP: usize;
+  nameN: u32;
+  dispP: usize;
+  dispN: u32;
+  size: u64;
+  /** Spilled runs (emit/xspace_spill.ts RunList: list, count, capacity; in this order). */
+  runList: usize;
+  runCount: u32;
+  runCap: u32;
+  /** The records in memory (since the last spill) arrived out of start order. */
+  chunkUnsorted: u32;
+}
+
+/** The spilled runs of `ln`. */
+// @ts-ignore: decorator
+@inline export function runsOf(ln: Line): RunList {
+  return changetype<RunList>(changetype<usize>(ln) + offsetof<Line>("runList"));
+}
+
+/** Chunk of a line's records: {next u32, used u32, cap u32, 0} then `cap` bytes. */
+export const CHUNK_HEAD: usize = 16;
+const CHUNK_FIRST: u32 = 1024;
+const CHUNK_MAX: u32 = RUN_BYTES;
+
+/** The `/host:CPU` plane. */
+export let hostPlane: Plane = changetype<Plane>(0);
+let devPlanes: Table = 0; // device id → Plane
+/** Device planes in creation order (u32 pointers; index + 1 is what the correlation map stores). */
+export let planeList: usize = 0; // device planes in creation order
+/** Device planes created. */
+export let planeCount: u32 = 0;
+const MAX_PLANES: u32 = 256;
+let lastDev: u32 = 0xffffffff;
+let lastDevPlane: Plane = changetype<Plane>(0);
+
+/** Starts a file: the host plane, no device planes yet (each is created by the first event of its device). */
+export function planesBegin(): void {
+  hostPlane = newPlane(0, 0);
+  setPlaneName(hostPlane, "/host:CPU");
+  devPlanes = tableNew(16);
+  planeList = heap.alloc(<usize>MAX_PLANES << 2);
+  planeCount = 0;
+  lastDev = 0xffffffff;
+  lastDevPlane = changetype<Plane>(0);
+}
+
+// ---- Planes ------------------------------------------------------------------------------------------------------
+
+/** A new plane of `kind` (0 host threads, 1 device, 2 stats only) and XPlane.id `id`. */
+export function newPlane(kind: u32, id: u64): Plane {
+  const pl = changetype<Plane>(heap.alloc(offsetof<Plane>()));
+  memory.fill(changetype<usize>(pl), 0, offsetof<Plane>());
+  pl.kind = kind;
+  pl.id = id;
+  pl.lines = tableNew(16);
+  pl.lineCap = 16;
+  pl.lineList = heap.alloc(<usize>pl.lineCap << 2);
+  pl.evCache = tableNew(64);
+  pl.ev = newMetaList(0x51, 0);
+  pl.st = newMetaList(0x57, 1);
+  pl.tuples = tableNew(64);
+  pl.wk = heap.alloc(<usize>WK.COUNT << 2);
+  memory.fill(pl.wk, 0, <usize>WK.COUNT << 2);
+  pl.pstats = heap.alloc(<usize>MAX_PSTATS * PSTAT);
+  pl.lastKey = 0xffffffffffffffff;
+  // A part of a host merge: the well-known stats first, at ids 1..WK.COUNT in every rank's plane.
+  if (hostRanks > 1 && kind != 2) for (let w = 0; w < WK.COUNT; w++) wkId(pl, w);
+  return pl;
+}
+
+/** Sets the name of `pl` to the ASCII string `s`. */
+export function setPlaneName(pl: Plane, s: string): void {
+  pl.nameP = asciiCopy(s);
+  pl.nameN = s.length;
+}
+
+/** The plane of device `dev`, created on first use. */
+export function devPlane(dev: u32): Plane {
+  // lastDevPlane 0: nothing cached yet (the id 0xFFFFFFFF is a valid, if crafted, device id).
+  if (dev == lastDev && changetype<usize>(lastDevPlane) != 0) return lastDevPlane;
+  const slot = tableUpsert(devPlanes, dev);
+  let pl: Plane;
+  if (inserted) {
+    if (planeCount >= MAX_PLANES) {
+      // Beyond 256 devices everything shares the last plane (the session keeps at most 256 devices too).
+      pl = changetype<Plane>(load<usize>(planeList + ((<usize>MAX_PLANES - 1) << 2)));
+    } else {
+      pl = newPlane(1, deviceOrdinal(dev));
+      pl.dev = S.findDevice(dev);
+      pl.local = dev;
+      bStart();
+      bAscii("/device:GPU:");
+      bU64(pl.id);
+      pl.nameP = bKeep();
+      pl.nameN = bN;
+      pl.index = planeCount;
+      store<usize>(planeList + (<usize>planeCount << 2), changetype<usize>(pl));
+      planeCount++;
+    }
+    store<u64>(slot, changetype<usize>(pl));
+  } else pl = changetype<Plane>(<usize>load<u64>(slot));
+  lastDev = dev;
+  lastDevPlane = pl;
+  return pl;
+}
+
+/** The line of `pl` with lookup key `key` (class << 32 | tid or stream), created on first use. */
+export function getLine(pl: Plane, key: u64): Line {
+  if (key == pl.lastKey) return changetype<Line>(pl.lastLine);
+  const slot = tableUpsert(pl.lines, key);
+  let ln: Line;
+  if (inserted) {
+    ln = changetype<Line>(heap.alloc(offsetof<Line>()));
+    memory.fill(changetype<usize>(ln), 0, offsetof<Line>());
+    ln.key = key;
+    ln.id = lineIdFor(pl.kind != 0, key);
+    ln.minStart = 0xffffffffffffffff;
+    store<u64>(slot, changetype<usize>(ln));
+    if (pl.lineCount == pl.lineCap) {
+      const list = heap.alloc(<usize>pl.lineCap << 3);
+      memory.copy(list, pl.lineList, <usize>pl.lineCap << 2);
+      pl.lineList = list;
+      pl.lineCap <<= 1;
+    }
+    store<usize>(pl.lineList + (<usize>pl.lineCount << 2), changetype<usize>(ln));
+    pl.lineCount++;
+  } else ln = changetype<Line>(<usize>load<u64>(slot));
+  pl.lastKey = key;
+  pl.lastLine = changetype<usize>(ln);
+  return ln;
+}
+
+/**
+ * Hands every record of `ln` held in memory to the spill storage (emit/xspace_spill.ts), one run per chunk, and
+ * keeps its last chunk, emptied, as its only one.
+ */
+export function spillLine(ln: Line): void {
+  const sorted = ln.chunkUnsorted == 0;
+  let c = ln.head;
+  while (c != 0) {
+    spillRun(runsOf(ln), c + CHUNK_HEAD, load<u32>(c, 4), sorted);
+    c = <usize>load<u32>(c);
+  }
+  const t = ln.tail;
+  store<u32>(t, 0);
+  store<u32>(t, 0, 4);
+  ln.head = t;
+  ln.chunkUnsorted = 0;
+}
+
+/** Reserves `n` record bytes at the end of line `ln`; returns their address. */
+export function lineAppend(ln: Line, n: u32): usize {
+  let t = ln.tail;
+  if (t == 0 || load<u32>(t, 4) + n > load<u32>(t, 8)) {
+    if (t != 0 && load<u32>(t, 8) >= spillAt) {
+      // A full largest chunk: the line's records go to the spill storage, so memory stays flat.
+      spillLine(ln);
+    } else {
+      let cap = t == 0 ? CHUNK_FIRST : load<u32>(t, 8) << 1;
+      if (cap > CHUNK_MAX) cap = CHUNK_MAX;
+      if (cap < n) cap = n;
+      const c = heap.alloc(CHUNK_HEAD + <usize>cap);
+      store<u32>(c, 0);
+      store<u32>(c, 0, 4);
+      store<u32>(c, cap, 8);
+      if (t == 0) ln.head = c;
+      else store<u32>(t, <u32>c);
+      ln.tail = c;
+      t = c;
+    }
+  }
+  const used = load<u32>(t, 4);
+  store<u32>(t, used + n, 4);
+  ln.bytes += n;
+  ln.count++;
+  return t + CHUNK_HEAD + used;
+}
+
+/** Event metadata id of (name, display) in `pl`, created on first use. */
+// @ts-ignore: decorator
+@inline export function evIntern(pl: Plane, p: usize, n: u32, dp: usize, dn: u32): u32 {
+  return metaIntern(pl.ev, p, n, dp, dn);
+}
+
+/** Stat metadata id whose name is [p, p+n) in `pl`, created on first use. */
+// @ts-ignore: decorator
+@inline export function stIntern(pl: Plane, p: usize, n: u32): u32 {
+  return metaIntern(pl.st, p, n, 0, 0);
+}
+
+/** Id of well-known stat `w` in `pl` (created on first use). */
+export function wkId(pl: Plane, w: i32): u32 {
+  const a = pl.wk + (<usize>w << 2);
+  let id = load<u32>(a);
+  if (id == 0) {
+    const s = wkName(w);
+    id = stIntern(pl, asciiCopy(s), s.length);
+    store<u32>(a, id);
+  }
+  return id;
+}

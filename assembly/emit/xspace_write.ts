@@ -1,0 +1,105 @@
+/**
+ * Sizing and writing of whole XPlanes at the end of the XSpace pass: every line's and plane's exact size first
+ * ({@link sizePlane}), then the bytes ({@link putPlane}), checked against those sizes.
+ */
+import * as O from "./out";
+import { varintSize, putVarintField, putLenPrefix, putBytesField } from "./protobuf";
+import { F_INT64, F_UINT64, I64_MAX, usePlane, setLineTs } from "./xspace_encode";
+import { lineEventsSize, putLineEvents } from "./xspace_lines";
+import { metaMapSize, putMetaMap, stOut } from "./xspace_meta";
+import { Line, PSTAT, Plane } from "./xspace_plane";
+
+/** Profile start of the file (Unix ns): Task Environment profile_start_time; line timestamps are relative to it. */
+export let profileStart: u64 = 0;
+
+/** Sets {@link profileStart} (Unix ns). */
+export function setProfileStart(ns: u64): void {
+  profileStart = ns;
+}
+
+/** XLine.timestamp_ns of `ln`: its first start after the profile start, saturating at 2^63 - 1 (an int64 field). */
+function lineTsNs(ln: Line): u64 {
+  const ts = ln.minStart > profileStart ? ln.minStart - profileStart : 0;
+  return ts > I64_MAX ? I64_MAX : ts;
+}
+
+/** XLine body size, without its events. */
+function lineHeadSize(ln: Line): u64 {
+  let n: u64 = 0;
+  if (ln.id != 0) n += 1 + varintSize(ln.id);
+  n += 1 + varintSize(ln.nameN) + ln.nameN;
+  if (ln.dispN != 0) n += 1 + varintSize(ln.dispN) + ln.dispN;
+  const ts = lineTsNs(ln);
+  if (ts != 0) n += 1 + varintSize(ts);
+  return n;
+}
+
+function pstatBody(a: usize): u64 {
+  const type = load<u32>(a, 4);
+  const id = stOut(load<u32>(a));
+  if (type == 0) {
+    const n = load<u32>(a, 16);
+    return 1 + varintSize(id) + 1 + varintSize(n) + n;
+  }
+  return 1 + varintSize(id) + 1 + varintSize(load<u64>(a, 8));
+}
+
+/** Computes every line's size and the plane's size (stored in ln.size / pl.size). */
+export function sizePlane(pl: Plane): void {
+  usePlane(pl);
+  let n: u64 = 0;
+  if (pl.id != 0) n += 1 + varintSize(pl.id);
+  n += 1 + varintSize(pl.nameN) + pl.nameN;
+  for (let i: u32 = 0; i < pl.lineCount; i++) {
+    const ln = changetype<Line>(load<usize>(pl.lineList + (<usize>i << 2)));
+    setLineTs(profileStart + lineTsNs(ln));
+    ln.size = lineHeadSize(ln) + lineEventsSize(ln);
+    n += 1 + varintSize(ln.size) + ln.size;
+  }
+  n += metaMapSize(pl.ev);
+  n += metaMapSize(pl.st);
+  for (let i: u32 = 0; i < pl.pstatCount; i++) {
+    const b = pstatBody(pl.pstats + <usize>i * PSTAT);
+    n += 1 + varintSize(b) + b;
+  }
+  pl.size = n;
+}
+
+/** Writes XSpace.planes entry `pl` (sized by {@link sizePlane}). */
+export function putPlane(pl: Plane): void {
+  usePlane(pl);
+  putLenPrefix(1, pl.size);
+  const bodyStart = O.written + <u64>O.pos;
+  O.need(16);
+  if (pl.id != 0) putVarintField(1, pl.id);
+  putBytesField(2, pl.nameP, pl.nameN);
+  for (let i: u32 = 0; i < pl.lineCount; i++) {
+    const ln = changetype<Line>(load<usize>(pl.lineList + (<usize>i << 2)));
+    const ts = lineTsNs(ln);
+    setLineTs(profileStart + ts);
+    putLenPrefix(3, ln.size);
+    const lineStart = O.written + <u64>O.pos;
+    O.need(32);
+    if (ln.id != 0) putVarintField(1, ln.id);
+    putBytesField(2, ln.nameP, ln.nameN);
+    O.need(16);
+    if (ts != 0) putVarintField(3, ts);
+    putLineEvents(ln);
+    // Fields in number order, as protobuf encoders write them (display_name is field 11).
+    if (ln.dispN != 0) putBytesField(11, ln.dispP, ln.dispN);
+    // The sizes were computed by a separate code path: a mismatch would corrupt the file, so stop instead.
+    if (O.written + <u64>O.pos - lineStart != ln.size) unreachable();
+  }
+  putMetaMap(4, pl.ev);
+  putMetaMap(5, pl.st);
+  for (let i: u32 = 0; i < pl.pstatCount; i++) {
+    const a = pl.pstats + <usize>i * PSTAT;
+    putLenPrefix(6, pstatBody(a));
+    O.need(32);
+    putVarintField(1, stOut(load<u32>(a)));
+    const type = load<u32>(a, 4);
+    if (type == 0) putBytesField(5, <usize>load<u64>(a, 8), load<u32>(a, 16));
+    else putVarintField(type == 1 ? F_INT64 : F_UINT64, load<u64>(a, 8));
+  }
+  if (O.written + <u64>O.pos - bodyStart != pl.size) unreachable();
+}
