@@ -19,6 +19,7 @@ await build({
   logLevel: "warning",
 });
 copyFileSync("build/rawtrace.wasm", "dist/node/rawtrace.wasm");
+copyFileSync("build/deflate.wasm", "dist/node/deflate.wasm"); // the gzip encoder (src/node/fast_gzip.ts)
 chmodSync("dist/node/cli.js", 0o755);
 console.log("built dist/node/cli.js, worker.js, index.js + rawtrace.wasm");
 // Type declarations of the Node API (package.json exports "./node" types: dist/types/node/index.d.ts).
