@@ -2,7 +2,7 @@
  * One benchmark measurement in its own process (so peak RSS is this task's alone). Prints one JSON line:
  * {task, seconds, cpuSeconds (user + system, every thread of the process), bytesIn, bytesOut, events, maxRssMB}.
  *
- *   tsx bench/task.ts <floor|chrome|chrome-gz|chrome-gz1|chrome-gz3|chrome-gz6|xspace|peer|hta|xprof> <file.rawtrace>
+ *   tsx bench/task.ts <floor|chrome|chrome-gz|chrome-gz0|chrome-gz1|chrome-gz3|chrome-gz6|xspace|peer|hta|xprof> <file.rawtrace>
  *
  * hta and xprof time the real Python clients on our outputs (for context): HTA loading the Chrome JSON
  * (TraceAnalysis), xprof rendering the XSpace as trace_viewer; the conversion before them is not timed. They need the
@@ -45,11 +45,12 @@ async function run(): Promise<{ bytesOut: number; events: number }> {
       return { bytesOut: r.bytesOut, events: r.events };
     }
     case "chrome-gz":
+    case "chrome-gz0":
     case "chrome-gz1":
     case "chrome-gz3":
     case "chrome-gz6": {
       // The shipped path: convertFile → FdSink → parallel block gzip (src/node/block_gzip.ts), into a file on tmpfs
-      // (its size is the compressed output). chrome-gz: the default level; chrome-gzN: level N.
+      // (its size is the compressed output). chrome-gz: the default level; chrome-gzN: level N (0: rawtrace's encoder).
       const level = task === "chrome-gz" ? undefined : Number(task.slice("chrome-gz".length));
       const dir = mkdtempSync(join(existsSync("/dev/shm") ? "/dev/shm" : tmpdir(), "rawtrace-bench-"));
       try {

@@ -18,6 +18,8 @@ import { BlockGzip, type BlockGzipOptions } from "../../src/node/block_gzip.js";
 import { convertFile } from "../../src/node/convert.js";
 import { convertStream } from "../../src/node/stream.js";
 import { generate } from "../../bench/generate.js";
+import { FastGzip } from "../../src/node/fast_gzip.js";
+import { GzipPool } from "../../src/node/gzip_pool.js";
 
 const tmp = mkdtempSync(join(tmpdir(), "rawtrace-blockgz-"));
 
@@ -90,6 +92,47 @@ test("the bytes depend on neither the write sizes nor the blocks in flight; back
   assert.ok(c.maxPending <= 2, `${c.maxPending} blocks pending`);
   // Each member is a complete gzip stream of its block.
   assert.ok(gunzipSync(a.bytes).equals(data));
+});
+
+test("level 0: rawtrace's encoder in worker threads, one member per block in order, read back by zlib and Python", async () => {
+  const fast = new FastGzip();
+  for (const n of [0, 1, BLOCK - 1, BLOCK, BLOCK + 1, 9 * BLOCK + 777]) {
+    const data = text(n, n + 3);
+    const a = await compress(data, { blockBytes: BLOCK, inFlight: 1, level: 0 }, [data.length || 1]);
+    const b = await compress(data, { blockBytes: BLOCK, inFlight: 4, level: 0 }, [1000, 3, 65536, 131073]);
+    assert.ok(a.bytes.equals(b.bytes), `${n} bytes: the same whatever the cuts and blocks in flight`);
+    const want: Buffer[] = [];
+    for (let at = 0; at < n || (n === 0 && at === 0); at += BLOCK) want.push(Buffer.from(fast.gzip(data.subarray(at, at + BLOCK))));
+    assert.ok(a.bytes.equals(Buffer.concat(want)), `${n} bytes: FastGzip's member of each block`);
+    assert.ok(gunzipSync(a.bytes).equals(data), `node, ${n} bytes`);
+    const py = python(a.bytes, `fast${n}`);
+    assert.ok(py.bytes.equals(data), `python, ${n} bytes`);
+    assert.is(py.members, Math.max(1, Math.ceil(n / BLOCK)));
+  }
+});
+
+test("the gzip pool: members of blocks sent at once come back to the right callers; a closed pool refuses", async () => {
+  const pool = new GzipPool(2);
+  const blocks = [0, 1, 5000, 70000, 123].map((n, k) => text(n, k + 11));
+  const members = await Promise.all(blocks.map((b) => {
+    const ab = new ArrayBuffer(b.length + 7); // a longer buffer: only `length` bytes are compressed
+    new Uint8Array(ab).set(b);
+    return pool.gzip(ab, b.length);
+  }));
+  members.forEach((m, k) => assert.ok(gunzipSync(m).equals(blocks[k]), `block ${k}`));
+  try {
+    await pool.gzip(new ArrayBuffer(4), 5);
+    assert.unreachable("5 bytes of a 4-byte buffer");
+  } catch (e) {
+    assert.instance(e, RangeError);
+  }
+  await pool.close();
+  try {
+    await pool.gzip(new ArrayBuffer(4), 4);
+    assert.unreachable("a closed pool compressed");
+  } catch (e) {
+    assert.match((e as Error).message, "gzip pool closed");
+  }
 });
 
 test("an error from the writer surfaces on end, and later writes throw it", async () => {
