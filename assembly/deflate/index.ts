@@ -54,6 +54,15 @@ export function outputPtr(): usize {
 /** Compresses the first `n` input bytes into one gzip member at outputPtr(); returns its length, 0 if n > capacity. */
 export function gzip(n: u32): u32 {
   if (<usize>n > capacity || capacity == 0) return 0;
+  return gzipWithCrc(n, crc32(inBuf, n));
+}
+
+/**
+ * {@link gzip} with the input's CRC-32 computed by the caller (Node's zlib.crc32 is faster than the core's
+ * table-driven one); the trailer holds `crc` as given.
+ */
+export function gzipWithCrc(n: u32, crc: u32): u32 {
+  if (<usize>n > capacity || capacity == 0) return 0;
   // Header: ID1 ID2, CM 8 (deflate), no flags, MTIME 0, XFL 4 (fastest), OS 255 (unknown).
   store<u64>(outBuf, 0x00000000_00088b1f);
   store<u16>(outBuf + 8, 0xff04);
@@ -61,7 +70,7 @@ export function gzip(n: u32): u32 {
   bitsBegin(outBuf + 10);
   deflate(inBuf, n, table, syms);
   const end = bitsEnd();
-  store<u32>(end, crc32(inBuf, n));
+  store<u32>(end, crc);
   store<u32>(end + 4, n);
   return <u32>(end + 8 - outBuf);
 }
