@@ -68,7 +68,6 @@ export class GzipPool {
   private start(): Slot {
     const worker = new Worker(gzipWorkerEntry());
     const slot: Slot = { worker, job: null };
-    worker.unref();
     worker.on("message", (a: GzipAnswer) => {
       const job = slot.job;
       if (!job || job.seq !== a.seq) return;
@@ -81,6 +80,7 @@ export class GzipPool {
     const died = (why: string) => this.fail(new RawtraceError("INTERNAL", `gzip worker stopped: ${why}`));
     worker.on("error", (e) => died(e.message));
     worker.on("exit", (code) => died(`exit code ${code}`));
+    worker.unref(); // after the listeners: adding a "message" listener refs the worker again
     return slot;
   }
 

@@ -70,10 +70,10 @@ function python(gz: Buffer, name: string): { bytes: Buffer; members: number } {
 
 const BLOCK = 64 << 10;
 
-test("Node's zlib and Python's gzip read the members back to the exact input, at and around block boundaries", async () => {
+test("zlib level 1: Node's zlib and Python's gzip read the members back to the exact input, at and around block boundaries", async () => {
   for (const n of [0, 1, BLOCK - 1, BLOCK, BLOCK + 1, 5 * BLOCK, 7 * BLOCK + 12345]) {
     const data = text(n, n + 1);
-    const { bytes } = await compress(data, { blockBytes: BLOCK, inFlight: 3 }, [4096, 1, 70000, 333]);
+    const { bytes } = await compress(data, { blockBytes: BLOCK, inFlight: 3, level: 1 }, [4096, 1, 70000, 333]);
     assert.ok(gunzipSync(bytes).equals(data), `node, ${n} bytes`);
     const py = python(bytes, `n${n}`);
     assert.ok(py.bytes.equals(data), `python, ${n} bytes`);
@@ -83,9 +83,9 @@ test("Node's zlib and Python's gzip read the members back to the exact input, at
 
 test("the bytes depend on neither the write sizes nor the blocks in flight; back pressure bounds the blocks", async () => {
   const data = text(9 * BLOCK + 777);
-  const a = await compress(data, { blockBytes: BLOCK, inFlight: 1 }, [data.length]);
-  const b = await compress(data, { blockBytes: BLOCK, inFlight: 4 }, [1000, 3, 65536, 131073]);
-  const c = await compress(data, { blockBytes: BLOCK, inFlight: 2 }, [BLOCK]);
+  const a = await compress(data, { blockBytes: BLOCK, inFlight: 1, level: 1 }, [data.length]);
+  const b = await compress(data, { blockBytes: BLOCK, inFlight: 4, level: 1 }, [1000, 3, 65536, 131073]);
+  const c = await compress(data, { blockBytes: BLOCK, inFlight: 2, level: 1 }, [BLOCK]);
   assert.ok(a.bytes.equals(b.bytes) && a.bytes.equals(c.bytes));
   // Below the limit before a write (after drain), plus the blocks one write fills: 131073 bytes fill at most 3.
   assert.ok(b.maxPending <= 3 + 3, `${b.maxPending} blocks pending`);
@@ -133,6 +133,17 @@ test("the gzip pool: members of blocks sent at once come back to the right calle
   } catch (e) {
     assert.match((e as Error).message, "gzip pool closed");
   }
+});
+
+test("idle gzip workers do not keep the process alive (a pool of 2 that compressed one block exits)", () => {
+  const script = join(tmp, "exit.mts");
+  const pool = new URL("../../src/node/gzip_pool.ts", import.meta.url).href;
+  writeFileSync(script, `import { GzipPool } from ${JSON.stringify(pool)};\n` +
+    "const m = await new GzipPool(2).gzip(new ArrayBuffer(10), 10);\nconsole.log(m.length);\n");
+  const r = spawnSync(process.execPath, ["--import", "tsx", script], { encoding: "utf8", timeout: 60_000 });
+  assert.is(r.signal, null, "killed: the process did not exit by itself");
+  assert.is(r.status, 0, r.stderr);
+  assert.ok(Number(r.stdout) >= 20, `a member of ${r.stdout.trim()} bytes`);
 });
 
 test("an error from the writer surfaces on end, and later writes throw it", async () => {
