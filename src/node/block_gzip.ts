@@ -7,17 +7,18 @@
  * block find no earlier matches) plus 18 bytes of member header and trailer; docs/performance.md has the figures.
  *
  * Level 0 is rawtrace's own encoder (assembly/deflate, src/node/fast_gzip.ts) in a pool of worker threads
- * (src/node/gzip_pool.ts): faster than zlib's level 1 on Chrome JSON at about its size. Levels 1–9 are zlib's.
+ * (src/node/gzip_pool.ts), the default: faster than zlib's level 1 on Chrome JSON and a little smaller. Levels 1–9
+ * are zlib's, on libuv's thread pool.
  */
 import { gzip, type ZlibOptions } from "node:zlib";
 import { availableParallelism } from "node:os";
 import { sharedGzipPool } from "./gzip_pool.js";
 
 /**
- * The zlib level rawtrace gzips Chrome JSON at unless told otherwise (`--gzip-level`); chosen by measurement,
- * docs/performance.md "gzip in parallel blocks".
+ * The gzip level rawtrace gzips Chrome JSON at unless told otherwise (`--gzip-level`): 0, its own encoder, faster
+ * than zlib's level 1 and a little smaller; chosen by measurement, docs/performance.md "gzip in parallel blocks".
  */
-export const DEFAULT_GZIP_LEVEL = 1;
+export const DEFAULT_GZIP_LEVEL = 0;
 
 /**
  * Checks a gzip level: 0 (rawtrace's own encoder, the fastest) or a zlib level from 1 (fastest) to 9 (smallest);
