@@ -1,7 +1,7 @@
 /**
  * A small pool of worker threads running rawtrace's gzip encoder (src/node/gzip_worker.ts): {@link GzipPool.gzip}
- * sends a block (its ArrayBuffer is transferred, not copied) to an idle worker, or queues it, and resolves with
- * the block's gzip member. A member depends only on its block, so the bytes never depend on which worker or in
+ * sends a block (its ArrayBuffer is transferred, not copied) to an idle worker, starting one when all are busy and
+ * fewer than the pool's size run, or queues it, and resolves with the block's gzip member. A member depends only on its block, so the bytes never depend on which worker or in
  * which order. Idle workers do not keep the process alive; a worker that dies fails its block and every queued
  * one, and the pool is replaced on the next {@link sharedGzipPool}.
  */
@@ -37,14 +37,19 @@ function gzipWorkerEntry(): URL {
 export class GzipPool {
   private readonly slots: Slot[] = [];
   private readonly queue: Job[] = [];
+  private readonly threads: number;
   private seq = 0;
   /** Why the pool stopped (a worker died, or {@link close}); null while it works. */
   broken: Error | null = null;
 
-  /** `threads`: how many workers (at least 1). */
+  /** `threads`: the most workers it starts (at least 1), each only when a block finds the others busy. */
   constructor(threads: number) {
-    const n = Math.max(1, Math.floor(threads));
-    for (let k = 0; k < n; k++) this.slots.push(this.start());
+    this.threads = Math.max(1, Math.floor(threads));
+  }
+
+  /** Workers started so far. */
+  get started(): number {
+    return this.slots.length;
   }
 
   /** Compresses the first `length` bytes of `buffer` (which is transferred: unusable here afterwards) into one member. */
@@ -85,6 +90,8 @@ export class GzipPool {
   }
 
   private dispatch(): void {
+    const busy = this.slots.every((s) => s.job);
+    if (busy && this.queue.length > 0 && this.slots.length < this.threads) this.slots.push(this.start());
     for (const slot of this.slots) {
       if (this.queue.length === 0) return;
       if (slot.job) continue;
@@ -111,11 +118,18 @@ export class GzipPool {
 
 let shared: GzipPool | null = null;
 
-/** The pool this thread's gzip writers share, started on first use with one worker per core. */
+/**
+ * Most workers of {@link sharedGzipPool}: one per core, at most 4 (as libuv's thread pool that zlib's levels use).
+ * Two keep up with one conversion thread here; each pool belongs to one thread, so `batch --jobs N` may start up to
+ * N times this many, each only when its blocks need it.
+ */
+export function gzipThreads(): number {
+  const cores = typeof availableParallelism === "function" ? availableParallelism() : cpus().length;
+  return Math.max(1, Math.min(4, cores));
+}
+
+/** The pool this thread's gzip writers share, made on first use ({@link gzipThreads} workers at most). */
 export function sharedGzipPool(): GzipPool {
-  if (!shared || shared.broken) {
-    const cores = typeof availableParallelism === "function" ? availableParallelism() : cpus().length;
-    shared = new GzipPool(Math.max(1, cores));
-  }
+  if (!shared || shared.broken) shared = new GzipPool(gzipThreads());
   return shared;
 }

@@ -120,6 +120,12 @@ test("the gzip pool: members of blocks sent at once come back to the right calle
     return pool.gzip(ab, b.length);
   }));
   members.forEach((m, k) => assert.ok(gunzipSync(m).equals(blocks[k]), `block ${k}`));
+  assert.is(pool.started, 2, "five blocks at once start both workers, no more");
+  const lazy = new GzipPool(3);
+  await lazy.gzip(new ArrayBuffer(1), 1);
+  await lazy.gzip(new ArrayBuffer(1), 1);
+  assert.is(lazy.started, 1, "blocks one after another need one worker");
+  await lazy.close();
   try {
     await pool.gzip(new ArrayBuffer(4), 5);
     assert.unreachable("5 bytes of a 4-byte buffer");
