@@ -72,9 +72,9 @@ export class BlockGzip {
     this.block = this.newBlock();
   }
 
-  /** A block buffer; for level 0 one that owns its whole ArrayBuffer, which moves to a worker thread. */
+  /** A block buffer; for level 0 one that owns its whole ArrayBuffer (moved to a worker thread and given back). */
   private newBlock(): Buffer {
-    return this.own ? Buffer.from(new ArrayBuffer(this.blockBytes)) : Buffer.allocUnsafe(this.blockBytes);
+    return this.own ? Buffer.from(sharedGzipPool().buffer(this.blockBytes)) : Buffer.allocUnsafe(this.blockBytes);
   }
 
   /** Blocks submitted and not yet written. */

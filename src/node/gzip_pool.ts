@@ -38,6 +38,8 @@ export class GzipPool {
   private readonly slots: Slot[] = [];
   private readonly queue: Job[] = [];
   private readonly threads: number;
+  /** Block buffers given back by the workers, for {@link buffer}. */
+  private readonly spare: ArrayBuffer[] = [];
   private seq = 0;
   /** Why the pool stopped (a worker died, or {@link close}); null while it works. */
   broken: Error | null = null;
@@ -45,6 +47,18 @@ export class GzipPool {
   /** `threads`: the most workers it starts (at least 1), each only when a block finds the others busy. */
   constructor(threads: number) {
     this.threads = Math.max(1, Math.floor(threads));
+  }
+
+  /**
+   * A buffer of `bytes` for the next block: one a worker gave back when there is one of that size (a fresh 1 MiB
+   * buffer costs page faults and zeroing each time), else a new one.
+   */
+  buffer(bytes: number): ArrayBuffer {
+    while (this.spare.length > 0) {
+      const b = this.spare.pop()!;
+      if (b.byteLength === bytes) return b;
+    }
+    return new ArrayBuffer(bytes);
   }
 
   /** Workers started so far. */
@@ -78,6 +92,7 @@ export class GzipPool {
       if (!job || job.seq !== a.seq) return;
       slot.job = null;
       worker.unref();
+      if (this.spare.length < 2 * this.threads) this.spare.push(a.buffer);
       if (a.member) job.resolve(Buffer.from(a.member));
       else job.reject(new RawtraceError("INTERNAL", `gzip worker: ${a.error}`));
       this.dispatch();

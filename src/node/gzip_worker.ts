@@ -1,7 +1,8 @@
 /**
  * Worker thread of the gzip pool (src/node/gzip_pool.ts): holds one instance of rawtrace's gzip encoder
  * (src/node/fast_gzip.ts) and answers each {@link GzipRequest} with the gzip member of its bytes, or an error
- * message. Both ArrayBuffers move (are transferred), never copied between threads.
+ * message, and gives the block's buffer back for the next block. The ArrayBuffers move (are transferred), never
+ * copied between threads.
  */
 import { parentPort } from "node:worker_threads";
 import { FastGzip } from "./fast_gzip.js";
@@ -13,9 +14,10 @@ export interface GzipRequest {
   length: number;
 }
 
-/** The member of block `seq` (`member`), or why there is none (`error`). */
+/** The member of block `seq` (`member`), or why there is none (`error`); `buffer` is the block's, given back for reuse. */
 export interface GzipAnswer {
   seq: number;
+  buffer: ArrayBuffer;
   member?: ArrayBuffer;
   error?: string;
 }
@@ -27,10 +29,10 @@ if (parentPort) {
     let answer: GzipAnswer;
     try {
       const out = gz.gzip(new Uint8Array(m.buffer, 0, m.length));
-      answer = { seq: m.seq, member: out.buffer as ArrayBuffer };
+      answer = { seq: m.seq, buffer: m.buffer, member: out.buffer as ArrayBuffer };
     } catch (e) {
-      answer = { seq: m.seq, error: (e as Error).message };
+      answer = { seq: m.seq, buffer: m.buffer, error: (e as Error).message };
     }
-    port.postMessage(answer, answer.member ? [answer.member] : []);
+    port.postMessage(answer, answer.member ? [answer.member, m.buffer] : [m.buffer]);
   });
 }

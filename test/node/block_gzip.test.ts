@@ -125,6 +125,13 @@ test("the gzip pool: members of blocks sent at once come back to the right calle
   await lazy.gzip(new ArrayBuffer(1), 1);
   await lazy.gzip(new ArrayBuffer(1), 1);
   assert.is(lazy.started, 1, "blocks one after another need one worker");
+  const sent = new ArrayBuffer(100);
+  new Uint8Array(sent).fill(7);
+  await lazy.gzip(sent, 100);
+  assert.is(sent.byteLength, 0, "transferred, not copied");
+  const back = new Uint8Array(lazy.buffer(100));
+  assert.ok(back.length === 100 && back.every((b) => b === 7), "the worker gave the block's buffer back for the next block");
+  assert.ok(new Uint8Array(lazy.buffer(100)).every((b) => b === 0), "none left to give: a new buffer");
   await lazy.close();
   try {
     await pool.gzip(new ArrayBuffer(4), 5);
