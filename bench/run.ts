@@ -1,10 +1,11 @@
 /**
  * `npm run bench`: generates the benchmark dumps (bench/generate.ts) and measures, side by side in one run, the
  * floor (read + copy, no decoding), rawtrace's Chrome JSON (plain and gzip: `chrome-gz` at the default level,
- * `chrome-gz1`/`-gz3`/`-gz6` at levels 1, 3, 6, through the shipped parallel block gzip; a second table gives their
- * speed as % of plain Chrome JSON and their size against level 6) and the plain TypeScript peer. Each
- * measurement runs in its own process (peak RSS is its own); each is repeated and the median taken. Prints the
- * table and writes bench/results/<date>.json. The repeats alternate between the tasks.
+ * `chrome-gz0` with rawtrace's encoder, `chrome-gz1`/`-gz3`/`-gz6` at zlib levels 1, 3, 6, through the shipped
+ * parallel block gzip; a second table gives their speed as % of plain Chrome JSON and their size against level 6)
+ * and the plain TypeScript peer. Each measurement runs in its own process (peak RSS is its own); each is repeated
+ * and the median taken. Prints the table and writes bench/results/<date>.json. The repeats alternate between the
+ * tasks.
  *
  *   tsx bench/run.ts [--sizes 1e5,1e6,1.4e7] [--repeat 3] [--tasks floor,chrome,chrome-gz,xspace,peer,hta,xprof]
  *   tsx bench/run.ts --sizes 1e6 --tasks chrome,chrome-gz1,chrome-gz3,chrome-gz6     (gzip levels side by side)

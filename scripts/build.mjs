@@ -7,8 +7,9 @@ import { buildWeb } from "./build-web.mjs";
 mkdirSync("dist/node", { recursive: true });
 await build({
   // The worker is its own entry (esbuild does not bundle `new Worker(new URL(...))`): dist/node/worker.js sits next
-  // to cli.js and index.js (the `rawtrace/node` API), which start it by that relative URL.
-  entryPoints: { cli: "src/cli.ts", worker: "src/node/worker.ts", index: "src/node/index.ts" },
+  // to cli.js and index.js (the `rawtrace/node` API), which start it by that relative URL; so does gzip_worker.js
+  // (the gzip encoder's threads, src/node/gzip_pool.ts).
+  entryPoints: { cli: "src/cli.ts", worker: "src/node/worker.ts", gzip_worker: "src/node/gzip_worker.ts", index: "src/node/index.ts" },
   bundle: true,
   platform: "node",
   format: "esm",
@@ -19,6 +20,7 @@ await build({
   logLevel: "warning",
 });
 copyFileSync("build/rawtrace.wasm", "dist/node/rawtrace.wasm");
+copyFileSync("build/deflate.wasm", "dist/node/deflate.wasm"); // the gzip encoder (src/node/fast_gzip.ts)
 chmodSync("dist/node/cli.js", 0o755);
 console.log("built dist/node/cli.js, worker.js, index.js + rawtrace.wasm");
 // Type declarations of the Node API (package.json exports "./node" types: dist/types/node/index.d.ts).

@@ -39,8 +39,9 @@ const ANALYSIS_OPT: Options = { "gpu-annotations": { type: "string" }, steps: { 
 const OUTPUTS = `  -d, --out-dir DIR  directory for the outputs (created when missing; default: next to each input)
   -F, --format F     chrome (default) or xspace
   -z, --gzip         gzip Chrome JSON outputs (.json.gz)
-  --gzip-level N     zlib level 1 (fastest, the default) to 9 (smallest) of the gzip output; 6 is
-                     about 28% smaller for 2.5–3× the CPU (docs/performance.md)
+  --gzip-level N     gzip level: 0 (the default) is rawtrace's own encoder, the fastest; 1 to 9
+                     (smallest) are zlib's; 6 is about 25% smaller than 0 for 4× the CPU
+                     (docs/performance.md)
   -f, --force        overwrite existing outputs
 ${ALL_API}
 ${ANALYSIS}
@@ -117,8 +118,9 @@ Options:
   -o, --output PATH  the merged trace (default merged.json; xspace: the log directory, default merged_xprof)
   -F, --format F     chrome (default) or xspace
   -z, --gzip         gzip the Chrome JSON
-  --gzip-level N     zlib level 1 (fastest, the default) to 9 (smallest) of the gzip output; 6 is
-                     about 28% smaller for 2.5–3× the CPU (docs/performance.md)
+  --gzip-level N     gzip level: 0 (the default) is rawtrace's own encoder, the fastest; 1 to 9
+                     (smallest) are zlib's; 6 is about 25% smaller than 0 for 4× the CPU
+                     (docs/performance.md)
   -f, --force        overwrite an existing output
   --max-skew MS      fail (exit 7, CLOCK_SKEW) before writing when a rank's clock start is more than MS
                      milliseconds from the median (also the threshold of the skew report)

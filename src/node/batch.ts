@@ -24,7 +24,7 @@ export interface BatchOptions {
   format?: "chrome" | "xspace";
   /** gzip Chrome JSON outputs (`.json.gz`). Default: when `output` ends in .gz. */
   gzip?: boolean;
-  /** zlib level 1–9 of gzip outputs (default: DEFAULT_GZIP_LEVEL of src/node/block_gzip.ts). */
+  /** gzip level 0–9 (0: rawtrace's encoder; 1–9: zlib's) of gzip outputs (default: DEFAULT_GZIP_LEVEL of src/node/block_gzip.ts). */
   gzipLevel?: number;
   /** Directory for the outputs (created when missing). Default: next to each input. */
   outDir?: string;

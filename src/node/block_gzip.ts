@@ -5,19 +5,27 @@
  * whole stream. Block boundaries depend only on the byte count, never on timing, so the output is the same bytes
  * on every run. The cost against one stream: each block starts with an empty dictionary (the first 32 KiB of a
  * block find no earlier matches) plus 18 bytes of member header and trailer; docs/performance.md has the figures.
+ *
+ * Level 0 is rawtrace's own encoder (assembly/deflate, src/node/fast_gzip.ts) in a pool of worker threads
+ * (src/node/gzip_pool.ts), the default: faster than zlib's level 1 on Chrome JSON and a little smaller. Levels 1–9
+ * are zlib's, on libuv's thread pool.
  */
 import { gzip, type ZlibOptions } from "node:zlib";
 import { availableParallelism } from "node:os";
+import { sharedGzipPool } from "./gzip_pool.js";
 
 /**
- * The zlib level rawtrace gzips Chrome JSON at unless told otherwise (`--gzip-level`); chosen by measurement,
- * docs/performance.md "gzip in parallel blocks".
+ * The gzip level rawtrace gzips Chrome JSON at unless told otherwise (`--gzip-level`): 0, its own encoder, faster
+ * than zlib's level 1 and a little smaller; chosen by measurement, docs/performance.md "gzip in parallel blocks".
  */
-export const DEFAULT_GZIP_LEVEL = 1;
+export const DEFAULT_GZIP_LEVEL = 0;
 
-/** Checks a zlib level for gzip output: a whole number from 1 (fastest) to 9 (smallest); returns it. */
+/**
+ * Checks a gzip level: 0 (rawtrace's own encoder, the fastest) or a zlib level from 1 (fastest) to 9 (smallest);
+ * returns it.
+ */
 export function checkGzipLevel(level: number): number {
-  if (!Number.isInteger(level) || level < 1 || level > 9) throw new RangeError(`gzip level must be a whole number from 1 to 9, not ${level}`);
+  if (!Number.isInteger(level) || level < 0 || level > 9) throw new RangeError(`gzip level must be a whole number from 0 to 9, not ${level}`);
   return level;
 }
 
@@ -25,7 +33,7 @@ export function checkGzipLevel(level: number): number {
 export interface BlockGzipOptions {
   /** Uncompressed bytes per gzip member (default 1 MiB). */
   blockBytes?: number;
-  /** zlib level 1–9 (default {@link DEFAULT_GZIP_LEVEL}). */
+  /** 0 (rawtrace's encoder) or zlib level 1–9 (default {@link DEFAULT_GZIP_LEVEL}). */
   level?: number;
   /** Blocks being compressed at once before {@link BlockGzip.write} asks for a drain (default: cores, at least 2). */
   inFlight?: number;
@@ -40,6 +48,7 @@ interface Pending {
 export class BlockGzip {
   private readonly blockBytes: number;
   private readonly opts: ZlibOptions;
+  private readonly own: boolean;
   private readonly limit: number;
   private block: Buffer;
   private fill = 0;
@@ -56,9 +65,16 @@ export class BlockGzip {
     // plus the header and trailer): each block is then one job on the thread pool. With zlib's default 16 KiB, a
     // block needs a round trip through the converting thread's event loop per 16 KiB of output, and the pool
     // waits for that thread between them.
-    this.opts = { level: checkGzipLevel(o.level ?? DEFAULT_GZIP_LEVEL), chunkSize: this.blockBytes + (this.blockBytes >> 10) + 1024 };
+    const level = checkGzipLevel(o.level ?? DEFAULT_GZIP_LEVEL);
+    this.own = level === 0;
+    this.opts = { level, chunkSize: this.blockBytes + (this.blockBytes >> 10) + 1024 };
     this.limit = Math.max(1, o.inFlight ?? Math.max(2, availableParallelism()));
-    this.block = Buffer.allocUnsafe(this.blockBytes);
+    this.block = this.newBlock();
+  }
+
+  /** A block buffer; for level 0 one that owns its whole ArrayBuffer (moved to a worker thread and given back). */
+  private newBlock(): Buffer {
+    return this.own ? Buffer.from(sharedGzipPool().buffer(this.blockBytes)) : Buffer.allocUnsafe(this.blockBytes);
   }
 
   /** Blocks submitted and not yet written. */
@@ -102,19 +118,25 @@ export class BlockGzip {
   }
 
   private submit(): void {
-    const data = this.fill === this.blockBytes ? this.block : this.block.subarray(0, this.fill);
-    this.block = Buffer.allocUnsafe(this.blockBytes);
+    const block = this.block;
+    const length = this.fill;
+    this.block = this.newBlock();
     this.fill = 0;
     this.started = true;
     const p: Pending = { done: false };
     this.queue.push(p);
-    gzip(data, this.opts, (err, out) => {
+    const done = (err: Error | null, out?: Buffer) => {
       if (this.destroyed) return;
       if (err) this.failed ??= err;
       p.done = true;
       p.out = out;
       this.flush();
-    });
+    };
+    if (this.own) {
+      sharedGzipPool().gzip(block.buffer as ArrayBuffer, length).then((out) => done(null, out), (e: Error) => done(e));
+    } else {
+      gzip(length === this.blockBytes ? block : block.subarray(0, length), this.opts, done);
+    }
   }
 
   /** Writes the finished members at the head of the queue, in order. */

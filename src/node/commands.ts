@@ -104,15 +104,15 @@ function format(v: CliValues): "chrome" | "xspace" {
 }
 
 /**
- * `--gzip-level N`: a whole number from 1 to 9, only with gzip output (`--gzip` or an output ending in .gz);
- * undefined when not given (the default level of src/node/block_gzip.ts).
+ * `--gzip-level N`: a whole number from 0 (rawtrace's own encoder) to 9, only with gzip output (`--gzip` or an
+ * output ending in .gz); undefined when not given (the default level of src/node/block_gzip.ts).
  */
 function gzipLevel(v: CliValues, fmt: "chrome" | "xspace"): number | undefined {
   const s = v["gzip-level"];
   if (s === undefined) return undefined;
   const n = Number(s);
-  if (s.trim() === "" || !Number.isInteger(n) || n < 1 || n > 9) {
-    throw new RawtraceError("USAGE", `--gzip-level must be a whole number from 1 (fastest) to 9 (smallest), not '${s}'`);
+  if (s.trim() === "" || !Number.isInteger(n) || n < 0 || n > 9) {
+    throw new RawtraceError("USAGE", `--gzip-level must be a whole number from 0 (fastest) to 9 (smallest), not '${s}'`);
   }
   if (fmt === "xspace") throw new RawtraceError("USAGE", "--gzip-level: XSpace output is never gzipped (XProf reads .xplane.pb)");
   if (!v.gzip && !v.output?.endsWith(".gz")) throw new RawtraceError("USAGE", "--gzip-level needs gzip output: --gzip or an output ending in .gz");

@@ -15,7 +15,7 @@ import { FdSink, OutputFile, ioError } from "./output.js";
 export interface ConvertFileOptions extends Omit<ConvertOptions, "afterWindow"> {
   /** gzip the output (default: when the output path ends in .gz). */
   gzip?: boolean;
-  /** zlib level 1–9 of the gzip output (default: DEFAULT_GZIP_LEVEL of src/node/block_gzip.ts). */
+  /** gzip level 0–9 (0: rawtrace's encoder; 1–9: zlib's) of the gzip output (default: DEFAULT_GZIP_LEVEL of src/node/block_gzip.ts). */
   gzipLevel?: number;
   /** Core instance to use (one conversion at a time; default: a new one). Workers reuse theirs. */
   engine?: Engine;

@@ -40,7 +40,7 @@ export interface MergeOptions {
   format?: "chrome" | "xspace";
   /** gzip the Chrome JSON (default: when the output ends in .gz). */
   gzip?: boolean;
-  /** zlib level 1–9 of the gzip output (default: DEFAULT_GZIP_LEVEL of src/node/block_gzip.ts). */
+  /** gzip level 0–9 (0: rawtrace's encoder; 1–9: zlib's) of the gzip output (default: DEFAULT_GZIP_LEVEL of src/node/block_gzip.ts). */
   gzipLevel?: number;
   /** Overwrite existing outputs. */
   force?: boolean;

@@ -475,7 +475,7 @@ export class FdSink {
   /** Bytes handed in (before compression). */
   bytes = 0;
 
-  /** `gzipLevel`: zlib level 1–9 of the gzip blocks (default: DEFAULT_GZIP_LEVEL of src/node/block_gzip.ts). */
+  /** `gzipLevel`: gzip level 0–9 (0: rawtrace's encoder; 1–9: zlib's) of the gzip blocks (default: DEFAULT_GZIP_LEVEL of src/node/block_gzip.ts). */
   constructor(private readonly fd: number, private readonly path: string, gzip: boolean, gzipLevel?: number) {
     if (gzip) this.gz = new BlockGzip((c) => writeAll(this.fd, c, this.path), { level: gzipLevel });
   }

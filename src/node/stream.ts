@@ -14,7 +14,7 @@ import { BlockGzip } from "./block_gzip.js";
 export interface ConvertStreamOptions extends Omit<ConvertOptions, "afterWindow"> {
   /** gzip what is written to the stream (Chrome JSON). */
   gzip?: boolean;
-  /** zlib level 1–9 of the gzip members (default: DEFAULT_GZIP_LEVEL of src/node/block_gzip.ts). */
+  /** gzip level 0–9 (0: rawtrace's encoder; 1–9: zlib's) of the gzip members (default: DEFAULT_GZIP_LEVEL of src/node/block_gzip.ts). */
   gzipLevel?: number;
   /** End the stream when done (default true). */
   end?: boolean;

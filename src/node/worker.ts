@@ -28,7 +28,7 @@ export interface ConvertJob {
   format?: "chrome" | "xspace";
   /** gzip the output (Chrome JSON only). */
   gzip?: boolean;
-  /** zlib level of the gzip output (1–9). */
+  /** gzip level of the output (0: rawtrace's encoder; 1–9: zlib's). */
   gzipLevel?: number;
   allApi?: boolean;
   traceName?: string;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /**
- * `rawtrace convert --gzip-level N` (the built CLI): at levels 1 (the default), 3 and 6 the `.json.gz` is the
- * parallel block gzip of the plain conversion at that level, byte for byte (several members: the JSON spans several
+ * `rawtrace convert --gzip-level N` (the built CLI): at levels 0 (the default: rawtrace's own encoder in worker
+ * threads), 1, 3 and 6 the `.json.gz` is the parallel block gzip of the plain conversion at that level, byte for byte (several members: the JSON spans several
  * 1 MiB blocks), and Node's zlib and Python's gzip module both read it back to exactly the plain JSON; higher levels
  * are smaller; merge takes the level too. Bad levels, a level without gzip output and a level with XSpace are usage errors (exit 2).
  */
@@ -50,12 +50,12 @@ function pythonRead(path: string): { json: Buffer; members: number } {
   return { json: r.stdout, members: Number(String(r.stderr)) };
 }
 
-test("levels 1 (default), 3 and 6: the block gzip of the plain JSON at that level; zlib and Python read it back", async () => {
+test("levels 0 (default), 1, 3 and 6: the block gzip of the plain JSON at that level; zlib and Python read it back", async () => {
   assert.is(cli(["convert", DUMP, "-o", "plain.json"]).status, 0);
   const plain = readFileSync(join(tmp, "plain.json"));
   assert.ok(plain.length > 3 << 20, `${plain.length} bytes of JSON: several 1 MiB members`);
   const sizes = new Map<number, number>();
-  for (const level of [undefined, 1, 3, 6]) {
+  for (const level of [undefined, 0, 1, 3, 6]) {
     const out = `l${level ?? "default"}.json.gz`;
     const r = cli(["convert", DUMP, "-o", out, ...(level === undefined ? [] : ["--gzip-level", String(level)])]);
     assert.is(r.status, 0, r.stderr);
@@ -68,15 +68,16 @@ test("levels 1 (default), 3 and 6: the block gzip of the plain JSON at that leve
     assert.is(py.members, Math.ceil(plain.length / (1 << 20)), `${out}: one member per 1 MiB block`);
     sizes.set(want, gz.length);
   }
-  assert.is(DEFAULT_GZIP_LEVEL, 1);
+  assert.is(DEFAULT_GZIP_LEVEL, 0);
   assert.ok(sizes.get(1)! > sizes.get(3)! && sizes.get(3)! > sizes.get(6)!, JSON.stringify([...sizes]));
+  assert.ok(sizes.get(0)! < sizes.get(1)!, `level 0 smaller than level 1 on this JSON: ${JSON.stringify([...sizes])}`);
 });
 
-test("--gzip-level: 1 to 9, with gzip output, never with XSpace (exit 2)", () => {
-  for (const bad of ["0", "10", "1.5", "fast", ""]) {
+test("--gzip-level: 0 to 9, with gzip output, never with XSpace (exit 2)", () => {
+  for (const bad of ["10", "0.5", "1.5", "fast", ""]) {
     const r = cli(["convert", DUMP, "-o", "x.json.gz", "--force", "--gzip-level", bad]);
     assert.is(r.status, 2, bad);
-    assert.match(r.stderr, "--gzip-level must be a whole number from 1 (fastest) to 9 (smallest)");
+    assert.match(r.stderr, "--gzip-level must be a whole number from 0 (fastest) to 9 (smallest)");
   }
   const plain = cli(["convert", DUMP, "-o", "y.json", "--gzip-level", "3"]);
   assert.is(plain.status, 2);

@@ -18,6 +18,8 @@ import { BlockGzip, type BlockGzipOptions } from "../../src/node/block_gzip.js";
 import { convertFile } from "../../src/node/convert.js";
 import { convertStream } from "../../src/node/stream.js";
 import { generate } from "../../bench/generate.js";
+import { FastGzip } from "../../src/node/fast_gzip.js";
+import { GzipPool } from "../../src/node/gzip_pool.js";
 
 const tmp = mkdtempSync(join(tmpdir(), "rawtrace-blockgz-"));
 
@@ -68,10 +70,10 @@ function python(gz: Buffer, name: string): { bytes: Buffer; members: number } {
 
 const BLOCK = 64 << 10;
 
-test("Node's zlib and Python's gzip read the members back to the exact input, at and around block boundaries", async () => {
+test("zlib level 1: Node's zlib and Python's gzip read the members back to the exact input, at and around block boundaries", async () => {
   for (const n of [0, 1, BLOCK - 1, BLOCK, BLOCK + 1, 5 * BLOCK, 7 * BLOCK + 12345]) {
     const data = text(n, n + 1);
-    const { bytes } = await compress(data, { blockBytes: BLOCK, inFlight: 3 }, [4096, 1, 70000, 333]);
+    const { bytes } = await compress(data, { blockBytes: BLOCK, inFlight: 3, level: 1 }, [4096, 1, 70000, 333]);
     assert.ok(gunzipSync(bytes).equals(data), `node, ${n} bytes`);
     const py = python(bytes, `n${n}`);
     assert.ok(py.bytes.equals(data), `python, ${n} bytes`);
@@ -81,15 +83,80 @@ test("Node's zlib and Python's gzip read the members back to the exact input, at
 
 test("the bytes depend on neither the write sizes nor the blocks in flight; back pressure bounds the blocks", async () => {
   const data = text(9 * BLOCK + 777);
-  const a = await compress(data, { blockBytes: BLOCK, inFlight: 1 }, [data.length]);
-  const b = await compress(data, { blockBytes: BLOCK, inFlight: 4 }, [1000, 3, 65536, 131073]);
-  const c = await compress(data, { blockBytes: BLOCK, inFlight: 2 }, [BLOCK]);
+  const a = await compress(data, { blockBytes: BLOCK, inFlight: 1, level: 1 }, [data.length]);
+  const b = await compress(data, { blockBytes: BLOCK, inFlight: 4, level: 1 }, [1000, 3, 65536, 131073]);
+  const c = await compress(data, { blockBytes: BLOCK, inFlight: 2, level: 1 }, [BLOCK]);
   assert.ok(a.bytes.equals(b.bytes) && a.bytes.equals(c.bytes));
   // Below the limit before a write (after drain), plus the blocks one write fills: 131073 bytes fill at most 3.
   assert.ok(b.maxPending <= 3 + 3, `${b.maxPending} blocks pending`);
   assert.ok(c.maxPending <= 2, `${c.maxPending} blocks pending`);
   // Each member is a complete gzip stream of its block.
   assert.ok(gunzipSync(a.bytes).equals(data));
+});
+
+test("level 0: rawtrace's encoder in worker threads, one member per block in order, read back by zlib and Python", async () => {
+  const fast = new FastGzip();
+  for (const n of [0, 1, BLOCK - 1, BLOCK, BLOCK + 1, 9 * BLOCK + 777]) {
+    const data = text(n, n + 3);
+    const a = await compress(data, { blockBytes: BLOCK, inFlight: 1, level: 0 }, [data.length || 1]);
+    const b = await compress(data, { blockBytes: BLOCK, inFlight: 4, level: 0 }, [1000, 3, 65536, 131073]);
+    assert.ok(a.bytes.equals(b.bytes), `${n} bytes: the same whatever the cuts and blocks in flight`);
+    const want: Buffer[] = [];
+    for (let at = 0; at < n || (n === 0 && at === 0); at += BLOCK) want.push(Buffer.from(fast.gzip(data.subarray(at, at + BLOCK))));
+    assert.ok(a.bytes.equals(Buffer.concat(want)), `${n} bytes: FastGzip's member of each block`);
+    assert.ok(gunzipSync(a.bytes).equals(data), `node, ${n} bytes`);
+    const py = python(a.bytes, `fast${n}`);
+    assert.ok(py.bytes.equals(data), `python, ${n} bytes`);
+    assert.is(py.members, Math.max(1, Math.ceil(n / BLOCK)));
+  }
+});
+
+test("the gzip pool: members of blocks sent at once come back to the right callers; a closed pool refuses", async () => {
+  const pool = new GzipPool(2);
+  const blocks = [0, 1, 5000, 70000, 123].map((n, k) => text(n, k + 11));
+  const members = await Promise.all(blocks.map((b) => {
+    const ab = new ArrayBuffer(b.length + 7); // a longer buffer: only `length` bytes are compressed
+    new Uint8Array(ab).set(b);
+    return pool.gzip(ab, b.length);
+  }));
+  members.forEach((m, k) => assert.ok(gunzipSync(m).equals(blocks[k]), `block ${k}`));
+  assert.is(pool.started, 2, "five blocks at once start both workers, no more");
+  const lazy = new GzipPool(3);
+  await lazy.gzip(new ArrayBuffer(1), 1);
+  await lazy.gzip(new ArrayBuffer(1), 1);
+  assert.is(lazy.started, 1, "blocks one after another need one worker");
+  const sent = new ArrayBuffer(100);
+  new Uint8Array(sent).fill(7);
+  await lazy.gzip(sent, 100);
+  assert.is(sent.byteLength, 0, "transferred, not copied");
+  const back = new Uint8Array(lazy.buffer(100));
+  assert.ok(back.length === 100 && back.every((b) => b === 7), "the worker gave the block's buffer back for the next block");
+  assert.ok(new Uint8Array(lazy.buffer(100)).every((b) => b === 0), "none left to give: a new buffer");
+  await lazy.close();
+  try {
+    await pool.gzip(new ArrayBuffer(4), 5);
+    assert.unreachable("5 bytes of a 4-byte buffer");
+  } catch (e) {
+    assert.instance(e, RangeError);
+  }
+  await pool.close();
+  try {
+    await pool.gzip(new ArrayBuffer(4), 4);
+    assert.unreachable("a closed pool compressed");
+  } catch (e) {
+    assert.match((e as Error).message, "gzip pool closed");
+  }
+});
+
+test("idle gzip workers do not keep the process alive (a pool of 2 that compressed one block exits)", () => {
+  const script = join(tmp, "exit.mts");
+  const pool = new URL("../../src/node/gzip_pool.ts", import.meta.url).href;
+  writeFileSync(script, `import { GzipPool } from ${JSON.stringify(pool)};\n` +
+    "const m = await new GzipPool(2).gzip(new ArrayBuffer(10), 10);\nconsole.log(m.length);\n");
+  const r = spawnSync(process.execPath, ["--import", "tsx", script], { encoding: "utf8", timeout: 60_000 });
+  assert.is(r.signal, null, "killed: the process did not exit by itself");
+  assert.is(r.status, 0, r.stderr);
+  assert.ok(Number(r.stdout) >= 20, `a member of ${r.stdout.trim()} bytes`);
 });
 
 test("an error from the writer surfaces on end, and later writes throw it", async () => {

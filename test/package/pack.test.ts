@@ -13,6 +13,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { gunzipSync } from "node:zlib";
 import { sampleDump } from "../helpers/sample_dump.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -35,7 +36,7 @@ let tarball = "";
 let files: PackFile[] = [];
 
 test("npm pack ships the bin, the bundled JS, the core's .wasm, the viewer (rawtrace view), the declarations, README and docs — nothing else", () => {
-  for (const f of ["dist/node/cli.js", "dist/node/index.js", "dist/node/worker.js", "dist/node/rawtrace.wasm", "dist/types/node/index.d.ts"]) {
+  for (const f of ["dist/node/cli.js", "dist/node/index.js", "dist/node/worker.js", "dist/node/rawtrace.wasm", "dist/node/gzip_worker.js", "dist/node/deflate.wasm", "dist/types/node/index.d.ts"]) {
     assert.ok(existsSync(join(ROOT, f)), `${f} not built (bash scripts/setup.sh)`);
   }
   // --ignore-scripts: prepack would rebuild dist/ (npm run build) under the feet of the other tests.
@@ -44,7 +45,7 @@ test("npm pack ships the bin, the bundled JS, the core's .wasm, the viewer (rawt
   tarball = join(work, p.filename);
   files = p.files;
   const paths = files.map((f) => f.path).sort();
-  const allowed = /^(package\.json|README\.md|LICENSE|dist\/node\/(cli|index|worker)\.js|dist\/node\/rawtrace\.wasm|dist\/web\/(index\.html|style\.css|main\.js|worker\.js|rawtrace-[A-Z0-9]+\.wasm)|dist\/types\/(node|core)\/[a-z_]+\.d\.ts|docs\/[a-z_/-]+\.md)$/;
+  const allowed = /^(package\.json|README\.md|LICENSE|dist\/node\/(cli|index|worker|gzip_worker)\.js|dist\/node\/(rawtrace|deflate)\.wasm|dist\/web\/(index\.html|style\.css|main\.js|worker\.js|rawtrace-[A-Z0-9]+\.wasm)|dist\/types\/(node|core)\/[a-z_]+\.d\.ts|docs\/[a-z_/-]+\.md)$/;
   const extra = paths.filter((f) => !allowed.test(f));
   assert.equal(extra, [], "files a user does not run");
   for (const f of ["package.json", "README.md", "dist/node/cli.js", "dist/node/index.js", "dist/node/worker.js", "dist/node/rawtrace.wasm",
@@ -72,6 +73,9 @@ test("installed into an empty project offline: no dependencies pulled, npx rawtr
   run("npx", ["--no-install", "rawtrace", "convert", "run.rawtrace", "-o", "run.json"], { cwd: app });
   const trace = JSON.parse(readFileSync(join(app, "run.json"), "utf8")) as { traceEvents: unknown[] };
   assert.ok(trace.traceEvents.length > 10, "the installed CLI found its core (dist/node/rawtrace.wasm)");
+  run("npx", ["--no-install", "rawtrace", "convert", "run.rawtrace", "-o", "run.json.gz", "--gzip-level", "0"], { cwd: app });
+  const gz = JSON.parse(gunzipSync(readFileSync(join(app, "run.json.gz"))).toString("utf8")) as { traceEvents: unknown[] };
+  assert.is(gz.traceEvents.length, trace.traceEvents.length, "the installed gzip encoder (dist/node/gzip_worker.js, deflate.wasm)");
 });
 
 test("installed: rawtrace view finds its viewer (dist/web of the package) and serves it with the named file", async () => {
