@@ -123,7 +123,7 @@ function newPart(type: number, count: number, size: number): ArrayBuffer {
  */
 export class TimelineParser {
   private phase = Phase.BLOCK_HEAD;
-  private target = new Uint8Array(16);
+  private target: Uint8Array<ArrayBuffer> = new Uint8Array(16);
   private filled = 0;
   private blockRecords = 0;
   private blockExt = 0;
@@ -228,7 +228,7 @@ export class TimelineParser {
     }
   }
 
-  private next(phase: Phase, bytes: number, into?: Uint8Array): void {
+  private next(phase: Phase, bytes: number, into?: Uint8Array<ArrayBuffer>): void {
     this.phase = phase;
     this.target = into ?? new Uint8Array(bytes);
     this.filled = 0;
