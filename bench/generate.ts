@@ -4,11 +4,12 @@
  * a cudaLaunchKernel runtime record (+ its cuLaunchKernel driver record, hidden by default like Kineto does) and
  * the kernel on one of 4 streams, with periodic memcpy/memset and a stream sync at the end of each step.
  *
- *   tsx bench/generate.ts <records> <out.rawtrace> [xxh32|crc32]
+ *   tsx bench/generate.ts <records> <out.rawtrace> [xxh32|crc32] [launch-first|device-first]
  *
  * Same arguments, same bytes (a fixed-seed PRNG; no clock is read). The last argument is the payload checksum of the
  * chunks (default XXH32, what the writers store since format 1.1; `crc32` gives a format 1.0-style dump with the
- * same payloads, for comparing the two).
+ * same payloads, for comparing the two). `device-first` writes each op's device record before its launch call(s), as
+ * real CUPTI dumps have them ({@link RecordOrder}).
  */
 import { closeSync, existsSync, openSync, readSync } from "node:fs";
 import { rng } from "../src/tools/rng.js";
@@ -25,12 +26,22 @@ const T0 = 1_780_000_000_000_000_000n;
 
 
 /**
+ * Where each op's device record (kernel, memcpy, memset) sits against its launch call(s) in the file.
+ * `launch-first` (the default, what every bench figure before 2026-11-25 evening used): after them. `device-first`:
+ * before them — the order of real CUPTI dumps (every H100 fixture has each device record before its launch call),
+ * which keeps the NVTX projection pass (docs/performance.md, "What is left for target 1").
+ */
+export type RecordOrder = "launch-first" | "device-first";
+
+/**
  * Writes a dump of about `records` activity records to `path` in ACTIVITY chunks of `chunkBytes` (default 8 MiB),
- * every chunk with the payload `checksum`; returns the counts.
+ * every chunk with the payload `checksum`, device records placed by `order`; returns the counts. The records are the
+ * same whatever the order (same ids, times and names).
  */
 export function generate(
-  records: number, path: string, chunkBytes = CHUNK, checksum: PayloadChecksum = "xxh32",
+  records: number, path: string, chunkBytes = CHUNK, checksum: PayloadChecksum = "xxh32", order: RecordOrder = "launch-first",
 ): { records: number; bytes: number; kernels: number } {
+  const deviceFirst = order === "device-first";
   const w = RawtraceWriter.toFile(path, { checksum });
   w.header({
     vendor: 1, vendorVersion: C.LAYOUT_VERSION[L], runtimeVersion: 13000, driverVersion: 13000, pid: PID,
@@ -85,19 +96,27 @@ export function generate(
       const apiDur = 2000n + BigInt(Math.floor(r * 3000));
       if (r < 0.06) {
         const bytes = BigInt(4096 + Math.floor(r * 1e7));
-        off += C.writeApi(dv, off, L, { kind: 5, cbid: 41, start: t, end: t + apiDur, processId: PID, threadId: TID, correlationId: c });
         const d = bytes / 20n + 500n;
+        const api = () => { off += C.writeApi(dv, off, L, { kind: 5, cbid: 41, start: t, end: t + apiDur, processId: PID, threadId: TID, correlationId: c }); };
+        if (!deviceFirst) api();
         off += C.writeMemcpy(dv, off, L, { start: gpuT, end: gpuT + d, deviceId: 0, contextId: 1, streamId: stream, correlationId: c, bytes, copyKind: r < 0.03 ? 1 : 2, srcKind: r < 0.03 ? 2 : 3, dstKind: r < 0.03 ? 3 : 2, async: true });
+        if (deviceFirst) api();
         gpuT += d + 300n;
         n += 3;
       } else if (r < 0.08) {
-        off += C.writeApi(dv, off, L, { kind: 5, cbid: 51, start: t, end: t + apiDur, processId: PID, threadId: TID, correlationId: c });
+        const api = () => { off += C.writeApi(dv, off, L, { kind: 5, cbid: 51, start: t, end: t + apiDur, processId: PID, threadId: TID, correlationId: c }); };
+        if (!deviceFirst) api();
         off += C.writeMemset(dv, off, L, { start: gpuT, end: gpuT + 1200n, deviceId: 0, contextId: 1, streamId: stream, correlationId: c, bytes: 1n << 20n, memoryKind: 3, async: true });
+        if (deviceFirst) api();
         gpuT += 1500n;
         n += 3;
       } else {
-        off += C.writeApi(dv, off, L, { kind: 5, cbid: 211, start: t, end: t + apiDur, processId: PID, threadId: TID, correlationId: c });
-        off += C.writeApi(dv, off, L, { kind: 4, cbid: 307, start: t + 500n, end: t + apiDur - 300n, processId: PID, threadId: TID, correlationId: corr++ });
+        const dc = corr++;
+        const apis = () => {
+          off += C.writeApi(dv, off, L, { kind: 5, cbid: 211, start: t, end: t + apiDur, processId: PID, threadId: TID, correlationId: c });
+          off += C.writeApi(dv, off, L, { kind: 4, cbid: 307, start: t + 500n, end: t + apiDur - 300n, processId: PID, threadId: TID, correlationId: dc });
+        };
+        if (!deviceFirst) apis();
         const k = Math.floor(rand() * KERNEL_NAMES.length);
         const d = 1500n + BigInt(Math.floor(rand() * 200000));
         off += C.writeKernel(dv, off, L, {
@@ -105,6 +124,7 @@ export function generate(
           namePtr: namePtr(k), gridX: 1 + (k * 37) % 4096, gridY: 1 + (k & 1), blockX: 128 << (k & 2), registersPerThread: 32 + k,
           staticSharedMemory: (k & 3) * 4096, dynamicSharedMemory: (k & 4) * 8192, channelID: stream, channelType: 1,
         });
+        if (deviceFirst) apis();
         gpuT += d + 800n;
         kernels++;
         n += 4;
@@ -159,12 +179,12 @@ export function ensureDump(records: number, path: string, make: (records: number
 
 const isMain = process.argv[1] && import.meta.url.endsWith(process.argv[1].split("/").pop()!);
 if (isMain) {
-  const [records, out, sum = "xxh32"] = process.argv.slice(2);
-  if (!records || !out || (sum !== "xxh32" && sum !== "crc32")) {
-    console.error("usage: tsx bench/generate.ts <records> <out.rawtrace> [xxh32|crc32]");
+  const [records, out, sum = "xxh32", order = "launch-first"] = process.argv.slice(2);
+  if (!records || !out || (sum !== "xxh32" && sum !== "crc32") || (order !== "launch-first" && order !== "device-first")) {
+    console.error("usage: tsx bench/generate.ts <records> <out.rawtrace> [xxh32|crc32] [launch-first|device-first]");
     process.exit(2);
   }
   const t0 = performance.now();
-  const r = generate(Number(records), out, CHUNK, sum);
+  const r = generate(Number(records), out, CHUNK, sum, order);
   console.log(`${out}: ${r.records} records (${r.kernels} kernels) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 }
