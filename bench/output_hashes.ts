@@ -8,6 +8,10 @@
  *   tsx bench/output_hashes.ts --wasm base.wasm,new.wasm [--file extra.rawtrace ...] [--no-bench]
  *
  * `--no-bench` leaves the 1e6 bench dump out (a quick check of the small files).
+ *
+ * The timeline stream's layout changed on purpose with the viewer's records-out work (2026-11-25: records leave the
+ * core as produced, then the order and partners): against a build before it, only the timeline rows differ, and
+ * test/core/timeline_fixup.test.ts checks the events it carries are the same.
  */
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
