@@ -203,16 +203,16 @@ export function deflateBound(n: number): number {
 
 /**
  * Compresses `input` and checks the member: `problem` says what is wrong (the first differing byte, or the size
- * against {@link deflateBound}), null when right; `size` is the member's length in bytes (0 when the encoder threw).
+ * against {@link deflateBound}), null when right; `member` is the gzip member (empty when the encoder threw).
  */
-export function checkDeflate(gz: FastGzip, input: Uint8Array): { size: number; problem: string | null } {
+export function checkDeflate(gz: FastGzip, input: Uint8Array): { member: Uint8Array; problem: string | null } {
   let member: Uint8Array;
   try {
     member = gz.gzip(input);
   } catch (e) {
-    return { size: 0, problem: `encoder threw: ${(e as Error).message}` };
+    return { member: new Uint8Array(0), problem: `encoder threw: ${(e as Error).message}` };
   }
-  return { size: member.length, problem: checkMember(member, input) };
+  return { member, problem: checkMember(member, input) };
 }
 
 /** What is wrong with `member` as the gzip of `input`; null when nothing. */
@@ -241,25 +241,32 @@ export interface DeflateStats {
   failures: { index: number; kind: DeflateKind; size: number; message: string }[];
 }
 
-/**
- * Runs cases `from` .. `from + count - 1` of `seed` through {@link checkDeflate}; `onFailure` gets each failing case
- * (to save its input), `onProgress` the cases and input bytes done every 1,000 cases. Returns the totals.
- */
-export function runDeflateCases(gz: FastGzip, seed: number, from: number, count: number,
-  onFailure?: (c: DeflateCase, message: string) => void, onProgress?: (done: number, inputBytes: number) => void): DeflateStats {
+/** Callbacks of {@link runDeflateCases}. */
+export interface DeflateHooks {
+  /** Each failing case and why (to save its input). */
+  onFailure?: (c: DeflateCase, message: string) => void;
+  /** The cases and input bytes done, every 1,000 cases. */
+  onProgress?: (done: number, inputBytes: number) => void;
+  /** Every case and its member (to look into what the encoder wrote). */
+  onMember?: (c: DeflateCase, member: Uint8Array) => void;
+}
+
+/** Runs cases `from` .. `from + count - 1` of `seed` through {@link checkDeflate}. Returns the totals. */
+export function runDeflateCases(gz: FastGzip, seed: number, from: number, count: number, hooks: DeflateHooks = {}): DeflateStats {
   const s: DeflateStats = { cases: 0, inputBytes: 0, memberBytes: 0, kinds: {}, failures: [] };
   for (let i = from; i < from + count; i++) {
     const c = deflateCase(seed, i);
-    const { size, problem: message } = checkDeflate(gz, c.bytes);
+    const { member, problem: message } = checkDeflate(gz, c.bytes);
     s.cases++;
     s.inputBytes += c.bytes.length;
-    s.memberBytes += size;
+    s.memberBytes += member.length;
+    hooks.onMember?.(c, member);
     s.kinds[c.kind] = (s.kinds[c.kind] ?? 0) + 1;
     if (message !== null) {
       s.failures.push({ index: i, kind: c.kind, size: c.bytes.length, message });
-      onFailure?.(c, message);
+      hooks.onFailure?.(c, message);
     }
-    if (onProgress && s.cases % 1000 === 0) onProgress(s.cases, s.inputBytes);
+    if (s.cases % 1000 === 0) hooks.onProgress?.(s.cases, s.inputBytes);
   }
   return s;
 }

@@ -10,19 +10,35 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { FastGzip } from "../../src/node/fast_gzip.js";
 import { rng } from "./mutate.js";
-import { DEFLATE_KINDS, checkMember, deflateBound, deflateCase, runDeflateCases } from "./deflate_target.js";
+import { type DeflateUse, deflateUse } from "./deflate_trace.js";
+import { DEFLATE_KINDS, type DeflateCase, checkMember, deflateBound, deflateCase, runDeflateCases } from "./deflate_target.js";
 
 const RUNS = Number(process.env.RAWTRACE_FUZZ_RUNS ?? 80);
 const SEED = Number(process.env.RAWTRACE_FUZZ_SEED ?? 20261124);
 const gz = new FastGzip();
 
 test(`fuzz deflate: ${RUNS} generated inputs (seed ${SEED}) gunzip back exactly within the stored bound`, () => {
-  const s = runDeflateCases(gz, SEED, 0, RUNS);
-  console.log(`fuzz deflate: ${s.cases} cases, ${(s.inputBytes / 1e6).toFixed(1)} MB in, ${(s.memberBytes / 1e6).toFixed(1)} MB out`);
+  // What the encoder wrote for the cases up to 256 KiB (the reader here is slow), summed.
+  const use: DeflateUse = { stored: 0, fixed: 0, dynamic: 0, len4: 0, len258: 0, dist32768: 0, matches: 0, bytes: 0 };
+  let traced = 0;
+  const onMember = (c: DeflateCase, member: Uint8Array): void => {
+    if (c.bytes.length > 1 << 18) return;
+    const u = deflateUse(member);
+    traced += c.bytes.length;
+    for (const k of Object.keys(use) as (keyof DeflateUse)[]) use[k] += u[k];
+  };
+  const s = runDeflateCases(gz, SEED, 0, RUNS, { onMember });
+  console.log(`fuzz deflate: ${s.cases} cases, ${(s.inputBytes / 1e6).toFixed(1)} MB in, ${(s.memberBytes / 1e6).toFixed(1)} MB out; ` +
+    `in those up to 256 KiB: ${JSON.stringify(use)}`);
   assert.equal(s.failures, []);
   assert.is(s.cases, RUNS);
   if (RUNS >= 80) assert.equal(Object.keys(s.kinds).sort(), [...DEFLATE_KINDS].sort(), "every kind leads some case");
   assert.ok(s.memberBytes < s.inputBytes, "the inputs are compressible on the whole");
+  assert.is(use.bytes, traced, "the reader's byte count matches the inputs");
+  if (RUNS >= 80) {
+    // The inputs reach the encoder's limits: every block type, matches of 4 (its shortest) and 258 bytes, matches 32,768 bytes back.
+    for (const k of ["stored", "fixed", "dynamic", "len4", "len258", "dist32768"] as const) assert.ok(use[k] > 0, `some ${k}`);
+  }
 });
 
 test("fuzz deflate: cases are the same bytes every time and cover the boundary sizes", () => {

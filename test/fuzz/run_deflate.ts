@@ -27,8 +27,8 @@ export function fuzzDeflate(o: DeflateFuzzOptions): number {
   const gz = new FastGzip();
   if (o.replay !== undefined) {
     const input = new Uint8Array(readFileSync(o.replay));
-    const { size, problem } = checkDeflate(gz, input);
-    console.log(problem ? `DEFECT ${o.replay} (${input.length} B): ${problem}` : `${o.replay}: ${input.length} B → ${size} B, round trip exact`);
+    const { member, problem } = checkDeflate(gz, input);
+    console.log(problem ? `DEFECT ${o.replay} (${input.length} B): ${problem}` : `${o.replay}: ${input.length} B → ${member.length} B, round trip exact`);
     return problem ? 1 : 0;
   }
   const seed = o.seed ?? DEFLATE_FUZZ_SEED;
@@ -37,13 +37,13 @@ export function fuzzDeflate(o: DeflateFuzzOptions): number {
   const outDir = o.out ?? "test/fixtures/fuzz-deflate";
   const t0 = performance.now();
   console.log(`fuzz deflate: seed ${seed}, cases ${from}..${from + count - 1}, failing inputs to ${outDir}`);
-  const s = runDeflateCases(gz, seed, from, count, (c, message) => {
+  const s = runDeflateCases(gz, seed, from, count, { onFailure: (c, message) => {
     mkdirSync(outDir, { recursive: true });
     const file = join(outDir, `deflate-${seed}-${c.index}.bin`);
     writeFileSync(file, c.bytes);
     console.log(`DEFECT seed ${seed} case ${c.index} (${c.kind}, ${c.bytes.length} B): ${message}\n  input: ${file}\n` +
       `  replay: npm run fuzz -- --target deflate --replay ${file}  (or --seed ${seed} --from ${c.index} --cases 1)`);
-  }, (done, bytes) => console.log(`  … ${done} cases, ${(bytes / 1e6).toFixed(0)} MB`));
+  }, onProgress: (done, bytes) => console.log(`  … ${done} cases, ${(bytes / 1e6).toFixed(0)} MB`) });
   const secs = (performance.now() - t0) / 1000;
   console.log(`fuzz deflate: ${s.cases} cases, ${(s.inputBytes / 1e6).toFixed(1)} MB in, ${(s.memberBytes / 1e6).toFixed(1)} MB out, ` +
     `${secs.toFixed(1)} s; cases by first segment: ${Object.entries(s.kinds).map(([k, v]) => `${k} ${v}`).join(", ")}`);
