@@ -8,11 +8,11 @@
  * between compressible and incompressible every few KB. Sizes run from 0 to 4 MiB and are often put right at the
  * 32,768-symbol block and 65,535-byte stored-block boundaries. The oracle ({@link checkDeflate}): Node's
  * `zlib.gunzipSync` of the member gives the input back exactly, and the member is no larger than storing every
- * block ({@link deflateBound}). Used by `npm run fuzz -- --target deflate` (run.ts) and fuzz_deflate.test.ts.
+ * block ({@link deflateBound}); now and then a fresh encoder must write the same bytes. Used by `npm run fuzz -- --target deflate` (run.ts) and fuzz_deflate.test.ts.
  */
 import { gunzipSync } from "node:zlib";
 import { rng } from "./mutate.js";
-import type { FastGzip } from "../../src/node/fast_gzip.js";
+import { FastGzip } from "../../src/node/fast_gzip.js";
 
 /** The segment kinds a case is built from. */
 export const DEFLATE_KINDS = ["json", "nearRepeat", "maxDistance", "matchLength", "run", "random", "fibonacci", "mixture"] as const;
@@ -237,6 +237,8 @@ export interface DeflateStats {
   cases: number;
   inputBytes: number;
   memberBytes: number;
+  /** Cases also compressed by a fresh encoder ({@link DeflateHooks.freshEvery}). */
+  freshChecks: number;
   kinds: Record<string, number>;
   failures: { index: number; kind: DeflateKind; size: number; message: string }[];
 }
@@ -247,16 +249,27 @@ export interface DeflateHooks {
   onFailure?: (c: DeflateCase, message: string) => void;
   /** The cases and input bytes done, every 1,000 cases. */
   onProgress?: (done: number, inputBytes: number) => void;
+  /** Every this many cases (from the first), also compress with a fresh encoder: the bytes must be the same. */
+  freshEvery?: number;
   /** Every case and its member (to look into what the encoder wrote). */
   onMember?: (c: DeflateCase, member: Uint8Array) => void;
 }
 
 /** Runs cases `from` .. `from + count - 1` of `seed` through {@link checkDeflate}. Returns the totals. */
 export function runDeflateCases(gz: FastGzip, seed: number, from: number, count: number, hooks: DeflateHooks = {}): DeflateStats {
-  const s: DeflateStats = { cases: 0, inputBytes: 0, memberBytes: 0, kinds: {}, failures: [] };
+  const s: DeflateStats = { cases: 0, inputBytes: 0, memberBytes: 0, freshChecks: 0, kinds: {}, failures: [] };
   for (let i = from; i < from + count; i++) {
     const c = deflateCase(seed, i);
-    const { member, problem: message } = checkDeflate(gz, c.bytes);
+    const checked = checkDeflate(gz, c.bytes);
+    const member = checked.member;
+    let message = checked.problem;
+    if (message === null && hooks.freshEvery && (i - from) % hooks.freshEvery === 0) {
+      const again = new FastGzip().gzip(c.bytes);
+      if (!Buffer.from(again).equals(Buffer.from(member))) {
+        message = `a fresh encoder wrote ${again.length} bytes, this one (after ${i - from} cases) ${member.length}, or other bytes`;
+      }
+      s.freshChecks++;
+    }
     s.cases++;
     s.inputBytes += c.bytes.length;
     s.memberBytes += member.length;

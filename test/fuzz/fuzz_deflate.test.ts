@@ -3,7 +3,7 @@
  * deflate` runs): a fixed seed and a fixed count of generated inputs (JSON-like text, near repeats, copies at the
  * 32,768-byte distance limit and around the 258-byte length limit, runs, random bytes, Fibonacci-skewed bytes,
  * mixtures; sizes at the block and stored-block boundaries) each come back exactly from Node's gunzip, in a member
- * no larger than storing every block. The oracle itself is checked to catch a damaged member and an oversized one.
+ * no larger than storing every block, and every 10th the same bytes from a fresh encoder. The oracle itself is checked to catch a damaged member and an oversized one.
  * RAWTRACE_FUZZ_RUNS and RAWTRACE_FUZZ_SEED run it longer or with another seed.
  */
 import { test } from "uvu";
@@ -27,11 +27,12 @@ test(`fuzz deflate: ${RUNS} generated inputs (seed ${SEED}) gunzip back exactly 
     traced += c.bytes.length;
     for (const k of Object.keys(use) as (keyof DeflateUse)[]) use[k] += u[k];
   };
-  const s = runDeflateCases(gz, SEED, 0, RUNS, { onMember });
+  const s = runDeflateCases(gz, SEED, 0, RUNS, { onMember, freshEvery: 10 });
   console.log(`fuzz deflate: ${s.cases} cases, ${(s.inputBytes / 1e6).toFixed(1)} MB in, ${(s.memberBytes / 1e6).toFixed(1)} MB out; ` +
     `in those up to 256 KiB: ${JSON.stringify(use)}`);
   assert.equal(s.failures, []);
   assert.is(s.cases, RUNS);
+  assert.is(s.freshChecks, Math.ceil(RUNS / 10));
   if (RUNS >= 80) assert.equal(Object.keys(s.kinds).sort(), [...DEFLATE_KINDS].sort(), "every kind leads some case");
   assert.ok(s.memberBytes < s.inputBytes, "the inputs are compressible on the whole");
   assert.is(use.bytes, traced, "the reader's byte count matches the inputs");
