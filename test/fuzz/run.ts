@@ -13,12 +13,15 @@
  *   --fresh N     compare every Nth case's outputs with a fresh engine's (default 10; 0 = never)
  *   --input FILE  mutate this dump instead of the built-in small ones (repeatable; e.g. a real trace from samples/:
  *                 slower per case, more record kinds)
+ *   --target T    convert (the above, default) or deflate: rawtrace's own gzip encoder, a fixed number of
+ *                 generated inputs per seed (run_deflate.ts: --cases, --seed, --from, --out, --replay FILE)
  */
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createEngine } from "../../src/node/wasm.js";
+import { fuzzDeflate } from "./run_deflate.js";
 import { PATHS, cases, minimise, newStats, runCase, signature, summary, totalExecutions } from "./harness.js";
 
 const { values } = parseArgs({
@@ -26,9 +29,12 @@ const { values } = parseArgs({
     seconds: { type: "string" },
     cases: { type: "string" },
     seed: { type: "string" },
-    out: { type: "string", default: "test/fixtures/fuzz" },
+    out: { type: "string" },
     fresh: { type: "string" },
     input: { type: "string", multiple: true },
+    target: { type: "string", default: "convert" },
+    from: { type: "string" },
+    replay: { type: "string" },
   },
 });
 const num = (s: string | undefined, what: string): number | undefined => {
@@ -40,10 +46,18 @@ const num = (s: string | undefined, what: string): number | undefined => {
   }
   return n;
 };
+if (values.target === "deflate") {
+  process.exit(fuzzDeflate({ cases: num(values.cases, "cases"), seed: num(values.seed, "seed"), from: num(values.from, "from"),
+    out: values.out, replay: values.replay }));
+}
+if (values.target !== "convert") {
+  console.error(`fuzz: --target wants convert or deflate, got ${JSON.stringify(values.target)}`);
+  process.exit(2);
+}
 const maxCases = num(values.cases, "cases");
 const seconds = num(values.seconds, "seconds") ?? (maxCases === undefined ? 600 : undefined);
 const seed = num(values.seed, "seed") ?? (Date.now() % 0x100000000);
-const outDir = values.out!;
+const outDir = values.out ?? "test/fixtures/fuzz";
 const freshEvery = num(values.fresh, "fresh") ?? 10;
 const inputs = values.input?.map((f) => new Uint8Array(readFileSync(f)));
 
