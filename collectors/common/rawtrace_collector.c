@@ -110,6 +110,13 @@ int rt_env_flag(const char* var, int def) {
   return !(!strcmp(s, "0") || !strcasecmp(s, "no") || !strcasecmp(s, "off") || !strcasecmp(s, "false"));
 }
 
+void rt_env_checksum(rt_writer* w, int verbosity) {
+  const char* s = getenv("RAWTRACE_CHECKSUM");
+  if (!s || !*s || !strcasecmp(s, "xxh32")) return;
+  if (!strcasecmp(s, "crc32")) rt_writer_set_checksum(w, RT_CHUNK_FLAG_CRC);
+  else warn_ignored(verbosity, "RAWTRACE_CHECKSUM", s, "xxh32 or crc32");
+}
+
 int rt_env_int(const char* var, int def) {
   const char* s = getenv(var);
   if (!s || !*s) return def;

@@ -57,6 +57,13 @@ int rt_env_flag(const char* var, int def);
 int rt_env_int(const char* var, int def);
 
 /**
+ * The payload checksum of writer `w` from RAWTRACE_CHECKSUM: unset, empty or `xxh32` keeps the writer's default
+ * (XXH32, format 1.1); `crc32` writes CRC-32 payload checks, which readers of format 1.0 verify too (they read XXH32
+ * payloads unverified; docs/format.md). Another value gets a warning line (at `verbosity`) and is ignored.
+ */
+void rt_env_checksum(rt_writer* w, int verbosity);
+
+/**
  * Expands the output pattern `pat` into `out` (`cap` bytes): %p pid, %h host name, %r rank (RANK, else LOCAL_RANK,
  * else 0), %t start time as UTC YYYYmmdd-HHMMSS (from `start_ns`, CLOCK_REALTIME), %% a percent sign. A pattern
  * naming a directory (existing, or ending in '/') gets `default_name` (itself a pattern) inside it.

@@ -1438,6 +1438,7 @@ static int init_collector(int from) {
     logmsg(LOG_ERROR, "cannot create %s: %s; nothing is recorded", wanted, strerror(errno));
     return -1;
   }
+  rt_env_checksum(G.w, g_log_level);
   if (strcmp(wanted, G.path) != 0) {
     logmsg(LOG_WARN, "%s already exists (another process, or an earlier run, uses this RAWTRACE_OUTPUT; add %%p for "
            "one file per process); writing %s instead", wanted, G.path);

@@ -313,6 +313,7 @@ static int open_output(void) {
     atomic_store(&G.write_failed, 1);
     return -1;
   }
+  rt_env_checksum(G.w, G.verbosity);
   rt_header_info hi;
   rt_header_info_init(&hi);
   static char host[256], cmdline[4096], vtext[128];

@@ -1062,6 +1062,7 @@ static int init_collector(rt_rocp_client_finalize_fn fini) {
     logmsg(RT_V_ERROR, "cannot create %s: %s; nothing is recorded", wanted, strerror(errno));
     return -1;
   }
+  rt_env_checksum(G.w, G.verbosity);
   if (strcmp(wanted, G.path) != 0) {
     logmsg(RT_V_WARN, "%s already exists (another process, or an earlier run, uses this RAWTRACE_OUTPUT; add %%p for "
            "one file per process); writing %s instead", wanted, G.path);

@@ -626,6 +626,7 @@ __attribute__((constructor)) static void rawtrace_xpu_init(void) {
     logmsg(RT_V_ERROR, 0, "XPU collector inactive: cannot create %.300s: %s", pattern, strerror(errno));
     return;
   }
+  rt_env_checksum(G.w, G.verbosity);
   G.owner_pid = getpid();
   rt_header_info hi;
   rt_header_info_init(&hi);

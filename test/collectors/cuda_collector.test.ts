@@ -652,6 +652,25 @@ test("two processes with the same RAWTRACE_OUTPUT (no %p): exclusive create, the
 
 // ---- errors never reach the program --------------------------------------------------------------------------------
 
+test("RAWTRACE_CHECKSUM: XXH32 payload checks by default, CRC-32 when asked (format 1.0 readers verify those), other values warned and ignored", async () => {
+  const flagsOf = (path: string) => {
+    const b = readFileSync(path);
+    assert.is(b.readUInt16LE(10), 1, "format minor 1");
+    return new Set(chunks(path).map((c) => b.readUInt16LE(c.off + 6) & 3));
+  };
+  for (const [value, flags, warned] of [[undefined, 2, false], ["crc32", 1, false], ["CRC32", 1, false], ["xxh32", 2, false], ["md5", 2, true]] as const) {
+    const name = `sum-${value ?? "unset"}`;
+    const run = runSync("cu13", "plain", name, { RAWTRACE_CHECKSUM: value });
+    ok(run, name);
+    const path = join(dir, `cu13-${name}-${run.pid}.rawtrace`);
+    assert.equal([...flagsOf(path)], [flags], `${name}: every chunk's payload check`);
+    assert.is(/RAWTRACE_CHECKSUM=md5 is not xxh32 or crc32; ignored/.test(run.stderr), warned, `${name}: ${run.stderr}`);
+    const c = await convert(path);
+    assert.ok(c.r.events > 0, name);
+    assert.not.ok(c.r.info.warnings.some((w) => w.code === "BAD_PAYLOAD_CRC" || w.code === "BAD_CHUNK_HEADER"), `${name}: every payload verified`);
+  }
+});
+
 test("RAWTRACE_OUTPUT=/dev/full: one error line, the program runs normally", () => {
   const run = runSync("cu13", "plain", "full", { RAWTRACE_OUTPUT: "/dev/full" });
   ok(run, "/dev/full");
