@@ -2,13 +2,15 @@
  * `npm run bench`: generates the benchmark dumps (bench/generate.ts) and measures, side by side in one run, the
  * floor (read + copy, no decoding), rawtrace's Chrome JSON (plain and gzip: `chrome-gz` at the default level,
  * `chrome-gz0` with rawtrace's encoder, `chrome-gz1`/`-gz3`/`-gz6` at zlib levels 1, 3, 6, through the shipped
- * parallel block gzip; a second table gives their speed as % of plain Chrome JSON and their size against level 6)
+ * parallel block gzip; `chrome-file` the same shipped path writing plain JSON to a file; a second table gives the
+ * gzip tasks' speed as % of plain Chrome JSON — the `chrome` row, which discards its output, and `chrome-file` —
+ * and their size against level 6)
  * and the plain TypeScript peer. Each measurement runs in its own process (peak RSS is its own); each is repeated
  * and the median taken. Prints the table and writes bench/results/<date>.json. The repeats alternate between the
  * tasks.
  *
  *   tsx bench/run.ts [--sizes 1e5,1e6,1.4e7] [--repeat 3] [--tasks floor,chrome,chrome-gz,xspace,peer,hta,xprof]
- *   tsx bench/run.ts --sizes 1e6 --tasks chrome,chrome-gz1,chrome-gz3,chrome-gz6     (gzip levels side by side)
+ *   tsx bench/run.ts --sizes 1e6 --tasks chrome,chrome-file,chrome-gz0,chrome-gz1,chrome-gz6   (gzip side by side)
  *                    [--vendor cuda|rocm]
  *
  * `--vendor rocm` measures the ROCm mix instead (bench/generate_rocm.ts: rocprofiler-sdk 1.0 records, the same
@@ -90,17 +92,19 @@ for (const r of results) {
   if (!r.task.startsWith("chrome-gz")) continue;
   const plain = results.find((x) => x.records === r.records && x.task === "chrome");
   const six = results.find((x) => x.records === r.records && x.task === "chrome-gz6");
+  const file = results.find((x) => x.records === r.records && x.task === "chrome-file");
   // What two free cores would give: the conversion thread's time (the plain run's CPU) or half the CPU of the whole
   // gzip run (conversion + compression), whichever is longer. A shared machine cannot show it as wall clock.
   const twoCores = plain ? plain.cpuSeconds / Math.max(plain.cpuSeconds, r.cpuSeconds / 2) : 0;
   gzLines.push(`| ${r.records.toExponential(1)} | ${r.task} | ${r.seconds.toFixed(2)} | ${r.cpuSeconds.toFixed(2)} | ` +
     `${(r.events / r.seconds / 1e6).toFixed(2)}M | ` +
-    `${plain ? ((plain.seconds / r.seconds) * 100).toFixed(0) + "%" : "-"} | ${plain ? (twoCores * 100).toFixed(0) + "%" : "-"} | ${r.bytesOut} | ` +
+    `${plain ? ((plain.seconds / r.seconds) * 100).toFixed(0) + "%" : "-"} | ${plain ? (twoCores * 100).toFixed(0) + "%" : "-"} | ` +
+    `${file ? ((file.seconds / r.seconds) * 100).toFixed(0) + "%" : "-"} | ${r.bytesOut} | ` +
     `${six ? (r.bytesOut / six.bytesOut).toFixed(3) + "×" : "-"} |`);
 }
 if (gzLines.length) {
-  lines.push("", "| records | gzip task | s | CPU s | events/s | speed vs chrome | on 2 free cores | gzip bytes | size vs level 6 |",
-    "|---:|---|---:|---:|---:|---:|---:|---:|---:|", ...gzLines);
+  lines.push("", "| records | gzip task | s | CPU s | events/s | speed vs chrome | on 2 free cores | vs chrome-file | gzip bytes | size vs level 6 |",
+    "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|", ...gzLines);
 }
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? "?"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;
 console.log(`machine: ${machine}\n${lines.join("\n")}`);

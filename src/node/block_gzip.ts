@@ -69,6 +69,9 @@ export class BlockGzip {
     this.own = level === 0;
     this.opts = { level, chunkSize: this.blockBytes + (this.blockBytes >> 10) + 1024 };
     this.limit = Math.max(1, o.inFlight ?? Math.max(2, availableParallelism()));
+    // Level 0's workers start now, while the producer works on what comes before its first bytes (a conversion's
+    // index pass), not when the first blocks are waiting for them: as many as blocks may be in flight, at most 2.
+    if (this.own) sharedGzipPool().warm(Math.min(2, this.limit));
     this.block = this.newBlock();
   }
 

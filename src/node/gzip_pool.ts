@@ -8,6 +8,7 @@
 import { Worker } from "node:worker_threads";
 import { availableParallelism, cpus } from "node:os";
 import { RawtraceError } from "../core/codes.js";
+import { workerEntry, workerExecArgv } from "./worker_start.js";
 import type { GzipAnswer, GzipRequest } from "./gzip_worker.js";
 
 interface Job {
@@ -21,16 +22,6 @@ interface Job {
 interface Slot {
   worker: Worker;
   job: Job | null;
-}
-
-/** URL of the worker entry: next to this module in the bundle (dist/node/gzip_worker.js), or the .ts source under tsx. */
-function gzipWorkerEntry(): URL {
-  const here = import.meta.url;
-  if (!here.endsWith(".ts")) return new URL("./gzip_worker.js", here);
-  // From source (tests, tsx): Node 20 workers do not inherit tsx's hooks; the worker registers them first.
-  const entry = new URL("./gzip_worker.ts", here).href;
-  const boot = `import { register } from ${JSON.stringify(import.meta.resolve("tsx/esm/api"))}; register(); await import(${JSON.stringify(entry)});`;
-  return new URL(`data:text/javascript,${encodeURIComponent(boot)}`);
 }
 
 /** Worker threads compressing blocks into gzip members. */
@@ -78,6 +69,16 @@ export class GzipPool {
     });
   }
 
+  /**
+   * Starts workers until `n` run (at most the pool's size), before any block needs them: a worker takes ≈ 50 ms to
+   * start (a thread, its isolate, the encoder's module), which a writer that knows blocks are coming can overlap with
+   * work that makes no output yet (the conversion's index pass). Idle workers still let the process exit.
+   */
+  warm(n: number): void {
+    if (this.broken) return;
+    while (this.slots.length < Math.min(n, this.threads)) this.slots.push(this.start());
+  }
+
   /** Stops the workers; blocks not yet compressed fail. */
   async close(): Promise<void> {
     this.fail(new RawtraceError("INTERNAL", "gzip pool closed"));
@@ -85,7 +86,7 @@ export class GzipPool {
   }
 
   private start(): Slot {
-    const worker = new Worker(gzipWorkerEntry());
+    const worker = new Worker(workerEntry(import.meta.url, "gzip_worker"), { execArgv: workerExecArgv() });
     const slot: Slot = { worker, job: null };
     worker.on("message", (a: GzipAnswer) => {
       const job = slot.job;

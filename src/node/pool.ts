@@ -13,6 +13,7 @@ import { basename } from "node:path";
 import * as Comlink from "comlink";
 import nodeEndpoint from "comlink/dist/esm/node-adapter.mjs";
 import { RawtraceError } from "../core/codes.js";
+import { workerEntry, workerExecArgv } from "./worker_start.js";
 import type { FileInfo } from "../core/engine.js";
 import type { TraceStats } from "../core/stats.js";
 import { PROGRESS_SLOTS, type ConvertJob, type ConvertSummary, type PartJob, type PartSummary, type WorkerApi } from "./worker.js";
@@ -47,18 +48,6 @@ interface Slot {
 /** Default pool size: one worker per core. */
 export function defaultJobs(): number {
   return Math.max(1, typeof availableParallelism === "function" ? availableParallelism() : cpus().length);
-}
-
-/** URL of the worker entry: next to this module in the bundle (dist/node/worker.js), or the .ts source under tsx. */
-function workerEntry(): URL {
-  const here = import.meta.url;
-  if (!here.endsWith(".ts")) return new URL("./worker.js", here);
-  // From source (tests, `tsx src/cli.ts`): Node 20 workers do not inherit tsx's loader hooks, so the worker
-  // registers them itself before importing the .ts entry.
-  const entry = new URL("./worker.ts", here).href;
-  const tsx = import.meta.resolve("tsx/esm/api");
-  const boot = `import { register } from ${JSON.stringify(tsx)}; register(); await import(${JSON.stringify(entry)});`;
-  return new URL(`data:text/javascript,${encodeURIComponent(boot)}`);
 }
 
 /** Rebuilds a worker's error on this side: comlink carries only name, message and stack. */
@@ -158,7 +147,7 @@ export class WorkerPool {
   }
 
   private start(s: Slot): void {
-    const w = new Worker(workerEntry(), { workerData: { progress: s.cells.buffer } });
+    const w = new Worker(workerEntry(import.meta.url, "worker"), { workerData: { progress: s.cells.buffer }, execArgv: workerExecArgv() });
     s.worker = w;
     s.dead = false;
     s.remote = Comlink.wrap<WorkerApi>(nodeEndpoint(w));

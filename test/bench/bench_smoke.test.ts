@@ -12,13 +12,14 @@ const ROOT = new URL("../../", import.meta.url).pathname;
 test("npm run bench at the smallest size prints the table and writes the results file", () => {
   const out = execFileSync(
     process.execPath,
-    ["--import", "tsx", "bench/run.ts", "--sizes", "2e4", "--repeat", "1", "--tasks", "floor,chrome,chrome-gz,chrome-gz0,chrome-gz1,chrome-gz6,xspace,peer"],
+    ["--import", "tsx", "bench/run.ts", "--sizes", "2e4", "--repeat", "1", "--tasks", "floor,chrome,chrome-file,chrome-gz,chrome-gz0,chrome-gz1,chrome-gz6,xspace,peer"],
     { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] },
   );
-  for (const task of ["floor", "chrome", "chrome-gz", "xspace", "peer"]) assert.match(out, new RegExp(`\\| ${task} \\|`), task);
-  // The gzip levels side by side: speed as % of chrome, size against level 6 (1.000× for level 6 itself).
-  assert.match(out, "| records | gzip task | s | CPU s | events/s | speed vs chrome | on 2 free cores | gzip bytes | size vs level 6 |");
-  assert.match(out, /\| chrome-gz6 \| [\d.]+ \| [\d.]+ \| [\d.]+M \| \d+% \| \d+% \| \d+ \| 1\.000× \|/);
+  for (const task of ["floor", "chrome", "chrome-file", "chrome-gz", "xspace", "peer"]) assert.match(out, new RegExp(`\\| ${task} \\|`), task);
+  // The gzip levels side by side: speed as % of chrome and of chrome-file (plain JSON written through the same
+  // shipped path), size against level 6 (1.000× for level 6 itself).
+  assert.match(out, "| records | gzip task | s | CPU s | events/s | speed vs chrome | on 2 free cores | vs chrome-file | gzip bytes | size vs level 6 |");
+  assert.match(out, /\| chrome-gz6 \| [\d.]+ \| [\d.]+ \| [\d.]+M \| \d+% \| \d+% \| \d+% \| \d+ \| 1\.000× \|/);
   const date = new Date().toISOString().slice(0, 10);
   const file = `${ROOT}bench/results/${date}.json`;
   assert.ok(existsSync(file));
@@ -26,7 +27,9 @@ test("npm run bench at the smallest size prints the table and writes the results
   const events = (t: string) => r.results.find((x: any) => x.task === t).events;
   assert.ok(events("chrome") > 10000);
   assert.is(events("chrome-gz"), events("chrome"));
+  assert.is(events("chrome-file"), events("chrome"));
   const bytes = (t: string) => r.results.find((x: any) => x.task === t).bytesOut;
+  assert.is(bytes("chrome-file"), bytes("chrome"), "the plain file holds the JSON the chrome task makes");
   assert.is(bytes("chrome-gz"), bytes("chrome-gz0"), "the default level is 0");
   assert.ok(bytes("chrome-gz1") > bytes("chrome-gz6") && bytes("chrome-gz6") < bytes("chrome") / 5, "gzip files, level 6 smaller");
   rmSync(`${ROOT}bench/data/cupti_20000.rawtrace`, { force: true });
