@@ -30,6 +30,7 @@ import { demangleReset } from "./util/demangle";
 import { toUnix } from "./model/clock";
 import { f80ToNs, f80ToNsBatch, f80Status } from "./util/f80";
 import { splitReset, splitSet, splitExport, splitRows, splitState, splitImport } from "./split";
+import { metaStoreStat, setNameHashMask } from "./emit/xspace_meta_store";
 
 /** Starts a new file: frees everything from the previous one (stub runtime: the whole heap is rewound). */
 export function rt_reset(): void {
@@ -289,4 +290,14 @@ export function rt_paged_epoch(a: usize): u32 {
 /** Test-only: pages of paged array `a` written to the spill storage at least once. */
 export function rt_paged_spilled(a: usize): u32 {
   return pagedSpilledPages(a);
+}
+
+/** Test-only: keep only the bits of `mask` of the XSpace name and detail-tuple hashes (0: all); forces collisions. */
+export function rt_set_name_hash_mask(mask: u64): void {
+  setNameHashMask(mask);
+}
+
+/** Test-only: emit/xspace_meta_store.ts metaStoreStat (spilled entry / bucket pages, overflowed names, buckets). */
+export function rt_meta_store_stat(i: i32): u32 {
+  return metaStoreStat(i);
 }

@@ -43,12 +43,13 @@ import { fedBytes } from "../format/container";
 import { fixedBaseNs, labelLen, hostRanks, deviceOrdinal } from "./options";
 import { varintSize, putBytesField } from "./protobuf";
 import { corrSet, corrBegin } from "./xspace_corr";
-import { kernelDetails, memcpyDetails, memsetDetails } from "./xspace_details";
+import { detailsBegin, kernelDetails, memcpyDetails, memsetDetails } from "./xspace_details";
 import { isDataLoss, putDiag, putLoss } from "./xspace_diag";
 import { addPlaneDecimal, addPlaneStat, addPlaneStr, bRankPrefix, decimalCopy, finishPlane } from "./xspace_finish";
 import { sortReserve } from "./xspace_lines";
 import { mergeIdsBegin } from "./xspace_meta";
 import { poolBegin } from "./xspace_pool";
+import { namesBegin } from "./xspace_meta_store";
 import { NS_GRAPH, NS_MEMSET, NS_STEP, evByApi, evByMemcpy, evByName, evByNumber, evByNvtx, memcpyType } from "./xspace_names";
 import { nvtxSweep, nvtxBegin } from "./xspace_nvtx";
 import { Line, Plane, devPlane, getLine, hostPlane, lineAppend, newPlane, planeCount, planeList, setPlaneName, spillLine, stIntern, planesBegin } from "./xspace_plane";
@@ -84,6 +85,8 @@ export function xspaceBegin(): void {
   nvtxBegin();
   textBegin();
   poolBegin();
+  namesBegin();
+  detailsBegin();
   // Device planes are created by the first event of their device: a DEVICES entry without events gets none.
 }
 
