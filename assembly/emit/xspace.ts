@@ -73,6 +73,9 @@ let profileStop: u64 = 0;
 export function xspaceBegin(): void {
   mergeIdsBegin();
   spillReset();
+  // Before the planes: a host merge's planes intern their well-known stats when created.
+  namesBegin();
+  detailsBegin();
   planesBegin();
   minStart = 0xffffffffffffffff;
   maxEnd = 0;
@@ -85,8 +88,6 @@ export function xspaceBegin(): void {
   nvtxBegin();
   textBegin();
   poolBegin();
-  namesBegin();
-  detailsBegin();
   // Device planes are created by the first event of their device: a DEVICES entry without events gets none.
 }
 

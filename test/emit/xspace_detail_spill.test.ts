@@ -11,7 +11,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createHash } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Engine } from "../../src/core/engine.js";
@@ -131,6 +131,32 @@ test("stat metadata names are unique per plane and every detail ref names one", 
     }
   }
   assert.ok(details > 2000, `memcpy events ${details}`);
+});
+
+test("a host merge's planes (well-known stats interned as each plane is made) keep their metadata apart", async () => {
+  const { dlrmRanks } = await import("../helpers/dlrm.js");
+  const { merge } = await import("../../src/node/merge.js");
+  const ranks = dlrmRanks();
+  const paths = ranks.map((r) => {
+    const p = join(dir, `rank${r.rank}.rawtrace`);
+    writeFileSync(p, r.bytes);
+    return p;
+  });
+  const m = await merge(paths, join(dir, "logdir"), { format: "xspace", jobs: 1 });
+  const space = fromBinary(XSpaceSchema, readFileSync(m.outputs[0]));
+  let planes = 0;
+  for (const plane of space.planes) {
+    const names = new Set<string>();
+    for (const md of Object.values(plane.statMetadata)) {
+      assert.not.ok(names.has(md.name), `${plane.name}: ${md.name} twice`);
+      names.add(md.name);
+    }
+    if (plane.name.startsWith("/device:GPU:")) {
+      planes++;
+      assert.ok(names.has("kernel_details"), plane.name);
+    }
+  }
+  assert.is(planes, ranks.length);
 });
 
 test.after(() => rmSync(dir, { recursive: true, force: true }));
