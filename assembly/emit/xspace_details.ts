@@ -5,7 +5,7 @@
  */
 import { Ev } from "../model/event";
 import { arenaAlloc } from "../util/arena";
-import { metaAdded, metaIntern, metaSetAux } from "./xspace_meta";
+import { metaAdded, metaAt, metaIntern, metaSetAux } from "./xspace_meta";
 import { hashMask } from "./xspace_meta_store";
 import { occupancy } from "./xspace_occupancy";
 import { Plane } from "./xspace_plane";
@@ -72,7 +72,7 @@ function tupleAdd(pl: Plane, tag: u32): u32 {
   return statId;
 }
 
-/** Occupancy of the launch being formatted (kept, in the arena, only for a new kernel_details string). */
+/** Occupancy of the launch being formatted (kept, in the arena, only for a kernel_details string without one). */
 const occ = memory.data(16);
 
 /** Stat id of the kernel_details string of `e` on `pl` (computed once per distinct launch shape). */
@@ -105,7 +105,9 @@ export function kernelDetails(pl: Plane, e: Ev): u32 {
   bAscii(" occ_pct:");
   bPercentG(load<f64>(occ));
   id = tupleAdd(pl, 1);
-  if (metaAdded) {
+  // A new string, or one a stat of another kind was named first (none is, today: NVTX ranges are named at the end):
+  // it gets the launch's occupancy, as it did when every miss wrote it.
+  if (metaAdded || load<u32>(metaAt(pl.st, id), 8) == 0) {
     const o = arenaAlloc(16);
     memory.copy(o, occ, 16);
     metaSetAux(pl.st, id, <u32>o);
