@@ -21,7 +21,7 @@ import { outReset } from "./emit/out";
 import { setXSpaceMaxBytes } from "./emit/xspace_limit";
 import { setSpillAt } from "./emit/xspace_spill";
 import { spillStoreReset } from "./util/spill";
-import { setPagedBudget, pagedNew, pagedSlot, pagedSpilledPages, pagedEpoch } from "./util/paged";
+import { setPagedBudget, pagedNew, pagedNewSized, pagedSlot, pagedSpilledPages, pagedEpoch } from "./util/paged";
 import { chromeSetTraceName } from "./emit/chrome_json";
 import { beginIndex, beginEmit, feedBytes, endPass, outputBase, needsProjection, beginProject } from "./engine";
 import { rangesReset } from "./model/ranges";
@@ -275,6 +275,11 @@ export function rt_set_paged_budget(bytes: u32): void {
 /** Test-only: a new paged array (util/paged.ts pagedNew); its handle. */
 export function rt_paged_new(elemShift: u32, pageBits: u32, maxPages: u32): usize {
   return pagedNew(elemShift, pageBits, maxPages);
+}
+
+/** Test-only: a new paged array whose directories cover `maxPages` pages (util/paged.ts pagedNewSized); its handle. */
+export function rt_paged_new_sized(elemShift: u32, pageBits: u32, maxPages: u32): usize {
+  return pagedNewSized(elemShift, pageBits, maxPages);
 }
 
 /** Test-only: util/paged.ts pagedSlot (`create` 0/1): the element's address, or 0. */
