@@ -21,7 +21,7 @@ import { outReset } from "./emit/out";
 import { setXSpaceMaxBytes } from "./emit/xspace_limit";
 import { setSpillAt } from "./emit/xspace_spill";
 import { spillStoreReset } from "./util/spill";
-import { setPagedBudget, pagedNew, pagedNewSized, pagedSlot, pagedSpilledPages, pagedEpoch } from "./util/paged";
+import { setPagedBudget, pagedNew, pagedNewSized, pagedReserve, pagedSlot, pagedSpilledPages, pagedEpoch } from "./util/paged";
 import { chromeSetTraceName } from "./emit/chrome_json";
 import { beginIndex, beginEmit, feedBytes, endPass, outputBase, needsProjection, beginProject } from "./engine";
 import { rangesReset } from "./model/ranges";
@@ -277,9 +277,14 @@ export function rt_paged_new(elemShift: u32, pageBits: u32, maxPages: u32): usiz
   return pagedNew(elemShift, pageBits, maxPages);
 }
 
-/** Test-only: a new paged array whose directories cover `maxPages` pages (util/paged.ts pagedNewSized); its handle. */
+/** Test-only: a new paged array whose directories grow with rt_paged_reserve (util/paged.ts pagedNewSized); its handle. */
 export function rt_paged_new_sized(elemShift: u32, pageBits: u32, maxPages: u32): usize {
   return pagedNewSized(elemShift, pageBits, maxPages);
+}
+
+/** Test-only: util/paged.ts pagedReserve (directories of a pagedNewSized array cover pages [0, n)). */
+export function rt_paged_reserve(a: usize, n: u32): void {
+  pagedReserve(a, n);
 }
 
 /** Test-only: util/paged.ts pagedSlot (`create` 0/1): the element's address, or 0. */

@@ -28,11 +28,11 @@ let tupN: u32 = 0;
 
 /**
  * Tuple cache: the stat ids of recent detail tuples, {@link CACHE_N} entries of 64 bytes {plane u32, tag u32, stat
- * id u32, 0, words u32 × 12}, direct-mapped by the tuple's hash (1 MiB, whatever the trace). A cache only: a tuple
+ * id u32, 0, words u32 × 12}, direct-mapped by the tuple's hash (256 KiB, whatever the trace). A cache only: a tuple
  * it misses is formatted again and looked up by its string in the plane's stat metadata (emit/xspace_meta.ts),
  * which keeps the first id of every distinct string, so the ids are those of a complete index.
  */
-const CACHE_N: u32 = 1 << 14;
+const CACHE_N: u32 = 1 << 12;
 let cache: usize = 0;
 let tupSlot: usize = 0;
 

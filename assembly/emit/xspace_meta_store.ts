@@ -15,7 +15,7 @@
  * to an in-memory overflow table (only names whose hashes share 20 leading bits with 384 others reach it). A tag
  * match is a candidate only: callers compare the names themselves.
  */
-import { Paged, pagedNewSized, pagedSlot, pagedSpilledPages } from "../util/paged";
+import { Paged, pagedNewSized, pagedReserve, pagedSlot, pagedSpilledPages } from "../util/paged";
 import { Table, tableNew, tableUpsert, tableFind } from "../util/hash_table";
 import { arenaAlloc } from "../util/arena";
 
@@ -121,6 +121,7 @@ export function entryNew(s: NameStore, id: u32): usize {
     }
     if (entPages == ENT_MAX_PAGES) return 0;
     if (ents == 0) ents = pagedNewSized(4, ENT_BITS, ENT_MAX_PAGES);
+    pagedReserve(ents, entPages + 1);
     store<u32>(s.idPages + (<usize>run << 2), entPages++);
   }
   return entryAt(s, id, true);
@@ -191,6 +192,7 @@ export function nameNext(): u32 {
 /** A new, empty bucket of depth `depth`; its page number. */
 function bucketNew(depth: u32): u32 {
   if (bkts == 0) bkts = pagedNewSized(3, BKT_BITS, BKT_MAX_PAGES);
+  pagedReserve(bkts, bktPages + 1);
   const pg = bktPages++;
   store<u32>(pagedSlot(bkts, <u64>pg << BKT_BITS, true), depth, 4);
   return pg;

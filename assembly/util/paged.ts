@@ -27,7 +27,7 @@ import { spillAppend, spillLoad } from "./spill";
  * bits: u32 @16, frames: usize @20, frameCount: u32 @24, frameCap: u32 @28, hand: u32 @32, spillDir: usize @36,
  * offsets: usize @40, spilled: u32 @44, dirty: usize @48 (a byte per page: written since it was last spilled),
  * epoch: u32 @52 (evictions so far: see {@link pagedEpoch}), dirPages: u32 @56 (pages the directories cover; 0:
- * 2^(32-bits), every u32 id)}.
+ * 2^(32-bits), every u32 id; see {@link pagedNewSized})}.
  */
 export type Paged = usize;
 
@@ -64,15 +64,43 @@ export function pagedNew(elemShift: u32, pageBits: u32, maxPages: u32): Paged {
 }
 
 /**
- * Like {@link pagedNew}, but the page directories cover only `maxPages` pages (4 + 1 bytes each, and 12 more once a
- * page is spilled) instead of every u32 id: for arrays of large elements or small pages, whose directories over the
- * whole u32 range would be megabytes. Callers must keep ids below `maxPages` << pageBits ({@link pagedSlot} does not
- * check it).
+ * Like {@link pagedNew}, but the page directories cover only the pages made room for with {@link pagedReserve} (4 + 1
+ * bytes each, 4 more once a page is spilled; at first 64) instead of every u32 id: for arrays of small pages whose
+ * pages the caller numbers itself from 0, where directories over the whole u32 range would be megabytes. Callers
+ * must keep ids below (pages reserved) << pageBits ({@link pagedSlot} does not check it).
  */
 export function pagedNewSized(elemShift: u32, pageBits: u32, maxPages: u32): Paged {
   const a = pagedNew(elemShift, pageBits, maxPages);
-  store<u32>(a, maxPages, 56);
+  store<u32>(a, maxPages < 64 ? maxPages : 64, 56);
   return a;
+}
+
+/**
+ * Makes the directories of `a` (from {@link pagedNewSized}) cover pages [0, n), n ≤ its page cap: doubled (copied,
+ * the old copies left to the heap) when they cover fewer.
+ */
+export function pagedReserve(a: Paged, n: u32): void {
+  const cap = load<u32>(a, 56);
+  if (n <= cap) return;
+  let c = cap;
+  while (c < n) c <<= 1;
+  if (c > load<u32>(a, 8)) c = load<u32>(a, 8);
+  const dir = load<usize>(a);
+  if (dir != 0) {
+    store<usize>(a, grownCopy(dir, <usize>cap << 2, <usize>c << 2));
+    store<usize>(a, grownCopy(load<usize>(a, 48), <usize>cap, <usize>c), 48);
+    const spillDir = load<usize>(a, 36);
+    if (spillDir != 0) store<usize>(a, grownCopy(spillDir, <usize>cap << 2, <usize>c << 2), 36);
+  }
+  store<u32>(a, c, 56);
+}
+
+/** A copy of the `old` bytes at `p` in a new block of `n` bytes, the rest zero. */
+function grownCopy(p: usize, old: usize, n: usize): usize {
+  const q = heap.alloc(n);
+  memory.copy(q, p, old);
+  memory.fill(q + old, 0, n - old);
+  return q;
 }
 
 /** Bytes of the page directory of `a` (a u32 per page). */
