@@ -21,7 +21,7 @@ import { outReset } from "./emit/out";
 import { setXSpaceMaxBytes } from "./emit/xspace_limit";
 import { setSpillAt } from "./emit/xspace_spill";
 import { spillStoreReset } from "./util/spill";
-import { setPagedBudget, pagedNew, pagedSlot, pagedSpilledPages, pagedEpoch } from "./util/paged";
+import { setPagedBudget, pagedNew, pagedNewSized, pagedReserve, pagedSlot, pagedSpilledPages, pagedEpoch } from "./util/paged";
 import { chromeSetTraceName } from "./emit/chrome_json";
 import { beginIndex, beginEmit, feedBytes, endPass, outputBase, needsProjection, beginProject } from "./engine";
 import { rangesReset } from "./model/ranges";
@@ -30,6 +30,7 @@ import { demangleReset } from "./util/demangle";
 import { toUnix } from "./model/clock";
 import { f80ToNs, f80ToNsBatch, f80Status } from "./util/f80";
 import { splitReset, splitSet, splitExport, splitRows, splitState, splitImport } from "./split";
+import { metaStoreStat, setNameHashMask } from "./emit/xspace_meta_store";
 
 /** Starts a new file: frees everything from the previous one (stub runtime: the whole heap is rewound). */
 export function rt_reset(): void {
@@ -276,6 +277,16 @@ export function rt_paged_new(elemShift: u32, pageBits: u32, maxPages: u32): usiz
   return pagedNew(elemShift, pageBits, maxPages);
 }
 
+/** Test-only: a new paged array whose directories grow with rt_paged_reserve (util/paged.ts pagedNewSized); its handle. */
+export function rt_paged_new_sized(elemShift: u32, pageBits: u32, maxPages: u32): usize {
+  return pagedNewSized(elemShift, pageBits, maxPages);
+}
+
+/** Test-only: util/paged.ts pagedReserve (directories of a pagedNewSized array cover pages [0, n)). */
+export function rt_paged_reserve(a: usize, n: u32): void {
+  pagedReserve(a, n);
+}
+
 /** Test-only: util/paged.ts pagedSlot (`create` 0/1): the element's address, or 0. */
 export function rt_paged_slot(a: usize, id: u64, create: i32): usize {
   return pagedSlot(a, id, create != 0);
@@ -289,4 +300,14 @@ export function rt_paged_epoch(a: usize): u32 {
 /** Test-only: pages of paged array `a` written to the spill storage at least once. */
 export function rt_paged_spilled(a: usize): u32 {
   return pagedSpilledPages(a);
+}
+
+/** Test-only: keep only the bits of `mask` of the XSpace name and detail-tuple hashes (0: all); forces collisions. */
+export function rt_set_name_hash_mask(mask: u64): void {
+  setNameHashMask(mask);
+}
+
+/** Test-only: emit/xspace_meta_store.ts metaStoreStat (spilled entry / bucket pages, overflowed names, buckets). */
+export function rt_meta_store_stat(i: i32): u32 {
+  return metaStoreStat(i);
 }

@@ -43,12 +43,13 @@ import { fedBytes } from "../format/container";
 import { fixedBaseNs, labelLen, hostRanks, deviceOrdinal } from "./options";
 import { varintSize, putBytesField } from "./protobuf";
 import { corrSet, corrBegin } from "./xspace_corr";
-import { kernelDetails, memcpyDetails, memsetDetails } from "./xspace_details";
+import { detailsBegin, kernelDetails, memcpyDetails, memsetDetails } from "./xspace_details";
 import { isDataLoss, putDiag, putLoss } from "./xspace_diag";
 import { addPlaneDecimal, addPlaneStat, addPlaneStr, bRankPrefix, decimalCopy, finishPlane } from "./xspace_finish";
 import { sortReserve } from "./xspace_lines";
 import { mergeIdsBegin } from "./xspace_meta";
 import { poolBegin } from "./xspace_pool";
+import { namesBegin } from "./xspace_meta_store";
 import { NS_GRAPH, NS_MEMSET, NS_STEP, evByApi, evByMemcpy, evByName, evByNumber, evByNvtx, memcpyType } from "./xspace_names";
 import { nvtxSweep, nvtxBegin } from "./xspace_nvtx";
 import { Line, Plane, devPlane, getLine, hostPlane, lineAppend, newPlane, planeCount, planeList, setPlaneName, spillLine, stIntern, planesBegin } from "./xspace_plane";
@@ -72,6 +73,9 @@ let profileStop: u64 = 0;
 export function xspaceBegin(): void {
   mergeIdsBegin();
   spillReset();
+  // Before the planes: a host merge's planes intern their well-known stats when created.
+  namesBegin();
+  detailsBegin();
   planesBegin();
   minStart = 0xffffffffffffffff;
   maxEnd = 0;

@@ -1,12 +1,12 @@
 /**
  * The ref-valued detail stats of device events, as XLA formats them: `kernel_details`, `memcpy_details`,
- * `Memset_details`. Each distinct tuple of values is formatted once per plane and interned as stat metadata; events
- * refer to it by id.
+ * `Memset_details`. Each distinct tuple of values is formatted as a string interned as stat metadata of its plane;
+ * events refer to it by id. A bounded cache of recent tuples skips the formatting for repeated ones.
  */
 import { Ev } from "../model/event";
-import { tableUpsert } from "../util/hash_table";
 import { arenaAlloc } from "../util/arena";
-import { metaAt, metaIntern } from "./xspace_meta";
+import { metaAdded, metaAt, metaIntern, metaSetAux } from "./xspace_meta";
+import { hashMask } from "./xspace_meta_store";
 import { occupancy } from "./xspace_occupancy";
 import { Plane } from "./xspace_plane";
 import { bAscii, bDim3, bN, bP, bPercentG, bStart, bU64, hashMix } from "./xspace_text";
@@ -27,37 +27,53 @@ let tupN: u32 = 0;
 }
 
 /**
- * Stat id recorded for the staged tuple (tag, tup[0..tupN)), or 0 with the builder started: then build the details
- * string and {@link tupleAdd} it.
+ * Tuple cache: the stat ids of recent detail tuples, {@link CACHE_N} entries of 64 bytes {plane u32, tag u32, stat
+ * id u32, 0, words u32 × 12}, direct-mapped by the tuple's hash (256 KiB, whatever the trace). A cache only: a tuple
+ * it misses is formatted again and looked up by its string in the plane's stat metadata (emit/xspace_meta.ts),
+ * which keeps the first id of every distinct string, so the ids are those of a complete index.
  */
+const CACHE_N: u32 = 1 << 12;
+let cache: usize = 0;
 let tupSlot: usize = 0;
+
+/** Starts a conversion (the heap was rewound): the cache is made on first use. */
+export function detailsBegin(): void {
+  cache = 0;
+}
+
+/**
+ * Stat id cached for the staged tuple (tag, tup[0..tupN)) on `pl`, or 0 with the builder started: then build the
+ * details string and {@link tupleAdd} it.
+ */
 function tupleFind(pl: Plane, tag: u32): u32 {
+  if (cache == 0) {
+    cache = heap.alloc(<usize>CACHE_N << 6);
+    memory.fill(cache, 0, <usize>CACHE_N << 6);
+  }
   let h: u64 = <u64>tag * 0x9e3779b97f4a7c15;
   for (let i: u32 = 0; i < tupN; i++) h = hashMix(h, <u64>load<u32>(tup + (<usize>i << 2)));
-  if (h == 0xffffffffffffffff) h = 0;
-  tupSlot = tableUpsert(pl.tuples, h);
-  let c = <usize>load<u64>(tupSlot);
-  const bytes = <usize>tupN << 2;
-  while (c != 0) {
-    if (load<u32>(c, 8) == tag && memory.compare(c + 12, tup, bytes) == 0) return load<u32>(c, 4);
-    c = <usize>load<u32>(c);
-  }
+  h &= hashMask;
+  tupSlot = cache + (<usize>(<u32>(h ^ (h >> 32)) & (CACHE_N - 1)) << 6);
+  if (load<u32>(tupSlot) == <u32>changetype<usize>(pl) && load<u32>(tupSlot, 4) == tag &&
+    memory.compare(tupSlot + 16, tup, <usize>tupN << 2) == 0) return load<u32>(tupSlot, 8);
   bStart();
   return 0;
 }
-/** After a {@link tupleFind} miss: interns the built string (bP, bN) as the tuple's stat; returns its id. */
+/**
+ * After a {@link tupleFind} miss: interns the built string (bP, bN) as the tuple's stat (its text in the spilled
+ * pool) and caches it; returns its id (metaAdded: whether the string is new).
+ */
 function tupleAdd(pl: Plane, tag: u32): u32 {
-  // The detail strings grow with the distinct values of a trace: their text waits in the spilled pool.
   const statId = metaIntern(pl.st, bP, bN, 0, 0, true);
-  const bytes = <usize>tupN << 2;
-  const c = arenaAlloc(12 + bytes);
-  store<u32>(c, <u32>load<u64>(tupSlot));
-  store<u32>(c, statId, 4);
-  store<u32>(c, tag, 8);
-  memory.copy(c + 12, tup, bytes);
-  store<u64>(tupSlot, c);
+  store<u32>(tupSlot, <u32>changetype<usize>(pl));
+  store<u32>(tupSlot, tag, 4);
+  store<u32>(tupSlot, statId, 8);
+  memory.copy(tupSlot + 16, tup, <usize>tupN << 2);
   return statId;
 }
+
+/** Occupancy of the launch being formatted (kept, in the arena, only for a kernel_details string without one). */
+const occ = memory.data(16);
 
 /** Stat id of the kernel_details string of `e` on `pl` (computed once per distinct launch shape). */
 export function kernelDetails(pl: Plane, e: Ev): u32 {
@@ -74,7 +90,7 @@ export function kernelDetails(pl: Plane, e: Ev): u32 {
   let id = tupleFind(pl, 1);
   if (id != 0) return id;
   const block = <u64>(<u32>e.blockX) * <u64>(<u32>e.blockY) * <u64>(<u32>e.blockZ);
-  const occ = occupancy(pl.dev, e.registersPerThread, e.staticSharedMemory, e.dynamicSharedMemory,
+  occupancy(occ, pl.dev, e.registersPerThread, e.staticSharedMemory, e.dynamicSharedMemory,
     block > 0xffffffff ? 0xffffffff : <u32>block);
   // ToXStat in XLA's cupti_buffer_events.h: "regs:%u static_shared:%u dynamic_shared:%u grid:%u,%u,%u
   // block:%u,%u,%u occ_pct:%g".
@@ -89,7 +105,13 @@ export function kernelDetails(pl: Plane, e: Ev): u32 {
   bAscii(" occ_pct:");
   bPercentG(load<f64>(occ));
   id = tupleAdd(pl, 1);
-  store<u32>(metaAt(pl.st, id), <u32>occ, 8);
+  // A new string, or one a stat of another kind was named first (none is, today: NVTX ranges are named at the end):
+  // it gets the launch's occupancy, as it did when every miss wrote it.
+  if (metaAdded || load<u32>(metaAt(pl.st, id), 8) == 0) {
+    const o = arenaAlloc(16);
+    memory.copy(o, occ, 16);
+    metaSetAux(pl.st, id, <u32>o);
+  }
   return id;
 }
 

@@ -4,41 +4,50 @@
  * and the encoding of the two maps ({@link metaMapSize}, {@link putMetaMap}).
  */
 import * as O from "./out";
-import { Table, tableNew, tableUpsert } from "../util/hash_table";
 import { arenaAlloc } from "../util/arena";
+import { fail } from "../util/diag";
+import { Fatal } from "../util/error";
 import { varintSize, putVarintField, putLenPrefix, putBytesField } from "./protobuf";
 import { WK } from "./xspace_schema";
 import { bytesEq, hashBytes } from "./xspace_text";
-import { poolAdd, poolAt, poolFits } from "./xspace_pool";
+import { poolAdd, poolAt, poolEq, poolFits } from "./xspace_pool";
+import { NameStore, entryAt, entryNew, hashMask, nameAdd, nameFirst, nameNext, nameStoreNew } from "./xspace_meta_store";
 import { hostRanks, hostIndex } from "./options";
 
-/** A plane's event or stat metadata: 16-byte entries by id-1 (ids from 1), names unique per list. */
+/**
+ * A plane's event or stat metadata: 16-byte entries {name u32, name length u32, aux u32, display-name length u32}
+ * by id (from 1), names unique per list; entries and the name index are paged (emit/xspace_meta_store.ts).
+ */
 @unmanaged
 export class MetaList {
   /** 1: stat metadata (ids written through {@link stOut}), 0: event metadata ({@link evOut}). */
   isStat: u32;
-  /** Name hash → chain of {next u32, id u32}. */
-  content: Table;
-  list: usize;
+  /** Entries, by id, and the index name hash → id. */
+  names: NameStore;
   count: u32;
-  cap: u32;
   /** Hash seed of the names. */
   seed: u64;
 }
 
-/** Entry `id` of `m`. */
+/**
+ * Entry `id` of `m`, for reading: valid until the next metadata access ({@link metaIntern}, {@link metaAt},
+ * {@link metaSetAux}, of any list).
+ */
 // @ts-ignore: decorator
 @inline export function metaAt(m: MetaList, id: u32): usize {
-  return m.list + (<usize>(id - 1) << 4);
+  return entryAt(m.names, id, false);
+}
+
+/** Sets the aux word of entry `id` of `m` (stat metadata of kernel details: the occupancy entry). */
+export function metaSetAux(m: MetaList, id: u32, v: u32): void {
+  store<u32>(entryAt(m.names, id, true), v, 8);
 }
 
 /** An empty metadata list; `seed` seeds its name hashes, `isStat` 1 for stat metadata. */
 export function newMetaList(seed: u64, isStat: u32): MetaList {
   const m = changetype<MetaList>(heap.alloc(offsetof<MetaList>()));
   m.isStat = isStat;
-  m.content = tableNew(64);
-  m.cap = 64;
-  m.list = heap.alloc(<usize>m.cap << 4);
+  m.names = nameStoreNew();
   m.count = 0;
   m.seed = seed;
   return m;
@@ -50,36 +59,43 @@ export function newMetaList(seed: u64, isStat: u32): MetaList {
  */
 const POOLED: u32 = 0xffffffff;
 
-/** Address of the name of entry `e` (valid until the next pool access: {@link poolAt}). */
-// @ts-ignore: decorator
-@inline function nameOf(e: usize): usize {
-  return load<u32>(e, 12) == POOLED ? poolAt(load<u32>(e)) : <usize>load<u32>(e);
+
+/** Whether entry `id` of `m` is named [p, p+n). */
+function nameIs(m: MetaList, id: u32, p: usize, n: u32): bool {
+  const e = metaAt(m, id);
+  if (load<u32>(e, 4) != n) return false;
+  const name = load<u32>(e);
+  return load<u32>(e, 12) == POOLED ? poolEq(name, p, n) : bytesEq(<usize>name, n, p, n);
 }
+
+/** Whether the last {@link metaIntern} made a new entry. */
+export let metaAdded = false;
 
 /**
  * Id of the entry named [p, p+n) in `m`, created on first use with display name [dp, dp+dn) (dn = 0: none). Names
  * are unique per plane, as XPlaneBuilder keeps them (and stat refs share the stat names). With `pooled` (stat
- * metadata only) a new name goes to the spilled text pool instead of memory (read back when written).
+ * metadata only) a new name goes to the spilled text pool instead of memory (read back when written). Sets
+ * {@link metaAdded}.
  */
 export function metaIntern(m: MetaList, p: usize, n: u32, dp: usize, dn: u32, pooled: bool = false): u32 {
-  const h = hashBytes(p, n, m.seed);
-  const slot = tableUpsert(m.content, h);
-  let c = <usize>load<u64>(slot);
+  const tag = <u32>((hashBytes(p, n, m.seed) & hashMask) >> 32);
+  let c = nameFirst(m.names, tag);
   while (c != 0) {
-    const id = load<u32>(c, 4);
-    const e = metaAt(m, id);
-    if (bytesEq(nameOf(e), load<u32>(e, 4), p, n)) return id;
-    c = <usize>load<u32>(c);
+    if (nameIs(m, c, p, n)) {
+      metaAdded = false;
+      return c;
+    }
+    c = nameNext();
   }
-  if (m.count == m.cap) {
-    const list = heap.alloc(<usize>m.cap << 5);
-    memory.copy(list, m.list, <usize>m.cap << 4);
-    m.list = list;
-    m.cap <<= 1;
+  const id = m.count + 1;
+  const e = entryNew(m.names, id);
+  if (e == 0) {
+    // 2^27 names: their stat_metadata alone (≥ 22 bytes each) is over 2 GiB.
+    fail(Fatal.XSPACE_TOO_LARGE, 0, <u64>id * 22);
+    metaAdded = false;
+    return 1;
   }
-  m.count++;
-  const id = m.count;
-  const e = metaAt(m, id);
+  m.count = id;
   store<u32>(e, n, 4);
   if (pooled && dn == 0 && poolFits(n)) {
     store<u32>(e, poolAdd(p, n));
@@ -96,10 +112,8 @@ export function metaIntern(m: MetaList, p: usize, n: u32, dp: usize, dn: u32, po
     } else store<u32>(e, 0, 8);
     store<u32>(e, dn, 12);
   }
-  const link = arenaAlloc(8);
-  store<u32>(link, <u32>load<u64>(slot));
-  store<u32>(link, id, 4);
-  store<u64>(slot, link);
+  nameAdd(m.names, tag, id);
+  metaAdded = true;
   return id;
 }
 
@@ -141,8 +155,10 @@ export function mergeIdsBegin(): void {
  */
 function metaSize(m: MetaList, id: u32): u64 {
   const e = metaAt(m, id);
-  const nn = load<u32>(e, 4);
-  const dn = load<u32>(e, 12);
+  return metaBodySize(m, id, load<u32>(e, 4), load<u32>(e, 12));
+}
+/** {@link metaSize} of entry `id` of `m` with name length `nn` and display-name length (or POOLED) `dn`. */
+function metaBodySize(m: MetaList, id: u32, nn: u32, dn: u32): u64 {
   let body: u64 = 1 + varintSize(metaOut(m, id)) + 1 + varintSize(nn) + nn;
   if (dn != 0 && dn != POOLED) body += 1 + varintSize(dn) + dn;
   return body;
@@ -166,7 +182,11 @@ export function metaMapSize(m: MetaList): u64 {
 export function putMetaMap(field: u32, m: MetaList): void {
   for (let id: u32 = 1; id <= m.count; id++) {
     const e = metaAt(m, id);
-    const b = metaSize(m, id);
+    const name = load<u32>(e);
+    const nn = load<u32>(e, 4);
+    const aux = load<u32>(e, 8);
+    const dn = load<u32>(e, 12);
+    const b = metaBodySize(m, id, nn, dn);
     const out = metaOut(m, id);
     putLenPrefix(field, mapEntrySize(out, b));
     O.need(32);
@@ -174,8 +194,7 @@ export function putMetaMap(field: u32, m: MetaList): void {
     putLenPrefix(2, b);
     O.need(32);
     putVarintField(1, out);
-    putBytesField(2, nameOf(e), load<u32>(e, 4));
-    const dn = load<u32>(e, 12);
-    if (dn != 0 && dn != POOLED) putBytesField(4, <usize>load<u32>(e, 8), dn);
+    putBytesField(2, dn == POOLED ? poolAt(name) : <usize>name, nn);
+    if (dn != 0 && dn != POOLED) putBytesField(4, <usize>aux, dn);
   }
 }

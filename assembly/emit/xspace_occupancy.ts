@@ -3,7 +3,6 @@
  * cudaOccMaxPotentialOccupancyBlockSize) from the session's device table: the `theoretical_occupancy_pct`,
  * `occupancy_min_grid_size` and `occupancy_suggested_block_size` stats of XSpace kernels (and the timeline's).
  */
-import { arenaAlloc } from "../util/arena";
 
 /**
  * Plausibility limits of the device-table fields the occupancy calculation uses. Real GPUs are far inside them
@@ -74,11 +73,10 @@ export function activeBlocks(d: usize, regs: u32, staticSmem: u32, dynSmem: u32,
 }
 
 /**
- * Occupancy entry: {pct f64, minGridSize i32, suggestedBlockSize i32}; all 0 when the device table lacks a field
- * the calculation needs or holds implausible values ({@link occPlausible}).
+ * Writes the occupancy entry at `o` (16 bytes: {pct f64, minGridSize i32, suggestedBlockSize i32}; all 0 when the
+ * device table lacks a field the calculation needs or holds implausible values, {@link occPlausible}); returns `o`.
  */
-export function occupancy(d: usize, regs: u32, staticSmem: u32, dynSmem: u32, block: u32): usize {
-  const o = arenaAlloc(16);
+export function occupancy(o: usize, d: usize, regs: u32, staticSmem: u32, dynSmem: u32, block: u32): usize {
   store<f64>(o, 0);
   store<i32>(o, 0, 8);
   store<i32>(o, 0, 12);

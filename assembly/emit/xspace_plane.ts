@@ -34,10 +34,8 @@ export class Plane {
   evCache: Table;
   /** Event metadata: {nameP u32, nameN u32, dispP u32, dispN u32}. */
   ev: MetaList;
-  /** Stat metadata: {nameP u32, nameN u32, aux u32 (kernel occupancy entry), 0}. */
+  /** Stat metadata: {name u32, nameN u32, aux u32 (kernel occupancy entry), 0 or pooled}. */
   st: MetaList;
-  /** Detail tuple hash → chain of {next u32, statId u32, words…} (kernel_details, memcpy/memset details). */
-  tuples: Table;
   /** Well-known stat ids (WK.COUNT u32, 0 = not created). */
   wk: usize;
   /** Bit i: well-known stat i is used by some event. */
@@ -134,7 +132,6 @@ export function newPlane(kind: u32, id: u64): Plane {
   pl.evCache = tableNew(64);
   pl.ev = newMetaList(0x51, 0);
   pl.st = newMetaList(0x57, 1);
-  pl.tuples = tableNew(64);
   pl.wk = heap.alloc(<usize>WK.COUNT << 2);
   memory.fill(pl.wk, 0, <usize>WK.COUNT << 2);
   pl.pstats = heap.alloc(<usize>MAX_PSTATS * PSTAT);

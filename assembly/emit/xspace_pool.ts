@@ -7,6 +7,7 @@
  * spilled.
  */
 import { spillAppend, spillLoad } from "../util/spill";
+import { bytesEq } from "./xspace_text";
 import { regrow } from "./xspace_spill";
 
 /** Bytes of a pool block (staging and read-back). */
@@ -76,4 +77,19 @@ export function poolAt(pos: u32): usize {
     readBlock = b;
   }
   return readBuf + off;
+}
+
+/**
+ * Whether the string at pool position `pos` is the `n` bytes at `p` (its length is the caller's to check): a
+ * spilled string is read alone, not its whole block (a name is compared when a new one hashes like it).
+ */
+export function poolEq(pos: u32, p: usize, n: u32): bool {
+  const b = pos >> 16;
+  const off = pos & 0xffff;
+  if (b == stageBlock) return bytesEq(stage + off, n, p, n);
+  if (b == readBlock) return bytesEq(readBuf + off, n, p, n);
+  if (readBuf == 0) readBuf = heap.alloc(BLOCK);
+  spillLoad(load<u64>(blocks + (<usize>b << 4)) + <u64>off, readBuf, n);
+  readBlock = 0xffffffff; // readBuf holds a piece of a block now
+  return bytesEq(readBuf, n, p, n);
 }

@@ -26,11 +26,12 @@ import { spillAppend, spillLoad } from "./spill";
  * A paged array handle: a pointer to {dir: usize @0, pages: u32 @4, maxPages: u32 @8, elemShift: u32 @12,
  * bits: u32 @16, frames: usize @20, frameCount: u32 @24, frameCap: u32 @28, hand: u32 @32, spillDir: usize @36,
  * offsets: usize @40, spilled: u32 @44, dirty: usize @48 (a byte per page: written since it was last spilled),
- * epoch: u32 @52 (evictions so far: see {@link pagedEpoch})}.
+ * epoch: u32 @52 (evictions so far: see {@link pagedEpoch}), dirPages: u32 @56 (pages the directories cover; 0:
+ * 2^(32-bits), every u32 id; see {@link pagedNewSized})}.
  */
 export type Paged = usize;
 
-const HANDLE: usize = 56;
+const HANDLE: usize = 64;
 
 /** Default resident bytes of one paged array (frames), when no budget is set: 8 MiB. */
 const DEFAULT_BUDGET: u32 = 8 << 20;
@@ -63,6 +64,53 @@ export function pagedNew(elemShift: u32, pageBits: u32, maxPages: u32): Paged {
 }
 
 /**
+ * Like {@link pagedNew}, but the page directories cover only the pages made room for with {@link pagedReserve} (4 + 1
+ * bytes each, 4 more once a page is spilled; at first 64) instead of every u32 id: for arrays of small pages whose
+ * pages the caller numbers itself from 0, where directories over the whole u32 range would be megabytes. Callers
+ * must keep ids below (pages reserved) << pageBits ({@link pagedSlot} does not check it).
+ */
+export function pagedNewSized(elemShift: u32, pageBits: u32, maxPages: u32): Paged {
+  const a = pagedNew(elemShift, pageBits, maxPages);
+  store<u32>(a, maxPages < 64 ? maxPages : 64, 56);
+  return a;
+}
+
+/**
+ * Makes the directories of `a` (from {@link pagedNewSized}) cover pages [0, n), n ≤ its page cap: doubled (copied,
+ * the old copies left to the heap) when they cover fewer.
+ */
+export function pagedReserve(a: Paged, n: u32): void {
+  const cap = load<u32>(a, 56);
+  if (n <= cap) return;
+  let c = cap;
+  while (c < n) c <<= 1;
+  if (c > load<u32>(a, 8)) c = load<u32>(a, 8);
+  const dir = load<usize>(a);
+  if (dir != 0) {
+    store<usize>(a, grownCopy(dir, <usize>cap << 2, <usize>c << 2));
+    store<usize>(a, grownCopy(load<usize>(a, 48), <usize>cap, <usize>c), 48);
+    const spillDir = load<usize>(a, 36);
+    if (spillDir != 0) store<usize>(a, grownCopy(spillDir, <usize>cap << 2, <usize>c << 2), 36);
+  }
+  store<u32>(a, c, 56);
+}
+
+/** A copy of the `old` bytes at `p` in a new block of `n` bytes, the rest zero. */
+function grownCopy(p: usize, old: usize, n: usize): usize {
+  const q = heap.alloc(n);
+  memory.copy(q, p, old);
+  memory.fill(q + old, 0, n - old);
+  return q;
+}
+
+/** Bytes of the page directory of `a` (a u32 per page). */
+// @ts-ignore: decorator
+@inline function dirBytesOf(a: Paged): usize {
+  const pages = load<u32>(a, 56);
+  return pages != 0 ? <usize>pages << 2 : <usize>1 << (34 - load<u32>(a, 16));
+}
+
+/**
  * Address of the element of `id` (zero-filled when new), or 0 when `id` does not fit in u32, the page does not
  * exist and `create` is false, or the page cap is reached. Valid until the next call on `a` (which may evict it).
  */
@@ -88,7 +136,7 @@ export function pagedSlot(a: Paged, id: u64, create: bool): usize {
 /** Allocates the page directory of `a` (2^(32-bits) page pointers) and its frame table; returns the directory. */
 function pagedDir(a: Paged): usize {
   const bits = load<u32>(a, 16);
-  const dirBytes = <usize>1 << (34 - bits); // 2^(32-bits) page pointers × 4 bytes
+  const dirBytes = dirBytesOf(a); // a page pointer (4 bytes) per page
   const dir = heap.alloc(dirBytes);
   memory.fill(dir, 0, dirBytes);
   store<usize>(a, dir);
@@ -168,7 +216,7 @@ function pagedEvict(a: Paged, idx: u32, page: usize, bytes: u32): void {
   let spillDir = load<usize>(a, 36);
   if (spillDir == 0) {
     // First eviction: page index → ordinal + 1 (u32 each), ordinal → spill offset (u64, at most maxPages).
-    const dirBytes = <usize>1 << (34 - load<u32>(a, 16));
+    const dirBytes = dirBytesOf(a);
     spillDir = heap.alloc(dirBytes);
     memory.fill(spillDir, 0, dirBytes);
     store<usize>(a, spillDir, 36);

@@ -15,6 +15,8 @@ interface PagedExports {
   rt_reset(): void;
   rt_set_paged_budget(bytes: number): void;
   rt_paged_new(elemShift: number, pageBits: number, maxPages: number): number;
+  rt_paged_new_sized(elemShift: number, pageBits: number, maxPages: number): number;
+  rt_paged_reserve(a: number, pages: number): void;
   rt_paged_slot(a: number, id: bigint, create: number): number;
   rt_paged_spilled(a: number): number;
   rt_paged_epoch(a: number): number;
@@ -58,13 +60,14 @@ function rng(seed: number): () => number {
 }
 
 /**
- * Runs `ops` on a new array (elements of 2^shift bytes, 2^bits a page, at most `maxPages` pages) under `budget`
- * bytes and checks each answer against the model; returns the answers and the pages spilled.
+ * Runs `ops` on a new array (elements of 2^shift bytes, 2^bits a page, at most `maxPages` pages; with `sized`,
+ * directories grown with the pages used: pagedNewSized, pagedReserve before each op) under `budget` bytes and checks
+ * each answer against the model; returns the answers and the pages spilled.
  */
-function run(budget: number, shift: number, bits: number, maxPages: number, ops: Op[]): { answers: string[]; spilled: number } {
+function run(budget: number, shift: number, bits: number, maxPages: number, ops: Op[], sized = false): { answers: string[]; spilled: number } {
   const { x } = core();
   x.rt_set_paged_budget(budget);
-  const a = x.rt_paged_new(shift, bits, maxPages);
+  const a = sized ? x.rt_paged_new_sized(shift, bits, maxPages) : x.rt_paged_new(shift, bits, maxPages);
   const size = 1 << shift;
   const mask = size === 1 ? 0xff : 0xffffffff;
   const model = new Map<bigint, number>();
@@ -79,6 +82,7 @@ function run(budget: number, shift: number, bits: number, maxPages: number, ops:
     const inRange = op.id <= 0xffffffffn;
     const exists = inRange && pages.has(page);
     const canCreate = inRange && op.create && (exists || pages.size < maxPages);
+    if (sized) x.rt_paged_reserve(a, Number(page) + 1);
     const p = x.rt_paged_slot(a, op.id, op.create ? 1 : 0);
     if (!exists && !canCreate) {
       if (p !== 0) wrong.push(`id ${op.id} create ${op.create}: an address where none was expected`);
@@ -162,6 +166,39 @@ for (const [shift, bits, maxPages] of [[0, 14, 64], [2, 12, 100], [3, 13, 16]]) 
     }
   });
 }
+
+test("directories grown with the pages used (pagedNewSized, pagedReserve): no directory over every u32 id", () => {
+  // 4 KiB pages of 16-byte elements (the XSpace metadata entries): a directory over the u32 range would be 64 MiB.
+  const [shift, bits, maxPages] = [4, 8, 64];
+  const limit = BigInt(maxPages << bits);
+  for (const [name, ops] of patterns(bits)) {
+    // Callers keep ids below the pages reserved: the ops past the cap are left out.
+    const inside = ops.filter((op) => op.id < limit);
+    const all = run(0, shift, bits, maxPages, inside, true);
+    const tiny = run(1, shift, bits, maxPages, inside, true);
+    assert.equal(tiny.answers, all.answers, name);
+    assert.is(all.spilled, 0, name);
+    // The sparse ids fall below the limit too rarely to fill more than two pages.
+    if (name !== "sparse") assert.ok(tiny.spilled > 0, `${name}: pages were evicted`);
+  }
+  // Directories doubled (64 → 512 pages) while pages are being evicted and read back: 300 pages of 16 elements
+  // written in order, then read in strides, then rewritten at random.
+  const r = rng(0x51ed);
+  const growing: Op[] = [];
+  for (let i = 0; i < 300 * 16; i++) growing.push({ id: BigInt(i), create: true, value: i * 3 + 1 });
+  for (let i = 0; i < 300 * 16; i += 5) growing.push({ id: BigInt(i), create: false, value: 0 });
+  for (let i = 0; i < 2000; i++) growing.push({ id: BigInt(r() % (300 * 16)), create: r() % 2 === 0, value: r() });
+  const all = run(0, 2, 4, 512, growing, true);
+  const tiny = run(1, 2, 4, 512, growing, true);
+  assert.equal(tiny.answers, all.answers, "growing");
+  assert.ok(tiny.spilled > 250, `growing: ${tiny.spilled} pages spilled`);
+  const { x } = core();
+  const before = x.memory.buffer.byteLength;
+  const a = x.rt_paged_new_sized(shift, bits, 1 << 20);
+  x.rt_paged_reserve(a, maxPages);
+  assert.ok(x.rt_paged_slot(a, limit - 1n, 1) !== 0);
+  assert.ok(x.memory.buffer.byteLength - before < 1 << 20, "no u32-wide directory allocated");
+});
 
 test("a budget of whole pages keeps that many resident: a loop over them never spills", () => {
   const { x, written } = core();
