@@ -278,6 +278,18 @@ export function putJsonChars(q: usize, p: usize, n: usize): usize {
   const ctl = i8x16.splat(0x20);
   const quote = i8x16.splat(0x22);
   const bslash = i8x16.splat(0x5c);
+  // Whole 32-byte blocks with nothing to escape (nearly every name): one test per block.
+  while (p + 32 <= end) {
+    const a = v128.load(p);
+    const b = v128.load(p, 16);
+    const ea = v128.or(i8x16.lt_u(a, ctl), v128.or(i8x16.eq(a, quote), i8x16.eq(a, bslash)));
+    const eb = v128.or(i8x16.lt_u(b, ctl), v128.or(i8x16.eq(b, quote), i8x16.eq(b, bslash)));
+    if (v128.any_true(v128.or(ea, eb))) break;
+    v128.store(q, a);
+    v128.store(q, b, 16);
+    p += 32;
+    q += 32;
+  }
   while (p < end) {
     const v = v128.load(p);
     v128.store(q, v);
