@@ -290,6 +290,25 @@ export function putJsonChars(q: usize, p: usize, n: usize): usize {
     p += 32;
     q += 32;
   }
+  const left = end - p;
+  if (left < 32) {
+    // The last 0–31 bytes in one test (the loop below takes up to two rounds for them): over-reads at most to p + 32,
+    // within end + 16 when more than 16 are left; stores at most 16 bytes past the end.
+    const a = v128.load(p);
+    let m = <u32>i8x16.bitmask(v128.or(i8x16.lt_u(a, ctl), v128.or(i8x16.eq(a, quote), i8x16.eq(a, bslash))));
+    if (left > 16) {
+      const b = v128.load(p, 16);
+      m |= <u32>i8x16.bitmask(v128.or(i8x16.lt_u(b, ctl), v128.or(i8x16.eq(b, quote), i8x16.eq(b, bslash)))) << 16;
+      if ((m & ((<u32>1 << <u32>left) - 1)) == 0) {
+        v128.store(q, a);
+        v128.store(q, b, 16);
+        return q + left;
+      }
+    } else if ((m & ((<u32>1 << <u32>left) - 1)) == 0) {
+      v128.store(q, a);
+      return q + left;
+    }
+  }
   while (p < end) {
     const v = v128.load(p);
     v128.store(q, v);
