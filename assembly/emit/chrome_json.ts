@@ -486,8 +486,13 @@ function launchArgs(e: Ev): void {
 }
 
 /** Writes the vendor args of `e` (model/args.ts, e.g. Synapse recipe fields) at q, if it has any; returns the end. */
-function vendorArgs(q: usize, e: Ev): usize {
-  if (e.argsLen == 0) return q;
+// @ts-ignore: decorator
+@inline function vendorArgs(q: usize, e: Ev): usize {
+  return e.argsLen == 0 ? q : vendorArgsAt(q, e);
+}
+
+/** {@link vendorArgs} for an event that has some. */
+function vendorArgsAt(q: usize, e: Ev): usize {
   O.pos = q;
   chromeArgs(e);
   O.need(O.EVENT_RESERVE); // the tail and the flow event that follow assume head's reserve

@@ -45,7 +45,11 @@ export function tpl(s: string): usize {
   v128.store(q, v128.load(t, 16));
   if (n > 16) {
     v128.store(q, v128.load(t, 32), 16);
-    for (let i: usize = 32; i < n; i += 16) v128.store(q + i, v128.load(t + 16 + i));
+    if (n > 32) {
+      // Category openings and the flow event's end are 33–48 bytes: written without entering the loop.
+      v128.store(q, v128.load(t, 48), 32);
+      for (let i: usize = 48; i < n; i += 16) v128.store(q + i, v128.load(t + 16 + i));
+    }
   }
   return q + n;
 }
