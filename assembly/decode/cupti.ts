@@ -486,6 +486,9 @@ function scanName(r: usize, size: u32): void {
 
 // ---- Projection pass ---------------------------------------------------------------------------------------------
 
+/** Bit k set for the record kinds of launch calls (RUNTIME, DRIVER, INTERNAL_LAUNCH_API). */
+const LAUNCH_CALL_KINDS: u64 = (<u64>1 << K.RUNTIME) | (<u64>1 << K.DRIVER) | (<u64>1 << K.INTERNAL_LAUNCH_API);
+
 /**
  * Between passes 1 and 2, only when the dump has NVTX ranges and a launch call follows a device op of its id in the
  * file (else pass 2 does this as it decodes): maps launch calls to their innermost range.
@@ -497,7 +500,8 @@ export function cuptiProject(p: usize, n: u32): void {
     const kind = load<u32>(r);
     const size = S.kindSize(kind);
     if (size == 0 || r + size > end) return;
-    if ((kind == K.RUNTIME || kind == K.DRIVER || kind == K.INTERNAL_LAUNCH_API) && size >= 36) {
+    // One test for the three launch-call kinds (all < 64; a kind ≥ 64 shifts to a bit outside the mask).
+    if (((LAUNCH_CALL_KINDS >> (<u64>kind & 63)) & (kind < 64 ? 1 : 0)) != 0 && size >= 36) {
       R.rangesMapCall(<u64>load<u32>(r, 32), load<u32>(r, 28), load<u64>(r, 8));
     }
     r += size;
