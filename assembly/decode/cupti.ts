@@ -354,36 +354,57 @@ export function cuptiScan(p: usize, n: u32, off: u64): void {
       return;
     }
     S.countRecord(kind);
-    noteTimes(kind, r, size, off + <u64>(r - p) + 24);
+    const at = off + <u64>(r - p) + 24;
+    // Every kind pass 2 turns into an event hands its times to the timestamp rule (model/timing.ts) first, with pass 2's
+    // minimum sizes, so that both passes judge the same records.
     switch (kind) {
       case K.CONCURRENT_KERNEL:
       case K.KERNEL:
+        if (size >= 104) timingNote(load<u64>(r, 16), load<u64>(r, 24), kind, at);
         if (size >= 52) S.setContextDevice(load<u32>(r, 44), load<u32>(r, 40));
         if (size >= 96) R.rangesNoteDeviceCorr(load<u32>(r, 92));
         break;
       case K.MEMCPY:
       case K.MEMSET:
+        if (size >= 48) timingNote(load<u64>(r, 16), load<u64>(r, 24), kind, at);
         if (size >= 44) S.setContextDevice(load<u32>(r, 36), load<u32>(r, 32));
         if (size >= 48) R.rangesNoteDeviceCorr(load<u32>(r, 44));
         break;
       case K.MEMCPY2:
+        if (size >= 64) timingNote(load<u64>(r, 16), load<u64>(r, 24), kind, at);
         if (size >= 44) S.setContextDevice(load<u32>(r, 36), load<u32>(r, 32));
         if (size >= 64) R.rangesNoteDeviceCorr(load<u32>(r, 60));
         break;
       case K.RUNTIME:
       case K.DRIVER:
+        if (size >= 36) timingNote(load<u64>(r, 8), load<u64>(r, 16), kind, at);
         if (size >= 24) R.rangesNoteApi();
         if (size >= 36) {
           R.rangesNoteCallCorr(load<u32>(r, 32));
           if (!S.noteApiProcess(load<u32>(r, 32), load<u32>(r, 24))) {
-            warn(Warn.CORRELATION_PROCESSES, off + <u64>(r - p) + 24, load<u32>(r, 32));
+            warn(Warn.CORRELATION_PROCESSES, at, load<u32>(r, 32));
           }
         }
         break;
       case K.INTERNAL_LAUNCH_API:
-        if (size >= 36) R.rangesNoteCallCorr(load<u32>(r, 32));
+        if (size >= 36) {
+          timingNote(load<u64>(r, 8), load<u64>(r, 16), kind, at);
+          R.rangesNoteCallCorr(load<u32>(r, 32));
+        }
+        break;
+      case K.SYNCHRONIZATION:
+      case K.GRAPH_TRACE:
+        if (size >= 40) timingNote(load<u64>(r, 8), load<u64>(r, 16), kind, at);
+        break;
+      case K.OVERHEAD:
+        if (size >= 40) timingNote(load<u64>(r, 24), load<u64>(r, 32), kind, at);
+        break;
+      case K.CUDA_EVENT:
+        // 0 = device timestamps not enabled (a setting, not damage): skipped without a warning in pass 2.
+        if (size >= 48 && load<u64>(r, 40) != 0) timingNote(load<u64>(r, 40), load<u64>(r, 40), kind, at);
         break;
       case K.MARKER:
+        if (size >= 36) timingNote(load<u64>(r, 8), load<u64>(r, 8), kind, at);
         // Ranges for the GPU projection, in vendor time (compared with API records' vendor time).
         if (size >= 36 && load<u32>(r, 20) == 2 && load<u64>(r, 8) != 0) {
           const flags = load<u32>(r, 4);
@@ -395,7 +416,7 @@ export function cuptiScan(p: usize, n: u32, off: u64): void {
       case K.EXTERNAL_CORRELATION:
         if (size >= 20) {
           if (!S.setExternal(<u64>load<u32>(r, 16), load<u32>(r, 4), load<u64>(r, 8))) {
-            warn(Warn.DUPLICATE_CORRELATION, off + <u64>(r - p) + 24, load<u32>(r, 16));
+            warn(Warn.DUPLICATE_CORRELATION, at, load<u32>(r, 16));
           }
         }
         break;
@@ -465,6 +486,9 @@ function scanName(r: usize, size: u32): void {
 
 // ---- Projection pass ---------------------------------------------------------------------------------------------
 
+/** Bit k set for the record kinds of launch calls (RUNTIME, DRIVER, INTERNAL_LAUNCH_API). */
+const LAUNCH_CALL_KINDS: u64 = (<u64>1 << K.RUNTIME) | (<u64>1 << K.DRIVER) | (<u64>1 << K.INTERNAL_LAUNCH_API);
+
 /**
  * Between passes 1 and 2, only when the dump has NVTX ranges and a launch call follows a device op of its id in the
  * file (else pass 2 does this as it decodes): maps launch calls to their innermost range.
@@ -476,7 +500,8 @@ export function cuptiProject(p: usize, n: u32): void {
     const kind = load<u32>(r);
     const size = S.kindSize(kind);
     if (size == 0 || r + size > end) return;
-    if ((kind == K.RUNTIME || kind == K.DRIVER || kind == K.INTERNAL_LAUNCH_API) && size >= 36) {
+    // One test for the three launch-call kinds (all < 64; a kind ≥ 64 shifts to a bit outside the mask).
+    if (((LAUNCH_CALL_KINDS >> (<u64>kind & 63)) & (kind < 64 ? 1 : 0)) != 0 && size >= 36) {
       R.rangesMapCall(<u64>load<u32>(r, 32), load<u32>(r, 28), load<u64>(r, 8));
     }
     r += size;
@@ -491,45 +516,6 @@ const ev = changetype<Ev>(memory.data(offsetof<Ev>()));
 let markerOpen: usize = 0;
 import { Table, tableNew, tableUpsert, tableFind, tableSlots, tableKeyAt, tableValueAt } from "../util/hash_table";
 const MARK_ENTRY: usize = 32;
-
-/**
- * Pass 1: hands the times of a record that pass 2 turns into an event (same kinds, same minimum sizes) to the
- * vendor-neutral rule (model/timing.ts), which counts the unknown, inverted and out-of-run ones.
- */
-function noteTimes(kind: u32, r: usize, size: u32, at: u64): void {
-  switch (kind) {
-    case K.CONCURRENT_KERNEL:
-    case K.KERNEL:
-      if (size >= 104) timingNote(load<u64>(r, 16), load<u64>(r, 24), kind, at);
-      break;
-    case K.MEMCPY:
-    case K.MEMSET:
-      if (size >= 48) timingNote(load<u64>(r, 16), load<u64>(r, 24), kind, at);
-      break;
-    case K.MEMCPY2:
-      if (size >= 64) timingNote(load<u64>(r, 16), load<u64>(r, 24), kind, at);
-      break;
-    case K.RUNTIME:
-    case K.DRIVER:
-    case K.INTERNAL_LAUNCH_API:
-      if (size >= 36) timingNote(load<u64>(r, 8), load<u64>(r, 16), kind, at);
-      break;
-    case K.SYNCHRONIZATION:
-    case K.GRAPH_TRACE:
-      if (size >= 40) timingNote(load<u64>(r, 8), load<u64>(r, 16), kind, at);
-      break;
-    case K.OVERHEAD:
-      if (size >= 40) timingNote(load<u64>(r, 24), load<u64>(r, 32), kind, at);
-      break;
-    case K.MARKER:
-      if (size >= 36) timingNote(load<u64>(r, 8), load<u64>(r, 8), kind, at);
-      break;
-    case K.CUDA_EVENT:
-      // 0 = device timestamps not enabled (a setting, not damage): skipped without a warning in pass 2.
-      if (size >= 48 && load<u64>(r, 40) != 0) timingNote(load<u64>(r, 40), load<u64>(r, 40), kind, at);
-      break;
-  }
-}
 
 function kernelName(e: Ev, ptr: u64, at: u64): void {
   const np = S.stringDisplay(ptr, true);

@@ -17,7 +17,7 @@ import { warnName } from "../util/error_names";
 import * as X from "./options";
 import { xpuDeviceArgs } from "./chrome_xpu";
 import { apiCategory } from "./chrome_category";
-import { tpl, putLit, put64, putU32, putU64, putMicros, putTs, putJsonChars, canOverread, tsReset } from "./put";
+import { tpl, tplLen, putLit, put64, putU32, putU64, putMicros, putTs, putJsonChars, canOverread, tsReset } from "./put";
 import { catOpen, putRow, rowText, rowLen, putStream, putLaunch, chromeTextBegin } from "./chrome_text";
 import { chromeArgs } from "./chrome_args";
 import { RowTable, rowLogNote, rowLogOn, rowLogCount, rowLogTable, rowLogKey } from "./chrome_split";
@@ -281,23 +281,43 @@ const T_FLOW_F_END = tpl(',"cat":"ac2g","name":"ac2g","bp":"e"}');
   return q + n - 1;
 }
 
+// The openings of the categories head writes, looked up once (catOpen searches its list).
+const T_CAT_KERNEL = catOpen("kernel");
+const T_CAT_MEMCPY = catOpen("gpu_memcpy");
+const T_CAT_MEMSET = catOpen("gpu_memset");
+const T_CAT_SYNC = catOpen("cuda_sync");
+const T_CAT_EVENT = catOpen("cuda_event");
+/** Opening template of each host-call category ({@link ApiCat} value → template, 0 = not yet looked up). */
+const API_CAT_T: usize = memory.data(256 * 4, 4);
+
+/** Opening template of API event `e`'s category (emit/chrome_category.ts names it). */
+// @ts-ignore: decorator
+@inline function apiCatOpen(e: Ev): usize {
+  const a = API_CAT_T + (<usize>e.apiCat << 2);
+  let t = <usize>load<u32>(a);
+  if (t == 0) {
+    t = catOpen(apiCategory(e));
+    store<u32>(a, <u32>t);
+  }
+  return t;
+}
+
 /**
- * Writes the opening of an "X" event of category `cat` up to its args' first key: name, pid, tid, ts, dur, then
- * `"incomplete":true,` and `"External id":N,` when they apply.
+ * Writes the opening of an "X" event (`t`: its category's opening template, from catOpen) up to its args' first
+ * key: name, pid, tid, ts, dur, then `"incomplete":true,` and `"External id":N,` when they apply.
  */
-function head(cat: string, e: Ev, pid: u64, tid: u64): void {
+function head(t: usize, e: Ev, pid: u64, tid: u64): void {
   const n = e.nameLen;
   let q: usize;
   if (n <= NAME_FAST && canOverread(e.namePtr, n)) {
     O.need(O.EVENT_RESERVE + (<usize>n << 3));
-    q = putJsonChars(open(O.pos, catOpen(cat)), e.namePtr, n);
+    q = putJsonChars(open(O.pos, t), e.namePtr, n);
   } else {
-    // A long name (or one at the very end of memory): written in pieces, flushing as needed.
+    // A long name (or one at the very end of memory): written in pieces, flushing as needed. The template without
+    // its leading ",\n" (sep writes the separator).
     O.need(O.EVENT_RESERVE);
     sep();
-    O.ascii('{"ph":"X","cat":"');
-    O.ascii(cat);
-    O.ascii('","name":"');
+    O.raw(t + 18, tplLen(t) - 2);
     O.jsonChars(e.namePtr, e.nameLen);
     O.need(O.EVENT_RESERVE);
     q = O.pos;
@@ -466,8 +486,13 @@ function launchArgs(e: Ev): void {
 }
 
 /** Writes the vendor args of `e` (model/args.ts, e.g. Synapse recipe fields) at q, if it has any; returns the end. */
-function vendorArgs(q: usize, e: Ev): usize {
-  if (e.argsLen == 0) return q;
+// @ts-ignore: decorator
+@inline function vendorArgs(q: usize, e: Ev): usize {
+  return e.argsLen == 0 ? q : vendorArgsAt(q, e);
+}
+
+/** {@link vendorArgs} for an event that has some. */
+function vendorArgsAt(q: usize, e: Ev): usize {
   O.pos = q;
   chromeArgs(e);
   O.need(O.EVENT_RESERVE); // the tail and the flow event that follow assume head's reserve
@@ -483,7 +508,7 @@ export function chromeEvent(e: Ev): void {
       const dev = <u64>e.device;
       const tid = <u64>e.stream;
       noteGpuRow(dev, tid, 1);
-      head("kernel", e, gpid(dev), tid);
+      head(T_CAT_KERNEL, e, gpid(dev), tid);
       if ((e.flags & EvFlag.HAS_HANDLES) != 0) {
         xpuDeviceArgs(e, base);
         O.ascii("}}");
@@ -505,7 +530,7 @@ export function chromeEvent(e: Ev): void {
       const dev = <u64>e.device;
       const tid = <u64>e.stream;
       noteGpuRow(dev, tid, 1);
-      head(e.kind == EvKind.MEMCPY ? "gpu_memcpy" : "gpu_memset", e, gpid(dev), tid);
+      head(e.kind == EvKind.MEMCPY ? T_CAT_MEMCPY : T_CAT_MEMSET, e, gpid(dev), tid);
       if ((e.flags & EvFlag.HAS_HANDLES) != 0) {
         xpuDeviceArgs(e, base);
         O.ascii("}}");
@@ -538,7 +563,7 @@ export function chromeEvent(e: Ev): void {
       const pid = <u64>e.pid;
       const tid = <u64>e.tid;
       noteHostRow(pid, tid);
-      head(apiCategory(e), e, hpid(pid), tid);
+      head(apiCatOpen(e), e, hpid(pid), tid);
       let q = putU64(putLit(putU32(putLit(O.pos, T_CBID), e.apiId), T_CORR), e.correlation);
       if ((e.flags & EvFlag.HAS_ALLOC) != 0) {
         O.pos = q;
@@ -556,7 +581,7 @@ export function chromeEvent(e: Ev): void {
       const noStream = (e.flags & EvFlag.NO_STREAM) != 0;
       const tid = noStream ? CONTEXT_SYNC_TID : <u64>e.stream + SYNC_TID_OFFSET;
       noteGpuRow(dev, noStream ? CONTEXT_SYNC_TID : <u64>e.stream, noStream ? 3 : 2);
-      head("cuda_sync", e, gpid(dev), tid);
+      head(T_CAT_SYNC, e, gpid(dev), tid);
       O.ascii('"cuda_sync_kind":');
       O.jsonString(e.namePtr, e.nameLen);
       O.need(512);
@@ -576,7 +601,7 @@ export function chromeEvent(e: Ev): void {
       const dev = <u64>e.device;
       const tid = <u64>e.stream;
       noteGpuRow(dev, tid, 1);
-      head("cuda_event", e, gpid(dev), tid);
+      head(T_CAT_EVENT, e, gpid(dev), tid);
       keyU('"device":', e.device);
       keyU(',"context":', e.context);
       keyU(',"stream":', e.stream);

@@ -142,8 +142,16 @@ export function putLaunch(q: usize, e: Ev, write: (e: Ev) => void): usize {
     load<i32>(a, 16) == e.gridX && load<i32>(a, 20) == e.gridY && load<i32>(a, 24) == e.gridZ &&
     load<i32>(a, 28) == e.blockX && load<i32>(a, 32) == e.blockY && load<i32>(a, 36) == e.blockZ
   ) {
+    // 64 bytes per step: LAUNCH_CAP is a multiple of 64, so the reads stay inside the entry; the up to 63 bytes
+    // written past the text fall within the event's output reserve.
+    if (LAUNCH_CAP % 64 != 0 || LAUNCH_CAP + 48 > LAUNCH_ENTRY) ERROR("putLaunch copies whole 64-byte steps of a text");
     const src = a + 48;
-    for (let i: usize = 0; i < n; i += 16) v128.store(q + i, v128.load(src + i));
+    for (let i: usize = 0; i < n; i += 64) {
+      v128.store(q + i, v128.load(src + i));
+      v128.store(q + i, v128.load(src + i, 16), 16);
+      v128.store(q + i, v128.load(src + i, 32), 32);
+      v128.store(q + i, v128.load(src + i, 48), 48);
+    }
     return q + n;
   }
   O.pos = q;

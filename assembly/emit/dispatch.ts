@@ -27,8 +27,9 @@ export function setSink(s: Sink): void {
   sink = s;
 }
 
-/** Hands one event to the active emitter. */
-export function emitEvent(e: Ev): void {
+/** Hands one event to the active emitter (inlined into the decoders' call sites: one call less per event). */
+// @ts-ignore: decorator
+@inline export function emitEvent(e: Ev): void {
   // A correlation id two processes used cannot be joined to the right launch: no flow for it in any output.
   if (S.ambiguousCorrs != 0 && S.corrAmbiguous(<u64>e.correlation)) e.flags &= ~(EvFlag.FLOW_START | EvFlag.FLOW_END);
   if (sink == Sink.CHROME_JSON) chromeEvent(e);

@@ -45,7 +45,11 @@ export function tpl(s: string): usize {
   v128.store(q, v128.load(t, 16));
   if (n > 16) {
     v128.store(q, v128.load(t, 32), 16);
-    for (let i: usize = 32; i < n; i += 16) v128.store(q + i, v128.load(t + 16 + i));
+    if (n > 32) {
+      // Category openings and the flow event's end are 33–48 bytes: written without entering the loop.
+      v128.store(q, v128.load(t, 48), 32);
+      for (let i: usize = 48; i < n; i += 16) v128.store(q + i, v128.load(t + 16 + i));
+    }
   }
   return q + n;
 }
@@ -278,6 +282,37 @@ export function putJsonChars(q: usize, p: usize, n: usize): usize {
   const ctl = i8x16.splat(0x20);
   const quote = i8x16.splat(0x22);
   const bslash = i8x16.splat(0x5c);
+  // Whole 32-byte blocks with nothing to escape (nearly every name): one test per block.
+  while (p + 32 <= end) {
+    const a = v128.load(p);
+    const b = v128.load(p, 16);
+    const ea = v128.or(i8x16.lt_u(a, ctl), v128.or(i8x16.eq(a, quote), i8x16.eq(a, bslash)));
+    const eb = v128.or(i8x16.lt_u(b, ctl), v128.or(i8x16.eq(b, quote), i8x16.eq(b, bslash)));
+    if (v128.any_true(v128.or(ea, eb))) break;
+    v128.store(q, a);
+    v128.store(q, b, 16);
+    p += 32;
+    q += 32;
+  }
+  const left = end - p;
+  if (left < 32) {
+    // The last 0–31 bytes in one test (the loop below takes up to two rounds for them): over-reads at most to p + 32,
+    // within end + 16 when more than 16 are left; stores at most 16 bytes past the end.
+    const a = v128.load(p);
+    let m = <u32>i8x16.bitmask(v128.or(i8x16.lt_u(a, ctl), v128.or(i8x16.eq(a, quote), i8x16.eq(a, bslash))));
+    if (left > 16) {
+      const b = v128.load(p, 16);
+      m |= <u32>i8x16.bitmask(v128.or(i8x16.lt_u(b, ctl), v128.or(i8x16.eq(b, quote), i8x16.eq(b, bslash)))) << 16;
+      if ((m & ((<u32>1 << <u32>left) - 1)) == 0) {
+        v128.store(q, a);
+        v128.store(q, b, 16);
+        return q + left;
+      }
+    } else if ((m & ((<u32>1 << <u32>left) - 1)) == 0) {
+      v128.store(q, a);
+      return q + left;
+    }
+  }
   while (p < end) {
     const v = v128.load(p);
     v128.store(q, v);

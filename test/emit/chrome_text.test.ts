@@ -197,6 +197,34 @@ test("names escaped around 16-byte blocks: quotes, backslashes and control bytes
   assert.equal(got, names);
 });
 
+test("names escaped around 32-byte blocks and their tail: every length to 80 clean, one bad byte at every position", async () => {
+  const names: string[] = [];
+  // Clean names take whole 32-byte blocks and then the last 0–31 bytes in one test; one bad byte anywhere (in a
+  // block or in the tail after clean blocks) sends the rest through the byte-exact path.
+  for (let len = 1; len <= 80; len++) names.push(String.fromCharCode(...Array.from({ length: len }, (_, i) => 97 + (i % 26))));
+  for (let len = 17; len <= 70; len++) {
+    for (let at = 0; at < len; at++) {
+      for (const bad of ['"', "\u0001"]) {
+        const s = "y".repeat(len).split("");
+        s[at] = bad;
+        names.push(s.join(""));
+      }
+    }
+  }
+  const strings: Array<readonly [bigint, string]> = names.map((n, i) => [0x10000n + BigInt(i) * 0x100n, n] as const);
+  const recs = names.map((_, i) => C.kernelRecord(L, {
+    start: G + BigInt(i) * 1000n, end: G + BigInt(i) * 1000n + 10n, deviceId: 0, contextId: 1, streamId: 7,
+    correlationId: i + 1, namePtr: 0x10000n + BigInt(i) * 0x100n,
+  }));
+  const { trace } = await toChrome(dump((w) => {
+    w.strings(strings);
+    w.activity(C.concat(recs));
+  }));
+  const got = trace.traceEvents.filter((e) => e.cat === "kernel").map((e) => e.name);
+  assert.is(got.length, names.length);
+  assert.equal(got, names);
+});
+
 test("graph launches: the flow event carries the graph's own pid, tid and ts", async () => {
   const recs = [
     C.apiRecord(L, { kind: 5, cbid: 211, start: G + 1000n, end: G + 2000n, processId: PID, threadId: TID, correlationId: 1 }),
