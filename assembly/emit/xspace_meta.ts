@@ -11,7 +11,7 @@ import { varintSize, putVarintField, putLenPrefix, putBytesField } from "./proto
 import { WK } from "./xspace_schema";
 import { bytesEq, hashBytes } from "./xspace_text";
 import { poolAdd, poolAt, poolEq, poolFits } from "./xspace_pool";
-import { NameStore, entryAt, entryNew, hashMask, nameAdd, nameFirst, nameNext, nameStoreNew } from "./xspace_meta_store";
+import { MIN_META_BYTES, NameStore, entryAt, entryNew, hashMask, nameAdd, nameFirst, nameNext, nameStoreNew } from "./xspace_meta_store";
 import { hostRanks, hostIndex } from "./options";
 
 /**
@@ -90,8 +90,8 @@ export function metaIntern(m: MetaList, p: usize, n: u32, dp: usize, dn: u32, po
   const id = m.count + 1;
   const e = entryNew(m.names, id);
   if (e == 0) {
-    // 2^27 names: their stat_metadata alone (≥ 22 bytes each) is over 2 GiB.
-    fail(Fatal.XSPACE_TOO_LARGE, 0, <u64>id * 22);
+    // 2^28 names: their metadata maps alone are over 2 GiB (the size given is that lower bound).
+    fail(Fatal.XSPACE_TOO_LARGE, 0, <u64>id * MIN_META_BYTES);
     metaAdded = false;
     return 1;
   }

@@ -30,10 +30,12 @@ const SPLIT_AT: u32 = 384;
 /** Hash bits the directories use at most (4 MiB of directory). */
 const MAX_DEPTH: u32 = 20;
 /**
- * Pages of the entry array: 2^19 × 4 KiB, 2^27 entries. A map entry of stat_metadata takes at least 22 bytes, so
- * 2^27 names of one plane make an XSpace over 2 GiB: {@link ENT_MAX} is never the limit that binds.
+ * Pages of the entry array: 2^20 × 4 KiB, 2^28 entries (all lists of a conversion). Each name is a metadata map
+ * entry of at least 10 bytes in the XSpace, so 2^28 names make one over 2 GiB: this is never the limit that binds.
  */
-const ENT_MAX_PAGES: u32 = 1 << 19;
+const ENT_MAX_PAGES: u32 = 1 << 20;
+/** Bytes of XSpace a metadata name takes at least (map entry: tag, length, key, value: tag, length, id, name). */
+export const MIN_META_BYTES: u64 = 10;
 /** Pages of the bucket array: 2^18 × 4 KiB, buckets for about 100M names (then the overflow table). */
 const BKT_MAX_PAGES: u32 = 1 << 18;
 
