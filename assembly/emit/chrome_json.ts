@@ -17,7 +17,7 @@ import { warnName } from "../util/error_names";
 import * as X from "./options";
 import { xpuDeviceArgs } from "./chrome_xpu";
 import { apiCategory } from "./chrome_category";
-import { tpl, tplLen, putLit, put64, putU32, putU64, putMicros, putTs, putJsonChars, canOverread, tsReset } from "./put";
+import { tpl, tplLen, tplText, putLit, put64, putU32, putU64, putMicros, putTs, putJsonChars, canOverread, tsReset } from "./put";
 import { catOpen, putRow, rowText, rowLen, putStream, putLaunch, chromeTextBegin } from "./chrome_text";
 import { chromeArgs } from "./chrome_args";
 import { RowTable, rowLogNote, rowLogOn, rowLogCount, rowLogTable, rowLogKey } from "./chrome_split";
@@ -317,7 +317,7 @@ function head(t: usize, e: Ev, pid: u64, tid: u64): void {
     // its leading ",\n" (sep writes the separator).
     O.need(O.EVENT_RESERVE);
     sep();
-    O.raw(t + 18, tplLen(t) - 2);
+    O.raw(tplText(t) + 2, tplLen(t) - 2);
     O.jsonChars(e.namePtr, e.nameLen);
     O.need(O.EVENT_RESERVE);
     q = O.pos;

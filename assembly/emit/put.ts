@@ -28,8 +28,14 @@ export function tpl(s: string): usize {
   const t = TPL_POOL + tplTop;
   tplTop += size;
   store<u32>(t, <u32>n);
-  for (let i: usize = 0; i < n; i++) store<u8>(t + 16 + i, <u8>s.charCodeAt(<i32>i));
+  for (let i: usize = 0; i < n; i++) store<u8>(tplText(t) + i, <u8>s.charCodeAt(<i32>i));
   return t;
+}
+
+/** Address of the text of template `t` (its {@link tplLen} bytes). */
+// @ts-ignore: decorator
+@inline export function tplText(t: usize): usize {
+  return t + 16;
 }
 
 /** Length in bytes of template `t`. */
@@ -272,6 +278,12 @@ export function putTs(q: usize, ns: u64): usize {
 
 // ---- JSON strings --------------------------------------------------------------------------------------------------
 
+/** Lanes of `v` that a JSON string must escape: control bytes (< 0x20), `"` and `\` (all ones there, else zero). */
+// @ts-ignore: decorator
+@inline function escapes(v: v128): v128 {
+  return v128.or(i8x16.lt_u(v, i8x16.splat(0x20)), v128.or(i8x16.eq(v, i8x16.splat(0x22)), i8x16.eq(v, i8x16.splat(0x5c))));
+}
+
 /**
  * Writes [p, p+n) as the inside of a JSON string (the escaping of `O.jsonChars`), copying 16 bytes per step
  * while it checks them. Needs room for 6·n + 16 bytes at q, and may read up to 15 bytes past p+n: the caller checks
@@ -279,30 +291,25 @@ export function putTs(q: usize, ns: u64): usize {
  */
 export function putJsonChars(q: usize, p: usize, n: usize): usize {
   const end = p + n;
-  const ctl = i8x16.splat(0x20);
-  const quote = i8x16.splat(0x22);
-  const bslash = i8x16.splat(0x5c);
   // Whole 32-byte blocks with nothing to escape (nearly every name): one test per block.
   while (p + 32 <= end) {
     const a = v128.load(p);
     const b = v128.load(p, 16);
-    const ea = v128.or(i8x16.lt_u(a, ctl), v128.or(i8x16.eq(a, quote), i8x16.eq(a, bslash)));
-    const eb = v128.or(i8x16.lt_u(b, ctl), v128.or(i8x16.eq(b, quote), i8x16.eq(b, bslash)));
-    if (v128.any_true(v128.or(ea, eb))) break;
+    if (v128.any_true(v128.or(escapes(a), escapes(b)))) break;
     v128.store(q, a);
     v128.store(q, b, 16);
     p += 32;
     q += 32;
   }
   const left = end - p;
-  if (left < 32) {
-    // The last 0–31 bytes in one test (the loop below takes up to two rounds for them): over-reads at most to p + 32,
-    // within end + 16 when more than 16 are left; stores at most 16 bytes past the end.
+  if (left - 1 < 31) {
+    // The last 1–31 bytes in one test (the loop below takes up to two rounds for them): reads at most to p + 32,
+    // less than 16 bytes past the end when more than 16 are left; stores at most 16 bytes past the end.
     const a = v128.load(p);
-    let m = <u32>i8x16.bitmask(v128.or(i8x16.lt_u(a, ctl), v128.or(i8x16.eq(a, quote), i8x16.eq(a, bslash))));
+    let m = <u32>i8x16.bitmask(escapes(a));
     if (left > 16) {
       const b = v128.load(p, 16);
-      m |= <u32>i8x16.bitmask(v128.or(i8x16.lt_u(b, ctl), v128.or(i8x16.eq(b, quote), i8x16.eq(b, bslash)))) << 16;
+      m |= <u32>i8x16.bitmask(escapes(b)) << 16;
       if ((m & ((<u32>1 << <u32>left) - 1)) == 0) {
         v128.store(q, a);
         v128.store(q, b, 16);
@@ -316,7 +323,7 @@ export function putJsonChars(q: usize, p: usize, n: usize): usize {
   while (p < end) {
     const v = v128.load(p);
     v128.store(q, v);
-    let m = <u32>i8x16.bitmask(v128.or(i8x16.lt_u(v, ctl), v128.or(i8x16.eq(v, quote), i8x16.eq(v, bslash))));
+    let m = <u32>i8x16.bitmask(escapes(v));
     const rem = end - p;
     if (rem < 16) m &= (<u32>1 << <u32>rem) - 1;
     if (m == 0) {

@@ -59,7 +59,6 @@ export function newMetaList(seed: u64, isStat: u32): MetaList {
  */
 const POOLED: u32 = 0xffffffff;
 
-
 /** Whether entry `id` of `m` is named [p, p+n). */
 function nameIs(m: MetaList, id: u32, p: usize, n: u32): bool {
   const e = metaAt(m, id);

@@ -18,6 +18,7 @@
 import { Paged, pagedNewSized, pagedReserve, pagedSlot, pagedSpilledPages } from "../util/paged";
 import { Table, tableNew, tableUpsert, tableFind } from "../util/hash_table";
 import { arenaAlloc } from "../util/arena";
+import { regrow } from "../util/regrow";
 
 /** Entries (16 bytes) a page of the entry array holds (4 KiB pages). */
 export const ENT_PER_PAGE: u32 = 256;
@@ -116,9 +117,7 @@ export function entryNew(s: NameStore, id: u32): usize {
     const run = i >> ENT_BITS;
     if (run == s.idPageCap) {
       const cap = s.idPageCap == 0 ? 16 : s.idPageCap << 1;
-      const p = heap.alloc(<usize>cap << 2);
-      if (s.idPageCap != 0) memory.copy(p, s.idPages, <usize>s.idPageCap << 2);
-      s.idPages = p;
+      s.idPages = regrow(s.idPages, <usize>s.idPageCap << 2, <usize>cap << 2);
       s.idPageCap = cap;
     }
     if (entPages == ENT_MAX_PAGES) return 0;

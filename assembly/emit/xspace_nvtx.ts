@@ -2,7 +2,7 @@
  * The `nvtx_range` stat of device work, as XLA attaches it ({@link nvtxSweep}).
  */
 import { tableFind } from "../util/hash_table";
-import { regrow } from "./xspace_spill";
+import { regrow } from "../util/regrow";
 import { corrGet, nvtxSet } from "./xspace_corr";
 import { lineIter, lineNext } from "./xspace_lines";
 import { metaAt } from "./xspace_meta";

@@ -8,7 +8,7 @@
  */
 import { spillAppend, spillLoad } from "../util/spill";
 import { bytesEq } from "./xspace_text";
-import { regrow } from "./xspace_spill";
+import { regrow } from "../util/regrow";
 
 /** Bytes of a pool block (staging and read-back). */
 export const BLOCK: u32 = 65536;

@@ -12,6 +12,7 @@
  */
 
 import { spillAppend, spillLoad } from "../util/spill";
+import { regrow } from "../util/regrow";
 
 /** Record sizes (bytes) and the flag of the long one. */
 export const REC_BASE: u32 = 32;
@@ -134,12 +135,6 @@ export function sortIndex(idx: usize, tmp: usize, lo: i32, hi: i32): void {
   }
 }
 
-/** A new block of `bytes` holding the first `used` bytes of `old` (stub runtime: the old block is not freed). */
-export function regrow(old: usize, used: usize, bytes: usize): usize {
-  const p = heap.alloc(bytes);
-  if (used != 0) memory.copy(p, old, used);
-  return p;
-}
 
 // ---- Runs ------------------------------------------------------------------------------------------------------
 

@@ -21,6 +21,7 @@
  * the epoch), never from a lookup.
  */
 import { spillAppend, spillLoad } from "./spill";
+import { regrowZeroed } from "./regrow";
 
 /**
  * A paged array handle: a pointer to {dir: usize @0, pages: u32 @4, maxPages: u32 @8, elemShift: u32 @12,
@@ -87,20 +88,12 @@ export function pagedReserve(a: Paged, n: u32): void {
   if (c > load<u32>(a, 8)) c = load<u32>(a, 8);
   const dir = load<usize>(a);
   if (dir != 0) {
-    store<usize>(a, grownCopy(dir, <usize>cap << 2, <usize>c << 2));
-    store<usize>(a, grownCopy(load<usize>(a, 48), <usize>cap, <usize>c), 48);
+    store<usize>(a, regrowZeroed(dir, <usize>cap << 2, <usize>c << 2));
+    store<usize>(a, regrowZeroed(load<usize>(a, 48), <usize>cap, <usize>c), 48);
     const spillDir = load<usize>(a, 36);
-    if (spillDir != 0) store<usize>(a, grownCopy(spillDir, <usize>cap << 2, <usize>c << 2), 36);
+    if (spillDir != 0) store<usize>(a, regrowZeroed(spillDir, <usize>cap << 2, <usize>c << 2), 36);
   }
   store<u32>(a, c, 56);
-}
-
-/** A copy of the `old` bytes at `p` in a new block of `n` bytes, the rest zero. */
-function grownCopy(p: usize, old: usize, n: usize): usize {
-  const q = heap.alloc(n);
-  memory.copy(q, p, old);
-  memory.fill(q + old, 0, n - old);
-  return q;
 }
 
 /** Bytes of the page directory of `a` (a u32 per page). */
