@@ -1,6 +1,6 @@
-// Bundles the viewer (web/) into dist/web: the page script and its Web Worker as separate entry points (esbuild does
-// not bundle `new Worker(new URL(...))`), the core's .wasm emitted as a file next to them (the `file` loader: the
-// worker compiles it while it streams in), plus the static page and stylesheet.
+// Bundles the viewer (web/) into dist/web: the page script, its Web Worker and that worker's file-reader thread as
+// separate entry points (esbuild does not bundle `new Worker(new URL(...))`), the core's .wasm emitted as a file
+// next to them (the `file` loader: the worker compiles it while it streams in), plus the static page and stylesheet.
 import { build } from "esbuild";
 import { copyFileSync, mkdirSync, rmSync } from "node:fs";
 
@@ -9,7 +9,7 @@ export async function buildWeb(outdir = "dist/web") {
   rmSync(outdir, { recursive: true, force: true });
   mkdirSync(outdir, { recursive: true });
   await build({
-    entryPoints: { main: "web/main.ts", worker: "web/worker.ts" },
+    entryPoints: { main: "web/main.ts", worker: "web/worker.ts", reader: "web/reader_worker.ts" },
     bundle: true,
     platform: "browser",
     format: "esm",

@@ -1,6 +1,7 @@
 /**
- * A ByteSource over a browser File (or Blob): open() reads `File.stream()` (gunzipped through DecompressionStream
- * when the name ends in .gz) and hands the engine windows of it, so a multi-GB dump is never one string or one
+ * A ByteSource over a browser File (or Blob): open() reads `File.stream()` or the given reader (the viewer's: a
+ * thread of its own, web/slice_reader.ts), gunzipped through DecompressionStream when the name ends in .gz, and
+ * hands the engine windows of it, so a multi-GB dump is never one string or one
  * ArrayBuffer. With `keep` the file is read once and later passes replay the chunks kept in memory. Progress
  * follows the bytes of the file itself (compressed for .gz).
  */
@@ -35,7 +36,8 @@ const KEEP_BLOCK = 32 << 20;
  * Gives a kept block's memory back now: ArrayBuffer.prototype.transfer to length 0 detaches it and frees its
  * bytes. The blocks are allocated here (JS-owned), not the stream's own chunks: those are owned by the browser's
  * side of the stream and stay resident until the garbage collector runs, which a worker busy in WebAssembly
- * hardly lets happen (measured in Chromium 156: a gigabyte of released stream chunks stayed resident).
+ * hardly lets happen (measured in Chromium 156: a gigabyte of released stream chunks stayed resident), and
+ * `transfer(0)` does not free a buffer that was transferred in from another thread either.
  */
 function release(c: Uint8Array): void {
   const buf = c.buffer as ArrayBuffer & { transfer?: (n: number) => ArrayBuffer; detached?: boolean };
@@ -52,6 +54,13 @@ export interface FileSourceOptions {
   keep?: boolean;
   /** Bytes per block of kept bytes (default 32 MiB; tests use small ones). */
   blockBytes?: number;
+  /**
+   * Reads the file instead of `File.stream()` (null: fall back to it): the viewer's reader thread
+   * (web/slice_reader.ts `readerThreadStream`); `keep` says whether this read is kept. Kept chunks are copied into
+   * blocks either way: a buffer that arrived from another thread is not freed by `transfer(0)` (Chromium 156: 1.05
+   * GiB of transferred slices stayed resident after it; copied into blocks and dropped, they were collected).
+   */
+  read?: (file: Blob, keep: boolean) => ReadableStream<Uint8Array> | null;
 }
 
 /** A re-openable source over `file`. */
@@ -110,7 +119,7 @@ export function fileByteSource(file: Blob, name: string, opts: FileSourceOptions
     const keep = opts.keep ? (kept = []) : null;
     keptComplete = false;
     keptBytes = 0;
-    const reader = file.stream().getReader();
+    const reader = (opts.read?.(file, !!keep) ?? file.stream()).getReader();
     return new ReadableStream<Uint8Array>({
       async pull(ctl) {
         const r = await reader.read();

@@ -7,7 +7,8 @@
  *    here; at the end the core says where each goes, the parser moves them into timeline order and the parts are
  *    *transferred* to the page (src/core/timeline.ts);
  *    the summary (`rawtrace stats`, src/core/stats.ts) comes from the same pass of the same core code. The file
- *    is read once: the later passes replay the bytes the index pass kept (web/file_source.ts `keep`).
+ *    is read once, on a reader thread of its own (web/slice_reader.ts): the later passes replay the bytes the index
+ *    pass kept (web/file_source.ts `keep`).
  *  - exportFile: Chrome JSON gzipped with CompressionStream, or XSpace, returned as a Blob for a download.
  */
 import * as Comlink from "comlink";
@@ -16,6 +17,7 @@ import { Engine, type FileInfo } from "../src/core/engine.js";
 import { TimelineParser, type TimelineMeta } from "../src/core/timeline.js";
 import { decodeStats, type TraceStats } from "../src/core/stats.js";
 import { fileByteSource, type FileByteSource, type FileSourceOptions } from "./file_source.js";
+import { readerThreadStream } from "./slice_reader.js";
 
 /** Callbacks the page passes (as a comlink proxy) to follow a job. */
 export interface JobCallbacks {
@@ -77,7 +79,9 @@ async function withSource<T>(
   file: File, gen: number, run: (src: FileByteSource) => Promise<T>, opts: FileSourceOptions = {},
 ): Promise<T> {
   if (gen !== generation) throw cancelledError();
-  const src = fileByteSource(file, file.name, opts);
+  // The file is read on a thread of its own (web/slice_reader.ts): reading overlaps with the core's work.
+  const read = (f: Blob, keep: boolean) => readerThreadStream(f, file.name, { window: keep ? Infinity : 4 });
+  const src = fileByteSource(file, file.name, { read, ...opts });
   running.add(src);
   try {
     return await run(src);
