@@ -181,6 +181,32 @@ test("paged correlation tables evicted to the spill storage give the bytes of th
   }
 });
 
+test("the timeline pass's end spills nothing: its partner table is sized by the events, whatever the budget", async () => {
+  // The end of the pass resolves partners row by row, each row sweeping every correlation id: under the paged budget
+  // the table's pages were evicted and spilled again once per row (366 MiB at 10.4M events).
+  const engine = await createEngine();
+  engine.pagedBudgetBytes = 1;
+  try {
+    let atLastWindow = -1;
+    const h = createHash("sha256");
+    const src = fileSource(wide);
+    try {
+      await engine.convert(src, (b) => { h.update(b); }, {
+        format: "timeline",
+        onProgress: (_d, _t, pass) => {
+          if (pass === 2) atLastWindow = engine.spilledBytes;
+        },
+      });
+    } finally {
+      src.close();
+    }
+    assert.ok(atLastWindow > 0, "the decoder's tables spilled during the pass (the budget is tiny)");
+    assert.is(engine.spilledBytes, atLastWindow, "nothing more at the end of the pass");
+  } finally {
+    engine.pagedBudgetBytes = 0;
+  }
+});
+
 test("pages and XSpace runs interleaved in one spill store (both spilling) give the same bytes", async () => {
   const engine = await createEngine();
   const kept = await xspaceHash(engine, wide, 0xffffffff);
