@@ -41,7 +41,7 @@ import { internName, namesReset, nameCount, namesPadded, namesCapped, writeNames
 import { RowClass, rowsReset, rowOf, rowKeys, rowCount, rowsCapped, sortRows } from "./timeline_rows";
 import {
   K_FLOW_END, K_FLOW_START, MAX_LANES, keyCount, keyPush, keysReset, groupByRow, orderRow, lanes, laneCount,
-  minStart, maxEnd, resolvePartners, writePartners, writeInverse,
+  minStart, maxEnd, noteOutputIndex, resolvePartners, writePartners, writeInverse,
 } from "./timeline_order";
 
 /**
@@ -398,6 +398,7 @@ export function timelineEnd(): void {
     const used = orderRow(k, load<u32>(rowFirst + (<usize>row << 2)), load<u32>(counts + (<usize>row << 2)));
     store<u32>(rowLanes + (<usize>k << 3), used, 4);
   }
+  noteOutputIndex();
   resolvePartners();
 
   // TABLES.

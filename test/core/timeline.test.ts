@@ -15,7 +15,7 @@ import {
 import { sampleDump } from "../helpers/sample_dump.js";
 import { computeStats, decodeStats } from "../../src/core/stats.js";
 
-const FILES = ["test/fixtures/real/h100/cuda_sample.rawtrace", "samples/h100_torch_train_nvtx.rawtrace"];
+const FILES = ["test/fixtures/real/h100/cuda_sample.rawtrace", "samples/h100_torch_train_nvtx.rawtrace", "test/fixtures/real/h100/torch_graph.rawtrace"];
 
 async function timeline(bytes: Uint8Array, feed = 0) {
   const engine = await createEngine();
@@ -91,6 +91,31 @@ for (const file of FILES) {
       assert.is((ev.flags(p) & (host ? Flag.FLOW_END : Flag.FLOW_START)) !== 0, true);
     }
     assert.ok(pairs > 0);
+    // Which partner, computed from the events alone: a launch's is its correlation's earliest device work (the
+    // first in timeline order among equal starts; a graph launch has many), device work's the first launch.
+    const launches = new Map<number, number>();
+    const device = new Map<number, number>();
+    for (let i = 0; i < ev.length; i++) {
+      const f = ev.flags(i);
+      const c = ev.correlation(i);
+      if (f & Flag.FLOW_START) {
+        if (!launches.has(c)) launches.set(c, i);
+      } else if (f & Flag.FLOW_END) {
+        const d = device.get(c);
+        if (d === undefined || ev.start(i) < ev.start(d)) device.set(c, i);
+      }
+    }
+    let many = 0;
+    for (let i = 0; i < ev.length; i++) {
+      const f = ev.flags(i);
+      const c = ev.correlation(i);
+      if (f & Flag.FLOW_START) assert.is(ev.partner(i), device.get(c) ?? TL_NONE, `launch ${i}`);
+      else if (f & Flag.FLOW_END) {
+        assert.is(ev.partner(i), launches.get(c) ?? TL_NONE, `device work ${i}`);
+        if (device.get(c) !== i) many++;
+      }
+    }
+    if (file.includes("graph")) assert.ok(many > 0, "graph launches have several kernels");
   });
 }
 
