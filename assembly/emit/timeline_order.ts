@@ -79,9 +79,53 @@ export function keyPush(start: f64, dur: f64, rowBits: u32, corr: u32): void {
 
 /**
  * Stable sort of the event indices [a, a + 4n) by (start, longer first), comparing their keys; `tmp` holds n u32.
- * One linear check for the usual already-sorted row.
+ * The indices arrive in arrival order, so stable means ordered by (start, longer first, index). A row is usually in
+ * order but for a few events (a range is recorded when it ends, after what it holds): one walk keeps the events in
+ * order in place and moves the others aside, only those are sorted, then the two are merged from the back. A
+ * bottom-up merge sort of the whole row gathered every key through the index once per level.
  */
 function sortIndices(a: usize, tmp: usize, n: u32): void {
+  if (n < 2) return;
+  let m: u32 = 1;
+  let r: u32 = 0;
+  let last = at(a, 0);
+  for (let i: u32 = 1; i < n; i++) {
+    const v = at(a, i);
+    if (before(v, last)) {
+      put(tmp, r, v);
+      r++;
+    } else {
+      put(a, m, v);
+      m++;
+      last = v;
+    }
+  }
+  if (r == 0) return;
+  // The r events aside, sorted with the r slots the in-order ones left free at the end of `a` as scratch.
+  mergeSortIndices(tmp, a + (<usize>m << 2), r);
+  let i = m;
+  let j = r;
+  let k = n;
+  while (j > 0) {
+    const vj = at(tmp, j - 1);
+    if (i > 0) {
+      const vi = at(a, i - 1);
+      // vi after vj: a later start, or the same start and not longer, the later index first on a full tie.
+      if (before(vj, vi) || (!before(vi, vj) && vi > vj)) {
+        k--;
+        put(a, k, vi);
+        i--;
+        continue;
+      }
+    }
+    k--;
+    put(a, k, vj);
+    j--;
+  }
+}
+
+/** Stable bottom-up merge sort of [a, a + 4n) (see {@link sortIndices}); `tmp` holds n u32. */
+function mergeSortIndices(a: usize, tmp: usize, n: u32): void {
   let sorted = true;
   for (let i: u32 = 1; i < n; i++) {
     if (before(at(a, i), at(a, i - 1))) {
