@@ -4,7 +4,7 @@
  */
 import * as O from "./out";
 import { REC_GRAPH } from "./xspace_spill";
-import { Wire, varintSize, putVarint, putTag, putVarintField, putDoubleField } from "./protobuf";
+import { varintSize } from "./protobuf";
 import { corrGet, nvtxStat } from "./xspace_corr";
 import { MetaList, corrOut, evOut, metaAt, stOut } from "./xspace_meta";
 import { Plane, planeList } from "./xspace_plane";
@@ -164,43 +164,72 @@ function planeIdOf(d: u32): u64 {
   return changetype<Plane>(load<usize>(planeList + (<usize>(d - 1) << 2))).id;
 }
 
+/** Writes v as a varint at `p`; returns the address after it. The caller reserved ≥ 10 bytes. */
 // @ts-ignore: decorator
-@inline function putStatVarint(id: u32, field: u32, v: u64): void {
-  putTag(4, Wire.LEN);
-  const at = O.pos;
-  O.pos++;
-  putVarintField(1, id);
-  putVarintField(field, v);
-  store<u8>(at, <u8>(O.pos - at - 1));
+@inline function wVarint(p: usize, v: u64): usize {
+  while (v >= 0x80) {
+    store<u8>(p, <u8>(v | 0x80));
+    v >>= 7;
+    p++;
+  }
+  store<u8>(p, <u8>v);
+  return p + 1;
 }
+
+/**
+ * Writes the head of an XEvent.stats entry at `p`: its tag (field 4, LEN), a length byte left for the caller
+ * ({@link wStatEnd}: stats are < 128 bytes) and XStat.metadata_id `id`; returns the address after it.
+ */
 // @ts-ignore: decorator
-@inline function putStatDouble(id: u32, v: f64): void {
-  putTag(4, Wire.LEN);
-  const at = O.pos;
-  O.pos++;
-  putVarintField(1, id);
-  putDoubleField(2, v);
-  store<u8>(at, <u8>(O.pos - at - 1));
+@inline function wStatHead(p: usize, id: u32): usize {
+  store<u8>(p, 0x22);
+  if (id < 0x80) {
+    store<u16>(p, <u16>(0x08 | (id << 8)), 2);
+    return p + 4;
+  }
+  store<u8>(p, 0x08, 2);
+  return wVarint(p + 3, id);
 }
-function putCtxStat(id: u32, ctx: u32): void {
-  putTag(4, Wire.LEN);
-  const at = O.pos;
-  O.pos++;
-  putVarintField(1, id);
-  putTag(5, Wire.LEN);
+/** Ends the stat begun at `at` by {@link wStatHead}, written up to `p`: its length byte. Returns `p`. */
+// @ts-ignore: decorator
+@inline function wStatEnd(at: usize, p: usize): usize {
+  store<u8>(at, <u8>(p - at - 2), 1);
+  return p;
+}
+
+/** Writes an XStat with metadata id `id` and varint value field `field` (F_*) = v at `p`; returns the end. */
+// @ts-ignore: decorator
+@inline function wStatVarint(p: usize, id: u32, field: u32, v: u64): usize {
+  let q = wStatHead(p, id);
+  store<u8>(q, <u8>(field << 3));
+  q = wVarint(q + 1, v);
+  return wStatEnd(p, q);
+}
+/** Writes an XStat with metadata id `id` and double_value v at `p`; returns the end. */
+// @ts-ignore: decorator
+@inline function wStatDouble(p: usize, id: u32, v: f64): usize {
+  const q = wStatHead(p, id);
+  store<u8>(q, <u8>((F_DOUBLE << 3) | 1));
+  store<f64>(q, v, 1);
+  return wStatEnd(p, q + 9);
+}
+/** Writes the context stat (str_value "$$<ctx>") with metadata id `id` at `p`; returns the end. */
+function wCtxStat(p: usize, id: u32, ctx: u32): usize {
+  let q = wStatHead(p, id);
   const nd = decDigits(ctx);
-  putVarint(2 + nd);
-  store<u8>(O.pos, 36);
-  store<u8>(O.pos + 1, 36);
-  let q = O.pos + 2 + nd;
+  store<u8>(q, 0x2a); // field 5 (str_value), LEN
+  store<u8>(q, <u8>(2 + nd), 1); // < 128
+  store<u8>(q, 36, 2);
+  store<u8>(q, 36, 3);
+  q += 4 + nd;
+  let d = q;
   let v = ctx;
   for (let i: u32 = 0; i < nd; i++) {
-    q--;
-    store<u8>(q, <u8>(48 + v % 10));
+    d--;
+    store<u8>(d, <u8>(48 + v % 10));
     v /= 10;
   }
-  O.pos += 2 + nd;
-  store<u8>(at, <u8>(O.pos - at - 1));
+  return wStatEnd(p, q);
 }
 
 // XStat value fields.
@@ -213,69 +242,75 @@ const F_REF: u32 = 7;
 export function putEvent(r: usize): u32 {
   O.need(512);
   const begin = O.pos;
-  putTag(4, Wire.LEN);
-  const lenAt = O.pos;
-  O.pos++; // one length byte; moved to two below when the body is ≥ 128 bytes
+  store<u8>(begin, 0x22); // field 4 (events), LEN
+  const lenAt = begin + 1; // one length byte; moved to two below when the body is ≥ 128 bytes
+  let p = begin + 2;
   const w = load<u32>(r, 16);
   const kind = <i32>((w >> 24) & 15);
   const dur = load<u64>(r, 8);
-  putVarintField(1, evOut(w & META_MASK));
-  putVarintField(2, ps(load<u64>(r) - curLineTs));
-  if (dur != 0) putVarintField(3, ps(dur));
+  store<u8>(p, 0x08); // metadata_id
+  p = wVarint(p + 1, evOut(w & META_MASK));
+  store<u8>(p, 0x10); // offset_ps
+  p = wVarint(p + 1, ps(load<u64>(r) - curLineTs));
+  if (dur != 0) {
+    store<u8>(p, 0x18); // duration_ps
+    p = wVarint(p + 1, ps(dur));
+  }
   const corr = load<u32>(r, 20);
   if (kind == R.API) {
     if (corr != 0) {
       const d = corrGet(corr);
-      if (d != 0 && wkDevice != 0) putStatVarint(wkDevice, F_UINT64, planeIdOf(d));
-      putStatVarint(wkCorr, F_UINT64, corrOut(corr));
+      if (d != 0 && wkDevice != 0) p = wStatVarint(p, wkDevice, F_UINT64, planeIdOf(d));
+      p = wStatVarint(p, wkCorr, F_UINT64, corrOut(corr));
     }
   } else if (kind == R.STEP) {
-    putStatVarint(wkRoot, F_INT64, 1);
-    putStatVarint(wkStep, F_INT64, <u64>load<u32>(r, 28));
+    p = wStatVarint(p, wkRoot, F_INT64, 1);
+    p = wStatVarint(p, wkStep, F_INT64, <u64>load<u32>(r, 28));
   } else if (kind == R.COUNTER) {
-    putStatVarint(wkValue, F_UINT64, counterValue(r));
+    p = wStatVarint(p, wkValue, F_UINT64, counterValue(r));
   } else if (kind >= R.KERNEL) {
-    if (corr != 0) putStatVarint(wkCorr, F_UINT64, corrOut(corr));
+    if (corr != 0) p = wStatVarint(p, wkCorr, F_UINT64, corrOut(corr));
     if (kind <= R.GRAPH) {
       const nv = nvtxStat(corr);
-      if (nv != 0) putStatVarint(wkNvtx, F_REF, stOut(nv));
+      if (nv != 0) p = wStatVarint(p, wkNvtx, F_REF, stOut(nv));
     }
-    putCtxStat(wkCtx, load<u32>(r, 24));
+    p = wCtxStat(p, wkCtx, load<u32>(r, 24));
     if ((w & REC_GRAPH) != 0) {
       const g = load<u32>(r, 32);
       const node = load<u64>(r, 40);
-      if (g != 0) putStatVarint(wkGraph, F_UINT64, g);
-      if (node != 0) putStatVarint(wkNode, F_UINT64, node);
+      if (g != 0) p = wStatVarint(p, wkGraph, F_UINT64, g);
+      if (node != 0) p = wStatVarint(p, wkNode, F_UINT64, node);
     }
     const detail = load<u32>(r, 28);
     switch (kind) {
       case R.KERNEL: {
         const occ = <usize>load<u32>(metaAt(curStats, detail), 8);
-        putStatDouble(wkOcc, load<f64>(occ));
-        putStatVarint(wkMinGrid, F_INT64, <u64>load<i32>(occ, 8));
-        putStatVarint(wkBlock, F_INT64, <u64>load<i32>(occ, 12));
-        putStatVarint(wkKernel, F_REF, stOut(detail));
+        p = wStatDouble(p, wkOcc, load<f64>(occ));
+        p = wStatVarint(p, wkMinGrid, F_INT64, <u64>load<i32>(occ, 8));
+        p = wStatVarint(p, wkBlock, F_INT64, <u64>load<i32>(occ, 12));
+        p = wStatVarint(p, wkKernel, F_REF, stOut(detail));
         break;
       }
       case R.MEMCPY:
-        putStatVarint(wkMemcpy, F_REF, stOut(detail));
+        p = wStatVarint(p, wkMemcpy, F_REF, stOut(detail));
         break;
       case R.MEMSET:
-        putStatVarint(wkMemset, F_REF, stOut(detail));
+        p = wStatVarint(p, wkMemset, F_REF, stOut(detail));
         break;
       case R.GRAPH:
-        if (detail != 0) putStatVarint(wkGraph, F_UINT64, detail);
-        putStatVarint(wkExec, F_UINT64, detail);
+        if (detail != 0) p = wStatVarint(p, wkGraph, F_UINT64, detail);
+        p = wStatVarint(p, wkExec, F_UINT64, detail);
         break;
     }
   }
-  const body = <u32>(O.pos - lenAt - 1);
+  const body = <u32>(p - lenAt - 1);
   if (body < 128) store<u8>(lenAt, <u8>body);
   else {
     memory.copy(lenAt + 2, lenAt + 1, body);
     store<u8>(lenAt, <u8>((body & 0x7f) | 0x80));
     store<u8>(lenAt + 1, <u8>(body >> 7));
-    O.pos++;
+    p++;
   }
-  return <u32>(O.pos - begin);
+  O.pos = p;
+  return <u32>(p - begin);
 }
