@@ -32,6 +32,8 @@ export class Plane {
   lineCap: u32;
   /** Fast event-metadata lookup by source key (name pointer, API id, memcpy type…) → id. */
   evCache: Table;
+  /** Recent {@link evCache} hits (emit/xspace_names.ts), made on first use, or 0. */
+  evRecent: usize;
   /** Event metadata: {nameP u32, nameN u32, dispP u32, dispN u32}. */
   ev: MetaList;
   /** Stat metadata: {name u32, nameN u32, aux u32 (kernel occupancy entry), 0 or pooled}. */
