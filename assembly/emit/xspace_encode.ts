@@ -38,8 +38,32 @@ let wkRoot: u32 = 0;
 let wkStep: u32 = 0;
 let wkValue: u32 = 0;
 
+/**
+ * Tail cache: the encoded stats of a device record after its correlation_id (nvtx_range, context_id and its kind's
+ * detail stats), which depend only on (kind, NVTX range stat, context, detail) within a plane and repeat from event
+ * to event. {@link TAIL_N} direct-mapped entries of {@link TAIL_BYTES}: {generation u32, kind u32, nvtx stat u32,
+ * context u32, detail u32, length u32, 0, 0} then the bytes (under 128). An entry is valid while its generation
+ * is {@link tailGen}: {@link usePlane} starts a new one (stat ids are per plane).
+ */
+const TAIL_N: u32 = 256;
+const TAIL_BYTES: usize = 256;
+const TAIL_HEAD: usize = 32;
+let tails: usize = 0;
+let tailGen: u32 = 0;
+
+/** Starts a file (the heap was rewound): the tail cache is made anew by the first {@link usePlane}. */
+export function encodeBegin(): void {
+  tails = 0;
+}
+
 /** Makes `pl` the plane being sized or written: loads its well-known stat ids. */
 export function usePlane(pl: Plane): void {
+  if (tails == 0) {
+    tails = heap.alloc(<usize>TAIL_N * TAIL_BYTES);
+    memory.fill(tails, 0, <usize>TAIL_N * TAIL_BYTES); // generation 0: no entry is valid
+    tailGen = 0;
+  }
+  tailGen++;
   curPlane = pl;
   curStats = pl.st;
   const w = pl.wk;
@@ -66,10 +90,6 @@ export function usePlane(pl: Plane): void {
 @inline function statVarintSize(id: u32, v: u64): u32 {
   return 2 + 1 + varintSize(id) + 1 + varintSize(v);
 }
-// @ts-ignore: decorator
-@inline function statDoubleSize(id: u32): u32 {
-  return 2 + 1 + varintSize(id) + 9;
-}
 /** Digits of a u32. */
 // @ts-ignore: decorator
 @inline function decDigits(v: u32): u32 {
@@ -79,11 +99,6 @@ export function usePlane(pl: Plane): void {
     n++;
   }
   return n;
-}
-// @ts-ignore: decorator
-@inline function ctxStatSize(id: u32, ctx: u32): u32 {
-  // str_value "$$<ctx>"
-  return 2 + 1 + varintSize(id) + 2 + 2 + decDigits(ctx);
 }
 
 /** The u64 value of a counter record (ctx @24 low, detail @28 high). */
@@ -112,40 +127,12 @@ export function eventSize(r: usize): u32 {
   if (kind == R.COUNTER) return n + statVarintSize(wkValue, counterValue(r));
   if (kind < R.KERNEL) return n;
   if (corr != 0) n += statVarintSize(wkCorr, corrOut(corr));
-  if (kind <= R.GRAPH) {
-    const nv = nvtxStat(corr);
-    if (nv != 0) n += statVarintSize(wkNvtx, stOut(nv));
-  }
-  n += ctxStatSize(wkCtx, load<u32>(r, 24));
-  if ((w & REC_GRAPH) != 0) {
-    const g = load<u32>(r, 32);
-    const node = load<u64>(r, 40);
-    if (g != 0) n += statVarintSize(wkGraph, g);
-    if (node != 0) n += statVarintSize(wkNode, node);
-  }
-  const detail = load<u32>(r, 28);
-  switch (kind) {
-    case R.KERNEL: {
-      const occ = <usize>load<u32>(metaAt(curStats, detail), 8);
-      n += statDoubleSize(wkOcc);
-      n += statVarintSize(wkMinGrid, <u64>load<i32>(occ, 8));
-      n += statVarintSize(wkBlock, <u64>load<i32>(occ, 12));
-      n += statVarintSize(wkKernel, stOut(detail));
-      break;
-    }
-    case R.MEMCPY:
-      n += statVarintSize(wkMemcpy, stOut(detail));
-      break;
-    case R.MEMSET:
-      n += statVarintSize(wkMemset, stOut(detail));
-      break;
-    case R.GRAPH:
-      if (detail != 0) n += statVarintSize(wkGraph, detail);
-      n += statVarintSize(wkExec, detail);
-      break;
-  }
-  return n;
+  if ((w & REC_GRAPH) != 0) return n + <u32>(wTail(scratch, r, w, kind, corr) - scratch);
+  return n + load<u32>(tailOf(r, kind, corr), 20);
 }
+
+/** Room for one record's tail written to be measured (a record with CUDA graph ids, which the cache does not keep). */
+const scratch = memory.data(256, 16);
 
 /** Largest value of the int64 time fields (XLine.timestamp_ns, XEvent.offset_ps and duration_ps). */
 export const I64_MAX: u64 = 0x7fffffffffffffff;
@@ -238,6 +225,68 @@ export const F_UINT64: u32 = 3;
 export const F_INT64: u32 = 4;
 const F_REF: u32 = 7;
 
+/**
+ * Writes the stats of device record `r` (word `w`, kind ≥ KERNEL, correlation id `corr`) that follow its
+ * correlation_id at `p`: nvtx_range, context_id, the CUDA graph ids, the kind's detail stats. Returns the end.
+ */
+function wTail(p: usize, r: usize, w: u32, kind: i32, corr: u32): usize {
+  if (kind <= R.GRAPH) {
+    const nv = nvtxStat(corr);
+    if (nv != 0) p = wStatVarint(p, wkNvtx, F_REF, stOut(nv));
+  }
+  p = wCtxStat(p, wkCtx, load<u32>(r, 24));
+  if ((w & REC_GRAPH) != 0) {
+    const g = load<u32>(r, 32);
+    const node = load<u64>(r, 40);
+    if (g != 0) p = wStatVarint(p, wkGraph, F_UINT64, g);
+    if (node != 0) p = wStatVarint(p, wkNode, F_UINT64, node);
+  }
+  const detail = load<u32>(r, 28);
+  switch (kind) {
+    case R.KERNEL: {
+      const occ = <usize>load<u32>(metaAt(curStats, detail), 8);
+      p = wStatDouble(p, wkOcc, load<f64>(occ));
+      p = wStatVarint(p, wkMinGrid, F_INT64, <u64>load<i32>(occ, 8));
+      p = wStatVarint(p, wkBlock, F_INT64, <u64>load<i32>(occ, 12));
+      p = wStatVarint(p, wkKernel, F_REF, stOut(detail));
+      break;
+    }
+    case R.MEMCPY:
+      p = wStatVarint(p, wkMemcpy, F_REF, stOut(detail));
+      break;
+    case R.MEMSET:
+      p = wStatVarint(p, wkMemset, F_REF, stOut(detail));
+      break;
+    case R.GRAPH:
+      if (detail != 0) p = wStatVarint(p, wkGraph, F_UINT64, detail);
+      p = wStatVarint(p, wkExec, F_UINT64, detail);
+      break;
+  }
+  return p;
+}
+
+/**
+ * The tail cache entry of device record `r` without CUDA graph ids (kind ≥ KERNEL, correlation id `corr`), filled
+ * by {@link wTail} when it holds another tail.
+ */
+function tailOf(r: usize, kind: i32, corr: u32): usize {
+  const nv = kind <= R.GRAPH ? nvtxStat(corr) : 0;
+  const ctx = load<u32>(r, 24);
+  const detail = load<u32>(r, 28);
+  const h = ((<u64>detail << 32) | <u64>ctx) * 0x9e3779b97f4a7c15 ^ ((<u64>nv << 8) | <u64>kind) * 0xc2b2ae3d27d4eb4f;
+  const e = tails + <usize>(<u32>(h >> 56) & (TAIL_N - 1)) * TAIL_BYTES;
+  if (load<u32>(e) == tailGen && load<u32>(e, 4) == <u32>kind && load<u32>(e, 8) == nv && load<u32>(e, 12) == ctx &&
+    load<u32>(e, 16) == detail) return e;
+  const end = wTail(e + TAIL_HEAD, r, 0, kind, corr);
+  store<u32>(e, tailGen);
+  store<u32>(e, <u32>kind, 4);
+  store<u32>(e, nv, 8);
+  store<u32>(e, ctx, 12);
+  store<u32>(e, detail, 16);
+  store<u32>(e, <u32>(end - e - TAIL_HEAD), 20);
+  return e;
+}
+
 /** Writes record `r` as XLine.events entry (tag, length, body). Returns the bytes written. */
 export function putEvent(r: usize): u32 {
   O.need(512);
@@ -270,37 +319,13 @@ export function putEvent(r: usize): u32 {
     p = wStatVarint(p, wkValue, F_UINT64, counterValue(r));
   } else if (kind >= R.KERNEL) {
     if (corr != 0) p = wStatVarint(p, wkCorr, F_UINT64, corrOut(corr));
-    if (kind <= R.GRAPH) {
-      const nv = nvtxStat(corr);
-      if (nv != 0) p = wStatVarint(p, wkNvtx, F_REF, stOut(nv));
-    }
-    p = wCtxStat(p, wkCtx, load<u32>(r, 24));
-    if ((w & REC_GRAPH) != 0) {
-      const g = load<u32>(r, 32);
-      const node = load<u64>(r, 40);
-      if (g != 0) p = wStatVarint(p, wkGraph, F_UINT64, g);
-      if (node != 0) p = wStatVarint(p, wkNode, F_UINT64, node);
-    }
-    const detail = load<u32>(r, 28);
-    switch (kind) {
-      case R.KERNEL: {
-        const occ = <usize>load<u32>(metaAt(curStats, detail), 8);
-        p = wStatDouble(p, wkOcc, load<f64>(occ));
-        p = wStatVarint(p, wkMinGrid, F_INT64, <u64>load<i32>(occ, 8));
-        p = wStatVarint(p, wkBlock, F_INT64, <u64>load<i32>(occ, 12));
-        p = wStatVarint(p, wkKernel, F_REF, stOut(detail));
-        break;
-      }
-      case R.MEMCPY:
-        p = wStatVarint(p, wkMemcpy, F_REF, stOut(detail));
-        break;
-      case R.MEMSET:
-        p = wStatVarint(p, wkMemset, F_REF, stOut(detail));
-        break;
-      case R.GRAPH:
-        if (detail != 0) p = wStatVarint(p, wkGraph, F_UINT64, detail);
-        p = wStatVarint(p, wkExec, F_UINT64, detail);
-        break;
+    if ((w & REC_GRAPH) != 0) p = wTail(p, r, w, kind, corr);
+    else {
+      const t = tailOf(r, kind, corr);
+      const n = <usize>load<u32>(t, 20);
+      // 16 bytes a step: up to 15 written past the tail, inside the 512 reserved (and overwritten next).
+      for (let i: usize = 0; i < n; i += 16) v128.store(p + i, v128.load(t + TAIL_HEAD + i));
+      p += n;
     }
   }
   const body = <u32>(p - lenAt - 1);
