@@ -103,7 +103,8 @@ export function xspaceProfileStart(): u64 {
   return W.profileStart;
 }
 
-function record(pl: Plane, ln: Line, e: Ev, kind: i32, meta: u32, ctx: u32, detail: u32, graph: bool): void {
+// @ts-ignore: decorator
+@inline function record(pl: Plane, ln: Line, e: Ev, kind: i32, meta: u32, ctx: u32, detail: u32, graph: bool): void {
   S.addEvent();
   const start = e.start;
   const dur = e.end - e.start;

@@ -78,7 +78,8 @@ export function nvtxSet(corr: u32, meta: u32): void {
 }
 
 /** nvtx_range stat id of device work `corr` on the current plane, or 0. */
-export function nvtxStat(corr: u32): u32 {
+// @ts-ignore: decorator
+@inline export function nvtxStat(corr: u32): u32 {
   const map = curPlane.nvtxMap;
   if (map == 0 || corr == 0 || nvtxMeta == 0) return 0;
   const a = cachedSlot(NVTX_R, nvtxMeta, corr, 2, false);
@@ -87,7 +88,8 @@ export function nvtxStat(corr: u32): u32 {
 }
 
 /** Device plane index + 1 of the device work of `corr`, or 0. */
-export function corrGet(corr: u32): u32 {
+// @ts-ignore: decorator
+@inline export function corrGet(corr: u32): u32 {
   if (corr == 0) return 0;
   const a = cachedSlot(PLANE_R, corrPlane, corr, 0, false);
   return a == 0 ? 0 : <u32>load<u8>(a);

@@ -151,9 +151,46 @@ function planeIdOf(d: u32): u64 {
   return changetype<Plane>(load<usize>(planeList + (<usize>(d - 1) << 2))).id;
 }
 
-/** Writes v as a varint at `p`; returns the address after it. The caller reserved ≥ 10 bytes. */
+/**
+ * Writes v as a varint at `p`; returns the address after it. The caller reserved ≥ 10 bytes. The first six bytes
+ * (values below 2^42: ids, offsets and durations in ps up to 73 minutes) unrolled, without a loop.
+ */
 // @ts-ignore: decorator
 @inline function wVarint(p: usize, v: u64): usize {
+  if (v < 0x80) {
+    store<u8>(p, <u8>v);
+    return p + 1;
+  }
+  store<u8>(p, <u8>(v | 0x80));
+  if (v < (<u64>1 << 14)) {
+    store<u8>(p, <u8>(v >> 7), 1);
+    return p + 2;
+  }
+  store<u8>(p, <u8>((v >> 7) | 0x80), 1);
+  if (v < (<u64>1 << 21)) {
+    store<u8>(p, <u8>(v >> 14), 2);
+    return p + 3;
+  }
+  store<u8>(p, <u8>((v >> 14) | 0x80), 2);
+  if (v < (<u64>1 << 28)) {
+    store<u8>(p, <u8>(v >> 21), 3);
+    return p + 4;
+  }
+  store<u8>(p, <u8>((v >> 21) | 0x80), 3);
+  if (v < (<u64>1 << 35)) {
+    store<u8>(p, <u8>(v >> 28), 4);
+    return p + 5;
+  }
+  store<u8>(p, <u8>((v >> 28) | 0x80), 4);
+  if (v < (<u64>1 << 42)) {
+    store<u8>(p, <u8>(v >> 35), 5);
+    return p + 6;
+  }
+  store<u8>(p, <u8>((v >> 35) | 0x80), 5);
+  return wVarintRest(p + 6, v >> 42);
+}
+/** The bytes of a varint after its sixth ({@link wVarint}): `v` is what is left of the value. */
+function wVarintRest(p: usize, v: u64): usize {
   while (v >= 0x80) {
     store<u8>(p, <u8>(v | 0x80));
     v >>= 7;
