@@ -180,8 +180,13 @@ export function devPlane(dev: u32): Plane {
 }
 
 /** The line of `pl` with lookup key `key` (class << 32 | tid or stream), created on first use. */
-export function getLine(pl: Plane, key: u64): Line {
-  if (key == pl.lastKey) return changetype<Line>(pl.lastLine);
+// @ts-ignore: decorator
+@inline export function getLine(pl: Plane, key: u64): Line {
+  return key == pl.lastKey ? changetype<Line>(pl.lastLine) : findLine(pl, key);
+}
+
+/** {@link getLine} past its last-line test. */
+function findLine(pl: Plane, key: u64): Line {
   const slot = tableUpsert(pl.lines, key);
   let ln: Line;
   if (inserted) {
@@ -224,25 +229,39 @@ export function spillLine(ln: Line): void {
 }
 
 /** Reserves `n` record bytes at the end of line `ln`; returns their address. */
-export function lineAppend(ln: Line, n: u32): usize {
-  let t = ln.tail;
-  if (t == 0 || load<u32>(t, 4) + n > load<u32>(t, 8)) {
-    if (t != 0 && load<u32>(t, 8) >= spillAt) {
-      // A full largest chunk: the line's records go to the spill storage, so memory stays flat.
-      spillLine(ln);
-    } else {
-      let cap = t == 0 ? CHUNK_FIRST : load<u32>(t, 8) << 1;
-      if (cap > CHUNK_MAX) cap = CHUNK_MAX;
-      if (cap < n) cap = n;
-      const c = heap.alloc(CHUNK_HEAD + <usize>cap);
-      store<u32>(c, 0);
-      store<u32>(c, 0, 4);
-      store<u32>(c, cap, 8);
-      if (t == 0) ln.head = c;
-      else store<u32>(t, <u32>c);
-      ln.tail = c;
-      t = c;
+// @ts-ignore: decorator
+@inline export function lineAppend(ln: Line, n: u32): usize {
+  const t = ln.tail;
+  if (t != 0) {
+    const used = load<u32>(t, 4);
+    if (used + n <= load<u32>(t, 8)) {
+      store<u32>(t, used + n, 4);
+      ln.bytes += n;
+      ln.count++;
+      return t + CHUNK_HEAD + used;
     }
+  }
+  return lineGrow(ln, n);
+}
+
+/** {@link lineAppend} when the last chunk of `ln` is full (or there is none): a new chunk, or the records spilled. */
+function lineGrow(ln: Line, n: u32): usize {
+  let t = ln.tail;
+  if (t != 0 && load<u32>(t, 8) >= spillAt) {
+    // A full largest chunk: the line's records go to the spill storage, so memory stays flat.
+    spillLine(ln);
+  } else {
+    let cap = t == 0 ? CHUNK_FIRST : load<u32>(t, 8) << 1;
+    if (cap > CHUNK_MAX) cap = CHUNK_MAX;
+    if (cap < n) cap = n;
+    const c = heap.alloc(CHUNK_HEAD + <usize>cap);
+    store<u32>(c, 0);
+    store<u32>(c, 0, 4);
+    store<u32>(c, cap, 8);
+    if (t == 0) ln.head = c;
+    else store<u32>(t, <u32>c);
+    ln.tail = c;
+    t = c;
   }
   const used = load<u32>(t, 4);
   store<u32>(t, used + n, 4);
