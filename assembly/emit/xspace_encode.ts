@@ -147,7 +147,8 @@ export const I64_MAX: u64 = 0x7fffffffffffffff;
 }
 
 /** XPlane.id of device plane index+1 `d`. */
-function planeIdOf(d: u32): u64 {
+// @ts-ignore: decorator
+@inline function planeIdOf(d: u32): u64 {
   return changetype<Plane>(load<usize>(planeList + (<usize>(d - 1) << 2))).id;
 }
 
