@@ -51,7 +51,8 @@ function lastPagesReset(): void {
 }
 
 /** Notes that the device work of `corr` is on device plane index `planeIdx` (the first plane noted wins). */
-export function corrSet(corr: u64, planeIdx: u32): void {
+// @ts-ignore: decorator
+@inline export function corrSet(corr: u64, planeIdx: u32): void {
   if (corr == 0) return;
   const a = cachedSlot(PLANE_W, corrPlane, corr, 0, true);
   if (a == 0) return; // beyond the page cap (crafted ids): the flow is simply not linked

@@ -150,9 +150,14 @@ export function setPlaneName(pl: Plane, s: string): void {
 }
 
 /** The plane of device `dev`, created on first use. */
-export function devPlane(dev: u32): Plane {
+// @ts-ignore: decorator
+@inline export function devPlane(dev: u32): Plane {
   // lastDevPlane 0: nothing cached yet (the id 0xFFFFFFFF is a valid, if crafted, device id).
-  if (dev == lastDev && changetype<usize>(lastDevPlane) != 0) return lastDevPlane;
+  return dev == lastDev && changetype<usize>(lastDevPlane) != 0 ? lastDevPlane : findPlane(dev);
+}
+
+/** {@link devPlane} past its last-device test. */
+function findPlane(dev: u32): Plane {
   const slot = tableUpsert(devPlanes, dev);
   let pl: Plane;
   if (inserted) {
