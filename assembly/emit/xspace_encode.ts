@@ -108,7 +108,8 @@ export function usePlane(pl: Plane): void {
 }
 
 /** Size of the XEvent body of record `r`. */
-export function eventSize(r: usize): u32 {
+// @ts-ignore: decorator
+@inline export function eventSize(r: usize): u32 {
   const w = load<u32>(r, 16);
   const kind = <i32>((w >> 24) & 15);
   const dur = load<u64>(r, 8);
