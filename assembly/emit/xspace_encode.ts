@@ -327,7 +327,8 @@ function tailOf(r: usize, kind: i32, corr: u32): usize {
 }
 
 /** Writes record `r` as XLine.events entry (tag, length, body). Returns the bytes written. */
-export function putEvent(r: usize): u32 {
+// @ts-ignore: decorator
+@inline export function putEvent(r: usize): u32 {
   O.need(512);
   const begin = O.pos;
   store<u8>(begin, 0x22); // field 4 (events), LEN
