@@ -308,7 +308,8 @@ function wTail(p: usize, r: usize, w: u32, kind: i32, corr: u32): usize {
  * The tail cache entry of device record `r` without CUDA graph ids (kind ≥ KERNEL, correlation id `corr`), filled
  * by {@link wTail} when it holds another tail.
  */
-function tailOf(r: usize, kind: i32, corr: u32): usize {
+// @ts-ignore: decorator
+@inline function tailOf(r: usize, kind: i32, corr: u32): usize {
   const nv = kind <= R.GRAPH ? nvtxStat(corr) : 0;
   const ctx = load<u32>(r, 24);
   const detail = load<u32>(r, 28);
