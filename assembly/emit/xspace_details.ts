@@ -55,7 +55,8 @@ export function detailsBegin(): void {
  * Stat id cached for the staged tuple (tag, tup[0..tupN)) on `pl`, or 0 with the builder started: then build the
  * details string and {@link tupleAdd} it.
  */
-function tupleFind(pl: Plane, tag: u32): u32 {
+// @ts-ignore: decorator
+@inline function tupleFind(pl: Plane, tag: u32): u32 {
   if (cache == 0) {
     cache = heap.alloc(<usize>CACHE_N << 6);
     memory.fill(cache, 0, <usize>CACHE_N << 6);

@@ -49,10 +49,20 @@ export class Plane {
   index: u32;
   /** nvtx_range stat id by host-plane event metadata id of the range (u32 each), or 0 when no launch had one. */
   nvtxMap: usize;
-  lastKey: u64;
-  lastLine: usize;
   size: u64;
+  /**
+   * Recent lines ({@link getLine}), from here: the keys of {@link RECENT_LINES} entries (u64 each), then their
+   * lines (u32 each, 0 = none).
+   */
+  recentLines: u64;
+  private recentKey1: u64;
+  private recentKey2: u64;
+  private recentKey3: u64;
+  private recentLine01: u64;
+  private recentLine23: u64;
 }
+/** Lines kept per plane by {@link getLine} ({@link recentEntry} picks the entry). */
+const RECENT_LINES: u32 = 4;
 /** Bytes of a plane stat entry ({@link Plane.pstats}) and the most a plane holds. */
 export const PSTAT: usize = 24;
 export const MAX_PSTATS: u32 = 16;
@@ -137,7 +147,6 @@ export function newPlane(kind: u32, id: u64): Plane {
   pl.wk = heap.alloc(<usize>WK.COUNT << 2);
   memory.fill(pl.wk, 0, <usize>WK.COUNT << 2);
   pl.pstats = heap.alloc(<usize>MAX_PSTATS * PSTAT);
-  pl.lastKey = 0xffffffffffffffff;
   // A part of a host merge: the well-known stats first, at ids 1..WK.COUNT in every rank's plane.
   if (hostRanks > 1 && kind != 2) for (let w = 0; w < WK.COUNT; w++) wkId(pl, w);
   return pl;
@@ -184,13 +193,26 @@ function findPlane(dev: u32): Plane {
   return pl;
 }
 
-/** The line of `pl` with lookup key `key` (class << 32 | tid or stream), created on first use. */
+/**
+ * The line of `pl` with lookup key `key` (class << 32 | tid or stream), created on first use. Device work
+ * alternates between a few streams: the last line of each of {@link RECENT_LINES} key classes ({@link recentEntry})
+ * is kept in the plane.
+ */
 // @ts-ignore: decorator
 @inline export function getLine(pl: Plane, key: u64): Line {
-  return key == pl.lastKey ? changetype<Line>(pl.lastLine) : findLine(pl, key);
+  const e = recentEntry(pl, key);
+  return key == load<u64>(e) && load<u32>(e, 8 * RECENT_LINES) != 0
+    ? changetype<Line>(<usize>load<u32>(e, 8 * RECENT_LINES))
+    : findLine(pl, key);
 }
 
-/** {@link getLine} past its last-line test. */
+/** The recent-line entry of `key` in `pl` (by the low bits of tid or stream and of the line class). */
+// @ts-ignore: decorator
+@inline function recentEntry(pl: Plane, key: u64): usize {
+  return changetype<usize>(pl) + offsetof<Plane>("recentLines") + ((<usize>(key ^ (key >> 32)) & (RECENT_LINES - 1)) << 3);
+}
+
+/** {@link getLine} past its recent-line test. */
 function findLine(pl: Plane, key: u64): Line {
   const slot = tableUpsert(pl.lines, key);
   let ln: Line;
@@ -210,8 +232,9 @@ function findLine(pl: Plane, key: u64): Line {
     store<usize>(pl.lineList + (<usize>pl.lineCount << 2), changetype<usize>(ln));
     pl.lineCount++;
   } else ln = changetype<Line>(<usize>load<u64>(slot));
-  pl.lastKey = key;
-  pl.lastLine = changetype<usize>(ln);
+  const e = recentEntry(pl, key);
+  store<u64>(e, key);
+  store<u32>(e, <u32>changetype<usize>(ln), 8 * RECENT_LINES);
   return ln;
 }
 
