@@ -57,6 +57,7 @@ import { GRAPH_STATS, LINE_COUNTERS, LINE_NVTX, LINE_OVERHEAD, LINE_SYNC, META_M
 import { asciiCopy, bAscii, bBytes, bN, bP, bStart, bU64, textBegin } from "./xspace_text";
 import * as W from "./xspace_write";
 import { putPlane, sizePlane, setProfileStart } from "./xspace_write";
+import { encodeBegin } from "./xspace_encode";
 /** Occupancy of a launch, shared with the timeline (emit/timeline.ts). */
 export { activeBlocks, occPlausible } from "./xspace_occupancy";
 
@@ -88,6 +89,7 @@ export function xspaceBegin(): void {
   nvtxBegin();
   textBegin();
   poolBegin();
+  encodeBegin();
   // Device planes are created by the first event of their device: a DEVICES entry without events gets none.
 }
 
@@ -101,7 +103,8 @@ export function xspaceProfileStart(): u64 {
   return W.profileStart;
 }
 
-function record(pl: Plane, ln: Line, e: Ev, kind: i32, meta: u32, ctx: u32, detail: u32, graph: bool): void {
+// @ts-ignore: decorator
+@inline function record(pl: Plane, ln: Line, e: Ev, kind: i32, meta: u32, ctx: u32, detail: u32, graph: bool): void {
   S.addEvent();
   const start = e.start;
   const dur = e.end - e.start;

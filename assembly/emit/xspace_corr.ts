@@ -3,7 +3,7 @@
  * stat of the launch call) and → the NVTX range open around its launch (the `nvtx_range` stat of the device work).
  * Paged direct arrays (util/paged.ts) indexed by correlation id.
  */
-import { Paged, pagedNew, pagedSlot } from "../util/paged";
+import { Paged, pagedEpoch, pagedNew, pagedSlot } from "../util/paged";
 import { curPlane } from "./xspace_encode";
 
 // correlation id → device plane index + 1 (one byte per id, pages of 64 Ki ids allocated on first use; util/paged.ts)
@@ -15,10 +15,46 @@ const CORR_MAX_PAGES: u32 = 1024;
 /** Whether any device work carried a correlation id (the host plane then gets the `device_id` stat). */
 export let corrAny = false;
 
+/**
+ * Last page used of each map, one cache for writing and one for reading each (ids arrive nearly in order: most
+ * accesses skip {@link pagedSlot}): {page index u32, page address u32, pagedEpoch of the map when taken u32, 0}. A
+ * writing cache is filled from a `create` slot only (util/paged.ts); either is used only while the epoch is unchanged.
+ */
+const lastPages = memory.data(4 * 16);
+const PLANE_W: usize = 0;
+const PLANE_R: usize = 16;
+const NVTX_W: usize = 32;
+const NVTX_R: usize = 48;
+
+/** Forgets the cached pages (a new file: the heap was rewound). */
+function lastPagesReset(): void {
+  for (let i: usize = 0; i < 4; i++) store<u32>(lastPages + (i << 4), 0xffffffff);
+}
+
+/**
+ * {@link pagedSlot} of `id` in `a` (elements of 2^shift bytes, {@link CORR_PAGE_BITS} ids a page) through the
+ * last-page cache at `lastPages + c`.
+ */
+// @ts-ignore: decorator
+@inline function cachedSlot(c: usize, a: Paged, id: u64, shift: u32, create: bool): usize {
+  const e = lastPages + c;
+  const page = <u32>(id >> CORR_PAGE_BITS);
+  const off = <usize>(<u32>id & ((1 << CORR_PAGE_BITS) - 1)) << shift;
+  if (id <= 0xffffffff && page == load<u32>(e) && pagedEpoch(a) == load<u32>(e, 8)) return <usize>load<u32>(e, 4) + off;
+  const s = pagedSlot(a, id, create);
+  if (s != 0) {
+    store<u32>(e, page);
+    store<u32>(e, <u32>(s - off), 4);
+    store<u32>(e, pagedEpoch(a), 8);
+  }
+  return s;
+}
+
 /** Notes that the device work of `corr` is on device plane index `planeIdx` (the first plane noted wins). */
-export function corrSet(corr: u64, planeIdx: u32): void {
+// @ts-ignore: decorator
+@inline export function corrSet(corr: u64, planeIdx: u32): void {
   if (corr == 0) return;
-  const a = pagedSlot(corrPlane, corr, true);
+  const a = cachedSlot(PLANE_W, corrPlane, corr, 0, true);
   if (a == 0) return; // beyond the page cap (crafted ids): the flow is simply not linked
   if (load<u8>(a) == 0) store<u8>(a, <u8>(planeIdx + 1));
   corrAny = true;
@@ -32,27 +68,30 @@ export function corrBegin(): void {
   corrPlane = pagedNew(0, CORR_PAGE_BITS, CORR_MAX_PAGES);
   corrAny = false;
   nvtxMeta = 0;
+  lastPagesReset();
 }
 
 /** Notes `meta` (host-plane event metadata id of an NVTX range) as the innermost range around the launch of `corr`. */
 export function nvtxSet(corr: u32, meta: u32): void {
   if (nvtxMeta == 0) nvtxMeta = pagedNew(2, CORR_PAGE_BITS, CORR_MAX_PAGES);
-  const a = pagedSlot(nvtxMeta, corr, true);
+  const a = cachedSlot(NVTX_W, nvtxMeta, corr, 2, true);
   if (a != 0) store<u32>(a, meta);
 }
 
 /** nvtx_range stat id of device work `corr` on the current plane, or 0. */
-export function nvtxStat(corr: u32): u32 {
+// @ts-ignore: decorator
+@inline export function nvtxStat(corr: u32): u32 {
   const map = curPlane.nvtxMap;
   if (map == 0 || corr == 0 || nvtxMeta == 0) return 0;
-  const a = pagedSlot(nvtxMeta, corr, false);
+  const a = cachedSlot(NVTX_R, nvtxMeta, corr, 2, false);
   const meta = a == 0 ? 0 : load<u32>(a);
   return meta == 0 ? 0 : load<u32>(map + (<usize>meta << 2));
 }
 
 /** Device plane index + 1 of the device work of `corr`, or 0. */
-export function corrGet(corr: u32): u32 {
+// @ts-ignore: decorator
+@inline export function corrGet(corr: u32): u32 {
   if (corr == 0) return 0;
-  const a = pagedSlot(corrPlane, corr, false);
+  const a = cachedSlot(PLANE_R, corrPlane, corr, 0, false);
   return a == 0 ? 0 : <u32>load<u8>(a);
 }

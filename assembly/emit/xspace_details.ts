@@ -11,9 +11,19 @@ import { occupancy } from "./xspace_occupancy";
 import { Plane } from "./xspace_plane";
 import { bAscii, bDim3, bN, bP, bPercentG, bStart, bU64, hashMix } from "./xspace_text";
 
-// Detail tuples: up to 12 u32 words staged here, looked up per event without building the string.
-const tup = memory.data(48);
+// Detail tuples: up to 12 u32 words staged here (the unused ones 0), looked up per event without building the string.
+const tup = memory.data(48, 16);
 let tupN: u32 = 0;
+
+/** Starts staging a tuple of `n` words (≤ 12): all 12 zeroed, so tuples compare and hash as 48 bytes. */
+// @ts-ignore: decorator
+@inline function tupStart(n: u32): void {
+  tupN = n;
+  const z = i64x2.splat(0);
+  v128.store(tup, z);
+  v128.store(tup, z, 16);
+  v128.store(tup, z, 32);
+}
 
 // @ts-ignore: decorator
 @inline function tupSet(i: u32, v: u32): void {
@@ -45,17 +55,23 @@ export function detailsBegin(): void {
  * Stat id cached for the staged tuple (tag, tup[0..tupN)) on `pl`, or 0 with the builder started: then build the
  * details string and {@link tupleAdd} it.
  */
-function tupleFind(pl: Plane, tag: u32): u32 {
+// @ts-ignore: decorator
+@inline function tupleFind(pl: Plane, tag: u32): u32 {
   if (cache == 0) {
     cache = heap.alloc(<usize>CACHE_N << 6);
     memory.fill(cache, 0, <usize>CACHE_N << 6);
   }
+  // The 48 staged bytes (zero past the tuple) as six u64, without a loop (a cache only: any hash of the tuple will do).
   let h: u64 = <u64>tag * 0x9e3779b97f4a7c15;
-  for (let i: u32 = 0; i < tupN; i++) h = hashMix(h, <u64>load<u32>(tup + (<usize>i << 2)));
-  h &= hashMask;
+  h = hashMix(h, load<u64>(tup) ^ rotl<u64>(load<u64>(tup, 8), 21) ^ rotl<u64>(load<u64>(tup, 16), 42));
+  h = hashMix(h, load<u64>(tup, 24) ^ rotl<u64>(load<u64>(tup, 32), 21) ^ rotl<u64>(load<u64>(tup, 40), 42));
+  h &= hashMask; // tests cut it to force collisions
   tupSlot = cache + (<usize>(<u32>(h ^ (h >> 32)) & (CACHE_N - 1)) << 6);
-  if (load<u32>(tupSlot) == <u32>changetype<usize>(pl) && load<u32>(tupSlot, 4) == tag &&
-    memory.compare(tupSlot + 16, tup, <usize>tupN << 2) == 0) return load<u32>(tupSlot, 8);
+  if (load<u32>(tupSlot) == <u32>changetype<usize>(pl) && load<u32>(tupSlot, 4) == tag) {
+    const eq = v128.and(v128.and(i32x4.eq(v128.load(tupSlot, 16), v128.load(tup)),
+      i32x4.eq(v128.load(tupSlot, 32), v128.load(tup, 16))), i32x4.eq(v128.load(tupSlot, 48), v128.load(tup, 32)));
+    if (i32x4.all_true(eq)) return load<u32>(tupSlot, 8);
+  }
   bStart();
   return 0;
 }
@@ -68,7 +84,9 @@ function tupleAdd(pl: Plane, tag: u32): u32 {
   store<u32>(tupSlot, <u32>changetype<usize>(pl));
   store<u32>(tupSlot, tag, 4);
   store<u32>(tupSlot, statId, 8);
-  memory.copy(tupSlot + 16, tup, <usize>tupN << 2);
+  v128.store(tupSlot, v128.load(tup), 16);
+  v128.store(tupSlot, v128.load(tup, 16), 32);
+  v128.store(tupSlot, v128.load(tup, 32), 48);
   return statId;
 }
 
@@ -77,7 +95,7 @@ const occ = memory.data(16);
 
 /** Stat id of the kernel_details string of `e` on `pl` (computed once per distinct launch shape). */
 export function kernelDetails(pl: Plane, e: Ev): u32 {
-  tupN = 9;
+  tupStart(9);
   tupSet(0, e.registersPerThread);
   tupSet(1, e.staticSharedMemory);
   tupSet(2, e.dynamicSharedMemory);
@@ -131,7 +149,7 @@ function memKindName(k: u32): string {
 
 /** Stat id of the memcpy_details string of `e` on `pl` (kinds, size, destination ordinal `dest`, `isAsync` 0/1), once per distinct tuple. */
 export function memcpyDetails(pl: Plane, e: Ev, dest: u32, isAsync: u32): u32 {
-  tupN = 6;
+  tupStart(6);
   tupSet(0, e.srcKind);
   tupSet(1, e.dstKind);
   tupSet64(2, e.bytes);
@@ -154,7 +172,7 @@ export function memcpyDetails(pl: Plane, e: Ev, dest: u32, isAsync: u32): u32 {
 
 /** Stat id of the Memset_details string of `e` on `pl` (kind, size, `isAsync` 0/1), once per distinct tuple. */
 export function memsetDetails(pl: Plane, e: Ev, isAsync: u32): u32 {
-  tupN = 4;
+  tupStart(4);
   tupSet(0, e.dstKind);
   tupSet64(1, e.bytes);
   tupSet(3, isAsync);

@@ -4,7 +4,7 @@
  */
 import * as O from "./out";
 import { REC_GRAPH } from "./xspace_spill";
-import { Wire, varintSize, putVarint, putTag, putVarintField, putDoubleField } from "./protobuf";
+import { varintSize } from "./protobuf";
 import { corrGet, nvtxStat } from "./xspace_corr";
 import { MetaList, corrOut, evOut, metaAt, stOut } from "./xspace_meta";
 import { Plane, planeList } from "./xspace_plane";
@@ -38,8 +38,32 @@ let wkRoot: u32 = 0;
 let wkStep: u32 = 0;
 let wkValue: u32 = 0;
 
+/**
+ * Tail cache: the encoded stats of a device record after its correlation_id (nvtx_range, context_id and its kind's
+ * detail stats), which depend only on (kind, NVTX range stat, context, detail) within a plane and repeat from event
+ * to event. {@link TAIL_N} direct-mapped entries of {@link TAIL_BYTES}: {generation u32, kind u32, nvtx stat u32,
+ * context u32, detail u32, length u32, 0, 0} then the bytes (under 128). An entry is valid while its generation
+ * is {@link tailGen}: {@link usePlane} starts a new one (stat ids are per plane).
+ */
+const TAIL_N: u32 = 256;
+const TAIL_BYTES: usize = 256;
+const TAIL_HEAD: usize = 32;
+let tails: usize = 0;
+let tailGen: u32 = 0;
+
+/** Starts a file (the heap was rewound): the tail cache is made anew by the first {@link usePlane}. */
+export function encodeBegin(): void {
+  tails = 0;
+}
+
 /** Makes `pl` the plane being sized or written: loads its well-known stat ids. */
 export function usePlane(pl: Plane): void {
+  if (tails == 0) {
+    tails = heap.alloc(<usize>TAIL_N * TAIL_BYTES);
+    memory.fill(tails, 0, <usize>TAIL_N * TAIL_BYTES); // generation 0: no entry is valid
+    tailGen = 0;
+  }
+  tailGen++;
   curPlane = pl;
   curStats = pl.st;
   const w = pl.wk;
@@ -66,10 +90,6 @@ export function usePlane(pl: Plane): void {
 @inline function statVarintSize(id: u32, v: u64): u32 {
   return 2 + 1 + varintSize(id) + 1 + varintSize(v);
 }
-// @ts-ignore: decorator
-@inline function statDoubleSize(id: u32): u32 {
-  return 2 + 1 + varintSize(id) + 9;
-}
 /** Digits of a u32. */
 // @ts-ignore: decorator
 @inline function decDigits(v: u32): u32 {
@@ -80,11 +100,6 @@ export function usePlane(pl: Plane): void {
   }
   return n;
 }
-// @ts-ignore: decorator
-@inline function ctxStatSize(id: u32, ctx: u32): u32 {
-  // str_value "$$<ctx>"
-  return 2 + 1 + varintSize(id) + 2 + 2 + decDigits(ctx);
-}
 
 /** The u64 value of a counter record (ctx @24 low, detail @28 high). */
 // @ts-ignore: decorator
@@ -93,7 +108,8 @@ export function usePlane(pl: Plane): void {
 }
 
 /** Size of the XEvent body of record `r`. */
-export function eventSize(r: usize): u32 {
+// @ts-ignore: decorator
+@inline export function eventSize(r: usize): u32 {
   const w = load<u32>(r, 16);
   const kind = <i32>((w >> 24) & 15);
   const dur = load<u64>(r, 8);
@@ -112,40 +128,12 @@ export function eventSize(r: usize): u32 {
   if (kind == R.COUNTER) return n + statVarintSize(wkValue, counterValue(r));
   if (kind < R.KERNEL) return n;
   if (corr != 0) n += statVarintSize(wkCorr, corrOut(corr));
-  if (kind <= R.GRAPH) {
-    const nv = nvtxStat(corr);
-    if (nv != 0) n += statVarintSize(wkNvtx, stOut(nv));
-  }
-  n += ctxStatSize(wkCtx, load<u32>(r, 24));
-  if ((w & REC_GRAPH) != 0) {
-    const g = load<u32>(r, 32);
-    const node = load<u64>(r, 40);
-    if (g != 0) n += statVarintSize(wkGraph, g);
-    if (node != 0) n += statVarintSize(wkNode, node);
-  }
-  const detail = load<u32>(r, 28);
-  switch (kind) {
-    case R.KERNEL: {
-      const occ = <usize>load<u32>(metaAt(curStats, detail), 8);
-      n += statDoubleSize(wkOcc);
-      n += statVarintSize(wkMinGrid, <u64>load<i32>(occ, 8));
-      n += statVarintSize(wkBlock, <u64>load<i32>(occ, 12));
-      n += statVarintSize(wkKernel, stOut(detail));
-      break;
-    }
-    case R.MEMCPY:
-      n += statVarintSize(wkMemcpy, stOut(detail));
-      break;
-    case R.MEMSET:
-      n += statVarintSize(wkMemset, stOut(detail));
-      break;
-    case R.GRAPH:
-      if (detail != 0) n += statVarintSize(wkGraph, detail);
-      n += statVarintSize(wkExec, detail);
-      break;
-  }
-  return n;
+  if ((w & REC_GRAPH) != 0) return n + <u32>(wTail(scratch, r, w, kind, corr) - scratch);
+  return n + load<u32>(tailOf(r, kind, corr), 20);
 }
+
+/** Room for one record's tail written to be measured (a record with CUDA graph ids, which the cache does not keep). */
+const scratch = memory.data(256, 16);
 
 /** Largest value of the int64 time fields (XLine.timestamp_ns, XEvent.offset_ps and duration_ps). */
 export const I64_MAX: u64 = 0x7fffffffffffffff;
@@ -160,47 +148,114 @@ export const I64_MAX: u64 = 0x7fffffffffffffff;
 }
 
 /** XPlane.id of device plane index+1 `d`. */
-function planeIdOf(d: u32): u64 {
+// @ts-ignore: decorator
+@inline function planeIdOf(d: u32): u64 {
   return changetype<Plane>(load<usize>(planeList + (<usize>(d - 1) << 2))).id;
 }
 
+/**
+ * Writes v as a varint at `p`; returns the address after it. The caller reserved ≥ 10 bytes. The first six bytes
+ * (values below 2^42: ids, offsets and durations in ps up to 73 minutes) unrolled, without a loop.
+ */
 // @ts-ignore: decorator
-@inline function putStatVarint(id: u32, field: u32, v: u64): void {
-  putTag(4, Wire.LEN);
-  const at = O.pos;
-  O.pos++;
-  putVarintField(1, id);
-  putVarintField(field, v);
-  store<u8>(at, <u8>(O.pos - at - 1));
+@inline function wVarint(p: usize, v: u64): usize {
+  if (v < 0x80) {
+    store<u8>(p, <u8>v);
+    return p + 1;
+  }
+  store<u8>(p, <u8>(v | 0x80));
+  if (v < (<u64>1 << 14)) {
+    store<u8>(p, <u8>(v >> 7), 1);
+    return p + 2;
+  }
+  store<u8>(p, <u8>((v >> 7) | 0x80), 1);
+  if (v < (<u64>1 << 21)) {
+    store<u8>(p, <u8>(v >> 14), 2);
+    return p + 3;
+  }
+  store<u8>(p, <u8>((v >> 14) | 0x80), 2);
+  if (v < (<u64>1 << 28)) {
+    store<u8>(p, <u8>(v >> 21), 3);
+    return p + 4;
+  }
+  store<u8>(p, <u8>((v >> 21) | 0x80), 3);
+  if (v < (<u64>1 << 35)) {
+    store<u8>(p, <u8>(v >> 28), 4);
+    return p + 5;
+  }
+  store<u8>(p, <u8>((v >> 28) | 0x80), 4);
+  if (v < (<u64>1 << 42)) {
+    store<u8>(p, <u8>(v >> 35), 5);
+    return p + 6;
+  }
+  store<u8>(p, <u8>((v >> 35) | 0x80), 5);
+  return wVarintRest(p + 6, v >> 42);
 }
+/** The bytes of a varint after its sixth ({@link wVarint}): `v` is what is left of the value. */
+function wVarintRest(p: usize, v: u64): usize {
+  while (v >= 0x80) {
+    store<u8>(p, <u8>(v | 0x80));
+    v >>= 7;
+    p++;
+  }
+  store<u8>(p, <u8>v);
+  return p + 1;
+}
+
+/**
+ * Writes the head of an XEvent.stats entry at `p`: its tag (field 4, LEN), a length byte left for the caller
+ * ({@link wStatEnd}: stats are < 128 bytes) and XStat.metadata_id `id`; returns the address after it.
+ */
 // @ts-ignore: decorator
-@inline function putStatDouble(id: u32, v: f64): void {
-  putTag(4, Wire.LEN);
-  const at = O.pos;
-  O.pos++;
-  putVarintField(1, id);
-  putDoubleField(2, v);
-  store<u8>(at, <u8>(O.pos - at - 1));
+@inline function wStatHead(p: usize, id: u32): usize {
+  store<u8>(p, 0x22);
+  if (id < 0x80) {
+    store<u16>(p, <u16>(0x08 | (id << 8)), 2);
+    return p + 4;
+  }
+  store<u8>(p, 0x08, 2);
+  return wVarint(p + 3, id);
 }
-function putCtxStat(id: u32, ctx: u32): void {
-  putTag(4, Wire.LEN);
-  const at = O.pos;
-  O.pos++;
-  putVarintField(1, id);
-  putTag(5, Wire.LEN);
+/** Ends the stat begun at `at` by {@link wStatHead}, written up to `p`: its length byte. Returns `p`. */
+// @ts-ignore: decorator
+@inline function wStatEnd(at: usize, p: usize): usize {
+  store<u8>(at, <u8>(p - at - 2), 1);
+  return p;
+}
+
+/** Writes an XStat with metadata id `id` and varint value field `field` (F_*) = v at `p`; returns the end. */
+// @ts-ignore: decorator
+@inline function wStatVarint(p: usize, id: u32, field: u32, v: u64): usize {
+  let q = wStatHead(p, id);
+  store<u8>(q, <u8>(field << 3));
+  q = wVarint(q + 1, v);
+  return wStatEnd(p, q);
+}
+/** Writes an XStat with metadata id `id` and double_value v at `p`; returns the end. */
+// @ts-ignore: decorator
+@inline function wStatDouble(p: usize, id: u32, v: f64): usize {
+  const q = wStatHead(p, id);
+  store<u8>(q, <u8>((F_DOUBLE << 3) | 1));
+  store<f64>(q, v, 1);
+  return wStatEnd(p, q + 9);
+}
+/** Writes the context stat (str_value "$$<ctx>") with metadata id `id` at `p`; returns the end. */
+function wCtxStat(p: usize, id: u32, ctx: u32): usize {
+  let q = wStatHead(p, id);
   const nd = decDigits(ctx);
-  putVarint(2 + nd);
-  store<u8>(O.pos, 36);
-  store<u8>(O.pos + 1, 36);
-  let q = O.pos + 2 + nd;
+  store<u8>(q, 0x2a); // field 5 (str_value), LEN
+  store<u8>(q, <u8>(2 + nd), 1); // < 128
+  store<u8>(q, 36, 2);
+  store<u8>(q, 36, 3);
+  q += 4 + nd;
+  let d = q;
   let v = ctx;
   for (let i: u32 = 0; i < nd; i++) {
-    q--;
-    store<u8>(q, <u8>(48 + v % 10));
+    d--;
+    store<u8>(d, <u8>(48 + v % 10));
     v /= 10;
   }
-  O.pos += 2 + nd;
-  store<u8>(at, <u8>(O.pos - at - 1));
+  return wStatEnd(p, q);
 }
 
 // XStat value fields.
@@ -209,73 +264,119 @@ export const F_UINT64: u32 = 3;
 export const F_INT64: u32 = 4;
 const F_REF: u32 = 7;
 
+/**
+ * Writes the stats of device record `r` (word `w`, kind ≥ KERNEL, correlation id `corr`) that follow its
+ * correlation_id at `p`: nvtx_range, context_id, the CUDA graph ids, the kind's detail stats. Returns the end.
+ */
+function wTail(p: usize, r: usize, w: u32, kind: i32, corr: u32): usize {
+  if (kind <= R.GRAPH) {
+    const nv = nvtxStat(corr);
+    if (nv != 0) p = wStatVarint(p, wkNvtx, F_REF, stOut(nv));
+  }
+  p = wCtxStat(p, wkCtx, load<u32>(r, 24));
+  if ((w & REC_GRAPH) != 0) {
+    const g = load<u32>(r, 32);
+    const node = load<u64>(r, 40);
+    if (g != 0) p = wStatVarint(p, wkGraph, F_UINT64, g);
+    if (node != 0) p = wStatVarint(p, wkNode, F_UINT64, node);
+  }
+  const detail = load<u32>(r, 28);
+  switch (kind) {
+    case R.KERNEL: {
+      const occ = <usize>load<u32>(metaAt(curStats, detail), 8);
+      p = wStatDouble(p, wkOcc, load<f64>(occ));
+      p = wStatVarint(p, wkMinGrid, F_INT64, <u64>load<i32>(occ, 8));
+      p = wStatVarint(p, wkBlock, F_INT64, <u64>load<i32>(occ, 12));
+      p = wStatVarint(p, wkKernel, F_REF, stOut(detail));
+      break;
+    }
+    case R.MEMCPY:
+      p = wStatVarint(p, wkMemcpy, F_REF, stOut(detail));
+      break;
+    case R.MEMSET:
+      p = wStatVarint(p, wkMemset, F_REF, stOut(detail));
+      break;
+    case R.GRAPH:
+      if (detail != 0) p = wStatVarint(p, wkGraph, F_UINT64, detail);
+      p = wStatVarint(p, wkExec, F_UINT64, detail);
+      break;
+  }
+  return p;
+}
+
+/**
+ * The tail cache entry of device record `r` without CUDA graph ids (kind ≥ KERNEL, correlation id `corr`), filled
+ * by {@link wTail} when it holds another tail.
+ */
+// @ts-ignore: decorator
+@inline function tailOf(r: usize, kind: i32, corr: u32): usize {
+  const nv = kind <= R.GRAPH ? nvtxStat(corr) : 0;
+  const ctx = load<u32>(r, 24);
+  const detail = load<u32>(r, 28);
+  const h = ((<u64>detail << 32) | <u64>ctx) * 0x9e3779b97f4a7c15 ^ ((<u64>nv << 8) | <u64>kind) * 0xc2b2ae3d27d4eb4f;
+  const e = tails + <usize>(<u32>(h >> 56) & (TAIL_N - 1)) * TAIL_BYTES;
+  if (load<u32>(e) == tailGen && load<u32>(e, 4) == <u32>kind && load<u32>(e, 8) == nv && load<u32>(e, 12) == ctx &&
+    load<u32>(e, 16) == detail) return e;
+  const end = wTail(e + TAIL_HEAD, r, 0, kind, corr);
+  store<u32>(e, tailGen);
+  store<u32>(e, <u32>kind, 4);
+  store<u32>(e, nv, 8);
+  store<u32>(e, ctx, 12);
+  store<u32>(e, detail, 16);
+  store<u32>(e, <u32>(end - e - TAIL_HEAD), 20);
+  return e;
+}
+
 /** Writes record `r` as XLine.events entry (tag, length, body). Returns the bytes written. */
-export function putEvent(r: usize): u32 {
+// @ts-ignore: decorator
+@inline export function putEvent(r: usize): u32 {
   O.need(512);
   const begin = O.pos;
-  putTag(4, Wire.LEN);
-  const lenAt = O.pos;
-  O.pos++; // one length byte; moved to two below when the body is ≥ 128 bytes
+  store<u8>(begin, 0x22); // field 4 (events), LEN
+  const lenAt = begin + 1; // one length byte; moved to two below when the body is ≥ 128 bytes
+  let p = begin + 2;
   const w = load<u32>(r, 16);
   const kind = <i32>((w >> 24) & 15);
   const dur = load<u64>(r, 8);
-  putVarintField(1, evOut(w & META_MASK));
-  putVarintField(2, ps(load<u64>(r) - curLineTs));
-  if (dur != 0) putVarintField(3, ps(dur));
+  store<u8>(p, 0x08); // metadata_id
+  p = wVarint(p + 1, evOut(w & META_MASK));
+  store<u8>(p, 0x10); // offset_ps
+  p = wVarint(p + 1, ps(load<u64>(r) - curLineTs));
+  if (dur != 0) {
+    store<u8>(p, 0x18); // duration_ps
+    p = wVarint(p + 1, ps(dur));
+  }
   const corr = load<u32>(r, 20);
   if (kind == R.API) {
     if (corr != 0) {
       const d = corrGet(corr);
-      if (d != 0 && wkDevice != 0) putStatVarint(wkDevice, F_UINT64, planeIdOf(d));
-      putStatVarint(wkCorr, F_UINT64, corrOut(corr));
+      if (d != 0 && wkDevice != 0) p = wStatVarint(p, wkDevice, F_UINT64, planeIdOf(d));
+      p = wStatVarint(p, wkCorr, F_UINT64, corrOut(corr));
     }
   } else if (kind == R.STEP) {
-    putStatVarint(wkRoot, F_INT64, 1);
-    putStatVarint(wkStep, F_INT64, <u64>load<u32>(r, 28));
+    p = wStatVarint(p, wkRoot, F_INT64, 1);
+    p = wStatVarint(p, wkStep, F_INT64, <u64>load<u32>(r, 28));
   } else if (kind == R.COUNTER) {
-    putStatVarint(wkValue, F_UINT64, counterValue(r));
+    p = wStatVarint(p, wkValue, F_UINT64, counterValue(r));
   } else if (kind >= R.KERNEL) {
-    if (corr != 0) putStatVarint(wkCorr, F_UINT64, corrOut(corr));
-    if (kind <= R.GRAPH) {
-      const nv = nvtxStat(corr);
-      if (nv != 0) putStatVarint(wkNvtx, F_REF, stOut(nv));
-    }
-    putCtxStat(wkCtx, load<u32>(r, 24));
-    if ((w & REC_GRAPH) != 0) {
-      const g = load<u32>(r, 32);
-      const node = load<u64>(r, 40);
-      if (g != 0) putStatVarint(wkGraph, F_UINT64, g);
-      if (node != 0) putStatVarint(wkNode, F_UINT64, node);
-    }
-    const detail = load<u32>(r, 28);
-    switch (kind) {
-      case R.KERNEL: {
-        const occ = <usize>load<u32>(metaAt(curStats, detail), 8);
-        putStatDouble(wkOcc, load<f64>(occ));
-        putStatVarint(wkMinGrid, F_INT64, <u64>load<i32>(occ, 8));
-        putStatVarint(wkBlock, F_INT64, <u64>load<i32>(occ, 12));
-        putStatVarint(wkKernel, F_REF, stOut(detail));
-        break;
-      }
-      case R.MEMCPY:
-        putStatVarint(wkMemcpy, F_REF, stOut(detail));
-        break;
-      case R.MEMSET:
-        putStatVarint(wkMemset, F_REF, stOut(detail));
-        break;
-      case R.GRAPH:
-        if (detail != 0) putStatVarint(wkGraph, F_UINT64, detail);
-        putStatVarint(wkExec, F_UINT64, detail);
-        break;
+    if (corr != 0) p = wStatVarint(p, wkCorr, F_UINT64, corrOut(corr));
+    if ((w & REC_GRAPH) != 0) p = wTail(p, r, w, kind, corr);
+    else {
+      const t = tailOf(r, kind, corr);
+      const n = <usize>load<u32>(t, 20);
+      // 16 bytes a step: up to 15 written past the tail, inside the 512 reserved (and overwritten next).
+      for (let i: usize = 0; i < n; i += 16) v128.store(p + i, v128.load(t + TAIL_HEAD + i));
+      p += n;
     }
   }
-  const body = <u32>(O.pos - lenAt - 1);
+  const body = <u32>(p - lenAt - 1);
   if (body < 128) store<u8>(lenAt, <u8>body);
   else {
     memory.copy(lenAt + 2, lenAt + 1, body);
     store<u8>(lenAt, <u8>((body & 0x7f) | 0x80));
     store<u8>(lenAt + 1, <u8>(body >> 7));
-    O.pos++;
+    p++;
   }
-  return <u32>(O.pos - begin);
+  O.pos = p;
+  return <u32>(p - begin);
 }

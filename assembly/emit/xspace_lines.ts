@@ -148,7 +148,8 @@ export function lineIter(slot: i32, ln: Line): void {
 }
 
 /** Next record of slot `slot` in start order (valid until the next call on the slot), or 0 at the end. */
-export function lineNext(slot: i32): usize {
+// @ts-ignore: decorator
+@inline export function lineNext(slot: i32): usize {
   const it = iters + <usize>slot * 24;
   const mode = load<u32>(it);
   if (mode == 0) return runNext(slot);

@@ -19,11 +19,31 @@ export const NS_STEP: u64 = 6 << 60;
 /** Cache slot of the last {@link evCached} lookup. */
 let evSlot: usize = 0;
 
+/**
+ * Entries of a plane's recent-key cache in front of its evCache table ({@link Plane.evRecent}): {key u64, id u32,
+ * 0} each, direct-mapped by the key's hash; most events repeat a few API ids and kernel names.
+ */
+const RECENT_BITS: u64 = 6;
+
 /** Event metadata id cached for source key `key` in `pl`, or 0: then the caller names it with {@link evCache}. */
 // @ts-ignore: decorator
 @inline function evCached(pl: Plane, key: u64): u32 {
+  let rc = pl.evRecent;
+  if (rc == 0) {
+    rc = heap.alloc(16 << <usize>RECENT_BITS);
+    memory.fill(rc, 0, 16 << <usize>RECENT_BITS);
+    pl.evRecent = rc;
+  }
+  // Keys are never 0 (a namespace is in their top bits): an empty entry matches none.
+  const e = rc + (<usize>((key * 0x9e3779b97f4a7c15) >> (64 - RECENT_BITS)) << 4);
+  if (load<u64>(e) == key) return load<u32>(e, 8);
   evSlot = tableUpsert(pl.evCache, key);
-  return <u32>load<u64>(evSlot);
+  const id = <u32>load<u64>(evSlot);
+  if (id != 0) {
+    store<u64>(e, key);
+    store<u32>(e, id, 8);
+  }
+  return id;
 }
 
 /** After an {@link evCached} miss: the event metadata id of the name [p, p+n), kept in the cache slot. */

@@ -32,6 +32,8 @@ export class Plane {
   lineCap: u32;
   /** Fast event-metadata lookup by source key (name pointer, API id, memcpy type…) → id. */
   evCache: Table;
+  /** Recent {@link evCache} hits (emit/xspace_names.ts), made on first use, or 0. */
+  evRecent: usize;
   /** Event metadata: {nameP u32, nameN u32, dispP u32, dispN u32}. */
   ev: MetaList;
   /** Stat metadata: {name u32, nameN u32, aux u32 (kernel occupancy entry), 0 or pooled}. */
@@ -47,10 +49,20 @@ export class Plane {
   index: u32;
   /** nvtx_range stat id by host-plane event metadata id of the range (u32 each), or 0 when no launch had one. */
   nvtxMap: usize;
-  lastKey: u64;
-  lastLine: usize;
   size: u64;
+  /**
+   * Recent lines ({@link getLine}), from here: the keys of {@link RECENT_LINES} entries (u64 each), then their
+   * lines (u32 each, 0 = none).
+   */
+  recentLines: u64;
+  private recentKey1: u64;
+  private recentKey2: u64;
+  private recentKey3: u64;
+  private recentLine01: u64;
+  private recentLine23: u64;
 }
+/** Lines kept per plane by {@link getLine} ({@link recentEntry} picks the entry). */
+const RECENT_LINES: u32 = 4;
 /** Bytes of a plane stat entry ({@link Plane.pstats}) and the most a plane holds. */
 export const PSTAT: usize = 24;
 export const MAX_PSTATS: u32 = 16;
@@ -135,7 +147,6 @@ export function newPlane(kind: u32, id: u64): Plane {
   pl.wk = heap.alloc(<usize>WK.COUNT << 2);
   memory.fill(pl.wk, 0, <usize>WK.COUNT << 2);
   pl.pstats = heap.alloc(<usize>MAX_PSTATS * PSTAT);
-  pl.lastKey = 0xffffffffffffffff;
   // A part of a host merge: the well-known stats first, at ids 1..WK.COUNT in every rank's plane.
   if (hostRanks > 1 && kind != 2) for (let w = 0; w < WK.COUNT; w++) wkId(pl, w);
   return pl;
@@ -148,9 +159,14 @@ export function setPlaneName(pl: Plane, s: string): void {
 }
 
 /** The plane of device `dev`, created on first use. */
-export function devPlane(dev: u32): Plane {
+// @ts-ignore: decorator
+@inline export function devPlane(dev: u32): Plane {
   // lastDevPlane 0: nothing cached yet (the id 0xFFFFFFFF is a valid, if crafted, device id).
-  if (dev == lastDev && changetype<usize>(lastDevPlane) != 0) return lastDevPlane;
+  return dev == lastDev && changetype<usize>(lastDevPlane) != 0 ? lastDevPlane : findPlane(dev);
+}
+
+/** {@link devPlane} past its last-device test. */
+function findPlane(dev: u32): Plane {
   const slot = tableUpsert(devPlanes, dev);
   let pl: Plane;
   if (inserted) {
@@ -177,9 +193,27 @@ export function devPlane(dev: u32): Plane {
   return pl;
 }
 
-/** The line of `pl` with lookup key `key` (class << 32 | tid or stream), created on first use. */
-export function getLine(pl: Plane, key: u64): Line {
-  if (key == pl.lastKey) return changetype<Line>(pl.lastLine);
+/**
+ * The line of `pl` with lookup key `key` (class << 32 | tid or stream), created on first use. Device work
+ * alternates between a few streams: the last line of each of {@link RECENT_LINES} key classes ({@link recentEntry})
+ * is kept in the plane.
+ */
+// @ts-ignore: decorator
+@inline export function getLine(pl: Plane, key: u64): Line {
+  const e = recentEntry(pl, key);
+  return key == load<u64>(e) && load<u32>(e, 8 * RECENT_LINES) != 0
+    ? changetype<Line>(<usize>load<u32>(e, 8 * RECENT_LINES))
+    : findLine(pl, key);
+}
+
+/** The recent-line entry of `key` in `pl` (by the low bits of tid or stream and of the line class). */
+// @ts-ignore: decorator
+@inline function recentEntry(pl: Plane, key: u64): usize {
+  return changetype<usize>(pl) + offsetof<Plane>("recentLines") + ((<usize>(key ^ (key >> 32)) & (RECENT_LINES - 1)) << 3);
+}
+
+/** {@link getLine} past its recent-line test. */
+function findLine(pl: Plane, key: u64): Line {
   const slot = tableUpsert(pl.lines, key);
   let ln: Line;
   if (inserted) {
@@ -198,8 +232,9 @@ export function getLine(pl: Plane, key: u64): Line {
     store<usize>(pl.lineList + (<usize>pl.lineCount << 2), changetype<usize>(ln));
     pl.lineCount++;
   } else ln = changetype<Line>(<usize>load<u64>(slot));
-  pl.lastKey = key;
-  pl.lastLine = changetype<usize>(ln);
+  const e = recentEntry(pl, key);
+  store<u64>(e, key);
+  store<u32>(e, <u32>changetype<usize>(ln), 8 * RECENT_LINES);
   return ln;
 }
 
@@ -222,25 +257,39 @@ export function spillLine(ln: Line): void {
 }
 
 /** Reserves `n` record bytes at the end of line `ln`; returns their address. */
-export function lineAppend(ln: Line, n: u32): usize {
-  let t = ln.tail;
-  if (t == 0 || load<u32>(t, 4) + n > load<u32>(t, 8)) {
-    if (t != 0 && load<u32>(t, 8) >= spillAt) {
-      // A full largest chunk: the line's records go to the spill storage, so memory stays flat.
-      spillLine(ln);
-    } else {
-      let cap = t == 0 ? CHUNK_FIRST : load<u32>(t, 8) << 1;
-      if (cap > CHUNK_MAX) cap = CHUNK_MAX;
-      if (cap < n) cap = n;
-      const c = heap.alloc(CHUNK_HEAD + <usize>cap);
-      store<u32>(c, 0);
-      store<u32>(c, 0, 4);
-      store<u32>(c, cap, 8);
-      if (t == 0) ln.head = c;
-      else store<u32>(t, <u32>c);
-      ln.tail = c;
-      t = c;
+// @ts-ignore: decorator
+@inline export function lineAppend(ln: Line, n: u32): usize {
+  const t = ln.tail;
+  if (t != 0) {
+    const used = load<u32>(t, 4);
+    if (used + n <= load<u32>(t, 8)) {
+      store<u32>(t, used + n, 4);
+      ln.bytes += n;
+      ln.count++;
+      return t + CHUNK_HEAD + used;
     }
+  }
+  return lineGrow(ln, n);
+}
+
+/** {@link lineAppend} when the last chunk of `ln` is full (or there is none): a new chunk, or the records spilled. */
+function lineGrow(ln: Line, n: u32): usize {
+  let t = ln.tail;
+  if (t != 0 && load<u32>(t, 8) >= spillAt) {
+    // A full largest chunk: the line's records go to the spill storage, so memory stays flat.
+    spillLine(ln);
+  } else {
+    let cap = t == 0 ? CHUNK_FIRST : load<u32>(t, 8) << 1;
+    if (cap > CHUNK_MAX) cap = CHUNK_MAX;
+    if (cap < n) cap = n;
+    const c = heap.alloc(CHUNK_HEAD + <usize>cap);
+    store<u32>(c, 0);
+    store<u32>(c, 0, 4);
+    store<u32>(c, cap, 8);
+    if (t == 0) ln.head = c;
+    else store<u32>(t, <u32>c);
+    ln.tail = c;
+    t = c;
   }
   const used = load<u32>(t, 4);
   store<u32>(t, used + n, 4);

@@ -449,6 +449,43 @@ test("many events: varint sizes past one byte, several output windows, chunked l
   }
 });
 
+test("varints of every length: offsets and durations in ps past 2^42, CUDA graph node ids up to 2^64 - 1", async () => {
+  // A line's offsets and durations grow from 0 through varints of 1 to 8 bytes (2^51 ps: 37 minutes; the decoder
+  // drops events hours away); the kernels' graph node ids take 1 to 10 bytes.
+  const apis: Uint8Array[] = [];
+  const kernels: Uint8Array[] = [];
+  const spans: bigint[] = [];
+  for (let b = 0; b <= 51; b += 3) spans.push((1n << BigInt(b)) / 1000n + BigInt(b));
+  const node = (i: number) => (i == 0 ? 1n : i == spans.length - 1 ? (1n << 64n) - 1n : (1n << BigInt(3 * i + 1)) - 1n);
+  let t = 0n;
+  spans.forEach((d, i) => {
+    t += d;
+    apis.push(C.apiRecord(L, { kind: 5, cbid: 211, start: T0 + t, end: T0 + t + d, processId: PID, threadId: TID, correlationId: i + 1 }));
+    kernels.push(C.kernelRecord(L, {
+      start: T0 + t, end: T0 + t + 1n + d, deviceId: 0, contextId: 1, streamId: 7, correlationId: i + 1, namePtr: 0x1000n,
+      gridX: 1, blockX: 128, registersPerThread: 40, graphId: 1, graphNodeId: node(i),
+    }));
+  });
+  const { space } = await toXSpace(dump([C.concat(apis), C.concat(kernels)]));
+  const host = plane(space, "/host:CPU");
+  const l = line(host, "thread " + TID);
+  assert.is(l.events.length, spans.length);
+  let t2 = 0n;
+  spans.forEach((d, i) => {
+    t2 += d;
+    const e = l.events[i];
+    assert.is(startNs(space, l, e), T0 + t2);
+    assert.is(e.durationPs, d * 1000n);
+  });
+  const gpu = plane(space, "/device:GPU:0");
+  const k = line(gpu, "Stream #7(Compute)");
+  assert.is(k.events.length, spans.length);
+  k.events.forEach((e, i) => {
+    assert.is(e.durationPs, (spans[i] + 1n) * 1000n);
+    assert.equal(stats(gpu, e.stats).cuda_graph_node_id, ["uint64Value", node(i)]);
+  });
+});
+
 // ---- protoc ----------------------------------------------------------------------------------------------------------
 
 /** Debian's protoc, installed on first use when missing (root + apt-get), as a fresh CI machine needs. */
