@@ -44,6 +44,22 @@ function release(c: Uint8Array): void {
   if (typeof buf.transfer === "function" && !buf.detached) buf.transfer(0);
 }
 
+/**
+ * Resolves after the event loop has run the tasks already queued (a MessageChannel round trip: setTimeout(0) is
+ * clamped to 4 ms when nested); immediately where there is no MessageChannel.
+ */
+function nextTask(): Promise<void> {
+  if (typeof MessageChannel === "undefined") return Promise.resolve();
+  return new Promise((ok) => {
+    const ch = new MessageChannel();
+    ch.port1.onmessage = () => {
+      ch.port1.close();
+      ok();
+    };
+    ch.port2.postMessage(0);
+  });
+}
+
 /** Options of {@link fileByteSource}. */
 export interface FileSourceOptions {
   /**
@@ -101,11 +117,14 @@ export function fileByteSource(file: Blob, name: string, opts: FileSourceOptions
       const drop = pass === 2;
       let k = 0;
       return new ReadableStream<Uint8Array>({
-        pull(ctl) {
+        async pull(ctl) {
           if (k >= chunks.length) {
             ctl.close();
             return;
           }
+          // Replaying memory resolves every read as a microtask: let the event loop run once per block, so that a
+          // cancel (a message to this worker) lands while the later passes run, not after them.
+          await nextTask();
           const c = chunks[k];
           if (!c) throw new Error(`${name}: the file's bytes were already released`);
           if (drop) chunks[k] = null;
