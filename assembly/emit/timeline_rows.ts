@@ -35,6 +35,10 @@ export let rowsCapped: bool = false;
 let lastRowKey: u64 = 0;
 let lastRowCls: u32 = 0; // 0: nothing cached
 let lastRow: u32 = 0;
+// Recent (class, a, b) → row, direct-mapped (kernels of four streams and the API thread alternate, so the last row
+// alone missed on most events): 64 entries of {u64 key, u32 class (0: empty), u32 row}, static, cleared per pass.
+const RECENT_ROWS: u32 = 64;
+const recentRows = memory.data(<i32>(RECENT_ROWS << 4), 16);
 
 /** Forgets every row (start of a timeline pass). */
 export function rowsReset(): void {
@@ -46,6 +50,7 @@ export function rowsReset(): void {
   lastRowKey = 0;
   lastRowCls = 0;
   lastRow = 0;
+  memory.fill(recentRows, 0, <usize>RECENT_ROWS << 4);
 }
 
 /**
@@ -57,38 +62,59 @@ export function rowOf(cls: u32, a: u32, b: u32): u32 {
   let row: u32;
   if (key == lastRowKey && cls == lastRowCls) row = lastRow;
   else {
-    const ta = rowTables + (<usize>(cls & 15) << 2);
-    if (load<usize>(ta) == 0) store<usize>(ta, tableNew(16));
-    const slot = tableUpsert(load<usize>(ta), key);
-    if (!inserted) row = <u32>(load<u64>(slot) - 1);
-    else if (rowCount >= MAX_ROWS) {
-      // Past the cap everything shares the last row.
-      rowsCapped = true;
-      row = MAX_ROWS - 1;
-      store<u64>(slot, <u64>row + 1);
-    } else {
-      row = rowCount++;
-      store<u64>(slot, <u64>row + 1);
-      const r = rowKeys + (<usize>row << 5);
-      const gpu: u64 = cls >= <u32>RowClass.GPU_ANNOTATIONS ? 1 : 0;
-      // Sort order (rowAfter): host before GPU, then pid/device, tid/stream (context-wide rows last), class.
-      store<u64>(r, (gpu << 32) | <u64>a);
-      store<u32>(r, cls, 8);
-      store<u32>(r, a, 12);
-      store<u32>(r, b, 16);
-      let nm: u32 = NONE;
-      if (cls == <u32>RowClass.HOST_API || cls == <u32>RowClass.HOST_RANGES) nm = nameOfEntry(S.threadName(a, b));
-      else if (cls == <u32>RowClass.GPU_STREAM) nm = nameOfEntry(S.streamName(a, b));
-      store<u32>(r, nm, 20);
-      store<u32>(r, 0, 24);
-      store<u32>(r, 0, 28);
-    }
+    row = cachedRow(cls, a, b, key);
     lastRowKey = key;
     lastRowCls = cls;
     lastRow = row;
   }
   const rk = rowKeys + (<usize>row << 5);
   store<u32>(rk, load<u32>(rk, 24) + 1, 24);
+  return row;
+}
+
+/** Row of (class, a, b) through the recent-rows cache, else {@link rowSlow}. */
+function cachedRow(cls: u32, a: u32, b: u32, key: u64): u32 {
+  let row: u32;
+  const rc = recentRows + (<usize>(((a * 0x9e3779b1) ^ (b * 0x85ebca6b) ^ cls) >> 26) << 4);
+  if (load<u64>(rc) == key && load<u32>(rc, 8) == cls && cls != 0) row = load<u32>(rc, 12);
+  else {
+    row = rowSlow(cls, a, b, key);
+    store<u64>(rc, key);
+    store<u32>(rc, cls, 8);
+    store<u32>(rc, row, 12);
+  }
+  return row;
+}
+
+/** {@link rowOf} past its caches: the class's table, a new row when the key is new. */
+function rowSlow(cls: u32, a: u32, b: u32, key: u64): u32 {
+  let row: u32;
+  const ta = rowTables + (<usize>(cls & 15) << 2);
+  if (load<usize>(ta) == 0) store<usize>(ta, tableNew(16));
+  const slot = tableUpsert(load<usize>(ta), key);
+  if (!inserted) row = <u32>(load<u64>(slot) - 1);
+  else if (rowCount >= MAX_ROWS) {
+    // Past the cap everything shares the last row.
+    rowsCapped = true;
+    row = MAX_ROWS - 1;
+    store<u64>(slot, <u64>row + 1);
+  } else {
+    row = rowCount++;
+    store<u64>(slot, <u64>row + 1);
+    const r = rowKeys + (<usize>row << 5);
+    const gpu: u64 = cls >= <u32>RowClass.GPU_ANNOTATIONS ? 1 : 0;
+    // Sort order (rowAfter): host before GPU, then pid/device, tid/stream (context-wide rows last), class.
+    store<u64>(r, (gpu << 32) | <u64>a);
+    store<u32>(r, cls, 8);
+    store<u32>(r, a, 12);
+    store<u32>(r, b, 16);
+    let nm: u32 = NONE;
+    if (cls == <u32>RowClass.HOST_API || cls == <u32>RowClass.HOST_RANGES) nm = nameOfEntry(S.threadName(a, b));
+    else if (cls == <u32>RowClass.GPU_STREAM) nm = nameOfEntry(S.streamName(a, b));
+    store<u32>(r, nm, 20);
+    store<u32>(r, 0, 24);
+    store<u32>(r, 0, 28);
+  }
   return row;
 }
 
