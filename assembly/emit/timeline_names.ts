@@ -87,26 +87,33 @@ function addName(p: usize, n: u32): u32 {
   return id;
 }
 
+/** Whether name `id` holds the bytes [p, p+n). */
+// @ts-ignore: decorator
+@inline function sameName(id: u32, p: usize, n: u32): bool {
+  const e = nameList + (<usize>id << 3);
+  return load<u32>(e, 4) == n && memory.compare(<usize>load<u32>(e), p, n) == 0;
+}
+
+/** Makes `id` the last name seen (at p, n long); returns it. */
+// @ts-ignore: decorator
+@inline function remember(p: usize, n: u32, id: u32): u32 {
+  lastNameP = p;
+  lastNameN = n;
+  lastNameId = id;
+  return id;
+}
+
 /**
  * Name id of the UTF-8 bytes [p, p+n) (NONE when n is 0): the same text always gets the same id, whatever pointer
  * carries it. A pointer seen before is checked against its bytes (a decoder may reuse a scratch buffer).
  */
 export function internName(p: usize, n: u32): u32 {
   if (n == 0) return NONE;
-  if (p == lastNameP && n == lastNameN) {
-    const e = nameList + (<usize>lastNameId << 3);
-    if (load<u32>(e, 4) == n && memory.compare(<usize>load<u32>(e), p, n) == 0) return lastNameId;
-  }
+  if (p == lastNameP && n == lastNameN && sameName(lastNameId, p, n)) return lastNameId;
   const rc = recent + (<usize>((<u32>p * 0x9e3779b1 ^ n) >> 24) << 4);
   if (load<u32>(rc) == <u32>p && load<u32>(rc, 4) == n && load<u32>(rc, 8) != 0) {
     const id = load<u32>(rc, 8) - 1;
-    const e = nameList + (<usize>id << 3);
-    if (load<u32>(e, 4) == n && memory.compare(<usize>load<u32>(e), p, n) == 0) {
-      lastNameP = p;
-      lastNameN = n;
-      lastNameId = id;
-      return id;
-    }
+    if (sameName(id, p, n)) return remember(p, n, id);
   }
   const found = internSlow(p, n);
   store<u32>(rc, <u32>p);
@@ -121,13 +128,7 @@ function internSlow(p: usize, n: u32): u32 {
   const ps = tableUpsert(namePtrTable, pk);
   if (!inserted) {
     const id = <u32>(load<u64>(ps) - 1);
-    const e = nameList + (<usize>id << 3);
-    if (load<u32>(e, 4) == n && memory.compare(<usize>load<u32>(e), p, n) == 0) {
-      lastNameP = p;
-      lastNameN = n;
-      lastNameId = id;
-      return id;
-    }
+    if (sameName(id, p, n)) return remember(p, n, id);
   }
   // By content: probe successive keys from the hash until the bytes match or a free key is found.
   let key = fnv(p, n) & 0x7fffffffffffffff;
@@ -140,18 +141,14 @@ function internSlow(p: usize, n: u32): u32 {
       break;
     }
     const cand = <u32>(load<u64>(hs) - 1);
-    const e = nameList + (<usize>cand << 3);
-    if (load<u32>(e, 4) == n && memory.compare(<usize>load<u32>(e), p, n) == 0) {
+    if (sameName(cand, p, n)) {
       id = cand;
       break;
     }
     key = (key + 1) & 0x7fffffffffffffff;
   }
   store<u64>(ps, <u64>id + 1);
-  lastNameP = p;
-  lastNameN = n;
-  lastNameId = id;
-  return id;
+  return remember(p, n, id);
 }
 
 /** Name id of a session string entry ({u32 ptr, u32 len}; 0: none). */
