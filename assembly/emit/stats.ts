@@ -86,6 +86,7 @@ export function statsBegin(): void {
   nameCount = 0;
   lastNameKey = 0xffffffffffffffff;
   lastName = 0;
+  memory.fill(recent, 0, <usize>RECENT << 4);
   const copyBytes = <usize>COPY_KINDS * 2 * 32;
   copyTable = heap.alloc(copyBytes);
   memory.fill(copyTable, 0, copyBytes);
@@ -169,9 +170,29 @@ function busy(d: usize, s: u64, e: u64): void {
   store<u64>(p + off, s < v ? 0xffffffffffffffff : s);
 }
 
+// Recent (kind, name pointer) → entry, direct-mapped in front of the name table (alternating kernel and API names
+// missed the last-name test on most events): 256 static entries of {u64 key, u32 entry (0: empty), u32 0}.
+const RECENT: u32 = 256;
+const recent = memory.data(<i32>(RECENT << 4), 16);
+
 function nameEntry(kind: u32, p: usize, n: u32): usize {
   const key = (<u64>kind << 32) | <u64>p;
   if (key == lastNameKey) return lastName;
+  const rc = recent + (<usize>((<u32>p * 0x9e3779b1 ^ kind) >> 24) << 4);
+  let e: usize;
+  if (load<u64>(rc) == key && load<u32>(rc, 8) != 0) e = <usize>load<u32>(rc, 8);
+  else {
+    e = nameSlow(kind, p, n, key);
+    store<u64>(rc, key);
+    store<u32>(rc, <u32>e, 8);
+  }
+  lastNameKey = key;
+  lastName = e;
+  return e;
+}
+
+/** {@link nameEntry} past its caches: the name table, a new entry when the key is new. */
+function nameSlow(kind: u32, p: usize, n: u32, key: u64): usize {
   const slot = tableUpsert(nameTable, key);
   let e = <usize>load<u64>(slot);
   if (inserted) {
@@ -192,8 +213,6 @@ function nameEntry(kind: u32, p: usize, n: u32): usize {
     store<usize>(nameList + (<usize>nameCount << 2), e);
     nameCount++;
   }
-  lastNameKey = key;
-  lastName = e;
   return e;
 }
 
