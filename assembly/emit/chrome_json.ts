@@ -18,7 +18,7 @@ import * as X from "./options";
 import { xpuDeviceArgs } from "./chrome_xpu";
 import { apiCategory } from "./chrome_category";
 import { tpl, tplLen, tplText, putLit, put64, putU32, putU64, putMicros, putTs, putJsonChars, canOverread, tsReset } from "./put";
-import { catOpen, putRow, rowText, rowLen, putStream, putLaunch, chromeTextBegin } from "./chrome_text";
+import { catOpen, putRow, rowText, rowLen, putHead, putStream, putLaunch, chromeTextBegin } from "./chrome_text";
 import { chromeArgs } from "./chrome_args";
 import { RowTable, rowLogNote, rowLogOn, rowLogCount, rowLogTable, rowLogKey } from "./chrome_split";
 
@@ -311,7 +311,9 @@ function head(t: usize, e: Ev, pid: u64, tid: u64): void {
   let q: usize;
   if (n <= NAME_FAST && canOverread(e.namePtr, n)) {
     O.need(O.EVENT_RESERVE + (<usize>n << 3));
-    q = putJsonChars(open(O.pos, t), e.namePtr, n);
+    // A kept name after the first event: the opening through the row from chrome_text's cache.
+    if ((e.flags & EvFlag.NAME_KEPT) != 0 && !first) q = putHead(O.pos, t, e, pid, tid);
+    else q = putRow(putJsonChars(open(O.pos, t), e.namePtr, n), pid, tid);
   } else {
     // A long name (or one at the very end of memory): written in pieces, flushing as needed. The template without
     // its leading ",\n" (sep writes the separator).
@@ -320,17 +322,16 @@ function head(t: usize, e: Ev, pid: u64, tid: u64): void {
     O.raw(tplText(t) + 2, tplLen(t) - 2);
     O.jsonChars(e.namePtr, e.nameLen);
     O.need(O.EVENT_RESERVE);
-    q = O.pos;
+    q = putRow(O.pos, pid, tid);
   }
-  O.pos = headTail(q, e, pid, tid);
+  O.pos = headTail(q, e);
 }
 
 /**
- * Writes the rest of an event head after its name's text: `","pid":…,"tid":…,"ts":…,"dur":…,"args":{` and the
- * incomplete / External id args; keeps the row and ts text for the flow event that may follow. Returns the end.
+ * Writes the rest of an event head after its row text (putRow's, ending in `"ts":`): `…,"dur":…,"args":{` and the
+ * incomplete / External id args; keeps the ts text for the flow event that may follow. Returns the end.
  */
-function headTail(q: usize, e: Ev, pid: u64, tid: u64): usize {
-  q = putRow(q, pid, tid);
+function headTail(q: usize, e: Ev): usize {
   const ts = q;
   q = putTs(q, rel(e.start));
   headTsLen = q - ts;
@@ -708,7 +709,7 @@ export function chromeEvent(e: Ev): void {
       noteGpuRow(dev, tid, 1);
       O.need(O.EVENT_RESERVE);
       let q = putU32(open(O.pos, T_GRAPH_OPEN), e.graphId);
-      q = headTail(q, e, gpid(dev), tid);
+      q = headTail(putRow(q, gpid(dev), tid), e);
       q = putU64(putStream(q, e.device, e.context, e.stream, 1), e.correlation);
       q = putU32(putLit(q, T_GRAPH), e.graphId);
       store<u16>(q, 0x7d7d); // }}

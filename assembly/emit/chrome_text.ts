@@ -1,12 +1,13 @@
 /**
  * Text the Chrome JSON writer repeats from event to event, kept instead of formatted again: the constant opening of
- * each category's events, the `"pid":…,"tid":…` run of each row, the device/context/stream run of each stream, and
- * the launch-shape args of each kernel configuration. Each cache maps its inputs to exactly the bytes the plain
- * formatting writes (the miss path writes them and keeps a copy), so the output does not depend on what is cached.
+ * each category's events, the `"pid":…,"tid":…` run of each row, an event's whole opening up to its ts for each
+ * (category, kept name, row), the device/context/stream run of each stream, and the launch-shape args of each kernel
+ * configuration. Each cache maps its inputs to exactly the bytes the plain formatting writes (the miss path writes
+ * them and keeps a copy), so the output does not depend on what is cached.
  */
 import { Ev } from "../model/event";
 import * as O from "./out";
-import { tpl, putLit, put64, putU32, putU64 } from "./put";
+import { tpl, putLit, put64, putU32, putU64, putJsonChars } from "./put";
 
 // ---- Category openings --------------------------------------------------------------------------------------------
 
@@ -70,6 +71,74 @@ export function putRow(q: usize, pid: u64, tid: u64): usize {
   return put64(q, e + 32, n);
 }
 
+// ---- Event openings: `,\n{"ph":"X","cat":"<cat>","name":"<name>","pid":P,"tid":T,"ts":` ----------------------------
+
+// Events repeat a few (category, name, row) triples: their opening up to the ts is kept whole, so that an event whose
+// name the decoder keeps (EvFlag.NAME_KEPT: the bytes at namePtr never change during the conversion) is written
+// without escaping its name or looking its row up. 256 sets of two entries of 512 bytes: category template |
+// namePtr << 32 u64 @0 (0 = empty: templates are never at address 0), name length u32 @8, text length u32 @12, pid
+// u64 @16, tid u64 @24, the row's offset u32 @32 and length u32 @36 in the text, text @48 (≤ HEAD_CAP bytes). A new
+// triple goes into a set's first entry, moving the one there to the second. Cleared per conversion (name addresses
+// are per file).
+const HEAD_SETS: usize = 256;
+const HEAD_ENTRY: usize = 512;
+const HEAD_TEXT: usize = 48;
+const HEAD_CAP: usize = 384;
+let heads: usize = 0;
+
+/** True when entry `a` holds the opening of (key, n, pid, tid). */
+// @ts-ignore: decorator
+@inline function headIs(a: usize, key: u64, n: u32, pid: u64, tid: u64): bool {
+  return ((load<u64>(a) ^ key) | <u64>(load<u32>(a, 8) ^ n) | (load<u64>(a, 16) ^ pid) | (load<u64>(a, 24) ^ tid)) == 0;
+}
+
+/**
+ * Writes the opening of "X" event `e` at q: category template `t` (with its leading `,\n`), the escaped name, then
+ * {@link putRow}'s `","pid":<pid>,"tid":<tid>,"ts":`; from the kept text when this (t, name, row) was written before.
+ * Only for an event whose flags have NAME_KEPT; needs room for 8·nameLen + 448 bytes at q and the name readable 16
+ * bytes past its end (canOverread). Sets rowText / rowLen as putRow does.
+ */
+export function putHead(q: usize, t: usize, e: Ev, pid: u64, tid: u64): usize {
+  const p = e.namePtr;
+  const n = e.nameLen;
+  const h = (<u32>p ^ <u32>t * 0x85ebca6b ^ <u32>pid * 0xc2b2ae35 ^ <u32>tid * 0x27d4eb2f) * 0x9e3779b1;
+  if (HEAD_SETS != 256) ERROR("putHead takes the top 8 bits of the hash");
+  let a = heads + <usize>(h >> 24) * (HEAD_ENTRY * 2);
+  const key = <u64>t | (<u64>p << 32);
+  if (headIs(a, key, n, pid, tid) || headIs((a += HEAD_ENTRY), key, n, pid, tid)) {
+    // 64 bytes per step: the reads stay inside the entry (HEAD_TEXT + HEAD_CAP + 64 ≤ HEAD_ENTRY, which also covers
+    // the flow event's 64-byte read of the row); the up to 63 bytes written past the text fall within the reserve.
+    if (HEAD_CAP % 64 != 0 || HEAD_TEXT + HEAD_CAP + 64 > HEAD_ENTRY) ERROR("putHead copies whole 64-byte steps");
+    const m = <usize>load<u32>(a, 12);
+    const src = a + HEAD_TEXT;
+    for (let i: usize = 0; i < m; i += 64) {
+      v128.store(q + i, v128.load(src + i));
+      v128.store(q + i, v128.load(src + i, 16), 16);
+      v128.store(q + i, v128.load(src + i, 32), 32);
+      v128.store(q + i, v128.load(src + i, 48), 48);
+    }
+    rowText = src + <usize>load<u32>(a, 32);
+    rowLen = <usize>load<u32>(a, 36);
+    return q + m;
+  }
+  a -= HEAD_ENTRY;
+  const q0 = q;
+  q = putRow(putJsonChars(putLit(q, t), p, n), pid, tid);
+  const k = q - q0;
+  if (k <= HEAD_CAP) {
+    memory.copy(a + HEAD_ENTRY, a, HEAD_TEXT + <usize>load<u32>(a, 12));
+    memory.copy(a + HEAD_TEXT, q0, k);
+    store<u64>(a, key);
+    store<u32>(a, n, 8);
+    store<u32>(a, <u32>k, 12);
+    store<u64>(a, pid, 16);
+    store<u64>(a, tid, 24);
+    store<u32>(a, <u32>(k - rowLen), 32);
+    store<u32>(a, <u32>rowLen, 36);
+  }
+  return q;
+}
+
 // ---- Streams: `,"device":D,"context":C,"stream":S,"correlation":` -------------------------------------------------
 
 // 64 entries of 128 bytes: device u32 @0, context u32 @4, stream u32 @8, length u32 @12 (0 = empty), text @16.
@@ -119,10 +188,12 @@ const LAUNCH_ENTRY: usize = 384;
 const LAUNCH_CAP: usize = 320;
 let launches: usize = 0;
 
-/** Allocates and clears the launch cache (call after heap.reset(), per conversion). */
+/** Allocates and clears the launch and opening caches (call after heap.reset(), per conversion). */
 export function chromeTextBegin(): void {
   launches = heap.alloc(LAUNCH_SLOTS * LAUNCH_ENTRY);
   memory.fill(launches, 0, LAUNCH_SLOTS * LAUNCH_ENTRY);
+  heads = heap.alloc(HEAD_SETS * HEAD_ENTRY * 2);
+  memory.fill(heads, 0, HEAD_SETS * HEAD_ENTRY * 2);
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * The Chrome JSON writer's fast paths (assembly/emit/put.ts, chrome_text.ts): timestamps formatted from per-second
- * windows, numbers at every digit-count boundary, kept row / stream / launch texts and names escaped 16 bytes at a
- * time must give exactly the text plain formatting gives. Each expected string is computed here with BigInt.
+ * windows, numbers at every digit-count boundary, kept row / stream / launch texts, kept event openings (category,
+ * name and row) and names escaped 16 bytes at a time must give exactly the text plain formatting gives. Each expected string is computed here with BigInt.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -223,6 +223,70 @@ test("names escaped around 32-byte blocks and their tail: every length to 80 cle
   const got = trace.traceEvents.filter((e) => e.cat === "kernel").map((e) => e.name);
   assert.is(got.length, names.length);
   assert.equal(got, names);
+});
+
+test("kept openings: (category, name, row) triples over the cache, names at the length limit, scratch and replaced names", async () => {
+  // 150 kernel names (some to escape, some multi-byte, lengths 300–339 around the longest opening kept) on 6 rows:
+  // 900 triples over 256 sets of two entries, met twice in a different order, so entries are replaced and found again.
+  const names: string[] = [];
+  for (let i = 0; i < 150; i++) {
+    if (i < 40) names.push(`k${i}_` + "z".repeat(300 + i - String(i).length - 2));
+    else if (i % 7 === 0) names.push(`esc"${i}\\tab\t\u0001é€${i}`);
+    else names.push(`kernel_${i}_${"ab".repeat(i % 30)}`);
+  }
+  const ptr = (i: number) => 0x7f0000000000n + BigInt(i) * 0x400n;
+  const recs: Uint8Array[] = [];
+  const want = new Map<number, { name: string; pid: number; tid: number }>();
+  let corr = 1;
+  let t = 0n;
+  const kernel = (i: number, row: number, name: string) => {
+    const c = corr++;
+    t += 10_000n;
+    recs.push(C.kernelRecord(L, {
+      start: G + t, end: G + t + 500n, deviceId: row % 2, contextId: 1 + (row % 2), streamId: 7 + row, correlationId: c,
+      namePtr: ptr(i),
+    }));
+    want.set(c, { name, pid: row % 2, tid: 7 + row });
+    // A launch call with no name-table entry between kernels: its name is a scratch buffer, rewritten per call.
+    if (c % 5 === 0) {
+      const cb = 9000 + (c % 37);
+      const a = corr++;
+      recs.push(C.apiRecord(L, { kind: 5, cbid: cb, start: G + t + 1n, end: G + t + 2n, processId: PID, threadId: TID + (c % 3), correlationId: a }));
+      want.set(a, { name: `cuda_runtime_cbid_${cb}`, pid: PID, tid: TID + (c % 3) });
+    }
+  };
+  for (let i = 0; i < 150; i++) for (let row = 0; row < 6; row++) kernel(i, row, names[i]);
+  for (let row = 5; row >= 0; row--) for (let i = 149; i >= 0; i -= 2) kernel(i, row, names[i]);
+  const first = C.concat(recs.splice(0));
+  // The same pointers with new bytes in a later strings chunk: the kernels after it carry the new names.
+  const renamed = names.map((n, i) => (i % 3 === 0 ? `renamed_${i}_${n.slice(0, 20)}` : n));
+  for (let i = 0; i < 150; i += 1) kernel(i, i % 6, renamed[i]);
+  const second = C.concat(recs.splice(0));
+  const { text, trace } = await toChrome(dump((w) => {
+    w.strings(names.map((n, i) => [ptr(i), n] as const));
+    w.activity(first);
+    w.strings(renamed.map((n, i) => [ptr(i), n] as const).filter((_, i) => i % 3 === 0));
+    w.activity(second);
+  }));
+  let seen = 0;
+  for (const e of trace.traceEvents) {
+    if (e.ph !== "X") continue;
+    const w = want.get(e.args.correlation)!;
+    assert.ok(w, `event ${e.args.correlation}`);
+    assert.is(e.name, w.name, `name of ${e.args.correlation}`);
+    assert.is(e.pid, w.pid);
+    assert.is(e.tid, w.tid);
+    seen++;
+  }
+  assert.is(seen, want.size);
+  // Every flow event repeats its own event's pid, tid and ts (its row text comes from the kept opening).
+  const ls = lines(text);
+  for (let i = 1; i < ls.length; i++) {
+    if (!/"ph":"[sf]"/.test(ls[i])) continue;
+    for (const k of ["pid", "tid", "ts"]) {
+      assert.is(new RegExp(`"${k}":([^,]+)`).exec(ls[i])![1], new RegExp(`"${k}":([^,]+)`).exec(ls[i - 1])![1], `${k} of ${ls[i]}`);
+    }
+  }
 });
 
 test("graph launches: the flow event carries the graph's own pid, tid and ts", async () => {
