@@ -17,7 +17,7 @@ import { warnName } from "../util/error_names";
 import * as X from "./options";
 import { xpuDeviceArgs } from "./chrome_xpu";
 import { apiCategory } from "./chrome_category";
-import { tpl, tplLen, tplText, putLit, put64, putU32, putU64, putMicros, putTs, putJsonChars, canOverread, tsReset } from "./put";
+import { tpl, tplLen, tplText, putLit, put64, putU32, putU64, putMicros, putTs, putJsonChars, canOverread, tsReset, putId, CORR_IDS, EXTERNAL_IDS } from "./put";
 import { catOpen, putRow, rowText, rowLen, putHead, putStream, putLaunch, chromeTextBegin } from "./chrome_text";
 import { chromeArgs } from "./chrome_args";
 import { RowTable, rowLogNote, rowLogOn, rowLogCount, rowLogTable, rowLogKey } from "./chrome_split";
@@ -343,7 +343,7 @@ function headTail(q: usize, e: Ev): usize {
   // No end in the vendor record (model/timing.ts): written with dur 0 at its start.
   if ((e.flags & EvFlag.INCOMPLETE) != 0) q = putLit(q, T_INCOMPLETE);
   if ((e.flags & EvFlag.HAS_EXTERNAL) != 0) {
-    q = putU64(putLit(q, T_EXTERNAL), e.externalId);
+    q = putId(putLit(q, T_EXTERNAL), e.externalId, EXTERNAL_IDS);
     store<u8>(q, 44);
     q++;
   }
@@ -357,7 +357,7 @@ function headTail(q: usize, e: Ev): usize {
 function flow(ph: u32, e: Ev): void {
   if (ph == 102 && (e.flags & EvFlag.FLOW_END) == 0) return; // device work no host call is linked to
   if (S.ambiguousCorrs != 0 && S.corrAmbiguous(<u64>e.correlation)) return; // two processes' id: no arrow (warned)
-  let q = putU64(putLit(O.pos, ph == 102 ? T_FLOW_F : T_FLOW_S), e.correlation + flowBase);
+  let q = putId(putLit(O.pos, ph == 102 ? T_FLOW_F : T_FLOW_S), e.correlation + flowBase, CORR_IDS);
   q = put64(q, rowText + 1, rowLen - 1);
   v128.store(q, v128.load(HEAD_TS));
   v128.store(q, v128.load(HEAD_TS, 16), 16);
@@ -519,7 +519,7 @@ export function chromeEvent(e: Ev): void {
       let q = O.pos;
       if ((e.flags & EvFlag.HAS_QUEUED) != 0) q = putTs(putLit(q, T_QUEUED), rel(e.queued));
       else q = putLit(q, T_QUEUED0);
-      q = putU64(putStream(q, e.device, e.context, e.stream, 0), e.correlation);
+      q = putId(putStream(q, e.device, e.context, e.stream, 0), e.correlation, CORR_IDS);
       // Launch shape only where the vendor has one (CUDA, ROCm): a Gaudi kernel has none, as in Kineto's HPU events.
       if ((e.flags & EvFlag.HAS_LAUNCH) != 0) q = putLaunch(q, e, launchArgs);
       O.pos = putGpuTail(vendorArgs(q, e), e);
@@ -547,7 +547,7 @@ export function chromeEvent(e: Ev): void {
         keyU(',"toContext":', e.dstContext);
         keyU(',"stream":', e.stream);
         keyU(',"correlation":', e.correlation);
-      } else O.pos = putU64(putStream(O.pos, e.device, e.context, e.stream, 1), e.correlation);
+      } else O.pos = putId(putStream(O.pos, e.device, e.context, e.stream, 1), e.correlation, CORR_IDS);
       O.pos = putU64(putLit(O.pos, T_BYTES), e.bytes);
       const dur = e.end - e.start;
       if (dur > 0) {
@@ -565,7 +565,7 @@ export function chromeEvent(e: Ev): void {
       const tid = <u64>e.tid;
       noteHostRow(pid, tid);
       head(apiCatOpen(e), e, hpid(pid), tid);
-      let q = putU64(putLit(putU32(putLit(O.pos, T_CBID), e.apiId), T_CORR), e.correlation);
+      let q = putId(putLit(putU32(putLit(O.pos, T_CBID), e.apiId), T_CORR), e.correlation, CORR_IDS);
       if ((e.flags & EvFlag.HAS_ALLOC) != 0) {
         O.pos = q;
         allocArgs(e);
@@ -710,7 +710,7 @@ export function chromeEvent(e: Ev): void {
       O.need(O.EVENT_RESERVE);
       let q = putU32(open(O.pos, T_GRAPH_OPEN), e.graphId);
       q = headTail(putRow(q, gpid(dev), tid), e);
-      q = putU64(putStream(q, e.device, e.context, e.stream, 1), e.correlation);
+      q = putId(putStream(q, e.device, e.context, e.stream, 1), e.correlation, CORR_IDS);
       q = putU32(putLit(q, T_GRAPH), e.graphId);
       store<u16>(q, 0x7d7d); // }}
       O.pos = q + 2;

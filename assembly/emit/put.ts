@@ -102,6 +102,11 @@ export function putReset(): void {
     store<u8>(a, <u8>(48 + i % 10), 2);
     store<u8>(a, 0, 3);
   }
+  // Each id table's entry i starts holding the value i, the one of its values the slot takes first (none is empty).
+  for (let i: u32 = 0; i < ID_SLOTS; i++) {
+    idFill(CORR_IDS + (<usize>i << 4), i);
+    idFill(EXTERNAL_IDS + (<usize>i << 4), i);
+  }
   tablesReady = true;
 }
 
@@ -197,6 +202,62 @@ function putMicrosBig(q: usize, ns: u64): usize {
   q = putU64(q, us);
   store<u8>(q, 46);
   return put3(q + 1, <u32>(ns - us * 1000));
+}
+
+// ---- Ids ------------------------------------------------------------------------------------------------------------
+
+/**
+ * Decimal text of recently written ids, one table per kind of id: a correlation id is written up to four times (its
+ * host call's args, that call's flow event, its device op's args and that op's flow event), an external id twice,
+ * a few records apart. Direct-mapped by the value's low bits; an entry is 16 bytes: the digits @0 (≤ 10), their
+ * count u8 @10, the value u32 @12. A pure function of the value: static, never cleared.
+ */
+const ID_SLOTS: u32 = 256;
+/** Correlation ids (and the flow ids made from them). */
+export const CORR_IDS: usize = memory.data(<i32>ID_SLOTS * 16, 16);
+/** External (framework op) ids. */
+export const EXTERNAL_IDS: usize = memory.data(<i32>ID_SLOTS * 16, 16);
+
+/** Makes entry `s` hold the text of `v`. */
+function idFill(s: usize, v: u32): void {
+  const n = putU32(s, v) - s;
+  store<u8>(s, <u8>n, 10);
+  store<u32>(s, v, 12);
+}
+
+/**
+ * Writes `v` < 2^32 at q and keeps its text in entry `s` of `table` (not inlined: the miss). Ids mostly count up: when
+ * the table holds v - 1 and its last digit is not 9, v's text is that one with the last digit raised.
+ */
+function putIdMiss(q: usize, v: u32, s: usize, table: usize): usize {
+  const ps = table + ((<usize>(v - 1) & (ID_SLOTS - 1)) << 4);
+  const n = <usize>load<u8>(ps, 10);
+  const last = load<u8>(ps + n - 1);
+  if (load<u32>(ps, 12) == v - 1 && last != 57) {
+    v128.store(s, v128.load(ps)); // the digits and their count (n, the same), then this entry's own value
+    store<u8>(s + n - 1, last + 1);
+    store<u32>(s, v, 12);
+    v128.store(q, v128.load(s));
+    return q + n;
+  }
+  const e = putU32(q, v);
+  v128.store(s, v128.load(q));
+  store<u8>(s, <u8>(e - q), 10);
+  store<u32>(s, v, 12);
+  return e;
+}
+
+/**
+ * Writes id `v` in decimal like {@link putU64}, from id table `table` (CORR_IDS or EXTERNAL_IDS) when it holds it:
+ * one 16-byte copy (up to 16 bytes stored, as putU64's slack).
+ */
+// @ts-ignore: decorator
+@inline export function putId(q: usize, v: u64, table: usize): usize {
+  if (v > 0xffffffff) return putU64Big(q, v);
+  const s = table + ((<usize>v & (ID_SLOTS - 1)) << 4);
+  if (load<u32>(s, 12) != <u32>v) return putIdMiss(q, <u32>v, s, table);
+  v128.store(q, v128.load(s));
+  return q + <usize>load<u8>(s, 10);
 }
 
 // ---- Timestamps ----------------------------------------------------------------------------------------------------

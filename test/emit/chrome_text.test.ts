@@ -1,6 +1,7 @@
 /**
  * The Chrome JSON writer's fast paths (assembly/emit/put.ts, chrome_text.ts): timestamps formatted from per-second
- * windows, numbers at every digit-count boundary, kept row / stream / launch texts, kept event openings (category,
+ * windows, numbers at every digit-count boundary, ids from the tables of recent ids, kept row / stream / launch texts, kept
+ * event openings (category,
  * name and row) and names escaped 16 bytes at a time must give exactly the text plain formatting gives. Each expected string is computed here with BigInt.
  */
 import { test } from "uvu";
@@ -112,6 +113,58 @@ test("numbers at every digit-count boundary: correlation, External id (u64), dur
     assert.ok(text.includes(tail), tail);
     assert.ok(text.includes(`{"ph":"f","id":${c},`), `flow ${c}`);
   });
+});
+
+test("ids from the recent-id tables: counting up across digit counts, down, colliding slots, around 2^32", async () => {
+  // Correlation ids: counting up (each one's text made from the one before, except after a 9), down, 256 apart (the
+  // same table slot), up to 2^32 - 1. External ids: up across digit counts and across 2^32 (the u64 path).
+  const corrs: number[] = [];
+  for (let c = 1; c <= 1200; c++) corrs.push(c);
+  for (let c = 99990; c <= 100110; c++) corrs.push(c);
+  for (let c = 5000; c >= 4900; c--) corrs.push(c);
+  for (let k = 0; k < 60; k++) corrs.push(300005 + 256 * k);
+  for (let c = 4294967200; c <= 4294967295; c++) corrs.push(c);
+  const ext = (i: number) => (i < 1100 ? BigInt(i) : 4294967296n - 300n + BigInt(i - 1100));
+  const recs: Uint8Array[] = [];
+  corrs.forEach((c, i) => {
+    recs.push(C.externalRecord(L, 3, ext(i), c));
+    recs.push(C.apiRecord(L, { kind: 5, cbid: 211, start: G + 1000n * BigInt(i), end: G + 1000n * BigInt(i) + 10n, processId: PID, threadId: TID, correlationId: c }));
+    // The kernel of every other call later (its ids met again a few records on), of the others right after.
+    if (i % 2 === 1) return;
+    recs.push(C.kernelRecord(L, {
+      start: G + 5_000_000n + BigInt(i), end: G + 5_000_001n + BigInt(i), deviceId: 0, contextId: 1, streamId: 7, correlationId: c,
+      namePtr: 0n,
+    }));
+  });
+  corrs.forEach((c, i) => {
+    if (i % 2 === 0) return;
+    recs.push(C.kernelRecord(L, {
+      start: G + 5_000_000n + BigInt(i), end: G + 5_000_001n + BigInt(i), deviceId: 0, contextId: 1, streamId: 7, correlationId: c,
+      namePtr: 0n,
+    }));
+  });
+  const { text } = await toChrome(dump((w) => w.activity(C.concat(recs))));
+  const ls = lines(text);
+  // Each launch and kernel line by its correlation text, with the external id text it carries.
+  const api = new Map<string, [string, number]>();
+  const ker = new Map<string, [string, number]>();
+  ls.forEach((l, i) => {
+    let m = /"args":\{"External id":(\d+),"cbid":211,"correlation":(\d+)\}\},$/.exec(l);
+    if (m) api.set(m[2], [m[1], i]);
+    m = /"args":\{"External id":(\d+),"queued":0,"device":0,"context":1,"stream":7,"correlation":(\d+),/.exec(l);
+    if (m) ker.set(m[2], [m[1], i]);
+  });
+  const count = (re: RegExp) => ls.filter((l) => re.test(l)).length;
+  corrs.forEach((c, i) => {
+    const e = String(ext(i));
+    const a = api.get(String(c));
+    assert.ok(a && a[0] === e, `launch ${c}`);
+    assert.ok(ls[a![1] + 1].startsWith(`{"ph":"s","id":${c},`), `flow start ${c}`);
+    const k = ker.get(String(c));
+    assert.ok(k && k[0] === e, `kernel ${c}`);
+    assert.ok(ls[k![1] + 1].startsWith(`{"ph":"f","id":${c},`), `flow end ${c}`);
+  });
+  assert.is(count(/^\{"ph":"[sf]"/), 2 * corrs.length);
 });
 
 test("kept texts: rows, streams and launch shapes follow their keys (devices, pids, shapes that collide)", async () => {
