@@ -319,6 +319,12 @@ function tsWindow(w: u32, ns: u64): u64 {
 
 /** Writes ns as µs with exactly three decimals, like {@link putMicros}, for times (long, slowly changing values). */
 export function putTs(q: usize, ns: u64): usize {
+  return putTsInline(q, ns);
+}
+
+/** {@link putTs} written out at its call site (the event head's ts, once per event). */
+// @ts-ignore: decorator
+@inline export function putTsInline(q: usize, ns: u64): usize {
   let d = ns - win0;
   if (d < 1000000000) {
     v128.store(q, v128.load(WIN_TEXT));
@@ -329,6 +335,11 @@ export function putTs(q: usize, ns: u64): usize {
     v128.store(q, v128.load(WIN_TEXT, 32));
     return tsTail(q + win1Len, <u32>d, win1Len);
   }
+  return putTsMiss(q, ns);
+}
+
+/** {@link putTs} for a time in neither window: replaces one (not inlined: the rare case). */
+function putTsMiss(q: usize, ns: u64): usize {
   const w = winNext;
   winNext ^= 1;
   const start = tsWindow(w, ns);
