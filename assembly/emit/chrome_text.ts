@@ -181,19 +181,28 @@ export function putStream(q: usize, device: u32, context: u32, stream: u32, skip
 // ---- Kernel launch shapes ------------------------------------------------------------------------------------------
 
 // Kernels repeat a few configurations: the args from "registers per thread" to the block dimensions are kept per
-// (device, registers, shared memory, grid, block). 256 entries of 384 bytes: key (10 × u32) @0, length u32 @40
-// (0 = empty), text @48 (≤ 320 bytes + slack). Cleared per conversion (the text depends on the device table).
-const LAUNCH_SLOTS: usize = 256;
+// (device, registers, shared memory, grid, block). 256 sets of two entries of 384 bytes: key @0 — the Ev's nine u32
+// from gridX to dynamicSharedMemory as they lie in it (two v128, then dynamicSharedMemory u32 @32), device u32 @36 —,
+// length u32 @40 (0 = empty), text @48 (≤ 320 bytes + slack). A new shape goes into a set's first entry, moving the
+// one there to the second. Cleared per conversion (the text depends on the device table).
+const LAUNCH_SETS: usize = 256;
 const LAUNCH_ENTRY: usize = 384;
 const LAUNCH_CAP: usize = 320;
 let launches: usize = 0;
 
 /** Allocates and clears the launch and opening caches (call after heap.reset(), per conversion). */
 export function chromeTextBegin(): void {
-  launches = heap.alloc(LAUNCH_SLOTS * LAUNCH_ENTRY);
-  memory.fill(launches, 0, LAUNCH_SLOTS * LAUNCH_ENTRY);
+  launches = heap.alloc(LAUNCH_SETS * LAUNCH_ENTRY * 2);
+  memory.fill(launches, 0, LAUNCH_SETS * LAUNCH_ENTRY * 2);
   heads = heap.alloc(HEAD_SETS * HEAD_ENTRY * 2);
   memory.fill(heads, 0, HEAD_SETS * HEAD_ENTRY * 2);
+}
+
+/** True when launch entry `a` holds the text of shape (k0, k1, dyn) on device `dev`. */
+// @ts-ignore: decorator
+@inline function launchIs(a: usize, k0: v128, k1: v128, dyn: u32, dev: u32): bool {
+  const diff = v128.or(v128.xor(v128.load(a), k0), v128.xor(v128.load(a, 16), k1));
+  return ((<u32>v128.any_true(diff) | (load<u32>(a, 32) ^ dyn) | (load<u32>(a, 36) ^ dev) | <u32>(load<u32>(a, 40) == 0)) == 0);
 }
 
 /**
@@ -201,18 +210,24 @@ export function chromeTextBegin(): void {
  * or with `write` (the plain formatter, writing at O.pos) on a miss.
  */
 export function putLaunch(q: usize, e: Ev, write: (e: Ev) => void): usize {
-  let h = e.device * 0x9e3779b1 ^ e.registersPerThread * 0x85ebca6b ^ e.staticSharedMemory * 0xc2b2ae35;
-  h ^= <u32>e.gridX * 0x27d4eb2f ^ <u32>e.gridY * 0x165667b1 ^ <u32>e.gridZ * 0xd3a2646c;
-  h ^= <u32>e.blockX * 0xfd7046c5 ^ <u32>e.blockY * 0xb55a4f09 ^ <u32>e.blockZ ^ e.dynamicSharedMemory * 0x9e3779b1;
-  h ^= h >> 15;
-  const a = launches + <usize>(h & <u32>(LAUNCH_SLOTS - 1)) * LAUNCH_ENTRY;
-  const n = <usize>load<u32>(a, 40);
+  // The launch shape is nine consecutive u32 of the Ev: hashed and compared as two v128 and one u32, with the device.
+  const g = offsetof<Ev>("gridX");
   if (
-    n != 0 && load<u32>(a) == e.device && load<u32>(a, 4) == e.registersPerThread &&
-    load<u32>(a, 8) == e.staticSharedMemory && load<u32>(a, 12) == e.dynamicSharedMemory &&
-    load<i32>(a, 16) == e.gridX && load<i32>(a, 20) == e.gridY && load<i32>(a, 24) == e.gridZ &&
-    load<i32>(a, 28) == e.blockX && load<i32>(a, 32) == e.blockY && load<i32>(a, 36) == e.blockZ
-  ) {
+    offsetof<Ev>("blockX") != g + 12 || offsetof<Ev>("blockY") != g + 16 || offsetof<Ev>("registersPerThread") != g + 24 ||
+    offsetof<Ev>("staticSharedMemory") != g + 28 || offsetof<Ev>("dynamicSharedMemory") != g + 32
+  ) ERROR("putLaunch reads the launch shape as the Ev's nine u32 from gridX");
+  const k = changetype<usize>(e) + g;
+  const k0 = v128.load(k);
+  const k1 = v128.load(k, 16);
+  const dyn = e.dynamicSharedMemory;
+  const dev = e.device;
+  const m4 = v128.xor(i32x4.mul(k0, i32x4(0x27d4eb2f, 0x165667b1, 0xd3a2646c, 0xfd7046c5)), i32x4.mul(k1, i32x4(0xb55a4f09, 1, 0x85ebca6b, 0xc2b2ae35)));
+  let h = i32x4.extract_lane(m4, 0) ^ i32x4.extract_lane(m4, 1) ^ i32x4.extract_lane(m4, 2) ^ i32x4.extract_lane(m4, 3);
+  h = <i32>((<u32>h ^ dyn * 0x9e3779b1 ^ dev * 0x85ebca6b) * 0x9e3779b1);
+  if (LAUNCH_SETS != 256) ERROR("putLaunch takes the top 8 bits of the hash");
+  let a = launches + <usize>(<u32>h >> 24) * (LAUNCH_ENTRY * 2);
+  if (launchIs(a, k0, k1, dyn, dev) || launchIs((a += LAUNCH_ENTRY), k0, k1, dyn, dev)) {
+    const n = <usize>load<u32>(a, 40);
     // 64 bytes per step: LAUNCH_CAP is a multiple of 64, so the reads stay inside the entry; the up to 63 bytes
     // written past the text fall within the event's output reserve.
     if (LAUNCH_CAP % 64 != 0 || LAUNCH_CAP + 48 > LAUNCH_ENTRY) ERROR("putLaunch copies whole 64-byte steps of a text");
@@ -225,21 +240,17 @@ export function putLaunch(q: usize, e: Ev, write: (e: Ev) => void): usize {
     }
     return q + n;
   }
+  a -= LAUNCH_ENTRY;
   O.pos = q;
   write(e);
   const m = O.pos - q;
   if (m <= LAUNCH_CAP) {
+    memory.copy(a + LAUNCH_ENTRY, a, 48 + <usize>load<u32>(a, 40));
     memory.copy(a + 48, q, m);
-    store<u32>(a, e.device);
-    store<u32>(a, e.registersPerThread, 4);
-    store<u32>(a, e.staticSharedMemory, 8);
-    store<u32>(a, e.dynamicSharedMemory, 12);
-    store<i32>(a, e.gridX, 16);
-    store<i32>(a, e.gridY, 20);
-    store<i32>(a, e.gridZ, 24);
-    store<i32>(a, e.blockX, 28);
-    store<i32>(a, e.blockY, 32);
-    store<i32>(a, e.blockZ, 36);
+    v128.store(a, k0);
+    v128.store(a, k1, 16);
+    store<u32>(a, dyn, 32);
+    store<u32>(a, dev, 36);
     store<u32>(a, <u32>m, 40);
   }
   return O.pos;

@@ -170,8 +170,9 @@ test("ids from the recent-id tables: counting up across digit counts, down, coll
 test("kept texts: rows, streams and launch shapes follow their keys (devices, pids, shapes that collide)", async () => {
   const recs: Uint8Array[] = [];
   const shapes: Array<[number, number, number, number]> = [];
-  for (let i = 0; i < 300; i++) {
-    // 300 shapes over a 256-entry cache and two devices: every entry is replaced at least once.
+  const N = 700;
+  for (let i = 0; i < N; i++) {
+    // 700 shapes over a cache of 256 sets of two entries and two devices: every entry is replaced at least once.
     const dev = i % 2;
     const grid = 1 + ((i * 37) % 5000);
     const block = 32 << (i % 5);
@@ -184,8 +185,8 @@ test("kept texts: rows, streams and launch shapes follow their keys (devices, pi
     recs.push(C.apiRecord(L, { kind: 5, cbid: 211, start: G + BigInt(i), end: G + BigInt(i) + 10n, processId: PID + (i % 70), threadId: TID + i, correlationId: 100000 + i }));
   }
   // The same shapes again (cache hits), in reverse order.
-  for (let j = 0; j < 300; j++) {
-    const i = 299 - j;
+  for (let j = 0; j < N; j++) {
+    const i = N - 1 - j;
     const dev = i % 2;
     recs.push(C.kernelRecord(L, {
       start: G + 1_000_000_000n + BigInt(j) * 10_000n, end: G + 1_000_000_000n + BigInt(j) * 10_000n + 5000n, deviceId: dev,
@@ -200,7 +201,7 @@ test("kept texts: rows, streams and launch shapes follow their keys (devices, pi
     if (e.ph === "X" && e.cat === "kernel") {
       kernels++;
       const a = e.args;
-      const i = a.correlation <= 300 ? a.correlation - 1 : 299 - (a.correlation - 1000);
+      const i = a.correlation <= N ? a.correlation - 1 : N - 1 - (a.correlation - 1000);
       const [dev, grid, block, regs] = shapes[i];
       assert.is(e.pid, dev);
       assert.is(e.tid, 7 + (i % 70));
@@ -220,7 +221,7 @@ test("kept texts: rows, streams and launch shapes follow their keys (devices, pi
       assert.is(e.tid, TID + i);
     }
   }
-  assert.is(kernels, 600);
+  assert.is(kernels, 2 * N);
 });
 
 test("names escaped around 16-byte blocks: quotes, backslashes and control bytes at every position", async () => {
