@@ -18,7 +18,7 @@ import * as X from "./options";
 import { xpuDeviceArgs } from "./chrome_xpu";
 import { apiCategory } from "./chrome_category";
 import { tpl, tplLen, tplText, putLit, put64, putU32, putU64, putMicros, putTs, putTsInline, putJsonChars, canOverread, tsReset, putId, CORR_IDS, EXTERNAL_IDS } from "./put";
-import { catOpen, putRow, rowText, rowLen, putHead, putStream, putLaunch, chromeTextBegin } from "./chrome_text";
+import { catOpen, putRow, rowText, rowLen, putHead, putStream, putLaunch, putDeviceTail, chromeTextBegin } from "./chrome_text";
 import { chromeArgs } from "./chrome_args";
 import { RowTable, rowLogNote, rowLogOn, rowLogCount, rowLogTable, rowLogKey } from "./chrome_split";
 
@@ -378,6 +378,15 @@ const T_CHANNEL_TYPE = tpl(',"channel_type":');
 
 /** Writes the graph and channel args of device work `e` (when valid) and the two closing braces at q. */
 function putGpuTail(q: usize, e: Ev): usize {
+  if ((e.flags & (EvFlag.HAS_GRAPH | EvFlag.HAS_CHANNEL)) == 0) {
+    store<u16>(q, 0x7d7d); // }}
+    return q + 2;
+  }
+  return putDeviceTail(q, e, gpuArgs);
+}
+
+/** {@link putGpuTail}'s plain formatting, for args to write (chrome_text.ts keeps the text it writes). */
+function gpuArgs(q: usize, e: Ev): usize {
   if ((e.flags & EvFlag.HAS_GRAPH) != 0) {
     q = putU32(putLit(q, T_GRAPH), e.graphId);
     q = putU64(putLit(q, T_GRAPH_NODE), e.graphNodeId);

@@ -1,11 +1,11 @@
 /**
  * Text the Chrome JSON writer repeats from event to event, kept instead of formatted again: the constant opening of
  * each category's events, the `"pid":…,"tid":…` run of each row, an event's whole opening up to its ts for each
- * (category, kept name, row), the device/context/stream run of each stream, and the launch-shape args of each kernel
- * configuration. Each cache maps its inputs to exactly the bytes the plain formatting writes (the miss path writes
+ * (category, kept name, row), the device/context/stream run of each stream, the launch-shape args of each kernel
+ * configuration and the graph / channel args of device work. Each cache maps its inputs to exactly the bytes the plain formatting writes (the miss path writes
  * them and keeps a copy), so the output does not depend on what is cached.
  */
-import { Ev } from "../model/event";
+import { Ev, EvFlag } from "../model/event";
 import * as O from "./out";
 import { tpl, putLit, put64, putU32, putU64, putJsonChars } from "./put";
 
@@ -254,4 +254,63 @@ export function putLaunch(q: usize, e: Ev, write: (e: Ev) => void): usize {
     store<u32>(a, <u32>m, 40);
   }
   return O.pos;
+}
+
+// ---- Device-work tails: `,"graph id":G,"graph node id":N,"channel":C,"channel_type":T}}` ----------------------------
+
+// A pure function of (which of graph / channel are valid, graph id, graph node id, channel, channel type): static,
+// never cleared. 256 entries of 192 bytes: graph node id u64, channel u32 and channel type u32 @0 (the Ev's v128 from
+// graphNodeId, as it lies), graph id u32 @16, the HAS_GRAPH | HAS_CHANNEL bits u32 @20 (0 = empty: such events are not
+// looked up), text length u32 @24, text @32 (≤ 108 bytes: every field at its widest).
+const TAIL_SLOTS: usize = 256;
+const TAIL_ENTRY: usize = 192;
+const TAILS: usize = memory.data(<i32>(TAIL_SLOTS * TAIL_ENTRY), 16);
+
+/**
+ * Writes the graph and channel args of device work `e` and the closing `}}` at q, from the kept text or with `write`
+ * (the plain formatter, cursor style) on a miss. Only for an event with HAS_GRAPH or HAS_CHANNEL.
+ */
+export function putDeviceTail(q: usize, e: Ev, write: (q: usize, e: Ev) => usize): usize {
+  const g = offsetof<Ev>("graphNodeId");
+  if (offsetof<Ev>("channelId") != g + 8 || offsetof<Ev>("channelType") != g + 12) {
+    ERROR("putDeviceTail reads graphNodeId, channelId and channelType as one v128");
+  }
+  const k = v128.load(changetype<usize>(e) + g);
+  const f = e.flags & (EvFlag.HAS_GRAPH | EvFlag.HAS_CHANNEL);
+  const gid = e.graphId;
+  const m4 = i32x4.mul(k, i32x4(0x27d4eb2f, 0x165667b1, 0x85ebca6b, 0xc2b2ae35));
+  let h = <u32>(i32x4.extract_lane(m4, 0) ^ i32x4.extract_lane(m4, 1) ^ i32x4.extract_lane(m4, 2) ^ i32x4.extract_lane(m4, 3));
+  h = (h ^ gid * 0xd3a2646c ^ f) * 0x9e3779b1;
+  if (TAIL_SLOTS != 256) ERROR("putDeviceTail takes the top 8 bits of the hash");
+  const a = TAILS + <usize>(h >> 24) * TAIL_ENTRY;
+  if ((<u32>v128.any_true(v128.xor(v128.load(a), k)) | (load<u32>(a, 16) ^ gid) | (load<u32>(a, 20) ^ f)) != 0) {
+    return tailMiss(q, e, write, a, k, gid, f);
+  }
+  // 128 bytes, whatever the length: the reads stay inside the entry (32 + 128 ≤ TAIL_ENTRY); the bytes written past
+  // the text fall within the event's output reserve.
+  if (TAIL_ENTRY < 32 + 128) ERROR("putDeviceTail copies 128 bytes of an entry's text");
+  const src = a + 32;
+  v128.store(q, v128.load(src));
+  v128.store(q, v128.load(src, 16), 16);
+  v128.store(q, v128.load(src, 32), 32);
+  v128.store(q, v128.load(src, 48), 48);
+  v128.store(q, v128.load(src, 64), 64);
+  v128.store(q, v128.load(src, 80), 80);
+  v128.store(q, v128.load(src, 96), 96);
+  v128.store(q, v128.load(src, 112), 112);
+  return q + <usize>load<u32>(a, 24);
+}
+
+/** {@link putDeviceTail} on a miss: writes with `write` and keeps the text in entry `a` (not inlined: no spills on a hit). */
+function tailMiss(q: usize, e: Ev, write: (q: usize, e: Ev) => usize, a: usize, k: v128, gid: u32, f: u32): usize {
+  const end = write(q, e);
+  const n = end - q;
+  if (n <= 128) {
+    memory.copy(a + 32, q, n);
+    v128.store(a, k);
+    store<u32>(a, gid, 16);
+    store<u32>(a, f, 20);
+    store<u32>(a, <u32>n, 24);
+  }
+  return end;
 }

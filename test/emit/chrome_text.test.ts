@@ -1,7 +1,7 @@
 /**
  * The Chrome JSON writer's fast paths (assembly/emit/put.ts, chrome_text.ts): timestamps formatted from per-second
- * windows, numbers at every digit-count boundary, ids from the tables of recent ids, kept row / stream / launch texts, kept
- * event openings (category,
+ * windows, numbers at every digit-count boundary, ids from the tables of recent ids, kept row / stream / launch / graph-and-channel
+ * texts, kept event openings (category,
  * name and row) and names escaped 16 bytes at a time must give exactly the text plain formatting gives. Each expected string is computed here with BigInt.
  */
 import { test } from "uvu";
@@ -222,6 +222,28 @@ test("kept texts: rows, streams and launch shapes follow their keys (devices, pi
     }
   }
   assert.is(kernels, 2 * N);
+});
+
+test("kept graph and channel args: 300 tails over the 256-entry table, met twice", async () => {
+  const tail = (i: number) => ({ graphId: i % 7 === 0 ? 0 : 1000 + i, graphNodeId: i % 5 === 0 ? 0n : (1n << 40n) + BigInt(i * 977), channelID: i % 300, channelType: 1 + (i % 3) });
+  const recs: Uint8Array[] = [];
+  const order = [...Array(300).keys(), ...Array.from({ length: 300 }, (_, j) => (j * 7) % 300)];
+  order.forEach((i, n) => {
+    recs.push(C.kernelRecord(L, {
+      start: G + BigInt(n) * 1000n, end: G + BigInt(n) * 1000n + 10n, deviceId: 0, contextId: 1, streamId: 7, correlationId: n + 1,
+      namePtr: 0n, ...tail(i),
+    }));
+  });
+  const { trace } = await toChrome(dump((w) => w.activity(C.concat(recs))));
+  const ks = trace.traceEvents.filter((e) => e.ph === "X" && e.cat === "kernel");
+  assert.is(ks.length, order.length);
+  for (const e of ks) {
+    const t = tail(order[e.args.correlation - 1]);
+    assert.is(e.args["graph id"], t.graphId);
+    assert.is(BigInt(e.args["graph node id"]), t.graphNodeId);
+    assert.is(e.args.channel, t.channelID);
+    assert.is(e.args.channel_type, t.channelType);
+  }
 });
 
 test("names escaped around 16-byte blocks: quotes, backslashes and control bytes at every position", async () => {
