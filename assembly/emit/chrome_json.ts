@@ -17,7 +17,7 @@ import { warnName } from "../util/error_names";
 import * as X from "./options";
 import { xpuDeviceArgs } from "./chrome_xpu";
 import { apiCategory } from "./chrome_category";
-import { tpl, tplLen, tplText, putLit, put64, putU32, putU64, putMicros, putTs, putTsInline, putJsonChars, canOverread, tsReset, putId, CORR_IDS, EXTERNAL_IDS } from "./put";
+import { tpl, tplLen, tplText, putLit, putU32, putU64, putMicros, putTs, putTsInline, putJsonChars, canOverread, tsReset, putId, CORR_IDS, EXTERNAL_IDS, putConst, tplIs } from "./put";
 import { catOpen, putRow, rowText, rowLen, putHead, putStream, putLaunch, putDeviceTail, chromeTextBegin } from "./chrome_text";
 import { chromeArgs } from "./chrome_args";
 import { RowTable, rowLogNote, rowLogOn, rowLogCount, rowLogTable, rowLogKey } from "./chrome_split";
@@ -266,10 +266,10 @@ const T_DUR = tpl(',"dur":');
 const T_ARGS = tpl(',"args":{');
 const T_INCOMPLETE = tpl('"incomplete":true,');
 const T_EXTERNAL = tpl('"External id":');
-const T_FLOW_S = tpl(',\n{"ph":"s","id":');
-const T_FLOW_F = tpl(',\n{"ph":"f","id":');
-const T_FLOW_S_END = tpl(',"cat":"ac2g","name":"ac2g"}');
-const T_FLOW_F_END = tpl(',"cat":"ac2g","name":"ac2g","bp":"e"}');
+const T_FLOW_S = tplIs(tpl(',\n{"ph":"s","id":'), 17);
+const T_FLOW_F = tplIs(tpl(',\n{"ph":"f","id":'), 17);
+const T_FLOW_S_END = tplIs(tpl(',"cat":"ac2g","name":"ac2g"}'), 28);
+const T_FLOW_F_END = tplIs(tpl(',"cat":"ac2g","name":"ac2g","bp":"e"}'), 37);
 
 /** Writes template `t` (which starts with the `,\n` separator), without its comma for the first event. */
 // @ts-ignore: decorator
@@ -357,18 +357,35 @@ function headTail(q: usize, e: Ev): usize {
 }
 
 /**
- * Writes the ac2g flow event of `e`, right after {@link head} wrote `e` itself: pid, tid and ts are the same, so their
- * text is copied from what head wrote.
+ * Writes the ac2g flow event of `e` (a flow end, when device work `e` has one: FLOW_END), right after {@link head}
+ * wrote `e` itself: pid, tid and ts are the same, so their text is copied from what head wrote.
  */
-function flow(ph: u32, e: Ev): void {
-  if (ph == 102 && (e.flags & EvFlag.FLOW_END) == 0) return; // device work no host call is linked to
+function flowEnd(e: Ev): void {
+  if ((e.flags & EvFlag.FLOW_END) == 0) return; // device work no host call is linked to
+  flowAt(e, T_FLOW_F, 17, T_FLOW_F_END, 37);
+}
+
+/** {@link flowEnd} for the flow start of host call `e`. */
+function flowStart(e: Ev): void {
+  flowAt(e, T_FLOW_S, 17, T_FLOW_S_END, 28);
+}
+
+/** The flow event of `e`, between opening template `open` and closing template `close` (`n`, `m` bytes: constants). */
+// @ts-ignore: decorator
+@inline function flowAt(e: Ev, open: usize, n: usize, close: usize, m: usize): void {
   if (S.ambiguousCorrs != 0 && S.corrAmbiguous(<u64>e.correlation)) return; // two processes' id: no arrow (warned)
-  let q = putId(putLit(O.pos, ph == 102 ? T_FLOW_F : T_FLOW_S), e.correlation + flowBase, CORR_IDS);
-  q = put64(q, rowText + 1, rowLen - 1);
+  let q = putId(putConst(O.pos, open, n), e.correlation + flowBase, CORR_IDS);
+  // The row text without its leading quote, 64 bytes whatever its length (≤ 61): putRow's and putHead's entries
+  // are readable that far.
+  const r = rowText + 1;
+  v128.store(q, v128.load(r));
+  v128.store(q, v128.load(r, 16), 16);
+  v128.store(q, v128.load(r, 32), 32);
+  v128.store(q, v128.load(r, 48), 48);
+  q += rowLen - 1;
   v128.store(q, v128.load(HEAD_TS));
   v128.store(q, v128.load(HEAD_TS, 16), 16);
-  q += headTsLen;
-  O.pos = putLit(q, ph == 102 ? T_FLOW_F_END : T_FLOW_S_END);
+  O.pos = putConst(q + headTsLen, close, m);
 }
 
 const T_GRAPH = tpl(',"graph id":');
@@ -528,7 +545,7 @@ export function chromeEvent(e: Ev): void {
       if ((e.flags & EvFlag.HAS_HANDLES) != 0) {
         xpuDeviceArgs(e, base);
         O.ascii("}}");
-        flow(102, e);
+        flowEnd(e);
         break;
       }
       let q = O.pos;
@@ -538,7 +555,7 @@ export function chromeEvent(e: Ev): void {
       // Launch shape only where the vendor has one (CUDA, ROCm): a Gaudi kernel has none, as in Kineto's HPU events.
       if ((e.flags & EvFlag.HAS_LAUNCH) != 0) q = putLaunch(q, e, launchArgs);
       O.pos = putGpuTail(vendorArgs(q, e), e);
-      flow(102, e);
+      flowEnd(e);
       break;
     }
     case EvKind.MEMCPY:
@@ -550,7 +567,7 @@ export function chromeEvent(e: Ev): void {
       if ((e.flags & EvFlag.HAS_HANDLES) != 0) {
         xpuDeviceArgs(e, base);
         O.ascii("}}");
-        flow(102, e);
+        flowEnd(e);
         break;
       }
       if ((e.flags & EvFlag.PEER) != 0) {
@@ -571,7 +588,7 @@ export function chromeEvent(e: Ev): void {
         O.fixed(<f64>e.bytes / <f64>dur, 9);
       }
       O.pos = putGpuTail(vendorArgs(O.pos, e), e);
-      flow(102, e);
+      flowEnd(e);
       break;
     }
     case EvKind.API_RUNTIME:
@@ -589,7 +606,7 @@ export function chromeEvent(e: Ev): void {
       q = vendorArgs(q, e);
       store<u16>(q, 0x7d7d); // }}
       O.pos = q + 2;
-      if ((e.flags & EvFlag.FLOW_START) != 0) flow(115, e);
+      if ((e.flags & EvFlag.FLOW_START) != 0) flowStart(e);
       break;
     }
     case EvKind.SYNC: {
@@ -610,7 +627,7 @@ export function chromeEvent(e: Ev): void {
       keyU(',"context":', e.context);
       O.byte(125);
       O.byte(125);
-      flow(102, e);
+      flowEnd(e);
       break;
     }
     case EvKind.EVENT_RECORD: {
@@ -729,7 +746,7 @@ export function chromeEvent(e: Ev): void {
       q = putU32(putLit(q, T_GRAPH), e.graphId);
       store<u16>(q, 0x7d7d); // }}
       O.pos = q + 2;
-      flow(102, e);
+      flowEnd(e);
       break;
     }
   }

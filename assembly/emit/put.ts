@@ -60,6 +60,25 @@ export function tpl(s: string): usize {
   return q + n;
 }
 
+/**
+ * Writes template `t` of `n` ≤ 64 bytes at q, `n` a constant of the call site (the tests for the length fold away;
+ * the template's module checks `n` once at start with {@link tplIs}). May store up to 15 bytes past its end.
+ */
+// @ts-ignore: decorator
+@inline export function putConst(q: usize, t: usize, n: usize): usize {
+  v128.store(q, v128.load(t, 16));
+  if (n > 16) v128.store(q, v128.load(t, 32), 16);
+  if (n > 32) v128.store(q, v128.load(t, 48), 32);
+  if (n > 48) v128.store(q, v128.load(t, 64), 48);
+  return q + n;
+}
+
+/** Template `t`, after checking that it is `n` bytes long (for {@link putConst}; traps at module start if not). */
+export function tplIs(t: usize, n: usize): usize {
+  if (tplLen(t) != n || n > 64) unreachable();
+  return t;
+}
+
 /** Copies `n` ≤ 64 bytes from static or cached text at `src` (readable 64 bytes from src) to q. */
 // @ts-ignore: decorator
 @inline export function put64(q: usize, src: usize, n: usize): usize {
