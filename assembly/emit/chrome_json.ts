@@ -262,10 +262,10 @@ const HEAD_TS: usize = memory.data(48, 16);
 let headTsLen: usize = 0;
 /** Longest name the fast path writes (escaped, it may grow 6×: within the reserve asked for). */
 const NAME_FAST: u32 = 4096;
-const T_DUR = tpl(',"dur":');
-const T_ARGS = tpl(',"args":{');
+const T_DUR = tplIs(tpl(',"dur":'), 7);
+const T_ARGS = tplIs(tpl(',"args":{'), 9);
 const T_INCOMPLETE = tpl('"incomplete":true,');
-const T_EXTERNAL = tpl('"External id":');
+const T_EXTERNAL = tplIs(tpl('"External id":'), 14);
 const T_FLOW_S = tplIs(tpl(',\n{"ph":"s","id":'), 17);
 const T_FLOW_F = tplIs(tpl(',\n{"ph":"f","id":'), 17);
 const T_FLOW_S_END = tplIs(tpl(',"cat":"ac2g","name":"ac2g"}'), 28);
@@ -343,13 +343,13 @@ function headTail(q: usize, e: Ev): usize {
   headTsLen = q - ts;
   v128.store(HEAD_TS, v128.load(ts));
   v128.store(HEAD_TS, v128.load(ts, 16), 16);
-  q = putLit(q, T_DUR);
+  q = putConst(q, T_DUR, 7);
   q = putMicros(q, e.end - e.start);
-  q = putLit(q, T_ARGS);
+  q = putConst(q, T_ARGS, 9);
   // No end in the vendor record (model/timing.ts): written with dur 0 at its start.
   if ((e.flags & EvFlag.INCOMPLETE) != 0) q = putLit(q, T_INCOMPLETE);
   if ((e.flags & EvFlag.HAS_EXTERNAL) != 0) {
-    q = putId(putLit(q, T_EXTERNAL), e.externalId, EXTERNAL_IDS);
+    q = putId(putConst(q, T_EXTERNAL, 14), e.externalId, EXTERNAL_IDS);
     store<u8>(q, 44);
     q++;
   }
@@ -479,10 +479,10 @@ function allocArgs(e: Ev): void {
 }
 
 const T_QUEUED = tpl('"queued":');
-const T_QUEUED0 = tpl('"queued":0');
+const T_QUEUED0 = tplIs(tpl('"queued":0'), 10);
 const T_BYTES = tpl(',"bytes":');
-const T_CBID = tpl('"cbid":');
-const T_CORR = tpl(',"correlation":');
+const T_CBID = tplIs(tpl('"cbid":'), 7);
+const T_CORR = tplIs(tpl(',"correlation":'), 15);
 const T_GRAPH_OPEN = tpl(',\n{"ph":"X","cat":"cuda_graph","name":"CUDA Graph ');
 
 /**
@@ -550,7 +550,7 @@ export function chromeEvent(e: Ev): void {
       }
       let q = O.pos;
       if ((e.flags & EvFlag.HAS_QUEUED) != 0) q = putTs(putLit(q, T_QUEUED), rel(e.queued));
-      else q = putLit(q, T_QUEUED0);
+      else q = putConst(q, T_QUEUED0, 10);
       q = putId(putStream(q, e.device, e.context, e.stream, 0), e.correlation, CORR_IDS);
       // Launch shape only where the vendor has one (CUDA, ROCm): a Gaudi kernel has none, as in Kineto's HPU events.
       if ((e.flags & EvFlag.HAS_LAUNCH) != 0) q = putLaunch(q, e, launchArgs);
@@ -597,7 +597,7 @@ export function chromeEvent(e: Ev): void {
       const tid = <u64>e.tid;
       noteHostRow(pid, tid);
       head(apiCatOpen(e), e, hpid(pid), tid);
-      let q = putId(putLit(putU32(putLit(O.pos, T_CBID), e.apiId), T_CORR), e.correlation, CORR_IDS);
+      let q = putId(putConst(putU32(putConst(O.pos, T_CBID, 7), e.apiId), T_CORR, 15), e.correlation, CORR_IDS);
       if ((e.flags & EvFlag.HAS_ALLOC) != 0) {
         O.pos = q;
         allocArgs(e);
