@@ -121,9 +121,14 @@ export function putHead(q: usize, t: usize, e: Ev, pid: u64, tid: u64): usize {
     rowLen = <usize>load<u32>(a, 36);
     return q + m;
   }
-  a -= HEAD_ENTRY;
+  return headMiss(q, t, e, pid, tid, a - HEAD_ENTRY, key);
+}
+
+/** {@link putHead} on a miss: writes the opening and keeps it in set `a` (not inlined: no spills on a hit). */
+function headMiss(q: usize, t: usize, e: Ev, pid: u64, tid: u64, a: usize, key: u64): usize {
+  const n = e.nameLen;
   const q0 = q;
-  q = putRow(putJsonChars(putLit(q, t), p, n), pid, tid);
+  q = putRow(putJsonChars(putLit(q, t), e.namePtr, n), pid, tid);
   const k = q - q0;
   if (k <= HEAD_CAP) {
     memory.copy(a + HEAD_ENTRY, a, HEAD_TEXT + <usize>load<u32>(a, 12));
