@@ -158,7 +158,9 @@ export function putStream(q: usize, device: u32, context: u32, stream: u32, skip
   const h = <usize>((device * 0x9e3779b1) ^ (context * 0x85ebca6b) ^ stream) & 63;
   const e = STREAMS + (h << 7);
   let n = <usize>load<u32>(e, 12);
-  if (n == 0 || load<u32>(e) != device || load<u32>(e, 4) != context || load<u32>(e, 8) != stream) {
+  // One test: the key's three u32 as a u64 and a u32, and an empty entry (length 0) never matches.
+  const key = <u64>device | (<u64>context << 32);
+  if (((load<u64>(e) ^ key) | <u64>(load<u32>(e, 8) ^ stream) | <u64>(n == 0)) != 0) {
     let t = e + 16;
     t = putLit(t, T_DEVICE);
     t = putU32(t, device);
