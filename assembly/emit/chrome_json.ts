@@ -436,7 +436,7 @@ let seenRows: usize = 0;
 @inline function noteGpuRow(device: u64, row: u64, kind: u64): void {
   const k = (device << 32) | row;
   const a = seenRows + ((<usize>(k ^ (k >> 29)) & (SEEN_SLOTS - 1)) << 4);
-  if (load<u64>(a) != k || load<u64>(a, 8) != kind) {
+  if (((load<u64>(a) ^ k) | (load<u64>(a, 8) ^ kind)) != 0) {
     store<u64>(a, k);
     store<u64>(a, kind, 8);
     if (kind == 2) {
@@ -452,7 +452,7 @@ let seenRows: usize = 0;
 @inline function noteHostRow(pid: u64, tid: u64): void {
   const k = (pid << 32) | tid;
   const a = seenRows + ((SEEN_SLOTS + (<usize>(k ^ (k >> 29)) & (SEEN_SLOTS - 1))) << 4);
-  if (load<u64>(a) != k || load<u64>(a, 8) != 1) {
+  if (((load<u64>(a) ^ k) | (load<u64>(a, 8) ^ 1)) != 0) {
     store<u64>(a, k);
     store<u64>(a, 1, 8);
     store<u64>(tableUpsert(hostRows, k), 1);
