@@ -246,13 +246,14 @@ function idFill(s: usize, v: u32): void {
 
 /**
  * Writes `v` < 2^32 at q and keeps its text in entry `s` of `table` (not inlined: the miss). Ids mostly count up: when
- * the table holds v - 1 and its last digit is not 9, v's text is that one with the last digit raised.
+ * the table holds v - 1 and its last digit is not 9, v's text is that one with the last digit raised (not for v = 0,
+ * whose v - 1 wraps to 2^32 - 1).
  */
 function putIdMiss(q: usize, v: u32, s: usize, table: usize): usize {
   const ps = table + ((<usize>(v - 1) & (ID_SLOTS - 1)) << 4);
   const n = <usize>load<u8>(ps, 10);
   const last = load<u8>(ps + n - 1);
-  if (load<u32>(ps, 12) == v - 1 && last != 57) {
+  if (((load<u32>(ps, 12) ^ (v - 1)) | <u32>(last == 57) | <u32>(v == 0)) == 0) {
     v128.store(s, v128.load(ps)); // the digits and their count (n, the same), then this entry's own value
     store<u8>(s + n - 1, last + 1);
     store<u32>(s, v, 12);

@@ -117,14 +117,17 @@ test("numbers at every digit-count boundary: correlation, External id (u64), dur
 
 test("ids from the recent-id tables: counting up across digit counts, down, colliding slots, around 2^32", async () => {
   // Correlation ids: counting up (each one's text made from the one before, except after a 9), down, 256 apart (the
-  // same table slot), up to 2^32 - 1. External ids: up across digit counts and across 2^32 (the u64 path).
+  // same table slot), up to 2^32 - 1, then 0. External ids: up across digit counts and across 2^32 (the u64 path).
   const corrs: number[] = [];
   for (let c = 1; c <= 1200; c++) corrs.push(c);
   for (let c = 99990; c <= 100110; c++) corrs.push(c);
   for (let c = 5000; c >= 4900; c--) corrs.push(c);
   for (let k = 0; k < 60; k++) corrs.push(300005 + 256 * k);
   for (let c = 4294967200; c <= 4294967295; c++) corrs.push(c);
-  const ext = (i: number) => (i < 1100 ? BigInt(i) : 4294967296n - 300n + BigInt(i - 1100));
+  // Then 0 right after 2^32 - 1 (the id before 0 wraps), as an external id too.
+  corrs.push(0);
+  const n = corrs.length;
+  const ext = (i: number) => (i === n - 2 ? 4294967295n : i === n - 1 ? 0n : i < 1100 ? BigInt(i) : 4294967296n - 300n + BigInt(i - 1100));
   const recs: Uint8Array[] = [];
   corrs.forEach((c, i) => {
     recs.push(C.externalRecord(L, 3, ext(i), c));
