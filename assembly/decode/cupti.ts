@@ -556,7 +556,7 @@ export function cuptiDecode(p: usize, n: u32, off: u64): void {
         evClear(e);
         e.kind = EvKind.KERNEL;
         e.recordKind = kind;
-        e.flags = EvFlag.HAS_LAUNCH | EvFlag.FLOW_END;
+        e.flags = EvFlag.HAS_LAUNCH | EvFlag.FLOW_END | EvFlag.NAME_KEPT;
         if (!timingApply(e, load<u64>(r, 16), load<u64>(r, 24))) break;
         e.registersPerThread = <u32>load<u16>(r, 6);
         e.device = load<u32>(r, 40);
@@ -603,7 +603,7 @@ export function cuptiDecode(p: usize, n: u32, off: u64): void {
         evClear(e);
         e.kind = EvKind.MEMCPY;
         e.recordKind = kind;
-        e.flags = EvFlag.FLOW_END;
+        e.flags = EvFlag.FLOW_END | EvFlag.NAME_KEPT;
         e.copyKind = <u32>load<u8>(r, 4);
         e.srcKind = <u32>load<u8>(r, 5);
         e.dstKind = <u32>load<u8>(r, 6);
@@ -638,7 +638,7 @@ export function cuptiDecode(p: usize, n: u32, off: u64): void {
         evClear(e);
         e.kind = EvKind.MEMCPY;
         e.recordKind = kind;
-        e.flags = EvFlag.FLOW_END | EvFlag.PEER;
+        e.flags = EvFlag.FLOW_END | EvFlag.PEER | EvFlag.NAME_KEPT;
         e.copyKind = <u32>load<u8>(r, 4);
         e.srcKind = <u32>load<u8>(r, 5);
         e.dstKind = <u32>load<u8>(r, 6);
@@ -677,7 +677,7 @@ export function cuptiDecode(p: usize, n: u32, off: u64): void {
         evClear(e);
         e.kind = EvKind.MEMSET;
         e.recordKind = kind;
-        e.flags = EvFlag.FLOW_END;
+        e.flags = EvFlag.FLOW_END | EvFlag.NAME_KEPT;
         e.memsetValue = load<u32>(r, 4);
         e.bytes = load<u64>(r, 8);
         if (!timingApply(e, load<u64>(r, 16), load<u64>(r, 24))) break;
@@ -739,7 +739,8 @@ export function cuptiDecode(p: usize, n: u32, off: u64): void {
         if (entry != 0) {
           e.namePtr = <usize>load<u32>(entry);
           e.nameLen = load<u32>(entry, 4);
-        } else unknownApiName(e, domain, cbid);
+          e.flags |= EvFlag.NAME_KEPT;
+        } else unknownApiName(e, domain, cbid); // a scratch name: not kept
         attachExternal(e, e.correlation);
         emitEvent(e);
         break;
@@ -752,7 +753,7 @@ export function cuptiDecode(p: usize, n: u32, off: u64): void {
         evClear(e);
         e.kind = EvKind.SYNC;
         e.recordKind = kind;
-        e.flags = EvFlag.FLOW_END;
+        e.flags = EvFlag.FLOW_END | EvFlag.NAME_KEPT;
         const st = load<u32>(r, 4);
         e.apiId = st;
         if (!timingApply(e, load<u64>(r, 8), load<u64>(r, 16))) break;
@@ -785,6 +786,7 @@ export function cuptiDecode(p: usize, n: u32, off: u64): void {
         e.end = e.start;
         e.namePtr = changetype<usize>(EVENT_RECORD_NAME);
         e.nameLen = 12;
+        e.flags = EvFlag.NAME_KEPT;
         emitEvent(e);
         break;
       }

@@ -17,8 +17,8 @@ import { warnName } from "../util/error_names";
 import * as X from "./options";
 import { xpuDeviceArgs } from "./chrome_xpu";
 import { apiCategory } from "./chrome_category";
-import { tpl, tplLen, tplText, putLit, put64, putU32, putU64, putMicros, putTs, putJsonChars, canOverread, tsReset } from "./put";
-import { catOpen, putRow, rowText, rowLen, putStream, putLaunch, chromeTextBegin } from "./chrome_text";
+import { tpl, tplLen, tplText, putLit, putU32, putU64, putMicros, putTs, putTsInline, putJsonChars, canOverread, tsReset, putId, CORR_IDS, EXTERNAL_IDS, putConst, tplIs } from "./put";
+import { catOpen, putRow, rowText, rowLen, putHead, putStream, putLaunch, putDeviceTail, chromeTextBegin } from "./chrome_text";
 import { chromeArgs } from "./chrome_args";
 import { RowTable, rowLogNote, rowLogOn, rowLogCount, rowLogTable, rowLogKey } from "./chrome_split";
 
@@ -262,14 +262,14 @@ const HEAD_TS: usize = memory.data(48, 16);
 let headTsLen: usize = 0;
 /** Longest name the fast path writes (escaped, it may grow 6×: within the reserve asked for). */
 const NAME_FAST: u32 = 4096;
-const T_DUR = tpl(',"dur":');
-const T_ARGS = tpl(',"args":{');
+const T_DUR = tplIs(tpl(',"dur":'), 7);
+const T_ARGS = tplIs(tpl(',"args":{'), 9);
 const T_INCOMPLETE = tpl('"incomplete":true,');
-const T_EXTERNAL = tpl('"External id":');
-const T_FLOW_S = tpl(',\n{"ph":"s","id":');
-const T_FLOW_F = tpl(',\n{"ph":"f","id":');
-const T_FLOW_S_END = tpl(',"cat":"ac2g","name":"ac2g"}');
-const T_FLOW_F_END = tpl(',"cat":"ac2g","name":"ac2g","bp":"e"}');
+const T_EXTERNAL = tplIs(tpl('"External id":'), 14);
+const T_FLOW_S = tplIs(tpl(',\n{"ph":"s","id":'), 17);
+const T_FLOW_F = tplIs(tpl(',\n{"ph":"f","id":'), 17);
+const T_FLOW_S_END = tplIs(tpl(',"cat":"ac2g","name":"ac2g"}'), 28);
+const T_FLOW_F_END = tplIs(tpl(',"cat":"ac2g","name":"ac2g","bp":"e"}'), 37);
 
 /** Writes template `t` (which starts with the `,\n` separator), without its comma for the first event. */
 // @ts-ignore: decorator
@@ -311,7 +311,9 @@ function head(t: usize, e: Ev, pid: u64, tid: u64): void {
   let q: usize;
   if (n <= NAME_FAST && canOverread(e.namePtr, n)) {
     O.need(O.EVENT_RESERVE + (<usize>n << 3));
-    q = putJsonChars(open(O.pos, t), e.namePtr, n);
+    // A kept name after the first event: the opening through the row from chrome_text's cache.
+    if ((e.flags & EvFlag.NAME_KEPT) != 0 && !first) q = putHead(O.pos, t, e, pid, tid);
+    else q = putRow(putJsonChars(open(O.pos, t), e.namePtr, n), pid, tid);
   } else {
     // A long name (or one at the very end of memory): written in pieces, flushing as needed. The template without
     // its leading ",\n" (sep writes the separator).
@@ -320,29 +322,34 @@ function head(t: usize, e: Ev, pid: u64, tid: u64): void {
     O.raw(tplText(t) + 2, tplLen(t) - 2);
     O.jsonChars(e.namePtr, e.nameLen);
     O.need(O.EVENT_RESERVE);
-    q = O.pos;
+    q = putRow(O.pos, pid, tid);
   }
-  O.pos = headTail(q, e, pid, tid);
+  O.pos = headRest(q, e);
 }
 
 /**
- * Writes the rest of an event head after its name's text: `","pid":…,"tid":…,"ts":…,"dur":…,"args":{` and the
- * incomplete / External id args; keeps the row and ts text for the flow event that may follow. Returns the end.
+ * Writes the rest of an event head after its row text (putRow's, ending in `"ts":`): `…,"dur":…,"args":{` and the
+ * incomplete / External id args; keeps the ts text for the flow event that may follow. Returns the end.
  */
-function headTail(q: usize, e: Ev, pid: u64, tid: u64): usize {
-  q = putRow(q, pid, tid);
+function headTail(q: usize, e: Ev): usize {
+  return headRest(q, e);
+}
+
+/** {@link headTail} written out in {@link head} (one call less per event). */
+// @ts-ignore: decorator
+@inline function headRest(q: usize, e: Ev): usize {
   const ts = q;
-  q = putTs(q, rel(e.start));
+  q = putTsInline(q, rel(e.start));
   headTsLen = q - ts;
   v128.store(HEAD_TS, v128.load(ts));
   v128.store(HEAD_TS, v128.load(ts, 16), 16);
-  q = putLit(q, T_DUR);
+  q = putConst(q, T_DUR, 7);
   q = putMicros(q, e.end - e.start);
-  q = putLit(q, T_ARGS);
+  q = putConst(q, T_ARGS, 9);
   // No end in the vendor record (model/timing.ts): written with dur 0 at its start.
   if ((e.flags & EvFlag.INCOMPLETE) != 0) q = putLit(q, T_INCOMPLETE);
   if ((e.flags & EvFlag.HAS_EXTERNAL) != 0) {
-    q = putU64(putLit(q, T_EXTERNAL), e.externalId);
+    q = putId(putConst(q, T_EXTERNAL, 14), e.externalId, EXTERNAL_IDS);
     store<u8>(q, 44);
     q++;
   }
@@ -350,18 +357,35 @@ function headTail(q: usize, e: Ev, pid: u64, tid: u64): usize {
 }
 
 /**
- * Writes the ac2g flow event of `e`, right after {@link head} wrote `e` itself: pid, tid and ts are the same, so their
- * text is copied from what head wrote.
+ * Writes the ac2g flow event of `e` (a flow end, when device work `e` has one: FLOW_END), right after {@link head}
+ * wrote `e` itself: pid, tid and ts are the same, so their text is copied from what head wrote.
  */
-function flow(ph: u32, e: Ev): void {
-  if (ph == 102 && (e.flags & EvFlag.FLOW_END) == 0) return; // device work no host call is linked to
+function flowEnd(e: Ev): void {
+  if ((e.flags & EvFlag.FLOW_END) == 0) return; // device work no host call is linked to
+  flowAt(e, T_FLOW_F, 17, T_FLOW_F_END, 37);
+}
+
+/** {@link flowEnd} for the flow start of host call `e`. */
+function flowStart(e: Ev): void {
+  flowAt(e, T_FLOW_S, 17, T_FLOW_S_END, 28);
+}
+
+/** The flow event of `e`, between opening template `open` and closing template `close` (`n`, `m` bytes: constants). */
+// @ts-ignore: decorator
+@inline function flowAt(e: Ev, open: usize, n: usize, close: usize, m: usize): void {
   if (S.ambiguousCorrs != 0 && S.corrAmbiguous(<u64>e.correlation)) return; // two processes' id: no arrow (warned)
-  let q = putU64(putLit(O.pos, ph == 102 ? T_FLOW_F : T_FLOW_S), e.correlation + flowBase);
-  q = put64(q, rowText + 1, rowLen - 1);
+  let q = putId(putConst(O.pos, open, n), e.correlation + flowBase, CORR_IDS);
+  // The row text without its leading quote, 64 bytes whatever its length (≤ 61): putRow's and putHead's entries
+  // are readable that far.
+  const r = rowText + 1;
+  v128.store(q, v128.load(r));
+  v128.store(q, v128.load(r, 16), 16);
+  v128.store(q, v128.load(r, 32), 32);
+  v128.store(q, v128.load(r, 48), 48);
+  q += rowLen - 1;
   v128.store(q, v128.load(HEAD_TS));
   v128.store(q, v128.load(HEAD_TS, 16), 16);
-  q += headTsLen;
-  O.pos = putLit(q, ph == 102 ? T_FLOW_F_END : T_FLOW_S_END);
+  O.pos = putConst(q + headTsLen, close, m);
 }
 
 const T_GRAPH = tpl(',"graph id":');
@@ -371,6 +395,15 @@ const T_CHANNEL_TYPE = tpl(',"channel_type":');
 
 /** Writes the graph and channel args of device work `e` (when valid) and the two closing braces at q. */
 function putGpuTail(q: usize, e: Ev): usize {
+  if ((e.flags & (EvFlag.HAS_GRAPH | EvFlag.HAS_CHANNEL)) == 0) {
+    store<u16>(q, 0x7d7d); // }}
+    return q + 2;
+  }
+  return putDeviceTail(q, e, gpuArgs);
+}
+
+/** {@link putGpuTail}'s plain formatting, for args to write (chrome_text.ts keeps the text it writes). */
+function gpuArgs(q: usize, e: Ev): usize {
   if ((e.flags & EvFlag.HAS_GRAPH) != 0) {
     q = putU32(putLit(q, T_GRAPH), e.graphId);
     q = putU64(putLit(q, T_GRAPH_NODE), e.graphNodeId);
@@ -403,7 +436,7 @@ let seenRows: usize = 0;
 @inline function noteGpuRow(device: u64, row: u64, kind: u64): void {
   const k = (device << 32) | row;
   const a = seenRows + ((<usize>(k ^ (k >> 29)) & (SEEN_SLOTS - 1)) << 4);
-  if (load<u64>(a) != k || load<u64>(a, 8) != kind) {
+  if (((load<u64>(a) ^ k) | (load<u64>(a, 8) ^ kind)) != 0) {
     store<u64>(a, k);
     store<u64>(a, kind, 8);
     if (kind == 2) {
@@ -419,7 +452,7 @@ let seenRows: usize = 0;
 @inline function noteHostRow(pid: u64, tid: u64): void {
   const k = (pid << 32) | tid;
   const a = seenRows + ((SEEN_SLOTS + (<usize>(k ^ (k >> 29)) & (SEEN_SLOTS - 1))) << 4);
-  if (load<u64>(a) != k || load<u64>(a, 8) != 1) {
+  if (((load<u64>(a) ^ k) | (load<u64>(a, 8) ^ 1)) != 0) {
     store<u64>(a, k);
     store<u64>(a, 1, 8);
     store<u64>(tableUpsert(hostRows, k), 1);
@@ -446,10 +479,10 @@ function allocArgs(e: Ev): void {
 }
 
 const T_QUEUED = tpl('"queued":');
-const T_QUEUED0 = tpl('"queued":0');
+const T_QUEUED0 = tplIs(tpl('"queued":0'), 10);
 const T_BYTES = tpl(',"bytes":');
-const T_CBID = tpl('"cbid":');
-const T_CORR = tpl(',"correlation":');
+const T_CBID = tplIs(tpl('"cbid":'), 7);
+const T_CORR = tplIs(tpl(',"correlation":'), 15);
 const T_GRAPH_OPEN = tpl(',\n{"ph":"X","cat":"cuda_graph","name":"CUDA Graph ');
 
 /**
@@ -512,17 +545,17 @@ export function chromeEvent(e: Ev): void {
       if ((e.flags & EvFlag.HAS_HANDLES) != 0) {
         xpuDeviceArgs(e, base);
         O.ascii("}}");
-        flow(102, e);
+        flowEnd(e);
         break;
       }
       let q = O.pos;
       if ((e.flags & EvFlag.HAS_QUEUED) != 0) q = putTs(putLit(q, T_QUEUED), rel(e.queued));
-      else q = putLit(q, T_QUEUED0);
-      q = putU64(putStream(q, e.device, e.context, e.stream, 0), e.correlation);
+      else q = putConst(q, T_QUEUED0, 10);
+      q = putId(putStream(q, e.device, e.context, e.stream, 0), e.correlation, CORR_IDS);
       // Launch shape only where the vendor has one (CUDA, ROCm): a Gaudi kernel has none, as in Kineto's HPU events.
       if ((e.flags & EvFlag.HAS_LAUNCH) != 0) q = putLaunch(q, e, launchArgs);
       O.pos = putGpuTail(vendorArgs(q, e), e);
-      flow(102, e);
+      flowEnd(e);
       break;
     }
     case EvKind.MEMCPY:
@@ -534,7 +567,7 @@ export function chromeEvent(e: Ev): void {
       if ((e.flags & EvFlag.HAS_HANDLES) != 0) {
         xpuDeviceArgs(e, base);
         O.ascii("}}");
-        flow(102, e);
+        flowEnd(e);
         break;
       }
       if ((e.flags & EvFlag.PEER) != 0) {
@@ -546,7 +579,7 @@ export function chromeEvent(e: Ev): void {
         keyU(',"toContext":', e.dstContext);
         keyU(',"stream":', e.stream);
         keyU(',"correlation":', e.correlation);
-      } else O.pos = putU64(putStream(O.pos, e.device, e.context, e.stream, 1), e.correlation);
+      } else O.pos = putId(putStream(O.pos, e.device, e.context, e.stream, 1), e.correlation, CORR_IDS);
       O.pos = putU64(putLit(O.pos, T_BYTES), e.bytes);
       const dur = e.end - e.start;
       if (dur > 0) {
@@ -555,7 +588,7 @@ export function chromeEvent(e: Ev): void {
         O.fixed(<f64>e.bytes / <f64>dur, 9);
       }
       O.pos = putGpuTail(vendorArgs(O.pos, e), e);
-      flow(102, e);
+      flowEnd(e);
       break;
     }
     case EvKind.API_RUNTIME:
@@ -564,7 +597,7 @@ export function chromeEvent(e: Ev): void {
       const tid = <u64>e.tid;
       noteHostRow(pid, tid);
       head(apiCatOpen(e), e, hpid(pid), tid);
-      let q = putU64(putLit(putU32(putLit(O.pos, T_CBID), e.apiId), T_CORR), e.correlation);
+      let q = putId(putConst(putU32(putConst(O.pos, T_CBID, 7), e.apiId), T_CORR, 15), e.correlation, CORR_IDS);
       if ((e.flags & EvFlag.HAS_ALLOC) != 0) {
         O.pos = q;
         allocArgs(e);
@@ -573,7 +606,7 @@ export function chromeEvent(e: Ev): void {
       q = vendorArgs(q, e);
       store<u16>(q, 0x7d7d); // }}
       O.pos = q + 2;
-      if ((e.flags & EvFlag.FLOW_START) != 0) flow(115, e);
+      if ((e.flags & EvFlag.FLOW_START) != 0) flowStart(e);
       break;
     }
     case EvKind.SYNC: {
@@ -594,7 +627,7 @@ export function chromeEvent(e: Ev): void {
       keyU(',"context":', e.context);
       O.byte(125);
       O.byte(125);
-      flow(102, e);
+      flowEnd(e);
       break;
     }
     case EvKind.EVENT_RECORD: {
@@ -708,12 +741,12 @@ export function chromeEvent(e: Ev): void {
       noteGpuRow(dev, tid, 1);
       O.need(O.EVENT_RESERVE);
       let q = putU32(open(O.pos, T_GRAPH_OPEN), e.graphId);
-      q = headTail(q, e, gpid(dev), tid);
-      q = putU64(putStream(q, e.device, e.context, e.stream, 1), e.correlation);
+      q = headTail(putRow(q, gpid(dev), tid), e);
+      q = putId(putStream(q, e.device, e.context, e.stream, 1), e.correlation, CORR_IDS);
       q = putU32(putLit(q, T_GRAPH), e.graphId);
       store<u16>(q, 0x7d7d); // }}
       O.pos = q + 2;
-      flow(102, e);
+      flowEnd(e);
       break;
     }
   }

@@ -60,6 +60,25 @@ export function tpl(s: string): usize {
   return q + n;
 }
 
+/**
+ * Writes template `t` of `n` ≤ 64 bytes at q, `n` a constant of the call site (the tests for the length fold away;
+ * the template's module checks `n` once at start with {@link tplIs}). May store up to 15 bytes past its end.
+ */
+// @ts-ignore: decorator
+@inline export function putConst(q: usize, t: usize, n: usize): usize {
+  v128.store(q, v128.load(t, 16));
+  if (n > 16) v128.store(q, v128.load(t, 32), 16);
+  if (n > 32) v128.store(q, v128.load(t, 48), 32);
+  if (n > 48) v128.store(q, v128.load(t, 64), 48);
+  return q + n;
+}
+
+/** Template `t`, after checking that it is `n` bytes long (for {@link putConst}; traps at module start if not). */
+export function tplIs(t: usize, n: usize): usize {
+  if (tplLen(t) != n || n > 64) unreachable();
+  return t;
+}
+
 /** Copies `n` ≤ 64 bytes from static or cached text at `src` (readable 64 bytes from src) to q. */
 // @ts-ignore: decorator
 @inline export function put64(q: usize, src: usize, n: usize): usize {
@@ -101,6 +120,11 @@ export function putReset(): void {
     store<u8>(a, <u8>(48 + (i / 10) % 10), 1);
     store<u8>(a, <u8>(48 + i % 10), 2);
     store<u8>(a, 0, 3);
+  }
+  // Each id table's entry i starts holding the value i, the one of its values the slot takes first (none is empty).
+  for (let i: u32 = 0; i < ID_SLOTS; i++) {
+    idFill(CORR_IDS + (<usize>i << 4), i);
+    idFill(EXTERNAL_IDS + (<usize>i << 4), i);
   }
   tablesReady = true;
 }
@@ -199,6 +223,63 @@ function putMicrosBig(q: usize, ns: u64): usize {
   return put3(q + 1, <u32>(ns - us * 1000));
 }
 
+// ---- Ids ------------------------------------------------------------------------------------------------------------
+
+/**
+ * Decimal text of recently written ids, one table per kind of id: a correlation id is written up to four times (its
+ * host call's args, that call's flow event, its device op's args and that op's flow event), an external id twice,
+ * a few records apart. Direct-mapped by the value's low bits; an entry is 16 bytes: the digits @0 (≤ 10), their
+ * count u8 @10, the value u32 @12. A pure function of the value: static, never cleared.
+ */
+const ID_SLOTS: u32 = 256;
+/** Correlation ids (and the flow ids made from them). */
+export const CORR_IDS: usize = memory.data(<i32>ID_SLOTS * 16, 16);
+/** External (framework op) ids. */
+export const EXTERNAL_IDS: usize = memory.data(<i32>ID_SLOTS * 16, 16);
+
+/** Makes entry `s` hold the text of `v`. */
+function idFill(s: usize, v: u32): void {
+  const n = putU32(s, v) - s;
+  store<u8>(s, <u8>n, 10);
+  store<u32>(s, v, 12);
+}
+
+/**
+ * Writes `v` < 2^32 at q and keeps its text in entry `s` of `table` (not inlined: the miss). Ids mostly count up: when
+ * the table holds v - 1 and its last digit is not 9, v's text is that one with the last digit raised (not for v = 0,
+ * whose v - 1 wraps to 2^32 - 1).
+ */
+function putIdMiss(q: usize, v: u32, s: usize, table: usize): usize {
+  const ps = table + ((<usize>(v - 1) & (ID_SLOTS - 1)) << 4);
+  const n = <usize>load<u8>(ps, 10);
+  const last = load<u8>(ps + n - 1);
+  if (((load<u32>(ps, 12) ^ (v - 1)) | <u32>(last == 57) | <u32>(v == 0)) == 0) {
+    v128.store(s, v128.load(ps)); // the digits and their count (n, the same), then this entry's own value
+    store<u8>(s + n - 1, last + 1);
+    store<u32>(s, v, 12);
+    v128.store(q, v128.load(s));
+    return q + n;
+  }
+  const e = putU32(q, v);
+  v128.store(s, v128.load(q));
+  store<u8>(s, <u8>(e - q), 10);
+  store<u32>(s, v, 12);
+  return e;
+}
+
+/**
+ * Writes id `v` in decimal like {@link putU64}, from id table `table` (CORR_IDS or EXTERNAL_IDS) when it holds it:
+ * one 16-byte copy (up to 16 bytes stored, as putU64's slack).
+ */
+// @ts-ignore: decorator
+@inline export function putId(q: usize, v: u64, table: usize): usize {
+  if (v > 0xffffffff) return putU64Big(q, v);
+  const s = table + ((<usize>v & (ID_SLOTS - 1)) << 4);
+  if (load<u32>(s, 12) != <u32>v) return putIdMiss(q, <u32>v, s, table);
+  v128.store(q, v128.load(s));
+  return q + <usize>load<u8>(s, 10);
+}
+
 // ---- Timestamps ----------------------------------------------------------------------------------------------------
 
 /**
@@ -258,6 +339,12 @@ function tsWindow(w: u32, ns: u64): u64 {
 
 /** Writes ns as µs with exactly three decimals, like {@link putMicros}, for times (long, slowly changing values). */
 export function putTs(q: usize, ns: u64): usize {
+  return putTsInline(q, ns);
+}
+
+/** {@link putTs} written out at its call site (the event head's ts, once per event). */
+// @ts-ignore: decorator
+@inline export function putTsInline(q: usize, ns: u64): usize {
   let d = ns - win0;
   if (d < 1000000000) {
     v128.store(q, v128.load(WIN_TEXT));
@@ -268,6 +355,11 @@ export function putTs(q: usize, ns: u64): usize {
     v128.store(q, v128.load(WIN_TEXT, 32));
     return tsTail(q + win1Len, <u32>d, win1Len);
   }
+  return putTsMiss(q, ns);
+}
+
+/** {@link putTs} for a time in neither window: replaces one (not inlined: the rare case). */
+function putTsMiss(q: usize, ns: u64): usize {
   const w = winNext;
   winNext ^= 1;
   const start = tsWindow(w, ns);

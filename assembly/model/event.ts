@@ -73,6 +73,12 @@ export const enum EvFlag {
    * identity (Chrome JSON: Kineto's XPU args) instead of the CUDA-style device / context / stream ids.
    */
   HAS_HANDLES = 16384,
+  /**
+   * The name's bytes stay as they are until the conversion ends (a session or arena string that is never rewritten,
+   * or static data; not a scratch buffer a later record reuses): an emitter may key text it keeps on (namePtr,
+   * nameLen). Decoders that cannot promise it leave it clear.
+   */
+  NAME_KEPT = 32768,
 }
 
 /**

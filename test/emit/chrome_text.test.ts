@@ -1,7 +1,8 @@
 /**
  * The Chrome JSON writer's fast paths (assembly/emit/put.ts, chrome_text.ts): timestamps formatted from per-second
- * windows, numbers at every digit-count boundary, kept row / stream / launch texts and names escaped 16 bytes at a
- * time must give exactly the text plain formatting gives. Each expected string is computed here with BigInt.
+ * windows, numbers at every digit-count boundary, ids from the tables of recent ids, kept row / stream / launch / graph-and-channel
+ * texts, kept event openings (category,
+ * name and row) and names escaped 16 bytes at a time must give exactly the text plain formatting gives. Each expected string is computed here with BigInt.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -114,11 +115,67 @@ test("numbers at every digit-count boundary: correlation, External id (u64), dur
   });
 });
 
+test("ids from the recent-id tables: counting up across digit counts, down, colliding slots, around 2^32", async () => {
+  // Correlation ids: counting up (each one's text made from the one before, except after a 9), down, 256 apart (the
+  // same table slot), up to 2^32 - 1, then 0. External ids: up across digit counts and across 2^32 (the u64 path).
+  const corrs: number[] = [];
+  for (let c = 1; c <= 1200; c++) corrs.push(c);
+  for (let c = 99990; c <= 100110; c++) corrs.push(c);
+  for (let c = 5000; c >= 4900; c--) corrs.push(c);
+  for (let k = 0; k < 60; k++) corrs.push(300005 + 256 * k);
+  for (let c = 4294967200; c <= 4294967295; c++) corrs.push(c);
+  // Then 0 right after 2^32 - 1 (the id before 0 wraps), as an external id too.
+  corrs.push(0);
+  const n = corrs.length;
+  const ext = (i: number) => (i === n - 2 ? 4294967295n : i === n - 1 ? 0n : i < 1100 ? BigInt(i) : 4294967296n - 300n + BigInt(i - 1100));
+  const recs: Uint8Array[] = [];
+  corrs.forEach((c, i) => {
+    recs.push(C.externalRecord(L, 3, ext(i), c));
+    recs.push(C.apiRecord(L, { kind: 5, cbid: 211, start: G + 1000n * BigInt(i), end: G + 1000n * BigInt(i) + 10n, processId: PID, threadId: TID, correlationId: c }));
+    // The kernel of every other call later (its ids met again a few records on), of the others right after.
+    if (i % 2 === 1) return;
+    recs.push(C.kernelRecord(L, {
+      start: G + 5_000_000n + BigInt(i), end: G + 5_000_001n + BigInt(i), deviceId: 0, contextId: 1, streamId: 7, correlationId: c,
+      namePtr: 0n,
+    }));
+  });
+  corrs.forEach((c, i) => {
+    if (i % 2 === 0) return;
+    recs.push(C.kernelRecord(L, {
+      start: G + 5_000_000n + BigInt(i), end: G + 5_000_001n + BigInt(i), deviceId: 0, contextId: 1, streamId: 7, correlationId: c,
+      namePtr: 0n,
+    }));
+  });
+  const { text } = await toChrome(dump((w) => w.activity(C.concat(recs))));
+  const ls = lines(text);
+  // Each launch and kernel line by its correlation text, with the external id text it carries.
+  const api = new Map<string, [string, number]>();
+  const ker = new Map<string, [string, number]>();
+  ls.forEach((l, i) => {
+    let m = /"args":\{"External id":(\d+),"cbid":211,"correlation":(\d+)\}\},$/.exec(l);
+    if (m) api.set(m[2], [m[1], i]);
+    m = /"args":\{"External id":(\d+),"queued":0,"device":0,"context":1,"stream":7,"correlation":(\d+),/.exec(l);
+    if (m) ker.set(m[2], [m[1], i]);
+  });
+  const count = (re: RegExp) => ls.filter((l) => re.test(l)).length;
+  corrs.forEach((c, i) => {
+    const e = String(ext(i));
+    const a = api.get(String(c));
+    assert.ok(a && a[0] === e, `launch ${c}`);
+    assert.ok(ls[a![1] + 1].startsWith(`{"ph":"s","id":${c},`), `flow start ${c}`);
+    const k = ker.get(String(c));
+    assert.ok(k && k[0] === e, `kernel ${c}`);
+    assert.ok(ls[k![1] + 1].startsWith(`{"ph":"f","id":${c},`), `flow end ${c}`);
+  });
+  assert.is(count(/^\{"ph":"[sf]"/), 2 * corrs.length);
+});
+
 test("kept texts: rows, streams and launch shapes follow their keys (devices, pids, shapes that collide)", async () => {
   const recs: Uint8Array[] = [];
   const shapes: Array<[number, number, number, number]> = [];
-  for (let i = 0; i < 300; i++) {
-    // 300 shapes over a 256-entry cache and two devices: every entry is replaced at least once.
+  const N = 700;
+  for (let i = 0; i < N; i++) {
+    // 700 shapes over a cache of 256 sets of two entries and two devices: every entry is replaced at least once.
     const dev = i % 2;
     const grid = 1 + ((i * 37) % 5000);
     const block = 32 << (i % 5);
@@ -131,8 +188,8 @@ test("kept texts: rows, streams and launch shapes follow their keys (devices, pi
     recs.push(C.apiRecord(L, { kind: 5, cbid: 211, start: G + BigInt(i), end: G + BigInt(i) + 10n, processId: PID + (i % 70), threadId: TID + i, correlationId: 100000 + i }));
   }
   // The same shapes again (cache hits), in reverse order.
-  for (let j = 0; j < 300; j++) {
-    const i = 299 - j;
+  for (let j = 0; j < N; j++) {
+    const i = N - 1 - j;
     const dev = i % 2;
     recs.push(C.kernelRecord(L, {
       start: G + 1_000_000_000n + BigInt(j) * 10_000n, end: G + 1_000_000_000n + BigInt(j) * 10_000n + 5000n, deviceId: dev,
@@ -147,7 +204,7 @@ test("kept texts: rows, streams and launch shapes follow their keys (devices, pi
     if (e.ph === "X" && e.cat === "kernel") {
       kernels++;
       const a = e.args;
-      const i = a.correlation <= 300 ? a.correlation - 1 : 299 - (a.correlation - 1000);
+      const i = a.correlation <= N ? a.correlation - 1 : N - 1 - (a.correlation - 1000);
       const [dev, grid, block, regs] = shapes[i];
       assert.is(e.pid, dev);
       assert.is(e.tid, 7 + (i % 70));
@@ -167,7 +224,29 @@ test("kept texts: rows, streams and launch shapes follow their keys (devices, pi
       assert.is(e.tid, TID + i);
     }
   }
-  assert.is(kernels, 600);
+  assert.is(kernels, 2 * N);
+});
+
+test("kept graph and channel args: 300 tails over the 256-entry table, met twice", async () => {
+  const tail = (i: number) => ({ graphId: i % 7 === 0 ? 0 : 1000 + i, graphNodeId: i % 5 === 0 ? 0n : (1n << 40n) + BigInt(i * 977), channelID: i % 300, channelType: 1 + (i % 3) });
+  const recs: Uint8Array[] = [];
+  const order = [...Array(300).keys(), ...Array.from({ length: 300 }, (_, j) => (j * 7) % 300)];
+  order.forEach((i, n) => {
+    recs.push(C.kernelRecord(L, {
+      start: G + BigInt(n) * 1000n, end: G + BigInt(n) * 1000n + 10n, deviceId: 0, contextId: 1, streamId: 7, correlationId: n + 1,
+      namePtr: 0n, ...tail(i),
+    }));
+  });
+  const { trace } = await toChrome(dump((w) => w.activity(C.concat(recs))));
+  const ks = trace.traceEvents.filter((e) => e.ph === "X" && e.cat === "kernel");
+  assert.is(ks.length, order.length);
+  for (const e of ks) {
+    const t = tail(order[e.args.correlation - 1]);
+    assert.is(e.args["graph id"], t.graphId);
+    assert.is(BigInt(e.args["graph node id"]), t.graphNodeId);
+    assert.is(e.args.channel, t.channelID);
+    assert.is(e.args.channel_type, t.channelType);
+  }
 });
 
 test("names escaped around 16-byte blocks: quotes, backslashes and control bytes at every position", async () => {
@@ -223,6 +302,70 @@ test("names escaped around 32-byte blocks and their tail: every length to 80 cle
   const got = trace.traceEvents.filter((e) => e.cat === "kernel").map((e) => e.name);
   assert.is(got.length, names.length);
   assert.equal(got, names);
+});
+
+test("kept openings: (category, name, row) triples over the cache, names at the length limit, scratch and replaced names", async () => {
+  // 150 kernel names (some to escape, some multi-byte, lengths 300–339 around the longest opening kept) on 6 rows:
+  // 900 triples over 256 sets of two entries, met twice in a different order, so entries are replaced and found again.
+  const names: string[] = [];
+  for (let i = 0; i < 150; i++) {
+    if (i < 40) names.push(`k${i}_` + "z".repeat(300 + i - String(i).length - 2));
+    else if (i % 7 === 0) names.push(`esc"${i}\\tab\t\u0001é€${i}`);
+    else names.push(`kernel_${i}_${"ab".repeat(i % 30)}`);
+  }
+  const ptr = (i: number) => 0x7f0000000000n + BigInt(i) * 0x400n;
+  const recs: Uint8Array[] = [];
+  const want = new Map<number, { name: string; pid: number; tid: number }>();
+  let corr = 1;
+  let t = 0n;
+  const kernel = (i: number, row: number, name: string) => {
+    const c = corr++;
+    t += 10_000n;
+    recs.push(C.kernelRecord(L, {
+      start: G + t, end: G + t + 500n, deviceId: row % 2, contextId: 1 + (row % 2), streamId: 7 + row, correlationId: c,
+      namePtr: ptr(i),
+    }));
+    want.set(c, { name, pid: row % 2, tid: 7 + row });
+    // A launch call with no name-table entry between kernels: its name is a scratch buffer, rewritten per call.
+    if (c % 5 === 0) {
+      const cb = 9000 + (c % 37);
+      const a = corr++;
+      recs.push(C.apiRecord(L, { kind: 5, cbid: cb, start: G + t + 1n, end: G + t + 2n, processId: PID, threadId: TID + (c % 3), correlationId: a }));
+      want.set(a, { name: `cuda_runtime_cbid_${cb}`, pid: PID, tid: TID + (c % 3) });
+    }
+  };
+  for (let i = 0; i < 150; i++) for (let row = 0; row < 6; row++) kernel(i, row, names[i]);
+  for (let row = 5; row >= 0; row--) for (let i = 149; i >= 0; i -= 2) kernel(i, row, names[i]);
+  const first = C.concat(recs.splice(0));
+  // The same pointers with new bytes in a later strings chunk: the kernels after it carry the new names.
+  const renamed = names.map((n, i) => (i % 3 === 0 ? `renamed_${i}_${n.slice(0, 20)}` : n));
+  for (let i = 0; i < 150; i += 1) kernel(i, i % 6, renamed[i]);
+  const second = C.concat(recs.splice(0));
+  const { text, trace } = await toChrome(dump((w) => {
+    w.strings(names.map((n, i) => [ptr(i), n] as const));
+    w.activity(first);
+    w.strings(renamed.map((n, i) => [ptr(i), n] as const).filter((_, i) => i % 3 === 0));
+    w.activity(second);
+  }));
+  let seen = 0;
+  for (const e of trace.traceEvents) {
+    if (e.ph !== "X") continue;
+    const w = want.get(e.args.correlation)!;
+    assert.ok(w, `event ${e.args.correlation}`);
+    assert.is(e.name, w.name, `name of ${e.args.correlation}`);
+    assert.is(e.pid, w.pid);
+    assert.is(e.tid, w.tid);
+    seen++;
+  }
+  assert.is(seen, want.size);
+  // Every flow event repeats its own event's pid, tid and ts (its row text comes from the kept opening).
+  const ls = lines(text);
+  for (let i = 1; i < ls.length; i++) {
+    if (!/"ph":"[sf]"/.test(ls[i])) continue;
+    for (const k of ["pid", "tid", "ts"]) {
+      assert.is(new RegExp(`"${k}":([^,]+)`).exec(ls[i])![1], new RegExp(`"${k}":([^,]+)`).exec(ls[i - 1])![1], `${k} of ${ls[i]}`);
+    }
+  }
 });
 
 test("graph launches: the flow event carries the graph's own pid, tid and ts", async () => {
