@@ -259,7 +259,7 @@ export function timelineEvent(e: Ev): void {
   store<f64>(r, start);
   store<f64>(r, dur, 8);
   store<u32>(r, row, 16);
-  store<u32>(r, internName(e.namePtr, e.nameLen), 20);
+  store<u32>(r, internName(e.namePtr, e.nameLen, (e.flags & EvFlag.NAME_KEPT) != 0), 20);
   let f: u32 = 0;
   if ((e.flags & EvFlag.HAS_EXTERNAL) != 0) f |= TF.EXTERNAL;
   if ((e.flags & EvFlag.FLOW_START) != 0) f |= TF.FLOW_START;

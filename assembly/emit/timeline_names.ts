@@ -105,15 +105,18 @@ function addName(p: usize, n: u32): u32 {
 
 /**
  * Name id of the UTF-8 bytes [p, p+n) (NONE when n is 0): the same text always gets the same id, whatever pointer
- * carries it. A pointer seen before is checked against its bytes (a decoder may reuse a scratch buffer).
+ * carries it. A pointer seen before is checked against its bytes (a decoder may reuse a scratch buffer), unless
+ * `kept`: the event says the bytes at `p` never change during the conversion (EvFlag.NAME_KEPT).
  */
-export function internName(p: usize, n: u32): u32 {
+export function internName(p: usize, n: u32, kept: bool = false): u32 {
   if (n == 0) return NONE;
-  if (p == lastNameP && n == lastNameN && sameName(lastNameId, p, n)) return lastNameId;
+  // A kept name (EvFlag.NAME_KEPT) never changes its bytes during the conversion: a cached id of its pointer is its
+  // id without comparing them.
+  if (p == lastNameP && n == lastNameN && (kept || sameName(lastNameId, p, n))) return lastNameId;
   const rc = recent + (<usize>((<u32>p * 0x9e3779b1 ^ n) >> 24) << 4);
   if (load<u32>(rc) == <u32>p && load<u32>(rc, 4) == n && load<u32>(rc, 8) != 0) {
     const id = load<u32>(rc, 8) - 1;
-    if (sameName(id, p, n)) return remember(p, n, id);
+    if (kept || sameName(id, p, n)) return remember(p, n, id);
   }
   const found = internSlow(p, n);
   store<u32>(rc, <u32>p);
