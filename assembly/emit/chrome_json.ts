@@ -5,15 +5,13 @@
  *
  * Compact (one event per line), always valid JSON: names are escaped (session strings are valid UTF-8 already),
  * numbers never NaN/Infinity. Timestamps are µs relative to baseTimeNanoseconds with exactly three decimals.
- * Bytes go straight into the output window (emit/out.ts); nothing is built as a string.
+ * Bytes go straight into the output window (emit/out.ts); nothing is built as a string. The end of the trace (row
+ * metadata, the trailer) is emit/chrome_meta.ts, from the rows and state this module exports.
  */
 import { Ev, EvKind, EvFlag } from "../model/event";
 import * as S from "../model/session";
 import * as O from "./out";
-import { Table, tableNew, tableUpsert, tableFind, tableSlots, tableKeyAt, tableValueAt, tableCount, inserted } from "../util/hash_table";
-import { WARN_COUNT } from "../util/error";
-import { warningCount, warningOffset, warningDetail, lossTotal, lossRange, NO_SEQ } from "../util/diag";
-import { warnName } from "../util/error_names";
+import { Table, tableNew, tableUpsert, tableFind, tableCount, inserted } from "../util/hash_table";
 import * as X from "./options";
 import { xpuDeviceArgs } from "./chrome_xpu";
 import { apiCategory } from "./chrome_category";
@@ -23,26 +21,33 @@ import { chromeArgs } from "./chrome_args";
 import { RowTable, rowLogNote, rowLogOn, rowLogCount, rowLogTable, rowLogKey } from "./chrome_split";
 
 /** Kineto's tid offset for the "stream N (sync)" rows (kSyncStreamTidOffset). */
-const SYNC_TID_OFFSET: u64 = 1000000;
+export const SYNC_TID_OFFSET: u64 = 1000000;
 /** Kineto's sort-index offset of GPU processes (kExceedMaxPid). */
-const GPU_SORT_OFFSET: u64 = 5000000;
+export const GPU_SORT_OFFSET: u64 = 5000000;
 /** Row used for context-wide syncs that have no stream. */
 const CONTEXT_SYNC_TID: u64 = 999999;
 
 let base: u64 = 0;
 let first = true;
-let lastTs: u64 = 0;
-let hostRows: Table = 0;
-let gpuRows: Table = 0; // (device << 32 | tid) → 1 stream row, 3 context-sync row (tid < 2^32)
-// (device << 32 | stream) → 1: the "stream N (sync)" rows, tid N + SYNC_TID_OFFSET (≥ 2^32 for stream ids near 2^32,
-// so they are keyed by the stream, not the tid).
-let syncRows: Table = 0;
-let overheadSeen = false;
-let traceNamePtr: usize = 0;
-let traceNameLen: u32 = 0;
-// Pid namespace (emit/options.ts): nsOn when a merge slot is set; pids and flow ids are offset by these.
-let nsOn = false;
-let nsBase: u64 = 0;
+/** Latest event end written (Unix ns). */
+export let lastTs: u64 = 0;
+/** Host rows seen: (pid << 32 | tid) → 1 (chrome_meta.ts writes their metadata). */
+export let hostRows: Table = 0;
+/** GPU rows seen: (device << 32 | tid) → 1 stream row, 3 context-sync row (tid < 2^32). */
+export let gpuRows: Table = 0;
+/**
+ * (device << 32 | stream) → 1: the "stream N (sync)" rows, tid N + SYNC_TID_OFFSET (≥ 2^32 for stream ids near
+ * 2^32, so they are keyed by the stream, not the tid).
+ */
+export let syncRows: Table = 0;
+/** Whether a CUPTI overhead event was written (its process gets metadata). */
+export let overheadSeen = false;
+/** The trace name (UTF-8, session-owned), or length 0. */
+export let traceNamePtr: usize = 0;
+export let traceNameLen: u32 = 0;
+/** Pid namespace (emit/options.ts): on when a merge slot is set; pids and flow ids are offset from nsBase. */
+export let nsOn = false;
+export let nsBase: u64 = 0;
 let flowBase: u64 = 0;
 let hostLocal: Table = 0; // OS pid → local pid index (0..98) in namespace mode
 let lastOsPid: u64 = 0xffffffffffffffff;
@@ -120,25 +125,26 @@ export function chromeLastTs(): u64 {
   return lastTs;
 }
 
+/** `t` (Unix ns) relative to the trace's base (ns; 0 before it). */
 // @ts-ignore: decorator
-@inline function rel(t: u64): u64 {
+@inline export function rel(t: u64): u64 {
   return t > base ? t - base : 0;
 }
 
 /** Output pid of GPU `dev`: Kineto's (the device ordinal), or its place in the namespace slot. */
 // @ts-ignore: decorator
-@inline function gpid(dev: u64): u64 {
+@inline export function gpid(dev: u64): u64 {
   return nsOn ? nsBase + X.NS_GPU + (dev < 900 ? dev : dev % 900) : dev;
 }
 
 /** Output pid of host process `pid`: the OS pid, or its local index (order of first appearance) in the slot. */
 // @ts-ignore: decorator
-@inline function hpid(pid: u64): u64 {
+@inline export function hpid(pid: u64): u64 {
   return nsOn ? hpidNs(pid) : pid;
 }
 
 /** {@link hpid} in namespace mode. */
-function hpidNs(pid: u64): u64 {
+export function hpidNs(pid: u64): u64 {
   if (pid == lastOsPid) return lastHostPid;
   const slot = tableUpsert(hostLocal, pid);
   if (inserted) store<u64>(slot, <u64>tableCount(hostLocal) - 1);
@@ -148,8 +154,9 @@ function hpidNs(pid: u64): u64 {
   return lastHostPid;
 }
 
+/** Writes the ASCII key text `k`, then `v` in decimal. */
 // @ts-ignore: decorator
-@inline function keyU(k: string, v: u64): void {
+@inline export function keyU(k: string, v: u64): void {
   O.ascii(k);
   O.u64dec(v);
 }
@@ -246,8 +253,9 @@ export function chromeBegin(baseNs: u64): void {
   O.ascii(',"traceEvents":[');
 }
 
+/** The separator before an event: a newline first, then a comma and a newline. */
 // @ts-ignore: decorator
-@inline function sep(): void {
+@inline export function sep(): void {
   if (first) {
     first = false;
     O.byte(10);
@@ -778,258 +786,4 @@ function stepEvent(e: Ev, pid: u64, tid: u64): void {
   O.ascii(',"dur":');
   O.micros(e.end - e.start);
   O.ascii("}");
-}
-
-function meta(name: string, pid: u64, tid: u64): void {
-  O.need(O.EVENT_RESERVE);
-  sep();
-  O.ascii('{"name":"');
-  O.ascii(name);
-  O.ascii('","ph":"M","ts":0.000');
-  keyU(',"pid":', pid);
-  keyU(',"tid":', tid);
-  O.ascii(',"args":{');
-}
-
-/** Basename of argv[0] from the HEADER command line (NUL-separated), or 0 length. */
-let procNamePtr: usize = 0;
-let procNameLen: u32 = 0;
-function processName(): void {
-  procNamePtr = 0;
-  procNameLen = 0;
-  const p = S.cmdlinePtr;
-  let n = S.cmdlineLen;
-  let end: u32 = 0;
-  while (end < n && load<u8>(p + end) != 0) end++;
-  let start = end;
-  while (start > 0 && load<u8>(p + start - 1) != 47) start--;
-  procNamePtr = p + start;
-  procNameLen = end - start;
-}
-
-function writeProcessName(pid: u64): void {
-  O.ascii('"name":');
-  if (procNameLen != 0) O.jsonString(procNamePtr, procNameLen);
-  else {
-    O.ascii('"process ');
-    O.u64dec(pid);
-    O.byte(34);
-  }
-  O.need(256);
-}
-
-/** Namespace mode: opens `"name":"<label> ` (the caller writes the rest of the string and its closing quote). */
-function nsNameOpen(): void {
-  O.ascii('"name":"');
-  if (X.labelLen != 0) {
-    O.jsonChars(X.labelPtr, X.labelLen);
-    O.need(256);
-    O.byte(32);
-  }
-}
-
-/** Namespace mode: the process_name of host process `pid`, `<label> <program> (pid <OS pid>)`. */
-function nsHostName(pid: u64): void {
-  nsNameOpen();
-  if (procNameLen != 0) {
-    O.jsonChars(procNamePtr, procNameLen);
-    O.need(256);
-    O.ascii(" (pid ");
-    O.u64dec(pid);
-    O.ascii(')"');
-  } else {
-    O.ascii("process ");
-    O.u64dec(pid);
-    O.byte(34);
-  }
-}
-
-/** The thread_sort_index metadata of row (pid, tid): sorted by tid. */
-function threadSortIndex(pid: u64, tid: u64): void {
-  meta("thread_sort_index", pid, tid);
-  keyU('"sort_index":', tid);
-  O.ascii("}}");
-}
-
-/** ` (<name>)` of a thread or stream name entry {ptr u32, len u32}; nothing when `entry` is 0. */
-function nameSuffix(entry: usize): void {
-  if (entry == 0) return;
-  O.ascii(" (");
-  O.jsonChars(<usize>load<u32>(entry), load<u32>(entry, 4));
-  O.need(256);
-  O.byte(41);
-}
-
-/** Writes the process/thread metadata, the closing instant, and the trailer (events-only: the metadata alone). */
-export function chromeEnd(): void {
-  processName();
-  // Host processes and threads.
-  let n = tableSlots(hostRows);
-  let lastPid: u64 = 0xffffffffffffffff;
-  for (let i: u32 = 0; i < n; i++) {
-    const k = tableKeyAt(hostRows, i);
-    if (k == 0xffffffffffffffff) continue;
-    const pid = k >> 32;
-    const tid = k & 0xffffffff;
-    const opid = hpid(pid);
-    if (pid != lastPid) {
-      lastPid = pid;
-      meta("process_name", opid, 0);
-      if (nsOn) nsHostName(pid);
-      else writeProcessName(pid);
-      O.ascii("}}");
-      meta("process_labels", opid, 0);
-      O.ascii('"labels":"CPU"}}');
-      meta("process_sort_index", opid, 0);
-      keyU('"sort_index":', opid);
-      O.ascii("}}");
-    }
-    meta("thread_name", opid, tid);
-    O.ascii('"name":"thread ');
-    O.u64dec(tid);
-    nameSuffix(S.threadName(<u32>pid, <u32>tid));
-    O.ascii('"}}');
-    threadSortIndex(opid, tid);
-  }
-  // GPU processes (one per device) and stream rows.
-  const devSeen = tableNew(16);
-  n = tableSlots(gpuRows);
-  for (let i: u32 = 0; i < n; i++) {
-    const k = tableKeyAt(gpuRows, i);
-    if (k == 0xffffffffffffffff) continue;
-    const dev = k >> 32;
-    const tid = k & 0xffffffff;
-    const kind = tableValueAt(gpuRows, i);
-    tableUpsert(devSeen, dev);
-    meta("thread_name", gpid(dev), tid);
-    if (kind == 3) O.ascii('"name":"context sync"}}');
-    else {
-      keyU('"name":"stream ', tid);
-      nameSuffix(S.streamName(<u32>dev, <u32>tid));
-      O.ascii('"}}');
-    }
-    threadSortIndex(gpid(dev), tid);
-  }
-  n = tableSlots(syncRows);
-  for (let i: u32 = 0; i < n; i++) {
-    const k = tableKeyAt(syncRows, i);
-    if (k == 0xffffffffffffffff) continue;
-    const dev = k >> 32;
-    const stream = k & 0xffffffff;
-    tableUpsert(devSeen, dev);
-    meta("thread_name", gpid(dev), stream + SYNC_TID_OFFSET);
-    keyU('"name":"stream ', stream);
-    O.ascii(' (sync)"}}');
-    threadSortIndex(gpid(dev), stream + SYNC_TID_OFFSET);
-  }
-  n = tableSlots(devSeen);
-  for (let i: u32 = 0; i < n; i++) {
-    const dev = tableKeyAt(devSeen, i);
-    if (dev == 0xffffffffffffffff) continue;
-    meta("process_name", gpid(dev), 0);
-    if (nsOn) {
-      nsNameOpen();
-      keyU("GPU ", dev);
-      O.byte(34);
-    } else writeProcessName(dev);
-    O.ascii("}}");
-    meta("process_labels", gpid(dev), 0);
-    keyU('"labels":"GPU ', dev);
-    O.ascii('"}}');
-    meta("process_sort_index", gpid(dev), 0);
-    keyU('"sort_index":', nsOn ? gpid(dev) : dev + GPU_SORT_OFFSET);
-    O.ascii("}}");
-  }
-  if (overheadSeen && nsOn) {
-    meta("process_name", nsBase + X.NS_OVERHEAD, 0);
-    nsNameOpen();
-    O.ascii('CUPTI Overhead"}}');
-    meta("process_sort_index", nsBase + X.NS_OVERHEAD, 0);
-    keyU('"sort_index":', nsBase + X.NS_OVERHEAD);
-    O.ascii("}}");
-  } else if (overheadSeen) {
-    O.need(O.EVENT_RESERVE);
-    sep();
-    O.ascii('{"name":"process_name","ph":"M","ts":0.000,"pid":-1,"tid":0,"args":{"name":"CUPTI Overhead"}}');
-    sep();
-    O.ascii('{"name":"process_sort_index","ph":"M","ts":0.000,"pid":-1,"tid":0,"args":{"sort_index":16777226}}');
-  }
-  if (X.eventsOnly) {
-    O.flush();
-    return;
-  }
-  O.need(O.EVENT_RESERVE);
-  sep();
-  O.ascii('{"ph":"i","s":"g","name":"Record Window End","pid":"","tid":"","ts":');
-  O.micros(rel(lastTs));
-  O.ascii("}\n]");
-  if (traceNameLen != 0) {
-    O.ascii(',"traceName":');
-    O.jsonString(traceNamePtr, traceNameLen);
-  }
-  O.need(O.EVENT_RESERVE);
-  trailer();
-  O.need(4);
-  O.ascii("}\n");
-  O.flush();
-}
-
-/** The `rawtrace` object: conversion facts a user should see next to the trace. */
-function trailer(): void {
-  O.ascii(',"rawtrace":{"format":1');
-  keyU(',"events":', S.eventsEmitted);
-  keyU(',"activity_chunks":', S.activityChunks);
-  keyU(',"dropped_records":', S.droppedRecords);
-  // The total saturates instead of wrapping: say that it is a lower bound.
-  if (S.droppedRecords == 0xffffffffffffffff) O.ascii(',"dropped_records_saturated":true');
-  keyU(',"api_calls_hidden":', S.apiFiltered);
-  keyU(',"out_of_order_buffers":', S.outOfOrderBuffers);
-  O.ascii(',"complete":');
-  O.ascii(S.haveEnd ? "true" : "false");
-  O.ascii(',"warnings":[');
-  let comma = false;
-  for (let c = 0; c < WARN_COUNT; c++) {
-    const cnt = warningCount(c);
-    if (cnt == 0) continue;
-    O.need(512);
-    if (comma) O.byte(44);
-    comma = true;
-    O.ascii('{"code":"');
-    O.ascii(warnName(c));
-    keyU('","count":', cnt);
-    keyU(',"offset":', warningOffset(c));
-    keyU(',"detail":', warningDetail(c));
-    O.byte(125);
-  }
-  O.need(8);
-  O.byte(93);
-  if (lossTotal(0) != 0) lost();
-  O.byte(125);
-}
-
-/**
- * `"lost"`, only when input bytes were skipped: totals and the first kept byte ranges [from, to) with the warning
- * that skipped them and the chunk seq when known (docs/errors.md, "Damage").
- */
-function lost(): void {
-  O.need(256);
-  keyU(',"lost":{"bytes":', lossTotal(4));
-  keyU(',"activity_chunks":', lossTotal(2));
-  keyU(',"activity_bytes":', lossTotal(3));
-  keyU(',"ranges_total":', lossTotal(0));
-  O.ascii(',"ranges":[');
-  const kept = <i32>lossTotal(1);
-  for (let i = 0; i < kept; i++) {
-    O.need(256);
-    if (i > 0) O.byte(44);
-    keyU('{"from":', lossRange(i, 0));
-    keyU(',"to":', lossRange(i, 1));
-    O.ascii(',"code":"');
-    O.ascii(warnName(<i32>lossRange(i, 2)));
-    O.byte(34);
-    if (<u32>lossRange(i, 3) != NO_SEQ) keyU(',"seq":', lossRange(i, 3));
-    O.byte(125);
-  }
-  O.need(8);
-  O.ascii("]}");
 }
