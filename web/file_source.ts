@@ -1,9 +1,9 @@
 /**
  * A ByteSource over a browser File (or Blob): open() reads `File.stream()` or the given reader (the viewer's: a
  * thread of its own, web/slice_reader.ts), gunzipped through DecompressionStream when the name ends in .gz, and
- * hands the engine windows of it, so a multi-GB dump is never one string or one
- * ArrayBuffer. With `keep` the file is read once and later passes replay the chunks kept in memory. Progress
- * follows the bytes of the file itself (compressed for .gz).
+ * hands the engine windows of it, so a multi-GB dump is never one string or one ArrayBuffer. With `keep` the file is
+ * read once and later passes replay the chunks kept in memory. Progress follows the bytes of the file itself
+ * (compressed for .gz).
  */
 import type { ByteReader, ByteSource } from "../src/core/engine.js";
 

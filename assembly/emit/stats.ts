@@ -27,6 +27,7 @@
  */
 import { Ev, EvKind, EvFlag } from "../model/event";
 import * as S from "../model/session";
+import { Recent, recentNew, recentGet, recentPut } from "../util/recent";
 import * as O from "./out";
 import { Table, tableNew, tableUpsert, inserted } from "../util/hash_table";
 
@@ -61,6 +62,7 @@ let nameCap: u32 = 0;
 let nameCount: u32 = 0;
 let lastNameKey: u64 = 0xffffffffffffffff;
 let lastName: usize = 0;
+let recentNames: Recent = 0; // (kind << 32 | name pointer) → entry
 let copyTable: usize = 0;
 let spanStart: u64 = 0;
 let spanEnd: u64 = 0;
@@ -86,7 +88,7 @@ export function statsBegin(): void {
   nameCount = 0;
   lastNameKey = 0xffffffffffffffff;
   lastName = 0;
-  memory.fill(recent, 0, <usize>RECENT << 4);
+  recentNames = recentNew(8);
   const copyBytes = <usize>COPY_KINDS * 2 * 32;
   copyTable = heap.alloc(copyBytes);
   memory.fill(copyTable, 0, copyBytes);
@@ -170,21 +172,14 @@ function busy(d: usize, s: u64, e: u64): void {
   store<u64>(p + off, s < v ? 0xffffffffffffffff : s);
 }
 
-// Recent (kind, name pointer) → entry, direct-mapped in front of the name table (alternating kernel and API names
-// missed the last-name test on most events): 256 static entries of {u64 key, u32 entry (0: empty), u32 0}.
-const RECENT: u32 = 256;
-const recent = memory.data(<i32>(RECENT << 4), 16);
-
 function nameEntry(kind: u32, p: usize, n: u32): usize {
   const key = (<u64>kind << 32) | <u64>p;
   if (key == lastNameKey) return lastName;
-  const rc = recent + (<usize>((<u32>p * 0x9e3779b1 ^ kind) >> 24) << 4);
-  let e: usize;
-  if (load<u64>(rc) == key && load<u32>(rc, 8) != 0) e = <usize>load<u32>(rc, 8);
-  else {
+  // Alternating kernel and API names missed the last-name test on most events: recent keys before the table.
+  let e = <usize>recentGet(recentNames, key);
+  if (e == 0) {
     e = nameSlow(kind, p, n, key);
-    store<u64>(rc, key);
-    store<u32>(rc, <u32>e, 8);
+    recentPut(recentNames, key, <u64>e);
   }
   lastNameKey = key;
   lastName = e;

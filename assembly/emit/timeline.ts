@@ -362,15 +362,16 @@ export function timelineEvent(e: Ev): void {
   keyPush(start, dur, bits, c);
 }
 
+// Recent launch shapes → occupancy, direct-mapped (a training loop launches a few shapes over and over): 64 static
+// entries of {u32 device, u32 registers, u32 static smem, u32 dynamic smem, u32 block threads, u32 result + 1}. The
+// key is five words, too wide for util/recent.ts.
+const OCC_CACHE: u32 = 64;
+const occCache = memory.data(<i32>(OCC_CACHE * 24), 16);
+
 /**
  * Theoretical occupancy of kernel `e` in units of 0.01 % (active warps per SM over the maximum, as XProf's
  * theoretical_occupancy_pct), or {@link OCC_NONE} when its device table cannot tell.
  */
-// Recent launch shapes → occupancy, direct-mapped (a training loop launches a few shapes over and over): 64 static
-// entries of {u32 device, u32 registers, u32 static smem, u32 dynamic smem, u32 block threads, u32 result + 1}.
-const OCC_CACHE: u32 = 64;
-const occCache = memory.data(<i32>(OCC_CACHE * 24), 16);
-
 function kernelOccupancy(e: Ev): u32 {
   const block = <u64>e.blockX * <u64>e.blockY * <u64>e.blockZ;
   const h = (e.device * 0x9e3779b1) ^ (e.registersPerThread * 0x85ebca6b) ^ (e.staticSharedMemory * 0xc2b2ae35) ^

@@ -4,6 +4,7 @@
  */
 import * as O from "./out";
 import { Table, tableNew, tableUpsert, inserted } from "../util/hash_table";
+import { Recent, recentNew, recentGet, recentPut } from "../util/recent";
 import { arenaCopy, arenaAscii, lastLen } from "../util/arena";
 
 /** "No name" id. */
@@ -24,12 +25,9 @@ export let namesCapped: bool = false;
 let lastNameP: usize = 0;
 let lastNameN: u32 = 0;
 let lastNameId: u32 = NONE;
-
-// Recent (pointer, length) → id, direct-mapped: kernel names of interleaved streams and API names alternate, so the
-// last name alone missed on most events and each miss probed the pointer table. 256 entries of {u32 ptr, u32 len,
-// u32 id + 1, u32 0}, static (no heap), cleared per pass; a hit is still checked against the name's bytes.
-const RECENT: u32 = 256;
-const recent = memory.data(<i32>(RECENT << 4), 16);
+// Recent (pointer << 32 | length) → id + 1: kernel names of interleaved streams and API names alternate, so the
+// last name alone missed on most events and each miss probed the pointer table.
+let recentNames: Recent = 0;
 let overflowName: u32 = NONE;
 
 /** Forgets every name (start of a timeline pass). */
@@ -45,7 +43,7 @@ export function namesReset(): void {
   lastNameN = 0;
   lastNameId = NONE;
   overflowName = NONE;
-  memory.fill(recent, 0, <usize>RECENT << 4);
+  recentNames = recentNew(8);
 }
 
 // @ts-ignore: decorator
@@ -113,21 +111,16 @@ export function internName(p: usize, n: u32, kept: bool = false): u32 {
   // A kept name (EvFlag.NAME_KEPT) never changes its bytes during the conversion: a cached id of its pointer is its
   // id without comparing them.
   if (p == lastNameP && n == lastNameN && (kept || sameName(lastNameId, p, n))) return lastNameId;
-  const rc = recent + (<usize>((<u32>p * 0x9e3779b1 ^ n) >> 24) << 4);
-  if (load<u32>(rc) == <u32>p && load<u32>(rc, 4) == n && load<u32>(rc, 8) != 0) {
-    const id = load<u32>(rc, 8) - 1;
-    if (kept || sameName(id, p, n)) return remember(p, n, id);
-  }
-  const found = internSlow(p, n);
-  store<u32>(rc, <u32>p);
-  store<u32>(rc, n, 4);
-  store<u32>(rc, found + 1, 8);
+  const pk = (<u64>p << 32) | <u64>n;
+  const cached = <u32>recentGet(recentNames, pk);
+  if (cached != 0 && (kept || sameName(cached - 1, p, n))) return remember(p, n, cached - 1);
+  const found = internSlow(p, n, pk);
+  recentPut(recentNames, pk, <u64>found + 1);
   return found;
 }
 
 /** {@link internName} past its caches: the pointer table, then the content hash. */
-function internSlow(p: usize, n: u32): u32 {
-  const pk = (<u64>p << 32) | <u64>n;
+function internSlow(p: usize, n: u32, pk: u64): u32 {
   const ps = tableUpsert(namePtrTable, pk);
   if (!inserted) {
     const id = <u32>(load<u64>(ps) - 1);

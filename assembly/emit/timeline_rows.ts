@@ -2,6 +2,7 @@
  * Rows of the timeline tables (emit/timeline.ts): one per (class, pid or device, tid or stream), numbered in
  * order of first appearance while the pass runs, written in Kineto's order at its end ({@link sortRows}).
  */
+import { Recent, recentNew, recentGet, recentPut } from "../util/recent";
 import * as S from "../model/session";
 import { Table, tableNew, tableUpsert, inserted } from "../util/hash_table";
 import { nameOfEntry } from "./timeline_names";
@@ -35,10 +36,9 @@ export let rowsCapped: bool = false;
 let lastRowKey: u64 = 0;
 let lastRowCls: u32 = 0; // 0: nothing cached
 let lastRow: u32 = 0;
-// Recent (class, a, b) → row, direct-mapped (kernels of four streams and the API thread alternate, so the last row
-// alone missed on most events): 64 entries of {u64 key, u32 class (0: empty), u32 row}, static, cleared per pass.
-const RECENT_ROWS: u32 = 64;
-const recentRows = memory.data(<i32>(RECENT_ROWS << 4), 16);
+// Recent (a << 32 | b) → class << 32 | row + 1 (kernels of four streams and the API thread alternate, so the last
+// row alone missed on most events); a hit of another class is a miss.
+let recentRows: Recent = 0;
 
 /** Forgets every row (start of a timeline pass). */
 export function rowsReset(): void {
@@ -50,7 +50,7 @@ export function rowsReset(): void {
   lastRowKey = 0;
   lastRowCls = 0;
   lastRow = 0;
-  memory.fill(recentRows, 0, <usize>RECENT_ROWS << 4);
+  recentRows = recentNew(6);
 }
 
 /**
@@ -74,15 +74,10 @@ export function rowOf(cls: u32, a: u32, b: u32): u32 {
 
 /** Row of (class, a, b) through the recent-rows cache, else {@link rowSlow}. */
 function cachedRow(cls: u32, a: u32, b: u32, key: u64): u32 {
-  let row: u32;
-  const rc = recentRows + (<usize>(((a * 0x9e3779b1) ^ (b * 0x85ebca6b) ^ cls) >> 26) << 4);
-  if (load<u64>(rc) == key && load<u32>(rc, 8) == cls && cls != 0) row = load<u32>(rc, 12);
-  else {
-    row = rowSlow(cls, a, b, key);
-    store<u64>(rc, key);
-    store<u32>(rc, cls, 8);
-    store<u32>(rc, row, 12);
-  }
+  const v = recentGet(recentRows, key);
+  if (v != 0 && <u32>(v >> 32) == cls) return <u32>v - 1;
+  const row = rowSlow(cls, a, b, key);
+  recentPut(recentRows, key, (<u64>cls << 32) | (<u64>row + 1));
   return row;
 }
 
