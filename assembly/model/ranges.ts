@@ -187,25 +187,29 @@ export function rangesTrackOrder(): void {
 }
 
 /** Pass 1: a device op of correlation id `corr` was seen. */
-export function rangesNoteDeviceCorr(corr: u32): void {
+// @ts-ignore: decorator
+@inline export function rangesNoteDeviceCorr(corr: u32): void {
+  // The common case inline (no call per device op): the id on the page of the last one.
+  if (corr >>> 19 == devPage && pagedEpoch(devSeen) == devEpoch) {
+    if (corr > maxDeviceCorr) maxDeviceCorr = corr;
+    const a = devBase + <usize>((corr >>> 3) & 0xffff);
+    store<u8>(a, load<u8>(a) | (<u8>1 << <u8>(corr & 7)));
+  } else noteDeviceCorrAny(corr);
+}
+/** {@link rangesNoteDeviceCorr} for any id. */
+function noteDeviceCorrAny(corr: u32): void {
   if (corr > maxDeviceCorr) maxDeviceCorr = corr;
   const byte = corr >>> 3;
-  let base: usize;
-  if (corr >>> 19 == devPage && pagedEpoch(devSeen) == devEpoch) base = devBase;
-  else {
-    if (devSeen == 0) devSeen = pagedNew(0, 16, 64);
-    const s = pagedSlot(devSeen, <u64>byte, true);
-    if (s == 0) {
-      lateCall = true; // beyond the cap (crafted ids): the order is not known, so the extra pass runs
-      return;
-    }
-    base = s - <usize>(byte & 0xffff);
-    devPage = corr >>> 19;
-    devBase = base;
-    devEpoch = pagedEpoch(devSeen);
+  if (devSeen == 0) devSeen = pagedNew(0, 16, 64);
+  const s = pagedSlot(devSeen, <u64>byte, true);
+  if (s == 0) {
+    lateCall = true; // beyond the cap (crafted ids): the order is not known, so the extra pass runs
+    return;
   }
-  const a = base + <usize>(byte & 0xffff);
-  store<u8>(a, load<u8>(a) | (<u8>1 << <u8>(corr & 7)));
+  devPage = corr >>> 19;
+  devBase = s - <usize>(byte & 0xffff);
+  devEpoch = pagedEpoch(devSeen);
+  store<u8>(s, load<u8>(s) | (<u8>1 << <u8>(corr & 7)));
 }
 
 /** Pass 1: a launch call of correlation id `corr` was seen (after a device op of the same id: the extra pass runs). */

@@ -390,9 +390,14 @@ export function setDeviceAmd(e: usize, gfx: u32, simdPerCu: u32, wavesPerCu: u32
 
 let ctxTable: Table = 0;
 /** Records that context `ctx` belongs to `device` (CUPTI CONTEXT records and device ops). */
-export function setContextDevice(ctx: u32, device: u32): void {
-  // Device ops repeat the pair of the one before: the table already holds it (nothing iterates this table).
-  if (ctx == lastCtx && device == lastCtxDevice && ctxTable == lastCtxTable) return;
+// @ts-ignore: decorator
+@inline export function setContextDevice(ctx: u32, device: u32): void {
+  // Device ops repeat the pair of the one before: the table already holds it (nothing iterates this table). Inline
+  // test, so that pass 1 pays no call for the repeat.
+  if (ctx != lastCtx || device != lastCtxDevice || ctxTable != lastCtxTable) setContextDeviceNew(ctx, device);
+}
+/** {@link setContextDevice} for a pair that is not the last one. */
+function setContextDeviceNew(ctx: u32, device: u32): void {
   store<u64>(tableUpsert(ctxTable, ctx), <u64>device + 1);
   lastCtx = ctx;
   lastCtxDevice = device;
@@ -473,7 +478,24 @@ function pidIndex(pid: u32): u8 {
 }
 
 /** Pass 1: API call `corr` made by process `pid`. Returns false when this makes `corr` ambiguous (first time). */
-export function noteApiProcess(corr: u32, pid: u32): bool {
+// @ts-ignore: decorator
+@inline export function noteApiProcess(corr: u32, pid: u32): bool {
+  // The common case inline (no call per API record): the id on the last page noted, the last process, the id new or
+  // already this process's.
+  if (corr != 0 && corr >>> 16 == lastCorrPage && pid == lastPid && pidCount != 0 && pagedEpoch(corrPid) == lastCorrEpoch) {
+    const s = lastCorrBase + <usize>(corr & 0xffff);
+    const cur = load<u8>(s);
+    if (cur == 0) {
+      store<u8>(s, lastPidIndex);
+      return true;
+    }
+    if (cur == lastPidIndex) return true;
+  }
+  return noteApiProcessAny(corr, pid);
+}
+
+/** {@link noteApiProcess} for any id. */
+function noteApiProcessAny(corr: u32, pid: u32): bool {
   if (corr == 0) return true;
   const page = corr >>> 16;
   const at = <usize>(corr & 0xffff);
@@ -533,7 +555,25 @@ let extUserSeen = false;
  * Records that vendor correlation `corr` belongs to external id `ext` of external kind `kind` (0..7). Returns false
  * when the pair was already mapped to another id (the first mapping is kept).
  */
-export function setExternal(corr: u64, kind: u32, ext: u64): bool {
+// @ts-ignore: decorator
+@inline export function setExternal(corr: u64, kind: u32, ext: u64): bool {
+  // The common case inline (no call per record): a framework op whose id is on the page written last.
+  if (
+    isOpKind(kind) && ext != 0xffffffffffffffff && corr <= 0xffffffff && <u32>(corr >> 13) == extWPage &&
+    pagedEpoch(extDense) == extWEpoch
+  ) {
+    const d = extWBase + (<usize>(corr & 0x1fff) << 3);
+    const cur = load<u64>(d);
+    if (cur != 0) return cur == ext + 1;
+    store<u64>(d, ext + 1);
+    extCount++;
+    return true;
+  }
+  return setExternalAny(corr, kind, ext);
+}
+
+/** {@link setExternal} for any id. */
+function setExternalAny(corr: u64, kind: u32, ext: u64): bool {
   if (isOpKind(kind) && ext != 0xffffffffffffffff) {
     let d: usize;
     if (corr <= 0xffffffff && <u32>(corr >> 13) == extWPage && pagedEpoch(extDense) == extWEpoch) {
