@@ -416,8 +416,13 @@ function mapCallAny(corr: u64, tid: u32, t: u64): void {
 }
 
 /** Pass 2: device op of `corr` ran on (device, stream) over [start, end]: extends its ranges' spans. */
-export function rangesNoteDeviceOp(corr: u64, device: u32, stream: u32, start: u64, end: u64): void {
-  if (corrRange == 0) return;
+// @ts-ignore: decorator
+@inline export function rangesNoteDeviceOp(corr: u64, device: u32, stream: u32, start: u64, end: u64): void {
+  // No call when nothing was projected (XSpace, Chrome JSON without ranges).
+  if (corrRange != 0) noteDeviceOpAny(corr, device, stream, start, end);
+}
+/** {@link rangesNoteDeviceOp} once some launch call was mapped to a range. */
+function noteDeviceOpAny(corr: u64, device: u32, stream: u32, start: u64, end: u64): void {
   const s = corrSlot(corr, false);
   if (s == 0) return;
   let r = <i32>load<u32>(s) - 1;
