@@ -517,7 +517,8 @@ let markerOpen: usize = 0;
 import { Table, tableNew, tableUpsert, tableFind, tableSlots, tableKeyAt, tableValueAt } from "../util/hash_table";
 const MARK_ENTRY: usize = 32;
 
-function kernelName(e: Ev, ptr: u64, at: u64): void {
+// @ts-ignore: decorator
+@inline function kernelName(e: Ev, ptr: u64, at: u64): void {
   const np = S.stringDisplay(ptr, true);
   if (np != 0) {
     e.namePtr = np;

@@ -295,7 +295,19 @@ export let displayLen: u32 = 0;
  * the string table has no entry; {@link displayLen} is then 0 too, so a caller that takes (pointer, length) as they
  * come gets an empty name, never a stale length over address 0.
  */
-export function stringDisplay(ptr: u64, demangleIt: bool): usize {
+// @ts-ignore: decorator
+@inline export function stringDisplay(ptr: u64, demangleIt: bool): usize {
+  // The common case inline (no call per kernel name): a cached entry whose display form is made.
+  const e = <usize>recentGet(strRecent, ptr);
+  if (e != 0 && load<u32>(e, 12) != 0xffffffff) {
+    displayLen = load<u32>(e, 12);
+    return <usize>load<u32>(e, 8);
+  }
+  return stringDisplayAny(ptr, demangleIt);
+}
+
+/** {@link stringDisplay} for any pointer value. */
+function stringDisplayAny(ptr: u64, demangleIt: bool): usize {
   // An entry, once made, keeps its address (setString rewrites it in place): found ones are cached.
   let e = <usize>recentGet(strRecent, ptr);
   if (e == 0) {
