@@ -314,6 +314,7 @@ export function beginEmit(sink: i32): void {
   // A merge puts every file on one time base (emit/options.ts); it must not be after this file's first event.
   baseNs = fixedBaseNs != 0 && fixedBaseNs <= first ? fixedBaseNs : chromeBaseFor(first);
   setSink(<Sink>sink);
+  S.setExternalLookups(sink == Sink.CHROME_JSON || sink == Sink.TIMELINE);
   splitBegin();
   if (sink == Sink.CHROME_JSON) chromeBegin(baseNs);
   else if (sink == Sink.XSPACE) xspaceBegin();

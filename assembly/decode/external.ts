@@ -9,6 +9,7 @@ import * as S from "../model/session";
 /** Sets `e.externalId` / `e.userExternalId` and their flags from the external ids of correlation `corr`, when found. */
 // @ts-ignore: decorator
 @inline export function attachExternal(e: Ev, corr: u64): void {
+  if (!S.extLookups) return; // none recorded, or the emitter never reads them (XSpace, statistics)
   S.lookupExternal(corr);
   if (S.extOpFound) {
     e.externalId = S.extOp;

@@ -620,12 +620,26 @@ export let extOpFound = false;
 export let extUser: u64 = 0;
 export let extUserFound = false;
 
-/** Looks up the framework-op id (CUSTOM0, else UNKNOWN) and user-annotation id (CUSTOM1) of `corr`. */
+/** Pass 2 looks external ids up only when pass 1 recorded some and the emitter reads them (one test per event). */
+export let extLookups = false;
+
+/**
+ * Pass 2, before the first record (engine.ts beginEmit): whether the emitter reads external ids — Chrome JSON and the
+ * timeline do; XSpace and the statistics never read `Ev.externalId` / `Ev.userExternalId` or their flags, so
+ * {@link lookupExternal} finds nothing for them (the lookups skipped). Until it is called, nothing is found.
+ */
+export function setExternalLookups(on: bool): void {
+  extLookups = on && extCount != 0;
+}
+
+/**
+ * Looks up the framework-op id (CUSTOM0, else UNKNOWN) and user-annotation id (CUSTOM1) of `corr`. Pass 2, only
+ * while {@link extLookups} (the caller tests it: decode/external.ts).
+ */
 // @ts-ignore: decorator
 @inline export function lookupExternal(corr: u64): void {
   extOpFound = false;
   extUserFound = false;
-  if (extCount == 0) return;
   let d: usize;
   if (corr <= 0xffffffff && <u32>(corr >> 13) == extPage && pagedEpoch(extDense) == extEpoch) {
     d = extPageBase + (<usize>(corr & 0x1fff) << 3);
@@ -734,4 +748,5 @@ export function sessionReset(): void {
   extWBase = 0;
   extCount = 0;
   extUserSeen = false;
+  extLookups = false;
 }
