@@ -532,6 +532,30 @@ const MARK_ENTRY: usize = 32;
 const UNKNOWN_KERNEL = memory.data<u8>([60, 117, 110, 107, 110, 111, 119, 110, 32, 107, 101, 114, 110, 101, 108, 62]);
 const UNKNOWN_KERNEL_LEN: u32 = 16; // "<unknown kernel>"
 
+/**
+ * A kernel record's device, context and stream (@40, 12 bytes) and launch shape (grid and block @52, 24 bytes; static
+ * and dynamic shared memory @76, 8 bytes) copied in wide moves: the Ev fields lie in the record's order (checked).
+ */
+// @ts-ignore: decorator
+@inline function kernelFields(e: Ev, r: usize): void {
+  const p = changetype<usize>(e);
+  const d = offsetof<Ev>("device");
+  const g = offsetof<Ev>("gridX");
+  if (
+    offsetof<Ev>("context") != d + 4 || offsetof<Ev>("stream") != d + 8 || offsetof<Ev>("gridY") != g + 4 ||
+    offsetof<Ev>("gridZ") != g + 8 || offsetof<Ev>("blockX") != g + 12 || offsetof<Ev>("blockY") != g + 16 ||
+    offsetof<Ev>("blockZ") != g + 20 || offsetof<Ev>("staticSharedMemory") != g + 28 ||
+    offsetof<Ev>("dynamicSharedMemory") != g + 32
+  ) {
+    ERROR("kernelFields: Ev's device/context/stream or launch-shape fields moved");
+  }
+  store<u64>(p + d, load<u64>(r, 40));
+  store<u32>(p + d, load<u32>(r, 48), 8);
+  v128.store(p + g, v128.load(r, 52));
+  store<u64>(p + g, load<u64>(r, 68), 16);
+  store<u64>(p + g, load<u64>(r, 76), 28);
+}
+
 /** Pass 2 over one ACTIVITY payload: normalized events to the emitter. */
 export function cuptiDecode(p: usize, n: u32, off: u64): void {
   if (markerOpen == 0) markerOpen = tableNew(64);
@@ -560,17 +584,7 @@ export function cuptiDecode(p: usize, n: u32, off: u64): void {
         e.flags = EvFlag.HAS_LAUNCH | EvFlag.FLOW_END | EvFlag.NAME_KEPT;
         if (!timingApply(e, load<u64>(r, 16), load<u64>(r, 24))) break;
         e.registersPerThread = <u32>load<u16>(r, 6);
-        e.device = load<u32>(r, 40);
-        e.context = load<u32>(r, 44);
-        e.stream = load<u32>(r, 48);
-        e.gridX = load<i32>(r, 52);
-        e.gridY = load<i32>(r, 56);
-        e.gridZ = load<i32>(r, 60);
-        e.blockX = load<i32>(r, 64);
-        e.blockY = load<i32>(r, 68);
-        e.blockZ = load<i32>(r, 72);
-        e.staticSharedMemory = load<u32>(r, 76);
-        e.dynamicSharedMemory = load<u32>(r, 80);
+        kernelFields(e, r);
         e.correlation = load<u32>(r, 92);
         if (size >= 112) kernelName(e, load<u64>(r, 104), at);
         else kernelName(e, 0, at);
