@@ -93,6 +93,7 @@ let findLo: u64 = 0;
 let findHi: u64 = 0; // empty interval: no hit until the first search
 let findIndex: i32 = -1;
 let findRange: i32 = -1; // range index at findIndex when it is on findTid, else -1 (before the walk up its parents)
+let findOpenHi: u64 = 0; // min(findHi, findRange's end + 1): below it findRange is the innermost range (no walk)
 let corrPage: u32 = 0xffffffff;
 let corrBase: usize = 0;
 let corrEpoch: u32 = 0; // pagedEpoch(corrRange) when corrBase was taken
@@ -110,6 +111,7 @@ function cachesReset(): void {
   findHi = 0;
   findIndex = -1;
   findRange = -1;
+  findOpenHi = 0;
   corrPage = 0xffffffff;
   corrBase = 0;
   spansFull = false;
@@ -363,6 +365,11 @@ function innermost(tid: u32, t: u64): i32 {
     findHi = next < count && load<u32>(rAt(idx(next)), 4) == tid ? load<u64>(rAt(idx(next)), 8) : 0xffffffffffffffff;
     findIndex = found;
     findRange = found >= 0 && load<u32>(rAt(idx(<u32>found)), 4) == tid ? <i32>idx(<u32>found) : -1;
+    findOpenHi = findHi;
+    if (findRange >= 0) {
+      const e = load<u64>(rAt(<u32>findRange), 16);
+      if (findOpenHi != 0 && e < findOpenHi - 1) findOpenHi = e + 1;
+    }
   }
   if (found < 0) return -1;
   let cur = <i32>idx(<u32>found);
@@ -377,13 +384,10 @@ function innermost(tid: u32, t: u64): i32 {
 @inline export function rangesMapCall(corr: u64, tid: u32, t: u64): void {
   // The common case inline (no call per launch call): the same thread and interval as the last search, its range
   // still open at t (no walk up the parents), the id on the corrRange page written last.
-  if (tid == findTid && t >= findLo && t < findHi) {
+  if (tid == findTid && t >= findLo && t < findOpenHi) {
     const r = findRange;
     if (r < 0) return; // no range on this thread at t
-    if (
-      load<u64>(rAt(<u32>r), 16) >= t && corr <= 0xffffffff && <u32>(corr >> 14) == corrPage && corrWritable &&
-      pagedEpoch(corrRange) == corrEpoch
-    ) {
+    if (corr <= 0xffffffff && <u32>(corr >> 14) == corrPage && corrWritable && pagedEpoch(corrRange) == corrEpoch) {
       store<u32>(corrBase + (<usize>(corr & 0x3fff) << 2), <u32>r + 1);
       return;
     }
