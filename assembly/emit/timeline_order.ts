@@ -12,7 +12,7 @@
  * per event in output order its partner, per event in arrival order its output index.
  */
 import * as O from "./out";
-import { Paged, pagedNew, pagedSlot, pagedBudget, setPagedBudget } from "../util/paged";
+import { Paged, pagedNew, pagedSlot, pagedBudget, setPagedBudget, pagedEpoch } from "../util/paged";
 
 /**
  * Sort key per event, in arrival order (24 B): f64 start (ns since baseNs), f64 duration (ns), u32 row index |
@@ -25,6 +25,8 @@ const K_ROW: u32 = K_FLOW_START - 1;
 /** Lanes per row; events beyond go to the last lane, flagged as overlapping. */
 export const MAX_LANES: u32 = 64;
 const NONE: u32 = 0xffffffff;
+/** Output indices {@link writeInverse} writes per window check. */
+const INV_CHUNK: u32 = 4096;
 
 const BLOCK_BITS: u32 = 16;
 const BLOCK_KEYS: u32 = 1 << BLOCK_BITS;
@@ -44,6 +46,28 @@ export function keysReset(): void {
 // @ts-ignore: decorator
 @inline function keyAt(i: u32): usize {
   return load<usize>(blocks + (<usize>(i >> BLOCK_BITS) << 2)) + (<usize>(i & (BLOCK_KEYS - 1)) * KEY);
+}
+
+// The end of the pass walks the keys in arrival order block by block (a pointer step per key, not keyAt's
+// directory load and multiply).
+
+/** Key blocks holding `n` keys. */
+// @ts-ignore: decorator
+@inline function blocksOf(n: u32): u32 {
+  return <u32>((<u64>n + BLOCK_KEYS - 1) >> BLOCK_BITS);
+}
+
+/** Address of key block `b`'s first key. */
+// @ts-ignore: decorator
+@inline function blockKeys(b: u32): usize {
+  return load<usize>(blocks + (<usize>b << 2));
+}
+
+/** Keys in block `b` of `n` keys. */
+// @ts-ignore: decorator
+@inline function blockLen(b: u32, n: u32): u32 {
+  const left = n - (b << BLOCK_BITS);
+  return left < BLOCK_KEYS ? left : BLOCK_KEYS;
 }
 
 /** Appends the key of the next event (see {@link KEY}); the caller stops at 2^32 - 1 events. */
@@ -223,11 +247,16 @@ export function groupByRow(order: usize, nRows: u32, rowFirst: usize, rowCounts:
   idx = heap.alloc(<usize>(n > 0 ? n : <u32>1) << 2);
   const fill = heap.alloc(<usize>(nRows + 1) << 2);
   memory.copy(fill, rowFirst, <usize>nRows << 2);
-  for (let i: u32 = 0; i < n; i++) {
-    const row = load<u32>(keyAt(i), 16) & K_ROW;
-    const a = at(fill, row);
-    put(idx, a, i);
-    put(fill, row, a + 1);
+  for (let b: u32 = 0; b < blocksOf(n); b++) {
+    const keys = blockKeys(b);
+    const i0 = b << BLOCK_BITS;
+    const c = blockLen(b, n);
+    for (let j: u32 = 0; j < c; j++) {
+      const row = load<u32>(keys + <usize>j * KEY, 16) & K_ROW;
+      const a = at(fill, row);
+      put(idx, a, i0 + j);
+      put(fill, row, a + 1);
+    }
   }
   tmp = heap.alloc(<usize>maxRow << 2);
   laneOf = heap.alloc(<usize>maxRow);
@@ -335,9 +364,44 @@ export function noteOutputIndex(): void {
   for (let pos: u32 = 0; pos < n; pos++) store<u32>(keyAt(at(idx, pos)), pos, 8);
 }
 
+
+// Correlation ids of the events come roughly in order, so nearly every lookup lands on the page of the one before:
+// the walks keep that page's address (valid while the table's eviction epoch is unchanged, util/paged.ts) and ask
+// pagedSlot only for another page (pagedSlot cost ≈ 48 instructions a call, twice per event).
+const CORR_BITS: u32 = 13;
+const CORR_MASK: u32 = (1 << CORR_BITS) - 1;
+let cachePage: u32 = NONE;
+let cacheBase: usize = 0;
+let cacheEpoch: u32 = 0;
+
+/**
+ * Slot of correlation `c` in the partner table (created when `create`), or 0; through the last-page cache, which
+ * must be reset ({@link corrCacheReset}) between walks of different `create`: a page cached from a lookup was not
+ * marked written.
+ */
 // @ts-ignore: decorator
-@inline function outputIndex(a: u32): u32 {
-  return load<u32>(keyAt(a), 8);
+@inline function corrSlot(c: u32, create: bool): usize {
+  const pg = c >> CORR_BITS;
+  if (pg == cachePage && pagedEpoch(corr) == cacheEpoch) return cacheBase + (<usize>(c & CORR_MASK) << 3);
+  return corrSlotMiss(c, create);
+}
+
+/** {@link corrSlot} past the cache: pagedSlot, and the page cached when it exists. */
+function corrSlotMiss(c: u32, create: bool): usize {
+  const slot = pagedSlot(corr, c, create);
+  if (slot != 0) {
+    cachePage = c >> CORR_BITS;
+    cacheBase = slot - (<usize>(c & CORR_MASK) << 3);
+    cacheEpoch = pagedEpoch(corr);
+  }
+  return slot;
+}
+
+/** Empties the last-page cache (see {@link corrSlot}). */
+function corrCacheReset(): void {
+  cachePage = NONE;
+  cacheBase = 0;
+  cacheEpoch = 0;
 }
 
 /**
@@ -352,27 +416,33 @@ export function resolvePartners(): void {
   const budget = pagedBudget();
   const want = <u64>n << 3;
   if (want > <u64>budget) setPagedBudget(want < 0x40000000 ? <u32>want : 0x40000000);
-  corr = pagedNew(3, 13, 4096);
-  for (let a: u32 = 0; a < n; a++) {
-    const k = keyAt(a);
-    const bits = load<u32>(k, 16);
-    if ((bits & (K_FLOW_START | K_FLOW_END)) == 0) continue;
-    const slot = pagedSlot(corr, load<u32>(k, 20), true);
-    if (slot == 0) continue;
-    const pos = load<u32>(k, 8);
-    if ((bits & K_FLOW_START) != 0) {
-      const cur = load<u32>(slot);
-      if (cur == 0 || pos + 1 < cur) store<u32>(slot, pos + 1);
-    } else {
-      const cur = load<u32>(slot, 4);
-      if (cur == 0) store<u32>(slot, pos + 1, 4);
-      else {
-        const s = load<f64>(k);
-        const cs = load<f64>(keyAt(at(idx, cur - 1)));
-        if (s < cs || (s == cs && pos + 1 < cur)) store<u32>(slot, pos + 1, 4);
+  corr = pagedNew(3, CORR_BITS, 4096);
+  corrCacheReset();
+  for (let b: u32 = 0; b < blocksOf(n); b++) {
+    const keys = blockKeys(b);
+    const c = blockLen(b, n);
+    for (let j: u32 = 0; j < c; j++) {
+      const k = keys + <usize>j * KEY;
+      const bits = load<u32>(k, 16);
+      if ((bits & (K_FLOW_START | K_FLOW_END)) == 0) continue;
+      const slot = corrSlot(load<u32>(k, 20), true);
+      if (slot == 0) continue;
+      const pos = load<u32>(k, 8);
+      if ((bits & K_FLOW_START) != 0) {
+        const cur = load<u32>(slot);
+        if (cur == 0 || pos + 1 < cur) store<u32>(slot, pos + 1);
+      } else {
+        const cur = load<u32>(slot, 4);
+        if (cur == 0) store<u32>(slot, pos + 1, 4);
+        else {
+          const s = load<f64>(k);
+          const cs = load<f64>(keyAt(at(idx, cur - 1)));
+          if (s < cs || (s == cs && pos + 1 < cur)) store<u32>(slot, pos + 1, 4);
+        }
       }
     }
   }
+  corrCacheReset();
   setPagedBudget(budget); // the table took its frames at its first page
 }
 
@@ -383,28 +453,45 @@ export function resolvePartners(): void {
  */
 export function writePartners(): void {
   const n = keyCount;
-  for (let a: u32 = 0; a < n; a++) {
-    const k = keyAt(a);
-    const bits = load<u32>(k, 16);
-    let p: u32 = NONE;
-    if ((bits & (K_FLOW_START | K_FLOW_END)) != 0) {
-      const slot = pagedSlot(corr, load<u32>(k, 20), false);
-      if (slot != 0) {
-        const v = (bits & K_FLOW_START) != 0 ? load<u32>(slot, 4) : load<u32>(slot);
-        if (v != 0) p = v - 1;
+  for (let b: u32 = 0; b < blocksOf(n); b++) {
+    const keys = blockKeys(b);
+    const c = blockLen(b, n);
+    for (let j: u32 = 0; j < c; j++) {
+      const k = keys + <usize>j * KEY;
+      const bits = load<u32>(k, 16);
+      let p: u32 = NONE;
+      if ((bits & (K_FLOW_START | K_FLOW_END)) != 0) {
+        const slot = corrSlot(load<u32>(k, 20), false);
+        if (slot != 0) {
+          const v = (bits & K_FLOW_START) != 0 ? load<u32>(slot, 4) : load<u32>(slot);
+          if (v != 0) p = v - 1;
+        }
       }
+      put(idx, load<u32>(k, 8), p);
     }
-    put(idx, load<u32>(k, 8), p);
   }
+  corrCacheReset();
   O.raw(idx, <usize>n << 2);
 }
 
 /** Writes a u32 per event in arrival order: its output index (noted by {@link noteOutputIndex}). */
 export function writeInverse(): void {
   const n = keyCount;
-  for (let a: u32 = 0; a < n; a++) {
-    O.need(4);
-    store<u32>(O.pos, outputIndex(a));
-    O.pos += 4;
+  // Straight into the output window, a key block at a time (at most 256 KiB: well under the window).
+  for (let b: u32 = 0; b < blocksOf(n); b++) {
+    const keys = blockKeys(b);
+    const c = blockLen(b, n);
+    let done: u32 = 0;
+    while (done < c) {
+      const m = c - done < INV_CHUNK ? c - done : INV_CHUNK;
+      O.need(<usize>m << 2);
+      let q = O.pos;
+      for (let j = done; j < done + m; j++) {
+        store<u32>(q, load<u32>(keys + <usize>j * KEY, 8));
+        q += 4;
+      }
+      O.pos = q;
+      done += m;
+    }
   }
 }
