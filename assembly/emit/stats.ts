@@ -30,6 +30,7 @@ import * as S from "../model/session";
 import { Recent, recentNew, recentGet, recentPut } from "../util/recent";
 import * as O from "./out";
 import { Table, tableNew, tableUpsert, inserted } from "../util/hash_table";
+import { regrowZeroed } from "../util/regrow";
 
 const MAGIC: u32 = 0x54535452; // "RTST"
 const VERSION: u32 = 1;
@@ -37,6 +38,7 @@ const HEADER: usize = 64;
 const DEV_OUT: usize = 96;
 const COPY_OUT: usize = 40;
 const NAME_OUT: usize = 48;
+const NONE: u32 = 0xffffffff;
 
 /**
  * Device entry (in linear memory, 128 B): the 96 output bytes, then the interval list {ptr u32 @96, count u32 @100,
@@ -63,6 +65,10 @@ let nameCount: u32 = 0;
 let lastNameKey: u64 = 0xffffffffffffffff;
 let lastName: usize = 0;
 let recentNames: Recent = 0; // (kind << 32 | name pointer) → entry
+// Timeline name id → entry (u32 each, 0: none; see statsEventNamed): the timeline pass has each event's name id
+// already, and a direct index is cheaper than the name caches.
+let byId: usize = 0;
+let byIdCap: u32 = 0;
 let copyTable: usize = 0;
 let spanStart: u64 = 0;
 let spanEnd: u64 = 0;
@@ -89,6 +95,8 @@ export function statsBegin(): void {
   lastNameKey = 0xffffffffffffffff;
   lastName = 0;
   recentNames = recentNew(8);
+  byId = 0;
+  byIdCap = 0;
   const copyBytes = <usize>COPY_KINDS * 2 * 32;
   copyTable = heap.alloc(copyBytes);
   memory.fill(copyTable, 0, copyBytes);
@@ -99,9 +107,15 @@ export function statsBegin(): void {
   intervals = 0;
 }
 
-function device(id: u32): usize {
+/** Entry of device `id` (created when new); the last device's test inline. */
+// @ts-ignore: decorator
+@inline function device(id: u32): usize {
   // lastDev 0: nothing cached yet (the id 0xFFFFFFFF is a valid, if crafted, device id).
-  if (id == lastDevId && lastDev != 0) return lastDev;
+  return id == lastDevId && lastDev != 0 ? lastDev : deviceSlow(id);
+}
+
+/** {@link device} past the last device: the device table, a new entry when the id is new. */
+function deviceSlow(id: u32): usize {
   const slot = tableUpsert(devTable, id);
   let d = <usize>load<u64>(slot);
   if (inserted) {
@@ -122,31 +136,37 @@ function device(id: u32): usize {
   return d;
 }
 
-/** Appends (s, e) to device d's interval list (doubling its array). */
-function pushInterval(d: usize, s: u64, e: u64): void {
-  let p = <usize>load<u32>(d, 96);
+/** Appends (s, e) to device d's interval list (doubling its array when full: {@link intervalsGrow}). */
+// @ts-ignore: decorator
+@inline function pushInterval(d: usize, s: u64, e: u64): void {
   const n = load<u32>(d, 100);
-  let cap = load<u32>(d, 104);
-  if (n == cap) {
-    const ncap: u32 = cap == 0 ? 1024 : cap << 1;
-    const np = heap.alloc(<usize>ncap << 4);
-    if (n != 0) {
-      memory.copy(np, p, <usize>n << 4);
-      heap.free(p);
-    }
-    p = np;
-    cap = ncap;
-    store<u32>(d, <u32>p, 96);
-    store<u32>(d, cap, 104);
-  }
+  // Kernels of the bench mix never touch: every one appends, so the room test stays inline.
+  const p = n == load<u32>(d, 104) ? intervalsGrow(d) : <usize>load<u32>(d, 96);
   const q = p + (<usize>n << 4);
   store<u64>(q, s);
   store<u64>(q, e, 8);
   store<u32>(d, n + 1, 100);
 }
 
+/** Doubles device d's full interval array; returns its new address. */
+function intervalsGrow(d: usize): usize {
+  const p = <usize>load<u32>(d, 96);
+  const n = load<u32>(d, 100);
+  const cap = load<u32>(d, 104);
+  const ncap: u32 = cap == 0 ? 1024 : cap << 1;
+  const np = heap.alloc(<usize>ncap << 4);
+  if (n != 0) {
+    memory.copy(np, p, <usize>n << 4);
+    heap.free(p);
+  }
+  store<u32>(d, <u32>np, 96);
+  store<u32>(d, ncap, 104);
+  return np;
+}
+
 /** Device work [s, e) on d: merged into the open interval when they overlap or touch, else the open one is kept. */
-function busy(d: usize, s: u64, e: u64): void {
+// @ts-ignore: decorator
+@inline function busy(d: usize, s: u64, e: u64): void {
   if (load<u32>(d, 108) == 0) {
     store<u32>(d, 1, 108);
     store<u64>(d, s, 112);
@@ -211,21 +231,48 @@ function nameSlow(kind: u32, p: usize, n: u32, key: u64): usize {
   return e;
 }
 
-function named(kind: u32, e: Ev, dur: u64): void {
-  const n = nameEntry(kind, e.namePtr, e.nameLen);
-  add(n, 16, 1);
-  add(n, 24, dur);
-  if (dur < load<u64>(n, 32)) store<u64>(n, dur, 32);
-  if (dur > load<u64>(n, 40)) store<u64>(n, dur, 40);
+/**
+ * Entry of (kind, name) for an event whose timeline name id is `id` (NONE: none that names its text alone): the
+ * entry cached for `id` when it has this kind, else {@link nameEntry} (cached for `id` when the id had none).
+ * The entries stay those of (kind, name pointer); an id's text is that of the first pointer it was cached from, so
+ * events of other pointers with the same text add to the entry foldNames would fold theirs into anyway (the first
+ * of that kind and text), and the result is the same.
+ */
+// @ts-ignore: decorator
+@inline function entryOf(kind: u32, e: Ev, id: u32): usize {
+  if (id < byIdCap) {
+    const n = <usize>load<u32>(byId + (<usize>id << 2));
+    if (n != 0 && load<u32>(n) == kind) return n;
+  }
+  return entryMiss(kind, e, id);
 }
 
-/** Aggregates one event. */
-export function statsEvent(e: Ev): void {
+/** {@link entryOf} past the id index. */
+function entryMiss(kind: u32, e: Ev, id: u32): usize {
+  const n = nameEntry(kind, e.namePtr, e.nameLen);
+  if (id == NONE) return n;
+  if (id >= byIdCap) {
+    let cap = byIdCap == 0 ? <u32>1024 : byIdCap;
+    while (cap <= id) cap <<= 1;
+    byId = regrowZeroed(byId, <usize>byIdCap << 2, <usize>cap << 2);
+    byIdCap = cap;
+  }
+  const at = byId + (<usize>id << 2);
+  if (load<u32>(at) == 0) store<u32>(at, <u32>n);
+  return n;
+}
+
+/**
+ * Aggregates one event (see {@link statsEventNamed} for `id`); returns whether it counted (the statistics leave
+ * out derived GPU ranges, counters and incomplete events).
+ */
+// @ts-ignore: decorator
+@inline function aggregate(e: Ev, id: u32): bool {
   const kind = e.kind;
-  if (kind == EvKind.GPU_RANGE) return; // a projection of host ranges, not work of its own
-  if (kind == EvKind.COUNTER) return; // a sampled value, not work
+  if (kind == EvKind.GPU_RANGE) return false; // a projection of host ranges, not work of its own
+  if (kind == EvKind.COUNTER) return false; // a sampled value, not work
   // No end in the vendor record (model/timing.ts): no duration to add, and a 0 would only distort the minimum.
-  if ((e.flags & EvFlag.INCOMPLETE) != 0) return;
+  if ((e.flags & EvFlag.INCOMPLETE) != 0) return false;
   S.addEvent();
   events++;
   const s = e.start;
@@ -257,7 +304,26 @@ export function statsEvent(e: Ev): void {
       if (dur > load<u64>(c, 24)) store<u64>(c, dur, 24);
     }
   }
-  named(kind, e, dur);
+  const n = id == NONE ? nameEntry(kind, e.namePtr, e.nameLen) : entryOf(kind, e, id);
+  add(n, 16, 1);
+  add(n, 24, dur);
+  if (dur < load<u64>(n, 32)) store<u64>(n, dur, 32);
+  if (dur > load<u64>(n, 40)) store<u64>(n, dur, 40);
+  return true;
+}
+
+/** Aggregates one event. */
+export function statsEvent(e: Ev): void {
+  aggregate(e, NONE);
+}
+
+/**
+ * {@link statsEvent} from the timeline pass, which knows the event's name id in its name table (emit/timeline_names.ts):
+ * `id` names the event's text alone (a kept name, EvFlag.NAME_KEPT, and not the shared overflow name), else
+ * NONE. Returns whether the event counted.
+ */
+export function statsEventNamed(e: Ev, id: u32): bool {
+  return aggregate(e, id);
 }
 
 // ---- End of pass ---------------------------------------------------------------------------------------------------

@@ -35,9 +35,9 @@
 import { Ev, EvKind, EvFlag } from "../model/event";
 import * as S from "../model/session";
 import * as O from "./out";
-import { statsBegin, statsEvent, statsEnd } from "./stats";
+import { statsBegin, statsEventNamed, statsEnd } from "./stats";
 import { activeBlocks, occPlausible } from "./xspace";
-import { internName, internNameInline, namesReset, nameCount, namesPadded, namesCapped, writeNames } from "./timeline_names";
+import { internName, internNameInline, nameShared, namesReset, nameCount, namesPadded, namesCapped, writeNames } from "./timeline_names";
 import { RowClass, rowsReset, rowOf, rowKeys, rowCount, rowsCapped, sortRows } from "./timeline_rows";
 import {
   K_FLOW_END, K_FLOW_START, MAX_LANES, keyCount, keyPush, keysReset, groupByRow, orderRow, lanes, laneCount,
@@ -251,12 +251,13 @@ export function timelineEvent(e: Ev): void {
     default:
       return;
   }
-  // The stats emitter counts the events it aggregates; count the others (derived GPU ranges) here.
-  const counted = S.eventsEmitted;
-  statsEvent(e);
-  if (S.eventsEmitted == counted) S.addEvent();
   if (e.end > lastTs) lastTs = e.end;
   const row = rowOf(cls, a, b);
+  const kept = (e.flags & EvFlag.NAME_KEPT) != 0;
+  const name = internNameInline(e.namePtr, e.nameLen, kept);
+  // The stats key a kept name by its id (the id of a kept name stands for its text); they count the events they
+  // aggregate: count the others (derived GPU ranges) here.
+  if (!statsEventNamed(e, kept && !nameShared(name) ? name : NONE)) S.addEvent();
   if (blockHead == 0 || blockRecs == STAGE) {
     closeBlock();
     openBlock();
@@ -269,7 +270,7 @@ export function timelineEvent(e: Ev): void {
   store<f64>(r, start);
   store<f64>(r, dur, 8);
   store<u32>(r, row, 16);
-  store<u32>(r, internNameInline(e.namePtr, e.nameLen, (e.flags & EvFlag.NAME_KEPT) != 0), 20);
+  store<u32>(r, name, 20);
   let f = tfOf(e.flags);
   store<u8>(r, <u8>e.kind, 24);
   store<u16>(r, 0, 26);

@@ -109,6 +109,12 @@ export function internName(p: usize, n: u32, kept: bool = false): u32 {
   return internMiss(p, n, pk);
 }
 
+/** Whether name id `id` stands for more than one text (the shared overflow name past {@link MAX_NAMES}). */
+// @ts-ignore: decorator
+@inline export function nameShared(id: u32): bool {
+  return id == overflowName;
+}
+
 /** {@link internName} past the recent-names cache: {@link internSlow}, then cached. */
 function internMiss(p: usize, n: u32, pk: u64): u32 {
   const found = internSlow(p, n, pk);
