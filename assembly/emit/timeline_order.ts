@@ -112,16 +112,23 @@ function sortIndices(a: usize, tmp: usize, n: u32): void {
   if (n < 2) return;
   let m: u32 = 1;
   let r: u32 = 0;
-  let last = at(a, 0);
+  // The last in-order event's start and duration stay in locals: one key read per event (before(v, last)).
+  const k0 = keyAt(at(a, 0));
+  let lastS = load<f64>(k0);
+  let lastD = load<f64>(k0, 8);
   for (let i: u32 = 1; i < n; i++) {
     const v = at(a, i);
-    if (before(v, last)) {
+    const kv = keyAt(v);
+    const sv = load<f64>(kv);
+    const dv = load<f64>(kv, 8);
+    if (sv < lastS || (sv == lastS && dv > lastD)) {
       put(tmp, r, v);
       r++;
     } else {
       put(a, m, v);
       m++;
-      last = v;
+      lastS = sv;
+      lastD = dv;
     }
   }
   if (r == 0) return;
@@ -280,34 +287,45 @@ export function orderRow(k: u32, first: u32, cnt: u32): u32 {
   const seg = idx + (<usize>first << 2);
   sortIndices(seg, tmp, cnt);
   let used: u32 = 0;
-  memory.fill(laneCnt, 0, <usize>MAX_LANES << 2);
+  // The module's pointers and bounds in locals for the loop (a global is a memory load and store per use in V8).
+  const lEnd = laneEnd;
+  const lMax = laneMax;
+  const lCnt = laneCnt;
+  const lOf = laneOf;
+  const dir = blocks;
+  let lo = minStart;
+  let hi = maxEnd;
+  memory.fill(lCnt, 0, <usize>MAX_LANES << 2);
   memory.fill(laneOvl, 0, <usize>MAX_LANES << 2);
   for (let i: u32 = 0; i < cnt; i++) {
-    const r = keyAt(at(seg, i));
+    const v = at(seg, i);
+    const r = load<usize>(dir + (<usize>(v >> BLOCK_BITS) << 2)) + (<usize>(v & (BLOCK_KEYS - 1)) * KEY);
     const s = load<f64>(r);
     const d = load<f64>(r, 8);
     const e = s + d;
-    if (s < minStart) minStart = s;
-    if (e > maxEnd) maxEnd = e;
+    if (s < lo) lo = s;
+    if (e > hi) hi = e;
     let lane: u32 = 0;
-    while (lane < used && load<f64>(laneEnd + (<usize>lane << 3)) > s) lane++;
+    while (lane < used && load<f64>(lEnd + (<usize>lane << 3)) > s) lane++;
     if (lane == used) {
       if (used < MAX_LANES) {
         used++;
-        store<f64>(laneMax + (<usize>lane << 3), 0);
-        store<f64>(laneEnd + (<usize>lane << 3), 0);
+        store<f64>(lMax + (<usize>lane << 3), 0);
+        store<f64>(lEnd + (<usize>lane << 3), 0);
       } else {
         lane = MAX_LANES - 1;
         put(laneOvl, lane, 1);
       }
     }
-    const le = laneEnd + (<usize>lane << 3);
+    const le = lEnd + (<usize>lane << 3);
     if (e > load<f64>(le)) store<f64>(le, e);
-    const lm = laneMax + (<usize>lane << 3);
+    const lm = lMax + (<usize>lane << 3);
     if (d > load<f64>(lm)) store<f64>(lm, d);
-    store<u8>(laneOf + <usize>i, <u8>lane);
-    put(laneCnt, lane, at(laneCnt, lane) + 1);
+    store<u8>(lOf + <usize>i, <u8>lane);
+    put(lCnt, lane, at(lCnt, lane) + 1);
   }
+  minStart = lo;
+  maxEnd = hi;
   // Stable regroup by lane (counting sort through tmp).
   if (used > 1) {
     let off: u32 = 0;
