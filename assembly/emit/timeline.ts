@@ -374,16 +374,22 @@ const occCache = memory.data(<i32>(OCC_CACHE * 24), 16);
 
 /**
  * Theoretical occupancy of kernel `e` in units of 0.01 % (active warps per SM over the maximum, as XProf's
- * theoretical_occupancy_pct), or {@link OCC_NONE} when its device table cannot tell.
+ * theoretical_occupancy_pct), or {@link OCC_NONE} when its device table cannot tell. The cache's hit path is inlined
+ * into timelineEvent.
  */
-function kernelOccupancy(e: Ev): u32 {
+// @ts-ignore: decorator
+@inline function kernelOccupancy(e: Ev): u32 {
   const block = <u64>e.blockX * <u64>e.blockY * <u64>e.blockZ;
   const h = (e.device * 0x9e3779b1) ^ (e.registersPerThread * 0x85ebca6b) ^ (e.staticSharedMemory * 0xc2b2ae35) ^
     (e.dynamicSharedMemory * 0x27d4eb2f) ^ (<u32>block * 0x165667b1);
   const c = occCache + <usize>(h >> 26) * 24;
-  if (load<u32>(c, 20) != 0 && load<u32>(c) == e.device && load<u32>(c, 4) == e.registersPerThread &&
+  return load<u32>(c, 20) != 0 && load<u32>(c) == e.device && load<u32>(c, 4) == e.registersPerThread &&
     load<u32>(c, 8) == e.staticSharedMemory && load<u32>(c, 12) == e.dynamicSharedMemory &&
-    <u64>load<u32>(c, 16) == block) return load<u32>(c, 20) - 1;
+    <u64>load<u32>(c, 16) == block ? load<u32>(c, 20) - 1 : occupancyMiss(e, block, c);
+}
+
+/** {@link kernelOccupancy} past its cache: computed and cached in entry `c`. */
+function occupancyMiss(e: Ev, block: u64, c: usize): u32 {
   const r = occupancyOf(e, block);
   store<u32>(c, e.device);
   store<u32>(c, e.registersPerThread, 4);

@@ -36,11 +36,24 @@ let blocks: usize = 0; // MAX_BLOCKS block pointers
 /** Keys so far (= events). */
 export let keyCount: u32 = 0;
 
+let keyNext: usize = 0; // address of the next key
+let keyLeft: u32 = 0; // keys left in its block
+
 /** Forgets every key (start of a timeline pass). */
 export function keysReset(): void {
   blocks = heap.alloc(<usize>MAX_BLOCKS << 2);
   memory.fill(blocks, 0, <usize>MAX_BLOCKS << 2);
   keyCount = 0;
+  keyNext = 0;
+  keyLeft = 0;
+}
+
+/** Makes the block of key {@link keyCount} (allocated when new) the one {@link keyPush} fills. */
+function keyBlockOpen(): void {
+  const blk = blocks + (<usize>(keyCount >> BLOCK_BITS) << 2);
+  if (load<usize>(blk) == 0) store<usize>(blk, heap.alloc(<usize>BLOCK_KEYS * KEY));
+  keyNext = load<usize>(blk) + (<usize>(keyCount & (BLOCK_KEYS - 1)) * KEY);
+  keyLeft = BLOCK_KEYS - (keyCount & (BLOCK_KEYS - 1));
 }
 
 // @ts-ignore: decorator
@@ -72,9 +85,11 @@ export function keysReset(): void {
 
 /** Appends the key of the next event (see {@link KEY}); the caller stops at 2^32 - 1 events. */
 export function keyPush(start: f64, dur: f64, rowBits: u32, corr: u32): void {
-  const blk = blocks + (<usize>(keyCount >> BLOCK_BITS) << 2);
-  if (load<usize>(blk) == 0) store<usize>(blk, heap.alloc(<usize>BLOCK_KEYS * KEY));
-  const k = keyAt(keyCount);
+  // The next key's address is kept (a pointer step per event; a new block every BLOCK_KEYS keys).
+  if (keyLeft == 0) keyBlockOpen();
+  const k = keyNext;
+  keyNext = k + KEY;
+  keyLeft--;
   keyCount++;
   store<f64>(k, start);
   store<f64>(k, dur, 8);
