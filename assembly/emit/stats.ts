@@ -41,10 +41,18 @@ const NAME_OUT: usize = 48;
 const NONE: u32 = 0xffffffff;
 
 /**
- * Device entry (in linear memory, 128 B): the 96 output bytes, then the interval list {ptr u32 @96, count u32 @100,
- * cap u32 @104, open u32 @108}, the open interval start u64 @112 and end u64 @120.
+ * Device entry (in linear memory, 136 B): the 96 output bytes, then the interval list {chunk list u32 @96, count u32
+ * @100, chunk list capacity u32 @104, open u32 @108}, the open interval start u64 @112 and end u64 @120, the last
+ * chunk u32 @128.
+ *
+ * The intervals go to chunks of {@link CHUNK} (16 B each) listed in the chunk list (a u32 address per chunk),
+ * not one array doubled when full: the stub runtime frees nothing, so each doubling left the old copy behind (with
+ * millions of intervals, as many bytes again as the list), and the pages the copies touched stayed resident in a
+ * browser. Only a list found out of start order at the end is copied into one array to be sorted.
  */
-const DEV_ENTRY: usize = 128;
+const DEV_ENTRY: usize = 136;
+const CHUNK_BITS: u32 = 10;
+const CHUNK: u32 = 1 << CHUNK_BITS;
 const MAX_DEVICES: u32 = 1024;
 
 /** Name entry (48 B): u32 kind, u32 name ptr, u32 name len, u32 0, u64 count, u64 total, u64 min, u64 max. */
@@ -136,32 +144,30 @@ function deviceSlow(id: u32): usize {
   return d;
 }
 
-/** Appends (s, e) to device d's interval list (doubling its array when full: {@link intervalsGrow}). */
+/** Appends (s, e) to device d's interval list (a new chunk every {@link CHUNK}: {@link chunkOpen}). */
 // @ts-ignore: decorator
 @inline function pushInterval(d: usize, s: u64, e: u64): void {
   const n = load<u32>(d, 100);
-  // Kernels of the bench mix never touch: every one appends, so the room test stays inline.
-  const p = n == load<u32>(d, 104) ? intervalsGrow(d) : <usize>load<u32>(d, 96);
-  const q = p + (<usize>n << 4);
+  const i = n & (CHUNK - 1);
+  const q = (i == 0 ? chunkOpen(d) : <usize>load<u32>(d, 128)) + (<usize>i << 4);
   store<u64>(q, s);
   store<u64>(q, e, 8);
   store<u32>(d, n + 1, 100);
 }
 
-/** Doubles device d's full interval array; returns its new address. */
-function intervalsGrow(d: usize): usize {
-  const p = <usize>load<u32>(d, 96);
-  const n = load<u32>(d, 100);
+/** Allocates device d's next interval chunk and lists it (doubling the chunk list when full); returns it. */
+function chunkOpen(d: usize): usize {
+  const chunks = load<u32>(d, 100) >> CHUNK_BITS;
   const cap = load<u32>(d, 104);
-  const ncap: u32 = cap == 0 ? 1024 : cap << 1;
-  const np = heap.alloc(<usize>ncap << 4);
-  if (n != 0) {
-    memory.copy(np, p, <usize>n << 4);
-    heap.free(p);
+  if (chunks == cap) {
+    const ncap: u32 = cap == 0 ? 16 : cap << 1;
+    store<u32>(d, <u32>regrowZeroed(<usize>load<u32>(d, 96), <usize>cap << 2, <usize>ncap << 2), 96);
+    store<u32>(d, ncap, 104);
   }
-  store<u32>(d, <u32>np, 96);
-  store<u32>(d, ncap, 104);
-  return np;
+  const c = heap.alloc(<usize>CHUNK << 4);
+  store<u32>(<usize>load<u32>(d, 96) + (<usize>chunks << 2), <u32>c);
+  store<u32>(d, <u32>c, 128);
+  return c;
 }
 
 /** Device work [s, e) on d: merged into the open interval when they overlap or touch, else the open one is kept. */
@@ -328,17 +334,6 @@ export function statsEventNamed(e: Ev, id: u32): bool {
 
 // ---- End of pass ---------------------------------------------------------------------------------------------------
 
-/** Whether the n (start, end) u64 pairs at a are in start order. */
-function pairsSorted(a: usize, n: usize): bool {
-  let prev = load<u64>(a);
-  for (let i: usize = 1; i < n; i++) {
-    const s = load<u64>(a + (i << 4));
-    if (s < prev) return false;
-    prev = s;
-  }
-  return true;
-}
-
 /** Sorts n (start, end) u64 pairs at a by start (quicksort, median of three, insertion sort below 16). */
 function sortPairs(a: usize, n: usize): void {
   while (n > 16) {
@@ -396,37 +391,72 @@ function sortPairs(a: usize, n: usize): void {
   store<u64>(q, e, 8);
 }
 
-/** Busy time of device d: closes its open interval, sorts the list and sums the union. */
+/** Busy time of device d: closes its open interval, sorts the list when out of order and sums the union. */
 function unionOf(d: usize): u64 {
   if (load<u32>(d, 108) != 0) {
     pushInterval(d, load<u64>(d, 112), load<u64>(d, 120));
     store<u32>(d, 0, 108);
   }
-  const p = <usize>load<u32>(d, 96);
-  const n = <usize>load<u32>(d, 100);
+  let list = <usize>load<u32>(d, 96);
+  const n = load<u32>(d, 100);
   intervals += n;
   if (n == 0) return 0;
-  // Kernels and copies usually arrive in start order per device: one linear check instead of the quicksort.
-  if (!pairsSorted(p, n)) sortPairs(p, n);
-  // Clamp to the trace span: the union can never exceed it.
-  for (let i: usize = 0; i < n; i++) {
-    const q = p + (i << 4);
-    if (load<u64>(q) < spanStart) store<u64>(q, spanStart);
-    if (load<u64>(q, 8) > spanEnd) store<u64>(q, spanEnd, 8);
-    if (load<u64>(q, 8) < load<u64>(q)) store<u64>(q, load<u64>(q), 8);
+  let per: u32 = CHUNK; // intervals per listed chunk
+  // Kernels and copies usually arrive in start order per device: one linear check instead of a copy and a quicksort.
+  let sorted = true;
+  let prev: u64 = 0;
+  for (let c: u32 = 0; c << CHUNK_BITS < n && sorted; c++) {
+    const q = <usize>load<u32>(list + (<usize>c << 2));
+    const left = n - (c << CHUNK_BITS);
+    const m = left < CHUNK ? left : CHUNK;
+    for (let j: u32 = 0; j < m; j++) {
+      const s = load<u64>(q + (<usize>j << 4));
+      if (s < prev) {
+        sorted = false;
+        break;
+      }
+      prev = s;
+    }
   }
+  if (!sorted) {
+    const p = heap.alloc(<usize>n << 4);
+    for (let c: u32 = 0; c << CHUNK_BITS < n; c++) {
+      const left = n - (c << CHUNK_BITS);
+      memory.copy(p + (<usize>c << (CHUNK_BITS + 4)), <usize>load<u32>(list + (<usize>c << 2)),
+        <usize>(left < CHUNK ? left : CHUNK) << 4);
+    }
+    sortPairs(p, <usize>n);
+    list = heap.alloc(4); // one "chunk" of all n
+    store<u32>(list, <u32>p);
+    per = n;
+  }
+  // Clamped to the trace span (the union can never exceed it; clamping keeps the start order), then the union.
   let total: u64 = 0;
-  let cs = load<u64>(p);
-  let ce = load<u64>(p, 8);
-  for (let i: usize = 1; i < n; i++) {
-    const s = load<u64>(p + (i << 4));
-    const e = load<u64>(p + (i << 4), 8);
-    if (s <= ce) {
-      if (e > ce) ce = e;
-    } else {
-      total += ce - cs;
-      cs = s;
-      ce = e;
+  let cs: u64 = 0;
+  let ce: u64 = 0;
+  const lo = spanStart;
+  const hi = spanEnd;
+  let i: u32 = 0;
+  for (let c: usize = 0; i < n; c++) {
+    const base = <usize>load<u32>(list + (c << 2));
+    const m = n - i < per ? n - i : per;
+    for (let j: u32 = 0; j < m; j++, i++) {
+      const q = base + (<usize>j << 4);
+      let s = load<u64>(q);
+      let e = load<u64>(q, 8);
+      if (s < lo) s = lo;
+      if (e > hi) e = hi;
+      if (e < s) e = s;
+      if (i == 0) {
+        cs = s;
+        ce = e;
+      } else if (s <= ce) {
+        if (e > ce) ce = e;
+      } else {
+        total += ce - cs;
+        cs = s;
+        ce = e;
+      }
     }
   }
   return total + (ce - cs);
