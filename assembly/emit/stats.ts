@@ -328,7 +328,8 @@ export function statsEvent(e: Ev): void {
  * `id` names the event's text alone (a kept name, EvFlag.NAME_KEPT, and not the shared overflow name), else
  * NONE. Returns whether the event counted.
  */
-export function statsEventNamed(e: Ev, id: u32): bool {
+// @ts-ignore: decorator
+@inline export function statsEventNamed(e: Ev, id: u32): bool {
   return aggregate(e, id);
 }
 
