@@ -450,32 +450,7 @@ export function resolvePartners(): void {
   const want = <u64>n << 3;
   if (want > <u64>budget) setPagedBudget(want < 0x40000000 ? <u32>want : 0x40000000);
   corr = pagedNew(3, CORR_BITS, 4096);
-  corrCacheReset();
-  for (let b: u32 = 0; b < blocksOf(n); b++) {
-    const keys = blockKeys(b);
-    const c = blockLen(b, n);
-    for (let j: u32 = 0; j < c; j++) {
-      const k = keys + <usize>j * KEY;
-      const bits = load<u32>(k, 16);
-      if ((bits & (K_FLOW_START | K_FLOW_END)) == 0) continue;
-      const slot = corrSlot(load<u32>(k, 20), true);
-      if (slot == 0) continue;
-      const pos = load<u32>(k, 8);
-      if ((bits & K_FLOW_START) != 0) {
-        const cur = load<u32>(slot);
-        if (cur == 0 || pos + 1 < cur) store<u32>(slot, pos + 1);
-      } else {
-        const cur = load<u32>(slot, 4);
-        if (cur == 0) store<u32>(slot, pos + 1, 4);
-        else {
-          const s = load<f64>(k);
-          const cs = load<f64>(keyAt(at(idx, cur - 1)));
-          if (s < cs || (s == cs && pos + 1 < cur)) store<u32>(slot, pos + 1, 4);
-        }
-      }
-    }
-  }
-  corrCacheReset();
+  partnerWalk(false);
   setPagedBudget(budget); // the table took its frames at its first page
 }
 
@@ -485,26 +460,61 @@ export function resolvePartners(): void {
  * and placed by output index into {@link idx}, which is not needed any more.
  */
 export function writePartners(): void {
+  partnerWalk(true);
+  O.raw(idx, <usize>keyCount << 2);
+}
+
+/**
+ * The two walks of the partner table, in arrival order, each event with a flow bit through its correlation's slot:
+ * `write` false, {@link resolvePartners}' (slots created, each correlation's launch and earliest device work noted);
+ * true, {@link writePartners}' (each event's partner put at its output index in {@link idx}). Inlined: a copy per
+ * caller, `write` folded.
+ */
+// @ts-ignore: decorator
+@inline function partnerWalk(write: bool): void {
   const n = keyCount;
+  corrCacheReset();
   for (let b: u32 = 0; b < blocksOf(n); b++) {
     const keys = blockKeys(b);
     const c = blockLen(b, n);
     for (let j: u32 = 0; j < c; j++) {
       const k = keys + <usize>j * KEY;
       const bits = load<u32>(k, 16);
+      const pos = load<u32>(k, 8);
       let p: u32 = NONE;
       if ((bits & (K_FLOW_START | K_FLOW_END)) != 0) {
-        const slot = corrSlot(load<u32>(k, 20), false);
+        const slot = corrSlot(load<u32>(k, 20), !write);
         if (slot != 0) {
-          const v = (bits & K_FLOW_START) != 0 ? load<u32>(slot, 4) : load<u32>(slot);
-          if (v != 0) p = v - 1;
+          if (write) {
+            const v = (bits & K_FLOW_START) != 0 ? load<u32>(slot, 4) : load<u32>(slot);
+            if (v != 0) p = v - 1;
+          } else notePartner(slot, k, bits, pos);
         }
       }
-      put(idx, load<u32>(k, 8), p);
+      if (write) put(idx, pos, p);
     }
   }
   corrCacheReset();
-  O.raw(idx, <usize>n << 2);
+}
+
+/**
+ * Notes event key `k` (flow bits `bits`, output index `pos`) in its correlation's slot: the launch first in output
+ * order; the device work with the earliest start, first in output order among equal starts.
+ */
+// @ts-ignore: decorator
+@inline function notePartner(slot: usize, k: usize, bits: u32, pos: u32): void {
+  if ((bits & K_FLOW_START) != 0) {
+    const cur = load<u32>(slot);
+    if (cur == 0 || pos + 1 < cur) store<u32>(slot, pos + 1);
+  } else {
+    const cur = load<u32>(slot, 4);
+    if (cur == 0) store<u32>(slot, pos + 1, 4);
+    else {
+      const s = load<f64>(k);
+      const cs = load<f64>(keyAt(at(idx, cur - 1)));
+      if (s < cs || (s == cs && pos + 1 < cur)) store<u32>(slot, pos + 1, 4);
+    }
+  }
 }
 
 /** Writes a u32 per event in arrival order: its output index (noted by {@link noteOutputIndex}). */
