@@ -12,7 +12,8 @@
  *
  * Memory: the tables grow with distinct names and devices; busy time needs the device intervals, kept as 16-byte
  * (start, end) pairs after coalescing each one with the previous interval of its device when they overlap or touch
- * (back-to-back work on a busy device collapses to a few intervals), then sorted and swept at the end.
+ * (back-to-back work on a busy device collapses to a few intervals), in chunks of 16 KiB per device, then swept at
+ * the end (copied and sorted first only when they are out of start order).
  *
  * Result (little-endian, every section 8-byte aligned), written through the output window at the end of the pass:
  *   header 64 B: u32 magic "RTST", u32 version, u32 devices, u32 names, u32 copy rows, u32 nameBytes (padded),
