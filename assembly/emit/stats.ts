@@ -12,7 +12,8 @@
  *
  * Memory: the tables grow with distinct names and devices; busy time needs the device intervals, kept as 16-byte
  * (start, end) pairs after coalescing each one with the previous interval of its device when they overlap or touch
- * (back-to-back work on a busy device collapses to a few intervals), then sorted and swept at the end.
+ * (back-to-back work on a busy device collapses to a few intervals), in chunks of 16 KiB per device, then swept at
+ * the end (copied and sorted first only when they are out of start order).
  *
  * Result (little-endian, every section 8-byte aligned), written through the output window at the end of the pass:
  *   header 64 B: u32 magic "RTST", u32 version, u32 devices, u32 names, u32 copy rows, u32 nameBytes (padded),
@@ -30,6 +31,7 @@ import * as S from "../model/session";
 import { Recent, recentNew, recentGet, recentPut } from "../util/recent";
 import * as O from "./out";
 import { Table, tableNew, tableUpsert, inserted } from "../util/hash_table";
+import { regrowZeroed } from "../util/regrow";
 
 const MAGIC: u32 = 0x54535452; // "RTST"
 const VERSION: u32 = 1;
@@ -37,12 +39,21 @@ const HEADER: usize = 64;
 const DEV_OUT: usize = 96;
 const COPY_OUT: usize = 40;
 const NAME_OUT: usize = 48;
+const NONE: u32 = 0xffffffff;
 
 /**
- * Device entry (in linear memory, 128 B): the 96 output bytes, then the interval list {ptr u32 @96, count u32 @100,
- * cap u32 @104, open u32 @108}, the open interval start u64 @112 and end u64 @120.
+ * Device entry (in linear memory, 136 B): the 96 output bytes, then the interval list {chunk list u32 @96, count u32
+ * @100, chunk list capacity u32 @104, open u32 @108}, the open interval start u64 @112 and end u64 @120, the last
+ * chunk u32 @128.
+ *
+ * The intervals go to chunks of {@link CHUNK} (16 B each) listed in the chunk list (a u32 address per chunk),
+ * not one array doubled when full: the stub runtime frees nothing, so each doubling left the old copy behind (with
+ * millions of intervals, as many bytes again as the list), and the pages the copies touched stayed resident in a
+ * browser. Only a list found out of start order at the end is copied into one array to be sorted.
  */
-const DEV_ENTRY: usize = 128;
+const DEV_ENTRY: usize = 136;
+const CHUNK_BITS: u32 = 10;
+const CHUNK: u32 = 1 << CHUNK_BITS;
 const MAX_DEVICES: u32 = 1024;
 
 /** Name entry (48 B): u32 kind, u32 name ptr, u32 name len, u32 0, u64 count, u64 total, u64 min, u64 max. */
@@ -63,6 +74,10 @@ let nameCount: u32 = 0;
 let lastNameKey: u64 = 0xffffffffffffffff;
 let lastName: usize = 0;
 let recentNames: Recent = 0; // (kind << 32 | name pointer) → entry
+// Timeline name id → entry (u32 each, 0: none; see statsEventNamed): the timeline pass has each event's name id
+// already, and a direct index is cheaper than the name caches.
+let byId: usize = 0;
+let byIdCap: u32 = 0;
 let copyTable: usize = 0;
 let spanStart: u64 = 0;
 let spanEnd: u64 = 0;
@@ -89,6 +104,8 @@ export function statsBegin(): void {
   lastNameKey = 0xffffffffffffffff;
   lastName = 0;
   recentNames = recentNew(8);
+  byId = 0;
+  byIdCap = 0;
   const copyBytes = <usize>COPY_KINDS * 2 * 32;
   copyTable = heap.alloc(copyBytes);
   memory.fill(copyTable, 0, copyBytes);
@@ -99,9 +116,15 @@ export function statsBegin(): void {
   intervals = 0;
 }
 
-function device(id: u32): usize {
+/** Entry of device `id` (created when new); the last device's test inline. */
+// @ts-ignore: decorator
+@inline function device(id: u32): usize {
   // lastDev 0: nothing cached yet (the id 0xFFFFFFFF is a valid, if crafted, device id).
-  if (id == lastDevId && lastDev != 0) return lastDev;
+  return id == lastDevId && lastDev != 0 ? lastDev : deviceSlow(id);
+}
+
+/** {@link device} past the last device: the device table, a new entry when the id is new. */
+function deviceSlow(id: u32): usize {
   const slot = tableUpsert(devTable, id);
   let d = <usize>load<u64>(slot);
   if (inserted) {
@@ -122,31 +145,35 @@ function device(id: u32): usize {
   return d;
 }
 
-/** Appends (s, e) to device d's interval list (doubling its array). */
-function pushInterval(d: usize, s: u64, e: u64): void {
-  let p = <usize>load<u32>(d, 96);
+/** Appends (s, e) to device d's interval list (a new chunk every {@link CHUNK}: {@link chunkOpen}). */
+// @ts-ignore: decorator
+@inline function pushInterval(d: usize, s: u64, e: u64): void {
   const n = load<u32>(d, 100);
-  let cap = load<u32>(d, 104);
-  if (n == cap) {
-    const ncap: u32 = cap == 0 ? 1024 : cap << 1;
-    const np = heap.alloc(<usize>ncap << 4);
-    if (n != 0) {
-      memory.copy(np, p, <usize>n << 4);
-      heap.free(p);
-    }
-    p = np;
-    cap = ncap;
-    store<u32>(d, <u32>p, 96);
-    store<u32>(d, cap, 104);
-  }
-  const q = p + (<usize>n << 4);
+  const i = n & (CHUNK - 1);
+  const q = (i == 0 ? chunkOpen(d) : <usize>load<u32>(d, 128)) + (<usize>i << 4);
   store<u64>(q, s);
   store<u64>(q, e, 8);
   store<u32>(d, n + 1, 100);
 }
 
+/** Allocates device d's next interval chunk and lists it (doubling the chunk list when full); returns it. */
+function chunkOpen(d: usize): usize {
+  const chunks = load<u32>(d, 100) >> CHUNK_BITS;
+  const cap = load<u32>(d, 104);
+  if (chunks == cap) {
+    const ncap: u32 = cap == 0 ? 16 : cap << 1;
+    store<u32>(d, <u32>regrowZeroed(<usize>load<u32>(d, 96), <usize>cap << 2, <usize>ncap << 2), 96);
+    store<u32>(d, ncap, 104);
+  }
+  const c = heap.alloc(<usize>CHUNK << 4);
+  store<u32>(<usize>load<u32>(d, 96) + (<usize>chunks << 2), <u32>c);
+  store<u32>(d, <u32>c, 128);
+  return c;
+}
+
 /** Device work [s, e) on d: merged into the open interval when they overlap or touch, else the open one is kept. */
-function busy(d: usize, s: u64, e: u64): void {
+// @ts-ignore: decorator
+@inline function busy(d: usize, s: u64, e: u64): void {
   if (load<u32>(d, 108) == 0) {
     store<u32>(d, 1, 108);
     store<u64>(d, s, 112);
@@ -211,21 +238,48 @@ function nameSlow(kind: u32, p: usize, n: u32, key: u64): usize {
   return e;
 }
 
-function named(kind: u32, e: Ev, dur: u64): void {
-  const n = nameEntry(kind, e.namePtr, e.nameLen);
-  add(n, 16, 1);
-  add(n, 24, dur);
-  if (dur < load<u64>(n, 32)) store<u64>(n, dur, 32);
-  if (dur > load<u64>(n, 40)) store<u64>(n, dur, 40);
+/**
+ * Entry of (kind, name) for an event whose timeline name id is `id` (NONE: none that names its text alone): the
+ * entry cached for `id` when it has this kind, else {@link nameEntry} (cached for `id` when the id had none).
+ * The entries stay those of (kind, name pointer); an id's text is that of the first pointer it was cached from, so
+ * events of other pointers with the same text add to the entry foldNames would fold theirs into anyway (the first
+ * of that kind and text), and the result is the same.
+ */
+// @ts-ignore: decorator
+@inline function entryOf(kind: u32, e: Ev, id: u32): usize {
+  if (id < byIdCap) {
+    const n = <usize>load<u32>(byId + (<usize>id << 2));
+    if (n != 0 && load<u32>(n) == kind) return n;
+  }
+  return entryMiss(kind, e, id);
 }
 
-/** Aggregates one event. */
-export function statsEvent(e: Ev): void {
+/** {@link entryOf} past the id index. */
+function entryMiss(kind: u32, e: Ev, id: u32): usize {
+  const n = nameEntry(kind, e.namePtr, e.nameLen);
+  if (id == NONE) return n;
+  if (id >= byIdCap) {
+    let cap = byIdCap == 0 ? <u32>1024 : byIdCap;
+    while (cap <= id) cap <<= 1;
+    byId = regrowZeroed(byId, <usize>byIdCap << 2, <usize>cap << 2);
+    byIdCap = cap;
+  }
+  const at = byId + (<usize>id << 2);
+  if (load<u32>(at) == 0) store<u32>(at, <u32>n);
+  return n;
+}
+
+/**
+ * Aggregates one event (see {@link statsEventNamed} for `id`); returns whether it counted (the statistics leave
+ * out derived GPU ranges, counters and incomplete events).
+ */
+// @ts-ignore: decorator
+@inline function aggregate(e: Ev, id: u32): bool {
   const kind = e.kind;
-  if (kind == EvKind.GPU_RANGE) return; // a projection of host ranges, not work of its own
-  if (kind == EvKind.COUNTER) return; // a sampled value, not work
+  if (kind == EvKind.GPU_RANGE) return false; // a projection of host ranges, not work of its own
+  if (kind == EvKind.COUNTER) return false; // a sampled value, not work
   // No end in the vendor record (model/timing.ts): no duration to add, and a 0 would only distort the minimum.
-  if ((e.flags & EvFlag.INCOMPLETE) != 0) return;
+  if ((e.flags & EvFlag.INCOMPLETE) != 0) return false;
   S.addEvent();
   events++;
   const s = e.start;
@@ -257,7 +311,27 @@ export function statsEvent(e: Ev): void {
       if (dur > load<u64>(c, 24)) store<u64>(c, dur, 24);
     }
   }
-  named(kind, e, dur);
+  const n = id == NONE ? nameEntry(kind, e.namePtr, e.nameLen) : entryOf(kind, e, id);
+  add(n, 16, 1);
+  add(n, 24, dur);
+  if (dur < load<u64>(n, 32)) store<u64>(n, dur, 32);
+  if (dur > load<u64>(n, 40)) store<u64>(n, dur, 40);
+  return true;
+}
+
+/** Aggregates one event. */
+export function statsEvent(e: Ev): void {
+  aggregate(e, NONE);
+}
+
+/**
+ * {@link statsEvent} from the timeline pass, which knows the event's name id in its name table (emit/timeline_names.ts):
+ * `id` names the event's text alone (a kept name, EvFlag.NAME_KEPT, and not the shared overflow name), else
+ * NONE. Returns whether the event counted.
+ */
+// @ts-ignore: decorator
+@inline export function statsEventNamed(e: Ev, id: u32): bool {
+  return aggregate(e, id);
 }
 
 // ---- End of pass ---------------------------------------------------------------------------------------------------
@@ -319,36 +393,72 @@ function sortPairs(a: usize, n: usize): void {
   store<u64>(q, e, 8);
 }
 
-/** Busy time of device d: closes its open interval, sorts the list and sums the union. */
+/** Busy time of device d: closes its open interval, sorts the list when out of order and sums the union. */
 function unionOf(d: usize): u64 {
   if (load<u32>(d, 108) != 0) {
     pushInterval(d, load<u64>(d, 112), load<u64>(d, 120));
     store<u32>(d, 0, 108);
   }
-  const p = <usize>load<u32>(d, 96);
-  const n = <usize>load<u32>(d, 100);
+  let list = <usize>load<u32>(d, 96);
+  const n = load<u32>(d, 100);
   intervals += n;
   if (n == 0) return 0;
-  sortPairs(p, n);
-  // Clamp to the trace span: the union can never exceed it.
-  for (let i: usize = 0; i < n; i++) {
-    const q = p + (i << 4);
-    if (load<u64>(q) < spanStart) store<u64>(q, spanStart);
-    if (load<u64>(q, 8) > spanEnd) store<u64>(q, spanEnd, 8);
-    if (load<u64>(q, 8) < load<u64>(q)) store<u64>(q, load<u64>(q), 8);
+  let per: u32 = CHUNK; // intervals per listed chunk
+  // Kernels and copies usually arrive in start order per device: one linear check instead of a copy and a quicksort.
+  let sorted = true;
+  let prev: u64 = 0;
+  for (let c: u32 = 0; c << CHUNK_BITS < n && sorted; c++) {
+    const q = <usize>load<u32>(list + (<usize>c << 2));
+    const left = n - (c << CHUNK_BITS);
+    const m = left < CHUNK ? left : CHUNK;
+    for (let j: u32 = 0; j < m; j++) {
+      const s = load<u64>(q + (<usize>j << 4));
+      if (s < prev) {
+        sorted = false;
+        break;
+      }
+      prev = s;
+    }
   }
+  if (!sorted) {
+    const p = heap.alloc(<usize>n << 4);
+    for (let c: u32 = 0; c << CHUNK_BITS < n; c++) {
+      const left = n - (c << CHUNK_BITS);
+      memory.copy(p + (<usize>c << (CHUNK_BITS + 4)), <usize>load<u32>(list + (<usize>c << 2)),
+        <usize>(left < CHUNK ? left : CHUNK) << 4);
+    }
+    sortPairs(p, <usize>n);
+    list = heap.alloc(4); // one "chunk" of all n
+    store<u32>(list, <u32>p);
+    per = n;
+  }
+  // Clamped to the trace span (the union can never exceed it; clamping keeps the start order), then the union.
   let total: u64 = 0;
-  let cs = load<u64>(p);
-  let ce = load<u64>(p, 8);
-  for (let i: usize = 1; i < n; i++) {
-    const s = load<u64>(p + (i << 4));
-    const e = load<u64>(p + (i << 4), 8);
-    if (s <= ce) {
-      if (e > ce) ce = e;
-    } else {
-      total += ce - cs;
-      cs = s;
-      ce = e;
+  let cs: u64 = 0;
+  let ce: u64 = 0;
+  const lo = spanStart;
+  const hi = spanEnd;
+  let i: u32 = 0;
+  for (let c: usize = 0; i < n; c++) {
+    const base = <usize>load<u32>(list + (c << 2));
+    const m = n - i < per ? n - i : per;
+    for (let j: u32 = 0; j < m; j++, i++) {
+      const q = base + (<usize>j << 4);
+      let s = load<u64>(q);
+      let e = load<u64>(q, 8);
+      if (s < lo) s = lo;
+      if (e > hi) e = hi;
+      if (e < s) e = s;
+      if (i == 0) {
+        cs = s;
+        ce = e;
+      } else if (s <= ce) {
+        if (e > ce) ce = e;
+      } else {
+        total += ce - cs;
+        cs = s;
+        ce = e;
+      }
     }
   }
   return total + (ce - cs);

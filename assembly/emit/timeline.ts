@@ -35,9 +35,9 @@
 import { Ev, EvKind, EvFlag } from "../model/event";
 import * as S from "../model/session";
 import * as O from "./out";
-import { statsBegin, statsEvent, statsEnd } from "./stats";
+import { statsBegin, statsEventNamed, statsEnd } from "./stats";
 import { activeBlocks, occPlausible } from "./xspace";
-import { internName, namesReset, nameCount, namesPadded, namesCapped, writeNames } from "./timeline_names";
+import { internName, internNameInline, nameShared, namesReset, nameCount, namesPadded, namesCapped, writeNames } from "./timeline_names";
 import { RowClass, rowsReset, rowOf, rowKeys, rowCount, rowsCapped, sortRows } from "./timeline_rows";
 import {
   K_FLOW_END, K_FLOW_START, MAX_LANES, keyCount, keyPush, keysReset, groupByRow, orderRow, lanes, laneCount,
@@ -183,6 +183,16 @@ function closeBlock(): void {
   return v > max ? max : v;
 }
 
+/**
+ * The record's flags ({@link TF}) from the event's (EvFlag): the low four bits are the same, PEER, INCOMPLETE and
+ * STEP move down (shifts and masks, not seven tests; the tests compiled to seven reloads of the flags).
+ */
+// @ts-ignore: decorator
+@inline function tfOf(fl: u32): u32 {
+  return (fl & (TF.EXTERNAL | TF.FLOW_START | TF.FLOW_END | TF.ASYNC)) | ((fl >> 5) & TF.PEER) |
+    ((fl >> 6) & (TF.INCOMPLETE | TF.STEP));
+}
+
 /** Sends one event's record to the host and keeps its sort key. */
 export function timelineEvent(e: Ev): void {
   if (keyCount == 0xffffffff) return;
@@ -241,12 +251,13 @@ export function timelineEvent(e: Ev): void {
     default:
       return;
   }
-  // The stats emitter counts the events it aggregates; count the others (derived GPU ranges) here.
-  const counted = S.eventsEmitted;
-  statsEvent(e);
-  if (S.eventsEmitted == counted) S.addEvent();
   if (e.end > lastTs) lastTs = e.end;
   const row = rowOf(cls, a, b);
+  const kept = (e.flags & EvFlag.NAME_KEPT) != 0;
+  const name = internNameInline(e.namePtr, e.nameLen, kept);
+  // The stats key a kept name by its id (the id of a kept name stands for its text); they count the events they
+  // aggregate: count the others (derived GPU ranges) here.
+  if (!statsEventNamed(e, kept && !nameShared(name) ? name : NONE)) S.addEvent();
   if (blockHead == 0 || blockRecs == STAGE) {
     closeBlock();
     openBlock();
@@ -259,15 +270,8 @@ export function timelineEvent(e: Ev): void {
   store<f64>(r, start);
   store<f64>(r, dur, 8);
   store<u32>(r, row, 16);
-  store<u32>(r, internName(e.namePtr, e.nameLen, (e.flags & EvFlag.NAME_KEPT) != 0), 20);
-  let f: u32 = 0;
-  if ((e.flags & EvFlag.HAS_EXTERNAL) != 0) f |= TF.EXTERNAL;
-  if ((e.flags & EvFlag.FLOW_START) != 0) f |= TF.FLOW_START;
-  if ((e.flags & EvFlag.FLOW_END) != 0) f |= TF.FLOW_END;
-  if ((e.flags & EvFlag.ASYNC) != 0) f |= TF.ASYNC;
-  if ((e.flags & EvFlag.PEER) != 0) f |= TF.PEER;
-  if ((e.flags & EvFlag.INCOMPLETE) != 0) f |= TF.INCOMPLETE;
-  if ((e.flags & EvFlag.STEP) != 0) f |= TF.STEP;
+  store<u32>(r, name, 20);
+  let f = tfOf(e.flags);
   store<u8>(r, <u8>e.kind, 24);
   store<u16>(r, 0, 26);
   store<u32>(r, <u32>e.correlation, 28);
@@ -370,16 +374,22 @@ const occCache = memory.data(<i32>(OCC_CACHE * 24), 16);
 
 /**
  * Theoretical occupancy of kernel `e` in units of 0.01 % (active warps per SM over the maximum, as XProf's
- * theoretical_occupancy_pct), or {@link OCC_NONE} when its device table cannot tell.
+ * theoretical_occupancy_pct), or {@link OCC_NONE} when its device table cannot tell. The cache's hit path is inlined
+ * into timelineEvent.
  */
-function kernelOccupancy(e: Ev): u32 {
+// @ts-ignore: decorator
+@inline function kernelOccupancy(e: Ev): u32 {
   const block = <u64>e.blockX * <u64>e.blockY * <u64>e.blockZ;
   const h = (e.device * 0x9e3779b1) ^ (e.registersPerThread * 0x85ebca6b) ^ (e.staticSharedMemory * 0xc2b2ae35) ^
     (e.dynamicSharedMemory * 0x27d4eb2f) ^ (<u32>block * 0x165667b1);
   const c = occCache + <usize>(h >> 26) * 24;
-  if (load<u32>(c, 20) != 0 && load<u32>(c) == e.device && load<u32>(c, 4) == e.registersPerThread &&
+  return load<u32>(c, 20) != 0 && load<u32>(c) == e.device && load<u32>(c, 4) == e.registersPerThread &&
     load<u32>(c, 8) == e.staticSharedMemory && load<u32>(c, 12) == e.dynamicSharedMemory &&
-    <u64>load<u32>(c, 16) == block) return load<u32>(c, 20) - 1;
+    <u64>load<u32>(c, 16) == block ? load<u32>(c, 20) - 1 : occupancyMiss(e, block, c);
+}
+
+/** {@link kernelOccupancy} past its cache: computed and cached in entry `c`. */
+function occupancyMiss(e: Ev, block: u64, c: usize): u32 {
   const r = occupancyOf(e, block);
   store<u32>(c, e.device);
   store<u32>(c, e.registersPerThread, 4);

@@ -22,11 +22,8 @@ export let nameCount: u32 = 0;
 export let nameBytes: u64 = 0;
 /** Set once a name was refused by the {@link MAX_NAMES} cap (header flag 2). */
 export let namesCapped: bool = false;
-let lastNameP: usize = 0;
-let lastNameN: u32 = 0;
-let lastNameId: u32 = NONE;
-// Recent (pointer << 32 | length) → id + 1: kernel names of interleaved streams and API names alternate, so the
-// last name alone missed on most events and each miss probed the pointer table.
+// Recent (pointer << 32 | length) → id + 1: kernel names of interleaved streams and API names alternate, so a last
+// name alone missed on most events and each miss probed the pointer table.
 let recentNames: Recent = 0;
 let overflowName: u32 = NONE;
 
@@ -39,9 +36,6 @@ export function namesReset(): void {
   nameCount = 0;
   nameBytes = 0;
   namesCapped = false;
-  lastNameP = 0;
-  lastNameN = 0;
-  lastNameId = NONE;
   overflowName = NONE;
   recentNames = recentNew(8);
 }
@@ -92,28 +86,37 @@ function addName(p: usize, n: u32): u32 {
   return load<u32>(e, 4) == n && memory.compare(<usize>load<u32>(e), p, n) == 0;
 }
 
-/** Makes `id` the last name seen (at p, n long); returns it. */
-// @ts-ignore: decorator
-@inline function remember(p: usize, n: u32, id: u32): u32 {
-  lastNameP = p;
-  lastNameN = n;
-  lastNameId = id;
-  return id;
-}
-
 /**
  * Name id of the UTF-8 bytes [p, p+n) (NONE when n is 0): the same text always gets the same id, whatever pointer
  * carries it. A pointer seen before is checked against its bytes (a decoder may reuse a scratch buffer), unless
  * `kept`: the event says the bytes at `p` never change during the conversion (EvFlag.NAME_KEPT).
  */
 export function internName(p: usize, n: u32, kept: bool = false): u32 {
+  return internNameInline(p, n, kept);
+}
+
+/**
+ * {@link internName} inlined into the timeline's per-event path: a hit of the recent-names cache is a multiply and
+ * three loads (a last-name test before it missed on nearly every event: kernel and launch names alternate).
+ */
+// @ts-ignore: decorator
+@inline export function internNameInline(p: usize, n: u32, kept: bool): u32 {
   if (n == 0) return NONE;
-  // A kept name (EvFlag.NAME_KEPT) never changes its bytes during the conversion: a cached id of its pointer is its
-  // id without comparing them.
-  if (p == lastNameP && n == lastNameN && (kept || sameName(lastNameId, p, n))) return lastNameId;
   const pk = (<u64>p << 32) | <u64>n;
   const cached = <u32>recentGet(recentNames, pk);
-  if (cached != 0 && (kept || sameName(cached - 1, p, n))) return remember(p, n, cached - 1);
+  // A kept name never changes its bytes during the conversion: a cached id of its pointer is its id.
+  if (cached != 0 && (kept || sameName(cached - 1, p, n))) return cached - 1;
+  return internMiss(p, n, pk);
+}
+
+/** Whether name id `id` stands for more than one text (the shared overflow name past {@link MAX_NAMES}). */
+// @ts-ignore: decorator
+@inline export function nameShared(id: u32): bool {
+  return id == overflowName;
+}
+
+/** {@link internName} past the recent-names cache: {@link internSlow}, then cached. */
+function internMiss(p: usize, n: u32, pk: u64): u32 {
   const found = internSlow(p, n, pk);
   recentPut(recentNames, pk, <u64>found + 1);
   return found;
@@ -124,7 +127,7 @@ function internSlow(p: usize, n: u32, pk: u64): u32 {
   const ps = tableUpsert(namePtrTable, pk);
   if (!inserted) {
     const id = <u32>(load<u64>(ps) - 1);
-    if (sameName(id, p, n)) return remember(p, n, id);
+    if (sameName(id, p, n)) return id;
   }
   // By content: probe successive keys from the hash until the bytes match or a free key is found.
   let key = fnv(p, n) & 0x7fffffffffffffff;
@@ -144,7 +147,7 @@ function internSlow(p: usize, n: u32, pk: u64): u32 {
     key = (key + 1) & 0x7fffffffffffffff;
   }
   store<u64>(ps, <u64>id + 1);
-  return remember(p, n, id);
+  return id;
 }
 
 /** Name id of a session string entry ({u32 ptr, u32 len}; 0: none). */

@@ -12,7 +12,7 @@
  * per event in output order its partner, per event in arrival order its output index.
  */
 import * as O from "./out";
-import { Paged, pagedNew, pagedSlot, pagedBudget, setPagedBudget } from "../util/paged";
+import { Paged, pagedNew, pagedSlot, pagedBudget, setPagedBudget, pagedEpoch } from "../util/paged";
 
 /**
  * Sort key per event, in arrival order (24 B): f64 start (ns since baseNs), f64 duration (ns), u32 row index |
@@ -25,6 +25,8 @@ const K_ROW: u32 = K_FLOW_START - 1;
 /** Lanes per row; events beyond go to the last lane, flagged as overlapping. */
 export const MAX_LANES: u32 = 64;
 const NONE: u32 = 0xffffffff;
+/** Output indices {@link writeInverse} writes per window check. */
+const INV_CHUNK: u32 = 4096;
 
 const BLOCK_BITS: u32 = 16;
 const BLOCK_KEYS: u32 = 1 << BLOCK_BITS;
@@ -34,11 +36,24 @@ let blocks: usize = 0; // MAX_BLOCKS block pointers
 /** Keys so far (= events). */
 export let keyCount: u32 = 0;
 
+let keyNext: usize = 0; // address of the next key
+let keyLeft: u32 = 0; // keys left in its block
+
 /** Forgets every key (start of a timeline pass). */
 export function keysReset(): void {
   blocks = heap.alloc(<usize>MAX_BLOCKS << 2);
   memory.fill(blocks, 0, <usize>MAX_BLOCKS << 2);
   keyCount = 0;
+  keyNext = 0;
+  keyLeft = 0;
+}
+
+/** Makes the block of key {@link keyCount} (allocated when new) the one {@link keyPush} fills. */
+function keyBlockOpen(): void {
+  const blk = blocks + (<usize>(keyCount >> BLOCK_BITS) << 2);
+  if (load<usize>(blk) == 0) store<usize>(blk, heap.alloc(<usize>BLOCK_KEYS * KEY));
+  keyNext = load<usize>(blk) + (<usize>(keyCount & (BLOCK_KEYS - 1)) * KEY);
+  keyLeft = BLOCK_KEYS - (keyCount & (BLOCK_KEYS - 1));
 }
 
 // @ts-ignore: decorator
@@ -46,11 +61,35 @@ export function keysReset(): void {
   return load<usize>(blocks + (<usize>(i >> BLOCK_BITS) << 2)) + (<usize>(i & (BLOCK_KEYS - 1)) * KEY);
 }
 
+// The end of the pass walks the keys in arrival order block by block (a pointer step per key, not keyAt's
+// directory load and multiply).
+
+/** Key blocks holding `n` keys. */
+// @ts-ignore: decorator
+@inline function blocksOf(n: u32): u32 {
+  return <u32>((<u64>n + BLOCK_KEYS - 1) >> BLOCK_BITS);
+}
+
+/** Address of key block `b`'s first key. */
+// @ts-ignore: decorator
+@inline function blockKeys(b: u32): usize {
+  return load<usize>(blocks + (<usize>b << 2));
+}
+
+/** Keys in block `b` of `n` keys. */
+// @ts-ignore: decorator
+@inline function blockLen(b: u32, n: u32): u32 {
+  const left = n - (b << BLOCK_BITS);
+  return left < BLOCK_KEYS ? left : BLOCK_KEYS;
+}
+
 /** Appends the key of the next event (see {@link KEY}); the caller stops at 2^32 - 1 events. */
 export function keyPush(start: f64, dur: f64, rowBits: u32, corr: u32): void {
-  const blk = blocks + (<usize>(keyCount >> BLOCK_BITS) << 2);
-  if (load<usize>(blk) == 0) store<usize>(blk, heap.alloc(<usize>BLOCK_KEYS * KEY));
-  const k = keyAt(keyCount);
+  // The next key's address is kept (a pointer step per event; a new block every BLOCK_KEYS keys).
+  if (keyLeft == 0) keyBlockOpen();
+  const k = keyNext;
+  keyNext = k + KEY;
+  keyLeft--;
   keyCount++;
   store<f64>(k, start);
   store<f64>(k, dur, 8);
@@ -88,16 +127,23 @@ function sortIndices(a: usize, tmp: usize, n: u32): void {
   if (n < 2) return;
   let m: u32 = 1;
   let r: u32 = 0;
-  let last = at(a, 0);
+  // The last in-order event's start and duration stay in locals: one key read per event (before(v, last)).
+  const k0 = keyAt(at(a, 0));
+  let lastS = load<f64>(k0);
+  let lastD = load<f64>(k0, 8);
   for (let i: u32 = 1; i < n; i++) {
     const v = at(a, i);
-    if (before(v, last)) {
+    const kv = keyAt(v);
+    const sv = load<f64>(kv);
+    const dv = load<f64>(kv, 8);
+    if (sv < lastS || (sv == lastS && dv > lastD)) {
       put(tmp, r, v);
       r++;
     } else {
       put(a, m, v);
       m++;
-      last = v;
+      lastS = sv;
+      lastD = dv;
     }
   }
   if (r == 0) return;
@@ -223,11 +269,16 @@ export function groupByRow(order: usize, nRows: u32, rowFirst: usize, rowCounts:
   idx = heap.alloc(<usize>(n > 0 ? n : <u32>1) << 2);
   const fill = heap.alloc(<usize>(nRows + 1) << 2);
   memory.copy(fill, rowFirst, <usize>nRows << 2);
-  for (let i: u32 = 0; i < n; i++) {
-    const row = load<u32>(keyAt(i), 16) & K_ROW;
-    const a = at(fill, row);
-    put(idx, a, i);
-    put(fill, row, a + 1);
+  for (let b: u32 = 0; b < blocksOf(n); b++) {
+    const keys = blockKeys(b);
+    const i0 = b << BLOCK_BITS;
+    const c = blockLen(b, n);
+    for (let j: u32 = 0; j < c; j++) {
+      const row = load<u32>(keys + <usize>j * KEY, 16) & K_ROW;
+      const a = at(fill, row);
+      put(idx, a, i0 + j);
+      put(fill, row, a + 1);
+    }
   }
   tmp = heap.alloc(<usize>maxRow << 2);
   laneOf = heap.alloc(<usize>maxRow);
@@ -251,34 +302,45 @@ export function orderRow(k: u32, first: u32, cnt: u32): u32 {
   const seg = idx + (<usize>first << 2);
   sortIndices(seg, tmp, cnt);
   let used: u32 = 0;
-  memory.fill(laneCnt, 0, <usize>MAX_LANES << 2);
+  // The module's pointers and bounds in locals for the loop (a global is a memory load and store per use in V8).
+  const lEnd = laneEnd;
+  const lMax = laneMax;
+  const lCnt = laneCnt;
+  const lOf = laneOf;
+  const dir = blocks;
+  let lo = minStart;
+  let hi = maxEnd;
+  memory.fill(lCnt, 0, <usize>MAX_LANES << 2);
   memory.fill(laneOvl, 0, <usize>MAX_LANES << 2);
   for (let i: u32 = 0; i < cnt; i++) {
-    const r = keyAt(at(seg, i));
+    const v = at(seg, i);
+    const r = load<usize>(dir + (<usize>(v >> BLOCK_BITS) << 2)) + (<usize>(v & (BLOCK_KEYS - 1)) * KEY);
     const s = load<f64>(r);
     const d = load<f64>(r, 8);
     const e = s + d;
-    if (s < minStart) minStart = s;
-    if (e > maxEnd) maxEnd = e;
+    if (s < lo) lo = s;
+    if (e > hi) hi = e;
     let lane: u32 = 0;
-    while (lane < used && load<f64>(laneEnd + (<usize>lane << 3)) > s) lane++;
+    while (lane < used && load<f64>(lEnd + (<usize>lane << 3)) > s) lane++;
     if (lane == used) {
       if (used < MAX_LANES) {
         used++;
-        store<f64>(laneMax + (<usize>lane << 3), 0);
-        store<f64>(laneEnd + (<usize>lane << 3), 0);
+        store<f64>(lMax + (<usize>lane << 3), 0);
+        store<f64>(lEnd + (<usize>lane << 3), 0);
       } else {
         lane = MAX_LANES - 1;
         put(laneOvl, lane, 1);
       }
     }
-    const le = laneEnd + (<usize>lane << 3);
+    const le = lEnd + (<usize>lane << 3);
     if (e > load<f64>(le)) store<f64>(le, e);
-    const lm = laneMax + (<usize>lane << 3);
+    const lm = lMax + (<usize>lane << 3);
     if (d > load<f64>(lm)) store<f64>(lm, d);
-    store<u8>(laneOf + <usize>i, <u8>lane);
-    put(laneCnt, lane, at(laneCnt, lane) + 1);
+    store<u8>(lOf + <usize>i, <u8>lane);
+    put(lCnt, lane, at(lCnt, lane) + 1);
   }
+  minStart = lo;
+  maxEnd = hi;
   // Stable regroup by lane (counting sort through tmp).
   if (used > 1) {
     let off: u32 = 0;
@@ -335,9 +397,44 @@ export function noteOutputIndex(): void {
   for (let pos: u32 = 0; pos < n; pos++) store<u32>(keyAt(at(idx, pos)), pos, 8);
 }
 
+
+// Correlation ids of the events come roughly in order, so nearly every lookup lands on the page of the one before:
+// the walks keep that page's address (valid while the table's eviction epoch is unchanged, util/paged.ts) and ask
+// pagedSlot only for another page (pagedSlot cost ≈ 48 instructions a call, twice per event).
+const CORR_BITS: u32 = 13;
+const CORR_MASK: u32 = (1 << CORR_BITS) - 1;
+let cachePage: u32 = NONE;
+let cacheBase: usize = 0;
+let cacheEpoch: u32 = 0;
+
+/**
+ * Slot of correlation `c` in the partner table (created when `create`), or 0; through the last-page cache, which
+ * must be reset ({@link corrCacheReset}) between walks of different `create`: a page cached from a lookup was not
+ * marked written.
+ */
 // @ts-ignore: decorator
-@inline function outputIndex(a: u32): u32 {
-  return load<u32>(keyAt(a), 8);
+@inline function corrSlot(c: u32, create: bool): usize {
+  const pg = c >> CORR_BITS;
+  if (pg == cachePage && pagedEpoch(corr) == cacheEpoch) return cacheBase + (<usize>(c & CORR_MASK) << 3);
+  return corrSlotMiss(c, create);
+}
+
+/** {@link corrSlot} past the cache: pagedSlot, and the page cached when it exists. */
+function corrSlotMiss(c: u32, create: bool): usize {
+  const slot = pagedSlot(corr, c, create);
+  if (slot != 0) {
+    cachePage = c >> CORR_BITS;
+    cacheBase = slot - (<usize>(c & CORR_MASK) << 3);
+    cacheEpoch = pagedEpoch(corr);
+  }
+  return slot;
+}
+
+/** Empties the last-page cache (see {@link corrSlot}). */
+function corrCacheReset(): void {
+  cachePage = NONE;
+  cacheBase = 0;
+  cacheEpoch = 0;
 }
 
 /**
@@ -352,27 +449,8 @@ export function resolvePartners(): void {
   const budget = pagedBudget();
   const want = <u64>n << 3;
   if (want > <u64>budget) setPagedBudget(want < 0x40000000 ? <u32>want : 0x40000000);
-  corr = pagedNew(3, 13, 4096);
-  for (let a: u32 = 0; a < n; a++) {
-    const k = keyAt(a);
-    const bits = load<u32>(k, 16);
-    if ((bits & (K_FLOW_START | K_FLOW_END)) == 0) continue;
-    const slot = pagedSlot(corr, load<u32>(k, 20), true);
-    if (slot == 0) continue;
-    const pos = load<u32>(k, 8);
-    if ((bits & K_FLOW_START) != 0) {
-      const cur = load<u32>(slot);
-      if (cur == 0 || pos + 1 < cur) store<u32>(slot, pos + 1);
-    } else {
-      const cur = load<u32>(slot, 4);
-      if (cur == 0) store<u32>(slot, pos + 1, 4);
-      else {
-        const s = load<f64>(k);
-        const cs = load<f64>(keyAt(at(idx, cur - 1)));
-        if (s < cs || (s == cs && pos + 1 < cur)) store<u32>(slot, pos + 1, 4);
-      }
-    }
-  }
+  corr = pagedNew(3, CORR_BITS, 4096);
+  partnerWalk(false);
   setPagedBudget(budget); // the table took its frames at its first page
 }
 
@@ -382,29 +460,81 @@ export function resolvePartners(): void {
  * and placed by output index into {@link idx}, which is not needed any more.
  */
 export function writePartners(): void {
+  partnerWalk(true);
+  O.raw(idx, <usize>keyCount << 2);
+}
+
+/**
+ * The two walks of the partner table, in arrival order, each event with a flow bit through its correlation's slot:
+ * `write` false, {@link resolvePartners}' (slots created, each correlation's launch and earliest device work noted);
+ * true, {@link writePartners}' (each event's partner put at its output index in {@link idx}). Inlined: a copy per
+ * caller, `write` folded.
+ */
+// @ts-ignore: decorator
+@inline function partnerWalk(write: bool): void {
   const n = keyCount;
-  for (let a: u32 = 0; a < n; a++) {
-    const k = keyAt(a);
-    const bits = load<u32>(k, 16);
-    let p: u32 = NONE;
-    if ((bits & (K_FLOW_START | K_FLOW_END)) != 0) {
-      const slot = pagedSlot(corr, load<u32>(k, 20), false);
-      if (slot != 0) {
-        const v = (bits & K_FLOW_START) != 0 ? load<u32>(slot, 4) : load<u32>(slot);
-        if (v != 0) p = v - 1;
+  corrCacheReset();
+  for (let b: u32 = 0; b < blocksOf(n); b++) {
+    const keys = blockKeys(b);
+    const c = blockLen(b, n);
+    for (let j: u32 = 0; j < c; j++) {
+      const k = keys + <usize>j * KEY;
+      const bits = load<u32>(k, 16);
+      const pos = load<u32>(k, 8);
+      let p: u32 = NONE;
+      if ((bits & (K_FLOW_START | K_FLOW_END)) != 0) {
+        const slot = corrSlot(load<u32>(k, 20), !write);
+        if (slot != 0) {
+          if (write) {
+            const v = (bits & K_FLOW_START) != 0 ? load<u32>(slot, 4) : load<u32>(slot);
+            if (v != 0) p = v - 1;
+          } else notePartner(slot, k, bits, pos);
+        }
       }
+      if (write) put(idx, pos, p);
     }
-    put(idx, load<u32>(k, 8), p);
   }
-  O.raw(idx, <usize>n << 2);
+  corrCacheReset();
+}
+
+/**
+ * Notes event key `k` (flow bits `bits`, output index `pos`) in its correlation's slot: the launch first in output
+ * order; the device work with the earliest start, first in output order among equal starts.
+ */
+// @ts-ignore: decorator
+@inline function notePartner(slot: usize, k: usize, bits: u32, pos: u32): void {
+  if ((bits & K_FLOW_START) != 0) {
+    const cur = load<u32>(slot);
+    if (cur == 0 || pos + 1 < cur) store<u32>(slot, pos + 1);
+  } else {
+    const cur = load<u32>(slot, 4);
+    if (cur == 0) store<u32>(slot, pos + 1, 4);
+    else {
+      const s = load<f64>(k);
+      const cs = load<f64>(keyAt(at(idx, cur - 1)));
+      if (s < cs || (s == cs && pos + 1 < cur)) store<u32>(slot, pos + 1, 4);
+    }
+  }
 }
 
 /** Writes a u32 per event in arrival order: its output index (noted by {@link noteOutputIndex}). */
 export function writeInverse(): void {
   const n = keyCount;
-  for (let a: u32 = 0; a < n; a++) {
-    O.need(4);
-    store<u32>(O.pos, outputIndex(a));
-    O.pos += 4;
+  // Straight into the output window, a key block at a time (at most 256 KiB: well under the window).
+  for (let b: u32 = 0; b < blocksOf(n); b++) {
+    const keys = blockKeys(b);
+    const c = blockLen(b, n);
+    let done: u32 = 0;
+    while (done < c) {
+      const m = c - done < INV_CHUNK ? c - done : INV_CHUNK;
+      O.need(<usize>m << 2);
+      let q = O.pos;
+      for (let j = done; j < done + m; j++) {
+        store<u32>(q, load<u32>(keys + <usize>j * KEY, 8));
+        q += 4;
+      }
+      O.pos = q;
+      done += m;
+    }
   }
 }

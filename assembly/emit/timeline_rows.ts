@@ -33,11 +33,8 @@ export let rowKeys: usize = 0;
 export let rowCount: u32 = 0;
 /** Set once the {@link MAX_ROWS} cap put events on the overflow row (header flag 1). */
 export let rowsCapped: bool = false;
-let lastRowKey: u64 = 0;
-let lastRowCls: u32 = 0; // 0: nothing cached
-let lastRow: u32 = 0;
-// Recent (a << 32 | b) → class << 32 | row + 1 (kernels of four streams and the API thread alternate, so the last
-// row alone missed on most events); a hit of another class is a miss.
+// Recent (a << 32 | b) → class << 32 | row + 1 (kernels of four streams and the API thread alternate, so a last-row
+// test alone missed on most events); a hit of another class is a miss.
 let recentRows: Recent = 0;
 
 /** Forgets every row (start of a timeline pass). */
@@ -47,35 +44,26 @@ export function rowsReset(): void {
   rowKeys = heap.alloc(<usize>MAX_ROWS * 32);
   rowCount = 0;
   rowsCapped = false;
-  lastRowKey = 0;
-  lastRowCls = 0;
-  lastRow = 0;
   recentRows = recentNew(6);
 }
 
 /**
  * Row index of (class, a, b), creating it (with its thread or stream name) when new, and counts one event on it.
- * Every 32-bit a and b counts.
+ * Every 32-bit a and b counts. Inlined into the timeline's per-event path: a hit of the recent-rows cache is a
+ * multiply and three loads (the last-row test before it missed on two events in three of the bench mix).
  */
-export function rowOf(cls: u32, a: u32, b: u32): u32 {
+// @ts-ignore: decorator
+@inline export function rowOf(cls: u32, a: u32, b: u32): u32 {
   const key = (<u64>a << 32) | <u64>b;
-  let row: u32;
-  if (key == lastRowKey && cls == lastRowCls) row = lastRow;
-  else {
-    row = cachedRow(cls, a, b, key);
-    lastRowKey = key;
-    lastRowCls = cls;
-    lastRow = row;
-  }
+  const v = recentGet(recentRows, key);
+  const row = v != 0 && <u32>(v >> 32) == cls ? <u32>v - 1 : rowMiss(cls, a, b, key);
   const rk = rowKeys + (<usize>row << 5);
   store<u32>(rk, load<u32>(rk, 24) + 1, 24);
   return row;
 }
 
-/** Row of (class, a, b) through the recent-rows cache, else {@link rowSlow}. */
-function cachedRow(cls: u32, a: u32, b: u32, key: u64): u32 {
-  const v = recentGet(recentRows, key);
-  if (v != 0 && <u32>(v >> 32) == cls) return <u32>v - 1;
+/** {@link rowOf} past the recent-rows cache: {@link rowSlow}, then cached. */
+function rowMiss(cls: u32, a: u32, b: u32, key: u64): u32 {
   const row = rowSlow(cls, a, b, key);
   recentPut(recentRows, key, (<u64>cls << 32) | (<u64>row + 1));
   return row;
