@@ -438,7 +438,7 @@ function noteDeviceOpAny(corr: u64, device: u32, stream: u32, start: u64, end: u
   const dev = <u64>deviceIndex(device);
   while (r >= 0) {
     const key = (<u64>r << 40) | (dev << 32) | <u64>stream;
-    let e = spansFull ? 0 : <usize>recentGet(spanCache, key);
+    let e: usize = spansFull ? 0 : <usize>recentGet(spanCache, key);
     if (e == 0) {
       const v = tableUpsert(spans, key);
       e = <usize>load<u64>(v);
