@@ -58,6 +58,7 @@ import { asciiCopy, bAscii, bBytes, bN, bP, bStart, bU64, textBegin } from "./xs
 import * as W from "./xspace_write";
 import { putPlane, sizePlane, setProfileStart } from "./xspace_write";
 import { encodeBegin } from "./xspace_encode";
+import { captureBegin, captureStart } from "./xspace_capture";
 /** Occupancy of a launch, shared with the timeline (emit/timeline.ts). */
 export { activeBlocks, occPlausible } from "./xspace_occupancy";
 
@@ -90,6 +91,7 @@ export function xspaceBegin(): void {
   textBegin();
   poolBegin();
   encodeBegin();
+  captureBegin();
   // Device planes are created by the first event of their device: a DEVICES entry without events gets none.
 }
 
@@ -336,6 +338,7 @@ export function xspaceEnd(): void {
   store<u32>(order + (<usize>np << 2), changetype<u32>(task));
   np++;
   let total: u64 = 0;
+  captureStart();
   for (let i: u32 = 0; i < np; i++) {
     const pl = changetype<Plane>(<usize>load<u32>(order + (<usize>i << 2)));
     sizePlane(pl);

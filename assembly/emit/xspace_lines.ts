@@ -1,11 +1,11 @@
 /**
- * Walks over a line's buffered records at the end of the XSpace pass: in arrival order (for sizes), in start order
- * (for writing: through a sort index when held in memory, merged from the spilled runs otherwise), and two lines
- * side by side ({@link lineIter}, {@link lineNext}) for the NVTX sweep.
+ * Walks over a line's buffered records at the end of the XSpace pass: in start order (to encode its events: through
+ * a sort index when held in memory, merged from the spilled runs otherwise), and two lines side by side
+ * ({@link lineIter}, {@link lineNext}) for the NVTX sweep.
  */
 import { recSize, sortIndex, runIter, runNext, runLoad, runBytes } from "./xspace_spill";
-import { varintSize } from "./protobuf";
-import { eventSize, putEvent } from "./xspace_encode";
+import { putEvent } from "./xspace_encode";
+import { capLimit, capPos, captureSpill, setCapPos } from "./xspace_capture";
 import { CHUNK_HEAD, Line, runsOf } from "./xspace_plane";
 
 /**
@@ -27,17 +27,17 @@ export function sortReserve(need: u32): void {
 
 // What a walk over a line's records does with each record (see {@link visit}).
 const V_INDEX: i32 = 0; // add it to the sort index; the result is the entry count
-const V_SIZE: i32 = 1; // the result is the sum of the encoded event sizes (tag + length + body)
-const V_PUT: i32 = 2; // write the event; the result is the sum of the bytes written
+const V_PUT: i32 = 2; // encode the event at capPos (emit/xspace_capture.ts)
 
 /** Visits record `r` for `what` (V_*); returns the running result `acc` updated. */
 // @ts-ignore: decorator
 @inline function visit(r: usize, what: i32, acc: u64): u64 {
-  if (what == V_SIZE) {
-    const b = eventSize(r);
-    return acc + <u64>(1 + varintSize(b) + b);
+  if (what == V_PUT) {
+    let p = capPos;
+    if (p > capLimit) p = captureSpill();
+    setCapPos(putEvent(p, r));
+    return acc;
   }
-  if (what == V_PUT) return acc + putEvent(r);
   const e = sortIdx + (<usize>acc << 4);
   store<u64>(e, load<u64>(r));
   store<u32>(e, <u32>r, 8);
@@ -106,14 +106,9 @@ function sortLine(ln: Line): void {
   if (k > 1) sortIndex(sortIdx, sortIdx + (<usize>sortCap << 4), 0, <i32>k - 1);
 }
 
-/** Sum of the encoded sizes (tag + length + body) of the events of `ln` (order-independent). */
-export function lineEventsSize(ln: Line): u64 {
-  return walkArrival(ln, V_SIZE);
-}
-
-/** Writes the events of `ln` in start order; returns the bytes written. */
-export function putLineEvents(ln: Line): u64 {
-  return walkStart(ln, V_PUT);
+/** Encodes the events of `ln` in start order at the end of the captured bytes (emit/xspace_capture.ts). */
+export function encodeLineEvents(ln: Line): void {
+  walkStart(ln, V_PUT);
 }
 
 /**

@@ -1,11 +1,13 @@
 /**
  * Sizing and writing of whole XPlanes at the end of the XSpace pass: every line's and plane's exact size first
- * ({@link sizePlane}), then the bytes ({@link putPlane}), checked against those sizes.
+ * ({@link sizePlane}: a line's events are encoded then, emit/xspace_capture.ts), then the bytes ({@link putPlane}),
+ * checked against those sizes.
  */
 import * as O from "./out";
 import { varintSize, putVarintField, putLenPrefix, putBytesField } from "./protobuf";
 import { F_INT64, F_UINT64, I64_MAX, usePlane, setLineTs } from "./xspace_encode";
-import { lineEventsSize, putLineEvents } from "./xspace_lines";
+import { encodeLineEvents } from "./xspace_lines";
+import { captured, captureCopy } from "./xspace_capture";
 import { metaMapSize, putMetaMap, stOut } from "./xspace_meta";
 import { Line, PSTAT, Plane } from "./xspace_plane";
 
@@ -44,7 +46,10 @@ function pstatBody(a: usize): u64 {
   return 1 + varintSize(id) + 1 + varintSize(load<u64>(a, 8));
 }
 
-/** Computes every line's size and the plane's size (stored in ln.size / pl.size). */
+/**
+ * Computes every line's size and the plane's size (stored in ln.size / pl.size), encoding the lines' events
+ * (emit/xspace_capture.ts: planes are sized in the order they are written, after captureStart).
+ */
 export function sizePlane(pl: Plane): void {
   usePlane(pl);
   let n: u64 = 0;
@@ -53,7 +58,9 @@ export function sizePlane(pl: Plane): void {
   for (let i: u32 = 0; i < pl.lineCount; i++) {
     const ln = changetype<Line>(load<usize>(pl.lineList + (<usize>i << 2)));
     setLineTs(profileStart + lineTsNs(ln));
-    ln.size = lineHeadSize(ln) + lineEventsSize(ln);
+    const at = captured();
+    encodeLineEvents(ln);
+    ln.size = lineHeadSize(ln) + (captured() - at);
     n += 1 + varintSize(ln.size) + ln.size;
   }
   n += metaMapSize(pl.ev);
@@ -67,7 +74,6 @@ export function sizePlane(pl: Plane): void {
 
 /** Writes XSpace.planes entry `pl` (sized by {@link sizePlane}). */
 export function putPlane(pl: Plane): void {
-  usePlane(pl);
   putLenPrefix(1, pl.size);
   const bodyStart = O.written + <u64>O.pos;
   O.need(16);
@@ -76,7 +82,6 @@ export function putPlane(pl: Plane): void {
   for (let i: u32 = 0; i < pl.lineCount; i++) {
     const ln = changetype<Line>(load<usize>(pl.lineList + (<usize>i << 2)));
     const ts = lineTsNs(ln);
-    setLineTs(profileStart + ts);
     putLenPrefix(3, ln.size);
     const lineStart = O.written + <u64>O.pos;
     O.need(32);
@@ -84,10 +89,10 @@ export function putPlane(pl: Plane): void {
     putBytesField(2, ln.nameP, ln.nameN);
     O.need(16);
     if (ts != 0) putVarintField(3, ts);
-    putLineEvents(ln);
+    captureCopy(ln.size - lineHeadSize(ln));
     // Fields in number order, as protobuf encoders write them (display_name is field 11).
     if (ln.dispN != 0) putBytesField(11, ln.dispP, ln.dispN);
-    // The sizes were computed by a separate code path: a mismatch would corrupt the file, so stop instead.
+    // A size that disagrees with the bytes (head fields, captured events) would corrupt the file: stop instead.
     if (O.written + <u64>O.pos - lineStart != ln.size) unreachable();
   }
   putMetaMap(4, pl.ev);
