@@ -15,9 +15,10 @@
  * Protobuf needs every length before its content and XLines group events by row, so pass 2 only buffers: each
  * event becomes a compact record (32 bytes, 48 with CUDA-graph ids; no names, see {@link REC_BASE}) appended to its
  * line's chunk list, with event metadata (names) and ref-valued stat strings (kernel_details, memcpy_details,
- * Memset_details) de-duplicated per plane as they arrive. At the end ({@link xspaceEnd}) each plane's exact size
- * is computed from the records, then the plane is written straight into the output window (emit/out.ts): one pass
- * to size, one to write, no object per event and no second copy of the file.
+ * Memset_details) de-duplicated per plane as they arrive. At the end ({@link xspaceEnd}) each line's events are
+ * encoded once and kept (emit/xspace_capture.ts: a fixed buffer, then the spill storage), which gives every line's
+ * and plane's exact size; then the planes are written into the output window (emit/out.ts), the events copied
+ * back: no object per event and no second copy of the file in memory.
  *
  * Time: the profile start is the earliest of the collector start (HEADER) and the first event; every line's
  * timestamp_ns is its first event's start relative to the profile start (ns), and offsets/durations are in ps.
