@@ -1,8 +1,11 @@
 /**
- * Encoding of one buffered record as an XLine.events entry (XEvent with its stats): {@link putEvent} writes it
- * once, when the planes are sized; the bytes are kept until they are written (emit/xspace_capture.ts).
+ * Encoding of one buffered record as an XLine.events entry (XEvent with its stats): {@link putEvent} writes it (when
+ * the planes are sized, into emit/xspace_capture.ts's buffer while it has room, else when the line is written) and
+ * {@link eventSize} sizes it (the events beyond the buffer), the two kept in step (emit/xspace_write.ts checks every
+ * line's size as written).
  */
 import { REC_GRAPH } from "./xspace_spill";
+import { varintSize } from "./protobuf";
 import { corrGet, nvtxStat } from "./xspace_corr";
 import { MetaList, corrOut, evOut, metaAt, stOut } from "./xspace_meta";
 import { Plane, planeList } from "./xspace_plane";
@@ -83,6 +86,11 @@ export function usePlane(pl: Plane): void {
   wkValue = load<u32>(w, WK.VALUE << 2);
 }
 
+// XStat sizes: the stat is an XEvent field 4 (one-byte tag + one-byte length: stats are < 128 bytes).
+// @ts-ignore: decorator
+@inline function statVarintSize(id: u32, v: u64): u32 {
+  return 2 + 1 + varintSize(id) + 1 + varintSize(v);
+}
 /** Digits of a u32. */
 // @ts-ignore: decorator
 @inline function decDigits(v: u32): u32 {
@@ -99,6 +107,34 @@ export function usePlane(pl: Plane): void {
 @inline function counterValue(r: usize): u64 {
   return <u64>load<u32>(r, 24) | (<u64>load<u32>(r, 28) << 32);
 }
+
+/** Size of the XEvent body of record `r`. */
+// @ts-ignore: decorator
+@inline export function eventSize(r: usize): u32 {
+  const w = load<u32>(r, 16);
+  const kind = <i32>((w >> 24) & 15);
+  const dur = load<u64>(r, 8);
+  let n = 1 + varintSize(evOut(w & META_MASK)) + 1 + varintSize(ps(load<u64>(r) - curLineTs));
+  if (dur != 0) n += 1 + varintSize(ps(dur));
+  const corr = load<u32>(r, 20);
+  if (kind == R.API) {
+    if (corr != 0) {
+      const d = corrGet(corr);
+      if (d != 0 && wkDevice != 0) n += statVarintSize(wkDevice, <u64>planeIdOf(d));
+      n += statVarintSize(wkCorr, corrOut(corr));
+    }
+    return n;
+  }
+  if (kind == R.STEP) return n + statVarintSize(wkRoot, 1) + statVarintSize(wkStep, <u64>load<u32>(r, 28));
+  if (kind == R.COUNTER) return n + statVarintSize(wkValue, counterValue(r));
+  if (kind < R.KERNEL) return n;
+  if (corr != 0) n += statVarintSize(wkCorr, corrOut(corr));
+  if ((w & REC_GRAPH) != 0) return n + <u32>(wTail(scratch, r, w, kind, corr) - scratch);
+  return n + load<u32>(tailOf(r, kind, corr), 20);
+}
+
+/** Room for one record's tail written to be measured (a record with CUDA graph ids, which the cache does not keep). */
+const scratch = memory.data(256, 16);
 
 /** Largest value of the int64 time fields (XLine.timestamp_ns, XEvent.offset_ps and duration_ps). */
 export const I64_MAX: u64 = 0x7fffffffffffffff;

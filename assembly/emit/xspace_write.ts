@@ -1,13 +1,14 @@
 /**
  * Sizing and writing of whole XPlanes at the end of the XSpace pass: every line's and plane's exact size first
- * ({@link sizePlane}: a line's events are encoded then, emit/xspace_capture.ts), then the bytes ({@link putPlane}),
- * checked against those sizes.
+ * ({@link sizePlane}: a line's events are encoded then while emit/xspace_capture.ts's buffer has room, the rest
+ * sized), then the bytes ({@link putPlane}: the captured events copied, the rest encoded), checked against those
+ * sizes.
  */
 import * as O from "./out";
 import { varintSize, putVarintField, putLenPrefix, putBytesField } from "./protobuf";
 import { F_INT64, F_UINT64, I64_MAX, usePlane, setLineTs } from "./xspace_encode";
-import { encodeLineEvents } from "./xspace_lines";
-import { captured, captureCopy } from "./xspace_capture";
+import { captureLineEvents, putLineEvents } from "./xspace_lines";
+import { capEvents, captured, captureCopy } from "./xspace_capture";
 import { metaMapSize, putMetaMap, stOut } from "./xspace_meta";
 import { Line, PSTAT, Plane } from "./xspace_plane";
 
@@ -47,8 +48,8 @@ function pstatBody(a: usize): u64 {
 }
 
 /**
- * Computes every line's size and the plane's size (stored in ln.size / pl.size), encoding the lines' events
- * (emit/xspace_capture.ts: planes are sized in the order they are written, after captureStart).
+ * Computes every line's size and the plane's size (stored in ln.size / pl.size), capturing the lines' events while
+ * the buffer has room (emit/xspace_capture.ts, after captureStart).
  */
 export function sizePlane(pl: Plane): void {
   usePlane(pl);
@@ -59,8 +60,12 @@ export function sizePlane(pl: Plane): void {
     const ln = changetype<Line>(load<usize>(pl.lineList + (<usize>i << 2)));
     setLineTs(profileStart + lineTsNs(ln));
     const at = captured();
-    encodeLineEvents(ln);
-    ln.size = lineHeadSize(ln) + (captured() - at);
+    const k = capEvents;
+    const rest = captureLineEvents(ln);
+    ln.capAt = at;
+    ln.capN = captured() - at;
+    ln.capK = capEvents - k;
+    ln.size = lineHeadSize(ln) + <u64>ln.capN + rest;
     n += 1 + varintSize(ln.size) + ln.size;
   }
   n += metaMapSize(pl.ev);
@@ -74,6 +79,7 @@ export function sizePlane(pl: Plane): void {
 
 /** Writes XSpace.planes entry `pl` (sized by {@link sizePlane}). */
 export function putPlane(pl: Plane): void {
+  usePlane(pl);
   putLenPrefix(1, pl.size);
   const bodyStart = O.written + <u64>O.pos;
   O.need(16);
@@ -89,7 +95,11 @@ export function putPlane(pl: Plane): void {
     putBytesField(2, ln.nameP, ln.nameN);
     O.need(16);
     if (ts != 0) putVarintField(3, ts);
-    captureCopy(ln.size - lineHeadSize(ln));
+    captureCopy(ln.capAt, ln.capN);
+    if (<u64>ln.capK < ln.count) {
+      setLineTs(profileStart + ts);
+      putLineEvents(ln, ln.capK);
+    }
     // Fields in number order, as protobuf encoders write them (display_name is field 11).
     if (ln.dispN != 0) putBytesField(11, ln.dispP, ln.dispN);
     // A size that disagrees with the bytes (head fields, captured events) would corrupt the file: stop instead.
