@@ -16,9 +16,9 @@
  * event becomes a compact record (32 bytes, 48 with CUDA-graph ids; no names, see {@link REC_BASE}) appended to its
  * line's chunk list, with event metadata (names) and ref-valued stat strings (kernel_details, memcpy_details,
  * Memset_details) de-duplicated per plane as they arrive. At the end ({@link xspaceEnd}) each line's events are
- * encoded once and kept (emit/xspace_capture.ts: a fixed buffer, then the spill storage), which gives every line's
- * and plane's exact size; then the planes are written into the output window (emit/out.ts), the events copied
- * back: no object per event and no second copy of the file in memory.
+ * encoded and kept while a fixed buffer has room (emit/xspace_capture.ts), the rest only sized, which gives every
+ * line's and plane's exact size; then the planes are written into the output window (emit/out.ts), the kept events
+ * copied, the rest encoded: no object per event and no second copy of a large file.
  *
  * Time: the profile start is the earliest of the collector start (HEADER) and the first event; every line's
  * timestamp_ns is its first event's start relative to the profile start (ns), and offsets/durations are in ps.
