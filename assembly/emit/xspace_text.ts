@@ -4,6 +4,7 @@
  * built in.
  */
 import { arenaAlloc } from "../util/arena";
+import { putU64 } from "./put";
 
 /** One mixing step of {@link hashBytes}. */
 // @ts-ignore: decorator
@@ -118,20 +119,11 @@ export function bBytes(p: usize, n: u32): void {
   memory.copy(bP + bN, p, n);
   bN += n;
 }
-/** Appends the decimal text of `v`. */
+/** Appends the decimal text of `v` (emit/put.ts's table-driven writer). */
 export function bU64(v: u64): void {
-  bReserve(20);
-  let n: u32 = 1;
-  let t = v;
-  while (t >= 10) {
-    t /= 10;
-    n++;
-  }
-  for (let i: u32 = 0; i < n; i++) {
-    store<u8>(bP + bN + n - 1 - i, <u8>(48 + v % 10));
-    v /= 10;
-  }
-  bN += n;
+  bReserve(24); // 20 digits and the 4 bytes putU64 may store past them
+  const q = bP + bN;
+  bN += <u32>(putU64(q, v) - q);
 }
 /** `label`x,y,z (kernel grid and block sizes). */
 export function bDim3(label: string, x: u32, y: u32, z: u32): void {
