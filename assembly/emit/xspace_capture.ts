@@ -20,7 +20,7 @@ const EVENT_ROOM: usize = 512;
 
 let capBuf: usize = 0;
 let capBytes: u32 = 0;
-/** Highest address an event may start at (the buffer's end minus {@link EVENT_ROOM}). */
+/** Highest address an event may start at (the buffer's end minus {@link EVENT_ROOM}; 0 once {@link capFull}). */
 export let capLimit: usize = 0;
 /** Where the next captured event goes. */
 export let capPos: usize = 0;
@@ -64,6 +64,7 @@ export function captureStart(): void {
 /** Marks the buffer full: no more events are captured in this file. */
 export function captureStop(): void {
   capFull = true;
+  capLimit = 0; // no address is at or below it: one compare tells a full buffer too
 }
 
 /** Writes the `n` captured bytes at offset `at` into the output window. */

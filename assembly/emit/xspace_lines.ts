@@ -41,14 +41,12 @@ let putSkip: u64 = 0;
 // @ts-ignore: decorator
 @inline function visit(r: usize, what: i32, acc: u64): u64 {
   if (what == V_SIZE) {
-    if (!capFull) {
-      const p = capPos;
-      if (p <= capLimit) {
-        captureEnd(putEvent(p, r));
-        return acc;
-      }
-      captureStop();
+    const p = capPos;
+    if (p <= capLimit) {
+      captureEnd(putEvent(p, r));
+      return acc;
     }
+    if (!capFull) captureStop();
     const b = eventSize(r);
     return acc + <u64>(1 + varintSize(b) + b);
   }
