@@ -15,9 +15,10 @@
  * Protobuf needs every length before its content and XLines group events by row, so pass 2 only buffers: each
  * event becomes a compact record (32 bytes, 48 with CUDA-graph ids; no names, see {@link REC_BASE}) appended to its
  * line's chunk list, with event metadata (names) and ref-valued stat strings (kernel_details, memcpy_details,
- * Memset_details) de-duplicated per plane as they arrive. At the end ({@link xspaceEnd}) each plane's exact size
- * is computed from the records, then the plane is written straight into the output window (emit/out.ts): one pass
- * to size, one to write, no object per event and no second copy of the file.
+ * Memset_details) de-duplicated per plane as they arrive. At the end ({@link xspaceEnd}) each line's events are
+ * encoded and kept while a fixed buffer has room (emit/xspace_capture.ts), the rest only sized, which gives every
+ * line's and plane's exact size; then the planes are written into the output window (emit/out.ts), the kept events
+ * copied, the rest encoded: no object per event and no second copy of a large file.
  *
  * Time: the profile start is the earliest of the collector start (HEADER) and the first event; every line's
  * timestamp_ns is its first event's start relative to the profile start (ns), and offsets/durations are in ps.
@@ -58,6 +59,7 @@ import { asciiCopy, bAscii, bBytes, bN, bP, bStart, bU64, textBegin } from "./xs
 import * as W from "./xspace_write";
 import { putPlane, sizePlane, setProfileStart } from "./xspace_write";
 import { encodeBegin } from "./xspace_encode";
+import { captureBegin, captureStart } from "./xspace_capture";
 /** Occupancy of a launch, shared with the timeline (emit/timeline.ts). */
 export { activeBlocks, occPlausible } from "./xspace_occupancy";
 
@@ -90,6 +92,7 @@ export function xspaceBegin(): void {
   textBegin();
   poolBegin();
   encodeBegin();
+  captureBegin();
   // Device planes are created by the first event of their device: a DEVICES entry without events gets none.
 }
 
@@ -336,6 +339,7 @@ export function xspaceEnd(): void {
   store<u32>(order + (<usize>np << 2), changetype<u32>(task));
   np++;
   let total: u64 = 0;
+  captureStart();
   for (let i: u32 = 0; i < np; i++) {
     const pl = changetype<Plane>(<usize>load<u32>(order + (<usize>i << 2)));
     sizePlane(pl);

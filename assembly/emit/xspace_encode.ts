@@ -1,8 +1,9 @@
 /**
- * Encoding of one buffered record as an XLine.events entry (XEvent with its stats): {@link eventSize} sizes it and
- * {@link putEvent} writes it, the two kept in step (emit/xspace_write.ts checks every line's size as written).
+ * Encoding of one buffered record as an XLine.events entry (XEvent with its stats): {@link putEvent} writes it (when
+ * the planes are sized, into emit/xspace_capture.ts's buffer while it has room, else when the line is written) and
+ * {@link eventSize} sizes it (the events beyond the buffer), the two kept in step (emit/xspace_write.ts checks every
+ * line's size as written).
  */
-import * as O from "./out";
 import { REC_GRAPH } from "./xspace_spill";
 import { varintSize } from "./protobuf";
 import { corrGet, nvtxStat } from "./xspace_corr";
@@ -191,6 +192,25 @@ export const I64_MAX: u64 = 0x7fffffffffffffff;
   store<u8>(p, <u8>((v >> 35) | 0x80), 5);
   return wVarintRest(p + 6, v >> 42);
 }
+/**
+ * {@link wVarint} for offsets and durations in ps: the usual lengths — 6 bytes (34 ms to 73 min) and 4 bytes (2 µs
+ * to 268 µs) — with the 7-bit groups spread into one word and stored at once (the store may write 2 bytes past the
+ * 6: inside the room the caller reserved, and overwritten next).
+ */
+// @ts-ignore: decorator
+@inline function wVarintTime(p: usize, v: u64): usize {
+  if (v - (<u64>1 << 35) < (<u64>1 << 42) - (<u64>1 << 35)) {
+    store<u64>(p, (v & 0x7f) | ((v << 1) & 0x7f00) | ((v << 2) & 0x7f0000) | ((v << 3) & 0x7f000000) |
+      ((v << 4) & 0x7f00000000) | ((v << 5) & 0x7f0000000000) | 0x8080808080);
+    return p + 6;
+  }
+  if (v - (<u64>1 << 21) < (<u64>1 << 28) - (<u64>1 << 21)) {
+    const x = <u32>v;
+    store<u32>(p, (x & 0x7f) | ((x << 1) & 0x7f00) | ((x << 2) & 0x7f0000) | ((x << 3) & 0x7f000000) | 0x808080);
+    return p + 4;
+  }
+  return wVarint(p, v);
+}
 /** The bytes of a varint after its sixth ({@link wVarint}): `v` is what is left of the value. */
 function wVarintRest(p: usize, v: u64): usize {
   while (v >= 0x80) {
@@ -327,11 +347,12 @@ function wTail(p: usize, r: usize, w: u32, kind: i32, corr: u32): usize {
   return e;
 }
 
-/** Writes record `r` as XLine.events entry (tag, length, body). Returns the bytes written. */
+/**
+ * Writes record `r` as XLine.events entry (tag, length, body) at `begin`, which has room for 512 bytes
+ * (emit/xspace_capture.ts EVENT_ROOM). Returns the address after it.
+ */
 // @ts-ignore: decorator
-@inline export function putEvent(r: usize): u32 {
-  O.need(512);
-  const begin = O.pos;
+@inline export function putEvent(begin: usize, r: usize): usize {
   store<u8>(begin, 0x22); // field 4 (events), LEN
   const lenAt = begin + 1; // one length byte; moved to two below when the body is ≥ 128 bytes
   let p = begin + 2;
@@ -341,10 +362,10 @@ function wTail(p: usize, r: usize, w: u32, kind: i32, corr: u32): usize {
   store<u8>(p, 0x08); // metadata_id
   p = wVarint(p + 1, evOut(w & META_MASK));
   store<u8>(p, 0x10); // offset_ps
-  p = wVarint(p + 1, ps(load<u64>(r) - curLineTs));
+  p = wVarintTime(p + 1, ps(load<u64>(r) - curLineTs));
   if (dur != 0) {
     store<u8>(p, 0x18); // duration_ps
-    p = wVarint(p + 1, ps(dur));
+    p = wVarintTime(p + 1, ps(dur));
   }
   const corr = load<u32>(r, 20);
   if (kind == R.API) {
@@ -377,6 +398,5 @@ function wTail(p: usize, r: usize, w: u32, kind: i32, corr: u32): usize {
     store<u8>(lenAt + 1, <u8>(body >> 7));
     p++;
   }
-  O.pos = p;
-  return <u32>(p - begin);
+  return p;
 }

@@ -1,11 +1,13 @@
 /**
- * Walks over a line's buffered records at the end of the XSpace pass: in arrival order (for sizes), in start order
- * (for writing: through a sort index when held in memory, merged from the spilled runs otherwise), and two lines
- * side by side ({@link lineIter}, {@link lineNext}) for the NVTX sweep.
+ * Walks over a line's buffered records at the end of the XSpace pass: in start order (to capture or size its events,
+ * and to write those not captured: through a sort index when held in memory, merged from the spilled runs
+ * otherwise), and two lines side by side ({@link lineIter}, {@link lineNext}) for the NVTX sweep.
  */
 import { recSize, sortIndex, runIter, runNext, runLoad, runBytes } from "./xspace_spill";
+import * as O from "./out";
 import { varintSize } from "./protobuf";
 import { eventSize, putEvent } from "./xspace_encode";
+import { capFull, capLimit, capPos, captureEnd, captureStop } from "./xspace_capture";
 import { CHUNK_HEAD, Line, runsOf } from "./xspace_plane";
 
 /**
@@ -27,17 +29,35 @@ export function sortReserve(need: u32): void {
 
 // What a walk over a line's records does with each record (see {@link visit}).
 const V_INDEX: i32 = 0; // add it to the sort index; the result is the entry count
-const V_SIZE: i32 = 1; // the result is the sum of the encoded event sizes (tag + length + body)
-const V_PUT: i32 = 2; // write the event; the result is the sum of the bytes written
+// Capture the event (emit/xspace_capture.ts), or once the buffer is full size it: the result is the sum of the
+// encoded sizes (tag + length + body) of the events not captured.
+const V_SIZE: i32 = 1;
+const V_PUT: i32 = 2; // write the event into the output window unless it is one of the first putSkip (captured)
+
+/** Events of the line being written that were captured (its first ones in start order): {@link V_PUT} skips them. */
+let putSkip: u64 = 0;
 
 /** Visits record `r` for `what` (V_*); returns the running result `acc` updated. */
 // @ts-ignore: decorator
 @inline function visit(r: usize, what: i32, acc: u64): u64 {
   if (what == V_SIZE) {
+    const p = capPos;
+    if (p <= capLimit) {
+      captureEnd(putEvent(p, r));
+      return acc;
+    }
+    if (!capFull) captureStop();
     const b = eventSize(r);
     return acc + <u64>(1 + varintSize(b) + b);
   }
-  if (what == V_PUT) return acc + putEvent(r);
+  if (what == V_PUT) {
+    // The count of events visited; the captured ones (a prefix) are skipped.
+    if (acc >= putSkip) {
+      O.need(512);
+      O.pos = putEvent(O.pos, r);
+    }
+    return acc + 1;
+  }
   const e = sortIdx + (<usize>acc << 4);
   store<u64>(e, load<u64>(r));
   store<u32>(e, <u32>r, 8);
@@ -106,14 +126,18 @@ function sortLine(ln: Line): void {
   if (k > 1) sortIndex(sortIdx, sortIdx + (<usize>sortCap << 4), 0, <i32>k - 1);
 }
 
-/** Sum of the encoded sizes (tag + length + body) of the events of `ln` (order-independent). */
-export function lineEventsSize(ln: Line): u64 {
-  return walkArrival(ln, V_SIZE);
+/**
+ * Encodes the events of `ln` in start order at the end of the captured bytes (emit/xspace_capture.ts) while the
+ * buffer has room; returns the sum of the encoded sizes (tag + length + body) of the events that did not fit.
+ */
+export function captureLineEvents(ln: Line): u64 {
+  return walkStart(ln, V_SIZE);
 }
 
-/** Writes the events of `ln` in start order; returns the bytes written. */
-export function putLineEvents(ln: Line): u64 {
-  return walkStart(ln, V_PUT);
+/** Writes the events of `ln` in start order after its first `skip` (those captured). */
+export function putLineEvents(ln: Line, skip: u32): void {
+  putSkip = skip;
+  walkStart(ln, V_PUT);
 }
 
 /**

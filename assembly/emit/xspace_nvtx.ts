@@ -5,8 +5,9 @@ import { tableFind } from "../util/hash_table";
 import { regrow } from "../util/regrow";
 import { corrGet, nvtxSet } from "./xspace_corr";
 import { lineIter, lineNext } from "./xspace_lines";
+import { recSize } from "./xspace_spill";
 import { metaAt } from "./xspace_meta";
-import { Line, Plane, hostPlane, planeList, stIntern } from "./xspace_plane";
+import { CHUNK_HEAD, Line, Plane, hostPlane, planeList, stIntern } from "./xspace_plane";
 import { LINE_NVTX, LINE_OVERHEAD, META_MASK, R, WK } from "./xspace_schema";
 
 /**
@@ -23,52 +24,90 @@ export function nvtxSweep(): void {
     const slot = tableFind(hp.lines, nl.key & 0xffffffff);
     if (slot == 0) continue;
     const al = changetype<Line>(<usize>load<u64>(slot));
-    // The thread's ranges (slot 1) and API calls (slot 0), both in start order; instants never contain anything.
+    // The thread's ranges (slot 1) and API calls, both in start order; instants never contain anything.
     lineIter(1, nl);
-    let rr = nextRange();
-    if (rr == 0) continue;
-    let sp: u32 = 0;
-    lineIter(0, al);
-    for (;;) {
-      const rec = lineNext(0);
-      if (rec == 0) break;
-      const st = load<u64>(rec);
-      while (rr != 0 && load<u64>(rr) <= st) {
-        // Open ranges: {start u64, end u64 (start + duration, wrapping as before), meta u32, 0}.
-        if (sp == stackCap) {
-          stackCap = stackCap == 0 ? 64 : stackCap << 1;
-          rangeStack = regrow(rangeStack, <usize>sp * 24, <usize>stackCap * 24);
+    nextRr = nextRange();
+    if (nextRr == 0) continue;
+    sp = 0;
+    lastMeta = 0;
+    lastPlane = 0;
+    if (al.runCount == 0 && al.unsorted == 0) {
+      // In memory and in order (the common case): its chunks walked with locals, not through a lineIter slot.
+      let c = al.head;
+      while (c != 0) {
+        let r = c + CHUNK_HEAD;
+        const end = r + <usize>load<u32>(c, 4);
+        while (r < end) {
+          sweepCall(r);
+          r += recSize(r);
         }
-        const e = rangeStack + <usize>sp * 24;
-        store<u64>(e, load<u64>(rr));
-        store<u64>(e, load<u64>(rr) + load<u64>(rr, 8), 8);
-        store<u32>(e, load<u32>(rr, 16) & META_MASK, 16);
-        sp++;
-        rr = nextRange();
+        c = <usize>load<u32>(c);
       }
-      while (sp > 0) {
-        if (load<u64>(rangeStack + <usize>(sp - 1) * 24, 8) > st) break;
-        sp--;
-      }
-      if (sp == 0) continue;
-      const corr = load<u32>(rec, 20);
-      const d = corrGet(corr);
-      if (d == 0) continue;
-      const meta = load<u32>(rangeStack + <usize>(sp - 1) * 24, 16);
-      nvtxSet(corr, meta);
-      const dp = changetype<Plane>(load<usize>(planeList + (<usize>(d - 1) << 2)));
-      if (dp.nvtxMap == 0) {
-        dp.nvtxMap = heap.alloc((<usize>hp.ev.count + 1) << 2);
-        memory.fill(dp.nvtxMap, 0, (<usize>hp.ev.count + 1) << 2);
-      }
-      const at = dp.nvtxMap + (<usize>meta << 2);
-      if (load<u32>(at) == 0) {
-        // The range name without domain, as XLA's NVTXRangeTracker reports it (the metadata's display name).
-        const e = metaAt(hp.ev, meta);
-        store<u32>(at, stIntern(dp, <usize>load<u32>(e, 8), load<u32>(e, 12)));
-        dp.used |= 1 << WK.NVTX_RANGE;
+    } else {
+      lineIter(0, al);
+      for (;;) {
+        const rec = lineNext(0);
+        if (rec == 0) break;
+        sweepCall(rec);
       }
     }
+  }
+}
+
+/** Next NVTX range of the thread being swept (start order), or 0. */
+let nextRr: usize = 0;
+/** Open ranges on the stack. */
+let sp: u32 = 0;
+/** The (range metadata, device plane index + 1) pair noted last: its plane needs no second look. */
+let lastMeta: u32 = 0;
+let lastPlane: u32 = 0;
+
+/** One API call `rec` of the thread being swept: the ranges open at its start, and its launch's nvtx_range. */
+// @ts-ignore: decorator
+@inline function sweepCall(rec: usize): void {
+  const st = load<u64>(rec);
+  let rr = nextRr;
+  while (rr != 0 && load<u64>(rr) <= st) {
+    // Open ranges: {start u64, end u64 (start + duration, wrapping as before), meta u32, 0}.
+    if (sp == stackCap) {
+      stackCap = stackCap == 0 ? 64 : stackCap << 1;
+      rangeStack = regrow(rangeStack, <usize>sp * 24, <usize>stackCap * 24);
+    }
+    const e = rangeStack + <usize>sp * 24;
+    store<u64>(e, load<u64>(rr));
+    store<u64>(e, load<u64>(rr) + load<u64>(rr, 8), 8);
+    store<u32>(e, load<u32>(rr, 16) & META_MASK, 16);
+    sp++;
+    rr = nextRange();
+  }
+  nextRr = rr;
+  let n = sp;
+  while (n > 0) {
+    if (load<u64>(rangeStack + <usize>(n - 1) * 24, 8) > st) break;
+    n--;
+  }
+  sp = n;
+  if (n == 0) return;
+  const corr = load<u32>(rec, 20);
+  const d = corrGet(corr);
+  if (d == 0) return;
+  const meta = load<u32>(rangeStack + <usize>(n - 1) * 24, 16);
+  nvtxSet(corr, meta);
+  if (meta == lastMeta && d == lastPlane) return;
+  lastMeta = meta;
+  lastPlane = d;
+  const hp = hostPlane;
+  const dp = changetype<Plane>(load<usize>(planeList + (<usize>(d - 1) << 2)));
+  if (dp.nvtxMap == 0) {
+    dp.nvtxMap = heap.alloc((<usize>hp.ev.count + 1) << 2);
+    memory.fill(dp.nvtxMap, 0, (<usize>hp.ev.count + 1) << 2);
+  }
+  const at = dp.nvtxMap + (<usize>meta << 2);
+  if (load<u32>(at) == 0) {
+    // The range name without domain, as XLA's NVTXRangeTracker reports it (the metadata's display name).
+    const e = metaAt(hp.ev, meta);
+    store<u32>(at, stIntern(dp, <usize>load<u32>(e, 8), load<u32>(e, 12)));
+    dp.used |= 1 << WK.NVTX_RANGE;
   }
 }
 

@@ -95,6 +95,13 @@ export class Line {
   runCap: u32;
   /** The records in memory (since the last spill) arrived out of start order. */
   chunkUnsorted: u32;
+  /**
+   * Its first events in start order captured when sized (emit/xspace_capture.ts): their offset in the buffer, their
+   * bytes and their count.
+   */
+  capAt: u32;
+  capN: u32;
+  capK: u32;
 }
 
 /** The spilled runs of `ln`. */

@@ -4,6 +4,7 @@
  * built in.
  */
 import { arenaAlloc } from "../util/arena";
+import { putU64 } from "./put";
 
 /** One mixing step of {@link hashBytes}. */
 // @ts-ignore: decorator
@@ -83,8 +84,34 @@ export function bKeep(): usize {
 export function bAscii(s: string): void {
   const n = <u32>s.length;
   bReserve(n);
-  for (let i: u32 = 0; i < n; i++) store<u8>(bP + bN + i, <u8>s.charCodeAt(i));
+  const src = changetype<usize>(s);
+  const dst = bP + bN;
   bN += n;
+  // Detail strings and names are built from literals on every new one: the low bytes of the UTF-16 code units (as
+  // a <u8> truncation takes them) 8 or 4 at a time, the last group overlapping the one before; nothing is read or
+  // written past either end.
+  if (n >= 8) {
+    let i: u32 = 0;
+    for (; i + 8 < n; i += 8) ascii8(dst + i, src + (<usize>i << 1));
+    ascii8(dst + n - 8, src + (<usize>(n - 8) << 1));
+  } else if (n >= 4) {
+    ascii4(dst, src);
+    ascii4(dst + n - 4, src + (<usize>(n - 4) << 1));
+  } else {
+    for (let i: u32 = 0; i < n; i++) store<u8>(dst + i, <u8>load<u16>(src + (<usize>i << 1)));
+  }
+}
+/** Writes the low bytes of the 8 UTF-16 code units at `src` to `dst`. */
+// @ts-ignore: decorator
+@inline function ascii8(dst: usize, src: usize): void {
+  const v = v128.load(src);
+  store<u64>(dst, i64x2.extract_lane(i8x16.shuffle(v, v, 0, 2, 4, 6, 8, 10, 12, 14, 0, 2, 4, 6, 8, 10, 12, 14), 0));
+}
+/** Writes the low bytes of the 4 UTF-16 code units at `src` to `dst`. */
+// @ts-ignore: decorator
+@inline function ascii4(dst: usize, src: usize): void {
+  const x = load<u64>(src);
+  store<u32>(dst, <u32>((x & 0xff) | ((x >> 8) & 0xff00) | ((x >> 16) & 0xff0000) | ((x >> 24) & 0xff000000)));
 }
 /** Appends the bytes [p, p+n). */
 export function bBytes(p: usize, n: u32): void {
@@ -92,20 +119,11 @@ export function bBytes(p: usize, n: u32): void {
   memory.copy(bP + bN, p, n);
   bN += n;
 }
-/** Appends the decimal text of `v`. */
+/** Appends the decimal text of `v` (emit/put.ts's table-driven writer). */
 export function bU64(v: u64): void {
-  bReserve(20);
-  let n: u32 = 1;
-  let t = v;
-  while (t >= 10) {
-    t /= 10;
-    n++;
-  }
-  for (let i: u32 = 0; i < n; i++) {
-    store<u8>(bP + bN + n - 1 - i, <u8>(48 + v % 10));
-    v /= 10;
-  }
-  bN += n;
+  bReserve(24); // 20 digits and the 4 bytes putU64 may store past them
+  const q = bP + bN;
+  bN += <u32>(putU64(q, v) - q);
 }
 /** `label`x,y,z (kernel grid and block sizes). */
 export function bDim3(label: string, x: u32, y: u32, z: u32): void {

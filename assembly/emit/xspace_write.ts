@@ -1,11 +1,14 @@
 /**
  * Sizing and writing of whole XPlanes at the end of the XSpace pass: every line's and plane's exact size first
- * ({@link sizePlane}), then the bytes ({@link putPlane}), checked against those sizes.
+ * ({@link sizePlane}: a line's events are encoded then while emit/xspace_capture.ts's buffer has room, the rest
+ * sized), then the bytes ({@link putPlane}: the captured events copied, the rest encoded), checked against those
+ * sizes.
  */
 import * as O from "./out";
 import { varintSize, putVarintField, putLenPrefix, putBytesField } from "./protobuf";
 import { F_INT64, F_UINT64, I64_MAX, usePlane, setLineTs } from "./xspace_encode";
-import { lineEventsSize, putLineEvents } from "./xspace_lines";
+import { captureLineEvents, putLineEvents } from "./xspace_lines";
+import { capEvents, captured, captureCopy } from "./xspace_capture";
 import { metaMapSize, putMetaMap, stOut } from "./xspace_meta";
 import { Line, PSTAT, Plane } from "./xspace_plane";
 
@@ -44,7 +47,10 @@ function pstatBody(a: usize): u64 {
   return 1 + varintSize(id) + 1 + varintSize(load<u64>(a, 8));
 }
 
-/** Computes every line's size and the plane's size (stored in ln.size / pl.size). */
+/**
+ * Computes every line's size and the plane's size (stored in ln.size / pl.size), capturing the lines' events while
+ * the buffer has room (emit/xspace_capture.ts, after captureStart).
+ */
 export function sizePlane(pl: Plane): void {
   usePlane(pl);
   let n: u64 = 0;
@@ -53,7 +59,13 @@ export function sizePlane(pl: Plane): void {
   for (let i: u32 = 0; i < pl.lineCount; i++) {
     const ln = changetype<Line>(load<usize>(pl.lineList + (<usize>i << 2)));
     setLineTs(profileStart + lineTsNs(ln));
-    ln.size = lineHeadSize(ln) + lineEventsSize(ln);
+    const at = captured();
+    const k = capEvents;
+    const rest = captureLineEvents(ln);
+    ln.capAt = at;
+    ln.capN = captured() - at;
+    ln.capK = capEvents - k;
+    ln.size = lineHeadSize(ln) + <u64>ln.capN + rest;
     n += 1 + varintSize(ln.size) + ln.size;
   }
   n += metaMapSize(pl.ev);
@@ -76,7 +88,6 @@ export function putPlane(pl: Plane): void {
   for (let i: u32 = 0; i < pl.lineCount; i++) {
     const ln = changetype<Line>(load<usize>(pl.lineList + (<usize>i << 2)));
     const ts = lineTsNs(ln);
-    setLineTs(profileStart + ts);
     putLenPrefix(3, ln.size);
     const lineStart = O.written + <u64>O.pos;
     O.need(32);
@@ -84,10 +95,14 @@ export function putPlane(pl: Plane): void {
     putBytesField(2, ln.nameP, ln.nameN);
     O.need(16);
     if (ts != 0) putVarintField(3, ts);
-    putLineEvents(ln);
+    captureCopy(ln.capAt, ln.capN);
+    if (<u64>ln.capK < ln.count) {
+      setLineTs(profileStart + ts);
+      putLineEvents(ln, ln.capK);
+    }
     // Fields in number order, as protobuf encoders write them (display_name is field 11).
     if (ln.dispN != 0) putBytesField(11, ln.dispP, ln.dispN);
-    // The sizes were computed by a separate code path: a mismatch would corrupt the file, so stop instead.
+    // A size that disagrees with the bytes (head fields, captured events) would corrupt the file: stop instead.
     if (O.written + <u64>O.pos - lineStart != ln.size) unreachable();
   }
   putMetaMap(4, pl.ev);
