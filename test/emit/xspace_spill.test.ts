@@ -6,7 +6,9 @@
  * out of order, NVTX ranges) and a generated training loop, through the Node temporary file and the in-memory
  * store; an XSpace over the limit (lowered through the test-only `xspaceMaxBytes`) stops before any output. The
  * paged correlation tables (assembly/util/paged.ts) with a two-page resident budget (the test-only
- * `pagedBudgetBytes`: cold pages spilled and read back) give the Chrome JSON and XSpace bytes of the default budget.
+ * `pagedBudgetBytes`: cold pages spilled and read back) give the Chrome JSON, XSpace and viewer-timeline bytes of the
+ * default budget. A small spill threshold also shrinks XSpace's capture buffer (emit/xspace_capture.ts), so the
+ * events beyond a full buffer (sized, then encoded when written) are compared with all-captured ones too.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -152,7 +154,7 @@ test("an XSpace over the limit stops before any output, naming the file and the 
 });
 
 /** SHA-256 of the `format` output of `path` with paged tables of `budget` resident bytes (0: the default). */
-async function pagedHash(engine: Engine, path: string, format: "chrome" | "xspace", budget: number): Promise<{ hash: string; spilled: number }> {
+async function pagedHash(engine: Engine, path: string, format: "chrome" | "xspace" | "timeline", budget: number): Promise<{ hash: string; spilled: number }> {
   engine.pagedBudgetBytes = budget;
   engine.xspaceSpillBytes = 0xffffffff; // only the tables spill
   const h = createHash("sha256");
@@ -170,7 +172,8 @@ async function pagedHash(engine: Engine, path: string, format: "chrome" | "xspac
 test("paged correlation tables evicted to the spill storage give the bytes of the default budget", async () => {
   const engine = await createEngine();
   for (const path of [...inputs, wide]) {
-    for (const format of ["chrome", "xspace"] as const) {
+    // The timeline: its partner walk keeps the correlation table's last page while no page was evicted.
+    for (const format of ["chrome", "xspace", "timeline"] as const) {
       const kept = await pagedHash(engine, path, format, 0);
       // By default no page spills (XSpace's detail-string pool may: 64 KiB blocks).
       if (format === "chrome") assert.is(kept.spilled, 0, `${path}: nothing spilled by default`);

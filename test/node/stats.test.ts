@@ -3,7 +3,9 @@
  * computed independently here from the Chrome JSON of the same dump, to the nanosecond: trace span, per device the
  * union of kernel/memcpy/memset intervals and the per-kind counts, times and bytes; per kernel name count, total,
  * min, max; memcpy count, bytes and time per direction; API calls per name. Inputs: the bundled samples, the eight
- * real DLRM ranks, a generated training loop (4 streams, overlapping work) and a small synthetic dump.
+ * real DLRM ranks, a generated training loop (4 streams, overlapping work), a small synthetic dump, and 3,000 kernels
+ * and copies written out of start order (the core sorts a device's busy intervals only when a linear check finds
+ * them out of order, over several 1,024-interval chunks: both paths are compared here).
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -21,9 +23,51 @@ import { absoluteNs, microsToNs, parseKinetoJson, traceBaseNs, type KinetoEvent 
 import { generate } from "../../bench/generate.js";
 import { sampleDump } from "../helpers/sample_dump.js";
 import { dlrmRanks } from "../helpers/dlrm.js";
+import { RawtraceWriter } from "../../src/format/writer.js";
+import * as C from "../../src/tools/cupti_records.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const tmp = mkdtempSync(join(tmpdir(), "rawtrace-stats-"));
+
+/**
+ * 3,000 kernels and copies on two devices and three streams, overlapping, written in a shuffled order (fixed seed) and
+ * in ACTIVITY chunks of 500 records: every device's busy intervals arrive out of start order.
+ */
+function shuffledWork(): Uint8Array {
+  const T = 1_780_000_000_000_000_000n;
+  const w = RawtraceWriter.inMemory();
+  w.header({
+    vendor: 1, vendorVersion: C.LAYOUT_VERSION.cuda13, runtimeVersion: 13000, driverVersion: 13000, pid: 7, rank: 0,
+    worldSize: 1, startNs: T, hostname: "node", commandLine: "x",
+  });
+  w.clock({ which: 0, vendorNs: T, realtimeNs: T, monotonicNs: 1n, monotonicRawNs: 1n, boottimeNs: 1n });
+  w.kindSizes(Object.entries(C.SIZES.cuda13).map(([k, v]) => [Number(k), v] as const));
+  w.strings([[0x1000n, "kern_a"], [0x1100n, "kern_b"]]);
+  let seed = 12345;
+  const rnd = (n: number): number => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return (seed >>> 8) % n;
+  };
+  const recs: Uint8Array[] = [];
+  for (let i = 0; i < 3000; i++) {
+    const start = T + BigInt(i * 700 + rnd(500));
+    const end = start + BigInt(200 + rnd(1500));
+    const deviceId = i % 5 === 0 ? 1 : 0;
+    const streamId = 7 + rnd(3);
+    if (i % 7 === 3) {
+      recs.push(C.memcpyRecord("cuda13", { start, end, deviceId, contextId: 1, streamId, correlationId: 100 + i, bytes: 4096n, copyKind: 1, srcKind: 2, dstKind: 3, async: true }));
+    } else {
+      recs.push(C.kernelRecord("cuda13", { start, end, deviceId, contextId: 1, streamId, correlationId: 100 + i, namePtr: i % 2 ? 0x1000n : 0x1100n }));
+    }
+  }
+  for (let i = recs.length - 1; i > 0; i--) {
+    const j = rnd(i + 1);
+    [recs[i], recs[j]] = [recs[j], recs[i]];
+  }
+  for (let i = 0; i < recs.length; i += 500) w.activity(C.concat(recs.slice(i, i + 500)));
+  w.end();
+  return w.bytes();
+}
 
 /** The inputs: name → bytes. */
 function inputs(): Array<[string, Uint8Array]> {
@@ -34,6 +78,7 @@ function inputs(): Array<[string, Uint8Array]> {
     ["alexnet sample", readFileSync(join(ROOT, "samples/alexnet_a100_rank0.rawtrace"))],
     ["generated 4 streams", readFileSync(gen)],
     ["synthetic", sampleDump()],
+    ["3,000 records out of start order", shuffledWork()],
     ...dlrmRanks().map((r) => [`dlrm rank ${r.rank}`, r.bytes] as [string, Uint8Array]),
   ];
 }
