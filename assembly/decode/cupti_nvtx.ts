@@ -108,8 +108,9 @@ export function marker(e: Ev, r: usize, size: u32, at: u64): void {
   }
 }
 
-/** MARKER_DATA: remembers the color of open range `id` (ARGB when flags has COLOR_ARGB = 2). */
+/** Range id → color | 1 << 32 (MARKER_DATA records with an ARGB color), made by the first one. */
 let colorTable: Table = 0;
+/** MARKER_DATA (pass 1: it may come after its range's END): remembers the color of range `id` (ARGB when flags has COLOR_ARGB = 2). */
 export function markerData(id: u32, flags: u32, color: u32): void {
   if ((flags & 2) == 0) return;
   if (colorTable == 0) colorTable = tableNew(64);
