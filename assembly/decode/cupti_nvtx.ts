@@ -16,6 +16,7 @@ import * as R from "../model/ranges";
 import { stepOf } from "../model/steps";
 import { Table, tableNew, tableUpsert, tableFind, tableSlots, tableKeyAt, tableValueAt } from "../util/hash_table";
 import { K } from "./cupti_kinds";
+import { emitProjectedSpans } from "./projected_spans";
 
 /** Open NVTX ranges: id → entry {namePtr u32, nameLen u32, domPtr u32, domLen u32, pid u32, tid u32, start u64}. */
 let markerOpen: usize = 0;
@@ -138,10 +139,12 @@ function rangeEvent(e: Ev, m: usize, endTs: u64, id: u32): void {
   emitEvent(e);
 }
 
-
-/** End of pass 2 (through `e`, the decoder's event): the projected spans, then ranges still open at the last timestamp closed (nothing lost), with a warning. */
+/**
+ * End of pass 2 (through `e`, the decoder's event): the projected spans, then ranges still open at the last timestamp
+ * closed (nothing lost), with a warning.
+ */
 export function nvtxFinish(e: Ev, lastTs: u64): void {
-  emitProjections(e);
+  emitProjectedSpans(e, K.MARKER);
   if (markerOpen == 0) return;
   const n = tableSlots(markerOpen);
   for (let i: u32 = 0; i < n; i++) {
@@ -151,27 +154,6 @@ export function nvtxFinish(e: Ev, lastTs: u64): void {
     warn(Warn.UNCLOSED_RANGE, 0, tableKeyAt(markerOpen, i));
     rangeEvent(e, m, lastTs, <u32>tableKeyAt(markerOpen, i));
     store<u64>(m, 0, 24);
-  }
-}
-
-
-/** Emits the device-stream spans of NVTX ranges (Kineto's gpu_user_annotation). */
-function emitProjections(e: Ev): void {
-  const n = R.spanSlots();
-  for (let i: u32 = 0; i < n; i++) {
-    if (!R.spanAt(i)) continue;
-    evClear(e);
-    e.kind = EvKind.GPU_RANGE;
-    e.recordKind = K.MARKER;
-    e.device = R.spanDevice;
-    e.stream = R.spanStream;
-    e.pid = R.spanPid;
-    e.start = R.spanStart;
-    e.end = R.spanEnd;
-    const np = R.spanName != 0 ? S.stringDisplay(R.spanName, false) : 0;
-    e.namePtr = np;
-    e.nameLen = np != 0 ? S.displayLen : 0;
-    emitEvent(e);
   }
 }
 

@@ -37,6 +37,7 @@ import { arenaAlloc } from "../util/arena";
 import { Table, tableNew, tableUpsert, tableFind, tableCount, tableSlots, tableKeyAt } from "../util/hash_table";
 import { Paged, pagedNew, pagedSlot } from "../util/paged";
 import { emitEvent } from "../emit/dispatch";
+import { emitProjectedSpans } from "./projected_spans";
 import * as R from "../model/ranges";
 import { install, showAllApi } from "./decoder";
 import { stepOf } from "../model/steps";
@@ -739,19 +740,5 @@ function rocpFinish(lastTs: u64): void {
     markStep(e, load<u64>(m, 16));
     emitEvent(e);
   }
-  const n = R.spanSlots();
-  for (let i: u32 = 0; i < n; i++) {
-    if (!R.spanAt(i)) continue;
-    evClear(e);
-    e.kind = EvKind.GPU_RANGE;
-    e.device = R.spanDevice;
-    e.stream = R.spanStream;
-    e.pid = R.spanPid;
-    e.start = R.spanStart;
-    e.end = R.spanEnd;
-    const np = S.stringDisplay(R.spanName, false);
-    e.namePtr = np;
-    e.nameLen = np != 0 ? S.displayLen : 0;
-    emitEvent(e);
-  }
+  emitProjectedSpans(e, 0);
 }

@@ -303,13 +303,12 @@ export let displayLen: u32 = 0;
     displayLen = load<u32>(e, 12);
     return <usize>load<u32>(e, 8);
   }
-  return stringDisplayAny(ptr, demangleIt);
+  return stringDisplayAny(ptr, demangleIt, e);
 }
 
-/** {@link stringDisplay} for any pointer value. */
-function stringDisplayAny(ptr: u64, demangleIt: bool): usize {
+/** {@link stringDisplay} past its cache test: `e` is the cached entry of `ptr` (its display form not made), or 0. */
+function stringDisplayAny(ptr: u64, demangleIt: bool, e: usize): usize {
   // An entry, once made, keeps its address (setString rewrites it in place): found ones are cached.
-  let e = <usize>recentGet(strRecent, ptr);
   if (e == 0) {
     const slot = tableFind(strTable, ptr);
     if (slot == 0) {
@@ -587,18 +586,12 @@ let extUserSeen = false;
 /** {@link setExternal} for any id. */
 function setExternalAny(corr: u64, kind: u32, ext: u64): bool {
   if (isOpKind(kind) && ext != 0xffffffffffffffff) {
-    let d: usize;
-    if (corr <= 0xffffffff && <u32>(corr >> 13) == extWPage && pagedEpoch(extDense) == extWEpoch) {
-      d = extWBase + (<usize>(corr & 0x1fff) << 3);
-    } else {
-      d = pagedSlot(extDense, corr, true);
-      if (d != 0) {
-        extWPage = <u32>(corr >> 13);
-        extWBase = d - (<usize>(corr & 0x1fff) << 3);
-        extWEpoch = pagedEpoch(extDense);
-      }
-    }
+    // Not on the page written last (setExternal took that case): find the slot, remember its page.
+    const d = pagedSlot(extDense, corr, true);
     if (d != 0) {
+      extWPage = <u32>(corr >> 13);
+      extWBase = d - (<usize>(corr & 0x1fff) << 3);
+      extWEpoch = pagedEpoch(extDense);
       const cur = load<u64>(d);
       if (cur != 0) return cur == ext + 1;
       store<u64>(d, ext + 1);
