@@ -129,15 +129,21 @@ export function refuseInput(out: OutputTarget, inputs: string[]): void {
   }
 }
 
-/** True when `path` names one of `inputs` (same inode, or the same resolved path). */
+/**
+ * True when `path` names one of `inputs` (the same resolved path, or the same device and inode through links).
+ * Anything else already at `path`, such as a previous run's XSpace log directory, is not an input: the writer
+ * replaces it or refuses it with its own message.
+ */
 export function isInput(path: string, inputs: string[]): boolean {
-  try {
-    refuseInput(resolveOutput(path), inputs);
-  } catch {
-    return true;
-  }
   const r = resolve(path);
-  return inputs.some((i) => resolve(i) === r);
+  if (inputs.some((i) => resolve(i) === r)) return true;
+  let st: Stats;
+  try {
+    st = statSync(followLinks(path));
+  } catch {
+    return false; // not there yet (or a link loop, reported when it is written)
+  }
+  return inputIds(inputs).some((id) => id.dev === st.dev && id.ino === st.ino);
 }
 
 // ---- Temporaries and locks of this process: removed on failure, on signals and at exit --------------------------

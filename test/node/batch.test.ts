@@ -179,6 +179,13 @@ test("XSpace batch: one log directory per input, as the single-file convert lays
     assert.match(f.output!, /_xprof\/plugins\/profile\/\d{4}_\d\d_\d\d_\d\d_\d\d_\d\d\/[^/]+\.xplane\.pb$/);
     assert.ok(readFileSync(f.output!).length > 100);
   }
+  // Running it again into the same directory (--force) keeps the names: a previous run's log directory is not
+  // an input, so the default name does not switch to `<name>.rawtrace_xprof` (nor fail the run after that).
+  for (let run = 0; run < 2; run++) {
+    const again = await convertBatch([files[3], files[5]], { jobs: 2, outDir: out, format: "xspace", force: true });
+    assert.is(again.failed, 0, JSON.stringify(again.files));
+    assert.equal(again.files.map((f) => f.output), r.files.map((f) => f.output));
+  }
 });
 
 test("progress lines: per file pass and bytes, total rate and ETA", () => {
