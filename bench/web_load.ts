@@ -8,6 +8,7 @@
  *
  *   npx tsx bench/web_load.ts [dump]      (default bench/data/cupti_14000000.rawtrace, generated when missing)
  *   npx tsx bench/web_load.ts bench/data/cupti_1000000.rawtrace     (the 10^6-record budgets)
+ *   npx tsx bench/web_load.ts <dump> --keep packed|raw              (how the viewer keeps the file: web/worker.ts)
  *
  * Writes bench/results/web_load.json (ignored) and prints a summary.
  */
@@ -17,6 +18,10 @@ import { startHarness } from "../test/web/browser.js";
 import { TL_REC } from "../src/core/timeline.js";
 
 const path = process.argv[2] ?? "bench/data/cupti_14000000.rawtrace";
+/** How the viewer keeps the file (web/worker.ts KeepMode): `--keep packed|raw|auto` after the dump (default auto). */
+const keepArg = process.argv.indexOf("--keep");
+const keep = keepArg > 0 ? process.argv[keepArg + 1] : "auto";
+if (!["packed", "raw", "auto"].includes(keep)) throw new Error(`--keep ${keep}: packed, raw or auto`);
 {
   const m = /cupti_(\d+)\.rawtrace$/.exec(path);
   if (m) {
@@ -57,7 +62,7 @@ try {
   const errors: string[] = [];
   page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
   page.on("pageerror", (e) => errors.push(e.message));
-  await page.goto(h.url);
+  await page.goto(keep === "auto" ? h.url : `${h.url}?keep=${keep}`);
   await page.waitForSelector("body[data-boot=ok]", { state: "attached" });
   const cdp = await page.context().newCDPSession(page);
   await cdp.send("Performance.enable");
@@ -163,7 +168,7 @@ try {
     peakJsHeapBytes: peakHeap, jsHeapBeforeBytes: heapBefore, jsHeapAfterBytes: heapAfter,
     peakBrowserRssBytes: peakRss, peakBrowserPssBytes: peakPss, idleBrowserRssBytes: idle.rss, idleBrowserPssBytes: idle.pss,
     settledBrowserPssBytes: settled.pss, settledBrowserRssBytes: settled.rss,
-    fileReads: Number(data.fileReads), pssSeriesMiB: series, coreWasmBytes: Number(data.coreBytes), passMs: JSON.parse(data.passMs ?? "{}"),
+    keep, fileReads: Number(data.fileReads), keptBytes: Number(data.keptBytes), pssSeriesMiB: series, coreWasmBytes: Number(data.coreBytes), passMs: JSON.parse(data.passMs ?? "{}"),
     tablesBytes: events * TL_REC,
     frameMedianMs: frames,
     fullViewFrameMs: fullFrameMs,
@@ -181,7 +186,7 @@ try {
   console.log(`timeline tables (ArrayBuffers, outside the JS heap): ${mb(events * TL_REC)}; core memory in the worker: ${mb(Number(data.coreBytes))}`);
   console.log(`browser processes, peak: RSS ${mb(peakRss)}, PSS ${mb(peakPss)} (page open, nothing loaded: RSS ${mb(idle.rss)}, PSS ${mb(idle.pss)})`);
   console.log(`5 s after the load: RSS ${mb(settled.rss)}, PSS ${mb(settled.pss)}`);
-  console.log(`file reads: ${data.fileReads}; PSS (MiB) by second: ${series.filter((_, k) => k % 10 === 0).map(([t, v]) => `${t}: ${v}`).join(", ")}`);
+  console.log(`file reads: ${data.fileReads}; kept (${keep}) for the later passes: ${mb(Number(data.keptBytes))}; PSS (MiB) by second: ${series.filter((_, k) => k % 10 === 0).map(([t, v]) => `${t}: ${v}`).join(", ")}`);
   console.log(`frame (median of 5) by zoom step (each ~6× closer): ${frames.map((f) => `${f.zoom}: ${f.ms} ms`).join(", ")}`);
   console.log(`everything in view: frame ${fullFrameMs} ms (median); whole-trace range aggregation ${aggMs} ms over ${aggEvents.toLocaleString("en-US")} events (median of 5)`);
   console.log(`search matching ${searchMatches.toLocaleString("en-US")} events: ${searchMs} ms; Enter (next in time order, with its rank): ${stepMs} ms`);

@@ -2,10 +2,12 @@
  * A ByteSource over a browser File (or Blob): open() reads `File.stream()` or the given reader (the viewer's: a
  * thread of its own, web/slice_reader.ts), gunzipped through DecompressionStream when the name ends in .gz, and
  * hands the engine windows of it, so a multi-GB dump is never one string or one ArrayBuffer. With `keep` the file is
- * read once and later passes replay the chunks kept in memory. Progress follows the bytes of the file itself
+ * read once and later passes replay what was kept: packed by the reader thread (`keeper`: 3× smaller, unpacked on
+ * that thread) or, without one, the chunks themselves in memory here. Progress follows the bytes of the file itself
  * (compressed for .gz).
  */
 import type { ByteReader, ByteSource } from "../src/core/engine.js";
+import { freeNow, type KeepingReader } from "./slice_reader.js";
 
 /** Thrown by a read after {@link FileByteSource.cancel}; crosses comlink with this name. */
 export class CancelledError extends Error {
@@ -27,6 +29,10 @@ export interface FileByteSource extends ByteSource {
   readonly fileBytesRead: number;
   /** How many times the file itself was read from its start (a kept file: once, whatever the passes). */
   readonly fileReads: number;
+  /** Bytes kept for later passes now (packed bytes with a keeper, as of its last stream's end). */
+  readonly keptBytes: number;
+  /** Lets go of what is kept (ends the keeper's thread). The source cannot replay after this. */
+  dispose(): void;
 }
 
 /** Bytes per block of kept file bytes (each block is freed as one piece). */
@@ -40,8 +46,7 @@ const KEEP_BLOCK = 32 << 20;
  * `transfer(0)` does not free a buffer that was transferred in from another thread either.
  */
 function release(c: Uint8Array): void {
-  const buf = c.buffer as ArrayBuffer & { transfer?: (n: number) => ArrayBuffer; detached?: boolean };
-  if (typeof buf.transfer === "function" && !buf.detached) buf.transfer(0);
+  freeNow(c.buffer as ArrayBuffer);
 }
 
 /**
@@ -77,6 +82,12 @@ export interface FileSourceOptions {
    * GiB of transferred slices stayed resident after it; copied into blocks and dropped, they were collected).
    */
   read?: (file: Blob, keep: boolean) => ReadableStream<Uint8Array> | null;
+  /**
+   * With `keep`: the reader thread that keeps the file for the later passes (web/slice_reader.ts
+   * `keepingReaderThread`), used instead of `read` and of keeping the chunks here; {@link FileByteSource.dispose}
+   * closes it.
+   */
+  keeper?: KeepingReader | null;
 }
 
 /** A re-openable source over `file`. */
@@ -110,8 +121,34 @@ export function fileByteSource(file: Blob, name: string, opts: FileSourceOptions
     }
   };
 
+  /** `s` with its bytes counted as the current pass's file bytes. */
+  const counted = (s: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> => {
+    const reader = s.getReader();
+    return new ReadableStream<Uint8Array>({
+      async pull(ctl) {
+        const r = await reader.read();
+        if (r.done) {
+          ctl.close();
+          return;
+        }
+        fileBytesRead += r.value.byteLength;
+        ctl.enqueue(r.value);
+      },
+      cancel(reason) {
+        return reader.cancel(reason);
+      },
+    }, { highWaterMark: 0 });
+  };
+
   /** The file's own bytes (compressed for .gz), counted; from memory when kept, else from the file. */
   const rawStream = (pass: number | undefined): ReadableStream<Uint8Array> => {
+    const keeper = opts.keep ? opts.keeper : null;
+    if (keeper) {
+      // The reader thread keeps the file: replay from it once it has all of it (the emit pass releases it).
+      if (keeper.complete) return counted(keeper.replay(pass === 2));
+      fileReads++;
+      return counted(keeper.read());
+    }
     if (kept && keptComplete) {
       const chunks = kept;
       const drop = pass === 2;
@@ -167,13 +204,29 @@ export function fileByteSource(file: Blob, name: string, opts: FileSourceOptions
     get fileReads() {
       return fileReads;
     },
+    get keptBytes() {
+      if (opts.keep && opts.keeper) return opts.keeper.keptBytes;
+      return kept ? kept.reduce((n, c) => n + (c ? c.byteLength : 0), 0) : 0;
+    },
     cancel() {
       cancelled = true;
+    },
+    dispose() {
+      opts.keeper?.close();
+      kept = null;
+      keptComplete = false;
     },
     open(pass?: 1 | 2 | 3): ByteReader {
       fileBytesRead = 0;
       // The emit pass over kept bytes frees each block once copied (not for .gz: the decompressor may still read it).
       const free = pass === 2 && !!kept && keptComplete && !gz;
+      // Chunks of a keeping reader go back to it once copied, to carry the next slices (not for .gz: the
+      // decompressor may still hold them).
+      const keeper = opts.keep && opts.keeper && !gz ? opts.keeper : null;
+      const used = (c: Uint8Array) => {
+        if (free) release(c);
+        else keeper?.giveBack(c);
+      };
       let raw = rawStream(pass);
       if (gz) raw = raw.pipeThrough(new DecompressionStream("gzip") as unknown as ReadableWritablePair<Uint8Array, Uint8Array>);
       const reader = raw.getReader();
@@ -207,7 +260,7 @@ export function fileByteSource(file: Blob, name: string, opts: FileSourceOptions
                 done = true;
                 break;
               }
-              if (free && current) release(current);
+              if (current) used(current);
               pending = current = r.value;
               refill();
             }
@@ -219,7 +272,7 @@ export function fileByteSource(file: Blob, name: string, opts: FileSourceOptions
           return n;
         },
         async close() {
-          if (free && current) release(current);
+          if (current) used(current);
           current = pending = null;
           await reader.cancel().catch(() => undefined);
         },

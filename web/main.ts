@@ -105,6 +105,12 @@ async function openFiles(list: File[]): Promise<void> {
   for (const f of list) await loadOne(f);
 }
 
+/**
+ * How the worker keeps a file for its later passes: `?keep=packed` or `?keep=raw` in the page's address, else
+ * chosen by the worker from the number of cores (web/worker.ts KeepMode).
+ */
+const keepMode = ((m) => (m === "packed" || m === "raw" ? m : "auto"))(new URLSearchParams(location.search).get("keep"));
+
 async function loadOne(file: File): Promise<void> {
   const id = nextId++;
   const events = new TimelineEvents();
@@ -116,7 +122,7 @@ async function loadOne(file: File): Promise<void> {
         events.add(chunk);
       },
     });
-    const res = await api.load(id, file, cb, stepsPattern);
+    const res = await api.load(id, file, cb, stepsPattern, keepMode);
     fileHandles.set(id, file);
     const lf = makeLoadedFile(id, file.name, res.info, res.meta, events, res.ms, res.coreBytes);
     files.push(lf);
@@ -129,6 +135,7 @@ async function loadOne(file: File): Promise<void> {
     document.body.dataset.coreBytes = String(res.coreBytes);
     document.body.dataset.passMs = JSON.stringify(res.passMs);
     document.body.dataset.fileReads = String(res.fileReads);
+    document.body.dataset.keptBytes = String(res.keptBytes);
     if (res.info.warnings.length) {
       showError(`${file.name}: ${res.info.warnings.map((w) => `${w.code} ×${w.count}`).join(", ")}`);
     }

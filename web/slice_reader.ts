@@ -10,9 +10,15 @@
  * turns them into a ReadableStream. A source that keeps the file for later passes copies them into blocks of its own
  * (web/file_source.ts): in Chromium a buffer transferred in from another thread is not freed by `transfer(0)`.
  *
- * Flow control: the reader sends at most `window` slices the receiver has not taken yet (unbounded when the whole
- * file is kept anyway), so an export does not buffer the file ahead of a slow sink.
+ * Flow control: the reader sends at most `window` slices the receiver has not taken yet, so neither an export nor a
+ * conversion buffers the file ahead of a slow consumer.
+ *
+ * Keeping ({@link keepingReaderThread}): the reader can also keep what it read, packed (src/core/keep_codec.ts, 3×
+ * smaller for a CUPTI dump), and replay it for the later passes, unpacking on its own thread while the core works:
+ * the file is read once and the core's thread neither holds the file nor spends time on the codec.
  */
+import { KeepCodec } from "../src/core/keep_codec.js";
+
 
 /** Bytes per slice (each one ArrayBuffer). */
 export const SLICE_BYTES = 16 << 20;
@@ -25,33 +31,76 @@ export interface PortLike {
   onmessage: ((e: MessageEvent) => void) | null;
 }
 
-/** Receiver → reader: start reading `file` (one per port), grant more slices, or stop. */
+/**
+ * Receiver → reader: start reading `file` (`keep`: and keep it packed), replay what was kept (`release`: dropping
+ * each kept block once sent), grant more slices, or stop. Each start or replay opens stream `id`: a later one
+ * ends the one before, and every answer carries the id of the stream it belongs to.
+ */
 type ToReader =
-  | { start: Blob; slice: number; window: number }
-  | { take: number }
-  | { stop: true };
-/** Reader → receiver: a slice (its bytes transferred), the end, or why reading failed. */
-type FromReader = { buf: ArrayBuffer } | { end: true } | { error: string };
+  | { id: number; start: Blob; slice: number; window: number; keep?: boolean }
+  | { id: number; replay: true; window: number; release: boolean }
+  | { id: number; take: number }
+  | { id: number; stop: true }
+  | { back: ArrayBuffer };
+/**
+ * Reader → receiver: a slice (`len` bytes at the start of `buf`, transferred), the end (`kept`: packed bytes
+ * held), or why it failed.
+ */
+type FromReader = { id: number; buf: ArrayBuffer; len: number } | { id: number; end: true; kept: number } | { id: number; error: string };
+
+/** Spare slice buffers a reader holds at most (given back by the receiver, reused for the next slices). */
+const SPARES = 8;
 
 /**
- * The reader's side: answers one `start` on `port` by reading the file slice by slice until the end, a `stop`, or
- * an error (sent as its message). Runs in web/reader_worker.ts; tests drive it over a MessageChannel.
+ * The reader's side: answers each `start` on `port` by reading the file slice by slice until the end, a `stop`, or
+ * an error (sent as its message), and each `replay` by unpacking the slices a keeping start kept. `codec` makes
+ * the packer a keeping start needs (the reader worker compiles build/keep.wasm; absent: keeping fails the stream).
+ * Runs in web/reader_worker.ts; tests drive it over a MessageChannel.
  */
-export function serveSlices(port: PortLike): void {
-  let stopped = false;
+export function serveSlices(port: PortLike, codec?: () => Promise<KeepCodec>): void {
+  let current = 0;
   let credit = 0;
   let wake: (() => void) | null = null;
+  // What a keeping start kept: packed slices (null once released), complete when that read reached the end.
+  let kept: (Uint8Array | null)[] = [];
+  let keptComplete = false;
+  let keptBytes = 0;
+  // Buffers the receiver gave back: slices travel in these instead of new ones, so a conversion's passes move a
+  // few buffers back and forth and the receiver (a thread busy in WebAssembly, whose garbage collector hardly
+  // runs) is not left holding a gigabyte of dropped slices; the fresh ones a read makes die here.
+  const spares: ArrayBuffer[] = [];
+  const spare = (n: number): ArrayBuffer | null => {
+    while (spares.length) {
+      const b = spares.pop()!;
+      if (b.byteLength >= n) return b;
+    }
+    return null;
+  };
+  const post = (m: FromReader, transfer?: Transferable[]) => port.postMessage(m, transfer);
   port.onmessage = (e: MessageEvent) => {
     const m = e.data as ToReader;
-    if ("start" in m) {
+    if ("back" in m) {
+      if (spares.length < SPARES) spares.push(m.back);
+      return;
+    }
+    if ("start" in m || "replay" in m) {
+      current = m.id;
       credit = m.window;
-      void run(m.start, m.slice);
-    } else if ("take" in m) credit += m.take;
-    else stopped = true;
+      if ("start" in m) void read(m.id, m.start, m.slice, !!m.keep);
+      else void replay(m.id, m.release);
+    } else if (m.id === current) {
+      if ("take" in m) credit += m.take;
+      else current = 0;
+    }
     wake?.();
     wake = null;
   };
-  async function run(file: Blob, slice: number): Promise<void> {
+  /** Waits for credit; false once stream `id` was stopped or replaced. */
+  async function mayPost(id: number): Promise<boolean> {
+    while (credit <= 0 && current === id) await new Promise<void>((ok) => (wake = ok));
+    return current === id;
+  }
+  async function read(id: number, file: Blob, slice: number, keep: boolean): Promise<void> {
     let off = 0;
     const queue: Promise<ArrayBuffer>[] = [];
     const next = () => {
@@ -63,20 +112,81 @@ export function serveSlices(port: PortLike): void {
       }
     };
     try {
+      const packer = keep ? await (codec ?? noCodec)() : null;
+      if (keep) {
+        kept = [];
+        keptComplete = false;
+        keptBytes = 0;
+      }
       next();
-      while (queue.length && !stopped) {
-        while (credit <= 0 && !stopped) await new Promise<void>((ok) => (wake = ok));
-        if (stopped) break;
-        const buf = await queue.shift()!;
+      while (queue.length) {
+        if (!(await mayPost(id))) return;
+        const got = await queue.shift()!;
         next();
         credit--;
-        port.postMessage({ buf } satisfies FromReader, [buf]);
+        // Packing reads the slice after it went to the core: copied into the codec first (its bytes move with the
+        // transfer), packed while the core decodes it.
+        if (packer) packer.stage(new Uint8Array(got));
+        const len = got.byteLength;
+        let buf = keep ? spare(len) : null;
+        if (buf) {
+          new Uint8Array(buf).set(new Uint8Array(got));
+          freeNow(got);
+        } else buf = got;
+        post({ id, buf, len }, [buf]);
+        if (packer) {
+          const p = packer.packStaged();
+          kept.push(p);
+          keptBytes += p.length;
+        }
       }
-      if (!stopped) port.postMessage({ end: true } satisfies FromReader);
+      if (current !== id) return;
+      keptComplete = keep;
+      post({ id, end: true, kept: keep ? keptBytes : 0 });
     } catch (err) {
-      port.postMessage({ error: err instanceof Error ? err.message : String(err) } satisfies FromReader);
+      if (current === id) post({ id, error: err instanceof Error ? err.message : String(err) });
     }
   }
+  async function replay(id: number, release: boolean): Promise<void> {
+    try {
+      const unpacker = await (codec ?? noCodec)();
+      if (!keptComplete) throw new Error("nothing kept to replay (the read that keeps did not reach the end)");
+      for (let k = 0; k < kept.length; k++) {
+        if (!(await mayPost(id))) return;
+        const p = kept[k];
+        if (!p) throw new Error("the kept bytes were already released");
+        if (release) {
+          kept[k] = null;
+          keptBytes -= p.length;
+        }
+        const n = KeepCodec.unpackedLength(p);
+        const buf = spare(n) ?? new ArrayBuffer(n);
+        unpacker.unpack(p, new Uint8Array(buf));
+        // A released block's memory goes back now, not when this thread's collector next runs (it hardly runs
+        // here: a replay allocates nothing).
+        if (release) freeNow(p.buffer as ArrayBuffer);
+        credit--;
+        post({ id, buf, len: n }, [buf]);
+      }
+      if (release) keptComplete = false;
+      if (current === id) post({ id, end: true, kept: keptBytes });
+    } catch (err) {
+      if (current === id) post({ id, error: err instanceof Error ? err.message : String(err) });
+    }
+  }
+}
+
+/**
+ * Frees `buf`'s memory at once (ArrayBuffer.prototype.transfer to length 0 detaches it), where supported; for
+ * buffers allocated on this thread (Chromium does not free one transferred in from another thread this way).
+ */
+export function freeNow(buf: ArrayBuffer): void {
+  const b = buf as ArrayBuffer & { transfer?: (n: number) => ArrayBuffer; detached?: boolean };
+  if (typeof b.transfer === "function" && !b.detached) b.transfer(0);
+}
+
+function noCodec(): Promise<KeepCodec> {
+  return Promise.reject(new Error("this reader cannot keep what it reads (no codec)"));
 }
 
 /** Options of {@link sliceStream}. */
@@ -89,37 +199,49 @@ export interface SliceStreamOptions {
   done?: () => void;
 }
 
+let streamIds = 0;
+
 /**
- * The receiver's side: a stream of `file`'s bytes in slices from the reader behind `port` (each chunk a whole,
- * transferred ArrayBuffer). `name` labels errors.
+ * The receiver's side of one stream: sends `open` (a start or a replay, given its id here) and turns the slices
+ * that come back into a ReadableStream (each chunk a whole, transferred ArrayBuffer). `ended(kept)` runs when the
+ * reader says the stream is complete. `name` labels errors.
  */
-export function sliceStream(port: PortLike, file: Blob, name: string, opts: SliceStreamOptions = {}): ReadableStream<Uint8Array> {
-  const window = opts.window ?? 4;
+function portStream(
+  port: PortLike, name: string, open: Record<string, unknown>, window: number,
+  ended?: (kept: number) => void, done?: () => void, received?: WeakSet<ArrayBuffer>,
+): ReadableStream<Uint8Array> {
+  const id = ++streamIds;
   const queue: Uint8Array[] = [];
-  let ended = false;
+  let end = false;
   let failed: Error | null = null;
   let wake: (() => void) | null = null;
   let finished = false;
   const finish = () => {
     if (finished) return;
     finished = true;
-    opts.done?.();
+    done?.();
   };
   port.onmessage = (e: MessageEvent) => {
     const m = e.data as FromReader;
-    if ("buf" in m) queue.push(new Uint8Array(m.buf));
-    else if ("end" in m) ended = true;
-    else failed = new Error(`${name}: reading the file failed: ${m.error}`);
+    if (m.id !== id) return; // an answer to a stream this port ended before
+    if ("buf" in m) {
+      queue.push(new Uint8Array(m.buf, 0, m.len));
+      received?.add(m.buf);
+    }
+    else if ("end" in m) {
+      end = true;
+      ended?.(m.kept);
+    } else failed = new Error(`${name}: reading the file failed: ${m.error}`);
     wake?.();
     wake = null;
   };
-  port.postMessage({ start: file, slice: opts.slice ?? SLICE_BYTES, window } satisfies ToReader);
+  port.postMessage({ ...open, id, window } as ToReader);
   return new ReadableStream<Uint8Array>({
     async pull(ctl) {
-      while (!queue.length && !ended && !failed) await new Promise<void>((ok) => (wake = ok));
+      while (!queue.length && !end && !failed) await new Promise<void>((ok) => (wake = ok));
       if (queue.length) {
         const c = queue.shift()!;
-        if (Number.isFinite(window)) port.postMessage({ take: 1 } satisfies ToReader);
+        if (Number.isFinite(window)) port.postMessage({ id, take: 1 } satisfies ToReader);
         ctl.enqueue(c);
         return;
       }
@@ -128,7 +250,7 @@ export function sliceStream(port: PortLike, file: Blob, name: string, opts: Slic
       ctl.close();
     },
     cancel() {
-      port.postMessage({ stop: true } satisfies ToReader);
+      port.postMessage({ id, stop: true } satisfies ToReader);
       queue.length = 0;
       finish();
     },
@@ -136,10 +258,99 @@ export function sliceStream(port: PortLike, file: Blob, name: string, opts: Slic
 }
 
 /**
- * A stream of `file` read by a nested worker of its own (web/reader_worker.ts, next to the calling worker's
- * script), ended with the stream; `null` where workers cannot start workers (the caller then reads `File.stream()`).
+ * The receiver's side: a stream of `file`'s bytes in slices from the reader behind `port` (each chunk a whole,
+ * transferred ArrayBuffer). `name` labels errors.
  */
-export function readerThreadStream(file: Blob, name: string, opts: Omit<SliceStreamOptions, "done"> = {}): ReadableStream<Uint8Array> | null {
+export function sliceStream(port: PortLike, file: Blob, name: string, opts: SliceStreamOptions = {}): ReadableStream<Uint8Array> {
+  return portStream(port, name, { start: file, slice: opts.slice ?? SLICE_BYTES }, opts.window ?? 4, undefined, opts.done);
+}
+
+/**
+ * A reader that keeps what it read (web/file_source.ts `keeper`): read() reads the file once, the reader packing
+ * each slice as it goes; replay() streams the kept bytes again, unpacked on the reader's thread.
+ */
+export interface KeepingReader {
+  /** Reads the file; the reader keeps it, packed. */
+  read(): ReadableStream<Uint8Array>;
+  /** Whether a read() (or a replay without release) reached the end: the kept bytes are whole. */
+  readonly complete: boolean;
+  /** Packed bytes the reader holds (as of the last stream's end). */
+  readonly keptBytes: number;
+  /** Replays the kept bytes; `release`: each block is dropped once sent (the last pass: memory shrinks as it runs). */
+  replay(release: boolean): ReadableStream<Uint8Array>;
+  /**
+   * Hands a chunk of read() or replay() back once its bytes were used (copied into the core), for the reader to
+   * fill again; the chunk is empty (detached) afterwards. Chunks from elsewhere are ignored.
+   */
+  giveBack(chunk: Uint8Array): void;
+  /** Drops everything kept and ends the reader. */
+  close(): void;
+}
+
+/**
+ * A {@link KeepingReader} over the reader behind `port`; `close` is called once by {@link KeepingReader.close}.
+ * Slices in flight: `window` (default 4) for every stream.
+ */
+export function keepingReader(port: PortLike, file: Blob, name: string, opts: { slice?: number; window?: number; close?: () => void } = {}): KeepingReader {
+  const window = opts.window ?? 4;
+  // The buffers this reader sent (and not given back yet).
+  const given = new WeakSet<ArrayBuffer>();
+  let complete = false;
+  let keptBytes = 0;
+  let closed = false;
+  const self: KeepingReader = {
+    giveBack(chunk: Uint8Array) {
+      const buf = chunk.buffer as ArrayBuffer & { detached?: boolean };
+      if (closed || buf.detached || buf.byteLength === 0) return;
+      if (!given.delete(buf)) return;
+      port.postMessage({ back: buf } satisfies ToReader, [buf]);
+    },
+    get complete() {
+      return complete;
+    },
+    get keptBytes() {
+      return keptBytes;
+    },
+    read() {
+      complete = false;
+      if (closed) return failedStream(`${name}: the file's reader was closed`);
+      return portStream(port, name, { start: file, slice: opts.slice ?? SLICE_BYTES, keep: true }, window, (k) => {
+        complete = true;
+        keptBytes = k;
+      }, undefined, given);
+    },
+    replay(release: boolean) {
+      if (release) complete = false;
+      if (closed) return failedStream(`${name}: the kept bytes were already released (the file's reader was closed)`);
+      return portStream(port, name, { replay: true, release }, window, (k) => {
+        keptBytes = k;
+        if (!release) complete = true;
+        // Everything was sent and nothing is kept: end the reader now, so that its buffers and codec are gone
+        // before the core's end of the pass (the load's memory peak), not when the source is disposed.
+        else self.close();
+      }, undefined, given);
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      complete = false;
+      opts.close?.();
+    },
+  };
+  return self;
+}
+
+/** A stream that fails with `message` when read. */
+function failedStream(message: string): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>({
+    pull() {
+      throw new Error(message);
+    },
+  });
+}
+
+/** Starts the viewer's nested reader worker (web/reader_worker.ts, next to the calling worker's script), or null. */
+function readerWorker(): Worker | null {
   if (typeof Worker === "undefined") return null;
   let w: Worker;
   try {
@@ -150,7 +361,27 @@ export function readerThreadStream(file: Blob, name: string, opts: Omit<SliceStr
   // A reader that cannot start (its script missing, a crash) fails the stream instead of leaving it waiting.
   w.addEventListener("error", (e) => {
     e.preventDefault();
-    w.onmessage?.(new MessageEvent("message", { data: { error: e.message || "the reader thread failed" } }));
+    w.onmessage?.(new MessageEvent("message", { data: { id: streamIds, error: e.message || "the reader thread failed" } }));
   });
+  return w;
+}
+
+/**
+ * A stream of `file` read by a nested worker of its own (web/reader_worker.ts, next to the calling worker's
+ * script), ended with the stream; `null` where workers cannot start workers (the caller then reads `File.stream()`).
+ */
+export function readerThreadStream(file: Blob, name: string, opts: Omit<SliceStreamOptions, "done"> = {}): ReadableStream<Uint8Array> | null {
+  const w = readerWorker();
+  if (!w) return null;
   return sliceStream(w as unknown as PortLike, file, name, { ...opts, done: () => w.terminate() });
+}
+
+/**
+ * A {@link KeepingReader} on a nested worker of its own, ended by close(); `null` where workers cannot start
+ * workers (the caller then keeps the file itself).
+ */
+export function keepingReaderThread(file: Blob, name: string): KeepingReader | null {
+  const w = readerWorker();
+  if (!w) return null;
+  return keepingReader(w as unknown as PortLike, file, name, { close: () => w.terminate() });
 }

@@ -7,8 +7,8 @@
  *    here; at the end the core says where each goes, the parser moves them into timeline order and the parts are
  *    *transferred* to the page (src/core/timeline.ts);
  *    the summary (`rawtrace stats`, src/core/stats.ts) comes from the same pass of the same core code. The file
- *    is read once, on a reader thread of its own (web/slice_reader.ts): the later passes replay the bytes the index
- *    pass kept (web/file_source.ts `keep`).
+ *    is read once, on a reader thread of its own (web/slice_reader.ts): the later passes replay the bytes that
+ *    thread kept, packed, while the index pass read them (web/file_source.ts `keep`, `keeper`).
  *  - exportFile: Chrome JSON gzipped with CompressionStream, or XSpace, returned as a Blob for a download.
  */
 import * as Comlink from "comlink";
@@ -17,7 +17,7 @@ import { Engine, type FileInfo } from "../src/core/engine.js";
 import { TimelineParser, type TimelineMeta } from "../src/core/timeline.js";
 import { decodeStats, type TraceStats } from "../src/core/stats.js";
 import { fileByteSource, type FileByteSource, type FileSourceOptions } from "./file_source.js";
-import { readerThreadStream } from "./slice_reader.js";
+import { keepingReaderThread, readerThreadStream } from "./slice_reader.js";
 
 /** Callbacks the page passes (as a comlink proxy) to follow a job. */
 export interface JobCallbacks {
@@ -48,6 +48,8 @@ export interface LoadResult {
   passMs: Record<number, number>;
   /** How many times the file was read from its start (1: the later passes replayed the bytes kept in memory). */
   fileReads: number;
+  /** Most bytes kept for the later passes at a pass's start (packed by the reader thread: about a third of the file). */
+  keptBytes: number;
 }
 
 let compiled: Promise<WebAssembly.Module> | null = null;
@@ -75,27 +77,47 @@ function cancelledError(): Error {
   return e;
 }
 
+/**
+ * How a load keeps the file for its later passes: `packed` by the reader thread (3× smaller; the packing, ≈ 2.8 s
+ * of CPU per GiB, runs on that thread while the index pass runs), `raw` in this worker (no packing), or `auto`:
+ * packed where the machine has at least {@link PACK_CORES} cores, so that the packing has a core of its own (on two
+ * cores it competes with the index pass and the browser's file reading: docs/performance.md, "The kept file,
+ * packed").
+ */
+export type KeepMode = "packed" | "raw" | "auto";
+/** Cores `auto` needs to pack. */
+export const PACK_CORES = 4;
+
+function packs(mode: KeepMode): boolean {
+  if (mode !== "auto") return mode === "packed";
+  return (typeof navigator !== "undefined" ? navigator.hardwareConcurrency ?? 1 : 1) >= PACK_CORES;
+}
+
 async function withSource<T>(
-  file: File, gen: number, run: (src: FileByteSource) => Promise<T>, opts: FileSourceOptions = {},
+  file: File, gen: number, run: (src: FileByteSource) => Promise<T>, opts: FileSourceOptions = {}, mode: KeepMode = "auto",
 ): Promise<T> {
   if (gen !== generation) throw cancelledError();
   // The file is read on a thread of its own (web/slice_reader.ts): reading overlaps with the core's work.
   const read = (f: Blob, keep: boolean) => readerThreadStream(f, file.name, { window: keep ? Infinity : 4 });
-  const src = fileByteSource(file, file.name, { read, ...opts });
+  // Packed: the reader thread keeps the file and replays it for the later passes (unpacking on its own thread).
+  const keeper = opts.keep && packs(mode) ? keepingReaderThread(file, file.name) : null;
+  const src = fileByteSource(file, file.name, { read, keeper, ...opts });
   running.add(src);
   try {
     return await run(src);
   } finally {
     running.delete(src);
+    src.dispose();
   }
 }
 
 const api = {
   /**
    * Converts `file` to timeline tables; the event chunks go to `cb.chunk`, the rest is returned. `steps`: the
-   * regular expression over NVTX range names that marks training steps (default: PyTorch's `ProfilerStep#N`).
+   * regular expression over NVTX range names that marks training steps (default: PyTorch's `ProfilerStep#N`);
+   * `keep`: how the file is kept for the later passes ({@link KeepMode}).
    */
-  load(_id: number, file: File, cb: JobCallbacks, steps?: string): Promise<LoadResult> {
+  load(_id: number, file: File, cb: JobCallbacks, steps?: string, keep: KeepMode = "auto"): Promise<LoadResult> {
     return serial((gen) =>
       withSource(file, gen, async (src) => {
         const t0 = performance.now();
@@ -108,12 +130,14 @@ const api = {
         let pass = 0;
         let mark = performance.now();
         let lastWindow = mark;
+        let keptBytes = 0;
         const result = await engine.convert(src, parser.sink, {
           format: "timeline",
           traceName: file.name,
           steps,
           onProgress: (_d, _t, p) => {
             if (p !== pass) {
+              keptBytes = Math.max(keptBytes, src.keptBytes);
               const now = performance.now();
               if (pass) passMs[pass] = now - mark;
               pass = p;
@@ -142,9 +166,9 @@ const api = {
         const stats = meta.trailer.length ? decodeStats(meta.trailer) : null;
         return {
           meta, info: result.info, stats, events: result.events, coreBytes, ms: performance.now() - t0, passMs,
-          fileReads: src.fileReads,
+          fileReads: src.fileReads, keptBytes,
         };
-      }, { keep: true }),
+      }, { keep: true }, keep),
     );
   },
 

@@ -7,6 +7,10 @@
  * the returned number of bytes at outputPtr().
  */
 import { crc32, crcReset } from "../util/crc32";
+import { inputPtr, outputPtr, preparedCapacity, setAreas } from "../util/io_areas";
+
+/** Where the input goes (the prepared capacity) and where gzip writes the member. */
+export { inputPtr, outputPtr };
 import { bitsBegin, bitsEnd } from "./block";
 import { deflate, HASH_BITS, BLOCK_SYMBOLS, MAX_STEP } from "./lz77";
 import { buildTables } from "./tables";
@@ -15,9 +19,6 @@ import { buildLengths } from "./huffman";
 /** Largest capacity prepare accepts (bytes of input per member). */
 export const MAX_CAPACITY: u32 = 1 << 28;
 
-let capacity: usize = 0;
-let inBuf: usize = 0;
-let outBuf: usize = 0;
 let table: usize = 0;
 let syms: usize = 0;
 
@@ -30,31 +31,20 @@ export function gzipBound(n: u32): u32 {
 export function prepare(cap: u32): u32 {
   if (cap > MAX_CAPACITY) return 0;
   buildTables();
-  if (<usize>cap <= capacity) return 1;
+  if (<usize>cap <= preparedCapacity()) return 1;
   heap.reset();
   crcReset();
   table = heap.alloc(<usize>4 << HASH_BITS);
   syms = heap.alloc(<usize>(BLOCK_SYMBOLS + MAX_STEP + 8) << 2);
-  inBuf = heap.alloc(<usize>cap + 16);
-  outBuf = heap.alloc(<usize>gzipBound(cap) + 16);
-  capacity = cap;
+  const input = heap.alloc(<usize>cap + 16);
+  setAreas(cap, input, heap.alloc(<usize>gzipBound(cap) + 16));
   return 1;
-}
-
-/** Where the input goes (prepared capacity bytes). */
-export function inputPtr(): usize {
-  return inBuf;
-}
-
-/** Where gzip writes the member. */
-export function outputPtr(): usize {
-  return outBuf;
 }
 
 /** Compresses the first `n` input bytes into one gzip member at outputPtr(); returns its length, 0 if n > capacity. */
 export function gzip(n: u32): u32 {
-  if (<usize>n > capacity || capacity == 0) return 0;
-  return gzipWithCrc(n, crc32(inBuf, n));
+  if (<usize>n > preparedCapacity() || preparedCapacity() == 0) return 0;
+  return gzipWithCrc(n, crc32(inputPtr(), n));
 }
 
 /**
@@ -62,7 +52,9 @@ export function gzip(n: u32): u32 {
  * table-driven one); the trailer holds `crc` as given.
  */
 export function gzipWithCrc(n: u32, crc: u32): u32 {
-  if (<usize>n > capacity || capacity == 0) return 0;
+  if (<usize>n > preparedCapacity() || preparedCapacity() == 0) return 0;
+  const inBuf = inputPtr();
+  const outBuf = outputPtr();
   // Header: ID1 ID2, CM 8 (deflate), no flags, MTIME 0, XFL 4 (fastest), OS 255 (unknown).
   store<u64>(outBuf, 0x00000000_00088b1f);
   store<u16>(outBuf + 8, 0xff04);

@@ -11,7 +11,8 @@ import { readFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { createEngine } from "../../src/node/wasm.js";
 import { memorySource } from "../../src/core/engine.js";
-import { serveSlices, sliceStream, type PortLike } from "../../web/slice_reader.js";
+import { keepingReader, serveSlices, sliceStream, type PortLike } from "../../web/slice_reader.js";
+import { KeepCodec } from "../../src/core/keep_codec.js";
 import { fileByteSource } from "../../web/file_source.js";
 import { rng } from "../../src/tools/rng.js";
 
@@ -51,6 +52,27 @@ function concat(parts: Uint8Array[]): Uint8Array {
 }
 
 const tick = () => new Promise<void>((ok) => setTimeout(ok, 5));
+
+type Source = Parameters<Awaited<ReturnType<typeof createEngine>>["convert"]>[0];
+
+/**
+ * The NVTX sample as a Blob whose `stream()` throws (everything must go through the reader), the SHA-256 of its
+ * timeline conversion from memory, and the function that hashes a conversion of another source.
+ */
+async function timelineOfSample(): Promise<{ sha: (src: Source) => Promise<string>; want: string; blob: Blob }> {
+  const dump = readFileSync("samples/h100_torch_train_nvtx.rawtrace");
+  const engine = await createEngine();
+  const sha = async (src: Source) => {
+    const h = createHash("sha256");
+    await engine.convert(src, (b) => h.update(b), { format: "timeline", traceName: "t" });
+    return h.digest("hex");
+  };
+  const blob = new Blob([dump]);
+  blob.stream = () => {
+    throw new Error("File.stream() called");
+  };
+  return { sha, want: await sha(memorySource(dump, "t.rawtrace")), blob };
+}
 
 test("slices arrive whole and in order, for sizes around the slice boundary", async () => {
   const r = rng(17);
@@ -123,18 +145,7 @@ test("a failing read fails the stream with the file's name; cancel stops the rea
 });
 
 test("a kept conversion through the reader thread: same bytes as memory, File.stream() never called", async () => {
-  const dump = readFileSync("samples/h100_torch_train_nvtx.rawtrace");
-  const engine = await createEngine();
-  const sha = async (src: Parameters<typeof engine.convert>[0]) => {
-    const h = createHash("sha256");
-    await engine.convert(src, (b) => h.update(b), { format: "timeline", traceName: "t" });
-    return h.digest("hex");
-  };
-  const want = await sha(memorySource(dump, "t.rawtrace"));
-  const blob = new Blob([dump]);
-  blob.stream = () => {
-    throw new Error("File.stream() called");
-  };
+  const { sha, want, blob } = await timelineOfSample();
   const channels: ReturnType<typeof channel>[] = [];
   const keeps: boolean[] = [];
   const src = fileByteSource(blob, "t.rawtrace", {
@@ -152,6 +163,80 @@ test("a kept conversion through the reader thread: same bytes as memory, File.st
   assert.equal(keeps, [true], "one read, kept");
   assert.is(src.fileReads, 1);
   for (const c of channels) c.close();
+});
+
+const keepModule = new WebAssembly.Module(readFileSync("build/keep.wasm"));
+const codec = () => Promise.resolve(new KeepCodec(keepModule));
+
+test("a keeping reader: read once, replayed from its packed copy (same bytes every pass), released by the last", async () => {
+  const { sha, want, blob } = await timelineOfSample();
+  const c = channel();
+  serveSlices(c.reader, codec);
+  let closed = 0;
+  const keeper = keepingReader(c.receiver, blob, "t.rawtrace", { slice: 40_000, close: () => closed++ });
+  const src = fileByteSource(blob, "t.rawtrace", {
+    keep: true,
+    keeper,
+    read: () => {
+      throw new Error("read() called: the keeper reads");
+    },
+  });
+  assert.is(await sha(src), want);
+  assert.is(src.fileReads, 1);
+  assert.is(keeper.complete, false, "the emit pass released the kept bytes");
+  assert.is(keeper.keptBytes, 0);
+  src.dispose();
+  assert.is(closed, 1);
+  c.close();
+});
+
+test("a keeping reader: kept bytes packed; replay without release repeats; cut short means nothing to replay", async () => {
+  const dump = readFileSync("samples/h100_torch_train_nvtx.rawtrace");
+  const c = channel();
+  serveSlices(c.reader, codec);
+  let closed = 0;
+  const keeper = keepingReader(c.receiver, new Blob([dump]), "t.rawtrace", { slice: 65536, window: 2, close: () => closed++ });
+  const given: Uint8Array[] = [];
+  const parts = await drain(keeper.read());
+  assert.equal(concat(parts), new Uint8Array(dump));
+  assert.ok(keeper.complete);
+  assert.ok(keeper.keptBytes > 0 && keeper.keptBytes < dump.length / 2, `${keeper.keptBytes} packed of ${dump.length}`);
+  for (const p of parts) keeper.giveBack(p), given.push(p);
+  assert.ok(given.every((p) => p.length === 0), "given back: detached here");
+  for (const release of [false, false, true]) {
+    const again = await drain(keeper.replay(release));
+    assert.equal(concat(again), new Uint8Array(dump), `replay (release ${release})`);
+    for (const p of again) keeper.giveBack(p);
+  }
+  assert.is(keeper.complete, false);
+  assert.is(closed, 1, "the releasing replay ended the reader");
+  const failure = async (s: ReadableStream<Uint8Array>) => {
+    try {
+      await drain(s);
+    } catch (e) {
+      return (e as Error).message;
+    }
+    return "";
+  };
+  assert.match(await failure(keeper.replay(false)), /^t\.rawtrace: the kept bytes were already released/);
+  assert.match(await failure(keeper.read()), /^t\.rawtrace: the file's reader was closed/);
+  c.close();
+
+  // The reader's side on its own: nothing to replay before a keeping read reached the end; a read cut short keeps
+  // nothing replayable; the next read starts over.
+  const d = channel();
+  serveSlices(d.reader, codec);
+  const k2 = keepingReader(d.receiver, new Blob([dump]), "t.rawtrace", { slice: 65536, window: 2 });
+  assert.match(await failure(k2.replay(false)), /^t\.rawtrace: reading the file failed: nothing kept to replay/);
+  const r = k2.read().getReader();
+  await r.read();
+  await r.cancel();
+  assert.is(k2.complete, false);
+  assert.match(await failure(k2.replay(false)), /nothing kept to replay/);
+  assert.equal(concat(await drain(k2.read())), new Uint8Array(dump));
+  assert.ok(k2.complete);
+  assert.equal(concat(await drain(k2.replay(false))), new Uint8Array(dump));
+  d.close();
 });
 
 test.run();
