@@ -93,7 +93,14 @@ try {
   const t0 = performance.now();
   tLoad = t0;
   await page.setInputFiles("#file", path);
-  await page.waitForSelector("body[data-state=ready]", { state: "attached", timeout: 1_800_000 });
+  // Ready, or the load failed (the page is empty again and shows why): fail now instead of waiting for ever.
+  await page.waitForFunction(() => {
+    const b = document.body.dataset;
+    return b.state === "ready" || (b.state === "empty" && !document.getElementById("error")!.hidden);
+  }, undefined, { timeout: 1_800_000, polling: 100 });
+  if ((await page.getAttribute("body", "data-state")) !== "ready") {
+    throw new Error(`the viewer did not load ${path}: ${await page.textContent("#error")}`);
+  }
   const timelineS = (performance.now() - t0) / 1000;
   await page.waitForSelector("body[data-summary=ready]", { state: "attached", timeout: 1_800_000 });
   const summaryS = (performance.now() - t0) / 1000;

@@ -147,7 +147,11 @@ async function loadOne(file: File): Promise<void> {
     } else document.body.dataset.summary = "none";
     afterLoad();
   } catch (e) {
-    if (!isCancel(e)) showError(`${file.name}: ${(e as Error).message}`);
+    if (!isCancel(e)) {
+      // The core's errors already name the file (and the offset): prefix the name only where one does not.
+      const msg = (e as Error).message;
+      showError(msg.startsWith(`${file.name}:`) ? msg : `${file.name}: ${msg}`);
+    }
     if (!files.length) document.body.dataset.state = "empty";
     else document.body.dataset.state = "ready";
   } finally {

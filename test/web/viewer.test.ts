@@ -276,6 +276,23 @@ test(".rawtrace.gz opens through DecompressionStream; a second file joins the ti
   await page.close();
 });
 
+test("a file that is not a dump: one message naming it and the offset, the page stays usable", async () => {
+  const bad = join(tmp, "notes.rawtrace");
+  writeFileSync(bad, "these are notes, not a trace\n".repeat(100));
+  const { page, g } = await openPage(h);
+  await page.setInputFiles("#file", bad);
+  await page.waitForSelector("#error", { state: "visible" });
+  const msg = (await page.textContent("#error")) ?? "";
+  assert.match(msg, /^notes\.rawtrace: offset 0: not a \.rawtrace file/);
+  assert.not.match(msg, /notes\.rawtrace: notes\.rawtrace/, "the name once");
+  await page.waitForSelector("#progress", { state: "hidden" });
+  assert.is(await page.getAttribute("body", "data-state"), "empty");
+  await load(page, CUDA_SAMPLE);
+  assert.is(await page.$$eval("#row-list li", (l) => l.length), 12);
+  clean(g, "not a dump");
+  await page.close();
+});
+
 test("cancel stops a conversion and leaves the page usable", async () => {
   // Big enough (~235 MB, three reads) that the conversion is still running when the click lands, on a fast machine too.
   const big = join(tmp, "bench_3m.rawtrace");
