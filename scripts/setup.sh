@@ -16,6 +16,7 @@ echo "setup: building the WebAssembly core"
 npx --no-install asc assembly/index.ts --target release
 npx --no-install asc assembly/index.ts --target debug
 npx --no-install asc assembly/deflate/index.ts --target deflate  # the gzip encoder (build/deflate.wasm)
+npx --no-install asc assembly/keep/index.ts --target keep  # the viewer's kept-bytes codec (build/keep.wasm)
 node scripts/build.mjs
 if [ -f collectors/Makefile ]; then
   echo "setup: building C collectors and tools"
