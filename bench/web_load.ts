@@ -37,9 +37,10 @@ const size = statSync(path).size;
  * process), and `pss`, the proportional set size (a shared page split between its sharers: the sum is what the
  * browser really holds).
  */
-function browserMemory(): { rss: number; pss: number } {
+function browserMemory(): { rss: number; pss: number; byType: Record<string, number> } {
   let rss = 0;
   let pss = 0;
+  const byType: Record<string, number> = {};
   for (const pid of readdirSync("/proc")) {
     if (!/^\d+$/.test(pid)) continue;
     try {
@@ -48,12 +49,17 @@ function browserMemory(): { rss: number; pss: number } {
       const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
       if (m) rss += Number(m[1]) * 1024;
       const p = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, "utf8"));
-      if (p) pss += Number(p[1]) * 1024;
+      if (p) {
+        pss += Number(p[1]) * 1024;
+        const type = /--type=([a-z-]+)/.exec(args)?.[1] ?? "browser";
+        const t = type === "utility" ? `utility:${/--utility-sub-type=([\w.]+)/.exec(args)?.[1] ?? "?"}` : type;
+        byType[t] = (byType[t] ?? 0) + Math.round(Number(p[1]) / 1024);
+      }
     } catch {
       // exited meanwhile
     }
   }
-  return { rss, pss };
+  return { rss, pss, byType };
 }
 
 const h = await startHarness(["--enable-precise-memory-info"]);
@@ -78,12 +84,15 @@ try {
   let sampling = true;
   /** [s since the file was handed over, PSS MiB] every sample: where in the load the memory peaks. */
   const series: Array<[number, number]> = [];
+  /** PSS (MiB) per kind of browser process at the peak: renderer (the page and its workers), browser, gpu, … */
+  let peakByType: Record<string, number> = {};
   let tLoad = 0;
   const sampler = (async () => {
     while (sampling) {
       peakHeap = Math.max(peakHeap, await heap().catch(() => 0));
       const m = browserMemory();
       peakRss = Math.max(peakRss, m.rss);
+      if (m.pss > peakPss) peakByType = m.byType;
       peakPss = Math.max(peakPss, m.pss);
       if (tLoad) series.push([+((performance.now() - tLoad) / 1000).toFixed(1), Math.round(m.pss / 2 ** 20)]);
       await new Promise((r) => setTimeout(r, 100));
@@ -173,7 +182,7 @@ try {
     timelineSeconds: +timelineS.toFixed(2), summarySeconds: +summaryS.toFixed(2),
     pageLoadMsReported: Number(data.loadMs),
     peakJsHeapBytes: peakHeap, jsHeapBeforeBytes: heapBefore, jsHeapAfterBytes: heapAfter,
-    peakBrowserRssBytes: peakRss, peakBrowserPssBytes: peakPss, idleBrowserRssBytes: idle.rss, idleBrowserPssBytes: idle.pss,
+    peakBrowserRssBytes: peakRss, peakBrowserPssBytes: peakPss, peakPssMiBByProcess: peakByType, idleBrowserRssBytes: idle.rss, idleBrowserPssBytes: idle.pss,
     settledBrowserPssBytes: settled.pss, settledBrowserRssBytes: settled.rss,
     keep, fileReads: Number(data.fileReads), keptBytes: Number(data.keptBytes), pssSeriesMiB: series, coreWasmBytes: Number(data.coreBytes), passMs: JSON.parse(data.passMs ?? "{}"),
     tablesBytes: events * TL_REC,
@@ -192,6 +201,7 @@ try {
   console.log(`page JS heap: peak ${mb(peakHeap)} (before ${mb(heapBefore)}, after ${mb(heapAfter)})`);
   console.log(`timeline tables (ArrayBuffers, outside the JS heap): ${mb(events * TL_REC)}; core memory in the worker: ${mb(Number(data.coreBytes))}`);
   console.log(`browser processes, peak: RSS ${mb(peakRss)}, PSS ${mb(peakPss)} (page open, nothing loaded: RSS ${mb(idle.rss)}, PSS ${mb(idle.pss)})`);
+  console.log(`PSS at the peak by process (MiB): ${Object.entries(peakByType).map(([k, v]) => `${k} ${v}`).join(", ")}`);
   console.log(`5 s after the load: RSS ${mb(settled.rss)}, PSS ${mb(settled.pss)}`);
   console.log(`file reads: ${data.fileReads}; kept (${keep}) for the later passes: ${mb(Number(data.keptBytes))}; PSS (MiB) by second: ${series.filter((_, k) => k % 10 === 0).map(([t, v]) => `${t}: ${v}`).join(", ")}`);
   console.log(`frame (median of 5) by zoom step (each ~6× closer): ${frames.map((f) => `${f.zoom}: ${f.ms} ms`).join(", ")}`);
