@@ -16,7 +16,7 @@ import wasmUrl from "../build/rawtrace.wasm";
 import { Engine, type FileInfo } from "../src/core/engine.js";
 import { TimelineParser, type TimelineMeta } from "../src/core/timeline.js";
 import { decodeStats, type TraceStats } from "../src/core/stats.js";
-import { fileByteSource, type FileByteSource, type FileSourceOptions } from "./file_source.js";
+import { fileByteSource, isGzipName, type FileByteSource, type FileSourceOptions } from "./file_source.js";
 import { keepingReaderThread, readerThreadStream } from "./slice_reader.js";
 
 /** Callbacks the page passes (as a comlink proxy) to follow a job. */
@@ -100,7 +100,8 @@ async function withSource<T>(
   // The file is read on a thread of its own (web/slice_reader.ts): reading overlaps with the core's work.
   const read = (f: Blob, keep: boolean) => readerThreadStream(f, file.name, { window: keep ? Infinity : 4 });
   // Packed: the reader thread keeps the file and replays it for the later passes (unpacking on its own thread).
-  const keeper = opts.keep && packs(mode) ? keepingReaderThread(file, file.name) : null;
+  // A .gz file is kept as read: its bytes are compressed already (packing them would cost the time and save nothing).
+  const keeper = opts.keep && packs(mode) && !isGzipName(file.name) ? keepingReaderThread(file, file.name) : null;
   const src = fileByteSource(file, file.name, { read, keeper, ...opts });
   running.add(src);
   try {

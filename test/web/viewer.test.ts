@@ -239,6 +239,15 @@ test("the file kept packed by the reader thread (?keep=packed) or raw (?keep=raw
     clean(g, `keep ${mode}`);
     await page.close();
   }
+  // A .gz file is kept as read even when packing is asked for: its bytes are compressed already.
+  const gz = join(tmp, "torch_keep.rawtrace.gz");
+  writeFileSync(gz, gzipSync(readFileSync(TORCH_NVTX)));
+  const { page, g } = await openPage(h, "?keep=packed");
+  await load(page, gz);
+  assert.equal(await viewerRows(page), chromeRows(t), "gz, packed asked: events per (pid, tid)");
+  assert.is(Number(await page.getAttribute("body", "data-kept-bytes")), readFileSync(gz).length, "the .gz bytes as read");
+  clean(g, "keep packed, .gz");
+  await page.close();
 });
 
 test("downloads made in the worker equal the Node conversions (Chrome JSON gzipped, XSpace)", async () => {
