@@ -6,7 +6,7 @@
  * the output in arrival order, its row (host thread, device stream, …) and name interned on the way; the fields
  * only some kinds carry (a kernel's context, registers, shared memory and occupancy; a copy's devices; …) go to
  * extension entries of 16 bytes, so the records of API calls and ranges do not carry them. The core keeps only
- * each event's sort key (emit/timeline_order.ts, 24 B), and at the end of the pass ({@link timelineEnd}) sends the
+ * each event's sort key (emit/timeline_order.ts, 20 B), and at the end of the pass ({@link timelineEnd}) sends the
  * rows, lanes and names, each event's partner (launch ↔ device work) and where each record goes in the timeline's
  * order (the host moves them there: src/core/timeline.ts), then the summary statistics of the same events
  * (emit/stats.ts, `rawtrace stats`), aggregated on the way so the viewer needs no second conversion for its

@@ -12,7 +12,9 @@ import { memorySource } from "../../src/core/engine.js";
 import {
   Flag, Kind, RowClass, TL_CHUNK, TL_NONE, TimelineEvents, TimelineLanes, TimelineParser, decodeNames,
 } from "../../src/core/timeline.js";
-import { sampleDump } from "../helpers/sample_dump.js";
+import { sampleDump, T0, PID, TID } from "../helpers/sample_dump.js";
+import { RawtraceWriter } from "../../src/format/writer.js";
+import * as C from "../../src/tools/cupti_records.js";
 import { computeStats, decodeStats } from "../../src/core/stats.js";
 
 const FILES = ["test/fixtures/real/h100/cuda_sample.rawtrace", "samples/h100_torch_train_nvtx.rawtrace", "test/fixtures/real/h100/torch_graph.rawtrace"];
@@ -156,6 +158,44 @@ test("the stats that follow the tables are `rawtrace stats` of the same file", a
     const { stats } = await computeStats(await createEngine(), memorySource(bytes, "t.rawtrace"));
     assert.equal(decodeStats(t.meta.trailer), stats, file);
   }
+});
+
+test("durations of 2^32 - 1 ns and more (kept aside from the u32 sort keys): exact, ordered longer first, laned", async () => {
+  const L = "cuda13";
+  const w = RawtraceWriter.inMemory({});
+  w.header({
+    vendor: 1, vendorVersion: C.LAYOUT_VERSION[L], runtimeVersion: 12080, driverVersion: 12080, pid: PID, rank: 0,
+    worldSize: 1, startNs: T0, hostname: "n", commandLine: "x",
+  });
+  w.clock({ which: 0, vendorNs: T0, realtimeNs: T0, monotonicNs: 5n, monotonicRawNs: 5n, boottimeNs: 5n });
+  w.kindSizes(Object.entries(C.SIZES[L]).map(([k, sz]) => [Number(k), sz] as const));
+  w.apiNames([[2, 211, "cudaLaunchKernel_v7000"]]);
+  w.strings([[0x1000n, "k"]]);
+  w.threadNames([[PID, TID, "main"]]);
+  // Same start, durations around the u32 limit (2^32 - 1 is the first kept aside), then short ones.
+  const durs = [2n ** 32n - 2n, 2n ** 32n - 1n, 2n ** 32n, 5_000_000_000n, 5n, 10n];
+  const starts = [1000n, 1000n, 1000n, 1000n, 2000n, 6_000_000_000n];
+  const recs: Uint8Array[] = [];
+  durs.forEach((d, i) => {
+    const corr = 101 + i;
+    recs.push(C.apiRecord(L, { kind: 5, cbid: 211, start: T0 + 10n * BigInt(i), end: T0 + 10n * BigInt(i) + 5n, processId: PID, threadId: TID, correlationId: corr }));
+    recs.push(C.kernelRecord(L, { start: T0 + starts[i], end: T0 + starts[i] + d, deviceId: 0, contextId: 1, streamId: 7, correlationId: corr, namePtr: 0x1000n }));
+  });
+  w.activity(C.concat(recs));
+  w.end();
+  const t = await timeline(w.bytes());
+  const { events: ev, lanes } = t;
+  const kernels = [...Array(ev.length).keys()].filter((i) => ev.kind(i) === Kind.KERNEL);
+  assert.equal(kernels.map((i) => ev.dur(i)).sort((a, b) => a - b), durs.map(Number).sort((a, b) => a - b), "exact durations");
+  // Longer first among equal starts, each on the lowest lane free at its start: lane 0 holds the 5 s kernel and,
+  // after it ends, the one at 6 s; the three around 2^32 ns take lanes 1-3, the short one at 2000 ns lane 4.
+  const laneOf = new Map(kernels.map((i) => [ev.dur(i), ev.lane(i)]));
+  assert.equal([5e9, 10, 2 ** 32, 2 ** 32 - 1, 2 ** 32 - 2, 5].map((d) => laneOf.get(d)), [0, 0, 1, 2, 3, 4]);
+  for (let l = 0; l < lanes.length; l++) assert.ok(!lanes.overlapping(l), `lane ${l}`);
+  // In timeline order, lane by lane: the lane's events by start.
+  assert.equal(kernels.map((i) => ev.dur(i)), [5e9, 10, 2 ** 32, 2 ** 32 - 1, 2 ** 32 - 2, 5]);
+  // Every launch's partner is its kernel (the correlation word of the keys).
+  for (const i of kernels) assert.is(ev.correlation(ev.partner(i)), ev.correlation(i));
 });
 
 test("names are interned by text; an empty trace gives empty tables", async () => {
