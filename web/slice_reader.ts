@@ -19,7 +19,6 @@
  */
 import { KeepCodec } from "../src/core/keep_codec.js";
 
-
 /** Bytes per slice (each one ArrayBuffer). */
 export const SLICE_BYTES = 16 << 20;
 /** Slice reads the reader keeps in flight (4: measured fastest, 8 no better). */
@@ -60,7 +59,8 @@ const SPARES = 8;
 export function serveSlices(port: PortLike, codec?: () => Promise<KeepCodec>): void {
   let current = 0;
   let credit = 0;
-  let wake: (() => void) | null = null;
+  // Every loop waiting for credit (a stream a later one replaced still waits: woken, it sees that and ends).
+  const waiting: (() => void)[] = [];
   // What a keeping start kept: packed slices (null once released), complete when that read reached the end.
   let kept: (Uint8Array | null)[] = [];
   let keptComplete = false;
@@ -92,12 +92,11 @@ export function serveSlices(port: PortLike, codec?: () => Promise<KeepCodec>): v
       if ("take" in m) credit += m.take;
       else current = 0;
     }
-    wake?.();
-    wake = null;
+    for (const w of waiting.splice(0)) w();
   };
   /** Waits for credit; false once stream `id` was stopped or replaced. */
   async function mayPost(id: number): Promise<boolean> {
-    while (credit <= 0 && current === id) await new Promise<void>((ok) => (wake = ok));
+    while (credit <= 0 && current === id) await new Promise<void>((ok) => waiting.push(ok));
     return current === id;
   }
   async function read(id: number, file: Blob, slice: number, keep: boolean): Promise<void> {
