@@ -21,7 +21,7 @@ import { outReset } from "./emit/out";
 import { setXSpaceMaxBytes } from "./emit/xspace_limit";
 import { setSpillAt } from "./emit/xspace_spill";
 import { spillStoreReset } from "./util/spill";
-import { setPagedBudget, pagedNew, pagedNewSized, pagedReserve, pagedSlot, pagedSpilledPages, pagedEpoch } from "./util/paged";
+import { setPagedBudget, pagedNew, pagedNewSized, pagedReserve, pagedSlot, pagedSpilledPages, pagedEpoch, pagedPoolReset } from "./util/paged";
 import { chromeSetTraceName } from "./emit/chrome_json";
 import { beginIndex, beginEmit, feedBytes, endPass, outputBase, needsProjection, beginProject } from "./engine";
 import { rangesReset } from "./model/ranges";
@@ -35,6 +35,7 @@ import { metaStoreStat, setNameHashMask } from "./emit/xspace_meta_store";
 /** Starts a new file: frees everything from the previous one (stub runtime: the whole heap is rewound). */
 export function rt_reset(): void {
   heap.reset();
+  pagedPoolReset();
   spillStoreReset();
   crcReset();
   arenaReset();

@@ -34,6 +34,27 @@ export type Paged = usize;
 
 const HANDLE: usize = 64;
 
+/** Memory lent for new frames ({@link pagedFramePool}): [poolNext, poolEnd). */
+let poolNext: usize = 0;
+let poolEnd: usize = 0;
+
+/**
+ * Lends [ptr, ptr + bytes) for the frames made from now on (memory its owner no longer needs, which the stub
+ * runtime's heap cannot take back): new frames are carved from it while it lasts, then from the heap. The owner
+ * ends the loan ({@link pagedFramePool}(0, 0)) before the memory is used for anything else, and no paged array
+ * with frames in it may be used after that; {@link pagedPoolReset} ends it at a file's start.
+ */
+export function pagedFramePool(ptr: usize, bytes: usize): void {
+  poolNext = (ptr + 15) & ~<usize>15;
+  poolEnd = bytes != 0 && ptr + bytes > poolNext ? ptr + bytes : poolNext;
+}
+
+/** Ends any loan of {@link pagedFramePool} (a new file: the heap was rewound). */
+export function pagedPoolReset(): void {
+  poolNext = 0;
+  poolEnd = 0;
+}
+
 /** Default resident bytes of one paged array (frames), when no budget is set: 8 MiB. */
 const DEFAULT_BUDGET: u32 = 8 << 20;
 let budget: u32 = DEFAULT_BUDGET;
@@ -184,7 +205,10 @@ function pagedFrame(a: Paged, idx: u32): usize {
   let page: usize;
   if (count < load<u32>(a, 28)) {
     f = frames + (<usize>count << 3);
-    page = heap.alloc(bytes);
+    if (poolEnd - poolNext >= <usize>bytes) {
+      page = poolNext;
+      poolNext += <usize>bytes;
+    } else page = heap.alloc(bytes);
     store<u32>(f, <u32>page);
     store<u32>(a, count + 1, 24);
   } else {
