@@ -196,6 +196,10 @@ test("durations of 2^32 - 1 ns and more (kept aside from the u32 sort keys): exa
   assert.equal(kernels.map((i) => ev.dur(i)), [5e9, 10, 2 ** 32, 2 ** 32 - 1, 2 ** 32 - 2, 5]);
   // Every launch's partner is its kernel (the correlation word of the keys).
   for (const i of kernels) assert.is(ev.correlation(ev.partner(i)), ev.correlation(i));
+  // The device's busy time (the stats' intervals: lengths of 2^32 ns and more and a 6 s gap are kept as u64 pairs):
+  // the union [1000, 5e9 + 1000) ∪ [6e9, 6e9 + 10).
+  const stats = decodeStats(t.meta.trailer);
+  assert.is(stats.devices[0].busyNs, 5e9 + 10);
 });
 
 test("names are interned by text; an empty trace gives empty tables", async () => {
