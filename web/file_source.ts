@@ -121,17 +121,19 @@ export function fileByteSource(file: Blob, name: string, opts: FileSourceOptions
     }
   };
 
-  /** `s` with its bytes counted as the current pass's file bytes. */
-  const counted = (s: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> => {
+  /** `s` with its bytes counted as the current pass's file bytes; `each` sees every chunk, `end` runs at its end. */
+  const counted = (s: ReadableStream<Uint8Array>, each?: (c: Uint8Array) => void, end?: () => void): ReadableStream<Uint8Array> => {
     const reader = s.getReader();
     return new ReadableStream<Uint8Array>({
       async pull(ctl) {
         const r = await reader.read();
         if (r.done) {
+          end?.();
           ctl.close();
           return;
         }
         fileBytesRead += r.value.byteLength;
+        each?.(r.value);
         ctl.enqueue(r.value);
       },
       cancel(reason) {
@@ -175,23 +177,9 @@ export function fileByteSource(file: Blob, name: string, opts: FileSourceOptions
     const keep = opts.keep ? (kept = []) : null;
     keptComplete = false;
     keptBytes = 0;
-    const reader = (opts.read?.(file, !!keep) ?? file.stream()).getReader();
-    return new ReadableStream<Uint8Array>({
-      async pull(ctl) {
-        const r = await reader.read();
-        if (r.done) {
-          if (keep) keptComplete = true;
-          ctl.close();
-          return;
-        }
-        fileBytesRead += r.value.byteLength;
-        if (keep) keepBytes(keep, r.value);
-        ctl.enqueue(r.value);
-      },
-      cancel(reason) {
-        return reader.cancel(reason);
-      },
-    }, { highWaterMark: 0 });
+    const read = opts.read?.(file, !!keep) ?? file.stream();
+    if (!keep) return counted(read);
+    return counted(read, (c) => keepBytes(keep, c), () => (keptComplete = true));
   };
 
   return {

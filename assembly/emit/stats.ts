@@ -425,11 +425,11 @@ function sortPairs(a: usize, n: usize): void {
 }
 
 // The union's sweep over intervals in start order, clamped to the trace span (the union can never exceed it;
-// clamping keeps the start order): the interval being merged [cs, ce) and the total so far.
-let cs: u64 = 0;
-let ce: u64 = 0;
-let total: u64 = 0;
-let first = true;
+// clamping keeps the start order): the interval being merged [sweepS, sweepE) and the total so far.
+let sweepS: u64 = 0;
+let sweepE: u64 = 0;
+let sweepTotal: u64 = 0;
+let sweepFirst = true;
 
 /** Adds [s, e) (in start order) to the sweep. */
 // @ts-ignore: decorator
@@ -437,16 +437,16 @@ let first = true;
   if (s < spanStart) s = spanStart;
   if (e > spanEnd) e = spanEnd;
   if (e < s) e = s;
-  if (first) {
-    first = false;
-    cs = s;
-    ce = e;
-  } else if (s <= ce) {
-    if (e > ce) ce = e;
+  if (sweepFirst) {
+    sweepFirst = false;
+    sweepS = s;
+    sweepE = e;
+  } else if (s <= sweepE) {
+    if (e > sweepE) sweepE = e;
   } else {
-    total += ce - cs;
-    cs = s;
-    ce = e;
+    sweepTotal += sweepE - sweepS;
+    sweepS = s;
+    sweepE = e;
   }
 }
 
@@ -461,8 +461,8 @@ function unionOf(d: usize): u64 {
   intervals += n;
   if (n == 0) return 0;
   const chunks = load<u32>(d, 144);
-  total = 0;
-  first = true;
+  sweepTotal = 0;
+  sweepFirst = true;
   // Kernels and copies usually arrive in start order per device (noted as they were listed): decoded and swept as
   // they are; otherwise decoded into (start, end) pairs and sorted first.
   const sorted = load<u32>(d, 148) == 0;
@@ -499,7 +499,7 @@ function unionOf(d: usize): u64 {
     sortPairs(pairs, <usize>n);
     for (let a = pairs; a < w; a += 16) sweep(load<u64>(a), load<u64>(a, 8));
   }
-  return total + (ce - cs);
+  return sweepTotal + (sweepE - sweepS);
 }
 
 /** FNV-1a of [p, p+n). */
