@@ -24,7 +24,7 @@ import { xspaceBegin, xspaceEnd, xspaceLastTs, xspaceProfileStart } from "./emit
 import { timelineBegin, timelineEnd, timelineLastTs } from "./emit/timeline";
 import { statsBegin, statsEnd, statsLastTs } from "./emit/stats";
 import { fixedBaseNs } from "./emit/options";
-import { splitBegin, splitGate, Gate, splitWritesEnd, splitEndPart } from "./split";
+import { splitBegin, splitGate, Gate, splitWritesEnd, splitBeforeEnd, splitAfterEnd } from "./split";
 
 let pass: i32 = 0;
 let prepared = false;
@@ -346,10 +346,11 @@ export function endPass(): bool {
     // The clock mapping is known now: rt_info's time span (info, merge planning) must not use a previous file's.
     clockPrepare();
   } else if (pass == 2 && !splitWritesEnd()) {
-    // A split conversion's earlier part: its events only; the last part writes the end.
-    splitEndPart();
+    // A split conversion's worker that does not write the end: its segments' events only.
+    splitAfterEnd();
     setSink(Sink.NONE);
   } else if (pass == 2) {
+    splitBeforeEnd();
     if (D.active) {
       D.dFinish(sinkKind == Sink.XSPACE ? xspaceLastTs() : sinkKind == Sink.TIMELINE ? timelineLastTs()
         : sinkKind == Sink.STATS ? statsLastTs() : chromeLastTs());
@@ -362,6 +363,7 @@ export function endPass(): bool {
       // XSpace times are relative to the profile start (Task Environment profile_start_time): report that base.
       baseNs = xspaceProfileStart();
     }
+    splitAfterEnd();
     setSink(Sink.NONE);
   }
   pass = 0;

@@ -29,7 +29,7 @@ import { stepsReset, stepNamesCollect, stepNamePtr, stepMark, stepsFound } from 
 import { demangleReset } from "./util/demangle";
 import { toUnix } from "./model/clock";
 import { f80ToNs, f80ToNsBatch, f80Status } from "./util/f80";
-import { splitReset, splitSet, splitExport, splitRows, splitState, splitImport } from "./split";
+import { splitReset, splitSet, splitExport, splitRows, splitState, splitImport, splitBeforeEnd } from "./split";
 import { metaStoreStat, setNameHashMask } from "./emit/xspace_meta_store";
 
 /** Starts a new file: frees everything from the previous one (stub runtime: the whole heap is rewound). */
@@ -235,11 +235,18 @@ export { rt_set_output, rt_set_xspace_host, rt_clock_anchor } from "./batch";
 
 /**
  * Split conversion of one file over several workers (assembly/split.ts, src/node/split.ts): before rt_begin_emit,
- * this worker's share of the ACTIVITY chunks, from `from16`/65536 to `to16`/65536, and its mode: 0 whole file,
- * 1 first part (header), 2 middle part, 3 last part (writes the end).
+ * this worker `w` of `n` (0: not split) and the number of segments the ACTIVITY chunks are cut into (rounded up to
+ * a multiple of `n`; worker w emits segments w, w + n, …). Segment events arrive through `env.rt_split_segment`.
  */
-export function rt_split_set(from16: u32, to16: u32, mode: i32): void {
-  splitSet(from16, to16, mode);
+export function rt_split_set(w: u32, n: u32, segments: u32): void {
+  splitSet(w, n, segments);
+}
+/**
+ * The end writer, after its last chunk and before it waits for the other workers' state: closes every segment but
+ * the last (they may wait for those to be written before they can finish).
+ */
+export function rt_split_close(): void {
+  splitBeforeEnd();
 }
 /** After a part's pass 2: address of its rows {table u64, key u64, value u64} × rt_split_rows(). */
 export function rt_split_export(): usize {
@@ -253,7 +260,7 @@ export function rt_split_rows(): u32 {
 export function rt_split_state(field: i32): u64 {
   return splitState(field);
 }
-/** The last part, before rt_end_pass: the earlier parts' rows (`n` at `p`, from rt_alloc), last end, overhead, events. */
+/** The end writer, before rt_end_pass: the other workers' rows (`n` at `p`, from rt_alloc), last end, overhead, events. */
 export function rt_split_import(p: usize, n: u32, lastEnd: u64, overhead: i32, events: u64): void {
   splitImport(p, n, lastEnd, overhead, events);
 }

@@ -31,7 +31,7 @@ interface Core {
 }
 
 const inst = new WebAssembly.Instance(new WebAssembly.Module(readFileSync(values.wasm!)), {
-  env: { rt_write: () => {}, rt_spill_write: () => {}, rt_spill_read: () => {}, abort: () => { throw new Error("core aborted"); } },
+  env: { rt_write: () => {}, rt_spill_write: () => {}, rt_spill_read: () => {}, rt_split_segment: () => {}, abort: () => { throw new Error("core aborted"); } },
 });
 const core = inst.exports as unknown as Core;
 core.rt_reset();

@@ -46,7 +46,8 @@ const OUTPUTS = `  -d, --out-dir DIR  directory for the outputs (created when mi
 ${ALL_API}
 ${ANALYSIS}
 ${JOBS}; a single Chrome JSON
-                     input with N ≥ 2 is written by N workers, byte-identical to one (XSpace: one worker)`;
+                     input gets 2 on 2 cores or more: with N ≥ 2, N − 1 workers convert it while the main
+                     thread writes it, byte-identical to one worker (XSpace: one worker)`;
 const MANY_OPT: Options = {
   "out-dir": { type: "string", short: "d" }, format: { type: "string", short: "F" }, gzip: { type: "boolean", short: "z" },
   "gzip-level": { type: "string" },

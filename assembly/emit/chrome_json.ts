@@ -18,7 +18,7 @@ import { apiCategory } from "./chrome_category";
 import { tpl, tplLen, tplText, putLit, putU32, putU64, putMicros, putTs, putTsInline, putJsonChars, canOverread, tsReset, putId, CORR_IDS, EXTERNAL_IDS, putConst, tplIs } from "./put";
 import { catOpen, putRow, rowText, rowLen, putHead, putStream, putLaunch, putDeviceTail, chromeTextBegin } from "./chrome_text";
 import { chromeArgs } from "./chrome_args";
-import { RowTable, rowLogNote, rowLogOn, rowLogCount, rowLogTable, rowLogKey } from "./chrome_split";
+import { RowTable, rowLogNote, rowLogOn, rowLogCount, rowLogTable, rowLogKey, rowLogSeg } from "./chrome_split";
 
 /** Kineto's tid offset for the "stream N (sync)" rows (kSyncStreamTidOffset). */
 export const SYNC_TID_OFFSET: u64 = 1000000;
@@ -65,6 +65,13 @@ export let chromeSplitHeader = true;
 export function chromeSplitSetHeader(on: bool): void {
   chromeSplitHeader = on;
 }
+/**
+ * A split conversion's segment after the first starts: its first event (or the end's first row) is written with
+ * its comma, whatever this worker wrote before; the host drops the comma when no earlier segment wrote an event.
+ */
+export function chromeSplitSegmentStart(): void {
+  first = false;
+}
 
 /** Value of the row `key` of table `t` (a split part's log entry, for export). */
 export function chromeRowValue(t: u32, key: u64): u64 {
@@ -73,24 +80,31 @@ export function chromeRowValue(t: u32, key: u64): u64 {
 }
 
 /**
- * The split conversion's last part, before the end: rebuilds the row tables as one conversion of the whole file
- * would have filled them — the earlier parts' rows (`n` entries {table u64, key u64, value u64} at `p`, in file
- * order), then this part's own — and takes the earlier parts' last event end and CUPTI-overhead flag.
+ * The split conversion's end writer, before the end: rebuilds the row tables as one conversion of the whole file
+ * would have filled them — the other workers' rows (`n` entries {table u64 | segment << 32, key u64, value u64} at
+ * `p`, in segment order) merged in segment order with this worker's own log — and takes the other workers' last
+ * event end and CUPTI-overhead flag.
  */
 export function chromeRowsReplay(p: usize, n: u32, lastEnd: u64, overhead: bool): void {
   const oh = hostRows, og = gpuRows, os = syncRows;
   rowTablesNew();
-  for (let i: u32 = 0; i < n; i++) {
-    const a = p + <usize>i * 24;
-    const t = <u32>load<u64>(a);
-    store<u64>(tableUpsert(t == RowTable.HOST ? hostRows : t == RowTable.GPU ? gpuRows : syncRows, load<u64>(a, 8)), load<u64>(a, 16));
-  }
   const m = rowLogCount();
-  for (let i: u32 = 0; i < m; i++) {
-    const t = rowLogTable(i);
-    const k = rowLogKey(i);
-    const s = tableFind(t == RowTable.HOST ? oh : t == RowTable.GPU ? og : os, k);
-    store<u64>(tableUpsert(t == RowTable.HOST ? hostRows : t == RowTable.GPU ? gpuRows : syncRows, k), s == 0 ? 0 : load<u64>(s));
+  let i: u32 = 0;
+  let j: u32 = 0;
+  while (i < n || j < m) {
+    // Segments belong to one worker each: never equal between the two lists.
+    if (j == m || (i < n && <u32>(load<u64>(p + <usize>i * 24) >> 32) < rowLogSeg(j))) {
+      const a = p + <usize>i * 24;
+      const t = <u32>load<u64>(a);
+      store<u64>(tableUpsert(t == RowTable.HOST ? hostRows : t == RowTable.GPU ? gpuRows : syncRows, load<u64>(a, 8)), load<u64>(a, 16));
+      i++;
+    } else {
+      const t = rowLogTable(j);
+      const k = rowLogKey(j);
+      const s = tableFind(t == RowTable.HOST ? oh : t == RowTable.GPU ? og : os, k);
+      store<u64>(tableUpsert(t == RowTable.HOST ? hostRows : t == RowTable.GPU ? gpuRows : syncRows, k), s == 0 ? 0 : load<u64>(s));
+      j++;
+    }
   }
   // The recent-row set refers to the old tables' contents: clear it so that later notes reach the new tables.
   memory.fill(seenRows, 0, SEEN_SLOTS * 16 * 2);

@@ -169,25 +169,36 @@ export interface ConvertOptions {
   split?: SplitPart;
 }
 
-/** One worker's share of a split Chrome JSON conversion (assembly/split.ts). */
+/**
+ * One worker's part of a split Chrome JSON conversion (assembly/split.ts): the ACTIVITY chunks are cut into
+ * `segments` runs in file order, dealt round-robin — worker `worker` of `workers` emits segments worker, worker +
+ * workers, … and decodes the others before its last one. Worker 0 writes the header; worker `workers` − 1 writes
+ * the end.
+ */
 export interface SplitPart {
-  /** ACTIVITY chunks from `from16`/65536 to `to16`/65536 of the file's (the last part: to the end). */
-  from16: number;
-  to16: number;
-  /** 1 first part (writes the header), 2 middle part, 3 last part (writes the end). */
-  mode: 1 | 2 | 3;
-  /** The last part, before it writes the end: the earlier parts' state (blocks until they are done). */
+  worker: number;
+  workers: number;
+  /** Segments (rounded up to a multiple of `workers`; at least `workers`). */
+  segments: number;
+  /**
+   * Called, synchronously, as segments go by: `event` 0 this worker starts emitting `segment` (the host may block
+   * here until its writer has caught up); 1 or 2 the segment's bytes have all gone to the sink (2: this worker has
+   * written an event since its header — what decides whether the next non-empty segment keeps its comma).
+   */
+  onSegment?: (segment: number, event: 0 | 1 | 2) => void;
+  /** The end writer (worker `workers` − 1), before it writes the end: the other workers' state (blocks until they are done). */
   takeEarlier?: () => SplitState;
 }
 
-/** What an earlier part hands the last one: its rows (24-byte entries), last event end, overhead flag, events. */
+/**
+ * What a worker that does not write the end hands the end writer: its rows (24-byte entries {table | segment << 32,
+ * key, value}, in segment order), last event end, overhead flag, events.
+ */
 export interface SplitState {
   rows: Uint8Array;
   lastEndNs: bigint;
   overhead: boolean;
   events: bigint;
-  /** The part wrote an event (the first part: anything after its header; a later part then keeps its comma). */
-  wrote?: boolean;
 }
 
 /** What a conversion recognises in the ranges: GPU projections and training steps (docs/analysis.md). */
@@ -290,7 +301,7 @@ export interface ConvertResult {
   baseTimeNs: bigint;
   /** Host ranges recognised as training steps (`steps`). */
   steps: number;
-  /** A split conversion's earlier part: what the last part needs from it. */
+  /** A split conversion's worker that does not write the end: what the end writer needs from it. */
   split?: SplitState;
 }
 
@@ -360,7 +371,8 @@ interface CoreExports {
   rt_loss_total(field: number): bigint;
   rt_loss_range(i: number, field: number): bigint;
   /** Optional: absent from cores built before split conversion (bench/ab.ts times such cores). */
-  rt_split_set?(from16: number, to16: number, mode: number): void;
+  rt_split_set?(worker: number, workers: number, segments: number): void;
+  rt_split_close(): void;
   rt_split_export(): number;
   rt_split_rows(): number;
   rt_split_state(field: number): bigint;
@@ -399,6 +411,7 @@ export class Engine {
         rt_write: (ptr: number, len: number) => engine!.onWrite(ptr, len),
         rt_spill_write: (ptr: number, len: number) => engine!.onSpillWrite(ptr, len),
         rt_spill_read: (offset: bigint, ptr: number, len: number) => engine!.onSpillRead(offset, ptr, len),
+        rt_split_segment: (segment: number, event: number) => engine!.onSegment?.(segment, event as 0 | 1 | 2),
         abort: (_msg: number, _file: number, line: number, col: number) => {
           throw new RawtraceError("INTERNAL", `rawtrace core aborted at ${line}:${col}`);
         },
@@ -441,6 +454,8 @@ export class Engine {
   private onSpillRead(offset: bigint, ptr: number, len: number): void {
     this.spill!.read(Number(offset), new Uint8Array(this.x.memory.buffer, ptr, len));
   }
+
+  private onSegment: SplitPart["onSegment"] | null = null;
 
   private onWrite(ptr: number, len: number): void {
     this.bytesOut += len;
@@ -634,18 +649,18 @@ export class Engine {
     }
   }
 
-  /** A split conversion's earlier part, after its pass 2: what the last part needs from it. */
+  /** A split conversion's worker that does not write the end, after its pass 2: what the end writer needs from it. */
   private splitExport(): SplitState {
     const x = this.x;
     const p = x.rt_split_export();
     const n = x.rt_split_rows();
     return {
       rows: this.u8().slice(p, p + n * 24), lastEndNs: x.rt_split_state(0), overhead: x.rt_split_state(1) !== 0n,
-      events: x.rt_split_state(2), wrote: x.rt_split_state(3) !== 0n,
+      events: x.rt_split_state(2),
     };
   }
 
-  /** The last part, before its end: takes the earlier parts' state. */
+  /** The end writer, before its end: takes the other workers' state. */
   private splitImport(s: SplitState): void {
     const x = this.x;
     const p = x.rt_alloc(Math.max(1, s.rows.length));
@@ -692,18 +707,25 @@ export class Engine {
       x.rt_set_xspace_host(h ? h.ranks : 1, h ? h.index : 0, dp, devs.length);
       const sp = opts.split;
       if (sp && !x.rt_split_set) throw new Error("this core cannot split a conversion (built before rt_split_set)");
-      x.rt_split_set?.(sp?.from16 ?? 0, sp?.to16 ?? 0, sp && (opts.format ?? "chrome") === "chrome" ? sp.mode : 0);
+      const split = sp && (opts.format ?? "chrome") === "chrome" ? sp : undefined;
+      x.rt_split_set?.(split?.worker ?? 0, split?.workers ?? 0, split?.segments ?? 0);
+      this.onSegment = split?.onSegment ?? null;
       x.rt_set_xspace_limit?.(BigInt(this.xspaceMaxBytes));
       x.rt_set_xspace_spill?.(this.xspaceSpillBytes >>> 0);
       x.rt_begin_emit(
         opts.format === "xspace" ? Output.XSPACE : opts.format === "timeline" ? Output.TIMELINE
           : opts.format === "stats" ? Output.STATS : Output.CHROME_JSON,
       );
-      const take = sp?.mode === 3 ? sp.takeEarlier : undefined;
-      await this.pump(src, 2, opts.onProgress, opts.afterWindow, take && (() => this.splitImport(take())));
+      const endWriter = !split || split.worker === split.workers - 1;
+      const take = split && endWriter ? split.takeEarlier : undefined;
+      // The end writer closes its segments before it waits: the other workers may need them written to finish.
+      await this.pump(src, 2, opts.onProgress, opts.afterWindow, take && (() => {
+        x.rt_split_close();
+        this.splitImport(take());
+      }));
       const info = this.readInfo(src.name);
       return {
-        split: sp && sp.mode !== 3 ? this.splitExport() : undefined,
+        split: endWriter ? undefined : this.splitExport(),
         info,
         events: Number(x.rt_info(15)),
         bytesOut: this.bytesOut,
@@ -713,6 +735,7 @@ export class Engine {
       };
     } finally {
       this.sink = null;
+      this.onSegment = null;
       this.busy = false;
       this.spill?.close();
       this.spill = null;

@@ -16,7 +16,7 @@ import type { AnalysisOptions } from "../core/engine.js";
 import { xspaceProfilePath } from "./convert.js";
 import { OutputFile, createTemp, isInput, isStreamOutput, removeOwned } from "./output.js";
 import { WorkerPool, type ActiveTask } from "./pool.js";
-import { convertSplit } from "./split.js";
+import { convertSplit, convertingWorkers } from "./split.js";
 
 /** Options of {@link convertBatch}. */
 export interface BatchOptions {
@@ -65,10 +65,12 @@ export interface FileResult {
   /** Why the file failed: stable code (docs/errors.md) and message. */
   error?: { code: string; message: string };
   /**
-   * Workers that wrote this output: N for the Chrome JSON of the only input of `--jobs N` (src/node/split.ts),
-   * else 1 (always 1 for XSpace, which is never split).
+   * Workers that converted this output: N − 1 for the Chrome JSON of the only input of `--jobs N` (N ≥ 2), the
+   * main thread writing it (src/node/split.ts); else 1 (always 1 for XSpace, which is never split).
    */
   workers?: number;
+  /** The main thread wrote the output while the workers converted (the only Chrome JSON input with `--jobs` ≥ 2). */
+  writer?: boolean;
 }
 
 /** What a batch did. */
@@ -204,13 +206,14 @@ async function oneChrome(pool: WorkerPool, input: string, inputs: string[], opts
   const file = OutputFile.open(output, { force: opts.force, inputs });
   try {
     const job = { input, output, gzip, gzipLevel: opts.gzipLevel, allApi: opts.allApi, traceName: basename(input), fd: file.fd, analysis: opts.analysis };
-    // One input and several workers: they share the file (src/node/split.ts), bytes as one worker writes them.
-    const workers = inputs.length === 1 && pool.size > 1 ? pool.size : 1;
-    const r = workers > 1 ? await convertSplit(pool, job, file.fd, workers) : await pool.convert(job);
+    // One input and several threads: this one writes while the others convert (src/node/split.ts), the same bytes.
+    const writer = inputs.length === 1 && pool.size > 1;
+    const workers = writer ? convertingWorkers(pool.size) : 1;
+    const r = writer ? await convertSplit(pool, job, file.fd, workers) : await pool.convert(job);
     file.commit();
     return {
       input, output, ok: true, events: r.events, bytesIn: r.bytesIn, bytesOut: r.bytesOut, seconds: r.seconds,
-      warnings: r.info.warnings, loss: r.info.loss, workers,
+      warnings: r.info.warnings, loss: r.info.loss, workers, writer,
     };
   } catch (e) {
     file.abort();

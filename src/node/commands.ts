@@ -119,8 +119,12 @@ function gzipLevel(v: CliValues, fmt: "chrome" | "xspace"): number | undefined {
   return n;
 }
 
-function jobs(v: CliValues, inputs: number): number {
-  if (v.jobs === undefined) return Math.max(1, Math.min(defaultJobs(), inputs));
+/**
+ * Worker threads: `--jobs`, else one per core and at most one per input — or two for one Chrome JSON input on two
+ * cores or more (one converts, the other writes: src/node/split.ts).
+ */
+function jobs(v: CliValues, inputs: number, fmt: "chrome" | "xspace" = "xspace"): number {
+  if (v.jobs === undefined) return Math.max(1, Math.min(defaultJobs(), inputs === 1 && fmt === "chrome" ? 2 : inputs));
   const n = Number(v.jobs);
   if (!Number.isInteger(n) || n < 1) throw new RawtraceError("USAGE", `--jobs must be a whole number ≥ 1, not '${v.jobs}'`);
   return n;
@@ -200,7 +204,7 @@ async function convertFiles(
     } else console.error(`${tag}no inputs of ${shard?.total ?? 0} fall in this shard`);
     return 0;
   }
-  const pool = new WorkerPool({ jobs: jobs(v, files.length) });
+  const pool = new WorkerPool({ jobs: jobs(v, files.length, fmt) });
   const say = (line: string, view: ProgressView | null) => (view ? view.log(line) : v.json ? undefined : console.error(line));
   const r = await withView(v, (view) =>
     convertBatch(files, {
@@ -211,7 +215,7 @@ async function convertFiles(
         if (!f.ok) return say(`rawtrace: ${f.error!.message}`, view);
         const mbs = f.seconds > 0 ? f.bytesIn / 1e6 / f.seconds : 0;
         say(`${f.input} → ${f.output}: ${f.events} events, ${fmtMB(f.bytesIn)} in, ${fmtMB(f.bytesOut)} ${fmt === "xspace" ? "XSpace" : "JSON"} out, ` +
-          `${f.seconds.toFixed(2)} s (${mbs.toFixed(0)} MB/s)${splitNote(f.workers, fmt, files.length === 1 ? pool.size : 1)}`, view);
+          `${f.seconds.toFixed(2)} s (${mbs.toFixed(0)} MB/s)${splitNote(f.workers, fmt, files.length === 1 ? pool.size : 1, f.writer)}`, view);
         for (const w of f.warnings) say(`  warning ${w.code} ×${w.count} (offset ${w.offset}): ${w.message}`, view);
         for (const line of lossLines(f.input, f.warnings, f.loss, f.bytesIn)) view ? view.log(line) : console.error(line);
       },

@@ -1,168 +1,200 @@
 /**
- * `rawtrace convert --jobs N` on one file: the Chrome JSON written by N workers at once, byte-identical to one
- * worker's (assembly/split.ts). Each worker indexes the whole file (pass 1 and the NVTX projection), then emits its
- * share of the ACTIVITY chunks — a contiguous range, in file order — into a part file of its own, decoding the
- * chunks before its range without writing them so that every decoder carries the state one conversion would. The
- * first part holds the header, the last the end (decoder finish events, row metadata, the `rawtrace` object with
- * the warnings), for which it takes the earlier parts' rows, last event end and counts when they are done. A plain
- * output gets the first part straight from its worker and the other parts appended after it; a `.json.gz` gets
- * every part through one sink (so it is the same block gzip as one worker's). The one comma a later part starts
- * with is dropped when the first part wrote no event.
+ * One Chrome JSON input converted with several threads (`rawtrace convert --jobs N`, N ≥ 2): N − 1 workers convert,
+ * this thread writes, and the output is byte-identical to one worker's (assembly/split.ts).
+ *
+ * Writing a large JSON file is about as much work for the kernel as converting it is for the core (1.1 GB into the
+ * page cache: 0.4–0.7 s of system time here, against 0.8 s of conversion), and in one thread the two add up. So the
+ * workers hand their output over in pieces (src/node/split_protocol.ts: 4 MiB buffers, transferred and given back,
+ * at most 64 MiB per worker in flight) and this thread writes it — through one sink, block gzip included — while
+ * they go on converting. With one converting worker (`--jobs 2`) that is all there is to it.
+ *
+ * With several, each worker indexes the whole file (pass 1 and the NVTX projection); pass 2 cuts the ACTIVITY
+ * chunks into segments of about {@link SEGMENT_BYTES} of input, dealt round-robin: worker w emits segments w,
+ * w + n, … and decodes the others before its last one without writing them, so that every decoder carries the
+ * state one conversion would. Segments are written in order as they complete. Worker 0 writes the header; worker
+ * n − 1 writes the end (decoder finish events, row metadata, the `rawtrace` object with the warnings), for which it
+ * takes the other workers' rows, last event end and counts when they are done. The one comma the first non-empty
+ * segment after an eventless start begins with is dropped.
  *
  * XSpace output is not split (its planes are written from all events at the end): one worker converts it.
  */
 import { MessageChannel } from "node:worker_threads";
-import { mkdtempSync, openSync, readSync, closeSync, rmSync } from "node:fs";
-import { join, dirname, basename } from "node:path";
-import { tmpdir } from "node:os";
+import { statSync } from "node:fs";
 import { RawtraceError } from "../core/codes.js";
 import type { SplitState } from "../core/engine.js";
 import type { WorkerPool } from "./pool.js";
 import type { ConvertJob, ConvertSummary, PartSummary } from "./worker.js";
+import { SplitCell, splitCellsBytes, returnedCell, type SegmentMessage, type FreeMessage } from "./split_protocol.js";
 import { FdSink } from "./output.js";
 
 /**
- * Cost of decoding a chunk without writing it, as a fraction of decoding and writing it (measured on the bench
- * dump: docs/performance.md, "One file on several cores"). The shares are sized so that every worker has the same
- * work: a later worker decodes all chunks before its range, so its range is shorter.
+ * Input bytes per segment when several workers convert (about 3.5× as many JSON bytes out): long enough that a
+ * segment's hand-over is noise, short enough that a worker waiting for the segment before its own waits little.
  */
-export const DECODE_SHARE = 0.5;
+export const SEGMENT_BYTES = 4 << 20;
 
 /**
- * Boundaries of `n` shares of the ACTIVITY chunks in 1/65536 (n + 1 values, 0 … 65536): worker k emits [b_k,
- * b_k+1) after decoding [0, b_k), costing `d`·b_k + (b_k+1 − b_k), equal for every worker.
+ * Segments for a file of `bytes` on `n` converting workers: 1 for one worker; else a multiple of `n`, about
+ * `segmentBytes` of input each, at least one per worker, at most 65,536.
  */
-export function splitBounds(n: number, d = DECODE_SHARE): number[] {
-  const ends = (t: number) => {
-    const b = [0];
-    for (let k = 0; k < n; k++) b.push(b[k] * (1 - d) + t);
-    return b;
-  };
-  let lo = 0;
-  let hi = 1;
-  for (let i = 0; i < 60; i++) {
-    const t = (lo + hi) / 2;
-    if (ends(t)[n] < 1) lo = t;
-    else hi = t;
-  }
-  const b = ends(hi).map((x) => Math.min(65536, Math.round(x * 65536)));
-  b[n] = 65536;
-  return b;
+export function splitSegments(bytes: number, n: number, segmentBytes = SEGMENT_BYTES): number {
+  if (n === 1) return 1;
+  const rounds = Math.max(1, Math.min(Math.floor(65536 / n), Math.round(bytes / (n * segmentBytes))));
+  return n * rounds;
 }
 
-/** The earlier parts' state, joined in file order for the last part. */
+/** Converting workers for one Chrome JSON input given `jobs` threads: one fewer (this thread writes), at least one. */
+export function convertingWorkers(jobs: number): number {
+  return Math.max(1, jobs - 1);
+}
+
+/** The other workers' state, joined in segment order for the end writer. */
 function joinStates(parts: SplitState[]): SplitState {
-  const rows = new Uint8Array(parts.reduce((n, p) => n + p.rows.length, 0));
-  let at = 0;
+  const entries: { seg: number; at: Uint8Array }[] = [];
   for (const p of parts) {
-    rows.set(p.rows, at);
-    at += p.rows.length;
+    const dv = new DataView(p.rows.buffer, p.rows.byteOffset, p.rows.byteLength);
+    for (let i = 0; i < p.rows.length; i += 24) entries.push({ seg: dv.getUint32(i + 4, true), at: p.rows.subarray(i, i + 24) });
   }
+  // Stable: a worker's rows of one segment keep their order.
+  entries.sort((a, b) => a.seg - b.seg);
+  const rows = new Uint8Array(entries.length * 24);
+  entries.forEach((e, i) => rows.set(e.at, i * 24));
   return {
     rows, lastEndNs: parts.reduce((m, p) => (p.lastEndNs > m ? p.lastEndNs : m), 0n), overhead: parts.some((p) => p.overhead),
     events: parts.reduce((n, p) => n + p.events, 0n),
   };
 }
 
-/** What {@link convertSplit} returns: the last part's summary (whole-file counts and warnings), with the worker count. */
-export type SplitSummary = ConvertSummary & { workers: number; parts: number[] };
+/** What {@link convertSplit} returns: the end writer's summary (whole-file counts and warnings), with the workers' counts. */
+export type SplitSummary = ConvertSummary & { workers: number; parts: number[]; segments: number };
 
 /**
- * Converts `job.input` to Chrome JSON on `n` ≥ 2 workers of `pool` (which must have `n` free), writing to the open
- * descriptor `fd` (`job.output` names it in messages), gzipped when `gzip`.
+ * Converts `job.input` to Chrome JSON on `n` ≥ 1 workers of `pool` (which must have `n` free) while this thread
+ * writes the output to the open descriptor `fd` (`job.output` names it in messages), gzipped when `job.gzip`.
+ * `segmentBytes` (tests) sets the input bytes per segment.
  */
-export async function convertSplit(pool: WorkerPool, job: ConvertJob, fd: number, n: number): Promise<SplitSummary> {
+export async function convertSplit(
+  pool: WorkerPool, job: ConvertJob, fd: number, n: number, opts: { segmentBytes?: number } = {},
+): Promise<SplitSummary> {
   const t0 = performance.now();
-  const out = job.output === "-" ? tmpdir() : dirname(job.output);
-  let dir: string;
-  try {
-    dir = mkdtempSync(join(out, `.${basename(job.output)}.parts-`));
-  } catch {
-    dir = mkdtempSync(join(tmpdir(), "rawtrace-parts-"));
-  }
-  const bounds = splitBounds(n);
-  const files = Array.from({ length: n }, (_, k) => join(dir, `part${k}.json`));
-  const { port1, port2 } = new MessageChannel();
-  const ready = new SharedArrayBuffer(4);
+  const segments = splitSegments(statSync(job.input).size, n, opts.segmentBytes);
+  const shared = new SharedArrayBuffer(splitCellsBytes(n));
+  const cells = new Int32Array(shared);
+  const channels = Array.from({ length: n }, () => new MessageChannel());
+  const sink = new FdSink(fd, job.output, !!job.gzip, job.gzipLevel);
+  /** Pieces of segments after the one being written, and who posted them, in arrival order per segment. */
+  const pending = new Map<number, { m: SegmentMessage; from: number }[]>();
+  let next = 0;
+  let wroteEvent = false;
+  let bytesOut = 0;
+  let failure: unknown = null;
+  let allWritten!: () => void;
+  let writeFailed!: (e: unknown) => void;
+  const written = new Promise<void>((resolve, reject) => {
+    allWritten = resolve;
+    writeFailed = reject;
+  });
+  written.catch(() => {});
+  const endWriter = channels[n - 1].port1;
   const announce = (msg: unknown) => {
-    port1.postMessage(msg);
-    Atomics.store(new Int32Array(ready), 0, 1);
-    Atomics.notify(new Int32Array(ready), 0);
+    if (Atomics.load(cells, SplitCell.STATE) !== 0) return;
+    endWriter.postMessage(msg);
+    Atomics.store(cells, SplitCell.STATE, 1);
+    Atomics.notify(cells, SplitCell.STATE);
   };
+  const abort = (e: unknown) => {
+    failure ??= e;
+    Atomics.store(cells, SplitCell.ABORT, 1);
+    Atomics.notify(cells, SplitCell.WRITTEN);
+    for (let k = 0; k < n; k++) Atomics.notify(cells, returnedCell(k));
+    announce({ abort: true });
+    writeFailed(e);
+  };
+  /** Writes one piece of segment `next` and gives its buffer back to worker `from`. */
+  const writePiece = async (m: SegmentMessage, from: number) => {
+    let c = new Uint8Array(m.buf, 0, m.len);
+    if (c.length !== 0) {
+      if (next > 0 && !wroteEvent) {
+        // Nothing before this segment wrote an event: its leading comma goes.
+        if (c[0] !== 44) throw new RawtraceError("INTERNAL", `${job.output}: segment ${next} of the split conversion does not start with a comma`);
+        c = c.subarray(1);
+      }
+      if (next > 0) wroteEvent = true;
+      bytesOut += c.length;
+      sink.write(c);
+      await sink.drain();
+    }
+    const f: FreeMessage = { free: m.buf };
+    channels[from].port1.postMessage(f, [m.buf]);
+    Atomics.add(cells, returnedCell(from), 1);
+    Atomics.notify(cells, returnedCell(from));
+    if (m.last) {
+      if (next === 0) wroteEvent = m.wrote;
+      next++;
+      Atomics.store(cells, SplitCell.WRITTEN, next);
+      if (next === segments) allWritten();
+    }
+  };
+  // Pieces are written in segment order as they come; one write loop at a time.
+  let writing = Promise.resolve();
+  const writeReady = async (m: SegmentMessage, from: number) => {
+    if (failure !== null) return;
+    if (m.segment !== next) {
+      const list = pending.get(m.segment);
+      if (list) list.push({ m, from });
+      else pending.set(m.segment, [{ m, from }]);
+      return;
+    }
+    await writePiece(m, from);
+    // Segments that were waiting for this one, as far as they are complete or current.
+    while (failure === null && m.last && pending.has(next)) {
+      const list = pending.get(next)!;
+      pending.delete(next);
+      for (const p of list) {
+        await writePiece(p.m, p.from);
+        m = p.m;
+      }
+      if (!m.last) break;
+    }
+  };
+  channels.forEach(({ port1 }, k) => {
+    port1.on("message", (m: SegmentMessage) => {
+      if (typeof m.segment !== "number") return;
+      writing = writing.then(() => writeReady(m, k)).catch(abort);
+    });
+  });
   try {
     const runs: Promise<PartSummary>[] = [];
     for (let k = 0; k < n; k++) {
-      const last = k === n - 1;
-      runs.push(pool.convertPart(job, {
-        // A plain output: the first part writes straight into it (the others follow it there); gzip compresses the
-        // joined stream, so every part goes to a part file first.
-        part: files[k], ...(k === 0 && !job.gzip ? { fd } : {}), from16: bounds[k], to16: bounds[k + 1],
-        mode: k === 0 ? 1 : last ? 3 : 2,
-        ...(last ? { port: port2, ready } : {}),
-      }));
+      const r = pool.convertPart(job, { worker: k, workers: n, segments, port: channels[k].port2, cells: shared });
+      r.catch(abort);
+      runs.push(r);
     }
-    const earlier = Promise.all(runs.slice(0, n - 1));
-    earlier.then((rs) => announce(joinStates(rs.map((r) => r.split!))), () => announce({ abort: true }));
-    const [first, end] = await Promise.all([earlier, runs[n - 1]]);
+    const others = Promise.all(runs.slice(0, n - 1));
+    others.then((rs) => announce(joinStates(rs.map((r) => r.split!))), () => {});
+    const [first, end] = await Promise.all([others, runs[n - 1]]);
+    // The last pieces may still be on their way (they travel on other ports than the workers' answers).
+    await written;
+    await sink.finish();
     const parts = first.map((r) => r.events);
     parts.push(end.events - parts.reduce((a, b) => a + b, 0));
-    const direct = !job.gzip;
-    // When the first part wrote no event after its header, the first byte a later part wrote is a comma one
-    // conversion would not have written.
-    const strip = !first[0].split!.wrote;
-    const bytesOut = (direct ? first[0].bytesOut : 0) +
-      await concatenate(direct ? files.slice(1) : files, fd, job.output, !!job.gzip, job.gzipLevel, strip, direct ? 0 : 1);
-    return { ...end, output: job.output, bytesOut, seconds: (performance.now() - t0) / 1000, workers: n, parts };
-  } finally {
-    port1.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-/**
- * Writes the part files in order to `fd` (after what is there); returns the bytes written (before gzip: the JSON's
- * size). With `strip`, the first byte of the first non-empty file from index `stripFrom` on (a comma) is dropped.
- */
-async function concatenate(
-  files: string[], fd: number, output: string, gzip: boolean, level: number | undefined, strip: boolean, stripFrom: number,
-): Promise<number> {
-  const sink = new FdSink(fd, output, gzip, level);
-  const buf = Buffer.allocUnsafe(4 << 20);
-  let total = 0;
-  try {
-    for (let k = 0; k < files.length; k++) {
-      const pfd = openSync(files[k], "r");
-      try {
-        for (;;) {
-          const got = readSync(pfd, buf, 0, buf.length, null);
-          if (got === 0) break;
-          let from = 0;
-          if (strip && k >= stripFrom) {
-            if (buf[0] !== 44) throw new RawtraceError("INTERNAL", `${output}: part ${k} of the split conversion does not start with a comma`);
-            from = 1;
-            strip = false;
-          }
-          total += got - from;
-          sink.write(buf.subarray(from, got));
-          await sink.drain();
-        }
-      } finally {
-        closeSync(pfd);
-      }
-    }
-    await sink.finish();
+    return { ...end, output: job.output, bytesOut, seconds: (performance.now() - t0) / 1000, workers: n, parts, segments };
   } catch (e) {
+    abort(e);
     sink.destroy();
-    throw e;
+    throw failure;
+  } finally {
+    for (const { port1 } of channels) port1.close();
   }
-  return total;
 }
 
 /**
- * What the CLI's line for a converted file adds about workers: ", N workers" when N wrote one file, a note when
- * `asked` ≥ 2 workers were given one XSpace input (one writes it), else nothing.
+ * What the CLI's line for a converted file adds about threads: ", N workers and a writer" (or ", a worker and a
+ * writer") when the file was converted that way, a note when `asked` ≥ 2 workers were given one XSpace input (one
+ * writes it), else nothing.
  */
-export function splitNote(workers: number | undefined, format: "chrome" | "xspace", asked: number): string {
+export function splitNote(workers: number | undefined, format: "chrome" | "xspace", asked: number, writer = false): string {
+  if (writer) return (workers ?? 1) > 1 ? `, ${workers} workers and a writer` : ", a worker and a writer";
   if ((workers ?? 1) > 1) return `, ${workers} workers`;
   return format === "xspace" && asked > 1 && workers === 1 ? ", one worker (XSpace is not split)" : "";
 }

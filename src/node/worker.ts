@@ -7,16 +7,15 @@
  * busy worker would not answer anyway): the worker stores it in a SharedArrayBuffer the pool polls
  * ({@link PROGRESS_SLOTS}).
  */
-import { parentPort, workerData, receiveMessageOnPort, type MessagePort } from "node:worker_threads";
-import { closeSync, openSync } from "node:fs";
+import { parentPort, workerData } from "node:worker_threads";
 import * as Comlink from "comlink";
 import nodeEndpoint from "comlink/dist/esm/node-adapter.mjs";
 import type { AnalysisOptions, Engine, FileInfo, MergeSlot, SplitState } from "../core/engine.js";
-import { RawtraceError } from "../core/codes.js";
 import { computeStats, type TraceStats } from "../core/stats.js";
 import { convertFile } from "./convert.js";
 import { createEngine } from "./wasm.js";
 import { withFileSource, withGrowthWarning } from "./file_source.js";
+import { segmentOutput, type PartJob } from "./split_protocol.js";
 
 /** Progress cells (BigInt64Array over the SharedArrayBuffer): task sequence, bytes done, bytes total, pass. */
 export const PROGRESS_SLOTS = 4;
@@ -57,26 +56,11 @@ export interface ConvertSummary {
   info: FileInfo;
 }
 
-/** One worker's share of a file split over several (src/node/split.ts): written, plain, to `part`. */
-export interface PartJob {
-  /** File this part's bytes go to (created: it must not exist), unless `fd` is given. */
-  part: string;
-  /** An open descriptor of this process to write to instead (the first part of a plain output: the output itself). */
-  fd?: number;
-  from16: number;
-  to16: number;
-  mode: 1 | 2 | 3;
-  /**
-   * The last part: where the earlier parts' state arrives (a message on `port`, announced by a store of 1 into
-   * cell 0 of `ready`, an Int32Array over a SharedArrayBuffer; `{ abort: true }` when an earlier part failed).
-   */
-  port?: MessagePort;
-  ready?: SharedArrayBuffer;
-}
+export type { PartJob } from "./split_protocol.js";
 
 /** What a part returns. */
 export interface PartSummary extends ConvertSummary {
-  /** An earlier part's state for the last one. */
+  /** A worker that does not write the end: its state for the end writer. */
   split?: SplitState;
 }
 
@@ -137,27 +121,21 @@ const api: WorkerApi = {
   },
   async part(job, part, seq) {
     const t0 = performance.now();
-    const takeEarlier = part.mode === 3 ? () => {
-      const cell = new Int32Array(part.ready!);
-      Atomics.wait(cell, 0, 0);
-      const m = receiveMessageOnPort(part.port!)?.message as (SplitState & { abort?: boolean }) | undefined;
-      if (!m || m.abort) throw new RawtraceError("INTERNAL", `${job.input}: an earlier part of the split conversion failed`, job.input);
-      return m;
-    } : undefined;
-    const fd = part.fd ?? openSync(part.part, "wx");
+    const out = segmentOutput(part, job.input);
     try {
-      const r = await guarded(async () => convertFile(job.input, part.part, {
-        allApi: job.allApi, traceName: job.traceName, fd, ...job.analysis, gzip: false,
-        split: { from16: part.from16, to16: part.to16, mode: part.mode, takeEarlier },
-        onProgress: progress(seq), engine: await core(),
+      const r = await guarded(async () => withFileSource(job.input, async (src) => {
+        const res = await (await core()).convert(src, out.sink, {
+          allApi: job.allApi, traceName: job.traceName, ...job.analysis, split: out.split, onProgress: progress(seq),
+        });
+        out.finish();
+        return withGrowthWarning(src, res);
       }));
       return {
         input: job.input, output: job.output, events: r.events, apiCallsHidden: r.apiCallsHidden, bytesIn: r.info.bytes, bytesOut: r.bytesOut,
         seconds: (performance.now() - t0) / 1000, baseTimeNs: r.baseTimeNs, steps: r.steps, info: r.info, split: r.split,
       };
     } finally {
-      part.port?.close();
-      if (part.fd === undefined) closeSync(fd);
+      part.port.close();
     }
   },
   async info(input, seq) {

@@ -69,7 +69,7 @@ interface Core {
 
 function core(): Core {
   const inst = new WebAssembly.Instance(new WebAssembly.Module(readFileSync(wasmPath())), {
-    env: { rt_write: () => {}, rt_spill_write: () => {}, rt_spill_read: () => {}, abort: () => { throw new Error("core aborted"); } },
+    env: { rt_write: () => {}, rt_spill_write: () => {}, rt_spill_read: () => {}, rt_split_segment: () => {}, abort: () => { throw new Error("core aborted"); } },
   });
   const c = inst.exports as unknown as Core;
   c.rt_reset();

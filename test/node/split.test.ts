@@ -1,9 +1,10 @@
 /**
- * One file on several workers (src/node/split.ts, assembly/split.ts): the Chrome JSON of `convert --jobs N` on one
- * input equals one worker's byte for byte (SHA-256) for N = 2, 3 and 7, over the bundled samples (CUDA, ROCm, XPU,
+ * One file on several threads (src/node/split.ts, src/node/split_protocol.ts, assembly/split.ts): the Chrome JSON
+ * converted by N = 1, 2, 3 and 7 workers while the main thread writes equals one worker's byte for byte (SHA-256),
+ * with one segment per worker and with many rounds of small segments, over the bundled samples (CUDA, ROCm, XPU,
  * HPU), the real H100 fixtures, dumps cut into many small ACTIVITY chunks so that flows, NVTX ranges and ROCTx/PTI
- * state cross the workers' shares, and damaged and truncated dumps (same warnings); options, the gzip output and the
- * CLI (its log line and --json) too.
+ * state cross the workers' segments, and damaged and truncated dumps (same warnings); options, the gzip output and
+ * the CLI (its log line and --json) too.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -15,7 +16,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { convertFile } from "../../src/node/convert.js";
 import { WorkerPool } from "../../src/node/pool.js";
-import { convertSplit, splitBounds } from "../../src/node/split.js";
+import { convertSplit, convertingWorkers, splitSegments, SEGMENT_BYTES } from "../../src/node/split.js";
 import { generate } from "../../bench/generate.js";
 import { convertKineto, readKinetoTrace } from "../../src/tools/kineto_to_rawtrace.js";
 import { kinetoToPti } from "../../src/tools/kineto_to_pti.js";
@@ -59,55 +60,64 @@ test.after(async () => {
   rmSync(tmp, { recursive: true, force: true });
 });
 
-async function split(input: string, output: string, n: number, gzip = false) {
+async function split(input: string, output: string, n: number, gzip = false, segmentBytes?: number) {
   const fd = openSync(output, "w");
   try {
-    return await convertSplit(pool, { input, output, gzip, traceName: "t" }, fd, n);
+    return await convertSplit(pool, { input, output, gzip, traceName: "t" }, fd, n, { segmentBytes });
   } finally {
     closeSync(fd);
   }
 }
 
-test("shares: equal work per worker, in order, covering every chunk", () => {
-  for (const n of [2, 3, 7]) {
-    const b = splitBounds(n, 0.25);
-    assert.is(b.length, n + 1);
-    assert.is(b[0], 0);
-    assert.is(b[n], 65536);
-    for (let k = 0; k < n; k++) assert.ok(b[k + 1] > b[k], `share ${k} of ${n} is empty`);
-    const cost = (k: number) => 0.25 * b[k] + (b[k + 1] - b[k]);
-    for (let k = 1; k < n; k++) assert.ok(Math.abs(cost(k) - cost(0)) <= 2, `share ${k} of ${n}: ${cost(k)} vs ${cost(0)}`);
-  }
-  // Without decode cost the shares are equal.
-  assert.equal(splitBounds(2, 0), [0, 32768, 65536]);
+test("segments: a multiple of the workers, about SEGMENT_BYTES of input each, at least one round; threads", () => {
+  assert.is(splitSegments(1e9, 1), 1);
+  assert.is(splitSegments(0, 2), 2);
+  assert.is(splitSegments(1000, 7), 7);
+  assert.is(splitSegments(78e6, 2), 2 * Math.round(78e6 / (2 * SEGMENT_BYTES)));
+  assert.is(splitSegments(1.1e9, 3), 3 * Math.round(1.1e9 / (3 * SEGMENT_BYTES)));
+  assert.is(splitSegments(1e6, 2, 4096), 244);
+  // At most 65,536 segments.
+  assert.is(splitSegments(1e12, 3, 1), 3 * Math.floor(65536 / 3));
+  // --jobs N: N − 1 convert, the main thread writes; at least one converts.
+  assert.is(convertingWorkers(1), 1);
+  assert.is(convertingWorkers(2), 1);
+  assert.is(convertingWorkers(8), 7);
 });
 
-test("every input, N = 2, 3, 7: the same SHA-256 as one worker, and the same warnings", async () => {
+test("every input, N = 1, 2, 3, 7, one round and many: the same SHA-256 as one worker, and the same warnings", async () => {
   let split2 = 0;
+  let rounds = 0;
   for (const input of inputs) {
     const one = join(tmp, "one.json");
     rmSync(one, { force: true });
     const r1 = await convertFile(input, one, { traceName: "t" });
     const want = sha(one);
-    for (const n of [2, 3, 7]) {
+    // Default segments (one per worker for these small files), and segments of 2 KiB of input: many rounds, so every
+    // worker emits, skips and resumes many times and the row tables are rebuilt from interleaved logs.
+    for (const [n, segmentBytes] of [[1, undefined], [2, undefined], [3, undefined], [7, undefined], [2, 2048], [3, 2048], [7, 2048]] as const) {
       const out = join(tmp, `n${n}.json`);
-      const r = await split(input, out, n);
-      assert.is(sha(out), want, `${input} with ${n} workers`);
-      assert.is(r.events, r1.events, `${input} events, ${n} workers`);
-      assert.equal(r.info.warnings, r1.info.warnings, `${input} warnings, ${n} workers`);
+      const r = await split(input, out, n, false, segmentBytes);
+      const what = `${input} with ${n} workers, ${r.segments} segments`;
+      assert.is(sha(out), want, what);
+      assert.is(r.events, r1.events, `${what}: events`);
+      assert.equal(r.info.warnings, r1.info.warnings, `${what}: warnings`);
       assert.is(r.parts.length, n);
       assert.is(r.parts.reduce((a, b) => a + b, 0), r1.events);
       if (r.parts.filter((e) => e > 0).length >= 2) split2++;
+      if (r.segments >= 4 * n) rounds++;
     }
   }
   // The work was shared: most inputs (all the many-chunk ones) had events written by at least two workers.
-  assert.ok(split2 >= 20, `only ${split2} conversions used two workers or more`);
+  assert.ok(split2 >= 40, `only ${split2} conversions used two workers or more`);
+  assert.ok(rounds >= 20, `only ${rounds} conversions had four rounds of segments or more`);
 });
 
 test("the many-chunk dumps: every worker writes events, warnings of the damaged dump kept", async () => {
   for (const input of [GEN, join(tmp, "alexnet_7.rawtrace"), join(tmp, "gen_damaged.rawtrace")]) {
     const r = await split(input, join(tmp, "p.json"), 7);
     assert.ok(r.parts.every((e) => e > 0), `${input}: parts ${r.parts}`);
+    const many = await split(input, join(tmp, "p.json"), 7, false, 4096);
+    assert.ok(many.parts.every((e) => e > 0), `${input}: parts ${many.parts} (${many.segments} segments)`);
   }
   const one = join(tmp, "dmg1.json");
   const r1 = await convertFile(join(tmp, "gen_damaged.rawtrace"), one, { traceName: "t" });
@@ -124,7 +134,7 @@ test("options: --all-api, --gpu-annotations off, --steps give the same bytes spl
       const out = join(tmp, "opt3.json");
       const fd = openSync(out, "w");
       try {
-        await convertSplit(pool, { input, output: out, traceName: "t", ...c }, fd, 3);
+        await convertSplit(pool, { input, output: out, traceName: "t", ...c }, fd, 3, { segmentBytes: 8192 });
       } finally {
         closeSync(fd);
       }
@@ -140,9 +150,35 @@ test("gzip: the split output is the same block gzip", async () => {
   const out = join(tmp, "n3.json.gz");
   await split(GEN, out, 3, true);
   assert.is(sha(out), sha(one));
+  await split(GEN, out, 3, true, 4096);
+  assert.is(sha(out), sha(one), "many segments");
+  await split(GEN, out, 1, true);
+  assert.is(sha(out), sha(one), "one worker, the main thread writing");
 });
 
-test("CLI: convert --jobs 3 on one file equals --jobs 1 and says how many workers wrote it", () => {
+test("a write error (a full disk) fails the conversion with IO naming the output; the workers are free after", async () => {
+  for (const n of [1, 3]) {
+    const fd = openSync("/dev/full", "w");
+    try {
+      await convertSplit(pool, { input: GEN, output: "/dev/full", traceName: "t" }, fd, n, { segmentBytes: 4096 });
+      assert.unreachable("writing to /dev/full succeeded");
+    } catch (e) {
+      assert.is((e as Error).name, "IO", String(e));
+      assert.match((e as Error).message, /\/dev\/full/);
+    } finally {
+      closeSync(fd);
+    }
+  }
+  // Nobody is left waiting: the same pool converts the file again, the same bytes as one worker.
+  const one = join(tmp, "after1.json");
+  rmSync(one, { force: true });
+  await convertFile(GEN, one, { traceName: "t" });
+  const out = join(tmp, "after.json");
+  await split(GEN, out, 7, false, 4096);
+  assert.is(sha(out), sha(one));
+});
+
+test("CLI: convert --jobs 3 and 2 on one file equal --jobs 1 and say how many workers converted it", () => {
   const cli = (jobs: number, out: string) =>
     spawnSync(process.execPath, ["--import", "tsx", join(ROOT, "src/cli.ts"), "convert", GEN, "-o", out, "--jobs", String(jobs), "--json"], {
       encoding: "utf8",
@@ -152,14 +188,21 @@ test("CLI: convert --jobs 3 on one file equals --jobs 1 and says how many worker
   assert.is(a.status, 0, a.stderr);
   assert.is(b.status, 0, b.stderr);
   assert.is(sha(join(tmp, "cli3.json")), sha(join(tmp, "cli1.json")));
-  assert.is(JSON.parse(b.stdout).files[0].workers, 3);
+  // --jobs 3: two workers convert, the main thread writes; --jobs 1: one worker does both.
+  assert.is(JSON.parse(b.stdout).files[0].workers, 2);
+  assert.is(JSON.parse(b.stdout).files[0].writer, true);
   assert.is(JSON.parse(a.stdout).files[0].workers, 1);
+  assert.is(JSON.parse(a.stdout).files[0].writer, false);
   // The log says it; XSpace (never split) says one worker wrote it.
   const say = (args: string[]) =>
     spawnSync(process.execPath, ["--import", "tsx", join(ROOT, "src/cli.ts"), "convert", GEN, ...args, "--jobs", "2", "--force"], { encoding: "utf8" });
   const c = say(["-o", join(tmp, "cli2.json")]);
   assert.is(c.status, 0, c.stderr);
-  assert.match(c.stderr, /, 2 workers/);
+  assert.match(c.stderr, /, a worker and a writer/);
+  assert.is(sha(join(tmp, "cli2.json")), sha(join(tmp, "cli1.json")));
+  const d = spawnSync(process.execPath, ["--import", "tsx", join(ROOT, "src/cli.ts"), "convert", GEN, "-o", join(tmp, "cli3b.json"), "--jobs", "3"], { encoding: "utf8" });
+  assert.is(d.status, 0, d.stderr);
+  assert.match(d.stderr, /, 2 workers and a writer/);
   const x = say(["-o", join(tmp, "cli2.xplane.pb"), "--format", "xspace", "--json"]);
   assert.is(x.status, 0, x.stderr);
   assert.is(JSON.parse(x.stdout).files[0].workers, 1);

@@ -71,7 +71,7 @@ test("f80FromNs = the C compiler's (long double)ns / 1000.0L, and the core decod
     }
   } else console.log("f80 encode: C comparison skipped (needs x86-64 long double)");
   const inst = new WebAssembly.Instance(new WebAssembly.Module(readFileSync(wasmPath())), {
-    env: { rt_write: () => {}, rt_spill_write: () => {}, rt_spill_read: () => {}, abort: () => { throw new Error("core aborted"); } },
+    env: { rt_write: () => {}, rt_spill_write: () => {}, rt_spill_read: () => {}, rt_split_segment: () => {}, abort: () => { throw new Error("core aborted"); } },
   });
   const x = inst.exports as unknown as F80Core;
   const src = x.rt_alloc(ours.length);

@@ -37,6 +37,7 @@ function core(): F80Exports {
       rt_write: () => {},
       rt_spill_write: () => {},
       rt_spill_read: () => {},
+      rt_split_segment: () => {},
       abort: () => { throw new Error("core aborted"); },
     },
   });

@@ -38,6 +38,7 @@ function core(): { x: PagedExports; written: () => number } {
         bytes += len;
       },
       rt_spill_read: (off: bigint, ptr: number, len: number) => store.read(Number(off), new Uint8Array(x.memory.buffer, ptr, len)),
+      rt_split_segment: () => {},
       abort: () => { throw new Error("core aborted"); },
     },
   });
