@@ -20,6 +20,7 @@
  */
 import { MessageChannel } from "node:worker_threads";
 import { statSync } from "node:fs";
+import { basename } from "node:path";
 import { RawtraceError } from "../core/codes.js";
 import type { SplitState } from "../core/engine.js";
 import type { WorkerPool } from "./pool.js";
@@ -182,7 +183,13 @@ export async function convertSplit(
   } catch (e) {
     abort(e);
     sink.destroy();
-    throw failure;
+    // The writer's own errors (this thread) name the output only: say which input was being converted, as the
+    // pool does for a worker's.
+    const f = failure;
+    if (f instanceof RawtraceError && !f.message.includes(basename(job.input))) {
+      throw new RawtraceError(f.code, `${job.input}: ${f.message}`, job.input, f.offset);
+    }
+    throw f;
   } finally {
     for (const { port1 } of channels) port1.close();
   }

@@ -164,7 +164,7 @@ test("a write error (a full disk) fails the conversion with IO naming the output
       assert.unreachable("writing to /dev/full succeeded");
     } catch (e) {
       assert.is((e as Error).name, "IO", String(e));
-      assert.match((e as Error).message, /\/dev\/full/);
+      assert.match((e as Error).message, /gen\.rawtrace: \/dev\/full: cannot write the output \(disk full\)/);
     } finally {
       closeSync(fd);
     }
