@@ -72,10 +72,12 @@ export type SplitSummary = ConvertSummary & { workers: number; parts: number[]; 
 /**
  * Converts `job.input` to Chrome JSON on `n` ≥ 1 workers of `pool` (which must have `n` free) while this thread
  * writes the output to the open descriptor `fd` (`job.output` names it in messages), gzipped when `job.gzip`.
- * `segmentBytes` (tests) sets the input bytes per segment.
+ * `segmentBytes` (tests) sets the input bytes per segment; `pieceBytes` and `piecesInFlight` (tests) the size and
+ * number of the buffers a worker hands over (src/node/split_protocol.ts).
  */
 export async function convertSplit(
-  pool: WorkerPool, job: ConvertJob, fd: number, n: number, opts: { segmentBytes?: number } = {},
+  pool: WorkerPool, job: ConvertJob, fd: number, n: number,
+  opts: { segmentBytes?: number; pieceBytes?: number; piecesInFlight?: number } = {},
 ): Promise<SplitSummary> {
   const t0 = performance.now();
   const segments = splitSegments(statSync(job.input).size, n, opts.segmentBytes);
@@ -167,7 +169,9 @@ export async function convertSplit(
   try {
     const runs: Promise<PartSummary>[] = [];
     for (let k = 0; k < n; k++) {
-      const r = pool.convertPart(job, { worker: k, workers: n, segments, port: channels[k].port2, cells: shared });
+      const r = pool.convertPart(job, {
+        worker: k, workers: n, segments, port: channels[k].port2, cells: shared, pieceBytes: opts.pieceBytes, piecesInFlight: opts.piecesInFlight,
+      });
       r.catch(abort);
       runs.push(r);
     }

@@ -28,6 +28,9 @@ export interface PartJob {
   port: MessagePort;
   /** {@link splitCellsBytes} over a SharedArrayBuffer: the {@link SplitCell} cells, then {@link returnedCell}s. */
   cells: SharedArrayBuffer;
+  /** Bytes per piece and pieces in flight (default {@link PIECE_BYTES}, {@link PIECES_IN_FLIGHT}; tests lower them). */
+  pieceBytes?: number;
+  piecesInFlight?: number;
 }
 
 /** Int32 cells shared by the host and the workers of one shared conversion. */
@@ -79,6 +82,8 @@ export function segmentOutput(part: PartJob, input: string): {
 } {
   const cells = new Int32Array(part.cells);
   const cell = returnedCell(part.worker);
+  const pieceBytes = part.pieceBytes ?? PIECE_BYTES;
+  const inFlight = part.piecesInFlight ?? PIECES_IN_FLIGHT;
   const failedElsewhere = () => new RawtraceError("INTERNAL", `${input}: another worker of the split conversion failed`, input);
   const free: ArrayBuffer[] = [];
   let posted = 0;
@@ -102,7 +107,7 @@ export function segmentOutput(part: PartJob, input: string): {
       if (b) return new Uint8Array(b);
       receive();
       if (free.length !== 0) continue;
-      if (posted - got < PIECES_IN_FLIGHT) return new Uint8Array(PIECE_BYTES);
+      if (posted - got < inFlight) return new Uint8Array(pieceBytes);
       if (Atomics.load(cells, SplitCell.ABORT) !== 0) throw failedElsewhere();
       Atomics.wait(cells, cell, got, 1000);
     }
@@ -119,7 +124,7 @@ export function segmentOutput(part: PartJob, input: string): {
     }
   } : undefined;
 
-  let buf: Uint8Array = new Uint8Array(PIECE_BYTES);
+  let buf: Uint8Array = new Uint8Array(pieceBytes);
   let len = 0;
   /** The segment being emitted (-1: bytes before the next segment event belong to the segment that event ends). */
   let current = -1;

@@ -156,6 +156,27 @@ test("gzip: the split output is the same block gzip", async () => {
   assert.is(sha(out), sha(one), "one worker, the main thread writing");
 });
 
+test("tiny pieces, two in flight: workers wait for their buffers to come back, the bytes are the same", async () => {
+  const one = join(tmp, "tiny1.json");
+  rmSync(one, { force: true });
+  await convertFile(GEN, one, { traceName: "t" });
+  for (const [n, gzip] of [[1, false], [3, false], [2, true]] as const) {
+    const out = join(tmp, gzip ? "tiny.json.gz" : "tiny.json");
+    const oneGz = join(tmp, "tiny1.json.gz");
+    if (gzip) {
+      rmSync(oneGz, { force: true });
+      await convertFile(GEN, oneGz, { traceName: "t" });
+    }
+    const fd = openSync(out, "w");
+    try {
+      await convertSplit(pool, { input: GEN, output: out, gzip, traceName: "t" }, fd, n, { segmentBytes: 8192, pieceBytes: 512, piecesInFlight: 2 });
+    } finally {
+      closeSync(fd);
+    }
+    assert.is(sha(out), sha(gzip ? oneGz : one), `${n} workers${gzip ? ", gzip" : ""}`);
+  }
+});
+
 test("a write error (a full disk) fails the conversion with IO naming the output; the workers are free after", async () => {
   for (const n of [1, 3]) {
     const fd = openSync("/dev/full", "w");
