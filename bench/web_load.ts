@@ -8,7 +8,7 @@
  *
  *   npx tsx bench/web_load.ts [dump]      (default bench/data/cupti_14000000.rawtrace, generated when missing)
  *   npx tsx bench/web_load.ts bench/data/cupti_1000000.rawtrace     (the 10^6-record budgets)
- *   npx tsx bench/web_load.ts <dump> --keep packed|raw              (how the viewer keeps the file: web/worker.ts)
+ *   npx tsx bench/web_load.ts <dump> --keep packed|raw|mixed        (how the viewer keeps the file: web/worker.ts)
  *
  * Writes bench/results/web_load.json (ignored) and prints a summary.
  */
@@ -18,10 +18,10 @@ import { startHarness } from "../test/web/browser.js";
 import { TL_REC } from "../src/core/timeline.js";
 
 const path = process.argv[2] ?? "bench/data/cupti_14000000.rawtrace";
-/** How the viewer keeps the file (web/worker.ts KeepMode): `--keep packed|raw|auto` after the dump (default auto). */
+/** How the viewer keeps the file (web/worker.ts KeepMode): `--keep packed|raw|mixed|auto` after the dump (default auto). */
 const keepArg = process.argv.indexOf("--keep");
 const keep = keepArg > 0 ? process.argv[keepArg + 1] : "auto";
-if (!["packed", "raw", "auto"].includes(keep)) throw new Error(`--keep ${keep}: packed, raw or auto`);
+if (!["packed", "raw", "mixed", "auto"].includes(keep)) throw new Error(`--keep ${keep}: packed, raw, mixed or auto`);
 {
   const m = /cupti_(\d+)\.rawtrace$/.exec(path);
   if (m) {

@@ -106,10 +106,10 @@ async function openFiles(list: File[]): Promise<void> {
 }
 
 /**
- * How the worker keeps a file for its later passes: `?keep=packed` or `?keep=raw` in the page's address, else
+ * How the worker keeps a file for its later passes: `?keep=packed`, `?keep=raw` or `?keep=mixed` in the page's address, else
  * chosen by the worker from the number of cores (web/worker.ts KeepMode).
  */
-const keepMode = ((m) => (m === "packed" || m === "raw" ? m : "auto"))(new URLSearchParams(location.search).get("keep"));
+const keepMode = ((m) => (m === "packed" || m === "raw" || m === "mixed" ? m : "auto"))(new URLSearchParams(location.search).get("keep"));
 
 async function loadOne(file: File): Promise<void> {
   const id = nextId++;

@@ -79,18 +79,23 @@ function cancelledError(): Error {
 
 /**
  * How a load keeps the file for its later passes: `packed` by the reader thread (3× smaller; the packing, ≈ 2.8 s
- * of CPU per GiB, runs on that thread while the index pass runs), `raw` in this worker (no packing), or `auto`:
- * packed where the machine has at least {@link PACK_CORES} cores, so that the packing has a core of its own (on two
- * cores it competes with the index pass and the browser's file reading: docs/performance.md, "The kept file,
- * packed").
+ * of CPU per GiB, runs on that thread while the index pass runs), `raw` in this worker (no packing), `mixed` by
+ * the reader thread, the first {@link RAW_KEEP_BYTES} as read and the rest packed (a file up to that size costs no
+ * packing; a larger one is held to about RAW_KEEP_BYTES + a third of the rest, for a third of the file's packing
+ * time at 1 GiB), or `auto`: packed where the machine has at least {@link PACK_CORES} cores, so that the packing
+ * has a core of its own, else mixed (on two cores packing competes with the index pass and the browser's file
+ * reading: docs/performance.md, "The kept file, packed").
  */
-export type KeepMode = "packed" | "raw" | "auto";
-/** Cores `auto` needs to pack. */
+export type KeepMode = "packed" | "raw" | "mixed" | "auto";
+/** Cores `auto` needs to pack everything. */
 export const PACK_CORES = 4;
+/** Bytes `mixed` keeps as read before it packs. */
+export const RAW_KEEP_BYTES = 512 << 20;
 
-function packs(mode: KeepMode): boolean {
-  if (mode !== "auto") return mode === "packed";
-  return (typeof navigator !== "undefined" ? navigator.hardwareConcurrency ?? 1 : 1) >= PACK_CORES;
+/** The bytes the reader thread keeps as read before it packs, or null: this worker keeps the file, raw. */
+function rawBudget(mode: KeepMode): number | null {
+  if (mode === "auto") mode = (typeof navigator !== "undefined" ? navigator.hardwareConcurrency ?? 1 : 1) >= PACK_CORES ? "packed" : "mixed";
+  return mode === "packed" ? 0 : mode === "mixed" ? RAW_KEEP_BYTES : null;
 }
 
 async function withSource<T>(
@@ -99,9 +104,11 @@ async function withSource<T>(
   if (gen !== generation) throw cancelledError();
   // The file is read on a thread of its own (web/slice_reader.ts): reading overlaps with the core's work.
   const read = (f: Blob, keep: boolean) => readerThreadStream(f, file.name, { window: keep ? Infinity : 4 });
-  // Packed: the reader thread keeps the file and replays it for the later passes (unpacking on its own thread).
-  // A .gz file is kept as read: its bytes are compressed already (packing them would cost the time and save nothing).
-  const keeper = opts.keep && packs(mode) && !isGzipName(file.name) ? keepingReaderThread(file, file.name) : null;
+  // Packed or mixed: the reader thread keeps the file and replays it for the later passes (unpacking on its own
+  // thread). A .gz file is kept as read here: its bytes are compressed already (packing them would cost the time
+  // and save nothing).
+  const budget = rawBudget(mode);
+  const keeper = opts.keep && budget !== null && !isGzipName(file.name) ? keepingReaderThread(file, file.name, budget) : null;
   const src = fileByteSource(file, file.name, { read, keeper, ...opts });
   running.add(src);
   try {

@@ -190,6 +190,58 @@ test("a keeping reader: read once, replayed from its packed copy (same bytes eve
   c.close();
 });
 
+test("a mixed keeping reader: the first bytes kept as read, the rest packed; replays and the conversion the same", async () => {
+  const dump = readFileSync("samples/h100_torch_train_nvtx.rawtrace");
+  const slice = 65536;
+  const slices = Math.ceil(dump.length / slice);
+  assert.ok(slices >= 6, `${slices} slices`);
+  const packedOnly = await (async () => {
+    const c = channel();
+    serveSlices(c.reader, codec);
+    const k = keepingReader(c.receiver, new Blob([dump]), "t.rawtrace", { slice });
+    await drain(k.read());
+    c.close();
+    return k.keptBytes;
+  })();
+  // Budgets: none (all packed), three slices and a half (three kept as read), all of it (no packing at all).
+  for (const [budget, rawSlices] of [[0, 0], [3.5 * slice, 3], [Infinity, slices]] as const) {
+    const c = channel();
+    let codecs = 0;
+    serveSlices(c.reader, async () => (codecs++, codec()));
+    const keeper = keepingReader(c.receiver, new Blob([dump]), "t.rawtrace", { slice, window: 2, rawBudget: budget });
+    const parts = await drain(keeper.read());
+    assert.equal(concat(parts), new Uint8Array(dump));
+    for (const p of parts) keeper.giveBack(p);
+    const raw = Math.min(dump.length, rawSlices * slice);
+    if (budget === 0) assert.is(keeper.keptBytes, packedOnly);
+    else if (raw === dump.length) assert.is(keeper.keptBytes, dump.length, "all kept as read");
+    else {
+      // The raw part as it is, the rest packed (smaller than itself).
+      assert.ok(keeper.keptBytes > raw && keeper.keptBytes < dump.length, `${keeper.keptBytes}: ${raw} raw + the rest packed`);
+      assert.ok(keeper.keptBytes > packedOnly, "more kept than packing everything");
+    }
+    for (const release of [false, true]) {
+      const again = await drain(keeper.replay(release));
+      assert.equal(concat(again), new Uint8Array(dump), `budget ${budget}, replay (release ${release})`);
+      for (const p of again) keeper.giveBack(p);
+    }
+    assert.is(keeper.keptBytes, 0);
+    // No packing, no codec.
+    if (budget === Infinity) assert.is(codecs, 0, "a budget the file fits in never makes the codec");
+    c.close();
+  }
+  // A conversion through a mixed keeper: the same timeline as from memory.
+  const { sha, want, blob } = await timelineOfSample();
+  const c = channel();
+  serveSlices(c.reader, codec);
+  const keeper = keepingReader(c.receiver, blob, "t.rawtrace", { slice: 40_000, rawBudget: 100_000 });
+  const src = fileByteSource(blob, "t.rawtrace", { keep: true, keeper, read: () => { throw new Error("read() called: the keeper reads"); } });
+  assert.is(await sha(src), want);
+  assert.is(src.fileReads, 1);
+  src.dispose();
+  c.close();
+});
+
 test("a keeping reader: kept bytes packed; replay without release repeats; cut short means nothing to replay", async () => {
   const dump = readFileSync("samples/h100_torch_train_nvtx.rawtrace");
   const c = channel();

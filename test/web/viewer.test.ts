@@ -224,10 +224,11 @@ test("torch training dump with NVTX: rows, summary and a kernel match the Chrome
   await page.close();
 });
 
-test("the file kept packed by the reader thread (?keep=packed) or raw (?keep=raw): same rows and summary, read once", async () => {
+test("the file kept packed by the reader thread (?keep=packed), raw (?keep=raw) or mixed: same rows and summary, read once", async () => {
   const t = await chromeOf(TORCH_NVTX);
   const size = readFileSync(TORCH_NVTX).length;
-  for (const mode of ["packed", "raw"]) {
+  // mixed: the reader thread keeps the first 640 MiB as read (this whole file), packs the rest.
+  for (const mode of ["packed", "raw", "mixed"]) {
     const { page, g } = await openPage(h, `?keep=${mode}`);
     await load(page, TORCH_NVTX);
     assert.equal(await viewerRows(page), chromeRows(t), `${mode}: events per (pid, tid)`);
@@ -235,7 +236,7 @@ test("the file kept packed by the reader thread (?keep=packed) or raw (?keep=raw
     assert.is(await page.getAttribute("body", "data-file-reads"), "1", `${mode}: read once (index, projection and timeline passes)`);
     const kept = Number(await page.getAttribute("body", "data-kept-bytes"));
     if (mode === "packed") assert.ok(kept > 0 && kept < size / 2, `packed: ${kept} bytes kept of ${size}`);
-    else assert.is(kept, size, "raw: the file's bytes");
+    else assert.is(kept, size, `${mode}: the file's bytes`);
     clean(g, `keep ${mode}`);
     await page.close();
   }
