@@ -283,6 +283,7 @@ export function needsProjection(): bool {
 export function beginProject(): bool {
   if (!rangesBeginProject()) return false;
   pass = 3;
+  inputFinished = false;
   setRecordContainerWarnings(false);
   readerReset(onChunkProject, false);
   return true;
@@ -293,6 +294,7 @@ export function beginProject(): bool {
 /** Starts pass 1 (index). */
 export function beginIndex(): void {
   pass = 1;
+  inputFinished = false;
   prepared = false;
   timingReset();
   setRecordContainerWarnings(true);
@@ -302,6 +304,7 @@ export function beginIndex(): void {
 /** Starts pass 2 (emit) with emitter `sink` (see emit/dispatch.ts). */
 export function beginEmit(sink: i32): void {
   pass = 2;
+  inputFinished = false;
   sinkKind = sink;
   setRecordContainerWarnings(false);
   readerReset(onChunkPass2, false);
@@ -331,9 +334,24 @@ export function feedBytes(n: usize): bool {
   return containerFeed(n);
 }
 
+/** The current pass's input is finished (its last complete chunks handed over): {@link finishInput} ran. */
+let inputFinished = false;
+
+/**
+ * Hands over what the input still holds at its end (complete chunks found by the end-of-file scan, the truncation
+ * warnings): once per pass, before the pass ends — or earlier, when a split conversion's end writer must have seen
+ * every chunk before it closes its segments and takes the other workers' rows (rt_split_close).
+ */
+export function finishInput(): void {
+  if (inputFinished) return;
+  inputFinished = true;
+  containerFinish();
+}
+
 /** Ends the current pass. Returns false after a fatal error. */
 export function endPass(): bool {
-  containerFinish();
+  finishInput();
+  inputFinished = false;
   if (failed()) return false;
   if (pass == 1) {
     if (!S.haveEnd) warn(Warn.NO_END, 0, 0);

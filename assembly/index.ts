@@ -23,7 +23,7 @@ import { setSpillAt } from "./emit/xspace_spill";
 import { spillStoreReset } from "./util/spill";
 import { setPagedBudget, pagedNew, pagedNewSized, pagedReserve, pagedSlot, pagedSpilledPages, pagedEpoch, pagedPoolReset } from "./util/paged";
 import { chromeSetTraceName } from "./emit/chrome_json";
-import { beginIndex, beginEmit, feedBytes, endPass, outputBase, needsProjection, beginProject } from "./engine";
+import { beginIndex, beginEmit, feedBytes, endPass, finishInput, outputBase, needsProjection, beginProject } from "./engine";
 import { rangesReset } from "./model/ranges";
 import { stepsReset, stepNamesCollect, stepNamePtr, stepMark, stepsFound } from "./model/steps";
 import { demangleReset } from "./util/demangle";
@@ -242,10 +242,12 @@ export function rt_split_set(w: u32, n: u32, segments: u32): void {
   splitSet(w, n, segments);
 }
 /**
- * The end writer, after its last chunk and before it waits for the other workers' state: closes every segment but
- * the last (they may wait for those to be written before they can finish).
+ * The end writer, after its last window and before it waits for the other workers' state: finishes the input (the
+ * chunks an end-of-file scan still finds belong before the close), then closes every segment but the last (the
+ * other workers may need those written before they can finish).
  */
 export function rt_split_close(): void {
+  finishInput();
   splitBeforeEnd();
 }
 /** After a part's pass 2: address of its rows {table u64, key u64, value u64} × rt_split_rows(). */

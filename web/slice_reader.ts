@@ -127,6 +127,8 @@ export function serveSlices(port: PortLike, codec?: () => Promise<KeepCodec>): v
       while (queue.length) {
         if (!(await mayPost(id))) return;
         const got = await queue.shift()!;
+        // A later start or a stop may have come while the slice was read: this stream's state is not ours to touch.
+        if (current !== id) return;
         next();
         credit--;
         const len = got.byteLength;
@@ -148,7 +150,10 @@ export function serveSlices(port: PortLike, codec?: () => Promise<KeepCodec>): v
           rawKept += len;
           continue;
         }
-        if (keep) packer ??= await (codec ?? noCodec)();
+        if (keep && !packer) {
+          packer = await (codec ?? noCodec)();
+          if (current !== id) return;
+        }
         // Packing reads the slice after it went to the core: copied into the codec first (its bytes move with the
         // transfer), packed while the core decodes it.
         if (packer) packer.stage(new Uint8Array(got));

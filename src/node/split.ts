@@ -142,6 +142,9 @@ export async function convertSplit(
   let writing = Promise.resolve();
   const writeReady = async (m: SegmentMessage, from: number) => {
     if (failure !== null) return;
+    if (m.segment < next) {
+      throw new RawtraceError("INTERNAL", `${job.input}: a piece of segment ${m.segment} of the split conversion came after the segment was written`, job.input);
+    }
     if (m.segment !== next) {
       const list = pending.get(m.segment);
       if (list) list.push({ m, from });

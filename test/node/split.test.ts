@@ -11,6 +11,7 @@ import * as assert from "uvu/assert";
 import { spawnSync } from "node:child_process";
 import { closeSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
+import { crc32 } from "node:zlib";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -50,6 +51,26 @@ put("gen_truncated.rawtrace", gen.subarray(0, Math.floor(gen.length * 0.61)));
 const damaged = Buffer.from(gen);
 for (const at of [0.3, 0.55, 0.8]) damaged[Math.floor(gen.length * at)] ^= 0x5a; // three chunks fail their CRC
 put("gen_damaged.rawtrace", damaged);
+// A chunk whose length field runs past the end of the file (its header CRC still right): the reader finds the
+// complete chunks after it only in its end-of-file scan, when the input is finished — which the worker writing the
+// end must do before it closes its segments.
+put("gen_eofscan.rawtrace", lengthPastEnd(gen, 0.05));
+
+/** `dump` with the length field of the chunk at `at` (a fraction of the chunks) set to run past the end of the file. */
+function lengthPastEnd(dump: Uint8Array, at: number): Uint8Array {
+  const b = Buffer.from(dump);
+  const chunks: number[] = [];
+  for (let i = 8; i + 24 <= b.length; i += 8) {
+    // A chunk: the sync word and a header CRC that matches (docs/format.md, "Chunks"); then skip its payload.
+    if (b.readUInt32LE(i) !== 0x4b435452 || crc32(b.subarray(i, i + 20)) !== b.readUInt32LE(i + 20)) continue;
+    chunks.push(i);
+    i += 24 + ((b.readUInt32LE(i + 12) + 7) & ~7) - 8;
+  }
+  const c = chunks[Math.floor(chunks.length * at)];
+  b.writeUInt32LE(b.length - c, c + 12);
+  b.writeUInt32LE(crc32(b.subarray(c, c + 20)), c + 20);
+  return b;
+}
 
 let pool: WorkerPool;
 test.before(() => {
@@ -110,6 +131,24 @@ test("every input, N = 1, 2, 3, 7, one round and many: the same SHA-256 as one w
   // The work was shared: most inputs (all the many-chunk ones) had events written by at least two workers.
   assert.ok(split2 >= 40, `only ${split2} conversions used two workers or more`);
   assert.ok(rounds >= 20, `only ${rounds} conversions had four rounds of segments or more`);
+});
+
+test("the end-of-file scan's chunks go where one conversion puts them (their own segments, before the end)", async () => {
+  const input = join(tmp, "gen_eofscan.rawtrace");
+  const one = join(tmp, "eof1.json");
+  rmSync(one, { force: true });
+  const r1 = await convertFile(input, one, { traceName: "t" });
+  assert.ok(r1.info.warnings.some((w) => w.code === "BAD_CHUNK_HEADER"), "the damaged length is reported");
+  for (const [n, pieceBytes] of [[2, undefined], [3, undefined], [2, 4096]] as const) {
+    const out = join(tmp, "eof.json");
+    const fd = openSync(out, "w");
+    try {
+      await convertSplit(pool, { input, output: out, traceName: "t" }, fd, n, { segmentBytes: 8192, pieceBytes, piecesInFlight: pieceBytes ? 4 : undefined });
+    } finally {
+      closeSync(fd);
+    }
+    assert.is(sha(out), sha(one), `${n} workers, pieces of ${pieceBytes ?? "4 MiB"}`);
+  }
 });
 
 test("the many-chunk dumps: every worker writes events, warnings of the damaged dump kept", async () => {
