@@ -258,7 +258,7 @@ export function rt_split_export(): usize {
 export function rt_split_rows(): u32 {
   return splitRows();
 }
-/** A part's state: 0 last event end (Unix ns), 1 CUPTI overhead seen, 2 events emitted, 3 wrote an event. */
+/** A part's state: 0 last event end (Unix ns), 1 CUPTI overhead seen, 2 events emitted. */
 export function rt_split_state(field: i32): u64 {
   return splitState(field);
 }

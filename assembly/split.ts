@@ -159,11 +159,10 @@ export function splitExport(): usize {
 export function splitRows(): u32 {
   return rowLogCount();
 }
-/** A part's state: 0 last event end (Unix ns), 1 CUPTI overhead seen, 2 events emitted, 3 wrote an event. */
+/** A part's state: 0 last event end (Unix ns), 1 CUPTI overhead seen, 2 events emitted. */
 export function splitState(field: i32): u64 {
   if (field == 0) return chromeLastTs();
   if (field == 1) return chromeOverheadSeen() ? 1 : 0;
-  if (field == 3) return chromeWroteEvent() ? 1 : 0;
   return S.eventsEmitted;
 }
 

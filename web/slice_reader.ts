@@ -132,39 +132,35 @@ export function serveSlices(port: PortLike, codec?: () => Promise<KeepCodec>): v
         next();
         credit--;
         const len = got.byteLength;
-        if (keep && rawKept + len <= rawBudget) {
-          // Kept as read while the raw budget lasts, in a block allocated here (one the replay can free at once:
-          // Chromium's transfer(0) does not free the buffer a Blob read made), and the slice itself travels.
+        // Kept as read while the raw budget lasts, the rest packed.
+        const raw = keep && rawKept + len <= rawBudget;
+        if (raw) {
+          // In a block allocated here: one the replay can free at once (Chromium's transfer(0) does not free the
+          // buffer a Blob read made).
           const own = new Uint8Array(len);
           own.set(new Uint8Array(got));
-          // A buffer given back carries it when there is one (so that they keep circulating instead of piling up
-          // here once the spares are full).
-          const b = spare(len);
-          if (b) {
-            new Uint8Array(b).set(new Uint8Array(got));
-            freeNow(got);
-          }
-          post({ id, buf: b ?? got, len }, [b ?? got]);
           kept.push({ bytes: own, raw: true });
           keptBytes += len;
           rawKept += len;
-          continue;
+        } else if (keep) {
+          if (!packer) {
+            packer = await (codec ?? noCodec)();
+            if (current !== id) return;
+          }
+          // Packing reads the slice after it went to the core: copied into the codec first (its bytes move with the
+          // transfer), packed while the core decodes it.
+          packer.stage(new Uint8Array(got));
         }
-        if (keep && !packer) {
-          packer = await (codec ?? noCodec)();
-          if (current !== id) return;
-        }
-        // Packing reads the slice after it went to the core: copied into the codec first (its bytes move with the
-        // transfer), packed while the core decodes it.
-        if (packer) packer.stage(new Uint8Array(got));
+        // A kept slice travels in a buffer given back when there is one (so that they keep circulating instead of
+        // piling up here once the spares are full).
         let buf = keep ? spare(len) : null;
         if (buf) {
           new Uint8Array(buf).set(new Uint8Array(got));
           freeNow(got);
         } else buf = got;
         post({ id, buf, len }, [buf]);
-        if (packer) {
-          const p = packer.packStaged();
+        if (keep && !raw) {
+          const p = packer!.packStaged();
           kept.push({ bytes: p, raw: false });
           keptBytes += p.length;
         }

@@ -108,7 +108,6 @@ export async function convertSplit(
   const abort = (e: unknown) => {
     failure ??= e;
     Atomics.store(cells, SplitCell.ABORT, 1);
-    Atomics.notify(cells, SplitCell.WRITTEN);
     for (let k = 0; k < n; k++) Atomics.notify(cells, returnedCell(k));
     announce({ abort: true });
     writeFailed(e);
@@ -127,14 +126,15 @@ export async function convertSplit(
       sink.write(c);
       await sink.drain();
     }
-    const f: FreeMessage = { free: m.buf };
-    channels[from].port1.postMessage(f, [m.buf]);
-    Atomics.add(cells, returnedCell(from), 1);
-    Atomics.notify(cells, returnedCell(from));
+    if (m.buf.byteLength !== 0) {
+      const f: FreeMessage = { free: m.buf };
+      channels[from].port1.postMessage(f, [m.buf]);
+      Atomics.add(cells, returnedCell(from), 1);
+      Atomics.notify(cells, returnedCell(from));
+    }
     if (m.last) {
       if (next === 0) wroteEvent = m.wrote;
       next++;
-      Atomics.store(cells, SplitCell.WRITTEN, next);
       if (next === segments) allWritten();
     }
   };
@@ -179,7 +179,8 @@ export async function convertSplit(
       runs.push(r);
     }
     const others = Promise.all(runs.slice(0, n - 1));
-    others.then((rs) => announce(joinStates(rs.map((r) => r.split!))), () => {});
+    // The end writer of several workers takes the others' rows once they are done (one worker needs nothing).
+    if (n > 1) others.then((rs) => announce(joinStates(rs.map((r) => r.split!))), () => {});
     const [first, end] = await Promise.all([others, runs[n - 1]]);
     // The last pieces may still be on their way (they travel on other ports than the workers' answers).
     await written;

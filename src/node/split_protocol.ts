@@ -35,17 +35,15 @@ export interface PartJob {
 
 /** Int32 cells shared by the host and the workers of one shared conversion. */
 export const SplitCell = {
-  /** Segments the host has written. */
-  WRITTEN: 0,
   /** Non-zero: the conversion failed elsewhere; stop. */
-  ABORT: 1,
+  ABORT: 0,
   /** 1 when the other workers' state is on the end writer's port. */
-  STATE: 2,
+  STATE: 1,
 } as const;
 /** Int32 index of worker `k`'s count of buffers given back. */
-export const returnedCell = (k: number) => 4 + k;
+export const returnedCell = (k: number) => 2 + k;
 /** Bytes of the cells' SharedArrayBuffer for `workers` workers. */
-export const splitCellsBytes = (workers: number) => 16 + 4 * workers;
+export const splitCellsBytes = (workers: number) => 8 + 4 * workers;
 
 /**
  * A piece of a segment's bytes, posted by the worker that emitted it: `len` bytes at the start of `buf`
@@ -112,7 +110,8 @@ export function segmentOutput(part: PartJob, input: string): {
       Atomics.wait(cells, cell, got, 1000);
     }
   };
-  const takeEarlier = part.worker === part.workers - 1 ? () => {
+  // The end writer of several workers waits for the others' rows; a single worker has the whole file's already.
+  const takeEarlier = part.workers > 1 && part.worker === part.workers - 1 ? () => {
     for (;;) {
       receive();
       if (state) {
@@ -124,15 +123,17 @@ export function segmentOutput(part: PartJob, input: string): {
     }
   } : undefined;
 
-  let buf: Uint8Array = new Uint8Array(pieceBytes);
+  /** The piece being filled (null after a segment's last piece: the next is taken when bytes come). */
+  let buf: Uint8Array | null = null;
   let len = 0;
   /** The segment being emitted (-1: bytes before the next segment event belong to the segment that event ends). */
   let current = -1;
   const post = (segment: number, last: boolean, wrote: boolean) => {
-    const m: SegmentMessage = { segment, buf: buf.buffer as ArrayBuffer, len, last, wrote };
+    // A segment that wrote nothing still ends with a piece: an empty buffer, neither counted nor given back.
+    const m: SegmentMessage = { segment, buf: buf ? buf.buffer as ArrayBuffer : new ArrayBuffer(0), len, last, wrote };
     part.port.postMessage(m, [m.buf]);
-    posted++;
-    buf = nextBuffer();
+    if (buf) posted++;
+    buf = null;
     len = 0;
   };
   return {
@@ -140,6 +141,7 @@ export function segmentOutput(part: PartJob, input: string): {
     sink: (b) => {
       let off = 0;
       while (off < b.length) {
+        buf ??= nextBuffer();
         const n = Math.min(b.length - off, buf.length - len);
         buf.set(b.subarray(off, off + n), len);
         len += n;
