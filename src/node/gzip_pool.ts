@@ -5,10 +5,10 @@
  * which order. Idle workers do not keep the process alive; a worker that dies fails its block and every queued
  * one, and the pool is replaced on the next {@link sharedGzipPool}.
  */
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import { availableParallelism, cpus } from "node:os";
 import { RawtraceError } from "../core/codes.js";
-import { workerEntry, workerExecArgv } from "./worker_start.js";
+import { startWorker, workerEntry } from "./worker_start.js";
 import type { GzipAnswer, GzipRequest } from "./gzip_worker.js";
 
 interface Job {
@@ -86,7 +86,7 @@ export class GzipPool {
   }
 
   private start(): Slot {
-    const worker = new Worker(workerEntry(import.meta.url, "gzip_worker"), { execArgv: workerExecArgv() });
+    const worker = startWorker(workerEntry(import.meta.url, "gzip_worker"));
     const slot: Slot = { worker, job: null };
     worker.on("message", (a: GzipAnswer) => {
       const job = slot.job;

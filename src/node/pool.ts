@@ -7,13 +7,13 @@
  * the next task. Progress of running tasks is polled from shared memory ({@link WorkerPool.active}), never pushed
  * through callbacks.
  */
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import { availableParallelism, cpus } from "node:os";
 import { basename } from "node:path";
 import * as Comlink from "comlink";
 import nodeEndpoint from "comlink/dist/esm/node-adapter.mjs";
 import { RawtraceError } from "../core/codes.js";
-import { workerEntry, workerExecArgv } from "./worker_start.js";
+import { startWorker, workerEntry } from "./worker_start.js";
 import type { FileInfo } from "../core/engine.js";
 import type { TraceStats } from "../core/stats.js";
 import { PROGRESS_SLOTS, type ConvertJob, type ConvertSummary, type PartJob, type PartSummary, type WorkerApi } from "./worker.js";
@@ -147,7 +147,7 @@ export class WorkerPool {
   }
 
   private start(s: Slot): void {
-    const w = new Worker(workerEntry(import.meta.url, "worker"), { workerData: { progress: s.cells.buffer }, execArgv: workerExecArgv() });
+    const w = startWorker(workerEntry(import.meta.url, "worker"), { workerData: { progress: s.cells.buffer } });
     s.worker = w;
     s.dead = false;
     s.remote = Comlink.wrap<WorkerApi>(nodeEndpoint(w));

@@ -1,3 +1,5 @@
+import { Worker, type WorkerOptions } from "node:worker_threads";
+
 /**
  * How rawtrace starts its worker threads (the conversion pool, src/node/pool.ts, and the gzip pool,
  * src/node/gzip_pool.ts): which file a worker runs and with which Node options.
@@ -20,8 +22,8 @@ export function workerEntry(here: string, name: string): URL {
 const PRELOAD = new Set(["--import", "--require", "-r", "--loader", "--experimental-loader"]);
 
 /**
- * The Node options a rawtrace worker starts with: the process's own (`process.execArgv`: memory limits, profiling
- * and the like carry over) without the ones that preload modules into the thread (`--import`, `--require`,
+ * The Node options a rawtrace worker starts with: the process's own (`process.execArgv`: warnings, source maps,
+ * conditions and the like carry over) without the ones that preload modules into the thread (`--import`, `--require`,
  * `--loader`). A worker's entry is plain JavaScript, or registers its own loader ({@link workerEntry}), so preloads
  * are only cost: under `tsx` (`node --import tsx`, which a host program or our bench may run) each one loads tsx
  * again, ≈ 0.17 CPU s and 0.12 s of start-up per worker on the 2-core VM (docs/performance.md, "gzip in parallel
@@ -40,4 +42,54 @@ export function workerExecArgv(argv: readonly string[] = process.execArgv): stri
     out.push(a);
   }
   return out;
+}
+
+/**
+ * Options of `process.execArgv` that Node refused for a worker in this process: V8's (`--max-old-space-size`,
+ * `--expose-gc`, `--stack-size`…) and per-process ones (`--title`, `--v8-pool-size`). Node rejects them in a worker's
+ * `execArgv` (ERR_WORKER_INVALID_EXEC_ARGV) because they already hold for every thread of the process: V8's flags
+ * are process-wide, so a worker's heap limit is the one `--max-old-space-size` set.
+ */
+const refused = new Set<string>();
+
+/** Drops the {@link refused} options from `argv`, with the values written after them as separate arguments. */
+function withoutRefused(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (!refused.has(a)) {
+      out.push(a);
+      continue;
+    }
+    // In execArgv, an argument not starting with "-" is the value of the option before it.
+    while (i + 1 < argv.length && !argv[i + 1].startsWith("-")) i++;
+  }
+  return out;
+}
+
+/** The options that an ERR_WORKER_INVALID_EXEC_ARGV message lists ("…: --a, --b=1"). */
+export function invalidExecArgv(message: string): string[] {
+  const at = message.indexOf(": ");
+  return at < 0 ? [] : message.slice(at + 2).split(", ").filter((a) => a.startsWith("-"));
+}
+
+/**
+ * Starts a rawtrace worker thread on `entry` ({@link workerEntry}) with the process's options ({@link workerExecArgv}).
+ * Options Node refuses for a worker (V8's and per-process ones, which already apply to every thread) are dropped
+ * and remembered for the next start, so `node --max-old-space-size=8192 rawtrace convert --jobs 4` runs its
+ * workers instead of failing every file.
+ */
+export function startWorker(entry: URL, options: Omit<WorkerOptions, "execArgv"> = {}, argv: readonly string[] = process.execArgv): Worker {
+  for (;;) {
+    const execArgv = withoutRefused(workerExecArgv(argv));
+    try {
+      return new Worker(entry, { ...options, execArgv });
+    } catch (e) {
+      const err = e as NodeJS.ErrnoException;
+      if (err.code !== "ERR_WORKER_INVALID_EXEC_ARGV") throw e;
+      const names = invalidExecArgv(err.message).filter((a) => !refused.has(a) && execArgv.includes(a));
+      if (names.length === 0) throw e; // nothing more to drop: Node's own message stands
+      for (const a of names) refused.add(a);
+    }
+  }
 }
