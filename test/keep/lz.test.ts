@@ -1,7 +1,7 @@
 /**
  * The kept-bytes codec (assembly/keep/lz.ts through src/core/keep_codec.ts): every block unpacks to exactly the
  * bytes packed — random, constant, periodic (every short match distance, the decoder's byte-wise path), a real dump
- * and every length around the encoder's limits — within its bound; the real sample dump shrinks at least 2.2× (2.49); a malformed
+ * and every length around the encoder's limits — within its bound; the real sample dump shrinks at least 2.7× (2.82; 2.49 before the packer tried its last two match distances); a malformed
  * block is refused with a RangeError, never read or written out of bounds.
  */
 import { test } from "uvu";
@@ -68,7 +68,7 @@ test("far repeats: within 65535 bytes they match, past it they cannot", () => {
   assert.ok(roundTrip(far, "repeat at 70000") > 139_000, "no match beyond 16-bit offsets");
 });
 
-test("a real dump: the same bytes back, block by block, at least 2.2× smaller", () => {
+test("a real dump: the same bytes back, block by block, at least 2.7× smaller (2.49 with the hash alone)", () => {
   const dump = readFileSync(`${ROOT}samples/h100_torch_train_nvtx.rawtrace`);
   let packed = 0;
   for (const block of [1 << 20, 65536, 4099]) {
@@ -76,7 +76,7 @@ test("a real dump: the same bytes back, block by block, at least 2.2× smaller",
     for (let o = 0; o < dump.length; o += block) packed += roundTrip(dump.subarray(o, o + block), `sample at ${o} (${block})`);
   }
   const whole = roundTrip(dump, "sample, whole");
-  assert.ok(dump.length / whole >= 2.2, `ratio ${(dump.length / whole).toFixed(2)}`);
+  assert.ok(dump.length / whole >= 2.7, `ratio ${(dump.length / whole).toFixed(2)}`);
   assert.ok(packed > whole, "small blocks pack less well than one");
 });
 
