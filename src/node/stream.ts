@@ -4,6 +4,7 @@
  */
 import type { Writable } from "node:stream";
 import { once } from "node:events";
+import { finished } from "node:stream/promises";
 import type { ByteSource, ConvertOptions, ConvertResult } from "../core/engine.js";
 import { RawtraceError } from "../core/codes.js";
 import { createEngine } from "./wasm.js";
@@ -20,57 +21,100 @@ export interface ConvertStreamOptions extends Omit<ConvertOptions, "afterWindow"
   end?: boolean;
 }
 
+/** Why `out` cannot take bytes any more (destroyed, ended, closed), or null while it can. */
+function gone(out: Writable): string | null {
+  if (out.destroyed) return "the output stream was destroyed";
+  if (out.writableEnded) return "the output stream was already ended";
+  return null;
+}
+
 /**
  * Converts `input` (a path, or any re-openable {@link ByteSource}) to Chrome JSON (or XSpace) and writes it to
- * `out`. Runs in the calling thread; resolves once every byte is handed to `out` (and `out` is ended, unless
- * `end: false`). Rejects when `out` fails.
+ * `out`. Runs in the calling thread; resolves once every byte is handed to `out` (and `out` is ended and finished,
+ * unless `end: false`).
+ *
+ * Rejects with `IO` when `out` fails, is destroyed or closes before the end (an HTTP client that goes away), or was
+ * already ended or destroyed; the conversion stops at the next input window. When the conversion fails after bytes
+ * reached `out`, `out` is destroyed with the error (a half-written trace must not look complete: an HTTP response is
+ * aborted, not ended); when it fails before the first byte, `out` is left as it was, so that a server can still answer
+ * with an error status. With `end: false` the caller owns `out` either way.
  */
 export async function convertStream(input: string | ByteSource, out: Writable, opts: ConvertStreamOptions = {}): Promise<ConvertResult> {
+  if (typeof input !== "string" && (typeof input !== "object" || input === null || typeof (input as ByteSource).open !== "function")) {
+    throw new RawtraceError("USAGE", "convertStream: the input must be a path or a ByteSource (fileSource, memorySource), not a Node stream or other value");
+  }
   const file = typeof input === "string" ? fileSource(input) : null;
   const src = file ?? (input as ByteSource);
+  const already = gone(out);
+  if (already) {
+    file?.close();
+    throw new RawtraceError("IO", `${src.name}: ${already} before the conversion started`, src.name);
+  }
   const engine = await createEngine();
   let failed: Error | null = null;
   let pressure = false;
+  let wrote = false;
   // gzip: independent members compressed in parallel (src/node/block_gzip.ts), handed to `out` in order.
   const gz = opts.gzip && opts.format !== "xspace"
     ? new BlockGzip((member) => {
-      if (!failed && !out.write(member)) pressure = true;
+      if (failed) return;
+      wrote = true;
+      if (!out.write(member)) pressure = true;
     }, { level: opts.gzipLevel })
     : null;
+  // Settles when `out` fails or closes: every wait below races it, so a stream that goes away cannot leave the
+  // conversion waiting for a 'drain' or 'finish' that never comes.
+  let lost!: (e: Error) => void;
+  const lostPromise = new Promise<never>((_, reject) => (lost = reject));
+  lostPromise.catch(() => {});
   const onError = (e: Error) => {
     failed ??= e;
+    lost(failed);
+  };
+  const onClose = () => {
+    if (out.writableFinished) return;
+    failed ??= new Error("the output stream closed before the conversion ended");
+    lost(failed);
   };
   out.on("error", onError);
+  out.on("close", onClose);
   try {
     const result = await engine.convert(src, (b) => {
       if (failed) return;
       if (gz) {
         if (!gz.write(b)) pressure = true;
-      } else if (!out.write(Buffer.from(b))) pressure = true; // the view is valid only during this call: a copy
+        return;
+      }
+      wrote = true;
+      if (!out.write(Buffer.from(b))) pressure = true; // the view is valid only during this call: a copy
     }, {
       ...opts,
       afterWindow: async () => {
         if (failed) throw failed;
         if (pressure) {
           pressure = false;
-          await gz?.drain();
-          if (out.writableNeedDrain) await Promise.race([once(out, "drain"), once(out, "error")]);
+          if (gz) await Promise.race([gz.drain(), lostPromise]);
+          if (out.writableNeedDrain) await Promise.race([once(out, "drain"), lostPromise]);
         }
       },
     });
-    await gz?.end();
+    if (gz) await Promise.race([gz.end(), lostPromise]);
+    if (failed) throw failed;
     if (opts.end ?? true) {
       out.end();
-      await once(out, "finish");
+      await Promise.race([finished(out, { readable: false }), lostPromise]);
     }
     if (failed) throw failed;
     return file ? withGrowthWarning(file, result) : result;
   } catch (e) {
-    if (e instanceof RawtraceError) throw e;
-    throw new RawtraceError("IO", `${src.name}: ${(e as Error).message}`, src.name);
+    const err = e instanceof RawtraceError ? e : new RawtraceError("IO", `${src.name}: ${(e as Error).message}`, src.name);
+    // Destroyed without an error argument: that would emit 'error' on `out` after our listener is gone.
+    if (wrote && (opts.end ?? true) && !out.destroyed) out.destroy();
+    throw err;
   } finally {
     file?.close();
     gz?.destroy();
     out.off("error", onError);
+    out.off("close", onClose);
   }
 }

@@ -1,16 +1,25 @@
 // SPDX-License-Identifier: MIT
 /**
  * docs/node-api.md, convertStream: the stream is ended unless `end: false`; with it the caller can write after the
- * trace (plain and gzip). (Bytes equal to convertFile, back pressure, failing streams: test/node/api.test.ts.)
+ * trace (plain and gzip). A stream that goes away (destroyed before or during the conversion, already ended, an HTTP
+ * client that disconnects) rejects with IO instead of leaving the call pending; a conversion that fails after bytes
+ * were written destroys the stream, one that fails before leaves it for the caller; a Node stream as input is USAGE.
+ * (Bytes equal to convertFile, back pressure, failing streams: test/node/api.test.ts.)
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { PassThrough } from "node:stream";
+import { PassThrough, Writable } from "node:stream";
+import { createServer, get, type Server } from "node:http";
+import { Readable } from "node:stream";
 import { gunzipSync } from "node:zlib";
 import { once } from "node:events";
 import { convertStream } from "../../src/node/stream.js";
-import { memorySource } from "../../src/core/engine.js";
+import { memorySource, type ByteSource } from "../../src/core/engine.js";
 import { sampleDump } from "../helpers/sample_dump.js";
+import { generate } from "../../bench/generate.js";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 /** Collects what is written to a PassThrough until it ends. */
 function collect(s: PassThrough): Promise<Buffer> {
@@ -47,5 +56,117 @@ test("gzip with end: false: the gzip member is complete, the stream stays open",
   open.end();
   assert.ok(gunzipSync(await z).equals(await p));
 });
+
+/** Settles within `ms` or fails the test: a call left pending is the bug these tests catch. */
+function within<T>(p: Promise<T>, ms = 20000): Promise<T> {
+  let timer: NodeJS.Timeout;
+  const limit = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`still pending after ${ms} ms`)), ms)));
+  return Promise.race([p, limit]).finally(() => clearTimeout(timer));
+}
+
+// A generated dump of 20,000 records in 16 KiB chunks (≈ 6 MB of JSON, many input windows): big enough that output
+// leaves the core before the end and fills a socket's buffers.
+const TMP = mkdtempSync(join(tmpdir(), "rawtrace-stream-"));
+const BIG = join(TMP, "big.rawtrace");
+generate(20000, BIG, 16 << 10);
+const big = () => memorySource(readFileSync(BIG), "big.rawtrace");
+
+test("a stream destroyed or ended before the call: IO at once, nothing converted", async () => {
+  for (const kind of ["destroyed", "ended"] as const) {
+    const w = new PassThrough();
+    w.resume();
+    if (kind === "destroyed") w.destroy();
+    else w.end();
+    const e = await within(convertStream(memorySource(sampleDump(), "a.rawtrace"), w).catch((x) => x));
+    assert.is(e.name, "IO", kind);
+    assert.match(e.message, /^a\.rawtrace: the output stream was/);
+  }
+});
+
+test("a stream destroyed during the conversion (slow consumer that goes away): IO, not a pending promise", async () => {
+  for (const gzip of [false, true]) {
+    let got = 0;
+    const w: Writable = new Writable({
+      highWaterMark: 256,
+      write(chunk, _e, done) {
+        got += chunk.length;
+        if (got > 65536) w.destroy();
+        else setTimeout(done, 0);
+      },
+    });
+    const e = await within(convertStream(big(), w, { gzip }).catch((x) => x));
+    assert.is(e.name, "IO", `gzip ${gzip}`);
+    assert.match(e.message, /closed before the conversion ended/);
+  }
+});
+
+test("an HTTP client that disconnects mid-response: the server's convertStream rejects with IO", async () => {
+  let settled!: (v: unknown) => void;
+  const outcome = new Promise((ok) => (settled = ok));
+  const server: Server = createServer((_req, res) => {
+    convertStream(big(), res).then(() => settled("resolved"), (e) => settled(e));
+  });
+  await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
+  try {
+    const port = (server.address() as { port: number }).port;
+    await new Promise<void>((ok) => {
+      const req = get({ host: "127.0.0.1", port }, (r) => {
+        r.once("data", () => {
+          req.destroy();
+          ok();
+        });
+      });
+      req.on("error", () => ok());
+    });
+    const e = (await within(outcome)) as Error;
+    assert.instance(e, Error, "rejected");
+    assert.is(e.name, "IO");
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
+});
+
+test("a conversion that fails after bytes went out destroys the stream; one that fails before leaves it open", async () => {
+  const bytes = readFileSync(BIG);
+  // A source whose emit pass (the last read) fails half-way.
+  const failing: ByteSource = {
+    name: "failing.rawtrace",
+    size: bytes.length,
+    open(pass) {
+      let off = 0;
+      return {
+        read(dst: Uint8Array) {
+          if (pass === 2 && off > bytes.length / 2) throw new Error("the disk went away");
+          const n = Math.min(dst.length, bytes.length - off);
+          dst.set(bytes.subarray(off, off + n));
+          off += n;
+          return n;
+        },
+      };
+    },
+  };
+  const w = new PassThrough();
+  w.resume();
+  const e = await within(convertStream(failing, w).catch((x) => x));
+  assert.is(e.name, "IO");
+  assert.match(e.message, /the disk went away/);
+  assert.ok(w.destroyed, "half a trace is not ended as if complete");
+  assert.not.ok(w.writableFinished);
+
+  const empty = new PassThrough();
+  const e2 = await within(convertStream(memorySource(new Uint8Array(0), "empty.rawtrace"), empty).catch((x) => x));
+  assert.is(e2.name, "EMPTY");
+  assert.not.ok(empty.destroyed, "nothing written: the caller can still answer with an error");
+  assert.not.ok(empty.writableEnded);
+});
+
+test("a Node stream as input is USAGE (the input is a path or a ByteSource)", async () => {
+  const e = await convertStream(Readable.from([Buffer.from("x")]) as unknown as ByteSource, new PassThrough()).catch((x) => x);
+  assert.is(e.name, "USAGE");
+  assert.match(e.message, /path or a ByteSource/);
+});
+
+test.after(() => rmSync(TMP, { recursive: true, force: true }));
 
 test.run();
