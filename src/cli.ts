@@ -330,8 +330,30 @@ async function main(argv: string[]): Promise<number> {
   return COMMANDS[first].run(positionals, values);
 }
 
+/**
+ * Exits with `code` once stdout and stderr have taken every byte written to them: into a pipe whose reader is slow
+ * (`rawtrace stats … | less`) Node queues what the pipe cannot take yet, and exiting at once lost the tail.
+ */
+function exitWhenFlushed(code: number): void {
+  let pending = 2;
+  const done = () => {
+    if (--pending === 0) process.exit(code);
+  };
+  for (const s of [process.stdout, process.stderr]) {
+    if (s.destroyed || s.writableLength === 0) done();
+    else s.write("", done);
+  }
+}
+
+// A reader that stops early (`rawtrace stats … | head`) ends the run quietly, as a command ended by SIGPIPE
+// (status 141), instead of an unhandled 'error' event. Output files and `-o -` report their own write errors (IO).
+process.stdout.on("error", (e: NodeJS.ErrnoException) => {
+  if (e.code === "EPIPE") process.exit(141);
+  throw e;
+});
+
 main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
+  (code) => exitWhenFlushed(code),
   (e: unknown) => {
     const err = e as Error;
     const usage = err.name === "USAGE";
@@ -339,6 +361,6 @@ main(process.argv.slice(2)).then(
     const known = err instanceof RawtraceError || isRawtraceError(err);
     const stack = (e as Error).stack;
     if (!known && stack) console.error(stack);
-    process.exit(EXIT[err.name] ?? (known ? 1 : EXIT.INTERNAL));
+    exitWhenFlushed(EXIT[err.name] ?? (known ? 1 : EXIT.INTERNAL));
   },
 );

@@ -1,0 +1,38 @@
+/**
+ * The CLI's standard output into pipes (src/cli.ts): a reader slower than rawtrace still gets every byte (the exit
+ * waits until stdout has taken what was written), and a reader that stops early (`| head`) ends the run quietly with
+ * status 141, as a command ended by SIGPIPE, instead of an unhandled EPIPE stack trace.
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const CLI = join(ROOT, "dist/node/cli.js");
+const SAMPLE = join(ROOT, "samples/h100_torch_train_nvtx.rawtrace");
+const q = (s: string) => `'${s.replace(/'/g, "'\\''")}'`;
+const sh = (script: string) => spawnSync("bash", ["-c", script], { encoding: "utf8", timeout: 120000 });
+
+test("a slow reader gets the whole stats text (more than a pipe's 64 KiB), as a file does", () => {
+  const args = `${q(process.execPath)} ${q(CLI)} stats ${q(SAMPLE)} --gaps --top 1000`;
+  const whole = sh(`${args} | wc -c`);
+  const size = Number(whole.stdout.trim());
+  assert.ok(size > 65536, `the text is larger than a pipe's buffer (${size} bytes)`);
+  // The reader starts only after rawtrace has written everything it has: before the fix, the bytes Node still held
+  // for the full pipe were lost at exit.
+  for (let i = 0; i < 2; i++) {
+    const slow = sh(`set -o pipefail; ${args} | (sleep 2; wc -c)`);
+    assert.is(slow.status, 0, slow.stderr);
+    assert.is(Number(slow.stdout.trim()), size);
+  }
+});
+
+test("a reader that stops early: status 141, nothing on standard error", () => {
+  const r = sh(`${q(process.execPath)} ${q(CLI)} stats ${q(SAMPLE)} --gaps --csv | head -c 10 >/dev/null; echo "\${PIPESTATUS[0]}"`);
+  assert.is(r.stderr, "");
+  assert.is(r.stdout.trim(), "141");
+});
+
+test.run();
