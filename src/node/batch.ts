@@ -9,12 +9,12 @@
  * directly, never over an input); a default output name never equals an input (`trace.json` converts to
  * `trace.json.json`).
  */
-import { closeSync, mkdirSync, statSync } from "node:fs";
+import { closeSync, statSync } from "node:fs";
 import { basename, dirname, extname, join, resolve } from "node:path";
 import { RawtraceError, type LossReport, type Warning } from "../core/codes.js";
 import type { AnalysisOptions } from "../core/engine.js";
-import { xspaceProfilePath } from "./convert.js";
-import { OutputFile, createTemp, isInput, isStreamOutput, removeOwned } from "./output.js";
+import { checkOutputOptions, xspaceProfilePath } from "./convert.js";
+import { OutputFile, createTemp, makeDir, isInput, isStreamOutput, removeOwned } from "./output.js";
 import { WorkerPool, type ActiveTask } from "./pool.js";
 import { convertSplit, convertingWorkers } from "./split.js";
 
@@ -129,10 +129,8 @@ export async function convertBatch(inputs: string[], opts: BatchOptions = {}): P
   if (opts.output !== undefined && inputs.length !== 1) {
     throw new RawtraceError("USAGE", "-o names one output: use --out-dir with several inputs");
   }
-  if (format === "xspace" && (opts.gzip || opts.output?.endsWith(".gz"))) {
-    throw new RawtraceError("USAGE", "XSpace output cannot be gzipped (XProf reads .xplane.pb)");
-  }
-  if (opts.outDir) mkdirSync(opts.outDir, { recursive: true });
+  checkOutputOptions({ ...opts, format }, opts.output);
+  if (opts.outDir) makeDir(opts.outDir, "the output folder (--out-dir)");
   const pool = opts.pool ?? new WorkerPool({ jobs: Math.min(opts.jobs ?? Infinity, Math.max(1, inputs.length)) });
   const t0 = performance.now();
   const sizes = inputs.map(sizeOf);
@@ -233,7 +231,7 @@ async function oneXSpace(
   const single = opts.output !== undefined && (opts.output.endsWith(".xplane.pb") || isStreamOutput(opts.output));
   if (single) {
     claim(claimed, opts.output!, input);
-    if (!isStreamOutput(opts.output!)) mkdirSync(dirname(resolve(opts.output!)), { recursive: true });
+    if (!isStreamOutput(opts.output!)) makeDir(dirname(resolve(opts.output!)), "the output's folder");
     const file = OutputFile.open(opts.output!, { force: opts.force, inputs });
     try {
       const r = await pool.convert({ input, output: opts.output!, format: "xspace", allApi: opts.allApi, fd: file.fd, analysis: opts.analysis });
@@ -249,14 +247,14 @@ async function oneXSpace(
   }
   const logdir = opts.output ?? defaultOutput(input, opts.outDir ?? dirname(input), "_xprof", inputs);
   const profileDir = join(logdir, "plugins", "profile");
-  mkdirSync(profileDir, { recursive: true });
+  makeDir(profileDir, "the XProf log directory");
   const tmp = createTemp(join(profileDir, "rawtrace.xplane.pb"));
   let file: OutputFile | null = null;
   try {
     const r = await pool.convert({ input, output: logdir, format: "xspace", allApi: opts.allApi, fd: tmp.fd, analysis: opts.analysis });
     const final = xspaceProfilePath(logdir, r.baseTimeNs, r.info.hostname);
     claim(claimed, final, input);
-    mkdirSync(dirname(final), { recursive: true });
+    makeDir(dirname(final), "the XProf run folder");
     file = OutputFile.adopt(final, tmp.path, tmp.fd, { force: opts.force, inputs });
     file.commit();
     return {

@@ -13,6 +13,7 @@
 import { gzip, type ZlibOptions } from "node:zlib";
 import { availableParallelism } from "node:os";
 import { sharedGzipPool } from "./gzip_pool.js";
+import { RawtraceError } from "../core/codes.js";
 
 /**
  * The gzip level rawtrace gzips Chrome JSON at unless told otherwise (`--gzip-level`): 0, its own encoder, faster
@@ -22,10 +23,13 @@ export const DEFAULT_GZIP_LEVEL = 0;
 
 /**
  * Checks a gzip level: 0 (rawtrace's own encoder, the fastest) or a zlib level from 1 (fastest) to 9 (smallest);
- * returns it.
+ * returns it, or throws USAGE. The conversions check it before they open any output, so a wrong level leaves no
+ * temporary file or lock behind.
  */
 export function checkGzipLevel(level: number): number {
-  if (!Number.isInteger(level) || level < 0 || level > 9) throw new RangeError(`gzip level must be a whole number from 0 to 9, not ${level}`);
+  if (!Number.isInteger(level) || level < 0 || level > 9) {
+    throw new RawtraceError("USAGE", `gzip level must be a whole number from 0 to 9, not ${level}`);
+  }
   return level;
 }
 

@@ -10,6 +10,7 @@ import { RawtraceError } from "../core/codes.js";
 import { createEngine } from "./wasm.js";
 import { fileSource, withGrowthWarning } from "./file_source.js";
 import { FdSink, OutputFile, ioError } from "./output.js";
+import { checkGzipLevel } from "./block_gzip.js";
 
 /** Options of {@link convertFile}. */
 export interface ConvertFileOptions extends Omit<ConvertOptions, "afterWindow"> {
@@ -29,6 +30,21 @@ export interface ConvertFileOptions extends Omit<ConvertOptions, "afterWindow"> 
 }
 
 /**
+ * Checks the output options every conversion takes, before any output is opened (a wrong value leaves no temporary
+ * file or lock behind): `format` is "chrome" or "xspace", `gzipLevel` 0–9, and XSpace is never gzipped (XProf reads
+ * plain `.xplane.pb`), neither by `gzip` nor by an `output` name ending in `.gz`. Throws USAGE.
+ */
+export function checkOutputOptions(opts: { format?: string; gzip?: boolean; gzipLevel?: number }, output?: string): void {
+  if (opts.format !== undefined && opts.format !== "chrome" && opts.format !== "xspace") {
+    throw new RawtraceError("USAGE", `unknown output format '${opts.format}' (chrome or xspace)`);
+  }
+  if (opts.format === "xspace" && (opts.gzip || output?.endsWith(".gz"))) {
+    throw new RawtraceError("USAGE", "XSpace output cannot be gzipped (XProf reads .xplane.pb)");
+  }
+  if (opts.gzipLevel !== undefined) checkGzipLevel(opts.gzipLevel);
+}
+
+/**
  * Converts `input` (.rawtrace) to Chrome JSON (or XSpace with `format: "xspace"`) at `output`, opened as
  * src/node/output.ts describes: `-` is standard output, FIFOs and devices are written directly, a regular file is
  * written to an exclusive temporary in its directory and published only when complete (never over an input; an
@@ -36,20 +52,22 @@ export interface ConvertFileOptions extends Omit<ConvertOptions, "afterWindow"> 
  * plain `.xplane.pb`).
  */
 export async function convertFile(input: string, output: string, opts: ConvertFileOptions = {}): Promise<ConvertResult> {
+  checkOutputOptions(opts, output);
   const gzip = opts.format === "xspace" ? false : opts.gzip ?? output.endsWith(".gz");
   const file = opts.fd === undefined ? OutputFile.open(output, { force: opts.force, inputs: [input] }) : null;
   const fd = opts.fd ?? file!.fd;
   let src: ReturnType<typeof fileSource> | null = null;
-  const sink = new FdSink(fd, output, gzip, opts.gzipLevel);
+  let sink: FdSink | null = null;
   try {
+    const out = (sink = new FdSink(fd, output, gzip, opts.gzipLevel));
     src = fileSource(input);
     const engine = opts.engine ?? (await createEngine());
-    const result = await engine.convert(src, (b) => sink.write(b), { ...opts, afterWindow: () => sink.drain() });
-    await sink.finish();
+    const result = await engine.convert(src, (b) => out.write(b), { ...opts, afterWindow: () => out.drain() });
+    await out.finish();
     file?.commit();
     return withGrowthWarning(src, result);
   } catch (e) {
-    sink.destroy();
+    sink?.destroy();
     file?.abort();
     if (e instanceof RawtraceError) throw e;
     throw ioError(output, e);

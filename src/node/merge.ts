@@ -17,10 +17,10 @@
  * one `/host:CPU` plane with every rank's threads and one plane per GPU (src/node/xspace_merge.ts). Ranks whose
  * dumps name no host are each their own `unknown_host_rank<N>.xplane.pb`.
  */
-import { closeSync, mkdirSync, readSync } from "node:fs";
+import { closeSync, readSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { tmpdir } from "node:os";
-import { FdSink, OutputFile, createTemp, isStreamOutput, removeOwned } from "./output.js";
+import { FdSink, OutputFile, createTemp, makeDir, isStreamOutput, removeOwned } from "./output.js";
 import { spoolInputs } from "./file_source.js";
 import { RawtraceError } from "../core/codes.js";
 import type { AnalysisOptions, ConvertResult, FileInfo } from "../core/engine.js";
@@ -30,7 +30,7 @@ import {
   type ClockReport, type MergePlan, type RankOutcome,
 } from "../core/merge.js";
 import { joinXSpaceParts } from "./xspace_merge.js";
-import { xspaceProfilePath } from "./convert.js";
+import { checkOutputOptions, xspaceProfilePath } from "./convert.js";
 import { WorkerPool, type ActiveTask } from "./pool.js";
 import { fileFraction, type BatchProgress } from "./batch.js";
 
@@ -93,14 +93,12 @@ export interface MergeResult {
 export async function merge(inputs: string[], output: string, opts: MergeOptions = {}): Promise<MergeResult> {
   if (inputs.length === 0) throw new RawtraceError("USAGE", "merge needs at least one .rawtrace file");
   const format = opts.format ?? "chrome";
-  if (format === "xspace" && (opts.gzip || output.endsWith(".gz"))) {
-    throw new RawtraceError("USAGE", "XSpace output cannot be gzipped (XProf reads .xplane.pb)");
-  }
+  checkOutputOptions({ ...opts, format }, output);
   if (format === "xspace" && output.endsWith(".xplane.pb")) {
     throw new RawtraceError("USAGE", `${output}: an XSpace merge writes one <host>.xplane.pb per host under a log directory (plugins/profile/<run>/): give -o a directory`);
   }
   // Chrome: claim the output before any work (exists, is an input, is being written by another run).
-  if (format === "chrome" && !isStreamOutput(output)) mkdirSync(dirname(output) || ".", { recursive: true });
+  if (format === "chrome" && !isStreamOutput(output)) makeDir(dirname(output) || ".", "the output's folder");
   const file = format === "chrome" ? OutputFile.open(output, { force: opts.force, inputs }) : null;
   // Every rank is read twice (plan, then conversion): non-seekable inputs are spooled once.
   let spooled: ReturnType<typeof spoolInputs>;
@@ -243,7 +241,7 @@ async function mergeXSpace(
     // Two host names that differ only in characters a file name cannot hold.
     if (finals.indexOf(f) !== i) finals[i] = f.replace(/\.xplane\.pb$/, `_${i}.xplane.pb`);
   });
-  mkdirSync(dirname(finals[0]), { recursive: true });
+  makeDir(dirname(finals[0]), "the XProf run folder");
   // Every host's file is claimed before any work: exists, is an input, is being written by another run.
   const files: OutputFile[] = [];
   const parts: Array<Array<{ path: string; fd: number }>> = [];

@@ -19,7 +19,7 @@
  * - A write that fails (ENOSPC, EFBIG, EIO…) is an IO error naming the output path.
  */
 import {
-  closeSync, constants as fc, fchmodSync, fstatSync, linkSync, lstatSync, openSync, readlinkSync, readSync,
+  closeSync, constants as fc, mkdirSync, fchmodSync, fstatSync, linkSync, lstatSync, openSync, readlinkSync, readSync,
   renameSync, statSync, unlinkSync, writeSync, type Stats,
 } from "node:fs";
 import { randomBytes } from "node:crypto";
@@ -213,6 +213,47 @@ export function createTemp(near: string, suffix = "tmp", readable = false): { pa
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === "EEXIST" && attempt < 16) continue;
       throw ioError(near, e, `cannot create a temporary file in ${dir}`);
+    }
+  }
+}
+
+/**
+ * Creates the folder `dir` and any missing parents (`mkdir -p`), one level at a time. Node's own recursive mkdir
+ * loops forever where a parent exists but refuses new entries with ENOENT (`/proc`), and it throws bare Node
+ * errors; this throws IO naming `dir` (`what` says which folder) and says when a part of the path is a file.
+ */
+export function makeDir(dir: string, what = "the output folder"): void {
+  const abs = resolve(dir);
+  const missing: string[] = [];
+  for (let p = abs; ; ) {
+    let st: Stats | undefined;
+    try {
+      st = statSync(p);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code !== "ENOENT" && code !== "ENOTDIR") throw ioError(dir, e, `cannot create ${what}`);
+    }
+    if (st) {
+      if (!st.isDirectory()) {
+        throw new RawtraceError("IO", `${dir}: cannot create ${what}: ${p} is a file, not a folder`, dir);
+      }
+      break;
+    }
+    missing.push(p);
+    const up = dirname(p);
+    if (up === p) break;
+    p = up;
+  }
+  for (const p of missing.reverse()) {
+    try {
+      mkdirSync(p);
+    } catch (e) {
+      // Created meanwhile by another run: fine when it is a folder.
+      if ((e as NodeJS.ErrnoException).code === "EEXIST") {
+        if (statSync(p, { throwIfNoEntry: false })?.isDirectory()) continue;
+        throw new RawtraceError("IO", `${dir}: cannot create ${what}: ${p} exists and is not a folder (a link to nothing?)`, dir);
+      }
+      throw ioError(dir, e, `cannot create ${what}`);
     }
   }
 }

@@ -6,11 +6,12 @@
  */
 import { spawn } from "node:child_process";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, realpathSync, statSync } from "node:fs";
+import { existsSync, readdirSync, realpathSync } from "node:fs";
 import { constants } from "node:os";
 import { basename, delimiter, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { RawtraceError } from "../core/codes.js";
+import { makeDir } from "./output.js";
 
 /** The vendors `record` knows. */
 export type Vendor = "cuda" | "rocm" | "xpu" | "hpu";
@@ -211,12 +212,7 @@ export async function runRecord(command: string[], opts: RecordOptions): Promise
   const vendor = v === "auto" ? detectVendor() : (v as Vendor);
   const lib = findCollector(vendor);
   const dir = resolve(opts.output ?? "rawtrace-record");
-  try {
-    mkdirSync(dir, { recursive: true });
-    if (!statSync(dir).isDirectory()) throw new Error("not a directory");
-  } catch (e) {
-    throw new RawtraceError("IO", `cannot create the output folder ${dir}: ${(e as Error).message}`, dir);
-  }
+  makeDir(dir);
   const before = new Set(readdirSync(dir));
   const pattern = join(dir, "rawtrace-%h-rank%r-%p.rawtrace");
   const env = recordEnv(vendor, lib, pattern, process.env);

@@ -10,6 +10,7 @@ import { RawtraceError } from "../core/codes.js";
 import { createEngine } from "./wasm.js";
 import { fileSource, withGrowthWarning } from "./file_source.js";
 import { BlockGzip } from "./block_gzip.js";
+import { checkOutputOptions } from "./convert.js";
 
 /** Options of {@link convertStream}. */
 export interface ConvertStreamOptions extends Omit<ConvertOptions, "afterWindow"> {
@@ -43,6 +44,7 @@ export async function convertStream(input: string | ByteSource, out: Writable, o
   if (typeof input !== "string" && (typeof input !== "object" || input === null || typeof (input as ByteSource).open !== "function")) {
     throw new RawtraceError("USAGE", "convertStream: the input must be a path or a ByteSource (fileSource, memorySource), not a Node stream or other value");
   }
+  checkOutputOptions(opts);
   const file = typeof input === "string" ? fileSource(input) : null;
   const src = file ?? (input as ByteSource);
   const already = gone(out);

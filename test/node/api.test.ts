@@ -12,7 +12,8 @@ import { join } from "node:path";
 import { PassThrough, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { gunzipSync } from "node:zlib";
-import { convertFile, convertStream } from "../../src/node/index.js";
+import { convertBatch, convertFile, convertStream, merge } from "../../src/node/index.js";
+import { readdirSync, mkdirSync } from "node:fs";
 import { sampleDump } from "../helpers/sample_dump.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -95,5 +96,37 @@ test("the bundled CLI converts many files with workers, the same bytes as from s
 });
 
 test.after(() => rmSync(tmp, { recursive: true, force: true }));
+
+test("wrong output options are USAGE before any output is opened: no temporary file, no lock, the name free after", async () => {
+  const dir = join(tmp, "opts");
+  mkdirSync(dir);
+  const cases: Array<[string, () => Promise<unknown>, RegExp]> = [
+    ["convertFile gzipLevel 10", () => convertFile(input, join(dir, "o.json.gz"), { gzipLevel: 10 }), /gzip level must be a whole number from 0 to 9, not 10/],
+    ["convertFile xspace to .gz", () => convertFile(input, join(dir, "x.xplane.pb.gz"), { format: "xspace" }), /XSpace output cannot be gzipped/],
+    ["convertFile format perfetto", () => convertFile(input, join(dir, "p.json"), { format: "perfetto" as "chrome" }), /unknown output format 'perfetto'/],
+    ["convertStream gzipLevel -1", () => convertStream(input, new PassThrough(), { gzip: true, gzipLevel: -1 }), /not -1/],
+    ["convertStream xspace gzip", () => convertStream(input, new PassThrough(), { format: "xspace", gzip: true }), /cannot be gzipped/],
+    ["convertBatch gzipLevel 1.5", () => convertBatch([input], { outDir: dir, gzip: true, gzipLevel: 1.5 }), /not 1.5/],
+    ["merge gzipLevel 12", () => merge([input], join(dir, "m.json.gz"), { gzipLevel: 12 }), /not 12/],
+  ];
+  for (const [what, run, message] of cases) {
+    const e = await run().then(() => null, (x) => x);
+    assert.ok(e, `${what}: refused`);
+    assert.is(e.name, "USAGE", `${what}: ${e.message}`);
+    assert.match(e.message, message);
+    assert.equal(readdirSync(dir), [], `${what}: nothing left in the folder`);
+  }
+  // The same name converts at once afterwards (no stale lock held by this process).
+  await convertFile(input, join(dir, "o.json.gz"), { gzipLevel: 1 });
+  assert.ok(gunzipSync(readFileSync(join(dir, "o.json.gz"))).length > 0);
+});
+
+test("convertBatch with an out-dir that is a file: IO naming it (a RawtraceError, not Node's EEXIST)", async () => {
+  const file = join(tmp, "not-a-folder");
+  writeFileSync(file, "x");
+  const e = await convertBatch([input], { outDir: file }).then(() => null, (x) => x);
+  assert.is(e?.name, "IO");
+  assert.match(e.message, /is a file, not a folder/);
+});
 
 test.run();

@@ -342,6 +342,31 @@ test("an output in a missing directory: exit 4 naming the output, nothing create
   assert.equal(readdirSync(d).sort(), ["in.rawtrace"]);
 });
 
+test("an output folder that cannot be made: exit 4 naming it, no stack trace, no endless loop (/proc), no folder left", () => {
+  const d = dir();
+  writeFileSync(join(d, "file"), "x");
+  symlinkSync("/nonexistent-rawtrace", join(d, "dangling"));
+  const cases: Array<[string[], RegExp]> = [
+    [["--out-dir", "file"], /file: cannot create the output folder \(--out-dir\): .*file is a file, not a folder/],
+    [["--out-dir", "file/sub"], /file\/sub: cannot create the output folder \(--out-dir\): .*file is a file, not a folder/],
+    [["--out-dir", "dangling/json"], /dangling\/json: cannot create the output folder \(--out-dir\): .*dangling exists and is not a folder/],
+    // Node's recursive mkdir loops forever under /proc (mkdir answers ENOENT there though /proc exists).
+    [["--out-dir", "/proc/rawtrace-qa"], /\/proc\/rawtrace-qa: cannot create the output folder \(--out-dir\): ENOENT/],
+    [["--format", "xspace", "-o", "/proc/rawtrace-qa"], /\/proc\/rawtrace-qa\/plugins\/profile: cannot create the XProf log directory: ENOENT/],
+  ];
+  for (const [args, message] of cases) {
+    const r = spawnSync(process.execPath, [CLI, "convert", "in.rawtrace", ...args], { cwd: d, encoding: "utf8", timeout: 20000 });
+    assert.is(r.signal, null, `${args.join(" ")}: ended on its own`);
+    assert.is(r.status, 4, `${args.join(" ")}: ${r.stderr}`);
+    assert.match(r.stderr, message);
+    assert.not.match(r.stderr, /\n\s+at /, "no stack trace");
+  }
+  const m = spawnSync(process.execPath, [CLI, "merge", "in.rawtrace", "--format", "xspace", "-o", "/proc/rawtrace-qa-m"], { cwd: d, encoding: "utf8", timeout: 20000 });
+  assert.is(m.status, 4, m.stderr);
+  assert.match(m.stderr, /cannot create the XProf run folder: ENOENT/);
+  assert.equal(readdirSync(d).sort(), ["dangling", "file", "in.rawtrace"]);
+});
+
 test("gzip output through the new sink still gunzips to the plain bytes", () => {
   const d = dir();
   const r = cli(["convert", "in.rawtrace", "-o", "o.json.gz"], { cwd: d });
