@@ -14,6 +14,8 @@ import * as Comlink from "comlink";
 import nodeEndpoint from "comlink/dist/esm/node-adapter.mjs";
 import { RawtraceError } from "../core/codes.js";
 import { startWorker, workerEntry } from "./worker_start.js";
+import { OutputFile } from "./output.js";
+import { checkOutputOptions } from "./convert.js";
 import type { FileInfo } from "../core/engine.js";
 import type { TraceStats } from "../core/stats.js";
 import { PROGRESS_SLOTS, type ConvertJob, type ConvertSummary, type PartJob, type PartSummary, type WorkerApi } from "./worker.js";
@@ -43,6 +45,8 @@ interface Slot {
   died: Promise<never> | null;
   dead: boolean;
   task: { file: string; seq: number } | null;
+  /** Rejects the running call when the pool is closed under it. */
+  cancel: ((e: Error) => void) | null;
 }
 
 /** Default pool size: one worker per core. */
@@ -78,15 +82,30 @@ export class WorkerPool {
     if (!(n >= 1)) throw new RawtraceError("USAGE", `jobs must be ≥ 1, not ${opts.jobs}`);
     this.size = n;
     this.slots = Array.from({ length: n }, () => ({
-      worker: null, remote: null, died: null, dead: false, task: null,
+      worker: null, remote: null, died: null, dead: false, task: null, cancel: null,
       cells: new BigInt64Array(new SharedArrayBuffer(PROGRESS_SLOTS * 8)),
     }));
     this.free = this.slots.map((_, i) => n - 1 - i);
   }
 
-  /** Converts one file on a worker (the worker reads `job.input` and writes `job.output`). */
-  convert(job: ConvertJob): Promise<ConvertSummary> {
-    return this.run(job.input, (r, seq) => r.convert(job, seq));
+  /**
+   * Converts one file on a worker (the worker reads `job.input` and writes the output). Without `job.fd`, this
+   * thread opens `job.output` as convertFile does (exclusive temporary and lock; an existing file is EXISTS) and
+   * publishes it when the worker is done, or removes it when the task fails or the pool is closed under it: a
+   * worker that is terminated cannot clean up after itself.
+   */
+  async convert(job: ConvertJob): Promise<ConvertSummary> {
+    if (job.fd !== undefined) return this.run(job.input, (r, seq) => r.convert(job, seq));
+    checkOutputOptions(job, job.output);
+    const file = OutputFile.open(job.output, { inputs: [job.input] });
+    try {
+      const r = await this.run(job.input, (remote, seq) => remote.convert({ ...job, fd: file.fd }, seq));
+      file.commit();
+      return r;
+    } catch (e) {
+      file.abort();
+      throw e;
+    }
   }
 
   /** Runs one part of a split conversion (src/node/split.ts); the last part's port is transferred to its worker. */
@@ -120,12 +139,18 @@ export class WorkerPool {
     return out;
   }
 
-  /** Stops every worker (releaseProxy + terminate). Tasks still queued are rejected; the pool cannot be reused. */
+  /**
+   * Stops every worker (releaseProxy + terminate). Tasks still queued and tasks running are rejected with
+   * API_MISUSE (their outputs removed); the pool cannot be reused.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     for (const w of this.waiting.splice(0)) w(-1);
+    const running = this.slots.filter((s) => s.task !== null).map((s) => ({ s, file: s.task!.file }));
     await Promise.all(this.slots.map((s) => this.stop(s)));
+    // Rejected once their workers have stopped: the caller may then close the descriptors those workers wrote to.
+    for (const { s, file } of running) s.cancel?.(new RawtraceError("API_MISUSE", `the worker pool was closed while a worker was on ${file}`, file));
   }
 
   /**
@@ -184,11 +209,13 @@ export class WorkerPool {
     const s = this.slots[i];
     const seq = ++this.seq;
     s.task = { file, seq };
+    const cancelled = new Promise<never>((_, reject) => (s.cancel = reject));
+    cancelled.catch(() => {}); // observed by the race below
     try {
       if (!s.worker) this.start(s);
       // Busy workers keep the process alive; idle ones do not (a forgotten close() cannot hang the process).
       s.worker!.ref();
-      return await Promise.race([fn(s.remote!, seq) as Promise<T>, s.died!]);
+      return await Promise.race([fn(s.remote!, seq) as Promise<T>, s.died!, cancelled]);
     } catch (e) {
       return rethrow(e, file);
     } finally {
@@ -196,6 +223,7 @@ export class WorkerPool {
       if (s.dead) await this.stop(s);
       else s.worker?.unref();
       s.task = null;
+      s.cancel = null;
       this.release(i);
     }
   }

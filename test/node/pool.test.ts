@@ -5,18 +5,21 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setImmediate as tick } from "node:timers/promises";
 import type { Worker } from "node:worker_threads";
 import { WorkerPool } from "../../src/node/pool.js";
+import { convertBatch } from "../../src/node/batch.js";
 import { isRawtraceError } from "../../src/core/codes.js";
 import { sampleDump } from "../helpers/sample_dump.js";
 
 const tmp = mkdtempSync(join(tmpdir(), "rawtrace-pool-"));
 const input = join(tmp, "in.rawtrace");
 writeFileSync(input, sampleDump());
+const input2 = join(tmp, "in2.rawtrace");
+writeFileSync(input2, sampleDump({ rank: 4 }));
 
 /** The worker thread of slot `i` (private state, read to kill it the way a crash would). */
 const workerOf = (pool: WorkerPool, i: number) => (pool as unknown as { slots: { worker: Worker | null }[] }).slots[i].worker;
@@ -55,6 +58,35 @@ test("await using closes the pool when the block ends", async () => {
   }
   const e: unknown = await kept.info(input).then(() => null, (x) => x);
   assert.ok(isRawtraceError(e) && e.code === "API_MISUSE", String(e));
+});
+
+test("close() under running and queued tasks rejects both with API_MISUSE and leaves no output, temporary or lock", async () => {
+  const out = mkdtempSync(join(tmp, "closed-"));
+  const pool = new WorkerPool({ jobs: 1 });
+  const running = pool.convert({ input, output: join(out, "a.json") }).then(() => null, (x) => x);
+  const queued = pool.convert({ input, output: join(out, "b.json") }).then(() => null, (x) => x);
+  while (!workerOf(pool, 0)) await tick();
+  assert.ok(readdirSync(out).some((f) => f.endsWith(".lock")), "the running task's output is claimed");
+  await pool.close();
+  for (const [what, p] of [["running", running], ["queued", queued]] as const) {
+    // Before the fix the running task's promise never settled: bound the wait so the test fails instead of hanging.
+    const e = await Promise.race([p, new Promise((ok) => setTimeout(() => ok("pending"), 10000))]);
+    assert.ok(isRawtraceError(e), `${what}: ${String(e)}`);
+    if (isRawtraceError(e)) assert.is(e.code, "API_MISUSE", what);
+  }
+  assert.equal(readdirSync(out), [], "nothing left");
+});
+
+test("convertBatch on a pool closed under it settles, each file failed with API_MISUSE", async () => {
+  const out = mkdtempSync(join(tmp, "batch-closed-"));
+  const pool = new WorkerPool({ jobs: 1 });
+  const batch = convertBatch([input, input2], { pool, outDir: out });
+  while (!workerOf(pool, 0)) await tick();
+  await pool.close();
+  const r = await Promise.race([batch, new Promise<null>((ok) => setTimeout(() => ok(null), 10000))]);
+  assert.ok(r, "settled");
+  assert.equal(r!.files.map((f) => f.error?.code), ["API_MISUSE", "API_MISUSE"]);
+  assert.equal(readdirSync(out), []);
 });
 
 test.after(() => rmSync(tmp, { recursive: true, force: true }));
