@@ -20,7 +20,7 @@
  */
 import {
   closeSync, constants as fc, mkdirSync, fchmodSync, fstatSync, linkSync, lstatSync, openSync, readlinkSync, readSync,
-  renameSync, statSync, unlinkSync, writeSync, type Stats,
+  renameSync, rmdirSync, statSync, unlinkSync, writeSync, type Stats,
 } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
@@ -149,6 +149,8 @@ export function isInput(path: string, inputs: string[]): boolean {
 // ---- Temporaries and locks of this process: removed on failure, on signals and at exit --------------------------
 
 const owned = new Set<string>();
+/** Folders this process made (makeDir), in the order made: removed at cleanup when they are still empty. */
+const ownedDirs: string[] = [];
 let hooked = false;
 
 function cleanupOwned(): void {
@@ -160,6 +162,14 @@ function cleanupOwned(): void {
     }
   }
   owned.clear();
+  // Deepest first; rmdir removes only an empty folder, so one that received an output (or anything else) stays.
+  for (const d of ownedDirs.splice(0).reverse()) {
+    try {
+      rmdirSync(d);
+    } catch {
+      // not empty, or gone
+    }
+  }
 }
 
 function onSignal(sig: "SIGINT" | "SIGTERM"): void {
@@ -171,6 +181,11 @@ function onSignal(sig: "SIGINT" | "SIGTERM"): void {
 /** Registers a file this process created and must remove unless it is published. */
 export function own(path: string): void {
   owned.add(path);
+  hook();
+}
+
+/** Removes at signal or exit, when still empty, the folders that makeDir made in this process. */
+function hook(): void {
   if (hooked || !isMainThread) return;
   hooked = true;
   process.on("SIGINT", onSignal);
@@ -220,7 +235,9 @@ export function createTemp(near: string, suffix = "tmp", readable = false): { pa
 /**
  * Creates the folder `dir` and any missing parents (`mkdir -p`), one level at a time. Node's own recursive mkdir
  * loops forever where a parent exists but refuses new entries with ENOENT (`/proc`), and it throws bare Node
- * errors; this throws IO naming `dir` (`what` says which folder) and says when a part of the path is a file.
+ * errors; this throws IO naming `dir` (`what` says which folder) and says when a part of the path is a file. The
+ * folders it makes are removed on SIGINT/SIGTERM and at exit if they are still empty then (an interrupted XSpace
+ * conversion leaves no empty `plugins/profile/` tree).
  */
 export function makeDir(dir: string, what = "the output folder"): void {
   const abs = resolve(dir);
@@ -247,6 +264,8 @@ export function makeDir(dir: string, what = "the output folder"): void {
   for (const p of missing.reverse()) {
     try {
       mkdirSync(p);
+      ownedDirs.push(p);
+      hook();
     } catch (e) {
       // Created meanwhile by another run: fine when it is a folder.
       if ((e as NodeJS.ErrnoException).code === "EEXIST") {

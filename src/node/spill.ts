@@ -1,7 +1,7 @@
 /**
  * XSpace spill storage on disk (src/core/engine.ts SpillStore): a temporary file in the system's temporary folder
- * (`TMPDIR`), created on the first spilled run, written and read synchronously (the core waits for each call), and
- * removed when the conversion ends, whether it succeeded or failed.
+ * (`TMPDIR`), created on the first spilled run and unlinked at once (only its descriptor holds it, so nothing is
+ * left behind whatever ends the process), written and read synchronously (the core waits for each call).
  */
 import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -17,7 +17,14 @@ export function fileSpill(dir = tmpdir()): SpillStore {
     throw new Error(`cannot create the XSpace spill file in ${dir} (set TMPDIR to a writable folder): ${(e as Error).message}`);
   }
   const path = join(folder, "records.bin");
-  const fd = openSync(path, "w+");
+  let fd: number;
+  try {
+    fd = openSync(path, "w+");
+  } finally {
+    // Unlinked at once (the descriptor keeps the file): nothing is left behind whatever ends the process, a signal
+    // or a terminated worker included.
+    rmSync(folder, { recursive: true, force: true });
+  }
   let size = 0;
   return {
     write(bytes) {
@@ -35,7 +42,6 @@ export function fileSpill(dir = tmpdir()): SpillStore {
     },
     close() {
       closeSync(fd);
-      rmSync(folder, { recursive: true, force: true });
     },
   };
 }

@@ -100,16 +100,20 @@ test("an engine converts file after file (state of the previous XSpace reset)", 
   assert.is((await xspaceHash(engine, generated, 1024)).hash, b.hash);
 });
 
-test("the spill file is removed after the conversion", async () => {
+test("the spill file is never visible in its folder: unlinked as soon as it is open (nothing left whatever ends the process)", async () => {
   const spillDir = mkdtempSync(join(dir, "spills-"));
   const engine = await createEngine();
   let made = 0;
+  let seen = -1;
   engine.spillFactory = () => {
     made++;
-    return fileSpill(spillDir);
+    const store = fileSpill(spillDir);
+    seen = readdirSync(spillDir).length;
+    return store;
   };
   await xspaceHash(engine, generated, 1024);
   assert.is(made, 1);
+  assert.is(seen, 0, "empty while the spill file is in use");
   assert.equal(readdirSync(spillDir), []);
 });
 

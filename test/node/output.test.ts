@@ -289,6 +289,20 @@ for (const [sig, code] of [["SIGTERM", 143], ["SIGINT", 130]] as const) {
   });
 }
 
+test("SIGINT during an XSpace conversion: no empty log directory tree, nothing in TMPDIR (the spill file is unlinked at once)", async () => {
+  const d = dir();
+  const temp = mkdtempSync(join(tmp, "tmpdir-"));
+  const p = spawn(process.execPath, [CLI, "convert", BIG, "--format", "xspace", "-o", "lx"], { cwd: d, env: { ...process.env, TMPDIR: temp } });
+  const done = new Promise<number | null>((res) => p.on("close", (c) => res(c)));
+  const profile = join(d, "lx/plugins/profile");
+  for (let i = 0; i < 4000 && !(existsSync(profile) && readdirSync(profile).some((f) => f.endsWith(".tmp"))); i++) await new Promise((r) => setTimeout(r, 5));
+  assert.ok(readdirSync(profile).some((f) => f.endsWith(".tmp")), "the XSpace temporary exists mid-run");
+  p.kill("SIGINT");
+  assert.is(await done, 130);
+  assert.equal(readdirSync(d).sort(), ["in.rawtrace"], "no lx/plugins/profile left");
+  assert.equal(readdirSync(temp), [], "nothing in TMPDIR");
+});
+
 const NOBODY = spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "true"]).status === 0;
 /**
  * The built CLI copied where uid 65534 can read it: the checkout may sit below a directory only root can enter (CI's
