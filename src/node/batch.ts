@@ -123,6 +123,16 @@ function failure(input: string, e: unknown): FileResult {
   };
 }
 
+/**
+ * Worker threads a batch used at most: one per input up to the pool's size; for one input split across threads
+ * (src/node/split.ts), its converting workers and the writer.
+ */
+function threadsUsed(size: number, results: FileResult[]): number {
+  if (results.length !== 1) return Math.min(size, Math.max(1, results.length));
+  const r = results[0];
+  return Math.min(size, (r?.workers ?? 1) + (r?.writer ? 1 : 0));
+}
+
 /** Converts many `.rawtrace` files in parallel. Never throws for a bad file: see {@link FileResult.error}. */
 export async function convertBatch(inputs: string[], opts: BatchOptions = {}): Promise<BatchResult> {
   const format = opts.format ?? "chrome";
@@ -173,7 +183,7 @@ export async function convertBatch(inputs: string[], opts: BatchOptions = {}): P
   return {
     files: results, ok: ok.length, failed: results.length - ok.length,
     events: ok.reduce((n, r) => n + r.events, 0), bytesIn: ok.reduce((n, r) => n + r.bytesIn, 0),
-    bytesOut: ok.reduce((n, r) => n + r.bytesOut, 0), seconds: (performance.now() - t0) / 1000, jobs: pool.size,
+    bytesOut: ok.reduce((n, r) => n + r.bytesOut, 0), seconds: (performance.now() - t0) / 1000, jobs: threadsUsed(pool.size, results),
   };
 }
 
@@ -206,7 +216,7 @@ async function oneChrome(pool: WorkerPool, input: string, inputs: string[], opts
     const job = { input, output, gzip, gzipLevel: opts.gzipLevel, allApi: opts.allApi, traceName: basename(input), fd: file.fd, analysis: opts.analysis };
     // One input and several threads: this one writes while the others convert (src/node/split.ts), the same bytes.
     const writer = inputs.length === 1 && pool.size > 1;
-    const workers = writer ? convertingWorkers(pool.size) : 1;
+    const workers = writer ? convertingWorkers(pool.size, sizeOf(input)) : 1;
     const r = writer ? await convertSplit(pool, job, file.fd, workers) : await pool.convert(job);
     file.commit();
     return {

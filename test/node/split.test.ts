@@ -17,7 +17,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { convertFile } from "../../src/node/convert.js";
 import { WorkerPool } from "../../src/node/pool.js";
-import { convertSplit, convertingWorkers, splitSegments, SEGMENT_BYTES } from "../../src/node/split.js";
+import { convertSplit, convertingWorkers, splitSegments, MIN_WORKER_BYTES, SEGMENT_BYTES } from "../../src/node/split.js";
 import { generate } from "../../bench/generate.js";
 import { convertKineto, readKinetoTrace } from "../../src/tools/kineto_to_rawtrace.js";
 import { kinetoToPti } from "../../src/tools/kineto_to_pti.js";
@@ -103,6 +103,10 @@ test("segments: a multiple of the workers, about SEGMENT_BYTES of input each, at
   assert.is(convertingWorkers(1), 1);
   assert.is(convertingWorkers(2), 1);
   assert.is(convertingWorkers(8), 7);
+  // No more workers than the input has MIN_WORKER_BYTES: --jobs 1000 on a 10 KB file is one worker and the writer.
+  assert.is(convertingWorkers(1000, 10_000), 1);
+  assert.is(convertingWorkers(1000, 3 * MIN_WORKER_BYTES), 3);
+  assert.is(convertingWorkers(3, 1e9), 2);
 });
 
 test("every input, N = 1, 2, 3, 7, one round and many: the same SHA-256 as one worker, and the same warnings", async () => {
@@ -268,6 +272,13 @@ test("CLI: convert --jobs 3 and 2 on one file equal --jobs 1 and say how many wo
   assert.is(JSON.parse(x.stdout).files[0].workers, 1);
   const y = say(["-o", join(tmp, "cli3.xplane.pb"), "--format", "xspace"]);
   assert.match(y.stderr, /one worker \(XSpace is not split\)/);
+  // --jobs far beyond the input: the workers it can use (one per 256 KiB), and the batch says how many threads ran.
+  const small = join(ROOT, "samples/xpu_train_pti.rawtrace");
+  const z = spawnSync(process.execPath, ["--import", "tsx", join(ROOT, "src/cli.ts"), "convert", small, "-o", join(tmp, "small.json"), "--jobs", "1000", "--json"], { encoding: "utf8" });
+  assert.is(z.status, 0, z.stderr);
+  const zr = JSON.parse(z.stdout);
+  assert.is(zr.files[0].workers, 1);
+  assert.is(zr.jobs, 2, "a worker and the writer");
 });
 
 test.run();
