@@ -42,7 +42,10 @@ export interface BatchOptions {
   jobs?: number;
   /** A pool to run on (left open); default: a pool made for this call and closed at its end. */
   pool?: WorkerPool;
-  /** Called when a file is done (converted or failed). */
+  /**
+   * Called once when a file is done (converted or failed). An exception it throws does not change that file's
+   * result: the batch runs to its end, then rejects with the first such exception (the caller's bug is not a file's).
+   */
   onFile?: (r: FileResult) => void;
   /** Called every `progressMs` (default 200) while the batch runs. */
   onProgress?: (p: BatchProgress) => void;
@@ -150,12 +153,17 @@ export async function convertBatch(inputs: string[], opts: BatchOptions = {}): P
   let doneBytes = 0;
   let filesDone = 0;
   let filesFailed = 0;
+  let callbackError: { e: unknown } | null = null;
   const finish = (i: number, r: FileResult) => {
     results[i] = r;
     filesDone++;
     if (!r.ok) filesFailed++;
     doneBytes += sizes[i];
-    opts.onFile?.(r);
+    try {
+      opts.onFile?.(r);
+    } catch (e) {
+      callbackError ??= { e };
+    }
   };
   const report = () => {
     const active = pool.active();
@@ -168,16 +176,19 @@ export async function convertBatch(inputs: string[], opts: BatchOptions = {}): P
   const timer = opts.onProgress ? setInterval(report, opts.progressMs ?? 200) : null;
   try {
     await Promise.all(inputs.map(async (input, i) => {
+      let r: FileResult;
       try {
-        finish(i, format === "xspace" ? await oneXSpace(pool, input, inputs, opts, claimed) : await oneChrome(pool, input, inputs, opts, claimed));
+        r = format === "xspace" ? await oneXSpace(pool, input, inputs, opts, claimed) : await oneChrome(pool, input, inputs, opts, claimed);
       } catch (e) {
-        finish(i, failure(input, e));
+        r = failure(input, e);
       }
+      finish(i, r);
     }));
   } finally {
     if (timer) clearInterval(timer);
     if (!opts.pool) await pool.close();
   }
+  if (callbackError) throw (callbackError as { e: unknown }).e;
   if (opts.onProgress) report();
   const ok = results.filter((r) => r.ok);
   return {

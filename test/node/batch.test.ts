@@ -237,4 +237,20 @@ test("processes exit on their own: the CLI, a pool closed, and a pool never clos
 
 test.after(() => rmSync(tmp, { recursive: true, force: true }));
 
+test("an onFile that throws: every file still converts, onFile once per file, then the batch rejects with that error", async () => {
+  const out = join(tmp, "onfile");
+  const seen: string[] = [];
+  const bug = new Error("user callback bug");
+  const e = await convertBatch([files[3], files[5]], {
+    jobs: 2, outDir: out, onFile: (r) => {
+      seen.push(r.input);
+      assert.ok(r.ok, `${r.input} converted`);
+      if (seen.length === 1) throw bug;
+    },
+  }).then(() => null, (x) => x);
+  assert.is(e, bug, "the callback's own error");
+  assert.equal(seen.sort(), [files[3], files[5]].sort(), "once per file");
+  assert.is(readdirSync(out).filter((f) => f.endsWith(".json")).length, 2, "both outputs published");
+});
+
 test.run();
