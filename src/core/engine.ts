@@ -14,8 +14,10 @@ export interface ByteReader {
 
 /** A file the engine can read twice (two passes). */
 export interface ByteSource {
-  /** Name used in errors and as the Chrome JSON traceName. */
+  /** Name of the trace: the Chrome JSON traceName and FileInfo.file (a file's base name). */
   name: string;
+  /** Where the bytes are, as the user named them (a file's path): errors name this (default: `name`). */
+  path?: string;
   /** Size in bytes when known (progress). */
   size?: number;
   /**
@@ -488,7 +490,8 @@ export class Engine {
     } catch (e) {
       if (e instanceof WebAssembly.RuntimeError) {
         // A trap inside the core is a bug (or memory exhaustion): report it against the file and offset.
-        const err = new RawtraceError("INTERNAL", `${src.name}: offset ~${done}: rawtrace core failed (${e.message})`, src.name, done);
+        const where = src.path ?? src.name;
+        const err = new RawtraceError("INTERNAL", `${where}: offset ~${done}: rawtrace core failed (${e.message})`, where, done);
         err.stack = `${err.stack}\nCaused by: ${e.stack}`;
         throw err;
       }
@@ -496,7 +499,7 @@ export class Engine {
     } finally {
       await reader.close?.();
     }
-    this.throwIfFatal(src.name);
+    this.throwIfFatal(src.path ?? src.name);
   }
 
   private throwIfFatal(file: string): void {

@@ -109,6 +109,12 @@ function stemOf(input: string): string {
   return basename(input, extname(input));
 }
 
+/** Whether `p` exists and is something other than a regular file or a folder (a FIFO, a device, a socket). */
+function existsAsSpecial(p: string): boolean {
+  const st = statSync(p, { throwIfNoEntry: false });
+  return st !== undefined && !st.isFile() && !st.isDirectory();
+}
+
 function sizeOf(p: string): number {
   try {
     return statSync(p).size;
@@ -210,7 +216,13 @@ function claim(claimed: Map<string, string>, output: string, input: string): voi
  * The default output of `input` in `dir`: `<stem><ext>`, or `<name><ext>` when that would be one of the inputs
  * (`trace.json` → `trace.json.json`, never the input itself).
  */
-export function defaultOutput(input: string, dir: string, ext: string, inputs: string[]): string {
+export function defaultOutput(input: string, outDir: string | undefined, ext: string, inputs: string[]): string {
+  // Beside the input, unless it is not a regular file (standard input, a FIFO, a device): `/dev/stdin.json` is no
+  // place for a trace.
+  if (outDir === undefined && existsAsSpecial(input)) {
+    throw new RawtraceError("USAGE", `${input}: not a regular file, so there is no place beside it for the output: name it with -o or --out-dir`, input);
+  }
+  const dir = outDir ?? dirname(input);
   const plain = join(dir, `${stemOf(input)}${ext}`);
   if (!isInput(plain, inputs)) return plain;
   const full = join(dir, `${basename(input)}${ext}`);
@@ -220,7 +232,7 @@ export function defaultOutput(input: string, dir: string, ext: string, inputs: s
 
 async function oneChrome(pool: WorkerPool, input: string, inputs: string[], opts: BatchOptions, claimed: Map<string, string>): Promise<FileResult> {
   const gzip = opts.gzip ?? opts.output?.endsWith(".gz") ?? false;
-  const output = opts.output ?? defaultOutput(input, opts.outDir ?? dirname(input), gzip ? ".json.gz" : ".json", inputs);
+  const output = opts.output ?? defaultOutput(input, opts.outDir, gzip ? ".json.gz" : ".json", inputs);
   claim(claimed, output, input);
   const file = OutputFile.open(output, { force: opts.force, inputs });
   try {
@@ -266,7 +278,7 @@ async function oneXSpace(
       throw e;
     }
   }
-  const logdir = opts.output ?? defaultOutput(input, opts.outDir ?? dirname(input), "_xprof", inputs);
+  const logdir = opts.output ?? defaultOutput(input, opts.outDir, "_xprof", inputs);
   const profileDir = join(logdir, "plugins", "profile");
   makeDir(profileDir, "the XProf log directory");
   const tmp = createTemp(join(profileDir, "rawtrace.xplane.pb"));

@@ -90,6 +90,7 @@ export function fileSource(path: string): FileByteSource {
   const spooled = spooledFd >= 0;
   return {
     name: basename(path),
+    path,
     size,
     sizes,
     spooled,

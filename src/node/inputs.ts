@@ -128,7 +128,9 @@ export function expandInputs(args: string[]): { files: string[]; unmatched: stri
       files.push(p);
     }
   };
-  for (const a of args) {
+  for (const arg of args) {
+    // `-` is standard input, as `batch --list -` reads its list there.
+    const a = arg === "-" ? "/dev/stdin" : arg;
     if (isDir(a)) {
       const found: string[] = [];
       walk(a, found);

@@ -87,7 +87,13 @@ export async function convertSplit(
   opts: { segmentBytes?: number; pieceBytes?: number; piecesInFlight?: number } = {},
 ): Promise<SplitSummary> {
   const t0 = performance.now();
-  const segments = splitSegments(statSync(job.input).size, n, opts.segmentBytes);
+  let size: number;
+  try {
+    size = statSync(job.input).size;
+  } catch (e) {
+    throw new RawtraceError("IO", `${job.input}: cannot open: ${(e as Error).message}`, job.input);
+  }
+  const segments = splitSegments(size, n, opts.segmentBytes);
   const shared = new SharedArrayBuffer(splitCellsBytes(n));
   const cells = new Int32Array(shared);
   const channels = Array.from({ length: n }, () => new MessageChannel());

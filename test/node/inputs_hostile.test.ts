@@ -51,6 +51,33 @@ test("a FIFO input converts like the file (no hang), and the spooled copy is gon
   assert.is(tmpBefore(), spools, "no spooled copy left in the temporary directory");
 });
 
+test("standard input: `-` reads it, -o or --out-dir names the output; without them USAGE (no /dev/stdin.json)", () => {
+  const d = join(tmp, "stdin");
+  mkdirSync(d);
+  const run = (args: string[]) => spawnSync("sh", ["-c", `cat "${SAMPLE}" | "${process.execPath}" "${CLI}" ${args.join(" ")}`], { cwd: d, encoding: "utf8", timeout: 60000 });
+  assert.is(spawnSync(process.execPath, [CLI, "convert", SAMPLE, "-o", join(d, "ref.json")]).status, 0);
+  const a = run(["convert", "-", "-o", "a.json"]);
+  assert.is(a.status, 0, a.stderr);
+  // The same events; only the trace's name differs (the input's name: stdin).
+  const events = (f: string) => JSON.stringify(JSON.parse(readFileSync(join(d, f), "utf8")).traceEvents);
+  assert.is(events("a.json"), events("ref.json"));
+  const b = run(["convert", "-", "--out-dir", "out"]);
+  assert.is(b.status, 0, b.stderr);
+  assert.equal(readdirSync(join(d, "out")), ["stdin.json"]);
+  const c = run(["convert", "/dev/stdin"]);
+  assert.is(c.status, 2, c.stderr);
+  assert.match(c.stderr, /\/dev\/stdin: not a regular file.*-o or --out-dir/);
+  assert.equal(readdirSync(d).sort(), ["a.json", "out", "ref.json"]);
+});
+
+test("a missing input: IO naming it ('cannot open'), one input or several, never a bare Node error", () => {
+  for (const args of [["convert", "nope.rawtrace"], ["convert", "nope.rawtrace", "--jobs", "3"], ["convert", "nope.rawtrace", "--format", "xspace"]]) {
+    const r = spawnSync(process.execPath, [CLI, ...args], { cwd: tmp, encoding: "utf8", timeout: 60000 });
+    assert.is(r.status, 4, `${args.join(" ")}: ${r.stderr}`);
+    assert.match(r.stderr, /^rawtrace: nope\.rawtrace: cannot open: ENOENT/);
+  }
+});
+
 test("info, stats and merge (two reads of every rank) of a FIFO input", async () => {
   const d = join(tmp, "b");
   mkdirSync(d);
