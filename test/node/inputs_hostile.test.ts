@@ -78,6 +78,18 @@ test("a missing input: IO naming it ('cannot open'), one input or several, never
   }
 });
 
+test("content errors name the input as given (two ranks' x.rawtrace in different folders are told apart)", () => {
+  mkdirSync(join(tmp, "e1"), { recursive: true });
+  mkdirSync(join(tmp, "e2"), { recursive: true });
+  writeFileSync(join(tmp, "e1/x.rawtrace"), readFileSync(SAMPLE));
+  writeFileSync(join(tmp, "e2/x.rawtrace"), "");
+  for (const args of [["convert", "e2/x.rawtrace", "-o", "e.json"], ["stats", "e2/x.rawtrace"], ["merge", "e1/x.rawtrace", "e2/x.rawtrace", "-o", "m.json"]]) {
+    const r = spawnSync(process.execPath, [CLI, ...args], { cwd: tmp, encoding: "utf8", timeout: 60000 });
+    assert.is(r.status, 1, `${args.join(" ")}: ${r.stderr}`);
+    assert.match(r.stderr, /^rawtrace: e2\/x\.rawtrace: offset 0: file ends before the 16-byte preamble/m);
+  }
+});
+
 test("info, stats and merge (two reads of every rank) of a FIFO input", async () => {
   const d = join(tmp, "b");
   mkdirSync(d);
