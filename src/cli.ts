@@ -294,7 +294,15 @@ function parse(cmd: string, args: string[]): { values: CliValues & { help?: bool
   } catch (e) {
     const err = e as Error & { code?: string };
     const unknown = /Unknown option '([^']+)'/.exec(err.message);
-    const msg = unknown ? `unknown option '${unknown[1]}' for '${cmd}'` : err.message.split(/\.(\s|$)/)[0];
+    // A value that starts with '-' (`--jobs -1`) reads as another option to parseArgs: say what was given.
+    const ambiguous = /Option '(-[\w-]+)[^']*' argument is ambiguous/.exec(err.message);
+    const name = ambiguous?.[1];
+    const value = name === undefined ? undefined : args[args.indexOf(name) + 1];
+    const msg = unknown
+      ? `unknown option '${unknown[1]}' for '${cmd}'`
+      : name !== undefined
+        ? `${name} ${value ?? ""}: a value cannot start with '-'${value !== undefined && /^-\d/.test(value) ? ` (${name} takes no negative numbers)` : ""}`
+        : err.message.split(/\.(\s|$)/)[0];
     throw new RawtraceError("USAGE", `${msg} (rawtrace ${cmd} --help lists its options)`);
   }
 }
@@ -311,6 +319,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (first === "-h" || first === "--help" || first === "help") {
+    if (rest[0] === "-h" || rest[0] === "--help") rest.shift(); // rawtrace help --help
     if (rest.length > 1) throw new RawtraceError("USAGE", "help takes at most one command name");
     if (rest.length === 0) console.log(usage());
     else if (Object.hasOwn(COMMANDS, rest[0])) console.log(COMMANDS[rest[0]].help);

@@ -162,10 +162,30 @@ function stdoutOnce(v: CliValues): void {
   }
 }
 
+/**
+ * Options that contradict each other or the output's name: refused before any work rather than one of them
+ * silently winning (`-o a.json --out-dir d` wrote ./a.json and made an empty d/; `--gzip -o a.json` wrote gzip
+ * into a .json; `-F xspace -o a.json` made a folder named a.json).
+ */
+function checkOutputArgs(v: CliValues, fmt: "chrome" | "xspace"): void {
+  const o = v.output;
+  if (o !== undefined && v["out-dir"] !== undefined) {
+    throw new RawtraceError("USAGE", `-o ${o} and --out-dir ${v["out-dir"]}: give one (-o names one output, --out-dir a folder for many)`);
+  }
+  if (o === undefined) return;
+  if (fmt === "chrome" && v.gzip && /\.json$/i.test(o)) {
+    throw new RawtraceError("USAGE", `--gzip with -o ${o}: gzip output is named .json.gz (or leave out --gzip)`);
+  }
+  if (fmt === "xspace" && /\.json(\.gz)?$/i.test(o)) {
+    throw new RawtraceError("USAGE", `--format xspace with -o ${o}: XSpace goes to a log directory or a .xplane.pb file, not a .json name`);
+  }
+}
+
 /** `rawtrace convert <files, directories, globs…>`. */
 export async function runConvert(args: string[], v: CliValues): Promise<number> {
   const fmt = format(v);
   stdoutOnce(v);
+  checkOutputArgs(v, fmt);
   const an = analysis(v);
   const { files, missing } = inputs(args, "convert");
   return convertFiles(files, missing, v, fmt, an);
@@ -310,6 +330,7 @@ export async function runStats(args: string[], v: CliValues): Promise<number> {
   if (v.json && v.csv) throw new RawtraceError("USAGE", "--json and --csv exclude each other");
   if (v.steps !== undefined && v.gaps && v.csv) throw new RawtraceError("USAGE", "--csv prints one table: --steps or --gaps, not both");
   if (v.steps !== undefined) stepPattern(v.steps);
+  if (v["gap-min"] !== undefined && !v.gaps) throw new RawtraceError("USAGE", "--gap-min sets the shortest gap --gaps reports: add --gaps");
   const minGapNs = gapMinNs(v["gap-min"]);
   const pool = new WorkerPool({ jobs: jobs(v, files.length) });
   const results = await statsFiles(files, { pool, allApi: v["all-api"] }).finally(() => pool.close());
