@@ -69,7 +69,8 @@ name with .json. --format xspace writes an XSpace protobuf for XProf / TensorBoa
 they load it: <logdir>/plugins/profile/<YYYY_MM_DD_HH_MM_SS>/<host>.xplane.pb (run = profile start, UTC; default
 logdir: next to the input, its name with _xprof), or one file with -o name.xplane.pb. Many inputs convert in
 parallel; a bad file fails alone (exit 1). Damaged input is reported on standard error (the byte ranges skipped)
-and in the output (Chrome JSON: rawtrace.lost; XSpace: errors).
+and in the output (Chrome JSON: rawtrace.lost; XSpace: errors). Inputs may be gzip-compressed (x.rawtrace.gz:
+the same output as x.rawtrace); - reads standard input (name the output with -o or --out-dir).
 
 Options:
   -o, --output PATH  the output of a single input

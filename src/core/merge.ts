@@ -111,7 +111,7 @@ export function firstOf(info: FileInfo): bigint {
 }
 
 function labelOf(rank: number, host: string, file: string): string {
-  const who = rank >= 0 ? `rank ${rank}` : file.replace(/^.*[\\/]/, "").replace(/\.rawtrace$/, "");
+  const who = rank >= 0 ? `rank ${rank}` : file.replace(/^.*[\\/]/, "").replace(/\.rawtrace(\.gz)?$/i, "");
   return host ? `${who} (${host})` : who;
 }
 

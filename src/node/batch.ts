@@ -14,6 +14,7 @@ import { basename, dirname, extname, join, resolve } from "node:path";
 import { RawtraceError, type LossReport, type Warning } from "../core/codes.js";
 import type { AnalysisOptions } from "../core/engine.js";
 import { checkOutputOptions, xspaceProfilePath } from "./convert.js";
+import { dumpName } from "./file_source.js";
 import { OutputFile, createTemp, makeDir, isInput, isStreamOutput, removeOwned } from "./output.js";
 import { WorkerPool, type ActiveTask } from "./pool.js";
 import { convertSplit, convertingWorkers } from "./split.js";
@@ -105,9 +106,12 @@ export function fileFraction(t: ActiveTask): number {
   return t.pass === 1 ? 0.25 * f : t.pass === 3 ? 0.25 + 0.1 * f : t.pass === 2 ? 0.35 + 0.65 * f : 0;
 }
 
+/** The input's name without `.rawtrace` (or `.rawtrace.gz`, a compressed dump): what output names start with. */
 function stemOf(input: string): string {
-  return basename(input, extname(input));
+  const b = basename(input);
+  return /\.rawtrace\.gz$/i.test(b) ? b.slice(0, -".rawtrace.gz".length) : basename(b, extname(b));
 }
+
 
 /** Whether `p` exists and is something other than a regular file or a folder (a FIFO, a device, a socket). */
 function existsAsSpecial(p: string): boolean {
@@ -236,7 +240,7 @@ async function oneChrome(pool: WorkerPool, input: string, inputs: string[], opts
   claim(claimed, output, input);
   const file = OutputFile.open(output, { force: opts.force, inputs });
   try {
-    const job = { input, output, gzip, gzipLevel: opts.gzipLevel, allApi: opts.allApi, traceName: basename(input), fd: file.fd, analysis: opts.analysis };
+    const job = { input, output, gzip, gzipLevel: opts.gzipLevel, allApi: opts.allApi, traceName: dumpName(input), fd: file.fd, analysis: opts.analysis };
     // One input and several threads: this one writes while the others convert (src/node/split.ts), the same bytes.
     const writer = inputs.length === 1 && pool.size > 1;
     const workers = writer ? convertingWorkers(pool.size, sizeOf(input)) : 1;

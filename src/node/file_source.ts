@@ -9,8 +9,13 @@
  * A dump still being written (the collector has not closed it) changes size under the reader: the source notes the
  * size at every open and at every end of pass, and {@link withGrowthWarning} turns a change into a `STILL_WRITING`
  * warning when the dump has no END chunk.
+ *
+ * A gzip-compressed dump (`.rawtrace.gz`, recognised by its first two bytes 1f 8b whatever its name) is decompressed
+ * as it is read, in every pass: nothing decompressed is stored, on disk or in memory beyond zlib's window. A gzip
+ * stream cut short yields what it holds (the core then reports the truncated dump); damaged gzip is IO.
  */
-import { closeSync, fstatSync, openSync, readSync, statSync } from "node:fs";
+import { closeSync, createReadStream, fstatSync, openSync, readSync, statSync } from "node:fs";
+import { createGunzip } from "node:zlib";
 import { basename, join } from "node:path";
 import { tmpdir } from "node:os";
 import type { ByteSource, FileInfo } from "../core/engine.js";
@@ -60,15 +65,119 @@ function spool(path: string, fd: number): { fd: number; size: number } {
   return { fd: t.fd, size };
 }
 
+/**
+ * The dump's file name as traces show it (Chrome JSON traceName, FileInfo.file, merge's rank labels): a compressed
+ * dump's `x.rawtrace.gz` is `x.rawtrace`, so that both give the same output.
+ */
+export function dumpName(path: string): string {
+  return basename(path).replace(/\.rawtrace\.gz$/i, ".rawtrace");
+}
+
+/** Whether the bytes (the spooled copy `fd`, else the file at `path`) start with gzip's magic 1f 8b. */
+function isGzip(fd: number, path: string): boolean {
+  const b = Buffer.alloc(2);
+  let f = fd;
+  try {
+    if (f < 0) f = openSync(path, "r");
+    return readSync(f, b, 0, 2, 0) === 2 && b[0] === 0x1f && b[1] === 0x8b;
+  } catch {
+    return false; // the normal path reports it
+  } finally {
+    if (fd < 0 && f >= 0) closeSync(f);
+  }
+}
+
+/**
+ * A ByteSource over a gzip-compressed dump: each open() decompresses from the start (streaming, through zlib), so
+ * every pass reads the same bytes. `size` (progress) is the compressed size, or gzip's trailer size when larger
+ * (exact for one member under 4 GiB). The trace's name is {@link dumpName}'s.
+ */
+function gzipSource(path: string, spooledFd: number, compressed: number): FileByteSource {
+  const name = dumpName(path);
+  let size = compressed;
+  try {
+    const t = Buffer.alloc(4);
+    const f = spooledFd >= 0 ? spooledFd : openSync(path, "r");
+    try {
+      if (compressed >= 18 && readSync(f, t, 0, 4, compressed - 4) === 4) size = Math.max(compressed, t.readUInt32LE(0));
+    } finally {
+      if (spooledFd < 0) closeSync(f);
+    }
+  } catch {
+    // the size is only a progress hint
+  }
+  return {
+    name,
+    path,
+    size,
+    sizes: [size],
+    spooled: spooledFd >= 0,
+    open() {
+      const file = spooledFd >= 0
+        ? createReadStream("", { fd: spooledFd, start: 0, autoClose: false })
+        : createReadStream(path);
+      const gunzip = createGunzip();
+      file.on("error", (e) => gunzip.destroy(e));
+      const chunks = file.pipe(gunzip)[Symbol.asyncIterator]();
+      let cur: Buffer | null = null;
+      let at = 0;
+      let ended = false;
+      return {
+        async read(dst: Uint8Array) {
+          let n = 0;
+          while (n < dst.length && !ended) {
+            if (cur === null || at >= cur.length) {
+              let r: IteratorResult<Buffer>;
+              try {
+                r = await chunks.next();
+              } catch (e) {
+                const err = e as NodeJS.ErrnoException;
+                // A gzip stream cut short: what it held is the dump (the core reports the truncation).
+                if (err.code === "Z_BUF_ERROR") {
+                  ended = true;
+                  break;
+                }
+                throw inputError(path, e, err.code?.startsWith("Z_") ? "cannot decompress (damaged gzip)" : "cannot read");
+              }
+              if (r.done) {
+                ended = true;
+                break;
+              }
+              cur = r.value;
+              at = 0;
+            }
+            const k = Math.min(dst.length - n, cur.length - at);
+            dst.set(cur.subarray(at, at + k), n);
+            n += k;
+            at += k;
+          }
+          return n;
+        },
+        close() {
+          gunzip.destroy();
+          if (spooledFd < 0) file.destroy();
+        },
+      };
+    },
+    close() {
+      if (spooledFd >= 0) closeSync(spooledFd);
+    },
+  };
+}
+
 /** A ByteSource reading `path` sequentially (each open() starts at byte 0). */
 export function fileSource(path: string): FileByteSource {
   let fd: number;
   let size: number;
   let spooledFd = -1;
+  let opened = true;
   try {
     fd = openSync(path, "r");
   } catch (e) {
-    throw inputError(path, e, "cannot open");
+    // Standard input that is a socket (a parent process's stdio) cannot be opened again by name: read descriptor 0.
+    if (path !== "/dev/stdin" || (e as NodeJS.ErrnoException).code !== "ENXIO") throw inputError(path, e, "cannot open");
+    fd = 0;
+    opened = false;
   }
   try {
     const st = fstatSync(fd);
@@ -81,13 +190,14 @@ export function fileSource(path: string): FileByteSource {
       size = s.size;
     }
   } finally {
-    closeSync(fd);
+    if (opened) closeSync(fd);
   }
   const sizes = [size];
   const note = (n: number) => {
     if (sizes[sizes.length - 1] !== n) sizes.push(n);
   };
   const spooled = spooledFd >= 0;
+  if (isGzip(spooled ? spooledFd : -1, path)) return gzipSource(path, spooled ? spooledFd : -1, size);
   return {
     name: basename(path),
     path,

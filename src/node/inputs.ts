@@ -22,7 +22,7 @@ function isDir(p: string): boolean {
   }
 }
 
-/** Every `*.rawtrace` file below `dir`. */
+/** Every `*.rawtrace` and `*.rawtrace.gz` file below `dir`. */
 function walk(dir: string, out: string[]): void {
   let entries;
   try {
@@ -33,7 +33,7 @@ function walk(dir: string, out: string[]): void {
   for (const e of entries) {
     const p = join(dir, e.name);
     if (e.isDirectory()) walk(p, out);
-    else if (e.name.endsWith(".rawtrace")) out.push(p);
+    else if (e.name.endsWith(".rawtrace") || e.name.endsWith(".rawtrace.gz")) out.push(p);
   }
 }
 

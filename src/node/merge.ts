@@ -21,7 +21,7 @@ import { closeSync, readSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { tmpdir } from "node:os";
 import { FdSink, OutputFile, createTemp, makeDir, isStreamOutput, removeOwned } from "./output.js";
-import { spoolInputs } from "./file_source.js";
+import { dumpName, spoolInputs } from "./file_source.js";
 import { RawtraceError } from "../core/codes.js";
 import type { AnalysisOptions, ConvertResult, FileInfo } from "../core/engine.js";
 import {
@@ -134,7 +134,7 @@ export async function merge(inputs: string[], output: string, opts: MergeOptions
       return info;
     }));
     phase = 1;
-    infos.forEach((info, i) => (info.file = basename(given[i])));
+    infos.forEach((info, i) => (info.file = dumpName(given[i])));
     const plan = planMerge(given, infos);
     plan.ranks.forEach((r) => (r.file = inputs[r.index]));
     const clock = clockReport(plan, infos, opts.maxSkewMs !== undefined ? opts.maxSkewMs * 1e6 : undefined);

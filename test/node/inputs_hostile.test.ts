@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { convertFile } from "../../src/node/convert.js";
+import { gzipSync } from "node:zlib";
 import { sampleDump } from "../helpers/sample_dump.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -149,5 +150,44 @@ test("a finished dump (END chunk) that changes size is not called STILL_WRITING"
 });
 
 test.after(() => rmSync(tmp, { recursive: true, force: true }));
+
+test("a gzip-compressed dump (.rawtrace.gz, stdin too) converts to the same bytes; cut short it converts what it holds; damaged it is IO", () => {
+  const d = join(tmp, "gz");
+  mkdirSync(join(d, "dir"), { recursive: true });
+  const H100 = join(ROOT, "samples/h100_torch_train_nvtx.rawtrace");
+  const raw = readFileSync(H100);
+  writeFileSync(join(d, "x.rawtrace"), raw);
+  writeFileSync(join(d, "dir/x.rawtrace.gz"), gzipSync(raw));
+  const cli = (args: string[], input?: Buffer) => spawnSync(process.execPath, [CLI, ...args], { cwd: d, encoding: "utf8", timeout: 60000, input });
+  for (const fmt of [["-o", "{}.json"], ["-F", "xspace", "-o", "{}.xplane.pb"]]) {
+    const a = cli(["convert", "x.rawtrace", ...fmt.map((f) => f.replace("{}", "plain"))]);
+    const b = cli(["convert", "dir/x.rawtrace.gz", ...fmt.map((f) => f.replace("{}", "gz"))]);
+    assert.is(a.status, 0, a.stderr);
+    assert.is(b.status, 0, b.stderr);
+    const ext = fmt[fmt.length - 1].slice(2);
+    assert.ok(readFileSync(join(d, `gz${ext}`)).equals(readFileSync(join(d, `plain${ext}`))), `${ext}: the same bytes`);
+  }
+  // A folder's .rawtrace.gz files are inputs; the default output drops both extensions.
+  const w = cli(["convert", "dir"]);
+  assert.is(w.status, 0, w.stderr);
+  assert.ok(readFileSync(join(d, "dir/x.json")).equals(readFileSync(join(d, "plain.json"))));
+  // Standard input, compressed.
+  const s = cli(["convert", "-", "-o", "stdin.json"], gzipSync(raw));
+  assert.is(s.status, 0, s.stderr);
+  // Cut short: the part it holds is converted, with the dump's own truncation warning.
+  writeFileSync(join(d, "cut.rawtrace.gz"), gzipSync(raw).subarray(0, 40000));
+  const c = cli(["convert", "cut.rawtrace.gz", "-o", "cut.json"]);
+  assert.is(c.status, 0, c.stderr);
+  assert.match(c.stderr, /TRUNCATED/);
+  assert.ok(JSON.parse(readFileSync(join(d, "cut.json"), "utf8")).traceEvents.length > 0);
+  // Damaged compressed bytes: IO naming the file, nothing written.
+  const bad = gzipSync(raw);
+  bad.fill(0xff, 5000, 5016);
+  writeFileSync(join(d, "bad.rawtrace.gz"), bad);
+  const e = cli(["convert", "bad.rawtrace.gz", "-o", "bad.json"]);
+  assert.is(e.status, 4, e.stderr);
+  assert.match(e.stderr, /bad\.rawtrace\.gz: cannot decompress \(damaged gzip\)/);
+  assert.not.ok(readdirSync(d).includes("bad.json"));
+});
 
 test.run();
