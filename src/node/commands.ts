@@ -458,8 +458,11 @@ export function formatInfo(i: FileInfo): string {
  */
 export async function runInfo(args: string[], v: CliValues): Promise<number> {
   if (args.length === 0) throw new RawtraceError("USAGE", "info needs .rawtrace files");
-  const results: Array<{ ok: boolean; info?: FileInfo; file: string; error?: { code: string; message: string } }> = [];
-  for (const file of args) {
+  // Directories and globs expand as for convert and stats; those matching nothing fail on their own.
+  const { files, missing } = inputs(args, "info");
+  const results: Array<{ ok: boolean; info?: FileInfo; file: string; error?: { code: string; message: string } }> =
+    missing.map((m) => ({ ok: false, file: m.input, error: m.error }));
+  for (const file of files) {
     try {
       results.push({ ok: true, file, info: await infoFile(file) });
     } catch (e) {
@@ -472,7 +475,8 @@ export async function runInfo(args: string[], v: CliValues): Promise<number> {
     const files = results.map((r) => (r.ok ? { ...r.info!, ok: true } : { file: r.file, ok: false, error: r.error }));
     console.log(JSON.stringify({ command: "info", files }, replacer, 2));
   } else {
-    const blocks = results.filter((r) => r.ok).map((r) => formatInfo(r.info!));
+    // Each block is headed by the path as given (two x.rawtrace in different folders, x.rawtrace and x.rawtrace.gz).
+    const blocks = results.filter((r) => r.ok).map((r) => formatInfo({ ...r.info!, file: r.file }));
     if (blocks.length) console.log(blocks.join("\n\n"));
   }
   for (const r of results) if (!r.ok) console.error(`rawtrace: ${r.error!.message}`);

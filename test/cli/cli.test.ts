@@ -7,7 +7,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -358,6 +358,16 @@ test("contradicting options and negative numbers are usage errors that say what 
   const h = cli(["help", "--help"]);
   assert.is(h.status, 0, h.stderr);
   assert.match(h.stdout, /^rawtrace \d/);
+});
+
+test("info takes folders and globs like convert and stats; a glob that matches nothing fails alone; blocks name the path given", () => {
+  const d = join(tmp, "info-dir");
+  mkdirSync(join(d, "sub"), { recursive: true });
+  writeFileSync(join(d, "sub/a.rawtrace"), readFileSync(SAMPLE));
+  const r = cli(["info", d, join(d, "nothing*.rawtrace")]);
+  assert.is(r.status, 1, r.stderr);
+  assert.match(r.stdout, new RegExp(`^${join(d, "sub/a.rawtrace").replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: `, "m"));
+  assert.match(r.stderr, /nothing\*\.rawtrace: no \.rawtrace file matches/);
 });
 
 test.run();
