@@ -71,6 +71,11 @@ function glob(pattern: string): string[] {
     if (i === parts.length) return;
     const seg = parts[i];
     const last = i === parts.length - 1;
+    if (seg === "**" && last) {
+      // `dir/**`: everything below, as a folder given alone expands (its dumps, not every file).
+      walk(dir, out);
+      return;
+    }
     if (seg === "**") {
       step(dir, i + 1); // zero directories
       for (const e of safeReaddir(dir)) if (e.isDirectory() && !e.name.startsWith(".")) step(join(dir, e.name), i);

@@ -151,6 +151,7 @@ export async function merge(inputs: string[], output: string, opts: MergeOptions
         Buffer.concat(skewMessages(clock).map((m) => xspaceWarningField(`rawtrace CLOCK_SKEW: ${m}`))))
       : await mergeChrome(pool, plan, infos, clock, file!, opts, step);
     plan.ranks.forEach((p) => (p.file = given[p.index]));
+    if (opts.onProgress) report(); // the last report says every file is done, as convertBatch's does
     const ranks: MergedRank[] = plan.ranks.map((p, k) => ({
       ...r.outcomes[k], file: p.file, rank: p.rank, slot: p.slot, host: p.host, bytesIn: infos[p.index].bytes,
       output: r.outputs[k],

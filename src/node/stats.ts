@@ -105,13 +105,26 @@ export function formatStats(file: string, s: TraceStats, opts: { top?: number; v
   return out.join("\n");
 }
 
+/** `v` with every bigint (64-bit ns, ids) as its decimal string, so that JSON.stringify takes it as it is. */
+function jsonSafe(v: unknown): unknown {
+  if (typeof v === "bigint") return v.toString();
+  if (Array.isArray(v)) return v.map(jsonSafe);
+  if (v !== null && typeof v === "object" && !ArrayBuffer.isView(v)) {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) out[k] = jsonSafe(x);
+    return out;
+  }
+  return v;
+}
+
 /**
  * `rawtrace stats --json`: one document `{"command":"stats","files":[…]}`, per file `{input, ok, seconds, stats,
  * warnings, lost}` or `{input, ok: false, error}`. Kinds are names ({@link kindName}), copy directions are text
- * ("HtoD", "DtoD (peer)"); times in ns, bytes in bytes.
+ * ("HtoD", "DtoD (peer)"); times in ns, bytes in bytes. JSON-safe as returned: 64-bit values (ns since the epoch,
+ * ids) are decimal strings, as the CLI prints them.
  */
 export function statsJson(results: StatsFileResult[]): unknown {
-  return {
+  return jsonSafe({
     command: "stats",
     files: results.map((r) => {
       if (!r.ok || !r.stats) return { input: r.input, ok: false, seconds: r.seconds, error: r.error };
@@ -127,7 +140,7 @@ export function statsJson(results: StatsFileResult[]): unknown {
         lost: r.info?.loss,
       };
     }),
-  };
+  });
 }
 
 /** One CSV field (RFC 4180: quoted when it holds a comma, quote, CR or LF; quotes doubled). */

@@ -40,6 +40,17 @@ test("a missing plain path is kept (it fails alone later); an empty directory or
   });
 });
 
+test("a trailing dir/** is every dump below dir (.rawtrace and .rawtrace.gz, not other files); arguments keep their order; - is standard input", () => {
+  mkdirSync(join(d, "tree/deep"), { recursive: true });
+  writeFileSync(join(d, "tree/a.rawtrace"), "");
+  writeFileSync(join(d, "tree/deep/b.rawtrace.gz"), "");
+  writeFileSync(join(d, "tree/deep/notes.txt"), "");
+  assert.equal(expandInputs([join(d, "tree/**")]), { files: at("tree/a.rawtrace", "tree/deep/b.rawtrace.gz"), unmatched: [] });
+  // The order of the arguments is the user's: node10's file before node2's when given so.
+  assert.equal(expandInputs([join(d, "node10"), join(d, "node2")]).files, at("node10/rank0.rawtrace", "node2/rank0.rawtrace"));
+  assert.equal(expandInputs(["-"]).files, ["/dev/stdin"]);
+});
+
 test.after(() => rmSync(d, { recursive: true, force: true }));
 
 test.run();

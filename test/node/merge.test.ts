@@ -157,6 +157,16 @@ test("gzip merge round trip: job.json.gz gunzips to the same bytes as job.json",
   assert.is(text.replace('"traceName":"job.json.gz"', '"traceName":"job.json"'), plain.toString("utf8"));
 });
 
+test("onProgress: the last report has every file done and every byte counted", async () => {
+  const seen: Array<{ filesDone: number; files: number; bytesDone: number; bytesTotal: number }> = [];
+  await merge(paths.slice(0, 2), join(tmp, "progress.json"), { jobs: 1, onProgress: (p) => seen.push(p), progressMs: 1 });
+  const last = seen[seen.length - 1];
+  assert.ok(last, "reported");
+  assert.is(last.filesDone, 2);
+  assert.is(last.files, 2);
+  assert.ok(Math.abs(last.bytesDone - last.bytesTotal) < 1, `${last.bytesDone} of ${last.bytesTotal}`);
+});
+
 test("a failing rank fails the merge and leaves nothing behind; existing outputs need --force", async () => {
   const dir = join(tmp, "bad");
   mkdirSync(dir);

@@ -18,7 +18,7 @@ import { memorySource } from "../../src/core/engine.js";
 import { EventKind, byTotal, computeStats, decodeStats, type TraceStats } from "../../src/core/stats.js";
 import { createEngine } from "../../src/node/wasm.js";
 import { WorkerPool } from "../../src/node/pool.js";
-import { formatStats, statsFiles } from "../../src/node/stats.js";
+import { formatStats, statsFiles, statsJson } from "../../src/node/stats.js";
 import { absoluteNs, microsToNs, parseKinetoJson, traceBaseNs, type KinetoEvent } from "../../src/tools/kineto_to_rawtrace.js";
 import { generate } from "../../bench/generate.js";
 import { sampleDump } from "../helpers/sample_dump.js";
@@ -232,6 +232,11 @@ test("statsFiles on a pool: one bad file fails alone; the text report has the ta
     for (const s of ["GPU busy", "GPU 0", "top kernels by total time", "memcpy by direction", "HtoD", "API calls by total time", "cudaLaunchKernel"]) {
       assert.ok(text.includes(s), `report has ${s}:\n${text}`);
     }
+    // statsJson is JSON-safe as returned (64-bit ns as decimal strings), the document --json prints.
+    const doc = JSON.parse(JSON.stringify(statsJson([a, b]))) as { files: Array<{ ok: boolean; stats?: { startNs: unknown } }> };
+    assert.is(doc.files.length, 2);
+    assert.is(typeof doc.files[0].stats!.startNs, "string");
+    assert.is(BigInt(doc.files[0].stats!.startNs as string), a.stats!.startNs);
   } finally {
     await pool.close();
   }
