@@ -24,6 +24,10 @@ export { merge, type MergeOptions, type MergeResult, type MergedRank } from "./m
 export {
   stats, statsFiles, formatStats, statsJson, statsCsv, STATS_CSV_COLUMNS, type StatsOptions, type StatsFileResult,
 } from "./stats.js";
+export { stepStats, timelineStats, formatSteps, stepsCsv, STEPS_CSV_COLUMNS } from "./step_report.js";
+export { formatGaps, gapsCsv, GAPS_CSV_COLUMNS } from "./gap_report.js";
+export type { StepStats } from "../core/step_stats.js";
+export type { DeviceGaps } from "../core/gaps.js";
 export { WorkerPool, defaultJobs, type ActiveTask, type PoolOptions } from "./pool.js";
 export { expandInputs } from "./inputs.js";
 export { fileSource } from "./file_source.js";

@@ -9,7 +9,12 @@ import { fileSource } from "./file_source.js";
 
 /** Per-step statistics of the file at `input` (this thread: one timeline pass). */
 export async function stepStats(input: string, opts: { steps?: string; allApi?: boolean } = {}): Promise<StepStats[]> {
-  return computeStepStats(await createEngine(), fileSource(input), opts);
+  const src = fileSource(input);
+  try {
+    return await computeStepStats(await createEngine(), src, opts);
+  } finally {
+    src.close();
+  }
 }
 
 /**
@@ -19,7 +24,13 @@ export async function stepStats(input: string, opts: { steps?: string; allApi?: 
 export async function timelineStats(
   input: string, opts: { steps?: string; gaps?: boolean; minGapNs?: number; allApi?: boolean },
 ): Promise<{ steps?: StepStats[]; gaps?: DeviceGaps[] }> {
-  const tl = await timelinePass(await createEngine(), fileSource(input), { steps: opts.steps, allApi: opts.allApi });
+  const src = fileSource(input);
+  let tl: Awaited<ReturnType<typeof timelinePass>>;
+  try {
+    tl = await timelinePass(await createEngine(), src, { steps: opts.steps, allApi: opts.allApi });
+  } finally {
+    src.close();
+  }
   return {
     steps: opts.steps !== undefined ? stepStatsOf(tl, opts.steps) : undefined,
     gaps: opts.gaps ? gapsOf(tl, opts.minGapNs) : undefined,

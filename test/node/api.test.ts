@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { PassThrough, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { gunzipSync } from "node:zlib";
-import { convertBatch, convertFile, convertStream, merge } from "../../src/node/index.js";
+import { convertBatch, convertFile, convertStream, merge, stepStats, timelineStats, stepsCsv, gapsCsv } from "../../src/node/index.js";
 import { readdirSync, mkdirSync } from "node:fs";
 import { sampleDump } from "../helpers/sample_dump.js";
 
@@ -127,6 +127,19 @@ test("convertBatch with an out-dir that is a file: IO naming it (a RawtraceError
   const e = await convertBatch([input], { outDir: file }).then(() => null, (x) => x);
   assert.is(e?.name, "IO");
   assert.match(e.message, /is a file, not a folder/);
+});
+
+test("step and gap reports are exported (what stats --steps / --gaps compute) and close their input", async () => {
+  const fds = () => readdirSync("/proc/self/fd").length;
+  const before = fds();
+  const steps = await stepStats(input, { steps: "train_step" });
+  assert.ok(steps.length > 0, "train_step ranges of the H100 sample");
+  const t = await timelineStats(input, { steps: "train_step", gaps: true, minGapNs: 0 });
+  assert.is(t.steps!.length, steps.length);
+  assert.ok(t.gaps!.length > 0);
+  assert.match(stepsCsv([{ input: "in.rawtrace", steps }]), /^file,step,/);
+  assert.match(gapsCsv([{ input: "in.rawtrace", gaps: t.gaps! }]), /^file,device,start_ns,/);
+  assert.is(fds(), before, "no descriptor left open");
 });
 
 test.run();
