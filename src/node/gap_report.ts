@@ -3,12 +3,10 @@
  * gaps) and as CSV (one row per gap, every file).
  */
 import type { DeviceGaps } from "../core/gaps.js";
-import { csvField } from "./stats.js";
+import { csvField, cutName as cut } from "./stats.js";
 
 const us = (ns: number) => (ns / 1e3).toFixed(1);
 const ms = (ns: number) => (ns / 1e6).toFixed(3);
-/** Long names (C++ kernels) cut to `n` characters in the text; --json and --csv keep them whole. */
-const cut = (s: string, n = 80) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 const pct = (a: number, b: number) => (b > 0 ? ((100 * a) / b).toFixed(1) : "0.0");
 
 /**

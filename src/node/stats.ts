@@ -94,14 +94,14 @@ export function formatStats(file: string, s: TraceStats, opts: { top?: number; v
   const nKernels = s.names.filter((n) => n.kind === EventKind.KERNEL).length;
   out.push(`  top kernels by total time (${Math.min(top, nKernels)} of ${nKernels})`);
   out.push(...table(["count", "total ms", "mean µs", "max µs", "name"],
-    kernels.map((k) => [int(k.count), ms(k.totalNs), us(k.meanNs), us(k.maxNs), k.name])));
+    kernels.map((k) => [int(k.count), ms(k.totalNs), us(k.meanNs), us(k.maxNs), cutName(k.name, 120)])));
   out.push("  memcpy by direction");
   out.push(...table(["direction", "count", "bytes", "ms", "GB/s", ""],
     s.copies.map((c) => [c.direction, int(c.count), fmtBytes(c.bytes), ms(c.totalNs), c.bandwidthGBs.toFixed(2), ""])));
   const api = byTotal(s, [EventKind.API_RUNTIME, EventKind.API_DRIVER], top);
   out.push("  API calls by total time");
   out.push(...table(["kind", "count", "total ms", "mean µs", "max µs", "name"],
-    api.map((a) => [kindName(a.kind), int(a.count), ms(a.totalNs), us(a.meanNs), us(a.maxNs), a.name])));
+    api.map((a) => [kindName(a.kind), int(a.count), ms(a.totalNs), us(a.meanNs), us(a.maxNs), cutName(a.name, 120)])));
   return out.join("\n");
 }
 
@@ -141,6 +141,11 @@ export function statsJson(results: StatsFileResult[]): unknown {
       };
     }),
   });
+}
+
+/** A long name (a C++ kernel's runs to kilobytes) cut to `n` characters for a text table; --json and --csv keep it whole. */
+export function cutName(s: string, n = 80): string {
+  return s.length > n ? `${s.slice(0, n - 1)}…` : s;
 }
 
 /** One CSV field (RFC 4180: quoted when it holds a comma, quote, CR or LF; quotes doubled). */

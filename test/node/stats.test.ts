@@ -232,6 +232,9 @@ test("statsFiles on a pool: one bad file fails alone; the text report has the ta
     for (const s of ["GPU busy", "GPU 0", "top kernels by total time", "memcpy by direction", "HtoD", "API calls by total time", "cudaLaunchKernel"]) {
       assert.ok(text.includes(s), `report has ${s}:\n${text}`);
     }
+    // Text tables cut long names (C++ kernels run to kilobytes): no line of the report is longer than 200 characters.
+    const long = formatStats(good, { ...a.stats!, names: a.stats!.names.map((n) => ({ ...n, name: n.name + "x".repeat(3000) })) });
+    assert.ok(long.split("\n").every((l) => l.length <= 200), "long names cut in the text");
     // statsJson is JSON-safe as returned (64-bit ns as decimal strings), the document --json prints.
     const doc = JSON.parse(JSON.stringify(statsJson([a, b]))) as { files: Array<{ ok: boolean; stats?: { startNs: unknown } }> };
     assert.is(doc.files.length, 2);
