@@ -54,17 +54,22 @@ export function defaultJobs(): number {
   return Math.max(1, typeof availableParallelism === "function" ? availableParallelism() : cpus().length);
 }
 
-/** Rebuilds a worker's error on this side: comlink carries only name, message and stack. */
+/**
+ * Rebuilds a worker's error on this side as a RawtraceError: its name, message, and the file and offset it is about
+ * (the worker sends them: src/node/worker_errors.ts).
+ */
 function rethrow(e: unknown, file: string): never {
   if (e instanceof RawtraceError) {
     if (e.file !== undefined) throw e;
     // The worker died under this task ("worker stopped: …"): say which file it was working on.
     throw new RawtraceError(e.code, `${file}: ${e.message}`, file, e.offset);
   }
-  const err = e as Error;
+  const err = e as Error & { file?: unknown; offset?: unknown };
   const name = err?.name && /^[A-Z_]+$/.test(err.name) ? err.name : "INTERNAL";
   const message = err?.message ?? String(e);
-  throw new RawtraceError(name, message.includes(basename(file)) ? message : `${file}: ${message}`, file);
+  const about = typeof err?.file === "string" ? err.file : file;
+  const offset = typeof err?.offset === "number" ? err.offset : undefined;
+  throw new RawtraceError(name, message.includes(basename(about)) ? message : `${about}: ${message}`, about, offset);
 }
 
 /** A pool of core workers. Create it, run tasks, then `await pool.close()`. */

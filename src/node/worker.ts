@@ -16,6 +16,7 @@ import { convertFile } from "./convert.js";
 import { createEngine } from "./wasm.js";
 import { withFileSource, withGrowthWarning } from "./file_source.js";
 import { segmentOutput, type PartJob } from "./split_protocol.js";
+import { sendErrorDetails } from "./worker_errors.js";
 
 /** Progress cells (BigInt64Array over the SharedArrayBuffer): task sequence, bytes done, bytes total, pass. */
 export const PROGRESS_SLOTS = 4;
@@ -153,4 +154,7 @@ const api: WorkerApi = {
   },
 };
 
-if (parentPort) Comlink.expose(api, nodeEndpoint(parentPort));
+if (parentPort) {
+  sendErrorDetails();
+  Comlink.expose(api, nodeEndpoint(parentPort));
+}

@@ -89,6 +89,24 @@ test("convertBatch on a pool closed under it settles, each file failed with API_
   assert.equal(readdirSync(out), []);
 });
 
+test("an error from a worker keeps its code, file and offset (a content error at offset 0 of an empty dump)", async () => {
+  const empty = join(tmp, "empty.rawtrace");
+  writeFileSync(empty, "");
+  const pool = new WorkerPool({ jobs: 1 });
+  try {
+    for (const run of [() => pool.info(empty), () => pool.stats(empty), () => pool.convert({ input: empty, output: join(tmp, "empty.json") })]) {
+      const e: unknown = await run().then(() => null, (x) => x);
+      assert.ok(isRawtraceError(e), String(e));
+      if (!isRawtraceError(e)) continue;
+      assert.is(e.code, "EMPTY");
+      assert.is(e.file, empty);
+      assert.is(e.offset, 0);
+    }
+  } finally {
+    await pool.close();
+  }
+});
+
 test.after(() => rmSync(tmp, { recursive: true, force: true }));
 
 test.run();
