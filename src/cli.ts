@@ -347,8 +347,9 @@ async function main(argv: string[]): Promise<number> {
  */
 function exitWhenFlushed(code: number): void {
   let pending = 2;
+  // A write that failed has its 'error' event still queued: let it run (it exits 141 or IO) before exiting here.
   const done = () => {
-    if (--pending === 0) process.exit(code);
+    if (--pending === 0) setImmediate(() => process.exit(code));
   };
   for (const s of [process.stdout, process.stderr]) {
     if (s.destroyed || s.writableLength === 0) done();
@@ -360,7 +361,8 @@ function exitWhenFlushed(code: number): void {
 // (status 141), instead of an unhandled 'error' event. Output files and `-o -` report their own write errors (IO).
 process.stdout.on("error", (e: NodeJS.ErrnoException) => {
   if (e.code === "EPIPE") process.exit(141);
-  throw e;
+  process.stderr.write(`rawtrace: standard output: cannot write: ${e.message}\n`);
+  process.exit(EXIT.IO);
 });
 
 main(process.argv.slice(2)).then(

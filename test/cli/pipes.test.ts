@@ -1,7 +1,7 @@
 /**
  * The CLI's standard output into pipes (src/cli.ts): a reader slower than rawtrace still gets every byte (the exit
- * waits until stdout has taken what was written), and a reader that stops early (`| head`) ends the run quietly with
- * status 141, as a command ended by SIGPIPE, instead of an unhandled EPIPE stack trace.
+ * waits until stdout has taken what was written), a reader that stops early (`| head`) ends the run quietly with
+ * status 141, as a command ended by SIGPIPE, instead of an unhandled EPIPE stack trace, and a full device is IO.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -33,6 +33,14 @@ test("a reader that stops early: status 141, nothing on standard error", () => {
   const r = sh(`${q(process.execPath)} ${q(CLI)} stats ${q(SAMPLE)} --gaps --csv | head -c 10 >/dev/null; echo "\${PIPESTATUS[0]}"`);
   assert.is(r.stderr, "");
   assert.is(r.stdout.trim(), "141");
+});
+
+test("standard output that cannot take the bytes (/dev/full): exit 4 (IO) with one line, not exit 0 with the report lost", () => {
+  for (const args of [["stats", SAMPLE], ["info", SAMPLE, "--json"]]) {
+    const r = sh(`${q(process.execPath)} ${q(CLI)} ${args.map(q).join(" ")} > /dev/full`);
+    assert.is(r.status, 4, `${args.join(" ")}: ${r.stderr}`);
+    assert.match(r.stderr, /^rawtrace: standard output: cannot write: ENOSPC/);
+  }
 });
 
 test.run();
