@@ -365,6 +365,9 @@ process.stdout.on("error", (e: NodeJS.ErrnoException) => {
   process.exit(EXIT.IO);
 });
 
+// Standard error that goes away (`2>&1 | head`): rawtrace's messages are lost, the work goes on (exit as it would).
+process.stderr.on("error", () => {});
+
 main(process.argv.slice(2)).then(
   (code) => exitWhenFlushed(code),
   (e: unknown) => {

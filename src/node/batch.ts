@@ -10,11 +10,12 @@
  * `trace.json.json`).
  */
 import { closeSync, statSync } from "node:fs";
-import { basename, dirname, extname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { RawtraceError, type LossReport, type Warning } from "../core/codes.js";
 import type { AnalysisOptions } from "../core/engine.js";
 import { checkOutputOptions, xspaceProfilePath } from "./convert.js";
-import { dumpName } from "./file_source.js";
+import { dumpName, isGzipFile } from "./file_source.js";
+import { stemOf } from "./inputs.js";
 import { OutputFile, createTemp, makeDir, isInput, isStreamOutput, removeOwned } from "./output.js";
 import { WorkerPool, type ActiveTask } from "./pool.js";
 import { convertSplit, convertingWorkers } from "./split.js";
@@ -106,15 +107,15 @@ export function fileFraction(t: ActiveTask): number {
   return t.pass === 1 ? 0.25 * f : t.pass === 3 ? 0.25 + 0.1 * f : t.pass === 2 ? 0.35 + 0.65 * f : 0;
 }
 
-/** The input's name without `.rawtrace` (or `.rawtrace.gz`, a compressed dump): what output names start with. */
-function stemOf(input: string): string {
-  const b = basename(input);
-  return /\.rawtrace\.gz$/i.test(b) ? b.slice(0, -".rawtrace.gz".length) : basename(b, extname(b));
-}
 
 
-/** Whether `p` exists and is something other than a regular file or a folder (a FIFO, a device, a socket). */
+/**
+ * Whether `p` is standard input or a descriptor by name (`-` becomes /dev/stdin; /dev/fd/N, /proc/self/fd/N: the
+ * file behind it may be a regular one, redirected, but its folder is /dev), or exists as something other than a
+ * regular file or a folder (a FIFO, a device, a socket).
+ */
 function existsAsSpecial(p: string): boolean {
+  if (p === "/dev/stdin" || /^\/(dev|proc\/self)\/fd\/\d+$/.test(p)) return true;
   const st = statSync(p, { throwIfNoEntry: false });
   return st !== undefined && !st.isFile() && !st.isDirectory();
 }
@@ -149,6 +150,9 @@ function threadsUsed(size: number, results: FileResult[]): number {
 /** Converts many `.rawtrace` files in parallel. Never throws for a bad file: see {@link FileResult.error}. */
 export async function convertBatch(inputs: string[], opts: BatchOptions = {}): Promise<BatchResult> {
   const format = opts.format ?? "chrome";
+  if (opts.output !== undefined && opts.outDir !== undefined) {
+    throw new RawtraceError("USAGE", "output and outDir: give one (output names one file, outDir a folder for many)");
+  }
   if (opts.output !== undefined && inputs.length !== 1) {
     throw new RawtraceError("USAGE", "-o names one output: use --out-dir with several inputs");
   }
@@ -224,7 +228,7 @@ export function defaultOutput(input: string, outDir: string | undefined, ext: st
   // Beside the input, unless it is not a regular file (standard input, a FIFO, a device): `/dev/stdin.json` is no
   // place for a trace.
   if (outDir === undefined && existsAsSpecial(input)) {
-    throw new RawtraceError("USAGE", `${input}: not a regular file, so there is no place beside it for the output: name it with -o or --out-dir`, input);
+    throw new RawtraceError("USAGE", `${input}: standard input, a pipe or a device has no folder to put the output beside: name it with -o or --out-dir`, input);
   }
   const dir = outDir ?? dirname(input);
   const plain = join(dir, `${stemOf(input)}${ext}`);
@@ -243,7 +247,8 @@ async function oneChrome(pool: WorkerPool, input: string, inputs: string[], opts
     const job = { input, output, gzip, gzipLevel: opts.gzipLevel, allApi: opts.allApi, traceName: dumpName(input), fd: file.fd, analysis: opts.analysis };
     // One input and several threads: this one writes while the others convert (src/node/split.ts), the same bytes.
     const writer = inputs.length === 1 && pool.size > 1;
-    const workers = writer ? convertingWorkers(pool.size, sizeOf(input)) : 1;
+    // A gzipped dump is decompressed whole by every worker in every pass: one converting worker (and the writer).
+    const workers = writer ? convertingWorkers(pool.size, isGzipFile(input) ? 0 : sizeOf(input)) : 1;
     const r = writer ? await convertSplit(pool, job, file.fd, workers) : await pool.convert(job);
     file.commit();
     return {

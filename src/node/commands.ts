@@ -21,6 +21,7 @@ import { diffStats, formatDiff } from "./diff.js";
 import type { StepStats } from "../core/step_stats.js";
 import { WorkerPool, defaultJobs } from "./pool.js";
 import { expandInputs } from "./inputs.js";
+import { spoolInputs } from "./file_source.js";
 import { checkOutputNames, parseShard, readList, selectShard, type Shard } from "./shard.js";
 import { ProgressView, fmtMB } from "./progress.js";
 
@@ -200,6 +201,7 @@ export async function runConvert(args: string[], v: CliValues): Promise<number> 
 export async function runBatch(args: string[], v: CliValues): Promise<number> {
   const fmt = format(v);
   const an = analysis(v);
+  checkOutputArgs(v, fmt);
   const shard: Shard = v.shard === undefined ? { index: 0, count: 1 } : parseShard(v.shard);
   jobs(v, 1); // a bad --jobs is a usage error in every shard, its own inputs or none
   const named = [...args, ...(v.list ?? []).flatMap(readList)];
@@ -273,6 +275,7 @@ function maxSkew(v: CliValues): number | undefined {
 export async function runMerge(args: string[], v: CliValues): Promise<number> {
   const fmt = format(v);
   stdoutOnce(v);
+  checkOutputArgs(v, fmt);
   const an = analysis(v);
   const { files, missing } = inputs(args, "merge");
   if (missing.length) throw new RawtraceError("IO", missing.map((m) => m.error.message).join("; "));
@@ -332,14 +335,24 @@ export async function runStats(args: string[], v: CliValues): Promise<number> {
   if (v.steps !== undefined) stepPattern(v.steps);
   if (v["gap-min"] !== undefined && !v.gaps) throw new RawtraceError("USAGE", "--gap-min sets the shortest gap --gaps reports: add --gaps");
   const minGapNs = gapMinNs(v["gap-min"]);
-  const pool = new WorkerPool({ jobs: jobs(v, files.length) });
-  const results = await statsFiles(files, { pool, allApi: v["all-api"] }).finally(() => pool.close());
-  // Per-step figures (--steps) and GPU idle gaps (--gaps): one timeline pass per file that worked, in this thread.
+  // --steps and --gaps read every file a second time (a timeline pass in this thread): standard input and FIFOs are
+  // spooled once for both reads (src/node/file_source.ts spoolInputs), then named as given.
+  const twice = v.steps !== undefined || v.gaps === true;
+  const spooled = twice ? spoolInputs(files) : { paths: files, release: () => {} };
   const perFile = new Map<string, { steps?: StepStats[]; gaps?: DeviceGaps[] }>();
-  if (v.steps !== undefined || v.gaps) {
-    for (const r of results) {
-      if (r.ok) perFile.set(r.input, await timelineStats(r.input, { steps: v.steps, gaps: v.gaps, minGapNs, allApi: v["all-api"] }));
+  let results: StatsFileResult[];
+  try {
+    const pool = new WorkerPool({ jobs: jobs(v, files.length) });
+    results = (await statsFiles(spooled.paths, { pool, allApi: v["all-api"] }).finally(() => pool.close()))
+      .map((r, i) => ({ ...r, input: files[i] }));
+    // Per-step figures (--steps) and GPU idle gaps (--gaps): one timeline pass per file that worked, in this thread.
+    if (twice) {
+      for (const [i, r] of results.entries()) {
+        if (r.ok) perFile.set(r.input, await timelineStats(spooled.paths[i], { steps: v.steps, gaps: v.gaps, minGapNs, allApi: v["all-api"] }));
+      }
     }
+  } finally {
+    spooled.release();
   }
   const all: StatsFileResult[] = [...results, ...missing.map((m) => ({ input: m.input, ok: false, seconds: 0, error: m.error }))];
   const done = results.filter((r) => perFile.has(r.input)).map((r) => ({ input: r.input, ...perFile.get(r.input)! }));

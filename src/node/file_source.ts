@@ -16,6 +16,7 @@
  */
 import { closeSync, createReadStream, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { createGunzip } from "node:zlib";
+import { Readable } from "node:stream";
 import { basename, join } from "node:path";
 import { tmpdir } from "node:os";
 import type { ByteSource, FileInfo } from "../core/engine.js";
@@ -73,6 +74,14 @@ export function dumpName(path: string): string {
   return basename(path).replace(/\.rawtrace\.gz$/i, ".rawtrace");
 }
 
+/**
+ * Whether the regular file at `path` is gzip-compressed (starts with 1f 8b); false for anything else (a FIFO or
+ * standard input is never opened here: that would take bytes from its one reader) or what cannot be read.
+ */
+export function isGzipFile(path: string): boolean {
+  return statSync(path, { throwIfNoEntry: false })?.isFile() === true && isGzip(-1, path);
+}
+
 /** Whether the bytes (the spooled copy `fd`, else the file at `path`) start with gzip's magic 1f 8b. */
 function isGzip(fd: number, path: string): boolean {
   const b = Buffer.alloc(2);
@@ -113,8 +122,19 @@ function gzipSource(path: string, spooledFd: number, compressed: number): FileBy
     sizes: [size],
     spooled: spooledFd >= 0,
     open() {
-      const file = spooledFd >= 0
-        ? createReadStream("", { fd: spooledFd, start: 0, autoClose: false })
+      // The spooled copy is read with positional reads of our own: a ReadStream over a descriptor closes it when
+      // destroyed (Node 20, autoClose: false or not), and the copy serves every pass.
+      const fd = spooledFd;
+      const file = fd >= 0
+        ? Readable.from((function* () {
+          for (let pos = 0; ;) {
+            const b = Buffer.allocUnsafe(1 << 20);
+            const n = readSync(fd, b, 0, b.length, pos);
+            if (n === 0) return;
+            pos += n;
+            yield b.subarray(0, n);
+          }
+        })())
         : createReadStream(path);
       const gunzip = createGunzip();
       file.on("error", (e) => gunzip.destroy(e));
@@ -155,12 +175,13 @@ function gzipSource(path: string, spooledFd: number, compressed: number): FileBy
         },
         close() {
           gunzip.destroy();
-          if (spooledFd < 0) file.destroy();
+          file.destroy();
         },
       };
     },
     close() {
       if (spooledFd >= 0) closeSync(spooledFd);
+      spooledFd = -1;
     },
   };
 }
@@ -293,20 +314,38 @@ export function spoolInputs(inputs: string[]): { paths: string[]; release(): voi
         return input; // its conversion reports it
       }
       if (st.isFile() || st.isDirectory() || st.isBlockDevice()) return input;
-      const src = fileSource(input);
+      // The bytes as they come (a gzipped dump stays gzipped: the copy is read like any file, decompressed then).
+      let fd: number;
+      let opened = true;
+      try {
+        fd = openSync(input, "r");
+      } catch (e) {
+        if (input !== "/dev/stdin" || (e as NodeJS.ErrnoException).code !== "ENXIO") throw inputError(input, e, "cannot open");
+        fd = 0;
+        opened = false;
+      }
       try {
         const t = createTemp(join(tmpdir(), basename(input)), "spool");
         made.push(t.path);
         try {
           const buf = Buffer.allocUnsafe(1 << 20);
-          const r = src.open() as { read(d: Uint8Array): number };
-          for (let n; (n = r.read(buf)) > 0;) writeAll(t.fd, buf.subarray(0, n), `${input} (spooled to ${t.path})`);
+          for (;;) {
+            let n: number;
+            try {
+              n = readSync(fd, buf, 0, buf.length, null);
+            } catch (e) {
+              if ((e as NodeJS.ErrnoException).code === "EAGAIN") continue;
+              throw inputError(input, e, "cannot read");
+            }
+            if (n === 0) break;
+            writeAll(t.fd, buf.subarray(0, n), `${input} (spooled to ${t.path})`);
+          }
         } finally {
           closeSync(t.fd);
         }
         return t.path;
       } finally {
-        src.close();
+        if (opened) closeSync(fd);
       }
     });
     return { paths, release };

@@ -5,7 +5,7 @@
  * fails alone with an IO error.
  */
 import { readdirSync, statSync } from "node:fs";
-import { isAbsolute, join, resolve, sep } from "node:path";
+import { basename, extname, isAbsolute, join, resolve, sep } from "node:path";
 
 const GLOB = /[*?[]/;
 
@@ -22,7 +22,10 @@ function isDir(p: string): boolean {
   }
 }
 
-/** Every `*.rawtrace` and `*.rawtrace.gz` file below `dir`. */
+/**
+ * Every `*.rawtrace` and `*.rawtrace.gz` file below `dir`; an `x.rawtrace.gz` beside its `x.rawtrace` is the same
+ * dump twice (and would write the same output), so only the plain one is taken.
+ */
 function walk(dir: string, out: string[]): void {
   let entries;
   try {
@@ -30,10 +33,12 @@ function walk(dir: string, out: string[]): void {
   } catch {
     return;
   }
+  const names = new Set(entries.map((e) => e.name));
   for (const e of entries) {
     const p = join(dir, e.name);
     if (e.isDirectory()) walk(p, out);
-    else if (e.name.endsWith(".rawtrace") || e.name.endsWith(".rawtrace.gz")) out.push(p);
+    else if (e.name.endsWith(".rawtrace")) out.push(p);
+    else if (e.name.endsWith(".rawtrace.gz") && !names.has(e.name.slice(0, -3))) out.push(p);
   }
 }
 
@@ -148,4 +153,10 @@ export function expandInputs(args: string[]): { files: string[]; unmatched: stri
     } else add(a);
   }
   return { files, unmatched };
+}
+
+/** The input's name without `.rawtrace` (or `.rawtrace.gz`, a compressed dump): what output names start with. */
+export function stemOf(input: string): string {
+  const b = basename(input);
+  return /\.rawtrace\.gz$/i.test(b) ? b.slice(0, -".rawtrace.gz".length) : basename(b, extname(b));
 }

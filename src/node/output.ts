@@ -162,7 +162,14 @@ function cleanupOwned(): void {
     }
   }
   owned.clear();
-  // Deepest first; rmdir removes only an empty folder, so one that received an output (or anything else) stays.
+}
+
+/**
+ * Removes the folders makeDir made that are still empty, deepest first (rmdir removes only an empty folder, so one
+ * that received an output, or anything else, stays). Only when a signal ends the process: at a normal exit, or in a
+ * host that handles the signal and goes on, another run may be about to write into them.
+ */
+function removeEmptyOwnedDirs(): void {
   for (const d of ownedDirs.splice(0).reverse()) {
     try {
       rmdirSync(d);
@@ -175,7 +182,10 @@ function cleanupOwned(): void {
 function onSignal(sig: "SIGINT" | "SIGTERM"): void {
   cleanupOwned();
   // Only when nobody else handles the signal: a library must not decide that its host exits.
-  if (process.listenerCount(sig) <= 1) process.exit(sig === "SIGINT" ? 130 : 143);
+  if (process.listenerCount(sig) <= 1) {
+    removeEmptyOwnedDirs();
+    process.exit(sig === "SIGINT" ? 130 : 143);
+  }
 }
 
 /** Registers a file this process created and must remove unless it is published. */
@@ -235,11 +245,11 @@ export function createTemp(near: string, suffix = "tmp", readable = false): { pa
 /**
  * Creates the folder `dir` and any missing parents (`mkdir -p`), one level at a time. Node's own recursive mkdir
  * loops forever where a parent exists but refuses new entries with ENOENT (`/proc`), and it throws bare Node
- * errors; this throws IO naming `dir` (`what` says which folder) and says when a part of the path is a file. The
- * folders it makes are removed on SIGINT/SIGTERM and at exit if they are still empty then (an interrupted XSpace
- * conversion leaves no empty `plugins/profile/` tree).
+ * errors; this throws IO naming `dir` (`what` says which folder) and says when a part of the path is a file. With
+ * `removeIfInterrupted`, the folders it makes are removed when SIGINT/SIGTERM ends the process and they are still
+ * empty (an interrupted XSpace conversion leaves no empty `plugins/profile/` tree).
  */
-export function makeDir(dir: string, what = "the output folder"): void {
+export function makeDir(dir: string, what = "the output folder", removeIfInterrupted = true): void {
   const abs = resolve(dir);
   const missing: string[] = [];
   for (let p = abs; ; ) {
@@ -264,8 +274,10 @@ export function makeDir(dir: string, what = "the output folder"): void {
   for (const p of missing.reverse()) {
     try {
       mkdirSync(p);
-      ownedDirs.push(p);
-      hook();
+      if (removeIfInterrupted) {
+        ownedDirs.push(p);
+        hook();
+      }
     } catch (e) {
       // Created meanwhile by another run: fine when it is a folder.
       if ((e as NodeJS.ErrnoException).code === "EEXIST") {

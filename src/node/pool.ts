@@ -211,6 +211,11 @@ export class WorkerPool {
   /** Runs `fn` on a free worker (queued until one is free); errors come back as RawtraceError. */
   private async run<T>(file: string, fn: (remote: Comlink.Remote<WorkerApi>, seq: number) => Promise<T>): Promise<T> {
     const i = await this.acquire();
+    // Closed between the slot being handed over and this task resuming: start no worker after close().
+    if (this.closed) {
+      this.release(i);
+      throw new RawtraceError("API_MISUSE", "the worker pool was closed", file);
+    }
     const s = this.slots[i];
     const seq = ++this.seq;
     s.task = { file, seq };

@@ -212,7 +212,8 @@ export async function runRecord(command: string[], opts: RecordOptions): Promise
   const vendor = v === "auto" ? detectVendor() : (v as Vendor);
   const lib = findCollector(vendor);
   const dir = resolve(opts.output ?? "rawtrace-record");
-  makeDir(dir);
+  // Kept on Ctrl-C: record forwards the signal to the program, whose collector may still write its dump there.
+  makeDir(dir, "the output folder", false);
   const before = new Set(readdirSync(dir));
   const pattern = join(dir, "rawtrace-%h-rank%r-%p.rawtrace");
   const env = recordEnv(vendor, lib, pattern, process.env);

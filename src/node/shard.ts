@@ -10,8 +10,9 @@
  * over the sorted list: shard sizes are only balanced on average (thousands of files: within a few per cent).
  */
 import { readFileSync } from "node:fs";
-import { basename, dirname, extname, join, relative, resolve, sep } from "node:path";
+import { dirname, join, relative, resolve, sep } from "node:path";
 import { RawtraceError } from "../core/codes.js";
+import { stemOf } from "./inputs.js";
 
 /** Shard `index` of `count` (0 ≤ index < count). */
 export interface Shard {
@@ -99,7 +100,7 @@ export function readList(path: string): string[] {
 export function checkOutputNames(files: string[], outDir: string | undefined): void {
   const seen = new Map<string, string>();
   for (const f of files) {
-    const key = join(resolve(outDir ?? dirname(f)), basename(f, extname(f)));
+    const key = join(resolve(outDir ?? dirname(f)), stemOf(f));
     const prev = seen.get(key);
     if (prev !== undefined) {
       throw new RawtraceError("USAGE", `${prev} and ${f} would write the same output ${key}.*: ` +

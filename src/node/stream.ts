@@ -36,8 +36,8 @@ function gone(out: Writable): string | null {
  *
  * Rejects with `IO` when `out` fails, is destroyed or closes before the end (an HTTP client that goes away), or was
  * already ended or destroyed; the conversion stops at the next input window. When the conversion fails after bytes
- * reached `out`, `out` is destroyed with the error (a half-written trace must not look complete: an HTTP response is
- * aborted, not ended); when it fails before the first byte, `out` is left as it was, so that a server can still answer
+ * reached `out`, `out` is destroyed (a half-written trace must not look complete: an HTTP response is aborted, not
+ * ended); when it fails before the first byte, `out` is left as it was, so that a server can still answer
  * with an error status. With `end: false` the caller owns `out` either way.
  */
 export async function convertStream(input: string | ByteSource, out: Writable, opts: ConvertStreamOptions = {}): Promise<ConvertResult> {
@@ -45,14 +45,21 @@ export async function convertStream(input: string | ByteSource, out: Writable, o
     throw new RawtraceError("USAGE", "convertStream: the input must be a path or a ByteSource (fileSource, memorySource), not a Node stream or other value");
   }
   checkOutputOptions(opts);
-  const file = typeof input === "string" ? fileSource(input) : null;
-  const src = file ?? (input as ByteSource);
+  // Checked before the input is opened: a stream already gone must not cost a spooled copy of standard input.
   const already = gone(out);
   if (already) {
-    file?.close();
-    throw new RawtraceError("IO", `${src.name}: ${already} before the conversion started`, src.name);
+    const name = typeof input === "string" ? input : input.name;
+    throw new RawtraceError("IO", `${name}: ${already} before the conversion started`, name);
   }
-  const engine = await createEngine();
+  const file = typeof input === "string" ? fileSource(input) : null;
+  const src = file ?? (input as ByteSource);
+  let engine: Awaited<ReturnType<typeof createEngine>>;
+  try {
+    engine = await createEngine();
+  } catch (e) {
+    file?.close();
+    throw e;
+  }
   let failed: Error | null = null;
   let pressure = false;
   let wrote = false;
@@ -96,7 +103,17 @@ export async function convertStream(input: string | ByteSource, out: Writable, o
         if (pressure) {
           pressure = false;
           if (gz) await Promise.race([gz.drain(), lostPromise]);
-          if (out.writableNeedDrain) await Promise.race([once(out, "drain"), lostPromise]);
+          if (out.writableNeedDrain) {
+            // once() with a signal: its listener goes when the stream is lost instead of staying on `out`.
+            const stop = new AbortController();
+            const drained = once(out, "drain", { signal: stop.signal });
+            drained.catch(() => {}); // rejected by the abort below once the race is over
+            try {
+              await Promise.race([drained, lostPromise]);
+            } finally {
+              stop.abort();
+            }
+          }
         }
       },
     });

@@ -351,10 +351,12 @@ test("contradicting options and negative numbers are usage errors that say what 
   usageError(["convert", SAMPLE, "-o", "g.json", "--gzip"], "--gzip with -o g.json: gzip output is named .json.gz");
   usageError(["convert", SAMPLE, "-F", "xspace", "-o", "y.json"], "XSpace goes to a log directory or a .xplane.pb file");
   usageError(["stats", SAMPLE, "--gap-min", "5"], "--gap-min sets the shortest gap --gaps reports");
+  usageError(["merge", SAMPLE, SAMPLE, "--gzip", "-o", "m.json"], "--gzip with -o m.json");
+  usageError(["merge", SAMPLE, SAMPLE, "-F", "xspace", "-o", "mx.json"], "XSpace goes to a log directory");
   usageError(["convert", SAMPLE, "--jobs", "-1"], "--jobs -1: a value cannot start with '-' (--jobs takes no negative numbers)");
   usageError(["convert", SAMPLE, "-j", "-2"], "-j -2: a value cannot start with '-'");
   usageError(["stats", SAMPLE, "--top", "-3"], "--top -3:");
-  assert.equal(readdirSync(tmp).filter((f) => /^(a\.json|d|g\.json|y\.json)$/.test(f)), [], "nothing made");
+  assert.equal(readdirSync(tmp).filter((f) => /^(a\.json|d|g\.json|y\.json|m\.json|mx\.json)$/.test(f)), [], "nothing made");
   const h = cli(["help", "--help"]);
   assert.is(h.status, 0, h.stderr);
   assert.match(h.stdout, /^rawtrace \d/);

@@ -9,7 +9,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -170,9 +170,8 @@ test("exit codes pass through; a signal becomes 128 + n; a missing command 127",
  * Runs `record` on a program that exits with `code` on `sig` (a node script: a shell cannot trap a signal it
  * inherited as ignored), sends `sig` to rawtrace once the program is ready. Killed after 60 s (resolves null).
  */
-function forwarded(sig: NodeJS.Signals, code: number): Promise<number | null> {
-  const dir = join(tmp, "forward");
-  const script = `process.on(${JSON.stringify(sig)}, () => process.exit(${code})); console.log("ready"); setInterval(() => {}, 1000);`;
+function forwarded(sig: NodeJS.Signals, code: number, dir = join(tmp, "forward"), onSignal = ""): Promise<number | null> {
+  const script = `process.on(${JSON.stringify(sig)}, () => { ${onSignal} process.exit(${code}); }); console.log("ready"); setInterval(() => {}, 1000);`;
   const child = spawn(process.execPath, [CLI, "record", "--vendor", "cuda", "-o", dir, "--", process.execPath, "-e", script],
     { cwd: tmp, env: envWith({}), stdio: ["ignore", "pipe", "pipe"] });
   const guard = setTimeout(() => child.kill("SIGKILL"), 60_000);
@@ -194,6 +193,13 @@ function forwarded(sig: NodeJS.Signals, code: number): Promise<number | null> {
 test("SIGTERM and SIGINT sent to rawtrace reach the program", async () => {
   assert.is(await forwarded("SIGTERM", 42), 42);
   assert.is(await forwarded("SIGINT", 43), 43);
+});
+
+test("Ctrl-C keeps the output folder record made: the program may write its dump there after the signal", async () => {
+  const dir = join(tmp, "late");
+  const late = `require("node:fs").writeFileSync(${JSON.stringify(join(dir, "late.rawtrace"))}, "d");`;
+  assert.is(await forwarded("SIGINT", 0, dir, late), 0);
+  assert.ok(existsSync(join(dir, "late.rawtrace")), "the dump written after the signal is there");
 });
 
 test("--vendor auto: detected from a folder of runtime libraries; none or several is a usage error", () => {

@@ -108,6 +108,7 @@ test("wrong output options are USAGE before any output is opened: no temporary f
     ["convertStream xspace gzip", () => convertStream(input, new PassThrough(), { format: "xspace", gzip: true }), /cannot be gzipped/],
     ["convertBatch gzipLevel 1.5", () => convertBatch([input], { outDir: dir, gzip: true, gzipLevel: 1.5 }), /not 1.5/],
     ["merge gzipLevel 12", () => merge([input], join(dir, "m.json.gz"), { gzipLevel: 12 }), /not 12/],
+    ["convertBatch output and outDir", () => convertBatch([input], { output: join(dir, "b.json"), outDir: dir }), /output and outDir: give one/],
   ];
   for (const [what, run, message] of cases) {
     const e = await run().then(() => null, (x) => x);

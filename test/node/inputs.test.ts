@@ -49,6 +49,9 @@ test("a trailing dir/** is every dump below dir (.rawtrace and .rawtrace.gz, not
   // The order of the arguments is the user's: node10's file before node2's when given so.
   assert.equal(expandInputs([join(d, "node10"), join(d, "node2")]).files, at("node10/rank0.rawtrace", "node2/rank0.rawtrace"));
   assert.equal(expandInputs(["-"]).files, ["/dev/stdin"]);
+  // x.rawtrace.gz beside x.rawtrace is the same dump twice: the folder gives the plain one only.
+  writeFileSync(join(d, "tree/a.rawtrace.gz"), "");
+  assert.equal(expandInputs([join(d, "tree")]).files, at("tree/a.rawtrace", "tree/deep/b.rawtrace.gz"));
 });
 
 test.after(() => rmSync(d, { recursive: true, force: true }));

@@ -67,7 +67,10 @@ test("standard input: `-` reads it, -o or --out-dir names the output; without th
   assert.equal(readdirSync(join(d, "out")), ["stdin.json"]);
   const c = run(["convert", "/dev/stdin"]);
   assert.is(c.status, 2, c.stderr);
-  assert.match(c.stderr, /\/dev\/stdin: not a regular file.*-o or --out-dir/);
+  assert.match(c.stderr, /\/dev\/stdin: standard input, a pipe or a device has no folder.*-o or --out-dir/);
+  // Standard input redirected from a regular file too (its folder would be /dev).
+  const f = spawnSync("sh", ["-c", `"${process.execPath}" "${CLI}" convert - < "${SAMPLE}"`], { cwd: d, encoding: "utf8", timeout: 60000 });
+  assert.is(f.status, 2, f.stderr);
   assert.equal(readdirSync(d).sort(), ["a.json", "out", "ref.json"]);
 });
 
@@ -167,6 +170,11 @@ test("a gzip-compressed dump (.rawtrace.gz, stdin too) converts to the same byte
     const ext = fmt[fmt.length - 1].slice(2);
     assert.ok(readFileSync(join(d, `gz${ext}`)).equals(readFileSync(join(d, `plain${ext}`))), `${ext}: the same bytes`);
   }
+  // Split over threads: one converting worker for a gzipped dump (each would decompress all of it in every pass).
+  const j = cli(["convert", "dir/x.rawtrace.gz", "-o", "j3.json", "--jobs", "3", "--json"]);
+  assert.is(j.status, 0, j.stderr);
+  assert.is(JSON.parse(j.stdout).files[0].workers, 1);
+  assert.ok(readFileSync(join(d, "j3.json")).equals(readFileSync(join(d, "plain.json"))));
   // A folder's .rawtrace.gz files are inputs; the default output drops both extensions.
   const w = cli(["convert", "dir"]);
   assert.is(w.status, 0, w.stderr);
@@ -174,6 +182,13 @@ test("a gzip-compressed dump (.rawtrace.gz, stdin too) converts to the same byte
   // Standard input, compressed.
   const s = cli(["convert", "-", "-o", "stdin.json"], gzipSync(raw));
   assert.is(s.status, 0, s.stderr);
+  // Read twice from standard input: merge (plan, then convert) of a gzipped rank, stats with a timeline pass.
+  const m = spawnSync("sh", ["-c", `gzip -c "${H100}" | "${process.execPath}" "${CLI}" merge "${SAMPLE}" - -o merged.json`], { cwd: d, encoding: "utf8", timeout: 60000 });
+  assert.is(m.status, 0, m.stderr);
+  assert.ok(JSON.parse(readFileSync(join(d, "merged.json"), "utf8")).traceEvents.length > 0);
+  const g = spawnSync("sh", ["-c", `cat "${H100}" | "${process.execPath}" "${CLI}" stats - --gaps --json`], { cwd: d, encoding: "utf8", timeout: 60000 });
+  assert.is(g.status, 0, g.stderr);
+  assert.ok(JSON.parse(g.stdout).files[0].gaps.devices.length > 0);
   // Cut short: the part it holds is converted, with the dump's own truncation warning.
   writeFileSync(join(d, "cut.rawtrace.gz"), gzipSync(raw).subarray(0, 40000));
   const c = cli(["convert", "cut.rawtrace.gz", "-o", "cut.json"]);

@@ -77,6 +77,14 @@ test("close() under running and queued tasks rejects both with API_MISUSE and le
   assert.equal(readdirSync(out), [], "nothing left");
 });
 
+test("a task asked for in the same tick as close() is rejected and starts no worker", async () => {
+  const pool = new WorkerPool({ jobs: 1 });
+  const task = pool.info(input).then(() => "resolved", (e) => (isRawtraceError(e) ? e.code : String(e)));
+  await pool.close();
+  assert.is(await task, "API_MISUSE");
+  assert.is(workerOf(pool, 0), null, "no worker after close()");
+});
+
 test("convertBatch on a pool closed under it settles, each file failed with API_MISUSE", async () => {
   const out = mkdtempSync(join(tmp, "batch-closed-"));
   const pool = new WorkerPool({ jobs: 1 });

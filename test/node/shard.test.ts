@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { commonRoot, fnv1a32, parseShard, selectShard, shardKeys } from "../../src/node/shard.js";
+import { checkOutputNames, commonRoot, fnv1a32, parseShard, selectShard, shardKeys } from "../../src/node/shard.js";
 import { sampleDump } from "../helpers/sample_dump.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -54,6 +54,12 @@ test("FNV-1a 32 matches its published test vectors", () => {
   assert.is(fnv1a32(""), 0x811c9dc5);
   assert.is(fnv1a32("a"), 0xe40c292c);
   assert.is(fnv1a32("foobar"), 0xbf9cf968);
+});
+
+test("checkOutputNames: a .rawtrace and a .rawtrace.gz of one name clash in one --out-dir (both write x.json)", () => {
+  assert.throws(() => checkOutputNames(["a/x.rawtrace", "b/x.rawtrace.gz"], "out"), /would write the same output/);
+  checkOutputNames(["a/x.rawtrace", "b/y.rawtrace.gz"], "out");
+  checkOutputNames(["a/x.rawtrace", "b/x.rawtrace.gz"], undefined); // beside each input: different folders
 });
 
 test("parseShard: I/N from 0; everything else is a usage error naming the value", () => {

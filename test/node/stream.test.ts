@@ -104,6 +104,14 @@ test("an HTTP client that disconnects mid-response: the server's convertStream r
   let settled!: (v: unknown) => void;
   const outcome = new Promise((ok) => (settled = ok));
   const server: Server = createServer((_req, res) => {
+    // Every write reports a full buffer, so each window waits for 'drain' (never sent here): the client's disconnect
+    // is what ends the wait, however much the loopback socket could have taken.
+    const write = res.write.bind(res) as (...a: unknown[]) => boolean;
+    res.write = ((...a: unknown[]) => {
+      write(...a);
+      return false;
+    }) as typeof res.write;
+    Object.defineProperty(res, "writableNeedDrain", { get: () => true });
     convertStream(big(), res).then(() => settled("resolved"), (e) => settled(e));
   });
   await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
