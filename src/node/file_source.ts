@@ -39,31 +39,48 @@ function inputError(path: string, e: unknown, what: string): RawtraceError {
   return new RawtraceError("IO", `${path}: ${what}: ${(e as Error).message}`, path);
 }
 
+/**
+ * Opens the input `path` for reading. Standard input that is a socket (a parent process's stdio) cannot be opened
+ * again by name: descriptor 0 itself is returned then, with `owned` false (not to be closed).
+ */
+function openInput(path: string): { fd: number; owned: boolean } {
+  try {
+    return { fd: openSync(path, "r"), owned: true };
+  } catch (e) {
+    if (path !== "/dev/stdin" || (e as NodeJS.ErrnoException).code !== "ENXIO") throw inputError(path, e, "cannot open");
+    return { fd: 0, owned: false };
+  }
+}
+
+/** Copies everything readable from `fd` (sequential reads) to `to`; returns the bytes copied. Errors name `path`. */
+function copyAll(path: string, fd: number, to: number, where: string): number {
+  const buf = Buffer.allocUnsafe(1 << 20);
+  let size = 0;
+  for (;;) {
+    let n: number;
+    try {
+      n = readSync(fd, buf, 0, buf.length, null);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "EAGAIN") continue;
+      throw inputError(path, e, "cannot read");
+    }
+    if (n === 0) return size;
+    writeAll(to, buf.subarray(0, n), `${path} (spooled to ${where})`);
+    size += n;
+  }
+}
+
 /** Copies everything readable from `fd` into an unnamed temporary; returns its descriptor and size. */
 function spool(path: string, fd: number): { fd: number; size: number } {
   const t = createTemp(join(tmpdir(), "rawtrace-input"), "spool", true);
   // Unnamed at once: the copy disappears with the descriptor, also on SIGKILL.
   removeOwned(t.path);
-  const buf = Buffer.allocUnsafe(1 << 20);
-  let size = 0;
   try {
-    for (;;) {
-      let n: number;
-      try {
-        n = readSync(fd, buf, 0, buf.length, null);
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code === "EAGAIN") continue;
-        throw inputError(path, e, "cannot read");
-      }
-      if (n === 0) break;
-      writeAll(t.fd, buf.subarray(0, n), `${path} (spooled to ${tmpdir()})`);
-      size += n;
-    }
+    return { fd: t.fd, size: copyAll(path, fd, t.fd, tmpdir()) };
   } catch (e) {
     closeSync(t.fd);
     throw e;
   }
-  return { fd: t.fd, size };
 }
 
 /**
@@ -191,15 +208,8 @@ export function fileSource(path: string): FileByteSource {
   let fd: number;
   let size: number;
   let spooledFd = -1;
-  let opened = true;
-  try {
-    fd = openSync(path, "r");
-  } catch (e) {
-    // Standard input that is a socket (a parent process's stdio) cannot be opened again by name: read descriptor 0.
-    if (path !== "/dev/stdin" || (e as NodeJS.ErrnoException).code !== "ENXIO") throw inputError(path, e, "cannot open");
-    fd = 0;
-    opened = false;
-  }
+  const input = openInput(path);
+  fd = input.fd;
   try {
     const st = fstatSync(fd);
     if (st.isDirectory()) throw new RawtraceError("IO", `${path}: is a directory, not a .rawtrace file`, path);
@@ -211,7 +221,7 @@ export function fileSource(path: string): FileByteSource {
       size = s.size;
     }
   } finally {
-    if (opened) closeSync(fd);
+    if (input.owned) closeSync(fd);
   }
   const sizes = [size];
   const note = (n: number) => {
@@ -315,37 +325,18 @@ export function spoolInputs(inputs: string[]): { paths: string[]; release(): voi
       }
       if (st.isFile() || st.isDirectory() || st.isBlockDevice()) return input;
       // The bytes as they come (a gzipped dump stays gzipped: the copy is read like any file, decompressed then).
-      let fd: number;
-      let opened = true;
-      try {
-        fd = openSync(input, "r");
-      } catch (e) {
-        if (input !== "/dev/stdin" || (e as NodeJS.ErrnoException).code !== "ENXIO") throw inputError(input, e, "cannot open");
-        fd = 0;
-        opened = false;
-      }
+      const from = openInput(input);
       try {
         const t = createTemp(join(tmpdir(), basename(input)), "spool");
         made.push(t.path);
         try {
-          const buf = Buffer.allocUnsafe(1 << 20);
-          for (;;) {
-            let n: number;
-            try {
-              n = readSync(fd, buf, 0, buf.length, null);
-            } catch (e) {
-              if ((e as NodeJS.ErrnoException).code === "EAGAIN") continue;
-              throw inputError(input, e, "cannot read");
-            }
-            if (n === 0) break;
-            writeAll(t.fd, buf.subarray(0, n), `${input} (spooled to ${t.path})`);
-          }
+          copyAll(input, from.fd, t.fd, t.path);
         } finally {
           closeSync(t.fd);
         }
         return t.path;
       } finally {
-        if (opened) closeSync(fd);
+        if (from.owned) closeSync(from.fd);
       }
     });
     return { paths, release };
