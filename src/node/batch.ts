@@ -216,7 +216,9 @@ export async function convertBatch(inputs: string[], opts: BatchOptions = {}): P
 function claim(claimed: Map<string, string>, output: string, input: string): void {
   const key = resolve(output);
   const other = claimed.get(key);
-  if (other !== undefined) throw new RawtraceError("USAGE", `${input}: same output as ${other} (${output}): use -o or --out-dir`, input);
+  if (other !== undefined) {
+    throw new RawtraceError("USAGE", `${input}: same output as ${other} (${output}): give them different names, or convert them with different --out-dir`, input);
+  }
   claimed.set(key, input);
 }
 
