@@ -243,7 +243,19 @@ export function fileByteSource(file: Blob, name: string, opts: FileSourceOptions
             if (!pending || pending.length === 0) {
               if (done) break;
               refill();
-              const r = await queue.shift()!;
+              let r: ReadableStreamReadResult<Uint8Array>;
+              try {
+                r = await queue.shift()!;
+              } catch (e) {
+                if (!gz || cancelled) throw e;
+                // A gzip stream cut short: what it held is the dump (the core reports the truncated chunk), as the
+                // CLI does; damaged compressed bytes: say so and where.
+                if (/truncated/i.test((e as Error).message)) {
+                  done = true;
+                  break;
+                }
+                throw new Error(`cannot decompress (damaged gzip) within the first ${fileBytesRead} compressed bytes: ${(e as Error).message}`);
+              }
               if (r.done) {
                 done = true;
                 break;

@@ -286,6 +286,25 @@ test(".rawtrace.gz opens through DecompressionStream; a second file joins the ti
   await page.close();
 });
 
+test(".rawtrace.gz cut short opens what it holds (as the CLI does); damaged compressed bytes are one message naming the file", async () => {
+  const cut = join(tmp, "cut.rawtrace.gz");
+  writeFileSync(cut, gzipSync(readFileSync(TORCH_NVTX)).subarray(0, 60000));
+  const { page, g } = await openPage(h);
+  await load(page, cut);
+  assert.ok((await page.$$("#row-list li")).length > 0, "rows from the part it holds");
+  const bad = gzipSync(readFileSync(TORCH_NVTX));
+  bad.fill(0xff, 40000, 40008);
+  const damaged = join(tmp, "damaged.rawtrace.gz");
+  writeFileSync(damaged, bad);
+  await page.setInputFiles("#file", damaged);
+  // The message box may still show the cut file's warning: wait for this file's message.
+  await page.waitForFunction(() => (document.querySelector("#error")?.textContent ?? "").startsWith("damaged"));
+  const gzMsg = (await page.textContent("#error")) ?? "";
+  assert.match(gzMsg, /^damaged\.rawtrace(\.gz)?: cannot decompress \(damaged gzip\) within the first \d+ compressed bytes/);
+  clean(g, "gz cut short, damaged");
+  await page.close();
+});
+
 test("a file that is not a dump: one message naming it and the offset, the page stays usable", async () => {
   const bad = join(tmp, "notes.rawtrace");
   writeFileSync(bad, "these are notes, not a trace\n".repeat(100));
