@@ -73,11 +73,14 @@ function progressDone(): void {
   }
 }
 
+let errorTimer = 0;
 function showError(msg: string): void {
   const e = $("#error");
   e.textContent = msg;
   e.hidden = false;
-  setTimeout(() => (e.hidden = true), 12000);
+  // A newer message gets its own 12 s: the timer of the one it replaced must not hide it early.
+  clearTimeout(errorTimer);
+  errorTimer = window.setTimeout(() => (e.hidden = true), 12000);
 }
 
 function isCancel(e: unknown): boolean {
@@ -411,8 +414,20 @@ $("#summary-file").addEventListener("change", showSummary);
 /** The hash read when the page opened, applied once the file it names is loaded. */
 let pending: HashState | null = parseHash(location.hash);
 let hashTimer = 0;
-/** Step pattern from the hash (`steps=REGEX`), passed to the core. */
-const stepsPattern: string | undefined = pending?.steps;
+/**
+ * Step pattern from the hash (`steps=REGEX`), passed to the core. One that is not a regular expression is said once
+ * and left out (the default, ProfilerStep#N, applies), instead of failing every file opened.
+ */
+const stepsPattern: string | undefined = ((steps) => {
+  if (steps === undefined) return undefined;
+  try {
+    new RegExp(steps, "u");
+    return steps;
+  } catch (e) {
+    showError(`#steps=${steps} in the address is not a regular expression (${(e as Error).message}): training steps are the default ProfilerStep#N ranges`);
+    return undefined;
+  }
+})(pending?.steps);
 
 function rel(t: number): number {
   return t - view.traceOrigin;

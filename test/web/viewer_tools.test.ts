@@ -224,6 +224,16 @@ test("drag on the time axis, shift-drag over tracks: the aggregate equals the JS
   await page.close();
 });
 
+test("a #steps= pattern that is not a regular expression: said once, the file still opens with the default steps", async () => {
+  const { page, g } = await openPage(h, "#steps=(", { viewport: VIEW });
+  await page.waitForSelector("#error", { state: "visible" });
+  assert.match((await page.textContent("#error")) ?? "", /^#steps=\( in the address is not a regular expression/);
+  await load(page, TORCH_NVTX);
+  assert.ok((await page.$$("#row-list li")).length > 0, "the file opened");
+  clean(g, "bad #steps=");
+  await page.close();
+});
+
 test("steps (--steps as #steps=): listed, a click selects the step's span and aggregates it", async () => {
   const { page, g } = await openPage(h, "#steps=train_step", { viewport: VIEW });
   await load(page, TORCH_NVTX);
