@@ -4,23 +4,34 @@
  *  - `?file=/files/0/run.rawtrace&file=…`, as `rawtrace view FILE…` opens the page (src/node/view.ts): only
  *    same-origin paths under /files/ (anything else is an error naming it);
  *  - `?open=PATH` (may repeat), a shareable link to a file the server offers: resolved against the page, kept only
- *    when same-origin (another origin is dropped without a request; the CSP allows none either).
+ *    when same-origin (another origin is refused without a request, and said; the CSP allows none either).
  */
 
-/** The same-origin URLs `search` (location.search) names, `file=` first, then `open=`; `base` is the page's URL. */
-export function urlFiles(search: string, base: string): URL[] {
+/**
+ * The same-origin URLs `search` (location.search) names, `file=` first, then `open=`; `base` is the page's URL.
+ * An `open=` of another origin (or not a URL) is not fetched: `refused` says which and why.
+ */
+export function urlFiles(search: string, base: string): { urls: URL[]; refused: string[] } {
   const params = new URLSearchParams(search);
   const origin = new URL(base).origin;
-  const out: URL[] = [];
+  const urls: URL[] = [];
+  const refused: string[] = [];
   for (const p of params.getAll("file")) {
     if (!p.startsWith("/files/") || p.includes("\\")) throw new Error(`file=${p}: only /files/… paths of this server are opened`);
-    out.push(new URL(p.split("/").map(encodeURIComponent).join("/"), base));
+    urls.push(new URL(p.split("/").map(encodeURIComponent).join("/"), base));
   }
   for (const p of params.getAll("open")) {
-    const u = new URL(p, base);
-    if (u.origin === origin) out.push(u);
+    let u: URL;
+    try {
+      u = new URL(p, base);
+    } catch {
+      refused.push(`open=${p}: not a path or URL`);
+      continue;
+    }
+    if (u.origin === origin) urls.push(u);
+    else refused.push(`open=${p}: another site (${u.origin}): only files of this server are opened`);
   }
-  return out;
+  return { urls, refused };
 }
 
 /**
@@ -31,7 +42,9 @@ export async function filesFromUrl(search: string, base: string, onError: (msg: 
   const out: File[] = [];
   let urls: URL[];
   try {
-    urls = urlFiles(search, base);
+    const named = urlFiles(search, base);
+    urls = named.urls;
+    if (named.refused.length) onError(named.refused.join("; "));
   } catch (e) {
     onError((e as Error).message);
     return out;
