@@ -482,6 +482,9 @@ function applyHash(st: HashState): void {
  * file is dropped: the hash then follows the file opened).
  */
 function afterLoad(): void {
+  // A file that joins answers the search and the range already on screen: both are computed again over every file.
+  if (search.value.trim()) runSearch();
+  if (view.range) rangePanel.show(view.range);
   if (pending) {
     const st = pending;
     pending = null;

@@ -263,6 +263,22 @@ test("steps (--steps as #steps=): listed, a click selects the step's span and ag
   await page.close();
 });
 
+test("a file loaded after a search joins it: the count covers both files", async () => {
+  const { page, g } = await openPage(h, "", { viewport: VIEW });
+  await load(page, TORCH_NVTX);
+  const name = /^cudaLaunchKernel$/i;
+  const inTorch = rowEvents(torch).filter((e) => name.test(e.name)).length;
+  const inCuda = rowEvents(cuda).filter((e) => name.test(e.name)).length;
+  assert.ok(inTorch > 0 && inCuda > 0);
+  await page.check("#search-regex");
+  await page.fill("#search", "^cudaLaunchKernel$");
+  await page.waitForFunction((n) => document.body.dataset.searchMatches === String(n), inTorch);
+  await page.setInputFiles("#file", CUDA_SAMPLE);
+  await page.waitForFunction((n) => document.body.dataset.searchMatches === String(n), inTorch + inCuda);
+  clean(g, "search after a second file");
+  await page.close();
+});
+
 test("search: regex over every event, total, Enter / Shift+Enter in time order with wrap-around, bad regex named", async () => {
   const { page, g } = await openPage(h, "", { viewport: VIEW });
   await load(page, TORCH_NVTX);
