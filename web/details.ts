@@ -95,21 +95,28 @@ export function renderDetails(body: HTMLElement, s: Sel | null, host: DetailsHos
   const x2 = ev.word(i, 11);
   const x3 = ev.word(i, 12);
   const x4 = ev.word(i, 13);
-  if (k === Kind.KERNEL || k === Kind.MEMCPY || k === Kind.MEMSET || k === Kind.SYNC || k === Kind.GRAPH) {
+  // 0 is what a vendor's records leave where they carry no context (Gaudi, some XPU): not shown as a value.
+  if ((k === Kind.KERNEL || k === Kind.MEMCPY || k === Kind.MEMSET || k === Kind.SYNC || k === Kind.GRAPH) && x3 !== 0) {
     kv(dl, "Context", "context", String(x3));
   }
   if (k === Kind.KERNEL) {
     const grid = [x0, x1 & 0xffff, x1 >>> 16];
     const block = [x2 & 0x7ff, (x2 >>> 11) & 0x7ff, (x2 >>> 22) & 0x3ff];
-    kv(dl, "Grid", "grid", `[${grid.join(", ")}]`);
-    kv(dl, "Block", "block", `[${block.join(", ")}]`);
-    kv(dl, "Threads", "threads", int(grid[0] * grid[1] * grid[2] * block[0] * block[1] * block[2]), "grid × block");
-    kv(dl, "Registers / thread", "registers", String(x4 & 0xffff));
+    const threads = grid[0] * grid[1] * grid[2] * block[0] * block[1] * block[2];
     const st = ev.word(i, 14);
     const dy = ev.word(i, 15);
-    kv(dl, "Shared memory", "shared", `${bytes(st + dy)} (static ${int(st)} B, dynamic ${int(dy)} B)`);
-    kv(dl, "Static shared", "shared-static", String(st));
-    kv(dl, "Dynamic shared", "shared-dynamic", String(dy));
+    if (threads === 0) {
+      // No launch shape in this vendor's kernel records (Gaudi engines, PTI without it): said, not shown as zeros.
+      kv(dl, "Launch shape", "grid", "not in this dump's kernel records (grid, block, registers, shared memory)");
+    } else {
+      kv(dl, "Grid", "grid", `[${grid.join(", ")}]`);
+      kv(dl, "Block", "block", `[${block.join(", ")}]`);
+      kv(dl, "Threads", "threads", int(threads), "grid × block");
+      kv(dl, "Registers / thread", "registers", String(x4 & 0xffff));
+      kv(dl, "Shared memory", "shared", `${bytes(st + dy)} (static ${int(st)} B, dynamic ${int(dy)} B)`);
+      kv(dl, "Static shared", "shared-static", String(st));
+      kv(dl, "Dynamic shared", "shared-dynamic", String(dy));
+    }
     const occ = x4 >>> 16;
     kv(dl, "Theoretical occupancy", "occupancy", occ === OCC_NONE ? "unknown (no device table)" : `${(occ / 100).toFixed(2)} %`,
       "resident warps per SM over the maximum, from registers, shared memory and block size (as XProf)");

@@ -263,6 +263,23 @@ test("steps (--steps as #steps=): listed, a click selects the step's span and ag
   await page.close();
 });
 
+test("a Gaudi kernel's details say its records carry no launch shape (not grid [0, 0, 0]) and show no context 0", async () => {
+  const { page, g } = await openPage(h, "", { viewport: VIEW });
+  await load(page, "samples/gaudi2_mlp_synapse.rawtrace");
+  await page.check("#search-regex");
+  await page.fill("#search", "^matmul_fwd_bf16_1024x4096$");
+  await page.waitForFunction(() => Number(document.body.dataset.searchMatches ?? 0) > 0);
+  await page.press("#search", "Enter");
+  await page.waitForFunction(() => document.body.dataset.searchRank !== undefined);
+  await frame(page);
+  const d = await details(page);
+  assert.match(d.grid ?? "", /not in this dump's kernel records/);
+  assert.is(d.block, undefined);
+  assert.is(d.context, undefined);
+  clean(g, "gaudi kernel details");
+  await page.close();
+});
+
 test("a file loaded after a search joins it: the count covers both files", async () => {
   const { page, g } = await openPage(h, "", { viewport: VIEW });
   await load(page, TORCH_NVTX);
