@@ -74,13 +74,20 @@ function progressDone(): void {
 }
 
 let errorTimer = 0;
+/** Messages on screen, newest first: files opened together each keep theirs instead of replacing the last. */
+let shown: string[] = [];
 function showError(msg: string): void {
   const e = $("#error");
-  e.textContent = msg;
+  shown = [msg, ...(e.hidden ? [] : shown)].slice(0, 6);
+  e.textContent = shown.join("\n");
+  e.style.whiteSpace = "pre-line";
   e.hidden = false;
   // A newer message gets its own 12 s: the timer of the one it replaced must not hide it early.
   clearTimeout(errorTimer);
-  errorTimer = window.setTimeout(() => (e.hidden = true), 12000);
+  errorTimer = window.setTimeout(() => {
+    e.hidden = true;
+    shown = [];
+  }, 12000);
 }
 
 function isCancel(e: unknown): boolean {
@@ -140,7 +147,12 @@ async function loadOne(file: File): Promise<void> {
     document.body.dataset.fileReads = String(res.fileReads);
     document.body.dataset.keptBytes = String(res.keptBytes);
     if (res.info.warnings.length) {
-      showError(`${file.name}: ${res.info.warnings.map((w) => `${w.code} ×${w.count}`).join(", ")}`);
+      // As the CLI says it: how much was lost and where, then each warning with the offset of its first case.
+      const loss = res.info.loss;
+      const lost = loss && loss.bytes > 0
+        ? `DATA LOST: skipped ${int(loss.bytes)} damaged bytes (${((100 * loss.bytes) / Math.max(1, res.info.bytes)).toFixed(1)}% of the file); `
+        : "";
+      showError(`${file.name}: ${lost}${res.info.warnings.map((w) => `${w.code} ×${w.count} (offset ${w.offset})`).join(", ")}`);
     }
     // The summary (rawtrace stats) was aggregated by the core in the same pass.
     if (res.stats) {

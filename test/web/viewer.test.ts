@@ -305,6 +305,24 @@ test(".rawtrace.gz cut short opens what it holds (as the CLI does); damaged comp
   await page.close();
 });
 
+test("files opened together keep their own messages; damage says how much was lost and where", async () => {
+  const cut = join(tmp, "cut.rawtrace");
+  writeFileSync(cut, readFileSync(TORCH_NVTX).subarray(0, 200000));
+  const junk = join(tmp, "junk.rawtrace");
+  writeFileSync(junk, "not a trace at all\n".repeat(10));
+  const { page, g } = await openPage(h);
+  await page.setInputFiles("#file", [cut, junk]);
+  await page.waitForFunction(() => {
+    const t = document.querySelector("#error")?.textContent ?? "";
+    return t.includes("cut.rawtrace:") && t.includes("junk.rawtrace:");
+  });
+  const text = (await page.textContent("#error")) ?? "";
+  assert.match(text, /cut\.rawtrace: DATA LOST: skipped [\d,]+ damaged bytes \([\d.]+% of the file\); TRUNCATED ×1 \(offset \d+\)/);
+  assert.match(text, /junk\.rawtrace: offset 0: not a \.rawtrace file/);
+  clean(g, "two messages");
+  await page.close();
+});
+
 test("a file that is not a dump: one message naming it and the offset, the page stays usable", async () => {
   const bad = join(tmp, "notes.rawtrace");
   writeFileSync(bad, "these are notes, not a trace\n".repeat(100));
