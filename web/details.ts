@@ -6,7 +6,7 @@
  */
 import { Flag, Kind, RowClass, TL_NONE } from "../src/core/timeline.js";
 import { bytes, dur, int, usExact } from "./format.js";
-import { COPY_KINDS, KIND_NAMES, eventName, rowWord, type LoadedFile } from "./model.js";
+import { COPY_KINDS, eventName, kindLabel, rowWord, type LoadedFile } from "./model.js";
 import { kv, linkButton } from "./dom.js";
 import type { Sel } from "./view.js";
 
@@ -75,7 +75,7 @@ export function renderDetails(body: HTMLElement, s: Sel | null, host: DetailsHos
   dl.className = "kv";
   const row = ev.row(i);
   const cls = rowWord(f, row, 0);
-  kv(dl, "Kind", "kind", KIND_NAMES[k] ?? `kind ${k}`);
+  kv(dl, "Kind", "kind", kindLabel(k, f.info.vendor));
   kv(dl, "Row", "row", `${f.rowGroups[row]} · ${f.rowLabels[row]}`);
   if (cls >= RowClass.GPU_ANNOTATIONS) {
     kv(dl, "Device", "device", String(rowWord(f, row, 1)));

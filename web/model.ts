@@ -70,6 +70,7 @@ export function makeLoadedFile(
     coreBytes,
   };
   const proc = processName(info);
+  const words = vendorWords(info.vendor);
   for (let r = 0; r < meta.header.rows; r++) {
     const cls = rowWord(f, r, 0);
     const a = rowWord(f, r, 1);
@@ -81,9 +82,9 @@ export function makeLoadedFile(
     if (cls < RowClass.GPU_ANNOTATIONS) {
       group = `CPU · pid ${a}${proc ? ` · ${proc}` : ""}`;
       label =
-        cls === RowClass.HOST_RANGES ? `thread ${b}${named} · NVTX`
-        : cls === RowClass.HOST_API ? `thread ${b}${named} · CUDA API`
-        : `thread ${b} · CUPTI overhead`;
+        cls === RowClass.HOST_RANGES ? `thread ${b}${named} · ${words.ranges}`
+        : cls === RowClass.HOST_API ? `thread ${b}${named} · ${words.api}`
+        : `thread ${b} · ${words.overhead}`;
     } else {
       const dev = info.devices.find((d) => d.id === a);
       group = `GPU ${a}${dev ? ` · ${dev.name}` : ""}`;
@@ -92,7 +93,7 @@ export function makeLoadedFile(
         : cls === RowClass.GPU_ANNOTATIONS ? `stream ${b} · annotations`
         : cls === RowClass.GPU_SYNC ? `stream ${b} (sync)`
         : cls === RowClass.GPU_CONTEXT_SYNC ? "context sync"
-        : "CUPTI overhead";
+        : words.overhead;
     }
     f.rowLabels.push(label);
     f.rowGroups.push(group);
@@ -106,6 +107,42 @@ export function eventName(f: LoadedFile, i: number): string {
   if (n !== TL_NONE) return f.names[n];
   if (f.events.kind(i) === Kind.GRAPH) return `CUDA Graph ${f.events.word(i, 9)}`;
   return "(unnamed)";
+}
+
+/** What a vendor's host rows, ranges and tracer overhead are called (the CUDA names for CUDA dumps). */
+export interface VendorWords {
+  api: string;
+  runtime: string;
+  driver: string;
+  ranges: string;
+  overhead: string;
+}
+
+const CUDA_WORDS: VendorWords = {
+  api: "CUDA API", runtime: "CUDA runtime API", driver: "CUDA driver API", ranges: "NVTX", overhead: "CUPTI overhead",
+};
+
+/** The words for `vendor` (FileInfo.vendor: cuda, rocm, rocm-roctracer, xpu, hpu); CUDA's for any other. */
+export function vendorWords(vendor: string): VendorWords {
+  if (vendor === "rocm" || vendor === "rocm-roctracer") {
+    return { api: "HIP API", runtime: "HIP runtime API", driver: "HSA API", ranges: "ROCTx", overhead: "rocprofiler overhead" };
+  }
+  if (vendor === "xpu") return { api: "SYCL / Level Zero API", runtime: "SYCL API", driver: "Level Zero API", ranges: "ranges", overhead: "PTI overhead" };
+  if (vendor === "hpu") return { api: "Synapse API", runtime: "Synapse API", driver: "Synapse API", ranges: "ranges", overhead: "Synapse profiler overhead" };
+  return CUDA_WORDS;
+}
+
+/** The kind name shown for event kind `k` of a file of `vendor` ({@link KIND_NAMES}, with the vendor's API words). */
+export function kindLabel(k: number, vendor: string): string {
+  const w = vendorWords(vendor);
+  if (k === Kind.API_RUNTIME) return w.runtime;
+  if (k === Kind.API_DRIVER) return w.driver;
+  if (k === Kind.OVERHEAD) return w.overhead;
+  if ((k === Kind.RANGE || k === Kind.INSTANT) && w.ranges !== "NVTX") {
+    const what = k === Kind.RANGE ? "range" : "marker";
+    return w.ranges === "ranges" ? what : `${w.ranges} ${what}`;
+  }
+  return KIND_NAMES[k] ?? `kind ${k}`;
 }
 
 export const KIND_NAMES: Record<number, string> = {

@@ -280,6 +280,26 @@ test("a Gaudi kernel's details say its records carry no launch shape (not grid [
   await page.close();
 });
 
+test("rows and kinds are named in the dump's vendor's words (HIP for ROCm, Synapse for Gaudi), not CUDA's", async () => {
+  const { page, g } = await openPage(h, "", { viewport: VIEW });
+  await load(page, "samples/mi250_minitoy_rocprof.rawtrace");
+  const rows = await page.$$eval("#row-list li", (l) => l.map((li) => li.textContent ?? ""));
+  assert.ok(rows.some((r) => r.includes("HIP API")), rows.join(" | "));
+  assert.not.ok(rows.some((r) => /CUDA|CUPTI/.test(r)), rows.join(" | "));
+  await page.check("#search-regex");
+  await page.fill("#search", "^hipLaunchKernel$");
+  await page.waitForFunction(() => Number(document.body.dataset.searchMatches ?? 0) > 0);
+  await page.press("#search", "Enter");
+  await page.waitForFunction(() => document.body.dataset.searchRank !== undefined);
+  await frame(page);
+  assert.is((await details(page)).kind, "HIP runtime API");
+  await load(page, "samples/gaudi2_mlp_synapse.rawtrace");
+  const all = await page.$$eval("#row-list li", (l) => l.map((li) => li.textContent ?? ""));
+  assert.not.ok(all.some((r) => /CUDA|CUPTI/.test(r)), all.join(" | "));
+  clean(g, "vendor words");
+  await page.close();
+});
+
 test("a file loaded after a search joins it: the count covers both files", async () => {
   const { page, g } = await openPage(h, "", { viewport: VIEW });
   await load(page, TORCH_NVTX);
