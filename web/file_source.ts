@@ -17,6 +17,13 @@ export class CancelledError extends Error {
   }
 }
 
+/** Whether the file's first two bytes are gzip's magic 1f 8b (what it is, whatever its name says). */
+export async function startsWithGzip(file: Blob): Promise<boolean> {
+  if (file.size < 2) return false;
+  const b = new Uint8Array(await file.slice(0, 2).arrayBuffer());
+  return b[0] === 0x1f && b[1] === 0x8b;
+}
+
 /** Whether a file name says gzip. */
 export function isGzipName(name: string): boolean {
   return /\.gz$/i.test(name);
@@ -67,6 +74,8 @@ function nextTask(): Promise<void> {
 
 /** Options of {@link fileByteSource}. */
 export interface FileSourceOptions {
+  /** The file is gzip-compressed (the caller looked at its first bytes: {@link startsWithGzip}); default: by name. */
+  gzip?: boolean;
   /**
    * Read the file once: the first open() keeps the file's bytes (as read: compressed for .gz) in memory, chunk by
    * chunk, and later opens replay them instead of reading the file again; the emit pass (open(2), a conversion's
@@ -92,7 +101,7 @@ export interface FileSourceOptions {
 
 /** A re-openable source over `file`. */
 export function fileByteSource(file: Blob, name: string, opts: FileSourceOptions = {}): FileByteSource {
-  const gz = isGzipName(name);
+  const gz = opts.gzip ?? isGzipName(name);
   let cancelled = false;
   let fileBytesRead = 0;
   let fileReads = 0;

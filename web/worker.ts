@@ -16,7 +16,7 @@ import wasmUrl from "../build/rawtrace.wasm";
 import { Engine, type FileInfo } from "../src/core/engine.js";
 import { TimelineParser, type TimelineMeta } from "../src/core/timeline.js";
 import { decodeStats, type TraceStats } from "../src/core/stats.js";
-import { fileByteSource, isGzipName, type FileByteSource, type FileSourceOptions } from "./file_source.js";
+import { fileByteSource, startsWithGzip, type FileByteSource, type FileSourceOptions } from "./file_source.js";
 import { keepingReaderThread, readerThreadStream } from "./slice_reader.js";
 
 /** Callbacks the page passes (as a comlink proxy) to follow a job. */
@@ -108,8 +108,11 @@ async function withSource<T>(
   // thread). A .gz file is kept as read here: its bytes are compressed already (packing them would cost the time
   // and save nothing).
   const budget = rawBudget(mode);
-  const keeper = opts.keep && budget !== null && !isGzipName(file.name) ? keepingReaderThread(file, file.name, budget) : null;
-  const src = fileByteSource(file, file.name, { read, keeper, ...opts });
+  // Compressed or not by its bytes, as the CLI decides: a gzipped dump named .rawtrace, a plain one named .gz.
+  const gzip = await startsWithGzip(file);
+  if (gen !== generation) throw cancelledError();
+  const keeper = opts.keep && budget !== null && !gzip ? keepingReaderThread(file, file.name, budget) : null;
+  const src = fileByteSource(file, file.name, { read, keeper, gzip, ...opts });
   running.add(src);
   try {
     return await run(src);

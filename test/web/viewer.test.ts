@@ -286,6 +286,21 @@ test(".rawtrace.gz opens through DecompressionStream; a second file joins the ti
   await page.close();
 });
 
+test("gzip is known by the bytes, not the name: a gzipped dump named .rawtrace and a plain one named .gz both open", async () => {
+  const t = await chromeOf(CUDA_SAMPLE);
+  const zipped = join(tmp, "zipped_but_named.rawtrace");
+  writeFileSync(zipped, gzipSync(readFileSync(CUDA_SAMPLE)));
+  const plain = join(tmp, "plain_but_named.rawtrace.gz");
+  writeFileSync(plain, readFileSync(CUDA_SAMPLE));
+  for (const f of [zipped, plain]) {
+    const { page, g } = await openPage(h);
+    await load(page, f);
+    assert.equal(await viewerRows(page), chromeRows(t), basename(f));
+    clean(g, basename(f));
+    await page.close();
+  }
+});
+
 test(".rawtrace.gz cut short opens what it holds (as the CLI does); damaged compressed bytes are one message naming the file", async () => {
   const cut = join(tmp, "cut.rawtrace.gz");
   writeFileSync(cut, gzipSync(readFileSync(TORCH_NVTX)).subarray(0, 60000));
