@@ -493,11 +493,14 @@ function applyHash(st: HashState): void {
  * Called after each load: applies the pending hash when the file it names is the one loaded (a view of another
  * file is dropped: the hash then follows the file opened).
  */
+/** While the files the URL names are being opened, the hash waits for all of them (it may point into any). */
+let openingServed = false;
+
 function afterLoad(): void {
   // A file that joins answers the search and the range already on screen: both are computed again over every file.
   if (search.value.trim()) runSearch();
   if (view.range) rangePanel.show(view.range);
-  if (pending) {
+  if (pending && !openingServed) {
     const st = pending;
     pending = null;
     if (!st.file || files.some((f) => f.name === st.file)) applyHash(st);
@@ -546,7 +549,15 @@ $("#dl-xspace").addEventListener("click", () => void download("xspace"));
 // ---- Files the URL names: ?file=/files/<i>/<name> (`rawtrace view FILE…`), ?open=PATH (a shared link) -----------
 
 async function openServed(): Promise<void> {
-  for (const f of await filesFromUrl(location.search, location.href, showError)) await loadOne(f);
+  const served = await filesFromUrl(location.search, location.href, showError);
+  openingServed = served.length > 1;
+  try {
+    for (const f of served) await loadOne(f);
+  } finally {
+    openingServed = false;
+  }
+  // The saved view (window, selection, search) applies once every file of the link is there.
+  if (served.length > 1 && files.length) afterLoad();
 }
 
 document.body.dataset.boot = "ok";

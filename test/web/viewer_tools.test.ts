@@ -300,6 +300,34 @@ test("rows and kinds are named in the dump's vendor's words (HIP for ROCm, Synap
   await page.close();
 });
 
+test("a link to a two-file view (?open= twice, a selection in the second file) reopens that view", async () => {
+  mkdirSync(join(h.dir, "files"), { recursive: true });
+  copyFileSync(CUDA_SAMPLE, join(h.dir, "files", "one.rawtrace"));
+  copyFileSync(TORCH_NVTX, join(h.dir, "files", "two.rawtrace"));
+  const only = torch.traceEvents.find((e) => e.cat === "kernel" && !cuda.traceEvents.some((c) => c.name === e.name))!;
+  const open = "?open=files/one.rawtrace&open=files/two.rawtrace";
+  const ready = (p: Page) => p.waitForFunction(() => document.querySelectorAll("#file-list .chip").length === 2 &&
+    document.body.dataset.state === "ready", undefined, { timeout: 120_000 });
+  const first = await openPage(h, open, { viewport: VIEW });
+  await ready(first.page);
+  await first.page.fill("#search", only.name);
+  await first.page.press("#search", "Enter");
+  await first.page.waitForSelector("#details-body [data-field=correlation]", { state: "attached" });
+  await frame(first.page);
+  const before = await details(first.page);
+  const hash = await first.page.evaluate(() => location.hash);
+  assert.match(hash, /ev=1(:|%3A)/, "the selection is in the second file");
+  await first.page.close();
+  const again = await openPage(h, `${open}${hash}`, { viewport: VIEW });
+  await ready(again.page);
+  await again.page.waitForSelector("#details-body [data-field=correlation]", { state: "attached" });
+  await frame(again.page);
+  assert.equal(await details(again.page), before, "same selection");
+  clean(again.g, "two-file link");
+  clean(first.g, "two-file view");
+  await again.page.close();
+});
+
 test("a file loaded after a search joins it: the count covers both files", async () => {
   const { page, g } = await openPage(h, "", { viewport: VIEW });
   await load(page, TORCH_NVTX);
