@@ -141,7 +141,17 @@ export class TimelineView {
   }
 
   private groupKey(f: LoadedFile, r: number): string {
-    return this.files.length > 1 ? `${f.name} · ${f.rowGroups[r]}` : f.rowGroups[r];
+    return this.files.length > 1 ? `${this.fileTag(f)} · ${f.rowGroups[r]}` : f.rowGroups[r];
+  }
+
+  /** A file's name in group headers; the same file opened again is `name (2)`, its rows a group of their own. */
+  private fileTag(f: LoadedFile): string {
+    let n = 0;
+    for (const g of this.files) {
+      if (g.name === f.name) n++;
+      if (g === f) break;
+    }
+    return n > 1 ? `${f.name} (${n})` : f.name;
   }
 
   private layout(): void {

@@ -328,6 +328,19 @@ test("a link to a two-file view (?open= twice, a selection in the second file) r
   await again.page.close();
 });
 
+test("the same file opened twice: two groups of rows, not one merged group", async () => {
+  const { page, g } = await openPage(h, "", { viewport: VIEW });
+  await load(page, CUDA_SAMPLE);
+  const one = (await page.getAttribute("#canvas", "data-groups"))!.split("|");
+  await page.setInputFiles("#file", CUDA_SAMPLE);
+  await page.waitForFunction(() => document.querySelectorAll("#file-list .chip").length === 2);
+  await page.waitForFunction((n) => (document.querySelector("#canvas")?.getAttribute("data-groups") ?? "").split("|").length === n, 2 * one.length);
+  const two = (await page.getAttribute("#canvas", "data-groups"))!.split("|");
+  assert.ok(two.some((k) => k.startsWith("cuda_sample.rawtrace (2) · ")), two.join(" | "));
+  clean(g, "same file twice");
+  await page.close();
+});
+
 test("a file loaded after a search joins it: the count covers both files", async () => {
   const { page, g } = await openPage(h, "", { viewport: VIEW });
   await load(page, TORCH_NVTX);
