@@ -293,8 +293,11 @@ test("rows and kinds are named in the dump's vendor's words (HIP for ROCm, Synap
   await page.waitForFunction(() => document.body.dataset.searchRank !== undefined);
   await frame(page);
   assert.is((await details(page)).kind, "HIP runtime API");
-  await load(page, "samples/gaudi2_mlp_synapse.rawtrace");
+  await page.setInputFiles("#file", "samples/gaudi2_mlp_synapse.rawtrace");
+  await page.waitForFunction(() => document.querySelectorAll("#file-list .chip").length === 2);
   const all = await page.$$eval("#row-list li", (l) => l.map((li) => li.textContent ?? ""));
+  const gaudiRows = await page.$$eval("#row-list li[data-file='gaudi2_mlp_synapse.rawtrace']", (l) => l.length);
+  assert.ok(gaudiRows > 0, "the Gaudi rows are listed");
   assert.not.ok(all.some((r) => /CUDA|CUPTI/.test(r)), all.join(" | "));
   clean(g, "vendor words");
   await page.close();
