@@ -489,13 +489,14 @@ function applyHash(st: HashState): void {
   if (st.view) view.setWindow(st.view[0] + o, st.view[1] + o);
 }
 
-/**
- * Called after each load: applies the pending hash when the file it names is the one loaded (a view of another
- * file is dropped: the hash then follows the file opened).
- */
 /** While the files the URL names are being opened, the hash waits for all of them (it may point into any). */
 let openingServed = false;
 
+/**
+ * Called after each load: runs the search and the range again over every file, and applies the pending hash when
+ * the file it names is the one loaded (a view of another file is dropped: the hash then follows the file opened) —
+ * for the files a URL names, once all of them are loaded.
+ */
 function afterLoad(): void {
   // A file that joins answers the search and the range already on screen: both are computed again over every file.
   if (search.value.trim()) runSearch();

@@ -14,8 +14,8 @@ import { basename, dirname, join, resolve } from "node:path";
 import { RawtraceError, type LossReport, type Warning } from "../core/codes.js";
 import type { AnalysisOptions } from "../core/engine.js";
 import { checkOutputOptions, xspaceProfilePath } from "./convert.js";
-import { dumpName, isGzipFile } from "./file_source.js";
-import { stemOf } from "./inputs.js";
+import { isGzipFile } from "./file_source.js";
+import { dumpName, stemOf } from "./inputs.js";
 import { OutputFile, createTemp, makeDir, isInput, isStreamOutput, removeOwned } from "./output.js";
 import { WorkerPool, type ActiveTask } from "./pool.js";
 import { convertSplit, convertingWorkers } from "./split.js";
@@ -106,8 +106,6 @@ export function fileFraction(t: ActiveTask): number {
   const f = t.total > 0 ? Math.min(1, t.done / t.total) : 0;
   return t.pass === 1 ? 0.25 * f : t.pass === 3 ? 0.25 + 0.1 * f : t.pass === 2 ? 0.35 + 0.65 * f : 0;
 }
-
-
 
 /**
  * Whether `p` is standard input or a descriptor by name (`-` becomes /dev/stdin; /dev/fd/N, /proc/self/fd/N: the

@@ -22,6 +22,7 @@ import { tmpdir } from "node:os";
 import type { ByteSource, FileInfo } from "../core/engine.js";
 import { RawtraceError, type Warning } from "../core/codes.js";
 import { createTemp, removeOwned, writeAll } from "./output.js";
+import { dumpName } from "./inputs.js";
 
 /** A file's ByteSource; {@link FileByteSource.close} releases a spooled copy. */
 export interface FileByteSource extends ByteSource {
@@ -81,14 +82,6 @@ function spool(path: string, fd: number): { fd: number; size: number } {
     closeSync(t.fd);
     throw e;
   }
-}
-
-/**
- * The dump's file name as traces show it (Chrome JSON traceName, FileInfo.file, merge's rank labels): a compressed
- * dump's `x.rawtrace.gz` is `x.rawtrace`, so that both give the same output.
- */
-export function dumpName(path: string): string {
-  return basename(path).replace(/\.rawtrace\.gz$/i, ".rawtrace");
 }
 
 /**

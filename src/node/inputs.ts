@@ -155,8 +155,16 @@ export function expandInputs(args: string[]): { files: string[]; unmatched: stri
   return { files, unmatched };
 }
 
-/** The input's name without `.rawtrace` (or `.rawtrace.gz`, a compressed dump): what output names start with. */
+/**
+ * The dump's file name as traces show it (Chrome JSON traceName, FileInfo.file, merge's rank labels): a compressed
+ * dump's `x.rawtrace.gz` is `x.rawtrace`, so that both give the same output.
+ */
+export function dumpName(path: string): string {
+  return basename(path).replace(/\.rawtrace\.gz$/i, ".rawtrace");
+}
+
+/** The input's name without its extension (and a compressed dump's without `.rawtrace.gz`): what output names start with. */
 export function stemOf(input: string): string {
-  const b = basename(input);
-  return /\.rawtrace\.gz$/i.test(b) ? b.slice(0, -".rawtrace.gz".length) : basename(b, extname(b));
+  const b = dumpName(input);
+  return basename(b, extname(b));
 }

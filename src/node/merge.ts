@@ -21,7 +21,8 @@ import { closeSync, readSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { tmpdir } from "node:os";
 import { FdSink, OutputFile, createTemp, makeDir, isStreamOutput, removeOwned } from "./output.js";
-import { dumpName, spoolInputs } from "./file_source.js";
+import { spoolInputs } from "./file_source.js";
+import { dumpName } from "./inputs.js";
 import { RawtraceError } from "../core/codes.js";
 import type { AnalysisOptions, ConvertResult, FileInfo } from "../core/engine.js";
 import {

@@ -149,7 +149,7 @@ export function isInput(path: string, inputs: string[]): boolean {
 // ---- Temporaries and locks of this process: removed on failure, on signals and at exit --------------------------
 
 const owned = new Set<string>();
-/** Folders this process made (makeDir), in the order made: removed at cleanup when they are still empty. */
+/** Folders this process made (makeDir), in the order made: removed when a signal ends the process and they are still empty. */
 const ownedDirs: string[] = [];
 let hooked = false;
 
@@ -194,7 +194,7 @@ export function own(path: string): void {
   hook();
 }
 
-/** Removes at signal or exit, when still empty, the folders that makeDir made in this process. */
+/** Installs, once and in the main thread, the SIGINT/SIGTERM and exit handlers that clean up what this process owns. */
 function hook(): void {
   if (hooked || !isMainThread) return;
   hooked = true;

@@ -3,28 +3,24 @@
  * (`TMPDIR`), created on the first spilled run and unlinked at once (only its descriptor holds it, so nothing is
  * left behind whatever ends the process), written and read synchronously (the core waits for each call).
  */
-import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from "node:fs";
+import { closeSync, readSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { SpillStore } from "../core/engine.js";
+import { createTemp, removeOwned } from "./output.js";
 
 /** A new spill file; throws a clear error naming the folder when it cannot be created. */
 export function fileSpill(dir = tmpdir()): SpillStore {
-  let folder: string;
+  let t: { path: string; fd: number };
   try {
-    folder = mkdtempSync(join(dir, "rawtrace-spill-"));
+    t = createTemp(join(dir, "rawtrace-spill"), "spill", true);
   } catch (e) {
     throw new Error(`cannot create the XSpace spill file in ${dir} (set TMPDIR to a writable folder): ${(e as Error).message}`);
   }
-  const path = join(folder, "records.bin");
-  let fd: number;
-  try {
-    fd = openSync(path, "w+");
-  } finally {
-    // Unlinked at once (the descriptor keeps the file): nothing is left behind whatever ends the process, a signal
-    // or a terminated worker included.
-    rmSync(folder, { recursive: true, force: true });
-  }
+  // Unlinked at once (the descriptor keeps the file), as the input spool is: nothing is left behind whatever ends
+  // the process, a signal or a terminated worker included.
+  removeOwned(t.path);
+  const { path, fd } = t;
   let size = 0;
   return {
     write(bytes) {

@@ -22,7 +22,7 @@ export interface ConvertStreamOptions extends Omit<ConvertOptions, "afterWindow"
   end?: boolean;
 }
 
-/** Why `out` cannot take bytes any more (destroyed, ended, closed), or null while it can. */
+/** Why `out` cannot take bytes any more (destroyed or already ended), or null while it can. */
 function gone(out: Writable): string | null {
   if (out.destroyed) return "the output stream was destroyed";
   if (out.writableEnded) return "the output stream was already ended";

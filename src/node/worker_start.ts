@@ -1,9 +1,8 @@
-import { Worker, type WorkerOptions } from "node:worker_threads";
-
 /**
  * How rawtrace starts its worker threads (the conversion pool, src/node/pool.ts, and the gzip pool,
  * src/node/gzip_pool.ts): which file a worker runs and with which Node options.
  */
+import { Worker, type WorkerOptions } from "node:worker_threads";
 
 /**
  * URL of the worker entry `name` (without extension) next to the module at `here` (its `import.meta.url`): the

@@ -263,15 +263,20 @@ test("steps (--steps as #steps=): listed, a click selects the step's span and ag
   await page.close();
 });
 
-test("a Gaudi kernel's details say its records carry no launch shape (not grid [0, 0, 0]) and show no context 0", async () => {
-  const { page, g } = await openPage(h, "", { viewport: VIEW });
-  await load(page, "samples/gaudi2_mlp_synapse.rawtrace");
+/** Searches `pattern` (a regular expression), selects the first match in time order and waits for it to be drawn. */
+async function selectFirstMatch(page: Page, pattern: string): Promise<void> {
   await page.check("#search-regex");
-  await page.fill("#search", "^matmul_fwd_bf16_1024x4096$");
+  await page.fill("#search", pattern);
   await page.waitForFunction(() => Number(document.body.dataset.searchMatches ?? 0) > 0);
   await page.press("#search", "Enter");
   await page.waitForFunction(() => document.body.dataset.searchRank !== undefined);
   await frame(page);
+}
+
+test("a Gaudi kernel's details say its records carry no launch shape (not grid [0, 0, 0]) and show no context 0", async () => {
+  const { page, g } = await openPage(h, "", { viewport: VIEW });
+  await load(page, "samples/gaudi2_mlp_synapse.rawtrace");
+  await selectFirstMatch(page, "^matmul_fwd_bf16_1024x4096$");
   const d = await details(page);
   assert.match(d.grid ?? "", /not in this dump's kernel records/);
   assert.is(d.block, undefined);
@@ -286,12 +291,7 @@ test("rows and kinds are named in the dump's vendor's words (HIP for ROCm, Synap
   const rows = await page.$$eval("#row-list li", (l) => l.map((li) => li.textContent ?? ""));
   assert.ok(rows.some((r) => r.includes("HIP API")), rows.join(" | "));
   assert.not.ok(rows.some((r) => /CUDA|CUPTI/.test(r)), rows.join(" | "));
-  await page.check("#search-regex");
-  await page.fill("#search", "^hipLaunchKernel$");
-  await page.waitForFunction(() => Number(document.body.dataset.searchMatches ?? 0) > 0);
-  await page.press("#search", "Enter");
-  await page.waitForFunction(() => document.body.dataset.searchRank !== undefined);
-  await frame(page);
+  await selectFirstMatch(page, "^hipLaunchKernel$");
   assert.is((await details(page)).kind, "HIP runtime API");
   await page.setInputFiles("#file", "samples/gaudi2_mlp_synapse.rawtrace");
   await page.waitForFunction(() => document.querySelectorAll("#file-list .chip").length === 2);
