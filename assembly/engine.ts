@@ -7,7 +7,9 @@
  * Memory is bounded by the join tables (≈ 16 B per external correlation, per distinct string and device), not by
  * the number of events or the output size.
  */
-import { Chunk, readerReset, feed as containerFeed, finish as containerFinish } from "./format/container";
+import {
+  Chunk, readerReset, setDamagedHandler, feed as containerFeed, finish as containerFinish,
+} from "./format/container";
 import * as S from "./model/session";
 import { clockPrepare, toUnix } from "./model/clock";
 import * as D from "./decode/decoder";
@@ -109,35 +111,60 @@ function ensureVendor(off: u64): bool {
   return true;
 }
 
+/**
+ * Reads the HEADER at the cursor (chunk at file offset `off`); the first one sets the session and installs the
+ * vendor's decoder. `damaged`: the payload failed its checksum (salvageHeader) — its fields are used only when the
+ * whole layout holds (a known vendor, a pointer size of 4 or 8, the three strings inside the payload) and are reported
+ * as HEADER_DAMAGED, since any of them may be the byte that changed. Returns true when this HEADER was the one used.
+ */
+function readHeader(off: u64, damaged: bool): bool {
+  const v = rd32();
+  const ps = rd32();
+  const vv = rd32();
+  const rv = rd32();
+  const dv = rd32();
+  const pid = rd32();
+  const r = <i32>rd32();
+  const lr = <i32>rd32();
+  const ws = <i32>rd32();
+  const cv = rd32();
+  const st = rd64();
+  if (!cok) return false;
+  rdStr();
+  const hp = strP, hl = strN;
+  rdStr();
+  const cpp = strP, cl = strN;
+  rdStr();
+  if (damaged && (!cok || !(v == 1 || v == 2 || v == 4 || v == 5) || !(ps == 4 || ps == 8))) {
+    cok = true; // the chunk was already reported (BAD_PAYLOAD_CRC); not a second warning
+    return false;
+  }
+  if (S.haveHeader) return false;
+  S.setHeader(v, ps, vv, rv, dv, pid, r, lr, ws, cv, st);
+  selectDecoder(v, vv);
+  if (cok) S.setHeaderStrings(hp, hl, cpp, cl, strP, strN);
+  if (damaged) warn(Warn.HEADER_DAMAGED, off, v);
+  return true;
+}
+
+/**
+ * Pass 1's hook for a chunk that failed its payload checksum (format/container.ts setDamagedHandler). A HEADER is
+ * read anyway when no HEADER came before and no decoder was chosen yet: otherwise one flipped byte in it would make
+ * the dump read as CUDA, and a ROCm, XPU or Gaudi dump would lose every event.
+ */
+function salvageHeader(type: u32, p: usize, n: u32, off: u64, seq: u32): void {
+  if (type != Chunk.HEADER || S.haveHeader || D.active) return;
+  cursor(p, n);
+  readHeader(off, true);
+}
+
 function onChunkPass1(type: u32, p: usize, n: u32, off: u64, seq: u32): void {
   S.addChunk();
   cursor(p, n);
   switch (type) {
-    case Chunk.HEADER: {
-      const v = rd32();
-      const ps = rd32();
-      const vv = rd32();
-      const rv = rd32();
-      const dv = rd32();
-      const pid = rd32();
-      const r = <i32>rd32();
-      const lr = <i32>rd32();
-      const ws = <i32>rd32();
-      const cv = rd32();
-      const st = rd64();
-      if (!cok) break;
-      if (!S.haveHeader) {
-        S.setHeader(v, ps, vv, rv, dv, pid, r, lr, ws, cv, st);
-        selectDecoder(v, vv);
-      }
-      rdStr();
-      const hp = strP, hl = strN;
-      rdStr();
-      const cpp = strP, cl = strN;
-      rdStr();
-      if (cok) S.setHeaderStrings(hp, hl, cpp, cl, strP, strN);
+    case Chunk.HEADER:
+      readHeader(off, false);
       break;
-    }
     case Chunk.CLOCK: {
       const which = rd32();
       rd32();
@@ -299,6 +326,7 @@ export function beginIndex(): void {
   timingReset();
   setRecordContainerWarnings(true);
   readerReset(onChunkPass1, true);
+  setDamagedHandler(salvageHeader);
 }
 
 /** Starts pass 2 (emit) with emitter `sink` (see emit/dispatch.ts). */

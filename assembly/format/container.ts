@@ -73,6 +73,8 @@ let seenFp: usize = 0;
 let seenFpCap: u32 = 0;
 const FP_LIMIT: u32 = 1 << 21;
 let handler: ChunkHandler | null = null;
+/** Pass-1 hook for chunks whose payload failed its checksum ({@link setDamagedHandler}); null = none. */
+let damagedHandler: ChunkHandler | null = null;
 let verifyPayloads = true;
 /** Size of the incomplete chunk at the window start (0 = none). */
 let pendingTotal: usize = 0;
@@ -123,6 +125,15 @@ export function readerReset(h: ChunkHandler, verify: bool): void {
   }
   memory.fill(seenBits, 0, <usize>seenCap >> 3);
   if (seenFp != 0) memory.fill(seenFp, 0, <usize>seenFpCap << 3);
+}
+
+/**
+ * Sets the hook told of each chunk whose payload fails its checksum while payloads are verified (pass 1), after the
+ * chunk is reported and before it is skipped: the payload bytes [p, p+n) are only valid during the call. The engine
+ * uses it to read a damaged HEADER rather than assume a vendor (engine.ts `salvageHeader`). null = no hook.
+ */
+export function setDamagedHandler(h: ChunkHandler | null): void {
+  damagedHandler = h;
 }
 
 /** Forgets buffers (after heap.reset()). */
@@ -315,6 +326,11 @@ export function feed(n: usize): bool {
       if (recordContainerWarnings) {
         warn(Warn.BAD_PAYLOAD_CRC, off, seq);
         lose(Warn.BAD_PAYLOAD_CRC, off, off + <u64>total, seq, type == Chunk.ACTIVITY ? <u64>len : 0);
+      }
+      const dh = damagedHandler;
+      if (verifyPayloads && dh != null) {
+        dh(type, c + CHUNK_HEADER, len, off, seq);
+        if (failed()) return false;
       }
       continue;
     }

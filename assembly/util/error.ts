@@ -115,7 +115,13 @@ export const enum Warn {
   HPU_BAD_STRING = 31,
   /** A Synapse 'E' event had no open 'B' on its (engine, context); ignored. detail: engine type << 16 | index. */
   HPU_UNMATCHED_END = 32,
+  /**
+   * The HEADER failed its payload checksum (also reported as BAD_PAYLOAD_CRC) and no other HEADER came first: its
+   * fields were used, since its layout holds (a known vendor, a pointer size of 4 or 8, its strings inside the
+   * payload), but any of them may be the damaged byte (process id, rank, versions, host name). detail: the vendor id.
+   */
+  HEADER_DAMAGED = 33,
 }
 
 /** Number of warning codes (size of the per-code tables). */
-export const WARN_COUNT: i32 = 33;
+export const WARN_COUNT: i32 = 34;

@@ -37,6 +37,7 @@ export function warnName(code: i32): string {
     case 30: return "HPU_BAD_TIME";
     case 31: return "HPU_BAD_STRING";
     case 32: return "HPU_UNMATCHED_END";
+    case 33: return "HEADER_DAMAGED";
   }
   return "UNKNOWN";
 }

@@ -61,6 +61,7 @@ export const WARN_NAMES = [
   "HPU_BAD_TIME",
   "HPU_BAD_STRING",
   "HPU_UNMATCHED_END",
+  "HEADER_DAMAGED",
 ] as const;
 /**
  * Warnings the host adds (not the core): `STILL_WRITING`, an input without END chunk that changed size during the
@@ -110,6 +111,8 @@ export const WARN_MESSAGES: Record<WarningName, string> = {
   HPU_BAD_STRING:
     "a Synapse char* (first: entry {detail} of its buffer) is not a NUL-terminated string of the buffer's pool nor in STRINGS; left empty",
   HPU_UNMATCHED_END: "a Synapse 'E' event without an open 'B' on its engine and context (first: engine {detail}); ignored",
+  HEADER_DAMAGED:
+    "the HEADER failed its checksum but its layout holds: its vendor ({detail}), versions, process, rank and host name were used and may be wrong",
 };
 
 /** One warning as reported by the core: how often, and where it first happened. */

@@ -1,0 +1,83 @@
+/**
+ * A HEADER whose payload fails its checksum (engine.ts `salvageHeader`, docs/errors.md HEADER_DAMAGED): read anyway
+ * when its layout holds, so one flipped byte in it no longer turns a ROCm, XPU or Gaudi dump into a CUDA one with no
+ * events; skipped as before (NO_HEADER, CUDA assumed) when its layout does not hold.
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { readFileSync } from "node:fs";
+import { toChrome, warningOf } from "../helpers/convert.js";
+import { CHUNK_HEADER_SIZE, PREAMBLE_SIZE } from "../../src/format/container.js";
+
+const SAMPLES = [
+  { file: "alexnet_a100_rank0.rawtrace", vendor: 1 },
+  { file: "mi250_minitoy_rocprof.rawtrace", vendor: 2 },
+  { file: "xpu_train_pti.rawtrace", vendor: 4 },
+  { file: "gaudi2_mlp_synapse.rawtrace", vendor: 5 },
+];
+const HDR = PREAMBLE_SIZE + CHUNK_HEADER_SIZE; // the HEADER is the first chunk: its payload's file offset
+const load = (f: string) => new Uint8Array(readFileSync(new URL(`../../samples/${f}`, import.meta.url)));
+
+/** Device-side and API events (every "X" but the tracer's metadata rows), as comparable text. */
+function work(trace: { traceEvents: Array<Record<string, any>> }): string[] {
+  return trace.traceEvents.filter((e) => e.ph === "X").map((e) => `${e.cat}|${e.name}|${e.ts}|${e.dur}|${e.tid}`);
+}
+
+for (const { file, vendor } of SAMPLES) {
+  const intact = load(file);
+  const dv = new DataView(intact.buffer);
+  assert.is(dv.getUint16(PREAMBLE_SIZE + 4, true), 1, `${file}: first chunk is the HEADER`);
+  assert.is(dv.getUint32(HDR, true), vendor, `${file}: vendor`);
+  const hostLen = dv.getUint32(HDR + 48, true);
+
+  test(`${file}: a flipped host-name byte: the HEADER is used (HEADER_DAMAGED ${vendor}), every event kept`, async () => {
+    assert.ok(hostLen > 0, "the sample has a host name");
+    const before = await toChrome(intact);
+    const b = intact.slice();
+    b[HDR + 52] ^= 0x20;
+    const after = await toChrome(b);
+    assert.ok(warningOf(after.result, "BAD_PAYLOAD_CRC"), "the checksum failure is still reported");
+    const w = after.result.info.warnings.find((x) => x.code === "HEADER_DAMAGED");
+    assert.ok(w, "HEADER_DAMAGED");
+    assert.is(w!.detail, vendor);
+    assert.is(w!.offset, PREAMBLE_SIZE);
+    assert.is(warningOf(after.result, "NO_HEADER"), undefined);
+    const want = work(before.trace);
+    assert.ok(want.length > 20, `${file}: ${want.length} events`);
+    assert.equal(work(after.trace), want);
+  });
+
+  test(`${file}: a HEADER whose layout does not hold is skipped as before (NO_HEADER, no HEADER_DAMAGED)`, async () => {
+    for (const [at, value] of [[HDR, 0x55], [HDR + 4, 7], [HDR + 48, 0x7fff_0000]] as const) {
+      const b = intact.slice();
+      new DataView(b.buffer).setUint32(at, value, true);
+      const { result } = await toChrome(b);
+      assert.ok(warningOf(result, "BAD_PAYLOAD_CRC"), `field @${at - HDR}`);
+      assert.is(warningOf(result, "HEADER_DAMAGED"), undefined, `field @${at - HDR}`);
+      assert.ok(warningOf(result, "NO_HEADER"), `field @${at - HDR}`);
+    }
+  });
+}
+
+test("a damaged HEADER after an intact one changes nothing (the first HEADER is the dump's)", async () => {
+  const intact = load("mi250_minitoy_rocprof.rawtrace");
+  const len = new DataView(intact.buffer).getUint32(PREAMBLE_SIZE + 12, true);
+  const chunk = intact.subarray(PREAMBLE_SIZE, PREAMBLE_SIZE + CHUNK_HEADER_SIZE + ((len + 7) & ~7));
+  // The same HEADER again at the end, as a later chunk (seq past the last), its process id changed.
+  const extra = chunk.slice();
+  const dv = new DataView(extra.buffer);
+  dv.setUint32(8, 1000, true);
+  const { crc32 } = await import("node:zlib");
+  dv.setUint32(20, crc32(extra.subarray(0, 20)) >>> 0, true);
+  dv.setUint32(CHUNK_HEADER_SIZE + 20, 4242, true);
+  const b = new Uint8Array(intact.length + extra.length);
+  b.set(intact);
+  b.set(extra, intact.length);
+  const before = await toChrome(intact);
+  const after = await toChrome(b);
+  assert.ok(warningOf(after.result, "BAD_PAYLOAD_CRC"));
+  assert.is(warningOf(after.result, "HEADER_DAMAGED"), undefined);
+  assert.equal(work(after.trace), work(before.trace));
+});
+
+test.run();
