@@ -432,6 +432,7 @@ function deviceWork(e: Ev, r: usize, size: u32, so: u32, ao: u32, sub: u32, co: 
   const tile = T.lastTile;
   e.queueHandle = load<u64>(r + <usize>ho);
   e.contextHandle = load<u64>(r + <usize>cx);
+  e.context = T.contextOf(e.contextHandle);
   e.stream = T.streamOf(load<u64>(r + <usize>qo), e.queueHandle, false);
   if (tile != 0) tileOf(e, tile - 1);
   return true;

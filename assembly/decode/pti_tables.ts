@@ -39,6 +39,8 @@ export function ptiTablesReset(): void {
   lastTile = 0;
   queues = 0;
   queueCount = 0;
+  contexts = 0;
+  contextCount = 0;
   commNames = 0;
   fillScratch = 0;
   memory.fill(nameSlots, 0, NAME_SLOTS * 8);
@@ -49,6 +51,7 @@ export function ptiTablesInit(): void {
   if (keys != 0) return;
   keys = tableNew(16);
   queues = tableNew(16);
+  contexts = tableNew(16);
   commNames = tableNew(16);
 }
 
@@ -222,6 +225,22 @@ export function streamOf(syclQueue: u64, handle: u64, create: bool): u32 {
   }
   const slot = tableFind(queues, handle);
   return slot == 0 ? HANDLE_STREAM_BASE : HANDLE_STREAM_BASE + <u32>load<u64>(slot) - 1;
+}
+
+let contexts: Table = 0; // Level Zero context handle → ordinal
+let contextCount: u32 = 0;
+
+/**
+ * The context id of device work: 1, 2, … in order of first appearance of its Level Zero context handle in pass 2
+ * (the file's order, the same for every emitter and every worker of a split conversion); 0 for a null handle. PTI
+ * has no small context ids as CUPTI has: the Chrome JSON keeps the handle itself (emit/chrome_xpu.ts), XSpace's
+ * `context_id` and the viewer show this number.
+ */
+export function contextOf(handle: u64): u32 {
+  if (handle == 0) return 0;
+  const slot = tableUpsert(contexts, handle);
+  if (inserted) store<u64>(slot, <u64>(++contextCount));
+  return <u32>load<u64>(slot);
 }
 
 // ---- Names ---------------------------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import { fromBinary } from "@bufbuild/protobuf";
 import { XSpaceSchema } from "../../src/gen/xplane_pb.js";
 import { Engine, memorySource } from "../../src/core/engine.js";
 import { createEngine } from "../../src/node/wasm.js";
+import { timelineOf } from "../helpers/timeline_digest.js";
 
 const MANGLED = "_ZN4sycl3_V16detail18RoundedRangeKernelINS0_4itemILi1ELb1EEELi1EZ4mainEUlNS0_2idILi1EEEE_EE";
 
@@ -184,6 +185,27 @@ test("XSpace: one /device:GPU:N plane per Intel GPU with vendor Intel and its na
     assert.is(events.length, 1);
     assert.is(pl.eventMetadata[String(events[0].metadataId)].name, "gemm_kernel");
   }
+});
+
+test("contexts: ids 1, 2, … by first appearance of the Level Zero handle in XSpace and the timeline; Chrome JSON keeps the handle", async () => {
+  const ctxs = [0xa000n, 0xb000n, 0xa000n, 0n];
+  const bytes = ptiDump([ctxs.map((ctx, i) => kernel("1.2", i + 1, 1000 * (i + 1), 1000 * (i + 1) + 500, { ctx }))]);
+  const { trace } = await toChrome(bytes);
+  assert.equal(events(trace, "kernel").map((k) => k.args.context),
+    ["0x000000000000a000", "0x000000000000b000", "0x000000000000a000", "0x0000000000000000"]);
+  const engine: Engine = await createEngine();
+  const parts: Buffer[] = [];
+  await engine.convert(memorySource(bytes), (b) => parts.push(Buffer.from(b)), { format: "xspace" });
+  const pl = fromBinary(XSpaceSchema, Buffer.concat(parts)).planes.find((p) => p.name === "/device:GPU:0")!;
+  const ctxId = Object.values(pl.statMetadata).find((m) => m.name === "context_id")!.id;
+  const got = pl.lines.flatMap((l) => l.events).sort((a, b) => Number(a.offsetPs - b.offsetPs))
+    .map((e) => e.stats.find((x) => x.metadataId === ctxId)?.value.value);
+  assert.equal(got, ["$$1", "$$2", "$$1", "$$0"]);
+  const t = await timelineOf(bytes);
+  const kernels = [];
+  for (let i = 0; i < t.events.length; i++) if (t.events.kind(i) === 1) kernels.push([t.events.start(i), t.events.word(i, 12)]);
+  kernels.sort((a, b) => a[0] - b[0]);
+  assert.equal(kernels.map((k) => k[1]), [1, 2, 1, 0]);
 });
 
 test.run();

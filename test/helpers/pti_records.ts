@@ -20,10 +20,10 @@ export function rec(kind: number, gen: PtiGen, size?: number): { b: Uint8Array; 
 }
 
 /** A kernel on device `dev` (UUID of kineto_to_pti), SYCL queue `queue`, name string `name`, times after T0. */
-export function kernel(gen: PtiGen, corr: number, start: number, end: number, o: { dev?: number; queue?: bigint; l0q?: bigint; name?: number; size?: number; uuid?: Uint8Array; handle?: bigint } = {}): Uint8Array {
+export function kernel(gen: PtiGen, corr: number, start: number, end: number, o: { dev?: number; queue?: bigint; l0q?: bigint; ctx?: bigint; name?: number; size?: number; uuid?: Uint8Array; handle?: bigint } = {}): Uint8Array {
   const r = rec(1, gen, o.size);
   r.u64(8, o.l0q ?? 0x5000n);
-  r.u64(16, 0x6000n);
+  r.u64(16, o.ctx ?? 0x6000n);
   r.u64(24, ptr(o.name ?? 0));
   r.u64(48, corr);
   r.dv.setUint32(56, corr, true);
