@@ -52,6 +52,8 @@ export interface DetailsHost {
   go(s: Sel): void;
   /** Makes a step range's span the range selection. */
   pickStep(s: Sel): void;
+  /** How a file's times were moved to align it with the first file's (web/layout.ts shiftNote), or null. */
+  aligned?(f: LoadedFile): string | null;
 }
 
 /** Renders the details of `s` (or the empty hint) into `body`. */
@@ -85,7 +87,10 @@ export function renderDetails(body: HTMLElement, s: Sel | null, host: DetailsHos
     kv(dl, "Thread", "tid", String(rowWord(f, row, 2)));
   }
   if (host.manyFiles) kv(dl, "File", "file", f.name);
-  kv(dl, "Start", "start", `${usExact(f.offset + ev.start(i) - host.origin)} µs`, "since the start of the trace");
+  const moved = host.aligned?.(f) ?? null;
+  kv(dl, "Start", "start", `${usExact(f.offset + ev.start(i) - host.origin)} µs`,
+    moved ? "since the start of the trace, this file aligned with the first" : "since the start of the trace");
+  if (moved) kv(dl, "Aligned", "aligned", moved);
   const exact = `${usExact(ev.dur(i))} µs`;
   if (ev.flags(i) & Flag.INCOMPLETE) {
     kv(dl, "Duration", "duration", "unknown (incomplete)", "the vendor record has no end: still running at the final flush");
@@ -95,7 +100,7 @@ export function renderDetails(body: HTMLElement, s: Sel | null, host: DetailsHos
   const x2 = ev.word(i, 11);
   const x3 = ev.word(i, 12);
   const x4 = ev.word(i, 13);
-  // 0 is what a vendor's records leave where they carry no context (Gaudi, some XPU): not shown as a value.
+  // 0 is what records leave that carry no context (ROCm; Gaudi entries without one; XPU work with a null handle).
   if ((k === Kind.KERNEL || k === Kind.MEMCPY || k === Kind.MEMSET || k === Kind.SYNC || k === Kind.GRAPH) && x3 !== 0) {
     kv(dl, "Context", "context", String(x3));
   }

@@ -1,7 +1,8 @@
 /**
  * The view as a URL hash, so a link reopens the same view of the same file: file name, visible window, range
  * selection (and its rows), selected event, measure, marks, search and step pattern. Times are integer ns since
- * the trace start; rows and events are `fileIndex:index` into the files in the order they were opened.
+ * the trace start (the earliest event of the files open, as web/layout.ts places them); rows and events are
+ * `fileIndex:index` into the files in the order they were opened.
  *
  *   #file=run.rawtrace&view=0,5000000&range=1000,2000&rows=0:3.0:4&ev=0:1234&measure=10,20&marks=5,6&q=gemm&re=1
  */

@@ -20,6 +20,7 @@ import { nameTest, searchEvents, stepMatch, type SearchResult } from "./search.j
 import { renderSummary } from "./summary.js";
 import { formatHash, parseHash, type HashState } from "./hash.js";
 import { filesFromUrl } from "./url_files.js";
+import { shiftNote } from "./layout.js";
 
 let worker: Worker;
 let api: Comlink.Remote<WorkerApi>;
@@ -43,6 +44,8 @@ function recycleWorker(): void {
 /** The File of each loaded file (exports read it again, in whichever worker is current). */
 const fileHandles = new Map<number, File>();
 const view = new TimelineView($<HTMLCanvasElement>("#canvas"));
+// `?align=absolute` in the page's address: every file on absolute time, a file of another run too (web/layout.ts).
+view.align = new URLSearchParams(location.search).get("align") !== "absolute";
 const keys = new TimelineKeys(view);
 const files: LoadedFile[] = [];
 const stats = new Map<number, TraceStats>();
@@ -214,6 +217,13 @@ function refreshFiles(): void {
     const c = document.createElement("span");
     c.className = "chip";
     c.textContent = `${f.name} · ${int(f.meta.header.events)} events`;
+    // A file of another run, moved to start with the first one: said on its chip (the time it was moved by).
+    const note = shiftNote(files, view.placements, f);
+    if (note) {
+      c.textContent += " · aligned";
+      c.title = `${note} (its time range overlaps no other file's); ?align=absolute keeps recorded times`;
+      c.dataset.aligned = note;
+    }
     chips.append(c);
   }
   for (const sel of [$<HTMLSelectElement>("#export-file"), $<HTMLSelectElement>("#summary-file")]) {
@@ -251,7 +261,9 @@ function go(s: Sel): void {
   view.select(s);
 }
 
-view.onselect = (s) => renderDetails($("#details-body"), s, { origin: view.traceOrigin, manyFiles: files.length > 1, go, pickStep });
+view.onselect = (s) => renderDetails($("#details-body"), s, {
+  origin: view.traceOrigin, manyFiles: files.length > 1, go, pickStep, aligned: (f) => shiftNote(files, view.placements, f),
+});
 
 const tip = $("#tooltip");
 view.onhover = (s, x, y) => {
@@ -498,9 +510,12 @@ let openingServed = false;
  * for the files a URL names, once all of them are loaded.
  */
 function afterLoad(): void {
-  // A file that joins answers the search and the range already on screen: both are computed again over every file.
+  // A file that joins answers the search and the range already on screen: both are computed again over every file;
+  // the trace start may be earlier now (times in the panels count from it), and the details name the file.
   if (search.value.trim()) runSearch();
+  rangePanel.origin = view.traceOrigin;
   if (view.range) rangePanel.show(view.range);
+  if (view.selected) view.onselect(view.selected);
   if (pending && !openingServed) {
     const st = pending;
     pending = null;

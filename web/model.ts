@@ -1,7 +1,7 @@
 /**
  * What the page keeps per loaded file: the core's timeline tables (typed arrays only: no object per event), the
  * names decoded once, and labels for rows. Times in the tables are ns since the file's baseNs; `offset` maps them
- * onto the view's common time axis so several files (ranks) line up.
+ * onto the view's common time axis (web/layout.ts: ranks of one run line up, another run is aligned).
  */
 import type { FileInfo } from "../src/core/engine.js";
 import { Kind, RowClass, TL_NONE, TimelineEvents, TimelineLanes, decodeNames, type TimelineMeta } from "../src/core/timeline.js";

@@ -118,9 +118,12 @@ export function drawMeasure(f: Frame, m: { a: number; b: number; y: number } | n
 
 /**
  * The time axis for the window [f.t0, t1] (view axis), labelled relative to `origin` (the trace start, or the
- * range's start), with the range shaded and the marks numbered.
+ * range's start), with the range shaded and the marks numbered; `aligned`: a file from another run was moved to
+ * start with the first (web/layout.ts), which the corner says.
  */
-export function drawAxis(f: Frame, t1: number, origin: number, range: { t0: number; t1: number } | null, marks: number[]): void {
+export function drawAxis(
+  f: Frame, t1: number, origin: number, range: { t0: number; t1: number } | null, marks: number[], aligned = false,
+): void {
   const ctx = f.ctx;
   const P = f.pal;
   const W = f.width;
@@ -160,6 +163,6 @@ export function drawAxis(f: Frame, t1: number, origin: number, range: { t0: numb
   ctx.fillStyle = P.gutter;
   ctx.fillRect(0, 0, GUTTER - 1, AXIS_H - 1);
   ctx.fillStyle = P.strong;
-  const from = range ? "range start" : "trace start";
+  const from = range ? "range start" : aligned ? "aligned starts" : "trace start";
   ctx.fillText(fitText(`window ${dur(b - a)} · 0 = ${from}`, GUTTER - 12), 8, AXIS_H / 2);
 }

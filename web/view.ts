@@ -13,6 +13,7 @@
 import { Flag, TL_NONE } from "../src/core/timeline.js";
 import { eventName, laneOf, lowerBoundEnd, lowerBoundStart, rowWord, type LoadedFile } from "./model.js";
 import type { RowRef } from "./aggregate.js";
+import { HEADER_H, LANE_H, ROW_PAD, groupKey, layoutRows, placeFiles, type HeaderBox, type Placement, type RowBox } from "./layout.js";
 import { kindColor, onThemeChange, palette, textColor, type Palette } from "./theme.js";
 import { AXIS_H, FONT, GUTTER, arrow, drawAxis, drawMarks, drawMeasure, drawRange, fitText, type Frame } from "./overlays.js";
 
@@ -36,29 +37,9 @@ export interface Measure {
   y: number;
 }
 
-interface RowBox {
-  file: LoadedFile;
-  row: number;
-  y: number;
-  h: number;
-  label: string;
-}
-
-interface HeaderBox {
-  key: string;
-  label: string;
-  y: number;
-  rows: number;
-  collapsed: boolean;
-  pinned: boolean;
-}
-
 type DragMode = "pan" | "range" | "rows" | "measure";
 
-const LANE_H = 16;
 const SLICE_H = 14;
-const ROW_PAD = 3;
-const HEADER_H = 20;
 /** Width of a group header button (px): "move up" and "pin" sit at the gutter's right end. */
 const BTN_W = 22;
 /** Measure ends snap to a slice edge closer than this (px). */
@@ -77,6 +58,12 @@ export class TimelineView {
   private readonly pinned = new Set<string>();
   /** Group display order (unpinned groups), changed by {@link TimelineView.moveUp}. */
   private readonly order: string[] = [];
+  /** Where each file sits on the view axis (web/layout.ts): set when it joins, then kept. */
+  private readonly placed = new Map<LoadedFile, Placement>();
+  /** Align a file from another run to the first file's start (else every file on absolute time). */
+  align = true;
+  /** The window is the fitted one (nothing zoomed or panned since): a file that joins refits to all of them. */
+  private fitted = true;
   private contentH = 0;
   private width = 0;
   private height = 0;
@@ -84,7 +71,7 @@ export class TimelineView {
   /** Visible window, ns on the view axis. */
   private t0 = 0;
   private t1 = 1;
-  /** Trace start on the view axis. */
+  /** Trace start on the view axis: the earliest event of the files open. */
   private origin = 0;
   private scrollY = 0;
   private dirty = false;
@@ -129,70 +116,47 @@ export class TimelineView {
 
   // ---- Data and layout -------------------------------------------------------------------------------------------
 
-  /** Shows these files (their `offset` fields are set here) and fits the view to them. */
+  /**
+   * Shows these files (their `offset` fields are set here, web/layout.ts). A file that joins leaves the view of
+   * the files already open as it was — window, groups collapsed, pinned and moved, scroll — unless the view still
+   * showed everything: then it is fitted to all the files.
+   */
   setFiles(files: LoadedFile[]): void {
     this.files = files;
-    // Common axis: ns since the earliest file base (exact in f64: bases and spans stay far below 2^53 ns).
-    let minBase: bigint | null = null;
-    for (const f of files) if (minBase === null || f.meta.header.baseNs < minBase) minBase = f.meta.header.baseNs;
-    for (const f of files) f.offset = Number(f.meta.header.baseNs - (minBase ?? 0n));
+    placeFiles(files, this.placed, this.align);
+    let lo = Infinity;
+    for (const f of files) if (f.meta.header.events > 0) lo = Math.min(lo, f.offset + f.meta.header.minStart);
+    if (isFinite(lo)) this.origin = lo;
+    this.canvas.dataset.origin = String(Math.round(this.origin));
+    this.canvas.dataset.aligned = String(files.filter((f) => this.placed.get(f)!.shift !== 0).length);
     this.layout();
-    this.fit();
-  }
-
-  private groupKey(f: LoadedFile, r: number): string {
-    return this.files.length > 1 ? `${this.fileTag(f)} · ${f.rowGroups[r]}` : f.rowGroups[r];
-  }
-
-  /** A file's name in group headers; the same file opened again is `name (2)`, its rows a group of their own. */
-  private fileTag(f: LoadedFile): string {
-    let n = 0;
-    for (const g of this.files) {
-      if (g.name === f.name) n++;
-      if (g === f) break;
+    if (this.fitted) this.fit();
+    else {
+      // The same window and range; their numbers (relative to the origin, which an earlier file moves) are new.
+      this.stamp();
+      this.invalidate();
+      this.onchange();
     }
-    return n > 1 ? `${f.name} (${n})` : f.name;
+  }
+
+  /** Where the files sit on the view axis (for labels: web/layout.ts shiftNote). */
+  get placements(): ReadonlyMap<LoadedFile, Placement> {
+    return this.placed;
   }
 
   private layout(): void {
-    this.rows = [];
-    this.headers = [];
-    this.laneY.clear();
-    // Groups (a process or a GPU of a file) with their rows, in file order; then pinned first, moved ones moved.
-    const groups = new Map<string, RowRef[]>();
-    for (const f of this.files) {
-      this.laneY.set(f, new Float64Array(f.lanes.length).fill(NaN));
-      for (let r = 0; r < f.meta.header.rows; r++) {
-        const g = this.groupKey(f, r);
-        let list = groups.get(g);
-        if (!list) groups.set(g, (list = []));
-        list.push({ file: f, row: r });
-      }
-    }
-    for (const g of groups.keys()) if (!this.order.includes(g)) this.order.push(g);
-    const keys = [...this.pinned].filter((g) => groups.has(g)).concat(this.order.filter((g) => groups.has(g) && !this.pinned.has(g)));
-    let y = 0;
-    for (const g of keys) {
-      const list = groups.get(g)!;
-      const hb: HeaderBox = { key: g, label: g, y, rows: list.length, collapsed: this.collapsed.has(g), pinned: this.pinned.has(g) };
-      this.headers.push(hb);
-      y += HEADER_H;
-      if (hb.collapsed) continue;
-      for (const { file: f, row: r } of list) {
-        const ly = this.laneY.get(f)!;
-        const firstLane = rowWord(f, r, 4);
-        const lanes = rowWord(f, r, 5);
-        const h = Math.max(1, lanes) * LANE_H + ROW_PAD * 2;
-        for (let l = 0; l < lanes; l++) ly[firstLane + l] = y + ROW_PAD + l * LANE_H;
-        this.rows.push({ file: f, row: r, y, h, label: f.rowLabels[r] });
-        y += h;
-      }
-    }
-    this.contentH = y;
+    const l = layoutRows(this.files, this.placed, { collapsed: this.collapsed, pinned: this.pinned, order: this.order });
+    this.rows = l.rows;
+    this.headers = l.headers;
+    this.laneY = l.laneY;
+    this.contentH = l.height;
     this.clampScroll();
     this.canvas.dataset.collapsed = String(this.headers.filter((h) => h.collapsed).length);
     this.canvas.dataset.rowsShown = String(this.rows.length);
-    this.canvas.dataset.groups = keys.join("|");
+    // Labels as shown, for tests and tools: all groups in display order, the collapsed ones, the pinned ones.
+    this.canvas.dataset.groups = this.headers.map((h) => h.label).join("|");
+    this.canvas.dataset.collapsedGroups = this.headers.filter((h) => h.collapsed).map((h) => h.label).join("|");
+    this.canvas.dataset.pinnedGroups = this.headers.filter((h) => h.pinned).map((h) => h.label).join("|");
     this.canvas.dataset.headerYs = this.headers.map((h) => h.y).join(",");
   }
 
@@ -217,7 +181,7 @@ export class TimelineView {
     }
   }
 
-  /** Collapses or expands the group with this key (a header label). */
+  /** Collapses or expands the group with this key ({@link groups}; web/layout.ts groupKey). */
   toggleGroup(key: string): void {
     if (this.collapsed.has(key)) this.collapsed.delete(key);
     else this.collapsed.add(key);
@@ -225,12 +189,12 @@ export class TimelineView {
     this.invalidate();
   }
 
-  /** Group header labels in display order, with their state. */
-  get groups(): Array<{ key: string; collapsed: boolean }> {
-    return this.headers.map((h) => ({ key: h.key, collapsed: h.collapsed }));
+  /** Groups in display order: key (for {@link toggleGroup}, {@link togglePin}, {@link moveUp}), label and state. */
+  get groups(): Array<{ key: string; label: string; collapsed: boolean; pinned: boolean }> {
+    return this.headers.map((h) => ({ key: h.key, label: h.label, collapsed: h.collapsed, pinned: h.pinned }));
   }
 
-  /** Shows the whole trace. */
+  /** Shows the whole trace (every file). */
   fit(): void {
     let lo = Infinity;
     let hi = -Infinity;
@@ -243,16 +207,17 @@ export class TimelineView {
       lo = 0;
       hi = 1e6;
     }
-    this.origin = lo;
     const pad = Math.max((hi - lo) * 0.01, 10);
     this.setWindow(lo - pad, hi + pad);
+    this.fitted = true;
   }
 
   /** Shows [a, b] (view axis, ns). */
   setWindow(a: number, b: number): void {
+    this.fitted = false;
     this.t0 = a;
     this.t1 = Math.max(b, a + 50);
-    this.canvas.dataset.window = `${Math.round(a - this.origin)},${Math.round(this.t1 - this.origin)}`;
+    this.stamp();
     this.invalidate();
     this.onchange();
   }
@@ -275,7 +240,7 @@ export class TimelineView {
       }
     }
     const span = Math.max((b - a) * 2.5, 1000);
-    const key = this.groupKey(s.file, ev.row(s.i));
+    const key = groupKey(s.file, ev.row(s.i));
     if (this.collapsed.has(key)) this.toggleGroup(key);
     const y = this.laneY.get(s.file)![laneOf(s.file, s.i)];
     const viewH = this.height - AXIS_H;
@@ -304,10 +269,18 @@ export class TimelineView {
   setRange(r: Range | null): void {
     if (r && r.t1 < r.t0) r = { ...r, t0: r.t1, t1: r.t0 };
     this.range = r;
-    this.canvas.dataset.range = r ? `${Math.round(r.t0 - this.origin)},${Math.round(r.t1 - this.origin)}` : "";
+    this.stamp();
     this.invalidate();
     this.onrange(r);
     this.onchange();
+  }
+
+  /** Window and range as ns since the trace start, on the canvas (what tests and tools read). */
+  private stamp(): void {
+    const rel = (t: number) => Math.round(t - this.origin);
+    const r = this.range;
+    this.canvas.dataset.window = `${rel(this.t0)},${rel(this.t1)}`;
+    this.canvas.dataset.range = r ? `${rel(r.t0)},${rel(r.t1)}` : "";
   }
 
   /** Sets (or clears) the measurement. */
@@ -448,7 +421,8 @@ export class TimelineView {
     ctx.fillStyle = P.line;
     ctx.fillRect(GUTTER - 1, AXIS_H, 1, H - AXIS_H);
 
-    drawAxis(fr, this.t1, this.axisOrigin, this.range, this.marks);
+    const aligned = this.files.some((f) => this.placed.get(f)!.shift !== 0);
+    drawAxis(fr, this.t1, this.axisOrigin, this.range, this.marks, aligned);
   }
 
   /** Draws lane `l` of file `f` at y. */

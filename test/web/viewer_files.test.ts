@@ -1,0 +1,158 @@
+/**
+ * Several files in the viewer, end to end in headless Chromium: a file that joins (file input, or a second ?open=)
+ * leaves the view of the files already open as the user set it — window, collapsed and pinned groups, the pixels of
+ * their rows, the URL hash — and fits to all the files only when the view still showed everything; a file of
+ * another run (its time range overlaps none of the others) is aligned to the first file's start and labelled so;
+ * ?align=absolute keeps recorded times (docs/viewer.md, "Several files").
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { copyFileSync, mkdirSync } from "node:fs";
+import { basename, join } from "node:path";
+import type { Page } from "playwright-core";
+import { startHarness, type Harness } from "./browser.js";
+import { chromeOf, clean, details, load, openPage } from "./viewer_helpers.js";
+
+const CUDA_SAMPLE = "test/fixtures/real/h100/cuda_sample.rawtrace";
+const TORCH_NVTX = "samples/h100_torch_train_nvtx.rawtrace";
+const VIEW = { width: 960, height: 560 };
+/** Layout constants of web/view.ts and web/overlays.ts (px): axis height, gutter width. */
+const AXIS_H = 24;
+const GUTTER = 250;
+
+let h: Harness;
+
+test.before(async () => {
+  h = await startHarness();
+  mkdirSync(join(h.dir, "files"), { recursive: true });
+  // Under their own names: the hash names the first file, and applies to that file only.
+  for (const f of [CUDA_SAMPLE, TORCH_NVTX]) copyFileSync(f, join(h.dir, "files", basename(f)));
+});
+
+test.after(async () => {
+  await h?.close();
+});
+
+async function frame(page: Page): Promise<void> {
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+}
+
+async function canvasData(page: Page, key: string): Promise<string> {
+  return (await page.getAttribute("#canvas", `data-${key}`)) ?? "";
+}
+
+/** The visible window as absolute view-axis ns (data-window counts from the trace start, which a file may move). */
+async function windowAbs(page: Page): Promise<[number, number]> {
+  const o = Number(await canvasData(page, "origin"));
+  const [a, b] = (await canvasData(page, "window")).split(",").map(Number);
+  return [a + o, b + o];
+}
+
+/** Adds a file through the file input and waits until it is in (two chips, no job running). */
+async function add(page: Page, path: string, chips: number): Promise<void> {
+  await page.setInputFiles("#file", path);
+  await page.waitForFunction((n) => document.querySelectorAll("#file-list .chip").length === n, chips, { timeout: 120_000 });
+  await page.waitForSelector("body[data-state=ready][data-summary=ready]", { state: "attached" });
+  await page.waitForSelector("#progress", { state: "hidden" });
+  await frame(page);
+}
+
+/** The `view=` of the hash, once the hash (written after a short delay) says what the canvas says. */
+async function hashView(page: Page): Promise<string> {
+  const want = await canvasData(page, "window");
+  await page.waitForFunction((w) => new URLSearchParams(location.hash.slice(1)).get("view") === w, want);
+  return want;
+}
+
+const split = (s: string) => (s ? s.split("|") : []);
+
+test("a file that joins keeps the view of the file open: window, collapsed and pinned groups, their pixels, the hash", async () => {
+  const { page, g } = await openPage(h, "", { viewport: VIEW });
+  await load(page, CUDA_SAMPLE);
+  await page.mouse.move(1, 1);
+  const box = (await page.locator("#canvas").boundingBox())!;
+  const headerY = async (k: number) => box.y + AXIS_H + Number((await canvasData(page, "header-ys")).split(",")[k]) + 10;
+  const groups = split(await canvasData(page, "groups"));
+  assert.is(groups.length, 2, "a process and a GPU");
+  // Zoom in and pan (keys), pin the GPU to the top (its ⊤ button), collapse the process (a click on its header).
+  const fitted = await canvasData(page, "window");
+  for (const k of ["w", "w", "w", "d"]) await page.keyboard.press(k);
+  await page.mouse.click(box.x + GUTTER - 11, await headerY(1));
+  await page.mouse.click(box.x + 60, await headerY(1));
+  await page.mouse.move(1, 1);
+  await frame(page);
+  assert.is.not(await canvasData(page, "window"), fitted, "zoomed in");
+  assert.equal(split(await canvasData(page, "groups")), [groups[1], groups[0]], "GPU pinned first");
+  assert.is(await canvasData(page, "collapsed"), "1");
+  const win = await windowAbs(page);
+  const view1 = await hashView(page);
+  const ys = (await canvasData(page, "header-ys")).split(",").map(Number);
+  const pixels = () => page.screenshot({ clip: { x: box.x + GUTTER, y: box.y + AXIS_H, width: box.width - GUTTER, height: ys[1] + 20 } });
+  const before = await pixels();
+
+  await add(page, TORCH_NVTX, 2);
+  const named = (x: string) => `cuda_sample.rawtrace · ${x}`;
+  assert.is(await canvasData(page, "collapsed"), "1", "one group collapsed still");
+  const all = split(await canvasData(page, "groups"));
+  assert.equal(all.slice(0, 2), [named(groups[1]), named(groups[0])], "the first file's groups first, in their order");
+  assert.equal(await windowAbs(page), win, "the same window");
+  assert.equal(split(await canvasData(page, "collapsed-groups")), [named(groups[0])], "the process still collapsed");
+  assert.equal(split(await canvasData(page, "pinned-groups")), [named(groups[1])], "the GPU still pinned");
+  assert.ok(all.length > 2 && all.slice(2).every((x) => x.startsWith("(aligned) h100_torch_train_nvtx.rawtrace · ")), all.join(" | "));
+  assert.ok((await pixels()).equals(before), "the first file's rows drawn as before");
+  // The hash follows: the same window in its numbers, and a link to both files reopens it.
+  const view2 = await hashView(page);
+  assert.is(view2, view1, "the trace start did not move: the same numbers");
+  const hash = await page.evaluate(() => location.hash);
+  clean(g, "file joins");
+  await page.close();
+
+  const again = await openPage(h, `?open=files/${basename(CUDA_SAMPLE)}&open=files/${basename(TORCH_NVTX)}${hash}`, { viewport: VIEW });
+  await again.page.waitForFunction(() => document.querySelectorAll("#file-list .chip").length === 2 &&
+    document.body.dataset.state === "ready", undefined, { timeout: 120_000 });
+  await again.page.waitForFunction((w) => document.querySelector("#canvas")?.getAttribute("data-window") === w, view2);
+  clean(again.g, "link to both files");
+  await again.page.close();
+});
+
+test("a file that joins a view showing everything: fitted to both; a file of another run is aligned and labelled", async () => {
+  const { page, g } = await openPage(h, "", { viewport: VIEW });
+  await load(page, CUDA_SAMPLE);
+  const one = (await canvasData(page, "window")).split(",").map(Number);
+  assert.ok(one[1] < 0.2e9, `cuda_sample alone: ${one}`);
+  await add(page, TORCH_NVTX, 2);
+  // cuda_sample spans 0.18 s, the torch dump 7.06 s, recorded 78.7 s after it: both from 0 on one axis.
+  const two = (await canvasData(page, "window")).split(",").map(Number);
+  assert.ok(two[0] < 0 && two[1] > 7.05e9 && two[1] < 7.3e9, `fitted to both, from the shared start: ${two}`);
+  assert.is(await canvasData(page, "aligned"), "1");
+  const chip = page.locator("#file-list .chip").nth(1);
+  assert.match((await chip.textContent()) ?? "", / · aligned$/);
+  assert.is(await chip.getAttribute("data-aligned"), "recorded 78.7 s later, aligned to the start of cuda_sample.rawtrace");
+  assert.not.ok(await page.locator("#file-list .chip").nth(0).getAttribute("data-aligned"), "the first file is not moved");
+  assert.ok(split(await canvasData(page, "groups")).slice(2).every((x) => x.startsWith("(aligned) h100_torch_train_nvtx.rawtrace · ")));
+  // A kernel of the aligned file: its start counts from the shared start, and the details say it was moved.
+  const cuda = await chromeOf(CUDA_SAMPLE);
+  const torch = await chromeOf(TORCH_NVTX);
+  const only = torch.traceEvents.find((e) => e.cat === "kernel" && !cuda.traceEvents.some((c) => c.name === e.name))!;
+  await page.fill("#search", only.name);
+  await page.press("#search", "Enter");
+  await page.waitForSelector("#details-body [data-field=aligned]", { state: "attached" });
+  const d = await details(page);
+  assert.is(d.file, "h100_torch_train_nvtx.rawtrace");
+  assert.match(d.aligned, /^recorded 78\.7 s later/);
+  clean(g, "aligned");
+  await page.close();
+
+  // ?align=absolute: recorded times, the torch dump 78.7 s after cuda_sample.
+  const abs = await openPage(h, "?align=absolute", { viewport: VIEW });
+  await load(abs.page, CUDA_SAMPLE);
+  await add(abs.page, TORCH_NVTX, 2);
+  const w = (await canvasData(abs.page, "window")).split(",").map(Number);
+  assert.ok(w[1] > 85e9, `absolute: ${w}`);
+  assert.is(await canvasData(abs.page, "aligned"), "0");
+  assert.is(await abs.page.locator("#file-list .chip").nth(1).getAttribute("data-aligned"), null);
+  clean(abs.g, "absolute");
+  await abs.page.close();
+});
+
+test.run();
