@@ -97,8 +97,9 @@ double rt_env_seconds(const char* var, int verbosity) {
   if (!s || !*s) return 0;
   char* end = NULL;
   double v = strtod(s, &end);
-  if (end == s || !(v >= 0)) {
-    warn_ignored(verbosity, var, s, "a number of seconds");
+  /* At most 1e9 s (31 years): what the callers turn into ms and ns must not overflow (inf, 1e30). */
+  if (end == s || !(v >= 0) || !(v <= 1e9)) {
+    warn_ignored(verbosity, var, s, "a number of seconds from 0 to 1e9");
     return 0;
   }
   return v;
@@ -125,7 +126,7 @@ int rt_env_int(const char* var, int def) {
   return end == s || v < INT_MIN || v > INT_MAX ? def : (int)v;
 }
 
-void rt_expand_output(const char* pat, const char* default_name, char* out, size_t cap, uint64_t start_ns) {
+int rt_expand_output(const char* pat, const char* default_name, char* out, size_t cap, uint64_t start_ns) {
   char host[256];
   if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "unknown");
   host[sizeof host - 1] = 0;
@@ -139,12 +140,15 @@ void rt_expand_output(const char* pat, const char* default_name, char* out, size
   char joined[PATH_MAX + 64];
   size_t plen = strlen(pat);
   struct stat sb;
+  int cut = 0;
   if (plen > 0 && (pat[plen - 1] == '/' || (stat(pat, &sb) == 0 && S_ISDIR(sb.st_mode)))) {
-    snprintf(joined, sizeof joined, "%s%s%s", pat, pat[plen - 1] == '/' ? "" : "/", default_name);
+    int k = snprintf(joined, sizeof joined, "%s%s%s", pat, pat[plen - 1] == '/' ? "" : "/", default_name);
+    if (k < 0 || (size_t)k >= sizeof joined) cut = 1;
     pat = joined;
   }
   size_t n = 0;
-  for (const char* p = pat; *p && n + 1 < cap; p++) {
+  const char* p = pat;
+  for (; *p && n + 1 < cap; p++) {
     char piece[300];
     if (*p == '%' && p[1]) {
       p++;
@@ -161,11 +165,20 @@ void rt_expand_output(const char* pat, const char* default_name, char* out, size
       piece[1] = 0;
     }
     size_t k = strlen(piece);
-    if (k > cap - 1 - n) k = cap - 1 - n;
+    if (k > cap - 1 - n) {
+      k = cap - 1 - n;
+      cut = 1;
+    }
     memcpy(out + n, piece, k);
     n += k;
   }
+  if (*p) cut = 1;
   if (cap) out[n] = 0;
+  if (cut || cap == 0) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  return 0;
 }
 
 uint32_t rt_read_cmdline(char* buf, size_t cap) {

@@ -47,7 +47,7 @@ int rt_check_write(int rc, atomic_int* failed, const char* path, int verbosity);
  */
 size_t rt_env_size(const char* var, size_t def, int verbosity);
 
-/** Non-negative seconds from `var`; 0 when unset, 0 with a warning when malformed. */
+/** Seconds from `var`, 0 to 1e9; 0 when unset, 0 with a warning when malformed, negative, infinite or larger. */
 double rt_env_seconds(const char* var, int verbosity);
 
 /** Boolean from `var`: "0", "no", "off", "false" → 0; any other non-empty value → 1; unset or empty → `def`. */
@@ -66,9 +66,11 @@ void rt_env_checksum(rt_writer* w, int verbosity);
 /**
  * Expands the output pattern `pat` into `out` (`cap` bytes): %p pid, %h host name, %r rank (RANK, else LOCAL_RANK,
  * else 0), %t start time as UTC YYYYmmdd-HHMMSS (from `start_ns`, CLOCK_REALTIME), %% a percent sign. A pattern
- * naming a directory (existing, or ending in '/') gets `default_name` (itself a pattern) inside it.
+ * naming a directory (existing, or ending in '/') gets `default_name` (itself a pattern) inside it. Returns 0, or -1
+ * with errno ENAMETOOLONG when the expansion does not fit `cap` (`out` then holds a cut name that must not be used:
+ * it would lose the pid or the extension without a word).
  */
-void rt_expand_output(const char* pat, const char* default_name, char* out, size_t cap, uint64_t start_ns);
+int rt_expand_output(const char* pat, const char* default_name, char* out, size_t cap, uint64_t start_ns);
 
 /** Reads /proc/self/cmdline (arguments separated by NUL) into `buf`; returns the bytes read (0 when unreadable). */
 uint32_t rt_read_cmdline(char* buf, size_t cap);

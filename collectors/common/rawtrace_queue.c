@@ -67,32 +67,61 @@ void rt_queue_sleep(rt_queue* q, long ms) {
   }
 }
 
-void rt_queue_drain(rt_queue* q, void (*handle)(rt_item* it)) {
-  for (;;) {
-    pthread_mutex_lock(&q->mu);
-    rt_item* list = q->head;
-    q->head = q->tail = NULL;
-    pthread_mutex_unlock(&q->mu);
-    if (!list) return;
-    while (list) {
-      rt_item* next = list->next;
-      uint64_t seq = list->seq;
-      handle(list);
-      pthread_mutex_lock(&q->done_mu);
-      if (seq > q->done_seq) q->done_seq = seq;
-      pthread_cond_broadcast(&q->done_cv);
-      pthread_mutex_unlock(&q->done_mu);
-      list = next;
-    }
+size_t rt_queue_drain_once(rt_queue* q, void (*handle)(rt_item* it)) {
+  pthread_mutex_lock(&q->mu);
+  rt_item* list = q->head;
+  q->head = q->tail = NULL;
+  pthread_mutex_unlock(&q->mu);
+  size_t n = 0;
+  while (list) {
+    rt_item* next = list->next;
+    uint64_t seq = list->seq;
+    handle(list);
+    n++;
+    pthread_mutex_lock(&q->done_mu);
+    if (seq > q->done_seq) q->done_seq = seq;
+    pthread_cond_broadcast(&q->done_cv);
+    pthread_mutex_unlock(&q->done_mu);
+    list = next;
   }
+  return n;
+}
+
+void rt_queue_drain(rt_queue* q, void (*handle)(rt_item* it)) {
+  while (rt_queue_drain_once(q, handle) != 0) {
+  }
+}
+
+void rt_queue_drain_to(rt_queue* q, void (*handle)(rt_item* it), uint64_t target) {
+  for (;;) {
+    pthread_mutex_lock(&q->done_mu);
+    int done = q->done_seq >= target;
+    pthread_mutex_unlock(&q->done_mu);
+    /* Every item up to target was queued before this call: the batches reach it (an empty one means a lost item). */
+    if (done || rt_queue_drain_once(q, handle) == 0) return;
+  }
+}
+
+/* done_mu held: whether an earlier wait gave up and the writer handled nothing since. */
+static int stuck_locked(rt_queue* q) { return q->stalled && q->done_seq == q->stall_seq && !q->finished; }
+
+/* done_mu held: a bounded wait just timed out. */
+static void stall_locked(rt_queue* q) {
+  q->stalled = 1;
+  q->stall_seq = q->done_seq;
 }
 
 int rt_queue_wait(rt_queue* q, uint64_t target, long ms) {
   struct timespec dl = rt_deadline_ms(ms);
   pthread_mutex_lock(&q->done_mu);
+  if (q->done_seq < target && stuck_locked(q)) {
+    pthread_mutex_unlock(&q->done_mu);
+    return -1;
+  }
   while (q->done_seq < target && !q->finished)
     if (pthread_cond_timedwait(&q->done_cv, &q->done_mu, &dl) == ETIMEDOUT) break;
   int ok = q->done_seq >= target || q->finished;
+  if (!ok) stall_locked(q);
   pthread_mutex_unlock(&q->done_mu);
   return ok ? 0 : -1;
 }
@@ -115,9 +144,14 @@ int rt_queue_is_finished(rt_queue* q) {
 int rt_queue_wait_finished(rt_queue* q, long ms) {
   struct timespec dl = rt_deadline_ms(ms);
   pthread_mutex_lock(&q->done_mu);
+  if (stuck_locked(q)) {
+    pthread_mutex_unlock(&q->done_mu);
+    return 0;
+  }
   while (!q->finished)
     if (pthread_cond_timedwait(&q->done_cv, &q->done_mu, &dl) == ETIMEDOUT) break;
   int done = q->finished;
+  if (!done) stall_locked(q);
   pthread_mutex_unlock(&q->done_mu);
   return done;
 }
@@ -238,10 +272,17 @@ void rt_chain_signal(int sig, siginfo_t* si, void* uc, const struct sigaction* o
 int rt_queue_shutdown(rt_queue* q, atomic_int* finalize_req, atomic_int* joined, pthread_t writer, long ms) {
   atomic_store(finalize_req, 1);
   rt_queue_wake(q);
-  int done = rt_queue_wait_finished(q, ms);
+  pthread_mutex_lock(&q->done_mu);
+  int again = q->shutdown_failed;
+  pthread_mutex_unlock(&q->done_mu);
+  int done = rt_queue_wait_finished(q, ms); /* at once when stuck (rt_queue_wait) */
   int expected = 0;
   if (done && atomic_compare_exchange_strong(joined, &expected, 1)) pthread_join(writer, NULL);
-  return done;
+  if (done) return 1;
+  pthread_mutex_lock(&q->done_mu);
+  q->shutdown_failed = 1;
+  pthread_mutex_unlock(&q->done_mu);
+  return again ? -1 : 0;
 }
 
 void rt_queue_on_term_signal(rt_queue* q, atomic_int* finalize_req, int armed, int ms, int sig, siginfo_t* si,

@@ -43,6 +43,9 @@ typedef struct rt_queue {
   pthread_cond_t done_cv;
   uint64_t done_seq; /* highest item handled */
   int finished;      /* the writer exited */
+  int stalled;       /* a bounded wait for the writer timed out, at done_seq == stall_seq */
+  uint64_t stall_seq;
+  int shutdown_failed; /* an rt_queue_shutdown returned without the writer finished */
   int pipe[2];       /* one byte per notification, for signal handlers */
 } rt_queue;
 
@@ -61,10 +64,28 @@ void rt_queue_wake(rt_queue* q);
 /** Writer: waits for a wake-up (at most `ms` milliseconds; < 0 = no limit). */
 void rt_queue_sleep(rt_queue* q, long ms);
 
-/** Writer: hands every queued item, in order, to `handle` (which owns it), until the queue is empty. */
+/**
+ * Writer: hands every queued item, in order, to `handle` (which owns it), until the queue is empty. Only for when the
+ * producers have stopped (the exit flush, after the vendor was stopped): while they keep queuing at least as fast as
+ * the items are written, the queue is never empty.
+ */
 void rt_queue_drain(rt_queue* q, void (*handle)(rt_item* it));
 
-/** Waits until the writer handled every item up to `target`, or exited. Returns 0, or -1 after `ms`. */
+/**
+ * Writer: hands the items queued now (one batch, in order) to `handle`; items queued meanwhile wait for the next
+ * call. Returns how many. The writer loops use it, so that between batches they see an exit request, a signal's flush
+ * or a scheduled stop even when the program's threads queue buffers as fast as they are written.
+ */
+size_t rt_queue_drain_once(rt_queue* q, void (*handle)(rt_item* it));
+
+/** Writer: hands items to `handle`, batch by batch, until every item up to `target` (rt_queue_last) was handled. */
+void rt_queue_drain_to(rt_queue* q, void (*handle)(rt_item* it), uint64_t target);
+
+/**
+ * Waits until the writer handled every item up to `target`, or exited. Returns 0, or -1 after `ms` — or at once when
+ * an earlier bounded wait timed out and the writer has handled nothing since (stuck in a write that does not return:
+ * a FIFO nobody reads, a hung file system), so that the program does not wait the whole time again and again.
+ */
 int rt_queue_wait(rt_queue* q, uint64_t target, long ms);
 
 /** Writer: marks it exited, wakes every waiter and the pipe. */
@@ -73,7 +94,7 @@ void rt_queue_finish(rt_queue* q);
 /** Whether the writer exited (rt_queue_finish was called). */
 int rt_queue_is_finished(rt_queue* q);
 
-/** Waits (at most `ms`) until the writer exited. Returns 1 when it did. */
+/** Waits (at most `ms`; not at all when stalled, see rt_queue_wait) until the writer exited. Returns 1 when it did. */
 int rt_queue_wait_finished(rt_queue* q, long ms);
 
 /** Queues a CLOCK anchor (a copy of `a`). Returns 0, or -1 when out of memory (nothing queued). */
@@ -121,7 +142,10 @@ void rt_chain_signal(int sig, siginfo_t* si, void* uc, const struct sigaction* o
 
 /**
  * A collector's exit hook: sets `*finalize_req`, wakes the writer thread `writer` and waits (at most `ms`) until it
- * finished, then joins it unless `*joined` says it was joined before. Returns 1 when the writer finished in time.
+ * finished, then joins it unless `*joined` says it was joined before. It does not wait when an earlier bounded wait
+ * gave up and the writer made no progress since (rt_queue_wait): a second exit hook, or an exit after a flush that
+ * timed out, does not wait the whole time again. Returns 1 when the writer finished, 0 when it did not (the first
+ * time: callers warn), -1 when it did not and an earlier call already returned 0 (callers stay silent).
  */
 int rt_queue_shutdown(rt_queue* q, atomic_int* finalize_req, atomic_int* joined, pthread_t writer, long ms);
 

@@ -340,6 +340,48 @@ rt_writer* rt_writer_open(const char* path) {
   return w;
 }
 
+/* How long rt_writer_create waits for a FIFO's reader to open it (ms): the program's thread waits meanwhile. */
+#define FIFO_READER_WAIT_MS 2000
+
+/*
+ * Opens an existing FIFO or device for writing. A plain open of a FIFO blocks until a reader opens it — forever when
+ * none does, inside the program's first CUDA call. So a FIFO is opened non-blocking, which fails with ENXIO while
+ * there is no reader: retried for FIFO_READER_WAIT_MS (a reader started alongside the program), then given up
+ * (errno ENXIO, rt_writer_strerror). The descriptor is made blocking again: the writer thread's writes wait for a slow
+ * reader, as for a file.
+ */
+static int open_special(const char* path, int fifo) {
+  int fd;
+  if (!fifo) {
+    do fd = open(path, O_WRONLY | O_CLOEXEC);
+    while (fd < 0 && errno == EINTR);
+    return fd;
+  }
+  for (int waited = 0;; waited += 10) {
+    fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd >= 0 || (errno != ENXIO && errno != EINTR)) break;
+    if (errno == ENXIO && waited >= FIFO_READER_WAIT_MS) break;
+    if (errno == ENXIO) {
+      struct timespec ts = {0, 10 * 1000000L};
+      nanosleep(&ts, NULL);
+    }
+  }
+  if (fd < 0) return -1;
+  int fl = fcntl(fd, F_GETFL);
+  if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+    int e = errno;
+    close(fd);
+    errno = e;
+    return -1;
+  }
+  return fd;
+}
+
+const char* rt_writer_strerror(int e) {
+  if (e == ENXIO) return "no process is reading that FIFO (start its reader first)";
+  return strerror(e);
+}
+
 rt_writer* rt_writer_create(const char* path, char* chosen, size_t chosen_cap) {
   if (!path || !chosen || chosen_cap == 0) {
     errno = EINVAL;
@@ -372,8 +414,7 @@ rt_writer* rt_writer_create(const char* path, char* chosen, size_t chosen_cap) {
       /* A FIFO or a device (/dev/null, /dev/full, a named pipe) is written directly, never replaced. */
       struct stat st;
       if (stat(path, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))) {
-        do fd = open(path, O_WRONLY | O_CLOEXEC);
-        while (fd < 0 && errno == EINTR);
+        fd = open_special(path, S_ISFIFO(st.st_mode));
         if (fd < 0) return NULL;
         created = 0;
       } else {

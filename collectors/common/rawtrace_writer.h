@@ -196,11 +196,15 @@ rt_writer* rt_writer_open(const char* path);
  * Creates a new dump exclusively (O_WRONLY|O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC, mode 0644 before umask): never
  * truncates or follows a link to an existing file. When `path` exists, tries `<stem>.1.rawtrace`, `<stem>.2.rawtrace`…
  * (`<path>.N` when the name does not end in .rawtrace) up to 9999. An existing FIFO or character device at `path`
- * (/dev/null, a named pipe) is opened for writing instead, never replaced. The name created is copied to `chosen` (capacity
+ * (/dev/null, a named pipe) is opened for writing instead, never replaced; a FIFO that no process opens for reading
+ * within 2 s fails with ENXIO instead of blocking the caller. The name created is copied to `chosen` (capacity
  * `chosen_cap` bytes, NUL included); compare it with `path` to tell the user. Returns the writer, or NULL with errno
- * set (EEXIST when every name is taken, ENAMETOOLONG when `chosen` is too small).
+ * set (EEXIST when every name is taken, ENAMETOOLONG when `chosen` is too small, ENXIO for a FIFO without reader).
  */
 rt_writer* rt_writer_create(const char* path, char* chosen, size_t chosen_cap);
+
+/** strerror for rt_writer_create's errno, with ENXIO said as what it means there (a FIFO without reader). */
+const char* rt_writer_strerror(int e);
 
 /**
  * Writes the preamble to `fd` (at its current offset) and returns a writer that owns `fd` from then on:

@@ -450,15 +450,19 @@ static void load_config(struct config* c) {
 static void* sym(void* h, const char* name) { return h ? dlsym(h, name) : NULL; }
 
 /* Resolves the CUPTI entry points from `h`. Returns 0 when every required one is there. */
+/* Why the last library tried was not a usable libcupti (for the error line when RAWTRACE_CUPTI_LIB names it). */
+static char g_cupti_problem[512];
+
 static int bind_cupti(void* h) {
   memset(&C, 0, sizeof C);
-#define REQ(field, name)                                \
-  do {                                                  \
-    *(void**)(&C.field) = sym(h, name);                 \
-    if (!C.field) {                                     \
-      logmsg(LOG_DEBUG, "libcupti lacks %s", name);     \
-      return -1;                                        \
-    }                                                   \
+#define REQ(field, name)                                                                  \
+  do {                                                                                    \
+    *(void**)(&C.field) = sym(h, name);                                                   \
+    if (!C.field) {                                                                       \
+      snprintf(g_cupti_problem, sizeof g_cupti_problem, "it has no %s (not a libcupti)", name); \
+      logmsg(LOG_DEBUG, "libcupti lacks %s", name);                                       \
+      return -1;                                                                          \
+    }                                                                                     \
   } while (0)
 #define OPT(field, name) (*(void**)(&C.field) = sym(h, name))
   REQ(GetVersion, "cuptiGetVersion");
@@ -485,7 +489,9 @@ static int bind_cupti(void* h) {
 static int try_cupti(const char* path, int flags) {
   void* h = dlopen(path, flags);
   if (!h) {
-    logmsg(LOG_DEBUG, "dlopen(%s): %s", path, dlerror());
+    const char* e = dlerror();
+    snprintf(g_cupti_problem, sizeof g_cupti_problem, "cannot be loaded: %s", e ? e : "?");
+    logmsg(LOG_DEBUG, "dlopen(%s): %s", path, e ? e : "?");
     return -1;
   }
   if (bind_cupti(h) != 0) {
@@ -911,6 +917,14 @@ static int start_locked(void) {
       }
     }
   }
+  if (G.cfg.nkinds == 0) {
+    /* RAWTRACE_ACTIVITIES named no kind this collector knows (each unknown one was warned about at load). */
+    G.disabled = 1;
+    G.start_at = G.stop_at = 0;
+    atomic_store(&G.state, RAWTRACE_STATE_DISABLED);
+    logrec(LOG_ERROR, "RAWTRACE_ACTIVITIES names no activity kind; nothing is recorded");
+    return -1;
+  }
   if (!ok) {
     fail_cupti_locked("cuptiActivityEnable (every configured kind)", last);
     return -1;
@@ -1296,7 +1310,8 @@ static void writer_control(void) {
   pthread_mutex_unlock(&G.ctl_mu);
   if (atomic_exchange(&G.sig_flush_req, 0)) {
     C.FlushAll(0);
-    drain();
+    /* What the flush queued, not until the queue is empty: the program's threads may keep it full. */
+    rt_queue_drain_to(&G.q, handle_item, rt_queue_last(&G.q));
     rt_queue_notify(&G.q);
   }
 }
@@ -1322,7 +1337,9 @@ static void* writer_main(void* arg) {
     long ms = next_wait_ms();
     rt_queue_sleep(&G.q, ms);
     writer_control();
-    drain();
+    /* One batch per round: an exit request, a signal's flush or a scheduled stop is seen between batches even
+     * while buffers arrive as fast as they are written (each push posts the semaphore: no wake-up is lost). */
+    rt_queue_drain_once(&G.q, handle_item);
     if (atomic_load(&G.finalize_req)) break;
   }
   finalize();
@@ -1339,7 +1356,7 @@ static struct sigaction g_old_sig[2]; /* SIGTERM, SIGINT */
 /* From a normal thread: asks the writer for the exit flush and waits for it (bounded). */
 static void finalize_and_wait(void) {
   if (!G.writer_started || getpid() != G.owner_pid) return;
-  if (!rt_queue_shutdown(&G.q, &G.finalize_req, &G.joined, G.writer, (long)(G.cfg.exit_timeout * 1000)))
+  if (rt_queue_shutdown(&G.q, &G.finalize_req, &G.joined, G.writer, (long)(G.cfg.exit_timeout * 1000)) == 0)
     logmsg(LOG_WARN, "exit flush did not finish within %.1f s; the file may lack its last chunks", G.cfg.exit_timeout);
 }
 
@@ -1414,7 +1431,11 @@ static int init_collector(int from) {
   rt_threads_init(&G.threads, (uint32_t)G.owner_pid);
   if (load_cupti() != 0) {
     if (from == FROM_PRELOAD) return INIT_DEFER;
-    logmsg(LOG_ERROR, "libcupti not found (set RAWTRACE_CUPTI_LIB to its path); nothing is recorded");
+    const char* env = getenv("RAWTRACE_CUPTI_LIB");
+    if (env && *env)
+      logmsg(LOG_ERROR, "RAWTRACE_CUPTI_LIB=%.300s: %s; nothing is recorded", env, g_cupti_problem);
+    else
+      logmsg(LOG_ERROR, "libcupti not found (set RAWTRACE_CUPTI_LIB to its path); nothing is recorded");
     return -1;
   }
   uint32_t ver = 0;
@@ -1430,12 +1451,12 @@ static int init_collector(int from) {
 
   uint64_t start_ns = rt_clock_ns(CLOCK_REALTIME);
   char wanted[PATH_MAX];
-  rt_expand_output(G.cfg.output, "rawtrace-%h-%p.rawtrace", wanted, sizeof wanted, start_ns);
+  int expanded = rt_expand_output(G.cfg.output, "rawtrace-%h-%p.rawtrace", wanted, sizeof wanted, start_ns);
   /* Exclusive create: another process given the same RAWTRACE_OUTPUT (no %p) must not truncate or share our
      file; a taken name gets a numbered one, and the user is told which. */
-  G.w = rt_writer_create(wanted, G.path, sizeof G.path);
+  G.w = expanded == 0 ? rt_writer_create(wanted, G.path, sizeof G.path) : NULL; /* a cut name: ENAMETOOLONG */
   if (!G.w) {
-    logmsg(LOG_ERROR, "cannot create %s: %s; nothing is recorded", wanted, strerror(errno));
+    logmsg(LOG_ERROR, "cannot create %.300s: %s; nothing is recorded", wanted, rt_writer_strerror(errno));
     return -1;
   }
   rt_env_checksum(G.w, g_log_level);

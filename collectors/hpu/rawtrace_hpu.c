@@ -54,7 +54,6 @@
 #define RT_COLLECTOR_VERSION 0x000100u /* 0.1.0 */
 #define DEFAULT_NAME "rawtrace-%h-%p.rawtrace"
 #define MAX_DEVICES 64
-#define WAIT_MS 10000
 #define TRACE_HEAD 48u     /* HPU_TRACE fields before the buffer (docs/format.md) */
 #define MIN_PERIOD_MS 10
 
@@ -306,10 +305,10 @@ static uint32_t synapse_version(char* text, size_t cap) {
 static int open_output(void) {
   uint64_t start = rt_clock_ns(CLOCK_REALTIME);
   char pattern[PATH_MAX];
-  rt_expand_output(G.output, DEFAULT_NAME, pattern, sizeof pattern, start);
-  G.w = rt_writer_create(pattern, G.path, sizeof G.path);
+  int expanded = rt_expand_output(G.output, DEFAULT_NAME, pattern, sizeof pattern, start);
+  G.w = expanded == 0 ? rt_writer_create(pattern, G.path, sizeof G.path) : NULL; /* a cut name: ENAMETOOLONG */
   if (!G.w) {
-    logmsg(RT_V_ERROR, 0, "HPU collector inactive: cannot create %.300s: %s", pattern, strerror(errno));
+    logmsg(RT_V_ERROR, 0, "HPU collector inactive: cannot create %.300s: %s", pattern, rt_writer_strerror(errno));
     atomic_store(&G.write_failed, 1);
     return -1;
   }
@@ -511,7 +510,7 @@ static void handle(rt_item* it) {
 /* ------------------------------------------------------------------------------------------------------------------ */
 
 static void finalize(void) {
-  rt_queue_drain(&G.q, handle);
+  rt_queue_drain_to(&G.q, handle, rt_queue_last(&G.q));
   atomic_store(&G.state, ST_FINISHED);
   for (int i = 0; i < MAX_DEVICES; i++)
     if (G.dev[i].used) pull(&G.dev[i], REASON_EXIT, 0, 1);
@@ -539,7 +538,7 @@ static void* thread_main(void* arg) {
       wait = G.next_pull_ms > now ? (long)(G.next_pull_ms - now) : 0;
     }
     rt_queue_sleep(&G.q, wait);
-    rt_queue_drain(&G.q, handle);
+    rt_queue_drain_once(&G.q, handle); /* one batch per round: the exit request is seen under load too */
     if (G.period_ms > 0 && mono_ms() >= G.next_pull_ms && !atomic_load(&G.finalize_req)) {
       if (!atomic_load(&G.write_failed))
         for (int i = 0; i < MAX_DEVICES; i++)
@@ -556,7 +555,7 @@ static struct sigaction g_old_sig[2];
 
 static void finish(void) {
   if (!atomic_load(&G.thread_started) || getpid() != G.owner_pid) return;
-  if (!rt_queue_shutdown(&G.q, &G.finalize_req, &G.joined, G.thread, (long)(G.exit_timeout * 1000)))
+  if (rt_queue_shutdown(&G.q, &G.finalize_req, &G.joined, G.thread, (long)(G.exit_timeout * 1000)) == 0)
     logmsg(RT_V_WARN, 0, "exit pull did not finish within %.1f s", G.exit_timeout);
 }
 
@@ -590,7 +589,8 @@ static int request(uint32_t type, uint32_t dev) {
   it->it.type = type;
   it->dev = dev;
   rt_queue_push(&G.q, &it->it);
-  return rt_queue_wait(&G.q, rt_queue_last(&G.q), WAIT_MS);
+  /* Bounded by RAWTRACE_EXIT_TIMEOUT, and not at all once a wait gave up with the thread stuck (rt_queue_wait). */
+  return rt_queue_wait(&G.q, rt_queue_last(&G.q), (long)(G.exit_timeout * 1000));
 }
 
 static void acquired(rt_syn_device_id* id) {

@@ -943,7 +943,7 @@ static void* writer_main(void* arg) {
   rt_thread_enter("rawtrace-writer");
   while (!atomic_load(&G.finalize_req)) {
     rt_queue_sleep(&G.q, -1);
-    drain();
+    rt_queue_drain_once(&G.q, handle_item); /* one batch per round: the exit request is seen under load too */
   }
   finalize();
   rt_queue_finish(&G.q);
@@ -959,7 +959,7 @@ static struct sigaction g_old_sig[2]; /* SIGTERM, SIGINT */
 /* From a normal thread: asks the writer for the exit flush and waits for it (bounded). Idempotent. */
 static void finish(void) {
   if (!atomic_load(&G.writer_started) || getpid() != G.owner_pid) return;
-  if (!rt_queue_shutdown(&G.q, &G.finalize_req, &G.joined, G.writer, (long)(G.cfg.exit_timeout * 1000)))
+  if (rt_queue_shutdown(&G.q, &G.finalize_req, &G.joined, G.writer, (long)(G.cfg.exit_timeout * 1000)) == 0)
     logmsg(RT_V_WARN, "exit flush did not finish within %.1f s; the file may lack its last chunks", G.cfg.exit_timeout);
 }
 
@@ -1055,11 +1055,11 @@ static int init_collector(rt_rocp_client_finalize_fn fini) {
     return -1;
   }
   char wanted[PATH_MAX];
-  rt_expand_output(G.cfg.output, DEFAULT_NAME, wanted, sizeof wanted, rt_clock_ns(CLOCK_REALTIME));
+  int expanded = rt_expand_output(G.cfg.output, DEFAULT_NAME, wanted, sizeof wanted, rt_clock_ns(CLOCK_REALTIME));
   /* Exclusive create, as the CUDA collector: a name another process took gets a numbered one, said on stderr. */
-  G.w = rt_writer_create(wanted, G.path, sizeof G.path);
+  G.w = expanded == 0 ? rt_writer_create(wanted, G.path, sizeof G.path) : NULL; /* a cut name: ENAMETOOLONG */
   if (!G.w) {
-    logmsg(RT_V_ERROR, "cannot create %s: %s; nothing is recorded", wanted, strerror(errno));
+    logmsg(RT_V_ERROR, "cannot create %.300s: %s; nothing is recorded", wanted, rt_writer_strerror(errno));
     return -1;
   }
   rt_env_checksum(G.w, G.verbosity);

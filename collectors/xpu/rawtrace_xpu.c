@@ -536,7 +536,7 @@ static void handle(rt_item* it) {
 
 static void finalize(void) {
   P.flush_all(); /* delivers on this or PTI's thread; both queue */
-  rt_queue_drain(&G.q, handle);
+  rt_queue_drain_to(&G.q, handle, rt_queue_last(&G.q)); /* PTI still records: not until the queue is empty */
   atomic_store(&G.state, ST_FINISHED);
   for (size_t i = 0; i < sizeof kViews / sizeof kViews[0]; i++)
     if (G.stride[kViews[i]]) P.disable((pti_view_kind)kViews[i]);
@@ -558,7 +558,7 @@ static void* writer_main(void* arg) {
   rt_thread_enter("rawtrace-xpu");
   while (!atomic_load(&G.finalize_req)) {
     rt_queue_sleep(&G.q, -1);
-    rt_queue_drain(&G.q, handle);
+    rt_queue_drain_once(&G.q, handle); /* one batch per round: the exit request is seen under load too */
     write_capped();
   }
   finalize();
@@ -570,7 +570,7 @@ static struct sigaction g_old_sig[2];
 
 static void finish(void) {
   if (!atomic_load(&G.writer_started) || getpid() != G.owner_pid) return;
-  if (!rt_queue_shutdown(&G.q, &G.finalize_req, &G.joined, G.writer, (long)(G.exit_timeout * 1000)))
+  if (rt_queue_shutdown(&G.q, &G.finalize_req, &G.joined, G.writer, (long)(G.exit_timeout * 1000)) == 0)
     logmsg(RT_V_WARN, 0, "exit flush did not finish within %.1f s", G.exit_timeout);
 }
 
@@ -614,16 +614,22 @@ __attribute__((constructor)) static void rawtrace_xpu_init(void) {
   if (G.buffer_size > (64u << 20)) G.buffer_size = 64u << 20;
   G.buffer_size &= ~(size_t)63;
   G.max_memory = rt_env_size("RAWTRACE_MAX_MEMORY", 256u << 20, G.verbosity);
+  /* At least one buffer, as the CUDA and ROCm collectors: a smaller cap would drop every buffer, saying nothing. */
+  if (G.max_memory < G.buffer_size) {
+    logmsg(RT_V_WARN, 0, "RAWTRACE_MAX_MEMORY=%zu is below one buffer (RAWTRACE_BUFFER_SIZE=%zu); using %zu",
+           G.max_memory, G.buffer_size, G.buffer_size);
+    G.max_memory = G.buffer_size;
+  }
   G.exit_timeout = rt_env_seconds("RAWTRACE_EXIT_TIMEOUT", G.verbosity);
   if (G.exit_timeout <= 0) G.exit_timeout = 10;
   G.handle_signals = rt_env_flag("RAWTRACE_HANDLE_SIGNALS", 1);
 
   uint64_t start = rt_clock_ns(CLOCK_REALTIME);
   char pattern[PATH_MAX];
-  rt_expand_output(G.output, DEFAULT_NAME, pattern, sizeof pattern, start);
-  G.w = rt_writer_create(pattern, G.path, sizeof G.path);
+  int expanded = rt_expand_output(G.output, DEFAULT_NAME, pattern, sizeof pattern, start);
+  G.w = expanded == 0 ? rt_writer_create(pattern, G.path, sizeof G.path) : NULL; /* a cut name: ENAMETOOLONG */
   if (!G.w) {
-    logmsg(RT_V_ERROR, 0, "XPU collector inactive: cannot create %.300s: %s", pattern, strerror(errno));
+    logmsg(RT_V_ERROR, 0, "XPU collector inactive: cannot create %.300s: %s", pattern, rt_writer_strerror(errno));
     return;
   }
   rt_env_checksum(G.w, G.verbosity);

@@ -223,6 +223,26 @@ static uint32_t launch(const char* name, uint64_t t, uint64_t dur, uint32_t stre
 
 /* ------------------------------------------------------------------------------------------------------------------ */
 
+/* exit_busy: threads that launch without end, and exit() from another thread while they do. */
+static void* busy_launcher(void* arg) {
+  uint64_t base = F.now() + (uint64_t)(uintptr_t)arg * 1000000000000ull;
+  for (uint64_t n = 0;; n++) launch("busy_kernel", base + n * 10000, 2000, 3 + (uint32_t)(uintptr_t)arg, 0);
+  return NULL;
+}
+static void* exit_from_thread(void* arg) {
+  (void)arg;
+  sleep_ms(300);
+  print_stats("exiting");
+  exit(0);
+}
+static int scenario_exit_busy(void) {
+  pthread_t th[4], ex;
+  for (int i = 0; i < 4; i++) pthread_create(&th[i], NULL, busy_launcher, (void*)(intptr_t)i);
+  pthread_create(&ex, NULL, exit_from_thread, NULL);
+  for (;;) pause();
+  return 0;
+}
+
 static char g_mutable[64] = "mutable_kernel_v1";
 
 static int scenario_basic(void) {
@@ -510,6 +530,13 @@ int main(int argc, char** argv) {
   if (!strcmp(sc, "write_limit")) return scenario_write_limit();
   if (!strcmp(sc, "bench")) return scenario_bench();
   if (!strcmp(sc, "unfinished")) return scenario_unfinished();
+  if (!strcmp(sc, "exit_busy")) return scenario_exit_busy();
+  if (!strcmp(sc, "many")) {
+    /* 20000 launches (megabytes of records: more than a pipe holds), no flush, a normal exit */
+    uint64_t t = F.now();
+    for (int i = 0; i < 20000; i++) launch("many_kernel", t + (uint64_t)i * 10000, 1000, 7, 0);
+    return finish();
+  }
   if (!strcmp(sc, "plain")) {
     /* a short run whatever the collector's state (write errors, CUPTI errors): must exit 0 */
     uint64_t t = F.now();

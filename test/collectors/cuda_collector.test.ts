@@ -15,11 +15,12 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, constants as fsConstants, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createEngine } from "../../src/node/wasm.js";
+import { fifoReader } from "../helpers/fifo_reader.js";
 import { fileSource } from "../../src/node/file_source.js";
 import type { ConvertResult, Engine } from "../../src/core/engine.js";
 
@@ -617,6 +618,76 @@ test("SIGTERM with the program's own handler: chained, the program goes on, exit
   const c = await convert(outPath("cu13", "sigterm-chain", run.pid));
   assert.is(c.r.info.complete, true);
   assert.is(byCat(c, "kernel").length, 3010);
+});
+
+test("exit() from a thread while four threads keep launching into a slow output: the exit flush is not starved, END is written", async () => {
+  // The writer used to drain its queue until empty before looking at the exit request; with buffers arriving faster
+  // than the output takes them it never was, so the exit waited the whole RAWTRACE_EXIT_TIMEOUT and the file had no
+  // END. The output here is a FIFO that a reader drains at ≈ 30 MB/s into a file.
+  const fifo = join(dir, "busy.fifo");
+  const copy = join(dir, "busy-copy.rawtrace");
+  const closed = fifoReader(fifo, copy, { pauseS: 0.002 });
+  const run = runSync("cu13", "exit_busy", "exit-busy", {
+    RAWTRACE_OUTPUT: fifo, RAWTRACE_BUFFER_SIZE: "256K", RAWTRACE_MAX_MEMORY: "4M", RAWTRACE_EXIT_TIMEOUT: "20",
+  });
+  await closed;
+  assert.is(run.status, 0, run.stderr);
+  assert.ok(run.events.some((e) => e.ev === "exiting"), run.stderr);
+  assert.not.match(run.stderr, /did not finish/);
+  const c = await convert(copy);
+  assert.is(c.r.info.complete, true, "END written");
+  assert.ok(byCat(c, "kernel").length > 0);
+});
+
+test("a FIFO nobody reads: the program is not blocked; one line says why nothing is recorded", () => {
+  const fifo = join(dir, "unread.fifo");
+  execFileSync("mkfifo", [fifo]);
+  const run = runSync("cu13", "plain", "fifo", { RAWTRACE_OUTPUT: fifo });
+  ok(run, "FIFO without reader");
+  const lines = run.stderr.split("\n").filter((l) => l.startsWith("rawtrace["));
+  assert.is(lines.length, 1, run.stderr);
+  assert.match(lines[0], /cannot create .*unread\.fifo: no process is reading that FIFO/);
+});
+
+test("an output that stalls (a FIFO read by nobody after it opened): the exit waits RAWTRACE_EXIT_TIMEOUT once, not once per exit handler", async () => {
+  const fifo = join(dir, "stalled.fifo");
+  execFileSync("mkfifo", [fifo]);
+  // This process opens the FIFO for reading and never reads: the writer's writes block once the pipe is full.
+  const rd = openSync(fifo, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+  try {
+    const run = runSync("cu13", "many", "stalled", { RAWTRACE_OUTPUT: fifo, RAWTRACE_EXIT_TIMEOUT: "1" });
+    assert.is(run.status, 0, run.stderr);
+    const warned = run.stderr.split("\n").filter((l) => /exit flush did not finish/.test(l));
+    assert.is(warned.length, 1, run.stderr);
+  } finally {
+    closeSync(rd);
+  }
+});
+
+test("settings that cannot work are refused with a line that says why; the program runs normally", () => {
+  const said = (extra: Record<string, string>, what: string, runs = true): string[] => {
+    const run = runSync("cu13", "plain", "refused", extra);
+    if (runs) ok(run, what);
+    return run.stderr.split("\n").filter((l) => l.startsWith("rawtrace["));
+  };
+  // An output pattern whose expansion does not fit a path: refused, not cut (a cut name lost the pid and extension).
+  const long = said({ RAWTRACE_OUTPUT: join(dir, "d".repeat(4090), "trace-%h-%p.rawtrace") }, "long path");
+  assert.is(long.length, 1, long.join("\n"));
+  assert.match(long[0], /error: cannot create .*: File name too long; nothing is recorded/);
+  assert.equal(readdirSync(dir).filter((f) => f.startsWith("ddd")), []);
+  // RAWTRACE_ACTIVITIES with no kind this collector knows.
+  const none = said({ RAWTRACE_ACTIVITIES: "@@@" }, "no kinds");
+  assert.ok(none.some((l) => /unknown activity '@@@'/.test(l)), none.join("\n"));
+  assert.ok(none.some((l) => /RAWTRACE_ACTIVITIES names no activity kind; nothing is recorded/.test(l)), none.join("\n"));
+  assert.not.ok(none.some((l) => /CUPTI_SUCCESS/.test(l)), none.join("\n"));
+  // RAWTRACE_CUPTI_LIB naming a library that loads but is not CUPTI: the line names the variable and the reason.
+  // (The test app then stops: it drives the fake through that same variable.)
+  const libc = said({ RAWTRACE_CUPTI_LIB: "libc.so.6" }, "not CUPTI", false);
+  assert.is(libc.length, 1, libc.join("\n"));
+  assert.match(libc[0], /RAWTRACE_CUPTI_LIB=libc\.so\.6: it has no cupti\w+ \(not a libcupti\); nothing is recorded/);
+  // Seconds beyond what the timers hold (inf, 1e30): warned and ignored, not an endless or an at-once timeout.
+  const inf = said({ RAWTRACE_EXIT_TIMEOUT: "inf", RAWTRACE_DURATION: "1e30" }, "inf");
+  assert.ok(inf.some((l) => /RAWTRACE_EXIT_TIMEOUT/.test(l)) && inf.some((l) => /RAWTRACE_DURATION/.test(l)), inf.join("\n"));
 });
 
 test("two processes with the same RAWTRACE_OUTPUT (no %p): exclusive create, the second gets a numbered name and says so", async () => {

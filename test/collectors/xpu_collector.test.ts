@@ -17,6 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { readDumpChunks, type DumpChunk } from "../helpers/dump_chunks.js";
+import { fifoReader } from "../helpers/fifo_reader.js";
 import { ChunkType, ClockWhich, DropReason, Vendor } from "../../src/format/container.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -202,21 +203,36 @@ test("SIGTERM with the default disposition: the handler flushes PTI and complete
   checkDump("1.2.0", r.file, r.delivered, true);
 });
 
-test("memory cap: a buffer that would put more than RAWTRACE_MAX_MEMORY in the writer's queue is dropped and counted", () => {
-  const r = run("0.17.0", "cap", "run", { RAWTRACE_MAX_MEMORY: "1k" }); // below one buffer: every buffer is dropped
+test("memory cap: a buffer that would put more than RAWTRACE_MAX_MEMORY in the writer's queue is dropped and counted", async () => {
+  // The output is a FIFO whose reader waits 1 s before it reads: the writer blocks once the pipe is full, buffers
+  // queue up to the cap (one buffer) and the rest are dropped; then the reader drains the file to its end.
+  const fifo = join(dir, "cap.fifo");
+  const copy = join(dir, "cap-copy.rawtrace");
+  const closed = fifoReader(fifo, copy, { delayS: 1 });
+  // 1k: below one buffer, raised to one (64k) with a warning (a smaller cap would drop every buffer, saying nothing).
+  const r = run("0.17.0", "cap", "run", { RAWTRACE_MAX_MEMORY: "1k", RAWTRACE_OUTPUT: fifo });
+  await closed;
   assert.is(r.status, 0, r.stderr);
-  const chunks = readDumpChunks(r.file);
-  assert.not.ok(chunks.some((c) => c.type === ChunkType.ACTIVITY));
+  assert.match(r.stderr, /RAWTRACE_MAX_MEMORY=1024 is below one buffer \(RAWTRACE_BUFFER_SIZE=65536\); using 65536/);
+  const chunks = readDumpChunks(copy);
   assert.is(chunks[chunks.length - 1].type, ChunkType.END);
-  const delivered = readFileSync(r.delivered);
-  let records = 0;
-  for (let o = 0; o < delivered.length; records++) o += SIZES["0.17.0"][delivered.readUInt32LE(o)];
+  const sizes = SIZES["0.17.0"];
+  const count = (b: Buffer) => {
+    let n = 0;
+    for (let o = 0; o < b.length; n++) o += sizes[b.readUInt32LE(o)];
+    return n;
+  };
+  const records = count(readFileSync(r.delivered));
+  let written = 0;
+  for (const c of chunks.filter((c) => c.type === ChunkType.ACTIVITY)) written += count(c.p);
   let dropped = 0n;
   for (const c of chunks.filter((c) => c.type === ChunkType.DROPPED)) {
     assert.is(c.p.readUInt32LE(8), DropReason.MEMORY_CAP);
     dropped += c.p.readBigUInt64LE(0);
   }
-  assert.is(dropped, BigInt(records), "every record of every delivered buffer counted");
+  assert.ok(written > 0, "the buffers within the cap are written");
+  assert.ok(dropped > 0n, "the writer was behind: buffers over the cap were dropped");
+  assert.is(BigInt(written) + dropped, BigInt(records), "every delivered record written or counted as dropped");
   assert.ok(records >= 4 * STEPS);
 });
 

@@ -57,7 +57,8 @@ test("npm pack ships the bin, the bundled JS, the core's .wasm, the viewer (rawt
   const declared = readdirSync(join(ROOT, "dist/types/node")).filter((f) => f.endsWith(".d.ts"));
   for (const f of declared) assert.ok(paths.includes(`dist/types/node/${f}`), f);
   assert.ok(p.entryCount < 60, `${p.entryCount} files`);
-  assert.ok(p.size < 600_000, `${p.size} bytes packed`);
+  // A guard against shipping what a user does not run, not a target: the viewer and docs grow with the product.
+  assert.ok(p.size < 650_000, `${p.size} bytes packed`);
   console.log(`  ${p.filename}: ${p.entryCount} files, ${(p.size / 1024).toFixed(1)} KiB packed, ${(p.unpackedSize / 1024).toFixed(1)} KiB unpacked`);
 });
 
