@@ -1198,13 +1198,30 @@ static void maybe_write_devices(void) {
 }
 
 /* DROPPED chunks: CUPTI's count (reset on read) and buffers the memory cap cost since the last chunk. */
-static void check_dropped(void) {
+/* CUPTI's lost records not said yet, and when they were last said (mono ns; 0 = never). */
+static uint64_t g_drops_unsaid, g_drops_said_ns;
+#define DROPS_SAY_EVERY_NS 10000000000ull
+
+/* Records CUPTI lost: a DROPPED chunk each time (the data), but a line (stderr and a LOG chunk) at most every 10 s,
+ * summed, and at the end for what is left (`final`): under overload CUPTI loses records at every buffer. */
+static void check_dropped_at(int final) {
   if (G.write_failed) return;
   size_t dropped = 0;
   if (C.GetNumDroppedRecords && C.GetNumDroppedRecords(NULL, 0, &dropped) == CUPTI_SUCCESS && dropped > 0) {
     atomic_fetch_add(&G.n_vendor_dropped, dropped);
-    logrec(LOG_WARN, "CUPTI dropped %zu activity records (buffers not available in time)", dropped);
+    g_drops_unsaid += dropped;
     wrote(rt_writer_dropped(G.w, dropped, RT_DROP_VENDOR));
+  }
+  uint64_t now = mono_ns();
+  if (g_drops_unsaid && (final || !g_drops_said_ns || now - g_drops_said_ns >= DROPS_SAY_EVERY_NS)) {
+    if (!g_drops_said_ns)
+      logrec(LOG_WARN, "CUPTI dropped %llu activity records (buffers not available in time)",
+             (unsigned long long)g_drops_unsaid);
+    else
+      logrec(LOG_WARN, "CUPTI dropped %llu more activity records (%llu in all; said at most every 10 s)",
+             (unsigned long long)g_drops_unsaid, (unsigned long long)atomic_load(&G.n_vendor_dropped));
+    g_drops_unsaid = 0;
+    g_drops_said_ns = now;
   }
   uint64_t cap = atomic_load(&G.n_cap_drops);
   if (cap > G.cap_drops_written && !G.write_failed) {
@@ -1213,6 +1230,8 @@ static void check_dropped(void) {
     wrote(rt_writer_dropped(G.w, delta, RT_DROP_MEMORY_CAP));
   }
 }
+
+static void check_dropped(void) { check_dropped_at(0); }
 
 static void process_buffer(struct cbuf* b) {
   uint64_t t0 = mono_ns();
@@ -1272,7 +1291,7 @@ static void finalize(void) {
   drain();
   if (!G.write_failed) {
     maybe_write_devices();
-    check_dropped();
+    check_dropped_at(1);
     rt_clock_anchor_t a;
     read_anchor(RT_CLOCK_END, &a);
     wrote(rt_writer_clock(G.w, &a));

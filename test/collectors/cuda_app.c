@@ -531,6 +531,16 @@ int main(int argc, char** argv) {
   if (!strcmp(sc, "bench")) return scenario_bench();
   if (!strcmp(sc, "unfinished")) return scenario_unfinished();
   if (!strcmp(sc, "exit_busy")) return scenario_exit_busy();
+  if (!strcmp(sc, "drops")) {
+    /* 50 buffers, CUPTI losing 3 records at each */
+    uint64_t t = F.now();
+    for (int b = 0; b < 50; b++) {
+      for (int i = 0; i < 10; i++) launch("drop_kernel", t + (uint64_t)(b * 10 + i) * 10000, 1000, 7, 0);
+      F.set_dropped(3);
+      flush_or_die();
+    }
+    return finish();
+  }
   if (!strcmp(sc, "many")) {
     /* 20000 launches (megabytes of records: more than a pipe holds), no flush, a normal exit */
     uint64_t t = F.now();

@@ -21,6 +21,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createEngine } from "../../src/node/wasm.js";
 import { fifoReader } from "../helpers/fifo_reader.js";
+import { readDumpChunks } from "../helpers/dump_chunks.js";
+import { ChunkType, DropReason } from "../../src/format/container.js";
 import { fileSource } from "../../src/node/file_source.js";
 import type { ConvertResult, Engine } from "../../src/core/engine.js";
 
@@ -662,6 +664,18 @@ test("an output that stalls (a FIFO read by nobody after it opened): the exit wa
   } finally {
     closeSync(rd);
   }
+});
+
+test("CUPTI losing records at every buffer: every loss in a DROPPED chunk, but one line for the first and one summing the rest", async () => {
+  const run = runSync("cu13", "drops", "drops");
+  ok(run, "drops");
+  const lines = run.stderr.split("\n").filter((l) => /CUPTI dropped/.test(l));
+  assert.is(lines.length, 2, run.stderr);
+  assert.match(lines[0], /CUPTI dropped 3 activity records/);
+  assert.match(lines[1], /CUPTI dropped 147 more activity records \(150 in all/);
+  const dumps = readDumpChunks(outPath("cu13", "drops", run.pid));
+  const drops = dumps.filter((c) => c.type === ChunkType.DROPPED && c.p.readUInt32LE(8) === DropReason.VENDOR);
+  assert.is(drops.reduce((n, c) => n + Number(c.p.readBigUInt64LE(0)), 0), 150);
 });
 
 test("settings that cannot work are refused with a line that says why; the program runs normally", () => {
