@@ -118,6 +118,19 @@ void rt_env_checksum(rt_writer* w, int verbosity) {
   else warn_ignored(verbosity, "RAWTRACE_CHECKSUM", s, "xxh32 or crc32");
 }
 
+int rt_env_int_warn(const char* var, int def, int verbosity) {
+  const char* s = getenv(var);
+  if (!s || !*s) return def;
+  char* end = NULL;
+  long v = strtol(s, &end, 10);
+  while (end && (*end == ' ' || *end == '\t')) end++;
+  if (end == s || *end || v < INT_MIN || v > INT_MAX) {
+    warn_ignored(verbosity, var, s, "a whole number");
+    return def;
+  }
+  return (int)v;
+}
+
 int rt_env_int(const char* var, int def) {
   const char* s = getenv(var);
   if (!s || !*s) return def;

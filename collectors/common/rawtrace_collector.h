@@ -56,6 +56,9 @@ int rt_env_flag(const char* var, int def);
 /** Integer from `var`, or `def` when unset or not an int. */
 int rt_env_int(const char* var, int def);
 
+/** rt_env_int for a user's setting: a value that is not a whole number gets a warning line (at `verbosity`). */
+int rt_env_int_warn(const char* var, int def, int verbosity);
+
 /**
  * The payload checksum of writer `w` from RAWTRACE_CHECKSUM: unset, empty or `xxh32` keeps the writer's default
  * (XXH32, format 1.1); `crc32` writes CRC-32 payload checks, which readers of format 1.0 verify too (they read XXH32

@@ -1626,6 +1626,8 @@ __attribute__((constructor)) static void rawtrace_ctor(void) {
   G.owner_pid = getpid();
   if (!preloaded()) return;
   const char* pm = getenv("RAWTRACE_PRELOAD");
+  if (pm && *pm && strcasecmp(pm, "eager") && strcasecmp(pm, "lazy") && strcasecmp(pm, "off"))
+    logmsg(LOG_WARN, "RAWTRACE_PRELOAD=%.100s is not eager, lazy or off; eager is used", pm);
   if (pm && !strcasecmp(pm, "off")) return;
   if (pm && !strcasecmp(pm, "lazy")) {
     arm_injection();

@@ -624,7 +624,7 @@ __attribute__((constructor)) static void rawtrace_hpu_init(void) {
   G.enabled = 1;
   const char* out = getenv("RAWTRACE_OUTPUT");
   snprintf(G.output, sizeof G.output, "%s", out && *out ? out : DEFAULT_NAME);
-  G.period_ms = rt_env_int("RAWTRACE_HPU_PERIOD_MS", 0);
+  G.period_ms = rt_env_int_warn("RAWTRACE_HPU_PERIOD_MS", 0, G.verbosity);
   if (G.period_ms < 0) G.period_ms = 0;
   if (G.period_ms > 0 && G.period_ms < MIN_PERIOD_MS) G.period_ms = MIN_PERIOD_MS;
   G.max_memory = rt_env_size("RAWTRACE_MAX_MEMORY", 256u << 20, G.verbosity);

@@ -699,6 +699,9 @@ test("settings that cannot work are refused with a line that says why; the progr
   const libc = said({ RAWTRACE_CUPTI_LIB: "libc.so.6" }, "not CUPTI", false);
   assert.is(libc.length, 1, libc.join("\n"));
   assert.match(libc[0], /RAWTRACE_CUPTI_LIB=libc\.so\.6: it has no cupti\w+ \(not a libcupti\); nothing is recorded/);
+  // An unknown RAWTRACE_PRELOAD: said, and the default (eager) used.
+  const pre = said({ RT_APP_LOAD: "preload", LD_PRELOAD: lib("cu13"), RAWTRACE_PRELOAD: "maybe" }, "preload");
+  assert.ok(pre.some((l) => /RAWTRACE_PRELOAD=maybe is not eager, lazy or off; eager is used/.test(l)), pre.join("\n"));
   // Seconds beyond what the timers hold (inf, 1e30): warned and ignored, not an endless or an at-once timeout.
   const inf = said({ RAWTRACE_EXIT_TIMEOUT: "inf", RAWTRACE_DURATION: "1e30" }, "inf");
   assert.ok(inf.some((l) => /RAWTRACE_EXIT_TIMEOUT/.test(l)) && inf.some((l) => /RAWTRACE_DURATION/.test(l)), inf.join("\n"));

@@ -251,6 +251,12 @@ test("RAWTRACE_HPU_PERIOD_MS: stop → get → start pulls, every event in exact
   assert.is(r.final?.allocs, 0);
 });
 
+test("RAWTRACE_HPU_PERIOD_MS that is not a number: a warning line, no periodic pulls (not a silent 0)", () => {
+  const r = run("period-qq", "run", { RAWTRACE_HPU_PERIOD_MS: "qq" });
+  assert.is(r.status, 0, r.stderr);
+  assert.match(r.stderr, /RAWTRACE_HPU_PERIOD_MS=qq is not a whole number; ignored/);
+});
+
 test("SIGKILL after some periodic pulls: the dump holds every pulled buffer, `rawtrace info` reads it", () => {
   const r = run("kill", "kill", { RAWTRACE_HPU_PERIOD_MS: "20", RT_APP_PULLS: "3" });
   assert.is(r.signal, "SIGKILL");
