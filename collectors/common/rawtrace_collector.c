@@ -10,6 +10,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,6 +207,39 @@ uint32_t rt_read_cmdline(char* buf, size_t cap) {
   }
   close(fd);
   return (uint32_t)n;
+}
+
+/* The part of `path` after its last '/'. */
+static const char* base_of(const char* path) {
+  const char* b = strrchr(path, '/');
+  return b ? b + 1 : path;
+}
+
+int rt_process_selected(void) {
+  const char* want = getenv("RAWTRACE_PROCESS");
+  if (!want || !*want) return 1;
+  /* The names a user would give: the executable's, and those of the first two arguments (`python train.py`). */
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  exe[n > 0 ? n : 0] = 0;
+  char cmd[4096];
+  uint32_t len = rt_read_cmdline(cmd, sizeof cmd - 1);
+  cmd[len] = 0;
+  const char* names[3] = {base_of(exe), NULL, NULL};
+  uint32_t at = 0;
+  for (int k = 1; k < 3 && at < len; k++) {
+    names[k] = base_of(cmd + at);
+    at += (uint32_t)strlen(cmd + at) + 1;
+  }
+  char list[1024];
+  snprintf(list, sizeof list, "%s", want);
+  char* save = NULL;
+  for (char* pat = strtok_r(list, ",", &save); pat; pat = strtok_r(NULL, ",", &save)) {
+    while (*pat == ' ') pat++;
+    for (int k = 0; k < 3; k++)
+      if (names[k] && *names[k] && fnmatch(pat, names[k], 0) == 0) return 1;
+  }
+  return 0;
 }
 
 void rt_header_process(rt_header_info* h, uint64_t start_ns, char* host, char* cmdline, size_t cmdline_cap) {

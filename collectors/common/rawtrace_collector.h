@@ -56,6 +56,14 @@ int rt_env_flag(const char* var, int def);
 /** Integer from `var`, or `def` when unset or not an int. */
 int rt_env_int(const char* var, int def);
 
+/**
+ * Whether this process is one RAWTRACE_PROCESS asks for: unset or empty = every process; else a comma list of names
+ * or shell patterns (`python*`, `train.py`) matched against the executable's base name and the base names of the
+ * first two arguments. Under LD_PRELOAD every child of the program (shells, `nvidia-smi`, `ls`) loads the collector
+ * too; this keeps them out. The collectors check it where loading would start collection by itself.
+ */
+int rt_process_selected(void);
+
 /** rt_env_int for a user's setting: a value that is not a whole number gets a warning line (at `verbosity`). */
 int rt_env_int_warn(const char* var, int def, int verbosity);
 

@@ -1584,6 +1584,7 @@ static void arm_injection(void) {
 /* Start triggered by loading (LD_PRELOAD constructor or CUDA_INJECTION64_PATH): at most once per process. */
 static void auto_start(int from) {
   if (getpid() != G.owner_pid && G.owner_pid) return;
+  if (!rt_process_selected()) return; /* RAWTRACE_PROCESS names other programs: loaded here, silent */
   int rc = ensure_init(from);
   if (rc == INIT_DEFER) {
     logmsg(LOG_INFO, "libcupti not loaded yet; collection starts when the program initializes CUDA");

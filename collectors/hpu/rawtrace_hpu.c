@@ -616,8 +616,8 @@ static void ensure_profile_env(void) {
 
 __attribute__((constructor)) static void rawtrace_hpu_init(void) {
   G.verbosity = rt_parse_log_level(getenv("RAWTRACE_LOG"));
-  if (!rt_env_flag("RAWTRACE_ENABLE", 1)) {
-    snprintf(G.inactive, sizeof G.inactive, "RAWTRACE_ENABLE=0");
+  if (!rt_env_flag("RAWTRACE_ENABLE", 1) || !rt_process_selected()) {
+    snprintf(G.inactive, sizeof G.inactive, "RAWTRACE_ENABLE=0 or RAWTRACE_PROCESS");
     atomic_store(&G.said_inactive, 1);
     return;
   }

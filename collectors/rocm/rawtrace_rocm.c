@@ -1141,7 +1141,7 @@ __attribute__((visibility("default"))) rt_rocp_configure_result* rocprofiler_con
   int expected = 0;
   if (!atomic_compare_exchange_strong(&G.configured, &expected, 1)) return NULL;
   G.verbosity = rt_parse_log_level(getenv("RAWTRACE_LOG"));
-  if (!rt_env_flag("RAWTRACE_ENABLE", 1)) return NULL;
+  if (!rt_env_flag("RAWTRACE_ENABLE", 1) || !rt_process_selected()) return NULL;
   G.sdk_version = version;
   G.priority = priority;
   G.v1 = version >= RT_ROCP_VERSION_V1;

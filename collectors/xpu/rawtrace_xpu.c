@@ -587,6 +587,7 @@ static void on_term_signal(int sig, siginfo_t* si, void* uc) {
 __attribute__((constructor)) static void rawtrace_xpu_init(void) {
   G.verbosity = rt_parse_log_level(getenv("RAWTRACE_LOG"));
   if (!rt_env_flag("RAWTRACE_ENABLE", 1)) return;
+  if (!rt_process_selected()) return; /* RAWTRACE_PROCESS names other programs: PTI is not even loaded */
   char why[400] = "";
   void* h = open_pti(why, sizeof why);
   if (!h || bind_pti(h, why, sizeof why) != 0) {

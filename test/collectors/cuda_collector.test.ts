@@ -15,7 +15,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { closeSync, constants as fsConstants, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, constants as fsConstants, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -676,6 +676,16 @@ test("CUPTI losing records at every buffer: every loss in a DROPPED chunk, but o
   const dumps = readDumpChunks(outPath("cu13", "drops", run.pid));
   const drops = dumps.filter((c) => c.type === ChunkType.DROPPED && c.p.readUInt32LE(8) === DropReason.VENDOR);
   assert.is(drops.reduce((n, c) => n + Number(c.p.readBigUInt64LE(0)), 0), 150);
+});
+
+test("RAWTRACE_PROCESS: a program it does not name is not traced, silently; one it names is", () => {
+  const other = runSync("cu13", "plain", "process-other", { RAWTRACE_PROCESS: "python*" });
+  ok(other, "not named");
+  assert.not.match(other.stderr, /rawtrace\[/);
+  assert.not.ok(existsSync(outPath("cu13", "process-other", other.pid)));
+  const mine = runSync("cu13", "plain", "process-mine", { RAWTRACE_PROCESS: "python*,cuda_app" });
+  ok(mine, "named");
+  assert.ok(existsSync(outPath("cu13", "process-mine", mine.pid)));
 });
 
 test("settings that cannot work are refused with a line that says why; the program runs normally", () => {

@@ -236,6 +236,16 @@ test("memory cap: a buffer that would put more than RAWTRACE_MAX_MEMORY in the w
   assert.ok(records >= 4 * STEPS);
 });
 
+test("RAWTRACE_PROCESS: only the programs it names are traced (LD_PRELOAD reaches every child process)", () => {
+  const other = run("1.2.0", "process-other", "run", { RAWTRACE_PROCESS: "python*,train.py" });
+  assert.is(other.status, 0, other.stderr);
+  assert.is(other.stderr, "", "a process not named is left alone, silently");
+  assert.not.ok(existsSync(other.file), "and writes no file");
+  const mine = run("1.2.0", "process-mine", "run", { RAWTRACE_PROCESS: "python*, xpu_a?p" });
+  assert.is(mine.status, 0, mine.stderr);
+  assert.ok(readDumpChunks(mine.file).some((c) => c.type === ChunkType.ACTIVITY));
+});
+
 test("no PTI library: the program runs unchanged, one line says why, no file", () => {
   const r = run("1.2.0", "nopti", "run", { RAWTRACE_PTI_LIB: join(dir, "missing/libpti_view.so") });
   assert.is(r.lines.find((l) => "collector" in l)?.collector, 1);
