@@ -373,7 +373,8 @@ main(process.argv.slice(2)).then(
   (e: unknown) => {
     const err = e as Error;
     const usage = err.name === "USAGE";
-    console.error(`rawtrace: ${usage ? "usage: " : ""}${err.message}`);
+    // `-o - | head`: the reader stopped early on purpose; quiet, as a command ended by SIGPIPE.
+    if (err.name !== "PIPE_CLOSED") console.error(`rawtrace: ${usage ? "usage: " : ""}${err.message}`);
     const known = err instanceof RawtraceError || isRawtraceError(err);
     const stack = (e as Error).stack;
     if (!known && stack) console.error(stack);

@@ -60,7 +60,7 @@ function analysis(v: CliValues): AnalysisOptions {
 
 /** Exit codes by error name (docs/errors.md). */
 export const EXIT: Record<string, number> = {
-  USAGE: 2, EXISTS: 3, IO: 4, NO_CORE: 5, LOSS: 6, CLOCK_SKEW: 7, INTERNAL: 70,
+  USAGE: 2, EXISTS: 3, IO: 4, NO_CORE: 5, LOSS: 6, CLOCK_SKEW: 7, INTERNAL: 70, PIPE_CLOSED: 141,
 };
 
 /** True when any of `warnings` means trace data was lost (what `--strict` fails on). */
@@ -69,6 +69,8 @@ export function lostData(warnings: Warning[]): boolean {
 }
 
 const int = (n: number) => n.toLocaleString("en-US");
+/** "1 range", "3 ranges" (`n` with the thousands separated). */
+const plural = (n: number, one: string) => `${int(n)} ${one}${n === 1 ? "" : "s"}`;
 
 /**
  * The standard-error lines about a file's damage: what was lost (bytes, activity buffers, records the collector
@@ -134,7 +136,8 @@ function jobs(v: CliValues, inputs: number, fmt: "chrome" | "xspace" = "xspace")
 /** Expands the command's inputs; globs and directories matching nothing become failures of their own. */
 function inputs(args: string[], what: string): { files: string[]; missing: Array<FileResult & { error: { code: string; message: string } }> } {
   if (args.length === 0) throw new RawtraceError("USAGE", `${what} needs .rawtrace files, directories or globs`);
-  const { files, unmatched } = expandInputs(args);
+  const { files, unmatched, repeated } = expandInputs(args);
+  for (const p of repeated) console.error(`rawtrace: ${p} is named more than once; ${what} reads it once`);
   const missing = unmatched.map((p) => ({
     input: p, ok: false, events: 0, bytesIn: 0, bytesOut: 0, seconds: 0, warnings: [],
     error: { code: "IO", message: `${p}: no .rawtrace file matches` },
@@ -234,7 +237,7 @@ async function convertFiles(
       analysis: an,
       onProgress: view ? (p) => view.update(p) : undefined,
       onFile: (f) => {
-        if (!f.ok) return say(`rawtrace: ${f.error!.message}`, view);
+        if (!f.ok) return f.error!.code === "PIPE_CLOSED" ? undefined : say(`rawtrace: ${f.error!.message}`, view);
         const mbs = f.seconds > 0 ? f.bytesIn / 1e6 / f.seconds : 0;
         say(`${f.input} → ${f.output}: ${f.events} events, ${fmtMB(f.bytesIn)} in, ${fmtMB(f.bytesOut)} ${fmt === "xspace" ? "XSpace" : "JSON"} out, ` +
           `${f.seconds.toFixed(2)} s (${mbs.toFixed(0)} MB/s)${splitNote(f.workers, fmt, files.length === 1 ? pool.size : 1, f.writer)}`, view);
@@ -440,12 +443,14 @@ export function formatInfo(i: FileInfo): string {
   const [vendor, ...devices] = vendorLines(i);
   out.push(`  ${vendor}`);
   out.push(`  process       pid ${i.pid} on ${i.hostname || "?"}: ${i.commandLine.join(" ") || "?"}`);
-  if (i.rank >= 0) out.push(`  rank          ${i.rank} of ${i.worldSize >= 0 ? i.worldSize : "?"} (local ${i.localRank})`);
+  if (i.rank >= 0) {
+    out.push(`  rank          ${i.rank} of ${i.worldSize >= 0 ? i.worldSize : "?"}${i.localRank >= 0 ? ` (local ${i.localRank})` : ""}`);
+  }
   if (i.firstNs > 0n) {
     const span = Number(i.lastNs - i.firstNs) / 1e6;
     out.push(`  time span     ${new Date(Number(i.firstNs / 1000000n)).toISOString()} + ${span.toFixed(3)} ms`);
   }
-  out.push(`  chunks        ${i.chunks} (${i.activityChunks} activity buffers, ${fmtBytes(i.activityBytes)})`);
+  out.push(`  chunks        ${i.chunks} (${plural(i.activityChunks, "activity buffer")}, ${fmtBytes(i.activityBytes)})`);
   out.push(`  dropped       ${i.droppedRecordsText} records`);
   for (const d of devices) out.push(`  ${d}`);
   out.push("  records");
@@ -455,8 +460,8 @@ export function formatInfo(i: FileInfo): string {
     for (const w of i.warnings) out.push(`    ${w.code} ×${w.count} (first at offset ${w.offset}): ${w.message}`);
   }
   if (i.loss.rangesTotal > 0) {
-    out.push(`  damaged       ${int(i.loss.bytes)} bytes skipped in ${i.loss.rangesTotal} ranges` +
-      (i.loss.activityChunks ? ` (${i.loss.activityChunks} activity buffers, ${int(i.loss.activityBytes)} bytes of records)` : ""));
+    out.push(`  damaged       ${int(i.loss.bytes)} bytes skipped in ${plural(i.loss.rangesTotal, "range")}` +
+      (i.loss.activityChunks ? ` (${plural(i.loss.activityChunks, "activity buffer")}, ${int(i.loss.activityBytes)} bytes of records)` : ""));
     for (const r of i.loss.ranges) {
       out.push(`    bytes ${r.from}–${r.to} (${r.seq !== undefined ? `chunk seq ${r.seq}: ` : ""}${r.code})`);
     }

@@ -125,14 +125,21 @@ function exists(p: string): boolean {
 
 /**
  * Expands command-line inputs to files. A glob that matches nothing is returned under `unmatched` (the caller
- * decides whether that is an error).
+ * decides whether that is an error); a file named twice as an argument of its own is kept once and listed under
+ * `repeated` (a folder or glob that also covers a named file is not: that overlap is what they are for).
  */
-export function expandInputs(args: string[]): { files: string[]; unmatched: string[] } {
+export function expandInputs(args: string[]): { files: string[]; unmatched: string[]; repeated: string[] } {
   const files: string[] = [];
   const unmatched: string[] = [];
+  const repeated: string[] = [];
   const seen = new Set<string>();
-  const add = (p: string) => {
+  const named = new Set<string>();
+  const add = (p: string, explicit = false) => {
     const key = resolve(p);
+    if (explicit) {
+      if (named.has(key)) repeated.push(p);
+      named.add(key);
+    }
     if (!seen.has(key)) {
       seen.add(key);
       files.push(p);
@@ -150,9 +157,9 @@ export function expandInputs(args: string[]): { files: string[]; unmatched: stri
       const found = glob(a).sort(naturalCompare);
       found.forEach(add);
       if (found.length === 0) unmatched.push(a);
-    } else add(a);
+    } else add(a, true);
   }
-  return { files, unmatched };
+  return { files, unmatched, repeated };
 }
 
 /**

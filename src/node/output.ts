@@ -293,6 +293,10 @@ export function makeDir(dir: string, what = "the output folder", removeIfInterru
 export function ioError(path: string, e: unknown, what = "cannot write"): RawtraceError {
   if (e instanceof RawtraceError) return e;
   const err = e as NodeJS.ErrnoException;
+  // `-o - | head`: the reader took what it wanted; the CLI ends quietly with status 141, as stdout's own EPIPE.
+  if (err.code === "EPIPE" && (path === "-" || path === "/dev/stdout")) {
+    return new RawtraceError("PIPE_CLOSED", `${path}: the reader of standard output closed it before the end`, path);
+  }
   const hint = err.code === "ENOSPC" ? " (disk full)" : err.code === "EFBIG" ? " (file size limit)" : err.code === "EDQUOT" ? " (quota exceeded)" : "";
   return new RawtraceError("IO", `${path}: ${what}${hint}: ${err.message}`, path);
 }

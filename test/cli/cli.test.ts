@@ -329,6 +329,20 @@ test("merge --format xspace: the clock skew is a warning in every host's XSpace"
   }
 });
 
+test("info: an unknown world size is ?, an unknown local rank is left out; one activity buffer is singular", () => {
+  const r = cli(["info", join(ROOT, "samples/alexnet_a100_rank0.rawtrace")]);
+  assert.is(r.status, 0, r.stderr);
+  assert.match(r.stdout, /\n  rank {10}0 of \?\n/);
+  assert.match(r.stdout, /\(1 activity buffer, /);
+});
+
+test("merge of a file named twice: merged once, and said", () => {
+  const r = cli(["merge", rank0, rank1, rank0, "-o", join(tmp, "twice.json")]);
+  assert.is(r.status, 0, r.stderr);
+  assert.ok(lines(r.stderr).includes(`rawtrace: ${rank0} is named more than once; merge reads it once`), r.stderr);
+  assert.match(r.stderr, /merged 2 ranks/);
+});
+
 test("merge --strict: a rank that lost data (records the collector dropped) exits 6", () => {
   // sampleDump's collector reports 7 dropped records.
   const r = cli(["merge", rank0, rank1Near, "-o", join(tmp, "strict_merge.json"), "--strict"]);

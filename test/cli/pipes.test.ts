@@ -35,6 +35,17 @@ test("a reader that stops early: status 141, nothing on standard error", () => {
   assert.is(r.stdout.trim(), "141");
 });
 
+test("-o - whose reader stops early (convert Chrome JSON and XSpace, merge): status 141, nothing on standard error", () => {
+  for (const args of [["convert", SAMPLE, "-o", "-"], ["convert", SAMPLE, "-F", "xspace", "-o", "-"], ["convert", SAMPLE, "-o", "-", "--jobs", "1"]]) {
+    const r = sh(`${q(process.execPath)} ${q(CLI)} ${args.map(q).join(" ")} | head -c 100 >/dev/null; echo "\${PIPESTATUS[0]}"`);
+    assert.is(r.stderr, "", args.join(" "));
+    assert.is(r.stdout.trim(), "141", args.join(" "));
+  }
+  const m = sh(`${q(process.execPath)} ${q(CLI)} merge ${q(SAMPLE)} ${q(SAMPLE.replace("h100_torch_train_nvtx", "alexnet_a100_rank0"))} -o - | head -c 100 >/dev/null; echo "\${PIPESTATUS[0]}"`);
+  assert.not.match(m.stderr, /EPIPE|cannot write/);
+  assert.is(m.stdout.trim(), "141");
+});
+
 test("standard output that cannot take the bytes (/dev/full): exit 4 (IO) with one line, not exit 0 with the report lost", () => {
   for (const args of [["stats", SAMPLE], ["info", SAMPLE, "--json"]]) {
     const r = sh(`${q(process.execPath)} ${q(CLI)} ${args.map(q).join(" ")} > /dev/full`);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /**
- * expandInputs (src/node/inputs.ts) as docs/node-api.md describes it: `{files, unmatched}`, bracket classes and
+ * expandInputs (src/node/inputs.ts) as docs/node-api.md describes it: `{files, unmatched, repeated}`, bracket classes and
  * their negation, natural order over whole paths, missing plain paths kept, empty directories unmatched. (`*`, `?`,
  * `**` and directories: test/node/batch.test.ts.)
  */
@@ -21,7 +21,7 @@ writeFileSync(join(d, "node2", "rank0.rawtrace"), "");
 const at = (...names: string[]) => names.map((n) => join(d, n));
 
 test("[…] and [!…] classes; results in natural order", () => {
-  assert.equal(expandInputs([join(d, "rank[02].rawtrace")]), { files: at("rank0.rawtrace", "rank2.rawtrace"), unmatched: [] });
+  assert.equal(expandInputs([join(d, "rank[02].rawtrace")]), { files: at("rank0.rawtrace", "rank2.rawtrace"), unmatched: [], repeated: [] });
   assert.equal(expandInputs([join(d, "rank[!02].rawtrace")]).files, at("rank1.rawtrace", "rank3.rawtrace"));
   assert.equal(expandInputs([join(d, "rank[0-1]*.rawtrace")]).files, at("rank0.rawtrace", "rank1.rawtrace", "rank10.rawtrace"));
   // Natural order over whole paths: node2 before node10.
@@ -36,7 +36,7 @@ test("hidden files only by a pattern that starts with a dot", () => {
 test("a missing plain path is kept (it fails alone later); an empty directory or a glob with no match is unmatched", () => {
   const missing = join(d, "gone.rawtrace");
   assert.equal(expandInputs([missing, join(d, "empty"), join(d, "x*.rawtrace")]), {
-    files: [missing], unmatched: [join(d, "empty"), join(d, "x*.rawtrace")],
+    files: [missing], unmatched: [join(d, "empty"), join(d, "x*.rawtrace")], repeated: [],
   });
 });
 
@@ -45,13 +45,21 @@ test("a trailing dir/** is every dump below dir (.rawtrace and .rawtrace.gz, not
   writeFileSync(join(d, "tree/a.rawtrace"), "");
   writeFileSync(join(d, "tree/deep/b.rawtrace.gz"), "");
   writeFileSync(join(d, "tree/deep/notes.txt"), "");
-  assert.equal(expandInputs([join(d, "tree/**")]), { files: at("tree/a.rawtrace", "tree/deep/b.rawtrace.gz"), unmatched: [] });
+  assert.equal(expandInputs([join(d, "tree/**")]), { files: at("tree/a.rawtrace", "tree/deep/b.rawtrace.gz"), unmatched: [], repeated: [] });
   // The order of the arguments is the user's: node10's file before node2's when given so.
   assert.equal(expandInputs([join(d, "node10"), join(d, "node2")]).files, at("node10/rank0.rawtrace", "node2/rank0.rawtrace"));
   assert.equal(expandInputs(["-"]).files, ["/dev/stdin"]);
   // x.rawtrace.gz beside x.rawtrace is the same dump twice: the folder gives the plain one only.
   writeFileSync(join(d, "tree/a.rawtrace.gz"), "");
   assert.equal(expandInputs([join(d, "tree")]).files, at("tree/a.rawtrace", "tree/deep/b.rawtrace.gz"));
+});
+
+test("a file named twice is read once and listed as repeated; a folder or glob covering a named file is not", () => {
+  const r0 = join(d, "rank0.rawtrace");
+  assert.equal(expandInputs([r0, join(d, "rank1.rawtrace"), r0, `${d}/./rank0.rawtrace`]), {
+    files: at("rank0.rawtrace", "rank1.rawtrace"), unmatched: [], repeated: [r0, `${d}/./rank0.rawtrace`],
+  });
+  assert.equal(expandInputs([r0, join(d, "rank[01].rawtrace")]).repeated, []);
 });
 
 test.after(() => rmSync(d, { recursive: true, force: true }));
