@@ -98,9 +98,9 @@ double rt_env_seconds(const char* var, int verbosity) {
   if (!s || !*s) return 0;
   char* end = NULL;
   double v = strtod(s, &end);
-  /* At most 1e9 s (31 years): what the callers turn into ms and ns must not overflow (inf, 1e30). */
-  if (end == s || !(v >= 0) || !(v <= 1e9)) {
-    warn_ignored(verbosity, var, s, "a number of seconds from 0 to 1e9");
+  /* At most 1e6 s (11.5 days): the callers turn it into int milliseconds (poll) and ns, which must not overflow. */
+  if (end == s || !(v >= 0) || !(v <= 1e6)) {
+    warn_ignored(verbosity, var, s, "a number of seconds from 0 to 1e6");
     return 0;
   }
   return v;
@@ -218,26 +218,38 @@ static const char* base_of(const char* path) {
 int rt_process_selected(void) {
   const char* want = getenv("RAWTRACE_PROCESS");
   if (!want || !*want) return 1;
-  /* The names a user would give: the executable's, and those of the first two arguments (`python train.py`). */
+  /* The names a user would give: the executable's, argv[0]'s, and the script or module the program runs — the first
+   * argument that is not an option (`python -u train.py`), or the one after -m (`python -m torch.distributed.run`). */
   char exe[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   exe[n > 0 ? n : 0] = 0;
   char cmd[4096];
   uint32_t len = rt_read_cmdline(cmd, sizeof cmd - 1);
   cmd[len] = 0;
-  const char* names[3] = {base_of(exe), NULL, NULL};
-  uint32_t at = 0;
-  for (int k = 1; k < 3 && at < len; k++) {
-    names[k] = base_of(cmd + at);
-    at += (uint32_t)strlen(cmd + at) + 1;
+  const char* names[3] = {exe[0] ? base_of(exe) : program_invocation_short_name, NULL, NULL};
+  if (len > 0) {
+    names[1] = base_of(cmd);
+    for (uint32_t at = (uint32_t)strlen(cmd) + 1; at < len; at += (uint32_t)strlen(cmd + at) + 1) {
+      const char* a = cmd + at;
+      if (!strcmp(a, "-m") && at + 3 < len) {
+        names[2] = cmd + at + 3;
+        break;
+      }
+      if (a[0] != '-') {
+        names[2] = base_of(a);
+        break;
+      }
+    }
   }
   char list[1024];
   snprintf(list, sizeof list, "%s", want);
   char* save = NULL;
   for (char* pat = strtok_r(list, ",", &save); pat; pat = strtok_r(NULL, ",", &save)) {
-    while (*pat == ' ') pat++;
+    while (*pat == ' ' || *pat == '\t') pat++;
+    char* e = pat + strlen(pat);
+    while (e > pat && (e[-1] == ' ' || e[-1] == '\t')) *--e = 0;
     for (int k = 0; k < 3; k++)
-      if (names[k] && *names[k] && fnmatch(pat, names[k], 0) == 0) return 1;
+      if (*pat && names[k] && *names[k] && fnmatch(pat, names[k], 0) == 0) return 1;
   }
   return 0;
 }

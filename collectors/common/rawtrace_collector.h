@@ -58,8 +58,8 @@ int rt_env_int(const char* var, int def);
 
 /**
  * Whether this process is one RAWTRACE_PROCESS asks for: unset or empty = every process; else a comma list of names
- * or shell patterns (`python*`, `train.py`) matched against the executable's base name and the base names of the
- * first two arguments. Under LD_PRELOAD every child of the program (shells, `nvidia-smi`, `ls`) loads the collector
+ * or shell patterns (`python*`, `train.py`) matched against the executable's base name, argv[0]'s, and the script
+ * the program runs (the first argument that is not an option) or the module after `-m`. Under LD_PRELOAD every child of the program (shells, `nvidia-smi`, `ls`) loads the collector
  * too; this keeps them out. The collectors check it where loading would start collection by itself.
  */
 int rt_process_selected(void);

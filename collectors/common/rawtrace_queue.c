@@ -102,26 +102,48 @@ void rt_queue_drain_to(rt_queue* q, void (*handle)(rt_item* it), uint64_t target
   }
 }
 
+/* How long a wait gives a writer found stuck (ms) before it gives up again, unless the writer handles an item. */
+#define STUCK_GRACE_MS 1000
+
 /* done_mu held: whether an earlier wait gave up and the writer handled nothing since. */
 static int stuck_locked(rt_queue* q) { return q->stalled && q->done_seq == q->stall_seq && !q->finished; }
 
-/* done_mu held: a bounded wait just timed out. */
-static void stall_locked(rt_queue* q) {
-  q->stalled = 1;
-  q->stall_seq = q->done_seq;
+static int reached_target(rt_queue* q, uint64_t target) { return q->done_seq >= target || q->finished; }
+static int reached_finish(rt_queue* q, uint64_t target) {
+  (void)target;
+  return q->finished;
+}
+
+/*
+ * done_mu held: waits until `reached` holds, at most `ms`. A writer that handled no item during a whole wait that
+ * timed out is marked stuck (a write that does not return: a FIFO nobody reads, a hung file system); a later wait
+ * on a writer still stuck gives it STUCK_GRACE_MS only, and the full `ms` again as soon as it handles an item, so
+ * a slow writer that makes progress is waited for as long as asked, and a dead one costs one timeout, not one per
+ * caller. Returns `reached`.
+ */
+static int wait_locked(rt_queue* q, int (*reached)(rt_queue*, uint64_t), uint64_t target, long ms) {
+  uint64_t seq0 = q->done_seq;
+  int grace = stuck_locked(q) && ms > STUCK_GRACE_MS;
+  struct timespec full = rt_deadline_ms(ms);
+  struct timespec dl = grace ? rt_deadline_ms(STUCK_GRACE_MS) : full;
+  while (!reached(q, target)) {
+    if (pthread_cond_timedwait(&q->done_cv, &q->done_mu, &dl) == ETIMEDOUT) break;
+    if (grace && q->done_seq != seq0) {
+      grace = 0;
+      dl = full;
+    }
+  }
+  int ok = reached(q, target);
+  if (!ok && q->done_seq == seq0) {
+    q->stalled = 1;
+    q->stall_seq = q->done_seq;
+  }
+  return ok;
 }
 
 int rt_queue_wait(rt_queue* q, uint64_t target, long ms) {
-  struct timespec dl = rt_deadline_ms(ms);
   pthread_mutex_lock(&q->done_mu);
-  if (q->done_seq < target && stuck_locked(q)) {
-    pthread_mutex_unlock(&q->done_mu);
-    return -1;
-  }
-  while (q->done_seq < target && !q->finished)
-    if (pthread_cond_timedwait(&q->done_cv, &q->done_mu, &dl) == ETIMEDOUT) break;
-  int ok = q->done_seq >= target || q->finished;
-  if (!ok) stall_locked(q);
+  int ok = wait_locked(q, reached_target, target, ms);
   pthread_mutex_unlock(&q->done_mu);
   return ok ? 0 : -1;
 }
@@ -142,16 +164,8 @@ int rt_queue_is_finished(rt_queue* q) {
 }
 
 int rt_queue_wait_finished(rt_queue* q, long ms) {
-  struct timespec dl = rt_deadline_ms(ms);
   pthread_mutex_lock(&q->done_mu);
-  if (stuck_locked(q)) {
-    pthread_mutex_unlock(&q->done_mu);
-    return 0;
-  }
-  while (!q->finished)
-    if (pthread_cond_timedwait(&q->done_cv, &q->done_mu, &dl) == ETIMEDOUT) break;
-  int done = q->finished;
-  if (!done) stall_locked(q);
+  int done = wait_locked(q, reached_finish, 0, ms);
   pthread_mutex_unlock(&q->done_mu);
   return done;
 }
@@ -272,14 +286,12 @@ void rt_chain_signal(int sig, siginfo_t* si, void* uc, const struct sigaction* o
 int rt_queue_shutdown(rt_queue* q, atomic_int* finalize_req, atomic_int* joined, pthread_t writer, long ms) {
   atomic_store(finalize_req, 1);
   rt_queue_wake(q);
-  pthread_mutex_lock(&q->done_mu);
-  int again = q->shutdown_failed;
-  pthread_mutex_unlock(&q->done_mu);
-  int done = rt_queue_wait_finished(q, ms); /* at once when stuck (rt_queue_wait) */
+  int done = rt_queue_wait_finished(q, ms); /* STUCK_GRACE_MS when an earlier wait found the writer stuck */
   int expected = 0;
   if (done && atomic_compare_exchange_strong(joined, &expected, 1)) pthread_join(writer, NULL);
   if (done) return 1;
   pthread_mutex_lock(&q->done_mu);
+  int again = q->shutdown_failed;
   q->shutdown_failed = 1;
   pthread_mutex_unlock(&q->done_mu);
   return again ? -1 : 0;

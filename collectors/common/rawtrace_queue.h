@@ -82,9 +82,10 @@ size_t rt_queue_drain_once(rt_queue* q, void (*handle)(rt_item* it));
 void rt_queue_drain_to(rt_queue* q, void (*handle)(rt_item* it), uint64_t target);
 
 /**
- * Waits until the writer handled every item up to `target`, or exited. Returns 0, or -1 after `ms` — or at once when
- * an earlier bounded wait timed out and the writer has handled nothing since (stuck in a write that does not return:
- * a FIFO nobody reads, a hung file system), so that the program does not wait the whole time again and again.
+ * Waits until the writer handled every item up to `target`, or exited. Returns 0, or -1 after `ms`. A writer that
+ * handled no item during a whole wait that timed out is taken as stuck (a write that does not return: a FIFO nobody
+ * reads, a hung file system): later waits give it 1 s, and `ms` again once it handles an item, so that the program
+ * does not wait the whole time again and again for a dead output, and does for a slow one.
  */
 int rt_queue_wait(rt_queue* q, uint64_t target, long ms);
 
@@ -94,7 +95,7 @@ void rt_queue_finish(rt_queue* q);
 /** Whether the writer exited (rt_queue_finish was called). */
 int rt_queue_is_finished(rt_queue* q);
 
-/** Waits (at most `ms`; not at all when stalled, see rt_queue_wait) until the writer exited. Returns 1 when it did. */
+/** Waits (at most `ms`; 1 s for a stuck writer, see rt_queue_wait) until the writer exited. Returns 1 when it did. */
 int rt_queue_wait_finished(rt_queue* q, long ms);
 
 /** Queues a CLOCK anchor (a copy of `a`). Returns 0, or -1 when out of memory (nothing queued). */
@@ -142,10 +143,10 @@ void rt_chain_signal(int sig, siginfo_t* si, void* uc, const struct sigaction* o
 
 /**
  * A collector's exit hook: sets `*finalize_req`, wakes the writer thread `writer` and waits (at most `ms`) until it
- * finished, then joins it unless `*joined` says it was joined before. It does not wait when an earlier bounded wait
- * gave up and the writer made no progress since (rt_queue_wait): a second exit hook, or an exit after a flush that
- * timed out, does not wait the whole time again. Returns 1 when the writer finished, 0 when it did not (the first
- * time: callers warn), -1 when it did not and an earlier call already returned 0 (callers stay silent).
+ * finished, then joins it unless `*joined` says it was joined before. A writer found stuck by an earlier wait gets
+ * 1 s (rt_queue_wait): a second exit hook, or an exit after a flush that timed out on a dead output, does not wait
+ * the whole time again. Returns 1 when the writer finished, 0 when it did not (the first time: callers warn), -1 when
+ * it did not and an earlier call already returned 0 (callers stay silent).
  */
 int rt_queue_shutdown(rt_queue* q, atomic_int* finalize_req, atomic_int* joined, pthread_t writer, long ms);
 

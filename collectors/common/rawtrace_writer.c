@@ -342,6 +342,8 @@ rt_writer* rt_writer_open(const char* path) {
 
 /* How long rt_writer_create waits for a FIFO's reader to open it (ms): the program's thread waits meanwhile. */
 #define FIFO_READER_WAIT_MS 2000
+/* The last rt_writer_create gave up on a FIFO without reader (ENXIO means that, not a device's own ENXIO). */
+static int g_fifo_unread;
 
 /*
  * Opens an existing FIFO or device for writing. A plain open of a FIFO blocks until a reader opens it — forever when
@@ -357,14 +359,22 @@ static int open_special(const char* path, int fifo) {
     while (fd < 0 && errno == EINTR);
     return fd;
   }
-  for (int waited = 0;; waited += 10) {
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (;;) {
     fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd >= 0 || (errno != ENXIO && errno != EINTR)) break;
-    if (errno == ENXIO && waited >= FIFO_READER_WAIT_MS) break;
-    if (errno == ENXIO) {
-      struct timespec ts = {0, 10 * 1000000L};
-      nanosleep(&ts, NULL);
+    if (errno == EINTR) continue;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    long waited = (long)(now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000;
+    if (waited >= FIFO_READER_WAIT_MS) {
+      g_fifo_unread = 1;
+      errno = ENXIO;
+      break;
     }
+    struct timespec ts = {0, 10 * 1000000L}; /* a signal that cuts it short only makes the next try sooner */
+    nanosleep(&ts, NULL);
   }
   if (fd < 0) return -1;
   int fl = fcntl(fd, F_GETFL);
@@ -378,11 +388,12 @@ static int open_special(const char* path, int fifo) {
 }
 
 const char* rt_writer_strerror(int e) {
-  if (e == ENXIO) return "no process is reading that FIFO (start its reader first)";
+  if (e == ENXIO && g_fifo_unread) return "no process is reading that FIFO (start its reader first)";
   return strerror(e);
 }
 
 rt_writer* rt_writer_create(const char* path, char* chosen, size_t chosen_cap) {
+  g_fifo_unread = 0;
   if (!path || !chosen || chosen_cap == 0) {
     errno = EINVAL;
     return NULL;

@@ -1282,16 +1282,22 @@ static void drain(void) { rt_queue_drain(&G.q, handle_item); }
 /* Exit flush on the writer thread: stop CUPTI, drain, tail chunks, END, close. */
 static void finalize(void) {
   struct timespec dl = rt_deadline_ms(2000);
+  int stopped = 0;
   if (pthread_mutex_timedlock(&G.ctl_mu, &dl) == 0) {
     if (G.collecting) stop_locked();
     pthread_mutex_unlock(&G.ctl_mu);
+    stopped = 1;
   } else {
     logmsg(LOG_WARN, "exit flush: control lock busy; CUPTI's last buffers are not flushed");
   }
-  drain();
+  /* CUPTI stopped: until the queue is empty; else it may still deliver: what is queued now. */
+  if (stopped) drain();
+  else rt_queue_drain_to(&G.q, handle_item, rt_queue_last(&G.q));
   if (!G.write_failed) {
     maybe_write_devices();
     check_dropped_at(1);
+    /* The LOG items the lines above queued (this thread's own), before END. */
+    rt_queue_drain_to(&G.q, handle_item, rt_queue_last(&G.q));
     rt_clock_anchor_t a;
     read_anchor(RT_CLOCK_END, &a);
     wrote(rt_writer_clock(G.w, &a));
@@ -1625,7 +1631,7 @@ static int preloaded(void) {
 __attribute__((constructor)) static void rawtrace_ctor(void) {
   g_log_level = rt_parse_log_level(getenv("RAWTRACE_LOG"));
   G.owner_pid = getpid();
-  if (!preloaded()) return;
+  if (!preloaded() || !rt_process_selected()) return;
   const char* pm = getenv("RAWTRACE_PRELOAD");
   if (pm && *pm && strcasecmp(pm, "eager") && strcasecmp(pm, "lazy") && strcasecmp(pm, "off"))
     logmsg(LOG_WARN, "RAWTRACE_PRELOAD=%.100s is not eager, lazy or off; eager is used", pm);

@@ -353,6 +353,20 @@ static void write_device(uint32_t id) {
   wrote(rt_writer_chunk(G.w, RT_CHUNK_HPU_DEVICE, p, 20 + len));
 }
 
+/*
+ * Devices the program went on to release (or a Synapse it destroyed) while the collector thread had not handled that
+ * release yet: request() gave up waiting (the thread was stuck on its output). From then on the thread must not call
+ * Synapse for them — the device, or all of Synapse, may be gone — and forgets them instead: set by the program's
+ * thread, read by the collector's; a device's flag is cleared when the thread reaches that release in its queue (a
+ * later acquire of the same id is a new device).
+ */
+static atomic_int g_abandoned[MAX_DEVICES];
+static atomic_int g_abandoned_all;
+
+static int device_gone(uint32_t id) {
+  return atomic_load(&g_abandoned_all) || atomic_load(&g_abandoned[id % MAX_DEVICES]);
+}
+
 static struct device* find_device(uint32_t id) {
   for (int i = 0; i < MAX_DEVICES; i++)
     if (G.dev[i].used && G.dev[i].id == id) return &G.dev[i];
@@ -381,6 +395,7 @@ static void start_device(struct device* d) {
 }
 
 static void on_acquired(uint32_t id) {
+  if (device_gone(id)) return; /* acquired, then released before this thread got here: nothing to set up */
   if (!G.w && !atomic_load(&G.write_failed) && open_output() != 0) return;
   if (atomic_load(&G.write_failed) || find_device(id)) return;
   struct device* d = NULL;
@@ -429,6 +444,12 @@ static void fill_head(uint8_t* p, uint64_t base, uint64_t size, uint64_t n, uint
  */
 static void pull(struct device* d, uint32_t reason, int restart, int final) {
   if (!d->running) return;
+  if (device_gone(d->id)) {
+    d->running = 0;
+    logmsg(RT_V_WARN, 1, "device %u was released before its trace could be pulled (the output was stalled); its "
+           "last trace is lost", d->id);
+    return;
+  }
   rt_syn_status s = S.stop(RT_SYN_TRACE_ALL, d->id);
   uint64_t ns = profiler_ns();
   d->running = 0;
@@ -477,7 +498,7 @@ static void pull(struct device* d, uint32_t reason, int restart, int final) {
 /* The device goes away (release, synDestroy): final pull, then the profiler's device buffer is freed. */
 static void drop_device(struct device* d) {
   pull(d, REASON_RELEASE, 0, 1);
-  if (d->hbm && S.dev_free) S.dev_free(d->id, d->hbm, 0);
+  if (d->hbm && S.dev_free && !device_gone(d->id)) S.dev_free(d->id, d->hbm, 0);
   memset(d, 0, sizeof *d);
 }
 
@@ -489,6 +510,7 @@ static void handle(rt_item* it) {
       case IT_RELEASE: {
         struct device* d = find_device(di->dev);
         if (d) drop_device(d);
+        atomic_store(&g_abandoned[di->dev % MAX_DEVICES], 0); /* that release is behind us: the id is free again */
         break;
       }
       case IT_DESTROY:
@@ -589,8 +611,12 @@ static int request(uint32_t type, uint32_t dev) {
   it->it.type = type;
   it->dev = dev;
   rt_queue_push(&G.q, &it->it);
-  /* Bounded by RAWTRACE_EXIT_TIMEOUT, and not at all once a wait gave up with the thread stuck (rt_queue_wait). */
-  return rt_queue_wait(&G.q, rt_queue_last(&G.q), (long)(G.exit_timeout * 1000));
+  /* Bounded by RAWTRACE_EXIT_TIMEOUT (1 s for a thread found stuck: rt_queue_wait). A release or destroy the thread
+   * has not reached goes ahead anyway: the thread is told not to touch that device, or Synapse, again. */
+  int rc = rt_queue_wait(&G.q, rt_queue_last(&G.q), (long)(G.exit_timeout * 1000));
+  if (rc != 0 && type == IT_RELEASE) atomic_store(&g_abandoned[dev % MAX_DEVICES], 1);
+  if (rc != 0 && type == IT_DESTROY) atomic_store(&g_abandoned_all, 1);
+  return rc;
 }
 
 static void acquired(rt_syn_device_id* id) {

@@ -910,16 +910,20 @@ static void stop_locked(void) {
 /* Exit flush on the writer thread: stop and flush the SDK, drain, tail chunks, END, close. */
 static void finalize(void) {
   struct timespec dl = rt_deadline_ms(2000);
+  int stopped = 0;
   if (pthread_mutex_timedlock(&G.ctl_mu, &dl) == 0) {
     stop_locked();
     pthread_mutex_unlock(&G.ctl_mu);
+    stopped = 1;
   } else {
     logmsg(RT_V_WARN, "exit flush: control lock busy; the SDK's last records are not flushed");
   }
   pthread_mutex_lock(&G.fill_mu);
   ship_fill_locked();
   pthread_mutex_unlock(&G.fill_mu);
-  drain();
+  /* The SDK stopped: until the queue is empty; else it may still deliver: what is queued now. */
+  if (stopped) drain();
+  else rt_queue_drain_to(&G.q, handle_item, rt_queue_last(&G.q));
   atomic_store(&G.sink_closed, 1);
   drain(); /* what callbacks queued before they saw sink_closed */
   if (!G.write_failed) {

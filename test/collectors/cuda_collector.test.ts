@@ -657,10 +657,15 @@ test("an output that stalls (a FIFO read by nobody after it opened): the exit wa
   // This process opens the FIFO for reading and never reads: the writer's writes block once the pipe is full.
   const rd = openSync(fifo, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
   try {
-    const run = runSync("cu13", "many", "stalled", { RAWTRACE_OUTPUT: fifo, RAWTRACE_EXIT_TIMEOUT: "1" });
+    // Two exit hooks (registered again at the first buffer request): the first waits RAWTRACE_EXIT_TIMEOUT (3 s), the
+    // second finds the writer stuck and gives it 1 s, not 3 s again (before: 6 s and two warnings).
+    const t0 = Date.now();
+    const run = runSync("cu13", "many", "stalled", { RAWTRACE_OUTPUT: fifo, RAWTRACE_EXIT_TIMEOUT: "3" });
+    const took = Date.now() - t0;
     assert.is(run.status, 0, run.stderr);
     const warned = run.stderr.split("\n").filter((l) => /exit flush did not finish/.test(l));
     assert.is(warned.length, 1, run.stderr);
+    assert.ok(took >= 3000 && took < 5800, `${took} ms: the exit waits 3 s, then 1 s for the stuck writer`);
   } finally {
     closeSync(rd);
   }
@@ -676,6 +681,10 @@ test("CUPTI losing records at every buffer: every loss in a DROPPED chunk, but o
   const dumps = readDumpChunks(outPath("cu13", "drops", run.pid));
   const drops = dumps.filter((c) => c.type === ChunkType.DROPPED && c.p.readUInt32LE(8) === DropReason.VENDOR);
   assert.is(drops.reduce((n, c) => n + Number(c.p.readBigUInt64LE(0)), 0), 150);
+  // The same two lines as LOG chunks, the last one before END.
+  const logs = dumps.filter((c) => c.type === ChunkType.LOG).map((c) => c.p.subarray(8, 8 + c.p.readUInt32LE(4)).toString("utf8"));
+  assert.equal(logs.filter((l) => /CUPTI dropped/.test(l)).length, 2, logs.join("\n"));
+  assert.is(dumps[dumps.length - 1].type, ChunkType.END);
 });
 
 test("RAWTRACE_PROCESS: a program it does not name is not traced, silently; one it names is", () => {
@@ -686,6 +695,10 @@ test("RAWTRACE_PROCESS: a program it does not name is not traced, silently; one 
   const mine = runSync("cu13", "plain", "process-mine", { RAWTRACE_PROCESS: "python*,cuda_app" });
   ok(mine, "named");
   assert.ok(existsSync(outPath("cu13", "process-mine", mine.pid)));
+  // The script a program runs (its first argument that is not an option: here the scenario), spaces trimmed.
+  const script = runSync("cu13", "plain", "process-script", { RAWTRACE_PROCESS: " python* , plain " });
+  ok(script, "named by its first argument");
+  assert.ok(existsSync(outPath("cu13", "process-script", script.pid)));
 });
 
 test("settings that cannot work are refused with a line that says why; the program runs normally", () => {

@@ -70,6 +70,7 @@ static char g_profile_env[64] = "(not read)";
 static struct device g_dev[NDEV];
 static uint64_t g_seq, g_pulls, g_next_addr = 0x7f0000000000ull;
 static int g_allocs;
+static int g_misuse; /* calls for a released device (fake_synapse_misuse) */
 static const char* g_wild; /* FAKE_SYNAPSE_WILD: an address with no mapping */
 
 static const char* wild_pointer(void) {
@@ -493,6 +494,11 @@ EXPORT rt_syn_status synDeviceMalloc(rt_syn_device_id id, uint64_t size, uint64_
 EXPORT rt_syn_status synDeviceFree(rt_syn_device_id id, uint64_t buf, uint32_t flags) {
   if (!buf || flags || id >= NDEV) return RT_SYN_INVALID_ARGUMENT;
   pthread_mutex_lock(&g_mu);
+  if (!g_dev[id].acquired) { /* released: its memory went with it (real Synapse may crash here) */
+    g_misuse++;
+    pthread_mutex_unlock(&g_mu);
+    return RT_SYN_INVALID_ARGUMENT;
+  }
   g_allocs--;
   if (g_dev[id].user_buffer == buf) g_dev[id].user_buffer = 0;
   pthread_mutex_unlock(&g_mu);
@@ -500,6 +506,7 @@ EXPORT rt_syn_status synDeviceFree(rt_syn_device_id id, uint64_t buf, uint32_t f
 }
 
 EXPORT rt_syn_status synProfilerQueryRequiredMemory(rt_syn_device_id id, uint32_t* bytes) {
+  if (id < NDEV && !g_dev[id].acquired) g_misuse++;
   if (!bytes || id >= NDEV || !g_dev[id].acquired) return RT_SYN_INVALID_ARGUMENT;
   *bytes = need_bytes();
   return RT_SYN_SUCCESS;
@@ -529,6 +536,7 @@ EXPORT rt_syn_status synProfilerStart(int32_t type, rt_syn_device_id id) {
 }
 
 EXPORT rt_syn_status synProfilerStop(int32_t type, rt_syn_device_id id) {
+  if (id < NDEV && !g_dev[id].acquired) g_misuse++;
   if (type != RT_SYN_TRACE_ALL || id >= NDEV || !g_dev[id].acquired) return RT_SYN_INVALID_ARGUMENT;
   pthread_mutex_lock(&g_mu);
   g_dev[id].started = 0;
@@ -618,3 +626,6 @@ EXPORT const char* fake_synapse_profile_env(void) { return g_profile_env; }
 
 /** Device allocations not freed. */
 EXPORT int fake_synapse_device_allocs(void) { return g_allocs; }
+
+/** Calls for a device not acquired (released): a stop, a memory query, a free of its memory. */
+EXPORT int fake_synapse_misuse(void) { return g_misuse; }

@@ -54,6 +54,7 @@ uint64_t fake_synapse_pulls(void);
 uint64_t fake_synapse_events(void);
 const char* fake_synapse_profile_env(void);
 int fake_synapse_device_allocs(void);
+int fake_synapse_misuse(void);
 
 static void nap_ms(long ms) {
   struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -86,8 +87,9 @@ static void wait_pulls(uint64_t pulls) {
 }
 
 static void report(void) {
-  printf("{\"events\":%llu,\"pulls\":%llu,\"env\":\"%s\",\"allocs\":%d}\n", (unsigned long long)fake_synapse_events(),
-         (unsigned long long)fake_synapse_pulls(), fake_synapse_profile_env(), fake_synapse_device_allocs());
+  printf("{\"events\":%llu,\"pulls\":%llu,\"env\":\"%s\",\"allocs\":%d,\"misuse\":%d}\n",
+         (unsigned long long)fake_synapse_events(), (unsigned long long)fake_synapse_pulls(), fake_synapse_profile_env(),
+         fake_synapse_device_allocs(), fake_synapse_misuse());
   fflush(stdout);
 }
 
@@ -142,6 +144,12 @@ int main(int argc, char** argv) {
     printf("{\"flushed\":%d}\n", flush ? flush() : -2);
     steps(dev, n, n);
     check(synDeviceRelease(dev), "synDeviceRelease");
+  } else if (!strcmp(mode, "stall")) {
+    /* The release goes ahead while the collector's thread is stuck on its output (a FIFO read late); the program
+     * lives on long enough (RT_APP_STALL_MS) for that thread to get unstuck and reach the release. */
+    steps(dev, 0, n);
+    check(synDeviceRelease(dev), "synDeviceRelease");
+    nap_ms(atoi(getenv("RT_APP_STALL_MS") ? getenv("RT_APP_STALL_MS") : "3000"));
   } else if (!strcmp(mode, "term")) {
     steps(dev, 0, n);
     report();

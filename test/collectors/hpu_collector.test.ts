@@ -17,6 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { readDumpChunks, type DumpChunk } from "../helpers/dump_chunks.js";
+import { fifoReader } from "../helpers/fifo_reader.js";
 import { ChunkType, ClockWhich, DropReason, Vendor } from "../../src/format/container.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -249,6 +250,25 @@ test("RAWTRACE_HPU_PERIOD_MS: stop → get → start pulls, every event in exact
   assert.is(a[a.length - 1].which, ClockWhich.END);
   assert.is(a.filter((x) => x.which === ClockWhich.PERIODIC).length, 2 * (ts.length - 1));
   assert.is(r.final?.allocs, 0);
+});
+
+test("a release that goes ahead while the collector's thread is stuck on its output: that device is not touched again", async () => {
+  // The output is a FIFO read only after 2 s: the thread blocks writing the release's trace, the program's wait for
+  // it gives up after RAWTRACE_EXIT_TIMEOUT and the device is released; once the thread gets going again it must not
+  // call Synapse for the released device (here: free the profiler's device buffer).
+  const fifo = join(dir, "stall.fifo");
+  const copy = join(dir, "stall-copy.rawtrace");
+  const closed = fifoReader(fifo, copy, { delayS: 2 });
+  const r = run("stall", "stall", {
+    RAWTRACE_OUTPUT: fifo, RAWTRACE_EXIT_TIMEOUT: "1", RT_APP_STEPS: "3000", RT_APP_STALL_MS: "4000", FAKE_SYNAPSE_NEED: "4096",
+  });
+  await closed;
+  assert.is(r.status, 0, r.stderr);
+  assert.ok(r.final, r.stdout);
+  assert.is((r.final as { misuse: number } & typeof r.final).misuse, 0, "no Synapse call for the released device");
+  const chunks = readDumpChunks(copy);
+  assert.is(chunks[chunks.length - 1].type, ChunkType.END);
+  assert.is(chunks.filter((c) => c.type === ChunkType.HPU_TRACE).length, 1, "the trace pulled before the release is kept");
 });
 
 test("RAWTRACE_HPU_PERIOD_MS that is not a number: a warning line, no periodic pulls (not a silent 0)", () => {
