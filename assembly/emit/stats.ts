@@ -28,7 +28,7 @@
  *     u64 min ns, u64 max ns
  *   name bytes (UTF-8)
  */
-import { Ev, EvKind, EvFlag } from "../model/event";
+import { Ev, EvKind, EvFlag, ApiCat } from "../model/event";
 import * as S from "../model/session";
 import { Recent, recentNew, recentGet, recentPut } from "../util/recent";
 import * as O from "./out";
@@ -306,7 +306,9 @@ function entryMiss(kind: u32, e: Ev, id: u32): usize {
  */
 // @ts-ignore: decorator
 @inline function aggregate(e: Ev, id: u32): bool {
-  const kind = e.kind;
+  // PTI's synchronization view (xpu_sync) records the same wait its Level Zero API record does: counted as a sync, as
+  // CUDA's synchronizations are, so the driver API's total is not twice the time spent in it.
+  const kind = e.apiCat == ApiCat.XPU_SYNC && e.kind == EvKind.API_DRIVER ? <u8>EvKind.SYNC : e.kind;
   if (kind == EvKind.GPU_RANGE) return false; // a projection of host ranges, not work of its own
   if (kind == EvKind.COUNTER) return false; // a sampled value, not work
   // No end in the vendor record (model/timing.ts): no duration to add, and a 0 would only distort the minimum.

@@ -151,11 +151,11 @@ export function expandInputs(args: string[]): { files: string[]; unmatched: stri
     if (isDir(a)) {
       const found: string[] = [];
       walk(a, found);
-      found.sort(naturalCompare).forEach(add);
+      found.sort(naturalCompare).forEach((p) => add(p));
       if (found.length === 0) unmatched.push(a);
     } else if (GLOB.test(a) && !exists(a)) {
       const found = glob(a).sort(naturalCompare);
-      found.forEach(add);
+      found.forEach((p) => add(p));
       if (found.length === 0) unmatched.push(a);
     } else add(a, true);
   }

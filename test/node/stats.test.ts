@@ -217,6 +217,17 @@ test("decodeStats rejects what is not a stats result", () => {
   assert.throws(() => decodeStats(new Uint8Array(8)), /not a rawtrace stats result/);
 });
 
+test("Intel XPU: a wait PTI records twice (Level Zero call and synchronization view) is one driver call and one sync", async () => {
+  const [r] = await statsFiles([join(ROOT, "samples/xpu_train_pti.rawtrace")]);
+  assert.ok(r.ok, r.error?.message);
+  const waits = r.stats!.names.filter((n) => n.name === "zeEventHostSynchronize");
+  const by = Object.fromEntries(waits.map((n) => [n.kind, n]));
+  assert.equal(Object.keys(by).map(Number).sort(), [EventKind.API_DRIVER, EventKind.SYNC]);
+  assert.is(by[EventKind.API_DRIVER].count, 3, "the driver call counted once per wait (was 6)");
+  assert.is(by[EventKind.SYNC].count, 3);
+  assert.is(by[EventKind.SYNC].totalNs, by[EventKind.API_DRIVER].totalNs, "the same waits");
+});
+
 test("statsFiles on a pool: one bad file fails alone; the text report has the tables", async () => {
   const good = join(tmp, "good.rawtrace");
   const bad = join(tmp, "bad.rawtrace");
