@@ -60,6 +60,7 @@ test("a file named twice is read once and listed as repeated; a folder or glob c
     files: at("rank0.rawtrace", "rank1.rawtrace"), unmatched: [], repeated: [r0, `${d}/./rank0.rawtrace`],
   });
   assert.equal(expandInputs([r0, join(d, "rank[01].rawtrace")]).repeated, []);
+  assert.equal(expandInputs([join(d, "rank1.rawtrace"), join(d, "rank[01].rawtrace"), d]).repeated, []);
 });
 
 test.after(() => rmSync(d, { recursive: true, force: true }));
