@@ -289,6 +289,34 @@ Exit codes: 0 ok, 1 a file failed, 2 usage, 3 output exists, 4 I/O, 5 core not b
 }
 
 /** parseArgs' errors as one-line usage errors naming the command. */
+/** Edit distance of `a` and `b` (insertions, deletions, substitutions, adjacent swaps), at most `cap` + 1. */
+function distance(a: string, b: string, cap = 3): number {
+  if (Math.abs(a.length - b.length) > cap) return cap + 1;
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0][j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.length][b.length];
+}
+
+/** " (did you mean 'x'?)" for the closest of `known` to `given` (a typo: at most 2 edits), else "". */
+function didYouMean(given: string, known: string[]): string {
+  let best = "";
+  let bestD = 3;
+  for (const k of known) {
+    const dk = distance(given, k);
+    if (dk < bestD) {
+      best = k;
+      bestD = dk;
+    }
+  }
+  return best ? ` (did you mean '${best}'?)` : "";
+}
+
 function parse(cmd: string, args: string[]): { values: CliValues & { help?: boolean }; positionals: string[] } {
   try {
     return parseArgs({ args, options: COMMANDS[cmd].options, allowPositionals: true, strict: true }) as never;
@@ -299,11 +327,16 @@ function parse(cmd: string, args: string[]): { values: CliValues & { help?: bool
     const ambiguous = /Option '(-[\w-]+)[^']*' argument is ambiguous/.exec(err.message);
     const name = ambiguous?.[1];
     const value = name === undefined ? undefined : args[args.indexOf(name) + 1];
+    // `-o` at the end: parseArgs says "Option '-o, --output <value>' argument missing".
+    const missing = /Option '(-\w)?,? ?(--[\w-]+)[^']*' argument missing/.exec(err.message);
+    const longs = Object.keys(COMMANDS[cmd].options).map((o) => `--${o}`);
     const msg = unknown
-      ? `unknown option '${unknown[1]}' for '${cmd}'`
-      : name !== undefined
-        ? `${name} ${value ?? ""}: a value cannot start with '-'${value !== undefined && /^-\d/.test(value) ? ` (${name} takes no negative numbers)` : ""}`
-        : err.message.split(/\.(\s|$)/)[0];
+      ? `unknown option '${unknown[1]}' for '${cmd}'${unknown[1].startsWith("--") ? didYouMean(unknown[1].split("=")[0], longs) : ""}`
+      : missing
+        ? `${missing[1] ?? missing[2]} needs a value`
+        : name !== undefined
+          ? `${name} ${value ?? ""}: a value cannot start with '-'${value !== undefined && /^-\d/.test(value) ? ` (${name} takes no negative numbers)` : ""}`
+          : err.message.split(/\.(\s|$)/)[0];
     throw new RawtraceError("USAGE", `${msg} (rawtrace ${cmd} --help lists its options)`);
   }
 }
@@ -324,14 +357,14 @@ async function main(argv: string[]): Promise<number> {
     if (rest.length > 1) throw new RawtraceError("USAGE", "help takes at most one command name");
     if (rest.length === 0) console.log(usage());
     else if (Object.hasOwn(COMMANDS, rest[0])) console.log(COMMANDS[rest[0]].help);
-    else throw new RawtraceError("USAGE", `unknown command '${rest[0]}' (rawtrace help lists the commands)`);
+    else throw new RawtraceError("USAGE", `unknown command '${rest[0]}'${didYouMean(rest[0], Object.keys(COMMANDS))} (rawtrace help lists the commands)`);
     return 0;
   }
   if (first.startsWith("-")) {
     throw new RawtraceError("USAGE", `unknown option '${first}': options follow the command (rawtrace help)`);
   }
   if (!Object.hasOwn(COMMANDS, first)) {
-    throw new RawtraceError("USAGE", `unknown command '${first}' (rawtrace help lists the commands)`);
+    throw new RawtraceError("USAGE", `unknown command '${first}'${didYouMean(first, Object.keys(COMMANDS))} (rawtrace help lists the commands)`);
   }
   const { values, positionals } = parse(first, rest);
   if (values.help) {

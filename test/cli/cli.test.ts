@@ -44,7 +44,13 @@ test("usage errors exit 2 with one line; a missing file exits 4", () => {
   usageError(["--bogus"], "'--bogus'");
   usageError(["convert", "x.rawtrace", "--bogus"], "unknown option '--bogus' for 'convert'");
   usageError(["frobnicate"], "unknown command 'frobnicate'");
-  usageError(["convert", "-o"], "argument missing");
+  usageError(["convert", "-o"], "-o needs a value");
+  // A typo gets the nearest name (two edits at most); a word far from every name gets none.
+  usageError(["conver", "x.rawtrace"], "unknown command 'conver' (did you mean 'convert'?)");
+  usageError(["help", "stast"], "(did you mean 'stats'?)");
+  usageError(["convert", "x.rawtrace", "--fromat", "xspace"], "unknown option '--fromat' for 'convert' (did you mean '--format'?)");
+  usageError(["stats", "x.rawtrace", "--gap-mn", "3"], "(did you mean '--gap-min'?)");
+  assert.not.match(cli(["frobnicate"]).stderr, /did you mean/);
   usageError(["stats", "x.rawtrace", "--jobs", "zero"], "--jobs");
   usageError(["stats", SAMPLE, "--json", "--csv"], "--json and --csv");
   usageError(["merge", SAMPLE, "--max-skew", "soon"], "--max-skew");
