@@ -6,6 +6,7 @@
  * one machine-readable document on standard output. Damage (skipped byte ranges) and clock skew are always reported
  * on standard error, --json or not.
  */
+import { statSync } from "node:fs";
 import { LOSS_WARNINGS, RawtraceError, type LossReport, type Warning } from "../core/codes.js";
 import { stepPattern, type AnalysisOptions, type FileInfo } from "../core/engine.js";
 import { skewMessages } from "../core/merge.js";
@@ -69,6 +70,14 @@ export function lostData(warnings: Warning[]): boolean {
 }
 
 const int = (n: number) => n.toLocaleString("en-US");
+/** Size of the file at `path` in bytes (0 when it cannot be read). */
+function fileSize(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+}
 /** "1 range", "3 ranges" (`n` with the thousands separated). */
 const plural = (n: number, one: string) => `${int(n)} ${one}${n === 1 ? "" : "s"}`;
 
@@ -239,7 +248,9 @@ async function convertFiles(
       onFile: (f) => {
         if (!f.ok) return f.error!.code === "PIPE_CLOSED" ? undefined : say(`rawtrace: ${f.error!.message}`, view);
         const mbs = f.seconds > 0 ? f.bytesIn / 1e6 / f.seconds : 0;
-        say(`${f.input} → ${f.output}: ${f.events} events, ${fmtMB(f.bytesIn)} in, ${fmtMB(f.bytesOut)} ${fmt === "xspace" ? "XSpace" : "JSON"} out, ` +
+        // A gzipped output: the JSON's size and the file's (what is on disk).
+        const gz = f.output?.endsWith(".gz") ? ` (${fmtMB(fileSize(f.output))} gzipped)` : "";
+        say(`${f.input} → ${f.output}: ${f.events} events, ${fmtMB(f.bytesIn)} in, ${fmtMB(f.bytesOut)} ${fmt === "xspace" ? "XSpace" : "JSON"}${gz} out, ` +
           `${f.seconds.toFixed(2)} s (${mbs.toFixed(0)} MB/s)${splitNote(f.workers, fmt, files.length === 1 ? pool.size : 1, f.writer)}`, view);
         for (const w of f.warnings) say(`  warning ${w.code} ×${w.count} (offset ${w.offset}): ${w.message}`, view);
         for (const line of lossLines(f.input, f.warnings, f.loss, f.bytesIn)) view ? view.log(line) : console.error(line);

@@ -10,7 +10,8 @@ const PASS = ["start", "index", "emit", "nvtx"];
 
 /** Bytes for humans (MB = 10^6, as rates are given). */
 export function fmtMB(n: number): string {
-  return n >= 1e9 ? `${(n / 1e9).toFixed(2)} GB` : `${(n / 1e6).toFixed(1)} MB`;
+  // Below 0.1 MB in kB: a small dump read "0.0 MB".
+  return n >= 1e9 ? `${(n / 1e9).toFixed(2)} GB` : n >= 1e5 ? `${(n / 1e6).toFixed(1)} MB` : `${(n / 1e3).toFixed(1)} kB`;
 }
 
 function fmtTime(s: number): string {

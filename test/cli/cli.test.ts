@@ -7,7 +7,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, statSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -340,6 +340,15 @@ test("info: an unknown world size is ?, an unknown local rank is left out; one a
   assert.is(r.status, 0, r.stderr);
   assert.match(r.stdout, /\n  rank {10}0 of \?\n/);
   assert.match(r.stdout, /\(1 activity buffer, /);
+});
+
+test("convert's summary line: a gzipped output gives the file's size too; a small dump in kB", () => {
+  const out = join(tmp, "summary.json.gz");
+  const r = cli(["convert", join(ROOT, "samples/alexnet_a100_rank0.rawtrace"), "-o", out]);
+  assert.is(r.status, 0, r.stderr);
+  const size = statSync(out).size;
+  assert.ok(r.stderr.includes(`JSON (${(size / 1e3).toFixed(1)} kB gzipped) out`), r.stderr);
+  assert.match(r.stderr, /: 500 events, \d+\.\d kB in, /);
 });
 
 test("merge of a file named twice: merged once, and said", () => {
