@@ -75,7 +75,7 @@ the same output as x.rawtrace); - reads standard input (name the output with -o 
 Options:
   -o, --output PATH  the output of a single input
 ${OUTPUTS}
-  --json             print a JSON summary on standard output (per file: events, bytes, seconds, warnings, lost)
+  --json             print a JSON summary on standard output (per file: events, bytes, seconds, warnings, loss)
 ${STRICT}
   -h, --help         this help`,
     options: { output: { type: "string", short: "o" }, ...MANY_OPT },

@@ -119,7 +119,7 @@ function jsonSafe(v: unknown): unknown {
 
 /**
  * `rawtrace stats --json`: one document `{"command":"stats","files":[…]}`, per file `{input, ok, seconds, stats,
- * warnings, lost}` or `{input, ok: false, error}`. Kinds are names ({@link kindName}), copy directions are text
+ * warnings, loss}` or `{input, ok: false, error}` (`loss`: the damaged bytes skipped, as in `info --json`). Kinds are names ({@link kindName}), copy directions are text
  * ("HtoD", "DtoD (peer)"); times in ns, bytes in bytes. JSON-safe as returned: 64-bit values (ns since the epoch,
  * ids) are decimal strings, as the CLI prints them.
  */
@@ -137,7 +137,7 @@ export function statsJson(results: StatsFileResult[]): unknown {
           copies: s.copies.map(({ copyKind: _k, ...c }) => c),
         },
         warnings: r.info?.warnings ?? [],
-        lost: r.info?.loss,
+        loss: r.info?.loss,
       };
     }),
   });

@@ -247,8 +247,10 @@ test("statsFiles on a pool: one bad file fails alone; the text report has the ta
     const long = formatStats(good, { ...a.stats!, names: a.stats!.names.map((n) => ({ ...n, name: n.name + "x".repeat(3000) })) });
     assert.ok(long.split("\n").every((l) => l.length <= 200), "long names cut in the text");
     // statsJson is JSON-safe as returned (64-bit ns as decimal strings), the document --json prints.
-    const doc = JSON.parse(JSON.stringify(statsJson([a, b]))) as { files: Array<{ ok: boolean; stats?: { startNs: unknown } }> };
+    const doc = JSON.parse(JSON.stringify(statsJson([a, b]))) as { files: Array<{ ok: boolean; stats?: { startNs: unknown }; loss?: { bytes: number } }> };
     assert.is(doc.files.length, 2);
+    // The damage report under the name convert/batch/info --json use.
+    assert.is(doc.files[0].loss?.bytes, 0);
     assert.is(typeof doc.files[0].stats!.startNs, "string");
     assert.is(BigInt(doc.files[0].stats!.startNs as string), a.stats!.startNs);
   } finally {
