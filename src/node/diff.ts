@@ -30,6 +30,13 @@ function row(group: string, name: string, unit: string, a: number, b: number, ex
 }
 
 const mean = (v: number[]) => (v.length ? v.reduce((x, y) => x + y, 0) / v.length : 0);
+/** The middle value (the mean of the two middle ones for an even count); 0 for none. */
+const median = (v: number[]) => {
+  if (!v.length) return 0;
+  const s = [...v].sort((x, y) => x - y);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
 
 /**
  * The comparison of two files' statistics (and per-step statistics when given): summary rows first (trace,
@@ -49,6 +56,8 @@ export function diffStats(a: TraceStats, b: TraceStats, stepsA?: StepStats[], st
   if (stepsA && stepsB) {
     out.push(row("steps", "steps", "count", stepsA.length, stepsB.length));
     out.push(row("steps", "mean step time", "ms", mean(stepsA.map((s) => s.spanNs)) / 1e6, mean(stepsB.map((s) => s.spanNs)) / 1e6));
+    // The median, which a warm-up step (often 10× the others) does not move: what a steady step costs.
+    out.push(row("steps", "median step time", "ms", median(stepsA.map((s) => s.spanNs)) / 1e6, median(stepsB.map((s) => s.spanNs)) / 1e6));
     out.push(row("steps", "mean busy", "%", mean(stepsA.map((s) => s.busyPct)), mean(stepsB.map((s) => s.busyPct))));
     out.push(row("steps", "mean launch p50", "µs", mean(stepsA.map((s) => s.launchP50Ns)) / 1e3, mean(stepsB.map((s) => s.launchP50Ns)) / 1e3));
     out.push(row("steps", "mean launch p99", "µs", mean(stepsA.map((s) => s.launchP99Ns)) / 1e3, mean(stepsB.map((s) => s.launchP99Ns)) / 1e3));
@@ -70,12 +79,26 @@ export function diffStats(a: TraceStats, b: TraceStats, stepsA?: StepStats[], st
 const fmt = (v: number, unit: string) => (unit === "count" ? String(v) : v.toFixed(3));
 const signed = (v: number, unit: string) => (v > 0 ? "+" : "") + fmt(v, unit);
 
+/**
+ * The change column: a percentage with one decimal (`+28.0%`), or from ten times as much on, the factor (`×95.6k`):
+ * `+9555951.791%` was hard to read. A row in % (busy time) gets its B − A in percentage points (`pp`) so the two
+ * are not mistaken for each other.
+ */
+function change(r: DiffRow): string {
+  if (r.deltaPct === null) return "new";
+  if (r.a > 0 && r.b / r.a >= 10) {
+    const x = r.b / r.a;
+    return `×${x >= 1e6 ? `${(x / 1e6).toPrecision(3)}M` : x >= 1e4 ? `${(x / 1e3).toPrecision(3)}k` : x >= 1e3 ? Math.round(x) : x.toPrecision(3)}`;
+  }
+  return `${r.deltaPct > 0 ? "+" : ""}${r.deltaPct.toFixed(1)}%`;
+}
+
 /** The text report: the summary rows, then the `top` (kind, name) rows with the largest changes. */
 export function formatDiff(fileA: string, fileB: string, rows: DiffRow[], top = 15): string {
   const summary = rows.filter((r) => r.group === "trace" || r.group === "device" || r.group === "steps");
   const named = rows.filter((r) => !summary.includes(r)).slice(0, top);
   const cells = (r: DiffRow, label: string) => [
-    label, fmt(r.a, r.unit), fmt(r.b, r.unit), signed(r.delta, r.unit), r.deltaPct === null ? "new" : `${signed(r.deltaPct, "%")}%`,
+    label, fmt(r.a, r.unit), fmt(r.b, r.unit), `${signed(r.delta, r.unit)}${r.unit === "%" ? " pp" : ""}`, change(r),
   ];
   const lines: string[] = [`A: ${fileA}`, `B: ${fileB}`];
   const table = (head: string[], body: string[][]) => {

@@ -1,6 +1,6 @@
 /**
  * `rawtrace diff A B` (src/node/diff.ts) on the bundled samples, checked against figures recomputed from the raw
- * records (test/interop/fidelity_records.ts): kernel totals and counts per name on both sides, the mean step time,
+ * records (test/interop/fidelity_records.ts): kernel totals and counts per name on both sides, the mean and median step time,
  * and a file against itself changes nothing.
  */
 import { test } from "uvu";
@@ -63,6 +63,11 @@ test("a file against itself: no change; --steps compares the mean step time (the
   const mean = steps.reduce((n, s) => { const [x, y] = deviceSpan(s); return n + Number(y - x); }, 0) / steps.length / 1e6;
   const r = rows.find((x) => x.group === "steps" && x.name === "mean step time")!;
   assert.ok(Math.abs(r.a - mean) < 1e-9, `${r.a} vs ${mean}`);
+  // The median of 7 spans: the 4th smallest, which the 550 ms warm-up step does not move.
+  const spans = steps.map((s) => { const [x, y] = deviceSpan(s); return Number(y - x); }).sort((x, y) => x - y);
+  const med = rows.find((x) => x.group === "steps" && x.name === "median step time")!;
+  assert.ok(Math.abs(med.a - spans[3] / 1e6) < 1e-9, `${med.a} vs ${spans[3] / 1e6}`);
+  assert.ok(med.a < mean / 5, "the warm-up step moves the mean, not the median");
   assert.is(rows.find((x) => x.group === "steps" && x.name === "steps")!.a, 7);
 });
 
