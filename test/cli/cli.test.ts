@@ -295,7 +295,7 @@ test("merge: ranks whose clocks are years apart are reported by rank; --max-skew
   assert.is(r.status, 0, r.stderr);
   const warning = lines(r.stderr).filter((l) => l.startsWith("rawtrace: warning CLOCK_SKEW: "));
   assert.is(warning.length, 1, r.stderr);
-  assert.ok(warning[0].includes(`rank 1 (node-b), ${rank1}: clock ${(Number(YEARS_NS) / 1e6).toFixed(3)} ms after`), warning[0]);
+  assert.ok(warning[0].includes(`rank 1 (node-b), ${rank1}: clock ${(Number(YEARS_NS) / 1e6).toFixed(3)} ms (${(Number(YEARS_NS) / 1e9 / (365.25 * 86400)).toFixed(2)} years) after`), warning[0]);
   const clock = JSON.parse(readFileSync(out, "utf8")).rawtrace.merge.clock;
   assert.is(clock.skew_threshold_ns, 1_000_000_000);
   assert.equal(clock.skewed_ranks, [{ rank: 1, slot: 1, host: "node-b", file: rank1, offset_ns: Number(YEARS_NS) }]);
@@ -330,7 +330,7 @@ test("merge --format xspace: the clock skew is a warning in every host's XSpace"
     const space = fromBinary(XSpaceSchema, readFileSync(f));
     const skew = space.warnings.filter((w) => w.startsWith("rawtrace CLOCK_SKEW: "));
     assert.is(skew.length, 1, space.warnings.join("\n"));
-    assert.ok(skew[0].includes(`rank 1 (node-b), ${rank1}: clock ${(Number(YEARS_NS) / 1e6).toFixed(3)} ms after`), skew[0]);
+    assert.ok(skew[0].includes(`rank 1 (node-b), ${rank1}: clock ${(Number(YEARS_NS) / 1e6).toFixed(3)} ms (3.00 years) after`), skew[0]);
     assert.ok(space.planes.length > 0);
   }
 });
