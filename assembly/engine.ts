@@ -139,13 +139,100 @@ function readHeader(off: u64, damaged: bool): bool {
     cok = true; // the chunk was already reported (BAD_PAYLOAD_CRC); not a second warning
     return false;
   }
-  if (S.haveHeader) return false;
-  S.setHeader(v, ps, vv, rv, dv, pid, r, lr, ws, cv, st);
+  // The first HEADER is the dump's; an intact one replaces a damaged one read before any activity.
+  if (S.haveHeader && !(salvaged && !damaged && !prepared)) return false;
+  let rank = r, localRank = lr, world = ws;
+  if (damaged) {
+    // A changed bit in a rank field would place the file wrongly in a merge (pids and flow ids from it): ranks
+    // from a damaged HEADER are kept only where plausible.
+    if (world < -1 || world > RANK_LIMIT) world = -1;
+    if (rank < -1 || rank > RANK_LIMIT || (world >= 0 && rank >= world)) rank = -1;
+    if (localRank < -1 || localRank > RANK_LIMIT) localRank = -1;
+  }
+  const replacing = S.haveHeader;
+  S.setHeader(v, ps, vv, rv, dv, pid, rank, localRank, world, cv, st);
   selectDecoder(v, vv);
+  if (replacing) S.apiNamesReplay(D.dApiName); // names read under the damaged HEADER's decoder
   if (cok) S.setHeaderStrings(hp, hl, cpp, cl, strP, strN);
-  if (damaged) warn(Warn.HEADER_DAMAGED, off, v);
+  salvaged = damaged;
+  salvagedAt = off;
+  evidence = 0;
   return true;
 }
+
+/** Largest rank or world size taken from a damaged HEADER. */
+const RANK_LIMIT: i32 = 1 << 20;
+
+// A HEADER read despite its failed checksum (salvageHeader) names a vendor that the chunks after it can contradict
+// (one changed bit turns 1 into 5, 4 into 5): what they show is noted until the first activity chunk settles it.
+let salvaged = false;
+let salvagedAt: u64 = 0;
+let evidence: u32 = 0;
+const EV_KIND_SIZES: u32 = 1; // CUDA and XPU write KIND_SIZES; ROCm and Synapse do not
+const EV_ROCM: u32 = 2; // AGENTS or KERNEL_SYMBOLS, or rocprofiler-sdk's API_NAMES domains (0, 0x10000 | kind)
+const EV_CUDA: u32 = 4; // API_NAMES domain 2 (CUPTI runtime API)
+const EV_XPU: u32 = 8; // API_NAMES domain 3 (SYCL / Unified Runtime)
+const EV_HPU: u32 = 16; // HPU_DEVICE
+
+// Vendor tables read while a salvaged HEADER is unsettled, kept (copies) so that a decoder installed when the vendor
+// is corrected still gets them: {type u32, length u32, file offset u64, bytes usize} each.
+const KEPT_MAX: u32 = 256;
+const KEPT_BYTES_MAX: usize = 64 << 20;
+let kept: usize = 0;
+let keptCount: u32 = 0;
+let keptBytes: usize = 0;
+
+/** Keeps a copy of vendor table `type` [p, p+n) at file offset `off` while a salvaged HEADER is unsettled. */
+function keepTable(type: u32, p: usize, n: u32, off: u64): void {
+  if (!salvaged || keptCount >= KEPT_MAX || keptBytes + <usize>n > KEPT_BYTES_MAX) return;
+  if (kept == 0) kept = heap.alloc(<usize>KEPT_MAX * 24);
+  const c = heap.alloc(n > 0 ? <usize>n : 1);
+  memory.copy(c, p, n);
+  const e = kept + <usize>(keptCount++) * 24;
+  store<u64>(e, (<u64>n << 32) | type); // type, then length
+  store<u64>(e, off, 8);
+  store<usize>(e, c, 16);
+  keptBytes += n;
+}
+
+/** Notes what an API_NAMES domain says about the vendor (while a salvaged HEADER is unsettled). */
+// @ts-ignore: decorator
+@inline function noteDomain(domain: u32): void {
+  if (!salvaged) return;
+  if (domain == 0 || domain >= 0x10000) evidence |= EV_ROCM;
+  else if (domain == 2) evidence |= EV_CUDA;
+  else if (domain == 3) evidence |= EV_XPU;
+}
+
+/**
+ * At the first activity chunk (`type`) or the end of pass 1: the vendor of a salvaged HEADER against what the
+ * chunks showed. A contradicted vendor is replaced (its decoder installed, the API names handed to it again); either
+ * way HEADER_DAMAGED is reported with the vendor used.
+ */
+function settleSalvage(type: u32): void {
+  if (!salvaged) return;
+  salvaged = false;
+  const cur = S.vendor;
+  let v: u32 = cur;
+  if (type == Chunk.HPU_TRACE || (evidence & EV_HPU) != 0) v = 5;
+  else if ((evidence & EV_ROCM) != 0) v = 2;
+  else if ((evidence & EV_XPU) != 0) v = 4;
+  else if ((evidence & EV_CUDA) != 0) v = 1;
+  else if (cur == 5 && type == Chunk.ACTIVITY) v = 1; // Synapse writes HPU_TRACE, never ACTIVITY
+  else if (cur == 2 && (evidence & EV_KIND_SIZES) != 0) v = 1; // rocprofiler-sdk dumps have no KIND_SIZES
+  if (v != cur) {
+    S.setVendor(v);
+    selectDecoder(v, S.vendorVersion);
+    S.apiNamesReplay(D.dApiName);
+    for (let i: u32 = 0; i < keptCount; i++) {
+      const e = kept + <usize>i * 24;
+      if (D.active) D.dTable(load<u32>(e), load<usize>(e, 16), load<u32>(e, 4), load<u64>(e, 8));
+    }
+  }
+  keptCount = 0;
+  warn(Warn.HEADER_DAMAGED, salvagedAt, v);
+}
+
 
 /**
  * Pass 1's hook for a chunk that failed its payload checksum (format/container.ts setDamagedHandler). A HEADER is
@@ -174,6 +261,7 @@ function onChunkPass1(type: u32, p: usize, n: u32, off: u64, seq: u32): void {
       break;
     }
     case Chunk.KIND_SIZES: {
+      if (salvaged) evidence |= EV_KIND_SIZES;
       const count = rdCount(8);
       for (let i: u32 = 0; i < count; i++) {
         const kind = rd32();
@@ -192,6 +280,7 @@ function onChunkPass1(type: u32, p: usize, n: u32, off: u64, seq: u32): void {
         const id = rd32();
         rdStr();
         if (!cok) break;
+        noteDomain(domain);
         // Before any HEADER the dump is read as CUDA (the default ensureVendor assumes).
         if (!S.haveHeader && !D.active) selectDecoder(1, 0);
         if (D.active) D.dApiName(domain, id, strP, strN);
@@ -201,6 +290,7 @@ function onChunkPass1(type: u32, p: usize, n: u32, off: u64, seq: u32): void {
     }
     case Chunk.ACTIVITY:
     case Chunk.HPU_TRACE:
+      if (salvaged && !prepared) settleSalvage(type);
       if (!ensureVendor(off)) return;
       // The other vendors' activity chunk type is not this decoder's: skipped, as an unknown chunk.
       if (type != D.activityChunk) {
@@ -236,6 +326,7 @@ function onChunkPass1(type: u32, p: usize, n: u32, off: u64, seq: u32): void {
       }
       // A table after the entries (Intel XPU: device and sub-device handles, docs/format.md §7) is the decoder's.
       if (cok && cp < cend && D.active && D.activeVendor == 4) D.dTable(type, cp, <u32>(cend - cp), off);
+      else if (cok && cp < cend) keepTable(type, cp, <u32>(cend - cp), off); // for XPU, should a salvage turn to it
       break;
     }
     case Chunk.DROPPED: {
@@ -262,6 +353,11 @@ function onChunkPass1(type: u32, p: usize, n: u32, off: u64, seq: u32): void {
       break;
     }
     default:
+      if (salvaged && type >= <u32>Chunk.FIRST_VENDOR_TABLE) {
+        if (type == Chunk.AGENTS || type == Chunk.KERNEL_SYMBOLS) evidence |= EV_ROCM;
+        else if (type == Chunk.HPU_DEVICE) evidence |= EV_HPU;
+        keepTable(type, p, n, off);
+      }
       // Vendor table chunks (ROCm AGENTS, KERNEL_SYMBOLS, …): the vendor's decoder reads them.
       if (type >= <u32>Chunk.FIRST_VENDOR_TABLE && D.active) D.dTable(type, p, n, off);
   }
@@ -327,6 +423,11 @@ export function beginIndex(): void {
   setRecordContainerWarnings(true);
   readerReset(onChunkPass1, true);
   setDamagedHandler(salvageHeader);
+  salvaged = false;
+  evidence = 0;
+  kept = 0; // the heap was rewound for this file
+  keptCount = 0;
+  keptBytes = 0;
 }
 
 /** Starts pass 2 (emit) with emitter `sink` (see emit/dispatch.ts). */
@@ -382,6 +483,7 @@ export function endPass(): bool {
   inputFinished = false;
   if (failed()) return false;
   if (pass == 1) {
+    settleSalvage(0); // a dump with no activity chunk: the HEADER's vendor, reported
     if (!S.haveEnd) warn(Warn.NO_END, 0, 0);
     if (S.droppedRecords > 0) warn(Warn.DROPPED_RECORDS, 0, S.droppedRecords);
     if (!D.active && S.haveHeader) fail(Fatal.UNSUPPORTED_VENDOR, 0, S.vendor);

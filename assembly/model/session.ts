@@ -3,7 +3,7 @@
  * anchors, record-size table, API names, string table, devices, thread names and counters. Everything lives in
  * linear memory allocated after the last heap.reset(); {@link sessionReset} must run first for every file.
  */
-import { Table, tableNew, tableUpsert, tableFind, inserted } from "../util/hash_table";
+import { Table, tableNew, tableUpsert, tableFind, inserted, tableSlots, tableKeyAt, tableValueAt } from "../util/hash_table";
 import { arenaCopy, arenaAlloc } from "../util/arena";
 import { repairUtf8, repairedLen } from "./utf8";
 import { demangle } from "../util/demangle";
@@ -47,6 +47,11 @@ export function setHeader(
   worldSize = ws;
   collectorVersion = cv;
   startNs = st;
+}
+
+/** Replaces the HEADER's vendor id (engine.ts: a damaged HEADER's vendor that the dump's chunks contradict). */
+export function setVendor(v: u32): void {
+  vendor = v;
 }
 
 export function setHeaderStrings(hp: usize, hl: u32, cp: usize, cl: u32, vp: usize, vl: u32): void {
@@ -223,6 +228,21 @@ export function setApiName(domain: u32, id: u32, p: usize, n: u32, flags: u32): 
   store<usize>(e, q);
   store<u32>(e, repairedLen, 4);
   store<u32>(e, flags, 8);
+}
+
+/**
+ * Hands every API name entry to `f` (domain, id, name bytes, length) again — after the decoder changed (engine.ts
+ * settleSalvage), so that the new decoder stores them its way. `f` may rewrite the entries (setApiName on the same
+ * keys never grows the table).
+ */
+export function apiNamesReplay(f: (domain: u32, id: u32, p: usize, n: u32) => void): void {
+  const n = tableSlots(apiTable);
+  for (let i: u32 = 0; i < n; i++) {
+    const key = tableKeyAt(apiTable, i);
+    const e = <usize>tableValueAt(apiTable, i);
+    if (key == 0xffffffffffffffff || e == 0) continue;
+    f(<u32>(key >> 32), <u32>key, <usize>load<u32>(e), load<u32>(e, 4));
+  }
 }
 
 /** Entry address for (domain, id), or 0. */

@@ -112,7 +112,7 @@ export const WARN_MESSAGES: Record<WarningName, string> = {
     "a Synapse char* (first: entry {detail} of its buffer) is not a NUL-terminated string of the buffer's pool nor in STRINGS; left empty",
   HPU_UNMATCHED_END: "a Synapse 'E' event without an open 'B' on its engine and context (first: engine {detail}); ignored",
   HEADER_DAMAGED:
-    "the HEADER failed its checksum but its layout holds: its vendor ({detail}), versions, process, rank and host name were used and may be wrong",
+    "the HEADER failed its checksum but its layout holds: it was used (vendor {detail}, checked against the chunks that follow; ranks only where plausible); its versions, process id and host name may be wrong",
 };
 
 /** One warning as reported by the core: how often, and where it first happened. */

@@ -47,6 +47,19 @@ for (const { file, vendor } of SAMPLES) {
     assert.equal(work(after.trace), want);
   });
 
+  test(`${file}: a damaged vendor id that names another vendor is corrected by the chunks that follow`, async () => {
+    const want = work((await toChrome(intact)).trace);
+    for (const wrong of [1, 2, 4, 5].filter((x) => x !== vendor)) {
+      const b = intact.slice();
+      new DataView(b.buffer).setUint32(HDR, wrong, true);
+      const after = await toChrome(b);
+      const w = after.result.info.warnings.find((x) => x.code === "HEADER_DAMAGED");
+      assert.ok(w, `vendor ${wrong}: HEADER_DAMAGED`);
+      assert.is(w!.detail, vendor, `vendor ${wrong} read, ${vendor} used`);
+      assert.equal(work(after.trace), want, `vendor ${wrong}: every event`);
+    }
+  });
+
   test(`${file}: a HEADER whose layout does not hold is skipped as before (NO_HEADER, no HEADER_DAMAGED)`, async () => {
     for (const [at, value] of [[HDR, 0x55], [HDR + 4, 7], [HDR + 48, 0x7fff_0000]] as const) {
       const b = intact.slice();
@@ -58,6 +71,20 @@ for (const { file, vendor } of SAMPLES) {
     }
   });
 }
+
+test("ranks from a damaged HEADER are kept only where plausible (a changed high bit would misplace a merge)", async () => {
+  const intact = load("alexnet_a100_rank0.rawtrace");
+  const b = intact.slice();
+  const dv = new DataView(b.buffer);
+  dv.setInt32(HDR + 24, 1 << 30, true); // rank
+  const { info: i1 } = await import("../helpers/convert.js");
+  const damaged = await i1(b);
+  assert.is(damaged.rank, -1);
+  assert.ok(damaged.warnings.some((w) => w.code === "HEADER_DAMAGED"));
+  const ok = intact.slice();
+  new DataView(ok.buffer).setUint8(HDR + 52, ok[HDR + 52] ^ 0x20); // another byte: the rank stays
+  assert.is((await i1(ok)).rank, 0);
+});
 
 test("a damaged HEADER after an intact one changes nothing (the first HEADER is the dump's)", async () => {
   const intact = load("mi250_minitoy_rocprof.rawtrace");
