@@ -180,8 +180,9 @@ ${STRICT}
   rawtrace diff <A.rawtrace> <B.rawtrace> [--steps REGEX] [--top N] [--json]
 
 The statistics of \`rawtrace stats\` for two files side by side: the trace span, per GPU busy % and kernel /
-memcpy / memset time, with --steps the mean step time, busy % and launch overhead, then every kernel, copy and API
-call by the change in its total time, largest first (B − A and the relative change; "new" when A has none).
+memcpy / memset time, with --steps the mean and median step time, busy % and launch overhead, then every kernel,
+copy and API call by the change in its total time, largest first (B − A, in percentage points for rows in %; the
+change as +28.0%, or ×55.5 from ten times on; "new" when A has none).
 
 Options:
   --steps REGEX      compare the training steps too (NVTX ranges whose name matches; docs/analysis.md)
@@ -288,7 +289,6 @@ Exit codes: 0 ok, 1 a file failed, 2 usage, 3 output exists, 4 I/O, 5 core not b
 7 clock skew (--max-skew), 70 internal error (docs/errors.md).`;
 }
 
-/** parseArgs' errors as one-line usage errors naming the command. */
 /** Edit distance of `a` and `b` (insertions, deletions, substitutions, adjacent swaps), at most `cap` + 1. */
 function distance(a: string, b: string, cap = 3): number {
   if (Math.abs(a.length - b.length) > cap) return cap + 1;
@@ -317,6 +317,7 @@ function didYouMean(given: string, known: string[]): string {
   return best ? ` (did you mean '${best}'?)` : "";
 }
 
+/** parseArgs' errors as one-line usage errors naming the command. */
 function parse(cmd: string, args: string[]): { values: CliValues & { help?: boolean }; positionals: string[] } {
   try {
     return parseArgs({ args, options: COMMANDS[cmd].options, allowPositionals: true, strict: true }) as never;

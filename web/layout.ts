@@ -6,8 +6,8 @@
  * (absolute) times, so they line up as they ran. A file whose range overlaps none of the files already open is
  * another run — a dump of another day, another job — and on one absolute axis each would be a sliver hours away
  * from the other; it is *aligned* instead: moved so that it starts where the first file starts, and labelled so
- * (file chip, group headers, details, axis). Two dumps of one process (the same host and pid: capture windows of one
- * job) stay on one axis even when they do not overlap. `align: false` (`?align=absolute` in the page's address) keeps every
+ * (file chip, group headers, details, axis). Two dumps of one process (the same host, pid and collector start) stay
+ * on one axis even when they do not overlap. `align: false` (`?align=absolute` in the page's address) keeps every
  * file on absolute time.
  *
  * A file keeps its place once placed: a file that joins never moves the files already open, so the window, the
@@ -32,6 +32,8 @@ export interface Placement {
   offset: number;
   /** ns its times were moved from where absolute time would put them (0: on absolute time). */
   shift: number;
+  /** The file whose start an aligned file's run was moved to (undefined: on absolute time). */
+  to?: LoadedFile;
 }
 
 /** A file's recorded time range, absolute ns (bigint: Unix ns do not fit a double exactly). */
@@ -70,23 +72,28 @@ function placeOne(f: LoadedFile, files: readonly LoadedFile[], placed: Map<Loade
     const p = placed.get(g);
     const other = span(g);
     if (!p || !other) continue;
-    if (mine[0] <= other[1] && other[0] <= mine[1]) return { offset: absolute(f, p.shift), shift: p.shift };
+    if (mine[0] <= other[1] && other[0] <= mine[1]) return { offset: absolute(f, p.shift), shift: p.shift, to: p.to };
   }
-  // Two capture windows of one process (the same host and pid) are one run even when they do not overlap.
+  // Two dumps of one process (the same host, pid and collector start) are one run even when they do not overlap.
   for (const g of files) {
     const p = placed.get(g);
-    if (p && sameProcess(f, g)) return { offset: absolute(f, p.shift), shift: p.shift };
+    if (p && sameProcess(f, g)) return { offset: absolute(f, p.shift), shift: p.shift, to: p.to };
   }
-  const first = span(anchor);
-  if (!align || !first) return { offset: absolute(f, 0), shift: 0 };
-  // Another run: its first event where the anchor's first event is.
-  const shift = Number(first[0] - mine[0]) + a.shift;
-  return { offset: a.offset + anchor.meta.header.minStart - f.meta.header.minStart, shift };
+  // Another run: its first event where the first placed file that has events starts (an empty first file has none).
+  const ref = files.find((g) => placed.has(g) && span(g) !== null);
+  if (!align || !ref) return { offset: absolute(f, 0), shift: 0 };
+  const rp = placed.get(ref)!;
+  const shift = Number(span(ref)![0] - mine[0]) + rp.shift;
+  return { offset: rp.offset + ref.meta.header.minStart - f.meta.header.minStart, shift, to: rp.to ?? ref };
 }
 
-/** True when both dumps were written by one process (same host name and pid; a pid of 0 is unknown). */
+/**
+ * True when both dumps were written by one process: the same host name, pid and collector start (a pid alone is
+ * reused — every container's trainer may be pid 1 — and pods keep their host names from run to run).
+ */
 function sameProcess(f: LoadedFile, g: LoadedFile): boolean {
-  return f.info.pid !== 0 && f.info.pid === g.info.pid && f.info.hostname === g.info.hostname;
+  return f.info.pid !== 0 && f.info.pid === g.info.pid && f.info.hostname === g.info.hostname &&
+    f.info.collectorStartNs !== 0n && f.info.collectorStartNs === g.info.collectorStartNs;
 }
 
 /** A file's name in group headers; the same file opened again is `name (2)`, its rows a group of their own. */
@@ -119,7 +126,8 @@ export function groupLabel(files: readonly LoadedFile[], placed: ReadonlyMap<Loa
 export function shiftNote(files: readonly LoadedFile[], placed: ReadonlyMap<LoadedFile, Placement>, f: LoadedFile): string | null {
   const shift = placed.get(f)?.shift ?? 0;
   if (shift === 0) return null;
-  return `recorded ${longDur(Math.abs(shift))} ${shift < 0 ? "later" : "earlier"}, aligned to the start of ${fileTag(files, files[0])}`;
+  const to = placed.get(f)?.to ?? files[0];
+  return `recorded ${longDur(Math.abs(shift))} ${shift < 0 ? "later" : "earlier"}, aligned to the start of ${fileTag(files, to)}`;
 }
 
 /** A long span in words: "3 d 2 h 5 min", "1 h 18 min 36 s", "78.6 s", "412 ms". */

@@ -70,6 +70,11 @@ export function lostData(warnings: Warning[]): boolean {
 }
 
 const int = (n: number) => n.toLocaleString("en-US");
+/** " (83.1 kB gzipped)" for a gzipped output file (the JSON's size is printed beside it), else "". */
+function gzNote(output: string | undefined): string {
+  return output?.endsWith(".gz") ? ` (${fmtMB(fileSize(output))} gzipped)` : "";
+}
+
 /** Size of the file at `path` in bytes (0 when it cannot be read). */
 function fileSize(path: string): number {
   try {
@@ -248,8 +253,7 @@ async function convertFiles(
       onFile: (f) => {
         if (!f.ok) return f.error!.code === "PIPE_CLOSED" ? undefined : say(`rawtrace: ${f.error!.message}`, view);
         const mbs = f.seconds > 0 ? f.bytesIn / 1e6 / f.seconds : 0;
-        // A gzipped output: the JSON's size and the file's (what is on disk).
-        const gz = f.output?.endsWith(".gz") ? ` (${fmtMB(fileSize(f.output))} gzipped)` : "";
+        const gz = gzNote(f.output);
         say(`${f.input} → ${f.output}: ${f.events} events, ${fmtMB(f.bytesIn)} in, ${fmtMB(f.bytesOut)} ${fmt === "xspace" ? "XSpace" : "JSON"}${gz} out, ` +
           `${f.seconds.toFixed(2)} s (${mbs.toFixed(0)} MB/s)${splitNote(f.workers, fmt, files.length === 1 ? pool.size : 1, f.writer)}`, view);
         for (const w of f.warnings) say(`  warning ${w.code} ×${w.count} (offset ${w.offset}): ${w.message}`, view);
@@ -311,7 +315,7 @@ export async function runMerge(args: string[], v: CliValues): Promise<number> {
   }
   const out: string[] = [];
   out.push(`merged ${r.ranks.length} rank${r.ranks.length > 1 ? "s" : ""} (world size ${r.plan.worldSize}) → ${r.output}: ` +
-    `${r.events} events, ${fmtMB(r.bytesIn)} in, ${fmtMB(r.bytesOut)} out, ${r.seconds.toFixed(2)} s`);
+    `${r.events} events, ${fmtMB(r.bytesIn)} in, ${fmtMB(r.bytesOut)}${gzNote(r.output)} out, ${r.seconds.toFixed(2)} s`);
   for (const [k, x] of r.ranks.entries()) {
     const c = r.clock.ranks[k];
     out.push(`  ${r.plan.ranks[k].label}: ${x.file}${x.output && x.output !== r.output ? ` → ${x.output}` : ""}, ${x.events} events, ` +

@@ -84,12 +84,21 @@ const signed = (v: number, unit: string) => (v > 0 ? "+" : "") + fmt(v, unit);
  * `+9555951.791%` was hard to read. A row in % (busy time) gets its B − A in percentage points (`pp`) so the two
  * are not mistaken for each other.
  */
+/** A factor ≥ 10 in three digits: 55.5, 227, 3.02k, 95.6k, 2.00G (the unit chosen after rounding: never 1.00e+3). */
+export function factor(x: number): string {
+  const units = ["", "k", "M", "G", "T", "P"];
+  let u = 0;
+  // 999.5 rounds to 1000 in three digits: it is 1.00k.
+  while (x >= 999.5 && u < units.length - 1) {
+    x /= 1000;
+    u++;
+  }
+  return `${x >= 99.95 ? Math.round(x) : x.toPrecision(3)}${units[u]}`;
+}
+
 function change(r: DiffRow): string {
   if (r.deltaPct === null) return "new";
-  if (r.a > 0 && r.b / r.a >= 10) {
-    const x = r.b / r.a;
-    return `×${x >= 1e6 ? `${(x / 1e6).toPrecision(3)}M` : x >= 1e4 ? `${(x / 1e3).toPrecision(3)}k` : x >= 1e3 ? Math.round(x) : x.toPrecision(3)}`;
-  }
+  if (r.a > 0 && r.b / r.a >= 10) return `×${factor(r.b / r.a)}`;
   return `${r.deltaPct > 0 ? "+" : ""}${r.deltaPct.toFixed(1)}%`;
 }
 

@@ -119,7 +119,8 @@ function jsonSafe(v: unknown): unknown {
 
 /**
  * `rawtrace stats --json`: one document `{"command":"stats","files":[…]}`, per file `{input, ok, seconds, stats,
- * warnings, loss}` or `{input, ok: false, error}` (`loss`: the damaged bytes skipped, as in `info --json`). Kinds are names ({@link kindName}), copy directions are text
+ * warnings, loss}` or `{input, ok: false, error}` (`loss`: the damaged bytes skipped, as in `info --json`; also as
+ * `lost`, its name before, for scripts that read it). Kinds are names ({@link kindName}), copy directions are text
  * ("HtoD", "DtoD (peer)"); times in ns, bytes in bytes. JSON-safe as returned: 64-bit values (ns since the epoch,
  * ids) are decimal strings, as the CLI prints them.
  */
@@ -138,6 +139,8 @@ export function statsJson(results: StatsFileResult[]): unknown {
         },
         warnings: r.info?.warnings ?? [],
         loss: r.info?.loss,
+        // The name before 2026-11-29, kept for scripts that read it.
+        lost: r.info?.loss,
       };
     }),
   });

@@ -251,6 +251,7 @@ test("statsFiles on a pool: one bad file fails alone; the text report has the ta
     assert.is(doc.files.length, 2);
     // The damage report under the name convert/batch/info --json use.
     assert.is(doc.files[0].loss?.bytes, 0);
+    assert.equal((doc.files[0] as { lost?: unknown }).lost, doc.files[0].loss, "and under its old name");
     assert.is(typeof doc.files[0].stats!.startNs, "string");
     assert.is(BigInt(doc.files[0].stats!.startNs as string), a.stats!.startNs);
   } finally {

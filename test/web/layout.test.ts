@@ -25,10 +25,10 @@ async function loaded(path: string): Promise<LoadedFile> {
 }
 
 /** A file with only a time range (what placement reads): absolute ns [base + a, base + b]. */
-function fake(name: string, base: bigint, a: number, b: number, pid = 1000 + nextId): LoadedFile {
+function fake(name: string, base: bigint, a: number, b: number, pid = 1000 + nextId, started = BigInt(nextId), events = 10): LoadedFile {
   return {
-    id: nextId++, name, info: { pid, hostname: "node-1" },
-    meta: { header: { baseNs: base, minStart: a, maxEnd: b, events: 10, rows: 0 } },
+    id: nextId++, name, info: { pid, hostname: "node-1", collectorStartNs: started },
+    meta: { header: { baseNs: base, minStart: a, maxEnd: b, events, rows: 0 } },
   } as unknown as LoadedFile;
 }
 
@@ -37,14 +37,28 @@ const startOf = (f: LoadedFile) => f.offset + f.meta.header.minStart;
 
 test("two capture windows of one process (same host and pid) stay on recorded time, even an hour apart", () => {
   const s = 1_000_000_000n;
-  const a = fake("win1", 1_700_000_000n * s, 5e9, 9e9, 4242);
-  const b = fake("win2", 1_700_003_600n * s, 2e9, 3e9, 4242);
+  const a = fake("win1", 1_700_000_000n * s, 5e9, 9e9, 4242, 77n);
+  const b = fake("win2", 1_700_003_600n * s, 2e9, 3e9, 4242, 77n);
   const c = fake("other", 1_700_007_200n * s, 2e9, 3e9, 77); // overlaps neither: another run
+  const d = fake("pid-reused", 1_700_010_800n * s, 2e9, 3e9, 4242, 99n); // same host and pid, another process
   const placed = new Map<LoadedFile, Placement>();
-  placeFiles([a, b, c], placed, true);
+  placeFiles([a, b, c, d], placed, true);
   assert.is(b.offset, 3600e9, "same process: on recorded time");
   assert.is(placed.get(b)!.shift, 0);
   assert.is(startOf(c), startOf(a), "another process of another run: aligned");
+  assert.is(startOf(d), startOf(a), "a reused pid (another collector start) is another run: aligned");
+});
+
+test("an empty first file: later runs are aligned to the first file that has events", () => {
+  const s = 1_000_000_000n;
+  const empty = fake("empty", 1_700_000_000n * s, 0, 0, 1, 1n, 0);
+  const a = fake("a", 1_700_000_100n * s, 5e9, 9e9);
+  const b = fake("b", 1_700_009_000n * s, 2e9, 3e9);
+  const files = [empty, a, b];
+  const placed = new Map<LoadedFile, Placement>();
+  placeFiles(files, placed, true);
+  assert.is(startOf(b), startOf(a));
+  assert.match(shiftNote(files, placed, b)!, /aligned to the start of a$/);
 });
 
 test("ranks of one run keep recorded time; a run that overlaps none is aligned to the first file's start", () => {
