@@ -152,7 +152,7 @@ memcpy bytes and bandwidth per direction, API calls by total time. Event kinds a
 runtime, driver, sync, event, overhead, range, instant, graph. JSON and CSV forms: docs/node-api.md.
 
 Options:
-  --top N            rows per text table (default 10; --json and --csv list every name)
+  --top N            rows per text table (default 10; 0: devices and copies only; --json and --csv list every name)
   --json             one JSON document: {"command":"stats","files":[…]}
   --csv              one table with a header row: file,kind,name,count,total_ns,mean_ns,min_ns,max_ns
                      (one row per kind and name, every file; names quoted as RFC 4180)

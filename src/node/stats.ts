@@ -90,18 +90,23 @@ export function formatStats(file: string, s: TraceStats, opts: { top?: number; v
       ms(d.memcpyNs), int(d.memsets), ms(d.memsetNs), "",
     ]),
   ));
+  // --top 0: the per-name tables are left out (not printed as empty tables).
   const kernels = byTotal(s, EventKind.KERNEL, top);
   const nKernels = s.names.filter((n) => n.kind === EventKind.KERNEL).length;
-  out.push(`  top kernels by total time (${Math.min(top, nKernels)} of ${nKernels})`);
-  out.push(...table(["count", "total ms", "mean µs", "max µs", "name"],
-    kernels.map((k) => [int(k.count), ms(k.totalNs), us(k.meanNs), us(k.maxNs), cutName(k.name, 120)])));
+  if (top > 0) {
+    out.push(`  top kernels by total time (${Math.min(top, nKernels)} of ${nKernels})`);
+    out.push(...table(["count", "total ms", "mean µs", "max µs", "name"],
+      kernels.map((k) => [int(k.count), ms(k.totalNs), us(k.meanNs), us(k.maxNs), cutName(k.name, 120)])));
+  }
   out.push("  memcpy by direction");
   out.push(...table(["direction", "count", "bytes", "ms", "GB/s", ""],
     s.copies.map((c) => [c.direction, int(c.count), fmtBytes(c.bytes), ms(c.totalNs), c.bandwidthGBs.toFixed(2), ""])));
-  const api = byTotal(s, [EventKind.API_RUNTIME, EventKind.API_DRIVER], top);
-  out.push("  API calls by total time");
-  out.push(...table(["kind", "count", "total ms", "mean µs", "max µs", "name"],
-    api.map((a) => [kindName(a.kind), int(a.count), ms(a.totalNs), us(a.meanNs), us(a.maxNs), cutName(a.name, 120)])));
+  if (top > 0) {
+    const api = byTotal(s, [EventKind.API_RUNTIME, EventKind.API_DRIVER], top);
+    out.push("  API calls by total time");
+    out.push(...table(["kind", "count", "total ms", "mean µs", "max µs", "name"],
+      api.map((a) => [kindName(a.kind), int(a.count), ms(a.totalNs), us(a.meanNs), us(a.maxNs), cutName(a.name, 120)])));
+  }
   return out.join("\n");
 }
 

@@ -243,6 +243,10 @@ test("statsFiles on a pool: one bad file fails alone; the text report has the ta
     for (const s of ["GPU busy", "GPU 0", "top kernels by total time", "memcpy by direction", "HtoD", "API calls by total time", "cudaLaunchKernel"]) {
       assert.ok(text.includes(s), `report has ${s}:\n${text}`);
     }
+    // --top 0: no per-name tables, not empty ones.
+    const none = formatStats(good, a.stats!, { top: 0 });
+    assert.ok(none.includes("GPU busy") && none.includes("memcpy by direction"), none);
+    assert.not.ok(none.includes("top kernels") || none.includes("API calls"), none);
     // Text tables cut long names (C++ kernels run to kilobytes): no line of the report is longer than 200 characters.
     const long = formatStats(good, { ...a.stats!, names: a.stats!.names.map((n) => ({ ...n, name: n.name + "x".repeat(3000) })) });
     assert.ok(long.split("\n").every((l) => l.length <= 200), "long names cut in the text");
