@@ -48,6 +48,8 @@ export interface DetailsHost {
   origin: number;
   /** Several files loaded (the file is named then). */
   manyFiles: boolean;
+  /** The file's name as the group headers show it (`name (2)` for the same file opened twice; web/layout.ts). */
+  fileTag?(f: LoadedFile): string;
   /** Shows and selects another event. */
   go(s: Sel): void;
   /** Makes a step range's span the range selection. */
@@ -86,7 +88,7 @@ export function renderDetails(body: HTMLElement, s: Sel | null, host: DetailsHos
     kv(dl, "Process", "pid", String(rowWord(f, row, 1)));
     kv(dl, "Thread", "tid", String(rowWord(f, row, 2)));
   }
-  if (host.manyFiles) kv(dl, "File", "file", f.name);
+  if (host.manyFiles) kv(dl, "File", "file", host.fileTag?.(f) ?? f.name);
   const moved = host.aligned?.(f) ?? null;
   kv(dl, "Start", "start", `${usExact(f.offset + ev.start(i) - host.origin)} µs`,
     moved ? "since the start of the trace, this file aligned with the first" : "since the start of the trace");

@@ -20,7 +20,7 @@ import { nameTest, searchEvents, stepMatch, type SearchResult } from "./search.j
 import { renderSummary } from "./summary.js";
 import { formatHash, parseHash, type HashState } from "./hash.js";
 import { filesFromUrl } from "./url_files.js";
-import { shiftNote } from "./layout.js";
+import { fileTag, shiftNote } from "./layout.js";
 
 let worker: Worker;
 let api: Comlink.Remote<WorkerApi>;
@@ -263,6 +263,7 @@ function go(s: Sel): void {
 
 view.onselect = (s) => renderDetails($("#details-body"), s, {
   origin: view.traceOrigin, manyFiles: files.length > 1, go, pickStep, aligned: (f) => shiftNote(files, view.placements, f),
+  fileTag: (f) => fileTag(files, f),
 });
 
 const tip = $("#tooltip");

@@ -9,6 +9,7 @@ import { AGG_COLUMNS, aggregate, sortLines, toTsv, type AggColumn, type AggLine,
 import { $, cell, linkButton, table } from "./dom.js";
 import { dur, int } from "./format.js";
 import { eventName, rowWord, shortName, type LoadedFile } from "./model.js";
+import { fileTag } from "./layout.js";
 import type { Range, Sel } from "./view.js";
 
 /** Lines drawn in the table (all of them go to the TSV). */
@@ -53,7 +54,8 @@ export class RangePanel {
     const rows: RowRef[] = r.rows ?? this.files.flatMap((file) => Array.from({ length: file.meta.header.rows }, (_, row) => ({ file, row })));
     for (const x of rows) {
       const fi = this.files.indexOf(x.file);
-      const label = `${this.files.length > 1 ? `${x.file.name} · ` : ""}${x.file.rowGroups[x.row]} · ${x.file.rowLabels[x.row]}`;
+      // The file as the group headers name it: the same file opened twice is `name (2)`.
+      const label = `${this.files.length > 1 ? `${fileTag(this.files, x.file)} · ` : ""}${x.file.rowGroups[x.row]} · ${x.file.rowLabels[x.row]}`;
       sel.append(new Option(label, `${fi}:${x.row}`));
     }
     if ([...sel.options].some((o) => o.value === before)) sel.value = before;

@@ -341,6 +341,12 @@ test("the same file opened twice: two groups of rows, not one merged group", asy
   await page.waitForFunction((n) => (document.querySelector("#canvas")?.getAttribute("data-groups") ?? "").split("|").length === n, 2 * one.length);
   const two = (await page.getAttribute("#canvas", "data-groups"))!.split("|");
   assert.ok(two.some((k) => k.startsWith("cuda_sample.rawtrace (2) · ")), two.join(" | "));
+  // The range panel's track list names the second copy the same way (R: the visible window as the range).
+  await page.click("#canvas", { position: { x: 5, y: 5 } });
+  await page.keyboard.press("r");
+  await page.waitForFunction(() => document.querySelectorAll("#range-track option").length > 1);
+  const tracks = await page.$$eval("#range-track option", (os) => os.map((o) => o.textContent ?? ""));
+  assert.ok(tracks.some((t) => t.startsWith("cuda_sample.rawtrace (2) · ")), tracks.join(" | "));
   clean(g, "same file twice");
   await page.close();
 });
