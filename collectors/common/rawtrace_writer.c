@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -344,6 +345,8 @@ rt_writer* rt_writer_open(const char* path) {
 #define FIFO_READER_WAIT_MS 2000
 /* The last rt_writer_create gave up on a FIFO without reader (ENXIO means that, not a device's own ENXIO). */
 static int g_fifo_unread;
+/* The last rt_writer_create found the FIFO locked by another writer (EBUSY means that). */
+static int g_fifo_busy;
 
 /*
  * Opens an existing FIFO or device for writing. A plain open of a FIFO blocks until a reader opens it — forever when
@@ -377,6 +380,15 @@ static int open_special(const char* path, int fifo) {
     nanosleep(&ts, NULL);
   }
   if (fd < 0) return -1;
+  /* One writer per FIFO: a second process (a child that inherited LD_PRELOAD and RAWTRACE_OUTPUT) would interleave
+   * its chunks with ours in the reader's stream. The lock goes with the descriptor: released at exit. */
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    int e = errno;
+    close(fd);
+    if (e == EWOULDBLOCK) g_fifo_busy = 1;
+    errno = e == EWOULDBLOCK ? EBUSY : e;
+    return -1;
+  }
   int fl = fcntl(fd, F_GETFL);
   if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
     int e = errno;
@@ -389,11 +401,13 @@ static int open_special(const char* path, int fifo) {
 
 const char* rt_writer_strerror(int e) {
   if (e == ENXIO && g_fifo_unread) return "no process is reading that FIFO (start its reader first)";
+  if (e == EBUSY && g_fifo_busy) return "another process writes that FIFO (one writer per FIFO: give each its own)";
   return strerror(e);
 }
 
 rt_writer* rt_writer_create(const char* path, char* chosen, size_t chosen_cap) {
   g_fifo_unread = 0;
+  g_fifo_busy = 0;
   if (!path || !chosen || chosen_cap == 0) {
     errno = EINVAL;
     return NULL;

@@ -651,6 +651,26 @@ test("a FIFO nobody reads: the program is not blocked; one line says why nothing
   assert.match(lines[0], /cannot create .*unread\.fifo: no process is reading that FIFO/);
 });
 
+test("a FIFO another process writes (a child with the same RAWTRACE_OUTPUT): one line, nothing interleaved into it", async () => {
+  const fifo = join(dir, "taken.fifo");
+  execFileSync("mkfifo", [fifo]);
+  // A shell that opens the FIFO (read and write: it does not block) and holds the writer's lock, as a first collector does.
+  const holder = spawn("bash", ["-c", `exec 3<>'${fifo}'; flock -n 3 && echo locked && sleep 30`], { stdio: ["ignore", "pipe", "ignore"] });
+  try {
+    await new Promise<void>((res, rej) => {
+      holder.stdout!.on("data", (d: Buffer) => (d.toString().includes("locked") ? res() : undefined));
+      holder.on("exit", () => rej(new Error("the lock holder ended")));
+    });
+    const run = runSync("cu13", "plain", "taken", { RAWTRACE_OUTPUT: fifo });
+    ok(run, "FIFO taken");
+    const lines = run.stderr.split("\n").filter((l) => l.startsWith("rawtrace["));
+    assert.is(lines.length, 1, run.stderr);
+    assert.match(lines[0], /cannot create .*taken\.fifo: another process writes that FIFO/);
+  } finally {
+    holder.kill("SIGKILL");
+  }
+});
+
 test("an output that stalls (a FIFO read by nobody after it opened): the exit waits RAWTRACE_EXIT_TIMEOUT once, not once per exit handler", async () => {
   const fifo = join(dir, "stalled.fifo");
   execFileSync("mkfifo", [fifo]);
