@@ -265,9 +265,10 @@ export function skewMessages(clock: ClockReport): string[] {
 /** A span of a minute or more in the unit a person reads it in: "2.5 min", "3.2 h", "4.1 days", "3.15 years". */
 export function longSpan(ns: number): string {
   const s = ns / 1e9;
-  if (s >= 365.25 * 86400) return `${(s / (365.25 * 86400)).toFixed(2)} years`;
-  if (s >= 86400) return `${(s / 86400).toFixed(1)} days`;
-  if (s >= 3600) return `${(s / 3600).toFixed(1)} h`;
+  // The unit is chosen after rounding: 59.97 min is "1.0 h", not "60.0 min".
+  if (s >= 365.25 * 86400 * 0.995) return `${(s / (365.25 * 86400)).toFixed(2)} years`;
+  if (s >= 86400 * (23.95 / 24)) return `${(s / 86400).toFixed(1)} days`;
+  if (s >= 3600 * (59.95 / 60)) return `${(s / 3600).toFixed(1)} h`;
   return `${(s / 60).toFixed(1)} min`;
 }
 
