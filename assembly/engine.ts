@@ -152,11 +152,12 @@ function readHeader(off: u64, damaged: bool): bool {
   const replacing = S.haveHeader;
   S.setHeader(v, ps, vv, rv, dv, pid, rank, localRank, world, cv, st);
   selectDecoder(v, vv);
-  if (replacing) S.apiNamesReplay(D.dApiName); // names read under the damaged HEADER's decoder
+  if (replacing) replayToDecoder(); // what was read under the damaged HEADER's decoder
   if (cok) S.setHeaderStrings(hp, hl, cpp, cl, strP, strN);
   salvaged = damaged;
   salvagedAt = off;
   evidence = 0;
+  if (!damaged) keptCount = 0;
   return true;
 }
 
@@ -195,6 +196,16 @@ function keepTable(type: u32, p: usize, n: u32, off: u64): void {
   keptBytes += n;
 }
 
+/** Hands the API names and the kept vendor tables to the decoder just installed in place of another. */
+function replayToDecoder(): void {
+  if (!D.active) return;
+  S.apiNamesReplay(D.dApiName);
+  for (let i: u32 = 0; i < keptCount; i++) {
+    const e = kept + <usize>i * 24;
+    D.dTable(load<u32>(e), load<usize>(e, 16), load<u32>(e, 4), load<u64>(e, 8));
+  }
+}
+
 /** Notes what an API_NAMES domain says about the vendor (while a salvaged HEADER is unsettled). */
 // @ts-ignore: decorator
 @inline function noteDomain(domain: u32): void {
@@ -223,11 +234,7 @@ function settleSalvage(type: u32): void {
   if (v != cur) {
     S.setVendor(v);
     selectDecoder(v, S.vendorVersion);
-    S.apiNamesReplay(D.dApiName);
-    for (let i: u32 = 0; i < keptCount; i++) {
-      const e = kept + <usize>i * 24;
-      if (D.active) D.dTable(load<u32>(e), load<usize>(e, 16), load<u32>(e, 4), load<u64>(e, 8));
-    }
+    replayToDecoder();
   }
   keptCount = 0;
   warn(Warn.HEADER_DAMAGED, salvagedAt, v);

@@ -86,6 +86,30 @@ test("ranks from a damaged HEADER are kept only where plausible (a changed high 
   assert.is((await i1(ok)).rank, 0);
 });
 
+test("an intact HEADER after a damaged one that named the wrong vendor replaces it, with the tables read between", async () => {
+  const intact = load("mi250_minitoy_rocprof.rawtrace");
+  const dv = new DataView(intact.buffer);
+  const chunkEnd = (at: number) => at + CHUNK_HEADER_SIZE + ((dv.getUint32(at + 12, true) + 7) & ~7);
+  const headerEnd = chunkEnd(PREAMBLE_SIZE);
+  // The chunk before which the intact copy goes: the first ACTIVITY (after API_NAMES, AGENTS and KERNEL_SYMBOLS).
+  let act = headerEnd;
+  while (dv.getUint16(act + 4, true) !== 5) act = chunkEnd(act);
+  const header = intact.slice(PREAMBLE_SIZE, headerEnd);
+  const damaged = intact.slice(PREAMBLE_SIZE, headerEnd);
+  new DataView(damaged.buffer).setUint32(CHUNK_HEADER_SIZE, 1, true); // vendor 1: CUDA, wrong; the checksum fails
+  const b = new Uint8Array(intact.length + header.length);
+  b.set(intact.subarray(0, PREAMBLE_SIZE));
+  b.set(damaged, PREAMBLE_SIZE);
+  b.set(intact.subarray(headerEnd, act), headerEnd);
+  b.set(header, act);
+  b.set(intact.subarray(act), act + header.length);
+  const before = await toChrome(intact);
+  const after = await toChrome(b);
+  assert.ok(warningOf(after.result, "BAD_PAYLOAD_CRC"));
+  assert.is(warningOf(after.result, "HEADER_DAMAGED"), undefined, "the intact HEADER is the one used");
+  assert.equal(work(after.trace), work(before.trace), "kernel names from KERNEL_SYMBOLS read before it");
+});
+
 test("a damaged HEADER after an intact one changes nothing (the first HEADER is the dump's)", async () => {
   const intact = load("mi250_minitoy_rocprof.rawtrace");
   const len = new DataView(intact.buffer).getUint32(PREAMBLE_SIZE + 12, true);
