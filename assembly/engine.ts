@@ -145,7 +145,7 @@ function readHeader(off: u64, damaged: bool): bool {
   if (damaged) {
     // A changed bit in a rank field would place the file wrongly in a merge (pids and flow ids from it): ranks
     // from a damaged HEADER are kept only where plausible.
-    if (world < -1 || world > RANK_LIMIT) world = -1;
+    if (world <= 0 || world > RANK_LIMIT) world = -1;
     if (rank < -1 || rank > RANK_LIMIT || (world >= 0 && rank >= world)) rank = -1;
     if (localRank < -1 || localRank > RANK_LIMIT) localRank = -1;
   }
@@ -333,7 +333,11 @@ function onChunkPass1(type: u32, p: usize, n: u32, off: u64, seq: u32): void {
       }
       // A table after the entries (Intel XPU: device and sub-device handles, docs/format.md §7) is the decoder's.
       if (cok && cp < cend && D.active && D.activeVendor == 4) D.dTable(type, cp, <u32>(cend - cp), off);
-      else if (cok && cp < cend) keepTable(type, cp, <u32>(cend - cp), off); // for XPU, should a salvage turn to it
+      else if (cok && cp < cend) {
+        // Only XPU dumps have a table after the DEVICES entries: evidence, and kept should a salvage turn to XPU.
+        if (salvaged) evidence |= EV_XPU;
+        keepTable(type, cp, <u32>(cend - cp), off);
+      }
       break;
     }
     case Chunk.DROPPED: {

@@ -216,7 +216,7 @@ function refreshFiles(): void {
   for (const f of files) {
     const c = document.createElement("span");
     c.className = "chip";
-    c.textContent = `${f.name} · ${int(f.meta.header.events)} events`;
+    c.textContent = `${fileTag(files, f)} · ${int(f.meta.header.events)} events`;
     // A file of another run, moved to start with the first one: said on its chip (the time it was moved by).
     const note = shiftNote(files, view.placements, f);
     if (note) {
@@ -228,7 +228,7 @@ function refreshFiles(): void {
   }
   for (const sel of [$<HTMLSelectElement>("#export-file"), $<HTMLSelectElement>("#summary-file")]) {
     sel.textContent = "";
-    for (const f of files) sel.append(new Option(f.name, String(f.id)));
+    for (const f of files) sel.append(new Option(fileTag(files, f), String(f.id)));
     sel.value = String(files[files.length - 1].id);
     sel.hidden = files.length < 2;
   }

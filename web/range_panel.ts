@@ -183,7 +183,7 @@ export function renderSteps(files: LoadedFile[], pick: (s: Sel) => void): void {
     for (const i of stepsOf(f)) {
       const li = document.createElement("li");
       li.dataset.step = String(f.events.word(i, 11));
-      const label = `${files.length > 1 ? `${f.name} · ` : ""}step ${f.events.word(i, 11)} · ${eventName(f, i)} · ${dur(f.events.dur(i))}`;
+      const label = `${files.length > 1 ? `${fileTag(files, f)} · ` : ""}step ${f.events.word(i, 11)} · ${eventName(f, i)} · ${dur(f.events.dur(i))}`;
       li.append(linkButton(label, () => pick({ file: f, i })));
       ol.append(li);
       total++;

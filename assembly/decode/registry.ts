@@ -17,6 +17,9 @@ import { synapseInstall, synapseReset } from "./synapse";
  */
 export function selectDecoder(vendor: u32, version: u32): bool {
   uninstall();
+  // A decoder installed in place of another (a damaged HEADER's vendor corrected, engine.ts) must not inherit its
+  // clock rule: rocprofiler's install sets same-rate clocks.
+  setClockSameRate(false);
   // Each line also says what the emitters print about the source (model/session.ts setSource): the devices' maker,
   // the name of the tracer's overhead rows, whether the HEADER's versions are CUDA's.
   switch (vendor) {

@@ -3,7 +3,7 @@
  * anchors, record-size table, API names, string table, devices, thread names and counters. Everything lives in
  * linear memory allocated after the last heap.reset(); {@link sessionReset} must run first for every file.
  */
-import { Table, tableNew, tableUpsert, tableFind, inserted, tableSlots, tableKeyAt, tableValueAt } from "../util/hash_table";
+import { Table, tableNew, tableUpsert, tableFind, inserted, tableSlots, tableKeyAt, tableValueAt, tableCount } from "../util/hash_table";
 import { arenaCopy, arenaAlloc } from "../util/arena";
 import { repairUtf8, repairedLen } from "./utf8";
 import { demangle } from "../util/demangle";
@@ -232,17 +232,28 @@ export function setApiName(domain: u32, id: u32, p: usize, n: u32, flags: u32): 
 
 /**
  * Hands every API name entry to `f` (domain, id, name bytes, length) again — after the decoder changed (engine.ts
- * settleSalvage), so that the new decoder stores them its way. `f` may rewrite the entries (setApiName on the same
- * keys never grows the table).
+ * settleSalvage), so that the new decoder stores them its way. `f` may rewrite the entries (setApiName).
  */
 export function apiNamesReplay(f: (domain: u32, id: u32, p: usize, n: u32) => void): void {
-  const n = tableSlots(apiTable);
-  for (let i: u32 = 0; i < n; i++) {
+  // The (key, entry) pairs first: an upsert of an existing key can still grow the table (tableUpsert grows before it
+  // looks), which would move the slots under the loop.
+  const slots = tableSlots(apiTable);
+  const pairs = heap.alloc(<usize>tableCount(apiTable) * 16 + 16);
+  let n: u32 = 0;
+  for (let i: u32 = 0; i < slots; i++) {
     const key = tableKeyAt(apiTable, i);
     const e = <usize>tableValueAt(apiTable, i);
     if (key == 0xffffffffffffffff || e == 0) continue;
+    store<u64>(pairs + (<usize>n << 4), key);
+    store<u64>(pairs + (<usize>n << 4), <u64>e, 8);
+    n++;
+  }
+  for (let i: u32 = 0; i < n; i++) {
+    const key = load<u64>(pairs + (<usize>i << 4));
+    const e = <usize>load<u64>(pairs + (<usize>i << 4), 8);
     f(<u32>(key >> 32), <u32>key, <usize>load<u32>(e), load<u32>(e, 4));
   }
+  heap.free(pairs);
 }
 
 /** Entry address for (domain, id), or 0. */

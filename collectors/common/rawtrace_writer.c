@@ -382,13 +382,13 @@ static int open_special(const char* path, int fifo) {
   if (fd < 0) return -1;
   /* One writer per FIFO: a second process (a child that inherited LD_PRELOAD and RAWTRACE_OUTPUT) would interleave
    * its chunks with ours in the reader's stream. The lock goes with the descriptor: released at exit. */
-  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    int e = errno;
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
     close(fd);
-    if (e == EWOULDBLOCK) g_fifo_busy = 1;
-    errno = e == EWOULDBLOCK ? EBUSY : e;
+    g_fifo_busy = 1;
+    errno = EBUSY;
     return -1;
   }
+  /* Another flock error (ENOLCK, a sandbox's EPERM): the lock is a safeguard, not a condition: write without it. */
   int fl = fcntl(fd, F_GETFL);
   if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
     int e = errno;

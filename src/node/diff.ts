@@ -79,11 +79,6 @@ export function diffStats(a: TraceStats, b: TraceStats, stepsA?: StepStats[], st
 const fmt = (v: number, unit: string) => (unit === "count" ? String(v) : v.toFixed(3));
 const signed = (v: number, unit: string) => (v > 0 ? "+" : "") + fmt(v, unit);
 
-/**
- * The change column: a percentage with one decimal (`+28.0%`), or from ten times as much on, the factor (`×95.6k`):
- * `+9555951.791%` was hard to read. A row in % (busy time) gets its B − A in percentage points (`pp`) so the two
- * are not mistaken for each other.
- */
 /** A factor ≥ 10 in three digits: 55.5, 227, 3.02k, 95.6k, 2.00G (the unit chosen after rounding: never 1.00e+3). */
 export function factor(x: number): string {
   const units = ["", "k", "M", "G", "T", "P"];
@@ -96,6 +91,11 @@ export function factor(x: number): string {
   return `${x >= 99.95 ? Math.round(x) : x.toPrecision(3)}${units[u]}`;
 }
 
+/**
+ * The change column: a percentage with one decimal (`+28.0%`), or from ten times as much on, the factor (`×95.6k`):
+ * `+9555951.791%` was hard to read. A row in % (busy time) gets its B − A in percentage points (`pp`) so the two
+ * are not mistaken for each other.
+ */
 function change(r: DiffRow): string {
   if (r.deltaPct === null) return "new";
   if (r.a > 0 && r.b / r.a >= 10) return `×${factor(r.b / r.a)}`;

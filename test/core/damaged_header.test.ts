@@ -8,6 +8,9 @@ import * as assert from "uvu/assert";
 import { readFileSync } from "node:fs";
 import { toChrome, warningOf } from "../helpers/convert.js";
 import { CHUNK_HEADER_SIZE, PREAMBLE_SIZE } from "../../src/format/container.js";
+import { RawtraceWriter } from "../../src/format/writer.js";
+import * as C from "../../src/tools/cupti_records.js";
+import { T0 } from "../helpers/sample_dump.js";
 
 const SAMPLES = [
   { file: "alexnet_a100_rank0.rawtrace", vendor: 1 },
@@ -108,6 +111,50 @@ test("an intact HEADER after a damaged one that named the wrong vendor replaces 
   assert.ok(warningOf(after.result, "BAD_PAYLOAD_CRC"));
   assert.is(warningOf(after.result, "HEADER_DAMAGED"), undefined, "the intact HEADER is the one used");
   assert.equal(work(after.trace), work(before.trace), "kernel names from KERNEL_SYMBOLS read before it");
+});
+
+test("corrected to CUDA with exactly 1024 API names (the table's growth point): every name handed to the CUDA decoder", async () => {
+  const w = RawtraceWriter.inMemory();
+  w.header({ vendor: 5, vendorVersion: 28, runtimeVersion: 12080, driverVersion: 12080, pid: 7, rank: 0, worldSize: 1, startNs: T0, hostname: "h", commandLine: "x" });
+  w.clock({ which: 0, vendorNs: T0, realtimeNs: T0, monotonicNs: 1n, monotonicRawNs: 1n, boottimeNs: 1n });
+  w.kindSizes(Object.entries(C.SIZES.cuda12).map(([k, sz]) => [Number(k), sz] as const));
+  w.apiNames(Array.from({ length: 1024 }, (_, i) => [2, 1000 + i, `fn${i}_v7000`] as [number, number, string]));
+  w.activity(C.concat(Array.from({ length: 1024 }, (_, i) => C.apiRecord("cuda12", {
+    kind: 5, cbid: 1000 + i, start: T0 + BigInt(1000 * i), end: T0 + BigInt(1000 * i + 500), processId: 7, threadId: 8, correlationId: i + 1,
+  }))));
+  w.end();
+  const b = w.bytes();
+  // The HEADER's payload checksum is broken (a changed byte), so vendor 5 is read from it and then corrected.
+  b[PREAMBLE_SIZE + CHUNK_HEADER_SIZE + 52] ^= 0x01; // the host name's first byte
+  const { trace, result } = await toChrome(b);
+  assert.is(result.info.warnings.find((x) => x.code === "HEADER_DAMAGED")?.detail, 1);
+  const names = trace.traceEvents.filter((e) => e.cat === "cuda_runtime").map((e) => e.name as string);
+  assert.is(names.length, 1024);
+  assert.is(names.filter((n) => n.endsWith("_v7000")).length, 0, "every name shown as the CUDA decoder shows it");
+});
+
+test("corrected from ROCm to CUDA: CUDA's clock rule (start and end anchors fitted), not rocprofiler's same-rate clocks", async () => {
+  const dump = (vendor: number) => {
+    const w = RawtraceWriter.inMemory();
+    w.header({ vendor, vendorVersion: 28, runtimeVersion: 12080, driverVersion: 12080, pid: 7, rank: 0, worldSize: 1, startNs: T0, hostname: "h", commandLine: "x" });
+    w.clock({ which: 0, vendorNs: T0, realtimeNs: T0 + 1_000_000n, monotonicNs: 1n, monotonicRawNs: 1n, boottimeNs: 1n });
+    w.kindSizes(Object.entries(C.SIZES.cuda12).map(([k, sz]) => [Number(k), sz] as const));
+    w.apiNames([[2, 211, "cudaLaunchKernel_v7000"]]);
+    w.activity(C.concat([1, 1000].map((ms, i) => C.apiRecord("cuda12", {
+      kind: 5, cbid: 211, start: T0 + BigInt(ms) * 1_000_000n, end: T0 + BigInt(ms) * 1_000_000n + 5000n, processId: 7, threadId: 8, correlationId: i + 1,
+    }))));
+    // The vendor clock runs 100 ppm slow against CLOCK_REALTIME: the end anchor is 0.2 ms further off after 2 s.
+    w.clock({ which: 1, vendorNs: T0 + 2_000_000_000n, realtimeNs: T0 + 2_001_200_000n, monotonicNs: 2n, monotonicRawNs: 2n, boottimeNs: 2n });
+    w.end();
+    return w.bytes();
+  };
+  const ts = (t: { traceEvents: Array<Record<string, any>> }) => t.traceEvents.filter((e) => e.cat === "cuda_runtime").map((e) => e.ts);
+  const want = ts((await toChrome(dump(1))).trace);
+  const b = dump(2);
+  b[PREAMBLE_SIZE + CHUNK_HEADER_SIZE + 52] ^= 0x01;
+  const { trace, result } = await toChrome(b);
+  assert.is(result.info.warnings.find((x) => x.code === "HEADER_DAMAGED")?.detail, 1);
+  assert.equal(ts(trace), want);
 });
 
 test("a damaged HEADER after an intact one changes nothing (the first HEADER is the dump's)", async () => {

@@ -347,6 +347,11 @@ test("the same file opened twice: two groups of rows, not one merged group", asy
   await page.waitForFunction(() => document.querySelectorAll("#range-track option").length > 1);
   const tracks = await page.$$eval("#range-track option", (os) => os.map((o) => o.textContent ?? ""));
   assert.ok(tracks.some((t) => t.startsWith("cuda_sample.rawtrace (2) · ")), tracks.join(" | "));
+  // So do the file chips and the export and summary choices.
+  const chips = await page.$$eval("#file-list .chip", (cs) => cs.map((c) => c.textContent ?? ""));
+  assert.ok(chips[1].startsWith("cuda_sample.rawtrace (2) · "), chips.join(" | "));
+  const exports = await page.$$eval("#export-file option", (os) => os.map((o) => o.textContent ?? ""));
+  assert.equal(exports, ["cuda_sample.rawtrace", "cuda_sample.rawtrace (2)"]);
   clean(g, "same file twice");
   await page.close();
 });
