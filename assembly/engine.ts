@@ -217,8 +217,8 @@ function replayToDecoder(): void {
 
 /**
  * At the first activity chunk (`type`) or the end of pass 1: the vendor of a salvaged HEADER against what the
- * chunks showed. A contradicted vendor is replaced (its decoder installed, the API names handed to it again); either
- * way HEADER_DAMAGED is reported with the vendor used.
+ * chunks showed. A contradicted vendor is replaced (its decoder installed, the API names and kept tables handed to
+ * it: replayToDecoder); either way HEADER_DAMAGED is reported with the vendor used.
  */
 function settleSalvage(type: u32): void {
   if (!salvaged) return;
@@ -239,7 +239,6 @@ function settleSalvage(type: u32): void {
   keptCount = 0;
   warn(Warn.HEADER_DAMAGED, salvagedAt, v);
 }
-
 
 /**
  * Pass 1's hook for a chunk that failed its payload checksum (format/container.ts setDamagedHandler). A HEADER is

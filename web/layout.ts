@@ -18,6 +18,7 @@
  * pinned, order) survives another file joining; the label shown names the file only when several are open.
  */
 import { rowWord, type LoadedFile } from "./model.js";
+import { spanWords } from "../src/core/span_words.js";
 
 /** Height of a lane (px). */
 export const LANE_H = 16;
@@ -127,24 +128,7 @@ export function shiftNote(files: readonly LoadedFile[], placed: ReadonlyMap<Load
   const shift = placed.get(f)?.shift ?? 0;
   if (shift === 0) return null;
   const to = placed.get(f)?.to ?? files[0];
-  return `recorded ${longDur(Math.abs(shift))} ${shift < 0 ? "later" : "earlier"}, aligned to the start of ${fileTag(files, to)}`;
-}
-
-/** A long span in words: "3 d 2 h 5 min", "1 h 18 min 36 s", "78.6 s", "412 ms". */
-export function longDur(ns: number): string {
-  const s = ns / 1e9;
-  if (s < 1) return `${Math.round(ns / 1e6)} ms`;
-  if (s < 100) return `${s.toFixed(1)} s`;
-  const units: Array<[string, number]> = [["d", 86400], ["h", 3600], ["min", 60], ["s", 1]];
-  const parts: string[] = [];
-  let rest = Math.round(s);
-  for (const [u, n] of units) {
-    const k = Math.floor(rest / n);
-    rest -= k * n;
-    if (k > 0 || parts.length) parts.push(`${k} ${u}`);
-  }
-  // Three units are plenty: "3 d 2 h 5 min", not down to the second.
-  return parts.slice(0, 3).filter((p) => !p.startsWith("0 ")).join(" ");
+  return `recorded ${spanWords(Math.abs(shift))} ${shift < 0 ? "later" : "earlier"}, aligned to the start of ${fileTag(files, to)}`;
 }
 
 /** A row on screen: content y and height (px). */

@@ -23,6 +23,7 @@
  * to read (a training step is milliseconds to seconds): beyond it, one rank's events land a step or more off the
  * others, so the clocks disagree or the dumps are not of one run.
  */
+import { spanWords } from "./span_words.js";
 import type { ConvertResult, FileInfo, XSpaceHostSlot } from "./engine.js";
 import type { LossReport, Warning } from "./codes.js";
 
@@ -256,20 +257,10 @@ export function skewMessages(clock: ClockReport): string[] {
   return clock.skewed.map((s) => {
     const who = `${s.rank >= 0 ? `rank ${s.rank}` : `slot ${s.slot}`}${s.host ? ` (${s.host})` : ""}, ${s.file}`;
     const ns = Math.abs(s.offsetNs);
-    return `${who}: clock ${(ns / 1e6).toFixed(3)} ms${ns >= 60e9 ? ` (${longSpan(ns)})` : ""} ${s.offsetNs > 0 ? "after" : "before"} the ` +
+    return `${who}: clock ${(ns / 1e6).toFixed(3)} ms${ns >= 60e9 ? ` (${spanWords(ns)})` : ""} ${s.offsetNs > 0 ? "after" : "before"} the ` +
       `median start of the ranks (threshold ${(clock.skewThresholdNs / 1e6).toFixed(3)} ms): its clock disagrees or ` +
       "it is not from the same run; its events are misaligned in the merged timeline";
   });
-}
-
-/** A span of a minute or more in the unit a person reads it in: "2.5 min", "3.2 h", "4.1 days", "3.15 years". */
-export function longSpan(ns: number): string {
-  const s = ns / 1e9;
-  // The unit is chosen after rounding: 59.97 min is "1.0 h", not "60.0 min".
-  if (s >= 365.25 * 86400 * 0.995) return `${(s / (365.25 * 86400)).toFixed(2)} years`;
-  if (s >= 86400 * (23.95 / 24)) return `${(s / 86400).toFixed(1)} days`;
-  if (s >= 3600 * (59.95 / 60)) return `${(s / 3600).toFixed(1)} h`;
-  return `${(s / 60).toFixed(1)} min`;
 }
 
 /** Output pid of GPU `device` of rank slot `slot` (as the core remaps it). */

@@ -118,7 +118,8 @@ function existsAsSpecial(p: string): boolean {
   return st !== undefined && !st.isFile() && !st.isDirectory();
 }
 
-function sizeOf(p: string): number {
+/** Size of the file at `p` in bytes (0 when it cannot be read). */
+export function sizeOf(p: string): number {
   try {
     return statSync(p).size;
   } catch {

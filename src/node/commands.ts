@@ -6,12 +6,11 @@
  * one machine-readable document on standard output. Damage (skipped byte ranges) and clock skew are always reported
  * on standard error, --json or not.
  */
-import { statSync } from "node:fs";
 import { LOSS_WARNINGS, RawtraceError, type LossReport, type Warning } from "../core/codes.js";
 import { stepPattern, type AnalysisOptions, type FileInfo } from "../core/engine.js";
 import { skewMessages } from "../core/merge.js";
 import { infoFile } from "./convert.js";
-import { convertBatch, type FileResult } from "./batch.js";
+import { convertBatch, sizeOf, type FileResult } from "./batch.js";
 import { splitNote } from "./split.js";
 import { merge } from "./merge.js";
 import { formatStats, statsCsv, statsJson, statsFiles, type StatsFileResult } from "./stats.js";
@@ -72,17 +71,9 @@ export function lostData(warnings: Warning[]): boolean {
 const int = (n: number) => n.toLocaleString("en-US");
 /** " (83.1 kB gzipped)" for a gzipped output file (the JSON's size is printed beside it), else "". */
 function gzNote(output: string | undefined): string {
-  return output?.endsWith(".gz") ? ` (${fmtMB(fileSize(output))} gzipped)` : "";
+  return output?.endsWith(".gz") ? ` (${fmtMB(sizeOf(output))} gzipped)` : "";
 }
 
-/** Size of the file at `path` in bytes (0 when it cannot be read). */
-function fileSize(path: string): number {
-  try {
-    return statSync(path).size;
-  } catch {
-    return 0;
-  }
-}
 /** "1 range", "3 ranges" (`n` with the thousands separated). */
 const plural = (n: number, one: string) => `${int(n)} ${one}${n === 1 ? "" : "s"}`;
 
@@ -96,11 +87,11 @@ export function lossLines(file: string, warnings: Warning[], loss: LossReport | 
   if (lossWarnings.length === 0 && !(loss && loss.rangesTotal > 0)) return [];
   const parts: string[] = [];
   if (loss && loss.bytes > 0) {
-    parts.push(`skipped ${int(loss.bytes)} damaged bytes in ${loss.rangesTotal} range${loss.rangesTotal > 1 ? "s" : ""}` +
+    parts.push(`skipped ${int(loss.bytes)} damaged bytes in ${plural(loss.rangesTotal, "range")}` +
       (bytesIn > 0 ? ` (${((loss.bytes / bytesIn) * 100).toFixed(1)}% of the file)` : ""));
   }
   if (loss && loss.activityChunks > 0) {
-    parts.push(`${loss.activityChunks} activity buffer${loss.activityChunks > 1 ? "s" : ""} of events ` +
+    parts.push(`${plural(loss.activityChunks, "activity buffer")} of events ` +
       `(${int(loss.activityBytes)} bytes of records) lost`);
   }
   const codes = lossWarnings.map((w) => (w.code === "DROPPED_RECORDS" ? `the collector dropped ${int(w.detail)} records` : `${w.code} ×${w.count}`));

@@ -10,7 +10,7 @@ import { createEngine } from "../../src/node/wasm.js";
 import { fileSource } from "../../src/node/file_source.js";
 import { TimelineEvents, TimelineParser } from "../../src/core/timeline.js";
 import { makeLoadedFile, type LoadedFile } from "../../web/model.js";
-import { groupKey, layoutRows, longDur, placeFiles, shiftNote, type GroupState, type Placement } from "../../web/layout.js";
+import { groupKey, layoutRows, placeFiles, shiftNote, type GroupState, type Placement } from "../../web/layout.js";
 
 const CUDA_SAMPLE = "test/fixtures/real/h100/cuda_sample.rawtrace";
 const TORCH_NVTX = "samples/h100_torch_train_nvtx.rawtrace";
@@ -98,14 +98,6 @@ test("a file that joins moves none of the files open (one that starts earlier in
   assert.is(a.offset, before);
   assert.is(early.offset, -1e9, "on recorded time, before the anchor");
   assert.ok(startOf(early) < startOf(a));
-});
-
-test("longDur: seconds, minutes, hours and days in words", () => {
-  assert.is(longDur(412e6), "412 ms");
-  assert.is(longDur(78.72e9), "78.7 s");
-  assert.is(longDur(4712e9), "1 h 18 min 32 s");
-  assert.is(longDur(7200e9), "2 h");
-  assert.is(longDur((3 * 86400 + 5 * 60 + 3) * 1e9), "3 d 5 min");
 });
 
 test("layout: collapsed, pinned and moved groups of the first file stay so when a second file joins", async () => {
