@@ -224,7 +224,9 @@ async function convertFiles(
   files: string[], missing: FileResult[], v: CliValues, fmt: "chrome" | "xspace", an: AnalysisOptions,
   shard?: Shard & { total: number },
 ): Promise<number> {
-  const tag = shard ? `shard ${shard.index}/${shard.count}: ` : "";
+  // A batch without --shard is shard 0 of 1: it says nothing of shards.
+  const sharded = shard !== undefined && shard.count > 1;
+  const tag = sharded ? `shard ${shard.index}/${shard.count}: ` : "";
   const level = gzipLevel(v, fmt);
   if (files.length === 0 && missing.length === 0) {
     if (v.json) {
@@ -236,6 +238,9 @@ async function convertFiles(
   }
   const pool = new WorkerPool({ jobs: jobs(v, files.length, fmt) });
   const say = (line: string, view: ProgressView | null) => (view ? view.log(line) : v.json ? undefined : console.error(line));
+  // Inputs that do not exist are said first, as the failures of the conversion are said when they happen; the
+  // summary then names every failure once more, by name and code only.
+  for (const m of missing) say(`rawtrace: ${m.error!.message}`, null);
   const r = await withView(v, (view) =>
     convertBatch(files, {
       pool, format: fmt, gzip: v.gzip, gzipLevel: level, outDir: v["out-dir"], output: v.output, force: v.force, allApi: v["all-api"],
@@ -259,16 +264,28 @@ async function convertFiles(
       bytesIn: r.bytesIn, bytesOut: r.bytesOut, seconds: r.seconds, files: all,
     }, replacer, 2));
   } else if (all.length > 1 || shard) {
-    console.error(`${tag}converted ${r.ok} of ${all.length} files${shard ? ` (of ${shard.total} in all)` : ""} with ${r.jobs} worker${r.jobs > 1 ? "s" : ""}: ` +
+    console.error(`${tag}converted ${r.ok} of ${all.length} files${sharded ? ` (of ${shard.total} in all)` : ""} with ${r.jobs} worker${r.jobs > 1 ? "s" : ""}: ` +
       `${fmtMB(r.bytesIn)} in, ${fmtMB(r.bytesOut)} out, ${r.seconds.toFixed(2)} s (${(r.bytesIn / 1e6 / r.seconds).toFixed(0)} MB/s)`);
-    if (failed.length) {
-      console.error(`${failed.length} failed:`);
-      for (const f of failed) console.error(`  ${f.input}: ${f.error!.code}: ${f.error!.message}`);
-    }
+    for (const line of failureSummary(failed)) console.error(line);
   }
   // batch: 1 when any input failed, however many this shard happened to hold (convert: one input, its own code).
   if (shard && failed.length) return 1;
   return exitCode(all, v.strict, all.some((f) => f.ok && lostData(f.warnings)));
+}
+
+/** Most failures the summary names one by one; `--json` lists them all. */
+const SUMMARY_FAILURES = 20;
+
+/**
+ * The summary's lines for the failed inputs: each was already said in full when it failed, so here only its name and
+ * error code (docs/errors.md), at most {@link SUMMARY_FAILURES} of them.
+ */
+export function failureSummary(failed: FileResult[]): string[] {
+  if (failed.length === 0) return [];
+  const lines = [`${failed.length} failed:`];
+  for (const f of failed.slice(0, SUMMARY_FAILURES)) lines.push(`  ${f.input} (${f.error!.code})`);
+  if (failed.length > SUMMARY_FAILURES) lines.push(`  … and ${failed.length - SUMMARY_FAILURES} more (--json lists every failure)`);
+  return lines;
 }
 
 function maxSkew(v: CliValues): number | undefined {

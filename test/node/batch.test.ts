@@ -16,6 +16,7 @@ import { convertBatch } from "../../src/node/batch.js";
 import { convertFile } from "../../src/node/convert.js";
 import { WorkerPool } from "../../src/node/pool.js";
 import { expandInputs } from "../../src/node/inputs.js";
+import { failureSummary } from "../../src/node/commands.js";
 import { progressLines } from "../../src/node/progress.js";
 import { generate } from "../../bench/generate.js";
 import { sampleDump } from "../helpers/sample_dump.js";
@@ -105,9 +106,28 @@ test("a bad file fails alone: the others convert, the CLI lists the failures and
   assert.equal(readdirSync(out).sort(), good.map((g) => `${stem(g)}.json`).sort(), "only the good outputs, no .tmp");
   assert.match(r.stderr, /converted 3 of 6 files/);
   assert.match(r.stderr, /3 failed:/);
-  assert.match(r.stderr, /corrupt\.rawtrace: BAD_MAGIC/);
-  assert.match(r.stderr, /empty\.rawtrace: EMPTY/);
-  assert.match(r.stderr, /missing\.rawtrace: IO/);
+  const summary = r.stderr.slice(r.stderr.indexOf("3 failed:"));
+  assert.match(summary, /corrupt\.rawtrace \(BAD_MAGIC\)/);
+  assert.match(summary, /empty\.rawtrace \(EMPTY\)/);
+  assert.match(summary, /missing\.rawtrace \(IO\)/);
+  // Each failure's message is said once, when it is known; the summary only names it.
+  for (const name of ["corrupt", "empty", "missing"]) {
+    const said = r.stderr.split("\n").filter((l) => l.startsWith("rawtrace: ") && l.includes(`${name}.rawtrace`));
+    assert.is(said.length, 1, `${name}: ${r.stderr}`);
+  }
+  assert.not.match(r.stderr, /shard 0\/1|in all\)/, "no shard talk without --shard");
+});
+
+test("the failure summary names at most 20 failures", () => {
+  const failed = Array.from({ length: 23 }, (_, i) => ({
+    input: `f${i}.rawtrace`, ok: false, events: 0, bytesIn: 0, bytesOut: 0, seconds: 0, warnings: [], error: { code: "EMPTY", message: "" },
+  }));
+  const lines = failureSummary(failed);
+  assert.is(lines[0], "23 failed:");
+  assert.is(lines.length, 22);
+  assert.is(lines[20], "  f19.rawtrace (EMPTY)");
+  assert.is(lines[21], "  … and 3 more (--json lists every failure)");
+  assert.equal(failureSummary([]), []);
 });
 
 test("never overwrites without --force; --force does; -o with several inputs is a usage error", () => {
