@@ -114,7 +114,8 @@ ${STRICT}
 One Chrome trace for a multi-rank job: each rank its own process group ("rank N (host)"), every rank on one time
 base, a clock report in rawtrace.merge.clock. A rank whose clock start is more than 1 s from the median of the
 ranks' is reported on standard error and in rawtrace.merge.clock.skewed_ranks (XSpace: a warning in every host's
-file): its clock disagrees, or it is not from the same run. --format xspace: one <host>.xplane.pb per host under
+file): its clock disagrees, or it is not from the same run (two ranks that disagree are named together: which
+one is off cannot be told). --format xspace: one <host>.xplane.pb per host under
 <logdir>/plugins/profile/<run>/.
 
 Options:

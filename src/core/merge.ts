@@ -94,6 +94,14 @@ export interface ClockReport {
   skewThresholdNs: number;
   /** Ranks beyond it (empty when the clocks agree). */
   skewed: SkewedRank[];
+  /**
+   * True when ranks are skewed and no strict majority of the ranks agrees within the threshold (two ranks that
+   * disagree, or an even split): which clocks are off cannot be told. `skewed` then lists the side away from the
+   * median start (the lower middle of an even count: the later side).
+   */
+  undecided: boolean;
+  /** The ranks within the threshold of the median (the other side of an undecided skew). */
+  agreeing: SkewedRank[];
   /** Spread (max − min) of the collector starts: the residual skew bound, ns. */
   residualSkewNs: number;
   /** Median collector start, Unix ns. */
@@ -241,26 +249,55 @@ export function clockReport(plan: MergePlan, infos: FileInfo[], skewThresholdNs 
   const anchors = plan.ranks.map((r, k) => infos[r.index].clock?.start?.realtimeNs || starts[k]);
   const anchorMedian = [...anchors].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))[(anchors.length - 1) >> 1];
   const skewed: SkewedRank[] = [];
+  const agreeing: SkewedRank[] = [];
   plan.ranks.forEach((r, k) => {
     const offsetNs = Number(anchors[k] - anchorMedian);
-    if (Math.abs(offsetNs) > skewThresholdNs) {
-      skewed.push({ slot: r.slot, rank: r.rank, host: r.host, file: r.file, offsetNs });
-    }
+    (Math.abs(offsetNs) > skewThresholdNs ? skewed : agreeing).push({ slot: r.slot, rank: r.rank, host: r.host, file: r.file, offsetNs });
   });
+  // The median's side is only known to be right when it is a strict majority (three ranks, one off: decided).
+  const undecided = skewed.length > 0 && agreeing.length * 2 <= plan.ranks.length;
   return {
-    ranks, skewThresholdNs, skewed, residualSkewNs: Number(sorted[sorted.length - 1] - sorted[0]), medianStartNs: median,
+    ranks, skewThresholdNs, skewed, undecided, agreeing,
+    residualSkewNs: Number(sorted[sorted.length - 1] - sorted[0]), medianStartNs: median,
   };
 }
 
-/** One line per skewed rank: "rank 1 (host b, b.rawtrace): clock start 99509579800.000 ms after the median …". */
+/** "rank 1 (node-b), b.rawtrace" (slot when the rank is unknown). */
+function rankWho(s: SkewedRank): string {
+  return `${s.rank >= 0 ? `rank ${s.rank}` : `slot ${s.slot}`}${s.host ? ` (${s.host})` : ""}, ${s.file}`;
+}
+
+/** Ranks named in an undecided skew's line, per side. */
+const NAMED_PER_SIDE = 4;
+
+function rankList(side: SkewedRank[]): string {
+  const named = side.slice(0, NAMED_PER_SIDE).map(rankWho).join("; ");
+  return side.length > NAMED_PER_SIDE ? `${named} and ${side.length - NAMED_PER_SIDE} more` : named;
+}
+
+/** "3.154e+10 ms (1.00 years)": a span in ms, in words too from a minute up. */
+function spanMs(ns: number): string {
+  return `${(ns / 1e6).toFixed(3)} ms${ns >= 60e9 ? ` (${spanWords(ns)})` : ""}`;
+}
+
+/**
+ * The clock report's warnings: one line per skewed rank ("rank 1 (node-b), b.rawtrace: clock 1500.000 ms after the
+ * median start …"), or, when the skew is undecided (no majority agrees: two ranks), one line naming both sides.
+ */
 export function skewMessages(clock: ClockReport): string[] {
-  return clock.skewed.map((s) => {
-    const who = `${s.rank >= 0 ? `rank ${s.rank}` : `slot ${s.slot}`}${s.host ? ` (${s.host})` : ""}, ${s.file}`;
-    const ns = Math.abs(s.offsetNs);
-    return `${who}: clock ${(ns / 1e6).toFixed(3)} ms${ns >= 60e9 ? ` (${spanWords(ns)})` : ""} ${s.offsetNs > 0 ? "after" : "before"} the ` +
-      `median start of the ranks (threshold ${(clock.skewThresholdNs / 1e6).toFixed(3)} ms): its clock disagrees or ` +
-      "it is not from the same run; its events are misaligned in the merged timeline";
-  });
+  const threshold = `threshold ${(clock.skewThresholdNs / 1e6).toFixed(3)} ms`;
+  if (clock.undecided) {
+    const apart = Math.max(...clock.skewed.map((s) => Math.abs(s.offsetNs)));
+    return [
+      `${rankList(clock.agreeing)} and ${rankList(clock.skewed)}: clocks ${spanMs(apart)} apart (${threshold}); no ` +
+        `majority of the ranks agrees, so which clock is off cannot be told (a third rank of the run would tell): the ` +
+        "clocks disagree or the dumps are not of one run; one side's events are misaligned in the merged timeline",
+    ];
+  }
+  return clock.skewed.map((s) =>
+    `${rankWho(s)}: clock ${spanMs(Math.abs(s.offsetNs))} ${s.offsetNs > 0 ? "after" : "before"} the median start of the ` +
+      `ranks (${threshold}): its clock disagrees or it is not from the same run; its events are misaligned in the ` +
+      "merged timeline");
 }
 
 /** Output pid of GPU `device` of rank slot `slot` (as the core remaps it). */
@@ -384,7 +421,7 @@ export function mergedTrailer(
     `"complete":${outcomes.every((o) => o.complete)},"warnings":[${warnings.join(",")}],` +
     `"merge":{"world_size":${plan.worldSize},"ranks":[${ranks.join(",")}],` +
     `"clock":{"base_time_ns":${plan.baseTimeNs},"median_start_ns":${clock.medianStartNs},"residual_skew_ns":${clock.residualSkewNs},` +
-    `"skew_threshold_ns":${clock.skewThresholdNs},"skewed_ranks":[${clock.skewed.map((s) =>
+    `"skew_threshold_ns":${clock.skewThresholdNs},"skew_undecided":${clock.undecided},"skewed_ranks":[${clock.skewed.map((s) =>
       `{"rank":${s.rank},"slot":${s.slot},"host":${q(s.host)},"file":${q(s.file)},"offset_ns":${s.offsetNs}}`).join(",")}]}}}}\n`;
   return t;
 }

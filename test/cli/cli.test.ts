@@ -288,19 +288,36 @@ const rank1Near = join(tmp, "rank1_near.rawtrace");
 writeFileSync(rank0, sampleDump({ rank: 0, hostname: "node-a" }));
 writeFileSync(rank1, sampleDump({ rank: 1, hostname: "node-b", clockOffset: YEARS_NS }));
 writeFileSync(rank1Near, sampleDump({ rank: 1, hostname: "node-b", clockOffset: 2_000_000n }));
+const rank2 = join(tmp, "rank2.rawtrace");
+writeFileSync(rank2, sampleDump({ rank: 2, hostname: "node-c", clockOffset: 3_000_000n }));
+const YEARS_TEXT = `${(Number(YEARS_NS) / 1e6).toFixed(3)} ms (${(Number(YEARS_NS) / 1e9 / (365.25 * 86400)).toFixed(2)} years)`;
 
 test("merge: ranks whose clocks are years apart are reported by rank; --max-skew makes it an error", () => {
+  // Three ranks, two agreeing: the third is the one off.
   const out = join(tmp, "skew.json");
-  const r = cli(["merge", rank0, rank1, "-o", out]);
+  const r = cli(["merge", rank0, rank1, rank2, "-o", out]);
   assert.is(r.status, 0, r.stderr);
   const warning = lines(r.stderr).filter((l) => l.startsWith("rawtrace: warning CLOCK_SKEW: "));
   assert.is(warning.length, 1, r.stderr);
-  assert.ok(warning[0].includes(`rank 1 (node-b), ${rank1}: clock ${(Number(YEARS_NS) / 1e6).toFixed(3)} ms (${(Number(YEARS_NS) / 1e9 / (365.25 * 86400)).toFixed(2)} years) after`), warning[0]);
+  const offText = `${((Number(YEARS_NS) - 3e6) / 1e6).toFixed(3)} ms (3.00 years)`;
+  assert.ok(warning[0].includes(`rank 1 (node-b), ${rank1}: clock ${offText} after the median start`), warning[0]);
   const clock = JSON.parse(readFileSync(out, "utf8")).rawtrace.merge.clock;
   assert.is(clock.skew_threshold_ns, 1_000_000_000);
-  assert.equal(clock.skewed_ranks, [{ rank: 1, slot: 1, host: "node-b", file: rank1, offset_ns: Number(YEARS_NS) }]);
-  const j = cli(["merge", rank0, rank1, "-o", join(tmp, "skew2.json"), "--json"]);
+  assert.is(clock.skew_undecided, false);
+  assert.equal(clock.skewed_ranks, [{ rank: 1, slot: 1, host: "node-b", file: rank1, offset_ns: Number(YEARS_NS) - 3_000_000 }]);
+  const j = cli(["merge", rank0, rank1, rank2, "-o", join(tmp, "skew2.json"), "--json"]);
   assert.is(JSON.parse(j.stdout).clock.skewed[0].rank, 1);
+
+  // Two ranks that disagree: neither is known to be the one off, and the one line names both.
+  const two = cli(["merge", rank0, rank1, "-o", join(tmp, "skew_two.json")]);
+  assert.is(two.status, 0, two.stderr);
+  const said = lines(two.stderr).filter((l) => l.startsWith("rawtrace: warning CLOCK_SKEW: "));
+  assert.is(said.length, 1, two.stderr);
+  assert.ok(said[0].includes(`rank 0 (node-a), ${rank0} and rank 1 (node-b), ${rank1}: clocks ${YEARS_TEXT} apart`), said[0]);
+  assert.ok(said[0].includes("which clock is off cannot be told"), said[0]);
+  const twoClock = JSON.parse(readFileSync(join(tmp, "skew_two.json"), "utf8")).rawtrace.merge.clock;
+  assert.is(twoClock.skew_undecided, true);
+  assert.equal(twoClock.skewed_ranks.map((s: { rank: number }) => s.rank), [1]);
 
   const failed = join(tmp, "skew_fail.json");
   const e = cli(["merge", rank0, rank1, "-o", failed, "--max-skew", "1000"]);
@@ -322,7 +339,7 @@ test("merge --format xspace: the clock skew is a warning in every host's XSpace"
   const logdir = join(tmp, "skew_xprof");
   const r = cli(["merge", rank0, rank1, "--format", "xspace", "-o", logdir]);
   assert.is(r.status, 0, r.stderr);
-  assert.ok(r.stderr.includes("warning CLOCK_SKEW: rank 1 (node-b)"), r.stderr);
+  assert.ok(r.stderr.includes(`warning CLOCK_SKEW: rank 0 (node-a), ${rank0} and rank 1 (node-b)`), r.stderr);
   const run = join(logdir, "plugins", "profile");
   const files = readdirSync(run).flatMap((d) => readdirSync(join(run, d)).map((f) => join(run, d, f)));
   assert.equal(files.map((f) => f.replace(/^.*\//, "")).sort(), ["node-a.xplane.pb", "node-b.xplane.pb"]);
@@ -330,7 +347,7 @@ test("merge --format xspace: the clock skew is a warning in every host's XSpace"
     const space = fromBinary(XSpaceSchema, readFileSync(f));
     const skew = space.warnings.filter((w) => w.startsWith("rawtrace CLOCK_SKEW: "));
     assert.is(skew.length, 1, space.warnings.join("\n"));
-    assert.ok(skew[0].includes(`rank 1 (node-b), ${rank1}: clock ${(Number(YEARS_NS) / 1e6).toFixed(3)} ms (3.00 years) after`), skew[0]);
+    assert.ok(skew[0].includes(`rank 0 (node-a), ${rank0} and rank 1 (node-b), ${rank1}: clocks ${YEARS_TEXT} apart`), skew[0]);
     assert.ok(space.planes.length > 0);
   }
 });
