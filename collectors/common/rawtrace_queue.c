@@ -105,8 +105,15 @@ void rt_queue_drain_to(rt_queue* q, void (*handle)(rt_item* it), uint64_t target
 /* How long a wait gives a writer found stuck (ms) before it gives up again, unless the writer handles an item. */
 #define STUCK_GRACE_MS 1000
 
-/* done_mu held: whether an earlier wait gave up and the writer handled nothing since. */
-static int stuck_locked(rt_queue* q) { return q->stalled && q->done_seq == q->stall_seq && !q->finished; }
+/* Whether an earlier wait gave up and the writer handled nothing since. Atomic loads only: async-signal-safe. */
+static int stuck_now(rt_queue* q) { return q->stalled && q->done_seq == q->stall_seq && !q->finished; }
+
+/* After a wait that timed out: the writer is stuck when it handled no item since `seq0`. Async-signal-safe. */
+static void note_timeout(rt_queue* q, uint64_t seq0) {
+  if (q->done_seq != seq0 || q->finished) return;
+  q->stall_seq = seq0; /* before `stalled`: a reader that sees stalled sees this sequence */
+  q->stalled = 1;
+}
 
 static int reached_target(rt_queue* q, uint64_t target) { return q->done_seq >= target || q->finished; }
 static int reached_finish(rt_queue* q, uint64_t target) {
@@ -123,7 +130,7 @@ static int reached_finish(rt_queue* q, uint64_t target) {
  */
 static int wait_locked(rt_queue* q, int (*reached)(rt_queue*, uint64_t), uint64_t target, long ms) {
   uint64_t seq0 = q->done_seq;
-  int grace = stuck_locked(q) && ms > STUCK_GRACE_MS;
+  int grace = stuck_now(q) && ms > STUCK_GRACE_MS;
   struct timespec full = rt_deadline_ms(ms);
   struct timespec dl = grace ? rt_deadline_ms(STUCK_GRACE_MS) : full;
   while (!reached(q, target)) {
@@ -134,10 +141,7 @@ static int wait_locked(rt_queue* q, int (*reached)(rt_queue*, uint64_t), uint64_
     }
   }
   int ok = reached(q, target);
-  if (!ok && q->done_seq == seq0) {
-    q->stalled = 1;
-    q->stall_seq = q->done_seq;
-  }
+  if (!ok) note_timeout(q, seq0);
   return ok;
 }
 
@@ -231,14 +235,41 @@ void rt_queue_notify(rt_queue* q) {
   (void)ignored;
 }
 
+/* Milliseconds since `t0` on CLOCK_MONOTONIC (async-signal-safe). */
+static long ms_since(const struct timespec* t0) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (long)(t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
 void rt_queue_wait_pipe(rt_queue* q, int ms) {
   if (q->pipe[0] < 0) return;
-  struct pollfd pfd = {q->pipe[0], POLLIN, 0};
-  if (poll(&pfd, 1, ms) > 0) {
-    char c[16];
-    ssize_t ignored = read(q->pipe[0], c, sizeof c);
-    (void)ignored;
+  /* The same rule as wait_locked, with atomics instead of done_mu (a handler must not take a lock). */
+  uint64_t seq0 = q->done_seq;
+  int grace = stuck_now(q) && ms > STUCK_GRACE_MS;
+  long limit = grace ? STUCK_GRACE_MS : ms;
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (;;) {
+    long left = limit - ms_since(&t0);
+    struct pollfd pfd = {q->pipe[0], POLLIN, 0};
+    int r = poll(&pfd, 1, left > 0 ? (int)left : 0);
+    if (r > 0) {
+      char c[16];
+      ssize_t ignored = read(q->pipe[0], c, sizeof c);
+      (void)ignored;
+      return;
+    }
+    if (r < 0 && errno == EINTR && left > 0) continue;
+    if (r < 0) return;
+    if (grace && q->done_seq != seq0) { /* the writer moved: the whole time again */
+      grace = 0;
+      limit = ms;
+      continue;
+    }
+    break;
   }
+  note_timeout(q, seq0);
 }
 
 void rt_queue_drain_pipe(rt_queue* q) {

@@ -41,10 +41,11 @@ typedef struct rt_queue {
   int ready;
   pthread_mutex_t done_mu;
   pthread_cond_t done_cv;
-  uint64_t done_seq; /* highest item handled */
-  int finished;      /* the writer exited */
-  int stalled;       /* a bounded wait for the writer timed out, at done_seq == stall_seq */
-  uint64_t stall_seq;
+  /* Written under done_mu; atomic so that a signal handler's wait (rt_queue_wait_pipe) can read and mark them. */
+  _Atomic uint64_t done_seq; /* highest item handled */
+  atomic_int finished;       /* the writer exited */
+  atomic_int stalled;        /* a bounded wait for the writer timed out, at done_seq == stall_seq */
+  _Atomic uint64_t stall_seq;
   int shutdown_failed; /* an rt_queue_shutdown returned without the writer finished */
   int pipe[2];       /* one byte per notification, for signal handlers */
 } rt_queue;
@@ -119,7 +120,12 @@ void rt_thread_enter(const char* name);
 /** Writes one notification byte to the pipe. Async-signal-safe. */
 void rt_queue_notify(rt_queue* q);
 
-/** Waits up to `ms` for a notification and consumes it. Async-signal-safe. */
+/**
+ * Waits up to `ms` for a notification and consumes it. As rt_queue_wait: a writer that handles no item during a
+ * whole wait that times out is marked stuck, and a wait on a writer still stuck lasts STUCK_GRACE_MS (1 s) unless
+ * it handles an item meanwhile — so a signal handler's wait and the exit hooks' share what an earlier one found.
+ * Async-signal-safe.
+ */
 void rt_queue_wait_pipe(rt_queue* q, int ms);
 
 /** Consumes pending notifications. Async-signal-safe. */

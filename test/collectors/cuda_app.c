@@ -455,6 +455,19 @@ static int scenario_batches(const char* sc) {
   for (;;) pause();
 }
 
+/* The program handles SIGINT itself (installed before the collector): each SIGINT asks the collector for a flush and
+ * waits for it. With the output stalled, a wait that found the writer stuck is not repeated in full by the next. */
+static int scenario_sigint_stalled(void) {
+  uint64_t t = F.now();
+  for (int i = 0; i < 20000; i++) launch("stalled_kernel", t + (uint64_t)i * 10000, 1000, 7, 0);
+  for (int k = 0; k < 3; k++) {
+    double t0 = now_s();
+    raise(SIGINT);
+    out("{\"ev\":\"sigint\",\"i\":%d,\"ms\":%.0f,\"handled\":%d}", k, (now_s() - t0) * 1000, (int)g_term);
+  }
+  return finish();
+}
+
 static int scenario_write_limit(void) {
   uint64_t base = F.now();
   uint64_t n = 0;
@@ -519,6 +532,7 @@ int main(int argc, char** argv) {
     struct rlimit rl = {256 * 1024, 256 * 1024};
     if (setrlimit(RLIMIT_FSIZE, &rl) != 0) die("setrlimit");
   }
+  if (!strcmp(sc, "sigint_stalled")) signal(SIGINT, on_term); /* before the collector: it chains to this */
   double t_load = now_s();
   load();
   if (!strcmp(sc, "basic")) return scenario_basic();
@@ -531,6 +545,7 @@ int main(int argc, char** argv) {
   if (!strcmp(sc, "bench")) return scenario_bench();
   if (!strcmp(sc, "unfinished")) return scenario_unfinished();
   if (!strcmp(sc, "exit_busy")) return scenario_exit_busy();
+  if (!strcmp(sc, "sigint_stalled")) return scenario_sigint_stalled();
   if (!strcmp(sc, "drops")) {
     /* 50 buffers, CUPTI losing 3 records at each */
     uint64_t t = F.now();

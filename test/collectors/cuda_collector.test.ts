@@ -691,6 +691,30 @@ test("an output that stalls (a FIFO read by nobody after it opened): the exit wa
   }
 });
 
+test("an output that stalls, and a program that handles SIGINT: a signal's wait that found the writer stuck is not repeated in full by the next signals or the exit", async () => {
+  const fifo = join(dir, "stalled_sigint.fifo");
+  execFileSync("mkfifo", [fifo]);
+  const rd = openSync(fifo, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK); // opened, never read
+  try {
+    const t0 = Date.now();
+    const run = runSync("cu13", "sigint_stalled", "stalled-sigint", { RAWTRACE_OUTPUT: fifo, RAWTRACE_EXIT_TIMEOUT: "2" });
+    const took = Date.now() - t0;
+    assert.is(run.status, 0, run.stderr);
+    const waits = run.events.filter((e) => e.ev === "sigint") as unknown as Array<{ ms: number; handled: number }>;
+    assert.is(waits.length, 3, run.stderr);
+    assert.ok(waits.every((w) => w.handled === 1), "the program's own handler ran each time");
+    // A SIGINT waits up to 3 s for the flush it asks for. The writer is blocked in a write from the first signal on,
+    // so by the second wait at the latest it is known to be stuck: the third gets 1 s (before: 3 s each, and the exit
+    // then waited the full 2 s again).
+    assert.ok(waits[0].ms >= 2900, `first wait ${waits[0].ms} ms`);
+    assert.ok(waits[2].ms < 1800, `third wait ${waits[2].ms} ms: the writer was known stuck`);
+    const exitMs = took - waits.reduce((a, w) => a + w.ms, 0);
+    assert.ok(exitMs < 3000, `the exit after them took ${exitMs} ms (1 s per exit hook for a stuck writer)`);
+  } finally {
+    closeSync(rd);
+  }
+});
+
 test("CUPTI losing records at every buffer: every loss in a DROPPED chunk, but one line for the first and one summing the rest", async () => {
   const run = runSync("cu13", "drops", "drops");
   ok(run, "drops");
