@@ -1,13 +1,20 @@
 /**
- * The view as a URL hash, so a link reopens the same view of the same file: file name, visible window, range
- * selection (and its rows), selected event, measure, marks, search and step pattern. Times are integer ns since
- * the trace start (the earliest event of the files open, as web/layout.ts places them); rows and events are
- * `fileIndex:index` into the files in the order they were opened.
+ * The view as a URL hash, so a link reopens the same view of the same files: the files' names, visible window,
+ * range selection (and its rows), selected event, measure, marks, search and step pattern. Times are integer ns
+ * since the trace start (the earliest event of the files open, as web/layout.ts places them); rows and events are
+ * `fileNumber:index`, the file's number being its place in the hash's list of files.
  *
- *   #file=run.rawtrace&view=0,5000000&range=1000,2000&rows=0:3.0:4&ev=0:1234&measure=10,20&marks=5,6&q=gemm&re=1
+ *   #file=run.rawtrace&file=rank1.rawtrace&file=run.rawtrace&view=0,5000000&range=1000,2000&rows=2:3.2:4&ev=1:1234
+ *
+ * `file=` repeats, once per open file in the order opened; the n-th `file=` of one name is the n-th copy of that
+ * name (the file the viewer calls `name (n)`). A reference finds its file by name and copy, not by place, so the
+ * link restores the view with the same files opened in any order. The first format of the hash named only the
+ * first file and numbered the files in the order opened: a reference past the list of names can only come from
+ * it, and is read that way ({@link hashFiles}).
  */
+import { copyNumber } from "./layout.js";
 
-/** Reference to a row or an event of the n-th opened file. */
+/** Reference to a row or an event of the hash's n-th file. */
 export interface Ref {
   file: number;
   index: number;
@@ -15,7 +22,8 @@ export interface Ref {
 
 /** What the hash carries. Absent fields are undefined. */
 export interface HashState {
-  file?: string;
+  /** The open files' names, in the order opened (the first format: the first file's only). */
+  files?: string[];
   view?: [number, number];
   range?: [number, number];
   rows?: Ref[];
@@ -43,8 +51,8 @@ function ref(s: string): Ref | undefined {
 export function parseHash(hash: string): HashState {
   const p = new URLSearchParams(hash.replace(/^#/, ""));
   const st: HashState = {};
-  const file = p.get("file");
-  if (file) st.file = file;
+  const files = p.getAll("file").filter((x) => x);
+  if (files.length) st.files = files;
   st.view = nums(p.get("view"), 2) as [number, number] | undefined;
   st.range = nums(p.get("range"), 2) as [number, number] | undefined;
   const rows = p.get("rows");
@@ -70,7 +78,7 @@ export function parseHash(hash: string): HashState {
 export function formatHash(st: HashState): string {
   const p = new URLSearchParams();
   const r = (x: number) => String(Math.round(x));
-  if (st.file) p.set("file", st.file);
+  for (const f of st.files ?? []) p.append("file", f);
   if (st.view) p.set("view", st.view.map(r).join(","));
   if (st.range) p.set("range", st.range.map(r).join(","));
   if (st.rows?.length) p.set("rows", st.rows.map((x) => `${x.file}:${x.index}`).join("."));
@@ -82,4 +90,16 @@ export function formatHash(st: HashState): string {
   if (st.steps) p.set("steps", st.steps);
   const s = p.toString();
   return s ? `#${s}` : "";
+}
+
+/**
+ * The open file each of the hash's file numbers names (undefined where none is open), `open` being the files in
+ * the order opened: the file of the same name and the same copy number, wherever it was opened. A hash of the first
+ * format (a reference past its list of names) numbered the files in the order opened: then `open` as it is.
+ */
+export function hashFiles<T extends { name: string }>(st: HashState, open: readonly T[]): Array<T | undefined> {
+  const names = st.files ?? [];
+  const refs = [...(st.rows ?? []), ...(st.ev ? [st.ev] : [])];
+  if (refs.some((r) => r.file >= names.length)) return open.slice();
+  return names.map((name, k) => open.filter((f) => f.name === name)[copyNumber(names, k) - 1]);
 }

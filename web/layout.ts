@@ -97,13 +97,19 @@ function sameProcess(f: LoadedFile, g: LoadedFile): boolean {
     f.info.collectorStartNs !== 0n && f.info.collectorStartNs === g.info.collectorStartNs;
 }
 
+/**
+ * Which copy of its name `names[k]` is: 1 for the first of that name in `names`, 2 for the next… (the n of `name
+ * (n)`; the URL hash names a file by name and this number, web/hash.ts).
+ */
+export function copyNumber(names: readonly string[], k: number): number {
+  let n = 0;
+  for (let i = 0; i <= k; i++) if (names[i] === names[k]) n++;
+  return n;
+}
+
 /** A file's name in group headers; the same file opened again is `name (2)`, its rows a group of their own. */
 export function fileTag(files: readonly LoadedFile[], f: LoadedFile): string {
-  let n = 0;
-  for (const g of files) {
-    if (g.name === f.name) n++;
-    if (g === f) break;
-  }
+  const n = copyNumber(files.map((g) => g.name), files.indexOf(f));
   return n > 1 ? `${f.name} (${n})` : f.name;
 }
 

@@ -18,7 +18,7 @@ import { renderDetails } from "./details.js";
 import { RangePanel, renderSteps } from "./range_panel.js";
 import { nameTest, searchEvents, stepMatch, type SearchResult } from "./search.js";
 import { renderSummary } from "./summary.js";
-import { formatHash, parseHash, type HashState } from "./hash.js";
+import { formatHash, hashFiles, parseHash, type HashState } from "./hash.js";
 import { filesFromUrl } from "./url_files.js";
 import { fileTag, shiftNote } from "./layout.js";
 
@@ -114,8 +114,28 @@ $("#cancel").addEventListener("click", () => {
 
 // ---- Loading -------------------------------------------------------------------------------------------------------
 
-async function openFiles(list: File[]): Promise<void> {
-  for (const f of list) await loadOne(f);
+/** Batches of files being opened together; the hash the page opened with waits for the end of them. */
+let opening = 0;
+
+/**
+ * Opens the files `list` gives (a choice or a drop of several, the files a link names) one after another. The
+ * hash the page opened with applies once all of them are in: it may point into any of them, whatever their order.
+ */
+async function openTogether(list: () => Promise<File[]>): Promise<void> {
+  opening++;
+  try {
+    for (const f of await list()) await loadOne(f);
+  } finally {
+    opening--;
+  }
+  if (!opening && pending && files.length) {
+    applyPending();
+    writeHash();
+  }
+}
+
+function openFiles(list: File[]): Promise<void> {
+  return openTogether(async () => list);
 }
 
 /**
@@ -463,7 +483,8 @@ function writeHash(): void {
   if (!files.length || pending) return;
   clearTimeout(hashTimer);
   hashTimer = window.setTimeout(() => {
-    const st: HashState = { file: files[0].name, view: view.window };
+    // Every file by name, in the order opened: the references below number them so (web/hash.ts).
+    const st: HashState = { files: files.map((f) => f.name), view: view.window };
     const r = view.range;
     if (r) {
       st.range = [rel(r.t0), rel(r.t1)];
@@ -483,9 +504,11 @@ function writeHash(): void {
 
 view.onchange = writeHash;
 
-/** Applies a hash state to the loaded files (after the file it names is in). */
+/** Applies a hash state to the loaded files (after the files it names are in). */
 function applyHash(st: HashState): void {
   const o = view.traceOrigin;
+  // The hash's file numbers → the open files of the same name and copy, in whatever order they were opened.
+  const at = hashFiles(st, files);
   if (st.q) {
     search.value = st.q;
     regexBox.checked = !!st.regex;
@@ -493,22 +516,30 @@ function applyHash(st: HashState): void {
   }
   if (st.marks) view.setMarks(st.marks.map((t) => t + o));
   if (st.range) {
-    const rows = st.rows?.filter((x) => files[x.file] && x.index < files[x.file].meta.header.rows)
-      .map((x) => ({ file: files[x.file], row: x.index }));
+    const rows = st.rows?.map((x) => ({ file: at[x.file], row: x.index }))
+      .filter((x): x is { file: LoadedFile; row: number } => x.file !== undefined && x.row < x.file.meta.header.rows);
     view.setRange({ t0: st.range[0] + o, t1: st.range[1] + o, rows: rows?.length ? rows : null });
   }
   if (st.measure) view.setMeasure({ a: st.measure[0] + o, b: st.measure[1] + o, y: 12 });
-  if (st.ev && files[st.ev.file] && st.ev.index < files[st.ev.file].events.length) view.select({ file: files[st.ev.file], i: st.ev.index });
+  const ev = st.ev && at[st.ev.file];
+  if (ev && st.ev!.index < ev.events.length) view.select({ file: ev, i: st.ev!.index });
   if (st.view) view.setWindow(st.view[0] + o, st.view[1] + o);
 }
 
-/** While the files the URL names are being opened, the hash waits for all of them (it may point into any). */
-let openingServed = false;
+/**
+ * Applies the hash the page opened with, once: when a file it names is open (by name: a view of other files is
+ * dropped, and the hash then follows the files opened). References into files that are not open are left out.
+ */
+function applyPending(): void {
+  const st = pending;
+  if (!st) return;
+  pending = null;
+  if (!st.files || st.files.some((n) => files.some((f) => f.name === n))) applyHash(st);
+}
 
 /**
- * Called after each load: runs the search and the range again over every file, and applies the pending hash when
- * the file it names is the one loaded (a view of another file is dropped: the hash then follows the file opened) —
- * for the files a URL names, once all of them are loaded.
+ * Called after each load: runs the search and the range again over every file (the pending hash is applied by
+ * openTogether, after the files opened together).
  */
 function afterLoad(): void {
   // A file that joins answers the search and the range already on screen: both are computed again over every file;
@@ -517,11 +548,6 @@ function afterLoad(): void {
   rangePanel.origin = view.traceOrigin;
   if (view.range) rangePanel.show(view.range);
   if (view.selected) view.onselect(view.selected);
-  if (pending && !openingServed) {
-    const st = pending;
-    pending = null;
-    if (!st.file || files.some((f) => f.name === st.file)) applyHash(st);
-  }
   writeHash();
 }
 
@@ -565,17 +591,6 @@ $("#dl-xspace").addEventListener("click", () => void download("xspace"));
 
 // ---- Files the URL names: ?file=/files/<i>/<name> (`rawtrace view FILE…`), ?open=PATH (a shared link) -----------
 
-async function openServed(): Promise<void> {
-  const served = await filesFromUrl(location.search, location.href, showError);
-  openingServed = served.length > 1;
-  try {
-    for (const f of served) await loadOne(f);
-  } finally {
-    openingServed = false;
-  }
-  // The saved view (window, selection, search) applies once every file of the link is there.
-  if (served.length > 1 && files.length) afterLoad();
-}
-
 document.body.dataset.boot = "ok";
-void openServed();
+// Opened together: the saved view (window, selection, search) applies once every file of the link is there.
+void openTogether(() => filesFromUrl(location.search, location.href, showError));

@@ -1,7 +1,7 @@
 /**
  * The viewer's pure parts in Node, on the timeline tables of a real dump: the range aggregate (web/aggregate.ts)
  * equals a brute-force pass over every event for ranges of every width and position, per track and all tracks;
- * TSV; search (web/search.ts) counts and time-order stepping; the URL hash (web/hash.ts) round trip.
+ * TSV; search (web/search.ts) counts and time-order stepping (the URL hash: test/web/hash.test.ts).
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -12,7 +12,6 @@ import { TL_NONE, TimelineEvents, TimelineParser } from "../../src/core/timeline
 import { makeLoadedFile, type LoadedFile } from "../../web/model.js";
 import { aggregate, sortLines, toTsv } from "../../web/aggregate.js";
 import { nameTest, searchEvents, stepMatch } from "../../web/search.js";
-import { formatHash, parseHash } from "../../web/hash.js";
 
 const SAMPLE = "test/fixtures/real/h100/cuda_sample.rawtrace";
 
@@ -121,17 +120,6 @@ test("search: substring and regex counts; stepping in time order visits every ma
   assert.is(seen.size, want, "each match once");
   assert.is(stepMatch([f], sub, at, 1)!.rank, 1, "wraps to the first");
   assert.is(stepMatch([f], sub, null, -1)!.rank, want, "Shift+Enter from nothing: the last");
-});
-
-test("URL hash round trip; malformed fields dropped", () => {
-  const st = {
-    file: "run #1.rawtrace", view: [0, 5_000_000] as [number, number], range: [1000, 2000] as [number, number],
-    rows: [{ file: 0, index: 3 }, { file: 1, index: 4 }], ev: { file: 0, index: 1234 }, measure: [10, 20] as [number, number],
-    marks: [5, 6], q: "gemm|conv", regex: true, steps: "train_step",
-  };
-  assert.equal(parseHash(formatHash(st)), st);
-  assert.equal(parseHash("#view=1,x&range=1&ev=zz&marks=1,2&file=a"), { marks: [1, 2], file: "a" });
-  assert.is(formatHash({}), "");
 });
 
 test.run();

@@ -10,7 +10,7 @@ import * as assert from "uvu/assert";
 import { copyFileSync, mkdirSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { Page } from "playwright-core";
-import { startHarness, type Harness } from "./browser.js";
+import { startHarness, type Guard, type Harness } from "./browser.js";
 import { chromeOf, clean, details, load, openPage } from "./viewer_helpers.js";
 
 const CUDA_SAMPLE = "test/fixtures/real/h100/cuda_sample.rawtrace";
@@ -153,6 +153,124 @@ test("a file that joins a view showing everything: fitted to both; a file of ano
   assert.is(await abs.page.locator("#file-list .chip").nth(1).getAttribute("data-aligned"), null);
   clean(abs.g, "absolute");
   await abs.page.close();
+});
+
+/** A tall page: every group of three files on screen at once (the drags below reach into the last file's rows). */
+const TALL = { width: 960, height: 1400 };
+
+/** Opens `?open=files/<name>` for each name, plus `hash`, and waits until every file is in. */
+async function openLink(names: string[], hash: string): Promise<{ page: Page; g: Guard }> {
+  const r = await openPage(h, `?${names.map((n) => `open=files/${n}`).join("&")}${hash}`, { viewport: TALL });
+  await r.page.waitForFunction((n) => document.querySelectorAll("#file-list .chip").length === n &&
+    document.body.dataset.state === "ready", names.length, { timeout: 120_000 });
+  await r.page.waitForSelector("#progress", { state: "hidden" });
+  await frame(r.page);
+  return r;
+}
+
+/** Shift-drags over the first rows of the first group whose header starts with `prefix`: a range over those tracks. */
+async function rangeOverGroup(page: Page, prefix: string): Promise<void> {
+  const groups = split(await canvasData(page, "groups"));
+  const k = groups.findIndex((x) => x.startsWith(prefix));
+  assert.ok(k >= 0, `${prefix}: ${groups.join(" | ")}`);
+  const box = (await page.locator("#canvas").boundingBox())!;
+  const top = box.y + AXIS_H + Number((await canvasData(page, "header-ys")).split(",")[k]) + 20 + 4;
+  assert.ok(top + 30 < box.y + box.height, "the group's rows are on screen");
+  await page.mouse.move(box.x + GUTTER + (box.width - GUTTER) * 0.2, top);
+  await page.keyboard.down("Shift");
+  await page.mouse.down();
+  await page.mouse.move(box.x + GUTTER + (box.width - GUTTER) * 0.7, top + 30, { steps: 4 });
+  await page.mouse.up();
+  await page.keyboard.up("Shift");
+  await page.waitForSelector("#range-table", { state: "visible" });
+}
+
+/** Selects a match of `name` in the file the details call `file` (Enter steps through the matches in time order). */
+async function selectIn(page: Page, name: string, file: string, tries: number): Promise<void> {
+  await page.fill("#search", name);
+  for (let k = 0; k < tries; k++) {
+    await page.press("#search", "Enter");
+    await page.waitForSelector("#details-body [data-field=correlation]", { state: "attached" });
+    if ((await details(page)).file === file) return;
+  }
+  throw new Error(`no match of ${name} in ${file}`);
+}
+
+/** What a restored link must show again: the selection's details, the range and its tracks, the window. */
+async function viewOf(page: Page): Promise<Record<string, unknown>> {
+  await page.waitForSelector("#details-body [data-field=correlation]", { state: "attached" });
+  await page.waitForSelector("#range-table", { state: "visible" });
+  const d = await details(page);
+  // Which file of another run is the one moved depends on which was opened first (docs/viewer.md).
+  delete d.aligned;
+  return {
+    details: d,
+    tracks: await page.$$eval("#range-track option", (os) => os.map((o) => o.textContent ?? "")),
+    range: await canvasData(page, "range"),
+    window: await canvasData(page, "window"),
+  };
+}
+
+/** The hash once it carries the selection and the range's tracks. */
+async function linkHash(page: Page): Promise<string> {
+  await page.waitForFunction(() => /(^|&)ev=/.test(location.hash.slice(1)) && /(^|&)rows=/.test(location.hash.slice(1)));
+  return page.evaluate(() => location.hash);
+}
+
+/** A kernel of cuda_sample that the torch dump does not have, the one with the fewest launches. */
+async function cudaOnlyKernel(): Promise<{ name: string; count: number }> {
+  const [cuda, torch] = [await chromeOf(CUDA_SAMPLE), await chromeOf(TORCH_NVTX)];
+  const counts = new Map<string, number>();
+  for (const e of cuda.traceEvents) if (e.cat === "kernel") counts.set(e.name, (counts.get(e.name) ?? 0) + 1);
+  const names = [...counts].filter(([n]) => !torch.traceEvents.some((e) => e.name === n)).sort((a, b) => a[1] - b[1]);
+  return { name: names[0][0], count: names[0][1] };
+}
+
+test("the same file opened twice: a link's selection and range tracks in the second copy restore there, in another order", async () => {
+  const CUDA = basename(CUDA_SAMPLE);
+  const TORCH = basename(TORCH_NVTX);
+  const first = await openLink([CUDA, TORCH, CUDA], "");
+  await rangeOverGroup(first.page, `${CUDA} (2) · `);
+  const kernel = await cudaOnlyKernel();
+  await selectIn(first.page, kernel.name, `${CUDA} (2)`, 2 * kernel.count + 1);
+  const hash = await linkHash(first.page);
+  const before = await viewOf(first.page);
+  assert.ok((before.tracks as string[]).slice(1).every((t) => t.startsWith(`${CUDA} (2) · `)), (before.tracks as string[]).join(" | "));
+  clean(first.g, "three files");
+  await first.page.close();
+
+  // The second copy is now the second file opened, not the third.
+  const again = await openLink([CUDA, CUDA, TORCH], hash);
+  assert.equal(await viewOf(again.page), before, "the same view, in the second copy");
+  clean(again.g, "restored in another order");
+  await again.page.close();
+});
+
+test("a link to two files restores its view whatever order they are opened in: ?open= swapped, or both chosen at once", async () => {
+  const CUDA = basename(CUDA_SAMPLE);
+  const TORCH = basename(TORCH_NVTX);
+  // The selection and the tracks in the file opened first, which comes last when the link is restored.
+  const first = await openLink([CUDA, TORCH], "");
+  await rangeOverGroup(first.page, `${CUDA} · `);
+  await selectIn(first.page, (await cudaOnlyKernel()).name, CUDA, 1);
+  const hash = await linkHash(first.page);
+  const before = await viewOf(first.page);
+  clean(first.g, "two files");
+  await first.page.close();
+
+  const swapped = await openLink([TORCH, CUDA], hash);
+  assert.equal(await viewOf(swapped.page), before, "?open= in the other order");
+  clean(swapped.g, "swapped");
+  await swapped.page.close();
+
+  // Both files chosen at once (as a drop of both): the hash waits for the last of them.
+  const chosen = await openPage(h, hash, { viewport: TALL });
+  await chosen.page.setInputFiles("#file", [TORCH_NVTX, CUDA_SAMPLE]);
+  await chosen.page.waitForFunction(() => document.querySelectorAll("#file-list .chip").length === 2 &&
+    document.body.dataset.state === "ready", undefined, { timeout: 120_000 });
+  assert.equal(await viewOf(chosen.page), before, "both chosen, in the other order");
+  clean(chosen.g, "chosen");
+  await chosen.page.close();
 });
 
 test.run();
