@@ -8,6 +8,16 @@
  */
 
 /**
+ * Asks rawtrace's own server (src/node/view_server.ts QUIET_HEADER, STATUS_HEADER) to answer a failure as 204 with
+ * the status in a header: Chromium logs every fetch answered with an error status on the console ("Failed to load
+ * resource: … 404"), next to the page's own message, and no fetch option silences it (a HEAD first logs the same).
+ * A plain static server ignores the header: its 404 is still logged.
+ */
+const QUIET = { "x-rawtrace-quiet": "1" };
+/** The status of a failure answered quietly, e.g. "404 Not Found". */
+const STATUS = "x-rawtrace-status";
+
+/**
  * The same-origin URLs `search` (location.search) names, `file=` first, then `open=`; `base` is the page's URL.
  * An `open=` of another origin (or not a URL) is not fetched: `refused` says which and why.
  */
@@ -52,7 +62,9 @@ export async function filesFromUrl(search: string, base: string, onError: (msg: 
   for (const u of urls) {
     const name = decodeURIComponent(u.pathname.slice(u.pathname.lastIndexOf("/") + 1)) || "trace.rawtrace";
     try {
-      const res = await fetch(u);
+      const res = await fetch(u, { headers: QUIET });
+      const failed = res.status === 204 ? res.headers.get(STATUS) : null;
+      if (failed) throw new Error(failed);
       if (!res.ok) throw new Error(`${res.status} ${res.statusText}`);
       out.push(new File([await res.blob()], name));
     } catch (e) {

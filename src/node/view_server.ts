@@ -10,9 +10,10 @@
  *
  * Every response carries a Content-Security-Policy that lets the page reach nothing but this server, and a request
  * whose Host header is not a loopback name is refused (421), so a web page cannot reach the server through DNS
- * rebinding. Only GET and HEAD.
+ * rebinding. Only GET and HEAD. A request with {@link QUIET_HEADER} gets a failure as 204 with the status in
+ * {@link STATUS_HEADER} (what the viewer page asks for, so that Chromium's console does not log it).
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { STATUS_CODES, createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createReadStream, realpathSync, statSync, type Stats } from "node:fs";
 import { basename, extname, join, sep } from "node:path";
 import { isIP } from "node:net";
@@ -33,6 +34,17 @@ const TYPES: Record<string, string> = {
 export const CSP =
   "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self' data: blob:; " +
   "connect-src 'self'; worker-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+/**
+ * Request header (value "1") by which the viewer page (web/url_files.ts, which spells the two names again: it
+ * imports nothing of Node) asks for a failure as 204 No Content with the status in {@link STATUS_HEADER}: Chromium
+ * logs every fetch answered with an error status on the page's console ("Failed to load resource: … 404"), next to
+ * the page's own message, and nothing the page does silences that line.
+ */
+export const QUIET_HEADER = "x-rawtrace-quiet";
+
+/** The status a failure asked for with {@link QUIET_HEADER} would have had, e.g. "404 Not Found". */
+export const STATUS_HEADER = "x-rawtrace-status";
 
 /** The port `rawtrace view` and `npm run web` use unless told otherwise. */
 export const DEFAULT_PORT = 8080;
@@ -103,8 +115,15 @@ function headers(type: string, size: number): Record<string, string | number> {
   };
 }
 
-function fail(res: ServerResponse, status: number, text: string): void {
-  res.writeHead(status, { "content-type": "text/plain; charset=utf-8", "content-security-policy": CSP, "x-content-type-options": "nosniff" });
+function fail(req: IncomingMessage, res: ServerResponse, status: number, text: string): void {
+  // no-store: a file may be there on the next try, and a failure kept from a plain request is not asked quietly.
+  const common = { "cache-control": "no-store", "content-security-policy": CSP, "x-content-type-options": "nosniff" };
+  if (req.headers[QUIET_HEADER] === "1") {
+    res.writeHead(204, { ...common, [STATUS_HEADER]: `${status} ${STATUS_CODES[status] ?? ""}`.trim() });
+    res.end();
+    return;
+  }
+  res.writeHead(status, { ...common, "content-type": "text/plain; charset=utf-8" });
   res.end(text);
 }
 
@@ -204,13 +223,13 @@ export async function startViewerServer(o: ViewerServerOptions): Promise<ViewerS
   const server = createServer((req, res) => {
     const hostHeader = req.headers.host ?? "";
     const hostName = hostHeader.startsWith("[") ? hostHeader.slice(0, hostHeader.indexOf("]") + 1) : hostHeader.split(":")[0];
-    if (!isLoopback(hostName)) return fail(res, 421, "this server answers only to localhost names");
-    if (req.method !== "GET" && req.method !== "HEAD") return fail(res, 405, "method not allowed");
+    if (!isLoopback(hostName)) return fail(req, res, 421, "this server answers only to localhost names");
+    if (req.method !== "GET" && req.method !== "HEAD") return fail(req, res, 405, "method not allowed");
     let pathname: string;
     try {
       pathname = new URL(req.url ?? "/", "http://localhost").pathname;
     } catch {
-      return fail(res, 400, "bad request");
+      return fail(req, res, 400, "bad request");
     }
     let decoded: string | null;
     try {
@@ -224,14 +243,14 @@ export async function startViewerServer(o: ViewerServerOptions): Promise<ViewerS
       try {
         st = statSync(file.path);
       } catch {
-        return fail(res, 404, "not found");
+        return fail(req, res, 404, "not found");
       }
-      if (!st.isFile()) return fail(res, 404, "not found");
+      if (!st.isFile()) return fail(req, res, 404, "not found");
       return send(req, res, file.path, st, "application/octet-stream");
     }
     const r = resolveWebPath(root, pathname);
-    if (r === 403) return fail(res, 403, "forbidden");
-    if (r === 404) return fail(res, 404, "not found");
+    if (r === 403) return fail(req, res, 403, "forbidden");
+    if (r === 404) return fail(req, res, 404, "not found");
     send(req, res, r, statSync(r), TYPES[extname(r)] ?? "application/octet-stream");
   });
 

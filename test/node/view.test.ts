@@ -12,7 +12,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, w
 import { createServer, request, type Server } from "node:http";
 import { networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
-import { isLoopback, resolveWebPath, startViewerServer } from "../../src/node/view_server.js";
+import { QUIET_HEADER, STATUS_HEADER, isLoopback, resolveWebPath, startViewerServer } from "../../src/node/view_server.js";
 import { openCommand } from "../../src/node/view.js";
 
 const tmp = mkdtempSync(join(tmpdir(), "rawtrace-view-"));
@@ -33,10 +33,11 @@ writeFileSync(dumpB, Buffer.from("B"));
 
 interface Reply { status: number; headers: Record<string, unknown>; body: Buffer }
 
-/** One request with the raw path (not normalized by a URL parser) and an optional Host header. */
-function get(port: number, path: string, o: { host?: string; method?: string; address?: string } = {}): Promise<Reply> {
+/** One request with the raw path (not normalized by a URL parser), an optional Host header and other headers. */
+function get(port: number, path: string, o: { host?: string; method?: string; address?: string; headers?: Record<string, string> } = {}): Promise<Reply> {
   return new Promise((ok, fail) => {
-    const req = request({ host: o.address ?? "127.0.0.1", port, path, method: o.method ?? "GET", headers: o.host ? { host: o.host } : {} }, (res) => {
+    const headers = { ...o.headers, ...(o.host ? { host: o.host } : {}) };
+    const req = request({ host: o.address ?? "127.0.0.1", port, path, method: o.method ?? "GET", headers }, (res) => {
       const parts: Buffer[] = [];
       res.on("data", (b) => parts.push(b));
       res.on("end", () => ok({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(parts) }));
@@ -152,6 +153,28 @@ test("serves the viewer, the named files byte for byte, and nothing else", async
       const e = await get(s.port, "/", { address: other.address }).then(() => null, (x: NodeJS.ErrnoException) => x);
       assert.ok(e && e.code === "ECONNREFUSED", `reachable on ${other.address}`);
     }
+  } finally {
+    await s.close();
+  }
+});
+
+test("asked quietly (the viewer's header), a failure is 204 with its status in a header; a file is served as usual", async () => {
+  const s = await startViewerServer({ webDir: web, files: [dumpA], port: 0 });
+  try {
+    const quiet = { headers: { [QUIET_HEADER]: "1" } };
+    // Chromium logs a fetch answered 404 on the page's console; 204 it does not.
+    for (const [p, status] of [["/files/0/nope.rawtrace", "404 Not Found"], ["/nope.js", "404 Not Found"], ["/..%2fsecret.txt", "403 Forbidden"]]) {
+      const r = await get(s.port, p, quiet);
+      assert.is(r.status, 204, p);
+      assert.is(r.headers[STATUS_HEADER], status, p);
+      assert.is(r.body.length, 0, p);
+      assert.is(r.headers["cache-control"], "no-store", p);
+      assert.is((await get(s.port, p)).status, Number(status.slice(0, 3)), `${p} without the header`);
+    }
+    const a = await get(s.port, s.filePaths[0], quiet);
+    assert.is(a.status, 200);
+    assert.is(a.headers[STATUS_HEADER], undefined);
+    assert.ok(a.body.equals(readFileSync(dumpA)));
   } finally {
     await s.close();
   }

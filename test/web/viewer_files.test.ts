@@ -273,4 +273,15 @@ test("a link to two files restores its view whatever order they are opened in: ?
   await chosen.page.close();
 });
 
+test("a ?open= file the server does not have: the page says so, the console logs no 404 of its own", async () => {
+  const { page, g } = await openPage(h, `?open=files/nope.rawtrace&open=files/${basename(CUDA_SAMPLE)}`, { viewport: VIEW });
+  await page.waitForFunction(() => document.querySelectorAll("#file-list .chip").length === 1 &&
+    document.body.dataset.state === "ready", undefined, { timeout: 120_000 });
+  assert.match((await page.textContent("#error")) ?? "", "nope.rawtrace: cannot fetch /files/nope.rawtrace: 404 Not Found");
+  // Chromium logs a fetch answered 404 as "Failed to load resource: … 404"; rawtrace's server answers it quietly.
+  assert.equal(g.errors.filter((m) => /404|Failed to load resource/.test(m)), [], "no 404 on the console");
+  clean(g, "missing file");
+  await page.close();
+});
+
 test.run();
