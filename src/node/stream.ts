@@ -41,7 +41,9 @@ function gone(out: Writable): string | null {
  * with an error status. With `end: false` the caller owns `out` either way.
  */
 export async function convertStream(input: string | ByteSource, out: Writable, opts: ConvertStreamOptions = {}): Promise<ConvertResult> {
-  if (typeof input !== "string" && (typeof input !== "object" || input === null || typeof (input as ByteSource).open !== "function")) {
+  // A Node stream is refused even when it has an open() of its own (fs.ReadStream's, deprecated, reopens the file).
+  if (typeof input !== "string" && (typeof input !== "object" || input === null || typeof (input as ByteSource).open !== "function" ||
+    typeof (input as unknown as { pipe?: unknown }).pipe === "function")) {
     throw new RawtraceError("USAGE", "convertStream: the input must be a path or a ByteSource (fileSource, memorySource), not a Node stream or other value");
   }
   checkOutputOptions(opts);

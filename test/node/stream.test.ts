@@ -17,7 +17,7 @@ import { convertStream } from "../../src/node/stream.js";
 import { memorySource, type ByteSource } from "../../src/core/engine.js";
 import { sampleDump } from "../helpers/sample_dump.js";
 import { generate } from "../../bench/generate.js";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createReadStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -173,6 +173,22 @@ test("a Node stream as input is USAGE (the input is a path or a ByteSource)", as
   const e = await convertStream(Readable.from([Buffer.from("x")]) as unknown as ByteSource, new PassThrough()).catch((x) => x);
   assert.is(e.name, "USAGE");
   assert.match(e.message, /path or a ByteSource/);
+});
+
+test("a file's read stream as input is USAGE too (fs.ReadStream has an open() method of its own)", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "rawtrace-stream-in-"));
+  const path = join(dir, "a.rawtrace");
+  writeFileSync(path, sampleDump());
+  const rs = createReadStream(path);
+  await once(rs, "open");
+  try {
+    const e = await within(convertStream(rs as unknown as ByteSource, new PassThrough()).catch((x) => x));
+    assert.is(e.name, "USAGE");
+    assert.match(e.message, /path or a ByteSource/);
+  } finally {
+    rs.destroy();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test.after(() => rmSync(TMP, { recursive: true, force: true }));
