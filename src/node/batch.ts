@@ -17,7 +17,7 @@ import { checkOutputOptions, xspaceProfilePath } from "./convert.js";
 import { isGzipFile } from "./file_source.js";
 import { dumpName, stemOf } from "./inputs.js";
 import { OutputFile, createTemp, makeDir, isInput, isStreamOutput, removeOwned } from "./output.js";
-import { WorkerPool, type ActiveTask } from "./pool.js";
+import { WorkerPool, poolJobs, type ActiveTask } from "./pool.js";
 import { convertSplit, convertingWorkers } from "./split.js";
 
 /** Options of {@link convertBatch}. */
@@ -40,7 +40,10 @@ export interface BatchOptions {
   allApi?: boolean;
   /** GPU annotations on/off and the step pattern (docs/analysis.md). */
   analysis?: AnalysisOptions;
-  /** Workers when no `pool` is given (default: one per core, at most one per input). */
+  /**
+   * Workers when no `pool` is given (default: one per core, at most one per input; two for one Chrome JSON input,
+   * which N − 1 workers convert while this thread writes it, as the CLI's `--jobs`).
+   */
   jobs?: number;
   /** A pool to run on (left open); default: a pool made for this call and closed at its end. */
   pool?: WorkerPool;
@@ -157,7 +160,7 @@ export async function convertBatch(inputs: string[], opts: BatchOptions = {}): P
   }
   checkOutputOptions({ ...opts, format }, opts.output);
   if (opts.outDir) makeDir(opts.outDir, "the output folder (--out-dir)");
-  const pool = opts.pool ?? new WorkerPool({ jobs: Math.min(opts.jobs ?? Infinity, Math.max(1, inputs.length)) });
+  const pool = opts.pool ?? new WorkerPool({ jobs: poolJobs(inputs.length, opts.jobs, format === "chrome") });
   const t0 = performance.now();
   const sizes = inputs.map(sizeOf);
   const bytesTotal = sizes.reduce((a, b) => a + b, 0);
@@ -281,7 +284,7 @@ async function oneXSpace(
       file.commit();
       return {
         input, output: opts.output!, ok: true, events: r.events, bytesIn: r.bytesIn, bytesOut: r.bytesOut,
-        seconds: r.seconds, warnings: r.info.warnings, loss: r.info.loss, workers: 1,
+        seconds: r.seconds, warnings: r.info.warnings, loss: r.info.loss, workers: 1, writer: false,
       };
     } catch (e) {
       file.abort();
@@ -302,7 +305,7 @@ async function oneXSpace(
     file.commit();
     return {
       input, output: final, ok: true, events: r.events, bytesIn: r.bytesIn, bytesOut: r.bytesOut, seconds: r.seconds,
-      warnings: r.info.warnings, loss: r.info.loss, workers: 1,
+      warnings: r.info.warnings, loss: r.info.loss, workers: 1, writer: false,
     };
   } catch (e) {
     if (file) file.abort();

@@ -19,7 +19,7 @@ import { formatGaps, gapsCsv } from "./gap_report.js";
 import { DEFAULT_MIN_GAP_NS, type DeviceGaps } from "../core/gaps.js";
 import { diffStats, formatDiff } from "./diff.js";
 import type { StepStats } from "../core/step_stats.js";
-import { WorkerPool, defaultJobs } from "./pool.js";
+import { WorkerPool, poolJobs } from "./pool.js";
 import { expandInputs } from "./inputs.js";
 import { spoolInputs } from "./file_source.js";
 import { checkOutputNames, parseShard, readList, selectShard, type Shard } from "./shard.js";
@@ -132,7 +132,7 @@ function gzipLevel(v: CliValues, fmt: "chrome" | "xspace"): number | undefined {
  * cores or more (one converts, the other writes: src/node/split.ts).
  */
 function jobs(v: CliValues, inputs: number, fmt: "chrome" | "xspace" = "xspace"): number {
-  if (v.jobs === undefined) return Math.max(1, Math.min(defaultJobs(), inputs === 1 && fmt === "chrome" ? 2 : inputs));
+  if (v.jobs === undefined) return poolJobs(inputs, undefined, fmt === "chrome");
   const n = Number(v.jobs);
   if (!Number.isInteger(n) || n < 1) throw new RawtraceError("USAGE", `--jobs must be a whole number ≥ 1, not '${v.jobs}'`);
   return n;

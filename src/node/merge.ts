@@ -32,7 +32,7 @@ import {
 } from "../core/merge.js";
 import { joinXSpaceParts } from "./xspace_merge.js";
 import { checkOutputOptions, xspaceProfilePath } from "./convert.js";
-import { WorkerPool, type ActiveTask } from "./pool.js";
+import { WorkerPool, poolJobs, type ActiveTask } from "./pool.js";
 import { fileFraction, type BatchProgress } from "./batch.js";
 
 /** Options of {@link merge}. */
@@ -111,7 +111,7 @@ export async function merge(inputs: string[], output: string, opts: MergeOptions
   }
   const given = inputs;
   inputs = spooled.paths;
-  const pool = opts.pool ?? new WorkerPool({ jobs: Math.min(opts.jobs ?? Infinity, inputs.length) });
+  const pool = opts.pool ?? new WorkerPool({ jobs: poolJobs(inputs.length, opts.jobs) });
   const t0 = performance.now();
   const sizes = inputs.map(() => 0);
   let phase = 0; // 0 planning (pass 1, counted as 20 % of the work), 1 converting

@@ -55,6 +55,16 @@ export function defaultJobs(): number {
 }
 
 /**
+ * Workers of a pool made for `inputs` inputs (the CLI's `--jobs`, the API's `jobs` without a `pool`): `jobs`
+ * (default one per core), at most one per input — except one Chrome JSON input (`splittable`), which N − 1 workers
+ * convert while the main thread writes it (src/node/split.ts): `jobs` as given, by default two on two cores or more.
+ */
+export function poolJobs(inputs: number, jobs?: number, splittable = false): number {
+  const cap = splittable && inputs === 1 ? (jobs === undefined ? 2 : Infinity) : Math.max(1, inputs);
+  return Math.min(jobs ?? defaultJobs(), cap);
+}
+
+/**
  * Rebuilds a worker's error on this side as a RawtraceError: its name, message, and the file and offset it is about
  * (the worker sends them: src/node/worker_errors.ts).
  */

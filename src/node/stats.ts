@@ -7,7 +7,7 @@ import { RawtraceError } from "../core/codes.js";
 import { EventKind, byTotal, computeStats, kindName, type TraceStats } from "../core/stats.js";
 import { createEngine } from "./wasm.js";
 import { fileSource } from "./file_source.js";
-import { WorkerPool } from "./pool.js";
+import { WorkerPool, poolJobs } from "./pool.js";
 
 /** Options of {@link stats} and {@link statsFiles}. */
 export interface StatsOptions {
@@ -42,7 +42,7 @@ export interface StatsFileResult {
 
 /** Statistics of many files in parallel; one bad file fails alone. */
 export async function statsFiles(inputs: string[], opts: StatsOptions = {}): Promise<StatsFileResult[]> {
-  const pool = opts.pool ?? new WorkerPool({ jobs: Math.min(opts.jobs ?? Infinity, Math.max(1, inputs.length)) });
+  const pool = opts.pool ?? new WorkerPool({ jobs: poolJobs(inputs.length, opts.jobs) });
   try {
     return await Promise.all(inputs.map(async (input): Promise<StatsFileResult> => {
       try {

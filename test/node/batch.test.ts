@@ -14,7 +14,8 @@ import { fileURLToPath } from "node:url";
 import { gunzipSync } from "node:zlib";
 import { convertBatch } from "../../src/node/batch.js";
 import { convertFile } from "../../src/node/convert.js";
-import { WorkerPool } from "../../src/node/pool.js";
+import { WorkerPool, defaultJobs } from "../../src/node/pool.js";
+import { convertingWorkers } from "../../src/node/split.js";
 import { expandInputs } from "../../src/node/inputs.js";
 import { failureSummary } from "../../src/node/commands.js";
 import { progressLines } from "../../src/node/progress.js";
@@ -216,6 +217,34 @@ test("progress lines: per file pass and bytes, total rate and ETA", () => {
   assert.is(lines.length, 2);
   assert.match(lines[0], /a\.rawtrace {2}emit {2}50% {2}50\.0 MB \/ 100\.0 MB/);
   assert.match(lines[1], /\[1\/4 files\] 150\.0 MB \/ 400\.0 MB \(38%\) {2}50\.0 MB\/s {2}ETA 5 s/);
+});
+
+test("a pool made for the call: one worker per core at most, and jobs N on one Chrome JSON input splits it as --jobs N", async () => {
+  // docs/node-api.md: WorkerPool's default is one worker per core; a batch without `pool` made one per input.
+  const many = join(tmp, "many");
+  mkdirSync(many);
+  const inputs = Array.from({ length: defaultJobs() + 1 }, (_, i) => {
+    const p = join(many, `m${i}.rawtrace`);
+    writeFileSync(p, sampleDump());
+    return p;
+  });
+  const r = await convertBatch(inputs, { outDir: join(tmp, "many_out") });
+  assert.is(r.failed, 0);
+  assert.ok(r.jobs <= defaultJobs(), `${r.jobs} workers on ${defaultJobs()} cores`);
+  // One Chrome JSON input with jobs: 3 is converted by two workers while this thread writes it (as the CLI does).
+  const gen = join(IN, "gen.rawtrace");
+  const one = await convertBatch([gen], { jobs: 3, outDir: join(tmp, "split_out") });
+  assert.is(one.failed, 0);
+  assert.is(one.files[0].writer, true);
+  assert.is(one.files[0].workers, convertingWorkers(3, readFileSync(gen).length));
+  assert.ok(readFileSync(join(tmp, "split_out", "gen.json")).equals(readFileSync(join(tmp, "ser", "gen.json"))), "the same bytes as one worker");
+  const serial = await convertBatch([gen], { jobs: 1, outDir: join(tmp, "serial_out") });
+  assert.is(serial.files[0].workers, 1);
+  assert.is(serial.files[0].writer, false);
+  // XSpace is never split: one worker, no writer (false, as the docs say, not left out).
+  const xs = await convertBatch([gen], { jobs: 3, outDir: join(tmp, "split_xs"), format: "xspace" });
+  assert.is(xs.files[0].workers, 1);
+  assert.is(xs.files[0].writer, false);
 });
 
 test("pool: reusable across calls, errors keep their codes, closed pools refuse work", async () => {
