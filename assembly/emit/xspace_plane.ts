@@ -52,14 +52,17 @@ export class Plane {
   size: u64;
   /**
    * Recent lines ({@link getLine}), from here: the keys of {@link RECENT_LINES} entries (u64 each), then their
-   * lines (u32 each, 0 = none).
+   * lines (u64 each, a u32 pointer in the low half, 0 = none).
    */
   recentLines: u64;
   private recentKey1: u64;
   private recentKey2: u64;
   private recentKey3: u64;
-  private recentLine01: u64;
-  private recentLine23: u64;
+  // One u64 per line pointer: entry i's line is 8 × RECENT_LINES bytes after its key (getLine).
+  private recentLine0: u64;
+  private recentLine1: u64;
+  private recentLine2: u64;
+  private recentLine3: u64;
 }
 /** Lines kept per plane by {@link getLine} ({@link recentEntry} picks the entry). */
 const RECENT_LINES: u32 = 4;
