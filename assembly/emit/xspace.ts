@@ -18,7 +18,9 @@
  * Memset_details) de-duplicated per plane as they arrive. At the end ({@link xspaceEnd}) each line's events are
  * encoded and kept while a fixed buffer has room (emit/xspace_capture.ts), the rest only sized, which gives every
  * line's and plane's exact size; then the planes are written into the output window (emit/out.ts), the kept events
- * copied, the rest encoded: no object per event and no second copy of a large file.
+ * copied, the rest encoded: no object per event and no second copy of a large file. When an upper bound of the
+ * whole (each event at its largest) is under the message limit, each plane is sized and written before the next is
+ * sized, so the buffer serves one plane at a time.
  *
  * Time: the profile start is the earliest of the collector start (HEADER) and the first event; every line's
  * timestamp_ns is its first event's start relative to the profile start (ns), and offsets/durations are in ps.
@@ -57,7 +59,7 @@ import { Line, Plane, devPlane, getLine, hostPlane, lineAppend, newPlane, planeC
 import { GRAPH_STATS, LINE_COUNTERS, LINE_NVTX, LINE_OVERHEAD, LINE_SYNC, META_MASK, R, T_COMPUTE, T_GRAPH, T_MEMSET, kindStats } from "./xspace_schema";
 import { asciiCopy, bAscii, bBytes, bN, bP, bStart, bU64, textBegin } from "./xspace_text";
 import * as W from "./xspace_write";
-import { putPlane, sizePlane, setProfileStart } from "./xspace_write";
+import { planeBound, putPlane, sizePlane, setProfileStart } from "./xspace_write";
 import { encodeBegin } from "./xspace_encode";
 import { captureBegin, captureStart } from "./xspace_capture";
 /** Occupancy of a launch, shared with the timeline (emit/timeline.ts). */
@@ -314,7 +316,7 @@ export function xspaceEnd(): void {
   addPlaneStat(task, stIntern(task, asciiCopy("profile_start_time"), 18), 2, profileStart, 0);
   addPlaneStat(task, stIntern(task, asciiCopy("profile_stop_time"), 17), 2, profileStop, 0);
 
-  // Planes: host, devices by id, metadata, task environment; all sized before a byte is written.
+  // Planes: host, devices by id, metadata, task environment; each sized before a byte of it is written.
   const order = heap.alloc((<usize>planeCount + 3) << 2);
   let np: u32 = 0;
   store<u32>(order, changetype<u32>(hostPlane));
@@ -338,21 +340,34 @@ export function xspaceEnd(): void {
   }
   store<u32>(order + (<usize>np << 2), changetype<u32>(task));
   np++;
-  let total: u64 = 0;
-  captureStart();
-  for (let i: u32 = 0; i < np; i++) {
-    const pl = changetype<Plane>(<usize>load<u32>(order + (<usize>i << 2)));
-    sizePlane(pl);
-    total += 1 + <u64>varintSize(pl.size) + pl.size;
-  }
   // Errors, warnings and the host name: at most one line per warning code and kept loss range, plus the drop line.
-  total += (<u64>WARN_COUNT + lossTotal(1) + 2) * (320 + <u64>labelLen) + <u64>S.hostnameLen + 16;
-  if (total > xspaceMaxBytes) {
-    // Over protobuf's message limit: XProf could not open it, so write nothing (emit/xspace_limit.ts).
-    fail(Fatal.XSPACE_TOO_LARGE, fedBytes(), total);
-    return;
+  const diag = (<u64>WARN_COUNT + lossTotal(1) + 2) * (320 + <u64>labelLen) + <u64>S.hostnameLen + 16;
+  let bound = diag;
+  for (let i: u32 = 0; i < np; i++) bound += planeBound(changetype<Plane>(<usize>load<u32>(order + (<usize>i << 2))));
+  if (bound <= xspaceMaxBytes) {
+    // Under the limit whatever the events encode to: each plane is sized and written in turn, so the capture buffer
+    // serves each plane whole (not the first 16 MiB of the file) and fewer events are sized and encoded apart.
+    for (let i: u32 = 0; i < np; i++) {
+      const pl = changetype<Plane>(<usize>load<u32>(order + (<usize>i << 2)));
+      captureStart();
+      sizePlane(pl);
+      putPlane(pl);
+    }
+  } else {
+    let total = diag;
+    captureStart();
+    for (let i: u32 = 0; i < np; i++) {
+      const pl = changetype<Plane>(<usize>load<u32>(order + (<usize>i << 2)));
+      sizePlane(pl);
+      total += 1 + <u64>varintSize(pl.size) + pl.size;
+    }
+    if (total > xspaceMaxBytes) {
+      // Over protobuf's message limit: XProf could not open it, so write nothing (emit/xspace_limit.ts).
+      fail(Fatal.XSPACE_TOO_LARGE, fedBytes(), total);
+      return;
+    }
+    for (let i: u32 = 0; i < np; i++) putPlane(changetype<Plane>(<usize>load<u32>(order + (<usize>i << 2))));
   }
-  for (let i: u32 = 0; i < np; i++) putPlane(changetype<Plane>(<usize>load<u32>(order + (<usize>i << 2))));
 
   // errors (2) and warnings (3).
   for (let c = 0; c < WARN_COUNT; c++) if (warningCount(c) != 0 && isDataLoss(c)) putDiag(2, c);

@@ -1,7 +1,8 @@
 /**
  * The encoded events of the XLines, kept from sizing to writing: while the planes are sized, each line's events are
  * encoded (in start order) into one buffer of {@link CAPTURE_BYTES} and the bytes they take are the line's size; the
- * write copies them into the output window ({@link captureCopy}) instead of encoding them again.
+ * write copies them into the output window ({@link captureCopy}) instead of encoding them again. The buffer starts
+ * empty for each plane when the planes are written one by one (emit/xspace.ts xspaceEnd), else once for all.
  *
  * Memory stays flat: when the buffer is full ({@link capFull}), the rest of the events — the rest of the line being
  * sized, then every later line — are only sized (emit/xspace_encode.ts eventSize) and encoded when written, as
@@ -16,7 +17,7 @@ import { RUN_BYTES, spillAt } from "./xspace_spill";
  */
 const CAPTURE_BYTES: u32 = 16 << 20;
 /** Room one event needs (tag, length, body: < 512 bytes, with the 16 bytes a SIMD copy may write past it). */
-const EVENT_ROOM: usize = 512;
+export const EVENT_ROOM: usize = 512;
 
 let capBuf: usize = 0;
 let capBytes: u32 = 0;

@@ -50,6 +50,8 @@ export class Plane {
   /** nvtx_range stat id by host-plane event metadata id of the range (u32 each), or 0 when no launch had one. */
   nvtxMap: usize;
   size: u64;
+  /** Bytes of its body other than the lines (id, name, metadata maps, plane stats): emit/xspace_write.ts planeBound. */
+  fixed: u64;
   /**
    * Recent lines ({@link getLine}), from here: the keys of {@link RECENT_LINES} entries (u64 each), then their
    * lines (u64 each, a u32 pointer in the low half, 0 = none).

@@ -2,13 +2,13 @@
  * Sizing and writing of whole XPlanes at the end of the XSpace pass: every line's and plane's exact size first
  * ({@link sizePlane}: a line's events are encoded then while emit/xspace_capture.ts's buffer has room, the rest
  * sized), then the bytes ({@link putPlane}: the captured events copied, the rest encoded), checked against those
- * sizes.
+ * sizes; {@link planeBound} bounds a plane's size without encoding an event.
  */
 import * as O from "./out";
 import { varintSize, putVarintField, putLenPrefix, putBytesField } from "./protobuf";
 import { F_INT64, F_UINT64, I64_MAX, usePlane, setLineTs } from "./xspace_encode";
 import { captureLineEvents, putLineEvents } from "./xspace_lines";
-import { capEvents, captured, captureCopy } from "./xspace_capture";
+import { EVENT_ROOM, capEvents, captured, captureCopy } from "./xspace_capture";
 import { metaMapSize, putMetaMap, stOut } from "./xspace_meta";
 import { Line, PSTAT, Plane } from "./xspace_plane";
 
@@ -53,9 +53,7 @@ function pstatBody(a: usize): u64 {
  */
 export function sizePlane(pl: Plane): void {
   usePlane(pl);
-  let n: u64 = 0;
-  if (pl.id != 0) n += 1 + varintSize(pl.id);
-  n += 1 + varintSize(pl.nameN) + pl.nameN;
+  let n = pl.fixed;
   for (let i: u32 = 0; i < pl.lineCount; i++) {
     const ln = changetype<Line>(load<usize>(pl.lineList + (<usize>i << 2)));
     setLineTs(profileStart + lineTsNs(ln));
@@ -68,13 +66,31 @@ export function sizePlane(pl: Plane): void {
     ln.size = lineHeadSize(ln) + <u64>ln.capN + rest;
     n += 1 + varintSize(ln.size) + ln.size;
   }
+  pl.size = n;
+}
+
+/**
+ * An upper bound of XSpace.planes entry `pl` (tag, length and body) that encodes no event: its lines' heads exact,
+ * each event at its most ({@link EVENT_ROOM}). Also sets pl.fixed (what is not a line: id, name, metadata maps,
+ * plane stats), which {@link sizePlane} adds its lines to. Metadata is complete by now (encoding interns none).
+ */
+export function planeBound(pl: Plane): u64 {
+  let n: u64 = 0;
+  if (pl.id != 0) n += 1 + varintSize(pl.id);
+  n += 1 + varintSize(pl.nameN) + pl.nameN;
   n += metaMapSize(pl.ev);
   n += metaMapSize(pl.st);
   for (let i: u32 = 0; i < pl.pstatCount; i++) {
     const b = pstatBody(pl.pstats + <usize>i * PSTAT);
     n += 1 + varintSize(b) + b;
   }
-  pl.size = n;
+  pl.fixed = n;
+  for (let i: u32 = 0; i < pl.lineCount; i++) {
+    const ln = changetype<Line>(load<usize>(pl.lineList + (<usize>i << 2)));
+    const b = lineHeadSize(ln) + <u64>ln.count * <u64>EVENT_ROOM;
+    n += 1 + varintSize(b) + b;
+  }
+  return 1 + <u64>varintSize(n) + n;
 }
 
 /** Writes XSpace.planes entry `pl` (sized by {@link sizePlane}). */
