@@ -5,9 +5,9 @@ import { tableFind } from "../util/hash_table";
 import { regrow } from "../util/regrow";
 import { corrGet, nvtxSet } from "./xspace_corr";
 import { lineIter, lineNext } from "./xspace_lines";
-import { recSize } from "./xspace_spill";
+import { recSize, runBytes, runLoad } from "./xspace_spill";
 import { metaAt } from "./xspace_meta";
-import { CHUNK_HEAD, Line, Plane, hostPlane, planeList, stIntern } from "./xspace_plane";
+import { CHUNK_HEAD, Line, Plane, hostPlane, planeList, runsOf, stIntern } from "./xspace_plane";
 import { LINE_NVTX, LINE_OVERHEAD, META_MASK, R, WK } from "./xspace_schema";
 
 /**
@@ -42,6 +42,18 @@ export function nvtxSweep(): void {
           r += recSize(r);
         }
         c = <usize>load<u32>(c);
+      }
+    } else if (al.unsorted == 0) {
+      // Spilled in order (arrival order is start order): each run read whole and walked with locals, not record by
+      // record through a lineIter slot.
+      const runs = runsOf(al);
+      for (let k: u32 = 0; k < runs.count; k++) {
+        let r = runLoad(runs, k);
+        const end = r + <usize>runBytes(runs, k);
+        while (r < end) {
+          sweepCall(r);
+          r += recSize(r);
+        }
       }
     } else {
       lineIter(0, al);
