@@ -205,8 +205,8 @@ ${STRICT}
   rawtrace info <files…> [--json]
 
 What a dump holds: header, devices, records per kind, time span, dropped records, warnings and the damaged byte
-ranges skipped. --json prints one JSON document for any number of files, {"files":[…]} (one file too); a file
-that cannot be read is {"file":…,"ok":false,"error":{"code":…,"message":…}} in it.
+ranges skipped. --json prints one JSON document for any number of files, {"command":"info","files":[…]} (one file
+too); a file that cannot be read is {"file":…,"ok":false,"error":{"code":…,"message":…}} in it.
 
 Options:
   --json             one JSON document on standard output

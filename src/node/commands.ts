@@ -494,7 +494,7 @@ export function formatInfo(i: FileInfo): string {
 }
 
 /**
- * `rawtrace info <files…>`: text per file, or with --json one document `{"files":[…]}` for any number of files
+ * `rawtrace info <files…>`: text per file, or with --json one document `{"command":"info","files":[…]}` for any number of files
  * (one file too); a file that fails is `{"file","ok":false,"error":{code,message}}` in it and on standard error.
  */
 export async function runInfo(args: string[], v: CliValues): Promise<number> {
