@@ -55,6 +55,9 @@ export function diffStats(a: TraceStats, b: TraceStats, stepsA?: StepStats[], st
   }
   if (stepsA && stepsB) {
     out.push(row("steps", "steps", "count", stepsA.length, stepsB.length));
+  }
+  // Per-step figures compare steps with steps: against a side with none they would compare with 0 ms.
+  if (stepsA?.length && stepsB?.length) {
     out.push(row("steps", "mean step time", "ms", mean(stepsA.map((s) => s.spanNs)) / 1e6, mean(stepsB.map((s) => s.spanNs)) / 1e6));
     // The median, which a warm-up step (often 10× the others) does not move: what a steady step costs.
     out.push(row("steps", "median step time", "ms", median(stepsA.map((s) => s.spanNs)) / 1e6, median(stepsB.map((s) => s.spanNs)) / 1e6));
@@ -116,6 +119,11 @@ export function formatDiff(fileA: string, fileB: string, rows: DiffRow[], top = 
     lines.push(line(head), ...body.map(line));
   };
   table(["figure", "A", "B", "B − A", "change"], summary.map((r) => cells(r, `${r.name} (${r.unit})`)));
+  const steps = summary.find((r) => r.group === "steps" && r.name === "steps");
+  if (steps && (steps.a === 0 || steps.b === 0)) {
+    const none = steps.a === 0 && steps.b === 0 ? "A nor B" : steps.a === 0 ? "A" : "B";
+    lines.push(`  no steps in ${none} (--steps matched no range there): the per-step figures are left out`);
+  }
   lines.push(`  largest changes in total time (${named.length} of ${rows.length - summary.length} kinds and names)`);
   const nm = named.map((r) => [...cells(r, `${r.group} ms`), `${r.countA}→${r.countB}`, r.name]);
   const head = ["kind", "A", "B", "B − A", "change", "count", "name"];

@@ -4,7 +4,9 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { factor, formatDiff, type DiffRow } from "../../src/node/diff.js";
+import { diffStats, factor, formatDiff, type DiffRow } from "../../src/node/diff.js";
+import type { TraceStats } from "../../src/core/stats.js";
+import type { StepStats } from "../../src/core/step_stats.js";
 
 test("factor: three digits, k/M/G after rounding (never 1.00e+3)", () => {
   const cases: Array<[number, string]> = [
@@ -26,6 +28,19 @@ test("formatDiff: +28.0% below ten times, ×N from ten times on, new for none in
   assert.match(text, /kernel ms\s+8\.353\s+10\.692\s+\+2\.339\s+\+28\.0%/);
   assert.match(text, /\+6553\.758\s+×95\.0k/);
   assert.match(text, /\+5\.000\s+new/);
+});
+
+test("diffStats with --steps: a side with no steps gets the count row only, and the text says why", () => {
+  const stats = { spanNs: 1e9, devices: [], names: [] } as unknown as TraceStats;
+  const step = (spanNs: number) => ({ spanNs, busyPct: 50, launchP50Ns: 5000, launchP99Ns: 9000 }) as unknown as StepStats;
+  const one = diffStats(stats, stats, [], [step(4e6), step(5e6)]);
+  assert.equal(one.filter((r) => r.group === "steps").map((r) => r.name), ["steps"]);
+  assert.match(formatDiff("a", "b", one), /no steps in A \(--steps matched no range there\): the per-step figures are left out/);
+  const both = diffStats(stats, stats, [step(3e6)], [step(4e6), step(5e6)]);
+  assert.equal(both.filter((r) => r.group === "steps").map((r) => r.name),
+    ["steps", "mean step time", "median step time", "mean busy", "mean launch p50", "mean launch p99"]);
+  assert.is(both.find((r) => r.name === "median step time")!.b, 4.5);
+  assert.not.match(formatDiff("a", "b", both), /no steps in/);
 });
 
 test.run();
