@@ -287,10 +287,13 @@ function spanMs(ns: number): string {
 export function skewMessages(clock: ClockReport): string[] {
   const threshold = `threshold ${(clock.skewThresholdNs / 1e6).toFixed(3)} ms`;
   if (clock.undecided) {
-    const apart = Math.max(...clock.skewed.map((s) => Math.abs(s.offsetNs)));
+    // From the earliest clock to the latest: skewed ranks may lie on both sides of the median (0, 5 and 10 s: 10 s).
+    const offsets = [...clock.agreeing, ...clock.skewed].map((s) => s.offsetNs);
+    const apart = Math.max(...offsets) - Math.min(...offsets);
+    const two = clock.agreeing.length + clock.skewed.length === 2;
     return [
       `${rankList(clock.agreeing)} and ${rankList(clock.skewed)}: clocks ${spanMs(apart)} apart (${threshold}); no ` +
-        `majority of the ranks agrees, so which clock is off cannot be told (a third rank of the run would tell): the ` +
+        `majority of the ranks agrees, so which clock is off cannot be told${two ? " (a third rank of the run would tell)" : ""}: the ` +
         "clocks disagree or the dumps are not of one run; one side's events are misaligned in the merged timeline",
     ];
   }
