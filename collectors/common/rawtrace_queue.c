@@ -105,6 +105,10 @@ void rt_queue_drain_to(rt_queue* q, void (*handle)(rt_item* it), uint64_t target
 /* How long a wait gives a writer found stuck (ms) before it gives up again, unless the writer handles an item. */
 #define STUCK_GRACE_MS 1000
 
+/* The signal handlers' wait reads and writes the 64-bit marks: only safe there when they are lock-free. */
+_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2 && sizeof(long long) == sizeof(uint64_t),
+               "64-bit atomics must be lock-free for rt_queue_wait_pipe in signal handlers");
+
 /* Whether an earlier wait gave up and the writer handled nothing since. Atomic loads only: async-signal-safe. */
 static int stuck_now(rt_queue* q) { return q->stalled && q->done_seq == q->stall_seq && !q->finished; }
 
