@@ -19,7 +19,7 @@
  * - A write that fails (ENOSPC, EFBIG, EIO…) is an IO error naming the output path.
  */
 import {
-  closeSync, constants as fc, mkdirSync, fchmodSync, fstatSync, linkSync, lstatSync, openSync, readlinkSync, readSync,
+  closeSync, constants as fc, existsSync, mkdirSync, fchmodSync, fstatSync, linkSync, lstatSync, openSync, readlinkSync, readSync,
   renameSync, rmdirSync, statSync, unlinkSync, writeSync, type Stats,
 } from "node:fs";
 import { randomBytes } from "node:crypto";
@@ -356,7 +356,12 @@ function lock(target: string, shown: string): string {
       }
       return path;
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw ioError(shown, e, `cannot create its lock file ${path}`);
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === "ENOENT" && !existsSync(dirname(target))) {
+        // The usual cause, said plainly: a file output's folder is not made for it (as cp or gcc -o).
+        throw new RawtraceError("IO", `${shown}: cannot create: the folder ${dirname(target)} does not exist (make it first: mkdir -p)`, shown);
+      }
+      if (code !== "EEXIST") throw ioError(shown, e, `cannot create its lock file ${path}`);
       const info = lockInfo(path);
       const [pid, host] = info.split(" ");
       if (attempt === 0 && host === hostname() && Number(pid) > 0 && !alive(Number(pid))) {
