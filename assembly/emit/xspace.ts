@@ -349,13 +349,13 @@ export function xspaceEnd(): void {
     // serves each plane whole (not the first 16 MiB of the file) and fewer events are sized and encoded apart.
     for (let i: u32 = 0; i < np; i++) {
       const pl = changetype<Plane>(<usize>load<u32>(order + (<usize>i << 2)));
-      captureStart();
+      captureStart(true);
       sizePlane(pl);
       putPlane(pl);
     }
   } else {
     let total = diag;
-    captureStart();
+    captureStart(false);
     for (let i: u32 = 0; i < np; i++) {
       const pl = changetype<Plane>(<usize>load<u32>(order + (<usize>i << 2)));
       sizePlane(pl);

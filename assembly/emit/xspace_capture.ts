@@ -16,6 +16,12 @@ import { RUN_BYTES, spillAt } from "./xspace_spill";
  * dump.
  */
 const CAPTURE_BYTES: u32 = 16 << 20;
+/**
+ * Buffer size when the planes are written one by one (an XSpace under 2 GiB): a plane of ≈ 700,000 events (the
+ * device plane of a 1.5M-record dump) fits. Its pages beyond what a file's largest plane uses are never touched, so
+ * they take no memory; the largest files (over the bound) keep {@link CAPTURE_BYTES}.
+ */
+const CAPTURE_BYTES_BY_PLANE: u32 = 32 << 20;
 /** Room one event needs (tag, length, body: < 512 bytes, with the 16 bytes a SIMD copy may write past it). */
 export const EVENT_ROOM: usize = 512;
 
@@ -35,10 +41,13 @@ export function captureBegin(): void {
   capBuf = 0;
 }
 
-/** Starts capturing (before the first plane is sized): an empty buffer. */
-export function captureStart(): void {
+/**
+ * Starts capturing (before the first plane is sized, or before each when `byPlane`: the planes written one by one):
+ * an empty buffer.
+ */
+export function captureStart(byPlane: bool): void {
   // A test's small spill threshold makes the buffer small too, so that filling it is exercised on small inputs.
-  const want = spillAt < RUN_BYTES ? spillAt + <u32>EVENT_ROOM : CAPTURE_BYTES;
+  const want = spillAt < RUN_BYTES ? spillAt + <u32>EVENT_ROOM : byPlane ? CAPTURE_BYTES_BY_PLANE : CAPTURE_BYTES;
   if (capBuf == 0 || capBytes != want) {
     capBytes = want;
     capBuf = heap.alloc(<usize>want);
