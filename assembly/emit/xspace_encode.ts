@@ -354,7 +354,8 @@ function wTail(p: usize, r: usize, w: u32, kind: i32, corr: u32): usize {
   const detail = load<u32>(r, 28);
   const h = ((<u64>detail << 32) | <u64>ctx) * 0x9e3779b97f4a7c15 ^ ((<u64>nv << 8) | <u64>kind) * 0xc2b2ae3d27d4eb4f;
   const e = tails + <usize>(<u32>(h >> 56) & (TAIL_N - 1)) * TAIL_BYTES;
-  if (load<u32>(e) == tailGen && load<u32>(e, 4) == <u32>kind && load<u32>(e, 8) == nv && load<u32>(e, 12) == ctx &&
+  // The key as two u64 and a u32 (three compares, not five).
+  if (load<u64>(e) == (<u64>tailGen | (<u64>kind << 32)) && load<u64>(e, 8) == (<u64>nv | (<u64>ctx << 32)) &&
     load<u32>(e, 16) == detail) return e;
   const end = wTail(e + TAIL_HEAD, r, 0, kind, corr);
   store<u32>(e, tailGen);
@@ -409,8 +410,14 @@ function wTail(p: usize, r: usize, w: u32, kind: i32, corr: u32): usize {
     else {
       const t = tailOf(r, kind, corr);
       const n = <usize>load<u32>(t, 20);
-      // 16 bytes a step: up to 15 written past the tail, inside the 512 reserved (and overwritten next).
-      for (let i: usize = 0; i < n; i += 16) v128.store(p + i, v128.load(t + TAIL_HEAD + i));
+      // The first 64 bytes (most tails: nvtx_range, context_id and a kernel's four detail stats) without a loop, the
+      // rest 16 a step: up to 63 written past the tail, inside the 512 reserved (and overwritten next).
+      const s = t + TAIL_HEAD;
+      v128.store(p, v128.load(s));
+      v128.store(p, v128.load(s, 16), 16);
+      v128.store(p, v128.load(s, 32), 32);
+      v128.store(p, v128.load(s, 48), 48);
+      for (let i: usize = 64; i < n; i += 16) v128.store(p + i, v128.load(s + i));
       p += n;
     }
   }
