@@ -53,7 +53,7 @@ import { sortReserve } from "./xspace_lines";
 import { mergeIdsBegin } from "./xspace_meta";
 import { poolBegin } from "./xspace_pool";
 import { namesBegin } from "./xspace_meta_store";
-import { NS_GRAPH, NS_MEMSET, NS_STEP, evByApi, evByMemcpy, evByName, evByNumber, evByNvtx, memcpyType } from "./xspace_names";
+import { NS_GRAPH, NS_MEMSET, NS_STEP, evByApi, evByMemcpy, evByName, evByNameCall, evByNumber, evByNvtx, memcpyType } from "./xspace_names";
 import { nvtxSweep, nvtxBegin } from "./xspace_nvtx";
 import { Line, Plane, devPlane, getLine, hostPlane, lineAppend, newPlane, planeCount, planeList, setPlaneName, spillLine, stIntern, planesBegin } from "./xspace_plane";
 import { GRAPH_STATS, LINE_COUNTERS, LINE_NVTX, LINE_OVERHEAD, LINE_SYNC, META_MASK, R, T_COMPUTE, T_GRAPH, T_MEMSET, kindStats } from "./xspace_schema";
@@ -206,7 +206,7 @@ export function xspaceEvent(e: Ev): void {
       const pl = onHost ? hostPlane : devPlane(e.device);
       const ln = getLine(pl, LINE_OVERHEAD);
       if (onHost && ln.count == 0) ln.pid = e.pid;
-      record(pl, ln, e, R.OVERHEAD, evByName(pl, e.namePtr, e.nameLen), 0, 0, false);
+      record(pl, ln, e, R.OVERHEAD, evByNameCall(pl, e.namePtr, e.nameLen), 0, 0, false);
       if (onHost) hostEvents++;
       else deviceEvents++;
       break;
@@ -214,7 +214,7 @@ export function xspaceEvent(e: Ev): void {
     case EvKind.COUNTER: {
       // XProf shows the `_counters_` line's events as counter tracks named by the event (trace_viewer@), value = stat.
       const pl = devPlane(e.device);
-      record(pl, getLine(pl, LINE_COUNTERS), e, R.COUNTER, evByName(pl, e.namePtr, e.nameLen), <u32>e.bytes,
+      record(pl, getLine(pl, LINE_COUNTERS), e, R.COUNTER, evByNameCall(pl, e.namePtr, e.nameLen), <u32>e.bytes,
         <u32>(e.bytes >> 32), false);
       deviceEvents++;
       break;
@@ -255,7 +255,7 @@ export function xspaceEvent(e: Ev): void {
       const stream = (e.flags & EvFlag.NO_STREAM) != 0 ? 0xffffffff : e.stream;
       const ln = getLine(pl, LINE_SYNC | stream);
       const kind = e.kind == EvKind.SYNC ? R.SYNC : R.EVENT_RECORD;
-      deviceRecord(pl, ln, e, kind, evByName(pl, e.namePtr, e.nameLen), 0, false);
+      deviceRecord(pl, ln, e, kind, evByNameCall(pl, e.namePtr, e.nameLen), 0, false);
       break;
     }
   }

@@ -64,8 +64,13 @@ export function evCache(pl: Plane, p: usize, n: u32): u32 {
  * Event metadata id for the name of `e` (bytes the session owns and never rewrites: the string arena and static
  * names, model/event.ts), cached by (pointer, length) so a name is hashed once per plane, not once per event.
  */
-export function evByName(pl: Plane, p: usize, n: u32): u32 {
+// @ts-ignore: decorator
+@inline export function evByName(pl: Plane, p: usize, n: u32): u32 {
   return evByKey(pl, NS_PTR | (<u64>p << 28) | <u64>(n & 0xfffffff), p, n);
+}
+/** {@link evByName} as a call: inline for kernels only (most events), called for the rarer kinds. */
+export function evByNameCall(pl: Plane, p: usize, n: u32): u32 {
+  return evByName(pl, p, n);
 }
 
 /** Event metadata for an API call: keyed by (kind, API id), since unknown-API names share a scratch buffer. */
