@@ -6,11 +6,12 @@
 import { Paged, pagedEpoch, pagedNew, pagedSlot } from "../util/paged";
 import { curPlane } from "./xspace_encode";
 
-// correlation id → device plane index + 1 (one byte per id, pages of 64 Ki ids allocated on first use; util/paged.ts)
+// correlation id → device plane index + 1 (u16 per id: 1..256, planeList's cap, which one byte would wrap to 0 at the
+// 256th plane; pages of 64 Ki ids allocated on first use; util/paged.ts)
 let corrPlane: Paged = 0;
 const CORR_PAGE_BITS: u32 = 16;
-// At most 1024 pages (64 Mi ids): 64 MiB for the u8 map, 256 MiB for the u32 NVTX map, whatever crafted sparse ids
-// a dump holds.
+// At most 1024 pages (64 Mi ids): 128 MiB for the u16 map, 256 MiB for the u32 NVTX map, whatever crafted sparse ids
+// a dump holds (resident: the paged budget, util/paged.ts; the rest spilled).
 const CORR_MAX_PAGES: u32 = 1024;
 /** Whether any device work carried a correlation id (the host plane then gets the `device_id` stat). */
 export let corrAny = false;
@@ -54,9 +55,9 @@ function lastPagesReset(): void {
 // @ts-ignore: decorator
 @inline export function corrSet(corr: u64, planeIdx: u32): void {
   if (corr == 0) return;
-  const a = cachedSlot(PLANE_W, corrPlane, corr, 0, true);
+  const a = cachedSlot(PLANE_W, corrPlane, corr, 1, true);
   if (a == 0) return; // beyond the page cap (crafted ids): the flow is simply not linked
-  if (load<u8>(a) == 0) store<u8>(a, <u8>(planeIdx + 1));
+  if (load<u16>(a) == 0) store<u16>(a, <u16>(planeIdx + 1));
   corrAny = true;
 }
 
@@ -65,7 +66,7 @@ let nvtxMeta: Paged = 0;
 
 /** Starts a file: empty maps. */
 export function corrBegin(): void {
-  corrPlane = pagedNew(0, CORR_PAGE_BITS, CORR_MAX_PAGES);
+  corrPlane = pagedNew(1, CORR_PAGE_BITS, CORR_MAX_PAGES);
   corrAny = false;
   nvtxMeta = 0;
   lastPagesReset();
@@ -92,6 +93,6 @@ export function nvtxSet(corr: u32, meta: u32): void {
 // @ts-ignore: decorator
 @inline export function corrGet(corr: u32): u32 {
   if (corr == 0) return 0;
-  const a = cachedSlot(PLANE_R, corrPlane, corr, 0, false);
-  return a == 0 ? 0 : <u32>load<u8>(a);
+  const a = cachedSlot(PLANE_R, corrPlane, corr, 1, false);
+  return a == 0 ? 0 : <u32>load<u16>(a);
 }

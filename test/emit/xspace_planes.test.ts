@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: MIT
+/**
+ * The two ways assembly/emit/xspace.ts xspaceEnd writes the planes: one by one (sized, then written, before the next
+ * is sized: when an upper bound of the whole — each event at 512 bytes, the diagnostics and the host name at their
+ * most — is under the 2 GiB message limit) and all sized first (over that bound: the exact total checked before any
+ * byte). Both must give the same bytes, with every event captured or the capture buffer full (a small spill
+ * threshold shrinks it, emit/xspace_capture.ts), and the bound must hold for what the dump controls (a long host
+ * name). Also the device_id stat of API calls (emit/xspace_encode.ts devStats: one entry per device plane) for
+ * device ids of every varint length and more devices than planes.
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { createHash } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fromBinary } from "@bufbuild/protobuf";
+import { XSpaceSchema, type XPlane, type XStat } from "../../src/gen/xplane_pb.js";
+import { memorySource, type Engine } from "../../src/core/engine.js";
+import { RawtraceError } from "../../src/core/codes.js";
+import { createEngine } from "../../src/node/wasm.js";
+import { RawtraceWriter } from "../../src/format/writer.js";
+import { generate } from "../../bench/generate.js";
+import * as C from "../../src/tools/cupti_records.js";
+
+const dir = mkdtempSync(join(tmpdir(), "rawtrace-planes-test-"));
+const generated = join(dir, "loop.rawtrace");
+generate(20000, generated);
+
+/** XSpace of `bytes` with spill threshold `spill` under limit `limit` (0: the default): hash and size, or the error. */
+async function run(engine: Engine, bytes: Uint8Array, spill: number, limit: number): Promise<{ hash: string; bytes: number; err: RawtraceError | null }> {
+  engine.xspaceSpillBytes = spill;
+  engine.xspaceMaxBytes = limit;
+  const h = createHash("sha256");
+  let n = 0;
+  let err: RawtraceError | null = null;
+  try {
+    await engine.convert(memorySource(bytes), (b) => {
+      h.update(b);
+      n += b.length;
+    }, { format: "xspace" });
+  } catch (e) {
+    if (!(e instanceof RawtraceError)) throw e;
+    err = e;
+  } finally {
+    engine.xspaceSpillBytes = 0;
+    engine.xspaceMaxBytes = 0;
+  }
+  return { hash: h.digest("hex"), bytes: n, err };
+}
+
+/** The size an XSPACE_TOO_LARGE message gives. */
+function sizeIn(err: RawtraceError | null): number {
+  assert.ok(err, "XSPACE_TOO_LARGE");
+  assert.is(err!.name, "XSPACE_TOO_LARGE");
+  return Number(/would be (\d+) bytes/.exec(err!.message)![1]);
+}
+
+test("the planes written one by one give the bytes of the planes all sized first (captured whole or the buffer full)", async () => {
+  const engine = await createEngine();
+  const inputs = [
+    "samples/h100_torch_train_nvtx.rawtrace",
+    "samples/alexnet_a100_rank0.rawtrace",
+    "test/fixtures/real/h100/torch_graph.rawtrace",
+    generated,
+  ];
+  for (const path of inputs) {
+    const bytes = readFileSync(path);
+    // 0: the default buffers (every event captured); 1024: a 1.5 KiB buffer, full within the first line.
+    for (const spill of [0, 1024]) {
+      const byPlane = await run(engine, bytes, spill, 0);
+      assert.is(byPlane.err, null, path);
+      // Under a limit of 1 the bound is over it: the planes are all sized first and the exact total is reported.
+      const total = sizeIn((await run(engine, bytes, spill, 1)).err);
+      assert.ok(total >= byPlane.bytes && total < byPlane.bytes + 65536, `${path}: ${total} vs ${byPlane.bytes}`);
+      // At that total the bound (512 bytes an event) is still over the limit: all sized first, then written.
+      const allFirst = await run(engine, bytes, spill, total);
+      assert.is(allFirst.err, null, path);
+      assert.is(allFirst.hash, byPlane.hash, `${path}, spill ${spill}`);
+      assert.is(allFirst.bytes, byPlane.bytes, path);
+    }
+  }
+});
+
+const L: C.CuptiLayout = "cuda13";
+const T = 1_780_000_000_000_000_000n;
+
+/** A dump of one memcpy per device in `devices` (each after its runtime API call), `dropped` records reported lost. */
+function dump(devices: number[], hostname: string, dropped: number): Uint8Array {
+  const w = RawtraceWriter.inMemory();
+  w.header({ vendor: 1, vendorVersion: C.LAYOUT_VERSION[L], runtimeVersion: 12080, driverVersion: 12080, pid: 1, startNs: T, hostname, commandLine: "x" });
+  w.clock({ which: 0, vendorNs: T, realtimeNs: T, monotonicNs: 1n, monotonicRawNs: 1n, boottimeNs: 1n });
+  w.kindSizes(Object.entries(C.SIZES[L]).map(([k, v]) => [Number(k), v] as const));
+  const recs: Uint8Array[] = [];
+  devices.forEach((deviceId, i) => {
+    const start = T + BigInt(i + 1) * 10000n;
+    const correlationId = i + 1;
+    recs.push(C.apiRecord(L, { kind: 5, cbid: 41, start, end: start + 2000n, processId: 1, threadId: 7, correlationId }));
+    recs.push(C.memcpyRecord(L, { start: start + 3000n, end: start + 3500n, deviceId, contextId: 1, streamId: 7, correlationId, bytes: 64n, copyKind: 1, srcKind: 2, dstKind: 3, async: true }));
+  });
+  w.activity(C.concat(recs));
+  if (dropped > 0) w.dropped(dropped, 0);
+  w.end();
+  return w.bytes();
+}
+
+const statName = (p: XPlane, s: XStat) => p.statMetadata[String(s.metadataId)]?.name;
+
+test("an API call's device_id is its device work's plane id: ids of 1 to 5 varint bytes, more devices than planes", async () => {
+  const engine = await createEngine();
+  // 0, 900 (2 bytes), 2^21 (4), 0xFFFFFFF0 (5), then 260 more devices: beyond 256 planes the rest share the last.
+  const ids = [0, 900, 1 << 21, 0xfffffff0];
+  for (let i = 0; i < 260; i++) ids.push(1000 + i);
+  const parts: Buffer[] = [];
+  await engine.convert(memorySource(dump(ids, "h", 0)), (b) => parts.push(Buffer.from(b)), { format: "xspace" });
+  const space = fromBinary(XSpaceSchema, Buffer.concat(parts));
+  // Plane id of each correlation id's memcpy.
+  const planeOf = new Map<bigint, bigint>();
+  const devPlanes = space.planes.filter((p) => p.name.startsWith("/device:GPU:"));
+  assert.is(devPlanes.length, 256);
+  for (const p of devPlanes) {
+    for (const l of p.lines) for (const e of l.events) {
+      const c = e.stats.find((s) => statName(p, s) === "correlation_id");
+      if (c) planeOf.set(c.value.value as bigint, p.id);
+    }
+  }
+  assert.is(planeOf.size, ids.length);
+  const host = space.planes.find((p) => p.name === "/host:CPU")!;
+  let calls = 0;
+  for (const l of host.lines) for (const e of l.events) {
+    const c = e.stats.find((s) => statName(host, s) === "correlation_id")!;
+    const d = e.stats.find((s) => statName(host, s) === "device_id");
+    assert.ok(d, "device_id");
+    assert.is(d!.value.case, "uint64Value");
+    assert.is(d!.value.value, planeOf.get(c.value.value as bigint), `correlation ${c.value.value}`);
+    calls++;
+  }
+  assert.is(calls, ids.length);
+  for (const id of [0n, 900n, 1n << 21n, 0xfffffff0n]) assert.ok(devPlanes.some((p) => p.id === id), `plane ${id}`);
+});
+
+test.after(() => rmSync(dir, { recursive: true, force: true }));
+test.run();
