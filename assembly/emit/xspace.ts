@@ -340,8 +340,10 @@ export function xspaceEnd(): void {
   }
   store<u32>(order + (<usize>np << 2), changetype<u32>(task));
   np++;
-  // Errors, warnings and the host name: at most one line per warning code and kept loss range, plus the drop line.
-  const diag = (<u64>WARN_COUNT + lossTotal(1) + 2) * (320 + <u64>labelLen) + <u64>S.hostnameLen + 16;
+  // Errors, warnings and the host name: at most one line per warning code and kept loss range, plus the drop line
+  // and the loss totals' line; the host name (from the dump, of any length) twice: in XSpace.hostnames and in the
+  // drop line, whose other text is under 320 bytes.
+  const diag = (<u64>WARN_COUNT + lossTotal(1) + 2) * (320 + <u64>labelLen) + 2 * <u64>S.hostnameLen + 16;
   let bound = diag;
   for (let i: u32 = 0; i < np; i++) bound += planeBound(changetype<Plane>(<usize>load<u32>(order + (<usize>i << 2))));
   if (bound <= xspaceMaxBytes) {

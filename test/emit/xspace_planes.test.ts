@@ -104,6 +104,22 @@ function dump(devices: number[], hostname: string, dropped: number): Uint8Array 
   return w.bytes();
 }
 
+test("a long host name is counted twice against the limit (XSpace.hostnames and the drop line): over it, nothing is written", async () => {
+  const engine = await createEngine();
+  const bytes = dump([0], "h".repeat(50000), 5);
+  const full = await run(engine, bytes, 0, 0);
+  assert.is(full.err, null);
+  assert.ok(full.bytes > 100000, "the host name twice");
+  // One byte under the real size: the plane-by-plane bound (the diagnostics' estimate with the host name once, before)
+  // let the whole file through.
+  const over = await run(engine, bytes, 0, full.bytes - 1);
+  assert.is(over.bytes, 0, "nothing written");
+  assert.ok(sizeIn(over.err) >= full.bytes);
+  // At the size reported, the file is written as it is under the default limit.
+  const at = await run(engine, bytes, 0, sizeIn(over.err));
+  assert.is(at.hash, full.hash);
+});
+
 const statName = (p: XPlane, s: XStat) => p.statMetadata[String(s.metadataId)]?.name;
 
 test("an API call's device_id is its device work's plane id: ids of 1 to 5 varint bytes, more devices than planes", async () => {
