@@ -1,8 +1,9 @@
 /**
  * The largest XSpace the core writes: protobuf parsers (C++ `ParseFromString`, which XProf and TensorBoard use)
- * refuse a message over 2^31 - 1 bytes, so a larger XSpace would be written in full and then fail to open. The
- * XSpace emitter (emit/xspace.ts) computes the exact size of every plane before it writes a byte and stops with
- * Fatal.XSPACE_TOO_LARGE instead (docs/xspace.md). Tests lower the limit to keep their inputs small.
+ * refuse a message over 2^31 - 1 bytes, so a larger XSpace would be written in full and then fail to open. Before it
+ * writes a byte, the XSpace emitter (emit/xspace.ts xspaceEnd) bounds the whole (each event at its largest) and, when
+ * that is over the limit, computes the exact size of every plane and stops with Fatal.XSPACE_TOO_LARGE if the total
+ * is over too (docs/xspace.md). Tests lower the limit to keep their inputs small.
  */
 
 /** Protobuf's message limit, bytes. */
