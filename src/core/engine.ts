@@ -516,6 +516,8 @@ export class Engine {
     const x = this.x;
     const n = (f: number) => Number(x.rt_info(f));
     const signed = (f: number) => Number(BigInt.asIntN(64, x.rt_info(f)));
+    // Times are u64 ns in the core (aligned times saturate at 1 and 2^64 − 1); a wasm i64 arrives as a signed BigInt.
+    const ns = (v: bigint) => BigInt.asUintN(64, v);
     const text = (w: number) => dec.decode(this.u8().subarray(x.rt_text_ptr(w), x.rt_text_ptr(w) + x.rt_text_len(w)));
     const devices: DeviceSummary[] = [];
     for (let i = 0; i < n(17); i++) {
@@ -592,9 +594,9 @@ export class Engine {
       worldSize: signed(6),
       hostname: text(0),
       commandLine: text(1).split("\0").filter((s) => s.length > 0),
-      collectorStartNs: x.rt_info(7),
-      firstNs: x.rt_info(8),
-      lastNs: x.rt_info(9),
+      collectorStartNs: ns(x.rt_info(7)),
+      firstNs: ns(x.rt_info(8)),
+      lastNs: ns(x.rt_info(9)),
       chunks: n(10),
       activityChunks: n(11),
       activityBytes: n(12),
@@ -608,8 +610,8 @@ export class Engine {
       warnings,
       loss,
       clock: {
-        start: x.rt_clock_anchor(0) ? { vendorNs: x.rt_clock_anchor(1), realtimeNs: x.rt_clock_anchor(2) } : undefined,
-        end: x.rt_clock_anchor(3) ? { vendorNs: x.rt_clock_anchor(4), realtimeNs: x.rt_clock_anchor(5) } : undefined,
+        start: x.rt_clock_anchor(0) ? { vendorNs: ns(x.rt_clock_anchor(1)), realtimeNs: ns(x.rt_clock_anchor(2)) } : undefined,
+        end: x.rt_clock_anchor(3) ? { vendorNs: ns(x.rt_clock_anchor(4)), realtimeNs: ns(x.rt_clock_anchor(5)) } : undefined,
       },
     };
   }
@@ -733,7 +735,7 @@ export class Engine {
         events: Number(x.rt_info(15)),
         bytesOut: this.bytesOut,
         apiCallsHidden: Number(x.rt_info(16)),
-        baseTimeNs: x.rt_info(19),
+        baseTimeNs: BigInt.asUintN(64, x.rt_info(19)),
         steps: x.rt_steps_found(),
       };
     } finally {

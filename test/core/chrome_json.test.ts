@@ -204,6 +204,25 @@ test("clock anchors: vendor clock offset from CLOCK_REALTIME is applied", async 
   assert.is(absB - absA, off);
 });
 
+test("times past 2^63 ns (a damaged clock anchor, found by the fuzzer): first/last/base are read unsigned, as the core keeps them", async () => {
+  // The anchor puts the events around 2^63 ns (year 2262): the core's times are u64; JS read them as signed i64, so
+  // lastNs came back negative, and a span computed from first and last was −1.8e19 ns.
+  const off = (1n << 63n) - T0 - 5000n;
+  const { trace, result } = await toChrome(sampleDump({ clockOffset: off }));
+  const { firstNs, lastNs, collectorStartNs } = result.info;
+  assert.ok(firstNs < 1n << 63n && lastNs > 1n << 63n, `${firstNs} … ${lastNs}`);
+  assert.ok(lastNs - firstNs > 0n && lastNs - firstNs < 1_000_000n, `span ${lastNs - firstNs} ns`);
+  assert.is(collectorStartNs, T0 + off);
+  assert.is(result.baseTimeNs, BigInt(trace.baseTimeNanoseconds));
+  assert.ok(result.baseTimeNs > 0n && result.baseTimeNs <= firstNs);
+  // Every event inside the kept span, as the fuzz oracle checks.
+  const from = Number(firstNs - result.baseTimeNs) / 1000;
+  const span = Number(lastNs - firstNs) / 1000;
+  for (const e of trace.traceEvents) {
+    if (e.ph === "X") assert.ok(e.ts >= from - 0.002 && e.ts + e.dur <= from + span + 0.003, `${e.name} ${e.ts} ${e.dur}`);
+  }
+});
+
 test("trailer reports drops and completeness", async () => {
   const { trace } = await toChrome(sampleDump());
   assert.is(trace.rawtrace.dropped_records, 7);
