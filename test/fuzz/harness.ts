@@ -89,11 +89,16 @@ async function convertPath(eng: Engine, bytes: Uint8Array, path: FuzzPath, tap?:
       const out = collect();
       const result = await eng.convert(src, out.sink);
       let trace: any;
+      const text = Buffer.from(out.bytes()).toString("utf8");
       try {
-        trace = JSON.parse(Buffer.from(out.bytes()).toString("utf8"));
+        trace = JSON.parse(text);
       } catch (e) {
         throw new Defect(path, `invalid JSON: ${(e as Error).message}`);
       }
+      // The base as written, digit for digit: JSON.parse makes it a double, exact only below ≈ 4.6e18 ns (a 1 s grid
+      // times 5^9 within 53 bits; year 2116), and damaged clocks go past that.
+      const base = /"baseTimeNanoseconds":(\d+)/.exec(text)?.[1];
+      check(path, base === String(result.baseTimeNs), `baseTimeNanoseconds ${base} is the engine's base ${result.baseTimeNs}`);
       check(path, Array.isArray(trace.traceEvents), "traceEvents is an array");
       for (const e of trace.traceEvents) {
         if (e.ph === "X") check(path, Number.isFinite(e.ts) && finite(e.dur), `finite ts/dur >= 0 (${e.name})`);
@@ -102,7 +107,7 @@ async function convertPath(eng: Engine, bytes: Uint8Array, path: FuzzPath, tap?:
       // times were damaged (GPU annotation spans are widened by 1 ns on each side).
       if (result.info.firstNs > 0n) {
         const span = Number(result.info.lastNs - result.info.firstNs) / 1000 + 0.002;
-        const from = Number(result.info.firstNs - BigInt(trace.baseTimeNanoseconds)) / 1000 - 0.001;
+        const from = Number(result.info.firstNs - result.baseTimeNs) / 1000 - 0.001;
         for (const e of trace.traceEvents) {
           if (e.ph === "X") {
             check(path, e.ts >= from - 0.001 && e.dur <= span && e.ts + e.dur <= from + span + 0.001, `X event within the kept span (${e.name})`);
