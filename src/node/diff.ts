@@ -5,7 +5,7 @@
  */
 import type { TraceStats } from "../core/stats.js";
 import { kindName } from "../core/stats.js";
-import type { StepStats } from "../core/step_stats.js";
+import { percentile, type StepStats } from "../core/step_stats.js";
 
 /** One compared figure: its value in A and in B (0 where the figure is absent), B − A and B / A − 1 (%). */
 export interface DiffRow {
@@ -30,13 +30,8 @@ function row(group: string, name: string, unit: string, a: number, b: number, ex
 }
 
 const mean = (v: number[]) => (v.length ? v.reduce((x, y) => x + y, 0) / v.length : 0);
-/** The middle value (the mean of the two middle ones for an even count); 0 for none. */
-const median = (v: number[]) => {
-  if (!v.length) return 0;
-  const s = [...v].sort((x, y) => x - y);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
+/** The nearest-rank median, as the steps' launch p50 (the lower middle value for an even count). */
+const median = (v: number[]) => percentile(v, 50);
 
 /**
  * The comparison of two files' statistics (and per-step statistics when given): summary rows first (trace,
