@@ -7,12 +7,14 @@
  *   #file=run.rawtrace&file=rank1.rawtrace&file=run.rawtrace&view=0,5000000&range=1000,2000&rows=2:3.2:4&ev=1:1234
  *
  * `file=` repeats, once per open file in the order opened; the n-th `file=` of one name is the n-th copy of that
- * name (the file the viewer calls `name (n)`). A reference finds its file by name and copy, not by place, so the
- * link restores the view with the same files opened in any order. The first format of the hash named only the
- * first file and numbered the files in the order opened: a reference past the list of names can only come from
- * it, and is read that way ({@link hashFiles}).
+ * name (the file the viewer calls `name (n)`). `fid=` lists each file's identity ({@link fileId}: its size and the
+ * process that wrote it), dot-separated in the same order, so that two different files of one name
+ * (`rank0/trace.rawtrace`, `rank1/trace.rawtrace`) are told apart whatever order they are opened in. A reference
+ * finds its file by name and identity, then (a file whose identity changed, a hash without `fid=`) by name and
+ * copy, not by place, so the link restores the view with the same files opened in any order. The first format of
+ * the hash named only the first file and numbered the files in the order opened: a reference past the list of
+ * names can only come from it, and is read that way ({@link hashFiles}).
  */
-import { copyNumber } from "./layout.js";
 
 /** Reference to a row or an event of the hash's n-th file. */
 export interface Ref {
@@ -24,6 +26,8 @@ export interface Ref {
 export interface HashState {
   /** The open files' names, in the order opened (the first format: the first file's only). */
   files?: string[];
+  /** Each of {@link HashState.files}' identity ({@link fileId}), in the same order; absent in older hashes. */
+  ids?: string[];
   view?: [number, number];
   range?: [number, number];
   rows?: Ref[];
@@ -53,6 +57,8 @@ export function parseHash(hash: string): HashState {
   const st: HashState = {};
   const files = p.getAll("file").filter((x) => x);
   if (files.length) st.files = files;
+  const ids = p.get("fid")?.split(".");
+  if (ids && ids.length === files.length && ids.every((x) => /^[0-9a-f]{8}$/.test(x))) st.ids = ids;
   st.view = nums(p.get("view"), 2) as [number, number] | undefined;
   st.range = nums(p.get("range"), 2) as [number, number] | undefined;
   const rows = p.get("rows");
@@ -79,6 +85,7 @@ export function formatHash(st: HashState): string {
   const p = new URLSearchParams();
   const r = (x: number) => String(Math.round(x));
   for (const f of st.files ?? []) p.append("file", f);
+  if (st.ids?.length && st.ids.length === st.files?.length) p.set("fid", st.ids.join("."));
   if (st.view) p.set("view", st.view.map(r).join(","));
   if (st.range) p.set("range", st.range.map(r).join(","));
   if (st.rows?.length) p.set("rows", st.rows.map((x) => `${x.file}:${x.index}`).join("."));
@@ -93,13 +100,50 @@ export function formatHash(st: HashState): string {
 }
 
 /**
- * The open file each of the hash's file numbers names (undefined where none is open), `open` being the files in
- * the order opened: the file of the same name and the same copy number, wherever it was opened. A hash of the first
- * format (a reference past its list of names) numbered the files in the order opened: then `open` as it is.
+ * A file's identity in the hash: 8 hex digits (FNV-1a, 32 bits) of its size in bytes and the host, process id and
+ * collector start of the dump. Two copies of one file share it; two ranks' dumps of one name do not.
  */
-export function hashFiles<T extends { name: string }>(st: HashState, open: readonly T[]): Array<T | undefined> {
+export function fileId(info: { bytes: number; hostname: string; pid: number; collectorStartNs: bigint }): string {
+  const s = `${info.bytes}|${info.hostname}|${info.pid}|${info.collectorStartNs}`;
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return (h >>> 0).toString(16).padStart(8, "0");
+}
+
+/**
+ * The open file each of the hash's file numbers names (undefined where none is open), `open` being the files in
+ * the order opened and `idOf` their {@link fileId}s: first the file of the same name and identity (the n-th of the
+ * hash's entries with that name and identity is the n-th such open file), then, for entries left (no `fid=` in the
+ * hash, or a file whose size changed), the first open file of the same name not taken, in the hash's order — the
+ * same name and copy number when nothing matched by identity. A hash of the first format (a reference past its
+ * list of names) numbered the files in the order opened: then `open` as it is.
+ */
+export function hashFiles<T extends { name: string }>(
+  st: HashState, open: readonly T[], idOf?: (f: T) => string,
+): Array<T | undefined> {
   const names = st.files ?? [];
   const refs = [...(st.rows ?? []), ...(st.ev ? [st.ev] : [])];
   if (refs.some((r) => r.file >= names.length)) return open.slice();
-  return names.map((name, k) => open.filter((f) => f.name === name)[copyNumber(names, k) - 1]);
+  const out: Array<T | undefined> = names.map(() => undefined);
+  const taken = new Set<T>();
+  const ids = st.ids;
+  if (ids && idOf) {
+    const openIds = open.map(idOf);
+    names.forEach((name, k) => {
+      const f = open.find((g, j) => !taken.has(g) && g.name === name && openIds[j] === ids[k]);
+      if (f) {
+        out[k] = f;
+        taken.add(f);
+      }
+    });
+  }
+  names.forEach((name, k) => {
+    if (out[k]) return;
+    const f = open.find((g) => !taken.has(g) && g.name === name);
+    if (f) {
+      out[k] = f;
+      taken.add(f);
+    }
+  });
+  return out;
 }

@@ -18,7 +18,7 @@ import { renderDetails } from "./details.js";
 import { RangePanel, renderSteps } from "./range_panel.js";
 import { nameTest, searchEvents, stepMatch, type SearchResult } from "./search.js";
 import { renderSummary } from "./summary.js";
-import { formatHash, hashFiles, parseHash, type HashState } from "./hash.js";
+import { fileId, formatHash, hashFiles, parseHash, type HashState } from "./hash.js";
 import { filesFromUrl } from "./url_files.js";
 import { fileTag, shiftNote } from "./layout.js";
 
@@ -483,8 +483,8 @@ function writeHash(): void {
   if (!files.length || pending) return;
   clearTimeout(hashTimer);
   hashTimer = window.setTimeout(() => {
-    // Every file by name, in the order opened: the references below number them so (web/hash.ts).
-    const st: HashState = { files: files.map((f) => f.name), view: view.window };
+    // Every file by name and identity, in the order opened: the references below number them so (web/hash.ts).
+    const st: HashState = { files: files.map((f) => f.name), ids: files.map((f) => fileId(f.info)), view: view.window };
     const r = view.range;
     if (r) {
       st.range = [rel(r.t0), rel(r.t1)];
@@ -507,8 +507,8 @@ view.onchange = writeHash;
 /** Applies a hash state to the loaded files (after the files it names are in). */
 function applyHash(st: HashState): void {
   const o = view.traceOrigin;
-  // The hash's file numbers → the open files of the same name and copy, in whatever order they were opened.
-  const at = hashFiles(st, files);
+  // The hash's file numbers → the open files of the same name and identity (else copy), in whatever order opened.
+  const at = hashFiles(st, files, (f) => fileId(f.info));
   if (st.q) {
     search.value = st.q;
     regexBox.checked = !!st.regex;

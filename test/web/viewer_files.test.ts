@@ -27,6 +27,11 @@ test.before(async () => {
   mkdirSync(join(h.dir, "files"), { recursive: true });
   // Under their own names: the hash names the first file, and applies to that file only.
   for (const f of [CUDA_SAMPLE, TORCH_NVTX]) copyFileSync(f, join(h.dir, "files", basename(f)));
+  // Two ranks' dumps of one name: different files the hash must tell apart by more than their name.
+  for (const [d, f] of [["rank0", CUDA_SAMPLE], ["rank1", TORCH_NVTX]]) {
+    mkdirSync(join(h.dir, "files", d), { recursive: true });
+    copyFileSync(f, join(h.dir, "files", d, "trace.rawtrace"));
+  }
 });
 
 test.after(async () => {
@@ -271,6 +276,29 @@ test("a link to two files restores its view whatever order they are opened in: ?
   assert.equal(await viewOf(chosen.page), before, "both chosen, in the other order");
   clean(chosen.g, "chosen");
   await chosen.page.close();
+});
+
+test("two different files of one name: a link's selection and tracks restore in the same file, whichever opens first", async () => {
+  // The CUDA dump opened second: on screen it is `trace.rawtrace (2)`, aligned (another run).
+  const first = await openLink(["rank1/trace.rawtrace", "rank0/trace.rawtrace"], "");
+  await rangeOverGroup(first.page, "(aligned) trace.rawtrace (2) · ");
+  const kernel = await cudaOnlyKernel();
+  await selectIn(first.page, kernel.name, "trace.rawtrace (2)", kernel.count + 1);
+  const hash = await linkHash(first.page);
+  assert.match(hash, /(^#|&)fid=[0-9a-f]{8}\.[0-9a-f]{8}(&|$)/, "the files' identities are in the link");
+  const before = await viewOf(first.page);
+  clean(first.g, "two files of one name");
+  await first.page.close();
+
+  // Opened the other way round, the CUDA dump is the first `trace.rawtrace`: name and copy alone would pick the
+  // torch dump (a kernel index that is not this kernel, rows of its groups).
+  const swapped = await openLink(["rank0/trace.rawtrace", "rank1/trace.rawtrace"], hash);
+  const after = await viewOf(swapped.page);
+  const plain = (v: Record<string, unknown>) => JSON.parse(JSON.stringify(v).replaceAll("(aligned) ", "").replaceAll("trace.rawtrace (2)", "trace.rawtrace"));
+  assert.is((after.details as Record<string, string>).file, "trace.rawtrace", "the selection is in the file opened first now");
+  assert.equal(plain(after), plain(before), "the same kernel, tracks, range and window");
+  clean(swapped.g, "swapped");
+  await swapped.page.close();
 });
 
 test("a ?open= file the server does not have: the page says so, the console logs no 404 of its own", async () => {
