@@ -1,0 +1,71 @@
+/*
+ * rawtrace CUDA collector: the exit flush (atexit), SIGTERM/SIGINT and the RAWTRACE_SIGNAL toggle
+ * (async-signal-safe handlers), and the forked child.
+ */
+#include "cuda_internal.h"
+
+/* ------------------------------------------------------------------------------------------------------------------ */
+/* Exit, signals, fork                                                                                                */
+/* ------------------------------------------------------------------------------------------------------------------ */
+
+static struct sigaction g_old_sig[2]; /* SIGTERM, SIGINT */
+
+/* From a normal thread: asks the writer for the exit flush and waits for it (bounded). */
+static void finalize_and_wait(void) {
+  if (!G.writer_started || getpid() != G.owner_pid) return;
+  if (rt_queue_shutdown(&G.q, &G.finalize_req, &G.joined, G.writer, (long)(G.cfg.exit_timeout * 1000)) == 0)
+    rt_cuda_logmsg(LOG_WARN, "exit flush did not finish within %.1f s; the file may lack its last chunks",
+                   G.cfg.exit_timeout);
+}
+
+void rt_cuda_at_exit(void) { finalize_and_wait(); }
+
+/* Registered again from the first bufferRequested, i.e. after the CUDA runtime registered its own exit handler:
+ * handlers run in reverse order, so the flush then happens while CUDA is still up. The handler runs once. */
+void rt_cuda_register_atexit_again(void) {
+  int expected = 0;
+  if (atomic_compare_exchange_strong(&G.atexit_again, &expected, 1)) atexit(rt_cuda_at_exit);
+}
+
+static void on_term_signal(int sig, siginfo_t* si, void* uc) {
+  int saved = errno;
+  const struct sigaction* old = &g_old_sig[sig == SIGTERM ? 0 : 1];
+  int ours = G.writer_started && getpid() == G.owner_pid && !atomic_load(&G.finalize_req);
+  int dfl = rt_sig_is_default(old);
+  if (ours) {
+    rt_queue_drain_pipe(&G.q);
+    if (dfl) atomic_store(&G.finalize_req, 1); /* the process is about to die: full exit flush */
+    else atomic_store(&G.sig_flush_req, 1);    /* the program handles it: write what we have, keep going */
+    rt_queue_wake(&G.q);
+    rt_queue_wait_pipe(&G.q, dfl ? (int)(G.cfg.exit_timeout * 1000) : SIGNAL_WAIT_MS);
+  }
+  rt_chain_signal(sig, si, uc, old);
+  errno = saved;
+}
+
+static void on_toggle_signal(int sig) {
+  (void)sig;
+  int saved = errno;
+  if (G.writer_started && getpid() == G.owner_pid) {
+    atomic_fetch_add(&G.toggle_req, 1);
+    rt_queue_wake(&G.q);
+  }
+  errno = saved;
+}
+
+void rt_cuda_install_signal_handlers(void) {
+  struct sigaction sa;
+  if (G.cfg.handle_signals) rt_install_term_handlers(on_term_signal, g_old_sig);
+  if (G.cfg.signal_no) {
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_toggle_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(G.cfg.signal_no, &sa, NULL) != 0)
+      rt_cuda_logrec(LOG_WARN, "cannot install the RAWTRACE_SIGNAL handler for signal %d: %s", G.cfg.signal_no,
+                     strerror(errno));
+  }
+}
+
+/* In a forked child the writer thread does not exist and the file belongs to the parent: stay out of the way. */
+void rt_cuda_on_fork_child(void) { atomic_store(&G.sink_closed, 1); }
