@@ -19,7 +19,7 @@ import { decodersReset } from "./decode/registry";
 import { setShowAllApi } from "./decode/decoder";
 import { outReset } from "./emit/out";
 import { setXSpaceMaxBytes } from "./emit/xspace_limit";
-import { setSpillAt } from "./emit/xspace_spill";
+import { setKeepBudget, setSpillAt } from "./emit/xspace_spill";
 import { spillStoreReset } from "./util/spill";
 import { setPagedBudget, pagedNew, pagedNewSized, pagedReserve, pagedSlot, pagedSpilledPages, pagedEpoch, pagedPoolReset } from "./util/paged";
 import { chromeSetTraceName } from "./emit/chrome_json";
@@ -275,6 +275,14 @@ export function rt_set_xspace_limit(n: u64): void {
 /** Test-only: spill XSpace lines from `n`-byte chunks (0: 1 MiB, the default; 0xffffffff: never). */
 export function rt_set_xspace_spill(n: u32): void {
   setSpillAt(n);
+}
+
+/**
+ * Test-only, after rt_set_xspace_spill: bytes of in-order records the XSpace lines may keep in memory past their
+ * largest chunk before they spill (default 32 MiB; 0 with a test's spill threshold). emit/xspace_spill.ts.
+ */
+export function rt_set_xspace_keep(n: u32): void {
+  setKeepBudget(n);
 }
 
 /** Resident bytes of each paged array created after this (0: 8 MiB, the default; tests force eviction). util/paged.ts. */

@@ -283,7 +283,9 @@ export function xspaceEnd(): void {
     const pl = i == 0 ? hostPlane : changetype<Plane>(load<usize>(planeList + (<usize>(i - 1) << 2)));
     for (let j: u32 = 0; j < pl.lineCount; j++) {
       const ln = changetype<Line>(load<usize>(pl.lineList + (<usize>j << 2)));
-      if (ln.runCount != 0) {
+      // A line kept past its largest chunk that turned out of order is spilled too: sorting it in memory would take
+      // scratch in proportion to it.
+      if (ln.runCount != 0 || (ln.kept != 0 && ln.unsorted != 0)) {
         spillLine(ln);
         if (ln.runCount > maxRuns) maxRuns = ln.runCount;
       } else if (ln.unsorted != 0 && ln.count > need) need = ln.count;

@@ -6,7 +6,7 @@
  */
 import * as S from "../model/session";
 import { Table, tableNew, tableUpsert, inserted } from "../util/hash_table";
-import { RUN_BYTES, RunList, spillRun, spillAt } from "./xspace_spill";
+import { RUN_BYTES, RunList, keepBudget, spillRun, spillAt } from "./xspace_spill";
 import { hostRanks, deviceOrdinal } from "./options";
 
 import { MetaList, metaIntern, newMetaList } from "./xspace_meta";
@@ -107,6 +107,8 @@ export class Line {
   capAt: u32;
   capN: u32;
   capK: u32;
+  /** Bytes of its chunks held past a full largest chunk under the shared budget ({@link keepBudget}). */
+  kept: u32;
 }
 
 /** The spilled runs of `ln`. */
@@ -119,6 +121,11 @@ export class Line {
 export const CHUNK_HEAD: usize = 16;
 const CHUNK_FIRST: u32 = 1024;
 const CHUNK_MAX: u32 = RUN_BYTES;
+
+/** Bytes of the lines' chunks held under {@link keepBudget} now. */
+let keptBytes: u32 = 0;
+/** Largest chunks given back by spilled lines (a list through their first word), reused before the heap grows. */
+let freeChunks: usize = 0;
 
 /** The `/host:CPU` plane. */
 export let hostPlane: Plane = changetype<Plane>(0);
@@ -133,6 +140,8 @@ let lastDevPlane: Plane = changetype<Plane>(0);
 
 /** Starts a file: the host plane, no device planes yet (each is created by the first event of its device). */
 export function planesBegin(): void {
+  keptBytes = 0;
+  freeChunks = 0; // the heap was rewound
   hostPlane = newPlane(0, 0);
   setPlaneName(hostPlane, "/host:CPU");
   devPlanes = tableNew(16);
@@ -252,20 +261,28 @@ function findLine(pl: Plane, key: u64): Line {
 
 /**
  * Hands every record of `ln` held in memory to the spill storage (emit/xspace_spill.ts), one run per chunk, and
- * keeps its last chunk, emptied, as its only one.
+ * keeps its last chunk, emptied, as its only one; the other largest chunks go to the free list, and what the line
+ * held under {@link keepBudget} is given back.
  */
 export function spillLine(ln: Line): void {
   const sorted = ln.chunkUnsorted == 0;
+  const t = ln.tail;
   let c = ln.head;
   while (c != 0) {
     spillRun(runsOf(ln), c + CHUNK_HEAD, load<u32>(c, 4), sorted);
-    c = <usize>load<u32>(c);
+    const next = <usize>load<u32>(c);
+    if (c != t && load<u32>(c, 8) == CHUNK_MAX) {
+      store<u32>(c, <u32>freeChunks);
+      freeChunks = c;
+    }
+    c = next;
   }
-  const t = ln.tail;
   store<u32>(t, 0);
   store<u32>(t, 0, 4);
   ln.head = t;
   ln.chunkUnsorted = 0;
+  keptBytes -= ln.kept;
+  ln.kept = 0;
 }
 
 /** Reserves `n` record bytes at the end of line `ln`; returns their address. */
@@ -284,17 +301,33 @@ export function spillLine(ln: Line): void {
   return lineGrow(ln, n);
 }
 
-/** {@link lineAppend} when the last chunk of `ln` is full (or there is none): a new chunk, or the records spilled. */
+/**
+ * {@link lineAppend} when the last chunk of `ln` is full (or there is none): a new chunk, or the records spilled —
+ * when the full chunk is a largest one and the line is out of order or the lines' budget ({@link keepBudget}) is
+ * spent.
+ */
 function lineGrow(ln: Line, n: u32): usize {
   let t = ln.tail;
-  if (t != 0 && load<u32>(t, 8) >= spillAt) {
-    // A full largest chunk: the line's records go to the spill storage, so memory stays flat.
+  const full = t != 0 && load<u32>(t, 8) >= spillAt;
+  if (full && (ln.unsorted != 0 || keptBytes + load<u32>(t, 8) > keepBudget)) {
+    // The line's records go to the spill storage, so memory stays flat.
     spillLine(ln);
   } else {
     let cap = t == 0 ? CHUNK_FIRST : load<u32>(t, 8) << 1;
     if (cap > CHUNK_MAX) cap = CHUNK_MAX;
     if (cap < n) cap = n;
-    const c = heap.alloc(CHUNK_HEAD + <usize>cap);
+    let c: usize;
+    if (cap == CHUNK_MAX && freeChunks != 0) {
+      c = freeChunks;
+      freeChunks = <usize>load<u32>(c);
+    } else {
+      c = heap.alloc(CHUNK_HEAD + <usize>cap);
+    }
+    if (full) {
+      // Held past the line's full largest chunk: counted against the shared budget.
+      keptBytes += cap;
+      ln.kept += cap;
+    }
     store<u32>(c, 0);
     store<u32>(c, 0, 4);
     store<u32>(c, cap, 8);

@@ -34,9 +34,25 @@ export const RUN_BYTES: u32 = 1 << 20;
  */
 export let spillAt: u32 = RUN_BYTES;
 
-/** Sets {@link spillAt} (0 restores {@link RUN_BYTES}). */
+/** Sets {@link spillAt} (0 restores {@link RUN_BYTES}) and {@link keepBudget} with it (0 for a test's threshold). */
 export function setSpillAt(n: u32): void {
   spillAt = n == 0 ? RUN_BYTES : n;
+  keepBudget = n == 0 ? KEEP_BYTES : 0;
+}
+
+/**
+ * Bytes of in-order records the lines together may keep in memory past their first full largest chunk before the
+ * next line to fill one spills instead (emit/xspace_plane.ts lineGrow): a dump of up to about a million records is
+ * then never spilled (no temporary file written and read twice), and memory stays bounded by this plus one largest
+ * chunk per line, whatever the input. A line out of order spills at its next full chunk, or at the end of the pass
+ * (its sort scratch stays bounded by {@link RUN_BYTES}).
+ */
+export const KEEP_BYTES: u32 = 32 << 20;
+/** The budget in force ({@link KEEP_BYTES}; 0 while a test's spill threshold is set: every full chunk spills). */
+export let keepBudget: u32 = KEEP_BYTES;
+/** Sets {@link keepBudget} to `n` bytes (tests; after {@link setSpillAt}, which resets it). */
+export function setKeepBudget(n: u32): void {
+  keepBudget = n;
 }
 
 /**

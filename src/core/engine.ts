@@ -350,6 +350,7 @@ interface CoreExports {
   /** Absent from cores built before the XSpace spill (bench/ab.ts runs those beside the current one). */
   rt_set_xspace_limit?(n: bigint): void;
   rt_set_xspace_spill?(n: number): void;
+  rt_set_xspace_keep?(n: number): void;
   /** Absent from cores built before paged tables spilled. */
   rt_set_paged_budget?(n: number): void;
   rt_clock_anchor(field: number): bigint;
@@ -439,6 +440,11 @@ export class Engine {
    * 0xffffffff: never). Smaller values exercise many spilled runs on small inputs; the output bytes never change.
    */
   xspaceSpillBytes = 0;
+  /**
+   * Test-only: bytes of in-order XSpace records kept in memory past each line's largest chunk before lines spill
+   * (−1: the core's default, 32 MiB, or 0 when {@link Engine.xspaceSpillBytes} is set). The output bytes never change.
+   */
+  xspaceKeepBytes = -1;
   /**
    * Test-only: resident bytes of each of the core's paged correlation tables (0: 8 MiB, the default); colder pages
    * go to the spill storage (assembly/util/paged.ts). Small values force eviction; the output bytes never change.
@@ -717,6 +723,7 @@ export class Engine {
       this.onSegment = split?.onSegment ?? null;
       x.rt_set_xspace_limit?.(BigInt(this.xspaceMaxBytes));
       x.rt_set_xspace_spill?.(this.xspaceSpillBytes >>> 0);
+      if (this.xspaceKeepBytes >= 0) x.rt_set_xspace_keep?.(this.xspaceKeepBytes >>> 0);
       x.rt_begin_emit(
         opts.format === "xspace" ? Output.XSPACE : opts.format === "timeline" ? Output.TIMELINE
           : opts.format === "stats" ? Output.STATS : Output.CHROME_JSON,

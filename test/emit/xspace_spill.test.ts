@@ -77,9 +77,43 @@ test("spilled runs (temporary file) give the bytes of an all-in-memory conversio
       assert.is(got.bytes, kept.bytes, path);
     }
   }
-  // The default threshold (1 MiB per line) spills the 20,000-record loop's host thread too.
+  // The default threshold (1 MiB per line) with the default budget (32 MiB kept past it) spills nothing of the
+  // 20,000-record loop: its host thread's 1.3 MB of records stay in memory.
   const def = await xspaceHash(engine, generated, 0);
+  assert.is(def.spilled, 0, "nothing spilled by default");
   assert.is(def.hash, (await xspaceHash(engine, generated, 0xffffffff)).hash);
+});
+
+/** {@link xspaceHash} with a budget of `keep` bytes kept past each line's largest chunk. */
+async function keptHash(engine: Engine, path: string, spill: number, keep: number) {
+  engine.xspaceKeepBytes = keep;
+  try {
+    return await xspaceHash(engine, path, spill);
+  } finally {
+    engine.xspaceKeepBytes = -1;
+  }
+}
+
+test("lines kept in memory past their largest chunk under a shared budget, then spilled: the same bytes", async () => {
+  const engine = await createEngine();
+  for (const path of inputs) {
+    const kept = await xspaceHash(engine, path, 0xffffffff);
+    const none = await keptHash(engine, path, 1024, 0);
+    // Some chunks kept (16 KiB), the lines that fill one past it spilled; and every in-order line kept.
+    const some = await keptHash(engine, path, 1024, 16 << 10);
+    const all = await keptHash(engine, path, 1024, 1 << 30);
+    for (const [what, r] of [["none", none], ["some", some], ["all", all]] as const) {
+      assert.is(r.hash, kept.hash, `${path}: budget ${what}`);
+    }
+    // Lines out of order spill whatever the budget (the real traces' API threads: nested calls arrive by end).
+    assert.ok(some.spilled <= none.spilled && all.spilled <= some.spilled, `${path}: ${none.spilled}, ${some.spilled}, ${all.spilled}`);
+  }
+  // The loop's lines are in order: a budget that holds some of them whole spills less (a line that outgrows the
+  // budget spills whole), and with room for all of them nothing.
+  const [none, some, all] = [await keptHash(engine, generated, 1024, 0), await keptHash(engine, generated, 1024, 256 << 10),
+    await keptHash(engine, generated, 1024, 1 << 30)];
+  assert.ok(some.spilled > 0 && some.spilled < none.spilled, `${some.spilled} of ${none.spilled}`);
+  assert.is(all.spilled, 0);
 });
 
 test("the in-memory spill store (browser default) gives the same bytes", async () => {
@@ -254,6 +288,51 @@ test("evicted pages through the in-memory store (browser default), and no spill 
   }
   assert.is(made, 1);
   assert.equal(readdirSync(spillDir), []);
+});
+
+/** A CUDA 13 dump of `n` memcpys on one stream, 1 µs apart, except that copy `late` starts before its predecessor. */
+function lateCopyDump(n: number, late: number): Uint8Array {
+  const L: C.CuptiLayout = "cuda13";
+  const T = 1_780_000_000_000_000_000n;
+  const w = RawtraceWriter.inMemory();
+  w.header({ vendor: 1, vendorVersion: C.LAYOUT_VERSION[L], runtimeVersion: 12080, driverVersion: 12080, pid: 1, startNs: T, hostname: "h", commandLine: "x" });
+  w.clock({ which: 0, vendorNs: T, realtimeNs: T, monotonicNs: 1n, monotonicRawNs: 1n, boottimeNs: 1n });
+  w.kindSizes(Object.entries(C.SIZES[L]).map(([k, v]) => [Number(k), v] as const));
+  const recs: Uint8Array[] = [];
+  for (let i = 0; i < n; i++) {
+    const start = T + BigInt(i === late ? i - 5 : i) * 1000n + (i === late ? 1n : 0n);
+    recs.push(C.memcpyRecord(L, { start, end: start + 500n, deviceId: 0, contextId: 1, streamId: 7, correlationId: i + 1, bytes: 4096n, copyKind: 1, srcKind: 2, dstKind: 3, async: true }));
+  }
+  w.activity(C.concat(recs));
+  w.end();
+  return w.bytes();
+}
+
+test("a line kept past its largest chunk that turns out of order is spilled (sorted runs), at its next full chunk or at the end", async () => {
+  const engine = await createEngine();
+  const xs = async (bytes: Uint8Array, spill: number, keep: number) => {
+    engine.xspaceSpillBytes = spill;
+    engine.xspaceKeepBytes = keep;
+    try {
+      const h = createHash("sha256");
+      await engine.convert(memorySource(bytes), (b) => { h.update(b); }, { format: "xspace" });
+      return { hash: h.digest("hex"), spilled: engine.spilledBytes };
+    } finally {
+      engine.xspaceSpillBytes = 0;
+      engine.xspaceKeepBytes = -1;
+    }
+  };
+  // 3,000 copies: 96 KB of 32-byte records on the stream's line, in 1 KiB chunks with the test threshold.
+  for (const late of [2990, 1500, 40]) {
+    const dump = lateCopyDump(3000, late);
+    const ref = await xs(dump, 0xffffffff, 0);
+    const kept = await xs(dump, 1024, 1 << 30);
+    assert.is(kept.hash, ref.hash, `late copy ${late}`);
+    // Out of order past its largest chunk: the whole line goes to sorted runs (≈ 96 KB), not kept and sorted whole.
+    assert.ok(kept.spilled >= 90_000, `late copy ${late}: ${kept.spilled} bytes spilled`);
+    const inOrder = await xs(lateCopyDump(3000, -1), 1024, 1 << 30);
+    assert.is(inOrder.spilled, 0, "the same line in order stays in memory");
+  }
 });
 
 test("detail strings wait in the spilled text pool: each written once, equal strings of different tuples shared", async () => {
