@@ -290,8 +290,11 @@ test("evicted pages through the in-memory store (browser default), and no spill 
   assert.equal(readdirSync(spillDir), []);
 });
 
-/** A CUDA 13 dump of `n` memcpys on one stream, 1 µs apart, except that copy `late` starts before its predecessor. */
-function lateCopyDump(n: number, late: number): Uint8Array {
+/**
+ * A CUDA 13 dump of `n` memcpys, 1 µs apart, dealt round-robin over `streams` streams, except that copy `late`
+ * starts before its predecessor on its stream.
+ */
+function lateCopyDump(n: number, late: number, streams = 1): Uint8Array {
   const L: C.CuptiLayout = "cuda13";
   const T = 1_780_000_000_000_000_000n;
   const w = RawtraceWriter.inMemory();
@@ -301,7 +304,8 @@ function lateCopyDump(n: number, late: number): Uint8Array {
   const recs: Uint8Array[] = [];
   for (let i = 0; i < n; i++) {
     const start = T + BigInt(i === late ? i - 5 : i) * 1000n + (i === late ? 1n : 0n);
-    recs.push(C.memcpyRecord(L, { start, end: start + 500n, deviceId: 0, contextId: 1, streamId: 7, correlationId: i + 1, bytes: 4096n, copyKind: 1, srcKind: 2, dstKind: 3, async: true }));
+    const streamId = 7 + (i % streams);
+    recs.push(C.memcpyRecord(L, { start, end: start + 500n, deviceId: 0, contextId: 1, streamId, correlationId: i + 1, bytes: 4096n, copyKind: 1, srcKind: 2, dstKind: 3, async: true }));
   }
   w.activity(C.concat(recs));
   w.end();
@@ -333,6 +337,36 @@ test("a line kept past its largest chunk that turns out of order is spilled (sor
     const inOrder = await xs(lateCopyDump(3000, -1), 1024, 1 << 30);
     assert.is(inOrder.spilled, 0, "the same line in order stays in memory");
   }
+});
+
+test("with the default 1 MiB chunks, a spilled line's kept chunks are reused by the next line the budget keeps", async () => {
+  // 4 streams × 100,000 copies in order: 3.2 MB of records per line, past its 1 MiB chunk. With 1 MiB of budget the
+  // first line to fill its chunk keeps one more, the others spill; when the first fills that one it spills and gives
+  // its 1 MiB chunks back, and the lines that fill theirs next keep one again, from the free list.
+  const engine = await createEngine();
+  const dump = lateCopyDump(400_000, -1, 4);
+  const run = async (spill: number, keep: number) => {
+    engine.xspaceSpillBytes = spill;
+    engine.xspaceKeepBytes = keep;
+    try {
+      const h = createHash("sha256");
+      await engine.convert(memorySource(dump), (b) => { h.update(b); }, { format: "xspace" });
+      return { hash: h.digest("hex"), spilled: engine.spilledBytes };
+    } finally {
+      engine.xspaceSpillBytes = 0;
+      engine.xspaceKeepBytes = -1;
+    }
+  };
+  const ref = await run(0xffffffff, 0);
+  const spilled: number[] = [];
+  for (const keep of [0, 1 << 20, 3 << 20, -1]) {
+    const r = await run(0, keep);
+    assert.is(r.hash, ref.hash, `budget ${keep}`);
+    spilled.push(r.spilled);
+  }
+  // A line that outgrows the budget spills whole, so 1 MiB keeps none of the four in the end; 3 MiB keeps one.
+  assert.ok(spilled[0] >= spilled[1] && spilled[1] > spilled[2], spilled.join(", "));
+  assert.is(spilled[3], 0, "the default budget keeps the 12.8 MB of records");
 });
 
 test("detail strings wait in the spilled text pool: each written once, equal strings of different tuples shared", async () => {
