@@ -312,20 +312,23 @@ function lateCopyDump(n: number, late: number, streams = 1): Uint8Array {
   return w.bytes();
 }
 
+/** SHA-256 of the XSpace of the dump `bytes` with spill threshold `spill` and budget `keep` (then the defaults again). */
+async function bytesHash(engine: Engine, bytes: Uint8Array, spill: number, keep: number): Promise<{ hash: string; spilled: number }> {
+  engine.xspaceSpillBytes = spill;
+  engine.xspaceKeepBytes = keep;
+  try {
+    const h = createHash("sha256");
+    await engine.convert(memorySource(bytes), (b) => { h.update(b); }, { format: "xspace" });
+    return { hash: h.digest("hex"), spilled: engine.spilledBytes };
+  } finally {
+    engine.xspaceSpillBytes = 0;
+    engine.xspaceKeepBytes = -1;
+  }
+}
+
 test("a line kept past its largest chunk that turns out of order is spilled (sorted runs), at its next full chunk or at the end", async () => {
   const engine = await createEngine();
-  const xs = async (bytes: Uint8Array, spill: number, keep: number) => {
-    engine.xspaceSpillBytes = spill;
-    engine.xspaceKeepBytes = keep;
-    try {
-      const h = createHash("sha256");
-      await engine.convert(memorySource(bytes), (b) => { h.update(b); }, { format: "xspace" });
-      return { hash: h.digest("hex"), spilled: engine.spilledBytes };
-    } finally {
-      engine.xspaceSpillBytes = 0;
-      engine.xspaceKeepBytes = -1;
-    }
-  };
+  const xs = (bytes: Uint8Array, spill: number, keep: number) => bytesHash(engine, bytes, spill, keep);
   // 3,000 copies: 96 KB of 32-byte records on the stream's line, in 1 KiB chunks with the test threshold.
   for (const late of [2990, 1500, 40]) {
     const dump = lateCopyDump(3000, late);
@@ -345,18 +348,7 @@ test("with the default 1 MiB chunks, a spilled line's kept chunks are reused by 
   // its 1 MiB chunks back, and the lines that fill theirs next keep one again, from the free list.
   const engine = await createEngine();
   const dump = lateCopyDump(400_000, -1, 4);
-  const run = async (spill: number, keep: number) => {
-    engine.xspaceSpillBytes = spill;
-    engine.xspaceKeepBytes = keep;
-    try {
-      const h = createHash("sha256");
-      await engine.convert(memorySource(dump), (b) => { h.update(b); }, { format: "xspace" });
-      return { hash: h.digest("hex"), spilled: engine.spilledBytes };
-    } finally {
-      engine.xspaceSpillBytes = 0;
-      engine.xspaceKeepBytes = -1;
-    }
-  };
+  const run = (spill: number, keep: number) => bytesHash(engine, dump, spill, keep);
   const ref = await run(0xffffffff, 0);
   const spilled: number[] = [];
   for (const keep of [0, 1 << 20, 3 << 20, -1]) {
