@@ -1,0 +1,209 @@
+/**
+ * The CUDA collector (collectors/cuda) without a GPU: collection windows (RAWTRACE_SIGNAL, RAWTRACE_START_DELAY /
+ * RAWTRACE_DURATION), abrupt ends (kill -9, SIGTERM with and without the program's own handler, exit() from a thread
+ * under load), an output that stalls at exit and at SIGINT (RAWTRACE_EXIT_TIMEOUT waited once), and a kernel still
+ * running at the exit flush. Setup and helpers: cuda_harness.ts.
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { execFileSync } from "node:child_process";
+import { closeSync, constants as fsConstants, openSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fifoReader } from "../helpers/fifo_reader.js";
+import {
+  TAGS, dir, runSync, runAsync, outPath, ok, one, convert, byCat, assertTimes, T, chunks, readKindSizes, cudaSuite,
+} from "./cuda_harness.js";
+
+// ---- setup -----------------------------------------------------------------------------------------------------
+
+cudaSuite(test);
+
+// ---- collection windows ----------------------------------------------------------------------------------------
+
+test("RAWTRACE_SIGNAL=USR2: starts stopped, each signal toggles; only the records while on are kept", async () => {
+  const run = runSync("cu13", "signal", "signal", { RAWTRACE_SIGNAL: "USR2" });
+  ok(run, "signal");
+  assert.is(one(run, "enabled_at_start").on, 0);
+  const path = outPath("cu13", "signal", run.pid);
+  const c = await convert(path);
+  assert.equal(byCat(c, "kernel").map((k) => k.name).sort(), ["again_0", "between_0", "between_1", "between_2"]);
+  const c2 = await convert(path, true);
+  assert.equal(byCat(c2, "cuda_runtime").map((e) => e.name), Array(4).fill("cudaLaunchKernel"),
+    "no cudaGetDevice after the second start either (even with allApi)");
+  const clocks = chunks(path).filter((x) => x.type === T.CLOCK).map((x) => x.p.readUInt32LE(0));
+  assert.equal(clocks, [0, 2, 2, 2, 1], "START, PERIODIC at each stop and restart, END");
+});
+
+test("RAWTRACE_START_DELAY / RAWTRACE_DURATION: only the records inside the window", async () => {
+  const run = runSync("cu12", "window", "window", { RAWTRACE_START_DELAY: "0.5", RAWTRACE_DURATION: "0.4" });
+  ok(run, "window");
+  const w = one(run, "window");
+  assert.ok(w.start_after_s >= 0.45, `started after ${w.start_after_s} s`);
+  assert.ok(w.duration_s >= 0.35, `ran ${w.duration_s} s`);
+  const c = await convert(outPath("cu12", "window", run.pid));
+  assert.equal(byCat(c, "kernel").map((k) => k.name).sort(), ["during_0", "during_1", "during_2"]);
+});
+
+// ---- abrupt ends -----------------------------------------------------------------------------------------------
+
+test("kill -9 mid-run: the file converts up to its last complete chunk", async () => {
+  let flushed = 0;
+  const run = await runAsync("cu13", "kill9", "kill9", { RAWTRACE_BUFFER_SIZE: "256K" }, (e, child) => {
+    if (e.ev === "batch") {
+      flushed = e.kernels;
+      if (e.batch === 5) child.kill("SIGKILL");
+    }
+  });
+  assert.is(run.signal, "SIGKILL");
+  const path = outPath("cu13", "kill9", run.pid);
+  const c = await convert(path);
+  assert.is(c.r.info.complete, false, "no END after kill -9");
+  const kernels = byCat(c, "kernel").length;
+  assert.ok(kernels >= flushed, `${kernels} kernels, ${flushed} were flushed before the kill`);
+  assert.ok(byCat(c, "kernel").every((k) => k.name === "batch_kernel"));
+
+  // cut inside the last ACTIVITY chunk: still converts, with fewer records and a truncation warning
+  const cs = chunks(path);
+  const lastAct = [...cs].reverse().find((x) => x.type === T.ACTIVITY)!;
+  const cut = join(dir, "kill9-cut.rawtrace");
+  writeFileSync(cut, readFileSync(path).subarray(0, lastAct.off + 24 + 1000));
+  const c2 = await convert(cut);
+  assert.is(c2.r.info.complete, false);
+  assert.ok(byCat(c2, "kernel").length < kernels);
+  assert.ok(c2.r.info.warnings.length > 0);
+});
+
+test("SIGTERM (default action): flushed, END written, then the process dies of SIGTERM", async () => {
+  let expected = -1;
+  const run = await runAsync("cu12", "sigterm", "sigterm", {}, (e, child) => {
+    if (e.ev === "ready") {
+      expected = e.kernels;
+      child.kill("SIGTERM");
+    }
+  });
+  assert.is(run.signal, "SIGTERM", `stderr:\n${run.stderr}`);
+  assert.is(expected, 3000);
+  const c = await convert(outPath("cu12", "sigterm", run.pid));
+  assert.is(c.r.info.complete, true);
+  assert.is(byCat(c, "kernel").length, 3000, "every record, also those still in CUPTI's current buffer");
+});
+
+test("SIGTERM with the program's own handler: chained, the program goes on, exit flush at the end", async () => {
+  const run = await runAsync("cu13", "sigterm_chain", "sigterm-chain", {}, (e, child) => {
+    if (e.ev === "ready") child.kill("SIGTERM");
+  });
+  assert.is(run.signal, null);
+  assert.is(run.status, 0, run.stderr);
+  assert.is(one(run, "after_term").kernels, 3010);
+  const c = await convert(outPath("cu13", "sigterm-chain", run.pid));
+  assert.is(c.r.info.complete, true);
+  assert.is(byCat(c, "kernel").length, 3010);
+});
+
+test("exit() from a thread while four threads keep launching into a slow output: the exit flush is not starved, END is written", async () => {
+  // The writer used to drain its queue until empty before looking at the exit request; with buffers arriving faster
+  // than the output takes them it never was, so the exit waited the whole RAWTRACE_EXIT_TIMEOUT and the file had no
+  // END. The output here is a FIFO that a reader drains at ≈ 30 MB/s into a file.
+  const fifo = join(dir, "busy.fifo");
+  const copy = join(dir, "busy-copy.rawtrace");
+  const closed = fifoReader(fifo, copy, { pauseS: 0.002 });
+  const run = runSync("cu13", "exit_busy", "exit-busy", {
+    RAWTRACE_OUTPUT: fifo, RAWTRACE_BUFFER_SIZE: "256K", RAWTRACE_MAX_MEMORY: "4M", RAWTRACE_EXIT_TIMEOUT: "20",
+  });
+  await closed;
+  assert.is(run.status, 0, run.stderr);
+  assert.ok(run.events.some((e) => e.ev === "exiting"), run.stderr);
+  assert.not.match(run.stderr, /did not finish/);
+  const c = await convert(copy);
+  assert.is(c.r.info.complete, true, "END written");
+  assert.ok(byCat(c, "kernel").length > 0);
+});
+
+// ---- an output that stalls at exit --------------------------------------------------------------------------------
+
+test("an output that stalls (a FIFO read by nobody after it opened): the exit waits RAWTRACE_EXIT_TIMEOUT once, not once per exit handler", async () => {
+  const fifo = join(dir, "stalled.fifo");
+  execFileSync("mkfifo", [fifo]);
+  // This process opens the FIFO for reading and never reads: the writer's writes block once the pipe is full.
+  const rd = openSync(fifo, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+  try {
+    // Two exit hooks (registered again at the first buffer request): the first waits RAWTRACE_EXIT_TIMEOUT (3 s), the
+    // second finds the writer stuck and gives it 1 s, not 3 s again (before: 6 s and two warnings).
+    const t0 = Date.now();
+    const run = runSync("cu13", "many", "stalled", { RAWTRACE_OUTPUT: fifo, RAWTRACE_EXIT_TIMEOUT: "3" });
+    const took = Date.now() - t0;
+    assert.is(run.status, 0, run.stderr);
+    const warned = run.stderr.split("\n").filter((l) => /exit flush did not finish/.test(l));
+    assert.is(warned.length, 1, run.stderr);
+    assert.ok(took >= 3000 && took < 5800, `${took} ms: the exit waits 3 s, then 1 s for the stuck writer`);
+  } finally {
+    closeSync(rd);
+  }
+});
+
+test("an output that stalls, and a program that handles SIGINT: a signal's wait that found the writer stuck is not repeated in full by the next signals or the exit", async () => {
+  const fifo = join(dir, "stalled_sigint.fifo");
+  execFileSync("mkfifo", [fifo]);
+  const rd = openSync(fifo, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK); // opened, never read
+  try {
+    const t0 = Date.now();
+    const run = runSync("cu13", "sigint_stalled", "stalled-sigint", { RAWTRACE_OUTPUT: fifo, RAWTRACE_EXIT_TIMEOUT: "4" });
+    const took = Date.now() - t0;
+    assert.is(run.status, 0, run.stderr);
+    const waits = run.events.filter((e) => e.ev === "sigint") as unknown as Array<{ ms: number; handled: number }>;
+    assert.is(waits.length, 3, run.stderr);
+    assert.ok(waits.every((w) => w.handled === 1), "the program's own handler ran each time");
+    // A SIGINT waits up to 3 s for the flush it asks for. The writer is blocked in a write from the first signal on,
+    // so by the second wait at the latest it is known to be stuck: the third gets 1 s (before: 3 s each, and the exit
+    // then waited its full 4 s and 1 s more).
+    assert.ok(waits[0].ms >= 2900, `first wait ${waits[0].ms} ms`);
+    assert.ok(waits[2].ms < 1800, `third wait ${waits[2].ms} ms: the writer was known stuck`);
+    const exitMs = took - waits.reduce((a, w) => a + w.ms, 0);
+    assert.ok(exitMs < 3500, `the exit after them took ${exitMs} ms (1 s per exit hook for a stuck writer; 5 s before)`);
+  } finally {
+    closeSync(rd);
+  }
+});
+
+// ---- unfinished work at the exit flush (docs/errors.md, Timestamps) --------------------------------------------------
+
+for (const tag of TAGS) {
+  test(`${tag}: a kernel still running at exit comes with end 0 from the forced flush; converted as incomplete`, async () => {
+    const run = runSync(tag, "unfinished", "unfinished");
+    ok(run, "unfinished");
+    const running = one(run, "running");
+    const path = outPath(tag, "unfinished", run.pid);
+    // The dump holds CUPTI's record as delivered: the kernel's end is CUPTI_TIMESTAMP_UNKNOWN (0).
+    const cs = chunks(path);
+    const sizes = readKindSizes(cs.find((x) => x.type === T.KIND_SIZES)!.p);
+    const ends: Array<[number, bigint]> = []; // CONCURRENT_KERNEL: correlationId @92, end @24
+    for (const c of cs.filter((x) => x.type === T.ACTIVITY)) {
+      for (let o = 0; o + 4 <= c.p.length; o += sizes.get(c.p.readUInt32LE(o))!) {
+        if (c.p.readUInt32LE(o) === 10) ends.push([c.p.readUInt32LE(o + 92), c.p.readBigUInt64LE(o + 24)]);
+      }
+    }
+    assert.equal(ends.filter(([, e]) => e === 0n).map(([corr]) => corr), [running.corr], "one record with end 0");
+    assert.is(cs[cs.length - 1].type, T.END);
+
+    const c = await convert(path);
+    const made = run.events.filter((e) => e.ev === "kernel");
+    const k = byCat(c, "kernel");
+    assert.equal(k.map((e) => e.name), [...made.map((e) => e.name), "unfinished_kernel"]);
+    made.forEach((m, i) => assertTimes(k[i], m.start, m.end, c.base, m.name));
+    const u = k[k.length - 1];
+    assertTimes(u, running.start, running.start, c.base, "unfinished_kernel at its start, dur 0");
+    assert.is(u.args.incomplete, true);
+    assert.is(u.args.correlation, running.corr);
+    // Neither the base nor the trace's extent comes from the unknown end.
+    const first = BigInt(run.events.find((e) => e.ev === "runtime").start);
+    assert.ok(c.base > 0n && c.base <= first && first - c.base < 7_889_238_000_000_000n, `base ${c.base}`);
+    const last = BigInt(running.start) - c.base;
+    for (const e of c.trace.traceEvents.filter((x) => x.ph === "X")) {
+      assert.ok(Math.round((e.ts + e.dur) * 1000) <= Number(last), `${e.name} ends by the last known time`);
+    }
+    const w = c.r.info.warnings.map((x) => [x.code, x.count, x.detail]);
+    assert.equal(w, [["INCOMPLETE_RECORD", 1, 10]]);
+  });
+}
+
+test.run();
