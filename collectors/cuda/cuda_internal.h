@@ -5,8 +5,9 @@
  *
  * Visibility: the library is built with -fvisibility=hidden and every declaration after the includes is marked
  * hidden too, so the library still exports only the entry points of rawtrace.h. Shared names carry rt_cuda_ so that
- * they cannot clash with the profiled program's symbols (nor with the common code's rt_); G and C are this header's
- * short names for rt_cuda_g and rt_cuda_cupti.
+ * they cannot clash with the profiled program's symbols (nor with the common code's rt_). The state G and the entry
+ * points C keep the one-letter names the code reads best with: they are hidden like every name here, so nothing
+ * outside the library can see or clash with them.
  */
 #ifndef RAWTRACE_CUDA_INTERNAL_H
 #define RAWTRACE_CUDA_INTERNAL_H
@@ -126,7 +127,7 @@ struct config {
   double exit_timeout;
 };
 
-/* The collector's state: one per process (rt_cuda_g, defined in rawtrace_cuda.c). */
+/* The collector's state: one per process (G, defined in rawtrace_cuda.c). */
 struct rt_cuda_state {
   struct config cfg;
 
@@ -207,8 +208,7 @@ struct rt_cuda_state {
   atomic_uint_fast64_t n_requested, n_refused, n_completed, n_written, n_discarded, n_activity_bytes, n_strings,
       n_vendor_dropped, n_cap_drops, t_callback_ns, t_writer_ns, n_chunks;
 };
-extern struct rt_cuda_state rt_cuda_g; /* rawtrace_cuda.c */
-#define G rt_cuda_g
+extern struct rt_cuda_state G; /* rawtrace_cuda.c */
 
 /* CUPTI entry points, typed from the real prototypes. */
 struct rt_cuda_cupti {
@@ -230,8 +230,7 @@ struct rt_cuda_cupti {
   CUptiResult (*EnableDriverApi)(CUpti_CallbackId, uint8_t);
   fn_cupti_u8 EnableCudaEventDeviceTimestamps;
 };
-extern struct rt_cuda_cupti rt_cuda_cupti; /* cuda_load.c */
-#define C rt_cuda_cupti
+extern struct rt_cuda_cupti C; /* cuda_load.c */
 
 /* ------------------------------------------------------------------------------------------------------------------ */
 /* Small helpers                                                                                                      */

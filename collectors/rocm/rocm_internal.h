@@ -6,7 +6,8 @@
  * Visibility: the library is built with -fvisibility=hidden and every declaration after the includes is marked
  * hidden too, so the library still exports only rocprofiler_configure and the entry points of rawtrace_rocm.h.
  * Shared names carry rt_rocm_ so that they cannot clash with the profiled program's symbols (nor with the common
- * code's rt_ or the ABI's rt_rocp_); G and S are this header's short names for rt_rocm_g and rt_rocm_sdk.
+ * code's rt_ or the ABI's rt_rocp_). The state G and the SDK's entry points S keep the one-letter names the code
+ * reads best with: they are hidden like every name here, so nothing outside the library can see or clash with them.
  */
 #ifndef RAWTRACE_ROCM_INTERNAL_H
 #define RAWTRACE_ROCM_INTERNAL_H
@@ -110,10 +111,9 @@ struct rt_rocm_sdk {
   rt_rocp_pop_external_fn pop_external;
   rt_rocp_status_string_fn status_string;
 };
-extern struct rt_rocm_sdk rt_rocm_sdk; /* rocm_load.c */
-#define S rt_rocm_sdk
+extern struct rt_rocm_sdk S; /* rocm_load.c */
 
-/* The collector's state: one per process (rt_rocm_g, defined in rawtrace_rocm.c). */
+/* The collector's state: one per process (G, defined in rawtrace_rocm.c). */
 struct rt_rocm_state {
   struct config cfg;
   int verbosity;
@@ -173,8 +173,7 @@ struct rt_rocm_state {
   atomic_uint_fast64_t n_callbacks, n_records, n_vendor_dropped, n_capped, n_skipped, n_activity_bytes, n_ksyms,
       n_messages, t_callback_ns, n_chunks;
 };
-extern struct rt_rocm_state rt_rocm_g; /* rawtrace_rocm.c */
-#define G rt_rocm_g
+extern struct rt_rocm_state G; /* rawtrace_rocm.c */
 
 /* An API_NAMES table being built: every buffer kind, then the operations of the kinds we record (rocm_tables.c). */
 struct names {
