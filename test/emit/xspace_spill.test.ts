@@ -105,7 +105,7 @@ test("lines kept in memory past their largest chunk under a shared budget, then 
     for (const [what, r] of [["none", none], ["some", some], ["all", all]] as const) {
       assert.is(r.hash, kept.hash, `${path}: budget ${what}`);
     }
-    // Lines out of order spill whatever the budget (the real traces' API threads: nested calls arrive by end).
+    // Lines out of order spill whatever the budget (the real traces have some: nested ranges and calls arrive by end).
     assert.ok(some.spilled <= none.spilled && all.spilled <= some.spilled, `${path}: ${none.spilled}, ${some.spilled}, ${all.spilled}`);
   }
   // The loop's lines are in order: a budget that holds some of them whole spills less (a line that outgrows the
