@@ -309,13 +309,13 @@ export function spillLine(ln: Line): void {
 function lineGrow(ln: Line, n: u32): usize {
   let t = ln.tail;
   const full = t != 0 && load<u32>(t, 8) >= spillAt;
-  if (full && (ln.unsorted != 0 || keptBytes + load<u32>(t, 8) > keepBudget)) {
+  let cap = t == 0 ? CHUNK_FIRST : load<u32>(t, 8) << 1;
+  if (cap > CHUNK_MAX) cap = CHUNK_MAX;
+  if (cap < n) cap = n;
+  if (full && (ln.unsorted != 0 || keptBytes + cap > keepBudget)) {
     // The line's records go to the spill storage, so memory stays flat.
     spillLine(ln);
   } else {
-    let cap = t == 0 ? CHUNK_FIRST : load<u32>(t, 8) << 1;
-    if (cap > CHUNK_MAX) cap = CHUNK_MAX;
-    if (cap < n) cap = n;
     let c: usize;
     if (cap == CHUNK_MAX && freeChunks != 0) {
       c = freeChunks;

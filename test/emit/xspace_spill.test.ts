@@ -290,17 +290,23 @@ test("evicted pages through the in-memory store (browser default), and no spill 
   assert.equal(readdirSync(spillDir), []);
 });
 
-/**
- * A CUDA 13 dump of `n` memcpys, 1 µs apart, dealt round-robin over `streams` streams, except that copy `late`
- * starts before its predecessor on its stream.
- */
-function lateCopyDump(n: number, late: number, streams = 1): Uint8Array {
+/** A CUDA 13 dump being written in memory: its header, a clock anchor at T and the kind sizes written. */
+function cuda13Writer(): { w: RawtraceWriter; L: C.CuptiLayout; T: bigint } {
   const L: C.CuptiLayout = "cuda13";
   const T = 1_780_000_000_000_000_000n;
   const w = RawtraceWriter.inMemory();
   w.header({ vendor: 1, vendorVersion: C.LAYOUT_VERSION[L], runtimeVersion: 12080, driverVersion: 12080, pid: 1, startNs: T, hostname: "h", commandLine: "x" });
   w.clock({ which: 0, vendorNs: T, realtimeNs: T, monotonicNs: 1n, monotonicRawNs: 1n, boottimeNs: 1n });
   w.kindSizes(Object.entries(C.SIZES[L]).map(([k, v]) => [Number(k), v] as const));
+  return { w, L, T };
+}
+
+/**
+ * A CUDA 13 dump of `n` memcpys, 1 µs apart, dealt round-robin over `streams` streams, except that copy `late`
+ * starts before its predecessor on its stream.
+ */
+function lateCopyDump(n: number, late: number, streams = 1): Uint8Array {
+  const { w, L, T } = cuda13Writer();
   const recs: Uint8Array[] = [];
   for (let i = 0; i < n; i++) {
     const start = T + BigInt(i === late ? i - 5 : i) * 1000n + (i === late ? 1n : 0n);
@@ -364,12 +370,7 @@ test("with the default 1 MiB chunks, a spilled line's kept chunks are reused by 
 test("detail strings wait in the spilled text pool: each written once, equal strings of different tuples shared", async () => {
   // 3000 memcpys of distinct sizes (≈ 200 KB of memcpy_details: pool blocks of 64 KiB spilled and read back), with
   // "unknown" memory kinds 8, 9 and 0 for one size: three tuples, one string, the first in a block already spilled.
-  const L: C.CuptiLayout = "cuda13";
-  const T = 1_780_000_000_000_000_000n;
-  const w = RawtraceWriter.inMemory();
-  w.header({ vendor: 1, vendorVersion: C.LAYOUT_VERSION[L], runtimeVersion: 12080, driverVersion: 12080, pid: 1, startNs: T, hostname: "h", commandLine: "x" });
-  w.clock({ which: 0, vendorNs: T, realtimeNs: T, monotonicNs: 1n, monotonicRawNs: 1n, boottimeNs: 1n });
-  w.kindSizes(Object.entries(C.SIZES[L]).map(([k, v]) => [Number(k), v] as const));
+  const { w, L, T } = cuda13Writer();
   const recs: Uint8Array[] = [];
   let corr = 1;
   const copy = (bytes: bigint, srcKind: number) => {
