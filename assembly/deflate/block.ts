@@ -4,11 +4,12 @@
  * takes the fewest bits. Bits go out least significant first through a 64-bit buffer that is stored 8 bytes at a
  * time and advanced by whole bytes, so the output needs 8 bytes of slack past the end.
  *
- * Symbols (u32 each): a literal byte is its value (< 256); a match is (length - 3 + 256) << 16 | (distance - 1).
+ * Symbols (u32 each): a literal byte is its value (< 256); a match is {@link matchSymbol}'s packing of its length,
+ * distance and distance slot, so that the writer needs no slot lookups of its own.
  */
 import { buildLengths } from "./huffman";
 import {
-  assignCodes, LEN_SLOT, LEN_EXTRA, LEN_BASE, DIST_SLOT_LO, DIST_SLOT_HI, DIST_EXTRA, DIST_BASE,
+  assignCodes, LEN_SLOT, LEN_EXTRA, LEN_BASE, DIST_EXTRA, DIST_BASE,
   FIXED_LIT, FIXED_LIT_LEN, FIXED_DIST, FIXED_DIST_LEN,
 } from "./tables";
 
@@ -28,6 +29,26 @@ const ALL_LEN: usize = memory.data(288 + 32); // literal/length then distance le
 const RLE: usize = memory.data((288 + 32) * 2); // code-length symbols: symbol | extra value << 5
 /** Order the code-length code's lengths are sent in (RFC 1951 §3.2.7). */
 const CL_ORDER: usize = memory.data<u8>([16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15]);
+
+/** Bit 20 of a symbol: set on every match, so that a match is never below 256. */
+const MATCH_FLAG: u32 = 1 << 20;
+
+/**
+ * A match's symbol: (length - 3) << 24 | distance slot << 15 | flag | (distance - 1), the slot being the one of
+ * tables.ts for distance - 1 (the matcher has it already for its counts).
+ */
+// @ts-ignore: decorator
+@inline export function matchSymbol(l: u32, ds: u32, d: u32): u32 {
+  return (l << 24) | (ds << 15) | MATCH_FLAG | d;
+}
+
+/**
+ * u32[256] per block: for each match length - 3, its length code (from the block's literal/length code) and extra
+ * bits as one bit string (at most 15 + 5 bits) | their count << 24, so that a length costs one lookup.
+ */
+const LEN_PUT: usize = memory.data(256 * 4);
+/** u64[30] per block: each distance slot's code | code length << 16 | code length + extra bits << 24 | base << 32. */
+const DIST_PUT: usize = memory.data(30 * 8);
 
 /** Next output byte. */
 let out: usize = 0;
@@ -135,8 +156,26 @@ function runLengths(n: i32): i32 {
   return s == 16 ? 2 : s == 17 ? 3 : s == 18 ? 7 : 0;
 }
 
+/** Fills LEN_PUT and DIST_PUT from the codes `lit` and `dist` (u32: reversed code | length << 16). */
+function matchCodes(lit: usize, dist: usize): void {
+  for (let l: u32 = 0; l < 256; l++) {
+    const ls = <usize>load<u8>(LEN_SLOT + l);
+    const e = load<u32>(lit + ((257 + ls) << 2));
+    const ln = e >> 16;
+    const bits = (e & 0xffff) | ((l - <u32>load<u16>(LEN_BASE + (ls << 1))) << ln);
+    store<u32>(LEN_PUT + (<usize>l << 2), bits | ((ln + <u32>load<u8>(LEN_EXTRA + ls)) << 24));
+  }
+  for (let ds: usize = 0; ds < 30; ds++) {
+    const f = load<u32>(dist + (ds << 2));
+    const dn = <u64>(f >> 16);
+    store<u64>(DIST_PUT + (ds << 3), <u64>(f & 0xffff) | (dn << 16) | ((dn + <u64>load<u8>(DIST_EXTRA + ds)) << 24) |
+      (<u64>load<u16>(DIST_BASE + (ds << 1)) << 32));
+  }
+}
+
 /** Writes the symbols [syms, syms + 4n) with the codes `lit` and `dist` (u32: reversed code | length << 16). */
 function writeSymbols(syms: usize, n: i32, lit: usize, dist: usize): void {
+  matchCodes(lit, dist);
   let o = out;
   let b = bitBuf;
   let c = <u64>bitCount;
@@ -148,18 +187,14 @@ function writeSymbols(syms: usize, n: i32, lit: usize, dist: usize): void {
       b |= <u64>(e & 0xffff) << c;
       c += <u64>(e >> 16);
     } else {
-      const l = <usize>((s >> 16) - 256);
-      const d = s & 0xffff;
-      const ls = <usize>load<u8>(LEN_SLOT + l);
-      const e = load<u32>(lit + ((257 + ls) << 2));
-      const ln = e >> 16;
-      b |= <u64>((e & 0xffff) | ((<u32>l - <u32>load<u16>(LEN_BASE + (ls << 1))) << ln)) << c;
-      c += <u64>(ln + <u32>load<u8>(LEN_EXTRA + ls));
-      const ds = <usize>(d < 256 ? load<u8>(DIST_SLOT_LO + d) : load<u8>(DIST_SLOT_HI + (d >> 7)));
-      const f = load<u32>(dist + (ds << 2));
-      const dn = f >> 16;
-      b |= (<u64>(f & 0xffff) | (<u64>(d - <u32>load<u16>(DIST_BASE + (ds << 1))) << dn)) << c;
-      c += <u64>(dn + <u32>load<u8>(DIST_EXTRA + ds));
+      // Length code and extra bits from one lookup, then the distance's, put together: at most 20 + 28 bits,
+      // which fit in the buffer above its 0–7 pending bits.
+      const lp = load<u32>(LEN_PUT + (<usize>(s >> 24) << 2));
+      const dp = load<u64>(DIST_PUT + (<usize>((s >> 15) & 31) << 3));
+      const dbits = (dp & 0xffff) | (<u64>((s & 0x7fff) - <u32>(dp >> 32)) << ((dp >> 16) & 0xff));
+      const ln = <u64>(lp >> 24);
+      b |= (<u64>(lp & 0xffffff) | (dbits << ln)) << c;
+      c += ln + ((dp >> 24) & 0xff);
     }
     store<u64>(o, b);
     o += <usize>(c >> 3);

@@ -6,7 +6,7 @@
  * goes out as a literal), which keeps incompressible input fast. Symbols are gathered and counted per block of
  * BLOCK_SYMBOLS and handed to the block writer.
  */
-import { writeBlock, LIT_FREQ, DIST_FREQ } from "./block";
+import { writeBlock, matchSymbol, LIT_FREQ, DIST_FREQ } from "./block";
 import { LEN_SLOT, DIST_SLOT_LO, DIST_SLOT_HI } from "./tables";
 
 /** log2 of the hash table's entries (u32 positions). */
@@ -69,12 +69,12 @@ export function deflate(inp: usize, n: usize, table: usize, syms: usize): void {
         len += 8;
       }
       const l = len - 3;
-      store<u32>(syms + (<usize>ns << 2), (<u32>(l + 256) << 16) | <u32>(dist - 1));
-      ns++;
       const lf = LIT_FREQ + ((257 + <usize>load<u8>(LEN_SLOT + l)) << 2);
       store<u32>(lf, load<u32>(lf) + 1);
       const d = dist - 1;
       const ds = <usize>(d < 256 ? load<u8>(DIST_SLOT_LO + d) : load<u8>(DIST_SLOT_HI + (d >> 7)));
+      store<u32>(syms + (<usize>ns << 2), matchSymbol(<u32>l, <u32>ds, <u32>d));
+      ns++;
       const df = DIST_FREQ + (ds << 2);
       store<u32>(df, load<u32>(df) + 1);
       i += len;
