@@ -4,8 +4,9 @@
  * takes the fewest bits. Bits go out least significant first through a 64-bit buffer that is stored 8 bytes at a
  * time and advanced by whole bytes, so the output needs 8 bytes of slack past the end.
  *
- * Symbols (u32 each): a literal byte is its value (< 256); a match is {@link matchSymbol}'s packing of its length,
- * distance and distance slot, so that the writer needs no slot lookups of its own.
+ * Symbols (u32 each), made by {@link literalSymbol} and {@link matchSymbol}: a row of SYM_PUT (the literal byte, or
+ * 256 + match length - 3), a distance slot (NO_DIST for a literal) and distance - 1 (0 for a literal), so that the
+ * writer puts any symbol with the same two lookups and no branch.
  */
 import { buildLengths } from "./huffman";
 import {
@@ -30,25 +31,31 @@ const RLE: usize = memory.data((288 + 32) * 2); // code-length symbols: symbol |
 /** Order the code-length code's lengths are sent in (RFC 1951 §3.2.7). */
 const CL_ORDER: usize = memory.data<u8>([16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15]);
 
-/** Bit 20 of a symbol: set on every match, so that a match is never below 256. */
-const MATCH_FLAG: u32 = 1 << 20;
+/** The distance slot of a literal's symbol: its DIST_PUT row is all zero (no code, no bits). */
+const NO_DIST: u32 = 31;
 
-/**
- * A match's symbol: (length - 3) << 24 | distance slot << 15 | flag | (distance - 1), the slot being the one of
- * tables.ts for distance - 1 (the matcher has it already for its counts).
- */
+/** A literal's symbol (`b` < 256). */
+// @ts-ignore: decorator
+@inline export function literalSymbol(b: u32): u32 {
+  return (b << 20) | (NO_DIST << 15);
+}
+
+/** A match's symbol: length - 3 (`l`), the distance slot (`ds`, tables.ts) of distance - 1 (`d`). */
 // @ts-ignore: decorator
 @inline export function matchSymbol(l: u32, ds: u32, d: u32): u32 {
-  return (l << 24) | (ds << 15) | MATCH_FLAG | d;
+  return ((256 + l) << 20) | (ds << 15) | d;
 }
 
 /**
- * u32[256] per block: for each match length - 3, its length code (from the block's literal/length code) and extra
- * bits as one bit string (at most 15 + 5 bits) | their count << 24, so that a length costs one lookup.
+ * u32[512] per block: the bits a symbol's SYM_PUT row puts (at most 15 + 5) | their count << 24: rows 0–255 the
+ * literals' codes, rows 256–511 each match length's code (from the literal/length code) and extra bits.
  */
-const LEN_PUT: usize = memory.data(256 * 4);
-/** u64[30] per block: each distance slot's code | code length << 16 | code length + extra bits << 24 | base << 32. */
-const DIST_PUT: usize = memory.data(30 * 8);
+const SYM_PUT: usize = memory.data(512 * 4);
+/**
+ * u64[32] per block: each distance slot's code | code length << 16 | code length + extra bits << 24 | base << 32;
+ * rows 30 and 31 (NO_DIST) are zero.
+ */
+const DIST_PUT: usize = memory.data(32 * 8);
 
 /** Next output byte. */
 let out: usize = 0;
@@ -156,14 +163,18 @@ function runLengths(n: i32): i32 {
   return s == 16 ? 2 : s == 17 ? 3 : s == 18 ? 7 : 0;
 }
 
-/** Fills LEN_PUT and DIST_PUT from the codes `lit` and `dist` (u32: reversed code | length << 16). */
-function matchCodes(lit: usize, dist: usize): void {
+/** Fills SYM_PUT and DIST_PUT from the codes `lit` and `dist` (u32: reversed code | length << 16). */
+function putTables(lit: usize, dist: usize): void {
+  for (let b: usize = 0; b < 256; b++) {
+    const e = load<u32>(lit + (b << 2));
+    store<u32>(SYM_PUT + (b << 2), (e & 0xffff) | ((e >> 16) << 24));
+  }
   for (let l: u32 = 0; l < 256; l++) {
     const ls = <usize>load<u8>(LEN_SLOT + l);
     const e = load<u32>(lit + ((257 + ls) << 2));
     const ln = e >> 16;
     const bits = (e & 0xffff) | ((l - <u32>load<u16>(LEN_BASE + (ls << 1))) << ln);
-    store<u32>(LEN_PUT + (<usize>l << 2), bits | ((ln + <u32>load<u8>(LEN_EXTRA + ls)) << 24));
+    store<u32>(SYM_PUT + (<usize>(256 + l) << 2), bits | ((ln + <u32>load<u8>(LEN_EXTRA + ls)) << 24));
   }
   for (let ds: usize = 0; ds < 30; ds++) {
     const f = load<u32>(dist + (ds << 2));
@@ -171,31 +182,27 @@ function matchCodes(lit: usize, dist: usize): void {
     store<u64>(DIST_PUT + (ds << 3), <u64>(f & 0xffff) | (dn << 16) | ((dn + <u64>load<u8>(DIST_EXTRA + ds)) << 24) |
       (<u64>load<u16>(DIST_BASE + (ds << 1)) << 32));
   }
+  store<u64>(DIST_PUT + (30 << 3), 0);
+  store<u64>(DIST_PUT + (31 << 3), 0);
 }
 
 /** Writes the symbols [syms, syms + 4n) with the codes `lit` and `dist` (u32: reversed code | length << 16). */
 function writeSymbols(syms: usize, n: i32, lit: usize, dist: usize): void {
-  matchCodes(lit, dist);
+  putTables(lit, dist);
   let o = out;
   let b = bitBuf;
   let c = <u64>bitCount;
   const end = syms + (<usize>n << 2);
   for (let p = syms; p < end; p += 4) {
+    // No branch on the kind of symbol (literals and matches alternate unpredictably): a literal's distance row is
+    // zero and adds nothing. At most 20 + 28 bits, which fit above the buffer's 0–7 pending bits.
     const s = load<u32>(p);
-    if (s < 256) {
-      const e = load<u32>(lit + (<usize>s << 2));
-      b |= <u64>(e & 0xffff) << c;
-      c += <u64>(e >> 16);
-    } else {
-      // Length code and extra bits from one lookup, then the distance's, put together: at most 20 + 28 bits,
-      // which fit in the buffer above its 0–7 pending bits.
-      const lp = load<u32>(LEN_PUT + (<usize>(s >> 24) << 2));
-      const dp = load<u64>(DIST_PUT + (<usize>((s >> 15) & 31) << 3));
-      const dbits = (dp & 0xffff) | (<u64>((s & 0x7fff) - <u32>(dp >> 32)) << ((dp >> 16) & 0xff));
-      const ln = <u64>(lp >> 24);
-      b |= (<u64>(lp & 0xffffff) | (dbits << ln)) << c;
-      c += ln + ((dp >> 24) & 0xff);
-    }
+    const a = load<u32>(SYM_PUT + (<usize>(s >> 20) << 2));
+    const dp = load<u64>(DIST_PUT + (<usize>((s >> 15) & 31) << 3));
+    const dbits = (dp & 0xffff) | (<u64>((s & 0x7fff) - <u32>(dp >> 32)) << ((dp >> 16) & 0xff));
+    const an = <u64>(a >> 24);
+    b |= (<u64>(a & 0xffffff) | (dbits << an)) << c;
+    c += an + ((dp >> 24) & 0xff);
     store<u64>(o, b);
     o += <usize>(c >> 3);
     b >>= c & ~7;

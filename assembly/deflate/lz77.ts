@@ -6,7 +6,7 @@
  * goes out as a literal), which keeps incompressible input fast. Symbols are gathered and counted per block of
  * BLOCK_SYMBOLS and handed to the block writer.
  */
-import { writeBlock, matchSymbol, LIT_FREQ, DIST_FREQ } from "./block";
+import { writeBlock, literalSymbol, matchSymbol, LIT_FREQ, DIST_FREQ } from "./block";
 import { LEN_SLOT, DIST_SLOT_LO, DIST_SLOT_HI } from "./tables";
 
 /** log2 of the hash table's entries (u32 positions). */
@@ -30,7 +30,7 @@ const STEP_SHIFT: u32 = 5;
 // @ts-ignore: decorator
 @inline function literal(syms: usize, ns: i32, p: usize): i32 {
   const b = <usize>load<u8>(p);
-  store<u32>(syms + (<usize>ns << 2), <u32>b);
+  store<u32>(syms + (<usize>ns << 2), literalSymbol(<u32>b));
   const lf = LIT_FREQ + (b << 2);
   store<u32>(lf, load<u32>(lf) + 1);
   return ns + 1;
