@@ -29,7 +29,7 @@ const T0 = 1_780_000_000_000_000_000n;
  * Where each op's device record (kernel, memcpy, memset) sits against its launch call(s) in the file.
  * `launch-first` (the default, what every bench figure before 2026-11-25 evening used): after them. `device-first`:
  * before them — the order of real CUPTI dumps (every H100 fixture has each device record before its launch call),
- * which keeps the NVTX projection pass (docs/performance.md, "What is left for target 1").
+ * which keeps the NVTX projection pass (docs/performance/core.md, "What is left for target 1").
  */
 export type RecordOrder = "launch-first" | "device-first";
 

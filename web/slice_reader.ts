@@ -3,7 +3,7 @@
  * that worker's own event loop, so while the core decodes a window (the thread busy in WebAssembly) the browser
  * stops feeding it: reading and decoding alternate instead of overlapping (measured in Chromium 156 on a 1.05 GiB
  * dump: 146–217 MB/s through `File.stream()` in a worker, 387–392 MB/s through slices read by a nested worker whose
- * thread does nothing else; bench/web_load.ts, docs/performance.md "The file on a reader thread").
+ * thread does nothing else; bench/web_load.ts, docs/performance/viewer.md "The file on its own thread").
  *
  * A nested worker (web/reader_worker.ts) runs {@link serveSlices}: it reads the file with `Blob.slice().arrayBuffer()`,
  * a few slices in flight, and transfers each slice's ArrayBuffer to the core's worker, where {@link sliceStream}

@@ -84,7 +84,7 @@ function cancelledError(): Error {
  * packing; a larger one is held to about RAW_KEEP_BYTES + a third of the rest, for a third of the file's packing
  * time at 1 GiB), or `auto`: packed where the machine has at least {@link PACK_CORES} cores, so that the packing
  * has a core of its own, else mixed (on two cores packing competes with the index pass and the browser's file
- * reading: docs/performance.md, "The kept file, packed").
+ * reading: docs/performance/viewer.md, "The kept file, packed").
  */
 export type KeepMode = "packed" | "raw" | "mixed" | "auto";
 /** Cores `auto` needs to pack everything. */

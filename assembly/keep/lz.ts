@@ -2,8 +2,8 @@
  * A byte-oriented LZ77 block codec (the LZ4 family's sequence layout), for bytes a host keeps in memory between
  * passes (the viewer keeps the dump it read once: web/file_source.ts). Built for speed on both sides, not for
  * ratio: no entropy coding, the last two match distances then one hash probe per position, 16-bit offsets. A CUPTI
- * dump (fixed-size records, mostly zeros and repeated fields) shrinks 2.8–3.8× (docs/performance.md, "The kept file,
- * packed").
+ * dump (fixed-size records, mostly zeros and repeated fields) shrinks 2.8–3.8× (docs/performance/viewer.md, "The kept
+ * file, packed").
  *
  * A packed block is a run of sequences, each:
  *   token u8          high nibble: literal count (15: more follows), low nibble: match length − 4 (15: more)

@@ -4,7 +4,7 @@
  * members are one valid gzip file (RFC 1952 §2.2) that gunzip, Python's `gzip` and Node's `zlib` read as the
  * whole stream. Block boundaries depend only on the byte count, never on timing, so the output is the same bytes
  * on every run. The cost against one stream: each block starts with an empty dictionary (the first 32 KiB of a
- * block find no earlier matches) plus 18 bytes of member header and trailer; docs/performance.md has the figures.
+ * block find no earlier matches) plus 18 bytes of member header and trailer; docs/performance/gzip.md has the figures.
  *
  * Level 0 is rawtrace's own encoder (assembly/deflate, src/node/fast_gzip.ts) in a pool of worker threads
  * (src/node/gzip_pool.ts), the default: faster than zlib's level 1 on Chrome JSON and a little smaller. Levels 1–9
@@ -17,7 +17,7 @@ import { RawtraceError } from "../core/codes.js";
 
 /**
  * The gzip level rawtrace gzips Chrome JSON at unless told otherwise (`--gzip-level`): 0, its own encoder, faster
- * than zlib's level 1 and a little smaller; chosen by measurement, docs/performance.md "gzip in parallel blocks".
+ * than zlib's level 1 and a little smaller; chosen by measurement, docs/performance/gzip.md.
  */
 export const DEFAULT_GZIP_LEVEL = 0;
 

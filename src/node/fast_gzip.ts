@@ -1,7 +1,7 @@
 /**
  * rawtrace's own gzip encoder (assembly/deflate, build/deflate.wasm) from Node: {@link FastGzip.gzip} turns a byte
  * array into one gzip member (RFC 1952) that any gunzip reads. It trades size for speed against zlib (greedy
- * matching, one hash probe per position; docs/performance.md "gzip in parallel blocks" has the figures). Each
+ * matching, one hash probe per position; docs/performance/gzip.md has the figures). Each
  * instance owns its WebAssembly memory; a worker thread holds one (src/node/gzip_pool.ts).
  */
 import { existsSync, readFileSync } from "node:fs";

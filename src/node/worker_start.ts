@@ -25,8 +25,8 @@ const PRELOAD = new Set(["--import", "--require", "-r", "--loader", "--experimen
  * conditions and the like carry over) without the ones that preload modules into the thread (`--import`, `--require`,
  * `--loader`). A worker's entry is plain JavaScript, or registers its own loader ({@link workerEntry}), so preloads
  * are only cost: under `tsx` (`node --import tsx`, which a host program or our bench may run) each one loads tsx
- * again, ≈ 0.17 CPU s and 0.12 s of start-up per worker on the 2-core VM (docs/performance.md, "gzip in parallel
- * blocks").
+ * again, ≈ 0.17 CPU s and 0.12 s of start-up per worker on the 2-core VM (docs/performance/gzip.md,
+ * "Worker start-up").
  */
 export function workerExecArgv(argv: readonly string[] = process.execArgv): string[] {
   const out: string[] = [];
