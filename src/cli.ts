@@ -40,8 +40,8 @@ const OUTPUTS = `  -d, --out-dir DIR  directory for the outputs (created when mi
   -F, --format F     chrome (default) or xspace
   -z, --gzip         gzip Chrome JSON outputs (.json.gz)
   --gzip-level N     gzip level: 0 (the default) is rawtrace's own encoder, the fastest; 1 to 9
-                     (smallest) are zlib's; 6 is about 25% smaller than 0 for 4× the CPU
-                     (docs/performance.md)
+                     (smallest) are zlib's; 6 is about 25% smaller than 0 for about 3× the CPU
+                     (docs/performance/gzip.md)
   -f, --force        overwrite existing outputs
 ${ALL_API}
 ${ANALYSIS}
@@ -123,8 +123,8 @@ Options:
   -F, --format F     chrome (default) or xspace
   -z, --gzip         gzip the Chrome JSON
   --gzip-level N     gzip level: 0 (the default) is rawtrace's own encoder, the fastest; 1 to 9
-                     (smallest) are zlib's; 6 is about 25% smaller than 0 for 4× the CPU
-                     (docs/performance.md)
+                     (smallest) are zlib's; 6 is about 25% smaller than 0 for about 3× the CPU
+                     (docs/performance/gzip.md)
   -f, --force        overwrite an existing output
   --max-skew MS      fail (exit 7, CLOCK_SKEW) before writing when a rank's clock start is more than MS
                      milliseconds from the median (also the threshold of the skew report)
