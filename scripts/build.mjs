@@ -9,7 +9,12 @@ await build({
   // The worker is its own entry (esbuild does not bundle `new Worker(new URL(...))`): dist/node/worker.js sits next
   // to cli.js and index.js (the `rawtrace/node` API), which start it by that relative URL; so does gzip_worker.js
   // (the gzip encoder's threads, src/node/gzip_pool.ts).
-  entryPoints: { cli: "src/cli.ts", worker: "src/node/worker.ts", gzip_worker: "src/node/gzip_worker.ts", index: "src/node/index.ts" },
+  // xspace_merge.js, too, is an entry of its own: merge loads it on first need (src/node/merge.ts), so that the other
+  // commands do not load and boot the protobuf runtime it uses.
+  entryPoints: {
+    cli: "src/cli.ts", worker: "src/node/worker.ts", gzip_worker: "src/node/gzip_worker.ts", index: "src/node/index.ts",
+    xspace_merge: "src/node/xspace_merge.ts",
+  },
   bundle: true,
   platform: "node",
   format: "esm",

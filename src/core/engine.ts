@@ -429,6 +429,13 @@ export class Engine {
 
   /** Makes the spill storage of each conversion (default {@link memorySpill}; Node sets a temporary file). */
   spillFactory: () => SpillStore = memorySpill;
+
+  /**
+   * Awaited after each input window (4 MiB) of every pass when set: a host that runs the core on a thread that must
+   * stay responsive (Node's main thread: src/node/pool.ts `inThread`) gives its event loop a turn there, so signal
+   * handlers and progress timers run during a conversion. Null (the default): no yield.
+   */
+  windowYield: (() => Promise<void>) | null = null;
   private spill: SpillStore | null = null;
   /**
    * Largest XSpace written, bytes: protobuf's message limit, 2^31 − 1 (XProf cannot open more). A larger one stops
@@ -490,6 +497,7 @@ export class Engine {
         if (!x.rt_feed(n)) break;
         onProgress?.(done, src.size, pass);
         if (afterWindow) await afterWindow();
+        if (this.windowYield) await this.windowYield();
       }
       if (x.rt_fatal_code() === 0) beforeEnd?.();
       x.rt_end_pass();

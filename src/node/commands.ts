@@ -6,6 +6,7 @@
  * one machine-readable document on standard output. Damage (skipped byte ranges) and clock skew are always reported
  * on standard error, --json or not.
  */
+import { statSync } from "node:fs";
 import { LOSS_WARNINGS, RawtraceError, type LossReport, type Warning } from "../core/codes.js";
 import { stepPattern, type AnalysisOptions, type FileInfo } from "../core/engine.js";
 import { skewMessages } from "../core/merge.js";
@@ -19,7 +20,7 @@ import { formatGaps, gapsCsv } from "./gap_report.js";
 import { DEFAULT_MIN_GAP_NS, type DeviceGaps } from "../core/gaps.js";
 import { diffStats, formatDiff } from "./diff.js";
 import type { StepStats } from "../core/step_stats.js";
-import { WorkerPool, poolJobs } from "./pool.js";
+import { IN_THREAD_MAX_BYTES, WorkerPool, poolJobs } from "./pool.js";
 import { expandInputs } from "./inputs.js";
 import { spoolInputs } from "./file_source.js";
 import { checkOutputNames, parseShard, readList, selectShard, type Shard } from "./shard.js";
@@ -138,6 +139,26 @@ function jobs(v: CliValues, inputs: number, fmt: "chrome" | "xspace" = "xspace")
   return n;
 }
 
+/**
+ * The pool of a command over `files`: one regular file of at most {@link IN_THREAD_MAX_BYTES} (a gzipped one
+ * counted at 8× its size, about what it inflates to), with no `--jobs` above 1, is converted on this thread, which
+ * saves starting a worker; anything else runs on `jobs` workers.
+ */
+function commandPool(v: CliValues, files: string[], fmt?: "chrome" | "xspace"): WorkerPool {
+  const n = jobs(v, files.length, fmt);
+  if (files.length === 1 && (v.jobs === undefined || n === 1)) {
+    let size = Infinity;
+    try {
+      const st = statSync(files[0]);
+      if (st.isFile()) size = st.size * (/\.gz$/i.test(files[0]) ? 8 : 1);
+    } catch {
+      // unreadable: a worker reports it as for any other input
+    }
+    if (size <= IN_THREAD_MAX_BYTES) return new WorkerPool({ inThread: true });
+  }
+  return new WorkerPool({ jobs: n });
+}
+
 /** Expands the command's inputs; globs and directories matching nothing become failures of their own. */
 function inputs(args: string[], what: string): { files: string[]; missing: Array<FileResult & { error: { code: string; message: string } }> } {
   if (args.length === 0) throw new RawtraceError("USAGE", `${what} needs .rawtrace files, directories or globs`);
@@ -236,7 +257,7 @@ async function convertFiles(
     } else console.error(`${tag}no inputs of ${shard?.total ?? 0} fall in this shard`);
     return 0;
   }
-  const pool = new WorkerPool({ jobs: jobs(v, files.length, fmt) });
+  const pool = commandPool(v, files, fmt);
   const say = (line: string, view: ProgressView | null) => (view ? view.log(line) : v.json ? undefined : console.error(line));
   // Inputs that do not exist are said first, as the failures of the conversion are said when they happen; the
   // summary then names every failure once more, by name and code only.
@@ -368,7 +389,7 @@ export async function runStats(args: string[], v: CliValues): Promise<number> {
   const perFile = new Map<string, { steps?: StepStats[]; gaps?: DeviceGaps[] }>();
   let results: StatsFileResult[];
   try {
-    const pool = new WorkerPool({ jobs: jobs(v, files.length) });
+    const pool = commandPool(v, spooled.paths);
     results = (await statsFiles(spooled.paths, { pool, allApi: v["all-api"] }).finally(() => pool.close()))
       .map((r, i) => ({ ...r, input: files[i] }));
     // Per-step figures (--steps) and GPU idle gaps (--gaps): one timeline pass per file that worked, in this thread.

@@ -30,7 +30,6 @@ import {
   xspaceWarningField,
   type ClockReport, type MergePlan, type RankOutcome,
 } from "../core/merge.js";
-import { joinXSpaceParts } from "./xspace_merge.js";
 import { checkOutputOptions, xspaceProfilePath } from "./convert.js";
 import { WorkerPool, poolJobs, type ActiveTask } from "./pool.js";
 import { fileFraction, type BatchProgress } from "./batch.js";
@@ -88,6 +87,17 @@ export interface MergeResult {
   bytesIn: number;
   bytesOut: number;
   seconds: number;
+}
+
+/**
+ * The XSpace joiner (src/node/xspace_merge.ts), loaded on first need: the protobuf runtime it uses would otherwise
+ * be loaded and booted at every start of the CLI (≈ 15 ms of its start-up on the 2-core VM). From the bundle it is
+ * dist/node/xspace_merge.js, an entry of its own next to this module (scripts/build.mjs); from source, the .ts file.
+ */
+function xspaceJoiner(): Promise<typeof import("./xspace_merge.js")> {
+  const here = import.meta.url;
+  const url = new URL(here.endsWith(".ts") ? "./xspace_merge.ts" : "./xspace_merge.js", here).href;
+  return import(url);
 }
 
 /** Merges the dumps of a multi-rank job into one Chrome trace (or one XSpace per host). */
@@ -282,6 +292,7 @@ async function mergeXSpace(
         closeSync(p.fd);
         p.fd = -1;
       }
+      const { joinXSpaceParts } = await xspaceJoiner();
       bytesOut += joinXSpaceParts(parts[i].map((p) => p.path), files[i].fd, finals[i]);
       for (const p of parts[i]) removeOwned(p.path);
     }

@@ -18,13 +18,29 @@ import { OutputFile } from "./output.js";
 import { checkOutputOptions } from "./convert.js";
 import type { FileInfo } from "../core/engine.js";
 import type { TraceStats } from "../core/stats.js";
-import { PROGRESS_SLOTS, type ConvertJob, type ConvertSummary, type PartJob, type PartSummary, type WorkerApi } from "./worker.js";
+import { PROGRESS_SLOTS, workerApi, type ConvertJob, type ConvertSummary, type PartJob, type PartSummary, type WorkerApi } from "./worker.js";
 
 /** Options of {@link WorkerPool}. */
 export interface PoolOptions {
   /** Worker threads (default: one per core). */
   jobs?: number;
+  /**
+   * Run the one task slot on this thread instead of a worker (the pool's size is then 1): no worker to start (about
+   * 40–100 ms of a small conversion, most of it the new thread's own Node bootstrap). The core gives this thread's
+   * event loop a turn after each 4 MiB input window, so signal handlers and progress timers still run; but a crash
+   * of the core (memory exhaustion) is this process's, not a worker's. The CLI asks for it for one input of at most
+   * {@link IN_THREAD_MAX_BYTES}.
+   */
+  inThread?: boolean;
 }
+
+/**
+ * Largest input the CLI converts on its own thread when it is the only one (128 MiB). Above it a worker converts
+ * while this thread writes (Chrome JSON; ×1.26 at 1.1 GB on two cores), which pays for the worker's start; at
+ * 78 MB the two were even on two cores, and on one core the thread of its own was 8–10% faster
+ * (docs/performance/parallel.md).
+ */
+export const IN_THREAD_MAX_BYTES = 128 * 1024 * 1024;
 
 /** A task running on a worker, as {@link WorkerPool.active} reports it. */
 export interface ActiveTask {
@@ -91,11 +107,13 @@ export class WorkerPool {
   private readonly waiting: Array<(slot: number) => void> = [];
   private seq = 0;
   private closed = false;
+  private readonly inThread: boolean;
 
   constructor(opts: PoolOptions = {}) {
-    const n = Math.floor(opts.jobs ?? defaultJobs());
+    const n = opts.inThread ? 1 : Math.floor(opts.jobs ?? defaultJobs());
     if (!(n >= 1)) throw new RawtraceError("USAGE", `jobs must be ≥ 1, not ${opts.jobs}`);
     this.size = n;
+    this.inThread = !!opts.inThread;
     this.slots = Array.from({ length: n }, () => ({
       worker: null, remote: null, died: null, dead: false, task: null, cancel: null,
       cells: new BigInt64Array(new SharedArrayBuffer(PROGRESS_SLOTS * 8)),
@@ -182,11 +200,18 @@ export class WorkerPool {
     s.worker = null;
     s.remote = null;
     s.died = null;
-    if (r) r[Comlink.releaseProxy]();
+    if (r && w) r[Comlink.releaseProxy]();
     if (w) await w.terminate();
   }
 
   private start(s: Slot): void {
+    if (this.inThread) {
+      // The worker's own API, called directly: the same code and core as a worker's, on this thread.
+      s.remote = workerApi(s.cells, true) as unknown as Comlink.Remote<WorkerApi>;
+      s.dead = false;
+      s.died = new Promise<never>(() => {});
+      return;
+    }
     const w = startWorker(workerEntry(import.meta.url, "worker"), { workerData: { progress: s.cells.buffer } });
     s.worker = w;
     s.dead = false;
@@ -232,9 +257,9 @@ export class WorkerPool {
     const cancelled = new Promise<never>((_, reject) => (s.cancel = reject));
     cancelled.catch(() => {}); // observed by the race below
     try {
-      if (!s.worker) this.start(s);
+      if (!s.remote) this.start(s);
       // Busy workers keep the process alive; idle ones do not (a forgotten close() cannot hang the process).
-      s.worker!.ref();
+      s.worker?.ref();
       return await Promise.race([fn(s.remote!, seq) as Promise<T>, s.died!, cancelled]);
     } catch (e) {
       return rethrow(e, file);

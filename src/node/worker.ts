@@ -73,9 +73,7 @@ export interface WorkerApi {
   stats(input: string, allApi: boolean, seq: number): Promise<{ stats: TraceStats; info: FileInfo; seconds: number }>;
 }
 
-const cells: BigInt64Array | null = workerData?.progress ? new BigInt64Array(workerData.progress as SharedArrayBuffer) : null;
-
-function progress(seq: number) {
+function progress(cells: BigInt64Array | null, seq: number) {
   if (cells) {
     Atomics.store(cells, 1, 0n);
     Atomics.store(cells, 2, 0n);
@@ -91,9 +89,14 @@ function progress(seq: number) {
 }
 
 let engine: Engine | null = null;
+/** Whether this thread's core yields to the event loop after each input window (set by {@link workerApi}). */
+let yieldEachWindow = false;
+/** A macrotask turn of this thread's event loop: signal handlers and timers run in it. */
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 /** This worker's core instance (reused file after file: its memory is allocated once). */
 async function core(): Promise<Engine> {
   engine ??= await createEngine();
+  engine.windowYield = yieldEachWindow ? turn : null;
   return engine;
 }
 
@@ -108,53 +111,62 @@ async function guarded<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-const api: WorkerApi = {
-  async convert(job, seq) {
-    const t0 = performance.now();
-    const r = await guarded(async () => convertFile(job.input, job.output, {
-      format: job.format, gzip: job.gzip, gzipLevel: job.gzipLevel, allApi: job.allApi, traceName: job.traceName, merge: job.merge, fd: job.fd, ...job.analysis,
-      onProgress: progress(seq), engine: await core(),
-    }));
-    return {
-      input: job.input, output: job.output, events: r.events, apiCallsHidden: r.apiCallsHidden, bytesIn: r.info.bytes, bytesOut: r.bytesOut,
-      seconds: (performance.now() - t0) / 1000, baseTimeNs: r.baseTimeNs, steps: r.steps, info: r.info,
-    };
-  },
-  async part(job, part, seq) {
-    const t0 = performance.now();
-    const out = segmentOutput(part, job.input);
-    try {
-      const r = await guarded(async () => withFileSource(job.input, async (src) => {
-        const res = await (await core()).convert(src, out.sink, {
-          allApi: job.allApi, traceName: job.traceName, ...job.analysis, split: out.split, onProgress: progress(seq),
-        });
-        out.finish();
-        return withGrowthWarning(src, res);
+/**
+ * The conversions a worker offers, storing progress in `cells` (the pool's shared cells of this slot; null: none).
+ * A worker thread exposes it over comlink; {@link WorkerPool} with `inThread` calls it directly on its own thread,
+ * with `inThread` set: the core then gives the event loop a turn after each 4 MiB input window (signals, progress).
+ */
+export function workerApi(cells: BigInt64Array | null, inThread = false): WorkerApi {
+  yieldEachWindow = inThread;
+  return {
+    async convert(job, seq) {
+      const t0 = performance.now();
+      const r = await guarded(async () => convertFile(job.input, job.output, {
+        format: job.format, gzip: job.gzip, gzipLevel: job.gzipLevel, allApi: job.allApi, traceName: job.traceName, merge: job.merge, fd: job.fd, ...job.analysis,
+        onProgress: progress(cells, seq), engine: await core(),
       }));
       return {
         input: job.input, output: job.output, events: r.events, apiCallsHidden: r.apiCallsHidden, bytesIn: r.info.bytes, bytesOut: r.bytesOut,
-        seconds: (performance.now() - t0) / 1000, baseTimeNs: r.baseTimeNs, steps: r.steps, info: r.info, split: r.split,
+        seconds: (performance.now() - t0) / 1000, baseTimeNs: r.baseTimeNs, steps: r.steps, info: r.info,
       };
-    } finally {
-      part.port.close();
-    }
-  },
-  async info(input, seq) {
-    return guarded(async () => withFileSource(input, async (src) =>
-      withGrowthWarning(src, { info: await (await core()).info(src, { onProgress: progress(seq) }) }).info));
-  },
-  async stats(input, allApi, seq) {
-    const t0 = performance.now();
-    const { stats, result } = await guarded(async () => withFileSource(input, async (src) => {
-      const r = await computeStats(await core(), src, { allApi, onProgress: progress(seq) });
-      withGrowthWarning(src, r.result);
-      return r;
-    }));
-    return { stats, info: result.info, seconds: (performance.now() - t0) / 1000 };
-  },
-};
+    },
+    async part(job, part, seq) {
+      const t0 = performance.now();
+      const out = segmentOutput(part, job.input);
+      try {
+        const r = await guarded(async () => withFileSource(job.input, async (src) => {
+          const res = await (await core()).convert(src, out.sink, {
+            allApi: job.allApi, traceName: job.traceName, ...job.analysis, split: out.split, onProgress: progress(cells, seq),
+          });
+          out.finish();
+          return withGrowthWarning(src, res);
+        }));
+        return {
+          input: job.input, output: job.output, events: r.events, apiCallsHidden: r.apiCallsHidden, bytesIn: r.info.bytes, bytesOut: r.bytesOut,
+          seconds: (performance.now() - t0) / 1000, baseTimeNs: r.baseTimeNs, steps: r.steps, info: r.info, split: r.split,
+        };
+      } finally {
+        part.port.close();
+      }
+    },
+    async info(input, seq) {
+      return guarded(async () => withFileSource(input, async (src) =>
+        withGrowthWarning(src, { info: await (await core()).info(src, { onProgress: progress(cells, seq) }) }).info));
+    },
+    async stats(input, allApi, seq) {
+      const t0 = performance.now();
+      const { stats, result } = await guarded(async () => withFileSource(input, async (src) => {
+        const r = await computeStats(await core(), src, { allApi, onProgress: progress(cells, seq) });
+        withGrowthWarning(src, r.result);
+        return r;
+      }));
+      return { stats, info: result.info, seconds: (performance.now() - t0) / 1000 };
+    },
+  };
+}
 
 if (parentPort) {
   sendErrorDetails();
-  Comlink.expose(api, nodeEndpoint(parentPort));
+  const cells = workerData?.progress ? new BigInt64Array(workerData.progress as SharedArrayBuffer) : null;
+  Comlink.expose(workerApi(cells), nodeEndpoint(parentPort));
 }

@@ -14,6 +14,7 @@ import { WorkerPool } from "../../src/node/pool.js";
 import { convertBatch } from "../../src/node/batch.js";
 import { isRawtraceError } from "../../src/core/codes.js";
 import { sampleDump } from "../helpers/sample_dump.js";
+import { generate } from "../../bench/generate.js";
 
 const tmp = mkdtempSync(join(tmpdir(), "rawtrace-pool-"));
 const input = join(tmp, "in.rawtrace");
@@ -113,6 +114,47 @@ test("an error from a worker keeps its code, file and offset (a content error at
   } finally {
     await pool.close();
   }
+});
+
+test("inThread: the same bytes as a worker, no worker started, progress and timers run during the conversion, errors keep code, file and offset", async () => {
+  // 300,000 records (≈ 23 MB): six 4 MiB windows per pass, so the event loop gets turns mid-conversion.
+  const big = join(tmp, "big.rawtrace");
+  generate(300000, big);
+  const viaWorker = new WorkerPool({ jobs: 1 });
+  let events = 0;
+  try {
+    events = (await viaWorker.convert({ input: big, output: join(tmp, "w.json") })).events;
+  } finally {
+    await viaWorker.close();
+  }
+  const pool = new WorkerPool({ inThread: true, jobs: 4 });
+  assert.is(pool.size, 1, "one slot, whatever jobs says");
+  try {
+    const seen: number[] = [];
+    let ticks = 0;
+    const timer = setInterval(() => {
+      ticks++;
+      for (const a of pool.active()) if (a.total > 0) seen.push(a.done / a.total);
+    }, 1);
+    const r = await pool.convert({ input: big, output: join(tmp, "t.json") }).finally(() => clearInterval(timer));
+    assert.ok(events > 200000 && r.events === events, `${r.events} events, a worker's ${events}`);
+    assert.is(workerOf(pool, 0), null, "no worker thread");
+    assert.ok(ticks >= 3, `timers ran during the conversion: ${ticks}`);
+    assert.ok(seen.some((f) => f > 0 && f < 1), `progress part-way seen: ${seen.slice(0, 8)}`);
+    assert.ok(readFileSync(join(tmp, "t.json")).equals(readFileSync(join(tmp, "w.json"))), "the same bytes as a worker's");
+    const empty = join(tmp, "empty2.rawtrace");
+    writeFileSync(empty, "");
+    for (const run of [() => pool.info(empty), () => pool.stats(empty), () => pool.convert({ input: empty, output: join(tmp, "e2.json") })]) {
+      const e: unknown = await run().then(() => null, (x) => x);
+      assert.ok(isRawtraceError(e) && e.code === "EMPTY" && e.file === empty && e.offset === 0, String(e));
+    }
+    assert.ok(!readdirSync(tmp).some((f) => f.startsWith("e2.json")), "no output, temporary or lock left by the failure");
+    assert.ok((await pool.info(big)).chunks > 0, "the slot works after a failure");
+  } finally {
+    await pool.close();
+  }
+  const e: unknown = await pool.info(big).then(() => null, (x) => x);
+  assert.ok(isRawtraceError(e) && e.code === "API_MISUSE", String(e));
 });
 
 test.after(() => rmSync(tmp, { recursive: true, force: true }));
