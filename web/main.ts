@@ -482,6 +482,8 @@ function rel(t: number): number {
 function writeHash(): void {
   if (!files.length || pending) return;
   clearTimeout(hashTimer);
+  // For tests and tools: a hash write is due (the address does not show the newest view yet).
+  document.body.dataset.hashPending = "1";
   hashTimer = window.setTimeout(() => {
     // Every file by name and identity, in the order opened: the references below number them so (web/hash.ts).
     const st: HashState = { files: files.map((f) => f.name), ids: files.map((f) => fileId(f.info)), view: view.window };
@@ -499,6 +501,7 @@ function writeHash(): void {
     const h = formatHash(st);
     if (h !== location.hash) history.replaceState(null, "", h || location.pathname);
     document.body.dataset.hash = h;
+    delete document.body.dataset.hashPending;
   }, 120);
 }
 
@@ -534,7 +537,26 @@ function applyPending(): void {
   const st = pending;
   if (!st) return;
   pending = null;
-  if (!st.files || st.files.some((n) => files.some((f) => f.name === n))) applyHash(st);
+  if (!st.files || st.files.some((n) => files.some((f) => f.name === n))) {
+    placeAsLinked(st);
+    applyHash(st);
+  }
+}
+
+/**
+ * Places the open files in the order the link lists them, as they were placed where the link was made: another run
+ * is aligned to the start of the first file placed (web/layout.ts), and the link's times count from the start of
+ * the trace so aligned. Files the link does not name follow, in the order opened. Nothing moves when they were
+ * opened in the link's order.
+ */
+function placeAsLinked(st: HashState): void {
+  const at = hashFiles(st, files, (f) => fileId(f.info));
+  const order = [...new Set(at.filter((f): f is LoadedFile => f !== undefined))];
+  for (const f of files) if (!order.includes(f)) order.push(f);
+  if (order.every((f, i) => f === files[i])) return;
+  view.placeInOrder(order);
+  rangePanel.origin = view.traceOrigin;
+  refreshFiles();
 }
 
 /**

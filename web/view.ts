@@ -139,6 +139,18 @@ export class TimelineView {
     }
   }
 
+  /**
+   * Places the open files again as if they had been opened in `order` (every open file once; web/layout.ts): which
+   * run is aligned to which start depends on the order files are placed in, so a restored link places its files in
+   * the order the link lists them (web/main.ts applyPending), whatever order they arrived in. Then lays out as
+   * {@link setFiles} does.
+   */
+  placeInOrder(order: LoadedFile[]): void {
+    this.placed.clear();
+    placeFiles(order, this.placed, this.align);
+    this.setFiles(this.files);
+  }
+
   /** Where the files sit on the view axis (for labels: web/layout.ts shiftNote). */
   get placements(): ReadonlyMap<LoadedFile, Placement> {
     return this.placed;

@@ -17,6 +17,8 @@ export interface SampleOptions {
   layout?: C.CuptiLayout;
   /** Offset of the vendor clock from CLOCK_REALTIME (realtime = vendor + offset). */
   clockOffset?: bigint;
+  /** Moves every timestamp (the records', the header's and the clock's) this many ns later: another rank of one run. */
+  shiftNs?: bigint;
   /** Write an END chunk (default true). */
   end?: boolean;
   /** Leave out the KIND_SIZES chunk (the decoder must use its built-in sizes). */
@@ -41,7 +43,7 @@ export interface SampleOptions {
 export function sampleDump(o: SampleOptions = {}): Uint8Array {
   const L = o.layout ?? "cuda13";
   const off = o.clockOffset ?? 0n;
-  const T = T0;
+  const T = T0 + (o.shiftNs ?? 0n);
   const w = RawtraceWriter.inMemory({ checksum: o.checksum });
   if (o.seq !== undefined) w.seqOverride = o.seq;
   w.header({

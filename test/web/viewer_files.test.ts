@@ -7,11 +7,12 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { copyFileSync, mkdirSync } from "node:fs";
+import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { Page } from "playwright-core";
 import { startHarness, type Guard, type Harness } from "./browser.js";
-import { chromeOf, clean, details, load, openPage } from "./viewer_helpers.js";
+import { chromeOf, clean, details, load, openPage, settledHash } from "./viewer_helpers.js";
+import { sampleDump } from "../helpers/sample_dump.js";
 
 const CUDA_SAMPLE = "test/fixtures/real/h100/cuda_sample.rawtrace";
 const TORCH_NVTX = "samples/h100_torch_train_nvtx.rawtrace";
@@ -27,6 +28,10 @@ test.before(async () => {
   mkdirSync(join(h.dir, "files"), { recursive: true });
   // Under their own names: the hash names the first file, and applies to that file only.
   for (const f of [CUDA_SAMPLE, TORCH_NVTX]) copyFileSync(f, join(h.dir, "files", basename(f)));
+  // One run of two ranks whose dumps start 5 µs apart (their time ranges overlap): rank 1's starts later.
+  mkdirSync(join(h.dir, "files", "runA"), { recursive: true });
+  writeFileSync(join(h.dir, "files", "runA", "rank0.rawtrace"), sampleDump({ rank: 0 }));
+  writeFileSync(join(h.dir, "files", "runA", "rank1.rawtrace"), sampleDump({ rank: 1, shiftNs: 5000n }));
   // Two ranks' dumps of one name: different files the hash must tell apart by more than their name.
   for (const [d, f] of [["rank0", CUDA_SAMPLE], ["rank1", TORCH_NVTX]]) {
     mkdirSync(join(h.dir, "files", d), { recursive: true });
@@ -219,7 +224,7 @@ async function viewOf(page: Page): Promise<Record<string, unknown>> {
 /** The hash once it carries the selection and the range's tracks. */
 async function linkHash(page: Page): Promise<string> {
   await page.waitForFunction(() => /(^|&)ev=/.test(location.hash.slice(1)) && /(^|&)rows=/.test(location.hash.slice(1)));
-  return page.evaluate(() => location.hash);
+  return settledHash(page);
 }
 
 /** A kernel of cuda_sample that the torch dump does not have, the one with the fewest launches. */
@@ -297,6 +302,31 @@ test("two different files of one name: a link's selection and tracks restore in 
   const plain = (v: Record<string, unknown>) => JSON.parse(JSON.stringify(v).replaceAll("(aligned) ", "").replaceAll("trace.rawtrace (2)", "trace.rawtrace"));
   assert.is((after.details as Record<string, string>).file, "trace.rawtrace", "the selection is in the file opened first now");
   assert.equal(plain(after), plain(before), "the same kernel, tracks, range and window");
+  clean(swapped.g, "swapped");
+  await swapped.page.close();
+});
+
+test("another run's alignment restores from a link whatever order the files are opened in (its run's ranks start apart)", async () => {
+  const CUDA = basename(CUDA_SAMPLE);
+  // cuda_sample is another run, aligned to the start of the first file placed: rank 0's here.
+  const first = await openLink(["runA/rank0.rawtrace", "runA/rank1.rawtrace", CUDA], "");
+  const chips = first.page.locator("#file-list .chip");
+  assert.match((await chips.nth(2).getAttribute("data-aligned")) ?? "", /aligned to the start of rank0\.rawtrace$/);
+  await rangeOverGroup(first.page, `(aligned) ${CUDA} · `);
+  const kernel = await cudaOnlyKernel();
+  await selectIn(first.page, kernel.name, CUDA, 1);
+  const hash = await linkHash(first.page);
+  const before = await viewOf(first.page);
+  clean(first.g, "run A and another run");
+  await first.page.close();
+
+  // Rank 1 first: as it arrives, cuda_sample is aligned to rank 1's start, 5 µs later than in the link; once all
+  // are in, the link's order places them again.
+  const swapped = await openLink(["runA/rank1.rawtrace", CUDA, "runA/rank0.rawtrace"], hash);
+  assert.equal(await viewOf(swapped.page), before, "the same selection (its start), tracks, range and window");
+  const again = swapped.page.locator("#file-list .chip");
+  assert.match((await again.nth(1).getAttribute("data-aligned")) ?? "", /aligned to the start of rank0\.rawtrace$/);
+  assert.not.ok(await again.nth(0).getAttribute("data-aligned"), "rank 1 is on its recorded time");
   clean(swapped.g, "swapped");
   await swapped.page.close();
 });

@@ -103,3 +103,12 @@ export async function details(page: Page): Promise<Record<string, string>> {
   );
 }
 
+
+/**
+ * The page's URL hash once no write of it is due (web/main.ts writes it 120 ms after the last change, and marks
+ * the wait with `data-hash-pending`): a hash read earlier can miss the last selection or range.
+ */
+export async function settledHash(page: Page): Promise<string> {
+  await page.waitForFunction(() => document.body.dataset.hashPending === undefined);
+  return page.evaluate(() => location.hash);
+}

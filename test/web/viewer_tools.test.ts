@@ -12,7 +12,7 @@ import { copyFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { startHarness, type Harness } from "./browser.js";
-import { chromeOf, chromeRow, clean, details, load, openPage, type Chrome } from "./viewer_helpers.js";
+import { chromeOf, chromeRow, clean, details, load, openPage, settledHash, type Chrome } from "./viewer_helpers.js";
 
 const CUDA_SAMPLE = "test/fixtures/real/h100/cuda_sample.rawtrace";
 const TORCH_NVTX = "samples/h100_torch_train_nvtx.rawtrace";
@@ -320,7 +320,7 @@ test("a link to a two-file view (?open= twice, a selection in the second file) r
   const before = await details(first.page);
   // The hash follows the view after a short delay: wait for the selection to be in it (in the second file).
   await first.page.waitForFunction(() => /ev=1(:|%3A)/.test(location.hash));
-  const hash = await first.page.evaluate(() => location.hash);
+  const hash = await settledHash(first.page);
   await first.page.close();
   const again = await openPage(h, `${open}${hash}`, { viewport: VIEW });
   await ready(again.page);
@@ -485,7 +485,7 @@ test("measure (Ctrl+drag snaps to edges; M between two slices), marks (N) and th
   await page.waitForSelector("#range-table", { state: "visible" });
   await shot(page, "measure");
   await page.waitForFunction(() => /measure=/.test(location.hash) && /marks=/.test(location.hash) && /range=/.test(location.hash));
-  const hash = await page.evaluate(() => location.hash);
+  const hash = await settledHash(page);
   const before = { d: await details(page), range: await canvasData(page, "range"), measure: await canvasData(page, "measure-ns") };
   const pic = await page.locator("#canvas").screenshot();
   clean(g, "measure");
