@@ -431,9 +431,10 @@ export class Engine {
   spillFactory: () => SpillStore = memorySpill;
 
   /**
-   * Awaited after each input window (4 MiB) of every pass when set: a host that runs the core on a thread that must
-   * stay responsive (Node's main thread: src/node/pool.ts `inThread`) gives its event loop a turn there, so signal
-   * handlers and progress timers run during a conversion. Null (the default): no yield.
+   * Awaited after each input window of every pass when set (4 MiB, or one whole chunk where a chunk is larger: the
+   * window grows to the largest chunk): a host that runs the core on a thread that must stay responsive (Node's
+   * main thread: src/node/pool.ts `inThread`) gives its event loop a turn there, so signal handlers and progress
+   * timers run during a conversion; it may throw to stop the conversion there. Null (the default): no yield.
    */
   windowYield: (() => Promise<void>) | null = null;
   private spill: SpillStore | null = null;

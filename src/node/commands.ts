@@ -22,7 +22,7 @@ import { diffStats, formatDiff } from "./diff.js";
 import type { StepStats } from "../core/step_stats.js";
 import { IN_THREAD_MAX_BYTES, WorkerPool, poolJobs } from "./pool.js";
 import { expandInputs } from "./inputs.js";
-import { spoolInputs } from "./file_source.js";
+import { isGzipFile, spoolInputs } from "./file_source.js";
 import { checkOutputNames, parseShard, readList, selectShard, type Shard } from "./shard.js";
 import { ProgressView, fmtMB } from "./progress.js";
 
@@ -140,8 +140,9 @@ function jobs(v: CliValues, inputs: number, fmt: "chrome" | "xspace" = "xspace")
 }
 
 /**
- * The pool of a command over `files`: one regular file of at most {@link IN_THREAD_MAX_BYTES} (a gzipped one
- * counted at 8× its size, about what it inflates to), with no `--jobs` above 1, is converted on this thread, which
+ * The pool of a command over `files`: one regular file of at most {@link IN_THREAD_MAX_BYTES} (a gzipped one —
+ * by its magic bytes, whatever its name — counted at 8× its size, about what it inflates to), with no `--jobs`
+ * above 1, is converted on this thread, which
  * saves starting a worker; anything else runs on `jobs` workers.
  */
 function commandPool(v: CliValues, files: string[], fmt?: "chrome" | "xspace"): WorkerPool {
@@ -150,7 +151,7 @@ function commandPool(v: CliValues, files: string[], fmt?: "chrome" | "xspace"): 
     let size = Infinity;
     try {
       const st = statSync(files[0]);
-      if (st.isFile()) size = st.size * (/\.gz$/i.test(files[0]) ? 8 : 1);
+      if (st.isFile()) size = st.size * (isGzipFile(files[0]) ? 8 : 1);
     } catch {
       // unreadable: a worker reports it as for any other input
     }

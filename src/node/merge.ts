@@ -248,6 +248,8 @@ async function mergeXSpace(
   trailer: Uint8Array,
 ): Promise<{ outcomes: RankOutcome[]; outputs: string[]; bytesOut: number }> {
   const hosts = planXSpaceHosts(plan, infos);
+  // Loaded before any output exists: a joiner that cannot be loaded leaves nothing behind.
+  const joiner = hosts.some((h) => h.ranks.length > 1) ? await xspaceJoiner() : null;
   const finals = hosts.map((h) => xspaceProfilePath(logdir, plan.profileStartNs, h.name));
   finals.forEach((f, i) => {
     // Two host names that differ only in characters a file name cannot hold.
@@ -292,8 +294,7 @@ async function mergeXSpace(
         closeSync(p.fd);
         p.fd = -1;
       }
-      const { joinXSpaceParts } = await xspaceJoiner();
-      bytesOut += joinXSpaceParts(parts[i].map((p) => p.path), files[i].fd, finals[i]);
+      bytesOut += joiner!.joinXSpaceParts(parts[i].map((p) => p.path), files[i].fd, finals[i]);
       for (const p of parts[i]) removeOwned(p.path);
     }
     // XSpace fields (here: job-level warnings) may follow in any order: appended before the files are published,

@@ -18,7 +18,7 @@ import { OutputFile } from "./output.js";
 import { checkOutputOptions } from "./convert.js";
 import type { FileInfo } from "../core/engine.js";
 import type { TraceStats } from "../core/stats.js";
-import { PROGRESS_SLOTS, workerApi, type ConvertJob, type ConvertSummary, type PartJob, type PartSummary, type WorkerApi } from "./worker.js";
+import { PROGRESS_SLOTS, workerApi, type ConvertJob, type ConvertSummary, type PartJob, type PartSummary, type WorkerApi } from "./worker_api.js";
 
 /** Options of {@link WorkerPool}. */
 export interface PoolOptions {
@@ -26,10 +26,11 @@ export interface PoolOptions {
   jobs?: number;
   /**
    * Run the one task slot on this thread instead of a worker (the pool's size is then 1): no worker to start (about
-   * 40–100 ms of a small conversion, most of it the new thread's own Node bootstrap). The core gives this thread's
-   * event loop a turn after each 4 MiB input window, so signal handlers and progress timers still run; but a crash
-   * of the core (memory exhaustion) is this process's, not a worker's. The CLI asks for it for one input of at most
-   * {@link IN_THREAD_MAX_BYTES}.
+   * 40–110 ms of a small conversion, most of it the new thread's own Node bootstrap). The core gives this thread's
+   * event loop a turn after each input window (4 MiB, or one chunk where a chunk is larger), so signal handlers and
+   * progress timers still run, and {@link WorkerPool.close} stops a running task there (it waits for that); but a
+   * crash of the core (memory exhaustion) is this process's, not a worker's. The CLI asks for it for one input of at
+   * most {@link IN_THREAD_MAX_BYTES}.
    */
   inThread?: boolean;
 }
@@ -63,6 +64,8 @@ interface Slot {
   task: { file: string; seq: number } | null;
   /** Rejects the running call when the pool is closed under it. */
   cancel: ((e: Error) => void) | null;
+  /** In-thread: settles when the running task has stopped (close() waits for it). */
+  running: Promise<void> | null;
 }
 
 /** Default pool size: one worker per core. */
@@ -115,7 +118,7 @@ export class WorkerPool {
     this.size = n;
     this.inThread = !!opts.inThread;
     this.slots = Array.from({ length: n }, () => ({
-      worker: null, remote: null, died: null, dead: false, task: null, cancel: null,
+      worker: null, remote: null, died: null, dead: false, task: null, cancel: null, running: null,
       cells: new BigInt64Array(new SharedArrayBuffer(PROGRESS_SLOTS * 8)),
     }));
     this.free = this.slots.map((_, i) => n - 1 - i);
@@ -181,7 +184,11 @@ export class WorkerPool {
     this.closed = true;
     for (const w of this.waiting.splice(0)) w(-1);
     const running = this.slots.filter((s) => s.task !== null).map((s) => ({ s, file: s.task!.file }));
+    const onThisThread = this.slots.map((s) => s.running);
     await Promise.all(this.slots.map((s) => this.stop(s)));
+    // A task on this thread stops at its next input window (API_MISUSE) or ends: wait, so that nothing is written
+    // after its caller has removed the output.
+    await Promise.all(onThisThread);
     // Rejected once their workers have stopped: the caller may then close the descriptors those workers wrote to.
     for (const { s, file } of running) s.cancel?.(new RawtraceError("API_MISUSE", `the worker pool was closed while a worker was on ${file}`, file));
   }
@@ -207,7 +214,7 @@ export class WorkerPool {
   private start(s: Slot): void {
     if (this.inThread) {
       // The worker's own API, called directly: the same code and core as a worker's, on this thread.
-      s.remote = workerApi(s.cells, true) as unknown as Comlink.Remote<WorkerApi>;
+      s.remote = workerApi(s.cells, { cancelled: () => this.closed }) as unknown as Comlink.Remote<WorkerApi>;
       s.dead = false;
       s.died = new Promise<never>(() => {});
       return;
@@ -260,7 +267,16 @@ export class WorkerPool {
       if (!s.remote) this.start(s);
       // Busy workers keep the process alive; idle ones do not (a forgotten close() cannot hang the process).
       s.worker?.ref();
-      return await Promise.race([fn(s.remote!, seq) as Promise<T>, s.died!, cancelled]);
+      const call = fn(s.remote!, seq) as Promise<T>;
+      if (this.inThread) {
+        // This thread runs the task: close() cannot stop it from outside. It stops at its next input window once
+        // the pool is closed, close() waits for that, and a task that ends after close() fails all the same.
+        s.running = call.then(() => {}, () => {});
+        const r = await call;
+        if (this.closed) throw new RawtraceError("API_MISUSE", `the worker pool was closed while it was on ${file}`, file);
+        return r;
+      }
+      return await Promise.race([call, s.died!, cancelled]);
     } catch (e) {
       return rethrow(e, file);
     } finally {
@@ -269,6 +285,7 @@ export class WorkerPool {
       else s.worker?.unref();
       s.task = null;
       s.cancel = null;
+      s.running = null;
       this.release(i);
     }
   }

@@ -24,7 +24,7 @@ import { basename } from "node:path";
 import { RawtraceError } from "../core/codes.js";
 import type { SplitState } from "../core/engine.js";
 import type { WorkerPool } from "./pool.js";
-import type { ConvertJob, ConvertSummary, PartSummary } from "./worker.js";
+import type { ConvertJob, ConvertSummary, PartSummary } from "./worker_api.js";
 import { SplitCell, splitCellsBytes, returnedCell, type SegmentMessage, type FreeMessage } from "./split_protocol.js";
 import { FdSink } from "./output.js";
 

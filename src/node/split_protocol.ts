@@ -1,6 +1,6 @@
 /**
  * What the host and the workers of one shared conversion have in common (`convert` of one Chrome JSON input:
- * src/node/split.ts, src/node/worker.ts `part`, assembly/split.ts): the part a worker runs, the cells they
+ * src/node/split.ts, src/node/worker_api.ts `part`, assembly/split.ts): the part a worker runs, the cells they
  * synchronise on, the messages carrying the output, and the worker's side of that hand-over ({@link segmentOutput}).
  *
  * A worker copies what its segments write into pieces of {@link PIECE_BYTES} and posts each full piece, and each

@@ -81,6 +81,35 @@ test("the bundle: rawtrace/node through package exports runs its pool from dist/
   }
 });
 
+test("the bundle imported in a host's own worker thread leaves its parentPort alone, and converts there", () => {
+  if (!bundled) throw new Error("dist/node not built (node scripts/build.mjs)");
+  const script = join(ROOT, "dist", "api-thread-probe.mjs");
+  const out = join(tmp, "in-thread-of-host.json");
+  // The host's worker imports rawtrace/node, then talks to its parent over its own messages.
+  writeFileSync(script, `
+    import { Worker } from "node:worker_threads";
+    const w = new Worker(\`
+      const { parentPort } = await import("node:worker_threads");
+      const api = await import("rawtrace/node");
+      const listeners = parentPort.listenerCount("message");
+      const r = await api.convertFile(${JSON.stringify(input)}, ${JSON.stringify(out)}, { force: true });
+      parentPort.postMessage({ listeners, events: r.events });
+    \`, { eval: true, type: "module" });
+    const got = [];
+    w.on("message", (m) => got.push(m));
+    w.on("exit", () => console.log(JSON.stringify(got)));`);
+  try {
+    const r = spawnSync(process.execPath, [script], { cwd: ROOT, encoding: "utf8", timeout: 60000 });
+    assert.is(r.status, 0, r.stderr);
+    const got = JSON.parse(r.stdout) as Array<{ listeners: number; events: number }>;
+    assert.is(got.length, 1, r.stdout);
+    assert.is(got[0].listeners, 0, "no listener of rawtrace's on the host's port");
+    assert.ok(got[0].events > 0);
+  } finally {
+    rmSync(script, { force: true });
+  }
+});
+
 test("the bundled CLI converts many files with workers, the same bytes as from source", () => {
   if (!bundled) throw new Error("dist/node not built (node scripts/build.mjs)");
   const second = join(tmp, "second.rawtrace");

@@ -5,7 +5,7 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setImmediate as tick } from "node:timers/promises";
@@ -155,6 +155,42 @@ test("inThread: the same bytes as a worker, no worker started, progress and time
   }
   const e: unknown = await pool.info(big).then(() => null, (x) => x);
   assert.ok(isRawtraceError(e) && e.code === "API_MISUSE", String(e));
+});
+
+test("inThread: two pools on this thread at once each have a core of their own", async () => {
+  const big = join(tmp, "big.rawtrace"); // written by the test before
+  const [a, b] = [new WorkerPool({ inThread: true }), new WorkerPool({ inThread: true })];
+  try {
+    const [ra, rb] = await Promise.all([a.convert({ input: big, output: join(tmp, "a2.json") }), b.convert({ input: big, output: join(tmp, "b2.json") })]);
+    assert.is(ra.events, rb.events);
+    assert.ok(readFileSync(join(tmp, "a2.json")).equals(readFileSync(join(tmp, "t.json"))), "the same bytes as alone");
+    assert.ok(readFileSync(join(tmp, "b2.json")).equals(readFileSync(join(tmp, "t.json"))), "the same bytes as alone");
+  } finally {
+    await Promise.all([a.close(), b.close()]);
+  }
+});
+
+test("inThread: close() under a running task stops it at its next window and waits for that; nothing is written after", async () => {
+  const big = join(tmp, "big.rawtrace"); // written by the test before
+  const pool = new WorkerPool({ inThread: true });
+  const task = pool.convert({ input: big, output: join(tmp, "c.json") });
+  const failed: Promise<unknown> = task.then(() => null, (x) => x);
+  // Until the core is part-way through the file (the event loop turns between its windows).
+  while (!pool.active().some((a) => a.total > 0 && a.done > 0)) await tick();
+  await pool.close();
+  const e = await failed;
+  // A descriptor opened now may get the number the aborted output had: the task must not write to it any more.
+  const victim = join(tmp, "victim.txt");
+  writeFileSync(victim, "hello\n");
+  const fd = openSync(victim, "a");
+  try {
+    for (let k = 0; k < 50; k++) await tick();
+  } finally {
+    closeSync(fd);
+  }
+  assert.is(readFileSync(victim, "utf8"), "hello\n", "nothing written after close()");
+  assert.ok(isRawtraceError(e) && e.code === "API_MISUSE" && /c\.json|big\.rawtrace/.test(e.message), String(e));
+  assert.equal(readdirSync(tmp).filter((f) => f.startsWith("c.json")), [], "no output, temporary or lock");
 });
 
 test.after(() => rmSync(tmp, { recursive: true, force: true }));

@@ -36,7 +36,7 @@ let tarball = "";
 let files: PackFile[] = [];
 
 test("npm pack ships the bin, the bundled JS, the core's .wasm, the viewer (rawtrace view), the declarations, README and docs — nothing else", () => {
-  for (const f of ["dist/node/cli.js", "dist/node/index.js", "dist/node/worker.js", "dist/node/rawtrace.wasm", "dist/node/gzip_worker.js", "dist/node/deflate.wasm", "dist/types/node/index.d.ts"]) {
+  for (const f of ["dist/node/cli.js", "dist/node/index.js", "dist/node/worker.js", "dist/node/rawtrace.wasm", "dist/node/gzip_worker.js", "dist/node/deflate.wasm", "dist/node/xspace_merge.js", "dist/types/node/index.d.ts"]) {
     assert.ok(existsSync(join(ROOT, f)), `${f} not built (bash scripts/setup.sh)`);
   }
   // --ignore-scripts: prepack would rebuild dist/ (npm run build) under the feet of the other tests.
@@ -45,10 +45,10 @@ test("npm pack ships the bin, the bundled JS, the core's .wasm, the viewer (rawt
   tarball = join(work, p.filename);
   files = p.files;
   const paths = files.map((f) => f.path).sort();
-  const allowed = /^(package\.json|README\.md|LICENSE|dist\/node\/(cli|index|worker|gzip_worker)\.js|dist\/node\/(rawtrace|deflate)\.wasm|dist\/web\/(index\.html|style\.css|main\.js|worker\.js|rawtrace-[A-Z0-9]+\.wasm)|dist\/types\/(node|core)\/[a-z_]+\.d\.ts|docs\/[a-z_/-]+\.md)$/;
+  const allowed = /^(package\.json|README\.md|LICENSE|dist\/node\/(cli|index|worker|gzip_worker|xspace_merge)\.js|dist\/node\/(rawtrace|deflate)\.wasm|dist\/web\/(index\.html|style\.css|main\.js|worker\.js|rawtrace-[A-Z0-9]+\.wasm)|dist\/types\/(node|core)\/[a-z_]+\.d\.ts|docs\/[a-z_/-]+\.md)$/;
   const extra = paths.filter((f) => !allowed.test(f));
   assert.equal(extra, [], "files a user does not run");
-  for (const f of ["package.json", "README.md", "dist/node/cli.js", "dist/node/index.js", "dist/node/worker.js", "dist/node/rawtrace.wasm",
+  for (const f of ["package.json", "README.md", "dist/node/cli.js", "dist/node/index.js", "dist/node/worker.js", "dist/node/xspace_merge.js", "dist/node/rawtrace.wasm",
     "dist/types/node/index.d.ts", "dist/types/core/codes.d.ts", "docs/node-api.md", "docs/errors.md", "dist/web/index.html",
     "dist/web/main.js", "dist/web/worker.js"]) {
     assert.ok(paths.includes(f), `${f} shipped`);
@@ -78,6 +78,16 @@ test("installed into an empty project offline: no dependencies pulled, npx rawtr
   run("npx", ["--no-install", "rawtrace", "convert", "run.rawtrace", "-o", "run.json.gz", "--gzip-level", "0"], { cwd: app });
   const gz = JSON.parse(gunzipSync(readFileSync(join(app, "run.json.gz"))).toString("utf8")) as { traceEvents: unknown[] };
   assert.is(gz.traceEvents.length, trace.traceEvents.length, "the installed gzip encoder (dist/node/gzip_worker.js, deflate.wasm)");
+  // Worker threads (dist/node/worker.js): one input converts on the main thread, so name --jobs 2 for a worker.
+  writeFileSync(join(app, "run2.rawtrace"), sampleDump({ rank: 4 }));
+  run("npx", ["--no-install", "rawtrace", "convert", "run.rawtrace", "run2.rawtrace", "--out-dir", "both", "--jobs", "2"], { cwd: app });
+  assert.ok(readdirSync(join(app, "both")).sort().join() === "run.json,run2.json", "converted on the installed workers");
+  // Two ranks of one host merged into one XSpace: the joiner (dist/node/xspace_merge.js), loaded on first need.
+  run("npx", ["--no-install", "rawtrace", "merge", "run.rawtrace", "run2.rawtrace", "--format", "xspace", "-o", "logs"], { cwd: app });
+  const run_ = readdirSync(join(app, "logs/plugins/profile"));
+  assert.is(run_.length, 1);
+  const pb = readdirSync(join(app, "logs/plugins/profile", run_[0]));
+  assert.equal(pb, ["gpu-node-1.xplane.pb"], "one host file: both ranks joined into it");
 });
 
 test("installed: rawtrace view finds its viewer (dist/web of the package) and serves it with the named file", async () => {
