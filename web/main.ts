@@ -544,18 +544,22 @@ function applyPending(): void {
 }
 
 /**
- * Places the open files in the order the link lists them, as they were placed where the link was made: another run
- * is aligned to the start of the first file placed (web/layout.ts), and the link's times count from the start of
- * the trace so aligned. Files the link does not name follow, in the order opened. Nothing moves when they were
- * opened in the link's order.
+ * Puts the open files in the order the link lists them and places them again so, as where the link was made:
+ * another run is aligned to the start of the first file placed (web/layout.ts), the link's times count from the
+ * start of the trace so aligned, and the hash written from now on lists the files in that order (a reload of it
+ * places them the same way). Files the link does not name follow, in the order opened. Nothing moves when they
+ * were opened in the link's order.
  */
 function placeAsLinked(st: HashState): void {
   const at = hashFiles(st, files, (f) => fileId(f.info));
   const order = [...new Set(at.filter((f): f is LoadedFile => f !== undefined))];
   for (const f of files) if (!order.includes(f)) order.push(f);
   if (order.every((f, i) => f === files[i])) return;
-  view.placeInOrder(order);
+  files.splice(0, files.length, ...order);
+  view.placeInOrder(files);
+  rangePanel.setFiles(files);
   rangePanel.origin = view.traceOrigin;
+  renderSteps(files, pickStep);
   refreshFiles();
 }
 
