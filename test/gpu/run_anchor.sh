@@ -10,6 +10,8 @@
 #      `taskset -c $PIN`, $RUNS (3) fresh processes, wall clock and the CLI's own seconds → rawtrace.json; with
 #      OLD_DIST=<folder of another build's dist/node>, that build's CLI alternates with this one
 #   C. `npm run bench -- $BENCH_ARGS` under `taskset -c $PIN` → bench.txt
+#   D. (not in the default STAGES) the same program at $SMALL_ITERS (2000) iterations under `rawtrace record` and
+#      under Kineto → anchor_small.rawtrace, anchor_small_kineto.json.gz: small real fixtures of one program both ways
 set -uo pipefail
 OUT=${OUT:-out/gpu-anchor}
 ITERS=${ITERS:-100000}
@@ -73,6 +75,16 @@ r = {"dump_bytes": os.path.getsize(dump), "wall_s": walls, "cli_seconds": cli, *
 json.dump(r, open(out, "w"), indent=1)
 print(json.dumps(r))
 PY
+fi
+
+if has D; then
+  echo "== D. small fixtures of the same program: rawtrace record and Kineto, ${SMALL_ITERS:-2000} iterations"
+  RAWTRACE_ACTIVITIES=default node dist/node/cli.js record --vendor cuda -o "$TMP/small" -- \
+    $PY test/gpu/kineto_anchor.py --iters "${SMALL_ITERS:-2000}"
+  cp "$(ls "$TMP"/small/*.rawtrace | head -1)" "$OUT/anchor_small.rawtrace"
+  $PY test/gpu/kineto_anchor.py --iters "${SMALL_ITERS:-2000}" --kineto cuda --trace "$TMP/k_small.json" --repeat 1
+  gzip -9c "$TMP/k_small.json" > "$OUT/anchor_small_kineto.json.gz"
+  node dist/node/cli.js stats "$OUT/anchor_small.rawtrace" | head -20
 fi
 
 if has C; then
