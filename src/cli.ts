@@ -46,7 +46,7 @@ const OUTPUTS = `  -d, --out-dir DIR  directory for the outputs (created when mi
 ${ALL_API}
 ${ANALYSIS}
 ${JOBS}; a single input of at
-                     most 128 MiB is converted on the main thread (no worker to start) unless N ≥ 2 is given;
+                     most 96 MiB is converted on the main thread (no worker to start) unless N ≥ 2 is given;
                      a larger single Chrome JSON input gets 2 on 2 cores or more: with N ≥ 2, N − 1 workers
                      convert it while the main thread writes it, byte-identical to one worker, at most one per
                      256 KiB of input (XSpace: one worker)`;

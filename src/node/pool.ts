@@ -36,12 +36,12 @@ export interface PoolOptions {
 }
 
 /**
- * Largest input the CLI converts on its own thread when it is the only one (128 MiB). Above it a worker converts
- * while this thread writes (Chrome JSON; ×1.26 at 1.1 GB on two cores), which pays for the worker's start; at
- * 78 MB the two were even on two cores, and on one core the thread of its own was 8–10% faster
- * (docs/performance/parallel.md).
+ * Largest input the CLI converts on its own thread when it is the only one (96 MiB). Above it a worker converts
+ * while this thread writes (Chrome JSON; ×1.26 at 1.1 GB on two cores), which pays for the worker's start: on two
+ * cores the two were even at 78 MB (×0.98–1.01) and the worker and writer ×0.90–0.95 faster at 117 MB; on one
+ * core the thread of its own was 8–10% faster at 78 MB (docs/performance/parallel.md).
  */
-export const IN_THREAD_MAX_BYTES = 128 * 1024 * 1024;
+export const IN_THREAD_MAX_BYTES = 96 * 1024 * 1024;
 
 /** A task running on a worker, as {@link WorkerPool.active} reports it. */
 export interface ActiveTask {
