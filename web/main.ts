@@ -556,7 +556,7 @@ function placeAsLinked(st: HashState): void {
   for (const f of files) if (!order.includes(f)) order.push(f);
   if (order.every((f, i) => f === files[i])) return;
   files.splice(0, files.length, ...order);
-  view.placeInOrder(files);
+  view.placeAgain();
   rangePanel.setFiles(files);
   rangePanel.origin = view.traceOrigin;
   renderSteps(files, pickStep);

@@ -140,14 +140,13 @@ export class TimelineView {
   }
 
   /**
-   * Places the open files again as if they had been opened in `order` (every open file once; web/layout.ts): which
-   * run is aligned to which start depends on the order files are placed in, so a restored link places its files in
-   * the order the link lists them (web/main.ts applyPending), whatever order they arrived in. Then lays out as
+   * Places the open files again in their present order (web/layout.ts), as if opened so: which run is aligned to
+   * which start depends on the order files are placed in, so a restored link, once it has put the files in its own
+   * order (web/main.ts placeAsLinked), places them again whatever order they arrived in. Lays out as
    * {@link setFiles} does.
    */
-  placeInOrder(order: LoadedFile[]): void {
+  placeAgain(): void {
     this.placed.clear();
-    placeFiles(order, this.placed, this.align);
     this.setFiles(this.files);
   }
 

@@ -148,14 +148,14 @@ function jobs(v: CliValues, inputs: number, fmt: "chrome" | "xspace" = "xspace")
 function commandPool(v: CliValues, files: string[], fmt?: "chrome" | "xspace"): WorkerPool {
   const n = jobs(v, files.length, fmt);
   if (files.length === 1 && (v.jobs === undefined || n === 1)) {
-    let size = Infinity;
+    // Not a regular file, or one that cannot be looked at: a worker (which reports it as for any other input).
+    let st: ReturnType<typeof statSync> | undefined;
     try {
-      const st = statSync(files[0]);
-      if (st.isFile()) size = st.size * (isGzipFile(files[0]) ? 8 : 1);
+      st = statSync(files[0]);
     } catch {
-      // unreadable: a worker reports it as for any other input
+      st = undefined;
     }
-    if (size <= IN_THREAD_MAX_BYTES) return new WorkerPool({ inThread: true });
+    if (st?.isFile() && st.size * (isGzipFile(files[0]) ? 8 : 1) <= IN_THREAD_MAX_BYTES) return new WorkerPool({ inThread: true });
   }
   return new WorkerPool({ jobs: n });
 }

@@ -215,8 +215,6 @@ export class WorkerPool {
     if (this.inThread) {
       // The worker's own API, called directly: the same code and core as a worker's, on this thread.
       s.remote = workerApi(s.cells, { cancelled: () => this.closed }) as unknown as Comlink.Remote<WorkerApi>;
-      s.dead = false;
-      s.died = new Promise<never>(() => {});
       return;
     }
     const w = startWorker(workerEntry(import.meta.url, "worker"), { workerData: { progress: s.cells.buffer } });
