@@ -1,13 +1,23 @@
 /**
- * XSpace spill storage on disk (src/core/engine.ts SpillStore): a temporary file in the system's temporary folder
- * (`TMPDIR`), created on the first spilled run and unlinked at once (only its descriptor holds it, so nothing is
- * left behind whatever ends the process), written and read synchronously (the core waits for each call).
+ * XSpace spill storage for Node (src/core/engine.ts SpillStore). {@link tieredSpill}, what the Node engine uses:
+ * the first {@link SPILL_MEMORY_BYTES} in JavaScript memory, the rest in a temporary file made only when they are
+ * exceeded. {@link fileSpill}: the temporary file alone, in the system's temporary folder (`TMPDIR`), unlinked at
+ * once (only its descriptor holds it, so nothing is left behind whatever ends the process), written and read
+ * synchronously (the core waits for each call).
  */
 import { closeSync, readSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { SpillStore } from "../core/engine.js";
+import { memorySpill, type SpillStore } from "../core/engine.js";
 import { createTemp, removeOwned } from "./output.js";
+
+/**
+ * Bytes of a conversion's spill kept in memory before a temporary file is made (16 MiB): a real dump's lines out
+ * of start order (nested NVTX ranges, a driver call recorded before the runtime call around it) spill about 32 B
+ * per event, so a dump of up to about half a million such events touches no disk, and memory stays bounded by
+ * this much more whatever the input.
+ */
+export const SPILL_MEMORY_BYTES = 16 << 20;
 
 /** A new spill file; throws a clear error naming the folder when it cannot be created. */
 export function fileSpill(dir = tmpdir()): SpillStore {
@@ -38,6 +48,38 @@ export function fileSpill(dir = tmpdir()): SpillStore {
     },
     close() {
       closeSync(fd);
+    },
+  };
+}
+
+/**
+ * A spill store whose first `memoryBytes` stay in memory ({@link memorySpill}); the first write that would go past
+ * them, and every write after it, goes to a {@link fileSpill} in `dir` (default: `TMPDIR` when the file is made).
+ * So the file's offset 0 is the store's offset `boundary` (the memory part's size when the file was made).
+ */
+export function tieredSpill(dir?: string, memoryBytes = SPILL_MEMORY_BYTES): SpillStore {
+  const head = memorySpill();
+  let boundary = 0;
+  let file: SpillStore | null = null;
+  return {
+    write(bytes) {
+      if (!file && boundary + bytes.length <= memoryBytes) {
+        head.write(bytes);
+        boundary += bytes.length;
+        return;
+      }
+      file ??= fileSpill(dir);
+      file.write(bytes);
+    },
+    read(offset, dst) {
+      // Runs are written and read whole or in pieces of one run, so a read stays on one side; split in case not.
+      const inHead = Math.max(0, Math.min(dst.length, boundary - offset));
+      if (inHead > 0) head.read(offset, dst.subarray(0, inHead));
+      if (inHead < dst.length) file!.read(offset + inHead - boundary, dst.subarray(inHead));
+    },
+    close() {
+      head.close();
+      file?.close();
     },
   };
 }

@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Engine } from "../core/engine.js";
 import { RawtraceError } from "../core/codes.js";
-import { fileSpill } from "./spill.js";
+import { tieredSpill } from "./spill.js";
 
 let compiled: WebAssembly.Module | null = null;
 
@@ -24,12 +24,12 @@ export function wasmPath(): string {
 }
 
 /**
- * Compiles the core once per process and returns a new Engine instance, spilling XSpace's records to a temporary
- * file (src/node/spill.ts).
+ * Compiles the core once per process and returns a new Engine instance, spilling XSpace's records to memory up to
+ * 16 MiB and to a temporary file beyond (src/node/spill.ts tieredSpill).
  */
 export async function createEngine(): Promise<Engine> {
   if (!compiled) compiled = new WebAssembly.Module(readFileSync(wasmPath()));
   const engine = await Engine.create(compiled);
-  engine.spillFactory = () => fileSpill();
+  engine.spillFactory = () => tieredSpill();
   return engine;
 }

@@ -3,8 +3,8 @@
  * XSpace spill storage (assembly/emit/xspace_spill.ts, src/node/spill.ts) and the 2 GiB limit
  * (assembly/emit/xspace_limit.ts): with lines spilled in small runs (the test-only `xspaceSpillBytes`) the XSpace
  * bytes are those of a conversion that keeps everything in memory, for real traces (nested API calls that arrive
- * out of order, NVTX ranges) and a generated training loop, through the Node temporary file and the in-memory
- * store; an XSpace over the limit (lowered through the test-only `xspaceMaxBytes`) stops before any output. The
+ * out of order, NVTX ranges) and a generated training loop, through the Node temporary file, the Node default (memory,
+ * then the file) and the in-memory store; an XSpace over the limit (lowered through the test-only `xspaceMaxBytes`) stops before any output. The
  * paged correlation tables (assembly/util/paged.ts) with a two-page resident budget (the test-only
  * `pagedBudgetBytes`: cold pages spilled and read back) give the Chrome JSON, XSpace and viewer-timeline bytes of the
  * default budget. A small spill threshold also shrinks XSpace's capture buffer (emit/xspace_capture.ts), so the
@@ -20,7 +20,7 @@ import { memorySpill, type Engine } from "../../src/core/engine.js";
 import { RawtraceError } from "../../src/core/codes.js";
 import { createEngine } from "../../src/node/wasm.js";
 import { fileSource } from "../../src/node/file_source.js";
-import { fileSpill } from "../../src/node/spill.js";
+import { fileSpill, tieredSpill } from "../../src/node/spill.js";
 import { convertFile } from "../../src/node/convert.js";
 import { generate } from "../../bench/generate.js";
 import { fromBinary } from "@bufbuild/protobuf";
@@ -64,17 +64,21 @@ async function xspaceHash(engine: Engine, path: string, spill: number): Promise<
   return { hash: h.digest("hex"), bytes, spilled: engine.spilledBytes };
 }
 
-test("spilled runs (temporary file) give the bytes of an all-in-memory conversion", async () => {
+test("spilled runs (temporary file; memory, then the file) give the bytes of an all-in-memory conversion", async () => {
   const engine = await createEngine();
-  for (const path of inputs) {
-    const kept = await xspaceHash(engine, path, 0xffffffff);
-    assert.is(kept.spilled, 0, path);
-    for (const spill of [1024, 4096]) {
-      const got = await xspaceHash(engine, path, spill);
-      // The ROCm sample's lines hold fewer than 1 KiB of records each: nothing to spill.
-      if (!path.includes("mi250")) assert.ok(got.spilled > 0, `${path}: spilled at ${spill}`);
-      assert.is(got.hash, kept.hash, `${path}: spill at ${spill} bytes`);
-      assert.is(got.bytes, kept.bytes, path);
+  // The file alone, and the Node default with its memory part cut to 4 KiB so that runs land on both sides.
+  for (const [what, factory] of [["file", () => fileSpill(dir)], ["tiered", () => tieredSpill(dir, 4096)]] as const) {
+    engine.spillFactory = factory;
+    for (const path of inputs) {
+      const kept = await xspaceHash(engine, path, 0xffffffff);
+      assert.is(kept.spilled, 0, path);
+      for (const spill of [1024, 4096]) {
+        const got = await xspaceHash(engine, path, spill);
+        // The ROCm sample's lines hold fewer than 1 KiB of records each: nothing to spill.
+        if (!path.includes("mi250")) assert.ok(got.spilled > 0, `${path}: spilled at ${spill}`);
+        assert.is(got.hash, kept.hash, `${what} ${path}: spill at ${spill} bytes`);
+        assert.is(got.bytes, kept.bytes, path);
+      }
     }
   }
   // The default threshold (1 MiB per line) with the default budget (32 MiB kept past it) spills nothing of the
