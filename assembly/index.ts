@@ -20,6 +20,7 @@ import { setShowAllApi } from "./decode/decoder";
 import { outReset } from "./emit/out";
 import { setXSpaceMaxBytes } from "./emit/xspace_limit";
 import { setKeepBudget, setSpillAt } from "./emit/xspace_spill";
+import { setSettle } from "./emit/xspace_plane";
 import { spillStoreReset } from "./util/spill";
 import { setPagedBudget, pagedNew, pagedNewSized, pagedReserve, pagedSlot, pagedSpilledPages, pagedEpoch, pagedPoolReset } from "./util/paged";
 import { chromeSetTraceName } from "./emit/chrome_json";
@@ -283,6 +284,11 @@ export function rt_set_xspace_spill(n: u32): void {
  */
 export function rt_set_xspace_keep(n: u32): void {
   setKeepBudget(n);
+}
+
+/** Test-only: XSpace's late records settle among their line's last ones (1, the default) or leave it unsorted (0). */
+export function rt_set_xspace_settle(on: u32): void {
+  setSettle(on != 0);
 }
 
 /** Resident bytes of each paged array created after this (0: 8 MiB, the default; tests force eviction). util/paged.ts. */

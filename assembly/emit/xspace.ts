@@ -55,7 +55,7 @@ import { poolBegin } from "./xspace_pool";
 import { namesBegin } from "./xspace_meta_store";
 import { NS_GRAPH, NS_MEMSET, NS_STEP, evByApi, evByMemcpy, evByName, evByNameCall, evByNumber, evByNvtx, memcpyType } from "./xspace_names";
 import { nvtxSweep, nvtxBegin } from "./xspace_nvtx";
-import { Line, Plane, devPlane, getLine, hostPlane, lineAppend, newPlane, planeCount, planeList, setPlaneName, spillLine, stIntern, planesBegin } from "./xspace_plane";
+import { Line, Plane, devPlane, getLine, hostPlane, lineAppend, lineSettle, newPlane, planeCount, planeList, setPlaneName, spillLine, stIntern, planesBegin } from "./xspace_plane";
 import { GRAPH_STATS, LINE_COUNTERS, LINE_NVTX, LINE_OVERHEAD, LINE_SYNC, META_MASK, R, T_COMPUTE, T_GRAPH, T_MEMSET, kindStats } from "./xspace_schema";
 import { asciiCopy, bAscii, bBytes, bN, bP, bStart, bU64, textBegin } from "./xspace_text";
 import * as W from "./xspace_write";
@@ -115,14 +115,10 @@ export function xspaceProfileStart(): u64 {
   const dur = e.end - e.start;
   if (start < minStart) minStart = start;
   if (e.end > maxEnd) maxEnd = e.end;
-  if (start < ln.lastStart || (start == ln.lastStart && dur > ln.lastDur)) {
-    ln.unsorted = 1;
-    ln.chunkUnsorted = 1;
-  }
-  ln.lastStart = start;
-  ln.lastDur = dur;
+  const late = start < ln.lastStart || (start == ln.lastStart && dur > ln.lastDur);
   if (start < ln.minStart) ln.minStart = start;
   const r = lineAppend(ln, graph ? REC_BASE + REC_GRAPH_EXTRA : REC_BASE);
+  if (graph) ln.longRecs = 1;
   store<u64>(r, start);
   store<u64>(r, dur, 8);
   store<u32>(r, (meta & META_MASK) | (<u32>kind << 24) | (graph ? REC_GRAPH : 0), 16);
@@ -138,6 +134,16 @@ export function xspaceProfileStart(): u64 {
     used |= GRAPH_STATS;
   }
   pl.used |= used;
+  if (!late) {
+    ln.lastStart = start;
+    ln.lastDur = dur;
+  } else if (!lineSettle(ln, r, start, dur)) {
+    // Out of order beyond a local step back (emit/xspace_plane.ts lineSettle): sorted at the end.
+    ln.unsorted = 1;
+    ln.chunkUnsorted = 1;
+    ln.lastStart = start;
+    ln.lastDur = dur;
+  } // else settled among the last records: the line's last record, and so lastStart / lastDur, are unchanged
 }
 
 /** Buffers an event of the host plane on its line `ln` (a line takes the pid of its first event). */
@@ -286,7 +292,7 @@ export function xspaceEnd(): void {
       // A line kept past its largest chunk that turned out of order is spilled too: sorting it in memory would take
       // scratch in proportion to it.
       if (ln.runCount != 0 || (ln.kept != 0 && ln.unsorted != 0)) {
-        spillLine(ln);
+        spillLine(ln, 0);
         if (ln.runCount > maxRuns) maxRuns = ln.runCount;
       } else if (ln.unsorted != 0 && ln.count > need) need = ln.count;
     }

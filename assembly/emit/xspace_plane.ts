@@ -6,7 +6,7 @@
  */
 import * as S from "../model/session";
 import { Table, tableNew, tableUpsert, inserted } from "../util/hash_table";
-import { RUN_BYTES, RunList, keepBudget, spillRun, spillAt } from "./xspace_spill";
+import { REC_BASE, RUN_BYTES, RunList, keepBudget, spillRun, spillAt } from "./xspace_spill";
 import { hostRanks, deviceOrdinal } from "./options";
 
 import { MetaList, metaIntern, newMetaList } from "./xspace_meta";
@@ -109,6 +109,8 @@ export class Line {
   capK: u32;
   /** Bytes of its chunks held past a full largest chunk under the shared budget ({@link keepBudget}). */
   kept: u32;
+  /** A 48-byte record (CUDA graph ids) was appended: {@link lineSettle} cannot step back over records. */
+  longRecs: u32;
 }
 
 /** The spilled runs of `ln`. */
@@ -260,16 +262,20 @@ function findLine(pl: Plane, key: u64): Line {
 }
 
 /**
- * Hands every record of `ln` held in memory to the spill storage (emit/xspace_spill.ts), one run per chunk, and
- * keeps its last chunk, emptied, as its only one; the other largest chunks go to the free list, and what the line
- * held under {@link keepBudget} is given back.
+ * Hands the records of `ln` held in memory to the spill storage (emit/xspace_spill.ts), one run per chunk, and
+ * keeps its last chunk as its only one, emptied but for the line's last `keep` records (its last records stay in
+ * memory so that a late one can still be put among them, {@link lineSettle}; 0 at the end of the pass); the other
+ * largest chunks go to the free list, and what the line held under {@link keepBudget} is given back. The output does
+ * not depend on where runs are cut.
  */
-export function spillLine(ln: Line): void {
+export function spillLine(ln: Line, keep: u32): void {
   const sorted = ln.chunkUnsorted == 0;
   const t = ln.tail;
+  const tailUsed = load<u32>(t, 4);
+  const held = keep * REC_BASE <= tailUsed ? keep * REC_BASE : 0;
   let c = ln.head;
   while (c != 0) {
-    spillRun(runsOf(ln), c + CHUNK_HEAD, load<u32>(c, 4), sorted);
+    spillRun(runsOf(ln), c + CHUNK_HEAD, c == t ? tailUsed - held : load<u32>(c, 4), sorted);
     const next = <usize>load<u32>(c);
     if (c != t && load<u32>(c, 8) == CHUNK_MAX) {
       store<u32>(c, <u32>freeChunks);
@@ -277,12 +283,97 @@ export function spillLine(ln: Line): void {
     }
     c = next;
   }
+  if (held != 0) memory.copy(t + CHUNK_HEAD, t + CHUNK_HEAD + tailUsed - held, held);
   store<u32>(t, 0);
-  store<u32>(t, 0, 4);
+  store<u32>(t, held, 4);
   ln.head = t;
   ln.chunkUnsorted = 0;
   keptBytes -= ln.kept;
   ln.kept = 0;
+}
+
+/** Most records {@link lineSettle} moves a late record back over (and {@link lineGrow} keeps when it spills). */
+export const SETTLE_MAX: u32 = 8;
+/** {@link SETTLE_MAX}, or 0 while a test turns settling off (its sort-at-the-end oracle). */
+let settleMax: u32 = SETTLE_MAX;
+
+/** Test-only: late records settle among the last ones of their line (true, the default) or mark it out of order. */
+export function setSettle(on: bool): void {
+  settleMax = on ? SETTLE_MAX : 0;
+}
+
+/** Whether the 32-byte record at `q` sorts before a record (start, dur) that arrived after it, or with it. */
+// @ts-ignore: decorator
+@inline function sortsFirst(q: usize, start: u64, dur: u64): bool {
+  const qs = load<u64>(q);
+  return qs < start || (qs == start && load<u64>(q, 8) >= dur);
+}
+
+/**
+ * Puts the 32-byte record just appended at `r` (the last of `ln`; it sorts before the record that arrived before
+ * it) in its place among the line's last {@link SETTLE_MAX} records, in its chunk or the one before, and returns
+ * true; returns false, moving nothing, when its place is further back, or the line is out of order already or has
+ * 48-byte records. Its place is after every record that sorts before it or with it (start, then longer first;
+ * equal ones keep their arrival order), where the sort of an out-of-order line would put it: the line stays in start
+ * order and is kept or spilled as one that arrived so. Real CUPTI dumps need this: a call is recorded when it
+ * returns, so a driver call comes before the runtime call around it, and every host thread's line would otherwise
+ * be out of order (sorted in runs, spilled and merged at the end).
+ */
+export function lineSettle(ln: Line, r: usize, start: u64, dur: u64): bool {
+  if (ln.longRecs != 0 || ln.unsorted != 0) return false;
+  const t = ln.tail;
+  const base = t + CHUNK_HEAD;
+  let p = r;
+  let k: u32 = 0;
+  while (p > base) {
+    if (sortsFirst(p - REC_BASE, start, dur)) break;
+    if (k == settleMax) return false;
+    p -= REC_BASE;
+    k++;
+  }
+  if (p > base || ln.head == t) {
+    // In its chunk: after the record at p - 32, or first in a line whose records are all in this chunk.
+    if (p == base && ln.runCount != 0) return false; // what precedes it was spilled
+    moveInto(p, r);
+    return true;
+  }
+  // Every record of its chunk before it sorts after it: its place is in the chunk before (found from the head: the
+  // chunks are linked forward only; a line has a few dozen at most).
+  let pc = ln.head;
+  while (<usize>load<u32>(pc) != t) pc = <usize>load<u32>(pc);
+  const pbase = pc + CHUNK_HEAD;
+  const pend = pbase + <usize>load<u32>(pc, 4);
+  let pp = pend;
+  while (pp > pbase) {
+    if (sortsFirst(pp - REC_BASE, start, dur)) break;
+    if (k == settleMax) return false;
+    pp -= REC_BASE;
+    k++;
+  }
+  if (pp == pend) {
+    // After the last record of the chunk before: first in its own chunk.
+    moveInto(base, r);
+    return true;
+  }
+  if (pp == pbase) return false; // before the whole chunk before: further back than this looks
+  // The chunk before keeps its size: its last record moves to the front of this chunk, the new one goes to pp.
+  memory.copy(SETTLE_TMP, r, REC_BASE);
+  memory.copy(base + REC_BASE, base, r - base);
+  memory.copy(base, pend - REC_BASE, REC_BASE);
+  memory.copy(pp + REC_BASE, pp, pend - REC_BASE - pp);
+  memory.copy(pp, SETTLE_TMP, REC_BASE);
+  return true;
+}
+
+/** Room for the record being moved by {@link lineSettle}. */
+const SETTLE_TMP = memory.data(32);
+
+/** Moves the 32-byte record at `r` to `p` (≤ r), the records in [p, r) up by one. */
+function moveInto(p: usize, r: usize): void {
+  if (p == r) return;
+  memory.copy(SETTLE_TMP, r, REC_BASE);
+  memory.copy(p + REC_BASE, p, r - p);
+  memory.copy(p, SETTLE_TMP, REC_BASE);
 }
 
 /** Reserves `n` record bytes at the end of line `ln`; returns their address. */
@@ -313,8 +404,9 @@ function lineGrow(ln: Line, n: u32): usize {
   if (cap > CHUNK_MAX) cap = CHUNK_MAX;
   if (cap < n) cap = n;
   if (full && (ln.unsorted != 0 || keptBytes + cap > keepBudget)) {
-    // The line's records go to the spill storage, so memory stays flat.
-    spillLine(ln);
+    // The line's records go to the spill storage, so memory stays flat; an in-order line of 32-byte records keeps
+    // its last few in memory, for a late record to settle among (lineSettle).
+    spillLine(ln, ln.unsorted == 0 && ln.longRecs == 0 ? settleMax : 0);
   } else {
     let c: usize;
     if (cap == CHUNK_MAX && freeChunks != 0) {

@@ -351,6 +351,8 @@ interface CoreExports {
   rt_set_xspace_limit?(n: bigint): void;
   rt_set_xspace_spill?(n: number): void;
   rt_set_xspace_keep?(n: number): void;
+  /** Absent from cores built before XSpace's late records settled in their lines. */
+  rt_set_xspace_settle?(on: number): void;
   /** Absent from cores built before paged tables spilled. */
   rt_set_paged_budget?(n: number): void;
   rt_clock_anchor(field: number): bigint;
@@ -453,6 +455,11 @@ export class Engine {
    * (−1: the core's default, 32 MiB, or 0 when {@link Engine.xspaceSpillBytes} is set). The output bytes never change.
    */
   xspaceKeepBytes = -1;
+  /**
+   * Test-only: false makes a record that arrives before the last of its XSpace line mark the line out of order (sorted
+   * at the end, the oracle) instead of settling among the line's last records. The output bytes never change.
+   */
+  xspaceSettle = true;
   /**
    * Test-only: resident bytes of each of the core's paged correlation tables (0: 8 MiB, the default); colder pages
    * go to the spill storage (assembly/util/paged.ts). Small values force eviction; the output bytes never change.
@@ -733,6 +740,7 @@ export class Engine {
       x.rt_set_xspace_limit?.(BigInt(this.xspaceMaxBytes));
       x.rt_set_xspace_spill?.(this.xspaceSpillBytes >>> 0);
       if (this.xspaceKeepBytes >= 0) x.rt_set_xspace_keep?.(this.xspaceKeepBytes >>> 0);
+      x.rt_set_xspace_settle?.(this.xspaceSettle ? 1 : 0);
       x.rt_begin_emit(
         opts.format === "xspace" ? Output.XSPACE : opts.format === "timeline" ? Output.TIMELINE
           : opts.format === "stats" ? Output.STATS : Output.CHROME_JSON,

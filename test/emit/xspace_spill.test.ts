@@ -307,13 +307,14 @@ function cuda13Writer(): { w: RawtraceWriter; L: C.CuptiLayout; T: bigint } {
 
 /**
  * A CUDA 13 dump of `n` memcpys, 1 µs apart, dealt round-robin over `streams` streams, except that copy `late`
- * starts before its predecessor on its stream.
+ * starts before its predecessor on its stream: 20 copies back, past where a late record settles among the last ones
+ * of its line (emit/xspace_plane.ts lineSettle), so that its line is out of order.
  */
 function lateCopyDump(n: number, late: number, streams = 1): Uint8Array {
   const { w, L, T } = cuda13Writer();
   const recs: Uint8Array[] = [];
   for (let i = 0; i < n; i++) {
-    const start = T + BigInt(i === late ? i - 5 : i) * 1000n + (i === late ? 1n : 0n);
+    const start = T + BigInt(i === late ? i - 20 : i) * 1000n + (i === late ? 1n : 0n);
     const streamId = 7 + (i % streams);
     recs.push(C.memcpyRecord(L, { start, end: start + 500n, deviceId: 0, contextId: 1, streamId, correlationId: i + 1, bytes: 4096n, copyKind: 1, srcKind: 2, dstKind: 3, async: true }));
   }
