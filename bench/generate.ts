@@ -4,13 +4,13 @@
  * a cudaLaunchKernel runtime record (+ its cuLaunchKernel driver record, hidden by default like Kineto does) and
  * the kernel on one of 4 streams, with periodic memcpy/memset and a stream sync at the end of each step.
  *
- *   tsx bench/generate.ts <records> <out.rawtrace> [xxh32|crc32] [launch-first|device-first|cupti]
+ *   tsx bench/generate.ts <records> <out.rawtrace> [xxh32|crc32] [launch-first|device-first|nested]
  *
  * Same arguments, same bytes (a fixed-seed PRNG; no clock is read). The last argument is the payload checksum of the
  * chunks (default XXH32, what the writers store since format 1.1; `crc32` gives a format 1.0-style dump with the
  * same payloads, for comparing the two). `device-first` writes each op's device record before its launch call(s), as
- * real CUPTI dumps have them; `cupti` also writes each cuLaunchKernel before the cudaLaunchKernel around it, as CUPTI
- * records a call when it returns ({@link RecordOrder}).
+ * real CUPTI dumps have them; `nested` also writes each cuLaunchKernel before the cudaLaunchKernel around it, as a
+ * tracer that sees nested calls records them, each when it returns ({@link RecordOrder}).
  */
 import { closeSync, existsSync, openSync, readSync } from "node:fs";
 import { rng } from "../src/tools/rng.js";
@@ -30,12 +30,13 @@ const T0 = 1_780_000_000_000_000_000n;
  * Where each op's device record (kernel, memcpy, memset) sits against its launch call(s) in the file.
  * `launch-first` (the default, what every bench figure before 2026-11-25 evening used): after them. `device-first`:
  * before them — the order of real CUPTI dumps (every H100 fixture has each device record before its launch call),
- * which keeps the NVTX projection pass (docs/performance/core.md, "What is left for target 1"). `cupti`: as
- * `device-first`, and each driver call before the runtime call that made it (CUPTI writes an API record when the
- * call returns, so the inner call comes first): the host thread's records then arrive out of start order, as in real
- * dumps, which XSpace's line buffering and the viewer's sort see.
+ * which keeps the NVTX projection pass (docs/performance/core.md, "What is left for target 1"). `nested`: as
+ * `device-first`, and each driver call before the runtime call that made it, as a tracer that records nested calls
+ * writes them (each when it returns, so the inner one first): the host thread's records then arrive out of start
+ * order, one place late per launch, as nested NVTX ranges do in real dumps (recorded when they end). The H100
+ * fixtures themselves have no nested API calls: their launches are runtime calls only.
  */
-export type RecordOrder = "launch-first" | "device-first" | "cupti";
+export type RecordOrder = "launch-first" | "device-first" | "nested";
 
 /**
  * Writes a dump of about `records` activity records to `path` in ACTIVITY chunks of `chunkBytes` (default 8 MiB),
@@ -46,7 +47,7 @@ export function generate(
   records: number, path: string, chunkBytes = CHUNK, checksum: PayloadChecksum = "xxh32", order: RecordOrder = "launch-first",
 ): { records: number; bytes: number; kernels: number } {
   const deviceFirst = order !== "launch-first";
-  const innerFirst = order === "cupti";
+  const innerFirst = order === "nested";
   const w = RawtraceWriter.toFile(path, { checksum });
   w.header({
     vendor: 1, vendorVersion: C.LAYOUT_VERSION[L], runtimeVersion: 13000, driverVersion: 13000, pid: PID,
@@ -192,8 +193,8 @@ export function ensureDump(records: number, path: string, make: (records: number
 const isMain = process.argv[1] && import.meta.url.endsWith(process.argv[1].split("/").pop()!);
 if (isMain) {
   const [records, out, sum = "xxh32", order = "launch-first"] = process.argv.slice(2);
-  if (!records || !out || (sum !== "xxh32" && sum !== "crc32") || !["launch-first", "device-first", "cupti"].includes(order)) {
-    console.error("usage: tsx bench/generate.ts <records> <out.rawtrace> [xxh32|crc32] [launch-first|device-first|cupti]");
+  if (!records || !out || (sum !== "xxh32" && sum !== "crc32") || !["launch-first", "device-first", "nested"].includes(order)) {
+    console.error("usage: tsx bench/generate.ts <records> <out.rawtrace> [xxh32|crc32] [launch-first|device-first|nested]");
     process.exit(2);
   }
   const t0 = performance.now();

@@ -315,9 +315,9 @@ export function setSettle(on: bool): void {
  * true; returns false, moving nothing, when its place is further back, or the line is out of order already or has
  * 48-byte records. Its place is after every record that sorts before it or with it (start, then longer first;
  * equal ones keep their arrival order), where the sort of an out-of-order line would put it: the line stays in start
- * order and is kept or spilled as one that arrived so. Real CUPTI dumps need this: a call is recorded when it
- * returns, so a driver call comes before the runtime call around it, and every host thread's line would otherwise
- * be out of order (sorted in runs, spilled and merged at the end).
+ * order and is kept or spilled as one that arrived so, instead of being sorted in runs, spilled and merged at the
+ * end. What arrives a few places late: nested NVTX ranges (each recorded when it ends, so the outer one after what
+ * it holds), nested calls recorded on return.
  */
 export function lineSettle(ln: Line, r: usize, start: u64, dur: u64): bool {
   if (ln.longRecs != 0 || ln.unsorted != 0) return false;

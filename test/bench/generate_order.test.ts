@@ -1,6 +1,6 @@
 /**
  * bench/generate.ts's record order (`launch-first`, the bench default, against `device-first`, the order of real
- * CUPTI dumps' device work, and `cupti`, which also puts each driver call before the runtime call around it): the
+ * CUPTI dumps' device work, and `nested`, which also puts each driver call before the runtime call around it): the
  * same records in another order must give the same Chrome JSON events and the same stats — the
  * NVTX projection runs inside the emit pass for the first and as its own pass for the second (model/ranges.ts), so
  * this also checks the two projection paths against each other on the bench mix. The default order's bytes are
@@ -38,9 +38,9 @@ test("device-first and launch-first dumps of the same records give the same Chro
   assert.ok(ea.length > 40000);
   assert.ok(ea.some((e) => e.includes('"cat":"gpu_user_annotation"')), "NVTX ranges projected onto the streams");
   assert.equal(eb, ea);
-  // CUPTI's own order (each driver call before the runtime call that made it, too): the same events again.
-  const c = join(dir, "cupti.rawtrace");
-  assert.equal(generate(30000, c, 1 << 20, "xxh32", "cupti"), ra);
+  // Nested calls recorded on return (each driver call before the runtime call that made it, too): the same events.
+  const c = join(dir, "nested.rawtrace");
+  assert.equal(generate(30000, c, 1 << 20, "xxh32", "nested"), ra);
   assert.is(statSync(c).size, statSync(a).size);
   assert.equal(await events(c), ea);
 });
