@@ -29,13 +29,13 @@ import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { Engine } from "../src/core/engine.js";
 import { fileSource } from "../src/node/file_source.js";
-import { fileSpill } from "../src/node/spill.js";
+import { tieredSpill } from "../src/node/spill.js";
 
 interface Run { seconds: number; cpuSeconds: number; bytesOut: number; events: number; sha256: string }
 
 async function child(wasm: string, file: string, format: string, hash: boolean, warm: number): Promise<Run> {
   const eng = await Engine.create(new WebAssembly.Module(readFileSync(wasm)));
-  eng.spillFactory = () => fileSpill(); // as the Node CLI: XSpace records spill to a temporary file
+  eng.spillFactory = () => tieredSpill(); // as the Node CLI: 16 MiB of spill in memory, the rest in a temporary file
   let run: Run | null = null;
   // With warm > 0, that many conversions first (the engine's code tiered up): the last one is measured.
   for (let i = 0; i <= warm; i++) {
@@ -57,7 +57,7 @@ async function child(wasm: string, file: string, format: string, hash: boolean, 
  */
 async function inProcess(builds: string[], files: string[], format: string, repeat: number, index: boolean): Promise<void> {
   const engines = await Promise.all(builds.map((w) => Engine.create(new WebAssembly.Module(readFileSync(w)))));
-  for (const e of engines) e.spillFactory = () => fileSpill();
+  for (const e of engines) e.spillFactory = () => tieredSpill();
   const pairs = builds.flatMap((_, b) => files.map((file) => ({ b, file })));
   const cpu: number[][] = pairs.map(() => []);
   for (let i = 0; i < repeat + 2; i++) {

@@ -19,7 +19,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { Engine } from "../src/core/engine.js";
 import { fileSource } from "../src/node/file_source.js";
-import { fileSpill } from "../src/node/spill.js";
+import { tieredSpill } from "../src/node/spill.js";
 
 const { values } = parseArgs({
   options: {
@@ -47,7 +47,7 @@ const formats = ["chrome", "xspace", "timeline"] as const;
 /** `file format` → short SHA-256 of the output, or the error it raised, for one build. */
 async function hashes(wasm: string): Promise<Map<string, string>> {
   const eng = await Engine.create(new WebAssembly.Module(readFileSync(wasm)));
-  eng.spillFactory = () => fileSpill(); // as the Node CLI: XSpace records spill to a temporary file
+  eng.spillFactory = () => tieredSpill(); // as the Node CLI: 16 MiB of spill in memory, the rest in a temporary file
   const out = new Map<string, string>();
   for (const f of files) {
     for (const format of formats) {

@@ -429,7 +429,10 @@ export class Engine {
     return engine;
   }
 
-  /** Makes the spill storage of each conversion (default {@link memorySpill}; Node sets a temporary file). */
+  /**
+   * Makes the spill storage of each conversion (default {@link memorySpill}; Node sets its first 16 MiB in memory,
+   * the rest in a temporary file: src/node/spill.ts tieredSpill).
+   */
   spillFactory: () => SpillStore = memorySpill;
 
   /**

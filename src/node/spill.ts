@@ -13,9 +13,9 @@ import { createTemp, removeOwned } from "./output.js";
 
 /**
  * Bytes of a conversion's spill kept in memory before a temporary file is made (16 MiB): a real dump's lines out
- * of start order (nested NVTX ranges, a driver call recorded before the runtime call around it) spill about 32 B
- * per event, so a dump of up to about half a million such events touches no disk, and memory stays bounded by
- * this much more whatever the input.
+ * of start order (NVTX ranges holding many others, device streams whose records come in blocks out of order) spill
+ * about 32 B per event, so a dump of up to about half a million such events touches no disk, and memory stays
+ * bounded by this much more per conversion (per worker thread with --jobs N) whatever the input.
  */
 export const SPILL_MEMORY_BYTES = 16 << 20;
 
