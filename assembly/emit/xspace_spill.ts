@@ -82,6 +82,8 @@ let spillIdx: usize = 0;
 const IDX_CAP: u32 = RUN_BYTES / REC_BASE + 1;
 /** Staging buffer for a sorted run. */
 let stage: usize = 0;
+/** Merge scratch for {@link sortRunIndex}: as many entries as {@link spillIdx}. */
+let mergeIdx: usize = 0;
 
 /** Whether index entry a comes before b: earlier start, then the longer event (parents first), then arrival. */
 // @ts-ignore: decorator
@@ -151,6 +153,78 @@ export function sortIndex(idx: usize, tmp: usize, lo: i32, hi: i32): void {
   }
 }
 
+/**
+ * Natural runs at most this many per entry before {@link sortRunIndex} merges them instead of sorting (a run of
+ * records that arrived in a few ascending stretches: a device stream whose records come in blocks out of order).
+ */
+const NATURAL_RUN_SHARE: u32 = 32;
+
+/**
+ * Sorts the `n` entries of the index at `idx` with {@link idxBefore}, as {@link sortIndex} does: when they form few
+ * ascending stretches (at most one per {@link NATURAL_RUN_SHARE} entries) by merging those pairwise through `tmp`
+ * (`n` entries), else with {@link sortIndex}. The order is total, so both give the same result.
+ */
+function sortRunIndex(idx: usize, tmp: usize, n: u32): void {
+  // Count the ascending stretches, stopping once there are too many to be worth merging.
+  let runs: u32 = 1;
+  const most = n / NATURAL_RUN_SHARE;
+  for (let i: u32 = 1; i < n; i++) {
+    if (idxBefore(idx + (<usize>i << 4), idx + (<usize>(i - 1) << 4))) {
+      runs++;
+      if (runs > most) break;
+    }
+  }
+  if (runs == 1) return;
+  if (runs > most) {
+    sortIndex(idx, tmp, 0, <i32>n - 1);
+    return;
+  }
+  // Bottom-up merge of adjacent stretches, ping-ponging between idx and tmp until one stretch is left.
+  let src = idx;
+  let dst = tmp;
+  while (runs > 1) {
+    let i: u32 = 0;
+    let out: u32 = 0;
+    runs = 0;
+    while (i < n) {
+      // The stretch at i, then the one after it (if any): merged into dst at out.
+      let a = i + 1;
+      while (a < n && !idxBefore(src + (<usize>a << 4), src + (<usize>(a - 1) << 4))) a++;
+      let b = a;
+      if (b < n) {
+        b++;
+        while (b < n && !idxBefore(src + (<usize>b << 4), src + (<usize>(b - 1) << 4))) b++;
+      }
+      let x = i;
+      let y = a;
+      while (x < a && y < b) {
+        // Ties keep the first stretch first (idxBefore breaks every tie by arrival anyway).
+        if (idxBefore(src + (<usize>y << 4), src + (<usize>x << 4))) {
+          memory.copy(dst + (<usize>out << 4), src + (<usize>y << 4), 16);
+          y++;
+        } else {
+          memory.copy(dst + (<usize>out << 4), src + (<usize>x << 4), 16);
+          x++;
+        }
+        out++;
+      }
+      if (x < a) {
+        memory.copy(dst + (<usize>out << 4), src + (<usize>x << 4), <usize>(a - x) << 4);
+        out += a - x;
+      }
+      if (y < b) {
+        memory.copy(dst + (<usize>out << 4), src + (<usize>y << 4), <usize>(b - y) << 4);
+        out += b - y;
+      }
+      runs++;
+      i = b;
+    }
+    const t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != idx) memory.copy(idx, src, <usize>n << 4);
+}
 
 // ---- Runs ------------------------------------------------------------------------------------------------------
 
@@ -175,6 +249,7 @@ export function spillRun(runs: RunList, p: usize, n: u32, sorted: bool): void {
   if (!sorted) {
     if (spillIdx == 0) {
       spillIdx = heap.alloc((<usize>IDX_CAP + 1) << 4);
+      mergeIdx = heap.alloc(<usize>IDX_CAP << 4);
       stage = heap.alloc(<usize>RUN_BYTES + REC_MAX);
     }
     let k: u32 = 0;
@@ -188,7 +263,10 @@ export function spillRun(runs: RunList, p: usize, n: u32, sorted: bool): void {
       k++;
       r += recSize(r);
     }
-    if (k > 1) sortIndex(spillIdx, spillIdx + (<usize>IDX_CAP << 4), 0, <i32>k - 1);
+    if (k > 1) {
+      if (k <= IDX_CAP) sortRunIndex(spillIdx, mergeIdx, k);
+      else sortIndex(spillIdx, spillIdx + (<usize>IDX_CAP << 4), 0, <i32>k - 1);
+    }
     let q = stage;
     for (let i: u32 = 0; i < k; i++) {
       const rec = <usize>load<u32>(spillIdx + (<usize>i << 4), 8);

@@ -23,6 +23,7 @@ import { fileSource } from "../../src/node/file_source.js";
 import { fileSpill, tieredSpill } from "../../src/node/spill.js";
 import { convertFile } from "../../src/node/convert.js";
 import { generate } from "../../bench/generate.js";
+import { tileDump } from "../../bench/tile_dump.js";
 import { fromBinary } from "@bufbuild/protobuf";
 import { XSpaceSchema } from "../../src/gen/xplane_pb.js";
 import { memorySource } from "../../src/core/engine.js";
@@ -118,6 +119,26 @@ test("lines kept in memory past their largest chunk under a shared budget, then 
     await keptHash(engine, generated, 1024, 1 << 30)];
   assert.ok(some.spilled > 0 && some.spilled < none.spilled, `${some.spilled} of ${none.spilled}`);
   assert.is(all.spilled, 0);
+});
+
+test("a device stream whose records come in interleaved blocks (a real trace, tiled) spills merged runs: the same bytes", async () => {
+  // torch.rawtrace's stream 7 holds two ascending stretches of 1,600 and 1,650 kernels interleaved in time; 40 copies
+  // one after the other. Runs of 4 KiB hold one or two stretches, runs of 1 MiB (budget 0) about twenty: both are
+  // merged stretch by stretch (emit/xspace_spill.ts sortRunIndex), the in-memory conversion sorts the line whole.
+  const tiled = join(dir, "torch_x40.rawtrace");
+  tileDump("test/fixtures/real/h100/torch.rawtrace", 40, tiled);
+  const engine = await createEngine();
+  const kept = await xspaceHash(engine, tiled, 0xffffffff);
+  for (const [spill, keep] of [[4096, -1], [1024, -1], [0, 0]] as const) {
+    engine.xspaceKeepBytes = keep;
+    try {
+      const got = await xspaceHash(engine, tiled, spill);
+      assert.ok(got.spilled > 0, `spilled at ${spill}`);
+      assert.is(got.hash, kept.hash, `runs of ${spill || "1 MiB"}, budget ${keep}`);
+    } finally {
+      engine.xspaceKeepBytes = -1;
+    }
+  }
 });
 
 test("the in-memory spill store (browser default) gives the same bytes", async () => {
