@@ -21,6 +21,7 @@ import { outReset } from "./emit/out";
 import { setXSpaceMaxBytes } from "./emit/xspace_limit";
 import { setKeepBudget, setSpillAt } from "./emit/xspace_spill";
 import { setSettle } from "./emit/xspace_plane";
+import { setPartnerMode } from "./emit/timeline_order";
 import { spillStoreReset } from "./util/spill";
 import { setPagedBudget, pagedNew, pagedNewSized, pagedReserve, pagedSlot, pagedSpilledPages, pagedEpoch, pagedPoolReset } from "./util/paged";
 import { chromeSetTraceName } from "./emit/chrome_json";
@@ -284,6 +285,11 @@ export function rt_set_xspace_spill(n: u32): void {
  */
 export function rt_set_xspace_keep(n: u32): void {
   setKeepBudget(n);
+}
+
+/** Test-only: how the timeline resolves partners: 0 as the ids' spread says (the default), 1 by table, 2 by sorting. */
+export function rt_set_partner_mode(mode: u32): void {
+  setPartnerMode(mode);
 }
 
 /** Test-only: XSpace's late records settle among their line's last ones (1, the default) or leave it unsorted (0). */

@@ -466,35 +466,26 @@ function unionOf(d: usize): u64 {
   sweepTotal = 0;
   sweepFirst = true;
   // Kernels and copies usually arrive in start order per device (noted as they were listed): decoded and swept as
-  // they are; otherwise decoded into (start, end) pairs and sorted first.
+  // they are; else, when they arrive in a few ascending stretches (a stream's records in blocks out of order),
+  // the stretches are merged as they are decoded; otherwise decoded into (start, end) pairs and sorted first.
   const sorted = load<u32>(d, 148) == 0;
+  if (!sorted && mergeStretches(list, chunks, n)) return sweepTotal + (sweepE - sweepS);
   const pairs: usize = sorted ? 0 : heap.alloc(<usize>n << 4);
   let w = pairs;
-  let prev: u64 = 0;
-  for (let c: u32 = 0; c < chunks; c++) {
-    const q = <usize>load<u32>(list + (<usize>c << 2));
-    const end = q + <usize>load<u32>(q);
-    let r = q + 4;
-    while (r < end) {
-      let s: u64;
-      let e: u64;
-      const len = load<u32>(r, 4);
-      if (len != LONG) {
-        s = prev + <u64>load<u32>(r);
-        e = s + <u64>len;
-        r += 8;
-      } else {
-        s = load<u64>(r, 8);
-        e = load<u64>(r, 16);
-        r += 24;
-      }
-      prev = s;
-      if (sorted) sweep(s, e);
-      else {
-        store<u64>(w, s);
-        store<u64>(w, e, 8);
-        w += 16;
-      }
+  // One cursor over the whole list (no stop entry).
+  const x = WALK;
+  store<u32>(x, <u32>(<usize>load<u32>(list) + 4));
+  store<u32>(x, 0, 4);
+  store<u32>(x, 0, 8);
+  store<u64>(x, 0, 16);
+  while (cursorNext(x, list, chunks, false)) {
+    const s = load<u64>(x, 16);
+    const e = load<u64>(x, 24);
+    if (sorted) sweep(s, e);
+    else {
+      store<u64>(w, s);
+      store<u64>(w, e, 8);
+      w += 16;
     }
   }
   if (!sorted) {
@@ -502,6 +493,157 @@ function unionOf(d: usize): u64 {
     for (let a = pairs; a < w; a += 16) sweep(load<u64>(a), load<u64>(a, 8));
   }
   return sweepTotal + (sweepE - sweepS);
+}
+
+// ---- A device's intervals as ascending stretches, merged ---------------------------------------------------------
+
+/**
+ * Stretches at most one per this many intervals for {@link mergeStretches} (its cursors take 32 bytes per stretch,
+ * the sorted pairs 16 per interval).
+ */
+const STRETCH_SHARE: u32 = 8;
+/** A stretch's cursor: u32 next entry, u32 chunk index, u32 stop entry (the next stretch's first), u32 0, u64 start, u64 end. */
+const CURSOR: usize = 32;
+/** The cursor of a walk over a whole list ({@link unionOf}). */
+const WALK = memory.data(32);
+
+/**
+ * Sweeps a device's interval list (`chunks` chunks of `n` encoded intervals at `list`, {@link pushInterval}) in start
+ * order without materializing it, when it is made of at most n / {@link STRETCH_SHARE} ascending stretches: one
+ * cursor per stretch (each starts with an absolute entry, as an interval that starts before the previous one is
+ * stored whole), a heap of cursors by their interval's start. Returns false, sweeping nothing, when there are more
+ * stretches. The union does not depend on the order of intervals with the same start, so this sums what sorting
+ * would.
+ */
+function mergeStretches(list: usize, chunks: u32, n: u32): bool {
+  const most = n / STRETCH_SHARE;
+  const runs = stretches(list, chunks, most, 0);
+  if (runs > most) return false;
+  const cur = heap.alloc(<usize>runs * CURSOR);
+  const hp = heap.alloc(<usize>runs << 2);
+  stretches(list, chunks, runs, cur);
+  // Each cursor's first interval (absolute), then the heap.
+  let live: u32 = 0;
+  for (let i: u32 = 0; i < runs; i++) {
+    const x = cur + <usize>i * CURSOR;
+    if (cursorNext(x, list, chunks, true)) {
+      store<u32>(hp + (<usize>live << 2), i);
+      heapUp(hp, cur, live);
+      live++;
+    }
+  }
+  while (live > 0) {
+    const x = cur + <usize>load<u32>(hp) * CURSOR;
+    sweep(load<u64>(x, 16), load<u64>(x, 24));
+    if (!cursorNext(x, list, chunks, false)) {
+      live--;
+      store<u32>(hp, load<u32>(hp + (<usize>live << 2)));
+    }
+    heapDown(hp, cur, live);
+  }
+  return true;
+}
+
+/**
+ * Walks a device's interval list and returns how many ascending stretches it holds (the first interval starts one,
+ * and so does every interval that starts before the one before it), stopping at `most` + 1. With `cur` set, each
+ * stretch's cursor there gets its first entry, and the one before it that entry as its stop.
+ */
+function stretches(list: usize, chunks: u32, most: u32, cur: usize): u32 {
+  let runs: u32 = 0;
+  let prev: u64 = 0;
+  for (let c: u32 = 0; c < chunks; c++) {
+    const q = <usize>load<u32>(list + (<usize>c << 2));
+    const end = q + <usize>load<u32>(q);
+    let r = q + 4;
+    while (r < end) {
+      const len = load<u32>(r, 4);
+      const st = len != LONG ? prev + <u64>load<u32>(r) : load<u64>(r, 8);
+      if (runs == 0 || st < prev) {
+        if (cur != 0) {
+          const x = cur + <usize>runs * CURSOR;
+          store<u32>(x, <u32>r);
+          store<u32>(x, c, 4);
+          store<u32>(x, 0, 8); // set by the next stretch (0: the list's end)
+          store<u64>(x, 0, 16); // the start a first relative entry counts from (only the list's first can be one)
+          if (runs > 0) store<u32>(x - CURSOR, <u32>r, 8);
+        }
+        runs++;
+        if (runs > most) return runs;
+      }
+      prev = st;
+      r += len != LONG ? 8 : 24;
+    }
+  }
+  return runs;
+}
+
+/**
+ * Decodes the next interval of cursor `x` into its start and end (`first`: the stretch's first, an absolute entry);
+ * false at the stretch's end (its stop entry, or the list's end).
+ */
+// @ts-ignore: decorator
+@inline function cursorNext(x: usize, list: usize, chunks: u32, first: bool): bool {
+  let r = <usize>load<u32>(x);
+  let c = load<u32>(x, 4);
+  const q = <usize>load<u32>(list + (<usize>c << 2));
+  if (r >= q + <usize>load<u32>(q)) {
+    c++;
+    if (c >= chunks) return false;
+    r = <usize>load<u32>(list + (<usize>c << 2)) + 4;
+  }
+  if (!first && r == <usize>load<u32>(x, 8)) return false;
+  const len = load<u32>(r, 4);
+  let st: u64;
+  let en: u64;
+  if (len != LONG) {
+    st = load<u64>(x, 16) + <u64>load<u32>(r);
+    en = st + <u64>len;
+    r += 8;
+  } else {
+    st = load<u64>(r, 8);
+    en = load<u64>(r, 16);
+    r += 24;
+  }
+  store<u32>(x, <u32>r);
+  store<u32>(x, c, 4);
+  store<u64>(x, st, 16);
+  store<u64>(x, en, 24);
+  return true;
+}
+
+/** Start of the interval of the cursor at heap position i. */
+// @ts-ignore: decorator
+@inline function hpStart(hp: usize, cur: usize, i: u32): u64 {
+  return load<u64>(cur + <usize>load<u32>(hp + (<usize>i << 2)) * CURSOR, 16);
+}
+
+/** Moves heap entry i up to its place (a min-heap of cursors by start). */
+function heapUp(hp: usize, cur: usize, i: u32): void {
+  while (i > 0) {
+    const p = (i - 1) >> 1;
+    if (hpStart(hp, cur, p) <= hpStart(hp, cur, i)) return;
+    const a = load<u32>(hp + (<usize>p << 2));
+    store<u32>(hp + (<usize>p << 2), load<u32>(hp + (<usize>i << 2)));
+    store<u32>(hp + (<usize>i << 2), a);
+    i = p;
+  }
+}
+
+/** Moves the root of the heap of `n` entries down to its place. */
+function heapDown(hp: usize, cur: usize, n: u32): void {
+  let i: u32 = 0;
+  while (true) {
+    const l: u32 = 2 * i + 1;
+    if (l >= n) return;
+    let m = l;
+    if (l + 1 < n && hpStart(hp, cur, l + 1) < hpStart(hp, cur, l)) m = l + 1;
+    if (hpStart(hp, cur, i) <= hpStart(hp, cur, m)) return;
+    const a = load<u32>(hp + (<usize>m << 2));
+    store<u32>(hp + (<usize>m << 2), load<u32>(hp + (<usize>i << 2)));
+    store<u32>(hp + (<usize>i << 2), a);
+    i = m;
+  }
 }
 
 /** FNV-1a of [p, p+n). */

@@ -462,12 +462,49 @@ function corrCacheReset(): void {
   cacheEpoch = 0;
 }
 
+/** How partners are resolved: 0 by the table or by sorting, as the ids' spread says; 1 the table; 2 sorting (tests). */
+let partnerMode: u32 = 0;
+/** Test-only: {@link partnerMode}. */
+export function setPartnerMode(mode: u32): void {
+  partnerMode = mode;
+}
+/** This pass's partners were resolved by sorting (and are in {@link idx} already): {@link writePartners} only writes. */
+let partnersSorted = false;
+
 /**
  * Resolves correlations after {@link noteOutputIndex}: per correlation, the output index of its launch (the first
  * in output order) and of its earliest device work (the first in output order among those with the earliest start).
+ * By a table indexed by correlation id (8 B per id) when the ids of the events with flows span no more than 8 B per
+ * event (or the paged budget); else by sorting those events by id ({@link sortedPartners}): real CUPTI dumps number
+ * every call, traced or not, so their ids can be several times sparser than their events, and a table over the
+ * whole range would spill most of itself (in a browser, into JavaScript memory) or reach its page cap.
  */
 export function resolvePartners(): void {
   const n = keyCount;
+  partnersSorted = false;
+  if (partnerMode != 1) {
+    let m: u32 = 0;
+    let lo: u32 = 0xffffffff;
+    let hi: u32 = 0;
+    for (let b: u32 = 0; b < blocksOf(n); b++) {
+      const keys = blockKeys(b);
+      const c = blockLen(b, n);
+      for (let j: u32 = 0; j < c; j++) {
+        const k = keys + <usize>j * KEY;
+        if ((load<u32>(k, 12) & (K_FLOW_START | K_FLOW_END)) == 0) continue;
+        const id = load<u32>(k, 16);
+        if (id < lo) lo = id;
+        if (id > hi) hi = id;
+        m++;
+      }
+    }
+    const room = max<u64>(<u64>pagedBudget(), <u64>n << 3);
+    if (m != 0 && (partnerMode == 2 || (<u64>(hi - lo) + 1) << 3 > room)) {
+      sortedPartners(m);
+      partnersSorted = true;
+      return;
+    }
+  }
   // 8 B per correlation id: pages over the budget are evicted and read back once per walk (two walks in arrival
   // order). A budget of 8 B per event (less than half of the keys, which hold 20 B per event anyway) when that is
   // more, up to the table's page cap, keeps them resident: nothing spills at the end of the pass.
@@ -488,9 +525,99 @@ export function resolvePartners(): void {
  * and placed by output index into {@link idx}, which is not needed any more.
  */
 export function writePartners(): void {
-  partnerWalk(true);
+  if (!partnersSorted) partnerWalk(true);
   O.raw(idx, <usize>keyCount << 2);
   pagedFramePool(0, 0); // the table is done with
+}
+
+/**
+ * {@link resolvePartners} by sorting: the `m` events with a flow bit as (correlation id, arrival index) pairs,
+ * radix-sorted by id, then per id its launch (first in output order) and its earliest device work (earliest start,
+ * first in output order on a tie), and each event's partner put at its output index in {@link idx} (NONE for the
+ * others) — what the table's two walks give. Takes 16 B per such event, whatever the ids' spread.
+ */
+function sortedPartners(m: u32): void {
+  const n = keyCount;
+  const a = heap.alloc(<usize>m << 3);
+  const t = heap.alloc(<usize>m << 3);
+  let w: usize = a;
+  for (let b: u32 = 0; b < blocksOf(n); b++) {
+    const keys = blockKeys(b);
+    const c = blockLen(b, n);
+    const i0 = b << BLOCK_BITS;
+    for (let j: u32 = 0; j < c; j++) {
+      const k = keys + <usize>j * KEY;
+      if ((load<u32>(k, 12) & (K_FLOW_START | K_FLOW_END)) == 0) continue;
+      store<u64>(w, (<u64>load<u32>(k, 16) << 32) | <u64>(i0 + j));
+      w += 8;
+    }
+  }
+  const sorted = radixByHigh(a, t, m);
+  memory.fill(idx, 0xff, <usize>n << 2); // NONE for events without a partner
+  let g: u32 = 0;
+  while (g < m) {
+    const id = <u32>(load<u64>(sorted + (<usize>g << 3)) >> 32);
+    let e = g;
+    let launch: u32 = NONE;
+    let dev: u32 = NONE;
+    let devStart: f64 = 0;
+    while (e < m && <u32>(load<u64>(sorted + (<usize>e << 3)) >> 32) == id) {
+      const k = keyAt(<u32>load<u64>(sorted + (<usize>e << 3)));
+      const pos = load<u32>(k, 8);
+      if ((load<u32>(k, 12) & K_FLOW_START) != 0) {
+        if (pos < launch) launch = pos;
+      } else {
+        const st = load<f64>(k);
+        if (dev == NONE || st < devStart || (st == devStart && pos < dev)) {
+          dev = pos;
+          devStart = st;
+        }
+      }
+      e++;
+    }
+    for (let i = g; i < e; i++) {
+      const k = keyAt(<u32>load<u64>(sorted + (<usize>i << 3)));
+      put(idx, load<u32>(k, 8), (load<u32>(k, 12) & K_FLOW_START) != 0 ? dev : launch);
+    }
+    g = e;
+  }
+}
+
+/**
+ * Stable LSD radix sort of the `m` u64 at `a` by their high 32 bits (11, 11 and 10 bits a pass; a pass whose digit
+ * is the same for all is skipped), through `t` (as large). Returns where the sorted values are (`a` or `t`).
+ */
+function radixByHigh(a: usize, t: usize, m: u32): usize {
+  const counts = heap.alloc(2048 << 2);
+  let src = a;
+  let dst = t;
+  for (let shift: u32 = 32; shift < 64; shift += 11) {
+    const bits: u32 = shift == 54 ? 10 : 11;
+    const mask: u64 = (<u64>1 << bits) - 1;
+    memory.fill(counts, 0, <usize>2048 << 2);
+    for (let i: u32 = 0; i < m; i++) {
+      const d = <usize>((load<u64>(src + (<usize>i << 3)) >> shift) & mask);
+      store<u32>(counts + (d << 2), load<u32>(counts + (d << 2)) + 1);
+    }
+    if (load<u32>(counts + (<usize>((load<u64>(src) >> shift) & mask) << 2)) == m) continue;
+    let sum: u32 = 0;
+    for (let d: u32 = 0; d <= <u32>mask; d++) {
+      const c = load<u32>(counts + (<usize>d << 2));
+      store<u32>(counts + (<usize>d << 2), sum);
+      sum += c;
+    }
+    for (let i: u32 = 0; i < m; i++) {
+      const v = load<u64>(src + (<usize>i << 3));
+      const dp = counts + (<usize>((v >> shift) & mask) << 2);
+      const o = load<u32>(dp);
+      store<u64>(dst + (<usize>o << 3), v);
+      store<u32>(dp, o + 1);
+    }
+    const x = src;
+    src = dst;
+    dst = x;
+  }
+  return src;
 }
 
 /**

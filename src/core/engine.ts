@@ -353,6 +353,8 @@ interface CoreExports {
   rt_set_xspace_keep?(n: number): void;
   /** Absent from cores built before XSpace's late records settled in their lines. */
   rt_set_xspace_settle?(on: number): void;
+  /** Absent from cores built before the timeline resolved partners by sorting. */
+  rt_set_partner_mode?(mode: number): void;
   /** Absent from cores built before paged tables spilled. */
   rt_set_paged_budget?(n: number): void;
   rt_clock_anchor(field: number): bigint;
@@ -463,6 +465,11 @@ export class Engine {
    * at the end, the oracle) instead of settling among the line's last records. The output bytes never change.
    */
   xspaceSettle = true;
+  /**
+   * Test-only: how a timeline conversion resolves launch ↔ device-work partners: "auto" (by a table indexed by
+   * correlation id, or by sorting when the ids are sparse), "table" or "sorted". The output bytes never change.
+   */
+  partnerMode: "auto" | "table" | "sorted" = "auto";
   /**
    * Test-only: resident bytes of each of the core's paged correlation tables (0: 8 MiB, the default); colder pages
    * go to the spill storage (assembly/util/paged.ts). Small values force eviction; the output bytes never change.
@@ -744,6 +751,7 @@ export class Engine {
       x.rt_set_xspace_spill?.(this.xspaceSpillBytes >>> 0);
       if (this.xspaceKeepBytes >= 0) x.rt_set_xspace_keep?.(this.xspaceKeepBytes >>> 0);
       x.rt_set_xspace_settle?.(this.xspaceSettle ? 1 : 0);
+      x.rt_set_partner_mode?.(this.partnerMode === "table" ? 1 : this.partnerMode === "sorted" ? 2 : 0);
       x.rt_begin_emit(
         opts.format === "xspace" ? Output.XSPACE : opts.format === "timeline" ? Output.TIMELINE
           : opts.format === "stats" ? Output.STATS : Output.CHROME_JSON,

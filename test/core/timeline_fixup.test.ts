@@ -12,6 +12,10 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { generate } from "../../bench/generate.js";
+import { tileDump } from "../../bench/tile_dump.js";
+import * as C from "../../src/tools/cupti_records.js";
+import { rng } from "../../src/tools/rng.js";
+import { cudaWriter } from "../helpers/cuda_writer.js";
 import { createEngine } from "../../src/node/wasm.js";
 import { memorySource } from "../../src/core/engine.js";
 import { TL_CHUNK, TimelineEvents, TimelineParser } from "../../src/core/timeline.js";
@@ -25,7 +29,91 @@ for (const [file, want] of Object.entries(DIGESTS)) {
   test(`${file}: every event's fields as the records-in-core path gave them`, async () => {
     const t = await timelineOf(new Uint8Array(readFileSync(file)));
     assert.is(`${t.events.length} ${timelineDigest(t.meta, t.events)}`, want);
+    // The partners found by sorting the events by correlation id instead of through the table: the same.
+    const s = await timelineOf(new Uint8Array(readFileSync(file)), "t.rawtrace", (e) => { e.partnerMode = "sorted"; });
+    assert.is(`${s.events.length} ${timelineDigest(s.meta, s.events)}`, want, "partners sorted");
   });
+}
+
+test("sparse correlation ids (a real trace tiled): partners by sorting, no table spilled, the same timeline", async () => {
+  // torch.rawtrace numbers its events' calls 11 … 44,199 for 7,900 events (CUPTI numbers every call, traced or not):
+  // 20 copies span 884,000 ids. With a 64 KiB paged budget the table (8 B per id) would spill most of itself.
+  const tdir = mkdtempSync(join(tmpdir(), "rawtrace-partners-"));
+  try {
+    const tiled = join(tdir, "torch_x20.rawtrace");
+    tileDump("test/fixtures/real/h100/torch.rawtrace", 20, tiled);
+    const bytes = new Uint8Array(readFileSync(tiled));
+    const run = async (mode: "auto" | "table" | "sorted") => {
+      let spilled = 0;
+      const t = await timelineOf(bytes, "t.rawtrace", (e) => {
+        e.partnerMode = mode;
+        e.pagedBudgetBytes = 64 << 10;
+        const convert = e.convert.bind(e);
+        e.convert = async (...args: Parameters<typeof convert>) => {
+          const r = await convert(...args);
+          spilled = e.spilledBytes;
+          return r;
+        };
+      });
+      return { digest: timelineDigest(t.meta, t.events), spilled, partners: countPartners(t.events) };
+    };
+    const table = await run("table");
+    const sorted = await run("sorted");
+    const auto = await run("auto");
+    assert.ok(table.partners > 100000, `partners ${table.partners}`);
+    assert.is(sorted.digest, table.digest);
+    assert.is(auto.digest, table.digest);
+    assert.is(auto.spilled, sorted.spilled, "auto sorts these ids");
+    assert.ok(table.spilled > auto.spilled + 1_000_000, `table spilled ${table.spilled}, sorting ${auto.spilled}`);
+  } finally {
+    rmSync(tdir, { recursive: true, force: true });
+  }
+});
+
+test("partners by sorting and by the table agree where a correlation has several launches and tied device work", async () => {
+  // Per correlation: launches on two threads (the first in output order wins), kernels on three streams with two
+  // sharing the earliest start (the first of those in output order wins) — in several arrival orders.
+  const L: C.CuptiLayout = "cuda13";
+  const T = 1_780_000_000_000_000_000n;
+  for (const seed of [1, 2, 3]) {
+    const w = cudaWriter(L, T, 9);
+    w.strings([[0x1000n, "k"]]);
+    const rand = rng(seed);
+    const recs: Uint8Array[] = [];
+    for (let c = 1; c <= 300; c++) {
+      const t = T + BigInt(c) * 10_000n;
+      const group = [
+        C.apiRecord(L, { kind: 5, cbid: 211, start: t + BigInt(Math.floor(rand() * 50)), end: t + 900n, processId: 9, threadId: 1 + Math.floor(rand() * 2), correlationId: c }),
+        C.apiRecord(L, { kind: 5, cbid: 211, start: t + 100n, end: t + 800n, processId: 9, threadId: 1 + Math.floor(rand() * 2), correlationId: c }),
+        ...[0, 1, 2].map((s) => C.kernelRecord(L, {
+          start: t + 2000n + (s === 2 ? BigInt(Math.floor(rand() * 3)) : 1n), end: t + 5000n, deviceId: 0, contextId: 1,
+          streamId: 7 + ((s + c) % 3), correlationId: c, namePtr: 0x1000n,
+        })),
+      ];
+      for (let i = group.length - 1; i > 0; i--) {
+        const j = Math.floor(rand() * (i + 1));
+        [group[i], group[j]] = [group[j], group[i]];
+      }
+      recs.push(...group);
+    }
+    w.activity(C.concat(recs));
+    w.end();
+    const bytes = w.bytes();
+    const digest = async (mode: "table" | "sorted") => {
+      const t = await timelineOf(bytes, "t.rawtrace", (e) => { e.partnerMode = mode; });
+      return `${countPartners(t.events)} ${timelineDigest(t.meta, t.events)}`;
+    };
+    const table = await digest("table");
+    assert.is(await digest("sorted"), table, `seed ${seed}`);
+    assert.ok(table.startsWith("1500 "), table);
+  }
+});
+
+/** Events with a partner. */
+function countPartners(events: TimelineEvents): number {
+  let n = 0;
+  for (let i = 0; i < events.length; i++) if (events.partner(i) !== 0xffffffff) n++;
+  return n;
 }
 
 const dir = mkdtempSync(join(tmpdir(), "rawtrace-fixup-"));

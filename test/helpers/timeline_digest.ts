@@ -5,12 +5,15 @@
  */
 import { createHash } from "node:crypto";
 import { createEngine } from "../../src/node/wasm.js";
-import { memorySource } from "../../src/core/engine.js";
+import { memorySource, type Engine } from "../../src/core/engine.js";
 import { TimelineEvents, TimelineParser, type TimelineMeta } from "../../src/core/timeline.js";
 
 /** The tables of `bytes` as the page gets them (header, rows, lanes, names, trailer, events). */
-export async function timelineOf(bytes: Uint8Array, name = "t.rawtrace"): Promise<{ meta: TimelineMeta; events: TimelineEvents }> {
+export async function timelineOf(
+  bytes: Uint8Array, name = "t.rawtrace", setup?: (engine: Engine) => void,
+): Promise<{ meta: TimelineMeta; events: TimelineEvents }> {
   const engine = await createEngine();
+  setup?.(engine);
   const events = new TimelineEvents();
   const parser = new TimelineParser((chunk) => events.add(chunk));
   await engine.convert(memorySource(bytes, name), parser.sink, { format: "timeline" });

@@ -5,7 +5,8 @@
  * min, max; memcpy count, bytes and time per direction; API calls per name. Inputs: the bundled samples, the eight
  * real DLRM ranks, a generated training loop (4 streams, overlapping work), a small synthetic dump, and 3,000 kernels
  * and copies written out of start order (the core sorts a device's busy intervals only when a linear check finds
- * them out of order, over several 1,024-interval chunks: both paths are compared here).
+ * them out of order, over several 1,024-interval chunks: both paths are compared here), and two real traces tiled,
+ * whose device work arrives in ascending stretches (merged as decoded, or sorted when there are many).
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -21,6 +22,7 @@ import { WorkerPool } from "../../src/node/pool.js";
 import { formatStats, statsFiles, statsJson } from "../../src/node/stats.js";
 import { absoluteNs, microsToNs, parseKinetoJson, traceBaseNs, type KinetoEvent } from "../../src/tools/kineto_to_rawtrace.js";
 import { generate } from "../../bench/generate.js";
+import { tileDump } from "../../bench/tile_dump.js";
 import { sampleDump } from "../helpers/sample_dump.js";
 import { dlrmRanks } from "../helpers/dlrm.js";
 import { RawtraceWriter } from "../../src/format/writer.js";
@@ -73,12 +75,20 @@ function shuffledWork(): Uint8Array {
 function inputs(): Array<[string, Uint8Array]> {
   const gen = join(tmp, "gen.rawtrace");
   generate(30000, gen);
+  // Real traces tiled (bench/tile_dump.ts): torch.rawtrace's device work arrives in two interleaved ascending
+  // stretches per copy (the core merges the stretches as it decodes them), jax_step's in hundreds of short ones.
+  const torch = join(tmp, "torch_x20.rawtrace");
+  tileDump(join(ROOT, "test/fixtures/real/h100/torch.rawtrace"), 20, torch);
+  const jax = join(tmp, "jax_x4.rawtrace");
+  tileDump(join(ROOT, "test/fixtures/real/h100/jax_step.rawtrace"), 4, jax);
   return [
     ["h100 sample", readFileSync(join(ROOT, "samples/h100_torch_train_nvtx.rawtrace"))],
     ["alexnet sample", readFileSync(join(ROOT, "samples/alexnet_a100_rank0.rawtrace"))],
     ["generated 4 streams", readFileSync(gen)],
     ["synthetic", sampleDump()],
     ["3,000 records out of start order", shuffledWork()],
+    ["torch.rawtrace × 20 (interleaved stretches)", readFileSync(torch)],
+    ["jax_step.rawtrace × 4", readFileSync(jax)],
     ...dlrmRanks().map((r) => [`dlrm rank ${r.rank}`, r.bytes] as [string, Uint8Array]),
   ];
 }
