@@ -15,16 +15,22 @@
  *
  * `--vendor rocm` measures the ROCm mix instead (bench/generate_rocm.ts: rocprofiler-sdk 1.0 records, the same
  * training-loop shape) and writes bench/results/<date>-rocm.json; the peer reads CUPTI only and is skipped.
+ * `--tile <real CUDA dump>` measures a dump of real shape instead: the sizes are copies of that dump
+ * (bench/tile_dump.ts; e.g. `--tile test/fixtures/real/h100/torch.rawtrace --sizes 100,1000`), the table's first
+ * column counts copies, results go to bench/results/<date>-<dump name>.json; the peer and the Python clients are
+ * skipped.
  *
  * The peer holds the whole dump in memory and the Python clients are slow: they run up to --peer-max and
  * --clients-max records.
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, statSync, writeFileSync } from "node:fs";
+import { basename } from "node:path";
 import { cpus, totalmem } from "node:os";
 import { parseArgs } from "node:util";
 import { ensureDump } from "./generate.js";
 import { generateRocm } from "./generate_rocm.js";
+import { tileDump } from "./tile_dump.js";
 
 const { values } = parseArgs({
   options: {
@@ -34,21 +40,26 @@ const { values } = parseArgs({
     "peer-max": { type: "string", default: "2e6" },
     "clients-max": { type: "string", default: "1e5" },
     vendor: { type: "string", default: "cuda" },
+    tile: { type: "string" },
   },
 });
 const sizes = values.sizes!.split(",").map(Number);
 const repeat = Number(values.repeat);
 const rocm = values.vendor === "rocm";
 if (!rocm && values.vendor !== "cuda") throw new Error(`--vendor must be cuda or rocm, got ${values.vendor}`);
-const tasks = values.tasks!.split(",").filter((t) => !(rocm && t === "peer"));
+const tile = values.tile;
+const tileName = tile ? basename(tile).replace(/\.rawtrace$/, "") : "";
+const tasks = values.tasks!.split(",").filter((t) => !((rocm || tile) && t === "peer") && !(tile && (t === "hta" || t === "xprof")));
 mkdirSync("bench/data", { recursive: true });
 mkdirSync("bench/results", { recursive: true });
 
 interface Row { task: string; seconds: number; cpuSeconds: number; bytesIn: number; bytesOut: number; events: number; maxRssMB: number }
 const results: Array<Row & { records: number }> = [];
 for (const n of sizes) {
-  const file = `bench/data/${rocm ? "rocprof" : "cupti"}_${n}.rawtrace`;
-  ensureDump(n, file, rocm ? generateRocm : undefined);
+  const file = tile ? `bench/data/real_${tileName}_x${n}.rawtrace` : `bench/data/${rocm ? "rocprof" : "cupti"}_${n}.rawtrace`;
+  if (tile) {
+    if (!existsSync(file)) tileDump(tile, n, file);
+  } else ensureDump(n, file, rocm ? generateRocm : undefined);
   const mb = statSync(file).size / 1e6;
   // Repeats alternate between the tasks (round after round), so that a change of load on a shared machine
   // falls on every task alike and the ratios stay comparable.
@@ -72,7 +83,7 @@ for (const n of sizes) {
 
 const pad = (s: string | number, w: number) => String(s).padStart(w);
 const lines = [
-  `| records | input MB | task | s | input MB/s | events/s | output MB/s | peak RSS MB | vs floor | vs peer |`,
+  `| ${tile ? `copies of ${tileName}` : "records"} | input MB | task | s | input MB/s | events/s | output MB/s | peak RSS MB | vs floor | vs peer |`,
   `|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|`,
 ];
 for (const r of results) {
@@ -80,7 +91,7 @@ for (const r of results) {
   const peer = results.find((x) => x.records === r.records && x.task === "peer");
   const mbs = r.bytesIn / 1e6 / r.seconds;
   lines.push(
-    `| ${r.records.toExponential(1)} | ${(r.bytesIn / 1e6).toFixed(0)} | ${r.task} | ${r.seconds.toFixed(2)} | ${mbs.toFixed(0)} | ` +
+    `| ${tile ? r.records : r.records.toExponential(1)} | ${(r.bytesIn / 1e6).toFixed(0)} | ${r.task} | ${r.seconds.toFixed(2)} | ${mbs.toFixed(0)} | ` +
       `${r.events ? (r.events / r.seconds / 1e6).toFixed(2) + "M" : "-"} | ${(r.bytesOut / 1e6 / r.seconds).toFixed(0)} | ` +
       `${r.maxRssMB.toFixed(0)} | ${floor && r.task !== "floor" ? ((floor.seconds / r.seconds) * 100).toFixed(0) + "%" : "-"} | ` +
       `${peer && r.task !== "peer" && r.task !== "floor" ? (peer.seconds / r.seconds).toFixed(1) + "×" : "-"} |`,
@@ -109,6 +120,6 @@ if (gzLines.length) {
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? "?"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;
 console.log(`machine: ${machine}\n${lines.join("\n")}`);
 const date = new Date().toISOString().slice(0, 10);
-writeFileSync(`bench/results/${date}${rocm ? "-rocm" : ""}.json`,
-  JSON.stringify({ date, machine, repeat, vendor: values.vendor, results }, null, 2));
+writeFileSync(`bench/results/${date}${rocm ? "-rocm" : tile ? `-${tileName}` : ""}.json`,
+  JSON.stringify({ date, machine, repeat, vendor: values.vendor, tile, results }, null, 2));
 void pad;

@@ -51,4 +51,20 @@ test("npm run bench -- --vendor rocm: the ROCm mix (rocprofiler-sdk records) thr
   rmSync(`${ROOT}bench/data/rocprof_20000.rawtrace`, { force: true });
 });
 
+test("npm run bench -- --tile: a real dump of 3 copies (bench/tile_dump.ts) through the tasks, counted in copies", () => {
+  const out = execFileSync(
+    process.execPath,
+    ["--import", "tsx", "bench/run.ts", "--tile", "test/fixtures/real/h100/torch_nvtx.rawtrace", "--sizes", "3", "--repeat", "1", "--tasks", "floor,chrome,xspace,peer"],
+    { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] },
+  );
+  assert.match(out, "| copies of torch_nvtx | input MB |");
+  for (const task of ["floor", "chrome", "xspace"]) assert.match(out, new RegExp(`\\| 3 \\| \\d+ \\| ${task} \\|`), task);
+  assert.not.match(out, /\| peer \|/, "the peer is not run on tiled dumps");
+  const date = new Date().toISOString().slice(0, 10);
+  const r = JSON.parse(readFileSync(`${ROOT}bench/results/${date}-torch_nvtx.json`, "utf8"));
+  // torch_nvtx.rawtrace converts to 1,981 events; three copies to three times that.
+  assert.is(r.results.find((x: any) => x.task === "chrome").events, 3 * 1981);
+  rmSync(`${ROOT}bench/data/real_torch_nvtx_x3.rawtrace`, { force: true });
+});
+
 test.run();
