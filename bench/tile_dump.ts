@@ -12,35 +12,13 @@
  * CUDA dumps only (vendor 1), record fields at the offsets shared by the CUPTI layouts rawtrace reads (11.8 … 13.5:
  * vendor-record-layouts.md §1.3/§1.5); a kind this tool does not know is copied unchanged.
  */
-import { readFileSync } from "node:fs";
-import { CHUNK_HEADER_SIZE, CHUNK_SYNC, ChunkType, PREAMBLE_SIZE, Vendor } from "../src/format/container.js";
+import { ChunkType, Vendor } from "../src/format/container.js";
 import { RawtraceWriter } from "../src/format/writer.js";
 import { CK } from "../src/tools/cupti_records.js";
+import { readDumpChunks } from "../test/helpers/dump_chunks.js";
 
 /** INTERNAL_LAUNCH_API (CUPTI kind 48): a launch call's record, laid out as RUNTIME's. */
 const INTERNAL_LAUNCH_API = 48;
-
-interface Chunk {
-  type: number;
-  payload: Uint8Array;
-}
-
-/** The chunks of a .rawtrace file, in file order (the file must be whole: every header's sync word checked). */
-export function readChunks(file: Uint8Array, name: string): Chunk[] {
-  const dv = new DataView(file.buffer, file.byteOffset, file.byteLength);
-  const out: Chunk[] = [];
-  let off = PREAMBLE_SIZE;
-  while (off + CHUNK_HEADER_SIZE <= file.length) {
-    if (dv.getUint32(off, true) !== CHUNK_SYNC) throw new Error(`${name}: offset ${off}: no chunk sync word`);
-    const type = dv.getUint16(off + 4, true);
-    const len = dv.getUint32(off + 12, true);
-    const start = off + CHUNK_HEADER_SIZE;
-    if (start + len > file.length) throw new Error(`${name}: offset ${off}: chunk of ${len} bytes past the end`);
-    out.push({ type, payload: file.subarray(start, start + len) });
-    off = start + ((len + 7) & ~7);
-  }
-  return out;
-}
 
 /** Where a kind keeps the fields that move: u64 times (moved when not 0), u32 correlation ids, u64 external id, u32 range id. */
 interface Fields {
@@ -83,7 +61,8 @@ function eachRecord(buf: Uint8Array, sizes: Map<number, number>, visit: (dv: Dat
 
 /** Writes `copies` copies of the CUDA dump `input` as one dump at `output`; returns the records written. */
 export function tileDump(input: string, copies: number, output: string): { records: number; spanNs: bigint } {
-  const chunks = readChunks(readFileSync(input), input);
+  // Every chunk checked whole (sync word, header CRC, payload checksum): a damaged dump is not copied.
+  const chunks = readDumpChunks(input).map((c) => ({ type: c.type, payload: c.p }));
   const header = chunks.find((c) => c.type === ChunkType.HEADER);
   if (!header || new DataView(header.payload.buffer, header.payload.byteOffset).getUint32(0, true) !== Vendor.CUDA) {
     throw new Error(`${input}: not a CUDA dump`);

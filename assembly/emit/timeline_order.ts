@@ -41,6 +41,10 @@ const MAX_BLOCKS: u32 = 1 << 16; // 2^32 keys: the u32 index space
 let blocks: usize = 0; // MAX_BLOCKS block pointers
 /** Key address → f64 duration bits, for the keys whose duration does not fit their u32 ({@link DUR_LONG}). */
 let longDurs: Table = 0;
+/** Keys with a flow bit so far, and the lowest and highest of their correlation ids. */
+let flowKeys: u32 = 0;
+let flowLo: u32 = 0xffffffff;
+let flowHi: u32 = 0;
 /** Keys so far (= events). */
 export let keyCount: u32 = 0;
 
@@ -49,6 +53,9 @@ let keyLeft: u32 = 0; // keys left in its block
 
 /** Forgets every key (start of a timeline pass). */
 export function keysReset(): void {
+  flowKeys = 0;
+  flowLo = 0xffffffff;
+  flowHi = 0;
   blocks = heap.alloc(<usize>MAX_BLOCKS << 2);
   memory.fill(blocks, 0, <usize>MAX_BLOCKS << 2);
   longDurs = tableNew(16);
@@ -110,6 +117,12 @@ export function keyPush(start: f64, dur: f64, rowBits: u32, corr: u32): void {
   }
   store<u32>(k, rowBits, 12);
   store<u32>(k, corr, 16);
+  if ((rowBits & (K_FLOW_START | K_FLOW_END)) != 0) {
+    // The spread of the ids with flows decides how partners are resolved (resolvePartners).
+    flowKeys++;
+    if (corr < flowLo) flowLo = corr;
+    if (corr > flowHi) flowHi = corr;
+  }
 }
 
 /** Duration (ns) of key `k` (valid until {@link noteOutputIndex} writes over it). */
@@ -482,25 +495,10 @@ let partnersSorted = false;
 export function resolvePartners(): void {
   const n = keyCount;
   partnersSorted = false;
-  if (partnerMode != 1) {
-    let m: u32 = 0;
-    let lo: u32 = 0xffffffff;
-    let hi: u32 = 0;
-    for (let b: u32 = 0; b < blocksOf(n); b++) {
-      const keys = blockKeys(b);
-      const c = blockLen(b, n);
-      for (let j: u32 = 0; j < c; j++) {
-        const k = keys + <usize>j * KEY;
-        if ((load<u32>(k, 12) & (K_FLOW_START | K_FLOW_END)) == 0) continue;
-        const id = load<u32>(k, 16);
-        if (id < lo) lo = id;
-        if (id > hi) hi = id;
-        m++;
-      }
-    }
+  if (partnerMode != 1 && flowKeys != 0) {
     const room = max<u64>(<u64>pagedBudget(), <u64>n << 3);
-    if (m != 0 && (partnerMode == 2 || (<u64>(hi - lo) + 1) << 3 > room)) {
-      sortedPartners(m);
+    if (partnerMode == 2 || (<u64>(flowHi - flowLo) + 1) << 3 > room) {
+      sortedPartners(flowKeys);
       partnersSorted = true;
       return;
     }

@@ -263,10 +263,8 @@ export function spillRun(runs: RunList, p: usize, n: u32, sorted: bool): void {
       k++;
       r += recSize(r);
     }
-    if (k > 1) {
-      if (k <= IDX_CAP) sortRunIndex(spillIdx, mergeIdx, k);
-      else sortIndex(spillIdx, spillIdx + (<usize>IDX_CAP << 4), 0, <i32>k - 1);
-    }
+    // A run is at most RUN_BYTES of records, so k ≤ IDX_CAP.
+    if (k > 1) sortRunIndex(spillIdx, mergeIdx, k);
     let q = stage;
     for (let i: u32 = 0; i < k; i++) {
       const rec = <usize>load<u32>(spillIdx + (<usize>i << 4), 8);
