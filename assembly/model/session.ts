@@ -8,6 +8,7 @@ import { arenaCopy, arenaAlloc } from "../util/arena";
 import { repairUtf8, repairedLen } from "./utf8";
 import { demangle } from "../util/demangle";
 import { Paged, pagedNew, pagedSlot, pagedEpoch } from "../util/paged";
+import { bitsExpand, BITS_PAGE_BITS } from "../util/paged_bits";
 import { Recent, recentNew, recentGet, recentPut } from "../util/recent";
 
 // ---- HEADER --------------------------------------------------------------------------------------------------
@@ -486,10 +487,20 @@ export function streamName(device: u32, stream: u32): usize {
 
 // ---- Correlation ids and processes ------------------------------------------------------------------------------
 
-// corr → index + 1 of the process whose API call made it (u8 per id: 64 Ki ids per 64 KiB page, 512 pages at most;
-// processes are numbered in order of appearance, the 254th and later share the last number); AMBIGUOUS when API calls
-// of two processes carry the same id. CUPTI's device records carry no process, so such an id cannot be joined to the
-// right launch: its flows are left out (warning CORRELATION_PROCESSES) instead of drawn twice.
+// Which process made each correlation id's API calls, to find ids that API calls of two processes share: CUPTI's
+// device records carry no process, so such an id cannot be joined to the right launch and its flows are left out
+// (warning CORRELATION_PROCESSES) instead of drawn twice.
+//
+// While the dump has shown one process, a bit per id says that process used it (`corrBits`): CUPTI numbers every
+// API call, traced or not, so a real dump's ids are several times sparser than its records (torch.rawtrace: ids
+// 11 … 44,199 for 7,900 events) and a byte per id spilled 36 MB on that trace tiled a thousand times, which a browser
+// holds in JavaScript memory through a load. The second process turns the bits into the byte table below
+// ({@link corrExpand}), once.
+//
+// corr → index + 1 of the process whose API call made it (`corrPid`, u8 per id: 64 Ki ids per 64 KiB page, 2048
+// pages at most; processes are numbered in order of appearance, the 254th and later share the last number);
+// AMBIGUOUS when API calls of two processes carry the same id.
+let corrBits: Paged = 0; // bit (corr & 7) of byte corr >> 3: 512 Ki ids per 64 KiB page, 2048 pages at most
 let corrPid: Paged = 0;
 const AMBIGUOUS: u8 = 0xff;
 const MAX_PIDS: u32 = 254;
@@ -499,10 +510,11 @@ let lastPid: u32 = 0;
 let lastPidIndex: u8 = 0;
 /** Correlation ids used by API calls of more than one process (pass 1). */
 export let ambiguousCorrs: u32 = 0;
-// Page of the last id noted (ids arrive nearly in order: most lookups skip the page directory).
+// Page of the last id noted (ids arrive nearly in order: most lookups skip the page directory): in `corrBits`
+// (corr >> 19) while pidCount is 1, in `corrPid` (corr >> 16) after.
 let lastCorrPage: u32 = 0xffffffff;
 let lastCorrBase: usize = 0;
-let lastCorrEpoch: u32 = 0; // pagedEpoch(corrPid) when lastCorrBase was taken (from a `create` slot)
+let lastCorrEpoch: u32 = 0; // pagedEpoch of that array when lastCorrBase was taken (from a `create` slot)
 
 function pidIndex(pid: u32): u8 {
   if (pidCount != 0 && pid == lastPid) return lastPidIndex;
@@ -512,6 +524,7 @@ function pidIndex(pid: u32): u8 {
     if (pidCount < MAX_PIDS) {
       store<u32>(pidList + (<usize>i << 2), pid);
       pidCount++;
+      if (pidCount == 2) corrExpand();
     } else i = MAX_PIDS - 1;
   }
   lastPid = pid;
@@ -519,19 +532,35 @@ function pidIndex(pid: u32): u8 {
   return lastPidIndex;
 }
 
+/** The second process: every id of the first one's bits becomes byte 1 (its index) in `corrPid`, used from here on. */
+function corrExpand(): void {
+  lastCorrPage = 0xffffffff;
+  const bits = corrBits;
+  corrBits = 0;
+  if (bits != 0) bitsExpand(bits, corrPid, 0, 1); // later ids past corrPid's page cap are not tracked (as before)
+}
+
 /** Pass 1: API call `corr` made by process `pid`. Returns false when this makes `corr` ambiguous (first time). */
 // @ts-ignore: decorator
 @inline export function noteApiProcess(corr: u32, pid: u32): bool {
-  // The common case inline (no call per API record): the id on the last page noted, the last process, the id new or
-  // already this process's.
-  if (corr != 0 && corr >>> 16 == lastCorrPage && pid == lastPid && pidCount != 0 && pagedEpoch(corrPid) == lastCorrEpoch) {
-    const s = lastCorrBase + <usize>(corr & 0xffff);
-    const cur = load<u8>(s);
-    if (cur == 0) {
-      store<u8>(s, lastPidIndex);
-      return true;
+  // The common cases inline (no call per API record): the id on the last page noted, the last process, and either
+  // one process so far (set its bit) or the id new or already this process's.
+  if (corr != 0 && pid == lastPid && pidCount != 0) {
+    if (pidCount == 1) {
+      if (corr >>> 19 == lastCorrPage && pagedEpoch(corrBits) == lastCorrEpoch) {
+        const s = lastCorrBase + <usize>((corr & 0x7ffff) >>> 3);
+        store<u8>(s, load<u8>(s) | (<u8>1 << <u8>(corr & 7)));
+        return true;
+      }
+    } else if (corr >>> 16 == lastCorrPage && pagedEpoch(corrPid) == lastCorrEpoch) {
+      const s = lastCorrBase + <usize>(corr & 0xffff);
+      const cur = load<u8>(s);
+      if (cur == 0) {
+        store<u8>(s, lastPidIndex);
+        return true;
+      }
+      if (cur == lastPidIndex) return true;
     }
-    if (cur == lastPidIndex) return true;
   }
   return noteApiProcessAny(corr, pid);
 }
@@ -539,6 +568,18 @@ function pidIndex(pid: u32): u8 {
 /** {@link noteApiProcess} for any id. */
 function noteApiProcessAny(corr: u32, pid: u32): bool {
   if (corr == 0) return true;
+  const me = pidIndex(pid); // the second process turns the bits into bytes here
+  if (pidCount == 1) {
+    if (corrBits == 0) corrBits = pagedNew(0, BITS_PAGE_BITS, 2048);
+    const at = <usize>((corr & 0x7ffff) >>> 3);
+    const s = pagedSlot(corrBits, <u64>(corr >>> 3), true);
+    if (s == 0) return true; // beyond the page cap (crafted ids): not tracked
+    lastCorrPage = corr >>> 19;
+    lastCorrBase = s - at;
+    lastCorrEpoch = pagedEpoch(corrBits);
+    store<u8>(s, load<u8>(s) | (<u8>1 << <u8>(corr & 7)));
+    return true;
+  }
   const page = corr >>> 16;
   const at = <usize>(corr & 0xffff);
   let s: usize;
@@ -550,7 +591,6 @@ function noteApiProcessAny(corr: u32, pid: u32): bool {
     lastCorrBase = s - at;
     lastCorrEpoch = pagedEpoch(corrPid);
   }
-  const me = pidIndex(pid);
   const cur = load<u8>(s);
   if (cur == 0) {
     store<u8>(s, me);
@@ -762,6 +802,7 @@ export function sessionReset(): void {
   streamNames = tableNew(64);
   extTable = tableNew(64);
   corrPid = pagedNew(0, 16, 2048);
+  corrBits = 0;
   ambiguousCorrs = 0;
   lastCorrPage = 0xffffffff;
   pidCount = 0;
