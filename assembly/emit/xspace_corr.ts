@@ -5,13 +5,21 @@
  */
 import { Paged, pagedEpoch, pagedNew, pagedSlot } from "../util/paged";
 import { curPlane } from "./xspace_encode";
+import { bitsExpand, BITS_PAGE_BITS } from "../util/paged_bits";
 
 // correlation id → device plane index + 1 (u16 per id: 1..256, planeList's cap, which one byte would wrap to 0 at the
-// 256th plane; pages of 64 Ki ids allocated on first use; util/paged.ts)
+// 256th plane; pages of 64 Ki ids allocated on first use; util/paged.ts). While all device work noted is on one
+// plane (`onePlane`, the usual dump: one process, one GPU), a bit per id says whether it went there instead
+// (`corrBits`, 512 Ki ids per 64 KiB page): CUPTI's ids are several times sparser than a real dump's events, so a
+// u16 per id spilled ≈ 80 MB on torch.rawtrace tiled a thousand times where the bits fit in the paged budget. A second
+// plane turns the bits into the u16 map ({@link corrExpand}), once.
 let corrPlane: Paged = 0;
+let corrBits: Paged = 0;
+/** Device plane index + 1 of all device work noted while the map is bits, 0 before any; 0xffff once it is u16. */
+let onePlane: u32 = 0;
 const CORR_PAGE_BITS: u32 = 16;
 // At most 1024 pages (64 Mi ids): 128 MiB for the u16 map, 256 MiB for the u32 NVTX map, whatever crafted sparse ids
-// a dump holds (resident: the paged budget, util/paged.ts; the rest spilled).
+// a dump holds (resident: the paged budget, util/paged.ts; the rest spilled). The bits: 1024 pages of 512 Ki ids.
 const CORR_MAX_PAGES: u32 = 1024;
 /** Whether any device work carried a correlation id (the host plane then gets the `device_id` stat). */
 export let corrAny = false;
@@ -54,11 +62,41 @@ function lastPagesReset(): void {
 /** Notes that the device work of `corr` is on device plane index `planeIdx` (the first plane noted wins). */
 // @ts-ignore: decorator
 @inline export function corrSet(corr: u64, planeIdx: u32): void {
-  if (corr == 0) return;
+  if (corr == 0 || corr > 0xffffffff) return; // (the map's ids are u32: a wider one is simply not linked)
+  if (onePlane == planeIdx + 1) {
+    // One plane so far: its bit (in the byte of ids corr & ~7).
+    const a = cachedSlot(PLANE_W, corrBits, corr >> 3, 0, true);
+    if (a == 0) return; // beyond the page cap (crafted ids): the flow is simply not linked
+    store<u8>(a, load<u8>(a) | (<u8>1 << <u8>(corr & 7)));
+    corrAny = true;
+  } else if (corrSetAny(corr, planeIdx)) corrAny = true;
+}
+
+/** {@link corrSet} for the first plane, another plane, or the u16 map; false when the id is not linked. */
+function corrSetAny(corr: u64, planeIdx: u32): bool {
+  if (onePlane == 0) {
+    onePlane = planeIdx + 1;
+    corrBits = pagedNew(0, BITS_PAGE_BITS, CORR_MAX_PAGES);
+    const b = cachedSlot(PLANE_W, corrBits, corr >> 3, 0, true);
+    if (b == 0) return false;
+    store<u8>(b, load<u8>(b) | (<u8>1 << <u8>(corr & 7)));
+    return true;
+  }
+  if (onePlane != 0xffff) corrExpand();
   const a = cachedSlot(PLANE_W, corrPlane, corr, 1, true);
-  if (a == 0) return; // beyond the page cap (crafted ids): the flow is simply not linked
+  if (a == 0) return false;
   if (load<u16>(a) == 0) store<u16>(a, <u16>(planeIdx + 1));
-  corrAny = true;
+  return true;
+}
+
+/** A second device plane: every id whose bit is set gets the first plane in the u16 map, used from here on. */
+function corrExpand(): void {
+  const plane = <u16>onePlane;
+  const bits = corrBits;
+  onePlane = 0xffff;
+  corrBits = 0;
+  lastPagesReset();
+  bitsExpand(bits, corrPlane, 1, plane); // ids past the map's page cap are simply not linked (crafted ids)
 }
 
 /** correlation id → host-plane event metadata id of the innermost NVTX range around its launch (u32 per id). */
@@ -67,6 +105,8 @@ let nvtxMeta: Paged = 0;
 /** Starts a file: empty maps. */
 export function corrBegin(): void {
   corrPlane = pagedNew(1, CORR_PAGE_BITS, CORR_MAX_PAGES);
+  corrBits = 0;
+  onePlane = 0;
   corrAny = false;
   nvtxMeta = 0;
   lastPagesReset();
@@ -92,7 +132,11 @@ export function nvtxSet(corr: u32, meta: u32): void {
 /** Device plane index + 1 of the device work of `corr`, or 0. */
 // @ts-ignore: decorator
 @inline export function corrGet(corr: u32): u32 {
-  if (corr == 0) return 0;
+  if (corr == 0 || onePlane == 0) return 0;
+  if (onePlane != 0xffff) {
+    const b = cachedSlot(PLANE_R, corrBits, <u64>(corr >>> 3), 0, false);
+    return b != 0 && (load<u8>(b) & (<u8>1 << <u8>(corr & 7))) != 0 ? onePlane : 0;
+  }
   const a = cachedSlot(PLANE_R, corrPlane, corr, 1, false);
   return a == 0 ? 0 : <u32>load<u16>(a);
 }

@@ -155,5 +155,62 @@ test("an API call's device_id is its device work's plane id: ids of 1 to 5 varin
   for (const id of [0n, 900n, 1n << 21n, 0xfffffff0n]) assert.ok(devPlanes.some((p) => p.id === id), `plane ${id}`);
 });
 
+test("device_id through the one-plane bits and their expansion: sparse ids, shared ids, evicted pages", async () => {
+  // emit/xspace_corr.ts keeps a bit per id while all device work is on one plane and turns the bits into the u16 map
+  // at the second plane. Ids spread over 2^23 (16 bit pages, 128 map pages), page edges included, the first plane's
+  // ids before and after the second plane appears, some ids' work on two devices (the first noted wins).
+  const engine = await createEngine();
+  let x = 7;
+  const rnd = () => ((x = (x * 1103515245 + 12345) >>> 0) >>> 8);
+  const w = RawtraceWriter.inMemory();
+  w.header({ vendor: 1, vendorVersion: C.LAYOUT_VERSION[L], runtimeVersion: 12080, driverVersion: 12080, pid: 1, startNs: T, hostname: "h", commandLine: "x" });
+  w.clock({ which: 0, vendorNs: T, realtimeNs: T, monotonicNs: 1n, monotonicRawNs: 1n, boottimeNs: 1n });
+  w.kindSizes(Object.entries(C.SIZES[L]).map(([k, v]) => [Number(k), v] as const));
+  const recs: Uint8Array[] = [];
+  const first = new Map<number, number>(); // correlation id → device of its first device work
+  let t = 10000n;
+  const work = (corr: number, deviceId: number) => {
+    if (!first.has(corr)) {
+      first.set(corr, deviceId);
+      recs.push(C.apiRecord(L, { kind: 5, cbid: 41, start: T + t, end: T + t + 2000n, processId: 1, threadId: 7, correlationId: corr }));
+    }
+    recs.push(C.memcpyRecord(L, { start: T + t + 3000n, end: T + t + 3500n, deviceId, contextId: 1, streamId: 7, correlationId: corr, bytes: 64n, copyKind: 1, srcKind: 2, dstKind: 3, async: true }));
+    t += 10000n;
+  };
+  const edges = [1, 7, 8, 65535, 65536, 524287, 524288, 8388607];
+  for (const id of edges) work(id, 0);
+  for (let i = 0; i < 1500; i++) work(1 + (rnd() % 8388607), 0); // one plane: bits
+  const seen = [...first.keys()];
+  for (let i = 0; i < 200; i++) work(seen[rnd() % seen.length], 1); // already on plane 0: stays there
+  for (let i = 0; i < 1500; i++) work(1 + (rnd() % 8388607), rnd() % 3);
+  w.activity(C.concat(recs));
+  w.end();
+  const bytes = w.bytes();
+  let base = "";
+  for (const budget of [0, 1]) {
+    engine.pagedBudgetBytes = budget;
+    const parts: Buffer[] = [];
+    try {
+      await engine.convert(memorySource(bytes), (b) => parts.push(Buffer.from(b)), { format: "xspace" });
+    } finally {
+      engine.pagedBudgetBytes = 0;
+    }
+    const out = Buffer.concat(parts);
+    const space = fromBinary(XSpaceSchema, out);
+    const host = space.planes.find((p) => p.name === "/host:CPU")!;
+    let calls = 0;
+    for (const l of host.lines) for (const e of l.events) {
+      const c = Number(e.stats.find((s) => statName(host, s) === "correlation_id")!.value.value);
+      const d = e.stats.find((s) => statName(host, s) === "device_id");
+      assert.is(d?.value.value, BigInt(first.get(c)!), `budget ${budget}: correlation ${c}`);
+      calls++;
+    }
+    assert.is(calls, first.size);
+    const hash = createHash("sha256").update(out).digest("hex");
+    if (budget === 0) base = hash;
+    else assert.is(hash, base, "evicted pages: the same bytes");
+  }
+});
+
 test.after(() => rmSync(dir, { recursive: true, force: true }));
 test.run();
