@@ -2,8 +2,9 @@
  * Timeline tables for the in-browser viewer (web/): compact, fixed-size binary tables a canvas can draw from
  * without one JS object per event. The host gets them as a byte stream (src/core/timeline.ts parses it).
  *
- * The records leave the core as they are produced: each event becomes a 48-byte record ({@link REC}) written to
- * the output in arrival order, its row (host thread, device stream, …) and name interned on the way; the fields
+ * The records leave the core as they are produced: each event becomes a 40-byte record ({@link REC}) written to
+ * the output in arrival order, its row (host thread, device stream, …) and name interned on the way (the row is not
+ * in the record: in timeline order the rows are contiguous, so the row table says it); the fields
  * only some kinds carry (a kernel's context, registers, shared memory and occupancy; a copy's devices; …) go to
  * extension entries of 16 bytes, so the records of API calls and ranges do not carry them. The core keeps only
  * each event's sort key (emit/timeline_order.ts, 20 B), and at the end of the pass ({@link timelineEnd}) sends the
@@ -14,16 +15,16 @@
  *
  * Stream layout (little-endian; every block 8-byte aligned), blocks of a 16-byte head {u32 tag, u32 n, u32 m,
  * u32 0} and a payload:
- *   EVENTS (tag 1), while the pass runs: n records in arrival order ({@link REC}; the row field holds the row's
- *     arrival index (rows numbered as they first appear), the lane 0, the partner field the arrival index of the
- *     event's extension entry or NONE), then m extension entries of 16 B (u32 x3, x4, x5, x6) in arrival order;
- *     an event has an entry exactly when its flags have TF.EXT (x3..x6 are 0 otherwise)
+ *   EVENTS (tag 1; its head's last word l), while the pass runs: n records in arrival order ({@link REC}; the lane
+ *     0), then m extension entries of 16 B (u32 x3, x4, x5, x6) in arrival order (an event has an entry exactly
+ *     when its flags have TF.EXT; x3..x6 are 0 otherwise), then l long durations of 16 B (u32 arrival index of the
+ *     event, u32 0, f64 duration in ns) for the block's records whose duration field is {@link DUR_LONG}
  *   TABLES (tag 3): header 64 B: u32 magic "RTTL", u32 version, u32 events, u32 rows, u32 lanes, u32 names,
  *     u32 nameBytes (padded to 8), u32 flags (1 = rows capped, 2 = names capped), u64 baseNs (Unix ns of t = 0),
  *     f64 min start, f64 max end (ns since base), u32 lane cap, u32 extension entries;
  *     rows 32 B each in output order: u32 class ({@link RowClass}), u32 a (pid or device), u32 b (tid or stream),
  *     u32 name id of the thread/stream name (NONE = unnamed), u32 first lane, u32 lanes, u32 first event,
- *     u32 events; then per output row its arrival index (u32; a u32 0 when rows is odd);
+ *     u32 events;
  *     lanes 24 B each: u32 first event, u32 events, u32 row, u32 flags (1 = events may overlap), f64 max duration;
  *     names: `names` × {u32 offset, u32 length} then `nameBytes` bytes of UTF-8
  *   PARTNERS (tag 4, n = events): per event in output order, the output index of the launch (device work) or of
@@ -45,14 +46,14 @@ import {
 } from "./timeline_order";
 
 /**
- * Event record (48 B):
- *   0 f64 start (ns since baseNs)   8 f64 duration (ns)
- *  16 u32 row                      20 u32 name id (NONE: unnamed)
- *  24 u8 kind (EvKind)  25 u8 flags ({@link TF})  26 u16 lane within the row
- *  28 u32 correlation (low 32 bits; 0 = none)
- *  32 u32 partner: final index of the launch (device work) or of the earliest device work (launch), NONE if none
- *     (in the EVENTS blocks: the arrival index of the event's extension entry, NONE if none)
- *  36 u32 x0  40 u32 x1  44 u32 x2, per kind:
+ * Event record (40 B; 48 B before stream version 5, with the row and an f64 duration):
+ *   0 f64 start (ns since baseNs)
+ *   8 u32 duration (ns; {@link DUR_LONG}: 2^32 - 1 ns or more, the f64 in its block's long durations)
+ *  12 u32 name id (NONE: unnamed)
+ *  16 u8 kind (EvKind)  17 u8 flags ({@link TF})  18 u16 lane within the row (set by the host)
+ *  20 u32 correlation (low 32 bits; 0 = none)
+ *  24 u32 the arrival index of the event's extension entry, NONE if none
+ *  28 u32 x0  32 u32 x1  36 u32 x2, per kind:
  *     KERNEL: grid x; grid y | grid z << 16; block x | block y << 11 | block z << 22 (each packed dimension
  *       saturated at its field's largest value: 65535, 2047 or 1023; CUDA's own limits are 65535, 1024 and 64)
  *     MEMCPY: bytes low; bytes high; copy kind | src kind << 8 | dst kind << 16
@@ -69,7 +70,11 @@ import {
  *     MEMCPY: context; source device; destination device      MEMSET, SYNC, GRAPH: context
  *     API_RUNTIME / API_DRIVER: external id (high 32)
  */
-export const REC: usize = 48;
+export const REC: usize = 40;
+/** Duration field value of a duration that does not fit it (2^32 - 1 ns, 4.3 s, or more): see the long durations. */
+const DUR_LONG: u32 = 0xffffffff;
+/** Bytes per long-duration entry. */
+const LONG: usize = 16;
 /** Bytes per extension entry in the stream (x3..x6). */
 const EXT: usize = 16;
 /** Records per EVENTS block. */
@@ -83,10 +88,10 @@ const T_PARTNERS: u32 = 4;
 export const OCC_NONE: u32 = 0xffff;
 export const NONE: u32 = 0xffffffff;
 const MAGIC: u32 = 0x4c545452; // "RTTL"
-const VERSION: u32 = 4;
+const VERSION: u32 = 5;
 const HEADER: usize = 64;
 
-/** Record flag bits (byte 25). */
+/** Record flag bits (byte 17). */
 const enum TF {
   EXTERNAL = 1,
   FLOW_START = 2,
@@ -107,9 +112,12 @@ let base: u64 = 0;
 let lastTs: u64 = 0;
 let extCount: u32 = 0;
 let extStage: usize = 0; // STAGE extension entries of the open block
+let longStage: usize = 0; // STAGE long durations of the open block
 let blockHead: usize = 0; // head of the open EVENTS block in the output window (0: none)
 let blockRecs: u32 = 0;
 let blockExt: u32 = 0;
+let blockLong: u32 = 0;
+let recCount: u32 = 0; // records sent (the next one's arrival index)
 
 /** Last event end seen (Unix ns), for closing ranges left open. */
 export function timelineLastTs(): u64 {
@@ -122,9 +130,12 @@ export function timelineBegin(baseNs: u64): void {
   lastTs = 0;
   extCount = 0;
   extStage = heap.alloc(<usize>STAGE * EXT);
+  longStage = heap.alloc(<usize>STAGE * LONG);
   blockHead = 0;
   blockRecs = 0;
   blockExt = 0;
+  blockLong = 0;
+  recCount = 0;
   keysReset();
   rowsReset();
   namesReset();
@@ -133,11 +144,11 @@ export function timelineBegin(baseNs: u64): void {
 }
 
 // @ts-ignore: decorator
-@inline function blockHeadAt(p: usize, tag: u32, n: u32, m: u32): void {
+@inline function blockHeadAt(p: usize, tag: u32, n: u32, m: u32, l: u32 = 0): void {
   store<u32>(p, tag);
   store<u32>(p, n, 4);
   store<u32>(p, m, 8);
-  store<u32>(p, 0, 12);
+  store<u32>(p, l, 12);
 }
 
 /** Writes a block head through the output window. */
@@ -162,13 +173,15 @@ function openBlock(): void {
   O.pos += 16;
   blockRecs = 0;
   blockExt = 0;
+  blockLong = 0;
 }
 
-/** Closes the open EVENTS block (if any): its counts, then its extension entries. */
+/** Closes the open EVENTS block (if any): its counts, then its extension entries and long durations. */
 function closeBlock(): void {
   if (blockHead == 0) return;
-  blockHeadAt(blockHead, T_EVENTS, blockRecs, blockExt);
+  blockHeadAt(blockHead, T_EVENTS, blockRecs, blockExt, blockLong);
   O.raw(extStage, <usize>blockExt * EXT);
+  O.raw(longStage, <usize>blockLong * LONG);
   blockHead = 0;
 }
 
@@ -266,15 +279,25 @@ export function timelineEvent(e: Ev): void {
   O.pos += REC;
   blockRecs++;
   const start = rel(e.start);
-  const dur = <f64>(e.end - e.start);
+  const d = e.end - e.start;
+  const dur = <f64>d;
   store<f64>(r, start);
-  store<f64>(r, dur, 8);
-  store<u32>(r, row, 16);
-  store<u32>(r, name, 20);
+  if (d < <u64>DUR_LONG) store<u32>(r, <u32>d, 8);
+  else {
+    // Rare (ranges and waits over 4.3 s): the f64 goes with the block, so the record stays 40 bytes.
+    store<u32>(r, DUR_LONG, 8);
+    const l = longStage + <usize>blockLong * LONG;
+    blockLong++;
+    store<u32>(l, recCount);
+    store<u32>(l, 0, 4);
+    store<f64>(l, dur, 8);
+  }
+  recCount++;
+  store<u32>(r, name, 12);
   let f = tfOf(e.flags);
-  store<u8>(r, <u8>e.kind, 24);
-  store<u16>(r, 0, 26);
-  store<u32>(r, <u32>e.correlation, 28);
+  store<u8>(r, <u8>e.kind, 16);
+  store<u16>(r, 0, 18);
+  store<u32>(r, <u32>e.correlation, 20);
   let x0: u32 = 0;
   let x1: u32 = 0;
   let x2: u32 = 0;
@@ -341,9 +364,9 @@ export function timelineEvent(e: Ev): void {
       x0 = e.apiId;
       break;
   }
-  store<u32>(r, x0, 36);
-  store<u32>(r, x1, 40);
-  store<u32>(r, x2, 44);
+  store<u32>(r, x0, 28);
+  store<u32>(r, x1, 32);
+  store<u32>(r, x2, 36);
   let ext: u32 = NONE;
   let bits = row;
   if ((x3 | x4 | x5 | x6) != 0) {
@@ -356,8 +379,8 @@ export function timelineEvent(e: Ev): void {
     store<u32>(x, x6, 12);
     f |= TF.EXT;
   }
-  store<u8>(r, <u8>f, 25);
-  store<u32>(r, ext, 32);
+  store<u8>(r, <u8>f, 17);
+  store<u32>(r, ext, 24);
   const c = <u32>e.correlation;
   if (c != 0) {
     if ((f & TF.FLOW_START) != 0) bits |= K_FLOW_START;
@@ -466,8 +489,6 @@ export function timelineEnd(): void {
     store<u32>(h, load<u32>(rk, 24), 28);
     O.raw(h, 32);
   }
-  O.raw(order, <usize>nRows << 2);
-  pad4(nRows);
   O.raw(lanes, <usize>laneCount * 24);
   writeNames(h);
 

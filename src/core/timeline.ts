@@ -9,8 +9,18 @@
  */
 import type { Sink } from "./engine.js";
 
-/** Bytes per event record. */
-export const TL_REC = 48;
+/**
+ * Bytes per event record (assembly/emit/timeline.ts): f64 start, u32 duration ({@link DUR_LONG}: in the long
+ * durations part), u32 name, u8 kind, u8 flags, u16 lane, u32 correlation, u32 extension entry index, u32 x0..x2.
+ * The row is not stored: in timeline order each row's events are contiguous (the row table gives its first).
+ */
+export const TL_REC = 40;
+/** Duration word of an event whose duration (ns) does not fit a u32: the value is in the LONG_DURS part. */
+const DUR_LONG = 0xffffffff;
+/** Bytes per long-duration entry (u32 event index, u32 0, f64 duration in ns). */
+const TL_LONG = 16;
+/** The stream version this parser reads. */
+const VERSION = 5;
 /** Bytes per extension entry (x3..x6: words 12..15 of the event whose record names the entry). */
 export const TL_EXT = 16;
 /** Records per records part (arrival index a lives in part a >> TL_CHUNK_SHIFT at record a & (TL_CHUNK - 1)). */
@@ -30,11 +40,13 @@ const REC_WORDS = TL_REC / 4;
 
 /**
  * What a part (an ArrayBuffer the parser hands to `onChunk`) holds: its first 8 bytes are u32 type, u32 count,
- * then `count` items: RECORDS, records in timeline order ({@link TL_REC} bytes; word 8 is the index of the
+ * then `count` items: RECORDS, records in timeline order ({@link TL_REC} bytes; word 6 is the index of the
  * event's extension entry, TL_NONE if none); EXT, extension entries in arrival order ({@link TL_EXT} bytes);
- * PARTNERS, per event in timeline order its partner (u32, TL_NONE: none).
+ * PARTNERS, per event in timeline order its partner (u32, TL_NONE: none); ROW_STARTS, per row in output order
+ * the timeline index of its first event (u32); LONG_DURS, the events whose duration word is {@link DUR_LONG}
+ * ({@link TL_LONG} bytes: u32 timeline index, u32 0, f64 duration in ns).
  */
-export const Part = { RECORDS: 1, EXT: 2, PARTNERS: 4 } as const;
+export const Part = { RECORDS: 1, EXT: 2, PARTNERS: 4, ROW_STARTS: 5, LONG_DURS: 6 } as const;
 const PART_HEAD = 8;
 
 /** Event kinds (assembly/model/event.ts EvKind). */
@@ -44,7 +56,7 @@ export const Kind = {
 } as const;
 
 /**
- * Event flag bits (record byte 25). INCOMPLETE: no end in the vendor record, drawn with duration 0 at its start.
+ * Event flag bits (record byte 17). INCOMPLETE: no end in the vendor record, drawn with duration 0 at its start.
  * STEP: a host range recognised as a training step (its step number in word 11). EXT: words 12..15 are in the
  * event's extension entry (else 0).
  */
@@ -87,8 +99,6 @@ export interface TimelineMeta {
   nameBytes: Uint8Array;
   /** What follows the tables: the summary statistics of the same events (src/core/stats.ts decodeStats). */
   trailer: Uint8Array;
-  /** Per output row, the index its records carry until they are put in order (rows numbered as they appeared). */
-  rowSource: Uint32Array;
 }
 
 /** Block tags (assembly/emit/timeline.ts). */
@@ -103,7 +113,7 @@ const MAX_ROWS = 16384;
 
 /** Parser phases: what {@link TimelineParser}'s target holds when it is full. */
 const enum Phase {
-  BLOCK_HEAD, RECORDS, EXT, HEADER, ROWS, ROW_SOURCE, LANES, NAME_INDEX, NAME_BYTES, PARTNERS, ORDER, TRAILER,
+  BLOCK_HEAD, RECORDS, EXT, LONG, HEADER, ROWS, LANES, NAME_INDEX, NAME_BYTES, PARTNERS, ORDER, TRAILER,
 }
 
 /** A part of `count` items of `size` bytes, its head filled in. */
@@ -127,9 +137,12 @@ export class TimelineParser {
   private filled = 0;
   private blockRecords = 0;
   private blockExt = 0;
+  private blockLong = 0;
+  /** Long durations so far: arrival index and duration (ns) of each event whose duration word is DUR_LONG. */
+  private longAt: number[] = [];
+  private longDur: number[] = [];
   private header: TimelineHeader | null = null;
   private rows = new Uint32Array(0);
-  private rowSource = new Uint32Array(0);
   private lanes = new ArrayBuffer(0);
   private nameIndex = new Uint32Array(0);
   private nameBytes = new Uint8Array(0);
@@ -196,6 +209,7 @@ export class TimelineParser {
     if (this.filled === blockBytes) {
       this.filled = 0;
       if (rec && this.blockExt > 0) this.phase = Phase.EXT;
+      else if (this.blockLong > 0) this.next(Phase.LONG, this.blockLong * TL_LONG);
       else this.next(Phase.BLOCK_HEAD, 16);
     }
     return off + n;
@@ -250,12 +264,14 @@ export class TimelineParser {
           const tag = dv.getUint32(0, true);
           const n = dv.getUint32(4, true);
           const m = dv.getUint32(8, true);
+          const l = dv.getUint32(12, true);
           if (tag === T_EVENTS) {
-            if (this.header || n > MAX_BLOCK_RECORDS || m > n) {
-              throw new Error(`timeline stream: block of ${n} records, ${m} extension entries`);
+            if (this.header || n > MAX_BLOCK_RECORDS || m > n || l > n) {
+              throw new Error(`timeline stream: block of ${n} records, ${m} extension entries, ${l} long durations`);
             }
             this.blockRecords = n;
             this.blockExt = m;
+            this.blockLong = l;
             this.filled = 0;
             this.phase = n > 0 ? Phase.RECORDS : Phase.BLOCK_HEAD;
             return;
@@ -273,9 +289,27 @@ export class TimelineParser {
           } else throw new Error(`timeline stream: unknown block ${tag}`);
           break;
         }
+        case Phase.LONG: {
+          // Each names a record of this block (already counted in recFirst) whose duration word says DUR_LONG.
+          const dv = new DataView(t.buffer);
+          const first = this.recFirst + this.recBytes / TL_REC - this.blockRecords;
+          for (let k = 0; k < this.blockLong; k++) {
+            const at = dv.getUint32(k * TL_LONG, true);
+            const dur = dv.getFloat64(k * TL_LONG + 8, true);
+            const prev = this.longAt.length ? this.longAt[this.longAt.length - 1] : -1;
+            if (at < first || at >= first + this.blockRecords || at <= prev || !(dur >= DUR_LONG)) {
+              throw new Error(`timeline stream: long duration ${dur} of event ${at}, not one of the block's ${first}…${first + this.blockRecords - 1}`);
+            }
+            this.longAt.push(at);
+            this.longDur.push(dur);
+          }
+          this.next(Phase.BLOCK_HEAD, 16);
+          break;
+        }
         case Phase.HEADER: {
           const dv = new DataView(t.buffer);
           if (dv.getUint32(0, true) !== MAGIC) throw new Error("timeline stream: bad magic");
+          if (dv.getUint32(4, true) !== VERSION) throw new Error(`timeline stream: version ${dv.getUint32(4, true)}, this reader reads ${VERSION}`);
           this.header = {
             events: dv.getUint32(8, true),
             rows: dv.getUint32(12, true),
@@ -301,10 +335,6 @@ export class TimelineParser {
         }
         case Phase.ROWS:
           this.rows = new Uint32Array(t.buffer);
-          this.next(Phase.ROW_SOURCE, TimelineParser.words(h!.rows));
-          break;
-        case Phase.ROW_SOURCE:
-          this.rowSource = new Uint32Array(t.buffer, 0, h!.rows);
           this.next(Phase.LANES, h!.lanes * LANE);
           break;
         case Phase.LANES:
@@ -356,11 +386,40 @@ export class TimelineParser {
     const h = this.header;
     const meta: TimelineMeta = {
       header: h, rows: this.rows, lanes: this.lanes, nameIndex: this.nameIndex, nameBytes: this.nameBytes, trailer,
-      rowSource: this.rowSource,
     };
     const parts = this.arrival;
     this.arrival = [];
-    moveRecords(meta, parts, this.order, this.onChunk);
+    // Each long duration names a record whose duration word says so (in arrival order, once each: checked as they
+    // came), and the move counts those records: a bijection.
+    for (const at of this.longAt) {
+      const part = parts[at >>> TL_CHUNK_SHIFT];
+      if (new Uint32Array(part, PART_HEAD + (at & (TL_CHUNK - 1)) * TL_REC, 3)[2] !== DUR_LONG) {
+        throw new Error(`timeline stream: a long duration for record ${at}, whose duration is not long`);
+      }
+    }
+    const longRecords = moveRecords(meta, parts, this.order, this.onChunk);
+    if (longRecords !== this.longAt.length) {
+      throw new Error(`timeline stream: ${longRecords} records with a long duration, ${this.longAt.length} long durations`);
+    }
+    // Where each row's events start (the records no longer carry their row), and the long durations by timeline index.
+    if (h.rows > 0) {
+      const starts = newPart(Part.ROW_STARTS, h.rows, 4);
+      const sv = new Uint32Array(starts, PART_HEAD, h.rows);
+      for (let k = 0; k < h.rows; k++) sv[k] = meta.rows[k * 8 + 6];
+      this.onChunk(starts, 0);
+    }
+    if (this.longAt.length > 0) {
+      const long = newPart(Part.LONG_DURS, this.longAt.length, TL_LONG);
+      const lu = new Uint32Array(long, PART_HEAD, this.longAt.length * 4);
+      const lf = new Float64Array(long, PART_HEAD, this.longAt.length * 2);
+      for (let k = 0; k < this.longAt.length; k++) {
+        lu[k * 4] = this.order[this.longAt[k]];
+        lf[k * 2 + 1] = this.longDur[k];
+      }
+      this.longAt = [];
+      this.longDur = [];
+      this.onChunk(long, 0);
+    }
     this.order = new Uint32Array(0);
     return meta;
   }
@@ -374,17 +433,15 @@ function release(buf: ArrayBuffer): void {
 
 /**
  * Moves every record of the arrival parts (in order) to its place in timeline order (`order`: arrival index →
- * timeline index, checked to be a permutation), setting its row (the output row of its arrival row) and lane on
- * the way; frees each arrival part as soon as it is moved and hands the timeline parts over in order. Records are
+ * timeline index, checked to be a permutation), setting its lane on the way; frees each arrival part as soon as it is moved and hands the timeline parts over in order. Records are
  * read in order and written to a few sequential streams (one per row and lane): ten times faster than following
  * the permutation's cycles in place, and the new parts' pages become resident only as records land in them while
- * the arrival parts go, so the records exist about once throughout.
+ * the arrival parts go, so the records exist about once throughout. Returns how many records have a long duration.
  */
 function moveRecords(
   meta: TimelineMeta, parts: ArrayBuffer[], order: Uint32Array, onChunk: (chunk: ArrayBuffer, first: number) => void,
-): void {
+): number {
   const n = meta.header.events;
-  const rowOf = rowsByArrival(meta, meta.rowSource);
   const lanes = lanesByEvent(meta);
   const out: Int32Array[] = [];
   const bufs: ArrayBuffer[] = [];
@@ -397,6 +454,7 @@ function moveRecords(
   if (order.length !== n) throw new Error(`timeline stream: an order of ${order.length} for ${n} events`);
   const seen = new Uint8Array(n);
   let a = 0;
+  let long = 0;
   for (const part of parts) {
     // Words as i32 (the same bits): the copies stay integer in the JIT.
     const src = new Int32Array(part, PART_HEAD, new Uint32Array(part, 0, 2)[1] * REC_WORDS);
@@ -405,39 +463,25 @@ function moveRecords(
       const p = order[a];
       if (p >= n || seen[p]) throw new Error(`timeline stream: record ${a}: timeline index ${p}${p < n ? " given twice" : ` of ${n}`}`);
       seen[p] = 1;
-      const row = src[s + 4];
-      if (row < 0 || row >= rowOf.length) throw new Error(`timeline stream: record ${a}: row ${row >>> 0} of ${rowOf.length}`);
       const dst = out[p >>> TL_CHUNK_SHIFT];
       const d = (p & (TL_CHUNK - 1)) * REC_WORDS;
       dst[d] = src[s];
       dst[d + 1] = src[s + 1];
       dst[d + 2] = src[s + 2];
+      if (src[s + 2] === -1) long++; // DUR_LONG as an i32
       dst[d + 3] = src[s + 3];
-      dst[d + 4] = rowOf[row];
+      dst[d + 4] = (src[s + 4] & 0xffff) | (lanes[p] << 16);
       dst[d + 5] = src[s + 5];
-      dst[d + 6] = (src[s + 6] & 0xffff) | (lanes[p] << 16);
+      dst[d + 6] = src[s + 6];
       dst[d + 7] = src[s + 7];
       dst[d + 8] = src[s + 8];
       dst[d + 9] = src[s + 9];
-      dst[d + 10] = src[s + 10];
-      dst[d + 11] = src[s + 11];
     }
     release(part);
   }
   if (a !== n) throw new Error(`timeline stream: ${a} records for ${n} events`);
   for (let c = 0; c < bufs.length; c++) onChunk(bufs[c], c * TL_CHUNK);
-}
-
-/** Per arrival row, its output row (each output row names its arrival row once). */
-function rowsByArrival(meta: TimelineMeta, rowSource: Uint32Array): Int32Array {
-  const n = meta.header.rows;
-  const out = new Int32Array(n).fill(-1);
-  for (let k = 0; k < n; k++) {
-    const src = rowSource[k];
-    if (src >= n || out[src] !== -1) throw new Error(`timeline stream: row ${k}: arrival row ${src}`);
-    out[src] = k;
-  }
-  return out;
+  return long;
 }
 
 /** Per event in timeline order, its lane within its row (from the lane table, checked to tile the rows). */
@@ -469,15 +513,23 @@ function lanesByEvent(meta: TimelineMeta): Uint8Array {
 /**
  * Read access to the events without per-event objects: `TimelineEvents.start(i)` etc. read the typed views of
  * records part i >> TL_CHUNK_SHIFT (events in timeline order: grouped by row, then lane, sorted by start within a
- * lane); the partner comes from the PARTNERS part, words 12..15 (x3..x6) of an event with {@link Flag}.EXT from
- * the extension entry its record names (only the details panel reads them). Feed it every part the parser hands
- * over.
+ * lane); the row comes from the ROW_STARTS part (rows are contiguous), the partner from the PARTNERS part, a
+ * duration of 2^32 - 1 ns or more from the LONG_DURS part, words 12..15 (x3..x6) of an event with {@link Flag}.EXT
+ * from the extension entry its record names (only the details panel reads them). Feed it every part the parser
+ * hands over.
  */
 export class TimelineEvents {
   private readonly f64: Float64Array[] = [];
   private readonly u32: Uint32Array[] = [];
   private readonly ext: Uint32Array[] = [];
   private partners = new Uint32Array(0);
+  private rowStarts = new Uint32Array(0);
+  private longDurs = new Map<number, number>();
+  /** The row {@link row} found last, for the next lookup nearby. */
+  private lastRow = 0;
+  /** Scratch for a duration's f64 words ({@link word} 2 and 3). */
+  private readonly durF = new Float64Array(1);
+  private readonly durW = new Uint32Array(this.durF.buffer);
   length = 0;
 
   /** Adds a part as the parser hands it over (records and extension parts in order). */
@@ -495,6 +547,16 @@ export class TimelineEvents {
       case Part.PARTNERS:
         this.partners = new Uint32Array(part, PART_HEAD, count);
         break;
+      case Part.ROW_STARTS:
+        this.rowStarts = new Uint32Array(part, PART_HEAD, count);
+        this.lastRow = 0;
+        break;
+      case Part.LONG_DURS: {
+        const u = new Uint32Array(part, PART_HEAD, count * 4);
+        const f = new Float64Array(part, PART_HEAD, count * 2);
+        for (let k = 0; k < count; k++) this.longDurs.set(u[k * 4], f[k * 2 + 1]);
+        break;
+      }
       default:
         throw new Error(`timeline: unknown part ${type}`);
     }
@@ -502,43 +564,65 @@ export class TimelineEvents {
 
   /** ns since baseNs. */
   start(i: number): number {
-    return this.f64[i >>> TL_CHUNK_SHIFT][(i & (TL_CHUNK - 1)) * 6];
+    return this.f64[i >>> TL_CHUNK_SHIFT][(i & (TL_CHUNK - 1)) * (TL_REC / 8)];
   }
+  /** Duration in ns. */
   dur(i: number): number {
-    return this.f64[i >>> TL_CHUNK_SHIFT][(i & (TL_CHUNK - 1)) * 6 + 1];
+    const d = this.u32[i >>> TL_CHUNK_SHIFT][(i & (TL_CHUNK - 1)) * REC_WORDS + 2];
+    return d !== DUR_LONG ? d : (this.longDurs.get(i) ?? d);
   }
   end(i: number): number {
-    const a = this.f64[i >>> TL_CHUNK_SHIFT];
-    const o = (i & (TL_CHUNK - 1)) * 6;
-    return a[o] + a[o + 1];
+    return this.start(i) + this.dur(i);
   }
-  /** u32 word k of record i (4 row, 5 name, 6 kind|flags|lane, 7 correlation, 8 partner, 9..15 x0..x6). */
+  /**
+   * u32 word k of event i, numbered as in the 48-byte records of stream version 4 (whatever the layout now): 0–1
+   * start and 2–3 duration (f64 bits), 4 row, 5 name, 6 kind|flags|lane, 7 correlation, 8 partner, 9..15 x0..x6.
+   */
   word(i: number, k: number): number {
     const u = this.u32[i >>> TL_CHUNK_SHIFT];
     const j = (i & (TL_CHUNK - 1)) * REC_WORDS;
+    if (k < 2) return u[j + k];
+    if (k < 4) {
+      this.durF[0] = this.dur(i);
+      return this.durW[k - 2];
+    }
+    if (k === 4) return this.row(i);
     if (k === 8) return this.partners[i];
-    if (k < 12) return u[j + k];
-    if ((u[j + 6] & (Flag.EXT << 8)) === 0) return 0;
-    const x = u[j + 8];
+    if (k < 12) return u[j + k - 2];
+    if ((u[j + 4] & (Flag.EXT << 8)) === 0) return 0;
+    const x = u[j + 6];
     return this.ext[x >>> EXT_SHIFT][(x & (EXT_PART - 1)) * 4 + k - 12];
   }
+  /** The row (index into the row table) of event i: the last row whose events start at or before i. */
   row(i: number): number {
-    return this.word(i, 4);
+    const s = this.rowStarts;
+    let r = this.lastRow;
+    // Events are mostly read row by row: the row of the last lookup, or the next one, first.
+    if (r < s.length && s[r] <= i && (r + 1 === s.length || s[r + 1] > i)) return r;
+    let lo = 0;
+    let hi = s.length - 1;
+    while (lo < hi) {
+      const m = (lo + hi + 1) >>> 1;
+      if (s[m] <= i) lo = m;
+      else hi = m - 1;
+    }
+    this.lastRow = lo;
+    return lo;
   }
   name(i: number): number {
-    return this.word(i, 5);
+    return this.u32[i >>> TL_CHUNK_SHIFT][(i & (TL_CHUNK - 1)) * REC_WORDS + 3];
   }
   kind(i: number): number {
-    return this.word(i, 6) & 0xff;
+    return this.u32[i >>> TL_CHUNK_SHIFT][(i & (TL_CHUNK - 1)) * REC_WORDS + 4] & 0xff;
   }
   flags(i: number): number {
-    return (this.word(i, 6) >>> 8) & 0xff;
+    return (this.u32[i >>> TL_CHUNK_SHIFT][(i & (TL_CHUNK - 1)) * REC_WORDS + 4] >>> 8) & 0xff;
   }
   lane(i: number): number {
-    return this.word(i, 6) >>> 16;
+    return this.u32[i >>> TL_CHUNK_SHIFT][(i & (TL_CHUNK - 1)) * REC_WORDS + 4] >>> 16;
   }
   correlation(i: number): number {
-    return this.word(i, 7);
+    return this.u32[i >>> TL_CHUNK_SHIFT][(i & (TL_CHUNK - 1)) * REC_WORDS + 5];
   }
   partner(i: number): number {
     return this.partners[i];

@@ -18,7 +18,7 @@ import { rng } from "../../src/tools/rng.js";
 import { cudaWriter } from "../helpers/cuda_writer.js";
 import { createEngine } from "../../src/node/wasm.js";
 import { memorySource } from "../../src/core/engine.js";
-import { TL_CHUNK, TimelineEvents, TimelineParser } from "../../src/core/timeline.js";
+import { TL_CHUNK, TL_REC, TimelineEvents, TimelineParser } from "../../src/core/timeline.js";
 import { timelineDigest, timelineOf } from "../helpers/timeline_digest.js";
 
 const DIGESTS: Record<string, string> = JSON.parse(readFileSync("test/core/timeline_digests.json", "utf8"));
@@ -152,14 +152,15 @@ function blockAt(s: Uint8Array, tag: number): { at: number; n: number } {
     const t = dv.getUint32(o, true);
     const n = dv.getUint32(o + 4, true);
     const m = dv.getUint32(o + 8, true);
+    const l = dv.getUint32(o + 12, true);
     if (t === tag) return { at: o + 16, n };
     o += 16;
-    if (t === 1) o += n * 48 + m * 16;
+    if (t === 1) o += n * TL_REC + m * 16 + l * 16; // records, extension entries, long durations
     else if (t === 2 || t === 4) o += words(n);
     else if (t === 3) {
       const u = (k: number) => dv.getUint32(o + k, true);
       const [rows, lanes, names, nameBytes] = [u(12), u(16), u(20), u(24)];
-      o += 64 + rows * 32 + words(rows) + lanes * 24 + names * 8 + nameBytes;
+      o += 64 + rows * 32 + lanes * 24 + names * 8 + nameBytes;
     } else throw new Error(`block ${t} at ${o - 16}`);
   }
 }
@@ -218,6 +219,59 @@ test("records split anywhere between pushes: the same parts", async () => {
     }
     assert.is(meta.header.events, 579);
   }
+});
+
+test("durations of 2^32 - 1 ns and more across EVENTS blocks: exact; a long duration that names a short record, none for a long one, one outside its block: errors", async () => {
+  // 10,000 kernels on 4 streams, every 7th 2^32 - 1 ns or longer (the records say DUR_LONG, their blocks carry the
+  // f64s), the rest short: three blocks of 4,096 records.
+  const L: C.CuptiLayout = "cuda13";
+  const T = 1_780_000_000_000_000_000n;
+  const w = cudaWriter(L, T, 9);
+  w.strings([[0x1000n, "k"]]);
+  const want = new Map<number, number>();
+  const recs: Uint8Array[] = [];
+  for (let c = 1; c <= 10_000; c++) {
+    const d = c % 7 === 0 ? 2n ** 32n - 1n + BigInt(c) * 1_000_003n : BigInt(c % 1000);
+    want.set(c, Number(d));
+    const t = T + BigInt(c) * 1000n;
+    recs.push(C.kernelRecord(L, { start: t, end: t + d, deviceId: 0, contextId: 1, streamId: c % 4, correlationId: c, namePtr: 0x1000n }));
+  }
+  w.activity(C.concat(recs));
+  w.end();
+  const base = await stream(w.bytes());
+  const ev = parse(base);
+  assert.is(ev.length, 10_000);
+  for (let i = 0; i < ev.length; i++) if (ev.dur(i) !== want.get(ev.correlation(i))) assert.unreachable(`event ${i}: ${ev.dur(i)}`);
+  // Fed in pieces of 7 bytes (long durations split between pushes): the same.
+  const pieces = new TimelineEvents();
+  const parser = new TimelineParser((chunk) => pieces.add(chunk));
+  for (let o = 0; o < base.length; o += 7) parser.push(base.subarray(o, o + 7));
+  parser.finish();
+  for (let i = 0; i < ev.length; i++) if (pieces.dur(i) !== ev.dur(i)) assert.unreachable(`pieces: event ${i}`);
+  // The first block's records and long durations.
+  const { at, n } = blockAt(base, 1);
+  const dv0 = new DataView(base.buffer);
+  const m = dv0.getUint32(at - 8, true);
+  const l = dv0.getUint32(at - 4, true);
+  assert.is(n, 4096);
+  assert.is(l, Math.floor(4096 / 7));
+  const longAt = at + n * TL_REC + m * 16;
+  assert.is(dv0.getUint32(longAt, true), 6, "record 6 (correlation 7) is the first long one");
+  // A long duration that names a short record of its block.
+  let s = base.slice();
+  new DataView(s.buffer).setUint32(longAt, 5, true);
+  assert.throws(() => parse(s), /timeline stream: a long duration for record 5, whose duration is not long/);
+  // A short record that says DUR_LONG: no long duration for it.
+  s = base.slice();
+  new DataView(s.buffer).setUint32(at + 5 * TL_REC + 8, 0xffffffff, true);
+  assert.throws(() => parse(s), /timeline stream: 1429 records with a long duration, 1428 long durations/);
+  // One naming a record of another block, and two for one record.
+  s = base.slice();
+  new DataView(s.buffer).setUint32(longAt, 4096, true);
+  assert.throws(() => parse(s), /timeline stream: long duration \d+ of event 4096, not one of the block's 0…4095/);
+  s = base.slice();
+  new DataView(s.buffer).setUint32(longAt + 16, 6, true);
+  assert.throws(() => parse(s), /of event 6, not one of the block's/);
 });
 
 test.run();
