@@ -117,7 +117,6 @@ let blockHead: usize = 0; // head of the open EVENTS block in the output window 
 let blockRecs: u32 = 0;
 let blockExt: u32 = 0;
 let blockLong: u32 = 0;
-let recCount: u32 = 0; // records sent (the next one's arrival index)
 
 /** Last event end seen (Unix ns), for closing ranges left open. */
 export function timelineLastTs(): u64 {
@@ -135,7 +134,6 @@ export function timelineBegin(baseNs: u64): void {
   blockRecs = 0;
   blockExt = 0;
   blockLong = 0;
-  recCount = 0;
   keysReset();
   rowsReset();
   namesReset();
@@ -288,11 +286,10 @@ export function timelineEvent(e: Ev): void {
     store<u32>(r, DUR_LONG, 8);
     const l = longStage + <usize>blockLong * LONG;
     blockLong++;
-    store<u32>(l, recCount);
+    store<u32>(l, keyCount); // this event's arrival index (its key is pushed last)
     store<u32>(l, 0, 4);
     store<f64>(l, dur, 8);
   }
-  recCount++;
   store<u32>(r, name, 12);
   let f = tfOf(e.flags);
   store<u8>(r, <u8>e.kind, 16);

@@ -40,7 +40,8 @@ const REC_WORDS = TL_REC / 4;
 
 /**
  * What a part (an ArrayBuffer the parser hands to `onChunk`) holds: its first 8 bytes are u32 type, u32 count,
- * then `count` items: RECORDS, records in timeline order ({@link TL_REC} bytes; word 6 is the index of the
+ * then `count` items: RECORDS, records in timeline order ({@link TL_REC} bytes; their u32 word 6 — not
+ * {@link TimelineEvents.word}'s numbering, which keeps the 48-byte records' — is the index of the
  * event's extension entry, TL_NONE if none); EXT, extension entries in arrival order ({@link TL_EXT} bytes);
  * PARTNERS, per event in timeline order its partner (u32, TL_NONE: none); ROW_STARTS, per row in output order
  * the timeline index of its first event (u32); LONG_DURS, the events whose duration word is {@link DUR_LONG}
@@ -297,7 +298,7 @@ export class TimelineParser {
             const at = dv.getUint32(k * TL_LONG, true);
             const dur = dv.getFloat64(k * TL_LONG + 8, true);
             const prev = this.longAt.length ? this.longAt[this.longAt.length - 1] : -1;
-            if (at < first || at >= first + this.blockRecords || at <= prev || !(dur >= DUR_LONG)) {
+            if (at < first || at >= first + this.blockRecords || at <= prev || !(dur >= DUR_LONG && dur < Infinity)) {
               throw new Error(`timeline stream: long duration ${dur} of event ${at}, not one of the block's ${first}…${first + this.blockRecords - 1}`);
             }
             this.longAt.push(at);
@@ -597,7 +598,7 @@ export class TimelineEvents {
   row(i: number): number {
     const s = this.rowStarts;
     let r = this.lastRow;
-    // Events are mostly read row by row: the row of the last lookup, or the next one, first.
+    // Events are mostly read row by row: the row of the last lookup first.
     if (r < s.length && s[r] <= i && (r + 1 === s.length || s[r + 1] > i)) return r;
     let lo = 0;
     let hi = s.length - 1;
