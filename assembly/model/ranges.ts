@@ -13,8 +13,14 @@
  *                 over the file between passes 1 and 2;
  *   pass 2        extends the span of the op's range (and its ancestors) on the op's (device, stream);
  *   end of pass 2 the spans are emitted.
- * Memory: 48 B per range, 4 B per correlation id in the covered span (paged, capped), 16 B per (range, stream), and
+ * Memory: 48 B per range, 4 B per correlation id of a device op (paged, capped), 16 B per (range, stream), and
  * 1 bit per correlation id of a device op for the order check (64 KiB pages, at most 4 MiB).
+ *
+ * The map from launch call to range is indexed by the id's rank among the ids of device ops (the order check's
+ * bits, complete after pass 1, with a count per 64 ids: {@link rankOf}) when the decoder noted them (CUPTI) and the
+ * ids are sparse: calls without device work, most of a real dump's ids (CUPTI numbers every call: torch_nvtx.rawtrace
+ * has ≈ 25 ids per device op), get no entry, and the map holds 4 B per device op instead of per id. Other decoders,
+ * dense ids (the bench generator's) and ids past the bits' cap index it by the id itself.
  */
 import {
   Table, tableNew, tableUpsert, tableFind, tableSlots, tableCount, tableKeyAt, tableValueAt, inserted,
@@ -34,8 +40,22 @@ let openById: Table = 0; // vendor range id → index + 1 while open (pass 1)
 let sorted: usize = 0; // u32 indices sorted by (tid, start)
 let apiSeen = false;
 
-// corr → range index + 1 (u32), 16384 per 64 KiB page, 4096 pages at most (util/paged.ts).
+// key → range index + 1 (u32), 16384 per 64 KiB page, 4096 pages at most (util/paged.ts); the key is the id's rank
+// among device-op ids while `byRank`, else the id.
 let corrRange: Paged = 0;
+/** The map is keyed by rank ({@link rankBegin}). */
+let byRank = false;
+// Per page of devSeen (corr >> 19) that exists, the address of its counts (u32 per possible page, 32 KiB): per
+// 64-bit word of the page, the device-op ids before that word in all pages (u32, 32 KiB a page).
+let rankDir: usize = 0;
+// devSeen's page of the last rank looked up (a read cache, valid while pagedEpoch(devSeen) is unchanged).
+let rankPage: u32 = 0xffffffff;
+let rankBase: usize = 0;
+let rankEpoch: u32 = 0;
+const DEV_PAGES: u32 = 64; // devSeen's page cap
+/** Correlation ids per device op above which the launch-call map is keyed by rank (4 B per id → 4 B per op). */
+const RANK_SPARSE: u64 = 4;
+let devCapped = false; // a device op's id found no page: the bits are not complete
 
 // Launch order (pass 1): bit (corr & 7) of byte (corr >> 3) is set once a device op of `corr` was seen; a launch call
 // whose bit is already set comes after its device op, so its range must be known before pass 2 (the extra pass).
@@ -126,6 +146,10 @@ export function rangesReset(): void {
   sorted = 0;
   apiSeen = false;
   corrRange = 0;
+  byRank = false;
+  rankDir = 0;
+  rankPage = 0xffffffff;
+  devCapped = false;
   orderTracked = false;
   lateCall = false;
   devSeen = 0;
@@ -204,10 +228,11 @@ export function rangesTrackOrder(): void {
 function noteDeviceCorrAny(corr: u32): void {
   if (corr > maxDeviceCorr) maxDeviceCorr = corr;
   const byte = corr >>> 3;
-  if (devSeen == 0) devSeen = pagedNew(0, 16, 64);
+  if (devSeen == 0) devSeen = pagedNew(0, 16, DEV_PAGES);
   const s = pagedSlot(devSeen, <u64>byte, true);
   if (s == 0) {
     lateCall = true; // beyond the cap (crafted ids): the order is not known, so the extra pass runs
+    devCapped = true;
     return;
   }
   devPage = corr >>> 19;
@@ -240,11 +265,75 @@ function callAfterDevice(corr: u32): void {
  * ({@link projectInline}), which gives the same mapping because no launch call follows a device op of its id.
  */
 export function rangesBeginProject(): bool {
+  rankBegin();
   if (orderTracked && !lateCall) {
     projectInline = true;
     return false;
   }
   return true;
+}
+
+/**
+ * Keys the launch-call map by rank when pass 1 noted every device op's id (CUPTI, under the bits' cap) and the ids
+ * are sparse (more than {@link RANK_SPARSE} per device op: a real dump's; the bench generator's are not, and there the
+ * id itself is the cheaper key): counts the device-op ids before each 64-bit word of the bits, page by page in id
+ * order.
+ */
+function rankBegin(): void {
+  byRank = false;
+  if (!orderTracked || devSeen == 0 || devCapped) return;
+  let ops: u64 = 0;
+  for (let p: u32 = 0; p < 1 << 13; p++) {
+    const b = pagedSlot(devSeen, <u64>p << 16, false);
+    if (b == 0) continue;
+    for (let w: usize = 0; w < 8192; w++) ops += popcnt(load<u64>(b + (w << 3)));
+  }
+  if (<u64>maxDeviceCorr < ops * RANK_SPARSE) return;
+  rankDir = heap.alloc(<usize>(1 << 13) << 2);
+  memory.fill(rankDir, 0, <usize>(1 << 13) << 2);
+  let total: u32 = 0;
+  for (let p: u32 = 0; p < 1 << 13; p++) {
+    const b = pagedSlot(devSeen, <u64>p << 16, false); // one page at a time: valid until the next call
+    if (b == 0) continue;
+    const c = heap.alloc(<usize>8192 << 2); // at most DEV_PAGES of them
+    store<u32>(rankDir + (<usize>p << 2), <u32>c);
+    for (let w: usize = 0; w < 8192; w++) {
+      store<u32>(c + (w << 2), total);
+      total += <u32>popcnt(load<u64>(b + (w << 3)));
+    }
+  }
+  rankPage = 0xffffffff;
+  byRank = true;
+}
+
+/** Rank of `corr` among the ids of device ops (pass 1's bits), or -1 when no device op has it. */
+function rankOf(corr: u64): i64 {
+  if (corr > 0xffffffff) return -1;
+  const id = <u32>corr;
+  const p = id >>> 19;
+  const counts = <usize>load<u32>(rankDir + (<usize>p << 2));
+  if (counts == 0) return -1;
+  let base: usize;
+  if (p == rankPage && pagedEpoch(devSeen) == rankEpoch) base = rankBase;
+  else {
+    const s = pagedSlot(devSeen, <u64>(id >>> 3), false);
+    if (s == 0) return -1;
+    base = s - <usize>((id >>> 3) & 0xffff);
+    rankPage = p;
+    rankBase = base;
+    rankEpoch = pagedEpoch(devSeen);
+  }
+  const w = <usize>((id >>> 6) & 8191);
+  const word = load<u64>(base + (w << 3));
+  const bit = <u64>(id & 63);
+  if (((word >> bit) & 1) == 0) return -1;
+  return <i64>load<u32>(counts + (w << 2)) + <i64>popcnt(word & ((<u64>1 << bit) - 1));
+}
+
+/** The key of `corr` in the launch-call map (its rank, or itself), or -1 when it needs no entry. */
+// @ts-ignore: decorator
+@inline function mapKey(corr: u64): i64 {
+  return byRank ? rankOf(corr) : <i64>corr;
 }
 
 // @ts-ignore: decorator
@@ -383,14 +472,18 @@ function innermost(tid: u32, t: u64): i32 {
 // @ts-ignore: decorator
 @inline export function rangesMapCall(corr: u64, tid: u32, t: u64): void {
   // The common case inline (no call per launch call): the same thread and interval as the last search, its range
-  // still open at t (no walk up the parents), the id on the corrRange page written last.
+  // still open at t (no walk up the parents), the key on the corrRange page written last.
   if (tid == findTid && t >= findLo && t < findOpenHi) {
     const r = findRange;
     if (r < 0) return; // no range on this thread at t
-    if (corr <= 0xffffffff && <u32>(corr >> 14) == corrPage && corrWritable && pagedEpoch(corrRange) == corrEpoch) {
-      store<u32>(corrBase + (<usize>(corr & 0x3fff) << 2), <u32>r + 1);
+    const key = mapKey(corr);
+    if (key < 0) return; // no device op has this id (rank keys)
+    if (key <= 0xffffffff && <u32>(key >> 14) == corrPage && corrWritable && pagedEpoch(corrRange) == corrEpoch) {
+      store<u32>(corrBase + (<usize>(key & 0x3fff) << 2), <u32>r + 1);
       return;
     }
+    mapKeyAny(<u64>key, r);
+    return;
   }
   mapCallAny(corr, tid, t);
 }
@@ -398,21 +491,26 @@ function innermost(tid: u32, t: u64): i32 {
 function mapCallAny(corr: u64, tid: u32, t: u64): void {
   const r = innermost(tid, t);
   if (r < 0) return;
+  const key = mapKey(corr);
+  if (key >= 0) mapKeyAny(<u64>key, r);
+}
+/** Maps key `key` to range `r`. */
+function mapKeyAny(key: u64, r: i32): void {
   if (corrRange == 0) corrRange = pagedNew(2, 14, 4096);
-  const s = corrSlot(corr, true);
+  const s = corrSlot(key, true);
   if (s != 0) store<u32>(s, <u32>r + 1);
 }
 
-/** corrRange's element of `corr` through the last-page cache (pagedSlot's answer otherwise). */
+/** corrRange's element of `key` through the last-page cache (pagedSlot's answer otherwise). */
 // @ts-ignore: decorator
-@inline function corrSlot(corr: u64, create: bool): usize {
-  if (corr <= 0xffffffff && <u32>(corr >> 14) == corrPage && pagedEpoch(corrRange) == corrEpoch && (corrWritable || !create)) {
-    return corrBase + (<usize>(corr & 0x3fff) << 2);
+@inline function corrSlot(key: u64, create: bool): usize {
+  if (key <= 0xffffffff && <u32>(key >> 14) == corrPage && pagedEpoch(corrRange) == corrEpoch && (corrWritable || !create)) {
+    return corrBase + (<usize>(key & 0x3fff) << 2);
   }
-  const s = pagedSlot(corrRange, corr, create);
+  const s = pagedSlot(corrRange, key, create);
   if (s != 0) {
-    corrPage = <u32>(corr >> 14);
-    corrBase = s - (<usize>(corr & 0x3fff) << 2);
+    corrPage = <u32>(key >> 14);
+    corrBase = s - (<usize>(key & 0x3fff) << 2);
     corrEpoch = pagedEpoch(corrRange);
     corrWritable = create;
   }
@@ -427,7 +525,9 @@ function mapCallAny(corr: u64, tid: u32, t: u64): void {
 }
 /** {@link rangesNoteDeviceOp} once some launch call was mapped to a range. */
 function noteDeviceOpAny(corr: u64, device: u32, stream: u32, start: u64, end: u64): void {
-  const s = corrSlot(corr, false);
+  const key = mapKey(corr);
+  if (key < 0) return;
+  const s = corrSlot(<u64>key, false);
   if (s == 0) return;
   let r = <i32>load<u32>(s) - 1;
   if (r < 0) return;
