@@ -6,6 +6,7 @@
 import { Paged, pagedEpoch, pagedNew, pagedSlot } from "../util/paged";
 import { curPlane } from "./xspace_encode";
 import { bitsExpand, BITS_PAGE_BITS } from "../util/paged_bits";
+import { rangesRank, rangesRankKeys } from "../model/ranges";
 
 // correlation id → device plane index + 1 (u16 per id: 1..256, planeList's cap, which one byte would wrap to 0 at the
 // 256th plane; pages of 64 Ki ids allocated on first use; util/paged.ts). While all device work noted is on one
@@ -29,15 +30,17 @@ export let corrAny = false;
  * accesses skip {@link pagedSlot}): {page index u32, page address u32, pagedEpoch of the map when taken u32, 0}. A
  * writing cache is filled from a `create` slot only (util/paged.ts); either is used only while the epoch is unchanged.
  */
-const lastPages = memory.data(4 * 16);
+const lastPages = memory.data(6 * 16);
 const PLANE_W: usize = 0;
 const PLANE_R: usize = 16;
 const NVTX_W: usize = 32;
 const NVTX_R: usize = 48;
+const NVTX_ID_W: usize = 64;
+const NVTX_ID_R: usize = 80;
 
 /** Forgets the cached pages (a new file: the heap was rewound). */
 function lastPagesReset(): void {
-  for (let i: usize = 0; i < 4; i++) store<u32>(lastPages + (i << 4), 0xffffffff);
+  for (let i: usize = 0; i < 6; i++) store<u32>(lastPages + (i << 4), 0xffffffff);
 }
 
 /**
@@ -99,8 +102,16 @@ function corrExpand(): void {
   bitsExpand(bits, corrPlane, 1, plane); // ids past the map's page cap are simply not linked (crafted ids)
 }
 
-/** correlation id → host-plane event metadata id of the innermost NVTX range around its launch (u32 per id). */
+/**
+ * Launch → host-plane event metadata id of the innermost NVTX range around it (u32 each), keyed by the launch's rank
+ * among the device ops' ids when those are sparse (model/ranges.ts rangesRankKeys: a real dump's CUPTI ids, ≈ 25 per
+ * device op on torch_nvtx.rawtrace, where a u32 per id spilled 43.5 MB tiled a thousand times), else by its
+ * correlation id. Device work whose id has no rank (pass 1 notes kernels and copies, not graph launches) is keyed
+ * by its id in `nvtxById`.
+ */
 let nvtxMeta: Paged = 0;
+let nvtxByRank = false;
+let nvtxById: Paged = 0;
 
 /** Starts a file: empty maps. */
 export function corrBegin(): void {
@@ -109,13 +120,27 @@ export function corrBegin(): void {
   onePlane = 0;
   corrAny = false;
   nvtxMeta = 0;
+  nvtxByRank = false;
+  nvtxById = 0;
   lastPagesReset();
 }
 
 /** Notes `meta` (host-plane event metadata id of an NVTX range) as the innermost range around the launch of `corr`. */
 export function nvtxSet(corr: u32, meta: u32): void {
-  if (nvtxMeta == 0) nvtxMeta = pagedNew(2, CORR_PAGE_BITS, CORR_MAX_PAGES);
-  const a = cachedSlot(NVTX_W, nvtxMeta, corr, 2, true);
+  if (nvtxMeta == 0) {
+    nvtxMeta = pagedNew(2, CORR_PAGE_BITS, CORR_MAX_PAGES);
+    nvtxByRank = rangesRankKeys(); // pass 1 is over: its bits are complete
+  }
+  let a: usize;
+  if (!nvtxByRank) a = cachedSlot(NVTX_W, nvtxMeta, corr, 2, true);
+  else {
+    const k = rangesRank(corr);
+    if (k >= 0) a = cachedSlot(NVTX_W, nvtxMeta, <u64>k, 2, true);
+    else {
+      if (nvtxById == 0) nvtxById = pagedNew(2, CORR_PAGE_BITS, CORR_MAX_PAGES);
+      a = cachedSlot(NVTX_ID_W, nvtxById, corr, 2, true);
+    }
+  }
   if (a != 0) store<u32>(a, meta);
 }
 
@@ -124,7 +149,13 @@ export function nvtxSet(corr: u32, meta: u32): void {
 @inline export function nvtxStat(corr: u32): u32 {
   const map = curPlane.nvtxMap;
   if (map == 0 || corr == 0 || nvtxMeta == 0) return 0;
-  const a = cachedSlot(NVTX_R, nvtxMeta, corr, 2, false);
+  let a: usize;
+  if (!nvtxByRank) a = cachedSlot(NVTX_R, nvtxMeta, corr, 2, false);
+  else {
+    const k = rangesRank(corr);
+    if (k >= 0) a = cachedSlot(NVTX_R, nvtxMeta, <u64>k, 2, false);
+    else a = nvtxById == 0 ? 0 : cachedSlot(NVTX_ID_R, nvtxById, corr, 2, false);
+  }
   const meta = a == 0 ? 0 : load<u32>(a);
   return meta == 0 ? 0 : load<u32>(map + (<usize>meta << 2));
 }

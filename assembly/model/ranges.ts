@@ -56,6 +56,7 @@ const DEV_PAGES: u32 = 64; // devSeen's page cap
 /** Correlation ids per device op above which the launch-call map is keyed by rank (4 B per id → 4 B per op). */
 const RANK_SPARSE: u64 = 4;
 let devCapped = false; // a device op's id found no page: the bits are not complete
+let rankTried = false; // rankBegin ran for this file
 
 // Launch order (pass 1): bit (corr & 7) of byte (corr >> 3) is set once a device op of `corr` was seen; a launch call
 // whose bit is already set comes after its device op, so its range must be known before pass 2 (the extra pass).
@@ -150,6 +151,7 @@ export function rangesReset(): void {
   rankDir = 0;
   rankPage = 0xffffffff;
   devCapped = false;
+  rankTried = false;
   orderTracked = false;
   lateCall = false;
   devSeen = 0;
@@ -265,7 +267,7 @@ function callAfterDevice(corr: u32): void {
  * ({@link projectInline}), which gives the same mapping because no launch call follows a device op of its id.
  */
 export function rangesBeginProject(): bool {
-  rankBegin();
+  rangesRankKeys();
   if (orderTracked && !lateCall) {
     projectInline = true;
     return false;
@@ -304,6 +306,24 @@ function rankBegin(): void {
   }
   rankPage = 0xffffffff;
   byRank = true;
+}
+
+/**
+ * After pass 1: whether maps of per-launch facts are better keyed by {@link rangesRank} than by correlation id (this
+ * module's launch → range map, XSpace's NVTX map): true when the ids are sparse and pass 1 noted every device op's.
+ * Decided once per file.
+ */
+export function rangesRankKeys(): bool {
+  if (!rankTried) {
+    rankTried = true;
+    rankBegin();
+  }
+  return byRank;
+}
+
+/** After {@link rangesRankKeys} said true: the rank of `corr` among the device ops' ids, -1 when none has it. */
+export function rangesRank(corr: u64): i64 {
+  return rankOf(corr);
 }
 
 /** Rank of `corr` among the ids of device ops (pass 1's bits), or -1 when no device op has it. */

@@ -228,6 +228,70 @@ test("nvtx_range: the innermost NVTX range open on the launching thread when the
   assert.not.ok(host.lines.some((l) => l.events.some((e) => "nvtx_range" in stats(host, e.stats))));
 });
 
+test("nvtx_range over sparse correlation ids (the map keyed by rank among the device ops' ids) and on graph launches (keyed by id), at every budget", async () => {
+  // One outer range around 200 inner ones; launches with ids ≈ 30 apart (hidden calls between them), a kernel per
+  // launch, every 7th launch a graph launch instead (GRAPH_TRACE: pass 1 does not note its id); every 10th group of
+  // launches outside the inner ranges.
+  let x = 11;
+  const rnd = () => ((x = (x * 1103515245 + 12345) >>> 0) >>> 8);
+  const names: Array<[bigint, string]> = [[0x1000n, "k"], [0x4000n, "outer"]];
+  const calls: Uint8Array[] = [C.markerRecord(L, 2, T0 + 1n, 1, PID, 5, 0x4000n)];
+  const device: Uint8Array[] = [];
+  const want = new Map<bigint, string>(); // correlation id → range name
+  let id = 100;
+  let t = 100n;
+  for (let r = 0; r < 200; r++) {
+    const inner = r % 10 !== 9;
+    if (inner) {
+      names.push([0x10000n + BigInt(r), `r${r}`]);
+      calls.push(C.markerRecord(L, 2, T0 + t, r + 2, PID, 5, 0x10000n + BigInt(r)));
+    }
+    t += 10n;
+    for (let k = 0; k < 1 + (rnd() % 4); k++) {
+      id += 1 + (rnd() % 30);
+      calls.push(C.apiRecord(L, { kind: 5, cbid: 17, start: T0 + t, end: T0 + t + 5n, processId: PID, threadId: 5, correlationId: id }));
+      id += 1 + (rnd() % 30);
+      const graph = id % 7 === 0;
+      calls.push(C.apiRecord(L, { kind: 5, cbid: graph ? 311 : 211, start: T0 + t + 10n, end: T0 + t + 50n, processId: PID, threadId: 5, correlationId: id }));
+      const ks = T0 + t + 1000n;
+      device.push(graph
+        ? C.graphTraceRecord(L, { correlationId: id, start: ks, end: ks + 50n, deviceId: 0, graphId: 3, contextId: 1, streamId: 1 })
+        : C.kernelRecord(L, { start: ks, end: ks + 50n, deviceId: 0, contextId: 1, streamId: 1, correlationId: id, namePtr: 0x1000n }));
+      want.set(BigInt(id), inner ? `r${r}` : "outer");
+      t += 100n;
+    }
+    if (inner) calls.push(C.markerRecord(L, 4, T0 + t, r + 2, PID, 5, 0n));
+    t += 10n;
+  }
+  calls.push(C.markerRecord(L, 4, T0 + t + 10_000n, 1, PID, 5, 0n));
+  const bytes = dump([C.concat(device), C.concat(calls)], {
+    names, apis: [[2, 211, "cudaLaunchKernel_v7000"], [2, 17, "cudaGetDevice_v3020"], [2, 311, "cudaGraphLaunch_v10000"]],
+  });
+  let graphs = 0;
+  for (const budget of [0, 1]) {
+    shared ??= await createEngine();
+    shared.pagedBudgetBytes = budget;
+    let space: XSpace;
+    try {
+      space = (await toXSpace(bytes)).space;
+    } finally {
+      shared.pagedBudgetBytes = 0;
+    }
+    const gpu = plane(space, "/device:GPU:0");
+    let n = 0;
+    for (const l of gpu.lines) for (const e of l.events) {
+      const st = stats(gpu, e.stats);
+      const corr = st.correlation_id?.[1] as bigint | undefined;
+      if (corr === undefined || !want.has(corr)) continue;
+      assert.is(st.nvtx_range?.[1], want.get(corr), `budget ${budget}: correlation ${corr} (${eventName(gpu, e)})`);
+      if (budget === 0 && corr % 7n === 0n) graphs++;
+      n++;
+    }
+    assert.is(n, want.size, `budget ${budget}: every kernel and graph launch`);
+  }
+  assert.ok(graphs > 10, `${graphs} graph launches`);
+});
+
 test("device capabilities as plane stats with XLA's integer types; CUDA/CUPTI versions on /host:metadata", async () => {
   const { space } = await toXSpace(sampleDump());
   const gpu = plane(space, "/device:GPU:0");
