@@ -262,6 +262,11 @@ function pagedEvict(a: Paged, idx: u32, page: usize, bytes: u32): void {
   return load<u32>(a, 52);
 }
 
+/** Bytes of the frames `a` holds (resident pages, or frames that held one), at most its budget. */
+export function pagedResidentBytes(a: Paged): usize {
+  return <usize>load<u32>(a, 24) << (load<u32>(a, 16) + load<u32>(a, 12));
+}
+
 /** Pages of `a` written to the spill storage at least once (for tests). */
 export function pagedSpilledPages(a: Paged): u32 {
   return load<u32>(a, 44);

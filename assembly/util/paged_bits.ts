@@ -4,18 +4,27 @@
  * plane), where a wider element per id would spill on real dumps' sparse correlation ids; {@link bitsExpand} turns
  * such a set into a wider paged map once the dump needs one.
  */
-import { Paged, pagedSlot } from "./paged";
+import { Paged, pagedSlot, pagedBudget, setPagedBudget, pagedResidentBytes } from "./paged";
 
 /** Page bits of a bit set's byte array (64 KiB pages: 512 Ki ids each). */
 export const BITS_PAGE_BITS: u32 = 16;
 
 /**
- * Writes `value` (an element of 2^elemShift bytes, 1 or 2) into `into` (a paged array of 64 Ki elements a page) at
- * every id whose bit is set in `bits`, making pages of `into` only where a bit is set. Each page of `bits` is read
- * once (back from the spill storage when evicted). Stops at `into`'s page cap (those ids stay unset). `bits` is not
- * used by the caller afterwards.
+ * Writes `value` (an element of 2^elemShift bytes, 1 or 2) into `into` (a paged array of 64 Ki elements a page, no
+ * page made yet) at every id whose bit is set in `bits`, making pages of `into` only where a bit is set. Each page of
+ * `bits` is read once (back from the spill storage when evicted). Stops at `into`'s page cap (those ids stay unset).
+ * `bits` is not used by the caller afterwards, but its frames stay allocated (the heap cannot take them back), so
+ * `into` gets the budget less what they hold: the two stay within one array's budget (and two pages).
  */
 export function bitsExpand(bits: Paged, into: Paged, elemShift: u32, value: u32): void {
+  const budget = pagedBudget();
+  const held = pagedResidentBytes(bits);
+  setPagedBudget(held < <usize>budget ? budget - <u32>held : 1); // read when `into` makes its first page
+  expandPages(bits, into, elemShift, value);
+  setPagedBudget(budget);
+}
+
+function expandPages(bits: Paged, into: Paged, elemShift: u32, value: u32): void {
   for (let p: u32 = 0; p < <u32>1 << (32 - 3 - BITS_PAGE_BITS); p++) {
     const b = pagedSlot(bits, <u64>p << BITS_PAGE_BITS, false); // valid through this page: only `into` is touched below
     if (b == 0) continue;

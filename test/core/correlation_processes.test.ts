@@ -142,4 +142,31 @@ test("one process over sparse ids: no warning and no page of the id table spille
   assert.is(engine.spilledBytes, 0, "bits for 48M ids: 6 MB, resident");
 });
 
+test("the expansion keeps the tables within one budget: a late second process adds no second 8 MiB", async () => {
+  // Process 100's calls over 80M ids (one per 6,000): its bits take the whole 8 MiB budget (153 pages of 512 Ki ids);
+  // then process 200. The byte table made at the expansion gets the budget less the bits' frames, which the heap
+  // cannot take back: the core's memory stays that of the one-process dump (before: 16 → 32 MiB).
+  const calls = (pids: number[]) => {
+    const recs: Uint8Array[] = [];
+    let t = 0n;
+    for (let i = 1; i <= 13_000; i++) {
+      recs.push(C.apiRecord(L, { kind: 5, cbid: 211, start: T + t, end: T + t + 5n, processId: pids[0], threadId: 1, correlationId: i * 6000 }));
+      t += 10n;
+    }
+    for (const pid of pids.slice(1)) {
+      for (let i = 1; i <= 1000; i++) {
+        recs.push(C.apiRecord(L, { kind: 5, cbid: 211, start: T + t, end: T + t + 5n, processId: pid, threadId: 2, correlationId: i * 12_000 }));
+        t += 10n;
+      }
+    }
+    return dump(recs);
+  };
+  const one = await createEngine();
+  await one.info(memorySource(calls([100]), "one.rawtrace"));
+  const two = await createEngine();
+  const i2 = await two.info(memorySource(calls([100, 200]), "two.rawtrace"));
+  assert.ok(i2.warnings.some((w) => w.code === "CORRELATION_PROCESSES"), "ids shared (multiples of 12,000)");
+  assert.ok(two.memoryBytes <= one.memoryBytes, `${two.memoryBytes} vs ${one.memoryBytes}`);
+});
+
 test.run();
