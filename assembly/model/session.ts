@@ -611,10 +611,12 @@ export function corrAmbiguous(corr: u64): bool {
 
 // ---- External correlation -----------------------------------------------------------------------------------------
 
-// Framework-op ids live in a paged direct array (util/paged.ts: cache-friendly for sequential correlation ids,
-// capped at 2^27 ids, 8 MiB resident, colder pages spilled); other kinds, ids beyond the cap and the external id
-// 2^64-1 go to the hash table.
-let extDense: Paged = 0; // corr → ext+1 (u64), 8192 per 64 KiB page, 16384 pages at most
+// Framework-op ids below 2^32 - 1 live in a paged direct array (util/paged.ts: cache-friendly for sequential
+// correlation ids, capped at 2^27 ids, 8 MiB resident, colder pages spilled), 4 bytes per correlation id (8 before
+// session 18: the bench's dump spilled 74 MB of them, JavaScript memory in a browser); other kinds, wider framework-op
+// ids and ids beyond the cap go to the hash table. A correlation id's first framework-op mapping wins across both
+// ({@link extWide}: only once a wide one was put in the table does a narrow one look there first).
+let extDense: Paged = 0; // corr → ext+1 (u32), 16384 per 64 KiB page, 8192 pages at most
 let extTable: Table = 0;
 let extCount: u32 = 0;
 // Page of the last id looked up in extDense and of the last one written (a written page's address comes from a
@@ -626,6 +628,7 @@ let extWPage: u32 = 0xffffffff;
 let extWBase: usize = 0;
 let extWEpoch: u32 = 0;
 let extUserSeen = false;
+let extWide = false; // a framework-op id of 2^32 - 1 or more went to the hash table
 
 /** Kinds kept in the direct array: CUPTI UNKNOWN (1) and CUSTOM0 (3) both mark framework ops. */
 // @ts-ignore: decorator
@@ -641,13 +644,13 @@ let extUserSeen = false;
 @inline export function setExternal(corr: u64, kind: u32, ext: u64): bool {
   // The common case inline (no call per record): a framework op whose id is on the page written last.
   if (
-    isOpKind(kind) && ext != 0xffffffffffffffff && corr <= 0xffffffff && <u32>(corr >> 13) == extWPage &&
+    isOpKind(kind) && ext < 0xffffffff && !extWide && corr <= 0xffffffff && <u32>(corr >> 14) == extWPage &&
     pagedEpoch(extDense) == extWEpoch
   ) {
-    const d = extWBase + (<usize>(corr & 0x1fff) << 3);
-    const cur = load<u64>(d);
-    if (cur != 0) return cur == ext + 1;
-    store<u64>(d, ext + 1);
+    const d = extWBase + (<usize>(corr & 0x3fff) << 2);
+    const cur = load<u32>(d);
+    if (cur != 0) return <u64>cur == ext + 1;
+    store<u32>(d, <u32>(ext + 1));
     extCount++;
     return true;
   }
@@ -656,18 +659,31 @@ let extUserSeen = false;
 
 /** {@link setExternal} for any id. */
 function setExternalAny(corr: u64, kind: u32, ext: u64): bool {
-  if (isOpKind(kind) && ext != 0xffffffffffffffff) {
-    // Not on the page written last (setExternal took that case): find the slot, remember its page.
-    const d = pagedSlot(extDense, corr, true);
-    if (d != 0) {
-      extWPage = <u32>(corr >> 13);
-      extWBase = d - (<usize>(corr & 0x1fff) << 3);
-      extWEpoch = pagedEpoch(extDense);
-      const cur = load<u64>(d);
-      if (cur != 0) return cur == ext + 1;
-      store<u64>(d, ext + 1);
-      extCount++;
-      return true;
+  if (isOpKind(kind)) {
+    if (ext < 0xffffffff) {
+      if (extWide) {
+        // A wide id mapped to this correlation first wins (the table holds it under its kind).
+        let w = tableFind(extTable, (corr << 3) | 3);
+        if (w == 0) w = tableFind(extTable, (corr << 3) | 1);
+        if (w != 0) return load<u64>(w) == ext;
+      }
+      // Not on the page written last (setExternal took that case): find the slot, remember its page.
+      const d = pagedSlot(extDense, corr, true);
+      if (d != 0) {
+        extWPage = <u32>(corr >> 14);
+        extWBase = d - (<usize>(corr & 0x3fff) << 2);
+        extWEpoch = pagedEpoch(extDense);
+        const cur = load<u32>(d);
+        if (cur != 0) return <u64>cur == ext + 1;
+        store<u32>(d, <u32>(ext + 1));
+        extCount++;
+        return true;
+      }
+    } else {
+      // Too wide for the array: a narrow id mapped to this correlation first wins, else the table.
+      const d = pagedSlot(extDense, corr, false);
+      if (d != 0 && load<u32>(d) != 0) return false;
+      extWide = true;
     }
   }
   if (!isOpKind(kind)) extUserSeen = true;
@@ -705,18 +721,18 @@ export function setExternalLookups(on: bool): void {
   extOpFound = false;
   extUserFound = false;
   let d: usize;
-  if (corr <= 0xffffffff && <u32>(corr >> 13) == extPage && pagedEpoch(extDense) == extEpoch) {
-    d = extPageBase + (<usize>(corr & 0x1fff) << 3);
+  if (corr <= 0xffffffff && <u32>(corr >> 14) == extPage && pagedEpoch(extDense) == extEpoch) {
+    d = extPageBase + (<usize>(corr & 0x3fff) << 2);
   } else {
     d = pagedSlot(extDense, corr, false);
     if (d != 0) {
-      extPage = <u32>(corr >> 13);
-      extPageBase = d - (<usize>(corr & 0x1fff) << 3);
+      extPage = <u32>(corr >> 14);
+      extPageBase = d - (<usize>(corr & 0x3fff) << 2);
       extEpoch = pagedEpoch(extDense);
     }
   }
-  if (d != 0 && load<u64>(d) != 0) {
-    extOp = load<u64>(d) - 1;
+  if (d != 0 && load<u32>(d) != 0) {
+    extOp = <u64>load<u32>(d) - 1;
     extOpFound = true;
   } else if (load<u32>(extTable, 8) != 0) {
     let x = tableFind(extTable, (corr << 3) | 3);
@@ -806,12 +822,13 @@ export function sessionReset(): void {
   ambiguousCorrs = 0;
   lastCorrPage = 0xffffffff;
   pidCount = 0;
-  extDense = pagedNew(3, 13, 16384);
+  extDense = pagedNew(2, 14, 8192);
   extPage = 0xffffffff;
   extPageBase = 0;
   extWPage = 0xffffffff;
   extWBase = 0;
   extCount = 0;
   extUserSeen = false;
+  extWide = false;
   extLookups = false;
 }

@@ -75,6 +75,25 @@ test("duplicate correlation ids: the first external id is kept, DUPLICATE_CORREL
   assert.ok(codes(chrome.trace).includes("DUPLICATE_CORRELATION"));
 });
 
+test("external ids of 2^32 - 1 and more (kept in the table, not the 4-byte array): a correlation's first mapping wins either way", async () => {
+  const W = 1n << 40n;
+  const recs = [
+    C.externalRecord(L, 3, 100n, 1), C.externalRecord(L, 3, W, 1), // narrow, then wide: 100 kept
+    C.externalRecord(L, 3, W, 2), C.externalRecord(L, 3, 100n, 2), // wide, then narrow: 2^40 kept
+    C.externalRecord(L, 3, W, 3), C.externalRecord(L, 3, W, 3), // the same twice: no conflict
+    C.externalRecord(L, 3, 4294967294n, 4), C.externalRecord(L, 3, 4294967295n, 4), // the widest narrow, then 2^32 - 1
+    C.externalRecord(L, 1, 7n, 5), C.externalRecord(L, 3, 7n, 5), // UNKNOWN and CUSTOM0 both mark framework ops
+    C.externalRecord(L, 1, W + 1n, 6), C.externalRecord(L, 3, 5n, 6), // a wide UNKNOWN, then a narrow CUSTOM0
+    C.externalRecord(L, 3, 4294967295n, 7), // alone: 2^32 - 1 itself
+  ];
+  for (let c = 1; c <= 7; c++) recs.push(launch(c, T + BigInt(c) * 1000n));
+  const { chrome } = await both(dump(130001, (w) => w.activity(C.concat(recs))));
+  const ext = new Map(events(chrome.trace, "cuda_runtime").map((e) => [e.args.correlation, e.args["External id"]]));
+  assert.equal([1, 2, 3, 4, 5, 6, 7].map((c) => ext.get(c)), [100, Number(W), Number(W), 4294967294, 7, Number(W + 1n), 4294967295]);
+  const dup = chrome.trace.rawtrace.warnings.find((w: any) => w.code === "DUPLICATE_CORRELATION");
+  assert.is(dup?.count, 4, "correlations 1, 2, 4 and 6");
+});
+
 test("buffers delivered out of time order: every join still exact, the count reported (not a warning)", async () => {
   const later = C.concat([launch(2, T + 10_000n), kern(2, T + 10_500n, T + 11_000n)]);
   const earlier = C.concat([C.externalRecord(L, 3, 42n, 1), launch(1, T), kern(1, T + 500n, T + 900n)]);
