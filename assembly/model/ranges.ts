@@ -18,9 +18,9 @@
  *
  * The map from launch call to range is indexed by the id's rank among the ids of device ops (the order check's
  * bits, complete after pass 1, with a count per 64 ids: {@link rankOf}) when the decoder noted them (CUPTI) and the
- * ids are sparse: calls without device work, most of a real dump's ids (CUPTI numbers every call: torch_nvtx.rawtrace
- * has ≈ 25 ids per device op), get no entry, and the map holds 4 B per device op instead of per id. Other decoders,
- * dense ids (the bench generator's) and ids past the bits' cap index it by the id itself.
+ * ids are sparser than the device ops: calls without device work (CUPTI numbers every call: torch_nvtx.rawtrace has
+ * ≈ 25 ids per device op, the bench's dumps ≈ 2) get no entry, and the map holds 4 B per device op instead of per
+ * id. Other decoders, ids as dense as the device ops and ids past the bits' cap index it by the id itself.
  */
 import {
   Table, tableNew, tableUpsert, tableFind, tableSlots, tableCount, tableKeyAt, tableValueAt, inserted,
@@ -52,9 +52,13 @@ let rankDir: usize = 0;
 let rankPage: u32 = 0xffffffff;
 let rankBase: usize = 0;
 let rankEpoch: u32 = 0;
+let rankCounts: usize = 0; // the counts of rankPage
 const DEV_PAGES: u32 = 64; // devSeen's page cap
-/** Correlation ids per device op above which the launch-call map is keyed by rank (4 B per id → 4 B per op). */
-const RANK_SPARSE: u64 = 4;
+/**
+ * Correlation ids per device op, times 4, above which the launch-call map is keyed by rank (4 B per id → 4 B per op,
+ * and the rank's counts 0.5 bit per id): 1.25. The bench's dumps have ≈ 2, real ones 5–25.
+ */
+const RANK_SPARSE_4: u64 = 5;
 let devCapped = false; // a device op's id found no page: the bits are not complete
 let rankTried = false; // rankBegin ran for this file
 
@@ -277,9 +281,8 @@ export function rangesBeginProject(): bool {
 
 /**
  * Keys the launch-call map by rank when pass 1 noted every device op's id (CUPTI, under the bits' cap) and the ids
- * are sparse (more than {@link RANK_SPARSE} per device op: a real dump's; the bench generator's are not, and there the
- * id itself is the cheaper key): counts the device-op ids before each 64-bit word of the bits, page by page in id
- * order.
+ * are sparser than the device ops ({@link RANK_SPARSE_4}: every real dump's, whose API calls without device work have
+ * ids too): counts the device-op ids before each 64-bit word of the bits, page by page in id order.
  */
 function rankBegin(): void {
   byRank = false;
@@ -290,7 +293,7 @@ function rankBegin(): void {
     if (b == 0) continue;
     for (let w: usize = 0; w < 8192; w++) ops += popcnt(load<u64>(b + (w << 3)));
   }
-  if (<u64>maxDeviceCorr < ops * RANK_SPARSE) return;
+  if (<u64>maxDeviceCorr * 4 < ops * RANK_SPARSE_4) return;
   rankDir = heap.alloc(<usize>(1 << 13) << 2);
   memory.fill(rankDir, 0, <usize>(1 << 13) << 2);
   let total: u32 = 0;
@@ -342,6 +345,7 @@ function rankOf(corr: u64): i64 {
     rankPage = p;
     rankBase = base;
     rankEpoch = pagedEpoch(devSeen);
+    rankCounts = counts;
   }
   const w = <usize>((id >>> 6) & 8191);
   const word = load<u64>(base + (w << 3));
@@ -353,7 +357,16 @@ function rankOf(corr: u64): i64 {
 /** The key of `corr` in the launch-call map (its rank, or itself), or -1 when it needs no entry. */
 // @ts-ignore: decorator
 @inline function mapKey(corr: u64): i64 {
-  return byRank ? rankOf(corr) : <i64>corr;
+  if (!byRank) return <i64>corr;
+  // Inline while the id is on the bits' page of the last lookup (ids arrive nearly in order).
+  if (corr <= 0xffffffff && <u32>corr >>> 19 == rankPage && pagedEpoch(devSeen) == rankEpoch) {
+    const w = <usize>((<u32>corr >>> 6) & 8191);
+    const word = load<u64>(rankBase + (w << 3));
+    const bit = corr & 63;
+    if (((word >> bit) & 1) == 0) return -1;
+    return <i64>load<u32>(rankCounts + (w << 2)) + <i64>popcnt(word & ((<u64>1 << bit) - 1));
+  }
+  return rankOf(corr);
 }
 
 // @ts-ignore: decorator

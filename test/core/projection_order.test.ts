@@ -59,11 +59,11 @@ test("a second conversion on the same engine starts the order check afresh", asy
 
 /**
  * A loop of NVTX ranges on one thread, each around a few launches (sparse correlation ids, hidden calls between them
- * with ids of their own, some launches outside every range), a kernel per launch on one of three streams; `spread`
- * moves every id that far apart at most. Returns the dump and, per (range name, stream), the span of its kernels and
+ * with ids of their own unless `hidden` is false, some launches outside every range), a kernel per launch on one of
+ * three streams; `spread` moves every id that far apart at most. Returns the dump and, per (range name, stream), the span of its kernels and
  * the correlation id of the kernel that starts it.
  */
-function rangedLoop(seed: number, spread: number, deviceFirst: boolean): { bytes: Uint8Array; want: Map<string, [bigint, bigint, number]> } {
+function rangedLoop(seed: number, spread: number, deviceFirst: boolean, hidden = true): { bytes: Uint8Array; want: Map<string, [bigint, bigint, number]> } {
   const L: C.CuptiLayout = "cuda13";
   const T = 1_780_000_000_000_000_000n;
   let x = seed;
@@ -83,8 +83,10 @@ function rangedLoop(seed: number, spread: number, deviceFirst: boolean): { bytes
     if (inRange) calls.push(C.markerRecord(L, 2, T + t, r + 1, 7, 7, 0x10000n + BigInt(r)));
     t += 10n;
     for (let k = 0; k < 1 + (rnd() % 5); k++) {
-      id += 1 + (rnd() % spread);
-      calls.push(C.apiRecord(L, { kind: 5, cbid: 17, start: T + t, end: T + t + 5n, processId: 7, threadId: 7, correlationId: id })); // hidden
+      if (hidden) {
+        id += 1 + (rnd() % spread);
+        calls.push(C.apiRecord(L, { kind: 5, cbid: 17, start: T + t, end: T + t + 5n, processId: 7, threadId: 7, correlationId: id }));
+      }
       id += 1 + (rnd() % spread);
       calls.push(C.apiRecord(L, { kind: 5, cbid: 211, start: T + t + 10n, end: T + t + 50n, processId: 7, threadId: 7, correlationId: id }));
       const stream = rnd() % 3;
@@ -109,12 +111,12 @@ function rangedLoop(seed: number, spread: number, deviceFirst: boolean): { bytes
 }
 
 test("ranges over sparse correlation ids: exact spans in both orders, keyed by rank or (past the bits' cap) by id, at every budget", async () => {
-  // spread 1: two ids per kernel (dense: the launch map keyed by the id itself); 40: ≈ 40 ids per kernel, over
-  // ≈ 37,000 (one bit page; keyed by rank among the kernels' ids); 30,000: over ≈ 27M (52 bit pages, by rank);
-  // 600,000: over ≈ 540M, past the bits' 64 pages (keyed by the id again).
-  for (const spread of [1, 40, 30_000, 600_000]) {
+  // spread 1 without hidden calls: one id per kernel (the launch map keyed by the id itself); with them, two (keyed
+  // by rank among the kernels' ids, as the bench's dumps); 40: ≈ 40 ids per kernel, over ≈ 37,000 (one bit page);
+  // 30,000: over ≈ 27M (52 bit pages, by rank); 600,000: over ≈ 540M, past the bits' 64 pages (keyed by the id).
+  for (const [spread, hidden] of [[1, false], [1, true], [40, true], [30_000, true], [600_000, true]] as const) {
     for (const deviceFirst of [false, true]) {
-      const { bytes, want } = rangedLoop(spread, spread, deviceFirst);
+      const { bytes, want } = rangedLoop(spread, spread, deviceFirst, hidden);
       for (const budget of [0, 1]) {
         shared ??= await createEngine();
         shared.pagedBudgetBytes = budget;
@@ -124,7 +126,7 @@ test("ranges over sparse correlation ids: exact spans in both orders, keyed by r
         } finally {
           shared.pagedBudgetBytes = 0;
         }
-        const what = `spread ${spread} deviceFirst ${deviceFirst} budget ${budget}`;
+        const what = `spread ${spread} hidden ${hidden} deviceFirst ${deviceFirst} budget ${budget}`;
         // Past the bits' cap the order is not known: the projection pass runs.
         assert.equal(got.passes, deviceFirst || spread === 600_000 ? [1, 3, 2] : [1, 2], what);
         // Each span must be its kernels' [first start, last end]: it starts where the JSON puts the kernel that
