@@ -324,7 +324,10 @@ export function rangesRankKeys(): bool {
   return byRank;
 }
 
-/** After {@link rangesRankKeys} said true: the rank of `corr` among the device ops' ids, -1 when none has it. */
+/**
+ * After {@link rangesRankKeys} said true (only then are the counts there): the rank of `corr` among the device ops'
+ * ids, -1 when none has it.
+ */
 export function rangesRank(corr: u64): i64 {
   return rankOf(corr);
 }

@@ -612,10 +612,12 @@ export function corrAmbiguous(corr: u64): bool {
 // ---- External correlation -----------------------------------------------------------------------------------------
 
 // Framework-op ids below 2^32 - 1 live in a paged direct array (util/paged.ts: cache-friendly for sequential
-// correlation ids, capped at 2^27 ids, 8 MiB resident, colder pages spilled), 4 bytes per correlation id (8 before
-// session 18: the bench's dump spilled 74 MB of them, JavaScript memory in a browser); other kinds, wider framework-op
-// ids and ids beyond the cap go to the hash table. A correlation id's first framework-op mapping wins across both
-// ({@link extWide}: only once a wide one was put in the table does a narrow one look there first).
+// correlation ids, 8,192 pages of 16 Ki ids at most, 8 MiB resident, colder pages spilled), 4 bytes per correlation
+// id (8 before session 18: the bench's dump spilled 74 MB of them, JavaScript memory in a browser); other kinds,
+// wider framework-op ids and ids past the page cap go to the hash table. Framework-op ids of both kinds (UNKNOWN and
+// CUSTOM0) share one slot per correlation in the array and one key in the table ({@link tableKey}), and a
+// correlation's first framework-op mapping wins across both ({@link extOpInTable}: only once one was put in the
+// table does a narrow one look there first).
 let extDense: Paged = 0; // corr → ext+1 (u32), 16384 per 64 KiB page, 8192 pages at most
 let extTable: Table = 0;
 let extCount: u32 = 0;
@@ -628,7 +630,16 @@ let extWPage: u32 = 0xffffffff;
 let extWBase: usize = 0;
 let extWEpoch: u32 = 0;
 let extUserSeen = false;
-let extWide = false; // a framework-op id of 2^32 - 1 or more went to the hash table
+let extOpInTable = false; // a framework-op id went to the hash table (2^32 - 1 or more, or past the page cap)
+
+/**
+ * Hash-table key of (corr, kind): the kind in the low 3 bits, both framework-op kinds as CUSTOM0 (3), kinds of 8 and
+ * more (not CUPTI's) as 7, which nothing looks up (before, kind & 7 let them pass for a framework op or a user range).
+ */
+// @ts-ignore: decorator
+@inline function tableKey(corr: u64, kind: u32): u64 {
+  return (corr << 3) | <u64>(isOpKind(kind) ? 3 : kind < 8 ? kind : 7);
+}
 
 /** Kinds kept in the direct array: CUPTI UNKNOWN (1) and CUSTOM0 (3) both mark framework ops. */
 // @ts-ignore: decorator
@@ -644,7 +655,7 @@ let extWide = false; // a framework-op id of 2^32 - 1 or more went to the hash t
 @inline export function setExternal(corr: u64, kind: u32, ext: u64): bool {
   // The common case inline (no call per record): a framework op whose id is on the page written last.
   if (
-    isOpKind(kind) && ext < 0xffffffff && !extWide && corr <= 0xffffffff && <u32>(corr >> 14) == extWPage &&
+    isOpKind(kind) && ext < 0xffffffff && !extOpInTable && corr <= 0xffffffff && <u32>(corr >> 14) == extWPage &&
     pagedEpoch(extDense) == extWEpoch
   ) {
     const d = extWBase + (<usize>(corr & 0x3fff) << 2);
@@ -661,10 +672,9 @@ let extWide = false; // a framework-op id of 2^32 - 1 or more went to the hash t
 function setExternalAny(corr: u64, kind: u32, ext: u64): bool {
   if (isOpKind(kind)) {
     if (ext < 0xffffffff) {
-      if (extWide) {
-        // A wide id mapped to this correlation first wins (the table holds it under its kind).
-        let w = tableFind(extTable, (corr << 3) | 3);
-        if (w == 0) w = tableFind(extTable, (corr << 3) | 1);
+      if (extOpInTable) {
+        // A framework-op id this correlation got in the table first wins.
+        const w = tableFind(extTable, tableKey(corr, kind));
         if (w != 0) return load<u64>(w) == ext;
       }
       // Not on the page written last (setExternal took that case): find the slot, remember its page.
@@ -683,11 +693,11 @@ function setExternalAny(corr: u64, kind: u32, ext: u64): bool {
       // Too wide for the array: a narrow id mapped to this correlation first wins, else the table.
       const d = pagedSlot(extDense, corr, false);
       if (d != 0 && load<u32>(d) != 0) return false;
-      extWide = true;
     }
+    extOpInTable = true; // (a narrow one here: past the array's page cap)
   }
   if (!isOpKind(kind)) extUserSeen = true;
-  const slot = tableUpsert(extTable, (corr << 3) | (kind & 7));
+  const slot = tableUpsert(extTable, tableKey(corr, kind));
   if (!inserted) return load<u64>(slot) == ext;
   store<u64>(slot, ext);
   extCount++;
@@ -734,9 +744,8 @@ export function setExternalLookups(on: bool): void {
   if (d != 0 && load<u32>(d) != 0) {
     extOp = <u64>load<u32>(d) - 1;
     extOpFound = true;
-  } else if (load<u32>(extTable, 8) != 0) {
-    let x = tableFind(extTable, (corr << 3) | 3);
-    if (x == 0) x = tableFind(extTable, (corr << 3) | 1);
+  } else if (extOpInTable) {
+    const x = tableFind(extTable, tableKey(corr, 3));
     if (x != 0) {
       extOp = load<u64>(x);
       extOpFound = true;
@@ -829,6 +838,6 @@ export function sessionReset(): void {
   extWBase = 0;
   extCount = 0;
   extUserSeen = false;
-  extWide = false;
+  extOpInTable = false;
   extLookups = false;
 }

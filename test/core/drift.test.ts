@@ -85,13 +85,32 @@ test("external ids of 2^32 - 1 and more (kept in the table, not the 4-byte array
     C.externalRecord(L, 1, 7n, 5), C.externalRecord(L, 3, 7n, 5), // UNKNOWN and CUSTOM0 both mark framework ops
     C.externalRecord(L, 1, W + 1n, 6), C.externalRecord(L, 3, 5n, 6), // a wide UNKNOWN, then a narrow CUSTOM0
     C.externalRecord(L, 3, 4294967295n, 7), // alone: 2^32 - 1 itself
+    C.externalRecord(L, 1, W + 5n, 8), C.externalRecord(L, 3, W + 6n, 8), // two wide ids of the two kinds: the first kept
+    C.externalRecord(L, 11, 60n, 9), C.externalRecord(L, 1, 50n, 9), // a kind of 8 or more is no framework op
+    C.externalRecord(L, 3, 2n ** 64n - 1n, 10), C.externalRecord(L, 3, 9n, 10), // 2^64 - 1 first: kept (before: 9)
   ];
-  for (let c = 1; c <= 7; c++) recs.push(launch(c, T + BigInt(c) * 1000n));
+  for (let c = 1; c <= 10; c++) recs.push(launch(c, T + BigInt(c) * 1000n));
   const { chrome } = await both(dump(130001, (w) => w.activity(C.concat(recs))));
   const ext = new Map(events(chrome.trace, "cuda_runtime").map((e) => [e.args.correlation, e.args["External id"]]));
-  assert.equal([1, 2, 3, 4, 5, 6, 7].map((c) => ext.get(c)), [100, Number(W), Number(W), 4294967294, 7, Number(W + 1n), 4294967295]);
+  assert.equal([1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((c) => ext.get(c)), [
+    100, Number(W), Number(W), 4294967294, 7, Number(W + 1n), 4294967295, Number(W + 5n), 50, Number(2n ** 64n - 1n),
+  ]);
   const dup = chrome.trace.rawtrace.warnings.find((w: any) => w.code === "DUPLICATE_CORRELATION");
-  assert.is(dup?.count, 4, "correlations 1, 2, 4 and 6");
+  assert.is(dup?.count, 6, "correlations 1, 2, 4, 6, 8 and 10");
+});
+
+test("external ids past the array's page cap go to the table under one framework-op key: the first still kept", async () => {
+  // One framework-op id on each of 8,192 pages of 16 Ki correlation ids fills the array's page cap; a correlation
+  // past it gets UNKNOWN 111 then CUSTOM0 222.
+  const recs: Uint8Array[] = [];
+  for (let k = 1; k <= 8192; k++) recs.push(C.externalRecord(L, 3, BigInt(k), k * 16384));
+  const X = 9000 * 16384;
+  recs.push(C.externalRecord(L, 1, 111n, X), C.externalRecord(L, 3, 222n, X), launch(X, T), launch(16384, T + 1000n));
+  const { chrome } = await both(dump(130001, (w) => w.activity(C.concat(recs))));
+  const ext = new Map(events(chrome.trace, "cuda_runtime").map((e) => [e.args.correlation, e.args["External id"]]));
+  assert.is(ext.get(X), 111);
+  assert.is(ext.get(16384), 1);
+  assert.is(chrome.trace.rawtrace.warnings.find((w: any) => w.code === "DUPLICATE_CORRELATION")?.count, 1);
 });
 
 test("buffers delivered out of time order: every join still exact, the count reported (not a warning)", async () => {
