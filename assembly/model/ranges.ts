@@ -326,13 +326,17 @@ export function rangesRankKeys(): bool {
 
 /**
  * After {@link rangesRankKeys} said true (only then are the counts there): the rank of `corr` among the device ops'
- * ids, -1 when none has it.
+ * ids, -1 when none has it. Inline while the id is on the bits' page of the last lookup (ids arrive nearly in order).
  */
-export function rangesRank(corr: u64): i64 {
+// @ts-ignore: decorator
+@inline export function rangesRank(corr: u64): i64 {
+  if (corr <= 0xffffffff && <u32>corr >>> 19 == rankPage && pagedEpoch(devSeen) == rankEpoch) {
+    return rankIn(rankBase, rankCounts, <u32>corr);
+  }
   return rankOf(corr);
 }
 
-/** Rank of `corr` among the ids of device ops (pass 1's bits), or -1 when no device op has it. */
+/** {@link rangesRank} through the page directory (and the page's counts) when the cached page is not the id's. */
 function rankOf(corr: u64): i64 {
   if (corr > 0xffffffff) return -1;
   const id = <u32>corr;
@@ -350,6 +354,12 @@ function rankOf(corr: u64): i64 {
     rankEpoch = pagedEpoch(devSeen);
     rankCounts = counts;
   }
+  return rankIn(base, counts, id);
+}
+
+/** Rank of `id` given its bits page at `base` and that page's counts, or -1 when its bit is clear. */
+// @ts-ignore: decorator
+@inline function rankIn(base: usize, counts: usize, id: u32): i64 {
   const w = <usize>((id >>> 6) & 8191);
   const word = load<u64>(base + (w << 3));
   const bit = <u64>(id & 63);
@@ -360,16 +370,7 @@ function rankOf(corr: u64): i64 {
 /** The key of `corr` in the launch-call map (its rank, or itself), or -1 when it needs no entry. */
 // @ts-ignore: decorator
 @inline function mapKey(corr: u64): i64 {
-  if (!byRank) return <i64>corr;
-  // Inline while the id is on the bits' page of the last lookup (ids arrive nearly in order).
-  if (corr <= 0xffffffff && <u32>corr >>> 19 == rankPage && pagedEpoch(devSeen) == rankEpoch) {
-    const w = <usize>((<u32>corr >>> 6) & 8191);
-    const word = load<u64>(rankBase + (w << 3));
-    const bit = corr & 63;
-    if (((word >> bit) & 1) == 0) return -1;
-    return <i64>load<u32>(rankCounts + (w << 2)) + <i64>popcnt(word & ((<u64>1 << bit) - 1));
-  }
-  return rankOf(corr);
+  return byRank ? rangesRank(corr) : <i64>corr;
 }
 
 // @ts-ignore: decorator
