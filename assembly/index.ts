@@ -12,6 +12,7 @@ import {
 } from "./util/diag";
 import { crcReset, crc32 } from "./util/crc32";
 import { xxh32 } from "./util/xxh32";
+import { xxh64 } from "./util/xxh64";
 import { arenaReset, arenaAlloc } from "./util/arena";
 import { readerForget, inputWritePtr, inputFree, fedBytes } from "./format/container";
 import * as S from "./model/session";
@@ -146,6 +147,10 @@ export function rt_crc32(p: usize, n: usize): u32 {
 /** XXH32 with seed 0 of [p, p+n) (for host-side tools, tests and bench/checksum.ts). */
 export function rt_xxh32(p: usize, n: usize): u32 {
   return xxh32(p, n);
+}
+/** XXH64 with seed 0 of [p, p+n) (its low 32 bits are format 1.2's payload checksum; for tools and tests). */
+export function rt_xxh64(p: usize, n: usize): u64 {
+  return xxh64(p, n);
 }
 
 /** x87 80-bit long double microseconds at `p` (10 bytes) → ns; see assembly/util/f80.ts. Status: rt_f80_status. */

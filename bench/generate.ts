@@ -4,18 +4,19 @@
  * a cudaLaunchKernel runtime record (+ its cuLaunchKernel driver record, hidden by default like Kineto does) and
  * the kernel on one of 4 streams, with periodic memcpy/memset and a stream sync at the end of each step.
  *
- *   tsx bench/generate.ts <records> <out.rawtrace> [xxh32|crc32] [launch-first|device-first|nested]
+ *   tsx bench/generate.ts <records> <out.rawtrace> [xxh64|xxh32|crc32] [launch-first|device-first|nested]
  *
- * Same arguments, same bytes (a fixed-seed PRNG; no clock is read). The last argument is the payload checksum of the
- * chunks (default XXH32, what the writers store since format 1.1; `crc32` gives a format 1.0-style dump with the
- * same payloads, for comparing the two). `device-first` writes each op's device record before its launch call(s), as
+ * Same arguments, same bytes (a fixed-seed PRNG; no clock is read). The third argument is the payload checksum of the
+ * chunks (default XXH64's low 32 bits, what the writers store since format 1.2; `xxh32` and `crc32` give format 1.1-
+ * and 1.0-style dumps with the same payloads, for comparing them). `device-first` writes each op's device record before its launch call(s), as
  * real CUPTI dumps have them; `nested` also writes each cuLaunchKernel before the cudaLaunchKernel around it, as a
  * tracer that sees nested calls records them, each when it returns ({@link RecordOrder}).
  */
 import { closeSync, existsSync, openSync, readSync } from "node:fs";
 import { rng } from "../src/tools/rng.js";
 import { RawtraceWriter, type PayloadChecksum } from "../src/format/writer.js";
-import { CHUNK_FLAG_CRC, CHUNK_FLAG_XXH32, PREAMBLE_SIZE } from "../src/format/container.js";
+import { CHUNK_FLAG_CRC, CHUNK_FLAG_XXH32, CHUNK_FLAG_XXH64, PREAMBLE_SIZE } from "../src/format/container.js";
+import { CHUNK_FLAG_SUMS } from "../src/format/checksum.js";
 import * as C from "../src/tools/cupti_records.js";
 import { KERNEL_NAMES } from "./kernel_names.js";
 
@@ -44,7 +45,7 @@ export type RecordOrder = "launch-first" | "device-first" | "nested";
  * same whatever the order (same ids, times and names).
  */
 export function generate(
-  records: number, path: string, chunkBytes = CHUNK, checksum: PayloadChecksum = "xxh32", order: RecordOrder = "launch-first",
+  records: number, path: string, chunkBytes = CHUNK, checksum: PayloadChecksum = "xxh64", order: RecordOrder = "launch-first",
 ): { records: number; bytes: number; kernels: number } {
   const deviceFirst = order !== "launch-first";
   const innerFirst = order === "nested";
@@ -168,7 +169,7 @@ function firstChunkChecksum(path: string): number {
   const fd = openSync(path, "r");
   try {
     const h = Buffer.alloc(8);
-    return readSync(fd, h, 0, 8, PREAMBLE_SIZE) === 8 ? h.readUInt16LE(6) & (CHUNK_FLAG_CRC | CHUNK_FLAG_XXH32) : -1;
+    return readSync(fd, h, 0, 8, PREAMBLE_SIZE) === 8 ? h.readUInt16LE(6) & CHUNK_FLAG_SUMS : -1;
   } finally {
     closeSync(fd);
   }
@@ -177,27 +178,27 @@ function firstChunkChecksum(path: string): number {
 /**
  * The benches' dump cache: makes the dump of `records` records at `path` with `make` (bench/generate.ts or
  * bench/generate_rocm.ts) unless one is there already. A cached dump whose chunks carry another payload checksum
- * than the writer's default (XXH32) was made by an older writer and would measure the other checksum: it is
+ * than the writer's default (XXH64) was made by an older writer and would measure the other checksum: it is
  * regenerated, with a line on stderr saying why.
  */
 export function ensureDump(records: number, path: string, make: (records: number, path: string) => unknown = generate): void {
   if (existsSync(path)) {
     const sums = firstChunkChecksum(path);
-    if (sums === CHUNK_FLAG_XXH32) return;
-    const what = sums === CHUNK_FLAG_CRC ? "CRC-32" : sums === 0 ? "no" : "unreadable";
-    console.error(`bench: ${path} has ${what} payload checksums, not XXH32 (an older writer made it): regenerating`);
+    if (sums === CHUNK_FLAG_XXH64) return;
+    const what = sums === CHUNK_FLAG_XXH32 ? "XXH32" : sums === CHUNK_FLAG_CRC ? "CRC-32" : sums === 0 ? "no" : "unreadable";
+    console.error(`bench: ${path} has ${what} payload checksums, not XXH64 (an older writer made it): regenerating`);
   }
   make(records, path);
 }
 
 const isMain = process.argv[1] && import.meta.url.endsWith(process.argv[1].split("/").pop()!);
 if (isMain) {
-  const [records, out, sum = "xxh32", order = "launch-first"] = process.argv.slice(2);
-  if (!records || !out || (sum !== "xxh32" && sum !== "crc32") || !["launch-first", "device-first", "nested"].includes(order)) {
-    console.error("usage: tsx bench/generate.ts <records> <out.rawtrace> [xxh32|crc32] [launch-first|device-first|nested]");
+  const [records, out, sum = "xxh64", order = "launch-first"] = process.argv.slice(2);
+  if (!records || !out || !["xxh64", "xxh32", "crc32"].includes(sum) || !["launch-first", "device-first", "nested"].includes(order)) {
+    console.error("usage: tsx bench/generate.ts <records> <out.rawtrace> [xxh64|xxh32|crc32] [launch-first|device-first|nested]");
     process.exit(2);
   }
   const t0 = performance.now();
-  const r = generate(Number(records), out, CHUNK, sum, order as RecordOrder);
+  const r = generate(Number(records), out, CHUNK, sum as PayloadChecksum, order as RecordOrder);
   console.log(`${out}: ${r.records} records (${r.kernels} kernels) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 }

@@ -1,7 +1,7 @@
 /*
- * The collector-side cost of the payload checksum (bench/checksum.ts builds and runs this): CPU time of rt_crc32 and
- * rt_xxh32 over an 8 MiB buffer (a CUPTI activity buffer's size), and of whole rt_writer_chunk calls writing such
- * buffers to /dev/null with each checksum (header, checksum, writev), alternating CRC-32 and XXH32 round by round.
+ * The collector-side cost of the payload checksum (bench/checksum.ts builds and runs this): CPU time of rt_crc32,
+ * rt_xxh32 and rt_xxh64 over an 8 MiB buffer (a CUPTI activity buffer's size), and of whole rt_writer_chunk calls
+ * writing such buffers to /dev/null with each checksum (header, checksum, writev), the three in turn round by round.
  *
  *   writer_sums ROUNDS      prints one JSON line: median MB/s of each (MB = 10^6 bytes, per CPU second)
  */
@@ -44,13 +44,21 @@ static double writer_rate(const uint8_t* buf, unsigned flag) {
   return (double)BUF * CHUNKS / 1e6 / t;
 }
 
+/* The three checksums, in flag order: rates of the function alone and of whole writer calls, per round. */
+static const unsigned FLAGS[3] = {RT_CHUNK_FLAG_CRC, RT_CHUNK_FLAG_XXH32, RT_CHUNK_FLAG_XXH64};
+
 int main(int argc, char** argv) {
   int rounds = argc > 1 ? atoi(argv[1]) : 15;
   if (rounds < 1 || rounds > 1000) return fprintf(stderr, "usage: writer_sums ROUNDS (1..1000)\n"), 2;
   uint8_t* buf = malloc(BUF);
-  double *crc = calloc((size_t)rounds, sizeof(double)), *xxh = calloc((size_t)rounds, sizeof(double));
-  double *wcrc = calloc((size_t)rounds, sizeof(double)), *wxxh = calloc((size_t)rounds, sizeof(double));
-  if (!buf || !crc || !xxh || !wcrc || !wxxh) return perror("malloc"), 2;
+  double* alone[3];
+  double* writer[3];
+  for (int k = 0; k < 3; k++) {
+    alone[k] = calloc((size_t)rounds, sizeof(double));
+    writer[k] = calloc((size_t)rounds, sizeof(double));
+    if (!alone[k] || !writer[k]) return perror("malloc"), 2;
+  }
+  if (!buf) return perror("malloc"), 2;
   uint32_t x = 0x5eed;
   for (uint32_t i = 0; i < BUF; i++) {
     x ^= x << 13;
@@ -58,21 +66,22 @@ int main(int argc, char** argv) {
     x ^= x << 5;
     buf[i] = (uint8_t)x;
   }
-  volatile uint32_t sink = 0;
+  volatile uint64_t sink = 0;
   rt_crc32(0, buf, 64); /* builds the tables outside the timing */
   for (int r = 0; r < rounds; r++) {
-    double t0 = cpu_now();
-    sink ^= rt_crc32(0, buf, BUF);
-    double t1 = cpu_now();
-    sink ^= rt_xxh32(buf, BUF, 0);
-    double t2 = cpu_now();
-    crc[r] = BUF / 1e6 / (t1 - t0);
-    xxh[r] = BUF / 1e6 / (t2 - t1);
-    wcrc[r] = writer_rate(buf, RT_CHUNK_FLAG_CRC);
-    wxxh[r] = writer_rate(buf, RT_CHUNK_FLAG_XXH32);
-    if (wcrc[r] < 0 || wxxh[r] < 0) return fprintf(stderr, "writing to /dev/null failed\n"), 1;
+    for (int k = 0; k < 3; k++) {
+      double t0 = cpu_now();
+      sink ^= k == 0 ? rt_crc32(0, buf, BUF) : k == 1 ? rt_xxh32(buf, BUF, 0) : rt_xxh64(buf, BUF);
+      alone[k][r] = BUF / 1e6 / (cpu_now() - t0);
+    }
+    for (int k = 0; k < 3; k++) {
+      writer[k][r] = writer_rate(buf, FLAGS[k]);
+      if (writer[k][r] < 0) return fprintf(stderr, "writing to /dev/null failed\n"), 1;
+    }
   }
-  printf("{\"crc32MBs\":%.0f,\"xxh32MBs\":%.0f,\"writerCrc32MBs\":%.0f,\"writerXxh32MBs\":%.0f,\"rounds\":%d,\"sink\":%u}\n",
-         median(crc, rounds), median(xxh, rounds), median(wcrc, rounds), median(wxxh, rounds), rounds, (unsigned)sink);
+  printf("{\"crc32MBs\":%.0f,\"xxh32MBs\":%.0f,\"xxh64MBs\":%.0f,\"writerCrc32MBs\":%.0f,\"writerXxh32MBs\":%.0f,"
+         "\"writerXxh64MBs\":%.0f,\"rounds\":%d,\"sink\":%u}\n",
+         median(alone[0], rounds), median(alone[1], rounds), median(alone[2], rounds), median(writer[0], rounds),
+         median(writer[1], rounds), median(writer[2], rounds), rounds, (unsigned)sink);
   return 0;
 }

@@ -7,6 +7,7 @@
  */
 import { crc32 } from "../util/crc32";
 import { xxh32 } from "../util/xxh32";
+import { xxh64Low } from "../util/xxh64";
 import { Fatal, Warn } from "../util/error";
 import { fail, failed, warn, lose, recordContainerWarnings } from "../util/diag";
 
@@ -19,8 +20,13 @@ export const FORMAT_MAJOR: u32 = 1;
 export const FLAG_CRC32: u32 = 1;
 /** Chunk flag bit 1: the payload checksum field holds the payload's XXH32, seed 0 (format 1.1). */
 export const FLAG_XXH32: u32 = 2;
-/** Both checksum bits: a header that says both is invalid (reported as BAD_CHUNK_HEADER, the chunk skipped). */
-const FLAG_SUMS: u32 = FLAG_CRC32 | FLAG_XXH32;
+/** Chunk flag bit 2: the payload checksum field holds the low 32 bits of the payload's XXH64, seed 0 (format 1.2). */
+export const FLAG_XXH64: u32 = 4;
+/**
+ * The three checksum bits. A header that sets more than one of them is invalid (reported as BAD_CHUNK_HEADER, the
+ * chunk skipped).
+ */
+const FLAG_SUMS: u32 = FLAG_CRC32 | FLAG_XXH32 | FLAG_XXH64;
 
 /** Chunk types (docs/format.md). */
 export const enum Chunk {
@@ -178,24 +184,24 @@ function markSeen(seq: u32): bool {
 }
 
 /**
- * Content fingerprint of a chunk: its payload checksum (the header's, else the payload's XXH32, as new writers
- * store it), length and type. `sums` is the header's checksum bits, not both. The same payload stored once with
- * CRC-32 and once with XXH32 under one sequence number fingerprints differently (SEQ_REUSED, both kept): only a
- * file appended to by writers of two format versions can hold that.
+ * Content fingerprint of a chunk: its payload checksum (the header's, else the low 32 bits of the payload's XXH64,
+ * as new writers store it), length and type. `sums` is the header's checksum bit, one at most. The same payload
+ * stored under one sequence number with two different checksums (CRC-32, XXH32, XXH64) fingerprints differently
+ * (SEQ_REUSED, both kept): only a file appended to by writers of two format versions can hold that.
  */
 function fingerprint(c: usize, type: u32, sums: u32, len: u32): u64 {
-  const sum = sums != 0 ? load<u32>(c, 16) : xxh32(c + CHUNK_HEADER, len);
+  const sum = sums != 0 ? load<u32>(c, 16) : xxh64Low(c + CHUNK_HEADER, len);
   return (<u64>sum) | (<u64>(len ^ (type << 28)) << 32);
 }
 
 /**
  * True when the payload of the complete chunk at `c` (`len` bytes, inside the window) matches the checksum its
- * header stores, computed as `sums` says: FLAG_CRC32 or FLAG_XXH32.
+ * header stores, computed as `sums` says: FLAG_XXH64, FLAG_XXH32 or FLAG_CRC32.
  */
 // @ts-ignore: decorator
 @inline function payloadMatches(c: usize, len: u32, sums: u32): bool {
   const p = c + CHUNK_HEADER;
-  const sum = sums == FLAG_XXH32 ? xxh32(p, len) : crc32(p, len);
+  const sum = sums == FLAG_XXH64 ? xxh64Low(p, len) : sums == FLAG_XXH32 ? xxh32(p, len) : crc32(p, len);
   return sum == load<u32>(c, 16);
 }
 
@@ -309,8 +315,8 @@ export function feed(n: usize): bool {
     const sums = <u32>load<u16>(c, 6) & FLAG_SUMS;
     const seq = load<u32>(c, 8);
     p += total;
-    if (sums == FLAG_SUMS) {
-      // A header (its CRC intact, so written this way) that claims both checksums: no writer does that. The
+    if ((sums & (sums - 1)) != 0) {
+      // A header (its CRC intact, so written this way) that claims two checksums or more: no writer does that. The
       // length is trusted as far as the header CRC vouches for it: the chunk is skipped whole, in both passes.
       if (recordContainerWarnings) {
         warn(Warn.BAD_CHUNK_HEADER, off, <u64>total);

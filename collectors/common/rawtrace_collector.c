@@ -114,9 +114,10 @@ int rt_env_flag(const char* var, int def) {
 
 void rt_env_checksum(rt_writer* w, int verbosity) {
   const char* s = getenv("RAWTRACE_CHECKSUM");
-  if (!s || !*s || !strcasecmp(s, "xxh32")) return;
-  if (!strcasecmp(s, "crc32")) rt_writer_set_checksum(w, RT_CHUNK_FLAG_CRC);
-  else warn_ignored(verbosity, "RAWTRACE_CHECKSUM", s, "xxh32 or crc32");
+  if (!s || !*s || !strcasecmp(s, "xxh64")) return;
+  if (!strcasecmp(s, "xxh32")) rt_writer_set_checksum(w, RT_CHUNK_FLAG_XXH32);
+  else if (!strcasecmp(s, "crc32")) rt_writer_set_checksum(w, RT_CHUNK_FLAG_CRC);
+  else warn_ignored(verbosity, "RAWTRACE_CHECKSUM", s, "xxh64, xxh32 or crc32");
 }
 
 int rt_env_int_warn(const char* var, int def, int verbosity) {

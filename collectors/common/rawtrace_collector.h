@@ -68,9 +68,10 @@ int rt_process_selected(void);
 int rt_env_int_warn(const char* var, int def, int verbosity);
 
 /**
- * The payload checksum of writer `w` from RAWTRACE_CHECKSUM: unset, empty or `xxh32` keeps the writer's default
- * (XXH32, format 1.1); `crc32` writes CRC-32 payload checks, which readers of format 1.0 verify too (they read XXH32
- * payloads unverified; docs/format.md). Another value gets a warning line (at `verbosity`) and is ignored.
+ * The payload checksum of writer `w` from RAWTRACE_CHECKSUM: unset, empty or `xxh64` keeps the writer's default
+ * (XXH64's low 32 bits, format 1.2); `xxh32` writes XXH32, which readers of format 1.1 verify too, `crc32` CRC-32,
+ * which readers of format 1.0 verify too (older readers read the newer checksums' payloads unverified;
+ * docs/format.md). Another value gets a warning line (at `verbosity`) and is ignored.
  */
 void rt_env_checksum(rt_writer* w, int verbosity);
 

@@ -13,8 +13,8 @@
 #define RT_MAGIC_SIZE 8u
 /** Format major version written by this writer; readers refuse a larger one. */
 #define RT_FORMAT_MAJOR 1u
-/** Format minor version written by this writer: 1 since payload checksums may be XXH32 (flag bit 1). */
-#define RT_FORMAT_MINOR 1u
+/** Format minor version written by this writer: 2 since payload checksums may be XXH64 (flag bit 2). */
+#define RT_FORMAT_MINOR 2u
 /** Bytes in the file preamble (magic, u16 major, u16 minor, u32 flags). */
 #define RT_PREAMBLE_SIZE 16u
 /** Bytes in a chunk header. */
@@ -27,8 +27,13 @@
 #define RT_CHUNK_ALIGN 8u
 /** Chunk flag bit 0: the payload checksum field holds the payload's CRC-32 (format 1.0's only checksum). */
 #define RT_CHUNK_FLAG_CRC 1u
-/** Chunk flag bit 1: the payload checksum field holds the payload's XXH32, seed 0 (format 1.1; the default). */
+/** Chunk flag bit 1: the payload checksum field holds the payload's XXH32, seed 0 (format 1.1). */
 #define RT_CHUNK_FLAG_XXH32 2u
+/**
+ * Chunk flag bit 2: the payload checksum field holds the low 32 bits of the payload's XXH64, seed 0 (format 1.2; the
+ * default).
+ */
+#define RT_CHUNK_FLAG_XXH64 4u
 
 /** Chunk types (docs/format.md, "Chunk types"). */
 enum rt_chunk_type {

@@ -217,6 +217,62 @@ uint32_t rt_xxh32(const void* p, size_t n, uint32_t seed) {
 }
 
 /* ------------------------------------------------------------------------------------------------------------------ */
+/* XXH64 (doc/xxhash_spec.md of xxHash: four lanes of 8 bytes per 32-byte stripe, convergence, the tail, avalanche)   */
+/* ------------------------------------------------------------------------------------------------------------------ */
+
+#define XXH_Q1 0x9E3779B185EBCA87ull
+#define XXH_Q2 0xC2B2AE3D27D4EB4Full
+#define XXH_Q3 0x165667B19E3779F9ull
+#define XXH_Q4 0x85EBCA77C2B2AE63ull
+#define XXH_Q5 0x27D4EB2F165667C5ull
+
+static inline uint64_t rotl64(uint64_t x, unsigned r) { return (x << r) | (x >> (64u - r)); }
+
+/* Little-endian u64 at s, any alignment, any host byte order (one load on little-endian). */
+static inline uint64_t ld64le(const uint8_t* s) { return (uint64_t)ld32le(s) | (uint64_t)ld32le(s + 4) << 32; }
+
+static inline uint64_t xxh64_round(uint64_t acc, uint64_t lane) { return rotl64(acc + lane * XXH_Q2, 31) * XXH_Q1; }
+
+static inline uint64_t xxh64_merge(uint64_t acc, uint64_t v) { return (acc ^ xxh64_round(0, v)) * XXH_Q1 + XXH_Q4; }
+
+uint64_t rt_xxh64(const void* p, size_t n) {
+  const uint8_t* s = (const uint8_t*)p;
+  const uint8_t* end = n ? s + n : s; /* no offset applied to a NULL p */
+  uint64_t h;
+  if (n >= 32) {
+    uint64_t v1 = XXH_Q1 + XXH_Q2, v2 = XXH_Q2, v3 = 0, v4 = 0 - XXH_Q1;
+    const uint8_t* last = end - 32;
+    while (s <= last) {
+      v1 = xxh64_round(v1, ld64le(s));
+      v2 = xxh64_round(v2, ld64le(s + 8));
+      v3 = xxh64_round(v3, ld64le(s + 16));
+      v4 = xxh64_round(v4, ld64le(s + 24));
+      s += 32;
+    }
+    h = rotl64(v1, 1) + rotl64(v2, 7) + rotl64(v3, 12) + rotl64(v4, 18);
+    h = xxh64_merge(h, v1);
+    h = xxh64_merge(h, v2);
+    h = xxh64_merge(h, v3);
+    h = xxh64_merge(h, v4);
+  } else {
+    h = XXH_Q5;
+  }
+  h += (uint64_t)n;
+  for (; end - s >= 8; s += 8) h = rotl64(h ^ xxh64_round(0, ld64le(s)), 27) * XXH_Q1 + XXH_Q4;
+  if (end - s >= 4) {
+    h = rotl64(h ^ (uint64_t)ld32le(s) * XXH_Q1, 23) * XXH_Q2 + XXH_Q3;
+    s += 4;
+  }
+  for (; s < end; s++) h = rotl64(h ^ (uint64_t)*s * XXH_Q5, 11) * XXH_Q1;
+  h ^= h >> 33;
+  h *= XXH_Q2;
+  h ^= h >> 29;
+  h *= XXH_Q3;
+  h ^= h >> 32;
+  return h;
+}
+
+/* ------------------------------------------------------------------------------------------------------------------ */
 /* Clocks                                                                                                             */
 /* ------------------------------------------------------------------------------------------------------------------ */
 
@@ -257,7 +313,7 @@ struct rt_writer {
   int fd;
   int error;              /* 0, or the sticky -errno of a failed write */
   uint32_t seq;           /* chunks written successfully */
-  uint16_t sum_flag;      /* payload checksum: RT_CHUNK_FLAG_XXH32 (default) or RT_CHUNK_FLAG_CRC */
+  uint16_t sum_flag;      /* payload checksum: RT_CHUNK_FLAG_XXH64 (default), RT_CHUNK_FLAG_XXH32 or RT_CHUNK_FLAG_CRC */
   uint64_t activity_bytes; /* ACTIVITY payload bytes written successfully */
   uint64_t dropped_total; /* sum of DROPPED counts */
   rt_buf scratch;         /* payload of the typed helpers, reused */
@@ -318,7 +374,7 @@ rt_writer* rt_writer_fdopen(int fd) {
     return NULL;
   }
   w->fd = fd;
-  w->sum_flag = RT_CHUNK_FLAG_XXH32;
+  w->sum_flag = RT_CHUNK_FLAG_XXH64;
   rt_buf_init(&w->scratch);
   return w;
 }
@@ -464,7 +520,7 @@ rt_writer* rt_writer_create(const char* path, char* chosen, size_t chosen_cap) {
 }
 
 int rt_writer_set_checksum(rt_writer* w, unsigned flag) {
-  if (!w || (flag != RT_CHUNK_FLAG_XXH32 && flag != RT_CHUNK_FLAG_CRC)) return -EINVAL;
+  if (!w || (flag != RT_CHUNK_FLAG_XXH64 && flag != RT_CHUNK_FLAG_XXH32 && flag != RT_CHUNK_FLAG_CRC)) return -EINVAL;
   w->sum_flag = (uint16_t)flag;
   return 0;
 }
@@ -482,7 +538,11 @@ int rt_writer_chunk_opt(rt_writer* w, uint16_t type, const void* payload, uint32
   st32(hdr + 8, w->seq);
   st32(hdr + 12, len);
   uint32_t sum = 0;
-  if (with_sum) sum = w->sum_flag == RT_CHUNK_FLAG_CRC ? rt_crc32(0, payload, len) : rt_xxh32(payload, len, 0);
+  if (with_sum) {
+    sum = w->sum_flag == RT_CHUNK_FLAG_CRC     ? rt_crc32(0, payload, len)
+          : w->sum_flag == RT_CHUNK_FLAG_XXH32 ? rt_xxh32(payload, len, 0)
+                                               : (uint32_t)rt_xxh64(payload, len);
+  }
   st32(hdr + 16, sum);
   st32(hdr + 20, rt_crc32(0, hdr, 20));
 

@@ -84,6 +84,13 @@ uint32_t rt_crc32(uint32_t crc, const void* p, size_t n);
  */
 uint32_t rt_xxh32(const void* p, size_t n, uint32_t seed);
 
+/**
+ * XXH64 of the `n` bytes at `p` with seed 0 (xxHash's 64-bit digest, from its specification, doc/xxhash_spec.md):
+ * its low 32 bits are the payload checksum of chunks with flag bit 2 (RT_CHUNK_FLAG_XXH64), the writer's default.
+ * `p` is only read; it may be NULL when `n` is 0. One shot (no continuation).
+ */
+uint64_t rt_xxh64(const void* p, size_t n);
+
 /** One CLOCK anchor (docs/format.md §2): every value in nanoseconds of its clock. */
 typedef struct rt_clock_anchor_t {
   uint32_t which;            /**< RT_CLOCK_START, RT_CLOCK_END or RT_CLOCK_PERIODIC */
@@ -214,23 +221,24 @@ rt_writer* rt_writer_fdopen(int fd);
 
 /**
  * Writes one chunk: 24-byte header, `len` payload bytes from `payload` (read during the call only, never kept), zero
- * padding to 8 bytes, with one writev (retried on EINTR and short writes). The payload checksum is filled: XXH32
- * (flag bit 1) unless rt_writer_set_checksum chose CRC-32.
+ * padding to 8 bytes, with one writev (retried on EINTR and short writes). The payload checksum is filled: the low
+ * 32 bits of XXH64 (flag bit 2) unless rt_writer_set_checksum chose XXH32 or CRC-32.
  * Returns 0; -EMSGSIZE when `len` exceeds RT_MAX_CHUNK_PAYLOAD; -EINVAL for a NULL writer or a NULL payload with
  * len > 0; or the -errno of the failed write, which the writer then keeps returning for every later chunk.
  */
 int rt_writer_chunk(rt_writer* w, uint16_t type, const void* payload, uint32_t len);
 
 /**
- * As rt_writer_chunk; `with_sum` = 0 leaves the payload checksum field and both of its flag bits clear (the header
- * CRC is still written).
+ * As rt_writer_chunk; `with_sum` = 0 leaves the payload checksum field and its flag bits clear (the header CRC is
+ * still written).
  */
 int rt_writer_chunk_opt(rt_writer* w, uint16_t type, const void* payload, uint32_t len, int with_sum);
 
 /**
- * Chooses the payload checksum of the chunks written from now on: RT_CHUNK_FLAG_XXH32 (what a new writer uses) or
- * RT_CHUNK_FLAG_CRC (CRC-32, which format 1.0 readers verify too; XXH32 payloads they read unverified). Returns 0,
- * or -EINVAL for a NULL writer or another value (the writer's choice is then unchanged).
+ * Chooses the payload checksum of the chunks written from now on: RT_CHUNK_FLAG_XXH64 (what a new writer uses),
+ * RT_CHUNK_FLAG_XXH32 (which format 1.1 readers verify; they read XXH64 payloads unverified) or RT_CHUNK_FLAG_CRC
+ * (CRC-32, which format 1.0 readers verify too). Returns 0, or -EINVAL for a NULL writer or another value (the
+ * writer's choice is then unchanged).
  */
 int rt_writer_set_checksum(rt_writer* w, unsigned flag);
 

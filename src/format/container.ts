@@ -1,5 +1,5 @@
 /**
- * Constants of the `.rawtrace` container, format 1.1. The byte tables live in docs/format.md; this file and
+ * Constants of the `.rawtrace` container, format 1.2. The byte tables live in docs/format.md; this file and
  * `assembly/format/container.ts` and `collectors/common/rawtrace_format.h` must agree with it.
  */
 
@@ -7,8 +7,8 @@
 export const MAGIC = new Uint8Array([0x52, 0x41, 0x57, 0x54, 0x52, 0x41, 0x43, 0x45]);
 /** Format major version written by this writer; readers refuse a larger one. */
 export const FORMAT_MAJOR = 1;
-/** Format minor version written by this writer: 1 since payload checksums may be XXH32 (flag bit 1). */
-export const FORMAT_MINOR = 1;
+/** Format minor version written by this writer: 2 since payload checksums may be XXH64 (flag bit 2). */
+export const FORMAT_MINOR = 2;
 /** Bytes in the file preamble. */
 export const PREAMBLE_SIZE = 16;
 /** Bytes in a chunk header. */
@@ -19,8 +19,13 @@ export const CHUNK_SYNC = 0x4b435452;
 export const MAX_CHUNK_PAYLOAD = 0x10000000;
 /** Chunk flag bit 0: the payload checksum field holds the payload's CRC-32 (format 1.0's only checksum). */
 export const CHUNK_FLAG_CRC = 1;
-/** Chunk flag bit 1: the payload checksum field holds the payload's XXH32, seed 0 (format 1.1; what writers store). */
+/** Chunk flag bit 1: the payload checksum field holds the payload's XXH32, seed 0 (format 1.1). */
 export const CHUNK_FLAG_XXH32 = 2;
+/**
+ * Chunk flag bit 2: the payload checksum field holds the low 32 bits of the payload's XXH64, seed 0 (format 1.2; what
+ * writers store by default).
+ */
+export const CHUNK_FLAG_XXH64 = 4;
 
 /** Chunk types (docs/format.md, "Chunk types"). */
 export const ChunkType = {

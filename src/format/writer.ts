@@ -8,6 +8,7 @@ import { payloadChecksum } from "./checksum.js";
 import {
   CHUNK_FLAG_CRC,
   CHUNK_FLAG_XXH32,
+  CHUNK_FLAG_XXH64,
   CHUNK_HEADER_SIZE,
   CHUNK_SYNC,
   ChunkType,
@@ -19,15 +20,19 @@ import {
 } from "./container.js";
 
 /**
- * The payload checksum a writer stores in every chunk header (docs/format.md, "Chunk header"): `"xxh32"` (the
- * default, flag bit 1) or `"crc32"` (flag bit 0, the only checksum of format 1.0: dumps whose payloads a 1.0 reader
- * verifies too, and old-style dumps for tests).
+ * The payload checksum a writer stores in every chunk header (docs/format.md, "Chunk header"): `"xxh64"` (the
+ * default, flag bit 2: the low 32 bits of XXH64), `"xxh32"` (flag bit 1, format 1.1's: dumps whose payloads a 1.1
+ * reader verifies too) or `"crc32"` (flag bit 0, the only checksum of format 1.0: dumps a 1.0 reader verifies too,
+ * and old-style dumps for tests).
  */
-export type PayloadChecksum = "xxh32" | "crc32";
+export type PayloadChecksum = "xxh64" | "xxh32" | "crc32";
+
+/** Flag bit of each {@link PayloadChecksum}. */
+const SUM_FLAGS: Record<PayloadChecksum, number> = { xxh64: CHUNK_FLAG_XXH64, xxh32: CHUNK_FLAG_XXH32, crc32: CHUNK_FLAG_CRC };
 
 /** Options of a {@link RawtraceWriter}. */
 export interface WriterOptions {
-  /** Payload checksum of every chunk written with one (default `"xxh32"`). */
+  /** Payload checksum of every chunk written with one (default `"xxh64"`). */
   checksum?: PayloadChecksum;
 }
 
@@ -135,17 +140,17 @@ export class RawtraceWriter {
   seqOverride: number | undefined = undefined;
   private activityBytes = 0n;
   private droppedTotal = 0n;
-  /** Flag bit of the payload checksum written (CHUNK_FLAG_XXH32 or CHUNK_FLAG_CRC). */
+  /** Flag bit of the payload checksum written (CHUNK_FLAG_XXH64, CHUNK_FLAG_XXH32 or CHUNK_FLAG_CRC). */
   private readonly sumFlag: number;
 
   /**
    * @param sink receives the preamble, then every chunk (header + payload + padding) as one array.
-   * @param opts the payload checksum (XXH32 unless `checksum: "crc32"`).
+   * @param opts the payload checksum (XXH64's low 32 bits unless `checksum` says `"xxh32"` or `"crc32"`).
    */
   constructor(private readonly sink: (bytes: Uint8Array) => void, opts: WriterOptions = {}) {
-    const sum = opts.checksum ?? "xxh32";
-    if (sum !== "xxh32" && sum !== "crc32") throw new RangeError(`unknown payload checksum ${JSON.stringify(sum)}`);
-    this.sumFlag = sum === "crc32" ? CHUNK_FLAG_CRC : CHUNK_FLAG_XXH32;
+    const sum = opts.checksum ?? "xxh64";
+    if (!Object.hasOwn(SUM_FLAGS, sum)) throw new RangeError(`unknown payload checksum ${JSON.stringify(sum)}`);
+    this.sumFlag = SUM_FLAGS[sum];
     const pre = new Uint8Array(PREAMBLE_SIZE);
     pre.set(MAGIC, 0);
     const dv = new DataView(pre.buffer);
@@ -172,7 +177,7 @@ export class RawtraceWriter {
   }
 
   /**
-   * Writes one chunk of `type` with `payload` (copied). `withChecksum` false leaves the payload checksum and both
+   * Writes one chunk of `type` with `payload` (copied). `withChecksum` false leaves the payload checksum and its
    * flag bits clear (the header CRC is still written). Returns the chunk's sequence number.
    */
   chunk(type: number, payload: Uint8Array, withChecksum = true): number {

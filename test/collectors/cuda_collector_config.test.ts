@@ -125,19 +125,22 @@ test("two processes with the same RAWTRACE_OUTPUT (no %p): exclusive create, the
 
 // ---- errors never reach the program --------------------------------------------------------------------------------
 
-test("RAWTRACE_CHECKSUM: XXH32 payload checks by default, CRC-32 when asked (format 1.0 readers verify those), other values warned and ignored", async () => {
+test("RAWTRACE_CHECKSUM: XXH64 payload checks by default, XXH32 or CRC-32 when asked (format 1.1 / 1.0 readers verify those), other values warned and ignored", async () => {
   const flagsOf = (path: string) => {
     const b = readFileSync(path);
-    assert.is(b.readUInt16LE(10), 1, "format minor 1");
-    return new Set(chunks(path).map((c) => b.readUInt16LE(c.off + 6) & 3));
+    assert.is(b.readUInt16LE(10), 2, "format minor 2");
+    return new Set(chunks(path).map((c) => b.readUInt16LE(c.off + 6) & 7));
   };
-  for (const [value, flags, warned] of [[undefined, 2, false], ["crc32", 1, false], ["CRC32", 1, false], ["xxh32", 2, false], ["md5", 2, true]] as const) {
+  for (const [value, flags, warned] of [
+    [undefined, 4, false], ["xxh64", 4, false], ["XXH64", 4, false], ["crc32", 1, false], ["CRC32", 1, false], ["xxh32", 2, false],
+    ["Xxh32", 2, false], ["md5", 4, true],
+  ] as const) {
     const name = `sum-${value ?? "unset"}`;
     const run = runSync("cu13", "plain", name, { RAWTRACE_CHECKSUM: value });
     ok(run, name);
     const path = join(dir, `cu13-${name}-${run.pid}.rawtrace`);
     assert.equal([...flagsOf(path)], [flags], `${name}: every chunk's payload check`);
-    assert.is(/RAWTRACE_CHECKSUM=md5 is not xxh32 or crc32; ignored/.test(run.stderr), warned, `${name}: ${run.stderr}`);
+    assert.is(/RAWTRACE_CHECKSUM=md5 is not xxh64, xxh32 or crc32; ignored/.test(run.stderr), warned, `${name}: ${run.stderr}`);
     const c = await convert(path);
     assert.ok(c.r.events > 0, name);
     assert.not.ok(c.r.info.warnings.some((w) => w.code === "BAD_PAYLOAD_CRC" || w.code === "BAD_CHUNK_HEADER"), `${name}: every payload verified`);

@@ -15,10 +15,12 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { crc32 } from "node:zlib";
 import {
-  CHUNK_FLAG_CRC, CHUNK_FLAG_XXH32, CHUNK_HEADER_SIZE, CHUNK_SYNC, ChunkType, MAGIC, PREAMBLE_SIZE,
+  CHUNK_FLAG_CRC, CHUNK_FLAG_XXH32, CHUNK_FLAG_XXH64, CHUNK_HEADER_SIZE, CHUNK_SYNC, ChunkType, MAGIC, PREAMBLE_SIZE,
 } from "../../src/format/container.js";
 import { RawtraceWriter, type DeviceInfo, type WriterOptions } from "../../src/format/writer.js";
 import { xxh32 } from "../../src/format/xxh32.js";
+import { xxh64Low } from "../../src/format/xxh64.js";
+import { CHUNK_FLAG_SUMS } from "../../src/format/checksum.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const BIN = join(ROOT, "build/c/writer_equiv");
@@ -132,13 +134,14 @@ interface ParsedChunk { offset: number; type: number; flags: number; seq: number
 
 /**
  * Walks a file chunk by chunk, checking every framing rule of docs/format.md: header CRCs and CRC-32 payloads with
- * node:zlib's crc32, XXH32 payloads with src/format/xxh32.ts; a header with both checksum bits fails.
+ * node:zlib's crc32, XXH32 and XXH64 payloads with src/format/xxh32.ts and xxh64.ts; a header with two checksum bits
+ * fails.
  */
 function parseStrict(file: Uint8Array): ParsedChunk[] {
   const dv = new DataView(file.buffer, file.byteOffset, file.byteLength);
   sameBytes(file.subarray(0, 8), MAGIC, "magic");
   assert.is(dv.getUint16(8, true), 1, "major");
-  assert.is(dv.getUint16(10, true), 1, "minor");
+  assert.is(dv.getUint16(10, true), 2, "minor");
   assert.is(dv.getUint32(12, true), 0, "preamble flags");
   const out: ParsedChunk[] = [];
   let off = PREAMBLE_SIZE;
@@ -154,11 +157,12 @@ function parseStrict(file: Uint8Array): ParsedChunk[] {
     const payload = file.subarray(off + CHUNK_HEADER_SIZE, off + CHUNK_HEADER_SIZE + len);
     assert.is(payload.length, len, `payload at ${off} complete`);
     const sum = dv.getUint32(off + 16, true);
-    const sums = flags & (CHUNK_FLAG_CRC | CHUNK_FLAG_XXH32);
+    const sums = flags & CHUNK_FLAG_SUMS;
     if (sums === CHUNK_FLAG_CRC) assert.is(sum, crc32(payload) >>> 0, `payload crc at ${off}`);
     else if (sums === CHUNK_FLAG_XXH32) assert.is(sum, xxh32(payload), `payload xxh32 at ${off}`);
+    else if (sums === CHUNK_FLAG_XXH64) assert.is(sum, xxh64Low(payload), `payload xxh64 at ${off}`);
     else if (sums === 0) assert.is(sum, 0, `no payload checksum at ${off}`);
-    else assert.unreachable(`chunk at ${off} flags both checksums`);
+    else assert.unreachable(`chunk at ${off} flags two checksums or more`);
     const padded = (len + 7) & ~7;
     const pad = file.subarray(off + CHUNK_HEADER_SIZE + len, off + CHUNK_HEADER_SIZE + padded);
     assert.is(pad.length, padded - len, `padding at ${off} complete`);
@@ -185,21 +189,23 @@ test("C writer output is byte-identical to RawtraceWriter.inMemory()", () => {
   sameBytes(new Uint8Array(readFileSync(out)), tsFile().bytes, "C file vs TS file");
 });
 
-test("C writer with rt_writer_set_checksum(CRC) is byte-identical to the TS writer with checksum crc32", () => {
-  const out = join(tmp, "full-crc.rawtrace");
-  runC("write-crc", out);
-  const file = new Uint8Array(readFileSync(out));
-  sameBytes(file, tsFile({ checksum: "crc32" }).bytes, "C file vs TS file (CRC-32)");
-  const chunks = parseStrict(file);
-  assert.is(chunks.length, 23);
-  assert.is(chunks[20].flags, 0, "chunk written without checksum");
-  chunks.filter((_, i) => i !== 20).forEach((c) => assert.is(c.flags, CHUNK_FLAG_CRC, "CRC-32 flag"));
-  // Same chunks as the XXH32 file apart from the flag and checksum fields of each header.
-  const x = parseStrict(new Uint8Array(readFileSync(join(tmp, "full.rawtrace"))));
-  chunks.forEach((c, i) => sameBytes(c.payload, x[i].payload, `payload ${i}`));
-});
+for (const [cmd, checksum, flag] of [["write-crc", "crc32", CHUNK_FLAG_CRC], ["write-xxh32", "xxh32", CHUNK_FLAG_XXH32]] as const) {
+  test(`C writer with rt_writer_set_checksum(${checksum}) is byte-identical to the TS writer with checksum ${checksum}`, () => {
+    const out = join(tmp, `full-${checksum}.rawtrace`);
+    runC(cmd, out);
+    const file = new Uint8Array(readFileSync(out));
+    sameBytes(file, tsFile({ checksum }).bytes, `C file vs TS file (${checksum})`);
+    const chunks = parseStrict(file);
+    assert.is(chunks.length, 23);
+    assert.is(chunks[20].flags, 0, "chunk written without checksum");
+    chunks.filter((_, i) => i !== 20).forEach((c) => assert.is(c.flags, flag, `${checksum} flag`));
+    // Same chunks as the default (XXH64) file apart from the flag and checksum fields of each header.
+    const x = parseStrict(new Uint8Array(readFileSync(join(tmp, "full.rawtrace"))));
+    chunks.forEach((c, i) => sameBytes(c.payload, x[i].payload, `payload ${i}`));
+  });
+}
 
-test("every chunk of the C file passes the format's checks (node:zlib crc32, xxh32.ts)", () => {
+test("every chunk of the C file passes the format's checks (node:zlib crc32, xxh64.ts)", () => {
   const out = join(tmp, "full.rawtrace");
   const chunks = parseStrict(new Uint8Array(readFileSync(out)));
   assert.is(chunks.length, 23);
@@ -211,7 +217,7 @@ test("every chunk of the C file passes the format's checks (node:zlib crc32, xxh
     ChunkType.THREAD_NAMES, ChunkType.LOG, ChunkType.LOG, ChunkType.LOG, 200, 0xffff, ChunkType.END,
   ]);
   assert.is(chunks[20].flags, 0, "chunk written without checksum");
-  chunks.filter((_, i) => i !== 20).forEach((c) => assert.is(c.flags, CHUNK_FLAG_XXH32, "XXH32 flag"));
+  chunks.filter((_, i) => i !== 20).forEach((c) => assert.is(c.flags, CHUNK_FLAG_XXH64, "XXH64 flag (the default)"));
   sameBytes(chunks[9].payload, big, "1 MiB activity buffer");
   assert.is(chunks[8].payload.length, 0, "empty activity buffer");
   const end = new DataView(chunks[22].payload.buffer, chunks[22].payload.byteOffset, 24);
@@ -261,7 +267,7 @@ test("error paths: full device, closed pipe, size limit, bad arguments, clocks, 
   const report = runC("selftest", tmp);
   const ok = report.trim().split("\n");
   for (const name of [
-    "crc32 check value", "xxh32 empty", "xxh32 abc", "xxh32 seed", "unknown checksum -EINVAL",
+    "crc32 check value", "xxh32 empty", "xxh32 abc", "xxh32 seed", "xxh64 empty", "xxh64 abc", "unknown checksum -EINVAL",
     "preamble readable", "open /dev/full fails with ENOSPC", "oversized payload -EMSGSIZE", "writer still usable",
     "write to closed pipe -EPIPE", "error is sticky", "chunk past the limit -EFBIG", "later chunks refused",
     "file stops at the limit", "clock anchor realtime is epoch ns", "rt_buf oom flag on impossible size",

@@ -2,14 +2,17 @@
  * Drives the C container writer (collectors/common/rawtrace_writer.c) for test/format/c_writer.test.ts, which makes
  * the same calls through src/format/writer.ts and compares the bytes. Keep the two call sequences in step.
  *
- *   writer_equiv write OUT [MAX_CHUNKS]   every chunk helper with fixed inputs; stops after MAX_CHUNKS chunks
+ *   writer_equiv write OUT [MAX_CHUNKS]   every chunk helper with fixed inputs, the writer's default checksum (XXH64);
+ *                                         stops after MAX_CHUNKS chunks
  *   writer_equiv write-crc OUT            the same sequence with CRC-32 payload checksums (rt_writer_set_checksum)
+ *   writer_equiv write-xxh32 OUT          the same sequence with XXH32 payload checksums (rt_writer_set_checksum)
  *   writer_equiv interrupted OUT          the same file written through a pipe drained slowly by a child process,
  *                                         while a 200 us SIGALRM (no SA_RESTART) interrupts the writes: exercises
  *                                         the EINTR and short-write paths; prints "signals N"
  *   writer_equiv crc                      prints "off len crc" lines of rt_crc32 over a pattern, for zlib comparison
  *   writer_equiv xxh SEED                 prints "off len xxh32" lines of rt_xxh32 (seed 0) over xorshift32(SEED)
  *                                         bytes: every length 0..300 at offsets 0..7, and long ones at odd offsets
+ *   writer_equiv xxh64 SEED               the same lines with rt_xxh64's digest in 16 hex digits instead
  *   writer_equiv selftest                 error-path checks; prints "ok NAME" lines, exits 1 on the first failure
  */
 #define _GNU_SOURCE 1
@@ -192,7 +195,7 @@ static int cmd_write(const char* out, uint32_t max, unsigned sum_flag) {
     fprintf(stderr, "rt_writer_open(%s): %s\n", out, strerror(errno));
     return 1;
   }
-  if (rt_writer_set_checksum(w, sum_flag)) return 1;
+  if (sum_flag != 0 && rt_writer_set_checksum(w, sum_flag)) return 1; /* 0: the writer's default */
   int rc = write_sequence(w, max, big);
   int rc2 = rt_writer_close(w);
   free(big);
@@ -282,15 +285,20 @@ static void xorshift_fill(uint8_t* p, size_t n, uint32_t seed) {
 
 #define XXH_BUF ((1u << 20) + 64u)
 
-static int cmd_xxh(uint32_t seed) {
+/* One line of `cmd_xxh`: the XXH32 (wide = 0) or XXH64 (wide = 1) of [off, off + len). */
+static void xxh_line(const uint8_t* buf, size_t off, size_t len, int wide) {
+  if (wide) printf("%zu %zu %016" PRIx64 "\n", off, len, rt_xxh64(buf + off, len));
+  else printf("%zu %zu %" PRIu32 "\n", off, len, rt_xxh32(buf + off, len, 0));
+}
+
+static int cmd_xxh(uint32_t seed, int wide) {
   uint8_t* buf = (uint8_t*)malloc(XXH_BUF);
   if (!buf) return perror("malloc"), 2;
   xorshift_fill(buf, XXH_BUF, seed);
   for (size_t off = 0; off < 8; off++)
-    for (size_t len = 0; len <= 300; len++) printf("%zu %zu %" PRIu32 "\n", off, len, rt_xxh32(buf + off, len, 0));
+    for (size_t len = 0; len <= 300; len++) xxh_line(buf, off, len, wide);
   static const size_t longs[][2] = {{1, 4096 + 13}, {3, 65536 + 7}, {5, (1u << 20) - 3}, {7, 1u << 20}, {0, 1u << 20}};
-  for (size_t i = 0; i < sizeof longs / sizeof longs[0]; i++)
-    printf("%zu %zu %" PRIu32 "\n", longs[i][0], longs[i][1], rt_xxh32(buf + longs[i][0], longs[i][1], 0));
+  for (size_t i = 0; i < sizeof longs / sizeof longs[0]; i++) xxh_line(buf, longs[i][0], longs[i][1], wide);
   free(buf);
   return 0;
 }
@@ -320,6 +328,9 @@ static int cmd_selftest(const char* dir) {
   CHECK("xxh32 empty", rt_xxh32(NULL, 0, 0) == 0x02CC5D05u);
   CHECK("xxh32 abc", rt_xxh32("abc", 3, 0) == 0x32D153FFu);
   CHECK("xxh32 seed", rt_xxh32("", 0, 1) == 0x0B2CB792u);
+  /* XXH64 known answers (seed 0) as libxxhash 0.8.1 gives them. */
+  CHECK("xxh64 empty", rt_xxh64(NULL, 0) == UINT64_C(0xEF46DB3751D8E999));
+  CHECK("xxh64 abc", rt_xxh64("abc", 3) == UINT64_C(0x44BC2CF5AD770999));
 
   /* A full device refuses the preamble: open fails with ENOSPC. */
   errno = 0;
@@ -335,6 +346,7 @@ static int cmd_selftest(const char* dir) {
   CHECK("oversized payload -EMSGSIZE", rt_writer_chunk(w, 5, small, RT_MAX_CHUNK_PAYLOAD + 1u) == -EMSGSIZE);
   CHECK("NULL payload with length -EINVAL", rt_writer_chunk(w, 5, NULL, 4) == -EINVAL);
   CHECK("unknown checksum -EINVAL", rt_writer_set_checksum(w, 3) == -EINVAL && rt_writer_set_checksum(w, 0) == -EINVAL &&
+                                        rt_writer_set_checksum(w, 6) == -EINVAL && rt_writer_set_checksum(w, 8) == -EINVAL &&
                                         rt_writer_set_checksum(NULL, RT_CHUNK_FLAG_CRC) == -EINVAL);
   CHECK("writer still usable", rt_writer_error(w) == 0 && rt_writer_chunk(w, 11, small, 9) == 0);
   CHECK("seq counts written chunks", rt_writer_seq(w) == 1);
@@ -350,7 +362,7 @@ static int cmd_selftest(const char* dir) {
   w = rt_writer_fdopen(fds[1]);
   CHECK("fdopen pipe", w != NULL);
   uint8_t pre[16];
-  CHECK("preamble readable", read(fds[0], pre, 16) == 16 && memcmp(pre, "RAWTRACE\x01\x00\x01\x00\x00\x00\x00\x00", 16) == 0);
+  CHECK("preamble readable", read(fds[0], pre, 16) == 16 && memcmp(pre, "RAWTRACE\x01\x00\x02\x00\x00\x00\x00\x00", 16) == 0);
   close(fds[0]);
   CHECK("write to closed pipe -EPIPE", rt_writer_chunk(w, 11, small, 10) == -EPIPE);
   CHECK("error is sticky", rt_writer_error(w) == -EPIPE && rt_writer_log(w, 0, "x") == -EPIPE &&
@@ -410,12 +422,15 @@ static int cmd_selftest(const char* dir) {
 
 int main(int argc, char** argv) {
   if (argc >= 3 && strcmp(argv[1], "write") == 0)
-    return cmd_write(argv[2], argc >= 4 ? (uint32_t)strtoul(argv[3], NULL, 10) : UINT32_MAX, RT_CHUNK_FLAG_XXH32);
+    return cmd_write(argv[2], argc >= 4 ? (uint32_t)strtoul(argv[3], NULL, 10) : UINT32_MAX, 0);
   if (argc >= 3 && strcmp(argv[1], "write-crc") == 0) return cmd_write(argv[2], UINT32_MAX, RT_CHUNK_FLAG_CRC);
-  if (argc >= 3 && strcmp(argv[1], "xxh") == 0) return cmd_xxh((uint32_t)strtoul(argv[2], NULL, 0));
+  if (argc >= 3 && strcmp(argv[1], "write-xxh32") == 0) return cmd_write(argv[2], UINT32_MAX, RT_CHUNK_FLAG_XXH32);
+  if (argc >= 3 && strcmp(argv[1], "xxh") == 0) return cmd_xxh((uint32_t)strtoul(argv[2], NULL, 0), 0);
+  if (argc >= 3 && strcmp(argv[1], "xxh64") == 0) return cmd_xxh((uint32_t)strtoul(argv[2], NULL, 0), 1);
   if (argc >= 3 && strcmp(argv[1], "interrupted") == 0) return cmd_interrupted(argv[2]);
   if (argc >= 2 && strcmp(argv[1], "crc") == 0) return cmd_crc();
   if (argc >= 3 && strcmp(argv[1], "selftest") == 0) return cmd_selftest(argv[2]);
-  fprintf(stderr, "usage: %s write OUT [MAX_CHUNKS] | write-crc OUT | interrupted OUT | crc | xxh SEED | selftest DIR\n", argv[0]);
+  fprintf(stderr, "usage: %s write OUT [MAX_CHUNKS] | write-crc OUT | write-xxh32 OUT | interrupted OUT | crc | xxh SEED | xxh64 SEED | selftest DIR\n",
+          argv[0]);
   return 2;
 }

@@ -12,18 +12,15 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { wasmPath } from "../../src/node/wasm.js";
+import { checksumCore as core, eachBitFlipChanges, forEachDriverLine, pattern, placeInCore, xorshift, type ChecksumCore } from "../helpers/checksum_core.js";
 import { xxh32 } from "../../src/format/xxh32.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const BIN = join(ROOT, "build/c/writer_equiv");
 const SEED = 0x5eed;
 const enc = new TextEncoder();
-/** Byte i = (7i + 3) mod 256: the "pattern" inputs of the known answers. */
-const pattern = Uint8Array.from({ length: 1000 }, (_, i) => (i * 7 + 3) & 0xff);
 
 const KNOWN: Array<[string, Uint8Array, number, number]> = [
   ["empty (the specification's value)", new Uint8Array(0), 0, 0x02cc5d05],
@@ -47,41 +44,9 @@ const KNOWN: Array<[string, Uint8Array, number, number]> = [
   ["abc, seed 0x9E3779B1", enc.encode("abc"), 0x9e3779b1, 0xa1ae7709],
 ];
 
-/** xorshift32 bytes from `seed` (each step's low byte), as `xorshift_fill` in test/format/writer_equiv.c. */
-function xorshift(n: number, seed: number): Uint8Array {
-  const out = new Uint8Array(n);
-  let x = seed >>> 0 || 1;
-  for (let i = 0; i < n; i++) {
-    x ^= x << 13; x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5; x >>>= 0;
-    out[i] = x & 0xff;
-  }
-  return out;
-}
-
-interface Core {
-  memory: WebAssembly.Memory;
-  rt_reset(): void;
-  rt_alloc(n: number): number;
-  rt_xxh32(p: number, n: number): number;
-}
-
-function core(): Core {
-  const inst = new WebAssembly.Instance(new WebAssembly.Module(readFileSync(wasmPath())), {
-    env: { rt_write: () => {}, rt_spill_write: () => {}, rt_spill_read: () => {}, rt_split_segment: () => {}, abort: () => { throw new Error("core aborted"); } },
-  });
-  const c = inst.exports as unknown as Core;
-  c.rt_reset();
-  return c;
-}
-
 /** The core's XXH32 (seed 0) of `bytes` placed `shift` bytes past a 16-aligned address. */
-function coreSum(c: Core, bytes: Uint8Array, shift = 0): number {
-  const p = c.rt_alloc(bytes.length + 32);
-  const at = ((p + 15) & ~15) + shift;
-  new Uint8Array(c.memory.buffer).set(bytes, at);
-  return c.rt_xxh32(at, bytes.length) >>> 0;
+function coreSum(c: ChecksumCore, bytes: Uint8Array, shift = 0): number {
+  return c.rt_xxh32(placeInCore(c, bytes, shift), bytes.length) >>> 0;
 }
 
 test.before(() => {
@@ -101,21 +66,11 @@ test("known answers: WebAssembly core (seed 0), at every alignment", () => {
 });
 
 test("C == TypeScript == WebAssembly on xorshift32 bytes: lengths 0..300 at offsets 0..7, long buffers at odd offsets", () => {
-  const lines = execFileSync(BIN, ["xxh", String(SEED)], { encoding: "utf8" }).trim().split("\n");
-  assert.is(lines.length, 8 * 301 + 5);
-  const buf = xorshift((1 << 20) + 64, SEED);
-  const c = core();
-  const base = c.rt_alloc(buf.length);
-  new Uint8Array(c.memory.buffer).set(buf, base);
-  let longs = 0;
-  for (const line of lines) {
-    const [off, len, sum] = line.split(" ").map(Number);
+  forEachDriverLine(BIN, ["xxh", String(SEED)], SEED, (line, off, len, sum, buf, c, base) => {
     const ts = xxh32(buf.subarray(off, off + len));
-    assert.is(sum, ts, `C vs TS: ${line}`);
+    assert.is(Number(sum), ts, `C vs TS: ${line}`);
     assert.is(c.rt_xxh32(base + off, len) >>> 0, ts, `WebAssembly vs TS: ${line}`);
-    if (len > 300) longs++;
-  }
-  assert.is(longs, 5);
+  });
 });
 
 // Every step maps the changed 4-byte lane bijectively (multiplications by odd primes, rotations, additions), so a
@@ -123,16 +78,7 @@ test("C == TypeScript == WebAssembly on xorshift32 bytes: lengths 0..300 at offs
 test("one changed bit anywhere in a stripe or the tail changes the digest", () => {
   const c = core();
   const data = xorshift(77, 7); // 4 stripes + 13 tail bytes (3 u32 lanes + 1 byte)
-  const want = xxh32(data);
-  for (let i = 0; i < data.length; i++) {
-    for (let bit = 0; bit < 8; bit++) {
-      const d = data.slice();
-      d[i] ^= 1 << bit;
-      const got = xxh32(d);
-      assert.ok(got !== want, `byte ${i} bit ${bit}`);
-      assert.is(coreSum(c, d, i & 7), got, `core, byte ${i} bit ${bit}`);
-    }
-  }
+  eachBitFlipChanges(data, (d) => xxh32(d), (d, shift) => coreSum(c, d, shift));
 });
 
 test.run();

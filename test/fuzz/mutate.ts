@@ -8,7 +8,7 @@ import { rng } from "../../src/tools/rng.js";
 export { rng };
 import { crc32 } from "node:zlib";
 import { CHUNK_HEADER_SIZE, ChunkType, PREAMBLE_SIZE } from "../../src/format/container.js";
-import { CHUNK_FLAG_SUMS, payloadChecksum } from "../../src/format/checksum.js";
+import { checksumBitsInvalid, payloadChecksum } from "../../src/format/checksum.js";
 import { SIZES } from "../../src/tools/cupti_records.js";
 
 
@@ -30,13 +30,14 @@ export function chunks(b: Uint8Array): ChunkRef[] {
 
 /**
  * Recomputes both checksums of the chunk at `off` (after its header or payload was changed on purpose): the payload
- * checksum of the kind its flags name (CRC-32 or XXH32; none stays none) and the header CRC.
+ * checksum of the kind its flags name (CRC-32, XXH32 or XXH64; none stays none, several stay wrong) and the header
+ * CRC.
  */
 export function fixCrc(b: Uint8Array, off: number): void {
   const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
   const len = Math.min(dv.getUint32(off + 12, true), b.length - off - CHUNK_HEADER_SIZE);
   const flags = dv.getUint16(off + 6, true);
-  if ((flags & CHUNK_FLAG_SUMS) !== CHUNK_FLAG_SUMS) {
+  if (!checksumBitsInvalid(flags)) {
     const payload = b.subarray(off + CHUNK_HEADER_SIZE, off + CHUNK_HEADER_SIZE + len);
     dv.setUint32(off + 16, payloadChecksum(flags, payload), true);
   }

@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { crc32 } from "node:zlib";
 import * as assert from "uvu/assert";
 import { ChunkType, CHUNK_HEADER_SIZE, PREAMBLE_SIZE } from "../../src/format/container.js";
-import { payloadChecksum } from "../../src/format/checksum.js";
+import { CHUNK_FLAG_SUMS, payloadChecksum } from "../../src/format/checksum.js";
 
 /** One chunk: type, sequence number, file offset of its header, payload (a view of the file's bytes). */
 export interface DumpChunk {
@@ -19,8 +19,8 @@ export interface DumpChunk {
 
 /**
  * Every chunk of the file at `path` (or of the bytes given), in file order, after asserting the preamble magic and
- * each chunk's sync word, header CRC and payload checksum (CRC-32 or XXH32, as its flags say; a collector's chunks
- * all carry one). A chunk running past the end fails the test, unless
+ * each chunk's sync word, header CRC and payload checksum (CRC-32, XXH32 or XXH64, as its flags say; a collector's
+ * chunks all carry one). A chunk running past the end fails the test, unless
  * `allowCut` (a dump cut short by a killed process): then reading stops there.
  */
 export function readDumpChunks(path: string | Buffer, allowCut = false): DumpChunk[] {
@@ -35,7 +35,7 @@ export function readDumpChunks(path: string | Buffer, allowCut = false): DumpChu
     assert.ok(o + 24 + len <= b.length, `chunk at ${o} complete`);
     const p = b.subarray(o + 24, o + 24 + len);
     const flags = b.readUInt16LE(o + 6);
-    assert.ok((flags & 3) !== 0, `chunk at ${o} has a payload checksum`);
+    assert.ok((flags & CHUNK_FLAG_SUMS) !== 0, `chunk at ${o} has a payload checksum`);
     assert.is(b.readUInt32LE(o + 16), payloadChecksum(flags, p), `payload checksum at ${o}`);
     out.push({ type: b.readUInt16LE(o + 4), seq: b.readUInt32LE(o + 8), off: o, p });
     o += 24 + len + ((8 - (len % 8)) % 8);
