@@ -62,6 +62,7 @@ struct device {
   size_t n, cap;
   char** outside;          /* heap memory outside any buffer, freed at the next start */
   size_t n_out, cap_out;
+  uint64_t last_ns;        /* latest event time recorded (device events lie a few µs past their launch) */
 };
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -140,6 +141,7 @@ static struct event* add(struct device* d, char ph, const char* name, uint32_t t
   x->e.category = type == ENGINE_HOST ? "host" : "device";
   x->e.type = ph;
   x->e.timestamp = (long double)ns / 1000.0L;
+  if (ns > d->last_ns) d->last_ns = ns;
   x->e.engine_type = type;
   x->e.engine_index = index;
   return x;
@@ -540,7 +542,12 @@ EXPORT rt_syn_status synProfilerStop(int32_t type, rt_syn_device_id id) {
   if (type != RT_SYN_TRACE_ALL || id >= NDEV || !g_dev[id].acquired) return RT_SYN_INVALID_ARGUMENT;
   pthread_mutex_lock(&g_mu);
   g_dev[id].started = 0;
+  uint64_t last = g_dev[id].last_ns;
   pthread_mutex_unlock(&g_mu);
+  /* As a device's profiler, stop once the work it recorded is done: the fake places device events up to 5 µs past
+   * their launch, and a fast machine reaches the stop (and the collector's END anchor) sooner than that. */
+  while (profiler_now() <= last) {
+  }
   return RT_SYN_SUCCESS;
 }
 
