@@ -15,8 +15,8 @@
  * `--inproc` runs every build in this one process instead, one engine each, alternating conversion by conversion
  * (`--repeat` each, the first two dropped as warm-up), and prints CPU-time min / quartile / median per build: the
  * steadiest ratio on a busy machine, for the conversion alone (not process start or compilation).
- * With `--inproc`, `--file` may name several dumps (comma-separated, e.g. the same records written with CRC-32 and
- * with XXH32 payload checksums): every build converts every file, alternating, one row per (build, file).
+ * With `--inproc`, `--file` may name several dumps (comma-separated, e.g. the same records written with XXH32 and
+ * with XXH64 payload checksums): every build converts every file, alternating, one row per (build, file).
  * `--index` (with `--inproc`) measures the index pass alone (`Engine.info`: reading, payload checksums, the scan)
  * instead of the whole conversion.
  *

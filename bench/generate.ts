@@ -164,7 +164,7 @@ export function generate(
   return { records: n, bytes: 0, kernels };
 }
 
-/** Checksum bits (docs/format.md flag bits 0–1) of the first chunk of the dump at `path`; -1 when there is none. */
+/** Checksum bits (docs/format.md flag bits 0–2) of the first chunk of the dump at `path`; -1 when there is none. */
 function firstChunkChecksum(path: string): number {
   const fd = openSync(path, "r");
   try {

@@ -185,13 +185,31 @@ function markSeen(seq: u32): bool {
 
 /**
  * Content fingerprint of a chunk: its payload checksum (the header's, else the low 32 bits of the payload's XXH64,
- * as new writers store it), length and type. `sums` is the header's checksum bit, one at most. The same payload
- * stored under one sequence number with two different checksums (CRC-32, XXH32, XXH64) fingerprints differently
- * (SEQ_REUSED, both kept): only a file appended to by writers of two format versions can hold that.
+ * as new writers store it), length and type. `sums` is the header's checksum bit, one at most. Two copies of a chunk
+ * that carry different checksums (or one none) fingerprint differently here; {@link sameAsFirstAnyKind} settles
+ * those.
  */
 function fingerprint(c: usize, type: u32, sums: u32, len: u32): u64 {
   const sum = sums != 0 ? load<u32>(c, 16) : xxh64Low(c + CHUNK_HEADER, len);
   return (<u64>sum) | (<u64>(len ^ (type << 28)) << 32);
+}
+
+/**
+ * For a chunk whose sequence number was seen before: true when its content is that of the first chunk with `seq`,
+ * whichever payload checksum either copy carries. Its fingerprint `fp` is compared first; when that differs, the
+ * payload's CRC-32, XXH32 and XXH64 in turn, since the first copy was fingerprinted by the checksum it carried, or by
+ * XXH64 when it carried none (a chunk written with its checksum and again without, as `rt_writer_chunk_opt` can, or
+ * by writers of two format versions). Only repeated numbers pay for these (duplicates and reuses are rare).
+ */
+function sameAsFirstAnyKind(seq: u32, c: usize, type: u32, len: u32, fp: u64): bool {
+  if (sameAsFirst(seq, fp, false)) return true;
+  const p = c + CHUNK_HEADER;
+  const tail = <u64>(len ^ (type << 28)) << 32;
+  return (
+    sameAsFirst(seq, tail | <u64>xxh64Low(p, len), false) ||
+    sameAsFirst(seq, tail | <u64>xxh32(p, len), false) ||
+    sameAsFirst(seq, tail | <u64>crc32(p, len), false)
+  );
 }
 
 /**
@@ -343,7 +361,7 @@ export function feed(n: usize): bool {
     if (!verify && badSeqCount != 0 && isBadSeq(seq)) continue;
     const fp = fingerprint(c, type, sums, len);
     if (markSeen(seq)) {
-      if (sameAsFirst(seq, fp, false)) {
+      if (sameAsFirstAnyKind(seq, c, type, len, fp)) {
         if (recordContainerWarnings) warn(Warn.DUPLICATE_CHUNK, off, seq);
         continue;
       }

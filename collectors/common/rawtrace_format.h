@@ -1,5 +1,5 @@
 /**
- * Constants of the `.rawtrace` container, format 1.1, for the C collectors.
+ * Constants of the `.rawtrace` container, format 1.2, for the C collectors.
  *
  * Mirrors src/format/container.ts; the byte tables live in docs/format.md. All three must agree: a change here is a
  * change of the file format.

@@ -5,8 +5,8 @@
  * test/format/c_writer.test.ts proves it. C11, libc and POSIX only.
  *
  * Threads: an `rt_writer` (and an `rt_buf`) is used by one thread at a time. The writer takes no locks; a collector
- * that writes from several threads serializes the calls itself. Only `rt_crc32`, `rt_xxh32` and `rt_clock_anchor` may
- * be called from any thread at any time.
+ * that writes from several threads serializes the calls itself. Only `rt_crc32`, `rt_xxh32`, `rt_xxh64` and
+ * `rt_clock_anchor` may be called from any thread at any time.
  *
  * Errors: functions that write return 0 or a negative errno value. A failed write (full disk, closed pipe, I/O error)
  * is remembered: every later chunk is refused with the same value, so a collector stops writing cleanly and the file

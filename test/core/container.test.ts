@@ -42,8 +42,8 @@ test("wrong magic, future major version and an empty file are clear errors with 
 });
 
 // The reader's damage handling must not depend on which payload checksum the dump carries: every case runs on a
-// dump with XXH32 payload checksums (what writers store now) and on one with CRC-32 (format 1.0 dumps).
-for (const checksum of ["xxh32", "crc32"] as const) {
+// dump with XXH64 payload checksums (what writers store now), with XXH32 (format 1.1 dumps) and with CRC-32 (1.0).
+for (const checksum of ["xxh64", "xxh32", "crc32"] as const) {
   test(`a dump cut at every byte converts every complete chunk before the cut and says where (${checksum})`, async () => {
     const full = sampleDump({ checksum });
     const offs = chunkOffsets(full);

@@ -1,13 +1,15 @@
 /**
  * Repeated chunk sequence numbers (assembly/format/container.ts): a chunk is dropped as a duplicate only when its
- * content (payload CRC, length, type) equals the first chunk of that number; different content under a reused
- * number is kept and reported as SEQ_REUSED.
+ * content (payload checksum, length, type) equals the first chunk of that number, whichever payload checksum each
+ * copy carries (or none); different content under a reused number is kept and reported as SEQ_REUSED.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { toChrome, info } from "../helpers/convert.js";
 import { sampleDump } from "../helpers/sample_dump.js";
-import { CHUNK_HEADER_SIZE, PREAMBLE_SIZE } from "../../src/format/container.js";
+import { crc32 } from "node:zlib";
+import { CHUNK_FLAG_CRC, CHUNK_FLAG_XXH32, CHUNK_FLAG_XXH64, CHUNK_HEADER_SIZE, PREAMBLE_SIZE } from "../../src/format/container.js";
+import { CHUNK_FLAG_SUMS, payloadChecksum } from "../../src/format/checksum.js";
 
 function chunkCount(b: Uint8Array): number {
   const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
@@ -37,25 +39,71 @@ test("a file whose chunks all carry seq 5 keeps every chunk and reports SEQ_REUS
   assert.ok(i.complete);
 });
 
-test("the same chunk twice (same seq, same bytes) is still dropped as a duplicate", async () => {
-  const base = sampleDump();
+/** `base` with a copy of its last ACTIVITY chunk inserted after it, the copy re-stamped with checksum `flag` (0: none). */
+function withCopyOfLastActivity(base: Uint8Array, flag: number): Uint8Array {
   const dv = new DataView(base.buffer, base.byteOffset, base.byteLength);
-  // The last ACTIVITY chunk before END: find chunk offsets and types.
   const offs: number[] = [];
   for (let p = PREAMBLE_SIZE; p + CHUNK_HEADER_SIZE <= base.length; p += CHUNK_HEADER_SIZE + ((dv.getUint32(p + 12, true) + 7) & ~7)) offs.push(p);
   const act = offs.filter((p) => dv.getUint16(p + 4, true) === 5);
   const p = act[act.length - 1];
-  const end = p + CHUNK_HEADER_SIZE + ((dv.getUint32(p + 12, true) + 7) & ~7);
+  const len = dv.getUint32(p + 12, true);
+  const end = p + CHUNK_HEADER_SIZE + ((len + 7) & ~7);
   const copy = base.slice(p, end);
+  const cv = new DataView(copy.buffer);
+  cv.setUint16(6, (cv.getUint16(6, true) & ~CHUNK_FLAG_SUMS) | flag, true);
+  cv.setUint32(16, payloadChecksum(flag, copy.subarray(CHUNK_HEADER_SIZE, CHUNK_HEADER_SIZE + len)), true);
+  cv.setUint32(20, crc32(copy.subarray(0, 20)) >>> 0, true);
   const dup = new Uint8Array(base.length + copy.length);
   dup.set(base.subarray(0, end));
   dup.set(copy, end);
   dup.set(base.subarray(end), end + copy.length);
+  return dup;
+}
+
+test("the same chunk twice (same seq, same bytes) is still dropped as a duplicate", async () => {
+  const base = sampleDump();
+  const dup = withCopyOfLastActivity(base, CHUNK_FLAG_XXH64);
   const ref = JSON.parse((await toChrome(base)).text);
   const d = JSON.parse((await toChrome(dup)).text);
   assert.is(events(d), events(ref));
   assert.ok(d.rawtrace.warnings.some((x: any) => x.code === "DUPLICATE_CHUNK"));
   assert.not.ok(d.rawtrace.warnings.some((x: any) => x.code === "SEQ_REUSED"));
+});
+
+test("the same chunk again with another payload checksum, or none, is a duplicate too (every pair of kinds)", async () => {
+  const kinds = [["xxh64", CHUNK_FLAG_XXH64], ["xxh32", CHUNK_FLAG_XXH32], ["crc32", CHUNK_FLAG_CRC]] as const;
+  for (const [name, first] of kinds) {
+    const base = sampleDump({ checksum: name });
+    const ref = events(JSON.parse((await toChrome(base)).text));
+    for (const again of [0, CHUNK_FLAG_XXH64, CHUNK_FLAG_XXH32, CHUNK_FLAG_CRC]) {
+      const d = JSON.parse((await toChrome(withCopyOfLastActivity(base, again))).text);
+      const what = `first ${first}, again ${again}`;
+      assert.is(events(d), ref, what);
+      assert.ok(d.rawtrace.warnings.some((x: any) => x.code === "DUPLICATE_CHUNK"), what);
+      assert.not.ok(d.rawtrace.warnings.some((x: any) => x.code === "SEQ_REUSED"), what);
+    }
+  }
+  // And an unflagged first copy followed by a flagged one: the first is fingerprinted by XXH64, the second by its own
+  // checksum, whichever it is.
+  for (const [name, flag] of kinds) {
+    const base = sampleDump({ checksum: name });
+    const b = withCopyOfLastActivity(base, 0);
+    // Swap the two copies: the unflagged one first.
+    const dv = new DataView(b.buffer);
+    const offs: number[] = [];
+    for (let p = PREAMBLE_SIZE; p + CHUNK_HEADER_SIZE <= b.length; p += CHUNK_HEADER_SIZE + ((dv.getUint32(p + 12, true) + 7) & ~7)) offs.push(p);
+    const two = offs.filter((p) => dv.getUint16(p + 4, true) === 5).slice(-2);
+    const size = two[1] - two[0];
+    const flagged = b.slice(two[0], two[1]);
+    b.copyWithin(two[0], two[1], two[1] + size);
+    b.set(flagged, two[1]);
+    assert.is(dv.getUint16(two[0] + 6, true) & CHUNK_FLAG_SUMS, 0, "unflagged first");
+    assert.is(dv.getUint16(two[1] + 6, true) & CHUNK_FLAG_SUMS, flag, "flagged second");
+    const d = JSON.parse((await toChrome(b)).text);
+    assert.is(events(d), events(JSON.parse((await toChrome(base)).text)), name);
+    assert.ok(d.rawtrace.warnings.some((x: any) => x.code === "DUPLICATE_CHUNK"), `unflagged first, then ${name}`);
+    assert.not.ok(d.rawtrace.warnings.some((x: any) => x.code === "SEQ_REUSED"), `unflagged first, then ${name}`);
+  }
 });
 
 test.run();

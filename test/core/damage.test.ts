@@ -34,11 +34,11 @@ test("an intact dump reports no loss, and the trailer has no `lost`", async () =
   assert.is((await toChrome(base)).trace.rawtrace.lost, undefined);
 });
 
-for (const checksum of ["xxh32", "crc32"] as const) {
+for (const checksum of ["xxh64", "xxh32", "crc32"] as const) {
   test(`a bad payload checksum (${checksum}): the whole chunk, with its seq, counted as an activity buffer`, async () => {
     const b = sampleDump({ checksum });
     assert.equal(chunks(b), all, "same chunk layout whichever checksum");
-    assert.is(new DataView(b.buffer).getUint16(act[1].off + 6, true), checksum === "crc32" ? 1 : 2, "flag bit");
+    assert.is(new DataView(b.buffer).getUint16(act[1].off + 6, true), ({ crc32: 1, xxh32: 2, xxh64: 4 } as const)[checksum], "flag bit");
     b[act[1].off + CHUNK_HEADER_SIZE + 3] ^= 0x10;
     const { trace, result } = await toChrome(b);
     const range = { from: act[1].off, to: act[1].end, code: "BAD_PAYLOAD_CRC", seq: act[1].seq };
@@ -49,24 +49,26 @@ for (const checksum of ["xxh32", "crc32"] as const) {
   });
 }
 
-test("a header that flags both CRC-32 and XXH32 (header CRC intact): BAD_CHUNK_HEADER, that chunk skipped whole", async () => {
-  const b = base.slice();
-  const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
-  dv.setUint16(act[1].off + 6, 3, true);
-  dv.setUint32(act[1].off + 20, crc32(b.subarray(act[1].off, act[1].off + 20)) >>> 0, true);
-  const { trace, result } = await toChrome(b);
-  const range = { from: act[1].off, to: act[1].end, code: "BAD_CHUNK_HEADER", seq: act[1].seq };
-  assert.equal(result.info.loss, { bytes: act[1].end - act[1].off, activityChunks: 1, activityBytes: act[1].len, rangesTotal: 1, ranges: [range] });
-  const w = trace.rawtrace.warnings.find((x: any) => x.code === "BAD_CHUNK_HEADER");
-  assert.is(w.offset, act[1].off);
-  assert.is(w.detail, act[1].end - act[1].off, "bytes skipped");
-  assert.not.ok(trace.rawtrace.warnings.some((x: any) => x.code === "BAD_PAYLOAD_CRC"), "not read as a CRC-32 chunk");
-  // The chunks after it convert: the same events as a dump whose payload check failed on that chunk.
-  const failed = base.slice();
-  failed[act[1].off + CHUNK_HEADER_SIZE + 3] ^= 0x10;
-  assert.is(result.events, (await toChrome(failed)).result.events);
-  assert.ok(result.events > 0);
-});
+for (const bits of [3, 5, 6, 7]) {
+  test(`a header that flags two checksums or more (bits ${bits}, header CRC intact): BAD_CHUNK_HEADER, that chunk skipped whole`, async () => {
+    const b = base.slice();
+    const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
+    dv.setUint16(act[1].off + 6, bits, true);
+    dv.setUint32(act[1].off + 20, crc32(b.subarray(act[1].off, act[1].off + 20)) >>> 0, true);
+    const { trace, result } = await toChrome(b);
+    const range = { from: act[1].off, to: act[1].end, code: "BAD_CHUNK_HEADER", seq: act[1].seq };
+    assert.equal(result.info.loss, { bytes: act[1].end - act[1].off, activityChunks: 1, activityBytes: act[1].len, rangesTotal: 1, ranges: [range] });
+    const w = trace.rawtrace.warnings.find((x: any) => x.code === "BAD_CHUNK_HEADER");
+    assert.is(w.offset, act[1].off);
+    assert.is(w.detail, act[1].end - act[1].off, "bytes skipped");
+    assert.not.ok(trace.rawtrace.warnings.some((x: any) => x.code === "BAD_PAYLOAD_CRC"), "not read as a chunk of one checksum");
+    // The chunks after it convert: the same events as a dump whose payload check failed on that chunk.
+    const failed = base.slice();
+    failed[act[1].off + CHUNK_HEADER_SIZE + 3] ^= 0x10;
+    assert.is(result.events, (await toChrome(failed)).result.events);
+    assert.ok(result.events > 0);
+  });
+}
 
 test("a damaged chunk header: the bytes scanned to the next valid chunk", async () => {
   const b = base.slice();

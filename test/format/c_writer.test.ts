@@ -2,9 +2,10 @@
  * The C container writer (collectors/common/rawtrace_writer.c) writes the same bytes as src/format/writer.ts.
  *
  * Builds test/format/writer_equiv.c with `make -C collectors test-writer`, runs it, makes the same calls through the
- * TypeScript writer and compares the files byte for byte (XXH32 payload checksums, the default, and CRC-32 ones);
- * then checks every CRC with node:zlib and every XXH32 with src/format/xxh32.ts, that a write cut after N chunks is
- * a prefix, that interrupted and short writes change nothing, and the writer's error paths.
+ * TypeScript writer and compares the files byte for byte (XXH64 payload checksums, the default, and XXH32 and CRC-32
+ * ones); then checks every CRC with node:zlib and every XXH32 / XXH64 with src/format/xxh32.ts / xxh64.ts, that a
+ * write cut after N chunks is a prefix, that interrupted and short writes change nothing, and the writer's error
+ * paths.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";

@@ -6,7 +6,8 @@
  *
  * Known answers: computed with Debian's libxxhash 0.8.1 (XXH64, seed 0, through Python ctypes) when this test was
  * written, covering each path: the empty input, < 4 bytes (byte tail only), 4..7 (one u32 lane + bytes), 8..31
- * (u64 lanes + u32 + bytes, no stripes), exactly one stripe, stripes + every kind of tail. Then the three
+ * (u64 lanes + u32 + bytes, no stripes), exactly one stripe, stripes + every kind of tail, and all-ones and all-zero
+ * inputs (the 64-bit carries at their extremes: a review found a wrong carry bound caught only by these). Then the three
  * implementations are compared on xorshift32 bytes from a fixed seed: every length 0..300 at every offset 0..7, and
  * long buffers at odd offsets.
  */
@@ -47,6 +48,15 @@ const KNOWN: Array<[string, Uint8Array, bigint]> = [
   ["pattern 255", pattern.subarray(0, 255), 0x39ae55a29989206fn],
   ["pattern 256", pattern.subarray(0, 256), 0x00cfc5207dd8e201n],
   ["pattern 1000", pattern, 0x5f235fa033f1a3fbn],
+  // All-ones and all-zero bytes: the carries of the 64-bit adds and multiplies at their extremes.
+  ["0xff × 32", new Uint8Array(32).fill(0xff), 0xff10223616c08787n],
+  ["0xff × 64", new Uint8Array(64).fill(0xff), 0x2e54fae2959dbb84n],
+  ["0xff × 100", new Uint8Array(100).fill(0xff), 0x0ccc4cc1d8869491n],
+  ["0xff × 257", new Uint8Array(257).fill(0xff), 0x9d72144e8b8b0f4bn],
+  ["0x00 × 32", new Uint8Array(32), 0xf6e9be5d70632cf5n],
+  ["0x00 × 64", new Uint8Array(64), 0x257b09a147b82a19n],
+  ["0x00 × 100", new Uint8Array(100), 0x17bb1103c92c502fn],
+  ["0x00 × 257", new Uint8Array(257), 0x510110bb333ee9ban],
 ];
 
 /** The core's XXH64 of `bytes` placed `shift` bytes past a 16-aligned address (u64: wasm's i64 comes back signed). */

@@ -30,7 +30,10 @@ export interface SampleOptions {
   seq?: number;
   /** Leave out the DEVICES chunk (no device table: occupancy and device properties unknown). */
   noDevices?: boolean;
-  /** Payload checksum of every chunk (the writer's default, XXH32, unless `"crc32"`: a format 1.0-style dump). */
+  /**
+   * Payload checksum of every chunk (the writer's default, XXH64, unless `"xxh32"` or `"crc32"`: format 1.1- and
+   * 1.0-style dumps).
+   */
   checksum?: PayloadChecksum;
   /**
    * Write the first kernel and the copy in an ACTIVITY chunk before their launch calls (the order real CUPTI dumps
