@@ -8,13 +8,13 @@
  *
  * Same arguments, same bytes (a fixed-seed PRNG; no clock is read). The third argument is the payload checksum of the
  * chunks (default XXH64's low 32 bits, what the writers store since format 1.2; `xxh32` and `crc32` give format 1.1-
- * and 1.0-style dumps with the same payloads, for comparing them). `device-first` writes each op's device record before its launch call(s), as
- * real CUPTI dumps have them; `nested` also writes each cuLaunchKernel before the cudaLaunchKernel around it, as a
+ * and 1.0-style dumps with the same payloads, for comparing them). `device-first` writes each op's device record
+ * before its launch call(s), as real CUPTI dumps have them; `nested` also writes each cuLaunchKernel before the cudaLaunchKernel around it, as a
  * tracer that sees nested calls records them, each when it returns ({@link RecordOrder}).
  */
 import { closeSync, existsSync, openSync, readSync } from "node:fs";
 import { rng } from "../src/tools/rng.js";
-import { RawtraceWriter, type PayloadChecksum } from "../src/format/writer.js";
+import { CHECKSUM_FLAGS, RawtraceWriter, type PayloadChecksum } from "../src/format/writer.js";
 import { CHUNK_FLAG_CRC, CHUNK_FLAG_XXH32, CHUNK_FLAG_XXH64, PREAMBLE_SIZE } from "../src/format/container.js";
 import { CHUNK_FLAG_SUMS } from "../src/format/checksum.js";
 import * as C from "../src/tools/cupti_records.js";
@@ -194,7 +194,7 @@ export function ensureDump(records: number, path: string, make: (records: number
 const isMain = process.argv[1] && import.meta.url.endsWith(process.argv[1].split("/").pop()!);
 if (isMain) {
   const [records, out, sum = "xxh64", order = "launch-first"] = process.argv.slice(2);
-  if (!records || !out || !["xxh64", "xxh32", "crc32"].includes(sum) || !["launch-first", "device-first", "nested"].includes(order)) {
+  if (!records || !out || !Object.hasOwn(CHECKSUM_FLAGS, sum) || !["launch-first", "device-first", "nested"].includes(order)) {
     console.error("usage: tsx bench/generate.ts <records> <out.rawtrace> [xxh64|xxh32|crc32] [launch-first|device-first|nested]");
     process.exit(2);
   }

@@ -66,13 +66,16 @@ function lastPagesReset(): void {
 // @ts-ignore: decorator
 @inline export function corrSet(corr: u64, planeIdx: u32): void {
   if (corr == 0 || corr > 0xffffffff) return; // (the map's ids are u32: a wider one is simply not linked)
-  if (onePlane == planeIdx + 1) {
-    // One plane so far: its bit (in the byte of ids corr & ~7).
-    const a = cachedSlot(PLANE_W, corrBits, corr >> 3, 0, true);
-    if (a == 0) return; // beyond the page cap (crafted ids): the flow is simply not linked
-    store<u8>(a, load<u8>(a) | (<u8>1 << <u8>(corr & 7)));
-    corrAny = true;
-  } else if (corrSetAny(corr, planeIdx)) corrAny = true;
+  if (onePlane == planeIdx + 1 ? corrBitSet(corr) : corrSetAny(corr, planeIdx)) corrAny = true;
+}
+
+/** One plane so far: sets the bit of `corr` (in the byte of ids corr & ~7); false beyond the page cap (crafted ids). */
+// @ts-ignore: decorator
+@inline function corrBitSet(corr: u64): bool {
+  const a = cachedSlot(PLANE_W, corrBits, corr >> 3, 0, true);
+  if (a == 0) return false;
+  store<u8>(a, load<u8>(a) | (<u8>1 << <u8>(corr & 7)));
+  return true;
 }
 
 /** {@link corrSet} for the first plane, another plane, or the u16 map; false when the id is not linked. */
@@ -80,10 +83,7 @@ function corrSetAny(corr: u64, planeIdx: u32): bool {
   if (onePlane == 0) {
     onePlane = planeIdx + 1;
     corrBits = pagedNew(0, BITS_PAGE_BITS, CORR_MAX_PAGES);
-    const b = cachedSlot(PLANE_W, corrBits, corr >> 3, 0, true);
-    if (b == 0) return false;
-    store<u8>(b, load<u8>(b) | (<u8>1 << <u8>(corr & 7)));
-    return true;
+    return corrBitSet(corr);
   }
   if (onePlane != 0xffff) corrExpand();
   const a = cachedSlot(PLANE_W, corrPlane, corr, 1, true);

@@ -196,19 +196,21 @@ function fingerprint(c: usize, type: u32, sums: u32, len: u32): u64 {
 
 /**
  * For a chunk whose sequence number was seen before: true when its content is that of the first chunk with `seq`,
- * whichever payload checksum either copy carries. Its fingerprint `fp` is compared first; when that differs, the
- * payload's CRC-32, XXH32 and XXH64 in turn, since the first copy was fingerprinted by the checksum it carried, or by
- * XXH64 when it carried none (a chunk written with its checksum and again without, as `rt_writer_chunk_opt` can, or
- * by writers of two format versions). Only repeated numbers pay for these (duplicates and reuses are rare).
+ * whichever payload checksum either copy carries. Its fingerprint `fp` ({@link fingerprint} with the header's
+ * checksum bit `sums`) is compared first; when that differs, the payload's other two checksums, since the first copy
+ * was fingerprinted by the checksum it carried, or by XXH64 when it carried none (a chunk written with its checksum
+ * and again without, as `rt_writer_chunk_opt` can, or by writers of two format versions). Only repeated numbers pay
+ * for these (duplicates and reuses are rare).
  */
-function sameAsFirstAnyKind(seq: u32, c: usize, type: u32, len: u32, fp: u64): bool {
+function sameAsFirstAnyKind(seq: u32, c: usize, type: u32, sums: u32, len: u32, fp: u64): bool {
   if (sameAsFirst(seq, fp, false)) return true;
+  const used = sums != 0 ? sums : FLAG_XXH64; // the kind `fp` holds (verified in pass 1)
   const p = c + CHUNK_HEADER;
   const tail = <u64>(len ^ (type << 28)) << 32;
   return (
-    sameAsFirst(seq, tail | <u64>xxh64Low(p, len), false) ||
-    sameAsFirst(seq, tail | <u64>xxh32(p, len), false) ||
-    sameAsFirst(seq, tail | <u64>crc32(p, len), false)
+    (used != FLAG_XXH64 && sameAsFirst(seq, tail | <u64>xxh64Low(p, len), false)) ||
+    (used != FLAG_XXH32 && sameAsFirst(seq, tail | <u64>xxh32(p, len), false)) ||
+    (used != FLAG_CRC32 && sameAsFirst(seq, tail | <u64>crc32(p, len), false))
   );
 }
 
@@ -361,7 +363,7 @@ export function feed(n: usize): bool {
     if (!verify && badSeqCount != 0 && isBadSeq(seq)) continue;
     const fp = fingerprint(c, type, sums, len);
     if (markSeen(seq)) {
-      if (sameAsFirstAnyKind(seq, c, type, len, fp)) {
+      if (sameAsFirstAnyKind(seq, c, type, sums, len, fp)) {
         if (recordContainerWarnings) warn(Warn.DUPLICATE_CHUNK, off, seq);
         continue;
       }

@@ -27,8 +27,8 @@ import {
  */
 export type PayloadChecksum = "xxh64" | "xxh32" | "crc32";
 
-/** Flag bit of each {@link PayloadChecksum}. */
-const SUM_FLAGS: Record<PayloadChecksum, number> = { xxh64: CHUNK_FLAG_XXH64, xxh32: CHUNK_FLAG_XXH32, crc32: CHUNK_FLAG_CRC };
+/** Flag bit of each {@link PayloadChecksum} (its keys are the names a writer accepts). */
+export const CHECKSUM_FLAGS: Readonly<Record<PayloadChecksum, number>> = { xxh64: CHUNK_FLAG_XXH64, xxh32: CHUNK_FLAG_XXH32, crc32: CHUNK_FLAG_CRC };
 
 /** Options of a {@link RawtraceWriter}. */
 export interface WriterOptions {
@@ -149,8 +149,8 @@ export class RawtraceWriter {
    */
   constructor(private readonly sink: (bytes: Uint8Array) => void, opts: WriterOptions = {}) {
     const sum = opts.checksum ?? "xxh64";
-    if (!Object.hasOwn(SUM_FLAGS, sum)) throw new RangeError(`unknown payload checksum ${JSON.stringify(sum)}`);
-    this.sumFlag = SUM_FLAGS[sum];
+    if (!Object.hasOwn(CHECKSUM_FLAGS, sum)) throw new RangeError(`unknown payload checksum ${JSON.stringify(sum)}`);
+    this.sumFlag = CHECKSUM_FLAGS[sum];
     const pre = new Uint8Array(PREAMBLE_SIZE);
     pre.set(MAGIC, 0);
     const dv = new DataView(pre.buffer);

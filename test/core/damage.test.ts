@@ -8,7 +8,7 @@ import * as assert from "uvu/assert";
 import { crc32 } from "node:zlib";
 import { info, toChrome } from "../helpers/convert.js";
 import { sampleDump, T0 } from "../helpers/sample_dump.js";
-import { RawtraceWriter } from "../../src/format/writer.js";
+import { CHECKSUM_FLAGS, RawtraceWriter } from "../../src/format/writer.js";
 import * as C from "../../src/tools/cupti_records.js";
 import { CHUNK_HEADER_SIZE, PREAMBLE_SIZE } from "../../src/format/container.js";
 
@@ -38,7 +38,7 @@ for (const checksum of ["xxh64", "xxh32", "crc32"] as const) {
   test(`a bad payload checksum (${checksum}): the whole chunk, with its seq, counted as an activity buffer`, async () => {
     const b = sampleDump({ checksum });
     assert.equal(chunks(b), all, "same chunk layout whichever checksum");
-    assert.is(new DataView(b.buffer).getUint16(act[1].off + 6, true), ({ crc32: 1, xxh32: 2, xxh64: 4 } as const)[checksum], "flag bit");
+    assert.is(new DataView(b.buffer).getUint16(act[1].off + 6, true), CHECKSUM_FLAGS[checksum], "flag bit");
     b[act[1].off + CHUNK_HEADER_SIZE + 3] ^= 0x10;
     const { trace, result } = await toChrome(b);
     const range = { from: act[1].off, to: act[1].end, code: "BAD_PAYLOAD_CRC", seq: act[1].seq };
