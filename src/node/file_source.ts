@@ -20,7 +20,7 @@ import { Readable } from "node:stream";
 import { basename, join } from "node:path";
 import { tmpdir } from "node:os";
 import type { ByteSource, FileInfo } from "../core/engine.js";
-import { RawtraceError, type Warning } from "../core/codes.js";
+import { FATAL_MESSAGES, RawtraceError, type Warning } from "../core/codes.js";
 import { createTemp, removeOwned, writeAll } from "./output.js";
 import { dumpName } from "./inputs.js";
 
@@ -53,10 +53,30 @@ function openInput(path: string): { fd: number; owned: boolean } {
   }
 }
 
-/** Copies everything readable from `fd` (sequential reads) to `to`; returns the bytes copied. Errors name `path`. */
+/** The first bytes of every dump: "RAWTRACE" (docs/format.md, the preamble). */
+const MAGIC = Buffer.from("RAWTRACE", "latin1");
+
+/**
+ * Whether `head` (a stream's first bytes, at least 8, or all of them when fewer) can start a dump: the preamble's
+ * magic, gzip's 1f 8b (a gzipped dump), or a prefix of the magic when the stream ended before 8 bytes (the core
+ * then reports EMPTY, naming the length).
+ */
+function mayBeDump(head: Buffer): boolean {
+  if (head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b) return true;
+  const n = Math.min(head.length, MAGIC.length);
+  return head.subarray(0, n).equals(MAGIC.subarray(0, n));
+}
+
+/**
+ * Copies everything readable from `fd` (sequential reads) to `to`; returns the bytes copied. Errors name `path`.
+ * The first 8 bytes are checked before anything more is copied: a stream that is not a dump (`/dev/zero`, `yes |`,
+ * a text file through a pipe) is refused with BAD_MAGIC at once, instead of being spooled until the disk is full.
+ */
 function copyAll(path: string, fd: number, to: number, where: string): number {
   const buf = Buffer.allocUnsafe(1 << 20);
   let size = 0;
+  const head = Buffer.alloc(MAGIC.length);
+  let headLen = 0;
   for (;;) {
     let n: number;
     try {
@@ -66,7 +86,16 @@ function copyAll(path: string, fd: number, to: number, where: string): number {
       throw inputError(path, e, "cannot read");
     }
     if (n === 0) return size;
-    writeAll(to, buf.subarray(0, n), `${path} (spooled to ${where})`);
+    if (headLen < MAGIC.length) {
+      // Reads from a pipe may be short: the head gathers across them.
+      const k = Math.min(n, MAGIC.length - headLen);
+      buf.copy(head, headLen, 0, k);
+      headLen += k;
+      if (headLen === MAGIC.length && !mayBeDump(head)) {
+        throw new RawtraceError("BAD_MAGIC", `${path}: offset 0: ${FATAL_MESSAGES.BAD_MAGIC}`, path, 0);
+      }
+    }
+    writeAll(to, buf.subarray(0, n), `${path} (spooled to ${where})`, "cannot spool the input");
     size += n;
   }
 }

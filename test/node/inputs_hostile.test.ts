@@ -74,6 +74,33 @@ test("standard input: `-` reads it, -o or --out-dir names the output; without th
   assert.equal(readdirSync(d).sort(), ["a.json", "out", "ref.json"]);
 });
 
+test("an endless stream that is not a dump (/dev/zero, `yes |`) is refused after its first bytes, not spooled to a full disk", () => {
+  const d = join(tmp, "endless");
+  mkdirSync(d);
+  const temp = mkdtempSync(join(tmp, "tmpdir-"));
+  const cases: Array<[string, string]> = [
+    ["/dev/zero", `"${process.execPath}" "${CLI}" convert /dev/zero -o z.json`],
+    ["/dev/stdin", `yes | "${process.execPath}" "${CLI}" convert - -o y.json`],
+    ["/dev/stdin", `yes | "${process.execPath}" "${CLI}" info -`],
+  ];
+  for (const [name, cmd] of cases) {
+    // TMPDIR in the run's own folder: a spool that grew would show there (it is unlinked at once, so df, not ls).
+    const r = spawnSync("sh", ["-c", cmd], { cwd: d, encoding: "utf8", timeout: 30000, env: { ...process.env, TMPDIR: temp } });
+    assert.is(r.status, 1, `${cmd}: ${r.stderr} (signal ${r.signal})`);
+    assert.match(r.stderr, `rawtrace: ${name}: offset 0: not a .rawtrace file: expected the 8 bytes 'RAWTRACE' at offset 0`);
+    assert.not.match(r.stderr, "    at ");
+  }
+  assert.equal(readdirSync(d), []);
+  assert.equal(readdirSync(temp), []);
+  // A stream shorter than the magic still reaches the core, which names its length (EMPTY), and a dump cut after
+  // its first bytes still converts what it holds.
+  const short = spawnSync("sh", ["-c", `printf RAWT | "${process.execPath}" "${CLI}" convert - -o s.json`], { cwd: d, encoding: "utf8", timeout: 30000 });
+  assert.is(short.status, 1, short.stderr);
+  assert.match(short.stderr, "file ends before the 16-byte preamble (4 bytes)");
+  const gz = spawnSync("sh", ["-c", `"${process.execPath}" "${CLI}" convert - -o g.json`], { cwd: d, encoding: "utf8", timeout: 30000, input: gzipSync(readFileSync(SAMPLE)) as unknown as string });
+  assert.is(gz.status, 0, gz.stderr);
+});
+
 test("a missing input: IO naming it ('cannot open'), one input or several, never a bare Node error", () => {
   for (const args of [["convert", "nope.rawtrace"], ["convert", "nope.rawtrace", "--jobs", "3"], ["convert", "nope.rawtrace", "--format", "xspace"]]) {
     const r = spawnSync(process.execPath, [CLI, ...args], { cwd: tmp, encoding: "utf8", timeout: 60000 });
