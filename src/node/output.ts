@@ -180,12 +180,13 @@ function removeEmptyOwnedDirs(): void {
 }
 
 function onSignal(sig: "SIGINT" | "SIGTERM"): void {
+  // Only when nobody else handles the signal: a library must not decide that its host exits, nor pull the files
+  // from under the conversions of a host that handles it and goes on (a graceful shutdown that lets them finish).
+  // Such a host that then exits runs the exit hook, which removes the temporaries and locks.
+  if (process.listenerCount(sig) > 1) return;
   cleanupOwned();
-  // Only when nobody else handles the signal: a library must not decide that its host exits.
-  if (process.listenerCount(sig) <= 1) {
-    removeEmptyOwnedDirs();
-    process.exit(sig === "SIGINT" ? 130 : 143);
-  }
+  removeEmptyOwnedDirs();
+  process.exit(sig === "SIGINT" ? 130 : 143);
 }
 
 /** Registers a file this process created and must remove unless it is published. */

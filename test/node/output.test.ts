@@ -289,6 +289,40 @@ for (const [sig, code] of [["SIGTERM", 143], ["SIGINT", 130]] as const) {
   });
 }
 
+test("a host program with its own SIGTERM handler: its conversions go on and publish; if it then exits, nothing is left", async () => {
+  const INDEX = join(ROOT, "dist/node/index.js");
+  for (const exits of [false, true]) {
+    const d = dir();
+    // The host's handler records the signal; the second host then exits with 3, as a shutdown that gives up would.
+    const script = `
+      import { convertFile } from ${JSON.stringify(INDEX)};
+      process.on("SIGTERM", () => { console.log("host got SIGTERM"); ${exits ? "process.exit(3);" : ""} });
+      const r = await convertFile(${JSON.stringify(BIG)}, "out.json.gz", { gzipLevel: 6 });
+      console.log("converted", r.events);`;
+    writeFileSync(join(d, "host.mjs"), script);
+    const p = spawn(process.execPath, ["host.mjs"], { cwd: d });
+    let out = "";
+    let err = "";
+    p.stdout.on("data", (c) => (out += c));
+    p.stderr.on("data", (c) => (err += c));
+    const done = new Promise<number | null>((res) => p.on("close", (c) => res(c)));
+    for (let i = 0; i < 4000 && !readdirSync(d).some((f) => f.endsWith(".tmp")); i++) await new Promise((r) => setTimeout(r, 5));
+    assert.ok(readdirSync(d).some((f) => f.endsWith(".tmp")), "a temporary exists mid-run");
+    p.kill("SIGTERM");
+    const code = await done;
+    assert.match(out, "host got SIGTERM");
+    if (exits) {
+      assert.is(code, 3, err);
+      assert.equal(readdirSync(d).sort(), ["host.mjs", "in.rawtrace"], "the exit hook removed the temporary and the lock");
+    } else {
+      assert.is(code, 0, err);
+      assert.match(out, /converted \d+/);
+      assert.equal(readdirSync(d).sort(), ["host.mjs", "in.rawtrace", "out.json.gz"], "published, no temporary or lock left");
+      JSON.parse(gunzipSync(readFileSync(join(d, "out.json.gz"))).toString("utf8"));
+    }
+  }
+});
+
 test("SIGINT during an XSpace conversion: no empty log directory tree, nothing in TMPDIR (the spill file is unlinked at once)", async () => {
   const d = dir();
   const temp = mkdtempSync(join(tmp, "tmpdir-"));
