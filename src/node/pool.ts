@@ -126,14 +126,15 @@ export class WorkerPool {
 
   /**
    * Converts one file on a worker (the worker reads `job.input` and writes the output). Without `job.fd`, this
-   * thread opens `job.output` as convertFile does (exclusive temporary and lock; an existing file is EXISTS) and
+   * thread opens `job.output` as convertFile does (exclusive temporary and lock; an existing file is EXISTS unless
+   * `job.force`) and
    * publishes it when the worker is done, or removes it when the task fails or the pool is closed under it: a
    * worker that is terminated cannot clean up after itself.
    */
   async convert(job: ConvertJob): Promise<ConvertSummary> {
     if (job.fd !== undefined) return this.run(job.input, (r, seq) => r.convert(job, seq));
     checkOutputOptions(job, job.output);
-    const file = OutputFile.open(job.output, { inputs: [job.input] });
+    const file = OutputFile.open(job.output, { force: job.force, inputs: [job.input] });
     try {
       const r = await this.run(job.input, (remote, seq) => remote.convert({ ...job, fd: file.fd }, seq));
       file.commit();

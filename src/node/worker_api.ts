@@ -39,6 +39,8 @@ export interface ConvertJob {
    * (src/node/output.ts) and publishes or removes it; `output` then only names it in messages.
    */
   fd?: number;
+  /** Replace an existing `output` ({@link WorkerPool.convert} without `fd`; otherwise EXISTS, as convertFile). */
+  force?: boolean;
   /** GPU annotations and step pattern (a RegExp survives the structured clone). */
   analysis?: AnalysisOptions;
 }

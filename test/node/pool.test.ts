@@ -195,4 +195,22 @@ test("inThread: close() under a running task stops it at its next window and wai
 
 test.after(() => rmSync(tmp, { recursive: true, force: true }));
 
+
+test("convert(job) without fd: an existing output is EXISTS unless job.force, which replaces it", async () => {
+  const pool = new WorkerPool({ jobs: 1 });
+  try {
+    const out = join(tmp, "force.json");
+    writeFileSync(out, "old");
+    const e: unknown = await pool.convert({ input, output: out }).then(() => null, (x) => x);
+    assert.ok(isRawtraceError(e) && e.code === "EXISTS", String(e));
+    assert.is(readFileSync(out, "utf8"), "old");
+    const r = await pool.convert({ input, output: out, force: true });
+    assert.ok(r.events > 0);
+    assert.ok(Array.isArray(JSON.parse(readFileSync(out, "utf8")).traceEvents));
+    assert.equal(readdirSync(tmp).filter((f) => f.startsWith(".force.json") || f === "force.json.lock"), []);
+  } finally {
+    await pool.close();
+  }
+});
+
 test.run();
