@@ -707,6 +707,10 @@ export class Engine {
 
   /** Converts `src` to Chrome JSON (or XSpace with `format: "xspace"`), streaming the output into `sink`. */
   async convert(src: ByteSource, sink: Sink, opts: ConvertOptions = {}): Promise<ConvertResult> {
+    const f = opts.format;
+    if (f !== undefined && f !== "chrome" && f !== "xspace" && f !== "timeline" && f !== "stats") {
+      throw new RawtraceError("USAGE", `unknown output format '${String(f)}' (chrome, xspace, timeline or stats)`);
+    }
     this.begin();
     try {
       const x = this.x;

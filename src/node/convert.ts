@@ -13,7 +13,9 @@ import { FdSink, OutputFile, ioError } from "./output.js";
 import { checkGzipLevel } from "./block_gzip.js";
 
 /** Options of {@link convertFile}. */
-export interface ConvertFileOptions extends Omit<ConvertOptions, "afterWindow"> {
+export interface ConvertFileOptions extends Omit<ConvertOptions, "afterWindow" | "format"> {
+  /** Chrome JSON (default) or XSpace (`.xplane.pb`, docs/xspace.md). */
+  format?: "chrome" | "xspace";
   /** gzip the output (default: when the output path ends in .gz). */
   gzip?: boolean;
   /** gzip level 0–9 (0: rawtrace's encoder; 1–9: zlib's) of the gzip output (default: DEFAULT_GZIP_LEVEL of src/node/block_gzip.ts). */

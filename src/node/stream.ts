@@ -13,7 +13,9 @@ import { BlockGzip } from "./block_gzip.js";
 import { checkOutputOptions } from "./convert.js";
 
 /** Options of {@link convertStream}. */
-export interface ConvertStreamOptions extends Omit<ConvertOptions, "afterWindow"> {
+export interface ConvertStreamOptions extends Omit<ConvertOptions, "afterWindow" | "format"> {
+  /** Chrome JSON (default) or XSpace (docs/xspace.md). */
+  format?: "chrome" | "xspace";
   /** gzip what is written to the stream (Chrome JSON). */
   gzip?: boolean;
   /** gzip level 0–9 (0: rawtrace's encoder; 1–9: zlib's) of the gzip members (default: DEFAULT_GZIP_LEVEL of src/node/block_gzip.ts). */

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { PassThrough, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { gunzipSync } from "node:zlib";
-import { convertBatch, convertFile, convertStream, merge, stepStats, timelineStats, stepsCsv, gapsCsv } from "../../src/node/index.js";
+import { convertBatch, convertFile, convertStream, createEngine, fileSource, merge, stepStats, timelineStats, stepsCsv, gapsCsv } from "../../src/node/index.js";
 import { readdirSync, mkdirSync } from "node:fs";
 import { sampleDump } from "../helpers/sample_dump.js";
 
@@ -138,6 +138,8 @@ test("wrong output options are USAGE before any output is opened: no temporary f
     ["convertBatch gzipLevel 1.5", () => convertBatch([input], { outDir: dir, gzip: true, gzipLevel: 1.5 }), /not 1.5/],
     ["merge gzipLevel 12", () => merge([input], join(dir, "m.json.gz"), { gzipLevel: 12 }), /not 12/],
     ["convertBatch output and outDir", () => convertBatch([input], { output: join(dir, "b.json"), outDir: dir }), /output and outDir: give one/],
+    // The engine itself (createEngine().convert): a misspelt format used to fall back to Chrome JSON.
+    ["engine.convert format bogus", async () => (await createEngine()).convert(fileSource(input), () => {}, { format: "bogus" as "chrome" }), /unknown output format 'bogus'/],
   ];
   for (const [what, run, message] of cases) {
     const e = await run().then(() => null, (x) => x);
