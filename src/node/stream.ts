@@ -52,7 +52,7 @@ export async function convertStream(input: string | ByteSource, out: Writable, o
   // Checked before the input is opened: a stream already gone must not cost a spooled copy of standard input.
   const already = gone(out);
   if (already) {
-    const name = typeof input === "string" ? input : input.name;
+    const name = typeof input === "string" ? input : input.path ?? input.name;
     throw new RawtraceError("IO", `${name}: ${already} before the conversion started`, name);
   }
   const file = typeof input === "string" ? fileSource(input) : null;
@@ -130,7 +130,9 @@ export async function convertStream(input: string | ByteSource, out: Writable, o
     if (failed) throw failed;
     return file ? withGrowthWarning(file, result) : result;
   } catch (e) {
-    const err = e instanceof RawtraceError ? e : new RawtraceError("IO", `${src.name}: ${(e as Error).message}`, src.name);
+    // Errors name the input as the caller gave it (ByteSource.path: a path, not just its base name).
+    const where = src.path ?? src.name;
+    const err = e instanceof RawtraceError ? e : new RawtraceError("IO", `${where}: ${(e as Error).message}`, where);
     // Destroyed without an error argument: that would emit 'error' on `out` after our listener is gone.
     if (wrote && (opts.end ?? true) && !out.destroyed) out.destroy();
     throw err;

@@ -98,6 +98,14 @@ test("a stream destroyed during the conversion (slow consumer that goes away): I
     assert.is(e.name, "IO", `gzip ${gzip}`);
     assert.match(e.message, /closed before the conversion ended/);
   }
+  // Named by its path (the file as given), not its base name: a path input, and a ByteSource that carries one.
+  for (const input of [BIG, { ...big(), path: BIG }]) {
+    const w: Writable = new Writable({ write: (_c, _e, done) => { w.destroy(); done(); } });
+    const e = await within(convertStream(input, w).catch((x) => x));
+    assert.is(e.name, "IO");
+    assert.is(e.file, BIG);
+    assert.ok(e.message.startsWith(`${BIG}: `), e.message);
+  }
 });
 
 test("an HTTP client that disconnects mid-response: the server's convertStream rejects with IO", async () => {
