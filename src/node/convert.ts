@@ -4,12 +4,12 @@
  * Chrome JSON peak memory does not grow with the input; XSpace buffers ~32 bytes per event in the core
  * (docs/xspace.md).
  */
-import { join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import type { ConvertOptions, ConvertResult, Engine, FileInfo } from "../core/engine.js";
 import { RawtraceError } from "../core/codes.js";
 import { createEngine } from "./wasm.js";
 import { fileSource, withGrowthWarning } from "./file_source.js";
-import { FdSink, OutputFile, ioError } from "./output.js";
+import { FdSink, OutputFile, ioError, isStreamOutput, makeDir } from "./output.js";
 import { checkGzipLevel } from "./block_gzip.js";
 
 /** Options of {@link convertFile}. */
@@ -56,6 +56,9 @@ export function checkOutputOptions(opts: { format?: string; gzip?: boolean; gzip
 export async function convertFile(input: string, output: string, opts: ConvertFileOptions = {}): Promise<ConvertResult> {
   checkOutputOptions(opts, output);
   const gzip = opts.format === "xspace" ? false : opts.gzip ?? output.endsWith(".gz");
+  // An XSpace file makes its folder, as the CLI and convertBatch do (docs/errors.md: XProf's runs live in a tree that
+  // often does not exist yet); a Chrome JSON file's missing folder is refused.
+  if (opts.fd === undefined && opts.format === "xspace" && !isStreamOutput(output)) makeDir(dirname(resolve(output)), "the output's folder");
   const file = opts.fd === undefined ? OutputFile.open(output, { force: opts.force, inputs: [input] }) : null;
   const fd = opts.fd ?? file!.fd;
   let src: ReturnType<typeof fileSource> | null = null;

@@ -153,6 +153,17 @@ test("wrong output options are USAGE before any output is opened: no temporary f
   assert.ok(gunzipSync(readFileSync(join(dir, "o.json.gz"))).length > 0);
 });
 
+test("convertFile XSpace into a folder that does not exist makes it (as the CLI and convertBatch); Chrome JSON is refused", async () => {
+  const base = join(tmp, "nofolder");
+  const r = await convertFile(input, join(base, "a/b/x.xplane.pb"), { format: "xspace" });
+  assert.ok(r.events > 0);
+  assert.ok(readFileSync(join(base, "a/b/x.xplane.pb")).length > 0);
+  const e = await convertFile(input, join(base, "c/x.json")).then(() => null, (x) => x);
+  assert.is(e?.name, "IO");
+  assert.match(e.message, /does not exist/);
+  assert.not.ok(existsSync(join(base, "c")));
+});
+
 test("convertBatch with an out-dir that is a file: IO naming it (a RawtraceError, not Node's EEXIST)", async () => {
   const file = join(tmp, "not-a-folder");
   writeFileSync(file, "x");
