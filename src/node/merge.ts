@@ -18,7 +18,7 @@
  * dumps name no host are each their own `unknown_host_rank<N>.xplane.pb`.
  */
 import { closeSync, readSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { tmpdir } from "node:os";
 import { FdSink, OutputFile, createTemp, makeDir, isStreamOutput, removeOwned } from "./output.js";
 import { spoolInputs } from "./file_source.js";
@@ -103,6 +103,15 @@ function xspaceJoiner(): Promise<typeof import("./xspace_merge.js")> {
 /** Merges the dumps of a multi-rank job into one Chrome trace (or one XSpace per host). */
 export async function merge(inputs: string[], output: string, opts: MergeOptions = {}): Promise<MergeResult> {
   if (inputs.length === 0) throw new RawtraceError("USAGE", "merge needs at least one .rawtrace file");
+  // One dump given twice would put every event of that rank in the trace twice (the CLI keeps such an input once,
+  // src/node/inputs.ts expandInputs): refused here rather than guessed.
+  const seen = new Map<string, string>();
+  for (const p of inputs) {
+    const key = resolve(p);
+    const first = seen.get(key);
+    if (first !== undefined) throw new RawtraceError("USAGE", `merge: ${p} is given more than once${first !== p ? ` (also as ${first})` : ""}: give each rank's dump once`, p);
+    seen.set(key, p);
+  }
   const format = opts.format ?? "chrome";
   checkOutputOptions({ ...opts, format }, output);
   if (format === "xspace" && output.endsWith(".xplane.pb")) {

@@ -181,6 +181,18 @@ test("a failing rank fails the merge and leaves nothing behind; existing outputs
   assert.is(exists.name, "EXISTS");
 });
 
+test("one dump given twice (by any spelling of its path) is USAGE before any output: its events would be counted twice", async () => {
+  const dir = join(tmp, "twice");
+  mkdirSync(dir);
+  for (const [list, also] of [[[paths[0], paths[1], paths[0]], false], [[paths[0], `${dirname(paths[0])}/./x/../${paths[0].split("/").pop()!}`], true]] as const) {
+    const e = await merge([...list], join(dir, "job.json")).catch((x) => x);
+    assert.is(e.name, "USAGE", e.message);
+    assert.match(e.message, "is given more than once");
+    if (also) assert.match(e.message, `(also as ${paths[0]})`);
+    assert.equal(readdirSync(dir), [], "nothing written");
+  }
+});
+
 test("XSpace merge: the ranks of one host in one .xplane.pb, hostnames set, on the merge's profile start", async () => {
   const logdir = join(tmp, "xprof");
   const r = await merge(paths.slice(0, 3), logdir, { jobs: 2, format: "xspace" });
