@@ -234,12 +234,13 @@ export class WorkerPool {
     s.died.catch(() => {}); // observed by the task that runs, if any
   }
 
-  private acquire(): Promise<number> {
-    if (this.closed) return Promise.reject(new RawtraceError("API_MISUSE", "the worker pool is closed"));
+  /** A free worker slot for a task on `file` (named by the error when the pool is closed before the task runs). */
+  private acquire(file: string): Promise<number> {
+    if (this.closed) return Promise.reject(new RawtraceError("API_MISUSE", `${file}: the worker pool is closed`, file));
     const i = this.free.pop();
     if (i !== undefined) return Promise.resolve(i);
     return new Promise((resolve, reject) => {
-      this.waiting.push((slot) => (slot < 0 ? reject(new RawtraceError("API_MISUSE", "the worker pool was closed")) : resolve(slot)));
+      this.waiting.push((slot) => (slot < 0 ? reject(new RawtraceError("API_MISUSE", `${file}: the worker pool was closed before its turn`, file)) : resolve(slot)));
     });
   }
 
@@ -251,11 +252,11 @@ export class WorkerPool {
 
   /** Runs `fn` on a free worker (queued until one is free); errors come back as RawtraceError. */
   private async run<T>(file: string, fn: (remote: Comlink.Remote<WorkerApi>, seq: number) => Promise<T>): Promise<T> {
-    const i = await this.acquire();
+    const i = await this.acquire(file);
     // Closed between the slot being handed over and this task resuming: start no worker after close().
     if (this.closed) {
       this.release(i);
-      throw new RawtraceError("API_MISUSE", "the worker pool was closed", file);
+      throw new RawtraceError("API_MISUSE", `${file}: the worker pool was closed`, file);
     }
     const s = this.slots[i];
     const seq = ++this.seq;

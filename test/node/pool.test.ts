@@ -73,9 +73,16 @@ test("close() under running and queued tasks rejects both with API_MISUSE and le
     // Before the fix the running task's promise never settled: bound the wait so the test fails instead of hanging.
     const e = await Promise.race([p, new Promise((ok) => setTimeout(() => ok("pending"), 10000))]);
     assert.ok(isRawtraceError(e), `${what}: ${String(e)}`);
-    if (isRawtraceError(e)) assert.is(e.code, "API_MISUSE", what);
+    if (isRawtraceError(e)) {
+      assert.is(e.code, "API_MISUSE", what);
+      assert.is(e.file, input, `${what}: names its input`);
+      assert.ok(e.message.includes(input), e.message);
+    }
   }
   assert.equal(readdirSync(out), [], "nothing left");
+  // A task asked for after close() names its input too.
+  const late: unknown = await pool.stats(input2).then(() => null, (x) => x);
+  assert.ok(isRawtraceError(late) && late.code === "API_MISUSE" && late.file === input2 && late.message.startsWith(`${input2}: `), String(late));
 });
 
 test("a task asked for in the same tick as close() is rejected and starts no worker", async () => {
