@@ -35,10 +35,13 @@ const ANALYSIS = "  --gpu-annotations on|off\n" +
   "  --steps REGEX      NVTX ranges whose name matches mark training steps (default ^ProfilerStep#\\d+$): Kineto's\n" +
   "                     ProfilerStep#N for HTA, XProf step markers for its overview (docs/analysis.md)";
 const ANALYSIS_OPT: Options = { "gpu-annotations": { type: "string" }, steps: { type: "string" } };
-/** The options `convert` and `batch` share (their outputs, format, analysis, workers). */
-const OUTPUTS = `  -d, --out-dir DIR  directory for the outputs (created when missing; default: next to each input)
-  -F, --format F     chrome (default) or xspace
-  -z, --gzip         gzip Chrome JSON outputs (.json.gz)
+/**
+ * The options `convert` and `batch` share (their outputs, format, analysis, workers); `formatHelp` and `gzipHelp`
+ * describe -F and -z (convert's also name what its -o selects).
+ */
+const outputs = (formatHelp: string, gzipHelp: string) => `  -d, --out-dir DIR  directory for the outputs (created when missing; default: next to each input)
+  -F, --format F     ${formatHelp}
+  -z, --gzip         ${gzipHelp}
   --gzip-level N     gzip level: 0 (the default) is rawtrace's own encoder, the fastest; 1 to 9
                      (smallest) are zlib's; 6 is about 25% smaller than 0 for about 3× the CPU
                      (docs/performance/gzip.md)
@@ -50,6 +53,7 @@ ${JOBS}; a single input of at
                      a larger single Chrome JSON input gets 2 on 2 cores or more: with N ≥ 2, N − 1 workers
                      convert it while the main thread writes it, byte-identical to one worker, at most one per
                      256 KiB of input (XSpace: one worker)`;
+const OUTPUTS = outputs("chrome (default) or xspace", "gzip Chrome JSON outputs (.json.gz)");
 const MANY_OPT: Options = {
   "out-dir": { type: "string", short: "d" }, format: { type: "string", short: "F" }, gzip: { type: "boolean", short: "z" },
   "gzip-level": { type: "string" },
@@ -61,21 +65,23 @@ const COMMANDS: Record<string, Command> = {
   convert: {
     summary: "raw dumps to Chrome Trace JSON (or XSpace), many files in parallel",
     help: `Usage:
-  rawtrace convert <in.rawtrace> [-o out.json | out.json.gz] [options]
-  rawtrace convert <in.rawtrace> --format xspace [-o logdir | -o out.xplane.pb] [options]
+  rawtrace convert <in.rawtrace> [-o out.json | out.json.gz | out.xplane.pb] [options]
+  rawtrace convert <in.rawtrace> --format xspace [-o logdir] [options]
   rawtrace convert <files, directories, globs…> [--out-dir dir] [--gzip] [--format xspace] [options]
 
 Kineto-compatible Chrome Trace JSON (Perfetto UI, chrome://tracing, HTA). Default output: next to the input, its
 name with .json. --format xspace writes an XSpace protobuf for XProf / TensorBoard's profile plugin, laid out as
 they load it: <logdir>/plugins/profile/<YYYY_MM_DD_HH_MM_SS>/<host>.xplane.pb (run = profile start, UTC; default
-logdir: next to the input, its name with _xprof), or one file with -o name.xplane.pb. Many inputs convert in
-parallel; a bad file fails alone (exit 1). Damaged input is reported on standard error (the byte ranges skipped)
-and in the output (Chrome JSON: rawtrace.lost; XSpace: errors). Inputs may be gzip-compressed (x.rawtrace.gz:
-the same output as x.rawtrace); - reads standard input (name the output with -o or --out-dir).
+logdir: next to the input, its name with _xprof), or one file with -o name.xplane.pb (that name alone selects
+XSpace; with --format chrome it is a usage error). Many inputs convert in parallel; a bad file fails alone
+(exit 1). Damaged input is reported on standard error (the byte ranges skipped) and in the output (Chrome JSON:
+rawtrace.lost; XSpace: errors). Inputs may be gzip-compressed (x.rawtrace.gz: the same output as
+x.rawtrace); - reads standard input (name the output with -o or --out-dir).
 
 Options:
   -o, --output PATH  the output of a single input
-${OUTPUTS}
+${outputs("chrome or xspace (default: xspace when -o ends in .xplane.pb, else chrome)",
+  "gzip Chrome JSON outputs (.json.gz; also when -o ends in .gz)")}
   --json             print a JSON summary on standard output (per file: events, bytes, seconds, warnings, loss)
 ${STRICT}
   -h, --help         this help`,
@@ -120,9 +126,10 @@ one is off cannot be told). --format xspace: one <host>.xplane.pb per host under
 <logdir>/plugins/profile/<run>/.
 
 Options:
-  -o, --output PATH  the merged trace (default merged.json; xspace: the log directory, default merged_xprof)
+  -o, --output PATH  the merged trace (default merged.json; xspace: the log directory, default merged_xprof;
+                     never a .xplane.pb file: XSpace is one file per host)
   -F, --format F     chrome (default) or xspace
-  -z, --gzip         gzip the Chrome JSON
+  -z, --gzip         gzip the Chrome JSON (also when -o ends in .gz)
   --gzip-level N     gzip level: 0 (the default) is rawtrace's own encoder, the fastest; 1 to 9
                      (smallest) are zlib's; 6 is about 25% smaller than 0 for about 3× the CPU
                      (docs/performance/gzip.md)

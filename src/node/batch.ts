@@ -274,7 +274,7 @@ async function oneChrome(pool: WorkerPool, input: string, inputs: string[], opts
 async function oneXSpace(
   pool: WorkerPool, input: string, inputs: string[], opts: BatchOptions, claimed: Map<string, string>,
 ): Promise<FileResult> {
-  const single = opts.output !== undefined && (opts.output.endsWith(".xplane.pb") || isStreamOutput(opts.output));
+  const single = opts.output !== undefined && (/\.xplane\.pb$/i.test(opts.output) || isStreamOutput(opts.output));
   if (single) {
     claim(claimed, opts.output!, input);
     if (!isStreamOutput(opts.output!)) makeDir(dirname(resolve(opts.output!)), "the output's folder");

@@ -69,10 +69,14 @@ export function lostData(warnings: Warning[]): boolean {
   return warnings.some((w) => LOSS_WARNINGS.has(w.code));
 }
 
+/** Output names, by any case (`x.JSON.GZ` is gzipped as `x.json.gz` is; `X.XPLANE.PB` is XSpace). */
+const GZ_NAME = /\.gz$/i;
+const XPLANE_NAME = /\.xplane\.pb$/i;
+
 const int = (n: number) => n.toLocaleString("en-US");
 /** " (83.1 kB gzipped)" for a gzipped output file (the JSON's size is printed beside it), else "". */
 function gzNote(output: string | undefined): string {
-  return output?.endsWith(".gz") ? ` (${fmtMB(sizeOf(output))} gzipped)` : "";
+  return output !== undefined && GZ_NAME.test(output) ? ` (${fmtMB(sizeOf(output))} gzipped)` : "";
 }
 
 /** "1 range", "3 ranges" (`n` with the thousands separated). */
@@ -106,10 +110,27 @@ export function lossLines(file: string, warnings: Warning[], loss: LossReport | 
   return out;
 }
 
-function format(v: CliValues): "chrome" | "xspace" {
-  const f = v.format ?? "chrome";
-  if (f !== "chrome" && f !== "xspace") throw new RawtraceError("USAGE", `--format must be chrome or xspace, not '${f}'`);
-  return f;
+/**
+ * The output format: `--format`, else XSpace for an `-o` named *.xplane.pb (convert), else Chrome JSON. A .xplane.pb
+ * name with `--format chrome` is refused, and so is any for merge, whose XSpace is one file per host in a folder.
+ */
+function format(v: CliValues, cmd: "convert" | "batch" | "merge"): "chrome" | "xspace" {
+  const f = v.format;
+  if (f !== undefined && f !== "chrome" && f !== "xspace") throw new RawtraceError("USAGE", `--format must be chrome or xspace, not '${f}'`);
+  const o = v.output;
+  if (o !== undefined && XPLANE_NAME.test(o)) {
+    if (cmd === "merge") {
+      throw new RawtraceError("USAGE", `-o ${o}: merge writes XSpace as one <host>.xplane.pb per host under a log directory, not one .xplane.pb file: give --format xspace -o DIR (or -o NAME.json for one Chrome trace)`);
+    }
+    if (f === "chrome") throw new RawtraceError("USAGE", `--format chrome with -o ${o}: a .xplane.pb file is XSpace (leave out --format chrome, or name the output .json)`);
+    return "xspace";
+  }
+  return f ?? "chrome";
+}
+
+/** Gzip the Chrome JSON: `--gzip`, or an output name ending in .gz (any case). XSpace: only what --gzip says (refused). */
+function gzipOutput(v: CliValues, fmt: "chrome" | "xspace", output = v.output): boolean {
+  return !!v.gzip || (fmt === "chrome" && output !== undefined && GZ_NAME.test(output));
 }
 
 /**
@@ -124,7 +145,7 @@ function gzipLevel(v: CliValues, fmt: "chrome" | "xspace"): number | undefined {
     throw new RawtraceError("USAGE", `--gzip-level must be a whole number from 0 (fastest) to 9 (smallest), not '${s}'`);
   }
   if (fmt === "xspace") throw new RawtraceError("USAGE", "--gzip-level: XSpace output is never gzipped (XProf reads .xplane.pb)");
-  if (!v.gzip && !v.output?.endsWith(".gz")) throw new RawtraceError("USAGE", "--gzip-level needs gzip output: --gzip or an output ending in .gz");
+  if (!gzipOutput(v, fmt)) throw new RawtraceError("USAGE", "--gzip-level needs gzip output: --gzip or an output ending in .gz");
   return n;
 }
 
@@ -198,7 +219,7 @@ function stdoutOnce(v: CliValues): void {
  * silently winning (`-o a.json --out-dir d` wrote ./a.json and made an empty d/; `--gzip -o a.json` wrote gzip
  * into a .json; `-F xspace -o a.json` made a folder named a.json).
  */
-function checkOutputArgs(v: CliValues, fmt: "chrome" | "xspace"): void {
+function checkOutputArgs(v: CliValues, fmt: "chrome" | "xspace", cmd: "convert" | "batch" | "merge"): void {
   const o = v.output;
   if (o !== undefined && v["out-dir"] !== undefined) {
     throw new RawtraceError("USAGE", `-o ${o} and --out-dir ${v["out-dir"]}: give one (-o names one output, --out-dir a folder for many)`);
@@ -208,15 +229,20 @@ function checkOutputArgs(v: CliValues, fmt: "chrome" | "xspace"): void {
     throw new RawtraceError("USAGE", `--gzip with -o ${o}: gzip output is named .json.gz (or leave out --gzip)`);
   }
   if (fmt === "xspace" && /\.json(\.gz)?$/i.test(o)) {
-    throw new RawtraceError("USAGE", `--format xspace with -o ${o}: XSpace goes to a log directory or a .xplane.pb file, not a .json name`);
+    throw new RawtraceError("USAGE", cmd === "merge"
+      ? `--format xspace with -o ${o}: merge writes XSpace to a log directory (one <host>.xplane.pb per host), not a .json name: give -o a directory`
+      : `--format xspace with -o ${o}: XSpace goes to a log directory or a .xplane.pb file, not a .json name`);
+  }
+  if (fmt === "xspace" && GZ_NAME.test(o)) {
+    throw new RawtraceError("USAGE", `--format xspace with -o ${o}: XSpace is never gzipped (XProf reads .xplane.pb)`);
   }
 }
 
 /** `rawtrace convert <files, directories, globs…>`. */
 export async function runConvert(args: string[], v: CliValues): Promise<number> {
-  const fmt = format(v);
+  const fmt = format(v, "convert");
   stdoutOnce(v);
-  checkOutputArgs(v, fmt);
+  checkOutputArgs(v, fmt, "convert");
   const an = analysis(v);
   const { files, missing } = inputs(args, "convert");
   return convertFiles(files, missing, v, fmt, an);
@@ -229,9 +255,9 @@ export async function runConvert(args: string[], v: CliValues): Promise<number> 
  * shards together report every input exactly once.
  */
 export async function runBatch(args: string[], v: CliValues): Promise<number> {
-  const fmt = format(v);
+  const fmt = format(v, "batch");
   const an = analysis(v);
-  checkOutputArgs(v, fmt);
+  checkOutputArgs(v, fmt, "batch");
   const shard: Shard = v.shard === undefined ? { index: 0, count: 1 } : parseShard(v.shard);
   jobs(v, 1); // a bad --jobs is a usage error in every shard, its own inputs or none
   const named = [...args, ...(v.list ?? []).flatMap(readList)];
@@ -265,7 +291,7 @@ async function convertFiles(
   for (const m of missing) say(`rawtrace: ${m.error!.message}`, null);
   const r = await withView(v, (view) =>
     convertBatch(files, {
-      pool, format: fmt, gzip: v.gzip, gzipLevel: level, outDir: v["out-dir"], output: v.output, force: v.force, allApi: v["all-api"],
+      pool, format: fmt, gzip: gzipOutput(v, fmt), gzipLevel: level, outDir: v["out-dir"], output: v.output, force: v.force, allApi: v["all-api"],
       analysis: an,
       onProgress: view ? (p) => view.update(p) : undefined,
       onFile: (f) => {
@@ -321,9 +347,9 @@ function maxSkew(v: CliValues): number | undefined {
 
 /** `rawtrace merge <rank files…> -o job.json`. */
 export async function runMerge(args: string[], v: CliValues): Promise<number> {
-  const fmt = format(v);
+  const fmt = format(v, "merge");
   stdoutOnce(v);
-  checkOutputArgs(v, fmt);
+  checkOutputArgs(v, fmt, "merge");
   const an = analysis(v);
   const { files, missing } = inputs(args, "merge");
   if (missing.length) throw new RawtraceError("IO", missing.map((m) => m.error.message).join("; "));
@@ -333,7 +359,7 @@ export async function runMerge(args: string[], v: CliValues): Promise<number> {
   const pool = new WorkerPool({ jobs: jobs(v, files.length) });
   const r = await withView(v, (view) =>
     merge(files, output, {
-      pool, format: fmt, gzip: v.gzip, gzipLevel: level, force: v.force, allApi: v["all-api"], maxSkewMs, analysis: an,
+      pool, format: fmt, gzip: gzipOutput(v, fmt, output), gzipLevel: level, force: v.force, allApi: v["all-api"], maxSkewMs, analysis: an,
       onProgress: view ? (p) => view.update(p) : undefined,
     }).finally(() => pool.close()));
   for (const m of skewMessages(r.clock)) console.error(`rawtrace: warning CLOCK_SKEW: ${m}`);

@@ -6,7 +6,6 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { spawnSync } from "node:child_process";
 import { existsSync, statSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,6 +15,7 @@ import { XSpaceSchema } from "../../src/gen/xplane_pb.js";
 import { RawtraceWriter } from "../../src/format/writer.js";
 import * as C from "../../src/tools/cupti_records.js";
 import { sampleDump, T0 } from "../helpers/sample_dump.js";
+import { cliIn, lines } from "../helpers/cli.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const CLI = join(ROOT, "dist/node/cli.js");
@@ -23,18 +23,7 @@ const tmp = mkdtempSync(join(tmpdir(), "rawtrace-cli-"));
 const SAMPLE = join(ROOT, "samples/h100_torch_train_nvtx.rawtrace");
 const PKG_VERSION = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string }).version;
 
-const cli = (args: string[]) => spawnSync(process.execPath, [CLI, ...args], { cwd: tmp, encoding: "utf8", timeout: 120000 });
-const lines = (s: string) => s.split("\n").filter((l) => l.length > 0);
-
-/** A usage error: exit 2 and exactly one line on standard error that says so. */
-function usageError(args: string[], mentions: string): void {
-  const r = cli(args);
-  assert.is(r.status, 2, `${args.join(" ")}: ${r.stderr}`);
-  assert.is(r.stdout, "");
-  assert.is(lines(r.stderr).length, 1, r.stderr);
-  assert.ok(r.stderr.startsWith("rawtrace: usage: "), r.stderr);
-  assert.ok(r.stderr.includes(mentions), r.stderr);
-}
+const { cli, usageError } = cliIn(tmp);
 
 test("the CLI is built (scripts/setup.sh)", () => {
   assert.ok(existsSync(CLI), `${CLI} is missing: run bash scripts/setup.sh`);
@@ -398,7 +387,7 @@ test("contradicting options and negative numbers are usage errors that say what 
   usageError(["convert", SAMPLE, "-F", "xspace", "-o", "y.json"], "XSpace goes to a log directory or a .xplane.pb file");
   usageError(["stats", SAMPLE, "--gap-min", "5"], "--gap-min sets the shortest gap --gaps reports");
   usageError(["merge", SAMPLE, SAMPLE, "--gzip", "-o", "m.json"], "--gzip with -o m.json");
-  usageError(["merge", SAMPLE, SAMPLE, "-F", "xspace", "-o", "mx.json"], "XSpace goes to a log directory");
+  usageError(["merge", SAMPLE, SAMPLE, "-F", "xspace", "-o", "mx.json"], "merge writes XSpace to a log directory");
   usageError(["convert", SAMPLE, "--jobs", "-1"], "--jobs -1: a value cannot start with '-' (--jobs takes no negative numbers)");
   usageError(["convert", SAMPLE, "-j", "-2"], "-j -2: a value cannot start with '-'");
   usageError(["stats", SAMPLE, "--top", "-3"], "--top -3:");

@@ -1,0 +1,70 @@
+/**
+ * The command line's choices made from an output's name (src/cli.ts, src/node/commands.ts): a *.xplane.pb output
+ * is XSpace without --format (convert) and refused by merge, whose XSpace is a folder; the gzip and .xplane.pb tests
+ * ignore case.
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ROOT, cliIn, lines } from "../helpers/cli.js";
+
+const SAMPLE = join(ROOT, "samples/h100_torch_train_nvtx.rawtrace");
+const OTHER = join(ROOT, "samples/alexnet_a100_rank0.rawtrace");
+const tmp = mkdtempSync(join(tmpdir(), "rawtrace-cli-names-"));
+
+const { cli, usageError } = cliIn(tmp);
+const isGzip = (p: string) => readFileSync(p).subarray(0, 2).equals(Buffer.from([0x1f, 0x8b]));
+
+test("convert -o x.xplane.pb without --format writes XSpace, the bytes of --format xspace; --format chrome with it is a usage error", () => {
+  const inferred = join(tmp, "inferred.xplane.pb");
+  const r = cli(["convert", SAMPLE, "-o", inferred]);
+  assert.is(r.status, 0, r.stderr);
+  assert.match(r.stderr, /XSpace out/);
+  const named = join(tmp, "named.xplane.pb");
+  assert.is(cli(["convert", SAMPLE, "--format", "xspace", "-o", named]).status, 0);
+  assert.ok(readFileSync(inferred).equals(readFileSync(named)), "the same XSpace bytes");
+  assert.is(readFileSync(inferred)[0], 0x0a, "a protobuf (XSpace field 1), not JSON");
+  // Any case: one file, not a log directory named X.XPLANE.PB.
+  const upper = join(tmp, "UPPER.XPLANE.PB");
+  assert.is(cli(["convert", SAMPLE, "-o", upper]).status, 0);
+  assert.ok(statSync(upper).isFile());
+  assert.ok(readFileSync(upper).equals(readFileSync(named)));
+  usageError(["convert", SAMPLE, "--format", "chrome", "-o", "c.xplane.pb"], "--format chrome with -o c.xplane.pb");
+  assert.not.ok(existsSync(join(tmp, "c.xplane.pb")));
+});
+
+test("merge -o x.xplane.pb is a usage error that says to give --format xspace a directory (or a .json name)", () => {
+  usageError(["merge", SAMPLE, OTHER, "-o", "m.xplane.pb"], "give --format xspace -o DIR");
+  usageError(["merge", SAMPLE, OTHER, "-F", "xspace", "-o", "M.XPLANE.PB"], "one <host>.xplane.pb per host under a log directory");
+  // The .json refusal names what merge takes: a log directory, not a .xplane.pb file it would refuse.
+  const r = cli(["merge", SAMPLE, OTHER, "-F", "xspace", "-o", "m.json"]);
+  assert.is(r.status, 2, r.stderr);
+  assert.ok(r.stderr.startsWith("rawtrace: usage: "), r.stderr);
+  assert.match(r.stderr, /merge writes XSpace to a log directory/);
+  assert.not.match(r.stderr, /or a \.xplane\.pb file/);
+  assert.equal(readdirSync(tmp).filter((f) => /^m(\.json|\.xplane\.pb)$/i.test(f)), [], "nothing written");
+});
+
+test("an output named .JSON.GZ is gzipped as .json.gz is (convert, merge, --gzip-level); XSpace never", () => {
+  const out = join(tmp, "upper.JSON.GZ");
+  const r = cli(["convert", SAMPLE, "-o", out]);
+  assert.is(r.status, 0, r.stderr);
+  assert.ok(isGzip(out), "gzip bytes");
+  assert.match(r.stderr, /gzipped\) out/);
+  const lower = join(tmp, "lower.json.gz");
+  assert.is(cli(["convert", SAMPLE, "-o", lower]).status, 0);
+  assert.ok(readFileSync(out).equals(readFileSync(lower)), "the same bytes as .json.gz");
+  const level = join(tmp, "level.Json.Gz");
+  assert.is(cli(["convert", SAMPLE, "-o", level, "--gzip-level", "1"]).status, 0);
+  assert.ok(isGzip(level));
+  const m = join(tmp, "merged.JSON.GZ");
+  assert.is(cli(["merge", SAMPLE, OTHER, "-o", m]).status, 0);
+  assert.ok(isGzip(m));
+  usageError(["convert", SAMPLE, "-F", "xspace", "-o", "x.GZ"], "XSpace is never gzipped");
+});
+
+test.after(() => rmSync(tmp, { recursive: true, force: true }));
+
+test.run();
