@@ -9,7 +9,7 @@ import { parseArgs, type ParseArgsConfig } from "node:util";
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { EXIT, runBatch, runConvert, runDiff, runInfo, runMerge, runStats, type CliValues } from "./node/commands.js";
+import { EXIT, errorLine, runBatch, runConvert, runDiff, runInfo, runMerge, runStats, type CliValues } from "./node/commands.js";
 import { RawtraceError, isRawtraceError } from "./core/codes.js";
 import { runRecord } from "./node/record.js";
 import { runView } from "./node/view.js";
@@ -328,8 +328,9 @@ function didYouMean(given: string, known: string[]): string {
 
 /** parseArgs' errors as one-line usage errors naming the command. */
 function parse(cmd: string, args: string[]): { values: CliValues & { help?: boolean }; positionals: string[] } {
+  let parsed: ReturnType<typeof parseArgs>;
   try {
-    return parseArgs({ args, options: COMMANDS[cmd].options, allowPositionals: true, strict: true }) as never;
+    parsed = parseArgs({ args, options: COMMANDS[cmd].options, allowPositionals: true, strict: true, tokens: true });
   } catch (e) {
     const err = e as Error & { code?: string };
     const unknown = /Unknown option '([^']+)'/.exec(err.message);
@@ -349,6 +350,11 @@ function parse(cmd: string, args: string[]): { values: CliValues & { help?: bool
           : err.message.split(/\.(\s|$)/)[0];
     throw new RawtraceError("USAGE", `${msg} (rawtrace ${cmd} --help lists its options)`);
   }
+  // An empty value (`-o ''`, `--top=`) is no value: named as the user wrote the option, never silently ignored.
+  for (const t of parsed.tokens ?? []) {
+    if (t.kind === "option" && t.value === "") throw new RawtraceError("USAGE", `${t.rawName} needs a value, not an empty one`);
+  }
+  return { values: parsed.values as CliValues & { help?: boolean }, positionals: parsed.positionals };
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -415,9 +421,8 @@ main(process.argv.slice(2)).then(
   (code) => exitWhenFlushed(code),
   (e: unknown) => {
     const err = e as Error;
-    const usage = err.name === "USAGE";
     // `-o - | head`: the reader stopped early on purpose; quiet, as a command ended by SIGPIPE.
-    if (err.name !== "PIPE_CLOSED") console.error(`rawtrace: ${usage ? "usage: " : ""}${err.message}`);
+    if (err.name !== "PIPE_CLOSED") console.error(errorLine(err));
     const known = err instanceof RawtraceError || isRawtraceError(err);
     const stack = (e as Error).stack;
     if (!known && stack) console.error(stack);

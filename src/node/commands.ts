@@ -69,6 +69,14 @@ export function lostData(warnings: Warning[]): boolean {
   return warnings.some((w) => LOSS_WARNINGS.has(w.code));
 }
 
+/**
+ * The one line an error prints on standard error: `rawtrace: <message>`, and for a usage error (exit 2)
+ * `rawtrace: usage: <message>` (docs/errors.md), whether it ends the command or fails one input of several.
+ */
+export function errorLine(e: { code?: string; name?: string; message: string }): string {
+  return `rawtrace: ${(e.code ?? e.name) === "USAGE" ? "usage: " : ""}${e.message}`;
+}
+
 /** Output names, by any case (`x.JSON.GZ` is gzipped as `x.json.gz` is; `X.XPLANE.PB` is XSpace). */
 const GZ_NAME = /\.gz$/i;
 const XPLANE_NAME = /\.xplane\.pb$/i;
@@ -288,14 +296,14 @@ async function convertFiles(
   const say = (line: string, view: ProgressView | null) => (view ? view.log(line) : v.json ? undefined : console.error(line));
   // Inputs that do not exist are said first, as the failures of the conversion are said when they happen; the
   // summary then names every failure once more, by name and code only.
-  for (const m of missing) say(`rawtrace: ${m.error!.message}`, null);
+  for (const m of missing) say(errorLine(m.error!), null);
   const r = await withView(v, (view) =>
     convertBatch(files, {
       pool, format: fmt, gzip: gzipOutput(v, fmt), gzipLevel: level, outDir: v["out-dir"], output: v.output, force: v.force, allApi: v["all-api"],
       analysis: an,
       onProgress: view ? (p) => view.update(p) : undefined,
       onFile: (f) => {
-        if (!f.ok) return f.error!.code === "PIPE_CLOSED" ? undefined : say(`rawtrace: ${f.error!.message}`, view);
+        if (!f.ok) return f.error!.code === "PIPE_CLOSED" ? undefined : say(errorLine(f.error!), view);
         const mbs = f.seconds > 0 ? f.bytesIn / 1e6 / f.seconds : 0;
         const gz = gzNote(f.output);
         say(`${f.input} → ${f.output}: ${f.events} events, ${fmtMB(f.bytesIn)} in, ${fmtMB(f.bytesOut)} ${fmt === "xspace" ? "XSpace" : "JSON"}${gz} out, ` +
@@ -451,7 +459,7 @@ export async function runStats(args: string[], v: CliValues): Promise<number> {
     if (blocks.length) console.log(blocks.join("\n\n"));
   }
   for (const r of all) {
-    if (!r.ok) console.error(`rawtrace: ${r.error!.message}`);
+    if (!r.ok) console.error(errorLine(r.error!));
     else if (r.info) for (const line of lossLines(r.input, r.info.warnings, r.info.loss, r.info.bytes)) console.error(line);
   }
   return exitCode(all, v.strict, all.some((r) => r.ok && r.info && lostData(r.info.warnings)));
@@ -568,6 +576,6 @@ export async function runInfo(args: string[], v: CliValues): Promise<number> {
     const blocks = results.filter((r) => r.ok).map((r) => formatInfo({ ...r.info!, file: r.file }));
     if (blocks.length) console.log(blocks.join("\n\n"));
   }
-  for (const r of results) if (!r.ok) console.error(`rawtrace: ${r.error!.message}`);
+  for (const r of results) if (!r.ok) console.error(errorLine(r.error!));
   return exitCode(results);
 }

@@ -74,11 +74,15 @@ test("levels 0 (default), 1, 3 and 6: the block gzip of the plain JSON at that l
 });
 
 test("--gzip-level: 0 to 9, with gzip output, never with XSpace (exit 2)", () => {
-  for (const bad of ["10", "0.5", "1.5", "fast", ""]) {
+  for (const bad of ["10", "0.5", "1.5", "fast", " "]) {
     const r = cli(["convert", DUMP, "-o", "x.json.gz", "--force", "--gzip-level", bad]);
     assert.is(r.status, 2, bad);
     assert.match(r.stderr, "--gzip-level must be a whole number from 0 (fastest) to 9 (smallest)");
   }
+  // An empty value is no value (as for every option).
+  const empty = cli(["convert", DUMP, "-o", "x.json.gz", "--force", "--gzip-level", ""]);
+  assert.is(empty.status, 2);
+  assert.match(empty.stderr, "rawtrace: usage: --gzip-level needs a value, not an empty one");
   const plain = cli(["convert", DUMP, "-o", "y.json", "--gzip-level", "3"]);
   assert.is(plain.status, 2);
   assert.match(plain.stderr, "--gzip-level needs gzip output");

@@ -1,11 +1,12 @@
 /**
- * The command line's choices made from an output's name (src/cli.ts, src/node/commands.ts): a *.xplane.pb output
- * is XSpace without --format (convert) and refused by merge, whose XSpace is a folder; the gzip and .xplane.pb tests
- * ignore case.
+ * The command line's choices made from an output's name and its options' values (src/cli.ts, src/node/commands.ts):
+ * a *.xplane.pb output is XSpace without --format (convert) and refused by merge, whose XSpace is a folder; the
+ * gzip and .xplane.pb tests ignore case; empty option values and usage errors of one input carry the
+ * `rawtrace: usage: ` line of docs/errors.md.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT, cliIn, lines } from "../helpers/cli.js";
@@ -63,6 +64,26 @@ test("an output named .JSON.GZ is gzipped as .json.gz is (convert, merge, --gzip
   assert.is(cli(["merge", SAMPLE, OTHER, "-o", m]).status, 0);
   assert.ok(isGzip(m));
   usageError(["convert", SAMPLE, "-F", "xspace", "-o", "x.GZ"], "XSpace is never gzipped");
+});
+
+test("usage errors of the one input (output a directory or the input, standard input without -o) say 'usage:'", () => {
+  const dir = join(tmp, "existdir");
+  mkdirSync(dir);
+  usageError(["convert", SAMPLE, "-o", dir], "is a directory, not an output file");
+  const same = join(tmp, "same.rawtrace");
+  copyFileSync(SAMPLE, same);
+  usageError(["convert", same, "-o", same], "is the input");
+  usageError(["convert", "-"], "name it with -o or --out-dir", readFileSync(SAMPLE));
+});
+
+test("an empty option value is a usage error naming the option", () => {
+  usageError(["convert", SAMPLE, "-o", ""], "-o needs a value");
+  usageError(["convert", SAMPLE, "--output="], "--output needs a value");
+  usageError(["convert", SAMPLE, "--out-dir", ""], "--out-dir needs a value");
+  usageError(["stats", SAMPLE, "--top="], "--top needs a value");
+  usageError(["diff", SAMPLE, SAMPLE, "--top="], "--top needs a value");
+  usageError(["merge", SAMPLE, OTHER, "--max-skew", ""], "--max-skew needs a value");
+  assert.not.ok(existsSync(join(tmp, "h100_torch_train_nvtx.json")), "--out-dir '' wrote nothing beside the input");
 });
 
 test.after(() => rmSync(tmp, { recursive: true, force: true }));
