@@ -118,6 +118,20 @@ export function lossLines(file: string, warnings: Warning[], loss: LossReport | 
   return out;
 }
 
+/** The standard-error lines of a file's warnings, loss or not: `  warning CODE ×N (offset O): what` each. */
+export function warningLines(warnings: Warning[], indent = "  "): string[] {
+  return warnings.map((w) => `${indent}warning ${w.code} ×${w.count} (offset ${w.offset}): ${w.message}`);
+}
+
+/**
+ * What `stats` and `diff` say on standard error about a file they read: its warnings under a line naming it (as
+ * convert lists them under its summary line), then its damage ({@link lossLines}).
+ */
+function readReport(file: string, info: FileInfo, warnings = true): string[] {
+  const head = warnings && info.warnings.length ? [`rawtrace: ${file}: warnings`, ...warningLines(info.warnings)] : [];
+  return [...head, ...lossLines(file, info.warnings, info.loss, info.bytes)];
+}
+
 /**
  * The output format: `--format`, else XSpace for an `-o` named *.xplane.pb (convert), else Chrome JSON. A .xplane.pb
  * name with `--format chrome` is refused, and so is any for merge, whose XSpace is one file per host in a folder.
@@ -308,7 +322,7 @@ async function convertFiles(
         const gz = gzNote(f.output);
         say(`${f.input} → ${f.output}: ${f.events} events, ${fmtMB(f.bytesIn)} in, ${fmtMB(f.bytesOut)} ${fmt === "xspace" ? "XSpace" : "JSON"}${gz} out, ` +
           `${f.seconds.toFixed(2)} s (${mbs.toFixed(0)} MB/s)${splitNote(f.workers, fmt, files.length === 1 ? pool.size : 1, f.writer)}`, view);
-        for (const w of f.warnings) say(`  warning ${w.code} ×${w.count} (offset ${w.offset}): ${w.message}`, view);
+        for (const line of warningLines(f.warnings)) say(line, view);
         for (const line of lossLines(f.input, f.warnings, f.loss, f.bytesIn)) view ? view.log(line) : console.error(line);
       },
     }).finally(() => pool.close()));
@@ -336,7 +350,7 @@ const SUMMARY_FAILURES = 20;
  * The summary's lines for the failed inputs: each was already said in full when it failed, so here only its name and
  * error code (docs/errors.md), at most {@link SUMMARY_FAILURES} of them.
  */
-export function failureSummary(failed: FileResult[]): string[] {
+export function failureSummary(failed: Array<{ input: string; error?: { code: string } }>): string[] {
   if (failed.length === 0) return [];
   const lines = [`${failed.length} failed:`];
   for (const f of failed.slice(0, SUMMARY_FAILURES)) lines.push(`  ${f.input} (${f.error!.code})`);
@@ -387,7 +401,7 @@ export async function runMerge(args: string[], v: CliValues): Promise<number> {
       `start ${c.startOffsetNs >= 0 ? "+" : ""}${(c.startOffsetNs / 1e6).toFixed(3)} ms` +
       (c.anchorOffsetNs !== null ? `, clock offset ${(c.anchorOffsetNs / 1e6).toFixed(3)} ms` : "") +
       (c.driftPpm !== null ? `, drift ${c.driftPpm.toFixed(2)} ppm` : ""));
-    for (const w of x.warnings) out.push(`    warning ${w.code} ×${w.count} (offset ${w.offset}): ${w.message}`);
+    out.push(...warningLines(x.warnings, "    "));
   }
   out.push(`  residual skew (spread of collector starts): ${(r.clock.residualSkewNs / 1e6).toFixed(3)} ms`);
   console.error(out.join("\n"));
@@ -458,10 +472,12 @@ export async function runStats(args: string[], v: CliValues): Promise<number> {
     });
     if (blocks.length) console.log(blocks.join("\n\n"));
   }
+  // Warnings are in the --json document; damage is said on standard error in every form.
   for (const r of all) {
     if (!r.ok) console.error(errorLine(r.error!));
-    else if (r.info) for (const line of lossLines(r.input, r.info.warnings, r.info.loss, r.info.bytes)) console.error(line);
+    else if (r.info) for (const line of readReport(r.input, r.info, !v.json)) console.error(line);
   }
+  if (!v.json && all.length > 1) for (const line of failureSummary(all.filter((r) => !r.ok))) console.error(line);
   return exitCode(all, v.strict, all.some((r) => r.ok && r.info && lostData(r.info.warnings)));
 }
 
@@ -486,7 +502,7 @@ export async function runDiff(args: string[], v: CliValues): Promise<number> {
   const rows = diffStats(a.stats!, b.stats!, steps?.[0], steps?.[1]);
   if (v.json) console.log(JSON.stringify({ command: "diff", a: files[0], b: files[1], rows }, replacer, 2));
   else console.log(formatDiff(files[0], files[1], rows, top));
-  for (const r of [a, b]) if (r.info) for (const line of lossLines(r.input, r.info.warnings, r.info.loss, r.info.bytes)) console.error(line);
+  for (const r of [a, b]) if (r.info) for (const line of readReport(r.input, r.info)) console.error(line);
   return v.strict && [a, b].some((r) => r.info && lostData(r.info.warnings)) ? EXIT.LOSS : 0;
 }
 

@@ -1,0 +1,77 @@
+/**
+ * What `rawtrace stats` and `rawtrace diff` say on standard error (src/node/commands.ts, src/node/diff.ts): every
+ * warning of a file, as convert lists them (not only the losses), and the failure summary with codes of
+ * docs/errors.md after several inputs.
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { RawtraceWriter } from "../../src/format/writer.js";
+import * as C from "../../src/tools/cupti_records.js";
+import { T0 } from "../helpers/sample_dump.js";
+import { ROOT, cliIn, lines } from "../helpers/cli.js";
+
+const SAMPLE = join(ROOT, "samples/h100_torch_train_nvtx.rawtrace");
+const tmp = mkdtempSync(join(tmpdir(), "rawtrace-cli-stats-"));
+
+const { cli } = cliIn(tmp);
+
+/** Three runtime calls and no HEADER chunk: one warning, NO_HEADER, which is not a loss. */
+const NO_HEADER = join(tmp, "no_header.rawtrace");
+{
+  const w = RawtraceWriter.inMemory();
+  w.clock({ which: 0, vendorNs: T0, realtimeNs: T0, monotonicNs: 1n, monotonicRawNs: 1n, boottimeNs: 1n });
+  for (let i = 0; i < 3; i++) {
+    w.activity(C.apiRecord("cuda13", { kind: 5, cbid: 211, start: T0 + BigInt(i * 1000), end: T0 + BigInt(i * 1000 + 500), processId: 1, threadId: 1, correlationId: i + 1 }));
+  }
+  w.end();
+  writeFileSync(NO_HEADER, w.bytes());
+}
+const WARNING = "  warning NO_HEADER ×1 (offset 88): no HEADER chunk before the first activity; CUDA was assumed";
+
+test("convert, stats (text, --csv) and diff list a file's non-loss warnings on standard error, the same line", () => {
+  const c = cli(["convert", NO_HEADER, "-o", join(tmp, "nh.json")]);
+  assert.is(c.status, 0, c.stderr);
+  assert.ok(lines(c.stderr).includes(WARNING), c.stderr);
+  for (const args of [["stats", NO_HEADER], ["stats", NO_HEADER, "--csv"], ["diff", SAMPLE, NO_HEADER], ["diff", NO_HEADER, SAMPLE, "--json"]]) {
+    const r = cli(args);
+    assert.is(r.status, 0, `${args.join(" ")}: ${r.stderr}`);
+    const err = lines(r.stderr);
+    const at = err.indexOf(WARNING);
+    assert.ok(at > 0, `${args.join(" ")}: ${r.stderr}`);
+    assert.is(err[at - 1], `rawtrace: ${NO_HEADER}: warnings`, "headed by the file's name");
+    assert.not.match(r.stderr, /DATA LOST/);
+  }
+  // --json has them in its document: standard error stays quiet.
+  const j = cli(["stats", NO_HEADER, "--json"]);
+  assert.is(j.status, 0, j.stderr);
+  assert.is(j.stderr, "");
+  assert.is(JSON.parse(j.stdout).files[0].warnings[0].code, "NO_HEADER");
+  // A file without warnings: nothing.
+  assert.is(cli(["stats", SAMPLE]).stderr, "");
+});
+
+test("stats of several inputs, some failing: each error, then the failure summary with codes; exit 1", () => {
+  const text = join(tmp, "text.rawtrace");
+  writeFileSync(text, "hello, not a dump\n");
+  const missing = join(tmp, "nonexist.rawtrace");
+  for (const form of [[], ["--csv"]]) {
+    const r = cli(["stats", SAMPLE, text, missing, ...form]);
+    assert.is(r.status, 1, r.stderr);
+    const err = lines(r.stderr);
+    assert.ok(err.some((l) => l.startsWith(`rawtrace: ${text}: offset 0: not a .rawtrace file`)), r.stderr);
+    const at = err.indexOf("2 failed:");
+    assert.ok(at >= 0, r.stderr);
+    assert.equal(err.slice(at + 1), [`  ${text} (BAD_MAGIC)`, `  ${missing} (IO)`]);
+  }
+  // One input: its own code and no summary, as convert.
+  const one = cli(["stats", text]);
+  assert.is(one.status, 1, one.stderr);
+  assert.not.match(one.stderr, /failed:/);
+});
+
+test.after(() => rmSync(tmp, { recursive: true, force: true }));
+
+test.run();
