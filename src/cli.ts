@@ -191,7 +191,7 @@ ${STRICT}
 The statistics of \`rawtrace stats\` for two files side by side: the trace span, per GPU busy % and kernel /
 memcpy / memset time, with --steps the mean and median step time, busy % and launch overhead, then every kernel,
 copy and API call by the change in its total time, largest first (B − A, in percentage points for rows in %; the
-change as +28.0%, or ×55.5 from ten times on; "new" when A has none).
+change as +28.0%, or ×55.5 from ten times on; "new" when A has none of what B has; 0.0% when both have none).
 
 Options:
   --steps REGEX      compare the training steps too (NVTX ranges whose name matches; docs/analysis.md)

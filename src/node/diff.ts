@@ -92,10 +92,11 @@ export function factor(x: number): string {
 /**
  * The change column: a percentage with one decimal (`+28.0%`), or from ten times as much on, the factor (`×95.6k`):
  * `+9555951.791%` was hard to read. A row in % (busy time) gets its B − A in percentage points (`pp`) so the two
- * are not mistaken for each other.
+ * are not mistaken for each other. "new" when A has none of what B has; a row that is 0 in both is unchanged (0.0%).
  */
 function change(r: DiffRow): string {
-  if (r.deltaPct === null) return "new";
+  // A is 0: "new" when B has some (of the time, or of the events of a name row), else both are 0 and nothing changed.
+  if (r.deltaPct === null) return r.b !== 0 || (!r.countA && (r.countB ?? 0) > 0) ? "new" : "0.0%";
   if (r.a > 0 && r.b / r.a >= 10) return `×${factor(r.b / r.a)}`;
   return `${r.deltaPct > 0 ? "+" : ""}${r.deltaPct.toFixed(1)}%`;
 }

@@ -1,7 +1,7 @@
 /**
  * What `rawtrace stats` and `rawtrace diff` say on standard error (src/node/commands.ts, src/node/diff.ts): every
- * warning of a file, as convert lists them (not only the losses), and the failure summary with codes of
- * docs/errors.md after several inputs.
+ * warning of a file, as convert lists them (not only the losses), the failure summary with codes of docs/errors.md
+ * after several inputs, and the change column of a row that is 0 in both files.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -70,6 +70,18 @@ test("stats of several inputs, some failing: each error, then the failure summar
   const one = cli(["stats", text]);
   assert.is(one.status, 1, one.stderr);
   assert.not.match(one.stderr, /failed:/);
+});
+
+test("diff: a row 0 in both files is unchanged (0.0%), not new; a row only B has is new", () => {
+  const r = cli(["diff", NO_HEADER, NO_HEADER, "--steps", "no_such_step"]);
+  assert.is(r.status, 0, r.stderr);
+  const steps = lines(r.stdout).find((l) => l.trimStart().startsWith("steps (count)"))!;
+  assert.ok(steps, r.stdout);
+  assert.equal(steps.trim().split(/\s+/).slice(2), ["0", "0", "0", "0.0%"]);
+  assert.not.match(r.stdout, /\bnew\b/);
+  const ab = cli(["diff", NO_HEADER, SAMPLE, "--top", "1000"]);
+  assert.is(ab.status, 0, ab.stderr);
+  assert.match(ab.stdout, /kernel ms\s+0\.000\s+\S+\s+\S+\s+new\s+0→\d+/);
 });
 
 test.after(() => rmSync(tmp, { recursive: true, force: true }));
