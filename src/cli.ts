@@ -26,8 +26,12 @@ interface Command {
 
 const HELP_OPT: Options = { help: { type: "boolean", short: "h" } };
 const JOBS = "  -j, --jobs N       worker threads (default: one per core, at most one per input)";
-const STRICT = "  --strict           exit 6 (LOSS) when any input lost data (damaged bytes skipped, records dropped by the\n" +
-  "                     collector, no END chunk); the outputs are still written";
+/** --strict of a command that writes outputs (`written`) or only prints statistics (stats, diff). */
+const strict = (what: "the outputs are still written" | "the statistics are still printed") =>
+  "  --strict           exit 6 (LOSS) when any input lost data (damaged bytes skipped, records dropped by the\n" +
+  `                     collector, no END chunk); ${what}`;
+const STRICT = strict("the outputs are still written");
+const STRICT_STATS = strict("the statistics are still printed");
 const ALL_API = "  --all-api          keep API calls Kineto hides (cudaGetDevice, most driver calls)";
 const ANALYSIS = "  --gpu-annotations on|off\n" +
   "                     project NVTX ranges onto the GPU streams they launched work on (gpu_user_annotation, as\n" +
@@ -174,7 +178,7 @@ Options:
   --gap-min US       shortest gap listed, µs (default 10)
 ${ALL_API}
 ${JOBS}
-${STRICT}
+${STRICT_STATS}
   -h, --help         this help`,
     options: {
       top: { type: "string" }, json: { type: "boolean" }, csv: { type: "boolean" }, "all-api": { type: "boolean" },
@@ -186,7 +190,7 @@ ${STRICT}
   diff: {
     summary: "two runs' (or ranks') statistics side by side, largest changes first",
     help: `Usage:
-  rawtrace diff <A.rawtrace> <B.rawtrace> [--steps REGEX] [--top N] [--json]
+  rawtrace diff <A.rawtrace> <B.rawtrace> [--steps REGEX] [--top N] [--json] [options]
 
 The statistics of \`rawtrace stats\` for two files side by side: the trace span, per GPU busy % and kernel /
 memcpy / memset time, with --steps the mean and median step time, busy % and launch overhead, then every kernel,
@@ -199,7 +203,7 @@ Options:
   --json             {"command":"diff","a":…,"b":…,"rows":[{group,name,unit,a,b,delta,deltaPct,countA,countB}]}
 ${ALL_API}
 ${JOBS}
-${STRICT}
+${STRICT_STATS}
   -h, --help         this help`,
     options: {
       steps: { type: "string" }, top: { type: "string" }, json: { type: "boolean" }, "all-api": { type: "boolean" },
@@ -289,13 +293,14 @@ Usage:
   rawtrace <command> [options] <files…>
   rawtrace help [command]        this text, or a command's options
   rawtrace <command> --help      a command's options
-  rawtrace -V | --version        the version
+  rawtrace -V | -v | --version   the version
 
 Commands:
 ${names.map((n) => `  ${n.padEnd(9)}${COMMANDS[n].summary}`).join("\n")}
 
 Exit codes: 0 ok, 1 a file failed, 2 usage, 3 output exists, 4 I/O, 5 core not built, 6 data lost (--strict),
-7 clock skew (--max-skew), 70 internal error (docs/errors.md).`;
+7 clock skew (--max-skew), 70 internal error, 130 / 143 interrupted (SIGINT / SIGTERM), 141 standard output
+closed by its reader (docs/errors.md).`;
 }
 
 /** Edit distance of `a` and `b` (insertions, deletions, substitutions, adjacent swaps), at most `cap` + 1. */

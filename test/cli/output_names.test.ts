@@ -2,7 +2,7 @@
  * The command line's choices made from an output's name and its options' values (src/cli.ts, src/node/commands.ts):
  * a *.xplane.pb output is XSpace without --format (convert) and refused by merge, whose XSpace is a folder; the
  * gzip and .xplane.pb tests ignore case; empty option values and usage errors of one input carry the
- * `rawtrace: usage: ` line of docs/errors.md.
+ * `rawtrace: usage: ` line of docs/errors.md; the help's exit codes and --strict wording.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -84,6 +84,19 @@ test("an empty option value is a usage error naming the option", () => {
   usageError(["diff", SAMPLE, SAMPLE, "--top="], "--top needs a value");
   usageError(["merge", SAMPLE, OTHER, "--max-skew", ""], "--max-skew needs a value");
   assert.not.ok(existsSync(join(tmp, "h100_torch_train_nvtx.json")), "--out-dir '' wrote nothing beside the input");
+});
+
+test("help: the exit codes of docs/errors.md, -v, diff's [options], --strict of stats and diff writes no outputs", () => {
+  const h = cli(["help"]);
+  assert.is(h.status, 0, h.stderr);
+  for (const x of ["141", "130", "143", "-V | -v | --version"]) assert.ok(h.stdout.includes(x), `help lacks ${x}`);
+  for (const c of ["stats", "diff"]) {
+    const s = cli(["help", c]).stdout;
+    assert.not.ok(s.includes("outputs are still written"), `${c}: ${s}`);
+    assert.ok(s.includes("the statistics are still printed"), s);
+  }
+  assert.match(cli(["help", "diff"]).stdout, /rawtrace diff <A\.rawtrace> <B\.rawtrace> .*\[options\]/);
+  assert.match(cli(["help", "convert"]).stdout, /xspace when -o ends in \.xplane\.pb/);
 });
 
 test.after(() => rmSync(tmp, { recursive: true, force: true }));
