@@ -15,6 +15,7 @@ import { RawtraceError, type LossReport, type Warning } from "../core/codes.js";
 import type { AnalysisOptions } from "../core/engine.js";
 import { checkOutputOptions, xspaceProfilePath } from "./convert.js";
 import { isGzipFile } from "./file_source.js";
+import { gzipByName } from "./block_gzip.js";
 import { dumpName, stemOf } from "./inputs.js";
 import { OutputFile, createTemp, makeDir, isInput, isStreamOutput, removeOwned } from "./output.js";
 import { WorkerPool, poolJobs, type ActiveTask } from "./pool.js";
@@ -243,7 +244,7 @@ export function defaultOutput(input: string, outDir: string | undefined, ext: st
 }
 
 async function oneChrome(pool: WorkerPool, input: string, inputs: string[], opts: BatchOptions, claimed: Map<string, string>): Promise<FileResult> {
-  const gzip = opts.gzip ?? opts.output?.endsWith(".gz") ?? false;
+  const gzip = opts.gzip ?? gzipByName(opts.output);
   const output = opts.output ?? defaultOutput(input, opts.outDir, gzip ? ".json.gz" : ".json", inputs);
   claim(claimed, output, input);
   const file = OutputFile.open(output, { force: opts.force, inputs });

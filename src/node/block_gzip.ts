@@ -21,6 +21,11 @@ import { RawtraceError } from "../core/codes.js";
  */
 export const DEFAULT_GZIP_LEVEL = 0;
 
+/** Whether an output named `path` is gzipped by its name: it ends in `.gz`, in any case (`x.JSON.GZ` too). */
+export function gzipByName(path: string | undefined): boolean {
+  return path !== undefined && /\.gz$/i.test(path);
+}
+
 /**
  * Checks a gzip level: 0 (rawtrace's own encoder, the fastest) or a zlib level from 1 (fastest) to 9 (smallest);
  * returns it, or throws USAGE. The conversions check it before they open any output, so a wrong level leaves no

@@ -23,6 +23,7 @@ import type { StepStats } from "../core/step_stats.js";
 import { IN_THREAD_MAX_BYTES, WorkerPool, poolJobs } from "./pool.js";
 import { expandInputs } from "./inputs.js";
 import { isGzipFile, spoolInputs } from "./file_source.js";
+import { gzipByName } from "./block_gzip.js";
 import { checkOutputNames, parseShard, readList, selectShard, type Shard } from "./shard.js";
 import { ProgressView, fmtMB } from "./progress.js";
 
@@ -77,14 +78,13 @@ export function errorLine(e: { code?: string; name?: string; message: string }):
   return `rawtrace: ${(e.code ?? e.name) === "USAGE" ? "usage: " : ""}${e.message}`;
 }
 
-/** Output names, by any case (`x.JSON.GZ` is gzipped as `x.json.gz` is; `X.XPLANE.PB` is XSpace). */
-const GZ_NAME = /\.gz$/i;
+/** XSpace output names, by any case (`X.XPLANE.PB` too; gzip by name: gzipByName). */
 const XPLANE_NAME = /\.xplane\.pb$/i;
 
 const int = (n: number) => n.toLocaleString("en-US");
 /** " (83.1 kB gzipped)" for a gzipped output file (the JSON's size is printed beside it), else "". */
 function gzNote(output: string | undefined): string {
-  return output !== undefined && GZ_NAME.test(output) ? ` (${fmtMB(sizeOf(output))} gzipped)` : "";
+  return gzipByName(output) ? ` (${fmtMB(sizeOf(output!))} gzipped)` : "";
 }
 
 /** "1 range", "3 ranges" (`n` with the thousands separated). */
@@ -152,7 +152,7 @@ function format(v: CliValues, cmd: "convert" | "batch" | "merge"): "chrome" | "x
 
 /** Gzip the Chrome JSON: `--gzip`, or an output name ending in .gz (any case). XSpace: only what --gzip says (refused). */
 function gzipOutput(v: CliValues, fmt: "chrome" | "xspace", output = v.output): boolean {
-  return !!v.gzip || (fmt === "chrome" && output !== undefined && GZ_NAME.test(output));
+  return !!v.gzip || (fmt === "chrome" && gzipByName(output));
 }
 
 /**
@@ -255,7 +255,7 @@ function checkOutputArgs(v: CliValues, fmt: "chrome" | "xspace", cmd: "convert" 
       ? `--format xspace with -o ${o}: merge writes XSpace to a log directory (one <host>.xplane.pb per host), not a .json name: give -o a directory`
       : `--format xspace with -o ${o}: XSpace goes to a log directory or a .xplane.pb file, not a .json name`);
   }
-  if (fmt === "xspace" && GZ_NAME.test(o)) {
+  if (fmt === "xspace" && gzipByName(o)) {
     throw new RawtraceError("USAGE", `--format xspace with -o ${o}: XSpace is never gzipped (XProf reads .xplane.pb)`);
   }
 }

@@ -10,7 +10,7 @@ import { RawtraceError } from "../core/codes.js";
 import { createEngine } from "./wasm.js";
 import { fileSource, withGrowthWarning } from "./file_source.js";
 import { FdSink, OutputFile, ioError, isStreamOutput, makeDir } from "./output.js";
-import { checkGzipLevel } from "./block_gzip.js";
+import { checkGzipLevel, gzipByName } from "./block_gzip.js";
 
 /** Options of {@link convertFile}. */
 export interface ConvertFileOptions extends Omit<ConvertOptions, "afterWindow" | "format"> {
@@ -40,7 +40,7 @@ export function checkOutputOptions(opts: { format?: string; gzip?: boolean; gzip
   if (opts.format !== undefined && opts.format !== "chrome" && opts.format !== "xspace") {
     throw new RawtraceError("USAGE", `unknown output format '${opts.format}' (chrome or xspace)`);
   }
-  if (opts.format === "xspace" && (opts.gzip || output?.endsWith(".gz"))) {
+  if (opts.format === "xspace" && (opts.gzip || gzipByName(output))) {
     throw new RawtraceError("USAGE", "XSpace output cannot be gzipped (XProf reads .xplane.pb)");
   }
   if (opts.gzipLevel !== undefined) checkGzipLevel(opts.gzipLevel);
@@ -55,7 +55,7 @@ export function checkOutputOptions(opts: { format?: string; gzip?: boolean; gzip
  */
 export async function convertFile(input: string, output: string, opts: ConvertFileOptions = {}): Promise<ConvertResult> {
   checkOutputOptions(opts, output);
-  const gzip = opts.format === "xspace" ? false : opts.gzip ?? output.endsWith(".gz");
+  const gzip = opts.format === "xspace" ? false : opts.gzip ?? gzipByName(output);
   // An XSpace file makes its folder, as the CLI and convertBatch do (docs/errors.md: XProf's runs live in a tree that
   // often does not exist yet); a Chrome JSON file's missing folder is refused.
   if (opts.fd === undefined && opts.format === "xspace" && !isStreamOutput(output)) makeDir(dirname(resolve(output)), "the output's folder");

@@ -21,6 +21,7 @@ import { closeSync, readSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { tmpdir } from "node:os";
 import { FdSink, OutputFile, createTemp, makeDir, isStreamOutput, removeOwned } from "./output.js";
+import { gzipByName } from "./block_gzip.js";
 import { spoolInputs } from "./file_source.js";
 import { dumpName } from "./inputs.js";
 import { RawtraceError } from "../core/codes.js";
@@ -203,7 +204,7 @@ async function mergeChrome(
     removeOwned(t.path);
     return t.fd;
   });
-  const gzip = opts.gzip ?? output.endsWith(".gz");
+  const gzip = opts.gzip ?? gzipByName(output);
   const pending = plan.ranks.map((r, k) =>
     pool.convert({
       input: r.file, output: `${output} (rank ${r.rank} fragment)`, allApi: opts.allApi, fd: fragments[k], analysis: opts.analysis,

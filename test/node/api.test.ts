@@ -164,6 +164,21 @@ test("convertFile XSpace into a folder that does not exist makes it (as the CLI 
   assert.not.ok(existsSync(join(base, "c")));
 });
 
+test("an output named .JSON.GZ is gzipped by convertFile, convertBatch and merge as .json.gz is (gzip by name, any case)", async () => {
+  const dir = join(tmp, "upper");
+  mkdirSync(dir);
+  await convertFile(input, join(dir, "a.JSON.GZ"));
+  await convertBatch([input], { output: join(dir, "b.Json.Gz") });
+  await merge([input], join(dir, "m.JSON.GZ"));
+  for (const f of ["a.JSON.GZ", "b.Json.Gz", "m.JSON.GZ"]) {
+    const bytes = readFileSync(join(dir, f));
+    assert.equal([bytes[0], bytes[1]], [0x1f, 0x8b], f);
+    assert.ok(Array.isArray(JSON.parse(gunzipSync(bytes).toString("utf8")).traceEvents), f);
+  }
+  const e = await convertFile(input, join(dir, "x.xplane.pb.GZ"), { format: "xspace" }).then(() => null, (x) => x);
+  assert.is(e?.name, "USAGE");
+});
+
 test("convertBatch with an out-dir that is a file: IO naming it (a RawtraceError, not Node's EEXIST)", async () => {
   const file = join(tmp, "not-a-folder");
   writeFileSync(file, "x");
