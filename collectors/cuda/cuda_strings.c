@@ -3,6 +3,7 @@
  * (STRINGS, read without trusting the pointer) and the threads of its API and marker records.
  */
 #include "cuda_internal.h"
+#include "rawtrace_safe_read.h"
 
 /* ------------------------------------------------------------------------------------------------------------------ */
 /* Writer thread: the strings and threads a buffer names                                                              */
@@ -22,17 +23,18 @@ static uint64_t ld64(const uint8_t* p) {
 
 /*
  * Copies the NUL-terminated string at address `ptr` of this process into G.scratch without trusting it: reads go
- * through process_vm_readv one page at a time, so an address that is not mapped fails (-1) instead of faulting.
- * Returns the length, or -1.
+ * through process_vm_readv one page at a time, so an address that is not mapped fails (-1) instead of faulting;
+ * where that call is refused (a sandbox), through rt_safe_read's pipe, never by dereferencing the pointer. Returns
+ * the length, or -1.
  */
 static long read_cstr(uint64_t ptr) {
   rt_buf* b = &G.scratch;
   rt_buf_reset(b);
   if (G.no_vm_readv) {
-    const char* s = (const char*)(uintptr_t)ptr;
-    size_t n = strnlen(s, MAX_STRING_BYTES);
-    rt_buf_bytes(b, s, n);
-    return b->oom ? -1 : (long)n;
+    if (rt_buf_reserve(b, MAX_STRING_BYTES)) return -1;
+    long n = rt_safe_cstr((char*)b->data, ptr, MAX_STRING_BYTES);
+    if (n >= 0) b->len = (size_t)n;
+    return n;
   }
   uint64_t p = ptr;
   for (;;) {
@@ -44,7 +46,7 @@ static long read_cstr(uint64_t ptr) {
     if (n <= 0) {
       if (n < 0 && (errno == ENOSYS || errno == EPERM)) {
         G.no_vm_readv = 1;
-        rt_cuda_logmsg(LOG_DEBUG, "process_vm_readv unavailable (%s): reading strings directly", strerror(errno));
+        rt_cuda_logmsg(LOG_DEBUG, "process_vm_readv unavailable (%s): reading strings through a pipe", strerror(errno));
         return read_cstr(ptr);
       }
       return -1;

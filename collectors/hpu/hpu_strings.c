@@ -6,63 +6,14 @@
 #endif
 
 #include "hpu_strings.h"
+#include "rawtrace_safe_read.h"
 #include "synapse_abi.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
-#define PAGE 4096u
 #define PIECE 256u
 #define ENTRY ((size_t)sizeof(rt_syn_trace_event))
-
-/* ------------------------------------------------------------------------------------------------------------------ */
-/* Reading memory that may not be mapped                                                                             */
-/* ------------------------------------------------------------------------------------------------------------------ */
-
-static int g_vm_refused; /* process_vm_readv answered ENOSYS / EPERM once: use the pipe from then on */
-static int g_pipe[2] = {-1, -1};
-
-/* One piece that does not cross a page boundary: all of it or nothing. */
-static int read_piece(void* dst, uint64_t src, size_t n) {
-  if (!g_vm_refused) {
-    struct iovec local = {dst, n};
-    struct iovec remote = {(void*)(uintptr_t)src, n};
-    ssize_t k = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
-    if (k == (ssize_t)n) return 0;
-    if (k >= 0 || errno == EFAULT) return -1;
-    if (errno != ENOSYS && errno != EPERM) return -1;
-    g_vm_refused = 1;
-  }
-  /* write(2) from an unmapped address fails with EFAULT instead of raising SIGSEGV */
-  if (g_pipe[0] < 0 && pipe2(g_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return -1;
-  ssize_t w = write(g_pipe[1], (const void*)(uintptr_t)src, n);
-  if (w != (ssize_t)n) {
-    if (w > 0) {
-      char sink[PIECE];
-      ssize_t ignored = read(g_pipe[0], sink, (size_t)w);
-      (void)ignored;
-    }
-    return -1;
-  }
-  return read(g_pipe[0], dst, n) == (ssize_t)n ? 0 : -1;
-}
-
-size_t rt_hpu_safe_read(void* dst, uint64_t src, size_t n) {
-  size_t done = 0;
-  while (done < n) {
-    uint64_t at = src + done;
-    size_t k = PAGE - (size_t)(at % PAGE);
-    if (k > PIECE) k = PIECE;
-    if (k > n - done) k = n - done;
-    if (read_piece((uint8_t*)dst + done, at, k) != 0) break;
-    done += k;
-  }
-  return done;
-}
 
 /* ------------------------------------------------------------------------------------------------------------------ */
 /* The entry set                                                                                                      */
@@ -132,7 +83,7 @@ static int take_string(rt_hpu_strings* s, uint64_t ptr, uint64_t base, size_t si
     if (reserve_bytes(s, PIECE) != 0) return -1;
     size_t want = PIECE;
     if (want > RT_HPU_MAX_STRING - len) want = RT_HPU_MAX_STRING - len;
-    size_t got = rt_hpu_safe_read(s->bytes + at + len, ptr + len, want);
+    size_t got = rt_safe_read(s->bytes + at + len, ptr + len, want);
     const uint8_t* nul = (const uint8_t*)memchr(s->bytes + at + len, 0, got);
     if (nul) {
       len += (size_t)(nul - (s->bytes + at + len));
@@ -142,7 +93,7 @@ static int take_string(rt_hpu_strings* s, uint64_t ptr, uint64_t base, size_t si
     s->blen = at + len;
     if (got < want || len >= RT_HPU_MAX_STRING) break;
   }
-  if (len == 0 && rt_hpu_safe_read(s->bytes + at, ptr, 1) != 1) {
+  if (len == 0 && rt_safe_read(s->bytes + at, ptr, 1) != 1) {
     s->unreadable++; /* not even one byte: no entry (an empty readable string gets one) */
     s->blen = at;
     return 0;
@@ -162,7 +113,7 @@ static int take_args(rt_hpu_strings* s, const uint8_t* buf, uint64_t base, size_
   } else {
     int fresh = set_add(s, ptr);
     if (fresh < 0) return -1;
-    if (rt_hpu_safe_read(args, ptr, bytes) != bytes) {
+    if (rt_safe_read(args, ptr, bytes) != bytes) {
       if (fresh) s->unreadable++;
       return 0;
     }

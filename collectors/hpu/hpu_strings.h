@@ -47,9 +47,6 @@ int rt_hpu_strings_collect(rt_hpu_strings* s, const uint8_t* buf, uint64_t base,
 /** Frees what `s` holds. */
 void rt_hpu_strings_free(rt_hpu_strings* s);
 
-/** Copies up to `n` bytes at address `src` of this process into `dst` without faulting; returns the bytes copied. */
-size_t rt_hpu_safe_read(void* dst, uint64_t src, size_t n);
-
 #ifdef __cplusplus
 }
 #endif

@@ -25,6 +25,7 @@
 #endif
 
 #include "rawtrace_xpu.h"
+#include "rawtrace_safe_read.h"
 #include "pti_abi.h"
 #include "ze_abi.h"
 #include "rawtrace_collector.h"
@@ -477,6 +478,8 @@ static int seen_add(uint64_t ptr) {
 static void write_buffer(struct buf_item* b) {
   rt_string* strs = NULL;
   size_t n = 0, cap = 0;
+  char* arena = NULL; /* the strings' bytes */
+  size_t alen = 0, acap = 0;
   size_t off = 0;
   while (off + sizeof(uint32_t) <= b->used) {
     uint32_t k;
@@ -502,15 +505,28 @@ static void write_buffer(struct buf_item* b) {
         strs = more;
         cap = ncap;
       }
-      const char* text = (const char*)(uintptr_t)ptr;
-      strs[n++] = (rt_string){ptr, text, (uint32_t)strnlen(text, MAX_STRING)};
+      /* Copied without trusting the pointer (rt_safe_cstr): a name PTI has freed must not fault the program. The
+       * copies go into one arena; `bytes` holds the offset until the arena stops moving. */
+      if (acap - alen < MAX_STRING) {
+        size_t ncap = acap * 2 > alen + MAX_STRING ? acap * 2 : alen + MAX_STRING;
+        char* more = (char*)realloc(arena, ncap);
+        if (!more) break;
+        arena = more;
+        acap = ncap;
+      }
+      long len = rt_safe_cstr(arena + alen, ptr, MAX_STRING);
+      if (len < 0) continue; /* unreadable: no entry (the decoder reports the name as missing) */
+      strs[n++] = (rt_string){ptr, (const char*)(uintptr_t)alen, (uint32_t)len};
+      alen += (size_t)len;
     }
     off += size;
   }
+  for (size_t i = 0; i < n; i++) strs[i].bytes = arena + (uintptr_t)strs[i].bytes;
   if (n) {
     if (wrote(rt_writer_strings(G.w, strs, (uint32_t)n)) == 0) atomic_fetch_add(&G.n_strings, n);
   }
   free(strs);
+  free(arena);
   rt_threads_write(&G.threads, G.w, wrote);
   if (wrote(rt_writer_activity(G.w, b->data, (uint32_t)b->used)) == 0) {
     atomic_fetch_add(&G.n_buffers, 1);

@@ -26,6 +26,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -520,6 +525,41 @@ static int scenario_unfinished(void) {
   return finish();
 }
 
+/*
+ * A sandbox that refuses process_vm_readv (gVisor answers ENOSYS, a seccomp profile EPERM): a seccomp filter makes
+ * it fail with EPERM for the rest of the process, installed before the collector loads.
+ */
+static void deny_vm_readv(void) {
+  struct sock_filter f[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_readv, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  struct sock_fprog prog = {(unsigned short)(sizeof f / sizeof f[0]), f};
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) die("seccomp");
+}
+
+/*
+ * Names whose memory is gone by the time the buffer is written (a module unloaded after its launch): one kernel
+ * named from a page unmapped before the flush, one from a string that runs into an unmapped page, then a kernel
+ * with an ordinary name. The collector must not fault; the ordinary name is recorded.
+ */
+static int scenario_stale_name(void) {
+  uint64_t t = F.now();
+  char* pages = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (pages == MAP_FAILED) die("mmap");
+  strcpy(pages, "kernel_from_unloaded_module");
+  memset(pages + 4096, 'x', 4096); /* no NUL on this page: the string runs to its end */
+  launch(pages, t, 1000, 7, 0);
+  launch(pages + 4096 + 4000, t + 10000, 1000, 7, 0);
+  munmap(pages, 4096);               /* the first name's page is gone */
+  munmap(pages + 4096, 4096);        /* and the second's */
+  launch("kernel_still_named", t + 20000, 1000, 7, 0);
+  flush_or_die();
+  return finish();
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: cuda_app <basic|threads|exhaust|signal|window|kill9|sigterm|sigterm_chain|"
@@ -534,8 +574,10 @@ int main(int argc, char** argv) {
     if (setrlimit(RLIMIT_FSIZE, &rl) != 0) die("setrlimit");
   }
   if (!strcmp(sc, "sigint_stalled")) signal(SIGINT, on_term); /* before the collector: it chains to this */
+  if (getenv("CUDA_APP_DENY_VM_READV")) deny_vm_readv();
   double t_load = now_s();
   load();
+  if (!strcmp(sc, "stale_name")) return scenario_stale_name();
   if (!strcmp(sc, "basic")) return scenario_basic();
   if (!strcmp(sc, "threads")) return scenario_threads();
   if (!strcmp(sc, "exhaust")) return scenario_exhaust();

@@ -147,6 +147,20 @@ test("RAWTRACE_CHECKSUM: XXH64 payload checks by default, XXH32 or CRC-32 when a
   }
 });
 
+test("names whose memory is gone before the buffer is written never fault the program, also where process_vm_readv is refused (a sandbox)", async () => {
+  for (const deny of [false, true]) {
+    const name = deny ? "stale-sandbox" : "stale";
+    // CUDA_APP_DENY_VM_READV: the program installs a seccomp filter (process_vm_readv → EPERM) before the collector loads.
+    const run = runSync("cu13", "stale_name", name, deny ? { CUDA_APP_DENY_VM_READV: "1" } : {});
+    ok(run, name);
+    const c = await convert(outPath("cu13", name, run.pid));
+    const names = byCat(c, "kernel").map((k) => k.name);
+    assert.is(names.length, 3, `${name}: ${names}`);
+    assert.ok(names.includes("kernel_still_named"), `${name}: an ordinary name is still read: ${names}`);
+    assert.not.ok(names.includes("kernel_from_unloaded_module"), `${name}: the unmapped page's name is not made up`);
+  }
+});
+
 test("RAWTRACE_OUTPUT=/dev/full: one error line, the program runs normally", () => {
   const run = runSync("cu13", "plain", "full", { RAWTRACE_OUTPUT: "/dev/full" });
   ok(run, "/dev/full");
