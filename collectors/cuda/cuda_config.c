@@ -101,25 +101,38 @@ static void parse_kinds(struct config* c, const char* s) {
   }
 }
 
+/*
+ * RAWTRACE_SIGNAL: only signals whose default action a program does not rely on to end or to be debugged. SIGTERM,
+ * SIGINT, SIGSEGV and the like are refused: taking one for the toggle would make the program unkillable by it, or
+ * loop on a fault. Returns the number, 0 when unset, -1 when refused.
+ */
+static int toggle_signal_ok(int n) {
+  return n == SIGUSR1 || n == SIGUSR2 || n == SIGHUP || n == SIGURG || n == SIGWINCH || (n >= SIGRTMIN && n <= SIGRTMAX);
+}
+
 static int parse_signal(const char* s) {
   if (!s || !*s) return 0;
   const char* t = s;
   if (!strncasecmp(t, "SIG", 3)) t += 3;
+  int n = -1;
   if (isdigit((unsigned char)*t)) {
-    int n = atoi(t);
-    return n > 0 && n < NSIG ? n : -1;
+    char* end;
+    long v = strtol(t, &end, 10);
+    if (*end == 0 && v > 0 && v < NSIG) n = (int)v;
+  } else if (!strcasecmp(t, "USR1")) n = SIGUSR1;
+  else if (!strcasecmp(t, "USR2")) n = SIGUSR2;
+  else if (!strcasecmp(t, "HUP")) n = SIGHUP;
+  else if (!strcasecmp(t, "URG")) n = SIGURG;
+  else if (!strcasecmp(t, "WINCH")) n = SIGWINCH;
+  else if (!strncasecmp(t, "RTMIN", 5)) {
+    if (t[5] == 0) n = SIGRTMIN;
+    else if (t[5] == '+' && isdigit((unsigned char)t[6])) {
+      char* end;
+      long off = strtol(t + 6, &end, 10);
+      if (*end == 0 && off >= 0 && off <= SIGRTMAX - SIGRTMIN) n = SIGRTMIN + (int)off;
+    }
   }
-  if (!strcasecmp(t, "USR1")) return SIGUSR1;
-  if (!strcasecmp(t, "USR2")) return SIGUSR2;
-  if (!strcasecmp(t, "HUP")) return SIGHUP;
-  if (!strcasecmp(t, "URG")) return SIGURG;
-  if (!strcasecmp(t, "WINCH")) return SIGWINCH;
-  if (!strncasecmp(t, "RTMIN", 5)) {
-    int off = t[5] == '+' ? atoi(t + 6) : 0;
-    int n = SIGRTMIN + off;
-    return n <= SIGRTMAX ? n : -1;
-  }
-  return -1;
+  return n > 0 && toggle_signal_ok(n) ? n : -1;
 }
 
 void rt_cuda_load_config(struct config* c) {
@@ -137,7 +150,8 @@ void rt_cuda_load_config(struct config* c) {
   c->duration = rt_env_seconds("RAWTRACE_DURATION", rt_cuda_log_level);
   c->signal_no = parse_signal(getenv("RAWTRACE_SIGNAL"));
   if (c->signal_no < 0) {
-    rt_cuda_logmsg(LOG_WARN, "RAWTRACE_SIGNAL=%s is not a signal name; ignored", getenv("RAWTRACE_SIGNAL"));
+    rt_cuda_logmsg(LOG_WARN, "RAWTRACE_SIGNAL=%s ignored: give USR1, USR2, HUP, URG, WINCH or RTMIN+n (a signal the program "
+                   "does not need to end it)", getenv("RAWTRACE_SIGNAL"));
     c->signal_no = 0;
   }
   c->handle_signals = rt_env_flag("RAWTRACE_HANDLE_SIGNALS", 1);

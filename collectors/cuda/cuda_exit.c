@@ -43,12 +43,21 @@ static void on_term_signal(int sig, siginfo_t* si, void* uc) {
   errno = saved;
 }
 
-static void on_toggle_signal(int sig) {
-  (void)sig;
+static struct sigaction g_old_toggle; /* the program's own handler of RAWTRACE_SIGNAL, called after ours */
+
+static void on_toggle_signal(int sig, siginfo_t* si, void* uc) {
   int saved = errno;
   if (G.writer_started && getpid() == G.owner_pid) {
     atomic_fetch_add(&G.toggle_req, 1);
     rt_queue_wake(&G.q);
+  }
+  /* A handler the program had (Slurm's --signal=USR1 pre-emption, a requeue hook) still runs; its default action
+   * (ending the process, for USR1) does not: that signal is the toggle now. */
+  const struct sigaction* old = &g_old_toggle;
+  if (old->sa_flags & SA_SIGINFO) {
+    if (old->sa_sigaction) old->sa_sigaction(sig, si, uc);
+  } else if (old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) {
+    old->sa_handler(sig);
   }
   errno = saved;
 }
@@ -58,10 +67,10 @@ void rt_cuda_install_signal_handlers(void) {
   if (G.cfg.handle_signals) rt_install_term_handlers(on_term_signal, g_old_sig);
   if (G.cfg.signal_no) {
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_toggle_signal;
-    sa.sa_flags = SA_RESTART;
+    sa.sa_sigaction = on_toggle_signal;
+    sa.sa_flags = SA_RESTART | SA_SIGINFO;
     sigemptyset(&sa.sa_mask);
-    if (sigaction(G.cfg.signal_no, &sa, NULL) != 0)
+    if (sigaction(G.cfg.signal_no, &sa, &g_old_toggle) != 0)
       rt_cuda_logrec(LOG_WARN, "cannot install the RAWTRACE_SIGNAL handler for signal %d: %s", G.cfg.signal_no,
                      strerror(errno));
   }

@@ -418,6 +418,25 @@ static int scenario_signal(void) {
   return finish();
 }
 
+/* The program's own SIGUSR2 handler (installed before the collector loads) counts what reaches it. */
+static volatile sig_atomic_t g_usr2_seen;
+static void on_usr2(int sig) {
+  (void)sig;
+  g_usr2_seen++;
+}
+
+/* RAWTRACE_SIGNAL=USR2 in a program that handles USR2 itself: each signal toggles collection and still reaches it. */
+static int scenario_signal_chain(void) {
+  uint64_t t = F.now();
+  raise(SIGUSR2);
+  if (!wait_enabled(1)) die("SIGUSR2 did not start collection");
+  emit_group("between", 2, &t);
+  raise(SIGUSR2);
+  if (!wait_enabled(0)) die("second SIGUSR2 did not stop collection");
+  out("{\"ev\":\"usr2_seen\",\"n\":%d}", (int)g_usr2_seen);
+  return finish();
+}
+
 static int scenario_window(double t_load) {
   uint64_t t = F.now();
   emit_group("before", 3, &t);
@@ -575,6 +594,7 @@ int main(int argc, char** argv) {
   }
   if (!strcmp(sc, "sigint_stalled")) signal(SIGINT, on_term); /* before the collector: it chains to this */
   if (getenv("CUDA_APP_DENY_VM_READV")) deny_vm_readv();
+  if (!strcmp(sc, "signal_chain")) signal(SIGUSR2, on_usr2); /* before the collector: it must chain to this */
   double t_load = now_s();
   load();
   if (!strcmp(sc, "stale_name")) return scenario_stale_name();
@@ -582,6 +602,7 @@ int main(int argc, char** argv) {
   if (!strcmp(sc, "threads")) return scenario_threads();
   if (!strcmp(sc, "exhaust")) return scenario_exhaust();
   if (!strcmp(sc, "signal")) return scenario_signal();
+  if (!strcmp(sc, "signal_chain")) return scenario_signal_chain();
   if (!strcmp(sc, "window")) return scenario_window(t_load);
   if (!strcmp(sc, "kill9") || !strcmp(sc, "sigterm") || !strcmp(sc, "sigterm_chain")) return scenario_batches(sc);
   if (!strcmp(sc, "write_limit")) return scenario_write_limit();

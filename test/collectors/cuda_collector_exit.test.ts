@@ -34,6 +34,31 @@ test("RAWTRACE_SIGNAL=USR2: starts stopped, each signal toggles; only the record
   assert.equal(clocks, [0, 2, 2, 2, 1], "START, PERIODIC at each stop and restart, END");
 });
 
+test("RAWTRACE_SIGNAL in a program with its own handler of that signal: collection toggles and the program's handler still runs", async () => {
+  const run = runSync("cu13", "signal_chain", "signal-chain", { RAWTRACE_SIGNAL: "USR2" });
+  ok(run, "signal_chain");
+  assert.is(one(run, "usr2_seen").n, 2, "both signals reached the program's handler");
+  const c = await convert(outPath("cu13", "signal-chain", run.pid));
+  assert.equal(byCat(c, "kernel").map((k) => k.name).sort(), ["between_0", "between_1"]);
+});
+
+test("RAWTRACE_SIGNAL naming a signal the program needs to end (TERM, INT, SEGV, by name, number or RTMIN+-n) is refused with a line; SIGTERM still ends the program", async () => {
+  for (const value of ["TERM", "15", "SIGINT", "SEGV", "11", "KILL", "RTMIN+-23", "RTMIN+999", "USR1x"]) {
+    const run = runSync("cu13", "plain", "signal-refused", { RAWTRACE_SIGNAL: value });
+    ok(run, value);
+    const lines = run.stderr.split("\n").filter((l) => l.startsWith("rawtrace["));
+    assert.ok(lines.some((l) => l.includes(`RAWTRACE_SIGNAL=${value} ignored: give USR1, USR2, HUP, URG, WINCH or RTMIN+n`)), `${value}: ${run.stderr}`);
+  }
+  // Refused, so collection runs from the start (not "starts stopped") and SIGTERM ends the program as usual.
+  const run = await runAsync("cu13", "sigterm", "signal-term", { RAWTRACE_SIGNAL: "TERM" }, (e, child) => {
+    if (e.ev === "ready") child.kill("SIGTERM");
+  });
+  assert.is(run.signal, "SIGTERM", run.stderr);
+  const c = await convert(outPath("cu13", "signal-term", run.pid));
+  assert.is(c.r.info.complete, true, "flushed and closed as any SIGTERM");
+  assert.is(byCat(c, "kernel").length, 3000);
+});
+
 test("RAWTRACE_START_DELAY / RAWTRACE_DURATION: only the records inside the window", async () => {
   const run = runSync("cu12", "window", "window", { RAWTRACE_START_DELAY: "0.5", RAWTRACE_DURATION: "0.4" });
   ok(run, "window");
