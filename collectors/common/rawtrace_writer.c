@@ -780,11 +780,20 @@ uint32_t rt_writer_seq(const rt_writer* w) { return w ? w->seq : 0; }
 
 int rt_writer_error(const rt_writer* w) { return w ? w->error : -EINVAL; }
 
+void rt_writer_forget_fd(rt_writer* w) {
+  if (!w || w->fd < 0) return;
+  int saved = errno;
+  close(w->fd);
+  w->fd = -1;
+  w->error = -EBADF; /* sticky: nothing more is written through this writer */
+  errno = saved;
+}
+
 int rt_writer_close(rt_writer* w) {
   if (!w) return 0;
   int rc = w->error;
   /* close(2) is not retried on EINTR: on Linux the descriptor is released either way */
-  if (close(w->fd) != 0 && !rc) rc = -errno;
+  if (w->fd >= 0 && close(w->fd) != 0 && !rc) rc = -errno;
   rt_buf_free(&w->scratch);
   free(w);
   return rc;

@@ -310,6 +310,14 @@ uint32_t rt_writer_seq(const rt_writer* w);
 int rt_writer_error(const rt_writer* w);
 
 /**
+ * For a pthread_atfork child handler: closes the writer's descriptor in the forked child without writing or freeing
+ * anything (async-signal-safe). The dump is the parent's; a child that kept it open (a DataLoader worker, a
+ * multiprocessing fork that never execs) would keep a FIFO's reader from seeing its end, and the file's lock held,
+ * until it exits. Every later write through `w` fails with EBADF. NULL is accepted.
+ */
+void rt_writer_forget_fd(rt_writer* w);
+
+/**
  * Closes the file descriptor and frees the writer (does not write END: call rt_writer_end first for a complete file).
  * Returns 0, the -errno of close(2), or the writer's earlier write error. NULL is accepted and returns 0.
  */

@@ -76,5 +76,9 @@ void rt_cuda_install_signal_handlers(void) {
   }
 }
 
-/* In a forked child the writer thread does not exist and the file belongs to the parent: stay out of the way. */
-void rt_cuda_on_fork_child(void) { atomic_store(&G.sink_closed, 1); }
+/* In a forked child the writer thread does not exist and the file belongs to the parent: stay out of the way, and
+ * let go of the parent's descriptor (a FIFO's reader must see its end when the parent closes it). */
+void rt_cuda_on_fork_child(void) {
+  atomic_store(&G.sink_closed, 1);
+  rt_writer_forget_fd(G.w);
+}

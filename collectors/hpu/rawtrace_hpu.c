@@ -302,6 +302,10 @@ static uint32_t synapse_version(char* text, size_t cap) {
   return 10000u * v[0] + 100u * v[1] + v[2];
 }
 
+/* A forked child (a worker that never execs) writes nothing (its pid is not the owner's) and lets go of the parent's
+ * descriptor: a FIFO's reader must see its end when the parent closes it, not when the child exits. */
+static void on_fork_child(void) { rt_writer_forget_fd(G.w); }
+
 static int open_output(void) {
   uint64_t start = rt_clock_ns(CLOCK_REALTIME);
   char pattern[PATH_MAX];
@@ -313,6 +317,8 @@ static int open_output(void) {
     return -1;
   }
   rt_env_checksum(G.w, G.verbosity);
+  static int fork_hook;
+  if (!fork_hook++) pthread_atfork(NULL, NULL, on_fork_child);
   rt_header_info hi;
   rt_header_info_init(&hi);
   static char host[256], cmdline[4096], vtext[128];

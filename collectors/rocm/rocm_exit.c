@@ -32,4 +32,7 @@ void rt_rocm_install_signal_handlers(void) {
 }
 
 /* In a forked child the writer thread does not exist and the file belongs to the parent. */
-void rt_rocm_on_fork_child(void) { atomic_store(&G.sink_closed, 1); }
+void rt_rocm_on_fork_child(void) {
+  atomic_store(&G.sink_closed, 1);
+  rt_writer_forget_fd(G.w); /* the parent's descriptor: a FIFO's reader must see its end when the parent closes it */
+}

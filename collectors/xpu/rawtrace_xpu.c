@@ -600,6 +600,10 @@ static void on_term_signal(int sig, siginfo_t* si, void* uc) {
 /* Start                                                                                                              */
 /* ------------------------------------------------------------------------------------------------------------------ */
 
+/* A forked child (a DataLoader worker that never execs) writes nothing (its pid is not the owner's) and lets go of the
+ * parent's descriptor: a FIFO's reader must see its end when the parent closes it, not when the child exits. */
+static void on_fork_child(void) { rt_writer_forget_fd(G.w); }
+
 __attribute__((constructor)) static void rawtrace_xpu_init(void) {
   G.verbosity = rt_parse_log_level(getenv("RAWTRACE_LOG"));
   if (!rt_env_flag("RAWTRACE_ENABLE", 1)) return;
@@ -651,6 +655,7 @@ __attribute__((constructor)) static void rawtrace_xpu_init(void) {
   }
   rt_env_checksum(G.w, G.verbosity);
   G.owner_pid = getpid();
+  pthread_atfork(NULL, NULL, on_fork_child);
   rt_header_info hi;
   rt_header_info_init(&hi);
   static char host[256], cmdline[4096];

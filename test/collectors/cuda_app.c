@@ -16,6 +16,7 @@
 #endif
 
 #include "rawtrace.h"
+#include "open_dumps.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -579,6 +580,24 @@ static int scenario_stale_name(void) {
   return finish();
 }
 
+/* A child forked without exec (a DataLoader worker): it must not hold the parent's dump open. */
+static int scenario_fork_child(void) {
+  uint64_t t = F.now();
+  for (int i = 0; i < 10; i++) launch("before_fork", t + (uint64_t)i * 10000, 1000, 7, 0);
+  out("{\"ev\":\"parent_dumps\",\"n\":%d}", open_dumps());
+  pid_t c = fork();
+  if (c < 0) die("fork");
+  if (c == 0) {
+    out("{\"ev\":\"child_dumps\",\"n\":%d}", open_dumps());
+    _exit(0);
+  }
+  int st;
+  if (waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st) != 0) die("child");
+  for (int i = 0; i < 10; i++) launch("after_fork", t + (uint64_t)(i + 10) * 10000, 1000, 7, 0);
+  flush_or_die();
+  return finish();
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: cuda_app <basic|threads|exhaust|signal|window|kill9|sigterm|sigterm_chain|"
@@ -602,6 +621,7 @@ int main(int argc, char** argv) {
   if (!strcmp(sc, "threads")) return scenario_threads();
   if (!strcmp(sc, "exhaust")) return scenario_exhaust();
   if (!strcmp(sc, "signal")) return scenario_signal();
+  if (!strcmp(sc, "fork_child")) return scenario_fork_child();
   if (!strcmp(sc, "signal_chain")) return scenario_signal_chain();
   if (!strcmp(sc, "window")) return scenario_window(t_load);
   if (!strcmp(sc, "kill9") || !strcmp(sc, "sigterm") || !strcmp(sc, "sigterm_chain")) return scenario_batches(sc);

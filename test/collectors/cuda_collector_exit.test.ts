@@ -59,6 +59,16 @@ test("RAWTRACE_SIGNAL naming a signal the program needs to end (TERM, INT, SEGV,
   assert.is(byCat(c, "kernel").length, 3000);
 });
 
+test("a child forked without exec (a DataLoader worker) does not keep the parent's dump open; the parent's dump is whole", async () => {
+  const run = runSync("cu13", "fork_child", "fork-child", {});
+  ok(run, "fork_child");
+  assert.is(one(run, "parent_dumps").n, 1, "the parent writes its dump");
+  assert.is(one(run, "child_dumps").n, 0, "the child let go of it (a FIFO's reader would otherwise wait for the child)");
+  const c = await convert(outPath("cu13", "fork-child", run.pid));
+  assert.is(c.r.info.complete, true);
+  assert.is(byCat(c, "kernel").length, 20);
+});
+
 test("RAWTRACE_START_DELAY / RAWTRACE_DURATION: only the records inside the window", async () => {
   const run = runSync("cu12", "window", "window", { RAWTRACE_START_DELAY: "0.5", RAWTRACE_DURATION: "0.4" });
   ok(run, "window");

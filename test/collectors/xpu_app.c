@@ -6,6 +6,7 @@
  *   xpu_app run    RT_APP_STEPS rounds of records, each round inside a pushed external id (1000 + round); exits
  *   xpu_app kill   as run, then rawtrace_xpu_flush, prints {"flushed":rc}, more rounds, and SIGKILLs itself
  *   xpu_app term   as run, then SIGTERM to itself (default disposition: the collector's handler flushes first)
+ *   xpu_app fork   as run, then forks a child (no exec) that prints {"child_dumps":n}, the .rawtrace files it holds
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -14,7 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include "open_dumps.h"
 
 typedef void (*emit_fn)(unsigned);
 typedef int (*push_fn)(uint64_t);
@@ -51,5 +55,17 @@ int main(int argc, char** argv) {
     raise(SIGKILL);
   }
   if (!strcmp(mode, "term")) raise(SIGTERM);
+  if (!strcmp(mode, "fork")) {
+    printf("{\"parent_dumps\":%d}\n", open_dumps());
+    fflush(stdout);
+    pid_t c = fork();
+    if (c == 0) {
+      printf("{\"child_dumps\":%d}\n", open_dumps());
+      fflush(stdout);
+      _exit(0);
+    }
+    int st;
+    if (c < 0 || waitpid(c, &st, 0) != c) return 3;
+  }
   return 0;
 }

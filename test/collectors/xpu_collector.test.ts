@@ -203,6 +203,13 @@ test("SIGTERM with the default disposition: the handler flushes PTI and complete
   checkDump("1.2.0", r.file, r.delivered, true);
 });
 
+test("a child forked without exec (a DataLoader worker) does not keep the parent's dump open; the parent's dump is whole", () => {
+  const r = run("1.2.0", "fork", "fork");
+  assert.is(r.status, 0, r.stderr);
+  assert.equal(r.lines.filter((l) => "parent_dumps" in l || "child_dumps" in l), [{ parent_dumps: 1 }, { child_dumps: 0 }]);
+  checkDump("1.2.0", r.file, r.delivered, true);
+});
+
 test("memory cap: a buffer that would put more than RAWTRACE_MAX_MEMORY in the writer's queue is dropped and counted", async () => {
   // The output is a FIFO whose reader waits 1 s before it reads: the writer blocks once the pipe is full, buffers
   // queue up to the cap (one buffer) and the rest are dropped; then the reader drains the file to its end.
