@@ -22,8 +22,12 @@ static size_t bounded_len(const char* s) { return s ? strnlen(s, MAX_MESSAGE) : 
 static void on_kernel_symbol(const rt_rocp_kernel_symbol_data* d) {
   if (!d || d->size < sizeof *d) return;
   size_t len = bounded_len(d->kernel_name);
+  if (!rt_rocm_small_reserve(sizeof(struct ksym_item) + len + 1)) return;
   struct ksym_item* k = (struct ksym_item*)malloc(sizeof *k + len + 1);
-  if (!k) return;
+  if (!k) {
+    atomic_fetch_sub(&G.small_bytes, sizeof(struct ksym_item) + len + 1);
+    return;
+  }
   memset(k, 0, sizeof *k);
   k->it.type = IT_KSYM;
   k->kernel_id = d->kernel_id;
@@ -45,8 +49,12 @@ static void on_kernel_symbol(const rt_rocp_kernel_symbol_data* d) {
 static void on_marker(uint64_t corr, const rt_rocp_marker_api_data* d) {
   if (!d || d->size < sizeof *d) return;
   size_t len = bounded_len(d->message);
+  if (!rt_rocm_small_reserve(sizeof(struct marker_item) + len + 1)) return;
   struct marker_item* m = (struct marker_item*)malloc(sizeof *m + len + 1);
-  if (!m) return;
+  if (!m) {
+    atomic_fetch_sub(&G.small_bytes, sizeof(struct marker_item) + len + 1);
+    return;
+  }
   m->it.type = IT_MARKER;
   m->corr = corr;
   m->len = (uint32_t)len;

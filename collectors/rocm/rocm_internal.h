@@ -169,6 +169,11 @@ struct rt_rocm_state {
   size_t pend_msg_n, pend_msg_cap;
   uint64_t vendor_drops_written, cap_drops_written;
 
+  /* Bytes of kernel-symbol and ROCTx message items queued or pending, not yet written: bounded by a quarter of
+   * RAWTRACE_MAX_MEMORY (rt_rocm_small_reserve), so a stalled writer (a paused FIFO reader, a hung file system)
+   * cannot make them grow without end. */
+  atomic_uint_fast64_t small_bytes;
+
   /* statistics */
   atomic_uint_fast64_t n_callbacks, n_records, n_vendor_dropped, n_capped, n_skipped, n_activity_bytes, n_ksyms,
       n_messages, t_callback_ns, n_chunks;
@@ -221,6 +226,11 @@ void rt_rocm_configure_callbacks(void);
 
 /* rocm_writer.c: queue and writer thread */
 void rt_rocm_enqueue(rt_item* it);
+/* Takes `n` bytes of the small items' budget for one new item; 0 when over it (the item is then not made, and
+ * counted as dropped by the memory cap). */
+int rt_rocm_small_reserve(size_t n);
+/* Frees a kernel-symbol or ROCTx message item and gives its bytes back to the budget. */
+void rt_rocm_free_small(rt_item* it);
 void rt_rocm_read_anchor(uint32_t which, rt_clock_anchor_t* a);
 void rt_rocm_enqueue_clock(uint32_t which);
 int rt_rocm_wrote(int rc);

@@ -10,6 +10,22 @@
 
 void rt_rocm_enqueue(rt_item* it) { rt_queue_push(&G.q, it); }
 
+int rt_rocm_small_reserve(size_t n) {
+  uint64_t cap = G.cfg.max_memory / 4 > (1u << 20) ? G.cfg.max_memory / 4 : (1u << 20);
+  if (atomic_fetch_add(&G.small_bytes, n) + n <= cap) return 1;
+  atomic_fetch_sub(&G.small_bytes, n);
+  atomic_fetch_add(&G.n_capped, 1);
+  return 0;
+}
+
+void rt_rocm_free_small(rt_item* it) {
+  if (!it) return;
+  size_t n = it->type == IT_KSYM ? sizeof(struct ksym_item) + ((struct ksym_item*)it)->len + 1
+                                 : sizeof(struct marker_item) + ((struct marker_item*)it)->len + 1;
+  atomic_fetch_sub(&G.small_bytes, n);
+  free(it);
+}
+
 void rt_rocm_read_anchor(uint32_t which, rt_clock_anchor_t* a) {
   uint64_t v = 0;
   if (!S.get_timestamp || S.get_timestamp(&v) != RT_ROCP_STATUS_SUCCESS) v = rt_clock_ns(CLOCK_BOOTTIME);
@@ -48,7 +64,7 @@ static int pend(void*** v, size_t* n, size_t* cap, void* it) {
     size_t ncap = *cap ? *cap * 2 : 64;
     void** more = (void**)realloc(*v, ncap * sizeof *more);
     if (!more) {
-      free(it);
+      rt_rocm_free_small((rt_item*)it);
       return -1;
     }
     *v = more;
@@ -84,7 +100,7 @@ static void write_pending(void) {
       rt_rocm_wrote(rt_writer_chunk(G.w, RT_CHUNK_KERNEL_SYMBOLS, b.data, (uint32_t)b.len));
     rt_buf_free(&b);
   }
-  for (size_t i = 0; i < G.pend_ksym_n; i++) free(G.pend_ksym[i]);
+  for (size_t i = 0; i < G.pend_ksym_n; i++) rt_rocm_free_small(&G.pend_ksym[i]->it);
   G.pend_ksym_n = 0;
   if (G.pend_msg_n && !G.write_failed) {
     rt_string* s = (rt_string*)malloc(G.pend_msg_n * sizeof *s);
@@ -98,7 +114,7 @@ static void write_pending(void) {
       free(s);
     }
   }
-  for (size_t i = 0; i < G.pend_msg_n; i++) free(G.pend_msg[i]);
+  for (size_t i = 0; i < G.pend_msg_n; i++) rt_rocm_free_small(&G.pend_msg[i]->it);
   G.pend_msg_n = 0;
 }
 

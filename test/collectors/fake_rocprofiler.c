@@ -152,6 +152,7 @@ static struct {
   uint64_t next_corr;
   uint64_t t;
   int batch, drop_every;
+  int quiet; /* FAKE_ROCP_QUIET: no "rec" line per delivered record (runs of many steps) */
 } F = {.mu = PTHREAD_MUTEX_INITIALIZER, .next_corr = 1};
 
 static __thread uint64_t t_ext[16];
@@ -403,6 +404,7 @@ API rt_rocp_status rocprofiler_query_available_agents(int32_t version, rt_rocp_a
 /* ---- delivery ------------------------------------------------------------------------------------------------- */
 
 static void print_rec(const struct pending* p) {
+  if (F.quiet) return;
   uint64_t size;
   memcpy(&size, p->payload, 8);
   static char hex[2 * 4096 + 1];
@@ -552,6 +554,7 @@ API int fake_rocp_register(void) {
   F.batch = b && atoi(b) > 0 ? atoi(b) : 5;
   const char* d = getenv("FAKE_ROCP_DROP_EVERY");
   F.drop_every = d ? atoi(d) : 0;
+  F.quiet = getenv("FAKE_ROCP_QUIET") != NULL;
   F.t = boottime();
   make_agents();
   atexit(sdk_exit); /* before the tool's own exit handler, so it runs after it (as the SDK's does) */

@@ -459,13 +459,16 @@ test("rawtrace_rocm_stop / rawtrace_rocm_start: nothing recorded in between, a C
   assert.equal(dumped(cs).map(({ cat, kind, size, hex }) => ({ cat, kind, size, hex })), delivered(run));
 });
 
-test("memory cap: a writer that cannot write makes the callback drop records, counted exactly in DROPPED", async () => {
-  // The output is a FIFO the test leaves unread until the program has made all its records: the writer thread
-  // blocks, the copy buffers reach RAWTRACE_MAX_MEMORY (= one buffer), and later records are counted, not kept.
-  const fifo = join(dir, "cap.fifo");
+/**
+ * Runs the program with its output on a FIFO that the test leaves unread until the program has made all its
+ * records (its "stats" line): the writer thread blocks, so what the callbacks make piles up against the memory
+ * caps. Returns the run and the chunks read from the FIFO afterwards.
+ */
+async function runStalled(name: string, steps: number, quiet = false): Promise<{ run: Run; cs: DumpChunk[] }> {
+  const fifo = join(dir, `${name}.fifo`);
   execFileSync("mkfifo", [fifo]);
-  const env = envFor("1.0", "cap", { RAWTRACE_OUTPUT: fifo, RAWTRACE_BUFFER_SIZE: "128k", RAWTRACE_MAX_MEMORY: "1",
-    RT_APP_STEPS: "400", FAKE_ROCP_BATCH: "64" });
+  const env = envFor("1.0", name, { RAWTRACE_OUTPUT: fifo, RAWTRACE_BUFFER_SIZE: "128k", RAWTRACE_MAX_MEMORY: "1",
+    RT_APP_STEPS: String(steps), FAKE_ROCP_BATCH: "64", FAKE_ROCP_QUIET: quiet ? "1" : undefined });
   const child = spawn(APP, ["basic"], { env, stdio: ["ignore", "pipe", "pipe"] });
   const reader = createReadStream(fifo);
   reader.pause();
@@ -490,7 +493,12 @@ test("memory cap: a writer that cannot write makes the callback drop records, co
   assert.is(status, 0, stderr);
   const events = parseLines(out);
   const run: Run = { status, signal: null, events, stderr, pid: events[0].pid };
-  const cs = readChunks(Buffer.concat(parts));
+  return { run, cs: readChunks(Buffer.concat(parts)) };
+}
+
+test("memory cap: a writer that cannot write makes the callback drop records, counted exactly in DROPPED", async () => {
+  // The copy buffers reach RAWTRACE_MAX_MEMORY (= one buffer), and later records are counted, not kept.
+  const { run, cs } = await runStalled("cap", 400);
   assert.is(cs[cs.length - 1].type, ChunkType.END);
   const capped = cs.filter((c) => c.type === ChunkType.DROPPED && c.p.readUInt32LE(8) === DropReason.MEMORY_CAP)
     .reduce((n, c) => n + Number(c.p.readBigUInt64LE(0)), 0);
@@ -505,6 +513,23 @@ test("memory cap: a writer that cannot write makes the callback drop records, co
     assert.ok(j < want.length, "kept record in delivery order");
     j++;
   }
+});
+
+test("memory cap: ROCTx messages made while the writer cannot write stop at a quarter of the cap (at least 1 MiB), the rest counted in DROPPED", async () => {
+  // 30,000 steps, each a roctxRangePushA and a roctxThreadRangeA message (≈ 60 bytes queued each): ≈ 3.4 MiB of
+  // messages against the 1 MiB budget while the FIFO is unread. Before the budget they were all queued.
+  const steps = 30000;
+  const { run, cs } = await runStalled("cap-messages", steps, true);
+  const stats = run.events.find((e) => e.ev === "stats")!;
+  const made = 2 * steps;
+  // 21,093 of 60,000 kept here (items of 50 bytes and their queue links against 1 MiB).
+  assert.ok(stats.messages > 10000 && stats.messages < made / 2, `messages kept ${stats.messages} of ${made}`);
+  const strings = cs.filter((c) => c.type === ChunkType.STRINGS).reduce((n, c) => n + c.p.readUInt32LE(0), 0);
+  assert.is(strings, stats.messages, "every message kept is in the dump");
+  const capped = cs.filter((c) => c.type === ChunkType.DROPPED && c.p.readUInt32LE(8) === DropReason.MEMORY_CAP)
+    .reduce((n, c) => n + Number(c.p.readBigUInt64LE(0)), 0);
+  assert.ok(capped >= made - stats.messages, `DROPPED (memory cap) counts the messages left out: ${capped}`);
+  assert.is(cs[cs.length - 1].type, ChunkType.END);
 });
 
 test("kill -9 after a flush: the file is a valid prefix holding every record delivered before", async () => {
