@@ -245,14 +245,16 @@ int rt_process_selected(void) {
   char list[1024];
   snprintf(list, sizeof list, "%s", want);
   char* save = NULL;
+  int patterns = 0;
   for (char* pat = strtok_r(list, ",", &save); pat; pat = strtok_r(NULL, ",", &save)) {
     while (*pat == ' ' || *pat == '\t') pat++;
     char* e = pat + strlen(pat);
     while (e > pat && (e[-1] == ' ' || e[-1] == '\t')) *--e = 0;
+    if (*pat) patterns++;
     for (int k = 0; k < 3; k++)
       if (*pat && names[k] && *names[k] && fnmatch(pat, names[k], 0) == 0) return 1;
   }
-  return 0;
+  return patterns == 0; /* a list of blanks names nothing: as unset, every process */
 }
 
 void rt_header_process(rt_header_info* h, uint64_t start_ns, char* host, char* cmdline, size_t cmdline_cap) {

@@ -61,6 +61,10 @@ test("RAWTRACE_PROCESS: a program it does not name is not traced, silently; one 
   const script = runSync("cu13", "plain", "process-script", { RAWTRACE_PROCESS: " python* , plain " });
   ok(script, "named by its first argument");
   assert.ok(existsSync(outPath("cu13", "process-script", script.pid)));
+  // A list of blanks names nothing: as unset, every process is traced.
+  const blank = runSync("cu13", "plain", "process-blank", { RAWTRACE_PROCESS: ", ,," });
+  ok(blank, "blank list");
+  assert.ok(existsSync(outPath("cu13", "process-blank", blank.pid)));
 });
 
 test("settings that cannot work are refused with a line that says why; the program runs normally", () => {
