@@ -376,14 +376,25 @@ export function timelineEvent(e: Ev): void {
     store<u32>(x, x6, 12);
     f |= TF.EXT;
   }
+  const c = <u32>e.correlation;
+  // Device work with its launch's correlation id links back to it (partner, flow arrow) even where the decoder drew
+  // the Chrome arrow to the launch's first device op only (Synapse: one ac2g flow per launch; docs/decoders/hpu.md):
+  // every op a launch lists names it. Not for an id two processes used (emit/dispatch.ts cleared its flow bits).
+  if (c != 0 && (f & (TF.FLOW_START | TF.FLOW_END)) == 0 && isDeviceWork(e.kind) &&
+      (S.ambiguousCorrs == 0 || !S.corrAmbiguous(<u64>e.correlation))) f |= TF.FLOW_END;
   store<u8>(r, <u8>f, 17);
   store<u32>(r, ext, 24);
-  const c = <u32>e.correlation;
   if (c != 0) {
     if ((f & TF.FLOW_START) != 0) bits |= K_FLOW_START;
     else if ((f & TF.FLOW_END) != 0) bits |= K_FLOW_END;
   }
   keyPush(start, dur, bits, c);
+}
+
+/** Kernels, copies, fills and graphs: the work a host call launches. */
+// @ts-ignore: decorator
+@inline function isDeviceWork(k: u32): bool {
+  return k == EvKind.KERNEL || k == EvKind.MEMCPY || k == EvKind.MEMSET || k == EvKind.GRAPH;
 }
 
 // Recent launch shapes → occupancy, direct-mapped (a training loop launches a few shapes over and over): 64 static
