@@ -31,8 +31,11 @@ export const HEADER_H = 20;
 export interface Placement {
   /** ns added to the file's times to place them on the view axis. */
   offset: number;
-  /** ns its times were moved from where absolute time would put them (0: on absolute time). */
-  shift: number;
+  /**
+   * ns its times were moved from where absolute time would put them (0n: on absolute time). A bigint: another run
+   * is often years away, beyond 2^53 ns, where a double no longer holds every ns.
+   */
+  shift: bigint;
   /** The file whose start an aligned file's run was moved to (undefined: on absolute time). */
   to?: LoadedFile;
 }
@@ -61,31 +64,33 @@ export function placeFiles(files: readonly LoadedFile[], placed: Map<LoadedFile,
 
 function placeOne(f: LoadedFile, files: readonly LoadedFile[], placed: Map<LoadedFile, Placement>, align: boolean): Placement {
   const anchor = files.find((g) => placed.has(g));
-  if (!anchor) return { offset: 0, shift: 0 };
+  if (!anchor) return { offset: 0, shift: 0n };
   const a = placed.get(anchor)!;
-  // Absolute time relative to the anchor (exact in f64 while the bases are less than 104 days apart).
-  const absolute = (g: LoadedFile, shift: number) => a.offset - a.shift + Number(g.meta.header.baseNs - anchor.meta.header.baseNs) + shift;
+  // The Unix ns at view time 0 for a file on absolute time, then a file's offset: exact in bigint (the bases and
+  // shifts are Unix ns and years); only the offset, ns from the view's start, becomes a double.
+  const origin = anchor.meta.header.baseNs + a.shift - BigInt(Math.round(a.offset));
+  const at = (g: LoadedFile, shift: bigint): number => Number(g.meta.header.baseNs + shift - origin);
   const mine = span(f);
-  if (!mine) return { offset: absolute(f, 0), shift: 0 };
+  if (!mine) return { offset: at(f, 0n), shift: 0n };
   // A file overlapping one already placed is part of its run: it takes that file's shift (0 unless that run was
   // aligned), so the ranks of an aligned run stay aligned with each other.
   for (const g of files) {
     const p = placed.get(g);
     const other = span(g);
     if (!p || !other) continue;
-    if (mine[0] <= other[1] && other[0] <= mine[1]) return { offset: absolute(f, p.shift), shift: p.shift, to: p.to };
+    if (mine[0] <= other[1] && other[0] <= mine[1]) return { offset: at(f, p.shift), shift: p.shift, to: p.to };
   }
   // Two dumps of one process (the same host, pid and collector start) are one run even when they do not overlap.
   for (const g of files) {
     const p = placed.get(g);
-    if (p && sameProcess(f, g)) return { offset: absolute(f, p.shift), shift: p.shift, to: p.to };
+    if (p && sameProcess(f, g)) return { offset: at(f, p.shift), shift: p.shift, to: p.to };
   }
   // Another run: its first event where the first placed file that has events starts (an empty first file has none).
   const ref = files.find((g) => placed.has(g) && span(g) !== null);
-  if (!align || !ref) return { offset: absolute(f, 0), shift: 0 };
+  if (!align || !ref) return { offset: at(f, 0n), shift: 0n };
   const rp = placed.get(ref)!;
-  const shift = Number(span(ref)![0] - mine[0]) + rp.shift;
-  return { offset: rp.offset + ref.meta.header.minStart - f.meta.header.minStart, shift, to: rp.to ?? ref };
+  const shift = span(ref)![0] + rp.shift - mine[0];
+  return { offset: at(f, shift), shift, to: rp.to ?? ref };
 }
 
 /**
@@ -122,7 +127,7 @@ export function groupKey(f: LoadedFile, r: number): string {
 export function groupLabel(files: readonly LoadedFile[], placed: ReadonlyMap<LoadedFile, Placement>, f: LoadedFile, r: number): string {
   if (files.length < 2) return f.rowGroups[r];
   // The mark first: a narrow gutter cuts the end of a long label.
-  const aligned = (placed.get(f)?.shift ?? 0) !== 0 ? "(aligned) " : "";
+  const aligned = (placed.get(f)?.shift ?? 0n) !== 0n ? "(aligned) " : "";
   return `${aligned}${fileTag(files, f)} · ${f.rowGroups[r]}`;
 }
 
@@ -131,10 +136,10 @@ export function groupLabel(files: readonly LoadedFile[], placed: ReadonlyMap<Loa
  * or null when it is on absolute time.
  */
 export function shiftNote(files: readonly LoadedFile[], placed: ReadonlyMap<LoadedFile, Placement>, f: LoadedFile): string | null {
-  const shift = placed.get(f)?.shift ?? 0;
-  if (shift === 0) return null;
+  const shift = placed.get(f)?.shift ?? 0n;
+  if (shift === 0n) return null;
   const to = placed.get(f)?.to ?? files[0];
-  return `recorded ${spanWords(Math.abs(shift))} ${shift < 0 ? "later" : "earlier"}, aligned to the start of ${fileTag(files, to)}`;
+  return `recorded ${spanWords(Math.abs(Number(shift)))} ${shift < 0n ? "later" : "earlier"}, aligned to the start of ${fileTag(files, to)}`;
 }
 
 /** A row on screen: content y and height (px). */

@@ -128,7 +128,7 @@ export class TimelineView {
     for (const f of files) if (f.meta.header.events > 0) lo = Math.min(lo, f.offset + f.meta.header.minStart);
     if (isFinite(lo)) this.origin = lo;
     this.canvas.dataset.origin = String(Math.round(this.origin));
-    this.canvas.dataset.aligned = String(files.filter((f) => this.placed.get(f)!.shift !== 0).length);
+    this.canvas.dataset.aligned = String(files.filter((f) => this.placed.get(f)!.shift !== 0n).length);
     this.layout();
     if (this.fitted) this.fit();
     else {
@@ -432,7 +432,7 @@ export class TimelineView {
     ctx.fillStyle = P.line;
     ctx.fillRect(GUTTER - 1, AXIS_H, 1, H - AXIS_H);
 
-    const aligned = this.files.some((f) => this.placed.get(f)!.shift !== 0);
+    const aligned = this.files.some((f) => this.placed.get(f)!.shift !== 0n);
     drawAxis(fr, this.t1, this.axisOrigin, this.range, this.marks, aligned);
   }
 

@@ -14,6 +14,7 @@ import { groupKey, layoutRows, placeFiles, shiftNote, type GroupState, type Plac
 
 const CUDA_SAMPLE = "test/fixtures/real/h100/cuda_sample.rawtrace";
 const TORCH_NVTX = "samples/h100_torch_train_nvtx.rawtrace";
+const ALEXNET = "samples/alexnet_a100_rank0.rawtrace";
 
 let nextId = 1;
 async function loaded(path: string): Promise<LoadedFile> {
@@ -44,7 +45,7 @@ test("two capture windows of one process (same host and pid) stay on recorded ti
   const placed = new Map<LoadedFile, Placement>();
   placeFiles([a, b, c, d], placed, true);
   assert.is(b.offset, 3600e9, "same process: on recorded time");
-  assert.is(placed.get(b)!.shift, 0);
+  assert.is(placed.get(b)!.shift, 0n);
   assert.is(startOf(c), startOf(a), "another process of another run: aligned");
   assert.is(startOf(d), startOf(a), "a reused pid (another collector start) is another run: aligned");
 });
@@ -72,9 +73,9 @@ test("ranks of one run keep recorded time; a run that overlaps none is aligned t
   placeFiles(files, placed, true);
   assert.is(a.offset, 0, "the first file is the anchor");
   assert.is(b.offset, 1e9, "b on recorded time: its base is 1 s later");
-  assert.is(placed.get(b)!.shift, 0);
+  assert.is(placed.get(b)!.shift, 0n);
   assert.is(startOf(c), startOf(a), "c starts where a starts");
-  assert.is(placed.get(c)!.shift, -(3600e9 + 2e9 - 5e9), "c moved back by the time between the starts");
+  assert.is(placed.get(c)!.shift, -(3600_000_000_000n + 2_000_000_000n - 5_000_000_000n), "c moved back by the time between the starts");
   assert.is(startOf(d) - startOf(c), 0.5e9, "d keeps its place relative to c (same run)");
   assert.is(placed.get(d)!.shift, placed.get(c)!.shift);
   assert.is(shiftNote(files, placed, c), "recorded 59 min 57 s later, aligned to the start of a");
@@ -85,7 +86,7 @@ test("ranks of one run keep recorded time; a run that overlaps none is aligned t
   const copies = files.map((f) => fake(f.name, f.meta.header.baseNs, f.meta.header.minStart, f.meta.header.maxEnd));
   placeFiles(copies, abs, false);
   assert.equal(copies.map((f) => f.offset), [0, 1e9, 3600e9, 3600e9]);
-  assert.ok([...abs.values()].every((p) => p.shift === 0));
+  assert.ok([...abs.values()].every((p) => p.shift === 0n));
 });
 
 test("a file that joins moves none of the files open (one that starts earlier included)", () => {
@@ -98,6 +99,30 @@ test("a file that joins moves none of the files open (one that starts earlier in
   assert.is(a.offset, before);
   assert.is(early.offset, -1e9, "on recorded time, before the anchor");
   assert.ok(startOf(early) < startOf(a));
+});
+
+test("another run years later (a shift above 2^53 ns) is placed exactly: a second copy of it sits on the first", async () => {
+  const h100 = await loaded(TORCH_NVTX);
+  const alex = await loaded(ALEXNET);
+  const alex2 = await loaded(ALEXNET);
+  const files = [h100, alex, alex2];
+  const placed = new Map<LoadedFile, Placement>();
+  placeFiles(files, placed, true);
+  const shift = placed.get(alex)!.shift;
+  const exact = h100.meta.header.baseNs + BigInt(h100.meta.header.minStart) - alex.meta.header.baseNs - BigInt(alex.meta.header.minStart);
+  assert.ok(shift > 2n ** 53n, `recorded 3 years earlier: a shift beyond 2^53 ns (${shift})`);
+  assert.is(shift, exact, "the shift, to the ns");
+  assert.is(startOf(alex), startOf(h100), "aligned to the first file's start");
+  assert.is(alex2.offset, alex.offset, "the second copy on the first, to the ns");
+  assert.is(placed.get(alex2)!.shift, shift);
+  // The same kernel in both copies: the same view time, whatever order the copies came in.
+  const k = alex.events.length >> 1;
+  assert.is(alex2.offset + alex2.events.start(k), alex.offset + alex.events.start(k));
+  const again = new Map<LoadedFile, Placement>();
+  const copies = [alex, h100, alex2];
+  placeFiles(copies, again, true);
+  assert.is(alex2.offset, alex.offset, "copies of the anchor's run: on the anchor");
+  assert.is(h100.offset + h100.meta.header.minStart, alex.offset + alex.meta.header.minStart);
 });
 
 test("layout: collapsed, pinned and moved groups of the first file stay so when a second file joins", async () => {
