@@ -595,7 +595,8 @@ async function download(format: "chrome" | "xspace"): Promise<void> {
   busy++;
   try {
     const label = format === "chrome" ? "Chrome JSON" : "XSpace";
-    const blob = await api.exportFile(fileHandles.get(id)!, format, callbacks(`${f.name} → ${label}`, EXPORT_PASSES));
+    // The page's step pattern (#steps=) applies as `convert --steps` does: the download holds the steps listed.
+    const blob = await api.exportFile(fileHandles.get(id)!, format, callbacks(`${f.name} → ${label}`, EXPORT_PASSES), stepsPattern);
     const a = document.createElement("a");
     a.href = URL.createObjectURL(blob);
     a.download = `${baseName(f.name)}${format === "chrome" ? ".json.gz" : ".xplane.pb"}`;

@@ -183,15 +183,18 @@ const api = {
     );
   },
 
-  /** Writes `file` as gzipped Chrome JSON (`chrome`) or XSpace (`xspace`) and returns it as a Blob. */
-  exportFile(file: File, format: "chrome" | "xspace", cb: JobCallbacks): Promise<Blob> {
+  /**
+   * Writes `file` as gzipped Chrome JSON (`chrome`) or XSpace (`xspace`) and returns it as a Blob: the bytes of
+   * `rawtrace convert`, with `--steps steps` when the page has a step pattern (`#steps=` in its address).
+   */
+  exportFile(file: File, format: "chrome" | "xspace", cb: JobCallbacks, steps?: string): Promise<Blob> {
     return serial((gen) =>
       withSource(file, gen, async (src) => {
         const engine = await Engine.create(await core());
         const onProgress = (_d: number, _t: number | undefined, pass: number) => cb.progress(src.fileBytesRead, file.size, pass);
         if (format === "xspace") {
           const parts: Uint8Array[] = [];
-          await engine.convert(src, (b) => parts.push(b.slice()), { format: "xspace", onProgress });
+          await engine.convert(src, (b) => parts.push(b.slice()), { format: "xspace", steps, onProgress });
           return new Blob(parts as BlobPart[], { type: "application/octet-stream" });
         }
         // Gzip while converting; Blob parts are merged every 64 MiB so the browser may keep them out of the heap.
@@ -222,7 +225,7 @@ const api = {
           (b) => {
             writer.write(b.slice()).catch((e) => (failed ??= e));
           },
-          { format: "chrome", traceName: file.name, onProgress, afterWindow: () => writer.ready },
+          { format: "chrome", traceName: file.name, steps, onProgress, afterWindow: () => writer.ready },
         );
         await writer.close();
         if (failed) throw failed;

@@ -10,11 +10,13 @@ import * as assert from "uvu/assert";
 import { mkdirSync, readFileSync, writeFileSync, mkdtempSync, rmSync } from "node:fs";
 import { basename, join } from "node:path";
 import { tmpdir } from "node:os";
+import { spawnSync } from "node:child_process";
 import { gunzipSync, gzipSync } from "node:zlib";
 import type { Page } from "playwright-core";
 import { startHarness, type Harness } from "./browser.js";
 import { chromeOf, chromeRows, clean, convert, details, load, openPage, viewerRows, type Chrome } from "./viewer_helpers.js";
 import { generate } from "../../bench/generate.js";
+import { CLI } from "../helpers/cli.js";
 
 const CUDA_SAMPLE = "test/fixtures/real/h100/cuda_sample.rawtrace";
 const TORCH_NVTX = "samples/h100_torch_train_nvtx.rawtrace";
@@ -265,6 +267,30 @@ test("downloads made in the worker equal the Node conversions (Chrome JSON gzipp
   await xs.saveAs(xsPath);
   assert.ok(readFileSync(xsPath).equals(await convert(CUDA_SAMPLE, "xspace")), "XSpace bytes");
   clean(g, "downloads");
+  await page.close();
+});
+
+test("#steps=REGEX: the downloads are what `rawtrace convert --steps REGEX` writes (ProfilerStep#N events included)", async () => {
+  const { page, g } = await openPage(h, "#steps=train_step");
+  await load(page, TORCH_NVTX);
+  const out = join(tmp, "steps");
+  mkdirSync(out, { recursive: true });
+  const cli = (o: string) => {
+    const r = spawnSync(process.execPath, [CLI, "convert", TORCH_NVTX, "--steps", "train_step", "-o", join(out, o), "-f"], { encoding: "utf8" });
+    assert.is(r.status, 0, r.stderr);
+    return readFileSync(join(out, o));
+  };
+  const [json] = await Promise.all([page.waitForEvent("download"), page.click("#dl-json")]);
+  await json.saveAs(join(out, "dl.json.gz"));
+  const got = gunzipSync(readFileSync(join(out, "dl.json.gz")));
+  assert.match(got.toString("utf8"), /"name":"ProfilerStep#1"/, "the step markers --steps adds");
+  assert.ok(got.equals(cli("cli.json")), "Chrome JSON bytes as convert --steps train_step");
+  const [xs] = await Promise.all([page.waitForEvent("download"), page.click("#dl-xspace")]);
+  await xs.saveAs(join(out, "dl.xplane.pb"));
+  const xsGot = readFileSync(join(out, "dl.xplane.pb"));
+  assert.ok(xsGot.equals(cli("cli.xplane.pb")), "XSpace bytes as convert --steps train_step");
+  assert.not.ok(xsGot.equals(await convert(TORCH_NVTX, "xspace")), "not the plain conversion");
+  clean(g, "downloads with #steps");
   await page.close();
 });
 
