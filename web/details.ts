@@ -6,7 +6,7 @@
  */
 import { Flag, Kind, RowClass, TL_NONE } from "../src/core/timeline.js";
 import { bytes, dur, int, usExact } from "./format.js";
-import { COPY_KINDS, eventName, kindLabel, rowWord, type LoadedFile } from "./model.js";
+import { COPY_KINDS, copyRecordsComplete, eventName, kindLabel, rowWord, type LoadedFile } from "./model.js";
 import { kv, linkButton } from "./dom.js";
 import type { Sel } from "./view.js";
 
@@ -129,14 +129,20 @@ export function renderDetails(body: HTMLElement, s: Sel | null, host: DetailsHos
       "resident warps per SM over the maximum, from registers, shared memory and block size (as XProf)");
   } else if (k === Kind.MEMCPY || k === Kind.MEMSET) {
     const n = x0 + x1 * 2 ** 32;
-    kv(dl, "Bytes", "bytes", `${int(n)} (${bytes(n)})`);
+    // A vendor whose copy records leave these fields out (Gaudi): a 0 there is "not in the record", not a value.
+    const complete = copyRecordsComplete(f.info.vendor);
+    const known = complete || n > 0;
+    const missing = "unknown (not in this dump's copy records)";
+    kv(dl, "Bytes", "bytes", known ? `${int(n)} (${bytes(n)})` : missing);
     if (k === Kind.MEMCPY) {
-      kv(dl, "Direction", "direction", COPY_KINDS[x2 & 0xff] ?? `kind ${x2 & 0xff}`);
+      const ck = x2 & 0xff;
+      kv(dl, "Direction", "direction", COPY_KINDS[ck] ?? (ck === 0 ? "unknown" : `kind ${ck}`));
       kv(dl, "Source memory", "src-kind", MEMORY_KINDS[(x2 >>> 8) & 0xff] ?? `kind ${(x2 >>> 8) & 0xff}`);
       kv(dl, "Destination memory", "dst-kind", MEMORY_KINDS[(x2 >>> 16) & 0xff] ?? `kind ${(x2 >>> 16) & 0xff}`);
-      kv(dl, "Devices", "copy-devices", `${x4} → ${ev.word(i, 14)}`, "source → destination device");
-      if (ev.dur(i) > 0) kv(dl, "Bandwidth", "bandwidth", `${(n / ev.dur(i)).toFixed(3)} GB/s`, "bytes / duration");
-    } else kv(dl, "Value", "value", String(x2));
+      kv(dl, "Devices", "copy-devices", complete ? `${x4} → ${ev.word(i, 14)}` : missing, "source → destination device");
+      if (!known) kv(dl, "Bandwidth", "bandwidth", "unknown (no byte count)");
+      else if (ev.dur(i) > 0) kv(dl, "Bandwidth", "bandwidth", `${(n / ev.dur(i)).toFixed(3)} GB/s`, "bytes / duration");
+    } else kv(dl, "Value", "value", complete ? String(x2) : missing);
   } else if (k === Kind.API_RUNTIME || k === Kind.API_DRIVER) {
     kv(dl, "cbid", "cbid", String(x0));
     if (ev.flags(i) & Flag.EXTERNAL) kv(dl, "External id", "external", String(BigInt(x1) + (BigInt(x3) << 32n)));

@@ -132,6 +132,15 @@ export function vendorWords(vendor: string): VendorWords {
   return CUDA_WORDS;
 }
 
+/**
+ * Whether a vendor's copy and fill records carry their byte count, direction, memory kinds, devices and fill value
+ * (where they do, a 0 is a 0). Synapse's do not (docs/decoders/hpu.md: "copies have no byte count"); a Gaudi copy's
+ * bytes are its `bytes_moved` argument where it has one (assembly/emit/timeline.ts copyBytes), else unknown.
+ */
+export function copyRecordsComplete(vendor: string): boolean {
+  return vendor !== "hpu";
+}
+
 /** The kind name shown for event kind `k` of a file of `vendor` ({@link KIND_NAMES}, with the vendor's API words). */
 export function kindLabel(k: number, vendor: string): string {
   const w = vendorWords(vendor);

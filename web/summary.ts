@@ -5,7 +5,8 @@
 import { EventKind, byTotal, type TraceStats } from "../src/core/stats.js";
 import { $, cell, kv, table } from "./dom.js";
 import { bytes, dur, int } from "./format.js";
-import { shortName, type LoadedFile } from "./model.js";
+import { copyRecordsComplete, shortName, type LoadedFile } from "./model.js";
+import { Flag, Kind } from "../src/core/timeline.js";
 
 /** Renders the summary of `f`; a click on a kernel name calls `onName` (the page searches for it). */
 export function renderSummary(f: LoadedFile, s: TraceStats, onName: (name: string) => void): void {
@@ -78,14 +79,31 @@ export function renderSummary(f: LoadedFile, s: TraceStats, onName: (name: strin
   body.append(h);
   const [mt, mtb] = table(["direction", "count", "bytes", "time", "GB/s"], [false, true, true, true, true]);
   mt.id = "summary-memcpy";
+  // A vendor whose copy records carry no byte count (Gaudi): the bytes the dump has (bytes_moved) from the timeline.
+  const complete = copyRecordsComplete(f.info.vendor);
+  const said = complete ? null : copyBytesSaid(f);
   for (const c of s.copies) {
     const tr = document.createElement("tr");
     tr.dataset.direction = c.direction;
     cell(tr, c.direction);
     cell(tr, int(c.count), "num", { count: String(c.count) });
-    cell(tr, bytes(c.bytes), "num", { bytes: String(c.bytes) });
-    cell(tr, dur(c.totalNs), "num", { ns: String(c.totalNs) });
-    cell(tr, c.bandwidthGBs.toFixed(2), "num");
+    const k = said?.get(`${c.copyKind}:${c.peer}`) ?? { n: 0, bytes: 0, ns: 0 };
+    if (complete || k.n === c.count) {
+      const b = complete ? c.bytes : k.bytes;
+      const ns = complete ? c.totalNs : k.ns;
+      cell(tr, bytes(b), "num", { bytes: String(b) });
+      cell(tr, dur(c.totalNs), "num", { ns: String(c.totalNs) });
+      cell(tr, ns > 0 ? (b / ns).toFixed(2) : "-", "num");
+    } else if (k.n === 0) {
+      cell(tr, "unknown", "num", undefined, "this dump's copy records carry no byte count");
+      cell(tr, dur(c.totalNs), "num", { ns: String(c.totalNs) });
+      cell(tr, "unknown", "num");
+    } else {
+      const note = `${int(k.n)} of ${int(c.count)} copies carry a byte count (bytes_moved); GB/s over their time`;
+      cell(tr, `${bytes(k.bytes)} (${int(k.n)} of ${int(c.count)})`, "num", { bytes: String(k.bytes) }, note);
+      cell(tr, dur(c.totalNs), "num", { ns: String(c.totalNs) });
+      cell(tr, (k.bytes / k.ns).toFixed(2), "num", undefined, note);
+    }
     mtb.append(tr);
   }
   const memsets = s.devices.reduce((a, d) => a + d.memsets, 0);
@@ -95,7 +113,8 @@ export function renderSummary(f: LoadedFile, s: TraceStats, onName: (name: strin
     cell(tr, "memset");
     cell(tr, int(memsets), "num", { count: String(memsets) });
     const mb = s.devices.reduce((a, d) => a + d.memsetBytes, 0);
-    cell(tr, bytes(mb), "num", { bytes: String(mb) });
+    if (complete || mb > 0) cell(tr, bytes(mb), "num", { bytes: String(mb) });
+    else cell(tr, "unknown", "num", undefined, "this dump's fill records carry no byte count");
     const mn = s.devices.reduce((a, d) => a + d.memsetNs, 0);
     cell(tr, dur(mn), "num", { ns: String(mn) });
     cell(tr, "", "num");
@@ -109,3 +128,25 @@ export function renderSummary(f: LoadedFile, s: TraceStats, onName: (name: strin
   body.append(mt);
 }
 
+
+/**
+ * Per copy kind and peer flag (`kind:peer`, as the core's copy rows), the copies of `f` whose timeline record has a
+ * byte count: how many, their bytes and their time (ns). For a vendor whose copy records carry none, the bytes are
+ * the `bytes_moved` argument where a copy has one (assembly/emit/timeline.ts copyBytes).
+ */
+function copyBytesSaid(f: LoadedFile): Map<string, { n: number; bytes: number; ns: number }> {
+  const out = new Map<string, { n: number; bytes: number; ns: number }>();
+  const ev = f.events;
+  for (let i = 0; i < ev.length; i++) {
+    if (ev.kind(i) !== Kind.MEMCPY || ev.flags(i) & Flag.INCOMPLETE) continue;
+    const n = ev.word(i, 9) + ev.word(i, 10) * 2 ** 32;
+    if (n === 0) continue;
+    const key = `${ev.word(i, 11) & 0xff}:${(ev.flags(i) & Flag.PEER) !== 0}`;
+    const x = out.get(key) ?? { n: 0, bytes: 0, ns: 0 };
+    x.n++;
+    x.bytes += n;
+    x.ns += ev.dur(i);
+    out.set(key, x);
+  }
+  return out;
+}

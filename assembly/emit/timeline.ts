@@ -35,6 +35,7 @@
  */
 import { Ev, EvKind, EvFlag } from "../model/event";
 import * as S from "../model/session";
+import * as A from "../model/args";
 import * as O from "./out";
 import { statsBegin, statsEventNamed, statsEnd } from "./stats";
 import { activeBlocks, occPlausible } from "./xspace";
@@ -58,6 +59,7 @@ import {
  *       saturated at its field's largest value: 65535, 2047 or 1023; CUDA's own limits are 65535, 1024 and 64)
  *     MEMCPY: bytes low; bytes high; copy kind | src kind << 8 | dst kind << 16
  *     MEMSET: bytes low; bytes high; value
+ *       (bytes: the record's count, else its `bytes_moved` argument: {@link copyBytes})
  *     API_RUNTIME / API_DRIVER: cbid; external id (low 32, TF.EXTERNAL); return value
  *     SYNC: sync type; event id; stream (NONE: context-wide)
  *     RANGE / INSTANT: color (ARGB); domain name id (NONE: default domain); training step number (TF.STEP,
@@ -312,20 +314,24 @@ export function timelineEvent(e: Ev): void {
       x1 = sat(<u32>e.gridY, 0xffff) | (sat(<u32>e.gridZ, 0xffff) << 16);
       x2 = sat(<u32>e.blockX, 0x7ff) | (sat(<u32>e.blockY, 0x7ff) << 11) | (sat(<u32>e.blockZ, 0x3ff) << 22);
       break;
-    case EvKind.MEMCPY:
+    case EvKind.MEMCPY: {
       x3 = e.context;
       x4 = e.srcDevice;
       x5 = e.dstDevice;
-      x0 = <u32>e.bytes;
-      x1 = <u32>(e.bytes >> 32);
+      const n = copyBytes(e);
+      x0 = <u32>n;
+      x1 = <u32>(n >> 32);
       x2 = (e.copyKind & 0xff) | ((e.srcKind & 0xff) << 8) | ((e.dstKind & 0xff) << 16);
       break;
-    case EvKind.MEMSET:
+    }
+    case EvKind.MEMSET: {
       x3 = e.context;
-      x0 = <u32>e.bytes;
-      x1 = <u32>(e.bytes >> 32);
+      const n = copyBytes(e);
+      x0 = <u32>n;
+      x1 = <u32>(n >> 32);
       x2 = e.memsetValue;
       break;
+    }
     case EvKind.API_RUNTIME:
     case EvKind.API_DRIVER:
       x0 = e.apiId;
@@ -389,6 +395,28 @@ export function timelineEvent(e: Ev): void {
     else if ((f & TF.FLOW_END) != 0) bits |= K_FLOW_END;
   }
   keyPush(start, dur, bits, c);
+}
+
+/** The argument key a copy or fill names its byte count by when its record has none (Synapse's extraArgs). */
+const BYTES_MOVED = memory.data<u8>([98, 121, 116, 101, 115, 95, 109, 111, 118, 101, 100]); // "bytes_moved"
+const BYTES_MOVED_LEN: u32 = 11;
+
+/**
+ * Bytes of copy or fill `e`: its byte count, or where that is 0 the unsigned `bytes_moved` argument the event carries
+ * (a Gaudi copy's record has no byte count, its extraArgs may: docs/decoders/hpu.md); 0 when it has neither. The
+ * Chrome JSON keeps `bytes` 0 and writes the argument as it is; the viewer shows what the dump says.
+ */
+function copyBytes(e: Ev): u64 {
+  if (e.bytes != 0 || e.argsLen == 0) return e.bytes;
+  let a = e.argsPtr;
+  const end = a + e.argsLen;
+  while (a < end) {
+    if (A.argType(a) == A.ARG_U64 && A.argKeyLen(a) == BYTES_MOVED_LEN && memory.compare(A.argKey(a), BYTES_MOVED, BYTES_MOVED_LEN) == 0) {
+      return load<u64>(A.argValue(a));
+    }
+    a = A.argNext(a);
+  }
+  return 0;
 }
 
 /** Kernels, copies, fills and graphs: the work a host call launches. */

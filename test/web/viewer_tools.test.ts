@@ -11,7 +11,7 @@ import * as assert from "uvu/assert";
 import { copyFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
-import { startHarness, type Harness } from "./browser.js";
+import { startHarness, type Guard, type Harness } from "./browser.js";
 import { chromeOf, chromeRow, clean, details, load, openPage, settledHash, type Chrome } from "./viewer_helpers.js";
 
 const CUDA_SAMPLE = "test/fixtures/real/h100/cuda_sample.rawtrace";
@@ -273,15 +273,69 @@ async function selectFirstMatch(page: Page, pattern: string): Promise<void> {
   await frame(page);
 }
 
+/** A fresh page with the Gaudi sample open. */
+async function gaudiPage(): Promise<{ page: Page; g: Guard }> {
+  const opened = await openPage(h, "", { viewport: VIEW });
+  await load(opened.page, "samples/gaudi2_mlp_synapse.rawtrace");
+  return opened;
+}
+
 test("a Gaudi kernel's details say its records carry no launch shape (not grid [0, 0, 0]) and show no context 0", async () => {
-  const { page, g } = await openPage(h, "", { viewport: VIEW });
-  await load(page, "samples/gaudi2_mlp_synapse.rawtrace");
+  const { page, g } = await gaudiPage();
   await selectFirstMatch(page, "^matmul_fwd_bf16_1024x4096$");
   const d = await details(page);
   assert.match(d.grid ?? "", /not in this dump's kernel records/);
   assert.is(d.block, undefined);
   assert.is(d.context, undefined);
   clean(g, "gaudi kernel details");
+  await page.close();
+});
+
+test("a Gaudi launch: every device op it lists says 'Launched by' it, with the latency, and draws the flow", async () => {
+  const { page, g } = await gaudiPage();
+  await selectFirstMatch(page, "synLaunch");
+  const launch = await details(page);
+  const listed = await page.$$eval("#details-body ol.launched li", (l) => l.length);
+  assert.ok(listed > 40, `${listed} device ops listed`);
+  for (const k of [0, 1, 5, 20, listed - 1]) {
+    await page.click(`#details-body ol.launched li:nth-child(${k + 1}) button`);
+    await page.waitForFunction(() => document.querySelector("#details-body [data-field=latency]") !== null);
+    await frame(page);
+    const d = await details(page);
+    assert.ok(d.partner.startsWith(launch.name), `op ${k}: launched by ${d.partner}`);
+    assert.is(d.correlation, launch.correlation, `op ${k}: the launch's correlation`);
+    assert.match(d.latency, /\d/, `op ${k}: launch → start latency`);
+    assert.ok(await canvasData(page, "flow"), `op ${k}: the flow arrow is drawn`);
+    // "Launched by" leads back to the launch and its list.
+    await page.click("#details-body [data-field=partner] button");
+    await page.waitForSelector("#details-body ol.launched", { state: "attached" });
+    assert.is((await details(page)).correlation, launch.correlation);
+  }
+  clean(g, "gaudi launch flows");
+  await page.close();
+});
+
+test("Gaudi copies: the bytes the dump has (bytes_moved), 'unknown' where it has none, never a computed 0 GB/s", async () => {
+  const { page, g } = await gaudiPage();
+  await selectFirstMatch(page, "^memcpy_host_to_device$");
+  let d = await details(page);
+  assert.is(d.bytes, "8,388,608 (8.00 MiB)");
+  assert.match(d.bandwidth, /^[1-9][\d.]* GB\/s$/);
+  assert.is(d.direction, "unknown");
+  await selectFirstMatch(page, "^memcpy_dram_to_dram$");
+  d = await details(page);
+  assert.match(d.bytes, /^unknown/);
+  assert.match(d.bandwidth, /^unknown/);
+  assert.match(d["copy-devices"], /^unknown/);
+  await selectFirstMatch(page, "^memset_grad_buffer$");
+  d = await details(page);
+  assert.match(d.bytes, /^unknown/);
+  assert.match(d.value, /^unknown/);
+  const rows = await page.$$eval("#summary-memcpy tbody tr", (trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent)));
+  assert.equal(rows.map((r) => r.slice(0, 3)), [["Unknown", "8", "32.00 MiB (4 of 8)"], ["memset", "4", "unknown"]]);
+  assert.ok(Number(rows[0][4]) > 0, `GB/s over the copies with a byte count: ${rows[0][4]}`);
+  assert.not.ok(rows.some((r) => r.includes("0 B") || r.includes("0.00")), JSON.stringify(rows));
+  clean(g, "gaudi copies");
   await page.close();
 });
 
