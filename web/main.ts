@@ -21,6 +21,7 @@ import { renderSummary } from "./summary.js";
 import { fileId, formatHash, hashFiles, parseHash, type HashState } from "./hash.js";
 import { filesFromUrl } from "./url_files.js";
 import { fileTag, shiftNote } from "./layout.js";
+import { damageLines } from "../src/core/loss_lines.js";
 
 let worker: Worker;
 let api: Comlink.Remote<WorkerApi>;
@@ -83,7 +84,8 @@ function showError(msg: string): void {
   const e = $("#error");
   shown = [msg, ...(e.hidden ? [] : shown)].slice(0, 6);
   e.textContent = shown.join("\n");
-  e.style.whiteSpace = "pre-line";
+  // Lines as written (the damage's lines are indented under the one naming the file), wrapped where too long.
+  e.style.whiteSpace = "pre-wrap";
   e.hidden = false;
   // A newer message gets its own 12 s: the timer of the one it replaced must not hide it early.
   clearTimeout(errorTimer);
@@ -169,14 +171,10 @@ async function loadOne(file: File): Promise<void> {
     document.body.dataset.passMs = JSON.stringify(res.passMs);
     document.body.dataset.fileReads = String(res.fileReads);
     document.body.dataset.keptBytes = String(res.keptBytes);
-    if (res.info.warnings.length) {
-      // As the CLI says it: how much was lost and where, then each warning with the offset of its first case.
-      const loss = res.info.loss;
-      const lost = loss && loss.bytes > 0
-        ? `DATA LOST: skipped ${int(loss.bytes)} damaged bytes (${((100 * loss.bytes) / Math.max(1, res.info.bytes)).toFixed(1)}% of the file); `
-        : "";
-      showError(`${file.name}: ${lost}${res.info.warnings.map((w) => `${w.code} ×${w.count} (offset ${w.offset})`).join(", ")}`);
-    }
+    // In the CLI's words (src/core/loss_lines.ts, shared with it): how much was lost and where, each byte range
+    // skipped, then each warning with the offset of its first case and what it means.
+    const said = damageLines(file.name, res.info.warnings, res.info.loss, res.info.bytes, "");
+    if (said.length) showError(said.join("\n"));
     // The summary (rawtrace stats) was aggregated by the core in the same pass.
     if (res.stats) {
       stats.set(id, res.stats);

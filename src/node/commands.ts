@@ -8,6 +8,7 @@
  */
 import { statSync } from "node:fs";
 import { LOSS_WARNINGS, RawtraceError, type LossReport, type Warning } from "../core/codes.js";
+import { lossLines, warningLines } from "../core/loss_lines.js";
 import { stepPattern, type AnalysisOptions, type FileInfo } from "../core/engine.js";
 import { skewMessages } from "../core/merge.js";
 import { infoFile } from "./convert.js";
@@ -89,39 +90,6 @@ function gzNote(output: string | undefined): string {
 
 /** "1 range", "3 ranges" (`n` with the thousands separated). */
 const plural = (n: number, one: string) => `${int(n)} ${one}${n === 1 ? "" : "s"}`;
-
-/**
- * The standard-error lines about a file's damage: what was lost (bytes, activity buffers, records the collector
- * dropped) and the byte ranges skipped, e.g. `skipped bytes 1234–5678 (chunk seq 7: BAD_PAYLOAD_CRC)`. Empty
- * when nothing was lost.
- */
-export function lossLines(file: string, warnings: Warning[], loss: LossReport | undefined, bytesIn: number): string[] {
-  const lossWarnings = warnings.filter((w) => LOSS_WARNINGS.has(w.code));
-  if (lossWarnings.length === 0 && !(loss && loss.rangesTotal > 0)) return [];
-  const parts: string[] = [];
-  if (loss && loss.bytes > 0) {
-    parts.push(`skipped ${int(loss.bytes)} damaged bytes in ${plural(loss.rangesTotal, "range")}` +
-      (bytesIn > 0 ? ` (${((loss.bytes / bytesIn) * 100).toFixed(1)}% of the file)` : ""));
-  }
-  if (loss && loss.activityChunks > 0) {
-    parts.push(`${plural(loss.activityChunks, "activity buffer")} of events ` +
-      `(${int(loss.activityBytes)} bytes of records) lost`);
-  }
-  const codes = lossWarnings.map((w) => (w.code === "DROPPED_RECORDS" ? `the collector dropped ${int(w.detail)} records` : `${w.code} ×${w.count}`));
-  const out = [`rawtrace: ${file}: DATA LOST: ${[...parts, ...codes].join("; ")}`];
-  for (const r of loss?.ranges ?? []) {
-    out.push(`  skipped bytes ${r.from}–${r.to} (${r.seq !== undefined ? `chunk seq ${r.seq}: ` : ""}${r.code})`);
-  }
-  if (loss && loss.rangesTotal > loss.ranges.length) {
-    out.push(`  … and ${loss.rangesTotal - loss.ranges.length} more ranges (only the first ${loss.ranges.length} are listed)`);
-  }
-  return out;
-}
-
-/** The standard-error lines of a file's warnings, loss or not: `  warning CODE ×N (offset O): what` each. */
-export function warningLines(warnings: Warning[], indent = "  "): string[] {
-  return warnings.map((w) => `${indent}warning ${w.code} ×${w.count} (offset ${w.offset}): ${w.message}`);
-}
 
 /**
  * What `stats` and `diff` say on standard error about a file they read: its warnings under a line naming it (as

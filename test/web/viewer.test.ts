@@ -358,8 +358,15 @@ test("files opened together keep their own messages; damage says how much was lo
     return t.includes("cut.rawtrace:") && t.includes("junk.rawtrace:");
   });
   const text = (await page.textContent("#error")) ?? "";
-  assert.match(text, /cut\.rawtrace: DATA LOST: skipped [\d,]+ damaged bytes \([\d.]+% of the file\); TRUNCATED ×1 \(offset \d+\)/);
   assert.match(text, /junk\.rawtrace: offset 0: not a \.rawtrace file/);
+  // The damage in the CLI's words: its DATA LOST line (bytes in how many ranges, the codes), the ranges skipped and
+  // each warning with what it means, as `rawtrace convert` prints them (without its "rawtrace: " prefix).
+  const r = spawnSync(process.execPath, [CLI, "convert", "cut.rawtrace", "-o", "cut.json", "-f"], { cwd: tmp, encoding: "utf8" });
+  const said = r.stderr.split("\n").filter((l) => /^(rawtrace: cut\.rawtrace: DATA LOST|  skipped bytes|  warning)/.test(l));
+  assert.ok(said.some((l) => / in 1 range \(/.test(l)) && said.some((l) => /^  skipped bytes \d+–\d+ \(TRUNCATED\)$/.test(l)), r.stderr);
+  assert.ok(said.some((l) => /^  warning TRUNCATED ×1 \(offset \d+\): file ends inside a chunk/.test(l)), r.stderr);
+  const lines = text.split("\n");
+  for (const l of said) assert.ok(lines.includes(l.replace(/^rawtrace: /, "")), `the page says ${JSON.stringify(l)}:\n${text}`);
   clean(g, "two messages");
   await page.close();
 });
