@@ -2,8 +2,8 @@
  * The timeline's keyboard commands. The page hands them every key typed outside a text field, so they work without
  * a click on the canvas first: W/S or ↑/↓ zoom, A/D or ←/→ pan, PageUp/PageDown scroll rows, F fits (the range when
  * there is one), R makes the selected slice's span (or the visible window) the range, M measures between two
- * selected slices, N marks the selected slice's start (or the middle of the view), Escape clears the selection,
- * then the measurement, then the range.
+ * selected slices, N marks the selected slice's start (or the middle of the view; again there removes that mark),
+ * Escape clears the selection, then the measurement, then the range.
  */
 import type { Sel, TimelineView } from "./view.js";
 
@@ -51,7 +51,8 @@ export class TimelineKeys {
       case "n": case "N": {
         const s = v.selected;
         const [a, b] = v.visible;
-        v.toggleMark(s ? s.file.offset + s.file.events.start(s.i) : (a + b) / 2);
+        // Exactly there only: a mark a pixel away (another slice's, zoomed out) stays.
+        v.toggleMark(s ? s.file.offset + s.file.events.start(s.i) : (a + b) / 2, 0);
         break;
       }
       case "Escape":

@@ -302,9 +302,13 @@ export class TimelineView {
     this.onchange();
   }
 
-  /** Adds a mark at t (view axis), or removes the mark already within 3 px of it. */
-  toggleMark(t: number): void {
-    const tol = (3 * (this.t1 - this.t0)) / Math.max(1, this.width - GUTTER);
+  /**
+   * Adds a mark at t (view axis), or removes the mark already within `px` pixels of it: 3 for a double-click (a
+   * pointer cannot hit a mark's exact ns), 0 for N (a mark exactly at the slice's start; another slice a pixel away
+   * when zoomed out gets a mark of its own).
+   */
+  toggleMark(t: number, px = 3): void {
+    const tol = (px * (this.t1 - this.t0)) / Math.max(1, this.width - GUTTER);
     const k = this.marks.findIndex((m) => Math.abs(m - t) <= tol);
     if (k >= 0) this.marks.splice(k, 1);
     else this.marks.push(t);

@@ -112,3 +112,22 @@ export async function settledHash(page: Page): Promise<string> {
   await page.waitForFunction(() => document.body.dataset.hashPending === undefined);
   return page.evaluate(() => location.hash);
 }
+
+/** Two animation frames: what the last change asked to draw is on the canvas. */
+export async function frame(page: Page): Promise<void> {
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+}
+
+/**
+ * Selects JSON event `k` exactly (by its correlation id): searches its name and steps through the matches with Enter
+ * (the first may be another call of the same kernel).
+ */
+export async function pickEvent(page: Page, k: Record<string, any>): Promise<void> {
+  await page.fill("#search", k.name);
+  for (let n = 0; n < 100; n++) {
+    await page.press("#search", "Enter");
+    await frame(page);
+    if ((await details(page)).correlation === String(k.args.correlation)) return;
+  }
+  throw new Error(`event ${k.args.correlation} not reached`);
+}

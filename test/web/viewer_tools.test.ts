@@ -12,7 +12,7 @@ import { copyFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { startHarness, type Guard, type Harness } from "./browser.js";
-import { chromeOf, chromeRow, clean, details, load, openPage, settledHash, type Chrome } from "./viewer_helpers.js";
+import { chromeOf, chromeRow, clean, details, frame, load, openPage, pickEvent, settledHash, type Chrome } from "./viewer_helpers.js";
 
 const CUDA_SAMPLE = "test/fixtures/real/h100/cuda_sample.rawtrace";
 const TORCH_NVTX = "samples/h100_torch_train_nvtx.rawtrace";
@@ -97,10 +97,6 @@ function checkAggregate(got: AggRow[], want: Map<string, { count: number; total:
     assert.is(r.count, w!.count, `${what}: ${r.name} count`);
     assert.ok(Math.abs(r.total - w!.total) <= tolNs, `${what}: ${r.name} total ${r.total} vs ${w!.total}`);
   }
-}
-
-async function frame(page: Page): Promise<void> {
-  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
 }
 
 async function canvasData(page: Page, key: string): Promise<string> {
@@ -516,15 +512,7 @@ test("measure (Ctrl+drag snaps to edges; M between two slices), marks (N) and th
   await page.press("#search", "Enter");
   await page.waitForSelector("#details-body [data-field=correlation]", { state: "attached" });
   // Select k1 precisely (the search may land on another call of the same kernel).
-  const pick = async (k: Record<string, any>) => {
-    await page.fill("#search", k.name);
-    for (let n = 0; n < 100; n++) {
-      await page.press("#search", "Enter");
-      await frame(page);
-      if ((await details(page)).correlation === String(k.args.correlation)) return;
-    }
-    throw new Error(`kernel ${k.args.correlation} not reached`);
-  };
+  const pick = (k: Record<string, any>) => pickEvent(page, k);
   await pick(k1);
   await page.locator("#canvas").focus();
   await page.keyboard.press("m");

@@ -1,0 +1,72 @@
+/**
+ * The viewer's marks, range and URL hash as the user changes them (web/keys.ts N, web/view.ts double-click on the
+ * axis, web/main.ts applyHash), end to end in headless Chromium: N marks a slice's start and removes only a mark
+ * exactly there, a double-click on the axis adds a mark without losing the range, and a hash pasted later replaces
+ * the view instead of merging with it.
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import type { Page } from "playwright-core";
+import { startHarness, type Harness } from "./browser.js";
+import { chromeOf, clean, details, frame, load, openPage, pickEvent, settledHash, type Chrome } from "./viewer_helpers.js";
+
+const CUDA_SAMPLE = "test/fixtures/real/h100/cuda_sample.rawtrace";
+const VIEW = { width: 960, height: 560 };
+/** Plot width (px) at VIEW: the canvas less the label gutter (web/overlays.ts GUTTER). */
+const PLOT_W = 960 - 250;
+
+let h: Harness;
+let cuda: Chrome;
+
+test.before(async () => {
+  h = await startHarness();
+  cuda = await chromeOf(CUDA_SAMPLE);
+});
+
+test.after(async () => {
+  await h?.close();
+});
+
+const data = async (page: Page, key: string) => (await page.getAttribute("#canvas", `data-${key}`)) ?? "";
+
+/** The marks of the page's hash (ns since the trace start). */
+async function hashMarks(page: Page): Promise<number[]> {
+  const m = new URLSearchParams((await settledHash(page)).slice(1)).get("marks");
+  return m ? m.split(",").map(Number) : [];
+}
+
+test("N on a second slice less than 3 px from the first's mark (zoomed out) adds a mark; N again removes only its own", async () => {
+  const { page, g } = await openPage(h, "", { viewport: VIEW });
+  await load(page, CUDA_SAMPLE);
+  // Two kernels that start apart, closer than 3 px when the whole trace is shown.
+  const ks = cuda.traceEvents.filter((e) => e.cat === "kernel").sort((x, y) => x.tsNs - y.tsNs);
+  let pair: [Record<string, any>, Record<string, any>] = [ks[0], ks[1]];
+  for (let i = 1; i < ks.length; i++) {
+    const d = ks[i].tsNs - ks[i - 1].tsNs;
+    if (d > 0 && (d < pair[1].tsNs - pair[0].tsNs || pair[1].tsNs === pair[0].tsNs)) pair = [ks[i - 1], ks[i]];
+  }
+  const [k1, k2] = pair;
+  const mark = async (k: Record<string, any>) => {
+    await pickEvent(page, k);
+    await page.locator("#canvas").focus();
+    await page.keyboard.press("f");
+    await page.keyboard.press("n");
+    await frame(page);
+  };
+  await mark(k1);
+  const [w0, w1] = (await data(page, "window")).split(",").map(Number);
+  assert.ok(k2.tsNs - k1.tsNs < (3 * (w1 - w0)) / PLOT_W, `${k2.tsNs - k1.tsNs} ns apart: within 3 px of the fitted view`);
+  const [m1] = await hashMarks(page);
+  assert.is(await data(page, "marks"), "1");
+  await mark(k2);
+  assert.is(await data(page, "marks"), "2", "a mark at the second slice's start, the first kept");
+  const both = await hashMarks(page);
+  assert.equal(both, [m1, m1 + (k2.tsNs - k1.tsNs)]);
+  await page.keyboard.press("n");
+  await frame(page);
+  assert.equal(await hashMarks(page), [m1], "N again: the mark exactly at the slice's start goes, the other stays");
+  clean(g, "marks by N");
+  await page.close();
+});
+
+test.run();
