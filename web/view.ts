@@ -42,6 +42,8 @@ type DragMode = "pan" | "range" | "rows" | "measure";
 const SLICE_H = 14;
 /** Width of a group header button (px): "move up" and "pin" sit at the gutter's right end. */
 const BTN_W = 22;
+/** A double-click's clicks come closer than this (ms; desktop systems allow up to about 500). */
+const DOUBLE_MS = 1000;
 /** Measure ends snap to a slice edge closer than this (px). */
 const SNAP_PX = 6;
 
@@ -79,6 +81,8 @@ export class TimelineView {
   private drag: {
     mode: DragMode; x: number; y: number; t0: number; t1: number; sy: number; moved: boolean; at: number; cy: number;
   } | null = null;
+  /** The range a click on the axis just cleared, and when: a double-click there (a mark) restores it. */
+  private clearedByClick: { range: Range; at: number } | null = null;
   /** Last pointer position over the canvas (null when outside): hover is recomputed after every view change. */
   private pointer: [number, number] | null = null;
   selected: Sel | null = null;
@@ -763,8 +767,11 @@ export class TimelineView {
     if (d.moved) return;
     const [x, y] = this.local(e);
     if (d.mode === "range") {
-      // A click on the axis clears the range.
-      if (this.range) this.setRange(null);
+      // A click on the axis clears the range; the first click of a double-click (a mark) gives it back.
+      if (this.range) {
+        this.clearedByClick = { range: this.range, at: performance.now() };
+        this.setRange(null);
+      }
       return;
     }
     const h = this.headerAt(y);
@@ -780,6 +787,10 @@ export class TimelineView {
   private onDouble(e: MouseEvent): void {
     const [x, y] = this.local(e);
     if (y >= AXIS_H || x < GUTTER) return;
+    // The double-click's first click cleared the range (a click cannot know a second follows): it comes back.
+    const c = this.clearedByClick;
+    this.clearedByClick = null;
+    if (c && !this.range && performance.now() - c.at < DOUBLE_MS) this.setRange(c.range);
     this.toggleMark(this.t0 + ((x - GUTTER) / (this.width - GUTTER)) * (this.t1 - this.t0));
   }
 }

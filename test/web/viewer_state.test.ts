@@ -69,4 +69,30 @@ test("N on a second slice less than 3 px from the first's mark (zoomed out) adds
   await page.close();
 });
 
+test("a double-click on the time axis adds a mark and keeps the range", async () => {
+  const { page, g } = await openPage(h, "", { viewport: VIEW });
+  await load(page, CUDA_SAMPLE);
+  await frame(page);
+  const box = (await page.locator("#canvas").boundingBox())!;
+  const x = (f: number) => box.x + 250 + (box.width - 250) * f;
+  await page.mouse.move(x(0.3), box.y + 10);
+  await page.mouse.down();
+  await page.mouse.move(x(0.6), box.y + 10, { steps: 4 });
+  await page.mouse.up();
+  await page.waitForSelector("#range-table", { state: "visible" });
+  const range = await data(page, "range");
+  assert.ok(range, "a range");
+  await page.mouse.dblclick(x(0.45), box.y + 10);
+  await frame(page);
+  assert.is(await data(page, "marks"), "1", "a mark");
+  assert.is(await data(page, "range"), range, "the range kept");
+  assert.ok(await page.isVisible("#range-table"), "its aggregate too");
+  // A single click on the axis still clears it.
+  await page.mouse.click(x(0.8), box.y + 10);
+  await frame(page);
+  assert.is(await data(page, "range"), "");
+  clean(g, "double-click on the axis");
+  await page.close();
+});
+
 test.run();
