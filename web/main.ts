@@ -505,26 +505,34 @@ function writeHash(): void {
 
 view.onchange = writeHash;
 
-/** Applies a hash state to the loaded files (after the files it names are in). */
-function applyHash(st: HashState): void {
+/**
+ * Applies a hash state to the loaded files (after the files it names are in). `replace`: the hash is the whole view
+ * (one pasted or followed later): what it leaves out — search, marks, range, measure, selection, window — is
+ * cleared (the window fitted), not kept from the view before. The hash the page opened with does not replace:
+ * marks or a range made while its files were loading stay unless it has its own.
+ */
+function applyHash(st: HashState, replace = false): void {
   const o = view.traceOrigin;
   // The hash's file numbers → the open files of the same name and identity (else copy), in whatever order opened.
   const at = hashFiles(st, files, (f) => fileId(f.info));
-  if (st.q) {
-    search.value = st.q;
+  if (st.q || (replace && (search.value.trim() || regexBox.checked))) {
+    search.value = st.q ?? "";
     regexBox.checked = !!st.regex;
     runSearch();
   }
-  if (st.marks) view.setMarks(st.marks.map((t) => t + o));
+  if (st.marks || replace) view.setMarks((st.marks ?? []).map((t) => t + o));
   if (st.range) {
     const rows = st.rows?.map((x) => ({ file: at[x.file], row: x.index }))
       .filter((x): x is { file: LoadedFile; row: number } => x.file !== undefined && x.row < x.file.meta.header.rows);
     view.setRange({ t0: st.range[0] + o, t1: st.range[1] + o, rows: rows?.length ? rows : null });
-  }
+  } else if (replace && view.range) view.setRange(null);
   if (st.measure) view.setMeasure({ a: st.measure[0] + o, b: st.measure[1] + o, y: 12 });
+  else if (replace && view.measure) view.setMeasure(null);
   const ev = st.ev && at[st.ev.file];
   if (ev && st.ev!.index < ev.events.length) view.select({ file: ev, i: st.ev!.index });
+  else if (replace && view.selected) view.select(null);
   if (st.view) view.setWindow(st.view[0] + o, st.view[1] + o);
+  else if (replace) view.fit();
 }
 
 /**
@@ -577,7 +585,8 @@ function afterLoad(): void {
 
 window.addEventListener("hashchange", () => {
   const st = parseHash(location.hash);
-  if (files.length && formatHash(st) !== document.body.dataset.hash) applyHash(st);
+  // A new hash is the whole view: it replaces the one on screen (what it leaves out is cleared).
+  if (files.length && formatHash(st) !== document.body.dataset.hash) applyHash(st, true);
 });
 
 // ---- Downloads -----------------------------------------------------------------------------------------------------

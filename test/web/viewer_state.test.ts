@@ -95,4 +95,33 @@ test("a double-click on the time axis adds a mark and keeps the range", async ()
   await page.close();
 });
 
+test("a hash pasted later replaces the view: the range, measure, marks, selection and search it leaves out are cleared", async () => {
+  const { page, g } = await openPage(h, "", { viewport: VIEW });
+  await load(page, CUDA_SAMPLE);
+  const k = cuda.traceEvents.find((e) => e.cat === "kernel")!;
+  await pickEvent(page, k);
+  await page.locator("#canvas").focus();
+  for (const key of ["r", "n", "m", "m"]) await page.keyboard.press(key);
+  await page.waitForSelector("#range-table", { state: "visible" });
+  const before = new URLSearchParams((await settledHash(page)).slice(1));
+  for (const f of ["range", "marks", "measure", "ev", "q"]) assert.ok(before.get(f), `${f} in the hash before: ${before}`);
+  // Another view of the same file, with a window and nothing else.
+  const other = new URLSearchParams({ file: before.get("file")!, fid: before.get("fid")!, view: "1000,2000000" });
+  await page.evaluate((hash) => { location.hash = hash; }, `#${other}`);
+  await page.waitForFunction(() => document.querySelector("#canvas")?.getAttribute("data-window") === "1000,2000000");
+  await frame(page);
+  assert.is(await data(page, "range"), "", "no range");
+  assert.is(await data(page, "marks"), "0", "no marks");
+  assert.is(await data(page, "measure-ns"), "", "no measure");
+  assert.equal(await details(page), {}, "nothing selected");
+  assert.is(await page.inputValue("#search"), "", "no search");
+  assert.is(await settledHash(page), `#${other}`, "the hash written back is the one pasted");
+  // A hash with a range only: the window is fitted (none given), the range set.
+  await page.evaluate((hash) => { location.hash = hash; }, `#${new URLSearchParams({ file: before.get("file")!, range: "5000,9000" })}`);
+  await page.waitForFunction(() => document.querySelector("#canvas")?.getAttribute("data-range") === "5000,9000");
+  assert.is.not(await data(page, "window"), "1000,2000000");
+  clean(g, "pasted hash");
+  await page.close();
+});
+
 test.run();
