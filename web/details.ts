@@ -6,7 +6,7 @@
  */
 import { Flag, Kind, RowClass, TL_NONE } from "../src/core/timeline.js";
 import { bytes, dur, int, usExact } from "./format.js";
-import { COPY_KINDS, copyRecordsComplete, eventName, kindLabel, rowWord, type LoadedFile } from "./model.js";
+import { COPY_KINDS, copyRecordsComplete, counterValue, eventName, kindLabel, rowWord, type LoadedFile } from "./model.js";
 import { kv, linkButton } from "./dom.js";
 import type { Sel } from "./view.js";
 
@@ -83,7 +83,9 @@ export function renderDetails(body: HTMLElement, s: Sel | null, host: DetailsHos
   kv(dl, "Row", "row", `${f.rowGroups[row]} · ${f.rowLabels[row]}`);
   if (cls >= RowClass.GPU_ANNOTATIONS) {
     kv(dl, "Device", "device", String(rowWord(f, row, 1)));
-    if (cls !== RowClass.GPU_CONTEXT_SYNC && cls !== RowClass.GPU_OVERHEAD) kv(dl, "Stream", "stream", String(rowWord(f, row, 2)));
+    if (cls !== RowClass.GPU_CONTEXT_SYNC && cls !== RowClass.GPU_OVERHEAD && cls !== RowClass.GPU_COUNTER) {
+      kv(dl, "Stream", "stream", String(rowWord(f, row, 2)));
+    }
   } else {
     kv(dl, "Process", "pid", String(rowWord(f, row, 1)));
     kv(dl, "Thread", "tid", String(rowWord(f, row, 2)));
@@ -96,7 +98,7 @@ export function renderDetails(body: HTMLElement, s: Sel | null, host: DetailsHos
   const exact = `${usExact(ev.dur(i))} µs`;
   if (ev.flags(i) & Flag.INCOMPLETE) {
     kv(dl, "Duration", "duration", "unknown (incomplete)", "the vendor record has no end: still running at the final flush");
-  } else kv(dl, "Duration", "duration", dur(ev.dur(i)) === exact ? exact : `${exact} (${dur(ev.dur(i))})`);
+  } else if (k !== Kind.COUNTER) kv(dl, "Duration", "duration", dur(ev.dur(i)) === exact ? exact : `${exact} (${dur(ev.dur(i))})`);
   const x0 = ev.word(i, 9);
   const x1 = ev.word(i, 10);
   const x2 = ev.word(i, 11);
@@ -163,6 +165,8 @@ export function renderDetails(body: HTMLElement, s: Sel | null, host: DetailsHos
     kv(dl, "Stream", "sync-stream", x2 === TL_NONE ? "whole context" : String(x2));
   } else if (k === Kind.EVENT_RECORD) {
     kv(dl, "Event id", "event-id", String(x0));
+  } else if (k === Kind.COUNTER) {
+    kv(dl, "Value", "value", int(counterValue(f, i)), "the counter's value at this sample (it holds until the next)");
   } else if (k === Kind.GPU_RANGE) {
     kv(dl, "Projected from", "projected", `NVTX range on device ${x0}, stream ${x1}`);
   }

@@ -6,10 +6,10 @@
  * request leaves localhost.
  */
 import * as Comlink from "comlink";
-import { TimelineEvents } from "../src/core/timeline.js";
+import { Kind, TimelineEvents } from "../src/core/timeline.js";
 import type { TraceStats } from "../src/core/stats.js";
 import type { JobCallbacks, WorkerApi } from "./worker.js";
-import { eventName, makeLoadedFile, rowWord, type LoadedFile } from "./model.js";
+import { counterValue, eventName, makeLoadedFile, rowWord, type LoadedFile } from "./model.js";
 import { TimelineView, type Sel } from "./view.js";
 import { TimelineKeys } from "./keys.js";
 import { dur, int } from "./format.js";
@@ -290,7 +290,9 @@ view.onhover = (s, x, y) => {
     tip.hidden = true;
     return;
   }
-  tip.textContent = `${eventName(s.file, s.i)} — ${dur(s.file.events.dur(s.i))}`;
+  tip.textContent = s.file.events.kind(s.i) === Kind.COUNTER
+    ? `${eventName(s.file, s.i)} = ${int(counterValue(s.file, s.i))}`
+    : `${eventName(s.file, s.i)} — ${dur(s.file.events.dur(s.i))}`;
   tip.hidden = false;
   // Kept inside the timeline: flipped to the other side of the pointer where it would cross an edge.
   const box = $("#timeline").getBoundingClientRect();

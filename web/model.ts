@@ -93,6 +93,7 @@ export function makeLoadedFile(
         : cls === RowClass.GPU_ANNOTATIONS ? `stream ${b} · annotations`
         : cls === RowClass.GPU_SYNC ? `stream ${b} (sync)`
         : cls === RowClass.GPU_CONTEXT_SYNC ? "context sync"
+        : cls === RowClass.GPU_COUNTER ? `counter${named}`
         : words.overhead;
     }
     f.rowLabels.push(label);
@@ -107,6 +108,11 @@ export function eventName(f: LoadedFile, i: number): string {
   if (n !== TL_NONE) return f.names[n];
   if (f.events.kind(i) === Kind.GRAPH) return `CUDA Graph ${f.events.word(i, 9)}`;
   return "(unnamed)";
+}
+
+/** The value of counter sample i (words 9 and 10: low and high 32 bits). */
+export function counterValue(f: LoadedFile, i: number): number {
+  return f.events.word(i, 9) + f.events.word(i, 10) * 2 ** 32;
 }
 
 /** What a vendor's host rows, ranges and tracer overhead are called (the CUDA names for CUDA dumps). */
@@ -167,6 +173,7 @@ export const KIND_NAMES: Record<number, string> = {
   [Kind.INSTANT]: "NVTX marker",
   [Kind.GRAPH]: "CUDA graph",
   [Kind.GPU_RANGE]: "NVTX range on GPU",
+  [Kind.COUNTER]: "counter sample",
 };
 
 /** CUPTI memcpy kinds. */

@@ -19,7 +19,7 @@ export function renderSummary(f: LoadedFile, s: TraceStats, onName: (name: strin
   kv(facts, "Trace span", "span", dur(s.spanNs));
   facts.lastElementChild!.setAttribute("data-ns", String(s.spanNs));
   kv(facts, "Timeline events", "events", int(f.meta.header.events),
-    "events on the timeline, as in the Chrome JSON: NVTX ranges projected onto the GPU included (rawtrace stats counts without them)");
+    "events on the timeline, as in the Chrome JSON: NVTX ranges projected onto the GPU and counter samples included (rawtrace stats counts without them)");
   kv(facts, "Loaded in", "load", `${(f.loadMs / 1000).toFixed(2)} s (core memory ${bytes(f.coreBytes)})`);
   body.append(facts);
 

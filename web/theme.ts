@@ -88,6 +88,8 @@ export function kindColor(f: LoadedFile, i: number): string {
       return "#c9b3d9";
     case Kind.GRAPH:
       return "#17becf";
+    case Kind.COUNTER:
+      return "#4e79a7";
     default:
       return "#9e9e9e";
   }

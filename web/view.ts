@@ -10,8 +10,8 @@
  * +drag measures (ends snap to slice edges), double-click on the axis adds a mark, a click on a group header
  * collapses or expands it (its buttons move it up or pin it to the top). Keys: web/keys.ts.
  */
-import { Flag, TL_NONE } from "../src/core/timeline.js";
-import { eventName, laneOf, lowerBoundEnd, lowerBoundStart, rowWord, type LoadedFile } from "./model.js";
+import { Flag, RowClass, TL_NONE } from "../src/core/timeline.js";
+import { counterValue, eventName, laneOf, lowerBoundEnd, lowerBoundStart, rowWord, type LoadedFile } from "./model.js";
 import type { RowRef } from "./aggregate.js";
 import { HEADER_H, LANE_H, ROW_PAD, groupKey, layoutRows, placeFiles, type HeaderBox, type Placement, type RowBox } from "./layout.js";
 import { kindColor, onThemeChange, palette, textColor, type Palette } from "./theme.js";
@@ -83,6 +83,8 @@ export class TimelineView {
   } | null = null;
   /** The range a click on the axis just cleared, and when: a double-click there (a mark) restores it. */
   private clearedByClick: { range: Range; at: number } | null = null;
+  /** Per file and counter row: its largest value (the scale of its track). */
+  private readonly counterMaxima = new Map<LoadedFile, Map<number, number>>();
   /** Last pointer position over the canvas (null when outside): hover is recomputed after every view change. */
   private pointer: [number, number] | null = null;
   selected: Sel | null = null;
@@ -394,6 +396,10 @@ export class TimelineView {
         ctx.fillStyle = P.altRow;
         ctx.fillRect(GUTTER, y, plotW, rb.h);
       }
+      if (rowWord(rb.file, rb.row, 0) === RowClass.GPU_COUNTER) {
+        this.drawCounter(rb.file, rb.row, top + rb.y + ROW_PAD, scale);
+        continue;
+      }
       const first = rowWord(rb.file, rb.row, 4);
       const n = rowWord(rb.file, rb.row, 5);
       for (let l = first; l < first + n; l++) this.drawLane(rb.file, l, top + this.laneY.get(rb.file)![l], scale);
@@ -504,6 +510,70 @@ export class TimelineView {
     if (alpha !== 1) ctx.globalAlpha = 1;
   }
 
+  /**
+   * Draws counter row `row` of file `f` (a device counter's samples, in start order) at y as a counter track, as
+   * Perfetto draws one: each sample's value holds until the next sample (the last one's to the end of the file), as
+   * a bar scaled to the row's largest value. Samples closer than a pixel become one column at their largest value,
+   * the next column found by binary search, so a frame costs O(pixels × log n) here too.
+   */
+  private drawCounter(f: LoadedFile, row: number, y: number, scale: number): void {
+    const ctx = this.ctx;
+    const ev = f.events;
+    const lo = rowWord(f, row, 6);
+    const hi = lo + rowWord(f, row, 7);
+    if (hi === lo) return;
+    const t0 = this.t0 - f.offset;
+    const t1 = this.t1 - f.offset;
+    const plotW = this.width - GUTTER;
+    const max = this.counterMax(f, row);
+    const mask = this.matches?.get(f) ?? null;
+    const n = ev.name(lo);
+    ctx.fillStyle = kindColor(f, lo);
+    ctx.globalAlpha = mask === null || (n !== TL_NONE && mask[n] === 1) ? 0.75 : 0.18;
+    const bar = (xa: number, xb: number, v: number) => {
+      const a = Math.max(xa, -2);
+      const b = Math.min(xb, plotW + 2);
+      if (b <= a) return;
+      const h = max > 0 ? Math.max(1, (v / max) * SLICE_H) : 1;
+      ctx.fillRect(GUTTER + a, y + SLICE_H - h, b - a, h);
+    };
+    // From the sample in effect at the window's start.
+    let i = Math.max(lo, lowerBoundStart(ev, lo, hi, t0) - 1);
+    while (i < hi) {
+      const s = ev.start(i);
+      if (s > t1) break;
+      const x0 = (s - t0) * scale;
+      const next = i + 1 < hi ? (ev.start(i + 1) - t0) * scale : (f.meta.header.maxEnd - t0) * scale;
+      if (next - x0 >= 1 || i + 1 >= hi) {
+        bar(x0, Math.max(next, x0 + 1), counterValue(f, i));
+        i++;
+        continue;
+      }
+      // Samples within this pixel column: one column at their largest value (the first 64 looked at).
+      const px = Math.floor(x0);
+      const j = Math.max(i + 1, lowerBoundStart(ev, i, hi, t0 + (px + 1) / scale));
+      let v = 0;
+      for (let k = i; k < Math.min(j, i + 64); k++) v = Math.max(v, counterValue(f, k));
+      bar(px, px + 1, v);
+      i = j;
+    }
+    ctx.globalAlpha = 1;
+  }
+
+  /** The largest value of counter row `row` of `f` (computed once per row). */
+  private counterMax(f: LoadedFile, row: number): number {
+    let m = this.counterMaxima.get(f);
+    if (!m) this.counterMaxima.set(f, (m = new Map()));
+    let v = m.get(row);
+    if (v === undefined) {
+      v = 0;
+      const lo = rowWord(f, row, 6);
+      for (let i = lo; i < lo + rowWord(f, row, 7); i++) v = Math.max(v, counterValue(f, i));
+      m.set(row, v);
+    }
+    return v;
+  }
+
   private anyMatch(f: LoadedFile, i: number, j: number, mask: Uint8Array): boolean {
     // Bounded scan: a merged pixel with thousands of slices is drawn as a match if any of the first 64 is.
     const end = Math.min(j, i + 64);
@@ -584,6 +654,11 @@ export class TimelineView {
         const ev = f.events;
         const lo = f.lanes.first(l);
         const hi = lo + f.lanes.count(l);
+        if (rowWord(f, rb.row, 0) === RowClass.GPU_COUNTER) {
+          // A counter track: the sample in effect under the pointer (its value holds until the next one).
+          const i = lowerBoundStart(ev, lo, hi, t + tol) - 1;
+          return i >= lo ? { file: f, i } : null;
+        }
         if (f.lanes.overlapping(l)) {
           let best = -1;
           for (let i = lowerBoundStart(ev, lo, hi, t - f.lanes.maxDur(l) - tol); i < hi && ev.start(i) <= t + tol; i++) {

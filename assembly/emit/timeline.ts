@@ -66,6 +66,7 @@ import {
  *       model/steps.ts; else 0)
  *     GPU_RANGE: device; stream; 0      GRAPH: graph id; external id; 0
  *     EVENT_RECORD: event id; 0; 0      OVERHEAD: overhead kind; 0; 0
+ *     COUNTER: value low; value high; 0 (a sample of a device counter, duration 0, on its counter's row)
  * Extension entry (only for events where one of these is not 0): u32 x3, x4, x5, x6, per kind:
  *     KERNEL: context; registers per thread | theoretical occupancy << 16 (units of 0.01 %, {@link OCC_NONE} when
  *       the device table cannot tell: emit/xspace.ts's calculation); static shared memory; dynamic shared memory
@@ -249,6 +250,12 @@ export function timelineEvent(e: Ev): void {
       a = e.pid;
       b = e.tid;
       break;
+    case EvKind.COUNTER:
+      // A device counter's sample: a row per (device, counter name), drawn as a counter track.
+      cls = RowClass.GPU_COUNTER;
+      a = e.device;
+      b = internNameInline(e.namePtr, e.nameLen, (e.flags & EvFlag.NAME_KEPT) != 0);
+      break;
     case EvKind.OVERHEAD:
       // CUPTI overhead: per thread when the record names one, else per device.
       if (e.tid != 0 || e.pid != 0) {
@@ -365,6 +372,10 @@ export function timelineEvent(e: Ev): void {
       break;
     case EvKind.OVERHEAD:
       x0 = e.apiId;
+      break;
+    case EvKind.COUNTER:
+      x0 = <u32>e.bytes;
+      x1 = <u32>(e.bytes >> 32);
       break;
   }
   store<u32>(r, x0, 28);

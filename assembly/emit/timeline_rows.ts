@@ -17,6 +17,8 @@ export const enum RowClass {
   GPU_SYNC = 10,
   GPU_CONTEXT_SYNC = 11,
   GPU_OVERHEAD = 12,
+  /** One device counter's samples (Synapse 'C'): b is the counter's name id; after the device's other rows. */
+  GPU_COUNTER = 13,
 }
 
 /** Rows beyond this share one overflow row (crafted input with millions of tids); fits the key's 14 row bits. */
@@ -94,6 +96,7 @@ function rowSlow(cls: u32, a: u32, b: u32, key: u64): u32 {
     let nm: u32 = NONE;
     if (cls == <u32>RowClass.HOST_API || cls == <u32>RowClass.HOST_RANGES) nm = nameOfEntry(S.threadName(a, b));
     else if (cls == <u32>RowClass.GPU_STREAM) nm = nameOfEntry(S.streamName(a, b));
+    else if (cls == <u32>RowClass.GPU_COUNTER) nm = b;
     store<u32>(r, nm, 20);
     store<u32>(r, 0, 24);
     store<u32>(r, 0, 28);
@@ -107,13 +110,19 @@ function rowSlow(cls: u32, a: u32, b: u32, key: u64): u32 {
   return load<u32>(rowKeys + (<usize>row << 5), 24);
 }
 
-/** Whether row u sorts after row v: by (host/GPU, pid or device), then tid or stream, then class. */
+/**
+ * Whether row u sorts after row v: by (host/GPU, pid or device), then counters after the other rows (Perfetto's
+ * counter tracks below the device's work), then tid or stream (a counter's name id), then class.
+ */
 function rowAfter(u: u32, v: u32): bool {
   const ru = rowKeys + (<usize>u << 5);
   const rv = rowKeys + (<usize>v << 5);
   const mu = load<u64>(ru);
   const mv = load<u64>(rv);
   if (mu != mv) return mu > mv;
+  const cu = load<u32>(ru, 8) == <u32>RowClass.GPU_COUNTER;
+  const cv = load<u32>(rv, 8) == <u32>RowClass.GPU_COUNTER;
+  if (cu != cv) return cu;
   const bu = load<u32>(ru, 16);
   const bv = load<u32>(rv, 16);
   if (bu != bv) return bu > bv;

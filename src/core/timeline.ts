@@ -53,7 +53,7 @@ const PART_HEAD = 8;
 /** Event kinds (assembly/model/event.ts EvKind). */
 export const Kind = {
   KERNEL: 1, MEMCPY: 2, MEMSET: 3, API_RUNTIME: 4, API_DRIVER: 5, SYNC: 6, EVENT_RECORD: 7, OVERHEAD: 8,
-  RANGE: 9, INSTANT: 10, GRAPH: 11, GPU_RANGE: 12,
+  RANGE: 9, INSTANT: 10, GRAPH: 11, GPU_RANGE: 12, COUNTER: 13,
 } as const;
 
 /**
@@ -68,7 +68,7 @@ export const Flag = {
 /** Row classes (assembly/emit/timeline.ts RowClass). */
 export const RowClass = {
   HOST_RANGES: 1, HOST_API: 2, HOST_OVERHEAD: 3,
-  GPU_ANNOTATIONS: 8, GPU_STREAM: 9, GPU_SYNC: 10, GPU_CONTEXT_SYNC: 11, GPU_OVERHEAD: 12,
+  GPU_ANNOTATIONS: 8, GPU_STREAM: 9, GPU_SYNC: 10, GPU_CONTEXT_SYNC: 11, GPU_OVERHEAD: 12, GPU_COUNTER: 13,
 } as const;
 
 /** Table sizes and time range. Times are ns since `baseNs` (Unix ns). */

@@ -335,6 +335,40 @@ test("Gaudi copies: the bytes the dump has (bytes_moved), 'unknown' where it has
   await page.close();
 });
 
+test("Gaudi counters ('C'): a counter track per name, samples selectable, counted as the Chrome JSON counts them", async () => {
+  const gaudi = await chromeOf("samples/gaudi2_mlp_synapse.rawtrace");
+  const { page, g } = await gaudiPage();
+  const held = gaudi.traceEvents.filter((e) => (e.ph === "X" || e.ph === "i" || e.ph === "C") && e.pid !== "");
+  const counters = gaudi.traceEvents.filter((e) => e.ph === "C");
+  assert.ok(counters.length > 0);
+  assert.is(await page.textContent("#summary-body [data-field=events]"), held.length.toLocaleString("en-US"), "Timeline events");
+  const rows = await page.$$eval("#row-list li[data-class='13']", (l) => l.map((li) => [li.textContent, li.dataset.events]));
+  const per = new Map<string, number>();
+  for (const e of counters) per.set(e.name, (per.get(e.name) ?? 0) + 1);
+  assert.equal(rows.map(([t, n]) => [/counter \((\w+)\)/.exec(t ?? "")?.[1], Number(n)]), [...per].sort((a, b) => (a[0] < b[0] ? -1 : 1)));
+  const first = counters.sort((a, b) => a.tsNs - b.tsNs)[0];
+  await selectFirstMatch(page, `^${first.name}$`);
+  const d = await details(page);
+  assert.is(d.kind, "counter sample");
+  assert.is(d.value, first.args.value.toLocaleString("en-US"));
+  assert.is(d.duration, undefined, "a sample has no duration");
+  // Drawn: the bar under the sample differs from the row's padding above it; hovering it names its value.
+  const x = Number(await canvasData(page, "sel-x")) + 10;
+  const y = Number(await canvasData(page, "sel-y"));
+  const [bar, pad] = await page.evaluate(([x, y]) => {
+    const c = document.querySelector<HTMLCanvasElement>("#canvas")!;
+    const k = c.width / c.clientWidth;
+    return [y + 6, y - 9].map((yy) => c.getContext("2d")!.getImageData(Math.round(x * k), Math.round(yy * k), 1, 1).data.join(","));
+  }, [x, y]);
+  assert.is.not(bar, pad, "a bar is drawn");
+  const box = (await page.locator("#canvas").boundingBox())!;
+  await page.mouse.move(box.x + x, box.y + y + 4);
+  await page.waitForSelector("#tooltip", { state: "visible" });
+  assert.is(await page.textContent("#tooltip"), `${first.name} = ${first.args.value.toLocaleString("en-US")}`);
+  clean(g, "gaudi counters");
+  await page.close();
+});
+
 test("rows and kinds are named in the dump's vendor's words (HIP for ROCm, Synapse for Gaudi), not CUDA's", async () => {
   const { page, g } = await openPage(h, "", { viewport: VIEW });
   await load(page, "samples/mi250_minitoy_rocprof.rawtrace");
