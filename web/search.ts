@@ -18,12 +18,13 @@ export interface SearchResult {
 }
 
 /**
- * The name test of a query: `regex` true reads it as a regular expression (case-insensitive, `u` flag); else a
+ * The name test of a query: `regex` true reads it as a regular expression (case-insensitive; without the `u` flag,
+ * so the escapes people type out of habit, `\_` or `\-`, mean the character as in most regex engines); else a
  * case-insensitive substring. Throws a SyntaxError naming the problem for a bad expression.
  */
 export function nameTest(query: string, regex: boolean): (name: string) => boolean {
   if (regex) {
-    const re = new RegExp(query, "iu");
+    const re = new RegExp(query, "i");
     return (s) => re.test(s);
   }
   const q = query.toLowerCase();
