@@ -110,7 +110,10 @@ function callbacks(label: string, passes: Record<number, string>, extra: Partial
   });
 }
 
+/** Cancels so far: a Cancel during files opened together stops the ones not opened yet too. */
+let cancels = 0;
 $("#cancel").addEventListener("click", () => {
+  cancels++;
   void api.cancel();
 });
 
@@ -125,8 +128,12 @@ let opening = 0;
  */
 async function openTogether(list: () => Promise<File[]>): Promise<void> {
   opening++;
+  const asOf = cancels;
   try {
-    for (const f of await list()) await loadOne(f);
+    for (const f of await list()) {
+      if (cancels !== asOf) break;
+      await loadOne(f);
+    }
   } finally {
     opening--;
   }

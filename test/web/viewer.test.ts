@@ -388,16 +388,20 @@ test("a file that is not a dump: one message naming it and the offset, the page 
   await page.close();
 });
 
-test("cancel stops a conversion and leaves the page usable", async () => {
+test("cancel stops a conversion, and the files opened with it, and leaves the page usable", async () => {
   // Big enough (~235 MB, three reads) that the conversion is still running when the click lands, on a fast machine too.
   const big = join(tmp, "bench_3m.rawtrace");
   generate(3_000_000, big);
   const { page, g } = await openPage(h);
-  await page.setInputFiles("#file", big);
+  // Opened together with a small file: Cancel stops both (the second is not opened after the first was cancelled).
+  await page.setInputFiles("#file", [big, CUDA_SAMPLE]);
   await page.waitForSelector("#progress", { state: "visible" });
   await page.click("#cancel");
   await page.waitForSelector("#progress", { state: "hidden", timeout: 60_000 });
+  await page.waitForTimeout(1500);
+  assert.ok(await page.isHidden("#progress"), "no file opened after the cancel");
   assert.is(await page.getAttribute("body", "data-state"), "empty", "nothing loaded");
+  assert.is(await page.$$eval("#file-list .chip", (l) => l.length), 0);
   assert.ok(await page.isHidden("#error"), "a cancel is not an error");
   // The same worker takes the next file.
   await load(page, CUDA_SAMPLE);
