@@ -31,7 +31,23 @@ export function xOf(f: Frame, t: number): number {
   return GUTTER + (t - f.t0) * f.scale;
 }
 
-/** `s` cut to `px` wide with an ellipsis. */
+/**
+ * `s` cut to `px` wide with an ellipsis, as `width` measures text (the canvas's measureText in the font it is drawn
+ * in: a bold label is wider than {@link fitText}'s estimate for the regular font). The longest prefix that fits.
+ */
+export function fitWidth(s: string, px: number, width: (t: string) => number): string {
+  if (width(s) <= px) return s;
+  let lo = 0;
+  let hi = s.length - 1;
+  while (lo < hi) {
+    const m = (lo + hi + 1) >> 1;
+    if (width(`${s.slice(0, m)}…`) <= px) lo = m;
+    else hi = m - 1;
+  }
+  return lo > 0 ? `${s.slice(0, lo)}…` : "";
+}
+
+/** `s` cut to about `px` wide with an ellipsis (estimated for the regular font: cheap, for slice labels). */
 export function fitText(s: string, px: number): string {
   const max = Math.floor(px / CHAR_W);
   if (s.length <= max) return s;

@@ -15,7 +15,7 @@ import { counterValue, eventName, laneOf, lowerBoundEnd, lowerBoundStart, rowWor
 import type { RowRef } from "./aggregate.js";
 import { HEADER_H, LANE_H, ROW_PAD, groupKey, layoutRows, placeFiles, type HeaderBox, type Placement, type RowBox } from "./layout.js";
 import { kindColor, onThemeChange, palette, textColor, type Palette } from "./theme.js";
-import { AXIS_H, FONT, GUTTER, arrow, drawAxis, drawMarks, drawMeasure, drawRange, fitText, type Frame } from "./overlays.js";
+import { AXIS_H, FONT, GUTTER, arrow, drawAxis, drawMarks, drawMeasure, drawRange, fitText, fitWidth, type Frame } from "./overlays.js";
 
 /** A selected or hovered event. */
 export interface Sel {
@@ -418,6 +418,8 @@ export class TimelineView {
     ctx.beginPath();
     ctx.rect(0, AXIS_H, W, H - AXIS_H);
     ctx.clip();
+    // The widest header label drawn (px; for tests: it must end before the buttons).
+    let headerPx = 0;
     for (const hb of this.headers) {
       const hy = top + hb.y;
       if (hy >= H || hy + HEADER_H <= AXIS_H) continue;
@@ -426,7 +428,10 @@ export class TimelineView {
       ctx.fillStyle = P.headerText;
       ctx.font = `600 ${FONT}`;
       const label = hb.collapsed ? `▸ ${hb.label} (${hb.rows} rows)` : `▾ ${hb.label}`;
-      ctx.fillText(fitText(label, GUTTER - BTN_W * 2 - 10), 6, hy + HEADER_H / 2);
+      // Measured in the bold font it is drawn in, so it ends before the buttons.
+      const shown = fitWidth(label, GUTTER - BTN_W * 2 - 10, (t) => ctx.measureText(t).width);
+      headerPx = Math.max(headerPx, ctx.measureText(shown).width);
+      ctx.fillText(shown, 6, hy + HEADER_H / 2);
       ctx.font = FONT;
       // Buttons at the gutter's right end: move up, pin to the top.
       ctx.fillStyle = P.axisText;
@@ -434,6 +439,7 @@ export class TimelineView {
       ctx.fillStyle = hb.pinned ? P.accent : P.axisText;
       ctx.fillText("⊤", GUTTER - BTN_W + 6, hy + HEADER_H / 2);
     }
+    this.canvas.dataset.headerTextPx = String(Math.ceil(headerPx));
     for (const rb of this.rows) {
       const y = top + rb.y;
       if (y > H || y + rb.h < AXIS_H) continue;

@@ -369,6 +369,20 @@ test("Gaudi counters ('C'): a counter track per name, samples selectable, counte
   await page.close();
 });
 
+test("group header labels end before the header's ↑ and ⊤ buttons (measured in the bold font they are drawn in)", async () => {
+  const { page, g } = await gaudiPage();
+  // A second copy: the labels gain the file's name, far longer than the gutter.
+  await page.setInputFiles("#file", "samples/gaudi2_mlp_synapse.rawtrace");
+  await page.waitForFunction(() => document.querySelectorAll("#file-list .chip").length === 2);
+  await frame(page);
+  const groups = (await canvasData(page, "groups")).split("|");
+  assert.ok(groups.some((l) => l.length > 45), `long labels: ${groups.join(" | ")}`);
+  // web/view.ts: the label starts at x 6 and may take GUTTER - 2 × 22 - 10 px; the ↑ button is drawn at GUTTER - 38.
+  assert.ok(Number(await canvasData(page, "header-text-px")) <= 250 - 44 - 10, await canvasData(page, "header-text-px"));
+  clean(g, "header labels");
+  await page.close();
+});
+
 test("rows and kinds are named in the dump's vendor's words (HIP for ROCm, Synapse for Gaudi), not CUDA's", async () => {
   const { page, g } = await openPage(h, "", { viewport: VIEW });
   await load(page, "samples/mi250_minitoy_rocprof.rawtrace");
