@@ -11,7 +11,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { EXIT, errorLine, runBatch, runConvert, runDiff, runInfo, runMerge, runStats, type CliValues } from "./node/commands.js";
 import { RawtraceError, isRawtraceError } from "./core/codes.js";
-import { runRecord } from "./node/record.js";
+import { recordEndedBy, runRecord } from "./node/record.js";
 import { runView } from "./node/view.js";
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
@@ -235,9 +235,12 @@ Runs the command with rawtrace's collector attached, no change to the program: C
 CUDA_INJECTION64_PATH, ROCm through ROCP_TOOL_LIBRARIES, Intel XPU and Habana Gaudi through LD_PRELOAD (Gaudi with
 HABANA_PROFILE=1, kept when already set to another value than 0). Each process writes
 DIR/rawtrace-<host>-rank<RANK or LOCAL_RANK, else 0>-<pid>.rawtrace (RAWTRACE_OUTPUT); the other RAWTRACE_*
-settings of docs/collectors/ pass through. At the end it lists the new dumps and the convert command. The exit
-status is the program's (128 + n when signal n ended it; 127 command not found); SIGINT, SIGTERM, SIGHUP and
-SIGQUIT sent to rawtrace are forwarded to the program.
+settings of docs/collectors/ pass through. record's options come before the command: everything from \`--\`, or
+from the first word that is not one of them, is the command and its arguments, untouched. At the end it lists the
+new dumps and the commands that convert or merge exactly those. The exit status is the program's (127 command not
+found); when a signal ended it, record ends by the same signal (SIGINT, SIGTERM, SIGHUP; others as 128 + n), so
+that a shell loop around it stops on Ctrl-C. SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to rawtrace are forwarded to
+the program.
 
 The collector library comes from this package's build output (build/c/cuda/cu13, cu135, cu12, cu118;
 build/c/rocm; build/c/xpu; build/c/hpu), or from the folder RAWTRACE_COLLECTOR_DIR names. --vendor auto (the default) picks the vendor
@@ -362,6 +365,18 @@ function parse(cmd: string, args: string[]): { values: CliValues & { help?: bool
   return { values: parsed.values as CliValues & { help?: boolean }, positionals: parsed.positionals };
 }
 
+/** `record`'s arguments as [its own options, the command]: the command starts at `--` or at the first word that is
+ * not an option (nor the value of -o / --output / --vendor). */
+function splitRecordArgs(args: string[]): [string[], string[]] {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === "--") return [args.slice(0, i), args.slice(i + 1)];
+    if (!a.startsWith("-") || a === "-") return [args.slice(0, i), args.slice(i)];
+    if (a === "-o" || a === "--output" || a === "--vendor") i++; // its value
+  }
+  return [args, []];
+}
+
 async function main(argv: string[]): Promise<number> {
   const [first, ...rest] = argv;
   if (first === undefined) {
@@ -387,12 +402,30 @@ async function main(argv: string[]): Promise<number> {
   if (!Object.hasOwn(COMMANDS, first)) {
     throw new RawtraceError("USAGE", `unknown command '${first}'${didYouMean(first, Object.keys(COMMANDS))} (rawtrace help lists the commands)`);
   }
-  const { values, positionals } = parse(first, rest);
+  // record: its options end where the command starts (`--`, or the first word that is not an option or an option's
+  // value), so that the program's own options (`python train.py -o out`) reach the program, not record.
+  const [own, command] = first === "record" ? splitRecordArgs(rest) : [rest, null];
+  const { values, positionals } = parse(first, own);
+  if (command) positionals.push(...command);
   if (values.help) {
     console.log(COMMANDS[first].help);
     return 0;
   }
   return COMMANDS[first].run(positionals, values);
+}
+
+/**
+ * Exits with `code`, or, when `record`'s program was ended by SIGINT, SIGTERM or SIGHUP, by that signal (its default
+ * action), as a shell expects of a command whose child it ended: a loop around `rawtrace record` then stops on
+ * Ctrl-C. Where the signal is ignored (a background job of a non-interactive shell), the code still ends the run.
+ */
+function endWith(code: number): void {
+  const sig = recordEndedBy();
+  if (sig) {
+    process.removeAllListeners(sig);
+    process.kill(process.pid, sig);
+  }
+  setImmediate(() => process.exit(code));
 }
 
 /**
@@ -403,7 +436,7 @@ function exitWhenFlushed(code: number): void {
   let pending = 2;
   // A write that failed has its 'error' event still queued: let it run (it exits 141 or IO) before exiting here.
   const done = () => {
-    if (--pending === 0) setImmediate(() => process.exit(code));
+    if (--pending === 0) setImmediate(() => endWith(code));
   };
   for (const s of [process.stdout, process.stderr]) {
     if (s.destroyed || s.writableLength === 0) done();

@@ -6,8 +6,8 @@
  */
 import { spawn } from "node:child_process";
 import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync, realpathSync } from "node:fs";
-import { constants } from "node:os";
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, realpathSync, rmSync, symlinkSync, unlinkSync } from "node:fs";
+import { constants, tmpdir } from "node:os";
 import { basename, delimiter, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { RawtraceError } from "../core/codes.js";
@@ -188,6 +188,49 @@ export interface RecordOptions {
 
 const FORWARDED: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"];
 
+/** Signals record ends by when they ended its program (the others, as 128 + n). */
+const ENDS_BY: readonly string[] = ["SIGINT", "SIGTERM", "SIGHUP"];
+let endedBy: NodeJS.Signals | null = null;
+
+/** The signal that ended the last recorded program, when record should end by it too (src/cli.ts); else null. */
+export function recordEndedBy(): NodeJS.Signals | null {
+  return endedBy;
+}
+
+/** `s` as one word of a POSIX shell command line (quoted when it holds anything but plain path characters). */
+export function shellWord(s: string): string {
+  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\\''")}'`;
+}
+
+/**
+ * A path of the collector that LD_PRELOAD (and ROCP_TOOL_LIBRARIES) can hold: they split at spaces and ':', so a
+ * library under such a folder (a checkout in "My Projects") is reached through a symlink in a fresh folder of the
+ * system's temporary directory, removed by the returned `release` when the program has ended.
+ */
+function loadablePath(lib: string): { path: string; release: () => void } {
+  if (!/[\s:]/.test(lib)) return { path: lib, release: () => {} };
+  const dir = mkdtempSync(join(tmpdir(), "rawtrace-collector-"));
+  const path = join(dir, basename(lib));
+  if (/[\s:]/.test(path)) {
+    rmSync(dir, { recursive: true, force: true });
+    throw new RawtraceError("USAGE", `the collector ${lib} is in a folder whose name has a space or ':', which LD_PRELOAD cannot ` +
+      "hold, and so does the temporary folder: set RAWTRACE_COLLECTOR_DIR (or TMPDIR) to a folder without them");
+  }
+  symlinkSync(lib, path);
+  return { path, release: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Throws IO naming `dir` when no file can be created in it (read-only, no permission, /proc): checked before the program runs. */
+function checkWritable(dir: string): void {
+  const probe = join(dir, `.rawtrace-record-${process.pid}.probe`);
+  try {
+    closeSync(openSync(probe, "wx", 0o600));
+    unlinkSync(probe);
+  } catch (e) {
+    throw new RawtraceError("IO", `${dir}: the collector could not write its dumps there: ${(e as Error).message}`, dir);
+  }
+}
+
 /** Dumps in `dir` that were not there before (`before`), sorted. */
 function newDumps(dir: string, before: Set<string>): string[] {
   try {
@@ -210,14 +253,18 @@ export async function runRecord(command: string[], opts: RecordOptions): Promise
     throw new RawtraceError("USAGE", `unknown vendor '${v}' (cuda, rocm, xpu, hpu or auto)`);
   }
   const vendor = v === "auto" ? detectVendor() : (v as Vendor);
-  const lib = findCollector(vendor);
+  const found = findCollector(vendor);
   const dir = resolve(opts.output ?? "rawtrace-record");
   // Kept on Ctrl-C: record forwards the signal to the program, whose collector may still write its dump there.
   makeDir(dir, "the output folder", false);
+  checkWritable(dir);
   const before = new Set(readdirSync(dir));
-  const pattern = join(dir, "rawtrace-%h-rank%r-%p.rawtrace");
-  const env = recordEnv(vendor, lib, pattern, process.env);
-  console.error(`rawtrace: recording ${vendor} with ${lib}; dumps go to ${dir}`);
+  // RAWTRACE_OUTPUT expands %h, %r, %p: a '%' of the folder's own name is written %%.
+  const pattern = join(dir.replace(/%/g, "%%"), "rawtrace-%h-rank%r-%p.rawtrace");
+  const lib = vendor === "cuda" ? { path: found, release: () => {} } : loadablePath(found);
+  const env = recordEnv(vendor, lib.path, pattern, process.env);
+  console.error(`rawtrace: recording ${vendor} with ${found}; dumps go to ${dir}`);
+  endedBy = null;
 
   const child = spawn(command[0], command.slice(1), { env, stdio: "inherit" });
   const forward = (sig: NodeJS.Signals) => () => {
@@ -238,12 +285,14 @@ export async function runRecord(command: string[], opts: RecordOptions): Promise
         } else fail(new RawtraceError("IO", `cannot run ${command[0]}: ${e.message}`));
       });
       child.once("close", (status, signal) => {
+        if (signal && ENDS_BY.includes(signal)) endedBy = signal;
         if (signal) done(128 + (constants.signals[signal] ?? 0));
         else done(status ?? 0);
       });
     });
   } finally {
     for (const [sig, h] of handlers) process.off(sig, h);
+    lib.release();
   }
 
   const dumps = newDumps(dir, before);
@@ -252,11 +301,13 @@ export async function runRecord(command: string[], opts: RecordOptions): Promise
   } else {
     console.error(`rawtrace: ${dumps.length} dump${dumps.length > 1 ? "s" : ""} in ${dir}:`);
     for (const d of dumps) console.error(`  ${d}`);
+    // The commands name exactly this run's dumps (a folder reused across runs holds older ones), quoted for a shell.
+    const files = dumps.map((d) => shellWord(join(dir, d))).join(" ");
     console.error("convert with:");
-    if (dumps.length === 1) console.error(`  rawtrace convert ${join(dir, dumps[0])}`);
+    if (dumps.length === 1) console.error(`  rawtrace convert ${files}`);
     else {
-      console.error(`  rawtrace convert ${dir} --out-dir ${dir}`);
-      console.error(`  rawtrace merge ${join(dir, "*.rawtrace")} -o ${join(dir, "job.json")}   (one trace for all ranks)`);
+      console.error(`  rawtrace convert ${files} --out-dir ${shellWord(dir)}`);
+      console.error(`  rawtrace merge ${files} -o ${shellWord(join(dir, "job.json"))}   (one trace for all ranks)`);
     }
   }
   return code;

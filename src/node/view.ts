@@ -58,7 +58,8 @@ function openBrowser(url: string): Promise<string | null> {
 function parsePort(v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
   const n = Number(v);
-  if (v.trim() === "" || !Number.isInteger(n) || n < 0 || n > 65535) {
+  // Digits only: Number() also reads '0x50', '1e1' and ' 99'.
+  if (!/^\d+$/.test(v) || !Number.isInteger(n) || n < 0 || n > 65535) {
     throw new RawtraceError("USAGE", `--port must be a whole number from 0 to 65535, not '${v}'`);
   }
   return n;

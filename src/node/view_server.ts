@@ -14,7 +14,7 @@
  * {@link STATUS_HEADER} (what the viewer page asks for, so that Chromium's console does not log it).
  */
 import { STATUS_CODES, createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { createReadStream, realpathSync, statSync, type Stats } from "node:fs";
+import { closeSync, createReadStream, openSync, realpathSync, statSync, type Stats } from "node:fs";
 import { basename, extname, join, sep } from "node:path";
 import { isIP } from "node:net";
 import { RawtraceError } from "../core/codes.js";
@@ -128,12 +128,21 @@ function fail(req: IncomingMessage, res: ServerResponse, status: number, text: s
 }
 
 function send(req: IncomingMessage, res: ServerResponse, file: string, st: Stats, type: string): void {
+  // Opened before the status line: a file that cannot be read (its mode changed since the server started) is an
+  // answer with a status, not a connection dropped after a 200.
+  let fd: number;
+  try {
+    fd = openSync(file, "r");
+  } catch {
+    return fail(req, res, 403, "cannot read the file");
+  }
   res.writeHead(200, headers(type, st.size));
   if (req.method === "HEAD") {
+    closeSync(fd);
     res.end();
     return;
   }
-  const s = createReadStream(file);
+  const s = createReadStream(file, { fd });
   s.on("error", () => res.destroy());
   s.pipe(res);
 }
@@ -215,6 +224,11 @@ export async function startViewerServer(o: ViewerServerOptions): Promise<ViewerS
       throw new RawtraceError("IO", `${f}: cannot read: ${(e as Error).message}`, f);
     }
     if (!st.isFile()) throw new RawtraceError("IO", `${f}: not a regular file`, f);
+    try {
+      closeSync(openSync(f, "r")); // readable now, not only there: said before serving, not as a dropped request
+    } catch (e) {
+      throw new RawtraceError("IO", `${f}: cannot read: ${(e as Error).message}`, f);
+    }
     const name = basename(f);
     named.set(`/files/${i}/${name}`, { path: realpathSync(f), name });
     filePaths.push(`/files/${i}/${encodeURIComponent(name)}`);

@@ -154,16 +154,92 @@ test("--vendor hpu: LD_PRELOAD and HABANA_PROFILE=1 attach the collector to a Sy
   assert.is(keep.stdout.trim(), "profile_api_light");
 });
 
-test("exit codes pass through; a signal becomes 128 + n; a missing command 127", () => {
+test("exit codes pass through; a program ended by SIGINT, SIGTERM or SIGHUP ends record by the same signal (a shell loop stops), others 128 + n; a missing command 127", () => {
   const dir = join(tmp, "codes");
   assert.is(record(["--vendor", "cuda", "-o", dir, "--", "sh", "-c", "exit 7"]).status, 7);
   assert.is(record(["--vendor", "cuda", "-o", dir, "--", "sh", "-c", "exit 0"]).status, 0);
-  assert.is(record(["--vendor", "cuda", "-o", dir, "--", "sh", "-c", "kill -TERM $$"]).status, 143);
+  for (const sig of ["TERM", "INT", "HUP"]) {
+    const r = record(["--vendor", "cuda", "-o", dir, "--", "sh", "-c", `kill -${sig} $$`]);
+    assert.is(r.signal, `SIG${sig}`, `${sig}: status ${r.status} ${r.stderr}`);
+    assert.match(r.stderr, "no dump was written", "its report is printed before");
+  }
+  assert.is(record(["--vendor", "cuda", "-o", dir, "--", "sh", "-c", "kill -USR1 $$"]).status, 138);
   const r = record(["--vendor", "cuda", "-o", dir, "--", "./no-such-program-here"]);
   assert.is(r.status, 127);
   assert.match(r.stderr, "command not found");
   const none = record(["--vendor", "cuda", "-o", dir, "--", "true"]);
   assert.match(none.stderr, "no dump was written");
+});
+
+test("Ctrl-C (SIGINT to the terminal's whole process group) stops a shell loop around record, as around the program itself", async () => {
+  const dir = join(tmp, "loop");
+  const loop = spawn("bash", ["-c", `for i in 1 2 3; do "${process.execPath}" "${CLI}" record --vendor cuda -o "${dir}" -- sleep 30; echo "went on $i"; done`],
+    { cwd: tmp, env: envWith({}), detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  let err = "";
+  loop.stdout!.on("data", (b: Buffer) => (out += b));
+  const guard = setTimeout(() => process.kill(-loop.pid!, "SIGKILL"), 60_000);
+  await new Promise<void>((ready) => loop.stderr!.on("data", (b: Buffer) => {
+    err += b;
+    if (err.includes("recording cuda")) ready();
+  }));
+  await new Promise((r) => setTimeout(r, 200)); // sleep has started
+  process.kill(-loop.pid!, "SIGINT");
+  const [code, signal] = await new Promise<[number | null, string | null]>((done) => loop.on("close", (c, g) => done([c, g])));
+  clearTimeout(guard);
+  assert.is(out, "", "the loop did not go on");
+  assert.ok(signal === "SIGINT" || code === 130, `bash ended by the interrupt: ${code} ${signal}`);
+});
+
+test("the printed commands name only this run's dumps, quoted: pasted into a shell they convert and merge them (a folder with a space and a '%', used twice)", () => {
+  const dir = join(tmp, "sp ace 100%");
+  const twoRanks = ["--vendor", "cuda", "-o", dir, "--", "sh", "-c",
+    'export RT_APP_COLLECTOR="$CUDA_INJECTION64_PATH"; RANK=0 "$0" plain >/dev/null && RANK=1 "$0" plain >/dev/null', CUDA_APP];
+  assert.is(record(twoRanks, cudaEnv).status, 0);
+  const r = record(twoRanks, cudaEnv);
+  assert.is(r.status, 0, r.stderr);
+  assert.is(readdirSync(dir).filter((f) => f.endsWith(".rawtrace")).length, 4, "two runs, two ranks each: the '%' of the folder was not expanded");
+  const lines = r.stderr.split("\n").map((l) => l.trim());
+  const merge = lines.find((l) => l.startsWith("rawtrace merge "))!.replace(/ +\(one trace for all ranks\)$/, "");
+  const conv = lines.find((l) => l.startsWith("rawtrace convert "))!;
+  const sh = (cmd: string) => spawnSync("sh", ["-c", cmd.replace(/^rawtrace /, `"${process.execPath}" "${CLI}" `)], { cwd: tmp, encoding: "utf8", timeout: 60_000 });
+  const m = sh(merge);
+  assert.is(m.status, 0, `${merge}: ${m.stderr}`);
+  assert.is((JSON.parse(readFileSync(join(dir, "job.json"), "utf8")).rawtrace.merge.ranks as unknown[]).length, 2, "this run's two ranks only");
+  const c = sh(conv);
+  assert.is(c.status, 0, `${conv}: ${c.stderr}`);
+  assert.is(readdirSync(dir).filter((f) => f.endsWith(".json") && f !== "job.json").length, 2);
+});
+
+test("record's options end where the command starts: the program's own -o and --epochs reach it, with or without --", () => {
+  const dir = join(tmp, "args");
+  for (const sep of [[], ["--"]]) {
+    const r = record(["--vendor", "cuda", "-o", dir, ...sep, "sh", "-c", 'echo "$@"', "prog", "-o", "zz", "--epochs", "3"]);
+    assert.is(r.status, 0, r.stderr);
+    assert.is(r.stdout.trim(), "-o zz --epochs 3");
+    assert.not.ok(existsSync(join(tmp, "zz")));
+  }
+});
+
+test("an output folder where no file can be made is an error before the program runs", () => {
+  const r = record(["--vendor", "cuda", "-o", "/proc", "--", "sh", "-c", "echo ran"]);
+  assert.is(r.status, 4, r.stderr);
+  assert.match(r.stderr, "/proc: the collector could not write its dumps there");
+  assert.is(r.stdout, "", "the program did not run");
+});
+
+test("--vendor hpu with the collector in a folder whose name has a space (LD_PRELOAD splits there): attached through a link", () => {
+  const spaced = join(tmp, "col lectors");
+  mkdirSync(spaced, { recursive: true });
+  writeFileSync(join(spaced, "librawtrace_hpu.so"), readFileSync(HPU_LIB));
+  const dir = join(tmp, "hpu-space");
+  const r = record(["--vendor", "hpu", "-o", dir, "--", HPU_APP, "run"],
+    { LD_LIBRARY_PATH: join(HPU, "fake"), RT_APP_STEPS: "3", RAWTRACE_COLLECTOR_DIR: spaced });
+  assert.is(r.status, 0, r.stderr);
+  const app = r.stdout.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
+  assert.is(app[0].collector, 1, `the collector is in the process: ${r.stderr}`);
+  assert.is(readdirSync(dir).length, 1);
+  assert.equal(readdirSync(tmpdir()).filter((f) => f.startsWith("rawtrace-collector-")), [], "the link's folder is removed");
 });
 
 /**

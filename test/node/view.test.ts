@@ -278,7 +278,7 @@ test("rawtrace view --port N taken: exit 4 with one line; bad --port and --host 
   } finally {
     held.server.close();
   }
-  for (const args of [["--port", "http"], ["--port", "70000"], ["--host", "0.0.0.0"], ["--host", "10.1.2.3"]]) {
+  for (const args of [["--port", "http"], ["--port", "70000"], ["--port", "0x50"], ["--port", "1e1"], ["--port", " 99"], ["--host", "0.0.0.0"], ["--host", "10.1.2.3"]]) {
     const r = await viewFails([dumpA, "--no-open", ...args]);
     assert.is(r.code, 2, args.join(" "));
     assert.match(r.err, /^rawtrace: usage: /);
