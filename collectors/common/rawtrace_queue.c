@@ -283,10 +283,12 @@ void rt_queue_drain_pipe(rt_queue* q) {
   }
 }
 
-int rt_install_term_handlers(void (*handler)(int, siginfo_t*, void*), struct sigaction old[2]) {
-  const int sigs[2] = {SIGTERM, SIGINT};
+int rt_term_index(int sig) { return sig == SIGTERM ? 0 : sig == SIGINT ? 1 : 2; }
+
+int rt_install_term_handlers(void (*handler)(int, siginfo_t*, void*), struct sigaction old[RT_TERM_SIGNALS]) {
+  const int sigs[RT_TERM_SIGNALS] = {SIGTERM, SIGINT, SIGHUP};
   int mask = 0;
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < RT_TERM_SIGNALS; i++) {
     if (sigaction(sigs[i], NULL, &old[i]) != 0) continue;
     if (!(old[i].sa_flags & SA_SIGINFO) && old[i].sa_handler == SIG_IGN) continue; /* nohup & co.: leave it */
     struct sigaction sa;

@@ -131,12 +131,18 @@ void rt_queue_wait_pipe(rt_queue* q, int ms);
 /** Consumes pending notifications. Async-signal-safe. */
 void rt_queue_drain_pipe(rt_queue* q);
 
+/** The signals after which a collector finishes its file before the process dies: SIGTERM, SIGINT, SIGHUP. */
+#define RT_TERM_SIGNALS 3
+
+/** The index of `sig` among the {@link RT_TERM_SIGNALS} (0 SIGTERM, 1 SIGINT, 2 SIGHUP). */
+int rt_term_index(int sig);
+
 /**
- * Installs `handler` (SA_SIGINFO) for SIGTERM and SIGINT, saving the previous dispositions in `old[0]` (SIGTERM) and
- * `old[1]` (SIGINT); a signal the process ignores (nohup) is left alone. Returns a bit mask of the signals installed
- * (1 = SIGTERM, 2 = SIGINT).
+ * Installs `handler` (SA_SIGINFO) for SIGTERM, SIGINT and SIGHUP (a closed terminal, an ssh session that drops),
+ * saving the previous dispositions in `old[rt_term_index(sig)]`; a signal the process ignores (nohup) is left alone.
+ * Returns a bit mask of the signals installed (1 << index).
  */
-int rt_install_term_handlers(void (*handler)(int, siginfo_t*, void*), struct sigaction old[2]);
+int rt_install_term_handlers(void (*handler)(int, siginfo_t*, void*), struct sigaction old[RT_TERM_SIGNALS]);
 
 /** Whether `old` is the default disposition (the process dies of the signal). */
 int rt_sig_is_default(const struct sigaction* old);
@@ -157,7 +163,7 @@ void rt_chain_signal(int sig, siginfo_t* si, void* uc, const struct sigaction* o
 int rt_queue_shutdown(rt_queue* q, atomic_int* finalize_req, atomic_int* joined, pthread_t writer, long ms);
 
 /**
- * The body of a collector's SIGTERM / SIGINT handler. When `armed` (the writer thread runs in this process), `old`
+ * The body of a collector's SIGTERM / SIGINT / SIGHUP handler. When `armed` (the writer thread runs in this process), `old`
  * (the disposition before ours) is the default one and no finish was asked yet: sets `*finalize_req`, wakes the writer
  * and waits up to `ms` on the pipe for it to finish the file. Then chains to `old` (rt_chain_signal). Keeps errno.
  * Async-signal-safe.

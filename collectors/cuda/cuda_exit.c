@@ -1,5 +1,5 @@
 /*
- * rawtrace CUDA collector: the exit flush (atexit), SIGTERM/SIGINT and the RAWTRACE_SIGNAL toggle
+ * rawtrace CUDA collector: the exit flush (atexit), SIGTERM/SIGINT/SIGHUP and the RAWTRACE_SIGNAL toggle
  * (async-signal-safe handlers), and the forked child.
  */
 #include "cuda_internal.h"
@@ -8,7 +8,7 @@
 /* Exit, signals, fork                                                                                                */
 /* ------------------------------------------------------------------------------------------------------------------ */
 
-static struct sigaction g_old_sig[2]; /* SIGTERM, SIGINT */
+static struct sigaction g_old_sig[RT_TERM_SIGNALS]; /* SIGTERM, SIGINT, SIGHUP */
 
 /* From a normal thread: asks the writer for the exit flush and waits for it (bounded). */
 static void finalize_and_wait(void) {
@@ -29,7 +29,7 @@ void rt_cuda_register_atexit_again(void) {
 
 static void on_term_signal(int sig, siginfo_t* si, void* uc) {
   int saved = errno;
-  const struct sigaction* old = &g_old_sig[sig == SIGTERM ? 0 : 1];
+  const struct sigaction* old = &g_old_sig[rt_term_index(sig)];
   int ours = G.writer_started && getpid() == G.owner_pid && !atomic_load(&G.finalize_req);
   int dfl = rt_sig_is_default(old);
   if (ours) {

@@ -14,7 +14,7 @@
  *     dump (HEADER, first time), writes HPU_DEVICE, gives the profiler the device buffer it asks for
  *     (synProfilerQueryRequiredMemory → synDeviceMalloc → synProfilerSetUserBuffer) and calls synProfilerStart
  *     (synTraceAll), with a CLOCK anchor. The program's call returns once that is done.
- *   - Pull (release, synDestroy, exit or SIGTERM/SIGINT, rawtrace_hpu_flush, every RAWTRACE_HPU_PERIOD_MS):
+ *   - Pull (release, synDestroy, exit or SIGTERM/SIGINT/SIGHUP, rawtrace_hpu_flush, every RAWTRACE_HPU_PERIOD_MS):
  *     synProfilerStop, a CLOCK anchor, synProfilerGetTrace twice (size, then into our buffer), STRINGS for the
  *     pointers outside the buffer (hpu_strings.c), the buffer verbatim in an HPU_TRACE chunk, then synProfilerStart
  *     again unless the device goes away.
@@ -579,7 +579,7 @@ static void* thread_main(void* arg) {
   return NULL;
 }
 
-static struct sigaction g_old_sig[2];
+static struct sigaction g_old_sig[RT_TERM_SIGNALS]; /* SIGTERM, SIGINT, SIGHUP */
 
 static void finish(void) {
   if (!atomic_load(&G.thread_started) || getpid() != G.owner_pid) return;
@@ -590,7 +590,7 @@ static void finish(void) {
 static void on_term_signal(int sig, siginfo_t* si, void* uc) {
   int armed = atomic_load(&G.thread_started) && getpid() == G.owner_pid;
   rt_queue_on_term_signal(&G.q, &G.finalize_req, armed, (int)(G.exit_timeout * 1000), sig, si, uc,
-                          &g_old_sig[sig == SIGTERM ? 0 : 1]);
+                          &g_old_sig[rt_term_index(sig)]);
 }
 
 /* First acquire in this process: the thread, the exit hook (registered now, after Synapse's own), the handlers. */

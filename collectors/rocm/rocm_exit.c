@@ -1,5 +1,5 @@
 /*
- * rawtrace ROCm collector: the exit flush (atexit and the SDK's finalize), SIGTERM/SIGINT, and the forked
+ * rawtrace ROCm collector: the exit flush (atexit and the SDK's finalize), SIGTERM/SIGINT/SIGHUP, and the forked
  * child.
  */
 #include "rocm_internal.h"
@@ -8,7 +8,7 @@
 /* Exit, signals, fork                                                                                                */
 /* ------------------------------------------------------------------------------------------------------------------ */
 
-static struct sigaction g_old_sig[2]; /* SIGTERM, SIGINT */
+static struct sigaction g_old_sig[RT_TERM_SIGNALS]; /* SIGTERM, SIGINT, SIGHUP */
 
 /* From a normal thread: asks the writer for the exit flush and waits for it (bounded). Idempotent. */
 void rt_rocm_finish(void) {
@@ -24,7 +24,7 @@ void rt_rocm_at_exit(void) { rt_rocm_finish(); }
 static void on_term_signal(int sig, siginfo_t* si, void* uc) {
   int armed = atomic_load(&G.writer_started) && getpid() == G.owner_pid;
   rt_queue_on_term_signal(&G.q, &G.finalize_req, armed, (int)(G.cfg.exit_timeout * 1000), sig, si, uc,
-                          &g_old_sig[sig == SIGTERM ? 0 : 1]);
+                          &g_old_sig[rt_term_index(sig)]);
 }
 
 void rt_rocm_install_signal_handlers(void) {

@@ -14,7 +14,7 @@
  *   - ONE writer thread writes the queue in order: for each buffer, a STRINGS chunk with the text of every
  *     `_name` / `_source_file_name` pointer not written before (PTI keeps those strings alive until it unloads), then
  *     the buffer verbatim as an ACTIVITY chunk, then frees it. Nothing is decoded in the process.
- *   - At exit (or on SIGTERM / SIGINT with the default disposition) the writer calls ptiFlushAllViews, writes what
+ *   - At exit (or on SIGTERM / SIGINT / SIGHUP with the default disposition) the writer calls ptiFlushAllViews, writes what
  *     that delivered, an END clock anchor and the END chunk. Every chunk is written whole, so a process killed at
  *     any point leaves a valid prefix.
  *   - Errors never reach the program: a PTI error disables that view (one log line, one LOG chunk), a write error
@@ -582,7 +582,7 @@ static void* writer_main(void* arg) {
   return NULL;
 }
 
-static struct sigaction g_old_sig[2];
+static struct sigaction g_old_sig[RT_TERM_SIGNALS]; /* SIGTERM, SIGINT, SIGHUP */
 
 static void finish(void) {
   if (!atomic_load(&G.writer_started) || getpid() != G.owner_pid) return;
@@ -593,7 +593,7 @@ static void finish(void) {
 static void on_term_signal(int sig, siginfo_t* si, void* uc) {
   int armed = atomic_load(&G.writer_started) && getpid() == G.owner_pid;
   rt_queue_on_term_signal(&G.q, &G.finalize_req, armed, (int)(G.exit_timeout * 1000), sig, si, uc,
-                          &g_old_sig[sig == SIGTERM ? 0 : 1]);
+                          &g_old_sig[rt_term_index(sig)]);
 }
 
 /* ------------------------------------------------------------------------------------------------------------------ */

@@ -108,6 +108,20 @@ test("kill -9 mid-run: the file converts up to its last complete chunk", async (
   assert.ok(c2.r.info.warnings.length > 0);
 });
 
+test("SIGHUP (default action: a closed terminal, a dropped ssh session): flushed, END written, then the process dies of SIGHUP", async () => {
+  let expected = -1;
+  const run = await runAsync("cu12", "sigterm", "sighup", {}, (e, child) => {
+    if (e.ev === "ready") {
+      expected = e.kernels;
+      child.kill("SIGHUP");
+    }
+  });
+  assert.is(run.signal, "SIGHUP", `stderr:\n${run.stderr}`);
+  const c = await convert(outPath("cu12", "sighup", run.pid));
+  assert.is(c.r.info.complete, true);
+  assert.is(byCat(c, "kernel").length, expected, "every record");
+});
+
 test("SIGTERM (default action): flushed, END written, then the process dies of SIGTERM", async () => {
   let expected = -1;
   const run = await runAsync("cu12", "sigterm", "sigterm", {}, (e, child) => {
