@@ -108,33 +108,22 @@ test("kill -9 mid-run: the file converts up to its last complete chunk", async (
   assert.ok(c2.r.info.warnings.length > 0);
 });
 
-test("SIGHUP (default action: a closed terminal, a dropped ssh session): flushed, END written, then the process dies of SIGHUP", async () => {
-  let expected = -1;
-  const run = await runAsync("cu12", "sigterm", "sighup", {}, (e, child) => {
-    if (e.ev === "ready") {
-      expected = e.kernels;
-      child.kill("SIGHUP");
-    }
-  });
-  assert.is(run.signal, "SIGHUP", `stderr:\n${run.stderr}`);
-  const c = await convert(outPath("cu12", "sighup", run.pid));
-  assert.is(c.r.info.complete, true);
-  assert.is(byCat(c, "kernel").length, expected, "every record");
-});
-
-test("SIGTERM (default action): flushed, END written, then the process dies of SIGTERM", async () => {
-  let expected = -1;
-  const run = await runAsync("cu12", "sigterm", "sigterm", {}, (e, child) => {
-    if (e.ev === "ready") {
-      expected = e.kernels;
-      child.kill("SIGTERM");
-    }
-  });
-  assert.is(run.signal, "SIGTERM", `stderr:\n${run.stderr}`);
-  assert.is(expected, 3000);
-  const c = await convert(outPath("cu12", "sigterm", run.pid));
-  assert.is(c.r.info.complete, true);
-  assert.is(byCat(c, "kernel").length, 3000, "every record, also those still in CUPTI's current buffer");
+test("SIGTERM and SIGHUP (default action; SIGHUP: a closed terminal, a dropped ssh session): flushed, END written, then the process dies of the signal", async () => {
+  for (const sig of ["SIGTERM", "SIGHUP"] as const) {
+    const name = sig.toLowerCase();
+    let expected = -1;
+    const run = await runAsync("cu12", "sigterm", name, {}, (e, child) => {
+      if (e.ev === "ready") {
+        expected = e.kernels;
+        child.kill(sig);
+      }
+    });
+    assert.is(run.signal, sig, `stderr:\n${run.stderr}`);
+    assert.is(expected, 3000);
+    const c = await convert(outPath("cu12", name, run.pid));
+    assert.is(c.r.info.complete, true, sig);
+    assert.is(byCat(c, "kernel").length, 3000, `${sig}: every record, also those still in CUPTI's current buffer`);
+  }
 });
 
 test("SIGTERM with the program's own handler: chained, the program goes on, exit flush at the end", async () => {
