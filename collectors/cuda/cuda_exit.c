@@ -73,6 +73,11 @@ void rt_cuda_install_signal_handlers(void) {
     if (sigaction(G.cfg.signal_no, &sa, &g_old_toggle) != 0)
       rt_cuda_logrec(LOG_WARN, "cannot install the RAWTRACE_SIGNAL handler for signal %d: %s", G.cfg.signal_no,
                      strerror(errno));
+    /* RAWTRACE_SIGNAL=HUP: the toggle replaces the finishing handler just installed for SIGHUP; what it chains to is
+     * the program's own disposition, saved by that handler (chaining to ours would end the program at the first
+     * toggle). */
+    else if (g_old_toggle.sa_flags & SA_SIGINFO && g_old_toggle.sa_sigaction == on_term_signal)
+      g_old_toggle = g_old_sig[rt_term_index(G.cfg.signal_no)];
   }
 }
 

@@ -163,7 +163,10 @@ static void finalize(void) {
     rt_cuda_wrote(rt_writer_end(G.w));
   }
   atomic_store(&G.sink_closed, 1);
-  int rc = rt_writer_close(G.w);
+  /* Unset before it is freed: a fork handler (rt_cuda_on_fork_child) must never see a freed writer. */
+  rt_writer* w = G.w;
+  G.w = NULL;
+  int rc = rt_writer_close(w);
   if (rc && !G.write_failed) rt_cuda_logmsg(LOG_ERROR, "closing %s: %s", G.path, strerror(-rc));
   if (!G.write_failed && !G.disabled) atomic_store(&G.state, RAWTRACE_STATE_FINISHED);
   rt_cuda_logmsg(LOG_INFO, "wrote %s: %llu buffers, %llu activity bytes, %llu records dropped by CUPTI, %llu "

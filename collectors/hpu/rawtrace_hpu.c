@@ -548,7 +548,9 @@ static void finalize(void) {
       logmsg(RT_V_WARN, 1, "%llu pointer(s) outside the trace buffers could not be read",
              (unsigned long long)G.n_unreadable);
     if (!atomic_load(&G.write_failed)) wrote(rt_writer_end(G.w));
-    rt_writer_close(G.w);
+    rt_writer* w = G.w; /* unset before it is freed: the fork handler must never see a freed writer */
+    G.w = NULL;
+    rt_writer_close(w);
     logmsg(RT_V_INFO, 0, "wrote %.300s: %llu traces, %llu trace bytes, %llu strings", G.path,
            (unsigned long long)G.n_traces, (unsigned long long)G.n_bytes, (unsigned long long)G.n_strings);
   }

@@ -227,7 +227,10 @@ static void finalize(void) {
     rt_rocm_wrote(rt_writer_clock(G.w, &a));
     rt_rocm_wrote(rt_writer_end(G.w));
   }
-  int rc = rt_writer_close(G.w);
+  /* Unset before it is freed: a fork handler (rt_rocm_on_fork_child) must never see a freed writer. */
+  rt_writer* w = G.w;
+  G.w = NULL;
+  int rc = rt_writer_close(w);
   if (rc && !G.write_failed) rt_rocm_logmsg(RT_V_ERROR, "closing %s: %s", G.path, strerror(-rc));
   if (!G.write_failed && atomic_load(&G.state) != ST_DISABLED) atomic_store(&G.state, ST_FINISHED);
   rt_rocm_logmsg(RT_V_INFO, "wrote %s: %llu records, %llu dropped by the SDK, %llu over the memory cap", G.path,

@@ -563,7 +563,9 @@ static void finalize(void) {
     if (rt_clock_anchor(RT_CLOCK_END, P.timestamp(), &a) == 0) wrote(rt_writer_clock(G.w, &a));
     wrote(rt_writer_end(G.w));
   }
-  rt_writer_close(G.w);
+  rt_writer* w = G.w; /* unset before it is freed: the fork handler must never see a freed writer */
+  G.w = NULL;
+  rt_writer_close(w);
   logmsg(RT_V_INFO, 0, "wrote %.300s: %llu buffers, %llu activity bytes, %llu strings", G.path,
          (unsigned long long)atomic_load(&G.n_buffers), (unsigned long long)atomic_load(&G.n_bytes),
          (unsigned long long)atomic_load(&G.n_strings));

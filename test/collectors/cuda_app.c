@@ -402,17 +402,19 @@ static void emit_group(const char* prefix, int n, uint64_t* t) {
 }
 
 static int scenario_signal(void) {
+  /* the toggle signal: SIGUSR2, or SIGHUP (CUDA_APP_TOGGLE_HUP), which the collector also finishes its file on */
+  int sig = getenv("CUDA_APP_TOGGLE_HUP") ? SIGHUP : SIGUSR2;
   uint64_t t = F.now();
   emit_group("before", 3, &t);
   out("{\"ev\":\"enabled_at_start\",\"on\":%d}", F.enabled(K_CONCURRENT_KERNEL));
-  raise(SIGUSR2);
+  raise(sig);
   if (!wait_enabled(1)) die("SIGUSR2 did not start collection");
   emit_group("between", 3, &t);
-  raise(SIGUSR2);
+  raise(sig);
   if (!wait_enabled(0)) die("second SIGUSR2 did not stop collection");
   emit_group("after", 3, &t);
   /* a second period: the per-call trims (cudaGetDevice off) must hold again after the kinds are re-enabled */
-  raise(SIGUSR2);
+  raise(sig);
   if (!wait_enabled(1)) die("third SIGUSR2 did not start collection");
   F.api(2, CB_GETDEVICE, t, t + 100);
   emit_group("again", 1, &t);

@@ -20,7 +20,11 @@ cudaSuite(test);
 
 // ---- collection windows ----------------------------------------------------------------------------------------
 
-test("RAWTRACE_SIGNAL=USR2: starts stopped, each signal toggles; only the records while on are kept", async () => {
+test("RAWTRACE_SIGNAL=USR2 (and HUP, which otherwise finishes the file): starts stopped, each signal toggles; only the records while on are kept", async () => {
+  const hup = runSync("cu13", "signal", "signal-hup", { RAWTRACE_SIGNAL: "HUP", CUDA_APP_TOGGLE_HUP: "1" });
+  ok(hup, "signal HUP");
+  assert.equal(byCat(await convert(outPath("cu13", "signal-hup", hup.pid)), "kernel").map((k) => k.name).sort(),
+    ["again_0", "between_0", "between_1", "between_2"]);
   const run = runSync("cu13", "signal", "signal", { RAWTRACE_SIGNAL: "USR2" });
   ok(run, "signal");
   assert.is(one(run, "enabled_at_start").on, 0);
