@@ -402,13 +402,34 @@ export async function runStats(args: string[], v: CliValues): Promise<number> {
   // --steps and --gaps read every file a second time (a timeline pass in this thread): standard input and FIFOs are
   // spooled once for both reads (src/node/file_source.ts spoolInputs), then named as given.
   const twice = v.steps !== undefined || v.gaps === true;
-  const spooled = twice ? spoolInputs(files) : { paths: files, release: () => {} };
+  // Spooled one by one: an input that cannot be (a stream that is not a dump) fails alone, as in the first read.
+  const spoolFailed: StatsFileResult[] = [];
+  const names: string[] = [];
+  const paths: string[] = [];
+  const releases: Array<() => void> = [];
+  for (const f of files) {
+    if (!twice) {
+      names.push(f);
+      paths.push(f);
+      continue;
+    }
+    try {
+      const s = spoolInputs([f]);
+      releases.push(s.release);
+      names.push(f);
+      paths.push(s.paths[0]);
+    } catch (e) {
+      const err = e as RawtraceError;
+      spoolFailed.push({ input: f, ok: false, seconds: 0, error: { code: err.code ?? err.name, message: err.message } });
+    }
+  }
+  const spooled = { paths, release: () => releases.forEach((r) => r()) };
   const perFile = new Map<string, { steps?: StepStats[]; gaps?: DeviceGaps[] }>();
   let results: StatsFileResult[];
   try {
     const pool = commandPool(v, spooled.paths);
     results = (await statsFiles(spooled.paths, { pool, allApi: v["all-api"] }).finally(() => pool.close()))
-      .map((r, i) => ({ ...r, input: files[i] }));
+      .map((r, i) => ({ ...r, input: names[i] }));
     // Per-step figures (--steps) and GPU idle gaps (--gaps): one timeline pass per file that worked, in this thread.
     if (twice) {
       for (const [i, r] of results.entries()) {
@@ -418,7 +439,7 @@ export async function runStats(args: string[], v: CliValues): Promise<number> {
   } finally {
     spooled.release();
   }
-  const all: StatsFileResult[] = [...results, ...missing.map((m) => ({ input: m.input, ok: false, seconds: 0, error: m.error }))];
+  const all: StatsFileResult[] = [...results, ...spoolFailed, ...missing.map((m) => ({ input: m.input, ok: false, seconds: 0, error: m.error }))];
   const done = results.filter((r) => perFile.has(r.input)).map((r) => ({ input: r.input, ...perFile.get(r.input)! }));
   if (v.json) {
     const doc = statsJson(all) as { files: Array<{ input: string; steps?: StepStats[]; gaps?: unknown }> };

@@ -5,6 +5,7 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -70,6 +71,15 @@ test("stats of several inputs, some failing: each error, then the failure summar
   const one = cli(["stats", text]);
   assert.is(one.status, 1, one.stderr);
   assert.not.match(one.stderr, /failed:/);
+  // --steps and --gaps read each input twice (a pipe is spooled first): a pipe that is not a dump fails alone there too.
+  for (const opt of ["--steps", "--gaps"]) {
+    const args = opt === "--steps" ? "--steps '^ProfilerStep#\\d+$'" : "--gaps";
+    const r = spawnSync("bash", ["-c", `"${process.execPath}" "${join(ROOT, "dist/node/cli.js")}" stats ${args} "${SAMPLE}" <(echo hello)`],
+      { cwd: tmp, encoding: "utf8", timeout: 60000 });
+    assert.is(r.status, 1, r.stderr);
+    assert.match(r.stdout, "busy", `${opt}: the good file's statistics are printed`);
+    assert.match(r.stderr, /1 failed:\n  \/dev\/fd\/\d+ \(BAD_MAGIC\)/, r.stderr);
+  }
 });
 
 test("diff: a row 0 in both files is unchanged (0.0%), not new; a row only B has is new", () => {
