@@ -10,6 +10,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { RawtraceError } from "../core/codes.js";
 import { DEFAULT_PORT, startViewerServer, type ViewerServer } from "./view_server.js";
+import { wasmPath } from "./wasm.js";
 
 /** Options of `rawtrace view` as parsed by src/cli.ts. */
 export interface ViewValues {
@@ -69,7 +70,7 @@ function parsePort(v: string | undefined): number | undefined {
 export async function runView(args: string[], v: ViewValues): Promise<number> {
   if (args.length === 0) throw new RawtraceError("USAGE", "view needs one or more .rawtrace files");
   const port = parsePort(v.port);
-  const srv: ViewerServer = await startViewerServer({ webDir: viewerDir(), files: args, port, host: v.host });
+  const srv: ViewerServer = await startViewerServer({ webDir: viewerDir(), files: args, port, host: v.host, coreWasm: wasmPath() });
   console.log(`rawtrace viewer: ${srv.pageUrl}`);
   if (v.port === undefined && srv.port !== DEFAULT_PORT) console.error(`rawtrace: port ${DEFAULT_PORT} is taken; serving on ${srv.port}`);
   if (!v["no-open"]) {

@@ -76,6 +76,12 @@ export interface ViewerServerOptions {
   fallback?: boolean;
   /** Loopback address to bind (default 127.0.0.1; `localhost` binds 127.0.0.1). Anything else is a USAGE error. */
   host?: string;
+  /**
+   * The core's `.wasm` (dist/node/rawtrace.wasm), served for the viewer's `/rawtrace-<hash>.wasm` when `webDir` does
+   * not hold it: the npm package ships the core once (the viewer's copy is the same bytes, built from the same
+   * build/rawtrace.wasm), not twice.
+   */
+  coreWasm?: string;
 }
 
 /** A running viewer server. */
@@ -263,6 +269,15 @@ export async function startViewerServer(o: ViewerServerOptions): Promise<ViewerS
       return send(req, res, file.path, st, "application/octet-stream");
     }
     const r = resolveWebPath(root, pathname);
+    if (r === 404 && o.coreWasm && /^\/rawtrace-[A-Z0-9]+\.wasm$/.test(pathname)) {
+      let st: Stats;
+      try {
+        st = statSync(o.coreWasm);
+      } catch {
+        return fail(req, res, 404, "not found");
+      }
+      return send(req, res, o.coreWasm, st, TYPES[".wasm"]);
+    }
     if (r === 403) return fail(req, res, 403, "forbidden");
     if (r === 404) return fail(req, res, 404, "not found");
     send(req, res, r, statSync(r), TYPES[extname(r)] ?? "application/octet-stream");

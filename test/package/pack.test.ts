@@ -108,6 +108,14 @@ test("installed: rawtrace view finds its viewer (dist/web of the package) and se
     assert.is(page.status, 200);
     assert.match(await page.text(), /<script type="module" src="main.js">/);
     for (const f of ["main.js", "worker.js"]) assert.is((await fetch(new URL(f, url))).status, 200, f);
+    // The core the viewer's worker asks for: the package ships it once (dist/node), served under the worker's name.
+    const pkg = join(app, "node_modules/rawtrace");
+    const wasmName = /rawtrace-[A-Z0-9]+\.wasm/.exec(readFileSync(join(pkg, "dist/web/worker.js"), "utf8"))![0];
+    assert.not.ok(existsSync(join(pkg, "dist/web", wasmName)), "not shipped twice");
+    const wasm = await fetch(new URL(wasmName, url));
+    assert.is(wasm.status, 200);
+    assert.is(wasm.headers.get("content-type"), "application/wasm");
+    assert.ok(Buffer.from(await wasm.arrayBuffer()).equals(readFileSync(join(pkg, "dist/node/rawtrace.wasm"))), "the core's bytes");
     const dump = await fetch(new URL(new URL(url).searchParams.get("file")!, url));
     assert.ok(Buffer.from(await dump.arrayBuffer()).equals(readFileSync(join(app, "run.rawtrace"))), "the named file");
   } finally {
