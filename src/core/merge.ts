@@ -262,9 +262,9 @@ export function clockReport(plan: MergePlan, infos: FileInfo[], skewThresholdNs 
   };
 }
 
-/** "rank 1 (node-b), b.rawtrace" (slot when the rank is unknown). */
+/** "rank 1 (node-b), b.rawtrace"; a rank the dump does not know is named as in the merge's summary (its file's stem). */
 function rankWho(s: SkewedRank): string {
-  return `${s.rank >= 0 ? `rank ${s.rank}` : `slot ${s.slot}`}${s.host ? ` (${s.host})` : ""}, ${s.file}`;
+  return `${labelOf(s.rank, s.host, s.file)}, ${s.file}`;
 }
 
 /** Ranks named in an undecided skew's line, per side. */

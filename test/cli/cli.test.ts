@@ -315,6 +315,15 @@ test("merge: ranks whose clocks are years apart are reported by rank; --max-skew
   assert.ok(e.stderr.includes("rank 1 (node-b)") && e.stderr.includes("--max-skew 1000 ms"), e.stderr);
   assert.not.ok(existsSync(failed), "nothing written when the skew is over the limit");
 
+  // A dump that does not know its rank is named in the warning as in the merge's summary: by its file's stem.
+  const anon = join(tmp, "worker7.rawtrace");
+  writeFileSync(anon, sampleDump({ rank: -1, hostname: "node-c", clockOffset: YEARS_NS }));
+  const named = cli(["merge", rank0, anon, "-o", join(tmp, "skew_anon.json")]);
+  assert.is(named.status, 0, named.stderr);
+  const anonLine = lines(named.stderr).find((l) => l.startsWith("rawtrace: warning CLOCK_SKEW: "))!;
+  assert.ok(anonLine.includes(`worker7 (node-c), ${anon}`) && !anonLine.includes("slot"), anonLine);
+  assert.match(named.stderr, "worker7 (node-c)");
+
   // Ranks 2 ms apart: no report by default; over a 1 ms limit, an error.
   const near = cli(["merge", rank0, rank1Near, "-o", join(tmp, "near.json")]);
   assert.is(near.status, 0, near.stderr);
