@@ -17,7 +17,8 @@
  *   the host was late; < 0: the work was already queued and waited on something else, e.g. an event or a copy);
  * - covering call: the launching thread's API call with the largest overlap with the gap (earliest on ties), and
  *   covering range: the innermost host range (NVTX, ROCTx) of that thread containing the whole gap.
- * Without a launch call (no partner) the host side of a gap is unknown: in API 0, between = the gap, no call.
+ * The launch call is the op's flow partner, else the API call with its correlation id (driver calls `--all-api` shows
+ * launch work without a flow); without either the host side of a gap is unknown: in API 0, between = the gap, no call.
  */
 import { Kind, RowClass } from "./timeline.js";
 import type { Timeline } from "./step_stats.js";
@@ -109,6 +110,10 @@ export function gapsOf(tl: Timeline, minGapNs = DEFAULT_MIN_GAP_NS): DeviceGaps[
 
   // Device work per device, and each host thread's calls and ranges (keyed by pid/tid).
   const work = new Map<number, number[]>();
+  // API calls by correlation id, for device work whose launch draws no flow (`--all-api` shows driver calls that
+  // launch work without starting one: cuMemsetD32Async, cuMemcpyHtoDAsync_v2, cuGraphLaunch); -1 where two
+  // processes used the id (no launch is named rather than a wrong one).
+  const byCorr = new Map<number, number>();
   const threads = new Map<string, Thread>();
   const thread = (r: number) => {
     const key = `${rows[r * 8 + 1]}/${rows[r * 8 + 2]}`;
@@ -129,6 +134,12 @@ export function gapsOf(tl: Timeline, minGapNs = DEFAULT_MIN_GAP_NS): DeviceGaps[
       const t = thread(r);
       t.calls.push(i);
       t.maxCall = Math.max(t.maxCall, ev.dur(i));
+      const c = ev.correlation(i);
+      if (c !== 0) {
+        const seen = byCorr.get(c);
+        if (seen === undefined) byCorr.set(c, i);
+        else if (seen >= 0 && rows[ev.row(seen) * 8 + 1] !== rows[r * 8 + 1]) byCorr.set(c, -1);
+      }
     } else if (k === Kind.RANGE && cls === RowClass.HOST_RANGES) {
       const t = thread(r);
       t.ranges.push(i);
@@ -165,7 +176,7 @@ export function gapsOf(tl: Timeline, minGapNs = DEFAULT_MIN_GAP_NS): DeviceGaps[
       const b = ev.start(o);
       segStart = b;
       end = ev.end(o);
-      if (b - a >= minGapNs) list.push(gapAt(tl, threads, device, a, b, o, base, nameOf));
+      if (b - a >= minGapNs) list.push(gapAt(tl, threads, byCorr, device, a, b, o, base, nameOf));
     }
     busy += end - segStart;
     dg.spanNs = end - first;
@@ -185,8 +196,8 @@ export function gapsOf(tl: Timeline, minGapNs = DEFAULT_MIN_GAP_NS): DeviceGaps[
 
 /** The gap [a, b) on `device` that op `o` ends. */
 function gapAt(
-  tl: Timeline, threads: Map<string, Thread>, device: number, a: number, b: number, o: number, base: bigint,
-  nameOf: (i: number) => string,
+  tl: Timeline, threads: Map<string, Thread>, byCorr: Map<number, number>, device: number, a: number, b: number, o: number,
+  base: bigint, nameOf: (i: number) => string,
 ): Gap {
   const { ev, meta } = tl;
   const rows = meta.rows;
@@ -196,8 +207,14 @@ function gapAt(
     next: { kind: KIND_TEXT[ev.kind(o)], name: nameOf(o), correlation: ev.correlation(o) },
     launch: null, inApiNs: 0, betweenNs: dur, call: null, range: null,
   };
-  const l = ev.partner(o);
-  if (l === 0xffffffff) return gap;
+  let l = ev.partner(o);
+  if (l === 0xffffffff) {
+    // No flow to its launch: the API call with its correlation id, where one was recorded.
+    const c = ev.correlation(o);
+    const byId = c !== 0 ? byCorr.get(c) : undefined;
+    if (byId === undefined || byId < 0) return gap;
+    l = byId;
+  }
   const lr = ev.row(l);
   const pid = rows[lr * 8 + 1];
   const tid = rows[lr * 8 + 2];

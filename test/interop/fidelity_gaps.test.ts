@@ -22,9 +22,9 @@ const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const FILE = join(ROOT, "samples/h100_torch_train_nvtx.rawtrace");
 const MIN = 10_000n;
 
-/** The gaps of the records, by the definition in docs/analysis.md. */
-function expected(bytes: Uint8Array) {
-  const dump = readDump(bytes);
+/** The gaps of the records, by the definition in docs/analysis.md (`allApi`: with the calls Kineto hides, as --all-api). */
+function expected(bytes: Uint8Array, allApi = false) {
+  const dump = readDump(bytes, allApi);
   const launch = new Map(dump.apis.map((a) => [a.correlation, a]));
   const byThread = new Map<string, ApiCall[]>();
   for (const a of dump.apis) {
@@ -97,6 +97,18 @@ test("the H100 sample's gaps equal the records'", async () => {
     assert.is(d.inApiNs + d.betweenNs, d.gapNs);
     console.log(`gaps GPU ${d.device}: ${d.gaps} gaps ≥ 10 µs, ${(d.gapNs / 1e6).toFixed(3)} ms of ${(d.spanNs / 1e6).toFixed(3)} ms, ` +
       `host in API ${(d.inApiNs / 1e6).toFixed(3)} ms, between launches ${(d.betweenNs / 1e6).toFixed(3)} ms`);
+  }
+});
+
+test("--all-api: a gap whose next op was launched by a driver call that starts no flow (JAX: cuMemsetD32Async, cuGraphLaunch) names that call, as its correlation id says", async () => {
+  const bytes = new Uint8Array(readFileSync(join(ROOT, "test/fixtures/real/h100/jax_step.rawtrace")));
+  const want = expected(bytes, true);
+  const got = gapsOf(await timelinePass(await createEngine(), memorySource(bytes), { allApi: true }), Number(MIN));
+  for (const [i, d] of got.entries()) {
+    const w = want[i];
+    assert.equal(d.list.map((g) => ({ start: g.startNs, next: g.next.correlation, tid: g.launch?.tid, inApi: g.inApiNs })),
+      w.gaps.map((g) => ({ start: g.start, next: g.next, tid: g.tid, inApi: g.inApi })));
+    assert.ok(d.list.every((g) => g.launch !== null), "every gap's next op has its launch call");
   }
 });
 

@@ -60,8 +60,11 @@ const SYNC_NAMES: Record<number, string> = { 1: "Event Sync", 2: "Stream Wait Ev
 
 const K = { MEMCPY: 1, MEMSET: 2, KERNEL: 3, DRIVER: 4, RUNTIME: 5, MARKER: 12, CONCURRENT_KERNEL: 10, OVERHEAD: 17, SYNC: 38 };
 
-/** Reads the container and the CUPTI records of a dump (no damage handling: the bundled samples are intact). */
-export function readDump(bytes: Uint8Array): Dump {
+/**
+ * Reads the container and the CUPTI records of a dump (no damage handling: the bundled samples are intact); `allApi`
+ * keeps the API calls Kineto hides too (rawtrace's `--all-api`).
+ */
+export function readDump(bytes: Uint8Array, allApi = false): Dump {
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (new TextDecoder().decode(bytes.subarray(0, 8)) !== "RAWTRACE") throw new Error("not a .rawtrace file");
   const sizes = new Map<number, number>();
@@ -122,7 +125,7 @@ export function readDump(bytes: Uint8Array): Dump {
           break;
         case K.RUNTIME:
         case K.DRIVER:
-          if (!shown(kind === K.DRIVER ? 1 : 2, apiNames.get(`${kind === K.DRIVER ? 1 : 2}/${u32(4)}`))) break;
+          if (!allApi && !shown(kind === K.DRIVER ? 1 : 2, apiNames.get(`${kind === K.DRIVER ? 1 : 2}/${u32(4)}`))) break;
           dump.apis.push({ cbid: u32(4), domain: kind === K.DRIVER ? 1 : 2, start: unix(u64(8)), end: unix(u64(16)), pid: u32(24), tid: u32(28), correlation: u32(32) });
           break;
         case K.MARKER: {
