@@ -36,7 +36,7 @@ import * as A from "../model/args";
 import { install, ignoreTable, setActivityChunk } from "./decoder";
 import * as B from "./synapse_buffer";
 import {
-  ENG_UNKNOWN, ENG_HOST, ENG_TPC, ENG_MME, ENG_DMA, enginesInit, enginesReset, engineMeta, engineClass, engineLane,
+  ENG_UNKNOWN, ENG_HOST, ENG_TPC, ENG_MME, ENG_DMA, enginesInit, enginesReset, engineMeta, engineClass, engineLane, bufferSeen,
   hpuDevice,
 } from "./synapse_engines";
 
@@ -206,6 +206,7 @@ let nameN: u32 = 0;
 function walk(report: bool): void {
   const dev = B.device;
   const isNew = B.entrySize == B.ENTRY_NEW;
+  bufferSeen(B.bufOff); // buffers numbered in file order (pass 1), before any lookup by number
   // The buffer's metadata first (pass 1), wherever it stands in the buffer: an engine type is known from the buffer
   // that first names it on, in both passes alike.
   if (report) {

@@ -130,6 +130,17 @@ export function engineClass(device: u32, engineType: u32, at: u64): u32 {
 // Buffers are numbered by their file offset, in order of first sight (pass 1 reads them in file order).
 let bufNums: Table = 0;
 let bufCount: u32 = 0;
+
+/**
+ * Numbers the buffer at file offset `at` when it is first seen: called as each buffer is opened, so that the numbers
+ * follow the file's order in pass 1 whatever the buffer's entries name. (Numbered only when a lookup needed one, a
+ * buffer whose metadata named no engine got its number in pass 2, after later buffers: pass 2 then accepted entries
+ * that pass 1 had skipped, outside the time span pass 1 had measured.)
+ */
+export function bufferSeen(at: u64): void {
+  bufferNumber(at);
+}
+
 function bufferNumber(at: u64): u32 {
   const s = tableUpsert(bufNums, at);
   if (inserted) store<u64>(s, <u64>(++bufCount));
