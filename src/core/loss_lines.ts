@@ -6,10 +6,11 @@
  */
 import { LOSS_WARNINGS, type LossReport, type Warning } from "./codes.js";
 
-const int = (n: number) => n.toLocaleString("en-US");
+/** `n` with the thousands separated ("1,234"). */
+export const int = (n: number) => n.toLocaleString("en-US");
 
 /** "1 range", "3 ranges" (`n` with the thousands separated). */
-const plural = (n: number, one: string) => `${int(n)} ${one}${n === 1 ? "" : "s"}`;
+export const plural = (n: number, one: string) => `${int(n)} ${one}${n === 1 ? "" : "s"}`;
 
 /**
  * The lines about a file's damage: what was lost (bytes, activity buffers, records the collector dropped) and the

@@ -7,8 +7,8 @@
  * on standard error, --json or not.
  */
 import { statSync } from "node:fs";
-import { LOSS_WARNINGS, RawtraceError, type LossReport, type Warning } from "../core/codes.js";
-import { lossLines, warningLines } from "../core/loss_lines.js";
+import { LOSS_WARNINGS, RawtraceError, type Warning } from "../core/codes.js";
+import { damageLines, int, lossLines, plural, warningLines } from "../core/loss_lines.js";
 import { stepPattern, type AnalysisOptions, type FileInfo } from "../core/engine.js";
 import { skewMessages } from "../core/merge.js";
 import { infoFile } from "./convert.js";
@@ -82,22 +82,17 @@ export function errorLine(e: { code?: string; name?: string; message: string }):
 /** XSpace output names, by any case (`X.XPLANE.PB` too; gzip by name: gzipByName). */
 const XPLANE_NAME = /\.xplane\.pb$/i;
 
-const int = (n: number) => n.toLocaleString("en-US");
 /** " (83.1 kB gzipped)" for a gzipped output file (the JSON's size is printed beside it), else "". */
 function gzNote(output: string | undefined): string {
   return gzipByName(output) ? ` (${fmtMB(sizeOf(output!))} gzipped)` : "";
 }
 
-/** "1 range", "3 ranges" (`n` with the thousands separated). */
-const plural = (n: number, one: string) => `${int(n)} ${one}${n === 1 ? "" : "s"}`;
-
 /**
- * What `stats` and `diff` say on standard error about a file they read: its warnings under a line naming it (as
- * convert lists them under its summary line), then its damage ({@link lossLines}).
+ * What `stats` and `diff` say on standard error about a file they read: its damage and warnings as the viewer says
+ * them ({@link damageLines}), or only its damage when `warnings` is false (`stats --json` keeps them in its document).
  */
 function readReport(file: string, info: FileInfo, warnings = true): string[] {
-  const head = warnings && info.warnings.length ? [`rawtrace: ${file}: warnings`, ...warningLines(info.warnings)] : [];
-  return [...head, ...lossLines(file, info.warnings, info.loss, info.bytes)];
+  return (warnings ? damageLines : lossLines)(file, info.warnings, info.loss, info.bytes);
 }
 
 /**

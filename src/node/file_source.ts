@@ -22,6 +22,7 @@ import { tmpdir } from "node:os";
 import type { ByteSource, FileInfo } from "../core/engine.js";
 import { FATAL_MESSAGES, RawtraceError, type Warning } from "../core/codes.js";
 import { createTemp, removeOwned, writeAll } from "./output.js";
+import { MAGIC } from "../format/container.js";
 import { dumpName } from "./inputs.js";
 
 /** A file's ByteSource; {@link FileByteSource.close} releases a spooled copy. */
@@ -53,8 +54,6 @@ function openInput(path: string): { fd: number; owned: boolean } {
   }
 }
 
-/** The first bytes of every dump: "RAWTRACE" (docs/format.md, the preamble). */
-const MAGIC = Buffer.from("RAWTRACE", "latin1");
 
 /**
  * Whether `head` (a stream's first bytes, at least 8, or all of them when fewer) can start a dump: the preamble's
@@ -64,7 +63,7 @@ const MAGIC = Buffer.from("RAWTRACE", "latin1");
 function mayBeDump(head: Buffer): boolean {
   if (head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b) return true;
   const n = Math.min(head.length, MAGIC.length);
-  return head.subarray(0, n).equals(MAGIC.subarray(0, n));
+  return head.subarray(0, n).equals(MAGIC.subarray(0, n)); // MAGIC: src/format/container.ts, the preamble's "RAWTRACE"
 }
 
 /**
