@@ -21,7 +21,7 @@ import { formatGaps, gapsCsv } from "./gap_report.js";
 import { DEFAULT_MIN_GAP_NS, type DeviceGaps } from "../core/gaps.js";
 import { diffStats, formatDiff } from "./diff.js";
 import type { StepStats } from "../core/step_stats.js";
-import { IN_THREAD_MAX_BYTES, WorkerPool, poolJobs } from "./pool.js";
+import { IN_THREAD_MAX_BYTES, WorkerPool, convertsInThread, poolJobs } from "./pool.js";
 import { expandInputs } from "./inputs.js";
 import { isGzipFile, spoolInputs } from "./file_source.js";
 import { gzipByName } from "./block_gzip.js";
@@ -147,9 +147,9 @@ function jobs(v: CliValues, inputs: number, fmt: "chrome" | "xspace" = "xspace")
 
 /**
  * The pool of a command over `files`: one regular file of at most {@link IN_THREAD_MAX_BYTES} (a gzipped one —
- * by its magic bytes, whatever its name — counted at 8× its size, about what it inflates to), with no `--jobs`
- * above 1, is converted on this thread, which
- * saves starting a worker; anything else runs on `jobs` workers.
+ * by its magic bytes, whatever its name — counted at 8× its size, about what it inflates to), or of any size when
+ * the process may use one CPU only ({@link convertsInThread}), with no `--jobs` above 1, is converted on this
+ * thread, which saves starting a worker; anything else runs on `jobs` workers.
  */
 function commandPool(v: CliValues, files: string[], fmt?: "chrome" | "xspace"): WorkerPool {
   const n = jobs(v, files.length, fmt);
@@ -161,7 +161,7 @@ function commandPool(v: CliValues, files: string[], fmt?: "chrome" | "xspace"): 
     } catch {
       st = undefined;
     }
-    if (st?.isFile() && st.size * (isGzipFile(files[0]) ? 8 : 1) <= IN_THREAD_MAX_BYTES) return new WorkerPool({ inThread: true });
+    if (st?.isFile() && convertsInThread(st.size * (isGzipFile(files[0]) ? 8 : 1))) return new WorkerPool({ inThread: true });
   }
   return new WorkerPool({ jobs: n });
 }

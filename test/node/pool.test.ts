@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setImmediate as tick } from "node:timers/promises";
 import type { Worker } from "node:worker_threads";
-import { WorkerPool } from "../../src/node/pool.js";
+import { IN_THREAD_MAX_BYTES, WorkerPool, convertsInThread } from "../../src/node/pool.js";
 import { convertBatch } from "../../src/node/batch.js";
 import { isRawtraceError } from "../../src/core/codes.js";
 import { sampleDump } from "../helpers/sample_dump.js";
@@ -162,6 +162,14 @@ test("inThread: the same bytes as a worker, no worker started, progress and time
   }
   const e: unknown = await pool.info(big).then(() => null, (x) => x);
   assert.ok(isRawtraceError(e) && e.code === "API_MISUSE", String(e));
+});
+
+test("convertsInThread: up to 96 MiB on several CPUs, any size on one", () => {
+  assert.ok(convertsInThread(IN_THREAD_MAX_BYTES, 2));
+  assert.not.ok(convertsInThread(IN_THREAD_MAX_BYTES + 1, 2));
+  assert.not.ok(convertsInThread(8 * IN_THREAD_MAX_BYTES, 16));
+  assert.ok(convertsInThread(IN_THREAD_MAX_BYTES + 1, 1));
+  assert.ok(convertsInThread(1e12, 1));
 });
 
 test("inThread: two pools on this thread at once each have a core of their own", async () => {
