@@ -157,10 +157,10 @@ export async function convertBatch(inputs: string[], opts: BatchOptions = {}): P
     throw new RawtraceError("USAGE", "output and outDir: give one (output names one file, outDir a folder for many)");
   }
   if (opts.output !== undefined && inputs.length !== 1) {
-    throw new RawtraceError("USAGE", "-o names one output: use --out-dir with several inputs");
+    throw new RawtraceError("USAGE", "-o (Node API: output) names one output: use --out-dir (outDir) with several inputs");
   }
   checkOutputOptions({ ...opts, format }, opts.output);
-  if (opts.outDir) makeDir(opts.outDir, "the output folder (--out-dir)");
+  if (opts.outDir) makeDir(opts.outDir, "the output folder (--out-dir; Node API: outDir)");
   const pool = opts.pool ?? new WorkerPool({ jobs: poolJobs(inputs.length, opts.jobs, format === "chrome") });
   const t0 = performance.now();
   const sizes = inputs.map(sizeOf);
@@ -220,7 +220,7 @@ function claim(claimed: Map<string, string>, output: string, input: string): voi
   const key = resolve(output);
   const other = claimed.get(key);
   if (other !== undefined) {
-    throw new RawtraceError("USAGE", `${input}: same output as ${other} (${output}): give them different names, or convert them with different --out-dir`, input);
+    throw new RawtraceError("USAGE", `${input}: same output as ${other} (${output}): give them different names, or convert them with different --out-dir folders (Node API: outDir)`, input);
   }
   claimed.set(key, input);
 }
@@ -233,14 +233,14 @@ export function defaultOutput(input: string, outDir: string | undefined, ext: st
   // Beside the input, unless it is not a regular file (standard input, a FIFO, a device): `/dev/stdin.json` is no
   // place for a trace.
   if (outDir === undefined && existsAsSpecial(input)) {
-    throw new RawtraceError("USAGE", `${input}: standard input, a pipe or a device has no folder to put the output beside: name it with -o or --out-dir`, input);
+    throw new RawtraceError("USAGE", `${input}: standard input, a pipe or a device has no folder to put the output beside: name it with -o or --out-dir (Node API: output or outDir)`, input);
   }
   const dir = outDir ?? dirname(input);
   const plain = join(dir, `${stemOf(input)}${ext}`);
   if (!isInput(plain, inputs)) return plain;
   const full = join(dir, `${basename(input)}${ext}`);
   if (!isInput(full, inputs)) return full;
-  throw new RawtraceError("USAGE", `${input}: every default output name is an input: use -o or --out-dir`, input);
+  throw new RawtraceError("USAGE", `${input}: every default output name is an input: use -o or --out-dir (Node API: output or outDir)`, input);
 }
 
 async function oneChrome(pool: WorkerPool, input: string, inputs: string[], opts: BatchOptions, claimed: Map<string, string>): Promise<FileResult> {

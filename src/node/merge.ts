@@ -160,7 +160,7 @@ export async function merge(inputs: string[], output: string, opts: MergeOptions
     plan.ranks.forEach((r) => (r.file = inputs[r.index]));
     const clock = clockReport(plan, infos, opts.maxSkewMs !== undefined ? opts.maxSkewMs * 1e6 : undefined);
     if (opts.maxSkewMs !== undefined && clock.skewed.length) {
-      throw new RawtraceError("CLOCK_SKEW", `clock skew beyond --max-skew ${opts.maxSkewMs} ms: ${skewMessages(clock).join("; ")}`);
+      throw new RawtraceError("CLOCK_SKEW", `clock skew beyond ${opts.maxSkewMs} ms (--max-skew; Node API: maxSkewMs): ${skewMessages(clock).join("; ")}`);
     }
     const step = (i: number) => {
       doneBytes += 0.8 * sizes[i];

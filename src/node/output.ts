@@ -124,7 +124,7 @@ export function refuseInput(out: OutputTarget, inputs: string[]): void {
   if (!st.isFile()) return; // a pipe or device is not a dump we could destroy
   for (const id of inputIds(inputs)) {
     if (id.dev === st.dev && id.ino === st.ino) {
-      throw new RawtraceError("USAGE", `output ${out.path} is the input ${id.input} (the same file): refusing to overwrite an input, --force or not`, out.path);
+      throw new RawtraceError("USAGE", `output ${out.path} is the input ${id.input} (the same file): refusing to overwrite an input, forced (--force; Node API: force: true) or not`, out.path);
     }
   }
 }
@@ -427,7 +427,7 @@ export class OutputFile {
     const lockPath = opts.lock === false ? null : lock(out.target, path);
     try {
       if (!opts.force && exists(out.target)) {
-        throw new RawtraceError("EXISTS", `${path}: already exists (use --force to overwrite)`, path);
+        throw new RawtraceError("EXISTS", `${path}: already exists (to overwrite it: --force; Node API: force: true)`, path);
       }
       const t = createTemp(out.target);
       return new OutputFile(out, t.fd, t.path, lockPath, !!opts.force);
@@ -449,7 +449,7 @@ export class OutputFile {
       const lockPath = opts.lock === false ? null : lock(out.target, path);
       if (!opts.force && exists(out.target)) {
         if (lockPath) removeOwned(lockPath);
-        throw new RawtraceError("EXISTS", `${path}: already exists (use --force to overwrite)`, path);
+        throw new RawtraceError("EXISTS", `${path}: already exists (to overwrite it: --force; Node API: force: true)`, path);
       }
       return new OutputFile(out, fd, tmp, lockPath, !!opts.force);
     } catch (e) {
@@ -498,9 +498,9 @@ export class OutputFile {
           linkSync(this.tmp, this.out.target);
         } catch (e) {
           const code = (e as NodeJS.ErrnoException).code;
-          if (code === "EEXIST") throw new RawtraceError("EXISTS", `${this.out.path}: was created by another program while rawtrace wrote it; kept it (use --force to overwrite)`, this.out.path);
+          if (code === "EEXIST") throw new RawtraceError("EXISTS", `${this.out.path}: was created by another program while rawtrace wrote it; kept it (to overwrite it: --force; Node API: force: true)`, this.out.path);
           if (code !== "EPERM" && code !== "ENOTSUP" && code !== "EOPNOTSUPP") throw ioError(this.out.path, e, "cannot publish the output");
-          if (exists(this.out.target)) throw new RawtraceError("EXISTS", `${this.out.path}: already exists (use --force to overwrite)`, this.out.path);
+          if (exists(this.out.target)) throw new RawtraceError("EXISTS", `${this.out.path}: already exists (to overwrite it: --force; Node API: force: true)`, this.out.path);
           renameSync(this.tmp, this.out.target); // a file system without hard links
         }
       }

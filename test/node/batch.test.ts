@@ -137,7 +137,7 @@ test("never overwrites without --force; --force does; -o with several inputs is 
   assert.is(cli(args).status, 0);
   const again = cli(args);
   assert.is(again.status, 1);
-  assert.match(again.stderr, /already exists \(use --force to overwrite\)/);
+  assert.match(again.stderr, /already exists \(to overwrite it: --force; Node API: force: true\)/);
   const single = cli(["convert", files[3], "-o", join(out, `${stem(files[3])}.json`)]);
   assert.is(single.status, 3, "one input keeps its own exit code (EXISTS = 3)");
   assert.is(cli([...args, "--force"]).status, 0);

@@ -395,11 +395,11 @@ test("an output folder that cannot be made: exit 4 naming it, no stack trace, no
   writeFileSync(join(d, "file"), "x");
   symlinkSync("/nonexistent-rawtrace", join(d, "dangling"));
   const cases: Array<[string[], RegExp]> = [
-    [["--out-dir", "file"], /file: cannot create the output folder \(--out-dir\): .*file is a file, not a folder/],
-    [["--out-dir", "file/sub"], /file\/sub: cannot create the output folder \(--out-dir\): .*file is a file, not a folder/],
-    [["--out-dir", "dangling/json"], /dangling\/json: cannot create the output folder \(--out-dir\): .*dangling exists and is not a folder/],
+    [["--out-dir", "file"], /file: cannot create the output folder \(--out-dir; Node API: outDir\): .*file is a file, not a folder/],
+    [["--out-dir", "file/sub"], /file\/sub: cannot create the output folder \(--out-dir; Node API: outDir\): .*file is a file, not a folder/],
+    [["--out-dir", "dangling/json"], /dangling\/json: cannot create the output folder \(--out-dir; Node API: outDir\): .*dangling exists and is not a folder/],
     // Node's recursive mkdir loops forever under /proc (mkdir answers ENOENT there though /proc exists).
-    [["--out-dir", "/proc/rawtrace-qa"], /\/proc\/rawtrace-qa: cannot create the output folder \(--out-dir\): ENOENT/],
+    [["--out-dir", "/proc/rawtrace-qa"], /\/proc\/rawtrace-qa: cannot create the output folder \(--out-dir; Node API: outDir\): ENOENT/],
     [["--format", "xspace", "-o", "/proc/rawtrace-qa"], /\/proc\/rawtrace-qa\/plugins\/profile: cannot create the XProf log directory: ENOENT/],
   ];
   for (const [args, message] of cases) {
