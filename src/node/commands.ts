@@ -6,7 +6,8 @@
  * one machine-readable document on standard output. Damage (skipped byte ranges) and clock skew are always reported
  * on standard error, --json or not.
  */
-import { statSync } from "node:fs";
+import { closeSync, openSync, readSync, statSync } from "node:fs";
+import { constants as zlibConstants, gunzipSync } from "node:zlib";
 import { LOSS_WARNINGS, RawtraceError, type Warning } from "../core/codes.js";
 import { damageLines, int, lossLines, plural, warningLines } from "../core/loss_lines.js";
 import { stepPattern, type AnalysisOptions, type FileInfo } from "../core/engine.js";
@@ -27,6 +28,7 @@ import { isGzipFile, spoolInputs } from "./file_source.js";
 import { gzipByName } from "./block_gzip.js";
 import { checkOutputNames, parseShard, readList, selectShard, type Shard } from "./shard.js";
 import { ProgressView, fmtMB } from "./progress.js";
+import { VENDOR_NAMES, readHeader, type ReadHeader } from "../format/header.js";
 
 /** Parsed options the batch commands read. */
 export interface CliValues {
@@ -550,6 +552,41 @@ export function formatInfo(i: FileInfo): string {
 }
 
 /**
+ * The HEADER of a dump the core refused (UNSUPPORTED_VENDOR), read from its first 64 KiB (inflated when the file is
+ * gzipped); null when it cannot be read.
+ */
+function headerOf(file: string): ReadHeader | null {
+  try {
+    const fd = openSync(file, "r");
+    const buf = Buffer.alloc(1 << 16);
+    let n: number;
+    try {
+      n = readSync(fd, buf, 0, buf.length, 0);
+    } finally {
+      closeSync(fd);
+    }
+    let bytes: Uint8Array = buf.subarray(0, n);
+    // A gzip stream cut after 64 KiB: inflate what is there (the HEADER is the first chunk).
+    if (bytes[0] === 0x1f && bytes[1] === 0x8b) bytes = gunzipSync(bytes, { finishFlush: zlibConstants.Z_SYNC_FLUSH });
+    return readHeader(bytes);
+  } catch {
+    return null;
+  }
+}
+
+/** The text `rawtrace info` shows of a dump whose vendor this build cannot decode: what its HEADER says. */
+export function formatHeaderOnly(file: string, bytes: number, h: ReadHeader): string {
+  const out = [`${file}: ${fmtBytes(bytes)}, vendor code ${h.vendor}${VENDOR_NAMES[h.vendor] ? `, ${VENDOR_NAMES[h.vendor]}` : ""}: no decoder in this build, only its HEADER is shown`];
+  const lib = `tracing library ${h.vendorVersion}${h.vendorVersionText ? ` "${h.vendorVersionText}"` : ""}`;
+  out.push(`  vendor        ${lib}, runtime ${h.runtimeVersion || "?"}, driver ${h.driverVersion || "?"}`);
+  out.push(`  process       pid ${h.pid} on ${h.hostname || "?"}: ${h.commandLine.join(" ") || "?"}`);
+  if (h.rank >= 0) out.push(`  rank          ${h.rank} of ${h.worldSize >= 0 ? h.worldSize : "?"}${h.localRank >= 0 ? ` (local ${h.localRank})` : ""}`);
+  const v = h.collectorVersion;
+  out.push(`  collector     ${v >> 16}.${(v >> 8) & 255}.${v & 255}, started ${new Date(Number(h.startNs / 1000000n)).toISOString()}`);
+  return out.join("\n");
+}
+
+/**
  * `rawtrace info <files…>`: text per file, or with --json one document `{"command":"info","files":[…]}` for any number of files
  * (one file too); a file that fails is `{"file","ok":false,"error":{code,message}}` in it and on standard error.
  */
@@ -557,23 +594,29 @@ export async function runInfo(args: string[], v: CliValues): Promise<number> {
   if (args.length === 0) throw new RawtraceError("USAGE", "info needs .rawtrace files");
   // Directories and globs expand as for convert and stats; those matching nothing fail on their own.
   const { files, missing } = inputs(args, "info");
-  const results: Array<{ ok: boolean; info?: FileInfo; file: string; error?: { code: string; message: string } }> =
-    missing.map((m) => ({ ok: false, file: m.input, error: m.error }));
+  const results: Array<{
+    ok: boolean; info?: FileInfo; file: string; error?: { code: string; message: string }; header?: ReadHeader;
+  }> = missing.map((m) => ({ ok: false, file: m.input, error: m.error }));
   for (const file of files) {
     try {
       results.push({ ok: true, file, info: await infoFile(file) });
     } catch (e) {
       const err = e as Error;
       if (!(err instanceof RawtraceError)) throw err;
-      results.push({ ok: false, file, error: { code: err.code, message: err.message } });
+      // A vendor this build cannot decode: still say what the HEADER says (which process, host, library).
+      const header = err.code === "UNSUPPORTED_VENDOR" ? headerOf(file) ?? undefined : undefined;
+      results.push({ ok: false, file, error: { code: err.code, message: err.message }, header });
     }
   }
   if (v.json) {
-    const files = results.map((r) => (r.ok ? { ...r.info!, ok: true } : { file: r.file, ok: false, error: r.error }));
+    const files = results.map((r) => (r.ok ? { ...r.info!, ok: true }
+      : { file: r.file, ok: false, error: r.error, ...(r.header ? { header: r.header } : {}) }));
     console.log(JSON.stringify({ command: "info", files }, replacer, 2));
   } else {
     // Each block is headed by the path as given (two x.rawtrace in different folders, x.rawtrace and x.rawtrace.gz).
-    const blocks = results.filter((r) => r.ok).map((r) => formatInfo({ ...r.info!, file: r.file }));
+    const blocks = results.filter((r) => r.ok || r.header).map((r) => r.ok
+      ? formatInfo({ ...r.info!, file: r.file })
+      : formatHeaderOnly(r.file, sizeOf(r.file), r.header!));
     if (blocks.length) console.log(blocks.join("\n\n"));
   }
   for (const r of results) if (!r.ok) console.error(errorLine(r.error!));
