@@ -88,9 +88,11 @@ export function renderSummary(f: LoadedFile, s: TraceStats, onName: (name: strin
     cell(tr, c.direction);
     cell(tr, int(c.count), "num", { count: String(c.count) });
     const k = said?.get(`${c.copyKind}:${c.peer}`) ?? { n: 0, bytes: 0, ns: 0 };
-    if (complete || k.n === c.count) {
-      const b = complete ? c.bytes : k.bytes;
-      const ns = complete ? c.totalNs : k.ns;
+    // The core's row says whether its records had byte counts (bytes null: none had).
+    const known = complete && c.bytes !== null;
+    if (known || k.n === c.count) {
+      const b = known ? c.bytes! : k.bytes;
+      const ns = known ? c.totalNs : k.ns;
       cell(tr, bytes(b), "num", { bytes: String(b) });
       cell(tr, dur(c.totalNs), "num", { ns: String(c.totalNs) });
       cell(tr, ns > 0 ? (b / ns).toFixed(2) : "-", "num");

@@ -371,7 +371,8 @@ function emitEntry(
     x.stream = engineLane(dev, et, ei);
     x.context = <u32>ctx;
     x.correlation = launch;
-    if (x.kind != EvKind.KERNEL) x.flags |= EvFlag.ASYNC;
+    // Synapse entries carry no byte count (docs/decoders/hpu.md): a copy's or fill's bytes are unknown, not 0.
+    if (x.kind != EvKind.KERNEL) x.flags |= EvFlag.ASYNC | EvFlag.BYTES_UNKNOWN;
     // One arrow per launch: to its first device op (a Chrome flow ends once).
     if (launch != 0) {
       const s = tableUpsert(ended, launch);

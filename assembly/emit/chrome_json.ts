@@ -602,8 +602,9 @@ export function chromeEvent(e: Ev): void {
         keyU(',"stream":', e.stream);
         keyU(',"correlation":', e.correlation);
       } else O.pos = putId(putStream(O.pos, e.device, e.context, e.stream, 1), e.correlation, CORR_IDS);
-      O.pos = putU64(putLit(O.pos, T_BYTES), e.bytes);
-      const dur = e.end - e.start;
+      // No byte count in the vendor record: neither bytes nor bandwidth (a 0 would be summed and averaged as real).
+      const dur = (e.flags & EvFlag.BYTES_UNKNOWN) != 0 ? 0 : e.end - e.start;
+      if ((e.flags & EvFlag.BYTES_UNKNOWN) == 0) O.pos = putU64(putLit(O.pos, T_BYTES), e.bytes);
       if (dur > 0) {
         // bytes per ns == GB/s
         O.ascii(',"memory bandwidth (GB/s)":');

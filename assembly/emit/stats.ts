@@ -36,7 +36,7 @@ import { Table, tableNew, tableUpsert, inserted } from "../util/hash_table";
 import { regrowZeroed } from "../util/regrow";
 
 const MAGIC: u32 = 0x54535452; // "RTST"
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 const HEADER: usize = 64;
 const DEV_OUT: usize = 96;
 const COPY_OUT: usize = 40;
@@ -66,7 +66,10 @@ const MAX_DEVICES: u32 = 1024;
 /** Name entry (48 B): u32 kind, u32 name ptr, u32 name len, u32 0, u64 count, u64 total, u64 min, u64 max. */
 const NAME_ENTRY: usize = 48;
 
-/** Copy table: 16 copy kinds × {plain, peer} × {count, bytes, ns, max} u64. */
+/**
+ * Copy table: 16 copy kinds × {plain, peer} × {bytes known, bytes unknown} × {count, bytes, ns, max} u64; the row
+ * of kind k is (k << 2) | (bytes unknown << 1) | peer.
+ */
 const COPY_KINDS: u32 = 16;
 
 let devTable: Table = 0;
@@ -113,7 +116,7 @@ export function statsBegin(): void {
   recentNames = recentNew(8);
   byId = 0;
   byIdCap = 0;
-  const copyBytes = <usize>COPY_KINDS * 2 * 32;
+  const copyBytes = <usize>COPY_KINDS * 4 * 32;
   copyTable = heap.alloc(copyBytes);
   memory.fill(copyTable, 0, copyBytes);
   spanStart = 0;
@@ -337,7 +340,8 @@ function entryMiss(kind: u32, e: Ev, id: u32): usize {
     if (kind == EvKind.MEMCPY) {
       const ck = e.copyKind < COPY_KINDS ? e.copyKind : 0;
       const peer: u32 = (e.flags & EvFlag.PEER) != 0 ? 1 : 0;
-      const c = copyTable + ((<usize>ck * 2 + peer) << 5);
+      const unknown: u32 = (e.flags & EvFlag.BYTES_UNKNOWN) != 0 ? 2 : 0;
+      const c = copyTable + ((<usize>ck * 4 + peer + unknown) << 5);
       add(c, 0, 1);
       add(c, 8, e.bytes);
       add(c, 16, dur);
@@ -715,7 +719,7 @@ export function statsEnd(): void {
   }
   nameBytes = pad8(nameBytes);
   let copies: u32 = 0;
-  for (let i: u32 = 0; i < COPY_KINDS * 2; i++) {
+  for (let i: u32 = 0; i < COPY_KINDS * 4; i++) {
     if (load<u64>(copyTable + (<usize>i << 5)) != 0) copies++;
   }
 
@@ -735,11 +739,11 @@ export function statsEnd(): void {
   O.raw(h, HEADER);
   for (let i: u32 = 0; i < devCount; i++) O.raw(load<usize>(devList + (<usize>i << 2)), DEV_OUT);
   const row = heap.alloc(NAME_OUT);
-  for (let i: u32 = 0; i < COPY_KINDS * 2; i++) {
+  for (let i: u32 = 0; i < COPY_KINDS * 4; i++) {
     const c = copyTable + (<usize>i << 5);
     if (load<u64>(c) == 0) continue;
-    store<u32>(row, i >> 1);
-    store<u32>(row, i & 1, 4);
+    store<u32>(row, i >> 2);
+    store<u32>(row, i & 3, 4); // bit 0 peer, bit 1 bytes unknown
     memory.copy(row + 8, c, 32);
     O.raw(row, COPY_OUT);
   }

@@ -79,6 +79,12 @@ export const enum EvFlag {
    * nameLen). Decoders that cannot promise it leave it clear.
    */
   NAME_KEPT = 32768,
+  /**
+   * A copy or fill whose vendor record has no byte count (Synapse's DMA entries): {@link Ev.bytes} is 0 and means
+   * unknown. Emitters leave the byte count and bandwidth out (Chrome JSON) or say "unknown" (statistics) instead of
+   * writing 0 B and 0 GB/s.
+   */
+  BYTES_UNKNOWN = 65536,
 }
 
 /**

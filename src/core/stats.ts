@@ -83,11 +83,12 @@ export interface CopyStats {
   direction: string;
   peer: boolean;
   count: number;
-  bytes: number;
+  /** Bytes moved; null for copies whose vendor records have no byte count (Gaudi's DMA entries), a row of their own. */
+  bytes: number | null;
   totalNs: number;
   maxNs: number;
-  /** bytes / totalNs (= GB/s); 0 when no time. */
-  bandwidthGBs: number;
+  /** bytes / totalNs (= GB/s); 0 when no time; null when the bytes are unknown. */
+  bandwidthGBs: number | null;
 }
 
 /** Statistics of one file. */
@@ -113,7 +114,7 @@ const dec = new TextDecoder("utf-8");
 export function decodeStats(bytes: Uint8Array): TraceStats {
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (bytes.length < 64 || dv.getUint32(0, true) !== MAGIC) throw new Error("not a rawtrace stats result");
-  if (dv.getUint32(4, true) !== 1) throw new Error(`stats result version ${dv.getUint32(4, true)} is not 1`);
+  if (dv.getUint32(4, true) !== 2) throw new Error(`stats result version ${dv.getUint32(4, true)} is not 2`);
   const nDev = dv.getUint32(8, true);
   const nNames = dv.getUint32(12, true);
   const nCopies = dv.getUint32(16, true);
@@ -137,11 +138,13 @@ export function decodeStats(bytes: Uint8Array): TraceStats {
   for (let i = 0; i < nCopies; i++, o += 40) {
     const copyKind = dv.getUint32(o, true);
     const peer = (dv.getUint32(o + 4, true) & 1) !== 0;
+    const unknown = (dv.getUint32(o + 4, true) & 2) !== 0;
     const bytesMoved = u(o + 16);
     const totalNs = u(o + 24);
     copies.push({
       copyKind, peer, direction: (COPY_DIRECTIONS[copyKind] ?? `kind ${copyKind}`) + (peer ? " (peer)" : ""),
-      count: u(o + 8), bytes: bytesMoved, totalNs, maxNs: u(o + 32), bandwidthGBs: totalNs > 0 ? bytesMoved / totalNs : 0,
+      count: u(o + 8), bytes: unknown ? null : bytesMoved, totalNs, maxNs: u(o + 32),
+      bandwidthGBs: unknown ? null : totalNs > 0 ? bytesMoved / totalNs : 0,
     });
   }
   const textAt = o + nNames * 48;

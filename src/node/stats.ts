@@ -100,7 +100,8 @@ export function formatStats(file: string, s: TraceStats, opts: { top?: number; v
   }
   out.push("  memcpy by direction");
   out.push(...table(["direction", "count", "bytes", "ms", "GB/s", ""],
-    s.copies.map((c) => [c.direction, int(c.count), fmtBytes(c.bytes), ms(c.totalNs), c.bandwidthGBs.toFixed(2), ""])));
+    s.copies.map((c) => [c.direction, int(c.count), c.bytes === null ? "unknown" : fmtBytes(c.bytes), ms(c.totalNs),
+      c.bandwidthGBs === null ? "unknown" : c.bandwidthGBs.toFixed(2), ""])));
   if (top > 0) {
     const api = byTotal(s, [EventKind.API_RUNTIME, EventKind.API_DRIVER], top);
     out.push("  API calls by total time");

@@ -227,6 +227,22 @@ test("decodeStats rejects what is not a stats result", () => {
   assert.throws(() => decodeStats(new Uint8Array(8)), /not a rawtrace stats result/);
 });
 
+test("Gaudi: copies whose records have no byte count show bytes and GB/s as unknown (null in --json), never 0 B and 0 GB/s", async () => {
+  const file = join(ROOT, "samples/gaudi2_mlp_synapse.rawtrace");
+  const [r] = await statsFiles([file]);
+  assert.ok(r.ok, r.error?.message);
+  const json = JSON.parse(JSON.stringify(statsJson([r]))) as { files: Array<{ stats: TraceStats }> };
+  for (const c of [...r.stats!.copies, ...json.files[0].stats.copies]) {
+    assert.is(c.count, 8);
+    assert.is(c.bytes, null);
+    assert.is(c.bandwidthGBs, null);
+    assert.ok(c.totalNs > 0);
+  }
+  const text = formatStats(file, r.stats!);
+  assert.match(text, /Unknown\s+8\s+unknown\s+0\.221\s+unknown/);
+  assert.not.match(text, /0\.00/);
+});
+
 test("Intel XPU: a wait PTI records twice (Level Zero call and synchronization view) is one driver call and one sync", async () => {
   const [r] = await statsFiles([join(ROOT, "samples/xpu_train_pti.rawtrace")]);
   assert.ok(r.ok, r.error?.message);
