@@ -45,12 +45,12 @@ test("npm pack ships the bin, the bundled JS, the core's .wasm, the viewer (rawt
   tarball = join(work, p.filename);
   files = p.files;
   const paths = files.map((f) => f.path).sort();
-  const allowed = /^(package\.json|README\.md|LICENSE|dist\/node\/(cli|index|worker|gzip_worker|xspace_merge)\.js|dist\/node\/(rawtrace|deflate)\.wasm|dist\/web\/(index\.html|style\.css|main\.js|worker\.js|rawtrace-[A-Z0-9]+\.wasm)|dist\/types\/(node|core)\/[a-z_]+\.d\.ts|docs\/[a-z_/-]+\.md)$/;
+  const allowed = /^(package\.json|README\.md|LICENSE|dist\/node\/(cli|index|worker|gzip_worker|xspace_merge)\.js|dist\/node\/(rawtrace|deflate)\.wasm|dist\/web\/(index\.html|style\.css|main\.js|worker\.js|reader\.js|keep-[A-Z0-9]+\.wasm|rawtrace-[A-Z0-9]+\.wasm)|dist\/types\/(node|core)\/[a-z_]+\.d\.ts|docs\/[a-z_/-]+\.md)$/;
   const extra = paths.filter((f) => !allowed.test(f));
   assert.equal(extra, [], "files a user does not run");
   for (const f of ["package.json", "README.md", "dist/node/cli.js", "dist/node/index.js", "dist/node/worker.js", "dist/node/xspace_merge.js", "dist/node/rawtrace.wasm",
     "dist/types/node/index.d.ts", "dist/types/core/codes.d.ts", "docs/node-api.md", "docs/errors.md", "dist/web/index.html",
-    "dist/web/main.js", "dist/web/worker.js"]) {
+    "dist/web/main.js", "dist/web/worker.js", "dist/web/reader.js"]) {
     assert.ok(paths.includes(f), `${f} shipped`);
   }
   // Every declaration file index.d.ts reaches is shipped (the installed check below type-checks them all).
@@ -107,7 +107,23 @@ test("installed: rawtrace view finds its viewer (dist/web of the package) and se
     const page = await fetch(url);
     assert.is(page.status, 200);
     assert.match(await page.text(), /<script type="module" src="main.js">/);
-    for (const f of ["main.js", "worker.js"]) assert.is((await fetch(new URL(f, url))).status, 200, f);
+    // Every script and module the page loads, followed from main.js (main → worker → reader → the keep core): each
+    // is served (reader.js was once left out of the package, and the installed viewer never became ready).
+    const pkgWeb = join(app, "node_modules/rawtrace/dist/web");
+    const seen = new Set<string>();
+    const queue = ["main.js"];
+    while (queue.length) {
+      const f = queue.shift()!;
+      if (seen.has(f)) continue;
+      seen.add(f);
+      const res = await fetch(new URL(f, url));
+      assert.is(res.status, 200, f);
+      if (f.endsWith(".js")) for (const m of (await res.text()).matchAll(/"\.\/([\w.-]+\.(?:js|wasm))"/g)) queue.push(m[1]);
+      else await res.arrayBuffer();
+    }
+    for (const f of ["worker.js", "reader.js"]) assert.ok(seen.has(f), `${f} is loaded (${[...seen].join(", ")})`);
+    assert.ok([...seen].some((f) => /^keep-[A-Z0-9]+\.wasm$/.test(f)), `the keep core is loaded (${[...seen].join(", ")})`);
+    assert.ok(existsSync(pkgWeb), pkgWeb);
     // The core the viewer's worker asks for: the package ships it once (dist/node), served under the worker's name.
     const pkg = join(app, "node_modules/rawtrace");
     const wasmName = /rawtrace-[A-Z0-9]+\.wasm/.exec(readFileSync(join(pkg, "dist/web/worker.js"), "utf8"))![0];
