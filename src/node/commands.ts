@@ -168,8 +168,12 @@ function commandPool(v: CliValues, files: string[], fmt?: "chrome" | "xspace"): 
   return new WorkerPool({ jobs: n });
 }
 
-/** Expands the command's inputs; globs and directories matching nothing become failures of their own. */
-function inputs(args: string[], what: string): { files: string[]; missing: Array<FileResult & { error: { code: string; message: string } }> } {
+/**
+ * Expands the command's inputs; globs and directories matching nothing become failures of their own. When nothing
+ * at all matches it is an IO error (exit 4), except with `allowNone` (the shards of `batch --shard I/N`, N > 1: shard 0
+ * reports the failures, the other shards hold no input and exit 0, docs/cluster.md).
+ */
+function inputs(args: string[], what: string, allowNone = false): { files: string[]; missing: Array<FileResult & { error: { code: string; message: string } }> } {
   if (args.length === 0) throw new RawtraceError("USAGE", `${what} needs .rawtrace files, directories or globs`);
   const { files, unmatched, repeated } = expandInputs(args);
   for (const p of repeated) console.error(`rawtrace: ${p} is named more than once; ${what} reads it once`);
@@ -177,7 +181,7 @@ function inputs(args: string[], what: string): { files: string[]; missing: Array
     input: p, ok: false, events: 0, bytesIn: 0, bytesOut: 0, seconds: 0, warnings: [],
     error: { code: "IO", message: `${p}: no .rawtrace file matches` },
   }));
-  if (files.length === 0) throw new RawtraceError("IO", missing.map((m) => m.error.message).join("; "));
+  if (files.length === 0 && !allowNone) throw new RawtraceError("IO", missing.map((m) => m.error.message).join("; "));
   return { files, missing };
 }
 
@@ -249,7 +253,7 @@ export async function runBatch(args: string[], v: CliValues): Promise<number> {
   jobs(v, 1); // a bad --jobs is a usage error in every shard, its own inputs or none
   const named = [...args, ...(v.list ?? []).flatMap(readList)];
   if (named.length === 0) throw new RawtraceError("USAGE", "batch needs .rawtrace files, directories, globs or --list FILE");
-  const { files: all, missing } = inputs(named, "batch");
+  const { files: all, missing } = inputs(named, "batch", shard.count > 1);
   checkOutputNames(all, v["out-dir"]);
   const mine = selectShard(all, shard);
   return convertFiles(mine, shard.index === 0 ? missing : [], v, fmt, an, { ...shard, total: all.length });

@@ -194,6 +194,15 @@ test("usage errors exit 2 in every shard before any work; an unreadable list exi
   assert.is(globs[0].status, 1, globs[0].stderr);
   assert.match(globs[0].stderr, /missing\/\*\.rawtrace: no \.rawtrace file matches/);
   assert.not.match(globs[1].stderr, /no \.rawtrace file matches/);
+
+  // Nothing matches at all (an empty or misnamed dumps folder): shard 0 fails naming it (exit 1), the others hold no
+  // input and exit 0 — not every task of the array failing with exit 4. Without --shard it stays an IO error (4).
+  mkdirSync(join(tmp, "empty-dumps"), { recursive: true });
+  const none = [0, 1, 2].map((i) => cli(["batch", "empty-dumps", "--shard", `${i}/3`, "--out-dir", "none"]));
+  assert.equal(none.map((r) => r.status), [1, 0, 0], none.map((r) => r.stderr).join("\n"));
+  assert.match(none[0].stderr, /empty-dumps: no \.rawtrace file matches/);
+  for (const r of none.slice(1)) assert.match(r.stderr, /no inputs of 0 fall in this shard/);
+  assert.is(cli(["batch", "empty-dumps", "--out-dir", "none"]).status, 4);
 });
 
 test.after(() => rmSync(tmp, { recursive: true, force: true }));
