@@ -247,7 +247,9 @@ The collector library comes from this package's build output (build/c/cuda/cu13,
 build/c/rocm; build/c/xpu; build/c/hpu), or from the folder RAWTRACE_COLLECTOR_DIR names. --vendor auto (the default) picks the vendor
 whose runtime is installed (libcuda/libcupti; librocprofiler-sdk/libamdhip64; libpti_view; libSynapse, looked up
 with ldconfig -p, in LD_LIBRARY_PATH and the usual install folders, or only in the ':'-separated folders of
-RAWTRACE_LIB_SEARCH); none or several found is a usage error asking for --vendor.
+RAWTRACE_LIB_SEARCH). When several vendors' runtimes are found (Python wheels carry them), it picks the one whose
+driver made device nodes (/dev/nvidiactl; /dev/kfd; an i915 or xe render node; /dev/accel or /dev/hl0). None
+found, or several and not exactly one of them with device nodes, is a usage error asking for --vendor.
 
 Options:
   --vendor V         cuda, rocm, xpu, hpu or auto (default auto)
