@@ -239,7 +239,7 @@ DIR/rawtrace-<host>-rank<RANK or LOCAL_RANK, else 0>-<pid>.rawtrace (RAWTRACE_OU
 settings of docs/collectors/ pass through. record's options come before the command: everything from \`--\`, or
 from the first word that is not one of them, is the command and its arguments, untouched. At the end it lists the
 new dumps and the commands that convert or merge exactly those. The exit status is the program's (127 command not
-found); when a signal ended it, record ends by the same signal (SIGINT, SIGTERM, SIGHUP; others as 128 + n), so
+found, 126 not executable); when a signal ended it, record ends by the same signal (SIGINT, SIGTERM, SIGHUP; others as 128 + n), so
 that a shell loop around it stops on Ctrl-C. SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to rawtrace are forwarded to
 the program.
 
