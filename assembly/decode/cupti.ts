@@ -24,6 +24,7 @@ import { K, INVALID_U32, builtinSize, NEWEST_KNOWN_VERSION } from "./cupti_kinds
 import { memcpyName, memsetName, syncName, overheadName, unknownApiName, cuptiNamesReset } from "./cupti_names";
 import { cuptiScan, cuptiProject } from "./cupti_scan";
 import { marker, nvtxFinish, nvtxReset } from "./cupti_nvtx";
+import { cudaEventNote, cudaEventWaited, cudaEventsReset, cudaEventsRestart, waitCorr, waitStream } from "./cupti_events";
 
 /** Registers this decoder as the active one (decode/registry.ts: vendor 1, every CUPTI version). */
 export function cuptiInstall(): void {
@@ -83,6 +84,7 @@ export { cuptiApiName } from "./cupti_api";
 export function cuptiReset(): void {
   cuptiNamesReset();
   nvtxReset();
+  cudaEventsReset();
   apiCache = 0;
 }
 
@@ -351,6 +353,12 @@ export function cuptiDecode(p: usize, n: u32, off: u64): void {
         e.eventId = load<u32>(r, 36);
         if (e.stream == INVALID_U32) e.flags |= EvFlag.NO_STREAM;
         if (size >= 52) e.returnValue = load<u32>(r, 48);
+        // An event sync or a stream wait: which stream recorded the event it waits on, and by which call.
+        if ((st == 1 || st == 2) && cudaEventWaited(e.context, e.eventId, <u32>e.correlation)) {
+          e.flags |= EvFlag.WAIT_SOURCE;
+          e.srcDevice = waitStream;
+          e.srcContext = waitCorr;
+        }
         e.device = S.contextDevice(e.context, 0);
         syncName(e, st);
         attachExternal(e, e.correlation);
@@ -358,6 +366,8 @@ export function cuptiDecode(p: usize, n: u32, off: u64): void {
         break;
       }
       case K.CUDA_EVENT: {
+        // Every version has correlation @4, context @8, stream @12, event @16: what later waits on it resolve to.
+        if (size >= 20) cudaEventNote(load<u32>(r, 8), load<u32>(r, 16), load<u32>(r, 4), load<u32>(r, 12));
         // Only CudaEvent2 carries a device timestamp; without it there is nothing to place on the timeline.
         if (size < 48) break;
         const ts = load<u64>(r, 40);
@@ -440,7 +450,11 @@ export function cuptiDecode(p: usize, n: u32, off: u64): void {
 }
 const EVENT_RECORD_NAME = memory.data<u8>([69, 118, 101, 110, 116, 32, 82, 101, 99, 111, 114, 100]); // "Event Record"
 
-/** End of pass 2: NVTX's projected spans and the ranges still open (decode/cupti_nvtx.ts). */
+/**
+ * End of pass 2: NVTX's projected spans and the ranges still open (decode/cupti_nvtx.ts); the CUDA event records are
+ * forgotten for the next pass 2.
+ */
 export function cuptiFinish(lastTs: u64): void {
   nvtxFinish(ev, lastTs);
+  cudaEventsRestart();
 }

@@ -18,6 +18,7 @@ import { apiCategory } from "./chrome_category";
 import { tpl, tplLen, tplText, putLit, putU32, putU64, putMicros, putTs, putTsInline, putJsonChars, canOverread, tsReset, putId, CORR_IDS, EXTERNAL_IDS, putConst, tplIs } from "./put";
 import { catOpen, putRow, rowText, rowLen, putHead, putStream, putLaunch, putDeviceTail, chromeTextBegin } from "./chrome_text";
 import { chromeArgs } from "./chrome_args";
+import { occPlausible, activeBlocks } from "./xspace_occupancy";
 import { RowTable, rowLogNote, rowLogOn, rowLogCount, rowLogTable, rowLogKey, rowLogSeg } from "./chrome_split";
 
 /** Kineto's tid offset for the "stream N (sync)" rows (kSyncStreamTidOffset). */
@@ -309,6 +310,8 @@ const T_CAT_MEMCPY = catOpen("gpu_memcpy");
 const T_CAT_MEMSET = catOpen("gpu_memset");
 const T_CAT_SYNC = catOpen("cuda_sync");
 const T_CAT_EVENT = catOpen("cuda_event");
+/** Kineto's name of a CUDA event record slice. */
+const CUDA_EVENT_NAME = memory.data<u8>([99, 117, 100, 97, 69, 118, 101, 110, 116]); // "cudaEvent"
 /** Opening template of each host-call category ({@link ApiCat} value → template, 0 = not yet looked up). */
 const API_CAT_T: usize = memory.data(256 * 4, 4);
 
@@ -509,7 +512,8 @@ const T_GRAPH_OPEN = tpl(',\n{"ph":"X","cat":"cuda_graph","name":"CUDA Graph ');
 
 /**
  * The launch-shape args of kernel `e` at O.pos: registers, shared memory, blocks and warps per SM (when the device
- * is known), grid and block. A pure function of the device table and the fields putLaunch keys its cache on.
+ * is known), grid and block, and Kineto's estimated achieved occupancy (when the device table holds what the
+ * occupancy calculation needs). A pure function of the device table and the fields putLaunch keys its cache on.
  */
 function launchArgs(e: Ev): void {
   keyU(',"registers per thread":', e.registersPerThread);
@@ -522,8 +526,9 @@ function launchArgs(e: Ev): void {
     const warp = load<u32>(d, 52) != 0 ? <f64>load<u32>(d, 52) : 32.0;
     O.ascii(',"blocks per SM":');
     O.fixed(blocks / sms, 6);
+    // Kineto's definition: blocks per SM × threads per block / warp size (not whole warps per block).
     O.ascii(',"warps per SM":');
-    O.fixed((blocks * Math.ceil(threads / warp)) / sms, 6);
+    O.fixed((blocks / sms) * threads / warp, 6);
   }
   O.ascii(',"grid":[');
   O.i64dec(e.gridX);
@@ -538,6 +543,16 @@ function launchArgs(e: Ev): void {
   O.byte(44);
   O.i64dec(e.blockZ);
   O.byte(93);
+  // Kineto's "est. achieved occupancy %": the resident blocks per SM (cudaOccMaxActiveBlocksPerMultiprocessor, here
+  // emit/xspace_occupancy.ts), at most the grid's blocks per SM, × threads per block / max threads per SM; rounded to
+  // a whole percent. Computed in f32 as Kineto does, so a value on a .5 boundary rounds the same way.
+  if (occPlausible(d) && threads > 0 && threads <= <f64>load<u32>(d, 36) && load<u32>(d, 4) != 0) {
+    const active = activeBlocks(d, e.registersPerThread, e.staticSharedMemory, e.dynamicSharedMemory, <u32>threads);
+    const perSm = <f32>blocks / <f32>load<u32>(d, 4);
+    const eff = <f32>active < perSm ? <f32>active : perSm;
+    const occ = eff * <f32>threads / <f32>load<u32>(d, 40);
+    keyU(',"est. achieved occupancy %":', <u64>Math.round(<f64>occ * 100.0));
+  }
 }
 
 /** Writes the vendor args of `e` (model/args.ts, e.g. Synapse recipe fields) at q, if it has any; returns the end. */
@@ -638,10 +653,22 @@ export function chromeEvent(e: Ev): void {
       const tid = noStream ? CONTEXT_SYNC_TID : <u64>e.stream + SYNC_TID_OFFSET;
       noteGpuRow(dev, noStream ? CONTEXT_SYNC_TID : <u64>e.stream, noStream ? 3 : 2);
       head(T_CAT_SYNC, e, gpid(dev), tid);
+      // Kineto gives a sync with no CPU op of its own its correlation id as External id (HTA and Chakra join on it).
+      if ((e.flags & EvFlag.HAS_EXTERNAL) == 0) {
+        keyU('"External id":', e.correlation);
+        O.byte(44);
+      }
       O.ascii('"cuda_sync_kind":');
       O.jsonString(e.namePtr, e.nameLen);
       O.need(512);
-      if (e.apiId == 1 || e.apiId == 2) keyU(',"wait_on_cuda_event_id":', e.eventId);
+      if (e.apiId == 1 || e.apiId == 2) {
+        // Event sync and stream wait: the recording the wait is on (-1 when unknown, as Kineto writes it).
+        if ((e.flags & EvFlag.WAIT_SOURCE) != 0) {
+          keyU(',"wait_on_stream":', e.srcDevice);
+          keyU(',"wait_on_cuda_event_record_corr_id":', e.srcContext);
+        } else O.ascii(',"wait_on_stream":-1,"wait_on_cuda_event_record_corr_id":-1');
+        keyU(',"wait_on_cuda_event_id":', e.eventId);
+      }
       O.ascii(',"stream":');
       if (noStream) O.ascii("-1");
       else O.u64dec(e.stream);
@@ -657,12 +684,25 @@ export function chromeEvent(e: Ev): void {
       const dev = <u64>e.device;
       const tid = <u64>e.stream;
       noteGpuRow(dev, tid, 1);
+      // Named as Kineto names its cuda_event slices (the model's "Event Record" is XSpace's name for them).
+      const np = e.namePtr;
+      const nl = e.nameLen;
+      e.namePtr = CUDA_EVENT_NAME;
+      e.nameLen = 9;
       head(T_CAT_EVENT, e, gpid(dev), tid);
-      keyU('"device":', e.device);
-      keyU(',"context":', e.context);
+      e.namePtr = np;
+      e.nameLen = nl;
+      // Kineto's cuda_event args, in its order: External id (the correlation id without a CPU op), event_id, stream,
+      // correlation, device, context.
+      if ((e.flags & EvFlag.HAS_EXTERNAL) == 0) {
+        keyU('"External id":', e.correlation);
+        O.byte(44);
+      }
+      keyU('"event_id":', e.eventId);
       keyU(',"stream":', e.stream);
       keyU(',"correlation":', e.correlation);
-      keyU(',"event":', e.eventId);
+      keyU(',"device":', e.device);
+      keyU(',"context":', e.context);
       O.byte(125);
       O.byte(125);
       break;

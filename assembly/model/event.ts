@@ -85,6 +85,11 @@ export const enum EvFlag {
    * writing 0 B and 0 GB/s.
    */
   BYTES_UNKNOWN = 65536,
+  /**
+   * A sync that waits on a CUDA event whose recording is known (decode/cupti_events.ts): {@link Ev.srcDevice} holds
+   * the stream that recorded the event and {@link Ev.srcContext} that record's correlation id.
+   */
+  WAIT_SOURCE = 131072,
 }
 
 /**
@@ -170,7 +175,10 @@ export class Ev {
   dstDevice: u32;
   srcContext: u32;
   dstContext: u32;
-  /** Sync: CUDA event id waited on. Event record: event id. */
+  /**
+   * Sync: CUDA event id waited on (and with WAIT_SOURCE, srcDevice / srcContext are the stream and correlation id of
+   * the event's recording). Event record: event id.
+   */
   eventId: u32;
   /** API return value. */
   returnValue: u32;

@@ -134,6 +134,14 @@ export function tableFind(t: Table, key: u64): usize {
   }
 }
 
+/** Forgets every key, keeping the table's memory (its capacity stays as it grew). */
+export function tableClear(t: Table): void {
+  memory.fill(slotsOf(t), 0, (<usize>maskOf(t) + 1) << 4);
+  store<u32>(t, 0, 8);
+  store<u32>(t, 0, 12);
+  store<u64>(t, 0, 16);
+}
+
 /** Sets `key` to `value`. */
 export function tableSet(t: Table, key: u64, value: u64): void {
   store<u64>(tableUpsert(t, key), value);

@@ -27,7 +27,7 @@ import { gunzipSync } from "node:zlib";
 import { parseToolArgs, writeToolOutput } from "./kineto_cli.js";
 import { RawtraceWriter, type DeviceInfo } from "../format/writer.js";
 import {
-  CK, LAYOUT_VERSION, SIZES, apiRecord, concat, externalRecord, kernelRecord, memcpyRecord, memsetRecord, syncRecord,
+  CK, LAYOUT_VERSION, SIZES, apiRecord, concat, cudaEventRecord, externalRecord, kernelRecord, memcpyRecord, memsetRecord, syncRecord,
   type CuptiLayout,
 } from "./cupti_records.js";
 
@@ -190,6 +190,12 @@ export interface RoundTripStats {
   runtime: number;
   driver: number;
   syncs: number;
+  /**
+   * CUDA_EVENT records made for event syncs and stream waits whose `wait_on_stream` and
+   * `wait_on_cuda_event_record_corr_id` are known (no device timestamp: they place nothing, they only let the decoder
+   * resolve the wait as Kineto did).
+   */
+  cudaEvents: number;
   externals: number;
   activityChunks: number;
   /** GPU or API events skipped: a non-numeric pid/tid, or no correlation. */
@@ -286,7 +292,7 @@ export function convertKineto(trace: KinetoTrace, opts: RoundTripOptions): { byt
   const base = traceBaseNs(trace);
   const events = trace.traceEvents;
   const stats: RoundTripStats = {
-    kernels: 0, memcpys: 0, memsets: 0, runtime: 0, driver: 0, syncs: 0, externals: 0, activityChunks: 0,
+    kernels: 0, memcpys: 0, memsets: 0, runtime: 0, driver: 0, syncs: 0, cudaEvents: 0, externals: 0, activityChunks: 0,
     skipped: 0, externalConflicts: 0, apiNameConflicts: 0, peerCopies: 0,
   };
 
@@ -386,6 +392,16 @@ export function convertKineto(trace: KinetoTrace, opts: RoundTripOptions): { byt
       case "cuda_sync": {
         const kind = typeof a.cuda_sync_kind === "string" ? a.cuda_sync_kind : name;
         const stream = asInt(a.stream);
+        // The recording the wait is on, as a CUDA_EVENT record before it (the decoder resolves waits in file order).
+        const waitStream = asInt(a.wait_on_stream);
+        const waitCorr = asInt(a.wait_on_cuda_event_record_corr_id);
+        if (waitStream !== undefined && waitStream >= 0 && waitCorr !== undefined && waitCorr >= 0) {
+          records.push(cudaEventRecord(layout, {
+            correlationId: u32(waitCorr), contextId: context, streamId: u32(waitStream),
+            eventId: u32(asInt(a.wait_on_cuda_event_id)), deviceId: u32(pid), deviceTimestamp: 0n,
+          }));
+          stats.cudaEvents++;
+        }
         records.push(syncRecord(layout, {
           type: SYNC_KINDS[kind] ?? 0, start, end, correlationId: u32(corr), contextId: context,
           streamId: stream === undefined || stream === -1 ? 0xffffffff : u32(stream),
@@ -506,6 +522,9 @@ export interface ViewSync {
   correlation: number;
   externalId?: number;
   waitEventId?: number;
+  /** Event syncs and stream waits: the stream and correlation id of the CUDA event recording waited on (-1 unknown). */
+  waitStream?: number;
+  waitCorr?: number;
 }
 
 /** An ac2g flow point, with the category of the event it sits on ("" when on none). */
@@ -561,6 +580,11 @@ export function kinetoView(trace: KinetoTrace): TraceView {
       view.syncs.push({
         name, pid, stream: s === undefined || s === -1 || s === 0xffffffff ? -1 : s, ts, dur, correlation, externalId,
         waitEventId: asInt(a.wait_on_cuda_event_id),
+        // An event sync written before Kineto had these fields: the same as one it could not resolve (-1).
+        ...(a.wait_on_cuda_event_id !== undefined ? {
+          waitStream: asInt(a.wait_on_stream) ?? -1,
+          waitCorr: asInt(a.wait_on_cuda_event_record_corr_id) ?? -1,
+        } : {}),
       });
     } else {
       view.api.push({ cat, name, pid, tid, ts, dur, cbid: asInt(a.cbid) ?? -1, correlation, externalId });

@@ -54,6 +54,7 @@ for (const tag of TAGS) {
       else assert.is(e.args["External id"], undefined);
     };
     let checked = 0;
+    let resolvedWaits = 0;
     for (const r of recs) {
       switch (r.kind) {
         case 10: {
@@ -152,7 +153,17 @@ for (const tag of TAGS) {
           assert.is(e.args.context, r.contextId);
           assert.is(e.args.device, ctxDev.get(r.contextId) ?? 0);
           assert.is(e.args.stream, r.streamId === 0xffffffff ? -1 : r.streamId);
-          if (r.type === 1 || r.type === 2) assert.is(e.args.wait_on_cuda_event_id, r.cudaEventId);
+          if (r.type === 1 || r.type === 2) {
+            assert.is(e.args.wait_on_cuda_event_id, r.cudaEventId);
+            // Kineto's rule, from the records: the last recording of that event (context, id) before this call.
+            const rec = recs.filter((x) => x.kind === 36 && x.contextId === r.contextId && x.eventId === r.cudaEventId &&
+              x.correlationId < r.correlationId).sort((a, b) => a.correlationId - b.correlationId).pop();
+            assert.is(e.args.wait_on_stream, rec ? rec.streamId : -1, "wait_on_stream");
+            assert.is(e.args.wait_on_cuda_event_record_corr_id, rec ? rec.correlationId : -1, "wait_on_cuda_event_record_corr_id");
+            if (rec) resolvedWaits++;
+          } else assert.is(e.args.wait_on_stream, undefined);
+          // A sync with no external correlation carries its own id as External id, as Kineto writes it.
+          assert.is(BigInt(e.args["External id"]), ext.get(r.correlationId) ?? BigInt(r.correlationId));
           checked++;
           break;
         }
@@ -161,7 +172,8 @@ for (const tag of TAGS) {
           if ("deviceTimestamp" in r) {
             assert.ok(e, "event record with a device timestamp");
             assert.is(abs(t, e!.ts), big(r.deviceTimestamp));
-            assert.is(e!.args.event, r.eventId);
+            assert.is(e!.args.event_id, r.eventId);
+            assert.is(e!.name, "cudaEvent");
             assert.is(e!.pid, r.deviceId);
           } else assert.is(e, undefined, "CudaEvent v1 has no timestamp: nothing to place");
           checked++;
@@ -249,6 +261,7 @@ for (const tag of TAGS) {
       }
     }
     assert.is(checked, recs.length);
+    assert.ok(resolvedWaits > 0 || !recs.some((x) => x.kind === 36), `${resolvedWaits} waits resolved to their recording`);
     // Counts per kind agree with the fixture.
     const kinds: Record<number, string> = { 10: "CONCURRENT_KERNEL", 5: "RUNTIME", 12: "MARKER", 38: "SYNCHRONIZATION" };
     for (const [k, name] of Object.entries(kinds)) {

@@ -29,8 +29,8 @@ const ARGS: Record<string, Record<string, (v: unknown) => boolean>> = {
   gpu_memset: { device: isInt, context: isInt, stream: isInt, correlation: isInt, bytes: isInt },
   cuda_runtime: { cbid: isInt, correlation: isInt },
   cuda_driver: { cbid: isInt, correlation: isInt },
-  cuda_sync: { cuda_sync_kind: isStr, stream: isInt, correlation: isInt, device: isInt, context: isInt },
-  cuda_event: { device: isInt, context: isInt, stream: isInt, correlation: isInt, event: isInt },
+  cuda_sync: { "External id": isInt, cuda_sync_kind: isStr, stream: isInt, correlation: isInt, device: isInt, context: isInt },
+  cuda_event: { "External id": isInt, event_id: isInt, stream: isInt, correlation: isInt, device: isInt, context: isInt },
   cuda_graph: { device: isInt, context: isInt, stream: isInt, correlation: isInt, "graph id": isInt },
 };
 

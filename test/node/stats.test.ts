@@ -122,7 +122,8 @@ function fromChrome(text: string): Expected {
     if (start < 0n || s < start) start = s;
     if (s + d > end) end = s + d;
     const kind = e.cat === "user_annotation" ? (e.ph === "X" ? 9 : 10) : KIND[e.cat!];
-    const key = `${kind}\u0000${e.name}`;
+    // The Chrome JSON names a CUDA event record as Kineto does (cudaEvent); rawtrace's own reports call it Event Record.
+    const key = `${kind}\u0000${e.cat === "cuda_event" && e.name === "cudaEvent" ? "Event Record" : e.name}`;
     const n = names.get(key) ?? { count: 0, total: 0n, min: -1n, max: 0n };
     n.count++;
     n.total += d;

@@ -186,13 +186,16 @@ function synthetic(relative: boolean): string {
     flow("f", 300 + i, 1, 9, ts(100 + i, "333"));
   });
   const syncs: Array<[string, number, string]> = [
-    ["Stream Sync", 7, ""], ["Event Sync", 7, `"wait_on_cuda_event_id": 4, `], ["Stream Wait Event", 9, `"wait_on_cuda_event_id": 5, `],
+    ["Stream Sync", 7, ""],
+    ["Event Sync", 7, `"wait_on_stream": 9, "wait_on_cuda_event_record_corr_id": 250, "wait_on_cuda_event_id": 4, `],
+    ["Stream Wait Event", 9, `"wait_on_stream": -1, "wait_on_cuda_event_record_corr_id": -1, "wait_on_cuda_event_id": 5, `],
     ["Context Sync", -1, ""],
   ];
   syncs.forEach(([k, stream, extra], i) => {
     const tid = stream === -1 ? -1 : stream + 1000000;
     x("cuda_sync", k, 1, tid, ts(200 + i, "250"), "3.000",
-      `"cuda_sync_kind": "${k}", ${extra}"stream": ${stream}, "correlation": ${400 + i}, "device": 1, "context": 5`);
+      // Kineto gives a sync with no CPU op its own correlation id as External id.
+      `"External id": ${400 + i}, "cuda_sync_kind": "${k}", ${extra}"stream": ${stream}, "correlation": ${400 + i}, "device": 1, "context": 5`);
     flow("f", 400 + i, 1, tid, ts(200 + i, "250"));
   });
   return `{"schemaVersion": 1, "distributedInfo": {"backend": "nccl", "rank": 5, "world_size": 6}, ` +
@@ -211,7 +214,8 @@ for (const [layout, relative] of [["cuda12", true], ["cuda13", true], ["cuda13",
     assert.is(expected.api.length, 6, "cudaGetDevice and cuCtxGetCurrent are hidden by default");
     const { ours, result, stats } = await roundTrip(original, layout, 3);
     assert.is(stats.activityChunks, Math.ceil((stats.kernels + stats.memcpys + stats.memsets + stats.runtime +
-      stats.driver + stats.syncs + stats.externals) / 3));
+      stats.driver + stats.syncs + stats.cudaEvents + stats.externals) / 3));
+    assert.is(stats.cudaEvents, 1, "the Event Sync's recording (the Stream Wait Event's is unknown)");
     assert.is(result.apiCallsHidden, 2);
     const view = kinetoView(ours);
     const m = compareViews(expected, view);
