@@ -212,7 +212,10 @@ async function checkBasic(tag: Tag, load: string, extra: Record<string, string> 
   for (const e of trace.traceEvents.filter((x) => x.args?.correlation === ext.corr && x.ph === "X")) {
     assert.is(e.args["External id"], 4242, `${e.cat} of the pushed external id`);
   }
-  assert.is(trace.traceEvents.filter((x) => x.args?.["External id"] !== undefined).length, 2);
+  assert.is(trace.traceEvents.filter((x) => x.args?.["External id"] === 4242).length, 2);
+  // A sync with no CPU op of its own carries its correlation id as External id, as Kineto writes it.
+  assert.is(syncs[0].args["External id"], sy.corr);
+  assert.is(trace.traceEvents.filter((x) => x.args?.["External id"] !== undefined).length, 3);
 
   const rg = one(run, "range");
   const ranges = byCat(c, "user_annotation");

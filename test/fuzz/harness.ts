@@ -75,7 +75,11 @@ function checkStats(path: FuzzPath, s: TraceStats): void {
     // The busy union lies inside the trace span (1e-9: float rounding of the percentage).
     check(path, d.busyNs <= s.spanNs && d.busyPercent <= 100 + 1e-9, `stats: device ${d.id} busy ${d.busyPercent} % of the span`);
   }
-  for (const c of s.copies) check(path, finite(c.bandwidthGBs) && finite(c.totalNs), `stats: copy ${c.direction} finite`);
+  for (const c of s.copies) {
+    // Bytes and bandwidth are both null (unknown: records without a byte count) or both finite, never one of each.
+    const known = c.bytes !== null && c.bandwidthGBs !== null && finite(c.bytes) && finite(c.bandwidthGBs);
+    check(path, (known || (c.bytes === null && c.bandwidthGBs === null)) && finite(c.totalNs), `stats: copy ${c.direction} finite`);
+  }
   for (const n of s.names) {
     check(path, finite(n.totalNs) && finite(n.minNs) && finite(n.maxNs) && finite(n.meanNs), `stats: ${n.name} finite`);
   }
