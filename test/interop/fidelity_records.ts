@@ -16,6 +16,10 @@ export interface DeviceOp {
   correlation: number;
   /** Kernels: the raw (mangled) name from the STRINGS table; syncs: Kineto's name of the sync type. */
   name: string;
+  /** Memcpys and memsets: the byte count (CUpti_ActivityMemcpy/Memset `bytes`, u64 at 8); 0n otherwise. */
+  bytes: bigint;
+  /** Memcpys: CUpti_ActivityMemcpyKind (`copyKind`, u8 at 4: 1 HtoD, 2 DtoH, 8 DtoD, 9 HtoH, …); 0 otherwise. */
+  copyKind: number;
 }
 /** One runtime/driver API call, Unix ns. */
 export interface ApiCall {
@@ -26,6 +30,8 @@ export interface ApiCall {
   pid: number;
   tid: number;
   correlation: number;
+  /** CUPTI's name of the call (API_NAMES chunk) without its `_v<digits>` suffix, as Kineto shows it; "" when unnamed. */
+  name: string;
 }
 /** One NVTX range (start/end markers paired by id), Unix ns. */
 export interface Range {
@@ -114,20 +120,23 @@ export function readDump(bytes: Uint8Array, allApi = false): Dump {
       switch (kind) {
         case K.KERNEL:
         case K.CONCURRENT_KERNEL:
-          dump.ops.push({ kind: "kernel", start: unix(u64(16)), end: unix(u64(24)), device: u32(40), stream: u32(48), correlation: u32(92), name: strings.get(u64(104)) ?? "" });
+          dump.ops.push({ kind: "kernel", start: unix(u64(16)), end: unix(u64(24)), device: u32(40), stream: u32(48), correlation: u32(92), name: strings.get(u64(104)) ?? "", bytes: 0n, copyKind: 0 });
           break;
         case K.MEMCPY:
         case K.MEMSET:
-          dump.ops.push({ kind: kind === K.MEMCPY ? "memcpy" : "memset", start: unix(u64(16)), end: unix(u64(24)), device: u32(32), stream: u32(40), correlation: u32(44), name: "" });
+          dump.ops.push({ kind: kind === K.MEMCPY ? "memcpy" : "memset", start: unix(u64(16)), end: unix(u64(24)), device: u32(32), stream: u32(40), correlation: u32(44), name: "", bytes: u64(8), copyKind: kind === K.MEMCPY ? dv.getUint8(r + 4) : 0 });
           break;
         case K.SYNC:
-          dump.ops.push({ kind: "sync", start: unix(u64(8)), end: unix(u64(16)), device: -1, stream: u32(32), correlation: u32(24), name: SYNC_NAMES[u32(4)] ?? "Unknown Sync" });
+          dump.ops.push({ kind: "sync", start: unix(u64(8)), end: unix(u64(16)), device: -1, stream: u32(32), correlation: u32(24), name: SYNC_NAMES[u32(4)] ?? "Unknown Sync", bytes: 0n, copyKind: 0 });
           break;
         case K.RUNTIME:
-        case K.DRIVER:
-          if (!allApi && !shown(kind === K.DRIVER ? 1 : 2, apiNames.get(`${kind === K.DRIVER ? 1 : 2}/${u32(4)}`))) break;
-          dump.apis.push({ cbid: u32(4), domain: kind === K.DRIVER ? 1 : 2, start: unix(u64(8)), end: unix(u64(16)), pid: u32(24), tid: u32(28), correlation: u32(32) });
+        case K.DRIVER: {
+          const raw = apiNames.get(`${kind === K.DRIVER ? 1 : 2}/${u32(4)}`);
+          if (!allApi && !shown(kind === K.DRIVER ? 1 : 2, raw)) break;
+          dump.apis.push({ cbid: u32(4), domain: kind === K.DRIVER ? 1 : 2, start: unix(u64(8)), end: unix(u64(16)), pid: u32(24), tid: u32(28), correlation: u32(32),
+            name: raw?.replace(/_v\d{4,}$/, "") ?? "" });
           break;
+        }
         case K.MARKER: {
           const flags = u32(4);
           const id = u32(16);
