@@ -1,5 +1,5 @@
 /**
- * HTA's answers about kernel launches, computed by HTA 0.5.0 from rawtrace's Chrome JSON, against the
+ * HTA's answers about launches and queues, computed by HTA 0.5.0 from rawtrace's Chrome JSON, against the
  * same answers computed independently from the raw records (test/interop/fidelity_records.ts reads the container and
  * the CUPTI records itself; nothing here comes from our emitters but the Chrome time base, baseTimeNanoseconds), on
  * the bundled real H100 PyTorch sample (steps: ^train_step$) and the real H100 JAX dump (no steps, many syncs and
@@ -7,14 +7,19 @@
  *
  *  - get_cuda_kernel_launch_stats: per runtime launch call (cudaLaunchKernel, cudaLaunchKernelExC, cudaMemcpyAsync,
  *    cudaMemsetAsync) joined by correlation with its GPU row: cpu_duration, gpu_duration, launch_delay — exact.
+ *  - get_queue_length_time_series / get_queue_length_summary: per stream, +1 at each launch call's start (the calls
+ *    above and cuLaunchKernel, when HTA linked them to a GPU row), −1 at its GPU row's start, summed in time order —
+ *    the series exact, its describe() within float rounding (1e-9 relative).
  *
  * HTA's rules are applied to the records as HTA defines the answers (hta/analyzers/cuda_kernel_analysis.py,
  * trace_counters.py, common/trace.py, trace_parser.py): times in whole µs (starts rounded up, ends down, so a
  * sub-µs op can last 0 or −1 µs), a "GPU row" is any event with a stream (HTA ignores the stream in launch stats),
  * and with two ProfilerSteps or more every CPU event starting at or after the last step's start is dropped with the
- * GPU work it launched.
+ * GPU work it launched. Within one µs HTA orders the series with numpy's unstable sort, which nobody can predict: the
+ * series are compared as multisets of (time, step) per stream, and the summary is computed from the records' steps
+ * put in the order HTA chose.
  *
- * A corrupted copy of the JSON (one launch call's duration) must be caught.
+ * A corrupted copy of the JSON (one call's duration, one kernel's stream) must be caught.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -36,10 +41,13 @@ const FILES: Array<{ file: string; steps?: string }> = [
   { file: "test/fixtures/real/h100/jax_step.rawtrace" },
 ];
 
+type Stats = { count: number; mean: number; std: number | null; min: number; "25%": number; "50%": number; "75%": number; max: number };
 interface HtaAnswers {
   hta_version: string;
   min_ts: number;
   launch: Array<[number, number, number, number]>;
+  queue: Array<[number, number, number]>;
+  queue_summary: Array<{ stream: number } & Stats>;
 }
 
 // ---- HTA's view of the records --------------------------------------------------------------------------------------
@@ -51,6 +59,8 @@ interface GpuRow extends HRow { stream: number; op: DeviceOp }
 interface View {
   cpu: CpuRow[];
   gpu: GpuRow[];
+  /** Correlations with a GPU row before the step filter: a launch call's `index_correlation > 0` in HTA. */
+  linked: Set<number>;
 }
 
 /** The Chrome JSON's base (µs 0), the one figure taken from our output. */
@@ -66,6 +76,7 @@ function htaView(bytes: Uint8Array, steps: string | undefined, base: bigint): Vi
   // Device ops with a stream (a sync without one is -1 in the JSON); CUDA event records (cuda_event rows, JAX)
   // are not read: their correlation is a (hidden) cuEventRecord's, never a launch call's.
   let gpu: GpuRow[] = dump.ops.filter((o) => o.stream !== 0xffffffff).map((o) => ({ ...row(o.start, o.end, o.correlation), stream: o.stream, op: o }));
+  const linked = new Set(dump.ops.map((o) => o.correlation));
   // hta/common/trace.py _filter_irrelevant_gpu_kernels (include_last_profiler_step=False): with two ProfilerSteps
   // or more, CPU rows starting before the last step's start, and the GPU rows of their correlations (once per CPU
   // row: it is an inner merge).
@@ -77,7 +88,7 @@ function htaView(bytes: Uint8Array, steps: string | undefined, base: bigint): Vi
     for (const c of cpu) n.set(c.corr, (n.get(c.corr) ?? 0) + 1);
     gpu = gpu.flatMap((g) => Array<GpuRow>(n.get(g.corr) ?? 0).fill(g));
   }
-  return { cpu, gpu };
+  return { cpu, gpu, linked };
 }
 
 function byCorr(rows: GpuRow[]): Map<number, GpuRow[]> {
@@ -99,8 +110,27 @@ function launchStats(v: View): Array<[number, number, number, number]> {
     [c.corr, c.end - c.ts, g.end - g.ts, Math.max(0, g.ts - c.ts - (c.end - c.ts))]));
 }
 
+/** A step of a counter series: at `ts` (µs), the series of `key` changes by `d`. */
+interface Step { key: string; ts: number; d: number }
+
+/**
+ * get_queue_length_time_series: +1 at a linked launch call's start, −1 at its GPU row's start, on the GPU row's
+ * stream. HTA's list has cuLaunchKernel but not cuLaunchKernelEx (jax_step's 175 are not queued).
+ */
+function queueSteps(v: View): Step[] {
+  const QUEUE = new Set(["cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cudaMemcpyAsync", "cudaMemsetAsync"]);
+  const gpu = byCorr(v.gpu);
+  const out: Step[] = [];
+  for (const c of v.cpu) {
+    if (!QUEUE.has(c.name) || !v.linked.has(c.corr)) continue;
+    for (const g of gpu.get(c.corr) ?? []) out.push({ key: String(g.stream), ts: c.ts, d: 1 }, { key: String(g.stream), ts: g.ts, d: -1 });
+  }
+  return out;
+}
+
 // ---- Comparisons (each returns the differences found, empty when none) ----------------------------------------------
 
+const near = (a: number, b: number, abs: number) => Math.abs(a - b) <= abs + 1e-9 * Math.abs(b);
 const fmt = (xs: unknown[]) => xs.slice(0, 5).map((x) => JSON.stringify(x)).join("; ") + (xs.length > 5 ? `; … (${xs.length})` : "");
 
 function compareLaunch(got: HtaAnswers["launch"], want: HtaAnswers["launch"]): string[] {
@@ -118,10 +148,85 @@ function compareLaunch(got: HtaAnswers["launch"], want: HtaAnswers["launch"]): s
   return out;
 }
 
+/**
+ * HTA's series (rows of key, ts, running value in HTA's order) against the records' steps: per key the rows in time
+ * order, and the steps (value minus the previous one) the same multiset of (ts, step) within `tol`. Returns the
+ * differences and, per key, the records' steps put in HTA's row order (for the summaries).
+ */
+function compareSeries(got: Array<[string, number, number]>, want: Step[], tol: number): { diffs: string[]; ordered: Map<string, number[]> } {
+  const diffs: string[] = [];
+  const ordered = new Map<string, number[]>();
+  const gotBy = new Map<string, Array<{ ts: number; d: number; i: number }>>();
+  const last = new Map<string, { ts: number; value: number }>();
+  for (const [key, ts, value] of got) {
+    const rows = gotBy.get(key) ?? [];
+    const prev = last.get(key);
+    if (prev && ts < prev.ts) diffs.push(`${key}: HTA's rows go back in time at ${ts}`);
+    rows.push({ ts, d: value - (prev?.value ?? 0), i: rows.length });
+    gotBy.set(key, rows);
+    last.set(key, { ts, value });
+  }
+  const wantBy = new Map<string, Step[]>();
+  for (const s of want) wantBy.set(s.key, [...(wantBy.get(s.key) ?? []), s]);
+  for (const key of new Set([...gotBy.keys(), ...wantBy.keys()])) {
+    const g = [...(gotBy.get(key) ?? [])].sort((a, b) => a.ts - b.ts || a.d - b.d);
+    const w = [...(wantBy.get(key) ?? [])].sort((a, b) => a.ts - b.ts || a.d - b.d);
+    if (g.length !== w.length) {
+      diffs.push(`${key}: HTA has ${g.length} rows, the records ${w.length}`);
+      continue;
+    }
+    const bad = g.flatMap((x, j) => (x.ts === w[j].ts && near(x.d, w[j].d, tol) ? [] : [{ hta: [x.ts, x.d], records: [w[j].ts, w[j].d] }]));
+    if (bad.length) diffs.push(`${key}: ${bad.length} of ${g.length} steps differ [ts, step]: ${fmt(bad)}`);
+    const seq = new Array<number>(g.length);
+    g.forEach((x, j) => (seq[x.i] = w[j].d));
+    ordered.set(key, seq);
+  }
+  return { diffs, ordered };
+}
+
+/** pandas' describe() of `xs`: count, mean, std (n − 1), min, quartiles (linear interpolation), max. */
+function describe(xs: number[]): Stats {
+  const s = [...xs].sort((a, b) => a - b);
+  const n = s.length;
+  const mean = s.reduce((a, b) => a + b, 0) / n;
+  const q = (p: number) => {
+    const pos = (n - 1) * p;
+    const lo = Math.floor(pos);
+    return lo + 1 < n ? s[lo] + (s[lo + 1] - s[lo]) * (pos - lo) : s[lo];
+  };
+  const std = n > 1 ? Math.sqrt(s.reduce((a, x) => a + (x - mean) ** 2, 0) / (n - 1)) : null;
+  return { count: n, mean, std, min: s[0], "25%": q(0.25), "50%": q(0.5), "75%": q(0.75), max: s[n - 1] };
+}
+
+function compareSummary(got: Array<{ key: string } & Stats>, want: Map<string, Stats>, tol: number): string[] {
+  const out: string[] = [];
+  const g = new Map(got.map((r) => [r.key, r]));
+  const keys = (m: Map<string, unknown>) => [...m.keys()].sort();
+  if (keys(g).join() !== keys(want).join()) out.push(`summary rows: HTA ${keys(g)}, records ${keys(want)}`);
+  for (const [key, w] of want) {
+    const r = g.get(key);
+    if (!r) continue;
+    for (const stat of ["count", "mean", "std", "min", "25%", "50%", "75%", "max"] as const) {
+      const a = r[stat];
+      const b = w[stat];
+      if (a === null || b === null ? a !== b : !near(a, b, tol)) out.push(`${key} ${stat}: HTA ${a}, records ${b}`);
+    }
+  }
+  return out;
+}
+
+/** Running sums of `steps` (HTA's cumsum). */
+const running = (steps: number[]) => { let v = 0; return steps.map((d) => (v += d)); };
+
 /** Every difference between HTA's answers and the records'. */
-function differences(hta: HtaAnswers, v: View): { launch: string[] } {
+function differences(hta: HtaAnswers, v: View): { launch: string[]; queue: string[] } {
   const launch = compareLaunch(hta.launch, launchStats(v));
-  return { launch };
+
+  const q = compareSeries(hta.queue.map(([ts, stream, len]) => [String(stream), ts, len]), queueSteps(v), 0);
+  const qWant = new Map([...q.ordered].map(([k, steps]) => [k, describe(running(steps))]));
+  const queue = [...q.diffs, ...compareSummary(hta.queue_summary.map((r) => ({ ...r, key: String(r.stream) })), qWant, 0)];
+
+  return { launch, queue };
 }
 
 // ---- The tests ------------------------------------------------------------------------------------------------------
@@ -144,7 +249,7 @@ function runHta(name: string, json: string): HtaAnswers {
 }
 
 for (const { file, steps } of FILES) {
-  test(`${file}: HTA's kernel launch stats equal the records'`, async () => {
+  test(`${file}: HTA's launch stats and queue lengths equal the records'`, async () => {
     const bytes = new Uint8Array(readFileSync(join(ROOT, file)));
     const { text } = await toChrome(bytes, { steps });
     const hta = runHta(file.replace(/\//g, "_"), text);
@@ -152,13 +257,14 @@ for (const { file, steps } of FILES) {
     const v = htaView(bytes, steps, baseOf(text));
     const d = differences(hta, v);
     assert.equal(d.launch, [], "get_cuda_kernel_launch_stats");
-    assert.ok(hta.launch.length > 0, "launch rows");
+    assert.equal(d.queue, [], "get_queue_length_time_series / summary");
+    assert.ok(hta.launch.length > 0 && hta.queue.length > 0, "every answer has rows");
     const negative = hta.launch.filter((r) => r[2] < 0).length;
-    console.log(`${file}: ${hta.launch.length} launches (${negative} of −1 µs on the GPU by HTA's rounding): as the records`);
+    console.log(`${file}: ${hta.launch.length} launches (${negative} of −1 µs on the GPU by HTA's rounding), ${hta.queue.length} queue-length rows on ${hta.queue_summary.length} streams: as the records`);
   });
 }
 
-test("a corrupted JSON (a launch call's duration) is caught", async () => {
+test("a corrupted JSON (a launch call's duration, a kernel's stream) is caught by each answer", async () => {
   const { file, steps } = FILES[0];
   const bytes = new Uint8Array(readFileSync(join(ROOT, file)));
   const { text, trace } = await toChrome(bytes, { steps });
@@ -166,9 +272,12 @@ test("a corrupted JSON (a launch call's duration) is caught", async () => {
   const launches = new Set(launchStats(v).map((r) => r[0]));
   const call = trace.traceEvents.find((e) => e.name === "cudaLaunchKernel" && launches.has(e.args.correlation))!;
   call.dur += 5;
+  const kernel = trace.traceEvents.find((e) => e.cat === "kernel" && launches.has(e.args.correlation) && e.args.correlation !== call.args.correlation)!;
+  kernel.args.stream += 1000;
   const d = differences(runHta("corrupted", JSON.stringify(trace)), v);
   assert.ok(d.launch.some((x) => x.includes(`"${call.args.correlation},`)), `launch stats: ${d.launch}`);
-  console.log(`corrupted JSON caught: ${d.launch.length} launch differences`);
+  assert.ok(d.queue.some((x) => x.startsWith(`${kernel.args.stream}:`)), `queue length: ${d.queue}`);
+  console.log(`corrupted JSON caught: ${d.launch.length} launch, ${d.queue.length} queue differences`);
 });
 
 test.run();
