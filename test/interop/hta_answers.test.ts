@@ -1,5 +1,5 @@
 /**
- * HTA's answers about launches and queues, computed by HTA 0.5.0 from rawtrace's Chrome JSON, against the
+ * HTA's answers about launches, queues and copies, computed by HTA 0.5.0 from rawtrace's Chrome JSON, against the
  * same answers computed independently from the raw records (test/interop/fidelity_records.ts reads the container and
  * the CUPTI records itself; nothing here comes from our emitters but the Chrome time base, baseTimeNanoseconds), on
  * the bundled real H100 PyTorch sample (steps: ^train_step$) and the real H100 JAX dump (no steps, many syncs and
@@ -10,16 +10,20 @@
  *  - get_queue_length_time_series / get_queue_length_summary: per stream, +1 at each launch call's start (the calls
  *    above and cuLaunchKernel, when HTA linked them to a GPU row), −1 at its GPU row's start, summed in time order —
  *    the series exact, its describe() within float rounding (1e-9 relative).
+ *  - get_memory_bw_time_series / get_memory_bw_summary: per memory kind ("Memcpy HtoD", …, "Memset"), +bandwidth at
+ *    each memcpy/memset's start, −bandwidth at its end, summed in time order, and describe() of the positive values.
+ *    Bandwidth is bytes / ns of the record; rawtrace writes it to 9 decimals (docs/chrome_json.md), so each value
+ *    may be off by 5e-10 GB/s: the series and the summary are compared within 1e-8 GB/s (+1e-9 relative).
  *
  * HTA's rules are applied to the records as HTA defines the answers (hta/analyzers/cuda_kernel_analysis.py,
  * trace_counters.py, common/trace.py, trace_parser.py): times in whole µs (starts rounded up, ends down, so a
  * sub-µs op can last 0 or −1 µs), a "GPU row" is any event with a stream (HTA ignores the stream in launch stats),
- * and with two ProfilerSteps or more every CPU event starting at or after the last step's start is dropped with the
- * GPU work it launched. Within one µs HTA orders the series with numpy's unstable sort, which nobody can predict: the
- * series are compared as multisets of (time, step) per stream, and the summary is computed from the records' steps
- * put in the order HTA chose.
+ * with two ProfilerSteps or more every CPU event starting at or after the last step's start is dropped with the GPU
+ * work it launched, and a memcpy/memset of 0 µs counts as 1 µs in the bandwidth series. Within one µs HTA orders the
+ * series with numpy's unstable sort, which nobody can predict: the series are compared as multisets of (time, step)
+ * per stream or kind, and the summaries are computed from the records' steps put in the order HTA chose.
  *
- * A corrupted copy of the JSON (one call's duration, one kernel's stream) must be caught.
+ * A corrupted copy of the JSON (one call's duration, one kernel's stream, one memset's bandwidth) must be caught.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -48,6 +52,8 @@ interface HtaAnswers {
   launch: Array<[number, number, number, number]>;
   queue: Array<[number, number, number]>;
   queue_summary: Array<{ stream: number } & Stats>;
+  membw: Array<[number, string, number]>;
+  membw_summary: Array<{ name: string } & Stats>;
 }
 
 // ---- HTA's view of the records --------------------------------------------------------------------------------------
@@ -124,6 +130,28 @@ function queueSteps(v: View): Step[] {
   for (const c of v.cpu) {
     if (!QUEUE.has(c.name) || !v.linked.has(c.corr)) continue;
     for (const g of gpu.get(c.corr) ?? []) out.push({ key: String(g.stream), ts: c.ts, d: 1 }, { key: String(g.stream), ts: g.ts, d: -1 });
+  }
+  return out;
+}
+
+/** CUPTI's CUpti_ActivityMemcpyKind, as Kineto spells it in "Memcpy HtoD (…)": HTA keeps the name's first 11 characters. */
+const COPY_KIND: Record<number, string> = { 1: "HtoD", 2: "DtoH", 3: "HtoA", 4: "AtoH", 5: "AtoA", 6: "AtoD", 7: "DtoA", 8: "DtoD", 9: "HtoH", 10: "PtoP" };
+
+/**
+ * get_memory_bw_time_series: per kind, +bytes/ns at the op's start, −bytes/ns at start + µs duration (0 → 1). HTA
+ * mends only 0 µs: an op lying inside one µs lasts −1 µs, its −bandwidth comes first and the summary never sees it
+ * (jax_step: 79 of 631 memsets and 4 of 37 HtoD copies are missing from get_memory_bw_summary's counts for that).
+ * Memsets are one more kind to HTA ("Memset": bytes set / ns), as Kineto's JSON has them.
+ */
+function membwSteps(v: View): Step[] {
+  const out: Step[] = [];
+  for (const g of v.gpu) {
+    if (g.op.kind !== "memcpy" && g.op.kind !== "memset") continue;
+    const key = g.op.kind === "memset" ? "Memset" : `Memcpy ${COPY_KIND[g.op.copyKind] ?? "Unknown"}`;
+    const ns = g.op.end - g.op.start;
+    const bw = ns > 0n ? Number(g.op.bytes) / Number(ns) : 0;
+    const dur = g.end - g.ts === 0 ? 1 : g.end - g.ts;
+    out.push({ key, ts: g.ts, d: bw }, { key, ts: g.ts + dur, d: -bw });
   }
   return out;
 }
@@ -219,14 +247,23 @@ function compareSummary(got: Array<{ key: string } & Stats>, want: Map<string, S
 const running = (steps: number[]) => { let v = 0; return steps.map((d) => (v += d)); };
 
 /** Every difference between HTA's answers and the records'. */
-function differences(hta: HtaAnswers, v: View): { launch: string[]; queue: string[] } {
+function differences(hta: HtaAnswers, v: View): { launch: string[]; queue: string[]; membw: string[] } {
   const launch = compareLaunch(hta.launch, launchStats(v));
 
   const q = compareSeries(hta.queue.map(([ts, stream, len]) => [String(stream), ts, len]), queueSteps(v), 0);
   const qWant = new Map([...q.ordered].map(([k, steps]) => [k, describe(running(steps))]));
   const queue = [...q.diffs, ...compareSummary(hta.queue_summary.map((r) => ({ ...r, key: String(r.stream) })), qWant, 0)];
 
-  return { launch, queue };
+  const TOL = 1e-8; // GB/s: 9 decimals per value in our JSON, summed
+  const m = compareSeries(hta.membw.map(([ts, name, bw]) => [name, ts, bw]), membwSteps(v), TOL);
+  // describe() of the positive values; a value within TOL of 0 is a kind at rest (its float remainder is not a sample).
+  const mWant = new Map<string, Stats>();
+  for (const [k, steps] of m.ordered) {
+    const positive = running(steps).filter((x) => x > TOL);
+    if (positive.length) mWant.set(k, describe(positive));
+  }
+  const membw = [...m.diffs, ...compareSummary(hta.membw_summary.map((r) => ({ ...r, key: r.name })), mWant, TOL)];
+  return { launch, queue, membw };
 }
 
 // ---- The tests ------------------------------------------------------------------------------------------------------
@@ -249,7 +286,7 @@ function runHta(name: string, json: string): HtaAnswers {
 }
 
 for (const { file, steps } of FILES) {
-  test(`${file}: HTA's launch stats and queue lengths equal the records'`, async () => {
+  test(`${file}: HTA's launch stats, queue lengths and memory bandwidth equal the records'`, async () => {
     const bytes = new Uint8Array(readFileSync(join(ROOT, file)));
     const { text } = await toChrome(bytes, { steps });
     const hta = runHta(file.replace(/\//g, "_"), text);
@@ -258,13 +295,15 @@ for (const { file, steps } of FILES) {
     const d = differences(hta, v);
     assert.equal(d.launch, [], "get_cuda_kernel_launch_stats");
     assert.equal(d.queue, [], "get_queue_length_time_series / summary");
-    assert.ok(hta.launch.length > 0 && hta.queue.length > 0, "every answer has rows");
+    assert.equal(d.membw, [], "get_memory_bw_time_series / summary");
+    assert.ok(hta.launch.length > 0 && hta.queue.length > 0 && hta.membw.length > 0, "every answer has rows");
     const negative = hta.launch.filter((r) => r[2] < 0).length;
-    console.log(`${file}: ${hta.launch.length} launches (${negative} of −1 µs on the GPU by HTA's rounding), ${hta.queue.length} queue-length rows on ${hta.queue_summary.length} streams: as the records`);
+    console.log(`${file}: ${hta.launch.length} launches (${negative} of −1 µs on the GPU by HTA's rounding), ${hta.queue.length} queue-length rows on ${hta.queue_summary.length} streams, ` +
+      `${hta.membw.length} bandwidth rows of ${hta.membw_summary.map((r) => `${r.name} ×${r.count}`).join(", ")}: as the records`);
   });
 }
 
-test("a corrupted JSON (a launch call's duration, a kernel's stream) is caught by each answer", async () => {
+test("a corrupted JSON (a launch call's duration, a kernel's stream, a memset's bandwidth) is caught by each answer", async () => {
   const { file, steps } = FILES[0];
   const bytes = new Uint8Array(readFileSync(join(ROOT, file)));
   const { text, trace } = await toChrome(bytes, { steps });
@@ -274,10 +313,13 @@ test("a corrupted JSON (a launch call's duration, a kernel's stream) is caught b
   call.dur += 5;
   const kernel = trace.traceEvents.find((e) => e.cat === "kernel" && launches.has(e.args.correlation) && e.args.correlation !== call.args.correlation)!;
   kernel.args.stream += 1000;
+  const memset = trace.traceEvents.find((e) => e.cat === "gpu_memset" && launches.has(e.args.correlation))!;
+  memset.args["memory bandwidth (GB/s)"] *= 2;
   const d = differences(runHta("corrupted", JSON.stringify(trace)), v);
   assert.ok(d.launch.some((x) => x.includes(`"${call.args.correlation},`)), `launch stats: ${d.launch}`);
   assert.ok(d.queue.some((x) => x.startsWith(`${kernel.args.stream}:`)), `queue length: ${d.queue}`);
-  console.log(`corrupted JSON caught: ${d.launch.length} launch, ${d.queue.length} queue differences`);
+  assert.ok(d.membw.some((x) => x.startsWith("Memset:")), `memory bandwidth: ${d.membw}`);
+  console.log(`corrupted JSON caught: ${d.launch.length} launch, ${d.queue.length} queue, ${d.membw.length} bandwidth differences`);
 });
 
 test.run();

@@ -1,4 +1,4 @@
-"""HTA's launch and queue-length answers for a Chrome JSON trace directory (driven by
+"""HTA's launch, queue-length and memory-bandwidth answers for a Chrome JSON trace directory (driven by
 test/interop/hta_answers.test.ts, which computes the same answers from the raw records).
 
     .venv/bin/python test/interop/hta_answers_check.py TRACE_DIR
@@ -11,8 +11,11 @@ or more, GPU work launched after the last step starts is dropped) and prints one
      "launch": [[correlation, cpu_duration, gpu_duration, launch_delay]...],
          get_cuda_kernel_launch_stats(ranks=[0], include_memory_events=True), rows in HTA's order
      "queue": [[ts, stream, queue_length]...],                  get_queue_length_time_series()[0], HTA's order
-     "queue_summary": [{"stream", "count", "mean", "std", "min", "25%", "50%", "75%", "max"}...]}
+     "queue_summary": [{"stream", "count", "mean", "std", "min", "25%", "50%", "75%", "max"}...],
                                                                 get_queue_length_summary()
+     "membw": [[ts, name, memory_bw_gbps]...],                  get_memory_bw_time_series()[0], HTA's order
+     "membw_summary": [{"name", "count", "mean", "std", "min", "25%", "50%", "75%", "max"}...]}
+                                                                get_memory_bw_summary()
 
 Times are HTA's µs (its parser rounds ns-resolution starts up and ends down); NaN (a one-row std) is written as
 null. HTA's progress messages go to stderr so stdout stays one JSON document.
@@ -50,6 +53,8 @@ def analyse(trace_dir: str) -> dict:
     launch = a.get_cuda_kernel_launch_stats(ranks=[0], visualize=False)[0]
     queue = a.get_queue_length_time_series(ranks=[0]).get(0)
     queue_summary = a.get_queue_length_summary(ranks=[0])
+    membw = a.get_memory_bw_time_series(ranks=[0]).get(0)
+    membw_summary = a.get_memory_bw_summary(ranks=[0])
     return {
         "hta_version": version("HolisticTraceAnalysis"),
         "min_ts": base,
@@ -61,6 +66,10 @@ def analyse(trace_dir: str) -> dict:
             [int(t) + base, int(s), int(q)] for t, s, q in zip(queue["ts"], queue["stream"], queue["queue_length"])
         ],
         "queue_summary": summary(queue_summary, "stream", "queue_length"),
+        "membw": [] if membw is None else [
+            [int(t) + base, str(n), float(b)] for t, n, b in zip(membw["ts"], membw["name"], membw["memory_bw_gbps"])
+        ],
+        "membw_summary": summary(membw_summary, "name", "memory_bw_gbps"),
     }
 
 
