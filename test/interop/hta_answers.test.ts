@@ -23,7 +23,8 @@
  * series with numpy's unstable sort, which nobody can predict: the series are compared as multisets of (time, step)
  * per stream or kind, and the summaries are computed from the records' steps put in the order HTA chose.
  *
- * A corrupted copy of the JSON (one call's duration, one kernel's stream, one memset's bandwidth) must be caught.
+ * Kineto's own JSON of two of the dumps (test/fixtures/kineto) must pass the same check, and a corrupted copy of ours
+ * (one call's duration, one kernel's stream, one memset's bandwidth) must be caught.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -32,6 +33,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { gunzipSync } from "node:zlib";
 import { stepPattern } from "../../src/core/engine.js";
 import { toChrome } from "../helpers/convert.js";
 import { readDump, stepsOf, type DeviceOp } from "./fidelity_records.js";
@@ -300,6 +302,20 @@ for (const { file, steps } of FILES) {
     const negative = hta.launch.filter((r) => r[2] < 0).length;
     console.log(`${file}: ${hta.launch.length} launches (${negative} of −1 µs on the GPU by HTA's rounding), ${hta.queue.length} queue-length rows on ${hta.queue_summary.length} streams, ` +
       `${hta.membw.length} bandwidth rows of ${hta.membw_summary.map((r) => `${r.name} ×${r.count}`).join(", ")}: as the records`);
+  });
+}
+
+// Kineto's own JSON of the same records (test/fixtures/kineto: Kineto's ChromeTraceLogger fed the dump's records by
+// bench/kineto, see kineto_golden.test.ts) must pass the same check: the answers are the client's, not our writer's.
+for (const name of ["jax_step", "torch_nvtx"]) {
+  test(`${name}: HTA's answers on Kineto's own JSON of the same dump equal the records' too`, () => {
+    const kineto = gunzipSync(readFileSync(join(ROOT, `test/fixtures/kineto/${name}.kineto.json.gz`))).toString("utf8");
+    const bytes = new Uint8Array(readFileSync(join(ROOT, `test/fixtures/real/h100/${name}.rawtrace`)));
+    const hta = runHta(`kineto-${name}`, kineto);
+    const d = differences(hta, htaView(bytes, undefined, baseOf(kineto)));
+    assert.equal([...d.launch, ...d.queue, ...d.membw], [], "Kineto's JSON");
+    assert.ok(hta.launch.length > 0 && hta.queue.length > 0 && hta.membw.length > 0, "every answer has rows");
+    console.log(`${name} (Kineto's JSON): ${hta.launch.length} launches, ${hta.queue.length} queue-length rows, ${hta.membw.length} bandwidth rows: as the records`);
   });
 }
 
