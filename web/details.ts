@@ -42,6 +42,27 @@ export function launchedBy(f: LoadedFile, corr: number, max = 1000): number[] {
   return out.sort((a, b) => ev.start(a) - ev.start(b));
 }
 
+/**
+ * The CUDA event recording of call `corr` (what a sync waits on): its record on a stream row, else the host call
+ * with that correlation id; TL_NONE when neither is in the file.
+ */
+function recordOf(f: LoadedFile, corr: number): number {
+  const ev = f.events;
+  let call = TL_NONE;
+  for (let r = 0; r < f.meta.header.rows; r++) {
+    const cls = rowWord(f, r, 0);
+    if (cls !== RowClass.GPU_STREAM && cls !== RowClass.HOST_API) continue;
+    const first = rowWord(f, r, 6);
+    const n = rowWord(f, r, 7);
+    for (let i = first; i < first + n; i++) {
+      if (ev.correlation(i) !== corr) continue;
+      if (ev.kind(i) === Kind.EVENT_RECORD) return i;
+      if (call === TL_NONE && (ev.kind(i) === Kind.API_RUNTIME || ev.kind(i) === Kind.API_DRIVER)) call = i;
+    }
+  }
+  return call;
+}
+
 /** Context the panel needs from the page. */
 export interface DetailsHost {
   /** Trace start on the view axis (start times are shown relative to it). */
@@ -163,6 +184,14 @@ export function renderDetails(body: HTMLElement, s: Sel | null, host: DetailsHos
     kv(dl, "Sync type", "sync-type", String(x0));
     if (x1 !== 0) kv(dl, "Event id", "event-id", String(x1));
     kv(dl, "Stream", "sync-stream", x2 === TL_NONE ? "whole context" : String(x2));
+    if (ev.word(i, 15) === 1) {
+      // An event sync or stream wait: the recording of the event it waits on (Kineto's wait_on_stream and
+      // wait_on_cuda_event_record_corr_id), linked to that record on its stream, else to the call that made it.
+      const what = `event recorded on stream ${ev.word(i, 14)} by call ${x4}`;
+      const j = recordOf(f, x4);
+      kv(dl, "Waits on", "wait-source", j === TL_NONE ? what : linkButton(`${what} (${eventName(f, j)})`, () => host.go({ file: f, i: j })),
+        "the last recording of this CUDA event before the call");
+    }
   } else if (k === Kind.EVENT_RECORD) {
     kv(dl, "Event id", "event-id", String(x0));
   } else if (k === Kind.COUNTER) {

@@ -70,7 +70,9 @@ import {
  * Extension entry (only for events where one of these is not 0): u32 x3, x4, x5, x6, per kind:
  *     KERNEL: context; registers per thread | theoretical occupancy << 16 (units of 0.01 %, {@link OCC_NONE} when
  *       the device table cannot tell: emit/xspace.ts's calculation); static shared memory; dynamic shared memory
- *     MEMCPY: context; source device; destination device      MEMSET, SYNC, GRAPH: context
+ *     MEMCPY: context; source device; destination device      MEMSET, GRAPH: context
+ *     SYNC: context; the correlation id and the stream of the CUDA event recording it waits on; 1 when those are
+ *       known (EvFlag.WAIT_SOURCE), else 0, 0, 0
  *     API_RUNTIME / API_DRIVER: external id (high 32)
  */
 export const REC: usize = 40;
@@ -351,6 +353,12 @@ export function timelineEvent(e: Ev): void {
       x0 = e.apiId;
       x1 = e.eventId;
       x2 = (e.flags & EvFlag.NO_STREAM) != 0 ? NONE : e.stream;
+      // The recording an event sync or stream wait waits on (decode/cupti_events.ts): its call and stream.
+      if ((e.flags & EvFlag.WAIT_SOURCE) != 0) {
+        x4 = e.srcContext;
+        x5 = e.srcDevice;
+        x6 = 1;
+      }
       break;
     case EvKind.RANGE:
     case EvKind.INSTANT:

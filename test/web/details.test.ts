@@ -107,4 +107,32 @@ test("step ranges carry the STEP flag and their number (--steps pattern), others
   for (let i = 0; i < none.length; i++) assert.not.ok(none.flags(i) & Flag.STEP, "no step without a matching pattern");
 });
 
+test("event syncs and stream waits carry the recording they wait on (x4 call, x5 stream, x6 = 1), as the Chrome JSON's wait_on_* args", async () => {
+  for (const path of ["test/fixtures/real/h100/jax_step.rawtrace", "test/fixtures/real/h100/torch_graph.rawtrace"]) {
+    const ev = await timeline(path);
+    const t = await chromeOf(path);
+    const want = new Map<number, { stream: number; corr: number }>();
+    for (const e of t.traceEvents) {
+      if (e.cat === "cuda_sync" && e.args.wait_on_stream !== undefined) {
+        want.set(e.args.correlation, { stream: e.args.wait_on_stream, corr: e.args.wait_on_cuda_event_record_corr_id });
+      }
+    }
+    let waits = 0;
+    for (let i = 0; i < ev.length; i++) {
+      if (ev.kind(i) !== Kind.SYNC) continue;
+      const w = want.get(ev.correlation(i));
+      if (w === undefined || w.corr === -1) {
+        assert.is(ev.word(i, 15), 0, `${path}: sync ${ev.correlation(i)} has no known recording`);
+        continue;
+      }
+      assert.is(ev.word(i, 15), 1, `${path}: sync ${ev.correlation(i)} known`);
+      assert.is(ev.word(i, 13), w.corr, `${path}: recording call of sync ${ev.correlation(i)}`);
+      assert.is(ev.word(i, 14), w.stream, `${path}: recording stream of sync ${ev.correlation(i)}`);
+      waits++;
+    }
+    assert.is(waits, want.size, `${path}: every wait with a recording`);
+    assert.ok(waits >= 2, `${path}: ${waits} waits`);
+  }
+});
+
 test.run();

@@ -311,6 +311,28 @@ test("a Gaudi launch: every device op it lists says 'Launched by' it, with the l
   await page.close();
 });
 
+test("a stream wait shows the event recording it waits on, and its link selects that record on its stream", async () => {
+  const path = "test/fixtures/real/h100/jax_step.rawtrace";
+  const t = await chromeOf(path);
+  const { page, g } = await openPage(h, "", { viewport: VIEW });
+  await load(page, path);
+  await selectFirstMatch(page, "^Stream Wait Event$");
+  const d = await details(page);
+  const sync = t.traceEvents.find((e) => e.cat === "cuda_sync" && e.args.correlation === Number(d.correlation));
+  assert.ok(sync, `the selected wait ${d.correlation} in the Chrome JSON`);
+  const m = /^event recorded on stream (\d+) by call (\d+) \(Event Record\)$/.exec(d["wait-source"] ?? "");
+  assert.ok(m, d["wait-source"]);
+  assert.is(Number(m![1]), sync!.args.wait_on_stream);
+  assert.is(Number(m![2]), sync!.args.wait_on_cuda_event_record_corr_id);
+  await page.click("#details-body [data-field=wait-source] button");
+  await page.waitForFunction((c) => document.querySelector("#details-body [data-field=correlation]")?.textContent === c, m![2]);
+  const r = await details(page);
+  assert.is(r.kind, "CUDA event");
+  assert.is(r["event-id"], String(sync!.args.wait_on_cuda_event_id), "the event the wait is on");
+  clean(g, "stream wait");
+  await page.close();
+});
+
 test("Gaudi copies: the bytes the dump has (bytes_moved), 'unknown' where it has none, never a computed 0 GB/s", async () => {
   const { page, g } = await gaudiPage();
   await selectFirstMatch(page, "^memcpy_host_to_device$");
