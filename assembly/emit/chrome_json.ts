@@ -716,7 +716,8 @@ export function chromeEvent(e: Ev): void {
       O.need(O.EVENT_RESERVE);
       if (nsOn) keyU(',"pid":', nsBase + X.NS_OVERHEAD);
       else O.ascii(',"pid":-1');
-      keyU(',"tid":', e.tid);
+      // One row, tid 0, as Kineto writes its overhead events (the record's thread stays in the viewer and XSpace).
+      O.ascii(',"tid":0');
       O.ascii(',"ts":');
       O.micros(rel(e.start));
       O.ascii(',"dur":');

@@ -58,9 +58,9 @@ for (const name of DUMPS) {
       if (e.cat === "cuda_event") assert.is(e.dur, 0, what);
       else assert.is(e.dur, k.dur, `dur of ${what}`);
       // The runtime and driver calls' pid is the harness's own process in Kineto's file; syncs have rows of their own
-      // in ours ("stream N (sync)", "context sync"); overhead rows: Kineto writes tid 0.
+      // in ours ("stream N (sync)", "context sync").
       if (e.cat !== "cuda_runtime" && e.cat !== "cuda_driver") assert.is(e.pid, k.pid, `pid of ${what}`);
-      if (e.cat !== "cuda_sync" && e.cat !== "overhead") assert.is(e.tid, k.tid, `tid of ${what}`);
+      if (e.cat !== "cuda_sync") assert.is(e.tid, k.tid, `tid of ${what}`);
       for (const [a, v] of Object.entries(k.args ?? {})) {
         if (a === "occupancy") continue; // Kineto's nested calculator details: not written (docs/chrome_json.md)
         const w = e.args?.[a];
