@@ -41,7 +41,8 @@ async function timeline(bytes: Uint8Array, feed = 0) {
 function chromeKey(cls: number, a: number, b: number): string {
   if (cls === RowClass.GPU_SYNC) return `${a}/${b + 1000000}`;
   if (cls === RowClass.GPU_CONTEXT_SYNC) return `${a}/999999`;
-  if (cls === RowClass.HOST_OVERHEAD) return `-1/${b}`;
+  // The viewer keeps a row per CUPTI thread; the Chrome JSON puts every overhead on tid 0, as Kineto.
+  if (cls === RowClass.HOST_OVERHEAD) return "-1/0";
   return `${a}/${b}`;
 }
 
