@@ -385,6 +385,8 @@ export function cuptiDecode(p: usize, n: u32, off: u64): void {
         e.namePtr = changetype<usize>(EVENT_RECORD_NAME);
         e.nameLen = 12;
         e.flags = EvFlag.NAME_KEPT;
+        // Its CPU op's id, as for the call that recorded it (Kineto links both to the op).
+        attachExternal(e, e.correlation);
         emitEvent(e);
         break;
       }

@@ -6,9 +6,11 @@
  * stream-to-stream edges from.
  *
  * Pass 2, in file order (CUPTI writes both record kinds when the API call returns, so a record comes before the syncs
- * that wait on it). Bounded memory: the last {@link RING} records of each of at most {@link MAX_EVENTS} events; when
- * that many events have been seen the table starts over, and a wait on an event recorded before that is unknown (-1,
- * as Kineto writes a wait it cannot resolve).
+ * that wait on it; a recording that a buffer delivers after a wait on it is not seen by that wait, which then names
+ * the event's previous recording or none — Kineto, which holds every record, would find it). Bounded memory: the last
+ * {@link RING} records of each event, in two generations of at most {@link MAX_EVENTS} events each: when the current
+ * one is full the older is dropped and an event seen again is carried into the new one, so only events not recorded
+ * for a whole generation are forgotten (a wait on one is unknown, -1, as Kineto writes a wait it cannot resolve).
  */
 import { Table, tableClear, tableFind, tableNew, tableUpsert } from "../util/hash_table";
 
@@ -16,12 +18,22 @@ import { Table, tableClear, tableFind, tableNew, tableUpsert } from "../util/has
 const RING: u32 = 8;
 /** Bytes per event: u32 count, u32 0, then RING × (u32 correlation id, u32 stream), ascending by correlation id. */
 const RING_BYTES: usize = 8 + <usize>RING * 8;
-/** Events kept before the table starts over (1.2 MB of records, at most 1 MB of table). */
+/** Events per generation (1.2 MB of records, at most 1 MB of table each). */
 const MAX_EVENTS: u32 = 16384;
 
-let table: Table = 0;
-let pool: usize = 0; // MAX_EVENTS rings, handed out in order
-let used: u32 = 0;
+// Two generations (0 and 1; `cur` is the current one), each a table (key → ring address) and a pool of MAX_EVENTS
+// rings. Plain globals, not arrays: nothing here is allocated before the file's heap exists.
+let table0: Table = 0;
+let table1: Table = 0;
+let pool0: usize = 0;
+let pool1: usize = 0;
+let used: u32 = 0; // rings handed out in the current generation
+let cur: i32 = 0;
+
+// @ts-ignore: decorator
+@inline function tableOf(g: i32): Table {
+  return g == 0 ? table0 : table1;
+}
 
 /** What the last {@link cudaEventWaited} found: the recording stream and correlation id (u32 as the record has them). */
 export let waitStream: u32 = 0;
@@ -29,38 +41,54 @@ export let waitCorr: u32 = 0;
 
 /** Forgets every record (the engine's heap was reset: a new file). */
 export function cudaEventsReset(): void {
-  table = 0;
-  pool = 0;
+  table0 = table1 = 0;
+  pool0 = pool1 = 0;
   used = 0;
+  cur = 0;
 }
 
 /** Forgets the records but keeps the memory (the end of a pass 2: another one starts from the file's beginning). */
 export function cudaEventsRestart(): void {
-  if (table != 0) tableClear(table);
+  if (table0 != 0) tableClear(table0);
+  if (table1 != 0) tableClear(table1);
   used = 0;
+  cur = 0;
+}
+
+/** The ring of `key` in generation `g`, or 0. */
+function ringIn(g: i32, key: u64): usize {
+  const t = tableOf(g);
+  if (t == 0) return 0;
+  const v = tableFind(t, key);
+  return v == 0 ? 0 : <usize>load<u64>(v);
 }
 
 /** Notes a CUDA event record: event `eventId` of context `ctx` recorded on `stream` by the call `corr`. */
 export function cudaEventNote(ctx: u32, eventId: u32, corr: u32, stream: u32): void {
-  if (table == 0) {
-    table = tableNew(1024);
-    pool = heap.alloc(<usize>MAX_EVENTS * RING_BYTES);
+  if (table0 == 0) {
+    table0 = tableNew(1024);
+    table1 = tableNew(1024);
+    pool0 = heap.alloc(<usize>MAX_EVENTS * RING_BYTES);
+    pool1 = heap.alloc(<usize>MAX_EVENTS * RING_BYTES);
     used = 0;
+    cur = 0;
   }
   const key = (<u64>ctx << 32) | <u64>eventId;
-  let v = tableFind(table, key);
-  let ring: usize;
-  if (v != 0) ring = <usize>load<u64>(v);
-  else {
+  let ring = ringIn(cur, key);
+  if (ring == 0) {
     if (used == MAX_EVENTS) {
-      tableClear(table);
+      // The current generation is full: it becomes the older one, the older one's memory the new current.
+      cur ^= 1;
+      tableClear(tableOf(cur));
       used = 0;
     }
-    ring = pool + <usize>used * RING_BYTES;
+    ring = (cur == 0 ? pool0 : pool1) + <usize>used * RING_BYTES;
     used++;
-    store<u64>(ring, 0);
-    v = tableUpsert(table, key);
-    store<u64>(v, <u64>ring);
+    // An event the older generation knows keeps its recordings.
+    const old = ringIn(cur ^ 1, key);
+    if (old != 0) memory.copy(ring, old, RING_BYTES);
+    else store<u64>(ring, 0);
+    store<u64>(tableUpsert(tableOf(cur), key), <u64>ring);
   }
   let n = load<u32>(ring);
   const at = ring + 8;
@@ -86,10 +114,10 @@ export function cudaEventNote(ctx: u32, eventId: u32, corr: u32, stream: u32): v
  * true with {@link waitStream} and {@link waitCorr} set, false when none is kept.
  */
 export function cudaEventWaited(ctx: u32, eventId: u32, corr: u32): bool {
-  if (table == 0) return false;
-  const v = tableFind(table, (<u64>ctx << 32) | <u64>eventId);
-  if (v == 0) return false;
-  const ring = <usize>load<u64>(v);
+  const key = (<u64>ctx << 32) | <u64>eventId;
+  let ring = ringIn(cur, key);
+  if (ring == 0) ring = ringIn(cur ^ 1, key);
+  if (ring == 0) return false;
   const at = ring + 8;
   for (let i = <i32>load<u32>(ring) - 1; i >= 0; i--) {
     const c = load<u32>(at + <usize>i * 8);

@@ -546,7 +546,9 @@ function launchArgs(e: Ev): void {
   // Kineto's "est. achieved occupancy %": the resident blocks per SM (cudaOccMaxActiveBlocksPerMultiprocessor, here
   // emit/xspace_occupancy.ts), at most the grid's blocks per SM, × threads per block / max threads per SM; rounded to
   // a whole percent. Computed in f32 as Kineto does, so a value on a .5 boundary rounds the same way.
-  if (occPlausible(d) && threads > 0 && threads <= <f64>load<u32>(d, 36) && load<u32>(d, 4) != 0) {
+  // NVIDIA devices only: the calculation is NVIDIA's (register and shared-memory allocation rules); Kineto's ROCm and
+  // XPU builds write no occupancy either.
+  if (S.deviceMaker == "Nvidia" && occPlausible(d) && threads > 0 && threads <= <f64>load<u32>(d, 36) && load<u32>(d, 4) != 0) {
     const active = activeBlocks(d, e.registersPerThread, e.staticSharedMemory, e.dynamicSharedMemory, <u32>threads);
     const perSm = <f32>blocks / <f32>load<u32>(d, 4);
     const eff = <f32>active < perSm ? <f32>active : perSm;

@@ -561,6 +561,8 @@ export function formatInfo(i: FileInfo): string {
  */
 function headerOf(file: string): ReadHeader | null {
   try {
+    // A FIFO or device was drained by the first read: opening it again would wait for a writer that never comes.
+    if (!statSync(file).isFile()) return null;
     const fd = openSync(file, "r");
     const buf = Buffer.alloc(1 << 16);
     let n: number;
@@ -586,7 +588,7 @@ export function formatHeaderOnly(file: string, bytes: number, h: ReadHeader): st
   out.push(`  process       pid ${h.pid} on ${h.hostname || "?"}: ${h.commandLine.join(" ") || "?"}`);
   if (h.rank >= 0) out.push(`  rank          ${h.rank} of ${h.worldSize >= 0 ? h.worldSize : "?"}${h.localRank >= 0 ? ` (local ${h.localRank})` : ""}`);
   const v = h.collectorVersion;
-  out.push(`  collector     ${v >> 16}.${(v >> 8) & 255}.${v & 255}, started ${new Date(Number(h.startNs / 1000000n)).toISOString()}`);
+  out.push(`  collector     ${v >>> 16}.${(v >>> 8) & 255}.${v & 255}, started ${new Date(Number(h.startNs / 1000000n)).toISOString()}`);
   return out.join("\n");
 }
 

@@ -4,6 +4,7 @@
  * during the conversion gets a STILL_WRITING warning; a finished dump does not.
  */
 import { test } from "uvu";
+import { RawtraceWriter } from "../../src/format/writer.js";
 import * as assert from "uvu/assert";
 import { spawn, spawnSync } from "node:child_process";
 import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
@@ -119,6 +120,20 @@ test("content errors name the input as given (two ranks' x.rawtrace in different
     assert.is(r.status, 1, `${args.join(" ")}: ${r.stderr}`);
     assert.match(r.stderr, /^rawtrace: e2\/x\.rawtrace: offset 0: file ends before the 16-byte preamble/m);
   }
+});
+
+test("info of a FIFO carrying a dump with no decoder: the error, exit 1, no second open of the drained FIFO (no hang)", async () => {
+  const d = join(tmp, "nodecoder");
+  mkdirSync(d);
+  const w = RawtraceWriter.inMemory();
+  w.header({ vendor: 3, vendorVersion: 1, runtimeVersion: 0, driverVersion: 0, pid: 1, startNs: 1n, hostname: "h", commandLine: "x" });
+  w.activity(new Uint8Array(64));
+  w.end();
+  const t0 = Date.now();
+  const r = await withFifo(join(d, "v.rawtrace"), Buffer.from(w.bytes()), ["info", "v.rawtrace"], d);
+  assert.is(r.code, 1, r.err);
+  assert.match(r.err, /vendor code 3 has no decoder in this build/);
+  assert.ok(Date.now() - t0 < 30_000, "no wait for a writer that never comes");
 });
 
 test("info, stats and merge (two reads of every rank) of a FIFO input", async () => {
