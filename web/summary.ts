@@ -114,8 +114,9 @@ export function renderSummary(f: LoadedFile, s: TraceStats, onName: (name: strin
     tr.dataset.direction = "memset";
     cell(tr, "memset");
     cell(tr, int(memsets), "num", { count: String(memsets) });
-    const mb = s.devices.reduce((a, d) => a + d.memsetBytes, 0);
-    if (complete || mb > 0) cell(tr, bytes(mb), "num", { bytes: String(mb) });
+    const mb = s.devices.reduce((a, d) => a + (d.memsetBytes ?? 0), 0);
+    const fillsKnown = s.devices.every((d) => d.memsetBytes !== null);
+    if (fillsKnown && (complete || mb > 0)) cell(tr, bytes(mb), "num", { bytes: String(mb) });
     else cell(tr, "unknown", "num", undefined, "this dump's fill records carry no byte count");
     const mn = s.devices.reduce((a, d) => a + d.memsetNs, 0);
     cell(tr, dur(mn), "num", { ns: String(mn) });

@@ -331,7 +331,11 @@ function entryMiss(kind: u32, e: Ev, id: u32): usize {
     const off: usize = kind == EvKind.KERNEL ? 16 : kind == EvKind.MEMCPY ? 32 : 56;
     add(d, off, 1);
     add(d, off + 8, dur);
-    if (kind != EvKind.KERNEL) add(d, off + 16, e.bytes);
+    if (kind != EvKind.KERNEL) {
+      add(d, off + 16, e.bytes);
+      // Bytes not in the record (EvFlag.BYTES_UNKNOWN): the device's sum is not the whole (u32 @4: bit 0 copies, 1 fills).
+      if ((e.flags & EvFlag.BYTES_UNKNOWN) != 0) store<u32>(d, load<u32>(d, 4) | (kind == EvKind.MEMCPY ? 1 : 2), 4);
+    }
     // Open-interval flag 0: this is the device's first work (a start of 0 is kept like any other).
     if (load<u32>(d, 108) == 0 || s < load<u64>(d, 80)) store<u64>(d, s, 80);
     if (t > load<u64>(d, 88)) store<u64>(d, t, 88);

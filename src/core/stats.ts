@@ -54,10 +54,12 @@ export interface DeviceStats {
   kernelNs: number;
   memcpys: number;
   memcpyNs: number;
-  memcpyBytes: number;
+  /** Bytes of its memcpys; null when some of them have no byte count in their records (Gaudi's DMA entries). */
+  memcpyBytes: number | null;
   memsets: number;
   memsetNs: number;
-  memsetBytes: number;
+  /** Bytes of its memsets; null when some of them have no byte count in their records. */
+  memsetBytes: number | null;
   /** First start and last end of this device's work, Unix ns (0n when none). */
   firstNs: bigint;
   lastNs: bigint;
@@ -129,8 +131,10 @@ export function decodeStats(bytes: Uint8Array): TraceStats {
     const busyNs = u(o + 8);
     devices.push({
       id: dv.getUint32(o, true), busyNs, busyPercent: spanNs > 0 ? (busyNs / spanNs) * 100 : 0,
-      kernels: u(o + 16), kernelNs: u(o + 24), memcpys: u(o + 32), memcpyNs: u(o + 40), memcpyBytes: u(o + 48),
-      memsets: u(o + 56), memsetNs: u(o + 64), memsetBytes: u(o + 72),
+      kernels: u(o + 16), kernelNs: u(o + 24), memcpys: u(o + 32), memcpyNs: u(o + 40),
+      memcpyBytes: (dv.getUint32(o + 4, true) & 1) !== 0 ? null : u(o + 48),
+      memsets: u(o + 56), memsetNs: u(o + 64),
+      memsetBytes: (dv.getUint32(o + 4, true) & 2) !== 0 ? null : u(o + 72),
       firstNs: dv.getBigUint64(o + 80, true), lastNs: dv.getBigUint64(o + 88, true),
     });
   }

@@ -69,7 +69,8 @@ const finite = (x: number) => Number.isFinite(x) && x >= 0;
 function checkStats(path: FuzzPath, s: TraceStats): void {
   check(path, finite(s.spanNs) && finite(s.events), "stats: span/events finite and >= 0");
   for (const d of s.devices) {
-    for (const v of [d.busyNs, d.busyPercent, d.kernelNs, d.memcpyNs, d.memcpyBytes, d.memsetNs, d.memsetBytes]) {
+    // Byte sums are null where some records have no byte count (EvFlag.BYTES_UNKNOWN).
+    for (const v of [d.busyNs, d.busyPercent, d.kernelNs, d.memcpyNs, d.memcpyBytes ?? 0, d.memsetNs, d.memsetBytes ?? 0]) {
       check(path, finite(v), `stats: device ${d.id} values finite and >= 0`);
     }
     // The busy union lies inside the trace span (1e-9: float rounding of the percentage).

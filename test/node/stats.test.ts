@@ -96,7 +96,7 @@ function inputs(): Array<[string, Uint8Array]> {
 interface Expected {
   start: bigint;
   end: bigint;
-  devices: Map<number, { busy: bigint; counts: number[]; ns: bigint[]; bytes: bigint[] }>;
+  devices: Map<number, { busy: bigint; counts: number[]; ns: bigint[]; bytes: Array<bigint | null> }>;
   names: Map<string, { count: number; total: bigint; min: bigint; max: bigint }>;
   copies: Map<string, { count: number; bytes: bigint; ns: bigint }>;
 }
@@ -132,10 +132,12 @@ function fromChrome(text: string): Expected {
     names.set(key, n);
     if (kind >= 1 && kind <= 3) {
       const dev = Number(e.pid);
-      const x = devices.get(dev) ?? { busy: 0n, counts: [0, 0, 0], ns: [0n, 0n, 0n], bytes: [0n, 0n, 0n] };
+      const x = devices.get(dev) ?? { busy: 0n, counts: [0, 0, 0], ns: [0n, 0n, 0n], bytes: [0n, 0n, 0n] as Array<bigint | null> };
       x.counts[kind - 1]++;
       x.ns[kind - 1] += d;
-      if (kind > 1) x.bytes[kind - 1] += BigInt((e.args as Record<string, number>).bytes);
+      // A copy or fill with no bytes in the JSON (no byte count in its record): the device's sum is unknown (null).
+      const b = (e.args as Record<string, number>).bytes;
+      if (kind > 1) x.bytes[kind - 1] = b === undefined || x.bytes[kind - 1] === null ? null : x.bytes[kind - 1]! + BigInt(b);
       devices.set(dev, x);
       const iv = intervals.get(dev) ?? [];
       iv.push([s, s + d]);
@@ -176,7 +178,7 @@ function compare(label: string, s: TraceStats, x: Expected): void {
     assert.is(BigInt(d.busyNs), e.busy, `${label}: GPU ${d.id} busy`);
     assert.equal([d.kernels, d.memcpys, d.memsets], e.counts, `${label}: GPU ${d.id} counts`);
     assert.equal([d.kernelNs, d.memcpyNs, d.memsetNs].map(BigInt), e.ns, `${label}: GPU ${d.id} times`);
-    assert.equal([d.memcpyBytes, d.memsetBytes].map(BigInt), e.bytes.slice(1), `${label}: GPU ${d.id} bytes`);
+    assert.equal([d.memcpyBytes, d.memsetBytes].map((v) => (v === null ? null : BigInt(v))), e.bytes.slice(1), `${label}: GPU ${d.id} bytes`);
     const span = Number(x.end - x.start);
     assert.ok(Math.abs(d.busyPercent - (Number(e.busy) / span) * 100) < 1e-9, `${label}: busy %`);
   }
@@ -239,6 +241,8 @@ test("Gaudi: copies whose records have no byte count show bytes and GB/s as unkn
     assert.is(c.bandwidthGBs, null);
     assert.ok(c.totalNs > 0);
   }
+  // The device's sums of copy and fill bytes too: unknown, not 0.
+  for (const d of [...r.stats!.devices, ...json.files[0].stats.devices]) assert.equal([d.memcpyBytes, d.memsetBytes], [null, null]);
   const text = formatStats(file, r.stats!);
   assert.match(text, /Unknown\s+8\s+unknown\s+0\.221\s+unknown/);
   assert.not.match(text, /0\.00/);
