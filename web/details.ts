@@ -28,18 +28,27 @@ function isDeviceWork(k: number): boolean {
  * scan of the device rows only (host rows are skipped by their row class), at most `max`.
  */
 export function launchedBy(f: LoadedFile, corr: number, max = 1000): number[] {
+  const ev = f.events;
+  return byCorrelation(f, corr, [RowClass.GPU_STREAM], isDeviceWork, max).sort((a, b) => ev.start(a) - ev.start(b));
+}
+
+/**
+ * The events with correlation id `corr` whose kind `keep` accepts, in row order, at most `max`: a scan of the rows
+ * of the classes `rows` only (a row's events are contiguous in the table).
+ */
+function byCorrelation(f: LoadedFile, corr: number, rows: readonly number[], keep: (kind: number) => boolean, max: number): number[] {
   const out: number[] = [];
   if (corr === 0) return out;
   const ev = f.events;
   for (let r = 0; r < f.meta.header.rows && out.length < max; r++) {
-    if (rowWord(f, r, 0) !== RowClass.GPU_STREAM) continue;
+    if (!rows.includes(rowWord(f, r, 0))) continue;
     const first = rowWord(f, r, 6);
     const n = rowWord(f, r, 7);
     for (let i = first; i < first + n && out.length < max; i++) {
-      if (ev.correlation(i) === corr && isDeviceWork(ev.kind(i))) out.push(i);
+      if (ev.correlation(i) === corr && keep(ev.kind(i))) out.push(i);
     }
   }
-  return out.sort((a, b) => ev.start(a) - ev.start(b));
+  return out;
 }
 
 /**
@@ -47,20 +56,9 @@ export function launchedBy(f: LoadedFile, corr: number, max = 1000): number[] {
  * with that correlation id; TL_NONE when neither is in the file.
  */
 function recordOf(f: LoadedFile, corr: number): number {
-  const ev = f.events;
-  let call = TL_NONE;
-  for (let r = 0; r < f.meta.header.rows; r++) {
-    const cls = rowWord(f, r, 0);
-    if (cls !== RowClass.GPU_STREAM && cls !== RowClass.HOST_API) continue;
-    const first = rowWord(f, r, 6);
-    const n = rowWord(f, r, 7);
-    for (let i = first; i < first + n; i++) {
-      if (ev.correlation(i) !== corr) continue;
-      if (ev.kind(i) === Kind.EVENT_RECORD) return i;
-      if (call === TL_NONE && (ev.kind(i) === Kind.API_RUNTIME || ev.kind(i) === Kind.API_DRIVER)) call = i;
-    }
-  }
-  return call;
+  const api = (k: number) => k === Kind.API_RUNTIME || k === Kind.API_DRIVER;
+  const hits = byCorrelation(f, corr, [RowClass.GPU_STREAM, RowClass.HOST_API], (k) => k === Kind.EVENT_RECORD || api(k), Infinity);
+  return hits.find((i) => f.events.kind(i) === Kind.EVENT_RECORD) ?? hits.find((i) => api(f.events.kind(i))) ?? TL_NONE;
 }
 
 /** Context the panel needs from the page. */

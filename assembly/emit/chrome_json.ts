@@ -557,6 +557,16 @@ function launchArgs(e: Ev): void {
   }
 }
 
+/**
+ * After a sync's or CUDA event record's head (which wrote the CPU op's External id if it has one): Kineto's External id
+ * for one without, its own correlation id (HTA and Chakra join on it), and the comma after it.
+ */
+function ownExternal(e: Ev): void {
+  if ((e.flags & EvFlag.HAS_EXTERNAL) != 0) return;
+  keyU('"External id":', e.correlation);
+  O.byte(44);
+}
+
 /** Writes the vendor args of `e` (model/args.ts, e.g. Synapse recipe fields) at q, if it has any; returns the end. */
 // @ts-ignore: decorator
 @inline function vendorArgs(q: usize, e: Ev): usize {
@@ -620,12 +630,14 @@ export function chromeEvent(e: Ev): void {
         keyU(',"correlation":', e.correlation);
       } else O.pos = putId(putStream(O.pos, e.device, e.context, e.stream, 1), e.correlation, CORR_IDS);
       // No byte count in the vendor record: neither bytes nor bandwidth (a 0 would be summed and averaged as real).
-      const dur = (e.flags & EvFlag.BYTES_UNKNOWN) != 0 ? 0 : e.end - e.start;
-      if ((e.flags & EvFlag.BYTES_UNKNOWN) == 0) O.pos = putU64(putLit(O.pos, T_BYTES), e.bytes);
-      if (dur > 0) {
-        // bytes per ns == GB/s
-        O.ascii(',"memory bandwidth (GB/s)":');
-        O.fixed(<f64>e.bytes / <f64>dur, 9);
+      if ((e.flags & EvFlag.BYTES_UNKNOWN) == 0) {
+        O.pos = putU64(putLit(O.pos, T_BYTES), e.bytes);
+        const dur = e.end - e.start;
+        if (dur > 0) {
+          // bytes per ns == GB/s
+          O.ascii(',"memory bandwidth (GB/s)":');
+          O.fixed(<f64>e.bytes / <f64>dur, 9);
+        }
       }
       O.pos = putGpuTail(vendorArgs(O.pos, e), e);
       flowEnd(e);
@@ -655,11 +667,7 @@ export function chromeEvent(e: Ev): void {
       const tid = noStream ? CONTEXT_SYNC_TID : <u64>e.stream + SYNC_TID_OFFSET;
       noteGpuRow(dev, noStream ? CONTEXT_SYNC_TID : <u64>e.stream, noStream ? 3 : 2);
       head(T_CAT_SYNC, e, gpid(dev), tid);
-      // Kineto gives a sync with no CPU op of its own its correlation id as External id (HTA and Chakra join on it).
-      if ((e.flags & EvFlag.HAS_EXTERNAL) == 0) {
-        keyU('"External id":', e.correlation);
-        O.byte(44);
-      }
+      ownExternal(e);
       O.ascii('"cuda_sync_kind":');
       O.jsonString(e.namePtr, e.nameLen);
       O.need(512);
@@ -694,12 +702,8 @@ export function chromeEvent(e: Ev): void {
       head(T_CAT_EVENT, e, gpid(dev), tid);
       e.namePtr = np;
       e.nameLen = nl;
-      // Kineto's cuda_event args, in its order: External id (the correlation id without a CPU op), event_id, stream,
-      // correlation, device, context.
-      if ((e.flags & EvFlag.HAS_EXTERNAL) == 0) {
-        keyU('"External id":', e.correlation);
-        O.byte(44);
-      }
+      // Kineto's cuda_event args, in its order: External id, event_id, stream, correlation, device, context.
+      ownExternal(e);
       keyU('"event_id":', e.eventId);
       keyU(',"stream":', e.stream);
       keyU(',"correlation":', e.correlation);

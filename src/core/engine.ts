@@ -324,6 +324,11 @@ const PTI_KINDS: Record<number, string> = {
   12: "COMMUNICATION",
 };
 const VENDORS = ["unknown", "cuda", "rocm", "rocm-roctracer", "xpu", "hpu"];
+
+/** The name `info` gives HEADER vendor code `code` ("cuda", "rocm", …; `vendor N` for a code it does not know). */
+export function vendorName(code: number): string {
+  return VENDORS[code] ?? `vendor ${code}`;
+}
 /** Synapse entry types (synTraceEvent.type, the TEF phase) as `rawtrace info` lists them. */
 const SYNAPSE_PHASES: Record<number, string> = {
   66: "B (begin)", 69: "E (end)", 88: "X (complete)", 77: "M (metadata)", 67: "C (counter)",
@@ -615,7 +620,7 @@ export class Engine {
     return {
       file,
       bytes: n(20),
-      vendor: VENDORS[n(0)] ?? `vendor ${n(0)}`,
+      vendor: vendorName(n(0)),
       vendorVersion: n(1),
       vendorVersionText: text(2),
       runtimeVersion: n(2),

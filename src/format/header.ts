@@ -5,22 +5,13 @@
  */
 import { crc32 } from "node:zlib";
 import { checksumBitsInvalid, payloadChecksum } from "./checksum.js";
-import { CHUNK_HEADER_SIZE, CHUNK_SYNC, ChunkType, MAGIC, PREAMBLE_SIZE, Vendor } from "./container.js";
+import { CHUNK_HEADER_SIZE, CHUNK_SYNC, ChunkType, MAGIC, PREAMBLE_SIZE } from "./container.js";
 import type { HeaderInfo } from "./writer.js";
 
 /** A HEADER as read back: every field of {@link HeaderInfo}, the command line split at its NULs. */
 export interface ReadHeader extends Required<Omit<HeaderInfo, "commandLine">> {
   commandLine: string[];
 }
-
-/** Vendor codes as `info` names them (docs/format.md §1). */
-export const VENDOR_NAMES: Readonly<Record<number, string>> = {
-  [Vendor.CUDA]: "CUDA (CUPTI)",
-  [Vendor.ROCM_SDK]: "ROCm (rocprofiler-sdk)",
-  [Vendor.ROCM_ROCTRACER]: "ROCm (roctracer)",
-  [Vendor.INTEL_PTI]: "Intel XPU (PTI)",
-  [Vendor.HABANA]: "Habana HPU (Synapse)",
-};
 
 /**
  * The HEADER chunk at the start of `bytes` (the file's first bytes: the preamble, then the HEADER as the collectors

@@ -10,7 +10,7 @@ import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { constants as zlibConstants, gunzipSync } from "node:zlib";
 import { LOSS_WARNINGS, RawtraceError, type Warning } from "../core/codes.js";
 import { damageLines, int, lossLines, plural, warningLines } from "../core/loss_lines.js";
-import { stepPattern, type AnalysisOptions, type FileInfo } from "../core/engine.js";
+import { stepPattern, vendorName, type AnalysisOptions, type FileInfo } from "../core/engine.js";
 import { skewMessages } from "../core/merge.js";
 import { infoFile } from "./convert.js";
 import { convertBatch, sizeOf, type FileResult } from "./batch.js";
@@ -28,7 +28,7 @@ import { isGzipFile, spoolInputs } from "./file_source.js";
 import { gzipByName } from "./block_gzip.js";
 import { checkOutputNames, parseShard, readList, selectShard, type Shard } from "./shard.js";
 import { ProgressView, fmtMB } from "./progress.js";
-import { VENDOR_NAMES, readHeader, type ReadHeader } from "../format/header.js";
+import { readHeader, type ReadHeader } from "../format/header.js";
 
 /** Parsed options the batch commands read. */
 export interface CliValues {
@@ -527,10 +527,7 @@ export function formatInfo(i: FileInfo): string {
   out.push(`${i.file}: ${fmtBytes(i.bytes)}, ${i.complete ? "complete" : "NOT closed cleanly (no END chunk)"}`);
   const [vendor, ...devices] = vendorLines(i);
   out.push(`  ${vendor}`);
-  out.push(`  process       pid ${i.pid} on ${i.hostname || "?"}: ${i.commandLine.join(" ") || "?"}`);
-  if (i.rank >= 0) {
-    out.push(`  rank          ${i.rank} of ${i.worldSize >= 0 ? i.worldSize : "?"}${i.localRank >= 0 ? ` (local ${i.localRank})` : ""}`);
-  }
+  out.push(...processLines(i));
   if (i.firstNs > 0n) {
     const span = Number(i.lastNs - i.firstNs) / 1e6;
     out.push(`  time span     ${new Date(Number(i.firstNs / 1000000n)).toISOString()} + ${span.toFixed(3)} ms`);
@@ -580,13 +577,21 @@ function headerOf(file: string): ReadHeader | null {
   }
 }
 
+/** `info`'s process and rank lines (from the core's FileInfo, or from a HEADER read without the core). */
+function processLines(p: { pid: number; hostname: string; commandLine: string[]; rank: number; worldSize: number; localRank: number }): string[] {
+  const out = [`  process       pid ${p.pid} on ${p.hostname || "?"}: ${p.commandLine.join(" ") || "?"}`];
+  if (p.rank >= 0) {
+    out.push(`  rank          ${p.rank} of ${p.worldSize >= 0 ? p.worldSize : "?"}${p.localRank >= 0 ? ` (local ${p.localRank})` : ""}`);
+  }
+  return out;
+}
+
 /** The text `rawtrace info` shows of a dump whose vendor this build cannot decode: what its HEADER says. */
 export function formatHeaderOnly(file: string, bytes: number, h: ReadHeader): string {
-  const out = [`${file}: ${fmtBytes(bytes)}, vendor code ${h.vendor}${VENDOR_NAMES[h.vendor] ? `, ${VENDOR_NAMES[h.vendor]}` : ""}: no decoder in this build, only its HEADER is shown`];
+  const out = [`${file}: ${fmtBytes(bytes)}, vendor code ${h.vendor} (${vendorName(h.vendor)}): no decoder in this build, only its HEADER is shown`];
   const lib = `tracing library ${h.vendorVersion}${h.vendorVersionText ? ` "${h.vendorVersionText}"` : ""}`;
   out.push(`  vendor        ${lib}, runtime ${h.runtimeVersion || "?"}, driver ${h.driverVersion || "?"}`);
-  out.push(`  process       pid ${h.pid} on ${h.hostname || "?"}: ${h.commandLine.join(" ") || "?"}`);
-  if (h.rank >= 0) out.push(`  rank          ${h.rank} of ${h.worldSize >= 0 ? h.worldSize : "?"}${h.localRank >= 0 ? ` (local ${h.localRank})` : ""}`);
+  out.push(...processLines(h));
   const v = h.collectorVersion;
   out.push(`  collector     ${v >>> 16}.${(v >>> 8) & 255}.${v & 255}, started ${new Date(Number(h.startNs / 1000000n)).toISOString()}`);
   return out.join("\n");

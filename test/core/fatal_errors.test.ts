@@ -64,7 +64,7 @@ test("info of a dump with no decoder shows its HEADER (text and --json), then th
   const r = spawnSync(process.execPath, ["dist/node/cli.js", "info", file], { encoding: "utf8" });
   assert.is(r.status, 1, r.stderr);
   assert.equal(r.stdout.trim().split("\n"), [
-    `${file}: ${bytes.length} B, vendor code 3, ROCm (roctracer): no decoder in this build, only its HEADER is shown`,
+    `${file}: ${bytes.length} B, vendor code 3 (rocm-roctracer): no decoder in this build, only its HEADER is shown`,
     `  vendor        tracing library 60200 "roctracer 4.1", runtime ?, driver ?`,
     "  process       pid 4242 on gpu-node-7: python train.py --lr",
     "  rank          3 of 8 (local 1)",
