@@ -141,7 +141,7 @@ export function vendorWords(vendor: string): VendorWords {
 /**
  * Whether a vendor's copy and fill records carry their byte count, direction, memory kinds, devices and fill value
  * (where they do, a 0 is a 0). Synapse's do not (docs/decoders/hpu.md: "copies have no byte count"); a Gaudi copy's
- * bytes are its `bytes_moved` argument where it has one (assembly/emit/timeline.ts copyBytes), else unknown.
+ * bytes are its `bytes_moved` argument where it has one (assembly/decode/synapse.ts), else unknown.
  */
 export function copyRecordsComplete(vendor: string): boolean {
   return vendor !== "hpu";

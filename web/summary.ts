@@ -5,8 +5,7 @@
 import { EventKind, byTotal, type TraceStats } from "../src/core/stats.js";
 import { $, cell, kv, table } from "./dom.js";
 import { bytes, dur, int } from "./format.js";
-import { copyRecordsComplete, shortName, type LoadedFile } from "./model.js";
-import { Flag, Kind } from "../src/core/timeline.js";
+import { shortName, type LoadedFile } from "./model.js";
 
 /** Renders the summary of `f`; a click on a kernel name calls `onName` (the page searches for it). */
 export function renderSummary(f: LoadedFile, s: TraceStats, onName: (name: string) => void): void {
@@ -79,32 +78,20 @@ export function renderSummary(f: LoadedFile, s: TraceStats, onName: (name: strin
   body.append(h);
   const [mt, mtb] = table(["direction", "count", "bytes", "time", "GB/s"], [false, true, true, true, true]);
   mt.id = "summary-memcpy";
-  // A vendor whose copy records carry no byte count (Gaudi): the bytes the dump has (bytes_moved) from the timeline.
-  const complete = copyRecordsComplete(f.info.vendor);
-  const said = complete ? null : copyBytesSaid(f);
   for (const c of s.copies) {
     const tr = document.createElement("tr");
     tr.dataset.direction = c.direction;
     cell(tr, c.direction);
     cell(tr, int(c.count), "num", { count: String(c.count) });
-    const k = said?.get(`${c.copyKind}:${c.peer}`) ?? { n: 0, bytes: 0, ns: 0 };
-    // The core's row says whether its records had byte counts (bytes null: none had).
-    const known = complete && c.bytes !== null;
-    if (known || k.n === c.count) {
-      const b = known ? c.bytes! : k.bytes;
-      const ns = known ? c.totalNs : k.ns;
-      cell(tr, bytes(b), "num", { bytes: String(b) });
+    // The core's row says whether its records had byte counts (bytes null: a Gaudi copy without `bytes_moved`).
+    if (c.bytes !== null) {
+      cell(tr, bytes(c.bytes), "num", { bytes: String(c.bytes) });
       cell(tr, dur(c.totalNs), "num", { ns: String(c.totalNs) });
-      cell(tr, ns > 0 ? (b / ns).toFixed(2) : "-", "num");
-    } else if (k.n === 0) {
-      cell(tr, "unknown", "num", undefined, "this dump's copy records carry no byte count");
+      cell(tr, c.totalNs > 0 ? (c.bytes / c.totalNs).toFixed(2) : "-", "num");
+    } else {
+      cell(tr, "unknown", "num", undefined, "these copies' records carry no byte count");
       cell(tr, dur(c.totalNs), "num", { ns: String(c.totalNs) });
       cell(tr, "unknown", "num");
-    } else {
-      const note = `${int(k.n)} of ${int(c.count)} copies carry a byte count (bytes_moved); GB/s over their time`;
-      cell(tr, `${bytes(k.bytes)} (${int(k.n)} of ${int(c.count)})`, "num", { bytes: String(k.bytes) }, note);
-      cell(tr, dur(c.totalNs), "num", { ns: String(c.totalNs) });
-      cell(tr, (k.bytes / k.ns).toFixed(2), "num", undefined, note);
     }
     mtb.append(tr);
   }
@@ -116,7 +103,7 @@ export function renderSummary(f: LoadedFile, s: TraceStats, onName: (name: strin
     cell(tr, int(memsets), "num", { count: String(memsets) });
     const mb = s.devices.reduce((a, d) => a + (d.memsetBytes ?? 0), 0);
     const fillsKnown = s.devices.every((d) => d.memsetBytes !== null);
-    if (fillsKnown && (complete || mb > 0)) cell(tr, bytes(mb), "num", { bytes: String(mb) });
+    if (fillsKnown) cell(tr, bytes(mb), "num", { bytes: String(mb) });
     else cell(tr, "unknown", "num", undefined, "this dump's fill records carry no byte count");
     const mn = s.devices.reduce((a, d) => a + d.memsetNs, 0);
     cell(tr, dur(mn), "num", { ns: String(mn) });
@@ -132,24 +119,3 @@ export function renderSummary(f: LoadedFile, s: TraceStats, onName: (name: strin
 }
 
 
-/**
- * Per copy kind and peer flag (`kind:peer`, as the core's copy rows), the copies of `f` whose timeline record has a
- * byte count: how many, their bytes and their time (ns). For a vendor whose copy records carry none, the bytes are
- * the `bytes_moved` argument where a copy has one (assembly/emit/timeline.ts copyBytes).
- */
-function copyBytesSaid(f: LoadedFile): Map<string, { n: number; bytes: number; ns: number }> {
-  const out = new Map<string, { n: number; bytes: number; ns: number }>();
-  const ev = f.events;
-  for (let i = 0; i < ev.length; i++) {
-    if (ev.kind(i) !== Kind.MEMCPY || ev.flags(i) & Flag.INCOMPLETE) continue;
-    const n = ev.word(i, 9) + ev.word(i, 10) * 2 ** 32;
-    if (n === 0) continue;
-    const key = `${ev.word(i, 11) & 0xff}:${(ev.flags(i) & Flag.PEER) !== 0}`;
-    const x = out.get(key) ?? { n: 0, bytes: 0, ns: 0 };
-    x.n++;
-    x.bytes += n;
-    x.ns += ev.dur(i);
-    out.set(key, x);
-  }
-  return out;
-}

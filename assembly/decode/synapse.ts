@@ -371,8 +371,7 @@ function emitEntry(
     x.stream = engineLane(dev, et, ei);
     x.context = <u32>ctx;
     x.correlation = launch;
-    // Synapse entries carry no byte count (docs/decoders/hpu.md): a copy's or fill's bytes are unknown, not 0.
-    if (x.kind != EvKind.KERNEL) x.flags |= EvFlag.ASYNC | EvFlag.BYTES_UNKNOWN;
+    if (x.kind != EvKind.KERNEL) x.flags |= EvFlag.ASYNC;
     // One arrow per launch: to its first device op (a Chrome flow ends once).
     if (launch != 0) {
       const s = tableUpsert(ended, launch);
@@ -387,6 +386,12 @@ function emitEntry(
   args(e, i, false);
   x.argsPtr = A.argsPtr();
   x.argsLen = A.argsLen();
+  // Synapse entries carry no byte count (docs/decoders/hpu.md): a copy's or fill's bytes are its `bytes_moved`
+  // extraArgs entry where it has one, else unknown (not 0), so every output and stats agree on them.
+  if (x.kind == EvKind.MEMCPY || x.kind == EvKind.MEMSET) {
+    x.bytes = A.findU64(x.argsPtr, x.argsLen, key(K_BYTES_MOVED), K_BYTES_MOVED.length);
+    if (!A.found) x.flags |= EvFlag.BYTES_UNKNOWN;
+  }
   emitEvent(x);
 }
 
@@ -412,6 +417,7 @@ const K_STREAM = "streamHandle";
 const K_EVENT = "eventHandle";
 const K_DATA_TYPE = "dataType";
 const K_KERNEL_FILE = "kernel_file_name";
+const K_BYTES_MOVED = "bytes_moved";
 
 // Static data (not heap or arena: it must survive heap.reset() between files).
 const keyBuf = memory.data(32);

@@ -35,7 +35,6 @@
  */
 import { Ev, EvKind, EvFlag } from "../model/event";
 import * as S from "../model/session";
-import * as A from "../model/args";
 import * as O from "./out";
 import { statsBegin, statsEventNamed, statsEnd } from "./stats";
 import { activeBlocks, occPlausible } from "./xspace";
@@ -59,7 +58,7 @@ import {
  *       saturated at its field's largest value: 65535, 2047 or 1023; CUDA's own limits are 65535, 1024 and 64)
  *     MEMCPY: bytes low; bytes high; copy kind | src kind << 8 | dst kind << 16
  *     MEMSET: bytes low; bytes high; value
- *       (bytes: the record's count, else its `bytes_moved` argument: {@link copyBytes})
+ *       (bytes: the model's count; a Gaudi copy's is its `bytes_moved` argument, decode/synapse.ts)
  *     API_RUNTIME / API_DRIVER: cbid; external id (low 32, TF.EXTERNAL); return value
  *     SYNC: sync type; event id; stream (NONE: context-wide)
  *     RANGE / INSTANT: color (ARGB); domain name id (NONE: default domain); training step number (TF.STEP,
@@ -327,7 +326,7 @@ export function timelineEvent(e: Ev): void {
       x3 = e.context;
       x4 = e.srcDevice;
       x5 = e.dstDevice;
-      const n = copyBytes(e);
+      const n = e.bytes;
       x0 = <u32>n;
       x1 = <u32>(n >> 32);
       x2 = (e.copyKind & 0xff) | ((e.srcKind & 0xff) << 8) | ((e.dstKind & 0xff) << 16);
@@ -335,7 +334,7 @@ export function timelineEvent(e: Ev): void {
     }
     case EvKind.MEMSET: {
       x3 = e.context;
-      const n = copyBytes(e);
+      const n = e.bytes;
       x0 = <u32>n;
       x1 = <u32>(n >> 32);
       x2 = e.memsetValue;
@@ -414,28 +413,6 @@ export function timelineEvent(e: Ev): void {
     else if ((f & TF.FLOW_END) != 0) bits |= K_FLOW_END;
   }
   keyPush(start, dur, bits, c);
-}
-
-/** The argument key a copy or fill names its byte count by when its record has none (Synapse's extraArgs). */
-const BYTES_MOVED = memory.data<u8>([98, 121, 116, 101, 115, 95, 109, 111, 118, 101, 100]); // "bytes_moved"
-const BYTES_MOVED_LEN: u32 = 11;
-
-/**
- * Bytes of copy or fill `e`: its byte count, or where that is 0 the unsigned `bytes_moved` argument the event carries
- * (a Gaudi copy's record has no byte count, its extraArgs may: docs/decoders/hpu.md); 0 when it has neither. The
- * Chrome JSON keeps `bytes` 0 and writes the argument as it is; the viewer shows what the dump says.
- */
-function copyBytes(e: Ev): u64 {
-  if (e.bytes != 0 || e.argsLen == 0) return e.bytes;
-  let a = e.argsPtr;
-  const end = a + e.argsLen;
-  while (a < end) {
-    if (A.argType(a) == A.ARG_U64 && A.argKeyLen(a) == BYTES_MOVED_LEN && memory.compare(A.argKey(a), BYTES_MOVED, BYTES_MOVED_LEN) == 0) {
-      return load<u64>(A.argValue(a));
-    }
-    a = A.argNext(a);
-  }
-  return 0;
 }
 
 /** Kernels, copies, fills and graphs: the work a host call launches. */

@@ -3,7 +3,7 @@
  * `Memset_details`. Each distinct tuple of values is formatted as a string interned as stat metadata of its plane;
  * events refer to it by id. A bounded cache of recent tuples skips the formatting for repeated ones.
  */
-import { Ev } from "../model/event";
+import { Ev, EvFlag } from "../model/event";
 import { arenaAlloc } from "../util/arena";
 import { metaAdded, metaAt, metaIntern, metaSetAux } from "./xspace_meta";
 import { hashMask } from "./xspace_meta_store";
@@ -147,22 +147,27 @@ function memKindName(k: u32): string {
   return "unknown";
 }
 
-/** Stat id of the memcpy_details string of `e` on `pl` (kinds, size, destination ordinal `dest`, `isAsync` 0/1), once per distinct tuple. */
+/** Stat id of the memcpy_details string of `e` on `pl` (kinds, size unless unknown, destination ordinal `dest`, `isAsync` 0/1), once per distinct tuple. */
 export function memcpyDetails(pl: Plane, e: Ev, dest: u32, isAsync: u32): u32 {
-  tupStart(6);
+  const unknown: u32 = (e.flags & EvFlag.BYTES_UNKNOWN) != 0 ? 1 : 0;
+  tupStart(7);
   tupSet(0, e.srcKind);
   tupSet(1, e.dstKind);
   tupSet64(2, e.bytes);
   tupSet(4, dest);
   tupSet(5, isAsync);
+  tupSet(6, unknown);
   const id = tupleFind(pl, 2);
   if (id != 0) return id;
   bAscii("kind_src:");
   bAscii(memKindName(e.srcKind));
   bAscii(" kind_dst:");
   bAscii(memKindName(e.dstKind));
-  bAscii(" size:");
-  bU64(e.bytes);
+  // No byte count in the record (Gaudi without bytes_moved): no size rather than a size of 0.
+  if (unknown == 0) {
+    bAscii(" size:");
+    bU64(e.bytes);
+  }
   bAscii(" dest:");
   bU64(dest);
   bAscii(" async:");
@@ -170,18 +175,22 @@ export function memcpyDetails(pl: Plane, e: Ev, dest: u32, isAsync: u32): u32 {
   return tupleAdd(pl, 2);
 }
 
-/** Stat id of the Memset_details string of `e` on `pl` (kind, size, `isAsync` 0/1), once per distinct tuple. */
+/** Stat id of the Memset_details string of `e` on `pl` (kind, size unless unknown, `isAsync` 0/1), once per distinct tuple. */
 export function memsetDetails(pl: Plane, e: Ev, isAsync: u32): u32 {
-  tupStart(4);
+  const unknown: u32 = (e.flags & EvFlag.BYTES_UNKNOWN) != 0 ? 1 : 0;
+  tupStart(5);
   tupSet(0, e.dstKind);
   tupSet64(1, e.bytes);
   tupSet(3, isAsync);
+  tupSet(4, unknown);
   const id = tupleFind(pl, 3);
   if (id != 0) return id;
   bAscii("kind:");
   bAscii(memKindName(e.dstKind));
-  bAscii(" num_bytes:");
-  bU64(e.bytes);
+  if (unknown == 0) {
+    bAscii(" num_bytes:");
+    bU64(e.bytes);
+  }
   bAscii(" async:");
   bU64(isAsync);
   return tupleAdd(pl, 3);

@@ -128,3 +128,24 @@ export function argStr(kp: usize, kn: u32, vp: usize, vn: u32): void {
 @inline export function argNext(a: usize): usize {
   return a + 8 + <usize>load<u16>(a, 2) + <usize>load<u32>(a, 4);
 }
+
+/** Whether the last {@link findU64} found its key. */
+export let found: bool = false;
+
+/**
+ * The value of the first unsigned-integer entry keyed [kp, kp+kn) in the list of `n` bytes at `list` (sets
+ * {@link found}; 0 when there is none). A scan: lists are a few entries long.
+ */
+export function findU64(list: usize, n: u32, kp: usize, kn: u32): u64 {
+  let a = list;
+  const end = list + n;
+  while (a < end) {
+    if (argType(a) == ARG_U64 && argKeyLen(a) == kn && memory.compare(argKey(a), kp, kn) == 0) {
+      found = true;
+      return load<u64>(argValue(a));
+    }
+    a = argNext(a);
+  }
+  found = false;
+  return 0;
+}

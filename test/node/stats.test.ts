@@ -230,22 +230,24 @@ test("decodeStats rejects what is not a stats result", () => {
   assert.throws(() => decodeStats(new Uint8Array(8)), /not a rawtrace stats result/);
 });
 
-test("Gaudi: copies whose records have no byte count show bytes and GB/s as unknown (null in --json), never 0 B and 0 GB/s", async () => {
+test("Gaudi: copies whose records have no byte count show bytes and GB/s as unknown (null in --json), never 0 B and 0 GB/s; those with bytes_moved their bytes", async () => {
   const file = join(ROOT, "samples/gaudi2_mlp_synapse.rawtrace");
   const [r] = await statsFiles([file]);
   assert.ok(r.ok, r.error?.message);
   const json = JSON.parse(JSON.stringify(statsJson([r]))) as { files: Array<{ stats: TraceStats }> };
-  for (const c of [...r.stats!.copies, ...json.files[0].stats.copies]) {
-    assert.is(c.count, 8);
-    assert.is(c.bytes, null);
-    assert.is(c.bandwidthGBs, null);
-    assert.ok(c.totalNs > 0);
+  for (const copies of [r.stats!.copies, json.files[0].stats.copies]) {
+    // The sample's 4 host-to-device copies carry extraArgs bytes_moved = 8 MiB; its 4 device-to-device copies nothing.
+    assert.equal(copies.map((c) => [c.count, c.bytes]), [[4, 4 * 8388608], [4, null]]);
+    assert.ok(copies[0].bandwidthGBs! > 0);
+    assert.is(copies[1].bandwidthGBs, null);
+    for (const c of copies) assert.ok(c.totalNs > 0);
   }
-  // The device's sums of copy and fill bytes too: unknown, not 0.
+  // The device's sums of copy and fill bytes: unknown while some of them have no count, not 0 nor a partial sum.
   for (const d of [...r.stats!.devices, ...json.files[0].stats.devices]) assert.equal([d.memcpyBytes, d.memsetBytes], [null, null]);
   const text = formatStats(file, r.stats!);
-  assert.match(text, /Unknown\s+8\s+unknown\s+0\.221\s+unknown/);
-  assert.not.match(text, /0\.00/);
+  assert.match(text, /Unknown\s+4\s+32\.0 MiB\s+0\.173\s+193\.72/);
+  assert.match(text, /Unknown\s+4\s+unknown\s+0\.048\s+unknown/);
+  assert.not.match(text, /\s0\.00\s/);
 });
 
 test("Intel XPU: a wait PTI records twice (Level Zero call and synchronization view) is one driver call and one sync", async () => {
