@@ -122,8 +122,12 @@ export function xspaceProfileStart(): u64 {
   store<u64>(r, start);
   store<u64>(r, dur, 8);
   store<u32>(r, (meta & META_MASK) | (<u32>kind << 24) | (graph ? REC_GRAPH : 0), 16);
-  // A correlation id two processes used links nothing (CORRELATION_PROCESSES).
-  store<u32>(r, S.ambiguousCorrs != 0 && S.corrAmbiguous(<u64>e.correlation) ? 0 : <u32>e.correlation, 20);
+  // A correlation id two processes used links nothing (CORRELATION_PROCESSES). Syncs and CUDA event records carry
+  // none: XProf groups a device event with a correlation id into its launch's step and counts every grouped device
+  // event that is not a copy as device compute, so a sync's host-side wait would count as GPU work (XLA records no
+  // syncs on its device planes).
+  const linked = kind != R.SYNC && kind != R.EVENT_RECORD;
+  store<u32>(r, !linked || (S.ambiguousCorrs != 0 && S.corrAmbiguous(<u64>e.correlation)) ? 0 : <u32>e.correlation, 20);
   store<u32>(r, ctx, 24);
   store<u32>(r, detail, 28);
   let used = kindStats(kind);

@@ -90,11 +90,27 @@ export function memcpyType(e: Ev): u32 {
   return T_OTHER;
 }
 
-/** Memcpy events are named by type as XLA does ("MemcpyH2D"…); the record's details carry the memory kinds. */
+/**
+ * Name of a memcpy event of stream-line type `t`. XLA names them as its line types ("MemcpyH2D"…), but XProf
+ * classifies a device event as a host-to-device, device-to-host or device-to-device copy only when its name starts
+ * with "MemcpyHToD", "MemcpyDToH" or "MemcpyDToD" (tsl ParseTfOpFullname, used by xprof/convert/
+ * xplane_to_step_events.cc ClassifyGpuEvent): with XLA's names its overview and input pipeline count every copy as
+ * device compute. These three are named so XProf tells them apart; the others keep XLA's names.
+ */
+export function memcpyEventName(t: u32): string {
+  switch (t) {
+    case T_H2D: return "MemcpyHToD";
+    case T_D2H: return "MemcpyDToH";
+    case T_D2D: return "MemcpyDToD";
+  }
+  return typeName(t);
+}
+
+/** Memcpy events are named by type ({@link memcpyEventName}); the record's details carry the memory kinds. */
 export function evByMemcpy(pl: Plane, t: u32): u32 {
   const id = evCached(pl, NS_MEMCPY | t);
   if (id != 0) return id;
-  const s = typeName(t);
+  const s = memcpyEventName(t);
   return evCache(pl, asciiCopy(s), s.length);
 }
 

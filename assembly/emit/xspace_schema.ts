@@ -144,7 +144,7 @@ export function kindStats(k: i32): u32 {
     case R.MEMSET: return corrCtx | (1 << WK.MEMSET_DETAILS);
     case R.GRAPH: return corrCtx | (1 << WK.GRAPH_ID) | (1 << WK.GRAPH_EXEC_ID);
     case R.SYNC:
-    case R.EVENT_RECORD: return corrCtx;
+    case R.EVENT_RECORD: return 1 << WK.CONTEXT_ID;
     case R.STEP: return (1 << WK.IS_ROOT) | (1 << WK.STEP_NUM);
     case R.COUNTER: return 1 << WK.VALUE;
   }

@@ -44,7 +44,7 @@ interface HtaOut {
   iterations: number[];
 }
 interface XprofOut {
-  steps: Array<{ step: string; step_ms: number; compute_ms: number; parts_ms: number }>;
+  steps: Array<{ step: string; step_ms: number; compute_ms: number; parts_ms: number; parts: Record<string, number> }>;
   kernels: Array<{ name: string; occurrences: number; total_us: number }>;
   rows: Array<{ process: string; thread: string; events: number; durations_us: number[]; names: string[] }>;
 }
@@ -163,6 +163,32 @@ test("every bundled sample is covered", () => {
 
 /** Real dumps checked like the samples: `rawtrace record` on an H100, PyTorch ProfilerStep#N ranges, default steps. */
 const REAL = ["test/fixtures/real/h100/torch_profilerstep.rawtrace"];
+
+/**
+ * A step's device time by XProf's event types, ns: the highest type present counts at each instant (device compute
+ * 10 > device to host 9 > device to device 8 > host to device 4). Kernels, fills and copies of other kinds are device
+ * compute; copies by CUPTI copy kind 1, 2, 8 are host to device, device to host and device to device. `h2d` is the
+ * host-to-device time no device type above it covers (host calls may still cover it).
+ */
+function deviceBreakdownNs(ops: DeviceOp[]): { compute: number; d2h: number; d2d: number; h2d: number } {
+  const type = (o: DeviceOp) => (o.kind !== "memcpy" ? 10 : o.copyKind === 1 ? 4 : o.copyKind === 2 ? 9 : o.copyKind === 8 ? 8 : 10);
+  const edges: Array<[bigint, number, number]> = [];
+  for (const o of ops) {
+    if (o.kind === "sync" || o.end <= o.start) continue;
+    edges.push([o.start, type(o), 1], [o.end, type(o), -1]);
+  }
+  edges.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  const open = new Map<number, number>();
+  const sum = new Map<number, number>();
+  let at = 0n;
+  for (const [t, ty, d] of edges) {
+    const top = Math.max(0, ...[...open].filter(([, n]) => n > 0).map(([k]) => k));
+    if (top) sum.set(top, (sum.get(top) ?? 0) + Number(t - at));
+    at = t;
+    open.set(ty, (open.get(ty) ?? 0) + d);
+  }
+  return { compute: sum.get(10) ?? 0, d2h: sum.get(9) ?? 0, d2d: sum.get(8) ?? 0, h2d: sum.get(4) ?? 0 };
+}
 const pathOf = (f: string) => (f.includes("/") ? join(ROOT, f) : join(ROOT, "samples", f));
 
 for (const file of [...samples, ...REAL]) {
@@ -228,13 +254,30 @@ for (const file of [...samples, ...REAL]) {
 
     // overview_page: the steps (XProf leaves out the first and the last when there are more than two), step time.
     const shown = steps.length > 2 ? steps.slice(1, -1) : steps;
+    let inputSeen = 0;
+    let inputRecords = 0;
     assert.is(x.steps.length, shown.length, "steps on the overview page");
     shown.forEach((s, i) => {
       const got = x.steps[i];
       assert.ok(Math.abs(got.step_ms - Number(stepTimeNs(s)) / 1e6) < 2e-6, `step ${s.num}: XProf ${got.step_ms} ms, records ${Number(stepTimeNs(s)) / 1e6} ms`);
       assert.ok(got.step_ms > 0 && got.compute_ms > 0, `step ${s.num} has time and device compute`);
       assert.ok(Math.abs(got.parts_ms - got.step_ms) < 1e-6, `step ${s.num}: the breakdown adds up to the step time`);
+      // The device side of the breakdown, from the records by XProf's rule (xprof/utils/event_span.cc
+      // ToNonOverlappedEvents: at each instant the highest event type present counts): kernels, fills and other copies
+      // are device compute (10), above device-to-host copies (9), above device-to-device ones (8); host-to-device
+      // copies (4) are input, but host calls (kernel launch, 5) rank above them, so input is only bounded here.
+      const want = deviceBreakdownNs(s.ops);
+      const near = (ms: number, ns: number, what: string) =>
+        assert.ok(Math.abs(ms - ns / 1e6) < 2e-6, `step ${s.num} ${what}: XProf ${ms} ms, records ${ns / 1e6} ms`);
+      near(got.parts.deviceComputeTimeMs, want.compute, "device compute");
+      near(got.parts.outfeedTimeMs, want.d2h, "output (device to host copies)");
+      near(got.parts.deviceToDeviceTimeMs, want.d2d, "device to device");
+      assert.ok(got.parts.infeedTimeMs <= want.h2d / 1e6 + 2e-6, `step ${s.num} input: XProf ${got.parts.infeedTimeMs} ms, at most ${want.h2d / 1e6}`);
+      inputSeen += got.parts.infeedTimeMs;
+      inputRecords += want.h2d;
     });
+    // Host-to-device copies are input, not device compute (XProf's names: MemcpyHToD, docs/xspace.md).
+    if (inputRecords > 0) assert.ok(inputSeen > 0, `${file}: XProf shows input time for the steps' host-to-device copies`);
 
     // trace_viewer: one CUPTI overhead row per plane, the device rows hold every device op, the derived Steps row
     // holds each step's device span.

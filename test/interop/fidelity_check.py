@@ -108,6 +108,7 @@ def xprof(path: str) -> dict:
             steps.append({
                 "step": v["stepnum"], "step_ms": float(v["stepTimeMs"]),
                 "compute_ms": float(v["deviceComputeTimeMs"]), "parts_ms": sum(float(v[p]) for p in parts),
+                "parts": {p: float(v[p]) for p in parts},
             })
     kernels = []
     ks = run("kernel_stats")

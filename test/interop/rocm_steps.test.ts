@@ -4,7 +4,8 @@
  * (test/interop/fidelity_check.py hta) finds iterations 1 and 2 and computes the same temporal breakdown and idle time
  * breakdown as on the original Kineto trace. (HTA's per-iteration figures are empty for both: its add_iteration
  * gives no iteration to GPU rows on stream 0, which every ROCm row is — docs/analysis.md.) XProf's overview page
- * (fidelity_check.py xprof) shows step 1 — step 2 launches no GPU work — with the step time `stats --steps` gives.
+ * (fidelity_check.py xprof) shows step 1 — step 2 launches no GPU work — with the step time `stats --steps` gives, and
+ * the original trace's kernels as its device compute and its host-to-device copies as its input.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -18,7 +19,7 @@ import { memorySource } from "../../src/core/engine.js";
 import { createEngine } from "../../src/node/wasm.js";
 import { kinetoToRocprof } from "../../src/tools/kineto_to_rocprof.js";
 import { readKinetoTrace } from "../../src/tools/kineto_to_rawtrace.js";
-import { computeStepStats } from "../../src/core/step_stats.js";
+import { computeStepStats, unionNs } from "../../src/core/step_stats.js";
 import { xprofPython } from "../helpers/interop.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -66,13 +67,25 @@ test("XProf's overview page on ROCTx steps: the step with GPU work, its step tim
   const path = join(work, "roctx.xplane.pb");
   writeFileSync(path, Buffer.concat(parts));
   const x = JSON.parse(execFileSync(xprofPython(), [join(ROOT, "test/interop/fidelity_check.py"), "xprof", path],
-    { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], maxBuffer: 64 << 20 })) as { steps: Array<{ step_ms: number }>; rows: Array<{ thread: string; events: number }> };
+    { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], maxBuffer: 64 << 20 })) as {
+    steps: Array<{ step_ms: number; parts: Record<string, number> }>; rows: Array<{ thread: string; events: number }>;
+  };
   const ours = await computeStepStats(engine, memorySource(bytes), {});
   assert.equal(ours.map((s) => s.step), [1]);
   assert.is(x.steps.length, 1);
   assert.ok(Math.abs(x.steps[0].step_ms - ours[0].spanNs / 1e6) < 2e-6, `XProf ${x.steps[0].step_ms} ms, stats ${ours[0].spanNs / 1e6} ms`);
   assert.is(x.rows.filter((r) => r.thread === "Steps").reduce((n, r) => n + r.events, 0), 1, "the derived Steps row");
-  console.log(`xprof rocm steps: step 1 ${x.steps[0].step_ms} ms`);
+  // The step's breakdown from the original trace's GPU ops (all launched in step 1): its kernels are device compute,
+  // its two host-to-device copies input — XProf tells copies apart by name (MemcpyHToD, docs/xspace.md); with XLA's
+  // MemcpyH2D it counted them as device compute. No kernel overlaps a copy here, so each is its own union.
+  const ops = (JSON.parse(gunzipSync(readFileSync(ORIGINAL)).toString()) as { traceEvents: Array<{ cat?: string; name: string; ts: number; dur: number }> })
+    .traceEvents.filter((e) => e.cat === "kernel" || e.cat === "gpu_memcpy");
+  const union = (cat: string) => unionNs(ops.filter((e) => e.cat === cat).map((e): [number, number] => [Math.round(e.ts * 1000), Math.round(e.ts * 1000) + Math.round(e.dur * 1000)]));
+  assert.ok(ops.filter((e) => e.cat === "gpu_memcpy").every((e) => e.name.startsWith("Memcpy HtoD")));
+  const p = x.steps[0].parts;
+  assert.ok(Math.abs(p.deviceComputeTimeMs - union("kernel") / 1e6) < 2e-6, `device compute: XProf ${p.deviceComputeTimeMs} ms, kernels ${union("kernel") / 1e6} ms`);
+  assert.ok(Math.abs(p.infeedTimeMs - union("gpu_memcpy") / 1e6) < 2e-6, `input: XProf ${p.infeedTimeMs} ms, host-to-device copies ${union("gpu_memcpy") / 1e6} ms`);
+  console.log(`xprof rocm steps: step 1 ${x.steps[0].step_ms} ms, device compute ${p.deviceComputeTimeMs} ms, input ${p.infeedTimeMs} ms`);
 });
 
 test.run();

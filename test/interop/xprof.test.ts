@@ -102,7 +102,7 @@ type KinetoTool = typeof import("../../src/tools/kineto_to_rawtrace.js");
  */
 function roundTripExpect(K: KinetoTool, trace: Parameters<KinetoTool["expectedRoundTripView"]>[0], base: bigint, corrHi = 0, label = ""): Expect {
   const view = K.expectedRoundTripView(trace);
-  const copyName: Record<string, string> = { HtoD: "MemcpyH2D", DtoH: "MemcpyD2H", DtoD: "MemcpyD2D", PtoP: "MemcpyP2P" };
+  const copyName: Record<string, string> = { HtoD: "MemcpyHToD", DtoH: "MemcpyDToH", DtoD: "MemcpyDToD", PtoP: "MemcpyP2P" };
   const memKind: Record<string, number> = {
     Pageable: 1, Pinned: 2, Device: 3, Array: 4, Managed: 5, "Device Static": 6, "Managed Static": 7,
   };
@@ -156,7 +156,7 @@ test("sample dump through the CLI: rows, ns times, launch→kernel flows, kernel
   const res = check(file, {
     device_events: [
       { plane: gpu, row_prefix: "Stream #7(", name: kernelName, ts_ns: 7000, dur_ns: 2501, correlation: 5, kernel: { regs: 16, shmem: 3072, block: "128,1,1", grid: "130,2,1" } },
-      { plane: gpu, row_prefix: "Stream #7(", name: "MemcpyH2D", ts_ns: 10000, dur_ns: 2000, correlation: 8, kernel: null },
+      { plane: gpu, row_prefix: "Stream #7(", name: "MemcpyHToD", ts_ns: 10000, dur_ns: 2000, correlation: 8, kernel: null },
       { plane: gpu, row_prefix: "Stream #7(", name: 'b"\\\n\t\u0001\ufffd\u007fz', ts_ns: 13000, dur_ns: 500, correlation: 9, kernel: { regs: 0, shmem: 0, block: "1,1,1", grid: "1,1,1" } },
       { plane: gpu, row_prefix: "Stream #9(Memset)", name: "Memset 3", ts_ns: 12100, dur_ns: 100, correlation: 11, kernel: null },
     ],

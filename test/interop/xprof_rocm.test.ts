@@ -36,7 +36,7 @@ test("real MI250 trace as rocprofiler-sdk 1.0 → XSpace: every kernel and copy 
     const dims = (v: unknown) => (Array.isArray(v) ? v.join(",") : "1,1,1");
     e.device_events.push({
       plane: `/device:GPU:${op.pid}`, row_prefix: `Stream #${op.tid}(`,
-      name: op.cat === "gpu_memcpy" ? "MemcpyH2D" : op.name, ts_ns: Number(op.ts - start), dur_ns: Number(op.dur),
+      name: op.cat === "gpu_memcpy" ? "MemcpyHToD" : op.name, ts_ns: Number(op.ts - start), dur_ns: Number(op.dur),
       correlation: op.correlation,
       kernel: op.cat === "kernel"
         ? { regs: 0, shmem: Number(call["shared memory"] ?? 0), block: dims(call.block), grid: dims(call.grid) } : null,

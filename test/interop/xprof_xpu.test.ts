@@ -56,7 +56,7 @@ for (const gen of ["1.2", "0.17"] as const) {
       const a = argsOf(ev);
       const corr = asInt(a.correlation)!;
       const name = ev.cat === "kernel" ? ev.name! : ev.cat === "gpu_memset" ? "Memset 3"
-        : a.fromDevice !== undefined ? "MemcpyP2P" : "MemcpyH2D";
+        : a.fromDevice !== undefined ? "MemcpyP2P" : "MemcpyHToD";
       e.device_events.push({
         plane: `/device:GPU:${ev.pid}`, row_prefix: `Stream #${ev.tid}(`, name,
         ts_ns: Number(absoluteNs(ev.ts!, base) - start), dur_ns: Number(microsToNs(ev.dur!)), correlation: corr,

@@ -160,7 +160,7 @@ test("ranks that each see their GPU as device 0 (different UUIDs): one XSpace, G
     assert.equal(ks.map((e) => e.name), [`gemm_r${k}`, `gemm_r${k}`, `gemm_r${k}`], `${plane}: rank ${k}'s kernels`);
     // Not shared: the rows keep XLA's names without a rank label.
     assert.equal([...new Set(evs.filter((e) => e.plane === plane).map((e) => e.row))], ["Stream #7(Compute,MemcpyH2D)"]);
-    const copy = evs.find((e) => e.plane === plane && e.name === "MemcpyH2D")!;
+    const copy = evs.find((e) => e.plane === plane && e.name === "MemcpyHToD")!;
     assert.match(String(copy.stats.get("memcpy_details")), new RegExp(` dest:${k} `), "memcpy dest is the host ordinal");
   }
   const launches = evs.filter((e) => e.plane === "/host:CPU");
