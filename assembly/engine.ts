@@ -96,10 +96,6 @@ function rdCount(minEntry: u32): u32 {
 // ---- Pass 1 -------------------------------------------------------------------------------------------------------
 
 function ensureVendor(off: u64): bool {
-  if (!S.haveHeader) {
-    warn(Warn.NO_HEADER, off, 0);
-    S.setHeader(1, 8, 0, 0, 0, 0, -1, -1, -1, 0, 0);
-  }
   if (!D.active && !selectDecoder(S.vendor, S.vendorVersion)) {
     fail(Fatal.UNSUPPORTED_VENDOR, off, S.vendor);
     return false;
@@ -139,8 +135,9 @@ function readHeader(off: u64, damaged: bool): bool {
     cok = true; // the chunk was already reported (BAD_PAYLOAD_CRC); not a second warning
     return false;
   }
-  // The first HEADER is the dump's; an intact one replaces a damaged one read before any activity.
-  if (S.haveHeader && !(salvaged && !damaged && !prepared)) return false;
+  // The first HEADER is the dump's; an intact one replaces a damaged one read before any activity, and either
+  // replaces the guess made without a HEADER (beginWithoutHeader).
+  if (S.haveHeader && !(salvaged && (!damaged || headerMissing) && !prepared)) return false;
   let rank = r, localRank = lr, world = ws;
   if (damaged) {
     // A changed bit in a rank field would place the file wrongly in a merge (pids and flow ids from it): ranks
@@ -156,8 +153,10 @@ function readHeader(off: u64, damaged: bool): bool {
   if (cok) S.setHeaderStrings(hp, hl, cpp, cl, strP, strN);
   salvaged = damaged;
   salvagedAt = off;
-  evidence = 0;
+  // A damaged HEADER read after chunks that came without one keeps what they showed and the tables they held.
+  if (!headerMissing) evidence = 0;
   if (!damaged) keptCount = 0;
+  headerMissing = false;
   return true;
 }
 
@@ -167,6 +166,8 @@ const RANK_LIMIT: i32 = 1 << 20;
 // A HEADER read despite its failed checksum (salvageHeader) names a vendor that the chunks after it can contradict
 // (one changed bit turns 1 into 5, 4 into 5): what they show is noted until the first activity chunk settles it.
 let salvaged = false;
+/** The unsettled vendor is a guess made without any HEADER (its chunk header was damaged: skipped whole). */
+let headerMissing = false;
 let salvagedAt: u64 = 0;
 let evidence: u32 = 0;
 const EV_KIND_SIZES: u32 = 1; // CUDA and XPU write KIND_SIZES; ROCm and Synapse do not
@@ -237,7 +238,24 @@ function settleSalvage(type: u32): void {
     replayToDecoder();
   }
   keptCount = 0;
-  warn(Warn.HEADER_DAMAGED, salvagedAt, v);
+  warn(headerMissing ? Warn.NO_HEADER : Warn.HEADER_DAMAGED, salvagedAt, v);
+  headerMissing = false;
+}
+
+/**
+ * A chunk other than a HEADER before any HEADER (the HEADER's chunk header damaged, so the container skipped it
+ * whole, or a dump written without one): the dump is read as CUDA for now, but — as for a damaged HEADER — the
+ * chunks up to the first activity chunk settle the vendor (settleSalvage), so that a ROCm, XPU or Gaudi dump does
+ * not lose every event to one changed bit. An intact HEADER that still comes first replaces the guess.
+ */
+function beginWithoutHeader(off: u64): void {
+  S.setHeader(1, 8, 0, 0, 0, 0, -1, -1, -1, 0, 0);
+  selectDecoder(1, 0);
+  salvaged = true;
+  headerMissing = true;
+  salvagedAt = off;
+  evidence = 0;
+  keptCount = 0;
 }
 
 /**
@@ -246,13 +264,14 @@ function settleSalvage(type: u32): void {
  * the dump read as CUDA, and a ROCm, XPU or Gaudi dump would lose every event.
  */
 function salvageHeader(type: u32, p: usize, n: u32, off: u64, seq: u32): void {
-  if (type != Chunk.HEADER || S.haveHeader || D.active) return;
+  if (type != Chunk.HEADER || ((S.haveHeader || D.active) && !(headerMissing && !prepared))) return;
   cursor(p, n);
   readHeader(off, true);
 }
 
 function onChunkPass1(type: u32, p: usize, n: u32, off: u64, seq: u32): void {
   S.addChunk();
+  if (type != Chunk.HEADER && !S.haveHeader && !D.active && !prepared) beginWithoutHeader(off);
   cursor(p, n);
   switch (type) {
     case Chunk.HEADER:
@@ -287,8 +306,6 @@ function onChunkPass1(type: u32, p: usize, n: u32, off: u64, seq: u32): void {
         rdStr();
         if (!cok) break;
         noteDomain(domain);
-        // Before any HEADER the dump is read as CUDA (the default ensureVendor assumes).
-        if (!S.haveHeader && !D.active) selectDecoder(1, 0);
         if (D.active) D.dApiName(domain, id, strP, strN);
         else S.setApiName(domain, id, strP, strN, 0);
       }
@@ -434,6 +451,7 @@ export function beginIndex(): void {
   readerReset(onChunkPass1, true);
   setDamagedHandler(salvageHeader);
   salvaged = false;
+  headerMissing = false;
   evidence = 0;
   kept = 0; // the heap was rewound for this file
   keptCount = 0;

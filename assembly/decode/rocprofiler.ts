@@ -78,6 +78,8 @@ const roles = memory.data(MAX_KINDS); // u8 role per kind value
 const opsSeen = memory.data(MAX_KINDS); // 1 when the dump names operations of this kind (the collector recorded it)
 
 let v1 = true;
+/** Whether {@link v1} is settled: from the HEADER's SDK version, else (a dump without one) by the first API record. */
+let v1Known = false;
 let useRangeRecords = false;
 // Flags per internal correlation id (ID_* below, pass 1): a paged u8 array (util/paged.ts: ids are sequential), the hash
 // table for ids past its cap.
@@ -98,6 +100,7 @@ export function rocprofilerReset(): void {
   memory.fill(roles, 0, MAX_KINDS);
   memory.fill(opsSeen, 0, MAX_KINDS);
   v1 = true;
+  v1Known = false;
   useRangeRecords = false;
   workDense = 0;
   corrWithWork = 0;
@@ -192,7 +195,10 @@ function opEntryFlags(kind: u32, op: u32): u32 {
 }
 
 function rocpPrepare(): void {
+  // SDK 1.0's API record is 64 bytes, 0.5's 56: with no version in the HEADER (none read: engine.ts
+  // beginWithoutHeader) the first API record's own size tells (scanRecord).
   v1 = S.vendorVersion >= 10000;
+  v1Known = S.vendorVersion != 0;
   useRangeRecords = false;
   for (let k: u32 = 0; k < MAX_KINDS; k++) {
     if (<u32>load<u8>(roles + k) == Role.MARKER_RANGE && load<u8>(opsSeen + k) != 0) useRangeRecords = true;
@@ -330,6 +336,14 @@ function rocpProject(p: usize, n: u32): void {
 
 // ---- Pass 1 --------------------------------------------------------------------------------------------------------
 
+/** The API record layout by the size of the first API record, when the HEADER gave no SDK version. */
+// @ts-ignore: decorator
+@inline function settleLayout(size: u32): void {
+  if (v1Known) return;
+  v1 = size >= 64;
+  v1Known = true;
+}
+
 function scanRecord(kind: u32, q: usize, size: u32, at: u64): void {
   S.countRecord(kind);
   const role = roleOf(kind);
@@ -350,12 +364,14 @@ function scanRecord(kind: u32, q: usize, size: u32, at: u64): void {
     case Role.HIP_API:
     case Role.RCCL_API:
     case Role.HSA_API:
+      settleLayout(size);
       if (size < apiSize()) return;
       if (!timingNote(load<u64>(q + <usize>(apiStartOff())), load<u64>(q + <usize>(apiStartOff() + 8)), kind, at)) return;
       R.rangesNoteApi();
       noteCall(role, kind, q);
       break;
     case Role.MARKER_API: {
+      settleLayout(size);
       if (size < apiSize() || useRangeRecords) return;
       if (!timingNote(load<u64>(q + <usize>(apiStartOff())), load<u64>(q + <usize>(apiStartOff() + 8)), kind, at)) return;
       const what = opEntryFlags(kind, <u32>load<i32>(q, 12)) >> 8;

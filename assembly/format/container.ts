@@ -256,6 +256,20 @@ function sameAsFirst(seq: u32, fp: u64, first: bool): bool {
 }
 
 /**
+ * Bytes of the damaged chunk at `c` (declaring `total` bytes with its header) up to the first valid chunk header
+ * that starts inside that span (a multiple of 8; read as far as the window holds), or `total` when there is none. A chunk that lost bytes (a dropped block of
+ * the file) or whose length field grew fails its payload checksum and declares bytes that belong to the chunks
+ * after it: skipping the whole span would lose the next intact chunk too.
+ */
+function damagedSpan(c: usize, total: usize): usize {
+  // A header that starts inside the span may end up to 16 bytes past it: feed() holds those bytes (or the input's
+  // end) before it asks.
+  const avail = win + winLen - c;
+  for (let q: usize = CHUNK_HEADER; q < total && q + CHUNK_HEADER <= avail; q += 8) if (headerValid(c + q)) return q;
+  return total;
+}
+
+/**
  * Consumes `n` new bytes written at inputWritePtr(). Dispatches every complete valid chunk. Returns false after a
  * fatal error (wrong magic, future major version).
  */
@@ -348,19 +362,38 @@ export function feed(n: usize): bool {
     // sequence number, so it does not pay for the checksum again (unless pass 1 saw too many bad chunks to list).
     const verify = verifyPayloads || badSeqCount > MAX_BAD_SEQS;
     if (verify && sums != 0 && !payloadMatches(c, len, sums)) {
+      // Where the next chunk starts (damagedSpan) is decided on the same bytes in both passes: a header may start
+      // in the span's last 8 bytes and end 16 past it, so those must be here too (or the input be at its end).
+      if (!eofScan && winLen - (p - total) < total + 16) {
+        p -= total;
+        pendingTotal = total + 16;
+        break;
+      }
       if (verifyPayloads) badSeq(seq);
+      const span = damagedSpan(c, total);
+      p += span - total;
+      const held = <u32>min<usize>(len, span - CHUNK_HEADER);
       if (recordContainerWarnings) {
         warn(Warn.BAD_PAYLOAD_CRC, off, seq);
-        lose(Warn.BAD_PAYLOAD_CRC, off, off + <u64>total, seq, type == Chunk.ACTIVITY ? <u64>len : 0);
+        lose(Warn.BAD_PAYLOAD_CRC, off, off + <u64>span, seq, type == Chunk.ACTIVITY ? <u64>held : 0);
       }
       const dh = damagedHandler;
       if (verifyPayloads && dh != null) {
-        dh(type, c + CHUNK_HEADER, len, off, seq);
+        dh(type, c + CHUNK_HEADER, held, off, seq);
         if (failed()) return false;
       }
       continue;
     }
-    if (!verify && badSeqCount != 0 && isBadSeq(seq)) continue;
+    if (!verify && badSeqCount != 0 && isBadSeq(seq)) {
+      // Pass 2 skips what pass 1 found damaged, to the same next chunk (decided on the same bytes, as above).
+      if (!eofScan && winLen - (p - total) < total + 16) {
+        p -= total;
+        pendingTotal = total + 16;
+        break;
+      }
+      p += damagedSpan(c, total) - total;
+      continue;
+    }
     const fp = fingerprint(c, type, sums, len);
     if (markSeen(seq)) {
       if (sameAsFirstAnyKind(seq, c, type, sums, len, fp)) {

@@ -30,7 +30,7 @@ const NO_HEADER = join(tmp, "no_header.rawtrace");
   w.end();
   writeFileSync(NO_HEADER, w.bytes());
 }
-const WARNING = "  warning NO_HEADER ×1 (offset 88): no HEADER chunk before the first activity; CUDA was assumed";
+const WARNING = "  warning NO_HEADER ×1 (offset 16): no HEADER chunk before the first activity (its chunk header damaged, or never written): the vendor was read from the other chunks (vendor 1); process id, rank, versions and host name are unknown";
 
 test("convert, stats (text, --csv) and diff list a file's non-loss warnings on standard error, the same line", () => {
   const c = cli(["convert", NO_HEADER, "-o", join(tmp, "nh.json")]);

@@ -6,7 +6,10 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { crc32 } from "node:zlib";
-import { info, toChrome } from "../helpers/convert.js";
+import { readFileSync } from "node:fs";
+import type { ByteSource } from "../../src/core/engine.js";
+import { createEngine } from "../../src/node/wasm.js";
+import { info, toChrome, warningOf } from "../helpers/convert.js";
 import { sampleDump, T0 } from "../helpers/sample_dump.js";
 import { CHECKSUM_FLAGS, RawtraceWriter } from "../../src/format/writer.js";
 import * as C from "../../src/tools/cupti_records.js";
@@ -22,6 +25,14 @@ function chunks(b: Uint8Array): Array<{ off: number; type: number; seq: number; 
     out.push({ off: p, type: dv.getUint16(p + 4, true), seq: dv.getUint32(p + 8, true), len, end });
     p = end;
   }
+  return out;
+}
+
+/** The bytes of `a` then `b`. */
+function concatBytes(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
   return out;
 }
 
@@ -68,6 +79,55 @@ for (const bits of [3, 5, 6, 7]) {
     assert.is(result.events, (await toChrome(failed)).result.events);
     assert.ok(result.events > 0);
   });
+}
+
+test("a chunk that lost its last 8 bytes (a dropped block): that chunk alone is lost, the next one starts inside its declared span", async () => {
+  // Every chunk but the last of every bundled sample: the damaged chunk declares 8 bytes more than it has, so its
+  // payload check fails and the next chunk's header starts inside its span. The conversion must be the one of the
+  // dump without that chunk, and the loss range end where the next chunk now starts.
+  for (const file of ["alexnet_a100_rank0", "mi250_minitoy_rocprof", "xpu_train_pti", "gaudi2_mlp_synapse"]) {
+    const intact = new Uint8Array(readFileSync(new URL(`../../samples/${file}.rawtrace`, import.meta.url)));
+    const cs = chunks(intact);
+    for (const c of cs.slice(0, -1)) {
+      const hole = concatBytes(intact.subarray(0, c.end - 8), intact.subarray(c.end));
+      const without = concatBytes(intact.subarray(0, c.off), intact.subarray(c.end));
+      const got = await toChrome(hole);
+      const want = await toChrome(without);
+      const what = `${file}: chunk type ${c.type} at ${c.off}`;
+      assert.is(got.result.events, want.result.events, `${what}: events`);
+      assert.ok(warningOf(got.result, "BAD_PAYLOAD_CRC"), `${what}: BAD_PAYLOAD_CRC`);
+      assert.is(warningOf(got.result, "BAD_CHUNK_HEADER"), undefined, `${what}: no bytes scanned past the next chunk`);
+      assert.equal(got.result.info.loss.ranges, [{ from: c.off, to: c.end - 8, code: "BAD_PAYLOAD_CRC", seq: c.seq }], what);
+      if (file !== "xpu_train_pti") continue;
+      // Read a few bytes at a time, the chunk's end and the next header arrive in separate reads: both passes must
+      // still decide where the next chunk starts on the same bytes (container.ts feed waits for them).
+      for (const piece of [8, 13, 600]) {
+        const parts: Buffer[] = [];
+        const r = await (await createEngine()).convert(trickle(hole, piece), (b) => parts.push(Buffer.from(b)));
+        assert.is(r.events, want.result.events, `${what}, reads of ${piece} bytes: events`);
+        assert.is(Buffer.concat(parts).toString(), got.text, `${what}, reads of ${piece} bytes: the same JSON`);
+      }
+    }
+  }
+});
+
+/** A source of `bytes` that hands out at most `piece` bytes per read. */
+function trickle(bytes: Uint8Array, piece: number): ByteSource {
+  return {
+    name: "test.rawtrace",
+    size: bytes.length,
+    open() {
+      let off = 0;
+      return {
+        read(dst: Uint8Array) {
+          const n = Math.min(dst.length, piece, bytes.length - off);
+          dst.set(bytes.subarray(off, off + n));
+          off += n;
+          return n;
+        },
+      };
+    },
+  };
 }
 
 test("a damaged chunk header: the bytes scanned to the next valid chunk", async () => {

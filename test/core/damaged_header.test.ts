@@ -1,7 +1,9 @@
 /**
  * A HEADER whose payload fails its checksum (engine.ts `salvageHeader`, docs/errors.md HEADER_DAMAGED): read anyway
  * when its layout holds, so one flipped byte in it no longer turns a ROCm, XPU or Gaudi dump into a CUDA one with no
- * events; skipped as before (NO_HEADER, CUDA assumed) when its layout does not hold.
+ * events; skipped when its layout does not hold — and a HEADER whose chunk header is damaged is skipped whole by the
+ * container — and then the chunks before the first activity chunk tell the vendor (NO_HEADER, engine.ts
+ * beginWithoutHeader), as they check a damaged HEADER's.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -63,14 +65,33 @@ for (const { file, vendor } of SAMPLES) {
     }
   });
 
-  test(`${file}: a HEADER whose layout does not hold is skipped as before (NO_HEADER, no HEADER_DAMAGED)`, async () => {
+  test(`${file}: a HEADER whose layout does not hold is skipped (NO_HEADER ${vendor}: the vendor from the chunks, every event)`, async () => {
+    const want = work((await toChrome(intact)).trace);
     for (const [at, value] of [[HDR, 0x55], [HDR + 4, 7], [HDR + 48, 0x7fff_0000]] as const) {
       const b = intact.slice();
       new DataView(b.buffer).setUint32(at, value, true);
-      const { result } = await toChrome(b);
+      const { result, trace } = await toChrome(b);
       assert.ok(warningOf(result, "BAD_PAYLOAD_CRC"), `field @${at - HDR}`);
       assert.is(warningOf(result, "HEADER_DAMAGED"), undefined, `field @${at - HDR}`);
-      assert.ok(warningOf(result, "NO_HEADER"), `field @${at - HDR}`);
+      const w = result.info.warnings.find((x) => x.code === "NO_HEADER");
+      assert.ok(w, `field @${at - HDR}: NO_HEADER`);
+      assert.is(w!.detail, vendor, `field @${at - HDR}: the vendor read from the chunks`);
+      assert.equal(work(trace).length, want.length, `field @${at - HDR}: every event`);
+    }
+  });
+
+  test(`${file}: a changed bit in the HEADER's chunk header (the whole chunk skipped): NO_HEADER ${vendor}, every event`, async () => {
+    const want = work((await toChrome(intact)).trace);
+    // The sync word, the type, the seq and the header checksum: each makes the container skip the HEADER whole.
+    for (const at of [PREAMBLE_SIZE, PREAMBLE_SIZE + 4, PREAMBLE_SIZE + 8, PREAMBLE_SIZE + 20]) {
+      const b = intact.slice();
+      b[at] ^= 0x01;
+      const { result, trace } = await toChrome(b);
+      assert.ok(warningOf(result, "BAD_CHUNK_HEADER"), `byte ${at}: BAD_CHUNK_HEADER`);
+      const w = result.info.warnings.find((x) => x.code === "NO_HEADER");
+      assert.ok(w, `byte ${at}: NO_HEADER`);
+      assert.is(w!.detail, vendor, `byte ${at}: the vendor read from the chunks`);
+      assert.equal(work(trace).length, want.length, `byte ${at}: every event (${work(trace).length} of ${want.length})`);
     }
   });
 }
