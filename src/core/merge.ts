@@ -224,9 +224,12 @@ export function planXSpaceHosts(plan: MergePlan, infos: FileInfo[]): XSpaceHostP
  * (default {@link DEFAULT_SKEW_WARN_NS}) from the median start are listed in `skewed`.
  */
 export function clockReport(plan: MergePlan, infos: FileInfo[], skewThresholdNs = DEFAULT_SKEW_WARN_NS): ClockReport {
+  // A rank whose dump says neither (no HEADER and no event: a damaged dump) starts at its start anchor's wall clock,
+  // as the skew check below reads it; never at 0, which would put the median and the spread 56 years off.
   const starts = plan.ranks.map((r) => {
     const i = infos[r.index];
-    return i.collectorStartNs > 0n ? i.collectorStartNs : firstOf(i);
+    const s = i.collectorStartNs > 0n ? i.collectorStartNs : firstOf(i);
+    return s > 0n ? s : i.clock?.start?.realtimeNs ?? 0n;
   });
   const sorted = [...starts].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const median = sorted[(sorted.length - 1) >> 1];
