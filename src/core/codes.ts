@@ -65,9 +65,9 @@ export const WARN_NAMES = [
 ] as const;
 /**
  * Warnings the host adds (not the core): `STILL_WRITING`, an input without END chunk that changed size during the
- * conversion (src/node/file_source.ts).
+ * conversion, and `GZIP_DAMAGED`, a gzip input whose stream failed after its start (src/node/file_source.ts).
  */
-export const HOST_WARN_NAMES = ["STILL_WRITING"] as const;
+export const HOST_WARN_NAMES = ["STILL_WRITING", "GZIP_DAMAGED"] as const;
 export type WarningName = (typeof WARN_NAMES)[number] | (typeof HOST_WARN_NAMES)[number];
 
 /** What each warning means for the user; `{detail}` is replaced by the detail number. */
@@ -98,6 +98,7 @@ export const WARN_MESSAGES: Record<WarningName, string> = {
   SEQ_REUSED: "chunk seq {detail} appears again with different content; both copies were kept",
   CORRELATION_PROCESSES: "correlation id {detail} is used by API calls of two processes; device records carry no process, so its launch→kernel flows were left out",
   STILL_WRITING: "the file changed size during the conversion and has no END chunk: a collector is still writing it",
+  GZIP_DAMAGED: "the gzip stream is damaged after its start (a bad checksum, bytes after the last member, a damaged block); the {detail} bytes of dump it still holds were converted",
   BAD_TIMESTAMP:
     "records with an unknown start (0) or a time far outside the run (over 1 h past its clock anchors or records; first: record kind {detail}); dropped",
   INCOMPLETE_RECORD:

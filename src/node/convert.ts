@@ -8,7 +8,7 @@ import { dirname, join, resolve } from "node:path";
 import type { ConvertOptions, ConvertResult, Engine, FileInfo } from "../core/engine.js";
 import { RawtraceError } from "../core/codes.js";
 import { createEngine } from "./wasm.js";
-import { fileSource, withGrowthWarning } from "./file_source.js";
+import { fileSource, withSourceWarnings } from "./file_source.js";
 import { FdSink, OutputFile, ioError, isStreamOutput, makeDir } from "./output.js";
 import { checkGzipLevel, gzipByName } from "./block_gzip.js";
 
@@ -70,7 +70,7 @@ export async function convertFile(input: string, output: string, opts: ConvertFi
     const result = await engine.convert(src, (b) => out.write(b), { ...opts, afterWindow: () => out.drain() });
     await out.finish();
     file?.commit();
-    return withGrowthWarning(src, result);
+    return withSourceWarnings(src, result);
   } catch (e) {
     sink?.destroy();
     file?.abort();
@@ -86,7 +86,7 @@ export async function infoFile(input: string): Promise<FileInfo> {
   const engine = await createEngine();
   const src = fileSource(input);
   try {
-    return withGrowthWarning(src, { info: await engine.info(src) }).info;
+    return withSourceWarnings(src, { info: await engine.info(src) }).info;
   } finally {
     src.close();
   }

@@ -7,12 +7,13 @@
  * and every pass reads the copy.
  *
  * A dump still being written (the collector has not closed it) changes size under the reader: the source notes the
- * size at every open and at every end of pass, and {@link withGrowthWarning} turns a change into a `STILL_WRITING`
+ * size at every open and at every end of pass, and {@link withSourceWarnings} turns a change into a `STILL_WRITING`
  * warning when the dump has no END chunk.
  *
  * A gzip-compressed dump (`.rawtrace.gz`, recognised by its first two bytes 1f 8b whatever its name) is decompressed
  * as it is read, in every pass: nothing decompressed is stored, on disk or in memory beyond zlib's window. A gzip
- * stream cut short yields what it holds (the core then reports the truncated dump); damaged gzip is IO.
+ * stream cut short yields what it holds (the core then reports the truncated dump); a stream damaged after its start
+ * yields what its members still hold (src/node/gzip_members.ts, warning GZIP_DAMAGED); one that gives nothing is IO.
  */
 import { closeSync, createReadStream, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { createGunzip } from "node:zlib";
@@ -21,9 +22,10 @@ import { basename, join } from "node:path";
 import { tmpdir } from "node:os";
 import type { ByteSource, FileInfo } from "../core/engine.js";
 import { FATAL_MESSAGES, RawtraceError, type Warning } from "../core/codes.js";
-import { createTemp, removeOwned, writeAll } from "./output.js";
+import { createTemp, removeOwned, withDefaultSignals, writeAll } from "./output.js";
 import { MAGIC } from "../format/container.js";
 import { dumpName } from "./inputs.js";
+import { gzipMembers } from "./gzip_members.js";
 
 /** A file's ByteSource; {@link FileByteSource.close} releases a spooled copy. */
 export interface FileByteSource extends ByteSource {
@@ -32,6 +34,11 @@ export interface FileByteSource extends ByteSource {
   readonly sizes: number[];
   /** True when the input was not seekable and was spooled to a temporary copy. */
   readonly spooled: boolean;
+  /**
+   * A gzip input damaged after its start (a bad checksum, bytes after the last member, a damaged block): where (the
+   * compressed byte offset), how many bytes of dump it still held (what was converted) and what is wrong.
+   */
+  readonly gzipDamage?: { compressedAt: number; decompressed: number; message: string };
   /** Releases the spooled copy (no-op for regular files). */
   close(): void;
 }
@@ -105,7 +112,7 @@ function spool(path: string, fd: number): { fd: number; size: number } {
   // Unnamed at once: the copy disappears with the descriptor, also on SIGKILL.
   removeOwned(t.path);
   try {
-    return { fd: t.fd, size: copyAll(path, fd, t.fd, tmpdir()) };
+    return { fd: t.fd, size: withDefaultSignals(() => copyAll(path, fd, t.fd, tmpdir())) };
   } catch (e) {
     closeSync(t.fd);
     throw e;
@@ -153,12 +160,16 @@ function gzipSource(path: string, spooledFd: number, compressed: number): FileBy
   } catch {
     // the size is only a progress hint
   }
+  let gzipDamage: { compressedAt: number; decompressed: number; message: string } | undefined;
   return {
     name,
     path,
     size,
     sizes: [size],
     spooled: spooledFd >= 0,
+    get gzipDamage() {
+      return gzipDamage;
+    },
     open() {
       // The spooled copy is read with positional reads of our own: a ReadStream over a descriptor closes it when
       // destroyed (Node 20, autoClose: false or not), and the copy serves every pass.
@@ -176,10 +187,15 @@ function gzipSource(path: string, spooledFd: number, compressed: number): FileBy
         : createReadStream(path);
       const gunzip = createGunzip();
       file.on("error", (e) => gunzip.destroy(e));
-      const chunks = file.pipe(gunzip)[Symbol.asyncIterator]();
+      let chunks: AsyncIterator<Buffer> = file.pipe(gunzip)[Symbol.asyncIterator]();
       let cur: Buffer | null = null;
       let at = 0;
       let ended = false;
+      let produced = 0;
+      // After gunzip failed: the member walk (gzip_members.ts) from the start, its first `skip` bytes already given.
+      let recovering = false;
+      let skip = 0;
+      let walkFd = -1;
       return {
         async read(dst: Uint8Array) {
           let n = 0;
@@ -191,29 +207,57 @@ function gzipSource(path: string, spooledFd: number, compressed: number): FileBy
               } catch (e) {
                 const err = e as NodeJS.ErrnoException;
                 // A gzip stream cut short: what it held is the dump (the core reports the truncation).
-                if (err.code === "Z_BUF_ERROR") {
+                if (err.code === "Z_BUF_ERROR" && !recovering) {
                   ended = true;
                   break;
+                }
+                // Damaged after its start (a bad checksum or length in a trailer, bytes after the last member, a
+                // damaged block): gunzip gave up and dropped its last output, so the file is read again member by
+                // member, which keeps a member's bytes whatever its trailer says and goes on to the members after.
+                // Every chunk of the dump checks its own payload; the host reports the damage (withSourceWarnings).
+                if (err.code?.startsWith("Z_") && !recovering) {
+                  recovering = true;
+                  skip = produced;
+                  walkFd = spooledFd >= 0 ? spooledFd : openSync(path, "r");
+                  chunks = gzipMembers(walkFd, compressed, (d) => {
+                    gzipDamage ??= { ...d, decompressed: 0 };
+                  })[Symbol.asyncIterator]();
+                  continue;
                 }
                 throw inputError(path, e, err.code?.startsWith("Z_") ? "cannot decompress (damaged gzip)" : "cannot read");
               }
               if (r.done) {
                 ended = true;
+                // Nothing could be read at all: not a gzip file this can read (the core would say EMPTY).
+                if (produced === 0 && gzipDamage) {
+                  throw inputError(path, new Error(gzipDamage.message), "cannot decompress (damaged gzip)");
+                }
+                if (gzipDamage) gzipDamage.decompressed = produced;
                 break;
               }
               cur = r.value;
               at = 0;
+              if (skip > 0) {
+                const k = Math.min(skip, cur.length);
+                skip -= k;
+                at = k;
+                continue;
+              }
             }
             const k = Math.min(dst.length - n, cur.length - at);
             dst.set(cur.subarray(at, at + k), n);
             n += k;
             at += k;
+            produced += k;
           }
           return n;
         },
         close() {
           gunzip.destroy();
           file.destroy();
+          void chunks.return?.();
+          if (walkFd >= 0 && walkFd !== spooledFd) closeSync(walkFd);
+          walkFd = -1;
         },
       };
     },
@@ -299,10 +343,18 @@ export function fileSource(path: string): FileByteSource {
 }
 
 /**
- * Adds a `STILL_WRITING` warning to `result.info` when `src` changed size during the run and the dump has no END
- * chunk (a collector still writing it): the output holds whatever was there when each pass read it.
+ * Adds the host's warnings about `src` to `result.info`: `STILL_WRITING` when it changed size during the run and the
+ * dump has no END chunk (a collector still writing it: the output holds whatever was there when each pass read it),
+ * `GZIP_DAMAGED` when its gzip stream is damaged after its start (what it still holds was converted).
  */
-export function withGrowthWarning<T extends { info: FileInfo }>(src: FileByteSource, result: T): T {
+export function withSourceWarnings<T extends { info: FileInfo }>(src: FileByteSource, result: T): T {
+  const g = src.gzipDamage;
+  if (g && !result.info.warnings.some((w) => w.code === "GZIP_DAMAGED")) {
+    result.info.warnings.push({
+      code: "GZIP_DAMAGED", count: 1, offset: g.compressedAt, detail: g.decompressed,
+      message: `the gzip stream is damaged at compressed byte ${g.compressedAt} (${g.message}): the ${g.decompressed} bytes of dump it still holds were converted`,
+    });
+  }
   const sizes = src.sizes;
   if (sizes.length > 1 && !result.info.complete && !result.info.warnings.some((w) => w.code === "STILL_WRITING")) {
     const first = sizes[0];
@@ -351,7 +403,8 @@ export function spoolInputs(inputs: string[]): { paths: string[]; release(): voi
         const t = createTemp(join(tmpdir(), basename(input)), "spool");
         made.push(t.path);
         try {
-          copyAll(input, from.fd, t.fd, t.path);
+          // Killable while it copies (withDefaultSignals); a copy cut short by a signal stays in the temporary folder.
+          withDefaultSignals(() => copyAll(input, from.fd, t.fd, t.path));
         } finally {
           closeSync(t.fd);
         }

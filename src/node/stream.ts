@@ -8,7 +8,7 @@ import { finished } from "node:stream/promises";
 import type { ByteSource, ConvertOptions, ConvertResult } from "../core/engine.js";
 import { RawtraceError } from "../core/codes.js";
 import { createEngine } from "./wasm.js";
-import { fileSource, withGrowthWarning } from "./file_source.js";
+import { fileSource, withSourceWarnings } from "./file_source.js";
 import { BlockGzip } from "./block_gzip.js";
 import { checkOutputOptions } from "./convert.js";
 
@@ -128,7 +128,7 @@ export async function convertStream(input: string | ByteSource, out: Writable, o
       await Promise.race([finished(out, { readable: false }), lostPromise]);
     }
     if (failed) throw failed;
-    return file ? withGrowthWarning(file, result) : result;
+    return file ? withSourceWarnings(file, result) : result;
   } catch (e) {
     // Errors name the input as the caller gave it (ByteSource.path: a path, not just its base name).
     const where = src.path ?? src.name;

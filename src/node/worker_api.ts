@@ -16,7 +16,7 @@ import type { AnalysisOptions, Engine, FileInfo, MergeSlot, SplitState } from ".
 import { computeStats, type TraceStats } from "../core/stats.js";
 import { convertFile } from "./convert.js";
 import { createEngine } from "./wasm.js";
-import { withFileSource, withGrowthWarning } from "./file_source.js";
+import { withFileSource, withSourceWarnings } from "./file_source.js";
 import { segmentOutput, type PartJob } from "./split_protocol.js";
 
 /** Progress cells (BigInt64Array over the SharedArrayBuffer): task sequence, bytes done, bytes total, pass. */
@@ -158,7 +158,7 @@ export function workerApi(cells: BigInt64Array | null, inThread?: InThreadOption
             allApi: job.allApi, traceName: job.traceName, ...job.analysis, split: out.split, onProgress: progress(cells, seq),
           });
           out.finish();
-          return withGrowthWarning(src, res);
+          return withSourceWarnings(src, res);
         }));
         return {
           input: job.input, output: job.output, events: r.events, apiCallsHidden: r.apiCallsHidden, bytesIn: r.info.bytes, bytesOut: r.bytesOut,
@@ -170,13 +170,13 @@ export function workerApi(cells: BigInt64Array | null, inThread?: InThreadOption
     },
     async info(input, seq) {
       return guarded(async () => withFileSource(input, async (src) =>
-        withGrowthWarning(src, { info: await (await core()).info(src, { onProgress: progress(cells, seq) }) }).info));
+        withSourceWarnings(src, { info: await (await core()).info(src, { onProgress: progress(cells, seq) }) }).info));
     },
     async stats(input, allApi, seq) {
       const t0 = performance.now();
       const { stats, result } = await guarded(async () => withFileSource(input, async (src) => {
         const r = await computeStats(await core(), src, { allApi, onProgress: progress(cells, seq) });
-        withGrowthWarning(src, r.result);
+        withSourceWarnings(src, r.result);
         return r;
       }));
       return { stats, info: result.info, seconds: (performance.now() - t0) / 1000 };

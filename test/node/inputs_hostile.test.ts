@@ -238,14 +238,34 @@ test("a gzip-compressed dump (.rawtrace.gz, stdin too) converts to the same byte
   assert.is(c.status, 0, c.stderr);
   assert.match(c.stderr, /TRUNCATED/);
   assert.ok(JSON.parse(readFileSync(join(d, "cut.json"), "utf8")).traceEvents.length > 0);
-  // Damaged compressed bytes: IO naming the file, nothing written.
+  // Damaged from its first block: IO naming the file, nothing written.
   const bad = gzipSync(raw);
-  bad.fill(0xff, 5000, 5016);
+  bad.fill(0xff, 12, 40);
   writeFileSync(join(d, "bad.rawtrace.gz"), bad);
   const e = cli(["convert", "bad.rawtrace.gz", "-o", "bad.json"]);
   assert.is(e.status, 4, e.stderr);
   assert.match(e.stderr, /bad\.rawtrace\.gz: cannot decompress \(damaged gzip\)/);
   assert.not.ok(readdirSync(d).includes("bad.json"));
+  // Damaged further on: what it still holds is converted, GZIP_DAMAGED says where, the dump's warnings what is missing.
+  const mid = gzipSync(raw);
+  mid.fill(0xff, 5000, 5016);
+  writeFileSync(join(d, "mid.rawtrace.gz"), mid);
+  const m2 = cli(["convert", "mid.rawtrace.gz", "-o", "mid.json"]);
+  assert.is(m2.status, 0, m2.stderr);
+  assert.match(m2.stderr, /GZIP_DAMAGED ×1 \(offset \d+\): the gzip stream is damaged at compressed byte \d+/);
+  assert.match(m2.stderr, /TRUNCATED|NO_END/);
+  // A bad checksum in the trailer, or bytes after the last member: nothing is lost (gunzip alone refused both whole).
+  const intact = JSON.parse(readFileSync(join(d, "stdin.json"), "utf8")).traceEvents.length;
+  const crc = gzipSync(raw);
+  crc[crc.length - 6] ^= 0x01;
+  for (const [file, bytes] of [["crc.rawtrace.gz", crc], ["tail.rawtrace.gz", Buffer.concat([gzipSync(raw), Buffer.from("trailing bytes\n")])]] as const) {
+    writeFileSync(join(d, file), bytes);
+    const r = cli(["convert", file, "-o", `${file}.json`]);
+    assert.is(r.status, 0, r.stderr);
+    assert.match(r.stderr, /GZIP_DAMAGED/, file);
+    assert.not.match(r.stderr, /DATA LOST/, file);
+    assert.is(JSON.parse(readFileSync(join(d, `${file}.json`), "utf8")).traceEvents.length, intact, `${file}: every event`);
+  }
 });
 
 test.run();
