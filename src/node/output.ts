@@ -204,6 +204,24 @@ function hook(): void {
   process.on("exit", cleanupOwned);
 }
 
+/**
+ * Runs `fn`, a loop that blocks the main thread (reading a stream to its end), with the default SIGINT/SIGTERM
+ * action in place of this module's handlers: a handler cannot run while the thread blocks, so a stream that never
+ * ends would leave the process killable by SIGKILL only. A signal then ends the process at once (exit 130 / 143 as
+ * the shell reports it); files this process owns at that moment stay behind.
+ */
+export function withDefaultSignals<T>(fn: () => T): T {
+  if (!hooked) return fn();
+  process.off("SIGINT", onSignal);
+  process.off("SIGTERM", onSignal);
+  try {
+    return fn();
+  } finally {
+    process.on("SIGINT", onSignal);
+    process.on("SIGTERM", onSignal);
+  }
+}
+
 /** Forgets `path` (published or removed). */
 export function disown(path: string): void {
   owned.delete(path);

@@ -289,6 +289,35 @@ for (const [sig, code] of [["SIGTERM", 143], ["SIGINT", 130]] as const) {
   });
 }
 
+test("a stream that never ends (info and stats of standard input): SIGTERM and SIGINT still end the run while it is copied", async () => {
+  const preamble = readFileSync(SAMPLE).subarray(0, 16);
+  for (const [args, sig] of [[["info", "-"], "SIGTERM"], [["stats", "-"], "SIGINT"]] as const) {
+    const p = spawn(process.execPath, [CLI, ...args], { cwd: dir(), stdio: ["pipe", "ignore", "ignore"] });
+    const done = new Promise<[number | null, NodeJS.Signals | null]>((res) => p.on("close", (c, s) => res([c, s])));
+    p.stdin.on("error", () => {}); // EPIPE once it is gone
+    p.stdin.write(preamble);
+    // Zeros for as long as it reads: once 4 MiB went through the pipe (its buffer holds 64 KiB), it is copying.
+    const zeros = Buffer.alloc(1 << 16);
+    let sent = 0;
+    let alive = true;
+    void done.then(() => (alive = false));
+    const feed = (async () => {
+      while (alive) {
+        if (!p.stdin.write(zeros)) await Promise.race([new Promise((r) => p.stdin.once("drain", r)), done]);
+        sent += zeros.length;
+      }
+    })();
+    while (sent < 4 << 20 && alive) await new Promise((r) => setTimeout(r, 5));
+    p.kill(sig);
+    // A run that ignored the signal would copy forever: SIGKILL after 20 s, and the assertion below fails.
+    const guard = setTimeout(() => p.kill("SIGKILL"), 20000);
+    const [code, signal] = await done;
+    clearTimeout(guard);
+    await feed;
+    assert.ok(signal === sig || code === (sig === "SIGTERM" ? 143 : 130), `${args.join(" ")}: ended by ${sig} (code ${code}, signal ${signal})`);
+  }
+});
+
 test("a host program with its own SIGTERM handler: its conversions go on and publish; if it then exits, nothing is left", async () => {
   const INDEX = join(ROOT, "dist/node/index.js");
   for (const exits of [false, true]) {
