@@ -13,6 +13,7 @@ import { EXIT, errorLine, runBatch, runConvert, runDiff, runInfo, runMerge, runS
 import { RawtraceError, isRawtraceError } from "./core/codes.js";
 import { recordEndedBy, runRecord } from "./node/record.js";
 import { runView } from "./node/view.js";
+import { removeFoldersLeftEmpty } from "./node/output.js";
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
 
@@ -423,6 +424,7 @@ async function main(argv: string[]): Promise<number> {
  * Ctrl-C. Where the signal is ignored (a background job of a non-interactive shell), the code still ends the run.
  */
 function endWith(code: number): void {
+  removeFoldersLeftEmpty();
   const sig = recordEndedBy();
   if (sig) {
     process.removeAllListeners(sig);

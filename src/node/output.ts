@@ -166,8 +166,9 @@ function cleanupOwned(): void {
 
 /**
  * Removes the folders makeDir made that are still empty, deepest first (rmdir removes only an empty folder, so one
- * that received an output, or anything else, stays). Only when a signal ends the process: at a normal exit, or in a
- * host that handles the signal and goes on, another run may be about to write into them.
+ * that received an output, or anything else, stays). When a signal ends the process, and at the end of a command-line
+ * run ({@link removeFoldersLeftEmpty}); not at a normal exit of a library host, or in a host that handles the signal
+ * and goes on: another run may be about to write into them.
  */
 function removeEmptyOwnedDirs(): void {
   for (const d of ownedDirs.splice(0).reverse()) {
@@ -177,6 +178,15 @@ function removeEmptyOwnedDirs(): void {
       // not empty, or gone
     }
   }
+}
+
+/**
+ * For the command line at its end (the whole process is one run): removes the folders this run made that are still
+ * empty — those of outputs that failed (an XSpace log directory's `plugins/profile/` for an input that was not a
+ * dump). Folders that received an output are not empty and stay.
+ */
+export function removeFoldersLeftEmpty(): void {
+  removeEmptyOwnedDirs();
 }
 
 function onSignal(sig: "SIGINT" | "SIGTERM"): void {

@@ -366,6 +366,21 @@ test("SIGINT during an XSpace conversion: no empty log directory tree, nothing i
   assert.equal(readdirSync(temp), [], "nothing in TMPDIR");
 });
 
+test("a conversion that fails on its input leaves no folder it made: an XSpace log directory, an output's new parents", () => {
+  const d = dir();
+  writeFileSync(join(d, "text.rawtrace"), "not a dump\n");
+  for (const args of [["--format", "xspace", "-o", "lx"], ["-o", "new/sub/t.xplane.pb"]]) {
+    const r = cli(["convert", "text.rawtrace", ...args], { cwd: d });
+    assert.is(r.status, 1, r.stderr);
+    assert.match(r.stderr, /not a \.rawtrace file/);
+    assert.equal(readdirSync(d).sort(), ["in.rawtrace", "text.rawtrace"], `${args.join(" ")}: nothing left`);
+  }
+  // A batch where one input converts: its folder stays with its output, the failed one's is gone.
+  const r = cli(["batch", "in.rawtrace", "text.rawtrace", "--format", "xspace", "--out-dir", "out"], { cwd: d });
+  assert.is(r.status, 1, r.stderr);
+  assert.ok(readdirSync(join(d, "out")).length > 0, "the converted input's output");
+});
+
 const NOBODY = spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "true"]).status === 0;
 /**
  * The built CLI copied where uid 65534 can read it: the checkout may sit below a directory only root can enter (CI's
