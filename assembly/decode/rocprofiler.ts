@@ -410,9 +410,17 @@ function scanRecord(kind: u32, q: usize, size: u32, at: u64): void {
       break;
     }
     case Role.NONE:
-      warn(Warn.UNKNOWN_KIND, at, kind);
+      skippedKind(kind, at);
       break;
   }
+}
+
+/**
+ * A record of a kind with no role: a kind the dump names but this decoder does not decode is skipped by design
+ * (UNKNOWN_KIND); one it never names was lost with its API_NAMES chunk (UNNAMED_KIND, a loss).
+ */
+function skippedKind(kind: u32, at: u64): void {
+  warn(S.apiEntry(0, kind) != 0 ? Warn.UNKNOWN_KIND : Warn.UNNAMED_KIND, at, kind);
 }
 
 function addMark(tid: u32, what: u32, ts: u64, corr: u64): void {
@@ -676,8 +684,7 @@ function decodeRecord(kind: u32, q: usize, size: u32, at: u64): void {
       break;
     }
     case Role.NONE:
-      warn(Warn.UNKNOWN_KIND, at, kind);
-      break;
+      break; // reported by pass 1 (scanRecord), once per record
   }
 }
 

@@ -71,7 +71,10 @@ export const enum Warn {
    * came after the first ACTIVITY chunk and differs from the size in use (kept). detail: kind.
    */
   BAD_KIND_SIZE = 19,
-  /** No HEADER chunk before the first activity chunk; vendor CUDA was assumed. detail: 0. */
+  /**
+   * No HEADER chunk before the first activity chunk; the vendor was read from the chunks before it (engine.ts
+   * beginWithoutHeader). detail: the vendor used.
+   */
   NO_HEADER = 20,
   /** A record size is smaller than the fields the decoder needs; the record was skipped. detail: kind. */
   RECORD_TOO_SMALL = 21,
@@ -121,7 +124,13 @@ export const enum Warn {
    * payload), but any of them may be the damaged byte (process id, rank, versions, host name). detail: the vendor id.
    */
   HEADER_DAMAGED = 33,
+  /**
+   * rocprofiler-sdk: records of a buffer-tracing kind the dump never names (its API_NAMES chunk damaged or missing:
+   * the decoder knows kinds only by name), skipped. A loss, unlike UNKNOWN_KIND (a named kind not decoded). detail:
+   * the kind of the first.
+   */
+  UNNAMED_KIND = 34,
 }
 
 /** Number of warning codes (size of the per-code tables). */
-export const WARN_COUNT: i32 = 34;
+export const WARN_COUNT: i32 = 35;

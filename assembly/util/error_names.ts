@@ -38,6 +38,7 @@ export function warnName(code: i32): string {
     case 31: return "HPU_BAD_STRING";
     case 32: return "HPU_UNMATCHED_END";
     case 33: return "HEADER_DAMAGED";
+    case 34: return "UNNAMED_KIND";
   }
   return "UNKNOWN";
 }

@@ -12,6 +12,7 @@ import { framed, record } from "../../src/tools/kineto_to_rocprof.js";
 import { toChrome, events, warningOf } from "../helpers/convert.js";
 import { firstActivityOffset } from "../helpers/dump_chunks.js";
 import { K, dumpWith, kernel, marker } from "../helpers/rocm_records.js";
+import { isLossWarning } from "../../src/core/codes.js";
 
 
 test("a size field past the chunk: RECORD_TRUNCATED at that record, the rest of the chunk lost, records before kept", async () => {
@@ -42,14 +43,21 @@ test("a kernel record too short for its fields: RECORD_TOO_SMALL, skipped; the n
   assert.is(warningOf(result, "RECORD_TOO_SMALL")!.count, 1);
 });
 
-test("a kind the dump does not name: UNKNOWN_KIND; a foreign category (counters) is skipped silently", async () => {
+test("a kind the dump does not name: UNNAMED_KIND (a loss: its names were lost); a foreign category (counters) is skipped silently", async () => {
   const unknown = framed(200, record(32, 200, 0).b);
   const counters = framed(0, new Uint8Array(32));
   new DataView(counters.buffer).setUint32(0, 3, true);
   const { trace, result } = await toChrome(dumpWith([[unknown, counters, kernel(1, 0, 50)]]));
   assert.is(events(trace, "kernel").length, 1);
-  assert.ok(warningOf(result, "UNKNOWN_KIND"));
-  assert.is(result.info.warnings.length, 1, JSON.stringify(result.info.warnings));
+  assert.equal(result.info.warnings.map((w) => [w.code, w.count, w.detail]), [["UNNAMED_KIND", 1, 200]], "once per record, not once per pass");
+  assert.ok(isLossWarning("UNNAMED_KIND"));
+});
+
+test("a kind the dump names but the decoder does not turn into events (OMPT): skipped without a warning, not a loss", async () => {
+  const ompt = framed(K("OMPT"), record(32, K("OMPT"), 0).b);
+  const { trace, result } = await toChrome(dumpWith([[ompt, kernel(1, 0, 50)]]));
+  assert.is(events(trace, "kernel").length, 1);
+  assert.equal(result.info.warnings, []);
 });
 
 test("a kernel id without a symbol: MISSING_STRING, named <unknown kernel>; end before start: dropped, NEGATIVE_DURATION (the timestamp rule)", async () => {
