@@ -7,6 +7,7 @@
  * (compressed for .gz).
  */
 import type { ByteReader, ByteSource } from "../src/core/engine.js";
+import type { Warning } from "../src/core/codes.js";
 import { freeNow, type KeepingReader } from "./slice_reader.js";
 
 /** Thrown by a read after {@link FileByteSource.cancel}; crosses comlink with this name. */
@@ -40,6 +41,20 @@ export interface FileByteSource extends ByteSource {
   readonly keptBytes: number;
   /** Lets go of what is kept (ends the keeper's thread). The source cannot replay after this. */
   dispose(): void;
+  /**
+   * A .gz file whose stream failed after giving bytes (a bad checksum, bytes after its last member, a damaged
+   * block): where (compressed bytes read by then), how many bytes of dump it gave (what was converted) and the
+   * decompressor's message. The page reports it as the CLI's GZIP_DAMAGED ({@link gzipDamageWarning}).
+   */
+  readonly gzipDamage?: { compressedAt: number; decompressed: number; message: string };
+}
+
+/** The GZIP_DAMAGED warning of `d` (src/core/codes.ts), in the CLI's words. */
+export function gzipDamageWarning(d: { compressedAt: number; decompressed: number; message: string }): Warning {
+  return {
+    code: "GZIP_DAMAGED", count: 1, offset: d.compressedAt, detail: d.decompressed,
+    message: `the gzip stream is damaged within the first ${d.compressedAt} compressed bytes (${d.message}): the ${d.decompressed} bytes of dump it gave were converted`,
+  };
 }
 
 /** Bytes per block of kept file bytes (each block is freed as one piece). */
@@ -108,6 +123,7 @@ export function fileByteSource(file: Blob, name: string, opts: FileSourceOptions
   // The file's bytes kept by the first read (opts.keep), in blocks; complete once that read reached the end.
   let kept: (Uint8Array | null)[] | null = null;
   let keptComplete = false;
+  let gzipDamage: { compressedAt: number; decompressed: number; message: string } | undefined;
 
   /** Appends `v` to the kept blocks. */
   let keptBytes = 0;
@@ -201,6 +217,9 @@ export function fileByteSource(file: Blob, name: string, opts: FileSourceOptions
     get fileReads() {
       return fileReads;
     },
+    get gzipDamage() {
+      return gzipDamage;
+    },
     get keptBytes() {
       if (opts.keep && opts.keeper) return opts.keeper.keptBytes;
       return kept ? kept.reduce((n, c) => n + (c ? c.byteLength : 0), 0) : 0;
@@ -244,6 +263,7 @@ export function fileByteSource(file: Blob, name: string, opts: FileSourceOptions
       let pending: Uint8Array | null = null;
       let current: Uint8Array | null = null;
       let done = false;
+      let given = 0;
       return {
         async read(dst: Uint8Array): Promise<number> {
           let n = 0;
@@ -263,6 +283,14 @@ export function fileByteSource(file: Blob, name: string, opts: FileSourceOptions
                   done = true;
                   break;
                 }
+                // Damaged after giving bytes (a bad checksum, bytes after the last member, a damaged block): what
+                // it gave is converted, as a cut dump, and the page says where (GZIP_DAMAGED). The CLI also reads
+                // on past such damage member by member (src/node/gzip_members.ts); the browser stops here.
+                if (given > 0) {
+                  gzipDamage ??= { compressedAt: fileBytesRead, decompressed: given, message: (e as Error).message };
+                  done = true;
+                  break;
+                }
                 throw new Error(`cannot decompress (damaged gzip) within the first ${fileBytesRead} compressed bytes: ${(e as Error).message}`);
               }
               if (r.done) {
@@ -277,6 +305,7 @@ export function fileByteSource(file: Blob, name: string, opts: FileSourceOptions
             dst.set(pending.subarray(0, k), n);
             pending = pending.subarray(k);
             n += k;
+            given += k;
           }
           return n;
         },

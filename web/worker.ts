@@ -16,7 +16,7 @@ import wasmUrl from "../build/rawtrace.wasm";
 import { Engine, type FileInfo } from "../src/core/engine.js";
 import { TimelineParser, type TimelineMeta } from "../src/core/timeline.js";
 import { decodeStats, type TraceStats } from "../src/core/stats.js";
-import { fileByteSource, startsWithGzip, type FileByteSource, type FileSourceOptions } from "./file_source.js";
+import { fileByteSource, gzipDamageWarning, startsWithGzip, type FileByteSource, type FileSourceOptions } from "./file_source.js";
 import { keepingReaderThread, readerThreadStream } from "./slice_reader.js";
 
 /** Callbacks the page passes (as a comlink proxy) to follow a job. */
@@ -162,6 +162,8 @@ const api = {
         });
         const ended = performance.now();
         passMs[pass] = ended - mark;
+        // A .gz file damaged after its start: what it gave was converted; say where, as the CLI does.
+        if (src.gzipDamage) result.info.warnings.push(gzipDamageWarning(src.gzipDamage));
         // The core's linear memory (half a gigabyte of sort keys and tables for a 1 GB dump) is garbage from here:
         // unreachable before the records are moved, so the collector may take it while the move allocates.
         const coreBytes = engine.memoryBytes;

@@ -327,7 +327,7 @@ test("gzip is known by the bytes, not the name: a gzipped dump named .rawtrace a
   }
 });
 
-test(".rawtrace.gz cut short opens what it holds (as the CLI does); damaged compressed bytes are one message naming the file", async () => {
+test(".rawtrace.gz cut short opens what it holds (as the CLI does); damaged: what it gave opens, GZIP_DAMAGED says where; damaged from its start: one message naming the file", async () => {
   const cut = join(tmp, "cut.rawtrace.gz");
   writeFileSync(cut, gzipSync(readFileSync(TORCH_NVTX)).subarray(0, 60000));
   const { page, g } = await openPage(h);
@@ -339,9 +339,18 @@ test(".rawtrace.gz cut short opens what it holds (as the CLI does); damaged comp
   writeFileSync(damaged, bad);
   await page.setInputFiles("#file", damaged);
   // The message box may still show the cut file's warning: wait for this file's message.
-  await page.waitForFunction(() => (document.querySelector("#error")?.textContent ?? "").startsWith("damaged"));
+  await page.waitForFunction(() => (document.querySelector("#error")?.textContent ?? "").includes("damaged.rawtrace"));
+  await page.waitForFunction(() => (document.querySelector("#error")?.textContent ?? "").includes("GZIP_DAMAGED"));
   const gzMsg = (await page.textContent("#error")) ?? "";
-  assert.match(gzMsg, /^damaged\.rawtrace(\.gz)?: cannot decompress \(damaged gzip\) within the first \d+ compressed bytes/);
+  assert.match(gzMsg, /GZIP_DAMAGED ×1 \(offset \d+\): the gzip stream is damaged within the first \d+ compressed bytes/);
+  // Damaged in its first block: nothing to open, one message.
+  const first = gzipSync(readFileSync(TORCH_NVTX));
+  first.fill(0xff, 12, 40);
+  const broken = join(tmp, "broken.rawtrace.gz");
+  writeFileSync(broken, first);
+  await page.setInputFiles("#file", broken);
+  await page.waitForFunction(() => (document.querySelector("#error")?.textContent ?? "").startsWith("broken"));
+  assert.match((await page.textContent("#error")) ?? "", /^broken\.rawtrace(\.gz)?: cannot decompress \(damaged gzip\) within the first \d+ compressed bytes/);
   clean(g, "gz cut short, damaged");
   await page.close();
 });
