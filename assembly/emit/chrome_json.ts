@@ -176,6 +176,12 @@ export function hpidNs(pid: u64): u64 {
   O.u64dec(v);
 }
 
+/** `k` (a quoted key and its colon), decimal `v`, then a comma. */
+function versionKey(k: string, v: u64): void {
+  keyU(k, v);
+  O.byte(44);
+}
+
 function deviceProperties(): void {
   O.need(64);
   O.ascii('"deviceProperties":[');
@@ -251,11 +257,12 @@ export function chromeBegin(baseNs: u64): void {
   }
   deviceProperties();
   O.need(512);
+  // Versions the dump gives (a dump read without a HEADER has none: engine.ts beginWithoutHeader), each followed by
+  // a comma.
   if (S.haveHeader && S.cudaVersions) {
-    keyU('"cupti_version":', S.vendorVersion);
-    if (S.runtimeVersion != 0) keyU(',"cuda_runtime_version":', S.runtimeVersion);
-    if (S.driverVersion != 0) keyU(',"cuda_driver_version":', S.driverVersion);
-    O.byte(44);
+    if (S.vendorVersion != 0) versionKey('"cupti_version":', S.vendorVersion);
+    if (S.runtimeVersion != 0) versionKey('"cuda_runtime_version":', S.runtimeVersion);
+    if (S.driverVersion != 0) versionKey('"cuda_driver_version":', S.driverVersion);
   }
   if (S.hostnameLen != 0) {
     O.ascii('"host_name":');
