@@ -80,6 +80,8 @@ const opsSeen = memory.data(MAX_KINDS); // 1 when the dump names operations of t
 let v1 = true;
 /** Whether {@link v1} is settled: from the HEADER's SDK version, else (a dump without one) by the first API record. */
 let v1Known = false;
+/** Kind roles no longer change (from the first activity chunk on: rocpPrepare). */
+let rolesFixed = false;
 let useRangeRecords = false;
 // Flags per internal correlation id (ID_* below, pass 1): a paged u8 array (util/paged.ts: ids are sequential), the hash
 // table for ids past its cap.
@@ -101,6 +103,7 @@ export function rocprofilerReset(): void {
   memory.fill(opsSeen, 0, MAX_KINDS);
   v1 = true;
   v1Known = false;
+  rolesFixed = false;
   useRangeRecords = false;
   workDense = 0;
   corrWithWork = 0;
@@ -175,7 +178,9 @@ function opFlags(p: usize, n: u32): u32 {
 /** API_NAMES: domain 0 names the buffer-tracing kinds, 0x10000 | kind the operations of that kind. */
 function rocpApiName(domain: u32, id: u32, p: usize, n: u32): void {
   if (domain == 0) {
-    if (id < MAX_KINDS) store<u8>(roles + id, <u8>kindRole(p, n));
+    // Fixed from the first activity chunk on (rocpPrepare), as KIND_SIZES are: a kind named only after records of
+    // it were scanned would be decoded by pass 2 but not indexed by pass 1.
+    if (id < MAX_KINDS && !rolesFixed) store<u8>(roles + id, <u8>kindRole(p, n));
     S.setApiName(domain, id, p, n, 0);
     return;
   }
@@ -199,6 +204,7 @@ function rocpPrepare(): void {
   // beginWithoutHeader) the first API record's own size tells (scanRecord).
   v1 = S.vendorVersion >= 10000;
   v1Known = S.vendorVersion != 0;
+  rolesFixed = true;
   useRangeRecords = false;
   for (let k: u32 = 0; k < MAX_KINDS; k++) {
     if (<u32>load<u8>(roles + k) == Role.MARKER_RANGE && load<u8>(opsSeen + k) != 0) useRangeRecords = true;
@@ -383,6 +389,7 @@ function scanRecord(kind: u32, q: usize, size: u32, at: u64): void {
       break;
     }
     case Role.MARKER_RANGE: {
+      settleLayout(size);
       if (size < apiSize() || !useRangeRecords) return;
       if (!timingNote(load<u64>(q + <usize>(apiStartOff())), load<u64>(q + <usize>(apiStartOff() + 8)), kind, at)) return;
       const what = opEntryFlags(kind, <u32>load<i32>(q, 12)) >> 8;

@@ -384,8 +384,10 @@ export function feed(n: usize): bool {
       }
       continue;
     }
-    if (!verify && badSeqCount != 0 && isBadSeq(seq)) {
-      // Pass 2 skips what pass 1 found damaged, to the same next chunk (decided on the same bytes, as above).
+    // Pass 2 skips what pass 1 found damaged, to the same next chunk (decided on the same bytes, as above). A seq
+    // pass 1 saw damaged may also be an intact copy's (a duplicate, a reused seq): such a chunk is checked again
+    // here (rare: only chunks whose seq is on the list) and read when intact, as pass 1 read it.
+    if (!verify && badSeqCount != 0 && isBadSeq(seq) && (sums == 0 || !payloadMatches(c, len, sums))) {
       if (!eofScan && winLen - (p - total) < total + 16) {
         p -= total;
         pendingTotal = total + 16;

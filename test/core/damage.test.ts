@@ -111,6 +111,23 @@ test("a chunk that lost its last 8 bytes (a dropped block): that chunk alone is 
   }
 });
 
+test("a damaged copy and an intact copy of one chunk (a duplicate), either order: the intact one's events are kept", async () => {
+  const intact = new Uint8Array(readFileSync(new URL("../../samples/h100_torch_train_nvtx.rawtrace", import.meta.url)));
+  const want = (await toChrome(intact)).result.events;
+  const acts = chunks(intact).filter((c) => c.type === 5 && c.len < 4096);
+  assert.ok(acts.length > 0, "a small activity chunk");
+  const c = acts[0];
+  const copy = intact.slice(c.off, c.end);
+  const bad = copy.slice();
+  bad[CHUNK_HEADER_SIZE + 9] ^= 0x01; // its payload check fails
+  for (const [first, second] of [[bad, copy], [copy, bad]]) {
+    const b = concatBytes(concatBytes(intact.subarray(0, c.off), concatBytes(first, second)), intact.subarray(c.end));
+    const { result } = await toChrome(b);
+    assert.is(result.events, want, "every event of the intact copy");
+    assert.ok(warningOf(result, "BAD_PAYLOAD_CRC"), "the damaged copy is reported");
+  }
+});
+
 /** A source of `bytes` that hands out at most `piece` bytes per read. */
 function trickle(bytes: Uint8Array, piece: number): ByteSource {
   return {

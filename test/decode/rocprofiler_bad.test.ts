@@ -7,11 +7,12 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { PayloadBuilder } from "../../src/format/writer.js";
-import { ChunkType } from "../../src/format/container.js";
+import { ChunkType, RocpDomain } from "../../src/format/container.js";
 import { framed, record } from "../../src/tools/kineto_to_rocprof.js";
 import { toChrome, events, warningOf } from "../helpers/convert.js";
 import { firstActivityOffset } from "../helpers/dump_chunks.js";
-import { K, dumpWith, kernel, marker } from "../helpers/rocm_records.js";
+import { K, apiRecord, dumpWith, kernel, marker } from "../helpers/rocm_records.js";
+import { KIND_NAMES } from "../../src/tools/kineto_to_rocprof.js";
 import { isLossWarning } from "../../src/core/codes.js";
 
 
@@ -58,6 +59,37 @@ test("a kind the dump names but the decoder does not turn into events (OMPT): sk
   const { trace, result } = await toChrome(dumpWith([[ompt, kernel(1, 0, 50)]]));
   assert.is(events(trace, "kernel").length, 1);
   assert.equal(result.info.warnings, []);
+});
+
+test("no HEADER: the API record layout from the first API-layout record, a ROCTx range record first too: the same events as with it", async () => {
+  // A range record (thread range), a HIP launch, its kernel; the range projected onto the kernel's stream.
+  const recs = [apiRecord("MARKER_CORE_RANGE_API", 1, 100, 1000, 50000, 5), apiRecord("HIP_RUNTIME_API", 3, 1, 2000, 3000, 5), kernel(1, 4000, 9000)];
+  const withHeader = dumpWith([recs], (w) => w.apiNames([[RocpDomain.OPS | K("MARKER_CORE_RANGE_API"), 1, "roctxThreadRangeA"]]), 10000);
+  const dv = new DataView(withHeader.buffer, withHeader.byteOffset);
+  const first = 24 + ((dv.getUint32(16 + 12, true) + 7) & ~7); // the HEADER, the first chunk
+  const without = new Uint8Array(withHeader.length - first);
+  without.set(withHeader.subarray(0, 16));
+  without.set(withHeader.subarray(16 + first), 16);
+  const a = await toChrome(withHeader);
+  const b = await toChrome(without);
+  const shape = (t: typeof a.trace) => t.traceEvents.filter((e) => e.ph === "X").map((e) => `${e.cat} ${e.name} ${e.dur}`).sort();
+  assert.ok(shape(a.trace).some((e) => e.startsWith("gpu_user_annotation")), "the range projected");
+  assert.equal(shape(b.trace), shape(a.trace));
+  // The range read right in pass 1 too: no timestamp it would misread.
+  const codes = (r: typeof a) => r.result.info.warnings.map((w) => w.code).filter((c) => c !== "NO_HEADER" && c !== "SEQ_GAP");
+  assert.equal(codes(b), codes(a));
+  assert.ok(warningOf(b.result, "NO_HEADER"));
+});
+
+test("kind names that come after records of that kind (a later API_NAMES chunk): those records skipped in both passes, as UNNAMED_KIND", async () => {
+  const names: Array<[number, number, string]> = KIND_NAMES["1.0"].map((n, i) => [RocpDomain.KINDS, i, n] as [number, number, string]);
+  const bytes = dumpWith([[apiRecord("HIP_RUNTIME_API", 3, 1, 2000, 3000, 5), kernel(1, 4000, 9000)]], undefined, 10000, {
+    kinds: names.filter(([, i]) => i !== K("KERNEL_DISPATCH")),
+    after: (w) => w.apiNames(names.filter(([, i]) => i === K("KERNEL_DISPATCH"))),
+  });
+  const { trace, result } = await toChrome(bytes);
+  assert.is(events(trace, "kernel").length, 0, "not indexed by pass 1, so not emitted by pass 2");
+  assert.equal(result.info.warnings.map((w) => [w.code, w.count]), [["UNNAMED_KIND", 1]]);
 });
 
 test("a kernel id without a symbol: MISSING_STRING, named <unknown kernel>; end before start: dropped, NEGATIVE_DURATION (the timestamp rule)", async () => {

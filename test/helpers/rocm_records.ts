@@ -19,15 +19,20 @@ export const GPU = 0x2000n;
 /**
  * A dump with the tables above, `extra` chunks, then one ACTIVITY chunk per record list. `vendorVersion` 500 makes
  * it an SDK 0.5 dump (the records must then have the 0.5 layouts; kind names stay 1.0's, which a decoder reads by name).
+ * `order.kinds`: the kind names written before the activity (default: all of SDK 1.0's); `order.after`: chunks written
+ * after the activity chunks.
  */
-export function dumpWith(activity: Uint8Array[][], extra?: (w: RawtraceWriter) => void, vendorVersion = 10000): Uint8Array {
+export function dumpWith(
+  activity: Uint8Array[][], extra?: (w: RawtraceWriter) => void, vendorVersion = 10000,
+  order: { kinds?: Array<[number, number, string]>; after?: (w: RawtraceWriter) => void } = {},
+): Uint8Array {
   const w = RawtraceWriter.inMemory();
   w.header({
     vendor: 2, vendorVersion, pid: 77, startNs: T0, hostname: "h", commandLine: "x",
     vendorVersionText: vendorVersion >= 10000 ? "1.0.0" : "0.5.0",
   });
   w.clock({ which: 0, vendorNs: BOOT, realtimeNs: T0, monotonicNs: BOOT, monotonicRawNs: BOOT, boottimeNs: BOOT });
-  const names: Array<[number, number, string]> = KIND_NAMES["1.0"].map((n, i) => [RocpDomain.KINDS, i, n] as [number, number, string]);
+  const names: Array<[number, number, string]> = order.kinds ?? KIND_NAMES["1.0"].map((n, i) => [RocpDomain.KINDS, i, n] as [number, number, string]);
   names.push([RocpDomain.OPS | K("HIP_RUNTIME_API"), 3, "hipLaunchKernel"]);
   names.push([RocpDomain.OPS | K("MARKER_CORE_API"), 1, "roctxRangePushA"], [RocpDomain.OPS | K("MARKER_CORE_API"), 2, "roctxRangePop"]);
   names.push([RocpDomain.OPS | K("HSA_CORE_API"), 7, "hsa_queue_create"], [RocpDomain.OPS | K("HSA_AMD_EXT_API"), 4, "hsa_amd_memory_pool_allocate"]);
@@ -47,6 +52,7 @@ export function dumpWith(activity: Uint8Array[][], extra?: (w: RawtraceWriter) =
     }
     w.activity(b);
   }
+  order.after?.(w);
   w.end();
   return w.bytes();
 }
