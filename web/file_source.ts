@@ -284,8 +284,8 @@ export function fileByteSource(file: Blob, name: string, opts: FileSourceOptions
                   break;
                 }
                 // Damaged after giving bytes (a bad checksum, bytes after the last member, a damaged block): what
-                // it gave is converted, as a cut dump, and the page says where (GZIP_DAMAGED). The CLI also reads
-                // on past such damage member by member (src/node/gzip_members.ts); the browser stops here.
+                // it gave is converted, as a cut dump, and the page says where (GZIP_DAMAGED). The CLI reads on past
+                // a bad trailer or to the end of a damaged member (src/node/gzip_members.ts); the browser stops here.
                 if (given > 0) {
                   gzipDamage ??= { compressedAt: fileBytesRead, decompressed: given, message: (e as Error).message };
                   done = true;

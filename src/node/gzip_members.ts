@@ -4,7 +4,8 @@
  * header as `createGunzip` does. Node's gunzip discards the output of the call that meets an error, and fails the
  * whole stream on a bad trailer checksum or on bytes after the last member, so a dump whose only damage is there
  * would lose its last block or everything. Used by src/node/file_source.ts once gunzip has failed: the bytes it gives
- * are gunzip's up to the damage, then what a damaged member still holds, then any intact members after it.
+ * are every member's up to the first whose data fails (its bytes up to there), members with a bad trailer included;
+ * members after a damaged block are not searched for.
  */
 import { readSync } from "node:fs";
 import { createInflateRaw, crc32 } from "node:zlib";

@@ -196,7 +196,13 @@ function onSignal(sig: "SIGINT" | "SIGTERM"): void {
   if (process.listenerCount(sig) > 1) return;
   cleanupOwned();
   removeEmptyOwnedDirs();
-  process.exit(sig === "SIGINT" ? 130 : 143);
+  // Ended by the signal itself, its default action restored (a shell reports 130 / 143): process.exit would wait
+  // for a worker thread blocked in a read (a conversion worker copying a FIFO that never ends) and never return.
+  process.off("SIGINT", onSignal);
+  process.off("SIGTERM", onSignal);
+  process.kill(process.pid, sig);
+  // Where the signal cannot end the process (its default action ignored by the parent): the exit code instead.
+  setTimeout(() => process.exit(sig === "SIGINT" ? 130 : 143), 1000);
 }
 
 /** Registers a file this process created and must remove unless it is published. */

@@ -12,7 +12,7 @@ import {
   chmodSync, copyFileSync, existsSync, linkSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync,
   symlinkSync, writeFileSync,
 } from "node:fs";
-import { hostname, tmpdir } from "node:os";
+import { constants as osConstants, hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gunzipSync } from "node:zlib";
@@ -273,12 +273,16 @@ test("full disk (1 MiB tmpfs, ENOSPC): every output kind exits 4, names the outp
   assert.ok(Number(df.split("\n")[1]) < 64, `the disk is free again: ${df}`);
 });
 
+/** A child's status as a shell gives it: its exit code, or 128 + the number of the signal that ended it. */
+const shellStatus = (code: number | null, signal: NodeJS.Signals | null): number | null =>
+  code ?? (signal ? 128 + osConstants.signals[signal] : null);
+
 for (const [sig, code] of [["SIGTERM", 143], ["SIGINT", 130]] as const) {
   test(`${sig} during a conversion removes the temporaries and exits ${code}`, async () => {
     for (const args of [["convert", BIG, "-o", "out.json.gz"], ["merge", BIG, BIG, "-o", "m.json", "--force"]]) {
       const d = dir();
       const p = spawn(process.execPath, [CLI, ...args], { cwd: d });
-      const done = new Promise<number | null>((res) => p.on("close", (c) => res(c)));
+      const done = new Promise<number | null>((res) => p.on("close", (c, s) => res(shellStatus(c, s))));
       // Wait until the run holds its lock and temporary.
       for (let i = 0; i < 4000 && !readdirSync(d).some((f) => f.endsWith(".tmp")); i++) await new Promise((r) => setTimeout(r, 5));
       assert.ok(readdirSync(d).some((f) => f.endsWith(".tmp")), `${args}: a temporary exists mid-run`);
@@ -289,9 +293,11 @@ for (const [sig, code] of [["SIGTERM", 143], ["SIGINT", 130]] as const) {
   });
 }
 
-test("a stream that never ends (info and stats of standard input): SIGTERM and SIGINT still end the run while it is copied", async () => {
+test("a stream that never ends (info, stats and convert of standard input): SIGTERM and SIGINT still end the run while it is copied", async () => {
   const preamble = readFileSync(SAMPLE).subarray(0, 16);
-  for (const [args, sig] of [[["info", "-"], "SIGTERM"], [["stats", "-"], "SIGINT"]] as const) {
+  // convert copies it in a conversion worker: the main thread's handler cleans up, then the signal itself ends the
+  // process (process.exit would wait for the blocked worker).
+  for (const [args, sig] of [[["info", "-"], "SIGTERM"], [["stats", "-"], "SIGINT"], [["convert", "-", "-o", "x.json"], "SIGTERM"]] as const) {
     const p = spawn(process.execPath, [CLI, ...args], { cwd: dir(), stdio: ["pipe", "ignore", "ignore"] });
     const done = new Promise<[number | null, NodeJS.Signals | null]>((res) => p.on("close", (c, s) => res([c, s])));
     p.stdin.on("error", () => {}); // EPIPE once it is gone
@@ -356,7 +362,7 @@ test("SIGINT during an XSpace conversion: no empty log directory tree, nothing i
   const d = dir();
   const temp = mkdtempSync(join(tmp, "tmpdir-"));
   const p = spawn(process.execPath, [CLI, "convert", BIG, "--format", "xspace", "-o", "lx"], { cwd: d, env: { ...process.env, TMPDIR: temp } });
-  const done = new Promise<number | null>((res) => p.on("close", (c) => res(c)));
+  const done = new Promise<number | null>((res) => p.on("close", (c, s) => res(shellStatus(c, s))));
   const profile = join(d, "lx/plugins/profile");
   for (let i = 0; i < 4000 && !(existsSync(profile) && readdirSync(profile).some((f) => f.endsWith(".tmp"))); i++) await new Promise((r) => setTimeout(r, 5));
   assert.ok(readdirSync(profile).some((f) => f.endsWith(".tmp")), "the XSpace temporary exists mid-run");
