@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -320,7 +321,7 @@ struct rt_writer {
 };
 
 /* Writes all of iov[0..cnt) with writev, continuing after EINTR and short writes. Returns 0 or -errno. */
-static int write_all(int fd, struct iovec* iov, int cnt) {
+static int write_iov(int fd, struct iovec* iov, int cnt) {
   while (cnt > 0) {
     ssize_t n = writev(fd, iov, cnt);
     if (n < 0) {
@@ -340,6 +341,40 @@ static int write_all(int fd, struct iovec* iov, int cnt) {
     }
   }
   return 0;
+}
+
+/* Takes back a SIGPIPE or SIGXFSZ that our write raised (pending now, not in `before`): a signal pending from before
+ * is the program's and stays. */
+static void take_back(const sigset_t* before) {
+  sigset_t now;
+  if (sigpending(&now) != 0) return;
+  static const int sigs[2] = {SIGPIPE, SIGXFSZ};
+  for (int i = 0; i < 2; i++) {
+    if (!sigismember(&now, sigs[i]) || sigismember(before, sigs[i])) continue;
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, sigs[i]);
+    const struct timespec zero = {0, 0};
+    while (sigtimedwait(&one, NULL, &zero) < 0 && errno == EINTR) {
+    }
+  }
+}
+
+/* write_iov with SIGPIPE and SIGXFSZ blocked in this thread: a reader gone or a file size limit is the error the
+ * writer returns (-EPIPE, -EFBIG), never a signal that ends the program — collectors write their first chunks on the
+ * program's own thread (docs/collectors: errors never reach the program). Dispositions are left alone; the mask is
+ * restored. */
+static int write_all(int fd, struct iovec* iov, int cnt) {
+  sigset_t quiet, old, before;
+  sigemptyset(&quiet);
+  sigaddset(&quiet, SIGPIPE);
+  sigaddset(&quiet, SIGXFSZ);
+  if (pthread_sigmask(SIG_BLOCK, &quiet, &old) != 0) return write_iov(fd, iov, cnt);
+  if (sigpending(&before) != 0) sigemptyset(&before);
+  int rc = write_iov(fd, iov, cnt);
+  if (rc == -EPIPE || rc == -EFBIG) take_back(&before);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return rc;
 }
 
 void rt_header_info_init(rt_header_info* h) {

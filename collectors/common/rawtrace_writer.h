@@ -11,8 +11,10 @@
  * Errors: functions that write return 0 or a negative errno value. A failed write (full disk, closed pipe, I/O error)
  * is remembered: every later chunk is refused with the same value, so a collector stops writing cleanly and the file
  * stays a valid prefix up to the last complete chunk. Caller mistakes (payload too large, out of memory while building
- * a payload) are reported without poisoning the writer. Writing to a pipe whose reader is gone raises SIGPIPE unless
- * the process ignores it (then the writer sees -EPIPE); the writer does not touch signal dispositions.
+ * a payload) are reported without poisoning the writer. A pipe whose reader is gone and a file size limit are the
+ * errors -EPIPE and -EFBIG, never a SIGPIPE or SIGXFSZ that would end the program: those two are blocked in the
+ * writing thread for the duration of each write (one the write raised is taken back); signal dispositions are not
+ * touched.
  *
  * Units: times are nanoseconds, sizes are bytes, unless a comment says otherwise.
  */

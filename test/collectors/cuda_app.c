@@ -603,7 +603,7 @@ static int scenario_fork_child(void) {
 int main(int argc, char** argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: cuda_app <basic|threads|exhaust|signal|window|kill9|sigterm|sigterm_chain|"
-                    "write_limit|bench|unfinished|plain>\n");
+                    "write_limit|write_limit_start|bench|unfinished|plain>\n");
     return 64;
   }
   const char* sc = argv[1];
@@ -611,6 +611,12 @@ int main(int argc, char** argv) {
     /* the output may not grow past 256 KiB: writes beyond fail with EFBIG (SIGXFSZ ignored, as a daemon would) */
     signal(SIGXFSZ, SIG_IGN);
     struct rlimit rl = {256 * 1024, 256 * 1024};
+    if (setrlimit(RLIMIT_FSIZE, &rl) != 0) die("setrlimit");
+  }
+  if (!strcmp(sc, "write_limit_start")) {
+    /* no byte of a file may be written and SIGXFSZ keeps its default action (it would end the process): the
+     * collector writes its first chunks on this thread, inside cuInit */
+    struct rlimit rl = {0, 0};
     if (setrlimit(RLIMIT_FSIZE, &rl) != 0) die("setrlimit");
   }
   if (!strcmp(sc, "sigint_stalled")) signal(SIGINT, on_term); /* before the collector: it chains to this */
@@ -648,7 +654,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 20000; i++) launch("many_kernel", t + (uint64_t)i * 10000, 1000, 7, 0);
     return finish();
   }
-  if (!strcmp(sc, "plain")) {
+  if (!strcmp(sc, "plain") || !strcmp(sc, "write_limit_start")) {
     /* a short run whatever the collector's state (write errors, CUPTI errors): must exit 0 */
     uint64_t t = F.now();
     for (int i = 0; i < 100; i++) launch("plain_kernel", t + (uint64_t)i * 10000, 1000, 7, 0);

@@ -7,7 +7,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import {
   lib, dir, runSync, runAsync, outPath, ok, one, convert, byCat, T, chunks, readLog, cudaSuite,
@@ -78,6 +78,18 @@ test("settings that cannot work are refused with a line that says why; the progr
   assert.is(long.length, 1, long.join("\n"));
   assert.match(long[0], /error: cannot create .*: File name too long; nothing is recorded/);
   assert.equal(readdirSync(dir).filter((f) => f.startsWith("ddd")), []);
+  // A pattern longer than a path whose first PATH_MAX - 1 bytes end in a '/' and, through its %% escapes, name an
+  // existing folder 16 levels down: copied and cut there, it named that folder and the default name went in it.
+  // Refused now, never cut.
+  const top = join(dir, "pct", "x".repeat(268 - join(dir, "pct").length));
+  const deep = join(top, ...Array<string>(15).fill("%".repeat(127)));
+  mkdirSync(deep, { recursive: true });
+  const cutValue = join(top, ...Array<string>(16).fill("%%".repeat(127)), "mine-%p.rawtrace");
+  assert.is(cutValue.slice(0, 4095).endsWith("/"), true, "the cut would end at a folder");
+  const cut = said({ RAWTRACE_OUTPUT: cutValue }, "pattern longer than a path");
+  assert.is(cut.length, 1, cut.join("\n"));
+  assert.match(cut[0], /error: cannot create .*: File name too long; nothing is recorded/);
+  assert.equal(readdirSync(deep), [], "nothing written where the cut pattern pointed");
   // RAWTRACE_ACTIVITIES with no kind this collector knows.
   const none = said({ RAWTRACE_ACTIVITIES: "@@@" }, "no kinds");
   assert.ok(none.some((l) => /unknown activity '@@@'/.test(l)), none.join("\n"));
@@ -191,6 +203,17 @@ test("write error mid-run (file size limit): writing stops, the file stays a val
   assert.is(c.r.info.complete, false);
   const n = byCat(c, "kernel").length;
   assert.ok(n > 0 && n < 20000, `${n} kernels`);
+});
+
+test("a write error at start-up (no byte may be written, SIGXFSZ at its default action): one error line, the program runs to its end", () => {
+  // The collector's first chunks are written on the program's own thread: the signal a failed write raises there
+  // must not end the program (collectors/common/rawtrace_writer.c write_all).
+  const run = runSync("cu13", "write_limit_start", "limit0");
+  ok(run, "write_limit_start");
+  assert.is(run.signal, null, "not ended by SIGXFSZ");
+  const lines = run.stderr.split("\n").filter((l) => l.startsWith("rawtrace["));
+  assert.is(lines.length, 1, run.stderr);
+  assert.match(lines[0], /File too large/);
 });
 
 test("a CUPTI error disables collection: one log line, one LOG chunk, END, the program runs normally", async () => {
