@@ -155,7 +155,9 @@ int rt_expand_output(const char* pat, const char* default_name, char* out, size_
   char joined[PATH_MAX + 64];
   size_t plen = strlen(pat);
   struct stat sb;
-  int cut = 0;
+  /* The collectors keep RAWTRACE_OUTPUT in PATH_MAX bytes: a pattern that fills them was cut when copied (%% escapes
+   * could make a longer one expand short enough, to a name that lost its end), so it is refused as too long. */
+  int cut = plen >= PATH_MAX - 1;
   if (plen > 0 && (pat[plen - 1] == '/' || (stat(pat, &sb) == 0 && S_ISDIR(sb.st_mode)))) {
     int k = snprintf(joined, sizeof joined, "%s%s%s", pat, pat[plen - 1] == '/' ? "" : "/", default_name);
     if (k < 0 || (size_t)k >= sizeof joined) cut = 1;
