@@ -21,7 +21,30 @@ static int write_header(void) {
 }
 
 /* Enables buffer tracing for every wanted kind found by name. Returns how many were enabled. */
+/* Warns once for each RAWTRACE_ROCM_KINDS name (after an optional '-') that is neither "default" nor a kind of this
+ * SDK (`t`): a misspelled name would otherwise be dropped without a word. */
+static void check_kind_names(const struct names* t) {
+  const char* s = G.cfg.kinds;
+  while (*s) {
+    while (*s == ',' || *s == ' ') s++;
+    size_t n = 0;
+    while (s[n] && s[n] != ',' && s[n] != ' ') n++;
+    if (!n) break;
+    const char* w = s + (*s == '-');
+    size_t wn = n - (size_t)(*s == '-');
+    int known = wn == 7 && !strncasecmp(w, "default", 7);
+    for (size_t i = 0; i < t->n && !known; i++) known = strlen(t->v[i].name) == wn && !strncasecmp(w, t->v[i].name, wn);
+    if (!known) {
+      rt_rocm_logmsg(RT_V_WARN, "RAWTRACE_ROCM_KINDS: '%.*s' is not a buffer-tracing kind of this rocprofiler-sdk; "
+                     "ignored (names as in rocprofiler_buffer_tracing_kind_t without the prefix, e.g. KERNEL_DISPATCH)",
+                     (int)(wn > 64 ? 64 : wn), w);
+    }
+    s += n;
+  }
+}
+
 static uint32_t configure_kinds(const struct names* t) {
+  check_kind_names(t);
   uint32_t ok = 0;
   for (size_t i = 0; i < t->n; i++) {
     uint32_t k = t->v[i].id;
@@ -43,11 +66,16 @@ static uint32_t configure_kinds(const struct names* t) {
   return ok;
 }
 
-/* Gives up after an SDK error: LOG, END, close. Returns -1 (initialize's failure). */
+/* Gives up: LOG (an SDK error `what` with status `st`; a sentence `what` of our own when `st` is 0; nothing when
+ * `what` is NULL, the cause said already), END, close. Returns -1 (initialize's failure). */
 static int fail_init(const char* what, rt_rocp_status st) {
   atomic_store(&G.error, st);
   atomic_store(&G.state, ST_DISABLED);
-  rt_rocm_logrec(RT_V_ERROR, "%s failed: %s (%d); ROCm collection disabled", what, rt_rocm_status_text(st), st);
+  if (what && st != 0) {
+    rt_rocm_logrec(RT_V_ERROR, "%s failed: %s (%d); ROCm collection disabled", what, rt_rocm_status_text(st), st);
+  } else if (what) {
+    rt_rocm_logrec(RT_V_ERROR, "%s; ROCm collection disabled", what);
+  }
   rt_rocm_wrote(rt_writer_end(G.w));
   rt_writer_close(G.w);
   G.w = NULL;
@@ -105,8 +133,11 @@ int rt_rocm_init_collector(rt_rocp_client_finalize_fn fini) {
   rc = rt_rocm_write_names(&t);
   free(t.v);
   if (!rc) rc = rt_rocm_write_agents();
-  if (rc) return fail_init("writing the tables", 0);
-  if (!enabled) return fail_init("rocprofiler_configure_buffer_tracing_service (every wanted kind)", 0);
+  if (rc) return fail_init(NULL, 0); /* the write error was said (rt_rocm_wrote) */
+  if (!enabled) {
+    return fail_init("no buffer-tracing kind could be enabled (RAWTRACE_ROCM_KINDS selects none this rocprofiler-sdk "
+                     "has, or the SDK refused each: see the lines above)", 0);
+  }
   rt_rocm_configure_callbacks();
 
   int trc = rt_thread_start(&G.writer, rt_rocm_writer_main);

@@ -435,6 +435,20 @@ test("RAWTRACE_ROCM_KINDS picks kinds by SDK name", () => {
   assert.equal([...new Set(recs.map((r) => r.kind))].sort(), [10, 11]);
 });
 
+test("RAWTRACE_ROCM_KINDS: a name this SDK lacks is one warning line and ignored; a list that selects no kind says so", () => {
+  const typo = runSync("1.0", "basic", "kinds-typo", { RAWTRACE_ROCM_KINDS: "KERNEL_DISPATCH,KERNAL_DISPATCH" });
+  ok(typo, "kinds-typo");
+  assert.equal(typo.events.filter((e) => e.ev === "enabled").map((e) => e.name), ["KERNEL_DISPATCH"]);
+  const lines = typo.stderr.split("\n").filter((l) => l.startsWith("rawtrace["));
+  assert.is(lines.length, 1, typo.stderr);
+  assert.match(lines[0], /RAWTRACE_ROCM_KINDS: 'KERNAL_DISPATCH' is not a buffer-tracing kind of this rocprofiler-sdk; ignored/);
+  const none = runSync("1.0", "basic", "kinds-none", { RAWTRACE_ROCM_KINDS: "bogus" });
+  assert.is(none.status, 0, none.stderr);
+  assert.match(none.stderr, /'bogus' is not a buffer-tracing kind/);
+  assert.match(none.stderr, /no buffer-tracing kind could be enabled .*; ROCm collection disabled/);
+  assert.not.match(none.stderr, /Success/);
+});
+
 test("an SDK opened RTLD_LOCAL is found through the finalize function it passed to initialize", () => {
   const run = runSync("1.0", "basic", "local", { RT_APP_SDK_LOCAL: "1", RAWTRACE_LOG: "info" });
   ok(run, "RTLD_LOCAL");
