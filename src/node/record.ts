@@ -301,7 +301,8 @@ export async function runRecord(command: string[], opts: RecordOptions): Promise
   } else {
     console.error(`rawtrace: ${dumps.length} dump${dumps.length > 1 ? "s" : ""} in ${dir}:`);
     for (const d of dumps) console.error(`  ${d}`);
-    // The commands name exactly this run's dumps (a folder reused across runs holds older ones), quoted for a shell.
+    // The commands name the dumps that appeared during this run (a folder reused across runs holds older ones; a run
+    // writing into the same folder at the same time is not told apart: README), quoted for a shell.
     const files = dumps.map((d) => shellWord(join(dir, d))).join(" ");
     console.error("convert with:");
     if (dumps.length === 1) console.error(`  rawtrace convert ${files}`);
