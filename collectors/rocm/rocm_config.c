@@ -35,24 +35,29 @@ void rt_rocm_load_config(struct config* c) {
 
 /* Whether SDK kind name `name` is selected by RAWTRACE_ROCM_KINDS (comma list of names, "default", "-NAME"):
  * 0 no, 1 through "default", 2 named explicitly. */
+const char* rt_rocm_next_kind(const char* s, const char** name, size_t* len, int* neg) {
+  while (*s == ',' || *s == ' ') s++;
+  size_t n = 0;
+  while (s[n] && s[n] != ',' && s[n] != ' ') n++;
+  if (!n) return NULL;
+  *neg = *s == '-';
+  *name = s + *neg;
+  *len = n - (size_t)*neg;
+  return s + n;
+}
+
 int rt_rocm_kind_wanted(const char* name) {
   int want = 0;
-  const char* s = G.cfg.kinds;
-  while (*s) {
-    while (*s == ',' || *s == ' ') s++;
-    size_t n = 0;
-    while (s[n] && s[n] != ',' && s[n] != ' ') n++;
-    if (!n) break;
-    int neg = *s == '-';
-    const char* t = s + neg;
-    size_t tn = n - (size_t)neg;
+  const char* t;
+  size_t tn;
+  int neg;
+  for (const char* s = G.cfg.kinds; (s = rt_rocm_next_kind(s, &t, &tn, &neg)) != NULL;) {
     if (tn == 7 && !strncasecmp(t, "default", 7)) {
       for (size_t i = 0; i < sizeof kDefaultKinds / sizeof kDefaultKinds[0]; i++)
         if (!strcmp(name, kDefaultKinds[i])) want = neg ? 0 : 1;
     } else if (strlen(name) == tn && !strncasecmp(t, name, tn)) {
       want = neg ? 0 : 2;
     }
-    s += n;
   }
   return want;
 }

@@ -24,14 +24,10 @@ static int write_header(void) {
 /* Warns once for each RAWTRACE_ROCM_KINDS name (after an optional '-') that is neither "default" nor a kind of this
  * SDK (`t`): a misspelled name would otherwise be dropped without a word. */
 static void check_kind_names(const struct names* t) {
-  const char* s = G.cfg.kinds;
-  while (*s) {
-    while (*s == ',' || *s == ' ') s++;
-    size_t n = 0;
-    while (s[n] && s[n] != ',' && s[n] != ' ') n++;
-    if (!n) break;
-    const char* w = s + (*s == '-');
-    size_t wn = n - (size_t)(*s == '-');
+  const char* w;
+  size_t wn;
+  int neg;
+  for (const char* s = G.cfg.kinds; (s = rt_rocm_next_kind(s, &w, &wn, &neg)) != NULL;) {
     int known = wn == 7 && !strncasecmp(w, "default", 7);
     for (size_t i = 0; i < t->n && !known; i++) known = strlen(t->v[i].name) == wn && !strncasecmp(w, t->v[i].name, wn);
     if (!known) {
@@ -39,7 +35,6 @@ static void check_kind_names(const struct names* t) {
                      "ignored (names as in rocprofiler_buffer_tracing_kind_t without the prefix, e.g. KERNEL_DISPATCH)",
                      (int)(wn > 64 ? 64 : wn), w);
     }
-    s += n;
   }
 }
 

@@ -206,6 +206,9 @@ const char* rt_rocm_status_text(rt_rocp_status st);
 /* rocm_config.c: configuration (environment) */
 void rt_rocm_load_config(struct config* c);
 int rt_rocm_kind_wanted(const char* name);
+/* The next name of a RAWTRACE_ROCM_KINDS list at `s` (comma- or space-separated): `name`/`len` without its '-',
+ * `neg` whether it had one; returns where the list goes on, or NULL at its end. */
+const char* rt_rocm_next_kind(const char* s, const char** name, size_t* len, int* neg);
 
 /* rocm_load.c: resolving the SDK */
 int rt_rocm_load_sdk(rt_rocp_client_finalize_fn fini);
