@@ -98,8 +98,11 @@ double rt_env_seconds(const char* var, int verbosity) {
   if (!s || !*s) return 0;
   char* end = NULL;
   double v = strtod(s, &end);
+  const char* rest = end;
+  while (rest && *rest == ' ') rest++;
+  if (rest && *rest == 's') rest++; /* "2.5s" is 2.5 seconds too; "1x" is not a number of seconds */
   /* At most 1e6 s (11.5 days): the callers turn it into int milliseconds (poll) and ns, which must not overflow. */
-  if (end == s || !(v >= 0) || !(v <= 1e6)) {
+  if (end == s || (rest && *rest) || !(v >= 0) || !(v <= 1e6)) {
     warn_ignored(verbosity, var, s, "a number of seconds from 0 to 1e6");
     return 0;
   }

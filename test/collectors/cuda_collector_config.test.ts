@@ -106,6 +106,9 @@ test("settings that cannot work are refused with a line that says why; the progr
   // Seconds beyond what the timers hold (inf, 1e30): warned and ignored, not an endless or an at-once timeout.
   const inf = said({ RAWTRACE_EXIT_TIMEOUT: "inf", RAWTRACE_DURATION: "1e30" }, "inf");
   assert.ok(inf.some((l) => /RAWTRACE_EXIT_TIMEOUT/.test(l)) && inf.some((l) => /RAWTRACE_DURATION/.test(l)), inf.join("\n"));
+  // Seconds followed by something else ("1x"): warned and ignored, not read as 1; "2s" is 2 seconds.
+  const junk = said({ RAWTRACE_DURATION: "1x", RAWTRACE_EXIT_TIMEOUT: "2s" }, "junk after seconds");
+  assert.equal(junk.filter((l) => /is not a number of seconds/.test(l)).map((l) => /(RAWTRACE_\w+)=/.exec(l)?.[1]), ["RAWTRACE_DURATION"]);
 });
 
 test("two processes with the same RAWTRACE_OUTPUT (no %p): exclusive create, the second gets a numbered name and says so", async () => {
