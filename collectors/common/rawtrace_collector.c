@@ -33,6 +33,9 @@ int rt_parse_log_level(const char* s) {
                {"trace", RT_V_DEBUG}};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (!strcasecmp(s, names[i].name)) return names[i].level;
+  char msg[200];
+  snprintf(msg, sizeof msg, "RAWTRACE_LOG=%.64s is not off, error, warn, info, debug or 0-4; warn is used", s);
+  rt_log_line(RT_V_WARN, RT_V_WARN, msg);
   return RT_V_WARN;
 }
 
