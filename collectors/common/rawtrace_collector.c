@@ -81,12 +81,17 @@ size_t rt_env_size(const char* var, size_t def, int verbosity) {
   if (!errno && end != s && v >= 0) {
     while (*end == ' ') end++;
     switch (tolower((unsigned char)*end)) {
-      case 0: case 'b': mul = 1; break;
-      case 'k': mul = 1024.0; break;
-      case 'm': mul = 1024.0 * 1024.0; break;
-      case 'g': mul = 1024.0 * 1024.0 * 1024.0; break;
+      case 0: mul = 1; break;
+      case 'b': mul = 1; end++; break;
+      case 'k': mul = 1024.0; end++; break;
+      case 'm': mul = 1024.0 * 1024.0; end++; break;
+      case 'g': mul = 1024.0 * 1024.0 * 1024.0; end++; break;
       default: break;
     }
+    /* A unit may be written K, KB or KiB (binary either way); anything else after it ("64kilo") is not a size. */
+    if (mul > 1 && tolower((unsigned char)*end) == 'i') end++;
+    if (mul > 1 && tolower((unsigned char)*end) == 'b') end++;
+    if (*end) mul = 0;
   }
   if (mul == 0) {
     warn_ignored(verbosity, var, s, "a size");

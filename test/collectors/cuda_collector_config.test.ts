@@ -109,6 +109,9 @@ test("settings that cannot work are refused with a line that says why; the progr
   // Seconds followed by something else ("1x"): warned and ignored, not read as 1; "2s" is 2 seconds.
   const junk = said({ RAWTRACE_DURATION: "1x", RAWTRACE_EXIT_TIMEOUT: "2s" }, "junk after seconds");
   assert.equal(junk.filter((l) => /is not a number of seconds/.test(l)).map((l) => /(RAWTRACE_\w+)=/.exec(l)?.[1]), ["RAWTRACE_DURATION"]);
+  // A size with something after its unit: said and ignored; "256KiB" and "1MB" are sizes.
+  const size = said({ RAWTRACE_BUFFER_SIZE: "64kilo", RAWTRACE_MAX_MEMORY: "256KiB" }, "junk after a size");
+  assert.equal(size.filter((l) => /is not a size/.test(l)).map((l) => /(RAWTRACE_\w+)=/.exec(l)?.[1]), ["RAWTRACE_BUFFER_SIZE"]);
   // A log level it does not know: said, and warn used.
   const log = said({ RAWTRACE_LOG: "verbose" }, "unknown log level");
   assert.ok(log.some((l) => /RAWTRACE_LOG=verbose is not off, error, warn, info, debug or 0-4; warn is used/.test(l)), log.join("\n"));
