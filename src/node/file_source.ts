@@ -25,7 +25,10 @@ import { FATAL_MESSAGES, RawtraceError, type Warning } from "../core/codes.js";
 import { createTemp, removeOwned, withDefaultSignals, writeAll } from "./output.js";
 import { MAGIC } from "../format/container.js";
 import { dumpName } from "./inputs.js";
-import { gzipMembers } from "./gzip_members.js";
+import { gzipMembers, type GzipDamage } from "./gzip_members.js";
+
+/** A gzip input's damage (gzip_members.ts) and how many bytes of dump it still gave. */
+type SourceGzipDamage = GzipDamage & { decompressed: number };
 
 /** A file's ByteSource; {@link FileByteSource.close} releases a spooled copy. */
 export interface FileByteSource extends ByteSource {
@@ -38,7 +41,7 @@ export interface FileByteSource extends ByteSource {
    * A gzip input damaged after its start (a bad checksum, bytes after the last member, a damaged block): where (the
    * compressed byte offset), how many bytes of dump it still held (what was converted) and what is wrong.
    */
-  readonly gzipDamage?: { compressedAt: number; decompressed: number; message: string };
+  readonly gzipDamage?: SourceGzipDamage;
   /** Releases the spooled copy (no-op for regular files). */
   close(): void;
 }
@@ -160,7 +163,7 @@ function gzipSource(path: string, spooledFd: number, compressed: number): FileBy
   } catch {
     // the size is only a progress hint
   }
-  let gzipDamage: { compressedAt: number; decompressed: number; message: string } | undefined;
+  let gzipDamage: SourceGzipDamage | undefined;
   return {
     name,
     path,

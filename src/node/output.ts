@@ -166,11 +166,12 @@ function cleanupOwned(): void {
 
 /**
  * Removes the folders makeDir made that are still empty, deepest first (rmdir removes only an empty folder, so one
- * that received an output, or anything else, stays). When a signal ends the process, and at the end of a command-line
- * run ({@link removeFoldersLeftEmpty}); not at a normal exit of a library host, or in a host that handles the signal
- * and goes on: another run may be about to write into them.
+ * that received an output, or anything else, stays): when a signal ends the process, and at the end of a
+ * command-line run (src/cli.ts: the whole process is one run, so these are the folders of outputs that failed, such as
+ * an XSpace log directory's `plugins/profile/` for an input that was not a dump). Not at a normal exit of a library
+ * host, or in a host that handles the signal and goes on: another run may be about to write into them.
  */
-function removeEmptyOwnedDirs(): void {
+export function removeFoldersLeftEmpty(): void {
   for (const d of ownedDirs.splice(0).reverse()) {
     try {
       rmdirSync(d);
@@ -180,22 +181,13 @@ function removeEmptyOwnedDirs(): void {
   }
 }
 
-/**
- * For the command line at its end (the whole process is one run): removes the folders this run made that are still
- * empty — those of outputs that failed (an XSpace log directory's `plugins/profile/` for an input that was not a
- * dump). Folders that received an output are not empty and stay.
- */
-export function removeFoldersLeftEmpty(): void {
-  removeEmptyOwnedDirs();
-}
-
 function onSignal(sig: "SIGINT" | "SIGTERM"): void {
   // Only when nobody else handles the signal: a library must not decide that its host exits, nor pull the files
   // from under the conversions of a host that handles it and goes on (a graceful shutdown that lets them finish).
   // Such a host that then exits runs the exit hook, which removes the temporaries and locks.
   if (process.listenerCount(sig) > 1) return;
   cleanupOwned();
-  removeEmptyOwnedDirs();
+  removeFoldersLeftEmpty();
   // Ended by the signal itself, its default action restored (a shell reports 130 / 143): process.exit would wait
   // for a worker thread blocked in a read (a conversion worker copying a FIFO that never ends) and never return.
   process.off("SIGINT", onSignal);
