@@ -101,21 +101,26 @@ size_t rt_env_size(const char* var, size_t def, int verbosity) {
   return r > (double)(SIZE_MAX / 2) ? SIZE_MAX / 2 : (size_t)r;
 }
 
-double rt_env_seconds(const char* var, int verbosity) {
+/* Seconds from `var`: a number, optionally followed by 's', from 0 (or above 0 when `zero_ok` is 0) to 1e6. */
+static double env_seconds(const char* var, int verbosity, int zero_ok, double def) {
   const char* s = getenv(var);
-  if (!s || !*s) return 0;
+  if (!s || !*s) return def;
   char* end = NULL;
   double v = strtod(s, &end);
   const char* rest = end;
   while (rest && *rest == ' ') rest++;
   if (rest && *rest == 's') rest++; /* "2.5s" is 2.5 seconds too; "1x" is not a number of seconds */
   /* At most 1e6 s (11.5 days): the callers turn it into int milliseconds (poll) and ns, which must not overflow. */
-  if (end == s || (rest && *rest) || !(v >= 0) || !(v <= 1e6)) {
-    warn_ignored(verbosity, var, s, "a number of seconds from 0 to 1e6");
-    return 0;
+  if (end == s || (rest && *rest) || !(zero_ok ? v >= 0 : v > 0) || !(v <= 1e6)) {
+    warn_ignored(verbosity, var, s, zero_ok ? "a number of seconds from 0 to 1e6" : "a number of seconds above 0, up to 1e6");
+    return def;
   }
   return v;
 }
+
+double rt_env_seconds(const char* var, int verbosity) { return env_seconds(var, verbosity, 1, 0); }
+
+double rt_env_timeout(const char* var, double def, int verbosity) { return env_seconds(var, verbosity, 0, def); }
 
 int rt_env_flag(const char* var, int def) {
   const char* s = getenv(var);
@@ -131,14 +136,16 @@ void rt_env_checksum(rt_writer* w, int verbosity) {
   else warn_ignored(verbosity, "RAWTRACE_CHECKSUM", s, "xxh64, xxh32 or crc32");
 }
 
-int rt_env_int_warn(const char* var, int def, int verbosity) {
+int rt_env_int_warn(const char* var, int def, int min, int verbosity) {
   const char* s = getenv(var);
   if (!s || !*s) return def;
   char* end = NULL;
   long v = strtol(s, &end, 10);
   while (end && (*end == ' ' || *end == '\t')) end++;
-  if (end == s || *end || v < INT_MIN || v > INT_MAX) {
-    warn_ignored(verbosity, var, s, "a whole number");
+  if (end == s || *end || v < min || v > INT_MAX) {
+    char what[48];
+    snprintf(what, sizeof what, "a whole number from %d", min);
+    warn_ignored(verbosity, var, s, min == INT_MIN ? "a whole number" : what);
     return def;
   }
   return (int)v;
@@ -207,6 +214,31 @@ int rt_expand_output(const char* pat, const char* default_name, char* out, size_
     return -1;
   }
   return 0;
+}
+
+/* Whether output pattern `pat` (or `default_name` inside the folder it names, as rt_expand_output) has a %p. */
+static int pattern_has_pid(const char* pat, const char* default_name) {
+  struct stat sb;
+  size_t plen = strlen(pat);
+  if (plen > 0 && (pat[plen - 1] == '/' || (stat(pat, &sb) == 0 && S_ISDIR(sb.st_mode)))) pat = default_name;
+  for (const char* p = pat; *p; p++)
+    if (*p == '%' && p[1]) {
+      if (p[1] == 'p') return 1;
+      p++; /* %% and the other escapes */
+    }
+  return 0;
+}
+
+void rt_say_renamed(int verbosity, const char* pat, const char* default_name, const char* wanted, const char* chosen) {
+  if (!strcmp(wanted, chosen)) return;
+  /* With %p in the name only this pid wrote it: this process before an exec (the collector is loaded again into the
+   * new program), or an earlier process that had the same pid. Without %p: another process, or an earlier run. */
+  const char* why = pattern_has_pid(pat, default_name)
+                        ? "this process wrote it before it exec'd a new program, or an earlier process had this pid"
+                        : "another process, or an earlier run, uses this RAWTRACE_OUTPUT; add %p for one file per process";
+  char msg[560];
+  snprintf(msg, sizeof msg, "%.200s already exists (%s); writing %.200s instead", wanted, why, chosen);
+  rt_log_line(verbosity, RT_V_WARN, msg);
 }
 
 uint32_t rt_read_cmdline(char* buf, size_t cap) {

@@ -47,8 +47,17 @@ int rt_check_write(int rc, atomic_int* failed, const char* path, int verbosity);
  */
 size_t rt_env_size(const char* var, size_t def, int verbosity);
 
-/** Seconds from `var`, 0 to 1e9; 0 when unset, 0 with a warning when malformed, negative, infinite or larger. */
+/**
+ * Seconds from `var` ("2.5" or "2.5s"), 0 to 1e6; 0 when unset, 0 with a warning line (at `verbosity`) when
+ * malformed, negative, infinite or larger.
+ */
 double rt_env_seconds(const char* var, int verbosity);
+
+/**
+ * A timeout in seconds from `var`, above 0 and at most 1e6: `def` when unset, `def` with a warning line (at
+ * `verbosity`) when 0, negative, malformed or larger (a zero timeout would give the exit flush no time at all).
+ */
+double rt_env_timeout(const char* var, double def, int verbosity);
 
 /** Boolean from `var`: "0", "no", "off", "false" → 0; any other non-empty value → 1; unset or empty → `def`. */
 int rt_env_flag(const char* var, int def);
@@ -64,8 +73,11 @@ int rt_env_int(const char* var, int def);
  */
 int rt_process_selected(void);
 
-/** rt_env_int for a user's setting: a value that is not a whole number gets a warning line (at `verbosity`). */
-int rt_env_int_warn(const char* var, int def, int verbosity);
+/**
+ * rt_env_int for a user's setting: a value that is not a whole number from `min` up gets a warning line (at
+ * `verbosity`) and `def`.
+ */
+int rt_env_int_warn(const char* var, int def, int min, int verbosity);
 
 /**
  * The payload checksum of writer `w` from RAWTRACE_CHECKSUM: unset, empty or `xxh64` keeps the writer's default
@@ -83,6 +95,13 @@ void rt_env_checksum(rt_writer* w, int verbosity);
  * it would lose the pid or the extension without a word).
  */
 int rt_expand_output(const char* pat, const char* default_name, char* out, size_t cap, uint64_t start_ns);
+
+/**
+ * Says on stderr (a warning line at `verbosity`) that the dump went to `chosen` because `wanted`, the expansion of
+ * output pattern `pat` (`default_name` inside a folder), was taken; nothing when they are equal. The line says why the
+ * name can be taken: with %p in the pattern only an exec or a reused pid, without it another process or run.
+ */
+void rt_say_renamed(int verbosity, const char* pat, const char* default_name, const char* wanted, const char* chosen);
 
 /** Reads /proc/self/cmdline (arguments separated by NUL) into `buf`; returns the bytes read (0 when unreadable). */
 uint32_t rt_read_cmdline(char* buf, size_t cap);

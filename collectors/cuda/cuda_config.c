@@ -90,8 +90,9 @@ static void parse_kinds(struct config* c, const char* s) {
     } else if (!strcmp(tok, "sync")) {
       list[m++] = 38;
     } else if (isdigit((unsigned char)tok[0])) {
-      unsigned long k = strtoul(tok, NULL, 10);
-      if (k > 0 && k < MAX_KIND) list[m++] = (uint32_t)k;
+      char* end;
+      unsigned long k = strtoul(tok, &end, 10);
+      if (*end == 0 && k > 0 && k < MAX_KIND) list[m++] = (uint32_t)k; /* "10abc" is no kind, not kind 10 */
     } else {
       for (size_t i = 0; i < sizeof kKindNames / sizeof kKindNames[0]; i++)
         if (!strcmp(tok, kKindNames[i].name)) list[m++] = kKindNames[i].kind;
@@ -158,6 +159,5 @@ void rt_cuda_load_config(struct config* c) {
   c->all_api = rt_env_flag("RAWTRACE_ALL_API", 0);
   const char* pm = getenv("RAWTRACE_PRELOAD");
   c->preload_mode = pm && !strcasecmp(pm, "lazy") ? 1 : pm && !strcasecmp(pm, "off") ? 2 : 0;
-  c->exit_timeout = rt_env_seconds("RAWTRACE_EXIT_TIMEOUT", rt_cuda_log_level);
-  if (c->exit_timeout <= 0) c->exit_timeout = 10;
+  c->exit_timeout = rt_env_timeout("RAWTRACE_EXIT_TIMEOUT", 10, rt_cuda_log_level);
 }

@@ -54,10 +54,7 @@ static int init_collector(int from) {
     return -1;
   }
   rt_env_checksum(G.w, rt_cuda_log_level);
-  if (strcmp(wanted, G.path) != 0) {
-    rt_cuda_logmsg(LOG_WARN, "%s already exists (another process, or an earlier run, uses this RAWTRACE_OUTPUT; add "
-                   "%%p for one file per process); writing %s instead", wanted, G.path);
-  }
+  rt_say_renamed(rt_cuda_log_level, G.cfg.output, "rawtrace-%h-%p.rawtrace", wanted, G.path);
 
   rt_cuda_probe_kind_sizes();
 

@@ -317,6 +317,7 @@ static int open_output(void) {
     return -1;
   }
   rt_env_checksum(G.w, G.verbosity);
+  rt_say_renamed(G.verbosity, G.output, DEFAULT_NAME, pattern, G.path);
   static int fork_hook;
   if (!fork_hook++) pthread_atfork(NULL, NULL, on_fork_child);
   rt_header_info hi;
@@ -658,12 +659,10 @@ __attribute__((constructor)) static void rawtrace_hpu_init(void) {
   G.enabled = 1;
   const char* out = getenv("RAWTRACE_OUTPUT");
   snprintf(G.output, sizeof G.output, "%s", out && *out ? out : DEFAULT_NAME);
-  G.period_ms = rt_env_int_warn("RAWTRACE_HPU_PERIOD_MS", 0, G.verbosity);
-  if (G.period_ms < 0) G.period_ms = 0;
+  G.period_ms = rt_env_int_warn("RAWTRACE_HPU_PERIOD_MS", 0, 0, G.verbosity);
   if (G.period_ms > 0 && G.period_ms < MIN_PERIOD_MS) G.period_ms = MIN_PERIOD_MS;
   G.max_memory = rt_env_size("RAWTRACE_MAX_MEMORY", 256u << 20, G.verbosity);
-  G.exit_timeout = rt_env_seconds("RAWTRACE_EXIT_TIMEOUT", G.verbosity);
-  if (G.exit_timeout <= 0) G.exit_timeout = 10;
+  G.exit_timeout = rt_env_timeout("RAWTRACE_EXIT_TIMEOUT", 10, G.verbosity);
   G.handle_signals = rt_env_flag("RAWTRACE_HANDLE_SIGNALS", 1);
 
   const char* env = getenv("RAWTRACE_SYNAPSE_LIB");

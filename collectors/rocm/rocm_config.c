@@ -29,8 +29,7 @@ void rt_rocm_load_config(struct config* c) {
   c->max_memory = rt_env_size("RAWTRACE_MAX_MEMORY", 256u << 20, G.verbosity);
   if (c->max_memory < c->buffer_size + CBUF_HDR) c->max_memory = c->buffer_size + CBUF_HDR;
   c->handle_signals = rt_env_flag("RAWTRACE_HANDLE_SIGNALS", 1);
-  c->exit_timeout = rt_env_seconds("RAWTRACE_EXIT_TIMEOUT", G.verbosity);
-  if (c->exit_timeout <= 0) c->exit_timeout = 10;
+  c->exit_timeout = rt_env_timeout("RAWTRACE_EXIT_TIMEOUT", 10, G.verbosity);
 }
 
 /* Whether SDK kind name `name` is selected by RAWTRACE_ROCM_KINDS (comma list of names, "default", "-NAME"):

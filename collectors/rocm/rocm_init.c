@@ -100,10 +100,7 @@ int rt_rocm_init_collector(rt_rocp_client_finalize_fn fini) {
     return -1;
   }
   rt_env_checksum(G.w, G.verbosity);
-  if (strcmp(wanted, G.path) != 0) {
-    rt_rocm_logmsg(RT_V_WARN, "%s already exists (another process, or an earlier run, uses this RAWTRACE_OUTPUT; add "
-                   "%%p for one file per process); writing %s instead", wanted, G.path);
-  }
+  rt_say_renamed(G.verbosity, G.cfg.output, DEFAULT_NAME, wanted, G.path);
   rt_clock_anchor_t anchor;
   rt_rocm_read_anchor(RT_CLOCK_START, &anchor);
   int rc = write_header();

@@ -643,8 +643,7 @@ __attribute__((constructor)) static void rawtrace_xpu_init(void) {
            G.max_memory, G.buffer_size, G.buffer_size);
     G.max_memory = G.buffer_size;
   }
-  G.exit_timeout = rt_env_seconds("RAWTRACE_EXIT_TIMEOUT", G.verbosity);
-  if (G.exit_timeout <= 0) G.exit_timeout = 10;
+  G.exit_timeout = rt_env_timeout("RAWTRACE_EXIT_TIMEOUT", 10, G.verbosity);
   G.handle_signals = rt_env_flag("RAWTRACE_HANDLE_SIGNALS", 1);
 
   uint64_t start = rt_clock_ns(CLOCK_REALTIME);
@@ -656,6 +655,7 @@ __attribute__((constructor)) static void rawtrace_xpu_init(void) {
     return;
   }
   rt_env_checksum(G.w, G.verbosity);
+  rt_say_renamed(G.verbosity, G.output, DEFAULT_NAME, pattern, G.path);
   G.owner_pid = getpid();
   pthread_atfork(NULL, NULL, on_fork_child);
   rt_header_info hi;

@@ -6,11 +6,11 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import {
-  lib, dir, runSync, runAsync, outPath, ok, one, convert, byCat, T, chunks, readLog, cudaSuite,
+  APP, envFor, lib, dir, runSync, runAsync, outPath, ok, one, convert, byCat, T, chunks, readLog, cudaSuite,
 } from "./cuda_harness.js";
 
 // ---- setup -----------------------------------------------------------------------------------------------------
@@ -95,6 +95,10 @@ test("settings that cannot work are refused with a line that says why; the progr
   assert.ok(none.some((l) => /unknown activity '@@@'/.test(l)), none.join("\n"));
   assert.ok(none.some((l) => /RAWTRACE_ACTIVITIES names no activity kind; nothing is recorded/.test(l)), none.join("\n"));
   assert.not.ok(none.some((l) => /CUPTI_SUCCESS/.test(l)), none.join("\n"));
+  // A number with anything after it is no kind (not kind 10).
+  const digits = said({ RAWTRACE_ACTIVITIES: "10abc" }, "digits then letters");
+  assert.ok(digits.some((l) => /unknown activity '10abc'/.test(l)), digits.join("\n"));
+  assert.ok(digits.some((l) => /names no activity kind; nothing is recorded/.test(l)), digits.join("\n"));
   // RAWTRACE_CUPTI_LIB naming a library that loads but is not CUPTI: the line names the variable and the reason.
   // (The test app then stops: it drives the fake through that same variable.)
   const libc = said({ RAWTRACE_CUPTI_LIB: "libc.so.6" }, "not CUPTI", false);
@@ -109,12 +113,28 @@ test("settings that cannot work are refused with a line that says why; the progr
   // Seconds followed by something else ("1x"): warned and ignored, not read as 1; "2s" is 2 seconds.
   const junk = said({ RAWTRACE_DURATION: "1x", RAWTRACE_EXIT_TIMEOUT: "2s" }, "junk after seconds");
   assert.equal(junk.filter((l) => /is not a number of seconds/.test(l)).map((l) => /(RAWTRACE_\w+)=/.exec(l)?.[1]), ["RAWTRACE_DURATION"]);
+  // A zero exit timeout would give the exit flush no time at all: said, and the default used; a zero duration is
+  // no limit, as documented.
+  const zero = said({ RAWTRACE_EXIT_TIMEOUT: "0", RAWTRACE_DURATION: "0" }, "zero seconds");
+  assert.equal(zero, [`rawtrace[${zero[0]?.match(/\[(\d+)\]/)?.[1]}]: warning: RAWTRACE_EXIT_TIMEOUT=0 is not a number of seconds above 0, up to 1e6; ignored`]);
   // A size with something after its unit: said and ignored; "256KiB" and "1MB" are sizes.
   const size = said({ RAWTRACE_BUFFER_SIZE: "64kilo", RAWTRACE_MAX_MEMORY: "256KiB" }, "junk after a size");
   assert.equal(size.filter((l) => /is not a size/.test(l)).map((l) => /(RAWTRACE_\w+)=/.exec(l)?.[1]), ["RAWTRACE_BUFFER_SIZE"]);
   // A log level it does not know: said, and warn used.
   const log = said({ RAWTRACE_LOG: "verbose" }, "unknown log level");
   assert.ok(log.some((l) => /RAWTRACE_LOG=verbose is not off, error, warn, info, debug or 0-4; warn is used/.test(l)), log.join("\n"));
+});
+
+test("a program that execs another with %p in RAWTRACE_OUTPUT: the second dump is numbered and the line says why (not 'add %p')", () => {
+  // The shell makes the dump's name taken for its own pid, then execs the program in the same process, as a
+  // launcher that execs a trainer does (the collector loads again into the new program).
+  const env = envFor("cu13", "exec", { RAWTRACE_OUTPUT: join(dir, "exec-%p.rawtrace") });
+  const r = spawnSync("sh", ["-c", `: > "${dir}/exec-$$.rawtrace"; exec "$0" plain`, APP], { env, encoding: "utf8", timeout: 120_000 });
+  assert.is(r.status, 0, r.stderr);
+  const lines = r.stderr.split("\n").filter((l) => l.startsWith("rawtrace["));
+  assert.is(lines.length, 1, r.stderr);
+  assert.match(lines[0], /exec-\d+\.rawtrace already exists \(this process wrote it before it exec'd a new program, or an earlier process had this pid\); writing .*exec-\d+\.1\.rawtrace instead/);
+  assert.not.match(lines[0], /add %p/);
 });
 
 test("two processes with the same RAWTRACE_OUTPUT (no %p): exclusive create, the second gets a numbered name and says so", async () => {

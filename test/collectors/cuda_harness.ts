@@ -43,7 +43,7 @@ export interface Run {
 }
 
 /** The environment of one run: the caller's, minus anything that would steer the collector, plus `extra`. */
-function envFor(tag: Tag, name: string, extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+export function envFor(tag: Tag, name: string, extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const k of Object.keys(env)) {
     if (/^(RAWTRACE_|FAKE_CUPTI_|RT_APP_)/.test(k) || /^(CUDA_INJECTION64_PATH|NVTX_INJECTION64_PATH|LD_PRELOAD|RANK|LOCAL_RANK|WORLD_SIZE)$/.test(k)) {

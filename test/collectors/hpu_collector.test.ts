@@ -274,7 +274,25 @@ test("a release that goes ahead while the collector's thread is stuck on its out
 test("RAWTRACE_HPU_PERIOD_MS that is not a number: a warning line, no periodic pulls (not a silent 0)", () => {
   const r = run("period-qq", "run", { RAWTRACE_HPU_PERIOD_MS: "qq" });
   assert.is(r.status, 0, r.stderr);
-  assert.match(r.stderr, /RAWTRACE_HPU_PERIOD_MS=qq is not a whole number; ignored/);
+  assert.match(r.stderr, /RAWTRACE_HPU_PERIOD_MS=qq is not a whole number from 0; ignored/);
+  // A negative period is no period either: said, not silently read as 0.
+  const neg = run("period-neg", "run", { RAWTRACE_HPU_PERIOD_MS: "-5" });
+  assert.is(neg.status, 0, neg.stderr);
+  assert.match(neg.stderr, /RAWTRACE_HPU_PERIOD_MS=-5 is not a whole number from 0; ignored/);
+  // A zero exit timeout would give the exit pull no time: said, and the default (10 s) used.
+  const zero = run("exit-zero", "run", { RAWTRACE_EXIT_TIMEOUT: "0" });
+  assert.is(zero.status, 0, zero.stderr);
+  assert.match(zero.stderr, /RAWTRACE_EXIT_TIMEOUT=0 is not a number of seconds above 0, up to 1e6; ignored/);
+  assert.ok(readFileSync(zero.file).length > 0, "the dump is written");
+});
+
+test("an output name another run took: the dump gets a numbered name and the line says so (no %p: another process)", () => {
+  const first = run("taken", "run");
+  assert.is(first.status, 0, first.stderr);
+  const second = run("taken", "run");
+  assert.is(second.status, 0, second.stderr);
+  assert.match(second.stderr, /taken\.rawtrace already exists \(another process, or an earlier run, uses this RAWTRACE_OUTPUT; add %p for one file per process\); writing .*taken\.1\.rawtrace instead/);
+  assert.ok(existsSync(join(dir, "taken.1.rawtrace")));
 });
 
 test("SIGKILL after some periodic pulls: the dump holds every pulled buffer, `rawtrace info` reads it", () => {
