@@ -229,8 +229,8 @@ static int pattern_has_pid(const char* pat, const char* default_name) {
   return 0;
 }
 
-void rt_say_renamed(int verbosity, const char* pat, const char* default_name, const char* wanted, const char* chosen) {
-  if (!strcmp(wanted, chosen)) return;
+/* Says that the dump went to `chosen` because `wanted` was taken. */
+static void say_renamed(int verbosity, const char* pat, const char* default_name, const char* wanted, const char* chosen) {
   /* With %p in the name only this pid wrote it: this process before an exec (the collector is loaded again into the
    * new program), or an earlier process that had the same pid. Without %p: another process, or an earlier run. */
   const char* why = pattern_has_pid(pat, default_name)
@@ -239,6 +239,28 @@ void rt_say_renamed(int verbosity, const char* pat, const char* default_name, co
   char msg[560];
   snprintf(msg, sizeof msg, "%.200s already exists (%s); writing %.200s instead", wanted, why, chosen);
   rt_log_line(verbosity, RT_V_WARN, msg);
+}
+
+/* An empty file named as the dump in folder RAWTRACE_DUMP_MARKS, when set. Creating a file is atomic on every file
+ * system (NFS included, where appending lines to one shared list is not), so processes of one run on several hosts
+ * can all mark into one folder. */
+static void mark_dump(const char* chosen) {
+  const char* marks = getenv("RAWTRACE_DUMP_MARKS");
+  if (!marks || !*marks) return;
+  const char* base = strrchr(chosen, '/');
+  base = base ? base + 1 : chosen;
+  char path[PATH_MAX];
+  int k = snprintf(path, sizeof path, "%s/%s", marks, base);
+  if (k < 0 || (size_t)k >= sizeof path) return;
+  int fd;
+  do fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  while (fd < 0 && errno == EINTR);
+  if (fd >= 0) close(fd);
+}
+
+void rt_dump_created(int verbosity, const char* pat, const char* default_name, const char* wanted, const char* chosen) {
+  if (strcmp(wanted, chosen) != 0) say_renamed(verbosity, pat, default_name, wanted, chosen);
+  mark_dump(chosen);
 }
 
 uint32_t rt_read_cmdline(char* buf, size_t cap) {

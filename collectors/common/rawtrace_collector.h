@@ -97,11 +97,13 @@ void rt_env_checksum(rt_writer* w, int verbosity);
 int rt_expand_output(const char* pat, const char* default_name, char* out, size_t cap, uint64_t start_ns);
 
 /**
- * Says on stderr (a warning line at `verbosity`) that the dump went to `chosen` because `wanted`, the expansion of
- * output pattern `pat` (`default_name` inside a folder), was taken; nothing when they are equal. The line says why the
- * name can be taken: with %p in the pattern only an exec or a reused pid, without it another process or run.
+ * What every collector does once its dump `chosen` exists. When `wanted` (the expansion of output pattern `pat`,
+ * `default_name` inside a folder) was taken and `chosen` is a numbered name instead, a warning line (at `verbosity`)
+ * says so and why the name can be taken: with %p in the pattern only an exec or a reused pid, without it another
+ * process or run. When RAWTRACE_DUMP_MARKS names a folder (`rawtrace record` sets it), an empty file named as the
+ * dump is made there: the run's own list of dumps, told apart from another run's writing into the same folder.
  */
-void rt_say_renamed(int verbosity, const char* pat, const char* default_name, const char* wanted, const char* chosen);
+void rt_dump_created(int verbosity, const char* pat, const char* default_name, const char* wanted, const char* chosen);
 
 /** Reads /proc/self/cmdline (arguments separated by NUL) into `buf`; returns the bytes read (0 when unreadable). */
 uint32_t rt_read_cmdline(char* buf, size_t cap);

@@ -54,7 +54,7 @@ static int init_collector(int from) {
     return -1;
   }
   rt_env_checksum(G.w, rt_cuda_log_level);
-  rt_say_renamed(rt_cuda_log_level, G.cfg.output, "rawtrace-%h-%p.rawtrace", wanted, G.path);
+  rt_dump_created(rt_cuda_log_level, G.cfg.output, "rawtrace-%h-%p.rawtrace", wanted, G.path);
 
   rt_cuda_probe_kind_sizes();
 

@@ -317,7 +317,7 @@ static int open_output(void) {
     return -1;
   }
   rt_env_checksum(G.w, G.verbosity);
-  rt_say_renamed(G.verbosity, G.output, DEFAULT_NAME, pattern, G.path);
+  rt_dump_created(G.verbosity, G.output, DEFAULT_NAME, pattern, G.path);
   static int fork_hook;
   if (!fork_hook++) pthread_atfork(NULL, NULL, on_fork_child);
   rt_header_info hi;

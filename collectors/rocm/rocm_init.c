@@ -100,7 +100,7 @@ int rt_rocm_init_collector(rt_rocp_client_finalize_fn fini) {
     return -1;
   }
   rt_env_checksum(G.w, G.verbosity);
-  rt_say_renamed(G.verbosity, G.cfg.output, DEFAULT_NAME, wanted, G.path);
+  rt_dump_created(G.verbosity, G.cfg.output, DEFAULT_NAME, wanted, G.path);
   rt_clock_anchor_t anchor;
   rt_rocm_read_anchor(RT_CLOCK_START, &anchor);
   int rc = write_header();

@@ -655,7 +655,7 @@ __attribute__((constructor)) static void rawtrace_xpu_init(void) {
     return;
   }
   rt_env_checksum(G.w, G.verbosity);
-  rt_say_renamed(G.verbosity, G.output, DEFAULT_NAME, pattern, G.path);
+  rt_dump_created(G.verbosity, G.output, DEFAULT_NAME, pattern, G.path);
   G.owner_pid = getpid();
   pthread_atfork(NULL, NULL, on_fork_child);
   rt_header_info hi;

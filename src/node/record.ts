@@ -231,10 +231,14 @@ function checkWritable(dir: string): void {
   }
 }
 
-/** Dumps in `dir` that were not there before (`before`), sorted. */
-function newDumps(dir: string, before: Set<string>): string[] {
+/**
+ * This run's dumps, sorted: the names its collectors marked in `marks` (RAWTRACE_DUMP_MARKS: each makes an empty file
+ * named as its dump when it creates it) that are in `dir`. A run writing into the same folder at the same time marks
+ * in its own folder, so its dumps are not listed here.
+ */
+function markedDumps(marks: string, dir: string): string[] {
   try {
-    return readdirSync(dir).filter((f) => f.endsWith(".rawtrace") && !before.has(f)).sort();
+    return readdirSync(marks).filter((f) => f.endsWith(".rawtrace") && existsSync(join(dir, f))).sort();
   } catch {
     return [];
   }
@@ -258,11 +262,12 @@ export async function runRecord(command: string[], opts: RecordOptions): Promise
   // Kept on Ctrl-C: record forwards the signal to the program, whose collector may still write its dump there.
   makeDir(dir, "the output folder", false);
   checkWritable(dir);
-  const before = new Set(readdirSync(dir));
   // RAWTRACE_OUTPUT expands %h, %r, %p: a '%' of the folder's own name is written %%.
   const pattern = join(dir.replace(/%/g, "%%"), "rawtrace-%h-rank%r-%p.rawtrace");
+  // The run's own marks folder, inside the output folder so that processes on other hosts sharing it mark there too.
+  const marks = mkdtempSync(join(dir, ".rawtrace-record-"));
   const lib = vendor === "cuda" ? { path: found, release: () => {} } : loadablePath(found);
-  const env = recordEnv(vendor, lib.path, pattern, process.env);
+  const env = { ...recordEnv(vendor, lib.path, pattern, process.env), RAWTRACE_DUMP_MARKS: marks };
   console.error(`rawtrace: recording ${vendor} with ${found}; dumps go to ${dir}`);
   endedBy = null;
 
@@ -295,14 +300,15 @@ export async function runRecord(command: string[], opts: RecordOptions): Promise
     lib.release();
   }
 
-  const dumps = newDumps(dir, before);
+  const dumps = markedDumps(marks, dir);
+  rmSync(marks, { recursive: true, force: true });
   if (dumps.length === 0) {
     console.error(`rawtrace: no dump was written to ${dir} (the program may not have used the ${vendor} runtime)`);
   } else {
     console.error(`rawtrace: ${dumps.length} dump${dumps.length > 1 ? "s" : ""} in ${dir}:`);
     for (const d of dumps) console.error(`  ${d}`);
-    // The commands name the dumps that appeared during this run (a folder reused across runs holds older ones; a run
-    // writing into the same folder at the same time is not told apart: README), quoted for a shell.
+    // The commands name this run's dumps (a folder reused across runs holds older ones, and another run may write into
+    // it at the same time), quoted for a shell.
     const files = dumps.map((d) => shellWord(join(dir, d))).join(" ");
     console.error("convert with:");
     if (dumps.length === 1) console.error(`  rawtrace convert ${files}`);

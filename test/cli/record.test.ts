@@ -211,6 +211,42 @@ test("the printed commands name only this run's dumps, quoted: pasted into a she
   assert.is(readdirSync(dir).filter((f) => f.endsWith(".json") && f !== "job.json").length, 2);
 });
 
+test("two runs writing into one folder at the same time: each lists only its own dumps, and leaves no marks behind", async () => {
+  const dir = join(tmp, "together");
+  const sync = join(tmp, "together-sync");
+  mkdirSync(sync, { recursive: true });
+  // Both runs are up before either makes its dump, and neither ends before both dumps exist: a listing by what
+  // appeared in the folder during the run would give each run both dumps.
+  const wait = (f: string) => `while [ ! -e "${sync}/${f}" ]; do sleep 0.02; done`;
+  const script = (me: string, other: string, rank: number) =>
+    `touch "${sync}/${me}_up"; ${wait(`${other}_up`)}; RT_APP_COLLECTOR="$CUDA_INJECTION64_PATH" RANK=${rank} "$0" plain >/dev/null; ` +
+    `touch "${sync}/${me}_done"; ${wait(`${other}_done`)}`;
+  const run = (me: string, other: string, rank: number) => new Promise<{ status: number | null; stderr: string }>((done) => {
+    const child = spawn(process.execPath, [CLI, "record", "--vendor", "cuda", "-o", dir, "--", "sh", "-c", script(me, other, rank), CUDA_APP],
+      { cwd: tmp, env: envWith(cudaEnv), stdio: ["ignore", "ignore", "pipe"] });
+    let stderr = "";
+    child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 120_000);
+    child.on("close", (status) => {
+      clearTimeout(timer);
+      done({ status, stderr });
+    });
+  });
+  const [a, b] = await Promise.all([run("a", "b", 0), run("b", "a", 1)]);
+  assert.is(a.status, 0, a.stderr);
+  assert.is(b.status, 0, b.stderr);
+  for (const [r, rank] of [[a, 0], [b, 1]] as const) {
+    assert.match(r.stderr, "1 dump in", r.stderr);
+    const listed = r.stderr.split("\n").filter((l) => /^ +rawtrace-.*\.rawtrace$/.test(l)).map((l) => l.trim());
+    assert.is(listed.length, 1, r.stderr);
+    assert.match(listed[0], `-rank${rank}-`);
+    assert.match(r.stderr, new RegExp(`rawtrace convert .*rank${rank}-`));
+    assert.not.match(r.stderr, new RegExp(`rank${1 - rank}-`));
+  }
+  assert.equal(readdirSync(dir).sort(), readdirSync(dir).filter((f) => f.endsWith(".rawtrace")).sort(), "no marks folder left");
+  assert.is(readdirSync(dir).length, 2);
+});
+
 test("record's options end where the command starts: the program's own -o and --epochs reach it, with or without --", () => {
   const dir = join(tmp, "args");
   for (const sep of [[], ["--"]]) {
