@@ -43,7 +43,7 @@ import { fail, warningCount, lossTotal } from "../util/diag";
 import { REC_BASE, REC_GRAPH_EXTRA, REC_GRAPH, spillReset, runIterReserve } from "./xspace_spill";
 import { xspaceMaxBytes } from "./xspace_limit";
 import { fedBytes } from "../format/container";
-import { fixedBaseNs, labelLen, hostRanks, deviceOrdinal } from "./options";
+import { fixedBaseNs, labelLen, hostRanks, hostIndex, deviceOrdinal } from "./options";
 import { varintSize, putBytesField } from "./protobuf";
 import { corrSet, corrBegin } from "./xspace_corr";
 import { detailsBegin, kernelDetails, memcpyDetails, memsetDetails } from "./xspace_details";
@@ -56,7 +56,7 @@ import { namesBegin } from "./xspace_meta_store";
 import { NS_GRAPH, NS_MEMSET, NS_STEP, evByApi, evByMemcpy, evByName, evByNameCall, evByNumber, evByNvtx, memcpyType } from "./xspace_names";
 import { nvtxSweep, nvtxBegin } from "./xspace_nvtx";
 import { Line, Plane, devPlane, getLine, hostPlane, lineAppend, lineSettle, newPlane, planeCount, planeList, setPlaneName, spillLine, stIntern, planesBegin } from "./xspace_plane";
-import { GRAPH_STATS, LINE_COUNTERS, LINE_NVTX, LINE_OVERHEAD, LINE_SYNC, META_MASK, R, T_COMPUTE, T_GRAPH, T_MEMSET, kindStats } from "./xspace_schema";
+import { GRAPH_STATS, LINE_COUNTERS, LINE_NVTX, LINE_OVERHEAD, LINE_SYNC, META_MASK, R, T_COMPUTE, T_GRAPH, T_MEMSET, kindStats, stepStats } from "./xspace_schema";
 import { asciiCopy, bAscii, bBytes, bN, bP, bStart, bU64, textBegin } from "./xspace_text";
 import * as W from "./xspace_write";
 import { planeBound, putPlane, sizePlane, setProfileStart } from "./xspace_write";
@@ -130,7 +130,7 @@ export function xspaceProfileStart(): u64 {
   store<u32>(r, !linked || (S.ambiguousCorrs != 0 && S.corrAmbiguous(<u64>e.correlation)) ? 0 : <u32>e.correlation, 20);
   store<u32>(r, ctx, 24);
   store<u32>(r, detail, 28);
-  let used = kindStats(kind);
+  let used = kind == R.STEP && hostRanks > 1 ? stepStats(hostIndex == 0) : kindStats(kind);
   if (graph) {
     store<u32>(r, e.graphId, 32);
     store<u32>(r, 0, 36);

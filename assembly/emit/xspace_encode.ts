@@ -9,7 +9,8 @@ import { varintSize } from "./protobuf";
 import { corrGet, nvtxStat } from "./xspace_corr";
 import { MetaList, corrOut, evOut, metaAt, stOut } from "./xspace_meta";
 import { Plane, planeCount, planeList } from "./xspace_plane";
-import { META_MASK, R, WK } from "./xspace_schema";
+import { META_MASK, R, STEP_CONTEXT_TYPE, WK } from "./xspace_schema";
+import { hostIndex, hostRanks } from "./options";
 
 /** Unix ns of the line being sized or written (XEvent offsets are relative to it). */
 export let curLineTs: u64 = 0;
@@ -38,6 +39,10 @@ let wkNvtx: u32 = 0;
 let wkRoot: u32 = 0;
 let wkStep: u32 = 0;
 let wkValue: u32 = 0;
+let wkPType: u32 = 0;
+let wkPId: u32 = 0;
+let wkCType: u32 = 0;
+let wkCId: u32 = 0;
 
 /**
  * Tail cache: the encoded stats of a device record after its correlation_id (nvtx_range, context_id and its kind's
@@ -84,6 +89,10 @@ export function usePlane(pl: Plane): void {
   wkRoot = load<u32>(w, WK.IS_ROOT << 2);
   wkStep = load<u32>(w, WK.STEP_NUM << 2);
   wkValue = load<u32>(w, WK.VALUE << 2);
+  wkPType = load<u32>(w, WK.PRODUCER_TYPE << 2);
+  wkPId = load<u32>(w, WK.PRODUCER_ID << 2);
+  wkCType = load<u32>(w, WK.CONSUMER_TYPE << 2);
+  wkCId = load<u32>(w, WK.CONSUMER_ID << 2);
   if (wkDevice != 0) for (let d: u32 = 1; d <= planeCount; d++) devStatFill(d);
 }
 
@@ -144,7 +153,16 @@ function devStatFill(d: u32): void {
     }
     return n;
   }
-  if (kind == R.STEP) return n + statVarintSize(wkRoot, 1) + statVarintSize(wkStep, <u64>load<u32>(r, 28));
+  if (kind == R.STEP) {
+    const step = <u64>load<u32>(r, 28);
+    if (hostRanks == 1) return n + statVarintSize(wkRoot, 1) + statVarintSize(wkStep, step);
+    // A joined host merge (xspace_schema.ts stepStats): the first rank's steps produce, the others' consume.
+    if (hostIndex == 0) {
+      return n + statVarintSize(wkRoot, 1) + statVarintSize(wkStep, step) + statVarintSize(wkPType, STEP_CONTEXT_TYPE) +
+        statVarintSize(wkPId, step);
+    }
+    return n + statVarintSize(wkStep, step) + statVarintSize(wkCType, STEP_CONTEXT_TYPE) + statVarintSize(wkCId, step);
+  }
   if (kind == R.COUNTER) return n + statVarintSize(wkValue, counterValue(r));
   if (kind < R.KERNEL) return n;
   if (corr != 0) n += statVarintSize(wkCorr, corrOut(corr));
@@ -400,8 +418,14 @@ function wTail(p: usize, r: usize, w: u32, kind: i32, corr: u32): usize {
       p = wStatVarint(p, wkCorr, F_UINT64, corrOut(corr));
     }
   } else if (kind == R.STEP) {
-    p = wStatVarint(p, wkRoot, F_INT64, 1);
-    p = wStatVarint(p, wkStep, F_INT64, <u64>load<u32>(r, 28));
+    const step = <u64>load<u32>(r, 28);
+    if (hostRanks == 1 || hostIndex == 0) p = wStatVarint(p, wkRoot, F_INT64, 1);
+    p = wStatVarint(p, wkStep, F_INT64, step);
+    if (hostRanks > 1) {
+      const first = hostIndex == 0;
+      p = wStatVarint(p, first ? wkPType : wkCType, F_INT64, STEP_CONTEXT_TYPE);
+      p = wStatVarint(p, first ? wkPId : wkCId, F_UINT64, step);
+    }
   } else if (kind == R.COUNTER) {
     p = wStatVarint(p, wkValue, F_UINT64, counterValue(r));
   } else if (kind >= R.KERNEL) {

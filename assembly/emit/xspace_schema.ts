@@ -98,7 +98,13 @@ export const enum WK {
   IS_ROOT = 21,
   STEP_NUM = 22,
   VALUE = 23,
-  COUNT = 24,
+  // Context links (tsl ContextType + id): how XProf's event grouping joins a step of one rank to the same step of the
+  // host's first rank when several ranks share a host file (a joined host merge).
+  PRODUCER_TYPE = 24,
+  PRODUCER_ID = 25,
+  CONSUMER_TYPE = 26,
+  CONSUMER_ID = 27,
+  COUNT = 28,
 }
 
 /** Name of well-known stat `i` (xplane_schema.cc GetStatTypeStr). */
@@ -128,6 +134,10 @@ export function wkName(i: i32): string {
     case WK.IS_ROOT: return "_r";
     case WK.STEP_NUM: return "step_num";
     case WK.VALUE: return "value";
+    case WK.PRODUCER_TYPE: return "_pt";
+    case WK.PRODUCER_ID: return "_p";
+    case WK.CONSUMER_TYPE: return "_ct";
+    case WK.CONSUMER_ID: return "_c";
   }
   return "";
 }
@@ -150,6 +160,22 @@ export function kindStats(k: i32): u32 {
   }
   return 0;
 }
+/**
+ * Stats of a step marker in a part of a joined host merge: the host's first rank's steps are roots that produce
+ * (`_pt`, `_p` = the step number), every other rank's steps consume that context (`_ct`, `_c`) instead of being
+ * roots of their own, so XProf groups step N of every rank on the host into one step, as it groups one process's
+ * launches to several GPUs (without it, it counted each rank's steps one after the other: its first-step drop kept
+ * the other ranks' warm-up steps). The step's span is the first rank's.
+ */
+export function stepStats(first: bool): u32 {
+  return first
+    ? (1 << WK.IS_ROOT) | (1 << WK.STEP_NUM) | (1 << WK.PRODUCER_TYPE) | (1 << WK.PRODUCER_ID)
+    : (1 << WK.STEP_NUM) | (1 << WK.CONSUMER_TYPE) | (1 << WK.CONSUMER_ID);
+}
+
+/** tsl ContextType of the step links (kGeneric). */
+export const STEP_CONTEXT_TYPE: u64 = 0;
+
 /** Stats of records carrying CUDA-graph ids. */
 export const GRAPH_STATS: u32 = (1 << WK.GRAPH_ID) | (1 << WK.GRAPH_NODE_ID);
 

@@ -1,0 +1,117 @@
+/**
+ * XProf's overview of a joined host merge (`rawtrace merge --format xspace`, several ranks in one `<host>.xplane.pb`):
+ * the steps it shows must be the job's steps, once each, as for one rank. XProf groups events into steps from roots
+ * (`_r`); with every rank's `ProfilerStep#N` a root of its own it listed each rank's steps one after the other (two
+ * ranks of the H100 sample: 12 steps averaging 49.8 ms, the other rank's 550 ms warm-up step kept, where each rank
+ * alone gives 5 steps averaging 4.2 ms). The other ranks' steps now join the first rank's step N through a context
+ * link (assembly/emit/xspace_schema.ts stepStats). Inputs: the H100 sample as ranks 0 and 1 of one host, each with its
+ * own GPU (a different uuid), as DDP runs one process per GPU.
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { crc32 } from "node:zlib";
+import { payloadChecksum } from "../../src/format/checksum.js";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const CLI = join(ROOT, "dist/node/cli.js");
+const CHECK = join(ROOT, "test/interop/fidelity_check.py");
+const SAMPLE = join(ROOT, "samples/h100_torch_train_nvtx.rawtrace");
+const STEPS = "^train_step$";
+
+interface XprofOut {
+  steps: Array<{ step: string; step_ms: number; compute_ms: number }>;
+  step_avg_ms: number;
+  kernels: Array<{ name: string; occurrences: number; total_us: number }>;
+}
+
+let work = "";
+let xprofPy = "";
+
+test.before(() => {
+  execFileSync("bash", [join(ROOT, "scripts/xprof-env.sh")], { stdio: ["ignore", "ignore", "inherit"], timeout: 900_000 });
+  xprofPy = join(ROOT, ".venv-xprof/bin/python");
+  work = mkdtempSync(join(tmpdir(), "rawtrace-xprof-merge-"));
+});
+test.after(() => {
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+/**
+ * The dump `b` as rank `rank` of `world` (HEADER rank, local rank and world size), its GPUs' uuids ending in
+ * `uuidTail`: fixed-size fields only, each changed chunk's payload checksum and header CRC written again
+ * (docs/format.md: HEADER rank @24, local rank @28, world size @32; DEVICES: u32 count, then entries whose uuid is at
+ * 72..88, each followed by its u32-length name).
+ */
+function asRank(b: Buffer, rank: number, world: number, uuidTail: number): Buffer {
+  const out = Buffer.from(b);
+  for (let o = 16; o + 24 <= out.length;) {
+    const type = out.readUInt16LE(o + 4);
+    const len = out.readUInt32LE(o + 12);
+    const p = out.subarray(o + 24, o + 24 + len);
+    let changed = false;
+    if (type === 1) {
+      p.writeInt32LE(rank, 24);
+      p.writeInt32LE(rank, 28);
+      p.writeInt32LE(world, 32);
+      changed = true;
+    } else if (type === 7) {
+      const n = p.readUInt32LE(0);
+      let at = 4;
+      for (let i = 0; i < n; i++) {
+        p[at + 72 + 15] = uuidTail;
+        at += 88;
+        at += 4 + p.readUInt32LE(at);
+      }
+      changed = n > 0;
+    }
+    if (changed) {
+      out.writeUInt32LE(payloadChecksum(out.readUInt16LE(o + 6), p) >>> 0, o + 16);
+      out.writeUInt32LE(crc32(out.subarray(o, o + 20)) >>> 0, o + 20);
+    }
+    o += 24 + ((len + 7) & ~7);
+  }
+  return out;
+}
+
+function cli(...args: string[]): void {
+  const r = spawnSync(process.execPath, [CLI, ...args], { encoding: "utf8", timeout: 300_000 });
+  assert.is(r.status, 0, `${args.join(" ")}: ${r.stderr}`);
+}
+
+function xprof(file: string): XprofOut {
+  return JSON.parse(execFileSync(xprofPy, [CHECK, "xprof", file], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], maxBuffer: 256 << 20 })) as XprofOut;
+}
+
+test("merge --format xspace of two ranks on one host (a GPU each): XProf's steps are the ranks' steps once each, as for one rank", () => {
+  const sample = readFileSync(SAMPLE);
+  const ranks = [0, 1].map((r) => {
+    const f = join(work, `rank${r}.rawtrace`);
+    writeFileSync(f, asRank(sample, r, 2, 0xa0 + r));
+    return f;
+  });
+  const logdir = join(work, "merged");
+  cli("merge", ...ranks, "--format", "xspace", "-o", logdir, "--steps", STEPS);
+  const run = readdirSync(join(logdir, "plugins/profile"))[0];
+  const hosts = readdirSync(join(logdir, "plugins/profile", run)).filter((f) => f.endsWith(".xplane.pb"));
+  assert.is(hosts.length, 1, "both ranks on one host: one file");
+  const merged = xprof(join(logdir, "plugins/profile", run, hosts[0]));
+  const single = join(work, "rank0.xplane.pb");
+  cli("convert", ranks[0], "-o", single, "--steps", STEPS);
+  const one = xprof(single);
+  assert.is(one.steps.length, 5, "one rank: 7 steps, XProf drops the first and the last");
+  assert.equal(merged.steps.map((s) => s.step_ms), one.steps.map((s) => s.step_ms), "the same steps, each once");
+  assert.is(merged.step_avg_ms, one.step_avg_ms);
+  // Both GPUs' work is in the steps: every kernel twice, and the same device compute per step (the ranks are alike).
+  const count = (o: XprofOut) => new Map(o.kernels.map((k) => [k.name, k.occurrences]));
+  const [m, s] = [count(merged), count(one)];
+  assert.equal([...m.keys()].sort(), [...s.keys()].sort());
+  for (const [name, n] of s) assert.is(m.get(name), 2 * n, name);
+  merged.steps.forEach((st, i) => assert.ok(Math.abs(st.compute_ms - one.steps[i].compute_ms) < 1e-6, `step ${st.step}: ${st.compute_ms} vs ${one.steps[i].compute_ms}`));
+});
+
+test.run();
