@@ -116,7 +116,7 @@ export const WARN_MESSAGES: Record<WarningName, string> = {
   UNNAMED_KIND:
     "records of a kind the dump's rocprofiler-sdk kind names do not name (first: kind {detail}; its API_NAMES chunk damaged or missing) were skipped",
   HEADER_DAMAGED:
-    "the HEADER failed its checksum but its layout holds: it was used (vendor {detail}, checked against the chunks that follow; ranks only where plausible); its versions, process id and host name may be wrong",
+    "the HEADER failed its checksum but its layout holds: it was used (vendor {detail}, checked against the chunks that follow; ranks only where plausible); its versions, process id, host name and rank (even a plausible one) may be wrong",
 };
 
 /** One warning as reported by the core: how often, and where it first happened. */

@@ -151,6 +151,49 @@ export function planMerge(files: string[], infos: FileInfo[]): MergePlan {
   };
 }
 
+/** A job-level warning of a merge about its ranks ({@link rankWarnings}). */
+export interface RankWarning {
+  code: "DUPLICATE_RANK" | "WORLD_SIZES_DIFFER";
+  message: string;
+}
+
+/**
+ * What the dumps' ranks say that the merge cannot settle, one message each (the CLI prints them as warnings, the
+ * merged outputs keep them): a rank given by several files (the same run twice, or a HEADER whose rank changed: the
+ * ranks are then told apart by input position, and HTA, which reads one trace per rank, keeps one of them), and
+ * world sizes that disagree (the largest is used). Ranks missing from a world (a merge of a subset) are not a problem.
+ * Files are named by `names` (by input position) when given, else by the plan's paths.
+ */
+export function rankWarnings(plan: MergePlan, infos: FileInfo[], names?: string[]): RankWarning[] {
+  const out: RankWarning[] = [];
+  const nameOf = (r: RankPlan) => names?.[r.index] ?? r.file;
+  const byRank = new Map<number, string[]>();
+  for (const r of [...plan.ranks].sort((a, b) => a.index - b.index)) {
+    if (r.rank < 0) continue;
+    const files = byRank.get(r.rank) ?? [];
+    files.push(nameOf(r));
+    byRank.set(r.rank, files);
+  }
+  for (const [rank, files] of [...byRank].sort((a, b) => a[0] - b[0])) {
+    if (files.length < 2) continue;
+    out.push({ code: "DUPLICATE_RANK", message: `rank ${rank} is the rank of ${files.length} files (${files.join(", ")}): the same run given twice, or a ` +
+      "damaged HEADER; the merge numbers the ranks by input position, and HTA, which reads one trace per rank, would keep only one of them" });
+  }
+  const bySize = new Map<number, string[]>();
+  for (const r of [...plan.ranks].sort((a, b) => a.index - b.index)) {
+    const ws = infos[r.index].worldSize;
+    if (ws <= 0) continue;
+    const files = bySize.get(ws) ?? [];
+    files.push(nameOf(r));
+    bySize.set(ws, files);
+  }
+  if (bySize.size > 1) {
+    const sizes = [...bySize].sort((a, b) => a[0] - b[0]).map(([ws, files]) => `${ws} (${files.join(", ")})`);
+    out.push({ code: "WORLD_SIZES_DIFFER", message: `the files' world sizes disagree: ${sizes.join(", ")}; the dumps may not be of one run; world size ${plan.worldSize} is used` });
+  }
+  return out;
+}
+
 /** One XSpace of a merge: a host and the ranks whose planes it holds. */
 export interface XSpaceHostPlan {
   /** Host name ("" when the dumps do not say: then each such rank is its own XSpace). */
@@ -404,7 +447,8 @@ export function outcomeOf(r: Pick<ConvertResult, "events" | "apiCallsHidden" | "
  * before (then the instant needs a leading comma).
  */
 export function mergedTrailer(
-  plan: MergePlan, outcomes: RankOutcome[], clock: ClockReport, opts: { traceName?: string; wroteEvents: boolean },
+  plan: MergePlan, outcomes: RankOutcome[], clock: ClockReport,
+  opts: { traceName?: string; wroteEvents: boolean; rankWarnings?: RankWarning[] },
 ): string {
   let last = 0n;
   for (const o of outcomes) if (o.lastNs > last) last = o.lastNs;
@@ -426,6 +470,7 @@ export function mergedTrailer(
     `"dropped_records":${sum((o) => o.droppedRecords)},"api_calls_hidden":${sum((o) => o.apiCallsHidden)},` +
     `"complete":${outcomes.every((o) => o.complete)},"warnings":[${warnings.join(",")}],` +
     `"merge":{"world_size":${plan.worldSize},"ranks":[${ranks.join(",")}],` +
+    (opts.rankWarnings?.length ? `"rank_warnings":[${opts.rankWarnings.map((w) => `{"code":${q(w.code)},"message":${q(w.message)}}`).join(",")}],` : "") +
     `"clock":{"base_time_ns":${plan.baseTimeNs},"median_start_ns":${clock.medianStartNs},"residual_skew_ns":${clock.residualSkewNs},` +
     `"skew_threshold_ns":${clock.skewThresholdNs},"skew_undecided":${clock.undecided},"skewed_ranks":[${clock.skewed.map((s) =>
       `{"rank":${s.rank},"slot":${s.slot},"host":${q(s.host)},"file":${q(s.file)},"offset_ns":${s.offsetNs}}`).join(",")}]}}}}\n`;

@@ -354,6 +354,7 @@ export async function runMerge(args: string[], v: CliValues): Promise<number> {
       onProgress: view ? (p) => view.update(p) : undefined,
     }).finally(() => pool.close()));
   for (const m of skewMessages(r.clock)) console.error(`rawtrace: warning CLOCK_SKEW: ${m}`);
+  for (const w of r.rankWarnings) console.error(`rawtrace: warning ${w.code}: ${w.message}`);
   for (const x of r.ranks) for (const line of lossLines(x.file, x.warnings, x.loss, x.bytesIn)) console.error(line);
   const code = v.strict && r.ranks.some((x) => lostData(x.warnings)) ? EXIT.LOSS : 0;
   if (v.json) {

@@ -45,7 +45,7 @@ export {
   type CopyStats, type DeviceStats, type NameStats, type TraceStats,
 } from "../core/stats.js";
 export {
-  EventsJoiner, chromeBaseFor, clockReport, mergedHeader, mergedTrailer, outcomeOf, planMerge, skewMessages,
-  DEFAULT_SKEW_WARN_NS, type ClockReport, type MergePlan, type RankClock, type RankOutcome, type RankPlan,
-  type SkewedRank,
+  EventsJoiner, chromeBaseFor, clockReport, mergedHeader, mergedTrailer, outcomeOf, planMerge, rankWarnings,
+  skewMessages, DEFAULT_SKEW_WARN_NS, type ClockReport, type MergePlan, type RankClock, type RankOutcome, type RankPlan,
+  type RankWarning, type SkewedRank,
 } from "../core/merge.js";

@@ -27,9 +27,9 @@ import { dumpName } from "./inputs.js";
 import { RawtraceError } from "../core/codes.js";
 import type { AnalysisOptions, ConvertResult, FileInfo } from "../core/engine.js";
 import {
-  EventsJoiner, clockReport, mergedHeader, mergedTrailer, outcomeOf, planMerge, planXSpaceHosts, skewMessages,
-  xspaceWarningField,
-  type ClockReport, type MergePlan, type RankOutcome,
+  EventsJoiner, clockReport, mergedHeader, mergedTrailer, outcomeOf, planMerge, planXSpaceHosts, rankWarnings,
+  skewMessages, xspaceWarningField,
+  type ClockReport, type MergePlan, type RankOutcome, type RankWarning,
 } from "../core/merge.js";
 import { checkOutputOptions, xspaceProfilePath } from "./convert.js";
 import { WorkerPool, poolJobs, type ActiveTask } from "./pool.js";
@@ -84,6 +84,8 @@ export interface MergeResult {
   plan: MergePlan;
   ranks: MergedRank[];
   clock: ClockReport;
+  /** Ranks the merge could not settle: one rank in several files, world sizes that disagree (src/core/merge.ts rankWarnings). */
+  rankWarnings: RankWarning[];
   events: number;
   bytesIn: number;
   bytesOut: number;
@@ -159,6 +161,7 @@ export async function merge(inputs: string[], output: string, opts: MergeOptions
     const plan = planMerge(given, infos);
     plan.ranks.forEach((r) => (r.file = inputs[r.index]));
     const clock = clockReport(plan, infos, opts.maxSkewMs !== undefined ? opts.maxSkewMs * 1e6 : undefined);
+    const rankNotes = rankWarnings(plan, infos, given);
     if (opts.maxSkewMs !== undefined && clock.skewed.length) {
       throw new RawtraceError("CLOCK_SKEW", `clock skew beyond ${opts.maxSkewMs} ms (--max-skew; Node API: maxSkewMs): ${skewMessages(clock).join("; ")}`);
     }
@@ -168,9 +171,12 @@ export async function merge(inputs: string[], output: string, opts: MergeOptions
     };
     const r = format === "xspace"
       ? await mergeXSpace(pool, plan, infos, output, given, opts, step,
-        // The job's clock skew, as an XSpace warning in every host's file (Chrome: rawtrace.merge.clock).
-        Buffer.concat(skewMessages(clock).map((m) => xspaceWarningField(`rawtrace CLOCK_SKEW: ${m}`))))
-      : await mergeChrome(pool, plan, infos, clock, file!, opts, step);
+        // The job's clock skew and rank conflicts, as XSpace warnings in every host's file (Chrome: rawtrace.merge).
+        Buffer.concat([
+          ...skewMessages(clock).map((m) => xspaceWarningField(`rawtrace CLOCK_SKEW: ${m}`)),
+          ...rankNotes.map((w) => xspaceWarningField(`rawtrace ${w.code}: ${w.message}`)),
+        ]))
+      : await mergeChrome(pool, plan, infos, clock, file!, opts, step, rankNotes);
     plan.ranks.forEach((p) => (p.file = given[p.index]));
     if (opts.onProgress) report(); // the last report says every file is done, as convertBatch's does
     const ranks: MergedRank[] = plan.ranks.map((p, k) => ({
@@ -178,7 +184,7 @@ export async function merge(inputs: string[], output: string, opts: MergeOptions
       output: r.outputs[k],
     }));
     return {
-      output, outputs: format === "xspace" ? [...new Set(r.outputs)] : [output], plan, ranks, clock,
+      output, outputs: format === "xspace" ? [...new Set(r.outputs)] : [output], plan, ranks, clock, rankWarnings: rankNotes,
       events: ranks.reduce((n, x) => n + x.events, 0), bytesIn: ranks.reduce((n, x) => n + x.bytesIn, 0),
       bytesOut: r.bytesOut, seconds: (performance.now() - t0) / 1000,
     };
@@ -196,6 +202,7 @@ type Step = (index: number) => void;
 
 async function mergeChrome(
   pool: WorkerPool, plan: MergePlan, infos: FileInfo[], clock: ClockReport, file: OutputFile, opts: MergeOptions, step: Step,
+  rankNotes: RankWarning[],
 ): Promise<{ outcomes: RankOutcome[]; outputs: string[]; bytesOut: number }> {
   const output = file.path;
   // Fragments: exclusive temporaries next to the output, unlinked at once (their descriptors stay open).
@@ -239,7 +246,7 @@ async function mergeChrome(
       closeSync(fragments[k]);
       fragments[k] = -1;
     }
-    await put(Buffer.from(mergedTrailer(plan, outcomes, clock, { traceName: basename(output), wroteEvents: joiner.wroteEvents })));
+    await put(Buffer.from(mergedTrailer(plan, outcomes, clock, { traceName: basename(output), wroteEvents: joiner.wroteEvents, rankWarnings: rankNotes })));
     await out.finish();
     file.commit();
     return { outcomes, outputs: plan.ranks.map(() => output), bytesOut: out.bytes };

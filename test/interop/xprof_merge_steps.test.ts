@@ -14,8 +14,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { crc32 } from "node:zlib";
-import { payloadChecksum } from "../../src/format/checksum.js";
+import { asRank } from "../helpers/dump_rank.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const CLI = join(ROOT, "dist/node/cli.js");
@@ -41,43 +40,6 @@ test.after(() => {
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
-/**
- * The dump `b` as rank `rank` of `world` (HEADER rank, local rank and world size), its GPUs' uuids ending in
- * `uuidTail`: fixed-size fields only, each changed chunk's payload checksum and header CRC written again
- * (docs/format.md: HEADER rank @24, local rank @28, world size @32; DEVICES: u32 count, then entries whose uuid is at
- * 72..88, each followed by its u32-length name).
- */
-function asRank(b: Buffer, rank: number, world: number, uuidTail: number): Buffer {
-  const out = Buffer.from(b);
-  for (let o = 16; o + 24 <= out.length;) {
-    const type = out.readUInt16LE(o + 4);
-    const len = out.readUInt32LE(o + 12);
-    const p = out.subarray(o + 24, o + 24 + len);
-    let changed = false;
-    if (type === 1) {
-      p.writeInt32LE(rank, 24);
-      p.writeInt32LE(rank, 28);
-      p.writeInt32LE(world, 32);
-      changed = true;
-    } else if (type === 7) {
-      const n = p.readUInt32LE(0);
-      let at = 4;
-      for (let i = 0; i < n; i++) {
-        p[at + 72 + 15] = uuidTail;
-        at += 88;
-        at += 4 + p.readUInt32LE(at);
-      }
-      changed = n > 0;
-    }
-    if (changed) {
-      out.writeUInt32LE(payloadChecksum(out.readUInt16LE(o + 6), p) >>> 0, o + 16);
-      out.writeUInt32LE(crc32(out.subarray(o, o + 20)) >>> 0, o + 20);
-    }
-    o += 24 + ((len + 7) & ~7);
-  }
-  return out;
-}
-
 function cli(...args: string[]): void {
   const r = spawnSync(process.execPath, [CLI, ...args], { encoding: "utf8", timeout: 300_000 });
   assert.is(r.status, 0, `${args.join(" ")}: ${r.stderr}`);
@@ -91,7 +53,7 @@ test("merge --format xspace of two ranks on one host (a GPU each): XProf's steps
   const sample = readFileSync(SAMPLE);
   const ranks = [0, 1].map((r) => {
     const f = join(work, `rank${r}.rawtrace`);
-    writeFileSync(f, asRank(sample, r, 2, 0xa0 + r));
+    writeFileSync(f, asRank(sample, { rank: r, world: 2, uuidTail: 0xa0 + r }));
     return f;
   });
   const logdir = join(work, "merged");

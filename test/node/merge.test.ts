@@ -21,6 +21,7 @@ import { createEngine } from "../../src/node/wasm.js";
 import { fileSource } from "../../src/node/file_source.js";
 import { absoluteNs, microsToNs, parseKinetoJson, traceBaseNs, type KinetoEvent, type KinetoTrace } from "../../src/tools/kineto_to_rawtrace.js";
 import { dlrmRanks } from "../helpers/dlrm.js";
+import { asRank } from "../helpers/dump_rank.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const tmp = mkdtempSync(join(tmpdir(), "rawtrace-merge-"));
@@ -191,6 +192,36 @@ test("one dump given twice (by any spelling of its path) is USAGE before any out
     if (also) assert.match(e.message, `(also as ${paths[0]})`);
     assert.equal(readdirSync(dir), [], "nothing written");
   }
+});
+
+test("ranks the merge cannot settle are said: one rank in two files (a damaged HEADER), world sizes that disagree", async () => {
+  const dir = join(tmp, "conflict");
+  mkdirSync(dir);
+  // Rank 3 reads as rank 7 (one changed bit of its HEADER), rank 5 says a world of 16.
+  const three = join(dir, "rank3.rawtrace");
+  writeFileSync(three, asRank(readFileSync(paths[3]), { rank: 7 }));
+  const five = join(dir, "rank5.rawtrace");
+  writeFileSync(five, asRank(readFileSync(paths[5]), { world: 16 }));
+  const inputs = paths.map((p, i) => (i === 3 ? three : i === 5 ? five : p));
+  const out = join(dir, "job.json");
+  const r = await merge(inputs, out, { jobs: 2 });
+  assert.equal(r.rankWarnings.map((w) => w.code), ["DUPLICATE_RANK", "WORLD_SIZES_DIFFER"]);
+  assert.match(r.rankWarnings[0].message, `rank 7 is the rank of 2 files (${three}, ${paths[7]})`);
+  assert.match(r.rankWarnings[1].message, `8 (${paths[0]}`);
+  assert.match(r.rankWarnings[1].message, `16 (${five}); the dumps may not be of one run; world size 16 is used`);
+  assert.equal(r.ranks.map((x) => x.slot), [0, 1, 2, 3, 4, 5, 6, 7], "numbered by input position");
+  const doc = JSON.parse(readFileSync(out, "utf8"));
+  assert.equal(doc.rawtrace.merge.rank_warnings, r.rankWarnings);
+  // The CLI says them; the XSpace files carry them.
+  const cli = spawnSync(process.execPath, ["--import", "tsx", "src/cli.ts", "merge", ...inputs, "-o", join(dir, "cli.json")], { cwd: ROOT, encoding: "utf8", timeout: 120000 });
+  assert.is(cli.status, 0, cli.stderr);
+  assert.match(cli.stderr, "rawtrace: warning DUPLICATE_RANK: rank 7 is the rank of 2 files");
+  assert.match(cli.stderr, "rawtrace: warning WORLD_SIZES_DIFFER: ");
+  const x = await merge(inputs.slice(3, 8), join(dir, "xprof"), { jobs: 2, format: "xspace" });
+  const space = fromBinary(XSpaceSchema, readFileSync(x.outputs[0]));
+  assert.ok(space.warnings.some((w) => w.startsWith("rawtrace DUPLICATE_RANK: rank 7 is the rank of 2 files")), space.warnings.join("\n"));
+  // Distinct ranks and one world size: nothing to say.
+  assert.equal((await merge(paths.slice(0, 2), join(dir, "fine.json"), { jobs: 2 })).rankWarnings, []);
 });
 
 test("XSpace merge: the ranks of one host in one .xplane.pb, hostnames set, on the merge's profile start", async () => {
