@@ -476,7 +476,7 @@ export function beginEmit(sink: i32): void {
   setSink(<Sink>sink);
   S.setExternalLookups(sink == Sink.CHROME_JSON || sink == Sink.TIMELINE);
   splitBegin();
-  if (sink == Sink.CHROME_JSON) chromeBegin(baseNs);
+  if (sink == Sink.CHROME_JSON) chromeBegin(baseNs, first);
   else if (sink == Sink.XSPACE) xspaceBegin();
   else if (sink == Sink.TIMELINE) timelineBegin(baseNs);
   else if (sink == Sink.STATS) statsBegin();

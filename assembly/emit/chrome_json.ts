@@ -221,11 +221,15 @@ function deviceProperties(): void {
   O.ascii("],");
 }
 
-/** Writes everything before the first event. `baseNs` is the time base (Unix ns). */
-export function chromeBegin(baseNs: u64): void {
+/**
+ * Writes everything before the first event. `baseNs` is the time base (Unix ns); `startNs` the time it was floored
+ * from (the earliest kept time, else the collector start, Unix ns): where "Record Window End" stands when the dump
+ * holds no event (every event ends at or after it, so it never moves the end of one that does).
+ */
+export function chromeBegin(baseNs: u64, startNs: u64): void {
   base = baseNs;
   first = true;
-  lastTs = 0;
+  lastTs = startNs;
   rowTablesNew();
   seenRows = heap.alloc(SEEN_SLOTS * 16 * 2);
   memory.fill(seenRows, 0, SEEN_SLOTS * 16 * 2);

@@ -176,6 +176,17 @@ test("a file cut inside a chunk: the tail; damage up to the end of the file: up 
   assert.equal((await info(b)).loss.ranges, [{ from: last.off, to: b.length, code: "BAD_CHUNK_HEADER" }]);
 });
 
+test("a dump cut before its first activity buffer: no event, and Record Window End at the collector start (it stood at the time base, up to 3 months earlier)", async () => {
+  const cut = base.subarray(0, act[0].off);
+  const { text, trace } = await toChrome(cut);
+  assert.is(trace.traceEvents.filter((e: Record<string, unknown>) => e.ph === "X").length, 0);
+  const m = /"name":"Record Window End","pid":"","tid":"","ts":(\d+)\.(\d{3})/.exec(text)!;
+  const endNs = BigInt(m[1]) * 1000n + BigInt(m[2]);
+  const start = (await info(cut)).collectorStartNs;
+  assert.ok(start > 0n);
+  assert.is(endNs, start - BigInt(trace.baseTimeNanoseconds));
+});
+
 /** A dump with one activity buffer: a kernel record, then `tail`. Returns the bytes and the tail's file offset. */
 function withTail(tail: Uint8Array): { bytes: Uint8Array; at: number } {
   const w = RawtraceWriter.inMemory();
