@@ -1,13 +1,15 @@
 /**
  * A ByteSource over a browser File (or Blob): open() reads `File.stream()` or the given reader (the viewer's: a
- * thread of its own, web/slice_reader.ts), gunzipped through DecompressionStream when the name ends in .gz, and
+ * thread of its own, web/slice_reader.ts), gunzipped member by member by rawtrace's own inflater when it is gzip
+ * (src/core/gunzip.ts: what the CLI reads of a .gz, several members and damage included), and
  * hands the engine windows of it, so a multi-GB dump is never one string or one ArrayBuffer. With `keep` the file is
  * read once and later passes replay what was kept: packed by the reader thread (`keeper`: 3× smaller, unpacked on
  * that thread) or, without one, the chunks themselves in memory here. Progress follows the bytes of the file itself
  * (compressed for .gz).
  */
 import type { ByteReader, ByteSource } from "../src/core/engine.js";
-import type { Warning } from "../src/core/codes.js";
+import { gunzip } from "../src/core/gunzip.js";
+export { gzipDamageWarning } from "../src/core/gunzip.js";
 import { freeNow, type KeepingReader } from "./slice_reader.js";
 
 /** Thrown by a read after {@link FileByteSource.cancel}; crosses comlink with this name. */
@@ -42,19 +44,11 @@ export interface FileByteSource extends ByteSource {
   /** Lets go of what is kept (ends the keeper's thread). The source cannot replay after this. */
   dispose(): void;
   /**
-   * A .gz file whose stream failed after giving bytes (a bad checksum, bytes after its last member, a damaged
-   * block): where (compressed bytes read by then), how many bytes of dump it gave (what was converted) and the
-   * decompressor's message. The page reports it as the CLI's GZIP_DAMAGED ({@link gzipDamageWarning}).
+   * A .gz file damaged after giving bytes (a bad trailer, bytes after its last member, a damaged block): where
+   * (compressed byte offset), how many bytes of dump it gave before (what was converted) and what was wrong. The
+   * page reports it as the CLI's GZIP_DAMAGED ({@link gzipDamageWarning}).
    */
   readonly gzipDamage?: { compressedAt: number; decompressed: number; message: string };
-}
-
-/** The GZIP_DAMAGED warning of `d` (src/core/codes.ts), in the CLI's words. */
-export function gzipDamageWarning(d: { compressedAt: number; decompressed: number; message: string }): Warning {
-  return {
-    code: "GZIP_DAMAGED", count: 1, offset: d.compressedAt, detail: d.decompressed,
-    message: `the gzip stream is damaged within the first ${d.compressedAt} compressed bytes (${d.message}): the ${d.decompressed} bytes of dump it gave were converted`,
-  };
 }
 
 /** Bytes per block of kept file bytes (each block is freed as one piece). */
@@ -112,6 +106,26 @@ export interface FileSourceOptions {
    * closes it.
    */
   keeper?: KeepingReader | null;
+  /** The compiled gzip reader (build/inflate.wasm), asked for on the first read of a gzip file. */
+  inflate?: () => Promise<WebAssembly.Module>;
+}
+
+/** The chunks of `s` as an async iterable; ending the iteration early cancels the stream. */
+async function* chunksOf(s: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
+  const r = s.getReader();
+  let done = false;
+  try {
+    for (;;) {
+      const c = await r.read();
+      if (c.done) {
+        done = true;
+        return;
+      }
+      yield c.value;
+    }
+  } finally {
+    if (!done) await r.cancel().catch(() => undefined);
+  }
 }
 
 /** A re-openable source over `file`. */
@@ -124,6 +138,7 @@ export function fileByteSource(file: Blob, name: string, opts: FileSourceOptions
   let kept: (Uint8Array | null)[] | null = null;
   let keptComplete = false;
   let gzipDamage: { compressedAt: number; decompressed: number; message: string } | undefined;
+  if (gz && !opts.inflate) throw new Error(`${name}: a gzip file needs the inflate module (FileSourceOptions.inflate)`);
 
   /** Appends `v` to the kept blocks. */
   let keptBytes = 0;
@@ -207,6 +222,30 @@ export function fileByteSource(file: Blob, name: string, opts: FileSourceOptions
     return counted(read, (c) => keepBytes(keep, c), () => (keptComplete = true));
   };
 
+  /**
+   * A reader of the decompressed bytes of `raw`. Damage is kept for the page to say (GZIP_DAMAGED), except a file
+   * that simply ends inside a member: what it held is the dump, and the core reports the truncated dump, as the CLI.
+   */
+  const gunzipReader = (raw: ReadableStream<Uint8Array>) => {
+    const out = (async function* () {
+      yield* gunzip(await opts.inflate!(), chunksOf(raw), (d) => {
+        if (d.truncated) return;
+        // Damaged before it gave a byte: nothing to convert (the read fails, naming the damage).
+        if (d.decompressed === 0) throw new Error(d.message);
+        gzipDamage ??= { compressedAt: d.compressedAt, decompressed: d.decompressed, message: d.message };
+      });
+    })();
+    return {
+      read: async (): Promise<ReadableStreamReadResult<Uint8Array>> => {
+        const r = await out.next();
+        return r.done ? { done: true, value: undefined } : { done: false, value: r.value };
+      },
+      cancel: async (): Promise<void> => {
+        await out.return(undefined);
+      },
+    };
+  };
+
   return {
     name: gz ? name.replace(/\.gz$/i, "") : name,
     // Progress is reported against the file's own size; for .gz the engine's byte count is uncompressed.
@@ -243,9 +282,9 @@ export function fileByteSource(file: Blob, name: string, opts: FileSourceOptions
         if (free) release(c);
         else keeper?.giveBack(c);
       };
-      let raw = rawStream(pass);
-      if (gz) raw = raw.pipeThrough(new DecompressionStream("gzip") as unknown as ReadableWritablePair<Uint8Array, Uint8Array>);
-      const reader = raw.getReader();
+      const raw = rawStream(pass);
+      // Gzip: every member, and what a damaged one still holds (a cut file: what it held, as the CLI).
+      const reader = gz ? gunzipReader(raw) : raw.getReader();
       // Read-ahead: the next chunk is always being fetched while the core works on the current window, so file
       // reading (in the browser's I/O thread) overlaps with decoding instead of alternating with it.
       const AHEAD = 4;
@@ -263,7 +302,6 @@ export function fileByteSource(file: Blob, name: string, opts: FileSourceOptions
       let pending: Uint8Array | null = null;
       let current: Uint8Array | null = null;
       let done = false;
-      let given = 0;
       return {
         async read(dst: Uint8Array): Promise<number> {
           let n = 0;
@@ -277,20 +315,7 @@ export function fileByteSource(file: Blob, name: string, opts: FileSourceOptions
                 r = await queue.shift()!;
               } catch (e) {
                 if (!gz || cancelled) throw e;
-                // A gzip stream cut short: what it held is the dump (the core reports the truncated chunk), as the
-                // CLI does; damaged compressed bytes: say so and where.
-                if (/truncated/i.test((e as Error).message)) {
-                  done = true;
-                  break;
-                }
-                // Damaged after giving bytes (a bad checksum, bytes after the last member, a damaged block): what
-                // it gave is converted, as a cut dump, and the page says where (GZIP_DAMAGED). The CLI reads on past
-                // a bad trailer or to the end of a damaged member (src/node/gzip_members.ts); the browser stops here.
-                if (given > 0) {
-                  gzipDamage ??= { compressedAt: fileBytesRead, decompressed: given, message: (e as Error).message };
-                  done = true;
-                  break;
-                }
+                // Not gzip after all past its magic (a damaged first header): nothing to convert.
                 throw new Error(`cannot decompress (damaged gzip) within the first ${fileBytesRead} compressed bytes: ${(e as Error).message}`);
               }
               if (r.done) {
@@ -305,7 +330,6 @@ export function fileByteSource(file: Blob, name: string, opts: FileSourceOptions
             dst.set(pending.subarray(0, k), n);
             pending = pending.subarray(k);
             n += k;
-            given += k;
           }
           return n;
         },

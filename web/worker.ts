@@ -13,6 +13,7 @@
  */
 import * as Comlink from "comlink";
 import wasmUrl from "../build/rawtrace.wasm";
+import inflateUrl from "../build/inflate.wasm";
 import { Engine, type FileInfo } from "../src/core/engine.js";
 import { TimelineParser, type TimelineMeta } from "../src/core/timeline.js";
 import { decodeStats, type TraceStats } from "../src/core/stats.js";
@@ -57,6 +58,18 @@ function core(): Promise<WebAssembly.Module> {
   // The .wasm is emitted next to this script by esbuild's file loader; compiled while it streams in.
   compiled ??= WebAssembly.compileStreaming(fetch(new URL(wasmUrl, import.meta.url)));
   return compiled;
+}
+
+/** A dump's name as the CLI writes it in traceName (src/node/inputs.ts dumpName): a .rawtrace.gz without its .gz. */
+function dumpName(name: string): string {
+  return name.replace(/\.rawtrace\.gz$/i, ".rawtrace");
+}
+
+let inflateCompiled: Promise<WebAssembly.Module> | null = null;
+/** The gzip reader (build/inflate.wasm, 5 KB), fetched the first time a .gz file is read. */
+function inflateModule(): Promise<WebAssembly.Module> {
+  inflateCompiled ??= WebAssembly.compileStreaming(fetch(new URL(inflateUrl, import.meta.url)));
+  return inflateCompiled;
 }
 
 const running = new Set<FileByteSource>();
@@ -112,7 +125,7 @@ async function withSource<T>(
   const gzip = await startsWithGzip(file);
   if (gen !== generation) throw cancelledError();
   const keeper = opts.keep && budget !== null && !gzip ? keepingReaderThread(file, file.name, budget) : null;
-  const src = fileByteSource(file, file.name, { read, keeper, gzip, ...opts });
+  const src = fileByteSource(file, file.name, { read, keeper, gzip, inflate: inflateModule, ...opts });
   running.add(src);
   try {
     return await run(src);
@@ -144,7 +157,7 @@ const api = {
         let keptBytes = 0;
         const result = await engine.convert(src, parser.sink, {
           format: "timeline",
-          traceName: file.name,
+          traceName: dumpName(file.name),
           steps,
           onProgress: (_d, _t, p) => {
             if (p !== pass) {
@@ -227,7 +240,7 @@ const api = {
           (b) => {
             writer.write(b.slice()).catch((e) => (failed ??= e));
           },
-          { format: "chrome", traceName: file.name, steps, onProgress, afterWindow: () => writer.ready },
+          { format: "chrome", traceName: dumpName(file.name), steps, onProgress, afterWindow: () => writer.ready },
         );
         await writer.close();
         if (failed) throw failed;

@@ -28,10 +28,19 @@ export function crcReset(): void {
 }
 
 /** CRC-32 of [p, p+n). The caller has proven the range lies inside linear memory it owns. */
-export function crc32(p: usize, n: usize): u32 {
+// @ts-ignore: decorator
+@inline export function crc32(p: usize, n: usize): u32 {
+  return crc32Update(0, p, n);
+}
+
+/**
+ * The CRC-32 of some bytes followed by [p, p+n), given the CRC-32 `prev` of those bytes (0 for none): a checksum
+ * taken piece by piece, as zlib's crc32(prev, …).
+ */
+export function crc32Update(prev: u32, p: usize, n: usize): u32 {
   if (table == 0) buildTable();
   const t = table;
-  let c: u32 = 0xffffffff;
+  let c: u32 = ~prev;
   const end = p + n;
   // Sixteen bytes per step through sixteen tables (slice-by-16): about twice the speed of slice-by-8 here.
   while (p + 16 <= end) {

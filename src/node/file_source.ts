@@ -22,6 +22,7 @@ import { basename, join } from "node:path";
 import { tmpdir } from "node:os";
 import type { ByteSource, FileInfo } from "../core/engine.js";
 import { FATAL_MESSAGES, RawtraceError, type Warning } from "../core/codes.js";
+import { gzipDamageWarning } from "../core/gunzip.js";
 import { createTemp, removeOwned, withDefaultSignals, writeAll } from "./output.js";
 import { MAGIC } from "../format/container.js";
 import { dumpName } from "./inputs.js";
@@ -352,12 +353,7 @@ export function fileSource(path: string): FileByteSource {
  */
 export function withSourceWarnings<T extends { info: FileInfo }>(src: FileByteSource, result: T): T {
   const g = src.gzipDamage;
-  if (g && !result.info.warnings.some((w) => w.code === "GZIP_DAMAGED")) {
-    result.info.warnings.push({
-      code: "GZIP_DAMAGED", count: 1, offset: g.compressedAt, detail: g.decompressed,
-      message: `the gzip stream is damaged at compressed byte ${g.compressedAt} (${g.message}): the ${g.decompressed} bytes of dump it still holds were converted`,
-    });
-  }
+  if (g && !result.info.warnings.some((w) => w.code === "GZIP_DAMAGED")) result.info.warnings.push(gzipDamageWarning(g));
   const sizes = src.sizes;
   if (sizes.length > 1 && !result.info.complete && !result.info.warnings.some((w) => w.code === "STILL_WRITING")) {
     const first = sizes[0];

@@ -8,9 +8,13 @@
  * between compressible and incompressible every few KB. Sizes run from 0 to 4 MiB and are often put right at the
  * 32,768-symbol block and 65,535-byte stored-block boundaries. The oracle ({@link checkDeflate}): Node's
  * `zlib.gunzipSync` of the member gives the input back exactly, and the member is no larger than storing every
- * block ({@link deflateBound}); now and then a fresh encoder must write the same bytes. Used by `npm run fuzz -- --target deflate` (run.ts) and fuzz_deflate.test.ts.
+ * block ({@link deflateBound}), and rawtrace's own gzip reader (src/core/gunzip.ts) gives the input back from that member
+ * and from zlib's (level and strategy by the input's length); now and then a fresh encoder must write the same bytes. Used by `npm run fuzz -- --target deflate` (run.ts) and fuzz_deflate.test.ts.
  */
-import { gunzipSync } from "node:zlib";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { constants, gunzipSync, gzipSync } from "node:zlib";
+import { gunzipBytes } from "../../src/core/gunzip.js";
 import { rng } from "./mutate.js";
 import { FastGzip } from "../../src/node/fast_gzip.js";
 
@@ -212,7 +216,27 @@ export function checkDeflate(gz: FastGzip, input: Uint8Array): { member: Uint8Ar
   } catch (e) {
     return { member: new Uint8Array(0), problem: `encoder threw: ${(e as Error).message}` };
   }
-  return { member, problem: checkMember(member, input) };
+  // zlib's streams too (its block splits, code shapes and strategies differ from our encoder's), for the reader.
+  const strategies = [constants.Z_DEFAULT_STRATEGY, constants.Z_FILTERED, constants.Z_HUFFMAN_ONLY, constants.Z_RLE, constants.Z_FIXED];
+  const level = input.length % 10;
+  const strategy = strategies[(input.length >>> 4) % strategies.length];
+  return { member, problem: checkMember(member, input) ?? checkInflate(gzipSync(input, { level, strategy }), input, `zlib level ${level} strategy ${strategy}`) };
+}
+
+/** rawtrace's own gzip reader (build/inflate.wasm, the viewer's: src/core/gunzip.ts), checked on every member too. */
+const INFLATE = new WebAssembly.Module(readFileSync(fileURLToPath(new URL("../../build/inflate.wasm", import.meta.url))));
+
+/** What is wrong with rawtrace's gzip reader on `member`, the gzip of `input` by `who`; null when nothing. */
+export function checkInflate(member: Uint8Array, input: Uint8Array, who: string): string | null {
+  let r: ReturnType<typeof gunzipBytes>;
+  try {
+    r = gunzipBytes(INFLATE, member);
+  } catch (e) {
+    return `rawtrace's gzip reader threw on ${who}'s ${member.length}-byte member: ${(e as Error).message}`;
+  }
+  if (r.damage) return `rawtrace's gzip reader found damage in ${who}'s member: ${r.damage.message} at ${r.damage.compressedAt}`;
+  if (!Buffer.from(r.out).equals(Buffer.from(input))) return `rawtrace's gzip reader gave ${r.out.length} bytes for ${input.length} (${who}'s member), or other bytes`;
+  return null;
 }
 
 /** What is wrong with `member` as the gzip of `input`; null when nothing. */
@@ -229,7 +253,7 @@ export function checkMember(member: Uint8Array, input: Uint8Array): string | nul
   if (member.length > deflateBound(input.length)) {
     return `member of ${member.length} bytes for ${input.length} input bytes is above the bound ${deflateBound(input.length)}`;
   }
-  return null;
+  return checkInflate(member, input, "rawtrace's encoder");
 }
 
 /** Totals of a deflate fuzz run. */

@@ -10,10 +10,12 @@ import { gzipSync } from "node:zlib";
 import { createHash } from "node:crypto";
 import { createEngine } from "../../src/node/wasm.js";
 import { memorySource, type ByteSource } from "../../src/core/engine.js";
-import { fileByteSource } from "../../web/file_source.js";
+import { fileByteSource, type FileSourceOptions } from "../../web/file_source.js";
 
 // NVTX ranges: the timeline conversion runs all three passes (index, projection, emit).
 const DUMP = readFileSync("samples/h100_torch_train_nvtx.rawtrace");
+/** The gzip reader the viewer's worker compiles (build/inflate.wasm). */
+const inflate: FileSourceOptions["inflate"] = async () => new WebAssembly.Module(readFileSync("build/inflate.wasm"));
 
 /** SHA-256 of `src` converted to `format`, with the passes that opened it. */
 async function convert(src: ByteSource, format: "timeline" | "chrome"): Promise<{ sha: string; passes: number[] }> {
@@ -57,11 +59,32 @@ test("keep: .gz is kept compressed and gunzipped again on replay", async () => {
   const want = await convert(memorySource(DUMP, "t.rawtrace"), "timeline");
   const gz = gzipSync(DUMP, { level: 1 });
   const { blob, streams } = countedBlob(gz);
-  const src = fileByteSource(blob, "t.rawtrace.gz", { keep: true, blockBytes: 7000 });
+  const src = fileByteSource(blob, "t.rawtrace.gz", { keep: true, blockBytes: 7000, inflate });
   const got = await convert(src, "timeline");
   assert.is(got.sha, want.sha);
   assert.is(streams(), 1);
   assert.is(src.fileBytesRead, gz.length, "progress in compressed bytes");
+});
+
+test(".gz as the CLI reads it: several members give every member's bytes; a bad trailer keeps every byte and is said; a cut file is no damage", async () => {
+  const want = await convert(memorySource(DUMP, "t.rawtrace"), "chrome");
+  const members = Buffer.concat([gzipSync(DUMP.subarray(0, 150000)), gzipSync(DUMP.subarray(150000, 300000)), gzipSync(DUMP.subarray(300000))]);
+  const two = fileByteSource(new Blob([members]), "t.rawtrace.gz", { keep: true, inflate });
+  assert.is((await convert(two, "chrome")).sha, want.sha, "three members: the whole dump");
+  assert.is(two.gzipDamage, undefined);
+  const bad = Buffer.from(gzipSync(DUMP));
+  bad[bad.length - 5] ^= 0x40; // its length
+  const badSrc = fileByteSource(new Blob([bad]), "t.rawtrace.gz", { inflate });
+  assert.is((await convert(badSrc, "chrome")).sha, want.sha, "a bad trailer: every byte");
+  assert.equal(badSrc.gzipDamage, { compressedAt: bad.length - 8, decompressed: DUMP.length, message: "a gzip member's checksum or length does not match its data" });
+  const cut = fileByteSource(new Blob([gzipSync(DUMP).subarray(0, 60000)]), "t.rawtrace.gz", { inflate });
+  await convert(cut, "chrome");
+  assert.is(cut.gzipDamage, undefined, "a file cut short: the core reports the truncated dump, as the CLI");
+  // Damaged before its first byte of dump: the read fails, naming the damage.
+  const broken = Buffer.from(gzipSync(DUMP));
+  broken.fill(0xff, 12, 40);
+  const e = await convert(fileByteSource(new Blob([broken]), "t.rawtrace.gz", { inflate }), "chrome").catch((x: Error) => x);
+  assert.match((e as Error).message, /^cannot decompress \(damaged gzip\) within the first \d+ compressed bytes: invalid/);
 });
 
 test("without keep every pass reads the file; with keep the emit pass releases the kept bytes", async () => {

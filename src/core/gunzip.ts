@@ -1,0 +1,236 @@
+/**
+ * Gunzip for a host without zlib (the viewer): every member of a gzip file (RFC 1952), through rawtrace's own
+ * resumable DEFLATE decoder (assembly/inflate/, build/inflate.wasm). It reads what the CLI reads
+ * (src/node/gzip_members.ts): files of several members (`cat a.gz b.gz`, bgzip, block-parallel gzip), a member whose
+ * trailer checksum or length is wrong (its bytes kept, the walk goes on), and of a member whose data is damaged, every
+ * byte decoded before the damage. The browser's DecompressionStream reads only the first member and drops the output
+ * of the step that meets an error. Host-neutral: the caller compiles the module and gives the compressed bytes as an
+ * async iterable.
+ */
+import type { Warning } from "./codes.js";
+
+/** The inflate module's exports (assembly/inflate/index.ts). */
+interface InflateExports {
+  memory: WebAssembly.Memory;
+  init(): void;
+  reset(): void;
+  compact(): number;
+  run(len: number, final: number): number;
+  inputPos(): number;
+  seek(pos: number): void;
+  inputLen(): number;
+  inPtr(): number;
+  inCap(): number;
+  outPtr(): number;
+  outStart(): number;
+  outEnd(): number;
+  errorAt(): number;
+  crcOut(prev: number): number;
+}
+
+/**
+ * Where a gzip file is damaged: the compressed byte offset, the decompressed bytes given before it, and why;
+ * `truncated` when the data simply ends inside a member (a file cut short: what it held was given, as gunzip does).
+ */
+export interface GunzipDamage {
+  compressedAt: number;
+  decompressed: number;
+  message: string;
+  truncated: boolean;
+}
+
+/** The GZIP_DAMAGED warning of damage `d` (src/core/codes.ts): what the CLI and the viewer say of a damaged .gz. */
+export function gzipDamageWarning(d: { compressedAt: number; decompressed: number; message: string }): Warning {
+  return {
+    code: "GZIP_DAMAGED", count: 1, offset: d.compressedAt, detail: d.decompressed,
+    message: `the gzip stream is damaged at compressed byte ${d.compressedAt} (${d.message}): the ${d.decompressed} bytes of dump it still holds were converted`,
+  };
+}
+
+const NEED_INPUT = 0;
+const OUTPUT_FULL = 1;
+const STREAM_END = 2;
+const ERR_TRUNCATED = -6;
+
+/** What each error of the decoder means (assembly/inflate/inflate.ts ERR_*). */
+const ERRORS: Record<number, string> = {
+  [-1]: "invalid block type",
+  [-2]: "invalid stored block lengths",
+  [-3]: "invalid code lengths",
+  [-4]: "invalid code",
+  [-5]: "invalid distance too far back",
+  [-6]: "the file ends inside a gzip member",
+};
+
+/**
+ * Length of the gzip member header at the start of `h` (RFC 1952 §2.3): -1 when `h` starts no member, 0 when `h`
+ * may start one but ends before its header does.
+ */
+export function gzipHeaderLength(h: Uint8Array): number {
+  const magic = [0x1f, 0x8b, 8];
+  for (let i = 0; i < 3 && i < h.length; i++) if (h[i] !== magic[i]) return -1;
+  if (h.length < 10) return 0;
+  const flags = h[3];
+  let p = 10;
+  if (flags & 4) {
+    if (p + 2 > h.length) return 0;
+    p += 2 + (h[p] | (h[p + 1] << 8)); // FEXTRA
+  }
+  for (const bit of [8, 16]) {
+    if (!(flags & bit)) continue; // FNAME, FCOMMENT: zero-terminated
+    const z = h.indexOf(0, p);
+    if (z < 0) return 0;
+    p = z + 1;
+  }
+  if (flags & 2) p += 2; // FHCRC
+  return p <= h.length ? p : 0;
+}
+
+/**
+ * The walk over the members, as a generator that yields an output chunk (a new array of its own) or `null` to ask for
+ * more input, which the caller passes to `next` (a chunk, or null at the end of the input): the same walk serves an
+ * async source ({@link gunzip}) and bytes at hand ({@link gunzipBytes}).
+ */
+function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void): Generator<Uint8Array | null, void, Uint8Array | null | undefined> {
+  x.init();
+  const cap = x.inCap();
+  let pending: Uint8Array | null = null; // input not yet copied in
+  let ended = false; // the input is done
+  let len = 0; // valid bytes in the input buffer
+  let base = 0; // compressed offset of the input buffer's first byte
+  let given = 0; // decompressed bytes yielded
+  let damaged = false;
+  const damage = (compressedAt: number, message: string, truncated = false) => {
+    if (!damaged) onDamage({ compressedAt, decompressed: given, message, truncated });
+    damaged = true;
+  };
+  const final = () => ended && pending === null;
+
+  /** Moves the unread input to the front and tops it up to `want` bytes (at most the buffer's), or to the end. */
+  function* fill(want: number): Generator<null, void, Uint8Array | null | undefined> {
+    const kept = x.compact();
+    base += len - kept;
+    len = kept;
+    while (len < Math.min(want, cap)) {
+      if (pending === null) {
+        if (ended) break;
+        const c = yield null;
+        if (!c) {
+          ended = true;
+          break;
+        }
+        pending = c;
+      }
+      const n = Math.min(pending.length, cap - len);
+      new Uint8Array(x.memory.buffer, x.inPtr() + len, n).set(pending.subarray(0, n));
+      len += n;
+      pending = n === pending.length ? null : pending.subarray(n);
+    }
+  }
+  /** The unread input as a view (valid until the next call into the module). */
+  const unread = () => new Uint8Array(x.memory.buffer, x.inPtr() + x.inputPos(), len - x.inputPos());
+
+  for (let member = 0; ; member++) {
+    // A header: its fixed part and optional fields are within the first 64 KiB in any real file.
+    yield* fill(64 << 10);
+    if (member > 0 && len - x.inputPos() === 0 && final()) return;
+    const hl = gzipHeaderLength(unread());
+    if (hl <= 0) {
+      if (member === 0) throw Object.assign(new Error("incorrect header check"), { code: "Z_DATA_ERROR" });
+      if (hl === 0 && final()) damage(base + x.inputPos(), "the file ends inside a gzip member's header", true);
+      else damage(base + x.inputPos(), `${len - x.inputPos()}${final() ? "" : " or more"} bytes after the last gzip member start no member`);
+      return;
+    }
+    x.seek(x.inputPos() + hl);
+    let crc = 0;
+    let size = 0;
+    for (;;) {
+      const r = x.run(len, final() ? 1 : 0);
+      const a = x.outStart();
+      const b = x.outEnd();
+      if (b > a) {
+        crc = x.crcOut(crc);
+        size += b - a;
+        given += b - a;
+        yield new Uint8Array(x.memory.buffer, x.outPtr() + a, b - a).slice();
+      }
+      if (r === STREAM_END) break;
+      if (r === OUTPUT_FULL) continue;
+      if (r === NEED_INPUT) {
+        yield* fill(cap);
+        continue;
+      }
+      damage(base + x.errorAt(), ERRORS[r] ?? `inflate error ${r}`, r === ERR_TRUNCATED);
+      return;
+    }
+    // The trailer: CRC-32 and length mod 2^32 of the member's bytes.
+    x.reset();
+    yield* fill(8);
+    const t = unread();
+    if (t.length < 8) {
+      damage(base + x.inputPos(), "the file ends inside a gzip member's trailer", true);
+      return;
+    }
+    const tcrc = (t[0] | (t[1] << 8) | (t[2] << 16) | (t[3] << 24)) >>> 0;
+    const tlen = (t[4] | (t[5] << 8) | (t[6] << 16) | (t[7] << 24)) >>> 0;
+    if (tcrc !== crc >>> 0 || tlen !== size % 2 ** 32) damage(base + x.inputPos(), "a gzip member's checksum or length does not match its data");
+    x.seek(x.inputPos() + 8);
+  }
+}
+
+/** An instance of the inflate module (its own memory: about 2 MiB). */
+function instance(module: WebAssembly.Module): InflateExports {
+  return new WebAssembly.Instance(module, { env: { abort: () => { throw new Error("gunzip: abort"); } } }).exports as unknown as InflateExports;
+}
+
+/**
+ * The decompressed bytes of the gzip data `input` yields, member after member; each chunk is a new array of its own.
+ * `onDamage` is called once, at the first damage — a member whose data is invalid (its bytes up to there are given;
+ * the walk ends), a bad trailer checksum or length (its bytes were given; the walk goes on), data that ends inside a
+ * member (`truncated`), or bytes after the last member that start no member (the walk ends) — with the compressed
+ * offset and the decompressed bytes given before it. Data that does not start with a gzip member throws ("incorrect
+ * header check").
+ */
+export async function* gunzip(module: WebAssembly.Module, input: AsyncIterable<Uint8Array>, onDamage: (d: GunzipDamage) => void): AsyncGenerator<Uint8Array> {
+  const it = input[Symbol.asyncIterator]();
+  const w = walk(instance(module), onDamage);
+  try {
+    let r = w.next();
+    while (!r.done) {
+      if (r.value === null) {
+        const c = await it.next();
+        r = w.next(c.done ? null : c.value);
+      } else {
+        yield r.value;
+        r = w.next();
+      }
+    }
+  } finally {
+    w.return();
+    await it.return?.();
+  }
+}
+
+/** {@link gunzip} of bytes at hand: the decompressed bytes, and the first damage or null. */
+export function gunzipBytes(module: WebAssembly.Module, gz: Uint8Array): { out: Uint8Array; damage: GunzipDamage | null } {
+  let damage: GunzipDamage | null = null;
+  const w = walk(instance(module), (d) => (damage = d));
+  const parts: Uint8Array[] = [];
+  let fed = false;
+  for (let r = w.next(); !r.done;) {
+    if (r.value === null) {
+      r = w.next(fed ? null : gz);
+      fed = true;
+    } else {
+      parts.push(r.value);
+      r = w.next();
+    }
+  }
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return { out, damage };
+}

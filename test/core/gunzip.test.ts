@@ -1,0 +1,158 @@
+/**
+ * src/core/gunzip.ts over build/inflate.wasm (assembly/inflate/): the viewer's gunzip. Against zlib on fixed seeds:
+ * every level and strategy, stored blocks, longest matches at the farthest distance, short-distance overlaps, inputs
+ * fed 1 to 1 MiB bytes at a time; several members; and what the CLI reads of a damaged file (src/node/gzip_members.ts):
+ * a bad trailer keeps every byte and goes on, bytes after the last member, a file cut anywhere (only bytes of the
+ * original come out, and the cut is said), flipped bits (the output is the original's or the damage is said).
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { constants, gzipSync } from "node:zlib";
+import { gunzip, gzipHeaderLength, type GunzipDamage } from "../../src/core/gunzip.js";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const mod = new WebAssembly.Module(readFileSync(`${ROOT}build/inflate.wasm`));
+const SAMPLE = readFileSync(`${ROOT}samples/h100_torch_train_nvtx.rawtrace`);
+
+/** A deterministic generator (xorshift32). */
+function rng(seed: number): () => number {
+  let s = seed >>> 0 || 1;
+  return () => {
+    s ^= s << 13;
+    s >>>= 0;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    s >>>= 0;
+    return s / 2 ** 32;
+  };
+}
+
+async function* pieces(b: Uint8Array, n: number): AsyncGenerator<Uint8Array> {
+  for (let i = 0; i < b.length; i += n) yield b.subarray(i, i + n);
+}
+
+async function inflate(gz: Uint8Array, step = 1 << 16): Promise<{ out: Buffer; damage: GunzipDamage | null }> {
+  const parts: Uint8Array[] = [];
+  let damage: GunzipDamage | null = null;
+  for await (const c of gunzip(mod, pieces(gz, step), (d) => (damage = d))) parts.push(c);
+  return { out: Buffer.concat(parts), damage };
+}
+
+/** Inputs that reach every corner of DEFLATE: text, random bytes, runs, far copies, mixtures. */
+function inputs(seed: number): Array<[string, Buffer]> {
+  const r = rng(seed);
+  const rand = (n: number) => Buffer.from(Array.from({ length: n }, () => Math.floor(r() * 256)));
+  const text = Buffer.from(Array.from({ length: 20000 }, (_, i) => `{"ph":"X","name":"kernel_${i % 97}","ts":${i * 13},"dur":${i % 7}},`).join(""));
+  const far = Buffer.concat([rand(32768), rand(100), rand(32768).fill(7, 0, 300)]);
+  far.copy(far, 32768 + 100, 0, 258); // a longest match at the farthest distance
+  return [
+    ["empty", Buffer.alloc(0)],
+    ["one byte", Buffer.from([42])],
+    ["random 300 KiB", rand(300 << 10)],
+    ["runs", Buffer.concat(Array.from({ length: 200 }, (_, i) => Buffer.alloc(1 + Math.floor(r() * 3000), i & 0xff)))],
+    ["period 1..7 overlaps", Buffer.concat(Array.from({ length: 7 }, (_, p) => Buffer.from(Array.from({ length: 5000 }, (_, i) => (i % (p + 1)) + 65))))],
+    ["JSON-like text", text],
+    ["far matches", far],
+    ["a real dump", SAMPLE],
+    ["mixture", Buffer.concat([rand(5000), text.subarray(0, 70000), Buffer.alloc(70000), rand(70000)])],
+  ];
+}
+
+test("the same bytes as the input, for every zlib level and strategy, fed in pieces of 1 B to 1 MiB", async () => {
+  const strategies = [constants.Z_DEFAULT_STRATEGY, constants.Z_FILTERED, constants.Z_HUFFMAN_ONLY, constants.Z_RLE, constants.Z_FIXED];
+  let cases = 0;
+  for (const [what, data] of inputs(20261130)) {
+    for (const level of [0, 1, 6, 9]) {
+      for (const strategy of level === 0 ? [constants.Z_DEFAULT_STRATEGY] : strategies) {
+        const gz = gzipSync(data, { level, strategy });
+        for (const step of data.length < 1000 ? [1, 3, 1 << 20] : [997, 1 << 16, 1 << 20]) {
+          const { out, damage } = await inflate(gz, step);
+          assert.is(damage, null, `${what} level ${level} strategy ${strategy} step ${step}`);
+          assert.ok(out.equals(data), `${what} level ${level} strategy ${strategy} step ${step}: ${out.length} of ${data.length} bytes`);
+          cases++;
+        }
+      }
+    }
+  }
+  assert.is(cases, 9 * (1 + 3 * 5) * 3);
+});
+
+test("a stored block cut at every input piece size, 1 to 600 bytes", async () => {
+  const data = SAMPLE.subarray(0, 70000);
+  const gz = gzipSync(data, { level: 0 });
+  for (const step of [1, 2, 5, 8, 13, 512, 600]) assert.ok((await inflate(gz, step)).out.equals(data), `step ${step}`);
+});
+
+test("several members (cat a.gz b.gz, block-parallel gzip, an empty member): every member's bytes, in order", async () => {
+  const r = rng(7);
+  const cuts = [0, 1, 4000, 4000, 100000, 250000, SAMPLE.length].sort((a, b) => a - b);
+  const members = cuts.slice(1).map((c, i) => gzipSync(SAMPLE.subarray(cuts[i], c), { level: 1 + Math.floor(r() * 9) }));
+  const { out, damage } = await inflate(Buffer.concat(members), 4096);
+  assert.is(damage, null);
+  assert.ok(out.equals(SAMPLE));
+});
+
+test("a member with optional header fields (FEXTRA, FNAME, FCOMMENT, FHCRC) is read past them", async () => {
+  const body = gzipSync(SAMPLE).subarray(10);
+  const extra = Buffer.from([4, 0, 1, 2, 3, 4]);
+  const header = Buffer.concat([Buffer.from([0x1f, 0x8b, 8, 4 | 8 | 16 | 2, 0, 0, 0, 0, 0, 255]), extra, Buffer.from("dump.rawtrace\0a comment\0"), Buffer.from([0, 0])]);
+  assert.is(gzipHeaderLength(header), header.length);
+  assert.ok((await inflate(Buffer.concat([header, body]), 5)).out.equals(SAMPLE));
+});
+
+test("a bad trailer checksum or length: every byte given, the damage said at the trailer, the next member read", async () => {
+  const a = Buffer.from(gzipSync(SAMPLE.subarray(0, 200000)));
+  const b = gzipSync(SAMPLE.subarray(200000));
+  for (const at of [a.length - 8, a.length - 2]) {
+    const bad = Buffer.from(a);
+    bad[at] ^= 0x10;
+    const { out, damage } = await inflate(Buffer.concat([bad, b]));
+    assert.ok(out.equals(SAMPLE), `byte ${at}`);
+    assert.equal(damage, { compressedAt: a.length - 8, decompressed: 200000, message: "a gzip member's checksum or length does not match its data", truncated: false });
+  }
+});
+
+test("bytes after the last member that start no member: everything before them, the damage said where they start", async () => {
+  const gz = gzipSync(SAMPLE);
+  const { out, damage } = await inflate(Buffer.concat([gz, Buffer.from("trailing garbage")]));
+  assert.ok(out.equals(SAMPLE));
+  assert.is(damage!.compressedAt, gz.length);
+  assert.match(damage!.message, "16 bytes after the last gzip member start no member");
+});
+
+test("a file cut anywhere: only the original's bytes come out, and the cut is said (a cut in the first header throws)", async () => {
+  const data = SAMPLE.subarray(0, 60000);
+  const gz = Buffer.concat([gzipSync(data.subarray(0, 30000), { level: 6 }), gzipSync(data.subarray(30000), { level: 0 })]);
+  const first = 10 + 0; // the first member's header
+  for (let cut = 0; cut < gz.length; cut += cut < 64 ? 1 : 97) {
+    const part = gz.subarray(0, cut);
+    if (cut < first) {
+      if (cut === 0) continue;
+      await inflate(part).then(() => assert.unreachable(`cut ${cut}`), (e: Error) => assert.match(e.message, "incorrect header check"));
+      continue;
+    }
+    const { out, damage } = await inflate(part, 1000);
+    assert.ok(data.subarray(0, out.length).equals(out), `cut ${cut}: a prefix of the original`);
+    assert.ok(damage !== null, `cut ${cut}: said`);
+    assert.ok(damage!.truncated, `cut ${cut}: as a cut (${damage!.message})`);
+    assert.ok(damage!.compressedAt <= cut, `cut ${cut}: at ${damage!.compressedAt}`);
+  }
+});
+
+test("flipped bits in the data: the output is the original's, or the damage is said (never silently other bytes)", async () => {
+  const data = SAMPLE.subarray(0, 120000);
+  const gz = gzipSync(data, { level: 6 });
+  const r = rng(99);
+  for (let n = 0; n < 300; n++) {
+    const bad = Buffer.from(gz);
+    const at = 10 + Math.floor(r() * (gz.length - 18));
+    bad[at] ^= 1 << Math.floor(r() * 8);
+    const { out, damage } = await inflate(bad, 1 << 14);
+    if (damage === null) assert.ok(out.equals(data), `flip at ${at}: no damage said, so the original`);
+    else assert.ok(damage.compressedAt <= gz.length, `flip at ${at}`);
+  }
+});
+
+test.run();
