@@ -18,6 +18,27 @@ const MEMORY_KINDS: Record<number, string> = {
   0: "unknown", 1: "pageable", 2: "pinned", 3: "device", 4: "array", 5: "managed", 6: "device static", 7: "managed static",
 };
 
+/** CUPTI synchronization types, as the Chrome JSON's `cuda_sync_kind` names them (decode/cupti_names.ts). */
+const CUDA_SYNC_KINDS: Record<number, string> = {
+  0: "Unknown Sync", 1: "Event Sync", 2: "Stream Wait Event", 3: "Stream Sync", 4: "Context Sync",
+};
+
+/** CUPTI's "no such id" (an unset event id, stream or context). */
+const INVALID_U32 = 0xffffffff;
+
+/** Copy directions (CUPTI memcpy kinds) whose source, and whose destination, is host memory. */
+const HOST_SOURCE = new Set([1, 3, 9]);
+const HOST_DESTINATION = new Set([2, 4, 9]);
+
+/**
+ * Memory kind `m` of a copy's side in a dump of `vendor`: CUPTI's names; rocprofiler-sdk's copy records say only
+ * host or device (the decoder writes them as 1 and 3), not pageable or pinned.
+ */
+function memoryKind(m: number, vendor: string): string {
+  if ((vendor === "rocm" || vendor === "rocm-roctracer") && (m === 1 || m === 3)) return m === 1 ? "host" : "device";
+  return MEMORY_KINDS[m] ?? `kind ${m}`;
+}
+
 /** Device work a host call can launch. */
 function isDeviceWork(k: number): boolean {
   return k === Kind.KERNEL || k === Kind.MEMCPY || k === Kind.MEMSET || k === Kind.GRAPH;
@@ -158,9 +179,12 @@ export function renderDetails(body: HTMLElement, s: Sel | null, host: DetailsHos
     if (k === Kind.MEMCPY) {
       const ck = x2 & 0xff;
       kv(dl, "Direction", "direction", COPY_KINDS[ck] ?? (ck === 0 ? "unknown" : `kind ${ck}`));
-      kv(dl, "Source memory", "src-kind", MEMORY_KINDS[(x2 >>> 8) & 0xff] ?? `kind ${(x2 >>> 8) & 0xff}`);
-      kv(dl, "Destination memory", "dst-kind", MEMORY_KINDS[(x2 >>> 16) & 0xff] ?? `kind ${(x2 >>> 16) & 0xff}`);
-      kv(dl, "Devices", "copy-devices", complete ? `${x4} → ${ev.word(i, 14)}` : missing, "source → destination device");
+      kv(dl, "Source memory", "src-kind", memoryKind((x2 >>> 8) & 0xff, f.info.vendor));
+      kv(dl, "Destination memory", "dst-kind", memoryKind((x2 >>> 16) & 0xff, f.info.vendor));
+      // The host side of a copy has no device: "host", not the device id the record leaves there.
+      const side = (d: number, host: boolean) => (host ? "host" : `device ${d}`);
+      kv(dl, "Devices", "copy-devices", complete ? `${side(x4, HOST_SOURCE.has(ck))} → ${side(ev.word(i, 14), HOST_DESTINATION.has(ck))}` : missing,
+        "source → destination");
       if (!known) kv(dl, "Bandwidth", "bandwidth", "unknown (no byte count)");
       else if (ev.dur(i) > 0) kv(dl, "Bandwidth", "bandwidth", `${(n / ev.dur(i)).toFixed(3)} GB/s`, "bytes / duration");
     } else kv(dl, "Value", "value", complete ? String(x2) : missing);
@@ -179,8 +203,10 @@ export function renderDetails(body: HTMLElement, s: Sel | null, host: DetailsHos
     kv(dl, "Graph id", "graph", String(x0));
     if (x1 !== 0) kv(dl, "External id", "external", String(x1));
   } else if (k === Kind.SYNC) {
-    kv(dl, "Sync type", "sync-type", String(x0));
-    if (x1 !== 0) kv(dl, "Event id", "event-id", String(x1));
+    const cuda = f.info.vendor === "cuda";
+    kv(dl, "Sync type", "sync-type", cuda ? `${CUDA_SYNC_KINDS[x0] ?? "Unknown Sync"} (${x0})` : String(x0));
+    // Only an event sync or a stream wait names an event; the others leave CUPTI's invalid id there.
+    if (x1 !== 0 && x1 !== INVALID_U32 && (!cuda || x0 === 1 || x0 === 2)) kv(dl, "Event id", "event-id", String(x1));
     kv(dl, "Stream", "sync-stream", x2 === TL_NONE ? "whole context" : String(x2));
     if (ev.word(i, 15) === 1) {
       // An event sync or stream wait: the recording of the event it waits on (Kineto's wait_on_stream and

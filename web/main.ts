@@ -16,7 +16,7 @@ import { dur, int } from "./format.js";
 import { $, linkButton } from "./dom.js";
 import { renderDetails } from "./details.js";
 import { RangePanel, renderSteps } from "./range_panel.js";
-import { nameTest, searchEvents, stepMatch, type SearchResult } from "./search.js";
+import { firstMatches, nameTest, searchEvents, stepMatch, type SearchResult } from "./search.js";
 import { renderSummary } from "./summary.js";
 import { fileId, formatHash, hashFiles, parseHash, type HashState } from "./hash.js";
 import { filesFromUrl } from "./url_files.js";
@@ -164,7 +164,10 @@ async function loadOne(file: File): Promise<void> {
         events.add(chunk);
       },
     });
+    const asOf = cancels;
     const res = await api.load(id, file, cb, stepsPattern, keepMode);
+    // Cancel pressed as the worker handed the file over: it is not opened.
+    if (cancels !== asOf) throw Object.assign(new Error("cancelled"), { name: "CANCELLED" });
     fileHandles.set(id, file);
     const lf = makeLoadedFile(id, file.name, res.info, res.meta, events, res.ms, res.coreBytes);
     files.push(lf);
@@ -193,7 +196,11 @@ async function loadOne(file: File): Promise<void> {
     if (!isCancel(e)) {
       // The core's errors already name the file (and the offset): prefix the name only where one does not.
       const msg = (e as Error).message;
-      showError(msg.startsWith(`${file.name}:`) ? msg : `${file.name}: ${msg}`);
+      // A .gz file's core names the dump inside (the name without .gz): said with the file's own name, as the CLI.
+      const inner = file.name.replace(/\.gz$/i, "");
+      showError(msg.startsWith(`${file.name}:`) ? msg
+        : inner !== file.name && msg.startsWith(`${inner}:`) ? `${file.name}:${msg.slice(inner.length + 1)}`
+        : `${file.name}: ${msg}`);
     }
     if (!files.length) document.body.dataset.state = "empty";
     else document.body.dataset.state = "ready";
@@ -396,17 +403,15 @@ function runSearch(): void {
   $("#search-count").textContent = `${int(total)} match${total === 1 ? "" : "es"}`;
   document.body.dataset.searchMatches = String(total);
   box.hidden = false;
-  let listed = 0;
-  for (const f of files) {
-    const list = result.events.get(f)!;
-    for (let k = 0; k < list.length && listed < MAX_LISTED; k++, listed++) {
-      const h = { file: f, i: list[k] };
-      const li = document.createElement("li");
-      const ev = f.events;
-      li.append(linkButton(`${eventName(f, h.i)} · ${f.rowLabels[ev.row(h.i)]} · ${dur(ev.dur(h.i))}`, () => go(h)));
-      ol.append(li);
-    }
+  // The first matches in time order: the order Enter steps through them and the "k of N" counts in.
+  const first = firstMatches(files, result, MAX_LISTED);
+  for (const h of first) {
+    const li = document.createElement("li");
+    const ev = h.file.events;
+    li.append(linkButton(`${eventName(h.file, h.i)} · ${h.file.rowLabels[ev.row(h.i)]} · ${dur(ev.dur(h.i))}`, () => go(h)));
+    ol.append(li);
   }
+  const listed = first.length;
   if (total > listed) {
     const li = document.createElement("li");
     li.className = "muted";

@@ -5,8 +5,8 @@
  * (start, then file, then index) from the current one, a linear scan of the matches per step, so no sort of a
  * million matches is ever needed.
  */
-import { TL_NONE } from "../src/core/timeline.js";
-import type { LoadedFile } from "./model.js";
+import { Kind, TL_NONE } from "../src/core/timeline.js";
+import { eventName, type LoadedFile } from "./model.js";
 
 /** Matches of one query. */
 export interface SearchResult {
@@ -47,18 +47,17 @@ export function searchEvents(files: LoadedFile[], test: (name: string) => boolea
     }
     masks.set(f, mask);
     const ev = f.events;
-    let count = 0;
-    if (any) for (let i = 0; i < ev.length; i++) {
+    // CUDA graphs have no entry in the name table: they match by the name the page shows ("CUDA Graph 3").
+    const hit = (i: number) => {
       const n = ev.name(i);
-      if (n !== TL_NONE && mask[n] === 1) count++;
-    }
+      return n !== TL_NONE ? mask[n] === 1 : ev.kind(i) === Kind.GRAPH && test(eventName(f, i));
+    };
+    let count = 0;
+    for (let i = 0; i < ev.length; i++) if ((any || ev.name(i) === TL_NONE) && hit(i)) count++;
     const out = new Uint32Array(count);
     if (count) {
       let k = 0;
-      for (let i = 0; i < ev.length; i++) {
-        const n = ev.name(i);
-        if (n !== TL_NONE && mask[n] === 1) out[k++] = i;
-      }
+      for (let i = 0; i < ev.length; i++) if ((any || ev.name(i) === TL_NONE) && hit(i)) out[k++] = i;
     }
     events.set(f, out);
     total += count;
@@ -81,6 +80,28 @@ function eachMatch(files: LoadedFile[], r: SearchResult, fn: (t: number, fi: num
     const ev = f.events;
     for (let k = 0; k < list.length; k++) fn(f.offset + ev.start(list[k]), fi, list[k]);
   }
+}
+
+/**
+ * The first `n` matches of `r` in time order (view-axis start, then file order, then index), as stepping visits
+ * them: one pass over the matches keeping the earliest `n` in a sorted list (no sort of every match).
+ */
+export function firstMatches(files: LoadedFile[], r: SearchResult, n: number): Hit[] {
+  const keep: Array<{ t: number; fi: number; i: number }> = [];
+  const before = (a: { t: number; fi: number; i: number }, t: number, fi: number, i: number) => (a.t - t || a.fi - fi || a.i - i) < 0;
+  eachMatch(files, r, (t, fi, i) => {
+    if (keep.length === n && !before({ t, fi, i }, keep[n - 1].t, keep[n - 1].fi, keep[n - 1].i)) return;
+    let lo = 0;
+    let hi = keep.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (before(keep[mid], t, fi, i)) lo = mid + 1;
+      else hi = mid;
+    }
+    keep.splice(lo, 0, { t, fi, i });
+    if (keep.length > n) keep.pop();
+  });
+  return keep.map((m) => ({ file: files[m.fi], i: m.i }));
 }
 
 /**

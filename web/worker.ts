@@ -173,6 +173,9 @@ const api = {
             if (p === 2 && src.fileBytesRead >= file.size) cb.progress(0, 0, 4);
           },
         });
+        // A Cancel while the core laid the timeline out (after the last read, which a cancel would have stopped):
+        // nothing is kept.
+        if (gen !== generation) throw cancelledError();
         const ended = performance.now();
         passMs[pass] = ended - mark;
         // A .gz file damaged after its start: what it gave was converted; say where, as the CLI does.
@@ -187,6 +190,7 @@ const api = {
         // The records came in while the pass ran; finish moves them into timeline order (freeing the arrival parts
         // as it goes) and hands their parts over.
         const meta = parser.finish();
+        if (gen !== generation) throw cancelledError();
         passMs[5] = performance.now() - ended;
         await Promise.all(sent);
         const stats = meta.trailer.length ? decodeStats(meta.trailer) : null;

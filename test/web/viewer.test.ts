@@ -7,7 +7,7 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { mkdirSync, readFileSync, writeFileSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync, mkdtempSync, rmSync } from "node:fs";
 import { basename, join } from "node:path";
 import { tmpdir } from "node:os";
 import { spawnSync } from "node:child_process";
@@ -433,6 +433,36 @@ test("cancel stops a conversion, and the files opened with it, and leaves the pa
   await load(page, CUDA_SAMPLE);
   assert.is(await page.$$eval("#row-list li", (l) => l.length), 12);
   clean(g, "cancel");
+  await page.close();
+});
+
+test("cancel while the timeline is laid out (after the last read) opens nothing either", async () => {
+  const big = join(tmp, "bench_3m.rawtrace");
+  if (!existsSync(big)) generate(3_000_000, big);
+  const { page, g } = await openPage(h);
+  // Clicked the moment the progress bar names the phase after the file's last byte was read: the reads a cancel
+  // stops are over, so the worker and the page must drop the result themselves.
+  await page.evaluate(() => {
+    const bar = document.querySelector("#progress")!;
+    const mo = new MutationObserver(() => {
+      if (/laying out the timeline/.test(bar.textContent ?? "")) {
+        mo.disconnect();
+        document.body.dataset.cancelledAt = bar.textContent ?? "";
+        (document.querySelector("#cancel") as HTMLButtonElement).click();
+      }
+    });
+    mo.observe(bar, { subtree: true, childList: true, characterData: true, attributes: true });
+  });
+  await page.setInputFiles("#file", big);
+  await page.waitForFunction(() => document.body.dataset.cancelledAt !== undefined, undefined, { timeout: 120_000 });
+  await page.waitForSelector("#progress", { state: "hidden", timeout: 60_000 });
+  await page.waitForTimeout(1500);
+  assert.is(await page.$$eval("#file-list .chip", (l) => l.length), 0, "nothing opened");
+  assert.is(await page.getAttribute("body", "data-state"), "empty");
+  assert.ok(await page.isHidden("#error"), "a cancel is not an error");
+  await load(page, CUDA_SAMPLE);
+  assert.is(await page.$$eval("#row-list li", (l) => l.length), 12);
+  clean(g, "late cancel");
   await page.close();
 });
 

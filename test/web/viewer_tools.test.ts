@@ -333,6 +333,21 @@ test("a stream wait shows the event recording it waits on, and its link selects 
   await page.close();
 });
 
+test("a stream sync and a context sync: their kind named as the Chrome JSON's cuda_sync_kind, no event id (CUPTI leaves its invalid id there)", async () => {
+  const { page, g } = await openPage(h, "", { viewport: VIEW });
+  await load(page, CUDA_SAMPLE);
+  for (const [name, n] of [["Stream Sync", 3], ["Context Sync", 4]] as const) {
+    const want = cuda.traceEvents.find((e) => e.cat === "cuda_sync" && e.args.cuda_sync_kind === name);
+    assert.ok(want, `${name} in the Chrome JSON`);
+    await selectFirstMatch(page, `^${name}$`);
+    const d = await details(page);
+    assert.is(d["sync-type"], `${name} (${n})`);
+    assert.is(d["event-id"], undefined, `${name}: no event id`);
+  }
+  clean(g, "sync details");
+  await page.close();
+});
+
 test("Gaudi copies: the bytes the dump has (bytes_moved), 'unknown' where it has none, never a computed 0 GB/s", async () => {
   const { page, g } = await gaudiPage();
   await selectFirstMatch(page, "^memcpy_host_to_device$");
@@ -541,6 +556,9 @@ test("details: every field of a kernel, a copy and a launch; the launch lists it
   assert.is(d.device, String(copy.args.device));
   assert.is(d.stream, String(copy.args.stream));
   assert.ok(d["src-kind"] && d["dst-kind"], "memory kinds");
+  // The host side of a copy is the host, not the device id the record leaves there.
+  if (/HtoD/.test(copy.name)) assert.is(d["copy-devices"], `host → device ${copy.args.device}`);
+  else if (/DtoH/.test(copy.name)) assert.is(d["copy-devices"], `device ${copy.args.device} → host`);
   assert.is(d.bandwidth, `${(copy.args.bytes / copy.durNs).toFixed(3)} GB/s`);
   // A launch: its kernels (same correlation) listed and clickable.
   const k = cuda.traceEvents.find((e) => e.cat === "kernel")!;
