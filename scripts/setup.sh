@@ -17,6 +17,7 @@ npx --no-install asc assembly/index.ts --target release
 npx --no-install asc assembly/index.ts --target debug
 npx --no-install asc assembly/deflate/index.ts --target deflate  # the gzip encoder (build/deflate.wasm)
 npx --no-install asc assembly/keep/index.ts --target keep  # the viewer's kept-bytes codec (build/keep.wasm)
+npx --no-install asc assembly/inflate/index.ts --target inflate  # the viewer's gzip reader (build/inflate.wasm)
 node scripts/build.mjs
 if [ -f collectors/Makefile ]; then
   echo "setup: building C collectors and tools"

@@ -201,7 +201,7 @@ export async function* gunzip(module: WebAssembly.Module, input: AsyncIterable<U
         const c = await it.next();
         r = w.next(c.done ? null : c.value);
       } else {
-        yield r.value;
+        if (r.value) yield r.value;
         r = w.next();
       }
     }
@@ -222,7 +222,7 @@ export function gunzipBytes(module: WebAssembly.Module, gz: Uint8Array): { out: 
       r = w.next(fed ? null : gz);
       fed = true;
     } else {
-      parts.push(r.value);
+      if (r.value) parts.push(r.value);
       r = w.next();
     }
   }
