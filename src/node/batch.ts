@@ -182,15 +182,14 @@ export async function convertBatch(inputs: string[], opts: BatchOptions = {}): P
       callbackError ??= { e };
     }
   };
-  const report = () => {
+  const progress = progressReports(opts.onProgress, () => {
     const active = pool.active();
     const inflight = active.reduce((n, t) => n + fileFraction(t) * t.total, 0);
-    opts.onProgress?.({
+    return {
       files: inputs.length, filesDone, filesFailed, bytesTotal, bytesDone: doneBytes + inflight,
       seconds: (performance.now() - t0) / 1000, active,
-    });
-  };
-  const timer = opts.onProgress ? setInterval(report, opts.progressMs ?? 200) : null;
+    };
+  }, opts.progressMs);
   try {
     await Promise.all(inputs.map(async (input, i) => {
       let r: FileResult;
@@ -202,16 +201,46 @@ export async function convertBatch(inputs: string[], opts: BatchOptions = {}): P
       finish(i, r);
     }));
   } finally {
-    if (timer) clearInterval(timer);
+    progress.stop();
     if (!opts.pool) await pool.close();
   }
   if (callbackError) throw (callbackError as { e: unknown }).e;
-  if (opts.onProgress) report();
+  progress.last();
+  progress.rethrow();
   const ok = results.filter((r) => r.ok);
   return {
     files: results, ok: ok.length, failed: results.length - ok.length,
     events: ok.reduce((n, r) => n + r.events, 0), bytesIn: ok.reduce((n, r) => n + r.bytesIn, 0),
     bytesOut: ok.reduce((n, r) => n + r.bytesOut, 0), seconds: (performance.now() - t0) / 1000, jobs: threadsUsed(pool.size, results),
+  };
+}
+
+/**
+ * Progress reports of a batch or merge: `make()`'s figures to `onProgress` every `ms` (none without a callback). An
+ * exception from the callback stops the reports and is kept, not thrown from the timer (where it would end the host
+ * process): the call rethrows it at its end, as it does an exception from `onFile`.
+ */
+export function progressReports(onProgress: ((p: BatchProgress) => void) | undefined, make: () => BatchProgress, ms = 200) {
+  let error: { e: unknown } | null = null;
+  const report = () => {
+    if (!onProgress || error) return;
+    try {
+      onProgress(make());
+    } catch (e) {
+      error = { e };
+      clearInterval(timer);
+    }
+  };
+  const timer = onProgress ? setInterval(report, ms) : undefined;
+  return {
+    /** Stops the timer. */
+    stop: () => clearInterval(timer),
+    /** The last report (every file done). */
+    last: report,
+    /** Throws what the callback threw, if it did. */
+    rethrow: () => {
+      if (error) throw error.e;
+    },
   };
 }
 

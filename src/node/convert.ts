@@ -63,22 +63,46 @@ export async function convertFile(input: string, output: string, opts: ConvertFi
   const fd = opts.fd ?? file!.fd;
   let src: ReturnType<typeof fileSource> | null = null;
   let sink: FdSink | null = null;
+  const callback = callerCallback();
   try {
     const out = (sink = new FdSink(fd, output, gzip, opts.gzipLevel));
     src = fileSource(input);
     const engine = opts.engine ?? (await createEngine());
-    const result = await engine.convert(src, (b) => out.write(b), { ...opts, afterWindow: () => out.drain() });
+    const result = await engine.convert(src, (b) => out.write(b), { ...opts, onProgress: callback.wrap(opts.onProgress), afterWindow: () => out.drain() });
     await out.finish();
     file?.commit();
     return withSourceWarnings(src, result);
   } catch (e) {
     sink?.destroy();
     file?.abort();
-    if (e instanceof RawtraceError) throw e;
+    // What the caller's own onProgress threw is passed on as thrown, not disguised as a problem with the output.
+    if (e instanceof RawtraceError || callback.threw(e)) throw e;
     throw ioError(output, e);
   } finally {
     src?.close();
   }
+}
+
+/**
+ * Tells what a caller's callback threw from the conversion's own errors: `wrap(fn)` calls `fn` and remembers what it
+ * throws; `threw(e)` is true for that exception (passed on as thrown, where a failure of the files becomes IO).
+ */
+export function callerCallback() {
+  let thrown: { e: unknown } | null = null;
+  return {
+    wrap<A extends unknown[]>(fn: ((...a: A) => void) | undefined): ((...a: A) => void) | undefined {
+      if (!fn) return undefined;
+      return (...a: A) => {
+        try {
+          fn(...a);
+        } catch (e) {
+          thrown = { e };
+          throw e;
+        }
+      };
+    },
+    threw: (e: unknown): boolean => thrown !== null && thrown.e === e,
+  };
 }
 
 /** Reads a file's header, devices, record counts, time span and warnings (pass 1 only). */

@@ -33,7 +33,7 @@ import {
 } from "../core/merge.js";
 import { checkOutputOptions, xspaceProfilePath } from "./convert.js";
 import { WorkerPool, poolJobs, type ActiveTask } from "./pool.js";
-import { fileFraction, type BatchProgress } from "./batch.js";
+import { fileFraction, progressReports, type BatchProgress } from "./batch.js";
 
 /** Options of {@link merge}. */
 export interface MergeOptions {
@@ -139,16 +139,15 @@ export async function merge(inputs: string[], output: string, opts: MergeOptions
   let phase = 0; // 0 planning (pass 1, counted as 20 % of the work), 1 converting
   let doneBytes = 0;
   let filesDone = 0;
-  const report = () => {
+  const progress = progressReports(opts.onProgress, () => {
     const active = pool.active();
     const total = sizes.reduce((a, b) => a + b, 0);
     const inflight = active.reduce((n, t: ActiveTask) => n + (phase === 0 ? 0.2 * (t.total ? t.done / t.total : 0) : 0.2 + 0.8 * fileFraction(t)) * t.total, 0);
-    opts.onProgress?.({
+    return {
       files: inputs.length, filesDone, filesFailed: 0, bytesTotal: total, bytesDone: doneBytes + inflight,
       seconds: (performance.now() - t0) / 1000, active,
-    });
-  };
-  const timer = opts.onProgress ? setInterval(report, opts.progressMs ?? 200) : null;
+    };
+  }, opts.progressMs);
   try {
     const infos = await Promise.all(inputs.map(async (f, i) => {
       const info = await pool.info(f);
@@ -178,7 +177,8 @@ export async function merge(inputs: string[], output: string, opts: MergeOptions
         ]))
       : await mergeChrome(pool, plan, infos, clock, file!, opts, step, rankNotes);
     plan.ranks.forEach((p) => (p.file = given[p.index]));
-    if (opts.onProgress) report(); // the last report says every file is done, as convertBatch's does
+    progress.last(); // the last report says every file is done, as convertBatch's does
+    progress.rethrow();
     const ranks: MergedRank[] = plan.ranks.map((p, k) => ({
       ...r.outcomes[k], file: p.file, rank: p.rank, slot: p.slot, host: p.host, bytesIn: infos[p.index].bytes,
       output: r.outputs[k],
@@ -193,7 +193,7 @@ export async function merge(inputs: string[], output: string, opts: MergeOptions
     throw e;
   } finally {
     spooled.release();
-    if (timer) clearInterval(timer);
+    progress.stop();
     if (!opts.pool) await pool.close();
   }
 }

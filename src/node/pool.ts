@@ -69,8 +69,9 @@ interface Slot {
   worker: Worker | null;
   remote: Comlink.Remote<WorkerApi> | null;
   cells: BigInt64Array;
-  /** Rejects the running call when the worker dies. */
-  died: Promise<never> | null;
+  /** Rejects the running call when the worker dies (set per task: a promise that lives as long as the worker would
+   * keep every task's result that raced against it). */
+  onDeath: ((e: Error) => void) | null;
   dead: boolean;
   task: { file: string; seq: number } | null;
   /** Rejects the running call when the pool is closed under it. */
@@ -129,7 +130,7 @@ export class WorkerPool {
     this.size = n;
     this.inThread = !!opts.inThread;
     this.slots = Array.from({ length: n }, () => ({
-      worker: null, remote: null, died: null, dead: false, task: null, cancel: null, running: null,
+      worker: null, remote: null, onDeath: null, dead: false, task: null, cancel: null, running: null,
       cells: new BigInt64Array(new SharedArrayBuffer(PROGRESS_SLOTS * 8)),
     }));
     this.free = this.slots.map((_, i) => n - 1 - i);
@@ -218,7 +219,7 @@ export class WorkerPool {
     const r = s.remote;
     s.worker = null;
     s.remote = null;
-    s.died = null;
+    s.onDeath = null;
     if (r && w) r[Comlink.releaseProxy]();
     if (w) await w.terminate();
   }
@@ -233,16 +234,13 @@ export class WorkerPool {
     s.worker = w;
     s.dead = false;
     s.remote = Comlink.wrap<WorkerApi>(nodeEndpoint(w));
-    s.died = new Promise<never>((_, reject) => {
-      const dead = (why: string) => {
-        if (s.worker !== w) return; // stopped on purpose
-        s.dead = true;
-        reject(new RawtraceError("INTERNAL", `worker stopped: ${why}`));
-      };
-      w.once("error", (e) => dead(e.message));
-      w.once("exit", (code) => dead(`exit code ${code}`));
-    });
-    s.died.catch(() => {}); // observed by the task that runs, if any
+    const dead = (why: string) => {
+      if (s.worker !== w || s.dead) return; // stopped on purpose, or said already
+      s.dead = true;
+      s.onDeath?.(new RawtraceError("INTERNAL", `worker stopped: ${why}`));
+    };
+    w.once("error", (e) => dead(e.message));
+    w.once("exit", (code) => dead(`exit code ${code}`));
   }
 
   /** A free worker slot for a task on `file` (named by the error when the pool is closed before the task runs). */
@@ -274,7 +272,11 @@ export class WorkerPool {
     s.task = { file, seq };
     const cancelled = new Promise<never>((_, reject) => (s.cancel = reject));
     cancelled.catch(() => {}); // observed by the race below
+    // This task's own: rejected if the worker dies under it (a worker that died while idle is replaced first).
+    const died = new Promise<never>((_, reject) => (s.onDeath = reject));
+    died.catch(() => {});
     try {
+      if (s.dead) await this.stop(s);
       if (!s.remote) this.start(s);
       // Busy workers keep the process alive; idle ones do not (a forgotten close() cannot hang the process).
       s.worker?.ref();
@@ -287,7 +289,7 @@ export class WorkerPool {
         if (this.closed) throw new RawtraceError("API_MISUSE", `the worker pool was closed while it was on ${file}`, file);
         return r;
       }
-      return await Promise.race([call, s.died!, cancelled]);
+      return await Promise.race([call, died, cancelled]);
     } catch (e) {
       return rethrow(e, file);
     } finally {
@@ -296,6 +298,7 @@ export class WorkerPool {
       else s.worker?.unref();
       s.task = null;
       s.cancel = null;
+      s.onDeath = null;
       s.running = null;
       this.release(i);
     }

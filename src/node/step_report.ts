@@ -8,7 +8,7 @@ import { createEngine } from "./wasm.js";
 import { fileSource } from "./file_source.js";
 
 /** Per-step statistics of the file at `input` (this thread: one timeline pass). */
-export async function stepStats(input: string, opts: { steps?: string; allApi?: boolean } = {}): Promise<StepStats[]> {
+export async function stepStats(input: string, opts: { steps?: string | RegExp; allApi?: boolean } = {}): Promise<StepStats[]> {
   const src = fileSource(input);
   try {
     return await computeStepStats(await createEngine(), src, opts);
@@ -22,7 +22,7 @@ export async function stepStats(input: string, opts: { steps?: string; allApi?: 
  * (a step pattern), its GPU idle gaps of at least `minGapNs` when `gaps` is set.
  */
 export async function timelineStats(
-  input: string, opts: { steps?: string; gaps?: boolean; minGapNs?: number; allApi?: boolean },
+  input: string, opts: { steps?: string | RegExp; gaps?: boolean; minGapNs?: number; allApi?: boolean },
 ): Promise<{ steps?: StepStats[]; gaps?: DeviceGaps[] }> {
   const src = fileSource(input);
   let tl: Awaited<ReturnType<typeof timelinePass>>;

@@ -10,7 +10,7 @@ import { RawtraceError } from "../core/codes.js";
 import { createEngine } from "./wasm.js";
 import { fileSource, withSourceWarnings } from "./file_source.js";
 import { BlockGzip } from "./block_gzip.js";
-import { checkOutputOptions } from "./convert.js";
+import { callerCallback, checkOutputOptions } from "./convert.js";
 
 /** Options of {@link convertStream}. */
 export interface ConvertStreamOptions extends Omit<ConvertOptions, "afterWindow" | "format"> {
@@ -65,6 +65,7 @@ export async function convertStream(input: string | ByteSource, out: Writable, o
     throw e;
   }
   let failed: Error | null = null;
+  const callback = callerCallback();
   let pressure = false;
   let wrote = false;
   // gzip: independent members compressed in parallel (src/node/block_gzip.ts), handed to `out` in order.
@@ -102,6 +103,7 @@ export async function convertStream(input: string | ByteSource, out: Writable, o
       if (!out.write(Buffer.from(b))) pressure = true; // the view is valid only during this call: a copy
     }, {
       ...opts,
+      onProgress: callback.wrap(opts.onProgress),
       afterWindow: async () => {
         if (failed) throw failed;
         if (pressure) {
@@ -132,7 +134,8 @@ export async function convertStream(input: string | ByteSource, out: Writable, o
   } catch (e) {
     // Errors name the input as the caller gave it (ByteSource.path: a path, not just its base name).
     const where = src.path ?? src.name;
-    const err = e instanceof RawtraceError ? e : new RawtraceError("IO", `${where}: ${(e as Error).message}`, where);
+    // What the caller's own onProgress threw is passed on as thrown, not disguised as a problem with the files.
+    const err = e instanceof RawtraceError || callback.threw(e) ? e : new RawtraceError("IO", `${where}: ${(e as Error).message}`, where);
     // Destroyed without an error argument: that would emit 'error' on `out` after our listener is gone.
     if (wrote && (opts.end ?? true) && !out.destroyed) out.destroy();
     throw err;

@@ -17,13 +17,18 @@ export function workerEntry(here: string, name: string): URL {
   return new URL(`data:text/javascript,${encodeURIComponent(boot)}`);
 }
 
-/** Options that load code into every thread before its entry (a value follows each unless written `--opt=value`). */
-const PRELOAD = new Set(["--import", "--require", "-r", "--loader", "--experimental-loader"]);
+/**
+ * Options a worker must not inherit (a value follows each unless written `--opt=value`): the ones that load code
+ * into every thread before its entry, and the ones that say what the main program is (`--input-type=module` of a
+ * host run as `node --input-type=module -e …`, `--eval`, `--print`): Node refuses a worker whose entry is a file
+ * under them ("--input-type can only be used with string input").
+ */
+const PRELOAD = new Set(["--import", "--require", "-r", "--loader", "--experimental-loader", "--input-type", "--eval", "-e", "--print", "-p"]);
 
 /**
  * The Node options a rawtrace worker starts with: the process's own (`process.execArgv`: warnings, source maps,
  * conditions and the like carry over) without the ones that preload modules into the thread (`--import`, `--require`,
- * `--loader`). A worker's entry is plain JavaScript, or registers its own loader ({@link workerEntry}), so preloads
+ * `--loader`) or give the main program's source (`--input-type`, `--eval`, `--print`). A worker's entry is plain JavaScript, or registers its own loader ({@link workerEntry}), so preloads
  * are only cost: under `tsx` (`node --import tsx`, which a host program or our bench may run) each one loads tsx
  * again, ≈ 0.17 CPU s and 0.12 s of start-up per worker on the 2-core VM (docs/performance/gzip.md,
  * "Worker start-up").

@@ -54,6 +54,19 @@ test("convertStream rejects when the stream fails", async () => {
   assert.match(e.message, /disk on fire/);
 });
 
+test("an onProgress that throws: convertFile and convertStream reject with that very error (not IO), and leave no output", async () => {
+  class Mine extends Error {}
+  const out = join(tmp, "callback.json");
+  const e = await convertFile(input, out, { onProgress: () => { throw new Mine("callback bug"); } }).catch((x: unknown) => x);
+  assert.ok(e instanceof Mine, String(e));
+  assert.not.ok(existsSync(out));
+  assert.equal(readdirSync(tmp).filter((f) => f.startsWith(".callback.json")), [], "no temporary or lock left");
+  const sink = new PassThrough();
+  sink.resume();
+  const s = await convertStream(input, sink, { onProgress: () => { throw new Mine("stream callback bug"); } }).catch((x: unknown) => x);
+  assert.ok(s instanceof Mine, String(s));
+});
+
 const bundled = existsSync(join(ROOT, "dist/node/worker.js")) && existsSync(join(ROOT, "dist/node/index.js"));
 
 test("the bundle: rawtrace/node through package exports runs its pool from dist/node/worker.js and exits", () => {

@@ -119,6 +119,19 @@ test("a bad file fails alone: the others convert, the CLI lists the failures and
   assert.not.match(r.stderr, /shard 0\/1|in all\)/, "no shard talk without --shard");
 });
 
+test("an onProgress that throws rejects the batch (and a merge) with its error at the end, instead of ending the process from a timer", async () => {
+  class Mine extends Error {}
+  const out = join(tmp, "progress-throws");
+  const thrown = await convertBatch(files.slice(0, 2), { outDir: out, jobs: 2, progressMs: 1, onProgress: () => { throw new Mine("callback bug"); } })
+    .then(() => null, (e: unknown) => e);
+  assert.ok(thrown instanceof Mine, String(thrown));
+  assert.equal(readdirSync(out).sort(), files.slice(0, 2).map((f) => `${stem(f)}.json`).sort(), "the files were converted, nothing else left");
+  const { merge } = await import("../../src/node/merge.js");
+  const m = await merge(files.slice(0, 2), join(tmp, "progress-merge.json"), { jobs: 2, progressMs: 1, onProgress: () => { throw new Mine("merge bug"); } })
+    .then(() => null, (e: unknown) => e);
+  assert.ok(m instanceof Mine, String(m));
+});
+
 test("the failure summary names at most 20 failures", () => {
   const failed = Array.from({ length: 23 }, (_, i) => ({
     input: `f${i}.rawtrace`, ok: false, events: 0, bytesIn: 0, bytesOut: 0, seconds: 0, warnings: [], error: { code: "EMPTY", message: "" },

@@ -10,6 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setImmediate as tick } from "node:timers/promises";
 import type { Worker } from "node:worker_threads";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { IN_THREAD_MAX_BYTES, WorkerPool, convertsInThread } from "../../src/node/pool.js";
 import { convertBatch } from "../../src/node/batch.js";
 import { isRawtraceError } from "../../src/core/codes.js";
@@ -45,6 +47,26 @@ test("a worker that dies fails only its task; the next task gets a new worker", 
     assert.ok(r.events > 0);
     assert.ok(workerOf(pool, 0) !== dying, "a new worker");
     assert.ok(JSON.parse(readFileSync(join(tmp, "b.json"), "utf8")).traceEvents.length > 0);
+  } finally {
+    await pool.close();
+  }
+});
+
+test("a long-lived pool keeps no finished task's result (each task's death watch is its own)", async () => {
+  // gc() for this test: V8's flag set at run time, the function taken from a fresh context.
+  setFlagsFromString("--expose-gc");
+  const gc = runInNewContext("gc") as () => void;
+  const pool = new WorkerPool({ jobs: 1 });
+  try {
+    const refs: WeakRef<object>[] = [];
+    for (let i = 0; i < 40; i++) refs.push(new WeakRef(await pool.stats(input)));
+    for (let i = 0; i < 3; i++) {
+      await tick();
+      gc();
+    }
+    const kept = refs.filter((r) => r.deref() !== undefined).length;
+    // Raced against one promise that lived as long as the worker, every result stayed reachable (40 of 40).
+    assert.ok(kept <= 1, `${kept} of 40 results still reachable`);
   } finally {
     await pool.close();
   }

@@ -20,8 +20,29 @@ test("workerExecArgv drops preloads in both spellings and keeps every other opti
     ["--max-old-space-size=4096", "--expose-gc"],
   );
   assert.equal(workerExecArgv(["--import=tsx", "-r", "a.cjs", "--loader", "l.mjs", "--experimental-loader=m.mjs", "--enable-source-maps"]), ["--enable-source-maps"]);
+  // What the main program is (a host run as `node --input-type=module -e …`): no worker may inherit it.
+  assert.equal(workerExecArgv(["--input-type=module", "--no-warnings", "-e", "code", "--input-type", "module", "--eval=x", "-p", "1"]), ["--no-warnings"]);
   // An option whose value merely looks like a preload is kept whole.
   assert.equal(workerExecArgv(["--title=--import", "--stack-size", "2000"]), ["--title=--import", "--stack-size", "2000"]);
+});
+
+test("a host run as node --input-type=module -e: the pool's workers and the gzip workers start (they refused its --input-type)", () => {
+  const dir = mkdtempSync(join(tmpdir(), "rawtrace-eval-host-"));
+  try {
+    const api = JSON.stringify(join(ROOT, "dist/node/index.js"));
+    const sample = JSON.stringify(join(ROOT, "samples/h100_torch_train_nvtx.rawtrace"));
+    const code = `import { convertFile, WorkerPool } from ${api};
+      const r = await convertFile(${sample}, ${JSON.stringify(join(dir, "a.json.gz"))});
+      const pool = new WorkerPool({ jobs: 1 });
+      const i = await pool.info(${sample});
+      await pool.close();
+      console.log(JSON.stringify({ events: r.events, rank: i.rank }));`;
+    const out = JSON.parse(execFileSync(process.execPath, ["--input-type=module", "-e", code], { encoding: "utf8", timeout: 120_000 }));
+    assert.ok(out.events > 0);
+    assert.ok(statSync(join(dir, "a.json.gz")).size > 0);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test("invalidExecArgv reads the options out of Node's ERR_WORKER_INVALID_EXEC_ARGV message", () => {

@@ -140,7 +140,7 @@ test("installed: rawtrace view finds its viewer (dist/web of the package) and se
 });
 
 const PROGRAM = `// The import lines of README.md and docs/node-api.md, plus the guard.
-import { convertFile, convertStream, convertBatch, merge, stats, WorkerPool } from "rawtrace/node";
+import { convertFile, convertStream, convertBatch, merge, stats, stepStats, WorkerPool } from "rawtrace/node";
 import { isRawtraceError, type BatchResult } from "rawtrace/node";
 import { convertFile as fromRoot } from "rawtrace";
 import { join } from "node:path";
@@ -164,7 +164,9 @@ try {
   const offset: number | undefined = e.offset;
   caught = code + "@" + offset;
 }
-console.log(JSON.stringify({ ok: result.ok, events: result.events, caught, same: fromRoot === convertFile, api: api.length }));
+// Step patterns are a RegExp or its source, in every API that takes them.
+const steps = (await stepStats(input, { steps: /^ProfilerStep#[0-9]+$/ })).length + (await stepStats(input, { steps: "^ProfilerStep#[0-9]+$" })).length;
+console.log(JSON.stringify({ ok: result.ok, events: result.events, caught, same: fromRoot === convertFile, api: api.length, steps }));
 `;
 
 test("rawtrace/node type-checks under tsc --strict without the DOM lib; await using + isRawtraceError compile and run", () => {
@@ -176,7 +178,7 @@ test("rawtrace/node type-checks under tsc --strict without the DOM lib; await us
   assert.is(r.status, 0, `tsc:\n${r.stdout}${r.stderr}`);
   writeFileSync(join(app, "bad.rawtrace"), "NOT A RAWTRACE FILE");
   const out = JSON.parse(run(process.execPath, ["build/main.js", "run.rawtrace", "bad.rawtrace", "out"], { cwd: app, timeout: 60_000 }));
-  assert.equal(out, { ok: 1, events: out.events, caught: "BAD_MAGIC@0", same: true, api: 3 });
+  assert.equal(out, { ok: 1, events: out.events, caught: "BAD_MAGIC@0", same: true, api: 3, steps: out.steps });
   assert.ok(out.events > 10);
   assert.ok(existsSync(join(app, "out", "run.json")));
 });
