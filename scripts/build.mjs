@@ -26,6 +26,7 @@ await build({
 });
 copyFileSync("build/rawtrace.wasm", "dist/node/rawtrace.wasm");
 copyFileSync("build/deflate.wasm", "dist/node/deflate.wasm"); // the gzip encoder (src/node/fast_gzip.ts)
+copyFileSync("build/inflate.wasm", "dist/node/inflate.wasm"); // the gzip reader of damaged inputs (src/node/gzip_members.ts)
 chmodSync("dist/node/cli.js", 0o755);
 console.log("built dist/node/cli.js, worker.js, index.js + rawtrace.wasm");
 // Type declarations of the Node API (package.json exports "./node" types: dist/types/node/index.d.ts).

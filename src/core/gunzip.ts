@@ -108,6 +108,8 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void): Generato
 
   /** Moves the unread input to the front and tops it up to `want` bytes (at most the buffer's), or to the end. */
   function* fill(want: number): Generator<null, void, Uint8Array | null | undefined> {
+    // Enough unread already (a file of many small members): no move, no read.
+    if (len - x.inputPos() >= Math.min(want, cap)) return;
     const kept = x.compact();
     base += len - kept;
     len = kept;

@@ -191,8 +191,8 @@ function gzipSource(path: string, spooledFd: number, compressed: number): FileBy
         : createReadStream(path);
       const gunzip = createGunzip();
       file.on("error", (e) => gunzip.destroy(e));
-      let chunks: AsyncIterator<Buffer> = file.pipe(gunzip)[Symbol.asyncIterator]();
-      let cur: Buffer | null = null;
+      let chunks: AsyncIterator<Uint8Array> = file.pipe(gunzip)[Symbol.asyncIterator]();
+      let cur: Uint8Array | null = null;
       let at = 0;
       let ended = false;
       let produced = 0;
@@ -205,7 +205,7 @@ function gzipSource(path: string, spooledFd: number, compressed: number): FileBy
           let n = 0;
           while (n < dst.length && !ended) {
             if (cur === null || at >= cur.length) {
-              let r: IteratorResult<Buffer>;
+              let r: IteratorResult<Uint8Array>;
               try {
                 r = await chunks.next();
               } catch (e) {

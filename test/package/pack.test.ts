@@ -45,7 +45,7 @@ test("npm pack ships the bin, the bundled JS, the core's .wasm, the viewer (rawt
   tarball = join(work, p.filename);
   files = p.files;
   const paths = files.map((f) => f.path).sort();
-  const allowed = /^(package\.json|README\.md|LICENSE|dist\/node\/(cli|index|worker|gzip_worker|xspace_merge)\.js|dist\/node\/(rawtrace|deflate)\.wasm|dist\/web\/(index\.html|style\.css|main\.js|worker\.js|reader\.js|keep-[A-Z0-9]+\.wasm|inflate-[A-Z0-9]+\.wasm|rawtrace-[A-Z0-9]+\.wasm)|dist\/types\/(node|core)\/[a-z_]+\.d\.ts|docs\/[a-z_/-]+\.md)$/;
+  const allowed = /^(package\.json|README\.md|LICENSE|dist\/node\/(cli|index|worker|gzip_worker|xspace_merge)\.js|dist\/node\/(rawtrace|deflate|inflate)\.wasm|dist\/web\/(index\.html|style\.css|main\.js|worker\.js|reader\.js|keep-[A-Z0-9]+\.wasm|inflate-[A-Z0-9]+\.wasm|rawtrace-[A-Z0-9]+\.wasm)|dist\/types\/(node|core)\/[a-z_]+\.d\.ts|docs\/[a-z_/-]+\.md)$/;
   const extra = paths.filter((f) => !allowed.test(f));
   assert.equal(extra, [], "files a user does not run");
   for (const f of ["package.json", "README.md", "dist/node/cli.js", "dist/node/index.js", "dist/node/worker.js", "dist/node/xspace_merge.js", "dist/node/rawtrace.wasm",
