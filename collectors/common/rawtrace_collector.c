@@ -47,8 +47,8 @@ void rt_log_line(int verbosity, int level, const char* msg) {
   if (n <= 0) return;
   size_t len = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
   if (len == sizeof line - 1) line[len - 1] = '\n';
-  ssize_t ignored = write(STDERR_FILENO, line, len);
-  (void)ignored;
+  /* A stderr whose reader left, or a file at its size limit, must not end the program (SIGPIPE, SIGXFSZ). */
+  (void)rt_write_quiet(STDERR_FILENO, line, len);
 }
 
 uint32_t rt_log_chunk_level(int level) {

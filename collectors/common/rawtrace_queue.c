@@ -255,9 +255,12 @@ void rt_queue_wait_pipe(rt_queue* q, int ms) {
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   for (;;) {
+    /* Another waiter (a second signal on another thread) may have taken the writer's byte: the flag says it too. */
+    if (q->finished) return;
     long left = limit - ms_since(&t0);
     struct pollfd pfd = {q->pipe[0], POLLIN, 0};
-    int r = poll(&pfd, 1, left > 0 ? (int)left : 0);
+    int r = poll(&pfd, 1, left > 20 ? 20 : left > 0 ? (int)left : 0);
+    if (r == 0 && left > 20) continue;
     if (r > 0) {
       char c[16];
       ssize_t ignored = read(q->pipe[0], c, sizeof c);
@@ -295,7 +298,9 @@ int rt_install_term_handlers(void (*handler)(int, siginfo_t*, void*), struct sig
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = handler;
     sa.sa_flags = SA_SIGINFO | (old[i].sa_flags & (SA_RESTART | SA_ONSTACK));
+    /* The other two wait while one is handled on this thread (each then waits for the flush, not on top of it). */
     sigemptyset(&sa.sa_mask);
+    for (int k = 0; k < RT_TERM_SIGNALS; k++) sigaddset(&sa.sa_mask, sigs[k]);
     if (sigaction(sigs[i], &sa, NULL) == 0) mask |= 1 << i;
   }
   return mask;
@@ -337,9 +342,10 @@ int rt_queue_shutdown(rt_queue* q, atomic_int* finalize_req, atomic_int* joined,
 void rt_queue_on_term_signal(rt_queue* q, atomic_int* finalize_req, int armed, int ms, int sig, siginfo_t* si,
                              void* uc, const struct sigaction* old) {
   int saved = errno;
-  if (armed && rt_sig_is_default(old) && !atomic_load(finalize_req)) {
-    atomic_store(finalize_req, 1);
-    rt_queue_wake(q);
+  if (armed && rt_sig_is_default(old)) {
+    /* A second signal (on another thread, or another of the three) waits for the same exit flush instead of ending
+     * the process in the middle of it: `rawtrace record` forwards Ctrl-C to a program the terminal signalled too. */
+    if (!atomic_exchange(finalize_req, 1)) rt_queue_wake(q);
     rt_queue_wait_pipe(q, ms);
   }
   rt_chain_signal(sig, si, uc, old);

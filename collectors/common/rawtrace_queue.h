@@ -163,10 +163,11 @@ void rt_chain_signal(int sig, siginfo_t* si, void* uc, const struct sigaction* o
 int rt_queue_shutdown(rt_queue* q, atomic_int* finalize_req, atomic_int* joined, pthread_t writer, long ms);
 
 /**
- * The body of a collector's SIGTERM / SIGINT / SIGHUP handler. When `armed` (the writer thread runs in this process), `old`
- * (the disposition before ours) is the default one and no finish was asked yet: sets `*finalize_req`, wakes the writer
- * and waits up to `ms` on the pipe for it to finish the file. Then chains to `old` (rt_chain_signal). Keeps errno.
- * Async-signal-safe.
+ * The body of a collector's SIGTERM / SIGINT / SIGHUP handler. When `armed` (the writer thread runs in this process) and
+ * `old` (the disposition before ours) is the default one: sets `*finalize_req` (waking the writer the first time) and
+ * waits up to `ms` on the pipe for it to finish the file — a second signal, or a signal during the exit hook's
+ * flush, waits for the same flush rather than ending the process in the middle of it. Then chains to `old`
+ * (rt_chain_signal). Keeps errno. Async-signal-safe.
  */
 void rt_queue_on_term_signal(rt_queue* q, atomic_int* finalize_req, int armed, int ms, int sig, siginfo_t* si,
                              void* uc, const struct sigaction* old);

@@ -377,6 +377,11 @@ static int write_all(int fd, struct iovec* iov, int cnt) {
   return rc;
 }
 
+int rt_write_quiet(int fd, const void* p, size_t n) {
+  struct iovec iov = {(void*)p, n};
+  return write_all(fd, &iov, 1);
+}
+
 void rt_header_info_init(rt_header_info* h) {
   memset(h, 0, sizeof *h);
   h->pointer_size = (uint32_t)sizeof(void*);

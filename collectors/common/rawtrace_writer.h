@@ -216,6 +216,13 @@ rt_writer* rt_writer_create(const char* path, char* chosen, size_t chosen_cap);
 const char* rt_writer_strerror(int e);
 
 /**
+ * Writes all `n` bytes at `p` to `fd` with SIGPIPE and SIGXFSZ blocked in this thread (as the writer's own writes):
+ * a reader gone or a file size limit is an error returned (-EPIPE, -EFBIG), never a signal that ends the program.
+ * For the collectors' log lines on stderr, written on the program's threads. Returns 0 or -errno.
+ */
+int rt_write_quiet(int fd, const void* p, size_t n);
+
+/**
  * Writes the preamble to `fd` (at its current offset) and returns a writer that owns `fd` from then on:
  * rt_writer_close closes it. On failure returns NULL with errno set, and `fd` stays the caller's.
  */

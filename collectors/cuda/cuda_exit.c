@@ -30,14 +30,23 @@ void rt_cuda_register_atexit_again(void) {
 static void on_term_signal(int sig, siginfo_t* si, void* uc) {
   int saved = errno;
   const struct sigaction* old = &g_old_sig[rt_term_index(sig)];
-  int ours = G.writer_started && getpid() == G.owner_pid && !atomic_load(&G.finalize_req);
+  int ours = G.writer_started && getpid() == G.owner_pid;
   int dfl = rt_sig_is_default(old);
-  if (ours) {
+  if (ours && dfl) {
+    /* The process is about to die: full exit flush. A second signal (on another thread, or another of the three:
+     * Ctrl-C reaching the program and `rawtrace record` forwarding it) waits for the same flush instead of ending
+     * the process in the middle of it. */
+    if (!atomic_exchange(&G.finalize_req, 1)) {
+      rt_queue_drain_pipe(&G.q);
+      rt_queue_wake(&G.q);
+    }
+    rt_queue_wait_pipe(&G.q, (int)(G.cfg.exit_timeout * 1000));
+  } else if (ours && !atomic_load(&G.finalize_req)) {
+    /* The program handles it: write what we have, keep going. */
     rt_queue_drain_pipe(&G.q);
-    if (dfl) atomic_store(&G.finalize_req, 1); /* the process is about to die: full exit flush */
-    else atomic_store(&G.sig_flush_req, 1);    /* the program handles it: write what we have, keep going */
+    atomic_store(&G.sig_flush_req, 1);
     rt_queue_wake(&G.q);
-    rt_queue_wait_pipe(&G.q, dfl ? (int)(G.cfg.exit_timeout * 1000) : SIGNAL_WAIT_MS);
+    rt_queue_wait_pipe(&G.q, SIGNAL_WAIT_MS);
   }
   rt_chain_signal(sig, si, uc, old);
   errno = saved;

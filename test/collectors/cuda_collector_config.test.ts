@@ -245,6 +245,18 @@ test("a write error at start-up (no byte may be written, SIGXFSZ at its default 
   assert.match(lines[0], /File too large/);
 });
 
+test("the collector's log line to a stderr nobody reads (its pipe's reader gone) or at a file size limit does not end the program", () => {
+  // The log line is written on the program's thread, as the first chunks are: SIGPIPE and SIGXFSZ stay away from it
+  // (rt_log_line through rt_write_quiet). The program itself writes nothing to stderr.
+  const env = envFor("cu13", "log-epipe", { RAWTRACE_ACTIVITIES: "@@@" });
+  const py = "import os, subprocess, sys\nr, w = os.pipe()\nos.close(r)\n" +
+    "p = subprocess.run([sys.argv[1], 'plain'], stdout=subprocess.DEVNULL, stderr=w)\nprint(p.returncode)";
+  const pipe = spawnSync("python3", ["-c", py, APP], { env, encoding: "utf8", timeout: 120_000 });
+  assert.is(pipe.stdout.trim(), "0", `stderr a pipe without reader: ${pipe.stdout}${pipe.stderr}`);
+  const file = spawnSync("bash", ["-c", `ulimit -f 0; "$0" plain 2>"$1" >/dev/null; echo $?`, APP, join(dir, "log-limit.txt")], { env, encoding: "utf8", timeout: 120_000 });
+  assert.is(file.stdout.trim(), "0", `stderr a file at its size limit: ${file.stdout}${file.stderr}`);
+});
+
 test("a CUPTI error disables collection: one log line, one LOG chunk, END, the program runs normally", async () => {
   const run = runSync("cu12", "plain", "cupti-error", { FAKE_CUPTI_FAIL: "cuptiActivityRegisterCallbacks" });
   ok(run, "CUPTI error");

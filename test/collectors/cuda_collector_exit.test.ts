@@ -130,6 +130,28 @@ test("SIGTERM and SIGHUP (default action; SIGHUP: a closed terminal, a dropped s
   }
 });
 
+test("two signals at once (Ctrl-C reaching the program and `rawtrace record` forwarding it): the exit flush is not cut short", async () => {
+  // The output is a FIFO whose reader starts reading only after both signals: the exit flush the first signal asked
+  // for is then still blocked on it when the second lands, every time. The second used to end the program there.
+  for (const [first, second] of [["SIGINT", "SIGTERM"], ["SIGTERM", "SIGHUP"]] as const) {
+    const name = `double-${first}-${second}`.toLowerCase();
+    const fifo = join(dir, `${name}.fifo`);
+    const copy = join(dir, `${name}-copy.rawtrace`);
+    const closed = fifoReader(fifo, copy, { delayS: 2 });
+    const run = await runAsync("cu13", "sigterm", name, { RAWTRACE_OUTPUT: fifo, RAWTRACE_EXIT_TIMEOUT: "30" }, (e, child) => {
+      if (e.ev === "ready") {
+        child.kill(first);
+        setTimeout(() => child.kill(second), 300);
+      }
+    });
+    await closed;
+    assert.ok(run.signal === first || run.signal === second, `${name}: ended by a signal (${run.signal}): ${run.stderr}`);
+    const c = await convert(copy);
+    assert.is(c.r.info.complete, true, `${name}: END written (the second signal ended the program in the middle of the flush)`);
+    assert.is(byCat(c, "kernel").length, 3000, name);
+  }
+});
+
 test("SIGTERM with the program's own handler: chained, the program goes on, exit flush at the end", async () => {
   const run = await runAsync("cu13", "sigterm_chain", "sigterm-chain", {}, (e, child) => {
     if (e.ev === "ready") child.kill("SIGTERM");
