@@ -460,7 +460,7 @@ EXPORT CUptiResult CUPTIAPI cuptiActivityPopExternalCorrelationId(CUpti_External
 /* Per-call switch of one API domain: `off` is rt_off or drv_off. */
 static CUptiResult set_api_enabled(uint8_t* off, CUpti_CallbackId cbid, uint8_t enable) {
   if (cbid >= 4096) return CUPTI_ERROR_INVALID_PARAMETER;
-  off[cbid] = !enable;
+  __atomic_store_n(&off[cbid], (uint8_t)!enable, __ATOMIC_RELAXED); /* the writer thread sets, program threads read */
   return CUPTI_SUCCESS;
 }
 
@@ -564,7 +564,7 @@ EXPORT uint32_t fake_cupti_api(int domain, uint32_t cbid, uint64_t start, uint64
   uint32_t kind = domain == 1 ? CUPTI_ACTIVITY_KIND_DRIVER : CUPTI_ACTIVITY_KIND_RUNTIME;
   uint32_t tid = my_tid();
   pthread_mutex_lock(&mu);
-  if (enabled[kind] && !(cbid < 4096 && (domain == 1 ? drv_off[cbid] : rt_off[cbid]))) {
+  if (enabled[kind] && !(cbid < 4096 && __atomic_load_n(domain == 1 ? &drv_off[cbid] : &rt_off[cbid], __ATOMIC_RELAXED))) {
     for (int k = 0; k < 8; k++) {
       if (!ext_depth[k]) continue;
       CUpti_ActivityExternalCorrelation* x = new_record(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, sizeof *x);

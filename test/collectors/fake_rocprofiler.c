@@ -195,13 +195,13 @@ API rt_rocp_status rocprofiler_create_context(rt_rocp_context_id* out) {
 
 API rt_rocp_status rocprofiler_start_context(rt_rocp_context_id ctx) {
   if (ctx.handle == 0 || failing("rocprofiler_start_context")) return ST_ERROR;
-  F.started = 1;
+  __atomic_store_n(&F.started, 1, __ATOMIC_RELAXED); /* read by emplace on the program's threads */
   return ST_OK;
 }
 
 API rt_rocp_status rocprofiler_stop_context(rt_rocp_context_id ctx) {
   (void)ctx;
-  F.started = 0;
+  __atomic_store_n(&F.started, 0, __ATOMIC_RELAXED);
   return ST_OK;
 }
 
@@ -453,7 +453,7 @@ API rt_rocp_status rocprofiler_flush_buffer(rt_rocp_buffer_id b) {
 /* Emplaces one record of `size` bytes copied from `rec` (its first field must hold `size`). */
 static void emplace(uint32_t category, const char* kind_name, const void* rec, size_t size) {
   uint32_t kind = bkind(kind_name);
-  if (category == RT_ROCP_BUFFER_CATEGORY_TRACING && (kind == UINT32_MAX || !F.buffer_kinds[kind] || !F.started))
+  if (category == RT_ROCP_BUFFER_CATEGORY_TRACING && (kind == UINT32_MAX || !F.buffer_kinds[kind] || !__atomic_load_n(&F.started, __ATOMIC_RELAXED)))
     return;
   pthread_mutex_lock(&F.mu);
   F.generated++;
@@ -507,7 +507,7 @@ static void api_record(const char* kind_name, int32_t op, uint64_t corr, uint64_
 }
 
 static void invoke_callback(uint32_t kind, int32_t op, uint64_t corr, void* payload) {
-  if (kind >= 32 || !F.cb_fn[kind] || !F.started) return;
+  if (kind >= 32 || !F.cb_fn[kind] || !__atomic_load_n(&F.started, __ATOMIC_RELAXED)) return;
   if (!F.cb_all[kind] && (op < 0 || op >= 8 || !F.cb_ops[kind][op])) return;
   rt_rocp_user_data ud = {0};
 #define FILL_CB(r)                                 \
