@@ -88,6 +88,7 @@ function eachMatch(files: LoadedFile[], r: SearchResult, fn: (t: number, fi: num
  */
 export function firstMatches(files: LoadedFile[], r: SearchResult, n: number): Hit[] {
   const keep: Array<{ t: number; fi: number; i: number }> = [];
+  if (n <= 0) return [];
   const before = (a: { t: number; fi: number; i: number }, t: number, fi: number, i: number) => (a.t - t || a.fi - fi || a.i - i) < 0;
   eachMatch(files, r, (t, fi, i) => {
     if (keep.length === n && !before({ t, fi, i }, keep[n - 1].t, keep[n - 1].fi, keep[n - 1].i)) return;

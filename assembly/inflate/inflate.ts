@@ -113,14 +113,18 @@ export function inflateReset(): void {
 }
 
 /**
- * Moves the unread input to the start of the input buffer; returns its length: the host appends new bytes after it
- * (at most IN_CAP minus that) and passes the new length to {@link inflateRun}.
+ * Moves the input not yet used to the start of the input buffer — the bytes the bit reader has not loaded and the
+ * whole bytes it holds unused (a stream may end inside them: what follows it, a gzip trailer, must still be in the
+ * buffer) — and returns its length: the host appends new bytes after it (at most IN_CAP minus that) and passes the
+ * new length to {@link inflateRun}.
  */
 export function inflateCompact(): u32 {
-  const keep = inLen - inPos;
-  if (inPos != 0 && keep != 0) memory.copy(inBuf, inBuf + inPos, keep);
+  const held = bitcnt >> 3;
+  const from = inPos - held;
+  const keep = inLen - from;
+  if (from != 0 && keep != 0) memory.copy(inBuf, inBuf + from, keep);
   inLen = keep;
-  inPos = 0;
+  inPos = held;
   return keep;
 }
 

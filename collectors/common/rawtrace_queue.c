@@ -298,9 +298,10 @@ int rt_install_term_handlers(void (*handler)(int, siginfo_t*, void*), struct sig
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = handler;
     sa.sa_flags = SA_SIGINFO | (old[i].sa_flags & (SA_RESTART | SA_ONSTACK));
-    /* The other two wait while one is handled on this thread (each then waits for the flush, not on top of it). */
+    /* No other signal held during ours: a program's own handler we chain to may leave by longjmp (a REPL's SIGINT),
+     * which would keep them blocked on that thread for good. A second one nested on this thread waits for the same
+     * flush (rt_queue_on_term_signal). */
     sigemptyset(&sa.sa_mask);
-    for (int k = 0; k < RT_TERM_SIGNALS; k++) sigaddset(&sa.sa_mask, sigs[k]);
     if (sigaction(sigs[i], &sa, NULL) == 0) mask |= 1 << i;
   }
   return mask;

@@ -272,11 +272,12 @@ export class WorkerPool {
     s.task = { file, seq };
     const cancelled = new Promise<never>((_, reject) => (s.cancel = reject));
     cancelled.catch(() => {}); // observed by the race below
-    // This task's own: rejected if the worker dies under it (a worker that died while idle is replaced first).
-    const died = new Promise<never>((_, reject) => (s.onDeath = reject));
-    died.catch(() => {});
+    let died: Promise<never> | null = null;
     try {
+      // A worker that died while idle is replaced first; then this task's own death watch (stop() clears it).
       if (s.dead) await this.stop(s);
+      died = new Promise<never>((_, reject) => (s.onDeath = reject));
+      died.catch(() => {});
       if (!s.remote) this.start(s);
       // Busy workers keep the process alive; idle ones do not (a forgotten close() cannot hang the process).
       s.worker?.ref();
@@ -289,7 +290,7 @@ export class WorkerPool {
         if (this.closed) throw new RawtraceError("API_MISUSE", `the worker pool was closed while it was on ${file}`, file);
         return r;
       }
-      return await Promise.race([call, died, cancelled]);
+      return await Promise.race([call, died!, cancelled]);
     } catch (e) {
       return rethrow(e, file);
     } finally {

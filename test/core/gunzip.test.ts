@@ -94,6 +94,29 @@ test("several members (cat a.gz b.gz, block-parallel gzip, an empty member): eve
   assert.ok(out.equals(SAMPLE));
 });
 
+test("a member whose data ends inside the bytes the bit reader holds when more input is asked for (at a 64 KiB read): no false damage", async () => {
+  // The first fill reads 64 KiB; a member ending in the last bytes before that point was left in the bit reader only,
+  // and the input moved on without them: its trailer was then read from memory in front of the buffer (a false
+  // "checksum does not match", which also hid any later damage).
+  const r = rng(12345);
+  const text = Buffer.from(Array.from({ length: 200000 }, () => 97 + Math.floor(r() * 16)));
+  const second = gzipSync(Buffer.from("hello world second member"));
+  let tried = 0;
+  for (let n = 100000; n < 140000; n++) {
+    const m = gzipSync(text.subarray(0, n), { level: 6 });
+    if (m.length < 65510) {
+      n += Math.max(0, Math.floor((65510 - m.length) * 1.5) - 1);
+      continue;
+    }
+    if (m.length > 65536) break;
+    tried++;
+    const { out, damage } = await inflate(Buffer.concat([m, second]), 65536);
+    assert.is(damage, null, `a first member of ${m.length} bytes`);
+    assert.ok(out.equals(Buffer.concat([text.subarray(0, n), Buffer.from("hello world second member")])), `${m.length}`);
+  }
+  assert.ok(tried >= 6, `${tried} member sizes near 64 KiB tried`);
+});
+
 test("a member with optional header fields (FEXTRA, FNAME, FCOMMENT, FHCRC) is read past them", async () => {
   const body = gzipSync(SAMPLE).subarray(10);
   const extra = Buffer.from([4, 0, 1, 2, 3, 4]);

@@ -52,6 +52,25 @@ test("a worker that dies fails only its task; the next task gets a new worker", 
   }
 });
 
+test("a worker that died while idle is replaced, and the replacement dying under its task fails that task (it hung)", async () => {
+  const pool = new WorkerPool({ jobs: 1 });
+  try {
+    await pool.stats(input);
+    await workerOf(pool, 0)!.terminate(); // dies between tasks
+    await tick();
+    const old = workerOf(pool, 0);
+    const next = pool.stats(input);
+    while (!workerOf(pool, 0) || workerOf(pool, 0) === old) await tick();
+    await workerOf(pool, 0)!.terminate(); // the replacement dies under the task
+    const e = await Promise.race([next.then(() => "resolved", (x: unknown) => x), new Promise((res) => setTimeout(() => res("hung"), 20_000))]);
+    assert.ok(isRawtraceError(e), `the task settles with an error, not ${String(e)}`);
+    if (isRawtraceError(e)) assert.is(e.code, "INTERNAL");
+    assert.ok((await pool.stats(input)).stats, "the pool goes on");
+  } finally {
+    await pool.close();
+  }
+});
+
 test("a long-lived pool keeps no finished task's result (each task's death watch is its own)", async () => {
   // gc() for this test: V8's flag set at run time, the function taken from a fresh context.
   setFlagsFromString("--expose-gc");

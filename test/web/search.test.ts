@@ -59,6 +59,7 @@ test("the listed matches are the first in time order across rows and files, as s
     hit = s.hit;
   }
   assert.is(firstMatches(files, r, 100).length, 6);
+  assert.equal(firstMatches(files, r, 0), []);
 });
 
 test.run();
