@@ -145,7 +145,7 @@ int rt_env_int_warn(const char* var, int def, int min, int verbosity) {
   if (end == s || *end || v < min || v > INT_MAX) {
     char what[48];
     snprintf(what, sizeof what, "a whole number from %d", min);
-    warn_ignored(verbosity, var, s, min == INT_MIN ? "a whole number" : what);
+    warn_ignored(verbosity, var, s, what);
     return def;
   }
   return (int)v;

@@ -11,23 +11,11 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { constants, gzipSync } from "node:zlib";
 import { gunzip, gzipHeaderLength, type GunzipDamage } from "../../src/core/gunzip.js";
+import { rng } from "../../src/tools/rng.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const mod = new WebAssembly.Module(readFileSync(`${ROOT}build/inflate.wasm`));
 const SAMPLE = readFileSync(`${ROOT}samples/h100_torch_train_nvtx.rawtrace`);
-
-/** A deterministic generator (xorshift32). */
-function rng(seed: number): () => number {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    s >>>= 0;
-    return s / 2 ** 32;
-  };
-}
 
 async function* pieces(b: Uint8Array, n: number): AsyncGenerator<Uint8Array> {
   for (let i = 0; i < b.length; i += n) yield b.subarray(i, i + n);
