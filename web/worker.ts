@@ -17,6 +17,7 @@ import inflateUrl from "../build/inflate.wasm";
 import { Engine, type FileInfo } from "../src/core/engine.js";
 import { TimelineParser, type TimelineMeta } from "../src/core/timeline.js";
 import { decodeStats, type TraceStats } from "../src/core/stats.js";
+import { dumpFileName } from "../src/core/dump_name.js";
 import { fileByteSource, gzipDamageWarning, startsWithGzip, type FileByteSource, type FileSourceOptions } from "./file_source.js";
 import { keepingReaderThread, readerThreadStream } from "./slice_reader.js";
 
@@ -58,11 +59,6 @@ function core(): Promise<WebAssembly.Module> {
   // The .wasm is emitted next to this script by esbuild's file loader; compiled while it streams in.
   compiled ??= WebAssembly.compileStreaming(fetch(new URL(wasmUrl, import.meta.url)));
   return compiled;
-}
-
-/** A dump's name as the CLI writes it in traceName (src/node/inputs.ts dumpName): a .rawtrace.gz without its .gz. */
-function dumpName(name: string): string {
-  return name.replace(/\.rawtrace\.gz$/i, ".rawtrace");
 }
 
 let inflateCompiled: Promise<WebAssembly.Module> | null = null;
@@ -157,7 +153,7 @@ const api = {
         let keptBytes = 0;
         const result = await engine.convert(src, parser.sink, {
           format: "timeline",
-          traceName: dumpName(file.name),
+          traceName: dumpFileName(file.name),
           steps,
           onProgress: (_d, _t, p) => {
             if (p !== pass) {
@@ -244,7 +240,7 @@ const api = {
           (b) => {
             writer.write(b.slice()).catch((e) => (failed ??= e));
           },
-          { format: "chrome", traceName: dumpName(file.name), steps, onProgress, afterWindow: () => writer.ready },
+          { format: "chrome", traceName: dumpFileName(file.name), steps, onProgress, afterWindow: () => writer.ready },
         );
         await writer.close();
         if (failed) throw failed;

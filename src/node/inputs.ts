@@ -6,6 +6,7 @@
  */
 import { readdirSync, statSync } from "node:fs";
 import { basename, extname, isAbsolute, join, resolve, sep } from "node:path";
+import { dumpFileName } from "../core/dump_name.js";
 
 const GLOB = /[*?[]/;
 
@@ -162,12 +163,9 @@ export function expandInputs(args: string[]): { files: string[]; unmatched: stri
   return { files, unmatched, repeated };
 }
 
-/**
- * The dump's file name as traces show it (Chrome JSON traceName, FileInfo.file, merge's rank labels): a compressed
- * dump's `x.rawtrace.gz` is `x.rawtrace`, so that both give the same output.
- */
+/** The dump at `path`'s name as traces show it: {@link dumpFileName} of its base name. */
 export function dumpName(path: string): string {
-  return basename(path).replace(/\.rawtrace\.gz$/i, ".rawtrace");
+  return dumpFileName(basename(path));
 }
 
 /** The input's name without its extension (and a compressed dump's without `.rawtrace.gz`): what output names start with. */
