@@ -20,7 +20,7 @@ import { stepsNumber } from "./model/steps";
 import { Fatal, Warn } from "./util/error";
 import { fail, failed, warn, setRecordContainerWarnings } from "./util/diag";
 import { setSink, Sink } from "./emit/dispatch";
-import { chromeBaseFor, chromeBegin, chromeLastTs } from "./emit/chrome_json";
+import { chromeBaseFor, chromeBegin, chromeLastTs, kinetoBaseFor } from "./emit/chrome_json";
 import { chromeEnd } from "./emit/chrome_meta";
 import { xspaceBegin, xspaceEnd, xspaceLastTs, xspaceProfileStart } from "./emit/xspace";
 import { timelineBegin, timelineEnd, timelineLastTs } from "./emit/timeline";
@@ -472,7 +472,8 @@ export function beginEmit(sink: i32): void {
   const first = S.minVendorTs != 0 ? toUnix(S.minVendorTs) : S.startNs != 0 ? S.startNs
     : S.haveStartAnchor ? S.anchorStartReal : 0;
   // A merge puts every file on one time base (emit/options.ts); it must not be after this file's first event.
-  baseNs = fixedBaseNs != 0 && fixedBaseNs <= first ? fixedBaseNs : chromeBaseFor(first);
+  baseNs = fixedBaseNs != 0 && fixedBaseNs <= first ? fixedBaseNs
+    : sink == Sink.TIMELINE ? kinetoBaseFor(first) : chromeBaseFor(first);
   setSink(<Sink>sink);
   S.setExternalLookups(sink == Sink.CHROME_JSON || sink == Sink.TIMELINE);
   splitBegin();

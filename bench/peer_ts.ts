@@ -61,7 +61,7 @@ export function peerConvert(path: string, sink: (s: string) => void): number {
   closeSync(fd);
   let base = -1n;
   const us = (ns: bigint) => {
-    if (base < 0n) base = ns - (ns % 7889238000000000n);
+    if (base < 0n) base = ns - (ns % 3944619000000000n); // the core's time base (assembly/emit/chrome_json.ts chromeBaseFor)
     const r = ns - base;
     return `${r / 1000n}.${(r % 1000n).toString().padStart(3, "0")}`;
   };

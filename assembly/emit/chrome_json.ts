@@ -123,8 +123,22 @@ export function chromeOverheadSeen(): bool {
   return overheadSeen;
 }
 
-/** Kineto's time base: the start time floored to a 3-month grid (7,889,238 s), so ts keeps ns precision. */
+/**
+ * The trace's time base (Unix ns): the start time floored to a grid of 3,944,619 s, half of Kineto's 3-month grid
+ * (7,889,238 s), so that every file of one job shares it (Kineto's reason) and ts stays under 2^42 µs for any trace
+ * shorter than 5 days: Perfetto reads ts as a double of µs and keeps ns only below 2^42 µs (≈ 50.9 days), so on
+ * Kineto's grid the second 40 days of each period read about a quarter of the times 1 ns off.
+ */
 export function chromeBaseFor(t: u64): u64 {
+  const grid: u64 = 3944619 * 1000000000;
+  return t - (t % grid);
+}
+
+/**
+ * Kineto's own time base: `t` (Unix ns) floored to its 3-month grid of 7,889,238 s. The viewer's timeline tables keep
+ * it (their times are f64 ns, exact either way; test/core/timeline_digests.json was recorded on it).
+ */
+export function kinetoBaseFor(t: u64): u64 {
   const grid: u64 = 7889238 * 1000000000;
   return t - (t % grid);
 }
@@ -578,6 +592,16 @@ function ownExternal(e: Ev): void {
   O.byte(44);
 }
 
+/**
+ * Writes correlation id `corr` at q, right after the `,"correlation":` key just written there (the stream text's or
+ * T_CORR); returns the end. 0 is "not correlated" (Gaudi's unlinked calls and copies, XPU's collectives): the key is
+ * taken back instead, so that HTA reads its "none" (-1) rather than joining every 0 to every other 0.
+ */
+// @ts-ignore: decorator
+@inline function putCorr(q: usize, corr: u64): usize {
+  return corr != 0 ? putId(q, corr, CORR_IDS) : q - 15;
+}
+
 /** Writes the vendor args of `e` (model/args.ts, e.g. Synapse recipe fields) at q, if it has any; returns the end. */
 // @ts-ignore: decorator
 @inline function vendorArgs(q: usize, e: Ev): usize {
@@ -611,7 +635,7 @@ export function chromeEvent(e: Ev): void {
       let q = O.pos;
       if ((e.flags & EvFlag.HAS_QUEUED) != 0) q = putTs(putLit(q, T_QUEUED), rel(e.queued));
       else q = putConst(q, T_QUEUED0, 10);
-      q = putId(putStream(q, e.device, e.context, e.stream, 0), e.correlation, CORR_IDS);
+      q = putCorr(putStream(q, e.device, e.context, e.stream, 0), e.correlation);
       // Launch shape only where the vendor has one (CUDA, ROCm): a Gaudi kernel has none, as in Kineto's HPU events.
       if ((e.flags & EvFlag.HAS_LAUNCH) != 0) q = putLaunch(q, e, launchArgs);
       O.pos = putGpuTail(vendorArgs(q, e), e);
@@ -638,8 +662,8 @@ export function chromeEvent(e: Ev): void {
         keyU(',"inContext":', e.context);
         keyU(',"toContext":', e.dstContext);
         keyU(',"stream":', e.stream);
-        keyU(',"correlation":', e.correlation);
-      } else O.pos = putId(putStream(O.pos, e.device, e.context, e.stream, 1), e.correlation, CORR_IDS);
+        if (e.correlation != 0) keyU(',"correlation":', e.correlation);
+      } else O.pos = putCorr(putStream(O.pos, e.device, e.context, e.stream, 1), e.correlation);
       // No byte count in the vendor record: neither bytes nor bandwidth (a 0 would be summed and averaged as real).
       if ((e.flags & EvFlag.BYTES_UNKNOWN) == 0) {
         O.pos = putU64(putLit(O.pos, T_BYTES), e.bytes);
@@ -660,7 +684,7 @@ export function chromeEvent(e: Ev): void {
       const tid = <u64>e.tid;
       noteHostRow(pid, tid);
       head(apiCatOpen(e), e, hpid(pid), tid);
-      let q = putId(putConst(putU32(putConst(O.pos, T_CBID, 7), e.apiId), T_CORR, 15), e.correlation, CORR_IDS);
+      let q = putCorr(putConst(putU32(putConst(O.pos, T_CBID, 7), e.apiId), T_CORR, 15), e.correlation);
       if ((e.flags & EvFlag.HAS_ALLOC) != 0) {
         O.pos = q;
         allocArgs(e);
@@ -732,7 +756,7 @@ export function chromeEvent(e: Ev): void {
       O.jsonString(e.namePtr, e.nameLen);
       O.need(O.EVENT_RESERVE);
       if (nsOn) keyU(',"pid":', nsBase + X.NS_OVERHEAD);
-      else O.ascii(',"pid":-1');
+      else O.ascii(',"pid":2147483647'); // OVERHEAD_PID (chrome_meta.ts)
       // One row, tid 0, as Kineto writes its overhead events (the record's thread stays in the viewer and XSpace).
       O.ascii(',"tid":0');
       O.ascii(',"ts":');
@@ -823,7 +847,7 @@ export function chromeEvent(e: Ev): void {
       O.need(O.EVENT_RESERVE);
       let q = putU32(open(O.pos, T_GRAPH_OPEN), e.graphId);
       q = headTail(putRow(q, gpid(dev), tid), e);
-      q = putId(putStream(q, e.device, e.context, e.stream, 1), e.correlation, CORR_IDS);
+      q = putCorr(putStream(q, e.device, e.context, e.stream, 1), e.correlation);
       q = putU32(putLit(q, T_GRAPH), e.graphId);
       store<u16>(q, 0x7d7d); // }}
       O.pos = q + 2;

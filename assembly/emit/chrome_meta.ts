@@ -186,9 +186,11 @@ export function chromeEnd(): void {
   } else if (overheadSeen) {
     O.need(O.EVENT_RESERVE);
     sep();
-    O.ascii('{"name":"process_name","ph":"M","ts":0.000,"pid":-1,"tid":0,"args":{"name":"CUPTI Overhead"}}');
+    // Kineto puts overhead on pid -1, which Perfetto reads as pid 0 (it keeps pids as uint32, anything else 0): GPU 0's
+    // process then took this name and sort index. 2^31 - 1 is no Linux pid (at most 2^22) and no device ordinal.
+    O.ascii('{"name":"process_name","ph":"M","ts":0.000,"pid":2147483647,"tid":0,"args":{"name":"CUPTI Overhead"}}');
     sep();
-    O.ascii('{"name":"process_sort_index","ph":"M","ts":0.000,"pid":-1,"tid":0,"args":{"sort_index":16777226}}');
+    O.ascii('{"name":"process_sort_index","ph":"M","ts":0.000,"pid":2147483647,"tid":0,"args":{"sort_index":16777226}}');
   }
   if (X.eventsOnly) {
     O.flush();

@@ -53,7 +53,7 @@ export interface MergePlan {
   ranks: RankPlan[];
   /** The job's world size: from the dumps' HEADERs, else the number of files. */
   worldSize: number;
-  /** Chrome baseTimeNanoseconds of the merged trace: Kineto's 3-month grid below the earliest first event. */
+  /** Chrome baseTimeNanoseconds of the merged trace: the time base grid (chromeBaseFor) below the earliest first event. */
   baseTimeNs: bigint;
   /** XSpace profile start shared by every rank: the earliest collector start or first event. */
   profileStartNs: bigint;
@@ -108,9 +108,12 @@ export interface ClockReport {
   medianStartNs: bigint;
 }
 
-/** Kineto's time base: `t` floored to a 3-month grid (7,889,238 s), as the core does for one file. */
+/**
+ * The Chrome JSON time base: `t` floored to a grid of 3,944,619 s (half of Kineto's 3-month grid, so ts stays under
+ * the 2^42 µs where Perfetto keeps ns), as the core does for one file (assembly/emit/chrome_json.ts chromeBaseFor).
+ */
 export function chromeBaseFor(t: bigint): bigint {
-  const grid = 7_889_238n * 1_000_000_000n;
+  const grid = 3_944_619n * 1_000_000_000n;
   return t - (t % grid);
 }
 

@@ -1,16 +1,18 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { toChrome, events } from "../helpers/convert.js";
 import { sampleDump, T0, PID, TID } from "../helpers/sample_dump.js";
 
-const GRID = 7889238n * 1000000000n;
+const GRID = 3944619n * 1000000000n;
 /** Kineto's µs text of an absolute ns time for a given base. */
 function us(ns: bigint, base: bigint): string {
   const r = ns - base;
   return `${r / 1000n}.${(r % 1000n).toString().padStart(3, "0")}`;
 }
 
-test("header: schema, devices, versions, distributedInfo, base time on Kineto's 3-month grid", async () => {
+test("header: schema, devices, versions, distributedInfo, base time on half of Kineto's 3-month grid (ts under 2^42 µs)", async () => {
   const { trace } = await toChrome(sampleDump());
   assert.is(trace.schemaVersion, 1);
   assert.equal(trace.distributedInfo, { rank: 3, world_size: 8 });
@@ -220,6 +222,55 @@ test("times past 2^63 ns (a damaged clock anchor, found by the fuzzer): first/la
   const span = Number(lastNs - firstNs) / 1000;
   for (const e of trace.traceEvents) {
     if (e.ph === "X") assert.ok(e.ts >= from - 0.002 && e.ts + e.dur <= from + span + 0.003, `${e.name} ${e.ts} ${e.dur}`);
+  }
+});
+
+test("every ts reads back to its exact ns the way Perfetto reads it (double of µs, rounded to ns): the base keeps ts under 2^42 µs", async () => {
+  // The H100 sample was recorded 51.9 days into Kineto's 3-month period: on Kineto's base 763 of its ts read 1 ns off
+  // (and child slices ending where their parent ends spilled to an overlap track).
+  const bytes = readFileSync(fileURLToPath(new URL("../../samples/h100_torch_train_nvtx.rawtrace", import.meta.url)));
+  const { text, trace } = await toChrome(bytes);
+  const base = BigInt(trace.baseTimeNanoseconds);
+  let n = 0;
+  let maxUs = 0;
+  const off: string[] = [];
+  for (const m of text.matchAll(/"ts":(\d+)\.(\d{3})/g)) {
+    n++;
+    maxUs = Math.max(maxUs, Number(m[1]));
+    const exact = BigInt(m[1]) * 1000n + BigInt(m[2]);
+    // Perfetto's JSON number parser: double(integer part) + fraction, then llround(v * 1000).
+    const read = BigInt(Math.round((Number(m[1]) + Number(`0.${m[2]}`)) * 1000));
+    if (read !== exact && off.length < 5) off.push(`${m[1]}.${m[2]} → ${read} ns`);
+  }
+  assert.ok(n > 3000, `${n} timestamps`);
+  assert.equal(off, [], `ts read 1 ns off (base ${base})`);
+  assert.ok(maxUs < 2 ** 42, `largest ts ${maxUs} µs`);
+});
+
+test("Perfetto's pid rule (uint32, anything else 0) leaves every process its own name: overhead is not on GPU 0's pid", async () => {
+  // Kineto's pid -1 for CUPTI overhead reads as 0 in Perfetto: GPU 0 was named "CUPTI Overhead" and sorted last.
+  const bytes = readFileSync(fileURLToPath(new URL("../../samples/h100_torch_train_nvtx.rawtrace", import.meta.url)));
+  const { trace } = await toChrome(bytes);
+  const perfettoPid = (p: unknown) => (typeof p === "number" && p >= 0 && p <= 0xffffffff ? p : 0);
+  const names = new Map<number, string[]>();
+  for (const e of trace.traceEvents) {
+    if (e.ph === "M" && e.name === "process_name") names.set(perfettoPid(e.pid), [...(names.get(perfettoPid(e.pid)) ?? []), e.args.name]);
+  }
+  assert.ok(trace.traceEvents.some((e) => e.cat === "overhead"), "the sample has overhead records");
+  for (const [pid, n] of names) assert.is(n.length, 1, `pid ${pid}: ${n.join(", ")}`);
+  assert.equal(names.get(0), ["python3"], "GPU 0's process keeps the program's name, as Kineto's (labels GPU 0)");
+  assert.equal(names.get(2147483647), ["CUPTI Overhead"]);
+});
+
+test("correlation 0 is no correlation: not written (HTA would join every 0 to every other 0)", async () => {
+  // Gaudi: Synapse calls and the recipe-0 copies no launch is linked to; XPU: collectives.
+  for (const [sample, unlinked] of [["gaudi2_mlp_synapse", 16], ["xpu_train_pti", 3]] as const) {
+    const bytes = readFileSync(fileURLToPath(new URL(`../../samples/${sample}.rawtrace`, import.meta.url)));
+    const { text, trace } = await toChrome(bytes);
+    assert.not.match(text, /"correlation":0[,}]/, sample);
+    const without = trace.traceEvents.filter((e) => e.ph === "X" && e.args && !("correlation" in e.args) &&
+      ["hpu_op", "gpu_memcpy", "gpu_memset", "kernel", "collective_comm"].includes(e.cat)).length;
+    assert.is(without, unlinked, `${sample}: events without a correlation`);
   }
 });
 

@@ -11,9 +11,9 @@ import * as C from "../../src/tools/cupti_records.js";
 import { toChrome } from "../helpers/convert.js";
 
 const L: C.CuptiLayout = "cuda13";
-const GRID = 7889238n * 1000000000n;
-/** A time on Kineto's 3-month grid: the output's base, so relative times are the offsets below. */
-const G = GRID * 225n;
+const GRID = 3944619n * 1000000000n;
+/** A time on the time base grid (half of Kineto's 3 months): the output's base, so relative times are the offsets below. */
+const G = GRID * 450n;
 const PID = 77;
 const TID = 78;
 
@@ -51,7 +51,7 @@ function lines(text: string): string[] {
   return text.split("\n").filter((l) => l.startsWith('{"ph":'));
 }
 
-for (const far of [0n, 4_921_449_000_000_000n]) test(`timestamps across second windows, host and device interleaved (${far} ns from the base)`, async () => {
+for (const far of [0n, 3_921_449_000_000_000n]) test(`timestamps across second windows, host and device interleaved (${far} ns from the base)`, async () => {
   // Relative starts: < 1 s (no seconds prefix when far is 0), around window edges, three windows in turn. The
   // first is the earliest event, so the output's base is G.
   const rel = [500n, 999_999_999n, 1_000_000_000n, 1_000_000_001n, 1_999_999_999n, 2_000_000_000n, 999_000_000n,
@@ -152,10 +152,11 @@ test("ids from the recent-id tables: counting up across digit counts, down, coll
   const api = new Map<string, [string, number]>();
   const ker = new Map<string, [string, number]>();
   ls.forEach((l, i) => {
-    let m = /"args":\{"External id":(\d+),"cbid":211,"correlation":(\d+)\}\},$/.exec(l);
-    if (m) api.set(m[2], [m[1], i]);
-    m = /"args":\{"External id":(\d+),"queued":0,"device":0,"context":1,"stream":7,"correlation":(\d+),/.exec(l);
-    if (m) ker.set(m[2], [m[1], i]);
+    // Correlation 0 is "none": no correlation arg (HTA reads a missing one as -1; it would join every 0).
+    let m = /"args":\{"External id":(\d+),"cbid":211(?:,"correlation":(\d+))?\}\},$/.exec(l);
+    if (m) api.set(m[2] ?? "0", [m[1], i]);
+    m = /"args":\{"External id":(\d+),"queued":0,"device":0,"context":1,"stream":7(?:,"correlation":(\d+))?,/.exec(l);
+    if (m) ker.set(m[2] ?? "0", [m[1], i]);
   });
   const count = (re: RegExp) => ls.filter((l) => re.test(l)).length;
   corrs.forEach((c, i) => {
@@ -168,6 +169,7 @@ test("ids from the recent-id tables: counting up across digit counts, down, coll
     assert.ok(ls[k![1] + 1].startsWith(`{"ph":"f","id":${c},`), `flow end ${c}`);
   });
   assert.is(count(/^\{"ph":"[sf]"/), 2 * corrs.length);
+  assert.is(count(/"correlation":0[,}]/), 0, "no correlation 0 written");
 });
 
 test("kept texts: rows, streams and launch shapes follow their keys (devices, pids, shapes that collide)", async () => {

@@ -56,8 +56,8 @@ test("npm pack ships the bin, the bundled JS, the core's .wasm, the viewer (rawt
   // Every declaration file index.d.ts reaches is shipped (the installed check below type-checks them all).
   const declared = readdirSync(join(ROOT, "dist/types/node")).filter((f) => f.endsWith(".d.ts"));
   for (const f of declared) assert.ok(paths.includes(`dist/types/node/${f}`), f);
-  // 65 since docs/performance.md's measures moved into docs/performance/ (six files).
-  assert.ok(p.entryCount < 72, `${p.entryCount} files`);
+  // 65 since docs/performance.md's measures moved into docs/performance/ (six files); 72 with src/core/dump_name.ts.
+  assert.ok(p.entryCount < 80, `${p.entryCount} files`);
   // A guard against shipping what a user does not run, not a target: the viewer and docs grow with the product.
   assert.ok(p.size < 650_000, `${p.size} bytes packed`);
   console.log(`  ${p.filename}: ${p.entryCount} files, ${(p.size / 1024).toFixed(1)} KiB packed, ${(p.unpackedSize / 1024).toFixed(1)} KiB unpacked`);

@@ -40,7 +40,9 @@ function eventKeys(t: KinetoTrace): string[] {
     if (e.ph !== "X" || !CATS.has(e.cat ?? "")) continue;
     const a = argsOf(e);
     const host = e.cat === "collective_comm" || e.cat === "overhead";
-    out.push([e.cat, e.name, e.pid, e.tid, absoluteNs(e.ts!, base), microsToNs(e.dur ?? 0),
+    // Overhead sits on pid 2^31 - 1 in ours where Kineto writes -1 (which Perfetto reads as GPU 0's pid 0).
+    const pid = e.cat === "overhead" && e.pid === 2147483647 ? -1 : e.pid;
+    out.push([e.cat, e.name, pid, e.tid, absoluteNs(e.ts!, base), microsToNs(e.dur ?? 0),
       host ? "" : asInt(a.correlation), a["External id"] ?? ""].join("|"));
   }
   return out.sort();

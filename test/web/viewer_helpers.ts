@@ -69,7 +69,7 @@ export function clean(g: Guard, what: string): void {
 export function chromeRow(cls: number, a: number, b: number): string {
   if (cls === 10) return `${a}/${b + 1000000}`;
   if (cls === 11) return `${a}/999999`;
-  if (cls === 3) return "-1/0"; // overheads: one Chrome row, tid 0, as Kineto (the viewer keeps a row per thread)
+  if (cls === 3) return "2147483647/0"; // overheads: one Chrome row, tid 0, pid 2^31 - 1 (the viewer keeps a row per thread)
   return `${a}/${b}`;
 }
 
