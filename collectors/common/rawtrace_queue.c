@@ -225,6 +225,57 @@ int rt_thread_start(pthread_t* t, void* (*fn)(void*)) {
   return rc;
 }
 
+static long ms_since(const struct timespec* t0);
+
+typedef struct bounded_call {
+  void (*fn)(void*);
+  void* arg;
+  atomic_int done;
+  atomic_int refs; /* the caller's and the thread's: the last to let go frees it */
+} bounded_call;
+
+static void* bounded_main(void* p) {
+  bounded_call* b = (bounded_call*)p;
+  b->fn(b->arg);
+  atomic_store(&b->done, 1);
+  if (atomic_fetch_sub(&b->refs, 1) == 1) free(b);
+  return NULL;
+}
+
+int rt_call_bounded(void (*fn)(void*), void* arg, long ms) {
+  bounded_call* b = (bounded_call*)calloc(1, sizeof *b);
+  if (!b) {
+    fn(arg);
+    return 1;
+  }
+  b->fn = fn;
+  b->arg = arg;
+  atomic_init(&b->done, 0);
+  atomic_init(&b->refs, 2);
+  sigset_t all, prev;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &prev);
+  pthread_t t;
+  int rc = pthread_create(&t, NULL, bounded_main, b);
+  pthread_sigmask(SIG_SETMASK, &prev, NULL);
+  if (rc != 0) {
+    free(b);
+    fn(arg); /* no thread to spare: the call as before */
+    return 1;
+  }
+  pthread_detach(t);
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  /* Polled: a vendor flush usually returns within a few ms; 1 ms steps cost nothing at exit. */
+  while (!atomic_load(&b->done) && ms_since(&t0) < ms) {
+    struct timespec step = {0, 1000000};
+    nanosleep(&step, NULL);
+  }
+  int done = atomic_load(&b->done);
+  if (atomic_fetch_sub(&b->refs, 1) == 1) free(b);
+  return done;
+}
+
 void rt_thread_enter(const char* name) {
   sigset_t all;
   sigfillset(&all);

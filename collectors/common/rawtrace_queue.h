@@ -114,6 +114,16 @@ int rt_item_write(rt_writer* w, const rt_item* it);
 /** Starts the writer thread `fn` with every signal blocked (it then never runs a handler). Returns 0 or an errno. */
 int rt_thread_start(pthread_t* t, void* (*fn)(void*));
 
+/**
+ * Runs `fn(arg)` on a thread of its own (every signal blocked) and waits up to `ms` for it to return. Returns 1 when
+ * it returned in time, 0 when it did not: the thread is left running (detached) and may still finish later, so `fn`
+ * and `arg` must stay valid for the process's life (globals). For the exit flush's calls into the vendor library: a
+ * termination signal handled on a program thread that holds one of the library's locks (inside a traced call, or a
+ * flush that delivers into our callback) would otherwise block the flush, and so the handler, until the exit timeout,
+ * and the process would end without END.
+ */
+int rt_call_bounded(void (*fn)(void*), void* arg, long ms);
+
 /** First call of a collector thread: blocks every signal, names the thread `name` (at most 15 characters). */
 void rt_thread_enter(const char* name);
 

@@ -200,20 +200,44 @@ void rt_rocm_stop_locked(void) {
   if (atomic_load(&G.state) == ST_RUNNING) atomic_store(&G.state, ST_STOPPED);
 }
 
+/* 1 when stop_sdk took the control lock and stopped and flushed the SDK (read after rt_call_bounded returned 1). */
+static atomic_int g_sdk_stopped;
+
+/* Stops and flushes the SDK under the control lock, if it can be had within 2 s. On a thread of its own (finalize). */
+static void stop_sdk(void* unused) {
+  (void)unused;
+  struct timespec dl = rt_deadline_ms(2000);
+  if (pthread_mutex_timedlock(&G.ctl_mu, &dl) != 0) return;
+  rt_rocm_stop_locked();
+  pthread_mutex_unlock(&G.ctl_mu);
+  atomic_store(&g_sdk_stopped, 1);
+}
+
 /* Exit flush on the writer thread: stop and flush the SDK, drain, tail chunks, END, close. */
 static void finalize(void) {
-  struct timespec dl = rt_deadline_ms(2000);
-  int stopped = 0;
-  if (pthread_mutex_timedlock(&G.ctl_mu, &dl) == 0) {
-    rt_rocm_stop_locked();
-    pthread_mutex_unlock(&G.ctl_mu);
-    stopped = 1;
-  } else {
-    rt_rocm_logmsg(RT_V_WARN, "exit flush: control lock busy; the SDK's last records are not flushed");
+  /* Bounded: a termination signal handled on a program thread that holds one of the SDK's locks (inside a traced
+   * call, or a flush delivering into our callback) waits in its handler for this flush, so an SDK call needing that
+   * lock would never return and the file would end without END. Half the exit timeout leaves the other half for the
+   * rest of the flush. */
+  double half = G.cfg.exit_timeout * 500.0;
+  long bound = half < 500.0 ? 500 : (long)half;
+  int returned = rt_call_bounded(stop_sdk, NULL, bound);
+  int stopped = returned && atomic_load(&g_sdk_stopped);
+  if (!returned) {
+    rt_rocm_logrec(RT_V_WARN, "exit flush: the SDK's stop and flush did not return within %.1f s (a thread holding "
+                   "its lock was stopped, e.g. by the signal being handled); its last records are not in the file",
+                   (double)bound / 1000.0);
+  } else if (!stopped) {
+    rt_rocm_logrec(RT_V_WARN, "exit flush: control lock busy; the SDK's last records are not flushed");
   }
-  pthread_mutex_lock(&G.fill_mu);
-  rt_rocm_ship_fill_locked();
-  pthread_mutex_unlock(&G.fill_mu);
+  /* Timed for the same reason: a buffer callback stopped by the signal while it copies holds fill_mu. */
+  struct timespec fill_dl = rt_deadline_ms(500);
+  if (pthread_mutex_timedlock(&G.fill_mu, &fill_dl) == 0) {
+    rt_rocm_ship_fill_locked();
+    pthread_mutex_unlock(&G.fill_mu);
+  } else {
+    rt_rocm_logrec(RT_V_WARN, "exit flush: a buffer callback was stopped while copying; its records are not in the file");
+  }
   /* The SDK stopped: until the queue is empty; else it may still deliver: what is queued now. */
   if (stopped) drain();
   else rt_queue_drain_to(&G.q, handle_item, rt_queue_last(&G.q));

@@ -550,11 +550,26 @@ static void handle(rt_item* it) {
 /* Writer thread, exit, signals                                                                                        */
 /* ------------------------------------------------------------------------------------------------------------------ */
 
-static void finalize(void) {
+/* ptiFlushAllViews, on a thread of its own (finalize). */
+static void flush_pti(void* unused) {
+  (void)unused;
   P.flush_all(); /* delivers on this or PTI's thread; both queue */
+}
+
+static void finalize(void) {
+  /* Bounded (rt_call_bounded): a termination signal handled on a program thread that holds PTI's lock (inside its
+   * flush, or a traced call) waits in its handler for this flush, so a PTI call needing that lock would never return
+   * and the file would end without END. Half the exit timeout leaves the other half for the rest. */
+  double half = G.exit_timeout * 500.0;
+  long bound = half < 500.0 ? 500 : (long)half;
+  int flushed = rt_call_bounded(flush_pti, NULL, bound);
+  if (!flushed) {
+    logmsg(RT_V_WARN, 1, "exit flush: ptiFlushAllViews did not return within %.1f s (a thread holding its lock was "
+           "stopped, e.g. by the signal being handled); PTI's last records are not in the file", (double)bound / 1000.0);
+  }
   rt_queue_drain_to(&G.q, handle, rt_queue_last(&G.q)); /* PTI still records: not until the queue is empty */
   atomic_store(&G.state, ST_FINISHED);
-  for (size_t i = 0; i < sizeof kViews / sizeof kViews[0]; i++)
+  for (size_t i = 0; flushed && i < sizeof kViews / sizeof kViews[0]; i++)
     if (G.stride[kViews[i]]) P.disable((pti_view_kind)kViews[i]);
   rt_queue_drain(&G.q, handle);
   write_capped();

@@ -13,9 +13,11 @@
  * With FAKE_ZE_SUBDEVICES=N (the double's COMPOSITE hierarchy) the kernel of round i runs on tile (i / 2) % N of device
  * i % 2: that tile's UUID and (_v2) handle, SYCL queue 100 + 10 * device + tile; copies and fills stay on the device. Every delivered
  * buffer is appended, byte for byte, to the file FAKE_PTI_DUMP, and a line {"delivered":used} printed on stdout.
+ * FAKE_PTI_FLUSH_RAISE=1: the first ptiFlushAllViews raises SIGTERM while it holds the library's lock.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,6 +157,16 @@ EXPORT pti_result ptiViewDisable(pti_view_kind k) {
 
 EXPORT pti_result ptiFlushAllViews(void) {
   pthread_mutex_lock(&mu);
+  /* FAKE_PTI_FLUSH_RAISE=1: the first flush raises SIGTERM while it holds the lock (a signal landing on a thread
+   * inside PTI): the collector's handler then runs with the lock held. */
+  static int raised;
+  const char* r = getenv("FAKE_PTI_FLUSH_RAISE");
+  if (r && *r == '1' && !raised) {
+    raised = 1;
+    printf("{\"flush_raise\":1}\n");
+    fflush(stdout);
+    raise(SIGTERM);
+  }
   deliver_locked();
   pthread_mutex_unlock(&mu);
   return PTI_SUCCESS;

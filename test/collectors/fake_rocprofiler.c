@@ -16,6 +16,9 @@
  * loses every Nth record and reports the losses as the callback's drop_count. One header of another category
  * (counters) is delivered too: a tool must not copy it as a tracing record.
  *
+ * FAKE_ROCP_FLUSH_HOLD_MS=N: the first rocprofiler_flush_buffer (the program's) prints {"ev":"flush_holding"} and
+ * holds the SDK's lock N ms before it delivers, as a flush busy delivering a large buffer would.
+ *
  * FAKE_ROCP_FAIL=<function name> makes that SDK function fail (status 1), as a broken or refusing SDK would;
  * FAKE_ROCP_FAIL=<buffer kind name> makes configuring that kind fail (not implemented).
  *
@@ -34,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <errno.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -153,6 +157,7 @@ static struct {
   uint64_t t;
   int batch, drop_every;
   int quiet; /* FAKE_ROCP_QUIET: no "rec" line per delivered record (runs of many steps) */
+  int flush_hold_ms; /* FAKE_ROCP_FLUSH_HOLD_MS, for the first flush only */
 } F = {.mu = PTHREAD_MUTEX_INITIALIZER, .next_corr = 1};
 
 static __thread uint64_t t_ext[16];
@@ -445,6 +450,15 @@ static void deliver_locked(void) {
 API rt_rocp_status rocprofiler_flush_buffer(rt_rocp_buffer_id b) {
   if (b.handle != F.buffer.handle) return ST_ERROR;
   pthread_mutex_lock(&F.mu);
+  if (F.flush_hold_ms > 0) {
+    int ms = F.flush_hold_ms;
+    F.flush_hold_ms = 0;
+    printf("{\"ev\":\"flush_holding\",\"ms\":%d}\n", ms);
+    fflush(stdout);
+    struct timespec left = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&left, &left) != 0 && errno == EINTR) {
+    }
+  }
   deliver_locked();
   pthread_mutex_unlock(&F.mu);
   return ST_OK;
@@ -555,6 +569,8 @@ API int fake_rocp_register(void) {
   const char* d = getenv("FAKE_ROCP_DROP_EVERY");
   F.drop_every = d ? atoi(d) : 0;
   F.quiet = getenv("FAKE_ROCP_QUIET") != NULL;
+  const char* hold = getenv("FAKE_ROCP_FLUSH_HOLD_MS");
+  F.flush_hold_ms = hold ? atoi(hold) : 0;
   F.t = boottime();
   make_agents();
   atexit(sdk_exit); /* before the tool's own exit handler, so it runs after it (as the SDK's does) */

@@ -79,9 +79,11 @@ function runSync(sdk: Sdk, scenario: string, name: string, extra: Record<string,
 }
 
 /** Runs the program and sends `sig` once it printed "flushed". */
-function runUntilFlushed(sdk: Sdk, scenario: string, name: string, sig: NodeJS.Signals): Promise<Run> {
+function runUntilFlushed(sdk: Sdk, scenario: string, name: string, sig: NodeJS.Signals,
+  o: { env?: Record<string, string>; at?: string } = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(APP, [scenario], { env: envFor(sdk, name, {}), stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(APP, [scenario], { env: envFor(sdk, name, o.env ?? {}), stdio: ["ignore", "pipe", "pipe"] });
+    let signalled = false;
     let out = "";
     let stderr = "";
     const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
@@ -89,7 +91,10 @@ function runUntilFlushed(sdk: Sdk, scenario: string, name: string, sig: NodeJS.S
     child.stderr!.setEncoding("utf8");
     child.stdout!.on("data", (d: string) => {
       out += d;
-      if (out.includes("\"ev\":\"flushed\"")) child.kill(sig);
+      if (!signalled && out.includes(o.at ?? "\"ev\":\"flushed\"")) {
+        signalled = true;
+        child.kill(sig);
+      }
     });
     child.stderr!.on("data", (d: string) => (stderr += d));
     child.on("error", reject);
@@ -565,6 +570,29 @@ test("SIGTERM (default action): the exit flush writes END, then the process dies
   const cs = readChunks(outPath("0.5", "term", run.pid));
   assert.is(cs[cs.length - 1].type, ChunkType.END);
   assert.equal(dumped(cs).map(({ cat, kind, size, hex }) => ({ cat, kind, size, hex })), delivered(run));
+});
+
+test("SIGTERM while the program's thread holds the SDK's lock (inside a flush): the exit flush does not wait on the SDK for ever, END is written", async () => {
+  // The program's rocprofiler_flush_buffer holds the SDK's lock 4 s; the signal is handled on that thread, whose
+  // handler waits for the exit flush, whose stop and flush of the SDK need that lock. Before, the flush waited for the
+  // lock until the handler's wait (RAWTRACE_EXIT_TIMEOUT, 3 s) ran out and the process died without END.
+  const t0 = Date.now();
+  const run = await runUntilFlushed("1.0", "kill", "held-lock", "SIGTERM", {
+    env: { FAKE_ROCP_FLUSH_HOLD_MS: "4000", RAWTRACE_EXIT_TIMEOUT: "3" }, at: "\"ev\":\"flush_holding\"",
+  });
+  const took = Date.now() - t0;
+  assert.is(run.signal, "SIGTERM", run.stderr);
+  assert.match(run.stderr, /the SDK's stop and flush did not return within 1\.5 s/);
+  const cs = readChunks(outPath("1.0", "held-lock", run.pid));
+  assert.is(cs[cs.length - 1].type, ChunkType.END, "END written");
+  const logs = cs.filter((c) => c.type === ChunkType.LOG).map((c) => new Cursor(c.p)).map((c) => [c.u32(), c.str()]);
+  assert.ok(logs.some(([, msg]) => String(msg).includes("did not return")), "the loss is said in the file too");
+  // What the SDK had delivered before the flush that holds its lock is all there.
+  const dumpedHex = new Set(dumped(cs).map((r) => r.hex));
+  const before = delivered(run);
+  assert.ok(before.length >= STEPS * 10, `${before.length} records delivered before the held flush`);
+  assert.ok(before.every((r) => dumpedHex.has(r.hex)), "every record delivered before the held flush is in the dump");
+  assert.ok(took < 3000, `${took} ms: the exit flush went on after 1.5 s, not after the handler's 3 s`);
 });
 
 for (const fn of ["rocprofiler_create_buffer", "rocprofiler_start_context"]) {

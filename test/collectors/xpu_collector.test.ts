@@ -203,6 +203,24 @@ test("SIGTERM with the default disposition: the handler flushes PTI and complete
   checkDump("1.2.0", r.file, r.delivered, true);
 });
 
+test("SIGTERM while the signalled thread holds PTI's lock (inside ptiFlushAllViews): the exit flush does not wait on PTI for ever, END is written", () => {
+  // The program's flush raises SIGTERM inside the double's ptiFlushAllViews, with its lock held: the handler waits for
+  // the exit flush, whose own ptiFlushAllViews needs that lock. Before, it waited until the handler's wait
+  // (RAWTRACE_EXIT_TIMEOUT, 3 s) ran out and the process died without END.
+  const t0 = Date.now();
+  const r = run("1.2.0", "held-lock", "kill", { FAKE_PTI_FLUSH_RAISE: "1", RAWTRACE_EXIT_TIMEOUT: "3" });
+  const took = Date.now() - t0;
+  assert.is(r.signal, "SIGTERM", r.stderr);
+  assert.match(r.stderr, /ptiFlushAllViews did not return within 1\.5 s/);
+  assert.ok(took < 3000, `${took} ms: the flush went on after 1.5 s, not after the handler's 3 s`);
+  const chunks = readDumpChunks(r.file);
+  assert.is(chunks[chunks.length - 1].type, ChunkType.END, "END written");
+  assert.ok(chunks.some((c) => c.type === ChunkType.LOG && c.p.toString("latin1").includes("did not return")), "said in the file");
+  // Every buffer PTI handed over before the held flush is in the dump (the held one never is: PTI keeps it).
+  assert.ok(r.lines.filter((l) => "delivered" in l).length > 0, "buffers delivered before the held flush");
+  checkDump("1.2.0", r.file, r.delivered, true);
+});
+
 test("a child forked without exec (a DataLoader worker) does not keep the parent's dump open; the parent's dump is whole", () => {
   const r = run("1.2.0", "fork", "fork");
   assert.is(r.status, 0, r.stderr);
