@@ -276,6 +276,12 @@ int rt_call_bounded(void (*fn)(void*), void* arg, long ms) {
   return done;
 }
 
+int rt_exit_call_bounded(void (*fn)(void*), double exit_timeout_s, long* bound_ms) {
+  double half = exit_timeout_s * 500.0;
+  *bound_ms = half < 500.0 ? 500 : (long)half;
+  return rt_call_bounded(fn, NULL, *bound_ms);
+}
+
 void rt_thread_enter(const char* name) {
   sigset_t all;
   sigfillset(&all);

@@ -124,6 +124,13 @@ int rt_thread_start(pthread_t* t, void* (*fn)(void*));
  */
 int rt_call_bounded(void (*fn)(void*), void* arg, long ms);
 
+/**
+ * rt_call_bounded(fn, NULL, …) for an exit flush's call into the vendor library: waited for at most half of
+ * `exit_timeout_s` (at least 0.5 s), which leaves the other half to the rest of the flush. Stores that bound (ms) in
+ * `*bound_ms`; returns as rt_call_bounded.
+ */
+int rt_exit_call_bounded(void (*fn)(void*), double exit_timeout_s, long* bound_ms);
+
 /** First call of a collector thread: blocks every signal, names the thread `name` (at most 15 characters). */
 void rt_thread_enter(const char* name);
 

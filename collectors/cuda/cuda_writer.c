@@ -138,15 +138,32 @@ static void handle_item(rt_item* it) {
 
 static void drain(void) { rt_queue_drain(&G.q, handle_item); }
 
+/* 1 when stop_cupti took the control lock and stopped CUPTI (read after rt_call_bounded returned 1). */
+static atomic_int g_cupti_stopped;
+
+/* Disables the kinds and flushes CUPTI under the control lock, if it can be had within 2 s (finalize's thread). */
+static void stop_cupti(void* unused) {
+  (void)unused;
+  struct timespec dl = rt_deadline_ms(2000);
+  if (pthread_mutex_timedlock(&G.ctl_mu, &dl) != 0) return;
+  if (G.collecting) rt_cuda_stop_locked();
+  pthread_mutex_unlock(&G.ctl_mu);
+  atomic_store(&g_cupti_stopped, 1);
+}
+
 /* Exit flush on the writer thread: stop CUPTI, drain, tail chunks, END, close. */
 static void finalize(void) {
-  struct timespec dl = rt_deadline_ms(2000);
-  int stopped = 0;
-  if (pthread_mutex_timedlock(&G.ctl_mu, &dl) == 0) {
-    if (G.collecting) rt_cuda_stop_locked();
-    pthread_mutex_unlock(&G.ctl_mu);
-    stopped = 1;
-  } else {
+  /* Bounded (rt_call_bounded): a termination signal handled on a program thread that holds CUPTI's lock (inside a
+   * flush or a traced call) waits in its handler for this flush, so a CUPTI call needing that lock would never return
+   * and the file would end without END. */
+  long bound;
+  int returned = rt_exit_call_bounded(stop_cupti, G.cfg.exit_timeout, &bound);
+  int stopped = returned && atomic_load(&g_cupti_stopped);
+  if (!returned) {
+    rt_cuda_logrec(LOG_WARN, "exit flush: CUPTI's stop and flush did not return within %.1f s (a thread holding its "
+                   "lock was stopped, e.g. by the signal being handled); its last buffers are not in the file",
+                   (double)bound / 1000.0);
+  } else if (!stopped) {
     rt_cuda_logmsg(LOG_WARN, "exit flush: control lock busy; CUPTI's last buffers are not flushed");
   }
   /* CUPTI stopped: until the queue is empty; else it may still deliver: what is queued now. */
@@ -154,7 +171,8 @@ static void finalize(void) {
   else rt_queue_drain_to(&G.q, handle_item, rt_queue_last(&G.q));
   if (!G.write_failed) {
     rt_cuda_maybe_write_devices();
-    check_dropped_at(1);
+    /* CUPTI's drop count is asked of CUPTI too: not while a call into it has not returned. */
+    if (returned) check_dropped_at(1);
     /* The LOG items the lines above queued (this thread's own), before END. */
     rt_queue_drain_to(&G.q, handle_item, rt_queue_last(&G.q));
     rt_clock_anchor_t a;

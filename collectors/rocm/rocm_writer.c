@@ -217,11 +217,9 @@ static void stop_sdk(void* unused) {
 static void finalize(void) {
   /* Bounded: a termination signal handled on a program thread that holds one of the SDK's locks (inside a traced
    * call, or a flush delivering into our callback) waits in its handler for this flush, so an SDK call needing that
-   * lock would never return and the file would end without END. Half the exit timeout leaves the other half for the
-   * rest of the flush. */
-  double half = G.cfg.exit_timeout * 500.0;
-  long bound = half < 500.0 ? 500 : (long)half;
-  int returned = rt_call_bounded(stop_sdk, NULL, bound);
+   * lock would never return and the file would end without END (rt_exit_call_bounded). */
+  long bound;
+  int returned = rt_exit_call_bounded(stop_sdk, G.cfg.exit_timeout, &bound);
   int stopped = returned && atomic_load(&g_sdk_stopped);
   if (!returned) {
     rt_rocm_logrec(RT_V_WARN, "exit flush: the SDK's stop and flush did not return within %.1f s (a thread holding "

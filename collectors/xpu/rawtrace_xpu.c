@@ -559,10 +559,9 @@ static void flush_pti(void* unused) {
 static void finalize(void) {
   /* Bounded (rt_call_bounded): a termination signal handled on a program thread that holds PTI's lock (inside its
    * flush, or a traced call) waits in its handler for this flush, so a PTI call needing that lock would never return
-   * and the file would end without END. Half the exit timeout leaves the other half for the rest. */
-  double half = G.exit_timeout * 500.0;
-  long bound = half < 500.0 ? 500 : (long)half;
-  int flushed = rt_call_bounded(flush_pti, NULL, bound);
+   * and the file would end without END. */
+  long bound;
+  int flushed = rt_exit_call_bounded(flush_pti, G.exit_timeout, &bound);
   if (!flushed) {
     logmsg(RT_V_WARN, 1, "exit flush: ptiFlushAllViews did not return within %.1f s (a thread holding its lock was "
            "stopped, e.g. by the signal being handled); PTI's last records are not in the file", (double)bound / 1000.0);

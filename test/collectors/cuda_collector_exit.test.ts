@@ -152,6 +152,18 @@ test("two signals at once (Ctrl-C reaching the program and `rawtrace record` for
   }
 });
 
+test("SIGTERM while the signalled thread holds CUPTI's lock (inside cuptiActivityFlushAll): the exit flush does not wait on CUPTI for ever, END is written", () => {
+  // The program's flush raises SIGTERM inside the double's cuptiActivityFlushAll, with its lock held: the handler
+  // waits for the exit flush, whose own disable and flush of CUPTI need that lock. Before, it waited until the
+  // handler's wait (RAWTRACE_EXIT_TIMEOUT, 3 s) ran out and the process died without END.
+  const run = runSync("cu13", "basic", "held-lock", { FAKE_CUPTI_FLUSH_RAISE: "1", RAWTRACE_EXIT_TIMEOUT: "3" });
+  assert.is(run.signal, "SIGTERM", run.stderr);
+  assert.match(run.stderr, /CUPTI's stop and flush did not return within 1\.5 s/);
+  const cs = chunks(outPath("cu13", "held-lock", run.pid));
+  assert.is(cs[cs.length - 1].type, T.END, "END written");
+  assert.ok(cs.some((c) => c.type === T.LOG && c.p.toString("latin1").includes("did not return")), "said in the file");
+});
+
 test("SIGTERM with the program's own handler: chained, the program goes on, exit flush at the end", async () => {
   const run = await runAsync("cu13", "sigterm_chain", "sigterm-chain", {}, (e, child) => {
     if (e.ev === "ready") child.kill("SIGTERM");

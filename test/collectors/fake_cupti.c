@@ -16,6 +16,7 @@
  *   FAKE_CUPTI_VERSION=n   cuptiGetVersion value (default: CUPTI_API_VERSION of the headers)
  *   FAKE_CUPTI_FAIL=list   comma list of "function" (fails with CUPTI_ERROR_UNKNOWN) or "cuptiActivityEnable:<kind>"
  *                          (that kind fails with CUPTI_ERROR_NOT_COMPATIBLE)
+ *   FAKE_CUPTI_FLUSH_RAISE=1  the first cuptiActivityFlushAll raises SIGTERM while it holds the library's lock
  */
 #if !defined(_GNU_SOURCE)
 #define _GNU_SOURCE 1
@@ -364,6 +365,14 @@ EXPORT CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag) {
   /* completed records are handed over either way; work still running only by a forced flush (end unknown) */
   if (fail_all_fn("cuptiActivityFlushAll")) return CUPTI_ERROR_UNKNOWN;
   pthread_mutex_lock(&mu);
+  /* FAKE_CUPTI_FLUSH_RAISE=1: the first flush raises SIGTERM while it holds CUPTI's lock (a signal landing on a
+   * thread inside CUPTI): the collector's handler then runs with the lock held. */
+  static int raised;
+  const char* r = getenv("FAKE_CUPTI_FLUSH_RAISE");
+  if (r && *r == '1' && !raised) {
+    raised = 1;
+    raise(SIGTERM);
+  }
   if (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) hand_over_running_locked();
   retire_current();
   deliver_all_locked();
