@@ -9,6 +9,7 @@
  *   basic  run the steps and return from main (the exit flush writes END)
  *   kill   run the steps, flush, print "flushed", then wait to be killed (SIGKILL: the file must be a valid prefix)
  *   term   as kill, but the test sends SIGTERM (the collector's handler must still write END)
+ *   wait   run the steps, print "waiting" and wait for the test's signals without flushing (the exit flush does it)
  *   pause  as basic, with rawtrace_rocm_stop() before step 4 and rawtrace_rocm_start() after step 5
  *
  * Environment: RT_APP_SDK (path of the fake librocprofiler-sdk.so), RT_APP_SDK_LOCAL (open it RTLD_LOCAL),
@@ -86,6 +87,12 @@ int main(int argc, char** argv) {
   }
   fflush(stdout);
 
+  if (!strcmp(scenario, "wait")) {
+    printf("{\"ev\":\"waiting\"}\n"); /* no flush: only the exit flush writes what is still in the SDK */
+    fflush(stdout);
+    for (int i = 0; i < 600; i++) sleep(1); /* until the test's signals */
+    return 3;
+  }
   if (!strcmp(scenario, "kill") || !strcmp(scenario, "term")) {
     int rc = flush ? flush() : -1;
     printf("{\"ev\":\"flushed\",\"rc\":%d}\n", rc);
