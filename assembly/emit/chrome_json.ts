@@ -160,10 +160,34 @@ export function chromeLastTs(): u64 {
   return t > base ? t - base : 0;
 }
 
-/** Output pid of GPU `dev`: Kineto's (the device ordinal), or its place in the namespace slot. */
+/**
+ * Output pid of GPU `dev`: Kineto's (the device ordinal), or its place in the namespace slot; moved past every Linux
+ * pid (GPU_SORT_OFFSET + ordinal) when the program's own pid is one of the ordinals (gpuPidBase, chromeBegin).
+ */
 // @ts-ignore: decorator
 @inline export function gpid(dev: u64): u64 {
-  return nsOn ? nsBase + X.NS_GPU + (dev < 900 ? dev : dev % 900) : dev;
+  return nsOn ? nsBase + X.NS_GPU + (dev < 900 ? dev : dev % 900) : dev + gpuPidBase;
+}
+
+/** 0, or GPU_SORT_OFFSET when GPU pids must move off the host's (see {@link gpid}). */
+let gpuPidBase: u64 = 0;
+
+/**
+ * Whether the program's pid could be a GPU's pid: Kineto's rule (GPU pid = ordinal, host pid = OS pid) gives a
+ * program running as pid 1 in a container with two GPUs one process for its threads and GPU 1's streams, which
+ * Perfetto shows as one (with two names and sort indexes). True when the pid is at most the largest ordinal in the
+ * device table, or below 64 when the dump has no table (ordinals unknown).
+ */
+function hostPidMayBeGpu(): bool {
+  const pid = <u64>S.processId;
+  const n = S.deviceCount();
+  if (n == 0) return pid < 64;
+  let max: u64 = 0;
+  for (let i: u32 = 0; i < n; i++) {
+    const id = <u64>load<u32>(S.deviceAt(i));
+    if (id > max) max = id;
+  }
+  return pid <= max;
 }
 
 /** Output pid of host process `pid`: the OS pid, or its local index (order of first appearance) in the slot. */
@@ -252,6 +276,7 @@ export function chromeBegin(baseNs: u64, startNs: u64): void {
   overheadSeen = false;
   nsOn = X.pidNamespace >= 0;
   nsBase = nsOn ? <u64>X.pidNamespace * X.NS_STRIDE : 0;
+  gpuPidBase = !nsOn && S.haveHeader && hostPidMayBeGpu() ? GPU_SORT_OFFSET : 0;
   flowBase = nsOn ? <u64>X.pidNamespace << 32 : 0;
   hostLocal = tableNew(4);
   lastOsPid = 0xffffffffffffffff;

@@ -3,6 +3,8 @@ import * as assert from "uvu/assert";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { toChrome, events } from "../helpers/convert.js";
+import { cudaWriter } from "../helpers/cuda_writer.js";
+import * as C from "../../src/tools/cupti_records.js";
 import { sampleDump, T0, PID, TID } from "../helpers/sample_dump.js";
 
 const GRID = 3944619n * 1000000000n;
@@ -260,6 +262,33 @@ test("Perfetto's pid rule (uint32, anything else 0) leaves every process its own
   for (const [pid, n] of names) assert.is(n.length, 1, `pid ${pid}: ${n.join(", ")}`);
   assert.equal(names.get(0), ["python3"], "GPU 0's process keeps the program's name, as Kineto's (labels GPU 0)");
   assert.equal(names.get(2147483647), ["CUPTI Overhead"]);
+});
+
+test("a program running as pid 1 with two GPUs (a container): GPU pids move past every Linux pid, one process per pid", async () => {
+  // Kineto's rule (GPU pid = ordinal) put GPU 1's streams in the program's own process 1 (two names, two sort indexes).
+  const w = cudaWriter("cuda13", T0, 1);
+  w.devices([0, 1].map((id) => ({
+    id, multiprocessors: 132, globalMemoryBytes: 80n << 30n, memoryBandwidth: 3350000000000n, coreClockKhz: 1980000,
+    ccMajor: 9, ccMinor: 0, maxThreadsPerBlock: 1024, maxThreadsPerMultiprocessor: 2048, regsPerBlock: 65536,
+    regsPerMultiprocessor: 65536, warpSize: 32, sharedMemPerBlock: 49152, sharedMemPerMultiprocessor: 233472,
+    sharedMemPerBlockOptin: 232448, maxBlocksPerMultiprocessor: 32, name: `NVIDIA H100 ${id}`,
+  })));
+  const recs = [0, 1].flatMap((dev) => [
+    C.apiRecord("cuda13", { kind: 5, cbid: 211, start: T0 + 1000n + BigInt(dev) * 10_000n, end: T0 + 2000n + BigInt(dev) * 10_000n, processId: 1, threadId: 1, correlationId: 10 + dev }),
+    C.kernelRecord("cuda13", { start: T0 + 3000n + BigInt(dev) * 10_000n, end: T0 + 4000n + BigInt(dev) * 10_000n, deviceId: dev, contextId: 1, streamId: 7, correlationId: 10 + dev, namePtr: 0n }),
+  ]);
+  w.activity(C.concat(recs));
+  w.end();
+  const { trace } = await toChrome(w.bytes());
+  const labels = new Map<number, string[]>();
+  for (const e of trace.traceEvents) {
+    if (e.ph === "M" && e.name === "process_labels") labels.set(e.pid, [...(labels.get(e.pid) ?? []), e.args.labels]);
+  }
+  assert.equal([...labels].sort((a, b) => a[0] - b[0]), [[1, ["CPU"]], [5000000, ["GPU 0"]], [5000001, ["GPU 1"]]]);
+  assert.equal(events(trace, "kernel").map((e) => [e.pid, e.tid, e.args.device]), [[5000000, 7, 0], [5000001, 7, 1]]);
+  // A program whose pid is no ordinal keeps Kineto's GPU pids (the sample: pid 654, GPU 0 on pid 0).
+  const sample = await toChrome(readFileSync(fileURLToPath(new URL("../../samples/h100_torch_train_nvtx.rawtrace", import.meta.url))));
+  assert.ok(events(sample.trace, "kernel").every((e) => e.pid === 0));
 });
 
 test("correlation 0 is no correlation: not written (HTA would join every 0 to every other 0)", async () => {
