@@ -363,8 +363,19 @@ function parse(cmd: string, args: string[]): { values: CliValues & { help?: bool
     throw new RawtraceError("USAGE", `${msg} (rawtrace ${cmd} --help lists its options)`);
   }
   // An empty value (`-o ''`, `--top=`) is no value: named as the user wrote the option, never silently ignored.
+  // An option that takes a value given twice (`-o a.json -o b.json`) is refused rather than the last one winning.
+  const given = new Map<string, string>();
   for (const t of parsed.tokens ?? []) {
-    if (t.kind === "option" && t.value === "") throw new RawtraceError("USAGE", `${t.rawName} needs a value, not an empty one`);
+    if (t.kind !== "option") continue;
+    if (t.value === "") throw new RawtraceError("USAGE", `${t.rawName} needs a value, not an empty one`);
+    const spec = COMMANDS[cmd].options[t.name];
+    if (spec?.type !== "string" || spec.multiple) continue;
+    const before = given.get(t.name);
+    if (before !== undefined) {
+      throw new RawtraceError("USAGE",
+        `--${t.name} given twice ('${before}', then '${t.value ?? ""}'): '${cmd}' takes one (rawtrace ${cmd} --help lists its options)`);
+    }
+    given.set(t.name, t.value ?? "");
   }
   return { values: parsed.values as CliValues & { help?: boolean }, positionals: parsed.positionals };
 }

@@ -22,7 +22,7 @@ import { formatGaps, gapsCsv } from "./gap_report.js";
 import { DEFAULT_MIN_GAP_NS, type DeviceGaps } from "../core/gaps.js";
 import { diffStats, formatDiff } from "./diff.js";
 import type { StepStats } from "../core/step_stats.js";
-import { IN_THREAD_MAX_BYTES, WorkerPool, convertsInThread, poolJobs } from "./pool.js";
+import { IN_THREAD_MAX_BYTES, MAX_JOBS, WorkerPool, convertsInThread, poolJobs } from "./pool.js";
 import { expandInputs } from "./inputs.js";
 import { isGzipFile, spoolInputs } from "./file_source.js";
 import { gzipByName } from "./block_gzip.js";
@@ -143,7 +143,10 @@ function gzipLevel(v: CliValues, fmt: "chrome" | "xspace"): number | undefined {
 function jobs(v: CliValues, inputs: number, fmt: "chrome" | "xspace" = "xspace"): number {
   if (v.jobs === undefined) return poolJobs(inputs, undefined, fmt === "chrome");
   const n = Number(v.jobs);
-  if (!Number.isInteger(n) || n < 1) throw new RawtraceError("USAGE", `--jobs must be a whole number ≥ 1, not '${v.jobs}'`);
+  // Decimal digits only (not 1e3, 0x10, ' 4'), and at most MAX_JOBS: each worker slot is made up front.
+  if (!/^\d+$/.test(v.jobs) || n < 1 || n > MAX_JOBS) {
+    throw new RawtraceError("USAGE", `--jobs must be a whole number from 1 to ${MAX_JOBS}, not '${v.jobs}'`);
+  }
   return n;
 }
 

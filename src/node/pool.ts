@@ -113,6 +113,9 @@ function rethrow(e: unknown, file: string): never {
   throw new RawtraceError(name, message.includes(basename(about)) ? message : `${about}: ${message}`, about, offset);
 }
 
+/** The most workers a pool may have (`jobs`, the CLI's `--jobs`). */
+export const MAX_JOBS = 1024;
+
 /** A pool of core workers. Create it, run tasks, then `await pool.close()`. */
 export class WorkerPool {
   /** Number of workers at most. */
@@ -126,7 +129,9 @@ export class WorkerPool {
 
   constructor(opts: PoolOptions = {}) {
     const n = opts.inThread ? 1 : Math.floor(opts.jobs ?? defaultJobs());
-    if (!(n >= 1)) throw new RawtraceError("USAGE", `jobs must be ≥ 1, not ${opts.jobs}`);
+    // Bounded: every slot (its progress cells in shared memory) is made here, so 2^32 would throw from the array
+    // and ten million would take gigabytes before the first task.
+    if (!(n >= 1 && n <= MAX_JOBS)) throw new RawtraceError("USAGE", `jobs must be from 1 to ${MAX_JOBS}, not ${opts.jobs}`);
     this.size = n;
     this.inThread = !!opts.inThread;
     this.slots = Array.from({ length: n }, () => ({

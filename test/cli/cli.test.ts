@@ -400,7 +400,15 @@ test("contradicting options and negative numbers are usage errors that say what 
   usageError(["convert", SAMPLE, "--jobs", "-1"], "--jobs -1: a value cannot start with '-' (--jobs takes no negative numbers)");
   usageError(["convert", SAMPLE, "-j", "-2"], "-j -2: a value cannot start with '-'");
   usageError(["stats", SAMPLE, "--top", "-3"], "--top -3:");
-  assert.equal(readdirSync(tmp).filter((f) => /^(a\.json|d|g\.json|y\.json|m\.json|mx\.json)$/.test(f)), [], "nothing made");
+  // --jobs: decimal digits from 1 to 1,024 (each worker slot is made up front: 2^32 threw, 1e7 took gigabytes).
+  for (const j of ["4294967296", "10000000", "1025", "1e3", "0x10", "2.5", "0"]) {
+    usageError(["convert", SAMPLE, "--jobs", j, "-o", "j.json"], `--jobs must be a whole number from 1 to 1024, not '${j}'`);
+  }
+  usageError(["stats", SAMPLE, "-j", "9007199254740993"], "--jobs must be a whole number from 1 to 1024");
+  // An option given twice is refused (the last one used to win silently).
+  usageError(["convert", SAMPLE, "-o", "a.json", "--output=b.json"], "--output given twice ('a.json', then 'b.json')");
+  usageError(["batch", SAMPLE, "--shard", "0/2", "--shard", "1/2"], "--shard given twice");
+  assert.equal(readdirSync(tmp).filter((f) => /^(a\.json|b\.json|j\.json|d|g\.json|y\.json|m\.json|mx\.json)$/.test(f)), [], "nothing made");
   const h = cli(["help", "--help"]);
   assert.is(h.status, 0, h.stderr);
   assert.match(h.stdout, /^rawtrace \d/);

@@ -12,7 +12,7 @@ import { setImmediate as tick } from "node:timers/promises";
 import type { Worker } from "node:worker_threads";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { IN_THREAD_MAX_BYTES, WorkerPool, convertsInThread } from "../../src/node/pool.js";
+import { IN_THREAD_MAX_BYTES, MAX_JOBS, WorkerPool, convertsInThread } from "../../src/node/pool.js";
 import { convertBatch } from "../../src/node/batch.js";
 import { isRawtraceError } from "../../src/core/codes.js";
 import { sampleDump } from "../helpers/sample_dump.js";
@@ -26,6 +26,19 @@ writeFileSync(input2, sampleDump({ rank: 4 }));
 
 /** The worker thread of slot `i` (private state, read to kill it the way a crash would). */
 const workerOf = (pool: WorkerPool, i: number) => (pool as unknown as { slots: { worker: Worker | null }[] }).slots[i].worker;
+
+test("a pool's size is 1 to MAX_JOBS (1,024): 2^32 threw a RangeError from the slots' array, ten million took gigabytes", () => {
+  for (const jobs of [0, -1, 2 ** 32, 1e7, MAX_JOBS + 1, Number.NaN]) {
+    let err: unknown;
+    try {
+      new WorkerPool({ jobs });
+    } catch (e) {
+      err = e;
+    }
+    assert.ok(isRawtraceError(err) && err.code === "USAGE", `jobs ${jobs}: ${String(err)}`);
+  }
+  assert.is(new WorkerPool({ jobs: MAX_JOBS }).size, MAX_JOBS); // slots only: no worker starts before a task
+});
 
 test("a worker that dies fails only its task; the next task gets a new worker", async () => {
   const pool = new WorkerPool({ jobs: 1 });
