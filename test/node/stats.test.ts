@@ -131,7 +131,8 @@ function fromChrome(text: string): Expected {
     if (d > n.max) n.max = d;
     names.set(key, n);
     if (kind >= 1 && kind <= 3) {
-      const dev = Number(e.pid);
+      // The GPU's pid is its ordinal, or 5,000,000 + ordinal when the program's pid is an ordinal (docs/chrome_json.md).
+      const dev = Number(e.pid) >= 5_000_000 ? Number(e.pid) - 5_000_000 : Number(e.pid);
       const x = devices.get(dev) ?? { busy: 0n, counts: [0, 0, 0], ns: [0n, 0n, 0n], bytes: [0n, 0n, 0n] as Array<bigint | null> };
       x.counts[kind - 1]++;
       x.ns[kind - 1] += d;
