@@ -91,6 +91,11 @@ let truncLen: u64 = 0;
 let afterTrunc: u32 = 0;
 /** File offset of the first complete chunk found after `truncAt` (the end of the bytes lost there). */
 let afterTruncAt: u64 = 0;
+/** Window offset of the chunk cut at `truncAt` during the end-of-input scan, and whether it is an ACTIVITY chunk. */
+let truncP: usize = 0;
+let truncActivity = false;
+/** Payload bytes of that cut chunk handed to the handler (cutActivity), 0 when none. */
+let truncKept: u32 = 0;
 /** Sequence numbers of chunks that failed their payload checksum in pass 1 (rare: a short list). */
 let badSeqs: usize = 0;
 let badSeqCount: u32 = 0;
@@ -124,6 +129,9 @@ export function readerReset(h: ChunkHandler, verify: bool): void {
   truncLen = 0;
   afterTrunc = 0;
   afterTruncAt = 0;
+  truncP = 0;
+  truncActivity = false;
+  truncKept = 0;
   pendingTotal = 0;
   if (seenBits == 0) {
     seenCap = 1 << 16;
@@ -270,6 +278,25 @@ function damagedSpan(c: usize, total: usize): usize {
 }
 
 /**
+ * The file ends inside an ACTIVITY chunk whose header is intact (its CRC vouches for type, length and seq) and no
+ * complete chunk follows (so it was cut, not damaged): its bytes that are here go to the handler as a shorter
+ * ACTIVITY payload, so that every whole record in them is decoded (the vendor decoders report the record the cut
+ * went through as RECORD_TRUNCATED). Its payload checksum cannot be verified: it covers the missing bytes. A collector
+ * killed while it wrote a buffer (8 MiB with CUPTI) lost all of it before. Both passes hand over the same bytes.
+ * Returns false after a fatal error in the handler.
+ */
+function cutActivity(h: ChunkHandler): bool {
+  const c = win + truncP;
+  // All of the payload when only its padding is cut.
+  const held = <u32>min<usize>(winLen - truncP - CHUNK_HEADER, <usize>load<u32>(c, 12));
+  const seq = load<u32>(c, 8);
+  if (held < 4 || markSeen(seq)) return true; // nothing to read, or a copy of a chunk read before
+  truncKept = held;
+  h(Chunk.ACTIVITY, c + CHUNK_HEADER, held, truncAt, seq);
+  return !failed();
+}
+
+/**
  * Consumes `n` new bytes written at inputWritePtr(). Dispatches every complete valid chunk. Returns false after a
  * fatal error (wrong magic, future major version).
  */
@@ -341,6 +368,8 @@ export function feed(n: usize): bool {
       if (truncAt == U64_MAX) {
         truncAt = off;
         truncLen = winLen - p;
+        truncP = p;
+        truncActivity = <u32>load<u16>(c, 4) == Chunk.ACTIVITY;
       }
       p += 8;
       continue;
@@ -420,6 +449,7 @@ export function feed(n: usize): bool {
     h(type, c + CHUNK_HEADER, len, off, seq);
     if (failed()) return false;
   }
+  if (eofScan && truncAt != U64_MAX && afterTrunc == 0 && truncActivity && !cutActivity(h)) return false;
   // Keep the unconsumed tail at the start of the window.
   if (p > 0) {
     if (p < winLen) memory.copy(win, win + p, winLen - p);
@@ -464,11 +494,13 @@ export function finish(): void {
   } else if (truncAt != U64_MAX) {
     // Complete chunks after it: the length field was damaged, the file was not cut.
     if (afterTrunc > 0) {
-      warn(Warn.BAD_CHUNK_HEADER, truncAt, 0);
+      warn(Warn.BAD_CHUNK_HEADER, truncAt, afterTruncAt - truncAt);
       lose(Warn.BAD_CHUNK_HEADER, truncAt, afterTruncAt);
     } else {
       warn(Warn.TRUNCATED, truncAt, truncLen);
-      lose(Warn.TRUNCATED, truncAt, truncAt + truncLen);
+      // A cut activity buffer handed over whole-record by whole-record: its decoder reports the record the cut went
+      // through (RECORD_TRUNCATED); nothing else of these bytes is lost.
+      if (truncKept == 0) lose(Warn.TRUNCATED, truncAt, truncAt + truncLen);
     }
   } else if (winLen > 0) {
     warn(Warn.TRUNCATED, winBase, winLen);

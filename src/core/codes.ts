@@ -73,7 +73,7 @@ export type WarningName = (typeof WARN_NAMES)[number] | (typeof HOST_WARN_NAMES)
 
 /** What each warning means for the user; `{detail}` is replaced by the detail number. */
 export const WARN_MESSAGES: Record<WarningName, string> = {
-  TRUNCATED: "file ends inside a chunk ({detail} bytes after the last complete chunk); everything before was converted",
+  TRUNCATED: "file ends inside a chunk ({detail} bytes after the last complete chunk); everything before was converted, and of a cut activity buffer every whole record (unverified: its checksum covers the missing bytes)",
   BAD_CHUNK_HEADER: "damaged bytes where a chunk header was expected ({detail} bytes skipped to the next valid chunk)",
   BAD_PAYLOAD_CRC: "chunk seq {detail} failed its payload checksum and was skipped",
   CHUNK_TOO_LARGE: "a chunk header declares {detail} bytes (more than 256 MiB); skipped",

@@ -168,8 +168,14 @@ test("a header declaring more than 256 MiB: one range from it to the next valid 
 });
 
 test("a file cut inside a chunk: the tail; damage up to the end of the file: up to the end", async () => {
+  // Cut 16 bytes into an activity buffer's payload: those bytes are read as records, and only the record the cut
+  // went through is lost (the whole tail was, before the cut buffer's whole records were kept).
   const cut = base.subarray(0, act[1].off + 40);
-  assert.equal((await info(cut)).loss.ranges, [{ from: act[1].off, to: act[1].off + 40, code: "TRUNCATED" }]);
+  assert.equal((await info(cut)).loss.ranges, [{ from: act[1].off + 24, to: act[1].off + 40, code: "RECORD_TRUNCATED" }]);
+  // Cut inside a chunk that is not an activity buffer (a DEVICES table here): the tail, as before.
+  const other = all.find((c) => c.type !== 5 && c.type !== 1 && c.len > 16)!;
+  assert.equal((await info(base.subarray(0, other.off + 40))).loss.ranges.slice(-1),
+    [{ from: other.off, to: other.off + 40, code: "TRUNCATED" }]);
   const b = base.slice();
   const last = all[all.length - 1];
   b[last.off + 9] ^= 0x01;
@@ -207,6 +213,34 @@ test("an activity buffer that ends inside a record, or holds a kind of unknown s
   new DataView(odd.buffer).setUint32(0, 0x7777, true);
   const unknown = withTail(odd);
   assert.equal((await info(unknown.bytes)).loss.ranges, [{ from: unknown.at, to: unknown.at + 16, code: "UNKNOWN_KIND_UNSIZED" }]);
+});
+
+test("a dump cut inside an activity buffer keeps every whole record of it (the buffer was lost whole before)", async () => {
+  // The H100 sample (CUPTI), the MI250 sample (rocprofiler-sdk) and the XPU sample (PTI), each cut at points inside its
+  // largest ACTIVITY chunk: the events only grow as the cut moves on, each is one of the whole dump's, and a cut 1 byte
+  // short of the chunk's end keeps all but the record it went through (before: 917 of 1,979 H100 events, 0 of 37
+  // MI250 events).
+  for (const name of ["h100_torch_train_nvtx", "mi250_minitoy_rocprof", "xpu_train_pti"]) {
+    const bytes = new Uint8Array(readFileSync(`samples/${name}.rawtrace`));
+    const last = chunks(bytes).filter((c) => c.type === 5).sort((a, b) => b.len - a.len)[0]; // the largest buffer
+    const payloadEnd = last.off + CHUNK_HEADER_SIZE + last.len;
+    const keys = (t: { traceEvents: Array<Record<string, any>> }) =>
+      t.traceEvents.filter((e) => e.ph === "X").map((e) => `${e.cat}|${e.name}|${e.ts}|${e.pid}|${e.tid}`);
+    const whole = new Set(keys((await toChrome(bytes.subarray(0, last.end))).trace));
+    const none = keys((await toChrome(bytes.subarray(0, last.off + CHUNK_HEADER_SIZE))).trace).length;
+    let before = none;
+    const cuts = [0.25, 0.5, 0.75].map((f) => last.off + CHUNK_HEADER_SIZE + Math.floor(last.len * f)).concat(payloadEnd - 1);
+    for (const cut of cuts) {
+      const { trace } = await toChrome(bytes.subarray(0, cut));
+      const k = keys(trace);
+      assert.ok(k.length >= before, `${name} cut at ${cut}: ${k.length} events, fewer than an earlier cut's ${before}`);
+      assert.ok(k.every((x) => whole.has(x)), `${name} cut at ${cut}: an event the whole dump does not have`);
+      assert.ok(trace.rawtrace.warnings.some((w: { code: string }) => w.code === "TRUNCATED"), `${name}: TRUNCATED`);
+      before = k.length;
+    }
+    assert.ok(before > none, `${name}: the cut buffer's records were kept (${before} events, ${none} without the buffer)`);
+    assert.ok(before >= whole.size - 2, `${name}: a cut 1 byte short keeps ${before} of ${whole.size} events`);
+  }
 });
 
 test.run();
