@@ -276,7 +276,14 @@ int rt_call_bounded(void (*fn)(void*), void* arg, long ms) {
   return done;
 }
 
-int rt_exit_call_bounded(void (*fn)(void*), double exit_timeout_s, long* bound_ms) {
+void rt_queue_note_signal(rt_queue* q) { atomic_store(&q->in_signal, 1); }
+
+int rt_exit_call_bounded(rt_queue* q, void (*fn)(void*), double exit_timeout_s, long* bound_ms) {
+  if (!atomic_load(&q->in_signal)) {
+    *bound_ms = 0;
+    fn(NULL);
+    return 1;
+  }
   double half = exit_timeout_s * 500.0;
   *bound_ms = half < 500.0 ? 500 : (long)half;
   return rt_call_bounded(fn, NULL, *bound_ms);
@@ -403,6 +410,7 @@ void rt_queue_on_term_signal(rt_queue* q, atomic_int* finalize_req, int armed, i
   if (armed && rt_sig_is_default(old)) {
     /* A second signal (on another thread, or another of the three) waits for the same exit flush instead of ending
      * the process in the middle of it: `rawtrace record` forwards Ctrl-C to a program the terminal signalled too. */
+    rt_queue_note_signal(q);
     if (!atomic_exchange(finalize_req, 1)) rt_queue_wake(q);
     rt_queue_wait_pipe(q, ms);
   }

@@ -45,6 +45,7 @@ typedef struct rt_queue {
   _Atomic uint64_t done_seq; /* highest item handled */
   atomic_int finished;       /* the writer exited */
   atomic_int stalled;        /* a bounded wait for the writer timed out, at done_seq == stall_seq */
+  atomic_int in_signal;      /* a termination signal's handler asked for the exit flush (rt_queue_note_signal) */
   _Atomic uint64_t stall_seq;
   int shutdown_failed; /* an rt_queue_shutdown returned without the writer finished */
   int pipe[2];       /* one byte per notification, for signal handlers */
@@ -125,11 +126,16 @@ int rt_thread_start(pthread_t* t, void* (*fn)(void*));
 int rt_call_bounded(void (*fn)(void*), void* arg, long ms);
 
 /**
- * rt_call_bounded(fn, NULL, …) for an exit flush's call into the vendor library: waited for at most half of
- * `exit_timeout_s` (at least 0.5 s), which leaves the other half to the rest of the flush. Stores that bound (ms) in
- * `*bound_ms`; returns as rt_call_bounded.
+ * An exit flush's call into the vendor library. When a termination signal's handler asked for the flush
+ * (rt_queue_note_signal): rt_call_bounded(fn, NULL, …), waited for at most half of `exit_timeout_s` (at least 0.5 s),
+ * which leaves the other half to the rest of the flush, that bound (ms) stored in `*bound_ms`. Otherwise (a normal
+ * exit: no program thread is stopped in a handler, so a slow flush is a busy one) fn(NULL) here, as long as it takes,
+ * `*bound_ms` 0. Returns as rt_call_bounded.
  */
-int rt_exit_call_bounded(void (*fn)(void*), double exit_timeout_s, long* bound_ms);
+int rt_exit_call_bounded(rt_queue* q, void (*fn)(void*), double exit_timeout_s, long* bound_ms);
+
+/** Marks that a termination signal's handler asks for the exit flush (before it wakes the writer). Async-signal-safe. */
+void rt_queue_note_signal(rt_queue* q);
 
 /** First call of a collector thread: blocks every signal, names the thread `name` (at most 15 characters). */
 void rt_thread_enter(const char* name);

@@ -36,6 +36,7 @@ static void on_term_signal(int sig, siginfo_t* si, void* uc) {
     /* The process is about to die: full exit flush. A second signal (on another thread, or another of the three:
      * Ctrl-C reaching the program and `rawtrace record` forwarding it) waits for the same flush instead of ending
      * the process in the middle of it. */
+    rt_queue_note_signal(&G.q);
     if (!atomic_exchange(&G.finalize_req, 1)) {
       rt_queue_drain_pipe(&G.q);
       rt_queue_wake(&G.q);

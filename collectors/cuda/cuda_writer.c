@@ -157,7 +157,7 @@ static void finalize(void) {
    * flush or a traced call) waits in its handler for this flush, so a CUPTI call needing that lock would never return
    * and the file would end without END. */
   long bound;
-  int returned = rt_exit_call_bounded(stop_cupti, G.cfg.exit_timeout, &bound);
+  int returned = rt_exit_call_bounded(&G.q, stop_cupti, G.cfg.exit_timeout, &bound);
   int stopped = returned && atomic_load(&g_cupti_stopped);
   if (!returned) {
     rt_cuda_logrec(LOG_WARN, "exit flush: CUPTI's stop and flush did not return within %.1f s (a thread holding its "

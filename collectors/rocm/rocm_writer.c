@@ -219,7 +219,7 @@ static void finalize(void) {
    * call, or a flush delivering into our callback) waits in its handler for this flush, so an SDK call needing that
    * lock would never return and the file would end without END (rt_exit_call_bounded). */
   long bound;
-  int returned = rt_exit_call_bounded(stop_sdk, G.cfg.exit_timeout, &bound);
+  int returned = rt_exit_call_bounded(&G.q, stop_sdk, G.cfg.exit_timeout, &bound);
   int stopped = returned && atomic_load(&g_sdk_stopped);
   if (!returned) {
     rt_rocm_logrec(RT_V_WARN, "exit flush: the SDK's stop and flush did not return within %.1f s (a thread holding "

@@ -561,7 +561,7 @@ static void finalize(void) {
    * flush, or a traced call) waits in its handler for this flush, so a PTI call needing that lock would never return
    * and the file would end without END. */
   long bound;
-  int flushed = rt_exit_call_bounded(flush_pti, G.exit_timeout, &bound);
+  int flushed = rt_exit_call_bounded(&G.q, flush_pti, G.exit_timeout, &bound);
   if (!flushed) {
     logmsg(RT_V_WARN, 1, "exit flush: ptiFlushAllViews did not return within %.1f s (a thread holding its lock was "
            "stopped, e.g. by the signal being handled); PTI's last records are not in the file", (double)bound / 1000.0);

@@ -596,6 +596,17 @@ test("SIGTERM while the program's thread holds the SDK's lock (inside a flush): 
   assert.ok(before.every((r) => dumpedHex.has(r.hex)), "every record delivered before the held flush is in the dump");
 });
 
+test("a normal exit waits for a slow SDK flush as long as it takes (the bound is for a signal's exit flush only)", () => {
+  // The exit flush's own rocprofiler_flush_buffer holds 2 s; the exit timeout is 3 s (a signal's flush would give the
+  // SDK 1.5 s). Every record is in the dump and nothing is said.
+  const run = runSync("1.0", "basic", "slow-exit-flush", { FAKE_ROCP_FLUSH_HOLD_MS: "2000", RAWTRACE_EXIT_TIMEOUT: "3" });
+  ok(run, "slow exit flush");
+  assert.not.match(run.stderr, /did not return/);
+  const cs = readChunks(outPath("1.0", "slow-exit-flush", run.pid));
+  assert.is(cs[cs.length - 1].type, ChunkType.END);
+  assert.equal(dumped(cs).map(({ cat, kind, size, hex }) => ({ cat, kind, size, hex })), delivered(run));
+});
+
 test("two signals at once: the second waits for the exit flush the first asked for (the common handler of ROCm, XPU and Gaudi)", async () => {
   // The output is a FIFO of 16 KiB (the dump's first chunks, written at start, fit; its ≈ 21 KB do not) whose reader
   // starts 2 s after it opened; the program waits after its last step without flushing (no thread of it inside the
