@@ -58,6 +58,8 @@ export const LAST_CHUNK_TYPE: u32 = 15;
 export type ChunkHandler = (type: u32, p: usize, n: u32, fileOffset: u64, seq: u32) => void;
 
 const INITIAL_WINDOW: usize = 4 << 20;
+/** The preamble's first 8 bytes. */
+const MAGIC_TEXT = memory.data<u8>([82, 65, 87, 84, 82, 65, 67, 69]); // "RAWTRACE"
 
 let win: usize = 0;
 let winCap: usize = 0;
@@ -289,10 +291,17 @@ function cutActivity(h: ChunkHandler): bool {
   const c = win + truncP;
   // All of the payload when only its padding is cut.
   const held = <u32>min<usize>(winLen - truncP - CHUNK_HEADER, <usize>load<u32>(c, 12));
+  // Without the zeros it ends in (rounded up to 8 bytes): a crash can leave a file whose last blocks were never
+  // written read as zeros, and the record they start in would be decoded with zero fields (an event of pid 0, an
+  // API call 0). Cut there, that record is the one the decoder reports RECORD_TRUNCATED.
+  let data = held;
+  while (data > 0 && load<u8>(c + CHUNK_HEADER + data - 1) == 0) data--;
+  data = min<u32>((data + 7) & ~7, held);
   const seq = load<u32>(c, 8);
-  if (held < 4 || markSeen(seq)) return true; // nothing to read, or a copy of a chunk read before
-  truncKept = held;
-  h(Chunk.ACTIVITY, c + CHUNK_HEADER, held, truncAt, seq);
+  if (data < 4 || markSeen(seq)) return true; // nothing to read, or a copy of a chunk read before
+  truncKept = data;
+  h(Chunk.ACTIVITY, c + CHUNK_HEADER, data, truncAt, seq);
+  if (data < held && recordContainerWarnings) lose(Warn.TRUNCATED, truncAt + CHUNK_HEADER + data, truncAt + CHUNK_HEADER + held);
   return !failed();
 }
 
@@ -476,7 +485,11 @@ export function feed(n: usize): bool {
 export function finish(): void {
   if (failed()) return;
   if (!preambleDone) {
-    if (winLen == 0 || load<u8>(win) == 0x52) fail(Fatal.EMPTY, 0, winLen);
+    // Short of the preamble: EMPTY when every byte there is the magic's ("RAWTRACE"), a dump cut that early; else
+    // BAD_MAGIC (a 10-byte "RAWTRAC-12" is not one).
+    let magic = true;
+    for (let i: usize = 0; i < winLen && i < 8; i++) magic = magic && load<u8>(win + i) == load<u8>(MAGIC_TEXT + i);
+    if (magic) fail(Fatal.EMPTY, 0, winLen);
     else fail(Fatal.BAD_MAGIC, 0, 0);
     return;
   }

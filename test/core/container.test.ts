@@ -39,6 +39,10 @@ test("wrong magic, future major version and an empty file are clear errors with 
   await rejects(future, "FUTURE_FORMAT", 8);
   await rejects(new Uint8Array(0), "EMPTY", 0);
   await rejects(good.slice(0, 10), "EMPTY", 0);
+  await rejects(good.slice(0, 3), "EMPTY", 0);
+  // Short, but not the magic's bytes: not a dump cut early (the first byte alone decided before).
+  await rejects(new TextEncoder().encode("RAWTRAC-12"), "BAD_MAGIC", 0);
+  await rejects(new TextEncoder().encode("RX"), "BAD_MAGIC", 0);
 });
 
 // The reader's damage handling must not depend on which payload checksum the dump carries: every case runs on a
