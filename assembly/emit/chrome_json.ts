@@ -449,6 +449,7 @@ function flowStart(e: Ev): void {
 // @ts-ignore: decorator
 @inline function flowAt(e: Ev, open: usize, n: usize, close: usize, m: usize): void {
   if (S.ambiguousCorrs != 0 && S.corrAmbiguous(<u64>e.correlation)) return; // two processes' id: no arrow (warned)
+  if (e.correlation == 0) return; // 0 is no correlation (putCorr): no arrow joining every 0 to every other 0
   let q = putId(putConst(O.pos, open, n), e.correlation + flowBase, CORR_IDS);
   // The row text without its leading quote, 64 bytes whatever its length (≤ 61): putRow's and putHead's entries
   // are readable that far.
@@ -612,7 +613,7 @@ function launchArgs(e: Ev): void {
  * for one without, its own correlation id (HTA and Chakra join on it), and the comma after it.
  */
 function ownExternal(e: Ev): void {
-  if ((e.flags & EvFlag.HAS_EXTERNAL) != 0) return;
+  if ((e.flags & EvFlag.HAS_EXTERNAL) != 0 || e.correlation == 0) return;
   keyU('"External id":', e.correlation);
   O.byte(44);
 }
@@ -742,7 +743,7 @@ export function chromeEvent(e: Ev): void {
       O.ascii(',"stream":');
       if (noStream) O.ascii("-1");
       else O.u64dec(e.stream);
-      keyU(',"correlation":', e.correlation);
+      if (e.correlation != 0) keyU(',"correlation":', e.correlation);
       keyU(',"device":', e.device);
       keyU(',"context":', e.context);
       O.byte(125);
@@ -766,7 +767,7 @@ export function chromeEvent(e: Ev): void {
       ownExternal(e);
       keyU('"event_id":', e.eventId);
       keyU(',"stream":', e.stream);
-      keyU(',"correlation":', e.correlation);
+      if (e.correlation != 0) keyU(',"correlation":', e.correlation);
       keyU(',"device":', e.device);
       keyU(',"context":', e.context);
       O.byte(125);
