@@ -234,7 +234,8 @@ function gzipSource(path: string, spooledFd: number, compressed: number): FileBy
                 ended = true;
                 // Nothing could be read at all: not a gzip file this can read (the core would say EMPTY).
                 if (produced === 0 && gzipDamage) {
-                  throw inputError(path, new Error(gzipDamage.message), "cannot decompress (damaged gzip)");
+                  throw inputError(path, new Error(`at compressed byte ${gzipDamage.compressedAt}, before any byte of the dump: ${gzipDamage.message}`),
+                    "cannot decompress (damaged gzip)");
                 }
                 if (gzipDamage) gzipDamage.decompressed = produced;
                 break;

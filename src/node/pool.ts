@@ -80,9 +80,12 @@ interface Slot {
   running: Promise<void> | null;
 }
 
-/** Default pool size: one worker per core. */
+/** The most workers a pool may have (`jobs`, the CLI's `--jobs`). */
+export const MAX_JOBS = 1024;
+
+/** Default pool size: one worker per core, at most {@link MAX_JOBS}. */
 export function defaultJobs(): number {
-  return Math.max(1, typeof availableParallelism === "function" ? availableParallelism() : cpus().length);
+  return Math.min(MAX_JOBS, Math.max(1, typeof availableParallelism === "function" ? availableParallelism() : cpus().length));
 }
 
 /**
@@ -92,7 +95,8 @@ export function defaultJobs(): number {
  */
 export function poolJobs(inputs: number, jobs?: number, splittable = false): number {
   const cap = splittable && inputs === 1 ? (jobs === undefined ? 2 : Infinity) : Math.max(1, inputs);
-  return Math.min(jobs ?? defaultJobs(), cap);
+  // At most MAX_JOBS: more than 1,024 inputs with no `jobs` would ask for one worker each.
+  return Math.min(jobs ?? defaultJobs(), cap, MAX_JOBS);
 }
 
 /**
@@ -112,9 +116,6 @@ function rethrow(e: unknown, file: string): never {
   const offset = typeof err?.offset === "number" ? err.offset : undefined;
   throw new RawtraceError(name, message.includes(basename(about)) ? message : `${about}: ${message}`, about, offset);
 }
-
-/** The most workers a pool may have (`jobs`, the CLI's `--jobs`). */
-export const MAX_JOBS = 1024;
 
 /** A pool of core workers. Create it, run tasks, then `await pool.close()`. */
 export class WorkerPool {

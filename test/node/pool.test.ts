@@ -12,7 +12,7 @@ import { setImmediate as tick } from "node:timers/promises";
 import type { Worker } from "node:worker_threads";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { IN_THREAD_MAX_BYTES, MAX_JOBS, WorkerPool, convertsInThread } from "../../src/node/pool.js";
+import { IN_THREAD_MAX_BYTES, MAX_JOBS, WorkerPool, convertsInThread, defaultJobs, poolJobs } from "../../src/node/pool.js";
 import { convertBatch } from "../../src/node/batch.js";
 import { isRawtraceError } from "../../src/core/codes.js";
 import { sampleDump } from "../helpers/sample_dump.js";
@@ -38,6 +38,9 @@ test("a pool's size is 1 to MAX_JOBS (1,024): 2^32 threw a RangeError from the s
     assert.ok(isRawtraceError(err) && err.code === "USAGE", `jobs ${jobs}: ${String(err)}`);
   }
   assert.is(new WorkerPool({ jobs: MAX_JOBS }).size, MAX_JOBS); // slots only: no worker starts before a task
+  // The defaults stay within it: more than 1,024 inputs (or cores) with no `jobs` gave a pool the constructor refused.
+  assert.is(poolJobs(5000), Math.min(defaultJobs(), MAX_JOBS));
+  assert.ok(poolJobs(5000, 4000) <= MAX_JOBS && defaultJobs() <= MAX_JOBS);
 });
 
 test("a worker that dies fails only its task; the next task gets a new worker", async () => {
