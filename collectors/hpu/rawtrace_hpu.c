@@ -449,6 +449,74 @@ static void fill_head(uint8_t* p, uint64_t base, uint64_t size, uint64_t n, uint
  * Stop → anchor → get (size, then data) → STRINGS + HPU_TRACE → start again when `restart`. `final` marks the
  * stop anchor END (release, synDestroy, exit) instead of PERIODIC.
  */
+/* What a pull took from Synapse (syn_take), for the writes that follow (pull_write). */
+struct syn_pull {
+  struct device* d;
+  rt_syn_status s;
+  uint64_t ns;          /* profiler clock right after the stop */
+  size_t size, n;       /* the trace's size and entries, as the first synProfilerGetTrace answered */
+  size_t got, entries;  /* what the second one filled in `mem` + TRACE_HEAD */
+  uint8_t* mem;         /* NULL when there is no trace to write */
+  int too_big, no_mem;  /* the trace was dropped for RAWTRACE_MAX_MEMORY / the chunk limit, or for lack of memory */
+  int taken;            /* syn_take ran for this device */
+};
+
+/* The Synapse side of a pull: stop, the trace's size, then the trace into a buffer of ours. No write to the file. */
+static void syn_take(struct syn_pull* p) {
+  struct device* d = p->d;
+  p->s = S.stop(RT_SYN_TRACE_ALL, d->id);
+  p->ns = profiler_ns();
+  d->running = 0;
+  p->taken = 1;
+  if (p->s == RT_SYN_SUCCESS) p->s = S.get_trace(RT_SYN_TRACE_ALL, d->id, RT_SYN_TRACE_FORMAT_TEF, NULL, &p->size, &p->n);
+  if (p->s != RT_SYN_SUCCESS || p->size == 0) return;
+  if (p->size > RT_MAX_CHUNK_PAYLOAD - TRACE_HEAD || p->size > G.max_memory) {
+    p->too_big = 1;
+  } else if (posix_memalign((void**)&p->mem, 64, TRACE_HEAD + p->size) != 0) {
+    p->mem = NULL;
+    p->no_mem = 1;
+  } else {
+    p->got = p->size;
+    p->s = S.get_trace(RT_SYN_TRACE_ALL, d->id, RT_SYN_TRACE_FORMAT_TEF, p->mem + TRACE_HEAD, &p->got, &p->entries);
+  }
+}
+
+/* The file side of a pull: the CLOCK anchor, STRINGS for the trace's pointers, the HPU_TRACE chunk; frees the buffer. */
+static void pull_write(struct syn_pull* p, uint32_t reason, int final) {
+  struct device* d = p->d;
+  write_clock(final ? RT_CLOCK_END : RT_CLOCK_PERIODIC, p->ns);
+  rt_syn_status s = p->s;
+  if (p->too_big) {
+    logmsg(RT_V_WARN, 1, "device %u: a trace of %zu bytes exceeds %s; its %zu entries are dropped (pull more often: "
+           "RAWTRACE_HPU_PERIOD_MS)", d->id, p->size, p->size > G.max_memory ? "RAWTRACE_MAX_MEMORY" : "a chunk", p->n);
+    wrote(rt_writer_dropped(G.w, p->n, RT_DROP_MEMORY_CAP));
+  } else if (p->no_mem) {
+    logmsg(RT_V_WARN, 1, "device %u: no memory for a trace of %zu bytes; %zu entries dropped", d->id, p->size, p->n);
+    wrote(rt_writer_dropped(G.w, p->n, RT_DROP_MEMORY_CAP));
+  } else if (p->mem && s == RT_SYN_SUCCESS && p->got <= p->size) {
+    uint8_t* buf = p->mem + TRACE_HEAD; /* 16-byte aligned like synTraceEvent */
+    uint64_t base = (uint64_t)(uintptr_t)buf;
+    uint64_t num = p->entries;
+    if (p->got >= RT_SYN_TRACE_TRAILER) memcpy(&num, buf + p->got - RT_SYN_TRACE_TRAILER, sizeof num);
+    if (num > p->entries) num = p->entries;
+    if (rt_hpu_strings_collect(&G.strings, buf, base, p->got, num) != 0)
+      logmsg(RT_V_WARN, 1, "device %u: out of memory while resolving strings; some are missing", d->id);
+    if (G.strings.n && wrote(rt_writer_strings(G.w, G.strings.v, (uint32_t)G.strings.n)) == 0)
+      G.n_strings += G.strings.n;
+    G.n_unreadable += G.strings.unreadable;
+    fill_head(p->mem, base, p->got, p->entries, d->id, reason, d->pulls, p->ns);
+    if (wrote(rt_writer_chunk(G.w, RT_CHUNK_HPU_TRACE, p->mem, (uint32_t)(TRACE_HEAD + p->got))) == 0) {
+      G.n_traces++;
+      G.n_bytes += p->got;
+    }
+  }
+  if (s != RT_SYN_SUCCESS && !atomic_exchange(&G.said_get, 1))
+    logmsg(RT_V_WARN, 1, "device %u: synProfilerStop / synProfilerGetTrace answered %d; that trace is lost", d->id, s);
+  free(p->mem);
+  p->mem = NULL;
+  d->pulls++;
+}
+
 static void pull(struct device* d, uint32_t reason, int restart, int final) {
   if (!d->running) return;
   if (device_gone(d->id)) {
@@ -457,48 +525,9 @@ static void pull(struct device* d, uint32_t reason, int restart, int final) {
            "last trace is lost", d->id);
     return;
   }
-  rt_syn_status s = S.stop(RT_SYN_TRACE_ALL, d->id);
-  uint64_t ns = profiler_ns();
-  d->running = 0;
-  write_clock(final ? RT_CLOCK_END : RT_CLOCK_PERIODIC, ns);
-  size_t size = 0, n = 0;
-  if (s == RT_SYN_SUCCESS) s = S.get_trace(RT_SYN_TRACE_ALL, d->id, RT_SYN_TRACE_FORMAT_TEF, NULL, &size, &n);
-  uint8_t* mem = NULL;
-  if (s == RT_SYN_SUCCESS && size > 0) {
-    if (size > RT_MAX_CHUNK_PAYLOAD - TRACE_HEAD || size > G.max_memory) {
-      logmsg(RT_V_WARN, 1, "device %u: a trace of %zu bytes exceeds %s; its %zu entries are dropped (pull more often: "
-             "RAWTRACE_HPU_PERIOD_MS)", d->id, size, size > G.max_memory ? "RAWTRACE_MAX_MEMORY" : "a chunk", n);
-      wrote(rt_writer_dropped(G.w, n, RT_DROP_MEMORY_CAP));
-    } else if (posix_memalign((void**)&mem, 64, TRACE_HEAD + size) != 0) {
-      mem = NULL;
-      logmsg(RT_V_WARN, 1, "device %u: no memory for a trace of %zu bytes; %zu entries dropped", d->id, size, n);
-      wrote(rt_writer_dropped(G.w, n, RT_DROP_MEMORY_CAP));
-    } else {
-      uint8_t* buf = mem + TRACE_HEAD; /* 16-byte aligned like synTraceEvent */
-      size_t got = size, entries = 0;
-      s = S.get_trace(RT_SYN_TRACE_ALL, d->id, RT_SYN_TRACE_FORMAT_TEF, buf, &got, &entries);
-      if (s == RT_SYN_SUCCESS && got <= size) {
-        uint64_t base = (uint64_t)(uintptr_t)buf;
-        uint64_t num = entries;
-        if (got >= RT_SYN_TRACE_TRAILER) memcpy(&num, buf + got - RT_SYN_TRACE_TRAILER, sizeof num);
-        if (num > entries) num = entries;
-        if (rt_hpu_strings_collect(&G.strings, buf, base, got, num) != 0)
-          logmsg(RT_V_WARN, 1, "device %u: out of memory while resolving strings; some are missing", d->id);
-        if (G.strings.n && wrote(rt_writer_strings(G.w, G.strings.v, (uint32_t)G.strings.n)) == 0)
-          G.n_strings += G.strings.n;
-        G.n_unreadable += G.strings.unreadable;
-        fill_head(mem, base, got, entries, d->id, reason, d->pulls, ns);
-        if (wrote(rt_writer_chunk(G.w, RT_CHUNK_HPU_TRACE, mem, (uint32_t)(TRACE_HEAD + got))) == 0) {
-          G.n_traces++;
-          G.n_bytes += got;
-        }
-      }
-    }
-  }
-  if (s != RT_SYN_SUCCESS && !atomic_exchange(&G.said_get, 1))
-    logmsg(RT_V_WARN, 1, "device %u: synProfilerStop / synProfilerGetTrace answered %d; that trace is lost", d->id, s);
-  free(mem);
-  d->pulls++;
+  struct syn_pull p = {.d = d};
+  syn_take(&p);
+  pull_write(&p, reason, final);
   if (restart) start_device(d);
 }
 
@@ -538,11 +567,39 @@ static void handle(rt_item* it) {
 /* Collector thread, exit, signals                                                                                    */
 /* ------------------------------------------------------------------------------------------------------------------ */
 
+/* The exit flush's Synapse side for every recording device (finalize): the whole of it returns, or none is written. */
+static struct syn_pull g_exit_pulls[MAX_DEVICES];
+
+static void take_exit_pulls(void* unused) {
+  (void)unused;
+  for (int i = 0; i < MAX_DEVICES; i++)
+    if (g_exit_pulls[i].d) syn_take(&g_exit_pulls[i]);
+}
+
 static void finalize(void) {
   rt_queue_drain_to(&G.q, handle, rt_queue_last(&G.q));
   atomic_store(&G.state, ST_FINISHED);
-  for (int i = 0; i < MAX_DEVICES; i++)
-    if (G.dev[i].used) pull(&G.dev[i], REASON_EXIT, 0, 1);
+  for (int i = 0; i < MAX_DEVICES; i++) {
+    struct device* d = &G.dev[i];
+    if (!d->used || !d->running) continue;
+    if (device_gone(d->id)) {
+      pull(d, REASON_EXIT, 0, 1); /* says the trace is lost */
+      continue;
+    }
+    g_exit_pulls[i].d = d;
+  }
+  /* Bounded (rt_exit_call_bounded) when a termination signal asked for this flush: a program thread stopped in its
+   * handler while it held Synapse's lock (inside a launch) would keep synProfilerStop from returning, and the file
+   * would end without END. Buffers a call that did not return may still fill are never freed (the process ends). */
+  long bound;
+  if (rt_exit_call_bounded(&G.q, take_exit_pulls, G.exit_timeout, &bound)) {
+    for (int i = 0; i < MAX_DEVICES; i++)
+      if (g_exit_pulls[i].taken) pull_write(&g_exit_pulls[i], REASON_EXIT, 1);
+  } else {
+    logmsg(RT_V_WARN, 1, "exit flush: synProfilerStop / synProfilerGetTrace did not return within %.1f s (a thread "
+           "holding Synapse's lock was stopped, e.g. by the signal being handled); the last traces are not in the file",
+           (double)bound / 1000.0);
+  }
   rt_queue_drain(&G.q, handle);
   if (G.w) {
     if (G.n_unreadable)

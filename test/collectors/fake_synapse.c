@@ -29,6 +29,7 @@
 #include "synapse_abi.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,6 +172,10 @@ EXPORT int fake_synapse_run(uint32_t id, uint32_t step) {
     pthread_mutex_unlock(&g_mu);
     return refuse;
   }
+  /* FAKE_SYNAPSE_RUN_RAISE=N: step N raises SIGTERM while it holds the library's lock (a signal landing on a thread
+   * inside a launch): the collector's handler then runs with the lock held. */
+  const char* raise_at = getenv("FAKE_SYNAPSE_RUN_RAISE");
+  if (raise_at && (uint32_t)atoi(raise_at) == step) raise(SIGTERM);
   struct device* d = &g_dev[id];
   size_t before = d->n;
   uint64_t t = profiler_now();

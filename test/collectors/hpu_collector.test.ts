@@ -352,6 +352,18 @@ test("SIGTERM with the default disposition: the handler has the collector's thre
   assert.is(chunks[chunks.length - 1].type, ChunkType.END);
 });
 
+test("SIGTERM while the signalled thread holds Synapse's lock (inside a launch): the exit flush does not wait on Synapse for ever, END is written", () => {
+  // Step 2 raises SIGTERM inside the double's fake_synapse_run, with its lock held: the handler waits for the exit
+  // flush, whose synProfilerStop needs that lock. Before, it waited until the handler's wait (RAWTRACE_EXIT_TIMEOUT,
+  // 3 s) ran out and the process died without END.
+  const r = run("held-lock", "run", { FAKE_SYNAPSE_RUN_RAISE: "2", RAWTRACE_EXIT_TIMEOUT: "3" });
+  assert.is(r.signal, "SIGTERM", r.stderr);
+  assert.match(r.stderr, /synProfilerStop \/ synProfilerGetTrace did not return within 1\.5 s/);
+  const chunks = readDumpChunks(r.file);
+  assert.is(chunks[chunks.length - 1].type, ChunkType.END, "END written");
+  assert.ok(chunks.some((c) => c.type === ChunkType.LOG && c.p.toString("latin1").includes("did not return")), "said in the file");
+});
+
 test("memory cap: a trace larger than RAWTRACE_MAX_MEMORY is not fetched; its entries are counted as dropped", () => {
   const r = run("cap", "run", { RAWTRACE_MAX_MEMORY: "1k" });
   assert.is(r.status, 0, r.stderr);
