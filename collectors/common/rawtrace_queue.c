@@ -242,12 +242,10 @@ static void* bounded_main(void* p) {
   return NULL;
 }
 
-int rt_call_bounded(void (*fn)(void*), void* arg, long ms) {
+/* Starts fn(arg) on a thread of its own (every signal blocked); NULL when no thread can be had. */
+static bounded_call* bounded_start(void (*fn)(void*), void* arg) {
   bounded_call* b = (bounded_call*)calloc(1, sizeof *b);
-  if (!b) {
-    fn(arg);
-    return 1;
-  }
+  if (!b) return NULL;
   b->fn = fn;
   b->arg = arg;
   atomic_init(&b->done, 0);
@@ -260,14 +258,18 @@ int rt_call_bounded(void (*fn)(void*), void* arg, long ms) {
   pthread_sigmask(SIG_SETMASK, &prev, NULL);
   if (rc != 0) {
     free(b);
-    fn(arg); /* no thread to spare: the call as before */
-    return 1;
+    return NULL;
   }
   pthread_detach(t);
+  return b;
+}
+
+/* Waits for `b` while `more(q, t0, ms)` says so, polling each ms (a vendor flush usually returns within a few ms);
+ * lets go of it; returns whether it returned. */
+static int bounded_wait(bounded_call* b, int (*more)(rt_queue*, struct timespec*, long), rt_queue* q, long ms) {
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  /* Polled: a vendor flush usually returns within a few ms; 1 ms steps cost nothing at exit. */
-  while (!atomic_load(&b->done) && ms_since(&t0) < ms) {
+  while (!atomic_load(&b->done) && more(q, &t0, ms)) {
     struct timespec step = {0, 1000000};
     nanosleep(&step, NULL);
   }
@@ -276,17 +278,41 @@ int rt_call_bounded(void (*fn)(void*), void* arg, long ms) {
   return done;
 }
 
+static int within_ms(rt_queue* q, struct timespec* t0, long ms) {
+  (void)q;
+  return ms_since(t0) < ms;
+}
+
+int rt_call_bounded(void (*fn)(void*), void* arg, long ms) {
+  bounded_call* b = bounded_start(fn, arg);
+  if (!b) {
+    fn(arg); /* no thread to spare: the call as before */
+    return 1;
+  }
+  return bounded_wait(b, within_ms, NULL, ms);
+}
+
+/* As long as no termination signal asked for the flush; from the moment one did (t0 restarted then), `ms`. */
+static int until_signal_bound(rt_queue* q, struct timespec* t0, long ms) {
+  if (!atomic_load(&q->in_signal)) {
+    clock_gettime(CLOCK_MONOTONIC, t0);
+    return 1;
+  }
+  return ms_since(t0) < ms;
+}
+
 void rt_queue_note_signal(rt_queue* q) { atomic_store(&q->in_signal, 1); }
 
 int rt_exit_call_bounded(rt_queue* q, void (*fn)(void*), double exit_timeout_s, long* bound_ms) {
-  if (!atomic_load(&q->in_signal)) {
-    *bound_ms = 0;
+  double half = exit_timeout_s * 500.0;
+  *bound_ms = half < 500.0 ? 500 : (long)half;
+  bounded_call* b = bounded_start(fn, NULL);
+  if (!b) {
     fn(NULL);
     return 1;
   }
-  double half = exit_timeout_s * 500.0;
-  *bound_ms = half < 500.0 ? 500 : (long)half;
-  return rt_call_bounded(fn, NULL, *bound_ms);
+  /* A signal may come while the call runs (a SIGTERM during a normal exit's flush): its bound starts then. */
+  return bounded_wait(b, until_signal_bound, q, *bound_ms);
 }
 
 void rt_thread_enter(const char* name) {

@@ -126,11 +126,11 @@ int rt_thread_start(pthread_t* t, void* (*fn)(void*));
 int rt_call_bounded(void (*fn)(void*), void* arg, long ms);
 
 /**
- * An exit flush's call into the vendor library. When a termination signal's handler asked for the flush
- * (rt_queue_note_signal): rt_call_bounded(fn, NULL, …), waited for at most half of `exit_timeout_s` (at least 0.5 s),
- * which leaves the other half to the rest of the flush, that bound (ms) stored in `*bound_ms`. Otherwise (a normal
- * exit: no program thread is stopped in a handler, so a slow flush is a busy one) fn(NULL) here, as long as it takes,
- * `*bound_ms` 0. Returns as rt_call_bounded.
+ * An exit flush's call into the vendor library: fn(NULL) on a thread of its own, waited for as long as it takes while
+ * no termination signal asked for the flush (a normal exit: no program thread is stopped in a handler, so a slow
+ * flush is a busy one), and from the moment one did (rt_queue_note_signal, before the call or during it) at most half
+ * of `exit_timeout_s` (at least 0.5 s; stored in `*bound_ms`), which leaves the other half to the rest of the flush.
+ * Returns as rt_call_bounded.
  */
 int rt_exit_call_bounded(rt_queue* q, void (*fn)(void*), double exit_timeout_s, long* bound_ms);
 
