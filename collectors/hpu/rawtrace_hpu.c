@@ -452,8 +452,11 @@ static void fill_head(uint8_t* p, uint64_t base, uint64_t size, uint64_t n, uint
 /* What a pull took from Synapse (syn_take), for the writes that follow (pull_write). */
 struct syn_pull {
   struct device* d;
+  int final;            /* the device's last pull: an END anchor, else PERIODIC */
   rt_syn_status s;
   uint64_t ns;          /* profiler clock right after the stop */
+  rt_clock_anchor_t anchor; /* the host clocks read with it (anchored: 1) */
+  int anchored;
   size_t size, n;       /* the trace's size and entries, as the first synProfilerGetTrace answered */
   size_t got, entries;  /* what the second one filled in `mem` + TRACE_HEAD */
   uint8_t* mem;         /* NULL when there is no trace to write */
@@ -466,6 +469,9 @@ static void syn_take(struct syn_pull* p) {
   struct device* d = p->d;
   p->s = S.stop(RT_SYN_TRACE_ALL, d->id);
   p->ns = profiler_ns();
+  // The host clocks with it, at once: read after the trace is fetched, they would lag the profiler's clock by the
+  // fetch (169 ms for a 20,000-step exit pull) and stretch the device timeline between the anchors.
+  p->anchored = rt_clock_anchor(p->final ? RT_CLOCK_END : RT_CLOCK_PERIODIC, p->ns, &p->anchor) == 0;
   d->running = 0;
   p->taken = 1;
   if (p->s == RT_SYN_SUCCESS) p->s = S.get_trace(RT_SYN_TRACE_ALL, d->id, RT_SYN_TRACE_FORMAT_TEF, NULL, &p->size, &p->n);
@@ -482,9 +488,9 @@ static void syn_take(struct syn_pull* p) {
 }
 
 /* The file side of a pull: the CLOCK anchor, STRINGS for the trace's pointers, the HPU_TRACE chunk; frees the buffer. */
-static void pull_write(struct syn_pull* p, uint32_t reason, int final) {
+static void pull_write(struct syn_pull* p, uint32_t reason) {
   struct device* d = p->d;
-  write_clock(final ? RT_CLOCK_END : RT_CLOCK_PERIODIC, p->ns);
+  if (p->anchored && G.w && !atomic_load(&G.write_failed)) wrote(rt_writer_clock(G.w, &p->anchor));
   rt_syn_status s = p->s;
   if (p->too_big) {
     logmsg(RT_V_WARN, 1, "device %u: a trace of %zu bytes exceeds %s; its %zu entries are dropped (pull more often: "
@@ -525,9 +531,9 @@ static void pull(struct device* d, uint32_t reason, int restart, int final) {
            "last trace is lost", d->id);
     return;
   }
-  struct syn_pull p = {.d = d};
+  struct syn_pull p = {.d = d, .final = final};
   syn_take(&p);
-  pull_write(&p, reason, final);
+  pull_write(&p, reason);
   if (restart) start_device(d);
 }
 
@@ -587,6 +593,7 @@ static void finalize(void) {
       continue;
     }
     g_exit_pulls[i].d = d;
+    g_exit_pulls[i].final = 1;
   }
   /* Bounded (rt_exit_call_bounded) when a termination signal asked for this flush: a program thread stopped in its
    * handler while it held Synapse's lock (inside a launch) would keep synProfilerStop from returning, and the file
@@ -594,8 +601,11 @@ static void finalize(void) {
   long bound;
   if (rt_exit_call_bounded(&G.q, take_exit_pulls, G.exit_timeout, &bound)) {
     for (int i = 0; i < MAX_DEVICES; i++)
-      if (g_exit_pulls[i].taken) pull_write(&g_exit_pulls[i], REASON_EXIT, 1);
+      if (g_exit_pulls[i].taken) pull_write(&g_exit_pulls[i], REASON_EXIT);
   } else {
+    // Not again on this thread: a release still queued would pull and wait on the same lock.
+    for (int i = 0; i < MAX_DEVICES; i++)
+      if (g_exit_pulls[i].d) g_exit_pulls[i].d->running = 0;
     logmsg(RT_V_WARN, 1, "exit flush: synProfilerStop / synProfilerGetTrace did not return within %.1f s (a thread "
            "holding Synapse's lock was stopped, e.g. by the signal being handled); the last traces are not in the file",
            (double)bound / 1000.0);

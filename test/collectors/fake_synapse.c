@@ -581,6 +581,13 @@ EXPORT rt_syn_status synProfilerGetTrace(int32_t type, rt_syn_device_id id, int3
   if (type != RT_SYN_TRACE_ALL || format != RT_SYN_TRACE_FORMAT_TEF || id >= NDEV || !num)
     return RT_SYN_INVALID_ARGUMENT;
   if (!size) return RT_SYN_UNSUPPORTED; /* "written to the file system": not in this double */
+  if (!buffer && getenv("FAKE_SYNAPSE_PRINT_FETCH")) {
+    /* FAKE_SYNAPSE_PRINT_FETCH: when each fetch starts, on CLOCK_MONOTONIC (anchors must be read before it) */
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    printf("{\"fetch_mono\":\"%llu\"}\n", (unsigned long long)now.tv_sec * 1000000000ull + (unsigned long long)now.tv_nsec);
+    fflush(stdout);
+  }
   pthread_mutex_lock(&g_mu);
   struct device* d = &g_dev[id];
   rt_syn_status s = RT_SYN_SUCCESS;

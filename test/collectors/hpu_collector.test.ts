@@ -364,6 +364,23 @@ test("SIGTERM while the signalled thread holds Synapse's lock (inside a launch):
   assert.ok(chunks.some((c) => c.type === ChunkType.LOG && c.p.toString("latin1").includes("did not return")), "said in the file");
 });
 
+test("every anchor of a pull is read when the profiler stops, before its trace is fetched (periodic, release and exit pulls)", () => {
+  // The host clocks of an anchor read after the fetch lagged the profiler's clock by the fetch's time (169 ms for a
+  // 20,000-step exit pull) and stretched the device timeline between the anchors.
+  for (const mode of ["run", "exit", "periodic"]) {
+    const r = run(`anchor-${mode}`, mode, { FAKE_SYNAPSE_PRINT_FETCH: "1", RT_APP_PULLS: "3" , ...(mode === "periodic" ? { RAWTRACE_HPU_PERIOD_MS: "50" } : {}) });
+    assert.ok(r.status === 0 || mode === "exit", r.stderr);
+    const fetches = r.lines.filter((l) => "fetch_mono" in l).map((l) => BigInt(l.fetch_mono as string));
+    const later = readDumpChunks(r.file).filter((c) => c.type === ChunkType.CLOCK && c.p.readUInt32LE(0) !== 0)
+      .map((c) => c.p.readBigUInt64LE(24)); // CLOCK_MONOTONIC of each PERIODIC / END anchor (docs/format.md §2)
+    assert.ok(fetches.length > 0 && later.length > 0, `${mode}: ${fetches.length} fetches, ${later.length} anchors`);
+    // Each pull: its anchor, then its fetch. The k-th anchor after START precedes the k-th fetch.
+    for (let k = 0; k < Math.min(fetches.length, later.length); k++) {
+      assert.ok(later[k] <= fetches[k], `${mode}: anchor ${k} read at ${later[k]}, after its fetch began at ${fetches[k]}`);
+    }
+  }
+});
+
 test("memory cap: a trace larger than RAWTRACE_MAX_MEMORY is not fetched; its entries are counted as dropped", () => {
   const r = run("cap", "run", { RAWTRACE_MAX_MEMORY: "1k" });
   assert.is(r.status, 0, r.stderr);
