@@ -58,6 +58,11 @@ export const LAST_CHUNK_TYPE: u32 = 15;
 export type ChunkHandler = (type: u32, p: usize, n: u32, fileOffset: u64, seq: u32) => void;
 
 const INITIAL_WINDOW: usize = 4 << 20;
+/**
+ * Zero bytes at the end of a cut activity buffer that cannot be a record's own fields: more than the largest record
+ * of any vendor (CUPTI's ≈ 300, rocprofiler-sdk's 208 with our framing, PTI's ≈ 200), so a record starts in them.
+ */
+const ZERO_TAIL: u32 = 512;
 /** The preamble's first 8 bytes. */
 const MAGIC_TEXT = memory.data<u8>([82, 65, 87, 84, 82, 65, 67, 69]); // "RAWTRACE"
 
@@ -291,12 +296,13 @@ function cutActivity(h: ChunkHandler): bool {
   const c = win + truncP;
   // All of the payload when only its padding is cut.
   const held = <u32>min<usize>(winLen - truncP - CHUNK_HEADER, <usize>load<u32>(c, 12));
-  // Without the zeros it ends in (rounded up to 8 bytes): a crash can leave a file whose last blocks were never
-  // written read as zeros, and the record they start in would be decoded with zero fields (an event of pid 0, an
-  // API call 0). Cut there, that record is the one the decoder reports RECORD_TRUNCATED.
+  // Without the zeros it ends in (rounded up to 8 bytes) when they are more than a record (ZERO_TAIL): a crash can
+  // leave a file whose last blocks were never written read as zeros, and the record they start in would be decoded
+  // with zero fields (an event of pid 0, an API call 0); cut there, that record is the one the decoder reports
+  // RECORD_TRUNCATED. A shorter run is a record's own zero fields (a cut right after a record ending in them).
   let data = held;
   while (data > 0 && load<u8>(c + CHUNK_HEADER + data - 1) == 0) data--;
-  data = min<u32>((data + 7) & ~7, held);
+  data = held - data < ZERO_TAIL ? held : min<u32>((data + 7) & ~7, held);
   const seq = load<u32>(c, 8);
   if (data < 4 || markSeen(seq)) return true; // nothing to read, or a copy of a chunk read before
   truncKept = data;

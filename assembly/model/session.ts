@@ -653,6 +653,8 @@ let extOpInTable = false; // a framework-op id went to the hash table (2^32 - 1 
  */
 // @ts-ignore: decorator
 @inline export function setExternal(corr: u64, kind: u32, ext: u64): bool {
+  // Correlation 0 is none (emit/chrome_json.ts putCorr): an external id for it would join every unlinked record.
+  if (corr == 0) return true;
   // The common case inline (no call per record): a framework op whose id is on the page written last.
   if (
     isOpKind(kind) && ext < 0xffffffff && !extOpInTable && corr <= 0xffffffff && <u32>(corr >> 14) == extWPage &&

@@ -153,14 +153,15 @@ test("ids from the recent-id tables: counting up across digit counts, down, coll
   const ker = new Map<string, [string, number]>();
   ls.forEach((l, i) => {
     // Correlation 0 is "none": no correlation arg (HTA reads a missing one as -1; it would join every 0).
-    let m = /"args":\{"External id":(\d+),"cbid":211(?:,"correlation":(\d+))?\}\},$/.exec(l);
-    if (m) api.set(m[2] ?? "0", [m[1], i]);
-    m = /"args":\{"External id":(\d+),"queued":0,"device":0,"context":1,"stream":7(?:,"correlation":(\d+))?,/.exec(l);
-    if (m) ker.set(m[2] ?? "0", [m[1], i]);
+    // Nor an External id through it (an external correlation record naming correlation 0 would tag every one).
+    let m = /"args":\{(?:"External id":(\d+),)?"cbid":211(?:,"correlation":(\d+))?\}\},$/.exec(l);
+    if (m) api.set(m[2] ?? "0", [m[1] ?? "none", i]);
+    m = /"args":\{(?:"External id":(\d+),)?"queued":0,"device":0,"context":1,"stream":7(?:,"correlation":(\d+))?,/.exec(l);
+    if (m) ker.set(m[2] ?? "0", [m[1] ?? "none", i]);
   });
   const count = (re: RegExp) => ls.filter((l) => re.test(l)).length;
   corrs.forEach((c, i) => {
-    const e = String(ext(i));
+    const e = c === 0 ? "none" : String(ext(i));
     const a = api.get(String(c));
     assert.ok(a && a[0] === e, `launch ${c}`);
     const k = ker.get(String(c));
