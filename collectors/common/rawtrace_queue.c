@@ -228,91 +228,56 @@ int rt_thread_start(pthread_t* t, void* (*fn)(void*)) {
 static long ms_since(const struct timespec* t0);
 
 typedef struct bounded_call {
-  void (*fn)(void*);
-  void* arg;
+  void (*fn)(void);
   atomic_int done;
   atomic_int refs; /* the caller's and the thread's: the last to let go frees it */
 } bounded_call;
 
 static void* bounded_main(void* p) {
   bounded_call* b = (bounded_call*)p;
-  b->fn(b->arg);
+  b->fn();
   atomic_store(&b->done, 1);
   if (atomic_fetch_sub(&b->refs, 1) == 1) free(b);
   return NULL;
 }
 
-/* Starts fn(arg) on a thread of its own (every signal blocked); NULL when no thread can be had. */
-static bounded_call* bounded_start(void (*fn)(void*), void* arg) {
+void rt_queue_note_signal(rt_queue* q) { atomic_store(&q->in_signal, 1); }
+
+int rt_exit_call_bounded(rt_queue* q, void (*fn)(void), double exit_timeout_s, long* bound_ms) {
+  double half = exit_timeout_s * 500.0;
+  *bound_ms = half < 500.0 ? 500 : (long)half;
   bounded_call* b = (bounded_call*)calloc(1, sizeof *b);
-  if (!b) return NULL;
-  b->fn = fn;
-  b->arg = arg;
-  atomic_init(&b->done, 0);
-  atomic_init(&b->refs, 2);
-  sigset_t all, prev;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, &prev);
   pthread_t t;
-  int rc = pthread_create(&t, NULL, bounded_main, b);
-  pthread_sigmask(SIG_SETMASK, &prev, NULL);
+  int rc = -1;
+  if (b) {
+    b->fn = fn;
+    atomic_init(&b->done, 0);
+    atomic_init(&b->refs, 2);
+    sigset_t all, prev;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &prev);
+    rc = pthread_create(&t, NULL, bounded_main, b);
+    pthread_sigmask(SIG_SETMASK, &prev, NULL);
+  }
   if (rc != 0) {
     free(b);
-    return NULL;
+    fn(); /* no thread to spare: the call here, unbounded */
+    return 1;
   }
   pthread_detach(t);
-  return b;
-}
-
-/* Waits for `b` while `more(q, t0, ms)` says so, polling each ms (a vendor flush usually returns within a few ms);
- * lets go of it; returns whether it returned. */
-static int bounded_wait(bounded_call* b, int (*more)(rt_queue*, struct timespec*, long), rt_queue* q, long ms) {
+  /* Polled each ms (a vendor flush usually returns within a few): unbounded while no signal asked for the flush; a
+   * signal may come while the call runs (a SIGTERM during a normal exit's flush), and its bound starts then. */
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  while (!atomic_load(&b->done) && more(q, &t0, ms)) {
+  while (!atomic_load(&b->done)) {
+    if (!atomic_load(&q->in_signal)) clock_gettime(CLOCK_MONOTONIC, &t0);
+    else if (ms_since(&t0) >= *bound_ms) break;
     struct timespec step = {0, 1000000};
     nanosleep(&step, NULL);
   }
   int done = atomic_load(&b->done);
   if (atomic_fetch_sub(&b->refs, 1) == 1) free(b);
   return done;
-}
-
-static int within_ms(rt_queue* q, struct timespec* t0, long ms) {
-  (void)q;
-  return ms_since(t0) < ms;
-}
-
-int rt_call_bounded(void (*fn)(void*), void* arg, long ms) {
-  bounded_call* b = bounded_start(fn, arg);
-  if (!b) {
-    fn(arg); /* no thread to spare: the call as before */
-    return 1;
-  }
-  return bounded_wait(b, within_ms, NULL, ms);
-}
-
-/* As long as no termination signal asked for the flush; from the moment one did (t0 restarted then), `ms`. */
-static int until_signal_bound(rt_queue* q, struct timespec* t0, long ms) {
-  if (!atomic_load(&q->in_signal)) {
-    clock_gettime(CLOCK_MONOTONIC, t0);
-    return 1;
-  }
-  return ms_since(t0) < ms;
-}
-
-void rt_queue_note_signal(rt_queue* q) { atomic_store(&q->in_signal, 1); }
-
-int rt_exit_call_bounded(rt_queue* q, void (*fn)(void*), double exit_timeout_s, long* bound_ms) {
-  double half = exit_timeout_s * 500.0;
-  *bound_ms = half < 500.0 ? 500 : (long)half;
-  bounded_call* b = bounded_start(fn, NULL);
-  if (!b) {
-    fn(NULL);
-    return 1;
-  }
-  /* A signal may come while the call runs (a SIGTERM during a normal exit's flush): its bound starts then. */
-  return bounded_wait(b, until_signal_bound, q, *bound_ms);
 }
 
 void rt_thread_enter(const char* name) {

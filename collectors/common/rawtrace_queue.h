@@ -116,23 +116,17 @@ int rt_item_write(rt_writer* w, const rt_item* it);
 int rt_thread_start(pthread_t* t, void* (*fn)(void*));
 
 /**
- * Runs `fn(arg)` on a thread of its own (every signal blocked) and waits up to `ms` for it to return. Returns 1 when
- * it returned in time, 0 when it did not: the thread is left running (detached) and may still finish later, so `fn`
- * and `arg` must stay valid for the process's life (globals). For the exit flush's calls into the vendor library: a
- * termination signal handled on a program thread that holds one of the library's locks (inside a traced call, or a
- * flush that delivers into our callback) would otherwise block the flush, and so the handler, until the exit timeout,
- * and the process would end without END.
+ * An exit flush's call into the vendor library, fn() on a thread of its own (every signal blocked): a termination
+ * signal handled on a program thread that holds one of the library's locks (inside a traced call, or a flush that
+ * delivers into our callback) would otherwise block the flush, and so the handler, until the exit timeout, and the
+ * process would end without END. Waited for as long as it takes while no termination signal asked for the flush (a
+ * normal exit: no program thread is stopped in a handler, so a slow flush is a busy one), and from the moment one did
+ * (rt_queue_note_signal, before the call or during it) at most half of `exit_timeout_s` (at least 0.5 s; stored in
+ * `*bound_ms`), which leaves the other half to the rest of the flush. Returns 1 when fn returned, 0 when it did not:
+ * its thread is left running (detached) and may still finish later, so what fn touches must stay valid for the
+ * process's life (globals).
  */
-int rt_call_bounded(void (*fn)(void*), void* arg, long ms);
-
-/**
- * An exit flush's call into the vendor library: fn(NULL) on a thread of its own, waited for as long as it takes while
- * no termination signal asked for the flush (a normal exit: no program thread is stopped in a handler, so a slow
- * flush is a busy one), and from the moment one did (rt_queue_note_signal, before the call or during it) at most half
- * of `exit_timeout_s` (at least 0.5 s; stored in `*bound_ms`), which leaves the other half to the rest of the flush.
- * Returns as rt_call_bounded.
- */
-int rt_exit_call_bounded(rt_queue* q, void (*fn)(void*), double exit_timeout_s, long* bound_ms);
+int rt_exit_call_bounded(rt_queue* q, void (*fn)(void), double exit_timeout_s, long* bound_ms);
 
 /** Marks that a termination signal's handler asks for the exit flush (before it wakes the writer). Async-signal-safe. */
 void rt_queue_note_signal(rt_queue* q);

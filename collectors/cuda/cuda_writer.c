@@ -138,12 +138,11 @@ static void handle_item(rt_item* it) {
 
 static void drain(void) { rt_queue_drain(&G.q, handle_item); }
 
-/* 1 when stop_cupti took the control lock and stopped CUPTI (read after rt_call_bounded returned 1). */
+/* 1 when stop_cupti took the control lock and stopped CUPTI (read after rt_exit_call_bounded returned 1). */
 static atomic_int g_cupti_stopped;
 
 /* Disables the kinds and flushes CUPTI under the control lock, if it can be had within 2 s (finalize's thread). */
-static void stop_cupti(void* unused) {
-  (void)unused;
+static void stop_cupti(void) {
   struct timespec dl = rt_deadline_ms(2000);
   if (pthread_mutex_timedlock(&G.ctl_mu, &dl) != 0) return;
   if (G.collecting) rt_cuda_stop_locked();
@@ -153,7 +152,7 @@ static void stop_cupti(void* unused) {
 
 /* Exit flush on the writer thread: stop CUPTI, drain, tail chunks, END, close. */
 static void finalize(void) {
-  /* Bounded (rt_call_bounded): a termination signal handled on a program thread that holds CUPTI's lock (inside a
+  /* Bounded (rt_exit_call_bounded): a termination signal handled on a program thread that holds CUPTI's lock (inside a
    * flush or a traced call) waits in its handler for this flush, so a CUPTI call needing that lock would never return
    * and the file would end without END. */
   long bound;

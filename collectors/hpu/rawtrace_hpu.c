@@ -576,8 +576,7 @@ static void handle(rt_item* it) {
 /* The exit flush's Synapse side for every recording device (finalize): the whole of it returns, or none is written. */
 static struct syn_pull g_exit_pulls[MAX_DEVICES];
 
-static void take_exit_pulls(void* unused) {
-  (void)unused;
+static void take_exit_pulls(void) {
   for (int i = 0; i < MAX_DEVICES; i++)
     if (g_exit_pulls[i].d) syn_take(&g_exit_pulls[i]);
 }

@@ -200,12 +200,11 @@ void rt_rocm_stop_locked(void) {
   if (atomic_load(&G.state) == ST_RUNNING) atomic_store(&G.state, ST_STOPPED);
 }
 
-/* 1 when stop_sdk took the control lock and stopped and flushed the SDK (read after rt_call_bounded returned 1). */
+/* 1 when stop_sdk took the control lock and stopped and flushed the SDK (read after rt_exit_call_bounded returned 1). */
 static atomic_int g_sdk_stopped;
 
 /* Stops and flushes the SDK under the control lock, if it can be had within 2 s. On a thread of its own (finalize). */
-static void stop_sdk(void* unused) {
-  (void)unused;
+static void stop_sdk(void) {
   struct timespec dl = rt_deadline_ms(2000);
   if (pthread_mutex_timedlock(&G.ctl_mu, &dl) != 0) return;
   rt_rocm_stop_locked();
@@ -228,9 +227,12 @@ static void finalize(void) {
   } else if (!stopped) {
     rt_rocm_logrec(RT_V_WARN, "exit flush: control lock busy; the SDK's last records are not flushed");
   }
-  /* Timed for the same reason: a buffer callback stopped by the signal while it copies holds fill_mu. */
+  /* Timed for the same reason when a signal asked for the flush: a buffer callback stopped by it while it copies
+   * holds fill_mu. A normal exit waits for the callback. */
   struct timespec fill_dl = rt_deadline_ms(500);
-  if (pthread_mutex_timedlock(&G.fill_mu, &fill_dl) == 0) {
+  int filled = atomic_load(&G.q.in_signal) ? pthread_mutex_timedlock(&G.fill_mu, &fill_dl) == 0
+                                           : pthread_mutex_lock(&G.fill_mu) == 0;
+  if (filled) {
     rt_rocm_ship_fill_locked();
     pthread_mutex_unlock(&G.fill_mu);
   } else {

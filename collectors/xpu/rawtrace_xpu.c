@@ -551,13 +551,12 @@ static void handle(rt_item* it) {
 /* ------------------------------------------------------------------------------------------------------------------ */
 
 /* ptiFlushAllViews, on a thread of its own (finalize). */
-static void flush_pti(void* unused) {
-  (void)unused;
+static void flush_pti(void) {
   P.flush_all(); /* delivers on this or PTI's thread; both queue */
 }
 
 static void finalize(void) {
-  /* Bounded (rt_call_bounded): a termination signal handled on a program thread that holds PTI's lock (inside its
+  /* Bounded (rt_exit_call_bounded): a termination signal handled on a program thread that holds PTI's lock (inside its
    * flush, or a traced call) waits in its handler for this flush, so a PTI call needing that lock would never return
    * and the file would end without END. */
   long bound;

@@ -8,6 +8,8 @@ import * as C from "../../src/tools/cupti_records.js";
 import { sampleDump, T0, PID, TID } from "../helpers/sample_dump.js";
 
 const GRID = 3944619n * 1000000000n;
+/** The bundled H100 sample (recorded 51.9 days into Kineto's 3-month period; CUPTI overhead records; pid 654). */
+const H100_SAMPLE = fileURLToPath(new URL("../../samples/h100_torch_train_nvtx.rawtrace", import.meta.url));
 /** Kineto's µs text of an absolute ns time for a given base. */
 function us(ns: bigint, base: bigint): string {
   const r = ns - base;
@@ -230,7 +232,7 @@ test("times past 2^63 ns (a damaged clock anchor, found by the fuzzer): first/la
 test("every ts reads back to its exact ns the way Perfetto reads it (double of µs, rounded to ns): the base keeps ts under 2^42 µs", async () => {
   // The H100 sample was recorded 51.9 days into Kineto's 3-month period: on Kineto's base 763 of its ts read 1 ns off
   // (and child slices ending where their parent ends spilled to an overlap track).
-  const bytes = readFileSync(fileURLToPath(new URL("../../samples/h100_torch_train_nvtx.rawtrace", import.meta.url)));
+  const bytes = readFileSync(H100_SAMPLE);
   const { text, trace } = await toChrome(bytes);
   const base = BigInt(trace.baseTimeNanoseconds);
   let n = 0;
@@ -251,7 +253,7 @@ test("every ts reads back to its exact ns the way Perfetto reads it (double of �
 
 test("Perfetto's pid rule (uint32, anything else 0) leaves every process its own name: overhead is not on GPU 0's pid", async () => {
   // Kineto's pid -1 for CUPTI overhead reads as 0 in Perfetto: GPU 0 was named "CUPTI Overhead" and sorted last.
-  const bytes = readFileSync(fileURLToPath(new URL("../../samples/h100_torch_train_nvtx.rawtrace", import.meta.url)));
+  const bytes = readFileSync(H100_SAMPLE);
   const { trace } = await toChrome(bytes);
   const perfettoPid = (p: unknown) => (typeof p === "number" && p >= 0 && p <= 0xffffffff ? p : 0);
   const names = new Map<number, string[]>();
@@ -287,7 +289,7 @@ test("a program running as pid 1 with two GPUs (a container): GPU pids move past
   assert.equal([...labels].sort((a, b) => a[0] - b[0]), [[1, ["CPU"]], [5000000, ["GPU 0"]], [5000001, ["GPU 1"]]]);
   assert.equal(events(trace, "kernel").map((e) => [e.pid, e.tid, e.args.device]), [[5000000, 7, 0], [5000001, 7, 1]]);
   // A program whose pid is no ordinal keeps Kineto's GPU pids (the sample: pid 654, GPU 0 on pid 0).
-  const sample = await toChrome(readFileSync(fileURLToPath(new URL("../../samples/h100_torch_train_nvtx.rawtrace", import.meta.url))));
+  const sample = await toChrome(readFileSync(H100_SAMPLE));
   assert.ok(events(sample.trace, "kernel").every((e) => e.pid === 0));
 });
 
