@@ -46,8 +46,8 @@ function stamp(label: string, t: u64, e: Ev, base: u64): void {
 }
 
 /**
- * The args of an XPU kernel, copy or fill after `head` wrote the common ones (External id): Kineto's `correlation`,
- * `appended` / `submitted` (and their `_rel_to_start`), `device`, `context`, `sycl queue`, `l0 queue`, then for
+ * The args of an XPU kernel, copy or fill after `head` wrote the common ones (External id): Kineto's `correlation`
+ * (left out when 0, PTI's "none"), `appended` / `submitted` (and their `_rel_to_start`), `device`, `context`, `sycl queue`, `l0 queue`, then for
  * kernels `source_file_name` / `source_line_number` (with debug info) and `kernel_id`, for copies and fills
  * `l0 call`, `bytes`, `memory bandwidth (GB/s)`. `stream` (the SYCL queue id, the row) is added for HTA, which
  * recognises GPU work by it; then the vendor args (a tile's `tile`: decode/pti.ts). `base` is the output time base
@@ -60,12 +60,21 @@ export function xpuDeviceArgs(e: Ev, base: u64): void {
 
 function xpuFields(e: Ev, base: u64): void {
   O.need(O.EVENT_RESERVE);
-  O.ascii('"correlation":');
-  O.u64dec(e.correlation);
-  stamp("appended", (e.flags & EvFlag.HAS_QUEUED) != 0 ? e.queued : 0, e, base);
-  stamp("submitted", e.submitted, e, base);
-  O.ascii(',"device":');
-  O.u64dec(e.device);
+  if (e.correlation != 0) {
+    O.ascii('"correlation":');
+    O.u64dec(e.correlation);
+    stamp("appended", (e.flags & EvFlag.HAS_QUEUED) != 0 ? e.queued : 0, e, base);
+    stamp("submitted", e.submitted, e, base);
+    O.ascii(',"device":');
+    O.u64dec(e.device);
+  } else {
+    // 0 is "not correlated" (PTI's ids start at 1): no key, as putCorr in chrome_json.ts, so that HTA does not join
+    // every such op to every other one. `device` opens the args instead.
+    O.ascii('"device":');
+    O.u64dec(e.device);
+    stamp("appended", (e.flags & EvFlag.HAS_QUEUED) != 0 ? e.queued : 0, e, base);
+    stamp("submitted", e.submitted, e, base);
+  }
   O.ascii(',"context":');
   hex16(e.contextHandle);
   O.ascii(',"sycl queue":');

@@ -208,4 +208,23 @@ test("contexts: ids 1, 2, … by first appearance of the Level Zero handle in XS
   assert.equal(kernels.map((k) => k[1]), [1, 2, 1, 0]);
 });
 
+test("correlation 0 (PTI's none) is not written on device work, and no flow joins such ops; other args unchanged", async () => {
+  for (const gen of ["1.2", "0.17"] as const) {
+    const { trace, result } = await toChrome(ptiDump([[kernel(gen, 0, 1000, 3000), copy(gen, 0, 4000, 5000, 6), kernel(gen, 4, 6000, 7000)]], { gen }));
+    assert.equal(result.info.warnings, [], gen);
+    const ks = events(trace, "kernel");
+    const [c] = events(trace, "gpu_memcpy");
+    assert.is(ks.length, 2, gen);
+    assert.not.ok("correlation" in ks[0].args, gen);
+    assert.not.ok("correlation" in c.args, gen);
+    assert.is(ks[1].args.correlation, 4, gen);
+    // The rest of the args as with an id.
+    for (const k of ["device", "context", "sycl queue", "l0 queue", "stream", "kernel_id", "appended_rel_to_start", "submitted_rel_to_start"]) {
+      assert.ok(k in ks[0].args, `${gen} ${k}`);
+    }
+    assert.ok("bytes" in c.args && "memory bandwidth (GB/s)" in c.args, gen);
+    assert.is(events(trace, "ac2g", "s").filter((e) => e.id === 0).length, 0, gen);
+  }
+});
+
 test.run();
