@@ -160,8 +160,8 @@ export async function convertBatch(inputs: string[], opts: BatchOptions = {}): P
     throw new RawtraceError("USAGE", "-o (Node API: output) names one output: use --out-dir (outDir) with several inputs");
   }
   checkOutputOptions({ ...opts, format }, opts.output);
-  if (opts.outDir) makeDir(opts.outDir, "the output folder (--out-dir; Node API: outDir)");
   const pool = opts.pool ?? new WorkerPool({ jobs: poolJobs(inputs.length, opts.jobs, format === "chrome") });
+  if (opts.outDir) makeDir(opts.outDir, "the output folder (--out-dir; Node API: outDir)"); // after a bad `jobs`
   const t0 = performance.now();
   const sizes = inputs.map(sizeOf);
   const bytesTotal = sizes.reduce((a, b) => a + b, 0);

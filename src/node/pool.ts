@@ -89,11 +89,25 @@ export function defaultJobs(): number {
 }
 
 /**
+ * `jobs` as a pool's size: its whole part, which must be 1 to {@link MAX_JOBS} (USAGE otherwise). Bounded because
+ * every slot (its progress cells in shared memory) is made up front: 2^32 threw from the slots' array and ten
+ * million took gigabytes before the first task.
+ */
+function checkedJobs(jobs: number): number {
+  const n = Math.floor(jobs);
+  if (!(n >= 1 && n <= MAX_JOBS)) throw new RawtraceError("USAGE", `jobs must be from 1 to ${MAX_JOBS}, not ${jobs}`);
+  return n;
+}
+
+/**
  * Workers of a pool made for `inputs` inputs (the CLI's `--jobs`, the API's `jobs` without a `pool`): `jobs`
  * (default one per core), at most one per input — except one Chrome JSON input (`splittable`), which N − 1 workers
  * convert while the main thread writes it (src/node/split.ts): `jobs` as given, by default two on two cores or more.
  */
 export function poolJobs(inputs: number, jobs?: number, splittable = false): number {
+  // A `jobs` out of range is the caller's mistake, refused as the pool's constructor (and the CLI's --jobs) refuse
+  // it, not clamped to MAX_JOBS silently.
+  if (jobs !== undefined) jobs = checkedJobs(jobs);
   const cap = splittable && inputs === 1 ? (jobs === undefined ? 2 : Infinity) : Math.max(1, inputs);
   // At most MAX_JOBS: more than 1,024 inputs with no `jobs` would ask for one worker each.
   return Math.min(jobs ?? defaultJobs(), cap, MAX_JOBS);
@@ -129,10 +143,7 @@ export class WorkerPool {
   private readonly inThread: boolean;
 
   constructor(opts: PoolOptions = {}) {
-    const n = opts.inThread ? 1 : Math.floor(opts.jobs ?? defaultJobs());
-    // Bounded: every slot (its progress cells in shared memory) is made here, so 2^32 would throw from the array
-    // and ten million would take gigabytes before the first task.
-    if (!(n >= 1 && n <= MAX_JOBS)) throw new RawtraceError("USAGE", `jobs must be from 1 to ${MAX_JOBS}, not ${opts.jobs}`);
+    const n = opts.inThread ? 1 : opts.jobs === undefined ? defaultJobs() : checkedJobs(opts.jobs);
     this.size = n;
     this.inThread = !!opts.inThread;
     this.slots = Array.from({ length: n }, () => ({

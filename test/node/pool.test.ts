@@ -40,7 +40,28 @@ test("a pool's size is 1 to MAX_JOBS (1,024): 2^32 threw a RangeError from the s
   assert.is(new WorkerPool({ jobs: MAX_JOBS }).size, MAX_JOBS); // slots only: no worker starts before a task
   // The defaults stay within it: more than 1,024 inputs (or cores) with no `jobs` gave a pool the constructor refused.
   assert.is(poolJobs(5000), Math.min(defaultJobs(), MAX_JOBS));
-  assert.ok(poolJobs(5000, 4000) <= MAX_JOBS && defaultJobs() <= MAX_JOBS);
+  assert.ok(defaultJobs() <= MAX_JOBS);
+  assert.is(poolJobs(5000, MAX_JOBS), MAX_JOBS);
+});
+
+test("a `jobs` given to convertBatch / statsFiles / merge outside 1 to MAX_JOBS is USAGE, as the CLI's --jobs (it was clamped to 1,024)", async () => {
+  for (const jobs of [4000, MAX_JOBS + 1, 0, -3, Number.NaN]) {
+    let err: unknown;
+    try {
+      poolJobs(5000, jobs);
+    } catch (e) {
+      err = e;
+    }
+    assert.ok(isRawtraceError(err) && err.code === "USAGE", `jobs ${jobs}: ${String(err)}`);
+  }
+  let err: unknown;
+  try {
+    await convertBatch([input], { outDir: join(tmp, "jobs-refused"), jobs: 5000 });
+  } catch (e) {
+    err = e;
+  }
+  assert.ok(isRawtraceError(err) && err.code === "USAGE" && /1,?024/.test(err.message), String(err));
+  assert.not.ok(readdirSync(tmp).includes("jobs-refused"), "nothing made before the refusal");
 });
 
 test("a worker that dies fails only its task; the next task gets a new worker", async () => {
