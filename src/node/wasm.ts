@@ -23,13 +23,20 @@ export function wasmPath(): string {
   return found;
 }
 
+/** A macrotask turn of this thread's event loop: signal handlers, timers and I/O callbacks run in it. */
+export const turn = (): Promise<void> => new Promise<void>((resolve) => setImmediate(resolve));
+
 /**
  * Compiles the core once per process and returns a new Engine instance, spilling XSpace's records to memory up to
- * 16 MiB and to a temporary file beyond (src/node/spill.ts tieredSpill).
+ * 16 MiB and to a temporary file beyond (src/node/spill.ts tieredSpill). The engine gives the event loop a turn
+ * after each input window (`windowYield`: 4 MiB, or one chunk where a chunk is larger), so the calls that run on
+ * the caller's thread (`convertFile`, `infoFile`, `stats`, …) leave its timers, servers and signal handlers running;
+ * a pool's worker thread sets it to null (nothing else runs there).
  */
 export async function createEngine(): Promise<Engine> {
   if (!compiled) compiled = new WebAssembly.Module(readFileSync(wasmPath()));
   const engine = await Engine.create(compiled);
   engine.spillFactory = () => tieredSpill();
+  engine.windowYield = turn;
   return engine;
 }

@@ -15,7 +15,7 @@ import { RawtraceError } from "../core/codes.js";
 import type { AnalysisOptions, Engine, FileInfo, MergeSlot, SplitState } from "../core/engine.js";
 import { computeStats, type TraceStats } from "../core/stats.js";
 import { convertFile } from "./convert.js";
-import { createEngine } from "./wasm.js";
+import { createEngine, turn } from "./wasm.js";
 import { withFileSource, withSourceWarnings } from "./file_source.js";
 import { segmentOutput, type PartJob } from "./split_protocol.js";
 
@@ -91,8 +91,6 @@ function progress(cells: BigInt64Array | null, seq: number) {
   };
 }
 
-/** A macrotask turn of this thread's event loop: signal handlers and timers run in it. */
-const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Options of {@link workerApi} on the pool's own thread. */
 export interface InThreadOptions {

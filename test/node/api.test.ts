@@ -13,8 +13,11 @@ import { PassThrough, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { gunzipSync } from "node:zlib";
 import { convertBatch, convertFile, convertStream, createEngine, fileSource, merge, stepStats, timelineStats, stepsCsv, gapsCsv } from "../../src/node/index.js";
-import { readdirSync, mkdirSync } from "node:fs";
+import { readdirSync, mkdirSync, statSync } from "node:fs";
 import { sampleDump } from "../helpers/sample_dump.js";
+import { generate } from "../../bench/generate.js";
+import { infoFile } from "../../src/node/convert.js";
+import { stats } from "../../src/node/stats.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const tmp = mkdtempSync(join(tmpdir(), "rawtrace-api-"));
@@ -211,6 +214,34 @@ test("step and gap reports are exported (what stats --steps / --gaps compute) an
   assert.match(stepsCsv([{ input: "in.rawtrace", steps }]), /^file,step,/);
   assert.match(gapsCsv([{ input: "in.rawtrace", gaps: t.gaps! }]), /^file,device,start_ns,/);
   assert.is(fds(), before, "no descriptor left open");
+});
+
+test("convertFile, infoFile and stats run on the caller's thread but give its event loop a turn after each 4 MiB window (they held it for a whole conversion)", async () => {
+  const big = join(tmp, "windows.rawtrace");
+  generate(300000, big);
+  const bytes = statSync(big).size;
+  const windows = Math.floor(bytes / (4 << 20)); // whole windows of one pass (23.5 MB: 5)
+  assert.ok(windows >= 5, String(bytes));
+  let ticks = 0;
+  let on = false;
+  const tick = () => {
+    ticks++;
+    if (on) setImmediate(tick);
+  };
+  const count = async (what: string, fn: () => Promise<unknown>) => {
+    ticks = 0;
+    on = true;
+    setImmediate(tick);
+    await fn();
+    on = false;
+    // One turn per window at least (every pass yields; before, 1–3 turns in all, from the output's own I/O).
+    assert.ok(ticks >= windows, `${what}: ${ticks} turns for ${windows} windows`);
+  };
+  await count("convertFile chrome", () => convertFile(big, join(tmp, "windows.json")));
+  await count("convertFile xspace", () => convertFile(big, join(tmp, "windows_xspace"), { format: "xspace" }));
+  await count("infoFile", () => infoFile(big));
+  await count("stats", () => stats(big));
+  rmSync(big);
 });
 
 test.run();
