@@ -5,14 +5,20 @@
  * writes as `wait_on_stream` and `wait_on_cuda_event_record_corr_id`, and what HTA's critical-path analysis draws its
  * stream-to-stream edges from.
  *
- * Pass 2, in file order (CUPTI writes both record kinds when the API call returns, so a record comes before the syncs
- * that wait on it; a recording that a buffer delivers after a wait on it is not seen by that wait, which then names
- * the event's previous recording or none — Kineto, which holds every record, would find it). Bounded memory: the last
- * {@link RING} records of each event, in two generations of at most {@link MAX_EVENTS} events each: when the current
- * one is full the older is dropped and an event seen again is carried into the new one, so only events not recorded
- * for a whole generation are forgotten (a wait on one is unknown, -1, as Kineto writes a wait it cannot resolve).
+ * Pass 2, in file order (CUPTI writes both record kinds when the API call returns, so a record nearly always comes
+ * before the syncs that wait on it). Bounded memory: the last {@link RING} records of each event, in two generations
+ * of at most {@link MAX_EVENTS} events each: when the current one is full the older is dropped and an event seen
+ * again is carried into the new one, so only events not recorded for a whole generation are forgotten (a wait on one
+ * is unknown, -1, as Kineto writes a wait it cannot resolve).
+ *
+ * Late recordings: each thread has its own activity buffer, so a recording on one thread can reach the file in a
+ * buffer after the one holding another thread's wait on it. Pass 1 finds them: it keeps, per event, the largest
+ * correlation id of a wait seen so far ({@link cudaEventWaitScan}); a recording below it ({@link cudaEventRecordScan})
+ * came late and is kept aside (at most {@link MAX_LATE} events' rings), where pass 2's waits look too. The waits
+ * table is bounded by {@link MAX_WAITED} events (past it, it starts over: a late recording of an event waited on
+ * only before that is missed, and the wait names the event's previous recording or none).
  */
-import { Table, tableClear, tableFind, tableNew, tableUpsert } from "../util/hash_table";
+import { Table, tableClear, tableCount, tableFind, tableNew, tableUpsert } from "../util/hash_table";
 
 /** Records kept per event: a wait is on a recent record of its event. */
 const RING: u32 = 8;
@@ -39,15 +45,29 @@ let cur: i32 = 0;
 export let waitStream: u32 = 0;
 export let waitCorr: u32 = 0;
 
+// Pass 1's tables (kept through every pass 2 of the file): waits seen (key → largest correlation id), and late
+// recordings (key → ring address in latePool, the ring layout above).
+let waitMax: Table = 0;
+let lateTable: Table = 0;
+let latePool: usize = 0;
+let lateUsed: u32 = 0;
+/** Events whose waits pass 1 keeps before it starts over. 16 B of table each at most (1 MiB). */
+const MAX_WAITED: u32 = 65536;
+/** Events with late recordings kept (72 B of ring each: 288 KiB, allocated at the first late recording). */
+const MAX_LATE: u32 = 4096;
+
 /** Forgets every record (the engine's heap was reset: a new file). */
 export function cudaEventsReset(): void {
   table0 = table1 = 0;
   pool0 = pool1 = 0;
   used = 0;
   cur = 0;
+  waitMax = lateTable = 0;
+  latePool = 0;
+  lateUsed = 0;
 }
 
-/** Forgets the records but keeps the memory (the end of a pass 2: another one starts from the file's beginning). */
+/** Forgets pass 2's records but keeps the memory and pass 1's late recordings (another pass 2 starts from the file's beginning). */
 export function cudaEventsRestart(): void {
   if (table0 != 0) tableClear(table0);
   if (table1 != 0) tableClear(table1);
@@ -90,6 +110,11 @@ export function cudaEventNote(ctx: u32, eventId: u32, corr: u32, stream: u32): v
     else store<u64>(ring, 0);
     store<u64>(tableUpsert(tableOf(cur), key), <u64>ring);
   }
+  ringInsert(ring, corr, stream);
+}
+
+/** Puts the recording (`corr`, `stream`) into `ring` in correlation order, dropping its oldest when full. */
+function ringInsert(ring: usize, corr: u32, stream: u32): void {
   let n = load<u32>(ring);
   const at = ring + 8;
   if (n == RING) {
@@ -117,15 +142,65 @@ export function cudaEventWaited(ctx: u32, eventId: u32, corr: u32): bool {
   const key = (<u64>ctx << 32) | <u64>eventId;
   let ring = ringIn(cur, key);
   if (ring == 0) ring = ringIn(cur ^ 1, key);
-  if (ring == 0) return false;
+  let found = ring != 0 && ringBefore(ring, corr, 0);
+  if (lateTable != 0) {
+    const v = tableFind(lateTable, key);
+    // A late recording answers when it is nearer the wait than what came in order (or nothing did).
+    if (v != 0 && ringBefore(<usize>load<u64>(v), corr, found ? waitCorr : 0)) found = true;
+  }
+  return found;
+}
+
+/**
+ * Sets {@link waitCorr} and {@link waitStream} to the last recording in `ring` with a correlation id below `corr`
+ * and above `above`; false (unchanged) when there is none.
+ */
+function ringBefore(ring: usize, corr: u32, above: u32): bool {
   const at = ring + 8;
   for (let i = <i32>load<u32>(ring) - 1; i >= 0; i--) {
     const c = load<u32>(at + <usize>i * 8);
     if (c < corr) {
+      if (c <= above) return false;
       waitCorr = c;
       waitStream = load<u32>(at + <usize>i * 8, 4);
       return true;
     }
   }
   return false;
+}
+
+/** Pass 1: an event sync or stream wait on event `eventId` of context `ctx` by the call `corr`. */
+export function cudaEventWaitScan(ctx: u32, eventId: u32, corr: u32): void {
+  const key = (<u64>ctx << 32) | <u64>eventId;
+  if (waitMax == 0) waitMax = tableNew(256);
+  else if (tableCount(waitMax) >= MAX_WAITED && tableFind(waitMax, key) == 0) tableClear(waitMax);
+  const v = tableUpsert(waitMax, key);
+  if (<u64>corr > load<u64>(v)) store<u64>(v, <u64>corr);
+}
+
+/**
+ * Pass 1: a recording of event `eventId` of context `ctx` on `stream` by the call `corr`. Kept aside when a wait on
+ * the event with a larger correlation id came before it in the file (a late buffer); otherwise pass 2 sees it in
+ * order.
+ */
+export function cudaEventRecordScan(ctx: u32, eventId: u32, corr: u32, stream: u32): void {
+  if (waitMax == 0) return;
+  const key = (<u64>ctx << 32) | <u64>eventId;
+  const w = tableFind(waitMax, key);
+  if (w == 0 || load<u64>(w) <= <u64>corr) return;
+  if (lateTable == 0) {
+    lateTable = tableNew(64);
+    latePool = heap.alloc(<usize>MAX_LATE * RING_BYTES);
+  }
+  const v = tableFind(lateTable, key);
+  let ring: usize;
+  if (v != 0) ring = <usize>load<u64>(v);
+  else {
+    if (lateUsed == MAX_LATE) return;
+    ring = latePool + <usize>lateUsed * RING_BYTES;
+    lateUsed++;
+    store<u64>(ring, 0);
+    store<u64>(tableUpsert(lateTable, key), <u64>ring);
+  }
+  ringInsert(ring, corr, stream);
 }

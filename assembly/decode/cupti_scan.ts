@@ -11,6 +11,7 @@ import { Warn } from "../util/error";
 import { warn, lose } from "../util/diag";
 import { K } from "./cupti_kinds";
 import { markerData, MARKER_START, MARKER_END } from "./cupti_nvtx";
+import { cudaEventWaitScan, cudaEventRecordScan } from "./cupti_events";
 
 // ---- Pass 1 ------------------------------------------------------------------------------------------------------
 
@@ -71,6 +72,13 @@ export function cuptiScan(p: usize, n: u32, off: u64): void {
         }
         break;
       case K.SYNCHRONIZATION:
+        if (size >= 40) {
+          timingNote(load<u64>(r, 8), load<u64>(r, 16), kind, at);
+          // An event sync (1) or stream wait (2): recordings of its event after it in the file are late (cupti_events.ts).
+          const st = load<u32>(r, 4);
+          if (st == 1 || st == 2) cudaEventWaitScan(load<u32>(r, 28), load<u32>(r, 36), load<u32>(r, 24));
+        }
+        break;
       case K.GRAPH_TRACE:
         if (size >= 40) timingNote(load<u64>(r, 8), load<u64>(r, 16), kind, at);
         break;
@@ -78,6 +86,7 @@ export function cuptiScan(p: usize, n: u32, off: u64): void {
         if (size >= 40) timingNote(load<u64>(r, 24), load<u64>(r, 32), kind, at);
         break;
       case K.CUDA_EVENT:
+        if (size >= 20) cudaEventRecordScan(load<u32>(r, 8), load<u32>(r, 16), load<u32>(r, 4), load<u32>(r, 12));
         // 0 = device timestamps not enabled (a setting, not damage): skipped without a warning in pass 2.
         if (size >= 48 && load<u64>(r, 40) != 0) timingNote(load<u64>(r, 40), load<u64>(r, 40), kind, at);
         break;

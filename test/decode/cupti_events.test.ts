@@ -3,7 +3,8 @@
  * `wait_on_stream` and `wait_on_cuda_event_record_corr_id`, docs/chrome_json.md): the last CUDA_EVENT record of the
  * same (context, event) with a smaller correlation id, -1 when there is none; an event re-recorded many times, an
  * event recorded once and waited on after tens of thousands of other events (past one generation of the bounded
- * table), another context's event of the same id, and a CUDA event record's External id from its CPU op.
+ * table), another context's event of the same id, a recording delivered in a later buffer than the wait on it, and
+ * a CUDA event record's External id from its CPU op.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -48,7 +49,7 @@ test("an event recorded once, then 40,000 other events: a wait on it still finds
   const recs: Uint8Array[] = [rec(1, 1, 3, 5, 1)];
   for (let k = 0; k < 40_000; k++) recs.push(rec(1, 1000 + k, 10 + k, 11, 2 + k));
   // Waited on after 17,000 others (past the first generation of 16,384 events): still known.
-  recs.splice(17_000, 0, wait(1, 1, 60_000, 17_001));
+  recs.splice(17_000, 0, wait(1, 1, 17_005, 17_001)); // the call between its neighbours' ids, as CUPTI numbers them
   // Event 1 is recorded again later: it is carried into each new generation it is seen in.
   recs.splice(20_000, 0, rec(1, 1, 20_005, 12, 20_001));
   recs.push(wait(1, 1, 50_000, 50_000));
@@ -57,7 +58,7 @@ test("an event recorded once, then 40,000 other events: a wait on it still finds
   w.end();
   const { trace } = await toChrome(w.bytes(), {}, "many.rawtrace");
   const waits = new Map(trace.traceEvents.filter((e) => e.cat === "cuda_sync").map((e) => [e.args.correlation, e.args]));
-  assert.equal([waits.get(60_000)!.wait_on_stream, waits.get(60_000)!.wait_on_cuda_event_record_corr_id], [5, 3]);
+  assert.equal([waits.get(17_005)!.wait_on_stream, waits.get(17_005)!.wait_on_cuda_event_record_corr_id], [5, 3]);
   assert.equal([waits.get(50_000)!.wait_on_stream, waits.get(50_000)!.wait_on_cuda_event_record_corr_id], [12, 20_005]);
   assert.equal([waits.get(50_001)!.wait_on_stream, waits.get(50_001)!.wait_on_cuda_event_record_corr_id], [-1, -1]);
 });
@@ -74,6 +75,22 @@ test("a CUDA event record carries its CPU op's External id, as the call that rec
   const { trace } = await toChrome(w.bytes(), {}, "ext.rawtrace");
   const ev = trace.traceEvents.filter((e) => e.cat === "cuda_event");
   assert.equal(ev.map((e) => [e.name, e.args.correlation, e.args["External id"]]), [["cudaEvent", 10, 7], ["cudaEvent", 11, 11]]);
+});
+
+test("a recording delivered after the wait on it (another thread's buffer flushed later) is found; an earlier in-order one loses to a nearer late one", async () => {
+  const w = cudaWriter(L, T, 1);
+  // Buffer 1 (thread B): waits on event 4 (corr 105) and event 5 (corr 205); event 5 also recorded in order (corr 150).
+  w.activity(C.concat([rec(1, 5, 150, 3, 1), wait(1, 4, 105, 10), wait(1, 5, 205, 11), wait(1, 6, 300, 12)]));
+  // Buffer 2 (thread A), flushed later: the recordings those waits were on (event 4 by corr 100 on stream 7; event 5
+  // again by corr 200 on stream 8, nearer its wait than 150), and one of event 6 after its wait (corr 310: not it).
+  w.activity(C.concat([rec(1, 4, 100, 7, 2), rec(1, 5, 200, 8, 3), rec(1, 6, 310, 9, 13)]));
+  w.end();
+  const { trace } = await toChrome(w.bytes(), {}, "late.rawtrace");
+  const waits = new Map(trace.traceEvents.filter((e) => e.cat === "cuda_sync").map((e) => [e.args.correlation, e.args]));
+  const pair = (c: number) => [waits.get(c)!.wait_on_stream, waits.get(c)!.wait_on_cuda_event_record_corr_id];
+  assert.equal(pair(105), [7, 100]);
+  assert.equal(pair(205), [8, 200]);
+  assert.equal(pair(300), [-1, -1]);
 });
 
 test.run();
