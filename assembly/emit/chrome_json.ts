@@ -6,7 +6,8 @@
  * Compact (one event per line), always valid JSON: names are escaped (session strings are valid UTF-8 already),
  * numbers never NaN/Infinity. Timestamps are µs relative to baseTimeNanoseconds with exactly three decimals.
  * Bytes go straight into the output window (emit/out.ts); nothing is built as a string. The end of the trace (row
- * metadata, the trailer) is emit/chrome_meta.ts, from the rows and state this module exports.
+ * metadata, the trailer) is emit/chrome_meta.ts, from the rows and state this module exports; its head (everything
+ * before the first event, and the time base) is emit/chrome_header.ts.
  */
 import { Ev, EvKind, EvFlag } from "../model/event";
 import * as S from "../model/session";
@@ -18,6 +19,7 @@ import { apiCategory } from "./chrome_category";
 import { tpl, tplLen, tplText, putLit, putU32, putU64, putMicros, putTs, putTsInline, putJsonChars, canOverread, tsReset, putId, CORR_IDS, EXTERNAL_IDS, putConst, tplIs } from "./put";
 import { catOpen, putRow, rowText, rowLen, putHead, putStream, putLaunch, putDeviceTail, chromeTextBegin } from "./chrome_text";
 import { chromeArgs } from "./chrome_args";
+import { chromeHeader, keyU } from "./chrome_header";
 import { occPlausible, activeBlocks } from "./xspace_occupancy";
 import { RowTable, rowLogNote, rowLogOn, rowLogCount, rowLogTable, rowLogKey, rowLogSeg } from "./chrome_split";
 
@@ -123,26 +125,6 @@ export function chromeOverheadSeen(): bool {
   return overheadSeen;
 }
 
-/**
- * The trace's time base (Unix ns): the start time floored to a grid of 3,944,619 s, half of Kineto's 3-month grid
- * (7,889,238 s), so that every file of one job shares it (Kineto's reason) and ts stays under 2^42 µs for any trace
- * shorter than 5 days: Perfetto reads ts as a double of µs and keeps ns only below 2^42 µs (≈ 50.9 days), so on
- * Kineto's grid the second 40 days of each period read about a quarter of the times 1 ns off.
- */
-export function chromeBaseFor(t: u64): u64 {
-  const grid: u64 = 3944619 * 1000000000;
-  return t - (t % grid);
-}
-
-/**
- * Kineto's own time base: `t` (Unix ns) floored to its 3-month grid of 7,889,238 s. The viewer's timeline tables keep
- * it (their times are f64 ns, exact either way; test/core/timeline_digests.json was recorded on it).
- */
-export function kinetoBaseFor(t: u64): u64 {
-  const grid: u64 = 7889238 * 1000000000;
-  return t - (t % grid);
-}
-
 /** Sets the traceName written at the end (bytes owned by the caller, copied). */
 export function chromeSetTraceName(p: usize, n: u32): void {
   traceNamePtr = p;
@@ -207,58 +189,6 @@ export function hpidNs(pid: u64): u64 {
   return lastHostPid;
 }
 
-/** Writes the ASCII key text `k`, then `v` in decimal. */
-// @ts-ignore: decorator
-@inline export function keyU(k: string, v: u64): void {
-  O.ascii(k);
-  O.u64dec(v);
-}
-
-/** `k` (a quoted key and its colon), decimal `v`, then a comma. */
-function versionKey(k: string, v: u64): void {
-  keyU(k, v);
-  O.byte(44);
-}
-
-function deviceProperties(): void {
-  O.need(64);
-  O.ascii('"deviceProperties":[');
-  const n = S.deviceCount();
-  for (let i: u32 = 0; i < n; i++) {
-    const d = S.deviceAt(i);
-    O.need(1024);
-    if (i > 0) O.byte(44);
-    keyU('{"id":', load<u32>(d));
-    O.ascii(',"name":');
-    O.jsonString(<usize>load<u32>(d, 88), load<u32>(d, 92));
-    O.need(1024);
-    keyU(',"totalGlobalMem":', load<u64>(d, 8));
-    keyU(',"computeMajor":', load<u32>(d, 28));
-    keyU(',"computeMinor":', load<u32>(d, 32));
-    keyU(',"maxThreadsPerBlock":', load<u32>(d, 36));
-    keyU(',"maxThreadsPerMultiprocessor":', load<u32>(d, 40));
-    keyU(',"regsPerBlock":', load<u32>(d, 44));
-    keyU(',"warpSize":', load<u32>(d, 52));
-    keyU(',"sharedMemPerBlock":', load<u32>(d, 56));
-    keyU(',"numSms":', load<u32>(d, 4));
-    keyU(',"regsPerMultiprocessor":', load<u32>(d, 48));
-    keyU(',"sharedMemPerBlockOptin":', load<u32>(d, 64));
-    keyU(',"sharedMemPerMultiprocessor":', load<u32>(d, 60));
-    if (load<u32>(d, 100) == S.DEV_ARCH_AMD) {
-      // Kineto's ROCm build: the LDS per CU under HIP's name, and the gfx target (hipDeviceProp_t gcnArchName).
-      keyU(',"maxSharedMemoryPerMultiProcessor":', load<u32>(d, 60));
-      O.ascii(',"gcnArchName":');
-      O.jsonString(<usize>load<u32>(d, 120), load<u32>(d, 124));
-      keyU(',"gfxTargetVersion":', load<u32>(d, 104));
-      keyU(',"simdPerCu":', load<u32>(d, 108));
-      keyU(',"maxWavesPerCu":', load<u32>(d, 112));
-    }
-    O.byte(125);
-  }
-  O.need(4);
-  O.ascii("],");
-}
-
 /**
  * Writes everything before the first event. `baseNs` is the time base (Unix ns); `startNs` the time it was floored
  * from (the earliest kept time, else the collector start, Unix ns): where "Record Window End" stands when the dump
@@ -286,36 +216,7 @@ export function chromeBegin(baseNs: u64, startNs: u64): void {
     first = false;
     return;
   }
-  O.need(256);
-  O.ascii('{"schemaVersion":1,');
-  if (S.rank >= 0) {
-    // "rank": with a space, as Kineto writes it: HTA finds a file's rank with the regex "rank":\s+(\d+).
-    O.ascii('"distributedInfo":{"rank": ');
-    O.i64dec(S.rank);
-    if (S.worldSize >= 0) {
-      O.ascii(',"world_size": ');
-      O.i64dec(S.worldSize);
-    }
-    O.ascii("},");
-  }
-  deviceProperties();
-  O.need(512);
-  // Versions the dump gives (a dump read without a HEADER has none: engine.ts beginWithoutHeader), each followed by
-  // a comma.
-  if (S.haveHeader && S.cudaVersions) {
-    if (S.vendorVersion != 0) versionKey('"cupti_version":', S.vendorVersion);
-    if (S.runtimeVersion != 0) versionKey('"cuda_runtime_version":', S.runtimeVersion);
-    if (S.driverVersion != 0) versionKey('"cuda_driver_version":', S.driverVersion);
-  }
-  if (S.hostnameLen != 0) {
-    O.ascii('"host_name":');
-    O.jsonString(S.hostnamePtr, S.hostnameLen);
-    O.need(512);
-    O.byte(44);
-  }
-  O.ascii('"displayTimeUnit":"ms","baseTimeNanoseconds":');
-  O.u64dec(base);
-  O.ascii(',"traceEvents":[');
+  chromeHeader(base);
 }
 
 /** The separator before an event: a newline first, then a comma and a newline. */

@@ -13,8 +13,9 @@ import { warningCount, warningOffset, warningDetail, lossTotal, lossRange, NO_SE
 import { warnName } from "../util/error_names";
 import {
   SYNC_TID_OFFSET, GPU_SORT_OFFSET, lastTs, hostRows, gpuRows, syncRows, overheadSeen, traceNamePtr, traceNameLen,
-  nsOn, nsBase, rel, gpid, hpid, keyU, sep,
+  nsOn, nsBase, rel, gpid, hpid, sep,
 } from "./chrome_json";
+import { keyU } from "./chrome_header";
 
 function meta(name: string, pid: u64, tid: u64): void {
   O.need(O.EVENT_RESERVE);
