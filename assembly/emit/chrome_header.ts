@@ -40,6 +40,16 @@ function versionKey(k: string, v: u64): void {
   O.byte(44);
 }
 
+// Kineto's u32 device properties after totalGlobalMem, in its order, and where model/session.ts's device entry
+// holds each.
+const PROP_KEYS: StaticArray<string> = [
+  ',"computeMajor":', ',"computeMinor":', ',"maxThreadsPerBlock":', ',"maxThreadsPerMultiprocessor":',
+  ',"regsPerBlock":', ',"warpSize":', ',"sharedMemPerBlock":', ',"numSms":', ',"regsPerMultiprocessor":',
+  ',"sharedMemPerBlockOptin":', ',"sharedMemPerMultiprocessor":',
+];
+const PROP_OFFSETS: StaticArray<u32> = [28, 32, 36, 40, 44, 52, 56, 4, 48, 64, 60];
+
+/** Writes `"deviceProperties":[…],`: one object per device of the dump's table. */
 function deviceProperties(): void {
   O.need(64);
   O.ascii('"deviceProperties":[');
@@ -53,17 +63,7 @@ function deviceProperties(): void {
     O.jsonString(<usize>load<u32>(d, 88), load<u32>(d, 92));
     O.need(1024);
     keyU(',"totalGlobalMem":', load<u64>(d, 8));
-    keyU(',"computeMajor":', load<u32>(d, 28));
-    keyU(',"computeMinor":', load<u32>(d, 32));
-    keyU(',"maxThreadsPerBlock":', load<u32>(d, 36));
-    keyU(',"maxThreadsPerMultiprocessor":', load<u32>(d, 40));
-    keyU(',"regsPerBlock":', load<u32>(d, 44));
-    keyU(',"warpSize":', load<u32>(d, 52));
-    keyU(',"sharedMemPerBlock":', load<u32>(d, 56));
-    keyU(',"numSms":', load<u32>(d, 4));
-    keyU(',"regsPerMultiprocessor":', load<u32>(d, 48));
-    keyU(',"sharedMemPerBlockOptin":', load<u32>(d, 64));
-    keyU(',"sharedMemPerMultiprocessor":', load<u32>(d, 60));
+    for (let k = 0; k < PROP_KEYS.length; k++) keyU(PROP_KEYS[k], load<u32>(d + <usize>PROP_OFFSETS[k]));
     if (load<u32>(d, 100) == S.DEV_ARCH_AMD) {
       // Kineto's ROCm build: the LDS per CU under HIP's name, and the gfx target (hipDeviceProp_t gcnArchName).
       keyU(',"maxSharedMemoryPerMultiProcessor":', load<u32>(d, 60));
