@@ -8,7 +8,7 @@
 import type { Worker } from "node:worker_threads";
 import { availableParallelism, cpus } from "node:os";
 import { RawtraceError } from "../core/codes.js";
-import { startWorker, workerEntry } from "./worker_start.js";
+import { startWorker, stopWorker, workerEntry } from "./worker_start.js";
 import type { GzipAnswer, GzipRequest } from "./gzip_worker.js";
 
 interface Job {
@@ -82,7 +82,7 @@ export class GzipPool {
   /** Stops the workers; blocks not yet compressed fail. */
   async close(): Promise<void> {
     this.fail(new RawtraceError("INTERNAL", "gzip pool closed"));
-    await Promise.all(this.slots.map((s) => s.worker.terminate()));
+    await Promise.all(this.slots.map((s) => stopWorker(s.worker)));
   }
 
   private start(): Slot {

@@ -6,6 +6,7 @@
  */
 import { parentPort } from "node:worker_threads";
 import { FastGzip } from "./fast_gzip.js";
+import { WORKER_READY } from "./worker_start.js";
 
 /** A block to compress: the first `length` bytes of `buffer`; `seq` names it in the answer. */
 export interface GzipRequest {
@@ -35,4 +36,5 @@ if (parentPort) {
     }
     port.postMessage(answer, answer.member ? [answer.member, m.buffer] : [m.buffer]);
   });
+  port.postMessage(WORKER_READY); // loaded: the pool may terminate this thread safely from now on (stopWorker)
 }

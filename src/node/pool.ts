@@ -13,7 +13,7 @@ import { basename } from "node:path";
 import * as Comlink from "comlink";
 import nodeEndpoint from "comlink/dist/esm/node-adapter.mjs";
 import { RawtraceError } from "../core/codes.js";
-import { startWorker, workerEntry } from "./worker_start.js";
+import { startWorker, stopWorker, workerEntry } from "./worker_start.js";
 import { OutputFile } from "./output.js";
 import { checkOutputOptions } from "./convert.js";
 import type { FileInfo } from "../core/engine.js";
@@ -238,7 +238,7 @@ export class WorkerPool {
     s.remote = null;
     s.onDeath = null;
     if (r && w) r[Comlink.releaseProxy]();
-    if (w) await w.terminate();
+    if (w) await stopWorker(w);
   }
 
   private start(s: Slot): void {

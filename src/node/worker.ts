@@ -8,9 +8,11 @@ import * as Comlink from "comlink";
 import nodeEndpoint from "comlink/dist/esm/node-adapter.mjs";
 import { workerApi } from "./worker_api.js";
 import { sendErrorDetails } from "./worker_errors.js";
+import { WORKER_READY } from "./worker_start.js";
 
 if (parentPort) {
   sendErrorDetails();
   const cells = workerData?.progress ? new BigInt64Array(workerData.progress as SharedArrayBuffer) : null;
   Comlink.expose(workerApi(cells), nodeEndpoint(parentPort));
+  parentPort.postMessage(WORKER_READY); // loaded: the pool may terminate this thread safely from now on (stopWorker)
 }

@@ -87,7 +87,18 @@ export function startWorker(entry: URL, options: Omit<WorkerOptions, "execArgv">
   for (;;) {
     const execArgv = withoutRefused(workerExecArgv(argv));
     try {
-      return new Worker(entry, { ...options, execArgv });
+      const w = new Worker(entry, { ...options, execArgv });
+      loaded.set(w, new Promise<void>((resolve) => {
+        const onMessage = (m: unknown) => {
+          if (m !== WORKER_READY) return;
+          w.off("message", onMessage);
+          resolve();
+        };
+        w.on("message", onMessage);
+        w.once("exit", () => resolve());
+        w.once("error", () => resolve());
+      }));
+      return w;
     } catch (e) {
       const err = e as NodeJS.ErrnoException;
       if (err.code !== "ERR_WORKER_INVALID_EXEC_ARGV") throw e;
@@ -96,4 +107,31 @@ export function startWorker(entry: URL, options: Omit<WorkerOptions, "execArgv">
       for (const a of names) refused.add(a);
     }
   }
+}
+
+/** What a worker entry posts to its parent once its modules are evaluated (src/node/worker.ts, gzip_worker.ts). */
+export const WORKER_READY = "rawtrace:worker-ready";
+
+/** Per worker {@link startWorker} made: settles when it has posted {@link WORKER_READY}, exited or failed. */
+const loaded = new WeakMap<Worker, Promise<void>>();
+
+/** The longest {@link stopWorker} waits for a worker to finish loading before it terminates it anyway, ms. */
+export const LOAD_WAIT_MS = 10_000;
+
+/**
+ * Terminates worker `w`, but not while Node is still evaluating its modules: `terminate()` then (Node 20) leaks file
+ * descriptors (a loop terminating plain workers 2 ms after "online": 20 → 78–91 descriptors over 150) and can abort
+ * the whole process (V8 "Check failed: (location_) != nullptr" in SourceTextModule::ExecuteAsyncModule, seen in the
+ * same loop). So it waits until the worker has said it is loaded ({@link WORKER_READY}), has exited, or
+ * {@link LOAD_WAIT_MS} have passed — a pool closed right after it started a worker waits for that worker's start
+ * (≈ 50 ms), no longer.
+ */
+export async function stopWorker(w: Worker): Promise<void> {
+  const ready = loaded.get(w);
+  if (ready) {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([ready, new Promise<void>((resolve) => (timer = setTimeout(resolve, LOAD_WAIT_MS)))]);
+    clearTimeout(timer);
+  }
+  await w.terminate();
 }
