@@ -7,6 +7,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/setup.sh || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
+# The real traces some tests derive their inputs from (README "Set-up"): said up front, not only as ENOENT failures.
+[ -d ../shared/data/real ] || echo "!! ../shared/data/real (the reference traces beside this checkout) is missing: the tests that read it will fail"
 
 strip_ansi() { sed -e 's/\x1b\[[0-9;]*m//g'; }
 passed=0

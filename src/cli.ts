@@ -53,8 +53,8 @@ const outputs = (formatHelp: string, gzipHelp: string) => `  -d, --out-dir DIR  
   -f, --force        overwrite existing outputs
 ${ALL_API}
 ${ANALYSIS}
-${JOBS}; a single input of at
-                     most 96 MiB (any size on one CPU) is converted on the main thread (no worker to start)
+${JOBS}; a single regular file
+                     of at most 96 MiB (any size on one CPU) is converted on the main thread (no worker to start)
                      unless N ≥ 2 is given;
                      a larger single Chrome JSON input gets 2 on 2 cores or more: with N ≥ 2, N − 1 workers
                      convert it while the main thread writes it, byte-identical to one worker, at most one per
