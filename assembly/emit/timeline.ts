@@ -88,6 +88,8 @@ const T_EVENTS: u32 = 1;
 const T_ORDER: u32 = 2;
 const T_TABLES: u32 = 3;
 const T_PARTNERS: u32 = 4;
+/** The name of a CUDA event record in the tables, as the Chrome JSON's (Kineto's cuda_event slices). */
+const CUDA_EVENT_NAME = memory.data<u8>([99, 117, 100, 97, 69, 118, 101, 110, 116]); // "cudaEvent"
 /** Occupancy field value meaning "unknown" (no device table, or one the calculation cannot use). */
 export const OCC_NONE: u32 = 0xffff;
 export const NONE: u32 = 0xffffffff;
@@ -275,10 +277,13 @@ export function timelineEvent(e: Ev): void {
   if (e.end > lastTs) lastTs = e.end;
   const row = rowOf(cls, a, b);
   const kept = (e.flags & EvFlag.NAME_KEPT) != 0;
-  const name = internNameInline(e.namePtr, e.nameLen, kept);
+  // A CUDA event record is named as the Chrome JSON names it (Kineto's "cudaEvent", emit/chrome_json.ts), not by the
+  // model's "Event Record" (XSpace's name, and `rawtrace stats`', which the summary's statistics keep: not by id).
+  const record = e.kind == EvKind.EVENT_RECORD;
+  const name = record ? internName(CUDA_EVENT_NAME, 9, true) : internNameInline(e.namePtr, e.nameLen, kept);
   // The stats key a kept name by its id (the id of a kept name stands for its text); they count the events they
   // aggregate: count the others (derived GPU ranges) here.
-  if (!statsEventNamed(e, kept && !nameShared(name) ? name : NONE)) S.addEvent();
+  if (!statsEventNamed(e, kept && !record && !nameShared(name) ? name : NONE)) S.addEvent();
   if (blockHead == 0 || blockRecs == STAGE) {
     closeBlock();
     openBlock();

@@ -3,8 +3,10 @@
  * core in arrival order and the host moves them into timeline order with the order (a permutation), lanes and
  * partners the core sends at the end. Every event's 16 words, the rows, lanes, names and summary must be exactly what the core gave when it
  * kept every record and wrote them in order itself (test/core/timeline_digests.json: digests recorded with that
- * core, commit 364d4be, on the samples, the fixtures and a generated dump of several chunks); a fix-up that does
- * not add up is an error, never a silently different timeline.
+ * core, commit 364d4be, on the samples, the fixtures and a generated dump of several chunks; jax_step's and
+ * torch_graph's again when CUDA event records were named `cudaEvent`, as in the Chrome JSON, instead of `Event Record`:
+ * with that one name put back, the new tables give the old digests); a fix-up that does not add up is an error, never
+ * a silently different timeline.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";

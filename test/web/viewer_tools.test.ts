@@ -320,7 +320,7 @@ test("a stream wait shows the event recording it waits on, and its link selects 
   const d = await details(page);
   const sync = t.traceEvents.find((e) => e.cat === "cuda_sync" && e.args.correlation === Number(d.correlation));
   assert.ok(sync, `the selected wait ${d.correlation} in the Chrome JSON`);
-  const m = /^event recorded on stream (\d+) by call (\d+) \(Event Record\)$/.exec(d["wait-source"] ?? "");
+  const m = /^event recorded on stream (\d+) by call (\d+) \(cudaEvent\)$/.exec(d["wait-source"] ?? "");
   assert.ok(m, d["wait-source"]);
   assert.is(Number(m![1]), sync!.args.wait_on_stream);
   assert.is(Number(m![2]), sync!.args.wait_on_cuda_event_record_corr_id);
