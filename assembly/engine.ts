@@ -27,6 +27,7 @@ import { xspaceBegin, xspaceEnd, xspaceLastTs, xspaceProfileStart } from "./emit
 import { timelineBegin, timelineEnd, timelineLastTs } from "./emit/timeline";
 import { statsBegin, statsEnd, statsLastTs } from "./emit/stats";
 import { fixedBaseNs } from "./emit/options";
+import { detailsOn, detailsBegin } from "./emit/timeline_details";
 import { splitBegin, splitGate, Gate, splitWritesEnd, splitBeforeEnd, splitAfterEnd } from "./split";
 
 let pass: i32 = 0;
@@ -480,8 +481,11 @@ export function beginEmit(sink: i32): void {
   splitBegin();
   if (sink == Sink.CHROME_JSON) chromeBegin(baseNs, first);
   else if (sink == Sink.XSPACE) xspaceBegin();
-  else if (sink == Sink.TIMELINE) timelineBegin(baseNs);
-  else if (sink == Sink.STATS) statsBegin();
+  else if (sink == Sink.TIMELINE) {
+    timelineBegin(baseNs);
+    // The viewer's details of single events: their Chrome JSON, on its own time base (emit/timeline_details.ts).
+    if (detailsOn) detailsBegin(fixedBaseNs != 0 && fixedBaseNs <= first ? fixedBaseNs : chromeBaseFor(first), first);
+  } else if (sink == Sink.STATS) statsBegin();
 }
 
 /** Feeds `n` bytes written at the input window to the current pass. */

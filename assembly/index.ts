@@ -34,6 +34,7 @@ import { toUnix } from "./model/clock";
 import { f80ToNs, f80ToNsBatch, f80Status } from "./util/f80";
 import { splitReset, splitSet, splitExport, splitRows, splitState, splitImport, splitBeforeEnd } from "./split";
 import { metaStoreStat, setNameHashMask } from "./emit/xspace_meta_store";
+import { detailsReset, detailsAll, detailsTarget } from "./emit/timeline_details";
 
 /** Starts a new file: frees everything from the previous one (stub runtime: the whole heap is rewound). */
 export function rt_reset(): void {
@@ -51,6 +52,7 @@ export function rt_reset(): void {
   S.sessionReset();
   outReset();
   splitReset();
+  detailsReset();
 }
 
 /** Starts pass 1 (index). */
@@ -124,6 +126,19 @@ export function rt_step_mark(i: u32, num: i32): void {
 /** After rt_begin_emit: how many step ranges the dump has. */
 export function rt_steps_found(): u32 {
   return stepsFound();
+}
+
+/**
+ * Before rt_begin_emit(4) (the timeline): the pass writes the Chrome JSON of the events that start at `start` (ns
+ * since the tables' base, as the record's f64) with kind `kind` on row (`cls`, `a`, `b`), instead of the tables
+ * (emit/timeline_details.ts: the viewer's details, src/core/details.ts). May be called for several events.
+ */
+export function rt_details_target(start: f64, kind: u32, cls: u32, a: u32, b: u32): void {
+  detailsTarget(start, kind, cls, a, b);
+}
+/** As {@link rt_details_target}, for every event (tests: the Chrome JSON of each timeline event). */
+export function rt_details_all(): void {
+  detailsAll();
 }
 
 /** Options: 1 = show all API calls (no Kineto blocklist). */

@@ -192,9 +192,10 @@ export function hpidNs(pid: u64): u64 {
 /**
  * Writes everything before the first event. `baseNs` is the time base (Unix ns); `startNs` the time it was floored
  * from (the earliest kept time, else the collector start, Unix ns): where "Record Window End" stands when the dump
- * holds no event (every event ends at or after it, so it never moves the end of one that does).
+ * holds no event (every event ends at or after it, so it never moves the end of one that does). `headerless`: write
+ * nothing, every event with its leading comma (the viewer's details of single events: emit/timeline_details.ts).
  */
-export function chromeBegin(baseNs: u64, startNs: u64): void {
+export function chromeBegin(baseNs: u64, startNs: u64, headerless: bool = false): void {
   base = baseNs;
   first = true;
   lastTs = startNs;
@@ -210,7 +211,7 @@ export function chromeBegin(baseNs: u64, startNs: u64): void {
   flowBase = nsOn ? <u64>X.pidNamespace << 32 : 0;
   hostLocal = tableNew(4);
   lastOsPid = 0xffffffffffffffff;
-  if (X.eventsOnly || (rowLogOn && !chromeSplitHeader)) {
+  if (headerless || X.eventsOnly || (rowLogOn && !chromeSplitHeader)) {
     // Events only: every event, the first too, is written as ",\n{...}"; the host writes header and trailer
     // (a split conversion's later parts: the host writes the first part's header and drops one comma).
     first = false;

@@ -5,6 +5,7 @@
  */
 
 import { DIGITS4, putReset } from "./put";
+import { regrow } from "../util/regrow";
 
 // @ts-ignore: decorator
 @external("env", "rt_write")
@@ -38,13 +39,54 @@ export function outReset(): void {
   outEnd = outBuf + OUT_CAP;
   pos = outBuf;
   written = 0;
+  mode = TO_HOST;
+  capBuf = 0;
+  capCap = 0;
+  capLen = 0;
 }
 
-/** Hands the bytes written so far to the host. */
+/**
+ * Where {@link flush} sends the window: to the host ({@link TO_HOST}), nowhere ({@link DROP}: a pass whose output
+ * nobody reads, emit/timeline_details.ts), or to the end of the capture buffer ({@link CAPTURE}: one event's text
+ * kept whole, however many flushes it takes).
+ */
+export const TO_HOST: u32 = 0;
+export const DROP: u32 = 1;
+export const CAPTURE: u32 = 2;
+let mode: u32 = TO_HOST;
+let capBuf: usize = 0;
+let capCap: usize = 0;
+/** Bytes in the capture buffer ({@link captured}). */
+export let capLen: usize = 0;
+
+/** Sets where {@link flush} sends the window from now on (call {@link flush} first to settle what it holds). */
+export function outMode(m: u32): void {
+  mode = m;
+  if (m == CAPTURE) capLen = 0;
+}
+
+/** Start of the bytes captured since {@link outMode}(CAPTURE) ({@link capLen} of them; valid until the next capture). */
+export function captured(): usize {
+  return capBuf;
+}
+
+function capture(p: usize, n: usize): void {
+  if (capLen + n > capCap) {
+    let cap = capCap == 0 ? <usize>4096 : capCap;
+    while (cap < capLen + n) cap <<= 1;
+    capBuf = regrow(capBuf, capLen, cap);
+    capCap = cap;
+  }
+  memory.copy(capBuf + capLen, p, n);
+  capLen += n;
+}
+
+/** Hands the bytes written so far to the host (or drops or captures them: {@link outMode}). */
 export function flush(): void {
   const n = <u32>(pos - outBuf);
   if (n != 0) {
-    hostWrite(outBuf, n);
+    if (mode == TO_HOST) hostWrite(outBuf, n);
+    else if (mode == CAPTURE) capture(outBuf, n);
     written += n;
   }
   pos = outBuf;

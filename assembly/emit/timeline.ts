@@ -39,6 +39,7 @@ import * as O from "./out";
 import { statsBegin, statsEventNamed, statsEnd } from "./stats";
 import { activeBlocks, occPlausible } from "./xspace";
 import { internName, internNameInline, nameShared, namesReset, nameCount, namesPadded, namesCapped, writeNames } from "./timeline_names";
+import { detailsOn, detailsWanted, detailsCapture, detailsEnd } from "./timeline_details";
 import { RowClass, rowsReset, rowOf, rowKeys, rowCount, rowsCapped, sortRows } from "./timeline_rows";
 import {
   K_FLOW_END, K_FLOW_START, MAX_LANES, keyCount, keyPush, keysReset, groupByRow, orderRow, lanes, laneCount,
@@ -418,6 +419,11 @@ export function timelineEvent(e: Ev): void {
     else if ((f & TF.FLOW_END) != 0) bits |= K_FLOW_END;
   }
   keyPush(start, dur, bits, c);
+  // The viewer's details of an event (emit/timeline_details.ts): its Chrome JSON, written apart from the tables.
+  if (detailsOn && detailsWanted(start, e.kind, cls, a, b)) {
+    closeBlock();
+    detailsCapture(e, keyCount - 1);
+  }
 }
 
 /** Kernels, copies, fills and graphs: the work a host call launches. */
@@ -538,4 +544,5 @@ export function timelineEnd(): void {
   pad4(n);
   statsEnd();
   O.flush();
+  if (detailsOn) detailsEnd();
 }

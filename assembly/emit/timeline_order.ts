@@ -435,6 +435,11 @@ export function noteOutputIndex(): void {
   for (let pos: u32 = 0; pos < n; pos++) store<u32>(keyAt(at(idx, pos)), pos, 8);
 }
 
+/** The output index of the event of arrival index `a` (after {@link noteOutputIndex}). */
+export function outputIndexOf(a: u32): u32 {
+  return load<u32>(keyAt(a), 8);
+}
+
 
 // Correlation ids of the events come roughly in order, so nearly every lookup lands on the page of the one before:
 // the walks keep that page's address (valid while the table's eviction epoch is unchanged, util/paged.ts) and ask

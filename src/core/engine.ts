@@ -169,6 +169,24 @@ export interface ConvertOptions {
   steps?: string | RegExp;
   /** Chrome JSON: this conversion is one worker's part of a file split over several (src/node/split.ts). */
   split?: SplitPart;
+  /**
+   * `format: "timeline"` only: instead of the tables, the Chrome JSON of the events named — each by the start, kind
+   * and row its timeline record has — or of `"all"` events (src/core/details.ts reads the output: use
+   * `eventDetails` there rather than this directly).
+   */
+  details?: "all" | DetailsTarget[];
+}
+
+/**
+ * A timeline event as the viewer names it for its details (src/core/details.ts): its record's start (ns since the
+ * tables' base), kind and row (class, a, b: src/core/timeline.ts TimelineMeta rows).
+ */
+export interface DetailsTarget {
+  start: number;
+  kind: number;
+  rowClass: number;
+  a: number;
+  b: number;
 }
 
 /**
@@ -389,6 +407,9 @@ interface CoreExports {
   rt_split_rows(): number;
   rt_split_state(field: number): bigint;
   rt_split_import(p: number, n: number, lastEnd: bigint, overhead: number, events: bigint): void;
+  /** Absent from cores built before the viewer's details came from the dump (src/core/details.ts). */
+  rt_details_target?(start: number, kind: number, cls: number, a: number, b: number): void;
+  rt_details_all?(): void;
 }
 
 const dec = new TextDecoder("utf-8", { fatal: false });
@@ -761,6 +782,13 @@ export class Engine {
       if (this.xspaceKeepBytes >= 0) x.rt_set_xspace_keep?.(this.xspaceKeepBytes >>> 0);
       x.rt_set_xspace_settle?.(this.xspaceSettle ? 1 : 0);
       x.rt_set_partner_mode?.(this.partnerMode === "table" ? 1 : this.partnerMode === "sorted" ? 2 : 0);
+      const d = opts.details;
+      if (d !== undefined) {
+        if (opts.format !== "timeline") throw new RawtraceError("USAGE", "details: only with format timeline");
+        if (!x.rt_details_all || !x.rt_details_target) throw new Error("this core cannot write details (built before rt_details_all)");
+        if (d === "all") x.rt_details_all();
+        else for (const t of d) x.rt_details_target(t.start, t.kind, t.rowClass, t.a, t.b);
+      }
       x.rt_begin_emit(
         opts.format === "xspace" ? Output.XSPACE : opts.format === "timeline" ? Output.TIMELINE
           : opts.format === "stats" ? Output.STATS : Output.CHROME_JSON,

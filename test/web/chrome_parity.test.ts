@@ -1,20 +1,58 @@
 /**
  * The viewer says what the Chrome JSON says, for every event of every bundled dump (the samples of each vendor —
- * CUDA, ROCm, XPU, Gaudi — and the real H100 fixtures, which add CUDA event records, event syncs and graphs): the
- * name it shows (web/model.ts eventName over the timeline tables, as the page gets them) is the Chrome JSON's name of
- * the same event — the event at the same time on the same Chrome row (pid, tid).
+ * CUDA, ROCm, XPU, Gaudi — and the real H100 fixtures, which add CUDA event records, event syncs and graphs):
+ *  - the name it shows (web/model.ts eventName over the timeline tables, as the page gets them) is the Chrome JSON's
+ *    name of the same event — the event at the same time on the same Chrome row (pid, tid);
+ *  - its details: the Chrome JSON the details API reads from the dump for each event (src/core/details.ts) is,
+ *    byte for byte, that event's line of `rawtrace convert`'s output — every line of it claimed by exactly one
+ *    viewer event, at the event's time, row and name;
+ *  - the page's own request, a few events named by start, kind and row (the first and last of each kind, and events
+ *    that share all three), gets each event's own JSON.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { basename } from "node:path";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, join } from "node:path";
+import * as C from "../../src/tools/cupti_records.js";
+import { cudaWriter } from "../helpers/cuda_writer.js";
 import { createEngine } from "../../src/node/wasm.js";
 import { fileSource } from "../../src/node/file_source.js";
-import { RowClass, TimelineEvents, TimelineParser } from "../../src/core/timeline.js";
+import { Kind, RowClass, TimelineEvents, TimelineParser } from "../../src/core/timeline.js";
+import { eventDetails, type EventJson } from "../../src/core/details.js";
 import { eventName, makeLoadedFile, rowWord, type LoadedFile } from "../../web/model.js";
-import { chromeOf, type Chrome } from "./viewer_helpers.js";
+import { chromeOf, convert, type Chrome } from "./viewer_helpers.js";
 
-/** One dump per vendor (samples/) and the real H100 fixtures with CUDA event records, event waits and graphs. */
-export const DUMPS = [
+/**
+ * A CUDA dump with what no bundled dump has: a CUDA graph slice (GRAPH_TRACE: the whole graph launch as one event)
+ * and NVTX markers (instants), one with a domain and color.
+ */
+function graphsAndMarkers(): string {
+  const L: C.CuptiLayout = "cuda13";
+  const T = 1_780_000_000_000_000_000n;
+  const w = cudaWriter(L, T, 4242);
+  w.apiNames([[2, 311, "cudaGraphLaunch_v10000"]]);
+  w.strings([[0x3000n, "checkpoint"], [0x3100n, "my_domain"], [0x3200n, "tick"]]);
+  w.activity(C.concat([
+    C.externalRecord(L, 3, 91n, 20),
+    C.apiRecord(L, { kind: 5, cbid: 311, start: T + 1000n, end: T + 3000n, processId: 4242, threadId: 7, correlationId: 20 }),
+    C.markerRecord(L, 1, T + 3500n, 1, 4242, 7, 0x3000n, 0x3100n),
+    C.markerRecord(L, 1, T + 3600n, 2, 4242, 7, 0x3200n),
+    C.graphTraceRecord(L, { correlationId: 20, start: T + 4000n, end: T + 9000n, deviceId: 0, graphId: 3, contextId: 1, streamId: 7 }),
+  ]));
+  w.end();
+  const path = join(TMP, "graphs_markers.rawtrace");
+  writeFileSync(path, w.bytes());
+  return path;
+}
+const TMP = mkdtempSync(join(tmpdir(), "rawtrace-parity-"));
+test.after(() => rmSync(TMP, { recursive: true, force: true }));
+
+/**
+ * One dump per vendor (samples/), the real H100 fixtures with CUDA event records, event waits and graph launches, and
+ * a crafted one with a CUDA graph slice and NVTX markers.
+ */
+const DUMPS = [
   "samples/alexnet_a100_rank0.rawtrace",
   "samples/h100_torch_train_nvtx.rawtrace",
   "samples/mi250_minitoy_rocprof.rawtrace",
@@ -23,10 +61,11 @@ export const DUMPS = [
   "test/fixtures/real/h100/jax_step.rawtrace",
   "test/fixtures/real/h100/torch_graph.rawtrace",
   "test/fixtures/real/h100/cuda_sample.rawtrace",
+  graphsAndMarkers(),
 ];
 
 /** The file as the page holds it after a load (web/worker.ts load, web/model.ts makeLoadedFile). */
-export async function loaded(path: string): Promise<LoadedFile> {
+async function loaded(path: string): Promise<LoadedFile> {
   const engine = await createEngine();
   const events = new TimelineEvents();
   const parser = new TimelineParser((chunk) => events.add(chunk));
@@ -35,7 +74,7 @@ export async function loaded(path: string): Promise<LoadedFile> {
 }
 
 /** The Chrome (pid, tid) of viewer row `r` (Kineto's rows: web/layout.ts and emit/chrome_json.ts). */
-export function chromeRowOf(f: LoadedFile, r: number): string {
+function chromeRowOf(f: LoadedFile, r: number): string {
   const cls = rowWord(f, r, 0);
   const a = rowWord(f, r, 1);
   const b = rowWord(f, r, 2);
@@ -52,7 +91,7 @@ export function chromeRowOf(f: LoadedFile, r: number): string {
  * gpu_user_annotation is widened by 1 ns on each side, as Kineto's) on the same Chrome row, equal names first. Returns
  * the JSON event of each viewer event (undefined: none at that place).
  */
-export function pair(f: LoadedFile, t: Chrome): Array<Record<string, any> | undefined> {
+function pair(f: LoadedFile, t: Chrome): Array<Record<string, any> | undefined> {
   const jb = BigInt(t.baseTimeNanoseconds);
   const at = new Map<string, Array<Record<string, any>>>();
   for (const e of t.traceEvents) {
@@ -93,5 +132,88 @@ for (const path of DUMPS) {
     assert.equal([...wrong].map(([w, n]) => `${n} × ${w}`), [], `${path}: names`);
   });
 }
+
+/** The details API's answer for every event of `path` (src/core/details.ts, "all"). */
+async function allDetails(path: string): Promise<Map<number, EventJson>> {
+  return eventDetails(await createEngine(), fileSource(path), "all", { traceName: basename(path) });
+}
+
+/** Exact ns of a µs text with three decimals ("12.345" → 12345). */
+function ns(us: string): bigint {
+  const [i, f] = us.split(".");
+  return BigInt(i) * 1000n + BigInt((f ?? "0").padEnd(3, "0"));
+}
+
+for (const path of DUMPS) {
+  test(`${basename(path)}: each event's details are its Chrome JSON line`, async () => {
+    const f = await loaded(path);
+    const all = await allDetails(path);
+    const text = (await convert(path, "chrome")).toString("utf8");
+    // Every event line of the Chrome JSON (not its metadata, flows and the Record Window End marker), as a multiset.
+    const want = new Map<string, number>();
+    for (const line of text.split("\n")) {
+      const l = line.replace(/,$/, "");
+      if (!/^\{"ph":"[XiC]"/.test(l) || l.includes('"pid":""')) continue;
+      want.set(l, (want.get(l) ?? 0) + 1);
+    }
+    const claim = (l: string, what: string) => {
+      const n = want.get(l);
+      assert.ok(n, `${path}: ${what}'s JSON is a line of the Chrome JSON: ${l.slice(0, 200)}`);
+      if (n === 1) want.delete(l);
+      else want.set(l, n! - 1);
+    };
+    const jsonBase = BigInt(JSON.parse(text.slice(0, text.indexOf('"traceEvents"')) + '"x":0}').baseTimeNanoseconds);
+    const wrong = new Map<string, number>();
+    const note = (w: string) => wrong.set(w, (wrong.get(w) ?? 0) + 1);
+    const ev = f.events;
+    for (let i = 0; i < ev.length; i++) {
+      const j = all.get(i);
+      assert.ok(j, `${path}: event ${i} has details`);
+      claim(j!.text, `event ${i}`);
+      for (const w of j!.with) if (!/^\{"ph":"[sf]"/.test(w)) claim(w, `event ${i}'s step marker`);
+      const k = ev.kind(i);
+      const e = JSON.parse(j!.text);
+      // The same event: its name, Chrome row and start (a gpu_user_annotation is widened by 1 ns each side).
+      if (e.name !== eventName(f, i)) note(`kind ${k}: name "${eventName(f, i)}" vs "${e.name}"`);
+      if (`${e.pid}/${e.tid}` !== chromeRowOf(f, ev.row(i))) note(`kind ${k}: row ${chromeRowOf(f, ev.row(i))} vs ${e.pid}/${e.tid}`);
+      const ts = ns(/"ts":([\d.]+)/.exec(j!.text)![1]) + jsonBase + (e.cat === "gpu_user_annotation" ? 1n : 0n);
+      if (ts !== f.meta.header.baseNs + BigInt(ev.start(i))) note(`kind ${k}: start`);
+    }
+    assert.equal([...wrong].map(([w, n]) => `${n} × ${w}`), [], `${path}: details`);
+    assert.equal([...want.keys()].map((l) => l.slice(0, 160)), [], `${path}: Chrome JSON events no viewer event claims`);
+
+    // The page's request: events by start, kind and row, their timeline index picking among equals.
+    const key = (i: number) => `${ev.start(i)}/${ev.kind(i)}/${ev.row(i)}`;
+    const byKey = new Map<string, number[]>();
+    for (let i = 0; i < ev.length; i++) (byKey.get(key(i)) ?? byKey.set(key(i), []).get(key(i))!).push(i);
+    const pick = new Set<number>();
+    const firstOf = new Map<number, number>();
+    const lastOf = new Map<number, number>();
+    for (let i = 0; i < ev.length; i++) {
+      if (!firstOf.has(ev.kind(i))) firstOf.set(ev.kind(i), i);
+      lastOf.set(ev.kind(i), i);
+    }
+    for (const i of [...firstOf.values(), ...lastOf.values()]) pick.add(i);
+    const shared = [...byKey.values()].filter((l) => l.length > 1).slice(0, 3).flat();
+    for (const i of shared) pick.add(i);
+    const targets = [...pick].map((i) => {
+      const r = ev.row(i);
+      return { start: ev.start(i), kind: ev.kind(i), rowClass: rowWord(f, r, 0), a: rowWord(f, r, 1), b: rowWord(f, r, 2), index: i };
+    });
+    const got = await eventDetails(await createEngine(), fileSource(path), targets, { traceName: basename(path) });
+    assert.equal([...got.keys()].sort((a, b) => a - b), [...pick].sort((a, b) => a - b), `${path}: each event asked about answered`);
+    for (const i of pick) assert.is(got.get(i)!.text, all.get(i)!.text, `${path}: event ${i} (kind ${ev.kind(i)}) asked alone`);
+    if (path.includes("alexnet") || path.includes("xpu")) assert.ok(shared.length >= 2, `${path}: events sharing start, kind and row asked about`);
+  });
+}
+
+test("the dumps above hold every event kind the viewer draws", async () => {
+  const kinds = new Set<number>();
+  for (const path of DUMPS) {
+    const f = await loaded(path);
+    for (let i = 0; i < f.events.length; i++) kinds.add(f.events.kind(i));
+  }
+  assert.equal(Object.entries(Kind).filter(([, k]) => !kinds.has(k)).map(([n]) => n), []);
+});
 
 test.run();
