@@ -14,7 +14,7 @@ import { TimelineView, type Sel } from "./view.js";
 import { TimelineKeys } from "./keys.js";
 import { dur, int } from "./format.js";
 import { $, linkButton } from "./dom.js";
-import { renderDetails } from "./details.js";
+import { renderDetails, type ArgsState } from "./details.js";
 import { RangePanel, renderSteps } from "./range_panel.js";
 import { firstMatches, nameTest, searchEvents, stepMatch, type SearchResult } from "./search.js";
 import { renderSummary } from "./summary.js";
@@ -293,10 +293,65 @@ function go(s: Sel): void {
   view.select(s);
 }
 
-view.onselect = (s) => renderDetails($("#details-body"), s, {
-  origin: view.traceOrigin, manyFiles: files.length > 1, go, pickStep, aligned: (f) => shiftNote(files, view.placements, f),
-  fileTag: (f) => fileTag(files, f),
-});
+/**
+ * The selected event's Chrome JSON args, read from its file again (web/worker.ts details) in a worker of its own:
+ * a load or download in the main worker does not hold it up, and the next selection ends it at once. `args` is what
+ * the panel shows for `sel` so far.
+ */
+let argsWorker: Worker | null = null;
+let argsOf: { sel: Sel; args: ArgsState } | null = null;
+
+function sameSel(a: Sel | null, b: Sel | null): boolean {
+  return !!a && !!b && a.file === b.file && a.i === b.i;
+}
+
+function renderSelected(s: Sel | null, args?: ArgsState): void {
+  renderDetails($("#details-body"), s, {
+    origin: view.traceOrigin, manyFiles: files.length > 1, go, pickStep, aligned: (f) => shiftNote(files, view.placements, f),
+    fileTag: (f) => fileTag(files, f),
+  }, args);
+}
+
+view.onselect = (s) => {
+  // The same event again (a file joined: the panel is drawn again): its args as they are, not read once more.
+  if (s && argsOf && sameSel(argsOf.sel, s)) {
+    renderSelected(s, argsOf.args);
+    return;
+  }
+  argsWorker?.terminate();
+  argsWorker = null;
+  argsOf = null;
+  const file = s && fileHandles.get(s.file.id);
+  if (!s || !file) {
+    delete document.body.dataset.args;
+    renderSelected(s);
+    return;
+  }
+  argsOf = { sel: s, args: "loading" };
+  document.body.dataset.args = "loading";
+  renderSelected(s, "loading");
+  const w = new Worker(new URL("./worker.js", import.meta.url), { type: "module", name: "rawtrace-details" });
+  argsWorker = w;
+  const ev = s.file.events;
+  const row = ev.row(s.i);
+  const target = {
+    start: ev.start(s.i), kind: ev.kind(s.i), rowClass: rowWord(s.file, row, 0), a: rowWord(s.file, row, 1), b: rowWord(s.file, row, 2),
+    index: s.i,
+  };
+  const remote = Comlink.wrap<WorkerApi>(w);
+  remote.details(file, [target], stepsPattern, keepMode)
+    .then((m): ArgsState => m.get(s.i) ?? { error: "the event is not in the file read again" })
+    .catch((e: unknown): ArgsState => ({ error: (e as Error).message }))
+    .then((args) => {
+      if (argsWorker !== w) return; // another selection since
+      remote[Comlink.releaseProxy]();
+      w.terminate();
+      argsWorker = null;
+      argsOf = { sel: s, args };
+      document.body.dataset.args = typeof args === "object" && "error" in args ? "error" : "ready";
+      renderSelected(view.selected, sameSel(view.selected, s) ? args : undefined);
+    });
+};
 
 const tip = $("#tooltip");
 view.onhover = (s, x, y) => {

@@ -10,6 +10,7 @@
  *    is read once, on a reader thread of its own (web/slice_reader.ts): the later passes replay the bytes that
  *    thread kept, packed, while the index pass read them (web/file_source.ts `keep`, `keeper`).
  *  - exportFile: Chrome JSON gzipped with CompressionStream, or XSpace, returned as a Blob for a download.
+ *  - details: the Chrome JSON of one selected event, read from the file again (src/core/details.ts).
  */
 import * as Comlink from "comlink";
 import wasmUrl from "../build/rawtrace.wasm";
@@ -17,6 +18,7 @@ import inflateUrl from "../build/inflate.wasm";
 import { Engine, type FileInfo } from "../src/core/engine.js";
 import { TimelineParser, type TimelineMeta } from "../src/core/timeline.js";
 import { decodeStats, type TraceStats } from "../src/core/stats.js";
+import { eventDetails, type DetailsTarget, type EventJson } from "../src/core/details.js";
 import { dumpFileName } from "../src/core/dump_name.js";
 import { fileByteSource, gzipDamageWarning, startsWithGzip, type FileByteSource, type FileSourceOptions } from "./file_source.js";
 import { keepingReaderThread, readerThreadStream } from "./slice_reader.js";
@@ -246,6 +248,20 @@ const api = {
         if (failed) throw failed;
         return await collected;
       }),
+    );
+  },
+
+  /**
+   * The Chrome JSON of the events `targets` names (src/core/details.ts: the file read again, the events' text as
+   * `rawtrace convert` writes it), by timeline index; `steps` and `keep` as the load had them. The page runs it in a
+   * worker of its own (web/main.ts), ended by the next selection.
+   */
+  details(file: File, targets: Array<DetailsTarget & { index: number }>, steps?: string, keep: KeepMode = "auto"): Promise<Map<number, EventJson>> {
+    return serial((gen) =>
+      withSource(file, gen, async (src) => {
+        const engine = await Engine.create(await core());
+        return eventDetails(engine, src, targets, { traceName: dumpFileName(file.name), steps });
+      }, { keep: true }, keep),
     );
   },
 

@@ -3,9 +3,13 @@
  * CUDA, ROCm, XPU, Gaudi — and the real H100 fixtures, which add CUDA event records, event syncs and graphs):
  *  - the name it shows (web/model.ts eventName over the timeline tables, as the page gets them) is the Chrome JSON's
  *    name of the same event — the event at the same time on the same Chrome row (pid, tid);
- *  - its details: the Chrome JSON the details API reads from the dump for each event (src/core/details.ts) is,
- *    byte for byte, that event's line of `rawtrace convert`'s output — every line of it claimed by exactly one
- *    viewer event, at the event's time, row and name;
+ *  - its details: the Chrome JSON the details API reads from the dump for each event (src/core/details.ts, what
+ *    web/worker.ts details gives the panel) is, byte for byte, that event's line of `rawtrace convert`'s output —
+ *    every line of it claimed by exactly one viewer event, at the event's time, row and name —, the panel lists
+ *    every one of its args with the JSON's key and value (web/details.ts argFields), and every field the panel shows
+ *    from the timeline record (eventFields) that the JSON also writes has the JSON's value (context, correlation,
+ *    cbid, External id, grid, block, registers, shared memory, bytes, devices, graph id, event ids, sync kind and
+ *    stream, domain and color, a counter's value);
  *  - the page's own request, a few events named by start, kind and row (the first and last of each kind, and events
  *    that share all three), gets each event's own JSON.
  */
@@ -21,6 +25,7 @@ import { fileSource } from "../../src/node/file_source.js";
 import { Kind, RowClass, TimelineEvents, TimelineParser } from "../../src/core/timeline.js";
 import { eventDetails, type EventJson } from "../../src/core/details.js";
 import { eventName, makeLoadedFile, rowWord, type LoadedFile } from "../../web/model.js";
+import { argFields, eventFields, type Field } from "../../web/details.js";
 import { chromeOf, convert, type Chrome } from "./viewer_helpers.js";
 
 /**
@@ -144,8 +149,61 @@ function ns(us: string): bigint {
   return BigInt(i) * 1000n + BigInt((f ?? "0").padEnd(3, "0"));
 }
 
+/** Whether the panel's text `text` shows the JSON value `v` (numbers compared as numbers: "12.5" and 12.500000000). */
+function shows(text: string, v: unknown): boolean {
+  if (typeof v === "string") return text === v;
+  if (typeof v === "number") return text.trim() !== "" && Number(text) === v;
+  return JSON.stringify(JSON.parse(text)) === JSON.stringify(v);
+}
+
+/**
+ * Where a field the panel shows from the timeline record differs from what the Chrome JSON writes for the same event
+ * (`args` parsed, `raw` the args' JSON text per key: ids past 2^53 compared exactly). Fields the JSON does not write
+ * (threads, occupancy, direction, memory kinds, bandwidth, return value, step…) are the viewer's own.
+ */
+function recordVsArgs(fields: Field[], args: Record<string, any>, raw: Map<string, string>): string[] {
+  const out: string[] = [];
+  const field = (k: string) => fields.find((x) => x.field === k)?.text;
+  const same = (k: string, key: string, want: (text: string) => string = (t) => t) => {
+    const text = field(k);
+    if (text === undefined || !raw.has(key)) return;
+    const v = raw.get(key)!;
+    const shown = want(text);
+    if (shown !== (v.startsWith('"') ? JSON.parse(v) : v)) out.push(`${k} "${text}" vs ${key} ${v}`);
+  };
+  same("context", "context");
+  same("correlation", "correlation");
+  same("cbid", "cbid");
+  same("external", "External id");
+  same("graph", "graph id");
+  same("registers", "registers per thread");
+  same("grid", "grid", (t) => t.replace(/ /g, ""));
+  same("block", "block", (t) => t.replace(/ /g, ""));
+  same("bytes", "bytes", (t) => t.split(" ")[0].replace(/,/g, ""));
+  same("domain", "domain");
+  same("value", "value", (t) => t.replace(/,/g, ""));
+  same("device", "device");
+  same("stream", "stream");
+  same("event-id", "event_id");
+  same("event-id", "wait_on_cuda_event_id");
+  same("sync-stream", "stream", (t) => (t === "whole context" ? "-1" : t));
+  same("sync-type", "cuda_sync_kind", (t) => t.replace(/ \(\d+\)$/, ""));
+  const st = field("shared-static");
+  const dy = field("shared-dynamic");
+  if (st !== undefined && args["shared memory"] !== undefined && Number(st) + Number(dy) !== args["shared memory"]) {
+    out.push(`shared memory ${st} + ${dy} vs ${args["shared memory"]}`);
+  }
+  const color = field("color");
+  if (color !== undefined && `#${((args.color ?? 0) & 0xffffff).toString(16).padStart(6, "0")}` !== color) out.push(`color ${color} vs ${args.color}`);
+  const devs = field("copy-devices");
+  if (devs !== undefined && args.fromDevice !== undefined && devs !== `device ${args.fromDevice} → device ${args.toDevice}`) {
+    out.push(`copy-devices "${devs}" vs ${args.fromDevice} → ${args.toDevice}`);
+  }
+  return out;
+}
+
 for (const path of DUMPS) {
-  test(`${basename(path)}: each event's details are its Chrome JSON line`, async () => {
+  test(`${basename(path)}: each event's details are its Chrome JSON line, every arg shown, the record's fields agreeing`, async () => {
     const f = await loaded(path);
     const all = await allDetails(path);
     const text = (await convert(path, "chrome")).toString("utf8");
@@ -178,6 +236,23 @@ for (const path of DUMPS) {
       if (`${e.pid}/${e.tid}` !== chromeRowOf(f, ev.row(i))) note(`kind ${k}: row ${chromeRowOf(f, ev.row(i))} vs ${e.pid}/${e.tid}`);
       const ts = ns(/"ts":([\d.]+)/.exec(j!.text)![1]) + jsonBase + (e.cat === "gpu_user_annotation" ? 1n : 0n);
       if (ts !== f.meta.header.baseNs + BigInt(ev.start(i))) note(`kind ${k}: start`);
+      // Every arg, with the JSON's key and value, in its order.
+      const args: Record<string, any> = e.args ?? {};
+      const shown = argFields(j!);
+      const entries = Object.entries(args);
+      if (!entries.length) {
+        if (shown.length !== 1 || shown[0].field !== "args") note(`kind ${k}: no args, shown ${JSON.stringify(shown)}`);
+      } else {
+        const got = shown.map((x) => x.label).join(", ");
+        if (got !== entries.map(([key]) => key).join(", ")) note(`kind ${k}: args shown ${got} vs ${Object.keys(args).join(", ")}`);
+        for (const [key, v] of entries) {
+          const x = shown.find((y) => y.label === key);
+          if (x && (x.field !== `arg:${key}` || !shows(x.text, v))) note(`kind ${k}: arg ${key} shown "${x.text}" vs ${JSON.stringify(v)}`);
+        }
+      }
+      // The panel's fields from the record agree with the JSON where it writes the same thing.
+      const raw = new Map(j!.args);
+      for (const w of recordVsArgs(eventFields({ file: f, i }, { origin: 0, manyFiles: false }), args, raw)) note(`kind ${k}: ${w}`);
     }
     assert.equal([...wrong].map(([w, n]) => `${n} × ${w}`), [], `${path}: details`);
     assert.equal([...want.keys()].map((l) => l.slice(0, 160)), [], `${path}: Chrome JSON events no viewer event claims`);

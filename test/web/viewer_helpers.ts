@@ -97,8 +97,12 @@ export function chromeRows(t: Chrome): Map<string, number> {
 }
 
 
+/**
+ * The details panel's fields from the timeline record, by `data-field` (the Chrome JSON args, read from the dump a
+ * moment later, are left out: web/details.ts; see argsShown in viewer_tools.test.ts).
+ */
 export async function details(page: Page): Promise<Record<string, string>> {
-  return page.$$eval("#details-body [data-field]", (els) =>
+  return page.$$eval("#details-body > [data-field], #details-body dl.kv:not(.args) [data-field]", (els) =>
     Object.fromEntries(els.map((e) => [(e as HTMLElement).dataset.field!, e.textContent ?? ""])),
   );
 }

@@ -287,6 +287,46 @@ test("a Gaudi kernel's details say its records carry no launch shape (not grid [
   await page.close();
 });
 
+/** The Chrome JSON args the details panel lists, in order (each `arg:<key>` field), once read from the dump. */
+async function argsShown(page: Page): Promise<Array<[string, string]>> {
+  await page.waitForSelector("body[data-args=ready]", { state: "attached" });
+  return page.$$eval("#details-body dl.args [data-field^='arg:']", (els) =>
+    els.map((e) => [(e as HTMLElement).dataset.field!.slice(4), e.textContent ?? ""] as [string, string]),
+  );
+}
+
+/** Whether `shown` (the panel's args) are exactly `args` (a Chrome JSON event's), keys in order, values as written. */
+function sameArgs(shown: Array<[string, string]>, args: Record<string, any>): boolean {
+  const want = Object.entries(args);
+  return shown.length === want.length && want.every(([k, v], i) => shown[i][0] === k &&
+    (typeof v === "string" ? shown[i][1] === v : typeof v === "number" ? Number(shown[i][1]) === v : shown[i][1] === JSON.stringify(v)));
+}
+
+test("details list every Chrome JSON arg of the selected event, read from the dump: a Gaudi op's recipe, node and flops, an XPU kernel's queues and context handle, a CUDA kernel's External id", async () => {
+  const cases: Array<{ path: string; pick: (e: Record<string, any>) => boolean; keys: string[]; noContext?: boolean }> = [
+    { path: "samples/gaudi2_mlp_synapse.rawtrace", pick: (e) => e.cat === "kernel" && e.args.flops !== undefined, keys: ["recipeId", "recipeName", "node", "flops", "utilization"] },
+    { path: "samples/xpu_train_pti.rawtrace", pick: (e) => e.cat === "kernel", keys: ["External id", "sycl queue", "l0 queue", "context", "appended"], noContext: true },
+    { path: "samples/alexnet_a100_rank0.rawtrace", pick: (e) => e.cat === "kernel", keys: ["External id", "queued", "graph node id", "channel"] },
+  ];
+  for (const c of cases) {
+    const t = await chromeOf(c.path);
+    const first = t.traceEvents.filter(c.pick).sort((a, b) => a.tsNs - b.tsNs)[0];
+    const { page, g } = await openPage(h, "", { viewport: VIEW });
+    await load(page, c.path);
+    await selectFirstMatch(page, `^${first.name.replace(/[.*+?^$()|[\]{}\\]/g, (m: string) => `\\${m}`)}$`);
+    const shown = await argsShown(page);
+    for (const k of c.keys) assert.ok(shown.some(([key]) => key === k), `${c.path}: ${k} shown (${shown.map(([key]) => key).join(", ")})`);
+    const same = t.traceEvents.filter((e) => e.name === first.name && sameArgs(shown, e.args ?? {}));
+    assert.is(same.length, 1, `${c.path}: the args shown are one ${first.name}'s, all of them, as the Chrome JSON writes them`);
+    const d = await details(page);
+    // An XPU op's record has the dump's small context number, not the handle the Chrome JSON writes: only the handle.
+    if (c.noContext) assert.is(d.context, undefined, `${c.path}: no context but the Chrome JSON's`);
+    else if (d.context !== undefined) assert.is(d.context, String(same[0].args.context));
+    clean(g, `${c.path} args`);
+    await page.close();
+  }
+});
+
 test("a Gaudi launch: every device op it lists says 'Launched by' it, with the latency, and draws the flow", async () => {
   const { page, g } = await gaudiPage();
   await selectFirstMatch(page, "synLaunch");
