@@ -15,9 +15,9 @@
  *     (synProfilerQueryRequiredMemory → synDeviceMalloc → synProfilerSetUserBuffer) and calls synProfilerStart
  *     (synTraceAll), with a CLOCK anchor. The program's call returns once that is done.
  *   - Pull (release, synDestroy, exit or SIGTERM/SIGINT/SIGHUP, rawtrace_hpu_flush, every RAWTRACE_HPU_PERIOD_MS):
- *     synProfilerStop, a CLOCK anchor, synProfilerGetTrace twice (size, then into our buffer), STRINGS for the
- *     pointers outside the buffer (hpu_strings.c), the buffer verbatim in an HPU_TRACE chunk, then synProfilerStart
- *     again unless the device goes away.
+ *     synProfilerStop, a CLOCK anchor, synProfilerGetTrace twice (size, then into our buffer), the pointers outside
+ *     the buffer read (hpu_strings.c), synProfilerStart again unless the device goes away, and only then the writes:
+ *     the stop's anchor, STRINGS, the buffer verbatim in an HPU_TRACE chunk, the restart's anchor.
  *   - Every Synapse profiler call and every write happens on the collector's one thread (rt_queue); the program's
  *     threads only queue a request and wait for it. Chunks are written whole, so a process killed at any point leaves
  *     a valid prefix; periodic pulls bound what a kill loses and what the profiler holds.
@@ -283,10 +283,8 @@ static uint64_t profiler_ns(void) {
   return ns;
 }
 
-static void write_clock(uint32_t which, uint64_t vendor_ns) {
-  rt_clock_anchor_t a;
-  if (!G.w || atomic_load(&G.write_failed) || rt_clock_anchor(which, vendor_ns, &a) != 0) return;
-  wrote(rt_writer_clock(G.w, &a));
+static void write_anchor(const rt_clock_anchor_t* a) {
+  if (G.w && !atomic_load(&G.write_failed)) wrote(rt_writer_clock(G.w, a));
 }
 
 /* Synapse's "x.y.z.w" driver version → 10000 × x + 100 × y + z, and the text. */
@@ -380,8 +378,11 @@ static struct device* find_device(uint32_t id) {
   return NULL;
 }
 
-/* synProfilerStart on `d`, with its CLOCK anchor (START the first time in the file). */
-static void start_device(struct device* d) {
+/*
+ * synProfilerStart on `d`; `*a` gets its CLOCK anchor (START the first time in the file), read with the profiler's
+ * clock right after the start, for the caller to write. Returns 1 when there is an anchor to write.
+ */
+static int start_device(struct device* d, rt_clock_anchor_t* a) {
   rt_syn_status s = S.start(RT_SYN_TRACE_ALL, d->id);
   uint64_t ns = profiler_ns();
   if (s != RT_SYN_SUCCESS) {
@@ -394,11 +395,12 @@ static void start_device(struct device* d) {
       logmsg(RT_V_WARN, 1, "synProfilerStart(device %u) answered %d; device %u is not recorded (%s)", d->id, s, d->id,
              why);
     }
-    return;
+    return 0;
   }
   d->running = 1;
-  write_clock(G.started_once ? RT_CLOCK_PERIODIC : RT_CLOCK_START, ns);
+  int anchored = rt_clock_anchor(G.started_once ? RT_CLOCK_PERIODIC : RT_CLOCK_START, ns, a) == 0;
   G.started_once = 1;
+  return anchored;
 }
 
 static void on_acquired(uint32_t id) {
@@ -428,7 +430,8 @@ static void on_acquired(uint32_t id) {
       logmsg(RT_V_WARN, 1, "the profiler of device %u asks for %u bytes of device memory; giving them failed (%d)", id,
              need, s);
   }
-  start_device(d);
+  rt_clock_anchor_t a;
+  if (start_device(d, &a)) write_anchor(&a);
 }
 
 /* The HPU_TRACE payload head (docs/format.md): base, size, entries, device, trace type, reason, pull, profiler ns. */
@@ -446,12 +449,12 @@ static void fill_head(uint8_t* p, uint64_t base, uint64_t size, uint64_t n, uint
 }
 
 /*
- * Stop → anchor → get (size, then data) → STRINGS + HPU_TRACE → start again when `restart`. `final` marks the
- * stop anchor END (release, synDestroy, exit) instead of PERIODIC.
+ * A pull: syn_take (Synapse: stop, the anchor, the trace into a buffer of ours), take_strings (the pointers outside the
+ * buffer, read before a restart can free them), pull_write (the file: the anchor, STRINGS, HPU_TRACE; frees the
+ * buffer). `final` marks the stop's anchor END (release, synDestroy, exit) instead of PERIODIC.
  */
-/* What a pull took from Synapse (syn_take), for the writes that follow (pull_write). */
 struct syn_pull {
-  struct device* d;
+  uint32_t dev;
   int final;            /* the device's last pull: an END anchor, else PERIODIC */
   rt_syn_status s;
   uint64_t ns;          /* profiler clock right after the stop */
@@ -461,20 +464,18 @@ struct syn_pull {
   size_t got, entries;  /* what the second one filled in `mem` + TRACE_HEAD */
   uint8_t* mem;         /* NULL when there is no trace to write */
   int too_big, no_mem;  /* the trace was dropped for RAWTRACE_MAX_MEMORY / the chunk limit, or for lack of memory */
-  int taken;            /* syn_take ran for this device */
+  int strings_oom;      /* take_strings ran out of memory: some STRINGS entries are missing */
 };
 
-/* The Synapse side of a pull: stop, the trace's size, then the trace into a buffer of ours. No write to the file. */
+/* The Synapse side of a pull: stop, the trace's size, then the trace into a buffer of ours. Touches neither the
+ * file nor the device table (it may run on a thread of its own: rt_exit_call_bounded). */
 static void syn_take(struct syn_pull* p) {
-  struct device* d = p->d;
-  p->s = S.stop(RT_SYN_TRACE_ALL, d->id);
+  p->s = S.stop(RT_SYN_TRACE_ALL, p->dev);
   p->ns = profiler_ns();
   // The host clocks with it, at once: read after the trace is fetched, they would lag the profiler's clock by the
   // fetch (169 ms for a 20,000-step exit pull) and stretch the device timeline between the anchors.
   p->anchored = rt_clock_anchor(p->final ? RT_CLOCK_END : RT_CLOCK_PERIODIC, p->ns, &p->anchor) == 0;
-  d->running = 0;
-  p->taken = 1;
-  if (p->s == RT_SYN_SUCCESS) p->s = S.get_trace(RT_SYN_TRACE_ALL, d->id, RT_SYN_TRACE_FORMAT_TEF, NULL, &p->size, &p->n);
+  if (p->s == RT_SYN_SUCCESS) p->s = S.get_trace(RT_SYN_TRACE_ALL, p->dev, RT_SYN_TRACE_FORMAT_TEF, NULL, &p->size, &p->n);
   if (p->s != RT_SYN_SUCCESS || p->size == 0) return;
   if (p->size > RT_MAX_CHUNK_PAYLOAD - TRACE_HEAD || p->size > G.max_memory) {
     p->too_big = 1;
@@ -483,15 +484,27 @@ static void syn_take(struct syn_pull* p) {
     p->no_mem = 1;
   } else {
     p->got = p->size;
-    p->s = S.get_trace(RT_SYN_TRACE_ALL, d->id, RT_SYN_TRACE_FORMAT_TEF, p->mem + TRACE_HEAD, &p->got, &p->entries);
+    p->s = S.get_trace(RT_SYN_TRACE_ALL, p->dev, RT_SYN_TRACE_FORMAT_TEF, p->mem + TRACE_HEAD, &p->got, &p->entries);
   }
 }
 
-/* The file side of a pull: the CLOCK anchor, STRINGS for the trace's pointers, the HPU_TRACE chunk; frees the buffer. */
-static void pull_write(struct syn_pull* p, uint32_t reason) {
-  struct device* d = p->d;
-  if (p->anchored && G.w && !atomic_load(&G.write_failed)) wrote(rt_writer_clock(G.w, &p->anchor));
-  rt_syn_status s = p->s;
+/* Whether `p` holds a trace to write. */
+static int has_trace(const struct syn_pull* p) { return p->mem && p->s == RT_SYN_SUCCESS && p->got <= p->size; }
+
+/* The pointers outside the trace's buffer into G.strings (collector thread): read before the profiler restarts, as
+ * Synapse may free what they point to then (the test double does). */
+static void take_strings(struct syn_pull* p) {
+  if (!has_trace(p)) return;
+  const uint8_t* buf = p->mem + TRACE_HEAD; /* 16-byte aligned like synTraceEvent */
+  uint64_t num = p->entries;
+  if (p->got >= RT_SYN_TRACE_TRAILER) memcpy(&num, buf + p->got - RT_SYN_TRACE_TRAILER, sizeof num);
+  if (num > p->entries) num = p->entries;
+  p->strings_oom = rt_hpu_strings_collect(&G.strings, buf, (uint64_t)(uintptr_t)buf, p->got, num) != 0;
+}
+
+/* The file side of a pull (after take_strings): the CLOCK anchor, STRINGS, the HPU_TRACE chunk; frees the buffer. */
+static void pull_write(struct syn_pull* p, struct device* d, uint32_t reason) {
+  if (p->anchored) write_anchor(&p->anchor);
   if (p->too_big) {
     logmsg(RT_V_WARN, 1, "device %u: a trace of %zu bytes exceeds %s; its %zu entries are dropped (pull more often: "
            "RAWTRACE_HPU_PERIOD_MS)", d->id, p->size, p->size > G.max_memory ? "RAWTRACE_MAX_MEMORY" : "a chunk", p->n);
@@ -499,25 +512,21 @@ static void pull_write(struct syn_pull* p, uint32_t reason) {
   } else if (p->no_mem) {
     logmsg(RT_V_WARN, 1, "device %u: no memory for a trace of %zu bytes; %zu entries dropped", d->id, p->size, p->n);
     wrote(rt_writer_dropped(G.w, p->n, RT_DROP_MEMORY_CAP));
-  } else if (p->mem && s == RT_SYN_SUCCESS && p->got <= p->size) {
-    uint8_t* buf = p->mem + TRACE_HEAD; /* 16-byte aligned like synTraceEvent */
-    uint64_t base = (uint64_t)(uintptr_t)buf;
-    uint64_t num = p->entries;
-    if (p->got >= RT_SYN_TRACE_TRAILER) memcpy(&num, buf + p->got - RT_SYN_TRACE_TRAILER, sizeof num);
-    if (num > p->entries) num = p->entries;
-    if (rt_hpu_strings_collect(&G.strings, buf, base, p->got, num) != 0)
+  } else if (has_trace(p)) {
+    if (p->strings_oom)
       logmsg(RT_V_WARN, 1, "device %u: out of memory while resolving strings; some are missing", d->id);
     if (G.strings.n && wrote(rt_writer_strings(G.w, G.strings.v, (uint32_t)G.strings.n)) == 0)
       G.n_strings += G.strings.n;
     G.n_unreadable += G.strings.unreadable;
-    fill_head(p->mem, base, p->got, p->entries, d->id, reason, d->pulls, p->ns);
+    fill_head(p->mem, (uint64_t)(uintptr_t)(p->mem + TRACE_HEAD), p->got, p->entries, d->id, reason, d->pulls, p->ns);
     if (wrote(rt_writer_chunk(G.w, RT_CHUNK_HPU_TRACE, p->mem, (uint32_t)(TRACE_HEAD + p->got))) == 0) {
       G.n_traces++;
       G.n_bytes += p->got;
     }
   }
-  if (s != RT_SYN_SUCCESS && !atomic_exchange(&G.said_get, 1))
-    logmsg(RT_V_WARN, 1, "device %u: synProfilerStop / synProfilerGetTrace answered %d; that trace is lost", d->id, s);
+  if (p->s != RT_SYN_SUCCESS && !atomic_exchange(&G.said_get, 1))
+    logmsg(RT_V_WARN, 1, "device %u: synProfilerStop / synProfilerGetTrace answered %d; that trace is lost", d->id,
+           p->s);
   free(p->mem);
   p->mem = NULL;
   d->pulls++;
@@ -531,10 +540,16 @@ static void pull(struct device* d, uint32_t reason, int restart, int final) {
            "last trace is lost", d->id);
     return;
   }
-  struct syn_pull p = {.d = d, .final = final};
+  struct syn_pull p = {.dev = d->id, .final = final};
   syn_take(&p);
-  pull_write(&p, reason);
-  if (restart) start_device(d);
+  d->running = 0;
+  take_strings(&p);
+  // Restarted before the writes: an output that stalls (a FIFO read late, a slow disk) must not keep the profiler
+  // stopped, or the device's work meanwhile is not recorded. Its anchor goes after the stop's, as both were read.
+  rt_clock_anchor_t a;
+  int anchored = restart && start_device(d, &a);
+  pull_write(&p, d, reason);
+  if (anchored) write_anchor(&a);
 }
 
 /* The device goes away (release, synDestroy): final pull, then the profiler's device buffer is freed. */
@@ -578,7 +593,7 @@ static struct syn_pull g_exit_pulls[MAX_DEVICES];
 
 static void take_exit_pulls(void) {
   for (int i = 0; i < MAX_DEVICES; i++)
-    if (g_exit_pulls[i].d) syn_take(&g_exit_pulls[i]);
+    if (g_exit_pulls[i].final) syn_take(&g_exit_pulls[i]);
 }
 
 static void finalize(void) {
@@ -591,7 +606,7 @@ static void finalize(void) {
       pull(d, REASON_EXIT, 0, 1); /* says the trace is lost */
       continue;
     }
-    g_exit_pulls[i].d = d;
+    g_exit_pulls[i].dev = d->id;
     g_exit_pulls[i].final = 1;
   }
   /* Bounded (rt_exit_call_bounded) when a termination signal asked for this flush: a program thread stopped in its
@@ -599,12 +614,16 @@ static void finalize(void) {
    * would end without END. Buffers a call that did not return may still fill are never freed (the process ends). */
   long bound;
   if (rt_exit_call_bounded(&G.q, take_exit_pulls, G.exit_timeout, &bound)) {
-    for (int i = 0; i < MAX_DEVICES; i++)
-      if (g_exit_pulls[i].taken) pull_write(&g_exit_pulls[i], REASON_EXIT);
+    for (int i = 0; i < MAX_DEVICES; i++) {
+      if (!g_exit_pulls[i].final) continue;
+      G.dev[i].running = 0;
+      take_strings(&g_exit_pulls[i]);
+      pull_write(&g_exit_pulls[i], &G.dev[i], REASON_EXIT);
+    }
   } else {
     // Not again on this thread: a release still queued would pull and wait on the same lock.
     for (int i = 0; i < MAX_DEVICES; i++)
-      if (g_exit_pulls[i].d) g_exit_pulls[i].d->running = 0;
+      if (g_exit_pulls[i].final) G.dev[i].running = 0;
     logmsg(RT_V_WARN, 1, "exit flush: synProfilerStop / synProfilerGetTrace did not return within %.1f s (a thread "
            "holding Synapse's lock was stopped, e.g. by the signal being handled); the last traces are not in the file",
            (double)bound / 1000.0);

@@ -70,7 +70,7 @@ static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static int g_initialized, g_profiler, g_init_at_load;
 static char g_profile_env[64] = "(not read)";
 static struct device g_dev[NDEV];
-static uint64_t g_seq, g_pulls, g_next_addr = 0x7f0000000000ull;
+static uint64_t g_seq, g_pulls, g_bytes, g_next_addr = 0x7f0000000000ull;
 static int g_allocs;
 static int g_misuse; /* calls for a released device (fake_synapse_misuse) */
 static const char* g_wild; /* FAKE_SYNAPSE_WILD: an address with no mapping */
@@ -617,6 +617,7 @@ EXPORT rt_syn_status synProfilerGetTrace(int32_t type, rt_syn_device_id id, int3
       *size = used + sizeof trailer;
       *num = entries;
       g_pulls++;
+      g_bytes += *size;
       dump(b, *size, entries, id, &L);
       free(L.outrec);
     }
@@ -635,6 +636,22 @@ EXPORT uint64_t fake_synapse_pulls(void) {
   uint64_t n = g_pulls;
   pthread_mutex_unlock(&g_mu);
   return n;
+}
+
+/** Bytes of the buffers handed out so far. */
+EXPORT uint64_t fake_synapse_bytes(void) {
+  pthread_mutex_lock(&g_mu);
+  uint64_t n = g_bytes;
+  pthread_mutex_unlock(&g_mu);
+  return n;
+}
+
+/** Whether device `id`'s profiler records now (started, no stop since). */
+EXPORT int fake_synapse_recording(uint32_t id) {
+  pthread_mutex_lock(&g_mu);
+  int on = id < NDEV && g_dev[id].acquired && g_dev[id].started;
+  pthread_mutex_unlock(&g_mu);
+  return on;
 }
 
 /** Sequence numbers given so far (non-metadata events recorded). */

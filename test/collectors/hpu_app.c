@@ -12,6 +12,10 @@
  *   hpu_app exit      device 0, steps, exit(0) without release or synDestroy
  *   hpu_app flush     device 0, steps, rawtrace_hpu_flush (prints {"flushed":rc}), steps, release
  *   hpu_app term      device 0, steps, SIGTERM to itself (default disposition)
+ *   hpu_app stall-pull device 0 with periodic pulls into an output that stops taking bytes: steps until the double
+ *                     handed out more than RT_APP_PIPE_BYTES (the collector's thread is then stuck writing), then
+ *                     RT_APP_STEPS steps tried once each (prints {"restarted":0|1,"stalled_steps":N,"refused":N}),
+ *                     then creates the file RT_APP_GO (the output's reader starts), release
  *
  * Built twice more as a framework would load it (-DRT_APP_LAUNCHER): libhpu_app.so is this program as a library
  * linked to libSynapse.so, and hpu_launch dlopens it with RTLD_LOCAL and calls its main, as Python loads the PyTorch
@@ -51,6 +55,8 @@ rt_syn_status synDeviceAcquireByModuleId(rt_syn_device_id* id, rt_syn_module_id 
 rt_syn_status synDeviceRelease(rt_syn_device_id id);
 int fake_synapse_run(uint32_t dev, uint32_t step);
 uint64_t fake_synapse_pulls(void);
+uint64_t fake_synapse_bytes(void);
+int fake_synapse_recording(uint32_t dev);
 uint64_t fake_synapse_events(void);
 const char* fake_synapse_profile_env(void);
 int fake_synapse_device_allocs(void);
@@ -150,6 +156,33 @@ int main(int argc, char** argv) {
     steps(dev, 0, n);
     check(synDeviceRelease(dev), "synDeviceRelease");
     nap_ms(atoi(getenv("RT_APP_STALL_MS") ? getenv("RT_APP_STALL_MS") : "3000"));
+  } else if (!strcmp(mode, "stall-pull")) {
+    /* The output is a FIFO of RT_APP_PIPE_BYTES that nobody reads until RT_APP_GO exists. Once the double handed out
+     * more trace bytes than that, the collector's thread cannot finish writing its last pull (nothing was read): no
+     * pull can come until RT_APP_GO. Steps tried now are recorded only if that pull restarted the profiler before
+     * its writes. */
+    steps(dev, 0, n);
+    uint64_t cap = strtoull(getenv("RT_APP_PIPE_BYTES") ? getenv("RT_APP_PIPE_BYTES") : "16384", NULL, 10);
+    for (int i = 0; i < 30000 && fake_synapse_bytes() <= cap; i++) nap_ms(1);
+    if (fake_synapse_bytes() <= cap) {
+      fprintf(stderr, "hpu_app: %llu trace bytes handed out, not more than %llu\n",
+              (unsigned long long)fake_synapse_bytes(), (unsigned long long)cap);
+      exit(4);
+    }
+    /* the double counts a buffer when it fills it, just before the collector restarts the profiler */
+    for (int i = 0; i < 30000 && !fake_synapse_recording(dev); i++) nap_ms(1);
+    int restarted = fake_synapse_recording(dev);
+    uint32_t recorded = 0, refused = 0;
+    for (uint32_t i = n; i < 2 * n; i++) {
+      if (fake_synapse_run(dev, i) > 0) recorded++;
+      else refused++;
+    }
+    printf("{\"restarted\":%d,\"stalled_steps\":%u,\"refused\":%u}\n", restarted, recorded, refused);
+    fflush(stdout);
+    const char* go = getenv("RT_APP_GO");
+    FILE* f = go ? fopen(go, "w") : NULL;
+    if (f) fclose(f);
+    check(synDeviceRelease(dev), "synDeviceRelease");
   } else if (!strcmp(mode, "term")) {
     steps(dev, 0, n);
     report();

@@ -12,12 +12,12 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { readDumpChunks, type DumpChunk } from "../helpers/dump_chunks.js";
-import { fifoReader } from "../helpers/fifo_reader.js";
+import { fifoReader, startFifoReader } from "../helpers/fifo_reader.js";
 import { ChunkType, ClockWhich, DropReason, Vendor } from "../../src/format/container.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -269,6 +269,38 @@ test("a release that goes ahead while the collector's thread is stuck on its out
   const chunks = readDumpChunks(copy);
   assert.is(chunks[chunks.length - 1].type, ChunkType.END);
   assert.is(chunks.filter((c) => c.type === ChunkType.HPU_TRACE).length, 1, "the trace pulled before the release is kept");
+});
+
+test("a periodic pull whose writes stall (a FIFO nobody reads): the profiler was restarted before them, so the work meanwhile is recorded", async () => {
+  // The output is a 16 KiB FIFO that is read only once the program created `go`. When the double has handed out more
+  // than 16 KiB of traces, the collector's thread is stuck writing its last pull (nothing was read) and no other pull
+  // can come: the 20 steps the program then tries once each are recorded only if that pull restarted the profiler
+  // before its writes. Before, the restart followed the writes: the profiler stayed stopped as long as the output did.
+  const fifo = join(dir, "stall-pull.fifo"), copy = join(dir, "stall-pull-copy.rawtrace"), go = join(dir, "stall-pull.go");
+  const reader = startFifoReader(fifo, copy, { pipeBytes: 16384, goFile: go });
+  await reader.ready;
+  const r = run("stall-pull", "stall-pull", {
+    RAWTRACE_OUTPUT: fifo, RAWTRACE_HPU_PERIOD_MS: "20", RT_APP_PIPE_BYTES: "16384", RT_APP_GO: go,
+  });
+  if (!existsSync(go)) writeFileSync(go, ""); // the program failed before: let the reader finish
+  await reader.closed;
+  assert.is(r.status, 0, r.stderr);
+  assert.equal(r.lines.find((l) => "stalled_steps" in l), { restarted: 1, stalled_steps: STEPS, refused: 0 },
+    "the profiler records while the output is stalled: every step recorded at its first try");
+  const chunks = readDumpChunks(copy);
+  assert.is(chunks[chunks.length - 1].type, ChunkType.END);
+  const ts = traces(chunks);
+  sameAsDelivered(ts, r.delivered);
+  assert.is(r.final?.events, PER_STEP.gaudi2 * STEPS * 2);
+  assert.equal(ts.flatMap((t) => parse(t).seqs).sort((a, b) => a - b), Array.from({ length: r.final!.events }, (_, i) => i),
+    "none lost, none twice");
+  // The restart's anchor is read before the pull's writes but written after them: the anchors stay in the order they
+  // were read (each pull's stop, then its restart), on the profiler's clock and on CLOCK_MONOTONIC.
+  const a = chunks.filter((c) => c.type === ChunkType.CLOCK)
+    .map((c) => ({ which: c.p.readUInt32LE(0), ns: c.p.readBigUInt64LE(8), mono: c.p.readBigUInt64LE(24) }));
+  assert.equal(a.map((x) => x.which),
+    [ClockWhich.START, ...Array(2 * (ts.length - 1)).fill(ClockWhich.PERIODIC), ClockWhich.END]);
+  for (let i = 1; i < a.length; i++) assert.ok(a[i].ns > a[i - 1].ns && a[i].mono > a[i - 1].mono, `anchor ${i} read after anchor ${i - 1}`);
 });
 
 test("RAWTRACE_HPU_PERIOD_MS that is not a number: a warning line, no periodic pulls (not a silent 0)", () => {

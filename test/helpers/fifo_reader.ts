@@ -1,14 +1,18 @@
 /**
  * A slow or late reader of a collector's output FIFO, for tests of what a collector does when its output does not
- * keep up: a Python process (Python is on every machine the suite runs on) that opens the FIFO, waits `delayS`, then
- * copies it to `copy` in 64 KiB reads with `pauseS` after each, until the writer closes it. `pipeBytes` shrinks the
- * pipe's capacity (Linux: F_SETPIPE_SZ, at least a page) before the writer opens it, so that even a small dump's
- * writes block while the reader waits.
+ * keep up: a Python process (Python is on every machine the suite runs on) that opens the FIFO, waits `delayS` (and,
+ * with `goFile`, until that file exists), then copies it to `copy` in 64 KiB reads with `pauseS` after each, until
+ * the writer closes it. `pipeBytes` shrinks the pipe's capacity (Linux: F_SETPIPE_SZ, at least a page) before the
+ * writer opens it, so that even a small dump's writes block while the reader waits. A test that passes `goFile`
+ * creates it when its program did not (else the reader never ends).
  */
 import { execFileSync, spawn } from "node:child_process";
 
+/** How the reader reads: see the file's comment. */
+export interface FifoReaderOptions { delayS?: number; pauseS?: number; pipeBytes?: number; goFile?: string }
+
 /** Makes the FIFO `fifo` and starts its reader; the promise settles when the reader has copied everything. */
-export function fifoReader(fifo: string, copy: string, o: { delayS?: number; pauseS?: number; pipeBytes?: number } = {}): Promise<unknown> {
+export function fifoReader(fifo: string, copy: string, o: FifoReaderOptions = {}): Promise<unknown> {
   return startFifoReader(fifo, copy, o).closed;
 }
 
@@ -16,7 +20,7 @@ export function fifoReader(fifo: string, copy: string, o: { delayS?: number; pau
  * {@link fifoReader}, with `ready`: settles once the reader holds the FIFO open (with `pipeBytes`, at its capacity),
  * so that a writer started after it finds the small pipe.
  */
-export function startFifoReader(fifo: string, copy: string, o: { delayS?: number; pauseS?: number; pipeBytes?: number } = {}): { closed: Promise<unknown>; ready: Promise<void> } {
+export function startFifoReader(fifo: string, copy: string, o: FifoReaderOptions = {}): { closed: Promise<unknown>; ready: Promise<void> } {
   execFileSync("mkfifo", [fifo]);
   // With pipeBytes: a first descriptor opened without waiting for a writer sets the capacity; the second open waits
   // for the writer as before (both name one pipe while the first is held).
@@ -25,8 +29,9 @@ export function startFifoReader(fifo: string, copy: string, o: { delayS?: number
     "print('ready', flush=True)\n" +
     "src = open(sys.argv[1], 'rb', 0)\nif size:\n    os.close(first)\ndst = open(sys.argv[2], 'wb')\n" +
     "time.sleep(float(sys.argv[3]))\npause = float(sys.argv[4])\n" +
+    "while sys.argv[6] and not os.path.exists(sys.argv[6]):\n    time.sleep(0.01)\n" +
     "while True:\n    b = src.read(65536)\n    if not b:\n        break\n    dst.write(b)\n    if pause:\n        time.sleep(pause)\n";
-  const reader = spawn("python3", ["-c", py, fifo, copy, String(o.delayS ?? 0), String(o.pauseS ?? 0), String(o.pipeBytes ?? 0)],
+  const reader = spawn("python3", ["-c", py, fifo, copy, String(o.delayS ?? 0), String(o.pauseS ?? 0), String(o.pipeBytes ?? 0), o.goFile ?? ""],
     { stdio: ["ignore", "pipe", "ignore"] });
   const ready = new Promise<void>((res, rej) => {
     reader.stdout!.once("data", () => res());
