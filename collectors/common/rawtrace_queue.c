@@ -227,31 +227,46 @@ int rt_thread_start(pthread_t* t, void* (*fn)(void*)) {
 
 static long ms_since(const struct timespec* t0);
 
+/* Who owns a bounded call's argument: decided once, by whichever side moves `state` away from CALL_RUNNING. */
+enum { CALL_RUNNING = 0, CALL_RETURNED = 1, CALL_ABANDONED = 2 };
+
 typedef struct bounded_call {
-  void (*fn)(void);
-  atomic_int done;
-  atomic_int refs; /* the caller's and the thread's: the last to let go frees it */
+  void (*fn)(void*);
+  void* arg;
+  void (*orphan)(void*);
+  atomic_int state;  /* CALL_RETURNED: set by the call's thread (arg is the waiter's); CALL_ABANDONED: by the waiter */
+  atomic_int refs;   /* the caller's and the thread's: the last to let go frees it */
 } bounded_call;
 
 static void* bounded_main(void* p) {
   bounded_call* b = (bounded_call*)p;
-  b->fn();
-  atomic_store(&b->done, 1);
+  b->fn(b->arg);
+  int expected = CALL_RUNNING;
+  /* The waiter gave up first: what fn made is this thread's to free, and nobody else touches it. */
+  if (!atomic_compare_exchange_strong(&b->state, &expected, CALL_RETURNED) && b->orphan) b->orphan(b->arg);
   if (atomic_fetch_sub(&b->refs, 1) == 1) free(b);
   return NULL;
 }
 
 void rt_queue_note_signal(rt_queue* q) { atomic_store(&q->in_signal, 1); }
 
-int rt_exit_call_bounded(rt_queue* q, void (*fn)(void), double exit_timeout_s, long* bound_ms) {
+/* Half of the exit timeout, at least 0.5 s: the part of the exit flush its vendor calls may take after a signal. */
+static long exit_call_bound_ms(double exit_timeout_s) {
   double half = exit_timeout_s * 500.0;
-  *bound_ms = half < 500.0 ? 500 : (long)half;
+  return half < 500.0 ? 500 : (long)half;
+}
+
+int rt_exit_call_owned(rt_queue* q, void (*fn)(void*), void* arg, void (*orphan)(void*), double exit_timeout_s,
+                       long* spent_ms, long* bound_ms) {
+  *bound_ms = exit_call_bound_ms(exit_timeout_s);
   bounded_call* b = (bounded_call*)calloc(1, sizeof *b);
   pthread_t t;
   int rc = -1;
   if (b) {
     b->fn = fn;
-    atomic_init(&b->done, 0);
+    b->arg = arg;
+    b->orphan = orphan;
+    atomic_init(&b->state, CALL_RUNNING);
     atomic_init(&b->refs, 2);
     sigset_t all, prev;
     sigfillset(&all);
@@ -261,7 +276,7 @@ int rt_exit_call_bounded(rt_queue* q, void (*fn)(void), double exit_timeout_s, l
   }
   if (rc != 0) {
     free(b);
-    fn(); /* no thread to spare: the call here, unbounded */
+    fn(arg); /* no thread to spare: the call here, unbounded */
     return 1;
   }
   pthread_detach(t);
@@ -269,15 +284,43 @@ int rt_exit_call_bounded(rt_queue* q, void (*fn)(void), double exit_timeout_s, l
    * signal may come while the call runs (a SIGTERM during a normal exit's flush), and its bound starts then. */
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  while (!atomic_load(&b->done)) {
-    if (!atomic_load(&q->in_signal)) clock_gettime(CLOCK_MONOTONIC, &t0);
-    else if (ms_since(&t0) >= *bound_ms) break;
+  int state;
+  while ((state = atomic_load(&b->state)) == CALL_RUNNING) {
+    if (!atomic_load(&q->in_signal)) {
+      clock_gettime(CLOCK_MONOTONIC, &t0);
+    } else if (*spent_ms + ms_since(&t0) >= *bound_ms) {
+      int expected = CALL_RUNNING;
+      /* Fails only when fn returned meanwhile: then its result is ours after all. */
+      state = atomic_compare_exchange_strong(&b->state, &expected, CALL_ABANDONED) ? CALL_ABANDONED : expected;
+      break;
+    }
     struct timespec step = {0, 1000000};
     nanosleep(&step, NULL);
   }
-  int done = atomic_load(&b->done);
+  if (atomic_load(&q->in_signal)) *spent_ms += ms_since(&t0);
   if (atomic_fetch_sub(&b->refs, 1) == 1) free(b);
-  return done;
+  return state == CALL_RETURNED;
+}
+
+/* rt_exit_call_bounded's fn, as rt_exit_call_owned's argument (a function pointer does not fit a void*). */
+typedef struct plain_call {
+  void (*fn)(void);
+} plain_call;
+
+static void run_plain(void* p) { ((plain_call*)p)->fn(); }
+
+int rt_exit_call_bounded(rt_queue* q, void (*fn)(void), double exit_timeout_s, long* bound_ms) {
+  plain_call* c = (plain_call*)malloc(sizeof *c);
+  if (!c) {
+    *bound_ms = exit_call_bound_ms(exit_timeout_s);
+    fn(); /* no memory to spare: the call here, unbounded */
+    return 1;
+  }
+  c->fn = fn;
+  long spent = 0;
+  int returned = rt_exit_call_owned(q, run_plain, c, free, exit_timeout_s, &spent, bound_ms);
+  if (returned) free(c);
+  return returned;
 }
 
 void rt_thread_enter(const char* name) {

@@ -124,9 +124,24 @@ int rt_thread_start(pthread_t* t, void* (*fn)(void*));
  * (rt_queue_note_signal, before the call or during it) at most half of `exit_timeout_s` (at least 0.5 s; stored in
  * `*bound_ms`), which leaves the other half to the rest of the flush. Returns 1 when fn returned, 0 when it did not:
  * its thread is left running (detached) and may still finish later, so what fn touches must stay valid for the
- * process's life (globals).
+ * process's life (globals). rt_exit_call_owned for one call that makes nothing to free.
  */
 int rt_exit_call_bounded(rt_queue* q, void (*fn)(void), double exit_timeout_s, long* bound_ms);
+
+/**
+ * rt_exit_call_bounded for a flush that calls the vendor library several times (once per device, writing each result
+ * before the next call) and whose calls make something to free: fn(arg) runs on a thread of its own, waited for the
+ * same way, but one bound serves every call of the flush — `*spent_ms` (0 before its first call) is how long its
+ * earlier calls ran after a termination signal asked for the flush, and this call adds its own share.
+ *
+ * Who owns `arg` (and what fn leaves in it) is decided once, atomically, between the waiter and the call's thread:
+ * when this returns 1, fn returned and `arg` is the caller's; when it returns 0 (the waiter gave up), `arg` belongs to
+ * the call's thread from then on — the caller must not touch it again — and if fn returns later, that thread calls
+ * orphan(arg) (NULL: nothing to free), which frees what fn made and `arg`. What fn touches besides `arg` must stay
+ * valid for the process's life (globals). With no thread to spare, fn(arg) runs on the caller's, unbounded (1).
+ */
+int rt_exit_call_owned(rt_queue* q, void (*fn)(void* arg), void* arg, void (*orphan)(void* arg), double exit_timeout_s,
+                       long* spent_ms, long* bound_ms);
 
 /** Marks that a termination signal's handler asks for the exit flush (before it wakes the writer). Async-signal-safe. */
 void rt_queue_note_signal(rt_queue* q);
