@@ -18,9 +18,11 @@
  *     synProfilerStop, a CLOCK anchor, synProfilerGetTrace twice (size, then into our buffer), the pointers outside
  *     the buffer read (hpu_strings.c), synProfilerStart again unless the device goes away, and only then the writes:
  *     the stop's anchor, STRINGS, the buffer verbatim in an HPU_TRACE chunk, the restart's anchor.
- *   - Every Synapse profiler call and every write happens on the collector's one thread (rt_queue); the program's
- *     threads only queue a request and wait for it. Chunks are written whole, so a process killed at any point leaves
- *     a valid prefix; periodic pulls bound what a kill loses and what the profiler holds.
+ *   - Every Synapse profiler call and every write happens on the collector's one thread (rt_queue), but for the exit
+ *     flush's Synapse calls, which run on a thread of their own, one device at a time (finalize); the program's
+ *     threads only queue a request and wait for it. One trace is held in memory at a time. Chunks are written whole,
+ *     so a process killed at any point leaves a valid prefix; periodic pulls bound what a kill loses and what the
+ *     profiler holds.
  *   - Errors never reach the program: a failing profiler call is logged once per kind and that device is left alone;
  *     a write error stops writing.
  */
@@ -467,8 +469,40 @@ struct syn_pull {
   int strings_oom;      /* take_strings ran out of memory: some STRINGS entries are missing */
 };
 
+/*
+ * Trace buffers held (allocated, not yet freed), now and at most at once, in number and bytes: what the pulls cost in
+ * memory, said in the summary line (RAWTRACE_LOG=info). Atomic: a late exit pull frees its buffer on its own thread.
+ */
+static atomic_uint_fast64_t g_held, g_held_bytes, g_held_peak, g_held_peak_bytes;
+
+static void raise_to(atomic_uint_fast64_t* peak, uint64_t v) {
+  uint_fast64_t cur = atomic_load(peak);
+  while (cur < v && !atomic_compare_exchange_weak(peak, &cur, v)) {
+  }
+}
+
+/* A buffer for `p`'s trace (TRACE_HEAD + p->size bytes, 64-byte aligned) into p->mem; 0, or -1 without memory. */
+static int trace_alloc(struct syn_pull* p) {
+  size_t bytes = TRACE_HEAD + p->size;
+  if (posix_memalign((void**)&p->mem, 64, bytes) != 0) {
+    p->mem = NULL;
+    return -1;
+  }
+  raise_to(&g_held_peak, atomic_fetch_add(&g_held, 1) + 1);
+  raise_to(&g_held_peak_bytes, atomic_fetch_add(&g_held_bytes, bytes) + bytes);
+  return 0;
+}
+
+static void trace_free(struct syn_pull* p) {
+  if (!p->mem) return;
+  atomic_fetch_sub(&g_held, 1);
+  atomic_fetch_sub(&g_held_bytes, TRACE_HEAD + p->size);
+  free(p->mem);
+  p->mem = NULL;
+}
+
 /* The Synapse side of a pull: stop, the trace's size, then the trace into a buffer of ours. Touches neither the
- * file nor the device table (it may run on a thread of its own: rt_exit_call_bounded). */
+ * file nor the device table (at exit it runs on a thread of its own: rt_exit_call_owned). */
 static void syn_take(struct syn_pull* p) {
   p->s = S.stop(RT_SYN_TRACE_ALL, p->dev);
   p->ns = profiler_ns();
@@ -479,8 +513,7 @@ static void syn_take(struct syn_pull* p) {
   if (p->s != RT_SYN_SUCCESS || p->size == 0) return;
   if (p->size > RT_MAX_CHUNK_PAYLOAD - TRACE_HEAD || p->size > G.max_memory) {
     p->too_big = 1;
-  } else if (posix_memalign((void**)&p->mem, 64, TRACE_HEAD + p->size) != 0) {
-    p->mem = NULL;
+  } else if (trace_alloc(p) != 0) {
     p->no_mem = 1;
   } else {
     p->got = p->size;
@@ -527,8 +560,7 @@ static void pull_write(struct syn_pull* p, struct device* d, uint32_t reason) {
   if (p->s != RT_SYN_SUCCESS && !atomic_exchange(&G.said_get, 1))
     logmsg(RT_V_WARN, 1, "device %u: synProfilerStop / synProfilerGetTrace answered %d; that trace is lost", d->id,
            p->s);
-  free(p->mem);
-  p->mem = NULL;
+  trace_free(p);
   d->pulls++;
 }
 
@@ -588,17 +620,25 @@ static void handle(rt_item* it) {
 /* Collector thread, exit, signals                                                                                    */
 /* ------------------------------------------------------------------------------------------------------------------ */
 
-/* The exit flush's Synapse side for every recording device (finalize): the whole of it returns, or none is written. */
-static struct syn_pull g_exit_pulls[MAX_DEVICES];
+/* An exit pull's Synapse side, on a thread of its own (rt_exit_call_owned). */
+static void take_exit_pull(void* arg) { syn_take((struct syn_pull*)arg); }
 
-static void take_exit_pulls(void) {
-  for (int i = 0; i < MAX_DEVICES; i++)
-    if (g_exit_pulls[i].final) syn_take(&g_exit_pulls[i]);
+/* An exit pull that returned after the flush went on without it: its thread frees what it took. */
+static void drop_late_pull(void* arg) {
+  trace_free((struct syn_pull*)arg);
+  free(arg);
 }
 
 static void finalize(void) {
   rt_queue_drain_to(&G.q, handle, rt_queue_last(&G.q));
   atomic_store(&G.state, ST_FINISHED);
+  /* One device at a time: its trace taken, written and freed before the next device's is taken, so the flush holds
+   * one trace, as every other pull. The Synapse side runs on a thread of its own (rt_exit_call_owned), bounded when a
+   * termination signal asked for this flush (half the exit timeout for all devices together): a program thread
+   * stopped in its handler while it held Synapse's lock (inside a launch) would keep synProfilerStop from returning,
+   * and the file would end without END. A pull given up on is that thread's: it frees the trace if it returns. */
+  long spent = 0, bound = 0;
+  int lost = 0;
   for (int i = 0; i < MAX_DEVICES; i++) {
     struct device* d = &G.dev[i];
     if (!d->used || !d->running) continue;
@@ -606,28 +646,31 @@ static void finalize(void) {
       pull(d, REASON_EXIT, 0, 1); /* says the trace is lost */
       continue;
     }
-    g_exit_pulls[i].dev = d->id;
-    g_exit_pulls[i].final = 1;
-  }
-  /* Bounded (rt_exit_call_bounded) when a termination signal asked for this flush: a program thread stopped in its
-   * handler while it held Synapse's lock (inside a launch) would keep synProfilerStop from returning, and the file
-   * would end without END. Buffers a call that did not return may still fill are never freed (the process ends). */
-  long bound;
-  if (rt_exit_call_bounded(&G.q, take_exit_pulls, G.exit_timeout, &bound)) {
-    for (int i = 0; i < MAX_DEVICES; i++) {
-      if (!g_exit_pulls[i].final) continue;
-      G.dev[i].running = 0;
-      take_strings(&g_exit_pulls[i]);
-      pull_write(&g_exit_pulls[i], &G.dev[i], REASON_EXIT);
+    if (lost) { // Not again after a call that did not return: it would wait on the same lock.
+      d->running = 0;
+      lost++;
+      continue;
     }
-  } else {
-    // Not again on this thread: a release still queued would pull and wait on the same lock.
-    for (int i = 0; i < MAX_DEVICES; i++)
-      if (g_exit_pulls[i].final) G.dev[i].running = 0;
-    logmsg(RT_V_WARN, 1, "exit flush: synProfilerStop / synProfilerGetTrace did not return within %.1f s (a thread "
-           "holding Synapse's lock was stopped, e.g. by the signal being handled); the last traces are not in the file",
-           (double)bound / 1000.0);
+    struct syn_pull* p = (struct syn_pull*)calloc(1, sizeof *p);
+    if (!p) {
+      pull(d, REASON_EXIT, 0, 1); /* no memory to hand a pull over: here, unbounded */
+      continue;
+    }
+    p->dev = d->id;
+    p->final = 1;
+    d->running = 0; /* also when the call does not return: a release still queued must not pull and wait on it */
+    if (!rt_exit_call_owned(&G.q, take_exit_pull, p, drop_late_pull, G.exit_timeout, &spent, &bound)) {
+      lost = 1; /* p is the late call's now */
+      continue;
+    }
+    take_strings(p);
+    pull_write(p, d, REASON_EXIT);
+    free(p);
   }
+  if (lost)
+    logmsg(RT_V_WARN, 1, "exit flush: synProfilerStop / synProfilerGetTrace did not return within %.1f s (a thread "
+           "holding Synapse's lock was stopped, e.g. by the signal being handled); the last traces of %d device(s) "
+           "are not in the file", (double)bound / 1000.0, lost);
   rt_queue_drain(&G.q, handle);
   if (G.w) {
     if (G.n_unreadable)
@@ -637,8 +680,10 @@ static void finalize(void) {
     rt_writer* w = G.w; /* unset before it is freed: the fork handler must never see a freed writer */
     G.w = NULL;
     rt_writer_close(w);
-    logmsg(RT_V_INFO, 0, "wrote %.300s: %llu traces, %llu trace bytes, %llu strings", G.path,
-           (unsigned long long)G.n_traces, (unsigned long long)G.n_bytes, (unsigned long long)G.n_strings);
+    logmsg(RT_V_INFO, 0, "wrote %.300s: %llu traces, %llu trace bytes, %llu strings; at most %llu trace buffer(s), "
+           "%llu bytes, held at once", G.path, (unsigned long long)G.n_traces, (unsigned long long)G.n_bytes,
+           (unsigned long long)G.n_strings, (unsigned long long)atomic_load(&g_held_peak),
+           (unsigned long long)atomic_load(&g_held_peak_bytes));
   }
   rt_hpu_strings_free(&G.strings);
 }

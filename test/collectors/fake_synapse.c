@@ -31,6 +31,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -582,10 +583,15 @@ EXPORT rt_syn_status synProfilerGetTrace(int32_t type, rt_syn_device_id id, int3
     return RT_SYN_INVALID_ARGUMENT;
   if (!size) return RT_SYN_UNSUPPORTED; /* "written to the file system": not in this double */
   if (!buffer && getenv("FAKE_SYNAPSE_PRINT_FETCH")) {
-    /* FAKE_SYNAPSE_PRINT_FETCH: when each fetch starts, on CLOCK_MONOTONIC (anchors must be read before it) */
+    /* FAKE_SYNAPSE_PRINT_FETCH: when each fetch starts, on CLOCK_MONOTONIC (anchors must be read before it), and the
+     * size then of the file FAKE_SYNAPSE_WATCH names (-1: none; what the collector had written before this fetch) */
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
-    printf("{\"fetch_mono\":\"%llu\"}\n", (unsigned long long)now.tv_sec * 1000000000ull + (unsigned long long)now.tv_nsec);
+    const char* watch = getenv("FAKE_SYNAPSE_WATCH");
+    struct stat st;
+    long long watched = watch && stat(watch, &st) == 0 ? (long long)st.st_size : -1;
+    printf("{\"fetch_mono\":\"%llu\",\"dev\":%u,\"watched\":%lld}\n",
+           (unsigned long long)now.tv_sec * 1000000000ull + (unsigned long long)now.tv_nsec, id, watched);
     fflush(stdout);
   }
   pthread_mutex_lock(&g_mu);

@@ -10,6 +10,7 @@
  *   hpu_app periodic  device 0, RT_APP_PULLS batches of steps, each waiting until the collector pulled once more
  *   hpu_app kill      as periodic, then more steps and SIGKILL (never released)
  *   hpu_app exit      device 0, steps, exit(0) without release or synDestroy
+ *   hpu_app multi-exit devices 0, 1, 2 as in multi, steps on each, exit(0) without release or synDestroy
  *   hpu_app flush     device 0, steps, rawtrace_hpu_flush (prints {"flushed":rc}), steps, release
  *   hpu_app term      device 0, steps, SIGTERM to itself (default disposition)
  *   hpu_app stall-pull device 0 with periodic pulls into an output that stops taking bytes: steps until the double
@@ -116,7 +117,7 @@ int main(int argc, char** argv) {
   rt_syn_device_id dev = 99;
   check(synDeviceAcquire(&dev, NULL), "synDeviceAcquire");
 
-  if (!strcmp(mode, "multi")) {
+  if (!strcmp(mode, "multi") || !strcmp(mode, "multi-exit")) {
     rt_syn_device_id d1 = 99, d2 = 99;
     check(synDeviceAcquireByDeviceType(&d1, RT_SYN_DEVICE_GAUDI), "synDeviceAcquireByDeviceType");
     check(synDeviceAcquireByModuleId(&d2, 0), "synDeviceAcquireByModuleId");
@@ -124,6 +125,10 @@ int main(int argc, char** argv) {
       step(dev, i);
       step(d1, i);
       step(d2, i);
+    }
+    if (!strcmp(mode, "multi-exit")) {
+      report();
+      exit(0);
     }
     check(synDeviceRelease(d1), "synDeviceRelease");
     check(synDeviceRelease(dev), "synDeviceRelease");

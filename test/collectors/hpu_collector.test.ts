@@ -363,6 +363,27 @@ test("exit without release: the exit hook pulls (reason 1) and completes the fil
   assert.is(anchors(chunks).pop()!.which, ClockWhich.END);
 });
 
+test("exit with three devices not released: one device's trace held at a time, each written before the next is fetched", () => {
+  // Before, the exit flush fetched every device's trace into its own buffer before writing any (up to 64 devices ×
+  // RAWTRACE_MAX_MEMORY at once). The collector counts its trace buffers; the double says how much of the dump was
+  // written when each fetch began.
+  const name = "multi-exit";
+  const r = run(name, name, { RAWTRACE_LOG: "info", FAKE_SYNAPSE_PRINT_FETCH: "1", FAKE_SYNAPSE_WATCH: join(dir, `${name}.rawtrace`) });
+  assert.is(r.status, 0, r.stderr);
+  const chunks = readDumpChunks(r.file);
+  assert.is(chunks[chunks.length - 1].type, ChunkType.END);
+  const ts = traces(chunks);
+  sameAsDelivered(ts, r.delivered);
+  assert.equal(ts.map((t) => `${t.dev}/${t.reason}`), ["0/1", "1/1", "2/1"], "one exit pull per device");
+  assert.equal(ts.flatMap((t) => parse(t).seqs).sort((a, b) => a - b), Array.from({ length: r.final!.events }, (_, i) => i));
+  assert.match(r.stderr, /at most 1 trace buffer\(s\), \d+ bytes, held at once/);
+  const fetches = r.lines.filter((l) => "watched" in l) as Array<{ dev: number; watched: number }>;
+  assert.equal(fetches.map((f) => f.dev), [0, 1, 2]);
+  const traceEnds = chunks.filter((c) => c.type === HPU_TRACE).map((c) => c.off + 24 + c.p.length);
+  for (let k = 1; k < fetches.length; k++)
+    assert.ok(fetches[k].watched >= traceEnds[k - 1], `device ${k}'s fetch began with ${fetches[k].watched} bytes written, before device ${k - 1}'s trace (ending at ${traceEnds[k - 1]})`);
+});
+
 test("rawtrace_hpu_flush: an explicit stop → get → start (reason 3), then the release", () => {
   const r = run("flush", "flush");
   assert.is(r.status, 0, r.stderr);
