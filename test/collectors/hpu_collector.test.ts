@@ -17,7 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { readDumpChunks, type DumpChunk } from "../helpers/dump_chunks.js";
-import { fifoReader, startFifoReader } from "../helpers/fifo_reader.js";
+import { startFifoReader } from "../helpers/fifo_reader.js";
 import { ChunkType, ClockWhich, DropReason, Vendor } from "../../src/format/container.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -258,11 +258,12 @@ test("a release that goes ahead while the collector's thread is stuck on its out
   // call Synapse for the released device (here: free the profiler's device buffer).
   const fifo = join(dir, "stall.fifo");
   const copy = join(dir, "stall-copy.rawtrace");
-  const closed = fifoReader(fifo, copy, { delayS: 2 });
+  const reader = startFifoReader(fifo, copy, { delayS: 2 });
+  await reader.ready; // the collector gives a FIFO without reader 2 s: on a loaded machine Python can take longer
   const r = run("stall", "stall", {
     RAWTRACE_OUTPUT: fifo, RAWTRACE_EXIT_TIMEOUT: "1", RT_APP_STEPS: "3000", RT_APP_STALL_MS: "4000", FAKE_SYNAPSE_NEED: "4096",
   });
-  await closed;
+  await reader.closed;
   assert.is(r.status, 0, r.stderr);
   assert.ok(r.final, r.stdout);
   assert.is((r.final as { misuse: number } & typeof r.final).misuse, 0, "no Synapse call for the released device");

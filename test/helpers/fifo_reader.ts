@@ -18,19 +18,22 @@ export function fifoReader(fifo: string, copy: string, o: FifoReaderOptions = {}
 
 /**
  * {@link fifoReader}, with `ready`: settles once the reader holds the FIFO open (with `pipeBytes`, at its capacity),
- * so that a writer started after it finds the small pipe.
+ * so that a writer started after it finds a reader, and the small pipe.
  */
 export function startFifoReader(fifo: string, copy: string, o: FifoReaderOptions = {}): { closed: Promise<unknown>; ready: Promise<void> } {
   execFileSync("mkfifo", [fifo]);
-  // With pipeBytes: a first descriptor opened without waiting for a writer sets the capacity; the second open waits
-  // for the writer as before (both name one pipe while the first is held).
-  const py = "import fcntl, os, sys, time\nsize = int(sys.argv[5])\n" +
-    "if size:\n    first = os.open(sys.argv[1], os.O_RDONLY | os.O_NONBLOCK)\n    fcntl.fcntl(first, 1031, size)\n" +
-    "print('ready', flush=True)\n" +
-    "src = open(sys.argv[1], 'rb', 0)\nif size:\n    os.close(first)\ndst = open(sys.argv[2], 'wb')\n" +
+  // The FIFO is opened without waiting for a writer, before `ready`: a collector gives a FIFO without reader 2 s,
+  // which Python can take to start on a loaded machine. That one descriptor is read: poll wakes for bytes, or for the
+  // end once a writer came and left (never before a writer came, unlike read()).
+  const py = "import fcntl, os, select, sys, time\n" +
+    "fd = os.open(sys.argv[1], os.O_RDONLY | os.O_NONBLOCK)\n" +
+    "if int(sys.argv[5]):\n    fcntl.fcntl(fd, 1031, int(sys.argv[5]))\n" +
+    "print('ready', flush=True)\ndst = open(sys.argv[2], 'wb')\n" +
     "time.sleep(float(sys.argv[3]))\npause = float(sys.argv[4])\n" +
     "while sys.argv[6] and not os.path.exists(sys.argv[6]):\n    time.sleep(0.01)\n" +
-    "while True:\n    b = src.read(65536)\n    if not b:\n        break\n    dst.write(b)\n    if pause:\n        time.sleep(pause)\n";
+    "p = select.poll()\np.register(fd, select.POLLIN)\n" +
+    "while True:\n    p.poll()\n    try:\n        b = os.read(fd, 65536)\n    except BlockingIOError:\n        continue\n" +
+    "    if not b:\n        break\n    dst.write(b)\n    if pause:\n        time.sleep(pause)\n";
   const reader = spawn("python3", ["-c", py, fifo, copy, String(o.delayS ?? 0), String(o.pauseS ?? 0), String(o.pipeBytes ?? 0), o.goFile ?? ""],
     { stdio: ["ignore", "pipe", "ignore"] });
   const ready = new Promise<void>((res, rej) => {
