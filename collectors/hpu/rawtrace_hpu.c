@@ -32,6 +32,7 @@
 
 #include "rawtrace_hpu.h"
 #include "hpu_strings.h"
+#include "hpu_lib_search.h"
 #include "synapse_abi.h"
 #include "rawtrace_collector.h"
 #include "rawtrace_queue.h"
@@ -160,48 +161,6 @@ static uint64_t mono_ms(void) { return rt_clock_ns(CLOCK_MONOTONIC) / 1000000u; 
 static const char kLibName[] = "libSynapse.so";
 static const char* const kLibDirs[] = {"/usr/lib/habanalabs", "/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib",
                                        "/lib/x86_64-linux-gnu", "/lib64", "/lib"};
-
-static int file_in(const char* dir, size_t len) {
-  char p[PATH_MAX];
-  if (len == 0 || len + sizeof kLibName + 1 > sizeof p) return 0;
-  memcpy(p, dir, len);
-  p[len] = '/';
-  memcpy(p + len + 1, kLibName, sizeof kLibName);
-  return access(p, R_OK) == 0;
-}
-
-/* Whether the loader's cache (/etc/ld.so.cache) names a libSynapse.so: its string table holds the name NUL-ended. */
-static int in_ld_cache(void) {
-  int fd = open("/etc/ld.so.cache", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  struct stat st;
-  int found = 0;
-  if (fstat(fd, &st) == 0 && st.st_size > 0 && st.st_size < (64 << 20)) {
-    void* m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (m != MAP_FAILED) {
-      found = memmem(m, (size_t)st.st_size, "/libSynapse.so", sizeof "/libSynapse.so") != NULL;
-      munmap(m, (size_t)st.st_size);
-    }
-  }
-  close(fd);
-  return found;
-}
-
-/* Whether dlopen("libSynapse.so") would find a file, without loading it (LD_LIBRARY_PATH, the cache, usual dirs). */
-static int lib_on_search_path(void) {
-  const char* llp = getenv("LD_LIBRARY_PATH");
-  for (const char* p = llp; p && *p;) {
-    const char* end = strchr(p, ':');
-    size_t len = end ? (size_t)(end - p) : strlen(p);
-    if (file_in(p, len)) return 1;
-    if (!end) break;
-    p = end + 1;
-  }
-  if (in_ld_cache()) return 1;
-  for (size_t i = 0; i < sizeof kLibDirs / sizeof kLibDirs[0]; i++)
-    if (file_in(kLibDirs[i], strlen(kLibDirs[i]))) return 1;
-  return 0;
-}
 
 #define NEXT(field, name)                                             \
   do {                                                                \
@@ -800,7 +759,7 @@ __attribute__((constructor)) static void rawtrace_hpu_init(void) {
     G.lib = dlopen(env, RTLD_NOW | RTLD_LOCAL);
     if (!G.lib) snprintf(G.inactive, sizeof G.inactive, "RAWTRACE_SYNAPSE_LIB=%.120s cannot be loaded: %.200s", env,
                          dlerror());
-  } else if (!(G.lib = dlopen(kLibName, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD)) && !lib_on_search_path()) {
+  } else if (!(G.lib = dlopen(kLibName, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD)) && !rt_lib_on_search_path(kLibName, kLibDirs, sizeof kLibDirs / sizeof kLibDirs[0])) {
     snprintf(G.inactive, sizeof G.inactive, "no %s on the loader's search path (LD_LIBRARY_PATH, /etc/ld.so.cache, "
              "/usr/lib/habanalabs, ...); set RAWTRACE_SYNAPSE_LIB", kLibName);
   }
