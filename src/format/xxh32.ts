@@ -2,7 +2,7 @@
  * XXH32 (xxHash, 32-bit variant), written from the public specification (Cyan4973/xxHash, doc/xxhash_spec.md,
  * "XXH32 Algorithm Description"). The `.rawtrace` container stores it, seed 0, as the payload checksum of chunks
  * whose header flag bit 1 is set (docs/format.md). Same algorithm as assembly/util/xxh32.ts (the reader) and
- * `rt_xxh32` in collectors/common/rawtrace_writer.c; test/format/xxh32.test.ts checks that all three agree.
+ * `rt_xxh32` in collectors/common/rawtrace_checksum.c; test/format/xxh32.test.ts checks that all three agree.
  */
 
 const P1 = 0x9e3779b1;

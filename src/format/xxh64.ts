@@ -2,7 +2,7 @@
  * XXH64 (xxHash, 64-bit variant), written from the public specification (Cyan4973/xxHash, doc/xxhash_spec.md,
  * "XXH64 Algorithm Description"). The `.rawtrace` container stores the low 32 bits of its seed-0 digest as the payload
  * checksum of chunks whose header flag bit 2 is set (format 1.2, docs/format.md). Same algorithm as
- * assembly/util/xxh64.ts (the reader) and `rt_xxh64` in collectors/common/rawtrace_writer.c;
+ * assembly/util/xxh64.ts (the reader) and `rt_xxh64` in collectors/common/rawtrace_checksum.c;
  * test/format/xxh64.test.ts checks that all three agree and match libxxhash.
  *
  * JavaScript numbers hold 53 bits, and BigInt arithmetic allocates, so the 64-bit lanes are kept as two unsigned

@@ -24,7 +24,7 @@ const CHECKS = 12;
 function build(name: string, flags: string[]): { bin: string; error: string | null } {
   mkdirSync(BUILD, { recursive: true });
   const bin = join(BUILD, name);
-  const srcs = ["rawtrace_queue.c", "rawtrace_collector.c", "rawtrace_writer.c"].map((f) => join(COMMON, f));
+  const srcs = ["rawtrace_queue.c", "rawtrace_collector.c", "rawtrace_writer.c", "rawtrace_checksum.c"].map((f) => join(COMMON, f));
   const r = spawnSync(CC, ["-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-Werror", ...flags, `-I${COMMON}`,
     join(ROOT, "test/collectors/exit_call_app.c"), ...srcs, "-o", bin, "-pthread"], { encoding: "utf8" });
   return { bin, error: r.status === 0 ? null : `${r.stdout}${r.stderr}` };

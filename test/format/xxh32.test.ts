@@ -1,7 +1,7 @@
 /**
  * XXH32, the payload checksum of new `.rawtrace` chunks (docs/format.md, flag bit 1), has three implementations that
  * must agree bit for bit: src/format/xxh32.ts (the TypeScript writer), assembly/util/xxh32.ts (the reader, v128
- * stripe loop + scalar tail; exported as `rt_xxh32`) and `rt_xxh32` in collectors/common/rawtrace_writer.c.
+ * stripe loop + scalar tail; exported as `rt_xxh32`) and `rt_xxh32` in collectors/common/rawtrace_checksum.c.
  *
  * Known answers: the empty input with seed 0 is the specification's 0x02CC5D05 (Cyan4973/xxHash,
  * doc/xxhash_spec.md); the others were computed with Debian's libxxhash 0.8.1 (XXH32 through Python ctypes) when

@@ -2,7 +2,7 @@
  * XXH64, whose low 32 bits are the payload checksum of format 1.2 chunks (docs/format.md, flag bit 2), has three
  * implementations that must agree bit for bit: src/format/xxh64.ts (the TypeScript writer; 64-bit lanes as two 32-bit
  * halves), assembly/util/xxh64.ts (the reader; exported as `rt_xxh64`) and `rt_xxh64` in
- * collectors/common/rawtrace_writer.c.
+ * collectors/common/rawtrace_checksum.c.
  *
  * Known answers: computed with Debian's libxxhash 0.8.1 (XXH64, seed 0, through Python ctypes) when this test was
  * written, covering each path: the empty input, < 4 bytes (byte tail only), 4..7 (one u32 lane + bytes), 8..31
