@@ -2,9 +2,11 @@
  * Host-neutral driver of the WebAssembly core (Node and browser). Runs the two passes of a conversion over a
  * re-openable byte source, streaming input through the core's window and output through a sink callback.
  */
-import {
-  FATAL_MESSAGES, FATAL_NAMES, RawtraceError, WARN_MESSAGES, WARN_NAMES, Warning, fill, type LossReport,
-} from "./codes.js";
+import { FATAL_MESSAGES, FATAL_NAMES, RawtraceError, Warning, fill, type LossReport } from "./codes.js";
+import type { CoreExports } from "./core_exports.js";
+import { readFileInfo, vendorName } from "./file_info.js";
+
+export { vendorName };
 
 /** Sequential reader of a file's bytes. `read` fills `dst` from the start and returns bytes read (0 = end). */
 export interface ByteReader {
@@ -325,96 +327,7 @@ export interface ConvertResult {
   split?: SplitState;
 }
 
-/** CUPTI activity kind names for `info` (vendor-record-layouts.md §1.2). */
-const CUPTI_KINDS: Record<number, string> = {
-  1: "MEMCPY", 2: "MEMSET", 3: "KERNEL", 4: "DRIVER", 5: "RUNTIME", 8: "DEVICE", 9: "CONTEXT",
-  10: "CONCURRENT_KERNEL", 11: "NAME", 12: "MARKER", 13: "MARKER_DATA", 17: "OVERHEAD", 18: "CDP_KERNEL",
-  19: "PREEMPTION", 20: "ENVIRONMENT", 22: "MEMCPY2", 25: "UNIFIED_MEMORY_COUNTER", 26: "FUNCTION", 27: "MODULE",
-  28: "DEVICE_ATTRIBUTE", 33: "OPENACC_DATA", 34: "OPENACC_LAUNCH", 35: "OPENACC_OTHER", 36: "CUDA_EVENT",
-  37: "STREAM", 38: "SYNCHRONIZATION", 39: "EXTERNAL_CORRELATION", 40: "NVLINK", 45: "MEMORY", 46: "PCIE",
-  47: "OPENMP", 48: "INTERNAL_LAUNCH_API", 49: "MEMORY2", 50: "MEMORY_POOL", 51: "GRAPH_TRACE", 52: "JIT",
-  53: "DEVICE_GRAPH_TRACE", 54: "MEM_DECOMPRESS", 55: "CONFIDENTIAL_COMPUTE_ROTATION",
-};
-/** PTI view kind names for `info` (pti_view_kind, vendor-record-layouts.md §3.2). */
-const PTI_KINDS: Record<number, string> = {
-  1: "DEVICE_GPU_KERNEL", 3: "DRIVER_API", 5: "COLLECTION_OVERHEAD", 6: "RUNTIME_API", 7: "EXTERNAL_CORRELATION",
-  8: "DEVICE_GPU_MEM_COPY", 9: "DEVICE_GPU_MEM_FILL", 10: "DEVICE_GPU_MEM_COPY_P2P", 11: "DEVICE_SYNCHRONIZATION",
-  12: "COMMUNICATION",
-};
-const VENDORS = ["unknown", "cuda", "rocm", "rocm-roctracer", "xpu", "hpu"];
-
-/** The name `info` gives HEADER vendor code `code` ("cuda", "rocm", …; `vendor N` for a code it does not know). */
-export function vendorName(code: number): string {
-  return VENDORS[code] ?? `vendor ${code}`;
-}
-/** Synapse entry types (synTraceEvent.type, the TEF phase) as `rawtrace info` lists them. */
-const SYNAPSE_PHASES: Record<number, string> = {
-  66: "B (begin)", 69: "E (end)", 88: "X (complete)", 77: "M (metadata)", 67: "C (counter)",
-};
-
-interface CoreExports {
-  memory: WebAssembly.Memory;
-  rt_reset(): void;
-  rt_begin_index(): void;
-  rt_begin_emit(sink: number): void;
-  rt_needs_projection(): number;
-  /** 1: run the projection pass; 0: pass 2 projects (a core before this returned nothing: run the pass). */
-  rt_begin_project(): number | undefined;
-  rt_input_ptr(): number;
-  rt_input_free(): number;
-  rt_feed(n: number): number;
-  rt_end_pass(): number;
-  rt_set_option(opt: number, value: number): void;
-  rt_alloc(n: number): number;
-  rt_set_trace_name(p: number, n: number): void;
-  rt_info(field: number): bigint;
-  rt_set_output(baseNs: bigint, ns: number, eventsOnly: number, p: number, n: number): void;
-  rt_set_xspace_host(ranks: number, index: number, p: number, n: number): void;
-  /** Absent from cores built before the XSpace spill (bench/ab.ts runs those beside the current one). */
-  rt_set_xspace_limit?(n: bigint): void;
-  rt_set_xspace_spill?(n: number): void;
-  rt_set_xspace_keep?(n: number): void;
-  /** Absent from cores built before XSpace's late records settled in their lines. */
-  rt_set_xspace_settle?(on: number): void;
-  /** Absent from cores built before the timeline resolved partners by sorting. */
-  rt_set_partner_mode?(mode: number): void;
-  /** Absent from cores built before paged tables spilled. */
-  rt_set_paged_budget?(n: number): void;
-  rt_clock_anchor(field: number): bigint;
-  rt_records_of_kind(k: number): bigint;
-  rt_text_ptr(which: number): number;
-  rt_text_len(which: number): number;
-  rt_device(i: number): number;
-  rt_step_names(): number;
-  rt_step_name_ptr(i: number): number;
-  rt_step_name_len(): number;
-  rt_step_mark(i: number, num: number): void;
-  rt_steps_found(): number;
-  rt_api_name(domain: number, id: number): number;
-  rt_api_name_len(domain: number, id: number): number;
-  rt_fatal_code(): number;
-  rt_fatal_offset(): bigint;
-  rt_fatal_detail(): bigint;
-  rt_warning_count(code: number): bigint;
-  rt_warning_offset(code: number): bigint;
-  rt_warning_detail(code: number): bigint;
-  rt_loss_total(field: number): bigint;
-  rt_loss_range(i: number, field: number): bigint;
-  /** Optional: absent from cores built before split conversion (bench/ab.ts times such cores). */
-  rt_split_set?(worker: number, workers: number, segments: number): void;
-  rt_split_close(): void;
-  rt_split_export(): number;
-  rt_split_rows(): number;
-  rt_split_state(field: number): bigint;
-  rt_split_import(p: number, n: number, lastEnd: bigint, overhead: number, events: bigint): void;
-  /** Absent from cores built before the viewer's details came from the dump (src/core/details.ts). */
-  rt_details_target?(start: number, kind: number, cls: number, a: number, b: number): void;
-  rt_details_all?(): void;
-}
-
 const dec = new TextDecoder("utf-8", { fatal: false });
-/** 2^64 − 1: a saturated u64 counter. */
-const U64_MAX = (1n << 64n) - 1n;
 const enc = new TextEncoder();
 
 /**
@@ -571,107 +484,7 @@ export class Engine {
   }
 
   private readInfo(file: string): FileInfo {
-    const x = this.x;
-    const n = (f: number) => Number(x.rt_info(f));
-    const signed = (f: number) => Number(BigInt.asIntN(64, x.rt_info(f)));
-    // Times are u64 ns in the core (aligned times saturate at 1 and 2^64 − 1); a wasm i64 arrives as a signed BigInt.
-    const ns = (v: bigint) => BigInt.asUintN(64, v);
-    const text = (w: number) => dec.decode(this.u8().subarray(x.rt_text_ptr(w), x.rt_text_ptr(w) + x.rt_text_len(w)));
-    const devices: DeviceSummary[] = [];
-    for (let i = 0; i < n(17); i++) {
-      const p = x.rt_device(i);
-      const dv = new DataView(x.memory.buffer, p, 136);
-      const np = dv.getUint32(88, true);
-      const nl = dv.getUint32(92, true);
-      const uuid = [...this.u8().subarray(p + 72, p + 88)].map((b) => b.toString(16).padStart(2, "0")).join("");
-      devices.push({
-        id: dv.getUint32(0, true),
-        name: dec.decode(this.u8().subarray(np, np + nl)),
-        multiprocessors: dv.getUint32(4, true),
-        globalMemoryBytes: Number(dv.getBigUint64(8, true)),
-        memoryBandwidth: Number(dv.getBigUint64(16, true)),
-        coreClockKhz: dv.getUint32(24, true),
-        computeCapability: `${dv.getUint32(28, true)}.${dv.getUint32(32, true)}`,
-        uuid,
-        ...(dv.getUint32(100, true) === 2 ? {
-          arch: dec.decode(this.u8().subarray(dv.getUint32(120, true), dv.getUint32(120, true) + dv.getUint32(124, true))),
-        } : {}),
-        limits: {
-          maxThreadsPerBlock: dv.getUint32(36, true), maxThreadsPerMultiprocessor: dv.getUint32(40, true),
-          regsPerBlock: dv.getUint32(44, true), regsPerMultiprocessor: dv.getUint32(48, true),
-          warpSize: dv.getUint32(52, true), sharedMemPerBlock: dv.getUint32(56, true),
-          sharedMemPerMultiprocessor: dv.getUint32(60, true), sharedMemPerBlockOptin: dv.getUint32(64, true),
-        },
-      });
-    }
-    const records: Record<string, number> = {};
-    for (let k = 0; k < 256; k++) {
-      const c = Number(x.rt_records_of_kind(k));
-      if (!c) continue;
-      // rocprofiler-sdk kinds are named by the dump itself (API_NAMES domain 0); CUPTI's by the table above.
-      const np = n(0) === 2 ? x.rt_api_name(0, k) : 0;
-      const name = np ? dec.decode(this.u8().subarray(np, np + x.rt_api_name_len(0, k)))
-        : n(0) === 4 ? PTI_KINDS[k] : n(0) === 5 ? SYNAPSE_PHASES[k] : CUPTI_KINDS[k];
-      records[name ?? `KIND_${k}`] = c;
-    }
-    const warnings: Warning[] = [];
-    WARN_NAMES.forEach((code, i) => {
-      // u64 counters cross the boundary as i64: read them unsigned.
-      const count = Number(BigInt.asUintN(64, x.rt_warning_count(i)));
-      if (!count) return;
-      const big = BigInt.asUintN(64, x.rt_warning_detail(i));
-      const detail = Number(big);
-      const text = big === U64_MAX ? `≥ ${big}` : big;
-      warnings.push({ code, count, offset: Number(BigInt.asUintN(64, x.rt_warning_offset(i))), detail, message: fill(WARN_MESSAGES[code], text) });
-    });
-    const kept = Number(x.rt_loss_total(1));
-    const ranges = [];
-    for (let i = 0; i < kept; i++) {
-      const seq = Number(x.rt_loss_range(i, 3));
-      ranges.push({
-        from: Number(x.rt_loss_range(i, 0)), to: Number(x.rt_loss_range(i, 1)),
-        code: WARN_NAMES[Number(x.rt_loss_range(i, 2))] ?? "TRUNCATED", ...(seq !== 0xffffffff ? { seq } : {}),
-      });
-    }
-    const loss: LossReport = {
-      bytes: Number(x.rt_loss_total(4)), activityChunks: Number(x.rt_loss_total(2)),
-      activityBytes: Number(x.rt_loss_total(3)), rangesTotal: Number(x.rt_loss_total(0)), ranges,
-    };
-    const dropped = BigInt.asUintN(64, x.rt_info(13));
-    return {
-      file,
-      bytes: n(20),
-      vendor: vendorName(n(0)),
-      vendorVersion: n(1),
-      vendorVersionText: text(2),
-      runtimeVersion: n(2),
-      driverVersion: n(3),
-      pid: n(4),
-      rank: signed(5),
-      localRank: signed(21),
-      worldSize: signed(6),
-      hostname: text(0),
-      commandLine: text(1).split("\0").filter((s) => s.length > 0),
-      collectorStartNs: ns(x.rt_info(7)),
-      firstNs: ns(x.rt_info(8)),
-      lastNs: ns(x.rt_info(9)),
-      chunks: n(10),
-      activityChunks: n(11),
-      activityBytes: n(12),
-      droppedRecords: Number(dropped),
-      droppedRecordsText: dropped === U64_MAX ? `≥ ${dropped}` : String(dropped),
-      complete: n(14) === 1,
-      externalCorrelations: n(18),
-      outOfOrderBuffers: n(24),
-      devices,
-      records,
-      warnings,
-      loss,
-      clock: {
-        start: x.rt_clock_anchor(0) ? { vendorNs: ns(x.rt_clock_anchor(1)), realtimeNs: ns(x.rt_clock_anchor(2)) } : undefined,
-        end: x.rt_clock_anchor(3) ? { vendorNs: ns(x.rt_clock_anchor(4)), realtimeNs: ns(x.rt_clock_anchor(5)) } : undefined,
-      },
-    };
+    return readFileInfo(this.x, file);
   }
 
   private begin(): void {

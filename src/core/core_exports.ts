@@ -1,0 +1,65 @@
+/**
+ * The functions and memory the WebAssembly core exports (assembly/index.ts), as the host drivers call them
+ * (src/core/engine.ts, src/core/file_info.ts). Only numbers cross: pointers into `memory`, counts, u64 as BigInt.
+ */
+
+/** The core's exports. Optional members are absent from older cores that bench/ab.ts runs beside the current one. */
+export interface CoreExports {
+  memory: WebAssembly.Memory;
+  rt_reset(): void;
+  rt_begin_index(): void;
+  rt_begin_emit(sink: number): void;
+  rt_needs_projection(): number;
+  /** 1: run the projection pass; 0: pass 2 projects (a core before this returned nothing: run the pass). */
+  rt_begin_project(): number | undefined;
+  rt_input_ptr(): number;
+  rt_input_free(): number;
+  rt_feed(n: number): number;
+  rt_end_pass(): number;
+  rt_set_option(opt: number, value: number): void;
+  rt_alloc(n: number): number;
+  rt_set_trace_name(p: number, n: number): void;
+  rt_info(field: number): bigint;
+  rt_set_output(baseNs: bigint, ns: number, eventsOnly: number, p: number, n: number): void;
+  rt_set_xspace_host(ranks: number, index: number, p: number, n: number): void;
+  /** Absent from cores built before the XSpace spill (bench/ab.ts runs those beside the current one). */
+  rt_set_xspace_limit?(n: bigint): void;
+  rt_set_xspace_spill?(n: number): void;
+  rt_set_xspace_keep?(n: number): void;
+  /** Absent from cores built before XSpace's late records settled in their lines. */
+  rt_set_xspace_settle?(on: number): void;
+  /** Absent from cores built before the timeline resolved partners by sorting. */
+  rt_set_partner_mode?(mode: number): void;
+  /** Absent from cores built before paged tables spilled. */
+  rt_set_paged_budget?(n: number): void;
+  rt_clock_anchor(field: number): bigint;
+  rt_records_of_kind(k: number): bigint;
+  rt_text_ptr(which: number): number;
+  rt_text_len(which: number): number;
+  rt_device(i: number): number;
+  rt_step_names(): number;
+  rt_step_name_ptr(i: number): number;
+  rt_step_name_len(): number;
+  rt_step_mark(i: number, num: number): void;
+  rt_steps_found(): number;
+  rt_api_name(domain: number, id: number): number;
+  rt_api_name_len(domain: number, id: number): number;
+  rt_fatal_code(): number;
+  rt_fatal_offset(): bigint;
+  rt_fatal_detail(): bigint;
+  rt_warning_count(code: number): bigint;
+  rt_warning_offset(code: number): bigint;
+  rt_warning_detail(code: number): bigint;
+  rt_loss_total(field: number): bigint;
+  rt_loss_range(i: number, field: number): bigint;
+  /** Optional: absent from cores built before split conversion (bench/ab.ts times such cores). */
+  rt_split_set?(worker: number, workers: number, segments: number): void;
+  rt_split_close(): void;
+  rt_split_export(): number;
+  rt_split_rows(): number;
+  rt_split_state(field: number): bigint;
+  rt_split_import(p: number, n: number, lastEnd: bigint, overhead: number, events: bigint): void;
+  /** Absent from cores built before the viewer's details came from the dump (src/core/details.ts). */
+  rt_details_target?(start: number, kind: number, cls: number, a: number, b: number): void;
+  rt_details_all?(): void;
+}
