@@ -1,8 +1,8 @@
 /**
  * The timeline canvas: one row per host thread / device stream (split into lanes for nesting and overlaps), slices
- * drawn straight from the core's tables. Per frame and lane, the visible window is found by binary search and
- * slices narrower than a pixel are merged into one rectangle per pixel column (the next one found by binary search
- * again), so a frame costs O(pixels × log n) whatever the number of events. No JS object per event anywhere.
+ * drawn straight from the core's tables (web/paint_rows.ts: per frame and lane, the visible window found by binary
+ * search, slices narrower than a pixel merged into one rectangle per pixel column, so a frame costs O(pixels × log n)
+ * whatever the number of events). No JS object per event anywhere.
  *
  * Mouse: wheel zooms around the pointer (shift+wheel or wheel over the labels scrolls rows; a horizontal wheel
  * pans), drag pans, click selects, hover shows a tooltip and the launch → kernel flow; drag on the time axis selects
@@ -11,11 +11,12 @@
  * collapses or expands it (its buttons move it up or pin it to the top). Keys: web/keys.ts.
  */
 import { Flag, RowClass, TL_NONE } from "../src/core/timeline.js";
-import { counterValue, eventName, laneOf, lowerBoundEnd, lowerBoundStart, rowWord, type LoadedFile } from "./model.js";
+import { laneOf, lowerBoundEnd, lowerBoundStart, rowWord, type LoadedFile } from "./model.js";
 import type { RowRef } from "./aggregate.js";
 import { HEADER_H, LANE_H, ROW_PAD, groupKey, layoutRows, placeFiles, type HeaderBox, type Placement, type RowBox } from "./layout.js";
-import { kindColor, onThemeChange, palette, textColor, type Palette } from "./theme.js";
+import { onThemeChange, palette, type Palette } from "./theme.js";
 import { AXIS_H, FONT, GUTTER, arrow, drawAxis, drawMarks, drawMeasure, drawRange, fitText, fitWidth, type Frame } from "./overlays.js";
+import { SLICE_H, drawCounter, drawLane, type RowPaint } from "./paint_rows.js";
 
 /** A selected or hovered event. */
 export interface Sel {
@@ -39,7 +40,6 @@ export interface Measure {
 
 type DragMode = "pan" | "range" | "rows" | "measure";
 
-const SLICE_H = 14;
 /** Width of a group header button (px): "move up" and "pin" sit at the gutter's right end. */
 const BTN_W = 22;
 /** A double-click's clicks come closer than this (ms; desktop systems allow up to about 500). */
@@ -384,7 +384,10 @@ export class TimelineView {
     const scale = plotW / (this.t1 - this.t0);
     const top = AXIS_H - this.scrollY;
 
-    // Rows.
+    // Rows (web/paint_rows.ts).
+    const rp: RowPaint = {
+      ctx, t0: this.t0, t1: this.t1, width: W, matches: this.matches, counterMax: this.counterMaxima,
+    };
     ctx.save();
     ctx.beginPath();
     ctx.rect(GUTTER, AXIS_H, plotW, H - AXIS_H);
@@ -397,12 +400,12 @@ export class TimelineView {
         ctx.fillRect(GUTTER, y, plotW, rb.h);
       }
       if (rowWord(rb.file, rb.row, 0) === RowClass.GPU_COUNTER) {
-        this.drawCounter(rb.file, rb.row, top + rb.y + ROW_PAD, scale);
+        drawCounter(rp, rb.file, rb.row, top + rb.y + ROW_PAD, scale);
         continue;
       }
       const first = rowWord(rb.file, rb.row, 4);
       const n = rowWord(rb.file, rb.row, 5);
-      for (let l = first; l < first + n; l++) this.drawLane(rb.file, l, top + this.laneY.get(rb.file)![l], scale);
+      for (let l = first; l < first + n; l++) drawLane(rp, rb.file, l, top + this.laneY.get(rb.file)![l], scale);
     }
     const fr: Frame = { ctx, pal: P, width: W, height: H, t0: this.t0, scale, top };
     drawRange(fr, this.range, this.rows);
@@ -454,140 +457,6 @@ export class TimelineView {
 
     const aligned = this.files.some((f) => this.placed.get(f)!.shift !== 0n);
     drawAxis(fr, this.t1, this.axisOrigin, this.range, this.marks, aligned);
-  }
-
-  /** Draws lane `l` of file `f` at y. */
-  private drawLane(f: LoadedFile, l: number, y: number, scale: number): void {
-    const ctx = this.ctx;
-    const ev = f.events;
-    const L = f.lanes;
-    const lo = L.first(l);
-    const hi = lo + L.count(l);
-    const t0 = this.t0 - f.offset;
-    const t1 = this.t1 - f.offset;
-    const plotW = this.width - GUTTER;
-    const mask = this.matches?.get(f) ?? null;
-    let i = L.overlapping(l) ? lowerBoundStart(ev, lo, hi, t0 - L.maxDur(l)) : lowerBoundEnd(ev, lo, hi, t0);
-    let fill = "";
-    let alpha = 1;
-    const setFill = (c: string, a: number) => {
-      if (c !== fill) {
-        ctx.fillStyle = c;
-        fill = c;
-      }
-      if (a !== alpha) {
-        ctx.globalAlpha = a;
-        alpha = a;
-      }
-    };
-    while (i < hi) {
-      const s = ev.start(i);
-      if (s > t1) break;
-      const e = s + ev.dur(i);
-      const x0 = (s - t0) * scale;
-      const x1 = (e - t0) * scale;
-      const hit = mask === null || (ev.name(i) !== TL_NONE && mask[ev.name(i)] === 1);
-      if (x1 - x0 >= 1) {
-        const a = Math.max(x0, -2);
-        const b = Math.min(x1, plotW + 2);
-        const c = kindColor(f, i);
-        setFill(c, hit ? 1 : 0.18);
-        ctx.fillRect(GUTTER + a, y, b - a, SLICE_H);
-        if (b - a > 28 && hit) {
-          const label = fitText(f.shortNames[ev.name(i)] ?? eventName(f, i), b - a - 6);
-          if (label) {
-            ctx.fillStyle = textColor(c);
-            fill = "";
-            ctx.fillText(label, GUTTER + a + 3, y + SLICE_H / 2 + 0.5);
-          }
-        }
-        i++;
-        continue;
-      }
-      // Sub-pixel slices: everything starting in this pixel column becomes one rectangle.
-      const px = Math.floor(x0);
-      const j = Math.max(i + 1, lowerBoundStart(ev, i, hi, t0 + (px + 1) / scale));
-      let xe = (ev.end(j - 1) - t0) * scale;
-      if (xe < px + 1) xe = px + 1;
-      setFill(kindColor(f, i), mask === null ? 0.85 : this.anyMatch(f, i, j, mask) ? 1 : 0.18);
-      ctx.fillRect(GUTTER + px, y, Math.min(xe, plotW + 2) - px, SLICE_H);
-      i = j;
-    }
-    if (alpha !== 1) ctx.globalAlpha = 1;
-  }
-
-  /**
-   * Draws counter row `row` of file `f` (a device counter's samples, in start order) at y as a counter track, as
-   * Perfetto draws one: each sample's value holds until the next sample (the last one's to the end of the file), as
-   * a bar scaled to the row's largest value. Samples closer than a pixel become one column at their largest value,
-   * the next column found by binary search, so a frame costs O(pixels × log n) here too.
-   */
-  private drawCounter(f: LoadedFile, row: number, y: number, scale: number): void {
-    const ctx = this.ctx;
-    const ev = f.events;
-    const lo = rowWord(f, row, 6);
-    const hi = lo + rowWord(f, row, 7);
-    if (hi === lo) return;
-    const t0 = this.t0 - f.offset;
-    const t1 = this.t1 - f.offset;
-    const plotW = this.width - GUTTER;
-    const max = this.counterMax(f, row);
-    const mask = this.matches?.get(f) ?? null;
-    const n = ev.name(lo);
-    ctx.fillStyle = kindColor(f, lo);
-    ctx.globalAlpha = mask === null || (n !== TL_NONE && mask[n] === 1) ? 0.75 : 0.18;
-    const bar = (xa: number, xb: number, v: number) => {
-      const a = Math.max(xa, -2);
-      const b = Math.min(xb, plotW + 2);
-      if (b <= a) return;
-      const h = max > 0 ? Math.max(1, (v / max) * SLICE_H) : 1;
-      ctx.fillRect(GUTTER + a, y + SLICE_H - h, b - a, h);
-    };
-    // From the sample in effect at the window's start.
-    let i = Math.max(lo, lowerBoundStart(ev, lo, hi, t0) - 1);
-    while (i < hi) {
-      const s = ev.start(i);
-      if (s > t1) break;
-      const x0 = (s - t0) * scale;
-      const next = i + 1 < hi ? (ev.start(i + 1) - t0) * scale : (f.meta.header.maxEnd - t0) * scale;
-      if (next - x0 >= 1 || i + 1 >= hi) {
-        bar(x0, Math.max(next, x0 + 1), counterValue(f, i));
-        i++;
-        continue;
-      }
-      // Samples within this pixel column: one column at their largest value (the first 64 looked at).
-      const px = Math.floor(x0);
-      const j = Math.max(i + 1, lowerBoundStart(ev, i, hi, t0 + (px + 1) / scale));
-      let v = 0;
-      for (let k = i; k < Math.min(j, i + 64); k++) v = Math.max(v, counterValue(f, k));
-      bar(px, px + 1, v);
-      i = j;
-    }
-    ctx.globalAlpha = 1;
-  }
-
-  /** The largest value of counter row `row` of `f` (computed once per row). */
-  private counterMax(f: LoadedFile, row: number): number {
-    let m = this.counterMaxima.get(f);
-    if (!m) this.counterMaxima.set(f, (m = new Map()));
-    let v = m.get(row);
-    if (v === undefined) {
-      v = 0;
-      const lo = rowWord(f, row, 6);
-      for (let i = lo; i < lo + rowWord(f, row, 7); i++) v = Math.max(v, counterValue(f, i));
-      m.set(row, v);
-    }
-    return v;
-  }
-
-  private anyMatch(f: LoadedFile, i: number, j: number, mask: Uint8Array): boolean {
-    // Bounded scan: a merged pixel with thousands of slices is drawn as a match if any of the first 64 is.
-    const end = Math.min(j, i + 64);
-    for (let k = i; k < end; k++) {
-      const n = f.events.name(k);
-      if (n !== TL_NONE && mask[n] === 1) return true;
-    }
-    return false;
   }
 
   /** x (canvas px) and y (lane top, canvas px; NaN when its group is collapsed) of event s. */
