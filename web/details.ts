@@ -120,7 +120,12 @@ export interface Field {
  * The Chrome JSON args of the selected event, as the panel gets them (web/worker.ts details, src/core/details.ts):
  * the event's JSON, "loading" while the dump is read again, or the message of a failure.
  */
-export type ArgsState = EventJson | "loading" | { error: string };
+/**
+ * The Chrome JSON args of the selected event so far: read ({@link EventJson}), being read, failed, or (a file over
+ * web/main.ts ARGS_AUTO_BYTES) waiting for the user to ask, with the callback that starts the read and the file's
+ * size in bytes.
+ */
+export type ArgsState = EventJson | "loading" | { error: string } | { ask: () => void; bytes: number };
 
 /**
  * The fields of event `s` the timeline tables give at once (no read of the dump): where it ran, when, and per kind
@@ -323,6 +328,15 @@ export function renderDetails(body: HTMLElement, s: Sel | null, host: DetailsHos
   al.className = "kv args";
   if (args === "loading") kv(al, "Chrome JSON args", "args", "reading the dump…");
   else if ("error" in args) kv(al, "Chrome JSON args", "args", `not read: ${args.error}`);
+  else if ("ask" in args) {
+    // A large dump is not read again on every click: one more pass over it costs seconds and a core's memory.
+    const b = document.createElement("button");
+    b.type = "button";
+    b.className = "args-read";
+    b.textContent = `read them (the ${bytes(args.bytes)} dump again)`;
+    b.addEventListener("click", args.ask);
+    kv(al, "Chrome JSON args", "args", b);
+  }
   else renderFields(al, argFields(args), host);
   body.append(al);
 }

@@ -830,4 +830,21 @@ test("keyboard only: open, search, zoom, select a range, read and sort the aggre
   await page.close();
 });
 
+test("a dump over 64 MiB has its args read only when asked (one more pass over 1.1 GB took 2.8 s and a 512 MiB core); ?args=ask asks for every dump", async () => {
+  const path = "samples/gaudi2_mlp_synapse.rawtrace";
+  const t = await chromeOf(path);
+  const first = t.traceEvents.filter((e: Record<string, any>) => e.cat === "kernel" && e.args.flops !== undefined).sort((a: any, b: any) => a.tsNs - b.tsNs)[0];
+  const { page, g } = await openPage(h, "?args=ask", { viewport: VIEW });
+  await load(page, path);
+  await selectFirstMatch(page, `^${first.name.replace(/[.*+?^$()|[\]{}\\]/g, (m: string) => `\\${m}`)}$`);
+  await page.waitForSelector("body[data-args=ask]", { state: "attached" });
+  assert.match(await page.$eval("#details-body button.args-read", (b) => b.textContent ?? ""), /^read them \(the .+ dump again\)$/);
+  assert.is(await page.$$eval("#details-body dl.args [data-field^='arg:']", (els) => els.length), 0, "nothing read before the click");
+  await page.click("#details-body button.args-read");
+  const shown = await argsShown(page);
+  assert.ok(shown.some(([k]) => k === "flops"), shown.map(([k]) => k).join(", "));
+  clean(g, "args on request");
+  await page.close();
+});
+
 test.run();
