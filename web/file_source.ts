@@ -8,7 +8,7 @@
  * (compressed for .gz).
  */
 import type { ByteReader, ByteSource } from "../src/core/engine.js";
-import { gunzip } from "../src/core/gunzip.js";
+import { GzipStartError, gunzip } from "../src/core/gunzip.js";
 export { gzipDamageWarning } from "../src/core/gunzip.js";
 import { freeNow, type KeepingReader } from "./slice_reader.js";
 
@@ -229,9 +229,9 @@ export function fileByteSource(file: Blob, name: string, opts: FileSourceOptions
   const gunzipReader = (raw: ReadableStream<Uint8Array>) => {
     const out = (async function* () {
       yield* gunzip(await opts.inflate!(), chunksOf(raw), (d) => {
+        // Damaged or cut before it gave a byte: nothing to convert (the read fails, naming where, as the CLI).
+        if (d.decompressed === 0) throw new GzipStartError(d.compressedAt, d.message);
         if (d.truncated) return;
-        // Damaged before it gave a byte: nothing to convert (the read fails, naming the damage).
-        if (d.decompressed === 0) throw new Error(d.message);
         gzipDamage ??= { compressedAt: d.compressedAt, decompressed: d.decompressed, message: d.message };
       });
     })();
@@ -315,8 +315,8 @@ export function fileByteSource(file: Blob, name: string, opts: FileSourceOptions
                 r = await queue.shift()!;
               } catch (e) {
                 if (!gz || cancelled) throw e;
-                // Not gzip after all past its magic (a damaged first header): nothing to convert.
-                throw new Error(`cannot decompress (damaged gzip) within the first ${fileBytesRead} compressed bytes: ${(e as Error).message}`);
+                // Nothing of it could be read (GzipStartError: at which compressed byte, and why).
+                throw new Error(`cannot decompress (damaged gzip): ${(e as Error).message}`);
               }
               if (r.done) {
                 done = true;

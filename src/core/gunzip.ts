@@ -87,6 +87,19 @@ export function gzipHeaderLength(h: Uint8Array): number {
 }
 
 /**
+ * Gzip data that gives no byte at all: its first header is not a gzip header, the data ends inside it, or (thrown by
+ * the hosts' readers from a {@link GunzipDamage} with nothing decompressed) its first member is damaged or cut before
+ * its first byte. The message says at which compressed byte ("at compressed byte N, before any byte of the dump: …"),
+ * the same in the CLI and the viewer; `code` is zlib's for data errors.
+ */
+export class GzipStartError extends Error {
+  readonly code = "Z_DATA_ERROR";
+  constructor(readonly compressedAt: number, reason: string) {
+    super(`at compressed byte ${compressedAt}, before any byte of the dump: ${reason}`);
+  }
+}
+
+/**
  * The walk over the members, as a generator that yields an output chunk (a new array of its own) or `null` to ask for
  * more input, which the caller passes to `next` (a chunk, or null at the end of the input): the same walk serves an
  * async source ({@link gunzip}) and bytes at hand ({@link gunzipBytes}).
@@ -138,9 +151,13 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void): Generato
     if (member > 0 && len - x.inputPos() === 0 && final()) return;
     const hl = gzipHeaderLength(unread());
     if (hl <= 0) {
-      if (member === 0) throw Object.assign(new Error("incorrect header check"), { code: "Z_DATA_ERROR" });
+      if (member === 0) {
+        // Nothing of the file can be read: where and why, as for a member damaged before its first byte.
+        if (hl === 0 && final()) throw new GzipStartError(base + len, "the file ends inside its gzip header");
+        throw new GzipStartError(0, "incorrect header check");
+      }
       if (hl === 0 && final()) damage(base + x.inputPos(), "the file ends inside a gzip member's header", true);
-      else damage(base + x.inputPos(), `${len - x.inputPos()}${final() ? "" : " or more"} bytes after the last gzip member start no member`);
+      else damage(base + x.inputPos(), `${len - x.inputPos()}${final() ? "" : " or more"} bytes after the last gzip member are not a gzip member`);
       return;
     }
     x.seek(x.inputPos() + hl);

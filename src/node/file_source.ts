@@ -210,8 +210,9 @@ function gzipSource(path: string, spooledFd: number, compressed: number): FileBy
                 r = await chunks.next();
               } catch (e) {
                 const err = e as NodeJS.ErrnoException;
-                // A gzip stream cut short: what it held is the dump (the core reports the truncation).
-                if (err.code === "Z_BUF_ERROR" && !recovering) {
+                // A gzip stream cut short: what it held is the dump (the core reports the truncation) — unless it held
+                // nothing, which the walk below says where (the header or the first block cut).
+                if (err.code === "Z_BUF_ERROR" && !recovering && produced > 0) {
                   ended = true;
                   break;
                 }

@@ -125,12 +125,12 @@ test("a bad trailer checksum or length: every byte given, the damage said at the
   }
 });
 
-test("bytes after the last member that start no member: everything before them, the damage said where they start", async () => {
+test("bytes after the last member that are not a member: everything before them, the damage said where they start", async () => {
   const gz = gzipSync(SAMPLE);
   const { out, damage } = await inflate(Buffer.concat([gz, Buffer.from("trailing garbage")]));
   assert.ok(out.equals(SAMPLE));
   assert.is(damage!.compressedAt, gz.length);
-  assert.match(damage!.message, "16 bytes after the last gzip member start no member");
+  assert.match(damage!.message, "16 bytes after the last gzip member are not a gzip member");
 });
 
 test("a file cut anywhere: only the original's bytes come out, and the cut is said (a cut in the first header throws)", async () => {
@@ -141,7 +141,7 @@ test("a file cut anywhere: only the original's bytes come out, and the cut is sa
     const part = gz.subarray(0, cut);
     if (cut < first) {
       if (cut === 0) continue;
-      await inflate(part).then(() => assert.unreachable(`cut ${cut}`), (e: Error) => assert.match(e.message, "incorrect header check"));
+      await inflate(part).then(() => assert.unreachable(`cut ${cut}`), (e: Error) => assert.match(e.message, `at compressed byte ${cut}, before any byte of the dump: the file ends inside its gzip header`));
       continue;
     }
     const { out, damage } = await inflate(part, 1000);

@@ -246,6 +246,18 @@ test("a gzip-compressed dump (.rawtrace.gz, stdin too) converts to the same byte
   assert.is(e.status, 4, e.stderr);
   assert.match(e.stderr, /bad\.rawtrace\.gz: cannot decompress \(damaged gzip\): at compressed byte \d+, before any byte of the dump: /);
   assert.not.ok(readdirSync(d).includes("bad.json"));
+  // Nothing readable at all: where and why, as the viewer says it (test/web/file_source.test.ts), IO as any damage
+  // before the first byte (a file cut in its gzip header or first block said "file ends before the 16-byte preamble").
+  const head = gzipSync(raw);
+  for (const [name, bytes, want] of [
+    ["head5", head.subarray(0, 5), "at compressed byte 5, before any byte of the dump: the file ends inside its gzip header"],
+    ["block18", head.subarray(0, 18), "at compressed byte 18, before any byte of the dump: the file ends inside a gzip member"],
+  ] as const) {
+    writeFileSync(join(d, `${name}.rawtrace.gz`), bytes);
+    const r = cli(["convert", `${name}.rawtrace.gz`, "-o", `${name}.json`]);
+    assert.is(r.status, 4, r.stderr);
+    assert.ok(r.stderr.includes(`${name}.rawtrace.gz: cannot decompress (damaged gzip): ${want}`), r.stderr);
+  }
   // Damaged further on: what it still holds is converted, GZIP_DAMAGED says where, the dump's warnings what is missing.
   const mid = gzipSync(raw);
   mid.fill(0xff, 5000, 5016);

@@ -84,7 +84,28 @@ test(".gz as the CLI reads it: several members give every member's bytes; a bad 
   const broken = Buffer.from(gzipSync(DUMP));
   broken.fill(0xff, 12, 40);
   const e = await convert(fileByteSource(new Blob([broken]), "t.rawtrace.gz", { inflate }), "chrome").catch((x: Error) => x);
-  assert.match((e as Error).message, /^cannot decompress \(damaged gzip\) within the first \d+ compressed bytes: invalid/);
+  assert.match((e as Error).message, /^cannot decompress \(damaged gzip\): at compressed byte \d+, before any byte of the dump: invalid/);
+});
+
+test(".gz that gives no byte says at which compressed byte and why, in the CLI's words: a cut or damaged gzip header, a file cut in its first block (the viewer said 'within the first N compressed bytes', the CLI 'file ends before the 16-byte preamble')", async () => {
+  const gz = Buffer.from(gzipSync(DUMP));
+  const flip = (at: number, bit: number) => {
+    const b = Buffer.from(gz);
+    b[at] ^= 1 << bit;
+    return b;
+  };
+  const cases: Array<[string, Uint8Array, RegExp]> = [
+    ["cut in its header", gz.subarray(0, 5), /^at compressed byte 5, before any byte of the dump: the file ends inside its gzip header$/],
+    ["a bad compression method", flip(2, 0), /^at compressed byte 0, before any byte of the dump: incorrect header check$/],
+    // (its extra field's length is then two bytes of the deflate data: the data read after it is no deflate data)
+    ["FEXTRA set", flip(3, 2), /^at compressed byte \d+, before any byte of the dump: \S/],
+    ["cut in its first block", gz.subarray(0, 18), /^at compressed byte 18, before any byte of the dump: the file ends inside a gzip member$/],
+  ];
+  for (const [what, bytes, want] of cases) {
+    const e = await convert(fileByteSource(new Blob([bytes]), "t.rawtrace.gz", { inflate }), "chrome").catch((x: Error) => x);
+    assert.ok(e instanceof Error, what);
+    assert.match((e as Error).message, new RegExp(`^cannot decompress \\(damaged gzip\\): ${want.source.slice(1)}`), what);
+  }
 });
 
 test("without keep every pass reads the file; with keep the emit pass releases the kept bytes", async () => {
