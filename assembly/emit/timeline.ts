@@ -420,9 +420,14 @@ export function timelineEvent(e: Ev): void {
   }
   keyPush(start, dur, bits, c);
   // The viewer's details of an event (emit/timeline_details.ts): its Chrome JSON, written apart from the tables.
-  if (detailsOn && detailsWanted(start, e.kind, cls, a, b)) {
-    closeBlock();
-    detailsCapture(e, keyCount - 1);
+  if (detailsOn) {
+    // Named by the row's words (class, a, b), as the page has them: past the row cap (timeline_rows.ts MAX_ROWS)
+    // those are the shared last row's, not this event's own.
+    const rk = rowKeys + (<usize>row << 5);
+    if (detailsWanted(start, e.kind, load<u32>(rk, 8), load<u32>(rk, 12), load<u32>(rk, 16))) {
+      closeBlock();
+      detailsCapture(e, keyCount - 1);
+    }
   }
 }
 

@@ -291,4 +291,33 @@ test("the dumps above hold every event kind the viewer draws", async () => {
   assert.equal(Object.entries(Kind).filter(([, k]) => !kinds.has(k)).map(([n]) => n), []);
 });
 
+test("past the timeline's 16,384-row cap (events of later threads share its last row) the details of an event there are found: the page names that row by the shared row's words", async () => {
+  const L: C.CuptiLayout = "cuda13";
+  const T = 1_780_000_000_000_000_000n;
+  const w = cudaWriter(L, T, 4242);
+  w.apiNames([[2, 211, "cudaLaunchKernel_v7000"]]);
+  const recs: Uint8Array[] = [];
+  // One API call on each of 16,387 threads: rows for the first 16,383, the last row shared by the other 4.
+  for (let t = 0; t < 16387; t++) {
+    recs.push(C.apiRecord(L, { kind: 5, cbid: 211, start: T + BigInt(t) * 1000n, end: T + BigInt(t) * 1000n + 500n, processId: 4242, threadId: 100 + t, correlationId: 10 + t }));
+  }
+  for (let i = 0; i < recs.length; i += 4096) w.activity(C.concat(recs.slice(i, i + 4096)));
+  w.end();
+  const path = join(TMP, "many_threads.rawtrace");
+  writeFileSync(path, w.bytes());
+  const f = await loaded(path);
+  const ev = f.events;
+  const all = await eventDetails(await createEngine(), fileSource(path), "all", { traceName: basename(path) });
+  // The last six events by start: two on rows of their own, four on the shared last row.
+  const order = [...Array(ev.length).keys()].sort((x, y) => ev.start(x) - ev.start(y)).slice(-6);
+  assert.ok(order.filter((i) => ev.row(i) === ev.row(order[5])).length >= 4, "four events share the capped row");
+  const targets = order.map((i) => {
+    const r = ev.row(i);
+    return { start: ev.start(i), kind: ev.kind(i), rowClass: rowWord(f, r, 0), a: rowWord(f, r, 1), b: rowWord(f, r, 2), index: i };
+  });
+  const got = await eventDetails(await createEngine(), fileSource(path), targets, { traceName: basename(path) });
+  assert.equal([...got.keys()].sort((x, y) => x - y), [...order].sort((x, y) => x - y), "each event asked about answered");
+  for (const i of order) assert.is(got.get(i)!.text, all.get(i)!.text, `event ${i}`);
+});
+
 test.run();
