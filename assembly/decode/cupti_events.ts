@@ -14,11 +14,15 @@
  * Late recordings: each thread has its own activity buffer, so a recording on one thread can reach the file in a
  * buffer after the one holding another thread's wait on it. Pass 1 finds them: it keeps, per event, the largest
  * correlation id of a wait seen so far ({@link cudaEventWaitScan}); a recording below it ({@link cudaEventRecordScan})
- * came late and is kept aside (at most {@link MAX_LATE} events' rings), where pass 2's waits look too. The waits
- * table is bounded by {@link MAX_WAITED} events (past it, it starts over: a late recording of an event waited on
- * only before that is missed, and the wait names the event's previous recording or none).
+ * came late and is kept aside, every one of them (at most {@link MAX_LATE} recordings in all, 16 bytes each, sorted
+ * once by event and correlation id at the first wait of pass 2), where pass 2's waits look too: a wait takes the
+ * nearest recording below it of both. The waits table is bounded by {@link MAX_WAITED} events (past it, it starts
+ * over: a late recording of an event waited on only before that is missed, and the wait names the event's previous
+ * recording or none); so is the list (late recordings past it are not kept).
  */
 import { Table, tableClear, tableCount, tableFind, tableNew, tableUpsert } from "../util/hash_table";
+import { regrow } from "../util/regrow";
+import { swap16 } from "../util/swap16";
 
 /** Records kept per event: a wait is on a recent record of its event. */
 const RING: u32 = 8;
@@ -45,16 +49,17 @@ let cur: i32 = 0;
 export let waitStream: u32 = 0;
 export let waitCorr: u32 = 0;
 
-// Pass 1's tables (kept through every pass 2 of the file): waits seen (key → largest correlation id), and late
-// recordings (key → ring address in latePool, the ring layout above).
+// Pass 1's tables (kept through every pass 2 of the file): waits seen (key → largest correlation id), and the late
+// recordings, {u64 key, u64 corr << 32 | stream} each, in file order until pass 2 sorts them.
 let waitMax: Table = 0;
-let lateTable: Table = 0;
-let latePool: usize = 0;
-let lateUsed: u32 = 0;
-/** Events whose waits pass 1 keeps before it starts over. 16 B of table each at most (1 MiB). */
+let late: usize = 0;
+let lateN: u32 = 0;
+let lateCap: u32 = 0;
+let lateSorted = false;
+/** Events whose waits pass 1 keeps before it starts over (a table of at most 2 MiB at its load of ½). */
 const MAX_WAITED: u32 = 65536;
-/** Events with late recordings kept (72 B of ring each: 288 KiB, allocated at the first late recording). */
-const MAX_LATE: u32 = 4096;
+/** Late recordings kept (16 B each: 4 MiB at most, grown as they come). */
+const MAX_LATE: u32 = 262144;
 
 /** Forgets every record (the engine's heap was reset: a new file). */
 export function cudaEventsReset(): void {
@@ -62,9 +67,10 @@ export function cudaEventsReset(): void {
   pool0 = pool1 = 0;
   used = 0;
   cur = 0;
-  waitMax = lateTable = 0;
-  latePool = 0;
-  lateUsed = 0;
+  waitMax = 0;
+  late = 0;
+  lateN = lateCap = 0;
+  lateSorted = false;
 }
 
 /** Forgets pass 2's records but keeps the memory and pass 1's late recordings (another pass 2 starts from the file's beginning). */
@@ -143,11 +149,8 @@ export function cudaEventWaited(ctx: u32, eventId: u32, corr: u32): bool {
   let ring = ringIn(cur, key);
   if (ring == 0) ring = ringIn(cur ^ 1, key);
   let found = ring != 0 && ringBefore(ring, corr, 0);
-  if (lateTable != 0) {
-    const v = tableFind(lateTable, key);
-    // A late recording answers when it is nearer the wait than what came in order (or nothing did).
-    if (v != 0 && ringBefore(<usize>load<u64>(v), corr, found ? waitCorr : 0)) found = true;
-  }
+  // A late recording answers when it is nearer the wait than what came in order (or nothing did).
+  if (lateN != 0 && lateBefore(key, corr, found ? waitCorr : 0)) found = true;
   return found;
 }
 
@@ -187,20 +190,81 @@ export function cudaEventRecordScan(ctx: u32, eventId: u32, corr: u32, stream: u
   if (waitMax == 0) return;
   const key = (<u64>ctx << 32) | <u64>eventId;
   const w = tableFind(waitMax, key);
-  if (w == 0 || load<u64>(w) <= <u64>corr) return;
-  if (lateTable == 0) {
-    lateTable = tableNew(64);
-    latePool = heap.alloc(<usize>MAX_LATE * RING_BYTES);
+  if (w == 0 || load<u64>(w) <= <u64>corr || lateN == MAX_LATE) return;
+  if (lateN == lateCap) {
+    const cap = lateCap == 0 ? <u32>256 : lateCap * 2;
+    late = regrow(late, <usize>lateN << 4, <usize>cap << 4);
+    lateCap = cap;
   }
-  const v = tableFind(lateTable, key);
-  let ring: usize;
-  if (v != 0) ring = <usize>load<u64>(v);
-  else {
-    if (lateUsed == MAX_LATE) return;
-    ring = latePool + <usize>lateUsed * RING_BYTES;
-    lateUsed++;
-    store<u64>(ring, 0);
-    store<u64>(tableUpsert(lateTable, key), <u64>ring);
+  const p = late + (<usize>lateN << 4);
+  store<u64>(p, key);
+  store<u64>(p, (<u64>corr << 32) | <u64>stream, 8);
+  lateN++;
+}
+
+/** Entry `i` of the late list is before entry `j` (by event, then correlation id). */
+// @ts-ignore: decorator
+@inline function lateLess(i: u32, j: u32): bool {
+  const a = late + (<usize>i << 4);
+  const b = late + (<usize>j << 4);
+  const ka = load<u64>(a);
+  const kb = load<u64>(b);
+  return ka < kb || (ka == kb && load<u64>(a, 8) < load<u64>(b, 8));
+}
+
+/** Swaps late entries `i` and `j`. */
+// @ts-ignore: decorator
+@inline function lateSwap(i: u32, j: u32): void {
+  swap16(late + (<usize>i << 4), late + (<usize>j << 4));
+}
+
+/** Sifts late entry `i` down the max-heap of the first `n` entries. */
+function lateSift(i: u32, n: u32): void {
+  for (;;) {
+    let m = i;
+    const l: u32 = 2 * i + 1;
+    if (l < n && lateLess(m, l)) m = l;
+    if (l + 1 < n && lateLess(m, l + 1)) m = l + 1;
+    if (m == i) return;
+    lateSwap(i, m);
+    i = m;
   }
-  ringInsert(ring, corr, stream);
+}
+
+/** Sorts the late list by event, then correlation id (heapsort: in place, O(n log n) whatever the order). */
+function lateSort(): void {
+  const n = lateN;
+  for (let i = n >> 1; i > 0; i--) lateSift(i - 1, n);
+  for (let end = n; end > 1; end--) {
+    lateSwap(0, end - 1);
+    lateSift(0, end - 1);
+  }
+  lateSorted = true;
+}
+
+/**
+ * Sets {@link waitCorr} and {@link waitStream} to the late recording of event `key` with the largest correlation id
+ * below `corr`, when it is above `above`; false (unchanged) otherwise.
+ */
+function lateBefore(key: u64, corr: u32, above: u32): bool {
+  if (!lateSorted) lateSort();
+  // The first entry at or after (key, corr): the one before it is the candidate.
+  const want = <u64>corr << 32;
+  let lo: u32 = 0;
+  let hi = lateN;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    const p = late + (<usize>mid << 4);
+    const k = load<u64>(p);
+    if (k < key || (k == key && load<u64>(p, 8) < want)) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo == 0) return false;
+  const p = late + (<usize>(lo - 1) << 4);
+  if (load<u64>(p) != key) return false;
+  const c = <u32>(load<u64>(p, 8) >> 32);
+  if (c <= above) return false;
+  waitCorr = c;
+  waitStream = <u32>load<u64>(p, 8);
+  return true;
 }

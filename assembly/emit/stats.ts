@@ -34,6 +34,7 @@ import { Recent, recentNew, recentGet, recentPut } from "../util/recent";
 import * as O from "./out";
 import { Table, tableNew, tableUpsert, inserted } from "../util/hash_table";
 import { regrowZeroed } from "../util/regrow";
+import { swap16 } from "../util/swap16";
 
 const MAGIC: u32 = 0x54535452; // "RTST"
 const VERSION: u32 = 2;
@@ -384,10 +385,10 @@ function sortPairs(a: usize, n: usize): void {
     const pa = a;
     const pm = a + (m << 4);
     const pz = a + ((n - 1) << 4);
-    if (load<u64>(pm) < load<u64>(pa)) swap(pm, pa);
+    if (load<u64>(pm) < load<u64>(pa)) swap16(pm, pa);
     if (load<u64>(pz) < load<u64>(pm)) {
-      swap(pz, pm);
-      if (load<u64>(pm) < load<u64>(pa)) swap(pm, pa);
+      swap16(pz, pm);
+      if (load<u64>(pm) < load<u64>(pa)) swap16(pm, pa);
     }
     const pivot = load<u64>(pm);
     let i: isize = -1;
@@ -396,7 +397,7 @@ function sortPairs(a: usize, n: usize): void {
       do i++; while (load<u64>(a + (<usize>i << 4)) < pivot);
       do j--; while (load<u64>(a + (<usize>j << 4)) > pivot);
       if (i >= j) break;
-      swap(a + (<usize>i << 4), a + (<usize>j << 4));
+      swap16(a + (<usize>i << 4), a + (<usize>j << 4));
     }
     const left = <usize>j + 1;
     const right = n - left;
@@ -422,16 +423,6 @@ function sortPairs(a: usize, n: usize): void {
     store<u64>(a + (j << 4), s);
     store<u64>(a + (j << 4), e, 8);
   }
-}
-
-// @ts-ignore: decorator
-@inline function swap(p: usize, q: usize): void {
-  const s = load<u64>(p);
-  const e = load<u64>(p, 8);
-  store<u64>(p, load<u64>(q));
-  store<u64>(p, load<u64>(q, 8), 8);
-  store<u64>(q, s);
-  store<u64>(q, e, 8);
 }
 
 // The union's sweep over intervals in start order, clamped to the trace span (the union can never exceed it;

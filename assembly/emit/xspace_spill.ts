@@ -12,6 +12,7 @@
  */
 
 import { spillAppend, spillLoad } from "../util/spill";
+import { swap16 } from "../util/swap16";
 import { regrow } from "../util/regrow";
 
 /** Record sizes (bytes) and the flag of the long one. */
@@ -95,16 +96,6 @@ let mergeIdx: usize = 0;
   const db = load<u64>(<usize>load<u32>(b, 8), 8);
   if (da != db) return da > db;
   return load<u32>(a, 12) < load<u32>(b, 12);
-}
-
-// @ts-ignore: decorator
-@inline function swap16(a: usize, b: usize): void {
-  const x = load<u64>(a);
-  const y = load<u64>(a, 8);
-  store<u64>(a, load<u64>(b));
-  store<u64>(a, load<u64>(b, 8), 8);
-  store<u64>(b, x);
-  store<u64>(b, y, 8);
 }
 
 /**

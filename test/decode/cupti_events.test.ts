@@ -3,7 +3,8 @@
  * `wait_on_stream` and `wait_on_cuda_event_record_corr_id`, docs/chrome_json.md): the last CUDA_EVENT record of the
  * same (context, event) with a smaller correlation id, -1 when there is none; an event re-recorded many times, an
  * event recorded once and waited on after tens of thousands of other events (past one generation of the bounded
- * table), another context's event of the same id, a recording delivered in a later buffer than the wait on it, and
+ * table), another context's event of the same id, recordings delivered in a later buffer than the waits on them (one
+ * event recorded and waited on 180 times), and
  * a CUDA event record's External id from its CPU op.
  */
 import { test } from "uvu";
@@ -91,6 +92,24 @@ test("a recording delivered after the wait on it (another thread's buffer flushe
   assert.equal(pair(105), [7, 100]);
   assert.equal(pair(205), [8, 200]);
   assert.equal(pair(300), [-1, -1]);
+});
+
+test("many late recordings of one event (a step loop: one thread records each step, another waits, the waiter's buffer flushed first): every wait finds its own", async () => {
+  const w = cudaWriter(L, T, 1);
+  w.activity(C.concat([rec(1, 7, 5, 2, 1)])); // recorded once early, in order
+  for (let block = 0; block < 30; block++) {
+    // A buffer of six waits, then the buffer with the six recordings they wait on (each 1 below its wait).
+    const ids = [...Array(6).keys()].map((k) => 100 + (block * 6 + k) * 10);
+    w.activity(C.concat(ids.map((c, k) => wait(1, 7, c + 1, 10 + block * 6 + k))));
+    w.activity(C.concat(ids.map((c, k) => rec(1, 7, c, 3 + (k % 4), 10 + block * 6 + k))));
+  }
+  w.end();
+  const { trace } = await toChrome(w.bytes(), {}, "loop.rawtrace");
+  const waits = trace.traceEvents.filter((e) => e.cat === "cuda_sync");
+  assert.is(waits.length, 180);
+  const wrong = waits.filter((e) => e.args.wait_on_cuda_event_record_corr_id !== e.args.correlation - 1 ||
+    e.args.wait_on_stream !== 3 + (((e.args.correlation - 101) / 10) % 6) % 4);
+  assert.is(wrong.length, 0, `${wrong.length} of 180 waits name another recording (first: ${JSON.stringify(wrong[0]?.args)})`);
 });
 
 test.run();
