@@ -259,6 +259,9 @@ static long exit_call_bound_ms(double exit_timeout_s) {
 int rt_exit_call_owned(rt_queue* q, void (*fn)(void*), void* arg, void (*orphan)(void*), double exit_timeout_s,
                        long* spent_ms, long* bound_ms) {
   *bound_ms = exit_call_bound_ms(exit_timeout_s);
+  /* The flush's time after the signal is spent: no call is started (it would be given up at once, left running in
+   * the vendor library while the process ends, its result dropped). */
+  if (atomic_load(&q->in_signal) && *spent_ms >= *bound_ms) return -1;
   bounded_call* b = (bounded_call*)calloc(1, sizeof *b);
   pthread_t t;
   int rc = -1;
@@ -318,9 +321,9 @@ int rt_exit_call_bounded(rt_queue* q, void (*fn)(void), double exit_timeout_s, l
   }
   c->fn = fn;
   long spent = 0;
-  int returned = rt_exit_call_owned(q, run_plain, c, free, exit_timeout_s, &spent, bound_ms);
-  if (returned) free(c);
-  return returned;
+  int r = rt_exit_call_owned(q, run_plain, c, free, exit_timeout_s, &spent, bound_ms);
+  if (r != 0) free(c); /* returned, or never started (not with nothing spent): c is still ours */
+  return r == 1;
 }
 
 void rt_thread_enter(const char* name) {

@@ -139,6 +139,8 @@ int rt_exit_call_bounded(rt_queue* q, void (*fn)(void), double exit_timeout_s, l
  * the call's thread from then on — the caller must not touch it again — and if fn returns later, that thread calls
  * orphan(arg) (NULL: nothing to free), which frees what fn made and `arg`. What fn touches besides `arg` must stay
  * valid for the process's life (globals). With no thread to spare, fn(arg) runs on the caller's, unbounded (1).
+ * Returns -1, starting nothing, when a signal asked for the flush and `*spent_ms` already reaches the bound: fn never
+ * ran and `arg` is still the caller's.
  */
 int rt_exit_call_owned(rt_queue* q, void (*fn)(void* arg), void* arg, void (*orphan)(void* arg), double exit_timeout_s,
                        long* spent_ms, long* bound_ms);

@@ -597,7 +597,7 @@ static void finalize(void) {
    * stopped in its handler while it held Synapse's lock (inside a launch) would keep synProfilerStop from returning,
    * and the file would end without END. A pull given up on is that thread's: it frees the trace if it returns. */
   long spent = 0, bound = 0;
-  int lost = 0;
+  int lost = 0, skipped = 0;
   for (int i = 0; i < MAX_DEVICES; i++) {
     struct device* d = &G.dev[i];
     if (!d->used || !d->running) continue;
@@ -618,8 +618,14 @@ static void finalize(void) {
     p->dev = d->id;
     p->final = 1;
     d->running = 0; /* also when the call does not return: a release still queued must not pull and wait on it */
-    if (!rt_exit_call_owned(&G.q, take_exit_pull, p, drop_late_pull, G.exit_timeout, &spent, &bound)) {
+    int r = rt_exit_call_owned(&G.q, take_exit_pull, p, drop_late_pull, G.exit_timeout, &spent, &bound);
+    if (r == 0) {
       lost = 1; /* p is the late call's now */
+      continue;
+    }
+    if (r < 0) { /* the time the calls may take after the signal is spent: not started, p still ours */
+      free(p);
+      skipped++;
       continue;
     }
     take_strings(p);
@@ -630,6 +636,9 @@ static void finalize(void) {
     logmsg(RT_V_WARN, 1, "exit flush: synProfilerStop / synProfilerGetTrace did not return within %.1f s (a thread "
            "holding Synapse's lock was stopped, e.g. by the signal being handled); the last traces of %d device(s) "
            "are not in the file", (double)bound / 1000.0, lost);
+  if (skipped)
+    logmsg(RT_V_WARN, 1, "exit flush: the %.1f s Synapse's calls may take after the termination signal were spent by "
+           "the devices before; the last traces of %d device(s) were not taken", (double)bound / 1000.0, skipped);
   rt_queue_drain(&G.q, handle);
   if (G.w) {
     if (G.n_unreadable)
