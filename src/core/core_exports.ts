@@ -5,7 +5,9 @@
 
 /** The core's exports. Optional members are absent from older cores that bench/ab.ts runs beside the current one. */
 export interface CoreExports {
-  memory: WebAssembly.Memory;
+  /** Its memory (a WebAssembly.Memory; typed by the one member read, so that rawtrace/node's declarations, which
+   * name this type, check without the DOM lib that declares WebAssembly's: test/package/pack.test.ts). */
+  memory: { readonly buffer: ArrayBuffer };
   rt_reset(): void;
   rt_begin_index(): void;
   rt_begin_emit(sink: number): void;
