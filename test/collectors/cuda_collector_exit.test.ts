@@ -9,7 +9,7 @@ import * as assert from "uvu/assert";
 import { execFileSync } from "node:child_process";
 import { closeSync, constants as fsConstants, openSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fifoReader } from "../helpers/fifo_reader.js";
+import { startFifoReader } from "../helpers/fifo_reader.js";
 import {
   TAGS, dir, runSync, runAsync, outPath, ok, one, convert, byCat, assertTimes, T, chunks, readKindSizes, cudaSuite,
 } from "./cuda_harness.js";
@@ -137,7 +137,9 @@ test("two signals at once (Ctrl-C reaching the program and `rawtrace record` for
     const name = `double-${first}-${second}`.toLowerCase();
     const fifo = join(dir, `${name}.fifo`);
     const copy = join(dir, `${name}-copy.rawtrace`);
-    const closed = fifoReader(fifo, copy, { delayS: 2 });
+    const reader = startFifoReader(fifo, copy, { delayS: 2 });
+    await reader.ready; // the collector gives a FIFO without reader 2 s: on a loaded machine Python can take longer
+    const closed = reader.closed;
     const run = await runAsync("cu13", "sigterm", name, { RAWTRACE_OUTPUT: fifo, RAWTRACE_EXIT_TIMEOUT: "30" }, (e, child) => {
       if (e.ev === "ready") {
         child.kill(first);
@@ -182,7 +184,9 @@ test("exit() from a thread while four threads keep launching into a slow output:
   // END. The output here is a FIFO that a reader drains at ≈ 30 MB/s into a file.
   const fifo = join(dir, "busy.fifo");
   const copy = join(dir, "busy-copy.rawtrace");
-  const closed = fifoReader(fifo, copy, { pauseS: 0.002 });
+  const reader = startFifoReader(fifo, copy, { pauseS: 0.002 });
+  await reader.ready; // as above
+  const closed = reader.closed;
   const run = runSync("cu13", "exit_busy", "exit-busy", {
     RAWTRACE_OUTPUT: fifo, RAWTRACE_BUFFER_SIZE: "256K", RAWTRACE_MAX_MEMORY: "4M", RAWTRACE_EXIT_TIMEOUT: "20",
   });

@@ -17,7 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { readDumpChunks, type DumpChunk } from "../helpers/dump_chunks.js";
-import { fifoReader } from "../helpers/fifo_reader.js";
+import { startFifoReader } from "../helpers/fifo_reader.js";
 import { ChunkType, ClockWhich, DropReason, Vendor } from "../../src/format/container.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -230,7 +230,9 @@ test("memory cap: a buffer that would put more than RAWTRACE_MAX_MEMORY in the w
   // queue up to the cap (one buffer) and the rest are dropped; then the reader drains the file to its end.
   const fifo = join(dir, "cap.fifo");
   const copy = join(dir, "cap-copy.rawtrace");
-  const closed = fifoReader(fifo, copy, { delayS: 1 });
+  const reader = startFifoReader(fifo, copy, { delayS: 1 });
+  await reader.ready; // the collector gives a FIFO without reader 2 s: on a loaded machine Python can take longer
+  const closed = reader.closed;
   // 1k: below one buffer, raised to one (64k) with a warning (a smaller cap would drop every buffer, saying nothing).
   const r = run("0.17.0", "cap", "run", { RAWTRACE_MAX_MEMORY: "1k", RAWTRACE_OUTPUT: fifo });
   await closed;

@@ -11,14 +11,10 @@ import { execFileSync, spawn } from "node:child_process";
 /** How the reader reads: see the file's comment. */
 export interface FifoReaderOptions { delayS?: number; pauseS?: number; pipeBytes?: number; goFile?: string }
 
-/** Makes the FIFO `fifo` and starts its reader; the promise settles when the reader has copied everything. */
-export function fifoReader(fifo: string, copy: string, o: FifoReaderOptions = {}): Promise<unknown> {
-  return startFifoReader(fifo, copy, o).closed;
-}
-
 /**
- * {@link fifoReader}, with `ready`: settles once the reader holds the FIFO open (with `pipeBytes`, at its capacity),
- * so that a writer started after it finds a reader, and the small pipe.
+ * Makes the FIFO `fifo` and starts its reader: `closed` settles when the reader has copied everything, `ready` once
+ * it holds the FIFO open (with `pipeBytes`, at its capacity), so that a writer started after it finds a reader and
+ * the small pipe — await it before starting the program: a collector gives a FIFO without reader 2 s.
  */
 export function startFifoReader(fifo: string, copy: string, o: FifoReaderOptions = {}): { closed: Promise<unknown>; ready: Promise<void> } {
   execFileSync("mkfifo", [fifo]);
