@@ -35,6 +35,19 @@ int rt_queue_init(rt_queue* q) {
   return 0;
 }
 
+/* How long the writer keeps trying for a lock once a termination signal asked for the exit flush (ms). */
+#define SIGNAL_LOCK_MS 100
+
+int rt_queue_lock(rt_queue* q, pthread_mutex_t* m) {
+  long waited = 0;
+  for (;;) {
+    /* Slices, not one blocking lock: the signal may come while this thread already waits for the lock. */
+    struct timespec dl = rt_deadline_ms(20);
+    if (pthread_mutex_timedlock(m, &dl) == 0) return 1;
+    if (atomic_load(&q->in_signal) && (waited += 20) >= SIGNAL_LOCK_MS) return 0;
+  }
+}
+
 void rt_queue_push(rt_queue* q, rt_item* it) {
   it->next = NULL;
   pthread_mutex_lock(&q->mu);
@@ -47,7 +60,8 @@ void rt_queue_push(rt_queue* q, rt_item* it) {
 }
 
 uint64_t rt_queue_last(rt_queue* q) {
-  pthread_mutex_lock(&q->mu);
+  /* The lock held by a thread the signal stopped: the count as it reads now (only ever grows). */
+  if (!rt_queue_lock(q, &q->mu)) return __atomic_load_n(&q->seq, __ATOMIC_ACQUIRE);
   uint64_t s = q->seq;
   pthread_mutex_unlock(&q->mu);
   return s;
@@ -68,7 +82,9 @@ void rt_queue_sleep(rt_queue* q, long ms) {
 }
 
 size_t rt_queue_drain_once(rt_queue* q, void (*handle)(rt_item* it)) {
-  pthread_mutex_lock(&q->mu);
+  /* A program thread the termination signal stopped inside rt_queue_push holds the list's lock for ever: the items
+   * still queued are then left (the exit flush writes END without them) rather than waited for. */
+  if (!rt_queue_lock(q, &q->mu)) return 0;
   rt_item* list = q->head;
   q->head = q->tail = NULL;
   pthread_mutex_unlock(&q->mu);
@@ -78,10 +94,13 @@ size_t rt_queue_drain_once(rt_queue* q, void (*handle)(rt_item* it)) {
     uint64_t seq = list->seq;
     handle(list);
     n++;
-    pthread_mutex_lock(&q->done_mu);
-    if (seq > q->done_seq) q->done_seq = seq;
-    pthread_cond_broadcast(&q->done_cv);
-    pthread_mutex_unlock(&q->done_mu);
+    if (rt_queue_lock(q, &q->done_mu)) {
+      if (seq > q->done_seq) q->done_seq = seq;
+      pthread_cond_broadcast(&q->done_cv);
+      pthread_mutex_unlock(&q->done_mu);
+    } else if (seq > q->done_seq) {
+      q->done_seq = seq; /* held by a thread the signal stopped in its wait: no one else to wake */
+    }
     list = next;
   }
   return n;
@@ -94,9 +113,7 @@ void rt_queue_drain(rt_queue* q, void (*handle)(rt_item* it)) {
 
 void rt_queue_drain_to(rt_queue* q, void (*handle)(rt_item* it), uint64_t target) {
   for (;;) {
-    pthread_mutex_lock(&q->done_mu);
-    int done = q->done_seq >= target;
-    pthread_mutex_unlock(&q->done_mu);
+    int done = atomic_load(&q->done_seq) >= target; /* only this thread writes it */
     /* Every item up to target was queued before this call: the batches reach it (an empty one means a lost item). */
     if (done || rt_queue_drain_once(q, handle) == 0) return;
   }
@@ -157,10 +174,13 @@ int rt_queue_wait(rt_queue* q, uint64_t target, long ms) {
 }
 
 void rt_queue_finish(rt_queue* q) {
-  pthread_mutex_lock(&q->done_mu);
-  q->finished = 1;
-  pthread_cond_broadcast(&q->done_cv);
-  pthread_mutex_unlock(&q->done_mu);
+  if (rt_queue_lock(q, &q->done_mu)) {
+    q->finished = 1;
+    pthread_cond_broadcast(&q->done_cv);
+    pthread_mutex_unlock(&q->done_mu);
+  } else {
+    q->finished = 1; /* the handler waits on the pipe below, not on done_cv */
+  }
   rt_queue_notify(q);
 }
 

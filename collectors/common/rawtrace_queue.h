@@ -54,6 +54,15 @@ typedef struct rt_queue {
 /** Sets up the locks, the semaphore and the pipe. Returns 0, or -errno (the queue is then unusable). */
 int rt_queue_init(rt_queue* q);
 
+/**
+ * Writer side: locks `m`, a lock program threads hold briefly (the queue's, its done lock, a buffer pool's). Returns
+ * 1 with it held, or 0 — only once a termination signal asked for the exit flush (rt_queue_note_signal) and `m`
+ * stayed held for 100 ms more: a program thread the signal stopped while it held `m` waits in the handler for this
+ * flush and never lets go, so the writer goes on without it (what `m` guards left as it is) instead of never writing
+ * END.
+ */
+int rt_queue_lock(rt_queue* q, pthread_mutex_t* m);
+
 /** Appends `it` (owned by the queue's consumer from now on) and wakes the writer. */
 void rt_queue_push(rt_queue* q, rt_item* it);
 

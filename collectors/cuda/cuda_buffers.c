@@ -27,7 +27,11 @@ struct cbuf* rt_cuda_reserve_alloc(void) {
 
 /* Returns a buffer to the pool (or frees it). Any thread. */
 void rt_cuda_recycle(struct cbuf* b) {
-  pthread_mutex_lock(&G.pool_mu);
+  /* The pool's lock held by a thread a termination signal stopped (inside bufferRequested): freed, uncounted. */
+  if (!rt_queue_lock(&G.q, &G.pool_mu)) {
+    free(b);
+    return;
+  }
   if (b->flags & CBUF_RESERVE) {
     b->next_free = G.reserve;
     G.reserve = b;
@@ -122,5 +126,15 @@ void CUPTIAPI rt_cuda_on_buffer_completed(CUcontext ctx, uint32_t stream_id, uin
     atomic_fetch_add(&G.n_completed, 1);
     rt_cuda_enqueue(&b->it);
   }
+  rt_cuda_note_vendor_drops();
   atomic_fetch_add(&G.t_callback_ns, mono_ns() - t0);
+}
+
+/* CUPTI's count of records it lost (reset on read), read on the thread CUPTI calls back on (as Kineto reads it), for
+ * the writer's next DROPPED chunk: the writer itself makes no CUPTI call, which would wait on CUPTI's lock — held for
+ * ever by a program thread a termination signal stopped inside CUPTI while the handler waits for the exit flush. */
+void rt_cuda_note_vendor_drops(void) {
+  size_t dropped = 0;
+  if (C.GetNumDroppedRecords && C.GetNumDroppedRecords(NULL, 0, &dropped) == CUPTI_SUCCESS && dropped > 0)
+    atomic_fetch_add(&G.vendor_drops_pending, dropped);
 }

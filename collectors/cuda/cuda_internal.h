@@ -207,6 +207,8 @@ struct rt_cuda_state {
   /* statistics */
   atomic_uint_fast64_t n_requested, n_refused, n_completed, n_written, n_discarded, n_activity_bytes, n_strings,
       n_vendor_dropped, n_cap_drops, t_callback_ns, t_writer_ns, n_chunks;
+  /* Records CUPTI lost that no DROPPED chunk said yet (rt_cuda_note_vendor_drops adds, the writer takes). */
+  atomic_uint_fast64_t vendor_drops_pending;
 };
 extern struct rt_cuda_state G; /* rawtrace_cuda.c */
 
@@ -276,6 +278,8 @@ void rt_cuda_maybe_write_devices(void);
 /* cuda_buffers.c: buffer pool and CUPTI callbacks */
 struct cbuf* rt_cuda_reserve_alloc(void);
 void rt_cuda_recycle(struct cbuf* b);
+/** Adds what CUPTI says it lost since the last call to the count the writer's next DROPPED chunk says (no I/O). */
+void rt_cuda_note_vendor_drops(void);
 void CUPTIAPI rt_cuda_on_buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records);
 void CUPTIAPI rt_cuda_on_buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t* buffer, size_t size,
                                           size_t valid);

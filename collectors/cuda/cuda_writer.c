@@ -65,8 +65,9 @@ static uint64_t g_drops_unsaid, g_drops_said_ns;
  * summed, and at the end for what is left (`final`): under overload CUPTI loses records at every buffer. */
 static void check_dropped_at(int final) {
   if (G.write_failed) return;
-  size_t dropped = 0;
-  if (C.GetNumDroppedRecords && C.GetNumDroppedRecords(NULL, 0, &dropped) == CUPTI_SUCCESS && dropped > 0) {
+  /* Read by bufferCompleted and the exit flush's stop (rt_cuda_note_vendor_drops), not here: no CUPTI call here. */
+  uint64_t dropped = atomic_exchange(&G.vendor_drops_pending, 0);
+  if (dropped > 0) {
     atomic_fetch_add(&G.n_vendor_dropped, dropped);
     g_drops_unsaid += dropped;
     rt_cuda_wrote(rt_writer_dropped(G.w, dropped, RT_DROP_VENDOR));
@@ -147,6 +148,7 @@ static void stop_cupti(void) {
   if (pthread_mutex_timedlock(&G.ctl_mu, &dl) != 0) return;
   if (G.collecting) rt_cuda_stop_locked();
   pthread_mutex_unlock(&G.ctl_mu);
+  rt_cuda_note_vendor_drops(); /* what CUPTI lost since its last buffer */
   atomic_store(&g_cupti_stopped, 1);
 }
 
@@ -170,8 +172,7 @@ static void finalize(void) {
   else rt_queue_drain_to(&G.q, handle_item, rt_queue_last(&G.q));
   if (!G.write_failed) {
     rt_cuda_maybe_write_devices();
-    /* CUPTI's drop count is asked of CUPTI too: not while a call into it has not returned. */
-    if (returned) check_dropped_at(1);
+    check_dropped_at(1);
     /* The LOG items the lines above queued (this thread's own), before END. */
     rt_queue_drain_to(&G.q, handle_item, rt_queue_last(&G.q));
     rt_clock_anchor_t a;
@@ -192,16 +193,29 @@ static void finalize(void) {
                  (unsigned long long)atomic_load(&G.n_vendor_dropped), (unsigned long long)atomic_load(&G.n_cap_drops));
 }
 
+/*
+ * The control lock, on the writer: 0 once an exit flush was asked for while it is held. rawtrace_start / _stop hold it
+ * across CUPTI's enable, disable and flush; a program thread a termination signal stopped in there holds it for ever
+ * while the handler waits for the exit flush, so the writer must not wait for it then.
+ */
+static int lock_ctl(void) {
+  for (;;) {
+    struct timespec dl = rt_deadline_ms(20);
+    if (pthread_mutex_timedlock(&G.ctl_mu, &dl) == 0) return 1;
+    if (atomic_load(&G.finalize_req)) return 0;
+  }
+}
+
 static void writer_control(void) {
   unsigned t = atomic_load(&G.toggle_req);
   while (G.toggles_seen != t) {
     G.toggles_seen++;
-    pthread_mutex_lock(&G.ctl_mu);
+    if (!lock_ctl()) return;
     if (G.collecting) rt_cuda_stop_locked();
     else rt_cuda_start_locked();
     pthread_mutex_unlock(&G.ctl_mu);
   }
-  pthread_mutex_lock(&G.ctl_mu);
+  if (!lock_ctl()) return;
   uint64_t now = mono_ns();
   if (G.start_at && now >= G.start_at) {
     G.start_at = 0;
@@ -222,7 +236,7 @@ static void writer_control(void) {
 
 /* Milliseconds until the next scheduled start/stop, or -1 when none. */
 static long next_wait_ms(void) {
-  pthread_mutex_lock(&G.ctl_mu);
+  if (!lock_ctl()) return 0;
   uint64_t next = 0;
   if (G.start_at) next = G.start_at;
   if (G.stop_at && (!next || G.stop_at < next)) next = G.stop_at;
@@ -240,6 +254,7 @@ void* rt_cuda_writer_main(void* arg) {
   for (;;) {
     long ms = next_wait_ms();
     rt_queue_sleep(&G.q, ms);
+    if (atomic_load(&G.finalize_req)) break;
     writer_control();
     /* One batch per round: an exit request, a signal's flush or a scheduled stop is seen between batches even
      * while buffers arrive as fast as they are written (each push posts the semaphore: no wake-up is lost). */

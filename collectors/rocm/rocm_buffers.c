@@ -46,7 +46,11 @@ static struct cbuf* take_buffer(void) {
 }
 
 void rt_rocm_recycle(struct cbuf* b) {
-  pthread_mutex_lock(&G.pool_mu);
+  /* The pool's lock held by a thread a termination signal stopped: freed, uncounted (the process is ending). */
+  if (!rt_queue_lock(&G.q, &G.pool_mu)) {
+    free(b);
+    return;
+  }
   if (G.free_count < POOL_KEEP) {
     b->next_free = G.free_list;
     G.free_list = b;

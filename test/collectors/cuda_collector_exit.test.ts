@@ -166,6 +166,26 @@ test("SIGTERM while the signalled thread holds CUPTI's lock (inside cuptiActivit
   assert.ok(cs.some((c) => c.type === T.LOG && c.p.toString("latin1").includes("did not return")), "said in the file");
 });
 
+test("SIGTERM while the signalled thread holds CUPTI's lock and buffers are queued (a slow output): the writer makes no CUPTI call, END is written", async () => {
+  // As above, with 8 threads of launches into 64 KiB buffers and an output read at ≈ 12 MB/s, so that buffers wait in
+  // the queue when the signal lands (≈ 8 MB in all: written within the 6 s exit timeout once the flush is reached). The writer asked CUPTI for its drop count after each buffer, which waits on the
+  // lock the signalled thread holds: the exit flush was never reached and the process died after the whole
+  // RAWTRACE_EXIT_TIMEOUT without END (5 of 5 runs in the ThreadSanitizer audit's reproduction).
+  const fifo = join(dir, "held-lock-busy.fifo");
+  const copy = join(dir, "held-lock-busy-copy.rawtrace");
+  const reader = startFifoReader(fifo, copy, { pauseS: 0.005 });
+  await reader.ready;
+  const run = runSync("cu13", "threads", "held-lock-busy", {
+    FAKE_CUPTI_FLUSH_RAISE: "1", RAWTRACE_EXIT_TIMEOUT: "6", RAWTRACE_BUFFER_SIZE: "64K", RAWTRACE_OUTPUT: fifo,
+  });
+  await reader.closed;
+  assert.is(run.signal, "SIGTERM", run.stderr);
+  // The flush was reached (its bounded stop of CUPTI gave up after half the timeout), then wrote what was queued.
+  assert.match(run.stderr, /CUPTI's stop and flush did not return within 3\.0 s/);
+  const cs = chunks(copy);
+  assert.is(cs[cs.length - 1].type, T.END, `END written: ${run.stderr}`);
+});
+
 test("SIGTERM with the program's own handler: chained, the program goes on, exit flush at the end", async () => {
   const run = await runAsync("cu13", "sigterm_chain", "sigterm-chain", {}, (e, child) => {
     if (e.ev === "ready") child.kill("SIGTERM");
