@@ -488,6 +488,13 @@ static uint32_t need_bytes(void) {
   return v && *v ? (uint32_t)strtoul(v, NULL, 10) : 1u << 20;
 }
 
+/* Counts a call for a released device (under g_mu: the test reads the count from its own thread). */
+static void misuse(void) {
+  pthread_mutex_lock(&g_mu);
+  g_misuse++;
+  pthread_mutex_unlock(&g_mu);
+}
+
 EXPORT rt_syn_status synDeviceMalloc(rt_syn_device_id id, uint64_t size, uint64_t req, uint32_t flags, uint64_t* buf) {
   (void)req;
   if (!buf || flags || id >= NDEV || !g_dev[id].acquired || size == 0) return RT_SYN_INVALID_ARGUMENT;
@@ -514,7 +521,7 @@ EXPORT rt_syn_status synDeviceFree(rt_syn_device_id id, uint64_t buf, uint32_t f
 }
 
 EXPORT rt_syn_status synProfilerQueryRequiredMemory(rt_syn_device_id id, uint32_t* bytes) {
-  if (id < NDEV && !g_dev[id].acquired) g_misuse++;
+  if (id < NDEV && !g_dev[id].acquired) misuse();
   if (!bytes || id >= NDEV || !g_dev[id].acquired) return RT_SYN_INVALID_ARGUMENT;
   *bytes = need_bytes();
   return RT_SYN_SUCCESS;
@@ -544,7 +551,7 @@ EXPORT rt_syn_status synProfilerStart(int32_t type, rt_syn_device_id id) {
 }
 
 EXPORT rt_syn_status synProfilerStop(int32_t type, rt_syn_device_id id) {
-  if (id < NDEV && !g_dev[id].acquired) g_misuse++;
+  if (id < NDEV && !g_dev[id].acquired) misuse();
   if (type != RT_SYN_TRACE_ALL || id >= NDEV || !g_dev[id].acquired) return RT_SYN_INVALID_ARGUMENT;
   pthread_mutex_lock(&g_mu);
   g_dev[id].started = 0;
@@ -636,21 +643,25 @@ EXPORT rt_syn_status synProfilerGetTrace(int32_t type, rt_syn_device_id id, int3
 /* What the test program asks the double                                                                              */
 /* ------------------------------------------------------------------------------------------------------------------ */
 
-/** Buffers handed out so far. */
-EXPORT uint64_t fake_synapse_pulls(void) {
+/* A counter the collector's thread writes under g_mu, read under it from the test program's. */
+static uint64_t read_u64(const uint64_t* p) {
   pthread_mutex_lock(&g_mu);
-  uint64_t n = g_pulls;
+  uint64_t v = *p;
   pthread_mutex_unlock(&g_mu);
-  return n;
+  return v;
+}
+static int read_int(const int* p) {
+  pthread_mutex_lock(&g_mu);
+  int v = *p;
+  pthread_mutex_unlock(&g_mu);
+  return v;
 }
 
+/** Buffers handed out so far. */
+EXPORT uint64_t fake_synapse_pulls(void) { return read_u64(&g_pulls); }
+
 /** Bytes of the buffers handed out so far. */
-EXPORT uint64_t fake_synapse_bytes(void) {
-  pthread_mutex_lock(&g_mu);
-  uint64_t n = g_bytes;
-  pthread_mutex_unlock(&g_mu);
-  return n;
-}
+EXPORT uint64_t fake_synapse_bytes(void) { return read_u64(&g_bytes); }
 
 /** Whether device `id`'s profiler records now (started, no stop since). */
 EXPORT int fake_synapse_recording(uint32_t id) {
@@ -661,13 +672,13 @@ EXPORT int fake_synapse_recording(uint32_t id) {
 }
 
 /** Sequence numbers given so far (non-metadata events recorded). */
-EXPORT uint64_t fake_synapse_events(void) { return g_seq; }
+EXPORT uint64_t fake_synapse_events(void) { return read_u64(&g_seq); }
 
 /** HABANA_PROFILE as Synapse read it at initialization. */
 EXPORT const char* fake_synapse_profile_env(void) { return g_profile_env; }
 
 /** Device allocations not freed. */
-EXPORT int fake_synapse_device_allocs(void) { return g_allocs; }
+EXPORT int fake_synapse_device_allocs(void) { return read_int(&g_allocs); }
 
 /** Calls for a device not acquired (released): a stop, a memory query, a free of its memory. */
-EXPORT int fake_synapse_misuse(void) { return g_misuse; }
+EXPORT int fake_synapse_misuse(void) { return read_int(&g_misuse); }
