@@ -474,8 +474,9 @@ export function beginEmit(sink: i32): void {
   const first = S.minVendorTs != 0 ? toUnix(S.minVendorTs) : S.startNs != 0 ? S.startNs
     : S.haveStartAnchor ? S.anchorStartReal : 0;
   // A merge puts every file on one time base (emit/options.ts); it must not be after this file's first event.
-  baseNs = fixedBaseNs != 0 && fixedBaseNs <= first ? fixedBaseNs
-    : sink == Sink.TIMELINE ? kinetoBaseFor(first) : chromeBaseFor(first);
+  const fixed = fixedBaseNs != 0 && fixedBaseNs <= first;
+  const chromeBase = fixed ? fixedBaseNs : chromeBaseFor(first);
+  baseNs = fixed ? fixedBaseNs : sink == Sink.TIMELINE ? kinetoBaseFor(first) : chromeBase;
   setSink(<Sink>sink);
   S.setExternalLookups(sink == Sink.CHROME_JSON || sink == Sink.TIMELINE);
   splitBegin();
@@ -484,7 +485,7 @@ export function beginEmit(sink: i32): void {
   else if (sink == Sink.TIMELINE) {
     timelineBegin(baseNs);
     // The viewer's details of single events: their Chrome JSON, on its own time base (emit/timeline_details.ts).
-    if (detailsOn) detailsBegin(fixedBaseNs != 0 && fixedBaseNs <= first ? fixedBaseNs : chromeBaseFor(first), first);
+    if (detailsOn) detailsBegin(chromeBase, first);
   } else if (sink == Sink.STATS) statsBegin();
 }
 

@@ -39,6 +39,7 @@ int rt_queue_init(rt_queue* q) {
 #define SIGNAL_LOCK_MS 100
 
 int rt_queue_lock(rt_queue* q, pthread_mutex_t* m) {
+  if (pthread_mutex_trylock(m) == 0) return 1; /* the common case: no clock read */
   long waited = 0;
   for (;;) {
     /* Slices, not one blocking lock: the signal may come while this thread already waits for the lock. */

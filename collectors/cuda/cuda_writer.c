@@ -194,17 +194,11 @@ static void finalize(void) {
 }
 
 /*
- * The control lock, on the writer: 0 once an exit flush was asked for while it is held. rawtrace_start / _stop hold it
- * across CUPTI's enable, disable and flush; a program thread a termination signal stopped in there holds it for ever
- * while the handler waits for the exit flush, so the writer must not wait for it then.
+ * The control lock, on the writer (rt_queue_lock): not waited for once a signal asked for the exit flush.
+ * rawtrace_start / _stop hold it across CUPTI's enable, disable and flush; a program thread the signal stopped in there
+ * holds it for ever while the handler waits for the flush.
  */
-static int lock_ctl(void) {
-  for (;;) {
-    struct timespec dl = rt_deadline_ms(20);
-    if (pthread_mutex_timedlock(&G.ctl_mu, &dl) == 0) return 1;
-    if (atomic_load(&G.finalize_req)) return 0;
-  }
-}
+static int lock_ctl(void) { return rt_queue_lock(&G.q, &G.ctl_mu); }
 
 static void writer_control(void) {
   unsigned t = atomic_load(&G.toggle_req);

@@ -227,12 +227,9 @@ static void finalize(void) {
   } else if (!stopped) {
     rt_rocm_logrec(RT_V_WARN, "exit flush: control lock busy; the SDK's last records are not flushed");
   }
-  /* Timed for the same reason when a signal asked for the flush: a buffer callback stopped by it while it copies
+  /* Not waited for once a signal asked for the flush (rt_queue_lock): a buffer callback stopped by it while it copies
    * holds fill_mu. A normal exit waits for the callback. */
-  struct timespec fill_dl = rt_deadline_ms(500);
-  int filled = atomic_load(&G.q.in_signal) ? pthread_mutex_timedlock(&G.fill_mu, &fill_dl) == 0
-                                           : pthread_mutex_lock(&G.fill_mu) == 0;
-  if (filled) {
+  if (rt_queue_lock(&G.q, &G.fill_mu)) {
     rt_rocm_ship_fill_locked();
     pthread_mutex_unlock(&G.fill_mu);
   } else {
