@@ -22,7 +22,7 @@ import { basename, join } from "node:path";
 import { tmpdir } from "node:os";
 import type { ByteSource, FileInfo } from "../core/engine.js";
 import { FATAL_MESSAGES, RawtraceError, type Warning } from "../core/codes.js";
-import { gzipDamageWarning } from "../core/gunzip.js";
+import { GzipStartError, gzipDamageWarning } from "../core/gunzip.js";
 import { createTemp, removeOwned, withDefaultSignals, writeAll } from "./output.js";
 import { MAGIC } from "../format/container.js";
 import { dumpName } from "./inputs.js";
@@ -235,7 +235,7 @@ function gzipSource(path: string, spooledFd: number, compressed: number): FileBy
                 ended = true;
                 // Nothing could be read at all: not a gzip file this can read (the core would say EMPTY).
                 if (produced === 0 && gzipDamage) {
-                  throw inputError(path, new Error(`at compressed byte ${gzipDamage.compressedAt}, before any byte of the dump: ${gzipDamage.message}`),
+                  throw inputError(path, new GzipStartError(gzipDamage.compressedAt, gzipDamage.message),
                     "cannot decompress (damaged gzip)");
                 }
                 if (gzipDamage) gzipDamage.decompressed = produced;
