@@ -209,6 +209,7 @@ export function rt_info(field: i32): u64 {
     case 22: return S.collectorVersion;
     case 23: return S.haveHeader ? 1 : 0;
     case 24: return S.outOfOrderBuffers;
+    case 25: return S.droppedBuffers;
   }
   return 0;
 }

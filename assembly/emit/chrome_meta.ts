@@ -221,6 +221,8 @@ function trailer(): void {
   keyU(',"dropped_records":', S.droppedRecords);
   // The total saturates instead of wrapping: say that it is a lower bound.
   if (S.droppedRecords == 0xffffffffffffffff) O.ascii(',"dropped_records_saturated":true');
+  // Whole buffers whose records were never counted (docs/format.md §8): only when some were lost.
+  if (S.droppedBuffers > 0) keyU(',"dropped_buffers":', S.droppedBuffers);
   keyU(',"api_calls_hidden":', S.apiFiltered);
   keyU(',"out_of_order_buffers":', S.outOfOrderBuffers);
   O.ascii(',"complete":');

@@ -147,6 +147,8 @@ export let chunksSeen: u64 = 0;
 export let activityChunks: u64 = 0;
 export let activityBytes: u64 = 0;
 export let droppedRecords: u64 = 0;
+/** Whole buffers of records the collector lost (DROPPED chunks that count buffers: {@link droppedCountsBuffers}). */
+export let droppedBuffers: u64 = 0;
 export let haveEnd = false;
 /** Earliest and latest vendor timestamps of the records kept (model/timing.ts), known after pass 1 (0 when none). */
 export let minVendorTs: u64 = 0;
@@ -185,8 +187,24 @@ export function bufferEnd(): void {
 }
 export function addChunk(): void { chunksSeen++; }
 export function addActivity(n: u64): void { activityChunks++; activityBytes += n; }
-/** Adds `n` dropped records, saturating at 2^64 − 1 (never wraps: the host shows a saturated total as "≥"). */
-export function addDropped(n: u64): void {
+/**
+ * Whether a DROPPED chunk of `reason` from a dump of vendor `v` counts buffers rather than records (docs/format.md §8):
+ * reason 3 (a write error) and 4 (left by the exit flush) always; reason 2 (the memory cap) from the CUDA collector,
+ * which refuses whole buffers (the others count the records they refuse). Reason 1 and unknown reasons: records.
+ */
+export function droppedCountsBuffers(reason: u32, v: u32): bool {
+  return reason == 3 || reason == 4 || (reason == 2 && v == 1);
+}
+/**
+ * Adds `n` dropped records (or whole buffers: `buffers`), saturating at 2^64 − 1 (never wraps: the host shows a
+ * saturated total as "≥").
+ */
+export function addDropped(n: u64, buffers: bool = false): void {
+  if (buffers) {
+    const b = droppedBuffers + n;
+    droppedBuffers = b < droppedBuffers ? 0xffffffffffffffff : b;
+    return;
+  }
   const t = droppedRecords + n;
   droppedRecords = t < droppedRecords ? 0xffffffffffffffff : t;
 }
@@ -655,6 +673,7 @@ export function sessionReset(): void {
   activityChunks = 0;
   activityBytes = 0;
   droppedRecords = 0;
+  droppedBuffers = 0;
   haveEnd = false;
   minVendorTs = 0;
   maxVendorTs = 0;

@@ -130,7 +130,13 @@ export const enum Warn {
    * the kind of the first.
    */
   UNNAMED_KIND = 34,
+  /**
+   * The collector reported whole buffers of records lost (DROPPED chunks that count buffers: reason 3, a write error;
+   * reason 4, left by an exit flush out of time; reason 2 of the CUDA collector, over its memory cap). detail:
+   * buffers lost.
+   */
+  DROPPED_BUFFERS = 35,
 }
 
 /** Number of warning codes (size of the per-code tables). */
-export const WARN_COUNT: i32 = 35;
+export const WARN_COUNT: i32 = 36;

@@ -39,6 +39,7 @@ export function warnName(code: i32): string {
     case 32: return "HPU_UNMATCHED_END";
     case 33: return "HEADER_DAMAGED";
     case 34: return "UNNAMED_KIND";
+    case 35: return "DROPPED_BUFFERS";
   }
   return "UNKNOWN";
 }

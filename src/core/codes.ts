@@ -63,6 +63,7 @@ export const WARN_NAMES = [
   "HPU_UNMATCHED_END",
   "HEADER_DAMAGED",
   "UNNAMED_KIND",
+  "DROPPED_BUFFERS",
 ] as const;
 /**
  * Warnings the host adds (not the core): `STILL_WRITING`, an input without END chunk that changed size during the
@@ -90,6 +91,7 @@ export const WARN_MESSAGES: Record<WarningName, string> = {
   NEGATIVE_DURATION: "records end before they start (first: record kind {detail}); dropped",
   DUPLICATE_CORRELATION: "correlation id {detail} maps to two external ids; the first was kept",
   DROPPED_RECORDS: "the collector lost {detail} records (buffers full or memory cap)",
+  DROPPED_BUFFERS: "the collector lost {detail} whole buffers of records (over its memory cap, a write error, or left by an exit flush that ran out of RAWTRACE_EXIT_TIMEOUT)",
   UNCLOSED_RANGE: "NVTX range {detail} never ended; closed at the last timestamp",
   UNMATCHED_RANGE_END: "NVTX range end {detail} without a start; ignored",
   BAD_KIND_SIZE: "record size of kind {detail} in the dump is implausible, or comes after the first ACTIVITY chunk and differs; the size already in use was kept",
@@ -137,7 +139,7 @@ export interface Warning {
 export const LOSS_WARNINGS: ReadonlySet<WarningName> = new Set<WarningName>([
   "TRUNCATED", "BAD_CHUNK_HEADER", "BAD_PAYLOAD_CRC", "CHUNK_TOO_LARGE", "SEQ_GAP", "NO_END", "BAD_PAYLOAD",
   "UNKNOWN_KIND_UNSIZED", "RECORD_TRUNCATED", "RECORD_TOO_SMALL", "DROPPED_RECORDS", "COLLECTOR_ERROR",
-  "NEGATIVE_DURATION", "BAD_TIMESTAMP", "HPU_BAD_TRACE", "HPU_BAD_TIME", "UNNAMED_KIND",
+  "NEGATIVE_DURATION", "BAD_TIMESTAMP", "HPU_BAD_TRACE", "HPU_BAD_TIME", "UNNAMED_KIND", "DROPPED_BUFFERS",
 ]);
 
 /** True when warning `code` means loss of input data ({@link LOSS_WARNINGS}). */

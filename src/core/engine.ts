@@ -293,6 +293,12 @@ export interface FileInfo {
    * reads "≥ 18446744073709551615".
    */
   droppedRecordsText: string;
+  /**
+   * Whole buffers of records the collector lost, counted apart from {@link droppedRecords} because their records were
+   * never counted: the CUDA collector's memory cap, a write error, an exit flush that ran out of time (docs/format.md
+   * §8, reasons 2–4).
+   */
+  droppedBuffers: number;
   complete: boolean;
   externalCorrelations: number;
   /** Activity buffers that started before the previous one (real dumps have some; outputs do not depend on it). */

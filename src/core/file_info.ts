@@ -107,6 +107,7 @@ export function readFileInfo(x: CoreExports, file: string): FileInfo {
     activityBytes: Number(x.rt_loss_total(3)), rangesTotal: Number(x.rt_loss_total(0)), ranges,
   };
   const dropped = BigInt.asUintN(64, x.rt_info(13));
+  const droppedBuffers = BigInt.asUintN(64, x.rt_info(25));
   return {
     file,
     bytes: n(20),
@@ -129,6 +130,7 @@ export function readFileInfo(x: CoreExports, file: string): FileInfo {
     activityBytes: n(12),
     droppedRecords: Number(dropped),
     droppedRecordsText: dropped === U64_MAX ? `≥ ${dropped}` : String(dropped),
+    droppedBuffers: Number(droppedBuffers),
     complete: n(14) === 1,
     externalCorrelations: n(18),
     outOfOrderBuffers: n(24),

@@ -31,7 +31,8 @@ export function lossLines(
     parts.push(`${plural(loss.activityChunks, "activity buffer")} of events ` +
       `(${int(loss.activityBytes)} bytes of records) lost`);
   }
-  const codes = lossWarnings.map((w) => (w.code === "DROPPED_RECORDS" ? `the collector dropped ${int(w.detail)} records` : `${w.code} ×${w.count}`));
+  const codes = lossWarnings.map((w) => (w.code === "DROPPED_RECORDS" ? `the collector dropped ${int(w.detail)} records`
+    : w.code === "DROPPED_BUFFERS" ? `the collector lost ${plural(w.detail, "whole buffer")} of records` : `${w.code} ×${w.count}`));
   const out = [`${prefix}${file}: DATA LOST: ${[...parts, ...codes].join("; ")}`];
   for (const r of loss?.ranges ?? []) {
     out.push(`  skipped bytes ${r.from}–${r.to} (${r.seq !== undefined ? `chunk seq ${r.seq}: ` : ""}${r.code})`);

@@ -427,6 +427,8 @@ export interface RankOutcome {
   events: number;
   complete: boolean;
   droppedRecords: number;
+  /** Whole buffers the collector lost (FileInfo.droppedBuffers). */
+  droppedBuffers: number;
   apiCallsHidden: number;
   activityChunks: number;
   warnings: Warning[];
@@ -439,6 +441,7 @@ export interface RankOutcome {
 export function outcomeOf(r: Pick<ConvertResult, "events" | "apiCallsHidden" | "info">): RankOutcome {
   return {
     events: r.events, complete: r.info.complete, droppedRecords: r.info.droppedRecords,
+    droppedBuffers: r.info.droppedBuffers,
     apiCallsHidden: r.apiCallsHidden, activityChunks: r.info.activityChunks, warnings: r.info.warnings,
     loss: r.info.loss, lastNs: r.info.lastNs,
   };
@@ -465,12 +468,15 @@ export function mergedTrailer(
     const c = clock.ranks[k];
     return `{"rank":${r.rank},"slot":${r.slot},"host":${q(r.host)},"file":${q(r.file)},"pids":[${r.slot * PID_STRIDE},${r.slot * PID_STRIDE + PID_STRIDE - 1}],` +
       `"events":${o.events},"complete":${o.complete},"dropped_records":${o.droppedRecords},` +
+      (o.droppedBuffers > 0 ? `"dropped_buffers":${o.droppedBuffers},` : "") +
       `"collector_start_ns":${c.collectorStartNs},"start_offset_ns":${c.startOffsetNs},` +
       `"anchor_offset_ns":${c.anchorOffsetNs ?? "null"},"drift_ppm":${c.driftPpm === null ? "null" : +c.driftPpm.toFixed(3)}` +
       (o.loss && o.loss.rangesTotal > 0 ? `,"lost":${lossJson(o.loss)}` : "") + "}";
   });
   t += `,"rawtrace":{"format":1,"events":${sum((o) => o.events)},"activity_chunks":${sum((o) => o.activityChunks)},` +
-    `"dropped_records":${sum((o) => o.droppedRecords)},"api_calls_hidden":${sum((o) => o.apiCallsHidden)},` +
+    `"dropped_records":${sum((o) => o.droppedRecords)},` +
+    (sum((o) => o.droppedBuffers) > 0 ? `"dropped_buffers":${sum((o) => o.droppedBuffers)},` : "") +
+    `"api_calls_hidden":${sum((o) => o.apiCallsHidden)},` +
     `"complete":${outcomes.every((o) => o.complete)},"warnings":[${warnings.join(",")}],` +
     `"merge":{"world_size":${plan.worldSize},"ranks":[${ranks.join(",")}],` +
     (opts.rankWarnings?.length ? `"rank_warnings":[${opts.rankWarnings.map((w) => `{"code":${q(w.code)},"message":${q(w.message)}}`).join(",")}],` : "") +

@@ -537,7 +537,8 @@ export function formatInfo(i: FileInfo): string {
     out.push(`  time span     ${new Date(Number(i.firstNs / 1000000n)).toISOString()} + ${span.toFixed(3)} ms`);
   }
   out.push(`  chunks        ${i.chunks} (${plural(i.activityChunks, "activity buffer")}, ${fmtBytes(i.activityBytes)})`);
-  out.push(`  dropped       ${i.droppedRecordsText} records`);
+  out.push(`  dropped       ${i.droppedRecordsText} records` +
+    (i.droppedBuffers > 0 ? `, and ${plural(i.droppedBuffers, "whole buffer")} of records` : ""));
   for (const d of devices) out.push(`  ${d}`);
   out.push("  records");
   for (const [k, n] of Object.entries(i.records).sort((a, b) => b[1] - a[1])) out.push(`    ${k.padEnd(24)} ${n}`);

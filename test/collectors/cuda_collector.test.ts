@@ -347,9 +347,13 @@ test("memory cap, CUPTI that takes a NULL buffer (≥ 27): refused buffers and C
   assert.equal(dropped(cs), { 1: 6 * per, 2: 6 }, "reason 1: records CUPTI lost; reason 2: buffers refused");
   const { r, trace } = await convert(path);
   assert.is(r.info.records.CONCURRENT_KERNEL, 4 * per, "the 4 buffers under the cap are all there");
-  assert.is(r.info.droppedRecords, 6 * per + 6);
-  assert.is(trace.rawtrace.dropped_records, 6 * per + 6);
-  assert.ok(r.info.warnings.some((w) => w.code === "DROPPED_RECORDS"));
+  // Records and whole buffers apart (the buffers' records were never counted): they were summed as records before.
+  assert.is(r.info.droppedRecords, 6 * per);
+  assert.is(r.info.droppedBuffers, 6);
+  assert.is(trace.rawtrace.dropped_records, 6 * per);
+  assert.is(trace.rawtrace.dropped_buffers, 6);
+  assert.equal(r.info.warnings.filter((w) => /^DROPPED_/.test(w.code)).map((w) => [w.code, w.detail]),
+    [["DROPPED_RECORDS", 6 * per], ["DROPPED_BUFFERS", 6]]);
 });
 
 test("memory cap, older CUPTI (no NULL buffers): emergency reserve, never NULL, overflow discarded and counted", async () => {
@@ -367,7 +371,8 @@ test("memory cap, older CUPTI (no NULL buffers): emergency reserve, never NULL, 
   const { r } = await convert(path);
   assert.is(r.info.vendorVersion, 18);
   assert.is(r.info.records.CONCURRENT_KERNEL, 4 * per);
-  assert.is(r.info.droppedRecords, 6);
+  assert.is(r.info.droppedRecords, 0);
+  assert.is(r.info.droppedBuffers, 6, "6 buffers, not 6 records");
 });
 
 // ---- records CUPTI lost -------------------------------------------------------------------------------------------
