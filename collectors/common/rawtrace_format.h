@@ -74,7 +74,8 @@ enum rt_clock_which {
 enum rt_drop_reason {
   RT_DROP_VENDOR = 1,      /**< records the vendor library reported lost */
   RT_DROP_MEMORY_CAP = 2,  /**< buffers refused by the collector's memory cap */
-  RT_DROP_WRITE_ERROR = 3  /**< buffers lost to a write error */
+  RT_DROP_WRITE_ERROR = 3, /**< buffers lost to a write error */
+  RT_DROP_EXIT_TIME = 4    /**< buffers the exit flush left unwritten: the exit timeout would have ended it first */
 };
 
 /** Levels of a LOG chunk. */

@@ -82,6 +82,19 @@ void rt_queue_sleep(rt_queue* q, long ms) {
   }
 }
 
+/* Puts `list` (items taken from the queue, in order) back before the items queued since. Returns 0 when the queue's
+ * lock is held by a thread a signal stopped (the caller then goes on with the list). */
+static int requeue_front(rt_queue* q, rt_item* list) {
+  rt_item* last = list;
+  while (last->next) last = last->next;
+  if (!rt_queue_lock(q, &q->mu)) return 0;
+  last->next = q->head;
+  q->head = list;
+  if (!q->tail) q->tail = last;
+  pthread_mutex_unlock(&q->mu);
+  return 1;
+}
+
 size_t rt_queue_drain_once(rt_queue* q, void (*handle)(rt_item* it)) {
   /* A program thread the termination signal stopped inside rt_queue_push holds the list's lock for ever: the items
    * still queued are then left (the exit flush writes END without them) rather than waited for. */
@@ -91,6 +104,8 @@ size_t rt_queue_drain_once(rt_queue* q, void (*handle)(rt_item* it)) {
   pthread_mutex_unlock(&q->mu);
   size_t n = 0;
   while (list) {
+    /* The exit began: the rest goes back to the queue's front, for the exit flush (see rawtrace_queue.h). */
+    if (!q->exit_flushing && atomic_load(&q->exit_ns) && n > 0 && requeue_front(q, list)) break;
     rt_item* next = list->next;
     uint64_t seq = list->seq;
     handle(list);
@@ -269,7 +284,62 @@ static void* bounded_main(void* p) {
   return NULL;
 }
 
-void rt_queue_note_signal(rt_queue* q) { atomic_store(&q->in_signal, 1); }
+void rt_queue_note_signal(rt_queue* q) {
+  rt_queue_note_exit(q);
+  atomic_store(&q->in_signal, 1);
+}
+
+void rt_queue_set_exit_timeout(rt_queue* q, double seconds) {
+  q->exit_ms = seconds > 0 ? (long)(seconds * 1000.0) : 0;
+}
+
+void rt_queue_note_exit(rt_queue* q) {
+  uint64_t expected = 0;
+  uint64_t now = rt_clock_ns(CLOCK_MONOTONIC);
+  atomic_compare_exchange_strong(&q->exit_ns, &expected, now ? now : 1);
+}
+
+/* What the file's last chunks (DROPPED, LOG, CLOCK, END) get of the exit timeout: a tenth, at least 200 ms. */
+static uint64_t exit_reserve_ns(long exit_ms) {
+  uint64_t r = (uint64_t)exit_ms * 100000ull; /* a tenth, in ns */
+  return r < 200000000ull ? 200000000ull : r;
+}
+
+void rt_queue_begin_exit_flush(rt_queue* q) { q->exit_flushing = 1; }
+
+int rt_queue_exit_skip(rt_queue* q, uint64_t bytes) {
+  uint64_t t0 = atomic_load(&q->exit_ns);
+  if (!q->exit_skipping) {
+    if (!t0 || q->exit_ms <= 0) return 0;
+    uint64_t budget = (uint64_t)q->exit_ms * 1000000ull;
+    uint64_t reserve = exit_reserve_ns(q->exit_ms);
+    uint64_t end = t0 + (budget > reserve ? budget - reserve : 0);
+    /* The speed of the writes before (a quarter more, for a reader that slows down); none measured: write it, and
+     * measure. */
+    uint64_t need = (uint64_t)((double)bytes * (double)q->ps_per_byte * 1.25 / 1000.0);
+    if (rt_clock_ns(CLOCK_MONOTONIC) + need <= end) return 0;
+    q->exit_skipping = 1;
+  }
+  q->exit_left++;
+  q->exit_left_bytes += bytes;
+  return 1;
+}
+
+void rt_queue_note_write(rt_queue* q, uint64_t bytes, uint64_t ns) {
+  if (bytes < 4096) return; /* too small to say the output's speed: a write's fixed cost would dominate */
+  uint64_t ps = (uint64_t)((double)ns * 1000.0 / (double)bytes);
+  /* The slower of the last write and a running mean: a reader that slows down is believed at once. */
+  uint64_t mean = q->ps_per_byte ? (q->ps_per_byte * 3 + ps) / 4 : ps;
+  q->ps_per_byte = ps > mean ? ps : mean;
+}
+
+uint64_t rt_queue_exit_left(rt_queue* q, uint64_t* bytes) {
+  uint64_t n = q->exit_left - q->exit_left_said;
+  if (bytes) *bytes = q->exit_left_bytes - q->exit_left_bytes_said;
+  q->exit_left_said = q->exit_left;
+  q->exit_left_bytes_said = q->exit_left_bytes;
+  return n;
+}
 
 /* Half of the exit timeout, at least 0.5 s: the part of the exit flush its vendor calls may take after a signal. */
 static long exit_call_bound_ms(double exit_timeout_s) {
@@ -449,6 +519,7 @@ void rt_chain_signal(int sig, siginfo_t* si, void* uc, const struct sigaction* o
 }
 
 int rt_queue_shutdown(rt_queue* q, atomic_int* finalize_req, atomic_int* joined, pthread_t writer, long ms) {
+  rt_queue_note_exit(q); /* the wait below is this long from now: the flush's deadline (rt_queue_exit_skip) */
   atomic_store(finalize_req, 1);
   rt_queue_wake(q);
   int done = rt_queue_wait_finished(q, ms); /* STUCK_GRACE_MS when an earlier wait found the writer stuck */

@@ -49,6 +49,14 @@ typedef struct rt_queue {
   _Atomic uint64_t stall_seq;
   int shutdown_failed; /* an rt_queue_shutdown returned without the writer finished */
   int pipe[2];       /* one byte per notification, for signal handlers */
+  /* The exit flush's deadline (rt_queue_exit_skip): when the exit began, and the writer's own measures. */
+  long exit_ms;              /* the collector's exit timeout (ms); 0 = no deadline */
+  _Atomic uint64_t exit_ns;  /* CLOCK_MONOTONIC ns when the exit began (a signal, an exit hook); 0 = not yet */
+  uint64_t ps_per_byte;      /* writer: how long its recent buffer writes took per byte (ps; 0 = none measured) */
+  int exit_flushing;         /* writer: its exit flush began (rt_queue_begin_exit_flush) */
+  int exit_skipping;         /* writer: the deadline was reached; every later buffer is left unwritten */
+  uint64_t exit_left, exit_left_bytes;           /* writer: buffers (and their bytes) left unwritten */
+  uint64_t exit_left_said, exit_left_bytes_said; /* writer: how many of them rt_queue_exit_left gave out */
 } rt_queue;
 
 /** Sets up the locks, the semaphore and the pipe. Returns 0, or -errno (the queue is then unusable). */
@@ -85,7 +93,10 @@ void rt_queue_drain(rt_queue* q, void (*handle)(rt_item* it));
 /**
  * Writer: hands the items queued now (one batch, in order) to `handle`; items queued meanwhile wait for the next
  * call. Returns how many. The writer loops use it, so that between batches they see an exit request, a signal's flush
- * or a scheduled stop even when the program's threads queue buffers as fast as they are written.
+ * or a scheduled stop even when the program's threads queue buffers as fast as they are written. Once the exit began
+ * (rt_queue_note_exit) and until the writer's exit flush begins (rt_queue_begin_exit_flush), a batch stops after the
+ * item in hand and the rest stays queued, in order: a batch can take longer than the exit timeout to write, and the
+ * flush must first stop the vendor library, within its share of that time.
  */
 size_t rt_queue_drain_once(rt_queue* q, void (*handle)(rt_item* it));
 
@@ -154,8 +165,39 @@ int rt_exit_call_bounded(rt_queue* q, void (*fn)(void), double exit_timeout_s, l
 int rt_exit_call_owned(rt_queue* q, void (*fn)(void* arg), void* arg, void (*orphan)(void* arg), double exit_timeout_s,
                        long* spent_ms, long* bound_ms);
 
-/** Marks that a termination signal's handler asks for the exit flush (before it wakes the writer). Async-signal-safe. */
+/** Marks that a termination signal's handler asks for the exit flush (before it wakes the writer); the exit begins
+ * now unless it began before (rt_queue_note_exit). Async-signal-safe. */
 void rt_queue_note_signal(rt_queue* q);
+
+/** The collector's RAWTRACE_EXIT_TIMEOUT (seconds), which bounds the exit flush (rt_queue_exit_skip). Before the writer
+ * starts. */
+void rt_queue_set_exit_timeout(rt_queue* q, double seconds);
+
+/** Marks the moment the exit began — the first call only (a termination signal, an exit hook: rt_queue_shutdown and
+ * rt_queue_note_signal call it). Async-signal-safe. */
+void rt_queue_note_exit(rt_queue* q);
+
+/**
+ * Writer, before it writes a buffer of `bytes`: whether to leave it unwritten because the exit flush's time is up.
+ * The process waits for the flush at most the exit timeout from the moment the exit began, then ends — a file
+ * without END, cut in a chunk. So once the exit began, a buffer whose write would, at the speed of the writer's
+ * recent writes (rt_queue_note_write), end later than the timeout less a reserve for the file's last chunks (a
+ * tenth of the timeout, at least 200 ms) is left, and so is every buffer after it: returns 1 and counts it
+ * (rt_queue_exit_left). Returns 0 (write it) before the exit, without a deadline, and while it fits.
+ */
+int rt_queue_exit_skip(rt_queue* q, uint64_t bytes);
+
+/** Writer: its exit flush begins — batches no longer stop at the exit (rt_queue_drain_once). */
+void rt_queue_begin_exit_flush(rt_queue* q);
+
+/** Writer: a buffer of `bytes` took `ns` to write (the speed rt_queue_exit_skip predicts from). */
+void rt_queue_note_write(rt_queue* q, uint64_t bytes, uint64_t ns);
+
+/**
+ * Writer, before END: the buffers rt_queue_exit_skip left since the last call (their bytes in `*bytes`), so that the
+ * collector writes one DROPPED chunk (RT_DROP_EXIT_TIME) and a LOG line for them. 0 when none.
+ */
+uint64_t rt_queue_exit_left(rt_queue* q, uint64_t* bytes);
 
 /** First call of a collector thread: blocks every signal, names the thread `name` (at most 15 characters). */
 void rt_thread_enter(const char* name);

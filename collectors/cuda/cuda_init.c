@@ -42,6 +42,7 @@ static int init_collector(int from) {
     rt_cuda_logmsg(LOG_ERROR, "cannot set up the writer: %s; nothing is recorded", strerror(-qrc));
     return -1;
   }
+  rt_queue_set_exit_timeout(&G.q, G.cfg.exit_timeout);
 
   uint64_t start_ns = rt_clock_ns(CLOCK_REALTIME);
   char wanted[PATH_MAX];

@@ -101,6 +101,7 @@ static void process_buffer(struct cbuf* b) {
   }
   const uint8_t* data = cbuf_data(b);
   size_t n = b->valid;
+  if (rt_queue_exit_skip(&G.q, n)) return; /* the exit flush's time is up: counted, said before END */
   G.pend_str_n = 0;
   rt_cuda_walk_buffer(data, n);
   rt_cuda_maybe_write_devices();
@@ -116,7 +117,9 @@ static void process_buffer(struct cbuf* b) {
     atomic_fetch_add(&G.n_discarded, 1);
   }
   check_dropped();
-  atomic_fetch_add(&G.t_writer_ns, mono_ns() - t0);
+  uint64_t took = mono_ns() - t0;
+  rt_queue_note_write(&G.q, n, took);
+  atomic_fetch_add(&G.t_writer_ns, took);
 }
 
 static void handle_item(rt_item* it) {
@@ -152,8 +155,12 @@ static void stop_cupti(void) {
   atomic_store(&g_cupti_stopped, 1);
 }
 
+/* Buffers the exit flush left unwritten (rt_queue_exit_skip), for the last line. */
+static uint64_t g_left_at_exit;
+
 /* Exit flush on the writer thread: stop CUPTI, drain, tail chunks, END, close. */
 static void finalize(void) {
+  rt_queue_begin_exit_flush(&G.q); /* batches no longer stop at the exit: this is the flush */
   /* Bounded (rt_exit_call_bounded): a termination signal handled on a program thread that holds CUPTI's lock (inside a
    * flush or a traced call) waits in its handler for this flush, so a CUPTI call needing that lock would never return
    * and the file would end without END. */
@@ -173,6 +180,14 @@ static void finalize(void) {
   if (!G.write_failed) {
     rt_cuda_maybe_write_devices();
     check_dropped_at(1);
+    uint64_t left_bytes, left = rt_queue_exit_left(&G.q, &left_bytes);
+    if (left) {
+      g_left_at_exit = left;
+      rt_cuda_wrote(rt_writer_dropped(G.w, left, RT_DROP_EXIT_TIME));
+      rt_cuda_logrec(LOG_WARN, "exit flush: %llu activity buffers (%llu bytes) left unwritten: at this output's speed "
+                     "they would have taken longer than RAWTRACE_EXIT_TIMEOUT (%.1f s) allows",
+                     (unsigned long long)left, (unsigned long long)left_bytes, G.cfg.exit_timeout);
+    }
     /* The LOG items the lines above queued (this thread's own), before END. */
     rt_queue_drain_to(&G.q, handle_item, rt_queue_last(&G.q));
     rt_clock_anchor_t a;
@@ -188,9 +203,10 @@ static void finalize(void) {
   if (rc && !G.write_failed) rt_cuda_logmsg(LOG_ERROR, "closing %s: %s", G.path, strerror(-rc));
   if (!G.write_failed && !G.disabled) atomic_store(&G.state, RAWTRACE_STATE_FINISHED);
   rt_cuda_logmsg(LOG_INFO, "wrote %s: %llu buffers, %llu activity bytes, %llu records dropped by CUPTI, %llu "
-                 "buffers over the memory cap", G.path, (unsigned long long)atomic_load(&G.n_written),
+                 "buffers over the memory cap, %llu left at exit", G.path, (unsigned long long)atomic_load(&G.n_written),
                  (unsigned long long)atomic_load(&G.n_activity_bytes),
-                 (unsigned long long)atomic_load(&G.n_vendor_dropped), (unsigned long long)atomic_load(&G.n_cap_drops));
+                 (unsigned long long)atomic_load(&G.n_vendor_dropped), (unsigned long long)atomic_load(&G.n_cap_drops),
+                 (unsigned long long)g_left_at_exit);
 }
 
 /*

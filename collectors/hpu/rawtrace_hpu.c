@@ -504,7 +504,8 @@ static void pull_write(struct syn_pull* p, struct device* d, uint32_t reason) {
   } else if (p->no_mem) {
     logmsg(RT_V_WARN, 1, "device %u: no memory for a trace of %zu bytes; %zu entries dropped", d->id, p->size, p->n);
     wrote(rt_writer_dropped(G.w, p->n, RT_DROP_MEMORY_CAP));
-  } else if (has_trace(p)) {
+  } else if (has_trace(p) && !rt_queue_exit_skip(&G.q, TRACE_HEAD + p->got)) { /* else the exit's time is up */
+    uint64_t t0 = rt_clock_ns(CLOCK_MONOTONIC);
     if (p->strings_oom)
       logmsg(RT_V_WARN, 1, "device %u: out of memory while resolving strings; some are missing", d->id);
     if (G.strings.n && wrote(rt_writer_strings(G.w, G.strings.v, (uint32_t)G.strings.n)) == 0)
@@ -515,6 +516,7 @@ static void pull_write(struct syn_pull* p, struct device* d, uint32_t reason) {
       G.n_traces++;
       G.n_bytes += p->got;
     }
+    rt_queue_note_write(&G.q, TRACE_HEAD + p->got, rt_clock_ns(CLOCK_MONOTONIC) - t0);
   }
   if (p->s != RT_SYN_SUCCESS && !atomic_exchange(&G.said_get, 1))
     logmsg(RT_V_WARN, 1, "device %u: synProfilerStop / synProfilerGetTrace answered %d; that trace is lost", d->id,
@@ -589,6 +591,7 @@ static void drop_late_pull(void* arg) {
 }
 
 static void finalize(void) {
+  rt_queue_begin_exit_flush(&G.q); /* batches no longer stop at the exit: this is the flush */
   rt_queue_drain_to(&G.q, handle, rt_queue_last(&G.q));
   atomic_store(&G.state, ST_FINISHED);
   /* One device at a time: its trace taken, written and freed before the next device's is taken, so the flush holds
@@ -640,6 +643,13 @@ static void finalize(void) {
     logmsg(RT_V_WARN, 1, "exit flush: the %.1f s Synapse's calls may take after the termination signal were spent by "
            "the devices before; the last traces of %d device(s) were not taken", (double)bound / 1000.0, skipped);
   rt_queue_drain(&G.q, handle);
+  uint64_t left_bytes, left = rt_queue_exit_left(&G.q, &left_bytes);
+  if (left && G.w && !atomic_load(&G.write_failed)) {
+    wrote(rt_writer_dropped(G.w, left, RT_DROP_EXIT_TIME));
+    logmsg(RT_V_WARN, 1, "exit flush: %llu device traces (%llu bytes) left unwritten: at this output's speed they "
+           "would have taken longer than RAWTRACE_EXIT_TIMEOUT (%.1f s) allows", (unsigned long long)left,
+           (unsigned long long)left_bytes, G.exit_timeout);
+  }
   if (G.w) {
     if (G.n_unreadable)
       logmsg(RT_V_WARN, 1, "%llu pointer(s) outside the trace buffers could not be read",
@@ -696,6 +706,7 @@ static void on_term_signal(int sig, siginfo_t* si, void* uc) {
 
 /* First acquire in this process: the thread, the exit hook (registered now, after Synapse's own), the handlers. */
 static void start_collector(void) {
+  rt_queue_set_exit_timeout(&G.q, G.exit_timeout); /* before the thread reads it */
   if (rt_queue_init(&G.q) != 0 || rt_thread_start(&G.thread, thread_main) != 0) {
     logmsg(RT_V_ERROR, 0, "HPU collector inactive: cannot start its thread");
     return;

@@ -91,6 +91,7 @@ int rt_rocm_init_collector(rt_rocp_client_finalize_fn fini) {
     rt_rocm_logmsg(RT_V_ERROR, "cannot set up the writer: %s; nothing is recorded", strerror(-qrc));
     return -1;
   }
+  rt_queue_set_exit_timeout(&G.q, G.cfg.exit_timeout);
   char wanted[PATH_MAX];
   int expanded = rt_expand_output(G.cfg.output, DEFAULT_NAME, wanted, sizeof wanted, rt_clock_ns(CLOCK_REALTIME));
   /* Exclusive create, as the CUDA collector: a name another process took gets a numbered one, said on stderr. */

@@ -164,13 +164,16 @@ static void handle_item(rt_item* it) {
   switch (it->type) {
     case IT_BUFFER: {
       struct cbuf* b = (struct cbuf*)it;
-      if (!G.write_failed) {
+      /* The exit flush's time up: left, counted, said before END (rt_queue_exit_skip). */
+      if (!G.write_failed && !rt_queue_exit_skip(&G.q, b->used)) {
+        uint64_t t0 = rt_clock_ns(CLOCK_MONOTONIC);
         note_threads(b);
         rt_threads_write(&G.threads, G.w, rt_rocm_wrote);
         write_pending();
         if (rt_rocm_wrote(rt_writer_activity(G.w, cbuf_data(b), (uint32_t)b->used)) == 0)
           atomic_fetch_add(&G.n_activity_bytes, b->used);
         check_dropped();
+        rt_queue_note_write(&G.q, b->used, rt_clock_ns(CLOCK_MONOTONIC) - t0);
       }
       rt_rocm_recycle(b);
       return;
@@ -214,6 +217,7 @@ static void stop_sdk(void) {
 
 /* Exit flush on the writer thread: stop and flush the SDK, drain, tail chunks, END, close. */
 static void finalize(void) {
+  rt_queue_begin_exit_flush(&G.q); /* batches no longer stop at the exit: this is the flush */
   /* Bounded: a termination signal handled on a program thread that holds one of the SDK's locks (inside a traced
    * call, or a flush delivering into our callback) waits in its handler for this flush, so an SDK call needing that
    * lock would never return and the file would end without END (rt_exit_call_bounded). */
@@ -240,9 +244,19 @@ static void finalize(void) {
   else rt_queue_drain_to(&G.q, handle_item, rt_queue_last(&G.q));
   atomic_store(&G.sink_closed, 1);
   drain(); /* what callbacks queued before they saw sink_closed */
+  uint64_t left_bytes, left = rt_queue_exit_left(&G.q, &left_bytes);
   if (!G.write_failed) {
     write_pending();
     check_dropped();
+    if (left) {
+      rt_rocm_wrote(rt_writer_dropped(G.w, left, RT_DROP_EXIT_TIME));
+      char msg[256];
+      snprintf(msg, sizeof msg, "exit flush: %llu record buffers (%llu bytes) left unwritten: at this output's speed "
+               "they would have taken longer than RAWTRACE_EXIT_TIMEOUT (%.1f s) allows", (unsigned long long)left,
+               (unsigned long long)left_bytes, G.cfg.exit_timeout);
+      rt_rocm_logmsg(RT_V_WARN, "%s", msg);
+      rt_rocm_wrote(rt_writer_log(G.w, RT_LOG_WARNING, msg));
+    }
     rt_clock_anchor_t a;
     rt_rocm_read_anchor(RT_CLOCK_END, &a);
     rt_rocm_wrote(rt_writer_clock(G.w, &a));
@@ -254,9 +268,10 @@ static void finalize(void) {
   int rc = rt_writer_close(w);
   if (rc && !G.write_failed) rt_rocm_logmsg(RT_V_ERROR, "closing %s: %s", G.path, strerror(-rc));
   if (!G.write_failed && atomic_load(&G.state) != ST_DISABLED) atomic_store(&G.state, ST_FINISHED);
-  rt_rocm_logmsg(RT_V_INFO, "wrote %s: %llu records, %llu dropped by the SDK, %llu over the memory cap", G.path,
-                 (unsigned long long)atomic_load(&G.n_records), (unsigned long long)atomic_load(&G.n_vendor_dropped),
-                 (unsigned long long)atomic_load(&G.n_capped));
+  rt_rocm_logmsg(RT_V_INFO, "wrote %s: %llu records, %llu dropped by the SDK, %llu over the memory cap, %llu "
+                 "buffers left at exit", G.path, (unsigned long long)atomic_load(&G.n_records),
+                 (unsigned long long)atomic_load(&G.n_vendor_dropped), (unsigned long long)atomic_load(&G.n_capped),
+                 (unsigned long long)left);
 }
 
 void* rt_rocm_writer_main(void* arg) {

@@ -537,7 +537,12 @@ static void write_buffer(struct buf_item* b) {
 static void handle(rt_item* it) {
   if (it->type == IT_BUFFER) {
     struct buf_item* b = (struct buf_item*)it;
-    if (!atomic_load(&G.write_failed)) write_buffer(b);
+    /* The exit flush's time up: left, counted, said before END (rt_queue_exit_skip). */
+    if (!atomic_load(&G.write_failed) && !rt_queue_exit_skip(&G.q, b->used)) {
+      uint64_t t0 = rt_clock_ns(CLOCK_MONOTONIC);
+      write_buffer(b);
+      rt_queue_note_write(&G.q, b->used, rt_clock_ns(CLOCK_MONOTONIC) - t0);
+    }
     atomic_fetch_sub(&G.queued_bytes, b->used);
     free(b->data);
   } else if (rt_item_is_common(it) && !atomic_load(&G.write_failed)) {
@@ -556,6 +561,7 @@ static void flush_pti(void) {
 }
 
 static void finalize(void) {
+  rt_queue_begin_exit_flush(&G.q); /* batches no longer stop at the exit: this is the flush */
   /* Bounded (rt_exit_call_bounded): a termination signal handled on a program thread that holds PTI's lock (inside its
    * flush, or a traced call) waits in its handler for this flush, so a PTI call needing that lock would never return
    * and the file would end without END. */
@@ -571,6 +577,14 @@ static void finalize(void) {
     if (G.stride[kViews[i]]) P.disable((pti_view_kind)kViews[i]);
   rt_queue_drain(&G.q, handle);
   write_capped();
+  uint64_t left_bytes, left = rt_queue_exit_left(&G.q, &left_bytes);
+  if (left && !atomic_load(&G.write_failed)) {
+    wrote(rt_writer_dropped(G.w, left, RT_DROP_EXIT_TIME));
+    logmsg(RT_V_WARN, 1, "exit flush: %llu view buffers (%llu bytes) left unwritten: at this output's speed they would "
+           "have taken longer than RAWTRACE_EXIT_TIMEOUT (%.1f s) allows", (unsigned long long)left,
+           (unsigned long long)left_bytes, G.exit_timeout);
+    rt_queue_drain(&G.q, handle); /* that LOG line */
+  }
   if (!atomic_load(&G.write_failed)) {
     rt_clock_anchor_t a;
     if (rt_clock_anchor(RT_CLOCK_END, P.timestamp(), &a) == 0) wrote(rt_writer_clock(G.w, &a));
@@ -688,6 +702,7 @@ __attribute__((constructor)) static void rawtrace_xpu_init(void) {
   write_devices();
   rt_threads_init(&G.threads, (uint32_t)G.owner_pid);
 
+  rt_queue_set_exit_timeout(&G.q, G.exit_timeout); /* before the writer reads it */
   if (rt_queue_init(&G.q) != 0 || rt_thread_start(&G.writer, writer_main) != 0) {
     logmsg(RT_V_ERROR, 1, "XPU collector inactive: cannot start the writer thread");
     wrote(rt_writer_end(G.w));

@@ -65,7 +65,7 @@ export type Vendor = (typeof Vendor)[keyof typeof Vendor];
 export const ClockWhich = { START: 0, END: 1, PERIODIC: 2 } as const;
 
 /** Reasons in a DROPPED chunk. */
-export const DropReason = { VENDOR: 1, MEMORY_CAP: 2, WRITE_ERROR: 3 } as const;
+export const DropReason = { VENDOR: 1, MEMORY_CAP: 2, WRITE_ERROR: 3, EXIT_TIME: 4 } as const;
 
 /**
  * rocprofiler-sdk (vendor ROCM_SDK) API_NAMES domains: KINDS holds the buffer-tracing kind names (id = kind value);

@@ -9,6 +9,7 @@ import * as assert from "uvu/assert";
 import { execFileSync } from "node:child_process";
 import { closeSync, constants as fsConstants, openSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { exitLeft } from "../helpers/dump_chunks.js";
 import { startFifoReader } from "../helpers/fifo_reader.js";
 import {
   TAGS, dir, runSync, runAsync, outPath, ok, one, convert, byCat, assertTimes, T, chunks, readKindSizes, cudaSuite,
@@ -186,6 +187,34 @@ test("SIGTERM while the signalled thread holds CUPTI's lock and buffers are queu
   assert.is(cs[cs.length - 1].type, T.END, `END written: ${run.stderr}`);
 });
 
+test("SIGTERM with more queued than a slow output takes within RAWTRACE_EXIT_TIMEOUT: the flush stops in time, says what it left (DROPPED reason 4, a LOG line), END is written", async () => {
+  // As above with an output read at ≈ 1.3 MB/s: the ≈ 18 MB the threads' buffers hold would take ≈ 14 s, and the
+  // 4 s exit timeout leaves the flush 2 s after CUPTI's bounded stop. Before, the writer wrote buffers until the handler's wait ran out and the
+  // process died in the middle of a chunk, without END (nothing said what was missing).
+  const fifo = join(dir, "exit-time.fifo");
+  const copy = join(dir, "exit-time-copy.rawtrace");
+  const reader = startFifoReader(fifo, copy, { pauseS: 0.05 });
+  await reader.ready;
+  const t0 = Date.now();
+  const run = runSync("cu13", "threads", "exit-time", {
+    FAKE_CUPTI_FLUSH_RAISE: "1", RAWTRACE_EXIT_TIMEOUT: "4", RAWTRACE_BUFFER_SIZE: "64K", RAWTRACE_OUTPUT: fifo,
+  });
+  const took = Date.now() - t0;
+  await reader.closed;
+  assert.is(run.signal, "SIGTERM", run.stderr);
+  const cs = chunks(copy);
+  assert.is(cs[cs.length - 1].type, T.END, `END written after ${took} ms (${cs.length} chunks, status ${run.status}): ${run.stderr}`);
+  const n = exitLeft(cs, run.stderr, "activity buffers");
+  const written = cs.filter((c) => c.type === T.ACTIVITY).length;
+  assert.ok(written > 0, `${written} buffers written, ${n} left`);
+  assert.ok(cs.some((c) => c.type === T.LOG && /left unwritten/.test(c.p.toString("latin1"))), "said in the file");
+  assert.ok(took < 8000, `${took} ms`);
+  const c = await convert(copy);
+  assert.is(c.r.info.complete, true);
+  assert.is(c.r.info.droppedBuffers, n, "the buffers left, as buffers");
+  assert.ok(c.r.info.warnings.some((w) => w.code === "DROPPED_BUFFERS" && w.detail === n));
+});
+
 test("SIGTERM with the program's own handler: chained, the program goes on, exit flush at the end", async () => {
   const run = await runAsync("cu13", "sigterm_chain", "sigterm-chain", {}, (e, child) => {
     if (e.ev === "ready") child.kill("SIGTERM");
@@ -216,6 +245,27 @@ test("exit() from a thread while four threads keep launching into a slow output:
   assert.not.match(run.stderr, /did not finish/);
   const c = await convert(copy);
   assert.is(c.r.info.complete, true, "END written");
+  assert.ok(byCat(c, "kernel").length > 0);
+});
+
+test("exit() while threads keep launching into an output too slow for RAWTRACE_EXIT_TIMEOUT: the flush stops in time, says what it left, END is written", async () => {
+  // The test above with an output read at ≈ 1.3 MB/s and a 2 s exit timeout: the 4 MiB the queue may hold take ≈ 3 s.
+  // Before, the exit hook's wait ran out while the writer still wrote its queue, and the file had no END.
+  const fifo = join(dir, "exit-slow.fifo");
+  const copy = join(dir, "exit-slow-copy.rawtrace");
+  const reader = startFifoReader(fifo, copy, { pauseS: 0.05 });
+  await reader.ready;
+  const run = runSync("cu13", "exit_busy", "exit-slow", {
+    RAWTRACE_OUTPUT: fifo, RAWTRACE_BUFFER_SIZE: "256K", RAWTRACE_MAX_MEMORY: "4M", RAWTRACE_EXIT_TIMEOUT: "2",
+  });
+  await reader.closed;
+  assert.is(run.status, 0, run.stderr);
+  assert.not.match(run.stderr, /did not finish/);
+  const cs = chunks(copy);
+  assert.is(cs[cs.length - 1].type, T.END, `END written: ${run.stderr}`);
+  exitLeft(cs, run.stderr, "activity buffers");
+  const c = await convert(copy);
+  assert.is(c.r.info.complete, true);
   assert.ok(byCat(c, "kernel").length > 0);
 });
 

@@ -16,7 +16,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { readDumpChunks, type DumpChunk } from "../helpers/dump_chunks.js";
+import { exitLeft, readDumpChunks, type DumpChunk } from "../helpers/dump_chunks.js";
 import { startFifoReader } from "../helpers/fifo_reader.js";
 import { ChunkType, ClockWhich, DropReason, Vendor } from "../../src/format/container.js";
 
@@ -383,6 +383,26 @@ test("exit with three devices not released: one device's trace held at a time, e
   const traceEnds = chunks.filter((c) => c.type === HPU_TRACE).map((c) => c.off + 24 + c.p.length);
   for (let k = 1; k < fetches.length; k++)
     assert.ok(fetches[k].watched >= traceEnds[k - 1], `device ${k}'s fetch began with ${fetches[k].watched} bytes written, before device ${k - 1}'s trace (ending at ${traceEnds[k - 1]})`);
+});
+
+test("exit with three devices' traces for an output too slow for RAWTRACE_EXIT_TIMEOUT: the traces that fit are written, the rest counted (DROPPED reason 4) and said, END written", async () => {
+  // 1,000 steps on each of three devices (≈ 2.6 MB of trace each) for a FIFO read at ≈ 1.3 MB/s, and a 4 s exit
+  // timeout: the first device's trace takes ≈ 2 s, the second would end past the deadline. Before, the exit hook's
+  // wait ran out while the second trace was being written: the file ended inside it, without END.
+  const fifo = join(dir, "exit-slow.fifo");
+  const copy = join(dir, "exit-slow-copy.rawtrace");
+  const reader = startFifoReader(fifo, copy, { pauseS: 0.05 });
+  await reader.ready;
+  const r = run("exit-slow", "multi-exit", { RT_APP_STEPS: "1000", RAWTRACE_OUTPUT: fifo, RAWTRACE_EXIT_TIMEOUT: "4" });
+  await reader.closed;
+  assert.is(r.status, 0, r.stderr);
+  const chunks = readDumpChunks(copy);
+  assert.is(chunks[chunks.length - 1].type, ChunkType.END, r.stderr);
+  const n = exitLeft(chunks, r.stderr, "device traces");
+  const ts = traces(chunks);
+  assert.ok(ts.length > 0, `${ts.length} traces written, ${n} left`);
+  assert.is(ts.length + n, 3, "every device's trace written or counted");
+  sameAsDelivered(ts, r.delivered, true);
 });
 
 test("rawtrace_hpu_flush: an explicit stop → get → start (reason 3), then the release", () => {

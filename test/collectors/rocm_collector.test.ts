@@ -16,7 +16,7 @@ import { createReadStream, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { readDumpChunks, type DumpChunk } from "../helpers/dump_chunks.js";
+import { exitLeft, readDumpChunks, type DumpChunk } from "../helpers/dump_chunks.js";
 import { startFifoReader } from "../helpers/fifo_reader.js";
 import { ChunkType, ClockWhich, DropReason, RocpDomain, Vendor } from "../../src/format/container.js";
 
@@ -74,7 +74,8 @@ function envFor(sdk: Sdk, name: string, extra: Record<string, string | undefined
 const parseLines = (text: string): Ev[] => text.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
 
 function runSync(sdk: Sdk, scenario: string, name: string, extra: Record<string, string | undefined> = {}): Run {
-  const r = spawnSync(APP, [scenario], { env: envFor(sdk, name, extra), encoding: "utf8", timeout: 60_000 });
+  // Every delivered record is a line on stdout (≈ 180 bytes): 64 MiB, not spawnSync's 1 MiB, before it kills the program.
+  const r = spawnSync(APP, [scenario], { env: envFor(sdk, name, extra), encoding: "utf8", timeout: 60_000, maxBuffer: 64 << 20 });
   const events = parseLines(r.stdout ?? "");
   return { status: r.status, signal: r.signal, events, stderr: r.stderr ?? "", pid: events[0]?.pid ?? -1 };
 }
@@ -605,6 +606,30 @@ test("a normal exit waits for a slow SDK flush as long as it takes (the bound is
   const cs = readChunks(outPath("1.0", "slow-exit-flush", run.pid));
   assert.is(cs[cs.length - 1].type, ChunkType.END);
   assert.equal(dumped(cs).map(({ cat, kind, size, hex }) => ({ cat, kind, size, hex })), delivered(run));
+});
+
+test("an exit with more queued than a slow output takes within RAWTRACE_EXIT_TIMEOUT: the buffers that fit are written in order, the rest counted (DROPPED reason 4) and said, END written", async () => {
+  // 3,000 steps (48,001 records, ≈ 4 MB; delivered 500 at a time) for a FIFO read at ≈ 1.3 MB/s, and a 2 s exit
+  // timeout. Before, the exit hook's wait ran out while the writer still wrote, and the file ended inside a chunk,
+  // without END.
+  const fifo = join(dir, "exit-slow.fifo");
+  const copy = join(dir, "exit-slow-copy.rawtrace");
+  const reader = startFifoReader(fifo, copy, { pauseS: 0.05 });
+  await reader.ready;
+  const run = runSync("1.0", "basic", "exit-slow", {
+    RT_APP_STEPS: "3000", FAKE_ROCP_BATCH: "500", RAWTRACE_BUFFER_SIZE: "128K", RAWTRACE_OUTPUT: fifo,
+    RAWTRACE_EXIT_TIMEOUT: "2",
+  });
+  await reader.closed;
+  ok(run, "exit into a slow output");
+  const cs = readChunks(copy);
+  assert.is(cs[cs.length - 1].type, ChunkType.END, run.stderr);
+  exitLeft(cs, run.stderr, "record buffers");
+  // What was written is what the SDK delivered first, in order: only the last buffers are missing.
+  const got = dumped(cs).map(({ cat, kind, size, hex }) => ({ cat, kind, size, hex }));
+  const want = delivered(run);
+  assert.ok(got.length > 0 && got.length < want.length, `${got.length} of ${want.length} records written`);
+  assert.equal(got, want.slice(0, got.length));
 });
 
 test("two signals at once: the second waits for the exit flush the first asked for (the common handler of ROCm, XPU and Gaudi)", async () => {

@@ -16,7 +16,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { readDumpChunks, type DumpChunk } from "../helpers/dump_chunks.js";
+import { exitLeft, readDumpChunks, type DumpChunk } from "../helpers/dump_chunks.js";
 import { startFifoReader } from "../helpers/fifo_reader.js";
 import { ChunkType, ClockWhich, DropReason, Vendor } from "../../src/format/container.js";
 
@@ -223,6 +223,28 @@ test("a child forked without exec (a DataLoader worker) does not keep the parent
   assert.is(r.status, 0, r.stderr);
   assert.equal(r.lines.filter((l) => "parent_dumps" in l || "child_dumps" in l), [{ parent_dumps: 1 }, { child_dumps: 0 }]);
   checkDump("1.2.0", r.file, r.delivered, true);
+});
+
+test("an exit with more queued than a slow output takes within RAWTRACE_EXIT_TIMEOUT: the buffers that fit are written in order, the rest counted (DROPPED reason 4) and said, END written", async () => {
+  // 8,000 steps (≈ 4.5 MB of view records in 64 KiB buffers) for a FIFO read at ≈ 1.3 MB/s, and a 2 s exit timeout.
+  // Before, the exit hook's wait ran out while the writer still wrote, and the file ended inside a chunk, without END.
+  const fifo = join(dir, "exit-slow.fifo");
+  const copy = join(dir, "exit-slow-copy.rawtrace");
+  const reader = startFifoReader(fifo, copy, { pauseS: 0.05 });
+  await reader.ready;
+  const r = run("0.17.0", "exit-slow", "run", {
+    RT_APP_STEPS: "8000", RAWTRACE_MAX_MEMORY: "64M", RAWTRACE_OUTPUT: fifo, RAWTRACE_EXIT_TIMEOUT: "2",
+  });
+  await reader.closed;
+  assert.is(r.status, 0, r.stderr);
+  const chunks = readDumpChunks(copy);
+  assert.is(chunks[chunks.length - 1].type, ChunkType.END, r.stderr);
+  exitLeft(chunks, r.stderr, "view buffers");
+  // The buffers written are the first ones PTI delivered, whole and in order: only the last are missing.
+  const written = Buffer.concat(chunks.filter((c) => c.type === ChunkType.ACTIVITY).map((c) => c.p));
+  const delivered = readFileSync(r.delivered);
+  assert.ok(written.length > 0 && written.length < delivered.length, `${written.length} of ${delivered.length} bytes`);
+  assert.ok(written.equals(delivered.subarray(0, written.length)), "a prefix of what PTI delivered");
 });
 
 test("memory cap: a buffer that would put more than RAWTRACE_MAX_MEMORY in the writer's queue is dropped and counted", async () => {

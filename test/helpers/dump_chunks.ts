@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import { crc32 } from "node:zlib";
 import * as assert from "uvu/assert";
-import { ChunkType, CHUNK_HEADER_SIZE, PREAMBLE_SIZE } from "../../src/format/container.js";
+import { ChunkType, CHUNK_HEADER_SIZE, DropReason, PREAMBLE_SIZE } from "../../src/format/container.js";
 import { CHUNK_FLAG_SUMS, payloadChecksum } from "../../src/format/checksum.js";
 
 /** One chunk: type, sequence number, file offset of its header, payload (a view of the file's bytes). */
@@ -51,4 +51,18 @@ export function firstActivityOffset(b: Uint8Array): number {
     p += CHUNK_HEADER_SIZE + ((dv.getUint32(p + 12, true) + 7) & ~7);
   }
   throw new Error("no activity");
+}
+
+/**
+ * What an exit flush out of time left (collectors/common `rt_queue_exit_skip`): the count of the one DROPPED chunk of
+ * reason EXIT_TIME among `chunks` (buffers; Gaudi: device traces), asserted to be there once, above 0, and said on
+ * `stderr` as "exit flush: <count> <what> (<bytes> bytes) left unwritten".
+ */
+export function exitLeft(chunks: Array<{ type: number; p: Buffer }>, stderr: string, what: string): number {
+  const left = chunks.filter((c) => c.type === ChunkType.DROPPED && c.p.readUInt32LE(8) === DropReason.EXIT_TIME);
+  assert.is(left.length, 1, `one DROPPED chunk of reason 4: ${stderr}`);
+  const n = Number(left[0].p.readBigUInt64LE(0));
+  assert.ok(n > 0, stderr);
+  assert.match(stderr, new RegExp(`exit flush: ${n} ${what} \\(\\d+ bytes\\) left unwritten`));
+  return n;
 }
