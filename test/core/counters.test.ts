@@ -1,6 +1,6 @@
 /**
  * Counters never wrap and joins never guess (assembly/model/session.ts, assembly/emit/stats.ts): dropped-record
- * totals saturate at 2^64 − 1 and say "≥" (never 0, never negative); `rawtrace info` prints u64 totals exactly; GPU
+ * totals saturate at 2^64 − 1 and say "≥" (never 0, never negative); whole buffers lost are counted apart from records; `rawtrace info` prints u64 totals exactly; GPU
  * busy time is a union of intervals inside the trace span (≤ 100 %), also with events that have no start time; a
  * correlation id used by API calls of two processes draws no launch→kernel arrow and is reported.
  */
@@ -86,6 +86,42 @@ test("a dropped total above 2^63 that did not overflow is printed exactly, not n
   const { text } = await toChrome(bytes);
   assert.match(text, '"dropped_records":9223372036854775813,');
   assert.not.match(text, "dropped_records_saturated");
+});
+
+test("DROPPED chunks that count whole buffers (CUDA's memory cap, a write error, an exit flush out of time) are not added to the lost records", async () => {
+  // Reasons 2 (the CUDA collector: buffers), 3 and 4 count buffers; 1 and an unknown reason count records.
+  const bytes = dump([launch(1, 100, 0n)], (w) => {
+    w.dropped(10, 1);
+    w.dropped(3, 2);
+    w.dropped(1, 3);
+    w.dropped(2, 4);
+    w.dropped(7, 9);
+  });
+  const i = await info(bytes);
+  assert.is(i.droppedRecords, 17);
+  assert.is(i.droppedBuffers, 6);
+  assert.equal(i.warnings.filter((x) => /^DROPPED_/.test(x.code)).map((x) => [x.code, x.detail]),
+    [["DROPPED_RECORDS", 17], ["DROPPED_BUFFERS", 6]]);
+  const { text } = await toChrome(bytes);
+  assert.match(text, '"dropped_records":17,"dropped_buffers":6,');
+  const p = join(tmp, "buffers.rawtrace");
+  writeFileSync(p, bytes);
+  const r = spawnSync(process.execPath, [join(ROOT, "dist/node/cli.js"), "info", p], { encoding: "utf8" });
+  assert.is(r.status, 0, r.stderr);
+  assert.match(r.stdout, /dropped +17 records, and 6 whole buffers of records/);
+  const strict = spawnSync(process.execPath, [join(ROOT, "dist/node/cli.js"), "convert", "--strict", p, "-o", join(tmp, "b.json")], { encoding: "utf8" });
+  assert.is(strict.status, 6, "a loss under --strict");
+  assert.match(strict.stderr, /the collector dropped 17 records; the collector lost 6 whole buffers of records/);
+  // rocprofiler-sdk's memory cap counts the records it refused (docs/format.md §8): reason 2 from vendor 2 is records.
+  const w = RawtraceWriter.inMemory();
+  w.header({ vendor: 2, vendorVersion: 10000, runtimeVersion: 0, driverVersion: 0, pid: 1, startNs: T, hostname: "h", commandLine: "app" });
+  w.dropped(3, 2);
+  w.end();
+  const ri = await info(w.bytes());
+  assert.is(ri.droppedRecords, 3);
+  assert.is(ri.droppedBuffers, 0);
+  // Dumps without such chunks keep their Chrome JSON as it was: no dropped_buffers key.
+  assert.not.match((await toChrome(dump([launch(1, 100, 0n)], (x) => x.dropped(4, 1)))).text, "dropped_buffers");
 });
 
 test("GPU busy: overlapping streams count once, an event without start time does not count; busy ≤ 100 %", async () => {
