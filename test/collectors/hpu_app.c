@@ -11,7 +11,8 @@
  *   hpu_app kill      as periodic, then more steps and SIGKILL (never released)
  *   hpu_app exit      device 0, steps, exit(0) without release or synDestroy
  *   hpu_app multi-exit devices 0, 1, 2 as in multi, steps on each, exit(0) without release or synDestroy
- *   hpu_app flush     device 0, steps, rawtrace_hpu_flush (prints {"flushed":rc}), steps, release
+ *   hpu_app flush     device 0, steps, rawtrace_hpu_flush (prints {"flushed":rc}), steps, release. With
+ *                     RT_APP_RAISE_IN_WAIT=1 the flush's wait raises SIGTERM with the collector's done lock held (below)
  *   hpu_app term      device 0, steps, SIGTERM to itself (default disposition)
  *   hpu_app stall-pull device 0 with periodic pulls into an output that stops taking bytes: steps until the double
  *                     handed out more than RT_APP_PIPE_BYTES (the collector's thread is then stuck writing), then
@@ -27,6 +28,7 @@
 
 #include <dlfcn.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +64,25 @@ uint64_t fake_synapse_events(void);
 const char* fake_synapse_profile_env(void);
 int fake_synapse_device_allocs(void);
 int fake_synapse_misuse(void);
+
+/* Armed just before rawtrace_hpu_flush: the first pthread_cond_timedwait of the main thread after it is the collector's
+ * wait for that flush (rt_queue_wait), made with the queue's done lock held. This program's definition comes first in
+ * the symbol lookup, so the collector's call lands here: it raises SIGTERM (default disposition) before waiting, and
+ * the collector's handler then waits for the exit flush on a thread that holds that lock, as when the signal lands
+ * between the lock and the wait. */
+static volatile int g_raise_in_wait;
+
+int pthread_cond_timedwait(pthread_cond_t* restrict cv, pthread_mutex_t* restrict mu, const struct timespec* restrict at) {
+  static int (*real)(pthread_cond_t*, pthread_mutex_t*, const struct timespec*);
+  if (!real) *(void**)(&real) = dlsym(RTLD_NEXT, "pthread_cond_timedwait");
+  if (g_raise_in_wait && gettid() == getpid()) {
+    g_raise_in_wait = 0;
+    printf("{\"raised_in_wait\":1}\n");
+    fflush(stdout);
+    raise(SIGTERM);
+  }
+  return real(cv, mu, at);
+}
 
 static void nap_ms(long ms) {
   struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -152,6 +173,7 @@ int main(int argc, char** argv) {
     exit(0);
   } else if (!strcmp(mode, "flush")) {
     steps(dev, 0, n);
+    g_raise_in_wait = getenv("RT_APP_RAISE_IN_WAIT") != NULL;
     printf("{\"flushed\":%d}\n", flush ? flush() : -2);
     steps(dev, n, n);
     check(synDeviceRelease(dev), "synDeviceRelease");

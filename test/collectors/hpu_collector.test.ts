@@ -438,6 +438,30 @@ test("SIGTERM while the signalled thread holds Synapse's lock (inside a launch):
   assert.ok(chunks.some((c) => c.type === ChunkType.LOG && c.p.toString("latin1").includes("did not return")), "said in the file");
 });
 
+test("SIGTERM on a thread waiting for rawtrace_hpu_flush, with the queue's done lock held: the exit flush goes on without that lock, END is written", async () => {
+  // The program's pthread_cond_timedwait raises SIGTERM inside the flush's wait, where the collector holds its done
+  // lock (the signal landing between the lock and the wait). The collector's thread is then still writing the flush's
+  // trace into a 16 KiB FIFO whose reader starts 2 s after it opened; once written, it marks the item done under that
+  // lock, held for ever by the thread in the handler. Before (session 25's audit, reproduced with gdb only): the
+  // handler's wait ran out (RAWTRACE_EXIT_TIMEOUT) and the process died without END.
+  const fifo = join(dir, "done-lock.fifo");
+  const copy = join(dir, "done-lock-copy.rawtrace");
+  const reader = startFifoReader(fifo, copy, { delayS: 2, pipeBytes: 16384 });
+  await reader.ready;
+  const t0 = Date.now();
+  const r = run("done-lock", "flush", {
+    RT_APP_STEPS: "200", RT_APP_RAISE_IN_WAIT: "1", RAWTRACE_OUTPUT: fifo, RAWTRACE_EXIT_TIMEOUT: "6",
+  });
+  const took = Date.now() - t0;
+  await reader.closed;
+  assert.ok(r.lines.some((l) => l.raised_in_wait === 1), `raised inside the flush's wait: ${r.stdout}`);
+  assert.is(r.signal, "SIGTERM", r.stderr);
+  const chunks = readDumpChunks(copy);
+  assert.is(chunks[chunks.length - 1].type, ChunkType.END, `END written after ${took} ms: ${r.stderr}`);
+  assert.equal(traces(chunks).map((t) => t.reason), [REASON.EXPLICIT, REASON.EXIT], "the flush's trace, then the exit's");
+  assert.ok(took < 5500, `${took} ms: not the whole exit timeout`);
+});
+
 test("every anchor of a pull is read when the profiler stops, before its trace is fetched (periodic, release and exit pulls)", () => {
   // The host clocks of an anchor read after the fetch lagged the profiler's clock by the fetch's time (169 ms for a
   // 20,000-step exit pull) and stretched the device timeline between the anchors.
