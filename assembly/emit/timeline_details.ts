@@ -19,6 +19,7 @@
  */
 import { Ev } from "../model/event";
 import * as O from "./out";
+import * as S from "../model/session";
 import { chromeBegin, chromeEvent } from "./chrome_json";
 import { outputIndexOf } from "./timeline_order";
 import { regrow } from "../util/regrow";
@@ -91,7 +92,9 @@ export function detailsWanted(start: f64, kind: u32, cls: u32, a: u32, b: u32): 
 export function detailsCapture(e: Ev, arrival: u32): void {
   O.flush(); // dropped
   O.outMode(O.CAPTURE);
+  const counted = S.eventsEmitted; // the timeline counted `e` (and what chromeEvent writes with it) already
   chromeEvent(e);
+  S.eventsBackTo(counted);
   O.flush();
   const n = O.capLen;
   O.outMode(O.TO_HOST);

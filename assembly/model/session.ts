@@ -212,6 +212,8 @@ export function setHaveEnd(): void { haveEnd = true; }
 export function addEvent(): void { eventsEmitted++; }
 /** Adds `n` events another worker emitted (a split conversion's last part: assembly/split.ts). */
 export function addEvents(n: u64): void { eventsEmitted += n; }
+/** Sets the emitted count back to `n`: the details pass writes again, as Chrome JSON, events its timeline counted. */
+export function eventsBackTo(n: u64): void { eventsEmitted = n; }
 export function addApiFiltered(): void { apiFiltered++; }
 export function setKindSize(kind: u32, size: u32): void {
   if (kind < MAX_KIND) {

@@ -320,4 +320,13 @@ test("past the timeline's 16,384-row cap (events of later threads share its last
   for (const i of order) assert.is(got.get(i)!.text, all.get(i)!.text, `event ${i}`);
 });
 
+test("a details pass reports the timeline's own event count (the capture writes each event's Chrome JSON again: not counted twice)", async () => {
+  const path = "samples/h100_torch_train_nvtx.rawtrace";
+  const plain = await (await createEngine()).convert(fileSource(path), () => {}, { format: "timeline", traceName: basename(path) });
+  const withAll = await (await createEngine()).convert(fileSource(path), () => {},
+    { format: "timeline", traceName: basename(path), details: "all" });
+  assert.ok(plain.events > 0);
+  assert.is(withAll.events, plain.events);
+});
+
 test.run();
