@@ -362,7 +362,7 @@ function onChunkPass1(type: u32, p: usize, n: u32, off: u64, seq: u32): void {
       const count = rd64();
       // The reason says the unit (records or buffers); a payload cut after the count is counted as records.
       const reason: u32 = cok && cp + 4 <= cend ? rd32() : 0;
-      if (cok) S.addDropped(count, S.droppedCountsBuffers(reason, S.vendor));
+      if (cok) S.addDropped(count, reason);
       break;
     }
     case Chunk.THREAD_NAMES: {
@@ -522,6 +522,7 @@ export function endPass(): bool {
   if (pass == 1) {
     settleSalvage(0); // a dump with no activity chunk: the HEADER's vendor, reported
     if (!S.haveEnd) warn(Warn.NO_END, 0, 0);
+    S.settleDropped(S.vendor);
     if (S.droppedRecords > 0) warn(Warn.DROPPED_RECORDS, 0, S.droppedRecords);
     if (S.droppedBuffers > 0) warn(Warn.DROPPED_BUFFERS, 0, S.droppedBuffers);
     if (!D.active && S.haveHeader) fail(Fatal.UNSUPPORTED_VENDOR, 0, S.vendor);

@@ -187,26 +187,31 @@ export function bufferEnd(): void {
 }
 export function addChunk(): void { chunksSeen++; }
 export function addActivity(n: u64): void { activityChunks++; activityBytes += n; }
+/** a + b, saturating at 2^64 − 1 (a dropped total never wraps: the host shows a saturated one as "≥"). */
+function satAdd(a: u64, b: u64): u64 {
+  const t = a + b;
+  return t < a ? 0xffffffffffffffff : t;
+}
+// Reason 2's counts until the vendor is settled (settleDropped): records, or the CUDA collector's whole buffers.
+let droppedCap: u64 = 0;
 /**
- * Whether a DROPPED chunk of `reason` from a dump of vendor `v` counts buffers rather than records (docs/format.md §8):
- * reason 3 (a write error) and 4 (left by the exit flush) always; reason 2 (the memory cap) from the CUDA collector,
- * which refuses whole buffers (the others count the records they refuse). Reason 1 and unknown reasons: records.
+ * Adds the count `n` of a DROPPED chunk of `reason` (docs/format.md §8): whole buffers for reasons 3 (a write error)
+ * and 4 (left by the exit flush); records for 1 and unknown reasons; reason 2 (the memory cap) is set aside until
+ * the vendor is known for sure (a salvaged HEADER's vendor can still change): {@link settleDropped}.
  */
-export function droppedCountsBuffers(reason: u32, v: u32): bool {
-  return reason == 3 || reason == 4 || (reason == 2 && v == 1);
+export function addDropped(n: u64, reason: u32): void {
+  if (reason == 2) droppedCap = satAdd(droppedCap, n);
+  else if (reason == 3 || reason == 4) droppedBuffers = satAdd(droppedBuffers, n);
+  else droppedRecords = satAdd(droppedRecords, n);
 }
 /**
- * Adds `n` dropped records (or whole buffers: `buffers`), saturating at 2^64 − 1 (never wraps: the host shows a
- * saturated total as "≥").
+ * End of pass 1, the vendor settled: reason 2's counts become whole buffers for the CUDA collector (vendor 1), which
+ * refuses whole buffers, and records for the others, which count the records they refuse.
  */
-export function addDropped(n: u64, buffers: bool = false): void {
-  if (buffers) {
-    const b = droppedBuffers + n;
-    droppedBuffers = b < droppedBuffers ? 0xffffffffffffffff : b;
-    return;
-  }
-  const t = droppedRecords + n;
-  droppedRecords = t < droppedRecords ? 0xffffffffffffffff : t;
+export function settleDropped(v: u32): void {
+  if (v == 1) droppedBuffers = satAdd(droppedBuffers, droppedCap);
+  else droppedRecords = satAdd(droppedRecords, droppedCap);
+  droppedCap = 0;
 }
 export function setHaveEnd(): void { haveEnd = true; }
 export function addEvent(): void { eventsEmitted++; }
@@ -676,6 +681,7 @@ export function sessionReset(): void {
   activityBytes = 0;
   droppedRecords = 0;
   droppedBuffers = 0;
+  droppedCap = 0;
   haveEnd = false;
   minVendorTs = 0;
   maxVendorTs = 0;

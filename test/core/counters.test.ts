@@ -11,7 +11,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { fromBinary } from "@bufbuild/protobuf";
 import { RawtraceWriter } from "../../src/format/writer.js";
+import { XSpaceSchema } from "../../src/gen/xplane_pb.js";
 import * as C from "../../src/tools/cupti_records.js";
 import { computeStats } from "../../src/core/stats.js";
 import { memorySource } from "../../src/core/engine.js";
@@ -104,6 +106,12 @@ test("DROPPED chunks that count whole buffers (CUDA's memory cap, a write error,
     [["DROPPED_RECORDS", 17], ["DROPPED_BUFFERS", 6]]);
   const { text } = await toChrome(bytes);
   assert.match(text, '"dropped_records":17,"dropped_buffers":6,');
+  // XSpace: XLA's line counts the records; the buffers are an error line of their own (a loss).
+  const parts: Buffer[] = [];
+  await (await createEngine()).convert(memorySource(bytes), (b) => parts.push(Buffer.from(b)), { format: "xspace" });
+  const space = fromBinary(XSpaceSchema, Buffer.concat(parts));
+  assert.ok(space.warnings.some((w) => /17 events dropped because the collector reported lost records/.test(w)), space.warnings.join("\n"));
+  assert.ok(space.errors.some((e) => /^rawtrace DROPPED_BUFFERS: 1 occurrence .*detail 6\)$/.test(e)), space.errors.join("\n"));
   const p = join(tmp, "buffers.rawtrace");
   writeFileSync(p, bytes);
   const r = spawnSync(process.execPath, [join(ROOT, "dist/node/cli.js"), "info", p], { encoding: "utf8" });
