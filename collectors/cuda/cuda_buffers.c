@@ -109,6 +109,9 @@ void CUPTIAPI rt_cuda_on_buffer_completed(CUcontext ctx, uint32_t stream_id, uin
   uint64_t t0 = mono_ns();
   struct cbuf* b = (struct cbuf*)(buffer - CBUF_HDR);
   if (b->magic != CBUF_MAGIC) return; /* not one of ours: leave it alone */
+  /* Before the buffer is queued: the writer, which may take it at once, then finds what CUPTI lost with it (after,
+   * the count waited for the next buffer and was said with that one's: "dropped 6" for two buffers of 3). */
+  rt_cuda_note_vendor_drops();
   if (valid > b->size) valid = b->size;
   if (valid == 0) {
     rt_cuda_recycle(b);
@@ -126,7 +129,6 @@ void CUPTIAPI rt_cuda_on_buffer_completed(CUcontext ctx, uint32_t stream_id, uin
     atomic_fetch_add(&G.n_completed, 1);
     rt_cuda_enqueue(&b->it);
   }
-  rt_cuda_note_vendor_drops();
   atomic_fetch_add(&G.t_callback_ns, mono_ns() - t0);
 }
 
