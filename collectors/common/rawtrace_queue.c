@@ -49,6 +49,15 @@ int rt_queue_lock(rt_queue* q, pthread_mutex_t* m) {
   }
 }
 
+/* rt_queue_lock for the queue's own locks: once it gave up on one after a signal (a thread the signal stopped holds it
+ * for ever), later calls only try it, instead of 100 ms each. */
+static int lock_own(rt_queue* q, pthread_mutex_t* m, atomic_int* lost) {
+  if (atomic_load(lost)) return pthread_mutex_trylock(m) == 0;
+  if (rt_queue_lock(q, m)) return 1;
+  atomic_store(lost, 1);
+  return 0;
+}
+
 void rt_queue_push(rt_queue* q, rt_item* it) {
   it->next = NULL;
   pthread_mutex_lock(&q->mu);
@@ -62,7 +71,7 @@ void rt_queue_push(rt_queue* q, rt_item* it) {
 
 uint64_t rt_queue_last(rt_queue* q) {
   /* The lock held by a thread the signal stopped: the count as it reads now (only ever grows). */
-  if (!rt_queue_lock(q, &q->mu)) return __atomic_load_n(&q->seq, __ATOMIC_ACQUIRE);
+  if (!lock_own(q, &q->mu, &q->mu_lost)) return __atomic_load_n(&q->seq, __ATOMIC_ACQUIRE);
   uint64_t s = q->seq;
   pthread_mutex_unlock(&q->mu);
   return s;
@@ -82,12 +91,10 @@ void rt_queue_sleep(rt_queue* q, long ms) {
   }
 }
 
-/* Puts `list` (items taken from the queue, in order) back before the items queued since. Returns 0 when the queue's
- * lock is held by a thread a signal stopped (the caller then goes on with the list). */
-static int requeue_front(rt_queue* q, rt_item* list) {
-  rt_item* last = list;
-  while (last->next) last = last->next;
-  if (!rt_queue_lock(q, &q->mu)) return 0;
+/* Puts `list` … `last` (items taken from the queue, in order) back before the items queued since. Returns 0 when the
+ * queue's lock is held by a thread a signal stopped (the caller then goes on with the list). */
+static int requeue_front(rt_queue* q, rt_item* list, rt_item* last) {
+  if (!lock_own(q, &q->mu, &q->mu_lost)) return 0;
   last->next = q->head;
   q->head = list;
   if (!q->tail) q->tail = last;
@@ -98,19 +105,24 @@ static int requeue_front(rt_queue* q, rt_item* list) {
 size_t rt_queue_drain_once(rt_queue* q, void (*handle)(rt_item* it)) {
   /* A program thread the termination signal stopped inside rt_queue_push holds the list's lock for ever: the items
    * still queued are then left (the exit flush writes END without them) rather than waited for. */
-  if (!rt_queue_lock(q, &q->mu)) return 0;
+  if (!lock_own(q, &q->mu, &q->mu_lost)) return 0;
   rt_item* list = q->head;
+  rt_item* last = q->tail;
   q->head = q->tail = NULL;
   pthread_mutex_unlock(&q->mu);
   size_t n = 0;
+  int keep = 0; /* the batch goes on to its end (its rest could not be put back) */
   while (list) {
     /* The exit began: the rest goes back to the queue's front, for the exit flush (see rawtrace_queue.h). */
-    if (!q->exit_flushing && atomic_load(&q->exit_ns) && n > 0 && requeue_front(q, list)) break;
+    if (!keep && !q->exit_flushing && atomic_load(&q->exit_ns) && n > 0) {
+      if (requeue_front(q, list, last)) break;
+      keep = 1;
+    }
     rt_item* next = list->next;
     uint64_t seq = list->seq;
     handle(list);
     n++;
-    if (rt_queue_lock(q, &q->done_mu)) {
+    if (lock_own(q, &q->done_mu, &q->done_mu_lost)) {
       if (seq > q->done_seq) q->done_seq = seq;
       pthread_cond_broadcast(&q->done_cv);
       pthread_mutex_unlock(&q->done_mu);
@@ -190,7 +202,7 @@ int rt_queue_wait(rt_queue* q, uint64_t target, long ms) {
 }
 
 void rt_queue_finish(rt_queue* q) {
-  if (rt_queue_lock(q, &q->done_mu)) {
+  if (lock_own(q, &q->done_mu, &q->done_mu_lost)) {
     q->finished = 1;
     pthread_cond_broadcast(&q->done_cv);
     pthread_mutex_unlock(&q->done_mu);
@@ -299,10 +311,13 @@ void rt_queue_note_exit(rt_queue* q) {
   atomic_compare_exchange_strong(&q->exit_ns, &expected, now ? now : 1);
 }
 
-/* What the file's last chunks (DROPPED, LOG, CLOCK, END) get of the exit timeout: a tenth, at least 200 ms. */
+/* What the file's last chunks (DROPPED, LOG, CLOCK, END) get of the exit timeout: a tenth, at least 200 ms, at most
+ * half (a timeout of 0.2 s or less must not leave every buffer). */
 static uint64_t exit_reserve_ns(long exit_ms) {
   uint64_t r = (uint64_t)exit_ms * 100000ull; /* a tenth, in ns */
-  return r < 200000000ull ? 200000000ull : r;
+  uint64_t half = (uint64_t)exit_ms * 500000ull;
+  if (r < 200000000ull) r = 200000000ull;
+  return r > half ? half : r;
 }
 
 void rt_queue_begin_exit_flush(rt_queue* q) { q->exit_flushing = 1; }
@@ -313,7 +328,7 @@ int rt_queue_exit_skip(rt_queue* q, uint64_t bytes) {
     if (!t0 || q->exit_ms <= 0) return 0;
     uint64_t budget = (uint64_t)q->exit_ms * 1000000ull;
     uint64_t reserve = exit_reserve_ns(q->exit_ms);
-    uint64_t end = t0 + (budget > reserve ? budget - reserve : 0);
+    uint64_t end = t0 + budget - reserve;
     /* The speed of the writes before (a quarter more, for a reader that slows down); none measured: write it, and
      * measure. */
     uint64_t need = (uint64_t)((double)bytes * (double)q->ps_per_byte * 1.25 / 1000.0);

@@ -48,6 +48,9 @@ typedef struct rt_queue {
   atomic_int in_signal;      /* a termination signal's handler asked for the exit flush (rt_queue_note_signal) */
   _Atomic uint64_t stall_seq;
   int shutdown_failed; /* an rt_queue_shutdown returned without the writer finished */
+  /* rt_queue_lock gave up on mu / done_mu after a signal: held by a thread the signal stopped, so later tries of that
+   * lock only try it (each full try would cost 100 ms again: per item of a batch, per batch). */
+  atomic_int mu_lost, done_mu_lost;
   int pipe[2];       /* one byte per notification, for signal handlers */
   /* The exit flush's deadline (rt_queue_exit_skip): when the exit began, and the writer's own measures. */
   long exit_ms;              /* the collector's exit timeout (ms); 0 = no deadline */

@@ -613,6 +613,10 @@ static void finalize(void) {
       lost++;
       continue;
     }
+    if (rt_queue_exit_skip(&G.q, 0)) { /* the flush's time is up: not even fetched (counted, said below) */
+      d->running = 0;
+      continue;
+    }
     struct syn_pull* p = (struct syn_pull*)calloc(1, sizeof *p);
     if (!p) {
       pull(d, REASON_EXIT, 0, 1); /* no memory to hand a pull over: here, unbounded */
@@ -646,8 +650,8 @@ static void finalize(void) {
   uint64_t left_bytes, left = rt_queue_exit_left(&G.q, &left_bytes);
   if (left && G.w && !atomic_load(&G.write_failed)) {
     wrote(rt_writer_dropped(G.w, left, RT_DROP_EXIT_TIME));
-    logmsg(RT_V_WARN, 1, "exit flush: %llu device traces (%llu bytes) left unwritten: at this output's speed they "
-           "would have taken longer than RAWTRACE_EXIT_TIMEOUT (%.1f s) allows", (unsigned long long)left,
+    logmsg(RT_V_WARN, 1, "exit flush: %llu device traces (%llu bytes of them fetched) left unwritten: at this output's "
+           "speed they would have taken longer than RAWTRACE_EXIT_TIMEOUT (%.1f s) allows", (unsigned long long)left,
            (unsigned long long)left_bytes, G.exit_timeout);
   }
   if (G.w) {

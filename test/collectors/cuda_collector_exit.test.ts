@@ -249,14 +249,14 @@ test("exit() from a thread while four threads keep launching into a slow output:
 });
 
 test("exit() while threads keep launching into an output too slow for RAWTRACE_EXIT_TIMEOUT: the flush stops in time, says what it left, END is written", async () => {
-  // The test above with an output read at ≈ 1.3 MB/s and a 2 s exit timeout: the 4 MiB the queue may hold take ≈ 3 s.
+  // The test above with an output read at ≈ 1.3 MB/s and a 4 s exit timeout: the 16 MiB the queue may hold take ≈ 13 s.
   // Before, the exit hook's wait ran out while the writer still wrote its queue, and the file had no END.
   const fifo = join(dir, "exit-slow.fifo");
   const copy = join(dir, "exit-slow-copy.rawtrace");
   const reader = startFifoReader(fifo, copy, { pauseS: 0.05 });
   await reader.ready;
   const run = runSync("cu13", "exit_busy", "exit-slow", {
-    RAWTRACE_OUTPUT: fifo, RAWTRACE_BUFFER_SIZE: "256K", RAWTRACE_MAX_MEMORY: "4M", RAWTRACE_EXIT_TIMEOUT: "2",
+    RAWTRACE_OUTPUT: fifo, RAWTRACE_BUFFER_SIZE: "64K", RAWTRACE_MAX_MEMORY: "16M", RAWTRACE_EXIT_TIMEOUT: "4",
   });
   await reader.closed;
   assert.is(run.status, 0, run.stderr);

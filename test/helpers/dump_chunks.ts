@@ -56,13 +56,13 @@ export function firstActivityOffset(b: Uint8Array): number {
 /**
  * What an exit flush out of time left (collectors/common `rt_queue_exit_skip`): the count of the one DROPPED chunk of
  * reason EXIT_TIME among `chunks` (buffers; Gaudi: device traces), asserted to be there once, above 0, and said on
- * `stderr` as "exit flush: <count> <what> (<bytes> bytes) left unwritten".
+ * `stderr` as "exit flush: <count> <what> (<bytes> bytes…) left unwritten".
  */
 export function exitLeft(chunks: Array<{ type: number; p: Buffer }>, stderr: string, what: string): number {
   const left = chunks.filter((c) => c.type === ChunkType.DROPPED && c.p.readUInt32LE(8) === DropReason.EXIT_TIME);
   assert.is(left.length, 1, `one DROPPED chunk of reason 4: ${stderr}`);
   const n = Number(left[0].p.readBigUInt64LE(0));
   assert.ok(n > 0, stderr);
-  assert.match(stderr, new RegExp(`exit flush: ${n} ${what} \\(\\d+ bytes\\) left unwritten`));
+  assert.match(stderr, new RegExp(`exit flush: ${n} ${what} \\(\\d+ bytes[^)]*\\) left unwritten`));
   return n;
 }
