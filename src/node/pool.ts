@@ -140,6 +140,8 @@ export class WorkerPool {
   private readonly waiting: Array<(slot: number) => void> = [];
   private seq = 0;
   private closed = false;
+  /** The first close()'s work: a second call waits for it too (its workers stopped, its tasks rejected). */
+  private closing: Promise<void> | null = null;
   private readonly inThread: boolean;
 
   constructor(opts: PoolOptions = {}) {
@@ -209,8 +211,12 @@ export class WorkerPool {
    * Stops every worker (releaseProxy + terminate). Tasks still queued and tasks running are rejected with
    * API_MISUSE (their outputs removed); the pool cannot be reused.
    */
-  async close(): Promise<void> {
-    if (this.closed) return;
+  close(): Promise<void> {
+    this.closing ??= this.closeNow();
+    return this.closing;
+  }
+
+  private async closeNow(): Promise<void> {
     this.closed = true;
     for (const w of this.waiting.splice(0)) w(-1);
     const running = this.slots.filter((s) => s.task !== null).map((s) => ({ s, file: s.task!.file }));
@@ -220,7 +226,10 @@ export class WorkerPool {
     // after its caller has removed the output.
     await Promise.all(onThisThread);
     // Rejected once their workers have stopped: the caller may then close the descriptors those workers wrote to.
-    for (const { s, file } of running) s.cancel?.(new RawtraceError("API_MISUSE", `the worker pool was closed while a worker was on ${file}`, file));
+    for (const { s, file } of running) {
+      s.cancel?.(new RawtraceError("API_MISUSE", `the worker pool was closed while a worker was on ${file}`, file));
+      s.task = null; // active() lists nothing once the pool is closed
+    }
   }
 
   /**

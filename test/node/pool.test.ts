@@ -163,6 +163,21 @@ test("close() under running and queued tasks rejects both with API_MISUSE and le
   assert.ok(isRawtraceError(late) && late.code === "API_MISUSE" && late.file === input2 && late.message.startsWith(`${input2}: `), String(late));
 });
 
+test("a second close() resolves only when the first has stopped the workers and rejected their tasks", async () => {
+  const pool = new WorkerPool({ jobs: 1 });
+  let settled = false;
+  const task = pool.info(input).then(() => null, (x) => x).finally(() => (settled = true));
+  while (!workerOf(pool, 0)) await tick();
+  const first = pool.close();
+  await pool.close(); // returned at once before: the task still running, its worker alive
+  assert.equal(pool.active(), [], "no task running once the second close() resolved");
+  await tick(); // the task's rejection handlers run
+  assert.ok(settled, "the task was rejected when the second close() resolved");
+  await first;
+  const e = await task;
+  assert.ok(isRawtraceError(e) && e.code === "API_MISUSE", String(e));
+});
+
 test("a task asked for in the same tick as close() is rejected and starts no worker", async () => {
   const pool = new WorkerPool({ jobs: 1 });
   const task = pool.info(input).then(() => "resolved", (e) => (isRawtraceError(e) ? e.code : String(e)));
