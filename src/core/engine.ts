@@ -31,15 +31,16 @@ export interface ByteSource {
 
 /**
  * Receives output bytes. The view points into WebAssembly memory and is valid only during the call: write it out
- * or copy it before returning.
+ * or copy it before returning. A sink may return a promise (an async write of its copy): the core's next input window
+ * waits for it, and its rejection fails the conversion.
  */
-export type Sink = (bytes: Uint8Array) => void;
+export type Sink = (bytes: Uint8Array) => void | PromiseLike<unknown>;
 
 /**
  * Progress: bytes of the current pass done and total (when known); pass 1 = index, 2 = emit, 3 = the projection
  * pass that runs between them when the dump has NVTX ranges and a launch call comes after its device op in the file.
  */
-export type Progress = (done: number, total: number | undefined, pass: 1 | 2 | 3) => void;
+export type Progress = (done: number, total: number | undefined, pass: 1 | 2 | 3) => void | PromiseLike<unknown>;
 
 /**
  * Where the core puts what would otherwise grow with the input (assembly/util/spill.ts): XSpace's buffered event
@@ -437,7 +438,27 @@ export class Engine {
 
   private onWrite(ptr: number, len: number): void {
     this.bytesOut += len;
-    this.sink?.(new Uint8Array(this.x.memory.buffer, ptr, len));
+    this.noteAsync(this.sink?.(new Uint8Array(this.x.memory.buffer, ptr, len)));
+  }
+
+  /** Promises a sink or progress callback returned during the current window (awaited before the next one). */
+  private pending: PromiseLike<unknown>[] = [];
+
+  /** Keeps a callback's promise for {@link settlePending}; anything else is ignored. */
+  private noteAsync(r: unknown): void {
+    if (r !== null && typeof r === "object" && typeof (r as PromiseLike<unknown>).then === "function") {
+      const p = Promise.resolve(r as PromiseLike<unknown>);
+      p.catch(() => {}); // observed by settlePending: never an unhandled rejection
+      this.pending.push(p);
+    }
+  }
+
+  /** Waits for the callbacks' promises of the window just fed; the first rejection fails the conversion. */
+  private async settlePending(): Promise<void> {
+    if (this.pending.length === 0) return;
+    const ps = this.pending;
+    this.pending = [];
+    await Promise.all(ps);
   }
 
   private u8(): Uint8Array {
@@ -454,17 +475,28 @@ export class Engine {
     try {
       for (;;) {
         // Read straight into the core's input window: no intermediate copy.
-        const n = await reader.read(new Uint8Array(x.memory.buffer, x.rt_input_ptr(), x.rt_input_free()));
+        const free = x.rt_input_free();
+        const n = await reader.read(new Uint8Array(x.memory.buffer, x.rt_input_ptr(), free));
         if (n === 0) break;
+        // A custom reader's count is checked: NaN or a fraction made the loop never end, more than asked read as
+        // "engine called out of order".
+        if (!Number.isInteger(n) || n < 0 || n > free) {
+          throw new RawtraceError("API_MISUSE", `${src.path ?? src.name}: offset ${done}: the source's read() returned ${String(n)}, not a whole number of bytes from 0 to the ${free} asked for`, src.path ?? src.name, done);
+        }
         done += n;
-        if (!x.rt_feed(n)) break;
-        onProgress?.(done, src.size, pass);
+        const fed = x.rt_feed(n);
+        await this.settlePending();
+        if (!fed) break;
+        this.noteAsync(onProgress?.(done, src.size, pass));
+        await this.settlePending();
         if (afterWindow) await afterWindow();
         if (this.windowYield) await this.windowYield();
       }
       if (x.rt_fatal_code() === 0) beforeEnd?.();
       x.rt_end_pass();
+      await this.settlePending();
     } catch (e) {
+      this.pending = []; // a failed conversion's callbacks are not waited for by the next one
       if (e instanceof WebAssembly.RuntimeError) {
         // A trap inside the core is a bug (or memory exhaustion): report it against the file and offset.
         const where = src.path ?? src.name;
@@ -496,6 +528,7 @@ export class Engine {
   private begin(): void {
     if (this.busy) throw new RawtraceError("API_MISUSE", "Engine is already converting; use one Engine per conversion");
     this.busy = true;
+    this.pending = [];
     this.x.rt_reset();
     this.spilledBytes = 0;
     this.x.rt_set_paged_budget?.(this.pagedBudgetBytes >>> 0);

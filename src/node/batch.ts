@@ -49,12 +49,13 @@ export interface BatchOptions {
   /** A pool to run on (left open); default: a pool made for this call and closed at its end. */
   pool?: WorkerPool;
   /**
-   * Called once when a file is done (converted or failed). An exception it throws does not change that file's
-   * result: the batch runs to its end, then rejects with the first such exception (the caller's bug is not a file's).
+   * Called once when a file is done (converted or failed). An exception it throws (or the rejection of the promise an
+   * async one returns: the batch waits for it) does not change that file's result: the batch runs to its end, then
+   * rejects with the first such exception (the caller's bug is not a file's).
    */
-  onFile?: (r: FileResult) => void;
+  onFile?: (r: FileResult) => void | PromiseLike<unknown>;
   /** Called every `progressMs` (default 200) while the batch runs. */
-  onProgress?: (p: BatchProgress) => void;
+  onProgress?: (p: BatchProgress) => void | PromiseLike<unknown>;
   progressMs?: number;
 }
 
@@ -171,16 +172,14 @@ export async function convertBatch(inputs: string[], opts: BatchOptions = {}): P
   let filesDone = 0;
   let filesFailed = 0;
   let callbackError: { e: unknown } | null = null;
+  const asyncCallbacks: Promise<void>[] = []; // an async onFile's promises, waited for at the end
   const finish = (i: number, r: FileResult) => {
     results[i] = r;
     filesDone++;
     if (!r.ok) filesFailed++;
     doneBytes += sizes[i];
-    try {
-      opts.onFile?.(r);
-    } catch (e) {
-      callbackError ??= { e };
-    }
+    const p = callGuarded(() => opts.onFile?.(r), (e) => (callbackError ??= { e }));
+    if (p) asyncCallbacks.push(p);
   };
   const progress = progressReports(opts.onProgress, () => {
     const active = pool.active();
@@ -204,8 +203,10 @@ export async function convertBatch(inputs: string[], opts: BatchOptions = {}): P
     progress.stop();
     if (!opts.pool) await pool.close();
   }
+  await Promise.all(asyncCallbacks);
   if (callbackError) throw (callbackError as { e: unknown }).e;
   progress.last();
+  await progress.settled();
   progress.rethrow();
   const ok = results.filter((r) => r.ok);
   return {
@@ -220,16 +221,18 @@ export async function convertBatch(inputs: string[], opts: BatchOptions = {}): P
  * exception from the callback stops the reports and is kept, not thrown from the timer (where it would end the host
  * process): the call rethrows it at its end, as it does an exception from `onFile`.
  */
-export function progressReports(onProgress: ((p: BatchProgress) => void) | undefined, make: () => BatchProgress, ms = 200) {
+export function progressReports(
+  onProgress: ((p: BatchProgress) => void | PromiseLike<unknown>) | undefined, make: () => BatchProgress, ms = 200,
+) {
   let error: { e: unknown } | null = null;
+  const pending: Promise<void>[] = [];
   const report = () => {
     if (!onProgress || error) return;
-    try {
-      onProgress(make());
-    } catch (e) {
-      error = { e };
+    const p = callGuarded(() => onProgress(make()), (e) => {
+      error ??= { e };
       clearInterval(timer);
-    }
+    });
+    if (p) pending.push(p);
   };
   const timer = onProgress ? setInterval(report, ms) : undefined;
   return {
@@ -237,11 +240,32 @@ export function progressReports(onProgress: ((p: BatchProgress) => void) | undef
     stop: () => clearInterval(timer),
     /** The last report (every file done). */
     last: report,
+    /** Waits for the promises an async callback returned (their rejections are kept for `rethrow`). */
+    settled: async () => {
+      await Promise.all(pending.splice(0));
+    },
     /** Throws what the callback threw, if it did. */
     rethrow: () => {
       if (error) throw error.e;
     },
   };
+}
+
+/**
+ * Calls a caller's callback: what it throws, or what the promise it returns (an async callback) rejects with, goes to
+ * `onError` — never an unhandled rejection, which would end the host process. Returns a promise that settles with that
+ * promise (never rejecting), to wait for; undefined when the callback returned no promise.
+ */
+export function callGuarded(call: () => unknown, onError: (e: unknown) => void): Promise<void> | undefined {
+  try {
+    const r = call();
+    if (r !== null && typeof r === "object" && typeof (r as PromiseLike<unknown>).then === "function") {
+      return Promise.resolve(r as PromiseLike<unknown>).then(() => {}, onError);
+    }
+  } catch (e) {
+    onError(e);
+  }
+  return undefined;
 }
 
 /** Claims `output` for `input`: two inputs may not write one file. */

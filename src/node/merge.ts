@@ -54,7 +54,7 @@ export interface MergeOptions {
   /** A pool to run on (left open); default: one made for this call and closed at its end. */
   pool?: WorkerPool;
   /** Called every `progressMs` (default 200) while the merge runs. */
-  onProgress?: (p: BatchProgress) => void;
+  onProgress?: (p: BatchProgress) => void | PromiseLike<unknown>;
   progressMs?: number;
   /**
    * Largest clock skew allowed, ms: a rank whose clock start is further than this from the median of the ranks'
@@ -178,6 +178,7 @@ export async function merge(inputs: string[], output: string, opts: MergeOptions
       : await mergeChrome(pool, plan, infos, clock, file!, opts, step, rankNotes);
     plan.ranks.forEach((p) => (p.file = given[p.index]));
     progress.last(); // the last report says every file is done, as convertBatch's does
+    await progress.settled();
     progress.rethrow();
     const ranks: MergedRank[] = plan.ranks.map((p, k) => ({
       ...r.outcomes[k], file: p.file, rank: p.rank, slot: p.slot, host: p.host, bytesIn: infos[p.index].bytes,

@@ -70,6 +70,64 @@ test("an onProgress that throws: convertFile and convertStream reject with that 
   assert.ok(s instanceof Mine, String(s));
 });
 
+test("async callbacks: a rejected promise from onFile, onProgress or an Engine sink fails the call like a throw, never as an unhandled rejection; a resolved one is waited for", async () => {
+  class Mine extends Error {}
+  const unhandled: unknown[] = [];
+  const note = (e: unknown) => unhandled.push(e);
+  process.on("unhandledRejection", note);
+  try {
+    // convertBatch: every file still converted, then the batch rejects with the callback's error (it ended the
+    // process before, with two files never converted).
+    const dir = mkdtempSync(join(tmp, "async-onfile-"));
+    const second = join(tmp, "in-async-2.rawtrace");
+    writeFileSync(second, readFileSync(input));
+    const seen: string[] = [];
+    const b = await convertBatch([input, second], {
+      outDir: dir, jobs: 1, onFile: async (f) => { seen.push(f.file); throw new Mine("async onFile bug"); },
+    }).catch((x: unknown) => x);
+    assert.ok(b instanceof Mine, String(b));
+    assert.is(seen.length, 2);
+    assert.is(readdirSync(dir).filter((f) => f.endsWith(".json")).length, 2, "both converted");
+    const p = await convertBatch([input], {
+      outDir: mkdtempSync(join(tmp, "async-progress-")), jobs: 1, progressMs: 1,
+      onProgress: async () => { throw new Mine("async onProgress bug"); },
+    }).catch((x: unknown) => x);
+    assert.ok(p instanceof Mine, String(p));
+    // Engine.convert: a sink's rejection fails the conversion; a slow async sink is waited for, window by window.
+    const eng = await createEngine();
+    const e = await eng.convert(fileSource(input), async () => { throw new Mine("async sink bug"); }).catch((x: unknown) => x);
+    assert.ok(e instanceof Mine, String(e));
+    const parts: Buffer[] = [];
+    let inFlight = 0;
+    let most = 0;
+    await eng.convert(fileSource(input), (bytes) => {
+      parts.push(Buffer.from(bytes)); // the view is valid during the call only
+      inFlight++;
+      most = Math.max(most, inFlight);
+      return new Promise<void>((ok) => setTimeout(() => { inFlight--; ok(); }, 1));
+    });
+    assert.ok(Buffer.concat(parts).equals(readFileSync(join(tmp, "file.json"))), "the same bytes");
+    assert.ok(most >= 1 && inFlight === 0, "every write settled before convert() resolved");
+    await new Promise((ok) => setTimeout(ok, 20));
+    assert.equal(unhandled, [], "no unhandled rejection");
+  } finally {
+    process.off("unhandledRejection", note);
+  }
+});
+
+test("a source whose read() returns a count that is not a whole number of bytes within what was asked: API_MISUSE naming it (NaN looped for ever)", async () => {
+  const eng = await createEngine();
+  for (const bad of [Number.NaN, 0.5, -1, 1 << 30]) {
+    const src = { name: "custom", size: 100, open: () => ({ read: () => bad }) };
+    const e = await Promise.race([
+      eng.convert(src, () => {}).catch((x: unknown) => x),
+      new Promise((ok) => setTimeout(() => ok("hung"), 5000)),
+    ]);
+    assert.ok(e instanceof Error && (e as { code?: string }).code === "API_MISUSE", `${bad}: ${String(e)}`);
+    assert.match((e as Error).message, `read() returned ${bad}`);
+  }
+});
+
 const bundled = existsSync(join(ROOT, "dist/node/worker.js")) && existsSync(join(ROOT, "dist/node/index.js"));
 
 test("the bundle: rawtrace/node through package exports runs its pool from dist/node/worker.js and exits", () => {
