@@ -34,13 +34,16 @@ export interface ByteSource {
  * or copy it before returning. A sink may return a promise (an async write of its copy): the core's next input window
  * waits for it, and its rejection fails the conversion.
  */
-export type Sink = (bytes: Uint8Array) => void | PromiseLike<unknown>;
+// `void`, not `void | PromiseLike`: any function fits (one returning push()'s number too); the engine looks at what it
+// returns all the same.
+export type Sink = (bytes: Uint8Array) => void;
 
 /**
  * Progress: bytes of the current pass done and total (when known); pass 1 = index, 2 = emit, 3 = the projection
  * pass that runs between them when the dump has NVTX ranges and a launch call comes after its device op in the file.
+ * A promise it returns is waited for before the next window; its rejection fails the conversion, as a throw does.
  */
-export type Progress = (done: number, total: number | undefined, pass: 1 | 2 | 3) => void | PromiseLike<unknown>;
+export type Progress = (done: number, total: number | undefined, pass: 1 | 2 | 3) => void;
 
 /**
  * Where the core puts what would otherwise grow with the input (assembly/util/spill.ts): XSpace's buffered event
@@ -234,6 +237,10 @@ export const DEFAULT_STEPS = /^ProfilerStep#\d+$/;
 export function stepPattern(steps: string | RegExp | undefined): RegExp {
   if (steps === undefined) return DEFAULT_STEPS;
   if (steps instanceof RegExp) return new RegExp(steps.source, steps.flags.replace(/[gy]/g, ""));
+  // Anything else became the source text of its String(): {} marked '[object Object]'-like ranges as steps.
+  if (typeof steps !== "string") {
+    throw new RawtraceError("USAGE", `steps must be a RegExp or its source text, not ${steps === null ? "null" : `a value of type ${typeof steps}`}`);
+  }
   try {
     return new RegExp(steps, "u");
   } catch (e) {

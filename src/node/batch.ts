@@ -53,9 +53,9 @@ export interface BatchOptions {
    * async one returns: the batch waits for it) does not change that file's result: the batch runs to its end, then
    * rejects with the first such exception (the caller's bug is not a file's).
    */
-  onFile?: (r: FileResult) => void | PromiseLike<unknown>;
+  onFile?: (r: FileResult) => void;
   /** Called every `progressMs` (default 200) while the batch runs. */
-  onProgress?: (p: BatchProgress) => void | PromiseLike<unknown>;
+  onProgress?: (p: BatchProgress) => void;
   progressMs?: number;
 }
 
@@ -221,9 +221,7 @@ export async function convertBatch(inputs: string[], opts: BatchOptions = {}): P
  * exception from the callback stops the reports and is kept, not thrown from the timer (where it would end the host
  * process): the call rethrows it at its end, as it does an exception from `onFile`.
  */
-export function progressReports(
-  onProgress: ((p: BatchProgress) => void | PromiseLike<unknown>) | undefined, make: () => BatchProgress, ms = 200,
-) {
+export function progressReports(onProgress: ((p: BatchProgress) => void) | undefined, make: () => BatchProgress, ms = 200) {
   let error: { e: unknown } | null = null;
   const pending: Promise<void>[] = [];
   const report = () => {

@@ -32,8 +32,10 @@ export function gzipByName(path: string | undefined): boolean {
  * temporary file or lock behind.
  */
 export function checkGzipLevel(level: number): number {
-  if (!Number.isInteger(level) || level < 0 || level > 9) {
-    throw new RawtraceError("USAGE", `gzip level must be a whole number from 0 to 9, not ${level}`);
+  if (typeof level !== "number" || !Number.isInteger(level) || level < 0 || level > 9) {
+    // A string "5" reads as 5 in a template: say what it is.
+    const given = typeof level === "number" ? String(level) : `${JSON.stringify(level) ?? String(level)} (a ${typeof level})`;
+    throw new RawtraceError("USAGE", `gzip level must be a whole number from 0 to 9, not ${given}`);
   }
   return level;
 }

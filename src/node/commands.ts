@@ -127,8 +127,8 @@ function gzipOutput(v: CliValues, fmt: "chrome" | "xspace", output = v.output): 
 function gzipLevel(v: CliValues, fmt: "chrome" | "xspace"): number | undefined {
   const s = v["gzip-level"];
   if (s === undefined) return undefined;
-  const n = Number(s);
-  if (s.trim() === "" || !Number.isInteger(n) || n < 0 || n > 9) {
+  const n = numberOpt(s, false);
+  if (n === null || n > 9) {
     throw new RawtraceError("USAGE", `--gzip-level must be a whole number from 0 (fastest) to 9 (smallest), not '${s}'`);
   }
   if (fmt === "xspace") throw new RawtraceError("USAGE", "--gzip-level: XSpace output is never gzipped (XProf reads .xplane.pb)");
@@ -137,14 +137,22 @@ function gzipLevel(v: CliValues, fmt: "chrome" | "xspace"): number | undefined {
 }
 
 /**
+ * A number option's value written in decimal digits (with `fraction`, also a decimal fraction: "2.5", ".5"), else
+ * null. Number() would take 0x10, 1e3, ' 4', '' (0) and 1.0 for a whole number: an option takes what it documents.
+ */
+function numberOpt(s: string, fraction: boolean): number | null {
+  return (fraction ? /^(\d+(\.\d*)?|\.\d+)$/ : /^\d+$/).test(s) ? Number(s) : null;
+}
+
+/**
  * Worker threads: `--jobs`, else one per core and at most one per input — or two for one Chrome JSON input on two
  * cores or more (one converts, the other writes: src/node/split.ts).
  */
 function jobs(v: CliValues, inputs: number, fmt: "chrome" | "xspace" = "xspace"): number {
   if (v.jobs === undefined) return poolJobs(inputs, undefined, fmt === "chrome");
-  const n = Number(v.jobs);
-  // Decimal digits only (not 1e3, 0x10, ' 4'), and at most MAX_JOBS: each worker slot is made up front.
-  if (!/^\d+$/.test(v.jobs) || n < 1 || n > MAX_JOBS) {
+  const n = numberOpt(v.jobs, false);
+  // At most MAX_JOBS: each worker slot is made up front.
+  if (n === null || n < 1 || n > MAX_JOBS) {
     throw new RawtraceError("USAGE", `--jobs must be a whole number from 1 to ${MAX_JOBS}, not '${v.jobs}'`);
   }
   return n;
@@ -332,8 +340,8 @@ export function failureSummary(failed: Array<{ input: string; error?: { code: st
 
 function maxSkew(v: CliValues): number | undefined {
   if (v["max-skew"] === undefined) return undefined;
-  const ms = Number(v["max-skew"]);
-  if (!Number.isFinite(ms) || ms < 0 || v["max-skew"].trim() === "") {
+  const ms = numberOpt(v["max-skew"], true);
+  if (ms === null || !Number.isFinite(ms)) {
     throw new RawtraceError("USAGE", `--max-skew must be milliseconds ≥ 0, not '${v["max-skew"]}'`);
   }
   return ms;
@@ -386,19 +394,26 @@ function writeOut(text: string): Promise<void> {
   return new Promise<void>((done) => process.stdout.write(text, () => done()));
 }
 
+/** `--top N` (a whole number ≥ 0), or `dflt`. */
+function topOpt(s: string | undefined, dflt: number): number {
+  if (s === undefined) return dflt;
+  const n = numberOpt(s, false);
+  if (n === null) throw new RawtraceError("USAGE", `--top must be a whole number, not '${s}'`);
+  return n;
+}
+
 /** `--gap-min US` (µs, default 10) in ns. */
 function gapMinNs(v: string | undefined): number {
   if (v === undefined) return DEFAULT_MIN_GAP_NS;
-  const n = Number(v);
-  if (!(n >= 0) || !Number.isFinite(n)) throw new RawtraceError("USAGE", `--gap-min must be a number of µs ≥ 0, not '${v}'`);
+  const n = numberOpt(v, true);
+  if (n === null || !Number.isFinite(n)) throw new RawtraceError("USAGE", `--gap-min must be a number of µs ≥ 0, not '${v}'`);
   return Math.round(n * 1000);
 }
 
 /** `rawtrace stats <files…>`. */
 export async function runStats(args: string[], v: CliValues): Promise<number> {
   const { files, missing } = inputs(args, "stats");
-  const top = v.top === undefined ? 10 : Number(v.top);
-  if (!Number.isInteger(top) || top < 0) throw new RawtraceError("USAGE", `--top must be a whole number, not '${v.top}'`);
+  const top = topOpt(v.top, 10);
   if (v.json && v.csv) throw new RawtraceError("USAGE", "--json and --csv exclude each other");
   if (v.steps !== undefined && v.gaps && v.csv) throw new RawtraceError("USAGE", "--csv prints one table: --steps or --gaps, not both");
   if (v.steps !== undefined) stepPattern(v.steps);
@@ -478,8 +493,7 @@ export async function runStats(args: string[], v: CliValues): Promise<number> {
 /** `rawtrace diff A B`: two files' statistics side by side, largest changes first. */
 export async function runDiff(args: string[], v: CliValues): Promise<number> {
   if (args.length !== 2) throw new RawtraceError("USAGE", `diff takes two files, not ${args.length}`);
-  const top = v.top === undefined ? 15 : Number(v.top);
-  if (!Number.isInteger(top) || top < 0) throw new RawtraceError("USAGE", `--top must be a whole number, not '${v.top}'`);
+  const top = topOpt(v.top, 15);
   if (v.steps !== undefined) stepPattern(v.steps);
   // Each argument on its own (a file may be compared with itself): exactly one file each.
   const files = args.map((arg) => {

@@ -46,6 +46,12 @@ export function checkOutputOptions(opts: { format?: string; gzip?: boolean; gzip
   if (opts.gzipLevel !== undefined) checkGzipLevel(opts.gzipLevel);
 }
 
+/** A path argument of the API `fn`: a non-empty string, else USAGE (not a TypeError from deep inside). */
+function needPath(fn: string, what: string, v: unknown): void {
+  if (typeof v === "string" && v !== "") return;
+  throw new RawtraceError("USAGE", `${fn}: the ${what} must be a file path, not ${v === "" ? "an empty string" : v === null ? "null" : typeof v}`);
+}
+
 /**
  * Converts `input` (.rawtrace) to Chrome JSON (or XSpace with `format: "xspace"`) at `output`, opened as
  * src/node/output.ts describes: `-` is standard output, FIFOs and devices are written directly, a regular file is
@@ -54,6 +60,8 @@ export function checkOutputOptions(opts: { format?: string; gzip?: boolean; gzip
  * plain `.xplane.pb`).
  */
 export async function convertFile(input: string, output: string, opts: ConvertFileOptions = {}): Promise<ConvertResult> {
+  needPath("convertFile", "input", input);
+  needPath("convertFile", "output", output);
   checkOutputOptions(opts, output);
   const gzip = opts.format === "xspace" ? false : opts.gzip ?? gzipByName(output);
   // An XSpace file makes its folder, as the CLI and convertBatch do (docs/errors.md: XProf's runs live in a tree that
@@ -107,6 +115,7 @@ export function callerCallback() {
 
 /** Reads a file's header, devices, record counts, time span and warnings (pass 1 only). */
 export async function infoFile(input: string): Promise<FileInfo> {
+  needPath("infoFile", "input", input);
   const engine = await createEngine();
   const src = fileSource(input);
   try {

@@ -54,7 +54,7 @@ export interface MergeOptions {
   /** A pool to run on (left open); default: one made for this call and closed at its end. */
   pool?: WorkerPool;
   /** Called every `progressMs` (default 200) while the merge runs. */
-  onProgress?: (p: BatchProgress) => void | PromiseLike<unknown>;
+  onProgress?: (p: BatchProgress) => void;
   progressMs?: number;
   /**
    * Largest clock skew allowed, ms: a rank whose clock start is further than this from the median of the ranks'

@@ -94,9 +94,12 @@ export function defaultJobs(): number {
  * million took gigabytes before the first task.
  */
 function checkedJobs(jobs: number): number {
-  const n = Math.floor(jobs);
-  if (!(n >= 1 && n <= MAX_JOBS)) throw new RawtraceError("USAGE", `jobs must be from 1 to ${MAX_JOBS}, not ${jobs}`);
-  return n;
+  // A whole number of type number: 2.5 was floored, "4" converted (docs/node-api.md: anything else is USAGE).
+  if (typeof jobs !== "number" || !Number.isInteger(jobs) || jobs < 1 || jobs > MAX_JOBS) {
+    const given = typeof jobs === "number" ? String(jobs) : `${JSON.stringify(jobs) ?? String(jobs)} (a ${typeof jobs})`;
+    throw new RawtraceError("USAGE", `jobs must be a whole number from 1 to ${MAX_JOBS}, not ${given}`);
+  }
+  return jobs;
 }
 
 /**

@@ -48,6 +48,9 @@ export async function convertStream(input: string | ByteSource, out: Writable, o
     typeof (input as unknown as { pipe?: unknown }).pipe === "function")) {
     throw new RawtraceError("USAGE", "convertStream: the input must be a path or a ByteSource (fileSource, memorySource), not a Node stream or other value");
   }
+  if (out === null || typeof out !== "object" || typeof (out as { write?: unknown }).write !== "function") {
+    throw new RawtraceError("USAGE", `convertStream: the output must be a Writable stream, not ${out === null ? "null" : typeof out}`);
+  }
   checkOutputOptions(opts);
   // Checked before the input is opened: a stream already gone must not cost a spooled copy of standard input.
   const already = gone(out);

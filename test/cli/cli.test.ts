@@ -405,6 +405,13 @@ test("contradicting options and negative numbers are usage errors that say what 
     usageError(["convert", SAMPLE, "--jobs", j, "-o", "j.json"], `--jobs must be a whole number from 1 to 1024, not '${j}'`);
   }
   usageError(["stats", SAMPLE, "-j", "9007199254740993"], "--jobs must be a whole number from 1 to 1024");
+  // Every number option takes what it documents, in decimal: Number() took 0x10, 1e3, ' 3', 1.0 (audit).
+  for (const t of ["0x10", "1.0", " 3", "1e1"]) usageError(["stats", SAMPLE, "--top", t], `--top must be a whole number, not '${t}'`);
+  for (const t of ["0x10", "1e3", " 5", "Infinity"]) {
+    usageError(["stats", SAMPLE, "--gaps", "--gap-min", t], `--gap-min must be a number of µs ≥ 0, not '${t}'`);
+    usageError(["merge", SAMPLE, join(ROOT, "samples/alexnet_a100_rank0.rawtrace"), "--max-skew", t, "-o", "m.json"], `--max-skew must be milliseconds ≥ 0, not '${t}'`);
+  }
+  usageError(["convert", SAMPLE, "--gzip", "--gzip-level", "0x5", "-o", "g.json.gz"], "--gzip-level must be a whole number from 0 (fastest) to 9 (smallest), not '0x5'");
   // An option given twice is refused (the last one used to win silently).
   usageError(["convert", SAMPLE, "-o", "a.json", "--output=b.json"], "--output given twice ('a.json', then 'b.json')");
   usageError(["batch", SAMPLE, "--shard", "0/2", "--shard", "1/2"], "--shard given twice");

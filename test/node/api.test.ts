@@ -128,6 +128,30 @@ test("a source whose read() returns a count that is not a whole number of bytes 
   }
 });
 
+test("arguments and options of the wrong type are USAGE naming them, before any output (audit: TypeErrors, a floored or converted jobs, steps {} as a pattern)", async () => {
+  const usage = async (what: string, f: () => unknown, mentions: string) => {
+    let e: unknown;
+    try {
+      await f();
+    } catch (x) {
+      e = x;
+    }
+    assert.ok(e instanceof Error && (e as { code?: string }).code === "USAGE", `${what}: ${String(e)}`);
+    assert.match((e as Error).message, mentions, what);
+  };
+  const out = join(tmp, "typed.json");
+  await usage("convertFile output undefined", () => convertFile(input, undefined as unknown as string), "convertFile: the output must be a file path, not undefined");
+  await usage("convertFile input ''", () => convertFile("", out), "convertFile: the input must be a file path, not an empty string");
+  await usage("infoFile input 7", () => infoFile(7 as unknown as string), "infoFile: the input must be a file path, not number");
+  await usage("convertStream output null", () => convertStream(input, null as unknown as Writable), "convertStream: the output must be a Writable stream, not null");
+  await usage("gzipLevel '5'", () => convertFile(input, join(tmp, "typed.json.gz"), { gzipLevel: "5" as unknown as number }), `not "5" (a string)`);
+  for (const jobs of [2.5, "4"]) {
+    await usage(`jobs ${jobs}`, () => convertBatch([input], { outDir: tmp, jobs: jobs as number }), `jobs must be a whole number from 1 to 1024, not ${typeof jobs === "string" ? `"4" (a string)` : "2.5"}`);
+  }
+  await usage("steps {}", () => convertFile(input, out, { steps: {} as unknown as string }), "steps must be a RegExp or its source text, not a value of type object");
+  assert.not.ok(existsSync(out), "no output");
+});
+
 const bundled = existsSync(join(ROOT, "dist/node/worker.js")) && existsSync(join(ROOT, "dist/node/index.js"));
 
 test("the bundle: rawtrace/node through package exports runs its pool from dist/node/worker.js and exits", () => {
