@@ -26,6 +26,7 @@ import { IN_THREAD_MAX_BYTES, MAX_JOBS, WorkerPool, convertsInThread, poolJobs }
 import { expandInputs } from "./inputs.js";
 import { isGzipFile, spoolInputs } from "./file_source.js";
 import { gzipByName } from "./block_gzip.js";
+import { isStdout } from "./output.js";
 import { checkOutputNames, parseShard, readList, selectShard, type Shard } from "./shard.js";
 import { ProgressView, fmtMB } from "./progress.js";
 import { readHeader, type ReadHeader } from "../format/header.js";
@@ -209,9 +210,9 @@ function withView<T>(v: CliValues, run: (view: ProgressView | null) => Promise<T
   return run(view).finally(() => view?.done());
 }
 
-/** `--json` and `-o -` both want standard output. */
+/** `--json` and `-o -` (or `/dev/fd/1`, any path to standard output's file) both want standard output. */
 function stdoutOnce(v: CliValues): void {
-  if (v.json && (v.output === "-" || v.output === "/dev/stdout")) {
+  if (v.json && v.output !== undefined && isStdout(v.output)) {
     throw new RawtraceError("USAGE", `--json prints its summary on standard output, where -o ${v.output} writes the trace: give -o a file`);
   }
 }

@@ -87,6 +87,21 @@ export function resolveOutput(path: string): OutputTarget {
   return { path, kind: "regular", target };
 }
 
+/**
+ * Whether `path` names this process's standard output: `-`, or a path to the file descriptor 1 has open
+ * (`/dev/stdout`, `/dev/fd/1`, `/proc/self/fd/1`, the terminal or pipe it is), compared by device and inode.
+ */
+export function isStdout(path: string): boolean {
+  if (path === "-" || path === "/dev/stdout") return true;
+  try {
+    const out = fstatSync(1);
+    const p = statSync(path);
+    return out.dev === p.dev && out.ino === p.ino;
+  } catch {
+    return false; // no standard output, or no such path
+  }
+}
+
 /** True when `path` is standard output, a descriptor, a FIFO or a character device (not a file or directory). */
 export function isStreamOutput(path: string): boolean {
   try {
@@ -321,7 +336,7 @@ export function ioError(path: string, e: unknown, what = "cannot write"): Rawtra
   if (e instanceof RawtraceError) return e;
   const err = e as NodeJS.ErrnoException;
   // `-o - | head`: the reader took what it wanted; the CLI ends quietly with status 141, as stdout's own EPIPE.
-  if (err.code === "EPIPE" && (path === "-" || path === "/dev/stdout")) {
+  if (err.code === "EPIPE" && isStdout(path)) {
     return new RawtraceError("PIPE_CLOSED", `${path}: the reader of standard output closed it before the end`, path);
   }
   const hint = err.code === "ENOSPC" ? " (disk full)" : err.code === "EFBIG" ? " (file size limit)" : err.code === "EDQUOT" ? " (quota exceeded)" : "";

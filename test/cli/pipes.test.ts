@@ -46,6 +46,18 @@ test("-o - whose reader stops early (convert Chrome JSON and XSpace, merge): sta
   assert.is(m.stdout.trim(), "141");
 });
 
+test("-o /dev/fd/1 or /proc/self/fd/1 is standard output as -o - is: 141 quietly into a reader that stops early, and --json with it is USAGE (it printed EPIPE with exit 4, or appended the summary to the trace)", () => {
+  const big = join(ROOT, "test/fixtures/real/h100/torch.rawtrace");
+  for (const o of ["/dev/fd/1", "/proc/self/fd/1"]) {
+    const r = sh(`${q(process.execPath)} ${q(CLI)} convert ${q(big)} -o ${o} | head -c 10 >/dev/null; echo "\${PIPESTATUS[0]}"`);
+    assert.is(r.stderr, "", o);
+    assert.is(r.stdout.trim(), "141", o);
+    const j = sh(`${q(process.execPath)} ${q(CLI)} convert ${q(SAMPLE)} -o ${o} --json | head -c 1 >/dev/null; echo "\${PIPESTATUS[0]}"`);
+    assert.is(j.stdout.trim(), "2", `${o} --json: ${j.stderr}`);
+    assert.match(j.stderr, `--json prints its summary on standard output, where -o ${o} writes the trace`);
+  }
+});
+
 test("standard output that cannot take the bytes (/dev/full): exit 4 (IO) with one line, not exit 0 with the report lost", () => {
   for (const args of [["stats", SAMPLE], ["info", SAMPLE, "--json"]]) {
     const r = sh(`${q(process.execPath)} ${q(CLI)} ${args.map(q).join(" ")} > /dev/full`);
