@@ -119,8 +119,12 @@ export function fileFraction(t: ActiveTask): number {
  */
 function existsAsSpecial(p: string): boolean {
   if (p === "/dev/stdin" || /^\/(dev|proc\/self)\/fd\/\d+$/.test(p)) return true;
-  const st = statSync(p, { throwIfNoEntry: false });
-  return st !== undefined && !st.isFile() && !st.isDirectory();
+  try {
+    const st = statSync(p, { throwIfNoEntry: false });
+    return st !== undefined && !st.isFile() && !st.isDirectory();
+  } catch {
+    return false; // a symlink loop, a path through a file, a name too long: its open says so, naming the input
+  }
 }
 
 /** Size of the file at `p` in bytes (0 when it cannot be read). */

@@ -128,7 +128,11 @@ function spool(path: string, fd: number): { fd: number; size: number } {
  * standard input is never opened here: that would take bytes from its one reader) or what cannot be read.
  */
 export function isGzipFile(path: string): boolean {
-  return statSync(path, { throwIfNoEntry: false })?.isFile() === true && isGzip(-1, path);
+  try {
+    return statSync(path, { throwIfNoEntry: false })?.isFile() === true && isGzip(-1, path);
+  } catch {
+    return false; // a symlink loop, a path through a file, a name too long: the input's open says so, naming it
+  }
 }
 
 /** Whether the bytes (the spooled copy `fd`, else the file at `path`) start with gzip's magic 1f 8b. */

@@ -7,7 +7,7 @@ import { test } from "uvu";
 import { RawtraceWriter } from "../../src/format/writer.js";
 import * as assert from "uvu/assert";
 import { spawn, spawnSync } from "node:child_process";
-import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -107,6 +107,15 @@ test("a missing input: IO naming it ('cannot open'), one input or several, never
     const r = spawnSync(process.execPath, [CLI, ...args], { cwd: tmp, encoding: "utf8", timeout: 60000 });
     assert.is(r.status, 4, `${args.join(" ")}: ${r.stderr}`);
     assert.match(r.stderr, /^rawtrace: nope\.rawtrace: cannot open: ENOENT/);
+  }
+});
+
+test("an input that is a symlink loop: IO naming it ('cannot open: ELOOP'), as a missing one (it printed Node's bare 'ELOOP: … stat')", () => {
+  symlinkSync("loop.rawtrace", join(tmp, "loop.rawtrace"));
+  for (const args of [["convert", "loop.rawtrace"], ["convert", "loop.rawtrace", "-o", "l.json", "--jobs", "2"]]) {
+    const r = spawnSync(process.execPath, [CLI, ...args], { cwd: tmp, encoding: "utf8", timeout: 60000 });
+    assert.is(r.status, 4, `${args.join(" ")}: ${r.stderr}`);
+    assert.match(r.stderr, /^rawtrace: loop\.rawtrace: cannot open: ELOOP/);
   }
 });
 
