@@ -166,7 +166,8 @@ export async function convertBatch(inputs: string[], opts: BatchOptions = {}): P
   }
   checkOutputOptions({ ...opts, format }, opts.output);
   const pool = opts.pool ?? new WorkerPool({ jobs: poolJobs(inputs.length, opts.jobs, format === "chrome") });
-  if (opts.outDir) makeDir(opts.outDir, "the output folder (--out-dir; Node API: outDir)"); // after a bad `jobs`
+  // After a bad `jobs`; not for no input (nothing would go there).
+  if (opts.outDir && inputs.length > 0) makeDir(opts.outDir, "the output folder (--out-dir; Node API: outDir)");
   const t0 = performance.now();
   const sizes = inputs.map(sizeOf);
   const bytesTotal = sizes.reduce((a, b) => a + b, 0);

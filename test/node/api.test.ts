@@ -150,6 +150,11 @@ test("arguments and options of the wrong type are USAGE naming them, before any 
   }
   await usage("steps {}", () => convertFile(input, out, { steps: {} as unknown as string }), "steps must be a RegExp or its source text, not a value of type object");
   assert.not.ok(existsSync(out), "no output");
+  // No input: nothing to convert, and no output folder made for it.
+  const none = join(tmp, "no-inputs-dir");
+  const r = await convertBatch([], { outDir: none });
+  assert.is(r.files.length, 0);
+  assert.not.ok(existsSync(none), "no folder made for no input");
 });
 
 const bundled = existsSync(join(ROOT, "dist/node/worker.js")) && existsSync(join(ROOT, "dist/node/index.js"));
