@@ -187,8 +187,10 @@ function commandPool(v: CliValues, files: string[], fmt?: "chrome" | "xspace"): 
  */
 function inputs(args: string[], what: string, allowNone = false): { files: string[]; missing: Array<FileResult & { error: { code: string; message: string } }> } {
   if (args.length === 0) throw new RawtraceError("USAGE", `${what} needs .rawtrace files, directories or globs`);
-  const { files, unmatched, repeated } = expandInputs(args);
-  for (const p of repeated) console.error(`rawtrace: ${p} is named more than once; ${what} reads it once`);
+  const { files, unmatched, repeated, aliases } = expandInputs(args);
+  const alias = new Set(aliases.map((a) => a.path));
+  for (const p of repeated) if (!alias.has(p)) console.error(`rawtrace: ${p} is named more than once; ${what} reads it once`);
+  for (const a of aliases) console.error(`rawtrace: ${a.path} is the same file as ${a.of}; ${what} reads it once`);
   const missing = unmatched.map((p) => ({
     input: p, ok: false, events: 0, bytesIn: 0, bytesOut: 0, seconds: 0, warnings: [],
     error: { code: "IO", message: `${p}: no .rawtrace file matches` },

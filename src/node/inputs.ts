@@ -1,8 +1,9 @@
 /**
  * Command-line inputs → files: plain paths, directories (every `*.rawtrace` below them, recursively) and glob
  * patterns (`*`, `?`, `[abc]`, `**`; for shells that do not expand them, or quoted patterns). Results are in natural
- * order (rank2 before rank10) and without duplicates; a path that does not exist is kept, so that its conversion
- * fails alone with an IO error.
+ * order (rank2 before rank10) and without duplicates (one file under several names — a symlink, a hard link, another
+ * spelling of its path — is taken once); a path that does not exist is kept, so that its conversion fails alone with
+ * an IO error.
  */
 import { readdirSync, statSync } from "node:fs";
 import { basename, extname, isAbsolute, join, resolve, sep } from "node:path";
@@ -125,26 +126,63 @@ function exists(p: string): boolean {
 }
 
 /**
- * Expands command-line inputs to files. A glob that matches nothing is returned under `unmatched` (the caller
- * decides whether that is an error); a file named twice as an argument of its own is kept once and listed under
- * `repeated` (a folder or glob that also covers a named file is not: that overlap is what they are for).
+ * The keys of the file `p` names, for telling inputs apart: its resolved path and, where it can be stat'ed, its
+ * device and inode (symlinks followed, so a symlink, a hard link and every spelling of its path share one). Two paths
+ * that share a key are one file; a path that cannot be stat'ed (missing, a symlink loop) is told by its path alone.
  */
-export function expandInputs(args: string[]): { files: string[]; unmatched: string[]; repeated: string[] } {
-  const files: string[] = [];
-  const unmatched: string[] = [];
-  const repeated: string[] = [];
-  const seen = new Set<string>();
-  const named = new Set<string>();
+export function fileKeys(p: string): string[] {
+  const keys = [resolve(p)];
+  try {
+    const st = statSync(p, { bigint: true }); // bigint: 64-bit inode numbers are not all exact as doubles
+    if (st.ino !== 0n) keys.push(`${st.dev}:${st.ino}`); // no inode number (some file systems): the path only
+  } catch {
+    // its own read reports why
+  }
+  return keys;
+}
+
+/** Files met so far, told apart by {@link fileKeys}. */
+export class FilesMet {
+  private readonly first = new Map<string, string>();
+
+  /** The path under which `p`'s file was met first; undefined when it is new (then `p` is that path). */
+  meet(p: string): string | undefined {
+    const keys = fileKeys(p);
+    const first = keys.map((k) => this.first.get(k)).find((f) => f !== undefined);
+    for (const k of keys) if (!this.first.has(k)) this.first.set(k, first ?? p);
+    return first;
+  }
+}
+
+/** What {@link expandInputs} found. */
+export interface ExpandedInputs {
+  /** The files, each once, in the order of the arguments (a directory's or a pattern's in natural order). */
+  files: string[];
+  /** Directories without dumps and globs that match nothing (the caller decides whether that is an error). */
+  unmatched: string[];
+  /** Files named twice as arguments of their own (by any name of the file), each kept once. */
+  repeated: string[];
+  /** Paths left out because their file was already taken under another path (`of`): a symlink or a hard link. */
+  aliases: Array<{ path: string; of: string }>;
+}
+
+/**
+ * Expands command-line inputs to files. A file is taken once, told by its path or its device and inode
+ * ({@link fileKeys}): a file named twice as an argument of its own is listed under `repeated` (a folder or glob that
+ * also covers a named file is not: that overlap is what they are for), and one met again under another path (a
+ * symlink, a hard link), however it was given, under `aliases`.
+ */
+export function expandInputs(args: string[]): ExpandedInputs {
+  const out: ExpandedInputs = { files: [], unmatched: [], repeated: [], aliases: [] };
+  const taken = new FilesMet();
+  const named = new FilesMet();
+  const paths = new Set<string>(); // resolved paths met: a path met again is no alias, only a repeat
   const add = (p: string, explicit = false) => {
-    const key = resolve(p);
-    if (explicit) {
-      if (named.has(key)) repeated.push(p);
-      named.add(key);
-    }
-    if (!seen.has(key)) {
-      seen.add(key);
-      files.push(p);
-    }
+    if (explicit && named.meet(p) !== undefined) out.repeated.push(p);
+    const first = taken.meet(p);
+    if (first === undefined) out.files.push(p);
+    else if (!paths.has(resolve(p))) out.aliases.push({ path: p, of: first });
+    paths.add(resolve(p));
   };
   for (const arg of args) {
     // `-` is standard input, as `batch --list -` reads its list there.
@@ -153,14 +191,14 @@ export function expandInputs(args: string[]): { files: string[]; unmatched: stri
       const found: string[] = [];
       walk(a, found);
       found.sort(naturalCompare).forEach((p) => add(p));
-      if (found.length === 0) unmatched.push(a);
+      if (found.length === 0) out.unmatched.push(a);
     } else if (GLOB.test(a) && !exists(a)) {
       const found = glob(a).sort(naturalCompare);
       found.forEach((p) => add(p));
-      if (found.length === 0) unmatched.push(a);
+      if (found.length === 0) out.unmatched.push(a);
     } else add(a, true);
   }
-  return { files, unmatched, repeated };
+  return out;
 }
 
 /** The dump at `path`'s name as traces show it: {@link dumpFileName} of its base name. */

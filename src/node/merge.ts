@@ -18,12 +18,12 @@
  * dumps name no host are each their own `unknown_host_rank<N>.xplane.pb`.
  */
 import { closeSync, readSync } from "node:fs";
-import { basename, dirname, join, resolve } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { tmpdir } from "node:os";
 import { FdSink, OutputFile, createTemp, makeDir, isStreamOutput, removeOwned } from "./output.js";
 import { gzipByName } from "./block_gzip.js";
 import { spoolInputs } from "./file_source.js";
-import { dumpName } from "./inputs.js";
+import { FilesMet, dumpName } from "./inputs.js";
 import { RawtraceError } from "../core/codes.js";
 import type { AnalysisOptions, ConvertResult, FileInfo } from "../core/engine.js";
 import {
@@ -107,13 +107,12 @@ function xspaceJoiner(): Promise<typeof import("./xspace_merge.js")> {
 export async function merge(inputs: string[], output: string, opts: MergeOptions = {}): Promise<MergeResult> {
   if (inputs.length === 0) throw new RawtraceError("USAGE", "merge needs at least one .rawtrace file");
   // One dump given twice would put every event of that rank in the trace twice (the CLI keeps such an input once,
-  // src/node/inputs.ts expandInputs): refused here rather than guessed.
-  const seen = new Map<string, string>();
+  // src/node/inputs.ts expandInputs): refused here rather than guessed. Told by device and inode, so that a symlink
+  // or a hard link to a dump already given counts as the dump.
+  const seen = new FilesMet();
   for (const p of inputs) {
-    const key = resolve(p);
-    const first = seen.get(key);
+    const first = seen.meet(p);
     if (first !== undefined) throw new RawtraceError("USAGE", `merge: ${p} is given more than once${first !== p ? ` (also as ${first})` : ""}: give each rank's dump once`, p);
-    seen.set(key, p);
   }
   const format = opts.format ?? "chrome";
   checkOutputOptions({ ...opts, format }, output);

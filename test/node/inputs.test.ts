@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 /**
- * expandInputs (src/node/inputs.ts) as docs/node-api.md describes it: `{files, unmatched, repeated}`, bracket classes and
- * their negation, natural order over whole paths, missing plain paths kept, empty directories unmatched. (`*`, `?`,
+ * expandInputs (src/node/inputs.ts) as docs/node-api.md describes it: `{files, unmatched, repeated, aliases}`, bracket
+ * classes and their negation, natural order over whole paths, missing plain paths kept, empty directories unmatched,
+ * one file under several names (symlinks, hard links) taken once. (`*`, `?`,
  * `**` and directories: test/node/batch.test.ts.)
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { linkSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expandInputs } from "../../src/node/inputs.js";
@@ -21,7 +22,7 @@ writeFileSync(join(d, "node2", "rank0.rawtrace"), "");
 const at = (...names: string[]) => names.map((n) => join(d, n));
 
 test("[…] and [!…] classes; results in natural order", () => {
-  assert.equal(expandInputs([join(d, "rank[02].rawtrace")]), { files: at("rank0.rawtrace", "rank2.rawtrace"), unmatched: [], repeated: [] });
+  assert.equal(expandInputs([join(d, "rank[02].rawtrace")]), { files: at("rank0.rawtrace", "rank2.rawtrace"), unmatched: [], repeated: [], aliases: [] });
   assert.equal(expandInputs([join(d, "rank[!02].rawtrace")]).files, at("rank1.rawtrace", "rank3.rawtrace"));
   assert.equal(expandInputs([join(d, "rank[0-1]*.rawtrace")]).files, at("rank0.rawtrace", "rank1.rawtrace", "rank10.rawtrace"));
   // Natural order over whole paths: node2 before node10.
@@ -36,7 +37,7 @@ test("hidden files only by a pattern that starts with a dot", () => {
 test("a missing plain path is kept (it fails alone later); an empty directory or a glob with no match is unmatched", () => {
   const missing = join(d, "gone.rawtrace");
   assert.equal(expandInputs([missing, join(d, "empty"), join(d, "x*.rawtrace")]), {
-    files: [missing], unmatched: [join(d, "empty"), join(d, "x*.rawtrace")], repeated: [],
+    files: [missing], unmatched: [join(d, "empty"), join(d, "x*.rawtrace")], repeated: [], aliases: [],
   });
 });
 
@@ -45,7 +46,7 @@ test("a trailing dir/** is every dump below dir (.rawtrace and .rawtrace.gz, not
   writeFileSync(join(d, "tree/a.rawtrace"), "");
   writeFileSync(join(d, "tree/deep/b.rawtrace.gz"), "");
   writeFileSync(join(d, "tree/deep/notes.txt"), "");
-  assert.equal(expandInputs([join(d, "tree/**")]), { files: at("tree/a.rawtrace", "tree/deep/b.rawtrace.gz"), unmatched: [], repeated: [] });
+  assert.equal(expandInputs([join(d, "tree/**")]), { files: at("tree/a.rawtrace", "tree/deep/b.rawtrace.gz"), unmatched: [], repeated: [], aliases: [] });
   // The order of the arguments is the user's: node10's file before node2's when given so.
   assert.equal(expandInputs([join(d, "node10"), join(d, "node2")]).files, at("node10/rank0.rawtrace", "node2/rank0.rawtrace"));
   assert.equal(expandInputs(["-"]).files, ["/dev/stdin"]);
@@ -57,10 +58,33 @@ test("a trailing dir/** is every dump below dir (.rawtrace and .rawtrace.gz, not
 test("a file named twice is read once and listed as repeated; a folder or glob covering a named file is not", () => {
   const r0 = join(d, "rank0.rawtrace");
   assert.equal(expandInputs([r0, join(d, "rank1.rawtrace"), r0, `${d}/./rank0.rawtrace`]), {
-    files: at("rank0.rawtrace", "rank1.rawtrace"), unmatched: [], repeated: [r0, `${d}/./rank0.rawtrace`],
+    files: at("rank0.rawtrace", "rank1.rawtrace"), unmatched: [], repeated: [r0, `${d}/./rank0.rawtrace`], aliases: [],
   });
   assert.equal(expandInputs([r0, join(d, "rank[01].rawtrace")]).repeated, []);
   assert.equal(expandInputs([join(d, "rank1.rawtrace"), join(d, "rank[01].rawtrace"), d]).repeated, []);
+});
+
+test("one file under another name (a symlink, a hard link) is taken once, named or found in a folder, and listed as an alias", () => {
+  const s = join(d, "same");
+  mkdirSync(s);
+  writeFileSync(join(s, "run.rawtrace"), "x");
+  symlinkSync("run.rawtrace", join(s, "latest.rawtrace"));
+  linkSync(join(s, "run.rawtrace"), join(s, "copy.rawtrace"));
+  symlinkSync("loop.rawtrace", join(s, "loop.rawtrace"));
+  const [run, latest, copy, loop] = ["run", "latest", "copy", "loop"].map((n) => join(s, `${n}.rawtrace`));
+  // Named: the first name is kept; the others are repeats of it and aliases.
+  assert.equal(expandInputs([run, latest, copy, latest]), {
+    files: [run], unmatched: [], repeated: [latest, copy, latest],
+    aliases: [{ path: latest, of: run }, { path: copy, of: run }],
+  });
+  // Found in a folder (natural order: copy, latest, loop, run): one file, its other names aliases; the symlink loop,
+  // which cannot be stat'ed, is told apart by its path (and fails alone when read).
+  assert.equal(expandInputs([s]), {
+    files: [copy, loop], unmatched: [], repeated: [], aliases: [{ path: latest, of: copy }, { path: run, of: copy }],
+  });
+  // A folder covering a named file under its own name is no alias (nor a repeat).
+  assert.equal(expandInputs([copy, s]).aliases, [{ path: latest, of: copy }, { path: run, of: copy }]);
+  assert.equal(expandInputs([loop, `${s}/./loop.rawtrace`]).files, [loop]);
 });
 
 test.after(() => rmSync(d, { recursive: true, force: true }));

@@ -8,7 +8,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -192,6 +192,23 @@ test("one dump given twice (by any spelling of its path) is USAGE before any out
     if (also) assert.match(e.message, `(also as ${paths[0]})`);
     assert.equal(readdirSync(dir), [], "nothing written");
   }
+  // The same file under another name: a symlink, a hard link (told by device and inode, not by the path).
+  const link = join(tmp, "link-rank0.rawtrace");
+  const hard = join(tmp, "hard-rank0.rawtrace");
+  symlinkSync(paths[0], link);
+  linkSync(paths[0], hard);
+  for (const other of [link, hard]) {
+    const e = await merge([paths[0], paths[1], other], join(dir, "job.json")).catch((x) => x);
+    assert.is(e.name, "USAGE", e.message);
+    assert.match(e.message, `merge: ${other} is given more than once (also as ${paths[0]})`);
+    assert.equal(readdirSync(dir), [], "nothing written");
+  }
+  // The CLI keeps such an input once and says so.
+  const cli = spawnSync(process.execPath, ["--import", "tsx", "src/cli.ts", "merge", paths[0], link, hard, "-o", join(dir, "cli.json")], { cwd: ROOT, encoding: "utf8", timeout: 120000 });
+  assert.is(cli.status, 0, cli.stderr);
+  assert.match(cli.stderr, `rawtrace: ${link} is the same file as ${paths[0]}; merge reads it once`);
+  assert.match(cli.stderr, `rawtrace: ${hard} is the same file as ${paths[0]}; merge reads it once`);
+  assert.match(cli.stderr, /merged 1 rank \(world size 8\)/);
 });
 
 test("ranks the merge cannot settle are said: one rank in two files (a damaged HEADER), world sizes that disagree", async () => {
