@@ -59,7 +59,7 @@ export interface MergeOptions {
   /**
    * Largest clock skew allowed, ms: a rank whose clock start is further than this from the median of the ranks'
    * fails the merge (CLOCK_SKEW) before anything is written. Default: no limit; ranks beyond 1 s are only reported
-   * (`clock.skewed`, src/core/merge.ts).
+   * (`clock.skewed`, src/core/merge.ts). Anything but a finite number ≥ 0 is USAGE.
    */
   maxSkewMs?: number;
 }
@@ -103,6 +103,18 @@ function xspaceJoiner(): Promise<typeof import("./xspace_merge.js")> {
   return import(url);
 }
 
+/**
+ * `maxSkewMs` must be a finite number ≥ 0 (USAGE otherwise, as the CLI's --max-skew): NaN compared false with every
+ * skew, which switched off both the check and the default 1 s report; a negative one failed every merge with a
+ * garbled message; a string was compared as text.
+ */
+function checkMaxSkew(ms: unknown): void {
+  if (ms === undefined || (typeof ms === "number" && Number.isFinite(ms) && ms >= 0)) return;
+  // A string "5" reads as 5 in a template: say what it is (as the pool's jobs and the gzip level do).
+  const shown = typeof ms === "number" ? String(ms) : `${JSON.stringify(ms) ?? String(ms)} (a ${typeof ms})`;
+  throw new RawtraceError("USAGE", `maxSkewMs must be a number of milliseconds ≥ 0 (finite), not ${shown}`);
+}
+
 /** Merges the dumps of a multi-rank job into one Chrome trace (or one XSpace per host). */
 export async function merge(inputs: string[], output: string, opts: MergeOptions = {}): Promise<MergeResult> {
   if (inputs.length === 0) throw new RawtraceError("USAGE", "merge needs at least one .rawtrace file");
@@ -116,6 +128,7 @@ export async function merge(inputs: string[], output: string, opts: MergeOptions
   }
   const format = opts.format ?? "chrome";
   checkOutputOptions({ ...opts, format }, output);
+  checkMaxSkew(opts.maxSkewMs);
   if (format === "xspace" && output.endsWith(".xplane.pb")) {
     throw new RawtraceError("USAGE", `${output}: an XSpace merge writes one <host>.xplane.pb per host under a log directory (plugins/profile/<run>/): give -o a directory`);
   }

@@ -211,6 +211,17 @@ test("one dump given twice (by any spelling of its path) is USAGE before any out
   assert.match(cli.stderr, /merged 1 rank \(world size 8\)/);
 });
 
+test("maxSkewMs that is not a finite number ≥ 0 is USAGE naming it, before any output (NaN switched the skew check off)", async () => {
+  const dir = join(tmp, "skew-option");
+  mkdirSync(dir);
+  for (const [bad, shown] of [[NaN, "NaN"], [-1, "-1"], [Infinity, "Infinity"], ["5", '"5" (a string)']] as const) {
+    const e = await merge(paths.slice(0, 2), join(dir, "job.json"), { maxSkewMs: bad as number }).catch((x) => x);
+    assert.is(e.name, "USAGE", `${shown}: ${e.message}`);
+    assert.is(e.message, `maxSkewMs must be a number of milliseconds ≥ 0 (finite), not ${shown}`);
+  }
+  assert.equal(readdirSync(dir), [], "nothing written");
+});
+
 test("ranks the merge cannot settle are said: one rank in two files (a damaged HEADER), world sizes that disagree", async () => {
   const dir = join(tmp, "conflict");
   mkdirSync(dir);
