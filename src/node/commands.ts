@@ -226,6 +226,10 @@ function stdoutOnce(v: CliValues): void {
  */
 function checkOutputArgs(v: CliValues, fmt: "chrome" | "xspace", cmd: "convert" | "batch" | "merge"): void {
   const o = v.output;
+  // `-` is standard output everywhere else: not a folder to make (it made one named `-`).
+  if (v["out-dir"] === "-") {
+    throw new RawtraceError("USAGE", "--out-dir -: --out-dir names a folder, not standard output (-o - writes one input's trace there)");
+  }
   if (o !== undefined && v["out-dir"] !== undefined) {
     throw new RawtraceError("USAGE", `-o ${o} and --out-dir ${v["out-dir"]}: give one (-o names one output, --out-dir a folder for many)`);
   }

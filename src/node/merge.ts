@@ -129,6 +129,10 @@ export async function merge(inputs: string[], output: string, opts: MergeOptions
   const format = opts.format ?? "chrome";
   checkOutputOptions({ ...opts, format }, output);
   checkMaxSkew(opts.maxSkewMs);
+  if (format === "xspace" && output === "-") {
+    // `-` is standard output, which cannot hold a log directory (it made a folder named `-`).
+    throw new RawtraceError("USAGE", "-o -: an XSpace merge writes a log directory (one <host>.xplane.pb per host under plugins/profile/<run>/), not standard output: give -o a directory");
+  }
   if (format === "xspace" && output.endsWith(".xplane.pb")) {
     throw new RawtraceError("USAGE", `${output}: an XSpace merge writes one <host>.xplane.pb per host under a log directory (plugins/profile/<run>/): give -o a directory`);
   }

@@ -2,7 +2,8 @@
  * The command line's choices made from an output's name and its options' values (src/cli.ts, src/node/commands.ts):
  * a *.xplane.pb output is XSpace without --format (convert) and refused by merge, whose XSpace is a folder; the
  * gzip and .xplane.pb tests ignore case; empty option values and usage errors of one input carry the
- * `rawtrace: usage: ` line of docs/errors.md; the help's exit codes and --strict wording.
+ * `rawtrace: usage: ` line of docs/errors.md; `-` is standard output, never a folder; the help's exit codes and
+ * --strict wording.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -46,6 +47,14 @@ test("merge -o x.xplane.pb is a usage error that says to give --format xspace a 
   assert.match(r.stderr, /merge writes XSpace to a log directory/);
   assert.not.match(r.stderr, /or a \.xplane\.pb file/);
   assert.equal(readdirSync(tmp).filter((f) => /^m(\.json|\.xplane\.pb)$/i.test(f)), [], "nothing written");
+});
+
+test("- as a folder (--out-dir -, merge --format xspace -o -) is a usage error: - is standard output, no folder named - is made", () => {
+  usageError(["convert", SAMPLE, "--out-dir", "-"], "--out-dir -: --out-dir names a folder, not standard output");
+  usageError(["convert", "-d", "-", SAMPLE, OTHER], "--out-dir -: --out-dir names a folder, not standard output");
+  usageError(["batch", SAMPLE, "--out-dir", "-"], "--out-dir -: --out-dir names a folder, not standard output");
+  usageError(["merge", SAMPLE, OTHER, "-F", "xspace", "-o", "-"], "-o -: an XSpace merge writes a log directory");
+  assert.not.ok(existsSync(join(tmp, "-")), "no folder named -");
 });
 
 test("an output named .JSON.GZ is gzipped as .json.gz is (convert, merge, --gzip-level); XSpace never", () => {
