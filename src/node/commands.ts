@@ -182,8 +182,9 @@ function commandPool(v: CliValues, files: string[], fmt?: "chrome" | "xspace"): 
 
 /**
  * Expands the command's inputs; globs and directories matching nothing become failures of their own. When nothing
- * at all matches it is an IO error (exit 4), except with `allowNone` (the shards of `batch --shard I/N`, N > 1: shard 0
- * reports the failures, the other shards hold no input and exit 0, docs/cluster.md).
+ * at all matches it is an IO error (exit 4), except with `allowNone` (batch: they are failed inputs of shard 0, which
+ * exits 1 as for any failed input, with or without --shard; the other shards hold no input and exit 0,
+ * docs/cluster.md).
  */
 function inputs(args: string[], what: string, allowNone = false): { files: string[]; missing: Array<FileResult & { error: { code: string; message: string } }> } {
   if (args.length === 0) throw new RawtraceError("USAGE", `${what} needs .rawtrace files, directories or globs`);
@@ -271,7 +272,8 @@ export async function runBatch(args: string[], v: CliValues): Promise<number> {
   jobs(v, 1); // a bad --jobs is a usage error in every shard, its own inputs or none
   const named = [...args, ...(v.list ?? []).flatMap(readList)];
   if (named.length === 0) throw new RawtraceError("USAGE", "batch needs .rawtrace files, directories, globs or --list FILE");
-  const { files: all, missing } = inputs(named, "batch", shard.count > 1);
+  // Nothing matching at all is not special: each pattern is a failed input, and batch exits 1 for those.
+  const { files: all, missing } = inputs(named, "batch", true);
   checkOutputNames(all, v["out-dir"]);
   const mine = selectShard(all, shard);
   return convertFiles(mine, shard.index === 0 ? missing : [], v, fmt, an, { ...shard, total: all.length });

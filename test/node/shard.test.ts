@@ -196,13 +196,26 @@ test("usage errors exit 2 in every shard before any work; an unreadable list exi
   assert.not.match(globs[1].stderr, /no \.rawtrace file matches/);
 
   // Nothing matches at all (an empty or misnamed dumps folder): shard 0 fails naming it (exit 1), the others hold no
-  // input and exit 0 — not every task of the array failing with exit 4. Without --shard it stays an IO error (4).
+  // input and exit 0 — not every task of the array failing with exit 4. Without --shard (or with 0/1, the whole list)
+  // the same: a failed input, exit 1, as batch exits for any (docs/errors.md), not 4.
   mkdirSync(join(tmp, "empty-dumps"), { recursive: true });
   const none = [0, 1, 2].map((i) => cli(["batch", "empty-dumps", "--shard", `${i}/3`, "--out-dir", "none"]));
   assert.equal(none.map((r) => r.status), [1, 0, 0], none.map((r) => r.stderr).join("\n"));
   assert.match(none[0].stderr, /empty-dumps: no \.rawtrace file matches/);
   for (const r of none.slice(1)) assert.match(r.stderr, /no inputs of 0 fall in this shard/);
-  assert.is(cli(["batch", "empty-dumps", "--out-dir", "none"]).status, 4);
+  for (const args of [["empty-dumps"], ["zz*.rawtrace"], ["zz*.rawtrace", "--shard", "0/1"], ["zz*.rawtrace", "--json"]]) {
+    const r = cli(["batch", ...args, "--out-dir", "none"]);
+    assert.is(r.status, 1, `${args.join(" ")}: ${r.stderr}`);
+    if (args.includes("--json")) {
+      const doc = JSON.parse(r.stdout) as { failed: number; files: Array<{ input: string; error: { message: string } }> };
+      assert.is(doc.failed, 1);
+      assert.is(doc.files[0].error.message, `${args[0]}: no .rawtrace file matches`);
+    } else {
+      assert.match(r.stderr, `rawtrace: ${args[0]}: no .rawtrace file matches`);
+      assert.match(r.stderr, `1 failed:\n  ${args[0]} (IO)`);
+    }
+  }
+  assert.not.ok(existsSync(join(tmp, "none")), "nothing made");
 });
 
 test.after(() => rmSync(tmp, { recursive: true, force: true }));
