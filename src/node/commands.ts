@@ -180,6 +180,9 @@ function commandPool(v: CliValues, files: string[], fmt?: "chrome" | "xspace"): 
   return new WorkerPool({ jobs: n });
 }
 
+/** Most `x.rawtrace.gz` left out beside their `x.rawtrace` that are named one by one on standard error. */
+const SKIPPED_NAMED = 10;
+
 /**
  * Expands the command's inputs; globs and directories matching nothing become failures of their own. When nothing
  * at all matches it is an IO error (exit 4), except with `allowNone` (batch: they are failed inputs of shard 0, which
@@ -188,10 +191,13 @@ function commandPool(v: CliValues, files: string[], fmt?: "chrome" | "xspace"): 
  */
 function inputs(args: string[], what: string, allowNone = false): { files: string[]; missing: Array<FileResult & { error: { code: string; message: string } }> } {
   if (args.length === 0) throw new RawtraceError("USAGE", `${what} needs .rawtrace files, directories or globs`);
-  const { files, unmatched, repeated, aliases } = expandInputs(args);
+  const { files, unmatched, repeated, aliases, skipped } = expandInputs(args);
   const alias = new Set(aliases.map((a) => a.path));
   for (const p of repeated) if (!alias.has(p)) console.error(`rawtrace: ${p} is named more than once; ${what} reads it once`);
   for (const a of aliases) console.error(`rawtrace: ${a.path} is the same file as ${a.of}; ${what} reads it once`);
+  // A folder's x.rawtrace.gz beside its x.rawtrace: said, so that a dump missing from the outputs is accounted for.
+  for (const p of skipped.slice(0, SKIPPED_NAMED)) console.error(`rawtrace: ${p} left out: ${p.slice(0, -3)} beside it is the same dump`);
+  if (skipped.length > SKIPPED_NAMED) console.error(`rawtrace: … and ${skipped.length - SKIPPED_NAMED} more .rawtrace.gz left out beside their .rawtrace`);
   const missing = unmatched.map((p) => ({
     input: p, ok: false, events: 0, bytesIn: 0, bytesOut: 0, seconds: 0, warnings: [],
     error: { code: "IO", message: `${p}: no .rawtrace file matches` },

@@ -1,9 +1,9 @@
 /**
- * Command-line inputs → files: plain paths, directories (every `*.rawtrace` below them, recursively) and glob
- * patterns (`*`, `?`, `[abc]`, `**`; for shells that do not expand them, or quoted patterns). Results are in natural
- * order (rank2 before rank10) and without duplicates (one file under several names — a symlink, a hard link, another
- * spelling of its path — is taken once); a path that does not exist is kept, so that its conversion fails alone with
- * an IO error.
+ * Command-line inputs → files: plain paths, directories (every `*.rawtrace` and `*.rawtrace.gz` below them,
+ * recursively, but not an `x.rawtrace.gz` beside its `x.rawtrace`) and glob patterns (`*`, `?`, `[abc]`, `**`; for
+ * shells that do not expand them, or quoted patterns). Results are in natural order (rank2 before rank10) and
+ * without duplicates (one file under several names — a symlink, a hard link, another spelling of its path — is
+ * taken once); a path that does not exist is kept, so that its conversion fails alone with an IO error.
  */
 import { readdirSync, statSync } from "node:fs";
 import { basename, extname, isAbsolute, join, resolve, sep } from "node:path";
@@ -26,9 +26,9 @@ function isDir(p: string): boolean {
 
 /**
  * Every `*.rawtrace` and `*.rawtrace.gz` file below `dir`; an `x.rawtrace.gz` beside its `x.rawtrace` is the same
- * dump twice (and would write the same output), so only the plain one is taken.
+ * dump twice (and would write the same output), so only the plain one is taken and the other goes to `skipped`.
  */
-function walk(dir: string, out: string[]): void {
+function walk(dir: string, out: string[], skipped: string[]): void {
   let entries;
   try {
     entries = readdirSync(dir, { withFileTypes: true });
@@ -38,9 +38,9 @@ function walk(dir: string, out: string[]): void {
   const names = new Set(entries.map((e) => e.name));
   for (const e of entries) {
     const p = join(dir, e.name);
-    if (e.isDirectory()) walk(p, out);
+    if (e.isDirectory()) walk(p, out, skipped);
     else if (e.name.endsWith(".rawtrace")) out.push(p);
-    else if (e.name.endsWith(".rawtrace.gz") && !names.has(e.name.slice(0, -3))) out.push(p);
+    else if (e.name.endsWith(".rawtrace.gz")) (names.has(e.name.slice(0, -3)) ? skipped : out).push(p);
   }
 }
 
@@ -65,8 +65,8 @@ function segmentRegex(seg: string): RegExp {
   return new RegExp(`^${re}$`);
 }
 
-/** Files matching a glob pattern. */
-function glob(pattern: string): string[] {
+/** Files matching a glob pattern (a trailing `dir/**` walks `dir`: what it leaves out goes to `skipped`). */
+function glob(pattern: string, skipped: string[]): string[] {
   const abs = isAbsolute(pattern);
   const parts = pattern.split(/[\\/]+/).filter((p, i) => p !== "" || i === 0);
   let bases = [abs ? sep : "."];
@@ -80,7 +80,7 @@ function glob(pattern: string): string[] {
     const last = i === parts.length - 1;
     if (seg === "**" && last) {
       // `dir/**`: everything below, as a folder given alone expands (its dumps, not every file).
-      walk(dir, out);
+      walk(dir, out, skipped);
       return;
     }
     if (seg === "**") {
@@ -164,6 +164,8 @@ export interface ExpandedInputs {
   repeated: string[];
   /** Paths left out because their file was already taken under another path (`of`): a symlink or a hard link. */
   aliases: Array<{ path: string; of: string }>;
+  /** `x.rawtrace.gz` files a directory left out because `x.rawtrace` is beside them (the same dump twice). */
+  skipped: string[];
 }
 
 /**
@@ -173,7 +175,7 @@ export interface ExpandedInputs {
  * symlink, a hard link), however it was given, under `aliases`.
  */
 export function expandInputs(args: string[]): ExpandedInputs {
-  const out: ExpandedInputs = { files: [], unmatched: [], repeated: [], aliases: [] };
+  const out: ExpandedInputs = { files: [], unmatched: [], repeated: [], aliases: [], skipped: [] };
   const taken = new FilesMet();
   const named = new FilesMet();
   const paths = new Set<string>(); // resolved paths met: a path met again is no alias, only a repeat
@@ -189,15 +191,16 @@ export function expandInputs(args: string[]): ExpandedInputs {
     const a = arg === "-" ? "/dev/stdin" : arg;
     if (isDir(a)) {
       const found: string[] = [];
-      walk(a, found);
+      walk(a, found, out.skipped);
       found.sort(naturalCompare).forEach((p) => add(p));
       if (found.length === 0) out.unmatched.push(a);
     } else if (GLOB.test(a) && !exists(a)) {
-      const found = glob(a).sort(naturalCompare);
+      const found = glob(a, out.skipped).sort(naturalCompare);
       found.forEach((p) => add(p));
       if (found.length === 0) out.unmatched.push(a);
     } else add(a, true);
   }
+  out.skipped = [...new Set(out.skipped)].sort(naturalCompare); // a folder given twice, or inside another given
   return out;
 }
 
