@@ -203,6 +203,14 @@ export function isRawtraceError(e: unknown): e is RawtraceError {
 }
 
 /** Formats a message template. */
+/**
+ * An option's value as a USAGE message shows it: a number as written, anything else as JSON with its type ("5" (a
+ * string)) — a string "5" would read as the number 5 in a template.
+ */
+export function shownValue(v: unknown): string {
+  return typeof v === "number" ? String(v) : `${JSON.stringify(v) ?? String(v)} (a ${v === null ? "null" : typeof v})`;
+}
+
 export function fill(template: string, detail: number | bigint | string): string {
   return template.replace("{detail}", String(detail));
 }

@@ -119,12 +119,15 @@ export function fileFraction(t: ActiveTask): number {
  */
 function existsAsSpecial(p: string): boolean {
   if (p === "/dev/stdin" || /^\/(dev|proc\/self)\/fd\/\d+$/.test(p)) return true;
+  let st;
   try {
-    const st = statSync(p, { throwIfNoEntry: false });
-    return st !== undefined && !st.isFile() && !st.isDirectory();
-  } catch {
-    return false; // a symlink loop, a path through a file, a name too long: its open says so, naming the input
+    st = statSync(p);
+  } catch (e) {
+    // Missing or unreachable (a symlink loop, a path through a file, a name too long): said as the input's open says
+    // it, before an output beside it is tried (whose lock file failed with the same error, named after the output).
+    throw new RawtraceError("IO", `${p}: cannot open: ${(e as Error).message}`, p);
   }
+  return !st.isFile() && !st.isDirectory();
 }
 
 /** Size of the file at `p` in bytes (0 when it cannot be read). */
@@ -165,6 +168,7 @@ export async function convertBatch(inputs: string[], opts: BatchOptions = {}): P
     throw new RawtraceError("USAGE", "-o (Node API: output) names one output: use --out-dir (outDir) with several inputs");
   }
   checkOutputOptions({ ...opts, format }, opts.output);
+  if (opts.outDir === "-") throw new RawtraceError("USAGE", "outDir '-': outDir names a folder, not standard output");
   const pool = opts.pool ?? new WorkerPool({ jobs: poolJobs(inputs.length, opts.jobs, format === "chrome") });
   // After a bad `jobs`; not for no input (nothing would go there).
   if (opts.outDir && inputs.length > 0) makeDir(opts.outDir, "the output folder (--out-dir; Node API: outDir)");

@@ -13,7 +13,7 @@
 import { gzip, type ZlibOptions } from "node:zlib";
 import { availableParallelism } from "node:os";
 import { sharedGzipPool } from "./gzip_pool.js";
-import { RawtraceError } from "../core/codes.js";
+import { RawtraceError, shownValue } from "../core/codes.js";
 
 /**
  * The gzip level rawtrace gzips Chrome JSON at unless told otherwise (`--gzip-level`): 0, its own encoder, faster
@@ -33,9 +33,7 @@ export function gzipByName(path: string | undefined): boolean {
  */
 export function checkGzipLevel(level: number): number {
   if (typeof level !== "number" || !Number.isInteger(level) || level < 0 || level > 9) {
-    // A string "5" reads as 5 in a template: say what it is.
-    const given = typeof level === "number" ? String(level) : `${JSON.stringify(level) ?? String(level)} (a ${typeof level})`;
-    throw new RawtraceError("USAGE", `gzip level must be a whole number from 0 to 9, not ${given}`);
+    throw new RawtraceError("USAGE", `gzip level must be a whole number from 0 to 9, not ${shownValue(level)}`);
   }
   return level;
 }

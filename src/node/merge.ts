@@ -24,7 +24,7 @@ import { FdSink, OutputFile, createTemp, makeDir, isStreamOutput, removeOwned } 
 import { gzipByName } from "./block_gzip.js";
 import { spoolInputs } from "./file_source.js";
 import { FilesMet, dumpName } from "./inputs.js";
-import { RawtraceError } from "../core/codes.js";
+import { RawtraceError, shownValue } from "../core/codes.js";
 import type { AnalysisOptions, ConvertResult, FileInfo } from "../core/engine.js";
 import {
   EventsJoiner, clockReport, mergedHeader, mergedTrailer, outcomeOf, planMerge, planXSpaceHosts, rankWarnings,
@@ -110,9 +110,7 @@ function xspaceJoiner(): Promise<typeof import("./xspace_merge.js")> {
  */
 function checkMaxSkew(ms: unknown): void {
   if (ms === undefined || (typeof ms === "number" && Number.isFinite(ms) && ms >= 0)) return;
-  // A string "5" reads as 5 in a template: say what it is (as the pool's jobs and the gzip level do).
-  const shown = typeof ms === "number" ? String(ms) : `${JSON.stringify(ms) ?? String(ms)} (a ${typeof ms})`;
-  throw new RawtraceError("USAGE", `maxSkewMs must be a number of milliseconds ≥ 0 (finite), not ${shown}`);
+  throw new RawtraceError("USAGE", `maxSkewMs must be a number of milliseconds ≥ 0 (finite), not ${shownValue(ms)}`);
 }
 
 /** Merges the dumps of a multi-rank job into one Chrome trace (or one XSpace per host). */

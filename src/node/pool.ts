@@ -12,7 +12,7 @@ import { availableParallelism, cpus } from "node:os";
 import { basename } from "node:path";
 import * as Comlink from "comlink";
 import nodeEndpoint from "comlink/dist/esm/node-adapter.mjs";
-import { RawtraceError } from "../core/codes.js";
+import { RawtraceError, shownValue } from "../core/codes.js";
 import { startWorker, stopWorker, workerEntry } from "./worker_start.js";
 import { OutputFile } from "./output.js";
 import { checkOutputOptions } from "./convert.js";
@@ -96,8 +96,7 @@ export function defaultJobs(): number {
 function checkedJobs(jobs: number): number {
   // A whole number of type number: 2.5 was floored, "4" converted (docs/node-api.md: anything else is USAGE).
   if (typeof jobs !== "number" || !Number.isInteger(jobs) || jobs < 1 || jobs > MAX_JOBS) {
-    const given = typeof jobs === "number" ? String(jobs) : `${JSON.stringify(jobs) ?? String(jobs)} (a ${typeof jobs})`;
-    throw new RawtraceError("USAGE", `jobs must be a whole number from 1 to ${MAX_JOBS}, not ${given}`);
+    throw new RawtraceError("USAGE", `jobs must be a whole number from 1 to ${MAX_JOBS}, not ${shownValue(jobs)}`);
   }
   return jobs;
 }

@@ -150,6 +150,8 @@ test("arguments and options of the wrong type are USAGE naming them, before any 
   }
   await usage("steps {}", () => convertFile(input, out, { steps: {} as unknown as string }), "steps must be a RegExp or its source text, not a value of type object");
   assert.not.ok(existsSync(out), "no output");
+  await usage("outDir '-'", () => convertBatch([input], { outDir: "-" }), "outDir '-': outDir names a folder, not standard output");
+  assert.not.ok(existsSync(join(process.cwd(), "-")), "no folder named '-'");
   // No input: nothing to convert, and no output folder made for it.
   const none = join(tmp, "no-inputs-dir");
   const r = await convertBatch([], { outDir: none });

@@ -117,6 +117,15 @@ test("an input that is a symlink loop: IO naming it ('cannot open: ELOOP'), as a
     assert.is(r.status, 4, `${args.join(" ")}: ${r.stderr}`);
     assert.match(r.stderr, /^rawtrace: loop\.rawtrace: cannot open: ELOOP/);
   }
+  // A path through a file and a name too long, their output beside them: the input is named, not the output's lock
+  // file (which fails with the same error).
+  writeFileSync(join(tmp, "plain.rawtrace"), readFileSync(SAMPLE));
+  const long = `${"a".repeat(300)}.rawtrace`;
+  for (const [input, why] of [["plain.rawtrace/x.rawtrace", "ENOTDIR"], [long, "ENAMETOOLONG"]]) {
+    const r = spawnSync(process.execPath, [CLI, "convert", input], { cwd: tmp, encoding: "utf8", timeout: 60000 });
+    assert.is(r.status, 4, `${input}: ${r.stderr}`);
+    assert.ok(r.stderr.startsWith(`rawtrace: ${input}: cannot open: ${why}`), r.stderr);
+  }
 });
 
 test("content errors name the input as given (two ranks' x.rawtrace in different folders are told apart)", () => {
