@@ -147,7 +147,7 @@ export let chunksSeen: u64 = 0;
 export let activityChunks: u64 = 0;
 export let activityBytes: u64 = 0;
 export let droppedRecords: u64 = 0;
-/** Whole buffers of records the collector lost (DROPPED chunks that count buffers: {@link droppedCountsBuffers}). */
+/** Whole buffers of records the collector lost (DROPPED chunks that count buffers: {@link addDropped}). */
 export let droppedBuffers: u64 = 0;
 export let haveEnd = false;
 /** Earliest and latest vendor timestamps of the records kept (model/timing.ts), known after pass 1 (0 when none). */

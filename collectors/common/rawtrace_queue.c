@@ -348,11 +348,21 @@ void rt_queue_note_write(rt_queue* q, uint64_t bytes, uint64_t ns) {
   q->ps_per_byte = ps > mean ? ps : mean;
 }
 
-uint64_t rt_queue_exit_left(rt_queue* q, uint64_t* bytes) {
+uint64_t rt_queue_write_exit_left(rt_queue* q, rt_writer* w, int verbosity, const char* what, const char* bytes_note,
+                                  int (*wrote)(int rc)) {
   uint64_t n = q->exit_left - q->exit_left_said;
-  if (bytes) *bytes = q->exit_left_bytes - q->exit_left_bytes_said;
+  uint64_t bytes = q->exit_left_bytes - q->exit_left_bytes_said;
   q->exit_left_said = q->exit_left;
   q->exit_left_bytes_said = q->exit_left_bytes;
+  if (n == 0) return 0;
+  wrote(rt_writer_dropped(w, n, RT_DROP_EXIT_TIME));
+  char msg[320];
+  snprintf(msg, sizeof msg, "exit flush: %llu %s (%llu bytes%s) left unwritten: at this output's speed they would have "
+           "taken longer than RAWTRACE_EXIT_TIMEOUT (%.1f s) allows", (unsigned long long)n, what,
+           (unsigned long long)bytes, bytes_note, (double)q->exit_ms / 1000.0);
+  rt_log_line(verbosity, RT_V_WARN, msg);
+  /* Written here, not queued: a queued line would need another drain, which could leave more buffers. */
+  wrote(rt_writer_log(w, RT_LOG_WARNING, msg));
   return n;
 }
 

@@ -59,7 +59,7 @@ typedef struct rt_queue {
   int exit_flushing;         /* writer: its exit flush began (rt_queue_begin_exit_flush) */
   int exit_skipping;         /* writer: the deadline was reached; every later buffer is left unwritten */
   uint64_t exit_left, exit_left_bytes;           /* writer: buffers (and their bytes) left unwritten */
-  uint64_t exit_left_said, exit_left_bytes_said; /* writer: how many of them rt_queue_exit_left gave out */
+  uint64_t exit_left_said, exit_left_bytes_said; /* writer: how many of them were written out */
 } rt_queue;
 
 /** Sets up the locks, the semaphore and the pipe. Returns 0, or -errno (the queue is then unusable). */
@@ -186,7 +186,7 @@ void rt_queue_note_exit(rt_queue* q);
  * without END, cut in a chunk. So once the exit began, a buffer whose write would, at the speed of the writer's
  * recent writes (rt_queue_note_write), end later than the timeout less a reserve for the file's last chunks (a
  * tenth of the timeout, at least 200 ms) is left, and so is every buffer after it: returns 1 and counts it
- * (rt_queue_exit_left). Returns 0 (write it) before the exit, without a deadline, and while it fits.
+ * (rt_queue_write_exit_left). Returns 0 (write it) before the exit, without a deadline, and while it fits.
  */
 int rt_queue_exit_skip(rt_queue* q, uint64_t bytes);
 
@@ -197,10 +197,13 @@ void rt_queue_begin_exit_flush(rt_queue* q);
 void rt_queue_note_write(rt_queue* q, uint64_t bytes, uint64_t ns);
 
 /**
- * Writer, before END: the buffers rt_queue_exit_skip left since the last call (their bytes in `*bytes`), so that the
- * collector writes one DROPPED chunk (RT_DROP_EXIT_TIME) and a LOG line for them. 0 when none.
+ * Writer, after its last drain and before END: what rt_queue_exit_skip left since the last call, written to `w` as one
+ * DROPPED chunk (RT_DROP_EXIT_TIME) and a LOG warning, the same line on stderr (per `verbosity`): "exit flush: N
+ * <what> (B bytes<bytes_note>) left unwritten: …". Each write's result goes through `wrote` (the collector's check).
+ * Writes nothing when none was left. Returns how many.
  */
-uint64_t rt_queue_exit_left(rt_queue* q, uint64_t* bytes);
+uint64_t rt_queue_write_exit_left(rt_queue* q, rt_writer* w, int verbosity, const char* what, const char* bytes_note,
+                                  int (*wrote)(int rc));
 
 /** First call of a collector thread: blocks every signal, names the thread `name` (at most 15 characters). */
 void rt_thread_enter(const char* name);

@@ -183,17 +183,7 @@ static void finalize(void) {
     /* The LOG items the lines above queued (this thread's own), before END. */
     rt_queue_drain_to(&G.q, handle_item, rt_queue_last(&G.q));
     /* After the last drain (a CUPTI not stopped may still deliver: every buffer that drain left is in the count). */
-    uint64_t left_bytes, left = rt_queue_exit_left(&G.q, &left_bytes);
-    if (left) {
-      g_left_at_exit = left;
-      rt_cuda_wrote(rt_writer_dropped(G.w, left, RT_DROP_EXIT_TIME));
-      char msg[320];
-      snprintf(msg, sizeof msg, "exit flush: %llu activity buffers (%llu bytes) left unwritten: at this output's speed "
-               "they would have taken longer than RAWTRACE_EXIT_TIMEOUT (%.1f s) allows", (unsigned long long)left,
-               (unsigned long long)left_bytes, G.cfg.exit_timeout);
-      rt_cuda_logmsg(LOG_WARN, "%s", msg);
-      rt_cuda_wrote(rt_writer_log(G.w, RT_LOG_WARNING, msg)); /* here: a queued line would need another drain */
-    }
+    g_left_at_exit = rt_queue_write_exit_left(&G.q, G.w, rt_cuda_log_level, "activity buffers", "", rt_cuda_wrote);
     rt_clock_anchor_t a;
     rt_cuda_read_anchor(RT_CLOCK_END, &a);
     rt_cuda_wrote(rt_writer_clock(G.w, &a));

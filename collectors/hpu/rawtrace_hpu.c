@@ -647,13 +647,8 @@ static void finalize(void) {
     logmsg(RT_V_WARN, 1, "exit flush: the %.1f s Synapse's calls may take after the termination signal were spent by "
            "the devices before; the last traces of %d device(s) were not taken", (double)bound / 1000.0, skipped);
   rt_queue_drain(&G.q, handle);
-  uint64_t left_bytes, left = rt_queue_exit_left(&G.q, &left_bytes);
-  if (left && G.w && !atomic_load(&G.write_failed)) {
-    wrote(rt_writer_dropped(G.w, left, RT_DROP_EXIT_TIME));
-    logmsg(RT_V_WARN, 1, "exit flush: %llu device traces (%llu bytes of them fetched) left unwritten: at this output's "
-           "speed they would have taken longer than RAWTRACE_EXIT_TIMEOUT (%.1f s) allows", (unsigned long long)left,
-           (unsigned long long)left_bytes, G.exit_timeout);
-  }
+  if (G.w && !atomic_load(&G.write_failed))
+    rt_queue_write_exit_left(&G.q, G.w, G.verbosity, "device traces", " of them fetched", wrote);
   if (G.w) {
     if (G.n_unreadable)
       logmsg(RT_V_WARN, 1, "%llu pointer(s) outside the trace buffers could not be read",

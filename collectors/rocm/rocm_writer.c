@@ -244,19 +244,11 @@ static void finalize(void) {
   else rt_queue_drain_to(&G.q, handle_item, rt_queue_last(&G.q));
   atomic_store(&G.sink_closed, 1);
   drain(); /* what callbacks queued before they saw sink_closed */
-  uint64_t left_bytes, left = rt_queue_exit_left(&G.q, &left_bytes);
+  uint64_t left = 0;
   if (!G.write_failed) {
     write_pending();
     check_dropped();
-    if (left) {
-      rt_rocm_wrote(rt_writer_dropped(G.w, left, RT_DROP_EXIT_TIME));
-      char msg[256];
-      snprintf(msg, sizeof msg, "exit flush: %llu record buffers (%llu bytes) left unwritten: at this output's speed "
-               "they would have taken longer than RAWTRACE_EXIT_TIMEOUT (%.1f s) allows", (unsigned long long)left,
-               (unsigned long long)left_bytes, G.cfg.exit_timeout);
-      rt_rocm_logmsg(RT_V_WARN, "%s", msg);
-      rt_rocm_wrote(rt_writer_log(G.w, RT_LOG_WARNING, msg));
-    }
+    left = rt_queue_write_exit_left(&G.q, G.w, G.verbosity, "record buffers", "", rt_rocm_wrote);
     rt_clock_anchor_t a;
     rt_rocm_read_anchor(RT_CLOCK_END, &a);
     rt_rocm_wrote(rt_writer_clock(G.w, &a));

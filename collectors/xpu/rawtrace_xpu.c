@@ -577,17 +577,8 @@ static void finalize(void) {
     if (G.stride[kViews[i]]) P.disable((pti_view_kind)kViews[i]);
   rt_queue_drain(&G.q, handle);
   write_capped();
-  uint64_t left_bytes, left = rt_queue_exit_left(&G.q, &left_bytes);
-  if (left && !atomic_load(&G.write_failed)) {
-    wrote(rt_writer_dropped(G.w, left, RT_DROP_EXIT_TIME));
-    char msg[320];
-    snprintf(msg, sizeof msg, "exit flush: %llu view buffers (%llu bytes) left unwritten: at this output's speed they "
-             "would have taken longer than RAWTRACE_EXIT_TIMEOUT (%.1f s) allows", (unsigned long long)left,
-             (unsigned long long)left_bytes, G.exit_timeout);
-    rt_log_line(G.verbosity, RT_V_WARN, msg);
-    wrote(rt_writer_log(G.w, rt_log_chunk_level(RT_V_WARN), msg)); /* here: a queued line would need another drain */
-  }
   if (!atomic_load(&G.write_failed)) {
+    rt_queue_write_exit_left(&G.q, G.w, G.verbosity, "view buffers", "", wrote);
     rt_clock_anchor_t a;
     if (rt_clock_anchor(RT_CLOCK_END, P.timestamp(), &a) == 0) wrote(rt_writer_clock(G.w, &a));
     wrote(rt_writer_end(G.w));

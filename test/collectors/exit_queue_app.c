@@ -10,12 +10,21 @@
 #include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "rawtrace_collector.h"
 #include "rawtrace_queue.h"
 
 static int failed;
+static int writes, writes_ok; /* rt_queue_write_exit_left's writes, and those that succeeded */
+
+static int count_write(int rc) {
+  writes++;
+  if (rc == 0) writes_ok++;
+  return rc;
+}
 
 static void check(int ok, const char* what) {
   printf("%s %s\n", ok ? "ok" : "FAIL", what);
@@ -125,10 +134,22 @@ int main(void) {
   check(rt_queue_exit_skip(&q, 1000000) == 0, "a write that ends before the deadline (0.125 s of 0.8) is made");
   check(rt_queue_exit_skip(&q, 8000000) == 1, "a write that would end past it (1 s) is left");
   check(rt_queue_exit_skip(&q, 100) == 1, "and every one after it, however small");
-  uint64_t bytes = 0;
-  uint64_t left = rt_queue_exit_left(&q, &bytes);
-  check(left == 2 && bytes == 8000100 && rt_queue_exit_left(&q, &bytes) == 0 && bytes == 0,
-        "counted once: 2 buffers, 8,000,100 bytes");
+  char path[] = "/tmp/rawtrace-exit-queue-XXXXXX";
+  int fd = mkstemp(path);
+  rt_writer* w = fd >= 0 ? rt_writer_fdopen(fd) : NULL;
+  if (!w) exit(2);
+  uint64_t left = rt_queue_write_exit_left(&q, w, 0, "test buffers", "", count_write);
+  uint64_t again = rt_queue_write_exit_left(&q, w, 0, "test buffers", "", count_write);
+  rt_writer_close(w);
+  char text[4096] = {0};
+  FILE* f = fopen(path, "rb");
+  size_t got_bytes = f ? fread(text, 1, sizeof text - 1, f) : 0;
+  if (f) fclose(f);
+  unlink(path);
+  static const char line[] = "exit flush: 2 test buffers (8000100 bytes) left unwritten";
+  int said = memmem(text, got_bytes, line, sizeof line - 1) != NULL;
+  check(left == 2 && again == 0 && writes == 2 && writes_ok == 2 && said,
+        "counted once, written once: a DROPPED chunk and the line for 2 buffers, 8,000,100 bytes");
 
   /* 3. A timeout of 0.1 s: the reserve is at most half of it, so the flush still writes within the first 50 ms. */
   fresh();
