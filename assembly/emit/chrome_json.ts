@@ -12,7 +12,7 @@
 import { Ev, EvKind, EvFlag } from "../model/event";
 import * as S from "../model/session";
 import * as O from "./out";
-import { Table, tableNew, tableUpsert, tableFind, tableCount, inserted } from "../util/hash_table";
+import { Table, tableNew, tableUpsert, tableFind, inserted } from "../util/hash_table";
 import * as X from "./options";
 import { xpuDeviceArgs } from "./chrome_xpu";
 import { apiCategory } from "./chrome_category";
@@ -21,12 +21,11 @@ import { catOpen, putRow, rowText, rowLen, putHead, putStream, putLaunch, putDev
 import { chromeArgs } from "./chrome_args";
 import { chromeHeader, keyU } from "./chrome_header";
 import { occPlausible, activeBlocks } from "./xspace_occupancy";
+import { nsOn, nsBase, flowBase, gpid, hpid, chromePidsBegin } from "./chrome_pids";
 import { RowTable, rowLogNote, rowLogOn, rowLogCount, rowLogTable, rowLogKey, rowLogSeg } from "./chrome_split";
 
 /** Kineto's tid offset for the "stream N (sync)" rows (kSyncStreamTidOffset). */
 export const SYNC_TID_OFFSET: u64 = 1000000;
-/** Kineto's sort-index offset of GPU processes (kExceedMaxPid). */
-export const GPU_SORT_OFFSET: u64 = 5000000;
 /** Row used for context-wide syncs that have no stream. */
 const CONTEXT_SYNC_TID: u64 = 999999;
 
@@ -48,13 +47,6 @@ export let overheadSeen = false;
 /** The trace name (UTF-8, session-owned), or length 0. */
 export let traceNamePtr: usize = 0;
 export let traceNameLen: u32 = 0;
-/** Pid namespace (emit/options.ts): on when a merge slot is set; pids and flow ids are offset from nsBase. */
-export let nsOn = false;
-export let nsBase: u64 = 0;
-let flowBase: u64 = 0;
-let hostLocal: Table = 0; // OS pid → local pid index (0..98) in namespace mode
-let lastOsPid: u64 = 0xffffffffffffffff;
-let lastHostPid: u64 = 0;
 
 function rowTablesNew(): void {
   hostRows = tableNew(64);
@@ -143,53 +135,6 @@ export function chromeLastTs(): u64 {
 }
 
 /**
- * Output pid of GPU `dev`: Kineto's (the device ordinal), or its place in the namespace slot; moved past every Linux
- * pid (GPU_SORT_OFFSET + ordinal) when the program's own pid is one of the ordinals (gpuPidBase, chromeBegin).
- */
-// @ts-ignore: decorator
-@inline export function gpid(dev: u64): u64 {
-  return nsOn ? nsBase + X.NS_GPU + (dev < 900 ? dev : dev % 900) : dev + gpuPidBase;
-}
-
-/** 0, or GPU_SORT_OFFSET when GPU pids must move off the host's (see {@link gpid}). */
-let gpuPidBase: u64 = 0;
-
-/**
- * Whether the program's pid could be a GPU's pid: Kineto's rule (GPU pid = ordinal, host pid = OS pid) gives a
- * program running as pid 1 in a container with two GPUs one process for its threads and GPU 1's streams, which
- * Perfetto shows as one (with two names and sort indexes). True when the pid is at most the largest ordinal in the
- * device table, or below 64 when the dump has no table (ordinals unknown).
- */
-function hostPidMayBeGpu(): bool {
-  const pid = <u64>S.processId;
-  const n = S.deviceCount();
-  if (n == 0) return pid < 64;
-  let max: u64 = 0;
-  for (let i: u32 = 0; i < n; i++) {
-    const id = <u64>load<u32>(S.deviceAt(i));
-    if (id > max) max = id;
-  }
-  return pid <= max;
-}
-
-/** Output pid of host process `pid`: the OS pid, or its local index (order of first appearance) in the slot. */
-// @ts-ignore: decorator
-@inline export function hpid(pid: u64): u64 {
-  return nsOn ? hpidNs(pid) : pid;
-}
-
-/** {@link hpid} in namespace mode. */
-export function hpidNs(pid: u64): u64 {
-  if (pid == lastOsPid) return lastHostPid;
-  const slot = tableUpsert(hostLocal, pid);
-  if (inserted) store<u64>(slot, <u64>tableCount(hostLocal) - 1);
-  const local = load<u64>(slot);
-  lastOsPid = pid;
-  lastHostPid = nsBase + (local < X.NS_OVERHEAD ? local : X.NS_OVERHEAD - 1);
-  return lastHostPid;
-}
-
-/**
  * Writes everything before the first event. `baseNs` is the time base (Unix ns); `startNs` the time it was floored
  * from (the earliest kept time, else the collector start, Unix ns): where "Record Window End" stands when the dump
  * holds no event (every event ends at or after it, so it never moves the end of one that does). `headerless`: write
@@ -205,12 +150,7 @@ export function chromeBegin(baseNs: u64, startNs: u64, headerless: bool = false)
   tsReset();
   chromeTextBegin();
   overheadSeen = false;
-  nsOn = X.pidNamespace >= 0;
-  nsBase = nsOn ? <u64>X.pidNamespace * X.NS_STRIDE : 0;
-  gpuPidBase = !nsOn && S.haveHeader && hostPidMayBeGpu() ? GPU_SORT_OFFSET : 0;
-  flowBase = nsOn ? <u64>X.pidNamespace << 32 : 0;
-  hostLocal = tableNew(4);
-  lastOsPid = 0xffffffffffffffff;
+  chromePidsBegin();
   if (headerless || X.eventsOnly || (rowLogOn && !chromeSplitHeader)) {
     // Events only: every event, the first too, is written as ",\n{...}"; the host writes header and trailer
     // (a split conversion's later parts: the host writes the first part's header and drops one comma).

@@ -12,9 +12,9 @@ import { WARN_COUNT } from "../util/error";
 import { warningCount, warningOffset, warningDetail, lossTotal, lossRange, NO_SEQ } from "../util/diag";
 import { warnName } from "../util/error_names";
 import {
-  SYNC_TID_OFFSET, GPU_SORT_OFFSET, lastTs, hostRows, gpuRows, syncRows, overheadSeen, traceNamePtr, traceNameLen,
-  nsOn, nsBase, rel, gpid, hpid, sep,
+  SYNC_TID_OFFSET, lastTs, hostRows, gpuRows, syncRows, overheadSeen, traceNamePtr, traceNameLen, rel, sep,
 } from "./chrome_json";
+import { GPU_SORT_OFFSET, nsOn, nsBase, gpid, hpid } from "./chrome_pids";
 import { keyU } from "./chrome_header";
 
 function meta(name: string, pid: u64, tid: u64): void {
