@@ -8,7 +8,7 @@
  * the number of events or the output size.
  */
 import {
-  Chunk, readerReset, setDamagedHandler, feed as containerFeed, finish as containerFinish,
+  Chunk, readerReset, setDamagedHandler, feed as containerFeed, finish as containerFinish, cutUnread,
 } from "./format/container";
 import * as S from "./model/session";
 import { clockPrepare, toUnix } from "./model/clock";
@@ -317,9 +317,11 @@ function onChunkPass1(type: u32, p: usize, n: u32, off: u64, seq: u32): void {
     case Chunk.HPU_TRACE:
       if (salvaged && !prepared) settleSalvage(type);
       if (!ensureVendor(off)) return;
-      // The other vendors' activity chunk type is not this decoder's: skipped, as an unknown chunk.
+      // The other vendors' activity chunk type is not this decoder's: skipped, as an unknown chunk (and lost when the
+      // file's end cut it: nothing of it was read).
       if (type != D.activityChunk) {
         warn(Warn.UNKNOWN_CHUNK, off, type);
+        cutUnread();
         break;
       }
       S.addActivity(n);

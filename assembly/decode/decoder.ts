@@ -20,7 +20,11 @@
 export type ApiNameFn = (domain: u32, id: u32, p: usize, n: u32) => void;
 /** Called once before the first ACTIVITY chunk of pass 1. */
 export type PrepareFn = () => void;
-/** One ACTIVITY payload [p, p+n); `off` is the file offset of its chunk header (payload at off + 24). */
+/**
+ * One ACTIVITY payload [p, p+n); `off` is the file offset of its chunk header (payload at off + 24). The part of a
+ * buffer the file's end cut comes as a shorter payload, with format/container.ts `cutDeclared` set to the length its
+ * chunk header declares during the call (a decoder that can read nothing of it calls `cutUnread`).
+ */
 export type BufferFn = (p: usize, n: u32, off: u64) => void;
 /** One ACTIVITY payload in the projection pass. */
 export type ProjectFn = (p: usize, n: u32) => void;

@@ -23,6 +23,8 @@
  *  - recipeId, recipeName, streamHandle, eventHandle, dataType and the extraArgs become event arguments.
  * Times: `long double` µs on the `synProfilerGetCurrentTimeNS` clock → ns with util/f80.ts; an unusable value drops
  * its entry (HPU_BAD_TIME); every kept time goes through model/timing.ts like every vendor.
+ * A buffer the file's end cut is walked up to its cut (synapse_buffer.ts `held`): its strings past the cut are empty
+ * (HPU_CUT_STRING) and its metadata names past the cut name nothing.
  */
 import { Ev, EvKind, EvFlag, ApiCat, evClear } from "../model/event";
 import * as S from "../model/session";
@@ -209,15 +211,17 @@ function walk(report: bool): void {
   bufferSeen(B.bufOff); // buffers numbered in file order (pass 1), before any lookup by number
   // The buffer's metadata first (pass 1), wherever it stands in the buffer: an engine type is known from the buffer
   // that first names it on, in both passes alike.
+  // Of a cut buffer, the entries before the cut (B.held); a metadata name the cut took names nothing (the engine
+  // keeps the name an earlier buffer gave it, or its lane's fallback; an engine type stays unnamed).
   if (report) {
-    for (let i: u32 = 0; i < B.num; i++) {
+    for (let i: u32 = 0; i < B.held; i++) {
       const e = B.entryAt(i);
       if (<u32>load<u8>(e, 16) != T_META) continue;
       const np = B.hpuStr(load<u64>(e, 80), i, true);
-      engineMeta(dev, load<u32>(e, 64), load<u32>(e, 68), np, B.strLen, S.processId, B.bufOff);
+      if (!B.strCut) engineMeta(dev, load<u32>(e, 64), load<u32>(e, 68), np, B.strLen, S.processId, B.bufOff);
     }
   }
-  for (let i: u32 = 0; i < B.num; i++) {
+  for (let i: u32 = 0; i < B.held; i++) {
     const e = B.entryAt(i);
     const at = B.entryOff(i);
     const t = <u32>load<u8>(e, 16);
@@ -464,7 +468,7 @@ function extraArgs(count: u32, ptr: u64, i: u32, report: bool): void {
   if (count == 0 || ptr == 0) return;
   const arr = extraArray(count, ptr);
   if (arr == 0) {
-    if (report) warn(Warn.HPU_BAD_STRING, B.entryOff(i), i);
+    if (report) warn(extraCut ? Warn.HPU_CUT_STRING : Warn.HPU_BAD_STRING, B.entryOff(i), i);
     return;
   }
   for (let k: u32 = 0; k < count; k++) {
@@ -482,12 +486,21 @@ function extraArgs(count: u32, ptr: u64, i: u32, report: bool): void {
   }
 }
 
-/** The synTraceEventArg array of `count` entries at `ptr`, or 0 when it is not in the pool nor in STRINGS. */
+/** True when the last {@link extraArray} gave 0 because its array lies in the part of the pool the file's end cut. */
+let extraCut = false;
+
+/**
+ * The synTraceEventArg array of `count` entries at `ptr`, or 0 when it is not in the pool nor in STRINGS (or, in a
+ * cut buffer, in the pool past the cut: {@link extraCut}).
+ */
 function extraArray(count: u32, ptr: u64): usize {
   const need = <u64>count * 24;
+  extraCut = false;
   if (ptr >= B.base && ptr - B.base < B.bufSize) {
     const o = ptr - B.base;
-    if (o >= <u64>B.num * B.entrySize && o + need <= B.bufSize - 16) return B.buf + <usize>o;
+    const where = B.poolSpan(o, need);
+    if (where == B.POOL_HELD) return B.buf + <usize>o;
+    extraCut = where == B.POOL_CUT;
     return 0;
   }
   const r = S.stringRaw(ptr);

@@ -8,12 +8,17 @@
  * numEntries @16 (synProfilerGetTrace's out-parameter), u32 device @24, u32 trace type @28, u32 reason @32, u32 pull
  * index @36, u64 profiler ns @40; the buffer from @48.
  *
+ * A chunk the file's end cut (format/container.ts `cutDeclared`) holds the buffer's first bytes only: no trailer, so
+ * its entry count is the header's numEntries, and the entries and pool strings past the cut are missing (the entry
+ * the cut went through is RECORD_TRUNCATED, a string past it HPU_CUT_STRING).
+ *
  * Entry layouts (x86-64, ../shared/reference/vendor-record-layouts.md §4): 208 bytes (current synapse_common_types.h,
  * 16-byte aligned because of `long double`) and 112 bytes (SynapseAI_Core 2021: u32 contextId, 32-byte argument
  * union). Both share name @0, category @8, type @16, timestamp @32, duration @48, engineType @64, engineIndex @68.
  */
 import { Warn } from "../util/error";
 import { warn, lose, NO_SEQ } from "../util/diag";
+import { cutDeclared, cutUnread } from "../format/container";
 import { f80ToNs, f80Status, F80_OK } from "../util/f80";
 import * as S from "../model/session";
 import { repairUtf8, repairedLen } from "../model/utf8";
@@ -34,6 +39,11 @@ export const BAD_SIZE: u64 = 2;
 export const BAD_TRAILER: u64 = 3;
 /** HPU_BAD_TRACE reason: neither layout gives most entries a known type byte. */
 export const BAD_LAYOUT: u64 = 4;
+/**
+ * HPU_BAD_TRACE reason: the file's end cut the buffer (no trailer) and the header's numEntries is more than `size`
+ * can hold in either layout, so the entries cannot be told from the pool.
+ */
+export const BAD_CUT_COUNT: u64 = 5;
 /** HPU_BAD_TIME detail for a denormal (the util/f80.ts statuses are 1–5). */
 export const TIME_DENORMAL: i32 = 6;
 
@@ -44,18 +54,29 @@ export let buf: usize = 0;
 export let bufSize: u64 = 0;
 /** Address of the buffer in the profiled process (for `char*` relocation: offset = pointer − base). */
 export let base: u64 = 0;
-/** Entries in the open buffer (the trailing `num`). */
+/** Entries in the open buffer (the trailing `num`; of a cut buffer, the header's numEntries). */
 export let num: u32 = 0;
+/**
+ * Entries of the open buffer that are wholly in the file: {@link num}, but of a cut buffer only those before the
+ * cut. Entries 0 to held − 1 are read.
+ */
+export let held: u32 = 0;
 /** Bytes per entry of the open buffer: {@link ENTRY_NEW} or {@link ENTRY_OLD}. */
 export let entrySize: u32 = ENTRY_NEW;
 /** The trailing `version` word (the profiler's parser version) of the last buffer opened. */
 export let version: u64 = 0;
 /** synDeviceId of the open buffer (its chunk header). */
 export let device: u32 = 0;
-/** synProfilerGetTrace's numEntries out-parameter (the chunk header; informational, the trailer wins). */
+/**
+ * synProfilerGetTrace's numEntries out-parameter (the chunk header): informational in a whole buffer (the trailer
+ * wins), the entry count of a cut one.
+ */
 export let numEntries: u64 = 0;
+// The string pool at buffer offsets [poolLo, poolEnd); of a cut buffer only [poolLo, poolHi) is in the file
+// (poolHi = poolEnd for a whole buffer).
 let poolLo: u64 = 0;
 let poolHi: u64 = 0;
+let poolEnd: u64 = 0;
 /** File offset of the first buffer byte (entry i is at bufOff + i × entrySize). */
 export let bufOff: u64 = 0;
 
@@ -64,6 +85,7 @@ export function bufferReset(): void {
   namesReset();
   buf = 0;
   num = 0;
+  held = 0;
 }
 
 /** True when entry `i` of a `size`-byte layout at `b` has a known type byte (B, E, X, M, C, i, I). */
@@ -81,47 +103,75 @@ function typeScore(b: usize, cnt: u32, size: u32, tail: usize): u32 {
 }
 
 /**
+ * The entry layout of the `c` entries at `b`: the one under which more of them have a known type byte (a 112-byte
+ * buffer read as 208-byte entries, or the reverse, puts the type byte in the middle of other fields); more than half
+ * must, ties go to the current layout. A few damaged entries then stay single entries (UNKNOWN_KIND), not a lost
+ * buffer. `roomNew` and `roomOld` are the bytes the entries may fill in each layout (0: that layout is out). Returns
+ * {@link ENTRY_NEW}, {@link ENTRY_OLD}, or 0 when neither holds.
+ */
+function layoutOf(b: usize, c: u32, roomNew: usize, roomOld: usize): u32 {
+  const sNew = typeScore(b, c, ENTRY_NEW, roomNew);
+  const sOld = typeScore(b, c, ENTRY_OLD, roomOld);
+  if (c == 0) return ENTRY_NEW;
+  if (sNew >= sOld && sNew * 2 > c) return ENTRY_NEW;
+  if (sOld > sNew && sOld * 2 > c) return ENTRY_OLD;
+  return 0;
+}
+
+/**
  * Validates the HPU_TRACE payload [p, p+n) at file offset `off` (chunk header) and opens it. Returns false (warned
  * HPU_BAD_TRACE, the chunk's bytes counted as lost) when it cannot be read. `report` is false in pass 2 (pass 1
- * warned already).
+ * warned already). The held part of a chunk the file's end cut (format/container.ts `cutDeclared`) is opened by
+ * {@link openCut}.
  */
 export function hpuOpen(p: usize, n: u32, off: u64, report: bool): bool {
   buf = 0;
   num = 0;
+  held = 0;
+  // The held part of a chunk the file's end cut (only its padding cut: whole), and the buffer's length as the chunk
+  // header declares it (of a cut chunk, more than is here).
+  const cut = cutDeclared > n;
+  const declared = cut ? cutDeclared : n;
   let reason: u64 = 0;
-  if (n < HPU_HEADER) reason = BAD_HEADER;
-  else {
+  if (n < HPU_HEADER) {
+    if (cut && declared >= HPU_HEADER) {
+      // Cut inside its own header: nothing to read, the cut tail is lost (TRUNCATED), as before.
+      cutUnread();
+      return false;
+    }
+    reason = BAD_HEADER;
+  } else {
     base = load<u64>(p);
     bufSize = load<u64>(p, 8);
     numEntries = load<u64>(p, 16);
     device = load<u32>(p, 24);
-    // The buffer is copied verbatim: its size must be what the chunk holds after the header.
-    if (bufSize != <u64>(n - HPU_HEADER) || bufSize < 16) reason = BAD_SIZE;
+    // The buffer is copied verbatim: its size must be what the chunk holds (or declares) after the header.
+    if (bufSize != <u64>(declared - HPU_HEADER) || bufSize < 16) reason = BAD_SIZE;
   }
-  if (reason == 0) {
+  if (reason == 0 && cut) {
+    if (numEntries == 0) {
+      // An empty pull's buffer (or a count lost): no entry to read, the cut tail is lost (TRUNCATED), as before.
+      cutUnread();
+      return false;
+    }
+    reason = openCut(p + HPU_HEADER, n - HPU_HEADER, off, report);
+  } else if (reason == 0) {
     const b = p + HPU_HEADER;
     const tail = <usize>bufSize - 16;
     const cnt = load<u64>(b + tail);
     version = load<u64>(b + tail + 8);
     if (cnt > <u64>tail / ENTRY_OLD) reason = BAD_TRAILER;
     else {
-      // The layout under which more entries have a known type byte (a 112-byte buffer read as 208-byte entries, or
-      // the reverse, puts the type byte in the middle of other fields); more than half must, ties go to the current
-      // layout. A few damaged entries then stay single entries (UNKNOWN_KIND), not a lost buffer.
-      const c = <u32>cnt;
-      const sNew = typeScore(b, c, ENTRY_NEW, tail);
-      const sOld = typeScore(b, c, ENTRY_OLD, tail);
-      let size: u32 = 0;
-      if (c == 0) size = ENTRY_NEW;
-      else if (sNew >= sOld && sNew * 2 > c) size = ENTRY_NEW;
-      else if (sOld > sNew && sOld * 2 > c) size = ENTRY_OLD;
+      const size = layoutOf(b, <u32>cnt, tail, tail);
       if (size == 0) reason = BAD_LAYOUT;
       else {
         buf = b;
         num = <u32>cnt;
+        held = num;
         entrySize = size;
         poolLo = cnt * <u64>size;
         poolHi = <u64>tail;
+        poolEnd = poolHi;
         bufOff = off + 24 + HPU_HEADER;
       }
     }
@@ -134,6 +184,42 @@ export function hpuOpen(p: usize, n: u32, off: u64, report: bool): bool {
     return false;
   }
   return true;
+}
+
+/**
+ * Opens the held part of a buffer the file's end cut: its first `h` bytes at `b` (the chunk header at file offset
+ * `off`), {@link numEntries} ≥ 1 of them entries by the chunk's header, `size` checked. The trailer is missing, so
+ * the header's numEntries is the count; it must fit `size − 16` in a layout, else BAD_CUT_COUNT. The layout is chosen
+ * as for a whole buffer ({@link layoutOf}) from the entries held: as many as are whole in the file in the current
+ * layout (or, when not even one is, in the old one). The entries wholly held are read ({@link held}); the one the cut
+ * went through is RECORD_TRUNCATED (warned when `report`, with its held bytes lost); the pool is read up to the cut.
+ * Returns the HPU_BAD_TRACE reason, 0 when opened.
+ */
+function openCut(b: usize, h: u32, off: u64, report: bool): u64 {
+  const room = bufSize - 16;
+  if (numEntries > room / <u64>ENTRY_OLD) return BAD_CUT_COUNT;
+  const fitNew = numEntries * <u64>ENTRY_NEW <= room;
+  const cnt = <u32>numEntries;
+  let c = fitNew ? min<u32>(cnt, h / ENTRY_NEW) : 0;
+  if (c == 0) c = min<u32>(cnt, h / ENTRY_OLD);
+  let size = layoutOf(b, c, fitNew ? <usize>h : 0, <usize>h);
+  if (c == 0) size = fitNew ? ENTRY_NEW : ENTRY_OLD;
+  if (size == 0) return BAD_LAYOUT;
+  buf = b;
+  num = cnt;
+  entrySize = size;
+  held = min<u32>(cnt, h / size);
+  poolLo = <u64>cnt * <u64>size;
+  poolEnd = room;
+  poolHi = min<u64>(room, <u64>h);
+  version = 0;
+  bufOff = off + 24 + HPU_HEADER;
+  const part = <u64>h - <u64>held * <u64>size; // bytes of entry `held` that are here, when it is cut
+  if (report && held < cnt && part > 0) {
+    warn(Warn.RECORD_TRUNCATED, entryOff(held), part);
+    lose(Warn.RECORD_TRUNCATED, entryOff(held), bufOff + <u64>h);
+  }
+  return 0;
 }
 
 /** Address of entry `i` of the open buffer. */
@@ -152,28 +238,39 @@ export function hpuOpen(p: usize, n: u32, off: u64, report: bool): bool {
 export let strLen: u32 = 0;
 /** True when the last {@link hpuStr} pointer could not be resolved (warned). */
 export let strBad = false;
+/** True when the last {@link hpuStr} pointer leads into the part of the pool the file's end cut off (warned). */
+export let strCut = false;
 
 /**
  * The string of `char*` value `ptr` from entry `i`: inside the buffer it must be a NUL-terminated string of the pool
  * (relocated: offset = ptr − base); outside it comes from STRINGS (the collector resolved it in the process). Null is
  * the empty string. Returns the bytes (valid UTF-8) and sets {@link strLen}; an unresolvable pointer gives the empty
- * string, sets {@link strBad} and warns HPU_BAD_STRING when `report`.
+ * string, sets {@link strBad} and warns HPU_BAD_STRING when `report`. In a cut buffer a string that starts past the
+ * cut, or runs into it before its NUL, is missing: the empty string, {@link strCut} set and HPU_CUT_STRING warned.
  */
 export function hpuStr(ptr: u64, i: u32, report: bool): usize {
   strBad = false;
+  strCut = false;
   strLen = 0;
   if (ptr == 0) return 0;
   if (ptr >= base && ptr - base < bufSize) {
     const o = ptr - base;
-    if (o >= poolLo && o < poolHi) {
-      const s = buf + <usize>o;
-      const lim = buf + <usize>poolHi;
-      let q = s;
-      while (q < lim && load<u8>(q) != 0) q++;
-      if (q < lim) {
-        const r = repairUtf8(s, q - s);
-        strLen = repairedLen;
-        return r;
+    if (o >= poolLo && o < poolEnd) {
+      if (o < poolHi) {
+        const s = buf + <usize>o;
+        const lim = buf + <usize>poolHi;
+        let q = s;
+        while (q < lim && load<u8>(q) != 0) q++;
+        if (q < lim) {
+          const r = repairUtf8(s, q - s);
+          strLen = repairedLen;
+          return r;
+        }
+      }
+      if (poolHi < poolEnd) {
+        strCut = true;
+        if (report) warn(Warn.HPU_CUT_STRING, entryOff(i), i);
+        return 0;
       }
     }
   } else {
@@ -186,6 +283,22 @@ export function hpuStr(ptr: u64, i: u32, report: bool): usize {
   strBad = true;
   if (report) warn(Warn.HPU_BAD_STRING, entryOff(i), i);
   return 0;
+}
+
+/** {@link poolSpan}: the bytes are in the pool and in the file. */
+export const POOL_HELD: i32 = 1;
+/** {@link poolSpan}: the bytes are in the pool, past the cut of a cut buffer. */
+export const POOL_CUT: i32 = 2;
+/** {@link poolSpan}: the bytes are not (all) in the pool. */
+export const POOL_OUT: i32 = 0;
+
+/**
+ * Where the `need` bytes at buffer offset `o` lie (an extraArgs array inside the buffer): {@link POOL_HELD},
+ * {@link POOL_CUT} or {@link POOL_OUT}.
+ */
+export function poolSpan(o: u64, need: u64): i32 {
+  if (o < poolLo || o + need > poolEnd) return POOL_OUT;
+  return o + need <= poolHi ? POOL_HELD : POOL_CUT;
 }
 
 /** Status of the last {@link hpuTime}: F80_OK or the HPU_BAD_TIME detail. */

@@ -59,8 +59,9 @@ export type ChunkHandler = (type: u32, p: usize, n: u32, fileOffset: u64, seq: u
 
 const INITIAL_WINDOW: usize = 4 << 20;
 /**
- * Zero bytes at the end of a cut activity buffer that cannot be a record's own fields: more than the largest record
- * of any vendor (CUPTI's ≈ 300, rocprofiler-sdk's 208 with our framing, PTI's ≈ 200), so a record starts in them.
+ * Zero bytes at the end of a cut buffer that cannot be a record's own fields: more than the largest record of any
+ * vendor (CUPTI's ≈ 300, rocprofiler-sdk's 208 with our framing, PTI's ≈ 200, a Synapse entry's 208), so a record
+ * starts in them.
  */
 const ZERO_TAIL: u32 = 512;
 /** The preamble's first 8 bytes. */
@@ -98,11 +99,20 @@ let truncLen: u64 = 0;
 let afterTrunc: u32 = 0;
 /** File offset of the first complete chunk found after `truncAt` (the end of the bytes lost there). */
 let afterTruncAt: u64 = 0;
-/** Window offset of the chunk cut at `truncAt` during the end-of-input scan, and whether it is an ACTIVITY chunk. */
+/**
+ * Window offset of the chunk cut at `truncAt` during the end-of-input scan, and whether it holds one vendor buffer
+ * (ACTIVITY or HPU_TRACE: {@link isBufferChunk}).
+ */
 let truncP: usize = 0;
-let truncActivity = false;
-/** Payload bytes of that cut chunk handed to the handler (cutActivity), 0 when none. */
+let truncBuffer = false;
+/** Payload bytes of that cut chunk handed to the handler (cutBuffer), 0 when none or when the handler read none. */
 let truncKept: u32 = 0;
+/**
+ * While the handler is given the held part of a chunk the file's end cut ({@link cutBuffer}): the payload length its
+ * chunk header declares (bytes), of which only the `n` handed over are in the file. 0 during every other call, so a
+ * decoder tells a cut buffer from a whole one (a Synapse buffer's trailer, its entry count, is in the missing part).
+ */
+export let cutDeclared: u32 = 0;
 /** Sequence numbers of chunks that failed their payload checksum in pass 1 (rare: a short list). */
 let badSeqs: usize = 0;
 let badSeqCount: u32 = 0;
@@ -137,8 +147,9 @@ export function readerReset(h: ChunkHandler, verify: bool): void {
   afterTrunc = 0;
   afterTruncAt = 0;
   truncP = 0;
-  truncActivity = false;
+  truncBuffer = false;
   truncKept = 0;
+  cutDeclared = 0;
   pendingTotal = 0;
   if (seenBits == 0) {
     seenCap = 1 << 16;
@@ -285,17 +296,29 @@ function damagedSpan(c: usize, total: usize): usize {
 }
 
 /**
- * The file ends inside an ACTIVITY chunk whose header is intact (its CRC vouches for type, length and seq) and no
- * complete chunk follows (so it was cut, not damaged): its bytes that are here go to the handler as a shorter
- * ACTIVITY payload, so that every whole record in them is decoded (the vendor decoders report the record the cut
- * went through as RECORD_TRUNCATED). Its payload checksum cannot be verified: it covers the missing bytes. A collector
- * killed while it wrote a buffer (8 MiB with CUPTI) lost all of it before. Both passes hand over the same bytes.
- * Returns false after a fatal error in the handler.
+ * True for the chunk types that hold one vendor buffer of records: ACTIVITY (5) and Habana's HPU_TRACE (14). The
+ * held part of one the file's end cut is handed to the decoder ({@link cutBuffer}); any other cut chunk is lost.
  */
-function cutActivity(h: ChunkHandler): bool {
+// @ts-ignore: decorator
+@inline function isBufferChunk(type: u32): bool {
+  return type == Chunk.ACTIVITY || type == Chunk.HPU_TRACE;
+}
+
+/**
+ * The file ends inside a buffer chunk ({@link isBufferChunk}) whose header is intact (its CRC vouches for type,
+ * length and seq) and no complete chunk follows (so it was cut, not damaged): its bytes that are here go to the
+ * handler as a shorter payload of its type, {@link cutDeclared} set to the length the header declares, so that every
+ * whole record in them is decoded (the vendor decoders report the record the cut went through as RECORD_TRUNCATED;
+ * a decoder that can read nothing of it says so with {@link cutUnread}, and the cut tail is lost whole as before).
+ * Its payload checksum cannot be verified: it covers the missing bytes. A collector killed while it wrote a buffer
+ * (8 MiB with CUPTI) lost all of it before. Both passes hand over the same bytes. Returns false after a fatal error
+ * in the handler.
+ */
+function cutBuffer(h: ChunkHandler): bool {
   const c = win + truncP;
+  const len = load<u32>(c, 12);
   // All of the payload when only its padding is cut.
-  const held = <u32>min<usize>(winLen - truncP - CHUNK_HEADER, <usize>load<u32>(c, 12));
+  const held = <u32>min<usize>(winLen - truncP - CHUNK_HEADER, <usize>len);
   // Without the zeros it ends in (rounded up to 8 bytes) when they are more than a record (ZERO_TAIL): a crash can
   // leave a file whose last blocks were never written read as zeros, and the record they start in would be decoded
   // with zero fields (an event of pid 0, an API call 0); cut there, that record is the one the decoder reports
@@ -306,9 +329,20 @@ function cutActivity(h: ChunkHandler): bool {
   const seq = load<u32>(c, 8);
   if (data < 4 || markSeen(seq)) return true; // nothing to read, or a copy of a chunk read before
   truncKept = data;
-  h(Chunk.ACTIVITY, c + CHUNK_HEADER, data, truncAt, seq);
-  if (data < held && recordContainerWarnings) lose(Warn.TRUNCATED, truncAt + CHUNK_HEADER + data, truncAt + CHUNK_HEADER + held);
+  cutDeclared = len;
+  h(<u32>load<u16>(c, 4), c + CHUNK_HEADER, data, truncAt, seq);
+  cutDeclared = 0;
+  if (truncKept != 0 && data < held && recordContainerWarnings) lose(Warn.TRUNCATED, truncAt + CHUNK_HEADER + data, truncAt + CHUNK_HEADER + held);
   return !failed();
+}
+
+/**
+ * Called by the handler of a cut buffer ({@link cutDeclared} ≠ 0) that could read nothing of it (a Synapse buffer cut
+ * inside its own 48-byte header, or holding no entry): the cut tail counts as lost (TRUNCATED), as any other cut
+ * chunk's. Does nothing during other calls.
+ */
+export function cutUnread(): void {
+  if (cutDeclared != 0) truncKept = 0;
 }
 
 /**
@@ -384,7 +418,7 @@ export function feed(n: usize): bool {
         truncAt = off;
         truncLen = winLen - p;
         truncP = p;
-        truncActivity = <u32>load<u16>(c, 4) == Chunk.ACTIVITY;
+        truncBuffer = isBufferChunk(<u32>load<u16>(c, 4));
       }
       p += 8;
       continue;
@@ -464,7 +498,7 @@ export function feed(n: usize): bool {
     h(type, c + CHUNK_HEADER, len, off, seq);
     if (failed()) return false;
   }
-  if (eofScan && truncAt != U64_MAX && afterTrunc == 0 && truncActivity && !cutActivity(h)) return false;
+  if (eofScan && truncAt != U64_MAX && afterTrunc == 0 && truncBuffer && !cutBuffer(h)) return false;
   // Keep the unconsumed tail at the start of the window.
   if (p > 0) {
     if (p < winLen) memory.copy(win, win + p, winLen - p);
@@ -517,8 +551,8 @@ export function finish(): void {
       lose(Warn.BAD_CHUNK_HEADER, truncAt, afterTruncAt);
     } else {
       warn(Warn.TRUNCATED, truncAt, truncLen);
-      // A cut activity buffer handed over whole-record by whole-record: its decoder reports the record the cut went
-      // through (RECORD_TRUNCATED); nothing else of these bytes is lost.
+      // A cut buffer handed over whole-record by whole-record: its decoder reports the record the cut went through
+      // (RECORD_TRUNCATED); nothing else of these bytes is lost, unless the decoder read none of them (cutUnread).
       if (truncKept == 0) lose(Warn.TRUNCATED, truncAt, truncAt + truncLen);
     }
   } else if (winLen > 0) {

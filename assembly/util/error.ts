@@ -103,7 +103,8 @@ export const enum Warn {
   BAD_ENUM_VALUE = 28,
   /**
    * An HPU_TRACE chunk failed validation and its buffer was skipped (decode/synapse_buffer.ts). detail: reason
-   * (1 header, 2 size, 3 trailer num/version, 4 no entry layout fits).
+   * (1 header, 2 size, 3 trailer num/version, 4 no entry layout fits, 5 cut by the file's end with a header
+   * numEntries its size cannot hold).
    */
   HPU_BAD_TRACE = 29,
   /**
@@ -136,7 +137,13 @@ export const enum Warn {
    * buffers lost.
    */
   DROPPED_BUFFERS = 35,
+  /**
+   * A char* (or extraArgs array) of a Synapse entry points into the part of its buffer's string pool that the file's
+   * end cut off (decode/synapse_buffer.ts, a cut HPU_TRACE chunk): the name or argument is left empty, the entry kept.
+   * detail: entry index in its buffer.
+   */
+  HPU_CUT_STRING = 36,
 }
 
 /** Number of warning codes (size of the per-code tables). */
-export const WARN_COUNT: i32 = 36;
+export const WARN_COUNT: i32 = 37;

@@ -40,6 +40,7 @@ export function warnName(code: i32): string {
     case 33: return "HEADER_DAMAGED";
     case 34: return "UNNAMED_KIND";
     case 35: return "DROPPED_BUFFERS";
+    case 36: return "HPU_CUT_STRING";
   }
   return "UNKNOWN";
 }

@@ -64,6 +64,7 @@ export const WARN_NAMES = [
   "HEADER_DAMAGED",
   "UNNAMED_KIND",
   "DROPPED_BUFFERS",
+  "HPU_CUT_STRING",
 ] as const;
 /**
  * Warnings the host adds (not the core): `STILL_WRITING`, an input without END chunk that changed size during the
@@ -74,7 +75,7 @@ export type WarningName = (typeof WARN_NAMES)[number] | (typeof HOST_WARN_NAMES)
 
 /** What each warning means for the user; `{detail}` is replaced by the detail number. */
 export const WARN_MESSAGES: Record<WarningName, string> = {
-  TRUNCATED: "file ends inside a chunk ({detail} bytes after the last complete chunk); everything before was converted, and of a cut activity buffer every whole record (unverified: its checksum covers the missing bytes)",
+  TRUNCATED: "file ends inside a chunk ({detail} bytes after the last complete chunk); everything before was converted, and of a cut activity buffer or Synapse trace every whole record (unverified: its checksum covers the missing bytes)",
   BAD_CHUNK_HEADER: "damaged bytes where a chunk header was expected ({detail} bytes skipped to the next valid chunk)",
   BAD_PAYLOAD_CRC: "chunk seq {detail} failed its payload checksum and was skipped",
   CHUNK_TOO_LARGE: "a chunk header declares {detail} bytes (more than 256 MiB); skipped",
@@ -109,12 +110,14 @@ export const WARN_MESSAGES: Record<WarningName, string> = {
   UNKNOWN_DEVICE: "PTI records name {detail} device UUID(s) missing from the DEVICES table; numbered after the listed devices",
   BAD_ENUM_VALUE: "a PTI memory or memcpy type is outside its enum (first value {detail}); written as INVALID",
   HPU_BAD_TRACE:
-    "an HPU_TRACE chunk failed validation (reason {detail}: 1 header, 2 size, 3 trailing num/version, 4 no entry layout fits); its Synapse buffer was skipped",
+    "an HPU_TRACE chunk failed validation (reason {detail}: 1 header, 2 size, 3 trailing num/version, 4 no entry layout fits, 5 cut by the file's end with an entry count its size cannot hold); its Synapse buffer was skipped",
   HPU_BAD_TIME:
     "Synapse entries with a long double time that is not a finite non-negative value (first: status {detail}: 1 negative, 2 infinite, 3 NaN, 4 invalid encoding, 5 too large, 6 denormal); dropped",
   HPU_BAD_STRING:
     "a Synapse char* (first: entry {detail} of its buffer) is not a NUL-terminated string of the buffer's pool nor in STRINGS; left empty",
   HPU_UNMATCHED_END: "a Synapse 'E' event without an open 'B' on its engine and context (first: engine {detail}); ignored",
+  HPU_CUT_STRING:
+    "a Synapse char* or extraArgs array (first: entry {detail} of its buffer) points into the part of the buffer's string pool that the file's end cut off; left empty, the entry kept",
   UNNAMED_KIND:
     "records of a kind the dump's rocprofiler-sdk kind names do not name (first: kind {detail}; its API_NAMES chunk damaged or missing) were skipped",
   HEADER_DAMAGED:

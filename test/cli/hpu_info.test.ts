@@ -1,11 +1,14 @@
 /**
  * `rawtrace info` and `rawtrace stats` on the Habana sample (samples/gaudi2_mlp_synapse.rawtrace) through the built
  * command line: the vendor with the Synapse version, the Gaudi with its HBM, the entries per Synapse type; the
- * sample's counts are derived here from the generator's input (src/tools/gaudi2_sample.ts).
+ * sample's counts are derived here from the generator's input (src/tools/gaudi2_sample.ts). The sample cut inside
+ * its second pull: the entries before the cut, counted here from the bytes.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gaudi2SampleTrace } from "../../src/tools/gaudi2_sample.js";
@@ -37,6 +40,39 @@ test("stats: the vendor line and the device above the busy table; kernels and ho
   const kernels = input.filter((e) => e.ph === "X" && e.cat === "kernel").length;
   assert.match(r.stdout, new RegExp(`GPU 0 +[\\d.]+ +[\\d.]+ +${kernels} `));
   assert.match(r.stdout, /synLaunchWithExternalEvents enqueueWithExternalEvents/);
+});
+
+test("info on the sample cut inside its second pull's entries: the entries before the cut per type, the cut said", () => {
+  // The second HPU_TRACE chunk (its header at 75424) cut 33 bytes into its entry 120: every entry of the first pull
+  // and 120 of the second are in the file (before, the second pull was not read at all).
+  const bytes = readFileSync(SAMPLE);
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const chunk = 75424;
+  assert.is(dv.getUint16(chunk + 4, true), 14, "HPU_TRACE");
+  const buf2 = chunk + 24 + 48;
+  const cut = buf2 + 120 * 208 + 33;
+  const count = new Map<string, number>();
+  const tally = (buf: number, n: number) => {
+    for (let i = 0; i < n; i++) { const t = String.fromCharCode(bytes[buf + i * 208 + 16]); count.set(t, (count.get(t) ?? 0) + 1); }
+  };
+  tally(264 + 24 + 48, Number(dv.getBigUint64(264 + 24 + 16, true)));
+  tally(buf2, 120);
+  const dir = mkdtempSync(join(tmpdir(), "rawtrace-hpu-cut-"));
+  try {
+    const file = join(dir, "cut.rawtrace");
+    writeFileSync(file, bytes.subarray(0, cut));
+    const r = cli(["info", file]);
+    assert.is(r.status, 0, r.stderr);
+    assert.match(r.stdout, new RegExp(`^ {4}X \\(complete\\) +${count.get("X")}$`, "m"));
+    assert.match(r.stdout, new RegExp(`^ {4}M \\(metadata\\) +${count.get("M")}$`, "m"));
+    assert.match(r.stdout, new RegExp(`^ {4}C \\(counter\\) +${count.get("C")}$`, "m"));
+    assert.match(r.stdout, new RegExp(`^ {4}TRUNCATED ×1 \\(first at offset ${chunk}\\)`, "m"));
+    assert.match(r.stdout, new RegExp(`^ {4}RECORD_TRUNCATED ×1 \\(first at offset ${buf2 + 120 * 208}\\): .*\\(33 bytes\\)$`, "m"));
+    assert.match(r.stdout, new RegExp(`^ {4}HPU_CUT_STRING ×\\d+ \\(first at offset ${buf2}\\)`, "m"));
+    assert.match(r.stdout, new RegExp(`^ {4}bytes ${buf2 + 120 * 208}–${cut} \\(RECORD_TRUNCATED\\)$`, "m"));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test.run();

@@ -3,7 +3,8 @@
  * converted by N = 1, 2, 3 and 7 workers while the main thread writes equals one worker's byte for byte (SHA-256),
  * with one segment per worker and with many rounds of small segments, over the bundled samples (CUDA, ROCm, XPU,
  * HPU), the real H100 fixtures, dumps cut into many small ACTIVITY chunks so that flows, NVTX ranges and ROCTx/PTI
- * state cross the workers' segments, and damaged and truncated dumps (same warnings); options, the gzip output and
+ * state cross the workers' segments, and damaged and truncated dumps (a Gaudi one cut inside a trace buffer too; same
+ * warnings); options, the gzip output and
  * the CLI (its log line and --json) too.
  */
 import { test } from "uvu";
@@ -55,6 +56,9 @@ put("gen_damaged.rawtrace", damaged);
 // complete chunks after it only in its end-of-file scan, when the input is finished — which the worker writing the
 // end must do before it closes its segments.
 put("gen_eofscan.rawtrace", lengthPastEnd(gen, 0.05));
+// The Gaudi sample cut inside its second pull (HPU_TRACE chunk at 75424), 33 bytes into its entry 120: that pull's
+// entries before the cut convert in the last segment, whichever worker owns it.
+put("gaudi_cut.rawtrace", readFileSync(join(ROOT, "samples/gaudi2_mlp_synapse.rawtrace")).subarray(0, 75424 + 24 + 48 + 120 * 208 + 33));
 
 /** `dump` with the length field of the chunk at `at` (a fraction of the chunks) set to run past the end of the file. */
 function lengthPastEnd(dump: Uint8Array, at: number): Uint8Array {
