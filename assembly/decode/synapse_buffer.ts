@@ -190,8 +190,12 @@ export function hpuOpen(p: usize, n: u32, off: u64, report: bool): bool {
  * Opens the held part of a buffer the file's end cut: its first `h` bytes at `b` (the chunk header at file offset
  * `off`), {@link numEntries} ≥ 1 of them entries by the chunk's header, `size` checked. The trailer is missing, so
  * the header's numEntries is the count; it must fit `size − 16` in a layout, else BAD_CUT_COUNT. The layout is chosen
- * as for a whole buffer ({@link layoutOf}) from the entries held: as many as are whole in the file in the current
- * layout (or, when not even one is, in the old one). The entries wholly held are read ({@link held}); the one the cut
+ * from the entries held by their type bytes, as for a whole buffer ({@link layoutOf}), but leaving entry 0 out of the
+ * comparison: its type byte is at 16 in both layouts, so it tells nothing, and a buffer cut inside its first 208
+ * bytes would always look like one whole 112-byte entry. The old layout needs most of its held entries after entry 0
+ * known, at a higher share than the current layout's; else the current one (ties and too few entries to tell: as a
+ * whole buffer's ties). Only the old layout fits when numEntries × 208 exceeds the room. The entries wholly held are
+ * read ({@link held}); the one the cut
  * went through is RECORD_TRUNCATED (warned when `report`, with its held bytes lost); the pool is read up to the cut.
  * Returns the HPU_BAD_TRACE reason, 0 when opened.
  */
@@ -200,10 +204,22 @@ function openCut(b: usize, h: u32, off: u64, report: bool): u64 {
   if (numEntries > room / <u64>ENTRY_OLD) return BAD_CUT_COUNT;
   const fitNew = numEntries * <u64>ENTRY_NEW <= room;
   const cnt = <u32>numEntries;
-  let c = fitNew ? min<u32>(cnt, h / ENTRY_NEW) : 0;
-  if (c == 0) c = min<u32>(cnt, h / ENTRY_OLD);
-  let size = layoutOf(b, c, fitNew ? <usize>h : 0, <usize>h);
-  if (c == 0) size = fitNew ? ENTRY_NEW : ENTRY_OLD;
+  // Entry 0's type byte is at 16 in both layouts and tells nothing: the old layout must show in a later entry
+  // (scores without entry 0, compared as shares of the entries each layout holds after it).
+  const cNew = fitNew ? min<u32>(cnt, h / ENTRY_NEW) : 0;
+  const cOld = min<u32>(cnt, h / ENTRY_OLD);
+  let size: u32;
+  if (!fitNew) size = cOld == 0 ? ENTRY_OLD : layoutOf(b, cOld, 0, <usize>h);
+  else if (cOld < 2) size = ENTRY_NEW;
+  else {
+    const k0: u32 = knownType(b, 0, ENTRY_OLD) ? 1 : 0;
+    const sOld1 = typeScore(b, cOld, ENTRY_OLD, <usize>h) - k0;
+    const sNewAll = typeScore(b, cNew, ENTRY_NEW, <usize>h);
+    const sNew1 = cNew >= 2 ? sNewAll - k0 : 0;
+    if (sOld1 * 2 > cOld - 1 && (cNew < 2 || <u64>sOld1 * (cNew - 1) > <u64>sNew1 * (cOld - 1))) size = ENTRY_OLD;
+    else if (cNew == 0 || sNewAll * 2 > cNew) size = ENTRY_NEW;
+    else size = 0;
+  }
   if (size == 0) return BAD_LAYOUT;
   buf = b;
   num = cnt;

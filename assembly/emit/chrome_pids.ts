@@ -21,7 +21,7 @@ let lastHostPid: u64 = 0;
 
 /**
  * Output pid of GPU `dev`: Kineto's (the device ordinal), or its place in the namespace slot; moved past every Linux
- * pid (GPU_SORT_OFFSET + ordinal) when the program's own pid is one of the ordinals (gpuPidBase, chromeBegin).
+ * pid (GPU_SORT_OFFSET + ordinal) when the program's own pid is one of the ordinals (gpuPidBase, chromePidsBegin).
  */
 // @ts-ignore: decorator
 @inline export function gpid(dev: u64): u64 {

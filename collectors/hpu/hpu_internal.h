@@ -132,7 +132,7 @@ struct syn_pull {
   size_t got, entries;  /* what the second one filled in `mem` + TRACE_HEAD */
   uint8_t* mem;         /* NULL when there is no trace to write */
   int too_big, no_mem;  /* the trace was dropped for RAWTRACE_MAX_MEMORY / the chunk limit, or for lack of memory */
-  int strings_oom;      /* take_strings ran out of memory: some STRINGS entries are missing */
+  int strings_oom;      /* rt_hpu_take_strings ran out of memory: some STRINGS entries missing */
 };
 
 /* ------------------------------------------------------------------------------------------------------------------ */

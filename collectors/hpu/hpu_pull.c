@@ -51,7 +51,7 @@ static int trace_alloc(struct syn_pull* p) {
   return 0;
 }
 
-void rt_hpu_trace_free(struct syn_pull* p) {
+static void trace_free(struct syn_pull* p) {
   if (!p->mem) return;
   atomic_fetch_sub(&g_held, 1);
   atomic_fetch_sub(&g_held_bytes, TRACE_HEAD + p->size);
@@ -123,7 +123,7 @@ void rt_hpu_pull_write(struct syn_pull* p, struct device* d, uint32_t reason) {
   if (p->s != RT_SYN_SUCCESS && !atomic_exchange(&G.said_get, 1))
     rt_hpu_log(RT_V_WARN, 1, "device %u: synProfilerStop / synProfilerGetTrace answered %d; that trace is lost", d->id,
                p->s);
-  rt_hpu_trace_free(p);
+  trace_free(p);
   d->pulls++;
 }
 
@@ -153,6 +153,6 @@ void rt_hpu_take_exit_pull(void* arg) { syn_take((struct syn_pull*)arg); }
 
 /* An exit pull that returned after the flush went on without it: its thread frees what it took. */
 void rt_hpu_drop_late_pull(void* arg) {
-  rt_hpu_trace_free((struct syn_pull*)arg);
+  trace_free((struct syn_pull*)arg);
   free(arg);
 }

@@ -282,11 +282,18 @@ test("a later pull cut in its entries: engine types named by the earlier pull, i
   assert.is(warnOf(ws, "UNKNOWN_KIND"), undefined, "every engine type known");
 });
 
+test("a pull cut inside its first entries: entry 0's type byte tells no layout (it is at 16 in both), so a cut in 112..207 bytes is the current layout's entry 0 cut (RECORD_TRUNCATED at it), not a whole 112-byte event", async () => {
+  const { bytes, t } = afterNaming([X(8, 0, 100n, 10n, "k0", { recipeId: 5 }), X(8, 0, 200n, 10n, "k1"), X(7, 0, 300n, 10n, "k2")]);
+  for (const h of [100, 111, 112, 150, 207, 208, 300, 415, 416, 500]) await checkCut(bytes, t, t.buf + h);
+  const tr = await checkCut(bytes, t, t.buf + 150);
+  assert.equal(events(tr, "kernel"), [], "entry 0 is cut: no event from half of it");
+});
+
 test("112-byte entries cut in their entries, pool and trailer: the old layout chosen from the held entries", async () => {
   const entries = [...metadata(), X(8, 1, 100n, 40n, "tpc_op", { dataType: "f32", context: 5n }), X(7, 0, 150n, 10n, "mm"), X(8, 0, 200n, 5n, "late_op")];
   const { bytes, t } = afterNaming(entries, 112);
   const poolAt = t.buf + entries.length * 112;
-  for (const cut of [t.buf + 13 * 112 + 50, poolAt + 10, poolAt + 60, t.buf + t.size - 3]) await checkCut(bytes, t, cut, 112);
+  for (const cut of [t.buf + 2 * 112 + 10, t.buf + 13 * 112 + 50, poolAt + 10, poolAt + 60, t.buf + t.size - 3]) await checkCut(bytes, t, cut, 112);
   const tr = await checkCut(bytes, t, t.buf + 13 * 112 + 50, 112);
   assert.equal(events(tr, "kernel").map((e) => [e.name, e.tid, e.args.context]), [["", 7001, 5], ["", 6000, 0]]);
 });
