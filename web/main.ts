@@ -443,30 +443,37 @@ let searchTimer = 0;
 let result: SearchResult | null = null;
 /** Query and mode `result` answers. */
 let resultFor = "";
+/** The box holds a bad expression (named in the count; `result` is still the last good search's). */
+let searchBad = false;
 const MAX_LISTED = 200;
 
 function runSearch(): void {
   const q = search.value.trim();
   const box = $("#search-results");
   const ol = box.querySelector("ol")!;
+  // A bad expression is named and changes nothing else: the last search's list and highlights stay as they were.
+  let test: ((name: string) => boolean) | null = null;
+  if (q) {
+    try {
+      test = nameTest(q, regexBox.checked);
+    } catch (e) {
+      search.classList.add("bad");
+      searchBad = true;
+      $("#search-count").textContent = `bad expression: ${(e as Error).message}`;
+      return;
+    }
+  }
+  searchBad = false;
   ol.textContent = "";
   result = null;
   search.classList.remove("bad");
-  if (!q) {
+  if (!test) {
     view.matches = null;
     box.hidden = true;
     $("#search-count").textContent = "";
     delete document.body.dataset.searchMatches;
     view.invalidate();
     writeHash();
-    return;
-  }
-  let test: (name: string) => boolean;
-  try {
-    test = nameTest(q, regexBox.checked);
-  } catch (e) {
-    search.classList.add("bad");
-    $("#search-count").textContent = `bad expression: ${(e as Error).message}`;
     return;
   }
   const t0 = performance.now();
@@ -513,8 +520,8 @@ search.addEventListener("keydown", (e) => {
   e.preventDefault();
   clearTimeout(searchTimer);
   // The query may have changed since the last (debounced) search: Enter answers what the box says now.
-  if (!result || resultFor !== `${regexBox.checked}:${search.value.trim()}`) runSearch();
-  if (!result) return;
+  if (!result || searchBad || resultFor !== `${regexBox.checked}:${search.value.trim()}`) runSearch();
+  if (!result || searchBad) return; // a bad expression: nothing to step through
   const cur = view.selected && result.masks.get(view.selected.file)?.[view.selected.file.events.name(view.selected.i)] === 1 ? view.selected : null;
   const t0 = performance.now();
   const next = stepMatch(files, result, cur, e.shiftKey ? -1 : 1);

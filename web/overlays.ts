@@ -166,7 +166,13 @@ export function drawAxis(
   }
   ctx.fillStyle = P.axisText;
   ctx.font = FONT;
-  for (let t = Math.ceil(a / step) * step; t <= b; t += step) {
+  // Ticks by index, not by adding `step` to t: far from 0 (a window restored from a link, or zoomed far out and
+  // panned) a step below a double's resolution there leaves t unchanged and the loop would never end. The count is
+  // bounded by the plot's width (ticks are ≥ 90 px apart).
+  const first = Math.ceil(a / step);
+  const ticks = Math.min(Math.floor(b / step) - first, Math.ceil(W / 8));
+  for (let k = 0; k <= ticks; k++) {
+    const t = (first + k) * step;
     const x = GUTTER + (t - a) * scale;
     ctx.fillRect(x, AXIS_H - 6, 1, 6);
     ctx.fillText(tick(t, step), x + 3, AXIS_H / 2);

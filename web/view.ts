@@ -213,6 +213,14 @@ export class TimelineView {
 
   /** Shows the whole trace (every file). */
   fit(): void {
+    const [lo, hi] = this.extent();
+    const pad = Math.max((hi - lo) * 0.01, 10);
+    this.setWindow(lo - pad, hi + pad);
+    this.fitted = true;
+  }
+
+  /** Where the open files' events lie on the view axis, [first start, last end] (ns); [0, 1e6] when none has any. */
+  private extent(): [number, number] {
     let lo = Infinity;
     let hi = -Infinity;
     for (const f of this.files) {
@@ -220,20 +228,33 @@ export class TimelineView {
       lo = Math.min(lo, f.offset + f.meta.header.minStart);
       hi = Math.max(hi, f.offset + f.meta.header.maxEnd);
     }
-    if (!isFinite(lo)) {
-      lo = 0;
-      hi = 1e6;
-    }
-    const pad = Math.max((hi - lo) * 0.01, 10);
-    this.setWindow(lo - pad, hi + pad);
-    this.fitted = true;
+    return isFinite(lo) ? [lo, hi] : [0, 1e6];
   }
 
-  /** Shows [a, b] (view axis, ns). */
+  /** The widest window (ns): 20 times the events' extent, at least 100 s. */
+  private maxSpan(): number {
+    const [lo, hi] = this.extent();
+    return Math.max((hi - lo) * 20, 1e11);
+  }
+
+  /**
+   * Shows [a, b] (view axis, ns), at least 50 ns and at most {@link maxSpan} wide (about its centre), starting no
+   * further than that width from the events: zooming out stops, and a window from a link cannot put the axis where
+   * a double no longer holds the ns.
+   */
   setWindow(a: number, b: number): void {
     this.fitted = false;
+    const max = this.maxSpan();
+    let span = Math.max(b - a, 50);
+    if (!(span <= max)) {
+      a = (a + b) / 2 - max / 2;
+      span = max;
+    }
+    const [lo, hi] = this.extent();
+    a = Math.min(Math.max(a, lo - max), hi + max);
+    if (!isFinite(a)) a = lo;
     this.t0 = a;
-    this.t1 = Math.max(b, a + 50);
+    this.t1 = a + span;
     this.stamp();
     this.invalidate();
     this.onchange();
@@ -634,7 +655,7 @@ export class TimelineView {
     const plotW = this.width - GUTTER;
     const tAt = this.t0 + (px / plotW) * (this.t1 - this.t0);
     let span = (this.t1 - this.t0) * factor;
-    span = Math.max(span, 50); // 50 ns across the plot at most zoomed in
+    span = Math.min(Math.max(span, 50), this.maxSpan()); // 50 ns across the plot at most zoomed in
     const t0 = tAt - (px / plotW) * span;
     this.setWindow(t0, t0 + span);
   }

@@ -62,6 +62,22 @@ test("an empty first file: later runs are aligned to the first file that has eve
   assert.match(shiftNote(files, placed, b)!, /aligned to the start of a$/);
 });
 
+test("an empty first file anchors nothing: the next file's times stay exact (a dump cut inside its header, base 0)", () => {
+  const s = 1_000_000_000n;
+  const cut = fake("cut", 0n, 0, 0, 1, 1n, 0);
+  const a = fake("a", 1_795_345_123_003_021_000n, 5e9, 9e9);
+  const b = fake("b", 1_795_345_124n * s, 4e9, 12e9); // overlaps a: same run
+  const files = [cut, a, b];
+  const placed = new Map<LoadedFile, Placement>();
+  placeFiles(files, placed, true);
+  assert.is(cut.offset, 0);
+  assert.is(a.offset, 0, "the first file with events is the anchor (was 1.8e18 from the empty file's base 0)");
+  assert.is(placed.get(a)!.shift, 0n, "on recorded time, not aligned");
+  assert.is(b.offset, 1e9 - 3_021_000, "b on recorded time relative to a, to the ns");
+  // A start 1 ns apart stays 1 ns apart on the view axis.
+  assert.is(a.offset + 5e9 + 1 - (a.offset + 5e9), 1);
+});
+
 test("ranks of one run keep recorded time; a run that overlaps none is aligned to the first file's start", () => {
   const s = 1_000_000_000n;
   const a = fake("a", 1_700_000_000n * s, 5e9, 9e9);

@@ -1,8 +1,9 @@
 /**
  * The viewer's marks, range and URL hash as the user changes them (web/keys.ts N, web/view.ts double-click on the
  * axis, web/main.ts applyHash), end to end in headless Chromium: N marks a slice's start and removes only a mark
- * exactly there, a double-click on the axis adds a mark without losing the range, and a hash pasted later replaces
- * the view instead of merging with it.
+ * exactly there, a double-click on the axis adds a mark without losing the range, a hash pasted later replaces
+ * the view instead of merging with it, a window far from the trace (a link, or zooming out without end) is kept
+ * within reach, and a bad search expression leaves the last search as it was.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -121,6 +122,61 @@ test("a hash pasted later replaces the view: the range, measure, marks, selectio
   await page.waitForFunction(() => document.querySelector("#canvas")?.getAttribute("data-range") === "5000,9000");
   assert.is.not(await data(page, "window"), "1000,2000000");
   clean(g, "pasted hash");
+  await page.close();
+});
+
+test("a window from a link far from the trace, and zooming out without end: the page answers, the window stays within 20 × the trace", async () => {
+  const { page, g } = await openPage(h, "", { viewport: VIEW });
+  await load(page, CUDA_SAMPLE);
+  const hash = new URLSearchParams((await settledHash(page)).slice(1));
+  const first = Math.min(...cuda.traceEvents.filter((e) => e.ph === "X").map((e) => e.tsNs));
+  const last = Math.max(...cuda.traceEvents.filter((e) => e.ph === "X").map((e) => e.tsNs + (e.durNs ?? 0)));
+  const maxSpan = Math.max((last - first) * 20, 1e11);
+  // 3e17 ns from the start: a 50 ns step there is below a double's resolution (the axis's tick loop never ended).
+  const far = new URLSearchParams({ file: hash.get("file")!, fid: hash.get("fid")!, view: "300000000000000000,300000000000000050" });
+  await page.evaluate((x) => { location.hash = x; }, `#${far}`);
+  await page.waitForFunction(() => document.querySelector("#canvas")?.getAttribute("data-window") !== null);
+  await frame(page);
+  const [a, b] = (await data(page, "window")).split(",").map(Number);
+  assert.ok(a <= last - first + maxSpan + 1, `window start ${a} within reach of the events`);
+  assert.ok(b - a >= 50 && b - a <= maxSpan, `window ${b - a} ns`);
+  // S held down: zooming out stops at 20 × the events' extent (at least 100 s).
+  await page.locator("#canvas").focus();
+  for (let k = 0; k < 150; k++) await page.keyboard.press("s");
+  for (let k = 0; k < 3; k++) await page.keyboard.press("w");
+  await frame(page);
+  const [c, d] = (await data(page, "window")).split(",").map(Number);
+  assert.ok(d - c <= maxSpan && d - c > maxSpan / 4, `zoomed out to ${d - c} ns (at most ${maxSpan})`);
+  assert.is(await page.evaluate(() => 1 + 1), 2, "the page answers");
+  clean(g, "far window");
+  await page.close();
+});
+
+test("a bad expression after a search is named and changes nothing: the list, the highlights and Enter's stepping stay the last search's", async () => {
+  const { page, g } = await openPage(h, "", { viewport: VIEW });
+  await load(page, CUDA_SAMPLE);
+  await page.check("#search-regex");
+  await page.fill("#search", "^cudaLaunchKernel$");
+  const n = cuda.traceEvents.filter((e) => e.ph === "X" && e.name === "cudaLaunchKernel").length;
+  assert.ok(n > 1);
+  await page.waitForFunction((k) => document.body.dataset.searchMatches === String(k), n);
+  const listed = await page.locator("#search-results li").count();
+  assert.ok(listed > 0);
+  await page.fill("#search", "^cudaLaunchKernel$(");
+  await page.press("#search", "Enter");
+  await page.waitForFunction(() => /^bad expression/.test(document.querySelector("#search-count")!.textContent ?? ""));
+  assert.ok(await page.$("#search.bad"));
+  assert.is(await page.getAttribute("body", "data-search-matches"), String(n), "the highlights are the last search's");
+  assert.is(await page.locator("#search-results li").count(), listed, "so is the list");
+  assert.ok(await page.isVisible("#search-results"));
+  assert.is(await page.getAttribute("body", "data-search-rank"), null, "Enter stepped nothing");
+  assert.match((await page.textContent("#search-count")) ?? "", /^bad expression/, "the count still names the error");
+  // Fixed, the search runs again.
+  await page.fill("#search", "^cudaLaunchKernel$");
+  await page.press("#search", "Enter");
+  await page.waitForFunction(() => document.body.dataset.searchRank === "1");
+  assert.not.ok(await page.$("#search.bad"));
+  clean(g, "bad expression after a search");
   await page.close();
 });
 
