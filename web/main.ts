@@ -249,6 +249,7 @@ function refreshFiles(): void {
     const c = document.createElement("span");
     c.className = "chip";
     c.textContent = `${fileTag(files, f)} · ${int(f.meta.header.events)} events`;
+    c.title = c.textContent; // the whole name where a long one is cut short
     // A file of another run, moved to start with the first one: said on its chip (the time it was moved by).
     const note = shiftNote(files, view.placements, f);
     if (note) {
