@@ -374,6 +374,10 @@ static void push_clock(uint32_t which, int direct) {
 /* Buffers                                                                                                            */
 /* ------------------------------------------------------------------------------------------------------------------ */
 
+static void signals_now(void);
+static long signals_poll(void);
+static atomic_int g_signals_in; /* the termination handlers installed (or not wanted): signals_poll */
+
 static void on_request(unsigned char** buffer, size_t* size) {
   void* p = NULL;
   if (posix_memalign(&p, 64, G.buffer_size) != 0) p = NULL;
@@ -407,6 +411,7 @@ static void on_complete(unsigned char* buffer, size_t size, size_t used) {
     rt_queue_wake(&G.q);
     return;
   }
+  if (used && !atomic_load(&g_signals_in) && atomic_load(&G.state) == ST_RUNNING) signals_now(); /* GPU work: started */
   if (used && atomic_load(&G.state) == ST_RUNNING && getpid() == G.owner_pid &&
       (it = (struct buf_item*)calloc(1, sizeof *it)) != NULL) {
     it->it.type = IT_BUFFER;
@@ -595,7 +600,7 @@ static void* writer_main(void* arg) {
   (void)arg;
   rt_thread_enter("rawtrace-xpu");
   while (!atomic_load(&G.finalize_req)) {
-    rt_queue_sleep(&G.q, -1);
+    rt_queue_sleep(&G.q, signals_poll());
     rt_queue_drain_once(&G.q, handle); /* one batch per round: the exit request is seen under load too */
     write_capped();
   }
@@ -616,6 +621,42 @@ static void on_term_signal(int sig, siginfo_t* si, void* uc) {
   int armed = atomic_load(&G.writer_started) && getpid() == G.owner_pid;
   rt_queue_on_term_signal(&G.q, &G.finalize_req, armed, (int)(G.exit_timeout * 1000), sig, si, uc,
                           &g_old_sig[rt_term_index(sig)]);
+}
+
+/*
+ * The termination handlers are installed by the writer once the program's runtime has started, not by the
+ * constructor: that runs (LD_PRELOAD) before the runtime, and CPython installs its SIGINT handler (Ctrl-C as
+ * KeyboardInterrupt) only where SIGINT is still at its default when it starts, and reports a handler it did not
+ * install as None (signal.getsignal), which code that saves and restores handlers cannot restore. So: once CPython says
+ * it is initialised (Py_IsInitialized, where the program is Python), else SIGNALS_DELAY_MS after the constructor; and
+ * at the latest with the first buffer PTI completes (the program is doing GPU work). Ours then chain to the runtime's.
+ * (The CUDA, ROCm and HPU collectors install theirs at the vendor's initialisation, which comes as late.) A program
+ * killed by a signal before then loses what PTI still holds, as without the handlers.
+ */
+#define SIGNALS_DELAY_MS 1000
+static uint64_t g_signals_from_ns;       /* CLOCK_MONOTONIC ns of the constructor */
+static pthread_once_t g_signals_once = PTHREAD_ONCE_INIT;
+
+static void install_signal_handlers(void) {
+  if (G.handle_signals) rt_install_term_handlers(on_term_signal, g_old_sig);
+  atomic_store(&g_signals_in, 1);
+}
+
+/* Installs the handlers now (once; the writer, or a completed buffer). */
+static void signals_now(void) {
+  if (getpid() == G.owner_pid) pthread_once(&g_signals_once, install_signal_handlers);
+}
+
+/* Writer: ms to wait before looking again whether the runtime has started (-1: the handlers are in). */
+static long signals_poll(void) {
+  if (atomic_load(&g_signals_in)) return -1;
+  int (*py_ready)(void) = (int (*)(void))(uintptr_t)dlsym(RTLD_DEFAULT, "Py_IsInitialized");
+  uint64_t waited_ms = (rt_clock_ns(CLOCK_MONOTONIC) - g_signals_from_ns) / 1000000u;
+  if (py_ready ? py_ready() : waited_ms >= SIGNALS_DELAY_MS) {
+    signals_now();
+    return -1;
+  }
+  return py_ready ? 20 : (long)(SIGNALS_DELAY_MS - waited_ms);
 }
 
 /* ------------------------------------------------------------------------------------------------------------------ */
@@ -696,6 +737,7 @@ __attribute__((constructor)) static void rawtrace_xpu_init(void) {
   rt_threads_init(&G.threads, (uint32_t)G.owner_pid);
 
   rt_queue_set_exit_timeout(&G.q, G.exit_timeout); /* before the writer reads it */
+  g_signals_from_ns = rt_clock_ns(CLOCK_MONOTONIC); /* and this (signals_poll) */
   if (rt_queue_init(&G.q) != 0 || rt_thread_start(&G.writer, writer_main) != 0) {
     logmsg(RT_V_ERROR, 1, "XPU collector inactive: cannot start the writer thread");
     wrote(rt_writer_end(G.w));
@@ -716,8 +758,7 @@ __attribute__((constructor)) static void rawtrace_xpu_init(void) {
       if (rc != PTI_SUCCESS) logmsg(RT_V_WARN, 1, "ptiViewEnable(%u) failed (%d); that view is not recorded", v, (int)rc);
     }
   }
-  atexit(finish);
-  if (G.handle_signals) rt_install_term_handlers(on_term_signal, g_old_sig);
+  atexit(finish); /* the signal handlers: by the writer, once the program's runtime has started (signals_poll) */
   logmsg(RT_V_INFO, 1, "recording PTI %s (%.200s) into %.200s", vtext, G.lib_path, G.path);
 }
 

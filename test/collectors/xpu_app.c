@@ -6,6 +6,9 @@
  *   xpu_app run    RT_APP_STEPS rounds of records, each round inside a pushed external id (1000 + round); exits
  *   xpu_app kill   as run, then rawtrace_xpu_flush, prints {"flushed":rc}, more rounds, and SIGKILLs itself
  *   xpu_app term   as run, then SIGTERM to itself (default disposition: the collector's handler flushes first)
+ * Each first prints whether SIGINT and SIGTERM were still at their defaults when main began (after the collector's
+ * constructor, before any GPU work); `term` waits until the collector's handler is in place (at most 5 s) before it
+ * raises, and says how long that took.
  *   xpu_app fork   as run, then forks a child (no exec) that prints {"child_dumps":n}, the .rawtrace files it holds
  */
 #define _GNU_SOURCE
@@ -34,7 +37,15 @@ int main(int argc, char** argv) {
   push_fn push = (push_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "rawtrace_xpu_push_external_id");
   pop_fn pop = (pop_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "rawtrace_xpu_pop_external_id");
   flush_fn flush = (flush_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "rawtrace_xpu_flush");
-  printf("{\"pid\":%d,\"collector\":%d}\n", (int)getpid(), push && pop && flush);
+  /* What a runtime starting now sees (CPython installs its SIGINT handler only over the default): the collector's
+   * constructor has run, the program has done no GPU work yet. */
+  struct sigaction si, st;
+  sigaction(SIGINT, NULL, &si);
+  sigaction(SIGTERM, NULL, &st);
+  int sigint_dfl = !(si.sa_flags & SA_SIGINFO) && si.sa_handler == SIG_DFL;
+  int sigterm_dfl = !(st.sa_flags & SA_SIGINFO) && st.sa_handler == SIG_DFL;
+  printf("{\"pid\":%d,\"collector\":%d,\"start_sigint_default\":%d,\"start_sigterm_default\":%d}\n", (int)getpid(),
+         push && pop && flush, sigint_dfl, sigterm_dfl);
   fflush(stdout);
   if (!emit) {
     fprintf(stderr, "xpu_app: no fake_pti_emit in %s\n", lib ? lib : "(RAWTRACE_PTI_LIB unset)");
@@ -54,7 +65,19 @@ int main(int argc, char** argv) {
     emit(steps); /* records never delivered: lost with the process */
     raise(SIGKILL);
   }
-  if (!strcmp(mode, "term")) raise(SIGTERM);
+  if (!strcmp(mode, "term")) {
+    /* The collector's handler goes in about a second after its constructor (a program that is not Python): wait for
+     * it, at most 5 s, saying how long it took. */
+    int waited = 0;
+    for (; waited < 5000; waited += 10) {
+      sigaction(SIGTERM, NULL, &st);
+      if (st.sa_flags & SA_SIGINFO) break;
+      usleep(10000);
+    }
+    printf("{\"term_handler\":%d,\"waited_ms\":%d}\n", (st.sa_flags & SA_SIGINFO) != 0, waited);
+    fflush(stdout);
+    raise(SIGTERM);
+  }
   if (!strcmp(mode, "fork")) {
     printf("{\"parent_dumps\":%d}\n", open_dumps());
     fflush(stdout);

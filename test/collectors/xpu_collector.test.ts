@@ -199,6 +199,12 @@ for (const ver of VERSIONS) {
 test("SIGTERM with the default disposition: the handler flushes PTI and completes the file, then the process dies", () => {
   const r = run("1.2.0", "term", "term", { RAWTRACE_BUFFER_SIZE: "4M" });
   assert.is(r.signal, "SIGTERM");
+  // Installed with the first GPU work, not by the constructor: a runtime starting in main (CPython) still finds SIGINT
+  // at its default and installs its own (KeyboardInterrupt), which the collector's handler then chains to.
+  const start = r.lines.find((l) => "start_sigint_default" in l)!;
+  assert.is(start.start_sigint_default, 1, "SIGINT at its default when main began");
+  assert.is(start.start_sigterm_default, 1, "SIGTERM too");
+  assert.is(r.lines.find((l) => "term_handler" in l)?.term_handler, 1, "the collector's handler, by the time of the SIGTERM");
   assert.is(r.lines.filter((l) => "delivered" in l).length, 1, "the one buffer, handed over by the exit flush");
   checkDump("1.2.0", r.file, r.delivered, true);
 });
@@ -280,6 +286,46 @@ test("memory cap: a buffer that would put more than RAWTRACE_MAX_MEMORY in the w
   assert.ok(dropped > 0n, "the writer was behind: buffers over the cap were dropped");
   assert.is(BigInt(written) + dropped, BigInt(records), "every delivered record written or counted as dropped");
   assert.ok(records >= 4 * STEPS);
+});
+
+test("a Python program keeps Ctrl-C as KeyboardInterrupt: the collector's handlers go in after CPython's, and chain to them", () => {
+  // The constructor runs before CPython starts; had it installed the handlers, CPython would have found SIGINT taken,
+  // installed no default_int_handler (getsignal: None) and a SIGINT would have ended the program.
+  const python = spawnSync("python3", ["-c", "import sys; print(sys.executable)"], { encoding: "utf8" }).stdout.trim();
+  assert.ok(python, "python3");
+  const py = [
+    "import ctypes, json, os, signal, time",
+    "start = signal.getsignal(signal.SIGINT) is signal.default_int_handler",
+    "libc = ctypes.CDLL(None)",
+    "buf = ctypes.create_string_buffer(256)",
+    "def siginfo_flag(sig):  # the handler's SA_SIGINFO flag (the collector's has it, CPython's not)",
+    "    libc.sigaction(sig, None, buf)",
+    "    return (int.from_bytes(buf.raw[136:140], 'little') & 4) != 0",
+    "for _ in range(250):  # the writer installs them once Py_IsInitialized says so (looked at every 20 ms)",
+    "    if siginfo_flag(signal.SIGINT): break",
+    "    time.sleep(0.02)",
+    "ours = siginfo_flag(signal.SIGINT)",
+    "try:",
+    "    os.kill(os.getpid(), signal.SIGINT)",
+    "    time.sleep(5)",
+    "    caught = False",
+    "except KeyboardInterrupt:",
+    "    caught = True",
+    "print(json.dumps({'start_default_int_handler': start, 'collector_handler': ours, 'caught': caught}))",
+  ].join("\n");
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const k of Object.keys(env)) if (/^(RAWTRACE_|FAKE_|RT_APP_|ZE_|PYTHON)/.test(k)) delete env[k];
+  const file = join(dir, "python-sigint.rawtrace");
+  Object.assign(env, {
+    LD_PRELOAD: LIB, LD_LIBRARY_PATH: join(BUILD, "fake"), RAWTRACE_PTI_LIB: PTI, FAKE_PTI_VERSION: "1.2.0",
+    FAKE_PTI_DUMP: join(dir, "python-sigint.delivered"), RAWTRACE_OUTPUT: file,
+  });
+  const r = spawnSync(python, ["-c", py], { env, encoding: "utf8", timeout: 60_000 });
+  assert.is(r.status, 0, `${r.stdout}${r.stderr}`);
+  const line = r.stdout.split("\n").find((l) => l.startsWith("{\"start_default_int_handler"));
+  assert.equal(JSON.parse(line ?? "{}"), { start_default_int_handler: true, collector_handler: true, caught: true }, r.stdout + r.stderr);
+  const chunks = readDumpChunks(file);
+  assert.is(chunks[chunks.length - 1].type, ChunkType.END, "the exit flush at the normal exit after it");
 });
 
 test("RAWTRACE_PROCESS: only the programs it names are traced (LD_PRELOAD reaches every child process)", () => {
