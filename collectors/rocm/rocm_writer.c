@@ -269,9 +269,24 @@ static void finalize(void) {
 void* rt_rocm_writer_main(void* arg) {
   (void)arg;
   rt_thread_enter("rawtrace-writer");
+  int stopped_after_error = 0;
   while (!atomic_load(&G.finalize_req)) {
     rt_queue_sleep(&G.q, -1);
     rt_queue_drain_once(&G.q, handle_item); /* one batch per round: the exit request is seen under load too */
+    if (G.write_failed && !stopped_after_error) {
+      /* Nothing more can be written: stop the SDK's tracing too (it intercepts every HIP call and dispatch), as
+       * "collection stopped" says; rawtrace_rocm_start refuses from now on. Under the control lock, if it can be had
+       * within 2 s (the writer never holds it otherwise). */
+      stopped_after_error = 1;
+      struct timespec dl = rt_deadline_ms(2000);
+      if (pthread_mutex_timedlock(&G.ctl_mu, &dl) == 0) {
+        if (G.running) {
+          S.stop_context(G.ctx);
+          G.running = 0;
+        }
+        pthread_mutex_unlock(&G.ctl_mu);
+      }
+    }
   }
   finalize();
   rt_queue_finish(&G.q);

@@ -599,10 +599,18 @@ static void finalize(void) {
 static void* writer_main(void* arg) {
   (void)arg;
   rt_thread_enter("rawtrace-xpu");
+  int views_off = 0;
   while (!atomic_load(&G.finalize_req)) {
     rt_queue_sleep(&G.q, signals_poll());
     rt_queue_drain_once(&G.q, handle); /* one batch per round: the exit request is seen under load too */
     write_capped();
+    if (atomic_load(&G.write_failed) && !views_off) {
+      /* Nothing more can be written: stop PTI's tracing too (Level Zero's tracing layer costs the program on every
+       * call and kernel), as "recording stops" says. What it still delivers is freed unwritten. */
+      views_off = 1;
+      for (size_t i = 0; i < sizeof kViews / sizeof kViews[0]; i++)
+        if (G.stride[kViews[i]]) P.disable((pti_view_kind)kViews[i]);
+    }
   }
   finalize();
   rt_queue_finish(&G.q);

@@ -228,6 +228,14 @@ static void set_uuid(uint8_t* u, unsigned k) {
 }
 
 /* Test-only: `steps` rounds of records (see the file comment). */
+/* Test hook: the views enabled now (a bit per kind). */
+EXPORT unsigned fake_pti_enabled(void) {
+  pthread_mutex_lock(&mu);
+  unsigned e = g_enabled;
+  pthread_mutex_unlock(&mu);
+  return e;
+}
+
 EXPORT void fake_pti_emit(unsigned steps) {
   uint32_t tid = (uint32_t)syscall(SYS_gettid), pid = (uint32_t)getpid();
   pthread_mutex_lock(&mu);

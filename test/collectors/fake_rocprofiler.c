@@ -628,6 +628,9 @@ API void fake_rocp_code_objects(void) {
 }
 
 /** One training step's worth of activity (step i): launch, copy, allocation, ROCTx range, RCCL, retirements. */
+/* Test hook: 1 while the tool's context is started (between start_context and stop_context). */
+API int fake_rocp_started(void) { return __atomic_load_n(&F.started, __ATOMIC_RELAXED); }
+
 API void fake_rocp_step(int i) {
   uint64_t c_launch = F.next_corr++, c_copy = F.next_corr++, c_push = F.next_corr++, c_pop = F.next_corr++,
            c_malloc = F.next_corr++, c_rccl = F.next_corr++;

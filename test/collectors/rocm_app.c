@@ -11,6 +11,7 @@
  *   term   as kill, but the test sends SIGTERM (the collector's handler must still write END)
  *   wait   run the steps, print "waiting" and wait for the test's signals without flushing (the exit flush does it)
  *   pause  as basic, with rawtrace_rocm_stop() before step 4 and rawtrace_rocm_start() after step 5
+ *   stopped  run the steps, flush, then wait (at most 5 s) until the SDK's context is stopped and say so
  *
  * Environment: RT_APP_SDK (path of the fake librocprofiler-sdk.so), RT_APP_SDK_LOCAL (open it RTLD_LOCAL),
  * RT_APP_COLLECTOR (path of librawtrace_rocm.so, for its API), RT_APP_STEPS.
@@ -87,6 +88,17 @@ int main(int argc, char** argv) {
   }
   fflush(stdout);
 
+  if (!strcmp(scenario, "stopped")) {
+    /* After a flush (the writer has met every buffer): wait at most 5 s for the SDK's context to be stopped. */
+    int (*started)(void);
+    *(void**)(&started) = need(sdk, "fake_rocp_started");
+    int rc = flush ? flush() : -1;
+    int waited = 0;
+    for (; started() && waited < 5000; waited += 10) usleep(10000);
+    printf("{\"ev\":\"sdk\",\"flushed\":%d,\"started\":%d,\"waited_ms\":%d}\n", rc, started(), waited);
+    fflush(stdout);
+    return 0;
+  }
   if (!strcmp(scenario, "wait")) {
     printf("{\"ev\":\"waiting\"}\n"); /* no flush: only the exit flush writes what is still in the SDK */
     fflush(stdout);

@@ -689,6 +689,16 @@ test("a default kind the SDK refuses (RCCL_API): an info LOG chunk, no warning o
   assert.match(explicit.stderr, /warning: buffer tracing of RCCL_API \(kind 14\) refused/, "asked for by name: a warning");
 });
 
+test("a write error stops the SDK's tracing too (its context stopped while the program runs), not only the writing", () => {
+  // 4 KiB of file: the header and tables fit, the record buffers do not (EFBIG).
+  const env = envFor("1.0", "write-error", { RT_APP_STEPS: "200" });
+  const r = spawnSync("bash", ["-c", `ulimit -f 4; exec "$0" stopped`, APP], { env, encoding: "utf8", timeout: 60_000, maxBuffer: 64 << 20 });
+  assert.is(r.status, 0, r.stderr);
+  assert.match(r.stderr, /File too large; collection stopped/);
+  const sdk = parseLines(r.stdout ?? "").find((e) => e.ev === "sdk")!;
+  assert.is(sdk.started, 0, `the SDK's context still started after ${sdk.waited_ms} ms`);
+});
+
 test("RAWTRACE_OUTPUT=/dev/full: one error line, no tool, the program runs normally", () => {
   const run = runSync("1.0", "basic", "devfull", { RAWTRACE_OUTPUT: "/dev/full" });
   ok(run, "/dev/full");

@@ -9,6 +9,7 @@
  * Each first prints whether SIGINT and SIGTERM were still at their defaults when main began (after the collector's
  * constructor, before any GPU work); `term` waits until the collector's handler is in place (at most 5 s) before it
  * raises, and says how long that took.
+ *   xpu_app views  as run, then waits (at most 5 s) until no PTI view is enabled and prints {"enabled_after":mask}
  *   xpu_app fork   as run, then forks a child (no exec) that prints {"child_dumps":n}, the .rawtrace files it holds
  */
 #define _GNU_SOURCE
@@ -77,6 +78,14 @@ int main(int argc, char** argv) {
     printf("{\"term_handler\":%d,\"waited_ms\":%d}\n", (st.sa_flags & SA_SIGINFO) != 0, waited);
     fflush(stdout);
     raise(SIGTERM);
+  }
+  if (!strcmp(mode, "views")) {
+    /* Whether the collector turned PTI's views off (a write error stops the tracing): wait at most 5 s for it. */
+    typedef unsigned (*enabled_fn)(void);
+    enabled_fn enabled = (enabled_fn)(uintptr_t)dlsym(pti, "fake_pti_enabled");
+    int waited = 0;
+    for (; enabled && enabled() && waited < 5000; waited += 10) usleep(10000);
+    printf("{\"enabled_after\":%u,\"waited_ms\":%d}\n", enabled ? enabled() : 0xffffffffu, waited);
   }
   if (!strcmp(mode, "fork")) {
     printf("{\"parent_dumps\":%d}\n", open_dumps());

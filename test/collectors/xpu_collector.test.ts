@@ -43,7 +43,8 @@ const POINTERS: Record<number, [number, RegExp][]> = {
 
 let dir = "";
 
-function run(ver: Ver, name: string, mode: string, extra: Record<string, string> = {}) {
+/** `limitKiB`: the process's file size limit (ulimit -f), for write errors. */
+function run(ver: Ver, name: string, mode: string, extra: Record<string, string> = {}, limitKiB?: number) {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const k of Object.keys(env)) if (/^(RAWTRACE_|FAKE_|RT_APP_|ZE_)/.test(k)) delete env[k];
   Object.assign(env, {
@@ -51,7 +52,9 @@ function run(ver: Ver, name: string, mode: string, extra: Record<string, string>
     FAKE_PTI_DUMP: join(dir, `${name}.delivered`), RAWTRACE_OUTPUT: join(dir, `${name}.rawtrace`),
     RAWTRACE_BUFFER_SIZE: "64k", RT_APP_STEPS: String(STEPS), ...extra,
   });
-  const r = spawnSync(APP, [mode], { env, encoding: "utf8", timeout: 60_000 });
+  const r = limitKiB === undefined
+    ? spawnSync(APP, [mode], { env, encoding: "utf8", timeout: 60_000 })
+    : spawnSync("bash", ["-c", `ulimit -f ${limitKiB}; exec "$0" "$1"`, APP, mode], { env, encoding: "utf8", timeout: 60_000 });
   const lines = (r.stdout ?? "").split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
   return { ...r, lines, file: join(dir, `${name}.rawtrace`), delivered: join(dir, `${name}.delivered`) };
 }
@@ -326,6 +329,16 @@ test("a Python program keeps Ctrl-C as KeyboardInterrupt: the collector's handle
   assert.equal(JSON.parse(line ?? "{}"), { start_default_int_handler: true, collector_handler: true, caught: true }, r.stdout + r.stderr);
   const chunks = readDumpChunks(file);
   assert.is(chunks[chunks.length - 1].type, ChunkType.END, "the exit flush at the normal exit after it");
+});
+
+test("a write error stops PTI's tracing too (every view disabled while the program runs), not only the writing", () => {
+  // 1 KiB of file: the header and tables fit, the first ACTIVITY chunk does not (EFBIG). No side file of the fake's
+  // (it would hit the same limit).
+  const r = run("1.2.0", "write-error", "views", { FAKE_PTI_DUMP: "" }, 1);
+  assert.is(r.status, 0, r.stderr);
+  assert.match(r.stderr, /File too large\); recording stops/);
+  const v = r.lines.find((l) => "enabled_after" in l)!;
+  assert.is(v.enabled_after, 0, `views still enabled after ${v.waited_ms} ms: ${r.stderr}`);
 });
 
 test("RAWTRACE_PROCESS: only the programs it names are traced (LD_PRELOAD reaches every child process)", () => {
