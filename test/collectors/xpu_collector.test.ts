@@ -54,7 +54,9 @@ function run(ver: Ver, name: string, mode: string, extra: Record<string, string>
   });
   const r = limitKiB === undefined
     ? spawnSync(APP, [mode], { env, encoding: "utf8", timeout: 60_000 })
-    : spawnSync("bash", ["-c", `ulimit -f ${limitKiB}; exec "$0" "$1"`, APP, mode], { env, encoding: "utf8", timeout: 60_000 });
+    // The collector preloaded into the program only: bash would load it too and record itself.
+    : spawnSync("bash", ["-c", `ulimit -f ${limitKiB}; LD_PRELOAD="$2" exec "$0" "$1"`, APP, mode, LIB],
+      { env: { ...env, LD_PRELOAD: undefined }, encoding: "utf8", timeout: 60_000 });
   const lines = (r.stdout ?? "").split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
   return { ...r, lines, file: join(dir, `${name}.rawtrace`), delivered: join(dir, `${name}.delivered`) };
 }
