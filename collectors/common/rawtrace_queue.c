@@ -6,6 +6,7 @@
 #endif
 
 #include "rawtrace_queue.h"
+#include "rawtrace_heap.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -238,7 +239,7 @@ typedef struct log_item {
 } log_item;
 
 int rt_queue_push_clock(rt_queue* q, const rt_clock_anchor_t* a) {
-  clock_item* ci = (clock_item*)calloc(1, sizeof *ci);
+  clock_item* ci = (clock_item*)rt_calloc(1, sizeof *ci);
   if (!ci) return -1;
   ci->it.type = RT_ITEM_CLOCK;
   ci->a = *a;
@@ -247,7 +248,7 @@ int rt_queue_push_clock(rt_queue* q, const rt_clock_anchor_t* a) {
 }
 
 int rt_queue_push_log(rt_queue* q, uint32_t level, const char* msg) {
-  log_item* li = (log_item*)calloc(1, sizeof *li);
+  log_item* li = (log_item*)rt_calloc(1, sizeof *li);
   if (!li) return -1;
   li->it.type = RT_ITEM_LOG;
   li->level = level;
@@ -292,11 +293,14 @@ static void* bounded_main(void* p) {
   int expected = CALL_RUNNING;
   /* The waiter gave up first: what fn made is this thread's to free, and nobody else touches it. */
   if (!atomic_compare_exchange_strong(&b->state, &expected, CALL_RETURNED) && b->orphan) b->orphan(b->arg);
-  if (atomic_fetch_sub(&b->refs, 1) == 1) free(b);
+  if (atomic_fetch_sub(&b->refs, 1) == 1) rt_free(b);
   return NULL;
 }
 
 void rt_queue_note_signal(rt_queue* q) {
+  /* The process is ending and the thread this handler runs on may hold a malloc arena's lock: from now on the
+   * collector frees nothing and allocates from mapped memory (rawtrace_heap.h), so the flush never waits for it. */
+  rt_heap_freeze();
   rt_queue_note_exit(q);
   atomic_store(&q->in_signal, 1);
 }
@@ -378,7 +382,7 @@ int rt_exit_call_owned(rt_queue* q, void (*fn)(void*), void* arg, void (*orphan)
   /* The flush's time after the signal is spent: no call is started (it would be given up at once, left running in
    * the vendor library while the process ends, its result dropped). */
   if (atomic_load(&q->in_signal) && *spent_ms >= *bound_ms) return -1;
-  bounded_call* b = (bounded_call*)calloc(1, sizeof *b);
+  bounded_call* b = (bounded_call*)rt_calloc(1, sizeof *b);
   pthread_t t;
   int rc = -1;
   if (b) {
@@ -394,7 +398,7 @@ int rt_exit_call_owned(rt_queue* q, void (*fn)(void*), void* arg, void (*orphan)
     pthread_sigmask(SIG_SETMASK, &prev, NULL);
   }
   if (rc != 0) {
-    free(b);
+    rt_free(b);
     fn(arg); /* no thread to spare: the call here, unbounded */
     return 1;
   }
@@ -417,7 +421,7 @@ int rt_exit_call_owned(rt_queue* q, void (*fn)(void*), void* arg, void (*orphan)
     nanosleep(&step, NULL);
   }
   if (atomic_load(&q->in_signal)) *spent_ms += ms_since(&t0);
-  if (atomic_fetch_sub(&b->refs, 1) == 1) free(b);
+  if (atomic_fetch_sub(&b->refs, 1) == 1) rt_free(b);
   return state == CALL_RETURNED;
 }
 
@@ -429,7 +433,7 @@ typedef struct plain_call {
 static void run_plain(void* p) { ((plain_call*)p)->fn(); }
 
 int rt_exit_call_bounded(rt_queue* q, void (*fn)(void), double exit_timeout_s, long* bound_ms) {
-  plain_call* c = (plain_call*)malloc(sizeof *c);
+  plain_call* c = (plain_call*)rt_malloc(sizeof *c);
   if (!c) {
     *bound_ms = exit_call_bound_ms(exit_timeout_s);
     fn(); /* no memory to spare: the call here, unbounded */
@@ -437,8 +441,8 @@ int rt_exit_call_bounded(rt_queue* q, void (*fn)(void), double exit_timeout_s, l
   }
   c->fn = fn;
   long spent = 0;
-  int r = rt_exit_call_owned(q, run_plain, c, free, exit_timeout_s, &spent, bound_ms);
-  if (r != 0) free(c); /* returned, or never started (not with nothing spent): c is still ours */
+  int r = rt_exit_call_owned(q, run_plain, c, rt_free, exit_timeout_s, &spent, bound_ms);
+  if (r != 0) rt_free(c); /* returned, or never started (not with nothing spent): c is still ours */
   return r == 1;
 }
 

@@ -6,6 +6,7 @@
 #endif
 
 #include "rawtrace_threads.h"
+#include "rawtrace_heap.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -22,7 +23,7 @@ void rt_threads_init(rt_threads* t, uint32_t pid) {
 static int seen_before(rt_threads* t, uint32_t tid) {
   if ((t->count + 1) * 2 > t->cap) {
     size_t ncap = t->cap ? t->cap * 2 : 256;
-    uint32_t* nt = (uint32_t*)calloc(ncap, sizeof *nt);
+    uint32_t* nt = (uint32_t*)rt_calloc(ncap, sizeof *nt);
     if (!nt) return 1;
     for (size_t i = 0; i < t->cap; i++) {
       if (!t->seen[i]) continue;
@@ -30,7 +31,7 @@ static int seen_before(rt_threads* t, uint32_t tid) {
       while (nt[j]) j = (j + 1) & (ncap - 1);
       nt[j] = t->seen[i];
     }
-    free(t->seen);
+    rt_free(t->seen);
     t->seen = nt;
     t->cap = ncap;
   }
@@ -58,7 +59,7 @@ void rt_threads_note(rt_threads* t, uint32_t pid, uint32_t tid) {
   name[n] = 0;
   if (t->pend_n == t->pend_cap) {
     size_t ncap = t->pend_cap ? t->pend_cap * 2 : 16;
-    rt_thread_entry* more = (rt_thread_entry*)realloc(t->pend, ncap * sizeof *more);
+    rt_thread_entry* more = (rt_thread_entry*)rt_realloc(t->pend, ncap * sizeof *more);
     if (!more) return;
     t->pend = more;
     t->pend_cap = ncap;
@@ -88,8 +89,8 @@ int rt_threads_write(rt_threads* t, rt_writer* w, int (*check)(int rc)) {
 }
 
 void rt_threads_free(rt_threads* t) {
-  free(t->seen);
-  free(t->pend);
+  rt_free(t->seen);
+  rt_free(t->pend);
   t->seen = NULL;
   t->pend = NULL;
   t->cap = t->count = t->pend_n = t->pend_cap = 0;

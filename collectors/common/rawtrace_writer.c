@@ -7,6 +7,7 @@
 #endif
 
 #include "rawtrace_writer.h"
+#include "rawtrace_heap.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -56,7 +57,7 @@ void rt_buf_init(rt_buf* b) {
 }
 
 void rt_buf_free(rt_buf* b) {
-  free(b->data);
+  rt_free(b->data);
   rt_buf_init(b);
 }
 
@@ -75,7 +76,7 @@ int rt_buf_reserve(rt_buf* b, size_t n) {
   size_t need = b->len + n;
   size_t cap = b->cap ? b->cap : 256;
   while (cap < need) cap *= 2;
-  uint8_t* next = (uint8_t*)realloc(b->data, cap);
+  uint8_t* next = (uint8_t*)rt_realloc(b->data, cap);
   if (!next) {
     b->oom = 1;
     return -1;
@@ -253,7 +254,7 @@ rt_writer* rt_writer_fdopen(int fd) {
     errno = EBADF;
     return NULL;
   }
-  rt_writer* w = (rt_writer*)calloc(1, sizeof *w);
+  rt_writer* w = (rt_writer*)rt_calloc(1, sizeof *w);
   if (!w) {
     errno = ENOMEM;
     return NULL;
@@ -266,7 +267,7 @@ rt_writer* rt_writer_fdopen(int fd) {
   struct iovec iov = {pre, sizeof pre};
   int rc = write_all(fd, &iov, 1);
   if (rc) {
-    free(w);
+    rt_free(w);
     errno = -rc;
     return NULL;
   }
@@ -692,6 +693,6 @@ int rt_writer_close(rt_writer* w) {
   /* close(2) is not retried on EINTR: on Linux the descriptor is released either way */
   if (w->fd >= 0 && close(w->fd) != 0 && !rc) rc = -errno;
   rt_buf_free(&w->scratch);
-  free(w);
+  rt_free(w);
   return rc;
 }

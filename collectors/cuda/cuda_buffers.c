@@ -3,6 +3,7 @@
  * bufferCompleted callbacks (no I/O, no allocation beyond the pool).
  */
 #include "cuda_internal.h"
+#include "rawtrace_heap.h"
 
 /* ------------------------------------------------------------------------------------------------------------------ */
 /* Buffer pool and CUPTI callbacks                                                                                    */
@@ -29,7 +30,7 @@ struct cbuf* rt_cuda_reserve_alloc(void) {
 void rt_cuda_recycle(struct cbuf* b) {
   /* The pool's lock held by a thread a termination signal stopped (inside bufferRequested): freed, uncounted. */
   if (!rt_queue_lock(&G.q, &G.pool_mu)) {
-    free(b);
+    rt_free(b);
     return;
   }
   if (b->flags & CBUF_RESERVE) {
@@ -47,7 +48,7 @@ void rt_cuda_recycle(struct cbuf* b) {
   }
   G.bytes_alloc -= b->size + CBUF_HDR;
   pthread_mutex_unlock(&G.pool_mu);
-  free(b);
+  rt_free(b);
 }
 
 void CUPTIAPI rt_cuda_on_buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {

@@ -3,6 +3,7 @@
  * (STRINGS, read without trusting the pointer) and the threads of its API and marker records.
  */
 #include "cuda_internal.h"
+#include "rawtrace_heap.h"
 #include "rawtrace_safe_read.h"
 
 /* ------------------------------------------------------------------------------------------------------------------ */
@@ -74,13 +75,13 @@ static int st_grow(void) {
   size_t ncap = G.st_cap ? G.st_cap * 2 : 1024;
   struct sentry* old = G.st;
   size_t ocap = G.st_cap;
-  struct sentry* nt = (struct sentry*)calloc(ncap, sizeof *nt);
+  struct sentry* nt = (struct sentry*)rt_calloc(ncap, sizeof *nt);
   if (!nt) return -1;
   G.st = nt;
   G.st_cap = ncap;
   for (size_t i = 0; i < ocap; i++)
     if (old[i].ptr) G.st[st_slot(old[i].ptr)] = old[i];
-  free(old);
+  rt_free(old);
   return 0;
 }
 
@@ -113,13 +114,13 @@ static void note_string(uint64_t ptr) {
   e->epoch = G.epoch;
   if (n < 0) return; /* unreadable: the decoder reports the missing string */
   if (e->copy && e->len == (uint32_t)n && memcmp(e->copy, G.scratch.data, (size_t)n) == 0) return;
-  char* copy = (char*)malloc((size_t)n + 1);
+  char* copy = (char*)rt_malloc((size_t)n + 1);
   if (!copy) return;
   memcpy(copy, G.scratch.data, (size_t)n);
   copy[n] = 0;
   /* the old copy may still be referenced by a pending entry of this buffer only if it was queued in this buffer,
    * which the epoch check rules out */
-  free(e->copy);
+  rt_free(e->copy);
   e->copy = copy;
   e->len = (uint32_t)n;
   pend_string(e);

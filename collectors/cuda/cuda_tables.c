@@ -3,6 +3,7 @@
  * libcupti) and API_NAMES, measured at start; DEVICES, from the driver once CUDA is initialized.
  */
 #include "cuda_internal.h"
+#include "rawtrace_heap.h"
 
 /* ------------------------------------------------------------------------------------------------------------------ */
 /* Tables measured at start                                                                                           */
@@ -54,7 +55,7 @@ int rt_cuda_write_kind_sizes(void) {
 /* (domain, cbid) → name for the driver (1) and runtime (2) domains, from cuptiGetCallbackName. */
 int rt_cuda_write_api_names(void) {
   size_t cap = 2048, n = 0;
-  rt_api_name* names = (rt_api_name*)malloc(cap * sizeof *names);
+  rt_api_name* names = (rt_api_name*)rt_malloc(cap * sizeof *names);
   if (!names) return -ENOMEM;
   const uint32_t domains[2] = {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_CB_DOMAIN_RUNTIME_API};
   const uint32_t hints[2] = {CUPTI_DRIVER_TRACE_CBID_SIZE, CUPTI_RUNTIME_TRACE_CBID_SIZE};
@@ -80,7 +81,7 @@ int rt_cuda_write_api_names(void) {
     }
   }
   int rc = rt_writer_api_names(G.w, names, (uint32_t)n);
-  free(names);
+  rt_free(names);
   return rc;
 }
 

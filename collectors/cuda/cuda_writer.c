@@ -3,6 +3,7 @@
  * counts, the scheduled start/stop and the signal toggle, the exit flush.
  */
 #include "cuda_internal.h"
+#include "rawtrace_heap.h"
 
 /* ------------------------------------------------------------------------------------------------------------------ */
 /* Queue to the writer thread                                                                                         */
@@ -125,7 +126,7 @@ static void process_buffer(struct cbuf* b) {
 static void handle_item(rt_item* it) {
   if (rt_item_is_common(it)) {
     if (!G.write_failed) rt_cuda_wrote(rt_item_write(G.w, it));
-    free(it);
+    rt_free(it);
     return;
   }
   switch (it->type) {

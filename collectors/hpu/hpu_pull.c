@@ -4,6 +4,7 @@
  * memory. Overview: rawtrace_hpu.c.
  */
 #include "hpu_internal.h"
+#include "rawtrace_heap.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +56,7 @@ static void trace_free(struct syn_pull* p) {
   if (!p->mem) return;
   atomic_fetch_sub(&g_held, 1);
   atomic_fetch_sub(&g_held_bytes, TRACE_HEAD + p->size);
-  free(p->mem);
+  rt_free(p->mem);
   p->mem = NULL;
 }
 
@@ -154,5 +155,5 @@ void rt_hpu_take_exit_pull(void* arg) { syn_take((struct syn_pull*)arg); }
 /* An exit pull that returned after the flush went on without it: its thread frees what it took. */
 void rt_hpu_drop_late_pull(void* arg) {
   trace_free((struct syn_pull*)arg);
-  free(arg);
+  rt_free(arg);
 }

@@ -6,6 +6,7 @@
 #endif
 
 #include "hpu_strings.h"
+#include "rawtrace_heap.h"
 #include "rawtrace_safe_read.h"
 #include "synapse_abi.h"
 
@@ -23,7 +24,7 @@
 static int set_add(rt_hpu_strings* s, uint64_t ptr) {
   if ((s->set_n + 1) * 2 > s->set_cap) {
     size_t ncap = s->set_cap ? s->set_cap * 2 : 256;
-    uint64_t* nv = (uint64_t*)calloc(ncap, sizeof *nv);
+    uint64_t* nv = (uint64_t*)rt_calloc(ncap, sizeof *nv);
     if (!nv) return -1;
     for (size_t i = 0; i < s->set_cap; i++) {
       uint64_t p = s->set[i];
@@ -32,7 +33,7 @@ static int set_add(rt_hpu_strings* s, uint64_t ptr) {
       while (nv[j]) j = (j + 1) & (ncap - 1);
       nv[j] = p;
     }
-    free(s->set);
+    rt_free(s->set);
     s->set = nv;
     s->set_cap = ncap;
   }
@@ -51,7 +52,7 @@ static int reserve_bytes(rt_hpu_strings* s, size_t n) {
   if (s->bcap - s->blen >= n) return 0;
   size_t ncap = s->bcap ? s->bcap : 4096;
   while (ncap - s->blen < n) ncap *= 2;
-  uint8_t* nb = (uint8_t*)realloc(s->bytes, ncap);
+  uint8_t* nb = (uint8_t*)rt_realloc(s->bytes, ncap);
   if (!nb) return -1;
   s->bytes = nb;
   s->bcap = ncap;
@@ -62,7 +63,7 @@ static int reserve_bytes(rt_hpu_strings* s, size_t n) {
 static int push_entry(rt_hpu_strings* s, uint64_t ptr, size_t at, size_t len) {
   if (s->n == s->cap) {
     size_t ncap = s->cap ? s->cap * 2 : 64;
-    rt_string* nv = (rt_string*)realloc(s->v, ncap * sizeof *nv);
+    rt_string* nv = (rt_string*)rt_realloc(s->v, ncap * sizeof *nv);
     if (!nv) return -1;
     s->v = nv;
     s->cap = ncap;
@@ -172,8 +173,8 @@ int rt_hpu_strings_collect(rt_hpu_strings* s, const uint8_t* buf, uint64_t base,
 }
 
 void rt_hpu_strings_free(rt_hpu_strings* s) {
-  free(s->v);
-  free(s->bytes);
-  free(s->set);
+  rt_free(s->v);
+  rt_free(s->bytes);
+  rt_free(s->set);
   memset(s, 0, sizeof *s);
 }

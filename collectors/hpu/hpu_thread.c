@@ -3,6 +3,7 @@
  * at a time, bounded after a termination signal) and the termination signals. Overview: rawtrace_hpu.c.
  */
 #include "hpu_internal.h"
+#include "rawtrace_heap.h"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -36,7 +37,7 @@ static void finalize(void) {
       d->running = 0;
       continue;
     }
-    struct syn_pull* p = (struct syn_pull*)calloc(1, sizeof *p);
+    struct syn_pull* p = (struct syn_pull*)rt_calloc(1, sizeof *p);
     if (!p) {
       rt_hpu_pull(d, REASON_EXIT, 0, 1); /* no memory to hand a pull over: here, unbounded */
       continue;
@@ -50,13 +51,13 @@ static void finalize(void) {
       continue;
     }
     if (r < 0) { /* the time the calls may take after the signal is spent: not started, p still ours */
-      free(p);
+      rt_free(p);
       skipped++;
       continue;
     }
     rt_hpu_take_strings(p);
     rt_hpu_pull_write(p, d, REASON_EXIT);
-    free(p);
+    rt_free(p);
   }
   if (lost)
     rt_hpu_log(RT_V_WARN, 1, "exit flush: synProfilerStop / synProfilerGetTrace did not return within %.1f s (a thread "

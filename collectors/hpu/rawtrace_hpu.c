@@ -32,6 +32,7 @@
  * hpu_internal.h.
  */
 #include "hpu_internal.h"
+#include "rawtrace_heap.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -251,7 +252,7 @@ void rt_hpu_handle(rt_item* it) {
       default: break;
     }
   }
-  free(it);
+  rt_free(it);
 }
 
 
@@ -261,7 +262,7 @@ static int recording(void) {
 
 /* Queues `type` for device `dev` and waits until the collector thread handled it. */
 static int request(uint32_t type, uint32_t dev) {
-  struct dev_item* it = (struct dev_item*)calloc(1, sizeof *it);
+  struct dev_item* it = (struct dev_item*)rt_calloc(1, sizeof *it);
   if (!it) return -1;
   it->it.type = type;
   it->dev = dev;

@@ -3,6 +3,7 @@
  * which copies each tracing record into it (memcpy only, no I/O).
  */
 #include "rocm_internal.h"
+#include "rawtrace_heap.h"
 
 /* ------------------------------------------------------------------------------------------------------------------ */
 /* Copy-buffer pool and the buffer callback                                                                           */
@@ -48,7 +49,7 @@ static struct cbuf* take_buffer(void) {
 void rt_rocm_recycle(struct cbuf* b) {
   /* The pool's lock held by a thread a termination signal stopped: freed, uncounted (the process is ending). */
   if (!rt_queue_lock(&G.q, &G.pool_mu)) {
-    free(b);
+    rt_free(b);
     return;
   }
   if (G.free_count < POOL_KEEP) {
@@ -60,7 +61,7 @@ void rt_rocm_recycle(struct cbuf* b) {
     G.bytes_alloc -= b->size + CBUF_HDR;
   }
   pthread_mutex_unlock(&G.pool_mu);
-  free(b);
+  rt_free(b);
 }
 
 /* Queues the buffer being filled (fill_mu held). */

@@ -3,6 +3,7 @@
  * each copied into a small queued item; the callback kinds and operations found by name.
  */
 #include "rocm_internal.h"
+#include "rawtrace_heap.h"
 
 /* ------------------------------------------------------------------------------------------------------------------ */
 /* Callback tracing: kernel symbols and ROCTx messages                                                                */
@@ -23,7 +24,7 @@ static void on_kernel_symbol(const rt_rocp_kernel_symbol_data* d) {
   if (!d || d->size < sizeof *d) return;
   size_t len = bounded_len(d->kernel_name);
   if (!rt_rocm_small_reserve(sizeof(struct ksym_item) + len + 1)) return;
-  struct ksym_item* k = (struct ksym_item*)malloc(sizeof *k + len + 1);
+  struct ksym_item* k = (struct ksym_item*)rt_malloc(sizeof *k + len + 1);
   if (!k) {
     atomic_fetch_sub(&G.small_bytes, sizeof(struct ksym_item) + len + 1);
     return;
@@ -50,7 +51,7 @@ static void on_marker(uint64_t corr, const rt_rocp_marker_api_data* d) {
   if (!d || d->size < sizeof *d) return;
   size_t len = bounded_len(d->message);
   if (!rt_rocm_small_reserve(sizeof(struct marker_item) + len + 1)) return;
-  struct marker_item* m = (struct marker_item*)malloc(sizeof *m + len + 1);
+  struct marker_item* m = (struct marker_item*)rt_malloc(sizeof *m + len + 1);
   if (!m) {
     atomic_fetch_sub(&G.small_bytes, sizeof(struct marker_item) + len + 1);
     return;

@@ -3,6 +3,7 @@
  * SDK context, buffer and tracing services, the writer thread.
  */
 #include "rocm_internal.h"
+#include "rawtrace_heap.h"
 
 /* ------------------------------------------------------------------------------------------------------------------ */
 /* Initialization (the SDK's initialize)                                                                              */
@@ -124,7 +125,7 @@ int rt_rocm_init_collector(rt_rocp_client_finalize_fn fini) {
   S.iterate_buffer_kinds(rt_rocm_on_kind, &t);
   uint32_t enabled = configure_kinds(&t);
   rc = rt_rocm_write_names(&t);
-  free(t.v);
+  rt_free(t.v);
   if (!rc) rc = rt_rocm_write_agents();
   if (rc) return fail_init(NULL, 0); /* the write error was said (rt_rocm_wrote) */
   if (!enabled) {

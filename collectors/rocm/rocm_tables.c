@@ -3,6 +3,7 @@
  * of the kinds recorded) and AGENTS (docs/format.md §12).
  */
 #include "rocm_internal.h"
+#include "rawtrace_heap.h"
 
 /* ------------------------------------------------------------------------------------------------------------------ */
 /* Name tables (API_NAMES): every buffer kind, and the operations of the kinds we record                              */
@@ -12,7 +13,7 @@ static void names_add(struct names* t, uint32_t domain, uint32_t id, const char*
   if (!name || !*name) return;
   if (t->n == t->cap) {
     size_t ncap = t->cap ? t->cap * 2 : 256;
-    rt_api_name* more = (rt_api_name*)realloc(t->v, ncap * sizeof *more);
+    rt_api_name* more = (rt_api_name*)rt_realloc(t->v, ncap * sizeof *more);
     if (!more) return;
     t->v = more;
     t->cap = ncap;

@@ -3,6 +3,7 @@
  * messages before the ACTIVITY chunk that needs them, DROPPED counts after it, the exit flush.
  */
 #include "rocm_internal.h"
+#include "rawtrace_heap.h"
 
 /* ------------------------------------------------------------------------------------------------------------------ */
 /* Queue and writer thread                                                                                            */
@@ -23,7 +24,7 @@ void rt_rocm_free_small(rt_item* it) {
   size_t n = it->type == IT_KSYM ? sizeof(struct ksym_item) + ((struct ksym_item*)it)->len + 1
                                  : sizeof(struct marker_item) + ((struct marker_item*)it)->len + 1;
   atomic_fetch_sub(&G.small_bytes, n);
-  free(it);
+  rt_free(it);
 }
 
 void rt_rocm_read_anchor(uint32_t which, rt_clock_anchor_t* a) {
@@ -62,7 +63,7 @@ int rt_rocm_wrote(int rc) {
 static int pend(void*** v, size_t* n, size_t* cap, void* it) {
   if (*n == *cap) {
     size_t ncap = *cap ? *cap * 2 : 64;
-    void** more = (void**)realloc(*v, ncap * sizeof *more);
+    void** more = (void**)rt_realloc(*v, ncap * sizeof *more);
     if (!more) {
       rt_rocm_free_small((rt_item*)it);
       return -1;
@@ -103,7 +104,7 @@ static void write_pending(void) {
   for (size_t i = 0; i < G.pend_ksym_n; i++) rt_rocm_free_small(&G.pend_ksym[i]->it);
   G.pend_ksym_n = 0;
   if (G.pend_msg_n && !G.write_failed) {
-    rt_string* s = (rt_string*)malloc(G.pend_msg_n * sizeof *s);
+    rt_string* s = (rt_string*)rt_malloc(G.pend_msg_n * sizeof *s);
     if (s) {
       for (size_t i = 0; i < G.pend_msg_n; i++) {
         s[i].ptr = G.pend_msg[i]->corr;
@@ -111,7 +112,7 @@ static void write_pending(void) {
         s[i].len = G.pend_msg[i]->len;
       }
       rt_rocm_wrote(rt_writer_strings(G.w, s, (uint32_t)G.pend_msg_n));
-      free(s);
+      rt_free(s);
     }
   }
   for (size_t i = 0; i < G.pend_msg_n; i++) rt_rocm_free_small(&G.pend_msg[i]->it);
@@ -158,7 +159,7 @@ static void note_threads(const struct cbuf* b) {
 static void handle_item(rt_item* it) {
   if (rt_item_is_common(it)) {
     if (!G.write_failed) rt_rocm_wrote(rt_item_write(G.w, it));
-    free(it);
+    rt_free(it);
     return;
   }
   switch (it->type) {
@@ -189,7 +190,7 @@ static void handle_item(rt_item* it) {
     default:
       break;
   }
-  free(it);
+  rt_free(it);
 }
 
 static void drain(void) { rt_queue_drain(&G.q, handle_item); }

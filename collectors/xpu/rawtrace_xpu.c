@@ -25,6 +25,7 @@
 #endif
 
 #include "rawtrace_xpu.h"
+#include "rawtrace_heap.h"
 #include "rawtrace_safe_read.h"
 #include "pti_abi.h"
 #include "ze_abi.h"
@@ -341,14 +342,14 @@ static void write_kind_sizes(void) {
 static void write_api_names(void) {
   if (!P.api_id_name) return;
   size_t cap = 1024, n = 0;
-  rt_api_name* v = (rt_api_name*)malloc(cap * sizeof *v);
+  rt_api_name* v = (rt_api_name*)rt_malloc(cap * sizeof *v);
   if (!v) return;
   for (size_t g = 0; g < sizeof kGroups / sizeof kGroups[0]; g++) {
     for (uint32_t id = 0; id < MAX_API_ID; id++) {
       const char* name = NULL;
       if (P.api_id_name((pti_api_group_id)kGroups[g], id, &name) != PTI_SUCCESS || !name || !*name) continue;
       if (n == cap) {
-        rt_api_name* more = (rt_api_name*)realloc(v, cap * 2 * sizeof *v);
+        rt_api_name* more = (rt_api_name*)rt_realloc(v, cap * 2 * sizeof *v);
         if (!more) break;
         v = more;
         cap *= 2;
@@ -357,7 +358,7 @@ static void write_api_names(void) {
     }
   }
   if (n) wrote(rt_writer_api_names(G.w, v, (uint32_t)n));
-  free(v);
+  rt_free(v);
 }
 
 static void push_clock(uint32_t which, int direct) {
@@ -407,13 +408,13 @@ static void on_complete(unsigned char* buffer, size_t size, size_t used) {
     /* the writer is this far behind: drop the buffer rather than grow without bound (counted, DROPPED reason 2) */
     atomic_fetch_sub(&G.queued_bytes, used);
     atomic_fetch_add(&G.n_capped, count_records(buffer, used));
-    free(buffer);
+    rt_free(buffer);
     rt_queue_wake(&G.q);
     return;
   }
   if (used && !atomic_load(&g_signals_in) && atomic_load(&G.state) == ST_RUNNING) signals_now(); /* GPU work: started */
   if (used && atomic_load(&G.state) == ST_RUNNING && getpid() == G.owner_pid &&
-      (it = (struct buf_item*)calloc(1, sizeof *it)) != NULL) {
+      (it = (struct buf_item*)rt_calloc(1, sizeof *it)) != NULL) {
     it->it.type = IT_BUFFER;
     it->data = buffer;
     it->used = used;
@@ -421,7 +422,7 @@ static void on_complete(unsigned char* buffer, size_t size, size_t used) {
     return;
   }
   if (used && atomic_load(&G.state) == ST_RUNNING && getpid() == G.owner_pid) atomic_fetch_sub(&G.queued_bytes, used);
-  free(buffer);
+  rt_free(buffer);
 }
 
 /* Writer: a DROPPED chunk for the records the memory cap dropped since the last one. */
@@ -455,7 +456,7 @@ static void string_fields(uint32_t k, uint32_t size, uint32_t out[3]) {
 static int seen_add(uint64_t ptr) {
   if ((G.seen_n + 1) * 2 > G.seen_cap) {
     size_t ncap = G.seen_cap ? G.seen_cap * 2 : 1024;
-    uint64_t* nv = (uint64_t*)calloc(ncap, sizeof *nv);
+    uint64_t* nv = (uint64_t*)rt_calloc(ncap, sizeof *nv);
     if (!nv) return 0;
     for (size_t i = 0; i < G.seen_cap; i++) {
       uint64_t p = G.seen[i];
@@ -464,7 +465,7 @@ static int seen_add(uint64_t ptr) {
       while (nv[j]) j = (j + 1) & (ncap - 1);
       nv[j] = p;
     }
-    free(G.seen);
+    rt_free(G.seen);
     G.seen = nv;
     G.seen_cap = ncap;
   }
@@ -505,7 +506,7 @@ static void write_buffer(struct buf_item* b) {
       if (!ptr || !seen_add(ptr)) continue;
       if (n == cap) {
         size_t ncap = cap ? cap * 2 : 64;
-        rt_string* more = (rt_string*)realloc(strs, ncap * sizeof *more);
+        rt_string* more = (rt_string*)rt_realloc(strs, ncap * sizeof *more);
         if (!more) break;
         strs = more;
         cap = ncap;
@@ -514,7 +515,7 @@ static void write_buffer(struct buf_item* b) {
        * copies go into one arena; `bytes` holds the offset until the arena stops moving. */
       if (acap - alen < MAX_STRING) {
         size_t ncap = acap * 2 > alen + MAX_STRING ? acap * 2 : alen + MAX_STRING;
-        char* more = (char*)realloc(arena, ncap);
+        char* more = (char*)rt_realloc(arena, ncap);
         if (!more) break;
         arena = more;
         acap = ncap;
@@ -530,8 +531,8 @@ static void write_buffer(struct buf_item* b) {
   if (n) {
     if (wrote(rt_writer_strings(G.w, strs, (uint32_t)n)) == 0) atomic_fetch_add(&G.n_strings, n);
   }
-  free(strs);
-  free(arena);
+  rt_free(strs);
+  rt_free(arena);
   rt_threads_write(&G.threads, G.w, wrote);
   if (wrote(rt_writer_activity(G.w, b->data, (uint32_t)b->used)) == 0) {
     atomic_fetch_add(&G.n_buffers, 1);
@@ -549,11 +550,11 @@ static void handle(rt_item* it) {
       rt_queue_note_write(&G.q, b->used, rt_clock_ns(CLOCK_MONOTONIC) - t0);
     }
     atomic_fetch_sub(&G.queued_bytes, b->used);
-    free(b->data);
+    rt_free(b->data);
   } else if (rt_item_is_common(it) && !atomic_load(&G.write_failed)) {
     wrote(rt_item_write(G.w, it));
   }
-  free(it);
+  rt_free(it);
 }
 
 /* ------------------------------------------------------------------------------------------------------------------ */

@@ -28,7 +28,7 @@ type Program = keyof typeof PROGRAMS;
 function build(name: string, flags: string[], prog: Program = "exit_call_app"): { bin: string; error: string | null } {
   mkdirSync(BUILD, { recursive: true });
   const bin = join(BUILD, name);
-  const srcs = ["rawtrace_queue.c", "rawtrace_collector.c", "rawtrace_writer.c", "rawtrace_checksum.c"].map((f) => join(COMMON, f));
+  const srcs = ["rawtrace_queue.c", "rawtrace_heap.c", "rawtrace_collector.c", "rawtrace_writer.c", "rawtrace_checksum.c"].map((f) => join(COMMON, f));
   const r = spawnSync(CC, ["-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-Werror", ...flags, `-I${COMMON}`,
     join(ROOT, `test/collectors/${prog}.c`), ...srcs, "-o", bin, "-pthread"], { encoding: "utf8" });
   return { bin, error: r.status === 0 ? null : `${r.stdout}${r.stderr}` };

@@ -9,6 +9,8 @@
  * Each first prints whether SIGINT and SIGTERM were still at their defaults when main began (after the collector's
  * constructor, before any GPU work); `term` waits until the collector's handler is in place (at most 5 s) before it
  * raises, and says how long that took.
+ *   xpu_app churn  as run, then records and churns malloc/free on the main thread until killed; prints {"armed":1}
+ *                  once the collector's SIGTERM handler is in place
  *   xpu_app views  as run, then waits (at most 5 s) until no PTI view is enabled and prints {"enabled_after":mask}
  *   xpu_app fork   as run, then forks a child (no exec) that prints {"child_dumps":n}, the .rawtrace files it holds
  */
@@ -78,6 +80,30 @@ int main(int argc, char** argv) {
     printf("{\"term_handler\":%d,\"waited_ms\":%d}\n", (st.sa_flags & SA_SIGINFO) != 0, waited);
     fflush(stdout);
     raise(SIGTERM);
+  }
+  if (!strcmp(mode, "churn")) {
+    /* Until killed: records, and the main thread inside malloc and free nearly all the time (as a Python program's
+     * is), holding the main arena's lock when a signal lands. Prints {"armed":1} once the collector's SIGTERM
+     * handler is in place. */
+    void* keep[64] = {0};
+    unsigned seed = 1;
+    for (int said = 0;;) {
+      emit(1);
+      for (int k = 0; k < 20000; k++) { /* most of the time in malloc/free, little in PTI (its lock) */
+        seed = seed * 1103515245u + 12345u;
+        unsigned j = (seed >> 16) & 63;
+        free(keep[j]);
+        keep[j] = malloc(2048 + ((seed >> 4) & 65535));
+      }
+      if (!said) {
+        sigaction(SIGTERM, NULL, &st);
+        if (st.sa_flags & SA_SIGINFO) {
+          printf("{\"armed\":1}\n");
+          fflush(stdout);
+          said = 1;
+        }
+      }
+    }
   }
   if (!strcmp(mode, "views")) {
     /* Whether the collector turned PTI's views off (a write error stops the tracing): wait at most 5 s for it. */

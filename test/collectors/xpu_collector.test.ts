@@ -11,7 +11,7 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -212,6 +212,51 @@ test("SIGTERM with the default disposition: the handler flushes PTI and complete
   assert.is(r.lines.find((l) => "term_handler" in l)?.term_handler, 1, "the collector's handler, by the time of the SIGTERM");
   assert.is(r.lines.filter((l) => "delivered" in l).length, 1, "the one buffer, handed over by the exit flush");
   checkDump("1.2.0", r.file, r.delivered, true);
+});
+
+test("SIGTERM landing on a thread inside malloc (holding the main arena's lock): the exit flush frees and grows nothing on the heap, every run ends with END at once", async () => {
+  // The writer used to free the program's blocks (the buffer, its queue item) and grow its scratch buffer (the
+  // constructor's, main arena) during the flush, and waited for that lock for ever: the handler's wait ran out
+  // (RAWTRACE_EXIT_TIMEOUT) and the process died without END — 7 runs in 8 with 4 MiB buffers, the whole run lost.
+  for (let k = 0; k < 5; k++) {
+    const file = join(dir, `churn-${k}.rawtrace`);
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    for (const key of Object.keys(env)) if (/^(RAWTRACE_|FAKE_|RT_APP_|ZE_)/.test(key)) delete env[key];
+    Object.assign(env, {
+      LD_PRELOAD: LIB, LD_LIBRARY_PATH: join(BUILD, "fake"), RAWTRACE_PTI_LIB: PTI, FAKE_PTI_VERSION: "1.2.0",
+      RAWTRACE_OUTPUT: file, RAWTRACE_BUFFER_SIZE: "4M", RAWTRACE_EXIT_TIMEOUT: "6", RT_APP_STEPS: "10",
+    });
+    const child = spawn(APP, ["churn"], { env, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stderr.on("data", (d) => (err += d));
+    const exited = new Promise<{ signal: NodeJS.Signals | null; ms: number }>((res) => {
+      let t0 = 0;
+      child.stdout.on("data", (d) => {
+        out += d;
+        if (!t0 && out.includes('"armed"')) {
+          t0 = 1;
+          setTimeout(() => {
+            t0 = Date.now();
+            child.kill("SIGTERM");
+          }, 200 + 50 * k);
+        }
+      });
+      child.on("exit", (_code, signal) => res({ signal, ms: Date.now() - t0 }));
+    });
+    const guard = setTimeout(() => child.kill("SIGKILL"), 20_000);
+    const r = await exited;
+    clearTimeout(guard);
+    assert.is(r.signal, "SIGTERM", `run ${k}: ${err}`);
+    // Not the handler's wait running out (6 s): the flush ended. A signal that lands inside the fake's emit holds
+    // PTI's lock, and the flush then gives PTI half the timeout (3 s) before it goes on without its buffer.
+    assert.ok(r.ms < 5000, `run ${k}: died ${r.ms} ms after the SIGTERM (the flush waited for the heap's lock)`);
+    const chunks = readDumpChunks(file);
+    assert.is(chunks[chunks.length - 1].type, ChunkType.END, `run ${k}: END written`);
+    if (!/ptiFlushAllViews did not return/.test(err)) {
+      assert.ok(chunks.some((c) => c.type === ChunkType.ACTIVITY), `run ${k}: the buffer the exit flush took from PTI`);
+    }
+  }
 });
 
 test("SIGTERM while the signalled thread holds PTI's lock (inside ptiFlushAllViews): the exit flush does not wait on PTI for ever, END is written", () => {
