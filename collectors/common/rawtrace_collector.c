@@ -56,7 +56,13 @@ uint32_t rt_log_chunk_level(int level) {
 }
 
 int rt_check_write(int rc, atomic_int* failed, const char* path, int verbosity) {
-  if (rc < 0 && rc != -EMSGSIZE && rc != -ENOMEM && !atomic_exchange(failed, 1)) {
+  if (rc == -EMSGSIZE || rc == -ENOMEM) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "chunk not written: %s", strerror(-rc));
+    rt_log_line(verbosity, RT_V_WARN, msg);
+    return rc;
+  }
+  if (rc < 0 && !atomic_exchange(failed, 1)) {
     char msg[480];
     snprintf(msg, sizeof msg, "writing %.300s failed (%s); recording stops, the file keeps what was written", path,
              strerror(-rc));

@@ -37,7 +37,8 @@ uint32_t rt_log_chunk_level(int level);
 /**
  * A collector's check of a writer result `rc`: the first write error (any failure but -EMSGSIZE and -ENOMEM, which
  * refuse one chunk and leave the writer usable) sets `*failed` and says once on stderr (at `verbosity`) that writing
- * `path` failed and recording stops. Returns `rc`.
+ * `path` failed and recording stops; a refused chunk is said as a warning (what it held is missing from the file;
+ * the CUDA and ROCm collectors say the same in their own checks). Returns `rc`.
  */
 int rt_check_write(int rc, atomic_int* failed, const char* path, int verbosity);
 
