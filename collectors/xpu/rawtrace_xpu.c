@@ -421,7 +421,11 @@ static void on_complete(unsigned char* buffer, size_t size, size_t used) {
     rt_queue_push(&G.q, &it->it);
     return;
   }
-  if (used && atomic_load(&G.state) == ST_RUNNING && getpid() == G.owner_pid) atomic_fetch_sub(&G.queued_bytes, used);
+  if (used && atomic_load(&G.state) == ST_RUNNING && getpid() == G.owner_pid) {
+    /* No memory for its queue item: the buffer is lost, counted as the cap's are (DROPPED reason 2). */
+    atomic_fetch_sub(&G.queued_bytes, used);
+    atomic_fetch_add(&G.n_capped, count_records(buffer, used));
+  }
   rt_free(buffer);
 }
 
