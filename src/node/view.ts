@@ -9,6 +9,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { RawtraceError } from "../core/codes.js";
+import { expandInputs } from "./inputs.js";
 import { DEFAULT_PORT, startViewerServer, type ViewerServer } from "./view_server.js";
 import { wasmPath } from "./wasm.js";
 
@@ -68,9 +69,14 @@ function parsePort(v: string | undefined): number | undefined {
 
 /** `rawtrace view FILE…`: see the module comment. Resolves (exit code 0) after SIGINT or SIGTERM. */
 export async function runView(args: string[], v: ViewValues): Promise<number> {
-  if (args.length === 0) throw new RawtraceError("USAGE", "view needs one or more .rawtrace files");
+  if (args.length === 0) throw new RawtraceError("USAGE", "view needs .rawtrace files, directories or globs");
   const port = parsePort(v.port);
-  const srv: ViewerServer = await startViewerServer({ webDir: viewerDir(), files: args, port, host: v.host, coreWasm: wasmPath() });
+  // Directories and globs as every command takes them (src/node/inputs.ts), each file served once.
+  const { files, unmatched, aliases } = expandInputs(args);
+  for (const a of aliases) console.error(`rawtrace: ${a.path} is the same file as ${a.of}; view serves it once`);
+  for (const p of unmatched) console.error(`rawtrace: ${p}: no .rawtrace file matches`);
+  if (files.length === 0) throw new RawtraceError("IO", unmatched.map((p) => `${p}: no .rawtrace file matches`).join("; "));
+  const srv: ViewerServer = await startViewerServer({ webDir: viewerDir(), files, port, host: v.host, coreWasm: wasmPath() });
   console.log(`rawtrace viewer: ${srv.pageUrl}`);
   if (v.port === undefined && srv.port !== DEFAULT_PORT) console.error(`rawtrace: port ${DEFAULT_PORT} is taken; serving on ${srv.port}`);
   if (!v["no-open"]) {
