@@ -357,7 +357,7 @@ function maxSkew(v: CliValues): number | undefined {
   if (v["max-skew"] === undefined) return undefined;
   const ms = numberOpt(v["max-skew"], true);
   if (ms === null || !Number.isFinite(ms)) {
-    throw new RawtraceError("USAGE", `--max-skew must be milliseconds ≥ 0, not '${v["max-skew"]}'`);
+    throw new RawtraceError("USAGE", `--max-skew must be a decimal number of milliseconds ≥ 0 (such as 5 or 0.5), not '${v["max-skew"]}'`);
   }
   return ms;
 }
@@ -421,7 +421,7 @@ function topOpt(s: string | undefined, dflt: number): number {
 function gapMinNs(v: string | undefined): number {
   if (v === undefined) return DEFAULT_MIN_GAP_NS;
   const n = numberOpt(v, true);
-  if (n === null || !Number.isFinite(n)) throw new RawtraceError("USAGE", `--gap-min must be a number of µs ≥ 0, not '${v}'`);
+  if (n === null || !Number.isFinite(n)) throw new RawtraceError("USAGE", `--gap-min must be a decimal number of µs ≥ 0 (such as 10 or 2.5), not '${v}'`);
   return Math.round(n * 1000);
 }
 

@@ -408,8 +408,8 @@ test("contradicting options and negative numbers are usage errors that say what 
   // Every number option takes what it documents, in decimal: Number() took 0x10, 1e3, ' 3', 1.0 (audit).
   for (const t of ["0x10", "1.0", " 3", "1e1"]) usageError(["stats", SAMPLE, "--top", t], `--top must be a whole number, not '${t}'`);
   for (const t of ["0x10", "1e3", " 5", "Infinity"]) {
-    usageError(["stats", SAMPLE, "--gaps", "--gap-min", t], `--gap-min must be a number of µs ≥ 0, not '${t}'`);
-    usageError(["merge", SAMPLE, join(ROOT, "samples/alexnet_a100_rank0.rawtrace"), "--max-skew", t, "-o", "m.json"], `--max-skew must be milliseconds ≥ 0, not '${t}'`);
+    usageError(["stats", SAMPLE, "--gaps", "--gap-min", t], `--gap-min must be a decimal number of µs ≥ 0 (such as 10 or 2.5), not '${t}'`);
+    usageError(["merge", SAMPLE, join(ROOT, "samples/alexnet_a100_rank0.rawtrace"), "--max-skew", t, "-o", "m.json"], `--max-skew must be a decimal number of milliseconds ≥ 0 (such as 5 or 0.5), not '${t}'`);
   }
   usageError(["convert", SAMPLE, "--gzip", "--gzip-level", "0x5", "-o", "g.json.gz"], "--gzip-level must be a whole number from 0 (fastest) to 9 (smallest), not '0x5'");
   // An option given twice is refused (the last one used to win silently).

@@ -31,7 +31,7 @@ test("usage errors: --gpu-annotations takes on|off, --steps a regular expression
   assert.match(c.stderr, "--csv prints one table: --steps or --gaps, not both");
   const d = cli(["stats", SAMPLE, "--gaps", "--gap-min", "soon"]);
   assert.is(d.status, 2);
-  assert.match(d.stderr, "--gap-min must be a number of µs ≥ 0, not 'soon'");
+  assert.match(d.stderr, "--gap-min must be a decimal number of µs ≥ 0 (such as 10 or 2.5), not 'soon'");
 });
 
 test("convert --steps train_step --gpu-annotations off: ProfilerStep#1..7, no GPU annotations", () => {
