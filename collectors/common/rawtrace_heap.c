@@ -3,6 +3,8 @@
 #include "rawtrace_heap.h"
 
 #include <malloc.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -20,7 +22,10 @@ int rt_heap_frozen(void) { return atomic_load(&g_frozen); }
  * mappings are listed (at most MAX_MAPS), so that a block can be told from a heap block (rt_realloc's old size). */
 enum { SLAB = 1 << 20, BIG = 256 << 10, HDR = 16, MAX_MAPS = 512 };
 
-static atomic_flag g_lock = ATOMIC_FLAG_INIT; /* a spin lock: taken only once frozen, by threads no signal stops */
+/* A spin lock, taken only once frozen, with every signal blocked while it is held: a program thread allocating in a
+ * vendor callback that a second termination signal stopped while it held the lock would wait in its handler for the
+ * flush, and the writer would spin for ever. */
+static atomic_flag g_lock = ATOMIC_FLAG_INIT;
 static struct {
   uintptr_t base, len;
 } g_maps[MAX_MAPS];
@@ -28,11 +33,17 @@ static int g_nmaps;
 static uint8_t* g_slab;  /* the current slab's free part */
 static size_t g_slab_left;
 
-static void lock(void) {
+static void lock(sigset_t* saved) {
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, saved);
   while (atomic_flag_test_and_set_explicit(&g_lock, memory_order_acquire)) {
   }
 }
-static void unlock(void) { atomic_flag_clear_explicit(&g_lock, memory_order_release); }
+static void unlock(const sigset_t* saved) {
+  atomic_flag_clear_explicit(&g_lock, memory_order_release);
+  pthread_sigmask(SIG_SETMASK, saved, NULL);
+}
 
 /* A new mapping of `len` bytes, listed; NULL when mmap fails or the list is full (lock held). */
 static uint8_t* map_locked(size_t len) {
@@ -50,7 +61,8 @@ static void* mapped_alloc(size_t n) {
   if (n > SIZE_MAX - HDR - 15) return NULL;
   size_t need = (n + HDR + 15) & ~(size_t)15;
   uint8_t* b = NULL;
-  lock();
+  sigset_t saved;
+  lock(&saved);
   if (need > BIG) {
     b = map_locked(need);
   } else {
@@ -64,7 +76,7 @@ static void* mapped_alloc(size_t n) {
       g_slab_left -= need;
     }
   }
-  unlock();
+  unlock(&saved);
   if (!b) return NULL;
   memcpy(b, &n, sizeof n);
   return b + HDR;
@@ -73,9 +85,10 @@ static void* mapped_alloc(size_t n) {
 /* The size of a block from the mappings, or (size_t)-1 when `p` is not in them. The list only grows and an entry is
  * written before the count that shows it, both under the lock: the entries below the count read are complete. */
 static size_t mapped_size(const void* p) {
-  lock();
+  sigset_t saved;
+  lock(&saved);
   int n = g_nmaps;
-  unlock();
+  unlock(&saved);
   uintptr_t a = (uintptr_t)p;
   for (int i = 0; i < n; i++) {
     if (a >= g_maps[i].base + HDR && a < g_maps[i].base + g_maps[i].len) {

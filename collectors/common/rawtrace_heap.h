@@ -15,9 +15,15 @@
  * a block that grows is copied into a new one (the size of a heap block read with malloc_usable_size, which takes no
  * lock). Threads: any; rt_heap_freeze is async-signal-safe.
  *
+ * Not frozen in a PID namespace's init (pid 1): there the default action re-raised after the flush does not end the
+ * process (rt_queue_note_signal).
+ *
  * What this does not cover: the vendor library's own allocations during the flush (its calls there are bounded:
- * rt_exit_call_owned), and the thread that bounded call starts, whose creation allocates its TLS from the writer's
- * own arena (a thread of its own has one; only a program with more threads than glibc has arenas shares it).
+ * rt_exit_call_owned), the vendor buffers (posix_memalign) a vendor asks for during the flush, on that bounded
+ * call's thread; the thread that bounded call starts, whose creation allocates its TLS from the writer's own arena (a
+ * thread of its own has one; only a program with more threads than glibc has arenas shares it); and a writer
+ * already inside free or realloc, waiting for the arena's lock, when the signal lands on the thread holding it (the
+ * check comes before the call; a window of the call's length, not seen in 40 stress runs).
  */
 #ifndef RAWTRACE_HEAP_H
 #define RAWTRACE_HEAP_H

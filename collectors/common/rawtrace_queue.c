@@ -299,8 +299,10 @@ static void* bounded_main(void* p) {
 
 void rt_queue_note_signal(rt_queue* q) {
   /* The process is ending and the thread this handler runs on may hold a malloc arena's lock: from now on the
-   * collector frees nothing and allocates from mapped memory (rawtrace_heap.h), so the flush never waits for it. */
-  rt_heap_freeze();
+   * collector frees nothing and allocates from mapped memory (rawtrace_heap.h), so the flush never waits for it.
+   * Not in the init of a PID namespace (a container's pid 1 without an init): the kernel drops the default action
+   * re-raised after the flush, the process goes on, and a frozen heap would leak every block from then on. */
+  if (getpid() != 1) rt_heap_freeze();
   rt_queue_note_exit(q);
   atomic_store(&q->in_signal, 1);
 }

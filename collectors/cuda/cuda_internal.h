@@ -17,6 +17,7 @@
 #endif
 
 #include "rawtrace.h"
+#include "rawtrace_heap.h"
 #include "rawtrace_collector.h"
 #include "rawtrace_queue.h"
 #include "rawtrace_threads.h"
@@ -244,7 +245,7 @@ static inline uint64_t mono_ns(void) { return rt_clock_ns(CLOCK_MONOTONIC); }
  * the new array and updates `*cap`, or returns NULL (`p` still valid) when memory runs out. */
 static inline void* grow_array(void* p, size_t* cap, size_t elem, size_t first) {
   size_t ncap = *cap ? *cap * 2 : first;
-  void* more = realloc(p, ncap * elem);
+  void* more = rt_realloc(p, ncap * elem);
   if (more) *cap = ncap;
   return more;
 }

@@ -90,7 +90,9 @@ RAWTRACE_ROCM_API int rawtrace_rocm_start(void) {
   if (!ready()) return -1;
   pthread_mutex_lock(&G.ctl_mu);
   int rc = 0;
-  if (!G.running) {
+  /* Again under the lock: the writer stops the context after a write error under it, once (rocm_writer.c). */
+  if (G.write_failed) rc = -1;
+  else if (!G.running) {
     rc = S.start_context(G.ctx) == RT_ROCP_STATUS_SUCCESS ? 0 : -1;
     if (!rc) {
       G.running = 1;

@@ -641,12 +641,14 @@ static void on_term_signal(int sig, siginfo_t* si, void* uc) {
  * constructor: that runs (LD_PRELOAD) before the runtime, and CPython installs its SIGINT handler (Ctrl-C as
  * KeyboardInterrupt) only where SIGINT is still at its default when it starts, and reports a handler it did not
  * install as None (signal.getsignal), which code that saves and restores handlers cannot restore. So: once CPython says
- * it is initialised (Py_IsInitialized, where the program is Python), else SIGNALS_DELAY_MS after the constructor; and
+ * it is initialised (Py_IsInitialized, where the program carries CPython; at most SIGNALS_PY_MAX_MS), else
+ * SIGNALS_DELAY_MS after the constructor; and
  * at the latest with the first buffer PTI completes (the program is doing GPU work). Ours then chain to the runtime's.
  * (The CUDA, ROCm and HPU collectors install theirs at the vendor's initialisation, which comes as late.) A program
  * killed by a signal before then loses what PTI still holds, as without the handlers.
  */
 #define SIGNALS_DELAY_MS 1000
+#define SIGNALS_PY_MAX_MS 10000
 static uint64_t g_signals_from_ns;       /* CLOCK_MONOTONIC ns of the constructor */
 static pthread_once_t g_signals_once = PTHREAD_ONCE_INIT;
 
@@ -663,9 +665,11 @@ static void signals_now(void) {
 /* Writer: ms to wait before looking again whether the runtime has started (-1: the handlers are in). */
 static long signals_poll(void) {
   if (atomic_load(&g_signals_in)) return -1;
-  int (*py_ready)(void) = (int (*)(void))(uintptr_t)dlsym(RTLD_DEFAULT, "Py_IsInitialized");
+  static int (*py_ready)(void);
+  if (!py_ready) py_ready = (int (*)(void))(uintptr_t)dlsym(RTLD_DEFAULT, "Py_IsInitialized");
   uint64_t waited_ms = (rt_clock_ns(CLOCK_MONOTONIC) - g_signals_from_ns) / 1000000u;
-  if (py_ready ? py_ready() : waited_ms >= SIGNALS_DELAY_MS) {
+  /* A program that carries libpython but does not start it (or not yet) gets them after SIGNALS_PY_MAX_MS. */
+  if (py_ready ? py_ready() || waited_ms >= SIGNALS_PY_MAX_MS : waited_ms >= SIGNALS_DELAY_MS) {
     signals_now();
     return -1;
   }
@@ -764,12 +768,17 @@ __attribute__((constructor)) static void rawtrace_xpu_init(void) {
   if (rc != PTI_SUCCESS) {
     logmsg(RT_V_ERROR, 1, "ptiViewSetCallbacks failed (%d); nothing is recorded", (int)rc);
   } else {
-    for (size_t i = 0; i < sizeof kViews / sizeof kViews[0]; i++) {
+    for (size_t i = 0; i < sizeof kViews / sizeof kViews[0] && !atomic_load(&G.write_failed); i++) {
       uint32_t v = kViews[i];
       if (!G.stride[v]) continue; /* e.g. COMMUNICATION before 0.17 */
       rc = P.enable((pti_view_kind)v);
       if (rc != PTI_SUCCESS) logmsg(RT_V_WARN, 1, "ptiViewEnable(%u) failed (%d); that view is not recorded", v, (int)rc);
     }
+    /* A write error meanwhile (the header's, or the writer's first chunks): the writer's one pass disabling the views
+     * may have run before some of these were enabled. */
+    if (atomic_load(&G.write_failed))
+      for (size_t i = 0; i < sizeof kViews / sizeof kViews[0]; i++)
+        if (G.stride[kViews[i]]) P.disable((pti_view_kind)kViews[i]);
   }
   atexit(finish); /* the signal handlers: by the writer, once the program's runtime has started (signals_poll) */
   logmsg(RT_V_INFO, 1, "recording PTI %s (%.200s) into %.200s", vtext, G.lib_path, G.path);
