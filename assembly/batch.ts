@@ -6,9 +6,9 @@ import { setOutputOptions, setXSpaceHost } from "./emit/options";
 import * as S from "./model/session";
 
 /**
- * Output options for the next rt_begin_emit (set for every conversion): fixed time base (Unix ns, 0 = per file),
- * pid namespace slot (-1 = Kineto pids), Chrome events-only mode (0/1), process-name label at [p, p+n) (allocated
- * with rt_alloc after rt_reset).
+ * Output options for the next rt_begin_emit (set for every conversion): fixed time base (Unix ns; 2^64 − 1 = per
+ * file, emit/options.ts NO_BASE), pid namespace slot (-1 = Kineto pids), Chrome events-only mode (0/1),
+ * process-name label at [p, p+n) (allocated with rt_alloc after rt_reset).
  */
 export function rt_set_output(baseNs: u64, ns: i32, eventsOnly: i32, p: usize, n: u32): void {
   setOutputOptions(baseNs, ns, eventsOnly != 0, p, n);

@@ -26,7 +26,7 @@ import { chromeEnd } from "./emit/chrome_meta";
 import { xspaceBegin, xspaceEnd, xspaceLastTs, xspaceProfileStart } from "./emit/xspace";
 import { timelineBegin, timelineEnd, timelineLastTs } from "./emit/timeline";
 import { statsBegin, statsEnd, statsLastTs } from "./emit/stats";
-import { fixedBaseNs } from "./emit/options";
+import { fixedBaseNs, NO_BASE } from "./emit/options";
 import { detailsOn, detailsBegin } from "./emit/timeline_details";
 import { splitBegin, splitGate, Gate, splitWritesEnd, splitBeforeEnd, splitAfterEnd } from "./split";
 
@@ -477,8 +477,10 @@ export function beginEmit(sink: i32): void {
   // the start anchor's wall clock.
   const first = S.minVendorTs != 0 ? toUnix(S.minVendorTs) : S.startNs != 0 ? S.startNs
     : S.haveStartAnchor ? S.anchorStartReal : 0;
-  // A merge puts every file on one time base (emit/options.ts); it must not be after this file's first event.
-  const fixed = fixedBaseNs != 0 && fixedBaseNs <= first;
+  // A merge puts every file on one time base (emit/options.ts); it must not be after this file's first event. A
+  // file with no time at all (a dump cut in its HEADER) has nothing to place: it takes the merge's as it is.
+  const timed = S.minVendorTs != 0 || S.startNs != 0 || S.haveStartAnchor;
+  const fixed = fixedBaseNs != NO_BASE && (!timed || fixedBaseNs <= first);
   const chromeBase = fixed ? fixedBaseNs : chromeBaseFor(first);
   baseNs = fixed ? fixedBaseNs : sink == Sink.TIMELINE ? kinetoBaseFor(first) : chromeBase;
   setSink(<Sink>sink);

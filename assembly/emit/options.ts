@@ -2,8 +2,8 @@
  * Output options for multi-file outputs (`rawtrace merge`), set by the host before rt_begin_emit through
  * {@link setOutputOptions} (export `rt_set_output`, assembly/batch.ts) and applied by the emitters:
  *
- * - a fixed time base (Unix ns): every file of a merge on one Chrome `baseTimeNanoseconds` / one XSpace profile
- *   start, so their (already Unix-epoch, anchor-aligned) events share one time axis;
+ * - a fixed time base (Unix ns, or {@link NO_BASE}): every file of a merge on one Chrome `baseTimeNanoseconds` / one
+ *   XSpace profile start, so their (already Unix-epoch, anchor-aligned) events share one time axis;
  * - a pid namespace (a rank slot ≥ 0, or -1 for Kineto's own pids): the Chrome emitter writes
  *   pid = slot × {@link NS_STRIDE} + local (host processes 0..98, CUPTI overhead 99, GPU d at 100 + d) and flow
  *   ids = slot × 2^32 + correlation, so ranks never collide in one trace;
@@ -26,8 +26,13 @@ export const NS_OVERHEAD: u64 = 99;
 /** Local pid of GPU 0 inside a slot. */
 export const NS_GPU: u64 = 100;
 
-/** Fixed output time base, Unix ns (0 = choose per file). */
-export let fixedBaseNs: u64 = 0;
+/**
+ * No fixed time base: each file chooses its own. Not 0, which is a time base a merge can have (ranks whose times
+ * lie in the first 45 days of 1970 floor to it); no Unix ns time base reaches 2^64 − 1.
+ */
+export const NO_BASE: u64 = 0xffffffffffffffff;
+/** Fixed output time base, Unix ns ({@link NO_BASE} = choose per file). */
+export let fixedBaseNs: u64 = NO_BASE;
 /** Pid namespace slot, or -1 (Kineto pids). */
 export let pidNamespace: i32 = -1;
 /** Chrome JSON: trace events only, each preceded by ",\n". */

@@ -43,7 +43,7 @@ import { fail, warningCount, lossTotal } from "../util/diag";
 import { REC_BASE, REC_GRAPH_EXTRA, REC_GRAPH, spillReset, runIterReserve } from "./xspace_spill";
 import { xspaceMaxBytes } from "./xspace_limit";
 import { fedBytes } from "../format/container";
-import { fixedBaseNs, labelLen, hostRanks, hostIndex, deviceOrdinal } from "./options";
+import { fixedBaseNs, NO_BASE, labelLen, hostRanks, hostIndex, deviceOrdinal } from "./options";
 import { varintSize, putBytesField } from "./protobuf";
 import { corrSet, corrBegin } from "./xspace_corr";
 import { detailsBegin, kernelDetails, memcpyDetails, memsetDetails } from "./xspace_details";
@@ -276,9 +276,11 @@ export function xspaceEnd(): void {
   // Profile span: from the collector start (when it precedes the first event) to the last event end.
   let profileStart = minStart;
   if (S.startNs != 0 && (S.startNs < profileStart || minStart == 0xffffffffffffffff)) profileStart = S.startNs;
-  if (profileStart == 0xffffffffffffffff) profileStart = 0;
-  // A merge puts every file on one profile start (emit/options.ts), when it is not after this file's own.
-  if (fixedBaseNs != 0 && fixedBaseNs <= profileStart) profileStart = fixedBaseNs;
+  const timed = profileStart != 0xffffffffffffffff;
+  if (!timed) profileStart = 0;
+  // A merge puts every file on one profile start (emit/options.ts), when it is not after this file's own; a file
+  // with no time at all (a dump cut in its HEADER) takes it as it is.
+  if (fixedBaseNs != NO_BASE && (!timed || fixedBaseNs <= profileStart)) profileStart = fixedBaseNs;
   profileStop = maxEnd > profileStart ? maxEnd : profileStart;
   if (S.haveEndAnchor && S.anchorEndReal > profileStop && S.anchorEndReal - profileStop < 3600000000000) {
     profileStop = S.anchorEndReal;

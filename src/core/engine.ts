@@ -98,6 +98,12 @@ export function memorySpill(): SpillStore {
   };
 }
 
+/**
+ * `rt_set_output`'s "no fixed time base" (assembly/emit/options.ts NO_BASE): 0 is a time base a merge can have (ranks
+ * whose times lie in the first 45 days of 1970).
+ */
+const NO_BASE = 2n ** 64n - 1n;
+
 /** Output formats the core writes. */
 export const Output = { NONE: 0, CHROME_JSON: 1, XSPACE: 2, STATS: 3, TIMELINE: 4 } as const;
 
@@ -115,7 +121,8 @@ export interface MergeSlot {
   label?: string;
   /**
    * Time base, Unix ns: Chrome baseTimeNanoseconds / XSpace profile start shared by every file. Ignored (the file
-   * gets its own) when it is after the file's first event: check `ConvertResult.baseTimeNs`.
+   * gets its own) when it is after the file's first event: check `ConvertResult.baseTimeNs`. A file with no time at
+   * all (no event, collector start or clock anchor: a dump cut in its HEADER) takes it.
    */
   baseTimeNs?: bigint;
   /**
@@ -620,7 +627,7 @@ export class Engine {
       const label = enc.encode(m?.label ?? "");
       const lp = x.rt_alloc(label.length);
       this.u8().set(label, lp);
-      x.rt_set_output(m?.baseTimeNs ?? 0n, m ? m.namespace : -1, m?.eventsOnly ? 1 : 0, lp, label.length);
+      x.rt_set_output(m?.baseTimeNs ?? NO_BASE, m ? m.namespace : -1, m?.eventsOnly ? 1 : 0, lp, label.length);
       const h = m?.xspaceHost;
       const devs = h?.devices ?? [];
       const dp = x.rt_alloc(Math.max(1, devs.length * 12));

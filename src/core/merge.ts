@@ -66,8 +66,8 @@ export interface RankClock {
   host: string;
   collectorStartNs: bigint;
   firstEventNs: bigint;
-  /** Collector start − the median collector start of all ranks. */
-  startOffsetNs: number;
+  /** Collector start − the median collector start of all ranks; null when the dump tells no time (cut in its HEADER). */
+  startOffsetNs: number | null;
   /** CLOCK_REALTIME − vendor clock at the start anchor (the offset alignment applied); null without anchor. */
   anchorOffsetNs: number | null;
   /** Drift of the vendor clock against CLOCK_REALTIME between the start and end anchors, ppm; null without both. */
@@ -102,7 +102,7 @@ export interface ClockReport {
   undecided: boolean;
   /** The ranks within the threshold of the median (the other side of an undecided skew). */
   agreeing: SkewedRank[];
-  /** Spread (max − min) of the collector starts: the residual skew bound, ns. */
+  /** Spread (max − min) of the collector starts: the residual skew bound, ns (ranks without any time left out). */
   residualSkewNs: number;
   /** Median collector start, Unix ns. */
   medianStartNs: bigint;
@@ -117,9 +117,13 @@ export function chromeBaseFor(t: bigint): bigint {
   return t - (t % grid);
 }
 
-/** Unix ns where a file's events start: its first event, else its collector start (as the core chooses). */
+/**
+ * Unix ns where a file's events start: its first event, else its collector start, else its start anchor's wall
+ * clock (as the core chooses its time base, assembly/engine.ts beginEmit); 0 when the dump tells no time at all (cut
+ * in its HEADER).
+ */
 export function firstOf(info: FileInfo): bigint {
-  return info.firstNs > 0n ? info.firstNs : info.collectorStartNs;
+  return info.firstNs > 0n ? info.firstNs : info.collectorStartNs > 0n ? info.collectorStartNs : info.clock?.start?.realtimeNs ?? 0n;
 }
 
 function labelOf(rank: number, host: string, file: string): string {
@@ -271,14 +275,16 @@ export function planXSpaceHosts(plan: MergePlan, infos: FileInfo[]): XSpaceHostP
  */
 export function clockReport(plan: MergePlan, infos: FileInfo[], skewThresholdNs = DEFAULT_SKEW_WARN_NS): ClockReport {
   // A rank whose dump says neither (no HEADER and no event: a damaged dump) starts at its start anchor's wall clock,
-  // as the skew check below reads it; never at 0, which would put the median and the spread 56 years off.
+  // as the skew check below reads it. A rank without any time (a dump cut in its HEADER: 0) is left out of the
+  // median, the spread and the check: as Unix 0 it put them 56 years off and failed --max-skew.
   const starts = plan.ranks.map((r) => {
     const i = infos[r.index];
-    const s = i.collectorStartNs > 0n ? i.collectorStartNs : firstOf(i);
-    return s > 0n ? s : i.clock?.start?.realtimeNs ?? 0n;
+    return i.collectorStartNs > 0n ? i.collectorStartNs : firstOf(i);
   });
-  const sorted = [...starts].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  const median = sorted[(sorted.length - 1) >> 1];
+  const timed = plan.ranks.map((_, k) => k).filter((k) => starts[k] > 0n);
+  const middle = <T>(xs: T[]): T | undefined => xs[(xs.length - 1) >> 1];
+  const sorted = timed.map((k) => starts[k]).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const median = middle(sorted) ?? 0n;
   const ranks: RankClock[] = plan.ranks.map((r, k) => {
     const i = infos[r.index];
     const s = i.clock?.start;
@@ -289,25 +295,26 @@ export function clockReport(plan: MergePlan, infos: FileInfo[], skewThresholdNs 
     }
     return {
       slot: r.slot, rank: r.rank, host: r.host, collectorStartNs: i.collectorStartNs, firstEventNs: i.firstNs,
-      startOffsetNs: Number(starts[k] - median),
+      startOffsetNs: starts[k] > 0n ? Number(starts[k] - median) : null,
       anchorOffsetNs: s ? Number(s.realtimeNs - s.vendorNs) : null,
       driftPpm,
     };
   });
   // The skew check reads the start anchors (they map every event to Unix time), else the collector starts.
   const anchors = plan.ranks.map((r, k) => infos[r.index].clock?.start?.realtimeNs || starts[k]);
-  const anchorMedian = [...anchors].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))[(anchors.length - 1) >> 1];
+  const anchorMedian = middle(timed.map((k) => anchors[k]).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))) ?? 0n;
   const skewed: SkewedRank[] = [];
   const agreeing: SkewedRank[] = [];
-  plan.ranks.forEach((r, k) => {
+  for (const k of timed) {
+    const r = plan.ranks[k];
     const offsetNs = Number(anchors[k] - anchorMedian);
     (Math.abs(offsetNs) > skewThresholdNs ? skewed : agreeing).push({ slot: r.slot, rank: r.rank, host: r.host, file: r.file, offsetNs });
-  });
+  }
   // The median's side is only known to be right when it is a strict majority (three ranks, one off: decided).
-  const undecided = skewed.length > 0 && agreeing.length * 2 <= plan.ranks.length;
+  const undecided = skewed.length > 0 && agreeing.length * 2 <= timed.length;
   return {
     ranks, skewThresholdNs, skewed, undecided, agreeing,
-    residualSkewNs: Number(sorted[sorted.length - 1] - sorted[0]), medianStartNs: median,
+    residualSkewNs: sorted.length ? Number(sorted[sorted.length - 1] - sorted[0]) : 0, medianStartNs: median,
   };
 }
 
@@ -469,7 +476,7 @@ export function mergedTrailer(
     return `{"rank":${r.rank},"slot":${r.slot},"host":${q(r.host)},"file":${q(r.file)},"pids":[${r.slot * PID_STRIDE},${r.slot * PID_STRIDE + PID_STRIDE - 1}],` +
       `"events":${o.events},"complete":${o.complete},"dropped_records":${o.droppedRecords},` +
       (o.droppedBuffers > 0 ? `"dropped_buffers":${o.droppedBuffers},` : "") +
-      `"collector_start_ns":${c.collectorStartNs},"start_offset_ns":${c.startOffsetNs},` +
+      `"collector_start_ns":${c.collectorStartNs},"start_offset_ns":${c.startOffsetNs ?? "null"},` +
       `"anchor_offset_ns":${c.anchorOffsetNs ?? "null"},"drift_ppm":${c.driftPpm === null ? "null" : +c.driftPpm.toFixed(3)}` +
       (o.loss && o.loss.rangesTotal > 0 ? `,"lost":${lossJson(o.loss)}` : "") + "}";
   });

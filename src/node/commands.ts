@@ -394,7 +394,8 @@ export async function runMerge(args: string[], v: CliValues): Promise<number> {
     const c = r.clock.ranks[k];
     out.push(`  ${r.plan.ranks[k].label}: ${x.file}${x.output && x.output !== r.output ? ` → ${x.output}` : ""}, ${x.events} events, ` +
       (fmt === "chrome" ? `pids ${x.slot * 1000}–${x.slot * 1000 + 999}, ` : "") +
-      `start ${c.startOffsetNs >= 0 ? "+" : ""}${(c.startOffsetNs / 1e6).toFixed(3)} ms` +
+      (c.startOffsetNs === null ? "start unknown (no time in the dump)"
+        : `start ${c.startOffsetNs >= 0 ? "+" : ""}${(c.startOffsetNs / 1e6).toFixed(3)} ms`) +
       (c.anchorOffsetNs !== null ? `, clock offset ${(c.anchorOffsetNs / 1e6).toFixed(3)} ms` : "") +
       (c.driftPpm !== null ? `, drift ${c.driftPpm.toFixed(2)} ppm` : ""));
     out.push(...warningLines(x.warnings, "    "));
