@@ -145,8 +145,9 @@ export async function merge(inputs: string[], output: string, opts: MergeOptions
     file?.abort();
     throw e;
   }
-  const given = inputs;
-  inputs = spooled.paths;
+  // The plan, the clock report, the outputs and every message name the inputs as given (standard input:
+  // /dev/stdin, as convert names it); only the workers read the spooled copies.
+  const reads = spooled.paths;
   const pool = opts.pool ?? new WorkerPool({ jobs: poolJobs(inputs.length, opts.jobs) });
   const t0 = performance.now();
   const sizes = inputs.map(() => 0);
@@ -154,7 +155,7 @@ export async function merge(inputs: string[], output: string, opts: MergeOptions
   let doneBytes = 0;
   let filesDone = 0;
   const progress = progressReports(opts.onProgress, () => {
-    const active = pool.active();
+    const active = pool.active().map((t) => ({ ...t, file: inputs[reads.indexOf(t.file)] ?? t.file }));
     const total = sizes.reduce((a, b) => a + b, 0);
     const inflight = active.reduce((n, t: ActiveTask) => n + (phase === 0 ? 0.2 * (t.total ? t.done / t.total : 0) : 0.2 + 0.8 * fileFraction(t)) * t.total, 0);
     return {
@@ -163,18 +164,17 @@ export async function merge(inputs: string[], output: string, opts: MergeOptions
     };
   }, opts.progressMs);
   try {
-    const infos = await Promise.all(inputs.map(async (f, i) => {
+    const infos = await Promise.all(reads.map(async (f, i) => {
       const info = await pool.info(f);
       sizes[i] = info.bytes;
       doneBytes += 0.2 * info.bytes;
       return info;
     }));
     phase = 1;
-    infos.forEach((info, i) => (info.file = dumpName(given[i])));
-    const plan = planMerge(given, infos);
-    plan.ranks.forEach((r) => (r.file = inputs[r.index]));
+    infos.forEach((info, i) => (info.file = dumpName(inputs[i])));
+    const plan = planMerge(inputs, infos);
     const clock = clockReport(plan, infos, opts.maxSkewMs !== undefined ? opts.maxSkewMs * 1e6 : undefined);
-    const rankNotes = rankWarnings(plan, infos, given);
+    const rankNotes = rankWarnings(plan, infos, inputs);
     if (opts.maxSkewMs !== undefined && clock.skewed.length) {
       throw new RawtraceError("CLOCK_SKEW", `clock skew beyond ${opts.maxSkewMs} ms (--max-skew; Node API: maxSkewMs): ${skewMessages(clock).join("; ")}`);
     }
@@ -183,14 +183,13 @@ export async function merge(inputs: string[], output: string, opts: MergeOptions
       filesDone++;
     };
     const r = format === "xspace"
-      ? await mergeXSpace(pool, plan, infos, output, given, opts, step,
+      ? await mergeXSpace(pool, plan, infos, output, reads, opts, step,
         // The job's clock skew and rank conflicts, as XSpace warnings in every host's file (Chrome: rawtrace.merge).
         Buffer.concat([
           ...skewMessages(clock).map((m) => xspaceWarningField(`rawtrace CLOCK_SKEW: ${m}`)),
           ...rankNotes.map((w) => xspaceWarningField(`rawtrace ${w.code}: ${w.message}`)),
         ]))
-      : await mergeChrome(pool, plan, infos, clock, file!, opts, step, rankNotes);
-    plan.ranks.forEach((p) => (p.file = given[p.index]));
+      : await mergeChrome(pool, plan, infos, clock, file!, reads, opts, step, rankNotes);
     progress.last(); // the last report says every file is done, as convertBatch's does
     await progress.settled();
     progress.rethrow();
@@ -216,8 +215,8 @@ export async function merge(inputs: string[], output: string, opts: MergeOptions
 type Step = (index: number) => void;
 
 async function mergeChrome(
-  pool: WorkerPool, plan: MergePlan, infos: FileInfo[], clock: ClockReport, file: OutputFile, opts: MergeOptions, step: Step,
-  rankNotes: RankWarning[],
+  pool: WorkerPool, plan: MergePlan, infos: FileInfo[], clock: ClockReport, file: OutputFile, reads: string[],
+  opts: MergeOptions, step: Step, rankNotes: RankWarning[],
 ): Promise<{ outcomes: RankOutcome[]; outputs: string[]; bytesOut: number }> {
   const output = file.path;
   // Fragments: exclusive temporaries next to the output, unlinked at once (their descriptors stay open).
@@ -229,7 +228,7 @@ async function mergeChrome(
   const gzip = opts.gzip ?? gzipByName(output);
   const pending = plan.ranks.map((r, k) =>
     pool.convert({
-      input: r.file, output: `${output} (rank ${r.rank} fragment)`, allApi: opts.allApi, fd: fragments[k], analysis: opts.analysis,
+      input: reads[r.index], output: `${output} (rank ${r.rank} fragment)`, allApi: opts.allApi, fd: fragments[k], analysis: opts.analysis,
       merge: { namespace: r.slot, label: r.label, baseTimeNs: plan.baseTimeNs, eventsOnly: true },
     }).then((res) => {
       step(r.index);
@@ -276,7 +275,7 @@ async function mergeChrome(
 }
 
 async function mergeXSpace(
-  pool: WorkerPool, plan: MergePlan, infos: FileInfo[], logdir: string, inputs: string[], opts: MergeOptions, step: Step,
+  pool: WorkerPool, plan: MergePlan, infos: FileInfo[], logdir: string, reads: string[], opts: MergeOptions, step: Step,
   trailer: Uint8Array,
 ): Promise<{ outcomes: RankOutcome[]; outputs: string[]; bytesOut: number }> {
   const hosts = planXSpaceHosts(plan, infos);
@@ -295,13 +294,13 @@ async function mergeXSpace(
   hosts.forEach((h, i) => h.ranks.forEach((k) => (outputOf[k] = finals[i])));
   let pending: Promise<ConvertResult>[][] = [];
   try {
-    for (const f of finals) files.push(OutputFile.open(f, { force: opts.force, inputs }));
+    for (const f of finals) files.push(OutputFile.open(f, { force: opts.force, inputs: plan.ranks.map((r) => r.file) }));
     // A host with one rank: the rank writes the host's file; with several, each rank writes a part, joined after.
     for (const [i, h] of hosts.entries()) parts.push(h.ranks.length === 1 ? [] : h.ranks.map(() => createTemp(finals[i], "part")));
     pending = hosts.map((h, i) => h.ranks.map((k, j) => {
       const r = plan.ranks[k];
       return pool.convert({
-        input: r.file, output: finals[i], format: "xspace", allApi: opts.allApi, analysis: opts.analysis,
+        input: reads[r.index], output: finals[i], format: "xspace", allApi: opts.allApi, analysis: opts.analysis,
         fd: h.ranks.length === 1 ? files[i].fd : parts[i][j].fd,
         merge: { namespace: r.slot, label: h.labels[j], baseTimeNs: plan.profileStartNs, xspaceHost: h.slots[j] },
       }).then((res) => {
