@@ -92,6 +92,17 @@ let damagedHandler: ChunkHandler | null = null;
 let verifyPayloads = true;
 /** Size of the incomplete chunk at the window start (0 = none). */
 let pendingTotal: usize = 0;
+/**
+ * A buffer chunk that failed its payload checksum while its payload ends in more than a record of zeros (ZERO_TAIL)
+ * and every byte after it so far is zero ({@link zeroTailed}): held at the window start, its size here (0 = none),
+ * until the input ends (then it was cut: {@link settleHeld}) or a byte that is not zero arrives (then it is damaged:
+ * {@link releaseHeld}).
+ */
+let holdTotal: usize = 0;
+/** Zero bytes after the held chunk dropped from the window (a multiple of 8): they stand between it and the rest. */
+let holdDropped: u64 = 0;
+/** Free window bytes kept while a chunk is held, so the host goes on reading the zeros after it in large reads. */
+const HOLD_ROOM: usize = 1 << 20;
 const U64_MAX: u64 = 0xffffffffffffffff;
 let eofScan = false;
 let truncAt: u64 = U64_MAX;
@@ -151,6 +162,8 @@ export function readerReset(h: ChunkHandler, verify: bool): void {
   truncKept = 0;
   cutDeclared = 0;
   pendingTotal = 0;
+  holdTotal = 0;
+  holdDropped = 0;
   if (seenBits == 0) {
     seenCap = 1 << 16;
     seenBits = heap.alloc(<usize>seenCap >> 3);
@@ -311,10 +324,11 @@ function damagedSpan(c: usize, total: usize): usize {
  * whole record in them is decoded (the vendor decoders report the record the cut went through as RECORD_TRUNCATED;
  * a decoder that can read nothing of it says so with {@link cutUnread}, and the cut tail is lost whole as before).
  * Its payload checksum cannot be verified: it covers the missing bytes. A collector killed while it wrote a buffer
- * (8 MiB with CUPTI) lost all of it before. Both passes hand over the same bytes. Returns false after a fatal error
- * in the handler.
+ * (8 MiB with CUPTI) lost all of it before. Both passes hand over the same bytes. Also the chunk {@link settleHeld}
+ * hands over (`toEnd`): whole by its length, but its tail and the rest of the file never written. Returns false after
+ * a fatal error in the handler.
  */
-function cutBuffer(h: ChunkHandler): bool {
+function cutBuffer(h: ChunkHandler, toEnd: bool): bool {
   const c = win + truncP;
   const len = load<u32>(c, 12);
   // All of the payload when only its padding is cut.
@@ -323,17 +337,114 @@ function cutBuffer(h: ChunkHandler): bool {
   // leave a file whose last blocks were never written read as zeros, and the record they start in would be decoded
   // with zero fields (an event of pid 0, an API call 0); cut there, that record is the one the decoder reports
   // RECORD_TRUNCATED. A shorter run is a record's own zero fields (a cut right after a record ending in them).
-  let data = held;
-  while (data > 0 && load<u8>(c + CHUNK_HEADER + data - 1) == 0) data--;
-  data = held - data < ZERO_TAIL ? held : min<u32>((data + 7) & ~7, held);
+  const nz = <u32>(pastLastNonZero(c + CHUNK_HEADER, c + CHUNK_HEADER + held) - (c + CHUNK_HEADER));
+  const data = held - nz < ZERO_TAIL ? held : min<u32>((nz + 7) & ~7, held);
   const seq = load<u32>(c, 8);
   if (data < 4 || markSeen(seq)) return true; // nothing to read, or a copy of a chunk read before
   truncKept = data;
   cutDeclared = len;
   h(<u32>load<u16>(c, 4), c + CHUNK_HEADER, data, truncAt, seq);
   cutDeclared = 0;
-  if (truncKept != 0 && data < held && recordContainerWarnings) lose(Warn.TRUNCATED, truncAt + CHUNK_HEADER + data, truncAt + CHUNK_HEADER + held);
+  // The lost part runs to the held bytes' end, or (`toEnd`: a zero-tailed chunk, settleHeld) to the file's end.
+  const lostEnd = toEnd ? truncAt + truncLen : truncAt + CHUNK_HEADER + held;
+  if (truncKept != 0 && data < held && recordContainerWarnings) lose(Warn.TRUNCATED, truncAt + CHUNK_HEADER + data, lostEnd);
   return !failed();
+}
+
+/** Address just past the last byte of [from, to) that is not zero; `from` when they all are. */
+function pastLastNonZero(from: usize, to: usize): usize {
+  let e = to;
+  while (e - from >= 8 && load<u64>(e - 8) == 0) e -= 8;
+  while (e > from && load<u8>(e - 1) == 0) e--;
+  return e;
+}
+
+/** How many of the `n` bytes at `p` are zeros before the first that is not. */
+function zeroPrefix(p: usize, n: usize): usize {
+  let i: usize = 0;
+  while (n - i >= 8 && load<u64>(p + i) == 0) i += 8;
+  while (i < n && load<u8>(p + i) == 0) i++;
+  return i;
+}
+
+/**
+ * Whether the complete chunk at `c` (`total` bytes), which failed its payload checksum, may be a buffer whose tail
+ * was never written: a buffer chunk ({@link isBufferChunk}) whose payload ends in more than a record of zeros
+ * (ZERO_TAIL), its padding and every byte after it up to the window's end zero too, and no valid chunk header in its
+ * span. A crash can leave the file's last blocks unwritten, read as zeros up to the file's size: such a chunk is
+ * held ({@link holdTotal}) until the input ends or a byte that is not zero comes. A chunk damaged otherwise is
+ * skipped as before.
+ */
+function zeroTailed(c: usize, total: usize): bool {
+  if (!isBufferChunk(<u32>load<u16>(c, 4)) || (eofScan && truncAt != U64_MAX)) return false;
+  const payload = c + CHUNK_HEADER;
+  const end = payload + <usize>load<u32>(c, 12);
+  const nz = pastLastNonZero(payload, win + winLen);
+  return nz <= end && end - nz >= <usize>ZERO_TAIL && damagedSpan(c, total) == total;
+}
+
+/**
+ * Keeps the held chunk at the window start: drops the zeros read after it (whole 8-byte groups, so the next chunk
+ * could still start on its 8-byte file offset), and keeps room in the window for the next read.
+ */
+function holdKeep(): void {
+  const z = (winLen - holdTotal) & ~7;
+  winLen -= z;
+  holdDropped += <u64>z;
+  if (winCap - winLen < HOLD_ROOM) {
+    const cap = winLen + HOLD_ROOM;
+    const nw = heap.alloc(cap);
+    memory.copy(nw, win, winLen);
+    heap.free(win);
+    win = nw;
+    winCap = cap;
+  }
+}
+
+/**
+ * The held chunk turned out damaged (a byte that is not zero came after the first `z` zeros after it): reported
+ * and skipped as any chunk that fails its checksum, and the zeros before that byte scanned as damaged bytes where a
+ * chunk header was expected, as they were before chunks were held. Returns the window offset to go on from (its
+ * file offset is winBase + it).
+ */
+function releaseHeld(z: usize): usize {
+  const total = holdTotal;
+  const off = winBase;
+  const len = load<u32>(win, 12);
+  const type = <u32>load<u16>(win, 4);
+  const seq = load<u32>(win, 8);
+  if (recordContainerWarnings) {
+    warn(Warn.BAD_PAYLOAD_CRC, off, seq);
+    lose(Warn.BAD_PAYLOAD_CRC, off, off + <u64>total, seq, type == Chunk.ACTIVITY ? <u64>len : 0);
+  }
+  const dh = damagedHandler;
+  if (verifyPayloads && dh != null) dh(type, win + CHUNK_HEADER, len, off, seq);
+  // Whole 8-byte groups of zeros go; the group of the byte that is not zero is scanned as any other.
+  const drop = z & ~7;
+  memory.copy(win + total, win + total + drop, winLen - total - drop);
+  winLen -= drop;
+  holdDropped += <u64>drop;
+  if (holdDropped != 0 && !resyncing) {
+    resyncing = true;
+    resyncFrom = off + <u64>total;
+  }
+  winBase += holdDropped;
+  holdDropped = 0;
+  holdTotal = 0;
+  return total;
+}
+
+/**
+ * The input ended with nothing but zeros after the held chunk: it is a buffer cut by the crash, read as one the
+ * file's end cut ({@link cutBuffer}): every whole record before its zeros, TRUNCATED from the chunk to the file's end.
+ */
+function settleHeld(): void {
+  truncAt = winBase;
+  truncLen = <u64>winLen + holdDropped;
+  truncP = 0;
+  truncBuffer = true;
+  holdTotal = 0;
+  cutBuffer(handler!, true);
 }
 
 /**
@@ -357,6 +468,16 @@ export function feed(n: usize): bool {
   }
   winLen += n;
   let p: usize = 0;
+  if (holdTotal != 0) {
+    // A held chunk (zeroTailed): zeros only after it so far, or a byte that is not zero that makes it damaged.
+    const z = zeroPrefix(win + holdTotal, winLen - holdTotal);
+    if (z == winLen - holdTotal) {
+      holdKeep();
+      return true;
+    }
+    p = releaseHeld(z);
+    if (failed()) return false;
+  }
   if (!preambleDone) {
     if (winLen < PREAMBLE) return true;
     if (load<u64>(win) != 0x4543415254574152) {
@@ -447,7 +568,13 @@ export function feed(n: usize): bool {
         pendingTotal = total + 16;
         break;
       }
+      // Listed even when held: pass 2 must take this branch's twin for it, and hold it as well.
       if (verifyPayloads) badSeq(seq);
+      if (zeroTailed(c, total)) {
+        p -= total;
+        holdTotal = total;
+        break;
+      }
       const span = damagedSpan(c, total);
       p += span - total;
       const held = <u32>min<usize>(len, span - CHUNK_HEADER);
@@ -469,6 +596,11 @@ export function feed(n: usize): bool {
       if (!eofScan && winLen - (p - total) < total + 16) {
         p -= total;
         pendingTotal = total + 16;
+        break;
+      }
+      if (zeroTailed(c, total)) {
+        p -= total;
+        holdTotal = total;
         break;
       }
       p += damagedSpan(c, total) - total;
@@ -498,12 +630,16 @@ export function feed(n: usize): bool {
     h(type, c + CHUNK_HEADER, len, off, seq);
     if (failed()) return false;
   }
-  if (eofScan && truncAt != U64_MAX && afterTrunc == 0 && truncBuffer && !cutBuffer(h)) return false;
+  if (eofScan && truncAt != U64_MAX && afterTrunc == 0 && truncBuffer && !cutBuffer(h, false)) return false;
   // Keep the unconsumed tail at the start of the window.
   if (p > 0) {
     if (p < winLen) memory.copy(win, win + p, winLen - p);
     winLen -= p;
     winBase += p;
+  }
+  if (holdTotal != 0) {
+    holdKeep();
+    return true;
   }
   // A chunk larger than the window: grow only once the window is full of its bytes, doubling up to its size, so
   // memory follows the bytes actually present and never a length field alone (a 1 KiB file that declares a
@@ -540,6 +676,7 @@ export function finish(): void {
     feed(0);
     eofScan = false;
   }
+  if (holdTotal != 0 && !failed()) settleHeld();
   if (!recordContainerWarnings) return;
   if (wasResyncing) {
     warn(Warn.BAD_CHUNK_HEADER, from, winBase + winLen - from);
@@ -563,5 +700,5 @@ export function finish(): void {
 
 /** File offset just past the bytes fed so far. */
 export function fedBytes(): u64 {
-  return winBase + winLen;
+  return winBase + winLen + holdDropped;
 }

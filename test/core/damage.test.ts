@@ -7,26 +7,13 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { crc32 } from "node:zlib";
 import { readFileSync } from "node:fs";
-import type { ByteSource } from "../../src/core/engine.js";
 import { createEngine } from "../../src/node/wasm.js";
-import { info, toChrome, warningOf } from "../helpers/convert.js";
+import { info, toChrome, trickle, warningOf } from "../helpers/convert.js";
+import { chunkSpans } from "../helpers/dump_chunks.js";
 import { sampleDump, T0 } from "../helpers/sample_dump.js";
 import { CHECKSUM_FLAGS, RawtraceWriter } from "../../src/format/writer.js";
 import * as C from "../../src/tools/cupti_records.js";
-import { CHUNK_HEADER_SIZE, PREAMBLE_SIZE } from "../../src/format/container.js";
-
-/** Header offset, type, seq and padded size of every chunk of a well-formed dump. */
-function chunks(b: Uint8Array): Array<{ off: number; type: number; seq: number; len: number; end: number }> {
-  const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
-  const out = [];
-  for (let p = PREAMBLE_SIZE; p + CHUNK_HEADER_SIZE <= b.length;) {
-    const len = dv.getUint32(p + 12, true);
-    const end = p + CHUNK_HEADER_SIZE + ((len + 7) & ~7);
-    out.push({ off: p, type: dv.getUint16(p + 4, true), seq: dv.getUint32(p + 8, true), len, end });
-    p = end;
-  }
-  return out;
-}
+import { CHUNK_HEADER_SIZE } from "../../src/format/container.js";
 
 /** The bytes of `a` then `b`. */
 function concatBytes(a: Uint8Array, b: Uint8Array): Uint8Array {
@@ -37,7 +24,7 @@ function concatBytes(a: Uint8Array, b: Uint8Array): Uint8Array {
 }
 
 const base = sampleDump();
-const all = chunks(base);
+const all = chunkSpans(base);
 const act = all.filter((c) => c.type === 5);
 
 test("an intact dump reports no loss, and the trailer has no `lost`", async () => {
@@ -48,7 +35,7 @@ test("an intact dump reports no loss, and the trailer has no `lost`", async () =
 for (const checksum of ["xxh64", "xxh32", "crc32"] as const) {
   test(`a bad payload checksum (${checksum}): the whole chunk, with its seq, counted as an activity buffer`, async () => {
     const b = sampleDump({ checksum });
-    assert.equal(chunks(b), all, "same chunk layout whichever checksum");
+    assert.equal(chunkSpans(b), all, "same chunk layout whichever checksum");
     assert.is(new DataView(b.buffer).getUint16(act[1].off + 6, true), CHECKSUM_FLAGS[checksum], "flag bit");
     b[act[1].off + CHUNK_HEADER_SIZE + 3] ^= 0x10;
     const { trace, result } = await toChrome(b);
@@ -87,7 +74,7 @@ test("a chunk that lost its last 8 bytes (a dropped block): that chunk alone is 
   // dump without that chunk, and the loss range end where the next chunk now starts.
   for (const file of ["alexnet_a100_rank0", "mi250_minitoy_rocprof", "xpu_train_pti", "gaudi2_mlp_synapse"]) {
     const intact = new Uint8Array(readFileSync(new URL(`../../samples/${file}.rawtrace`, import.meta.url)));
-    const cs = chunks(intact);
+    const cs = chunkSpans(intact);
     for (const c of cs.slice(0, -1)) {
       const hole = concatBytes(intact.subarray(0, c.end - 8), intact.subarray(c.end));
       const without = concatBytes(intact.subarray(0, c.off), intact.subarray(c.end));
@@ -114,7 +101,7 @@ test("a chunk that lost its last 8 bytes (a dropped block): that chunk alone is 
 test("a damaged copy and an intact copy of one chunk (a duplicate), either order: the intact one's events are kept", async () => {
   const intact = new Uint8Array(readFileSync(new URL("../../samples/h100_torch_train_nvtx.rawtrace", import.meta.url)));
   const want = (await toChrome(intact)).result.events;
-  const acts = chunks(intact).filter((c) => c.type === 5 && c.len < 4096);
+  const acts = chunkSpans(intact).filter((c) => c.type === 5 && c.len < 4096);
   assert.ok(acts.length > 0, "a small activity chunk");
   const c = acts[0];
   const copy = intact.slice(c.off, c.end);
@@ -127,25 +114,6 @@ test("a damaged copy and an intact copy of one chunk (a duplicate), either order
     assert.ok(warningOf(result, "BAD_PAYLOAD_CRC"), "the damaged copy is reported");
   }
 });
-
-/** A source of `bytes` that hands out at most `piece` bytes per read. */
-function trickle(bytes: Uint8Array, piece: number): ByteSource {
-  return {
-    name: "test.rawtrace",
-    size: bytes.length,
-    open() {
-      let off = 0;
-      return {
-        read(dst: Uint8Array) {
-          const n = Math.min(dst.length, piece, bytes.length - off);
-          dst.set(bytes.subarray(off, off + n));
-          off += n;
-          return n;
-        },
-      };
-    },
-  };
-}
 
 test("a damaged chunk header: the bytes scanned to the next valid chunk", async () => {
   const b = base.slice();
@@ -201,7 +169,7 @@ function withTail(tail: Uint8Array): { bytes: Uint8Array; at: number } {
   w.activity(C.concat([rec, tail]));
   w.end();
   const bytes = w.bytes();
-  const a = chunks(bytes).find((c) => c.type === 5)!;
+  const a = chunkSpans(bytes).find((c) => c.type === 5)!;
   return { bytes, at: a.off + CHUNK_HEADER_SIZE + rec.length };
 }
 
@@ -222,7 +190,7 @@ test("a dump cut inside an activity buffer keeps every whole record of it (the b
   // MI250 events).
   for (const name of ["h100_torch_train_nvtx", "mi250_minitoy_rocprof", "xpu_train_pti"]) {
     const bytes = new Uint8Array(readFileSync(`samples/${name}.rawtrace`));
-    const last = chunks(bytes).filter((c) => c.type === 5).sort((a, b) => b.len - a.len)[0]; // the largest buffer
+    const last = chunkSpans(bytes).filter((c) => c.type === 5).sort((a, b) => b.len - a.len)[0]; // the largest buffer
     const payloadEnd = last.off + CHUNK_HEADER_SIZE + last.len;
     const keys = (t: { traceEvents: Array<Record<string, any>> }) =>
       t.traceEvents.filter((e) => e.ph === "X").map((e) => `${e.cat}|${e.name}|${e.ts}|${e.pid}|${e.tid}`);

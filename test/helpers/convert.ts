@@ -1,5 +1,5 @@
 /** Test helpers: build small dumps with the TS writer and convert them with one shared engine instance. */
-import { Engine, memorySource, type ConvertOptions, type ConvertResult, type FileInfo } from "../../src/core/engine.js";
+import { Engine, memorySource, type ByteSource, type ConvertOptions, type ConvertResult, type FileInfo } from "../../src/core/engine.js";
 import { createEngine } from "../../src/node/wasm.js";
 
 let shared: Engine | null = null;
@@ -39,4 +39,23 @@ export function warningOf(
   r: { info: { warnings: Array<{ code: string; count: number; offset: number }> } }, code: string,
 ): { code: string; count: number; offset: number } | undefined {
   return r.info.warnings.find((w) => w.code === code);
+}
+
+/** A source of `bytes` that hands out at most `piece` bytes per read (the reader's decisions must not depend on reads). */
+export function trickle(bytes: Uint8Array, piece: number): ByteSource {
+  return {
+    name: "test.rawtrace",
+    size: bytes.length,
+    open() {
+      let off = 0;
+      return {
+        read(dst: Uint8Array) {
+          const n = Math.min(dst.length, piece, bytes.length - off);
+          dst.set(bytes.subarray(off, off + n));
+          off += n;
+          return n;
+        },
+      };
+    },
+  };
 }

@@ -43,6 +43,28 @@ export function readDumpChunks(path: string | Buffer, allowCut = false): DumpChu
   return out;
 }
 
+/** Where one chunk of a well-formed dump sits: header offset, type, seq, payload length and padded end. */
+export interface ChunkSpan {
+  off: number;
+  type: number;
+  seq: number;
+  len: number;
+  end: number;
+}
+
+/** Every chunk of the well-formed dump `b`, in file order, by its headers' lengths alone (nothing checked). */
+export function chunkSpans(b: Uint8Array): ChunkSpan[] {
+  const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  const out = [];
+  for (let p = PREAMBLE_SIZE; p + CHUNK_HEADER_SIZE <= b.length;) {
+    const len = dv.getUint32(p + 12, true);
+    const end = p + CHUNK_HEADER_SIZE + ((len + 7) & ~7);
+    out.push({ off: p, type: dv.getUint16(p + 4, true), seq: dv.getUint32(p + 8, true), len, end });
+    p = end;
+  }
+  return out;
+}
+
 /** File offset of the first ACTIVITY chunk's payload in the dump `b` (throws when it has none). */
 export function firstActivityOffset(b: Uint8Array): number {
   const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);

@@ -3,8 +3,8 @@
  * converted by N = 1, 2, 3 and 7 workers while the main thread writes equals one worker's byte for byte (SHA-256),
  * with one segment per worker and with many rounds of small segments, over the bundled samples (CUDA, ROCm, XPU,
  * HPU), the real H100 fixtures, dumps cut into many small ACTIVITY chunks so that flows, NVTX ranges and ROCTx/PTI
- * state cross the workers' segments, and damaged and truncated dumps (a Gaudi one cut inside a trace buffer too; same
- * warnings); options, the gzip output and
+ * state cross the workers' segments, and damaged and truncated dumps (a Gaudi one cut inside a trace buffer too, and
+ * both with their tails zeroed instead of cut; same warnings); options, the gzip output and
  * the CLI (its log line and --json) too.
  */
 import { test } from "uvu";
@@ -58,7 +58,20 @@ put("gen_damaged.rawtrace", damaged);
 put("gen_eofscan.rawtrace", lengthPastEnd(gen, 0.05));
 // The Gaudi sample cut inside its second pull (HPU_TRACE chunk at 75424), 33 bytes into its entry 120: that pull's
 // entries before the cut convert in the last segment, whichever worker owns it.
-put("gaudi_cut.rawtrace", readFileSync(join(ROOT, "samples/gaudi2_mlp_synapse.rawtrace")).subarray(0, 75424 + 24 + 48 + 120 * 208 + 33));
+const gaudi = readFileSync(join(ROOT, "samples/gaudi2_mlp_synapse.rawtrace"));
+put("gaudi_cut.rawtrace", gaudi.subarray(0, 75424 + 24 + 48 + 120 * 208 + 33));
+// The same cuts with zeros up to the files' full sizes (a crash's never-written blocks): the buffer they start in is
+// complete by its length but fails its checksum, and is read as a cut one (assembly/format/container.ts zeroTailed)
+// by both passes of every worker.
+put("gen_zero_tail.rawtrace", zeroTail(gen, Math.floor(gen.length * 0.61) & ~7));
+put("gaudi_zero_tail.rawtrace", zeroTail(gaudi, 75424 + 24 + 48 + 120 * 208 + 33));
+
+/** `dump` with every byte from `from` on zero. */
+function zeroTail(dump: Uint8Array, from: number): Uint8Array {
+  const b = Buffer.from(dump);
+  b.fill(0, from);
+  return b;
+}
 
 /** `dump` with the length field of the chunk at `at` (a fraction of the chunks) set to run past the end of the file. */
 function lengthPastEnd(dump: Uint8Array, at: number): Uint8Array {
