@@ -8,7 +8,7 @@
  * the number of events or the output size.
  */
 import {
-  Chunk, readerReset, setDamagedHandler, feed as containerFeed, finish as containerFinish, cutUnread,
+  Chunk, readerReset, setDamagedHandler, feed as containerFeed, finish as containerFinish, cutUnread, fedBytes,
 } from "./format/container";
 import * as S from "./model/session";
 import { clockPrepare, toUnix } from "./model/clock";
@@ -525,7 +525,7 @@ export function endPass(): bool {
   if (failed()) return false;
   if (pass == 1) {
     settleSalvage(0); // a dump with no activity chunk: the HEADER's vendor, reported
-    if (!S.haveEnd) warn(Warn.NO_END, 0, 0);
+    if (!S.haveEnd) warn(Warn.NO_END, fedBytes(), 0); // where the file ends
     S.settleDropped(S.vendor);
     if (S.droppedRecords > 0) warn(Warn.DROPPED_RECORDS, 0, S.droppedRecords);
     if (S.droppedBuffers > 0) warn(Warn.DROPPED_BUFFERS, 0, S.droppedBuffers);

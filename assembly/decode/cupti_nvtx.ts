@@ -18,9 +18,12 @@ import { Table, tableNew, tableUpsert, tableFind, tableSlots, tableKeyAt, tableV
 import { K } from "./cupti_kinds";
 import { emitProjectedSpans } from "./projected_spans";
 
-/** Open NVTX ranges: id → entry {namePtr u32, nameLen u32, domPtr u32, domLen u32, pid u32, tid u32, start u64}. */
+/**
+ * Open NVTX ranges: id → entry {namePtr u32, nameLen u32, domPtr u32, domLen u32, pid u32, tid u32, start u64, file
+ * offset of the start record u64}.
+ */
 let markerOpen: usize = 0;
-const MARK_ENTRY: usize = 32;
+const MARK_ENTRY: usize = 40;
 
 /** CUpti_ActivityFlag bits of a MARKER record. */
 const MARKER_INSTANT: u32 = 1;
@@ -95,6 +98,7 @@ export function marker(e: Ev, r: usize, size: u32, at: u64): void {
     store<u32>(m, pid, 16);
     store<u32>(m, tid, 20);
     store<u64>(m, ts, 24);
+    store<u64>(m, at, 32);
     return;
   }
   if ((flags & MARKER_END) != 0) {
@@ -147,11 +151,25 @@ export function nvtxFinish(e: Ev, lastTs: u64): void {
   emitProjectedSpans(e, K.MARKER);
   if (markerOpen == 0) return;
   const n = tableSlots(markerOpen);
+  // One warning for them all, at the start record that comes first in the file (the table is in hash order).
+  let count: u64 = 0;
+  let first: u64 = 0xffffffffffffffff;
+  let firstId: u64 = 0;
   for (let i: u32 = 0; i < n; i++) {
     if (tableKeyAt(markerOpen, i) == 0xffffffffffffffff) continue;
     const m = <usize>tableValueAt(markerOpen, i);
     if (m == 0 || load<u64>(m, 24) == 0) continue;
-    warn(Warn.UNCLOSED_RANGE, 0, tableKeyAt(markerOpen, i));
+    count++;
+    if (load<u64>(m, 32) < first) {
+      first = load<u64>(m, 32);
+      firstId = tableKeyAt(markerOpen, i);
+    }
+  }
+  if (count != 0) warn(Warn.UNCLOSED_RANGE, first, firstId, count);
+  for (let i: u32 = 0; i < n; i++) {
+    if (tableKeyAt(markerOpen, i) == 0xffffffffffffffff) continue;
+    const m = <usize>tableValueAt(markerOpen, i);
+    if (m == 0 || load<u64>(m, 24) == 0) continue;
     rangeEvent(e, m, lastTs, <u32>tableKeyAt(markerOpen, i));
     store<u64>(m, 0, 24);
   }

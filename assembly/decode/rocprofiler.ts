@@ -89,7 +89,8 @@ let workDense: Paged = 0;
 let corrWithWork: Table = 0;
 let queues: Table = 0; // queue id → stream ordinal + 1
 let queueCount: u32 = 0;
-let marks: usize = 0; // push/pop list: {tid u32, what u32, ts u64, corr u64} × markCount
+let marks: usize = 0; // push/pop list: {tid u32, what u32, ts u64, corr u64, file offset of the record u64} × markCount
+const MARK: usize = 32;
 let markCount: u32 = 0;
 let markCap: u32 = 0;
 let pairs: Table = 0; // push correlation id → pop end (vendor ns)
@@ -384,7 +385,7 @@ function scanRecord(kind: u32, q: usize, size: u32, at: u64): void {
       if (what == Op.PUSH || what == Op.POP) {
         const s = load<u64>(q + <usize>(apiStartOff()));
         const e = load<u64>(q + <usize>(apiStartOff() + 8));
-        addMark(<u32>load<u64>(q + <usize>(apiThreadOff())), what, what == Op.PUSH ? s : e, load<u64>(q, 16));
+        addMark(<u32>load<u64>(q + <usize>(apiThreadOff())), what, what == Op.PUSH ? s : e, load<u64>(q, 16), at);
       }
       break;
     }
@@ -430,20 +431,29 @@ function skippedKind(kind: u32, at: u64): void {
   warn(S.apiEntry(0, kind) != 0 ? Warn.UNKNOWN_KIND : Warn.UNNAMED_KIND, at, kind);
 }
 
-function addMark(tid: u32, what: u32, ts: u64, corr: u64): void {
+function addMark(tid: u32, what: u32, ts: u64, corr: u64, at: u64): void {
   if (markCount == markCap) {
     const cap = markCap == 0 ? 256 : markCap << 1;
-    const m = heap.alloc(<usize>cap * 24);
-    if (marks != 0) memory.copy(m, marks, <usize>markCount * 24);
+    const m = heap.alloc(<usize>cap * MARK);
+    if (marks != 0) memory.copy(m, marks, <usize>markCount * MARK);
     marks = m;
     markCap = cap;
   }
-  const e = marks + <usize>markCount * 24;
+  const e = marks + <usize>markCount * MARK;
   store<u32>(e, tid);
   store<u32>(e, what, 4);
   store<u64>(e, ts, 8);
   store<u64>(e, corr, 16);
+  store<u64>(e, at, 24);
   markCount++;
+}
+
+/**
+ * Reports `code` once for `count` marks: at `first`, the one whose record comes first in the file (marks are walked
+ * in thread and time order), with its correlation id.
+ */
+function warnEarliest(code: i32, count: u64, first: usize): void {
+  if (count != 0) warn(code, load<u64>(first, 24), load<u64>(first, 16), count);
 }
 
 function markLess(a: usize, b: usize): bool {
@@ -464,7 +474,7 @@ function rocpIndexed(): void {
   // Bottom-up merge sort of entry pointers by (tid, time, correlation).
   let a = heap.alloc(<usize>markCount << 2);
   let b = heap.alloc(<usize>markCount << 2);
-  for (let i: u32 = 0; i < markCount; i++) store<u32>(a + (<usize>i << 2), <u32>(marks + <usize>i * 24));
+  for (let i: u32 = 0; i < markCount; i++) store<u32>(a + (<usize>i << 2), <u32>(marks + <usize>i * MARK));
   for (let width: u32 = 1; width < markCount; width <<= 1) {
     for (let lo: u32 = 0; lo < markCount; lo += width << 1) {
       const mid = min(lo + width, markCount);
@@ -490,6 +500,8 @@ function rocpIndexed(): void {
   // Walk each thread with a stack of open pushes (b is free again: reuse it as the stack).
   let depth: u32 = 0;
   let lastTid: u32 = 0xffffffff;
+  let unmatched: u64 = 0;
+  let firstUnmatched: usize = 0;
   for (let i: u32 = 0; i < markCount; i++) {
     const m = <usize>load<u32>(a + (<usize>i << 2));
     const tid = load<u32>(m);
@@ -507,8 +519,12 @@ function rocpIndexed(): void {
       const corr = load<u64>(push, 16);
       R.rangeClose(<u32>corr, load<u64>(m, 8));
       store<u64>(tableUpsert(pairs, corr), load<u64>(m, 8));
-    } else warn(Warn.UNMATCHED_RANGE_END, 0, load<u64>(m, 16));
+    } else {
+      unmatched++;
+      if (firstUnmatched == 0 || load<u64>(m, 24) < load<u64>(firstUnmatched, 24)) firstUnmatched = m;
+    }
   }
+  warnEarliest(Warn.UNMATCHED_RANGE_END, unmatched, firstUnmatched);
 }
 
 // ---- Projection pass -----------------------------------------------------------------------------------------------
@@ -756,10 +772,18 @@ function copyName(e: Ev): void {
 /** End of pass 2: pushes never popped become ranges to the last timestamp (warned), then the projected spans. */
 function rocpFinish(lastTs: u64): void {
   const e = ev;
+  let unclosed: u64 = 0;
+  let firstUnclosed: usize = 0;
   for (let i: u32 = 0; i < markCount; i++) {
-    const m = marks + <usize>i * 24;
+    const m = marks + <usize>i * MARK;
     if (load<u32>(m, 4) != Op.PUSH || tableFind(pairs, load<u64>(m, 16)) != 0) continue;
-    warn(Warn.UNCLOSED_RANGE, 0, load<u64>(m, 16));
+    unclosed++;
+    if (firstUnclosed == 0 || load<u64>(m, 24) < load<u64>(firstUnclosed, 24)) firstUnclosed = m;
+  }
+  warnEarliest(Warn.UNCLOSED_RANGE, unclosed, firstUnclosed);
+  for (let i: u32 = 0; i < markCount; i++) {
+    const m = marks + <usize>i * MARK;
+    if (load<u32>(m, 4) != Op.PUSH || tableFind(pairs, load<u64>(m, 16)) != 0) continue;
     evClear(e);
     e.kind = EvKind.RANGE;
     e.pid = S.processId;

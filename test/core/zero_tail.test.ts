@@ -62,8 +62,9 @@ test("zeros from inside the last buffer to the file's full size (or its end, or 
       assert.is(warningOf(got.result, "BAD_PAYLOAD_CRC"), undefined, `${what}: not skipped as damaged`);
       const t = got.result.info.warnings.find((w) => w.code === "TRUNCATED")!;
       assert.equal([t.offset, t.detail], [last.off, size - last.off], `${what}: TRUNCATED from the chunk to the end`);
-      // The same warnings as the cut file, but for TRUNCATED's count of bytes.
-      const codes = (r: typeof got) => r.result.info.warnings.map((w) => `${w.code} ${w.code === "TRUNCATED" ? "" : w.detail} ${w.offset}`);
+      // The same warnings as the cut file, but for TRUNCATED's count of bytes and NO_END's offset (the file's end).
+      const codes = (r: typeof got) => r.result.info.warnings.map((w) =>
+        `${w.code} ${w.code === "TRUNCATED" ? "" : w.detail} ${w.code === "NO_END" ? "" : w.offset}`);
       assert.equal(codes(got), codes(plain), what);
       // What is lost runs from the record the zeros start in to the end of the file.
       const ranges = got.result.info.loss.ranges;
