@@ -98,15 +98,25 @@ export async function convertFile(input: string, output: string, opts: ConvertFi
 export function callerCallback() {
   let thrown: { e: unknown } | null = null;
   return {
-    wrap<A extends unknown[]>(fn: ((...a: A) => void) | undefined): ((...a: A) => void) | undefined {
+    wrap<A extends unknown[], R>(fn: ((...a: A) => R) | undefined): ((...a: A) => R) | undefined {
       if (!fn) return undefined;
       return (...a: A) => {
+        let r: R;
         try {
-          fn(...a);
+          r = fn(...a);
         } catch (e) {
           thrown = { e };
           throw e;
         }
+        // A promise it returns is the engine's to wait for (a rejection fails the conversion, Engine.noteAsync); its
+        // rejection is the caller's too. Dropping it left the rejection unhandled: the process ended.
+        if (r !== null && typeof r === "object" && typeof (r as PromiseLike<unknown>).then === "function") {
+          return Promise.resolve(r as PromiseLike<unknown>).catch((e) => {
+            thrown = { e };
+            throw e;
+          }) as R;
+        }
+        return r;
       };
     },
     threw: (e: unknown): boolean => thrown !== null && thrown.e === e,

@@ -93,6 +93,16 @@ test("async callbacks: a rejected promise from onFile, onProgress or an Engine s
       onProgress: async () => { throw new Mine("async onProgress bug"); },
     }).catch((x: unknown) => x);
     assert.ok(p instanceof Mine, String(p));
+    // convertFile and convertStream: an async onProgress's rejection is that call's error, no output left (it was
+    // dropped unhandled and ended the process).
+    const out = join(tmp, "async-progress.json");
+    const f = await convertFile(input, out, { onProgress: async () => { throw new Mine("async file progress"); } }).catch((x: unknown) => x);
+    assert.ok(f instanceof Mine, String(f));
+    assert.not.ok(existsSync(out));
+    const sink = new PassThrough();
+    sink.resume();
+    const s = await convertStream(input, sink, { onProgress: () => Promise.reject(new Mine("async stream progress")) }).catch((x: unknown) => x);
+    assert.ok(s instanceof Mine, String(s));
     // Engine.convert: a sink's rejection fails the conversion; a slow async sink is waited for, window by window.
     const eng = await createEngine();
     const e = await eng.convert(fileSource(input), async () => { throw new Mine("async sink bug"); }).catch((x: unknown) => x);
