@@ -377,10 +377,15 @@ function zeroPrefix(p: usize, n: usize): usize {
  */
 function zeroTailed(c: usize, total: usize): bool {
   if (!isBufferChunk(<u32>load<u16>(c, 4)) || (eofScan && truncAt != U64_MAX)) return false;
-  const payload = c + CHUNK_HEADER;
-  const end = payload + <usize>load<u32>(c, 12);
-  const nz = pastLastNonZero(payload, win + winLen);
-  return nz <= end && end - nz >= <usize>ZERO_TAIL && damagedSpan(c, total) == total;
+  const len = <usize>load<u32>(c, 12);
+  if (len < <usize>ZERO_TAIL) return false;
+  // Forward from the payload's last ZERO_TAIL bytes to the window's end: it stops at the first byte that is not zero
+  // (the next chunk's header, for a chunk damaged otherwise). Scanning back from the window's end instead cost every
+  // damaged chunk the whole run of zeros the window ends in: quadratic in a hostile file (60,000 damaged 32-byte
+  // chunks before 3 MiB of zeros: 36.6 s against 0.05 s).
+  const from = c + CHUNK_HEADER + len - <usize>ZERO_TAIL;
+  const n = win + winLen - from;
+  return zeroPrefix(from, n) == n && damagedSpan(c, total) == total;
 }
 
 /**
@@ -392,7 +397,9 @@ function holdKeep(): void {
   winLen -= z;
   holdDropped += <u64>z;
   if (winCap - winLen < HOLD_ROOM) {
-    const cap = winLen + HOLD_ROOM;
+    // 8 more: the bytes kept after the chunk (fewer than 8) grow from read to read, and must not bring this back
+    // (each new window leaks the old one: the core's allocator frees only its last block).
+    const cap = winLen + HOLD_ROOM + 8;
     const nw = heap.alloc(cap);
     memory.copy(nw, win, winLen);
     heap.free(win);
