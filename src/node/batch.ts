@@ -17,7 +17,7 @@ import { checkOutputOptions, xspaceProfilePath } from "./convert.js";
 import { isGzipFile } from "./file_source.js";
 import { gzipByName } from "./block_gzip.js";
 import { dumpName, stemOf } from "./inputs.js";
-import { OutputFile, createTemp, makeDir, isInput, isStreamOutput, removeOwned } from "./output.js";
+import { InputSet, OutputFile, createTemp, makeDir, isInput, isStreamOutput, removeOwned } from "./output.js";
 import { WorkerPool, poolJobs, type ActiveTask } from "./pool.js";
 import { convertSplit, convertingWorkers } from "./split.js";
 
@@ -198,11 +198,13 @@ export async function convertBatch(inputs: string[], opts: BatchOptions = {}): P
       seconds: (performance.now() - t0) / 1000, active,
     };
   }, opts.progressMs);
+  // The inputs by path and by device and inode, once for the whole batch: every output is checked against them.
+  const ins = new InputSet(inputs);
   try {
     await Promise.all(inputs.map(async (input, i) => {
       let r: FileResult;
       try {
-        r = format === "xspace" ? await oneXSpace(pool, input, inputs, opts, claimed) : await oneChrome(pool, input, inputs, opts, claimed);
+        r = format === "xspace" ? await oneXSpace(pool, input, ins, opts, claimed) : await oneChrome(pool, input, ins, opts, claimed, inputs.length === 1);
       } catch (e) {
         r = failure(input, e);
       }
@@ -289,7 +291,7 @@ function claim(claimed: Map<string, string>, output: string, input: string): voi
  * The default output of `input` in `dir`: `<stem><ext>`, or `<name><ext>` when that would be one of the inputs
  * (`trace.json` → `trace.json.json`, never the input itself).
  */
-export function defaultOutput(input: string, outDir: string | undefined, ext: string, inputs: string[]): string {
+export function defaultOutput(input: string, outDir: string | undefined, ext: string, inputs: readonly string[] | InputSet): string {
   // Beside the input, unless it is not a regular file (standard input, a FIFO, a device): `/dev/stdin.json` is no
   // place for a trace.
   if (outDir === undefined && existsAsSpecial(input)) {
@@ -303,7 +305,9 @@ export function defaultOutput(input: string, outDir: string | undefined, ext: st
   throw new RawtraceError("USAGE", `${input}: every default output name is an input: use -o or --out-dir (Node API: output or outDir)`, input);
 }
 
-async function oneChrome(pool: WorkerPool, input: string, inputs: string[], opts: BatchOptions, claimed: Map<string, string>): Promise<FileResult> {
+async function oneChrome(
+  pool: WorkerPool, input: string, inputs: InputSet, opts: BatchOptions, claimed: Map<string, string>, only: boolean,
+): Promise<FileResult> {
   const gzip = opts.gzip ?? gzipByName(opts.output);
   const output = opts.output ?? defaultOutput(input, opts.outDir, gzip ? ".json.gz" : ".json", inputs);
   claim(claimed, output, input);
@@ -311,7 +315,7 @@ async function oneChrome(pool: WorkerPool, input: string, inputs: string[], opts
   try {
     const job = { input, output, gzip, gzipLevel: opts.gzipLevel, allApi: opts.allApi, traceName: dumpName(input), fd: file.fd, analysis: opts.analysis };
     // One input and several threads: this one writes while the others convert (src/node/split.ts), the same bytes.
-    const writer = inputs.length === 1 && pool.size > 1;
+    const writer = only && pool.size > 1;
     // A gzipped dump is decompressed whole by every worker in every pass: one converting worker (and the writer).
     const workers = writer ? convertingWorkers(pool.size, isGzipFile(input) ? 0 : sizeOf(input)) : 1;
     const r = writer ? await convertSplit(pool, job, file.fd, workers) : await pool.convert(job);
@@ -333,7 +337,7 @@ async function oneChrome(pool: WorkerPool, input: string, inputs: string[], opts
  * first and published in place (removed if that fails).
  */
 async function oneXSpace(
-  pool: WorkerPool, input: string, inputs: string[], opts: BatchOptions, claimed: Map<string, string>,
+  pool: WorkerPool, input: string, inputs: InputSet, opts: BatchOptions, claimed: Map<string, string>,
 ): Promise<FileResult> {
   const single = opts.output !== undefined && (/\.xplane\.pb$/i.test(opts.output) || isStreamOutput(opts.output));
   if (single) {

@@ -20,7 +20,7 @@
 import { closeSync, readSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { tmpdir } from "node:os";
-import { FdSink, OutputFile, createTemp, makeDir, isStreamOutput, removeOwned } from "./output.js";
+import { FdSink, InputSet, OutputFile, createTemp, makeDir, isStreamOutput, removeOwned } from "./output.js";
 import { gzipByName } from "./block_gzip.js";
 import { spoolInputs } from "./file_source.js";
 import { FilesMet, dumpName } from "./inputs.js";
@@ -294,7 +294,8 @@ async function mergeXSpace(
   hosts.forEach((h, i) => h.ranks.forEach((k) => (outputOf[k] = finals[i])));
   let pending: Promise<ConvertResult>[][] = [];
   try {
-    for (const f of finals) files.push(OutputFile.open(f, { force: opts.force, inputs: plan.ranks.map((r) => r.file) }));
+    const ins = new InputSet(plan.ranks.map((r) => r.file));
+    for (const f of finals) files.push(OutputFile.open(f, { force: opts.force, inputs: ins }));
     // A host with one rank: the rank writes the host's file; with several, each rank writes a part, joined after.
     for (const [i, h] of hosts.entries()) parts.push(h.ranks.length === 1 ? [] : h.ranks.map(() => createTemp(finals[i], "part")));
     pending = hosts.map((h, i) => h.ranks.map((k, j) => {
