@@ -200,8 +200,14 @@ export async function convertBatch(inputs: string[], opts: BatchOptions = {}): P
   }, opts.progressMs);
   // The inputs by path and by device and inode, once for the whole batch: every output is checked against them.
   const ins = new InputSet(inputs);
-  try {
-    await Promise.all(inputs.map(async (input, i) => {
+  // One lane per worker takes the inputs in order: an input's output (its temporary and lock file) is opened only
+  // when a lane takes it, just before its conversion, so that at most one output per worker is open at a time.
+  // Opening every output before queueing its conversion held two descriptors and a lock per input: 1,000 inputs
+  // failed with EMFILE under `ulimit -n 1024`, and a shard killed with SIGKILL left a lock for every queued input.
+  let next = 0;
+  const lane = async () => {
+    for (let i = next++; i < inputs.length; i = next++) {
+      const input = inputs[i];
       let r: FileResult;
       try {
         r = format === "xspace" ? await oneXSpace(pool, input, ins, opts, claimed) : await oneChrome(pool, input, ins, opts, claimed, inputs.length === 1);
@@ -209,7 +215,10 @@ export async function convertBatch(inputs: string[], opts: BatchOptions = {}): P
         r = failure(input, e);
       }
       finish(i, r);
-    }));
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: Math.min(pool.size, inputs.length) }, lane));
   } finally {
     progress.stop();
     if (!opts.pool) await pool.close();
