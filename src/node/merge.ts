@@ -20,7 +20,7 @@
 import { closeSync, readSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { tmpdir } from "node:os";
-import { FdSink, InputSet, OutputFile, createTemp, makeDir, isStreamOutput, removeOwned } from "./output.js";
+import { FdSink, InputSet, OutputFile, createTemp, makeDir, isStreamOutput, removeDirsIfEmpty, removeOwned } from "./output.js";
 import { gzipByName } from "./block_gzip.js";
 import { spoolInputs } from "./file_source.js";
 import { FilesMet, dumpName } from "./inputs.js";
@@ -214,33 +214,48 @@ export async function merge(inputs: string[], output: string, opts: MergeOptions
 
 type Step = (index: number) => void;
 
+/**
+ * Ranks converted ahead of the one being appended (Chrome) or at once (XSpace): the pool's workers and a few more,
+ * so that a slow rank leaves the workers something to do. Each holds a descriptor (a fragment or part) only while it
+ * is converted or waits for its turn: a merge's descriptors do not grow with its ranks (one per rank, made up
+ * front, failed 1,000 ranks with EMFILE under `ulimit -n 1024`).
+ */
+function ranksAhead(pool: WorkerPool): number {
+  return pool.size + Math.min(pool.size, 8);
+}
+
 async function mergeChrome(
   pool: WorkerPool, plan: MergePlan, infos: FileInfo[], clock: ClockReport, file: OutputFile, reads: string[],
   opts: MergeOptions, step: Step, rankNotes: RankWarning[],
 ): Promise<{ outcomes: RankOutcome[]; outputs: string[]; bytesOut: number }> {
   const output = file.path;
-  // Fragments: exclusive temporaries next to the output, unlinked at once (their descriptors stay open).
-  const fragments = plan.ranks.map((r) => {
+  const gzip = opts.gzip ?? gzipByName(output);
+  // Fragments: exclusive temporaries next to the output, unlinked at once (their descriptors stay open until the
+  // rank is appended). A rank is started only when it is fewer than ranksAhead() ranks after the one being appended.
+  const fragments: number[] = plan.ranks.map(() => -1);
+  const pending: Promise<ConvertResult>[] = [];
+  const start = (k: number) => {
+    const r = plan.ranks[k];
     const t = createTemp(file.out.kind === "regular" ? file.out.target : join(tmpdir(), "rawtrace-merge"), `rank${r.slot}.part`, true);
     removeOwned(t.path);
-    return t.fd;
-  });
-  const gzip = opts.gzip ?? gzipByName(output);
-  const pending = plan.ranks.map((r, k) =>
-    pool.convert({
-      input: reads[r.index], output: `${output} (rank ${r.rank} fragment)`, allApi: opts.allApi, fd: fragments[k], analysis: opts.analysis,
+    fragments[k] = t.fd;
+    pending[k] = pool.convert({
+      input: reads[r.index], output: `${output} (rank ${r.rank} fragment)`, allApi: opts.allApi, fd: t.fd, analysis: opts.analysis,
       merge: { namespace: r.slot, label: r.label, baseTimeNs: plan.baseTimeNs, eventsOnly: true },
     }).then((res) => {
       step(r.index);
       return res;
-    }));
-  pending.forEach((p) => p.catch(() => {})); // each is awaited below; a failure of one must not go unobserved
+    });
+    pending[k].catch(() => {}); // awaited below; a failure of one must not go unobserved meanwhile
+  };
+  const ahead = ranksAhead(pool);
   const out = new FdSink(file.fd, output, gzip, opts.gzipLevel);
   const put = async (b: Uint8Array) => {
     out.write(b);
     await out.drain();
   };
   try {
+    for (let k = 0; k < Math.min(ahead, plan.ranks.length); k++) start(k);
     const joiner = new EventsJoiner();
     await put(Buffer.from(mergedHeader(plan, infos)));
     const outcomes: RankOutcome[] = [];
@@ -259,6 +274,7 @@ async function mergeChrome(
       }
       closeSync(fragments[k]);
       fragments[k] = -1;
+      if (k + ahead < plan.ranks.length) start(k + ahead);
     }
     await put(Buffer.from(mergedTrailer(plan, outcomes, clock, { traceName: basename(output), wroteEvents: joiner.wroteEvents, rankWarnings: rankNotes })));
     await out.finish();
@@ -286,68 +302,91 @@ async function mergeXSpace(
     // Two host names that differ only in characters a file name cannot hold.
     if (finals.indexOf(f) !== i) finals[i] = f.replace(/\.xplane\.pb$/, `_${i}.xplane.pb`);
   });
-  makeDir(dirname(finals[0]), "the XProf run folder");
-  // Every host's file is claimed before any work: exists, is an input, is being written by another run.
-  const files: OutputFile[] = [];
-  const parts: Array<Array<{ path: string; fd: number }>> = [];
+  const ins = new InputSet(plan.ranks.map((r) => r.file));
+  // Every host's file is checked before any work (exists, is an input); it is opened (temporary and lock) when its
+  // first rank starts, and its descriptor closed once written (seal): descriptors do not grow with the hosts.
+  for (const f of finals) OutputFile.check(f, { force: opts.force, inputs: ins });
+  const made = makeDir(dirname(finals[0]), "the XProf run folder");
+  const files: Array<OutputFile | null> = hosts.map(() => null);
+  // A host with one rank: the rank writes the host's file; with several, each rank writes a part (created when the
+  // rank starts, its descriptor closed when the rank is done), joined once every rank of the host is done.
+  const parts: Array<Array<{ path: string; fd: number }>> = hosts.map(() => []);
+  const left = hosts.map((h) => h.ranks.length);
   const outputOf: string[] = [];
   hosts.forEach((h, i) => h.ranks.forEach((k) => (outputOf[k] = finals[i])));
-  let pending: Promise<ConvertResult>[][] = [];
-  try {
-    const ins = new InputSet(plan.ranks.map((r) => r.file));
-    for (const f of finals) files.push(OutputFile.open(f, { force: opts.force, inputs: ins }));
-    // A host with one rank: the rank writes the host's file; with several, each rank writes a part, joined after.
-    for (const [i, h] of hosts.entries()) parts.push(h.ranks.length === 1 ? [] : h.ranks.map(() => createTemp(finals[i], "part")));
-    pending = hosts.map((h, i) => h.ranks.map((k, j) => {
-      const r = plan.ranks[k];
-      return pool.convert({
-        input: reads[r.index], output: finals[i], format: "xspace", allApi: opts.allApi, analysis: opts.analysis,
-        fd: h.ranks.length === 1 ? files[i].fd : parts[i][j].fd,
-        merge: { namespace: r.slot, label: h.labels[j], baseTimeNs: plan.profileStartNs, xspaceHost: h.slots[j] },
-      }).then((res) => {
-        step(r.index);
-        if (res.baseTimeNs !== plan.profileStartNs) {
-          throw new RawtraceError("INTERNAL", `${r.file}: profile start ${res.baseTimeNs}, not the merge's ${plan.profileStartNs}`);
-        }
-        return res;
-      });
-    }));
-    pending.flat().forEach((p) => p.catch(() => {})); // awaited below; a failure must not go unobserved meanwhile
-    const results: ConvertResult[] = [];
-    let bytesOut = 0;
-    for (const [i, h] of hosts.entries()) {
-      const res = await Promise.all(pending[i]);
-      h.ranks.forEach((k, j) => (results[k] = res[j]));
-      if (h.ranks.length === 1) {
-        bytesOut += res[0].bytesOut;
-        continue;
-      }
-      for (const p of parts[i]) {
-        closeSync(p.fd);
-        p.fd = -1;
-      }
-      bytesOut += joiner!.joinXSpaceParts(parts[i].map((p) => p.path), files[i].fd, finals[i]);
+  const order = hosts.flatMap((h, i) => h.ranks.map((_, j) => [i, j] as const));
+  const results: ConvertResult[] = [];
+  let bytesOut = 0;
+  const running: Promise<unknown>[] = [];
+  let failed = false;
+  const one = async (i: number, j: number) => {
+    const h = hosts[i];
+    const k = h.ranks[j];
+    const r = plan.ranks[k];
+    const file = (files[i] ??= OutputFile.open(finals[i], { force: opts.force, inputs: ins }));
+    const part = h.ranks.length === 1 ? null : createTemp(finals[i], "part");
+    if (part) parts[i][j] = part;
+    const res = await pool.convert({
+      input: reads[r.index], output: finals[i], format: "xspace", allApi: opts.allApi, analysis: opts.analysis,
+      fd: part ? part.fd : file.fd,
+      merge: { namespace: r.slot, label: h.labels[j], baseTimeNs: plan.profileStartNs, xspaceHost: h.slots[j] },
+    });
+    if (part) {
+      closeSync(part.fd);
+      part.fd = -1;
+    }
+    step(r.index);
+    if (res.baseTimeNs !== plan.profileStartNs) {
+      throw new RawtraceError("INTERNAL", `${r.file}: profile start ${res.baseTimeNs}, not the merge's ${plan.profileStartNs}`);
+    }
+    results[k] = res;
+    if (--left[i] > 0 || failed) return;
+    // The host's last rank: join its parts, append the job's warnings (XSpace fields may follow in any order), and
+    // close its file; it is published with the others once every host is written.
+    if (h.ranks.length === 1) bytesOut += res.bytesOut;
+    else {
+      bytesOut += joiner!.joinXSpaceParts(parts[i].map((p) => p.path), file.fd, finals[i]);
       for (const p of parts[i]) removeOwned(p.path);
     }
-    // XSpace fields (here: job-level warnings) may follow in any order: appended before the files are published,
-    // so a published file is always complete.
     if (trailer.length) {
-      for (const f of files) f.write(trailer);
-      bytesOut += trailer.length * files.length;
+      file.write(trailer);
+      bytesOut += trailer.length;
     }
+    file.seal();
+  };
+  try {
+    // ranksAhead() lanes take the ranks host by host: at most that many parts and host files open at a time.
+    let next = 0;
+    const lane = async () => {
+      while (next < order.length && !failed) {
+        const [i, j] = order[next++];
+        const p = one(i, j);
+        running.push(p);
+        try {
+          await p;
+        } catch (e) {
+          failed = true;
+          throw e;
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(ranksAhead(pool), order.length) }, lane));
     // Every host is written: only now replace what was there.
-    for (const f of files) f.commit();
+    for (const f of files) f!.commit();
     return {
       outcomes: results.map((res) => outcomeOf({ events: res.events, apiCallsHidden: res.apiCallsHidden, info: res.info })),
       outputs: plan.ranks.map((_, k) => outputOf[k]),
       bytesOut,
     };
   } catch (e) {
-    await Promise.allSettled(pending.flat()); // no worker still writes a part when they are removed
-    for (const f of files) f.abort();
+    failed = true;
+    await Promise.allSettled(running); // no worker still writes a part when they are removed
+    for (const f of files) f?.abort();
+    removeDirsIfEmpty(made); // the run folder this merge made, when nothing else is in it
     throw e;
   } finally {
     for (const p of parts.flat()) {
+      if (!p) continue;
       if (p.fd >= 0) closeSync(p.fd);
       removeOwned(p.path);
     }

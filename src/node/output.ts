@@ -316,9 +316,10 @@ export function createTemp(near: string, suffix = "tmp", readable = false): { pa
  * loops forever where a parent exists but refuses new entries with ENOENT (`/proc`), and it throws bare Node
  * errors; this throws IO naming `dir` (`what` says which folder) and says when a part of the path is a file. With
  * `removeIfInterrupted`, the folders it makes are removed when SIGINT/SIGTERM ends the process and they are still
- * empty (an interrupted XSpace conversion leaves no empty `plugins/profile/` tree).
+ * empty (an interrupted XSpace conversion leaves no empty `plugins/profile/` tree). Returns the folders it made,
+ * parents first (for {@link removeDirsIfEmpty} when the run fails).
  */
-export function makeDir(dir: string, what = "the output folder", removeIfInterrupted = true): void {
+export function makeDir(dir: string, what = "the output folder", removeIfInterrupted = true): string[] {
   const abs = resolve(dir);
   const missing: string[] = [];
   for (let p = abs; ; ) {
@@ -340,9 +341,11 @@ export function makeDir(dir: string, what = "the output folder", removeIfInterru
     if (up === p) break;
     p = up;
   }
+  const made: string[] = [];
   for (const p of missing.reverse()) {
     try {
       mkdirSync(p);
+      made.push(p);
       if (removeIfInterrupted) {
         ownedDirs.push(p);
         hook();
@@ -354,6 +357,18 @@ export function makeDir(dir: string, what = "the output folder", removeIfInterru
         throw new RawtraceError("IO", `${dir}: cannot create ${what}: ${p} exists and is not a folder (a link to nothing?)`, dir);
       }
       throw ioError(dir, e, `cannot create ${what}`);
+    }
+  }
+  return made;
+}
+
+/** Removes the folders of `dirs` (as {@link makeDir} returned them) that are empty, deepest first. */
+export function removeDirsIfEmpty(dirs: string[]): void {
+  for (const d of [...dirs].reverse()) {
+    try {
+      rmdirSync(d);
+    } catch {
+      // not empty, or gone
     }
   }
 }
@@ -480,6 +495,20 @@ export class OutputFile {
     this.force = force;
   }
 
+  /**
+   * What {@link open} checks before it takes the lock: `path` resolves to an output, is no input, and (without
+   * `force`) does not exist. Nothing is created: for a run that claims many outputs before any work but opens each
+   * only when it is written (an XSpace merge's host files).
+   */
+  static check(path: string, opts: OpenOutputOptions = {}): OutputTarget {
+    const out = resolveOutput(path);
+    if (opts.inputs) refuseInput(out, opts.inputs);
+    if (out.kind === "regular" && !opts.force && exists(out.target)) {
+      throw new RawtraceError("EXISTS", `${path}: already exists (to overwrite it: --force; Node API: force: true)`, path);
+    }
+    return out;
+  }
+
   /** Opens `path` for writing as its kind requires (module comment). Throws USAGE, EXISTS or IO. */
   static open(path: string, opts: OpenOutputOptions = {}): OutputFile {
     const out = resolveOutput(path);
@@ -541,18 +570,28 @@ export class OutputFile {
     writeAll(this.fd, b, this.out.path);
   }
 
+  /**
+   * Closes the descriptor of a complete output (its mode set) without publishing it yet: the temporary and the lock
+   * stay until {@link commit} or {@link abort}. A run that publishes many outputs together (an XSpace merge's hosts)
+   * so holds no descriptor for an output already written.
+   */
+  seal(): void {
+    if (this.closed) return;
+    if (this.tmp) {
+      try {
+        const mask = process.umask();
+        fchmodSync(this.fd, 0o666 & ~mask);
+      } catch (e) {
+        throw ioError(this.out.path, e);
+      }
+    }
+    this.close();
+  }
+
   /** Closes the descriptor and publishes the bytes under the final name (regular files); releases the lock. */
   commit(): void {
     try {
-      if (this.tmp) {
-        try {
-          const mask = process.umask();
-          fchmodSync(this.fd, 0o666 & ~mask);
-        } catch (e) {
-          throw ioError(this.out.path, e);
-        }
-      }
-      this.close();
+      this.seal();
       if (!this.tmp) return;
       if (this.force) {
         try {

@@ -52,14 +52,51 @@ interface Field {
 }
 
 /** Positioned reads of one part file through a window. */
+/**
+ * The open descriptors of the parts being joined, at most {@link MAX_OPEN_PARTS}: a host with many ranks (1,000
+ * parts) would otherwise hold one per part during the join, past `ulimit -n`. The least recently read is closed,
+ * and reopened by its path when read again.
+ */
+const MAX_OPEN_PARTS = 16;
+
+class PartFds {
+  private readonly open = new Map<PartReader, number>(); // in order of last use
+
+  fd(r: PartReader): number {
+    let fd = this.open.get(r);
+    if (fd !== undefined) {
+      this.open.delete(r);
+    } else {
+      if (this.open.size >= MAX_OPEN_PARTS) {
+        const [old, oldFd] = this.open.entries().next().value!;
+        this.open.delete(old);
+        closeSync(oldFd);
+      }
+      fd = openSync(r.file, "r");
+    }
+    this.open.set(r, fd);
+    return fd;
+  }
+
+  closeAll(): void {
+    for (const fd of this.open.values()) closeSync(fd);
+    this.open.clear();
+  }
+}
+
 class PartReader {
   private buf = Buffer.allocUnsafe(1 << 16);
   private start = 0;
   private len = 0;
   readonly size: number;
 
-  constructor(readonly file: string, readonly fd: number) {
-    this.size = fstatSync(fd).size;
+  constructor(readonly file: string, private readonly fds: PartFds) {
+    this.size = fstatSync(this.fd).size;
+  }
+
+  /** A descriptor of the part (opened again if it was closed meanwhile). */
+  get fd(): number {
+    return this.fds.fd(this);
   }
 
   private byte(pos: number): number {
@@ -323,14 +360,10 @@ function planeOrder(name: string): number {
  * parts are left in place (the caller removes them).
  */
 export function joinXSpaceParts(parts: string[], output: string | number, name = String(output)): number {
-  const fds: number[] = [];
+  const fds = new PartFds();
   let outFd = -1;
   try {
-    const readers = parts.map((f) => {
-      const fd = openSync(f, "r");
-      fds.push(fd);
-      return new PartReader(f, fd);
-    });
+    const readers = parts.map((f) => new PartReader(f, fds));
     const groups = new Map<string, PlaneRef[]>();
     const diags: Seg[] = [];
     const hostnames: string[] = [];
@@ -382,7 +415,7 @@ export function joinXSpaceParts(parts: string[], output: string | number, name =
     out.close();
     return out.bytes;
   } finally {
-    for (const fd of fds) closeSync(fd);
+    fds.closeAll();
     if (outFd >= 0 && typeof output !== "number") closeSync(outFd);
   }
 }

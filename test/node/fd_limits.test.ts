@@ -15,6 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { convertBatch } from "../../src/node/batch.js";
+import { merge } from "../../src/node/merge.js";
 import { WorkerPool } from "../../src/node/pool.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -62,6 +63,33 @@ for (const format of ["chrome", "xspace"] as const) {
     const s = JSON.parse(r.stdout);
     assert.is(s.ok, N);
     assert.is(s.failed, 0);
+  });
+}
+
+for (const format of ["chrome", "xspace"] as const) {
+  test(`merge (${format}): a few fragments or parts open at a time`, async () => {
+    const pool = new WorkerPool({ jobs: 2 });
+    try {
+      await merge(files.slice(0, 2), join(tmp, `warm-m-${format}`), { pool, format }); // workers started
+      const base = fds();
+      let most = 0;
+      const out = join(tmp, `api-m-${format}${format === "chrome" ? ".json" : ""}`);
+      const r = await merge(files, out, { pool, format, progressMs: 1, onProgress: () => void (most = Math.max(most, fds())) });
+      assert.is(r.ranks.length, N);
+      // Before: one fragment (Chrome) or part (XSpace, one host) per rank from the start, and every part at the join.
+      assert.ok(most - base <= 12, `${most - base} descriptors more than idle during a merge of ${N} ranks`);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test(`merge (${format}) under ulimit -n 64: every rank merged, nothing left behind`, () => {
+    const out = join(tmp, `cli-m-${format}${format === "chrome" ? ".json" : ""}`);
+    const r = limited(["merge", IN, "--format", format, "-o", out, "--jobs", "2", "--json"]);
+    assert.is(r.status, 0, r.stderr.slice(-2000));
+    assert.is(JSON.parse(r.stdout).ranks.length, N);
+    const left = readdirSync(tmp, { recursive: true }).map(String).filter((f) => /\.(part|tmp|lock)$/.test(f));
+    assert.equal(left, []);
   });
 }
 
