@@ -10,8 +10,10 @@
  *   must not exist (fails if another program created it meanwhile), `rename()` with `--force`. The published file
  *   gets mode 0666 & ~umask. A symlink output is followed to its target: the target is replaced, the link stays.
  * - While a regular output is written, `<target>.lock` (created exclusively, holding `pid host`) claims it: a second
- *   run to the same output is refused (EXISTS) instead of racing the first. A lock whose process is gone (same
- *   host) is taken over.
+ *   run to the same output is refused (EXISTS) instead of racing the first. The holder refreshes the lock's time
+ *   every LOCK_REFRESH_MS and adds its temporary's name to it. A lock whose process is gone (same host), or that
+ *   has not been refreshed for LOCK_STALE_MS (any host: a killed pod's), is taken over, and the temporary it names
+ *   removed. A process removes a lock only while it still names that process.
  * - An output that is an input (same device and inode: the same path, a hard link or a symlink) is refused (USAGE),
  *   `--force` or not.
  * - Every temporary and lock this process created is removed on failure, on SIGINT/SIGTERM (then the process exits
@@ -20,7 +22,7 @@
  */
 import {
   closeSync, constants as fc, existsSync, mkdirSync, fchmodSync, fstatSync, linkSync, lstatSync, openSync, readlinkSync, readSync,
-  renameSync, rmdirSync, statSync, unlinkSync, writeSync, type Stats,
+  renameSync, rmdirSync, statSync, unlinkSync, utimesSync, writeFileSync, writeSync, type Stats,
 } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
@@ -403,6 +405,15 @@ export function writeAll(fd: number, b: Uint8Array, path: string, what = "cannot
   }
 }
 
+/** Adds the temporary's name to this process's lock file: a run that takes the lock over as stale removes it. */
+function nameTemp(lockPath: string, tmp: string): void {
+  try {
+    writeFileSync(lockPath, lockLine(tmp));
+  } catch {
+    // the lock still claims the output; only the orphan's removal is lost
+  }
+}
+
 function lockInfo(lock: string): string {
   try {
     const fd = openSync(lock, fc.O_RDONLY | fc.O_NOFOLLOW);
@@ -426,6 +437,81 @@ function alive(pid: number): boolean {
   }
 }
 
+/**
+ * A lock's holder refreshes its modification time every LOCK_REFRESH_MS while it writes; a lock not refreshed for
+ * LOCK_STALE_MS is stale whoever holds it (a process killed with SIGKILL, its host or pod gone: another host cannot
+ * ask whether that pid still runs). Two minutes: a live holder's refresh is seen through NFS attribute caching
+ * (`acregmax`, 60 s by default) with room for clock differences between hosts.
+ */
+export const LOCK_REFRESH_MS = 15_000;
+export const LOCK_STALE_MS = 120_000;
+
+/** Locks this process holds (refreshed by the timer while any is held). */
+const heldLocks = new Set<string>();
+let refresher: ReturnType<typeof setInterval> | undefined;
+
+function holdLock(path: string): void {
+  heldLocks.add(path);
+  refresher ??= setInterval(() => {
+    const now = new Date();
+    for (const p of heldLocks) {
+      try {
+        utimesSync(p, now, now);
+      } catch {
+        // removed meanwhile
+      }
+    }
+  }, LOCK_REFRESH_MS);
+  refresher.unref?.();
+}
+
+/** Removes a lock this process just took (its claim failed). */
+function dropLock(path: string): void {
+  releaseLock(path);
+  removeOwned(path);
+}
+
+function releaseLock(path: string): void {
+  heldLocks.delete(path);
+  if (heldLocks.size === 0 && refresher) {
+    clearInterval(refresher);
+    refresher = undefined;
+  }
+}
+
+/** This process's line in its lock files: `pid host`, then the temporary's name once it exists. */
+function lockLine(tmp?: string): string {
+  return `${process.pid} ${hostname()}${tmp ? ` ${basename(tmp)}` : ""}\n`;
+}
+
+/**
+ * Whether the lock at `path` (its line `info`) is stale: its process is gone (same host), or it has not been
+ * refreshed for LOCK_STALE_MS (any host).
+ */
+function staleLock(path: string, pid: string | undefined, host: string | undefined): boolean {
+  if (host === hostname() && Number(pid) > 0 && !alive(Number(pid))) return true;
+  try {
+    return Date.now() - lstatSync(path).mtimeMs > LOCK_STALE_MS;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Removes the temporary a stale lock names (`.<name>.<16 hex>.tmp` beside `target`, the only kind it can name):
+ * the holder's unfinished output, left by a process that was killed.
+ */
+function removeOrphan(target: string, tmpName: string | undefined): void {
+  if (!tmpName || tmpName !== basename(tmpName)) return;
+  const base = basename(target);
+  if (!tmpName.startsWith(`.${base}.`) || !/^[0-9a-f]{16}\.tmp$/.test(tmpName.slice(base.length + 2))) return;
+  try {
+    unlinkSync(join(dirname(target), tmpName));
+  } catch {
+    // gone
+  }
+}
+
 /** Claims `target` with `<target>.lock` (see the module comment). Returns the lock path. */
 function lock(target: string, shown: string): string {
   const path = `${target}.lock`;
@@ -434,10 +520,11 @@ function lock(target: string, shown: string): string {
       const fd = openSync(path, CREATE_EXCL, 0o644);
       own(path);
       try {
-        writeSync(fd, `${process.pid} ${hostname()}\n`);
+        writeSync(fd, lockLine());
       } finally {
         closeSync(fd);
       }
+      holdLock(path);
       return path;
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
@@ -447,17 +534,18 @@ function lock(target: string, shown: string): string {
       }
       if (code !== "EEXIST") throw ioError(shown, e, `cannot create its lock file ${path}`);
       const info = lockInfo(path);
-      const [pid, host] = info.split(" ");
-      if (attempt === 0 && host === hostname() && Number(pid) > 0 && !alive(Number(pid))) {
+      const [pid, host, tmpName] = info.split(" ");
+      if (attempt === 0 && staleLock(path, pid, host)) {
         try {
-          unlinkSync(path); // its process is gone: a stale lock
+          unlinkSync(path); // its process is gone, or it has not refreshed it for LOCK_STALE_MS: a stale lock
+          removeOrphan(target, tmpName);
         } catch {
           // someone else took it over
         }
         continue;
       }
       const who = /^\d+$/.test(pid ?? "") ? `rawtrace pid ${pid}${host ? ` on ${host}` : ""}` : "another program";
-      throw new RawtraceError("EXISTS", `${shown}: being written by ${who} (lock file ${path}): not writing it at the same time; remove the lock file if that run is gone`, shown);
+      throw new RawtraceError("EXISTS", `${shown}: being written by ${who} (lock file ${path}): not writing it at the same time; a lock not refreshed for ${LOCK_STALE_MS / 1000} s is taken over, or remove the lock file if that run is gone`, shown);
     }
   }
 }
@@ -527,9 +615,10 @@ export class OutputFile {
         throw new RawtraceError("EXISTS", `${path}: already exists (to overwrite it: --force; Node API: force: true)`, path);
       }
       const t = createTemp(out.target);
+      if (lockPath) nameTemp(lockPath, t.path);
       return new OutputFile(out, t.fd, t.path, lockPath, !!opts.force);
     } catch (e) {
-      if (lockPath) removeOwned(lockPath);
+      if (lockPath) dropLock(lockPath);
       throw e;
     }
   }
@@ -545,9 +634,10 @@ export class OutputFile {
       if (opts.inputs) refuseInput(out, opts.inputs);
       const lockPath = opts.lock === false ? null : lock(out.target, path);
       if (!opts.force && exists(out.target)) {
-        if (lockPath) removeOwned(lockPath);
+        if (lockPath) dropLock(lockPath);
         throw new RawtraceError("EXISTS", `${path}: already exists (to overwrite it: --force; Node API: force: true)`, path);
       }
+      if (lockPath) nameTemp(lockPath, tmp);
       return new OutputFile(out, fd, tmp, lockPath, !!opts.force);
     } catch (e) {
       try {
@@ -644,8 +734,13 @@ export class OutputFile {
   }
 
   private unlock(): void {
-    if (this.lockPath) removeOwned(this.lockPath);
+    const p = this.lockPath;
     this.lockPath = null;
+    if (!p) return;
+    releaseLock(p);
+    // Only a lock that still names this process: a stale one taken over meanwhile is its new holder's.
+    if (lockInfo(p).startsWith(`${process.pid} ${hostname()}`)) removeOwned(p);
+    else disown(p);
   }
 }
 

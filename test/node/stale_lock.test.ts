@@ -1,0 +1,92 @@
+/**
+ * Locks left by a killed run (docs/cluster.md, "Retries"): a lock not refreshed for LOCK_STALE_MS is taken over
+ * whatever host it names (a retried shard on a new pod cannot ask the old pod whether its pid runs), and the
+ * temporary it names is removed; a fresh lock of another host is still refused (never two writers of one output);
+ * a process never removes a lock that is no longer its own; a batch killed with SIGKILL leaves at most one lock per
+ * worker.
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { spawn } from "node:child_process";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { convertBatch } from "../../src/node/batch.js";
+import { LOCK_STALE_MS, OutputFile } from "../../src/node/output.js";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const CLI = join(ROOT, "dist/node/cli.js");
+const tmp = mkdtempSync(join(tmpdir(), "rawtrace-lock-"));
+const IN = join(tmp, "in");
+mkdirSync(IN);
+const input = join(IN, "rank0.rawtrace");
+copyFileSync(join(ROOT, "samples/xpu_train_pti.rawtrace"), input);
+
+/** Plants the lock of a run of another host on `out`, with the temporary it names, refreshed `ageMs` ago. */
+function plant(out: string, ageMs: number): { lock: string; orphan: string } {
+  const orphan = join(tmp, "out", `.${"rank0.json"}.0123456789abcdef.tmp`);
+  mkdirSync(join(tmp, "out"), { recursive: true });
+  writeFileSync(orphan, "");
+  const lock = `${out}.lock`;
+  writeFileSync(lock, `4242 pod-of-a-killed-shard .rank0.json.0123456789abcdef.tmp\n`);
+  const t = new Date(Date.now() - ageMs);
+  utimesSync(lock, t, t);
+  return { lock, orphan };
+}
+
+test.after(() => rmSync(tmp, { recursive: true, force: true }));
+
+test("a lock of another host not refreshed for LOCK_STALE_MS is taken over, its temporary removed", async () => {
+  const out = join(tmp, "out", "rank0.json");
+  const { lock, orphan } = plant(out, LOCK_STALE_MS + 60_000);
+  const r = await convertBatch([input], { outDir: join(tmp, "out"), jobs: 1, force: true });
+  assert.is(r.ok, 1, JSON.stringify(r.files[0].error));
+  assert.ok(existsSync(out));
+  assert.not.ok(existsSync(lock));
+  assert.not.ok(existsSync(orphan), "the stale lock's temporary is removed");
+  rmSync(join(tmp, "out"), { recursive: true });
+});
+
+test("a fresh lock of another host is refused, --force or not", async () => {
+  const out = join(tmp, "out", "rank0.json");
+  const { lock, orphan } = plant(out, 1_000);
+  for (const force of [false, true]) {
+    const r = await convertBatch([input], { outDir: join(tmp, "out"), jobs: 1, force });
+    assert.is(r.files[0].error?.code, "EXISTS");
+    assert.match(r.files[0].error!.message, /being written by rawtrace pid 4242 on pod-of-a-killed-shard/);
+  }
+  assert.ok(existsSync(lock));
+  assert.ok(existsSync(orphan));
+  rmSync(join(tmp, "out"), { recursive: true });
+});
+
+test("a lock taken over meanwhile is not removed by its former holder", () => {
+  const out = join(tmp, "mine.json");
+  const f = OutputFile.open(out);
+  const line = readFileSync(`${out}.lock`, "utf8");
+  assert.match(line, /^\d+ \S+ \.mine\.json\.[0-9a-f]{16}\.tmp\n$/, "the lock names its temporary");
+  writeFileSync(`${out}.lock`, "4343 another-host\n"); // taken over as stale by another run
+  f.abort();
+  assert.is(readFileSync(`${out}.lock`, "utf8"), "4343 another-host\n");
+  rmSync(`${out}.lock`);
+});
+
+test("a batch killed with SIGKILL leaves at most one lock per worker", async () => {
+  const dir = join(tmp, "many");
+  mkdirSync(dir);
+  for (let i = 0; i < 120; i++) copyFileSync(input, join(dir, `r${i}.rawtrace`));
+  const outDir = join(tmp, "killed");
+  const p = spawn(process.execPath, [CLI, "batch", dir, "--out-dir", outDir, "--jobs", "2"], { stdio: "ignore" });
+  // Killed once some outputs are published, with most inputs still to go.
+  for (let i = 0; i < 2000 && !(existsSync(outDir) && readdirSync(outDir).some((f) => f.endsWith(".json"))); i++) {
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  p.kill("SIGKILL");
+  await new Promise((r) => p.once("exit", r));
+  const left = readdirSync(outDir);
+  assert.ok(left.filter((f) => f.endsWith(".json")).length < 120, "killed before the end");
+  assert.ok(left.filter((f) => f.endsWith(".lock")).length <= 2, left.filter((f) => f.endsWith(".lock")).join(" "));
+});
+
+test.run();
