@@ -121,8 +121,8 @@ ${STRICT}
   merge: {
     summary: "one trace for a multi-rank job (Chrome JSON, or one XSpace per host)",
     help: `Usage:
-  rawtrace merge <rank files…> [-o job.json | job.json.gz] [options]
-  rawtrace merge <rank files…> --format xspace -o logdir [options]
+  rawtrace merge <rank files…> [--list FILE] [-o job.json | job.json.gz] [options]
+  rawtrace merge <rank files…> [--list FILE] --format xspace -o logdir [options]
 
 One Chrome trace for a multi-rank job: each rank its own process group ("rank N (host)"), every rank on one time
 base, a clock report in rawtrace.merge.clock. A rank whose clock start is more than 1 s from the median of the
@@ -134,6 +134,7 @@ one is off cannot be told). --format xspace: one <host>.xplane.pb per host under
 Options:
   -o, --output PATH  the merged trace (default merged.json; xspace: the log directory, default merged_xprof;
                      never a .xplane.pb file: XSpace is one file per host)
+  --list FILE        more rank files, one a line, as batch --list reads them (may be repeated; - : standard input)
   -F, --format F     chrome (default) or xspace
   -z, --gzip         gzip the Chrome JSON (also when -o ends in .gz)
   --gzip-level N     gzip level: 0 (the default) is rawtrace's own encoder, the fastest; 1 to 9
@@ -151,7 +152,7 @@ ${STRICT}
     options: {
       output: { type: "string", short: "o" }, format: { type: "string", short: "F" },
       gzip: { type: "boolean", short: "z" }, "gzip-level": { type: "string" }, force: { type: "boolean", short: "f" },
-      "max-skew": { type: "string" },
+      "max-skew": { type: "string" }, list: { type: "string", multiple: true },
       "all-api": { type: "boolean" }, jobs: { type: "string", short: "j" }, json: { type: "boolean" },
       strict: { type: "boolean" }, ...ANALYSIS_OPT, ...HELP_OPT,
     },

@@ -11,7 +11,7 @@
  */
 import { closeSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { RawtraceError, type LossReport, type Warning } from "../core/codes.js";
+import { RawtraceError, shownValue, type LossReport, type Warning } from "../core/codes.js";
 import type { AnalysisOptions } from "../core/engine.js";
 import { checkOutputOptions, xspaceProfilePath } from "./convert.js";
 import { isGzipFile } from "./file_source.js";
@@ -160,6 +160,10 @@ function threadsUsed(size: number, results: FileResult[]): number {
 
 /** Converts many `.rawtrace` files in parallel. Never throws for a bad file: see {@link FileResult.error}. */
 export async function convertBatch(inputs: string[], opts: BatchOptions = {}): Promise<BatchResult> {
+  // Checked before anything is made (a string was spread into characters after outDir was created: a TypeError).
+  if (!Array.isArray(inputs) || inputs.some((i) => typeof i !== "string")) {
+    throw new RawtraceError("USAGE", `convertBatch: inputs must be an array of paths, not ${shownValue(inputs)}`);
+  }
   const format = opts.format ?? "chrome";
   if (opts.output !== undefined && opts.outDir !== undefined) {
     throw new RawtraceError("USAGE", "output and outDir: give one (output names one file, outDir a folder for many)");

@@ -368,7 +368,8 @@ export async function runMerge(args: string[], v: CliValues): Promise<number> {
   stdoutOnce(v);
   checkOutputArgs(v, fmt, "merge");
   const an = analysis(v);
-  const { files, missing } = inputs(args, "merge");
+  // --list FILE: the ranks one a line, read as batch reads it (docs/cluster.md has shards and the merge share one list).
+  const { files, missing } = inputs([...args, ...(v.list ?? []).flatMap(readList)], "merge");
   if (missing.length) throw new RawtraceError("IO", missing.map((m) => m.error.message).join("; "));
   const output = v.output ?? (fmt === "xspace" ? "merged_xprof" : v.gzip ? "merged.json.gz" : "merged.json");
   const maxSkewMs = maxSkew(v);

@@ -115,6 +115,9 @@ function checkMaxSkew(ms: unknown): void {
 
 /** Merges the dumps of a multi-rank job into one Chrome trace (or one XSpace per host). */
 export async function merge(inputs: string[], output: string, opts: MergeOptions = {}): Promise<MergeResult> {
+  if (!Array.isArray(inputs) || inputs.some((i) => typeof i !== "string")) {
+    throw new RawtraceError("USAGE", `merge: inputs must be an array of paths, not ${shownValue(inputs)}`);
+  }
   if (inputs.length === 0) throw new RawtraceError("USAGE", "merge needs at least one .rawtrace file");
   // One dump given twice would put every event of that rank in the trace twice (the CLI keeps such an input once,
   // src/node/inputs.ts expandInputs): refused here rather than guessed. Told by device and inode, so that a symlink
