@@ -207,7 +207,7 @@ export async function merge(inputs: string[], output: string, opts: MergeOptions
     };
   } catch (e) {
     file?.abort();
-    throw e;
+    throw givenNames(e, reads, inputs);
   } finally {
     spooled.release();
     progress.stop();
@@ -394,4 +394,23 @@ async function mergeXSpace(
       removeOwned(p.path);
     }
   }
+}
+
+/**
+ * `e` naming the inputs as given: an error a worker raised about a spooled copy (standard input read twice) names
+ * the copy, a temporary the user never saw and that is gone once merge returns.
+ */
+function givenNames(e: unknown, reads: readonly string[], inputs: readonly string[]): unknown {
+  if (!(e instanceof RawtraceError)) return e;
+  let message = e.message;
+  let file = e.file;
+  for (let i = 0; i < reads.length; i++) {
+    if (reads[i] === inputs[i]) continue;
+    message = message.split(reads[i]).join(inputs[i]);
+    if (file === reads[i]) file = inputs[i];
+  }
+  if (message === e.message && file === e.file) return e;
+  const named = new RawtraceError(e.code, message, file, e.offset);
+  named.stack = e.stack?.split(reads.find((r, i) => r !== inputs[i]) ?? "\u0000").join("<spooled input>");
+  return named;
 }

@@ -42,6 +42,13 @@ test("XSpace: two ranks of one host, one from stdin: its lines are labelled 'std
   assert.match(pb, "copy: ");
 });
 
+test("a stdin rank that fails: the error names /dev/stdin, not the spooled copy", () => {
+  const r = cli(["merge", "-", OTHER, "-o", "bad.json"], readFileSync(SAMPLE).subarray(0, 10));
+  assert.is(r.status, 1, r.stderr);
+  assert.not.match(r.stderr, "spool");
+  assert.match(r.stderr, /\/dev\/stdin: offset 0: file ends before the 16-byte preamble/);
+});
+
 test.after(() => rmSync(tmp, { recursive: true, force: true }));
 
 test.run();
