@@ -6,7 +6,7 @@
  */
 import { dirname, join, resolve } from "node:path";
 import type { ConvertOptions, ConvertResult, Engine, FileInfo } from "../core/engine.js";
-import { RawtraceError } from "../core/codes.js";
+import { RawtraceError, shownValue } from "../core/codes.js";
 import { createEngine } from "./wasm.js";
 import { fileSource, withSourceWarnings } from "./file_source.js";
 import { FdSink, OutputFile, ioError, isStreamOutput, makeDir } from "./output.js";
@@ -140,7 +140,18 @@ export async function infoFile(input: string): Promise<FileInfo> {
  * `<logdir>/plugins/profile/<YYYY_MM_DD_HH_MM_SS>/<host>.xplane.pb`, the run named after `profileStartNs` (Unix ns,
  * UTC) and the file after `hostname`, made safe for a file name (XProf takes the host name from the file stem).
  */
-export function xspaceProfilePath(logdir: string, profileStartNs: bigint, hostname: string): string {
+export function xspaceProfilePath(logdir: string, profileStartNs: bigint | number, hostname: string): string {
+  // A number (what a caller who read a time as a number has) is taken too, where it is a whole number of ns ≥ 0.
+  if (typeof profileStartNs === "number") {
+    if (!Number.isSafeInteger(profileStartNs) && !(Number.isInteger(profileStartNs) && profileStartNs > 0)) {
+      throw new RawtraceError("USAGE", `xspaceProfilePath: the profile start must be whole Unix ns, not ${shownValue(profileStartNs)}`);
+    }
+    profileStartNs = BigInt(profileStartNs);
+  }
+  if (typeof profileStartNs !== "bigint" || profileStartNs < 0n) {
+    const shown = typeof profileStartNs === "bigint" ? `${profileStartNs}n` : shownValue(profileStartNs);
+    throw new RawtraceError("USAGE", `xspaceProfilePath: the profile start must be whole Unix ns, not ${shown}`);
+  }
   const d = new Date(Number(profileStartNs / 1000000n));
   const p2 = (n: number) => String(n).padStart(2, "0");
   const run = `${d.getUTCFullYear()}_${p2(d.getUTCMonth() + 1)}_${p2(d.getUTCDate())}_` +

@@ -586,6 +586,17 @@ test("run directory layout for TensorBoard/XProf: plugins/profile/<UTC start>/<h
   assert.is(xspaceProfilePath("logs", T0, "gpu-node-1"), "logs/plugins/profile/2026_05_28_20_26_40/gpu-node-1.xplane.pb");
   assert.is(xspaceProfilePath("/x", 0n, "a b/c"), "/x/plugins/profile/1970_01_01_00_00_00/a_b_c.xplane.pb");
   assert.is(xspaceProfilePath("/x", 0n, ""), "/x/plugins/profile/1970_01_01_00_00_00/unknown_host.xplane.pb");
+  // A number of ns is taken as well (it threw "Cannot mix BigInt and other types"); what is not whole ns ≥ 0 is USAGE.
+  assert.is(xspaceProfilePath("logs", Number(T0), "gpu-node-1"), "logs/plugins/profile/2026_05_28_20_26_40/gpu-node-1.xplane.pb");
+  for (const bad of [-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, -1n, "17" as unknown as bigint]) {
+    let e: unknown = null;
+    try {
+      xspaceProfilePath("/x", bad, "h");
+    } catch (x) {
+      e = x;
+    }
+    assert.is((e as { code?: string })?.code, "USAGE", `${String(bad)}: ${String(e)}`);
+  }
 });
 
 test.run();
