@@ -137,15 +137,17 @@ export async function merge(inputs: string[], output: string, opts: MergeOptions
   if (format === "xspace" && output.endsWith(".xplane.pb")) {
     throw new RawtraceError("USAGE", `${output}: an XSpace merge writes one <host>.xplane.pb per host under a log directory (plugins/profile/<run>/): give -o a directory`);
   }
-  // Chrome: claim the output before any work (exists, is an input, is being written by another run).
-  if (format === "chrome" && !isStreamOutput(output)) makeDir(dirname(output) || ".", "the output's folder");
-  const file = format === "chrome" ? OutputFile.open(output, { force: opts.force, inputs }) : null;
-  // Every rank is read twice (plan, then conversion): non-seekable inputs are spooled once.
-  let spooled: ReturnType<typeof spoolInputs>;
+  // Every rank is read twice (plan, then conversion): non-seekable inputs are spooled once — before the output is
+  // claimed: the copy runs on this thread, and a lock held through a slow one (a stdin rank that takes minutes to
+  // arrive) went unrefreshed and was taken over as stale by another run.
+  const spooled = spoolInputs(inputs);
+  // Chrome: claim the output before any conversion (exists, is an input, is being written by another run).
+  let file: OutputFile | null = null;
   try {
-    spooled = spoolInputs(inputs);
+    if (format === "chrome" && !isStreamOutput(output)) makeDir(dirname(output) || ".", "the output's folder");
+    file = format === "chrome" ? OutputFile.open(output, { force: opts.force, inputs }) : null;
   } catch (e) {
-    file?.abort();
+    spooled.release();
     throw e;
   }
   // The plan, the clock report, the outputs and every message name the inputs as given (standard input:

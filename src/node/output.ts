@@ -414,18 +414,57 @@ function nameTemp(lockPath: string, tmp: string): void {
   }
 }
 
-function lockInfo(lock: string): string {
+/** A lock file's line, inode and modification time, read through one descriptor (so they are one file's); null when none. */
+function lockState(lock: string): { line: string; ino: number; mtimeMs: number } | null {
   try {
     const fd = openSync(lock, fc.O_RDONLY | fc.O_NOFOLLOW);
     try {
       const b = Buffer.alloc(256);
-      return b.subarray(0, readSync(fd, b, 0, b.length, 0)).toString("utf8").trim();
+      const line = b.subarray(0, readSync(fd, b, 0, b.length, 0)).toString("utf8").trim();
+      const st = fstatSync(fd);
+      return { line, ino: st.ino, mtimeMs: st.mtimeMs };
     } finally {
       closeSync(fd);
     }
   } catch {
-    return "";
+    return null;
   }
+}
+
+/**
+ * Removes the lock at `path` only if it is still the one `keep` says it is (by inode or line), exclusively: it is
+ * renamed aside first (one process wins a rename), then dropped when it is that lock, or put back (a link, which never
+ * replaces a lock made meanwhile) when another run's lock was there by then. Unlinking by path after a check left a
+ * gap in which another run could replace the lock and lose it: two retries taking over one stale lock both held the
+ * output (2 of 30 trials of 8 processes at once). Returns true when it was removed.
+ */
+function removeLockIf(path: string, keep: (st: { line: string; ino: number }) => boolean): boolean {
+  const aside = `${path}.${process.pid}.${randomBytes(6).toString("hex")}.aside`;
+  try {
+    renameSync(path, aside);
+  } catch {
+    return false; // gone: another run took it over, or its holder removed it
+  }
+  const st = lockState(aside);
+  if (st && keep(st)) {
+    try {
+      unlinkSync(aside);
+    } catch {
+      // gone
+    }
+    return true;
+  }
+  try {
+    linkSync(aside, path);
+  } catch {
+    // a newer lock is there: it stays
+  }
+  try {
+    unlinkSync(aside);
+  } catch {
+    // gone
+  }
+  return false;
 }
 
 function alive(pid: number): boolean {
@@ -488,13 +527,9 @@ function lockLine(tmp?: string): string {
  * Whether the lock at `path` (its line `info`) is stale: its process is gone (same host), or it has not been
  * refreshed for LOCK_STALE_MS (any host).
  */
-function staleLock(path: string, pid: string | undefined, host: string | undefined): boolean {
+function staleLock(mtimeMs: number, pid: string | undefined, host: string | undefined): boolean {
   if (host === hostname() && Number(pid) > 0 && !alive(Number(pid))) return true;
-  try {
-    return Date.now() - lstatSync(path).mtimeMs > LOCK_STALE_MS;
-  } catch {
-    return false;
-  }
+  return Date.now() - mtimeMs > LOCK_STALE_MS;
 }
 
 /**
@@ -533,15 +568,13 @@ function lock(target: string, shown: string): string {
         throw new RawtraceError("IO", `${shown}: cannot create: the folder ${dirname(target)} does not exist (make it first: mkdir -p)`, shown);
       }
       if (code !== "EEXIST") throw ioError(shown, e, `cannot create its lock file ${path}`);
-      const info = lockInfo(path);
+      const st = lockState(path);
+      const info = st?.line ?? "";
       const [pid, host, tmpName] = info.split(" ");
-      if (attempt === 0 && staleLock(path, pid, host)) {
-        try {
-          unlinkSync(path); // its process is gone, or it has not refreshed it for LOCK_STALE_MS: a stale lock
-          removeOrphan(target, tmpName);
-        } catch {
-          // someone else took it over
-        }
+      if (attempt === 0 && st && staleLock(st.mtimeMs, pid, host)) {
+        // Its process is gone, or it has not refreshed it for LOCK_STALE_MS: taken over — that very lock only (by
+        // inode), whichever of several runs gets there first; the others then find the winner's and say EXISTS.
+        if (removeLockIf(path, (now) => now.ino === st.ino)) removeOrphan(target, tmpName);
         continue;
       }
       const who = /^\d+$/.test(pid ?? "") ? `rawtrace pid ${pid}${host ? ` on ${host}` : ""}` : "another program";
@@ -738,9 +771,11 @@ export class OutputFile {
     this.lockPath = null;
     if (!p) return;
     releaseLock(p);
-    // Only a lock that still names this process: a stale one taken over meanwhile is its new holder's.
-    if (lockInfo(p).startsWith(`${process.pid} ${hostname()}`)) removeOwned(p);
-    else disown(p);
+    // Only a lock that is still this process's own line (pid, host and temporary: `12 node1` is not `12 node10`): a
+    // stale one taken over meanwhile is its new holder's. Exclusively (removeLockIf), not unlinked by path after a look.
+    const mine = new Set([lockLine().trim(), lockLine(this.tmp ?? undefined).trim()]);
+    removeLockIf(p, (now) => mine.has(now.line));
+    disown(p);
   }
 }
 

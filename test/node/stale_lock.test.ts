@@ -72,6 +72,32 @@ test("a lock taken over meanwhile is not removed by its former holder", () => {
   rmSync(`${out}.lock`);
 });
 
+test("a successor whose line only starts like this process's (pid 12 on node1 against 12 on node10) keeps its lock", () => {
+  const out = join(tmp, "prefix.json");
+  const f = OutputFile.open(out);
+  const [pid, host] = readFileSync(`${out}.lock`, "utf8").split(" ");
+  const successor = `${pid} ${host}0 .prefix.json.fedcba9876543210.tmp\n`;
+  writeFileSync(`${out}.lock`, successor);
+  f.abort();
+  assert.is(readFileSync(`${out}.lock`, "utf8"), successor, "removed by a prefix match before");
+  rmSync(`${out}.lock`);
+});
+
+test("merge claims its output only once a slow standard-input rank has arrived (the lock went unrefreshed meanwhile)", async () => {
+  const out = join(tmp, "slow-stdin.json");
+  const p = spawn(process.execPath, [CLI, "merge", "-", input, "-o", out], { stdio: ["pipe", "ignore", "pipe"] });
+  let err = "";
+  p.stderr!.on("data", (d) => (err += d));
+  await new Promise((r) => setTimeout(r, 800)); // started, reading standard input
+  const locked = existsSync(`${out}.lock`);
+  p.stdin!.end(readFileSync(join(ROOT, "samples/h100_torch_train_nvtx.rawtrace")));
+  assert.not.ok(locked, "no lock while the stdin rank is still being read");
+  const code = await new Promise((r) => p.once("exit", r));
+  assert.is(code, 0, err);
+  assert.ok(existsSync(out));
+  assert.not.ok(existsSync(`${out}.lock`));
+});
+
 test("a batch killed with SIGKILL leaves at most one lock per worker", async () => {
   const dir = join(tmp, "many");
   mkdirSync(dir);
