@@ -369,6 +369,10 @@ export async function runMerge(args: string[], v: CliValues): Promise<number> {
   checkOutputArgs(v, fmt, "merge");
   const an = analysis(v);
   // --list FILE: the ranks one a line, read as batch reads it (docs/cluster.md has shards and the merge share one list).
+  // Standard input holds one of them, not both: read as the list first, the rank `-` then found it empty.
+  if ((v.list ?? []).some((l) => l === "-" || l === "/dev/stdin") && args.some((a) => a === "-" || a === "/dev/stdin")) {
+    throw new RawtraceError("USAGE", "standard input cannot be both a rank (-) and the --list: give the list as a file");
+  }
   const { files, missing } = inputs([...args, ...(v.list ?? []).flatMap(readList)], "merge");
   if (missing.length) throw new RawtraceError("IO", missing.map((m) => m.error.message).join("; "));
   const output = v.output ?? (fmt === "xspace" ? "merged_xprof" : v.gzip ? "merged.json.gz" : "merged.json");

@@ -110,8 +110,8 @@ export function callerCallback() {
         }
         // A promise it returns is the engine's to wait for (a rejection fails the conversion, Engine.noteAsync); its
         // rejection is the caller's too. Dropping it left the rejection unhandled: the process ended.
-        if (r !== null && typeof r === "object" && typeof (r as PromiseLike<unknown>).then === "function") {
-          return Promise.resolve(r as PromiseLike<unknown>).catch((e) => {
+        if (r !== null && typeof r === "object" && typeof (r as unknown as PromiseLike<unknown>).then === "function") {
+          return Promise.resolve(r as unknown as PromiseLike<unknown>).catch((e) => {
             thrown = { e };
             throw e;
           }) as R;

@@ -35,6 +35,12 @@ test("merge --list: the same trace as the files as arguments", () => {
   assert.is(strip("list.json"), strip("args.json"));
 });
 
+test("merge - --list -: standard input cannot be both, USAGE (a rank read after the list found it empty)", () => {
+  const r = cli(["merge", "-", "--list", "-", "-o", "both.json"], Buffer.from(`${ranks[0]}\n`));
+  assert.is(r.status, 2, r.stderr);
+  assert.match(r.stderr, /standard input cannot be both a rank \(-\) and the --list/);
+});
+
 test("convertBatch and merge: a string for the inputs is USAGE, nothing made", async () => {
   const outDir = join(tmp, "never");
   for (const f of [() => convertBatch(ranks[0] as unknown as string[], { outDir }), () => merge(ranks[0] as unknown as string[], join(outDir, "m.json"))]) {
