@@ -93,8 +93,8 @@ let verifyPayloads = true;
 /** Size of the incomplete chunk at the window start (0 = none). */
 let pendingTotal: usize = 0;
 /**
- * A buffer chunk that failed its payload checksum while its payload ends in more than a record of zeros (ZERO_TAIL)
- * and every byte after it so far is zero ({@link zeroTailed}): held at the window start, its size here (0 = none),
+ * A buffer chunk that failed its payload checksum while its payload ends in ZERO_TAIL or more zeros (more than a
+ * record) and every byte after it so far is zero ({@link zeroTailed}): held at the window start, its size here (0 = none),
  * until the input ends (then it was cut: {@link settleHeld}) or a byte that is not zero arrives (then it is damaged:
  * {@link releaseHeld}).
  */
@@ -369,8 +369,8 @@ function zeroPrefix(p: usize, n: usize): usize {
 
 /**
  * Whether the complete chunk at `c` (`total` bytes), which failed its payload checksum, may be a buffer whose tail
- * was never written: a buffer chunk ({@link isBufferChunk}) whose payload ends in more than a record of zeros
- * (ZERO_TAIL), its padding and every byte after it up to the window's end zero too, and no valid chunk header in its
+ * was never written: a buffer chunk ({@link isBufferChunk}) whose payload ends in ZERO_TAIL or more zeros (more
+ * than a record), its padding and every byte after it up to the window's end zero too, and no valid chunk header in its
  * span. A crash can leave the file's last blocks unwritten, read as zeros up to the file's size: such a chunk is
  * held ({@link holdTotal}) until the input ends or a byte that is not zero comes. A chunk damaged otherwise is
  * skipped as before.

@@ -565,6 +565,12 @@ static void handle(rt_item* it) {
 /* Writer thread, exit, signals                                                                                        */
 /* ------------------------------------------------------------------------------------------------------------------ */
 
+/* Disables every view the collector enables (the exit flush, a write error). */
+static void disable_views(void) {
+  for (size_t i = 0; i < sizeof kViews / sizeof kViews[0]; i++)
+    if (G.stride[kViews[i]]) P.disable((pti_view_kind)kViews[i]);
+}
+
 /* ptiFlushAllViews, on a thread of its own (finalize). */
 static void flush_pti(void) {
   P.flush_all(); /* delivers on this or PTI's thread; both queue */
@@ -583,8 +589,7 @@ static void finalize(void) {
   }
   rt_queue_drain_to(&G.q, handle, rt_queue_last(&G.q)); /* PTI still records: not until the queue is empty */
   atomic_store(&G.state, ST_FINISHED);
-  for (size_t i = 0; flushed && i < sizeof kViews / sizeof kViews[0]; i++)
-    if (G.stride[kViews[i]]) P.disable((pti_view_kind)kViews[i]);
+  if (flushed) disable_views();
   rt_queue_drain(&G.q, handle);
   write_capped();
   if (!atomic_load(&G.write_failed)) {
@@ -613,8 +618,7 @@ static void* writer_main(void* arg) {
       /* Nothing more can be written: stop PTI's tracing too (Level Zero's tracing layer costs the program on every
        * call and kernel), as "recording stops" says. What it still delivers is freed unwritten. */
       views_off = 1;
-      for (size_t i = 0; i < sizeof kViews / sizeof kViews[0]; i++)
-        if (G.stride[kViews[i]]) P.disable((pti_view_kind)kViews[i]);
+      disable_views();
     }
   }
   finalize();
@@ -776,9 +780,7 @@ __attribute__((constructor)) static void rawtrace_xpu_init(void) {
     }
     /* A write error meanwhile (the header's, or the writer's first chunks): the writer's one pass disabling the views
      * may have run before some of these were enabled. */
-    if (atomic_load(&G.write_failed))
-      for (size_t i = 0; i < sizeof kViews / sizeof kViews[0]; i++)
-        if (G.stride[kViews[i]]) P.disable((pti_view_kind)kViews[i]);
+    if (atomic_load(&G.write_failed)) disable_views();
   }
   atexit(finish); /* the signal handlers: by the writer, once the program's runtime has started (signals_poll) */
   logmsg(RT_V_INFO, 1, "recording PTI %s (%.200s) into %.200s", vtext, G.lib_path, G.path);

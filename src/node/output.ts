@@ -524,8 +524,8 @@ function lockLine(tmp?: string): string {
 }
 
 /**
- * Whether the lock at `path` (its line `info`) is stale: its process is gone (same host), or it has not been
- * refreshed for LOCK_STALE_MS (any host).
+ * Whether a lock (its modification time, and the pid and host of its line) is stale: its process is gone (same
+ * host), or it has not been refreshed for LOCK_STALE_MS (any host).
  */
 function staleLock(mtimeMs: number, pid: string | undefined, host: string | undefined): boolean {
   if (host === hostname() && Number(pid) > 0 && !alive(Number(pid))) return true;
@@ -624,9 +624,7 @@ export class OutputFile {
   static check(path: string, opts: OpenOutputOptions = {}): OutputTarget {
     const out = resolveOutput(path);
     if (opts.inputs) refuseInput(out, opts.inputs);
-    if (out.kind === "regular" && !opts.force && exists(out.target)) {
-      throw new RawtraceError("EXISTS", `${path}: already exists (to overwrite it: --force; Node API: force: true)`, path);
-    }
+    if (out.kind === "regular") refuseExisting(out, opts.force);
     return out;
   }
 
@@ -644,9 +642,7 @@ export class OutputFile {
     }
     const lockPath = opts.lock === false ? null : lock(out.target, path);
     try {
-      if (!opts.force && exists(out.target)) {
-        throw new RawtraceError("EXISTS", `${path}: already exists (to overwrite it: --force; Node API: force: true)`, path);
-      }
+      refuseExisting(out, opts.force);
       const t = createTemp(out.target);
       if (lockPath) nameTemp(lockPath, t.path);
       return new OutputFile(out, t.fd, t.path, lockPath, !!opts.force);
@@ -666,9 +662,11 @@ export class OutputFile {
       if (out.kind !== "regular") throw new RawtraceError("USAGE", `${path}: not a regular file`, path);
       if (opts.inputs) refuseInput(out, opts.inputs);
       const lockPath = opts.lock === false ? null : lock(out.target, path);
-      if (!opts.force && exists(out.target)) {
+      try {
+        refuseExisting(out, opts.force);
+      } catch (e) {
         if (lockPath) dropLock(lockPath);
-        throw new RawtraceError("EXISTS", `${path}: already exists (to overwrite it: --force; Node API: force: true)`, path);
+        throw e;
       }
       if (lockPath) nameTemp(lockPath, tmp);
       return new OutputFile(out, fd, tmp, lockPath, !!opts.force);
@@ -776,6 +774,13 @@ export class OutputFile {
     const mine = new Set([lockLine().trim(), lockLine(this.tmp ?? undefined).trim()]);
     removeLockIf(p, (now) => mine.has(now.line));
     disown(p);
+  }
+}
+
+/** Throws EXISTS when the regular output `out` is there already and `force` is not given. */
+function refuseExisting(out: OutputTarget, force: boolean | undefined): void {
+  if (!force && exists(out.target)) {
+    throw new RawtraceError("EXISTS", `${out.path}: already exists (to overwrite it: --force; Node API: force: true)`, out.path);
   }
 }
 

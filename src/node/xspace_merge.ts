@@ -51,7 +51,6 @@ interface Field {
   n: number;
 }
 
-/** Positioned reads of one part file through a window. */
 /**
  * The open descriptors of the parts being joined, at most {@link MAX_OPEN_PARTS}: a host with many ranks (1,000
  * parts) would otherwise hold one per part during the join, past `ulimit -n`. The least recently read is closed,
@@ -84,6 +83,7 @@ class PartFds {
   }
 }
 
+/** Positioned reads of one part file through a window. */
 class PartReader {
   private buf = Buffer.allocUnsafe(1 << 16);
   private start = 0;
