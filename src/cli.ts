@@ -13,7 +13,7 @@ import { EXIT, errorLine, runBatch, runConvert, runDiff, runInfo, runMerge, runS
 import { RawtraceError, isRawtraceError } from "./core/codes.js";
 import { recordEndedBy, runRecord } from "./node/record.js";
 import { runView } from "./node/view.js";
-import { removeFoldersLeftEmpty } from "./node/output.js";
+import { removeFoldersLeftEmpty } from "./node/owned.js";
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
 

@@ -17,7 +17,8 @@ import { checkOutputOptions, xspaceProfilePath } from "./convert.js";
 import { isGzipFile } from "./file_source.js";
 import { gzipByName } from "./block_gzip.js";
 import { dumpName, stemOf } from "./inputs.js";
-import { InputSet, OutputFile, createTemp, makeDir, isInput, isStreamOutput, removeOwned } from "./output.js";
+import { InputSet, OutputFile, createTemp, makeDir, isInput, isStreamOutput } from "./output.js";
+import { removeOwned } from "./owned.js";
 import { WorkerPool, poolJobs, type ActiveTask } from "./pool.js";
 import { convertSplit, convertingWorkers } from "./split.js";
 

@@ -20,7 +20,8 @@
 import { closeSync, readSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { tmpdir } from "node:os";
-import { FdSink, InputSet, OutputFile, createTemp, makeDir, isStreamOutput, removeDirsIfEmpty, removeOwned } from "./output.js";
+import { FdSink, InputSet, OutputFile, createTemp, makeDir, isStreamOutput, removeDirsIfEmpty } from "./output.js";
+import { removeOwned } from "./owned.js";
 import { gzipByName } from "./block_gzip.js";
 import { spoolInputs } from "./file_source.js";
 import { FilesMet, dumpName } from "./inputs.js";

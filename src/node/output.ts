@@ -9,26 +9,23 @@
  *   mode 0600, an unpredictable name) in the directory of the final file, then published: `link()` when the output
  *   must not exist (fails if another program created it meanwhile), `rename()` with `--force`. The published file
  *   gets mode 0666 & ~umask. A symlink output is followed to its target: the target is replaced, the link stays.
- * - While a regular output is written, `<target>.lock` (created exclusively, holding `pid host`) claims it: a second
- *   run to the same output is refused (EXISTS) instead of racing the first. The holder refreshes the lock's time
- *   every LOCK_REFRESH_MS and adds its temporary's name to it. A lock whose process is gone (same host), or that
- *   has not been refreshed for LOCK_STALE_MS (any host: a killed pod's), is taken over, and the temporary it names
- *   removed. A process removes a lock only while it still names that process.
+ * - While a regular output is written, `<target>.lock` claims it (src/node/output_lock.ts): a second run to the
+ *   same output is refused (EXISTS) instead of racing the first; a lock left by a run that was killed is taken over.
  * - An output that is an input (same device and inode: the same path, a hard link or a symlink) is refused (USAGE),
  *   `--force` or not.
  * - Every temporary and lock this process created is removed on failure, on SIGINT/SIGTERM (then the process exits
- *   130/143 when nobody else listens for the signal) and at exit; nothing else is ever removed.
+ *   130/143 when nobody else listens for the signal) and at exit; nothing else is ever removed (src/node/owned.ts).
  * - A write that fails (ENOSPC, EFBIG, EIO…) is an IO error naming the output path.
  */
 import {
-  closeSync, constants as fc, existsSync, mkdirSync, fchmodSync, fstatSync, linkSync, lstatSync, openSync, readlinkSync, readSync,
-  renameSync, rmdirSync, statSync, unlinkSync, utimesSync, writeFileSync, writeSync, type Stats,
+  closeSync, constants as fc, mkdirSync, fchmodSync, fstatSync, linkSync, lstatSync, openSync, readlinkSync, renameSync,
+  rmdirSync, statSync, unlinkSync, writeSync, type Stats,
 } from "node:fs";
 import { randomBytes } from "node:crypto";
-import { hostname } from "node:os";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
-import { isMainThread } from "node:worker_threads";
 import { BlockGzip } from "./block_gzip.js";
+import { dropLock, lock, nameTemp, unlock } from "./output_lock.js";
+import { disown, own, ownDir, removeOwned } from "./owned.js";
 import { RawtraceError } from "../core/codes.js";
 
 /** How an output is written. */
@@ -190,106 +187,6 @@ export function isInput(path: string, inputs: readonly string[] | InputSet): boo
   return set.inputOf(st) !== undefined;
 }
 
-// ---- Temporaries and locks of this process: removed on failure, on signals and at exit --------------------------
-
-const owned = new Set<string>();
-/** Folders this process made (makeDir), in the order made: removed when a signal ends the process and they are still empty. */
-const ownedDirs: string[] = [];
-let hooked = false;
-
-function cleanupOwned(): void {
-  for (const p of owned) {
-    try {
-      unlinkSync(p);
-    } catch {
-      // already gone
-    }
-  }
-  owned.clear();
-}
-
-/**
- * Removes the folders makeDir made that are still empty, deepest first (rmdir removes only an empty folder, so one
- * that received an output, or anything else, stays): when a signal ends the process, and at the end of a
- * command-line run (src/cli.ts: the whole process is one run, so these are the folders of outputs that failed, such as
- * an XSpace log directory's `plugins/profile/` for an input that was not a dump). Not at a normal exit of a library
- * host, or in a host that handles the signal and goes on: another run may be about to write into them.
- */
-export function removeFoldersLeftEmpty(): void {
-  for (const d of ownedDirs.splice(0).reverse()) {
-    try {
-      rmdirSync(d);
-    } catch {
-      // not empty, or gone
-    }
-  }
-}
-
-function onSignal(sig: "SIGINT" | "SIGTERM"): void {
-  // Only when nobody else handles the signal: a library must not decide that its host exits, nor pull the files
-  // from under the conversions of a host that handles it and goes on (a graceful shutdown that lets them finish).
-  // Such a host that then exits runs the exit hook, which removes the temporaries and locks.
-  if (process.listenerCount(sig) > 1) return;
-  cleanupOwned();
-  removeFoldersLeftEmpty();
-  // Ended by the signal itself, its default action restored (a shell reports 130 / 143): process.exit would wait
-  // for a worker thread blocked in a read (a conversion worker copying a FIFO that never ends) and never return.
-  process.off("SIGINT", onSignal);
-  process.off("SIGTERM", onSignal);
-  process.kill(process.pid, sig);
-  // Where the signal cannot end the process (its default action ignored by the parent): the exit code instead.
-  setTimeout(() => process.exit(sig === "SIGINT" ? 130 : 143), 1000);
-}
-
-/** Registers a file this process created and must remove unless it is published. */
-export function own(path: string): void {
-  owned.add(path);
-  hook();
-}
-
-/** Installs, once and in the main thread, the SIGINT/SIGTERM and exit handlers that clean up what this process owns. */
-function hook(): void {
-  if (hooked || !isMainThread) return;
-  hooked = true;
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
-  process.on("exit", cleanupOwned);
-}
-
-/**
- * Runs `fn`, a loop that blocks the main thread (reading a stream to its end), with the default SIGINT/SIGTERM
- * action in place of this module's handlers: a handler cannot run while the thread blocks, so a stream that never
- * ends would leave the process killable by SIGKILL only. A signal then ends the process at once (exit 130 / 143 as
- * the shell reports it); files this process owns at that moment stay behind.
- */
-export function withDefaultSignals<T>(fn: () => T): T {
-  if (!hooked) return fn();
-  process.off("SIGINT", onSignal);
-  process.off("SIGTERM", onSignal);
-  try {
-    return fn();
-  } finally {
-    process.on("SIGINT", onSignal);
-    process.on("SIGTERM", onSignal);
-  }
-}
-
-/** Forgets `path` (published or removed). */
-export function disown(path: string): void {
-  owned.delete(path);
-}
-
-/** Removes `path` if this process created it (never anything else). */
-export function removeOwned(path: string): void {
-  if (!owned.has(path)) return;
-  owned.delete(path);
-  try {
-    unlinkSync(path);
-  } catch {
-    // already gone
-  }
-}
-
 const CREATE_EXCL = fc.O_CREAT | fc.O_EXCL | fc.O_WRONLY | fc.O_NOFOLLOW;
 
 /**
@@ -348,10 +245,7 @@ export function makeDir(dir: string, what = "the output folder", removeIfInterru
     try {
       mkdirSync(p);
       made.push(p);
-      if (removeIfInterrupted) {
-        ownedDirs.push(p);
-        hook();
-      }
+      if (removeIfInterrupted) ownDir(p);
     } catch (e) {
       // Created meanwhile by another run: fine when it is a folder.
       if ((e as NodeJS.ErrnoException).code === "EEXIST") {
@@ -401,184 +295,6 @@ export function writeAll(fd: number, b: Uint8Array, path: string, what = "cannot
         continue;
       }
       throw ioError(path, e, what);
-    }
-  }
-}
-
-/** Adds the temporary's name to this process's lock file: a run that takes the lock over as stale removes it. */
-function nameTemp(lockPath: string, tmp: string): void {
-  try {
-    writeFileSync(lockPath, lockLine(tmp));
-  } catch {
-    // the lock still claims the output; only the orphan's removal is lost
-  }
-}
-
-/** A lock file's line, inode and modification time, read through one descriptor (so they are one file's); null when none. */
-function lockState(lock: string): { line: string; ino: number; mtimeMs: number } | null {
-  try {
-    const fd = openSync(lock, fc.O_RDONLY | fc.O_NOFOLLOW);
-    try {
-      const b = Buffer.alloc(256);
-      const line = b.subarray(0, readSync(fd, b, 0, b.length, 0)).toString("utf8").trim();
-      const st = fstatSync(fd);
-      return { line, ino: st.ino, mtimeMs: st.mtimeMs };
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    return null;
-  }
-}
-
-/**
- * Removes the lock at `path` only if it is still the one `keep` says it is (by inode or line), exclusively: it is
- * renamed aside first (one process wins a rename), then dropped when it is that lock, or put back (a link, which never
- * replaces a lock made meanwhile) when another run's lock was there by then. Unlinking by path after a check left a
- * gap in which another run could replace the lock and lose it: two retries taking over one stale lock both held the
- * output (2 of 30 trials of 8 processes at once). Returns true when it was removed.
- */
-function removeLockIf(path: string, keep: (st: { line: string; ino: number }) => boolean): boolean {
-  const aside = `${path}.${process.pid}.${randomBytes(6).toString("hex")}.aside`;
-  try {
-    renameSync(path, aside);
-  } catch {
-    return false; // gone: another run took it over, or its holder removed it
-  }
-  const st = lockState(aside);
-  if (st && keep(st)) {
-    try {
-      unlinkSync(aside);
-    } catch {
-      // gone
-    }
-    return true;
-  }
-  try {
-    linkSync(aside, path);
-  } catch {
-    // a newer lock is there: it stays
-  }
-  try {
-    unlinkSync(aside);
-  } catch {
-    // gone
-  }
-  return false;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
-/**
- * A lock's holder refreshes its modification time every LOCK_REFRESH_MS while it writes; a lock not refreshed for
- * LOCK_STALE_MS is stale whoever holds it (a process killed with SIGKILL, its host or pod gone: another host cannot
- * ask whether that pid still runs). Two minutes: a live holder's refresh is seen through NFS attribute caching
- * (`acregmax`, 60 s by default) with room for clock differences between hosts.
- */
-export const LOCK_REFRESH_MS = 15_000;
-export const LOCK_STALE_MS = 120_000;
-
-/** Locks this process holds (refreshed by the timer while any is held). */
-const heldLocks = new Set<string>();
-let refresher: ReturnType<typeof setInterval> | undefined;
-
-function holdLock(path: string): void {
-  heldLocks.add(path);
-  refresher ??= setInterval(() => {
-    const now = new Date();
-    for (const p of heldLocks) {
-      try {
-        utimesSync(p, now, now);
-      } catch {
-        // removed meanwhile
-      }
-    }
-  }, LOCK_REFRESH_MS);
-  refresher.unref?.();
-}
-
-/** Removes a lock this process just took (its claim failed). */
-function dropLock(path: string): void {
-  releaseLock(path);
-  removeOwned(path);
-}
-
-function releaseLock(path: string): void {
-  heldLocks.delete(path);
-  if (heldLocks.size === 0 && refresher) {
-    clearInterval(refresher);
-    refresher = undefined;
-  }
-}
-
-/** This process's line in its lock files: `pid host`, then the temporary's name once it exists. */
-function lockLine(tmp?: string): string {
-  return `${process.pid} ${hostname()}${tmp ? ` ${basename(tmp)}` : ""}\n`;
-}
-
-/**
- * Whether a lock (its modification time, and the pid and host of its line) is stale: its process is gone (same
- * host), or it has not been refreshed for LOCK_STALE_MS (any host).
- */
-function staleLock(mtimeMs: number, pid: string | undefined, host: string | undefined): boolean {
-  if (host === hostname() && Number(pid) > 0 && !alive(Number(pid))) return true;
-  return Date.now() - mtimeMs > LOCK_STALE_MS;
-}
-
-/**
- * Removes the temporary a stale lock names (`.<name>.<16 hex>.tmp` beside `target`, the only kind it can name):
- * the holder's unfinished output, left by a process that was killed.
- */
-function removeOrphan(target: string, tmpName: string | undefined): void {
-  if (!tmpName || tmpName !== basename(tmpName)) return;
-  const base = basename(target);
-  if (!tmpName.startsWith(`.${base}.`) || !/^[0-9a-f]{16}\.tmp$/.test(tmpName.slice(base.length + 2))) return;
-  try {
-    unlinkSync(join(dirname(target), tmpName));
-  } catch {
-    // gone
-  }
-}
-
-/** Claims `target` with `<target>.lock` (see the module comment). Returns the lock path. */
-function lock(target: string, shown: string): string {
-  const path = `${target}.lock`;
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const fd = openSync(path, CREATE_EXCL, 0o644);
-      own(path);
-      try {
-        writeSync(fd, lockLine());
-      } finally {
-        closeSync(fd);
-      }
-      holdLock(path);
-      return path;
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code === "ENOENT" && !existsSync(dirname(target))) {
-        // The usual cause, said plainly: a file output's folder is not made for it (as cp or gcc -o).
-        throw new RawtraceError("IO", `${shown}: cannot create: the folder ${dirname(target)} does not exist (make it first: mkdir -p)`, shown);
-      }
-      if (code !== "EEXIST") throw ioError(shown, e, `cannot create its lock file ${path}`);
-      const st = lockState(path);
-      const info = st?.line ?? "";
-      const [pid, host, tmpName] = info.split(" ");
-      if (attempt === 0 && st && staleLock(st.mtimeMs, pid, host)) {
-        // Its process is gone, or it has not refreshed it for LOCK_STALE_MS: taken over — that very lock only (by
-        // inode), whichever of several runs gets there first; the others then find the winner's and say EXISTS.
-        if (removeLockIf(path, (now) => now.ino === st.ino)) removeOrphan(target, tmpName);
-        continue;
-      }
-      const who = /^\d+$/.test(pid ?? "") ? `rawtrace pid ${pid}${host ? ` on ${host}` : ""}` : "another program";
-      throw new RawtraceError("EXISTS", `${shown}: being written by ${who} (lock file ${path}): not writing it at the same time; a lock not refreshed for ${LOCK_STALE_MS / 1000} s is taken over, or remove the lock file if that run is gone`, shown);
     }
   }
 }
@@ -768,12 +484,7 @@ export class OutputFile {
     const p = this.lockPath;
     this.lockPath = null;
     if (!p) return;
-    releaseLock(p);
-    // Only a lock that is still this process's own line (pid, host and temporary: `12 node1` is not `12 node10`): a
-    // stale one taken over meanwhile is its new holder's. Exclusively (removeLockIf), not unlinked by path after a look.
-    const mine = new Set([lockLine().trim(), lockLine(this.tmp ?? undefined).trim()]);
-    removeLockIf(p, (now) => mine.has(now.line));
-    disown(p);
+    unlock(p, this.tmp);
   }
 }
 

@@ -9,7 +9,8 @@ import { closeSync, readSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { memorySpill, type SpillStore } from "../core/engine.js";
-import { createTemp, removeOwned } from "./output.js";
+import { createTemp } from "./output.js";
+import { removeOwned } from "./owned.js";
 
 /**
  * Bytes of a conversion's spill kept in memory before a temporary file is made (16 MiB): a real dump's lines out

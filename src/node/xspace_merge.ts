@@ -22,10 +22,11 @@
  * line and metadata record, whatever the size of the parts.
  */
 import { writeAll } from "./output.js";
+import { refreshHeldLocks } from "./output_lock.js";
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { RawtraceError } from "../core/codes.js";
-import { XPlaneSchema, XStatMetadataSchema, XStatSchema, type XPlane, type XStat } from "../gen/xplane_pb.js";
+import { XPlaneSchema, XStatMetadataSchema, XStatSchema, type XStat } from "../gen/xplane_pb.js";
 
 const WIRE_VARINT = 0;
 const WIRE_I64 = 1;
@@ -210,6 +211,9 @@ class Out {
   private flush(): void {
     writeAll(this.fd, this.buf.subarray(0, this.n), this.name);
     this.n = 0;
+    // The join runs on the main thread, whose timer cannot refresh the output's lock meanwhile (a big host on a slow
+    // file system could otherwise look stale to a retry after two minutes).
+    refreshHeldLocks();
   }
 
   write(s: Seg): void {

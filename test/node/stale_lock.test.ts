@@ -13,7 +13,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { convertBatch } from "../../src/node/batch.js";
-import { LOCK_STALE_MS, OutputFile } from "../../src/node/output.js";
+import { OutputFile } from "../../src/node/output.js";
+import { LOCK_STALE_MS } from "../../src/node/output_lock.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const CLI = join(ROOT, "dist/node/cli.js");

@@ -1,0 +1,249 @@
+/**
+ * `<target>.lock`: claims a regular output while this process writes it (src/node/output.ts, docs/cluster.md
+ * "Retries after a kill"). The lock is created exclusively and holds `pid host`, then the temporary's name. Its
+ * holder refreshes its modification time every LOCK_REFRESH_MS; a lock whose process is gone (same host), or that
+ * has not been refreshed for LOCK_STALE_MS (any host), is taken over and the temporary it names removed. A process
+ * removes a lock only while it still names that process.
+ *
+ * Ages are read on the file system's clock, never compared with this host's: a lock shared between hosts (NFS, a
+ * cluster's scratch) carries times the file server stamps, and two hosts' clocks may differ by minutes. The holder
+ * stamps its refreshes with the file system's time (this host's clock plus the offset seen when the lock was created);
+ * a run that finds a lock measures "now" by creating a probe file beside it.
+ */
+import { closeSync, constants as fc, existsSync, fstatSync, linkSync, openSync, readSync, renameSync, unlinkSync, utimesSync, writeFileSync, writeSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+import { basename, dirname, join } from "node:path";
+import { RawtraceError } from "../core/codes.js";
+import { ioError } from "./output.js";
+import { disown, own, removeOwned } from "./owned.js";
+
+const CREATE_EXCL = fc.O_CREAT | fc.O_EXCL | fc.O_WRONLY | fc.O_NOFOLLOW;
+
+/** Adds the temporary's name to this process's lock file: a run that takes the lock over as stale removes it. */
+export function nameTemp(lockPath: string, tmp: string): void {
+  try {
+    writeFileSync(lockPath, lockLine(tmp));
+  } catch {
+    // the lock still claims the output; only the orphan's removal is lost
+  }
+}
+
+/** A lock file's line, inode and modification time, read through one descriptor (so they are one file's); null when none. */
+function lockState(lock: string): { line: string; ino: number; mtimeMs: number } | null {
+  try {
+    const fd = openSync(lock, fc.O_RDONLY | fc.O_NOFOLLOW);
+    try {
+      const b = Buffer.alloc(256);
+      const line = b.subarray(0, readSync(fd, b, 0, b.length, 0)).toString("utf8").trim();
+      const st = fstatSync(fd);
+      return { line, ino: st.ino, mtimeMs: st.mtimeMs };
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Removes the lock at `path` only if it is still the one `keep` says it is (by inode or line), exclusively: it is
+ * renamed aside first (one process wins a rename), then dropped when it is that lock, or put back (a link, which never
+ * replaces a lock made meanwhile) when another run's lock was there by then. Unlinking by path after a check left a
+ * gap in which another run could replace the lock and lose it: two retries taking over one stale lock both held the
+ * output (2 of 30 trials of 8 processes at once). Returns true when it was removed.
+ */
+function removeLockIf(path: string, keep: (st: { line: string; ino: number }) => boolean): boolean {
+  const aside = `${path}.${process.pid}.${randomBytes(6).toString("hex")}.aside`;
+  try {
+    renameSync(path, aside);
+  } catch {
+    return false; // gone: another run took it over, or its holder removed it
+  }
+  const st = lockState(aside);
+  if (st && keep(st)) {
+    try {
+      unlinkSync(aside);
+    } catch {
+      // gone
+    }
+    return true;
+  }
+  try {
+    linkSync(aside, path);
+  } catch {
+    // a newer lock is there: it stays
+  }
+  try {
+    unlinkSync(aside);
+  } catch {
+    // gone
+  }
+  return false;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * A lock's holder refreshes its modification time every LOCK_REFRESH_MS while it writes; a lock not refreshed for
+ * LOCK_STALE_MS is stale whoever holds it (a process killed with SIGKILL, its host or pod gone: another host cannot
+ * ask whether that pid still runs). Two minutes: a live holder's refresh is seen through NFS attribute caching
+ * (`acregmax`, 60 s by default), with room for a refresh that comes late.
+ */
+export const LOCK_REFRESH_MS = 15_000;
+export const LOCK_STALE_MS = 120_000;
+
+/** Locks this process holds, each with the file system's clock minus this host's (ms) seen when it was created. */
+const heldLocks = new Map<string, number>();
+let refresher: ReturnType<typeof setInterval> | undefined;
+/** When (this host's clock, ms) the held locks were last refreshed. */
+let refreshedAt = 0;
+
+/**
+ * Refreshes the modification time of every lock this process holds, on the file system's clock, when LOCK_REFRESH_MS
+ * have passed since the last refresh (or always, with `force`). The timer calls it; a long synchronous step that
+ * keeps the timer from running (an XSpace merge's join of a big host's parts) calls it as it goes.
+ */
+export function refreshHeldLocks(force = false): void {
+  const now = Date.now();
+  if (!force && now - refreshedAt < LOCK_REFRESH_MS) return;
+  refreshedAt = now;
+  for (const [p, offset] of heldLocks) {
+    const t = (now + offset) / 1000;
+    try {
+      utimesSync(p, t, t);
+    } catch {
+      // removed meanwhile
+    }
+  }
+}
+
+function holdLock(path: string, offsetMs: number): void {
+  heldLocks.set(path, offsetMs);
+  if (!refresher) {
+    refreshedAt = Date.now();
+    refresher = setInterval(() => refreshHeldLocks(true), LOCK_REFRESH_MS);
+    refresher.unref?.();
+  }
+}
+
+/** Removes a lock this process just took (its claim failed). */
+export function dropLock(path: string): void {
+  releaseLock(path);
+  removeOwned(path);
+}
+
+function releaseLock(path: string): void {
+  heldLocks.delete(path);
+  if (heldLocks.size === 0 && refresher) {
+    clearInterval(refresher);
+    refresher = undefined;
+  }
+}
+
+/**
+ * Releases the lock at `path` that this process took for temporary `tmp`, and removes it only while it is still this
+ * process's own line (pid, host and temporary: `12 node1` is not `12 node10`): a stale one taken over meanwhile is
+ * its new holder's. Exclusively (removeLockIf), not unlinked by path after a look.
+ */
+export function unlock(path: string, tmp: string | null): void {
+  releaseLock(path);
+  const mine = new Set([lockLine().trim(), lockLine(tmp ?? undefined).trim()]);
+  removeLockIf(path, (now) => mine.has(now.line));
+  disown(path);
+}
+
+/** This process's line in its lock files: `pid host`, then the temporary's name once it exists. */
+function lockLine(tmp?: string): string {
+  return `${process.pid} ${hostname()}${tmp ? ` ${basename(tmp)}` : ""}\n`;
+}
+
+/**
+ * The file system's present time (ms) in the folder of `near`, as it stamps files there: a probe file is created
+ * beside it, written, read back and removed. Null when none can be made there.
+ */
+function fsNow(near: string): number | null {
+  const path = join(dirname(near), `.${basename(near)}.${randomBytes(8).toString("hex")}.clock`);
+  let fd = -1;
+  try {
+    fd = openSync(path, CREATE_EXCL, 0o600);
+    own(path);
+    writeSync(fd, "t"); // a write: stamped by the file system (the file server's clock on NFS)
+    return fstatSync(fd).mtimeMs;
+  } catch {
+    return null;
+  } finally {
+    if (fd >= 0) closeSync(fd);
+    removeOwned(path);
+  }
+}
+
+/**
+ * Whether the lock of `target` (its modification time, and the pid and host of its line) is stale: its process is
+ * gone (same host), or it has not been refreshed for LOCK_STALE_MS (any host), measured on the file system's clock
+ * (this host's only where no probe can be made beside it).
+ */
+function staleLock(mtimeMs: number, pid: string | undefined, host: string | undefined, target: string): boolean {
+  if (host === hostname() && Number(pid) > 0 && !alive(Number(pid))) return true;
+  return (fsNow(target) ?? Date.now()) - mtimeMs > LOCK_STALE_MS;
+}
+
+/**
+ * Removes the temporary a stale lock names (`.<name>.<16 hex>.tmp` beside `target`, the only kind it can name):
+ * the holder's unfinished output, left by a process that was killed.
+ */
+function removeOrphan(target: string, tmpName: string | undefined): void {
+  if (!tmpName || tmpName !== basename(tmpName)) return;
+  const base = basename(target);
+  if (!tmpName.startsWith(`.${base}.`) || !/^[0-9a-f]{16}\.tmp$/.test(tmpName.slice(base.length + 2))) return;
+  try {
+    unlinkSync(join(dirname(target), tmpName));
+  } catch {
+    // gone
+  }
+}
+
+/** Claims `target` with `<target>.lock` (see the module comment). Returns the lock path. */
+export function lock(target: string, shown: string): string {
+  const path = `${target}.lock`;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const fd = openSync(path, CREATE_EXCL, 0o644);
+      own(path);
+      let stamped: number;
+      try {
+        writeSync(fd, lockLine());
+        stamped = fstatSync(fd).mtimeMs; // the file system's clock, now
+      } finally {
+        closeSync(fd);
+      }
+      holdLock(path, stamped - Date.now());
+      return path;
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === "ENOENT" && !existsSync(dirname(target))) {
+        // The usual cause, said plainly: a file output's folder is not made for it (as cp or gcc -o).
+        throw new RawtraceError("IO", `${shown}: cannot create: the folder ${dirname(target)} does not exist (make it first: mkdir -p)`, shown);
+      }
+      if (code !== "EEXIST") throw ioError(shown, e, `cannot create its lock file ${path}`);
+      const st = lockState(path);
+      const info = st?.line ?? "";
+      const [pid, host, tmpName] = info.split(" ");
+      if (attempt === 0 && st && staleLock(st.mtimeMs, pid, host, target)) {
+        // Its process is gone, or it has not refreshed it for LOCK_STALE_MS: taken over — that very lock only (by
+        // inode), whichever of several runs gets there first; the others then find the winner's and say EXISTS.
+        if (removeLockIf(path, (now) => now.ino === st.ino)) removeOrphan(target, tmpName);
+        continue;
+      }
+      const who = /^\d+$/.test(pid ?? "") ? `rawtrace pid ${pid}${host ? ` on ${host}` : ""}` : "another program";
+      throw new RawtraceError("EXISTS", `${shown}: being written by ${who} (lock file ${path}): not writing it at the same time; a lock not refreshed for ${LOCK_STALE_MS / 1000} s is taken over, or remove the lock file if that run is gone`, shown);
+    }
+  }
+}
