@@ -24,9 +24,10 @@ static void on_kernel_symbol(const rt_rocp_kernel_symbol_data* d) {
   if (!d || d->size < sizeof *d) return;
   size_t len = bounded_len(d->kernel_name);
   if (!rt_rocm_small_reserve(sizeof(struct ksym_item) + len + 1)) return;
-  struct ksym_item* k = (struct ksym_item*)rt_malloc(sizeof *k + len + 1);
+  struct ksym_item* k = rt_rocm_fault("items") ? NULL : (struct ksym_item*)rt_malloc(sizeof *k + len + 1);
   if (!k) {
     atomic_fetch_sub(&G.small_bytes, sizeof(struct ksym_item) + len + 1);
+    rt_rocm_lost_small(1);
     return;
   }
   memset(k, 0, sizeof *k);
@@ -51,9 +52,10 @@ static void on_marker(uint64_t corr, const rt_rocp_marker_api_data* d) {
   if (!d || d->size < sizeof *d) return;
   size_t len = bounded_len(d->message);
   if (!rt_rocm_small_reserve(sizeof(struct marker_item) + len + 1)) return;
-  struct marker_item* m = (struct marker_item*)rt_malloc(sizeof *m + len + 1);
+  struct marker_item* m = rt_rocm_fault("items") ? NULL : (struct marker_item*)rt_malloc(sizeof *m + len + 1);
   if (!m) {
     atomic_fetch_sub(&G.small_bytes, sizeof(struct marker_item) + len + 1);
+    rt_rocm_lost_small(1);
     return;
   }
   m->it.type = IT_MARKER;

@@ -60,3 +60,15 @@ int rt_rocm_kind_wanted(const char* name) {
   }
   return want;
 }
+
+#ifdef RT_ROCM_FAULTS
+int rt_rocm_fault(const char* site) {
+  const char* t;
+  size_t tn;
+  int neg;
+  const char* list = getenv("RAWTRACE_ROCM_FAULTS");
+  for (const char* s = list ? list : ""; (s = rt_rocm_next_kind(s, &t, &tn, &neg)) != NULL;)
+    if (strlen(site) == tn && !strncmp(t, site, tn)) return 1;
+  return 0;
+}
+#endif

@@ -205,6 +205,15 @@ const char* rt_rocm_status_text(rt_rocp_status st);
 
 /* rocm_config.c: configuration (environment) */
 void rt_rocm_load_config(struct config* c);
+#ifdef RT_ROCM_FAULTS
+/* Fault-injection build only (make test-bins: build/c/rocm/faults/): 1 when RAWTRACE_ROCM_FAULTS (a comma list)
+ * names `site`, making the allocation at that site fail as if memory had run out. Sites: "pend" (the pending list
+ * of kernel symbols / messages grows), "ksyms" (the KERNEL_SYMBOLS payload), "strings" (the STRINGS list), "items"
+ * (a kernel-symbol or message item in its callback). */
+int rt_rocm_fault(const char* site);
+#else
+#define rt_rocm_fault(site) 0
+#endif
 int rt_rocm_kind_wanted(const char* name);
 /* The next name of a RAWTRACE_ROCM_KINDS list at `s` (comma- or space-separated): `name`/`len` without its '-',
  * `neg` whether it had one; returns where the list goes on, or NULL at its end. */
@@ -234,6 +243,8 @@ void rt_rocm_enqueue(rt_item* it);
 int rt_rocm_small_reserve(size_t n);
 /* Frees a kernel-symbol or ROCTx message item and gives its bytes back to the budget. */
 void rt_rocm_free_small(rt_item* it);
+/* Counts `n` kernel-symbol or message items lost to an allocation failure: DROPPED reason 2, as the memory cap. */
+void rt_rocm_lost_small(uint64_t n);
 void rt_rocm_read_anchor(uint32_t which, rt_clock_anchor_t* a);
 void rt_rocm_enqueue_clock(uint32_t which);
 int rt_rocm_wrote(int rc);

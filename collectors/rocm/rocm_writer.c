@@ -27,6 +27,10 @@ void rt_rocm_free_small(rt_item* it) {
   rt_free(it);
 }
 
+void rt_rocm_lost_small(uint64_t n) {
+  if (n) atomic_fetch_add(&G.n_capped, n);
+}
+
 void rt_rocm_read_anchor(uint32_t which, rt_clock_anchor_t* a) {
   uint64_t v = 0;
   if (!S.get_timestamp || S.get_timestamp(&v) != RT_ROCP_STATUS_SUCCESS) v = rt_clock_ns(CLOCK_BOOTTIME);
@@ -59,17 +63,28 @@ int rt_rocm_wrote(int rc) {
   return rc;
 }
 
-/* Appends `it` to the pending list `*v` (`*n` of `*cap`); 0, or -1 when memory runs out (the item is freed). */
+static void write_pending(void);
+
+/*
+ * Appends `it` to the pending list `*v` (`*n` of `*cap`); 0, or -1 when it could not be kept. When the list cannot
+ * grow (memory ran out), what is pending is written now, which empties the list; an item a list never had room for
+ * is freed and counted as lost (DROPPED, memory cap).
+ */
 static int pend(void*** v, size_t* n, size_t* cap, void* it) {
   if (*n == *cap) {
     size_t ncap = *cap ? *cap * 2 : 64;
-    void** more = (void**)rt_realloc(*v, ncap * sizeof *more);
-    if (!more) {
-      rt_rocm_free_small((rt_item*)it);
-      return -1;
+    void** more = rt_rocm_fault("pend") ? NULL : (void**)rt_realloc(*v, ncap * sizeof *more);
+    if (more) {
+      *v = more;
+      *cap = ncap;
+    } else {
+      write_pending();
+      if (*n == *cap) {
+        rt_rocm_free_small((rt_item*)it);
+        rt_rocm_lost_small(1);
+        return -1;
+      }
     }
-    *v = more;
-    *cap = ncap;
   }
   (*v)[(*n)++] = it;
   return 0;
@@ -77,9 +92,14 @@ static int pend(void*** v, size_t* n, size_t* cap, void* it) {
 
 #define KSYM_FIXED 48u
 
-/* KERNEL_SYMBOLS (§13) and STRINGS (ROCTx messages keyed by correlation id) for everything pending. */
+/*
+ * KERNEL_SYMBOLS (§13) and STRINGS (ROCTx messages keyed by correlation id) for everything pending. Items a chunk
+ * could not be made for (memory ran out) are counted as lost (DROPPED, memory cap); after a write error nothing is
+ * written or counted any more.
+ */
 static void write_pending(void) {
   if (G.pend_ksym_n && !G.write_failed) {
+    int written = 0;
     rt_buf b;
     rt_buf_init(&b);
     rt_buf_u32(&b, (uint32_t)G.pend_ksym_n);
@@ -97,23 +117,27 @@ static void write_pending(void) {
       rt_buf_u32(&b, k->accum_vgpr);
       rt_buf_str(&b, k->name, k->len);
     }
+    if (rt_rocm_fault("ksyms")) b.oom = 1;
     if (!b.oom && b.len <= RT_MAX_CHUNK_PAYLOAD)
-      rt_rocm_wrote(rt_writer_chunk(G.w, RT_CHUNK_KERNEL_SYMBOLS, b.data, (uint32_t)b.len));
+      written = rt_rocm_wrote(rt_writer_chunk(G.w, RT_CHUNK_KERNEL_SYMBOLS, b.data, (uint32_t)b.len)) == 0;
     rt_buf_free(&b);
+    if (!written && !G.write_failed) rt_rocm_lost_small(G.pend_ksym_n);
   }
   for (size_t i = 0; i < G.pend_ksym_n; i++) rt_rocm_free_small(&G.pend_ksym[i]->it);
   G.pend_ksym_n = 0;
   if (G.pend_msg_n && !G.write_failed) {
-    rt_string* s = (rt_string*)rt_malloc(G.pend_msg_n * sizeof *s);
+    int written = 0;
+    rt_string* s = rt_rocm_fault("strings") ? NULL : (rt_string*)rt_malloc(G.pend_msg_n * sizeof *s);
     if (s) {
       for (size_t i = 0; i < G.pend_msg_n; i++) {
         s[i].ptr = G.pend_msg[i]->corr;
         s[i].bytes = G.pend_msg[i]->msg;
         s[i].len = G.pend_msg[i]->len;
       }
-      rt_rocm_wrote(rt_writer_strings(G.w, s, (uint32_t)G.pend_msg_n));
+      written = rt_rocm_wrote(rt_writer_strings(G.w, s, (uint32_t)G.pend_msg_n)) == 0;
       rt_free(s);
     }
+    if (!written && !G.write_failed) rt_rocm_lost_small(G.pend_msg_n);
   }
   for (size_t i = 0; i < G.pend_msg_n; i++) rt_rocm_free_small(&G.pend_msg[i]->it);
   G.pend_msg_n = 0;

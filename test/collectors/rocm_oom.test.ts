@@ -1,0 +1,93 @@
+/**
+ * The ROCm collector when memory runs out for kernel symbols and ROCTx messages: every one lost is counted in DROPPED
+ * (reason 2, as the memory cap), none silently.
+ *
+ * Runs test/collectors/rocm_app.c on the rocprofiler-sdk test double (test/collectors/fake_rocprofiler.c: 3 kernel
+ * symbols, then per step one roctxRangePushA message and, SDK 1.0, one range message) with the fault-injection build
+ * of the collector (build/c/rocm/faults/, `make -C collectors/rocm test-bins`), whose RAWTRACE_ROCM_FAULTS makes the
+ * allocation at the named sites fail (rt_rocm_fault, collectors/rocm/rocm_internal.h). Before, a failed allocation of
+ * the pending list, of the KERNEL_SYMBOLS payload or of the STRINGS list freed the items with no count at all.
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { readDumpChunks, type DumpChunk } from "../helpers/dump_chunks.js";
+import { ChunkType, DropReason } from "../../src/format/container.js";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const BUILD = join(ROOT, "build/c/rocm");
+const LIB = join(BUILD, "faults/librawtrace_rocm.so");
+const STEPS = 12;
+const KERNELS = 3;
+
+let dir = "";
+
+test.before(() => {
+  execFileSync("make", ["-s", "-C", join(ROOT, "collectors/rocm"), "test-bins"], { stdio: "pipe" });
+  dir = mkdtempSync(join(tmpdir(), "rawtrace-rocm-oom-"));
+});
+test.after(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+interface Dump { cs: DumpChunk[]; stats: Record<string, number>; stderr: string }
+
+/** Runs the program's basic scenario with the faults `faults` (a RAWTRACE_ROCM_FAULTS list) on SDK `sdk`. */
+function run(sdk: "0.5" | "1.0", faults: string): Dump {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const k of Object.keys(env)) if (/^(RAWTRACE_|FAKE_ROCP_|RT_APP_|ROCP_)/.test(k)) delete env[k];
+  const out = join(dir, `${sdk}-${faults || "none"}.rawtrace`);
+  Object.assign(env, {
+    RT_APP_SDK: join(BUILD, "fake/librocprofiler-sdk.so"), RT_APP_COLLECTOR: LIB, ROCP_TOOL_LIBRARIES: LIB,
+    FAKE_ROCP_SDK: sdk, FAKE_ROCP_QUIET: "1", RT_APP_STEPS: String(STEPS), RAWTRACE_OUTPUT: out,
+    RAWTRACE_ROCM_FAULTS: faults,
+  });
+  const r = spawnSync(join(BUILD, "rocm_app"), ["basic"], { env, encoding: "utf8", timeout: 60_000 });
+  assert.is(r.status, 0, `exit ${r.status} ${r.signal}; stderr:\n${r.stderr}`);
+  const lines = r.stdout.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
+  const stats = lines.find((e) => e.ev === "stats");
+  assert.ok(stats, `no stats line; stderr:\n${r.stderr}`);
+  return { cs: readDumpChunks(out), stats, stderr: r.stderr };
+}
+
+const count = (cs: DumpChunk[], type: number) =>
+  cs.filter((c) => c.type === type).reduce((n, c) => n + c.p.readUInt32LE(0), 0);
+const capped = (cs: DumpChunk[]) => cs.filter((c) => c.type === ChunkType.DROPPED && c.p.readUInt32LE(8) === DropReason.MEMORY_CAP)
+  .reduce((n, c) => n + Number(c.p.readBigUInt64LE(0)), 0);
+/** ROCTx messages the fake makes: a push per step, and on SDK 1.0 a range per step too. */
+const messages = (sdk: "0.5" | "1.0") => STEPS * (sdk === "1.0" ? 2 : 1);
+
+for (const sdk of ["0.5", "1.0"] as const) {
+  test(`SDK ${sdk}: no fault: every kernel symbol and message written, nothing dropped (the fault build is the collector)`, () => {
+    const { cs } = run(sdk, "");
+    assert.is(count(cs, ChunkType.KERNEL_SYMBOLS), KERNELS);
+    assert.is(count(cs, ChunkType.STRINGS), messages(sdk));
+    assert.is(cs.filter((c) => c.type === ChunkType.DROPPED).length, 0);
+    assert.is(cs.at(-1)!.type, ChunkType.END);
+  });
+
+  for (const [faults, what] of [
+    ["ksyms,strings", "the KERNEL_SYMBOLS payload and the STRINGS list cannot be allocated"],
+    ["pend", "the pending list cannot grow"],
+    ["items", "the callbacks cannot allocate their items"],
+  ] as const) {
+    test(`SDK ${sdk}: ${what}: each kernel symbol and message lost is counted in DROPPED (memory cap), END's total too`, () => {
+      const { cs, stats } = run(sdk, faults);
+      assert.is(count(cs, ChunkType.KERNEL_SYMBOLS), 0);
+      assert.is(count(cs, ChunkType.STRINGS), 0);
+      assert.is(capped(cs), KERNELS + messages(sdk));
+      // The items the callbacks did make are the ones lost later (none when they could not make them).
+      assert.is(stats.ksyms + stats.messages, faults === "items" ? 0 : KERNELS + messages(sdk));
+      const end = cs.at(-1)!;
+      assert.is(end.type, ChunkType.END);
+      assert.is(Number(end.p.readBigUInt64LE(16)), KERNELS + messages(sdk), "END's dropped total");
+      assert.ok(cs.some((c) => c.type === ChunkType.ACTIVITY), "the records still written");
+    });
+  }
+}
+
+test.run();
