@@ -62,7 +62,7 @@ export function rocpTable(type: u32, p: usize, n: u32, off: u64): void {
       return;
     }
     for (let i: u32 = 0; i < count; i++) {
-      if (q + fixed > end) {
+      if (<usize>fixed > end - q) { // not q + fixed > end: a fixed size near 2^32 wraps the sum
         warn(Warn.BAD_PAYLOAD, off, type);
         return;
       }
@@ -88,7 +88,7 @@ export function rocpTable(type: u32, p: usize, n: u32, off: u64): void {
       return;
     }
     for (let i: u32 = 0; i < count; i++) {
-      if (q + fixed > end) {
+      if (<usize>fixed > end - q) { // not q + fixed > end: a fixed size near 2^32 wraps the sum
         warn(Warn.BAD_PAYLOAD, off, type);
         return;
       }

@@ -121,4 +121,15 @@ test("malformed AGENTS (fixed part under 120 B) and KERNEL_SYMBOLS (name past th
   assert.is(warningOf(result, "BAD_PAYLOAD")!.count, 2);
 });
 
+test("a fixed-part size near 2^32 (position + size wraps in 32 bits): BAD_PAYLOAD, no entry read from past the payload", async () => {
+  // Before, KERNEL_SYMBOLS with fixed 0xfffffff8 passed the bounds check (q + fixed wrapped below the end) and its
+  // count entries were read from the bytes after the 8-byte payload, without a warning.
+  for (const type of [ChunkType.KERNEL_SYMBOLS, ChunkType.AGENTS]) {
+    const bytes = dumpWith([[kernel(1, 0, 50)]], (w) => w.chunk(type, new PayloadBuilder().u32(4).u32(0xfffffff8).result()));
+    const { trace, result } = await toChrome(bytes);
+    assert.is(events(trace, "kernel").length, 1);
+    assert.equal(result.info.warnings.map((x) => [x.code, x.count]), [["BAD_PAYLOAD", 1]], `chunk type ${type}`);
+  }
+});
+
 test.run();
