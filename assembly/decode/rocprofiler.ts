@@ -22,8 +22,8 @@
  *   call up its ancestor chain: its `correlation` and flow are that call's ({@link launchOf}).
  * - ROCTx ranges whose name matches the step pattern are training steps (model/steps.ts).
  * Times are CLOCK_BOOTTIME, mapped to Unix ns through the CLOCK anchors (model/clock.ts).
- * - MEMORY_ALLOCATION (1.0) → the address and size on the HIP call of the same correlation id (`ptr`, `size`, as
- *   Kineto's ROCm malloc rows).
+ * - MEMORY_ALLOCATION (SDK 0.6 and 1.0) → the address and size on the HIP call of the same correlation id (`ptr`,
+ *   `size`, as Kineto's ROCm malloc rows).
  * SCRATCH_MEMORY and CORRELATION_ID_RETIREMENT records are counted, not drawn.
  * The AGENTS and KERNEL_SYMBOLS tables are read by decode/rocprofiler_tables.ts.
  */
@@ -402,15 +402,20 @@ function scanRecord(kind: u32, q: usize, size: u32, at: u64): void {
       break;
     }
     case Role.ALLOC: {
-      // rocprofiler_buffer_tracing_memory_allocation_record_t (1.0, 88 B): address @72, allocation_size @80.
-      // Keyed by its correlation id and by its ancestor's (@32): the allocator runs under the HIP call, whose id is
-      // the record's own or, when the SDK gave the allocation an id of its own, its ancestor.
-      if (size < 88) return;
+      // rocprofiler_buffer_tracing_memory_allocation_record_t: 1.0 (88 B, 24-byte correlation id): address @72,
+      // allocation_size @80; SDK 0.6 (ROCm 6.4: 80 B, 16-byte correlation id, no ancestor): address @64, size @72.
+      // Keyed by its correlation id and by its ancestor's (@32, 1.0): the allocator runs under the HIP call, whose id
+      // is the record's own or, when the SDK gave the allocation an id of its own, its ancestor.
+      const ao: u32 = v1 ? 72 : 64;
+      if (size < ao + 16) {
+        warn(Warn.RECORD_TOO_SMALL, at, kind);
+        return;
+      }
       const a = arenaAlloc(16);
-      store<u64>(a, load<u64>(q, 72));
-      store<u64>(a, load<u64>(q, 80), 8);
+      store<u64>(a, load<u64>(q + <usize>ao));
+      store<u64>(a, load<u64>(q + <usize>(ao + 8)), 8);
       store<u64>(tableUpsert(allocs, load<u64>(q, 16)), a);
-      const anc = load<u64>(q, 32);
+      const anc = v1 ? load<u64>(q, 32) : 0;
       if (anc != 0) {
         const slot = tableUpsert(allocs, anc);
         if (load<u64>(slot) == 0) store<u64>(slot, a);

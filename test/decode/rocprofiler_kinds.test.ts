@@ -7,7 +7,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { toChrome, events } from "../helpers/convert.js";
-import { K, apiRecord, dumpWith, kernel, T0 } from "../helpers/rocm_records.js";
+import { BOOT, K, apiRecord, dumpWith, kernel, T0 } from "../helpers/rocm_records.js";
 import { RocpDomain } from "../../src/format/container.js";
 import { framed, record } from "../../src/tools/kineto_to_rocprof.js";
 
@@ -59,6 +59,27 @@ test("an allocation with an id of its own reaches its HIP call through the ances
   const calls = events(trace, "cuda_runtime");
   assert.equal([calls[0].args.ptr, calls[0].args.size], ["0x7f00dead0000", 4096]);
   assert.is(calls[1].args.ptr, undefined);
+});
+
+test("SDK 0.6 (ROCm 6.4, version 600): its 80-byte MEMORY_ALLOCATION record (16-byte correlation id) puts ptr and size on its HIP call", async () => {
+  // Before SDK 1.0 the allocation record had the 16-byte correlation id: address @64, allocation_size @72, 80 B.
+  // Before, the decoder read only the 88-byte 1.0 layout: these records were ignored without a word.
+  const alloc = record(80, K("MEMORY_ALLOCATION"), 1);
+  alloc.dv.setBigUint64(16, 1n, true);
+  alloc.dv.setBigUint64(64, 0x7f00beef0000n, true);
+  alloc.dv.setBigUint64(72, 8192n, true);
+  const call = (corr: number, start: number) => { // the 0.x API record: 56 B, start @32, end @40, thread @48
+    const { b, dv } = record(56, K("HIP_RUNTIME_API"), 3);
+    dv.setBigUint64(16, BigInt(corr), true);
+    dv.setBigUint64(32, BOOT + BigInt(start), true);
+    dv.setBigUint64(40, BOOT + BigInt(start + 100), true);
+    dv.setBigUint64(48, 5n, true);
+    return framed(K("HIP_RUNTIME_API"), b);
+  };
+  const { trace, result } = await toChrome(dumpWith([[call(1, 0), framed(K("MEMORY_ALLOCATION"), alloc.b), call(2, 200)]], undefined, 600));
+  const calls = events(trace, "cuda_runtime");
+  assert.equal(calls.map((c) => [c.args.correlation, c.args.ptr, c.args.size]), [[1, "0x7f00beef0000", 8192], [2, undefined, undefined]]);
+  assert.equal(result.info.warnings, []);
 });
 
 test("roctxMarkA: an instant on its thread with its message", async () => {
