@@ -165,7 +165,8 @@ void rt_hpu_ensure_profile_env(void);
 
 /* hpu_pull.c: pulls (a device's trace into the file) */
 
-/* A pull of device `d`: stop, trace, strings, restart when `restart`, then the writes. `final`: an END anchor. */
+/* A pull of device `d`: stop, trace, strings, restart when `restart`, then the writes. `final`: an END anchor. After a
+ * write error only the stop: the profiler stays off, nothing is fetched. */
 void rt_hpu_pull(struct device* d, uint32_t reason, int restart, int final);
 /* The pointers outside `p`'s trace buffer into G.strings (before any restart). */
 void rt_hpu_take_strings(struct syn_pull* p);

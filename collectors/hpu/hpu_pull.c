@@ -136,6 +136,13 @@ void rt_hpu_pull(struct device* d, uint32_t reason, int restart, int final) {
                "last trace is lost", d->id);
     return;
   }
+  if (atomic_load(&G.write_failed)) {
+    /* Nothing more can be written: the profiler is stopped and its trace not fetched (it could only be freed), so
+     * Synapse neither records the rest of the run nor holds it in memory, as "recording stops" says. */
+    S.stop(RT_SYN_TRACE_ALL, d->id);
+    d->running = 0;
+    return;
+  }
   struct syn_pull p = {.dev = d->id, .final = final};
   syn_take(&p);
   d->running = 0;

@@ -33,6 +33,10 @@ static void finalize(void) {
       lost++;
       continue;
     }
+    if (atomic_load(&G.write_failed)) { /* a trace that could only be freed: not fetched (no unbounded Synapse call) */
+      d->running = 0;
+      continue;
+    }
     if (rt_queue_exit_skip(&G.q, 0)) { /* the flush's time is up: not even fetched (counted, said below) */
       d->running = 0;
       continue;
@@ -105,6 +109,11 @@ static void* thread_main(void* arg) {
           if (G.dev[i].running) rt_hpu_pull(&G.dev[i], REASON_PERIODIC, 1, 0);
       G.next_pull_ms = mono_ms() + (uint64_t)G.period_ms;
     }
+    /* After a write error, a profiler still running (one a pull restarted before its writes failed, one an acquire
+     * started) is stopped: Synapse would record the rest of the run for traces that can no longer be written. */
+    if (atomic_load(&G.write_failed))
+      for (int i = 0; i < MAX_DEVICES; i++)
+        if (G.dev[i].running) rt_hpu_pull(&G.dev[i], REASON_PERIODIC, 0, 0);
   }
   finalize();
   rt_queue_finish(&G.q);

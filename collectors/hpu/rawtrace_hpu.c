@@ -24,7 +24,7 @@
  *     written whole, so a process killed at any point leaves a valid prefix; periodic pulls bound what a kill loses
  *     and what the profiler holds.
  *   - Errors never reach the program: a failing profiler call is logged once per kind and that device is left alone;
- *     a write error stops writing.
+ *     a write error stops writing and every device's profiler (no trace is fetched from then on).
  *
  * Files: this one (the state, logging, the output, devices, the queue's handler, the interposed entry points),
  * hpu_init.c (the constructor, binding to libSynapse), hpu_pull.c (pulls), hpu_thread.c (the collector thread, the exit

@@ -14,6 +14,8 @@
  *   hpu_app flush     device 0, steps, rawtrace_hpu_flush (prints {"flushed":rc}), steps, release. With
  *                     RT_APP_RAISE_IN_WAIT=1 the flush's wait raises SIGTERM with the collector's done lock held (below)
  *   hpu_app term      device 0, steps, SIGTERM to itself (default disposition)
+ *   hpu_app write-error device 0 with periodic pulls into a file too small for the first trace: whether the profiler
+ *                     still records after that write error (prints {"recording_after":0|1,"recorded_after":N})
  *   hpu_app stall-pull device 0 with periodic pulls into an output that stops taking bytes: steps until the double
  *                     handed out more than RT_APP_PIPE_BYTES (the collector's thread is then stuck writing), then
  *                     RT_APP_STEPS steps tried once each (prints {"restarted":0|1,"stalled_steps":N,"refused":N}),
@@ -209,6 +211,20 @@ int main(int argc, char** argv) {
     const char* go = getenv("RT_APP_GO");
     FILE* f = go ? fopen(go, "w") : NULL;
     if (f) fclose(f);
+    check(synDeviceRelease(dev), "synDeviceRelease");
+  } else if (!strcmp(mode, "write-error")) {
+    /* Periodic pulls into a file whose size limit the first trace exceeds (EFBIG): once that write failed, the
+     * profiler should not record on (prints {"recording_after":0|1,"recorded_after":N,"waited_ms":N}: whether it still
+     * records up to 5 s after the first pull, and how many of RT_APP_STEPS steps tried once each it recorded). */
+    steps(dev, 0, n);
+    wait_pulls(0);
+    int on = 1, waited = 0;
+    for (; waited < 5000 && (on = fake_synapse_recording(dev)) != 0; waited++) nap_ms(1);
+    uint32_t recorded = 0;
+    for (uint32_t i = n; i < 2 * n; i++)
+      if (fake_synapse_run(dev, i) > 0) recorded++;
+    printf("{\"recording_after\":%d,\"recorded_after\":%u,\"waited_ms\":%d}\n", on, recorded, waited);
+    fflush(stdout);
     check(synDeviceRelease(dev), "synDeviceRelease");
   } else if (!strcmp(mode, "term")) {
     steps(dev, 0, n);

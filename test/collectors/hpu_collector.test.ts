@@ -129,7 +129,8 @@ function parse(t: { base: bigint; bytes: Buffer; size: number }): Parsed {
   return out;
 }
 
-function run(name: string, mode: string, extra: Record<string, string> = {}, program = APP) {
+/** `limitKiB`: the process's file size limit (ulimit -f), for write errors. */
+function run(name: string, mode: string, extra: Record<string, string> = {}, program = APP, limitKiB?: number) {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const k of Object.keys(env)) if (/^(RAWTRACE_|FAKE_|RT_APP_|HABANA_|ENABLE_DEBUG_INFO$)/.test(k)) delete env[k];
   Object.assign(env, {
@@ -137,9 +138,13 @@ function run(name: string, mode: string, extra: Record<string, string> = {}, pro
     FAKE_SYNAPSE_DUMP: join(dir, `${name}.delivered`), RAWTRACE_OUTPUT: join(dir, `${name}.rawtrace`),
     RT_APP_STEPS: String(STEPS), ...extra,
   });
-  const r = spawnSync(program, [mode], { env, encoding: "utf8", timeout: 120_000 });
+  const r = limitKiB === undefined
+    ? spawnSync(program, [mode], { env, encoding: "utf8", timeout: 120_000 })
+    // The collector preloaded into the program only: bash would load it too.
+    : spawnSync("bash", ["-c", `ulimit -f ${limitKiB}; LD_PRELOAD="$2" exec "$0" "$1"`, program, mode, LIB],
+      { env: { ...env, LD_PRELOAD: undefined }, encoding: "utf8", timeout: 120_000 });
   const lines = (r.stdout ?? "").split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
-  const final = lines.find((l) => "events" in l) as { events: number; pulls: number; env: string; allocs: number } | undefined;
+  const final = lines.find((l) => "events" in l) as { events: number; pulls: number; env: string; allocs: number; misuse: number } | undefined;
   return { ...r, lines, final, file: join(dir, `${name}.rawtrace`), delivered: readDelivered(join(dir, `${name}.delivered`)) };
 }
 
@@ -477,6 +482,20 @@ test("every anchor of a pull is read when the profiler stops, before its trace i
       assert.ok(later[k] <= fetches[k], `${mode}: anchor ${k} read at ${later[k]}, after its fetch began at ${fetches[k]}`);
     }
   }
+});
+
+test("a write error stops Synapse's profiler too (nothing recorded or fetched after it), not only the writing", () => {
+  // 1 KiB of file: the header and device chunk fit, no trace does (EFBIG). No side file of the double's (it would hit
+  // the same limit). Before, the profiler recorded the rest of the run and the release fetched it, to be freed.
+  const r = run("write-error", "write-error", { RAWTRACE_HPU_PERIOD_MS: "20", FAKE_SYNAPSE_DUMP: "" }, APP, 1);
+  assert.is(r.status, 0, r.stderr);
+  assert.match(r.stderr, /File too large\); recording stops/);
+  const v = r.lines.find((l) => "recording_after" in l)!;
+  assert.is(v.recording_after, 0, `the profiler still records ${v.waited_ms} ms after the first pull: ${r.stderr}`);
+  assert.is(v.recorded_after, 0, "the program's later steps are not recorded");
+  assert.is(r.final?.pulls, 1, "only the trace whose write failed was fetched: not the release's");
+  assert.is(r.final?.allocs, 0, "the profiler's device buffer still freed at release");
+  assert.is(r.final?.misuse, 0);
 });
 
 test("memory cap: a trace larger than RAWTRACE_MAX_MEMORY is not fetched; its entries are counted as dropped", () => {
