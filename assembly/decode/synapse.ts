@@ -18,8 +18,8 @@
  *  - 'C' → device counter samples (value = `arguments.value`, u64);
  *  - flows: a host entry whose name contains `enqueueWithExternalEvents` with a non-zero recipeId is the launch of
  *    that recipe on its device until the next such entry; device work with that recipeId that comes after it in the
- *    buffer (a 'B' at its begin) links to it (correlation id = launch number), and the first such device op gets the
- *    arrow (Chrome ac2g), every one the correlation id (XSpace);
+ *    buffer (a 'B' at its begin) links to it (correlation id = launch number), and the first such device op emitted
+ *    gets the arrow (Chrome ac2g) when the launch is emitted too, every one the correlation id (XSpace);
  *  - recipeId, recipeName, streamHandle, eventHandle, dataType and the extraArgs become event arguments.
  * Times: `long double` µs on the `synProfilerGetCurrentTimeNS` clock → ns with util/f80.ts; an unusable value drops
  * its entry (HPU_BAD_TIME); every kept time goes through model/timing.ts like every vendor.
@@ -49,7 +49,8 @@ const T_META: u32 = 77; // 'M'
 const T_COUNTER: u32 = 67; // 'C'
 
 // Per-file tables (pass 1 and 2).
-let linked: Table = 0; // launch number → 1: some device work links to it (pass 1)
+let linked: Table = 0; // launch number → 1: some device work that is kept links to it (pass 1)
+let launchKept: Table = 0; // launch number → 1: its host enqueue is kept (pass 1)
 let openAtEnd: Table = 0; // file offset of a 'B' never closed (end of pass 1)
 let engines: Table = 0; // (device << 32 | engineType) → engine-type number + 1
 let engineIdx: Table = 0; // (engine-type number << 32 | engineIndex) → engine number + 1
@@ -64,6 +65,7 @@ let freeNodes: usize = 0;
 /** Forgets per-file state (after heap.reset()). */
 export function synapseReset(): void {
   linked = 0;
+  launchKept = 0;
   openAtEnd = 0;
   engines = 0;
   engineIdx = 0;
@@ -83,6 +85,7 @@ export function synapseReset(): void {
 export function synapseInstall(): void {
   if (linked == 0) {
     linked = tableNew(64);
+    launchKept = tableNew(64);
     openAtEnd = tableNew(16);
     engines = tableNew(64);
     engineIdx = tableNew(256);
@@ -134,10 +137,11 @@ function pairKey(device: u32, engineType: u32, engineIndex: u32, ctx: u64): u64 
 
 // ---- Open 'B' queues -------------------------------------------------------------------------------------------------
 
-// Node (32 B): next u32 @0, launch u32 @4, begin ns u64 @8, file offset u64 @16, engineType u32 @24, index u32 @28.
+// Node (32 B): next u32 @0, launch u32 @4, begin ns u64 @8, file offset u64 @16, engineType u32 @24, host u32 @28 (1:
+// a host engine's entry, whose launch is its own; else device work linked to that launch).
 const NODE: usize = 32;
 
-function push(key: u64, launch: u32, ts: u64, at: u64, et: u32, ei: u32): void {
+function push(key: u64, launch: u32, ts: u64, at: u64, et: u32, host: bool): void {
   let nd = freeNodes;
   if (nd != 0) freeNodes = <usize>load<u32>(nd);
   else nd = arenaAlloc(NODE);
@@ -146,7 +150,7 @@ function push(key: u64, launch: u32, ts: u64, at: u64, et: u32, ei: u32): void {
   store<u64>(nd, ts, 8);
   store<u64>(nd, at, 16);
   store<u32>(nd, et, 24);
-  store<u32>(nd, ei, 28);
+  store<u32>(nd, host ? 1 : 0, 28);
   const q = tableUpsert(queues, key);
   const tail = <usize>load<u32>(q, 4);
   if (tail != 0) store<u32>(tail, <u32>nd);
@@ -289,7 +293,7 @@ function walk(report: bool): void {
     }
     if (t == T_COMPLETE) {
       if (report) {
-        if (timingNote(ts, ts + dur, t, at) && launch != 0 && cls != ENG_HOST) tableUpsert(linked, launch);
+        if (timingNote(ts, ts + dur, t, at) && launch != 0) keptLaunch(cls == ENG_HOST, launch);
       } else emitEntry(e, i, cls, dev, et, ei, ctx, launch, ts, ts + dur);
       continue;
     }
@@ -298,7 +302,7 @@ function walk(report: bool): void {
       if (!report && tableFind(openAtEnd, at) != 0) {
         // Never closed (pass 1 knew): an incomplete event now, with this entry's name and arguments.
         emitEntry(e, i, cls, dev, et, ei, ctx, launch, ts, 0);
-      } else push(key, launch, ts, at, et, ei);
+      } else push(key, launch, ts, at, et, cls == ENG_HOST);
       continue;
     }
     // 'E': closes the oldest open 'B' of its engine and context.
@@ -312,9 +316,18 @@ function walk(report: bool): void {
     const bat = load<u64>(nd, 16);
     release(nd);
     if (report) {
-      if (timingNote(bs, ts, T_BEGIN, bat) && bl != 0 && cls != ENG_HOST) tableUpsert(linked, bl);
+      if (timingNote(bs, ts, T_BEGIN, bat) && bl != 0) keptLaunch(cls == ENG_HOST, bl);
     } else emitEntry(e, i, cls, dev, et, ei, ctx, bl, bs, ts);
   }
+}
+
+/**
+ * Pass 1: a kept entry (times usable) with launch number `launch`: the host enqueue itself (`host`), or device work
+ * linked to it. A flow is drawn only where both ends are kept: the enqueue starts one when some linked device work is
+ * kept, and device work ends one only when the enqueue is kept (else a Chrome flow with one end).
+ */
+function keptLaunch(host: bool, launch: u32): void {
+  tableUpsert(host ? launchKept : linked, launch);
 }
 
 function tableGetU(t: Table, k: u64): u64 {
@@ -329,7 +342,9 @@ function synIndexed(): void {
     if (tableKeyAt(queues, i) == 0xffffffffffffffff) continue;
     let nd = <usize>(tableValueAt(queues, i) & 0xffffffff);
     while (nd != 0) {
-      timingNote(load<u64>(nd, 8), 0, T_BEGIN, load<u64>(nd, 16));
+      const launch = load<u32>(nd, 4);
+      const kept = timingNote(load<u64>(nd, 8), 0, T_BEGIN, load<u64>(nd, 16));
+      if (kept && launch != 0) keptLaunch(load<u32>(nd, 28) != 0, launch);
       tableUpsert(openAtEnd, load<u64>(nd, 16));
       nd = <usize>load<u32>(nd);
     }
@@ -376,13 +391,14 @@ function emitEntry(
     x.context = <u32>ctx;
     x.correlation = launch;
     if (x.kind != EvKind.KERNEL) x.flags |= EvFlag.ASYNC;
-    // One arrow per launch: to its first device op (a Chrome flow ends once).
-    if (launch != 0) {
-      const s = tableUpsert(ended, launch);
-      if (inserted) x.flags |= EvFlag.FLOW_END;
-    }
   }
   if (!timingApply(x, start, end)) return;
+  // One arrow per launch, to its first device op that is emitted (a Chrome flow ends once), of a launch whose enqueue
+  // is emitted too: work dropped for its times takes no end, and no end without a start.
+  if (cls != ENG_HOST && launch != 0 && tableFind(launchKept, launch) != 0) {
+    tableUpsert(ended, launch);
+    if (inserted) x.flags |= EvFlag.FLOW_END;
+  }
   x.namePtr = B.stableName(nameP, nameN);
   x.nameLen = nameN;
   // Host calls: one API id per distinct name (emitters key API event names by it).

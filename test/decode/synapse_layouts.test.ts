@@ -101,6 +101,25 @@ test("recipe launches: device work links to the latest earlier enqueue of its re
   assert.equal(f, [[1, 7000, String(k1.ts)], [2, 7000, String(k3.ts)]]);
 });
 
+test("recipe-launch flows have both ends: not to work dropped for its times, not from or to a dropped enqueue", async () => {
+  const enq = (ts: bigint): SynEntry => X(40, 1, ts, 5n, "synLaunchWithExternalEvents enqueueWithExternalEvents", { recipeId: 3 });
+  const be = (type: string, ts: bigint, engineType: number, name: string): SynEntry =>
+    ({ type, ts: T0 + ts, engineType, engineIndex: engineType === 40 ? 1 : 0, context: 1n, name, recipeId: 3 });
+  const flows = async (entries: SynEntry[]) => {
+    const { trace, result } = await toChrome(synDump([tracePayload(synBuffer([...metadata(), ...entries]))]));
+    const at = (ph: string) => events(trace, "ac2g", ph).map((f) => `${f.pid}/${f.tid}@${Number(absNs(trace, f) - unix(T0))}`);
+    return { s: at("s"), f: at("f"), warnings: result.info.warnings.map((w) => w.code) };
+  };
+  // The first device op of the launch ends before it starts (dropped, NEGATIVE_DURATION): the arrow goes to the next.
+  assert.equal(await flows([enq(10n), be("B", 30n, 8, "bad"), be("E", 20n, 8, "bad"), X(8, 0, 40n, 2n, "k1", { recipeId: 3 })]),
+    { s: ["777/1@10"], f: ["0/7000@40"], warnings: ["NEGATIVE_DURATION"] });
+  // The enqueue itself is dropped: no arrow (before: an "f" with no "s").
+  assert.equal(await flows([be("B", 30n, 40, "enqueueWithExternalEvents"), X(8, 0, 40n, 2n, "k1", { recipeId: 3 }),
+    be("E", 20n, 40, "enqueueWithExternalEvents")]), { s: [], f: [], warnings: ["NEGATIVE_DURATION"] });
+  // The only linked device op is never closed (an incomplete event): it still gets the arrow, with its start.
+  assert.equal(await flows([enq(10n), be("B", 30n, 8, "open")]), { s: ["777/1@10"], f: ["0/7000@30"], warnings: ["INCOMPLETE_RECORD"] });
+});
+
 test("counters ('C') become counter events on the device; the device id comes from the chunk header", async () => {
   const entries: SynEntry[] = [...metadata(), { type: "C", ts: T0 + 100n, engineType: 8, engineIndex: 0, name: "spmu_busy", value: 123456789n }, X(8, 0, 200n, 5n, "k")];
   const { trace } = await toChrome(synDump([tracePayload(synBuffer(entries), 3)], { device: 3 }));
