@@ -9,7 +9,8 @@
  * - KERNEL_DISPATCH → kernels: agent → GPU index (AGENTS), queue → stream (order of first appearance), grid in
  *   work-groups (the SDK's grid is in work-items), LDS (static from KERNEL_SYMBOLS, the rest dynamic), VGPRs, name from
  *   KERNEL_SYMBOLS (demangled).
- * - MEMORY_COPY → copies: direction from the operation name, src/dst agents (peer copies between GPUs), bytes.
+ * - MEMORY_COPY → copies: direction from the src/dst agents' types (peer copies between GPUs), else (an agent the
+ *   dump does not describe) from the operation's name; bytes.
  * - HIP_RUNTIME_API, RCCL_API → host API calls with their names (HSA_*_API, when recorded: driver-layer calls); an
  *   `ac2g` flow starts at each call whose internal correlation id has device work (found in pass 1), so flows hold
  *   for every launch and copy call by construction; an operation without a name is `<unknown op N>`.
@@ -41,7 +42,7 @@ import { emitProjectedSpans } from "./projected_spans";
 import * as R from "../model/ranges";
 import { install, showAllApi } from "./decoder";
 import { stepOf } from "../model/steps";
-import { KERNEL_KEY, rocpTable, rocpTablesInit, rocpTablesReset, gpuOf, isGpu, kernelSymbol } from "./rocprofiler_tables";
+import { KERNEL_KEY, rocpTable, rocpTablesInit, rocpTablesReset, gpuOf, isGpu, knownAgent, kernelSymbol } from "./rocprofiler_tables";
 
 /** Decoder roles of buffer-tracing kinds (found by kind name). */
 namespace Role {
@@ -71,6 +72,11 @@ namespace Op {
   export const START: u32 = 5;
   export const STOP: u32 = 6;
   export const HIDDEN: u32 = 7;
+  /** MEMORY_COPY operations: the direction their name says (the agents' types say it when the dump has them). */
+  export const COPY_HTOH: u32 = 8;
+  export const COPY_HTOD: u32 = 9;
+  export const COPY_DTOH: u32 = 10;
+  export const COPY_DTOD: u32 = 11;
 }
 
 const MAX_KINDS: u32 = 256;
@@ -168,6 +174,10 @@ function opFlags(p: usize, n: u32): u32 {
   if (eq(p, n, "roctxThreadRangeA") || eq(p, n, "roctxProcessRangeA")) return Op.RANGE << 8;
   if (eq(p, n, "roctxRangeStartA")) return Op.START << 8;
   if (eq(p, n, "roctxRangeStop")) return Op.STOP << 8;
+  if (eq(p, n, "MEMORY_COPY_HOST_TO_HOST")) return Op.COPY_HTOH << 8;
+  if (eq(p, n, "MEMORY_COPY_HOST_TO_DEVICE")) return Op.COPY_HTOD << 8;
+  if (eq(p, n, "MEMORY_COPY_DEVICE_TO_HOST")) return Op.COPY_DTOH << 8;
+  if (eq(p, n, "MEMORY_COPY_DEVICE_TO_DEVICE")) return Op.COPY_DTOD << 8;
   // Kineto's HIP blocklist (the calls it leaves out of traces by default), as for CUDA (cupti_api.ts).
   if (eq(p, n, "hipGetDevice") || eq(p, n, "hipSetDevice") || eq(p, n, "hipGetLastError") ||
     eq(p, n, "hipPeekAtLastError") || eq(p, n, "__hipPushCallConfiguration") ||
@@ -612,7 +622,16 @@ function decodeRecord(kind: u32, q: usize, size: u32, at: u64): void {
       external(e, load<u64>(q, 24));
       if (!timingApply(e, load<u64>(q, 40), load<u64>(q, 48))) return;
       const dst = load<u64>(q, 56), src = load<u64>(q, 64);
-      const dg = isGpu(dst), sg = isGpu(src);
+      let dg = isGpu(dst), sg = isGpu(src);
+      if (!knownAgent(dst) || !knownAgent(src)) {
+        // An agent the dump does not describe (no AGENTS chunk, or a handle missing from it): the operation's name
+        // says which side is a device (a host-to-device copy was drawn host-to-host on device 0 before).
+        const dir = (opEntryFlags(kind, <u32>load<i32>(q, 12)) >> 8) & 0xff;
+        if (dir >= Op.COPY_HTOH && dir <= Op.COPY_DTOD) {
+          if (!knownAgent(dst)) dg = dir == Op.COPY_HTOD || dir == Op.COPY_DTOD;
+          if (!knownAgent(src)) sg = dir == Op.COPY_DTOH || dir == Op.COPY_DTOD;
+        }
+      }
       e.bytes = load<u64>(q, 72);
       e.dstDevice = gpuOf(dst);
       e.srcDevice = gpuOf(src);

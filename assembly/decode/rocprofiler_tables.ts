@@ -148,6 +148,10 @@ export function gpuOf(handle: u64): u32 {
   const s = tableFind(agents, handle);
   return s == 0 ? 0 : <u32>(load<u64>(s) - 1);
 }
+/** True when the dump's AGENTS describe agent `handle`. */
+export function knownAgent(handle: u64): bool {
+  return tableFind(agents, handle) != 0;
+}
 /** True when `handle` is a GPU agent. */
 export function isGpu(handle: u64): bool {
   const s = tableFind(agents, handle);

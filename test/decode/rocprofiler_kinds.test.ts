@@ -93,4 +93,25 @@ test("roctxMarkA: an instant on its thread with its message", async () => {
   assert.is(marks[0].tid, 7);
 });
 
+test("a copy between agents the dump does not describe: its direction from the operation's name", async () => {
+  /** A MEMORY_COPY record (1.0, 96 B) of operation `op` between agent handles the AGENTS chunk does not list. */
+  const copy = (op: number, corr: number, start: number, end: number) => {
+    const { b, dv } = record(96, K("MEMORY_COPY"), op);
+    dv.setBigUint64(16, BigInt(corr), true);
+    dv.setBigUint64(40, BOOT + BigInt(start), true);
+    dv.setBigUint64(48, BOOT + BigInt(end), true);
+    dv.setBigUint64(56, 0x7777n, true);
+    dv.setBigUint64(64, 0x8888n, true);
+    dv.setBigUint64(72, 4096n, true);
+    return framed(K("MEMORY_COPY"), b);
+  };
+  const ops: Array<[number, number, string]> = ["NONE", "HOST_TO_HOST", "HOST_TO_DEVICE", "DEVICE_TO_HOST", "DEVICE_TO_DEVICE"]
+    .map((n, i) => [RocpDomain.OPS | K("MEMORY_COPY"), i, `MEMORY_COPY_${n}`]);
+  const { trace } = await toChrome(dumpWith([[copy(2, 1, 0, 10), copy(3, 2, 20, 30), copy(4, 3, 40, 50), copy(1, 4, 60, 70)]], (w) => w.apiNames(ops)));
+  // HtoD was drawn as `Memcpy HtoH (Host -> Host)` before: an unknown agent counted as the host.
+  assert.equal(events(trace, "gpu_memcpy").map((e) => e.name), [
+    "Memcpy HtoD (Host -> Device)", "Memcpy DtoH (Device -> Host)", "Memcpy DtoD (Device -> Device)", "Memcpy HtoH (Host -> Host)",
+  ]);
+});
+
 test.run();
