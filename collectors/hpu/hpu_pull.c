@@ -107,6 +107,11 @@ void rt_hpu_pull_write(struct syn_pull* p, struct device* d, uint32_t reason) {
     rt_hpu_log(RT_V_WARN, 1, "device %u: no memory for a trace of %zu bytes; %zu entries dropped", d->id, p->size,
                p->n);
     rt_hpu_wrote(rt_writer_dropped(G.w, p->n, RT_DROP_MEMORY_CAP));
+  } else if (p->mem && p->s == RT_SYN_SUCCESS && p->got > p->size) {
+    /* Synapse says it wrote more than the buffer it sized itself: what it holds cannot be trusted, and is not written. */
+    rt_hpu_log(RT_V_WARN, 1, "device %u: synProfilerGetTrace reported %zu bytes written into the %zu it asked for; that "
+               "trace's %zu entries are dropped", d->id, p->got, p->size, p->n);
+    rt_hpu_wrote(rt_writer_dropped(G.w, p->n, RT_DROP_VENDOR));
   } else if (has_trace(p) && !rt_queue_exit_skip(&G.q, TRACE_HEAD + p->got)) { /* else the exit's time is up */
     uint64_t t0 = rt_clock_ns(CLOCK_MONOTONIC);
     if (p->strings_oom)

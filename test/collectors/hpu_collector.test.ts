@@ -511,6 +511,18 @@ test("memory cap: a trace larger than RAWTRACE_MAX_MEMORY is not fetched; its en
   assert.match(r.stderr, "exceeds RAWTRACE_MAX_MEMORY");
 });
 
+test("a trace Synapse says is larger than the buffer it sized: not written, its entries counted as dropped and said", () => {
+  const r = run("oversize", "run", { FAKE_SYNAPSE_OVERSIZE: "1" });
+  assert.is(r.status, 0, r.stderr);
+  const chunks = readDumpChunks(r.file);
+  assert.not.ok(chunks.some((c) => c.type === HPU_TRACE));
+  const dropped = chunks.filter((c) => c.type === ChunkType.DROPPED);
+  assert.is(dropped.length, 1, "nothing said before: the trace vanished");
+  assert.is(dropped[0].p.readUInt32LE(8), DropReason.VENDOR);
+  assert.is(Number(dropped[0].p.readBigUInt64LE(0)), PER_STEP.gaudi2 * STEPS + 18, "events + 18 metadata entries");
+  assert.match(r.stderr, "synProfilerGetTrace reported");
+});
+
 test("a stale pointer in the extra args is skipped (no entry, no crash) and counted in a LOG line", () => {
   const r = run("wild", "run", { FAKE_SYNAPSE_WILD: "1" });
   assert.is(r.status, 0, r.stderr);
