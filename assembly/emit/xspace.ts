@@ -61,6 +61,7 @@ import { asciiCopy, bAscii, bBytes, bN, bP, bStart, bU64, textBegin } from "./xs
 import * as W from "./xspace_write";
 import { planeBound, putPlane, sizePlane, setProfileStart } from "./xspace_write";
 import { encodeBegin } from "./xspace_encode";
+import { stepAdd, stepLinkSweep, stepsBegin } from "./xspace_steps";
 import { captureBegin, captureStart } from "./xspace_capture";
 /** Occupancy of a launch, shared with the timeline (emit/timeline.ts). */
 export { activeBlocks, occPlausible } from "./xspace_occupancy";
@@ -95,6 +96,7 @@ export function xspaceBegin(): void {
   poolBegin();
   encodeBegin();
   captureBegin();
+  stepsBegin();
   // Device planes are created by the first event of their device: a DEVICES entry without events gets none.
 }
 
@@ -161,12 +163,15 @@ export function xspaceProfileStart(): u64 {
 /**
  * A training step (model/steps.ts) as XProf's step grouping wants it: `ProfilerStep#N` on the thread's API line
  * (not the NVTX line), so the launch calls inside it nest under it, with `_r` = 1 (a root: GroupTfEvents gives it
- * and everything it reaches — nested launches, their kernels through correlation_id — one group_id) and `step_num`.
+ * and everything it reaches — nested launches, their kernels through correlation_id — one group_id) and `step_num`;
+ * the launches of threads without markers join it through context stats (emit/xspace_steps.ts). The record keeps
+ * the step's index + 1 in its context field.
  */
 function stepMarker(e: Ev): void {
   const ln = getLine(hostPlane, e.tid);
   if (ln.count == 0) ln.pid = e.pid;
-  record(hostPlane, ln, e, R.STEP, evByNumber(hostPlane, NS_STEP, "ProfilerStep#", <u32>e.stepNum), 0, <u32>e.stepNum, false);
+  record(hostPlane, ln, e, R.STEP, evByNumber(hostPlane, NS_STEP, "ProfilerStep#", <u32>e.stepNum), stepAdd(e),
+    <u32>e.stepNum, false);
   hostEvents++;
 }
 
@@ -308,6 +313,7 @@ export function xspaceEnd(): void {
   runIterReserve(1, maxRuns);
 
   nvtxSweep();
+  stepLinkSweep();
 
   // Metadata and names.
   finishPlane(hostPlane);

@@ -11,14 +11,18 @@ import { MetaList, corrOut, evOut, metaAt, stOut } from "./xspace_meta";
 import { Plane, planeCount, planeList } from "./xspace_plane";
 import { META_MASK, R, STEP_CONTEXT_TYPE, WK } from "./xspace_schema";
 import { hostIndex, hostRanks } from "./options";
+import { stepLinkOf, stepLinked, stepNumber, stepProduces } from "./xspace_steps";
 
 /** Unix ns of the line being sized or written (XEvent offsets are relative to it). */
 export let curLineTs: u64 = 0;
+/** The line being sized or written holds calls linked to a step (emit/xspace_steps.ts, Line.links). */
+let curLinks = false;
 
-/** Sets {@link curLineTs} (Unix ns). */
+/** Sets {@link curLineTs} (Unix ns) and whether the line holds calls linked to a step. */
 // @ts-ignore: decorator
-@inline export function setLineTs(ns: u64): void {
+@inline export function setLineTs(ns: u64, links: bool): void {
   curLineTs = ns;
+  curLinks = links;
 }
 /** The plane being sized or written ({@link usePlane}). */
 export let curPlane: Plane = changetype<Plane>(0);
@@ -150,24 +154,53 @@ function devStatFill(d: u32): void {
       const d = corrGet(corr);
       if (d != 0 && wkDevice != 0) n += <u32>load<u8>(devStat(d), 15);
       n += statVarintSize(wkCorr, corrOut(corr));
+      const link = linkOf(r, d);
+      if (link >= 0) n += statVarintSize(wkCType, STEP_CONTEXT_TYPE) + statVarintSize(wkCId, stepNumber(link));
     }
     return n;
   }
   if (kind == R.STEP) {
     const step = <u64>load<u32>(r, 28);
-    if (hostRanks == 1) return n + statVarintSize(wkRoot, 1) + statVarintSize(wkStep, step);
-    // A joined host merge (xspace_schema.ts stepStats): the first rank's steps produce, the others' consume.
-    if (hostIndex == 0) {
-      return n + statVarintSize(wkRoot, 1) + statVarintSize(wkStep, step) + statVarintSize(wkPType, STEP_CONTEXT_TYPE) +
-        statVarintSize(wkPId, step);
+    const role = stepRole(r);
+    if (role == ROLE_CONSUMER) {
+      return n + statVarintSize(wkStep, step) + statVarintSize(wkCType, STEP_CONTEXT_TYPE) + statVarintSize(wkCId, step);
     }
-    return n + statVarintSize(wkStep, step) + statVarintSize(wkCType, STEP_CONTEXT_TYPE) + statVarintSize(wkCId, step);
+    n += statVarintSize(wkRoot, 1) + statVarintSize(wkStep, step);
+    if (role == ROLE_PRODUCER) n += statVarintSize(wkPType, STEP_CONTEXT_TYPE) + statVarintSize(wkPId, step);
+    return n;
   }
   if (kind == R.COUNTER) return n + statVarintSize(wkValue, counterValue(r));
   if (kind < R.KERNEL) return n;
   if (corr != 0) n += statVarintSize(wkCorr, corrOut(corr));
   if ((w & REC_GRAPH) != 0) return n + <u32>(wTail(scratch, r, w, kind, corr) - scratch);
   return n + load<u32>(tailOf(r, kind, corr), 20);
+}
+
+/** Step marker roles ({@link stepRole}). */
+const ROLE_ROOT: i32 = 0;
+const ROLE_PRODUCER: i32 = 1;
+const ROLE_CONSUMER: i32 = 2;
+
+/**
+ * The role of step marker record `r`: a root; a root that produces its step's context, for the calls of other threads
+ * linked to it (emit/xspace_steps.ts) or, in a joined host merge, the first rank's (xspace_schema.ts stepStats); or,
+ * another rank's in such a merge, a consumer of the first rank's step.
+ */
+// @ts-ignore: decorator
+@inline function stepRole(r: usize): i32 {
+  if (hostRanks > 1) return hostIndex == 0 ? ROLE_PRODUCER : ROLE_CONSUMER;
+  return stepProduces(load<u32>(r, 24)) ? ROLE_PRODUCER : ROLE_ROOT;
+}
+
+/**
+ * The step API record `r` (device plane index + 1 of its work `d`) is linked to on a line of a thread without step
+ * markers (emit/xspace_steps.ts), or -1.
+ */
+// @ts-ignore: decorator
+@inline function linkOf(r: usize, d: u32): i32 {
+  if (!curLinks || d == 0) return -1;
+  const i = stepLinkOf(load<u64>(r));
+  return stepLinked(i, d) ? i : -1;
 }
 
 /** Room for one record's tail written to be measured (a record with CUDA graph ids, which the cache does not keep). */
@@ -416,15 +449,21 @@ function wTail(p: usize, r: usize, w: u32, kind: i32, corr: u32): usize {
         p += <usize>load<u8>(s, 15);
       }
       p = wStatVarint(p, wkCorr, F_UINT64, corrOut(corr));
+      const link = linkOf(r, d);
+      if (link >= 0) {
+        p = wStatVarint(p, wkCType, F_INT64, STEP_CONTEXT_TYPE);
+        p = wStatVarint(p, wkCId, F_UINT64, stepNumber(link));
+      }
     }
   } else if (kind == R.STEP) {
     const step = <u64>load<u32>(r, 28);
-    if (hostRanks == 1 || hostIndex == 0) p = wStatVarint(p, wkRoot, F_INT64, 1);
+    const role = stepRole(r);
+    if (role != ROLE_CONSUMER) p = wStatVarint(p, wkRoot, F_INT64, 1);
     p = wStatVarint(p, wkStep, F_INT64, step);
-    if (hostRanks > 1) {
-      const first = hostIndex == 0;
-      p = wStatVarint(p, first ? wkPType : wkCType, F_INT64, STEP_CONTEXT_TYPE);
-      p = wStatVarint(p, first ? wkPId : wkCId, F_UINT64, step);
+    if (role != ROLE_ROOT) {
+      const produce = role == ROLE_PRODUCER;
+      p = wStatVarint(p, produce ? wkPType : wkCType, F_INT64, STEP_CONTEXT_TYPE);
+      p = wStatVarint(p, produce ? wkPId : wkCId, F_UINT64, step);
     }
   } else if (kind == R.COUNTER) {
     p = wStatVarint(p, wkValue, F_UINT64, counterValue(r));

@@ -111,6 +111,8 @@ export class Line {
   kept: u32;
   /** A 48-byte record (CUDA graph ids) was appended: {@link lineSettle} cannot step back over records. */
   longRecs: u32;
+  /** Host API line of a thread without step markers holding a call linked to a step (emit/xspace_steps.ts). */
+  links: u32;
 }
 
 /** The spilled runs of `ln`. */
