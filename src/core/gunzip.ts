@@ -187,7 +187,7 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void): Generato
     yield* fill(8);
     const t = unread();
     if (t.length < 8) {
-      damage(base + x.inputPos(), "the file ends inside a gzip member's trailer", true);
+      damage(base + x.inputPos(), "the file ends inside a gzip member's 8-byte trailer: its data is whole, but its CRC-32 and length were not checked", true);
       return;
     }
     const tcrc = (t[0] | (t[1] << 8) | (t[2] << 16) | (t[3] << 24)) >>> 0;

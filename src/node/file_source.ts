@@ -12,7 +12,8 @@
  *
  * A gzip-compressed dump (`.rawtrace.gz`, recognised by its first two bytes 1f 8b whatever its name) is decompressed
  * as it is read, in every pass: nothing decompressed is stored, on disk or in memory beyond zlib's window. A gzip
- * stream cut short yields what it holds (the core then reports the truncated dump); a stream damaged after its start
+ * stream cut short yields what it holds (the core then reports the truncated dump, or GZIP_DAMAGED says where it was
+ * cut when the dump is whole: a cut in a trailer); a stream damaged after its start
  * yields what its members still hold (src/node/gzip_members.ts, warning GZIP_DAMAGED); one that gives nothing is IO.
  */
 import { closeSync, createReadStream, fstatSync, openSync, readSync, statSync } from "node:fs";
@@ -215,16 +216,13 @@ function gzipSource(path: string, spooledFd: number, compressed: number): FileBy
                 r = await chunks.next();
               } catch (e) {
                 const err = e as NodeJS.ErrnoException;
-                // A gzip stream cut short: what it held is the dump (the core reports the truncation) — unless it held
-                // nothing, which the walk below says where (the header or the first block cut).
-                if (err.code === "Z_BUF_ERROR" && !recovering && produced > 0) {
-                  ended = true;
-                  break;
-                }
                 // Damaged after its start (a bad checksum or length in a trailer, bytes after the last member, a
                 // damaged block): gunzip gave up and dropped its last output, so the file is read again member by
                 // member, which keeps a member's bytes whatever its trailer says and goes on to the members after.
                 // Every chunk of the dump checks its own payload; the host reports the damage (withSourceWarnings).
+                // A stream cut short (Z_BUF_ERROR: gunzip gave every byte it held) is walked too, to say where it
+                // ends: inside a member's data the dump's own TRUNCATED says what is missing, but cut inside its
+                // 8-byte trailer the dump is whole and only the walk tells that its checksum went unchecked.
                 if (err.code?.startsWith("Z_") && !recovering) {
                   recovering = true;
                   skip = produced;
@@ -356,11 +354,15 @@ export function fileSource(path: string): FileByteSource {
 /**
  * Adds the host's warnings about `src` to `result.info`: `STILL_WRITING` when it changed size during the run and the
  * dump has no END chunk (a collector still writing it: the output holds whatever was there when each pass read it),
- * `GZIP_DAMAGED` when its gzip stream is damaged after its start (what it still holds was converted).
+ * `GZIP_DAMAGED` when its gzip stream is damaged after its start (what it still holds was converted), or cut short
+ * where the dump shows no TRUNCATED (a cut inside a member's trailer: the dump whole, its checksum unchecked).
  */
 export function withSourceWarnings<T extends { info: FileInfo }>(src: FileByteSource, result: T): T {
   const g = src.gzipDamage;
-  if (g && !result.info.warnings.some((w) => w.code === "GZIP_DAMAGED")) result.info.warnings.push(gzipDamageWarning(g));
+  // A file cut inside a member's data is the dump's TRUNCATED (what it held was converted); a cut that leaves no
+  // trace in the dump (in a trailer, in a later member's header, after a block's last byte) is said here.
+  const cutSeen = g?.truncated && result.info.warnings.some((w) => w.code === "TRUNCATED");
+  if (g && !cutSeen && !result.info.warnings.some((w) => w.code === "GZIP_DAMAGED")) result.info.warnings.push(gzipDamageWarning(g));
   const sizes = src.sizes;
   if (sizes.length > 1 && !result.info.complete && !result.info.warnings.some((w) => w.code === "STILL_WRITING")) {
     const first = sizes[0];

@@ -12,10 +12,14 @@ import { fileURLToPath } from "node:url";
 import { RawtraceError } from "../core/codes.js";
 import { gunzip } from "../core/gunzip.js";
 
-/** Where the walk stopped or found damage (compressed byte offset) and why. */
+/**
+ * Where the walk stopped or found damage (compressed byte offset) and why; `truncated` when the file ends inside a
+ * member (its header, data or trailer: a file cut short).
+ */
 export interface GzipDamage {
   compressedAt: number;
   message: string;
+  truncated: boolean;
 }
 
 let compiled: WebAssembly.Module | null = null;
@@ -45,9 +49,9 @@ async function* bytesOf(fd: number, size: number): AsyncGenerator<Uint8Array> {
  * The decompressed bytes of the gzip file `fd` (`size` bytes), member after member, as far as they can be read.
  * `onDamage` is called once, at the first damage: a member whose data fails (the walk ends there, its bytes up to
  * the failure given), a bad trailer checksum or length (its bytes were given; the walk goes on), a file that ends
- * inside a member, or bytes after the last member that start no member (the walk ends). Data that starts no gzip
+ * inside a member (`truncated`), or bytes after the last member that start no member (the walk ends). Data that starts no gzip
  * member throws ("incorrect header check").
  */
 export async function* gzipMembers(fd: number, size: number, onDamage: (d: GzipDamage) => void): AsyncGenerator<Uint8Array> {
-  yield* gunzip(inflateModule(), bytesOf(fd, size), (d) => onDamage({ compressedAt: d.compressedAt, message: d.message }));
+  yield* gunzip(inflateModule(), bytesOf(fd, size), (d) => onDamage({ compressedAt: d.compressedAt, message: d.message, truncated: d.truncated }));
 }
