@@ -364,7 +364,7 @@ function onChunkPass1(type: u32, p: usize, n: u32, off: u64, seq: u32): void {
       const count = rd64();
       // The reason says the unit (records or buffers); a payload cut after the count is counted as records.
       const reason: u32 = cok && cp + 4 <= cend ? rd32() : 0;
-      if (cok) S.addDropped(count, reason);
+      if (cok) S.addDropped(count, reason, off);
       break;
     }
     case Chunk.THREAD_NAMES: {
@@ -527,8 +527,9 @@ export function endPass(): bool {
     settleSalvage(0); // a dump with no activity chunk: the HEADER's vendor, reported
     if (!S.haveEnd) warn(Warn.NO_END, fedBytes(), 0); // where the file ends
     S.settleDropped(S.vendor);
-    if (S.droppedRecords > 0) warn(Warn.DROPPED_RECORDS, 0, S.droppedRecords);
-    if (S.droppedBuffers > 0) warn(Warn.DROPPED_BUFFERS, 0, S.droppedBuffers);
+    // At the first DROPPED chunk that counted them (not 0: the file's start is no chunk).
+    if (S.droppedRecords > 0) warn(Warn.DROPPED_RECORDS, S.droppedRecordsAt, S.droppedRecords);
+    if (S.droppedBuffers > 0) warn(Warn.DROPPED_BUFFERS, S.droppedBuffersAt, S.droppedBuffers);
     if (!D.active && S.haveHeader) fail(Fatal.UNSUPPORTED_VENDOR, 0, S.vendor);
     if (D.active) D.dIndexed();
     // The run's time window is known now: count what it drops, and keep the time span of the rest.

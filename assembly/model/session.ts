@@ -194,24 +194,54 @@ function satAdd(a: u64, b: u64): u64 {
 }
 // Reason 2's counts until the vendor is settled (settleDropped): records, or the CUDA collector's whole buffers.
 let droppedCap: u64 = 0;
+const NO_OFFSET: u64 = 0xffffffffffffffff;
 /**
- * Adds the count `n` of a DROPPED chunk of `reason` (docs/format.md §8): whole buffers for reasons 3 (a write error)
- * and 4 (left by the exit flush); records for 1 and unknown reasons; reason 2 (the memory cap) is set aside until
- * the vendor is known for sure (a salvaged HEADER's vendor can still change): {@link settleDropped}.
+ * File offset of the first DROPPED chunk that added to {@link droppedRecords} and to {@link droppedBuffers} (the
+ * offsets of their warnings, DROPPED_RECORDS and DROPPED_BUFFERS); 0xffffffffffffffff while none has.
  */
-export function addDropped(n: u64, reason: u32): void {
-  if (reason == 2) droppedCap = satAdd(droppedCap, n);
-  else if (reason == 3 || reason == 4) droppedBuffers = satAdd(droppedBuffers, n);
-  else droppedRecords = satAdd(droppedRecords, n);
+export let droppedRecordsAt: u64 = NO_OFFSET;
+export let droppedBuffersAt: u64 = NO_OFFSET;
+let droppedCapAt: u64 = NO_OFFSET;
+/** The smaller of a first-offset `at` and `off` (chunks come in file order: the first one kept). */
+// @ts-ignore: decorator
+@inline function firstAt(at: u64, off: u64): u64 {
+  return off < at ? off : at;
+}
+/**
+ * Adds the count `n` of a DROPPED chunk of `reason` (docs/format.md §8) at file offset `off`: whole buffers for
+ * reasons 3 (a write error) and 4 (left by the exit flush); records for 1 and unknown reasons; reason 2 (the memory
+ * cap) is set aside until the vendor is known for sure (a salvaged HEADER's vendor can still change):
+ * {@link settleDropped}. A count of 0 loses nothing and leaves the offsets as they are.
+ */
+export function addDropped(n: u64, reason: u32, off: u64): void {
+  if (n == 0) return;
+  if (reason == 2) {
+    droppedCap = satAdd(droppedCap, n);
+    droppedCapAt = firstAt(droppedCapAt, off);
+  } else if (reason == 3 || reason == 4) {
+    droppedBuffers = satAdd(droppedBuffers, n);
+    droppedBuffersAt = firstAt(droppedBuffersAt, off);
+  } else {
+    droppedRecords = satAdd(droppedRecords, n);
+    droppedRecordsAt = firstAt(droppedRecordsAt, off);
+  }
 }
 /**
  * End of pass 1, the vendor settled: reason 2's counts become whole buffers for the CUDA collector (vendor 1), which
  * refuses whole buffers, and records for the others, which count the records they refuse.
  */
 export function settleDropped(v: u32): void {
-  if (v == 1) droppedBuffers = satAdd(droppedBuffers, droppedCap);
-  else droppedRecords = satAdd(droppedRecords, droppedCap);
+  if (droppedCap != 0) {
+    if (v == 1) {
+      droppedBuffers = satAdd(droppedBuffers, droppedCap);
+      droppedBuffersAt = firstAt(droppedBuffersAt, droppedCapAt);
+    } else {
+      droppedRecords = satAdd(droppedRecords, droppedCap);
+      droppedRecordsAt = firstAt(droppedRecordsAt, droppedCapAt);
+    }
+  }
   droppedCap = 0;
+  droppedCapAt = NO_OFFSET;
 }
 export function setHaveEnd(): void { haveEnd = true; }
 export function addEvent(): void { eventsEmitted++; }
@@ -682,6 +712,9 @@ export function sessionReset(): void {
   droppedRecords = 0;
   droppedBuffers = 0;
   droppedCap = 0;
+  droppedRecordsAt = NO_OFFSET;
+  droppedBuffersAt = NO_OFFSET;
+  droppedCapAt = NO_OFFSET;
   haveEnd = false;
   minVendorTs = 0;
   maxVendorTs = 0;

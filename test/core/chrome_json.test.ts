@@ -194,7 +194,9 @@ test("a dump without KIND_SIZES is walked with the built-in sizes of its CUPTI v
     const a = await toChrome(sampleDump({ layout }));
     const b = await toChrome(sampleDump({ layout, noKindSizes: true }));
     assert.equal(b.trace.traceEvents, a.trace.traceEvents, layout);
-    assert.equal(b.trace.rawtrace.warnings, a.trace.rawtrace.warnings, layout);
+    // The same warnings, at other offsets: their chunks sit earlier without the KIND_SIZES chunk.
+    const noOffset = (ws: Array<{ offset: number }>) => ws.map(({ offset: _, ...w }) => w);
+    assert.equal(noOffset(b.trace.rawtrace.warnings), noOffset(a.trace.rawtrace.warnings), layout);
   }
 });
 

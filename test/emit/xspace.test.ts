@@ -15,6 +15,7 @@ import { xspaceProfilePath } from "../../src/node/convert.js";
 import { RawtraceWriter } from "../../src/format/writer.js";
 import * as C from "../../src/tools/cupti_records.js";
 import { sampleDump, T0, PID, TID } from "../helpers/sample_dump.js";
+import { chunkSpans } from "../helpers/dump_chunks.js";
 
 // ---- Helpers -------------------------------------------------------------------------------------------------------
 
@@ -435,7 +436,7 @@ test("dropped records and decode warnings go to XSpace.warnings; a dump without 
   assert.equal(space.errors, []);
   assert.equal(space.warnings, [
     "Detected GPU events dropped on gpu-node-1: Profiler has collected 4 driver events and 6 device events. 7 events dropped because the collector reported lost records.",
-    "rawtrace DROPPED_RECORDS: 1 occurrence (first at file offset 0, detail 7)",
+    `rawtrace DROPPED_RECORDS: 1 occurrence (first at file offset ${chunkSpans(sampleDump()).find((c) => c.type === 8)!.off}, detail 7)`,
   ]);
   const open = await toXSpace(sampleDump({ end: false }));
   assert.ok(open.space.warnings.some((w) => w.startsWith("rawtrace NO_END: 1 occurrence")));
