@@ -567,7 +567,12 @@ export function feed(n: usize): bool {
     // Payload checksums are verified in pass 1; pass 2 re-reads the same bytes and skips the same chunks by
     // sequence number, so it does not pay for the checksum again (unless pass 1 saw too many bad chunks to list).
     const verify = verifyPayloads || badSeqCount > MAX_BAD_SEQS;
-    if (verify && sums != 0 && !payloadMatches(c, len, sums)) {
+    // Pass 2 skips what pass 1 found damaged, to the same next chunk (decided on the same bytes): it checks again
+    // only the chunks whose seq is on the list, since a seq pass 1 saw damaged may also be an intact copy's (a
+    // duplicate, a reused seq), read when intact, as pass 1 read it. A copy without a payload checksum is intact to
+    // both passes (pass 2 skipped it: its records indexed in pass 1 were missing from the output).
+    const check = sums != 0 && (verify || (badSeqCount != 0 && isBadSeq(seq)));
+    if (check && !payloadMatches(c, len, sums)) {
       // Where the next chunk starts (damagedSpan) is decided on the same bytes in both passes: a header may start
       // in the span's last 8 bytes and end 16 past it, so those must be here too (or the input be at its end).
       if (!eofScan && winLen - (p - total) < total + 16) {
@@ -575,7 +580,7 @@ export function feed(n: usize): bool {
         pendingTotal = total + 16;
         break;
       }
-      // Listed even when held: pass 2 must take this branch's twin for it, and hold it as well.
+      // Listed even when held: pass 2 must take this branch for it, and hold it as well.
       if (verifyPayloads) badSeq(seq);
       if (zeroTailed(c, total)) {
         p -= total;
@@ -594,23 +599,6 @@ export function feed(n: usize): bool {
         dh(type, c + CHUNK_HEADER, held, off, seq);
         if (failed()) return false;
       }
-      continue;
-    }
-    // Pass 2 skips what pass 1 found damaged, to the same next chunk (decided on the same bytes, as above). A seq
-    // pass 1 saw damaged may also be an intact copy's (a duplicate, a reused seq): such a chunk is checked again
-    // here (rare: only chunks whose seq is on the list) and read when intact, as pass 1 read it.
-    if (!verify && badSeqCount != 0 && isBadSeq(seq) && (sums == 0 || !payloadMatches(c, len, sums))) {
-      if (!eofScan && winLen - (p - total) < total + 16) {
-        p -= total;
-        pendingTotal = total + 16;
-        break;
-      }
-      if (zeroTailed(c, total)) {
-        p -= total;
-        holdTotal = total;
-        break;
-      }
-      p += damagedSpan(c, total) - total;
       continue;
     }
     const fp = fingerprint(c, type, sums, len);

@@ -115,6 +115,24 @@ test("a damaged copy and an intact copy of one chunk (a duplicate), either order
   }
 });
 
+test("a damaged chunk and a copy of it without a payload checksum (same seq): the copy is read in both passes, every event kept", async () => {
+  const want = await toChrome(base);
+  const a = act[1];
+  const copy = base.slice(a.off, a.end);
+  const dv = new DataView(copy.buffer);
+  dv.setUint16(6, 0, true); // no checksum flag
+  dv.setUint32(16, 0, true);
+  dv.setUint32(20, crc32(copy.subarray(0, 20)) >>> 0, true);
+  const bad = base.slice();
+  bad[a.off + CHUNK_HEADER_SIZE + 3] ^= 0x10;
+  const b = concatBytes(concatBytes(bad.subarray(0, a.end), copy), bad.subarray(a.end));
+  const { trace, result } = await toChrome(b);
+  assert.ok(warningOf(result, "BAD_PAYLOAD_CRC"), "the damaged one is reported");
+  // Pass 1 indexed the copy's records; pass 2 skipped it (its seq was on the damaged list): 12 events of 37.
+  assert.is(trace.traceEvents.length, want.trace.traceEvents.length);
+  assert.is(result.events, want.result.events);
+});
+
 test("a damaged chunk header: the bytes scanned to the next valid chunk", async () => {
   const b = base.slice();
   b[act[0].off + 9] ^= 0x01; // seq: the header CRC fails
