@@ -9,7 +9,7 @@
  */
 import type { ByteReader, ByteSource } from "../src/core/engine.js";
 import { GzipStartError, gunzip } from "../src/core/gunzip.js";
-export { gzipDamageWarning } from "../src/core/gunzip.js";
+export { gzipDamageFor } from "../src/core/gunzip.js";
 import { freeNow, type KeepingReader } from "./slice_reader.js";
 
 /** Thrown by a read after {@link FileByteSource.cancel}; crosses comlink with this name. */
@@ -46,9 +46,10 @@ export interface FileByteSource extends ByteSource {
   /**
    * A .gz file damaged after giving bytes (a bad trailer, bytes after its last member, a damaged block): where
    * (compressed byte offset), how many bytes of dump it gave before (what was converted) and what was wrong. The
-   * page reports it as the CLI's GZIP_DAMAGED ({@link gzipDamageWarning}).
+   * page reports it as the CLI's GZIP_DAMAGED ({@link gzipDamageFor}); `truncated`: the file simply ends inside a
+   * member, which only a cut in its trailer leaves unseen by the core's TRUNCATED.
    */
-  readonly gzipDamage?: { compressedAt: number; decompressed: number; message: string };
+  readonly gzipDamage?: { compressedAt: number; decompressed: number; message: string; truncated: boolean };
 }
 
 /** Bytes per block of kept file bytes (each block is freed as one piece). */
@@ -137,7 +138,7 @@ export function fileByteSource(file: Blob, name: string, opts: FileSourceOptions
   // The file's bytes kept by the first read (opts.keep), in blocks; complete once that read reached the end.
   let kept: (Uint8Array | null)[] | null = null;
   let keptComplete = false;
-  let gzipDamage: { compressedAt: number; decompressed: number; message: string } | undefined;
+  let gzipDamage: { compressedAt: number; decompressed: number; message: string; truncated: boolean } | undefined;
   if (gz && !opts.inflate) throw new Error(`${name}: a gzip file needs the inflate module (FileSourceOptions.inflate)`);
 
   /** Appends `v` to the kept blocks. */
@@ -223,16 +224,15 @@ export function fileByteSource(file: Blob, name: string, opts: FileSourceOptions
   };
 
   /**
-   * A reader of the decompressed bytes of `raw`. Damage is kept for the page to say (GZIP_DAMAGED), except a file
-   * that simply ends inside a member: what it held is the dump, and the core reports the truncated dump, as the CLI.
+   * A reader of the decompressed bytes of `raw`. Damage is kept for the page to say (GZIP_DAMAGED); a file that simply
+   * ends inside a member is said only where the core does not report the truncated dump (gzipDamageFor), as the CLI.
    */
   const gunzipReader = (raw: ReadableStream<Uint8Array>) => {
     const out = (async function* () {
       yield* gunzip(await opts.inflate!(), chunksOf(raw), (d) => {
         // Damaged or cut before it gave a byte: nothing to convert (the read fails, naming where, as the CLI).
         if (d.decompressed === 0) throw new GzipStartError(d.compressedAt, d.message);
-        if (d.truncated) return;
-        gzipDamage ??= { compressedAt: d.compressedAt, decompressed: d.decompressed, message: d.message };
+        gzipDamage ??= { compressedAt: d.compressedAt, decompressed: d.decompressed, message: d.message, truncated: d.truncated };
       });
     })();
     return {

@@ -47,6 +47,20 @@ export function gzipDamageWarning(d: { compressedAt: number; decompressed: numbe
   };
 }
 
+/**
+ * The GZIP_DAMAGED warning a host adds for damage `d` to a conversion's `warnings`, or null: none when they hold one
+ * already, or when the file was simply cut inside a member's data and the dump itself reports TRUNCATED (what it held
+ * was converted); a cut the dump cannot show (inside a member's trailer: the dump whole, its checksum unchecked) is
+ * said. The CLI and the viewer both use it.
+ */
+export function gzipDamageFor(
+  d: { compressedAt: number; decompressed: number; message: string; truncated?: boolean } | undefined, warnings: readonly Warning[],
+): Warning | null {
+  if (!d || warnings.some((w) => w.code === "GZIP_DAMAGED")) return null;
+  if (d.truncated && warnings.some((w) => w.code === "TRUNCATED")) return null;
+  return gzipDamageWarning(d);
+}
+
 const NEED_INPUT = 0;
 const OUTPUT_FULL = 1;
 const STREAM_END = 2;

@@ -23,7 +23,7 @@ import { basename, join } from "node:path";
 import { tmpdir } from "node:os";
 import type { ByteSource, FileInfo } from "../core/engine.js";
 import { FATAL_MESSAGES, RawtraceError, type Warning } from "../core/codes.js";
-import { GzipStartError, gzipDamageWarning } from "../core/gunzip.js";
+import { GzipStartError, gzipDamageFor } from "../core/gunzip.js";
 import { createTemp, writeAll } from "./output.js";
 import { removeOwned, withDefaultSignals } from "./owned.js";
 import { MAGIC } from "../format/container.js";
@@ -358,11 +358,10 @@ export function fileSource(path: string): FileByteSource {
  * where the dump shows no TRUNCATED (a cut inside a member's trailer: the dump whole, its checksum unchecked).
  */
 export function withSourceWarnings<T extends { info: FileInfo }>(src: FileByteSource, result: T): T {
-  const g = src.gzipDamage;
   // A file cut inside a member's data is the dump's TRUNCATED (what it held was converted); a cut that leaves no
   // trace in the dump (in a trailer, in a later member's header, after a block's last byte) is said here.
-  const cutSeen = g?.truncated && result.info.warnings.some((w) => w.code === "TRUNCATED");
-  if (g && !cutSeen && !result.info.warnings.some((w) => w.code === "GZIP_DAMAGED")) result.info.warnings.push(gzipDamageWarning(g));
+  const g = gzipDamageFor(src.gzipDamage, result.info.warnings);
+  if (g) result.info.warnings.push(g);
   const sizes = src.sizes;
   if (sizes.length > 1 && !result.info.complete && !result.info.warnings.some((w) => w.code === "STILL_WRITING")) {
     const first = sizes[0];

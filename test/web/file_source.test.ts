@@ -10,7 +10,7 @@ import { gzipSync } from "node:zlib";
 import { createHash } from "node:crypto";
 import { createEngine } from "../../src/node/wasm.js";
 import { memorySource, type ByteSource } from "../../src/core/engine.js";
-import { fileByteSource, type FileSourceOptions } from "../../web/file_source.js";
+import { fileByteSource, gzipDamageFor, type FileSourceOptions } from "../../web/file_source.js";
 
 // NVTX ranges: the timeline conversion runs all three passes (index, projection, emit).
 const DUMP = readFileSync("samples/h100_torch_train_nvtx.rawtrace");
@@ -76,10 +76,18 @@ test(".gz as the CLI reads it: several members give every member's bytes; a bad 
   bad[bad.length - 5] ^= 0x40; // its length
   const badSrc = fileByteSource(new Blob([bad]), "t.rawtrace.gz", { inflate });
   assert.is((await convert(badSrc, "chrome")).sha, want.sha, "a bad trailer: every byte");
-  assert.equal(badSrc.gzipDamage, { compressedAt: bad.length - 8, decompressed: DUMP.length, message: "a gzip member's checksum or length does not match its data" });
+  assert.equal(badSrc.gzipDamage, { compressedAt: bad.length - 8, decompressed: DUMP.length, message: "a gzip member's checksum or length does not match its data", truncated: false });
   const cut = fileByteSource(new Blob([gzipSync(DUMP).subarray(0, 60000)]), "t.rawtrace.gz", { inflate });
   await convert(cut, "chrome");
-  assert.is(cut.gzipDamage, undefined, "a file cut short: the core reports the truncated dump, as the CLI");
+  assert.is(cut.gzipDamage?.truncated, true);
+  assert.is(gzipDamageFor(cut.gzipDamage, [{ code: "TRUNCATED", count: 1, offset: 0, detail: 0, message: "" }]), null,
+    "a file cut short: the core reports the truncated dump, as the CLI");
+  // Cut inside its 8-byte trailer: the dump is whole, so only GZIP_DAMAGED says its checksum went unchecked (the
+  // viewer said nothing before).
+  const whole = gzipSync(DUMP);
+  const trailerCut = fileByteSource(new Blob([whole.subarray(0, whole.length - 4)]), "t.rawtrace.gz", { inflate });
+  assert.is((await convert(trailerCut, "chrome")).sha, want.sha, "every byte of the dump");
+  assert.is(gzipDamageFor(trailerCut.gzipDamage, [])?.code, "GZIP_DAMAGED");
   // Damaged before its first byte of dump: the read fails, naming the damage.
   const broken = Buffer.from(gzipSync(DUMP));
   broken.fill(0xff, 12, 40);
