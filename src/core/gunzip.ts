@@ -124,6 +124,7 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void): Generato
   let pending: Uint8Array | null = null; // input not yet copied in
   let ended = false; // the input is done
   let len = 0; // valid bytes in the input buffer
+  let modLen = 0; // valid bytes as the module knows them (its last run or compact)
   let base = 0; // compressed offset of the input buffer's first byte
   let given = 0; // decompressed bytes yielded
   let damaged = false;
@@ -137,9 +138,20 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void): Generato
   function* fill(want: number): Generator<null, void, Uint8Array | null | undefined> {
     // Enough unread already (a file of many small members): no move, no read.
     if (len - x.inputPos() >= Math.min(want, cap)) return;
-    const kept = x.compact();
+    let kept: number;
+    if (modLen === len) {
+      kept = x.compact();
+    } else {
+      // Bytes were added since the module's last run (between members: a trailer that needed the next read), which
+      // its compact() does not know of (it moved its stale length, out of bounds): moved here, no bits being held
+      // between members.
+      const at = x.inputPos();
+      kept = len - at;
+      new Uint8Array(x.memory.buffer, x.inPtr(), len).copyWithin(0, at, len);
+      x.seek(0);
+    }
     base += len - kept;
-    len = kept;
+    len = modLen = kept;
     while (len < Math.min(want, cap)) {
       if (pending === null) {
         if (ended) break;
@@ -178,6 +190,7 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void): Generato
     let crc = 0;
     let size = 0;
     for (;;) {
+      modLen = len;
       const r = x.run(len, final() ? 1 : 0);
       const a = x.outStart();
       const b = x.outEnd();

@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { convertFile } from "../../src/node/convert.js";
+import { fileSource } from "../../src/node/file_source.js";
 import { sampleDump } from "../helpers/sample_dump.js";
 
 const tmp = mkdtempSync(join(tmpdir(), "rawtrace-gz-cut-"));
@@ -62,6 +63,39 @@ test("a bad CRC-32 or length in the trailer: every event, GZIP_DAMAGED at the tr
     const r = await convert(`bad${at}`, bad);
     assert.is(r.events, whole.events);
     assert.is(r.warnings.find((x) => x.code === "GZIP_DAMAGED")?.offset, gz.length - 8);
+  }
+});
+
+test("a member whose trailer straddles a 1 MiB read, after a bad trailer (the member walk): every byte (before: 'cannot read: memory access out of bounds')", async () => {
+  // The walk (gzip_members.ts) reads 1 MiB at a time. A member's stored data ending in the last bytes of a read: its
+  // trailer needs the next read, and the header check after it moved the input with the module's stale idea of its
+  // length (out of bounds). Tiny empty members (and one with a name of tunable length) put the trailer there.
+  const dump = readFileSync("samples/h100_torch_train_nvtx.rawtrace");
+  const h = 100000;
+  const a = Buffer.from(gzipSync(dump.subarray(0, h)));
+  a[a.length - 8] ^= 1; // zlib's gunzip fails: the file is walked member by member from its start
+  const empty = gzipSync(Buffer.alloc(0));
+  const s = gzipSync(dump.subarray(h), { level: 0 });
+  const named = (n: number) => Buffer.concat([Buffer.from([0x1f, 0x8b, 8, 8, 0, 0, 0, 0, 0, 255]), Buffer.alloc(n, 0x61), Buffer.from([0]), empty.subarray(10)]);
+  for (const over of [1, 4]) {
+    const room = (1 << 20) + over - a.length - s.length - named(0).length;
+    const k = Math.floor(room / empty.length) - 1;
+    const file = Buffer.concat([a, ...Array<Buffer>(k).fill(empty), named(room - k * empty.length), s]);
+    assert.is(file.length, (1 << 20) + over);
+    const input = join(tmp, `straddle${over}.rawtrace.gz`);
+    writeFileSync(input, file);
+    const src = fileSource(input);
+    const parts: Buffer[] = [];
+    try {
+      const r = src.open();
+      const buf = new Uint8Array(1 << 16);
+      for (let n; (n = await r.read(buf)) > 0;) parts.push(Buffer.from(buf.subarray(0, n)));
+      await r.close?.();
+    } finally {
+      src.close();
+    }
+    assert.ok(Buffer.concat(parts).equals(dump), `${over} trailer bytes in the next read: every byte`);
+    assert.is(src.gzipDamage?.compressedAt, a.length - 8, "the bad trailer said");
   }
 });
 

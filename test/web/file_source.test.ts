@@ -95,6 +95,29 @@ test(".gz as the CLI reads it: several members give every member's bytes; a bad 
   assert.match((e as Error).message, /^cannot decompress \(damaged gzip\): at compressed byte \d+, before any byte of the dump: invalid/);
 });
 
+test(".gz whose member's trailer straddles two of the stream's chunks, another member after it: every byte (before: 'memory access out of bounds')", async () => {
+  const want = await convert(memorySource(DUMP, "t.rawtrace"), "chrome");
+  const rest = gzipSync(DUMP.subarray(200000));
+  // Stored data ending in the last 8 bytes of a 64 KiB chunk: the trailer needs the next chunk.
+  let tried = 0;
+  for (let n = 65400; n < 65560; n++) {
+    const a = gzipSync(DUMP.subarray(0, n), { level: 0 });
+    if (a.length <= 65536 || a.length - 8 >= 65536) continue;
+    tried++;
+    const gz = Buffer.concat([a, gzipSync(DUMP.subarray(n, 200000)), rest]);
+    const read = () => new ReadableStream<Uint8Array>({
+      start(c) {
+        for (let i = 0; i < gz.length; i += 65536) c.enqueue(gz.subarray(i, i + 65536));
+        c.close();
+      },
+    });
+    const src = fileByteSource(new Blob([gz]), "t.rawtrace.gz", { inflate, read });
+    assert.is((await convert(src, "chrome")).sha, want.sha, `${a.length - 65536} trailer bytes in the next chunk`);
+    assert.is(src.gzipDamage, undefined);
+  }
+  assert.is(tried, 7);
+});
+
 test(".gz that gives no byte says at which compressed byte and why, in the CLI's words: a cut or damaged gzip header, a file cut in its first block (the viewer said 'within the first N compressed bytes', the CLI 'file ends before the 16-byte preamble')", async () => {
   const gz = Buffer.from(gzipSync(DUMP));
   const flip = (at: number, bit: number) => {
