@@ -8,7 +8,7 @@
  * (compressed for .gz).
  */
 import type { ByteReader, ByteSource } from "../src/core/engine.js";
-import { GzipStartError, gunzip } from "../src/core/gunzip.js";
+import { GzipStartError, gunzip, type GunzipDamage } from "../src/core/gunzip.js";
 export { gzipDamageFor } from "../src/core/gunzip.js";
 import { freeNow, type KeepingReader } from "./slice_reader.js";
 
@@ -44,8 +44,9 @@ export interface FileByteSource extends ByteSource {
   /** Lets go of what is kept (ends the keeper's thread). The source cannot replay after this. */
   dispose(): void;
   /**
-   * A .gz file damaged after giving bytes (a bad trailer, bytes after its last member, a damaged block): where
-   * (compressed byte offset), how many bytes of dump it gave before (what was converted) and what was wrong. The
+   * A .gz file damaged after giving bytes (a bad trailer, bytes after a member that start none and are not only
+   * zeros at the end, a damaged block): where (compressed byte offset), how many bytes of dump it gave in all (what
+   * was converted, members after the damage included) and what was wrong. The
    * page reports it as the CLI's GZIP_DAMAGED ({@link gzipDamageFor}); `truncated`: the file simply ends inside a
    * member, which only a cut in its trailer leaves unseen by the core's TRUNCATED.
    */
@@ -229,11 +230,20 @@ export function fileByteSource(file: Blob, name: string, opts: FileSourceOptions
    */
   const gunzipReader = (raw: ReadableStream<Uint8Array>) => {
     const out = (async function* () {
-      yield* gunzip(await opts.inflate!(), chunksOf(raw), (d) => {
-        // Damaged or cut before it gave a byte: nothing to convert (the read fails, naming where, as the CLI).
-        if (d.decompressed === 0) throw new GzipStartError(d.compressedAt, d.message);
+      let given = 0;
+      let first: GunzipDamage | undefined;
+      for await (const c of gunzip(await opts.inflate!(), chunksOf(raw), (d) => {
+        first = d;
         gzipDamage ??= { compressedAt: d.compressedAt, decompressed: d.decompressed, message: d.message, truncated: d.truncated };
-      });
+      })) {
+        given += c.length;
+        yield c;
+      }
+      // Damaged or cut before it gave a byte: nothing to convert (the read fails, naming where, as the CLI).
+      if (first && given === 0) throw new GzipStartError(first.compressedAt, first.message);
+      // What was converted: every byte given, also those of the members after the damage (a bad trailer, bytes
+      // skipped between members), as the CLI says.
+      if (gzipDamage) gzipDamage.decompressed = given;
     })();
     return {
       read: async (): Promise<ReadableStreamReadResult<Uint8Array>> => {

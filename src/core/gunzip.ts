@@ -3,9 +3,12 @@
  * resumable DEFLATE decoder (assembly/inflate/, build/inflate.wasm). It reads what the CLI reads
  * (src/node/gzip_members.ts): files of several members (`cat a.gz b.gz`, bgzip, block-parallel gzip), a member whose
  * trailer checksum or length is wrong (its bytes kept, the walk goes on), and of a member whose data is damaged, every
- * byte decoded before the damage. The browser's DecompressionStream reads only the first member and drops the output
- * of the step that meets an error. Host-neutral: the caller compiles the module and gives the compressed bytes as an
- * async iterable.
+ * byte decoded before the damage. Bytes between members that start no member (zero padding, garbage) are skipped up to
+ * the next member's magic 1f 8b 08 and said (GZIP_DAMAGED at the first of them: gzip and zlib stop there, so every
+ * later member would be lost to them); bytes after the last member that are only zeros (tar's or dd's padding: no byte
+ * lost, gzip -t says "trailing garbage ignored") are not said. The browser's DecompressionStream reads only the first
+ * member and drops the output of the step that meets an error. Host-neutral: the caller compiles the module and gives
+ * the compressed bytes as an async iterable.
  */
 import type { Warning } from "./codes.js";
 
@@ -114,18 +117,30 @@ export class GzipStartError extends Error {
 }
 
 /**
+ * Where the next gzip member's magic (1f 8b 08, then flags with the reserved bits clear: RFC 1952 §2.3.1) starts in
+ * `b`, or -1.
+ */
+function memberMagicAt(b: Uint8Array): number {
+  for (let i = b.indexOf(0x1f); i >= 0 && i + 3 < b.length; i = b.indexOf(0x1f, i + 1)) {
+    if (b[i + 1] === 0x8b && b[i + 2] === 8 && (b[i + 3] & 0xe0) === 0) return i;
+  }
+  return -1;
+}
+
+/**
  * The walk over the members, as a generator that yields an output chunk (a new array of its own) or `null` to ask for
  * more input, which the caller passes to `next` (a chunk, or null at the end of the input): the same walk serves an
- * async source ({@link gunzip}) and bytes at hand ({@link gunzipBytes}).
+ * async source ({@link gunzip}) and bytes at hand ({@link gunzipBytes}). `from` > 0: the input is the file from that
+ * compressed byte on, where a member ended (what follows is read as after any member).
  */
-function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void): Generator<Uint8Array | null, void, Uint8Array | null | undefined> {
+function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0): Generator<Uint8Array | null, void, Uint8Array | null | undefined> {
   x.init();
   const cap = x.inCap();
   let pending: Uint8Array | null = null; // input not yet copied in
   let ended = false; // the input is done
   let len = 0; // valid bytes in the input buffer
   let modLen = 0; // valid bytes as the module knows them (its last run or compact)
-  let base = 0; // compressed offset of the input buffer's first byte
+  let base = from; // compressed offset of the input buffer's first byte
   let given = 0; // decompressed bytes yielded
   let damaged = false;
   const damage = (compressedAt: number, message: string, truncated = false) => {
@@ -142,9 +157,9 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void): Generato
     if (modLen === len) {
       kept = x.compact();
     } else {
-      // Bytes were added since the module's last run (between members: a trailer that needed the next read), which
-      // its compact() does not know of (it moved its stale length, out of bounds): moved here, no bits being held
-      // between members.
+      // Bytes were added since the module's last run (between members: a trailer that needed the next read, bytes
+      // skipped), which its compact() does not know of (it moved its stale length, out of bounds): moved here, no
+      // bits being held between members.
       const at = x.inputPos();
       kept = len - at;
       new Uint8Array(x.memory.buffer, x.inPtr(), len).copyWithin(0, at, len);
@@ -170,8 +185,32 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void): Generato
   }
   /** The unread input as a view (valid until the next call into the module). */
   const unread = () => new Uint8Array(x.memory.buffer, x.inPtr() + x.inputPos(), len - x.inputPos());
+  /**
+   * Skips input up to the next member's magic, or to the end; returns whether one was found and whether every byte
+   * skipped was zero.
+   */
+  function* skipToMember(): Generator<null, { found: boolean; zeros: boolean }, Uint8Array | null | undefined> {
+    let zeros = true;
+    for (;;) {
+      const u = unread();
+      const i = memberMagicAt(u);
+      // Without a magic, the last 3 bytes stay: a magic may start in them.
+      const stop = i >= 0 ? i : final() ? u.length : Math.max(0, u.length - 3);
+      for (let k = 0; k < stop && zeros; k++) zeros = u[k] === 0;
+      x.seek(x.inputPos() + stop);
+      if (i >= 0 || final()) return { found: i >= 0, zeros };
+      yield* fill(cap);
+    }
+  }
 
-  for (let member = 0; ; member++) {
+  // Bytes skipped before this member (they start none), said once the member proves one: it gives a byte or ends.
+  let skipped: { at: number; zeros: boolean } | null = null;
+  const saySkipped = (to: number) => {
+    if (!skipped) return;
+    damage(skipped.at, `${to - skipped.at} bytes after a gzip member are not a gzip member${skipped.zeros ? " (zeros)" : ""}: skipped up to the next member at compressed byte ${to}`);
+    skipped = null;
+  };
+  for (let member = from > 0 ? 1 : 0; ; member++) {
     // A header: its fixed part and optional fields are within the first 64 KiB in any real file.
     yield* fill(64 << 10);
     if (member > 0 && len - x.inputPos() === 0 && final()) return;
@@ -182,32 +221,62 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void): Generato
         if (hl === 0 && final()) throw new GzipStartError(base + len, "the file ends inside its gzip header");
         throw new GzipStartError(0, "incorrect header check");
       }
-      if (hl === 0 && final()) damage(base + x.inputPos(), "the file ends inside a gzip member's header", true);
-      else damage(base + x.inputPos(), `${len - x.inputPos()}${final() ? "" : " or more"} bytes after the last gzip member are not a gzip member`);
+      if (hl === 0) {
+        saySkipped(base + x.inputPos());
+        if (final()) damage(base + x.inputPos(), "the file ends inside a gzip member's header", true);
+        else damage(base + x.inputPos(), "a gzip member's header is longer than 64 KiB");
+        return;
+      }
+      // Bytes that start no member (zero padding, garbage): skipped up to the next member, whose bytes are read too.
+      const at = skipped?.at ?? base + x.inputPos();
+      const s = yield* skipToMember();
+      const zeros = s.zeros && (skipped?.zeros ?? true);
+      if (s.found) {
+        skipped = { at, zeros };
+        continue;
+      }
+      // Only zeros after the last member: padding (tar, dd conv=sync), no byte lost: not said.
+      if (!zeros) damage(at, `${base + x.inputPos() - at} bytes after the last gzip member are not a gzip member`);
       return;
     }
+    const start = base + x.inputPos();
     x.seek(x.inputPos() + hl);
     let crc = 0;
     let size = 0;
+    let falseMagic = false;
     for (;;) {
       modLen = len;
       const r = x.run(len, final() ? 1 : 0);
       const a = x.outStart();
       const b = x.outEnd();
       if (b > a) {
+        saySkipped(start);
         crc = x.crcOut(crc);
         size += b - a;
         given += b - a;
         yield new Uint8Array(x.memory.buffer, x.outPtr() + a, b - a).slice();
       }
-      if (r === STREAM_END) break;
+      if (r === STREAM_END) {
+        saySkipped(start);
+        break;
+      }
       if (r === OUTPUT_FULL) continue;
       if (r === NEED_INPUT) {
         yield* fill(cap);
         continue;
       }
+      // A magic found by skipping that starts no member after all (a chance 1f 8b 08 in garbage: its data fails
+      // before its first byte): skipping goes on after it, while its bytes are still at hand.
+      falseMagic = skipped !== null && start + 1 >= base;
+      if (falseMagic) break;
+      saySkipped(start);
       damage(base + x.errorAt(), ERRORS[r] ?? `inflate error ${r}`, r === ERR_TRUNCATED);
       return;
+    }
+    if (falseMagic) {
+      x.reset();
+      x.seek(start + 1 - base); // the next header check fails: skipping goes on
+      continue;
     }
     // The trailer: CRC-32 and length mod 2^32 of the member's bytes.
     x.reset();
@@ -233,13 +302,16 @@ function instance(module: WebAssembly.Module): InflateExports {
  * The decompressed bytes of the gzip data `input` yields, member after member; each chunk is a new array of its own.
  * `onDamage` is called once, at the first damage — a member whose data is invalid (its bytes up to there are given;
  * the walk ends), a bad trailer checksum or length (its bytes were given; the walk goes on), data that ends inside a
- * member (`truncated`), or bytes after the last member that start no member (the walk ends) — with the compressed
- * offset and the decompressed bytes given before it. Data that does not start with a gzip member throws ("incorrect
- * header check").
+ * member (`truncated`), or bytes after a member that start no member and are not only zeros at the end (skipped up
+ * to the next member, whose bytes are given; the first skipped byte is said) — with the compressed offset and the
+ * decompressed bytes given before it. Data that does not start with a gzip member throws ("incorrect header check").
+ * `from` > 0: `input` is the file from that compressed byte on, where a member ended (offsets are the file's).
  */
-export async function* gunzip(module: WebAssembly.Module, input: AsyncIterable<Uint8Array>, onDamage: (d: GunzipDamage) => void): AsyncGenerator<Uint8Array> {
+export async function* gunzip(
+  module: WebAssembly.Module, input: AsyncIterable<Uint8Array>, onDamage: (d: GunzipDamage) => void, from = 0,
+): AsyncGenerator<Uint8Array> {
   const it = input[Symbol.asyncIterator]();
-  const w = walk(instance(module), onDamage);
+  const w = walk(instance(module), onDamage, from);
   try {
     let r = w.next();
     while (!r.done) {

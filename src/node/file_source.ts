@@ -15,6 +15,9 @@
  * stream cut short yields what it holds (the core then reports the truncated dump, or GZIP_DAMAGED says where it was
  * cut when the dump is whole: a cut in a trailer); a stream damaged after its start
  * yields what its members still hold (src/node/gzip_members.ts, warning GZIP_DAMAGED); one that gives nothing is IO.
+ * Bytes after a member that start no member (zeros, where zlib stops silently, or garbage) are skipped up to the next
+ * member, whose bytes are read too (GZIP_DAMAGED where they start); only zeros after the last member are padding, not
+ * said.
  */
 import { closeSync, createReadStream, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { createGunzip } from "node:zlib";
@@ -41,8 +44,9 @@ export interface FileByteSource extends ByteSource {
   /** True when the input was not seekable and was spooled to a temporary copy. */
   readonly spooled: boolean;
   /**
-   * A gzip input damaged after its start (a bad checksum, bytes after the last member, a damaged block): where (the
-   * compressed byte offset), how many bytes of dump it still held (what was converted) and what is wrong.
+   * A gzip input damaged after its start (a bad checksum, bytes after a member that start none and are not only zeros
+   * at the end, a damaged block): where (the compressed byte offset), how many bytes of dump it still held (what was
+   * converted) and what is wrong.
    */
   readonly gzipDamage?: SourceGzipDamage;
   /** Releases the spooled copy (no-op for regular files). */
@@ -216,9 +220,10 @@ function gzipSource(path: string, spooledFd: number, compressed: number): FileBy
                 r = await chunks.next();
               } catch (e) {
                 const err = e as NodeJS.ErrnoException;
-                // Damaged after its start (a bad checksum or length in a trailer, bytes after the last member, a
-                // damaged block): gunzip gave up and dropped its last output, so the file is read again member by
-                // member, which keeps a member's bytes whatever its trailer says and goes on to the members after.
+                // Damaged after its start (a bad checksum or length in a trailer, bytes after a member that are not
+                // zeros, a damaged block): gunzip gave up and dropped its last output, so the file is read again
+                // member by member, which keeps a member's bytes whatever its trailer says and goes on to the members
+                // after.
                 // Every chunk of the dump checks its own payload; the host reports the damage (withSourceWarnings).
                 // A stream cut short (Z_BUF_ERROR: gunzip gave every byte it held) is walked too, to say where it
                 // ends: inside a member's data the dump's own TRUNCATED says what is missing, but cut inside its
@@ -235,6 +240,20 @@ function gzipSource(path: string, spooledFd: number, compressed: number): FileBy
                 throw inputError(path, e, err.code?.startsWith("Z_") ? "cannot decompress (damaged gzip)" : "cannot read");
               }
               if (r.done) {
+                // gunzip ends silently at a zero byte after a member (zlib's padding rule), so members after zeros
+                // would be lost: the rest is walked from there (only zeros to the end: padding, nothing said). A
+                // whole file costs one comparison.
+                if (!recovering && gunzip.bytesWritten < compressed) {
+                  recovering = true;
+                  file.unpipe(gunzip);
+                  file.destroy();
+                  gunzip.destroy();
+                  walkFd = spooledFd >= 0 ? spooledFd : openSync(path, "r");
+                  chunks = gzipMembers(walkFd, compressed, (d) => {
+                    gzipDamage ??= { ...d, decompressed: 0 };
+                  }, gunzip.bytesWritten)[Symbol.asyncIterator]();
+                  continue;
+                }
                 ended = true;
                 // Nothing could be read at all: not a gzip file this can read (the core would say EMPTY).
                 if (produced === 0 && gzipDamage) {

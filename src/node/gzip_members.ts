@@ -2,10 +2,13 @@
  * Reading what a damaged gzip file still holds, for the CLI: its members one by one through rawtrace's own gzip
  * reader (src/core/gunzip.ts over build/inflate.wasm, the viewer's too, so both read a damaged .gz alike). Node's
  * gunzip discards the output of the call that meets an error, and fails the whole stream on a bad trailer checksum or
- * on bytes after the last member, so a dump whose only damage is there would lose its last block or everything.
- * Used by src/node/file_source.ts once gunzip has failed: the bytes it gives are every member's up to the first
- * whose data fails (its bytes up to there), members with a bad trailer included; members after a damaged block are
- * not searched for.
+ * on garbage after a member (it stops silently at zeros there), so a dump whose only damage is there would lose its
+ * last block, every later member or everything.
+ * Used by src/node/file_source.ts once gunzip has failed, or has stopped before the file's end (zlib ends a stream
+ * silently at a zero byte after a member: padding, or zeros before more members): the bytes it gives are every
+ * member's up to the first whose data fails (its bytes up to there), members with a bad trailer included, and the
+ * members after bytes that start none (zeros, garbage: skipped up to the next 1f 8b 08); members after a damaged block
+ * are not searched for.
  */
 import { existsSync, readFileSync, readSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -34,9 +37,9 @@ function inflateModule(): WebAssembly.Module {
   return compiled;
 }
 
-/** The bytes of file `fd` (`size` of them) from its start, by positional reads (the descriptor is neither moved nor closed). */
-async function* bytesOf(fd: number, size: number): AsyncGenerator<Uint8Array> {
-  for (let pos = 0; pos < size;) {
+/** The bytes of file `fd` from `from` to `size`, by positional reads (the descriptor is neither moved nor closed). */
+async function* bytesOf(fd: number, size: number, from: number): AsyncGenerator<Uint8Array> {
+  for (let pos = from; pos < size;) {
     const b = Buffer.allocUnsafe(Math.min(1 << 20, size - pos));
     const n = readSync(fd, b, 0, b.length, pos);
     if (n === 0) return;
@@ -49,9 +52,11 @@ async function* bytesOf(fd: number, size: number): AsyncGenerator<Uint8Array> {
  * The decompressed bytes of the gzip file `fd` (`size` bytes), member after member, as far as they can be read.
  * `onDamage` is called once, at the first damage: a member whose data fails (the walk ends there, its bytes up to
  * the failure given), a bad trailer checksum or length (its bytes were given; the walk goes on), a file that ends
- * inside a member (`truncated`), or bytes after the last member that start no member (the walk ends). Data that starts no gzip
- * member throws ("incorrect header check").
+ * inside a member (`truncated`), or bytes after a member that start no member, unless they are only zeros at the end
+ * (skipped up to the next member; said where they start). Data that starts no gzip member throws ("incorrect header
+ * check"). `from` > 0: the walk starts there, where a member ended (gunzip read everything before).
  */
-export async function* gzipMembers(fd: number, size: number, onDamage: (d: GzipDamage) => void): AsyncGenerator<Uint8Array> {
-  yield* gunzip(inflateModule(), bytesOf(fd, size), (d) => onDamage({ compressedAt: d.compressedAt, message: d.message, truncated: d.truncated }));
+export async function* gzipMembers(fd: number, size: number, onDamage: (d: GzipDamage) => void, from = 0): AsyncGenerator<Uint8Array> {
+  yield* gunzip(inflateModule(), bytesOf(fd, size, from),
+    (d) => onDamage({ compressedAt: d.compressedAt, message: d.message, truncated: d.truncated }), from);
 }

@@ -118,6 +118,37 @@ test(".gz whose member's trailer straddles two of the stream's chunks, another m
   assert.is(tried, 7);
 });
 
+test(".gz with bytes between members that start none: every member read, said where they start (with the bytes of dump converted in all, as the CLI); only zeros at the end not said", async () => {
+  const want = await convert(memorySource(DUMP, "t.rawtrace"), "chrome");
+  const a = gzipSync(DUMP.subarray(0, 150000));
+  const b = gzipSync(DUMP.subarray(150000));
+  // The stream's chunks are 64 KiB: the next member's magic straddles two of them, after zeros over several.
+  const chunked = (gz: Uint8Array) => () => new ReadableStream<Uint8Array>({
+    start(c) {
+      for (let i = 0; i < gz.length; i += 65536) c.enqueue(gz.subarray(i, i + 65536));
+      c.close();
+    },
+  });
+  const pad = 3 * 65536 - a.length % 65536 - 1;
+  const zeros = Buffer.concat([a, Buffer.alloc(pad), b]);
+  const src = fileByteSource(new Blob([zeros]), "t.rawtrace.gz", { inflate, read: chunked(zeros) });
+  assert.is((await convert(src, "chrome")).sha, want.sha, "every member (before: the first only, with no damage said)");
+  assert.equal(src.gzipDamage, {
+    compressedAt: a.length, decompressed: DUMP.length, truncated: false,
+    message: `${pad} bytes after a gzip member are not a gzip member (zeros): skipped up to the next member at compressed byte ${a.length + pad}`,
+  });
+  const tail = Buffer.concat([a, b, Buffer.alloc(pad)]);
+  const tailSrc = fileByteSource(new Blob([tail]), "t.rawtrace.gz", { inflate, read: chunked(tail) });
+  assert.is((await convert(tailSrc, "chrome")).sha, want.sha);
+  assert.is(tailSrc.gzipDamage, undefined, "only zeros after the last member: padding, nothing lost");
+  // A bad trailer, then a member: the bytes converted are all of them (before: those before the damage, 150000).
+  const bad = Buffer.from(a);
+  bad[bad.length - 8] ^= 1;
+  const badSrc = fileByteSource(new Blob([Buffer.concat([bad, b])]), "t.rawtrace.gz", { inflate });
+  assert.is((await convert(badSrc, "chrome")).sha, want.sha);
+  assert.is(badSrc.gzipDamage?.decompressed, DUMP.length);
+});
+
 test(".gz that gives no byte says at which compressed byte and why, in the CLI's words: a cut or damaged gzip header, a file cut in its first block (the viewer said 'within the first N compressed bytes', the CLI 'file ends before the 16-byte preamble')", async () => {
   const gz = Buffer.from(gzipSync(DUMP));
   const flip = (at: number, bit: number) => {
