@@ -86,7 +86,9 @@ for (const tag of CUDA_TAGS) {
     assert.ok(withSizes.trace.traceEvents.length > 40, "the fixture's events");
     assert.equal(builtin.trace.traceEvents, withSizes.trace.traceEvents);
     assert.equal(builtin.trace.deviceProperties, withSizes.trace.deviceProperties);
-    assert.equal(builtin.result.info.warnings, withSizes.result.info.warnings);
+    // The same warnings; their offsets are the chunks', which move by the KIND_SIZES chunk left out.
+    const noOffset = (ws: typeof withSizes.result.info.warnings) => ws.map(({ offset: _, ...w }) => w);
+    assert.equal(noOffset(builtin.result.info.warnings), noOffset(withSizes.result.info.warnings));
     assert.equal(builtin.result.info.records, withSizes.result.info.records);
   });
 
