@@ -164,14 +164,13 @@ export function xspaceProfileStart(): u64 {
  * A training step (model/steps.ts) as XProf's step grouping wants it: `ProfilerStep#N` on the thread's API line
  * (not the NVTX line), so the launch calls inside it nest under it, with `_r` = 1 (a root: GroupTfEvents gives it
  * and everything it reaches — nested launches, their kernels through correlation_id — one group_id) and `step_num`;
- * the launches of threads without markers join it through context stats (emit/xspace_steps.ts). The record keeps
- * the step's index + 1 in its context field.
+ * the launches of threads without markers join it through context stats (emit/xspace_steps.ts).
  */
 function stepMarker(e: Ev): void {
   const ln = getLine(hostPlane, e.tid);
   if (ln.count == 0) ln.pid = e.pid;
-  record(hostPlane, ln, e, R.STEP, evByNumber(hostPlane, NS_STEP, "ProfilerStep#", <u32>e.stepNum), stepAdd(e),
-    <u32>e.stepNum, false);
+  stepAdd(e);
+  record(hostPlane, ln, e, R.STEP, evByNumber(hostPlane, NS_STEP, "ProfilerStep#", <u32>e.stepNum), 0, <u32>e.stepNum, false);
   hostEvents++;
 }
 

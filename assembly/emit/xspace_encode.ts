@@ -17,12 +17,15 @@ import { stepLinkOf, stepLinked, stepNumber, stepProduces } from "./xspace_steps
 export let curLineTs: u64 = 0;
 /** The line being sized or written holds calls linked to a step (emit/xspace_steps.ts, Line.links). */
 let curLinks = false;
+/** Its process id. */
+let curPid: u32 = 0;
 
-/** Sets {@link curLineTs} (Unix ns) and whether the line holds calls linked to a step. */
+/** Sets {@link curLineTs} (Unix ns), whether the line holds calls linked to a step, and its process id. */
 // @ts-ignore: decorator
-@inline export function setLineTs(ns: u64, links: bool): void {
+@inline export function setLineTs(ns: u64, links: bool, pid: u32): void {
   curLineTs = ns;
   curLinks = links;
+  curPid = pid;
 }
 /** The plane being sized or written ({@link usePlane}). */
 export let curPlane: Plane = changetype<Plane>(0);
@@ -189,7 +192,7 @@ const ROLE_CONSUMER: i32 = 2;
 // @ts-ignore: decorator
 @inline function stepRole(r: usize): i32 {
   if (hostRanks > 1) return hostIndex == 0 ? ROLE_PRODUCER : ROLE_CONSUMER;
-  return stepProduces(load<u32>(r, 24)) ? ROLE_PRODUCER : ROLE_ROOT;
+  return stepProduces(load<u64>(r), load<u32>(r, 28)) ? ROLE_PRODUCER : ROLE_ROOT;
 }
 
 /**
@@ -200,7 +203,7 @@ const ROLE_CONSUMER: i32 = 2;
 @inline function linkOf(r: usize, d: u32): i32 {
   if (!curLinks || d == 0) return -1;
   const i = stepLinkOf(load<u64>(r));
-  return stepLinked(i, d) ? i : -1;
+  return stepLinked(i, d, curPid) ? i : -1;
 }
 
 /** Room for one record's tail written to be measured (a record with CUDA graph ids, which the cache does not keep). */

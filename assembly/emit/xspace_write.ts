@@ -56,7 +56,7 @@ export function sizePlane(pl: Plane): void {
   let n = pl.fixed;
   for (let i: u32 = 0; i < pl.lineCount; i++) {
     const ln = changetype<Line>(load<usize>(pl.lineList + (<usize>i << 2)));
-    setLineTs(profileStart + lineTsNs(ln), ln.links != 0);
+    setLineTs(profileStart + lineTsNs(ln), ln.links != 0, ln.pid);
     const at = captured();
     const k = capEvents;
     const rest = captureLineEvents(ln);
@@ -113,7 +113,7 @@ export function putPlane(pl: Plane): void {
     if (ts != 0) putVarintField(3, ts);
     captureCopy(ln.capAt, ln.capN);
     if (<u64>ln.capK < ln.count) {
-      setLineTs(profileStart + ts, ln.links != 0);
+      setLineTs(profileStart + ts, ln.links != 0, ln.pid);
       putLineEvents(ln, ln.capK);
     }
     // Fields in number order, as protobuf encoders write them (display_name is field 11).

@@ -3,57 +3,18 @@
  * without `ProfilerStep#N` markers whose GPU has no work of that step launched under the marker carries the consumer
  * context (`_ct` 0, `_c` N) and the marker the producer context (`_pt` 0, `_p` N), so XProf's grouping puts that
  * GPU's work in step N; nothing else changes (no link on a GPU the marker's thread also drives in the step, none
- * outside a step, none to a step that overlaps another or shares its number, no stat at all without such calls).
+ * outside a step, none to a step that overlaps another or shares its number, none from another process, none on a
+ * GPU whose work outside the links would then join a step, no stat at all without such calls).
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { fromBinary } from "@bufbuild/protobuf";
-import * as C from "../../src/tools/cupti_records.js";
 import { XSpaceSchema, type XPlane } from "../../src/gen/xplane_pb.js";
 import { memorySource } from "../../src/core/engine.js";
 import { createEngine } from "../../src/node/wasm.js";
-import { cudaWriter } from "../helpers/cuda_writer.js";
+import { MAIN, OTHER, SIDE, stepDump, type Launch, type Step } from "./xspace_step_dump.js";
 
-const L: C.CuptiLayout = "cuda13";
-const T = 1_780_000_000_000_000_000n;
-const PID = 100;
-const MAIN = 101;
-const SIDE = 102;
-const OTHER = 103;
-const US = 1000n;
-
-/** A launch: its thread, start (µs after T), the GPU its kernel runs on; `kernel` false: a call without device work. */
-interface Launch { tid: number; at: bigint; device: number; kernel?: boolean }
-
-/**
- * Two `ProfilerStep#N` ranges on MAIN (1: 0..100 µs, 2: 200..300 µs; `steps` replaces them as [tid, number, start µs,
- * end µs]) and the launches, each kernel 5 µs after its call on stream 7.
- */
-function dump(launches: Launch[], steps: Array<[number, number, bigint, bigint]> = [[MAIN, 1, 0n, 100n], [MAIN, 2, 200n, 300n]]): Uint8Array {
-  const w = cudaWriter(L, T, PID);
-  w.apiNames([[2, 211, "cudaLaunchKernel_v7000"], [2, 131, "cudaStreamSynchronize_v3020"]]);
-  const names: Array<[bigint, string]> = [[0x40n, "k"]];
-  const host: Array<[bigint, Uint8Array]> = [];
-  steps.forEach(([tid, num, a, b], i) => {
-    const ptr = 0x100n + BigInt(i);
-    names.push([ptr, `ProfilerStep#${num}`]);
-    host.push([T + a * US, C.markerRecord(L, 2, T + a * US, 50 + i, PID, tid, ptr)]);
-    host.push([T + b * US, C.markerRecord(L, 4, T + b * US, 50 + i, PID, tid, 0n)]);
-  });
-  const device: Uint8Array[] = [];
-  launches.forEach((l, i) => {
-    const s = T + l.at * US;
-    const sync = l.kernel === false;
-    host.push([s + US, C.apiRecord(L, { kind: 5, cbid: sync ? 131 : 211, start: s, end: s + US, processId: PID, threadId: l.tid, correlationId: 1 + i })]);
-    if (!sync) device.push(C.kernelRecord(L, { start: s + 5n * US, end: s + 9n * US, deviceId: l.device, contextId: 1, streamId: 7, correlationId: 1 + i, namePtr: 0x40n }));
-  });
-  w.strings(names);
-  host.sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
-  w.activity(C.concat(host.map((h) => h[1])));
-  w.activity(C.concat(device));
-  w.end();
-  return w.bytes();
-}
+const dump = (launches: Launch[], steps?: Step[], stepsFirst = false) => stepDump(launches, steps, stepsFirst).bytes;
 
 async function hostPlane(bytes: Uint8Array): Promise<XPlane> {
   const parts: Buffer[] = [];
@@ -82,7 +43,7 @@ test("a GPU driven only from a thread without markers: its launches in step N co
   const host = await hostPlane(dump([
     { tid: MAIN, at: 10n, device: 0 }, { tid: MAIN, at: 210n, device: 0 },
     { tid: SIDE, at: 20n, device: 1 }, { tid: SIDE, at: 30n, device: 1 }, { tid: SIDE, at: 40n, device: 1, kernel: false },
-    { tid: SIDE, at: 150n, device: 1 }, { tid: SIDE, at: 220n, device: 1 },
+    { tid: SIDE, at: 150n, device: 1, kernel: false }, { tid: SIDE, at: 220n, device: 1 },
   ]));
   assert.equal(links(host, MAIN), [
     ["ProfilerStep#1", PRODUCER(1n)], ["cudaLaunchKernel", {}], ["ProfilerStep#2", PRODUCER(2n)], ["cudaLaunchKernel", {}],
@@ -90,7 +51,7 @@ test("a GPU driven only from a thread without markers: its launches in step N co
   assert.equal(links(host, SIDE), [
     ["cudaLaunchKernel", CONSUMER(1n)], ["cudaLaunchKernel", CONSUMER(1n)],
     ["cudaStreamSynchronize", {}], // no device work: nothing to put in a step
-    ["cudaLaunchKernel", {}], // between the steps
+    ["cudaStreamSynchronize", {}], // between the steps
     ["cudaLaunchKernel", CONSUMER(2n)],
   ]);
 });
@@ -113,7 +74,8 @@ test("every launch under the marker's thread, or one on the marker's GPU: no con
 });
 
 test("no link to a step that overlaps another step or shares its number with another marker", async () => {
-  const launches = [{ tid: SIDE, at: 20n, device: 1 }, { tid: SIDE, at: 220n, device: 1 }, { tid: SIDE, at: 420n, device: 1 }];
+  // One GPU a step: a launch in a step that takes no link is outside the links, which would block its GPU's others.
+  const launches = [{ tid: SIDE, at: 20n, device: 1 }, { tid: SIDE, at: 220n, device: 2 }, { tid: SIDE, at: 420n, device: 3 }];
   // Step 2 overlaps a step of another thread (OTHER: 250..350 µs); steps 1 and 3 stand alone.
   let host = await hostPlane(dump(launches, [[MAIN, 1, 0n, 100n], [MAIN, 2, 200n, 300n], [OTHER, 7, 250n, 350n], [MAIN, 3, 400n, 500n]]));
   assert.equal(links(host, SIDE).map((x) => x[1]), [CONSUMER(1n), {}, CONSUMER(3n)]);
@@ -121,6 +83,57 @@ test("no link to a step that overlaps another step or shares its number with ano
   host = await hostPlane(dump(launches, [[MAIN, 1, 0n, 100n], [MAIN, 1, 200n, 300n], [MAIN, 3, 400n, 500n]]));
   assert.equal(links(host, SIDE).map((x) => x[1]), [{}, {}, CONSUMER(3n)]);
   assert.equal(links(host, MAIN).map((x) => x[1]), [{}, {}, PRODUCER(3n)]);
+});
+
+test("markers ending in decreasing start order (as a dump may list them): the links of the sorted dump", async () => {
+  // 9 steps on MAIN 100 µs apart, listed last to first, a 10th overlapping step 5 from OTHER; SIDE drives GPU 1 in
+  // steps 1, 4, 5 and 9, MAIN drives GPU 0 in each, and GPU 1 in step 4.
+  const steps: Step[] = [];
+  for (let n = 9; n >= 1; n--) steps.push([MAIN, n, BigInt(n * 100), BigInt(n * 100 + 80)]);
+  steps.splice(3, 0, [OTHER, 50, 540n, 560n]);
+  const launches: Launch[] = [];
+  for (let n = 1; n <= 9; n++) launches.push({ tid: MAIN, at: BigInt(n * 100 + 10), device: n === 4 ? 1 : 0 });
+  for (const n of [1, 4, 5, 9]) launches.push({ tid: SIDE, at: BigInt(n * 100 + 20), device: 1 });
+  const want = [CONSUMER(1n), {}, {}, CONSUMER(9n)];
+  for (const stepsFirst of [false, true]) {
+    const host = await hostPlane(dump(launches, steps, stepsFirst));
+    assert.equal(links(host, SIDE).map((x) => x[1]), want, `steps first: ${stepsFirst}`);
+    const main = links(host, MAIN).filter((x) => x[0].startsWith("ProfilerStep"));
+    assert.equal(main.map((x) => [x[0], x[1]]), Array.from({ length: 9 }, (_, i) => [`ProfilerStep#${i + 1}`, i === 0 || i === 8 ? PRODUCER(BigInt(i + 1)) : {}]));
+  }
+});
+
+test("a thread of another process launching onto a GPU during a step: not linked (only the marker's process links)", async () => {
+  const host = await hostPlane(dump([
+    { tid: MAIN, at: 10n, device: 0 }, { tid: MAIN, at: 210n, device: 0 },
+    { tid: 201, pid: 200, at: 20n, device: 1 }, { tid: 201, pid: 200, at: 220n, device: 1 },
+  ]));
+  assert.equal(links(host, 201).map((x) => x[1]), [{}, {}]);
+  for (const n of ["_pt", "_p", "_ct", "_c"]) assert.not.ok(statNames(host).includes(n), n);
+});
+
+test("a GPU with launches outside the links after its first linked one takes none (its gap work would join a step)", async () => {
+  const steps: Step[] = [[MAIN, 1, 100n, 200n], [MAIN, 2, 300n, 400n]];
+  const inSteps: Launch[] = [
+    { tid: MAIN, at: 110n, device: 0 }, { tid: MAIN, at: 310n, device: 0 },
+    { tid: SIDE, at: 120n, device: 1 }, { tid: SIDE, at: 320n, device: 1 }, { tid: SIDE, at: 130n, device: 2 }, { tid: SIDE, at: 330n, device: 2 },
+  ];
+  // GPU 1 also between the steps, then after the last: none of its launches link; GPU 2 still does.
+  for (const at of [250n, 450n]) {
+    const host = await hostPlane(dump([...inSteps, { tid: SIDE, at, device: 1 }], steps));
+    assert.equal(links(host, SIDE).map((x) => x[1]), [{}, CONSUMER(1n), ...(at === 250n ? [{}] : []), {}, CONSUMER(2n), ...(at === 450n ? [{}] : [])], `GPU 1 at ${at}`);
+  }
+  // Work outside the links from the marker's thread, or from another process, blocks the GPU as well.
+  for (const extra of [{ tid: MAIN, at: 250n, device: 1 }, { tid: 201, pid: 200, at: 320n, device: 1 }]) {
+    const host = await hostPlane(dump([...inSteps, extra], steps));
+    assert.equal(links(host, SIDE).filter((x, i) => i % 2 === 0).map((x) => x[1]), [{}, {}], `${extra.tid} at ${extra.at}`);
+  }
+  // Before the first linked launch (warm-up) it does not; nor on a GPU the marker's thread drives under a marker
+  // (XProf already gives its ungrouped work the group before it).
+  let host = await hostPlane(dump([...inSteps, { tid: SIDE, at: 50n, device: 1 }], steps));
+  assert.equal(links(host, SIDE).map((x) => x[1]), [{}, CONSUMER(1n), CONSUMER(1n), CONSUMER(2n), CONSUMER(2n)]);
+  host = await hostPlane(dump([...inSteps, { tid: MAIN, at: 150n, device: 1 }, { tid: SIDE, at: 450n, device: 1 }], steps));
+  assert.equal(links(host, SIDE).map((x) => x[1]), [{}, CONSUMER(1n), CONSUMER(2n), CONSUMER(2n), {}]);
 });
 
 test.run();
