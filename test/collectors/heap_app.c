@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "rawtrace_heap.h"
+#include "rawtrace_queue.h"
 
 static int failed;
 
@@ -109,7 +110,18 @@ static void signals_while_allocating(void) {
   }
 }
 
-int main(void) {
+/* `heap_app note-signal`: what a termination signal's note does to the heap in this process: "pid P frozen F". In
+ * the init of a PID namespace (pid 1) the kernel drops the default action the handler re-raises, the process goes on,
+ * and a frozen heap would leak every later block: it must stay unfrozen there. */
+static int note_signal(void) {
+  static rt_queue q;
+  rt_queue_note_signal(&q);
+  printf("pid %d frozen %d\n", (int)getpid(), rt_heap_frozen());
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  if (argc > 1 && strcmp(argv[1], "note-signal") == 0) return note_signal();
   /* Before the freeze: the heap's own. */
   uint8_t* h = rt_malloc(1000);
   check(h && malloc_usable_size(h) >= 1000 && !rt_heap_frozen(), "heap before the freeze", "not a heap block");
