@@ -2,8 +2,10 @@
  * The collectors' heap use during a signal's exit flush (collectors/common/rawtrace_heap.c): before the freeze the
  * heap's own calls; after it nothing is freed (the heap's in-use bytes unchanged), a heap block grows by copy into
  * mapped memory (the old one untouched), calloc zeroes and checks overflow, small blocks span several 1 MiB slabs
- * without overlap, big blocks get mappings of their own, and four threads allocate at once. The integration — a
- * SIGTERM landing inside malloc — is in xpu_collector.test.ts. test/collectors/heap_app.c runs the cases.
+ * without overlap, big blocks get mappings of their own, four threads allocate at once, a signal whose handler
+ * allocates never finds its own thread holding the frozen heap's lock (signals are blocked while it is held), and the
+ * init of a PID namespace (pid 1: the process goes on after the signal) never freezes. The integration — a SIGTERM
+ * landing inside malloc — is in xpu_collector.test.ts. test/collectors/heap_app.c runs the cases.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
