@@ -154,8 +154,10 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0)
     // Enough unread already (a file of many small members): no move, no read.
     if (len - x.inputPos() >= Math.min(want, cap)) return;
     let kept: number;
+    let known: boolean;
     if (modLen === len) {
       kept = x.compact();
+      known = true;
     } else {
       // Bytes were added since the module's last run (between members: a trailer that needed the next read, bytes
       // skipped), which its compact() does not know of (it moved its stale length, out of bounds): moved here, no
@@ -164,9 +166,13 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0)
       kept = len - at;
       new Uint8Array(x.memory.buffer, x.inPtr(), len).copyWithin(0, at, len);
       x.seek(0);
+      known = false;
     }
     base += len - kept;
-    len = modLen = kept;
+    len = kept;
+    // After a move of our own the module still holds its stale length until its next run: -1 keeps the next fill
+    // moving here even when this one adds no byte (the end of the input), never through the module's compact().
+    modLen = known ? kept : -1;
     while (len < Math.min(want, cap)) {
       if (pending === null) {
         if (ended) break;

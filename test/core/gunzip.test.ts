@@ -166,4 +166,24 @@ test("flipped bits in the data: the output is the original's, or the damage is s
   }
 });
 
+test("a member whose trailer straddles a read, then padding or junk, then a last member: every byte, the skip said once", async () => {
+  // The walker moved the trailer's bytes itself (the module's length was stale) and, when that read added nothing,
+  // took its own length for the module's: the next compact() moved with the stale one ('memory access out of
+  // bounds' with 8 or more bytes skipped, the last member silently lost with fewer).
+  const last = SAMPLE.subarray(0, 1000);
+  let cases = 0;
+  for (const n of [65515, 65516, 65517, 65518, 65519, 65520]) {
+    for (const [gap, fill] of [[1, 0], [3, 0], [8, 0], [16, 0], [5, 0x55]] as const) {
+      const first = SAMPLE.subarray(0, n);
+      const gz = Buffer.concat([gzipSync(first, { level: 0 }), Buffer.alloc(gap, fill), gzipSync(last)]);
+      const { out, damage } = await inflate(gz, 1 << 16);
+      assert.ok(out.equals(Buffer.concat([first, last])), `member of ${n} B + ${gap} × ${fill}: ${out.length} bytes out`);
+      const at = gzipSync(first, { level: 0 }).length;
+      assert.is((damage as GunzipDamage | null)?.compressedAt, at, `member of ${n} B + ${gap} × ${fill}: the skip said where it starts`);
+      cases++;
+    }
+  }
+  assert.is(cases, 30);
+});
+
 test.run();
