@@ -272,9 +272,15 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0)
         continue;
       }
       // A magic found by skipping that starts no member after all (a chance 1f 8b 08 in garbage: its data fails
-      // before its first byte): skipping goes on after it, while its bytes are still at hand.
-      falseMagic = skipped !== null && start + 1 >= base;
-      if (falseMagic) break;
+      // before its first byte), or a member after the first that fails before its first byte (the header a crashed
+      // appender left, a first block damaged): skipping goes on after it, while its bytes are still at hand, so the
+      // members after it are read too (before, one right after a member ended the walk, one after a junk byte not).
+      const broken = member > 0 && size === 0 && r !== ERR_TRUNCATED;
+      falseMagic = (skipped !== null || broken) && start + 1 >= base;
+      if (falseMagic) {
+        skipped ??= { at: start, zeros: false };
+        break;
+      }
       saySkipped(start);
       damage(base + x.errorAt(), ERRORS[r] ?? `inflate error ${r}`, r === ERR_TRUNCATED);
       return;

@@ -186,4 +186,20 @@ test("a member whose trailer straddles a read, then padding or junk, then a last
   assert.is(cases, 30);
 });
 
+test("a member that fails before its first byte right after a member (a header left by a crashed appender, a damaged first block): the members after it are read, the damage said at its start", async () => {
+  const A = Buffer.alloc(50000, "abc");
+  const B = Buffer.concat([Buffer.alloc(100000, "x"), Buffer.from(SAMPLE.subarray(0, 50000).toString("hex"))]);
+  const C = Buffer.alloc(40000, "xyz");
+  const a = gzipSync(A), b = gzipSync(B), c = gzipSync(C);
+  const broken = Buffer.from(b.subarray(0, 200));
+  broken.fill(0xff, 10, 40); // its first block damaged
+  for (const [what, mid] of [["its header only", b.subarray(0, 10)], ["its first 40 bytes", b.subarray(0, 40)], ["a damaged first block", broken]] as const) {
+    for (const step of [1 << 16, 7]) {
+      const { out, damage } = await inflate(Buffer.concat([a, mid, c]), step);
+      assert.ok(out.equals(Buffer.concat([A, C])), `${what}, pieces of ${step}: ${out.length} bytes (C lost before)`);
+      assert.is((damage as GunzipDamage | null)?.compressedAt, a.length, what);
+    }
+  }
+});
+
 test.run();
