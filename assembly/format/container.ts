@@ -58,6 +58,8 @@ export const LAST_CHUNK_TYPE: u32 = 15;
 export type ChunkHandler = (type: u32, p: usize, n: u32, fileOffset: u64, seq: u32) => void;
 
 const INITIAL_WINDOW: usize = 4 << 20;
+/** The largest window: the largest chunk (its header, payload and 16 bytes after it), and INITIAL_WINDOW of room. */
+const MAX_WINDOW: usize = CHUNK_HEADER + <usize>MAX_PAYLOAD + 16 + INITIAL_WINDOW;
 /**
  * Zero bytes at the end of a cut buffer that cannot be a record's own fields: more than the largest record of any
  * vendor (CUPTI's ≈ 300, rocprofiler-sdk's 208 with our framing, PTI's ≈ 200, a Synapse entry's 208), so a record
@@ -419,16 +421,30 @@ function holdKeep(): void {
   const z = (winLen - holdTotal) & ~7;
   winLen -= z;
   holdDropped += <u64>z;
-  if (winCap - winLen < HOLD_ROOM) {
-    // 8 more: the bytes kept after the chunk (fewer than 8) grow from read to read, and must not bring this back
-    // (each new window leaks the old one: the core's allocator frees only its last block).
-    const cap = winLen + HOLD_ROOM + 8;
-    const nw = heap.alloc(cap);
-    memory.copy(nw, win, winLen);
-    heap.free(win);
-    win = nw;
-    winCap = cap;
-  }
+  // 8 more: the bytes kept after the chunk (fewer than 8) grow from read to read, and must not bring this back.
+  if (winCap - winLen < HOLD_ROOM) growWindow(winLen + HOLD_ROOM + 8);
+}
+
+/**
+ * Grows the window to `want` bytes (more than it has), but to twice its size at most and one and a half times at
+ * least, and {@link MAX_WINDOW} at most, keeping its bytes. At most twice: the window is full when it grows, so memory
+ * follows the bytes present. At least one and a half times: that bounds the growths (about eleven from
+ * INITIAL_WINDOW) and the memory they leave behind (the core's allocator frees only its last block: a window not last
+ * in the heap stays allocated) to about twice the last window. Grown to each chunk's size and room after it, hostile
+ * chunk headers each declaring 4 MiB more than the one before grew it by 4 MiB each time: 40 of them (a 160 MB
+ * file) took 4 GiB of memory, and the host failed reading past 2 GiB; now 1 GiB at most (64 of them, to 256 MiB). Not
+ * twice always: a window of 16 MiB for chunks of 8 MiB and 24 bytes (12 MiB before) moves twice the bytes from read
+ * to read.
+ */
+function growWindow(want: usize): void {
+  let cap = min<usize>(winCap << 1, want);
+  cap = min<usize>(max<usize>(cap, winCap + (winCap >> 1)), MAX_WINDOW);
+  if (cap <= winCap) return;
+  const nw = heap.alloc(cap);
+  memory.copy(nw, win, winLen);
+  heap.free(win);
+  win = nw;
+  winCap = cap;
 }
 
 /**
@@ -497,6 +513,7 @@ export function feed(n: usize): bool {
     return false;
   }
   winLen += n;
+  const full = winLen == winCap;
   let p: usize = 0;
   if (holdTotal != 0) {
     // A held chunk (zeroTailed): zeros only after it so far, or a byte that is not zero that makes it damaged.
@@ -667,20 +684,15 @@ export function feed(n: usize): bool {
     holdKeep();
     return true;
   }
-  // A chunk larger than the window: grow only once the window is full of its bytes, doubling up to its size, so
-  // memory follows the bytes actually present and never a length field alone (a 1 KiB file that declares a
-  // 256 MiB chunk allocates nothing). Up to its size and INITIAL_WINDOW more: a window of exactly its size held
-  // nothing after it, so chunk headers found 8 to 24 bytes apart inside a damaged chunk's span, each declaring as
-  // much, moved the whole window and read a few bytes for each one (40,000 declaring 16 MiB, a 17 MB file: 155 s).
-  if (pendingTotal > winCap && winLen == winCap) {
-    let cap = winCap << 1;
-    if (cap > pendingTotal + INITIAL_WINDOW) cap = pendingTotal + INITIAL_WINDOW;
-    const nw = heap.alloc(cap);
-    memory.copy(nw, win, winLen);
-    heap.free(win);
-    win = nw;
-    winCap = cap;
-  }
+  // Grow only when the window was full of bytes this call, so memory follows the bytes actually present and never a
+  // length field alone (a 1 KiB file that declares a 256 MiB chunk allocates nothing), and a chunk is pending that
+  // left less than a quarter of it free for the next read: the bytes kept are moved from read to read, a window's
+  // worth each time a few bytes are read. Up to the chunk's size and INITIAL_WINDOW more (twice the window at most):
+  // chunk headers found 8 to 24 bytes apart inside a damaged chunk's span, each declaring about the window's size
+  // (40,000 declaring 16 MiB, a 17 MB file: 155 s; 10,000 declaring 4 MiB - 48, 10,003 reads) moved the whole window
+  // and read a few bytes for each one. A chunk that fills the window with little left over (8 MiB CUPTI buffers in
+  // 8 MiB) keeps it: each read is about the size of the chunk before.
+  if (full && pendingTotal != 0 && winCap - winLen < winCap >> 2) growWindow(pendingTotal + INITIAL_WINDOW);
   pendingTotal = 0;
   return true;
 }

@@ -66,6 +66,36 @@ test("2,000 headers 24 bytes apart, each declaring 6 MiB: each reported at its o
   assert.ok(c.reads() < 100, `convert: ${c.reads()} reads`);
 });
 
+test("10,000 headers declaring 4 MiB - 48, just under the window: a few reads, as when they declare more", async () => {
+  // The window grew only for a chunk larger than itself: each of these fit it with 24 bytes to spare, so each
+  // header cost a move of the whole window and a read of 24 bytes (10,003 reads).
+  const n = 10000;
+  const e = await createEngine();
+  for (const len of [(4 << 20) - 48, (4 << 20) - 1024, (3 << 20) + 8]) {
+    const { src, reads } = counted(nested(n, len));
+    const info = await e.info(src);
+    assert.is(info.warnings.find((w) => w.code === "BAD_PAYLOAD_CRC")!.count, n);
+    assert.ok(reads() < 50, `declaring ${len}: ${reads()} reads`);
+  }
+});
+
+test("20 headers each declaring 4 MiB more than the one before: the window grows a few times, not 20", async () => {
+  // The window grew to each one's size plus 4 MiB, leaving the last window behind each time: 1 GiB of memory here,
+  // 4 GiB and a host error ('Start offset -2058037512 is outside the bounds of the buffer') with 40.
+  const n = 20;
+  const lens = Array.from({ length: n }, (_, i) => (4 << 20) * (i + 1) - 32);
+  const b = nested(n, lens[n - 1]);
+  for (let i = 0; i < n; i++) {
+    const o = 16 + i * 24;
+    b.writeUInt32LE(lens[i], o + 12);
+    b.writeUInt32LE(crc32(b.subarray(o, o + 20)) >>> 0, o + 20);
+  }
+  const e = await createEngine();
+  const info = await e.info(memorySource(b));
+  assert.is(info.warnings.find((w) => w.code === "BAD_PAYLOAD_CRC")!.count, n);
+  assert.ok(e.memoryBytes <= 512 << 20, `${e.memoryBytes} bytes of memory for a ${b.length}-byte file`);
+});
+
 test("40,000 headers declaring 16 MiB, then 0x55 or zero bytes (a 17 MB file): each reported, as 2,000 were (minutes before)", async () => {
   const e = await createEngine();
   for (const fill of [0x55, 0]) {
