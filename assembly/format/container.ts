@@ -128,8 +128,8 @@ let truncKept: u32 = 0;
 export let cutDeclared: u32 = 0;
 /**
  * File offset just past the declared span of the last chunk that failed its payload checksum: a chunk whose header
- * starts before it was found inside that span ({@link damagedSpan}), and is looked into before its payload is hashed
- * ({@link nestedDamaged}). Set at the same decisions in every pass.
+ * starts before it was found inside that span ({@link damagedSpan}), and its payload is hashed within a budget
+ * ({@link nestedUnhashed}). Set at the same decisions in every pass.
  */
 let failedEnd: u64 = 0;
 /** Sequence numbers of chunks that failed their payload checksum in pass 1 (rare: a short list). */
@@ -173,6 +173,7 @@ export function readerReset(h: ChunkHandler, verify: bool): void {
   holdTotal = 0;
   holdDropped = 0;
   failedEnd = 0;
+  nestedHashed = 0;
   if (seenBits == 0) {
     seenCap = 1 << 16;
     seenBits = heap.alloc(<usize>seenCap >> 3);
@@ -318,15 +319,33 @@ function damagedSpan(c: usize, total: usize): usize {
 }
 
 /**
- * Whether the chunk at `c` (file offset `off`, `total` bytes), whose header starts inside the span of a chunk that
- * failed its checksum ({@link failedEnd}), has a valid chunk header inside its own span: then it is damaged too (an
- * intact chunk holds none), skipped up to that header without its payload hashed. Hostile chunk headers 24 bytes
- * apart, each declaring megabytes, had every declared payload hashed: quadratic (4,000 declaring 4 MiB: 7 s; 40,000
- * declaring 64 MiB, a 65 MB file: hours).
+ * Payload bytes of chunks found inside a damaged one's span ({@link failedEnd}) that the reader may hash, per byte of
+ * the file up to each one's end: past that budget such a chunk whose own span holds a valid chunk header is taken as
+ * damaged without its payload hashed ({@link nestedUnhashed}).
  */
-// @ts-ignore: decorator
-@inline function nestedDamaged(c: usize, off: u64, total: usize): bool {
-  return off < failedEnd && damagedSpan(c, total) < total;
+const NESTED_HASHING: u64 = 2;
+/** Payload bytes charged to that budget so far in this pass. */
+let nestedHashed: u64 = 0;
+
+/**
+ * Whether the chunk at `c` (file offset `off`, `total` bytes, `len` of payload, a checksum in its header), whose
+ * header starts inside the span of a chunk that failed its checksum ({@link failedEnd}), is taken as damaged without
+ * its payload hashed: when the bytes of such chunks hashed so far, this one's with them, would pass
+ * {@link NESTED_HASHING} times the file's bytes up to its end, and a valid chunk header starts inside its span (then
+ * skipped up to that header). Hostile chunk headers 24 bytes apart, each declaring megabytes, had every declared
+ * payload hashed: quadratic (40,000 declaring 16 MiB, a 17 MB file: 251 s). An honest file spends little of the
+ * budget (those chunks are few, mostly intact and read past), and its intact chunks are hashed whatever their payload
+ * holds: a payload may hold a valid chunk header (a user's string such as an NVTX range name: "RTCK" and 16 letters
+ * have a printable CRC one time in fifty), and such a chunk after one that lost bytes was dropped as damaged.
+ * Called for each such chunk in every pass, hashed there or not (pass 2 hashes only the chunks pass 1 found damaged),
+ * so the budget, and each decision, is the same in every pass; `check`: the payload is verified in this pass.
+ */
+function nestedUnhashed(c: usize, off: u64, total: usize, len: u32, check: bool): bool {
+  if (nestedHashed + <u64>len <= NESTED_HASHING * (off + <u64>total)) {
+    nestedHashed += <u64>len;
+    return false;
+  }
+  return check && damagedSpan(c, total) < total;
 }
 
 /**
@@ -614,14 +633,15 @@ export function feed(n: usize): bool {
     const check = sums != 0 && (verify || (badSeqCount != 0 && isBadSeq(seq)));
     // Where the next chunk starts (damagedSpan) is decided on the same bytes in both passes: a header may start in
     // the span's last 8 bytes and end 16 past it, so those must be here too (or the input be at its end): before a
-    // chunk inside a damaged one's span is looked into (nestedDamaged), or a damaged one is skipped.
+    // chunk inside a damaged one's span is looked into (nestedUnhashed), or a damaged one is skipped.
     const short = !eofScan && winLen - (p - total) < total + 16;
     if (check && short && off < failedEnd) {
       p -= total;
       pendingTotal = total + 16;
       break;
     }
-    if (check && (nestedDamaged(c, off, total) || !payloadMatches(c, len, sums))) {
+    const unhashed = sums != 0 && off < failedEnd && nestedUnhashed(c, off, total, len, check);
+    if (check && (unhashed || !payloadMatches(c, len, sums))) {
       if (short) {
         p -= total;
         pendingTotal = total + 16;

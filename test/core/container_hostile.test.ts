@@ -2,9 +2,11 @@
  * Hostile chunk lengths (assembly/format/container.ts): a file of valid chunk headers a few bytes apart, each
  * declaring a payload of megabytes that fails its checksum, is read in time linear in its size, with each header
  * reported where it is: the window keeps room after a large chunk, so the next header, 24 bytes on, does not cost a
- * move of the whole window and a read of 24 bytes; a chunk found inside a damaged one's span whose own span holds a
- * chunk header is damaged without its payload hashed (each one's megabytes were); and whether a damaged buffer chunk
- * ends in never-written zeros is asked after whether a header starts inside it (each one scanned the zeros).
+ * move of the whole window and a read of 24 bytes; chunks found inside a damaged one's span are hashed within a
+ * budget linear in the file's size, past which one whose own span holds a chunk header is damaged without its payload
+ * hashed (each one's megabytes were), while an intact chunk of an honest file is read whatever its payload holds; and
+ * whether a damaged buffer chunk ends in never-written zeros is asked after whether a header starts inside it (each
+ * one scanned the zeros). The window grows in few steps, so the memory it leaves behind stays bounded.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -12,6 +14,10 @@ import { crc32 } from "node:zlib";
 import { xxh64Low } from "../../src/format/xxh64.js";
 import { memorySource, type ByteSource } from "../../src/core/engine.js";
 import { createEngine } from "../../src/node/wasm.js";
+import { RawtraceWriter } from "../../src/format/writer.js";
+import * as C from "../../src/tools/cupti_records.js";
+import { toChrome, trickle } from "../helpers/convert.js";
+import { chunkSpans } from "../helpers/dump_chunks.js";
 
 const MAGIC = Buffer.from("RAWTRACE");
 
@@ -107,36 +113,121 @@ test("40,000 headers declaring 16 MiB, then 0x55 or zero bytes (a 17 MB file): e
   }
 });
 
-test("a chunk inside a damaged chunk's span whose own span holds a valid chunk header is damaged too, unhashed; the header inside is read", async () => {
-  // A (seq 0) declares 64 bytes more than it has, so B (seq 1) starts inside its span; B's payload, its checksum
-  // right, holds C (seq 2, an unknown type, empty) at an 8-byte offset. Before, B was hashed, found intact and C
-  // read as B's bytes; B is now taken as damaged up to C (an intact chunk holds no chunk header), and C is read.
-  const header = (type: number, seq: number, len: number, sum: number, flags = 4) => {
-    const h = Buffer.alloc(24);
-    h.writeUInt32LE(0x4b435452, 0);
-    h.writeUInt16LE(type, 4);
-    h.writeUInt16LE(flags, 6);
-    h.writeUInt32LE(seq, 8);
-    h.writeUInt32LE(len, 12);
-    h.writeUInt32LE(sum, 16);
-    h.writeUInt32LE(crc32(h.subarray(0, 20)) >>> 0, 20);
-    return h;
-  };
-  const cPart = header(99, 2, 0, 0, 0);
-  const bPayload = Buffer.concat([Buffer.alloc(16, 7), cPart]);
-  const b = Buffer.concat([header(98, 1, bPayload.length, xxh64Low(bPayload)), bPayload]);
-  const a = Buffer.concat([header(97, 0, 64 + 64, 0xdead), Buffer.alloc(64, 3)]);
+/** A chunk header: `type`, `seq`, `len` payload bytes, payload checksum `sum` of the kind `flags` names (XXH64). */
+function header(type: number, seq: number, len: number, sum: number, flags = 4): Buffer {
+  const h = Buffer.alloc(24);
+  h.writeUInt32LE(0x4b435452, 0);
+  h.writeUInt16LE(type, 4);
+  h.writeUInt16LE(flags, 6);
+  h.writeUInt32LE(seq, 8);
+  h.writeUInt32LE(len, 12);
+  h.writeUInt32LE(sum, 16);
+  h.writeUInt32LE(crc32(h.subarray(0, 20)) >>> 0, 20);
+  return h;
+}
+
+/** A format 1.2 preamble. */
+function preamble(): Buffer {
   const pre = Buffer.alloc(16);
   MAGIC.copy(pre);
   pre.writeUInt16LE(1, 8);
   pre.writeUInt16LE(2, 10);
-  const info = await (await createEngine()).info(memorySource(Buffer.concat([pre, a, b])));
+  return pre;
+}
+
+/**
+ * B: an intact chunk (type 98, seq `seq`, its XXH64 right) whose 40-byte payload holds at offset 16 the header of C
+ * (type 99, seq `seq` + 1, empty, no checksum).
+ */
+function chunkHoldingHeader(seq: number): Buffer {
+  const payload = Buffer.concat([Buffer.alloc(16, 7), header(99, seq + 1, 0, 0, 0)]);
+  return Buffer.concat([header(98, seq, payload.length, xxh64Low(payload)), payload]);
+}
+
+/** 24 bytes that are a valid chunk header and printable: "RTCK", 16 lowercase letters, then their CRC-32. */
+function headerName(): string {
+  let seed = 1;
+  for (;;) {
+    const b = Buffer.alloc(24);
+    b.write("RTCK", 0, "latin1");
+    for (let i = 4; i < 20; i++) b[i] = 0x61 + ((seed = (seed * 1103515245 + 12345) >>> 0) % 26);
+    b.writeUInt32LE(crc32(b.subarray(0, 20)) >>> 0, 20);
+    if (b.subarray(20).every((x) => x >= 0x20 && x < 0x7f)) return b.toString("latin1");
+  }
+}
+
+test("an intact chunk whose payload holds a valid chunk header (an NVTX name), after one that lost bytes, is read", async () => {
+  // STRINGS holds the range name "RTCKqckosecikigkygguT1lV", a valid chunk header at an 8-byte file offset; the
+  // API_NAMES chunk before it lost 8 bytes, so STRINGS starts inside its span. STRINGS was taken as damaged unhashed
+  // (an intact chunk was assumed to hold no chunk header): the kernel's and the range's names were lost, the name's
+  // bytes read as chunk headers (CHUNK_TOO_LARGE, BAD_CHUNK_HEADER).
+  const name = headerName();
+  const L = "cuda13";
+  const T = 1_780_000_000_123_456_789n;
+  const w = RawtraceWriter.inMemory();
+  w.header({ vendor: 1, vendorVersion: C.LAYOUT_VERSION[L], runtimeVersion: 12080, driverVersion: 12080, pid: 42, startNs: T, hostname: "h", commandLine: "x" });
+  w.clock({ which: 0, vendorNs: T, realtimeNs: T, monotonicNs: 5n, monotonicRawNs: 5n, boottimeNs: 5n });
+  w.kindSizes(Object.entries(C.SIZES[L]).map(([k, s]) => [Number(k), s] as const));
+  w.apiNames([[2, 211, "cudaLaunchKernel_v7000"], [2, 41, "cudaMemcpyAsync_v3020"]]);
+  w.strings([[0x3000n, name], [0x1000n, "my_kernel"]]);
+  w.activity(C.concat([
+    C.markerRecord(L, 2, T + 500n, 1, 42, 43, 0x3000n),
+    C.apiRecord(L, { kind: 5, cbid: 211, start: T + 1000n, end: T + 5000n, processId: 42, threadId: 43, correlationId: 5 }),
+    C.kernelRecord(L, { start: T + 7000n, end: T + 9501n, deviceId: 0, contextId: 1, streamId: 7, correlationId: 5, namePtr: 0x1000n }),
+    C.markerRecord(L, 4, T + 20000n, 1, 42, 43, 0n),
+  ]));
+  w.end();
+  const intact = w.bytes();
+  const spans = chunkSpans(intact);
+  const api = spans.find((s) => s.type === 4)!;
+  const str = spans.find((s) => s.type === 6)!;
+  assert.ok(Buffer.from(intact).indexOf(name, str.off, "latin1") % 8 === 0, "the name at an 8-byte offset");
+  const cut = api.off + 24 + 16;
+  const bytes = Buffer.concat([intact.subarray(0, cut), intact.subarray(cut + 8)]);
+  const { trace, result } = await toChrome(bytes);
+  assert.equal(result.info.loss.ranges, [{ from: api.off, to: str.off - 8, code: "BAD_PAYLOAD_CRC", seq: api.seq }]);
+  assert.equal(result.info.warnings.map((x) => x.code).sort(), ["BAD_PAYLOAD_CRC", "SEQ_GAP"]);
+  const names = trace.traceEvents.filter((e: any) => e.ph === "X").map((e: any) => e.name);
+  assert.ok(names.includes("my_kernel") && names.includes(name), names.join(", "));
+  const e = await createEngine();
+  const whole: Buffer[] = [];
+  await e.convert(memorySource(bytes, "test.rawtrace"), (x) => whole.push(Buffer.from(x)));
+  for (const piece of [1, 24, 4093]) {
+    const parts: Buffer[] = [];
+    await e.convert(trickle(bytes, piece), (x) => parts.push(Buffer.from(x)));
+    assert.ok(Buffer.concat(parts).equals(Buffer.concat(whole)), `read in pieces of ${piece}`);
+  }
+});
+
+test("a chunk inside a damaged chunk's span is hashed: intact, it is read whole, a chunk header in its payload its bytes", async () => {
+  // A (seq 0) declares 64 bytes more than it has, so B (seq 1) starts inside its span; B's payload, its checksum
+  // right, holds C (seq 2, an unknown type, empty) at an 8-byte offset: C is B's bytes, not a chunk.
+  const a = Buffer.concat([header(97, 0, 64 + 64, 0xdead), Buffer.alloc(64, 3)]);
+  const info = await (await createEngine()).info(memorySource(Buffer.concat([preamble(), a, chunkHoldingHeader(1)])));
   const bOff = 16 + a.length;
-  assert.equal(info.loss.ranges, [
-    { from: 16, to: bOff, code: "BAD_PAYLOAD_CRC", seq: 0 },
-    { from: bOff, to: bOff + 24 + 16, code: "BAD_PAYLOAD_CRC", seq: 1 },
-  ]);
-  assert.is(info.warnings.find((w) => w.code === "UNKNOWN_CHUNK")?.offset, bOff + 24 + 16, "C read");
+  assert.equal(info.loss.ranges, [{ from: 16, to: bOff, code: "BAD_PAYLOAD_CRC", seq: 0 }]);
+  const unknown = info.warnings.find((w) => w.code === "UNKNOWN_CHUNK")!;
+  assert.equal([unknown.offset, unknown.count], [bOff, 1], "B read, C not");
+});
+
+test("past the hashing budget (a hostile file), such a chunk is damaged unhashed, up to the chunk header it holds", async () => {
+  // 10 headers 24 bytes apart, each declaring 1 MiB (wrong XXH64), each inside the span of the one before, then B
+  // as above: the first ones' megabytes are hashed, past twice the file's bytes no more; B (its span holding C) is
+  // then taken as damaged up to C without its payload hashed, and C is read. In both passes, in any pieces.
+  const n = 10;
+  const heads = Array.from({ length: n }, (_, i) => header(97, i, 1 << 20, 0xdead));
+  const bOff = 16 + n * 24;
+  const file = Buffer.concat([preamble(), ...heads, chunkHoldingHeader(n), Buffer.alloc(1 << 20, 0x55)]);
+  const e = await createEngine();
+  for (const src of [memorySource(file), trickle(file, 4093)]) {
+    const r = await e.convert(src, () => {});
+    assert.equal(r.info.loss.ranges.slice(n - 1), [
+      { from: bOff - 24, to: bOff, code: "BAD_PAYLOAD_CRC", seq: n - 1 },
+      { from: bOff, to: bOff + 40, code: "BAD_PAYLOAD_CRC", seq: n },
+      { from: bOff + 64, to: file.length, code: "BAD_CHUNK_HEADER" },
+    ]);
+    assert.is(r.info.warnings.find((w) => w.code === "UNKNOWN_CHUNK")?.offset, bOff + 40, "C read");
+  }
 });
 
 test.run();
