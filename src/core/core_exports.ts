@@ -65,3 +65,20 @@ export interface CoreExports {
   rt_details_target?(start: number, kind: number, cls: number, a: number, b: number): void;
   rt_details_all?(): void;
 }
+
+/** Exports that return a pointer into the core's memory (a usize). */
+const POINTER_RESULTS = ["rt_input_ptr", "rt_alloc", "rt_text_ptr", "rt_device", "rt_step_name_ptr", "rt_api_name", "rt_split_export"] as const;
+
+/**
+ * `e` with its pointer results read unsigned: a usize arrives in JavaScript as a signed i32, so past 2 GiB of core
+ * memory a pointer was a negative offset (a RangeError building a view of the memory, or a wrong byte read). The other
+ * members are `e`'s own.
+ */
+export function unsignedPointers(e: CoreExports): CoreExports {
+  const out: Record<string, unknown> = { ...(e as unknown as Record<string, unknown>) };
+  for (const k of POINTER_RESULTS) {
+    const f = out[k] as ((...a: number[]) => number) | undefined;
+    if (f) out[k] = (...a: number[]) => f(...a) >>> 0;
+  }
+  return out as unknown as CoreExports;
+}

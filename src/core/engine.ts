@@ -3,7 +3,7 @@
  * re-openable byte source, streaming input through the core's window and output through a sink callback.
  */
 import { FATAL_MESSAGES, FATAL_NAMES, RawtraceError, Warning, fill, type LossReport } from "./codes.js";
-import type { CoreExports } from "./core_exports.js";
+import { unsignedPointers, type CoreExports } from "./core_exports.js";
 import { readFileInfo, vendorName } from "./file_info.js";
 
 export { vendorName };
@@ -375,9 +375,11 @@ export class Engine {
     let engine: Engine | null = null;
     const imports = {
       env: {
-        rt_write: (ptr: number, len: number) => engine!.onWrite(ptr, len),
-        rt_spill_write: (ptr: number, len: number) => engine!.onSpillWrite(ptr, len),
-        rt_spill_read: (offset: bigint, ptr: number, len: number) => engine!.onSpillRead(offset, ptr, len),
+        // Pointers and lengths are the core's usize / u32, which arrive as signed i32: past 2 GiB of core memory they
+        // would be negative offsets (a RangeError building the view), so they are read unsigned.
+        rt_write: (ptr: number, len: number) => engine!.onWrite(ptr >>> 0, len >>> 0),
+        rt_spill_write: (ptr: number, len: number) => engine!.onSpillWrite(ptr >>> 0, len >>> 0),
+        rt_spill_read: (offset: bigint, ptr: number, len: number) => engine!.onSpillRead(offset, ptr >>> 0, len >>> 0),
         rt_split_segment: (segment: number, event: number) => engine!.onSegment?.(segment, event as 0 | 1 | 2),
         abort: (_msg: number, _file: number, line: number, col: number) => {
           throw new RawtraceError("INTERNAL", `rawtrace core aborted at ${line}:${col}`);
@@ -387,7 +389,7 @@ export class Engine {
     const inst = wasm instanceof WebAssembly.Module
       ? await WebAssembly.instantiate(wasm, imports)
       : (await WebAssembly.instantiate(wasm as BufferSource, imports)).instance;
-    engine = new Engine(inst.exports as unknown as CoreExports);
+    engine = new Engine(unsignedPointers(inst.exports as unknown as CoreExports));
     return engine;
   }
 
