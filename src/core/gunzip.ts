@@ -220,17 +220,24 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0)
     // A header: its fixed part and optional fields are within the first 64 KiB in any real file.
     yield* fill(64 << 10);
     if (member > 0 && len - x.inputPos() === 0 && final()) return;
-    const hl = gzipHeaderLength(unread());
+    let hl = gzipHeaderLength(unread());
+    if (hl === 0 && !final()) {
+      // A header longer than that (a large FEXTRA and a comment; gzip allows up to 64 KiB of extra field alone): as
+      // much as the buffer holds before it is judged, whatever the size of the reads.
+      yield* fill(cap);
+      hl = gzipHeaderLength(unread());
+    }
     if (hl <= 0) {
       if (member === 0) {
         // Nothing of the file can be read: where and why, as for a member damaged before its first byte.
         if (hl === 0 && final()) throw new GzipStartError(base + len, "the file ends inside its gzip header");
+        if (hl === 0) throw new GzipStartError(0, `its gzip header is longer than ${cap} bytes`);
         throw new GzipStartError(0, "incorrect header check");
       }
       if (hl === 0) {
         saySkipped(base + x.inputPos());
         if (final()) damage(base + x.inputPos(), "the file ends inside a gzip member's header", true);
-        else damage(base + x.inputPos(), "a gzip member's header is longer than 64 KiB");
+        else damage(base + x.inputPos(), `a gzip member's header is longer than ${cap} bytes`);
         return;
       }
       // Bytes that start no member (zero padding, garbage): skipped up to the next member, whose bytes are read too.

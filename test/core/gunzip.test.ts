@@ -202,4 +202,23 @@ test("a member that fails before its first byte right after a member (a header l
   }
 });
 
+test("a header longer than 64 KiB (FEXTRA of 65,535 bytes and a comment), first or later: read past, whatever the read size", async () => {
+  const A = SAMPLE.subarray(0, 5000), B = SAMPLE.subarray(5000, 10000);
+  const big = (g: Buffer) => {
+    const hdr = Buffer.from(g.subarray(0, 10));
+    hdr[3] = 4 | 16; // FEXTRA, FCOMMENT
+    const extra = Buffer.alloc(2 + 65535, 0x41);
+    extra.writeUInt16LE(65535, 0);
+    return Buffer.concat([hdr, extra, Buffer.alloc(100, 0x43), Buffer.from([0]), g.subarray(10)]);
+  };
+  const a = gzipSync(A), b = gzipSync(B);
+  for (const [what, gz] of [["first", Buffer.concat([big(a), b])], ["second", Buffer.concat([a, big(b)])]] as const) {
+    for (const step of [1 << 16, 4093, 1 << 20]) {
+      const { out, damage } = await inflate(gz, step);
+      assert.ok(out.equals(Buffer.concat([A, B])), `${what}, pieces of ${step}: ${out.length} bytes (the first refused before in 64 KiB pieces)`);
+      assert.is(damage, null, `${what}, pieces of ${step}`);
+    }
+  }
+});
+
 test.run();
