@@ -217,7 +217,8 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0)
     skipped = null;
   };
   for (let member = from > 0 ? 1 : 0; ; member++) {
-    // A header: its fixed part and optional fields are within the first 64 KiB in any real file.
+    // A header: its fixed part and optional fields are within the first 64 KiB in nearly every file (a longer one gets
+    // the whole buffer below).
     yield* fill(64 << 10);
     if (member > 0 && len - x.inputPos() === 0 && final()) return;
     let hl = gzipHeaderLength(unread());

@@ -26,15 +26,12 @@ import { basename, join } from "node:path";
 import { tmpdir } from "node:os";
 import type { ByteSource, FileInfo } from "../core/engine.js";
 import { FATAL_MESSAGES, RawtraceError, type Warning } from "../core/codes.js";
-import { GzipStartError, gzipDamageFor } from "../core/gunzip.js";
+import { GzipStartError, gzipDamageFor, type GunzipDamage } from "../core/gunzip.js";
 import { createTemp, writeAll } from "./output.js";
 import { removeOwned, withDefaultSignals } from "./owned.js";
 import { MAGIC } from "../format/container.js";
 import { dumpName } from "./inputs.js";
-import { gzipMembers, type GzipDamage } from "./gzip_members.js";
-
-/** A gzip input's damage (gzip_members.ts) and how many bytes of dump it still gave. */
-type SourceGzipDamage = GzipDamage & { decompressed: number };
+import { gzipMembers } from "./gzip_members.js";
 
 /** A file's ByteSource; {@link FileByteSource.close} releases a spooled copy. */
 export interface FileByteSource extends ByteSource {
@@ -48,7 +45,7 @@ export interface FileByteSource extends ByteSource {
    * at the end, a damaged block): where (the compressed byte offset), how many bytes of dump it still held (what was
    * converted) and what is wrong.
    */
-  readonly gzipDamage?: SourceGzipDamage;
+  readonly gzipDamage?: GunzipDamage;
   /** Releases the spooled copy (no-op for regular files). */
   close(): void;
 }
@@ -174,7 +171,7 @@ function gzipSource(path: string, spooledFd: number, compressed: number): FileBy
   } catch {
     // the size is only a progress hint
   }
-  let gzipDamage: SourceGzipDamage | undefined;
+  let gzipDamage: GunzipDamage | undefined;
   return {
     name,
     path,
@@ -210,6 +207,14 @@ function gzipSource(path: string, spooledFd: number, compressed: number): FileBy
       let recovering = false;
       let skip = 0;
       let walkFd = -1;
+      /** Reads on with the member walk from compressed byte `from` (0: again from the start, `skip` bytes given). */
+      const walkFrom = (from: number) => {
+        recovering = true;
+        walkFd = spooledFd >= 0 ? spooledFd : openSync(path, "r");
+        chunks = gzipMembers(walkFd, compressed, (d) => {
+          gzipDamage ??= { ...d, decompressed: 0 };
+        }, from)[Symbol.asyncIterator]();
+      };
       return {
         async read(dst: Uint8Array) {
           let n = 0;
@@ -229,12 +234,8 @@ function gzipSource(path: string, spooledFd: number, compressed: number): FileBy
                 // ends: inside a member's data the dump's own TRUNCATED says what is missing, but cut inside its
                 // 8-byte trailer the dump is whole and only the walk tells that its checksum went unchecked.
                 if (err.code?.startsWith("Z_") && !recovering) {
-                  recovering = true;
                   skip = produced;
-                  walkFd = spooledFd >= 0 ? spooledFd : openSync(path, "r");
-                  chunks = gzipMembers(walkFd, compressed, (d) => {
-                    gzipDamage ??= { ...d, decompressed: 0 };
-                  })[Symbol.asyncIterator]();
+                  walkFrom(0);
                   continue;
                 }
                 throw inputError(path, e, err.code?.startsWith("Z_") ? "cannot decompress (damaged gzip)" : "cannot read");
@@ -244,14 +245,10 @@ function gzipSource(path: string, spooledFd: number, compressed: number): FileBy
                 // would be lost: the rest is walked from there (only zeros to the end: padding, nothing said). A
                 // whole file costs one comparison.
                 if (!recovering && gunzip.bytesWritten < compressed) {
-                  recovering = true;
                   file.unpipe(gunzip);
                   file.destroy();
                   gunzip.destroy();
-                  walkFd = spooledFd >= 0 ? spooledFd : openSync(path, "r");
-                  chunks = gzipMembers(walkFd, compressed, (d) => {
-                    gzipDamage ??= { ...d, decompressed: 0 };
-                  }, gunzip.bytesWritten)[Symbol.asyncIterator]();
+                  walkFrom(gunzip.bytesWritten);
                   continue;
                 }
                 ended = true;

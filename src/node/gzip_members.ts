@@ -13,17 +13,8 @@
 import { existsSync, readFileSync, readSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { RawtraceError } from "../core/codes.js";
-import { gunzip } from "../core/gunzip.js";
+import { gunzip, type GunzipDamage } from "../core/gunzip.js";
 
-/**
- * Where the walk stopped or found damage (compressed byte offset) and why; `truncated` when the file ends inside a
- * member (its header, data or trailer: a file cut short).
- */
-export interface GzipDamage {
-  compressedAt: number;
-  message: string;
-  truncated: boolean;
-}
 
 let compiled: WebAssembly.Module | null = null;
 
@@ -56,7 +47,6 @@ async function* bytesOf(fd: number, size: number, from: number): AsyncGenerator<
  * (skipped up to the next member; said where they start). Data that starts no gzip member throws ("incorrect header
  * check"). `from` > 0: the walk starts there, where a member ended (gunzip read everything before).
  */
-export async function* gzipMembers(fd: number, size: number, onDamage: (d: GzipDamage) => void, from = 0): AsyncGenerator<Uint8Array> {
-  yield* gunzip(inflateModule(), bytesOf(fd, size, from),
-    (d) => onDamage({ compressedAt: d.compressedAt, message: d.message, truncated: d.truncated }), from);
+export async function* gzipMembers(fd: number, size: number, onDamage: (d: GunzipDamage) => void, from = 0): AsyncGenerator<Uint8Array> {
+  yield* gunzip(inflateModule(), bytesOf(fd, size, from), onDamage, from);
 }

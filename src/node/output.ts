@@ -187,7 +187,8 @@ export function isInput(path: string, inputs: readonly string[] | InputSet): boo
   return set.inputOf(st) !== undefined;
 }
 
-const CREATE_EXCL = fc.O_CREAT | fc.O_EXCL | fc.O_WRONLY | fc.O_NOFOLLOW;
+/** Flags of a file created exclusively for writing, never through a symlink. */
+export const CREATE_EXCL = fc.O_CREAT | fc.O_EXCL | fc.O_WRONLY | fc.O_NOFOLLOW;
 
 /**
  * Creates a new file exclusively next to `near` (same directory), named `.<base>.<random>.<suffix>`, mode 0600,

@@ -15,10 +15,8 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { RawtraceError } from "../core/codes.js";
-import { ioError } from "./output.js";
+import { CREATE_EXCL, createTemp, ioError } from "./output.js";
 import { disown, own, removeOwned } from "./owned.js";
-
-const CREATE_EXCL = fc.O_CREAT | fc.O_EXCL | fc.O_WRONLY | fc.O_NOFOLLOW;
 
 /** Adds the temporary's name to this process's lock file: a run that takes the lock over as stale removes it. */
 export function nameTemp(lockPath: string, tmp: string): void {
@@ -170,18 +168,20 @@ function lockLine(tmp?: string): string {
  * beside it, written, read back and removed. Null when none can be made there.
  */
 function fsNow(near: string): number | null {
-  const path = join(dirname(near), `.${basename(near)}.${randomBytes(8).toString("hex")}.clock`);
-  let fd = -1;
+  let t: { path: string; fd: number };
   try {
-    fd = openSync(path, CREATE_EXCL, 0o600);
-    own(path);
-    writeSync(fd, "t"); // a write: stamped by the file system (the file server's clock on NFS)
-    return fstatSync(fd).mtimeMs;
+    t = createTemp(near, "clock");
+  } catch {
+    return null;
+  }
+  try {
+    writeSync(t.fd, "t"); // a write: stamped by the file system (the file server's clock on NFS)
+    return fstatSync(t.fd).mtimeMs;
   } catch {
     return null;
   } finally {
-    if (fd >= 0) closeSync(fd);
-    removeOwned(path);
+    closeSync(t.fd);
+    removeOwned(t.path);
   }
 }
 
