@@ -50,7 +50,7 @@ export interface FileByteSource extends ByteSource {
    * page reports it as the CLI's GZIP_DAMAGED ({@link gzipDamageFor}); `truncated`: the file simply ends inside a
    * member, which only a cut in its trailer leaves unseen by the core's TRUNCATED.
    */
-  readonly gzipDamage?: { compressedAt: number; decompressed: number; message: string; truncated: boolean };
+  readonly gzipDamage?: GunzipDamage;
 }
 
 /** Bytes per block of kept file bytes (each block is freed as one piece). */
@@ -139,7 +139,7 @@ export function fileByteSource(file: Blob, name: string, opts: FileSourceOptions
   // The file's bytes kept by the first read (opts.keep), in blocks; complete once that read reached the end.
   let kept: (Uint8Array | null)[] | null = null;
   let keptComplete = false;
-  let gzipDamage: { compressedAt: number; decompressed: number; message: string; truncated: boolean } | undefined;
+  let gzipDamage: GunzipDamage | undefined;
   if (gz && !opts.inflate) throw new Error(`${name}: a gzip file needs the inflate module (FileSourceOptions.inflate)`);
 
   /** Appends `v` to the kept blocks. */
@@ -234,7 +234,7 @@ export function fileByteSource(file: Blob, name: string, opts: FileSourceOptions
       let first: GunzipDamage | undefined;
       for await (const c of gunzip(await opts.inflate!(), chunksOf(raw), (d) => {
         first = d;
-        gzipDamage ??= { compressedAt: d.compressedAt, decompressed: d.decompressed, message: d.message, truncated: d.truncated };
+        gzipDamage ??= { ...d };
       })) {
         given += c.length;
         yield c;
