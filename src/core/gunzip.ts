@@ -10,7 +10,8 @@
  * member and drops the output of the step that meets an error. Host-neutral: the caller compiles the module and gives
  * the compressed bytes as an async iterable.
  */
-import type { Warning } from "./codes.js";
+import type { GunzipDamage } from "./gzip_damage.js";
+export { gzipDamageFor, gzipDamageWarning, type GunzipDamage } from "./gzip_damage.js";
 
 /** The inflate module's exports (assembly/inflate/index.ts). */
 interface InflateExports {
@@ -29,39 +30,6 @@ interface InflateExports {
   outEnd(): number;
   errorAt(): number;
   crcOut(prev: number): number;
-}
-
-/**
- * Where a gzip file is damaged: the compressed byte offset, the decompressed bytes given before it, and why;
- * `truncated` when the data simply ends inside a member (a file cut short: what it held was given, as gunzip does).
- */
-export interface GunzipDamage {
-  compressedAt: number;
-  decompressed: number;
-  message: string;
-  truncated: boolean;
-}
-
-/** The GZIP_DAMAGED warning of damage `d` (src/core/codes.ts): what the CLI and the viewer say of a damaged .gz. */
-export function gzipDamageWarning(d: { compressedAt: number; decompressed: number; message: string }): Warning {
-  return {
-    code: "GZIP_DAMAGED", count: 1, offset: d.compressedAt, detail: d.decompressed,
-    message: `the gzip stream is damaged at compressed byte ${d.compressedAt} (${d.message}): the ${d.decompressed} bytes of dump it still holds were converted`,
-  };
-}
-
-/**
- * The GZIP_DAMAGED warning a host adds for damage `d` to a conversion's `warnings`, or null: none when they hold one
- * already, or when the file was simply cut inside a member's data and the dump itself reports TRUNCATED (what it held
- * was converted); a cut the dump cannot show (inside a member's trailer: the dump whole, its checksum unchecked) is
- * said. The CLI and the viewer both use it.
- */
-export function gzipDamageFor(
-  d: { compressedAt: number; decompressed: number; message: string; truncated?: boolean } | undefined, warnings: readonly Warning[],
-): Warning | null {
-  if (!d || warnings.some((w) => w.code === "GZIP_DAMAGED")) return null;
-  if (d.truncated && warnings.some((w) => w.code === "TRUNCATED")) return null;
-  return gzipDamageWarning(d);
 }
 
 const NEED_INPUT = 0;

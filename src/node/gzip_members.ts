@@ -13,7 +13,8 @@
 import { existsSync, readFileSync, readSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { RawtraceError } from "../core/codes.js";
-import { gunzip, type GunzipDamage } from "../core/gunzip.js";
+import { gunzip } from "../core/gunzip.js";
+import type { GunzipDamage } from "../core/gzip_damage.js";
 
 
 let compiled: WebAssembly.Module | null = null;

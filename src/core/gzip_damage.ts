@@ -1,0 +1,39 @@
+/**
+ * A damaged gzip input as both hosts report it (GZIP_DAMAGED): where, how much of the dump it still gave, and whether
+ * the file was simply cut. Apart from the reader (src/core/gunzip.ts), which needs WebAssembly's types: the Node API's
+ * declarations name these and must type-check without the DOM library (test/package/pack.test.ts).
+ */
+import type { Warning } from "./codes.js";
+
+/**
+ * Where a gzip file is damaged: the compressed byte offset, the decompressed bytes given before it, and why;
+ * `truncated` when the data simply ends inside a member (a file cut short: what it held was given, as gunzip does).
+ */
+export interface GunzipDamage {
+  compressedAt: number;
+  decompressed: number;
+  message: string;
+  truncated: boolean;
+}
+
+/** The GZIP_DAMAGED warning of damage `d` (src/core/codes.ts): what the CLI and the viewer say of a damaged .gz. */
+export function gzipDamageWarning(d: { compressedAt: number; decompressed: number; message: string }): Warning {
+  return {
+    code: "GZIP_DAMAGED", count: 1, offset: d.compressedAt, detail: d.decompressed,
+    message: `the gzip stream is damaged at compressed byte ${d.compressedAt} (${d.message}): the ${d.decompressed} bytes of dump it still holds were converted`,
+  };
+}
+
+/**
+ * The GZIP_DAMAGED warning a host adds for damage `d` to a conversion's `warnings`, or null: none when they hold one
+ * already, or when the file was simply cut inside a member's data and the dump itself reports TRUNCATED (what it held
+ * was converted); a cut the dump cannot show (inside a member's trailer: the dump whole, its checksum unchecked) is
+ * said. The CLI and the viewer both use it.
+ */
+export function gzipDamageFor(
+  d: { compressedAt: number; decompressed: number; message: string; truncated?: boolean } | undefined, warnings: readonly Warning[],
+): Warning | null {
+  if (!d || warnings.some((w) => w.code === "GZIP_DAMAGED")) return null;
+  if (d.truncated && warnings.some((w) => w.code === "TRUNCATED")) return null;
+  return gzipDamageWarning(d);
+}
