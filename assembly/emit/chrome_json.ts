@@ -20,6 +20,7 @@ import { tpl, tplLen, tplText, putLit, putU32, putU64, putMicros, putTs, putTsIn
 import { catOpen, putRow, rowText, rowLen, putHead, putStream, putLaunch, putDeviceTail, chromeTextBegin } from "./chrome_text";
 import { chromeArgs } from "./chrome_args";
 import { chromeHeader, keyU } from "./chrome_header";
+import { chromeLead } from "./chrome_meta";
 import { occPlausible, activeBlocks } from "./xspace_occupancy";
 import { nsOn, nsBase, flowBase, gpid, hpid, chromePidsBegin } from "./chrome_pids";
 import { RowTable, rowLogNote, rowLogOn, rowLogCount, rowLogTable, rowLogKey, rowLogSeg } from "./chrome_split";
@@ -155,9 +156,12 @@ export function chromeBegin(baseNs: u64, startNs: u64, headerless: bool = false)
     // Events only: every event, the first too, is written as ",\n{...}"; the host writes header and trailer
     // (a split conversion's later parts: the host writes the first part's header and drops one comma).
     first = false;
+    // A merge's rank (events only) opens its part with its lead too; a split's later parts and single events do not.
+    if (!headerless && X.eventsOnly) chromeLead();
     return;
   }
   chromeHeader(base);
+  chromeLead();
 }
 
 /** The separator before an event: a newline first, then a comma and a newline. */

@@ -81,6 +81,44 @@ function nsHostName(pid: u64): void {
   }
 }
 
+/**
+ * Whether the trace's array opens with the dump's own process_name ({@link chromeLead}): when the HEADER gives the
+ * profiled process's pid. The end then writes no second process_name for that pid.
+ */
+function leadOn(): bool {
+  return S.haveHeader && S.processId != 0;
+}
+
+/**
+ * Writes the first element of the traceEvents array: the process_name of the dump's own process (the HEADER's pid),
+ * when known. HTA numbers events by their place in traceEvents and reads a link to index 0 as "no link"
+ * (hta/common/trace.py, index_correlation): when a launch call or a kernel came first, HTA lost that pair and put
+ * the kernel in iteration −1. Kineto's files start with a CPU op that has no link; a metadata event has no `dur`,
+ * so HTA drops it and no event of ours takes index 0. Each rank of a merge opens its part with one too.
+ */
+export function chromeLead(): void {
+  if (!leadOn()) return;
+  processName();
+  const pid = <u64>S.processId;
+  meta("process_name", hpid(pid), 0);
+  if (nsOn) nsHostName(pid);
+  else writeProcessName(pid);
+  O.ascii("}}");
+}
+
+/**
+ * The overhead process's name (JSON string chars, no quotes): Kineto's "CUPTI Overhead" for CUDA, and for the other
+ * vendors their profiler's name the same way ("PTI Overhead", "rocprofiler-sdk Overhead", "Synapse profiler
+ * Overhead": S.overheadName with its last word capitalised).
+ */
+function overheadProcessName(): void {
+  const n = S.overheadName;
+  // Every decoder's name ends in " overhead" (decode/registry.ts).
+  const cut = n.endsWith(" overhead") ? n.length - 8 : n.length;
+  O.ascii(n.substring(0, cut));
+  if (cut != n.length) O.ascii("Overhead");
+}
+
 /** The thread_sort_index metadata of row (pid, tid): sorted by tid. */
 function threadSortIndex(pid: u64, tid: u64): void {
   meta("thread_sort_index", pid, tid);
@@ -100,6 +138,7 @@ function nameSuffix(entry: usize): void {
 /** Writes the process/thread metadata, the closing instant, and the trailer (events-only: the metadata alone). */
 export function chromeEnd(): void {
   processName();
+  const lead = leadOn();
   // Host processes and threads.
   let n = tableSlots(hostRows);
   let lastPid: u64 = 0xffffffffffffffff;
@@ -111,10 +150,13 @@ export function chromeEnd(): void {
     const opid = hpid(pid);
     if (pid != lastPid) {
       lastPid = pid;
-      meta("process_name", opid, 0);
-      if (nsOn) nsHostName(pid);
-      else writeProcessName(pid);
-      O.ascii("}}");
+      // The dump's own process was named first (chromeLead).
+      if (!(lead && pid == <u64>S.processId)) {
+        meta("process_name", opid, 0);
+        if (nsOn) nsHostName(pid);
+        else writeProcessName(pid);
+        O.ascii("}}");
+      }
       meta("process_labels", opid, 0);
       O.ascii('"labels":"CPU"}}');
       meta("process_sort_index", opid, 0);
@@ -180,7 +222,8 @@ export function chromeEnd(): void {
   if (overheadSeen && nsOn) {
     meta("process_name", nsBase + X.NS_OVERHEAD, 0);
     nsNameOpen();
-    O.ascii('CUPTI Overhead"}}');
+    overheadProcessName();
+    O.ascii('"}}');
     meta("process_sort_index", nsBase + X.NS_OVERHEAD, 0);
     keyU('"sort_index":', nsBase + X.NS_OVERHEAD);
     O.ascii("}}");
@@ -189,7 +232,9 @@ export function chromeEnd(): void {
     sep();
     // Kineto puts overhead on pid -1, which Perfetto reads as pid 0 (it keeps pids as uint32, anything else 0): GPU 0's
     // process then took this name and sort index. 2^31 - 1 is no Linux pid (at most 2^22) and no device ordinal.
-    O.ascii('{"name":"process_name","ph":"M","ts":0.000,"pid":2147483647,"tid":0,"args":{"name":"CUPTI Overhead"}}');
+    O.ascii('{"name":"process_name","ph":"M","ts":0.000,"pid":2147483647,"tid":0,"args":{"name":"');
+    overheadProcessName();
+    O.ascii('"}}');
     sep();
     O.ascii('{"name":"process_sort_index","ph":"M","ts":0.000,"pid":2147483647,"tid":0,"args":{"sort_index":16777226}}');
   }

@@ -36,6 +36,20 @@ test("header: schema, devices, versions, distributedInfo, base time on half of K
   assert.is(trace.traceName, "test.rawtrace");
 });
 
+test("traceEvents opens with the dump's own process_name (HTA reads a link to index 0 as none), named once", async () => {
+  const samples = ["h100_torch_train_nvtx", "mi250_minitoy_rocprof", "xpu_train_pti", "gaudi2_mlp_synapse", "alexnet_a100_rank0"];
+  for (const name of samples) {
+    const bytes = readFileSync(fileURLToPath(new URL(`../../samples/${name}.rawtrace`, import.meta.url)));
+    const { trace, result } = await toChrome(new Uint8Array(bytes));
+    const lead = trace.traceEvents[0];
+    assert.equal([lead.ph, lead.name, lead.pid], ["M", "process_name", result.info.pid], name);
+    const named = trace.traceEvents.filter((e: { ph: string; name: string }) => e.ph === "M" && e.name === "process_name");
+    assert.is(new Set(named.map((e: { pid: number }) => e.pid)).size, named.length, `${name}: one process_name per pid`);
+    // The lead's pid is the one the host events use, with the same name the end gave it before.
+    assert.ok(trace.traceEvents.some((e: { ph: string; pid: number }) => e.ph === "X" && e.pid === lead.pid), name);
+  }
+});
+
 test("timestamps are µs with exactly three decimals, exact to the ns beyond 2^53", async () => {
   const { text, trace } = await toChrome(sampleDump());
   const base = BigInt(trace.baseTimeNanoseconds);

@@ -129,7 +129,7 @@ test("external ids: CUSTOM_0 and UNKNOWN are framework ops (External id), CUSTOM
   assert.is(result.info.warnings.find((w) => w.code === "DUPLICATE_CORRELATION")!.count, 1);
 });
 
-test("synchronization → xpu_sync on its thread, named by its API; comms → collective_comm xccl::<name> (0.17 and 1.x); overhead → its kind", async () => {
+test("synchronization → xpu_sync on its thread, named by its API; comms → collective_comm xccl::<name> (0.17 and 1.x); overhead → its kind, on the PTI Overhead process", async () => {
   for (const gen of ["1.2", "0.17"] as const) {
     const s = rec(11, gen);
     s.dv.setUint32(4, 4, true);
@@ -162,6 +162,9 @@ test("synchronization → xpu_sync on its thread, named by its API; comms → co
     assert.is(comm.dur, 4);
     const [ov] = events(trace, "overhead");
     assert.is(ov.name, "BUFFER_FLUSH");
+    // Its process is PTI's, not CUPTI's (Kineto's CUDA name).
+    const pname = trace.traceEvents.find((e: { ph: string; name: string; pid: number }) => e.ph === "M" && e.name === "process_name" && e.pid === ov.pid);
+    assert.is(pname?.args.name, "PTI Overhead", gen);
   }
 });
 

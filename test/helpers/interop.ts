@@ -51,6 +51,24 @@ export function gpuStreamRows(json: string): StreamRow[] {
   return [...rows.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.cat < b.cat ? -1 : 1));
 }
 
+/**
+ * GPU rows of a Chrome JSON that have a launch call in it: X events with `args.stream` ≥ 0 and `args.correlation` > 0
+ * whose correlation some X event without a stream (a host call) also carries. HTA must join each to its call.
+ */
+export function linkedGpuRows(json: string): number {
+  const t = JSON.parse(json) as { traceEvents: Array<{ ph: string; args?: { stream?: number; correlation?: number } }> };
+  const calls = new Set<number>();
+  const gpu: number[] = [];
+  for (const e of t.traceEvents) {
+    const c = e.args?.correlation;
+    if (e.ph !== "X" || typeof c !== "number" || c <= 0) continue;
+    const s = e.args?.stream;
+    if (typeof s === "number" && s >= 0) gpu.push(c);
+    else calls.add(c);
+  }
+  return gpu.filter((c) => calls.has(c)).length;
+}
+
 /** What test/interop/xprof_check.py compares (see its docstring). Times in ns after the profile start. */
 export interface XprofExpect {
   device_events: Array<{
@@ -105,13 +123,16 @@ export function xprofCheck(file: string, e: XprofExpect): XprofResult {
 
 /** One rank of test/interop/hta_check.py's report: HTA's GPU rows and its kernel breakdown (µs). */
 export interface HtaRank {
+  /** GPU rows HTA joined to their launch call (index_correlation > 0). */
+  linked_gpu: number;
   kernels: StreamRow[];
   breakdown: Array<{ name: string; kernel_type: string; sum_us: number }>;
 }
 /** test/interop/hta_check.py's report, traces keyed by directory name (relative to the work directory). */
 export interface HtaReport {
   hta_version: string;
-  traces: Record<string, { ranks: Record<string, HtaRank> }>;
+  /** Per directory; `expected_linked`: {@link linkedGpuRows} of our JSON, set by {@link runHta} for converted dumps. */
+  traces: Record<string, { ranks: Record<string, HtaRank>; expected_linked?: number }>;
 }
 
 /**
@@ -124,6 +145,7 @@ export async function runHta(
 ): Promise<{ report: HtaReport; ours: Record<string, StreamRow[]> }> {
   execFileSync("bash", [join(ROOT, "scripts/python-env.sh")], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
   const ours: Record<string, StreamRow[]> = {};
+  const linked: Record<string, number> = {};
   const engine = await createEngine();
   for (const [dir, bytes] of Object.entries(dumps)) {
     const parts: Buffer[] = [];
@@ -132,6 +154,7 @@ export async function runHta(
     mkdirSync(join(work, dir));
     writeFileSync(join(work, dir, "rank-0.json"), json);
     ours[dir] = gpuStreamRows(json);
+    linked[dir] = linkedGpuRows(json);
   }
   for (const [dir, json] of Object.entries(extra)) {
     mkdirSync(join(work, dir));
@@ -143,7 +166,10 @@ export async function runHta(
   });
   const raw = JSON.parse(out) as HtaReport;
   const report: HtaReport = { hta_version: raw.hta_version, traces: {} };
-  for (const [d, t] of Object.entries(raw.traces)) report.traces[d.slice(work.length + 1)] = t;
+  for (const [d, t] of Object.entries(raw.traces)) {
+    const dir = d.slice(work.length + 1);
+    report.traces[dir] = dir in linked ? { ...t, expected_linked: linked[dir] } : t;
+  }
   return { report, ours };
 }
 
@@ -154,5 +180,9 @@ export function htaRankMatching(report: HtaReport, dir: string, ours: StreamRow[
   const hta = ranks[0];
   const shape = (k: StreamRow[]) => k.map((r) => `${r.cat} ×${r.count} ${r.name}`).sort();
   assert.equal(shape(hta.kernels), shape(ours), "HTA's GPU rows differ from rawtrace's");
+  // Every GPU row whose launch call is in the JSON is joined to it (HTA read a link to the trace's first element,
+  // index 0, as "no link": chrome_meta.ts chromeLead).
+  const want = report.traces[dir].expected_linked;
+  if (want !== undefined) assert.is(hta.linked_gpu, want, `${dir}: HTA joined ${hta.linked_gpu} GPU rows to their launch, the JSON links ${want}`);
   return hta;
 }

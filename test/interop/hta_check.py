@@ -7,12 +7,14 @@ breakdown with every kernel kept (no "others" bucket, memory kernels included) a
 stdout:
 
     {"hta_version": "0.5.0",
-     "traces": {DIR: {"ranks": {RANK: {"kernels": [{"name", "cat", "count", "sum_us"}...],
+     "traces": {DIR: {"ranks": {RANK: {"linked_gpu": N,
+                                       "kernels": [{"name", "cat", "count", "sum_us"}...],
                                        "breakdown": [{"name", "kernel_type", "sum_us"}...]}},
                       "kernel_types": [{"kernel_type", "sum_us", "percentage"}...]}}}
 
 "kernels" are the rows HTA treats as GPU kernels (its breakdown takes every event with a stream, i.e. stream != -1),
-counted per (name, category) from HTA's own parsed trace; "breakdown" is the per-kernel table of
+counted per (name, category) from HTA's own parsed trace; "linked_gpu" the GPU rows with a correlation that HTA
+joined to their launch call (index_correlation > 0); "breakdown" is the per-kernel table of
 ``get_gpu_kernel_breakdown``. HTA's progress messages go to stderr so stdout stays one JSON document.
 """
 
@@ -39,7 +41,12 @@ def analyse(trace_dir: str) -> dict:
             n, total = counts.get(key, (0, 0.0))
             counts[key] = (n + 1, total + float(dur))
         rows = per_kernel[per_kernel["rank"] == int(rank)]
+        # GPU rows HTA joined to their launch (index_correlation > 0; 0 is "the linked event is not in the trace").
+        linked = 0
+        if "index_correlation" in df.columns and "correlation" in df.columns:
+            linked = int(((df["stream"] >= 0) & (df["correlation"] > 0) & (df["index_correlation"] > 0)).sum())
         ranks[str(rank)] = {
+            "linked_gpu": linked,
             "kernels": [
                 {"name": name, "cat": cat, "count": n, "sum_us": total}
                 for (name, cat), (n, total) in sorted(counts.items())

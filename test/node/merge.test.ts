@@ -80,6 +80,10 @@ test("eight ranks → one trace: eight rank groups, disjoint pids, one time base
     groups.set(rank, (groups.get(rank) ?? new Set()).add(pid));
   }
   assert.equal([...groups.keys()].sort(), [0, 1, 2, 3, 4, 5, 6, 7], "eight rank groups");
+  // One name per process, and the array opens with rank 0's own process (HTA's index 0 is "no link": chromeLead).
+  assert.is(new Set(names.map((e) => Number(e.pid))).size, names.length, "one process_name per pid");
+  const lead = merged.traceEvents[0];
+  assert.equal([lead.ph, lead.name, Number(lead.pid)], ["M", "process_name", 0]);
   for (const [rank, pids] of groups) {
     assert.ok(pids.has(rank * 1000), `rank ${rank} CPU process`);
     assert.ok([...pids].some((p) => p >= rank * 1000 + 100), `rank ${rank} GPU process`);
