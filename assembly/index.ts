@@ -8,8 +8,9 @@
  */
 import {
   diagReset, fatalErrorCode, fatalErrorOffset, fatalErrorDetail, warningCount, warningOffset, warningDetail, lossTotal,
-  lossRange,
+  lossRange, warn,
 } from "./util/diag";
+import { WARN_COUNT, WARN_HOST_FIRST } from "./util/error";
 import { crcReset, crc32 } from "./util/crc32";
 import { xxh32 } from "./util/xxh32";
 import { xxh64 } from "./util/xxh64";
@@ -93,6 +94,16 @@ export function rt_feed(n: usize): i32 {
 /** Ends the current pass (flushes output). Returns 1, or 0 after a fatal error. */
 export function rt_end_pass(): i32 {
   return endPass() ? 1 : 0;
+}
+/**
+ * A warning only the host can see (util/error.ts codes from WARN_HOST_FIRST: STILL_WRITING, GZIP_DAMAGED), counted
+ * `count` times with its offset and detail; given before the last pass's rt_end_pass, the output's end lists it with
+ * the core's own (Chrome JSON `rawtrace.warnings`, XSpace warnings). Other codes are ignored. Returns 1 if recorded.
+ */
+export function rt_host_warn(code: i32, offset: u64, detail: u64, count: u64): i32 {
+  if (code < WARN_HOST_FIRST || code >= WARN_COUNT || count == 0) return 0;
+  warn(code, offset, detail, count);
+  return 1;
 }
 
 /**

@@ -7,9 +7,9 @@
  * that thread) or, without one, the chunks themselves in memory here. Progress follows the bytes of the file itself
  * (compressed for .gz).
  */
-import type { ByteReader, ByteSource } from "../src/core/engine.js";
-import { GzipStartError, gunzip, type GunzipDamage } from "../src/core/gunzip.js";
-export { gzipDamageFor } from "../src/core/gunzip.js";
+import type { ByteReader, ByteSource, FileInfo } from "../src/core/engine.js";
+import { GzipStartError, gunzip, gzipDamageFor, type GunzipDamage } from "../src/core/gunzip.js";
+export { gzipDamageFor, addGzipDamage } from "../src/core/gunzip.js";
 import { freeNow, type KeepingReader } from "./slice_reader.js";
 
 /** Thrown by a read after {@link FileByteSource.cancel}; crosses comlink with this name. */
@@ -268,6 +268,11 @@ export function fileByteSource(file: Blob, name: string, opts: FileSourceOptions
     },
     get gzipDamage() {
       return gzipDamage;
+    },
+    // A .gz damaged after its start: said in the output's end too (an exported Chrome JSON's rawtrace.warnings).
+    hostWarnings(info: FileInfo) {
+      const w = gzipDamageFor(gzipDamage, info.warnings);
+      return w ? [w] : [];
     },
     get keptBytes() {
       if (opts.keep && opts.keeper) return opts.keeper.keptBytes;

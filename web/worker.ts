@@ -20,7 +20,7 @@ import { TimelineParser, type TimelineMeta } from "../src/core/timeline.js";
 import { decodeStats, type TraceStats } from "../src/core/stats.js";
 import { eventDetails, type DetailsTarget, type EventJson } from "../src/core/details.js";
 import { dumpFileName } from "../src/core/dump_name.js";
-import { fileByteSource, gzipDamageFor, startsWithGzip, type FileByteSource, type FileSourceOptions } from "./file_source.js";
+import { fileByteSource, addGzipDamage, startsWithGzip, type FileByteSource, type FileSourceOptions } from "./file_source.js";
 import { keepingReaderThread, readerThreadStream } from "./slice_reader.js";
 
 /** Callbacks the page passes (as a comlink proxy) to follow a job. */
@@ -178,8 +178,7 @@ const api = {
         passMs[pass] = ended - mark;
         // A .gz file damaged after its start, or cut where the dump cannot show it (a trailer): what it gave was
         // converted; say where, as the CLI does.
-        const gzipWarning = gzipDamageFor(src.gzipDamage, result.info.warnings);
-        if (gzipWarning) result.info.warnings.push(gzipWarning);
+        addGzipDamage(result.info.warnings, src.gzipDamage);
         // The core's linear memory (half a gigabyte of sort keys and tables for a 1 GB dump) is garbage from here:
         // unreachable before the records are moved, so the collector may take it while the move allocates.
         const coreBytes = engine.memoryBytes;

@@ -143,7 +143,19 @@ export const enum Warn {
    * detail: entry index in its buffer.
    */
   HPU_CUT_STRING = 36,
+  /**
+   * Host-detected (the core cannot see it; rt_host_warn): the input changed size during the conversion and the dump
+   * has no END chunk, a collector still writing it. offset: the first size seen (bytes); detail: the last.
+   */
+  STILL_WRITING = 37,
+  /**
+   * Host-detected (rt_host_warn): the gzip stream around the dump is damaged after its start, or cut inside a
+   * member's trailer. offset: the compressed byte where; detail: the bytes of dump it still held (converted).
+   */
+  GZIP_DAMAGED = 38,
 }
 
 /** Number of warning codes (size of the per-code tables). */
-export const WARN_COUNT: i32 = 37;
+export const WARN_COUNT: i32 = 39;
+/** The first of the warning codes only a host can detect (rt_host_warn accepts these alone). */
+export const WARN_HOST_FIRST: i32 = 37;

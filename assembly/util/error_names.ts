@@ -41,6 +41,8 @@ export function warnName(code: i32): string {
     case 34: return "UNNAMED_KIND";
     case 35: return "DROPPED_BUFFERS";
     case 36: return "HPU_CUT_STRING";
+    case 37: return "STILL_WRITING";
+    case 38: return "GZIP_DAMAGED";
   }
   return "UNKNOWN";
 }

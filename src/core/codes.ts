@@ -65,13 +65,17 @@ export const WARN_NAMES = [
   "UNNAMED_KIND",
   "DROPPED_BUFFERS",
   "HPU_CUT_STRING",
+  "STILL_WRITING",
+  "GZIP_DAMAGED",
 ] as const;
 /**
- * Warnings the host adds (not the core): `STILL_WRITING`, an input without END chunk that changed size during the
- * conversion, and `GZIP_DAMAGED`, a gzip input whose stream failed after its start (src/node/file_source.ts).
+ * Warnings only the host can detect: `STILL_WRITING`, an input without END chunk that changed size during the
+ * conversion, and `GZIP_DAMAGED`, a gzip input whose stream failed after its start (src/node/file_source.ts,
+ * web/file_source.ts). The source says them (ByteSource.hostWarnings) before the output's end is written, and the core
+ * lists them with its own (rt_host_warn: Chrome JSON `rawtrace.warnings`, XSpace warnings).
  */
 export const HOST_WARN_NAMES = ["STILL_WRITING", "GZIP_DAMAGED"] as const;
-export type WarningName = (typeof WARN_NAMES)[number] | (typeof HOST_WARN_NAMES)[number];
+export type WarningName = (typeof WARN_NAMES)[number];
 
 /** What each warning means for the user; `{detail}` is replaced by the detail number. */
 export const WARN_MESSAGES: Record<WarningName, string> = {

@@ -49,6 +49,8 @@ export interface CoreExports {
   rt_fatal_code(): number;
   rt_fatal_offset(): bigint;
   rt_fatal_detail(): bigint;
+  /** A host-detected warning (codes from STILL_WRITING on) for the output's end; 1 if recorded (absent before 2026-12-01). */
+  rt_host_warn?(code: number, offset: bigint, detail: bigint, count: bigint): number;
   rt_warning_count(code: number): bigint;
   rt_warning_offset(code: number): bigint;
   rt_warning_detail(code: number): bigint;

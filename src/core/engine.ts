@@ -2,7 +2,7 @@
  * Host-neutral driver of the WebAssembly core (Node and browser). Runs the two passes of a conversion over a
  * re-openable byte source, streaming input through the core's window and output through a sink callback.
  */
-import { FATAL_MESSAGES, FATAL_NAMES, RawtraceError, Warning, fill, type LossReport } from "./codes.js";
+import { FATAL_MESSAGES, FATAL_NAMES, RawtraceError, WARN_NAMES, Warning, fill, type LossReport } from "./codes.js";
 import { unsignedPointers, type CoreExports } from "./core_exports.js";
 import { readFileInfo, vendorName } from "./file_info.js";
 
@@ -27,6 +27,13 @@ export interface ByteSource {
    * last read), so a source that keeps the bytes of the first read (web/file_source.ts) can let them go in pass 2.
    */
   open(pass?: 1 | 2 | 3): ByteReader | Promise<ByteReader>;
+  /**
+   * Warnings only the source can see (codes.ts HOST_WARN_NAMES: a gzip stream damaged after its start, a file that
+   * changed size meanwhile), asked once at the end of a conversion's last read with what the core found so far
+   * (`info`): the core lists them in the output's end with its own (Chrome JSON `rawtrace.warnings`, XSpace warnings)
+   * and in the result's `info.warnings`.
+   */
+  hostWarnings?(info: FileInfo): Warning[];
 }
 
 /**
@@ -537,6 +544,17 @@ export class Engine {
     throw new RawtraceError(name, `${file}: offset ${offset}: ${msg}`, file, offset);
   }
 
+  /** Hands the source's own warnings ({@link ByteSource.hostWarnings}) to the core before the output's end. */
+  private hostWarnings(src: ByteSource): void {
+    const x = this.x;
+    if (!src.hostWarnings || !x.rt_host_warn) return;
+    for (const w of src.hostWarnings(this.readInfo(src.name))) {
+      const code = (WARN_NAMES as readonly string[]).indexOf(w.code);
+      if (code < 0) continue;
+      x.rt_host_warn(code, BigInt(Math.max(0, w.offset)), BigInt(Math.max(0, w.detail)), BigInt(Math.max(1, w.count)));
+    }
+  }
+
   private readInfo(file: string): FileInfo {
     return readFileInfo(this.x, file);
   }
@@ -664,10 +682,13 @@ export class Engine {
       const endWriter = !split || split.worker === split.workers - 1;
       const take = split && endWriter ? split.takeEarlier : undefined;
       // The end writer closes its segments before it waits: the other workers may need them written to finish.
-      await this.pump(src, 2, opts.onProgress, opts.afterWindow, take && (() => {
-        x.rt_split_close();
-        this.splitImport(take());
-      }));
+      await this.pump(src, 2, opts.onProgress, opts.afterWindow, endWriter ? () => {
+        if (take) {
+          x.rt_split_close();
+          this.splitImport(take());
+        }
+        this.hostWarnings(src);
+      } : undefined);
       const info = this.readInfo(src.name);
       return {
         split: endWriter ? undefined : this.splitExport(),

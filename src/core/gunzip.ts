@@ -11,7 +11,7 @@
  * the compressed bytes as an async iterable.
  */
 import type { GunzipDamage } from "./gzip_damage.js";
-export { gzipDamageFor, gzipDamageWarning, type GunzipDamage } from "./gzip_damage.js";
+export { addGzipDamage, gzipDamageFor, gzipDamageWarning, type GunzipDamage } from "./gzip_damage.js";
 
 /** The inflate module's exports (assembly/inflate/index.ts). */
 interface InflateExports {

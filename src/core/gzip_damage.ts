@@ -37,3 +37,19 @@ export function gzipDamageFor(
   if (d.truncated && warnings.some((w) => w.code === "TRUNCATED")) return null;
   return gzipDamageWarning(d);
 }
+
+/**
+ * Adds the GZIP_DAMAGED warning of damage `d` to a conversion's `warnings` ({@link gzipDamageFor}'s rule), or, when
+ * the core already lists it (the source said it before the output's end: ByteSource.hostWarnings), gives that entry
+ * the host's words (where and why). Returns `warnings`.
+ */
+export function addGzipDamage(
+  warnings: Warning[], d: { compressedAt: number; decompressed: number; message: string; truncated?: boolean } | undefined,
+): Warning[] {
+  const i = warnings.findIndex((w) => w.code === "GZIP_DAMAGED");
+  const w = gzipDamageFor(d, i < 0 ? warnings : warnings.filter((x) => x.code !== "GZIP_DAMAGED"));
+  if (!w) return warnings;
+  if (i < 0) warnings.push(w);
+  else if (warnings[i].offset === w.offset && warnings[i].detail === w.detail) warnings[i] = { ...warnings[i], message: w.message };
+  return warnings;
+}

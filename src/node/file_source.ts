@@ -25,7 +25,7 @@ import { Readable } from "node:stream";
 import { basename, join } from "node:path";
 import { tmpdir } from "node:os";
 import type { ByteSource, FileInfo } from "../core/engine.js";
-import { FATAL_MESSAGES, RawtraceError, type Warning } from "../core/codes.js";
+import { FATAL_MESSAGES, HOST_WARN_NAMES, RawtraceError, type Warning } from "../core/codes.js";
 import { GzipStartError } from "../core/gunzip.js";
 import { gzipDamageFor, type GunzipDamage } from "../core/gzip_damage.js";
 import { createTemp, writeAll } from "./output.js";
@@ -182,6 +182,9 @@ function gzipSource(path: string, spooledFd: number, compressed: number): FileBy
     get gzipDamage() {
       return gzipDamage;
     },
+    hostWarnings(info: FileInfo) {
+      return sourceWarnings({ gzipDamage, sizes: [size] }, info);
+    },
     open() {
       // The spooled copy is read with positional reads of our own: a ReadStream over a descriptor closes it when
       // destroyed (Node 20, autoClose: false or not), and the copy serves every pass.
@@ -326,6 +329,17 @@ export function fileSource(path: string): FileByteSource {
     size,
     sizes,
     spooled,
+    hostWarnings(info: FileInfo) {
+      // The size now, at the end of the last read (the output's end is written next).
+      if (!spooled) {
+        try {
+          note(statSync(path).size);
+        } catch {
+          // gone meanwhile: the sizes seen so far
+        }
+      }
+      return sourceWarnings({ sizes }, info);
+    },
     open() {
       if (spooled) {
         let pos = 0;
@@ -375,21 +389,37 @@ export function fileSource(path: string): FileByteSource {
  * where the dump shows no TRUNCATED (a cut inside a member's trailer: the dump whole, its checksum unchecked).
  */
 export function withSourceWarnings<T extends { info: FileInfo }>(src: FileByteSource, result: T): T {
-  // A file cut inside a member's data is the dump's TRUNCATED (what it held was converted); a cut that leaves no
-  // trace in the dump (in a trailer, in a later member's header, after a block's last byte) is said here.
-  const g = gzipDamageFor(src.gzipDamage, result.info.warnings);
-  if (g) result.info.warnings.push(g);
-  const sizes = src.sizes;
-  if (sizes.length > 1 && !result.info.complete && !result.info.warnings.some((w) => w.code === "STILL_WRITING")) {
-    const first = sizes[0];
-    const last = sizes[sizes.length - 1];
-    const w: Warning = {
-      code: "STILL_WRITING", count: sizes.length - 1, offset: first, detail: last,
-      message: `the file changed size during the conversion (${first} → ${last} bytes) and has no END chunk: a collector is still writing it; the output is a partial, possibly inconsistent snapshot`,
-    };
-    result.info.warnings.push(w);
+  const ws = result.info.warnings;
+  const mine = ws.filter((w) => !(HOST_WARN_NAMES as readonly string[]).includes(w.code));
+  for (const w of sourceWarnings(src, { ...result.info, warnings: mine })) {
+    // Given to the core before the output's end (hostWarnings): keep what the output says, with the host's words.
+    const i = ws.findIndex((x) => x.code === w.code);
+    if (i < 0) ws.push(w);
+    else if (ws[i].offset === w.offset && ws[i].detail === w.detail) ws[i] = { ...ws[i], message: w.message };
   }
   return result;
+}
+
+/**
+ * The host's warnings about a source (see {@link withSourceWarnings}) for a conversion whose core found `info` so
+ * far: a FileByteSource's `hostWarnings`, asked before the output's end is written, and withSourceWarnings after.
+ */
+function sourceWarnings(src: { gzipDamage?: GunzipDamage; sizes: readonly number[] }, info: FileInfo): Warning[] {
+  const out: Warning[] = [];
+  // A file cut inside a member's data is the dump's TRUNCATED (what it held was converted); a cut that leaves no
+  // trace in the dump (in a trailer, in a later member's header, after a block's last byte) is said here.
+  const g = gzipDamageFor(src.gzipDamage, info.warnings);
+  if (g) out.push(g);
+  const sizes = src.sizes;
+  if (sizes.length > 1 && !info.complete && !info.warnings.some((w) => w.code === "STILL_WRITING")) {
+    const first = sizes[0];
+    const last = sizes[sizes.length - 1];
+    out.push({
+      code: "STILL_WRITING", count: sizes.length - 1, offset: first, detail: last,
+      message: `the file changed size during the conversion (${first} → ${last} bytes) and has no END chunk: a collector is still writing it; the output is a partial, possibly inconsistent snapshot`,
+    });
+  }
+  return out;
 }
 
 /** Runs `fn` on a file's source and releases it afterwards. */

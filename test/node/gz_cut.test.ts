@@ -13,6 +13,8 @@ import { gzipSync } from "node:zlib";
 import { convertFile } from "../../src/node/convert.js";
 import { fileSource } from "../../src/node/file_source.js";
 import { sampleDump } from "../helpers/sample_dump.js";
+import { fromBinary } from "@bufbuild/protobuf";
+import { XSpaceSchema } from "../../src/gen/xplane_pb.js";
 
 const tmp = mkdtempSync(join(tmpdir(), "rawtrace-gz-cut-"));
 const raw = Buffer.from(sampleDump());
@@ -24,7 +26,11 @@ async function convert(name: string, bytes: Uint8Array) {
   writeFileSync(input, bytes);
   const out = join(tmp, `${name}.json`);
   const r = await convertFile(input, out, { force: true });
-  return { warnings: r.info.warnings, events: JSON.parse(readFileSync(out, "utf8")).traceEvents.length as number };
+  const t = JSON.parse(readFileSync(out, "utf8"));
+  // The JSON's own warnings are the result's, GZIP_DAMAGED too (the host hands it to the core before the end).
+  const said = (ws: Array<{ code: string; offset: number; detail: number }>) => ws.map((w) => `${w.code} ${w.offset} ${w.detail}`).sort();
+  assert.equal(said(t.rawtrace.warnings), said(r.info.warnings), `${name}: the output's warnings`);
+  return { warnings: r.info.warnings, events: t.traceEvents.length as number };
 }
 
 test("cut inside the last member's trailer (1 to 8 bytes missing): every event, and GZIP_DAMAGED at the trailer", async () => {
@@ -53,6 +59,17 @@ test("cut inside a later member's header: GZIP_DAMAGED where it starts; cut insi
   const r = await convert("data", gz.subarray(0, Math.floor(gz.length / 2)));
   assert.ok(r.warnings.some((x) => x.code === "TRUNCATED"));
   assert.not.ok(r.warnings.some((x) => x.code === "GZIP_DAMAGED"), "one cut, said once");
+});
+
+test("XSpace lists the host's GZIP_DAMAGED with the core's warnings", async () => {
+  const bad = Buffer.from(gz);
+  bad[gz.length - 8] ^= 0x01;
+  const input = join(tmp, "xs.rawtrace.gz");
+  writeFileSync(input, bad);
+  const out = join(tmp, "xs.xplane.pb");
+  await convertFile(input, out, { force: true, format: "xspace" });
+  const space = fromBinary(XSpaceSchema, readFileSync(out));
+  assert.ok(space.warnings.some((w) => w.includes(`rawtrace GZIP_DAMAGED: 1 occurrence (first at file offset ${gz.length - 8}, detail ${raw.length})`)), space.warnings.join("\n"));
 });
 
 test("a bad CRC-32 or length in the trailer: every event, GZIP_DAMAGED at the trailer", async () => {

@@ -191,9 +191,15 @@ test("a dump without END that grows during the conversion is reported as STILL_W
   assert.is(w!.offset, dump.length);
   assert.is(w!.detail, dump.length + 1000);
   assert.match(w!.message, "still writing");
+  assert.is(w!.count, 1);
+  // The output says it too, as the result does (a user keeping only the JSON sees the snapshot for what it is).
+  const trailer = (f: string) => (JSON.parse(readFileSync(join(d, f), "utf8")).rawtrace.warnings as Array<{ code: string; offset: number; detail: number }>);
+  const tw = trailer("live.json").find((x) => x.code === "STILL_WRITING");
+  assert.equal(tw && [tw.offset, tw.detail], [dump.length, dump.length + 1000]);
   // The same file, unchanged during the run: no such warning (NO_END only).
   const again = await convertFile(p, join(d, "again.json"));
   assert.not.ok(again.info.warnings.some((x) => x.code === "STILL_WRITING"));
+  assert.not.ok(trailer("again.json").some((x) => x.code === "STILL_WRITING"));
   assert.ok(again.info.warnings.some((x) => x.code === "NO_END"));
 });
 

@@ -17,14 +17,24 @@ const DUMP = readFileSync("samples/h100_torch_train_nvtx.rawtrace");
 /** The gzip reader the viewer's worker compiles (build/inflate.wasm). */
 const inflate: FileSourceOptions["inflate"] = async () => new WebAssembly.Module(readFileSync("build/inflate.wasm"));
 
-/** SHA-256 of `src` converted to `format`, with the passes that opened it. */
-async function convert(src: ByteSource, format: "timeline" | "chrome"): Promise<{ sha: string; passes: number[] }> {
+/**
+ * SHA-256 of `src` converted to `format`, with the passes that opened it; for Chrome JSON the hash leaves out the
+ * output's `rawtrace.warnings`, returned as `said` (where a damaged .gz is listed: the source's hostWarnings).
+ */
+async function convert(src: ByteSource, format: "timeline" | "chrome"): Promise<{ sha: string; passes: number[]; said: string[] }> {
   const passes: number[] = [];
-  const wrapped: ByteSource = { ...src, open: (pass) => (passes.push(pass ?? 0), src.open(pass)) };
+  const wrapped: ByteSource = { ...src, open: (pass) => (passes.push(pass ?? 0), src.open(pass)), hostWarnings: src.hostWarnings };
   const engine = await createEngine();
-  const h = createHash("sha256");
-  await engine.convert(wrapped, (b) => h.update(b), { format, traceName: "t" });
-  return { sha: h.digest("hex"), passes };
+  const parts: Buffer[] = [];
+  await engine.convert(wrapped, (b) => parts.push(Buffer.from(b)), { format, traceName: "t" });
+  let out = Buffer.concat(parts);
+  let said: string[] = [];
+  if (format === "chrome") {
+    const text = out.toString("utf8");
+    said = (JSON.parse(text).rawtrace.warnings as Array<{ code: string; offset: number }>).map((w) => `${w.code} ${w.offset}`);
+    out = Buffer.from(text.replace(/"warnings":\[[^\]]*\]/, '"warnings":[]'));
+  }
+  return { sha: createHash("sha256").update(out).digest("hex"), passes, said };
 }
 
 /** A Blob whose stream() calls are counted. */
@@ -75,7 +85,9 @@ test(".gz as the CLI reads it: several members give every member's bytes; a bad 
   const bad = Buffer.from(gzipSync(DUMP));
   bad[bad.length - 5] ^= 0x40; // its length
   const badSrc = fileByteSource(new Blob([bad]), "t.rawtrace.gz", { inflate });
-  assert.is((await convert(badSrc, "chrome")).sha, want.sha, "a bad trailer: every byte");
+  const badOut = await convert(badSrc, "chrome");
+  assert.is(badOut.sha, want.sha, "a bad trailer: every byte");
+  assert.equal(badOut.said, [`GZIP_DAMAGED ${bad.length - 8}`], "said in the output too");
   assert.equal(badSrc.gzipDamage, { compressedAt: bad.length - 8, decompressed: DUMP.length, message: "a gzip member's checksum or length does not match its data", truncated: false });
   const cut = fileByteSource(new Blob([gzipSync(DUMP).subarray(0, 60000)]), "t.rawtrace.gz", { inflate });
   await convert(cut, "chrome");
@@ -132,7 +144,9 @@ test(".gz with bytes between members that start none: every member read, said wh
   const pad = 3 * 65536 - a.length % 65536 - 1;
   const zeros = Buffer.concat([a, Buffer.alloc(pad), b]);
   const src = fileByteSource(new Blob([zeros]), "t.rawtrace.gz", { inflate, read: chunked(zeros) });
-  assert.is((await convert(src, "chrome")).sha, want.sha, "every member (before: the first only, with no damage said)");
+  const zerosOut = await convert(src, "chrome");
+  assert.is(zerosOut.sha, want.sha, "every member (before: the first only, with no damage said)");
+  assert.equal(zerosOut.said, [`GZIP_DAMAGED ${a.length}`], "said in the output too");
   assert.equal(src.gzipDamage, {
     compressedAt: a.length, decompressed: DUMP.length, truncated: false,
     message: `${pad} bytes after a gzip member are not a gzip member (zeros): skipped up to the next member at compressed byte ${a.length + pad}`,
