@@ -3,7 +3,7 @@
  * resumable DEFLATE decoder (assembly/inflate/, build/inflate.wasm). It reads what the CLI reads
  * (src/node/gzip_members.ts): files of several members (`cat a.gz b.gz`, bgzip, block-parallel gzip), a member whose
  * trailer checksum or length is wrong (its bytes kept, the walk goes on), and of a member whose data is damaged, every
- * byte decoded before the damage. Bytes between members that start no member (zero padding, garbage) are skipped up to
+ * byte decoded before the damage, and the members after it (found by their magic, as after garbage). Bytes between members that start no member (zero padding, garbage) are skipped up to
  * the next member's magic 1f 8b 08 and said (GZIP_DAMAGED at the first of them: gzip and zlib stop there, so every
  * later member would be lost to them); bytes after the last member that are only zeros (tar's or dd's padding: no byte
  * lost, gzip -t says "trailing garbage ignored") are not said. The browser's DecompressionStream reads only the first
@@ -163,7 +163,7 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0)
    * Skips input up to the next member's magic, or to the end; returns whether one was found and whether every byte
    * skipped was zero.
    */
-  function* skipToMember(): Generator<null, { found: boolean; zeros: boolean }, Uint8Array | null | undefined> {
+  function* skipToMember(): Generator<null, { found: boolean; zeros: boolean; isize: number }, Uint8Array | null | undefined> {
     let zeros = true;
     for (;;) {
       const u = unread();
@@ -172,8 +172,38 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0)
       const stop = i >= 0 ? i : final() ? u.length : Math.max(0, u.length - 3);
       for (let k = 0; k < stop && zeros; k++) zeros = u[k] === 0;
       x.seek(x.inputPos() + stop);
-      if (i >= 0 || final()) return { found: i >= 0, zeros };
+      if (i >= 0 || final()) {
+        // The 4 bytes before the magic: the length field of the member before it, when that one ends right there.
+        const q = x.inputPos();
+        const isize = i >= 0 && q >= 4 ? new DataView(x.memory.buffer, x.inPtr() + q - 4, 4).getUint32(0, true) : -1;
+        return { found: i >= 0, zeros, isize };
+      }
       yield* fill(cap);
+    }
+  }
+
+  /**
+   * After a damaged block: where its member started (compressed) and how many bytes had been given then; `isize` and
+   * `at`, the length field before the next member found and that member's start. The bytes the damaged member should
+   * have given are its length field's: the walk gives zeros up to that many before the next member's bytes, so that
+   * what follows stays at its offset in the dump (the dump's chunks start on 8-byte offsets, and its reader looks for
+   * them there only: garbage decoded from the damage, or bytes missing, would leave every later chunk unfound).
+   */
+  let realign: { start: number; from: number; isize: number; at: number } | null = null;
+  /** Zeros that put the member starting at `start` where the damaged member's length field says it belongs. */
+  function* realignTo(start: number): Generator<Uint8Array, void, Uint8Array | null | undefined> {
+    const r = realign;
+    realign = null;
+    if (!r || r.at !== start || r.isize < 0) return;
+    const want = r.from + r.isize - given;
+    // No more than DEFLATE can make of the compressed bytes between (1032 : 1): a length field read from data is not
+    // one, and no zeros are invented then; bytes decoded past it cannot be taken back.
+    if (want <= 0 || want > (start - r.start) * 1032) return;
+    for (let left = want; left > 0;) {
+      const n = Math.min(left, 1 << 20);
+      left -= n;
+      given += n;
+      yield new Uint8Array(n);
     }
   }
 
@@ -215,6 +245,10 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0)
       const zeros = s.zeros && (skipped?.zeros ?? true);
       if (s.found) {
         skipped = { at, zeros };
+        if (realign) {
+          realign.isize = s.isize;
+          realign.at = base + x.inputPos();
+        }
         continue;
       }
       // Only zeros after the last member: padding (tar, dd conv=sync), no byte lost: not said.
@@ -222,10 +256,12 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0)
       return;
     }
     const start = base + x.inputPos();
+    const memberFrom = given; // bytes given before this member
     x.seek(x.inputPos() + hl);
     let crc = 0;
     let size = 0;
     let falseMagic = false;
+    let resyncAt = -1; // after a damaged block: the input position where the search for the next member starts
     for (;;) {
       modLen = len;
       const r = x.run(len, final() ? 1 : 0);
@@ -233,6 +269,7 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0)
       const b = x.outEnd();
       if (b > a) {
         saySkipped(start);
+        if (realign && size === 0) yield* realignTo(start);
         crc = x.crcOut(crc);
         size += b - a;
         given += b - a;
@@ -258,8 +295,24 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0)
         break;
       }
       saySkipped(start);
-      damage(base + x.errorAt(), ERRORS[r] ?? `inflate error ${r}`, r === ERR_TRUNCATED);
-      return;
+      const errorAt = x.errorAt();
+      damage(base + errorAt, ERRORS[r] ?? `inflate error ${r}`, r === ERR_TRUNCATED);
+      // A damaged block loses the rest of its member (DEFLATE cannot find its way back in), not the members after it
+      // (bgzip, block-parallel gzip, appended members): the walk looks for the next member's magic from just after
+      // this member's start, since damaged data often decodes on as garbage past its member's end, into the next
+      // member, before a code fails (a magic inside the damaged data is tried and skipped as any false magic). As far
+      // back as the input buffer still holds. Not before the dump's first byte: the dump would start mid-file (the
+      // hosts say the start error).
+      if (r === ERR_TRUNCATED || given === 0) return;
+      skipped = { at: base + errorAt, zeros: false };
+      resyncAt = Math.max(0, start + 1 - base);
+      realign ??= { start, from: memberFrom, isize: -1, at: -1 };
+      break;
+    }
+    if (resyncAt >= 0) {
+      x.reset();
+      x.seek(resyncAt);
+      continue;
     }
     if (falseMagic) {
       x.reset();
@@ -289,7 +342,7 @@ function instance(module: WebAssembly.Module): InflateExports {
 /**
  * The decompressed bytes of the gzip data `input` yields, member after member; each chunk is a new array of its own.
  * `onDamage` is called once, at the first damage — a member whose data is invalid (its bytes up to there are given;
- * the walk ends), a bad trailer checksum or length (its bytes were given; the walk goes on), data that ends inside a
+ * the walk goes on at the next member's magic after the damage, unless no byte was given yet), a bad trailer checksum or length (its bytes were given; the walk goes on), data that ends inside a
  * member (`truncated`), or bytes after a member that start no member and are not only zeros at the end (skipped up
  * to the next member, whose bytes are given; the first skipped byte is said) — with the compressed offset and the
  * decompressed bytes given before it. Data that does not start with a gzip member throws ("incorrect header check").

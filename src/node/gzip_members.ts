@@ -6,9 +6,8 @@
  * last block, every later member or everything.
  * Used by src/node/file_source.ts once gunzip has failed, or has stopped before the file's end (zlib ends a stream
  * silently at a zero byte after a member: padding, or zeros before more members): the bytes it gives are every
- * member's up to the first whose data fails (its bytes up to there), members with a bad trailer included, and the
- * members after bytes that start none (zeros, garbage: skipped up to the next 1f 8b 08); members after a damaged block
- * are not searched for.
+ * member's, of a member whose data fails its bytes up to there, members with a bad trailer included, and the
+ * members after bytes that start none (zeros, garbage) or after a damaged block: skipped up to the next 1f 8b 08.
  */
 import { existsSync, readFileSync, readSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -42,8 +41,8 @@ async function* bytesOf(fd: number, size: number, from: number): AsyncGenerator<
 
 /**
  * The decompressed bytes of the gzip file `fd` (`size` bytes), member after member, as far as they can be read.
- * `onDamage` is called once, at the first damage: a member whose data fails (the walk ends there, its bytes up to
- * the failure given), a bad trailer checksum or length (its bytes were given; the walk goes on), a file that ends
+ * `onDamage` is called once, at the first damage: a member whose data fails (its bytes up to the failure given, the
+ * walk going on at the next member after it), a bad trailer checksum or length (its bytes were given; the walk goes on), a file that ends
  * inside a member (`truncated`), or bytes after a member that start no member, unless they are only zeros at the end
  * (skipped up to the next member; said where they start). Data that starts no gzip member throws ("incorrect header
  * check"). `from` > 0: the walk starts there, where a member ended (gunzip read everything before).

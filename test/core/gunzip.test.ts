@@ -202,6 +202,49 @@ test("a member that fails before its first byte right after a member (a header l
   }
 });
 
+test("a damaged block inside a member (bgzip, block-parallel gzip): its member's bytes up to the damage, zeros up to its length, then every member after it; the damage said where it is", async () => {
+  const A = SAMPLE.subarray(0, 60000);
+  const B = SAMPLE.subarray(60000, 260000);
+  const C = SAMPLE.subarray(260000, 330000);
+  const a = gzipSync(A), b = gzipSync(B), c = gzipSync(C);
+  const r = rng(7);
+  let cases = 0;
+  let realigned = 0;
+  for (let n = 0; n < 40; n++) {
+    const bad = Buffer.from(b);
+    const at = 2000 + Math.floor(r() * (b.length - 4000));
+    bad.fill(0xff, at, at + 300);
+    for (const step of [1 << 16, 4093]) {
+      const { out, damage } = await inflate(Buffer.concat([a, bad, c]), step);
+      // 300 bytes of 0xff that decode to a member's end: the trailer's checksum says it (another test's case).
+      if (damage === null) continue;
+      const d = damage as GunzipDamage;
+      if (d.message.includes("checksum")) continue;
+      cases++;
+      // Mostly the garbage decodes on past its member's end, into C's bytes, before a code fails there: C is found
+      // again from just after B's start.
+      assert.ok(out.subarray(0, A.length).equals(A), `damage at ${at}, pieces of ${step}: the member before`);
+      assert.ok(out.subarray(out.length - C.length).equals(C), `damage at ${at}, pieces of ${step}: the member after (lost before)`);
+      assert.ok(d.compressedAt >= a.length + at, `damage at ${at}: said at ${d.compressedAt}`);
+      // Found inside its member: zeros fill the member up to its length field, so C's bytes are at their own offset
+      // (the dump's reader finds chunks on 8-byte offsets only).
+      if (d.compressedAt < a.length + b.length) {
+        realigned++;
+        assert.is(out.length, A.length + B.length + C.length, `damage at ${at}, pieces of ${step}: C at its offset`);
+        assert.ok(out.subarray(A.length + B.length).equals(C));
+      }
+      assert.not.ok(d.truncated);
+    }
+  }
+  assert.ok(cases >= 8 && realigned >= 6, `${cases} cases with a block error, ${realigned} found inside the member`);
+  // Damaged before the first byte of the file: nothing is given (the hosts say the start error), as before.
+  const first = Buffer.from(a);
+  first.fill(0xff, 10, 40);
+  const { out, damage } = await inflate(Buffer.concat([first, c]));
+  assert.is(out.length, 0);
+  assert.is((damage as GunzipDamage | null)?.compressedAt !== undefined, true);
+});
+
 test("a header longer than 64 KiB (FEXTRA of 65,535 bytes and a comment), first or later: read past, whatever the read size", async () => {
   const A = SAMPLE.subarray(0, 5000), B = SAMPLE.subarray(5000, 10000);
   const big = (g: Buffer) => {

@@ -12,6 +12,8 @@ import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { convertFile } from "../../src/node/convert.js";
 import { fileSource } from "../../src/node/file_source.js";
+import { gunzipBytes } from "../../src/core/gunzip.js";
+import { generate } from "../../bench/generate.js";
 import { sampleDump } from "../helpers/sample_dump.js";
 import { fromBinary } from "@bufbuild/protobuf";
 import { XSpaceSchema } from "../../src/gen/xplane_pb.js";
@@ -59,6 +61,37 @@ test("cut inside a later member's header: GZIP_DAMAGED where it starts; cut insi
   const r = await convert("data", gz.subarray(0, Math.floor(gz.length / 2)));
   assert.ok(r.warnings.some((x) => x.code === "TRUNCATED"));
   assert.not.ok(r.warnings.some((x) => x.code === "GZIP_DAMAGED"), "one cut, said once");
+});
+
+test("a damaged block in a middle member (bgzip, block-parallel gzip): the members after it are converted too, and no event that is not the dump's", async () => {
+  // A dump of 16 KiB chunks (a bgzip block is 64 KiB, a collector's buffer 8 MiB): whole chunks in every member.
+  const dumpPath = join(tmp, "small-chunks.rawtrace");
+  generate(20000, dumpPath, 16 << 10);
+  const dump = readFileSync(dumpPath);
+  const third = Math.floor(dump.length / 3);
+  const cuts = [0, third, 2 * third, dump.length];
+  const members = cuts.slice(1).map((end, i) => gzipSync(dump.subarray(cuts[i], end)));
+  // A run of 0xff in the middle member that fails a block (not one that decodes to a wrong checksum).
+  const mod = new WebAssembly.Module(readFileSync("build/inflate.wasm"));
+  let bad: Buffer | null = null;
+  for (let at = 3000; at < members[1].length - 400 && !bad; at += 977) {
+    const m = Buffer.from(members[1]);
+    m.fill(0xff, at, at + 300);
+    const d = gunzipBytes(mod, Buffer.concat([members[0], m, members[2]])).damage;
+    if (d && !d.message.includes("checksum")) bad = m;
+  }
+  assert.ok(bad, "a block-failing damage");
+  // Records' events (NVTX ranges whose end was lost close at the last time: not the dump's own times).
+  const keys = (f: string) => (JSON.parse(readFileSync(join(tmp, f), "utf8")).traceEvents as Array<{ ph: string; cat: string; name: string; ts: number; dur: number }>)
+    .filter((e) => e.ph === "X" && !e.cat.endsWith("user_annotation")).map((e) => `${e.cat}|${e.name}|${e.ts}|${e.dur}`);
+  await convert("mid-plain", gzipSync(dump));
+  await convert("mid-damaged", Buffer.concat([members[0], bad!, members[2]]));
+  await convert("mid-no-last", Buffer.concat([members[0], bad!]));
+  const plain = new Set(keys("mid-plain.json"));
+  const got = keys("mid-damaged.json");
+  for (const k of got) assert.ok(plain.has(k), `an event of the dump: ${k}`);
+  const without = keys("mid-no-last.json").length;
+  assert.ok(got.length > without, `the last member's events: ${got.length} events, ${without} without it (the same before)`);
 });
 
 test("XSpace lists the host's GZIP_DAMAGED with the core's warnings", async () => {
