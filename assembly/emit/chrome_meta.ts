@@ -8,7 +8,7 @@ import * as S from "../model/session";
 import * as O from "./out";
 import * as X from "./options";
 import { tableNew, tableUpsert, tableSlots, tableKeyAt, tableValueAt } from "../util/hash_table";
-import { WARN_COUNT } from "../util/error";
+import { WARN_COUNT, Warn } from "../util/error";
 import { warningCount, warningOffset, warningDetail, lossTotal, lossRange, NO_SEQ } from "../util/diag";
 import { warnName } from "../util/error_names";
 import {
@@ -83,10 +83,12 @@ function nsHostName(pid: u64): void {
 
 /**
  * Whether the trace's array opens with the dump's own process_name ({@link chromeLead}): when the HEADER gives the
- * profiled process's pid. The end then writes no second process_name for that pid.
+ * profiled process's pid, intact, and pass 1 saw API calls of it (or of no process). The end then writes no second
+ * process_name for that pid.
  */
 function leadOn(): bool {
-  return S.haveHeader && S.processId != 0;
+  // Not from a HEADER that failed its checksum (its pid may be the damaged byte), nor for a pid no API call has.
+  return S.haveHeader && S.processId != 0 && warningCount(Warn.HEADER_DAMAGED) == 0 && S.apiProcessSeen(S.processId);
 }
 
 /**

@@ -588,6 +588,17 @@ function pidIndex(pid: u32): u8 {
   return lastPidIndex;
 }
 
+/**
+ * Whether pass 1 saw an API call of process `pid`, or saw no API call's process at all (decoders that do not note
+ * them: the HEADER's pid is then the only one). The Chrome writer names the HEADER's process first only then
+ * (emit/chrome_meta.ts chromeLead), never a process no event uses.
+ */
+export function apiProcessSeen(pid: u32): bool {
+  if (pidCount == 0) return true;
+  for (let i: u32 = 0; i < pidCount; i++) if (load<u32>(pidList + (<usize>i << 2)) == pid) return true;
+  return false;
+}
+
 /** The second process: every id of the first one's bits becomes byte 1 (its index) in `corrPid`, used from here on. */
 function corrExpand(): void {
   lastCorrPage = 0xffffffff;

@@ -548,10 +548,12 @@ export class Engine {
   private hostWarnings(src: ByteSource): void {
     const x = this.x;
     if (!src.hostWarnings || !x.rt_host_warn) return;
+    const u64 = (v: unknown) => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
     for (const w of src.hostWarnings(this.readInfo(src.name))) {
       const code = (WARN_NAMES as readonly string[]).indexOf(w.code);
-      if (code < 0) continue;
-      x.rt_host_warn(code, BigInt(Math.max(0, w.offset)), BigInt(Math.max(0, w.detail)), BigInt(Math.max(1, w.count)));
+      // A custom source's numbers are checked: what is not a whole number ≥ 0 (count ≥ 1) is not a warning to list.
+      if (code < 0 || !u64(w.offset) || !u64(w.detail) || !u64(w.count) || w.count === 0) continue;
+      x.rt_host_warn(code, BigInt(w.offset), BigInt(w.detail), BigInt(w.count));
     }
   }
 

@@ -392,10 +392,11 @@ export function withSourceWarnings<T extends { info: FileInfo }>(src: FileByteSo
   const ws = result.info.warnings;
   const mine = ws.filter((w) => !(HOST_WARN_NAMES as readonly string[]).includes(w.code));
   for (const w of sourceWarnings(src, { ...result.info, warnings: mine })) {
-    // Given to the core before the output's end (hostWarnings): keep what the output says, with the host's words.
+    // Given to the core before the output's end (hostWarnings): the host's entry replaces the core's, in the host's
+    // words and with what it saw last (a file that grew again after the output's end was written: its last size).
     const i = ws.findIndex((x) => x.code === w.code);
     if (i < 0) ws.push(w);
-    else if (ws[i].offset === w.offset && ws[i].detail === w.detail) ws[i] = { ...ws[i], message: w.message };
+    else ws[i] = w;
   }
   return result;
 }

@@ -6,6 +6,9 @@ import { toChrome, events } from "../helpers/convert.js";
 import { cudaWriter } from "../helpers/cuda_writer.js";
 import * as C from "../../src/tools/cupti_records.js";
 import { sampleDump, T0, PID, TID } from "../helpers/sample_dump.js";
+import { CHUNK_HEADER_SIZE, PREAMBLE_SIZE } from "../../src/format/container.js";
+import { memorySource } from "../../src/core/engine.js";
+import { createEngine } from "../../src/node/wasm.js";
 
 const GRID = 3944619n * 1000000000n;
 /** The bundled H100 sample (recorded 51.9 days into Kineto's 3-month period; CUPTI overhead records; pid 654). */
@@ -48,6 +51,34 @@ test("traceEvents opens with the dump's own process_name (HTA reads a link to in
     // The lead's pid is the one the host events use, with the same name the end gave it before.
     assert.ok(trace.traceEvents.some((e: { ph: string; pid: number }) => e.ph === "X" && e.pid === lead.pid), name);
   }
+});
+
+test("no lead from a HEADER that failed its checksum (its pid may be the damaged byte), nor for a pid no API call has", async () => {
+  const b = new Uint8Array(readFileSync(fileURLToPath(new URL("../../samples/alexnet_a100_rank0.rawtrace", import.meta.url))));
+  b[PREAMBLE_SIZE + CHUNK_HEADER_SIZE + 21] ^= 0x01; // a bit of the HEADER's pid
+  const { trace, result } = await toChrome(b);
+  assert.ok(result.info.warnings.some((w) => w.code === "HEADER_DAMAGED"));
+  assert.is.not(trace.traceEvents[0].ph, "M");
+  const xp = new Set(trace.traceEvents.filter((e: { ph: string }) => e.ph === "X").map((e: { pid: number }) => e.pid));
+  for (const e of trace.traceEvents.filter((e: { ph: string; name: string }) => e.ph === "M" && e.name === "process_name")) {
+    assert.ok(xp.has(e.pid), `process_name of pid ${e.pid}, which has events`);
+  }
+});
+
+test("a source's host warnings with numbers that are not whole numbers ≥ 0 are not listed (no RangeError)", async () => {
+  const bytes = sampleDump();
+  for (const w of [{ offset: 1.5, detail: 2, count: 1 }, { offset: 1, detail: Number.NaN, count: 1 }, { offset: 2 ** 64, detail: 1, count: 1 }, { offset: 1, detail: 1, count: 0 }]) {
+    const src = { ...memorySource(bytes, "t.rawtrace"), hostWarnings: () => [{ code: "STILL_WRITING" as const, message: "m", ...w }] };
+    const parts: Buffer[] = [];
+    await (await createEngine()).convert(src, (b) => parts.push(Buffer.from(b)));
+    const t = JSON.parse(Buffer.concat(parts).toString("utf8"));
+    assert.not.ok(t.rawtrace.warnings.some((x: { code: string }) => x.code === "STILL_WRITING"), JSON.stringify(w));
+  }
+  const src = { ...memorySource(bytes, "t.rawtrace"), hostWarnings: () => [{ code: "STILL_WRITING" as const, message: "m", offset: 10, detail: 20, count: 2 }] };
+  const parts: Buffer[] = [];
+  await (await createEngine()).convert(src, (b) => parts.push(Buffer.from(b)));
+  const got = JSON.parse(Buffer.concat(parts).toString("utf8")).rawtrace.warnings.find((x: { code: string }) => x.code === "STILL_WRITING");
+  assert.equal([got.count, got.offset, got.detail], [2, 10, 20]);
 });
 
 test("timestamps are µs with exactly three decimals, exact to the ns beyond 2^53", async () => {
