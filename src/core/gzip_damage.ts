@@ -40,8 +40,8 @@ export function gzipDamageFor(
 
 /**
  * Adds the GZIP_DAMAGED warning of damage `d` to a conversion's `warnings` ({@link gzipDamageFor}'s rule), or, when
- * the core already lists it (the source said it before the output's end: ByteSource.hostWarnings), gives that entry
- * the host's words (where and why). Returns `warnings`.
+ * the core already lists it (the source said it before the output's end: ByteSource.hostWarnings), replaces that entry
+ * with the host's (its words: where and why), as src/node/file_source.ts withSourceWarnings does. Returns `warnings`.
  */
 export function addGzipDamage(
   warnings: Warning[], d: { compressedAt: number; decompressed: number; message: string; truncated?: boolean } | undefined,
@@ -50,6 +50,6 @@ export function addGzipDamage(
   const w = gzipDamageFor(d, i < 0 ? warnings : warnings.filter((x) => x.code !== "GZIP_DAMAGED"));
   if (!w) return warnings;
   if (i < 0) warnings.push(w);
-  else if (warnings[i].offset === w.offset && warnings[i].detail === w.detail) warnings[i] = { ...warnings[i], message: w.message };
+  else warnings[i] = w;
   return warnings;
 }
