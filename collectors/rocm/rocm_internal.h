@@ -208,7 +208,7 @@ void rt_rocm_load_config(struct config* c);
 #ifdef RT_ROCM_FAULTS
 /* Fault-injection build only (make test-bins: build/c/rocm/faults/): 1 when RAWTRACE_ROCM_FAULTS (a comma list)
  * names `site`, making the allocation at that site fail as if memory had run out. Sites: "pend" (the pending list
- * of kernel symbols / messages grows), "ksyms" (the KERNEL_SYMBOLS payload), "strings" (the STRINGS list), "items"
+ * of kernel symbols / messages grows), "pend-more" (that list grows past its first 64 entries), "ksyms" (the KERNEL_SYMBOLS payload), "strings" (the STRINGS list), "items"
  * (a kernel-symbol or message item in its callback). */
 int rt_rocm_fault(const char* site);
 #else

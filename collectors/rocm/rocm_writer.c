@@ -73,7 +73,9 @@ static void write_pending(void);
 static int pend(void*** v, size_t* n, size_t* cap, void* it) {
   if (*n == *cap) {
     size_t ncap = *cap ? *cap * 2 : 64;
-    void** more = rt_rocm_fault("pend") ? NULL : (void**)rt_realloc(*v, ncap * sizeof *more);
+    /* "pend-more": only a list that already has room fails to grow (the write-early path keeps every item). */
+    int fault = rt_rocm_fault("pend") || (*cap && rt_rocm_fault("pend-more"));
+    void** more = fault ? NULL : (void**)rt_realloc(*v, ncap * sizeof *more);
     if (more) {
       *v = more;
       *cap = ncap;

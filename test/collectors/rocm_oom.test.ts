@@ -7,6 +7,8 @@
  * of the collector (build/c/rocm/faults/, `make -C collectors/rocm test-bins`), whose RAWTRACE_ROCM_FAULTS makes the
  * allocation at the named sites fail (rt_rocm_fault, collectors/rocm/rocm_internal.h). Before, a failed allocation of
  * the pending list, of the KERNEL_SYMBOLS payload or of the STRINGS list freed the items with no count at all.
+ * When only the list's growth past its first 64 entries fails (`pend-more`), what is pending is written early and
+ * nothing is lost.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -36,15 +38,18 @@ test.after(() => {
 
 interface Dump { cs: DumpChunk[]; stats: Record<string, number>; stderr: string }
 
-/** Runs the program's basic scenario with the faults `faults` (a RAWTRACE_ROCM_FAULTS list) on SDK `sdk`. */
-function run(sdk: "0.5" | "1.0", faults: string): Dump {
+/**
+ * Runs the program's basic scenario with the faults `faults` (a RAWTRACE_ROCM_FAULTS list) on SDK `sdk`, `steps`
+ * steps, with `extra` added to the environment.
+ */
+function run(sdk: "0.5" | "1.0", faults: string, steps = STEPS, extra: NodeJS.ProcessEnv = {}): Dump {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const k of Object.keys(env)) if (/^(RAWTRACE_|FAKE_ROCP_|RT_APP_|ROCP_)/.test(k)) delete env[k];
-  const out = join(dir, `${sdk}-${faults || "none"}.rawtrace`);
+  const out = join(dir, `${sdk}-${faults || "none"}-${steps}.rawtrace`);
   Object.assign(env, {
     RT_APP_SDK: join(BUILD, "fake/librocprofiler-sdk.so"), RT_APP_COLLECTOR: LIB, ROCP_TOOL_LIBRARIES: LIB,
-    FAKE_ROCP_SDK: sdk, FAKE_ROCP_QUIET: "1", RT_APP_STEPS: String(STEPS), RAWTRACE_OUTPUT: out,
-    RAWTRACE_ROCM_FAULTS: faults,
+    FAKE_ROCP_SDK: sdk, FAKE_ROCP_QUIET: "1", RT_APP_STEPS: String(steps), RAWTRACE_OUTPUT: out,
+    RAWTRACE_ROCM_FAULTS: faults, ...extra,
   });
   const r = spawnSync(join(BUILD, "rocm_app"), ["basic"], { env, encoding: "utf8", timeout: 60_000 });
   assert.is(r.status, 0, `exit ${r.status} ${r.signal}; stderr:\n${r.stderr}`);
@@ -89,5 +94,52 @@ for (const sdk of ["0.5", "1.0"] as const) {
     });
   }
 }
+
+/** STRINGS chunks' entries: [correlation id, message] in file order, and each chunk's count. */
+function strings(cs: DumpChunk[]): { entries: Array<[bigint, string]>; counts: number[] } {
+  const entries: Array<[bigint, string]> = [];
+  const counts: number[] = [];
+  for (const c of cs.filter((x) => x.type === ChunkType.STRINGS)) {
+    const n = c.p.readUInt32LE(0);
+    counts.push(n);
+    let o = 4;
+    for (let i = 0; i < n; i++) {
+      const key = c.p.readBigUInt64LE(o);
+      const len = c.p.readUInt32LE(o + 8);
+      entries.push([key, c.p.toString("utf8", o + 12, o + 12 + len)]);
+      o += 12 + len;
+    }
+    assert.is(o, c.p.length, "STRINGS payload fully read");
+  }
+  return { entries, counts };
+}
+
+// Only kernel dispatches in the buffers (plus the ROCTx callbacks, which are not buffer kinds) and 64 records per
+// delivery: about 128 messages wait for each ACTIVITY chunk, so the pending list grows past its first 64 entries.
+const MANY = 200;
+const busy = { RAWTRACE_ROCM_KINDS: "KERNEL_DISPATCH", FAKE_ROCP_BATCH: "64" };
+
+test("SDK 1.0: the pending list cannot grow past 64: what is pending is written early and nothing is lost", () => {
+  const base = run("1.0", "", MANY, busy);
+  const held = strings(base.cs);
+  assert.ok(Math.max(...held.counts) > 64, `the scenario pends more than 64 messages (chunks: ${held.counts})`);
+
+  const { cs, stats } = run("1.0", "pend-more", MANY, busy);
+  const s = strings(cs);
+  assert.is(stats.messages, 2 * MANY);
+  assert.ok(s.counts.every((n) => n <= 64), `no STRINGS chunk over the list's first 64 entries: ${s.counts}`);
+  assert.ok(s.counts.length > held.counts.length, "written in more, smaller chunks");
+  // Every message, once, the same as without the fault (keys are the ROCTx calls' correlation ids).
+  assert.is(s.entries.length, 2 * MANY);
+  assert.equal(new Set(s.entries.map(([k]) => k)).size, 2 * MANY);
+  assert.equal([...s.entries].sort(), [...held.entries].sort());
+  assert.is(cs.filter((c) => c.type === ChunkType.DROPPED).length, 0);
+  const end = cs.at(-1)!;
+  assert.is(end.type, ChunkType.END);
+  assert.is(Number(end.p.readBigUInt64LE(16)), 0, "END's dropped total");
+  // Each message is still written before the ACTIVITY chunk that follows it (docs/format.md, STRINGS).
+  const last = cs.map((c) => c.type).lastIndexOf(ChunkType.STRINGS);
+  assert.ok(cs.slice(last).some((c) => c.type === ChunkType.ACTIVITY), "an ACTIVITY chunk after the last STRINGS");
+});
 
 test.run();
