@@ -242,8 +242,12 @@ export function fileByteSource(file: Blob, name: string, opts: FileSourceOptions
       // Damaged or cut before it gave a byte: nothing to convert (the read fails, naming where, as the CLI).
       if (first && given === 0) throw new GzipStartError(first.compressedAt, first.message);
       // What was converted: every byte given, also those of the members after the damage (a bad trailer, bytes
-      // skipped between members), as the CLI says.
-      if (gzipDamage) gzipDamage.decompressed = given;
+      // skipped between members), as the CLI says; not the zeros given in place of a damaged member's lost bytes.
+      if (gzipDamage) {
+        const filler = first?.filler ?? 0;
+        gzipDamage.filler = filler;
+        gzipDamage.decompressed = given - filler;
+      }
     })();
     return {
       read: async (): Promise<ReadableStreamReadResult<Uint8Array>> => {

@@ -110,10 +110,11 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0)
   let modLen = 0; // valid bytes as the module knows them (its last run or compact)
   let base = from; // compressed offset of the input buffer's first byte
   let given = 0; // decompressed bytes yielded
-  let damaged = false;
+  let said: GunzipDamage | null = null; // the first damage, handed to onDamage (its `filler` grows after)
   const damage = (compressedAt: number, message: string, truncated = false) => {
-    if (!damaged) onDamage({ compressedAt, decompressed: given, message, truncated });
-    damaged = true;
+    if (said) return;
+    said = { compressedAt, decompressed: given, message, truncated, filler: 0 };
+    onDamage(said);
   };
   const final = () => ended && pending === null;
 
@@ -203,6 +204,7 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0)
       const n = Math.min(left, 1 << 20);
       left -= n;
       given += n;
+      if (said) said.filler = (said.filler ?? 0) + n;
       yield new Uint8Array(n);
     }
   }

@@ -6,21 +6,27 @@
 import type { Warning } from "./codes.js";
 
 /**
- * Where a gzip file is damaged: the compressed byte offset, the decompressed bytes given before it, and why;
- * `truncated` when the data simply ends inside a member (a file cut short: what it held was given, as gunzip does).
+ * Where a gzip file is damaged: the compressed byte offset, the decompressed bytes given before it (the hosts set
+ * it to every byte of the dump the file gave once it is read), and why; `truncated` when the data simply ends inside
+ * a member (a file cut short: what it held was given, as gunzip does). `filler`: zero bytes the reader gave in place
+ * of a damaged member's lost bytes, so that the members after it stay at their offsets in the dump (src/core/gunzip.ts);
+ * the reader adds to it as it reads on after the damage, and they are not counted in `decompressed`.
  */
 export interface GunzipDamage {
   compressedAt: number;
   decompressed: number;
   message: string;
   truncated: boolean;
+  filler?: number;
 }
 
 /** The GZIP_DAMAGED warning of damage `d` (src/core/codes.ts): what the CLI and the viewer say of a damaged .gz. */
-export function gzipDamageWarning(d: { compressedAt: number; decompressed: number; message: string }): Warning {
+export function gzipDamageWarning(d: { compressedAt: number; decompressed: number; message: string; filler?: number }): Warning {
+  const filler = d.filler ?? 0;
   return {
     code: "GZIP_DAMAGED", count: 1, offset: d.compressedAt, detail: d.decompressed,
-    message: `the gzip stream is damaged at compressed byte ${d.compressedAt} (${d.message}): the ${d.decompressed} bytes of dump it still holds were converted`,
+    message: `the gzip stream is damaged at compressed byte ${d.compressedAt} (${d.message}): the ${d.decompressed} bytes of dump it still holds were converted` +
+      (filler > 0 ? ` (and ${filler} zero bytes in place of the damaged member's lost bytes, which keep the members after it at their offsets)` : ""),
   };
 }
 
@@ -31,7 +37,7 @@ export function gzipDamageWarning(d: { compressedAt: number; decompressed: numbe
  * said. The CLI and the viewer both use it.
  */
 export function gzipDamageFor(
-  d: { compressedAt: number; decompressed: number; message: string; truncated?: boolean } | undefined, warnings: readonly Warning[],
+  d: { compressedAt: number; decompressed: number; message: string; truncated?: boolean; filler?: number } | undefined, warnings: readonly Warning[],
 ): Warning | null {
   if (!d || warnings.some((w) => w.code === "GZIP_DAMAGED")) return null;
   if (d.truncated && warnings.some((w) => w.code === "TRUNCATED")) return null;
@@ -44,7 +50,7 @@ export function gzipDamageFor(
  * with the host's (its words: where and why), as src/node/file_source.ts withSourceWarnings does. Returns `warnings`.
  */
 export function addGzipDamage(
-  warnings: Warning[], d: { compressedAt: number; decompressed: number; message: string; truncated?: boolean } | undefined,
+  warnings: Warning[], d: { compressedAt: number; decompressed: number; message: string; truncated?: boolean; filler?: number } | undefined,
 ): Warning[] {
   const i = warnings.findIndex((w) => w.code === "GZIP_DAMAGED");
   const w = gzipDamageFor(d, i < 0 ? warnings : warnings.filter((x) => x.code !== "GZIP_DAMAGED"));

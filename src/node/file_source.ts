@@ -211,11 +211,13 @@ function gzipSource(path: string, spooledFd: number, compressed: number): FileBy
       let recovering = false;
       let skip = 0;
       let walkFd = -1;
+      let walkDamage: GunzipDamage | undefined; // this read's, whose `filler` the walk adds to as it goes on
       /** Reads on with the member walk from compressed byte `from` (0: again from the start, `skip` bytes given). */
       const walkFrom = (from: number) => {
         recovering = true;
         walkFd = spooledFd >= 0 ? spooledFd : openSync(path, "r");
         chunks = gzipMembers(walkFd, compressed, (d) => {
+          walkDamage = d;
           gzipDamage ??= { ...d, decompressed: 0 };
         }, from)[Symbol.asyncIterator]();
       };
@@ -261,7 +263,12 @@ function gzipSource(path: string, spooledFd: number, compressed: number): FileBy
                   throw inputError(path, new GzipStartError(gzipDamage.compressedAt, gzipDamage.message),
                     "cannot decompress (damaged gzip)");
                 }
-                if (gzipDamage) gzipDamage.decompressed = produced;
+                // Every byte of the dump given, not the zeros given in place of a damaged member's lost bytes.
+                if (gzipDamage) {
+                  const filler = walkDamage?.filler ?? 0;
+                  gzipDamage.filler = filler;
+                  gzipDamage.decompressed = produced - filler;
+                }
                 break;
               }
               cur = r.value;

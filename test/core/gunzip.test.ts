@@ -121,7 +121,7 @@ test("a bad trailer checksum or length: every byte given, the damage said at the
     bad[at] ^= 0x10;
     const { out, damage } = await inflate(Buffer.concat([bad, b]));
     assert.ok(out.equals(SAMPLE), `byte ${at}`);
-    assert.equal(damage, { compressedAt: a.length - 8, decompressed: 200000, message: "a gzip member's checksum or length does not match its data", truncated: false });
+    assert.equal(damage, { compressedAt: a.length - 8, decompressed: 200000, message: "a gzip member's checksum or length does not match its data", truncated: false, filler: 0 });
   }
 });
 
@@ -232,7 +232,10 @@ test("a damaged block inside a member (bgzip, block-parallel gzip): its member's
         realigned++;
         assert.is(out.length, A.length + B.length + C.length, `damage at ${at}, pieces of ${step}: C at its offset`);
         assert.ok(out.subarray(A.length + B.length).equals(C));
-      }
+        // The zeros are told apart from the member's bytes: all of B after what it gave before the damage.
+        assert.is(d.filler, A.length + B.length - d.decompressed, `damage at ${at}, pieces of ${step}: the zeros counted`);
+        assert.ok(d.filler! > 0 && out.subarray(d.decompressed, A.length + B.length).every((v) => v === 0));
+      } else assert.is(d.filler, 0, `damage at ${at}, pieces of ${step}: no zeros given`);
       assert.not.ok(d.truncated);
     }
   }

@@ -85,7 +85,15 @@ test("a damaged block in a middle member (bgzip, block-parallel gzip): the membe
   const keys = (f: string) => (JSON.parse(readFileSync(join(tmp, f), "utf8")).traceEvents as Array<{ ph: string; cat: string; name: string; ts: number; dur: number }>)
     .filter((e) => e.ph === "X" && !e.cat.endsWith("user_annotation")).map((e) => `${e.cat}|${e.name}|${e.ts}|${e.dur}`);
   await convert("mid-plain", gzipSync(dump));
-  await convert("mid-damaged", Buffer.concat([members[0], bad!, members[2]]));
+  const damaged = Buffer.concat([members[0], bad!, members[2]]);
+  const r = await convert("mid-damaged", damaged);
+  // GZIP_DAMAGED counts the dump's bytes the file gave, not the zeros that keep the last member at its offset.
+  const { out, damage } = gunzipBytes(mod, damaged);
+  const filler = damage!.filler!;
+  const w = r.warnings.find((x) => x.code === "GZIP_DAMAGED");
+  assert.ok(w && filler > 0, `said, with zeros given (${filler})`);
+  assert.is(w!.detail, out.length - filler);
+  assert.match(w!.message, `the ${out.length - filler} bytes of dump it still holds were converted (and ${filler} zero bytes in place`);
   await convert("mid-no-last", Buffer.concat([members[0], bad!]));
   const plain = new Set(keys("mid-plain.json"));
   const got = keys("mid-damaged.json");

@@ -11,6 +11,7 @@ import { createHash } from "node:crypto";
 import { createEngine } from "../../src/node/wasm.js";
 import { memorySource, type ByteSource } from "../../src/core/engine.js";
 import { fileByteSource, gzipDamageFor, type FileSourceOptions } from "../../web/file_source.js";
+import { gunzipBytes } from "../../src/core/gunzip.js";
 
 // NVTX ranges: the timeline conversion runs all three passes (index, projection, emit).
 const DUMP = readFileSync("samples/h100_torch_train_nvtx.rawtrace");
@@ -88,7 +89,7 @@ test(".gz as the CLI reads it: several members give every member's bytes; a bad 
   const badOut = await convert(badSrc, "chrome");
   assert.is(badOut.sha, want.sha, "a bad trailer: every byte");
   assert.equal(badOut.said, [`GZIP_DAMAGED ${bad.length - 8}`], "said in the output too");
-  assert.equal(badSrc.gzipDamage, { compressedAt: bad.length - 8, decompressed: DUMP.length, message: "a gzip member's checksum or length does not match its data", truncated: false });
+  assert.equal(badSrc.gzipDamage, { compressedAt: bad.length - 8, decompressed: DUMP.length, message: "a gzip member's checksum or length does not match its data", truncated: false, filler: 0 });
   const cut = fileByteSource(new Blob([gzipSync(DUMP).subarray(0, 60000)]), "t.rawtrace.gz", { inflate });
   await convert(cut, "chrome");
   assert.is(cut.gzipDamage?.truncated, true);
@@ -148,7 +149,7 @@ test(".gz with bytes between members that start none: every member read, said wh
   assert.is(zerosOut.sha, want.sha, "every member (before: the first only, with no damage said)");
   assert.equal(zerosOut.said, [`GZIP_DAMAGED ${a.length}`], "said in the output too");
   assert.equal(src.gzipDamage, {
-    compressedAt: a.length, decompressed: DUMP.length, truncated: false,
+    compressedAt: a.length, decompressed: DUMP.length, truncated: false, filler: 0,
     message: `${pad} bytes after a gzip member are not a gzip member (zeros): skipped up to the next member at compressed byte ${a.length + pad}`,
   });
   const tail = Buffer.concat([a, b, Buffer.alloc(pad)]);
@@ -161,6 +162,27 @@ test(".gz with bytes between members that start none: every member read, said wh
   const badSrc = fileByteSource(new Blob([Buffer.concat([bad, b])]), "t.rawtrace.gz", { inflate });
   assert.is((await convert(badSrc, "chrome")).sha, want.sha);
   assert.is(badSrc.gzipDamage?.decompressed, DUMP.length);
+});
+
+test(".gz with a damaged block in a middle member: the members after it read, and the bytes of dump converted counted without the zeros that keep them at their offset, as the CLI", async () => {
+  const third = Math.floor(DUMP.length / 3);
+  const [a, b, c] = [DUMP.subarray(0, third), DUMP.subarray(third, 2 * third), DUMP.subarray(2 * third)].map((p) => gzipSync(p));
+  const mod = await inflate!();
+  let found: { gz: Buffer; out: Uint8Array; filler: number } | null = null;
+  for (let at = 2000; at < b.length - 400 && !found; at += 977) {
+    const bad = Buffer.from(b);
+    bad.fill(0xff, at, at + 300);
+    const gz = Buffer.concat([a, bad, c]);
+    const { out, damage } = gunzipBytes(mod, gz);
+    if (damage && (damage.filler ?? 0) > 0) found = { gz, out, filler: damage.filler! };
+  }
+  assert.ok(found, "a damaged block whose member is filled with zeros");
+  const src = fileByteSource(new Blob([found!.gz]), "t.rawtrace.gz", { inflate });
+  const got = await convert(src, "chrome");
+  assert.is(got.said.filter((s) => s.startsWith("GZIP_DAMAGED")).length, 1);
+  assert.is(src.gzipDamage?.filler, found!.filler);
+  assert.is(src.gzipDamage?.decompressed, found!.out.length - found!.filler, "the dump's bytes, not the zeros (before: with them)");
+  assert.ok(found!.out.length - found!.filler < DUMP.length);
 });
 
 test(".gz that gives no byte says at which compressed byte and why, in the CLI's words: a cut or damaged gzip header, a file cut in its first block (the viewer said 'within the first N compressed bytes', the CLI 'file ends before the 16-byte preamble')", async () => {
