@@ -51,6 +51,13 @@ export interface FileByteSource extends ByteSource {
   close(): void;
 }
 
+/**
+ * The sizes a source's `hostWarnings` reported, for each source asked: what the output's own warnings say, so that
+ * {@link withSourceWarnings} gives the result the same sizes (a size seen after the output's end was written, by the
+ * last pass's close, changed nothing the conversion read).
+ */
+const sizesSaid = new WeakMap<FileByteSource, readonly number[]>();
+
 function inputError(path: string, e: unknown, what: string): RawtraceError {
   if (e instanceof RawtraceError) return e;
   return new RawtraceError("IO", `${path}: ${what}: ${(e as Error).message}`, path);
@@ -330,7 +337,7 @@ export function fileSource(path: string): FileByteSource {
   };
   const spooled = spooledFd >= 0;
   if (isGzip(spooled ? spooledFd : -1, path)) return gzipSource(path, spooled ? spooledFd : -1, size);
-  return {
+  const src: FileByteSource = {
     name: basename(path),
     path,
     size,
@@ -345,9 +352,12 @@ export function fileSource(path: string): FileByteSource {
           // gone meanwhile: the sizes seen so far
         }
       }
-      return sourceWarnings({ sizes }, info);
+      const said = sizes.slice();
+      sizesSaid.set(src, said);
+      return sourceWarnings({ sizes: said }, info);
     },
     open() {
+      sizesSaid.delete(src); // a pass of another conversion: what it says is its own
       if (spooled) {
         let pos = 0;
         return {
@@ -387,6 +397,7 @@ export function fileSource(path: string): FileByteSource {
       spooledFd = -1;
     },
   };
+  return src;
 }
 
 /**
@@ -398,9 +409,11 @@ export function fileSource(path: string): FileByteSource {
 export function withSourceWarnings<T extends { info: FileInfo }>(src: FileByteSource, result: T): T {
   const ws = result.info.warnings;
   const mine = ws.filter((w) => !(HOST_WARN_NAMES as readonly string[]).includes(w.code));
-  for (const w of sourceWarnings(src, { ...result.info, warnings: mine })) {
+  const said = sizesSaid.get(src);
+  for (const w of sourceWarnings(said ? { gzipDamage: src.gzipDamage, sizes: said } : src, { ...result.info, warnings: mine })) {
     // Given to the core before the output's end (hostWarnings): the host's entry replaces the core's, in the host's
-    // words and with what it saw last (a file that grew again after the output's end was written: its last size).
+    // words, with the sizes the output's end was written with (the file may grow again after that: the conversion
+    // read none of it, and the output and the result say the same).
     const i = ws.findIndex((x) => x.code === w.code);
     if (i < 0) ws.push(w);
     else ws[i] = w;

@@ -14,6 +14,9 @@ import { fileURLToPath } from "node:url";
 import { convertFile } from "../../src/node/convert.js";
 import { gzipSync } from "node:zlib";
 import { sampleDump } from "../helpers/sample_dump.js";
+import { fileSource, withSourceWarnings } from "../../src/node/file_source.js";
+import { createEngine } from "../../src/node/wasm.js";
+import type { ByteSource } from "../../src/core/engine.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const CLI = join(ROOT, "dist/node/cli.js");
@@ -172,12 +175,18 @@ test("info, stats and merge (two reads of every rank) of a FIFO input", async ()
   assert.is(tmpBefore(), spools);
 });
 
-test("a dump without END that grows during the conversion is reported as STILL_WRITING", async () => {
-  const d = join(tmp, "c");
+/** A dump without END at `<tmp>/<name>/live.rawtrace`, as a collector still writing it leaves it. */
+function liveDump(name: string): { d: string; p: string; dump: Uint8Array } {
+  const d = join(tmp, name);
   mkdirSync(d);
   const p = join(d, "live.rawtrace");
   const dump = sampleDump({ end: false });
   writeFileSync(p, dump);
+  return { d, p, dump };
+}
+
+test("a dump without END that grows during the conversion is reported as STILL_WRITING", async () => {
+  const { d, p, dump } = liveDump("c");
   let appended = false;
   const r = await convertFile(p, join(d, "live.json"), {
     onProgress: () => {
@@ -201,6 +210,45 @@ test("a dump without END that grows during the conversion is reported as STILL_W
   assert.not.ok(again.info.warnings.some((x) => x.code === "STILL_WRITING"));
   assert.not.ok(trailer("again.json").some((x) => x.code === "STILL_WRITING"));
   assert.ok(again.info.warnings.some((x) => x.code === "NO_END"));
+});
+
+test("STILL_WRITING: the result gives the sizes the output's end was written with, not a size seen after it", async () => {
+  const { p, dump } = liveDump("f");
+  const more = sampleDump({ end: false }).subarray(16, 1016);
+  const src = fileSource(p);
+  // The collector writes 1,000 bytes while pass 1 reads, then 500 more once the output's end is written (before
+  // the last pass's reader is closed, where the source looks at the size again).
+  const appends: string[] = [];
+  const wrapped: ByteSource = {
+    ...src,
+    hostWarnings: src.hostWarnings,
+    open(pass) {
+      const r = src.open(pass);
+      let first = true;
+      return {
+        read(dst: Uint8Array) {
+          if (pass === 1 && first) appendFileSync(p, more), appends.push("pass 1");
+          first = false;
+          return r.read(dst);
+        },
+        close() {
+          if (pass === 2) appendFileSync(p, more.subarray(0, 500)), appends.push("after the end");
+          r.close?.();
+        },
+      };
+    },
+  };
+  const engine = await createEngine();
+  const parts: Buffer[] = [];
+  const res = withSourceWarnings(src, await engine.convert(wrapped, (b) => parts.push(Buffer.from(b)), { format: "chrome" }));
+  src.close();
+  assert.equal(appends, ["pass 1", "after the end"]);
+  const trailer = (JSON.parse(Buffer.concat(parts).toString("utf8")).rawtrace.warnings as Array<{ code: string; offset: number; detail: number }>)
+    .find((x) => x.code === "STILL_WRITING");
+  const w = res.info.warnings.find((x) => x.code === "STILL_WRITING");
+  assert.equal(trailer && [trailer.offset, trailer.detail], [dump.length, dump.length + 1000]);
+  assert.equal(w && [w.offset, w.detail], [dump.length, dump.length + 1000], "the result as the output (before: the size after the end)");
+  assert.equal(src.sizes, [dump.length, dump.length + 1000, dump.length + 1500], "the later size was seen");
 });
 
 test("a finished dump (END chunk) that changes size is not called STILL_WRITING", async () => {
