@@ -82,26 +82,31 @@ function nsHostName(pid: u64): void {
 }
 
 /**
- * Whether the trace's array opens with the dump's own process_name ({@link chromeLead}): when the HEADER gives the
- * profiled process's pid, intact, and pass 1 saw API calls of it (or of no process). The end then writes no second
- * process_name for that pid.
+ * The host process whose process_name opens the trace's array ({@link chromeLead}), or 0 for none: the dump's own
+ * (the HEADER's pid) when the HEADER is intact and pass 1 saw API calls of it or, for decoders that note no API
+ * process (ROCm, Gaudi: their host events take the HEADER's pid), of no process; otherwise the first process pass 1
+ * saw an API call of (a HEADER that failed its checksum, API calls only from another process). The end then writes
+ * no second process_name for that pid.
  */
-function leadOn(): bool {
+function leadPid(): u64 {
   // Not from a HEADER that failed its checksum (its pid may be the damaged byte), nor for a pid no API call has.
-  return S.haveHeader && S.processId != 0 && warningCount(Warn.HEADER_DAMAGED) == 0 && S.apiProcessSeen(S.processId);
+  if (S.haveHeader && S.processId != 0 && warningCount(Warn.HEADER_DAMAGED) == 0 && S.apiProcessSeen(S.processId)) {
+    return <u64>S.processId;
+  }
+  return <u64>S.firstApiPid();
 }
 
 /**
  * Writes the first element of the traceEvents array: the process_name of the dump's own process (the HEADER's pid),
- * when known. HTA numbers events by their place in traceEvents and reads a link to index 0 as "no link"
+ * or of the first process with API calls ({@link leadPid}), when there is one. HTA numbers events by their place in traceEvents and reads a link to index 0 as "no link"
  * (hta/common/trace.py, index_correlation): when a launch call or a kernel came first, HTA lost that pair and put
  * the kernel in iteration −1. Kineto's files start with a CPU op that has no link; a metadata event has no `dur`,
  * so HTA drops it and no event of ours takes index 0. Each rank of a merge opens its part with one too.
  */
 export function chromeLead(): void {
-  if (!leadOn()) return;
+  const pid = leadPid();
+  if (pid == 0) return;
   processName();
-  const pid = <u64>S.processId;
   meta("process_name", hpid(pid), 0);
   if (nsOn) nsHostName(pid);
   else writeProcessName(pid);
@@ -140,7 +145,7 @@ function nameSuffix(entry: usize): void {
 /** Writes the process/thread metadata, the closing instant, and the trailer (events-only: the metadata alone). */
 export function chromeEnd(): void {
   processName();
-  const lead = leadOn();
+  const lead = leadPid();
   // Host processes and threads.
   let n = tableSlots(hostRows);
   let lastPid: u64 = 0xffffffffffffffff;
@@ -152,8 +157,8 @@ export function chromeEnd(): void {
     const opid = hpid(pid);
     if (pid != lastPid) {
       lastPid = pid;
-      // The dump's own process was named first (chromeLead).
-      if (!(lead && pid == <u64>S.processId)) {
+      // Named first (chromeLead).
+      if (lead == 0 || pid != lead) {
         meta("process_name", opid, 0);
         if (nsOn) nsHostName(pid);
         else writeProcessName(pid);

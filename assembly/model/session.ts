@@ -599,6 +599,11 @@ export function apiProcessSeen(pid: u32): bool {
   return false;
 }
 
+/** The first process pass 1 saw an API call of (its OS pid), or 0 when the decoder notes none (ROCm, Gaudi). */
+export function firstApiPid(): u32 {
+  return pidCount != 0 ? load<u32>(pidList) : 0;
+}
+
 /** The second process: every id of the first one's bits becomes byte 1 (its index) in `corrPid`, used from here on. */
 function corrExpand(): void {
   lastCorrPage = 0xffffffff;

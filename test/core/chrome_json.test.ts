@@ -53,16 +53,28 @@ test("traceEvents opens with the dump's own process_name (HTA reads a link to in
   }
 });
 
-test("no lead from a HEADER that failed its checksum (its pid may be the damaged byte), nor for a pid no API call has", async () => {
+test("a HEADER that failed its checksum (its pid may be the damaged byte): the lead is the first process with API calls, named once", async () => {
   const b = new Uint8Array(readFileSync(fileURLToPath(new URL("../../samples/alexnet_a100_rank0.rawtrace", import.meta.url))));
+  const pid = new DataView(b.buffer).getUint32(PREAMBLE_SIZE + CHUNK_HEADER_SIZE + 20, true);
   b[PREAMBLE_SIZE + CHUNK_HEADER_SIZE + 21] ^= 0x01; // a bit of the HEADER's pid
   const { trace, result } = await toChrome(b);
   assert.ok(result.info.warnings.some((w) => w.code === "HEADER_DAMAGED"));
-  assert.is.not(trace.traceEvents[0].ph, "M");
+  // Before: no lead, and the first event took HTA's index 0 (a launch there loses its link: "no link").
+  assert.equal([trace.traceEvents[0].ph, trace.traceEvents[0].name, trace.traceEvents[0].pid], ["M", "process_name", pid]);
+  assert.is(trace.traceEvents.filter((e: { ph: string; name: string; pid: number }) => e.ph === "M" && e.name === "process_name" && e.pid === pid).length, 1);
   const xp = new Set(trace.traceEvents.filter((e: { ph: string }) => e.ph === "X").map((e: { pid: number }) => e.pid));
   for (const e of trace.traceEvents.filter((e: { ph: string; name: string }) => e.ph === "M" && e.name === "process_name")) {
     assert.ok(xp.has(e.pid), `process_name of pid ${e.pid}, which has events`);
   }
+});
+
+test("API calls only from another process than the HEADER's: the lead is that process, and the HEADER's gets no process_name", async () => {
+  const { trace } = await toChrome(sampleDump({ headerPid: PID + 100 }));
+  const names = trace.traceEvents.filter((e: { ph: string; name: string }) => e.ph === "M" && e.name === "process_name");
+  // Before: no lead (the trace opened with an event, at HTA's index 0).
+  assert.equal([trace.traceEvents[0].ph, trace.traceEvents[0].name, trace.traceEvents[0].pid], ["M", "process_name", PID]);
+  assert.is(names.filter((e: { pid: number }) => e.pid === PID).length, 1);
+  assert.not.ok(names.some((e: { pid: number }) => e.pid === PID + 100), "no process without events");
 });
 
 test("a source's host warnings with numbers that are not whole numbers ≥ 0 are not listed (no RangeError)", async () => {

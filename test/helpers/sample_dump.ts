@@ -40,6 +40,8 @@ export interface SampleOptions {
    * have), instead of after them: the NVTX projection then needs its own pass.
    */
   deviceFirst?: boolean;
+  /** The HEADER's pid, when it is not the records' ({@link PID}): API calls only from another process. */
+  headerPid?: number;
 }
 
 /** Builds the sample dump. */
@@ -50,7 +52,7 @@ export function sampleDump(o: SampleOptions = {}): Uint8Array {
   const w = RawtraceWriter.inMemory({ checksum: o.checksum });
   if (o.seq !== undefined) w.seqOverride = o.seq;
   w.header({
-    vendor: 1, vendorVersion: C.LAYOUT_VERSION[L], runtimeVersion: 12080, driverVersion: 12080, pid: PID,
+    vendor: 1, vendorVersion: C.LAYOUT_VERSION[L], runtimeVersion: 12080, driverVersion: 12080, pid: o.headerPid ?? PID,
     rank: o.rank ?? 3, worldSize: 8, startNs: T + off, hostname: o.hostname ?? "gpu-node-1", commandLine: "/usr/bin/python3\0train.py",
   });
   w.clock({ which: 0, vendorNs: T, realtimeNs: T + off, monotonicNs: 5n, monotonicRawNs: 5n, boottimeNs: 5n });
