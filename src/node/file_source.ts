@@ -180,6 +180,9 @@ function gzipSource(path: string, spooledFd: number, compressed: number): FileBy
     // the size is only a progress hint
   }
   let gzipDamage: GunzipDamage | undefined;
+  // The byte count at which gunzip failed in a pass whose member walk then gave no byte more (a file cut short:
+  // gunzip gave all it held): later passes end there instead of inflating the whole file a second time.
+  let zlibEndsAt = -1;
   return {
     name,
     path,
@@ -217,6 +220,7 @@ function gzipSource(path: string, spooledFd: number, compressed: number): FileBy
       // After gunzip failed: the member walk (gzip_members.ts) from the start, its first `skip` bytes already given.
       let recovering = false;
       let skip = 0;
+      let zlibGave = -1; // bytes gunzip had given when it failed (the walk then skips them)
       let walkFd = -1;
       let walkDamage: GunzipDamage | undefined; // this read's, whose `filler` the walk adds to as it goes on
       /** Reads on with the member walk from compressed byte `from` (0: again from the start, `skip` bytes given). */
@@ -247,7 +251,13 @@ function gzipSource(path: string, spooledFd: number, compressed: number): FileBy
                 // ends: inside a member's data the dump's own TRUNCATED says what is missing, but cut inside its
                 // 8-byte trailer the dump is whole and only the walk tells that its checksum went unchecked.
                 if (err.code?.startsWith("Z_") && !recovering) {
+                  // An earlier pass walked this file from here and the walk gave nothing more: the end, as then.
+                  if (produced === zlibEndsAt && gzipDamage) {
+                    ended = true;
+                    break;
+                  }
                   skip = produced;
+                  zlibGave = produced;
                   walkFrom(0);
                   continue;
                 }
@@ -265,6 +275,7 @@ function gzipSource(path: string, spooledFd: number, compressed: number): FileBy
                   continue;
                 }
                 ended = true;
+                if (zlibGave >= 0 && produced === zlibGave) zlibEndsAt = zlibGave;
                 // Nothing could be read at all: not a gzip file this can read (the core would say EMPTY).
                 if (produced === 0 && gzipDamage) {
                   throw inputError(path, new GzipStartError(gzipDamage.compressedAt, gzipDamage.message),

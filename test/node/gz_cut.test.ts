@@ -6,7 +6,8 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import fs, { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { syncBuiltinESMExports } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
@@ -15,6 +16,8 @@ import { fileSource } from "../../src/node/file_source.js";
 import { gunzipBytes } from "../../src/core/gunzip.js";
 import { generate } from "../../bench/generate.js";
 import { sampleDump } from "../helpers/sample_dump.js";
+import { createEngine } from "../../src/node/wasm.js";
+import { memorySource } from "../../src/core/engine.js";
 import { fromBinary } from "@bufbuild/protobuf";
 import { XSpaceSchema } from "../../src/gen/xplane_pb.js";
 
@@ -100,6 +103,46 @@ test("a damaged block in a middle member (bgzip, block-parallel gzip): the membe
   for (const k of got) assert.ok(plain.has(k), `an event of the dump: ${k}`);
   const without = keys("mid-no-last.json").length;
   assert.ok(got.length > without, `the last member's events: ${got.length} events, ${without} without it (the same before)`);
+});
+
+test("a file cut short is walked member by member in its first pass only: later passes end where gunzip failed, with the same bytes", async () => {
+  // NVTX ranges: three passes (index, projection, emit).
+  const dump = readFileSync("samples/h100_torch_train_nvtx.rawtrace");
+  const gzAll = gzipSync(dump);
+  const cases: Array<[string, Buffer]> = [["data", gzAll.subarray(0, gzAll.length - 2000)], ["trailer", gzAll.subarray(0, gzAll.length - 3)]];
+  for (const [where, bytes] of cases) {
+    const input = join(tmp, `walk-once-${where}.rawtrace.gz`);
+    writeFileSync(input, bytes);
+    // The member walk opens the file by name (src/node/file_source.ts walkFrom); gunzip reads it through a stream.
+    let walks = 0;
+    const open = fs.openSync;
+    const src = fileSource(input);
+    fs.openSync = ((p: fs.PathLike, ...rest: unknown[]) => {
+      if (p === input) walks++;
+      return (open as (...a: unknown[]) => number)(p, ...rest);
+    }) as typeof fs.openSync;
+    syncBuiltinESMExports();
+    const passes: number[] = [];
+    const parts: Buffer[] = [];
+    let r;
+    try {
+      r = await (await createEngine()).convert({ ...src, open: (pass) => (passes.push(pass ?? 0), src.open(pass)), hostWarnings: src.hostWarnings },
+        (b) => parts.push(Buffer.from(b)), { format: "chrome" });
+    } finally {
+      fs.openSync = open;
+      syncBuiltinESMExports();
+      src.close();
+    }
+    assert.equal(passes, [1, 3, 2], `${where}: three passes`);
+    assert.is(walks, 1, `${where}: one walk (before: one per pass)`);
+    const { out, damage } = gunzipBytes(new WebAssembly.Module(readFileSync("build/inflate.wasm")), bytes);
+    assert.ok(damage?.truncated);
+    const mem = await (await createEngine()).convert(memorySource(out, "m.rawtrace"), () => {}, { format: "chrome" });
+    assert.is(r.events, mem.events, `${where}: every event the bytes hold`);
+    const t = JSON.parse(Buffer.concat(parts).toString("utf8"));
+    const said = (t.rawtrace.warnings as Array<{ code: string }>).map((w) => w.code);
+    assert.ok(where === "data" ? said.includes("TRUNCATED") : said.includes("GZIP_DAMAGED"), `${where}: ${said}`);
+  }
 });
 
 test("XSpace lists the host's GZIP_DAMAGED with the core's warnings", async () => {
