@@ -25,19 +25,19 @@ export function selectDecoder(vendor: u32, version: u32): bool {
   switch (vendor) {
     case 1: // NVIDIA CUDA: CUPTI activity records (any version: sizes from KIND_SIZES)
       cuptiInstall();
-      S.setSource("Nvidia", "CUPTI overhead", true);
+      S.setSource("Nvidia", "CUPTI overhead", true, true);
       return true;
     case 2: // AMD ROCm: rocprofiler-sdk buffer records (0.5 and 1.0 layouts)
       rocprofilerInstall();
-      S.setSource("AMD", "rocprofiler-sdk overhead", false);
+      S.setSource("AMD", "rocprofiler-sdk overhead", false, false);
       return true;
     case 4: // Intel XPU: PTI view records (v1 and _v2: sizes from KIND_SIZES)
       ptiInstall();
-      S.setSource("Intel", "PTI overhead", false);
+      S.setSource("Intel", "PTI overhead", false, true);
       return true;
     case 5: // Habana Gaudi: Synapse profiler buffers (208- and 112-byte entries)
       synapseInstall();
-      S.setSource("Intel", "Synapse profiler overhead", false);
+      S.setSource("Intel", "Synapse profiler overhead", false, false);
       return true;
   }
   return false;

@@ -77,12 +77,21 @@ export let overheadName = "CUPTI overhead";
  * there is a HEADER ({@link haveHeader}: a dump read as CUDA before any HEADER has no versions to write).
  */
 export let cudaVersions = false;
+/**
+ * The decoder's API records carry the calling process's pid and pass 1 notes it ({@link noteApiProcess}: CUPTI,
+ * PTI); false where host events take the HEADER's pid (rocprofiler-sdk, Synapse).
+ */
+export let apiPidsNoted = false;
 
-/** Sets what the installed decoder says about its source ({@link deviceMaker}, {@link overheadName}, {@link cudaVersions}). */
-export function setSource(maker: string, overhead: string, cuda: bool): void {
+/**
+ * Sets what the installed decoder says about its source ({@link deviceMaker}, {@link overheadName},
+ * {@link cudaVersions}, {@link apiPidsNoted}).
+ */
+export function setSource(maker: string, overhead: string, cuda: bool, apiPids: bool): void {
   deviceMaker = maker;
   overheadName = overhead;
   cudaVersions = cuda;
+  apiPidsNoted = apiPids;
 }
 
 // ---- Clock anchors ---------------------------------------------------------------------------------------------
@@ -589,12 +598,13 @@ function pidIndex(pid: u32): u8 {
 }
 
 /**
- * Whether pass 1 saw an API call of process `pid`, or saw no API call's process at all (decoders that do not note
- * them: the HEADER's pid is then the only one). The Chrome writer names the HEADER's process first only then
- * (emit/chrome_meta.ts chromeLead), never a process no event uses.
+ * Whether pass 1 saw an API call of process `pid`, or the decoder notes no API call's process (its host events take
+ * the HEADER's pid: {@link apiPidsNoted} false). The Chrome writer names the HEADER's process first only then
+ * (emit/chrome_meta.ts chromeLead), never a process no event uses: a CUDA dump without API calls has no lead (and
+ * no link for HTA to lose).
  */
 export function apiProcessSeen(pid: u32): bool {
-  if (pidCount == 0) return true;
+  if (pidCount == 0) return !apiPidsNoted;
   for (let i: u32 = 0; i < pidCount; i++) if (load<u32>(pidList + (<usize>i << 2)) == pid) return true;
   return false;
 }
@@ -709,7 +719,7 @@ export function sessionReset(): void {
   cmdlineLen = 0;
   vendorTextPtr = 0;
   vendorTextLen = 0;
-  setSource("Nvidia", "CUPTI overhead", false);
+  setSource("Nvidia", "CUPTI overhead", false, false);
   haveStartAnchor = false;
   haveEndAnchor = false;
   anchorStartVendor = 0;

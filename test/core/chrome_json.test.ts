@@ -6,6 +6,7 @@ import { toChrome, events } from "../helpers/convert.js";
 import { cudaWriter } from "../helpers/cuda_writer.js";
 import * as C from "../../src/tools/cupti_records.js";
 import { sampleDump, T0, PID, TID } from "../helpers/sample_dump.js";
+import { craftedDump, kernel, H100 } from "../helpers/crafted_dump.js";
 import { CHUNK_HEADER_SIZE, PREAMBLE_SIZE } from "../../src/format/container.js";
 import { memorySource } from "../../src/core/engine.js";
 import { createEngine } from "../../src/node/wasm.js";
@@ -75,6 +76,14 @@ test("API calls only from another process than the HEADER's: the lead is that pr
   assert.equal([trace.traceEvents[0].ph, trace.traceEvents[0].name, trace.traceEvents[0].pid], ["M", "process_name", PID]);
   assert.is(names.filter((e: { pid: number }) => e.pid === PID).length, 1);
   assert.not.ok(names.some((e: { pid: number }) => e.pid === PID + 100), "no process without events");
+});
+
+test("a CUDA dump without API calls (kernels only): no lead, no process without events", async () => {
+  const { trace } = await toChrome(craftedDump([H100], [kernel(1000n, 1), kernel(2000n, 2)]));
+  const host = trace.traceEvents.filter((e: { ph: string; name: string; pid: number }) => e.ph === "M" && e.name === "process_name" && e.pid === PID);
+  // Before: the HEADER's process led, named with no event of its own (an empty process in Perfetto).
+  assert.is(host.length, 0);
+  assert.is(trace.traceEvents.filter((e: { ph: string }) => e.ph === "X").length, 2);
 });
 
 test("a source's host warnings with numbers that are not whole numbers ≥ 0 are not listed (no RangeError)", async () => {
