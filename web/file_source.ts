@@ -246,6 +246,7 @@ export function fileByteSource(file: Blob, name: string, opts: FileSourceOptions
       if (gzipDamage) {
         const filler = first?.filler ?? 0;
         gzipDamage.filler = filler;
+        if (first?.overrun) gzipDamage.overrun = first.overrun;
         gzipDamage.decompressed = given - filler;
       }
     })();

@@ -188,7 +188,8 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0)
    * `at`, the length field before the next member found and that member's start. The bytes the damaged member should
    * have given are its length field's: the walk gives zeros up to that many before the next member's bytes, so that
    * what follows stays at its offset in the dump (the dump's chunks start on 8-byte offsets, and its reader looks for
-   * them there only: garbage decoded from the damage, or bytes missing, would leave every later chunk unfound).
+   * them there only: garbage decoded from the damage, or bytes missing, would leave every later chunk unfound). When
+   * it gave more than that, zeros up to the next multiple of 8 over it do the same (offsets shifted by whole groups).
    */
   let realign: { start: number; from: number; isize: number; at: number } | null = null;
   /** Zeros that put the member starting at `start` where the damaged member's length field says it belongs. */
@@ -196,10 +197,18 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0)
     const r = realign;
     realign = null;
     if (!r || r.at !== start || r.isize < 0) return;
-    const want = r.from + r.isize - given;
+    let want = r.from + r.isize - given;
     // No more than DEFLATE can make of the compressed bytes between (1032 : 1): a length field read from data is not
-    // one, and no zeros are invented then; bytes decoded past it cannot be taken back.
-    if (want <= 0 || want > (start - r.start) * 1032) return;
+    // one, and no zeros are invented then.
+    if (want > (start - r.start) * 1032) return;
+    if (want < 0) {
+      // Garbage decoded past the member's length (the damaged data decoding on, often into the next member's bytes)
+      // cannot be taken back: up to 7 zeros put what follows back on an 8-byte offset of the dump, where its reader
+      // looks for chunks (the chunk the members' edge cuts is lost either way; every later one is found).
+      const over = -want;
+      want = (8 - (over % 8)) % 8;
+      if (said) said.overrun = (said.overrun ?? 0) + over;
+    }
     for (let left = want; left > 0;) {
       const n = Math.min(left, 1 << 20);
       left -= n;

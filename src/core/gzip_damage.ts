@@ -10,7 +10,10 @@ import type { Warning } from "./codes.js";
  * it to every byte of the dump the file gave once it is read), and why; `truncated` when the data simply ends inside
  * a member (a file cut short: what it held was given, as gunzip does). `filler`: zero bytes the reader gave in place
  * of a damaged member's lost bytes, so that the members after it stay at their offsets in the dump (src/core/gunzip.ts);
- * the reader adds to it as it reads on after the damage, and they are not counted in `decompressed`.
+ * the reader adds to it as it reads on after the damage, and they are not counted in `decompressed`. `overrun`: bytes
+ * a damaged member gave past the length its trailer gives (its damaged data decoded on as garbage, often into the next
+ * member's compressed bytes): they cannot be taken back, so `filler` is then the up to 7 zeros that put the members
+ * after it back on the dump's 8-byte offsets.
  */
 export interface GunzipDamage {
   compressedAt: number;
@@ -18,15 +21,21 @@ export interface GunzipDamage {
   message: string;
   truncated: boolean;
   filler?: number;
+  overrun?: number;
 }
 
 /** The GZIP_DAMAGED warning of damage `d` (src/core/codes.ts): what the CLI and the viewer say of a damaged .gz. */
-export function gzipDamageWarning(d: { compressedAt: number; decompressed: number; message: string; filler?: number }): Warning {
+export function gzipDamageWarning(d: { compressedAt: number; decompressed: number; message: string; filler?: number; overrun?: number }): Warning {
   const filler = d.filler ?? 0;
+  const overrun = d.overrun ?? 0;
+  let aside = "";
+  if (overrun > 0) {
+    aside = ` (of which ${overrun} decoded from the damage past the damaged member's length` +
+      (filler > 0 ? `, followed by ${filler} zero bytes that put the members after it back on the dump's 8-byte offsets)` : ")");
+  } else if (filler > 0) aside = ` (and ${filler} zero bytes in place of the damaged member's lost bytes, which keep the members after it at their offsets)`;
   return {
     code: "GZIP_DAMAGED", count: 1, offset: d.compressedAt, detail: d.decompressed,
-    message: `the gzip stream is damaged at compressed byte ${d.compressedAt} (${d.message}): the ${d.decompressed} bytes of dump it still holds were converted` +
-      (filler > 0 ? ` (and ${filler} zero bytes in place of the damaged member's lost bytes, which keep the members after it at their offsets)` : ""),
+    message: `the gzip stream is damaged at compressed byte ${d.compressedAt} (${d.message}): the ${d.decompressed} bytes of dump it still holds were converted${aside}`,
   };
 }
 

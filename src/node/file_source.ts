@@ -285,6 +285,7 @@ function gzipSource(path: string, spooledFd: number, compressed: number): FileBy
                 if (gzipDamage) {
                   const filler = walkDamage?.filler ?? 0;
                   gzipDamage.filler = filler;
+                  if (walkDamage?.overrun) gzipDamage.overrun = walkDamage.overrun;
                   gzipDamage.decompressed = produced - filler;
                 }
                 break;

@@ -12,6 +12,7 @@ import { fileURLToPath } from "node:url";
 import { constants, gzipSync } from "node:zlib";
 import { gunzip, gzipHeaderLength, type GunzipDamage } from "../../src/core/gunzip.js";
 import { rng } from "../../src/tools/rng.js";
+import { overrunMember } from "../helpers/gzip_overrun.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const mod = new WebAssembly.Module(readFileSync(`${ROOT}build/inflate.wasm`));
@@ -210,6 +211,7 @@ test("a damaged block inside a member (bgzip, block-parallel gzip): its member's
   const r = rng(7);
   let cases = 0;
   let realigned = 0;
+  let overran = 0;
   for (let n = 0; n < 40; n++) {
     const bad = Buffer.from(b);
     const at = 2000 + Math.floor(r() * (b.length - 4000));
@@ -235,11 +237,18 @@ test("a damaged block inside a member (bgzip, block-parallel gzip): its member's
         // The zeros are told apart from the member's bytes: all of B after what it gave before the damage.
         assert.is(d.filler, A.length + B.length - d.decompressed, `damage at ${at}, pieces of ${step}: the zeros counted`);
         assert.ok(d.filler! > 0 && out.subarray(d.decompressed, A.length + B.length).every((v) => v === 0));
+      } else if (d.overrun) {
+        // Decoded past B's length, into C's compressed bytes: at most 7 zeros put C back on an 8-byte offset.
+        overran++;
+        const extra = out.length - (A.length + B.length + C.length);
+        assert.is(extra, d.overrun + d.filler!, `damage at ${at}: the bytes past B's length and the zeros counted`);
+        assert.is(extra % 8, 0, `damage at ${at}, pieces of ${step}: C on an 8-byte offset (${d.overrun} over, ${d.filler} zeros)`);
+        assert.ok(d.filler! < 8);
       } else assert.is(d.filler, 0, `damage at ${at}, pieces of ${step}: no zeros given`);
       assert.not.ok(d.truncated);
     }
   }
-  assert.ok(cases >= 8 && realigned >= 6, `${cases} cases with a block error, ${realigned} found inside the member`);
+  assert.ok(cases >= 8 && realigned >= 6, `${cases} cases with a block error, ${realigned} found inside the member, ${overran} decoded past it`);
   // Damaged before the first byte of the file: nothing is given (the hosts say the start error), as before.
   const first = Buffer.from(a);
   first.fill(0xff, 10, 40);
@@ -267,4 +276,38 @@ test("a header longer than 64 KiB (FEXTRA of 65,535 bytes and a comment), first 
   }
 });
 
+
+test("a damaged member that decoded past its length (garbage from the damage): at most 7 zeros put the members after it back on the dump's 8-byte offsets, and the bytes over and the zeros are counted (before: the members after it were shifted, and the dump's reader lost every later chunk)", async () => {
+  const A = SAMPLE.subarray(0, 60000);
+  const B = SAMPLE.subarray(60000, 200000);
+  const C = SAMPLE.subarray(200000, 260000);
+  const a = gzipSync(A), c = gzipSync(C);
+  // keep: B's bytes given before the damage; garbage: the damage decoded on (over B's length by 0 to 9 bytes, or short).
+  const cases: Array<[number, number]> = [[100000, 40000], [100000, 40001], [100000, 40003], [100000, 40007], [139000, 1009], [50000, 120005], [120000, 5000]];
+  for (const [keep, garbage] of cases) {
+    const bad = overrunMember(B, keep, garbage);
+    for (const step of [1 << 16, 7]) {
+      const { out, damage } = await inflate(Buffer.concat([a, bad, c]), step);
+      const d = damage as GunzipDamage | null;
+      const what = `${keep} kept, ${garbage} garbage, pieces of ${step}`;
+      assert.ok(d && d.message === "invalid block type", `${what}: said`);
+      const over = keep + garbage - B.length;
+      const gave = A.length + keep + garbage;
+      assert.ok(out.subarray(0, A.length + keep).equals(SAMPLE.subarray(0, A.length + keep)), `${what}: the bytes before the damage`);
+      assert.ok(out.subarray(A.length + keep, gave).every((v) => v === 0x41), `${what}: the garbage, as decoded`);
+      assert.ok(out.subarray(out.length - C.length).equals(C), `${what}: the member after it`);
+      if (over >= 0) {
+        assert.is(d!.overrun ?? 0, over, `${what}: the bytes over its length`);
+        assert.is(d!.filler, (8 - (over % 8)) % 8, `${what}: zeros up to an 8-byte offset`);
+        assert.is(out.length, gave + d!.filler! + C.length);
+        assert.is((out.length - C.length - (A.length + B.length)) % 8, 0, `${what}: C on an 8-byte offset of the original`);
+      } else {
+        // Short of its length: zeros up to it, as before (no overrun).
+        assert.is(d!.overrun, undefined, what);
+        assert.is(d!.filler, -over, what);
+        assert.is(out.length, A.length + B.length + C.length, `${what}: C at its own offset`);
+      }
+    }
+  }
+});
 test.run();

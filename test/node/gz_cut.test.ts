@@ -16,6 +16,7 @@ import { fileSource } from "../../src/node/file_source.js";
 import { gunzipBytes } from "../../src/core/gunzip.js";
 import { generate } from "../../bench/generate.js";
 import { sampleDump } from "../helpers/sample_dump.js";
+import { overrunMember } from "../helpers/gzip_overrun.js";
 import { createEngine } from "../../src/node/wasm.js";
 import { memorySource } from "../../src/core/engine.js";
 import { fromBinary } from "@bufbuild/protobuf";
@@ -66,11 +67,19 @@ test("cut inside a later member's header: GZIP_DAMAGED where it starts; cut insi
   assert.not.ok(r.warnings.some((x) => x.code === "GZIP_DAMAGED"), "one cut, said once");
 });
 
+let smallChunks: Buffer | null = null;
+/** A dump of 16 KiB chunks (a bgzip block is 64 KiB, a collector's buffer 8 MiB): whole chunks in every member. */
+function smallChunkDump(): Buffer {
+  if (!smallChunks) {
+    const dumpPath = join(tmp, "small-chunks.rawtrace");
+    generate(20000, dumpPath, 16 << 10);
+    smallChunks = readFileSync(dumpPath);
+  }
+  return smallChunks;
+}
+
 test("a damaged block in a middle member (bgzip, block-parallel gzip): the members after it are converted too, and no event that is not the dump's", async () => {
-  // A dump of 16 KiB chunks (a bgzip block is 64 KiB, a collector's buffer 8 MiB): whole chunks in every member.
-  const dumpPath = join(tmp, "small-chunks.rawtrace");
-  generate(20000, dumpPath, 16 << 10);
-  const dump = readFileSync(dumpPath);
+  const dump = smallChunkDump();
   const third = Math.floor(dump.length / 3);
   const cuts = [0, third, 2 * third, dump.length];
   const members = cuts.slice(1).map((end, i) => gzipSync(dump.subarray(cuts[i], end)));
@@ -103,6 +112,34 @@ test("a damaged block in a middle member (bgzip, block-parallel gzip): the membe
   for (const k of got) assert.ok(plain.has(k), `an event of the dump: ${k}`);
   const without = keys("mid-no-last.json").length;
   assert.ok(got.length > without, `the last member's events: ${got.length} events, ${without} without it (the same before)`);
+});
+
+test("a damaged middle member that decoded past its length (garbage from the damage): the last member's events converted, back on the dump's 8-byte offsets, and the bytes over said (before: every chunk after it lost)", async () => {
+  const dump = smallChunkDump();
+  const third = Math.floor(dump.length / 3);
+  const [a, b, c] = [dump.subarray(0, third), dump.subarray(third, 2 * third), dump.subarray(2 * third)];
+  // The middle member gives its first half, then garbage 3 bytes past its length: the last member 3 bytes late.
+  const keep = Math.floor(b.length / 2);
+  const garbage = b.length - keep + 3;
+  const bad = overrunMember(b, keep, garbage);
+  const mod = new WebAssembly.Module(readFileSync("build/inflate.wasm"));
+  const { out, damage } = gunzipBytes(mod, Buffer.concat([gzipSync(a), bad, gzipSync(c)]));
+  assert.equal([damage!.overrun, damage!.filler], [3, 5], "3 bytes over, 5 zeros");
+  const keys = (f: string) => (JSON.parse(readFileSync(join(tmp, f), "utf8")).traceEvents as Array<{ ph: string; cat: string; name: string; ts: number; dur: number }>)
+    .filter((e) => e.ph === "X" && !e.cat.endsWith("user_annotation")).map((e) => `${e.cat}|${e.name}|${e.ts}|${e.dur}`);
+  await convert("over-plain", gzipSync(dump));
+  const r = await convert("over-damaged", Buffer.concat([gzipSync(a), bad, gzipSync(c)]));
+  await convert("over-no-last", Buffer.concat([gzipSync(a), bad]));
+  const plain = new Set(keys("over-plain.json"));
+  const got = keys("over-damaged.json");
+  for (const k of got) assert.ok(plain.has(k), `an event of the dump: ${k}`);
+  const without = keys("over-no-last.json").length;
+  // The last member's chunks, all but the one its first byte cuts: most of a third of the dump's events.
+  assert.ok(got.length - without > plain.size / 4, `the last member's events: ${got.length} events, ${without} without it (the same before), ${plain.size} in the dump`);
+  assert.not.ok(r.warnings.some((w) => w.code === "NO_END"), "the dump's END chunk found");
+  const w = r.warnings.find((x) => x.code === "GZIP_DAMAGED");
+  assert.is(w!.detail, out.length - 5);
+  assert.match(w!.message, `(of which 3 decoded from the damage past the damaged member's length, followed by 5 zero bytes that put the members after it back on the dump's 8-byte offsets)`);
 });
 
 test("a file cut short is walked member by member in its first pass only: later passes end where gunzip failed, with the same bytes", async () => {

@@ -12,6 +12,7 @@ import { createEngine } from "../../src/node/wasm.js";
 import { memorySource, type ByteSource } from "../../src/core/engine.js";
 import { fileByteSource, gzipDamageFor, type FileSourceOptions } from "../../web/file_source.js";
 import { gunzipBytes } from "../../src/core/gunzip.js";
+import { overrunMember } from "../helpers/gzip_overrun.js";
 
 // NVTX ranges: the timeline conversion runs all three passes (index, projection, emit).
 const DUMP = readFileSync("samples/h100_torch_train_nvtx.rawtrace");
@@ -183,6 +184,19 @@ test(".gz with a damaged block in a middle member: the members after it read, an
   assert.is(src.gzipDamage?.filler, found!.filler);
   assert.is(src.gzipDamage?.decompressed, found!.out.length - found!.filler, "the dump's bytes, not the zeros (before: with them)");
   assert.ok(found!.out.length - found!.filler < DUMP.length);
+});
+
+test(".gz whose damaged middle member decoded past its length: the bytes over and the zeros that put the last member back on the dump's 8-byte offsets, as the CLI says them", async () => {
+  const third = Math.floor(DUMP.length / 3);
+  const [a, b, c] = [DUMP.subarray(0, third), DUMP.subarray(third, 2 * third), DUMP.subarray(2 * third)];
+  const keep = Math.floor(b.length / 2);
+  const gz = Buffer.concat([gzipSync(a), overrunMember(b, keep, b.length - keep + 11), gzipSync(c)]);
+  const { out } = gunzipBytes(await inflate!(), gz);
+  const src = fileByteSource(new Blob([gz]), "t.rawtrace.gz", { inflate });
+  const got = await convert(src, "chrome");
+  assert.is(got.said.filter((s) => s.startsWith("GZIP_DAMAGED")).length, 1);
+  assert.equal([src.gzipDamage?.overrun, src.gzipDamage?.filler], [11, 5], "11 bytes over, 5 zeros (before: none, and the members after it 3 bytes late)");
+  assert.is(src.gzipDamage?.decompressed, out.length - 5);
 });
 
 test(".gz that gives no byte says at which compressed byte and why, in the CLI's words: a cut or damaged gzip header, a file cut in its first block (the viewer said 'within the first N compressed bytes', the CLI 'file ends before the 16-byte preamble')", async () => {
