@@ -6,7 +6,10 @@
  * byte decoded before the damage, and the members after it (found by their magic, as after garbage). Bytes between members that start no member (zero padding, garbage) are skipped up to
  * the next member's magic 1f 8b 08 and said (GZIP_DAMAGED at the first of them: gzip and zlib stop there, so every
  * later member would be lost to them); bytes after the last member that are only zeros (tar's or dd's padding: no byte
- * lost, gzip -t says "trailing garbage ignored") are not said. The browser's DecompressionStream reads only the first
+ * lost, gzip -t says "trailing garbage ignored") are not said. A member found by skipping gives its bytes once it
+ * proves one (64 KiB decoded without error, or its end with a matching trailer): a chance 1f 8b 08 in the garbage or
+ * in a damaged member's data, whose data decodes as garbage for a while, is dropped and the search goes on after it.
+ * The browser's DecompressionStream reads only the first
  * member and drops the output of the step that meets an error. Host-neutral: the caller compiles the module and gives
  * the compressed bytes as an async iterable.
  */
@@ -36,6 +39,12 @@ const NEED_INPUT = 0;
 const OUTPUT_FULL = 1;
 const STREAM_END = 2;
 const ERR_TRUNCATED = -6;
+/**
+ * Decompressed bytes (64 KiB) that prove a member found by skipping is one, when it has not ended before: garbage
+ * read as DEFLATE fails within a few hundred codes (a reserved code, a distance too far back, a bad block header), and
+ * one stored block of chance lengths gives at most 65,535 bytes.
+ */
+const PROOF = 1 << 16;
 
 /** What each error of the decoder means (assembly/inflate/inflate.ts ERR_*). */
 const ERRORS: Record<number, string> = {
@@ -273,21 +282,46 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0)
     let size = 0;
     let falseMagic = false;
     let resyncAt = -1; // after a damaged block: the input position where the search for the next member starts
+    // A member found by skipping (after garbage, or after a damaged block: the search runs through the damaged data)
+    // may be a chance 1f 8b 08 in those bytes, whose data decodes as garbage for a while before a code fails or a
+    // trailer disagrees: its bytes are held until it proves a member — PROOF bytes decoded without error, or its end
+    // with a matching trailer — and dropped as a false magic otherwise (the search goes on after it).
+    let held: Uint8Array[] | null = skipped ? [] : null;
+    let heldBytes = 0;
+    /** Gives the held bytes: the member proved one (or can no longer be read again). */
+    function* release(): Generator<Uint8Array, void, Uint8Array | null | undefined> {
+      const h = held;
+      held = null;
+      if (!h) return;
+      saySkipped(start);
+      if (realign) yield* realignTo(start);
+      for (const c of h) {
+        given += c.length;
+        yield c;
+      }
+    }
     for (;;) {
       modLen = len;
       const r = x.run(len, final() ? 1 : 0);
       const a = x.outStart();
       const b = x.outEnd();
       if (b > a) {
-        saySkipped(start);
-        if (realign && size === 0) yield* realignTo(start);
         crc = x.crcOut(crc);
         size += b - a;
-        given += b - a;
-        yield new Uint8Array(x.memory.buffer, x.outPtr() + a, b - a).slice();
+        const c = new Uint8Array(x.memory.buffer, x.outPtr() + a, b - a).slice();
+        if (held) {
+          held.push(c);
+          heldBytes += c.length;
+          if (heldBytes >= PROOF) yield* release();
+        } else {
+          saySkipped(start);
+          if (realign && size === b - a) yield* realignTo(start);
+          given += c.length;
+          yield c;
+        }
       }
       if (r === STREAM_END) {
-        saySkipped(start);
+        if (!held) saySkipped(start); // else said once its trailer matches
         break;
       }
       if (r === OUTPUT_FULL) continue;
@@ -299,12 +333,17 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0)
       // before its first byte), or a member after the first that fails before its first byte (the header a crashed
       // appender left, a first block damaged): skipping goes on after it, while its bytes are still at hand, so the
       // members after it are read too (before, one right after a member ended the walk, one after a junk byte not).
+      // The file ends inside a member that decoded without error up to there: its bytes are given (a dump cut short).
+      if (r === ERR_TRUNCATED && heldBytes > 0) yield* release();
       const broken = member > 0 && size === 0 && r !== ERR_TRUNCATED;
       falseMagic = (skipped !== null || broken) && start + 1 >= base;
       if (falseMagic) {
+        held = null;
         skipped ??= { at: start, zeros: false };
         break;
       }
+      // Too far back to read it again (its data spanned the input buffer): given as decoded.
+      yield* release();
       saySkipped(start);
       const errorAt = x.errorAt();
       damage(base + errorAt, ERRORS[r] ?? `inflate error ${r}`, r === ERR_TRUNCATED);
@@ -335,12 +374,23 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0)
     yield* fill(8);
     const t = unread();
     if (t.length < 8) {
+      yield* release();
+      saySkipped(start);
       damage(base + x.inputPos(), "the file ends inside a gzip member's 8-byte trailer: its data is whole, but its CRC-32 and length were not checked", true);
       return;
     }
     const tcrc = (t[0] | (t[1] << 8) | (t[2] << 16) | (t[3] << 24)) >>> 0;
     const tlen = (t[4] | (t[5] << 8) | (t[6] << 16) | (t[7] << 24)) >>> 0;
-    if (tcrc !== crc >>> 0 || tlen !== size % 2 ** 32) damage(base + x.inputPos(), "a gzip member's checksum or length does not match its data");
+    const matches = tcrc === crc >>> 0 && tlen === size % 2 ** 32;
+    if (held && !matches && start + 1 >= base) {
+      // A member found by skipping whose trailer disagrees with its data: a false magic (its bytes dropped).
+      held = null;
+      x.seek(start + 1 - base);
+      continue;
+    }
+    yield* release();
+    saySkipped(start);
+    if (!matches) damage(base + x.inputPos(), "a gzip member's checksum or length does not match its data");
     x.seek(x.inputPos() + 8);
   }
 }

@@ -7,7 +7,8 @@
  * Used by src/node/file_source.ts once gunzip has failed, or has stopped before the file's end (zlib ends a stream
  * silently at a zero byte after a member: padding, or zeros before more members): the bytes it gives are every
  * member's, of a member whose data fails its bytes up to there, members with a bad trailer included, and the
- * members after bytes that start none (zeros, garbage) or after a damaged block: skipped up to the next 1f 8b 08.
+ * members after bytes that start none (zeros, garbage) or after a damaged block: skipped up to the next 1f 8b 08
+ * (a chance 1f 8b 08 there, whose data fails or whose trailer disagrees before 64 KiB, is dropped: gunzip.ts).
  */
 import { existsSync, readFileSync, readSync } from "node:fs";
 import { fileURLToPath } from "node:url";

@@ -9,7 +9,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { constants, gzipSync } from "node:zlib";
+import { constants, deflateRawSync, gunzipSync, gzipSync } from "node:zlib";
 import { gunzip, gzipHeaderLength, type GunzipDamage } from "../../src/core/gunzip.js";
 import { rng } from "../../src/tools/rng.js";
 import { overrunMember } from "../helpers/gzip_overrun.js";
@@ -310,4 +310,58 @@ test("a damaged member that decoded past its length (garbage from the damage): a
     }
   }
 });
+test("a chance 1f 8b 08 in damaged data or in junk between members, whose data decodes as garbage before a code fails or its trailer disagrees: dropped, the search goes on to the real member (before: its garbage was given, and the members after it were shifted); a real member found by skipping still gives every byte, cut short or damaged past 64 KiB", async () => {
+  const A = SAMPLE.subarray(0, 60000);
+  const B = SAMPLE.subarray(60000, 200000);
+  const C = SAMPLE.subarray(200000, 260000);
+  const a = gzipSync(A), c = gzipSync(C);
+  const G = Buffer.alloc(300, 0x47);
+  // Decodes 300 bytes, then a block of the reserved type 3; a whole member whose trailer checksum is wrong.
+  const failing = Buffer.concat([Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3]), deflateRawSync(G, { finishFlush: constants.Z_SYNC_FLUSH }), Buffer.from([0x07])]);
+  const badTrailer = Buffer.from(gzipSync(G));
+  badTrailer[badTrailer.length - 8] ^= 1;
+  for (const [what, fake] of [["fails after 300 bytes", failing], ["a wrong trailer", badTrailer]] as const) {
+    // Inside a damaged member: the search for the next member runs through its compressed bytes after the damage.
+    const keep = 100000, garbage = 5000;
+    const bad = overrunMember(B, keep, garbage);
+    const inside = Buffer.concat([bad.subarray(0, bad.length - 8), fake, bad.subarray(bad.length - 8)]);
+    for (const step of [1 << 16, 7]) {
+      const { out, damage } = await inflate(Buffer.concat([a, inside, c]), step);
+      const d = damage as GunzipDamage | null;
+      const how = `${what}, inside the damaged member, pieces of ${step}`;
+      assert.is(d?.message, "invalid block type", how);
+      assert.is(out.length, A.length + B.length + C.length, `${how}: C at its own offset`);
+      assert.ok(out.subarray(0, A.length + keep).equals(SAMPLE.subarray(0, A.length + keep)), how);
+      assert.ok(out.subarray(A.length + keep, A.length + keep + garbage).every((v) => v === 0x41), how);
+      assert.ok(out.subarray(A.length + keep + garbage, A.length + B.length).every((v) => v === 0), `${how}: zeros, not the false member's bytes`);
+      assert.is(d!.filler, B.length - keep - garbage, how);
+      assert.ok(out.subarray(A.length + B.length).equals(C), how);
+    }
+    // In junk between members: the junk and the false member are skipped alike, said once where the junk starts.
+    for (const step of [1 << 16, 7]) {
+      const { out, damage } = await inflate(Buffer.concat([a, Buffer.from("junk"), fake, c]), step);
+      const how = `${what}, after junk, pieces of ${step}`;
+      assert.ok(out.equals(Buffer.concat([A, C])), `${how}: ${out.length} bytes`);
+      assert.is((damage as GunzipDamage | null)?.compressedAt, a.length, how);
+      assert.match((damage as GunzipDamage | null)!.message, `${4 + fake.length} bytes after a gzip member are not a gzip member`, how);
+    }
+  }
+  // A real member found by skipping keeps every byte it decodes: cut short before 64 KiB, or damaged after it.
+  const cGz = gzipSync(SAMPLE.subarray(200000, 400000));
+  const cut = cGz.subarray(0, 6000);
+  for (const step of [1 << 16, 7]) {
+    const { out, damage } = await inflate(Buffer.concat([a, Buffer.from("junk"), cut]), step);
+    const zlibGives = gunzipSync(cut, { finishFlush: constants.Z_SYNC_FLUSH });
+    assert.ok(zlibGives.length > 0 && zlibGives.length < 1 << 16, `the cut member gives ${zlibGives.length} bytes`);
+    assert.ok(out.equals(Buffer.concat([A, zlibGives])), `cut after junk, pieces of ${step}: ${out.length - A.length} of the cut member's ${zlibGives.length} bytes`);
+    assert.is((damage as GunzipDamage | null)?.compressedAt, a.length);
+  }
+  const damagedLate = overrunMember(B, 100000, 0);
+  for (const step of [1 << 16, 7]) {
+    const { out } = await inflate(Buffer.concat([a, Buffer.from("junk"), damagedLate, c]), step);
+    assert.ok(out.subarray(0, A.length + 100000).equals(SAMPLE.subarray(0, A.length + 100000)), `damaged past 64 KiB after junk, pieces of ${step}: its bytes before the damage`);
+    assert.ok(out.subarray(out.length - C.length).equals(C), `damaged past 64 KiB after junk, pieces of ${step}: the member after it`);
+  }
+});
+
 test.run();
