@@ -65,6 +65,8 @@ export interface KinetoDevice {
   sharedMemPerMultiprocessor?: number;
   sharedMemPerBlockOptin?: number;
   numSms?: number;
+  /** kHz; not in Kineto's own entries (src/tools/xspace_to_kineto.ts gives it from an XSpace's `clock_rate`). */
+  clockRate?: number;
 }
 
 /** A Kineto Chrome trace (the parts this tool reads). */

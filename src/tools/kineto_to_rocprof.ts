@@ -11,7 +11,7 @@
  * What becomes what:
  * - `kernel` → KERNEL_DISPATCH (operation KERNEL_DISPATCH_COMPLETE): agent = GPU `pid`, queue = one per (GPU, `tid`),
  *   kernel id per distinct name (KERNEL_SYMBOLS holds the name as written), grid in work-items and work-group size
- *   from the launch call's `grid`/`block`, LDS from its `shared memory`;
+ *   from the kernel's own `grid`/`block` (else its launch call's), LDS from its `shared memory`;
  * - `gpu_memcpy` → MEMORY_COPY (operation from the direction in "Memcpy HtoD (…)"; host side = the CPU agent), bytes
  *   from the launch call's `size`;
  * - `cuda_runtime` → HIP_RUNTIME_API records, operation = the trace's `cid` (name in API_NAMES; the collector stores
@@ -21,7 +21,8 @@
  *   ranges with their names in STRINGS: SDK 1.0 one MARKER_CORE_RANGE_API record each (`roctxThreadRangeA`), SDK 0.5
  *   a MARKER_CORE_API `roctxRangePushA` / `roctxRangePop` pair, with correlation ids after the trace's own;
  * - `deviceProperties` → AGENTS (a CPU agent plus one GPU agent per entry); Kineto writes no gfx target, so `arch`
- *   (e.g. `gfx90a` for an MI250) names it, else the gfx version is computeMajor.computeMinor with no name.
+ *   (e.g. `gfx90a` for an MI250) names it, else the gfx version is computeMajor.computeMinor with no name; an entry's
+ *   `clockRate` (kHz, which only src/tools/xspace_to_kineto.ts gives) becomes max_engine_clk_fcompute (MHz).
  * Times: Unix ns exactly as in the trace (µs text parsed as decimals), written as CLOCK_BOOTTIME = Unix − a fixed
  * offset, with start and end CLOCK anchors carrying that offset.
  */
@@ -181,7 +182,8 @@ export function kinetoToRocprof(trace: KinetoTrace, opts: RocpRoundTripOptions):
         queue = 0x7f00_0000_0000n + BigInt(queues.size) * 0x1000n;
         queues.set(qk, queue);
       }
-      const la = launches.get(corr) ?? {};
+      // The kernel's own shape where it has one (Kineto's CUDA kernels; two kernels of one call), else its call's.
+      const la = a.grid !== undefined ? a : launches.get(corr) ?? {};
       const grid = dims(la.grid);
       const block = dims(la.block);
       // rocprofiler_buffer_tracing_kernel_dispatch_record_t: 184 B in 0.5 and 1.0.
@@ -300,7 +302,8 @@ export function kinetoToRocprof(trace: KinetoTrace, opts: RocpRoundTripOptions):
     ag.u64(handle).u32(type).u32(node).i32(node).i32(typeIndex)
       .u32(asInt(d?.numSms) ?? 0).u32(0).u32(0).u32(0)
       .u32(warp ? Math.floor((asInt(d?.maxThreadsPerMultiprocessor) ?? 0) / warp) : 0).u32(warp)
-      .u32(Math.floor((asInt(d?.sharedMemPerBlock) ?? 0) / 1024)).u32(asInt(d?.maxThreadsPerBlock) ?? 0).u32(0)
+      .u32(Math.floor((asInt(d?.sharedMemPerBlock) ?? 0) / 1024)).u32(asInt(d?.maxThreadsPerBlock) ?? 0)
+      .u32(Math.round((asInt(d?.clockRate) ?? 0) / 1000)) // max_engine_clk_fcompute, MHz
       .u32(type === 2 ? version : 0).u32(type === 2 ? 1 : 0).u32(0)
       .u16(type === 2 ? 0x1002 : 0).u16(0).u32(0).u32(0).u32(0).u64(0).u64(BigInt(asInt(d?.totalGlobalMem) ?? 0))
       .bytes(new Uint8Array(16));

@@ -12,7 +12,8 @@ expect.json (written by test/interop/xprof.test.ts):
    "counters": [{"plane", "name", "samples": [[ts_ns, value], ...]}]   (optional: trace_viewer@ counter tracks)}
 Times are ns after the profile start. Runs xspace_to_tool_data for trace_viewer (legacy JSON: rows, times, flow
 stats), trace_viewer@ (streaming JSON: launch -> kernel flow arrows), kernel_stats, overview_page and tool_names.
-Prints one JSON line {"ok", "failures", "summary"} on stdout; exits 0 even when checks fail (the caller asserts).
+Prints one JSON line {"ok", "failures", "summary"} on stdout (summary.kernel_stats: every row as [name, grid, block,
+regs, shmem, occurrences, total ns], sorted); exits 0 even when checks fail (the caller asserts).
 """
 import json
 import sys
@@ -190,6 +191,9 @@ def main():
     cols = [c["id"] for c in ks["cols"]]
     rows = [{cols[i]: c.get("v") for i, c in enumerate(r["c"])} for r in ks["rows"]]
     summary["kernel_stats_rows"] = len(rows)
+    summary["kernel_stats"] = sorted(
+        [r["kernel_name"], r["grid_dim"], r["block_dim"], int(r["registers_per_thread"]), int(r["shmem_bytes"]),
+         int(r["occurrences"]), round(r["total_duration_us"] * 1000.0)] for r in rows)
     want = defaultdict(lambda: {"n": 0, "dur": 0})
     for d in expect["device_events"] + expect.get("stats_only", []):
         k = d.get("kernel")
