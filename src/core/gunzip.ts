@@ -6,9 +6,10 @@
  * byte decoded before the damage, and the members after it (found by their magic, as after garbage). Bytes between members that start no member (zero padding, garbage) are skipped up to
  * the next member's magic 1f 8b 08 and said (GZIP_DAMAGED at the first of them: gzip and zlib stop there, so every
  * later member would be lost to them); bytes after the last member that are only zeros (tar's or dd's padding: no byte
- * lost, gzip -t says "trailing garbage ignored") are not said. A member found by skipping gives its bytes once it
- * proves one (64 KiB decoded without error, or its end with a matching trailer): a chance 1f 8b 08 in the garbage or
- * in a damaged member's data, whose data decodes as garbage for a while, is dropped and the search goes on after it.
+ * lost, gzip -t says "trailing garbage ignored") are not said. A member found by skipping whose header no gzip writer
+ * writes gives its bytes once it proves one (64 KiB decoded without error, or its end with a matching trailer): a
+ * chance 1f 8b 08 in the garbage or in a damaged member's data, whose data decodes as garbage for a while, is dropped
+ * and the search goes on after it.
  * The browser's DecompressionStream reads only the first
  * member and drops the output of the step that meets an error. Host-neutral: the caller compiles the module and gives
  * the compressed bytes as an async iterable.
@@ -91,6 +92,15 @@ export class GzipStartError extends Error {
   constructor(readonly compressedAt: number, reason: string) {
     super(`at compressed byte ${compressedAt}, before any byte of the dump: ${reason}`);
   }
+}
+
+/**
+ * Whether the member header at the start of `h` has XFL and OS bytes that gzip writers write (RFC 1952 §2.3.1: XFL 0,
+ * 2 or 4; OS 0 to 13, or 255 unknown): gzip, zlib, pigz, bgzip and Python all do. A chance 1f 8b 08 in other bytes
+ * passes this 1 time in about 1,500.
+ */
+function plausibleHeader(h: Uint8Array): boolean {
+  return h.length >= 10 && (h[8] === 0 || h[8] === 2 || h[8] === 4) && (h[9] <= 13 || h[9] === 255);
 }
 
 /**
@@ -205,7 +215,9 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0)
   function* realignTo(start: number): Generator<Uint8Array, void, Uint8Array | null | undefined> {
     const r = realign;
     realign = null;
-    if (!r || r.at !== start || r.isize < 0) return;
+    // A length field of 0 cannot be the damaged member's, which gave bytes (zeros between it and the next member:
+    // padding); nor is one mod 2^32 a length once the member gave 4 GiB.
+    if (!r || r.at !== start || r.isize <= 0 || given - r.from >= 2 ** 32) return;
     let want = r.from + r.isize - given;
     // No more than DEFLATE can make of the compressed bytes between (1032 : 1): a length field read from data is not
     // one, and no zeros are invented then.
@@ -276,7 +288,7 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0)
       return;
     }
     const start = base + x.inputPos();
-    const memberFrom = given; // bytes given before this member
+    const writtenBy = plausibleHeader(unread());
     x.seek(x.inputPos() + hl);
     let crc = 0;
     let size = 0;
@@ -284,9 +296,11 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0)
     let resyncAt = -1; // after a damaged block: the input position where the search for the next member starts
     // A member found by skipping (after garbage, or after a damaged block: the search runs through the damaged data)
     // may be a chance 1f 8b 08 in those bytes, whose data decodes as garbage for a while before a code fails or a
-    // trailer disagrees: its bytes are held until it proves a member — PROOF bytes decoded without error, or its end
-    // with a matching trailer — and dropped as a false magic otherwise (the search goes on after it).
-    let held: Uint8Array[] | null = skipped ? [] : null;
+    // trailer disagrees. One whose header a gzip writer could have written is read as any member (a real member after
+    // the damage may be damaged too: its bytes up to there count); the bytes of one that no writer made are held until
+    // it proves a member — PROOF bytes decoded without error, or its end with a matching trailer — and dropped as a
+    // false magic otherwise (the search goes on after it).
+    let held: Uint8Array[] | null = skipped && !writtenBy ? [] : null;
     let heldBytes = 0;
     /** Gives the held bytes: the member proved one (or can no longer be read again). */
     function* release(): Generator<Uint8Array, void, Uint8Array | null | undefined> {
@@ -321,7 +335,11 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0)
         }
       }
       if (r === STREAM_END) {
-        if (!held) saySkipped(start); // else said once its trailer matches
+        if (!held) {
+          saySkipped(start); // else said once its trailer matches
+          // An empty member right after a damaged one (bgzip's end-of-file member): the zeros go where its bytes would.
+          if (size === 0 && realign) yield* realignTo(start);
+        }
         break;
       }
       if (r === OUTPUT_FULL) continue;
@@ -356,7 +374,8 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0)
       if (r === ERR_TRUNCATED || given === 0) return;
       skipped = { at: base + errorAt, zeros: false };
       resyncAt = Math.max(0, start + 1 - base);
-      realign ??= { start, from: memberFrom, isize: -1, at: -1 };
+      // Bytes given before this member's own: zeros given ahead of it (after a damaged member before it) included.
+      realign ??= { start, from: given - size, isize: -1, at: -1 };
       break;
     }
     if (resyncAt >= 0) {

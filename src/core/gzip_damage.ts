@@ -12,8 +12,9 @@ import type { Warning } from "./codes.js";
  * of a damaged member's lost bytes, so that the members after it stay at their offsets in the dump (src/core/gunzip.ts);
  * the reader adds to it as it reads on after the damage, and they are not counted in `decompressed`. `overrun`: bytes
  * a damaged member gave past the length its trailer gives (its damaged data decoded on as garbage, often into the next
- * member's compressed bytes): they cannot be taken back, so `filler` is then the up to 7 zeros that put the members
- * after it back on the dump's 8-byte offsets.
+ * member's compressed bytes): they cannot be taken back, so that member's zeros are then the up to 7 that put the
+ * members after it back on the dump's 8-byte offsets. Both add up over every damaged member after the first damage
+ * (which may be of another kind: a bad trailer).
  */
 export interface GunzipDamage {
   compressedAt: number;
@@ -28,11 +29,13 @@ export interface GunzipDamage {
 export function gzipDamageWarning(d: { compressedAt: number; decompressed: number; message: string; filler?: number; overrun?: number }): Warning {
   const filler = d.filler ?? 0;
   const overrun = d.overrun ?? 0;
-  let aside = "";
-  if (overrun > 0) {
-    aside = ` (of which ${overrun} decoded from the damage past the damaged member's length` +
-      (filler > 0 ? `, followed by ${filler} zero bytes that put the members after it back on the dump's 8-byte offsets)` : ")");
-  } else if (filler > 0) aside = ` (and ${filler} zero bytes in place of the damaged member's lost bytes, which keep the members after it at their offsets)`;
+  // Both counts add up over every damaged member after the first damage, whatever that one was (a bad trailer, say):
+  // the aside names no member.
+  const parts: string[] = [];
+  if (overrun > 0) parts.push(`of which ${overrun} decoded from damaged data past a damaged member's length`);
+  if (filler > 0 && overrun > 0) parts.push(`and ${filler} zero bytes in place of lost bytes or up to the next 8-byte offset, which keep the members after the damage at their offsets in the dump`);
+  else if (filler > 0) parts.push(`and ${filler} zero bytes in place of a damaged member's lost bytes, which keep the members after it at their offsets`);
+  const aside = parts.length ? ` (${parts.join("; ")})` : "";
   return {
     code: "GZIP_DAMAGED", count: 1, offset: d.compressedAt, detail: d.decompressed,
     message: `the gzip stream is damaged at compressed byte ${d.compressedAt} (${d.message}): the ${d.decompressed} bytes of dump it still holds were converted${aside}`,

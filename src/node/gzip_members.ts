@@ -8,7 +8,8 @@
  * silently at a zero byte after a member: padding, or zeros before more members): the bytes it gives are every
  * member's, of a member whose data fails its bytes up to there, members with a bad trailer included, and the
  * members after bytes that start none (zeros, garbage) or after a damaged block: skipped up to the next 1f 8b 08
- * (a chance 1f 8b 08 there, whose data fails or whose trailer disagrees before 64 KiB, is dropped: gunzip.ts).
+ * (a chance 1f 8b 08 there, with a header no gzip writer writes, whose data fails or whose trailer disagrees before
+ * 64 KiB, is dropped: gunzip.ts).
  */
 import { existsSync, readFileSync, readSync } from "node:fs";
 import { fileURLToPath } from "node:url";

@@ -310,15 +310,19 @@ test("a damaged member that decoded past its length (garbage from the damage): a
     }
   }
 });
-test("a chance 1f 8b 08 in damaged data or in junk between members, whose data decodes as garbage before a code fails or its trailer disagrees: dropped, the search goes on to the real member (before: its garbage was given, and the members after it were shifted); a real member found by skipping still gives every byte, cut short or damaged past 64 KiB", async () => {
+test("a chance 1f 8b 08 in damaged data or in junk between members, with a header no gzip writer writes, whose data decodes as garbage before a code fails or its trailer disagrees: dropped, the search goes on to the real member (before: its garbage was given, and the members after it were shifted); a real member found by skipping still gives every byte, cut short or damaged past 64 KiB", async () => {
   const A = SAMPLE.subarray(0, 60000);
   const B = SAMPLE.subarray(60000, 200000);
   const C = SAMPLE.subarray(200000, 260000);
   const a = gzipSync(A), c = gzipSync(C);
   const G = Buffer.alloc(300, 0x47);
-  // Decodes 300 bytes, then a block of the reserved type 3; a whole member whose trailer checksum is wrong.
-  const failing = Buffer.concat([Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3]), deflateRawSync(G, { finishFlush: constants.Z_SYNC_FLUSH }), Buffer.from([0x07])]);
+  // Chance bytes: a header whose XFL (0x5a) and OS (0x9c) no gzip writer writes (one that a writer could have written
+  // is read as a real member). Decodes 300 bytes, then a block of the reserved type 3; a whole member whose trailer
+  // checksum is wrong.
+  const chance = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0x5a, 0x9c]);
+  const failing = Buffer.concat([chance, deflateRawSync(G, { finishFlush: constants.Z_SYNC_FLUSH }), Buffer.from([0x07])]);
   const badTrailer = Buffer.from(gzipSync(G));
+  chance.copy(badTrailer, 0);
   badTrailer[badTrailer.length - 8] ^= 1;
   for (const [what, fake] of [["fails after 300 bytes", failing], ["a wrong trailer", badTrailer]] as const) {
     // Inside a damaged member: the search for the next member runs through its compressed bytes after the damage.
@@ -362,6 +366,36 @@ test("a chance 1f 8b 08 in damaged data or in junk between members, whose data d
     assert.ok(out.subarray(0, A.length + 100000).equals(SAMPLE.subarray(0, A.length + 100000)), `damaged past 64 KiB after junk, pieces of ${step}: its bytes before the damage`);
     assert.ok(out.subarray(out.length - C.length).equals(C), `damaged past 64 KiB after junk, pieces of ${step}: the member after it`);
   }
+});
+
+test("two damaged members in a row, an empty member after a damaged one, zeros after one: the members after them stay on the dump's 8-byte offsets, and only what happened is counted (before: the zeros given ahead of the second were counted as its bytes, the empty member dropped the zeros, and zeros' length field of 0 was read as an overrun)", async () => {
+  const A = SAMPLE.subarray(0, 60000), B = SAMPLE.subarray(60000, 200000), C = SAMPLE.subarray(200000, 260000), D = SAMPLE.subarray(260000, 300000);
+  const a = gzipSync(A), d = gzipSync(D);
+  const empty = gzipSync(Buffer.alloc(0));
+  // [what, members, D's expected place in the output minus its place in the dump, filler, overrun]
+  const cases: Array<[string, Buffer[], number, number, number | undefined]> = [
+    ["B short, C short", [a, overrunMember(B, 50000, 10), overrunMember(C, 30000, 10), d], 0, 89990 + 29990, undefined],
+    ["B short, C over by 3", [a, overrunMember(B, 50000, 10), overrunMember(C, 30000, 30003), d], 8, 89990 + 5, 3],
+    ["B over by 3, C over by 3", [a, overrunMember(B, 100000, 40003), overrunMember(C, 30000, 30003), d], 16, 5 + 5, 6],
+    ["C short, then an empty member", [a, gzipSync(B), overrunMember(C, 30000, 10), empty, d], 0, 29990, undefined],
+    ["C over by 3, then an empty member", [a, gzipSync(B), overrunMember(C, 30000, 30003), empty, d], 8, 5, 3],
+  ];
+  for (const [what, parts, shift, filler, overrun] of cases) {
+    for (const step of [1 << 16, 7]) {
+      const { out, damage } = await inflate(Buffer.concat(parts), step);
+      const how = `${what}, pieces of ${step}`;
+      assert.ok(out.subarray(out.length - D.length).equals(D), `${how}: D`);
+      assert.is(out.length - D.length - 260000, shift, `${how}: D's place`);
+      assert.is(damage!.filler, filler, `${how}: zeros`);
+      assert.is(damage!.overrun, overrun, `${how}: bytes over`);
+    }
+  }
+  // Zeros between a damaged member and the next: the 4 bytes before the next member are no length field (0), so no
+  // zeros are invented and no overrun is claimed; the next member's bytes follow what was decoded.
+  const { out, damage } = await inflate(Buffer.concat([a, overrunMember(B, 50000, 10), Buffer.alloc(8), gzipSync(C)]));
+  assert.ok(out.equals(Buffer.concat([A, B.subarray(0, 50000), Buffer.alloc(10, 0x41), C])), `${out.length} bytes`);
+  assert.is(damage!.overrun, undefined);
+  assert.is(damage!.filler, 0);
 });
 
 test.run();
