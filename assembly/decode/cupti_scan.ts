@@ -12,6 +12,8 @@ import { warn, lose } from "../util/diag";
 import { K } from "./cupti_kinds";
 import { markerData, MARKER_START, MARKER_END } from "./cupti_nvtx";
 import { cudaEventWaitScan, cudaEventRecordScan } from "./cupti_events";
+import { cuptiApiFlags } from "./cupti_api";
+import { showAllApi } from "./decoder";
 
 // ---- Pass 1 ------------------------------------------------------------------------------------------------------
 
@@ -60,8 +62,13 @@ export function cuptiScan(p: usize, n: u32, off: u64): void {
         if (size >= 24) R.rangesNoteApi();
         if (size >= 36) {
           R.rangesNoteCallCorr(load<u32>(r, 32));
-          if (!S.noteApiProcess(load<u32>(r, 32), load<u32>(r, 24))) {
+          const pid = load<u32>(r, 24);
+          if (!S.noteApiProcess(load<u32>(r, 32), pid)) {
             warn(Warn.CORRELATION_PROCESSES, at, load<u32>(r, 32));
+          }
+          // The Chrome lead's process: one whose calls the output shows (the same test as pass 2's, by cbid).
+          if (!S.shownApiNoted(pid) && (showAllApi || (cuptiApiFlags(kind == K.DRIVER ? 1 : 2, load<u32>(r, 4)) & S.API_HIDDEN) == 0)) {
+            S.noteShownApi(pid);
           }
         }
         break;

@@ -243,6 +243,7 @@ function scanRecord(kind: u32, r: usize, size: u32, at: u64): void {
     else T.streamOf(load<u64>(r, 160), load<u64>(r, 16), true);
   } else if (kind == K.DRIVER_API || kind == K.RUNTIME_API) {
     if (!S.noteApiProcess(load<u32>(r, 40), load<u32>(r, 32))) warn(Warn.CORRELATION_PROCESSES, at, load<u32>(r, 40));
+    if (!S.shownApiNoted(load<u32>(r, 32))) S.noteShownApi(load<u32>(r, 32)); // PTI hides no call
   }
 }
 

@@ -292,6 +292,7 @@ function moveWork(): void {
 function noteCall(role: u32, kind: u32, q: usize): void {
   const corr = load<u64>(q, 16);
   const hidden = (opEntryFlags(kind, <u32>load<i32>(q, 12)) & S.API_HIDDEN) != 0 && !showAllApi;
+  if (!hidden) S.noteHostShown();
   if ((role == Role.HIP_API || role == Role.RCCL_API) && !hidden) {
     setFlag(corr, ID_LAUNCH);
     return;
@@ -393,6 +394,7 @@ function scanRecord(kind: u32, q: usize, size: u32, at: u64): void {
       if (!timingNote(load<u64>(q + <usize>(apiStartOff())), load<u64>(q + <usize>(apiStartOff() + 8)), kind, at)) return;
       const what = opEntryFlags(kind, <u32>load<i32>(q, 12)) >> 8;
       if (what == Op.PUSH || what == Op.POP) {
+        S.noteHostShown(); // a ROCTx range on the host
         const s = load<u64>(q + <usize>(apiStartOff()));
         const e = load<u64>(q + <usize>(apiStartOff() + 8));
         addMark(<u32>load<u64>(q + <usize>(apiThreadOff())), what, what == Op.PUSH ? s : e, load<u64>(q, 16), at);
@@ -405,6 +407,7 @@ function scanRecord(kind: u32, q: usize, size: u32, at: u64): void {
       if (!timingNote(load<u64>(q + <usize>(apiStartOff())), load<u64>(q + <usize>(apiStartOff() + 8)), kind, at)) return;
       const what = opEntryFlags(kind, <u32>load<i32>(q, 12)) >> 8;
       if (what == Op.RANGE) {
+        S.noteHostShown();
         const corr = load<u64>(q, 16);
         R.rangeOpen(<u32>corr, S.processId, <u32>load<u64>(q + <usize>(apiThreadOff())), load<u64>(q + <usize>(apiStartOff())), corr);
         R.rangeClose(<u32>corr, load<u64>(q + <usize>(apiStartOff() + 8)));

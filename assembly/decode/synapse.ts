@@ -293,7 +293,10 @@ function walk(report: bool): void {
     }
     if (t == T_COMPLETE) {
       if (report) {
-        if (timingNote(ts, ts + dur, t, at) && launch != 0) keptLaunch(cls == ENG_HOST, launch);
+        if (timingNote(ts, ts + dur, t, at)) {
+          if (launch != 0) keptLaunch(cls == ENG_HOST, launch);
+          if (cls == ENG_HOST) S.noteHostShown(); // a host call: the HEADER's process has events
+        }
       } else emitEntry(e, i, cls, dev, et, ei, ctx, launch, ts, ts + dur);
       continue;
     }
@@ -316,7 +319,10 @@ function walk(report: bool): void {
     const bat = load<u64>(nd, 16);
     release(nd);
     if (report) {
-      if (timingNote(bs, ts, T_BEGIN, bat) && bl != 0) keptLaunch(cls == ENG_HOST, bl);
+      if (timingNote(bs, ts, T_BEGIN, bat)) {
+        if (bl != 0) keptLaunch(cls == ENG_HOST, bl);
+        if (cls == ENG_HOST) S.noteHostShown();
+      }
     } else emitEntry(e, i, cls, dev, et, ei, ctx, bl, bs, ts);
   }
 }
@@ -345,6 +351,7 @@ function synIndexed(): void {
       const launch = load<u32>(nd, 4);
       const kept = timingNote(load<u64>(nd, 8), 0, T_BEGIN, load<u64>(nd, 16));
       if (kept && launch != 0) keptLaunch(load<u32>(nd, 28) != 0, launch);
+      if (kept && load<u32>(nd, 28) != 0) S.noteHostShown();
       tableUpsert(openAtEnd, load<u64>(nd, 16));
       nd = <usize>load<u32>(nd);
     }

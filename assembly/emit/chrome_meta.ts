@@ -83,13 +83,13 @@ function nsHostName(pid: u64): void {
 
 /**
  * The host process whose process_name opens the trace's array ({@link chromeLead}), or 0 for none: the dump's own
- * (the HEADER's pid) when the HEADER is intact and pass 1 saw API calls of it or, for decoders that note no API
- * process (ROCm, Gaudi: their host events take the HEADER's pid), of no process; otherwise the first process pass 1
- * saw an API call of (a HEADER that failed its checksum, API calls only from another process). The end then writes
- * no second process_name for that pid.
+ * (the HEADER's pid) when the HEADER is intact and pass 1 saw API calls of it that the output shows or, for decoders
+ * that note no API process (ROCm, Gaudi: their host events take the HEADER's pid), any shown host event; otherwise the
+ * first process pass 1 saw a shown API call of (a HEADER that failed its checksum, API calls only from another
+ * process). The end then writes no second process_name for that pid.
  */
 function leadPid(): u64 {
-  // Not from a HEADER that failed its checksum (its pid may be the damaged byte), nor for a pid no API call has.
+  // Not from a HEADER that failed its checksum (its pid may be the damaged byte), nor for a pid no shown event has.
   if (S.haveHeader && S.processId != 0 && warningCount(Warn.HEADER_DAMAGED) == 0 && S.apiProcessSeen(S.processId)) {
     return <u64>S.processId;
   }

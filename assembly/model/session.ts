@@ -597,21 +597,51 @@ function pidIndex(pid: u32): u8 {
   return lastPidIndex;
 }
 
+// Processes with a host event the output shows (pass 1, for the Chrome lead): a call hidden by default
+// (cudaGetDevice, untracked driver calls) makes no event, so a process of only those has none.
+const shownList = memory.data(<i32>MAX_PIDS * 4);
+let shownCount: u32 = 0;
+let lastShown: u32 = 0;
+/** Decoders whose host events take the HEADER's pid ({@link apiPidsNoted} false): pass 1 saw one the output shows. */
+let hostShown = false;
+
+/** Whether pass 1 already noted a shown host event of process `pid` (the caller skips its hiding test then). */
+// @ts-ignore: decorator
+@inline export function shownApiNoted(pid: u32): bool {
+  return shownCount != 0 && pid == lastShown;
+}
+
+/** Pass 1: process `pid` made an API call the output shows (not hidden by default, or --all-api). */
+export function noteShownApi(pid: u32): void {
+  lastShown = pid;
+  for (let i: u32 = 0; i < shownCount; i++) if (load<u32>(shownList + (<usize>i << 2)) == pid) return;
+  if (shownCount < MAX_PIDS) store<u32>(shownList + (<usize>(shownCount++) << 2), pid);
+}
+
+/** Pass 1, decoders whose host events take the HEADER's pid: a host event the output shows. */
+export function noteHostShown(): void {
+  hostShown = true;
+}
+
 /**
- * Whether pass 1 saw an API call of process `pid`, or the decoder notes no API call's process (its host events take
- * the HEADER's pid: {@link apiPidsNoted} false). The Chrome writer names the HEADER's process first only then
- * (emit/chrome_meta.ts chromeLead), never a process no event uses: a CUDA dump without API calls has no lead (and
- * no link for HTA to lose).
+ * Whether pass 1 saw a host event the output shows of process `pid` (an API call not hidden by default), or, for a
+ * decoder that notes no API call's process (its host events take the HEADER's pid: {@link apiPidsNoted} false), of
+ * any process. The Chrome writer names the HEADER's process first only then (emit/chrome_meta.ts chromeLead), never a
+ * process no event uses: a dump without shown host events (kernels only, hidden calls only) has no lead (and no link
+ * for HTA to lose).
  */
 export function apiProcessSeen(pid: u32): bool {
-  if (pidCount == 0) return !apiPidsNoted;
-  for (let i: u32 = 0; i < pidCount; i++) if (load<u32>(pidList + (<usize>i << 2)) == pid) return true;
+  if (!apiPidsNoted) return hostShown;
+  for (let i: u32 = 0; i < shownCount; i++) if (load<u32>(shownList + (<usize>i << 2)) == pid) return true;
   return false;
 }
 
-/** The first process pass 1 saw an API call of (its OS pid), or 0 when the decoder notes none (ROCm, Gaudi). */
+/**
+ * The first process pass 1 saw a shown API call of (its OS pid), or 0 when there is none or the decoder notes no API
+ * call's process (ROCm, Gaudi).
+ */
 export function firstApiPid(): u32 {
-  return pidCount != 0 ? load<u32>(pidList) : 0;
+  return shownCount != 0 ? load<u32>(shownList) : 0;
 }
 
 /** The second process: every id of the first one's bits becomes byte 1 (its index) in `corrPid`, used from here on. */
@@ -767,5 +797,7 @@ export function sessionReset(): void {
   ambiguousCorrs = 0;
   lastCorrPage = 0xffffffff;
   pidCount = 0;
+  shownCount = 0;
+  hostShown = false;
   externalIdsReset();
 }

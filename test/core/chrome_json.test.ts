@@ -7,6 +7,8 @@ import { cudaWriter } from "../helpers/cuda_writer.js";
 import * as C from "../../src/tools/cupti_records.js";
 import { sampleDump, T0, PID, TID } from "../helpers/sample_dump.js";
 import { craftedDump, kernel, H100 } from "../helpers/crafted_dump.js";
+import { apiRecord as rocmApi, dumpWith as rocmDumpWith, kernel as rocmKernel } from "../helpers/rocm_records.js";
+import { metadata, synBuffer, synDump, tracePayload } from "../helpers/synapse_records.js";
 import { CHUNK_HEADER_SIZE, PREAMBLE_SIZE } from "../../src/format/container.js";
 import { memorySource } from "../../src/core/engine.js";
 import { createEngine } from "../../src/node/wasm.js";
@@ -84,6 +86,39 @@ test("a CUDA dump without API calls (kernels only): no lead, no process without 
   // Before: the HEADER's process led, named with no event of its own (an empty process in Perfetto).
   assert.is(host.length, 0);
   assert.is(trace.traceEvents.filter((e: { ph: string }) => e.ph === "X").length, 2);
+});
+
+test("a process whose only API calls are hidden by default (cudaGetDevice) does not lead: the first process with a shown call does", async () => {
+  // The HEADER's pid (PID) makes no call; 777 only cudaGetDevice (left out of the output), 888 launches a kernel.
+  const recs = [
+    C.apiRecord("cuda13", { kind: 5, cbid: 17, start: T0 + 10n, end: T0 + 20n, processId: 777, threadId: 1, correlationId: 1 }),
+    C.apiRecord("cuda13", { kind: 5, cbid: 211, start: T0 + 500n, end: T0 + 600n, processId: 888, threadId: 2, correlationId: 2 }),
+    kernel(1000n, 2),
+  ];
+  const { trace } = await toChrome(craftedDump([H100], recs));
+  // Before: the lead named 777, a process with no event.
+  assert.equal([trace.traceEvents[0].ph, trace.traceEvents[0].name, trace.traceEvents[0].pid], ["M", "process_name", 888]);
+  const withEvents = new Set(trace.traceEvents.filter((e: { ph: string }) => e.ph === "X").map((e: { pid: number }) => e.pid));
+  for (const e of trace.traceEvents.filter((e: { ph: string; name: string }) => e.ph === "M" && e.name === "process_name")) {
+    assert.ok(withEvents.has(e.pid), `process_name of pid ${e.pid}, which has events`);
+  }
+  // With --all-api the hidden call is shown, and its process leads.
+  const all = await toChrome(craftedDump([H100], recs), { allApi: true });
+  assert.is(all.trace.traceEvents[0].pid, 777);
+});
+
+test("a ROCm or Gaudi dump without host events (kernels, device entries only): no lead, no process without events", async () => {
+  const rocm = await toChrome(rocmDumpWith([[rocmKernel(1, 1000, 2000), rocmKernel(2, 3000, 4000)]]));
+  const hpu = await toChrome(synDump([tracePayload(synBuffer([...metadata(), { type: "X", ts: 100n, dur: 10n, engineType: 8, engineIndex: 1, name: "k" }]))]));
+  for (const [what, { trace, result }] of [["ROCm", rocm], ["Gaudi", hpu]] as const) {
+    const host = trace.traceEvents.filter((e: { ph: string; name: string; pid: number }) => e.ph === "M" && e.name === "process_name" && e.pid === result.info.pid);
+    // Before: the HEADER's process led, named with no event of its own.
+    assert.is(host.length, 0, what);
+    assert.ok(trace.traceEvents.some((e: { ph: string }) => e.ph === "X"), what);
+  }
+  // With a host call, the HEADER's process leads again.
+  const withCall = await toChrome(rocmDumpWith([[rocmApi("HIP_RUNTIME_API", 3, 1, 500, 900), rocmKernel(1, 1000, 2000)]]));
+  assert.equal([withCall.trace.traceEvents[0].name, withCall.trace.traceEvents[0].pid], ["process_name", withCall.result.info.pid]);
 });
 
 test("a source's host warnings with numbers that are not whole numbers ≥ 0 are not listed (no RangeError)", async () => {
