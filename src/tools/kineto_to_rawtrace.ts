@@ -67,6 +67,8 @@ export interface KinetoDevice {
   numSms?: number;
   /** kHz; not in Kineto's own entries (src/tools/xspace_to_kineto.ts gives it from an XSpace's `clock_rate`). */
   clockRate?: number;
+  /** Bytes/s; not in Kineto's own entries (src/tools/xspace_to_kineto.ts: an XSpace's `memory_bandwidth`). */
+  memoryBandwidth?: number;
 }
 
 /** A Kineto Chrome trace (the parts this tool reads). */
@@ -440,7 +442,7 @@ export function convertKineto(trace: KinetoTrace, opts: RoundTripOptions): { byt
     const minor = asInt(d.computeMinor) ?? 0;
     return {
       id: u32(asInt(d.id)), multiprocessors: u32(asInt(d.numSms)), globalMemoryBytes: BigInt(asInt(d.totalGlobalMem) ?? 0),
-      memoryBandwidth: 0n, coreClockKhz: 0, ccMajor: major, ccMinor: minor,
+      memoryBandwidth: BigInt(asInt(d.memoryBandwidth) ?? 0), coreClockKhz: u32(asInt(d.clockRate)), ccMajor: major, ccMinor: minor,
       maxThreadsPerBlock: u32(asInt(d.maxThreadsPerBlock)), maxThreadsPerMultiprocessor: u32(asInt(d.maxThreadsPerMultiprocessor)),
       regsPerBlock: u32(asInt(d.regsPerBlock)), regsPerMultiprocessor: u32(asInt(d.regsPerMultiprocessor)),
       warpSize: u32(asInt(d.warpSize)), sharedMemPerBlock: u32(asInt(d.sharedMemPerBlock)),

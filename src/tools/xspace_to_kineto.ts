@@ -7,15 +7,18 @@
  *   tsx src/tools/xspace_to_kineto.ts in.xplane.pb -o out.json
  *
  * What becomes what:
- * - each event of a `/device:GPU:<n>` plane → a `kernel` event (`gpu_memcpy` when its name starts with `Memcpy`) on
- *   pid n, tid = its line's id, with its `correlation_id`; the launch shape from its `kernel_details` text
- *   (`grid:x,y,z block:x,y,z`, and `group_mem:` or `static_shared:` as the shared memory) goes on it and on its
- *   launch call (the first kernel's, when two share a correlation id);
+ * - each event with a `correlation_id` on a `/device:GPU:<n>` plane → a `kernel` event on pid n, tid = its line's id;
+ *   the launch shape from its `kernel_details` text (`grid:x,y,z block:x,y,z`, `regs:` as the registers per thread,
+ *   and `group_mem:`, `static_shared:` or `shm:` as the shared memory) goes on it and on its launch call (the first
+ *   kernel's, when two share a correlation id). One named `Memcpy…` (XLA's `MemcpyH2D`, `MemcpyD2H`, `MemcpyD2D`,
+ *   `MemcpyP2P`, or XProf's `MemcpyHToD`…) → a `gpu_memcpy` named `Memcpy <HtoD|DtoH|DtoD|PtoP> (Unknown -> Unknown)`
+ *   (XSpace gives no memory kinds), its bytes from `memcpy_details`' `size:`;
  * - each `/host:CPU` event with a `correlation_id` that a device event also has → a `cuda_runtime` call (its name,
  *   tid = its line's id, `cid` numbered per distinct name, in order of first appearance); host events without one
  *   (XLA's own TraceMe annotations, Python calls) are left out;
  * - each device plane's stats → a `deviceProperties` entry: `core_count` → numSms, `memory_size` → totalGlobalMem,
- *   `compute_cap_major` / `_minor` → computeMajor / computeMinor, `clock_rate` (kHz) → clockRate.
+ *   `compute_cap_major` / `_minor` → computeMajor / computeMinor, `clock_rate` (kHz) → clockRate,
+ *   `memory_bandwidth` (bytes/s) → memoryBandwidth.
  * Times: ns exactly, as `profile_start_time` (Task Environment) + line timestamp + event offset, written as µs text
  * with three decimals on `baseTimeNanoseconds` = the profile start; an XSpace whose offsets are not whole ns is refused
  * (the round trip would not be exact).
@@ -69,6 +72,12 @@ function field(details: string, key: string): number | undefined {
   return m ? Number(m[1]) : undefined;
 }
 
+/** Kineto's copy direction of an XSpace memcpy event name (XLA's `MemcpyH2D`, XProf's `MemcpyHToD`, …). */
+function copyDirection(name: string): string {
+  const d = name.slice("Memcpy".length).replace("2", "To");
+  return ({ HToD: "HtoD", DToH: "DtoH", DToD: "DtoD", P2P: "PtoP", PToP: "PtoP" } as Record<string, string>)[d] ?? "Unknown";
+}
+
 /** The profile start (Unix ns) of `space`'s Task Environment plane; 0 when it has none. */
 export function profileStartNs(space: XSpace): bigint {
   const env = space.planes.find((p) => p.name === "Task Environment");
@@ -93,21 +102,24 @@ export function xspaceToKineto(space: XSpace, hostPid = 1): KinetoTrace {
     devices.push({
       id: gpu, name: String(statOf(p, p, "gpu_device_name") ?? ""), numSms: num("core_count"), totalGlobalMem: num("memory_size"),
       computeMajor: num("compute_cap_major"), computeMinor: num("compute_cap_minor"), clockRate: num("clock_rate"),
+      memoryBandwidth: num("memory_bandwidth"),
     });
     for (const ev of planeEvents(p, startNs)) {
       const corr = statOf(p, ev.e, "correlation_id");
       if (corr === undefined) continue;
       const correlation = Number(corr);
       const copy = ev.name.startsWith("Memcpy");
-      const details = String(statOf(p, ev.e, "kernel_details") ?? "");
+      const details = String(statOf(p, ev.e, copy ? "memcpy_details" : "kernel_details") ?? "");
       const launch = !copy && details ? {
         grid: shape(details, "grid") ?? [1, 1, 1], block: shape(details, "block") ?? [1, 1, 1],
-        "shared memory": field(details, "group_mem") ?? field(details, "static_shared") ?? 0,
+        "registers per thread": field(details, "regs") ?? 0,
+        "shared memory": field(details, "group_mem") ?? field(details, "static_shared") ?? field(details, "shm") ?? 0,
       } : {};
       // The shape on the kernel too: two kernels may share one correlation id (XLA's ROCm tracer does).
       events.push({
-        ph: "X", cat: copy ? "gpu_memcpy" : "kernel", name: ev.name, pid: gpu, tid: Number(ev.line),
-        ts: micros(ev.start - startNs), dur: micros(ev.dur), args: { correlation, device: gpu, ...launch },
+        ph: "X", cat: copy ? "gpu_memcpy" : "kernel", name: copy ? `Memcpy ${copyDirection(ev.name)} (Unknown -> Unknown)` : ev.name,
+        pid: gpu, tid: Number(ev.line), ts: micros(ev.start - startNs), dur: micros(ev.dur),
+        args: copy ? { correlation, device: gpu, bytes: field(details, "size") ?? 0 } : { correlation, device: gpu, ...launch },
       });
       if (!launchArgs.has(correlation)) launchArgs.set(correlation, launch);
     }

@@ -76,8 +76,11 @@ export interface XprofExpect {
     kernel: { regs: number; shmem: number; block: string; grid: string } | null;
   }>;
   launches: Array<{ name: string; tid: number; ts_ns: number; dur_ns: number; correlation: number; device: number; plane: string }>;
-  /** Optional: rows expected in the trace viewer, and events checked by their stats only (xprof_check.py). */
-  rows?: unknown[];
+  /**
+   * Optional: rows expected in the trace viewer (per plane, the display name of each line), and events checked by
+   * their stats only (xprof_check.py).
+   */
+  rows?: Record<string, string[]>;
   stats_only?: unknown[];
   /** Optional: counter tracks of trace_viewer@ per plane and name, samples [ts_ns, value]. */
   counters?: Array<{ plane: string; name: string; samples: number[][] }>;
