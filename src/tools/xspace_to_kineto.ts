@@ -7,7 +7,8 @@
  *   tsx src/tools/xspace_to_kineto.ts in.xplane.pb -o out.json
  *
  * What becomes what:
- * - each event with a `correlation_id` on a `/device:GPU:<n>` plane → a `kernel` event on pid n, tid = its line's id;
+ * - each event with a `correlation_id` on a `/device:GPU:<n>` plane → a `kernel` event on pid n, tid = its line's id
+ *   (its low 32 bits, unsigned, as every tid here);
  *   the launch shape from its `kernel_details` text (`grid:x,y,z block:x,y,z`, `regs:` as the registers per thread,
  *   and `group_mem:`, `static_shared:` or `shm:` as the shared memory) goes on it and on its launch call (the first
  *   kernel's, when two share a correlation id). One named `Memcpy…` (XLA's `MemcpyH2D`, `MemcpyD2H`, `MemcpyD2D`,
@@ -51,6 +52,11 @@ export function* planeEvents(plane: XPlane, startNs: bigint): Generator<{ line: 
       yield { line: BigInt(l.id), name: plane.eventMetadata[String(e.metadataId)]?.name ?? "", start: startNs + BigInt(l.timestampNs) + off / 1000n, dur: dur / 1000n, e };
     }
   }
+}
+
+/** A line id as a tid: its low 32 bits, unsigned (XProf keys rows on them; XLA's hashed thread lines are negative). */
+function lineTid(line: bigint): number {
+  return Number(BigInt.asUintN(32, line));
 }
 
 /** ns → Kineto µs text with three decimals (exact). */
@@ -118,7 +124,7 @@ export function xspaceToKineto(space: XSpace, hostPid = 1): KinetoTrace {
       // The shape on the kernel too: two kernels may share one correlation id (XLA's ROCm tracer does).
       events.push({
         ph: "X", cat: copy ? "gpu_memcpy" : "kernel", name: copy ? `Memcpy ${copyDirection(ev.name)} (Unknown -> Unknown)` : ev.name,
-        pid: gpu, tid: Number(ev.line), ts: micros(ev.start - startNs), dur: micros(ev.dur),
+        pid: gpu, tid: lineTid(ev.line), ts: micros(ev.start - startNs), dur: micros(ev.dur),
         args: copy ? { correlation, device: gpu, bytes: field(details, "size") ?? 0 } : { correlation, device: gpu, ...launch },
       });
       if (!launchArgs.has(correlation)) launchArgs.set(correlation, launch);
@@ -134,7 +140,7 @@ export function xspaceToKineto(space: XSpace, hostPid = 1): KinetoTrace {
       const correlation = Number(corr);
       if (!cids.has(ev.name)) cids.set(ev.name, cids.size + 1);
       events.push({
-        ph: "X", cat: "cuda_runtime", name: ev.name, pid: hostPid, tid: Number(ev.line), ts: micros(ev.start - startNs), dur: micros(ev.dur),
+        ph: "X", cat: "cuda_runtime", name: ev.name, pid: hostPid, tid: lineTid(ev.line), ts: micros(ev.start - startNs), dur: micros(ev.dur),
         args: { correlation, cid: cids.get(ev.name), ...(launchArgs.get(correlation) ?? {}) },
       });
     }
