@@ -523,11 +523,33 @@ export async function runDiff(args: string[], v: CliValues): Promise<number> {
     if (f.length !== 1) throw new RawtraceError("USAGE", `diff compares two files: '${arg}' names ${f.length}`);
     return f[0];
   });
-  const pool = new WorkerPool({ jobs: jobs(v, 2) });
-  const [a, b] = await statsFiles(files, { pool, allApi: v["all-api"] }).finally(() => pool.close());
-  for (const r of [a, b]) if (!r.ok) throw new RawtraceError(r.error!.code, r.error!.message);
-  const steps = v.steps === undefined ? undefined
-    : await Promise.all(files.map((f) => stepStats(f, { steps: v.steps, allApi: v["all-api"] })));
+  // Standard input and FIFOs are read once, into a temporary that every read uses: the statistics, the steps, and
+  // both sides of `diff - -` (read twice, the second read found them drained: a false "0 bytes", or a wait forever).
+  const releases: Array<() => void> = [];
+  const spooled = new Map<string, string>();
+  let a: StatsFileResult;
+  let b: StatsFileResult;
+  let steps: [StepStats[], StepStats[]] | undefined;
+  try {
+    const paths = files.map((f) => {
+      if (!spooled.has(f)) {
+        const s = spoolInputs([f]);
+        releases.push(s.release);
+        spooled.set(f, s.paths[0]);
+      }
+      return spooled.get(f)!;
+    });
+    const pool = new WorkerPool({ jobs: jobs(v, 2) });
+    [a, b] = (await statsFiles(paths, { pool, allApi: v["all-api"] }).finally(() => pool.close()))
+      .map((r, i) => ({ ...r, input: files[i] }));
+    for (const r of [a, b]) if (!r.ok) throw new RawtraceError(r.error!.code, r.error!.message);
+    if (v.steps !== undefined) {
+      const [sa, sb] = await Promise.all(paths.map((f) => stepStats(f, { steps: v.steps, allApi: v["all-api"] })));
+      steps = [sa, sb];
+    }
+  } finally {
+    for (const r of releases) r();
+  }
   const rows = diffStats(a.stats!, b.stats!, steps?.[0], steps?.[1]);
   if (v.json) console.log(JSON.stringify({ command: "diff", a: files[0], b: files[1], rows }, replacer, 2));
   else console.log(formatDiff(files[0], files[1], rows, top));

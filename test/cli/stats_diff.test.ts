@@ -5,8 +5,8 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { RawtraceWriter } from "../../src/format/writer.js";
@@ -95,5 +95,25 @@ test("diff: a row 0 in both files is unchanged (0.0%), not new; a row only B has
 });
 
 test.after(() => rmSync(tmp, { recursive: true, force: true }));
+
+test("diff reads standard input and a FIFO once, for --steps too, and `diff - -` compares the input with itself (before: a false \"file ends before the 16-byte preamble (0 bytes)\", or a wait forever on the FIFO)", () => {
+  const rows = (r: ReturnType<typeof cli>) => {
+    assert.is(r.status, 0, r.stderr);
+    return (JSON.parse(r.stdout) as { rows: unknown[] }).rows;
+  };
+  const want = rows(cli(["diff", SAMPLE, SAMPLE, "--steps", "ProfilerStep", "--json"]));
+  assert.ok(want.some((x) => (x as { group: string }).group.startsWith("step")), "step rows");
+  const bytes = readFileSync(SAMPLE);
+  assert.equal(rows(cli(["diff", "-", SAMPLE, "--steps", "ProfilerStep", "--json"], bytes)), want);
+  assert.equal(rows(cli(["diff", "-", "-", "--steps", "ProfilerStep", "--json"], bytes)), want);
+  const fifo = join(tmp, "steps.fifo");
+  execFileSync("mkfifo", [fifo]);
+  const writer = spawn("sh", ["-c", 'cat "$0" > "$1"', SAMPLE, fifo], { stdio: "ignore" });
+  try {
+    assert.equal(rows(cli(["diff", fifo, SAMPLE, "--steps", "ProfilerStep", "--json"])), want);
+  } finally {
+    writer.kill();
+  }
+});
 
 test.run();
