@@ -265,6 +265,17 @@ export async function runConvert(args: string[], v: CliValues): Promise<number> 
 }
 
 /**
+ * Standard input holds a --list or an input (`-`), not both: read as the list first, the input `-` then found it
+ * empty ("file ends before the 16-byte preamble (0 bytes)"). A usage error naming `what` the `-` would be.
+ */
+function stdinOnce(args: string[], v: CliValues, what: string): void {
+  const stdin = (a: string) => a === "-" || a === "/dev/stdin";
+  if ((v.list ?? []).some(stdin) && args.some(stdin)) {
+    throw new RawtraceError("USAGE", `standard input cannot be both ${what} (-) and the --list: give the list as a file`);
+  }
+}
+
+/**
  * `rawtrace batch <files, directories, globs…> [--list FILE…] [--shard I/N]`: convert of many inputs, of which this
  * process takes shard I of N (src/node/shard.ts, docs/cluster.md). Every shard checks the whole list (usage, output
  * names) before any work; globs and directories that match nothing are reported by shard 0 only, so that the
@@ -276,6 +287,7 @@ export async function runBatch(args: string[], v: CliValues): Promise<number> {
   checkOutputArgs(v, fmt, "batch");
   const shard: Shard = v.shard === undefined ? { index: 0, count: 1 } : parseShard(v.shard);
   jobs(v, 1); // a bad --jobs is a usage error in every shard, its own inputs or none
+  stdinOnce(args, v, "an input");
   const named = [...args, ...(v.list ?? []).flatMap(readList)];
   if (named.length === 0) throw new RawtraceError("USAGE", "batch needs .rawtrace files, directories, globs or --list FILE");
   // Nothing matching at all is not special: each pattern is a failed input, and batch exits 1 for those.
@@ -369,10 +381,7 @@ export async function runMerge(args: string[], v: CliValues): Promise<number> {
   checkOutputArgs(v, fmt, "merge");
   const an = analysis(v);
   // --list FILE: the ranks one a line, read as batch reads it (docs/cluster.md has shards and the merge share one list).
-  // Standard input holds one of them, not both: read as the list first, the rank `-` then found it empty.
-  if ((v.list ?? []).some((l) => l === "-" || l === "/dev/stdin") && args.some((a) => a === "-" || a === "/dev/stdin")) {
-    throw new RawtraceError("USAGE", "standard input cannot be both a rank (-) and the --list: give the list as a file");
-  }
+  stdinOnce(args, v, "a rank");
   const { files, missing } = inputs([...args, ...(v.list ?? []).flatMap(readList)], "merge");
   if (missing.length) throw new RawtraceError("IO", missing.map((m) => m.error.message).join("; "));
   const output = v.output ?? (fmt === "xspace" ? "merged_xprof" : v.gzip ? "merged.json.gz" : "merged.json");

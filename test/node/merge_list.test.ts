@@ -21,7 +21,7 @@ const ranks = ["xpu_train_pti", "mi250_minitoy_rocprof", "alexnet_a100_rank0"].m
   copyFileSync(join(ROOT, "samples", `${s}.rawtrace`), p);
   return p;
 });
-const cli = (args: string[]) => spawnSync(process.execPath, [CLI, ...args], { cwd: tmp, encoding: "utf8", timeout: 60000 });
+const cli = (args: string[], input?: Buffer) => spawnSync(process.execPath, [CLI, ...args], { cwd: tmp, encoding: "utf8", timeout: 60000, input });
 
 test.after(() => rmSync(tmp, { recursive: true, force: true }));
 
@@ -39,6 +39,15 @@ test("merge - --list -: standard input cannot be both, USAGE (a rank read after 
   const r = cli(["merge", "-", "--list", "-", "-o", "both.json"], Buffer.from(`${ranks[0]}\n`));
   assert.is(r.status, 2, r.stderr);
   assert.match(r.stderr, /standard input cannot be both a rank \(-\) and the --list/);
+});
+
+test("batch - --list - (and /dev/stdin): standard input cannot be both, USAGE as merge says it (before: exit 1, the input found standard input empty)", () => {
+  for (const input of ["-", "/dev/stdin"]) {
+    const r = cli(["batch", "--list", "-", input, "--out-dir", join(tmp, "both")], Buffer.from(`${ranks[0]}\n`));
+    assert.is(r.status, 2, r.stderr);
+    assert.match(r.stderr, /standard input cannot be both an input \(-\) and the --list/);
+    assert.not.ok(existsSync(join(tmp, "both")), "nothing made");
+  }
 });
 
 test("convertBatch and merge: a string for the inputs is USAGE, nothing made", async () => {
