@@ -153,9 +153,15 @@ export const enum Warn {
    * member's trailer. offset: the compressed byte where; detail: the bytes of dump it still held (converted).
    */
   GZIP_DAMAGED = 38,
+  /**
+   * Host-detected (rt_host_warn): a complete dump (END chunk) changed size during the conversion: cut, replaced or
+   * appended to between or during the passes, so a pass read other bytes than the index pass did. offset: the first
+   * size seen (bytes); detail: the last.
+   */
+  FILE_CHANGED = 39,
 }
 
 /** Number of warning codes (size of the per-code tables). */
-export const WARN_COUNT: i32 = 39;
+export const WARN_COUNT: i32 = 40;
 /** The first of the warning codes only a host can detect (rt_host_warn accepts these alone). */
 export const WARN_HOST_FIRST: i32 = 37;

@@ -43,6 +43,7 @@ export function warnName(code: i32): string {
     case 36: return "HPU_CUT_STRING";
     case 37: return "STILL_WRITING";
     case 38: return "GZIP_DAMAGED";
+    case 39: return "FILE_CHANGED";
   }
   return "UNKNOWN";
 }

@@ -67,14 +67,16 @@ export const WARN_NAMES = [
   "HPU_CUT_STRING",
   "STILL_WRITING",
   "GZIP_DAMAGED",
+  "FILE_CHANGED",
 ] as const;
 /**
  * Warnings only the host can detect: `STILL_WRITING`, an input without END chunk that changed size during the
- * conversion, and `GZIP_DAMAGED`, a gzip input whose stream failed after its start (src/node/file_source.ts,
+ * conversion, `FILE_CHANGED`, a complete one (END chunk) that did, and `GZIP_DAMAGED`, a gzip input whose stream
+ * failed after its start (src/node/file_source.ts,
  * web/file_source.ts). The source says them (ByteSource.hostWarnings) before the output's end is written, and the core
  * lists them with its own (rt_host_warn: Chrome JSON `rawtrace.warnings`, XSpace warnings).
  */
-export const HOST_WARN_NAMES = ["STILL_WRITING", "GZIP_DAMAGED"] as const;
+export const HOST_WARN_NAMES = ["STILL_WRITING", "GZIP_DAMAGED", "FILE_CHANGED"] as const;
 export type WarningName = (typeof WARN_NAMES)[number];
 
 /** What each warning means for the user; `{detail}` is replaced by the detail number. */
@@ -106,6 +108,7 @@ export const WARN_MESSAGES: Record<WarningName, string> = {
   SEQ_REUSED: "chunk seq {detail} appears again with different content; both copies were kept",
   CORRELATION_PROCESSES: "correlation id {detail} is used by API calls of two processes; device records carry no process, so its launch→kernel flows were left out",
   STILL_WRITING: "the file changed size during the conversion and has no END chunk: a collector is still writing it",
+  FILE_CHANGED: "the file changed size during the conversion although it was complete (END chunk): cut, replaced or appended to while it was read; the output holds what each pass read and may miss events or mix two versions",
   GZIP_DAMAGED: "the gzip stream is damaged after its start (a bad checksum, bytes that start no member — skipped up to the next member —, a damaged block) or cut inside a member's trailer; the {detail} bytes of dump it still holds were converted",
   BAD_TIMESTAMP:
     "records with an unknown start (0) or a time far outside the run (over 1 h past its clock anchors or records; first: record kind {detail}); dropped",
@@ -147,6 +150,7 @@ export const LOSS_WARNINGS: ReadonlySet<WarningName> = new Set<WarningName>([
   "TRUNCATED", "BAD_CHUNK_HEADER", "BAD_PAYLOAD_CRC", "CHUNK_TOO_LARGE", "SEQ_GAP", "NO_END", "BAD_PAYLOAD",
   "UNKNOWN_KIND_UNSIZED", "RECORD_TRUNCATED", "RECORD_TOO_SMALL", "DROPPED_RECORDS", "COLLECTOR_ERROR",
   "NEGATIVE_DURATION", "BAD_TIMESTAMP", "HPU_BAD_TRACE", "HPU_BAD_TIME", "UNNAMED_KIND", "DROPPED_BUFFERS",
+  "FILE_CHANGED",
 ]);
 
 /** True when warning `code` means loss of input data ({@link LOSS_WARNINGS}). */

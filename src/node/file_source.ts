@@ -415,6 +415,7 @@ export function fileSource(path: string): FileByteSource {
 /**
  * Adds the host's warnings about `src` to `result.info`: `STILL_WRITING` when it changed size during the run and the
  * dump has no END chunk (a collector still writing it: the output holds whatever was there when each pass read it),
+ * `FILE_CHANGED` when it did although the dump is complete (cut, replaced or appended to while read),
  * `GZIP_DAMAGED` when its gzip stream is damaged after its start (what it still holds was converted), or cut short
  * where the dump shows no TRUNCATED (a cut inside a member's trailer: the dump whole, its checksum unchecked).
  */
@@ -444,12 +445,20 @@ function sourceWarnings(src: { gzipDamage?: GunzipDamage; sizes: readonly number
   const g = gzipDamageFor(src.gzipDamage, info.warnings);
   if (g) out.push(g);
   const sizes = src.sizes;
+  const first = sizes[0];
+  const last = sizes[sizes.length - 1];
   if (sizes.length > 1 && !info.complete && !info.warnings.some((w) => w.code === "STILL_WRITING")) {
-    const first = sizes[0];
-    const last = sizes[sizes.length - 1];
     out.push({
       code: "STILL_WRITING", count: sizes.length - 1, offset: first, detail: last,
       message: `the file changed size during the conversion (${first} → ${last} bytes) and has no END chunk: a collector is still writing it; the output is a partial, possibly inconsistent snapshot`,
+    });
+  }
+  // A complete dump does not change: one that did was cut, replaced or appended to while it was read (a new dump
+  // copied over it), and a pass that read fewer bytes than the index pass converted a part silently (before).
+  if (sizes.length > 1 && info.complete && !info.warnings.some((w) => w.code === "FILE_CHANGED")) {
+    out.push({
+      code: "FILE_CHANGED", count: sizes.length - 1, offset: first, detail: last,
+      message: `the file changed size during the conversion (${first} → ${last} bytes) although it was complete (END chunk): it was cut, replaced or appended to while it was read; the output holds what each pass read and may miss events or mix two versions`,
     });
   }
   return out;

@@ -1,13 +1,14 @@
 /**
  * Inputs that are not plain finished files (src/node/file_source.ts): a FIFO is read once and spooled (convert,
  * info, stats, merge — which reads every rank twice) instead of hanging; a dump without END that changes size
- * during the conversion gets a STILL_WRITING warning; a finished dump does not.
+ * during the conversion gets a STILL_WRITING warning; a finished dump does not, but FILE_CHANGED (cut, replaced or
+ * appended to while read).
  */
 import { test } from "uvu";
 import { RawtraceWriter } from "../../src/format/writer.js";
 import * as assert from "uvu/assert";
 import { spawn, spawnSync } from "node:child_process";
-import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -17,6 +18,7 @@ import { sampleDump } from "../helpers/sample_dump.js";
 import { fileSource, withSourceWarnings } from "../../src/node/file_source.js";
 import { createEngine } from "../../src/node/wasm.js";
 import type { ByteSource } from "../../src/core/engine.js";
+import { isLossWarning } from "../../src/core/codes.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const CLI = join(ROOT, "dist/node/cli.js");
@@ -251,11 +253,12 @@ test("STILL_WRITING: the result gives the sizes the output's end was written wit
   assert.equal(src.sizes, [dump.length, dump.length + 1000, dump.length + 1500], "the later size was seen");
 });
 
-test("a finished dump (END chunk) that changes size is not called STILL_WRITING", async () => {
+test("a finished dump (END chunk) that changes size is not called STILL_WRITING, but FILE_CHANGED", async () => {
   const d = join(tmp, "e");
   mkdirSync(d);
   const p = join(d, "done.rawtrace");
-  writeFileSync(p, sampleDump());
+  const dump = sampleDump();
+  writeFileSync(p, dump);
   let appended = false;
   const r = await convertFile(p, join(d, "done.json"), {
     onProgress: () => {
@@ -265,6 +268,50 @@ test("a finished dump (END chunk) that changes size is not called STILL_WRITING"
   });
   assert.ok(r.info.complete);
   assert.not.ok(r.info.warnings.some((x) => x.code === "STILL_WRITING"));
+  const w = r.info.warnings.find((x) => x.code === "FILE_CHANGED");
+  assert.equal(w && [w.offset, w.detail], [dump.length, dump.length + 8]);
+});
+
+test("a finished dump cut while a later pass reads it: FILE_CHANGED, a loss, in the result and the output (before: fewer events, complete, no warning but an unclosed range)", async () => {
+  const d = join(tmp, "cut2");
+  mkdirSync(d);
+  const p = join(d, "done.rawtrace");
+  const dump = readFileSync(join(ROOT, "samples/h100_torch_train_nvtx.rawtrace"));
+  writeFileSync(p, dump);
+  const engine = await createEngine();
+  const convert = async (cutAt: number | null) => {
+    const src = fileSource(p);
+    // Reads of 16 KiB, and the file cut to `cutAt` bytes after the emit pass's first read (a new dump copied over it).
+    const wrapped: ByteSource = {
+      ...src,
+      hostWarnings: src.hostWarnings,
+      open(pass) {
+        const r = src.open(pass);
+        let reads = 0;
+        return {
+          read(dst: Uint8Array) {
+            const n = r.read(dst.subarray(0, 16384));
+            if (pass === 2 && ++reads === 1 && cutAt !== null) truncateSync(p, cutAt);
+            return n;
+          },
+          close: () => r.close?.(),
+        };
+      },
+    };
+    const parts: Buffer[] = [];
+    const res = withSourceWarnings(src, await engine.convert(wrapped, (b) => parts.push(Buffer.from(b)), { format: "chrome" }));
+    src.close();
+    return { res, trailer: JSON.parse(Buffer.concat(parts).toString("utf8")).rawtrace as { complete: boolean; warnings: Array<{ code: string; offset: number; detail: number }> } };
+  };
+  const whole = await convert(null);
+  assert.not.ok(whole.res.info.warnings.some((x) => x.code === "FILE_CHANGED"));
+  const cut = await convert(100000);
+  assert.ok(cut.res.events < whole.res.events, `${cut.res.events} of ${whole.res.events} events`);
+  const w = cut.res.info.warnings.find((x) => x.code === "FILE_CHANGED");
+  assert.equal(w && [w.offset, w.detail], [dump.length, 100000]);
+  assert.ok(isLossWarning("FILE_CHANGED"), "--strict: exit 6");
+  const tw = cut.trailer.warnings.find((x) => x.code === "FILE_CHANGED");
+  assert.equal(tw && [tw.offset, tw.detail], [dump.length, 100000], "the output says it too");
 });
 
 test.after(() => rmSync(tmp, { recursive: true, force: true }));
