@@ -11,6 +11,7 @@ import { createEngine } from "./wasm.js";
 import { fileSource, withSourceWarnings } from "./file_source.js";
 import { FdSink, OutputFile, ioError, isStreamOutput, makeDir } from "./output.js";
 import { checkGzipLevel, gzipByName } from "./block_gzip.js";
+import { fnv1a32 } from "./shard.js";
 
 /** Options of {@link convertFile}. */
 export interface ConvertFileOptions extends Omit<ConvertOptions, "afterWindow" | "format"> {
@@ -135,10 +136,14 @@ export async function infoFile(input: string): Promise<FileInfo> {
   }
 }
 
+/** Longest host name kept whole in an XSpace file name ({@link xspaceProfilePath}). */
+const HOST_NAME_MAX = 160;
+
 /**
  * Where TensorBoard and XProf look for one host's XSpace of one profiling run:
  * `<logdir>/plugins/profile/<YYYY_MM_DD_HH_MM_SS>/<host>.xplane.pb`, the run named after `profileStartNs` (Unix ns,
- * UTC) and the file after `hostname`, made safe for a file name (XProf takes the host name from the file stem).
+ * UTC) and the file after `hostname`, made safe for a file name (XProf takes the host name from the file stem), and
+ * past 160 characters its first 151 and a hash of the whole.
  */
 export function xspaceProfilePath(logdir: string, profileStartNs: bigint | number, hostname: string): string {
   // A number (what a caller who read a time as a number has) is taken too, where it is a whole number of ns ≥ 0.
@@ -158,5 +163,9 @@ export function xspaceProfilePath(logdir: string, profileStartNs: bigint | numbe
     `${p2(d.getUTCHours())}_${p2(d.getUTCMinutes())}_${p2(d.getUTCSeconds())}`;
   let host = hostname.replace(/[^A-Za-z0-9._-]/g, "_").replace(/^\.+/, "");
   if (host === "") host = "unknown_host";
+  // A file name has at most 255 bytes, with `.xplane.pb.lock` and a temporary's suffix added: a longer name (a
+  // damaged or crafted HEADER; real host names have at most 64) keeps its start and a hash of the whole, so that two
+  // such hosts still get two files (before: ENAMETOOLONG, exit 4).
+  if (host.length > HOST_NAME_MAX) host = `${host.slice(0, HOST_NAME_MAX - 9)}_${fnv1a32(host).toString(16).padStart(8, "0")}`;
   return join(logdir, "plugins", "profile", run, `${host}.xplane.pb`);
 }

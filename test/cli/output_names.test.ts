@@ -7,10 +7,12 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT, cliIn, lines } from "../helpers/cli.js";
+import { sampleDump } from "../helpers/sample_dump.js";
+import { xspaceProfilePath } from "../../src/node/convert.js";
 
 const SAMPLE = join(ROOT, "samples/h100_torch_train_nvtx.rawtrace");
 const OTHER = join(ROOT, "samples/alexnet_a100_rank0.rawtrace");
@@ -109,5 +111,23 @@ test("help: the exit codes of docs/errors.md, -v, diff's [options], --strict of 
 });
 
 test.after(() => rmSync(tmp, { recursive: true, force: true }));
+
+test("an XSpace log directory for a host name past 160 characters (a damaged or crafted HEADER): its start and a hash of the whole, two such hosts two files (before: ENAMETOOLONG, exit 4)", () => {
+  const dumps = ["a", "b"].map((tail) => {
+    const p = join(tmp, `long-${tail}.rawtrace`);
+    writeFileSync(p, sampleDump({ hostname: "h".repeat(300) + tail, rank: tail === "a" ? 0 : 1 }));
+    return p;
+  });
+  const r = cli(["convert", dumps[0], "--format", "xspace", "-o", join(tmp, "long_logs")]);
+  assert.is(r.status, 0, r.stderr);
+  const runs = readdirSync(join(tmp, "long_logs/plugins/profile"));
+  const files = readdirSync(join(tmp, "long_logs/plugins/profile", runs[0]));
+  assert.equal(files, [xspaceProfilePath("", 0n, "h".repeat(300) + "a").split("/").pop()]);
+  assert.ok(files[0].startsWith("h".repeat(151) + "_") && files[0].length === 160 + ".xplane.pb".length, files[0]);
+  const m = cli(["merge", ...dumps, "--format", "xspace", "-o", join(tmp, "long_merged")]);
+  assert.is(m.status, 0, m.stderr);
+  const mruns = readdirSync(join(tmp, "long_merged/plugins/profile"));
+  assert.is(readdirSync(join(tmp, "long_merged/plugins/profile", mruns[0])).filter((f) => f.endsWith(".xplane.pb")).length, 2, "two hosts, two files");
+});
 
 test.run();
