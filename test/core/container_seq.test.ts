@@ -10,6 +10,10 @@ import { sampleDump } from "../helpers/sample_dump.js";
 import { crc32 } from "node:zlib";
 import { CHUNK_FLAG_CRC, CHUNK_FLAG_XXH32, CHUNK_FLAG_XXH64, CHUNK_HEADER_SIZE, PREAMBLE_SIZE } from "../../src/format/container.js";
 import { CHUNK_FLAG_SUMS, payloadChecksum } from "../../src/format/checksum.js";
+import { chunkSpans } from "../helpers/dump_chunks.js";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { isLossWarning } from "../../src/core/codes.js";
 
 function chunkCount(b: Uint8Array): number {
   const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
@@ -104,6 +108,46 @@ test("the same chunk again with another payload checksum, or none, is a duplicat
     assert.ok(d.rawtrace.warnings.some((x: any) => x.code === "DUPLICATE_CHUNK"), `unflagged first, then ${name}`);
     assert.not.ok(d.rawtrace.warnings.some((x: any) => x.code === "SEQ_REUSED"), `unflagged first, then ${name}`);
   }
+});
+
+/** `b`'s chunks reordered: `order` lists chunk indexes (of {@link chunkSpans}) in their new file order. */
+function reordered(b: Uint8Array, order: number[]): Uint8Array {
+  const spans = chunkSpans(b);
+  return new Uint8Array(Buffer.concat([Buffer.from(b.subarray(0, PREAMBLE_SIZE)), ...order.map((i) => Buffer.from(b.subarray(spans[i].off, spans[i].end)))]));
+}
+
+test("chunks out of order (two swapped, one moved to the end) are no gap; chunks that never come are, counted once (before: SEQ_GAP and a loss for a reordered file that lost nothing)", async () => {
+  const base = new Uint8Array(readFileSync(fileURLToPath(new URL("../../samples/h100_torch_train_nvtx.rawtrace", import.meta.url))));
+  const spans = chunkSpans(base);
+  const acts = spans.map((c, i) => [c, i] as const).filter(([c]) => c.type === 5).map(([, i]) => i);
+  assert.ok(acts.length >= 3, `${acts.length} ACTIVITY chunks`);
+  const all = spans.map((_, i) => i);
+  const end = all.length - 1;
+  assert.is(spans[end].type, 10, "END last");
+  const [a, b2, c] = acts;
+  const ref = events(JSON.parse((await toChrome(base)).text));
+  const run = async (order: number[]) => {
+    const t = JSON.parse((await toChrome(reordered(base, order))).text);
+    return { n: events(t), gap: t.rawtrace.warnings.find((x: any) => x.code === "SEQ_GAP"), losses: t.rawtrace.warnings.filter((x: any) => isLossWarning(x.code)) };
+  };
+  const swapped = all.map((i) => (i === a ? b2 : i === b2 ? a : i));
+  const moved = [...all.filter((i) => i !== a && i !== end), a, end];
+  for (const [what, order] of [["two swapped", swapped], ["one moved to the end", moved]] as const) {
+    const r = await run(order);
+    assert.is(r.n, ref, `${what}: every event`);
+    assert.is(r.gap, undefined, `${what}: no gap`);
+    assert.equal(r.losses, [], `${what}: no loss`);
+  }
+  // Two chunks missing, one of them found later: one missing. Two never come: two, said where the gap was met.
+  const oneLate = [...all.filter((i) => i !== a && i !== b2 && i !== end), a, end];
+  const late = await run(oneLate);
+  // Said at the chunk after the one that never comes (`c`, where its number was found missing).
+  const at = PREAMBLE_SIZE + oneLate.slice(0, oneLate.indexOf(c)).reduce((n, i) => n + (spans[i].end - spans[i].off), 0);
+  assert.equal(late.gap && [late.gap.count, late.gap.detail, late.gap.offset], [1, 1, at]);
+  const gone = await run(all.filter((i) => i !== a && i !== c));
+  assert.is(gone.gap?.count, 2);
+  const twoInARow = await run(all.filter((i) => i !== b2 && i !== c)); // neighbours: one gap of two
+  assert.equal(twoInARow.gap && [twoInARow.gap.count, twoInARow.gap.detail], [2, 2]);
 });
 
 test.run();
