@@ -146,14 +146,25 @@ const MAX_BAD_SEQS: u32 = 4096;
 let gaps: usize = 0;
 let gapCount: u32 = 0;
 const MAX_GAPS: u32 = 4096;
-/** Longest gap whose chunks are looked for at the end; a longer one (a damaged sequence counter) is said whole. */
-const MAX_GAP_RECOUNT: u32 = 1 << 20;
+/**
+ * Longest gap whose chunks are looked for at the end (a reordered file's gaps are a few chunks long); a longer one (a
+ * damaged sequence counter) is said whole, so the end's recount reads at most 4,096 × 2^16 bits (32 MiB of bitset).
+ */
+const MAX_GAP_RECOUNT: u32 = 1 << 16;
+// Gaps past the first MAX_GAPS: summed, said after the listed ones (they were met after them).
+let gapOverflow: u64 = 0;
+let gapOverflowAt: u64 = 0;
+let gapOverflowDetail: u32 = 0;
 
-/** A gap [from, to) met at file offset `off` (pass 1): said at the end for what of it never came. */
+/** A gap [from, to) met at file offset `off` (pass 1): said at the end, in file order, for what of it never came. */
 function noteGap(off: u64, from: u32, to: u32): void {
   if (gaps == 0) gaps = heap.alloc(<usize>MAX_GAPS << 4);
-  if (gapCount >= MAX_GAPS || to - from > MAX_GAP_RECOUNT) {
-    warn(Warn.SEQ_GAP, off, to - from, <u64>(to - from));
+  if (gapCount >= MAX_GAPS) {
+    if (gapOverflow == 0) {
+      gapOverflowAt = off;
+      gapOverflowDetail = to - from;
+    }
+    gapOverflow += <u64>(to - from);
     return;
   }
   const g = gaps + (<usize>gapCount << 4);
@@ -163,22 +174,37 @@ function noteGap(off: u64, from: u32, to: u32): void {
   gapCount++;
 }
 
-/** Whether chunk `seq` was seen (marked by {@link markSeen}). */
-function wasSeen(seq: u32): bool {
-  return seq < seenCap && (load<u8>(seenBits + (seq >> 3)) & <u8>(<u32>1 << (seq & 7))) != 0;
+/** Chunks of [from, to) never seen ({@link markSeen}): whole bytes of the bitset counted at once. */
+function unseenIn(from: u32, to: u32): u32 {
+  if (to - from > MAX_GAP_RECOUNT) return to - from;
+  const end = to < seenCap ? to : seenCap; // numbers past the bitset were never tracked: unseen
+  let seen: u32 = 0;
+  let q = from;
+  while (q < end && (q & 7) != 0) {
+    seen += (load<u8>(seenBits + (q >> 3)) >> (q & 7)) & 1;
+    q++;
+  }
+  while (q + 8 <= end) {
+    seen += <u32>popcnt<u32>(load<u8>(seenBits + (q >> 3)));
+    q += 8;
+  }
+  while (q < end) {
+    seen += (load<u8>(seenBits + (q >> 3)) >> (q & 7)) & 1;
+    q++;
+  }
+  return to - from - seen;
 }
 
-/** End of pass 1: each gap's chunks that never came, said where the gap was met. */
+/** End of pass 1: each gap's chunks that never came, said where the gap was met, in file order. */
 function sayGaps(): void {
   for (let i: u32 = 0; i < gapCount; i++) {
     const g = gaps + (<usize>i << 4);
-    const from = load<u32>(g, 8);
-    const to = load<u32>(g, 12);
-    let missing: u32 = 0;
-    for (let q = from; q < to; q++) if (!wasSeen(q)) missing++;
+    const missing = unseenIn(load<u32>(g, 8), load<u32>(g, 12));
     if (missing > 0) warn(Warn.SEQ_GAP, load<u64>(g), missing, <u64>missing);
   }
+  if (gapOverflow != 0) warn(Warn.SEQ_GAP, gapOverflowAt, gapOverflowDetail, gapOverflow);
   gapCount = 0;
+  gapOverflow = 0;
 }
 
 function badSeq(seq: u32): void {
@@ -204,6 +230,7 @@ export function readerReset(h: ChunkHandler, verify: bool): void {
   resyncing = false;
   nextSeq = 0;
   gapCount = 0;
+  gapOverflow = 0;
   handler = h;
   eofScan = false;
   truncAt = U64_MAX;

@@ -11,6 +11,7 @@ import { crc32 } from "node:zlib";
 import { CHUNK_FLAG_CRC, CHUNK_FLAG_XXH32, CHUNK_FLAG_XXH64, CHUNK_HEADER_SIZE, PREAMBLE_SIZE } from "../../src/format/container.js";
 import { CHUNK_FLAG_SUMS, payloadChecksum } from "../../src/format/checksum.js";
 import { chunkSpans } from "../helpers/dump_chunks.js";
+import { RawtraceWriter } from "../../src/format/writer.js";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { isLossWarning } from "../../src/core/codes.js";
@@ -148,6 +149,30 @@ test("chunks out of order (two swapped, one moved to the end) are no gap; chunks
   assert.is(gone.gap?.count, 2);
   const twoInARow = await run(all.filter((i) => i !== b2 && i !== c)); // neighbours: one gap of two
   assert.equal(twoInARow.gap && [twoInARow.gap.count, twoInARow.gap.detail], [2, 2]);
+});
+
+test("SEQ_GAP keeps the first gap's offset and count when a later gap is said whole (a damaged counter's jump of 2^21), and many gaps cost little at the end", async () => {
+  const base = sampleDump({ end: false });
+  const w = RawtraceWriter.inMemory({});
+  for (const q of [20, 20 + 2 ** 21, 21 + 2 ** 21]) {
+    w.seqOverride = q;
+    w.log(1, "x");
+  }
+  const file = new Uint8Array(Buffer.concat([base, w.bytes().subarray(PREAMBLE_SIZE)]));
+  const first = chunkSpans(file).find((c) => c.seq === 20)!;
+  const gap = (await info(file)).warnings.find((x) => x.code === "SEQ_GAP");
+  // Before the end-of-pass accounting, the large gap was said at once and its offset and count were taken as the first.
+  assert.equal(gap && [gap.offset, gap.detail, gap.count], [first.off, 20 - (chunkSpans(base).at(-1)!.seq + 1), 20 - (chunkSpans(base).at(-1)!.seq + 1) + 2 ** 21 - 1]);
+  // 4,000 gaps of 2^16 − 1 numbers each: every one recounted at the end, a byte of the bitset at a time.
+  const many = RawtraceWriter.inMemory({});
+  for (let k = 1; k <= 4000; k++) {
+    many.seqOverride = 1000 + k * 65535;
+    many.log(1, "x");
+  }
+  const big = new Uint8Array(Buffer.concat([base, many.bytes().subarray(PREAMBLE_SIZE)]));
+  const g = (await info(big)).warnings.find((x) => x.code === "SEQ_GAP");
+  const next = chunkSpans(base).at(-1)!.seq + 1;
+  assert.is(g?.count, 1000 + 65535 - next + 3999 * 65534, "the first gap, then 3,999 of 65,534 numbers");
 });
 
 test.run();
