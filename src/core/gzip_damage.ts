@@ -34,7 +34,7 @@ export function gzipDamageWarning(d: { compressedAt: number; decompressed: numbe
   const parts: string[] = [];
   if (overrun > 0) parts.push(`of which ${overrun} decoded from damaged data past a damaged member's length`);
   if (filler > 0 && overrun > 0) parts.push(`and ${filler} zero bytes in place of lost bytes or up to the next 8-byte offset, which keep the members after the damage at their offsets in the dump`);
-  else if (filler > 0) parts.push(`and ${filler} zero bytes in place of a damaged member's lost bytes, which keep the members after it at their offsets`);
+  else if (filler > 0) parts.push(`and ${filler} zero bytes in place of damaged members' lost bytes, which keep the members after them at their offsets`);
   const aside = parts.length ? ` (${parts.join("; ")})` : "";
   return {
     code: "GZIP_DAMAGED", count: 1, offset: d.compressedAt, detail: d.decompressed,
