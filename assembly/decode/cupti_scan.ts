@@ -17,6 +17,18 @@ import { showAllApi } from "./decoder";
 
 // ---- Pass 1 ------------------------------------------------------------------------------------------------------
 
+/**
+ * The Chrome lead's process: one whose calls the output shows — a call pass 2 keeps (its times usable: the caller's
+ * timingNote) and does not hide by default (the same cbid test as pass 2's; `--all-api` shows them all).
+ */
+// @ts-ignore: decorator
+@inline function noteShown(kind: u32, r: usize): void {
+  const pid = load<u32>(r, 24);
+  if (!S.shownApiNoted(pid) && (showAllApi || (cuptiApiFlags(kind == K.DRIVER ? 1 : 2, load<u32>(r, 4)) & S.API_HIDDEN) == 0)) {
+    S.noteShownApi(pid);
+  }
+}
+
 /** Pass 1 over one ACTIVITY payload [p, p+n) at file offset `off`: counts, join tables, time span. */
 export function cuptiScan(p: usize, n: u32, off: u64): void {
   const end = p + n;
@@ -57,24 +69,21 @@ export function cuptiScan(p: usize, n: u32, off: u64): void {
         if (size >= 64) R.rangesNoteDeviceCorr(load<u32>(r, 60));
         break;
       case K.RUNTIME:
-      case K.DRIVER:
-        if (size >= 36) timingNote(load<u64>(r, 8), load<u64>(r, 16), kind, at);
+      case K.DRIVER: {
+        const timed = size >= 36 && timingNote(load<u64>(r, 8), load<u64>(r, 16), kind, at);
         if (size >= 24) R.rangesNoteApi();
         if (size >= 36) {
           R.rangesNoteCallCorr(load<u32>(r, 32));
-          const pid = load<u32>(r, 24);
-          if (!S.noteApiProcess(load<u32>(r, 32), pid)) {
+          if (!S.noteApiProcess(load<u32>(r, 32), load<u32>(r, 24))) {
             warn(Warn.CORRELATION_PROCESSES, at, load<u32>(r, 32));
           }
-          // The Chrome lead's process: one whose calls the output shows (the same test as pass 2's, by cbid).
-          if (!S.shownApiNoted(pid) && (showAllApi || (cuptiApiFlags(kind == K.DRIVER ? 1 : 2, load<u32>(r, 4)) & S.API_HIDDEN) == 0)) {
-            S.noteShownApi(pid);
-          }
+          if (timed) noteShown(kind, r);
         }
         break;
+      }
       case K.INTERNAL_LAUNCH_API:
         if (size >= 36) {
-          timingNote(load<u64>(r, 8), load<u64>(r, 16), kind, at);
+          if (timingNote(load<u64>(r, 8), load<u64>(r, 16), kind, at)) noteShown(kind, r);
           R.rangesNoteCallCorr(load<u32>(r, 32));
         }
         break;

@@ -88,7 +88,7 @@ test("a CUDA dump without API calls (kernels only): no lead, no process without 
   assert.is(trace.traceEvents.filter((e: { ph: string }) => e.ph === "X").length, 2);
 });
 
-test("a process whose only API calls are hidden by default (cudaGetDevice) does not lead: the first process with a shown call does", async () => {
+test("a process whose only API calls are hidden by default (cudaGetDevice) or dropped (bad times) does not lead: the first process with a shown call does", async () => {
   // The HEADER's pid (PID) makes no call; 777 only cudaGetDevice (left out of the output), 888 launches a kernel.
   const recs = [
     C.apiRecord("cuda13", { kind: 5, cbid: 17, start: T0 + 10n, end: T0 + 20n, processId: 777, threadId: 1, correlationId: 1 }),
@@ -105,6 +105,12 @@ test("a process whose only API calls are hidden by default (cudaGetDevice) does 
   // With --all-api the hidden call is shown, and its process leads.
   const all = await toChrome(craftedDump([H100], recs), { allApi: true });
   assert.is(all.trace.traceEvents[0].pid, 777);
+  // A shown call dropped for its times (start 0: BAD_TIMESTAMP) makes no event either (before: 777 led).
+  const dropped = await toChrome(craftedDump([H100], [
+    C.apiRecord("cuda13", { kind: 5, cbid: 211, start: 0n, end: 0n, processId: 777, threadId: 1, correlationId: 1 }), ...recs.slice(1),
+  ]));
+  assert.ok(dropped.trace.rawtrace.warnings.some((w: { code: string }) => w.code === "BAD_TIMESTAMP"));
+  assert.is(dropped.trace.traceEvents[0].pid, 888);
 });
 
 test("a ROCm or Gaudi dump without host events (kernels, device entries only): no lead, no process without events", async () => {
