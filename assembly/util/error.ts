@@ -154,9 +154,9 @@ export const enum Warn {
    */
   GZIP_DAMAGED = 38,
   /**
-   * Host-detected (rt_host_warn): a complete dump (END chunk) changed size during the conversion: cut, replaced or
-   * appended to between or during the passes, so a pass read other bytes than the index pass did. offset: the first
-   * size seen (bytes); detail: the last.
+   * Host-detected (rt_host_warn): a complete dump (END chunk) changed size after its index pass: cut, replaced or
+   * appended to while a later pass read it, so that pass read other bytes than the index pass did. offset: the size
+   * the index pass ended with (bytes); detail: the first other size a later pass saw.
    */
   FILE_CHANGED = 39,
 }

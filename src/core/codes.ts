@@ -108,7 +108,7 @@ export const WARN_MESSAGES: Record<WarningName, string> = {
   SEQ_REUSED: "chunk seq {detail} appears again with different content; both copies were kept",
   CORRELATION_PROCESSES: "correlation id {detail} is used by API calls of two processes; device records carry no process, so its launch→kernel flows were left out",
   STILL_WRITING: "the file changed size during the conversion and has no END chunk: a collector is still writing it",
-  FILE_CHANGED: "the file changed size during the conversion although it was complete (END chunk): cut, replaced or appended to while it was read; the output holds what each pass read and may miss events or mix two versions",
+  FILE_CHANGED: "the file changed size after its index pass although it was complete (END chunk): cut, replaced or appended to while a later pass read it; the output holds what each pass read and may miss events or mix two versions",
   GZIP_DAMAGED: "the gzip stream is damaged after its start (a bad checksum, bytes that start no member — skipped up to the next member —, a damaged block) or cut inside a member's trailer; the {detail} bytes of dump it still holds were converted",
   BAD_TIMESTAMP:
     "records with an unknown start (0) or a time far outside the run (over 1 h past its clock anchors or records; first: record kind {detail}); dropped",

@@ -56,7 +56,16 @@ export interface FileByteSource extends ByteSource {
  * {@link withSourceWarnings} gives the result the same sizes (a size seen after the output's end was written, by the
  * last pass's close, changed nothing the conversion read).
  */
-const sizesSaid = new WeakMap<FileByteSource, readonly number[]>();
+const sizesSaid = new WeakMap<FileByteSource, Seen>();
+
+/**
+ * The sizes a source saw: every change over its life (`sizes`), and per read of the current conversion, from its
+ * index pass on, the size at its open and at its end (`passes`).
+ */
+interface Seen {
+  sizes: readonly number[];
+  passes?: ReadonlyArray<readonly number[]>;
+}
 
 function inputError(path: string, e: unknown, what: string): RawtraceError {
   if (e instanceof RawtraceError) return e;
@@ -347,6 +356,8 @@ export function fileSource(path: string): FileByteSource {
   const note = (n: number) => {
     if (sizes[sizes.length - 1] !== n) sizes.push(n);
   };
+  // Per read of the current conversion (from its index pass on): the sizes at its open and close.
+  const passes: number[][] = [];
   const spooled = spooledFd >= 0;
   if (isGzip(spooled ? spooledFd : -1, path)) return gzipSource(path, spooled ? spooledFd : -1, size);
   const src: FileByteSource = {
@@ -357,19 +368,22 @@ export function fileSource(path: string): FileByteSource {
     spooled,
     hostWarnings(info: FileInfo) {
       // The size now, at the end of the last read (the output's end is written next).
+      let now = -1;
       if (!spooled) {
         try {
-          note(statSync(path).size);
+          now = statSync(path).size;
+          note(now);
         } catch {
           // gone meanwhile: the sizes seen so far
         }
       }
-      const said = sizes.slice();
+      const said: Seen = { sizes: sizes.slice(), passes: passes.map((p, i) => (i === passes.length - 1 && now >= 0 ? [...p, now] : p.slice())) };
       sizesSaid.set(src, said);
-      return sourceWarnings({ sizes: said }, info);
+      return sourceWarnings(said, info);
     },
-    open() {
+    open(pass?: 1 | 2 | 3) {
       sizesSaid.delete(src); // a pass of another conversion: what it says is its own
+      if (pass === 1) passes.length = 0;
       if (spooled) {
         let pos = 0;
         return {
@@ -381,12 +395,15 @@ export function fileSource(path: string): FileByteSource {
         };
       }
       let f: number;
+      const seen: number[] = [];
       try {
         f = openSync(path, "r");
-        note(fstatSync(f).size);
+        seen.push(fstatSync(f).size);
+        note(seen[0]);
       } catch (e) {
         throw inputError(path, e, "cannot open");
       }
+      passes.push(seen);
       return {
         read(dst: Uint8Array) {
           try {
@@ -397,7 +414,8 @@ export function fileSource(path: string): FileByteSource {
         },
         close() {
           try {
-            note(fstatSync(f).size);
+            seen.push(fstatSync(f).size);
+            note(seen[seen.length - 1]);
           } finally {
             closeSync(f);
           }
@@ -423,7 +441,7 @@ export function withSourceWarnings<T extends { info: FileInfo }>(src: FileByteSo
   const ws = result.info.warnings;
   const mine = ws.filter((w) => !(HOST_WARN_NAMES as readonly string[]).includes(w.code));
   const said = sizesSaid.get(src);
-  for (const w of sourceWarnings(said ? { gzipDamage: src.gzipDamage, sizes: said } : src, { ...result.info, warnings: mine })) {
+  for (const w of sourceWarnings(said ? { gzipDamage: src.gzipDamage, ...said } : src, { ...result.info, warnings: mine })) {
     // Given to the core before the output's end (hostWarnings): the host's entry replaces the core's, in the host's
     // words, with the sizes the output's end was written with (the file may grow again after that: the conversion
     // read none of it, and the output and the result say the same).
@@ -438,7 +456,7 @@ export function withSourceWarnings<T extends { info: FileInfo }>(src: FileByteSo
  * The host's warnings about a source (see {@link withSourceWarnings}) for a conversion whose core found `info` so
  * far: a FileByteSource's `hostWarnings`, asked before the output's end is written, and withSourceWarnings after.
  */
-function sourceWarnings(src: { gzipDamage?: GunzipDamage; sizes: readonly number[] }, info: FileInfo): Warning[] {
+function sourceWarnings(src: { gzipDamage?: GunzipDamage } & Seen, info: FileInfo): Warning[] {
   const out: Warning[] = [];
   // A file cut inside a member's data is the dump's TRUNCATED (what it held was converted); a cut that leaves no
   // trace in the dump (in a trailer, in a later member's header, after a block's last byte) is said here.
@@ -453,12 +471,17 @@ function sourceWarnings(src: { gzipDamage?: GunzipDamage; sizes: readonly number
       message: `the file changed size during the conversion (${first} → ${last} bytes) and has no END chunk: a collector is still writing it; the output is a partial, possibly inconsistent snapshot`,
     });
   }
-  // A complete dump does not change: one that did was cut, replaced or appended to while it was read (a new dump
-  // copied over it), and a pass that read fewer bytes than the index pass converted a part silently (before).
-  if (sizes.length > 1 && info.complete && !info.warnings.some((w) => w.code === "FILE_CHANGED")) {
+  // A complete dump does not change once indexed: one that did was cut, replaced or appended to while a later pass
+  // read it (a new dump copied over it), and a pass that read fewer bytes than the index pass converted a part
+  // silently (before). Sizes that changed while the index pass read (a collector writing its END then) are no loss:
+  // every later pass saw the size the index pass ended with.
+  const ps = src.passes ?? [];
+  const indexed = ps.length ? ps[0][ps[0].length - 1] : undefined;
+  const changed = ps.slice(1).flat().find((n) => n !== indexed);
+  if (indexed !== undefined && changed !== undefined && info.complete && !info.warnings.some((w) => w.code === "FILE_CHANGED")) {
     out.push({
-      code: "FILE_CHANGED", count: sizes.length - 1, offset: first, detail: last,
-      message: `the file changed size during the conversion (${first} → ${last} bytes) although it was complete (END chunk): it was cut, replaced or appended to while it was read; the output holds what each pass read and may miss events or mix two versions`,
+      code: "FILE_CHANGED", count: 1, offset: indexed, detail: changed,
+      message: `the file changed size during the conversion (${indexed} → ${changed} bytes after its index pass) although it was complete (END chunk): it was cut, replaced or appended to while it was read; the output holds what each pass read and may miss events or mix two versions`,
     });
   }
   return out;
@@ -472,6 +495,26 @@ export async function withFileSource<T>(path: string, fn: (src: FileByteSource) 
   } finally {
     src.close();
   }
+}
+
+/**
+ * `e` naming the inputs as given (`inputs[i]` for a read of `reads[i]`, from {@link spoolInputs}): an error about a
+ * spooled copy (standard input or a FIFO read twice) names the copy, a temporary the user never saw and that is gone
+ * once the command returns (merge, stats --steps, diff).
+ */
+export function givenNames(e: unknown, reads: readonly string[], inputs: readonly string[]): unknown {
+  if (!(e instanceof RawtraceError)) return e;
+  let message = e.message;
+  let file = e.file;
+  for (let i = 0; i < reads.length; i++) {
+    if (reads[i] === inputs[i]) continue;
+    message = message.split(reads[i]).join(inputs[i]);
+    if (file === reads[i]) file = inputs[i];
+  }
+  if (message === e.message && file === e.file) return e;
+  const named = new RawtraceError(e.code, message, file, e.offset);
+  named.stack = e.stack?.split(reads.find((r, i) => r !== inputs[i]) ?? "\u0000").join("<spooled input>");
+  return named;
 }
 
 /**

@@ -17,7 +17,7 @@ import { gzipSync } from "node:zlib";
 import { sampleDump } from "../helpers/sample_dump.js";
 import { fileSource, withSourceWarnings } from "../../src/node/file_source.js";
 import { createEngine } from "../../src/node/wasm.js";
-import type { ByteSource } from "../../src/core/engine.js";
+import type { ByteReader, ByteSource } from "../../src/core/engine.js";
 import { isLossWarning } from "../../src/core/codes.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -253,23 +253,52 @@ test("STILL_WRITING: the result gives the sizes the output's end was written wit
   assert.equal(src.sizes, [dump.length, dump.length + 1000, dump.length + 1500], "the later size was seen");
 });
 
-test("a finished dump (END chunk) that changes size is not called STILL_WRITING, but FILE_CHANGED", async () => {
+test("a dump that changes size while its index pass reads it (a collector writing its END, zeros appended) is no loss: no STILL_WRITING, no FILE_CHANGED; appended to after it, FILE_CHANGED", async () => {
   const d = join(tmp, "e");
   mkdirSync(d);
   const p = join(d, "done.rawtrace");
-  const dump = sampleDump();
-  writeFileSync(p, dump);
-  let appended = false;
-  const r = await convertFile(p, join(d, "done.json"), {
-    onProgress: () => {
-      if (!appended) appendFileSync(p, Buffer.alloc(8));
-      appended = true;
-    },
-  });
-  assert.ok(r.info.complete);
-  assert.not.ok(r.info.warnings.some((x) => x.code === "STILL_WRITING"));
-  const w = r.info.warnings.find((x) => x.code === "FILE_CHANGED");
-  assert.equal(w && [w.offset, w.detail], [dump.length, dump.length + 8]);
+  const full = sampleDump();
+  const noEnd = sampleDump({ end: false });
+  assert.ok(Buffer.from(full.subarray(0, noEnd.length)).equals(Buffer.from(noEnd)), "the dump without END is a prefix");
+  const engine = await createEngine();
+  // `change` runs at the first read of pass `at` of the conversion.
+  const convert = async (start: Uint8Array, at: 1 | 2, change: () => void) => {
+    writeFileSync(p, start);
+    const src = fileSource(p);
+    const wrapped: ByteSource = {
+      ...src,
+      hostWarnings: src.hostWarnings,
+      open(pass) {
+        const r = src.open(pass) as ByteReader;
+        let reads = 0;
+        return {
+          read(dst: Uint8Array) {
+            if (pass === at && reads++ === 0) change();
+            return r.read(dst);
+          },
+          close: () => r.close?.(),
+        };
+      },
+    };
+    const parts: Buffer[] = [];
+    const res = withSourceWarnings(src, await engine.convert(wrapped, (b) => parts.push(Buffer.from(b)), { format: "chrome" }));
+    src.close();
+    return { res, codes: res.info.warnings.map((w) => w.code), trailer: JSON.parse(Buffer.concat(parts).toString("utf8")).rawtrace };
+  };
+  const whole = await convert(full, 1, () => {});
+  // The collector writes its END while the index pass reads: the finished dump, no warning (before: FILE_CHANGED).
+  const ending = await convert(noEnd, 1, () => appendFileSync(p, full.subarray(noEnd.length)));
+  assert.ok(ending.res.info.complete);
+  assert.is(ending.res.events, whole.res.events);
+  assert.not.ok(ending.codes.includes("FILE_CHANGED") || ending.codes.includes("STILL_WRITING"), ending.codes.join());
+  const zeros = await convert(full, 1, () => appendFileSync(p, Buffer.alloc(8)));
+  assert.not.ok(zeros.codes.includes("FILE_CHANGED") || zeros.codes.includes("STILL_WRITING"), zeros.codes.join());
+  // Appended to while the emit pass reads: FILE_CHANGED, from the size the index pass ended with.
+  const later = await convert(full, 2, () => appendFileSync(p, Buffer.alloc(8)));
+  const w = later.res.info.warnings.find((x) => x.code === "FILE_CHANGED");
+  assert.equal(w && [w.offset, w.detail], [full.length, full.length + 8]);
+  assert.not.ok(later.codes.includes("STILL_WRITING"));
+  assert.ok(later.trailer.warnings.some((x: { code: string }) => x.code === "FILE_CHANGED"), "the output says it too");
 });
 
 test("a finished dump cut while a later pass reads it: FILE_CHANGED, a loss, in the result and the output (before: fewer events, complete, no warning but an unclosed range)", async () => {
