@@ -24,7 +24,7 @@ import { diffStats, formatDiff } from "./diff.js";
 import type { StepStats } from "../core/step_stats.js";
 import { IN_THREAD_MAX_BYTES, MAX_JOBS, WorkerPool, convertsInThread, poolJobs } from "./pool.js";
 import { expandInputs } from "./inputs.js";
-import { isGzipFile, spoolInputs } from "./file_source.js";
+import { givenNames, isGzipFile, spoolInputs } from "./file_source.js";
 import { gzipByName } from "./block_gzip.js";
 import { isStdout } from "./output.js";
 import { checkOutputNames, parseShard, readList, selectShard, type Shard } from "./shard.js";
@@ -478,8 +478,9 @@ export async function runStats(args: string[], v: CliValues): Promise<number> {
   let results: StatsFileResult[];
   try {
     const pool = commandPool(v, spooled.paths);
+    // Named as given, in the errors too (never the temporary copy).
     results = (await statsFiles(spooled.paths, { pool, allApi: v["all-api"] }).finally(() => pool.close()))
-      .map((r, i) => ({ ...r, input: names[i] }));
+      .map((r, i) => ({ ...r, input: names[i], error: r.error && { ...r.error, message: r.error.message.split(spooled.paths[i]).join(names[i]) } }));
     // Per-step figures (--steps) and GPU idle gaps (--gaps): one timeline pass per file that worked, in this thread.
     if (twice) {
       for (const [i, r] of results.entries()) {
@@ -539,15 +540,16 @@ export async function runDiff(args: string[], v: CliValues): Promise<number> {
   let a: StatsFileResult;
   let b: StatsFileResult;
   let steps: [StepStats[], StepStats[]] | undefined;
+  const paths: string[] = [];
   try {
-    const paths = files.map((f) => {
+    for (const f of files) {
       if (!spooled.has(f)) {
         const s = spoolInputs([f]);
         releases.push(s.release);
         spooled.set(f, s.paths[0]);
       }
-      return spooled.get(f)!;
-    });
+      paths.push(spooled.get(f)!);
+    }
     const pool = new WorkerPool({ jobs: jobs(v, 2) });
     [a, b] = (await statsFiles(paths, { pool, allApi: v["all-api"] }).finally(() => pool.close()))
       .map((r, i) => ({ ...r, input: files[i] }));
@@ -556,6 +558,8 @@ export async function runDiff(args: string[], v: CliValues): Promise<number> {
       const [sa, sb] = await Promise.all(paths.map((f) => stepStats(f, { steps: v.steps, allApi: v["all-api"] })));
       steps = [sa, sb];
     }
+  } catch (e) {
+    throw givenNames(e, paths, files); // the input as given, never the temporary copy
   } finally {
     for (const r of releases) r();
   }

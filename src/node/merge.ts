@@ -23,7 +23,7 @@ import { tmpdir } from "node:os";
 import { FdSink, InputSet, OutputFile, createTemp, makeDir, isStreamOutput, removeDirsIfEmpty } from "./output.js";
 import { removeOwned } from "./owned.js";
 import { gzipByName } from "./block_gzip.js";
-import { spoolInputs } from "./file_source.js";
+import { givenNames, spoolInputs } from "./file_source.js";
 import { FilesMet, dumpName } from "./inputs.js";
 import { RawtraceError, shownValue } from "../core/codes.js";
 import type { AnalysisOptions, ConvertResult, FileInfo } from "../core/engine.js";
@@ -399,21 +399,3 @@ async function mergeXSpace(
   }
 }
 
-/**
- * `e` naming the inputs as given: an error a worker raised about a spooled copy (standard input read twice) names
- * the copy, a temporary the user never saw and that is gone once merge returns.
- */
-function givenNames(e: unknown, reads: readonly string[], inputs: readonly string[]): unknown {
-  if (!(e instanceof RawtraceError)) return e;
-  let message = e.message;
-  let file = e.file;
-  for (let i = 0; i < reads.length; i++) {
-    if (reads[i] === inputs[i]) continue;
-    message = message.split(reads[i]).join(inputs[i]);
-    if (file === reads[i]) file = inputs[i];
-  }
-  if (message === e.message && file === e.file) return e;
-  const named = new RawtraceError(e.code, message, file, e.offset);
-  named.stack = e.stack?.split(reads.find((r, i) => r !== inputs[i]) ?? "\u0000").join("<spooled input>");
-  return named;
-}

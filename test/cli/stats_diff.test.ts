@@ -106,6 +106,15 @@ test("diff reads standard input and a FIFO once, for --steps too, and `diff - -`
   const bytes = readFileSync(SAMPLE);
   assert.equal(rows(cli(["diff", "-", SAMPLE, "--steps", "ProfilerStep", "--json"], bytes)), want);
   assert.equal(rows(cli(["diff", "-", "-", "--steps", "ProfilerStep", "--json"], bytes)), want);
+  // A failure names the input as given, never the temporary copy (before: /tmp/.stdin.<hex>.spool, already gone).
+  const future = Buffer.from(bytes);
+  future.writeUInt16LE(99, 8); // format major version 99
+  for (const args of [["diff", "-", "-"], ["diff", "-", SAMPLE, "--steps", "ProfilerStep"], ["stats", "-", "--steps", "ProfilerStep"]]) {
+    const r = cli(args, future);
+    assert.is(r.status, 1, `${args.join(" ")}: ${r.stderr}`);
+    assert.match(r.stderr, "rawtrace: /dev/stdin: offset 8: written by a newer rawtrace", args.join(" "));
+    assert.not.match(r.stderr, "spool", args.join(" "));
+  }
   const fifo = join(tmp, "steps.fifo");
   execFileSync("mkfifo", [fifo]);
   const writer = spawn("sh", ["-c", 'cat "$0" > "$1"', SAMPLE, fifo], { stdio: "ignore" });
