@@ -58,8 +58,9 @@ test("npm pack ships the bin, the bundled JS, the core's .wasm, the viewer (rawt
   for (const f of declared) assert.ok(paths.includes(`dist/types/node/${f}`), f);
   // 65 since docs/performance.md's measures moved into docs/performance/ (six files); 72 with src/core/dump_name.ts.
   assert.ok(p.entryCount < 80, `${p.entryCount} files`);
-  // A guard against shipping what a user does not run, not a target: the viewer and docs grow with the product.
-  assert.ok(p.size < 650_000, `${p.size} bytes packed`);
+  // A guard against shipping what a user does not run, not a target: the viewer and docs grow with the product
+  // (650,869 bytes at 6f5de11, past the earlier 650,000 by docs/errors.md's gzip and FILE_CHANGED rows and the core).
+  assert.ok(p.size < 700_000, `${p.size} bytes packed`);
   console.log(`  ${p.filename}: ${p.entryCount} files, ${(p.size / 1024).toFixed(1)} KiB packed, ${(p.unpackedSize / 1024).toFixed(1)} KiB unpacked`);
 });
 
