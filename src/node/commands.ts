@@ -535,21 +535,13 @@ export async function runDiff(args: string[], v: CliValues): Promise<number> {
   });
   // Standard input and FIFOs are read once, into a temporary that every read uses: the statistics, the steps, and
   // both sides of `diff - -` (read twice, the second read found them drained: a false "0 bytes", or a wait forever).
-  const releases: Array<() => void> = [];
-  const spooled = new Map<string, string>();
+  const unique = [...new Set(files)];
+  const spooled = spoolInputs(unique);
+  const paths = files.map((f) => spooled.paths[unique.indexOf(f)]);
   let a: StatsFileResult;
   let b: StatsFileResult;
   let steps: [StepStats[], StepStats[]] | undefined;
-  const paths: string[] = [];
   try {
-    for (const f of files) {
-      if (!spooled.has(f)) {
-        const s = spoolInputs([f]);
-        releases.push(s.release);
-        spooled.set(f, s.paths[0]);
-      }
-      paths.push(spooled.get(f)!);
-    }
     const pool = new WorkerPool({ jobs: jobs(v, 2) });
     [a, b] = (await statsFiles(paths, { pool, allApi: v["all-api"] }).finally(() => pool.close()))
       .map((r, i) => ({ ...r, input: files[i] }));
@@ -561,7 +553,7 @@ export async function runDiff(args: string[], v: CliValues): Promise<number> {
   } catch (e) {
     throw givenNames(e, paths, files); // the input as given, never the temporary copy
   } finally {
-    for (const r of releases) r();
+    spooled.release();
   }
   const rows = diffStats(a.stats!, b.stats!, steps?.[0], steps?.[1]);
   if (v.json) console.log(JSON.stringify({ command: "diff", a: files[0], b: files[1], rows }, replacer, 2));

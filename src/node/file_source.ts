@@ -463,9 +463,9 @@ function sourceWarnings(src: { gzipDamage?: GunzipDamage } & Seen, info: FileInf
   const g = gzipDamageFor(src.gzipDamage, info.warnings);
   if (g) out.push(g);
   const sizes = src.sizes;
-  const first = sizes[0];
-  const last = sizes[sizes.length - 1];
   if (sizes.length > 1 && !info.complete && !info.warnings.some((w) => w.code === "STILL_WRITING")) {
+    const first = sizes[0];
+    const last = sizes[sizes.length - 1];
     out.push({
       code: "STILL_WRITING", count: sizes.length - 1, offset: first, detail: last,
       message: `the file changed size during the conversion (${first} → ${last} bytes) and has no END chunk: a collector is still writing it; the output is a partial, possibly inconsistent snapshot`,
