@@ -28,6 +28,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { fromBinary } from "@bufbuild/protobuf";
 import { XSpaceSchema, type XEvent, type XPlane, type XSpace } from "../gen/xplane_pb.js";
 import { runIfMain, type KinetoDevice, type KinetoEvent, type KinetoTrace } from "./kineto_to_rawtrace.js";
+import { micros } from "../core/merge.js";
 
 /** The value of stat `name` on `e` (an event or a plane), a referenced stat as its text; undefined when absent. */
 export function statOf(plane: XPlane, e: Pick<XEvent, "stats">, name: string): bigint | number | string | undefined {
@@ -57,13 +58,6 @@ export function* planeEvents(plane: XPlane, startNs: bigint): Generator<{ line: 
 /** A line id as a tid: its low 32 bits, unsigned (XProf keys rows on them; XLA's hashed thread lines are negative). */
 function lineTid(line: bigint): number {
   return Number(BigInt.asUintN(32, line));
-}
-
-/** ns → Kineto µs text with three decimals (exact). */
-function micros(ns: bigint): string {
-  const neg = ns < 0n;
-  const a = neg ? -ns : ns;
-  return `${neg ? "-" : ""}${a / 1000n}.${(a % 1000n).toString().padStart(3, "0")}`;
 }
 
 /** `x,y,z` after `key:` in a kernel_details text, or undefined. */

@@ -1,11 +1,12 @@
 /** Shared pieces of the interop tests with the real Python clients (XProf, HTA). */
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as assert from "uvu/assert";
 import { fromBinary } from "@bufbuild/protobuf";
-import { XSpaceSchema, type XSpace } from "../../src/gen/xplane_pb.js";
+import { XSpaceSchema, type XPlane, type XSpace } from "../../src/gen/xplane_pb.js";
+import { statOf } from "../../src/tools/xspace_to_kineto.js";
 import { memorySource } from "../../src/core/engine.js";
 import { createEngine } from "../../src/node/wasm.js";
 import { xspaceProfilePath } from "../../src/node/convert.js";
@@ -122,6 +123,44 @@ export function xprofCheck(file: string, e: XprofExpect): XprofResult {
   } catch {
     throw new Error(`checker printed no result (rc ${r.status}):\n${r.stdout.slice(-2000)}\n${r.stderr.slice(-4000)}`);
   }
+}
+
+/**
+ * A real XSpace file (../shared/data/real/xspace/) through test/interop/xprof_check.py with no expectations, laid out
+ * as a log directory under `work`: what XProf shows of it (its summary's `kernel_stats` rows).
+ */
+export function xprofCheckReal(work: string, path: string): XprofResult {
+  const dir = join(work, "real", "plugins", "profile", "run");
+  mkdirSync(dir, { recursive: true });
+  copyFileSync(path, join(dir, "host.xplane.pb"));
+  return xprofCheck(join(dir, "host.xplane.pb"), { device_events: [], launches: [] });
+}
+
+/** The plane stats XProf reads a GPU's capabilities from, as text: `keys` (default all of them) that `p` has. */
+export function planeCapabilities(
+  p: XPlane, keys = ["device_vendor", "clock_rate", "core_count", "memory_bandwidth", "memory_size", "compute_cap_major", "compute_cap_minor"],
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k of keys) {
+    const v = statOf(p, p, k);
+    if (v !== undefined) out[k] = String(v);
+  }
+  return out;
+}
+
+/**
+ * xprof_check.py's kernel_stats rows ([name, grid, block, regs, shmem, occurrences, total ns]) summed per name, launch
+ * shape and registers (and shared memory with `shmem`): XProf splits a real file's rows further by the framework op
+ * the kernels ran under (TensorFlow's, XLA's annotations), which no vendor record holds.
+ */
+export function summedKernelStats(rows: unknown, shmem: boolean): Array<[string, [number, number]]> {
+  const m = new Map<string, [number, number]>();
+  for (const [name, grid, block, regs, sh, n, ns] of rows as Array<[string, string, string, number, number, number, number]>) {
+    const k = `${name} grid ${grid} block ${block} regs ${regs}${shmem ? ` shmem ${sh}` : ""}`;
+    const t = m.get(k) ?? [0, 0];
+    m.set(k, [t[0] + n, t[1] + ns]);
+  }
+  return [...m].sort();
 }
 
 /** One rank of test/interop/hta_check.py's report: HTA's GPU rows and its kernel breakdown (µs). */

@@ -11,43 +11,22 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fromBinary } from "@bufbuild/protobuf";
-import { XSpaceSchema, type XPlane } from "../../src/gen/xplane_pb.js";
+import { XSpaceSchema } from "../../src/gen/xplane_pb.js";
 import { convertKineto } from "../../src/tools/kineto_to_rawtrace.js";
 import { planeEvents, profileStartNs, statOf, xspaceToKineto } from "../../src/tools/xspace_to_kineto.js";
-import { writeXprofSpace, xprofCheck, type XprofExpect } from "../helpers/interop.js";
+import { planeCapabilities, summedKernelStats, writeXprofSpace, xprofCheck, xprofCheckReal, type XprofExpect } from "../helpers/interop.js";
 
 const REAL = "../shared/data/real/xspace/tf_multiworker_v100.xplane.pb";
 const work = mkdtempSync(join(tmpdir(), "rawtrace-xprof-v100-"));
 
 test.after(() => rmSync(work, { recursive: true, force: true }));
 
-/** The plane stats XProf reads device capabilities from, as text (those the real plane has). */
-function capabilities(p: XPlane, keys?: string[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const k of keys ?? ["device_vendor", "clock_rate", "core_count", "memory_bandwidth", "memory_size", "compute_cap_major", "compute_cap_minor"]) {
-    const v = statOf(p, p, k);
-    if (v !== undefined) out[k] = String(v);
-  }
-  return out;
-}
-
 /** XProf's name of a copy (xprof's op classification keys on MemcpyHToD / DToH / DToD) from XLA's (MemcpyH2D…). */
 const copyName = (n: string) => n.replace(/^Memcpy([HDP])2([HDP])$/, "Memcpy$1To$2");
-
-/** kernel_stats rows summed per name and launch shape (XProf also splits rows by the TensorFlow op a kernel ran in). */
-function summed(rows: unknown): Array<[string, [number, number]]> {
-  const m = new Map<string, [number, number]>();
-  for (const [name, grid, block, regs, shmem, n, ns] of rows as Array<[string, string, string, number, number, number, number]>) {
-    const k = `${name} grid ${grid} block ${block} regs ${regs} shmem ${shmem}`;
-    const t = m.get(k) ?? [0, 0];
-    m.set(k, [t[0] + n, t[1] + ns]);
-  }
-  return [...m].sort();
-}
 
 test("real TensorFlow V100 XSpace → CUPTI records → XSpace: XProf shows every kernel and copy on its plane and row to the ns, the real device capabilities, and the real file's kernel_stats", async () => {
   assert.ok(existsSync(REAL), REAL);
@@ -89,19 +68,16 @@ test("real TensorFlow V100 XSpace → CUPTI records → XSpace: XProf shows ever
   for (const p of real.planes.filter((x) => /^\/device:GPU:\d+$/.test(x.name) && x.lines.length)) {
     const mine = space.planes.find((x) => x.name === p.name);
     assert.ok(mine, p.name);
-    const want = capabilities(p);
-    assert.equal(capabilities(mine!, Object.keys(want)), want, `${p.name}: device capabilities`);
+    const want = planeCapabilities(p);
+    assert.equal(planeCapabilities(mine!, Object.keys(want)), want, `${p.name}: device capabilities`);
   }
 
   // XProf's kernel_stats of the real file itself gives the same rows as of ours, summed per name and shape.
-  const dir = join(work, "real", "plugins", "profile", "run");
-  mkdirSync(dir, { recursive: true });
-  copyFileSync(REAL, join(dir, "host.xplane.pb"));
-  const theirs = xprofCheck(join(dir, "host.xplane.pb"), { device_events: [], launches: [] });
+  const theirs = xprofCheckReal(work, REAL);
   assert.ok(theirs.ok, theirs.failures.join("\n"));
-  const rows = summed(theirs.summary.kernel_stats);
+  const rows = summedKernelStats(theirs.summary.kernel_stats, true);
   assert.ok(rows.length >= 10, `${rows.length} kernel_stats rows of the real file`);
-  assert.equal(summed(ours.summary.kernel_stats), rows);
+  assert.equal(summedKernelStats(ours.summary.kernel_stats, true), rows);
   console.log(`  xprof v100: ${e.device_events.length} kernels and copies on 3 GPUs, ${rows.length} kernel_stats rows as the real file's`);
 });
 
