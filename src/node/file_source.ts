@@ -7,8 +7,9 @@
  * and every pass reads the copy.
  *
  * A dump still being written (the collector has not closed it) changes size under the reader: the source notes the
- * size at every open and at every end of pass, and {@link withSourceWarnings} turns a change into a `STILL_WRITING`
- * warning when the dump has no END chunk.
+ * size at every open and at every end of pass (a gzipped dump's compressed size), and {@link withSourceWarnings}
+ * turns a change into a `STILL_WRITING` warning when the dump has no END chunk, `FILE_CHANGED` when it has one and a
+ * pass after the index pass saw another size.
  *
  * A gzip-compressed dump (`.rawtrace.gz`, recognised by its first two bytes 1f 8b whatever its name) is decompressed
  * as it is read, in every pass: nothing decompressed is stored, on disk or in memory beyond zlib's window. A gzip
@@ -19,7 +20,8 @@
  * member, whose bytes are read too (GZIP_DAMAGED where they start); only zeros after the last member are padding, not
  * said.
  */
-import { closeSync, createReadStream, fstatSync, openSync, readSync, statSync } from "node:fs";
+import { closeSync, fstatSync, openSync, read, readSync, statSync } from "node:fs";
+import { promisify } from "node:util";
 import { createGunzip } from "node:zlib";
 import { Readable } from "node:stream";
 import { basename, join } from "node:path";
@@ -170,11 +172,77 @@ function isGzip(fd: number, path: string): boolean {
 }
 
 /**
+ * What a source over the regular file `path` sees of its size (a spooled copy never changes: nothing is watched):
+ * every change over its life, and per pass of the current conversion the size at its open and at its end, from the
+ * open descriptor (a file replaced by name meanwhile is not the one read). {@link sourceWarnings} reads them.
+ */
+interface SizeWatch {
+  /** Sizes seen, in order (a change = a new entry); the first is the size at creation. */
+  readonly sizes: number[];
+  /**
+   * Opens the file for `pass` (1 starts a new conversion) and notes its size; returns the descriptor (the caller's to
+   * close, after {@link SizeWatch.closed}) and the pass's sizes. Errors name the path.
+   */
+  open(pass: 1 | 2 | 3 | undefined): { fd: number; seen: number[] };
+  /** Notes the size of `fd` at the end of the pass whose sizes are `seen`. */
+  closed(seen: number[], fd: number): void;
+  /** What the sizes say now (the size by name noted first: the end of the last read), for the output's end. */
+  said(): Seen;
+}
+
+function sizeWatch(path: string, first: number, spooled: boolean): SizeWatch {
+  const sizes = [first];
+  const note = (n: number) => {
+    if (sizes[sizes.length - 1] !== n) sizes.push(n);
+  };
+  // Per read of the current conversion (from its index pass on): the sizes at its open and close.
+  const passes: number[][] = [];
+  return {
+    sizes,
+    open(pass) {
+      let fd = -1;
+      try {
+        fd = openSync(path, "r");
+        const seen = [fstatSync(fd).size];
+        if (pass === 1) passes.length = 0;
+        note(seen[0]);
+        passes.push(seen);
+        return { fd, seen };
+      } catch (e) {
+        if (fd >= 0) closeSync(fd);
+        throw inputError(path, e, "cannot open");
+      }
+    },
+    closed(seen, fd) {
+      seen.push(fstatSync(fd).size);
+      note(seen[seen.length - 1]);
+    },
+    said() {
+      // The size now, at the end of the last read (the output's end is written next).
+      let now = -1;
+      if (!spooled) {
+        try {
+          now = statSync(path).size;
+          note(now);
+        } catch {
+          // gone meanwhile: the sizes seen so far
+        }
+      }
+      return { sizes: sizes.slice(), passes: passes.map((p, i) => (i === passes.length - 1 && now >= 0 ? [...p, now] : p.slice())) };
+    },
+  };
+}
+
+/** Reads up to `b.length` bytes of `fd` at `pos` in Node's thread pool; resolves with the count. */
+const readAt = (fd: number, b: Buffer, pos: number): Promise<number> =>
+  promisify(read)(fd, b, 0, b.length, pos).then((r) => r.bytesRead);
+
+/**
  * A ByteSource over a gzip-compressed dump: each open() decompresses from the start (streaming, through zlib), so
  * every pass reads the same bytes. `size` (progress) is the compressed size, or gzip's trailer size when larger
  * (exact for one member under 4 GiB). The trace's name is {@link dumpName}'s.
  */
-function gzipSource(path: string, spooledFd: number, compressed: number): FileByteSource {
+function gzipSource(path: string, spooledFd: number, compressed: number, watch: SizeWatch): FileByteSource {
   const name = dumpName(path);
   let size = compressed;
   try {
@@ -192,33 +260,52 @@ function gzipSource(path: string, spooledFd: number, compressed: number): FileBy
   // The byte count at which gunzip failed in a pass whose member walk then gave no byte more (a file cut short:
   // gunzip gave all it held): later passes end there instead of inflating the whole file a second time.
   let zlibEndsAt = -1;
-  return {
+  const src: FileByteSource = {
     name,
     path,
     size,
-    sizes: [size],
+    sizes: watch.sizes,
     spooled: spooledFd >= 0,
     get gzipDamage() {
       return gzipDamage;
     },
     hostWarnings(info: FileInfo) {
-      return sourceWarnings({ gzipDamage, sizes: [size] }, info);
+      // The compressed file's sizes: one that grows or shrinks while read is the plain file's STILL_WRITING or
+      // FILE_CHANGED, by the dump its members hold.
+      const said = watch.said();
+      sizesSaid.set(src, said);
+      return sourceWarnings({ gzipDamage, ...said }, info);
     },
-    open() {
-      // The spooled copy is read with positional reads of our own: a ReadStream over a descriptor closes it when
-      // destroyed (Node 20, autoClose: false or not), and the copy serves every pass.
-      const fd = spooledFd;
-      const file = fd >= 0
-        ? Readable.from((function* () {
-          for (let pos = 0; ;) {
-            const b = Buffer.allocUnsafe(1 << 20);
-            const n = readSync(fd, b, 0, b.length, pos);
-            if (n === 0) return;
-            pos += n;
-            yield b.subarray(0, n);
+    open(pass?: 1 | 2 | 3) {
+      sizesSaid.delete(src); // a pass of another conversion: what it says is its own
+      // Read with positional reads of our own (a ReadStream over a descriptor closes it when destroyed, Node 20,
+      // autoClose: false or not): the spooled copy serves every pass; a file is opened per pass, and its descriptor
+      // gives its size at the pass's open and end (a file replaced by name meanwhile is not the one read).
+      const own = spooledFd < 0;
+      let fd = spooledFd;
+      let seen: number[] | undefined;
+      if (own) ({ fd, seen } = watch.open(pass));
+      // The compressed bytes this pass may read: the member walk stops there (a file that grows meanwhile is said).
+      const end = seen ? seen[0] : compressed;
+      // Reads of 64 KiB in Node's thread pool, as a ReadStream reads them, overlapping zlib's; close() waits for
+      // the one in flight before closing the descriptor.
+      let inFlight: Promise<unknown> = Promise.resolve();
+      const file = Readable.from((async function* () {
+        for (let pos = 0; ;) {
+          const b = Buffer.allocUnsafe(1 << 16);
+          let n: number;
+          try {
+            const r = readAt(fd, b, pos);
+            inFlight = r.catch(() => 0);
+            n = await r;
+          } catch (e) {
+            throw inputError(path, e, "cannot read");
           }
-        })())
-        : createReadStream(path);
+          if (n === 0) return;
+          pos += n;
+          yield b.subarray(0, n);
+        }
+      })());
       const gunzip = createGunzip();
       file.on("error", (e) => gunzip.destroy(e));
       let chunks: AsyncIterator<Uint8Array> = file.pipe(gunzip)[Symbol.asyncIterator]();
@@ -230,13 +317,11 @@ function gzipSource(path: string, spooledFd: number, compressed: number): FileBy
       let recovering = false;
       let skip = 0;
       let zlibGave = -1; // bytes gunzip had given when it failed (the walk then skips them)
-      let walkFd = -1;
       let walkDamage: GunzipDamage | undefined; // this read's, whose `filler` the walk adds to as it goes on
       /** Reads on with the member walk from compressed byte `from` (0: again from the start, `skip` bytes given). */
       const walkFrom = (from: number) => {
         recovering = true;
-        walkFd = spooledFd >= 0 ? spooledFd : openSync(path, "r");
-        chunks = gzipMembers(walkFd, compressed, (d) => {
+        chunks = gzipMembers(fd, end, (d) => {
           walkDamage = d;
           gzipDamage ??= { ...d, decompressed: 0 };
         }, from)[Symbol.asyncIterator]();
@@ -276,7 +361,7 @@ function gzipSource(path: string, spooledFd: number, compressed: number): FileBy
                 // gunzip ends silently at a zero byte after a member (zlib's padding rule), so members after zeros
                 // would be lost: the rest is walked from there (only zeros to the end: padding, nothing said). A
                 // whole file costs one comparison.
-                if (!recovering && gunzip.bytesWritten < compressed) {
+                if (!recovering && gunzip.bytesWritten < end) {
                   file.unpipe(gunzip);
                   file.destroy();
                   gunzip.destroy();
@@ -316,12 +401,18 @@ function gzipSource(path: string, spooledFd: number, compressed: number): FileBy
           }
           return n;
         },
-        close() {
+        async close() {
           gunzip.destroy();
           file.destroy();
           void chunks.return?.();
-          if (walkFd >= 0 && walkFd !== spooledFd) closeSync(walkFd);
-          walkFd = -1;
+          await inFlight;
+          if (!own || fd < 0) return;
+          try {
+            if (seen) watch.closed(seen, fd);
+          } finally {
+            closeSync(fd);
+            fd = -1;
+          }
         },
       };
     },
@@ -330,6 +421,7 @@ function gzipSource(path: string, spooledFd: number, compressed: number): FileBy
       spooledFd = -1;
     },
   };
+  return src;
 }
 
 /** A ByteSource reading `path` sequentially (each open() starts at byte 0). */
@@ -352,38 +444,22 @@ export function fileSource(path: string): FileByteSource {
   } finally {
     if (input.owned) closeSync(fd);
   }
-  const sizes = [size];
-  const note = (n: number) => {
-    if (sizes[sizes.length - 1] !== n) sizes.push(n);
-  };
-  // Per read of the current conversion (from its index pass on): the sizes at its open and close.
-  const passes: number[][] = [];
   const spooled = spooledFd >= 0;
-  if (isGzip(spooled ? spooledFd : -1, path)) return gzipSource(path, spooled ? spooledFd : -1, size);
+  const watch = sizeWatch(path, size, spooled);
+  if (isGzip(spooled ? spooledFd : -1, path)) return gzipSource(path, spooled ? spooledFd : -1, size, watch);
   const src: FileByteSource = {
     name: basename(path),
     path,
     size,
-    sizes,
+    sizes: watch.sizes,
     spooled,
     hostWarnings(info: FileInfo) {
-      // The size now, at the end of the last read (the output's end is written next).
-      let now = -1;
-      if (!spooled) {
-        try {
-          now = statSync(path).size;
-          note(now);
-        } catch {
-          // gone meanwhile: the sizes seen so far
-        }
-      }
-      const said: Seen = { sizes: sizes.slice(), passes: passes.map((p, i) => (i === passes.length - 1 && now >= 0 ? [...p, now] : p.slice())) };
+      const said = watch.said();
       sizesSaid.set(src, said);
       return sourceWarnings(said, info);
     },
     open(pass?: 1 | 2 | 3) {
       sizesSaid.delete(src); // a pass of another conversion: what it says is its own
-      if (pass === 1) passes.length = 0;
       if (spooled) {
         let pos = 0;
         return {
@@ -394,16 +470,7 @@ export function fileSource(path: string): FileByteSource {
           },
         };
       }
-      let f: number;
-      const seen: number[] = [];
-      try {
-        f = openSync(path, "r");
-        seen.push(fstatSync(f).size);
-        note(seen[0]);
-      } catch (e) {
-        throw inputError(path, e, "cannot open");
-      }
-      passes.push(seen);
+      const { fd: f, seen } = watch.open(pass);
       return {
         read(dst: Uint8Array) {
           try {
@@ -414,8 +481,7 @@ export function fileSource(path: string): FileByteSource {
         },
         close() {
           try {
-            seen.push(fstatSync(f).size);
-            note(seen[seen.length - 1]);
+            watch.closed(seen, f);
           } finally {
             closeSync(f);
           }

@@ -253,6 +253,28 @@ test("STILL_WRITING: the result gives the sizes the output's end was written wit
   assert.equal(src.sizes, [dump.length, dump.length + 1000, dump.length + 1500], "the later size was seen");
 });
 
+/**
+ * `src` with `change` run at the first read of its pass `at` (before that read), each read asking at most `chunk`
+ * bytes.
+ */
+function changedAt(src: ByteSource, at: 1 | 2, change: () => void, chunk = Infinity): ByteSource {
+  return {
+    ...src,
+    hostWarnings: src.hostWarnings,
+    async open(pass) {
+      const r = (await src.open(pass)) as ByteReader;
+      let reads = 0;
+      return {
+        read(dst: Uint8Array) {
+          if (pass === at && reads++ === 0) change();
+          return r.read(dst.subarray(0, Math.min(dst.length, chunk)));
+        },
+        close: () => r.close?.(),
+      };
+    },
+  };
+}
+
 test("a dump that changes size while its index pass reads it (a collector writing its END, zeros appended) is no loss: no STILL_WRITING, no FILE_CHANGED; appended to after it, FILE_CHANGED", async () => {
   const d = join(tmp, "e");
   mkdirSync(d);
@@ -265,21 +287,7 @@ test("a dump that changes size while its index pass reads it (a collector writin
   const convert = async (start: Uint8Array, at: 1 | 2, change: () => void) => {
     writeFileSync(p, start);
     const src = fileSource(p);
-    const wrapped: ByteSource = {
-      ...src,
-      hostWarnings: src.hostWarnings,
-      open(pass) {
-        const r = src.open(pass) as ByteReader;
-        let reads = 0;
-        return {
-          read(dst: Uint8Array) {
-            if (pass === at && reads++ === 0) change();
-            return r.read(dst);
-          },
-          close: () => r.close?.(),
-        };
-      },
-    };
+    const wrapped = changedAt(src, at, change);
     const parts: Buffer[] = [];
     const res = withSourceWarnings(src, await engine.convert(wrapped, (b) => parts.push(Buffer.from(b)), { format: "chrome" }));
     src.close();
@@ -341,6 +349,53 @@ test("a finished dump cut while a later pass reads it: FILE_CHANGED, a loss, in 
   assert.ok(isLossWarning("FILE_CHANGED"), "--strict: exit 6");
   const tw = cut.trailer.warnings.find((x) => x.code === "FILE_CHANGED");
   assert.equal(tw && [tw.offset, tw.detail], [dump.length, 100000], "the output says it too");
+});
+
+test("a .rawtrace.gz that changes size while read: STILL_WRITING without END, FILE_CHANGED complete (cut or appended to after its index pass), from the compressed sizes (before: neither)", async () => {
+  const d = join(tmp, "gzsize");
+  mkdirSync(d);
+  const p = join(d, "x.rawtrace.gz");
+  const engine = await createEngine();
+  // `change` runs at the first read of pass `at`; reads of 16 KiB.
+  const convert = async (start: Uint8Array, at: 1 | 2, change: () => void) => {
+    writeFileSync(p, start);
+    const src = fileSource(p);
+    const wrapped = changedAt(src, at, change, 16384);
+    const parts: Buffer[] = [];
+    const res = withSourceWarnings(src, await engine.convert(wrapped, (b) => parts.push(Buffer.from(b)), { format: "chrome" }));
+    src.close();
+    const trailer = JSON.parse(Buffer.concat(parts).toString("utf8")).rawtrace as { warnings: Array<{ code: string; offset: number; detail: number }> };
+    const said = (code: string) => {
+      const w = res.info.warnings.find((x) => x.code === code);
+      const t = trailer.warnings.find((x) => x.code === code);
+      assert.equal(t && [t.offset, t.detail], w && [w.offset, w.detail], `${code}: the output says what the result says`);
+      return w && [w.offset, w.detail];
+    };
+    return { res, said, codes: res.info.warnings.map((w) => w.code) };
+  };
+  // A dump without END, compressed while a collector writes on: a second member lands during the index pass.
+  const live = gzipSync(sampleDump({ end: false }));
+  const more = gzipSync(sampleDump({ end: false }).subarray(16, 1016));
+  const grows = await convert(live, 1, () => appendFileSync(p, more));
+  assert.equal(grows.said("STILL_WRITING"), [live.length, live.length + more.length], grows.codes.join());
+  const still = await convert(live, 1, () => {});
+  assert.not.ok(still.codes.includes("STILL_WRITING"), "unchanged: NO_END only");
+  // A complete dump: appended to during the emit pass, cut during it (a new file copied over it), or changed while
+  // its index pass reads (no loss: every later pass reads what the index pass ended with).
+  const raw = readFileSync(join(ROOT, "samples/h100_torch_train_nvtx.rawtrace"));
+  const full = gzipSync(raw);
+  const whole = await convert(full, 1, () => {});
+  assert.ok(whole.res.info.complete);
+  assert.not.ok(whole.codes.includes("FILE_CHANGED"), whole.codes.join());
+  const zeros = gzipSync(Buffer.alloc(8));
+  const early = await convert(full, 1, () => appendFileSync(p, zeros));
+  assert.not.ok(early.codes.includes("FILE_CHANGED") || early.codes.includes("STILL_WRITING"), early.codes.join());
+  const later = await convert(full, 2, () => appendFileSync(p, zeros));
+  assert.equal(later.said("FILE_CHANGED"), [full.length, full.length + zeros.length], later.codes.join());
+  assert.not.ok(later.codes.includes("STILL_WRITING"));
+  const cut = await convert(full, 2, () => truncateSync(p, 30000));
+  assert.equal(cut.said("FILE_CHANGED"), [full.length, 30000], cut.codes.join());
+  assert.ok(cut.res.events < whole.res.events, `${cut.res.events} of ${whole.res.events} events`);
 });
 
 test.after(() => rmSync(tmp, { recursive: true, force: true }));
