@@ -7,6 +7,7 @@
 
 #include "rawtrace_queue.h"
 #include "rawtrace_heap.h"
+#include "rawtrace_fd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +29,17 @@ int rt_queue_init(rt_queue* q) {
   if (sem_init(&q->wake, 0, 0) != 0) return -errno;
   if (pipe2(q->pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
     int e = errno;
+    sem_destroy(&q->wake);
+    q->pipe[0] = q->pipe[1] = -1;
+    return -e;
+  }
+  /* Kept for the process's life: out of the program's way (standard streams closed at start, numbers reused). */
+  q->pipe[0] = rt_fd_aside(q->pipe[0]);
+  q->pipe[1] = rt_fd_aside(q->pipe[1]);
+  if (q->pipe[0] < 0 || q->pipe[1] < 0) {
+    int e = errno;
+    if (q->pipe[0] >= 0) close(q->pipe[0]);
+    if (q->pipe[1] >= 0) close(q->pipe[1]);
     sem_destroy(&q->wake);
     q->pipe[0] = q->pipe[1] = -1;
     return -e;

@@ -6,6 +6,7 @@
 #endif
 
 #include "rawtrace_safe_read.h"
+#include "rawtrace_fd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -41,7 +42,18 @@ static int read_piece(void* dst, uint64_t src, size_t n) {
   /* write(2) from an unmapped address fails with EFAULT instead of raising SIGSEGV. The system call itself, not
    * libc's write: a program built with AddressSanitizer intercepts write() and aborts on the bytes of a piece past a
    * string's end (same page, so readable, but not the string's), where the kernel only copies them. */
-  if (t_pipe[0] < 0 && pipe2(t_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return -1;
+  if (t_pipe[0] < 0) {
+    if (pipe2(t_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return -1;
+    /* Kept for the thread's life: out of the program's way (standard streams closed at start, numbers reused). */
+    t_pipe[0] = rt_fd_aside(t_pipe[0]);
+    t_pipe[1] = rt_fd_aside(t_pipe[1]);
+    if (t_pipe[0] < 0 || t_pipe[1] < 0) {
+      if (t_pipe[0] >= 0) close(t_pipe[0]);
+      if (t_pipe[1] >= 0) close(t_pipe[1]);
+      t_pipe[0] = t_pipe[1] = -1;
+      return -1;
+    }
+  }
   ssize_t w = syscall(SYS_write, t_pipe[1], (const void*)(uintptr_t)src, n);
   if (w != (ssize_t)n) {
     if (w > 0) {

@@ -8,6 +8,7 @@
 
 #include "rawtrace_writer.h"
 #include "rawtrace_heap.h"
+#include "rawtrace_fd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -170,6 +171,9 @@ int rt_clock_anchor(uint32_t which, uint64_t vendor_ns, rt_clock_anchor_t* out) 
 
 struct rt_writer {
   int fd;
+  int same_check;         /* 1: fd's device and inode are known; each chunk checks the number still names that file */
+  dev_t dev;
+  ino_t ino;
   int error;              /* 0, or the sticky -errno of a failed write */
   uint32_t seq;           /* chunks written successfully */
   uint16_t sum_flag;      /* payload checksum: RT_CHUNK_FLAG_XXH64 (default), RT_CHUNK_FLAG_XXH32 or RT_CHUNK_FLAG_CRC */
@@ -240,6 +244,15 @@ int rt_write_quiet(int fd, const void* p, size_t n) {
   return write_all(fd, &iov, 1);
 }
 
+/* Whether w->fd still names the file the writer opened. A program may close a descriptor it did not open (a library
+ * tidying up, a dup2 over it) and open its own file, which gets the freed number: the writer's chunks would land in
+ * the program's file, corrupting it. fstat is async-signal-safe (the END chunk may be written in a handler). */
+static int still_ours(const rt_writer* w) {
+  if (!w->same_check) return 1;
+  struct stat st;
+  return fstat(w->fd, &st) == 0 && st.st_dev == w->dev && st.st_ino == w->ino;
+}
+
 void rt_header_info_init(rt_header_info* h) {
   memset(h, 0, sizeof *h);
   h->pointer_size = (uint32_t)sizeof(void*);
@@ -272,6 +285,12 @@ rt_writer* rt_writer_fdopen(int fd) {
     return NULL;
   }
   w->fd = fd;
+  struct stat st;
+  if (fstat(fd, &st) == 0) {
+    w->same_check = 1;
+    w->dev = st.st_dev;
+    w->ino = st.st_ino;
+  }
   w->sum_flag = RT_CHUNK_FLAG_XXH64;
   rt_buf_init(&w->scratch);
   return w;
@@ -285,6 +304,7 @@ rt_writer* rt_writer_open(const char* path) {
   int fd;
   do fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   while (fd < 0 && errno == EINTR);
+  fd = rt_fd_aside(fd);
   if (fd < 0) return NULL;
   rt_writer* w = rt_writer_fdopen(fd);
   if (!w) {
@@ -404,6 +424,14 @@ rt_writer* rt_writer_create(const char* path, char* chosen, size_t chosen_cap) {
       if (errno == EEXIST) continue;
       return NULL;
     }
+    /* Out of the program's way: a program started with standard output closed would else write into the dump. */
+    fd = rt_fd_aside(fd);
+    if (fd < 0) {
+      int e = errno;
+      if (created) unlink(chosen);
+      errno = e;
+      return NULL;
+    }
     rt_writer* w = rt_writer_fdopen(fd);
     if (!w) {
       int e = errno;
@@ -457,7 +485,7 @@ int rt_writer_chunk_opt(rt_writer* w, uint16_t type, const void* payload, uint32
     iov[cnt].iov_base = (void*)(uintptr_t)zeros;
     iov[cnt++].iov_len = pad;
   }
-  int rc = write_all(w->fd, iov, cnt);
+  int rc = still_ours(w) ? write_all(w->fd, iov, cnt) : -EBADF;
   if (rc) {
     w->error = rc;
     return rc;

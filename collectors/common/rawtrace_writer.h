@@ -233,7 +233,9 @@ rt_writer* rt_writer_fdopen(int fd);
  * padding to 8 bytes, with one writev (retried on EINTR and short writes). The payload checksum is filled: the low
  * 32 bits of XXH64 (flag bit 2) unless rt_writer_set_checksum chose XXH32 or CRC-32.
  * Returns 0; -EMSGSIZE when `len` exceeds RT_MAX_CHUNK_PAYLOAD; -EINVAL for a NULL writer or a NULL payload with
- * len > 0; or the -errno of the failed write, which the writer then keeps returning for every later chunk.
+ * len > 0; or the -errno of the failed write, which the writer then keeps returning for every later chunk. -EBADF
+ * also when the descriptor no longer names the file the writer opened (fstat's device and inode before each chunk):
+ * the program closed it and its number now names one of the program's files, which is never written.
  */
 int rt_writer_chunk(rt_writer* w, uint16_t type, const void* payload, uint32_t len);
 

@@ -281,6 +281,29 @@ test("a child forked without exec (a DataLoader worker) does not keep the parent
   checkDump("1.2.0", r.file, r.delivered, true);
 });
 
+test("a program started with standard streams closed: the dump and the collector's pipes take none of 0, 1, 2, so neither the program's output nor the collector's log lines land in the dump (before: the dump took 1 and held the program's lines)", () => {
+  for (const [name, closed] of [["nostdout", ">&-"], ["nostdio", "<&- >&- 2>&-"]] as const) {
+    const r = { file: join(dir, `${name}.rawtrace`), delivered: join(dir, `${name}.delivered`) };
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    for (const k of Object.keys(env)) if (/^(RAWTRACE_|FAKE_|RT_APP_|ZE_)/.test(k)) delete env[k];
+    // The collector preloaded into the program only, as in run(); the shell closes the streams before the exec.
+    const c = spawnSync("bash", ["-c", `LD_PRELOAD="$2" exec "$0" "$1" ${closed}`, APP, "run", LIB], {
+      env: {
+        ...env, LD_LIBRARY_PATH: join(BUILD, "fake"), RAWTRACE_PTI_LIB: PTI, FAKE_PTI_VERSION: "1.2.0",
+        FAKE_PTI_DUMP: r.delivered, RAWTRACE_OUTPUT: r.file, RAWTRACE_BUFFER_SIZE: "64k", RT_APP_STEPS: String(STEPS),
+        RAWTRACE_LOG: "info",
+      },
+      encoding: "utf8", timeout: 60_000,
+    });
+    assert.is(c.status, 0, `${name}: ${c.stderr}`);
+    assert.is(c.stdout, "", "the program's stdout was closed: it printed nowhere");
+    // Every chunk whole (readDumpChunks checks each header and payload checksum), the delivered bytes verbatim.
+    checkDump("1.2.0", r.file, r.delivered, true);
+    assert.not.ok(readFileSync(r.file).includes("\"enabled\""), `${name}: no program line in the dump`);
+    assert.not.ok(readFileSync(r.file).includes("rawtrace["), `${name}: no log line in the dump`);
+  }
+});
+
 test("an exit with more queued than a slow output takes within RAWTRACE_EXIT_TIMEOUT: the buffers that fit are written in order, the rest counted (DROPPED reason 4) and said, END written", async () => {
   // 8,000 steps (≈ 4.5 MB of view records in 64 KiB buffers) for a FIFO read at ≈ 1.3 MB/s, and a 2 s exit timeout.
   // Before, the exit hook's wait ran out while the writer still wrote, and the file ended inside a chunk, without END.

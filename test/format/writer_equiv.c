@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "rawtrace_writer.h"
+#include "rawtrace_fd.h"
 
 #define ACT_BIG (1u << 20)
 
@@ -387,6 +388,41 @@ static int cmd_selftest(const char* dir) {
   CHECK("restore rlimit", setrlimit(RLIMIT_FSIZE, &old) == 0);
   CHECK("close limited", rt_writer_close(w) == -EFBIG);
   CHECK("file stops at the limit", file_size(path) == 86);
+
+  /* The dump's descriptor is kept out of the program's way: >= RT_FD_FLOOR, also when standard output is closed (a
+   * child: the dump took number 1 before, and the program's printf went into it). */
+  pid_t kid = fork();
+  if (kid == 0) {
+    close(STDIN_FILENO);
+    close(STDOUT_FILENO);
+    char p2[4096];
+    snprintf(p2, sizeof p2, "%s/selftest-nostdout.rawtrace", dir);
+    char chosen[4096];
+    rt_writer* k = rt_writer_create(p2, chosen, sizeof chosen);
+    int fds_ok = k != NULL && fcntl(STDIN_FILENO, F_GETFD) < 0 && fcntl(STDOUT_FILENO, F_GETFD) < 0 &&
+                 fcntl(RT_FD_FLOOR, F_GETFD) == FD_CLOEXEC;
+    _exit(fds_ok && rt_writer_end(k) == 0 && rt_writer_close(k) == 0 ? 0 : 1);
+  }
+  int kst = 0;
+  CHECK("fork", kid > 0 && waitpid(kid, &kst, 0) == kid);
+  CHECK("with stdin and stdout closed the dump is at RT_FD_FLOOR, close-on-exec, 0 and 1 stay closed",
+        WIFEXITED(kst) && WEXITSTATUS(kst) == 0);
+
+  /* A program that closes the dump's descriptor and gets its number for its own file: the writer sees another file
+   * behind the number and never writes into it (before: every later chunk went into the program's file). */
+  snprintf(path, sizeof path, "%s/selftest-reused.rawtrace", dir);
+  w = rt_writer_open(path);
+  CHECK("open reused", w != NULL && fcntl(RT_FD_FLOOR, F_GETFD) == FD_CLOEXEC);
+  CHECK("chunk before", rt_writer_chunk(w, 11, small, 16) == 0);
+  char mine[4096];
+  snprintf(mine, sizeof mine, "%s/selftest-programs.db", dir);
+  int pf = open(mine, O_RDWR | O_CREAT | O_TRUNC, 0644);
+  CHECK("the program's file takes the number", pf >= 0 && close(RT_FD_FLOOR) == 0 && dup2(pf, RT_FD_FLOOR) == RT_FD_FLOOR);
+  CHECK("chunk into another file -EBADF", rt_writer_chunk(w, 11, small, 16) == -EBADF);
+  CHECK("refused after", rt_writer_end(w) == -EBADF && rt_writer_error(w) == -EBADF);
+  CHECK("the program's file untouched", file_size(mine) == 0);
+  CHECK("the dump keeps its chunk", file_size(path) == 16 + 40);
+  CHECK("close reused", rt_writer_close(w) == -EBADF && close(pf) == 0);
 
   /* Clock anchor. */
   rt_clock_anchor_t a;
