@@ -44,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define RT_COLLECTOR_VERSION 0x000100u /* 0.1.0 */
@@ -217,16 +218,21 @@ static int level_zero_ready(char* why, size_t cap) {
     snprintf(why, cap, "the Level Zero loader lacks zeInit or zeDriverGet");
     return -1;
   }
-  setenv("ZE_ENABLE_TRACING_LAYER", "1", 0);
+  /* Set for this process's zeInit only when the collector goes on: an inactive collector leaves the environment (and
+   * so the program's children) as it found it. */
+  int set_tracing = getenv("ZE_ENABLE_TRACING_LAYER") == NULL;
+  if (set_tracing) setenv("ZE_ENABLE_TRACING_LAYER", "1", 1);
   int rc = init(0);
   if (rc != 0) {
     snprintf(why, cap, "zeInit answered 0x%x (no Level Zero driver); PTI would abort the process", (unsigned)rc);
+    if (set_tracing) unsetenv("ZE_ENABLE_TRACING_LAYER");
     return -1;
   }
   uint32_t count = 0;
   rc = Z.driver_get(&count, NULL);
   if (rc != 0 || count == 0) {
     snprintf(why, cap, "zeDriverGet found no driver (0x%x, %u); PTI would abort the process", (unsigned)rc, count);
+    if (set_tracing) unsetenv("ZE_ENABLE_TRACING_LAYER");
     return -1;
   }
   return 0;
@@ -708,10 +714,6 @@ __attribute__((constructor)) static void rawtrace_xpu_init(void) {
            err == PTI_ERROR_NOT_IMPLEMENTED ? " (its core libpti.so did not load: Level Zero loader missing?)" : "");
     return;
   }
-  if (level_zero_ready(why, sizeof why) != 0) {
-    logmsg(RT_V_WARN, 0, "XPU collector inactive: PTI %u.%u.%u: %s", G.ver._major, G.ver._minor, G.ver._patch, why);
-    return;
-  }
   const char* out = getenv("RAWTRACE_OUTPUT");
   snprintf(G.output, sizeof G.output, "%s", out && *out ? out : DEFAULT_NAME);
   G.buffer_size = rt_env_size("RAWTRACE_BUFFER_SIZE", 4u << 20, G.verbosity);
@@ -734,6 +736,17 @@ __attribute__((constructor)) static void rawtrace_xpu_init(void) {
   G.w = expanded == 0 ? rt_writer_create(pattern, G.path, sizeof G.path) : NULL; /* a cut name: ENAMETOOLONG */
   if (!G.w) {
     logmsg(RT_V_ERROR, 0, "XPU collector inactive: cannot create %.300s: %s", pattern, rt_writer_strerror(errno));
+    return;
+  }
+  /* Level Zero after the output: zeInit (with its tracing layer on) only for a collector that will record. */
+  if (level_zero_ready(why, sizeof why) != 0) {
+    logmsg(RT_V_WARN, 0, "XPU collector inactive: PTI %u.%u.%u: %s", G.ver._major, G.ver._minor, G.ver._patch, why);
+    (void)rt_writer_close(G.w);
+    G.w = NULL;
+    /* A regular file there is the one rt_writer_create made (O_EXCL), holding only the preamble: no dump is left. A
+     * FIFO or a device given as the output stays. */
+    struct stat st;
+    if (lstat(G.path, &st) == 0 && S_ISREG(st.st_mode)) unlink(G.path);
     return;
   }
   rt_env_checksum(G.w, G.verbosity);

@@ -23,8 +23,14 @@ int zeDeviceGetSubDevices(void* device, uint32_t* count, void** subs);
 
 #define SUB_BASE 0x2000u
 
+/* zeInit calls so far, for the test program (fake_ze_init_calls): an inactive collector must not make any. */
+static int g_inits;
+int fake_ze_init_calls(void);
+int fake_ze_init_calls(void) { return g_inits; }
+
 int zeInit(uint32_t flags) {
   (void)flags;
+  g_inits++;
   const char* r = getenv("FAKE_ZE_INIT");
   return r ? (int)strtoul(r, NULL, 0) : 0;
 }

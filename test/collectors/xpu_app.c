@@ -47,8 +47,14 @@ int main(int argc, char** argv) {
   sigaction(SIGTERM, NULL, &st);
   int sigint_dfl = !(si.sa_flags & SA_SIGINFO) && si.sa_handler == SIG_DFL;
   int sigterm_dfl = !(st.sa_flags & SA_SIGINFO) && st.sa_handler == SIG_DFL;
-  printf("{\"pid\":%d,\"collector\":%d,\"start_sigint_default\":%d,\"start_sigterm_default\":%d}\n", (int)getpid(),
-         push && pop && flush, sigint_dfl, sigterm_dfl);
+  /* What the collector left in the environment and asked Level Zero (the loader double counts zeInit calls; it is not
+   * loaded at all when the collector gave up before Level Zero). */
+  const char* tracing = getenv("ZE_ENABLE_TRACING_LAYER");
+  int (*ze_inits)(void) = (int (*)(void))(uintptr_t)dlsym(RTLD_DEFAULT, "fake_ze_init_calls");
+  printf("{\"pid\":%d,\"collector\":%d,\"start_sigint_default\":%d,\"start_sigterm_default\":%d,"
+         "\"ze_tracing\":%s%s%s,\"ze_inits\":%d}\n",
+         (int)getpid(), push && pop && flush, sigint_dfl, sigterm_dfl, tracing ? "\"" : "", tracing ? tracing : "null",
+         tracing ? "\"" : "", ze_inits ? ze_inits() : 0);
   fflush(stdout);
   if (!emit) {
     fprintf(stderr, "xpu_app: no fake_pti_emit in %s\n", lib ? lib : "(RAWTRACE_PTI_LIB unset)");

@@ -439,7 +439,26 @@ test("no Level Zero driver: PTI is never asked (it would abort), the program run
   const lines = r.stderr.split("\n").filter((l) => l.includes("XPU collector inactive"));
   assert.is(lines.length, 1);
   assert.match(lines[0], /zeDriverGet found no driver/);
-  assert.not.ok(existsSync(r.file));
+  assert.not.ok(existsSync(r.file), "the output made before asking Level Zero is removed");
+  const first = r.lines.find((l) => "collector" in l);
+  assert.equal([first?.ze_tracing, first?.ze_inits], [null, 1], "the environment as found (before: ZE_ENABLE_TRACING_LAYER=1 left for the program's children)");
+});
+
+test("an output that cannot be created: the collector is inactive before Level Zero (no zeInit, no ZE_ENABLE_TRACING_LAYER), one line says why; recording, both are set", () => {
+  const r = run("1.2.0", "noout", "run", { RAWTRACE_OUTPUT: join(dir, "missing/x.rawtrace") });
+  assert.is(r.status, 0, r.stderr);
+  const lines = r.stderr.split("\n").filter((l) => l.includes("XPU collector inactive"));
+  assert.is(lines.length, 1, r.stderr);
+  assert.match(lines[0], /cannot create .*missing\/x\.rawtrace: No such file or directory/);
+  const first = r.lines.find((l) => "collector" in l);
+  assert.equal([first?.ze_tracing, first?.ze_inits], [null, 0], "before: zeInit with the tracing layer, left set");
+  const ok = run("1.2.0", "tracing", "run");
+  assert.is(ok.status, 0, ok.stderr);
+  const on = ok.lines.find((l) => "collector" in l);
+  assert.equal([on?.ze_tracing, on?.ze_inits], ["1", 1]);
+  // The user's own value is kept.
+  const own = run("1.2.0", "tracing0", "run", { ZE_ENABLE_TRACING_LAYER: "0" });
+  assert.equal(own.lines.find((l) => "collector" in l)?.ze_tracing, "0");
 });
 
 test.run();
