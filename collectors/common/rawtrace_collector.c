@@ -289,11 +289,42 @@ static const char* base_of(const char* path) {
   return b ? b + 1 : path;
 }
 
+/* The script or module a command line runs (`args`: its `n` arguments after argv[0]), or NULL. For a CPython
+ * interpreter (`python`) its options are read as CPython reads them: a cluster of one-letter flags (`-uB`), `-W` and
+ * `-X` with their value attached or next (`-W ignore train.py`), `-m` with the module attached or next (`-mtrain`,
+ * `-um train`), `-c` (a command: no script), `--check-hash-based-pycs` with its value, `--` before the script. For
+ * any other program: the first argument that is not an option, or the one after `-m`. */
+static const char* script_of(int python, char* const* args, int n) {
+  for (int i = 0; i < n; i++) {
+    const char* a = args[i];
+    if (!python) {
+      if (!strcmp(a, "-m")) return i + 1 < n ? args[i + 1] : NULL;
+      if (a[0] != '-') return base_of(a);
+      continue;
+    }
+    if (!strcmp(a, "--")) return i + 1 < n ? base_of(args[i + 1]) : NULL;
+    if (a[0] != '-' || a[1] == 0) return a[0] == '-' ? NULL : base_of(a); /* `-`: the script on standard input */
+    if (a[1] == '-') {
+      if (!strcmp(a, "--check-hash-based-pycs")) i++;
+      continue;
+    }
+    for (const char* c = a + 1; *c; c++) {
+      if (*c == 'm') return c[1] ? c + 1 : i + 1 < n ? args[i + 1] : NULL;
+      if (*c == 'c') return NULL;
+      if (*c == 'W' || *c == 'X') {
+        if (!c[1]) i++; /* the value is the next argument */
+        break;
+      }
+    }
+  }
+  return NULL;
+}
+
 int rt_process_selected(void) {
   const char* want = getenv("RAWTRACE_PROCESS");
   if (!want || !*want) return 1;
-  /* The names a user would give: the executable's, argv[0]'s, and the script or module the program runs — the first
-   * argument that is not an option (`python -u train.py`), or the one after -m (`python -m torch.distributed.run`). */
+  /* The names a user would give: the executable's, argv[0]'s, and the script or module the program runs
+   * (`python -u train.py`, `python -W ignore train.py`, `python -m torch.distributed.run`: script_of). */
   char exe[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   exe[n > 0 ? n : 0] = 0;
@@ -303,17 +334,12 @@ int rt_process_selected(void) {
   const char* names[3] = {exe[0] ? base_of(exe) : program_invocation_short_name, NULL, NULL};
   if (len > 0) {
     names[1] = base_of(cmd);
-    for (uint32_t at = (uint32_t)strlen(cmd) + 1; at < len; at += (uint32_t)strlen(cmd + at) + 1) {
-      const char* a = cmd + at;
-      if (!strcmp(a, "-m") && at + 3 < len) {
-        names[2] = cmd + at + 3;
-        break;
-      }
-      if (a[0] != '-') {
-        names[2] = base_of(a);
-        break;
-      }
-    }
+    char* args[64];
+    int argc = 0;
+    for (uint32_t at = (uint32_t)strlen(cmd) + 1; at < len && argc < 64; at += (uint32_t)strlen(cmd + at) + 1)
+      args[argc++] = cmd + at;
+    int python = !strncmp(names[0], "python", 6) || !strncmp(names[1], "python", 6);
+    names[2] = script_of(python, args, argc);
   }
   char list[1024];
   snprintf(list, sizeof list, "%s", want);

@@ -12,7 +12,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -419,6 +419,33 @@ test("RAWTRACE_PROCESS: only the programs it names are traced (LD_PRELOAD reache
   const mine = run("1.2.0", "process-mine", "run", { RAWTRACE_PROCESS: "python*, xpu_a?p" });
   assert.is(mine.status, 0, mine.stderr);
   assert.ok(readDumpChunks(mine.file).some((c) => c.type === ChunkType.ACTIVITY));
+});
+
+test("RAWTRACE_PROCESS names the script or module of a CPython command line as CPython reads its options (before: `-W ignore train.py` matched `ignore`, `-mtrain` nothing)", () => {
+  const python = spawnSync("python3", ["-c", "import sys; print(sys.executable)"], { encoding: "utf8" }).stdout.trim();
+  assert.ok(python, "python3");
+  const cwd = join(dir, "process-python");
+  mkdirSync(cwd);
+  writeFileSync(join(cwd, "train.py"), "");
+  writeFileSync(join(cwd, "other.py"), "");
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const k of Object.keys(env)) if (/^(RAWTRACE_|FAKE_|RT_APP_|ZE_|PYTHON)/.test(k)) delete env[k];
+  const traced = (args: string[], i: number) => {
+    const file = join(cwd, `p${i}.rawtrace`);
+    const r = spawnSync(python, args, {
+      cwd, encoding: "utf8", timeout: 60_000,
+      env: { ...env, LD_PRELOAD: LIB, LD_LIBRARY_PATH: join(BUILD, "fake"), RAWTRACE_PTI_LIB: PTI, FAKE_PTI_VERSION: "1.2.0", RAWTRACE_OUTPUT: file, RAWTRACE_PROCESS: "train.py,train" },
+    });
+    assert.is(r.status, 0, `${args.join(" ")}: ${r.stderr}`);
+    return existsSync(file);
+  };
+  const cases: Array<[string[], boolean]> = [
+    [["train.py"], true], [["-u", "train.py"], true], [["-m", "train"], true], [["-W", "ignore", "train.py"], true],
+    [["-X", "dev", "train.py"], true], [["-mtrain"], true], [["-um", "train"], true], [["-Wignore", "-uB", "train.py"], true],
+    [["--check-hash-based-pycs", "never", "train.py"], true], [["-E", "--", "train.py"], true],
+    [["other.py"], false], [["-c", "pass", "train.py"], false], [["-W", "train.py", "other.py"], false], [["-m", "other"], false],
+  ];
+  assert.equal(cases.map(([a], i) => [a.join(" "), traced(a, i)]), cases.map(([a, want]) => [a.join(" "), want]));
 });
 
 test("no PTI library: the program runs unchanged, one line says why, no file", () => {
