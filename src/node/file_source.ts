@@ -539,10 +539,12 @@ function sourceWarnings(src: { gzipDamage?: GunzipDamage } & Seen, info: FileInf
   }
   // A complete dump does not change once indexed: one that did was cut, replaced or appended to while a later pass
   // read it (a new dump copied over it), and a pass that read fewer bytes than the index pass converted a part
-  // silently (before). Sizes that changed while the index pass read (a collector writing its END then) are no loss:
-  // every later pass saw the size the index pass ended with.
+  // silently (before). A dump that grew while the index pass read it (a collector writing its END then) is no loss:
+  // every later pass saw the size the index pass ended with. One cut while the index pass read it is measured from
+  // the largest size that pass saw, which it may have read whole (before: from its end, so that a cut after the
+  // index pass's last read went unsaid).
   const ps = src.passes ?? [];
-  const indexed = ps.length ? ps[0][ps[0].length - 1] : undefined;
+  const indexed = ps.length ? Math.max(...ps[0]) : undefined;
   const changed = ps.slice(1).flat().find((n) => n !== indexed);
   if (indexed !== undefined && changed !== undefined && info.complete && !info.warnings.some((w) => w.code === "FILE_CHANGED")) {
     out.push({

@@ -316,9 +316,11 @@ test("a finished dump cut while a later pass reads it: FILE_CHANGED, a loss, in 
   const dump = readFileSync(join(ROOT, "samples/h100_torch_train_nvtx.rawtrace"));
   writeFileSync(p, dump);
   const engine = await createEngine();
-  const convert = async (cutAt: number | null) => {
+  const convert = async (cutAt: number | null, atIndexEnd = false) => {
+    writeFileSync(p, dump);
     const src = fileSource(p);
-    // Reads of 16 KiB, and the file cut to `cutAt` bytes after the emit pass's first read (a new dump copied over it).
+    // Reads of 16 KiB, and the file cut to `cutAt` bytes after the emit pass's first read (a new dump copied over it),
+    // or `atIndexEnd` once the index pass read all of it, before it ends.
     const wrapped: ByteSource = {
       ...src,
       hostWarnings: src.hostWarnings,
@@ -328,10 +330,13 @@ test("a finished dump cut while a later pass reads it: FILE_CHANGED, a loss, in 
         return {
           read(dst: Uint8Array) {
             const n = r.read(dst.subarray(0, 16384));
-            if (pass === 2 && ++reads === 1 && cutAt !== null) truncateSync(p, cutAt);
+            if (pass === 2 && ++reads === 1 && cutAt !== null && !atIndexEnd) truncateSync(p, cutAt);
             return n;
           },
-          close: () => r.close?.(),
+          close: () => {
+            if (pass === 1 && atIndexEnd && cutAt !== null) truncateSync(p, cutAt);
+            return r.close?.();
+          },
         };
       },
     };
@@ -349,6 +354,11 @@ test("a finished dump cut while a later pass reads it: FILE_CHANGED, a loss, in 
   assert.ok(isLossWarning("FILE_CHANGED"), "--strict: exit 6");
   const tw = cut.trailer.warnings.find((x) => x.code === "FILE_CHANGED");
   assert.equal(tw && [tw.offset, tw.detail], [dump.length, 100000], "the output says it too");
+  // Cut after the index pass read it whole, before that pass ended (before: 530 of 1,981 events, complete, no word).
+  const late = await convert(100000, true);
+  assert.ok(late.res.events < whole.res.events, `${late.res.events} of ${whole.res.events} events`);
+  const lw = late.res.info.warnings.find((x) => x.code === "FILE_CHANGED");
+  assert.equal(lw && [lw.offset, lw.detail], [dump.length, 100000]);
 });
 
 test("a .rawtrace.gz that changes size while read: STILL_WRITING without END, FILE_CHANGED complete (cut or appended to after its index pass), from the compressed sizes (before: neither)", async () => {
