@@ -7,6 +7,7 @@
  * Memory is bounded by the join tables (≈ 16 B per external correlation, per distinct string and device), not by
  * the number of events or the output size.
  */
+import { shownHostsReset, shownHostsFinish } from "./model/shown_hosts";
 import {
   Chunk, readerReset, setDamagedHandler, feed as containerFeed, finish as containerFinish, cutUnread, fedBytes,
 } from "./format/container";
@@ -453,6 +454,7 @@ export function beginIndex(): void {
   inputFinished = false;
   prepared = false;
   timingReset();
+  shownHostsReset();
   setRecordContainerWarnings(true);
   readerReset(onChunkPass1, true);
   setDamagedHandler(salvageHeader);
@@ -534,6 +536,7 @@ export function endPass(): bool {
     if (D.active) D.dIndexed();
     // The run's time window is known now: count what it drops, and keep the time span of the rest.
     timingFinish();
+    shownHostsFinish(); // the Chrome lead's candidates, by the window
     rangesPrepare(S.maxVendorTs);
     // The clock mapping is known now: rt_info's time span (info, merge planning) must not use a previous file's.
     clockPrepare();

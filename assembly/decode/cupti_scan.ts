@@ -14,18 +14,22 @@ import { markerData, MARKER_START, MARKER_END } from "./cupti_nvtx";
 import { cudaEventWaitScan, cudaEventRecordScan } from "./cupti_events";
 import { cuptiApiFlags } from "./cupti_api";
 import { showAllApi } from "./decoder";
+import { noteShownHost, shownHostNoted } from "../model/shown_hosts";
 
 // ---- Pass 1 ------------------------------------------------------------------------------------------------------
 
 /**
  * The Chrome lead's process: one whose calls the output shows — a call pass 2 keeps (its times usable: the caller's
- * timingNote) and does not hide by default (the same cbid test as pass 2's; `--all-api` shows them all).
+ * timingNote, and inside the run's window: model/shown_hosts.ts) and does not hide by default (the same cbid test as
+ * pass 2's; `--all-api` shows them all).
  */
 // @ts-ignore: decorator
-@inline function noteShown(kind: u32, r: usize): void {
+@inline function noteShown(kind: u32, r: usize, at: u64): void {
   const pid = load<u32>(r, 24);
-  if (!S.shownApiNoted(pid) && (showAllApi || (cuptiApiFlags(kind == K.DRIVER ? 1 : 2, load<u32>(r, 4)) & S.API_HIDDEN) == 0)) {
-    S.noteShownApi(pid);
+  const start = load<u64>(r, 8);
+  const end = load<u64>(r, 16);
+  if (!shownHostNoted(pid, start, end) && (showAllApi || (cuptiApiFlags(kind == K.DRIVER ? 1 : 2, load<u32>(r, 4)) & S.API_HIDDEN) == 0)) {
+    noteShownHost(pid, start, end, at);
   }
 }
 
@@ -77,13 +81,13 @@ export function cuptiScan(p: usize, n: u32, off: u64): void {
           if (!S.noteApiProcess(load<u32>(r, 32), load<u32>(r, 24))) {
             warn(Warn.CORRELATION_PROCESSES, at, load<u32>(r, 32));
           }
-          if (timed) noteShown(kind, r);
+          if (timed) noteShown(kind, r, at);
         }
         break;
       }
       case K.INTERNAL_LAUNCH_API:
         if (size >= 36) {
-          if (timingNote(load<u64>(r, 8), load<u64>(r, 16), kind, at)) noteShown(kind, r);
+          if (timingNote(load<u64>(r, 8), load<u64>(r, 16), kind, at)) noteShown(kind, r, at);
           R.rangesNoteCallCorr(load<u32>(r, 32));
         }
         break;

@@ -20,6 +20,7 @@
 import { Ev, EvKind, EvFlag, ApiCat, evClear } from "../model/event";
 import * as S from "../model/session";
 import { timingNote, timingApply } from "../model/timing";
+import { noteShownHost, shownHostNoted } from "../model/shown_hosts";
 import { toUnix } from "../model/clock";
 import { Warn } from "../util/error";
 import { warn, lose } from "../util/diag";
@@ -243,7 +244,10 @@ function scanRecord(kind: u32, r: usize, size: u32, at: u64): void {
     else T.streamOf(load<u64>(r, 160), load<u64>(r, 16), true);
   } else if (kind == K.DRIVER_API || kind == K.RUNTIME_API) {
     if (!S.noteApiProcess(load<u32>(r, 40), load<u32>(r, 32))) warn(Warn.CORRELATION_PROCESSES, at, load<u32>(r, 40));
-    if (!S.shownApiNoted(load<u32>(r, 32))) S.noteShownApi(load<u32>(r, 32)); // PTI hides no call
+    const pid = load<u32>(r, 32);
+    const s0 = load<u64>(r + <usize>so);
+    const s1 = load<u64>(r + <usize>(so + 8));
+    if (!shownHostNoted(pid, s0, s1)) noteShownHost(pid, s0, s1, at); // PTI hides no call
   }
 }
 

@@ -32,6 +32,7 @@ import { Ev, EvKind, EvFlag, ApiCat, evClear } from "../model/event";
 import * as S from "../model/session";
 import { toUnix, setClockSameRate } from "../model/clock";
 import { Timing, timingNote, timingCheck, timingApply } from "../model/timing";
+import { HEADER_PROCESS, noteShownHost } from "../model/shown_hosts";
 import { Warn } from "../util/error";
 import { warn, lose } from "../util/diag";
 import { arenaAlloc } from "../util/arena";
@@ -288,11 +289,11 @@ function moveWork(): void {
   }
 }
 
-/** Pass 1: notes an API record's ancestor link (1.0) and whether it is a drawn launch call. */
-function noteCall(role: u32, kind: u32, q: usize): void {
+/** Pass 1: notes an API record's ancestor link (1.0) and whether it is a drawn launch call; `at`: its file offset. */
+function noteCall(role: u32, kind: u32, q: usize, at: u64): void {
   const corr = load<u64>(q, 16);
   const hidden = (opEntryFlags(kind, <u32>load<i32>(q, 12)) & S.API_HIDDEN) != 0 && !showAllApi;
-  if (!hidden) S.noteHostShown();
+  if (!hidden) noteShownHost(HEADER_PROCESS, load<u64>(q + <usize>(apiStartOff())), load<u64>(q + <usize>(apiStartOff() + 8)), at);
   if ((role == Role.HIP_API || role == Role.RCCL_API) && !hidden) {
     setFlag(corr, ID_LAUNCH);
     return;
@@ -386,7 +387,7 @@ function scanRecord(kind: u32, q: usize, size: u32, at: u64): void {
       if (size < apiSize()) return;
       if (!timingNote(load<u64>(q + <usize>(apiStartOff())), load<u64>(q + <usize>(apiStartOff() + 8)), kind, at)) return;
       R.rangesNoteApi();
-      noteCall(role, kind, q);
+      noteCall(role, kind, q, at);
       break;
     case Role.MARKER_API: {
       settleLayout(size);
@@ -394,9 +395,9 @@ function scanRecord(kind: u32, q: usize, size: u32, at: u64): void {
       if (!timingNote(load<u64>(q + <usize>(apiStartOff())), load<u64>(q + <usize>(apiStartOff() + 8)), kind, at)) return;
       const what = opEntryFlags(kind, <u32>load<i32>(q, 12)) >> 8;
       if (what == Op.PUSH || what == Op.POP) {
-        S.noteHostShown(); // a ROCTx range on the host
         const s = load<u64>(q + <usize>(apiStartOff()));
         const e = load<u64>(q + <usize>(apiStartOff() + 8));
+        noteShownHost(HEADER_PROCESS, s, e, at); // a ROCTx range on the host
         addMark(<u32>load<u64>(q + <usize>(apiThreadOff())), what, what == Op.PUSH ? s : e, load<u64>(q, 16), at);
       }
       break;
@@ -407,7 +408,7 @@ function scanRecord(kind: u32, q: usize, size: u32, at: u64): void {
       if (!timingNote(load<u64>(q + <usize>(apiStartOff())), load<u64>(q + <usize>(apiStartOff() + 8)), kind, at)) return;
       const what = opEntryFlags(kind, <u32>load<i32>(q, 12)) >> 8;
       if (what == Op.RANGE) {
-        S.noteHostShown();
+        noteShownHost(HEADER_PROCESS, load<u64>(q + <usize>(apiStartOff())), load<u64>(q + <usize>(apiStartOff() + 8)), at);
         const corr = load<u64>(q, 16);
         R.rangeOpen(<u32>corr, S.processId, <u32>load<u64>(q + <usize>(apiThreadOff())), load<u64>(q + <usize>(apiStartOff())), corr);
         R.rangeClose(<u32>corr, load<u64>(q + <usize>(apiStartOff() + 8)));

@@ -27,6 +27,7 @@
  * (HPU_CUT_STRING) and its metadata names past the cut name nothing.
  */
 import { Ev, EvKind, EvFlag, ApiCat, evClear } from "../model/event";
+import { HEADER_PROCESS, noteShownHost } from "../model/shown_hosts";
 import * as S from "../model/session";
 import { timingNote, timingApply } from "../model/timing";
 import { Warn } from "../util/error";
@@ -295,7 +296,7 @@ function walk(report: bool): void {
       if (report) {
         if (timingNote(ts, ts + dur, t, at)) {
           if (launch != 0) keptLaunch(cls == ENG_HOST, launch);
-          if (cls == ENG_HOST) S.noteHostShown(); // a host call: the HEADER's process has events
+          if (cls == ENG_HOST) noteShownHost(HEADER_PROCESS, ts, ts + dur, at); // a host call: the HEADER's process's
         }
       } else emitEntry(e, i, cls, dev, et, ei, ctx, launch, ts, ts + dur);
       continue;
@@ -321,7 +322,7 @@ function walk(report: bool): void {
     if (report) {
       if (timingNote(bs, ts, T_BEGIN, bat)) {
         if (bl != 0) keptLaunch(cls == ENG_HOST, bl);
-        if (cls == ENG_HOST) S.noteHostShown();
+        if (cls == ENG_HOST) noteShownHost(HEADER_PROCESS, bs, ts, bat);
       }
     } else emitEntry(e, i, cls, dev, et, ei, ctx, bl, bs, ts);
   }
@@ -351,7 +352,7 @@ function synIndexed(): void {
       const launch = load<u32>(nd, 4);
       const kept = timingNote(load<u64>(nd, 8), 0, T_BEGIN, load<u64>(nd, 16));
       if (kept && launch != 0) keptLaunch(load<u32>(nd, 28) != 0, launch);
-      if (kept && load<u32>(nd, 28) != 0) S.noteHostShown();
+      if (kept && load<u32>(nd, 28) != 0) noteShownHost(HEADER_PROCESS, load<u64>(nd, 8), 0, load<u64>(nd, 16));
       tableUpsert(openAtEnd, load<u64>(nd, 16));
       nd = <usize>load<u32>(nd);
     }

@@ -597,28 +597,24 @@ function pidIndex(pid: u32): u8 {
   return lastPidIndex;
 }
 
-// Processes with a host event the output shows (pass 1, for the Chrome lead): a call hidden by default
-// (cudaGetDevice, untracked driver calls) makes no event, so a process of only those has none.
+// Processes with a host event the output shows (for the Chrome lead; set at the end of pass 1 by
+// model/shown_hosts.ts, in file order): a call hidden by default (cudaGetDevice, untracked driver calls) or outside
+// the run's window makes no event, so a process of only those has none.
 const shownList = memory.data(<i32>MAX_PIDS * 4);
 let shownCount: u32 = 0;
-let lastShown: u32 = 0;
 /** Decoders whose host events take the HEADER's pid ({@link apiPidsNoted} false): pass 1 saw one the output shows. */
 let hostShown = false;
 
-/** Whether pass 1 already noted a shown host event of process `pid` (the caller skips its hiding test then). */
-// @ts-ignore: decorator
-@inline export function shownApiNoted(pid: u32): bool {
-  return shownCount != 0 && pid == lastShown;
-}
-
-/** Pass 1: process `pid` made an API call the output shows (not hidden by default, or --all-api). */
+/**
+ * End of pass 1 (model/shown_hosts.ts, in file order): process `pid` made an API call the output shows (kept, not
+ * hidden by default, or --all-api).
+ */
 export function noteShownApi(pid: u32): void {
-  lastShown = pid;
   for (let i: u32 = 0; i < shownCount; i++) if (load<u32>(shownList + (<usize>i << 2)) == pid) return;
   if (shownCount < MAX_PIDS) store<u32>(shownList + (<usize>(shownCount++) << 2), pid);
 }
 
-/** Pass 1, decoders whose host events take the HEADER's pid: a host event the output shows. */
+/** End of pass 1 (model/shown_hosts.ts), decoders whose host events take the HEADER's pid: a host event the output shows. */
 export function noteHostShown(): void {
   hostShown = true;
 }

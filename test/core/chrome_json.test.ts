@@ -111,6 +111,15 @@ test("a process whose only API calls are hidden by default (cudaGetDevice) or dr
   ]));
   assert.ok(dropped.trace.rawtrace.warnings.some((w: { code: string }) => w.code === "BAD_TIMESTAMP"));
   assert.is(dropped.trace.traceEvents[0].pid, 888);
+  // Nor does one whose times lie outside the run's window (10 h after it: BAD_TIMESTAMP, known only once pass 1 has
+  // read every record; before: 777 led, with no event).
+  const H = 3_600_000_000_000n;
+  const late = await toChrome(craftedDump([H100], [
+    C.apiRecord("cuda13", { kind: 5, cbid: 211, start: T0 + 10n * H, end: T0 + 10n * H + 10n, processId: 777, threadId: 1, correlationId: 1 }), ...recs.slice(1),
+  ]));
+  assert.ok(late.trace.rawtrace.warnings.some((w: { code: string }) => w.code === "BAD_TIMESTAMP"));
+  assert.not.ok(late.trace.traceEvents.some((e: { pid: number; ph: string }) => e.pid === 777 && e.ph === "X"));
+  assert.is(late.trace.traceEvents[0].pid, 888);
 });
 
 test("a ROCm or Gaudi dump without host events (kernels, device entries only): no lead, no process without events", async () => {
@@ -125,6 +134,11 @@ test("a ROCm or Gaudi dump without host events (kernels, device entries only): n
   // With a host call, the HEADER's process leads again.
   const withCall = await toChrome(rocmDumpWith([[rocmApi("HIP_RUNTIME_API", 3, 1, 500, 900), rocmKernel(1, 1000, 2000)]]));
   assert.equal([withCall.trace.traceEvents[0].name, withCall.trace.traceEvents[0].pid], ["process_name", withCall.result.info.pid]);
+  // Not with a host call outside the run's window (10 h after it, dropped: BAD_TIMESTAMP; before: it led, eventless).
+  const H = 36e11;
+  const late = await toChrome(rocmDumpWith([[rocmApi("HIP_RUNTIME_API", 3, 1, 10 * H + 500, 10 * H + 900), rocmKernel(1, 1000, 2000)]]));
+  assert.ok(late.trace.rawtrace.warnings.some((w: { code: string }) => w.code === "BAD_TIMESTAMP"));
+  assert.is(late.trace.traceEvents.filter((e: { ph: string; name: string; pid: number }) => e.ph === "M" && e.name === "process_name" && e.pid === late.result.info.pid).length, 0);
 });
 
 test("a source's host warnings with numbers that are not whole numbers ≥ 0 are not listed (no RangeError)", async () => {
