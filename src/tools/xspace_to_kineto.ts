@@ -21,8 +21,9 @@
  *   `compute_cap_major` / `_minor` → computeMajor / computeMinor, `clock_rate` (kHz) → clockRate,
  *   `memory_bandwidth` (bytes/s) → memoryBandwidth.
  * Times: ns exactly, as `profile_start_time` (Task Environment) + line timestamp + event offset, written as µs text
- * with three decimals on `baseTimeNanoseconds` = the profile start; an XSpace whose offsets are not whole ns is refused
- * (the round trip would not be exact).
+ * with three decimals on `baseTimeNanoseconds` = the profile start, or the earliest event's start when one starts
+ * before it (so that no time is negative); an XSpace whose offsets are not whole ns is refused (the round trip would
+ * not be exact).
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { fromBinary } from "@bufbuild/protobuf";
@@ -88,6 +89,13 @@ export function profileStartNs(space: XSpace): bigint {
 /** The Kineto trace standing for `space`'s GPU side (see the module's comment); `hostPid` is the launch calls' pid. */
 export function xspaceToKineto(space: XSpace, hostPid = 1): KinetoTrace {
   const startNs = profileStartNs(space);
+  // The trace's base: the profile start, or the earliest event's start when one starts before it (an event whose line
+  // began before the session; µs text has no sign here, and merge's `micros` takes a negative as 0).
+  let base = startNs;
+  for (const p of space.planes) {
+    if (p.name !== "/host:CPU" && !/^\/device:GPU:\d+$/.test(p.name)) continue;
+    for (const ev of planeEvents(p, startNs)) if (ev.start < base) base = ev.start;
+  }
   const events: KinetoEvent[] = [];
   const devices: KinetoDevice[] = [];
   const launchArgs = new Map<number, Record<string, unknown>>();
@@ -118,7 +126,7 @@ export function xspaceToKineto(space: XSpace, hostPid = 1): KinetoTrace {
       // The shape on the kernel too: two kernels may share one correlation id (XLA's ROCm tracer does).
       events.push({
         ph: "X", cat: copy ? "gpu_memcpy" : "kernel", name: copy ? `Memcpy ${copyDirection(ev.name)} (Unknown -> Unknown)` : ev.name,
-        pid: gpu, tid: lineTid(ev.line), ts: micros(ev.start - startNs), dur: micros(ev.dur),
+        pid: gpu, tid: lineTid(ev.line), ts: micros(ev.start - base), dur: micros(ev.dur),
         args: copy ? { correlation, device: gpu, bytes: field(details, "size") ?? 0 } : { correlation, device: gpu, ...launch },
       });
       if (!launchArgs.has(correlation)) launchArgs.set(correlation, launch);
@@ -134,12 +142,12 @@ export function xspaceToKineto(space: XSpace, hostPid = 1): KinetoTrace {
       const correlation = Number(corr);
       if (!cids.has(ev.name)) cids.set(ev.name, cids.size + 1);
       events.push({
-        ph: "X", cat: "cuda_runtime", name: ev.name, pid: hostPid, tid: lineTid(ev.line), ts: micros(ev.start - startNs), dur: micros(ev.dur),
+        ph: "X", cat: "cuda_runtime", name: ev.name, pid: hostPid, tid: lineTid(ev.line), ts: micros(ev.start - base), dur: micros(ev.dur),
         args: { correlation, cid: cids.get(ev.name), ...(launchArgs.get(correlation) ?? {}) },
       });
     }
   }
-  return { traceEvents: events, baseTimeNanoseconds: startNs.toString(), deviceProperties: devices.sort((a, b) => a.id - b.id) };
+  return { traceEvents: events, baseTimeNanoseconds: base.toString(), deviceProperties: devices.sort((a, b) => a.id - b.id) };
 }
 
 function main(argv: string[]): number {
