@@ -8,6 +8,7 @@
 #include "rawtrace_collector.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -236,10 +237,33 @@ static int pattern_has_pid(const char* pat, const char* default_name) {
 }
 
 /* Says that the dump went to `chosen` because `wanted` was taken. */
+/* Whether a descriptor of this process has the file at `path` open (device and inode): another rawtrace collector
+ * loaded into this process (two preloaded, each with its own writer) writes it. A dump from before an exec is not:
+ * its descriptor was close-on-exec. */
+static int open_in_this_process(const char* path) {
+  struct stat want;
+  if (stat(path, &want) != 0) return 0;
+  DIR* d = opendir("/proc/self/fd");
+  if (!d) return 0;
+  int found = 0;
+  for (struct dirent* e = readdir(d); e && !found; e = readdir(d)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    char fd_path[64];
+    snprintf(fd_path, sizeof fd_path, "/proc/self/fd/%.20s", e->d_name);
+    struct stat st;
+    found = stat(fd_path, &st) == 0 && S_ISREG(st.st_mode) && st.st_dev == want.st_dev && st.st_ino == want.st_ino;
+  }
+  closedir(d);
+  return found;
+}
+
 static void say_renamed(int verbosity, const char* pat, const char* default_name, const char* wanted, const char* chosen) {
-  /* With %p in the name only this pid wrote it: this process before an exec (the collector is loaded again into the
-   * new program), or an earlier process that had the same pid. Without %p: another process, or an earlier run. */
-  const char* why = pattern_has_pid(pat, default_name)
+  /* Another collector of this process writing it (two vendors' collectors preloaded, one output name). Else, with %p
+   * in the name only this pid wrote it: this process before an exec (the collector is loaded again into the new
+   * program), or an earlier process that had the same pid. Without %p: another process, or an earlier run. */
+  const char* why = open_in_this_process(wanted)
+                        ? "another rawtrace collector loaded into this process writes it: one dump per collector"
+                    : pattern_has_pid(pat, default_name)
                         ? "this process wrote it before it exec'd a new program, or an earlier process had this pid"
                         : "another process, or an earlier run, uses this RAWTRACE_OUTPUT; add %p for one file per process";
   char msg[560];

@@ -12,7 +12,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -331,6 +331,19 @@ test("an output name another run took: the dump gets a numbered name and the lin
   assert.is(second.status, 0, second.stderr);
   assert.match(second.stderr, /taken\.rawtrace already exists \(another process, or an earlier run, uses this RAWTRACE_OUTPUT; add %p for one file per process\); writing .*taken\.1\.rawtrace instead/);
   assert.ok(existsSync(join(dir, "taken.1.rawtrace")));
+});
+
+test("two vendors' collectors preloaded into one process with one output name: each writes its own dump, and the line names the other collector (before: an exec or an earlier pid)", () => {
+  execFileSync("make", ["-s", "-C", join(ROOT, "collectors/xpu"), "test-bins"], { stdio: "inherit" });
+  const XPU = join(ROOT, "build/c/xpu");
+  const r = run("two", "run", {
+    LD_PRELOAD: `${LIB}:${join(XPU, "librawtrace_xpu.so")}`, LD_LIBRARY_PATH: `${join(BUILD, "fake")}:${join(XPU, "fake")}`,
+    RAWTRACE_PTI_LIB: join(XPU, "fake/libpti_view.so"), FAKE_PTI_VERSION: "1.2.0", RAWTRACE_OUTPUT: join(dir, "two-%p.rawtrace"),
+  });
+  assert.is(r.status, 0, r.stderr);
+  assert.match(r.stderr, /two-\d+\.rawtrace already exists \(another rawtrace collector loaded into this process writes it: one dump per collector\); writing .*two-\d+\.1\.rawtrace instead/);
+  const dumps = readdirSync(dir).filter((f) => /^two-\d+(\.1)?\.rawtrace$/.test(f));
+  assert.is(dumps.length, 2, dumps.join());
 });
 
 test("SIGKILL after some periodic pulls: the dump holds every pulled buffer, `rawtrace info` reads it", () => {
