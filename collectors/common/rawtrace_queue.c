@@ -8,6 +8,7 @@
 #include "rawtrace_queue.h"
 #include "rawtrace_heap.h"
 #include "rawtrace_fd.h"
+#include <sys/stat.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -36,7 +37,8 @@ int rt_queue_init(rt_queue* q) {
   /* Kept for the process's life: out of the program's way (standard streams closed at start, numbers reused). */
   q->pipe[0] = rt_fd_aside(q->pipe[0]);
   q->pipe[1] = rt_fd_aside(q->pipe[1]);
-  if (q->pipe[0] < 0 || q->pipe[1] < 0) {
+  struct stat st;
+  if (q->pipe[0] < 0 || q->pipe[1] < 0 || fstat(q->pipe[1], &st) != 0) {
     int e = errno;
     if (q->pipe[0] >= 0) close(q->pipe[0]);
     if (q->pipe[1] >= 0) close(q->pipe[1]);
@@ -44,6 +46,8 @@ int rt_queue_init(rt_queue* q) {
     q->pipe[0] = q->pipe[1] = -1;
     return -e;
   }
+  q->pipe_dev = st.st_dev;
+  q->pipe_ino = st.st_ino;
   q->ready = 1;
   return 0;
 }
@@ -467,8 +471,14 @@ void rt_thread_enter(const char* name) {
   pthread_setname_np(pthread_self(), name);
 }
 
+/* Whether `fd`, one end of the queue's pipe, still names it (async-signal-safe: fstat). */
+static int pipe_ours(const rt_queue* q, int fd) {
+  struct stat st;
+  return fd >= 0 && fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) && st.st_dev == q->pipe_dev && st.st_ino == q->pipe_ino;
+}
+
 void rt_queue_notify(rt_queue* q) {
-  if (q->pipe[1] < 0) return;
+  if (!pipe_ours(q, q->pipe[1])) return;
   char c = 1;
   ssize_t ignored = write(q->pipe[1], &c, 1);
   (void)ignored;
@@ -482,7 +492,7 @@ static long ms_since(const struct timespec* t0) {
 }
 
 void rt_queue_wait_pipe(rt_queue* q, int ms) {
-  if (q->pipe[0] < 0) return;
+  if (!pipe_ours(q, q->pipe[0])) return;
   /* The same rule as wait_locked, with atomics instead of done_mu (a handler must not take a lock). */
   uint64_t seq0 = q->done_seq;
   int grace = stuck_now(q) && ms > STUCK_GRACE_MS;
@@ -515,7 +525,7 @@ void rt_queue_wait_pipe(rt_queue* q, int ms) {
 }
 
 void rt_queue_drain_pipe(rt_queue* q) {
-  if (q->pipe[0] < 0) return;
+  if (!pipe_ours(q, q->pipe[0])) return;
   char c[64];
   while (read(q->pipe[0], c, sizeof c) > 0) {
   }

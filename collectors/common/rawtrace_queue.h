@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "rawtrace_writer.h"
 
@@ -52,6 +53,8 @@ typedef struct rt_queue {
    * lock only try it (each full try would cost 100 ms again: per item of a batch, per batch). */
   atomic_int mu_lost, done_mu_lost;
   int pipe[2];       /* one byte per notification, for signal handlers */
+  dev_t pipe_dev;    /* the pipe's device and inode: each use checks its numbers still name it (the program may have */
+  ino_t pipe_ino;    /* closed them and opened its own files there; they are never read or written then) */
   /* The exit flush's deadline (rt_queue_exit_skip): when the exit began, and the writer's own measures. */
   long exit_ms;              /* the collector's exit timeout (ms); 0 = no deadline */
   _Atomic uint64_t exit_ns;  /* CLOCK_MONOTONIC ns when the exit began (a signal, an exit hook); 0 = not yet */

@@ -485,7 +485,14 @@ int rt_writer_chunk_opt(rt_writer* w, uint16_t type, const void* payload, uint32
     iov[cnt].iov_base = (void*)(uintptr_t)zeros;
     iov[cnt++].iov_len = pad;
   }
-  int rc = still_ours(w) ? write_all(w->fd, iov, cnt) : -EBADF;
+  int rc;
+  if (still_ours(w)) {
+    rc = write_all(w->fd, iov, cnt);
+  } else {
+    /* The number is the program's now: given up without closing it (closing would close the program's file). */
+    w->fd = -1;
+    rc = -EBADF;
+  }
   if (rc) {
     w->error = rc;
     return rc;
@@ -709,7 +716,7 @@ int rt_writer_error(const rt_writer* w) { return w ? w->error : -EINVAL; }
 void rt_writer_forget_fd(rt_writer* w) {
   if (!w || w->fd < 0) return;
   int saved = errno;
-  close(w->fd);
+  if (still_ours(w)) close(w->fd); /* else the number names a file of the program's: not ours to close */
   w->fd = -1;
   w->error = -EBADF; /* sticky: nothing more is written through this writer */
   errno = saved;
@@ -719,7 +726,11 @@ int rt_writer_close(rt_writer* w) {
   if (!w) return 0;
   int rc = w->error;
   /* close(2) is not retried on EINTR: on Linux the descriptor is released either way */
-  if (w->fd >= 0 && close(w->fd) != 0 && !rc) rc = -errno;
+  if (w->fd >= 0 && !still_ours(w)) {
+    rc = rc ? rc : -EBADF; /* the program closed our number and opened its own file there: left open */
+  } else if (w->fd >= 0 && close(w->fd) != 0 && !rc) {
+    rc = -errno;
+  }
   rt_buf_free(&w->scratch);
   rt_free(w);
   return rc;

@@ -16,6 +16,9 @@
 
 #include "rawtrace_collector.h"
 #include "rawtrace_queue.h"
+#include "rawtrace_fd.h"
+
+#include <sys/stat.h>
 
 static int failed;
 static int writes, writes_ok; /* rt_queue_write_exit_left's writes, and those that succeeded */
@@ -195,5 +198,26 @@ int main(void) {
   check(took >= 90 && took < 1000, "one 100 ms try of the done lock, not one per item");
   let_go();
   check(rt_queue_wait(&q, 30, 0) == 0, "done up to the last item");
+
+  /* 6. The program closes the wake-up pipe's numbers and opens its own file there (a library tidying descriptors):
+   *    the queue neither writes its byte into that file nor reads from it (before: a byte written, its offset moved). */
+  fresh();
+  check(q.pipe[0] >= RT_FD_FLOOR && q.pipe[1] >= RT_FD_FLOOR, "the pipe kept at RT_FD_FLOOR and up");
+  char mine[] = "/tmp/rawtrace-exit-queue-mine-XXXXXX";
+  int pf = mkstemp(mine);
+  if (pf < 0 || write(pf, "abc", 3) != 3 || lseek(pf, 0, SEEK_SET) != 0) exit(2);
+  close(q.pipe[0]);
+  close(q.pipe[1]);
+  if (dup2(pf, q.pipe[0]) != q.pipe[0] || dup2(pf, q.pipe[1]) != q.pipe[1]) exit(2);
+  rt_queue_notify(&q);
+  rt_queue_drain_pipe(&q);
+  rt_queue_wait_pipe(&q, 50);
+  struct stat st;
+  check(fstat(pf, &st) == 0 && st.st_size == 3 && lseek(pf, 0, SEEK_CUR) == 0,
+        "the program's file behind the pipe's numbers: nothing written, nothing read");
+  close(q.pipe[0]);
+  close(q.pipe[1]);
+  close(pf);
+  unlink(mine);
   return failed;
 }

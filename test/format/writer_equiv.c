@@ -422,7 +422,24 @@ static int cmd_selftest(const char* dir) {
   CHECK("refused after", rt_writer_end(w) == -EBADF && rt_writer_error(w) == -EBADF);
   CHECK("the program's file untouched", file_size(mine) == 0);
   CHECK("the dump keeps its chunk", file_size(path) == 16 + 40);
-  CHECK("close reused", rt_writer_close(w) == -EBADF && close(pf) == 0);
+  CHECK("close reused leaves the program's file open", rt_writer_close(w) == -EBADF && fcntl(RT_FD_FLOOR, F_GETFD) >= 0);
+  CHECK("the program closes its files", close(RT_FD_FLOOR) == 0 && close(pf) == 0);
+
+  /* The same found only at the end (no chunk written since), and in a forked child's rt_writer_forget_fd. */
+  for (int forget = 0; forget < 2; forget++) {
+    w = rt_writer_open(path);
+    CHECK("open again", w != NULL && fcntl(RT_FD_FLOOR, F_GETFD) == FD_CLOEXEC);
+    pf = open(mine, O_RDWR | O_TRUNC);
+    CHECK("the program's file takes the number again", pf >= 0 && close(RT_FD_FLOOR) == 0 && dup2(pf, RT_FD_FLOOR) == RT_FD_FLOOR);
+    if (forget) {
+      rt_writer_forget_fd(w);
+      CHECK("forget_fd leaves the program's file open", fcntl(RT_FD_FLOOR, F_GETFD) >= 0);
+      CHECK("close after forget", rt_writer_close(w) == -EBADF);
+    } else {
+      CHECK("close at the end leaves the program's file open", rt_writer_close(w) == -EBADF && fcntl(RT_FD_FLOOR, F_GETFD) >= 0);
+    }
+    CHECK("the program's file untouched again", file_size(mine) == 0 && close(RT_FD_FLOOR) == 0 && close(pf) == 0);
+  }
 
   /* Clock anchor. */
   rt_clock_anchor_t a;
