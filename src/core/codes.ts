@@ -219,7 +219,14 @@ export function isRawtraceError(e: unknown): e is RawtraceError {
  * string)) — a string "5" would read as the number 5 in a template.
  */
 export function shownValue(v: unknown): string {
-  return typeof v === "number" ? String(v) : `${JSON.stringify(v) ?? String(v)} (a ${v === null ? "null" : typeof v})`;
+  if (typeof v === "number") return String(v);
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(v); // a bigint, or an object with a cycle, throws
+  } catch {
+    text = undefined;
+  }
+  return `${text ?? String(v)} (a ${v === null ? "null" : typeof v})`;
 }
 
 export function fill(template: string, detail: number | bigint | string): string {

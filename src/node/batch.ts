@@ -9,9 +9,10 @@
  * directly, never over an input); a default output name never equals an input (`trace.json` converts to
  * `trace.json.json`).
  */
+import { needOptions, needPath, needPaths } from "./api_args.js";
 import { closeSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { RawtraceError, shownValue, type LossReport, type Warning } from "../core/codes.js";
+import { RawtraceError, type LossReport, type Warning } from "../core/codes.js";
 import type { AnalysisOptions } from "../core/engine.js";
 import { checkOutputOptions, xspaceProfilePath } from "./convert.js";
 import { isGzipFile } from "./file_source.js";
@@ -162,9 +163,9 @@ function threadsUsed(size: number, results: FileResult[]): number {
 /** Converts many `.rawtrace` files in parallel. Never throws for a bad file: see {@link FileResult.error}. */
 export async function convertBatch(inputs: string[], opts: BatchOptions = {}): Promise<BatchResult> {
   // Checked before anything is made (a string was spread into characters after outDir was created: a TypeError).
-  if (!Array.isArray(inputs) || inputs.some((i) => typeof i !== "string")) {
-    throw new RawtraceError("USAGE", `convertBatch: inputs must be an array of paths, not ${shownValue(inputs)}`);
-  }
+  needPaths("convertBatch", inputs);
+  needOptions("convertBatch", opts);
+  if (opts.outDir !== undefined) needPath("convertBatch", "outDir", opts.outDir);
   const format = opts.format ?? "chrome";
   if (opts.output !== undefined && opts.outDir !== undefined) {
     throw new RawtraceError("USAGE", "output and outDir: give one (output names one file, outDir a folder for many)");
@@ -172,9 +173,11 @@ export async function convertBatch(inputs: string[], opts: BatchOptions = {}): P
   if (opts.output !== undefined && inputs.length !== 1) {
     throw new RawtraceError("USAGE", "-o (Node API: output) names one output: use --out-dir (outDir) with several inputs");
   }
-  checkOutputOptions({ ...opts, format }, opts.output);
+  checkOutputOptions({ ...opts, format }, opts.output, "convertBatch");
   if (opts.outDir === "-") throw new RawtraceError("USAGE", "outDir '-': outDir names a folder, not standard output");
-  const pool = opts.pool ?? new WorkerPool({ jobs: poolJobs(inputs.length, opts.jobs, format === "chrome") });
+  // Checked also with a pool of the caller's, which it then does not size (a bad value was accepted silently).
+  const jobs = poolJobs(inputs.length, opts.jobs, format === "chrome");
+  const pool = opts.pool ?? new WorkerPool({ jobs });
   // After a bad `jobs`; not for no input (nothing would go there).
   if (opts.outDir && inputs.length > 0) makeDir(opts.outDir, "the output folder (--out-dir; Node API: outDir)");
   const t0 = performance.now();

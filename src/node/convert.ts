@@ -4,6 +4,7 @@
  * Chrome JSON peak memory does not grow with the input; XSpace buffers ~32 bytes per event in the core
  * (docs/xspace.md).
  */
+import { needBool, needOptions, needPath, noSignal } from "./api_args.js";
 import { dirname, join, resolve } from "node:path";
 import type { ConvertOptions, ConvertResult, Engine, FileInfo } from "../core/engine.js";
 import { RawtraceError, shownValue } from "../core/codes.js";
@@ -37,7 +38,11 @@ export interface ConvertFileOptions extends Omit<ConvertOptions, "afterWindow" |
  * file or lock behind): `format` is "chrome" or "xspace", `gzipLevel` 0–9, and XSpace is never gzipped (XProf reads
  * plain `.xplane.pb`), neither by `gzip` nor by an `output` name ending in `.gz`. Throws USAGE.
  */
-export function checkOutputOptions(opts: { format?: string; gzip?: boolean; gzipLevel?: number }, output?: string): void {
+export function checkOutputOptions(opts: { format?: string; gzip?: boolean; gzipLevel?: number }, output?: string, fn = "options"): void {
+  needOptions(fn, opts);
+  noSignal(fn, opts);
+  // A string ("no") was taken as true and gzipped the output.
+  needBool(fn, "gzip", opts.gzip);
   if (opts.format !== undefined && opts.format !== "chrome" && opts.format !== "xspace") {
     throw new RawtraceError("USAGE", `unknown output format '${opts.format}' (chrome or xspace)`);
   }
@@ -47,11 +52,6 @@ export function checkOutputOptions(opts: { format?: string; gzip?: boolean; gzip
   if (opts.gzipLevel !== undefined) checkGzipLevel(opts.gzipLevel);
 }
 
-/** A path argument of the API `fn`: a non-empty string, else USAGE (not a TypeError from deep inside). */
-function needPath(fn: string, what: string, v: unknown): void {
-  if (typeof v === "string" && v !== "") return;
-  throw new RawtraceError("USAGE", `${fn}: the ${what} must be a file path, not ${v === "" ? "an empty string" : v === null ? "null" : typeof v}`);
-}
 
 /**
  * Converts `input` (.rawtrace) to Chrome JSON (or XSpace with `format: "xspace"`) at `output`, opened as
@@ -63,7 +63,7 @@ function needPath(fn: string, what: string, v: unknown): void {
 export async function convertFile(input: string, output: string, opts: ConvertFileOptions = {}): Promise<ConvertResult> {
   needPath("convertFile", "input", input);
   needPath("convertFile", "output", output);
-  checkOutputOptions(opts, output);
+  checkOutputOptions(opts, output, "convertFile");
   const gzip = opts.format === "xspace" ? false : opts.gzip ?? gzipByName(output);
   // An XSpace file makes its folder, as the CLI and convertBatch do (docs/errors.md: XProf's runs live in a tree that
   // often does not exist yet); a Chrome JSON file's missing folder is refused.
@@ -161,6 +161,7 @@ export function xspaceProfilePath(logdir: string, profileStartNs: bigint | numbe
   const p2 = (n: number) => String(n).padStart(2, "0");
   const run = `${d.getUTCFullYear()}_${p2(d.getUTCMonth() + 1)}_${p2(d.getUTCDate())}_` +
     `${p2(d.getUTCHours())}_${p2(d.getUTCMinutes())}_${p2(d.getUTCSeconds())}`;
+  if (typeof hostname !== "string") throw new RawtraceError("USAGE", `xspaceProfilePath: the host name must be a string, not ${shownValue(hostname)}`);
   let host = hostname.replace(/[^A-Za-z0-9._-]/g, "_").replace(/^\.+/, "");
   if (host === "") host = "unknown_host";
   // A file name has at most 255 bytes, with `.xplane.pb.lock` and a temporary's suffix added: a longer name (a

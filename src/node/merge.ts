@@ -17,6 +17,7 @@
  * one `/host:CPU` plane with every rank's threads and one plane per GPU (src/node/xspace_merge.ts). Ranks whose
  * dumps name no host are each their own `unknown_host_rank<N>.xplane.pb`.
  */
+import { needOptions, needPath, needPaths } from "./api_args.js";
 import { closeSync, readSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { tmpdir } from "node:os";
@@ -116,9 +117,7 @@ function checkMaxSkew(ms: unknown): void {
 
 /** Merges the dumps of a multi-rank job into one Chrome trace (or one XSpace per host). */
 export async function merge(inputs: string[], output: string, opts: MergeOptions = {}): Promise<MergeResult> {
-  if (!Array.isArray(inputs) || inputs.some((i) => typeof i !== "string")) {
-    throw new RawtraceError("USAGE", `merge: inputs must be an array of paths, not ${shownValue(inputs)}`);
-  }
+  needPaths("merge", inputs);
   if (inputs.length === 0) throw new RawtraceError("USAGE", "merge needs at least one .rawtrace file");
   // One dump given twice would put every event of that rank in the trace twice (the CLI keeps such an input once,
   // src/node/inputs.ts expandInputs): refused here rather than guessed. Told by device and inode, so that a symlink
@@ -129,7 +128,9 @@ export async function merge(inputs: string[], output: string, opts: MergeOptions
     if (first !== undefined) throw new RawtraceError("USAGE", `merge: ${p} is given more than once${first !== p ? ` (also as ${first})` : ""}: give each rank's dump once`, p);
   }
   const format = opts.format ?? "chrome";
-  checkOutputOptions({ ...opts, format }, output);
+  needPath("merge", "output", output);
+  needOptions("merge", opts);
+  checkOutputOptions({ ...opts, format }, output, "merge");
   checkMaxSkew(opts.maxSkewMs);
   if (format === "xspace" && output === "-") {
     // `-` is standard output, which cannot hold a log directory (it made a folder named `-`).
@@ -138,6 +139,9 @@ export async function merge(inputs: string[], output: string, opts: MergeOptions
   if (format === "xspace" && output.endsWith(".xplane.pb")) {
     throw new RawtraceError("USAGE", `${output}: an XSpace merge writes one <host>.xplane.pb per host under a log directory (plugins/profile/<run>/): give -o a directory`);
   }
+  // A bad `jobs` is USAGE before anything is made (before: after the output was claimed, whose lock then refused the
+  // corrected call for 2 minutes), also with a pool of the caller's (which it then does not size).
+  const jobs = poolJobs(inputs.length, opts.jobs);
   // Every rank is read twice (plan, then conversion): non-seekable inputs are spooled once — before the output is
   // claimed: the copy runs on this thread, and a lock held through a slow one (a stdin rank that takes minutes to
   // arrive) went unrefreshed and was taken over as stale by another run.
@@ -154,7 +158,7 @@ export async function merge(inputs: string[], output: string, opts: MergeOptions
   // The plan, the clock report, the outputs and every message name the inputs as given (standard input:
   // /dev/stdin, as convert names it); only the workers read the spooled copies.
   const reads = spooled.paths;
-  const pool = opts.pool ?? new WorkerPool({ jobs: poolJobs(inputs.length, opts.jobs) });
+  const pool = opts.pool ?? new WorkerPool({ jobs });
   const t0 = performance.now();
   const sizes = inputs.map(() => 0);
   let phase = 0; // 0 planning (pass 1, counted as 20 % of the work), 1 converting

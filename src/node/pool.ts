@@ -7,6 +7,7 @@
  * the next task. Progress of running tasks is polled from shared memory ({@link WorkerPool.active}), never pushed
  * through callbacks.
  */
+import { needOptions, needPath } from "./api_args.js";
 import type { Worker } from "node:worker_threads";
 import { availableParallelism, cpus } from "node:os";
 import { basename } from "node:path";
@@ -147,6 +148,7 @@ export class WorkerPool {
   private readonly inThread: boolean;
 
   constructor(opts: PoolOptions = {}) {
+    needOptions("WorkerPool", opts);
     const n = opts.inThread ? 1 : opts.jobs === undefined ? defaultJobs() : checkedJobs(opts.jobs);
     this.size = n;
     this.inThread = !!opts.inThread;
@@ -165,8 +167,11 @@ export class WorkerPool {
    * worker that is terminated cannot clean up after itself.
    */
   async convert(job: ConvertJob): Promise<ConvertSummary> {
+    needOptions("WorkerPool.convert", job);
+    needPath("WorkerPool.convert", "input", job?.input);
+    if (job.fd === undefined) needPath("WorkerPool.convert", "output", job.output);
     if (job.fd !== undefined) return this.run(job.input, (r, seq) => r.convert(job, seq));
-    checkOutputOptions(job, job.output);
+    checkOutputOptions(job, job.output, "WorkerPool.convert");
     const file = OutputFile.open(job.output, { force: job.force, inputs: [job.input] });
     try {
       const r = await this.run(job.input, (remote, seq) => remote.convert({ ...job, fd: file.fd }, seq));
@@ -185,11 +190,13 @@ export class WorkerPool {
 
   /** Pass 1 of one file on a worker: header, devices, records, time span, clock anchors, warnings. */
   info(input: string): Promise<FileInfo> {
+    needPath("WorkerPool.info", "input", input);
     return this.run(input, (r, seq) => r.info(input, seq));
   }
 
   /** Statistics of one file, computed on a worker. */
   stats(input: string, opts: { allApi?: boolean } = {}): Promise<{ stats: TraceStats; info: FileInfo; seconds: number }> {
+    needPath("WorkerPool.stats", "input", input);
     return this.run(input, (r, seq) => r.stats(input, !!opts.allApi, seq));
   }
 

@@ -2,8 +2,9 @@
  * `rawtrace stats` in Node: statistics of one file (in this thread, or on a pool) or of many files on a pool, and
  * the text tables the CLI prints. The numbers come from the core (src/core/stats.ts for their definitions).
  */
+import { needOptions, needPath, needPaths, noSignal } from "./api_args.js";
+import { RawtraceError, shownValue } from "../core/codes.js";
 import type { ByteSource, FileInfo } from "../core/engine.js";
-import { RawtraceError } from "../core/codes.js";
 import { EventKind, byTotal, computeStats, kindName, type TraceStats } from "../core/stats.js";
 import { createEngine } from "./wasm.js";
 import { fileSource } from "./file_source.js";
@@ -21,6 +22,12 @@ export interface StatsOptions {
 
 /** Statistics of one file: a path or a ByteSource (a ByteSource is read in this thread). */
 export async function stats(input: string | ByteSource, opts: StatsOptions = {}): Promise<TraceStats> {
+  if (typeof input !== "string" && (typeof input !== "object" || input === null || typeof (input as ByteSource).open !== "function")) {
+    throw new RawtraceError("USAGE", `stats: the input must be a file path or a ByteSource, not ${shownValue(input)}`);
+  }
+  if (input === "") needPath("stats", "input", input);
+  needOptions("stats", opts);
+  noSignal("stats", opts);
   if (typeof input === "string" && opts.pool) return (await opts.pool.stats(input, opts)).stats;
   const src = typeof input === "string" ? fileSource(input) : input;
   try {
@@ -42,7 +49,11 @@ export interface StatsFileResult {
 
 /** Statistics of many files in parallel; one bad file fails alone. */
 export async function statsFiles(inputs: string[], opts: StatsOptions = {}): Promise<StatsFileResult[]> {
-  const pool = opts.pool ?? new WorkerPool({ jobs: poolJobs(inputs.length, opts.jobs) });
+  needPaths("statsFiles", inputs);
+  needOptions("statsFiles", opts);
+  noSignal("statsFiles", opts);
+  const jobs = poolJobs(inputs.length, opts.jobs); // checked also with a pool of the caller's
+  const pool = opts.pool ?? new WorkerPool({ jobs });
   try {
     return await Promise.all(inputs.map(async (input): Promise<StatsFileResult> => {
       try {

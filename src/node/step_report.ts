@@ -1,6 +1,7 @@
 /**
  * `rawtrace stats --steps REGEX`: the per-step statistics of src/core/step_stats.ts for files, their text table and CSV.
  */
+import { needNs, needOptions, needPath } from "./api_args.js";
 import { computeStepStats, stepStatsOf, timelinePass, type StepStats } from "../core/step_stats.js";
 import { gapsOf, type DeviceGaps } from "../core/gaps.js";
 import { csvField } from "./stats.js";
@@ -9,6 +10,8 @@ import { fileSource } from "./file_source.js";
 
 /** Per-step statistics of the file at `input` (this thread: one timeline pass). */
 export async function stepStats(input: string, opts: { steps?: string | RegExp; allApi?: boolean } = {}): Promise<StepStats[]> {
+  needPath("stepStats", "input", input);
+  needOptions("stepStats", opts);
   const src = fileSource(input);
   try {
     return await computeStepStats(await createEngine(), src, opts);
@@ -24,6 +27,10 @@ export async function stepStats(input: string, opts: { steps?: string | RegExp; 
 export async function timelineStats(
   input: string, opts: { steps?: string | RegExp; gaps?: boolean; minGapNs?: number; allApi?: boolean },
 ): Promise<{ steps?: StepStats[]; gaps?: DeviceGaps[] }> {
+  needPath("timelineStats", "input", input);
+  needOptions("timelineStats", opts);
+  // A NaN or a string found no gap at all, silently (the CLI refuses such a --gap-min).
+  needNs("timelineStats", "minGapNs", opts?.minGapNs);
   const src = fileSource(input);
   let tl: Awaited<ReturnType<typeof timelinePass>>;
   try {

@@ -51,7 +51,7 @@ export async function convertStream(input: string | ByteSource, out: Writable, o
   if (out === null || typeof out !== "object" || typeof (out as { write?: unknown }).write !== "function") {
     throw new RawtraceError("USAGE", `convertStream: the output must be a Writable stream, not ${out === null ? "null" : typeof out}`);
   }
-  checkOutputOptions(opts);
+  checkOutputOptions(opts, undefined, "convertStream");
   // Checked before the input is opened: a stream already gone must not cost a spooled copy of standard input.
   const already = gone(out);
   if (already) {

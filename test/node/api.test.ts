@@ -17,7 +17,9 @@ import { readdirSync, mkdirSync, statSync } from "node:fs";
 import { sampleDump } from "../helpers/sample_dump.js";
 import { generate } from "../../bench/generate.js";
 import { infoFile } from "../../src/node/convert.js";
-import { stats } from "../../src/node/stats.js";
+import { stats, statsFiles } from "../../src/node/stats.js";
+import { WorkerPool } from "../../src/node/pool.js";
+import { xspaceProfilePath } from "../../src/node/convert.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const tmp = mkdtempSync(join(tmpdir(), "rawtrace-api-"));
@@ -161,6 +163,29 @@ test("arguments and options of the wrong type are USAGE naming them, before any 
   await usage("steps {}", () => convertFile(input, out, { steps: {} as unknown as string }), "steps must be a RegExp or its source text, not a value of type object");
   assert.not.ok(existsSync(out), "no output");
   await usage("outDir '-'", () => convertBatch([input], { outDir: "-" }), "outDir '-': outDir names a folder, not standard output");
+  // Exploratory testing of 2026-12-02: TypeErrors from deep inside, and values taken silently as others.
+  const X = (v: unknown) => v as never;
+  await usage("stats 5", () => stats(X(5)), "stats: the input must be a file path or a ByteSource, not 5");
+  await usage("statsFiles 'x'", () => statsFiles(X("x")), `statsFiles: inputs must be an array of paths, not "x" (a string)`);
+  await usage("merge output 5", () => merge([input], X(5)), "merge: the output must be a file path, not number");
+  await usage("merge output ''", () => merge([input], ""), "merge: the output must be a file path, not an empty string");
+  await usage("merge no output", () => merge([input], X(undefined)), "merge: the output must be a file path, not undefined");
+  await usage("outDir 5", () => convertBatch([input], { outDir: X(5) }), "convertBatch: the outDir must be a file path, not number");
+  await usage("gzip 'no'", () => convertFile(input, join(tmp, "typed-gz.json"), { gzip: X("no") }), `convertFile: gzip must be true or false, not "no" (a string)`);
+  await usage("signal", () => convertFile(input, join(tmp, "typed-sig.json"), X({ signal: AbortSignal.abort() })), "convertFile: there is no signal option");
+  await usage("minGapNs NaN", () => timelineStats(input, { gaps: true, minGapNs: NaN }), "timelineStats: minGapNs must be a number of ns ≥ 0, not NaN");
+  await usage("minGapNs 'abc'", () => timelineStats(input, { gaps: true, minGapNs: X("abc") }), `not "abc" (a string)`);
+  await usage("xspaceProfilePath host 5", () => xspaceProfilePath("x", 0n, X(5)), "xspaceProfilePath: the host name must be a string, not 5");
+  await usage("new WorkerPool(null)", () => new WorkerPool(X(null)), "WorkerPool: the options must be an object, not null");
+  const pool = new WorkerPool({ jobs: 1 });
+  try {
+    await usage("pool.convert({input})", () => pool.convert(X({ input })), "WorkerPool.convert: the output must be a file path, not undefined");
+    await usage("pool.info(5)", () => pool.info(X(5)), "WorkerPool.info: the input must be a file path, not number");
+    await usage("batch pool jobs -5", () => convertBatch([input], { outDir: join(tmp, "typed-dir"), pool, jobs: -5 }), "jobs must be a whole number from 1 to 1024, not -5");
+  } finally {
+    await pool.close();
+  }
+  assert.not.ok(existsSync(join(tmp, "typed-gz.json")) || existsSync(join(tmp, "typed-sig.json")) || existsSync(join(tmp, "typed-dir")), "nothing made");
   assert.not.ok(existsSync(join(process.cwd(), "-")), "no folder named '-'");
   // No input: nothing to convert, and no output folder made for it.
   const none = join(tmp, "no-inputs-dir");

@@ -186,6 +186,27 @@ test("a failing rank fails the merge and leaves nothing behind; existing outputs
   assert.is(exists.name, "EXISTS");
 });
 
+test("a bad jobs is USAGE before anything is made, also with the caller's pool: no temporary, no lock, and the corrected call goes through (before: its lock refused it for 2 minutes)", async () => {
+  const dir = join(tmp, "badjobs");
+  mkdirSync(dir);
+  const out = join(dir, "job.json");
+  for (const jobs of [0, 2.5, -5]) {
+    const e = await merge(paths.slice(0, 2), out, { jobs }).catch((x) => x);
+    assert.is(e.name, "USAGE", e.message);
+    assert.equal(readdirSync(dir), [], `jobs ${jobs}: nothing made`);
+  }
+  const pool = new WorkerPool({ jobs: 1 });
+  try {
+    const e = await merge(paths.slice(0, 2), out, { jobs: -5, pool }).catch((x) => x);
+    assert.is(e.name, "USAGE", "with a pool too (before: accepted)");
+    const r = await merge(paths.slice(0, 2), out, { jobs: 1, pool });
+    assert.ok(r.events > 0);
+  } finally {
+    await pool.close();
+  }
+  assert.equal(readdirSync(dir), ["job.json"]);
+});
+
 test("one dump given twice (by any spelling of its path) is USAGE before any output: its events would be counted twice", async () => {
   const dir = join(tmp, "twice");
   mkdirSync(dir);
