@@ -88,15 +88,31 @@ export async function convertStream(input: string | ByteSource, out: Writable, o
     failed ??= e;
     lost(failed);
   };
+  // Ended by us (opts.end): a finish or close after it is the normal end; before it, someone else ended the stream,
+  // whose later writes are dropped with an error only their callbacks see (before: the call resolved, the bytes lost).
+  let endedByUs = false;
   const onClose = () => {
-    if (out.writableFinished) return;
-    failed ??= new Error("the output stream closed before the conversion ended");
+    if (out.writableFinished && endedByUs) return;
+    failed ??= new Error(out.writableFinished ? "the output stream was ended by another party before the conversion ended" : "the output stream closed before the conversion ended");
+    lost(failed);
+  };
+  const onFinish = () => {
+    if (endedByUs) return;
+    failed ??= new Error("the output stream was ended by another party before the conversion ended");
+    lost(failed);
+  };
+  /** A stream ended or destroyed meanwhile without an event yet (end() emits 'finish' only after its buffer drains). */
+  const check = () => {
+    if (failed || endedByUs || !gone(out)) return;
+    failed = new Error(out.destroyed ? "the output stream closed before the conversion ended" : "the output stream was ended by another party before the conversion ended");
     lost(failed);
   };
   out.on("error", onError);
   out.on("close", onClose);
+  out.on("finish", onFinish);
   try {
     const result = await engine.convert(src, (b) => {
+      check();
       if (failed) return;
       if (gz) {
         if (!gz.write(b)) pressure = true;
@@ -108,6 +124,7 @@ export async function convertStream(input: string | ByteSource, out: Writable, o
       ...opts,
       onProgress: callback.wrap(opts.onProgress),
       afterWindow: async () => {
+        check();
         if (failed) throw failed;
         if (pressure) {
           pressure = false;
@@ -127,8 +144,10 @@ export async function convertStream(input: string | ByteSource, out: Writable, o
       },
     });
     if (gz) await Promise.race([gz.end(), lostPromise]);
+    check();
     if (failed) throw failed;
     if (opts.end ?? true) {
+      endedByUs = true;
       out.end();
       await Promise.race([finished(out, { readable: false }), lostPromise]);
     }
@@ -147,5 +166,6 @@ export async function convertStream(input: string | ByteSource, out: Writable, o
     gz?.destroy();
     out.off("error", onError);
     out.off("close", onClose);
+    out.off("finish", onFinish);
   }
 }

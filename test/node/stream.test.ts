@@ -108,6 +108,24 @@ test("a stream destroyed during the conversion (slow consumer that goes away): I
   }
 });
 
+test("a stream another party ends during the conversion: IO, not a resolved call whose later bytes were dropped (before: resolved, 27 writes after the end lost)", async () => {
+  for (const gzip of [false, true]) {
+    for (const end of [true, false]) {
+      const pt = new PassThrough();
+      pt.resume(); // a consumer that reads everything
+      let calls = 0;
+      const e = await within(convertStream(big(), pt, {
+        gzip, end, onProgress: () => {
+          if (++calls === 2) pt.end();
+        },
+      }).then(() => null, (x) => x));
+      assert.ok(e, `gzip ${gzip}, end ${end}: rejected`);
+      assert.is(e.name, "IO", `gzip ${gzip}, end ${end}: ${e.message}`);
+      assert.match(e.message, /ended by another party before the conversion ended/);
+    }
+  }
+});
+
 test("an HTTP client that disconnects mid-response: the server's convertStream rejects with IO", async () => {
   let settled!: (v: unknown) => void;
   const outcome = new Promise((ok) => (settled = ok));
