@@ -72,8 +72,10 @@ export function ownDir(path: string): void {
 function hook(): void {
   if (hooked || !isMainThread) return;
   hooked = true;
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
+  // First among the listeners: a host's process.once() listener is removed before it is called, so had ours run
+  // after it, it would have found itself alone, taken the signal as unhandled and ended the host.
+  process.prependListener("SIGINT", onSignal);
+  process.prependListener("SIGTERM", onSignal);
   process.on("exit", cleanupOwned);
 }
 
@@ -90,8 +92,8 @@ export function withDefaultSignals<T>(fn: () => T): T {
   try {
     return fn();
   } finally {
-    process.on("SIGINT", onSignal);
-    process.on("SIGTERM", onSignal);
+    process.prependListener("SIGINT", onSignal);
+    process.prependListener("SIGTERM", onSignal);
   }
 }
 

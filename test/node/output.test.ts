@@ -324,14 +324,14 @@ test("a stream that never ends (info, stats and convert of standard input): SIGT
   }
 });
 
-test("a host program with its own SIGTERM handler: its conversions go on and publish; if it then exits, nothing is left", async () => {
+test("a host program with its own SIGTERM handler (process.on, or process.once: before, rawtrace then killed it): its conversions go on and publish; if it then exits, nothing is left", async () => {
   const INDEX = join(ROOT, "dist/node/index.js");
-  for (const exits of [false, true]) {
+  for (const [reg, exits] of [["on", false], ["on", true], ["once", false]] as const) {
     const d = dir();
     // The host's handler records the signal; the second host then exits with 3, as a shutdown that gives up would.
     const script = `
       import { convertFile } from ${JSON.stringify(INDEX)};
-      process.on("SIGTERM", () => { console.log("host got SIGTERM"); ${exits ? "process.exit(3);" : ""} });
+      process.${reg}("SIGTERM", () => { console.log("host got SIGTERM"); ${exits ? "process.exit(3);" : ""} });
       const r = await convertFile(${JSON.stringify(BIG)}, "out.json.gz", { gzipLevel: 6 });
       console.log("converted", r.events);`;
     writeFileSync(join(d, "host.mjs"), script);
@@ -350,7 +350,7 @@ test("a host program with its own SIGTERM handler: its conversions go on and pub
       assert.is(code, 3, err);
       assert.equal(readdirSync(d).sort(), ["host.mjs", "in.rawtrace"], "the exit hook removed the temporary and the lock");
     } else {
-      assert.is(code, 0, err);
+      assert.is(code, 0, `${reg}: ${err}`);
       assert.match(out, /converted \d+/);
       assert.equal(readdirSync(d).sort(), ["host.mjs", "in.rawtrace", "out.json.gz"], "published, no temporary or lock left");
       JSON.parse(gunzipSync(readFileSync(join(d, "out.json.gz"))).toString("utf8"));
