@@ -321,6 +321,14 @@ async function mergeXSpace(
   // A host with one rank: the rank writes the host's file; with several, each rank writes a part (created when the
   // rank starts, its descriptor closed when the rank is done), joined once every rank of the host is done.
   const parts: Array<Array<{ path: string; fd: number }>> = hosts.map(() => []);
+  const removeParts = () => {
+    for (const p of parts.flat()) {
+      if (!p) continue;
+      if (p.fd >= 0) closeSync(p.fd);
+      p.fd = -1;
+      removeOwned(p.path);
+    }
+  };
   const left = hosts.map((h) => h.ranks.length);
   const outputOf: string[] = [];
   hosts.forEach((h, i) => h.ranks.forEach((k) => (outputOf[k] = finals[i])));
@@ -392,14 +400,11 @@ async function mergeXSpace(
     failed = true;
     await Promise.allSettled(running); // no worker still writes a part when they are removed
     for (const f of files) f?.abort();
+    removeParts(); // before the folders: a part left in the run folder kept it (and its parents) from going
     removeDirsIfEmpty(made); // the run folder this merge made, when nothing else is in it
     throw e;
   } finally {
-    for (const p of parts.flat()) {
-      if (!p) continue;
-      if (p.fd >= 0) closeSync(p.fd);
-      removeOwned(p.path);
-    }
+    removeParts();
   }
 }
 

@@ -10,7 +10,7 @@
  * stamps its refreshes with the file system's time (this host's clock plus the offset seen when the lock was created);
  * a run that finds a lock measures "now" by creating a probe file beside it.
  */
-import { closeSync, constants as fc, existsSync, fstatSync, linkSync, openSync, readSync, renameSync, unlinkSync, utimesSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, constants as fc, existsSync, fstatSync, linkSync, openSync, readdirSync, readSync, renameSync, unlinkSync, utimesSync, writeFileSync, writeSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { basename, dirname, join } from "node:path";
@@ -197,16 +197,28 @@ function staleLock(mtimeMs: number, pid: string | undefined, host: string | unde
 
 /**
  * Removes the temporary a stale lock names (`.<name>.<16 hex>.tmp` beside `target`, the only kind it can name):
- * the holder's unfinished output, left by a process that was killed.
+ * the holder's unfinished output, left by a process that was killed; and the XSpace merge's rank parts of `target`
+ * (`.<name>.<16 hex>.part` beside it), which a merge makes only while it holds this lock: a kill left them for good
+ * (up to `jobs` + min(`jobs`, 8), each up to a rank's whole XSpace).
  */
 function removeOrphan(target: string, tmpName: string | undefined): void {
-  if (!tmpName || tmpName !== basename(tmpName)) return;
   const base = basename(target);
-  if (!tmpName.startsWith(`.${base}.`) || !/^[0-9a-f]{16}\.tmp$/.test(tmpName.slice(base.length + 2))) return;
+  const dir = dirname(target);
+  const named = (f: string, ext: string) => f.startsWith(`.${base}.`) && f.length === base.length + 19 + ext.length &&
+    /^[0-9a-f]{16}$/.test(f.slice(base.length + 2, base.length + 18)) && f.endsWith(`.${ext}`);
+  const orphans: string[] = [];
+  if (tmpName && tmpName === basename(tmpName) && named(tmpName, "tmp")) orphans.push(tmpName);
   try {
-    unlinkSync(join(dirname(target), tmpName));
+    for (const f of readdirSync(dir)) if (named(f, "part")) orphans.push(f);
   } catch {
-    // gone
+    // unreadable folder: the named temporary only
+  }
+  for (const f of orphans) {
+    try {
+      unlinkSync(join(dir, f));
+    } catch {
+      // gone
+    }
   }
 }
 

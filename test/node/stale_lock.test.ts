@@ -49,6 +49,20 @@ test("a lock of another host not refreshed for LOCK_STALE_MS is taken over, its 
   rmSync(join(tmp, "out"), { recursive: true });
 });
 
+test("a stale lock taken over also removes the XSpace merge's rank parts of its output, and nothing else (before: a killed merge's parts stayed for good)", async () => {
+  const out = join(tmp, "out", "rank0.json");
+  const { lock } = plant(out, LOCK_STALE_MS + 60_000);
+  const dir = join(tmp, "out");
+  const parts = [".rank0.json.00112233aabbccdd.part", ".rank0.json.ffeeddccbbaa9988.part"];
+  const kept = [".other.json.00112233aabbccdd.part", ".rank0.json.0011.part", ".rank0.json.00112233aabbccdd.part.x", "rank0.json.00112233aabbccdd.part"];
+  for (const f of [...parts, ...kept]) writeFileSync(join(dir, f), "x");
+  const r = await convertBatch([input], { outDir: dir, jobs: 1, force: true });
+  assert.is(r.ok, 1, JSON.stringify(r.files[0].error));
+  assert.not.ok(existsSync(lock));
+  assert.equal(readdirSync(dir).filter((f) => f.includes("part")).sort(), [...kept].sort(), "the parts of rank0.json removed, others kept");
+  rmSync(dir, { recursive: true });
+});
+
 test("a fresh lock of another host is refused, --force or not", async () => {
   const out = join(tmp, "out", "rank0.json");
   const { lock, orphan } = plant(out, 1_000);

@@ -9,7 +9,8 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { RawtraceError } from "../../src/core/codes.js";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { fromBinary } from "@bufbuild/protobuf";
@@ -204,6 +205,27 @@ test("ranks sharing one GPU with colliding tids and streams: one plane each, row
     assert.is((e.stats.get("correlation_id") as bigint) >> 32n, k);
     assert.match(String(e.stats.get("kernel_details")), new RegExp(`grid:${e.name === "conv_r2" ? 24 : 32},1,1 `));
   }
+});
+
+test("an XSpace merge of ranks sharing a host that fails while converting: no part, no run folder, no empty log directory left (before: the parts kept the tree until the folders were tried)", async () => {
+  const files = [
+    rankDump({ rank: 2, host: "node-f", pid: 1, tid: 7, uuid: 0xc1, stream: 13, kernel: "conv_r2", at: 0n }),
+    rankDump({ rank: 3, host: "node-f", pid: 2, tid: 7, uuid: 0xc2, stream: 13, kernel: "conv_r3", at: 500n }),
+  ];
+  // The second rank's conversion fails once the first wrote its part.
+  let converts = 0;
+  const failing = {
+    size: pool.size, info: (f: string) => pool.info(f), active: () => pool.active(), close: () => pool.close(),
+    convert: async (job: Parameters<WorkerPool["convert"]>[0]) => {
+      if (++converts === 2) throw new RawtraceError("IO", `${job.input}: injected failure`, job.input);
+      return pool.convert(job);
+    },
+  } as unknown as WorkerPool;
+  const out = join(tmp, "failed-merge");
+  const e = await merge(files, out, { format: "xspace", pool: failing, jobs: 1 }).catch((x) => x);
+  assert.match(String(e?.message), "injected failure");
+  assert.is(converts, 2);
+  assert.not.ok(existsSync(out), `nothing left: ${existsSync(out) ? readdirSync(out, { recursive: true }).join(", ") : ""}`);
 });
 
 test("two hosts and a rank with no host name: a file each; diagnostics name the rank; the profile spans every rank", async () => {
