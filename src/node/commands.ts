@@ -288,10 +288,20 @@ export async function runBatch(args: string[], v: CliValues): Promise<number> {
   const shard: Shard = v.shard === undefined ? { index: 0, count: 1 } : parseShard(v.shard);
   jobs(v, 1); // a bad --jobs is a usage error in every shard, its own inputs or none
   stdinOnce(args, v, "an input");
-  const named = [...args, ...(v.list ?? []).flatMap(readList)];
-  if (named.length === 0) throw new RawtraceError("USAGE", "batch needs .rawtrace files, directories, globs or --list FILE");
-  // Nothing matching at all is not special: each pattern is a failed input, and batch exits 1 for those.
-  const { files: all, missing } = inputs(named, "batch", true);
+  const lists = (v.list ?? []).map((l) => ({ l, names: readList(l) }));
+  const named = [...args, ...lists.flatMap((x) => x.names)];
+  if (named.length === 0 && lists.length === 0) throw new RawtraceError("USAGE", "batch needs .rawtrace files, directories, globs or --list FILE");
+  // Nothing matching at all is not special: each pattern is a failed input, and batch exits 1 for those. So is a
+  // list that names nothing (a `find > ranks.txt` that found no dump): shard 0 says it (before: a usage error in every
+  // shard, which did not name the list).
+  const { files: all, missing } = named.length ? inputs(named, "batch", true) : { files: [], missing: [] };
+  for (const { l, names } of lists) {
+    if (names.length > 0) continue;
+    missing.push({
+      input: `--list ${l}`, ok: false, events: 0, bytesIn: 0, bytesOut: 0, seconds: 0, warnings: [],
+      error: { code: "IO", message: `--list ${l}: the list names no input (empty, or only blank lines and # comments)` },
+    });
+  }
   checkOutputNames(all, v["out-dir"]);
   const mine = selectShard(all, shard);
   return convertFiles(mine, shard.index === 0 ? missing : [], v, fmt, an, { ...shard, total: all.length });

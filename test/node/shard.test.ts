@@ -203,6 +203,13 @@ test("usage errors exit 2 in every shard before any work; an unreadable list exi
   assert.equal(none.map((r) => r.status), [1, 0, 0], none.map((r) => r.stderr).join("\n"));
   assert.match(none[0].stderr, /empty-dumps: no \.rawtrace file matches/);
   for (const r of none.slice(1)) assert.match(r.stderr, /no inputs of 0 fall in this shard/);
+  // The same for a --list that names nothing (cluster.md's `find … > ranks.txt` that found no dump): before, a usage
+  // error in every shard (exit 2) that did not name the list.
+  writeFileSync(join(tmp, "empty-list.txt"), "# ranks of run 7\n\n");
+  const listed = [0, 1, 2].map((i) => cli(["batch", "--list", "empty-list.txt", "--shard", `${i}/3`, "--out-dir", "none"]));
+  assert.equal(listed.map((r) => r.status), [1, 0, 0], listed.map((r) => r.stderr).join("\n"));
+  assert.match(listed[0].stderr, "rawtrace: --list empty-list.txt: the list names no input (empty, or only blank lines and # comments)");
+  for (const r of listed.slice(1)) assert.match(r.stderr, /no inputs of 0 fall in this shard/);
   for (const args of [["empty-dumps"], ["zz*.rawtrace"], ["zz*.rawtrace", "--shard", "0/1"], ["zz*.rawtrace", "--json"]]) {
     const r = cli(["batch", ...args, "--out-dir", "none"]);
     assert.is(r.status, 1, `${args.join(" ")}: ${r.stderr}`);
