@@ -166,6 +166,7 @@ export async function convertBatch(inputs: string[], opts: BatchOptions = {}): P
   needPaths("convertBatch", inputs);
   needOptions("convertBatch", opts);
   if (opts.outDir !== undefined) needPath("convertBatch", "outDir", opts.outDir);
+  if (opts.output !== undefined) needPath("convertBatch", "output", opts.output);
   const format = opts.format ?? "chrome";
   if (opts.output !== undefined && opts.outDir !== undefined) {
     throw new RawtraceError("USAGE", "output and outDir: give one (output names one file, outDir a folder for many)");

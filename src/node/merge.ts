@@ -118,6 +118,8 @@ function checkMaxSkew(ms: unknown): void {
 /** Merges the dumps of a multi-rank job into one Chrome trace (or one XSpace per host). */
 export async function merge(inputs: string[], output: string, opts: MergeOptions = {}): Promise<MergeResult> {
   needPaths("merge", inputs);
+  needOptions("merge", opts);
+  needPath("merge", "output", output);
   if (inputs.length === 0) throw new RawtraceError("USAGE", "merge needs at least one .rawtrace file");
   // One dump given twice would put every event of that rank in the trace twice (the CLI keeps such an input once,
   // src/node/inputs.ts expandInputs): refused here rather than guessed. Told by device and inode, so that a symlink
@@ -128,8 +130,6 @@ export async function merge(inputs: string[], output: string, opts: MergeOptions
     if (first !== undefined) throw new RawtraceError("USAGE", `merge: ${p} is given more than once${first !== p ? ` (also as ${first})` : ""}: give each rank's dump once`, p);
   }
   const format = opts.format ?? "chrome";
-  needPath("merge", "output", output);
-  needOptions("merge", opts);
   checkOutputOptions({ ...opts, format }, output, "merge");
   checkMaxSkew(opts.maxSkewMs);
   if (format === "xspace" && output === "-") {

@@ -195,25 +195,42 @@ function staleLock(mtimeMs: number, pid: string | undefined, host: string | unde
   return (fsNow(target) ?? Date.now()) - mtimeMs > LOCK_STALE_MS;
 }
 
+/** Whether `f` is `.<base>.<16 hex>.<ext>`: a temporary (`tmp`) or a merge's rank part (`part`) of output `base`. */
+function siblingOf(base: string, f: string, ext: string): boolean {
+  return f.length === base.length + 19 + ext.length && f.startsWith(`.${base}.`) && f.endsWith(`.${ext}`) &&
+    /^[0-9a-f]{16}$/.test(f.slice(base.length + 2, base.length + 18));
+}
+
 /**
  * Removes the temporary a stale lock names (`.<name>.<16 hex>.tmp` beside `target`, the only kind it can name):
- * the holder's unfinished output, left by a process that was killed; and the XSpace merge's rank parts of `target`
- * (`.<name>.<16 hex>.part` beside it), which a merge makes only while it holds this lock: a kill left them for good
- * (up to `jobs` + min(`jobs`, 8), each up to a rank's whole XSpace).
+ * the holder's unfinished output, left by a process that was killed.
  */
 function removeOrphan(target: string, tmpName: string | undefined): void {
+  if (!tmpName || tmpName !== basename(tmpName) || !siblingOf(basename(target), tmpName, "tmp")) return;
+  try {
+    unlinkSync(join(dirname(target), tmpName));
+  } catch {
+    // gone
+  }
+}
+
+/**
+ * Removes the XSpace merge's rank parts of `target` (`.<name>.<16 hex>.part` beside it), which a merge makes only
+ * while it holds `target`'s lock: called once this process holds that lock, after taking a stale one over, so they
+ * are the killed holder's (a kill left them for good: up to `jobs` + min(`jobs`, 8), each up to a rank's whole
+ * XSpace). Not before the new lock is ours: another run may take the lock in between and make parts of its own.
+ */
+function removeOrphanParts(target: string): void {
   const base = basename(target);
   const dir = dirname(target);
-  const named = (f: string, ext: string) => f.startsWith(`.${base}.`) && f.length === base.length + 19 + ext.length &&
-    /^[0-9a-f]{16}$/.test(f.slice(base.length + 2, base.length + 18)) && f.endsWith(`.${ext}`);
-  const orphans: string[] = [];
-  if (tmpName && tmpName === basename(tmpName) && named(tmpName, "tmp")) orphans.push(tmpName);
+  let names: string[];
   try {
-    for (const f of readdirSync(dir)) if (named(f, "part")) orphans.push(f);
+    names = readdirSync(dir);
   } catch {
-    // unreadable folder: the named temporary only
+    return; // unreadable folder: nothing to find
   }
-  for (const f of orphans) {
+  for (const f of names) {
+    if (!siblingOf(base, f, "part")) continue;
     try {
       unlinkSync(join(dir, f));
     } catch {
@@ -225,6 +242,7 @@ function removeOrphan(target: string, tmpName: string | undefined): void {
 /** Claims `target` with `<target>.lock` (see the module comment). Returns the lock path. */
 export function lock(target: string, shown: string): string {
   const path = `${target}.lock`;
+  let tookOver = false; // a stale lock removed: its holder's parts go once the new lock is ours
   for (let attempt = 0; ; attempt++) {
     try {
       const fd = openSync(path, CREATE_EXCL, 0o644);
@@ -237,6 +255,7 @@ export function lock(target: string, shown: string): string {
         closeSync(fd);
       }
       holdLock(path, stamped - Date.now());
+      if (tookOver) removeOrphanParts(target);
       return path;
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
@@ -251,7 +270,10 @@ export function lock(target: string, shown: string): string {
       if (attempt === 0 && st && staleLock(st.mtimeMs, pid, host, target)) {
         // Its process is gone, or it has not refreshed it for LOCK_STALE_MS: taken over — that very lock only (by
         // inode), whichever of several runs gets there first; the others then find the winner's and say EXISTS.
-        if (removeLockIf(path, (now) => now.ino === st.ino)) removeOrphan(target, tmpName);
+        if (removeLockIf(path, (now) => now.ino === st.ino)) {
+          removeOrphan(target, tmpName);
+          tookOver = true;
+        }
         continue;
       }
       const who = /^\d+$/.test(pid ?? "") ? `rawtrace pid ${pid}${host ? ` on ${host}` : ""}` : "another program";

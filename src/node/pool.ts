@@ -197,6 +197,7 @@ export class WorkerPool {
   /** Statistics of one file, computed on a worker. */
   stats(input: string, opts: { allApi?: boolean } = {}): Promise<{ stats: TraceStats; info: FileInfo; seconds: number }> {
     needPath("WorkerPool.stats", "input", input);
+    needOptions("WorkerPool.stats", opts);
     return this.run(input, (r, seq) => r.stats(input, !!opts.allApi, seq));
   }
 

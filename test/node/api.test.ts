@@ -177,10 +177,14 @@ test("arguments and options of the wrong type are USAGE naming them, before any 
   await usage("minGapNs 'abc'", () => timelineStats(input, { gaps: true, minGapNs: X("abc") }), `not "abc" (a string)`);
   await usage("xspaceProfilePath host 5", () => xspaceProfilePath("x", 0n, X(5)), "xspaceProfilePath: the host name must be a string, not 5");
   await usage("new WorkerPool(null)", () => new WorkerPool(X(null)), "WorkerPool: the options must be an object, not null");
+  await usage("merge options null", () => merge([input], join(tmp, "typed-m.json"), X(null)), "merge: the options must be an object, not null");
+  await usage("batch output 5", () => convertBatch([input], { output: X(5) }), "convertBatch: the output must be a file path, not number");
+  await usage("xspaceProfilePath logdir 5", () => xspaceProfilePath(X(5), 0n, "h"), "xspaceProfilePath: the log directory must be a file path, not number");
   const pool = new WorkerPool({ jobs: 1 });
   try {
     await usage("pool.convert({input})", () => pool.convert(X({ input })), "WorkerPool.convert: the output must be a file path, not undefined");
     await usage("pool.info(5)", () => pool.info(X(5)), "WorkerPool.info: the input must be a file path, not number");
+    await usage("pool.stats options null", () => pool.stats(input, X(null)), "WorkerPool.stats: the options must be an object, not null");
     await usage("batch pool jobs -5", () => convertBatch([input], { outDir: join(tmp, "typed-dir"), pool, jobs: -5 }), "jobs must be a whole number from 1 to 1024, not -5");
   } finally {
     await pool.close();
