@@ -146,7 +146,8 @@ const HOST_NAME_MAX = 160;
  * past 160 characters its first 151 and a hash of the whole.
  */
 export function xspaceProfilePath(logdir: string, profileStartNs: bigint | number, hostname: string): string {
-  needPath("xspaceProfilePath", "log directory", logdir);
+  // "" is the current folder (a relative path under it), as path.join takes it.
+  if (typeof logdir !== "string") throw new RawtraceError("USAGE", `xspaceProfilePath: the log directory must be a path, not ${shownValue(logdir)}`);
   // A number (what a caller who read a time as a number has) is taken too, where it is a whole number of ns ≥ 0.
   if (typeof profileStartNs === "number") {
     if (!Number.isSafeInteger(profileStartNs) && !(Number.isInteger(profileStartNs) && profileStartNs > 0)) {

@@ -179,7 +179,7 @@ test("arguments and options of the wrong type are USAGE naming them, before any 
   await usage("new WorkerPool(null)", () => new WorkerPool(X(null)), "WorkerPool: the options must be an object, not null");
   await usage("merge options null", () => merge([input], join(tmp, "typed-m.json"), X(null)), "merge: the options must be an object, not null");
   await usage("batch output 5", () => convertBatch([input], { output: X(5) }), "convertBatch: the output must be a file path, not number");
-  await usage("xspaceProfilePath logdir 5", () => xspaceProfilePath(X(5), 0n, "h"), "xspaceProfilePath: the log directory must be a file path, not number");
+  await usage("xspaceProfilePath logdir 5", () => xspaceProfilePath(X(5), 0n, "h"), "xspaceProfilePath: the log directory must be a path, not 5");
   const pool = new WorkerPool({ jobs: 1 });
   try {
     await usage("pool.convert({input})", () => pool.convert(X({ input })), "WorkerPool.convert: the output must be a file path, not undefined");
