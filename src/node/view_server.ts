@@ -14,7 +14,7 @@
  * {@link STATUS_HEADER} (what the viewer page asks for, so that Chromium's console does not log it).
  */
 import { STATUS_CODES, createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { closeSync, createReadStream, openSync, realpathSync, statSync, type Stats } from "node:fs";
+import { closeSync, createReadStream, fstatSync, openSync, realpathSync, statSync, type Stats } from "node:fs";
 import { basename, extname, join, sep } from "node:path";
 import { isIP } from "node:net";
 import { RawtraceError } from "../core/codes.js";
@@ -133,22 +133,31 @@ function fail(req: IncomingMessage, res: ServerResponse, status: number, text: s
   res.end(text);
 }
 
-function send(req: IncomingMessage, res: ServerResponse, file: string, st: Stats, type: string): void {
+function send(req: IncomingMessage, res: ServerResponse, file: string, type: string): void {
   // Opened before the status line: a file that cannot be read (its mode changed since the server started) is an
   // answer with a status, not a connection dropped after a 200.
   let fd: number;
+  let size: number;
   try {
     fd = openSync(file, "r");
   } catch {
     return fail(req, res, 403, "cannot read the file");
   }
-  res.writeHead(200, headers(type, st.size));
-  if (req.method === "HEAD") {
+  try {
+    size = fstatSync(fd).size; // the file opened, which may have changed since `st`
+  } catch {
+    closeSync(fd);
+    return fail(req, res, 403, "cannot read the file");
+  }
+  res.writeHead(200, headers(type, size));
+  if (req.method === "HEAD" || size === 0) {
     closeSync(fd);
     res.end();
     return;
   }
-  const s = createReadStream(file, { fd });
+  // Exactly the bytes Content-Length promised: a dump a collector still appends to grew meanwhile, and the bytes past
+  // it went onto the kept-alive connection, where the next response then failed to parse.
+  const s = createReadStream(file, { fd, start: 0, end: size - 1 });
   s.on("error", () => res.destroy());
   s.pipe(res);
 }
@@ -253,10 +262,12 @@ export async function startViewerServer(o: ViewerServerOptions): Promise<ViewerS
     }
     let decoded: string | null;
     try {
-      decoded = decodeURIComponent(pathname);
+      // An encoded slash, backslash or NUL is refused here as for the viewer's own files (docs/viewer.md).
+      decoded = /%(2f|5c|00)/i.test(pathname) ? null : decodeURIComponent(pathname);
     } catch {
       decoded = null;
     }
+    if (decoded === null && /%(2f|5c|00)/i.test(pathname)) return fail(req, res, 403, "forbidden");
     const file = decoded === null ? undefined : named.get(decoded);
     if (file) {
       let st: Stats;
@@ -266,21 +277,20 @@ export async function startViewerServer(o: ViewerServerOptions): Promise<ViewerS
         return fail(req, res, 404, "not found");
       }
       if (!st.isFile()) return fail(req, res, 404, "not found");
-      return send(req, res, file.path, st, "application/octet-stream");
+      return send(req, res, file.path, "application/octet-stream");
     }
     const r = resolveWebPath(root, pathname);
     if (r === 404 && o.coreWasm && /^\/rawtrace-[A-Z0-9]+\.wasm$/.test(pathname)) {
-      let st: Stats;
       try {
-        st = statSync(o.coreWasm);
+        statSync(o.coreWasm);
       } catch {
         return fail(req, res, 404, "not found");
       }
-      return send(req, res, o.coreWasm, st, TYPES[".wasm"]);
+      return send(req, res, o.coreWasm, TYPES[".wasm"]);
     }
     if (r === 403) return fail(req, res, 403, "forbidden");
     if (r === 404) return fail(req, res, 404, "not found");
-    send(req, res, r, statSync(r), TYPES[extname(r)] ?? "application/octet-stream");
+    send(req, res, r, TYPES[extname(r)] ?? "application/octet-stream");
   });
 
   const first = o.port ?? DEFAULT_PORT;

@@ -8,8 +8,8 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { spawn, type ChildProcess } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { createServer, request, type Server } from "node:http";
+import { appendFileSync, chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { Agent, createServer, request, type Server } from "node:http";
 import { networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
 import { QUIET_HEADER, STATUS_HEADER, isLoopback, resolveWebPath, startViewerServer } from "../../src/node/view_server.js";
@@ -141,6 +141,10 @@ test("serves the viewer, the named files byte for byte, and nothing else", async
       assert.ok(r.status === 403 || r.status === 404, `${p}: ${r.status}`);
       assert.not.ok(r.body.toString().includes(SECRET), `${p} leaked the file`);
     }
+    // An encoded slash in a named file's path is refused as for the viewer's own files (before: 200, the file).
+    for (const p of ["/files%2f0%2frun%20a.rawtrace", "/files%2F0/run%20a.rawtrace", "/files/0%5crun%20a.rawtrace"]) {
+      assert.is((await get(s.port, p)).status, 403, p);
+    }
     assert.is((await get(s.port, "/", { method: "POST" })).status, 405);
     assert.is((await get(s.port, "/", { method: "PUT" })).status, 405);
     // DNS rebinding: a page of another site that resolves its name to 127.0.0.1 sends its own Host.
@@ -154,6 +158,40 @@ test("serves the viewer, the named files byte for byte, and nothing else", async
       assert.ok(e && e.code === "ECONNREFUSED", `reachable on ${other.address}`);
     }
   } finally {
+    await s.close();
+  }
+});
+
+test("a named file that grows while it is sent (a collector still writing it): exactly the bytes Content-Length promised, and the kept-alive connection's next response parses (before: the extra bytes broke it)", async () => {
+  const grow = join(tmp, "growing.rawtrace");
+  writeFileSync(grow, Buffer.alloc(16 << 20, 7));
+  const s = await startViewerServer({ webDir: web, files: [grow], port: 0 });
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  try {
+    const first = await new Promise<{ promised: number; got: number }>((ok, fail) => {
+      const req = request({ host: "127.0.0.1", port: s.port, path: s.filePaths[0], agent }, (res) => {
+        let got = 0;
+        let chunks = 0;
+        res.on("data", (d: Buffer) => {
+          got += d.length;
+          if (++chunks === 2) appendFileSync(grow, Buffer.alloc(1 << 20, 9)); // while the rest is still unsent
+        });
+        res.on("end", () => ok({ promised: Number(res.headers["content-length"]), got }));
+        res.on("error", fail);
+      });
+      req.on("error", fail);
+      req.end();
+    });
+    assert.equal(first, { promised: 16 << 20, got: 16 << 20 });
+    const second = await new Promise<number>((ok, fail) => {
+      request({ host: "127.0.0.1", port: s.port, path: "/", agent }, (res) => {
+        res.resume();
+        res.on("end", () => ok(res.statusCode ?? 0));
+      }).on("error", fail).end();
+    });
+    assert.is(second, 200);
+  } finally {
+    agent.destroy();
     await s.close();
   }
 });
