@@ -243,6 +243,9 @@ export class TimelineView {
    * a double no longer holds the ns.
    */
   setWindow(a: number, b: number): void {
+    // A window that is no window (NaN from a plot of no width, a bad link): the view stays as it is (before: the
+    // widest view, and every key after it stuck there).
+    if (!Number.isFinite(a) || !Number.isFinite(b)) return;
     this.fitted = false;
     const max = this.maxSpan();
     let span = Math.max(b - a, 50);
@@ -651,8 +654,8 @@ export class TimelineView {
   }
 
   private zoomAt(x: number, factor: number): void {
-    const px = Math.max(0, x - GUTTER);
-    const plotW = this.width - GUTTER;
+    const plotW = Math.max(1, this.width - GUTTER); // a window narrower than the labels has no plot to divide by
+    const px = Math.min(Math.max(0, x - GUTTER), plotW);
     const tAt = this.t0 + (px / plotW) * (this.t1 - this.t0);
     let span = (this.t1 - this.t0) * factor;
     span = Math.min(Math.max(span, 50), this.maxSpan()); // 50 ns across the plot at most zoomed in
@@ -661,7 +664,7 @@ export class TimelineView {
   }
 
   private pan(dx: number): void {
-    const dt = (dx / (this.width - GUTTER)) * (this.t1 - this.t0);
+    const dt = (dx / Math.max(1, this.width - GUTTER)) * (this.t1 - this.t0);
     this.setWindow(this.t0 + dt, this.t1 + dt);
   }
 
@@ -762,6 +765,6 @@ export class TimelineView {
     const c = this.clearedByClick;
     this.clearedByClick = null;
     if (c && !this.range && performance.now() - c.at < DOUBLE_MS) this.setRange(c.range);
-    this.toggleMark(this.t0 + ((x - GUTTER) / (this.width - GUTTER)) * (this.t1 - this.t0));
+    this.toggleMark(this.t0 + ((x - GUTTER) / Math.max(1, this.width - GUTTER)) * (this.t1 - this.t0));
   }
 }
