@@ -59,7 +59,12 @@ const LOAD_PASSES: Record<number, string> = {
   1: "indexing", 2: "building timeline", 3: "projecting NVTX ranges", 4: "laying out the timeline",
 };
 const EXPORT_PASSES: Record<number, string> = { 1: "indexing", 2: "writing", 3: "projecting NVTX ranges" };
+/** Jobs numbered as their callbacks are made; the worker runs them one after another, in that order. */
 let job = 0;
+/** The newest job that reported progress: the one the worker runs (an older one's late message is dropped). */
+let reporting = 0;
+/** Jobs up to this one had ended when the page last went idle: their late progress is dropped. */
+let ended = 0;
 
 function progress(label: string, done: number, total: number): void {
   const p = $("#progress");
@@ -72,7 +77,7 @@ function progress(label: string, done: number, total: number): void {
 
 function progressDone(): void {
   if (busy === 0) {
-    job++;
+    ended = job;
     $("#progress").hidden = true;
   }
 }
@@ -99,12 +104,19 @@ function isCancel(e: unknown): boolean {
   return (e as Error)?.name === "CANCELLED";
 }
 
-/** Callbacks for one worker job; progress that arrives after the job ended (another channel) is dropped. */
+/**
+ * Callbacks for one worker job. Its progress is shown while it is the job running: a job queued behind it (a file
+ * opened while another loads) reports nothing until it runs (before: its callbacks being the newest, the running
+ * load's progress was dropped and the bar froze for the rest of that load); progress that arrives after the job ended
+ * (another channel), or after a newer job reported, is dropped.
+ */
 function callbacks(label: string, passes: Record<number, string>, extra: Partial<JobCallbacks> = {}): JobCallbacks {
   const mine = ++job;
   return Comlink.proxy({
     progress(done: number, total: number, pass: number) {
-      if (mine === job && busy > 0) progress(`${label}: ${passes[pass] ?? "pass " + pass}`, done, total);
+      if (mine <= ended || mine < reporting || busy === 0) return;
+      reporting = mine;
+      progress(`${label}: ${passes[pass] ?? "pass " + pass}`, done, total);
     },
     ...extra,
   });

@@ -13,6 +13,7 @@ import type { Page } from "playwright-core";
 import { startHarness, type Guard, type Harness } from "./browser.js";
 import { chromeOf, clean, details, load, openPage, settledHash } from "./viewer_helpers.js";
 import { sampleDump } from "../helpers/sample_dump.js";
+import { generate } from "../../bench/generate.js";
 
 const CUDA_SAMPLE = "test/fixtures/real/h100/cuda_sample.rawtrace";
 const TORCH_NVTX = "samples/h100_torch_train_nvtx.rawtrace";
@@ -336,6 +337,33 @@ test("another run's alignment restores from a link whatever order the files are 
   assert.equal(await viewOf(reload.page), before, "the rewritten link");
   clean(reload.g, "reload");
   await reload.page.close();
+});
+
+test("a file opened while another loads: the running load's progress goes on being shown, then the second file's (before: the bar froze on the first load's last step)", async () => {
+  // A dump of some 24 MB: its passes report progress once per 4 MiB window, in several steps each.
+  const big = join(h.dir, "big-progress.rawtrace");
+  generate(300_000, big);
+  const { page, g } = await openPage(h, "", { viewport: VIEW });
+  // Every text the progress bar shows, in order.
+  await page.evaluate(() => {
+    const seen: string[] = [];
+    (window as unknown as { progressSeen: string[] }).progressSeen = seen;
+    const t = document.querySelector(".progress .text")!;
+    new MutationObserver(() => seen.push(t.textContent ?? "")).observe(t, { childList: true, characterData: true, subtree: true });
+  });
+  await page.setInputFiles("#file", big);
+  await page.waitForFunction(() => (window as unknown as { progressSeen: string[] }).progressSeen.some((x) => x.startsWith("big-progress.rawtrace: indexing")));
+  await page.setInputFiles("#file", TORCH_NVTX); // queued behind the running load
+  const queuedAt = await page.evaluate(() => (window as unknown as { progressSeen: string[] }).progressSeen.length);
+  await page.waitForFunction(() => document.querySelectorAll("#file-list .chip").length === 2, undefined, { timeout: 120_000 });
+  await page.waitForSelector("#progress", { state: "hidden" });
+  const after = (await page.evaluate(() => (window as unknown as { progressSeen: string[] }).progressSeen)).slice(queuedAt);
+  const first = after.filter((x) => x.startsWith("big-progress.rawtrace:"));
+  assert.ok(new Set(first).size >= 3, `the running load's progress after the second file was chosen: ${JSON.stringify(first.slice(0, 8))}`);
+  assert.ok(first.some((x) => x.startsWith("big-progress.rawtrace: building timeline")), "its later passes shown");
+  assert.ok(after.some((x) => x.startsWith(`${basename(TORCH_NVTX)}:`)), "then the second file's");
+  clean(g, "progress of a queued file");
+  await page.close();
 });
 
 test("a ?open= file the server does not have: the page says so, the console logs no 404 of its own", async () => {
