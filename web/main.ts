@@ -737,4 +737,13 @@ $("#dl-xspace").addEventListener("click", () => void download("xspace"));
 
 document.body.dataset.boot = "ok";
 // Opened together: the saved view (window, selection, search) applies once every file of the link is there.
-void openTogether(() => filesFromUrl(location.search, location.href, showError));
+// Downloads show their progress and stop at Cancel (before: nothing on screen until every file had arrived).
+const fetching = new AbortController();
+$("#cancel").addEventListener("click", () => fetching.abort());
+void openTogether(async () => {
+  try {
+    return await filesFromUrl(location.search, location.href, showError, (name, done, total) => progress(`${name}: fetching`, done, total), fetching.signal);
+  } finally {
+    progressDone();
+  }
+});

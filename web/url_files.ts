@@ -46,9 +46,14 @@ export function urlFiles(search: string, base: string): { urls: URL[]; refused: 
 
 /**
  * Fetches every file the URL names, in order. A file that cannot be fetched is reported through `onError` (with
- * its name and the server's answer) and skipped; the others still open.
+ * its name and the server's answer) and skipped; the others still open. `onProgress` is told the bytes of each file
+ * as they arrive (`total` from Content-Length, 0 when the server gave none): a big dump takes seconds to come, and
+ * nothing on screen said so. `signal` (the page's Cancel) stops the downloads; the files fetched before it are kept.
  */
-export async function filesFromUrl(search: string, base: string, onError: (msg: string) => void): Promise<File[]> {
+export async function filesFromUrl(
+  search: string, base: string, onError: (msg: string) => void,
+  onProgress?: (name: string, done: number, total: number) => void, signal?: AbortSignal,
+): Promise<File[]> {
   const out: File[] = [];
   let urls: URL[];
   try {
@@ -60,16 +65,36 @@ export async function filesFromUrl(search: string, base: string, onError: (msg: 
     return out;
   }
   for (const u of urls) {
+    if (signal?.aborted) break;
     const name = decodeURIComponent(u.pathname.slice(u.pathname.lastIndexOf("/") + 1)) || "trace.rawtrace";
     try {
-      const res = await fetch(u, { headers: QUIET });
+      const res = await fetch(u, { headers: QUIET, signal });
       const failed = res.status === 204 ? res.headers.get(STATUS) : null;
       if (failed) throw new Error(failed);
       if (!res.ok) throw new Error(`${res.status} ${res.statusText}`);
-      out.push(new File([await res.blob()], name));
+      out.push(new File(await bodyOf(res, (done, total) => onProgress?.(name, done, total)), name));
     } catch (e) {
+      if (signal?.aborted) break; // cancelled: said by the page, not as a failure of this file
       onError(`${name}: cannot fetch ${u.pathname}: ${(e as Error).message}`);
     }
   }
   return out;
+}
+
+/** A response's bytes as they arrive, told to `onProgress` (bytes so far, Content-Length or 0). */
+async function bodyOf(res: Response, onProgress: (done: number, total: number) => void): Promise<BlobPart[]> {
+  const total = Number(res.headers.get("content-length") ?? 0) || 0;
+  if (!res.body) return [await res.blob()];
+  const parts: BlobPart[] = [];
+  let done = 0;
+  const reader = res.body.getReader();
+  onProgress(0, total);
+  for (;;) {
+    const { done: end, value } = await reader.read();
+    if (end) break;
+    parts.push(value);
+    done += value.length;
+    onProgress(done, total);
+  }
+  return parts;
 }

@@ -10,7 +10,7 @@ import * as assert from "uvu/assert";
 import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { Page } from "playwright-core";
-import { startHarness, type Guard, type Harness } from "./browser.js";
+import { guard, startHarness, type Guard, type Harness } from "./browser.js";
 import { chromeOf, clean, details, load, openPage, settledHash } from "./viewer_helpers.js";
 import { sampleDump } from "../helpers/sample_dump.js";
 import { generate } from "../../bench/generate.js";
@@ -363,6 +363,32 @@ test("a file opened while another loads: the running load's progress goes on bei
   assert.ok(first.some((x) => x.startsWith("big-progress.rawtrace: building timeline")), "its later passes shown");
   assert.ok(after.some((x) => x.startsWith(`${basename(TORCH_NVTX)}:`)), "then the second file's");
   clean(g, "progress of a queued file");
+  await page.close();
+});
+
+test("a file a link names shows its download's progress before it loads (before: nothing on screen until it had arrived)", async () => {
+  const name = "big-fetch.rawtrace";
+  generate(300_000, join(h.dir, "files", name));
+  const page = await h.browser.newPage({ viewport: VIEW });
+  const g = guard(page);
+  // Every text the progress bar shows, from the page's first script on.
+  await page.addInitScript(() => {
+    const seen: string[] = [];
+    (window as unknown as { progressSeen: string[] }).progressSeen = seen;
+    document.addEventListener("DOMContentLoaded", () => {
+      const t = document.querySelector(".progress .text")!;
+      new MutationObserver(() => seen.push(t.textContent ?? "")).observe(t, { childList: true, characterData: true, subtree: true });
+    });
+  });
+  await page.goto(`${h.url}?open=files/${name}`);
+  await page.waitForSelector("body[data-state=ready][data-summary=ready]", { state: "attached", timeout: 120_000 });
+  await page.waitForSelector("#progress", { state: "hidden" });
+  const seen = await page.evaluate(() => (window as unknown as { progressSeen: string[] }).progressSeen);
+  const fetching = seen.filter((x) => x.startsWith(`${name}: fetching`));
+  assert.ok(fetching.length >= 1, JSON.stringify(seen.slice(0, 6)));
+  assert.ok(fetching.some((x) => x.endsWith("100%")), `up to 100%: ${JSON.stringify(fetching.slice(-3))}`);
+  assert.ok(seen.indexOf(fetching[0]) < seen.findIndex((x) => x.startsWith(`${name}: indexing`)), "before the load");
+  clean(g, "download progress");
   await page.close();
 });
 
