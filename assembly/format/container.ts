@@ -148,8 +148,9 @@ let gapCount: u32 = 0;
 const MAX_GAPS: u32 = 4096;
 /**
  * Longest gap whose chunks are looked for at the end (a reordered file's gaps are a few chunks long); a longer one (a
- * damaged sequence counter) is said whole, so the end's recount reads at most 4,096 × 2^20 bits of bitset, 64 at a
- * time (2^26 popcnt: a crafted file of 4,096 such gaps over the same numbers).
+ * damaged sequence counter) is said whole. Gaps lie above every number seen before them, so together they cover the
+ * bitset (at most 2^27 numbers, 16 MiB) once, but for a crafted counter wrapping at 2^32 (then at most 4,096 × 2^20
+ * numbers): the recount reads it 64 numbers at a time.
  */
 const MAX_GAP_RECOUNT: u32 = 1 << 20;
 // Gaps past the first MAX_GAPS: summed, said after the listed ones (they were met after them).

@@ -233,9 +233,9 @@ function sizeWatch(path: string, first: number, spooled: boolean): SizeWatch {
   };
 }
 
+const readAsync = promisify(read);
 /** Reads up to `b.length` bytes of `fd` at `pos` in Node's thread pool; resolves with the count. */
-const readAt = (fd: number, b: Buffer, pos: number): Promise<number> =>
-  promisify(read)(fd, b, 0, b.length, pos).then((r) => r.bytesRead);
+const readAt = (fd: number, b: Buffer, pos: number): Promise<number> => readAsync(fd, b, 0, b.length, pos).then((r) => r.bytesRead);
 
 /**
  * A ByteSource over a gzip-compressed dump: each open() decompresses from the start (streaming, through zlib), so

@@ -22,10 +22,10 @@ export interface StatsOptions {
 
 /** Statistics of one file: a path or a ByteSource (a ByteSource is read in this thread). */
 export async function stats(input: string | ByteSource, opts: StatsOptions = {}): Promise<TraceStats> {
-  if (typeof input !== "string" && (typeof input !== "object" || input === null || typeof (input as ByteSource).open !== "function")) {
+  if (typeof input === "string") needPath("stats", "input", input);
+  else if (typeof input !== "object" || input === null || typeof (input as ByteSource).open !== "function") {
     throw new RawtraceError("USAGE", `stats: the input must be a file path or a ByteSource, not ${shownValue(input)}`);
   }
-  if (input === "") needPath("stats", "input", input);
   needOptions("stats", opts);
   noSignal("stats", opts);
   if (typeof input === "string" && opts.pool) return (await opts.pool.stats(input, opts)).stats;

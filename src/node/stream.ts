@@ -91,21 +91,21 @@ export async function convertStream(input: string | ByteSource, out: Writable, o
   // Ended by us (opts.end): a finish or close after it is the normal end; before it, someone else ended the stream,
   // whose later writes are dropped with an error only their callbacks see (before: the call resolved, the bytes lost).
   let endedByUs = false;
-  const onClose = () => {
-    if (out.writableFinished && endedByUs) return;
-    failed ??= new Error(out.writableFinished ? "the output stream was ended by another party before the conversion ended" : "the output stream closed before the conversion ended");
+  const ENDED = "the output stream was ended by another party before the conversion ended";
+  const CLOSED = "the output stream closed before the conversion ended";
+  const fail = (why: string) => {
+    failed ??= new Error(why);
     lost(failed);
   };
+  const onClose = () => {
+    if (!(out.writableFinished && endedByUs)) fail(out.writableFinished ? ENDED : CLOSED);
+  };
   const onFinish = () => {
-    if (endedByUs) return;
-    failed ??= new Error("the output stream was ended by another party before the conversion ended");
-    lost(failed);
+    if (!endedByUs) fail(ENDED);
   };
   /** A stream ended or destroyed meanwhile without an event yet (end() emits 'finish' only after its buffer drains). */
   const check = () => {
-    if (failed || endedByUs || !gone(out)) return;
-    failed = new Error(out.destroyed ? "the output stream closed before the conversion ended" : "the output stream was ended by another party before the conversion ended");
-    lost(failed);
+    if (!failed && !endedByUs && gone(out)) fail(out.destroyed ? CLOSED : ENDED);
   };
   out.on("error", onError);
   out.on("close", onClose);
