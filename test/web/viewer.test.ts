@@ -7,16 +7,17 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { existsSync, mkdirSync, readFileSync, writeFileSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { tmpdir } from "node:os";
 import { spawnSync } from "node:child_process";
 import { gunzipSync, gzipSync } from "node:zlib";
 import type { Page } from "playwright-core";
 import { startHarness, type Harness } from "./browser.js";
-import { chromeOf, chromeRows, clean, convert, details, load, openPage, viewerRows, type Chrome } from "./viewer_helpers.js";
+import { chromeOf, chromeRows, clean, convert, details, gatedViewer, load, openPage, viewerRows, type Chrome } from "./viewer_helpers.js";
 import { generate } from "../../bench/generate.js";
 import { CLI } from "../helpers/cli.js";
+import { SLICE_BYTES } from "../../web/slice_reader.js";
 
 const CUDA_SAMPLE = "test/fixtures/real/h100/cuda_sample.rawtrace";
 const TORCH_NVTX = "samples/h100_torch_train_nvtx.rawtrace";
@@ -416,14 +417,22 @@ test("a file that is not a dump: one message naming it and the offset, the page 
 });
 
 test("cancel stops a conversion, and the files opened with it, and leaves the page usable", async () => {
-  // Big enough (~235 MB, three reads) that the conversion is still running when the click lands, on a fast machine too.
-  const big = join(tmp, "bench_3m.rawtrace");
-  generate(3_000_000, big);
-  const { page, g } = await openPage(h);
+  // More than one slice, whose reader holds the second until the click landed: the conversion is still running
+  // then, on any machine.
+  const big = join(tmp, "big-cancel.rawtrace");
+  generate(300_000, big);
+  assert.ok(statSync(big).size > SLICE_BYTES, "more than one slice");
+  const { page, g } = await openPage(h, gatedViewer(h, SLICE_BYTES));
+  await page.evaluate(() => {
+    const w = window as unknown as { gateHeld: boolean };
+    new BroadcastChannel("rawtrace-test-gate").onmessage = (e) => (w.gateHeld ||= e.data === "held");
+  });
   // Opened together with a small file: Cancel stops both (the second is not opened after the first was cancelled).
   await page.setInputFiles("#file", [big, CUDA_SAMPLE]);
+  await page.waitForFunction(() => (window as unknown as { gateHeld: boolean }).gateHeld === true);
   await page.waitForSelector("#progress", { state: "visible" });
   await page.click("#cancel");
+  await page.evaluate(() => new BroadcastChannel("rawtrace-test-gate").postMessage("open"));
   await page.waitForSelector("#progress", { state: "hidden", timeout: 60_000 });
   await page.waitForTimeout(1500);
   assert.ok(await page.isHidden("#progress"), "no file opened after the cancel");
@@ -438,8 +447,8 @@ test("cancel stops a conversion, and the files opened with it, and leaves the pa
 });
 
 test("cancel while the timeline is laid out (after the last read) opens nothing either", async () => {
-  const big = join(tmp, "bench_3m.rawtrace");
-  if (!existsSync(big)) generate(3_000_000, big);
+  const big = join(tmp, "big-cancel.rawtrace");
+  if (!existsSync(big)) generate(300_000, big);
   const { page, g } = await openPage(h);
   // Clicked the moment the progress bar names the phase after the file's last byte was read: the reads a cancel
   // stops are over, so the worker and the page must drop the result themselves.

@@ -7,13 +7,14 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, statSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { Page } from "playwright-core";
 import { guard, startHarness, type Guard, type Harness } from "./browser.js";
-import { chromeOf, clean, details, load, openPage, settledHash } from "./viewer_helpers.js";
+import { chromeOf, clean, details, gatedViewer, load, openPage, settledHash } from "./viewer_helpers.js";
 import { sampleDump } from "../helpers/sample_dump.js";
 import { generate } from "../../bench/generate.js";
+import { SLICE_BYTES } from "../../web/slice_reader.js";
 
 const CUDA_SAMPLE = "test/fixtures/real/h100/cuda_sample.rawtrace";
 const TORCH_NVTX = "samples/h100_torch_train_nvtx.rawtrace";
@@ -340,21 +341,27 @@ test("another run's alignment restores from a link whatever order the files are 
 });
 
 test("a file opened while another loads: the running load's progress goes on being shown, then the second file's (before: the bar froze on the first load's last step)", async () => {
-  // A dump of some 24 MB: its passes report progress once per 4 MiB window, in several steps each.
+  // A dump of some 24 MB: its passes report progress once per 4 MiB window, in several steps each. Its reader holds
+  // the second slice until the second file was chosen: the first load is still running then, on any machine.
   const big = join(h.dir, "big-progress.rawtrace");
   generate(300_000, big);
-  const { page, g } = await openPage(h, "", { viewport: VIEW });
+  assert.ok(statSync(big).size > SLICE_BYTES, "more than one slice");
+  const { page, g } = await openPage(h, gatedViewer(h, SLICE_BYTES), { viewport: VIEW });
   // Every text the progress bar shows, in order.
   await page.evaluate(() => {
     const seen: string[] = [];
     (window as unknown as { progressSeen: string[] }).progressSeen = seen;
     const t = document.querySelector(".progress .text")!;
     new MutationObserver(() => seen.push(t.textContent ?? "")).observe(t, { childList: true, characterData: true, subtree: true });
+    const w = window as unknown as { gateHeld: boolean };
+    new BroadcastChannel("rawtrace-test-gate").onmessage = (e) => (w.gateHeld ||= e.data === "held");
   });
   await page.setInputFiles("#file", big);
+  await page.waitForFunction(() => (window as unknown as { gateHeld: boolean }).gateHeld === true);
   await page.waitForFunction(() => (window as unknown as { progressSeen: string[] }).progressSeen.some((x) => x.startsWith("big-progress.rawtrace: indexing")));
   await page.setInputFiles("#file", TORCH_NVTX); // queued behind the running load
   const queuedAt = await page.evaluate(() => (window as unknown as { progressSeen: string[] }).progressSeen.length);
+  await page.evaluate(() => new BroadcastChannel("rawtrace-test-gate").postMessage("open"));
   await page.waitForFunction(() => document.querySelectorAll("#file-list .chip").length === 2, undefined, { timeout: 120_000 });
   await page.waitForSelector("#progress", { state: "hidden" });
   const after = (await page.evaluate(() => (window as unknown as { progressSeen: string[] }).progressSeen)).slice(queuedAt);

@@ -1,9 +1,10 @@
 /**
  * Helpers of the viewer's browser tests: the Node conversions of a dump (Chrome JSON with exact ns times), a fresh
- * page with the error/foreign-request guard, loading a file through the file input, the rows the viewer lists and
- * the details panel's fields.
+ * page with the error/foreign-request guard, a viewer whose file reads a test holds, loading a file through the file
+ * input, the rows the viewer lists and the details panel's fields.
  */
-import { basename } from "node:path";
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { basename, join } from "node:path";
 import * as assert from "uvu/assert";
 import type { BrowserContextOptions, Page } from "playwright-core";
 import { createEngine } from "../../src/node/wasm.js";
@@ -52,6 +53,37 @@ export async function openPage(h: Harness, hash = "", opts: BrowserContextOption
   await page.goto(h.url + hash);
   await page.waitForSelector("body[data-boot=ok]", { state: "attached" });
   return { page, g };
+}
+
+/**
+ * A copy of the built viewer (`h.dir`) under `gated/` whose file reader holds every read at or past `at` bytes
+ * until the page posts "open" on BroadcastChannel `rawtrace-test-gate` (it posts "held" there when a read first
+ * waits): a test can stop a load part way, however fast the machine, and let it go on. Returns the copy's path
+ * relative to `h.url`.
+ */
+export function gatedViewer(h: Harness, at: number): string {
+  const dir = join(h.dir, "gated");
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir);
+  for (const f of readdirSync(h.dir)) if (statSync(join(h.dir, f)).isFile()) copyFileSync(join(h.dir, f), join(dir, f));
+  const gate = `{
+  const bc = new BroadcastChannel("rawtrace-test-gate");
+  let open = false, told = false;
+  const waiting = [];
+  bc.onmessage = (e) => { if (e.data === "open") { open = true; for (const w of waiting.splice(0)) w(); } };
+  const slice = Blob.prototype.slice, read = Blob.prototype.arrayBuffer;
+  Blob.prototype.slice = function (start, ...rest) { const b = slice.call(this, start, ...rest); b.gateAt = start ?? 0; return b; };
+  Blob.prototype.arrayBuffer = async function () {
+    if (!open && (this.gateAt ?? 0) >= ${at}) {
+      if (!told) { told = true; bc.postMessage("held"); }
+      await new Promise((ok) => waiting.push(ok));
+    }
+    return read.call(this);
+  };
+}
+`;
+  writeFileSync(join(dir, "reader.js"), gate + readFileSync(join(dir, "reader.js"), "utf8"));
+  return "gated/";
 }
 
 export async function load(page: Page, path: string): Promise<void> {
