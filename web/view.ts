@@ -238,6 +238,16 @@ export class TimelineView {
   }
 
   /**
+   * `t` (view axis, ns) moved within reach: no further than {@link maxSpan} from the events, where a window can go
+   * and a double still holds the ns (a time from a hand-edited link: 1e308, -1e308).
+   */
+  private inReach(t: number): number {
+    const [lo, hi] = this.extent();
+    const max = this.maxSpan();
+    return Math.min(Math.max(t, lo - max), hi + max);
+  }
+
+  /**
    * Shows [a, b] (view axis, ns), at least 50 ns and at most {@link maxSpan} wide (about its centre), starting no
    * further than that width from the events: zooming out stops, and a window from a link cannot put the axis where
    * a double no longer holds the ns.
@@ -253,9 +263,7 @@ export class TimelineView {
       a = (a + b) / 2 - max / 2;
       span = max;
     }
-    const [lo, hi] = this.extent();
-    a = Math.min(Math.max(a, lo - max), hi + max);
-    if (!isFinite(a)) a = lo;
+    a = this.inReach(a);
     this.t0 = a;
     this.t1 = a + span;
     this.stamp();
@@ -308,7 +316,9 @@ export class TimelineView {
 
   /** Sets (or clears) the range selection and tells `onrange`. */
   setRange(r: Range | null): void {
-    if (r && r.t1 < r.t0) r = { ...r, t0: r.t1, t1: r.t0 };
+    // Within reach (a link's range can say anything), t0 ≤ t1.
+    if (r && (!Number.isFinite(r.t0) || !Number.isFinite(r.t1))) return;
+    if (r) r = { ...r, t0: this.inReach(Math.min(r.t0, r.t1)), t1: this.inReach(Math.max(r.t0, r.t1)) };
     this.range = r;
     this.stamp();
     this.invalidate();
@@ -326,8 +336,10 @@ export class TimelineView {
 
   /** Sets (or clears) the measurement. */
   setMeasure(m: Measure | null): void {
-    this.measure = m;
-    this.canvas.dataset.measureNs = m ? String(Math.round(Math.abs(m.b - m.a))) : "";
+    if (m && (!Number.isFinite(m.a) || !Number.isFinite(m.b))) return;
+    // Within reach: a measure of 1e308 to -1e308 (a link) is not an infinite width.
+    const k = (this.measure = m && { ...m, a: this.inReach(m.a), b: this.inReach(m.b) });
+    this.canvas.dataset.measureNs = k ? String(Math.round(Math.abs(k.b - k.a))) : "";
     this.invalidate();
     this.onchange();
   }
@@ -350,7 +362,11 @@ export class TimelineView {
 
   /** Replaces the marks (from the URL hash). */
   setMarks(m: number[]): void {
-    this.marks = [...m].sort((a, b) => a - b);
+    // Marks out of reach (no window shows them) left out, one mark per time (a link can repeat one: a toggle would
+    // remove one copy and leave the other on screen).
+    const [lo, hi] = this.extent();
+    const max = this.maxSpan();
+    this.marks = [...new Set(m.filter((t) => t >= lo - max && t <= hi + max))].sort((a, b) => a - b);
     this.canvas.dataset.marks = String(this.marks.length);
     this.invalidate();
   }

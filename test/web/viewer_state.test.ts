@@ -3,7 +3,8 @@
  * axis, web/main.ts applyHash), end to end in headless Chromium: N marks a slice's start and removes only a mark
  * exactly there, a double-click on the axis adds a mark without losing the range, a hash pasted later replaces
  * the view instead of merging with it, a window far from the trace (a link, or zooming out without end) is kept
- * within reach, and a bad search expression leaves the last search as it was.
+ * within reach, as are a link's range, measure and marks (each mark once), and a bad search expression leaves the
+ * last search as it was.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -125,13 +126,21 @@ test("a hash pasted later replaces the view: the range, measure, marks, selectio
   await page.close();
 });
 
-test("a window from a link far from the trace, and zooming out without end: the page answers, the window stays within 20 × the trace", async () => {
+/**
+ * A page with the CUDA sample loaded, its hash, and where its slices lie: first start and last end (ns, Chrome
+ * times) and the widest window the viewer allows (20 × that extent, at least 100 s).
+ */
+async function loadedForReach() {
   const { page, g } = await openPage(h, "", { viewport: VIEW });
   await load(page, CUDA_SAMPLE);
   const hash = new URLSearchParams((await settledHash(page)).slice(1));
   const first = Math.min(...cuda.traceEvents.filter((e) => e.ph === "X").map((e) => e.tsNs));
   const last = Math.max(...cuda.traceEvents.filter((e) => e.ph === "X").map((e) => e.tsNs + (e.durNs ?? 0)));
-  const maxSpan = Math.max((last - first) * 20, 1e11);
+  return { page, g, hash, first, last, maxSpan: Math.max((last - first) * 20, 1e11) };
+}
+
+test("a window from a link far from the trace, and zooming out without end: the page answers, the window stays within 20 × the trace", async () => {
+  const { page, g, hash, first, last, maxSpan } = await loadedForReach();
   // 3e17 ns from the start: a 50 ns step there is below a double's resolution (the axis's tick loop never ended).
   const far = new URLSearchParams({ file: hash.get("file")!, fid: hash.get("fid")!, view: "300000000000000000,300000000000000050" });
   await page.evaluate((x) => { location.hash = x; }, `#${far}`);
@@ -149,6 +158,31 @@ test("a window from a link far from the trace, and zooming out without end: the 
   assert.ok(d - c <= maxSpan && d - c > maxSpan / 4, `zoomed out to ${d - c} ns (at most ${maxSpan})`);
   assert.is(await page.evaluate(() => 1 + 1), 2, "the page answers");
   clean(g, "far window");
+  await page.close();
+});
+
+test("a link's range, measure and marks far out of reach (±1e308) or repeated: within 20 × the trace, each mark once, the hash written back finite", async () => {
+  const { page, g, hash, first, last, maxSpan } = await loadedForReach();
+  // Before: the measure read "Infinity", the range panel spanned 2e308 ns, a repeated mark needed two toggles.
+  const wild = new URLSearchParams({
+    file: hash.get("file")!, fid: hash.get("fid")!, view: "0,20000",
+    range: "1e308,-1e308", measure: "1e308,-1e308", marks: "5000,5000,7000,-1e300",
+  });
+  await page.evaluate((x) => { location.hash = x; }, `#${wild}`);
+  await page.waitForFunction(() => document.querySelector("#canvas")?.getAttribute("data-window") === "0,20000");
+  await frame(page);
+  // Times since the trace start (its first event): reach is [-maxSpan, last - first + maxSpan].
+  const [r0, r1] = (await data(page, "range")).split(",").map(Number);
+  assert.ok(Math.abs(r0 + maxSpan) <= 1 && Math.abs(r1 - (last - first + maxSpan)) <= 1, `range ${r0},${r1}`);
+  const measure = Number(await data(page, "measure-ns"));
+  assert.ok(Math.abs(measure - (last - first + 2 * maxSpan)) <= 1, `measure ${measure} ns`);
+  assert.is(await data(page, "marks"), "2", "5000 once, 7000; -1e300 is out of reach");
+  const back = new URLSearchParams((await settledHash(page)).slice(1));
+  for (const f of ["range", "measure", "marks"]) {
+    assert.ok(back.get(f)!.split(",").every((x) => /^-?\d+$/.test(x) && Math.abs(Number(x)) <= last - first + maxSpan + 1), `${f}=${back.get(f)}`);
+  }
+  assert.is(back.get("marks"), "5000,7000");
+  clean(g, "wild link");
   await page.close();
 });
 
