@@ -140,6 +140,8 @@ let opening = 0;
  */
 async function openTogether(list: () => Promise<File[]>): Promise<void> {
   opening++;
+  // Files on their way (downloading, loading): the hint says so instead of asking for files (web/style.css).
+  document.body.dataset.opening = "1";
   const asOf = cancels;
   try {
     for (const f of await list()) {
@@ -147,7 +149,7 @@ async function openTogether(list: () => Promise<File[]>): Promise<void> {
       await loadOne(f);
     }
   } finally {
-    opening--;
+    if (--opening === 0) delete document.body.dataset.opening;
   }
   if (!opening && pending && files.length) {
     applyPending();

@@ -373,18 +373,23 @@ test("a file opened while another loads: the running load's progress goes on bei
   await page.close();
 });
 
-test("a file a link names shows its download's progress before it loads (before: nothing on screen until it had arrived)", async () => {
+test("a file a link names shows its download's progress before it loads, the hint saying it is opening (before: nothing on screen until it had arrived, the hint asking for files)", async () => {
   const name = "big-fetch.rawtrace";
   generate(300_000, join(h.dir, "files", name));
   const page = await h.browser.newPage({ viewport: VIEW });
   const g = guard(page);
-  // Every text the progress bar shows, from the page's first script on.
+  // Every text the progress bar shows, from the page's first script on, and the hint's lead line shown with each.
   await page.addInitScript(() => {
     const seen: string[] = [];
-    (window as unknown as { progressSeen: string[] }).progressSeen = seen;
+    const leads: string[] = [];
+    Object.assign(window, { progressSeen: seen, leadsSeen: leads });
     document.addEventListener("DOMContentLoaded", () => {
       const t = document.querySelector(".progress .text")!;
-      new MutationObserver(() => seen.push(t.textContent ?? "")).observe(t, { childList: true, characterData: true, subtree: true });
+      new MutationObserver(() => {
+        seen.push(t.textContent ?? "");
+        const shown = [...document.querySelectorAll<HTMLElement>("#drop-hint p")].filter((p) => p.offsetParent !== null);
+        leads.push(shown[0]?.textContent ?? "");
+      }).observe(t, { childList: true, characterData: true, subtree: true });
     });
   });
   await page.goto(`${h.url}?open=files/${name}`);
@@ -395,6 +400,9 @@ test("a file a link names shows its download's progress before it loads (before:
   assert.ok(fetching.length >= 1, JSON.stringify(seen.slice(0, 6)));
   assert.ok(fetching.some((x) => x.endsWith("100%")), `up to 100%: ${JSON.stringify(fetching.slice(-3))}`);
   assert.ok(seen.indexOf(fetching[0]) < seen.findIndex((x) => x.startsWith(`${name}: indexing`)), "before the load");
+  const leads = await page.evaluate(() => (window as unknown as { leadsSeen: string[] }).leadsSeen);
+  assert.equal([...new Set(leads.filter((_, k) => seen[k].startsWith(`${name}:`)))], ["Opening the files…"], "the hint while it downloads and loads");
+  assert.ok(await page.isHidden("#drop-hint"), "no hint once it is on screen");
   clean(g, "download progress");
   await page.close();
 });
