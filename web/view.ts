@@ -350,7 +350,7 @@ export class TimelineView {
    * when zoomed out gets a mark of its own).
    */
   toggleMark(t: number, px = 3): void {
-    const tol = (px * (this.t1 - this.t0)) / Math.max(1, this.width - GUTTER);
+    const tol = (px * (this.t1 - this.t0)) / this.plotPx();
     const k = this.marks.findIndex((m) => Math.abs(m - t) <= tol);
     if (k >= 0) this.marks.splice(k, 1);
     else this.marks.push(t);
@@ -646,7 +646,10 @@ export class TimelineView {
 
   /** Pans by `frac` of the visible window (negative: earlier). */
   panBy(frac: number): void {
-    this.pan((this.width - GUTTER) * frac);
+    // By the window's time, not its pixels: a window narrower than the labels has no plot (before: the pan ran
+    // backwards, 30 windows at a press).
+    const dt = frac * (this.t1 - this.t0);
+    this.setWindow(this.t0 + dt, this.t1 + dt);
   }
 
   /** Scrolls the rows by `frac` of the visible height (negative: up). */
@@ -670,7 +673,7 @@ export class TimelineView {
   }
 
   private zoomAt(x: number, factor: number): void {
-    const plotW = Math.max(1, this.width - GUTTER); // a window narrower than the labels has no plot to divide by
+    const plotW = this.plotPx();
     const px = Math.min(Math.max(0, x - GUTTER), plotW);
     const tAt = this.t0 + (px / plotW) * (this.t1 - this.t0);
     let span = (this.t1 - this.t0) * factor;
@@ -679,9 +682,14 @@ export class TimelineView {
     this.setWindow(t0, t0 + span);
   }
 
+  /** Pans by `dx` px of the plot (a wheel's sideways turn). */
   private pan(dx: number): void {
-    const dt = (dx / Math.max(1, this.width - GUTTER)) * (this.t1 - this.t0);
-    this.setWindow(this.t0 + dt, this.t1 + dt);
+    this.panBy(dx / this.plotPx());
+  }
+
+  /** The plot's width (px), at least 1: a window narrower than the labels has no plot to divide by. */
+  private plotPx(): number {
+    return Math.max(1, this.width - GUTTER);
   }
 
   private scrollRows(dy: number): void {
@@ -729,7 +737,7 @@ export class TimelineView {
       const scale = (this.width - GUTTER) / (this.t1 - this.t0);
       const t = this.t0 + (Math.max(x, GUTTER) - GUTTER) / scale;
       if (d.mode === "pan") {
-        const dt = ((x - d.x) / (this.width - GUTTER)) * (d.t1 - d.t0);
+        const dt = ((x - d.x) / this.plotPx()) * (d.t1 - d.t0);
         this.scrollY = d.sy - (y - d.y);
         this.clampScroll();
         this.canvas.style.cursor = "grabbing";

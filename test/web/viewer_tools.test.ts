@@ -771,8 +771,9 @@ test("navigation: tooltips follow the view and stay inside it, groups collapse, 
     const cw = (await page.locator("#canvas").boundingBox())!.width;
     // At 400 px only the labels fit: no plot, but the keys still work on a window (no NaN from a plot of no width).
     if (width > 400) assert.ok(cw >= 250 + 150, `width ${width}: canvas ${cw} px, a plot of ${cw - 250} px`);
+    const win = async () => (await canvasData(page, "window")).split(",").map(Number);
     const span = async () => {
-      const [a, b] = (await canvasData(page, "window")).split(",").map(Number);
+      const [a, b] = await win();
       return b - a;
     };
     const before = await span();
@@ -780,6 +781,12 @@ test("navigation: tooltips follow the view and stay inside it, groups collapse, 
     await frame(page);
     const after = await span();
     assert.ok(after < before && after > 0, `width ${width}: W zooms in (${before} → ${after} ns)`);
+    // D pans a fifth of the window forward (before, at 400 px: 6 windows backwards).
+    const [a0, b0] = await win();
+    await page.keyboard.press("d");
+    await frame(page);
+    const [a1, b1] = await win();
+    assert.ok(Math.abs((a1 - a0) / (b0 - a0) - 0.2) < 0.01 && Math.abs(b1 - a1 - (b0 - a0)) <= 1, `width ${width}: D moved ${a0},${b0} → ${a1},${b1}`);
     await page.keyboard.press("f");
     await frame(page);
   }
