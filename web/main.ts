@@ -142,9 +142,11 @@ async function openTogether(list: () => Promise<File[]>): Promise<void> {
   opening++;
   // Files on their way (downloading, loading): the hint says so instead of asking for files (web/style.css).
   document.body.dataset.opening = "1";
-  const asOf = cancels;
   try {
-    for (const f of await list()) {
+    const got = await list();
+    // Counted from here: a Cancel during a link's downloads stops those, and the files fetched before it still open.
+    const asOf = cancels;
+    for (const f of got) {
       if (cancels !== asOf) break;
       await loadOne(f);
     }

@@ -407,6 +407,34 @@ test("a file a link names shows its download's progress before it loads, the hin
   await page.close();
 });
 
+test("Cancel during a link's downloads stops them; the files fetched before it still open (before: none did)", async () => {
+  const page = await h.browser.newPage({ viewport: VIEW });
+  const g = guard(page);
+  // The second file's answer is held until the click landed.
+  let held!: () => void;
+  const heldNow = new Promise<void>((ok) => (held = ok));
+  let release!: () => void;
+  const released = new Promise<void>((ok) => (release = ok));
+  await page.route(`**/files/${basename(TORCH_NVTX)}`, async (route) => {
+    held();
+    await released;
+    await route.continue().catch(() => undefined);
+  });
+  await page.goto(`${h.url}?open=files/${basename(CUDA_SAMPLE)}&open=files/${basename(TORCH_NVTX)}`);
+  await heldNow;
+  await page.click("#cancel");
+  release();
+  await page.waitForFunction(() => document.querySelectorAll("#file-list .chip").length === 1 &&
+    document.body.dataset.state === "ready", undefined, { timeout: 60_000 });
+  await page.waitForSelector("#progress", { state: "hidden" });
+  await page.waitForTimeout(500);
+  assert.is(await page.$$eval("#file-list .chip", (l) => l.length), 1, "the second is not opened after all");
+  assert.match((await page.textContent("#file-list .chip")) ?? "", basename(CUDA_SAMPLE));
+  assert.ok(await page.isHidden("#error"), "a cancel is not an error");
+  clean(g, "cancelled download");
+  await page.close();
+});
+
 test("a ?open= file the server does not have: the page says so, the console logs no 404 of its own", async () => {
   const { page, g } = await openPage(h, `?open=files/nope.rawtrace&open=files/${basename(CUDA_SAMPLE)}`, { viewport: VIEW });
   await page.waitForFunction(() => document.querySelectorAll("#file-list .chip").length === 1 &&
