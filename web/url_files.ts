@@ -27,7 +27,8 @@ export function urlFiles(search: string, base: string): { urls: URL[]; refused: 
   const urls: URL[] = [];
   const refused: string[] = [];
   for (const p of params.getAll("file")) {
-    if (!p.startsWith("/files/") || p.includes("\\")) throw new Error(`file=${p}: only /files/… paths of this server are opened`);
+    // Each segment encoded again as the server offered it: a name's `\\`, `?` or `#` stays part of the name.
+    if (!p.startsWith("/files/")) throw new Error(`file=${p}: only /files/… paths of this server are opened`);
     urls.push(new URL(p.split("/").map(encodeURIComponent).join("/"), base));
   }
   for (const p of params.getAll("open")) {

@@ -159,7 +159,10 @@ function send(req: IncomingMessage, res: ServerResponse, file: string, type: str
   // it went onto the kept-alive connection, where the next response then failed to parse.
   const s = createReadStream(file, { fd, start: 0, end: size - 1 });
   s.on("error", () => res.destroy());
-  s.pipe(res);
+  // A file that shrank meanwhile ends short of Content-Length: the connection is dropped, so that the client sees
+  // a failed answer (before: it waited on the kept-alive connection for bytes that never came).
+  s.on("end", () => (s.bytesRead === size ? res.end() : res.destroy()));
+  s.pipe(res, { end: false });
 }
 
 /**
@@ -260,14 +263,16 @@ export async function startViewerServer(o: ViewerServerOptions): Promise<ViewerS
     } catch {
       return fail(req, res, 400, "bad request");
     }
+    // An encoded slash or NUL is refused here as for the viewer's own files (docs/viewer.md). An encoded backslash
+    // names a named file only exactly (a name may hold one: `run\1.rawtrace` is offered as `run%5C1.rawtrace`);
+    // for the viewer's own files resolveWebPath refuses it.
+    if (/%(2f|00)/i.test(pathname)) return fail(req, res, 403, "forbidden");
     let decoded: string | null;
     try {
-      // An encoded slash, backslash or NUL is refused here as for the viewer's own files (docs/viewer.md).
-      decoded = /%(2f|5c|00)/i.test(pathname) ? null : decodeURIComponent(pathname);
+      decoded = decodeURIComponent(pathname);
     } catch {
       decoded = null;
     }
-    if (decoded === null && /%(2f|5c|00)/i.test(pathname)) return fail(req, res, 403, "forbidden");
     const file = decoded === null ? undefined : named.get(decoded);
     if (file) {
       let st: Stats;

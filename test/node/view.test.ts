@@ -8,12 +8,13 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { spawn, type ChildProcess } from "node:child_process";
-import { appendFileSync, chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { appendFileSync, chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { Agent, createServer, request, type Server } from "node:http";
 import { networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
 import { QUIET_HEADER, STATUS_HEADER, isLoopback, resolveWebPath, startViewerServer } from "../../src/node/view_server.js";
 import { openCommand } from "../../src/node/view.js";
+import { urlFiles } from "../../web/url_files.js";
 
 const tmp = mkdtempSync(join(tmpdir(), "rawtrace-view-"));
 const web = join(tmp, "web");
@@ -192,6 +193,55 @@ test("a named file that grows while it is sent (a collector still writing it): e
     assert.is(second, 200);
   } finally {
     agent.destroy();
+    await s.close();
+  }
+});
+
+test("a named file that shrinks while it is sent: the connection is dropped, the client sees a failed answer (before: it waited for bytes that never came)", async () => {
+  const shrink = join(tmp, "shrinking.rawtrace");
+  writeFileSync(shrink, Buffer.alloc(16 << 20, 7));
+  const s = await startViewerServer({ webDir: web, files: [shrink], port: 0 });
+  // The server's own idle timeout (5 s) would close the connection in the end: the answer must fail before it.
+  s.server.keepAliveTimeout = 600_000;
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  try {
+    const got = await new Promise<string>((ok) => {
+      const req = request({ host: "127.0.0.1", port: s.port, path: s.filePaths[0], agent, timeout: 60_000 }, (res) => {
+        let chunks = 0;
+        res.on("data", () => {
+          if (++chunks === 2) truncateSync(shrink, 1 << 20); // while the rest is still unsent
+        });
+        res.on("end", () => ok("ended"));
+        res.on("aborted", () => ok("aborted"));
+      });
+      req.on("timeout", () => {
+        ok("still waiting after 60 s");
+        req.destroy();
+      });
+      req.on("error", () => ok("aborted"));
+      req.end();
+    });
+    assert.is(got, "aborted");
+  } finally {
+    agent.destroy();
+    await s.close();
+  }
+});
+
+test("a named file whose name holds a backslash: served at the path the server offers, which the page's ?file= maps to (before: 403, and the page refused the name)", async () => {
+  const odd = join(tmp, "run\\1.rawtrace");
+  writeFileSync(odd, "odd");
+  const s = await startViewerServer({ webDir: web, files: [odd], port: 0 });
+  try {
+    assert.is(s.filePaths[0], "/files/0/run%5C1.rawtrace");
+    const r = await get(s.port, s.filePaths[0]);
+    assert.is(r.status, 200);
+    assert.is(r.body.toString(), "odd");
+    const { urls } = urlFiles(new URL(s.pageUrl).search, s.pageUrl);
+    assert.equal(urls.map((u) => u.pathname), [s.filePaths[0]], "the page asks for it by the same path");
+    // A backslash that would stand for a slash is still refused.
+    assert.is((await get(s.port, "/files%5C0/run%5C1.rawtrace")).status, 403);
+  } finally {
     await s.close();
   }
 });
