@@ -216,7 +216,7 @@ function removeOrphan(target: string, tmpName: string | undefined): void {
 
 /**
  * Removes the XSpace merge's rank parts of `target` (`.<name>.<16 hex>.part` beside it), which a merge makes only
- * while it holds `target`'s lock: called once this process holds that lock, after taking a stale one over, so they
+ * while it holds `target`'s lock: called once this process holds that lock, after finding a stale one, so they
  * are the killed holder's (a kill left them for good: up to `jobs` + min(`jobs`, 8), each up to a rank's whole
  * XSpace). Not before the new lock is ours: another run may take the lock in between and make parts of its own.
  */
@@ -242,7 +242,10 @@ function removeOrphanParts(target: string): void {
 /** Claims `target` with `<target>.lock` (see the module comment). Returns the lock path. */
 export function lock(target: string, shown: string): string {
   const path = `${target}.lock`;
-  let tookOver = false; // a stale lock removed: its holder's parts go once the new lock is ours
+  // A stale lock seen: its holder's temporary and parts go once the new lock is ours, whichever run removed it (a
+  // run that lost that race to this one would hold no lock, and leave them for good).
+  let tookOver = false;
+  let orphanTmp: string | undefined;
   for (let attempt = 0; ; attempt++) {
     try {
       const fd = openSync(path, CREATE_EXCL, 0o644);
@@ -255,7 +258,10 @@ export function lock(target: string, shown: string): string {
         closeSync(fd);
       }
       holdLock(path, stamped - Date.now());
-      if (tookOver) removeOrphanParts(target);
+      if (tookOver) {
+        removeOrphan(target, orphanTmp);
+        removeOrphanParts(target);
+      }
       return path;
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
@@ -270,10 +276,9 @@ export function lock(target: string, shown: string): string {
       if (attempt === 0 && st && staleLock(st.mtimeMs, pid, host, target)) {
         // Its process is gone, or it has not refreshed it for LOCK_STALE_MS: taken over — that very lock only (by
         // inode), whichever of several runs gets there first; the others then find the winner's and say EXISTS.
-        if (removeLockIf(path, (now) => now.ino === st.ino)) {
-          removeOrphan(target, tmpName);
-          tookOver = true;
-        }
+        removeLockIf(path, (now) => now.ino === st.ino);
+        tookOver = true;
+        orphanTmp = tmpName;
         continue;
       }
       const who = /^\d+$/.test(pid ?? "") ? `rawtrace pid ${pid}${host ? ` on ${host}` : ""}` : "another program";

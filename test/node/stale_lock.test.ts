@@ -9,12 +9,14 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { spawn } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import fs from "node:fs";
+import { syncBuiltinESMExports } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { convertBatch } from "../../src/node/batch.js";
 import { OutputFile } from "../../src/node/output.js";
-import { LOCK_STALE_MS } from "../../src/node/output_lock.js";
+import { LOCK_STALE_MS, lock, unlock } from "../../src/node/output_lock.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const CLI = join(ROOT, "dist/node/cli.js");
@@ -61,6 +63,37 @@ test("a stale lock taken over also removes the XSpace merge's rank parts of its 
   assert.not.ok(existsSync(lock));
   assert.equal(readdirSync(dir).filter((f) => f.includes("part")).sort(), [...kept].sort(), "the parts of rank0.json removed, others kept");
   rmSync(dir, { recursive: true });
+});
+
+test("a stale lock another run removed first: the run that then gets the lock removes the parts and the temporary (before: nobody did)", () => {
+  const out = join(tmp, "out", "rank0.json");
+  const { lock: lockPath, orphan } = plant(out, LOCK_STALE_MS + 60_000);
+  const part = join(tmp, "out", ".rank0.json.00112233aabbccdd.part");
+  writeFileSync(part, "x");
+  // Another run takes the stale lock away between this run's look at it and its own removal of it.
+  const rename = fs.renameSync;
+  let raced = 0;
+  fs.renameSync = ((from: fs.PathLike, to: fs.PathLike) => {
+    if (String(from) === lockPath && raced++ === 0) {
+      fs.unlinkSync(from);
+      throw Object.assign(new Error("ENOENT"), { code: "ENOENT" });
+    }
+    return rename(from, to);
+  }) as typeof fs.renameSync;
+  syncBuiltinESMExports();
+  let held: string;
+  try {
+    held = lock(out, "rank0.json");
+  } finally {
+    fs.renameSync = rename;
+    syncBuiltinESMExports();
+  }
+  assert.is(raced, 1, "the race happened");
+  assert.is(held, lockPath);
+  assert.not.ok(existsSync(part), "the killed holder's part");
+  assert.not.ok(existsSync(orphan), "the killed holder's temporary");
+  unlock(held, null);
+  rmSync(join(tmp, "out"), { recursive: true });
 });
 
 test("a fresh lock of another host is refused, --force or not", async () => {
