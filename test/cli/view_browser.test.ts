@@ -15,6 +15,7 @@ import { chromium, type Browser } from "playwright-core";
 import { createEngine } from "../../src/node/wasm.js";
 import { fileSource } from "../../src/node/file_source.js";
 import { ensureChromium, guard } from "../web/browser.js";
+import { frame } from "../web/viewer_helpers.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const CLI = join(ROOT, "dist/node/cli.js");
@@ -68,7 +69,9 @@ test("the URL `rawtrace view --no-open` prints opens the page with both files lo
     const got = rows.filter((r) => r.file === names[k]).reduce((s, r) => s + r.n, 0);
     assert.is(got, await chromeEvents(f), `${names[k]}: events on the viewer's rows`);
   }
-  // Drawn: the timeline canvas holds slices, not only its background (many distinct colours).
+  // Drawn: the timeline canvas holds slices, not only its background (many distinct colours). The page is ready
+  // before its next frame paints: read after one.
+  await frame(page);
   const colours = await page.$eval("#canvas", (c) => {
     const cv = c as HTMLCanvasElement;
     const d = cv.getContext("2d")!.getImageData(0, 0, cv.width, cv.height).data;
