@@ -58,7 +58,7 @@ ${JOBS}; a single regular file
                      unless N ≥ 2 is given;
                      a larger single Chrome JSON input gets 2 on 2 cores or more: with N ≥ 2, N − 1 workers
                      convert it while the main thread writes it, byte-identical to one worker, at most one per
-                     256 KiB of input (XSpace: one worker)`;
+                     256 KiB of input started (XSpace: one worker)`;
 const OUTPUTS = outputs("chrome (default) or xspace", "gzip Chrome JSON outputs (.json.gz)");
 const MANY_OPT: Options = {
   "out-dir": { type: "string", short: "d" }, format: { type: "string", short: "F" }, gzip: { type: "boolean", short: "z" },

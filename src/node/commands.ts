@@ -676,7 +676,8 @@ export function formatHeaderOnly(file: string, bytes: number, h: ReadHeader): st
 
 /**
  * `rawtrace info <files…>`: text per file, or with --json one document `{"command":"info","files":[…]}` for any number of files
- * (one file too); a file that fails is `{"file","ok":false,"error":{code,message}}` in it and on standard error.
+ * (one file too), each entry with `input`, the path as given; a file that fails is `{"file","input","ok":false,
+ * "error":{code,message}}` in it and on standard error.
  */
 export async function runInfo(args: string[], v: CliValues): Promise<number> {
   if (args.length === 0) throw new RawtraceError("USAGE", "info needs .rawtrace files");
@@ -697,8 +698,10 @@ export async function runInfo(args: string[], v: CliValues): Promise<number> {
     }
   }
   if (v.json) {
-    const files = results.map((r) => (r.ok ? { ...r.info!, ok: true }
-      : { file: r.file, ok: false, error: r.error, ...(r.header ? { header: r.header } : {}) }));
+    // `input`: the path as given, as convert and stats say it (FileInfo.file is the base name: two x.rawtrace in
+    // different folders read alike without it).
+    const files = results.map((r) => (r.ok ? { ...r.info!, input: r.file, ok: true }
+      : { file: r.file, input: r.file, ok: false, error: r.error, ...(r.header ? { header: r.header } : {}) }));
     console.log(JSON.stringify({ command: "info", files }, replacer, 2));
   } else {
     // Each block is headed by the path as given (two x.rawtrace in different folders, x.rawtrace and x.rawtrace.gz).

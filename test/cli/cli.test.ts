@@ -6,9 +6,9 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { existsSync, statSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, statSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { fromBinary } from "@bufbuild/protobuf";
 import { XSpaceSchema } from "../../src/gen/xplane_pb.js";
@@ -117,6 +117,14 @@ test("info --json: one JSON document {files:[…]} for one file, two files and a
   assert.is(c.files.length, 2);
   assert.equal(c.files[1].ok, false);
   assert.is(c.files[1].error.code, "IO");
+  assert.equal(c.files.map((f: { input: string }) => f.input), [SAMPLE, "missing.rawtrace"], "each entry's path as given");
+  // Two dumps of one name in different folders: told apart by `input` (`file` is the base name of both).
+  const twin = join(mkdtempSync(join(tmpdir(), "rawtrace-twin-")), basename(SAMPLE));
+  copyFileSync(SAMPLE, twin);
+  const d = JSON.parse(cli(["info", "--json", SAMPLE, twin]).stdout);
+  assert.equal(d.files.map((f: { file: string }) => f.file), [basename(SAMPLE), basename(SAMPLE)]);
+  assert.equal(d.files.map((f: { input: string }) => f.input), [SAMPLE, twin]);
+  rmSync(dirname(twin), { recursive: true });
 });
 
 /** A minimal RFC 4180 reader: rows of fields (quoted fields may hold commas and doubled quotes). */

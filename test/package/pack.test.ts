@@ -56,8 +56,9 @@ test("npm pack ships the bin, the bundled JS, the core's .wasm, the viewer (rawt
   // Every declaration file index.d.ts reaches is shipped (the installed check below type-checks them all).
   const declared = readdirSync(join(ROOT, "dist/types/node")).filter((f) => f.endsWith(".d.ts"));
   for (const f of declared) assert.ok(paths.includes(`dist/types/node/${f}`), f);
-  // 65 since docs/performance.md's measures moved into docs/performance/ (six files); 72 with src/core/dump_name.ts.
-  assert.ok(p.entryCount < 80, `${p.entryCount} files`);
+  // 65 since docs/performance.md's measures moved into docs/performance/ (six files); 72 with src/core/dump_name.ts;
+  // 79 on 2026-12-02 (the Node API's declarations of its argument checks and the gzip damage report among them).
+  assert.ok(p.entryCount < 90, `${p.entryCount} files`);
   // A guard against shipping what a user does not run, not a target: the viewer and docs grow with the product
   // (650,869 bytes at 6f5de11, past the earlier 650,000 by docs/errors.md's gzip and FILE_CHANGED rows and the core).
   assert.ok(p.size < 700_000, `${p.size} bytes packed`);
