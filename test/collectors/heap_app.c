@@ -67,11 +67,15 @@ static void allocating_handler(int sig) {
   if (rt_malloc(64)) atomic_fetch_add(&handled, 1);
 }
 
-#define SIGNALLED_ALLOCS 300000
+/* Allocates without pause until every signal was sent, or MAX_SIGNALLED_ALLOCS blocks (≈ 64 MiB: nothing is freed
+ * once frozen): the signals land while it allocates on a faster machine too (before: a fixed 300,000, which this
+ * machine finished after ~750 signals, so a 7× faster one would have sent fewer than 100). */
+#define MAX_SIGNALLED_ALLOCS 2000000
 static atomic_int allocator_done;
+static atomic_int signals_done;
 static void* allocator(void* arg) {
   (void)arg;
-  for (int i = 0; i < SIGNALLED_ALLOCS; i++)
+  for (int i = 0; i < MAX_SIGNALLED_ALLOCS && !atomic_load(&signals_done); i++)
     if (!rt_malloc(24)) return (void*)1;
   atomic_store(&allocator_done, 1);
   return NULL;
@@ -93,6 +97,7 @@ static void signals_while_allocating(void) {
     struct timespec pause = {0, 20000};
     nanosleep(&pause, NULL);
   }
+  atomic_store(&signals_done, 1);
   /* Done or stuck: a handler spinning on the lock its own thread holds never returns. */
   struct timespec deadline;
   clock_gettime(CLOCK_REALTIME, &deadline);
