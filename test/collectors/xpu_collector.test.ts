@@ -249,8 +249,9 @@ test("SIGTERM landing on a thread inside malloc (holding the main arena's lock):
     clearTimeout(guard);
     assert.is(r.signal, "SIGTERM", `run ${k}: ${err}`);
     // Not the handler's wait running out (6 s): the flush ended. A signal that lands inside the fake's emit holds
-    // PTI's lock, and the flush then gives PTI half the timeout (3 s) before it goes on without its buffer.
-    assert.ok(r.ms < 5000, `run ${k}: died ${r.ms} ms after the SIGTERM (the flush waited for the heap's lock)`);
+    // PTI's lock, and the flush then gives PTI half the timeout (3 s) before it goes on without its buffer: up to
+    // 5.9 s leaves a loaded machine room and still tells that from the 6 s wait.
+    assert.ok(r.ms < 5900, `run ${k}: died ${r.ms} ms after the SIGTERM (the flush waited for the heap's lock)`);
     const chunks = readDumpChunks(file);
     assert.is(chunks[chunks.length - 1].type, ChunkType.END, `run ${k}: END written`);
     if (!/ptiFlushAllViews did not return/.test(err)) {
