@@ -10,7 +10,7 @@ import {
   diagReset, fatalErrorCode, fatalErrorOffset, fatalErrorDetail, warningCount, warningOffset, warningDetail, lossTotal,
   lossRange, warn,
 } from "./util/diag";
-import { WARN_COUNT, WARN_HOST_FIRST } from "./util/error";
+import { WARN_HOST_FIRST, WARN_HOST_LAST } from "./util/error";
 import { crcReset, crc32 } from "./util/crc32";
 import { xxh32 } from "./util/xxh32";
 import { xxh64 } from "./util/xxh64";
@@ -101,7 +101,7 @@ export function rt_end_pass(): i32 {
  * the core's own (Chrome JSON `rawtrace.warnings`, XSpace warnings). Other codes are ignored. Returns 1 if recorded.
  */
 export function rt_host_warn(code: i32, offset: u64, detail: u64, count: u64): i32 {
-  if (code < WARN_HOST_FIRST || code >= WARN_COUNT || count == 0) return 0;
+  if (code < WARN_HOST_FIRST || code > WARN_HOST_LAST || count == 0) return 0;
   warn(code, offset, detail, count);
   return 1;
 }

@@ -159,9 +159,18 @@ export const enum Warn {
    * the index pass ended with (bytes); detail: the first other size a later pass saw.
    */
   FILE_CHANGED = 39,
+  /**
+   * rocprofiler-sdk: a record header in an activity buffer does not frame a record (not a tracing record, a size
+   * under 16 bytes, or one the record's own first field does not repeat: a damaged byte in a buffer read unverified,
+   * cut by the file's end): the bytes up to the next header that frames one were skipped (decode/rocprofiler.ts
+   * walk). detail: the size the damaged header gave.
+   */
+  BAD_RECORD_HEADER = 40,
 }
 
 /** Number of warning codes (size of the per-code tables). */
-export const WARN_COUNT: i32 = 40;
-/** The first of the warning codes only a host can detect (rt_host_warn accepts these alone). */
+export const WARN_COUNT: i32 = 41;
+/** The first of the warning codes only a host can detect (rt_host_warn accepts these alone, up to WARN_HOST_LAST). */
 export const WARN_HOST_FIRST: i32 = 37;
+/** The last of the warning codes only a host can detect. */
+export const WARN_HOST_LAST: i32 = 39;

@@ -44,6 +44,7 @@ export function warnName(code: i32): string {
     case 37: return "STILL_WRITING";
     case 38: return "GZIP_DAMAGED";
     case 39: return "FILE_CHANGED";
+    case 40: return "BAD_RECORD_HEADER";
   }
   return "UNKNOWN";
 }

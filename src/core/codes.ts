@@ -68,6 +68,7 @@ export const WARN_NAMES = [
   "STILL_WRITING",
   "GZIP_DAMAGED",
   "FILE_CHANGED",
+  "BAD_RECORD_HEADER",
 ] as const;
 /**
  * Warnings only the host can detect: `STILL_WRITING`, an input without END chunk that changed size during the
@@ -127,6 +128,8 @@ export const WARN_MESSAGES: Record<WarningName, string> = {
     "a Synapse char* or extraArgs array (first: entry {detail} of its buffer) points into the part of the buffer's string pool that the file's end cut off; left empty, the entry kept",
   UNNAMED_KIND:
     "records of a kind the dump's rocprofiler-sdk kind names do not name (first: kind {detail}; its API_NAMES chunk damaged or missing) were skipped",
+  BAD_RECORD_HEADER:
+    "a record header in an activity buffer does not frame a record (it gave size {detail}: not a tracing record, under 16 bytes, or not the size the record itself repeats): the bytes up to the next record were skipped",
   HEADER_DAMAGED:
     "the HEADER failed its checksum but its layout holds: it was used (vendor {detail}, checked against the chunks that follow; ranks only where plausible); its versions, process id, host name and rank (even a plausible one) may be wrong",
 };
@@ -150,7 +153,7 @@ export const LOSS_WARNINGS: ReadonlySet<WarningName> = new Set<WarningName>([
   "TRUNCATED", "BAD_CHUNK_HEADER", "BAD_PAYLOAD_CRC", "CHUNK_TOO_LARGE", "SEQ_GAP", "NO_END", "BAD_PAYLOAD",
   "UNKNOWN_KIND_UNSIZED", "RECORD_TRUNCATED", "RECORD_TOO_SMALL", "DROPPED_RECORDS", "COLLECTOR_ERROR",
   "NEGATIVE_DURATION", "BAD_TIMESTAMP", "HPU_BAD_TRACE", "HPU_BAD_TIME", "UNNAMED_KIND", "DROPPED_BUFFERS",
-  "FILE_CHANGED",
+  "FILE_CHANGED", "BAD_RECORD_HEADER",
 ]);
 
 /** True when warning `code` means loss of input data ({@link LOSS_WARNINGS}). */

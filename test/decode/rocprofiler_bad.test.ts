@@ -1,10 +1,12 @@
 /**
- * Bad input to the rocprofiler-sdk decoder: records whose size field runs past their chunk or is too small to frame,
- * records too short for their kind, kinds the dump does not name, foreign categories, unknown kernel ids, negative
+ * Bad input to the rocprofiler-sdk decoder: record headers that do not frame a record (a size past the chunk, too
+ * small, not repeated by the record, a foreign category: the walk goes on at the next record), the last record cut,
+ * records too short for their kind, kinds the dump does not name, unknown kernel ids, negative
  * durations, ROCTx pops without a push and pushes never popped, malformed AGENTS and KERNEL_SYMBOLS. Each is a counted
  * warning at the offset of the record or chunk (docs/errors.md); every good record around it still converts.
  */
 import { test } from "uvu";
+import { readFileSync } from "node:fs";
 import * as assert from "uvu/assert";
 import { PayloadBuilder } from "../../src/format/writer.js";
 import { ChunkType, RocpDomain } from "../../src/format/container.js";
@@ -16,26 +18,65 @@ import { KIND_NAMES } from "../../src/tools/kineto_to_rocprof.js";
 import { isLossWarning } from "../../src/core/codes.js";
 
 
-test("a size field past the chunk: RECORD_TRUNCATED at that record, the rest of the chunk lost, records before kept", async () => {
+test("a size field past the chunk with records after it: BAD_RECORD_HEADER at that record, the walk goes on at the next record (before: RECORD_TRUNCATED, the rest of the chunk lost)", async () => {
   const bad = kernel(2, 100, 200);
   new DataView(bad.buffer).setBigUint64(8, 4096n, true);
   const bytes = dumpWith([[kernel(1, 0, 50), bad, kernel(3, 300, 400)], [kernel(4, 500, 600)]]);
   const { trace, result } = await toChrome(bytes);
-  assert.equal(events(trace, "kernel").map((e) => e.args.correlation), [1, 4]);
-  const w = warningOf(result, "RECORD_TRUNCATED")!;
-  assert.is(w.offset, firstActivityOffset(bytes) + kernel(1, 0, 50).length);
-  assert.is(result.info.loss.rangesTotal, 1);
+  assert.equal(events(trace, "kernel").map((e) => e.args.correlation), [1, 3, 4]);
+  const w = warningOf(result, "BAD_RECORD_HEADER")!;
+  const at = firstActivityOffset(bytes) + kernel(1, 0, 50).length;
+  assert.equal([w.offset, w.detail, w.count], [at, 4096, 1]);
+  assert.equal(result.info.loss.ranges, [{ from: at, to: at + bad.length, code: "BAD_RECORD_HEADER" }], "the damaged record's bytes");
+  assert.not.ok(warningOf(result, "RECORD_TRUNCATED"));
 });
 
-test("a size too small to frame a record (< 16) is a truncation too", async () => {
+test("the last record's size past the chunk (a buffer's cut record): RECORD_TRUNCATED with the bytes it holds", async () => {
+  const last = kernel(2, 100, 200);
+  new DataView(last.buffer).setBigUint64(8, 4096n, true);
+  const bytes = dumpWith([[kernel(1, 0, 50), last]]);
+  const { trace, result } = await toChrome(bytes);
+  assert.equal(events(trace, "kernel").map((e) => e.args.correlation), [1]);
+  const w = warningOf(result, "RECORD_TRUNCATED")!;
+  assert.equal([w.offset, w.detail], [firstActivityOffset(bytes) + kernel(1, 0, 50).length, last.length], "its bytes, not the size it gave");
+});
+
+test("a size too small to frame a record (< 16), a foreign category, a size its record does not repeat: BAD_RECORD_HEADER, each record after it kept", async () => {
   const tiny = new Uint8Array(24);
   const dv = new DataView(tiny.buffer);
   dv.setUint32(0, 1, true);
   dv.setUint32(4, K("KERNEL_DISPATCH"), true);
   dv.setBigUint64(8, 8n, true);
-  const { trace, result } = await toChrome(dumpWith([[kernel(1, 0, 50), tiny]]));
-  assert.is(events(trace, "kernel").length, 1);
-  assert.ok(warningOf(result, "RECORD_TRUNCATED"));
+  // The collector writes tracing records only (docs/format.md §5): category 3 is a damaged byte.
+  const counters = kernel(3, 300, 400);
+  new DataView(counters.buffer).setUint32(0, 3, true);
+  // The size one bit off (64 → 72 in a real cut dump): the record's own first field still says the true one.
+  const flipped = kernel(4, 500, 600);
+  const fv = new DataView(flipped.buffer);
+  fv.setBigUint64(8, fv.getBigUint64(8, true) + 8n, true);
+  const { trace, result } = await toChrome(dumpWith([[kernel(1, 0, 50), tiny, kernel(2, 100, 200), counters, kernel(5, 700, 800), flipped, kernel(6, 900, 1000)]]));
+  assert.equal(events(trace, "kernel").map((e) => e.args.correlation), [1, 2, 5, 6]);
+  const w = warningOf(result, "BAD_RECORD_HEADER")!;
+  assert.is(w.count, 3);
+  assert.is(w.detail, 8, "the first one's size");
+  assert.is(result.info.loss.rangesTotal, 3);
+  assert.equal(result.info.loss.bytes, tiny.length + counters.length + flipped.length);
+  assert.ok(isLossWarning("BAD_RECORD_HEADER"));
+});
+
+test("the real MI250 dump cut inside a buffer, one bit of its first record's size flipped (64 → 72): every other record of the cut buffer kept, 80 bytes said lost (before: 1 of its 35 events, 136 bytes said)", async () => {
+  const cut = new Uint8Array(readFileSync("samples/mi250_minitoy_rocprof.rawtrace").subarray(0, 13000));
+  // The activity chunk the cut goes through starts at 8528; its first record's header at 8552.
+  const dv = new DataView(cut.buffer);
+  assert.equal([dv.getUint32(8552, true), Number(dv.getBigUint64(8560, true))], [1, 64], "the sample as it was");
+  const whole = await toChrome(cut);
+  cut[8560] ^= 0x08;
+  const { trace, result } = await toChrome(cut);
+  const all = (t: typeof trace) => t.traceEvents.filter((e) => e.ph === "X").length;
+  assert.is(all(trace), all(whole.trace) - 1, "the damaged record's event only");
+  const w = warningOf(result, "BAD_RECORD_HEADER")!;
+  assert.equal([w.offset, w.detail], [8552, 72]);
+  assert.equal(result.info.loss.ranges.filter((r) => r.code === "BAD_RECORD_HEADER"), [{ from: 8552, to: 8552 + 16 + 64, code: "BAD_RECORD_HEADER" }]);
 });
 
 test("a kernel record too short for its fields: RECORD_TOO_SMALL, skipped; the next one decodes", async () => {
@@ -44,11 +85,9 @@ test("a kernel record too short for its fields: RECORD_TOO_SMALL, skipped; the n
   assert.is(warningOf(result, "RECORD_TOO_SMALL")!.count, 1);
 });
 
-test("a kind the dump does not name: UNNAMED_KIND (a loss: its names were lost); a foreign category (counters) is skipped silently", async () => {
+test("a kind the dump does not name: UNNAMED_KIND (a loss: its names were lost)", async () => {
   const unknown = framed(200, record(32, 200, 0).b);
-  const counters = framed(0, new Uint8Array(32));
-  new DataView(counters.buffer).setUint32(0, 3, true);
-  const { trace, result } = await toChrome(dumpWith([[unknown, counters, kernel(1, 0, 50)]]));
+  const { trace, result } = await toChrome(dumpWith([[unknown, kernel(1, 0, 50)]]));
   assert.is(events(trace, "kernel").length, 1);
   assert.equal(result.info.warnings.map((w) => [w.code, w.count, w.detail]), [["UNNAMED_KIND", 1, 200]], "once per record, not once per pass");
   assert.ok(isLossWarning("UNNAMED_KIND"));
