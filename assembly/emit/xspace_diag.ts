@@ -68,5 +68,6 @@ export function isDataLoss(code: i32): bool {
   return code == Warn.TRUNCATED || code == Warn.BAD_CHUNK_HEADER || code == Warn.BAD_PAYLOAD_CRC ||
     code == Warn.CHUNK_TOO_LARGE || code == Warn.SEQ_GAP || code == Warn.UNKNOWN_KIND_UNSIZED ||
     code == Warn.RECORD_TRUNCATED || code == Warn.NEGATIVE_DURATION || code == Warn.COLLECTOR_ERROR ||
-    code == Warn.BAD_TIMESTAMP || code == Warn.DROPPED_BUFFERS || code == Warn.FILE_CHANGED || code == Warn.BAD_RECORD_HEADER;
+    code == Warn.BAD_TIMESTAMP || code == Warn.DROPPED_BUFFERS || code == Warn.FILE_CHANGED || code == Warn.BAD_RECORD_HEADER ||
+    code == Warn.FOREIGN_CHUNK;
 }

@@ -166,10 +166,16 @@ export const enum Warn {
    * walk). detail: the size the damaged header gave.
    */
   BAD_RECORD_HEADER = 40,
+  /**
+   * An activity chunk of the kind another vendor writes (ACTIVITY in a Synapse dump, HPU_TRACE in a CUPTI one): the
+   * HEADER's vendor or the chunk's type is damaged (their checksums intact) and nothing of it is decoded. A loss.
+   * detail: the chunk type.
+   */
+  FOREIGN_CHUNK = 41,
 }
 
 /** Number of warning codes (size of the per-code tables). */
-export const WARN_COUNT: i32 = 41;
+export const WARN_COUNT: i32 = 42;
 /** The first of the warning codes only a host can detect (rt_host_warn accepts these alone, up to WARN_HOST_LAST). */
 export const WARN_HOST_FIRST: i32 = 37;
 /** The last of the warning codes only a host can detect. */

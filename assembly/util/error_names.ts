@@ -45,6 +45,7 @@ export function warnName(code: i32): string {
     case 38: return "GZIP_DAMAGED";
     case 39: return "FILE_CHANGED";
     case 40: return "BAD_RECORD_HEADER";
+    case 41: return "FOREIGN_CHUNK";
   }
   return "UNKNOWN";
 }

@@ -69,6 +69,7 @@ export const WARN_NAMES = [
   "GZIP_DAMAGED",
   "FILE_CHANGED",
   "BAD_RECORD_HEADER",
+  "FOREIGN_CHUNK",
 ] as const;
 /**
  * Warnings only the host can detect: `STILL_WRITING`, an input without END chunk that changed size during the
@@ -130,6 +131,8 @@ export const WARN_MESSAGES: Record<WarningName, string> = {
     "records of a kind the dump's rocprofiler-sdk kind names do not name (first: kind {detail}; its API_NAMES chunk damaged or missing) were skipped",
   BAD_RECORD_HEADER:
     "a record header in an activity buffer does not frame a record (it gave size {detail}: not a tracing record, under 16 bytes, or not the size the record itself repeats): the bytes up to the next record were skipped",
+  FOREIGN_CHUNK:
+    "an activity chunk of type {detail} is of the kind another vendor writes, not the HEADER's (one of them damaged, their checksums intact): not decoded",
   HEADER_DAMAGED:
     "the HEADER failed its checksum but its layout holds: it was used (vendor {detail}, checked against the chunks that follow; ranks only where plausible); its versions, process id, host name and rank (even a plausible one) may be wrong",
 };
@@ -153,7 +156,7 @@ export const LOSS_WARNINGS: ReadonlySet<WarningName> = new Set<WarningName>([
   "TRUNCATED", "BAD_CHUNK_HEADER", "BAD_PAYLOAD_CRC", "CHUNK_TOO_LARGE", "SEQ_GAP", "NO_END", "BAD_PAYLOAD",
   "UNKNOWN_KIND_UNSIZED", "RECORD_TRUNCATED", "RECORD_TOO_SMALL", "DROPPED_RECORDS", "COLLECTOR_ERROR",
   "NEGATIVE_DURATION", "BAD_TIMESTAMP", "HPU_BAD_TRACE", "HPU_BAD_TIME", "UNNAMED_KIND", "DROPPED_BUFFERS",
-  "FILE_CHANGED", "BAD_RECORD_HEADER",
+  "FILE_CHANGED", "BAD_RECORD_HEADER", "FOREIGN_CHUNK",
 ]);
 
 /** True when warning `code` means loss of input data ({@link LOSS_WARNINGS}). */

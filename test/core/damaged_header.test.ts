@@ -13,6 +13,9 @@ import { CHUNK_HEADER_SIZE, PREAMBLE_SIZE } from "../../src/format/container.js"
 import { RawtraceWriter } from "../../src/format/writer.js";
 import * as C from "../../src/tools/cupti_records.js";
 import { T0 } from "../helpers/sample_dump.js";
+import { chunkSpans } from "../helpers/dump_chunks.js";
+import { payloadChecksum } from "../../src/format/checksum.js";
+import { isLossWarning } from "../../src/core/codes.js";
 
 const SAMPLES = [
   { file: "alexnet_a100_rank0.rawtrace", vendor: 1 },
@@ -200,3 +203,30 @@ test("a damaged HEADER after an intact one changes nothing (the first HEADER is 
 });
 
 test.run();
+
+/** Stores chunk `at`'s checksums again after an edit: its payload's (by its flags) and its header's CRC-32. */
+async function resum(b: Uint8Array, at: number): Promise<void> {
+  const { crc32 } = await import("node:zlib");
+  const dv = new DataView(b.buffer, b.byteOffset);
+  const len = dv.getUint32(at + 12, true);
+  dv.setUint32(at + 16, payloadChecksum(dv.getUint16(at + 6, true), b.subarray(at + CHUNK_HEADER_SIZE, at + CHUNK_HEADER_SIZE + len)), true);
+  dv.setUint32(at + 20, crc32(b.subarray(at, at + 20)) >>> 0, true);
+}
+
+test("an intact HEADER naming a vendor whose activity chunks are of the other kind: FOREIGN_CHUNK, a loss, each chunk's bytes said (before: 'chunk type 5 is unknown', not a loss, every event gone with exit 0)", async () => {
+  for (const [file, wrong, kind] of [["h100_torch_train_nvtx.rawtrace", 5, 5], ["gaudi2_mlp_synapse.rawtrace", 1, 14]] as const) {
+    const b = load(file);
+    const spans = chunkSpans(b).filter((c) => c.type === kind);
+    assert.ok(spans.length > 0, `${file}: activity chunks of type ${kind}`);
+    new DataView(b.buffer).setUint32(HDR, wrong, true);
+    await resum(b, PREAMBLE_SIZE);
+    const { result } = await toChrome(b);
+    assert.is(warningOf(result, "BAD_PAYLOAD_CRC"), undefined, `${file}: the checksums hold`);
+    const w = warningOf(result, "FOREIGN_CHUNK")!;
+    assert.equal([w.count, w.detail, w.offset], [spans.length, kind, spans[0].off], file);
+    assert.is(warningOf(result, "UNKNOWN_CHUNK"), undefined, `${file}: not said as an unknown chunk`);
+    assert.ok(isLossWarning("FOREIGN_CHUNK"));
+    assert.is(result.info.loss.activityChunks, spans.length, `${file}: every activity chunk lost`);
+    assert.is(result.info.loss.bytes, spans.reduce((a, c) => a + c.end - c.off, 0), `${file}: their bytes`);
+  }
+});

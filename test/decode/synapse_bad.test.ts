@@ -4,7 +4,7 @@
  * the buffer's pool nor to STRINGS (HPU_BAD_STRING), long double times that are infinite, NaN, denormal, negative or
  * invalid encodings (HPU_BAD_TIME with the first one's status), an 'E' without a 'B' (HPU_UNMATCHED_END), a 'B'
  * never closed (INCOMPLETE_RECORD), entries of unnamed engine types or unknown phases (UNKNOWN_KIND), a short
- * HPU_DEVICE (BAD_PAYLOAD) and a foreign ACTIVITY chunk (UNKNOWN_CHUNK). Each is counted at the offset of its chunk
+ * HPU_DEVICE (BAD_PAYLOAD) and a foreign ACTIVITY chunk (FOREIGN_CHUNK). Each is counted at the offset of its chunk
  * or entry (docs/errors.md); every good entry around it still converts. None traps.
  */
 import { test } from "uvu";
@@ -138,12 +138,13 @@ test("entries of an engine type no metadata names, and unknown phases: UNKNOWN_K
   assert.is(warning(result, "UNKNOWN_KIND")!.detail, 99);
 });
 
-test("a short HPU_DEVICE: BAD_PAYLOAD; an ACTIVITY chunk in a Habana dump: UNKNOWN_CHUNK; both skipped", async () => {
+test("a short HPU_DEVICE: BAD_PAYLOAD; an ACTIVITY chunk in a Habana dump: FOREIGN_CHUNK (a loss); both skipped", async () => {
   const bytes = synDump([good()], { before: [[ChunkType.HPU_DEVICE, new Uint8Array(12)], [ChunkType.ACTIVITY, new Uint8Array(64)]] });
   const { trace, result } = await toChrome(bytes);
   assert.is(events(trace, "kernel").length, 1);
   assert.is(warning(result, "BAD_PAYLOAD")!.detail, ChunkType.HPU_DEVICE);
-  assert.is(warning(result, "UNKNOWN_CHUNK")!.detail, ChunkType.ACTIVITY);
+  assert.is(warning(result, "FOREIGN_CHUNK")!.detail, ChunkType.ACTIVITY);
+  assert.is(result.info.loss.activityChunks, 1);
 });
 
 test("random bytes as HPU_TRACE payloads never trap: each is converted or counted", async () => {

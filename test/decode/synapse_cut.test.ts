@@ -383,7 +383,7 @@ test("zeros at the end of a cut buffer (a crash's never-written blocks): over 51
   assert.is(events(short.trace, "kernel").length, 4);
 });
 
-test("another vendor's ACTIVITY chunk cut at the end of a Habana dump: UNKNOWN_CHUNK, and its bytes lost (TRUNCATED)", async () => {
+test("another vendor's ACTIVITY chunk cut at the end of a Habana dump: FOREIGN_CHUNK, and its bytes lost (TRUNCATED)", async () => {
   // Nothing of it is read, so its cut tail is lost like any unread cut chunk's (before: said nowhere in the ranges).
   const bytes = synDump([tracePayload(synBuffer([...metadata(), X(8, 1, 100n, 10n, "k")]))], { before: [] });
   const chunks = chunksOf(bytes);
@@ -395,7 +395,7 @@ test("another vendor's ACTIVITY chunk cut at the end of a Habana dump: UNKNOWN_C
   const act = chunksOf(all).at(-1)!;
   const { trace, result } = await toChrome(all.subarray(0, act.payload + 100));
   assert.is(events(trace, "kernel").length, 1);
-  assert.is(warnOf(result.info.warnings as Warn[], "UNKNOWN_CHUNK")?.detail, ChunkType.ACTIVITY);
+  assert.is(warnOf(result.info.warnings as Warn[], "FOREIGN_CHUNK")?.detail, ChunkType.ACTIVITY);
   assert.equal(result.info.loss.ranges, [{ from: act.off, to: act.payload + 100, code: "TRUNCATED" }]);
 });
 
