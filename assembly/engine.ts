@@ -332,6 +332,7 @@ function onChunkPass1(type: u32, p: usize, n: u32, off: u64, seq: u32): void {
       }
       S.addActivity(n);
       S.bufferBegin();
+      D.setChunkSeq(seq);
       D.dScan(p, n, off);
       S.bufferEnd();
       break;
@@ -417,6 +418,7 @@ function onChunkPass2(type: u32, p: usize, n: u32, off: u64, seq: u32): void {
   } else if (type == D.activityChunk) {
     if (!D.active) return;
     const g = splitGate();
+    D.setChunkSeq(seq);
     if (g == Gate.EMIT) D.dDecode(p, n, off);
     else if (g == Gate.DECODE_ONLY) {
       // An earlier worker's share (split conversion): decoded for the decoder's state, emitted by nobody here.

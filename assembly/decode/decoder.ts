@@ -70,6 +70,18 @@ export let dIndexed: IndexedFn = noIndexed;
  * HPU_TRACE (14) chunks hold one synProfilerGetTrace buffer each with its own header (docs/decoders/hpu.md).
  */
 export let activityChunk: u32 = 5;
+/**
+ * Sequence number (chunk header `seq`) of the activity chunk being scanned or decoded, set by the engine for the
+ * duration of each `scan` and `decode` call: the order the collector wrote its buffers in, whatever order the file
+ * holds them in now (a decoder whose joins follow the buffers' order — Synapse's recipe launches — uses it, with the
+ * file offset to tell apart a reused number).
+ */
+export let chunkSeq: u32 = 0;
+/** Sets {@link chunkSeq} (the engine, before each `scan` and `decode` call). */
+export function setChunkSeq(seq: u32): void {
+  chunkSeq = seq;
+}
+
 /** Sets {@link activityChunk} (a decoder's install function, after {@link install}). */
 export function setActivityChunk(type: u32): void {
   activityChunk = type;

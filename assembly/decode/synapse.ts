@@ -17,9 +17,12 @@
  *    memcopies; work of the other device engines (NIC, rotator, …) → kernels on their lanes;
  *  - 'C' → device counter samples (value = `arguments.value`, u64);
  *  - flows: a host entry whose name contains `enqueueWithExternalEvents` with a non-zero recipeId is the launch of
- *    that recipe on its device until the next such entry; device work with that recipeId that comes after it in the
- *    buffer (a 'B' at its begin) links to it (correlation id = launch number), and the first such device op emitted
- *    gets the arrow (Chrome ac2g) when the launch is emitted too, every one the correlation id (XSpace);
+ *    that recipe on its device until the next such entry, the buffers taken in the order the collector wrote them
+ *    (chunk seq), whatever order the file holds them in; device work with that recipeId that comes after it (a 'B'
+ *    at its begin) links to it (correlation id = launch number, launches numbered in that order), and the first such
+ *    device op in that order gets the arrow (Chrome ac2g) when the launch is emitted too, every one the correlation
+ *    id (XSpace). Pass 1 joins within each buffer and notes, per buffer and recipe, its work before its first launch
+ *    of the recipe (a "head"); the end of pass 1 links each head to the latest launch of an earlier buffer;
  *  - recipeId, recipeName, streamHandle, eventHandle, dataType and the extraArgs become event arguments.
  * Times: `long double` µs on the `synProfilerGetCurrentTimeNS` clock → ns with util/f80.ts; an unusable value drops
  * its entry (HPU_BAD_TIME); every kept time goes through model/timing.ts like every vendor.
@@ -38,6 +41,7 @@ import { emitEvent } from "../emit/dispatch";
 import * as A from "../model/args";
 import { install, ignoreTable, setActivityChunk } from "./decoder";
 import * as B from "./synapse_buffer";
+import * as L from "./synapse_launches";
 import {
   ENG_UNKNOWN, ENG_HOST, ENG_TPC, ENG_MME, ENG_DMA, enginesInit, enginesReset, engineMeta, engineClass, engineLane, bufferSeen,
   hpuDevice,
@@ -50,33 +54,24 @@ const T_META: u32 = 77; // 'M'
 const T_COUNTER: u32 = 67; // 'C'
 
 // Per-file tables (pass 1 and 2).
-let linked: Table = 0; // launch number → 1: some device work that is kept links to it (pass 1)
-let launchKept: Table = 0; // launch number → 1: its host enqueue is kept (pass 1)
 let openAtEnd: Table = 0; // file offset of a 'B' never closed (end of pass 1)
 let engines: Table = 0; // (device << 32 | engineType) → engine-type number + 1
 let engineIdx: Table = 0; // (engine-type number << 32 | engineIndex) → engine number + 1
 let contexts: Table = 0; // contextId → context number + 1
 // Per-pass state (reset at the end of each pass: both passes walk the file the same way).
 let queues: Table = 0; // (engine number << 32 | context number) → queue {head u32, tail u32}
-let launches: Table = 0; // (device << 16 | recipeId) → launch number of the latest enqueue
-let ended: Table = 0; // launch number → 1: its arrow was drawn (pass 2)
-let launchCount: u32 = 0;
 let freeNodes: usize = 0;
 
 /** Forgets per-file state (after heap.reset()). */
 export function synapseReset(): void {
-  linked = 0;
-  launchKept = 0;
   openAtEnd = 0;
   engines = 0;
   engineIdx = 0;
   contexts = 0;
   queues = 0;
-  launches = 0;
-  ended = 0;
-  launchCount = 0;
   freeNodes = 0;
   denseNext = 0;
+  L.launchesReset();
   enginesReset();
   B.bufferReset();
   A.argsReset();
@@ -84,13 +79,12 @@ export function synapseReset(): void {
 
 /** Registers this decoder as the active one (decode/registry.ts: vendor 5). */
 export function synapseInstall(): void {
-  if (linked == 0) {
-    linked = tableNew(64);
-    launchKept = tableNew(64);
+  if (openAtEnd == 0) {
     openAtEnd = tableNew(16);
     engines = tableNew(64);
     engineIdx = tableNew(256);
     contexts = tableNew(64);
+    L.launchesInit();
     passTables();
     enginesInit();
   }
@@ -106,9 +100,7 @@ function noProject(p: usize, n: u32): void {}
 
 function passTables(): void {
   queues = tableNew(64);
-  launches = tableNew(64);
-  ended = tableNew(64);
-  launchCount = 0;
+  L.launchesPass();
 }
 
 /** HPU_DEVICE (15); other table chunks are not this vendor's. */
@@ -138,11 +130,12 @@ function pairKey(device: u32, engineType: u32, engineIndex: u32, ctx: u64): u64 
 
 // ---- Open 'B' queues -------------------------------------------------------------------------------------------------
 
-// Node (32 B): next u32 @0, launch u32 @4, begin ns u64 @8, file offset u64 @16, engineType u32 @24, host u32 @28 (1:
-// a host engine's entry, whose launch is its own; else device work linked to that launch).
+// Node (32 B): next u32 @0, launch link u32 @4 (synapse_launches.ts), begin ns u64 @8, file offset u64 @16, seq of its
+// buffer u32 @24, host u32 @28 (1: a host engine's entry, whose launch is its own; else device work linked to that
+// launch).
 const NODE: usize = 32;
 
-function push(key: u64, launch: u32, ts: u64, at: u64, et: u32, host: bool): void {
+function push(key: u64, launch: u32, ts: u64, at: u64, seq: u32, host: bool): void {
   let nd = freeNodes;
   if (nd != 0) freeNodes = <usize>load<u32>(nd);
   else nd = arenaAlloc(NODE);
@@ -150,7 +143,7 @@ function push(key: u64, launch: u32, ts: u64, at: u64, et: u32, host: bool): voi
   store<u32>(nd, launch, 4);
   store<u64>(nd, ts, 8);
   store<u64>(nd, at, 16);
-  store<u32>(nd, et, 24);
+  store<u32>(nd, seq, 24);
   store<u32>(nd, host ? 1 : 0, 28);
   const q = tableUpsert(queues, key);
   const tail = <usize>load<u32>(q, 4);
@@ -202,6 +195,7 @@ function synScan(p: usize, n: u32, off: u64): void {
 }
 
 function synDecode(p: usize, n: u32, off: u64): void {
+  L.launchesWindow();
   if (!B.hpuOpen(p, n, off, false)) return;
   walk(false);
 }
@@ -214,6 +208,8 @@ function walk(report: bool): void {
   const dev = B.device;
   const isNew = B.entrySize == B.ENTRY_NEW;
   bufferSeen(B.bufOff); // buffers numbered in file order (pass 1), before any lookup by number
+  L.launchesBuffer(B.bufOff, report);
+  const seq = L.curSeq;
   // The buffer's metadata first (pass 1), wherever it stands in the buffer: an engine type is known from the buffer
   // that first names it on, in both passes alike.
   // Of a cut buffer, the entries before the cut (B.held); a metadata name the cut took names nothing (the engine
@@ -280,33 +276,33 @@ function walk(report: bool): void {
         continue;
       }
     }
-    if (report) args(e, i, true); // every char* of the entry checked once (HPU_BAD_STRING)
-    // The launch this entry is (host enqueue) or links to (device work).
+    if (report) {
+      args(e, i, true); // every char* of the entry checked once (HPU_BAD_STRING)
+      if (cls == ENG_HOST) B.noteHostName(nameP, nameN, seq, at); // its number (cbid): in the order written
+    }
+    // The launch this entry is (host enqueue) or links to (device work): a link (synapse_launches.ts).
     let launch: u32 = 0;
     if (t != T_END && recipe != 0) {
       const lk = (<u64>dev << 16) | recipe;
       if (cls == ENG_HOST) {
-        if (contains(rawName, rawLen, "enqueueWithExternalEvents")) {
-          launch = ++launchCount;
-          store<u64>(tableUpsert(launches, lk), launch);
-        }
-      } else launch = <u32>tableGetU(launches, lk);
+        if (contains(rawName, rawLen, "enqueueWithExternalEvents")) launch = L.launchNew(lk, report);
+      } else launch = L.launchLink(lk, report);
     }
     if (t == T_COMPLETE) {
       if (report) {
         if (timingNote(ts, ts + dur, t, at)) {
-          if (launch != 0) keptLaunch(cls == ENG_HOST, launch);
+          if (launch != 0) L.launchKept(cls == ENG_HOST, launch, seq, at, ts, ts + dur);
           if (cls == ENG_HOST) noteShownHost(HEADER_PROCESS, ts, ts + dur, at); // a host call: the HEADER's process's
         }
-      } else emitEntry(e, i, cls, dev, et, ei, ctx, launch, ts, ts + dur);
+      } else emitEntry(e, i, cls, dev, et, ei, ctx, launch, seq, at, ts, ts + dur);
       continue;
     }
     const key = pairKey(dev, et, ei, ctx);
     if (t == T_BEGIN) {
       if (!report && tableFind(openAtEnd, at) != 0) {
         // Never closed (pass 1 knew): an incomplete event now, with this entry's name and arguments.
-        emitEntry(e, i, cls, dev, et, ei, ctx, launch, ts, 0);
-      } else push(key, launch, ts, at, et, cls == ENG_HOST);
+        emitEntry(e, i, cls, dev, et, ei, ctx, launch, seq, at, ts, 0);
+      } else push(key, launch, ts, at, seq, cls == ENG_HOST);
       continue;
     }
     // 'E': closes the oldest open 'B' of its engine and context.
@@ -318,31 +314,21 @@ function walk(report: bool): void {
     const bl = load<u32>(nd, 4);
     const bs = load<u64>(nd, 8);
     const bat = load<u64>(nd, 16);
+    const bseq = load<u32>(nd, 24);
     release(nd);
     if (report) {
       if (timingNote(bs, ts, T_BEGIN, bat)) {
-        if (bl != 0) keptLaunch(cls == ENG_HOST, bl);
+        if (bl != 0) L.launchKept(cls == ENG_HOST, bl, bseq, bat, bs, ts);
         if (cls == ENG_HOST) noteShownHost(HEADER_PROCESS, bs, ts, bat);
       }
-    } else emitEntry(e, i, cls, dev, et, ei, ctx, bl, bs, ts);
+    } else emitEntry(e, i, cls, dev, et, ei, ctx, bl, bseq, bat, bs, ts);
   }
 }
 
 /**
- * Pass 1: a kept entry (times usable) with launch number `launch`: the host enqueue itself (`host`), or device work
- * linked to it. A flow is drawn only where both ends are kept: the enqueue starts one when some linked device work is
- * kept, and device work ends one only when the enqueue is kept (else a Chrome flow with one end).
+ * End of pass 1: every 'B' still open becomes an incomplete event (noted now, emitted when pass 2 reaches it); then
+ * the recipe launches are joined over the whole file (synapse_launches.ts).
  */
-function keptLaunch(host: bool, launch: u32): void {
-  tableUpsert(host ? launchKept : linked, launch);
-}
-
-function tableGetU(t: Table, k: u64): u64 {
-  const s = tableFind(t, k);
-  return s == 0 ? 0 : load<u64>(s);
-}
-
-/** End of pass 1: every 'B' still open becomes an incomplete event (noted now, emitted when pass 2 reaches it). */
 function synIndexed(): void {
   const n = tableSlots(queues);
   for (let i: u32 = 0; i < n; i++) {
@@ -351,13 +337,15 @@ function synIndexed(): void {
     while (nd != 0) {
       const launch = load<u32>(nd, 4);
       const kept = timingNote(load<u64>(nd, 8), 0, T_BEGIN, load<u64>(nd, 16));
-      if (kept && launch != 0) keptLaunch(load<u32>(nd, 28) != 0, launch);
+      if (kept && launch != 0) L.launchKept(load<u32>(nd, 28) != 0, launch, load<u32>(nd, 24), load<u64>(nd, 16), load<u64>(nd, 8), 0);
       if (kept && load<u32>(nd, 28) != 0) noteShownHost(HEADER_PROCESS, load<u64>(nd, 8), 0, load<u64>(nd, 16));
       tableUpsert(openAtEnd, load<u64>(nd, 16));
       nd = <usize>load<u32>(nd);
     }
   }
   freeNodes = 0;
+  L.launchesResolve();
+  B.numberHostNames();
   passTables();
 }
 
@@ -373,11 +361,13 @@ const ev = changetype<Ev>(memory.data(offsetof<Ev>()));
 
 /**
  * Emits entry `i` (at `e`) of class `cls` from `start` to `end` (vendor ns; end 0 = never closed): a host call or
- * device work, with its launch link and arguments.
+ * device work, with its launch link (synapse_launches.ts) and arguments. `seq` and `at`: the buffer sequence number
+ * and file offset of the entry that begins it (a pair's 'B').
  */
 function emitEntry(
-  e: usize, i: u32, cls: u32, dev: u32, et: u32, ei: u32, ctx: u64, launch: u32, start: u64, end: u64,
+  e: usize, i: u32, cls: u32, dev: u32, et: u32, ei: u32, ctx: u64, link: u32, seq: u32, at: u64, start: u64, end: u64,
 ): void {
+  const launch = L.launchSerial(link);
   const x = ev;
   evClear(x);
   x.recordKind = <u32>load<u8>(e, 16);
@@ -386,8 +376,8 @@ function emitEntry(
     x.apiCat = ApiCat.HPU_OP;
     x.pid = S.processId;
     x.tid = ei;
-    x.correlation = launch;
-    if (launch != 0 && tableFind(linked, launch) != 0) x.flags |= EvFlag.FLOW_START;
+    x.correlation = L.launchNumber(launch);
+    if (L.launchFlowStart(launch)) x.flags |= EvFlag.FLOW_START;
   } else {
     const transpose = nameN == 12 && startsWith(nameP, nameN, "DmaTranspose");
     if (cls == ENG_TPC || cls == ENG_MME || transpose) x.kind = EvKind.KERNEL;
@@ -397,16 +387,14 @@ function emitEntry(
     x.device = dev;
     x.stream = engineLane(dev, et, ei);
     x.context = <u32>ctx;
-    x.correlation = launch;
+    x.correlation = L.launchNumber(launch);
     if (x.kind != EvKind.KERNEL) x.flags |= EvFlag.ASYNC;
   }
   if (!timingApply(x, start, end)) return;
-  // One arrow per launch, to its first device op that is emitted (a Chrome flow ends once), of a launch whose enqueue
-  // is emitted too: work dropped for its times takes no end, and no end without a start.
-  if (cls != ENG_HOST && launch != 0 && tableFind(launchKept, launch) != 0) {
-    tableUpsert(ended, launch);
-    if (inserted) x.flags |= EvFlag.FLOW_END;
-  }
+  // One arrow per launch (a Chrome flow ends once), of a launch whose enqueue is emitted too, to its first linked
+  // device op in the order the buffers were written: work dropped for its times takes no end, and no end without a
+  // start.
+  if (cls != ENG_HOST && L.launchFlowEnd(launch, seq, at)) x.flags |= EvFlag.FLOW_END;
   x.namePtr = B.stableName(nameP, nameN);
   x.nameLen = nameN;
   // Host calls: one API id per distinct name (emitters key API event names by it).

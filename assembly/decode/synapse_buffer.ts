@@ -24,6 +24,7 @@ import * as S from "../model/session";
 import { repairUtf8, repairedLen } from "../model/utf8";
 import { Table, tableNew, tableUpsert } from "../util/hash_table";
 import { arenaAlloc, arenaCopy } from "../util/arena";
+import { regrow } from "../util/regrow";
 
 /** Chunk header bytes before the buffer. */
 export const HPU_HEADER: u32 = 48;
@@ -339,37 +340,118 @@ export function hpuTime(p: usize): u64 {
 
 // Emitters cache event names by (pointer, length) (emit/xspace.ts): a name must not live in the input window, which
 // the next chunk overwrites. Names are interned by content: one arena copy per distinct name, with a dense number.
-let names: Table = 0; // content hash → chain of entries {next u32, ptr u32, len u32, id u32}
+// Entry (32 B): next u32 @0, ptr u32 @4, len u32 @8, id u32 @12 (0: none yet), and for a host call's name (noted in
+// pass 1): seq u32 @16 and file offset u64 @24 of its first entry in the order the buffers were written, flag u32 @20.
+const NAME: usize = 32;
+let names: Table = 0; // content hash → chain of entries
 let nameCount: u32 = 0;
 /** Dense number (1, 2, …) of the last {@link stableName}. */
 export let nameId: u32 = 0;
+// Host call names noted in pass 1 (entry addresses, u32 each), numbered at its end.
+let hostNames: usize = 0;
+let hostN: u32 = 0;
+let hostCap: u32 = 0;
 
 /** Forgets the interned names (per file). */
 export function namesReset(): void {
   names = 0;
   nameCount = 0;
+  hostNames = 0;
+  hostN = hostCap = 0;
 }
 
-/** A copy of name [p, p+n) that stays valid for the whole file (the same pointer for the same bytes). */
-export function stableName(p: usize, n: u32): usize {
+/** The entry of name [p, p+n), made (arena copy, no id yet) when new. */
+function nameEntry(p: usize, n: u32): usize {
   if (names == 0) names = tableNew(256);
   let h: u64 = 0xcbf29ce484222325;
   for (let i: u32 = 0; i < n; i++) h = (h ^ <u64>load<u8>(p + i)) * 0x100000001b3;
   const slot = tableUpsert(names, h);
   let e = <usize>load<u64>(slot);
   while (e != 0) {
-    if (load<u32>(e, 8) == n && memory.compare(<usize>load<u32>(e, 4), p, n) == 0) {
-      nameId = load<u32>(e, 12);
-      return <usize>load<u32>(e, 4);
-    }
+    if (load<u32>(e, 8) == n && memory.compare(<usize>load<u32>(e, 4), p, n) == 0) return e;
     e = <usize>load<u32>(e);
   }
-  const ne = arenaAlloc(16);
+  const ne = arenaAlloc(NAME);
   store<u32>(ne, <u32>load<u64>(slot));
   store<u32>(ne, <u32>arenaCopy(p, n), 4);
   store<u32>(ne, n, 8);
-  store<u32>(ne, ++nameCount, 12);
+  store<u32>(ne, 0, 12);
+  store<u32>(ne, 0, 20);
   store<u64>(slot, ne);
-  nameId = nameCount;
-  return <usize>load<u32>(ne, 4);
+  return ne;
+}
+
+/**
+ * A copy of name [p, p+n) that stays valid for the whole file (the same pointer for the same bytes); its number in
+ * {@link nameId}: a host call's from pass 1 ({@link numberHostNames}), others numbered as pass 2 first meets them.
+ */
+export function stableName(p: usize, n: u32): usize {
+  const e = nameEntry(p, n);
+  let id = load<u32>(e, 12);
+  if (id == 0) {
+    id = ++nameCount;
+    store<u32>(e, id, 12);
+  }
+  nameId = id;
+  return <usize>load<u32>(e, 4);
+}
+
+/** True when name entry `a`'s first host entry comes before `b`'s (seq, then file offset). */
+function nameBefore(a: usize, b: usize): bool {
+  const sa = load<u32>(a, 16);
+  const sb = load<u32>(b, 16);
+  return sa < sb || (sa == sb && load<u64>(a, 24) < load<u64>(b, 24));
+}
+
+/**
+ * Pass 1: [p, p+n) names a host call of the entry at file offset `at` in the buffer with sequence number `seq`. Host
+ * calls are numbered by name (Chrome `cbid`, the emitters' API id) in the order of each name's first entry as the
+ * buffers were written, whatever order the file holds them in ({@link numberHostNames}).
+ */
+export function noteHostName(p: usize, n: u32, seq: u32, at: u64): void {
+  const e = nameEntry(p, n);
+  if (load<u32>(e, 20) != 0) {
+    const sa = load<u32>(e, 16);
+    if (seq > sa || (seq == sa && at >= load<u64>(e, 24))) return;
+  } else {
+    if (hostN == hostCap) {
+      const cap = hostCap == 0 ? 64 : hostCap << 1;
+      hostNames = regrow(hostNames, <usize>hostCap << 2, <usize>cap << 2);
+      hostCap = cap;
+    }
+    store<u32>(hostNames + (<usize>(hostN++) << 2), <u32>e);
+    store<u32>(e, 1, 20);
+  }
+  store<u32>(e, seq, 16);
+  store<u64>(e, at, 24);
+}
+
+/** End of pass 1: the host call names numbered 1, 2, … in the order of their first entries (heapsort, no allocation). */
+export function numberHostNames(): void {
+  const a = hostNames;
+  const n = hostN;
+  for (let i = n >> 1; i > 0; i--) siftNames(a, i - 1, n);
+  for (let end = n; end > 1; end--) {
+    const t = load<u32>(a);
+    store<u32>(a, load<u32>(a + (<usize>(end - 1) << 2)));
+    store<u32>(a + (<usize>(end - 1) << 2), t);
+    siftNames(a, 0, end - 1);
+  }
+  for (let i: u32 = 0; i < n; i++) store<u32>(<usize>load<u32>(a + (<usize>i << 2)), i + 1, 12);
+  nameCount = n;
+}
+
+function siftNames(a: usize, i: u32, n: u32): void {
+  while (true) {
+    let m = i;
+    const l: u32 = (i << 1) + 1;
+    const r: u32 = l + 1;
+    if (l < n && nameBefore(<usize>load<u32>(a + (<usize>m << 2)), <usize>load<u32>(a + (<usize>l << 2)))) m = l;
+    if (r < n && nameBefore(<usize>load<u32>(a + (<usize>m << 2)), <usize>load<u32>(a + (<usize>r << 2)))) m = r;
+    if (m == i) return;
+    const t = load<u32>(a + (<usize>i << 2));
+    store<u32>(a + (<usize>i << 2), load<u32>(a + (<usize>m << 2)));
+    store<u32>(a + (<usize>m << 2), t);
+    i = m;
+  }
 }

@@ -5,7 +5,9 @@
  * kept every record and wrote them in order itself (test/core/timeline_digests.json: digests recorded with that
  * core, commit 364d4be, on the samples, the fixtures and a generated dump of several chunks; jax_step's and
  * torch_graph's again when CUDA event records were named `cudaEvent`, as in the Chrome JSON, instead of `Event Record`:
- * with that one name put back, the new tables give the old digests); a fix-up that does not add up is an error, never
+ * with that one name put back, the new tables give the old digests; the Gaudi2 sample's again when Synapse host calls
+ * were numbered by name in the order the buffers were written (their API ids 4 and 25 became 3 and 4: every other
+ * word the same)); a fix-up that does not add up is an error, never
  * a silently different timeline.
  */
 import { test } from "uvu";
