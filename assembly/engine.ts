@@ -13,7 +13,7 @@ import {
   cutDeclared, CHUNK_HEADER,
 } from "./format/container";
 import * as S from "./model/session";
-import { clockPrepare, toUnix } from "./model/clock";
+import { clockAnchor, clockPrepare, clockSettle, toUnix } from "./model/clock";
 import * as D from "./decode/decoder";
 import { selectDecoder } from "./decode/registry";
 import { rangesPrepare, rangesNeedProjection, rangesBeginProject } from "./model/ranges";
@@ -286,7 +286,7 @@ function onChunkPass1(type: u32, p: usize, n: u32, off: u64, seq: u32): void {
       rd32();
       const vendorNs = rd64();
       const realNs = rd64();
-      if (cok) S.setAnchor(which, vendorNs, realNs);
+      if (cok) clockAnchor(which, vendorNs, realNs, off);
       break;
     }
     case Chunk.KIND_SIZES: {
@@ -541,12 +541,15 @@ export function endPass(): bool {
     if (S.droppedBuffers > 0) warn(Warn.DROPPED_BUFFERS, S.droppedBuffersAt, S.droppedBuffers);
     if (!D.active && S.haveHeader) fail(Fatal.UNSUPPORTED_VENDOR, 0, S.vendor);
     if (D.active) D.dIndexed();
+    // Anchors the other anchor or the records show wrong are set aside before they bound the run (BAD_CLOCK_ANCHOR).
+    clockSettle();
     // The run's time window is known now: count what it drops, and keep the time span of the rest.
     timingFinish();
     shownHostsFinish(); // the Chrome lead's candidates, by the window
     rangesPrepare(S.maxVendorTs);
-    // The clock mapping is known now: rt_info's time span (info, merge planning) must not use a previous file's.
-    clockPrepare();
+    // The clock mapping is known now: rt_info's time span (info, merge planning) must not use a previous file's. A
+    // mapping that clamps a kept time is said here, once (CLOCK_CLAMPED).
+    clockPrepare(true);
   } else if (pass == 2 && !splitWritesEnd()) {
     // A split conversion's worker that does not write the end: its segments' events only.
     splitAfterEnd();

@@ -96,9 +96,10 @@ export function rt_end_pass(): i32 {
   return endPass() ? 1 : 0;
 }
 /**
- * A warning only the host can see (util/error.ts codes from WARN_HOST_FIRST: STILL_WRITING, GZIP_DAMAGED), counted
- * `count` times with its offset and detail; given before the last pass's rt_end_pass, the output's end lists it with
- * the core's own (Chrome JSON `rawtrace.warnings`, XSpace warnings). Other codes are ignored. Returns 1 if recorded.
+ * A warning only the host can see (util/error.ts codes from WARN_HOST_FIRST to WARN_HOST_LAST: STILL_WRITING,
+ * GZIP_DAMAGED, FILE_CHANGED), counted `count` times with its offset and detail; given before the last pass's
+ * rt_end_pass, the output's end lists it with the core's own (Chrome JSON `rawtrace.warnings`, XSpace warnings).
+ * Other codes are ignored. Returns 1 if recorded.
  */
 export function rt_host_warn(code: i32, offset: u64, detail: u64, count: u64): i32 {
   if (code < WARN_HOST_FIRST || code > WARN_HOST_LAST || count == 0) return 0;

@@ -69,5 +69,5 @@ export function isDataLoss(code: i32): bool {
     code == Warn.CHUNK_TOO_LARGE || code == Warn.SEQ_GAP || code == Warn.UNKNOWN_KIND_UNSIZED ||
     code == Warn.RECORD_TRUNCATED || code == Warn.NEGATIVE_DURATION || code == Warn.COLLECTOR_ERROR ||
     code == Warn.BAD_TIMESTAMP || code == Warn.DROPPED_BUFFERS || code == Warn.FILE_CHANGED || code == Warn.BAD_RECORD_HEADER ||
-    code == Warn.FOREIGN_CHUNK;
+    code == Warn.FOREIGN_CHUNK || code == Warn.CLOCK_CLAMPED;
 }

@@ -102,30 +102,81 @@ export let anchorStartVendor: u64 = 0;
 export let anchorStartReal: u64 = 0;
 export let anchorEndVendor: u64 = 0;
 export let anchorEndReal: u64 = 0;
-/** Earliest and latest vendor time of any CLOCK anchor (start, periodic, end) with a known vendor time (model/timing.ts). */
+/** File offsets of the CLOCK chunks of the start and end anchors in use (BAD_CLOCK_ANCHOR, CLOCK_CLAMPED). */
+export let anchorStartAt: u64 = 0;
+export let anchorEndAt: u64 = 0;
+/**
+ * Earliest and latest vendor time of the CLOCK anchors (start, periodic, end) that were not set aside
+ * (model/clock.ts), for the run's time window (model/timing.ts).
+ */
 export let haveAnyAnchor = false;
 export let anchorMinVendor: u64 = 0;
 export let anchorMaxVendor: u64 = 0;
+// The anchors other than the start and end anchors in use (periodic ones, later start anchors, replaced end anchors).
+let haveOtherAnchor = false;
+let otherMinVendor: u64 = 0;
+let otherMaxVendor: u64 = 0;
+
+function noteOtherAnchor(vendorNs: u64): void {
+  if (!haveOtherAnchor || vendorNs < otherMinVendor) otherMinVendor = vendorNs;
+  if (!haveOtherAnchor || vendorNs > otherMaxVendor) otherMaxVendor = vendorNs;
+  haveOtherAnchor = true;
+}
+
+function noteAnchorSpan(vendorNs: u64): void {
+  if (!haveAnyAnchor || vendorNs < anchorMinVendor) anchorMinVendor = vendorNs;
+  if (!haveAnyAnchor || vendorNs > anchorMaxVendor) anchorMaxVendor = vendorNs;
+  haveAnyAnchor = true;
+}
+
+/** Recomputes {@link anchorMinVendor} / {@link anchorMaxVendor} from the anchors in use. */
+function anchorSpan(): void {
+  haveAnyAnchor = false;
+  anchorMinVendor = 0;
+  anchorMaxVendor = 0;
+  if (haveStartAnchor) noteAnchorSpan(anchorStartVendor);
+  if (haveEndAnchor) noteAnchorSpan(anchorEndVendor);
+  if (haveOtherAnchor) {
+    noteAnchorSpan(otherMinVendor);
+    noteAnchorSpan(otherMaxVendor);
+  }
+}
 
 /**
- * Records a CLOCK anchor: `which` 0 = start, 1 = end (periodic anchors are not needed for linear alignment, only for
- * the run's time window).
+ * Records a CLOCK anchor read from the chunk at file offset `at`: `which` 0 = start, 1 = end (periodic anchors are
+ * not needed for linear alignment, only for the run's time window). model/clock.ts has already set aside an anchor
+ * whose values are implausible on their own (clockAnchor).
  */
-export function setAnchor(which: u32, vendorNs: u64, realNs: u64): void {
-  if (vendorNs != 0) {
-    if (!haveAnyAnchor || vendorNs < anchorMinVendor) anchorMinVendor = vendorNs;
-    if (!haveAnyAnchor || vendorNs > anchorMaxVendor) anchorMaxVendor = vendorNs;
-    haveAnyAnchor = true;
-  }
+export function setAnchor(which: u32, vendorNs: u64, realNs: u64, at: u64): void {
   if (which == 0 && !haveStartAnchor) {
     haveStartAnchor = true;
     anchorStartVendor = vendorNs;
     anchorStartReal = realNs;
+    anchorStartAt = at;
   } else if (which == 1) {
+    if (haveEndAnchor) noteOtherAnchor(anchorEndVendor);
     haveEndAnchor = true;
     anchorEndVendor = vendorNs;
     anchorEndReal = realNs;
+    anchorEndAt = at;
+  } else noteOtherAnchor(vendorNs);
+  anchorSpan();
+}
+
+/** Sets aside the start (`which` 0) or end (1) anchor in use: it no longer aligns times nor bounds the run. */
+export function dropAnchor(which: u32): void {
+  if (which == 0) {
+    haveStartAnchor = false;
+    anchorStartVendor = 0;
+    anchorStartReal = 0;
+    anchorStartAt = 0;
+  } else {
+    haveEndAnchor = false;
+    anchorEndVendor = 0;
+    anchorEndReal = 0;
+    anchorEndAt = 0;
   }
+  anchorSpan();
 }
 
 // ---- Record sizes --------------------------------------------------------------------------------------------
@@ -752,9 +803,14 @@ export function sessionReset(): void {
   anchorStartReal = 0;
   anchorEndVendor = 0;
   anchorEndReal = 0;
+  anchorStartAt = 0;
+  anchorEndAt = 0;
   haveAnyAnchor = false;
   anchorMinVendor = 0;
   anchorMaxVendor = 0;
+  haveOtherAnchor = false;
+  otherMinVendor = 0;
+  otherMaxVendor = 0;
   haveKindSizes = false;
   memory.fill(kindSizesP, 0, MAX_KIND * 4);
   memory.fill(recordsPerKindP, 0, MAX_KIND * 8);

@@ -14,7 +14,9 @@
  *
  * The run's window, on a grid of {@link CELL_SHIFT} cells (2^36 ns ≈ 68.7 s) so that pass 1 can count exactly
  * without knowing the window while it reads (the END clock anchor comes last):
- *  - lower bound: the earliest CLOCK anchor (start, periodic or end) minus {@link BOUND_NS} (1 h);
+ *  - lower bound: the earliest CLOCK anchor (start, periodic or end) minus {@link BOUND_NS} (1 h); without a start
+ *    anchor (damaged, or set aside by model/clock.ts), from that anchor backward over the cells where records start,
+ *    across empty stretches of at most 1 h, when that reaches further;
  *  - upper bound with an END anchor: the latest anchor plus 1 h (the collector reads it after its last flush);
  *  - upper bound without one (the collector died): from the latest anchor, forward over the cells where records
  *    start, across empty stretches of at most 1 h; ends may reach 1 h past the last such cell;
@@ -190,13 +192,9 @@ function walkBackward(c: u64): u64 {
   return c;
 }
 
-/**
- * End of pass 1: fixes the run's window, counts the records outside it (BAD_TIMESTAMP, with the offset and kind of
- * the first one in the file) and the incomplete ones inside (INCOMPLETE_RECORD), and sets {@link validMin} /
- * {@link validMax} and the session's time span from the kept records only.
- */
-export function timingFinish(): void {
-  // Records per start cell, from the pairs.
+/** End of pass 1: builds the table of records per start cell from the pairs (once per file). */
+function timingStarts(): void {
+  if (starts != 0) return;
   starts = tableNew(64);
   const np = tableSlots(pairs);
   for (let i: u32 = 0; i < np; i++) {
@@ -205,10 +203,44 @@ export function timingFinish(): void {
     const s = tableUpsert(starts, (k >> 32) & 0x3fffffff);
     store<u64>(s, load<u64>(s) + load<u64>(<usize>tableValueAt(pairs, i)));
   }
+}
+
+/**
+ * End of pass 1, before {@link timingFinish} (model/clock.ts, judging CLOCK anchors): true when the dump has records
+ * with a known start and none of them starts within {@link BOUND_NS} (1 h, in whole cells) of vendor time `v`. An
+ * anchor that far from every record would put them all outside the run. Once per anchor: one look at each cell.
+ */
+export function timingFarFromRecords(v: u64): bool {
+  timingStarts();
+  const c = cell(v);
+  let any = false;
+  const n = tableSlots(starts);
+  for (let i: u32 = 0; i < n; i++) {
+    const k = tableKeyAt(starts, i);
+    if (k == 0xffffffffffffffff) continue;
+    if ((k >= c ? k - c : c - k) <= GAP_CELLS) return false;
+    any = true;
+  }
+  return any;
+}
+
+/**
+ * End of pass 1: fixes the run's window, counts the records outside it (BAD_TIMESTAMP, with the offset and kind of
+ * the first one in the file) and the incomplete ones inside (INCOMPLETE_RECORD), and sets {@link validMin} /
+ * {@link validMax} and the session's time span from the kept records only.
+ */
+export function timingFinish(): void {
+  timingStarts();
   if (S.haveAnyAnchor) {
     const first = S.anchorMinVendor;
     const last = S.anchorMaxVendor;
     lo = first > BOUND_NS ? cell(first - BOUND_NS) : 0;
+    if (!S.haveStartAnchor) {
+      // No start anchor (damaged, or set aside by model/clock.ts): the run reaches back as long as records keep
+      // coming before the first anchor, as it reaches forward past the last one without an END anchor.
+      const back = walkBackward(cell(first));
+      if (back < lo) lo = back;
+    }
     const lastPlus = last <= 0xffffffffffffffff - BOUND_NS ? last + BOUND_NS : 0xffffffffffffffff;
     if (S.haveEndAnchor) hi = cell(lastPlus);
     else {

@@ -172,10 +172,25 @@ export const enum Warn {
    * detail: the chunk type.
    */
   FOREIGN_CHUNK = 41,
+  /**
+   * A CLOCK anchor was set aside as implausible (model/clock.ts): times were aligned by the other anchor, or, with
+   * none left, the vendor clock was taken as CLOCK_REALTIME. offset: its CLOCK chunk. detail: the reason of the
+   * first ({@link AnchorFault}: 1 vendor time 0, 2 vendor time ≥ 2^63 ns, 3 CLOCK_REALTIME 0 or ≥ 2^63 ns, 4 the
+   * start and end anchors disagree and this one lies over 1 h from every record, 5 they disagree and this start
+   * anchor's CLOCK_REALTIME lies over 1 h from the HEADER's collector start, 6 they disagree and this end anchor was
+   * set aside, the start anchor kept, 7 the only anchor left lies over 1 h from every record).
+   */
+  BAD_CLOCK_ANCHOR = 42,
+  /**
+   * The clock alignment maps kept record times before the Unix epoch or past 2^64 − 1 ns, where they are clamped
+   * (model/clock.ts toUnix): their times are lost. offset: the CLOCK chunk of the anchor that aligns them. detail:
+   * 1 before 1970 (clamped to 1 ns), 2 past 2^64 − 1 ns, 3 both.
+   */
+  CLOCK_CLAMPED = 43,
 }
 
 /** Number of warning codes (size of the per-code tables). */
-export const WARN_COUNT: i32 = 42;
+export const WARN_COUNT: i32 = 44;
 /** The first of the warning codes only a host can detect (rt_host_warn accepts these alone, up to WARN_HOST_LAST). */
 export const WARN_HOST_FIRST: i32 = 37;
 /** The last of the warning codes only a host can detect. */

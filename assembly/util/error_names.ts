@@ -46,6 +46,8 @@ export function warnName(code: i32): string {
     case 39: return "FILE_CHANGED";
     case 40: return "BAD_RECORD_HEADER";
     case 41: return "FOREIGN_CHUNK";
+    case 42: return "BAD_CLOCK_ANCHOR";
+    case 43: return "CLOCK_CLAMPED";
   }
   return "UNKNOWN";
 }

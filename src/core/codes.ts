@@ -70,6 +70,8 @@ export const WARN_NAMES = [
   "FILE_CHANGED",
   "BAD_RECORD_HEADER",
   "FOREIGN_CHUNK",
+  "BAD_CLOCK_ANCHOR",
+  "CLOCK_CLAMPED",
 ] as const;
 /**
  * Warnings only the host can detect: `STILL_WRITING`, an input without END chunk that changed size during the
@@ -133,6 +135,10 @@ export const WARN_MESSAGES: Record<WarningName, string> = {
     "a record header in an activity buffer does not frame a record (it gave size {detail}: not a tracing record, under 16 bytes, or not the size the record itself repeats): the bytes up to the next record were skipped",
   FOREIGN_CHUNK:
     "an activity chunk of type {detail} is of the kind another vendor writes, not the HEADER's (one of them damaged, their checksums intact): not decoded",
+  BAD_CLOCK_ANCHOR:
+    "a CLOCK anchor is implausible (reason {detail}: 1 vendor time 0, 2 vendor time of 2^63 ns or more, 3 CLOCK_REALTIME 0 or 2^63 ns or more, no Unix time from 1970 to 2262, 4 it disagrees with the other anchor and lies over 1 h from every record, 5 a start anchor that disagrees with the end anchor and lies over 1 h from the HEADER's collector start, 6 an end anchor that disagrees with the start anchor, 7 the only anchor, over 1 h from every record); set aside: times are aligned by the other anchor, or by none (the vendor clock taken as CLOCK_REALTIME), and keep their differences as recorded",
+  CLOCK_CLAMPED:
+    "the clock alignment maps recorded times outside the Unix times a u64 of ns holds (side {detail}: 1 before the epoch, 2 past 2^64 - 1 ns, 3 both); they were clamped there, so their times are lost: the CLOCK anchor at this offset is implausible",
   HEADER_DAMAGED:
     "the HEADER failed its checksum but its layout holds: it was used (vendor {detail}, checked against the chunks that follow; ranks only where plausible); its versions, process id, host name and rank (even a plausible one) may be wrong",
 };
@@ -156,7 +162,7 @@ export const LOSS_WARNINGS: ReadonlySet<WarningName> = new Set<WarningName>([
   "TRUNCATED", "BAD_CHUNK_HEADER", "BAD_PAYLOAD_CRC", "CHUNK_TOO_LARGE", "SEQ_GAP", "NO_END", "BAD_PAYLOAD",
   "UNKNOWN_KIND_UNSIZED", "RECORD_TRUNCATED", "RECORD_TOO_SMALL", "DROPPED_RECORDS", "COLLECTOR_ERROR",
   "NEGATIVE_DURATION", "BAD_TIMESTAMP", "HPU_BAD_TRACE", "HPU_BAD_TIME", "UNNAMED_KIND", "DROPPED_BUFFERS",
-  "FILE_CHANGED", "BAD_RECORD_HEADER", "FOREIGN_CHUNK",
+  "FILE_CHANGED", "BAD_RECORD_HEADER", "FOREIGN_CHUNK", "CLOCK_CLAMPED",
 ]);
 
 /** True when warning `code` means loss of input data ({@link LOSS_WARNINGS}). */
