@@ -27,7 +27,7 @@ export function urlFiles(search: string, base: string): { urls: URL[]; refused: 
   const urls: URL[] = [];
   const refused: string[] = [];
   for (const p of params.getAll("file")) {
-    // Each segment encoded again as the server offered it: a name's `\\`, `?` or `#` stays part of the name.
+    // Each segment encoded again as the server offered it: a name's backslash, `?` or `#` stays part of the name.
     if (!p.startsWith("/files/")) throw new Error(`file=${p}: only /files/… paths of this server are opened`);
     urls.push(new URL(p.split("/").map(encodeURIComponent).join("/"), base));
   }

@@ -364,9 +364,7 @@ export class TimelineView {
   setMarks(m: number[]): void {
     // Marks out of reach (no window shows them) left out, one mark per time (a link can repeat one: a toggle would
     // remove one copy and leave the other on screen).
-    const [lo, hi] = this.extent();
-    const max = this.maxSpan();
-    this.marks = [...new Set(m.filter((t) => t >= lo - max && t <= hi + max))].sort((a, b) => a - b);
+    this.marks = [...new Set(m.filter((t) => this.inReach(t) === t))].sort((a, b) => a - b);
     this.canvas.dataset.marks = String(this.marks.length);
     this.invalidate();
   }

@@ -14,7 +14,7 @@ import { spawnSync } from "node:child_process";
 import { gunzipSync, gzipSync } from "node:zlib";
 import type { Page } from "playwright-core";
 import { startHarness, type Harness } from "./browser.js";
-import { chromeOf, chromeRows, clean, convert, details, gatedViewer, load, openPage, viewerRows, type Chrome } from "./viewer_helpers.js";
+import { chromeOf, chromeRows, clean, convert, details, gatedViewer, load, openPage, readGate, viewerRows, type Chrome } from "./viewer_helpers.js";
 import { generate } from "../../bench/generate.js";
 import { CLI } from "../helpers/cli.js";
 import { SLICE_BYTES } from "../../web/slice_reader.js";
@@ -423,16 +423,13 @@ test("cancel stops a conversion, and the files opened with it, and leaves the pa
   generate(300_000, big);
   assert.ok(statSync(big).size > SLICE_BYTES, "more than one slice");
   const { page, g } = await openPage(h, gatedViewer(h, SLICE_BYTES));
-  await page.evaluate(() => {
-    const w = window as unknown as { gateHeld: boolean };
-    new BroadcastChannel("rawtrace-test-gate").onmessage = (e) => (w.gateHeld ||= e.data === "held");
-  });
+  const gate = await readGate(page);
   // Opened together with a small file: Cancel stops both (the second is not opened after the first was cancelled).
   await page.setInputFiles("#file", [big, CUDA_SAMPLE]);
-  await page.waitForFunction(() => (window as unknown as { gateHeld: boolean }).gateHeld === true);
+  await gate.held();
   await page.waitForSelector("#progress", { state: "visible" });
   await page.click("#cancel");
-  await page.evaluate(() => new BroadcastChannel("rawtrace-test-gate").postMessage("open"));
+  await gate.open();
   await page.waitForSelector("#progress", { state: "hidden", timeout: 60_000 });
   await page.waitForTimeout(1500);
   assert.ok(await page.isHidden("#progress"), "no file opened after the cancel");

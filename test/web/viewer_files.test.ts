@@ -11,7 +11,7 @@ import { copyFileSync, mkdirSync, statSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { Page } from "playwright-core";
 import { guard, startHarness, type Guard, type Harness } from "./browser.js";
-import { chromeOf, clean, details, gatedViewer, load, openPage, settledHash } from "./viewer_helpers.js";
+import { chromeOf, clean, details, gatedViewer, load, openPage, readGate, settledHash } from "./viewer_helpers.js";
 import { sampleDump } from "../helpers/sample_dump.js";
 import { generate } from "../../bench/generate.js";
 import { SLICE_BYTES } from "../../web/slice_reader.js";
@@ -353,15 +353,14 @@ test("a file opened while another loads: the running load's progress goes on bei
     (window as unknown as { progressSeen: string[] }).progressSeen = seen;
     const t = document.querySelector(".progress .text")!;
     new MutationObserver(() => seen.push(t.textContent ?? "")).observe(t, { childList: true, characterData: true, subtree: true });
-    const w = window as unknown as { gateHeld: boolean };
-    new BroadcastChannel("rawtrace-test-gate").onmessage = (e) => (w.gateHeld ||= e.data === "held");
   });
+  const gate = await readGate(page);
   await page.setInputFiles("#file", big);
-  await page.waitForFunction(() => (window as unknown as { gateHeld: boolean }).gateHeld === true);
+  await gate.held();
   await page.waitForFunction(() => (window as unknown as { progressSeen: string[] }).progressSeen.some((x) => x.startsWith("big-progress.rawtrace: indexing")));
   await page.setInputFiles("#file", TORCH_NVTX); // queued behind the running load
   const queuedAt = await page.evaluate(() => (window as unknown as { progressSeen: string[] }).progressSeen.length);
-  await page.evaluate(() => new BroadcastChannel("rawtrace-test-gate").postMessage("open"));
+  await gate.open();
   await page.waitForFunction(() => document.querySelectorAll("#file-list .chip").length === 2, undefined, { timeout: 120_000 });
   await page.waitForSelector("#progress", { state: "hidden" });
   const after = (await page.evaluate(() => (window as unknown as { progressSeen: string[] }).progressSeen)).slice(queuedAt);

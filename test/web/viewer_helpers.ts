@@ -86,6 +86,21 @@ export function gatedViewer(h: Harness, at: number): string {
   return "gated/";
 }
 
+/**
+ * The page's side of {@link gatedViewer}'s gate, listening from now on (call it before choosing the file): `held()`
+ * resolves once a read waits at the gate, `open()` lets every read go on.
+ */
+export async function readGate(page: Page): Promise<{ held(): Promise<void>; open(): Promise<void> }> {
+  await page.evaluate(() => {
+    const w = window as unknown as { gateHeld: boolean };
+    new BroadcastChannel("rawtrace-test-gate").onmessage = (e) => (w.gateHeld ||= e.data === "held");
+  });
+  return {
+    held: async () => void (await page.waitForFunction(() => (window as unknown as { gateHeld: boolean }).gateHeld === true)),
+    open: () => page.evaluate(() => new BroadcastChannel("rawtrace-test-gate").postMessage("open")),
+  };
+}
+
 export async function load(page: Page, path: string): Promise<void> {
   await page.setInputFiles("#file", path);
   await page.waitForSelector("body[data-state=ready][data-summary=ready]", { state: "attached", timeout: 120_000 });
