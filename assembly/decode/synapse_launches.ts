@@ -33,7 +33,7 @@ import { chunkSeq } from "./decoder";
 export const HEAD: u32 = 0x80000000;
 
 // Record flags (launch and head records).
-/** Launch: its host enqueue is kept (pass 1). */
+/** Launch: its host enqueue is kept (pass 1; cleared in pass 2 when the run's window drops it: launchesWindow). */
 const F_KEPT: u32 = 1;
 /** Launch or head: some kept device work links to it (pass 1). */
 const F_LINKED: u32 = 2;
@@ -44,8 +44,9 @@ const F_FALLBACK: u32 = 8;
 
 // Launch and head records, REC bytes: flags u32 @0; u32 @4: a launch's number (correlation id), a head's launch
 // serial (end of pass 1); first kept linked work: seq u32 @8, file offset u64 @16, vendor start u64 @24, end u64 @32
-// (0: never closed); a head's buffer index u32 @12 and recipe key number u32 @40.
-const REC: usize = 48;
+// (0: never closed); a head's buffer index u32 @12 and recipe key number u32 @40; a launch's kept host enqueue:
+// vendor start u64 @48, end u64 @56 (0: never closed), for the run's window (launchesWindow).
+const REC: usize = 64;
 let launchRecs: usize = 0; // by serial (1-based)
 let launchN: u32 = 0;
 let launchCap: u32 = 0;
@@ -230,7 +231,11 @@ function noteFirst(r: usize, seq: u32, at: u64, start: u64, end: u64): void {
 export function launchKept(host: bool, link: u32, seq: u32, at: u64, start: u64, end: u64): void {
   if (link == 0) return;
   if (host) {
-    if ((link & HEAD) == 0) store<u32>(launchRec(link), load<u32>(launchRec(link)) | F_KEPT);
+    if ((link & HEAD) != 0) return;
+    const r = launchRec(link);
+    store<u32>(r, load<u32>(r) | F_KEPT);
+    store<u64>(r, start, 48);
+    store<u64>(r, end, 56);
     return;
   }
   noteFirst((link & HEAD) != 0 ? headRec(link & ~HEAD) : launchRec(link), seq, at, start, end);
@@ -332,15 +337,18 @@ export function launchesResolve(): void {
 
 /**
  * Pass 2, before the first buffer: the window is known now (model/timing.ts), so a launch whose first linked work it
- * drops hands its arrow to the first linked work emitted ({@link F_FALLBACK}).
+ * drops hands its arrow to the first linked work emitted ({@link F_FALLBACK}), and a launch whose host enqueue it
+ * drops is kept no more: it draws no arrow (its work would end one that starts nowhere: an 'f' with no 's').
  */
 export function launchesWindow(): void {
   if (windowChecked) return;
   windowChecked = true;
   for (let s: u32 = 1; s <= launchN; s++) {
     const r = launchRec(s);
-    const f = load<u32>(r);
-    if ((f & F_FIRST) != 0 && timingCheck(load<u64>(r, 24), load<u64>(r, 32)) == Timing.DROP) store<u32>(r, f | F_FALLBACK);
+    let f = load<u32>(r);
+    if ((f & F_KEPT) != 0 && timingCheck(load<u64>(r, 48), load<u64>(r, 56)) == Timing.DROP) f &= ~F_KEPT;
+    if ((f & F_FIRST) != 0 && timingCheck(load<u64>(r, 24), load<u64>(r, 32)) == Timing.DROP) f |= F_FALLBACK;
+    store<u32>(r, f);
   }
 }
 

@@ -186,4 +186,22 @@ test("a launch's first linked op dropped by the run's window (known after pass 1
   }
 });
 
+test("a launch whose host enqueue the run's window drops (known after pass 1) draws no arrow: no 'f' without its 's', either order", async () => {
+  const HOURS_3 = 3n * 3600n * 1_000_000_000n;
+  // The enqueue's time is far outside the run (a damaged time); its device work is inside it.
+  const pulls = [[enq(HOURS_3, 3), op(40n, 3, "k_ok")], [op(60n, 3, "k_next")]];
+  const dump = synDump(pulls.map((es, k) => {
+    const base = 0x7f00_0000_0000n + (BigInt(k) << 28n);
+    return tracePayload(synBuffer([...metadata(), ...es], { base }), 0, base);
+  }));
+  for (const bytes of [dump, permuteTraces(dump, [1, 0])]) {
+    const { trace, result } = await toChrome(bytes);
+    assert.equal(result.info.warnings.map((w) => w.code), ["BAD_TIMESTAMP"]);
+    assert.equal(events(trace, "hpu_op").length, 0, "the enqueue is dropped");
+    assert.equal(events(trace, "kernel").map((e) => e.name).sort(), ["k_next", "k_ok"]);
+    assert.equal(events(trace, "ac2g", "s").length, 0);
+    assert.equal(events(trace, "ac2g", "f").length, 0, "no arrow end without its start (before: an 'f' on k_ok)");
+  }
+});
+
 test.run();
