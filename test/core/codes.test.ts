@@ -30,4 +30,14 @@ test("LOSS_WARNINGS: known codes, dropped records among them, the expected ones 
   for (const n of ["INCOMPLETE_RECORD", "UNKNOWN_KIND", "DUPLICATE_CHUNK"]) assert.not.ok(isLossWarning(n), n);
 });
 
+test("docs/xspace.md names every code XSpace writes to XSpace.errors (assembly/emit/xspace_diag.ts isDataLoss)", () => {
+  const fn = src("assembly/emit/xspace_diag.ts").split("export function isDataLoss")[1].split("\n}")[0];
+  const codes = [...fn.matchAll(/Warn\.([A-Z_]+)/g)].map((m) => m[1]);
+  assert.ok(codes.length > 10, "the list was read");
+  const doc = src("docs/xspace.md");
+  const para = doc.slice(doc.indexOf("Codes that mean data was lost"), doc.indexOf("`XSpace.errors` instead"));
+  assert.ok(para.length > 0, "the paragraph was found");
+  for (const c of codes) assert.ok(new RegExp(`\\b${c}\\b`).test(para), `${c} in docs/xspace.md's XSpace.errors list`);
+});
+
 test.run();
