@@ -1,6 +1,6 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { readFileSync } from "node:fs";
+import { readFileSync, readdirSync } from "node:fs";
 import { WARN_NAMES, WARN_MESSAGES, FATAL_NAMES, LOSS_WARNINGS, isLossWarning } from "../../src/core/codes.js";
 
 const src = (p: string) => readFileSync(new URL(`../../${p}`, import.meta.url), "utf8");
@@ -38,6 +38,17 @@ test("docs/xspace.md names every code XSpace writes to XSpace.errors (assembly/e
   const para = doc.slice(doc.indexOf("Codes that mean data was lost"), doc.indexOf("`XSpace.errors` instead"));
   assert.ok(para.length > 0, "the paragraph was found");
   for (const c of codes) assert.ok(new RegExp(`\\b${c}\\b`).test(para), `${c} in docs/xspace.md's XSpace.errors list`);
+});
+
+test("docs/errors.md \"Damage\" names every warning that skips a byte range (each lose() of assembly/)", () => {
+  const walk = (d: string): string[] => readdirSync(new URL(`../../${d}`, import.meta.url), { withFileTypes: true })
+    .flatMap((e) => (e.isDirectory() ? walk(`${d}/${e.name}`) : e.name.endsWith(".ts") ? [`${d}/${e.name}`] : []));
+  const codes = new Set(walk("assembly").flatMap((f) => [...src(f).matchAll(/\blose\(Warn\.([A-Z_]+)/g)].map((m) => m[1])));
+  assert.ok(codes.has("TRUNCATED") && codes.size > 5, "the codes were read");
+  const doc = src("docs/errors.md");
+  const at = doc.indexOf("## Damage: the bytes skipped");
+  const para = doc.slice(at, doc.indexOf("They appear", at));
+  for (const c of codes) assert.ok(new RegExp(`\\b${c}\\b`).test(para), `${c} in docs/errors.md's list of skipped ranges`);
 });
 
 test.run();
