@@ -557,7 +557,7 @@ function releaseHeld(z: usize): usize {
   const seq = load<u32>(win, 8);
   if (recordContainerWarnings) {
     warn(Warn.BAD_PAYLOAD_CRC, off, seq);
-    lose(Warn.BAD_PAYLOAD_CRC, off, off + <u64>total, seq, type == Chunk.ACTIVITY ? <u64>len : 0);
+    lose(Warn.BAD_PAYLOAD_CRC, off, off + <u64>total, seq, isBufferChunk(type) ? <u64>len : 0);
   }
   const dh = damagedHandler;
   if (verifyPayloads && dh != null) dh(type, win + CHUNK_HEADER, len, off, seq);
@@ -696,7 +696,7 @@ export function feed(n: usize): bool {
       // length is trusted as far as the header CRC vouches for it: the chunk is skipped whole, in both passes.
       if (recordContainerWarnings) {
         warn(Warn.BAD_CHUNK_HEADER, off, <u64>total);
-        lose(Warn.BAD_CHUNK_HEADER, off, off + <u64>total, seq, type == Chunk.ACTIVITY ? <u64>len : 0);
+        lose(Warn.BAD_CHUNK_HEADER, off, off + <u64>total, seq, isBufferChunk(type) ? <u64>len : 0);
       }
       continue;
     }
@@ -737,7 +737,7 @@ export function feed(n: usize): bool {
       const held = <u32>min<usize>(len, span - CHUNK_HEADER);
       if (recordContainerWarnings) {
         warn(Warn.BAD_PAYLOAD_CRC, off, seq);
-        lose(Warn.BAD_PAYLOAD_CRC, off, off + <u64>span, seq, type == Chunk.ACTIVITY ? <u64>held : 0);
+        lose(Warn.BAD_PAYLOAD_CRC, off, off + <u64>span, seq, isBufferChunk(type) ? <u64>held : 0);
       }
       const dh = damagedHandler;
       if (verifyPayloads && dh != null) {

@@ -251,4 +251,15 @@ test("a dump cut inside an activity buffer keeps every whole record of it (the b
   }
 });
 
+test("a Gaudi trace buffer (HPU_TRACE) that fails its checksum counts as a lost event buffer, as an ACTIVITY chunk does", async () => {
+  const b = new Uint8Array(readFileSync("samples/gaudi2_mlp_synapse.rawtrace"));
+  const hpu = chunkSpans(b).filter((c) => c.type === 14);
+  assert.ok(hpu.length > 0);
+  b[hpu[0].off + CHUNK_HEADER_SIZE + 100] ^= 1;
+  const { result } = await toChrome(b);
+  assert.ok(warningOf(result, "BAD_PAYLOAD_CRC"));
+  // Before: activityChunks 0, so `DATA LOST` named no lost buffer of events and `rawtrace.lost.activity_chunks` was 0.
+  assert.equal([result.info.loss.activityChunks, result.info.loss.activityBytes], [1, hpu[0].len]);
+});
+
 test.run();
