@@ -26,7 +26,7 @@
 import { Table, tableNew, tableUpsert, tableFind, tableCount, tableSlots, tableKeyAt, tableValueAt, inserted } from "../util/hash_table";
 import { regrowZeroed } from "../util/regrow";
 import { swap16 } from "../util/swap16";
-import { timingCheck, Timing } from "../model/timing";
+import { timingCheck, timingAllOutside, Timing } from "../model/timing";
 import { chunkSeq } from "./decoder";
 
 /** A link to a head record (bit 31 set; the rest its index), else a launch serial (1, 2, … in file order); 0: none. */
@@ -45,8 +45,10 @@ const F_FALLBACK: u32 = 8;
 // Launch and head records, REC bytes: flags u32 @0; u32 @4: a launch's number (correlation id), a head's launch
 // serial (end of pass 1); first kept linked work: seq u32 @8, file offset u64 @16, vendor start u64 @24, end u64 @32
 // (0: never closed); a head's buffer index u32 @12 and recipe key number u32 @40; a launch's kept host enqueue:
-// vendor start u64 @48, end u64 @56 (0: never closed), for the run's window (launchesWindow).
-const REC: usize = 64;
+// vendor start u64 @48, end u64 @56 (0: never closed), for the run's window (launchesWindow); over all its kept
+// linked work (set with F_LINKED): the latest start u64 @64 and the earliest end u64 @72 (a never closed one's: its
+// start), which tell when the window drops all of it (launchesWindow).
+const REC: usize = 80;
 let launchRecs: usize = 0; // by serial (1-based)
 let launchN: u32 = 0;
 let launchCap: u32 = 0;
@@ -212,6 +214,17 @@ export function launchLink(lk: u64, report: bool): u32 {
   return a < b || (a == b && aAt < bAt);
 }
 
+/**
+ * Notes kept linked work from `start` to `end` (0: never closed) in record `r`'s span: its latest start and earliest
+ * end. Before {@link noteFirst} for the same work (F_LINKED not yet set: the first).
+ */
+function noteSpan(r: usize, start: u64, end: u64): void {
+  const e = end == 0 ? start : end;
+  const linked = (load<u32>(r) & F_LINKED) != 0;
+  if (!linked || start > load<u64>(r, 64)) store<u64>(r, start, 64);
+  if (!linked || e < load<u64>(r, 72)) store<u64>(r, e, 72);
+}
+
 /** Notes kept linked work (seq, at, vendor times) as record `r`'s first when it comes before the one noted. */
 function noteFirst(r: usize, seq: u32, at: u64, start: u64, end: u64): void {
   const f = load<u32>(r);
@@ -238,7 +251,9 @@ export function launchKept(host: bool, link: u32, seq: u32, at: u64, start: u64,
     store<u64>(r, end, 56);
     return;
   }
-  noteFirst((link & HEAD) != 0 ? headRec(link & ~HEAD) : launchRec(link), seq, at, start, end);
+  const r = (link & HEAD) != 0 ? headRec(link & ~HEAD) : launchRec(link);
+  noteSpan(r, start, end);
+  noteFirst(r, seq, at, start, end);
 }
 
 // ---- End of pass 1 ---------------------------------------------------------------------------------------------------
@@ -326,7 +341,9 @@ export function launchesResolve(): void {
     store<u32>(h, serial, 4);
     const f = load<u32>(h);
     if (serial != 0 && (f & F_FIRST) != 0) {
-      noteFirst(launchRec(serial), load<u32>(h, 8), load<u64>(h, 16), load<u64>(h, 24), load<u64>(h, 32));
+      const l = launchRec(serial);
+      noteSpan(l, load<u64>(h, 64), load<u64>(h, 72));
+      noteFirst(l, load<u32>(h, 8), load<u64>(h, 16), load<u64>(h, 24), load<u64>(h, 32));
     }
   }
   heap.free(items);
@@ -337,8 +354,10 @@ export function launchesResolve(): void {
 
 /**
  * Pass 2, before the first buffer: the window is known now (model/timing.ts), so a launch whose first linked work it
- * drops hands its arrow to the first linked work emitted ({@link F_FALLBACK}), and a launch whose host enqueue it
- * drops is kept no more: it draws no arrow (its work would end one that starts nowhere: an 'f' with no 's').
+ * drops hands its arrow to the first linked work emitted ({@link F_FALLBACK}), a launch whose host enqueue it drops
+ * is kept no more: it draws no arrow (its work would end one that starts nowhere: an 'f' with no 's'), and a launch
+ * whose linked work it drops all of (every start before the window or every end after it) starts none (an 's' with
+ * no 'f'). (Work dropped on both sides of the window and none inside it still leaves the launch its 's'.)
  */
 export function launchesWindow(): void {
   if (windowChecked) return;
@@ -347,7 +366,10 @@ export function launchesWindow(): void {
     const r = launchRec(s);
     let f = load<u32>(r);
     if ((f & F_KEPT) != 0 && timingCheck(load<u64>(r, 48), load<u64>(r, 56)) == Timing.DROP) f &= ~F_KEPT;
-    if ((f & F_FIRST) != 0 && timingCheck(load<u64>(r, 24), load<u64>(r, 32)) == Timing.DROP) f |= F_FALLBACK;
+    if ((f & F_FIRST) != 0 && timingCheck(load<u64>(r, 24), load<u64>(r, 32)) == Timing.DROP) {
+      f |= F_FALLBACK;
+      if (timingAllOutside(load<u64>(r, 64), load<u64>(r, 72))) f &= ~F_LINKED;
+    }
     store<u32>(r, f);
   }
 }

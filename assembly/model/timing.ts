@@ -317,6 +317,14 @@ export function timingFinish(): void {
 }
 
 /**
+ * After pass 1: true when the run's window drops every record of a set whose latest start is `maxStart` and earliest
+ * end (a never closed one's: its start) `minEnd`: all start before the window, or all end after it.
+ */
+export function timingAllOutside(maxStart: u64, minEnd: u64): bool {
+  return cell(maxStart) < lo || cell(minEnd) > hi;
+}
+
+/**
  * Pass 2: the outcome for a record with these vendor times (the same answer pass 1 counted). Warns nothing: every
  * outcome was counted in pass 1.
  */

@@ -204,4 +204,25 @@ test("a launch whose host enqueue the run's window drops (known after pass 1) dr
   }
 });
 
+test("a launch whose linked ops the run's window all drops starts no arrow: no 's' without its 'f', either order", async () => {
+  const HOURS_3 = 3n * 3600n * 1_000_000_000n;
+  // Recipe 3's work (in both pulls) all far after the run (damaged times); recipe 5's inside it.
+  const pulls = [
+    [enq(10n, 3), op(HOURS_3, 3, "late_a"), enq(30n, 5), op(40n, 5, "k5")],
+    [op(HOURS_3 + 100n, 3, "late_b", 1)],
+  ];
+  const dump = synDump(pulls.map((es, k) => {
+    const base = 0x7f00_0000_0000n + (BigInt(k) << 28n);
+    return tracePayload(synBuffer([...metadata(), ...es], { base }), 0, base);
+  }));
+  for (const bytes of [dump, permuteTraces(dump, [1, 0])]) {
+    const { trace, result } = await toChrome(bytes);
+    assert.equal(result.info.warnings.map((w) => [w.code, w.count]), [["BAD_TIMESTAMP", 2]]);
+    assert.equal(events(trace, "kernel").map((e) => e.name), ["k5"]);
+    assert.equal(events(trace, "hpu_op").length, 2, "both launches are written");
+    assert.equal(events(trace, "ac2g", "s").map((e) => e.id), [2], "before: also 1, an arrow to nothing");
+    assert.equal(events(trace, "ac2g", "f").map((e) => e.id), [2]);
+  }
+});
+
 test.run();
