@@ -17,7 +17,7 @@
  * {@link clockPrepare}).
  */
 import * as S from "./session";
-import { timingFarFromRecords, BOUND_NS, validMin, validMax } from "./timing";
+import { timingFarFromRecords, timingRecordsAfter, timingWindowFromRecords, BOUND_NS, validMin, validMax } from "./timing";
 import { Warn } from "../util/error";
 import { warn } from "../util/diag";
 
@@ -39,7 +39,10 @@ export const enum AnchorFault {
   FAR_FROM_HEADER = 5,
   /** They disagree, and nothing shows the start anchor wrong: this end anchor is set aside, the start one kept. */
   END_DISAGREES = 6,
-  /** The only anchor left lies over 1 h from every record: it would have put them all outside the run. */
+  /**
+   * The only anchor left (and every periodic one) lies over 1 h from every record: it would have put them all
+   * outside the run. Not a start anchor the HEADER's collector start confirms with every record after it.
+   */
   ALONE_FAR = 7,
 }
 
@@ -89,7 +92,9 @@ function setAside(which: u32, why: AnchorFault): void {
  *  - Start and end anchors that disagree (their clocks advance in opposite directions or at rates 2× apart): the
  *    one lying over 1 h from every record when the other does not; else the start anchor when its CLOCK_REALTIME
  *    lies over 1 h from the HEADER's collector start (read just before it); else the end anchor.
- *  - The only anchor left, when it lies over 1 h from every record (it would have put them all outside the run).
+ *  - The only anchor left, when it and every periodic anchor lie over 1 h from every record (it would have put them
+ *    all outside the run) — unless it is a start anchor that the HEADER confirms with every record after it: a run
+ *    that waited before its first device work; it aligns, and the window comes from the records.
  */
 export function clockSettle(): void {
   if (S.haveStartAnchor && S.haveEndAnchor &&
@@ -104,8 +109,26 @@ export function clockSettle(): void {
   }
   if (S.haveStartAnchor != S.haveEndAnchor) {
     const which: u32 = S.haveStartAnchor ? 0 : 1;
-    if (timingFarFromRecords(which == 0 ? S.anchorStartVendor : S.anchorEndVendor)) setAside(which, AnchorFault.ALONE_FAR);
+    const v = which == 0 ? S.anchorStartVendor : S.anchorEndVendor;
+    // Periodic anchors among the records bound the run as well (model/timing.ts): the window then holds them.
+    if (timingFarFromRecords(v) &&
+      (!S.haveOtherAnchor || (timingFarFromRecords(S.otherMinVendor) && timingFarFromRecords(S.otherMaxVendor)))) {
+      if (which == 0 && startAnchorWaited()) timingWindowFromRecords();
+      else setAside(which, AnchorFault.ALONE_FAR);
+    }
   }
+}
+
+/**
+ * True when the start anchor, alone and over 1 h from every record, is what a run that waited over an hour before
+ * its first device work (and died before its END anchor) leaves: every record comes after it and its CLOCK_REALTIME
+ * is the HEADER's collector start's (within 1 h; read just after it). It then aligns the times, and the run's window
+ * comes from the records.
+ */
+function startAnchorWaited(): bool {
+  if (S.startNs == 0) return false;
+  const r = S.anchorStartReal;
+  return (r > S.startNs ? r - S.startNs : S.startNs - r) <= BOUND_NS && timingRecordsAfter(S.anchorStartVendor);
 }
 
 /**

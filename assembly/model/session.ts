@@ -112,10 +112,11 @@ export let anchorEndAt: u64 = 0;
 export let haveAnyAnchor = false;
 export let anchorMinVendor: u64 = 0;
 export let anchorMaxVendor: u64 = 0;
-// The anchors other than the start and end anchors in use (periodic ones, later start anchors, replaced end anchors).
-let haveOtherAnchor = false;
-let otherMinVendor: u64 = 0;
-let otherMaxVendor: u64 = 0;
+/** The anchors other than the start and end anchors in use (periodic ones, later start anchors, replaced end anchors). */
+export let haveOtherAnchor = false;
+/** Earliest and latest vendor time of those other anchors (when {@link haveOtherAnchor}). */
+export let otherMinVendor: u64 = 0;
+export let otherMaxVendor: u64 = 0;
 
 function noteOtherAnchor(vendorNs: u64): void {
   if (!haveOtherAnchor || vendorNs < otherMinVendor) otherMinVendor = vendorNs;

@@ -20,7 +20,9 @@
  *  - upper bound with an END anchor: the latest anchor plus 1 h (the collector reads it after its last flush);
  *  - upper bound without one (the collector died): from the latest anchor, forward over the cells where records
  *    start, across empty stretches of at most 1 h; ends may reach 1 h past the last such cell;
- *  - no anchor at all: the same walk both ways from the cell where most records start.
+ *  - no anchor at all: the same walk both ways from the cell where most records start; so too with only a start
+ *    anchor that lies over 1 h before every record, one the HEADER's collector start confirms (a run that waited
+ *    before its first device work and died: model/clock.ts clockSettle), which still aligns the times.
  * A bound is thus 1 h to 1 h + 68.7 s past the anchor. Every kept event lies in the window, so none can be longer
  * than the window, and the time base (the earliest kept timestamp, {@link validMin}) never comes from a dropped one.
  *
@@ -64,6 +66,8 @@ let lastKey: u64 = 0xffffffffffffffff;
 let lastEntry: usize = 0;
 let lo: u64 = 0; // window, in cells (inclusive)
 let hi: u64 = 0xffffffffffffffff;
+// The window comes from the records alone, not the anchors (model/clock.ts: a start anchor read long before them).
+let fromRecords = false;
 // BAD_TIMESTAMP found while reading (start unknown): count, first offset and kind; merged at timingFinish.
 let unknownCount: u64 = 0;
 let unknownOffset: u64 = 0;
@@ -86,6 +90,7 @@ export function timingReset(): void {
   lastEntry = 0;
   lo = 0;
   hi = 0xffffffffffffffff;
+  fromRecords = false;
   unknownCount = 0;
   unknownOffset = 0;
   unknownKind = 0;
@@ -205,23 +210,46 @@ function timingStarts(): void {
   }
 }
 
+// Where the record start cells lie against cell `c`: bit 0 any, bit 1 one within BOUND_NS, bit 2 one at or before c.
+function startsAgainst(c: u64): u32 {
+  timingStarts();
+  let f: u32 = 0;
+  const n = tableSlots(starts);
+  for (let i: u32 = 0; i < n; i++) {
+    const k = tableKeyAt(starts, i);
+    if (k == 0xffffffffffffffff) continue;
+    f |= 1;
+    if ((k >= c ? k - c : c - k) <= GAP_CELLS) f |= 2;
+    if (k <= c) f |= 4;
+  }
+  return f;
+}
+
 /**
  * End of pass 1, before {@link timingFinish} (model/clock.ts, judging CLOCK anchors): true when the dump has records
  * with a known start and none of them starts within {@link BOUND_NS} (1 h, in whole cells) of vendor time `v`. An
  * anchor that far from every record would put them all outside the run. Once per anchor: one look at each cell.
  */
 export function timingFarFromRecords(v: u64): bool {
-  timingStarts();
-  const c = cell(v);
-  let any = false;
-  const n = tableSlots(starts);
-  for (let i: u32 = 0; i < n; i++) {
-    const k = tableKeyAt(starts, i);
-    if (k == 0xffffffffffffffff) continue;
-    if ((k >= c ? k - c : c - k) <= GAP_CELLS) return false;
-    any = true;
-  }
-  return any;
+  return (startsAgainst(cell(v)) & 3) == 1;
+}
+
+/**
+ * End of pass 1, before {@link timingFinish} (model/clock.ts): true when the dump has records with a known start and
+ * every one of them starts in a later cell than vendor time `v` (the start anchor of a run that waited before its
+ * first device work).
+ */
+export function timingRecordsAfter(v: u64): bool {
+  return (startsAgainst(cell(v)) & 5) == 1;
+}
+
+/**
+ * End of pass 1, before {@link timingFinish} (model/clock.ts): the run's window is found from the records alone, as
+ * for a dump without anchors, while the anchors still align the times (a start anchor read over 1 h before the first
+ * record, with no END anchor to bound the run).
+ */
+export function timingWindowFromRecords(): void {
+  fromRecords = true;
 }
 
 /**
@@ -231,7 +259,7 @@ export function timingFarFromRecords(v: u64): bool {
  */
 export function timingFinish(): void {
   timingStarts();
-  if (S.haveAnyAnchor) {
+  if (S.haveAnyAnchor && !fromRecords) {
     const first = S.anchorMinVendor;
     const last = S.anchorMaxVendor;
     lo = first > BOUND_NS ? cell(first - BOUND_NS) : 0;

@@ -136,7 +136,7 @@ export const WARN_MESSAGES: Record<WarningName, string> = {
   FOREIGN_CHUNK:
     "an activity chunk of type {detail} is of the kind another vendor writes, not the HEADER's (one of them damaged, their checksums intact): not decoded",
   BAD_CLOCK_ANCHOR:
-    "a CLOCK anchor is implausible (reason {detail}: 1 vendor time 0, 2 vendor time of 2^63 ns or more, 3 CLOCK_REALTIME 0 or 2^63 ns or more, no Unix time from 1970 to 2262, 4 it disagrees with the other anchor and lies over 1 h from every record, 5 a start anchor that disagrees with the end anchor and lies over 1 h from the HEADER's collector start, 6 an end anchor that disagrees with the start anchor, 7 the only anchor, over 1 h from every record); set aside: times are aligned by the other anchor, or by none (the vendor clock taken as CLOCK_REALTIME), and keep their differences as recorded",
+    "a CLOCK anchor is implausible (reason {detail}: 1 vendor time 0, 2 vendor time of 2^63 ns or more, 3 CLOCK_REALTIME 0 or 2^63 ns or more, no Unix time from 1970 to 2262, 4 it disagrees with the other anchor and lies over 1 h from every record, 5 a start anchor that disagrees with the end anchor and lies over 1 h from the HEADER's collector start, 6 an end anchor that disagrees with the start anchor, 7 the only anchor (and every periodic one), over 1 h from every record); set aside: times are aligned by the other anchor, or by none (the vendor clock taken as CLOCK_REALTIME), and keep their differences as recorded",
   CLOCK_CLAMPED:
     "the clock alignment maps recorded times outside the Unix times a u64 of ns holds (side {detail}: 1 before the epoch, 2 past 2^64 - 1 ns, 3 both); they were clamped there, so their times are lost: the CLOCK anchor at this offset is implausible",
   HEADER_DAMAGED:

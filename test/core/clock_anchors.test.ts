@@ -194,9 +194,9 @@ const kern = (corr: number, start: bigint) =>
   C.kernelRecord(L, { start, end: start + 1000n, deviceId: 0, contextId: 1, streamId: 7, correlationId: corr, namePtr: 0x10n });
 
 /** A CUDA dump with `anchors` ([which, vendor, realtime]) before the records and `late` anchors after them. */
-function crafted(recs: Uint8Array[], anchors: Array<[number, bigint, bigint]>, late: Array<[number, bigint, bigint]> = []) {
+function crafted(recs: Uint8Array[], anchors: Array<[number, bigint, bigint]>, late: Array<[number, bigint, bigint]> = [], startNs = 0n) {
   const w = RawtraceWriter.inMemory();
-  w.header({ vendor: 1, vendorVersion: C.LAYOUT_VERSION[L], pid: 7, startNs: 0n, hostname: "h", commandLine: "app" });
+  w.header({ vendor: 1, vendorVersion: C.LAYOUT_VERSION[L], pid: 7, startNs, hostname: "h", commandLine: "app" });
   const at: number[] = [];
   const clock = ([which, vendorNs, realtimeNs]: [number, bigint, bigint]) => {
     at.push(w.bytes().length);
@@ -220,6 +220,30 @@ test("the only anchor, 3 h from every record: set aside (reason 7) rather than d
   // No anchor left: the vendor clock is CLOCK_REALTIME.
   assert.equal(events(trace, "kernel").map((e) => BigInt(trace.baseTimeNanoseconds) + BigInt(Math.round(e.ts * 1000))),
     recs.map((_, i) => T + BigInt(i) * S));
+});
+
+test("a run that waited 2 h before its first kernel and died (start anchor only): the anchor aligns, nothing dropped", async () => {
+  // The HEADER's collector start and the start anchor agree (5 s offset); the kernels come 2 h later; no END anchor.
+  const recs = Array.from({ length: 5 }, (_, i) => kern(i + 1, T + 2n * HOUR + BigInt(i) * S));
+  const { bytes } = crafted(recs, [[0, T, T + 5n * S]], [], T + 5n * S - 1000n);
+  const { trace } = await toChrome(bytes);
+  assert.equal(codes(trace), [], "no anchor set aside, no record dropped");
+  assert.equal(events(trace, "kernel").map((e) => BigInt(trace.baseTimeNanoseconds) + BigInt(Math.round(e.ts * 1000))),
+    recs.map((_, i) => T + 2n * HOUR + BigInt(i) * S + 5n * S));
+  // Records before a start anchor are no wait: with the same HEADER, a start anchor 3 h after them is set aside.
+  const early = crafted(recs, [[0, T + 5n * HOUR, T + 5n * S]], [], T + 5n * S - 1000n);
+  assert.equal(warning((await toChrome(early.bytes)).trace, "BAD_CLOCK_ANCHOR"),
+    { code: "BAD_CLOCK_ANCHOR", count: 1, offset: early.at[0], detail: 7 });
+});
+
+test("a start anchor 2 h before the records with a periodic anchor among them: kept, the window reaches them", async () => {
+  // No HEADER start to confirm it; the periodic anchor (a collection resumed) lies among the records.
+  const recs = Array.from({ length: 5 }, (_, i) => kern(i + 1, T + 2n * HOUR + BigInt(i) * S));
+  const { bytes } = crafted(recs, [[0, T, T + 5n * S]], [[2, T + 2n * HOUR + 10n * S, T + 2n * HOUR + 15n * S]]);
+  const { trace } = await toChrome(bytes);
+  assert.equal(codes(trace), []);
+  assert.equal(events(trace, "kernel").map((e) => BigInt(trace.baseTimeNanoseconds) + BigInt(Math.round(e.ts * 1000))),
+    recs.map((_, i) => T + 2n * HOUR + BigInt(i) * S + 5n * S));
 });
 
 test("a start anchor set aside: the run reaches back from the end anchor over the records (3 h run, none dropped)", async () => {
