@@ -22,6 +22,12 @@ import { Warn } from "../util/error";
 import { warn } from "../util/diag";
 
 const SAME_CLOCK_NS: i64 = 10_000;
+/**
+ * How far apart two anchors' clocks may advance and still agree whatever their rates (1 ms): the two readings of an
+ * anchor can be a preemption apart, and over a run of a few ms that alone looks like a rate 2× off. The mapping
+ * itself never fits a rate that far off (clockPrepare).
+ */
+const READ_GAP_NS: f64 = 1_000_000;
 /** Vendor and CLOCK_REALTIME readings at or past 2^63 ns (year 2262) are no time a collector reads. */
 const TIME_LIMIT: u64 = 0x8000000000000000;
 
@@ -70,12 +76,12 @@ export function clockAnchor(which: u32, vendorNs: u64, realNs: u64, at: u64): vo
   else S.setAnchor(which, vendorNs, realNs, at);
 }
 
-/** True when the two clocks advance alike from (v0, r0) to (v1, r1): within read jitter, or at rates under 2× apart. */
+/** True when the two clocks advance alike from (v0, r0) to (v1, r1): within {@link READ_GAP_NS}, or at rates under 2× apart. */
 function anchorsAgree(v0: u64, r0: u64, v1: u64, r1: u64): bool {
   // Every reading is below 2^63 (clockAnchor): the differences fit an i64, their difference an f64.
   const dv = <i64>(v1 - v0);
   const dr = <i64>(r1 - r0);
-  if (Math.abs(<f64>dr - <f64>dv) <= <f64>SAME_CLOCK_NS) return true;
+  if (Math.abs(<f64>dr - <f64>dv) <= READ_GAP_NS) return true;
   if (dv <= 0 || dr <= 0) return false;
   const s = <f64>dr / <f64>dv;
   return s > 0.5 && s < 2.0;

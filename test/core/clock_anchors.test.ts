@@ -284,6 +284,14 @@ test("a mapping that clamps kept times before 1970 says so once: CLOCK_CLAMPED, 
   assert.not.ok(codes(fine.trace).includes("CLOCK_CLAMPED"));
 });
 
+test("a run of 20 µs whose anchors were read 40 µs apart: they agree (read gap), no warning", async () => {
+  // The vendor clock advances 20 µs, CLOCK_REALTIME 60 µs (a preemption between an anchor's two reads): rates 3×
+  // apart, yet within 1 ms: no anchor is set aside.
+  const recs = [kern(1, T + 10_000n)];
+  const { bytes } = crafted(recs, [[0, T, T + 5n * S]], [[1, T + 20_000n, T + 5n * S + 60_000n]]);
+  assert.equal(codes((await toChrome(bytes)).trace), []);
+});
+
 test("anchors that agree are used as before: drift corrected, no warning", async () => {
   // 100 ppm drift over 10 s, offset 5 s.
   const recs = [kern(1, T + S), kern(2, T + 9n * S)];
