@@ -11,6 +11,7 @@
  * This module has no side effects: importing it (the pool does, and so do the bundles of the CLI and of
  * `rawtrace/node`) starts nothing and touches no `parentPort` — a host's own worker thread may import `rawtrace/node`.
  */
+import { readFile } from "node:fs/promises";
 import { RawtraceError } from "../core/codes.js";
 import type { AnalysisOptions, Engine, FileInfo, MergeSlot, SplitState } from "../core/engine.js";
 import { computeStats, type TraceStats } from "../core/stats.js";
@@ -83,14 +84,34 @@ function progress(cells: BigInt64Array | null, seq: number) {
     Atomics.store(cells, 3, 0n);
     Atomics.store(cells, 0, BigInt(seq));
   }
-  return (done: number, total: number | undefined, pass: 1 | 2 | 3) => {
-    if (!cells) return;
-    Atomics.store(cells, 1, BigInt(done));
-    Atomics.store(cells, 2, BigInt(total ?? 0));
-    Atomics.store(cells, 3, BigInt(pass));
+  return (done: number, total: number | undefined, pass: 1 | 2 | 3): Promise<void> | undefined => {
+    if (cells) {
+      Atomics.store(cells, 1, BigInt(done));
+      Atomics.store(cells, 2, BigInt(total ?? 0));
+      Atomics.store(cells, 3, BigInt(pass));
+    }
+    return pass === 2 ? testHold() : undefined;
   };
 }
 
+
+/** Whether {@link testHold} held a conversion of this thread already. */
+let held = false;
+
+/**
+ * A test hook, off unless the environment variable RAWTRACE_TEST_HOLD names a FIFO: the first progress report of an
+ * emit pass on this thread (the output is being written) reads that FIFO to its end, asynchronously (the engine
+ * waits for the promise; signal handlers and timers go on running), so the conversion stays in progress, its
+ * temporaries and lock in place, until the test closes the FIFO's write end. The test knows the conversion got there
+ * when it can open that end (a FIFO opens for writing only once a reader holds it): it then signals or kills a run
+ * that is provably not finished, on a machine of any speed (test/node/output.test.ts, test/node/stale_lock.test.ts).
+ */
+function testHold(): Promise<void> | undefined {
+  const fifo = process.env.RAWTRACE_TEST_HOLD;
+  if (!fifo || held) return undefined;
+  held = true;
+  return readFile(fifo).then(() => {});
+}
 
 /** Options of {@link workerApi} on the pool's own thread. */
 export interface InThreadOptions {

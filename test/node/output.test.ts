@@ -17,6 +17,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gunzipSync } from "node:zlib";
 import { generate } from "../../bench/generate.js";
+import { conversionHold } from "../helpers/conversion_hold.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const CLI = join(ROOT, "dist/node/cli.js");
@@ -281,13 +282,21 @@ for (const [sig, code] of [["SIGTERM", 143], ["SIGINT", 130]] as const) {
   test(`${sig} during a conversion removes the temporaries and exits ${code}`, async () => {
     for (const args of [["convert", BIG, "-o", "out.json.gz"], ["merge", BIG, BIG, "-o", "m.json", "--force"]]) {
       const d = dir();
-      const p = spawn(process.execPath, [CLI, ...args], { cwd: d });
+      // Held at its first window of output (test/helpers/conversion_hold.ts): the signal comes mid-conversion on a
+      // machine of any speed (before: 5 ms after the temporary appeared, which a fast machine could outrun).
+      const hold = conversionHold();
+      const p = spawn(process.execPath, [CLI, ...args], { cwd: d, env: hold.env() });
       const done = new Promise<number | null>((res) => p.on("close", (c, s) => res(shellStatus(c, s))));
-      // Wait until the run holds its lock and temporary.
-      for (let i = 0; i < 4000 && !readdirSync(d).some((f) => f.endsWith(".tmp")); i++) await new Promise((r) => setTimeout(r, 5));
-      assert.ok(readdirSync(d).some((f) => f.endsWith(".tmp")), `${args}: a temporary exists mid-run`);
-      p.kill(sig);
-      assert.is(await done, code, String(args));
+      try {
+        await hold.held(p);
+        assert.ok(readdirSync(d).some((f) => f.endsWith(".tmp")), `${args}: a temporary exists mid-run`);
+        assert.ok(readdirSync(d).some((f) => f.endsWith(".lock")), `${args}: a lock exists mid-run`);
+        p.kill(sig);
+        assert.is(await done, code, String(args));
+      } finally {
+        p.kill("SIGKILL"); // a no-op once it ended
+        hold.release();
+      }
       assert.equal(readdirSync(d).sort(), ["in.rawtrace"], `${args}: nothing left`);
     }
   });
@@ -328,11 +337,18 @@ test("a host program with its own SIGTERM handler (process.on, or process.once: 
   const INDEX = join(ROOT, "dist/node/index.js");
   for (const [reg, exits] of [["on", false], ["on", true], ["once", false]] as const) {
     const d = dir();
+    // The input comes through a FIFO this test feeds (spooled, src/node/file_source.ts): the conversion cannot end
+    // before the test closes it, so the signal sent before that reaches a run in progress on a machine of any speed
+    // (before: 5 ms after the temporary appeared, which a fast machine could outrun).
+    const fifo = join(mkdtempSync(join(tmp, "hostfifo-")), "big.rawtrace");
+    assert.is(spawnSync("mkfifo", [fifo]).status, 0);
+    const writer = spawn("sh", ["-c", 'exec cat > "$1"', "sh", fifo], { stdio: ["pipe", "ignore", "inherit"] });
+    const written = new Promise((res) => writer.on("close", res));
     // The host's handler records the signal; the second host then exits with 3, as a shutdown that gives up would.
     const script = `
       import { convertFile } from ${JSON.stringify(INDEX)};
       process.${reg}("SIGTERM", () => { console.log("host got SIGTERM"); ${exits ? "process.exit(3);" : ""} });
-      const r = await convertFile(${JSON.stringify(BIG)}, "out.json.gz", { gzipLevel: 6 });
+      const r = await convertFile(${JSON.stringify(fifo)}, "out.json.gz", { gzipLevel: 6 });
       console.log("converted", r.events);`;
     writeFileSync(join(d, "host.mjs"), script);
     const p = spawn(process.execPath, ["host.mjs"], { cwd: d });
@@ -341,10 +357,16 @@ test("a host program with its own SIGTERM handler (process.on, or process.once: 
     p.stdout.on("data", (c) => (out += c));
     p.stderr.on("data", (c) => (err += c));
     const done = new Promise<number | null>((res) => p.on("close", (c) => res(c)));
-    for (let i = 0; i < 4000 && !readdirSync(d).some((f) => f.endsWith(".tmp")); i++) await new Promise((r) => setTimeout(r, 5));
-    assert.ok(readdirSync(d).some((f) => f.endsWith(".tmp")), "a temporary exists mid-run");
+    // The temporary is made before the input is read; the deadline only turns a hang into a failure.
+    for (let i = 0; i < 24000 && !readdirSync(d).some((f) => f.endsWith(".tmp")) && p.exitCode === null; i++) await new Promise((r) => setTimeout(r, 5));
+    assert.ok(readdirSync(d).some((f) => f.endsWith(".tmp")), `a temporary exists mid-run: ${err}`);
     p.kill("SIGTERM");
+    // Only now the input, all of it: the handler runs while it is converted, which then goes on (or the host exits).
+    writer.stdin.on("error", () => {}); // EPIPE once the host that exits is gone
+    writer.stdin.end(readFileSync(BIG));
     const code = await done;
+    writer.kill();
+    await written;
     assert.match(out, "host got SIGTERM");
     if (exits) {
       assert.is(code, 3, err);
@@ -352,6 +374,7 @@ test("a host program with its own SIGTERM handler (process.on, or process.once: 
     } else {
       assert.is(code, 0, `${reg}: ${err}`);
       assert.match(out, /converted \d+/);
+      assert.ok(out.indexOf("host got SIGTERM") < out.indexOf("converted"), `the signal came during the conversion: ${out}`);
       assert.equal(readdirSync(d).sort(), ["host.mjs", "in.rawtrace", "out.json.gz"], "published, no temporary or lock left");
       JSON.parse(gunzipSync(readFileSync(join(d, "out.json.gz"))).toString("utf8"));
     }
@@ -361,13 +384,20 @@ test("a host program with its own SIGTERM handler (process.on, or process.once: 
 test("SIGINT during an XSpace conversion: no empty log directory tree, nothing in TMPDIR (the spill file is unlinked at once)", async () => {
   const d = dir();
   const temp = mkdtempSync(join(tmp, "tmpdir-"));
-  const p = spawn(process.execPath, [CLI, "convert", BIG, "--format", "xspace", "-o", "lx"], { cwd: d, env: { ...process.env, TMPDIR: temp } });
+  // Held at its first window of output (test/helpers/conversion_hold.ts): the signal comes mid-conversion.
+  const hold = conversionHold();
+  const p = spawn(process.execPath, [CLI, "convert", BIG, "--format", "xspace", "-o", "lx"], { cwd: d, env: hold.env({ ...process.env, TMPDIR: temp }) });
   const done = new Promise<number | null>((res) => p.on("close", (c, s) => res(shellStatus(c, s))));
   const profile = join(d, "lx/plugins/profile");
-  for (let i = 0; i < 4000 && !(existsSync(profile) && readdirSync(profile).some((f) => f.endsWith(".tmp"))); i++) await new Promise((r) => setTimeout(r, 5));
-  assert.ok(readdirSync(profile).some((f) => f.endsWith(".tmp")), "the XSpace temporary exists mid-run");
-  p.kill("SIGINT");
-  assert.is(await done, 130);
+  try {
+    await hold.held(p);
+    assert.ok(readdirSync(profile).some((f) => f.endsWith(".tmp")), "the XSpace temporary exists mid-run");
+    p.kill("SIGINT");
+    assert.is(await done, 130);
+  } finally {
+    p.kill("SIGKILL"); // a no-op once it ended
+    hold.release();
+  }
   assert.equal(readdirSync(d).sort(), ["in.rawtrace"], "no lx/plugins/profile left");
   assert.equal(readdirSync(temp), [], "nothing in TMPDIR");
 });
