@@ -7,8 +7,10 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { spawn } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import {
+  closeSync, constants, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync, writeSync,
+} from "node:fs";
 import fs from "node:fs";
 import { syncBuiltinESMExports } from "node:module";
 import { tmpdir } from "node:os";
@@ -133,14 +135,47 @@ test("a successor whose line only starts like this process's (pid 12 on node1 ag
 
 test("merge claims its output only once a slow standard-input rank has arrived (the lock went unrefreshed meanwhile)", async () => {
   const out = join(tmp, "slow-stdin.json");
-  const p = spawn(process.execPath, [CLI, "merge", "-", input, "-o", out], { stdio: ["pipe", "ignore", "pipe"] });
+  // Standard input is a FIFO this test writes (a pipe's capacity is 64 KiB): once more than that went in, merge is
+  // provably reading its standard input, past the point where it claimed its output before (before: looked 800 ms
+  // after the start, which on a slow machine could be before merge got anywhere).
+  const fifo = join(tmp, "slow-stdin.fifo");
+  assert.is(spawnSync("mkfifo", [fifo]).status, 0);
+  const p = spawn("sh", ["-c", 'exec "$0" "$@" < "$STDIN_FIFO"', process.execPath, CLI, "merge", "-", input, "-o", out], {
+    stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, STDIN_FIFO: fifo },
+  });
   let err = "";
   p.stderr!.on("data", (d) => (err += d));
-  await new Promise((r) => setTimeout(r, 800)); // started, reading standard input
-  const locked = existsSync(`${out}.lock`);
-  p.stdin!.end(readFileSync(join(ROOT, "samples/h100_torch_train_nvtx.rawtrace")));
-  assert.not.ok(locked, "no lock while the stdin rank is still being read");
-  const code = await new Promise((r) => p.once("exit", r));
+  const exited = new Promise((r) => p.once("exit", r));
+  const rank = readFileSync(join(ROOT, "samples/h100_torch_train_nvtx.rawtrace"));
+  const PIPE = 64 << 10;
+  assert.ok(rank.length > 4 * PIPE);
+  let fd = -1;
+  let sent = 0;
+  /** Writes `rank` up to `until` bytes; the FIFO's write end does not block, a full pipe is waited out. */
+  const send = async (until: number) => {
+    for (let i = 0; sent < until; i++) {
+      try {
+        if (fd < 0) fd = openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
+        sent += writeSync(fd, rank, sent, until - sent);
+        continue;
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code !== "ENXIO" && code !== "EAGAIN") throw e; // no reader yet, or the pipe is full
+      }
+      // The deadline only turns a hang into a failure.
+      assert.ok(p.exitCode === null && i < 24000, `merge reads its standard input: ${err}`);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  };
+  try {
+    await send(3 * PIPE);
+    const locked = existsSync(`${out}.lock`);
+    assert.not.ok(locked, "no lock while the stdin rank is still being read");
+    await send(rank.length);
+  } finally {
+    if (fd >= 0) closeSync(fd);
+  }
+  const code = await exited;
   assert.is(code, 0, err);
   assert.ok(existsSync(out));
   assert.not.ok(existsSync(`${out}.lock`));
@@ -149,16 +184,42 @@ test("merge claims its output only once a slow standard-input rank has arrived (
 test("a batch killed with SIGKILL leaves at most one lock per worker", async () => {
   const dir = join(tmp, "many");
   mkdirSync(dir);
-  for (let i = 0; i < 120; i++) copyFileSync(input, join(dir, `r${i}.rawtrace`));
+  // r10 and r11 (in the order the lanes take the inputs) are FIFOs this test holds open without writing: once both
+  // workers read them, r0–r9 are done and r12–r119 still to go, and nothing moves on until the kill, on a machine of
+  // any speed (before: killed 5 ms after a first output appeared, which a fast machine could outrun to the end).
+  const fifos = [join(dir, "r10.rawtrace"), join(dir, "r11.rawtrace")];
+  for (let i = 0; i < 120; i++) {
+    const f = join(dir, `r${i}.rawtrace`);
+    if (fifos.includes(f)) assert.is(spawnSync("mkfifo", [f]).status, 0);
+    else copyFileSync(input, f);
+  }
   const outDir = join(tmp, "killed");
   const p = spawn(process.execPath, [CLI, "batch", dir, "--out-dir", outDir, "--jobs", "2"], { stdio: "ignore" });
-  // Killed once some outputs are published, with most inputs still to go.
-  for (let i = 0; i < 2000 && !(existsSync(outDir) && readdirSync(outDir).some((f) => f.endsWith(".json"))); i++) {
-    await new Promise((r) => setTimeout(r, 5));
+  const exited = new Promise((r) => p.once("exit", r));
+  // A FIFO opens for writing (without waiting) only once a reader holds it: both workers are reading theirs. The
+  // deadline only turns a hang into a failure.
+  const fds: number[] = [];
+  try {
+    for (const f of fifos) {
+      for (let i = 0; ; i++) {
+        try {
+          fds.push(openSync(f, constants.O_WRONLY | constants.O_NONBLOCK));
+          break;
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code !== "ENXIO") throw e;
+        }
+        assert.ok(p.exitCode === null && p.signalCode === null && i < 24000, `the batch reads ${f}`);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    }
+    p.kill("SIGKILL");
+    await exited;
+  } finally {
+    p.kill("SIGKILL");
+    fds.forEach((fd) => closeSync(fd));
   }
-  p.kill("SIGKILL");
-  await new Promise((r) => p.once("exit", r));
   const left = readdirSync(outDir);
+  assert.ok(left.some((f) => f.endsWith(".json")), "killed once some outputs were published");
   assert.ok(left.filter((f) => f.endsWith(".json")).length < 120, "killed before the end");
   assert.ok(left.filter((f) => f.endsWith(".lock")).length <= 2, left.filter((f) => f.endsWith(".lock")).join(" "));
 });
