@@ -206,7 +206,8 @@ test("cuda_sample: rows, summary and a selected kernel match the Chrome JSON con
   await page.mouse.move(box.x + box.width * 0.3, box.y + 260, { steps: 5 });
   await page.mouse.up();
   await page.keyboard.press("f");
-  await page.waitForTimeout(100);
+  // The frames that draw what the keys did (web/view.ts invalidate: one requestAnimationFrame) have run.
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
   clean(g, "cuda_sample");
   await page.close();
 });
@@ -430,8 +431,10 @@ test("cancel stops a conversion, and the files opened with it, and leaves the pa
   await page.waitForSelector("#progress", { state: "visible" });
   await page.click("#cancel");
   await gate.open();
+  // The files chosen together are done with once data-opening goes (web/main.ts openTogether: after the last one was
+  // opened or skipped): had the small file been opened after the cancel, it is in by then (before: looked 1.5 s on).
+  await page.waitForFunction(() => document.body.dataset.opening === undefined, undefined, { timeout: 60_000 });
   await page.waitForSelector("#progress", { state: "hidden", timeout: 60_000 });
-  await page.waitForTimeout(1500);
   assert.ok(await page.isHidden("#progress"), "no file opened after the cancel");
   assert.is(await page.getAttribute("body", "data-state"), "empty", "nothing loaded");
   assert.is(await page.$$eval("#file-list .chip", (l) => l.length), 0);
@@ -462,8 +465,10 @@ test("cancel while the timeline is laid out (after the last read) opens nothing 
   });
   await page.setInputFiles("#file", big);
   await page.waitForFunction(() => document.body.dataset.cancelledAt !== undefined, undefined, { timeout: 120_000 });
+  // The load is over once data-opening goes (web/main.ts openTogether, after the file was opened or dropped): a
+  // result the page did not drop is in by then (before: looked 1.5 s on).
+  await page.waitForFunction(() => document.body.dataset.opening === undefined, undefined, { timeout: 60_000 });
   await page.waitForSelector("#progress", { state: "hidden", timeout: 60_000 });
-  await page.waitForTimeout(1500);
   assert.is(await page.$$eval("#file-list .chip", (l) => l.length), 0, "nothing opened");
   assert.is(await page.getAttribute("body", "data-state"), "empty");
   assert.ok(await page.isHidden("#error"), "a cancel is not an error");
