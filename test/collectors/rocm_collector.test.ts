@@ -12,7 +12,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { createReadStream, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createReadStream, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -82,7 +82,7 @@ function runSync(sdk: Sdk, scenario: string, name: string, extra: Record<string,
 
 /** Runs the program and sends `sig` once it printed "flushed". */
 function runUntilFlushed(sdk: Sdk, scenario: string, name: string, sig: NodeJS.Signals,
-  o: { env?: Record<string, string>; second?: NodeJS.Signals; at?: string } = {}): Promise<Run> {
+  o: { env?: Record<string, string>; second?: NodeJS.Signals; at?: string; afterSecond?: () => void } = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(APP, [scenario], { env: envFor(sdk, name, o.env ?? {}), stdio: ["ignore", "pipe", "pipe"] });
     let signalled = false;
@@ -98,7 +98,12 @@ function runUntilFlushed(sdk: Sdk, scenario: string, name: string, sig: NodeJS.S
         child.kill(sig);
         // A second signal while the exit flush the first asked for is still under way (Ctrl-C reaching the program
         // and `rawtrace record` forwarding it).
-        if (o.second) setTimeout(() => child.kill(o.second!), 300);
+        if (o.second) {
+          setTimeout(() => {
+            child.kill(o.second!);
+            o.afterSecond?.();
+          }, 300);
+        }
       }
     });
     child.stderr!.on("data", (d: string) => (stderr += d));
@@ -634,18 +639,23 @@ test("an exit with more queued than a slow output takes within RAWTRACE_EXIT_TIM
 
 test("two signals at once: the second waits for the exit flush the first asked for (the common handler of ROCm, XPU and Gaudi)", async () => {
   // The output is a FIFO of 16 KiB (the dump's first chunks, written at start, fit; its ≈ 21 KB do not) whose reader
-  // starts 2 s after it opened; the program waits after its last step without flushing (no thread of it inside the
-  // SDK or the collector). The exit flush the first signal asks for is blocked on the FIFO when the second lands 300 ms
-  // later; the second used to end the program there, without END.
+  // starts only once the second signal was sent (`go`); the program waits after its last step without flushing (no
+  // thread of it inside the SDK or the collector). The exit flush the first signal asks for cannot have finished when
+  // the second lands (300 ms later, when it is blocked on the FIFO), on a machine of any speed (before: the reader
+  // started 2 s after it opened, which a slow machine could reach before the second signal). The second used to end
+  // the program there, without END.
   for (const [first, second] of [["SIGTERM", "SIGINT"], ["SIGINT", "SIGHUP"]] as const) {
     const name = `double-${first}-${second}`.toLowerCase();
     const fifo = join(dir, `${name}.fifo`);
     const copy = join(dir, `${name}-copy.rawtrace`);
-    const reader = startFifoReader(fifo, copy, { delayS: 2, pipeBytes: 16384 });
+    const go = join(dir, `${name}.go`);
+    const reader = startFifoReader(fifo, copy, { pipeBytes: 16384, goFile: go });
     await reader.ready;
     const run = await runUntilFlushed("1.0", "wait", name, first, {
       env: { RAWTRACE_OUTPUT: fifo, RAWTRACE_EXIT_TIMEOUT: "30" }, second, at: "\"ev\":\"waiting\"",
+      afterSecond: () => writeFileSync(go, ""),
     });
+    if (!existsSync(go)) writeFileSync(go, ""); // the program ended before: let the reader finish
     await reader.closed;
     assert.ok(run.signal === first || run.signal === second, `${name}: ended by a signal (${run.signal}): ${run.stderr}`);
     const bytes = readFileSync(copy);
