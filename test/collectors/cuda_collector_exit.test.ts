@@ -7,7 +7,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { execFileSync } from "node:child_process";
-import { closeSync, constants as fsConstants, openSync, readFileSync, writeFileSync } from "node:fs";
+import { closeSync, constants as fsConstants, existsSync, openSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { exitLeft } from "../helpers/dump_chunks.js";
 import { startFifoReader } from "../helpers/fifo_reader.js";
@@ -132,25 +132,33 @@ test("SIGTERM and SIGHUP (default action; SIGHUP: a closed terminal, a dropped s
 });
 
 test("two signals at once (Ctrl-C reaching the program and `rawtrace record` forwarding it): the exit flush is not cut short", async () => {
-  // The output is a FIFO whose reader starts reading only after both signals: the exit flush the first signal asked
-  // for is then still blocked on it when the second lands, every time. The second used to end the program there.
+  // The output is a FIFO whose reader starts reading only once both signals were sent (`go`; before: 2 s after it
+  // opened, which a slow machine could reach before the second signal): the exit flush the first signal asked for
+  // (more than the pipe holds) cannot have finished when the second lands, every time, on a machine of any speed. The
+  // second used to end the program there.
   for (const [first, second] of [["SIGINT", "SIGTERM"], ["SIGTERM", "SIGHUP"]] as const) {
     const name = `double-${first}-${second}`.toLowerCase();
     const fifo = join(dir, `${name}.fifo`);
     const copy = join(dir, `${name}-copy.rawtrace`);
-    const reader = startFifoReader(fifo, copy, { delayS: 2 });
+    const go = join(dir, `${name}.go`);
+    const reader = startFifoReader(fifo, copy, { goFile: go });
     await reader.ready; // the collector gives a FIFO without reader 2 s: on a loaded machine Python can take longer
     const closed = reader.closed;
     const run = await runAsync("cu13", "sigterm", name, { RAWTRACE_OUTPUT: fifo, RAWTRACE_EXIT_TIMEOUT: "30" }, (e, child) => {
       if (e.ev === "ready") {
         child.kill(first);
-        setTimeout(() => child.kill(second), 300);
+        setTimeout(() => {
+          child.kill(second);
+          writeFileSync(go, "");
+        }, 300);
       }
     });
+    if (!existsSync(go)) writeFileSync(go, ""); // the program ended before: let the reader finish
     await closed;
     assert.ok(run.signal === first || run.signal === second, `${name}: ended by a signal (${run.signal}): ${run.stderr}`);
     const c = await convert(copy);
     assert.is(c.r.info.complete, true, `${name}: END written (the second signal ended the program in the middle of the flush)`);
+    assert.ok(statSync(copy).size > 65536, `${name}: more than the pipe holds, so the exit flush blocked until the second signal`);
     assert.is(byCat(c, "kernel").length, 3000, name);
   }
 });
