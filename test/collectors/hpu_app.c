@@ -12,7 +12,10 @@
  *   hpu_app exit      device 0, steps, exit(0) without release or synDestroy
  *   hpu_app multi-exit devices 0, 1, 2 as in multi, steps on each, exit(0) without release or synDestroy
  *   hpu_app flush     device 0, steps, rawtrace_hpu_flush (prints {"flushed":rc}), steps, release. With
- *                     RT_APP_RAISE_IN_WAIT=1 the flush's wait raises SIGTERM with the collector's done lock held (below)
+ *                     RT_APP_RAISE_IN_WAIT=1 the flush's wait raises SIGTERM with the collector's done lock held (below),
+ *                     having created the file RT_APP_GO (the output's reader starts)
+ *   hpu_app stall     device 0, steps, release, creates the file RT_APP_GO (the output's reader starts), then lives on
+ *                     RT_APP_STALL_MS
  *   hpu_app term      device 0, steps, SIGTERM to itself (default disposition)
  *   hpu_app write-error device 0 with periodic pulls into a file too small for the first trace: whether the profiler
  *                     still records after that write error (prints {"recording_after":0|1,"recorded_after":N})
@@ -74,6 +77,13 @@ int fake_synapse_misuse(void);
  * between the lock and the wait. */
 static volatile int g_raise_in_wait;
 
+/* Creates the file RT_APP_GO when it is set: a test's FIFO reader (test/helpers/fifo_reader.ts goFile) starts then. */
+static void go(void) {
+  const char* path = getenv("RT_APP_GO");
+  FILE* f = path ? fopen(path, "w") : NULL;
+  if (f) fclose(f);
+}
+
 int pthread_cond_timedwait(pthread_cond_t* restrict cv, pthread_mutex_t* restrict mu, const struct timespec* restrict at) {
   static int (*real)(pthread_cond_t*, pthread_mutex_t*, const struct timespec*);
   if (!real) *(void**)(&real) = dlsym(RTLD_NEXT, "pthread_cond_timedwait");
@@ -81,6 +91,7 @@ int pthread_cond_timedwait(pthread_cond_t* restrict cv, pthread_mutex_t* restric
     g_raise_in_wait = 0;
     printf("{\"raised_in_wait\":1}\n");
     fflush(stdout);
+    go(); /* the collector's thread, stuck writing the flush's trace until now, can finish it: it needs this lock next */
     raise(SIGTERM);
   }
   return real(cv, mu, at);
@@ -184,6 +195,7 @@ int main(int argc, char** argv) {
      * lives on long enough (RT_APP_STALL_MS) for that thread to get unstuck and reach the release. */
     steps(dev, 0, n);
     check(synDeviceRelease(dev), "synDeviceRelease");
+    go(); /* released while the thread was stuck: now it may get going */
     nap_ms(atoi(getenv("RT_APP_STALL_MS") ? getenv("RT_APP_STALL_MS") : "3000"));
   } else if (!strcmp(mode, "stall-pull")) {
     /* The output is a FIFO of RT_APP_PIPE_BYTES that nobody reads until RT_APP_GO exists. Once the double handed out
@@ -208,9 +220,7 @@ int main(int argc, char** argv) {
     }
     printf("{\"restarted\":%d,\"stalled_steps\":%u,\"refused\":%u}\n", restarted, recorded, refused);
     fflush(stdout);
-    const char* go = getenv("RT_APP_GO");
-    FILE* f = go ? fopen(go, "w") : NULL;
-    if (f) fclose(f);
+    go();
     check(synDeviceRelease(dev), "synDeviceRelease");
   } else if (!strcmp(mode, "write-error")) {
     /* Periodic pulls into a file whose size limit the first trace exceeds (EFBIG): once that write failed, the

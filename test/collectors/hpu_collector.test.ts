@@ -258,16 +258,20 @@ test("RAWTRACE_HPU_PERIOD_MS: stop → get → start pulls, every event in exact
 });
 
 test("a release that goes ahead while the collector's thread is stuck on its output: that device is not touched again", async () => {
-  // The output is a FIFO read only after 2 s: the thread blocks writing the release's trace, the program's wait for
-  // it gives up after RAWTRACE_EXIT_TIMEOUT and the device is released; once the thread gets going again it must not
-  // call Synapse for the released device (here: free the profiler's device buffer).
+  // The output is a FIFO read only once the program released the device (it creates `go` then; before: read 2 s after
+  // it opened, which a slow machine could reach before the release): the thread blocks writing the release's trace,
+  // the program's wait for it gives up after RAWTRACE_EXIT_TIMEOUT and the device is released; once the thread gets
+  // going again it must not call Synapse for the released device (here: free the profiler's device buffer).
   const fifo = join(dir, "stall.fifo");
   const copy = join(dir, "stall-copy.rawtrace");
-  const reader = startFifoReader(fifo, copy, { delayS: 2 });
+  const go = join(dir, "stall.go");
+  const reader = startFifoReader(fifo, copy, { goFile: go });
   await reader.ready; // the collector gives a FIFO without reader 2 s: on a loaded machine Python can take longer
   const r = run("stall", "stall", {
     RAWTRACE_OUTPUT: fifo, RAWTRACE_EXIT_TIMEOUT: "1", RT_APP_STEPS: "3000", RT_APP_STALL_MS: "4000", FAKE_SYNAPSE_NEED: "4096",
+    RT_APP_GO: go,
   });
+  if (!existsSync(go)) writeFileSync(go, ""); // the program failed before: let the reader finish
   await reader.closed;
   assert.is(r.status, 0, r.stderr);
   assert.ok(r.final, r.stdout);
@@ -462,16 +466,20 @@ test("SIGTERM on a thread waiting for rawtrace_hpu_flush, with the queue's done 
   // lock (the signal landing between the lock and the wait). The collector's thread is then still writing the flush's
   // trace into a 16 KiB FIFO whose reader starts 2 s after it opened; once written, it marks the item done under that
   // lock, held for ever by the thread in the handler. Before (session 25's audit, reproduced with gdb only): the
-  // handler's wait ran out (RAWTRACE_EXIT_TIMEOUT) and the process died without END.
+  // handler's wait ran out (RAWTRACE_EXIT_TIMEOUT) and the process died without END. The reader starts only when the
+  // program is about to raise (it creates `go` then; before: 2 s after the reader opened, which a slow machine could
+  // reach before the flush): the thread cannot have finished the trace before the program's wait, on any machine.
   const fifo = join(dir, "done-lock.fifo");
   const copy = join(dir, "done-lock-copy.rawtrace");
-  const reader = startFifoReader(fifo, copy, { delayS: 2, pipeBytes: 16384 });
+  const go = join(dir, "done-lock.go");
+  const reader = startFifoReader(fifo, copy, { pipeBytes: 16384, goFile: go });
   await reader.ready;
   const t0 = Date.now();
   const r = run("done-lock", "flush", {
-    RT_APP_STEPS: "200", RT_APP_RAISE_IN_WAIT: "1", RAWTRACE_OUTPUT: fifo, RAWTRACE_EXIT_TIMEOUT: "6",
+    RT_APP_STEPS: "200", RT_APP_RAISE_IN_WAIT: "1", RAWTRACE_OUTPUT: fifo, RAWTRACE_EXIT_TIMEOUT: "6", RT_APP_GO: go,
   });
-  const took = Date.now() - t0; // ≈ 2.5 s; before, the whole 6 s timeout
+  const took = Date.now() - t0; // ≈ 0.5 s; before the fix, the whole 6 s timeout
+  if (!existsSync(go)) writeFileSync(go, ""); // the program failed before: let the reader finish
   await reader.closed;
   assert.ok(r.lines.some((l) => l.raised_in_wait === 1), `raised inside the flush's wait: ${r.stdout}`);
   assert.is(r.signal, "SIGTERM", r.stderr);
