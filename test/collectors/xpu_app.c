@@ -13,6 +13,8 @@
  *                  once the collector's SIGTERM handler is in place
  *   xpu_app views  as run, then waits (at most 5 s) until no PTI view is enabled and prints {"enabled_after":mask}
  *   xpu_app fork   as run, then forks a child (no exec) that prints {"child_dumps":n}, the .rawtrace files it holds
+ * A mode that returns from main (run, views, fork) first creates the file RT_APP_GO when it is set: a test's FIFO
+ * reader (test/helpers/fifo_reader.ts goFile) starts then, once every record of the rounds was handed out.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -131,5 +133,8 @@ int main(int argc, char** argv) {
     int st;
     if (c < 0 || waitpid(c, &st, 0) != c) return 3;
   }
+  const char* go = getenv("RT_APP_GO");
+  FILE* f = go ? fopen(go, "w") : NULL;
+  if (f) fclose(f);
   return 0;
 }

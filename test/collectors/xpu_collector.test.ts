@@ -328,15 +328,19 @@ test("an exit with more queued than a slow output takes within RAWTRACE_EXIT_TIM
 });
 
 test("memory cap: a buffer that would put more than RAWTRACE_MAX_MEMORY in the writer's queue is dropped and counted", async () => {
-  // The output is a FIFO whose reader waits 1 s before it reads: the writer blocks once the pipe is full, buffers
-  // queue up to the cap (one buffer) and the rest are dropped; then the reader drains the file to its end.
+  // The output is a FIFO whose reader starts only once the program handed out every round's records (it creates
+  // `go` at the end of main; before: the reader waited 1 s, which a slow machine could spend before the buffers came):
+  // the writer blocks once the pipe is full, buffers queue up to the cap (one buffer) and the rest are dropped; then
+  // the reader drains the file to its end.
   const fifo = join(dir, "cap.fifo");
   const copy = join(dir, "cap-copy.rawtrace");
-  const reader = startFifoReader(fifo, copy, { delayS: 1 });
+  const go = join(dir, "cap.go");
+  const reader = startFifoReader(fifo, copy, { goFile: go });
   await reader.ready; // the collector gives a FIFO without reader 2 s: on a loaded machine Python can take longer
   const closed = reader.closed;
   // 1k: below one buffer, raised to one (64k) with a warning (a smaller cap would drop every buffer, saying nothing).
-  const r = run("0.17.0", "cap", "run", { RAWTRACE_MAX_MEMORY: "1k", RAWTRACE_OUTPUT: fifo });
+  const r = run("0.17.0", "cap", "run", { RAWTRACE_MAX_MEMORY: "1k", RAWTRACE_OUTPUT: fifo, RT_APP_GO: go });
+  if (!existsSync(go)) writeFileSync(go, ""); // the program failed before: let the reader finish
   await closed;
   assert.is(r.status, 0, r.stderr);
   assert.match(r.stderr, /RAWTRACE_MAX_MEMORY=1024 is below one buffer \(RAWTRACE_BUFFER_SIZE=65536\); using 65536/);
