@@ -348,7 +348,9 @@ test("a pool closed while its worker is still loading waits for the load, then s
   }
   // Closed in the tick its thread came online, it cannot have loaded: at least those 3 landed mid-load.
   assert.ok(midLoad >= 3, `${midLoad} closes landed mid-load`);
-  await new Promise((r) => setTimeout(r, 100));
+  // The stopped threads' descriptors close as the threads end: looked at until they are all back (a leak never comes
+  // back; the deadline only ends the wait), not once after a fixed 100 ms that a slow machine could outlast.
+  for (let i = 0; i < 2000 && fds() !== before; i++) await new Promise((r) => setTimeout(r, 10));
   assert.is(fds(), before);
 });
 
