@@ -183,7 +183,19 @@ test("Ctrl-C (SIGINT to the terminal's whole process group) stops a shell loop a
     err += b;
     if (err.includes("recording cuda")) ready();
   }));
-  await new Promise((r) => setTimeout(r, 200)); // sleep has started
+  // Until `sleep` runs in the loop's process group (before: 200 ms after the message, which a slow machine could
+  // spend before record started it); the deadline only turns a hang into a failure.
+  const sleeping = () => readdirSync("/proc").some((p) => {
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, "utf8");
+      const [comm, rest] = [stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")), stat.slice(stat.lastIndexOf(")") + 2).split(" ")];
+      return comm === "sleep" && Number(rest[2]) === loop.pid; // fields after comm: state, ppid, pgrp
+    } catch {
+      return false; // not a process, or gone
+    }
+  });
+  for (let i = 0; i < 6000 && !sleeping(); i++) await new Promise((r) => setTimeout(r, 10));
+  assert.ok(sleeping(), "sleep runs in the loop's process group");
   process.kill(-loop.pid!, "SIGINT");
   const [code, signal] = await new Promise<[number | null, string | null]>((done) => loop.on("close", (c, g) => done([c, g])));
   clearTimeout(guard);
