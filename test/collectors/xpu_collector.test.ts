@@ -379,7 +379,7 @@ test("a Python program keeps Ctrl-C as KeyboardInterrupt: the collector's handle
     "def siginfo_flag(sig):  # the handler's SA_SIGINFO flag (the collector's has it, CPython's not)",
     "    libc.sigaction(sig, None, buf)",
     "    return (int.from_bytes(buf.raw[136:140], 'little') & 4) != 0",
-    "for _ in range(250):  # the writer installs them once Py_IsInitialized says so (looked at every 20 ms)",
+    "for _ in range(3000):  # the writer installs them once Py_IsInitialized says so (looked at every 20 ms; up to 60 s)",
     "    if siginfo_flag(signal.SIGINT): break",
     "    time.sleep(0.02)",
     "ours = siginfo_flag(signal.SIGINT)",

@@ -386,7 +386,7 @@ test("rawtrace view without --no-open starts the platform's opener with the page
   chmodSync(join(bin, "xdg-open"), 0o755);
   const { child, url } = await view([dumpA, dumpB, "--port", "0"], { PATH: `${bin}:${process.env.PATH}` });
   try {
-    for (let i = 0; i < 100; i++) {
+    for (let i = 0; i < 1200; i++) { // up to 60 s: the opener's start on a loaded machine, no timing window
       try {
         if (readFileSync(got, "utf8")) break;
       } catch {
