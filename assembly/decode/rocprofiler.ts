@@ -43,6 +43,7 @@ import { emitProjectedSpans } from "./projected_spans";
 import * as R from "../model/ranges";
 import { install, showAllApi } from "./decoder";
 import { stepOf } from "../model/steps";
+import { marksReset, marksInit, addMark, marksPair, pushEnd, warnUnclosed, markTotal, unclosedPush, markTid, markTs, markCorr } from "./rocprofiler_marks";
 import { KERNEL_KEY, rocpTable, rocpTablesInit, rocpTablesReset, gpuOf, isGpu, knownAgent, kernelSymbol } from "./rocprofiler_tables";
 
 /** Decoder roles of buffer-tracing kinds (found by kind name). */
@@ -96,11 +97,6 @@ let workDense: Paged = 0;
 let corrWithWork: Table = 0;
 let queues: Table = 0; // queue id → stream ordinal + 1
 let queueCount: u32 = 0;
-let marks: usize = 0; // push/pop list: {tid u32, what u32, ts u64, corr u64, file offset of the record u64} × markCount
-const MARK: usize = 32;
-let markCount: u32 = 0;
-let markCap: u32 = 0;
-let pairs: Table = 0; // push correlation id → pop end (vendor ns)
 let allocs: Table = 0; // correlation id → allocation entry {address u64, bytes u64} (MEMORY_ALLOCATION, pass 1)
 let redirects: Table = 0; // correlation id of a call not drawn as a HIP call → its ancestor's (1.0, pass 1)
 let copyNames: usize = 0;
@@ -117,10 +113,7 @@ export function rocprofilerReset(): void {
   corrWithWork = 0;
   queues = 0;
   queueCount = 0;
-  marks = 0;
-  markCount = 0;
-  markCap = 0;
-  pairs = 0;
+  marksReset();
   allocs = 0;
   redirects = 0;
   copyNames = 0;
@@ -135,7 +128,7 @@ export function rocprofilerInstall(): void {
     queues = tableNew(16);
     corrWithWork = tableNew(64);
     workDense = pagedNew(0, 16, 2048);
-    pairs = tableNew(64);
+    marksInit();
     allocs = tableNew(16);
     redirects = tableNew(16);
   }
@@ -426,7 +419,7 @@ function scanRecord(kind: u32, q: usize, size: u32, at: u64): void {
         const s = load<u64>(q + <usize>(apiStartOff()));
         const e = load<u64>(q + <usize>(apiStartOff() + 8));
         noteShownHost(HEADER_PROCESS, s, e, at); // a ROCTx range on the host
-        addMark(<u32>load<u64>(q + <usize>(apiThreadOff())), what, what == Op.PUSH ? s : e, load<u64>(q, 16), at);
+        addMark(<u32>load<u64>(q + <usize>(apiThreadOff())), what == Op.PUSH, what == Op.PUSH ? s : e, load<u64>(q, 16), at);
       }
       break;
     }
@@ -478,100 +471,13 @@ function skippedKind(kind: u32, at: u64): void {
   warn(S.apiEntry(0, kind) != 0 ? Warn.UNKNOWN_KIND : Warn.UNNAMED_KIND, at, kind);
 }
 
-function addMark(tid: u32, what: u32, ts: u64, corr: u64, at: u64): void {
-  if (markCount == markCap) {
-    const cap = markCap == 0 ? 256 : markCap << 1;
-    const m = heap.alloc(<usize>cap * MARK);
-    if (marks != 0) memory.copy(m, marks, <usize>markCount * MARK);
-    marks = m;
-    markCap = cap;
-  }
-  const e = marks + <usize>markCount * MARK;
-  store<u32>(e, tid);
-  store<u32>(e, what, 4);
-  store<u64>(e, ts, 8);
-  store<u64>(e, corr, 16);
-  store<u64>(e, at, 24);
-  markCount++;
-}
-
 /**
- * Reports `code` once for `count` marks: at `first`, the one whose record comes first in the file (marks are walked
- * in thread and time order), with its correlation id.
- */
-function warnEarliest(code: i32, count: u64, first: usize): void {
-  if (count != 0) warn(code, load<u64>(first, 24), load<u64>(first, 16), count);
-}
-
-function markLess(a: usize, b: usize): bool {
-  const ta = load<u32>(a), tb = load<u32>(b);
-  if (ta != tb) return ta < tb;
-  const sa = load<u64>(a, 8), sb = load<u64>(b, 8);
-  if (sa != sb) return sa < sb;
-  return load<u64>(a, 16) < load<u64>(b, 16);
-}
-
-/**
- * End of pass 1: moves device work to its launch call ({@link launchOf}), then pairs each roctxRangePop with the latest unclosed roctxRangePushA of its thread in time order (the
- * records may arrive in any order) and hands the ranges to model/ranges.ts.
+ * End of pass 1: moves device work to its launch call ({@link launchOf}), then pairs the ROCTx pushes and pops
+ * (decode/rocprofiler_marks.ts marksPair).
  */
 function rocpIndexed(): void {
   if (tableCount(redirects) != 0) moveWork();
-  if (markCount == 0) return;
-  // Bottom-up merge sort of entry pointers by (tid, time, correlation).
-  let a = heap.alloc(<usize>markCount << 2);
-  let b = heap.alloc(<usize>markCount << 2);
-  for (let i: u32 = 0; i < markCount; i++) store<u32>(a + (<usize>i << 2), <u32>(marks + <usize>i * MARK));
-  for (let width: u32 = 1; width < markCount; width <<= 1) {
-    for (let lo: u32 = 0; lo < markCount; lo += width << 1) {
-      const mid = min(lo + width, markCount);
-      const hi = min(lo + (width << 1), markCount);
-      let i = lo, j = mid, k = lo;
-      while (i < mid || j < hi) {
-        let take: u32;
-        if (j >= hi || (i < mid && !markLess(<usize>load<u32>(a + (<usize>j << 2)), <usize>load<u32>(a + (<usize>i << 2))))) {
-          take = load<u32>(a + (<usize>i << 2));
-          i++;
-        } else {
-          take = load<u32>(a + (<usize>j << 2));
-          j++;
-        }
-        store<u32>(b + (<usize>k << 2), take);
-        k++;
-      }
-    }
-    const t = a;
-    a = b;
-    b = t;
-  }
-  // Walk each thread with a stack of open pushes (b is free again: reuse it as the stack).
-  let depth: u32 = 0;
-  let lastTid: u32 = 0xffffffff;
-  let unmatched: u64 = 0;
-  let firstUnmatched: usize = 0;
-  for (let i: u32 = 0; i < markCount; i++) {
-    const m = <usize>load<u32>(a + (<usize>i << 2));
-    const tid = load<u32>(m);
-    if (tid != lastTid) {
-      depth = 0;
-      lastTid = tid;
-    }
-    if (load<u32>(m, 4) == Op.PUSH) {
-      store<u32>(b + (<usize>depth << 2), <u32>m);
-      depth++;
-      R.rangeOpen(<u32>load<u64>(m, 16), S.processId, tid, load<u64>(m, 8), load<u64>(m, 16));
-    } else if (depth > 0) {
-      depth--;
-      const push = <usize>load<u32>(b + (<usize>depth << 2));
-      const corr = load<u64>(push, 16);
-      R.rangeClose(<u32>corr, load<u64>(m, 8));
-      store<u64>(tableUpsert(pairs, corr), load<u64>(m, 8));
-    } else {
-      unmatched++;
-      if (firstUnmatched == 0 || load<u64>(m, 24) < load<u64>(firstUnmatched, 24)) firstUnmatched = m;
-    }
-  }
-  warnEarliest(Warn.UNMATCHED_RANGE_END, unmatched, firstUnmatched);
+  marksPair();
 }
 
 // ---- Projection pass -----------------------------------------------------------------------------------------------
@@ -744,7 +650,7 @@ function decodeRecord(kind: u32, q: usize, size: u32, at: u64): void {
       } else if (what == Op.RANGE || what == Op.PUSH) {
         let endTs = en;
         if (what == Op.PUSH) {
-          const ps = tableFind(pairs, corr);
+          const ps = pushEnd(corr);
           if (ps == 0) return; // unclosed: emitted by finish
           endTs = load<u64>(ps);
           store<u64>(ps, 0xffffffffffffffff); // emitted
@@ -828,26 +734,19 @@ function copyName(e: Ev): void {
 /** End of pass 2: pushes never popped become ranges to the last timestamp (warned), then the projected spans. */
 function rocpFinish(lastTs: u64): void {
   const e = ev;
-  let unclosed: u64 = 0;
-  let firstUnclosed: usize = 0;
-  for (let i: u32 = 0; i < markCount; i++) {
-    const m = marks + <usize>i * MARK;
-    if (load<u32>(m, 4) != Op.PUSH || tableFind(pairs, load<u64>(m, 16)) != 0) continue;
-    unclosed++;
-    if (firstUnclosed == 0 || load<u64>(m, 24) < load<u64>(firstUnclosed, 24)) firstUnclosed = m;
-  }
-  warnEarliest(Warn.UNCLOSED_RANGE, unclosed, firstUnclosed);
-  for (let i: u32 = 0; i < markCount; i++) {
-    const m = marks + <usize>i * MARK;
-    if (load<u32>(m, 4) != Op.PUSH || tableFind(pairs, load<u64>(m, 16)) != 0) continue;
+  warnUnclosed();
+  const n = markTotal();
+  for (let i: u32 = 0; i < n; i++) {
+    const m = unclosedPush(i);
+    if (m == 0) continue;
     evClear(e);
     e.kind = EvKind.RANGE;
     e.pid = S.processId;
-    e.tid = load<u32>(m);
-    e.start = toUnix(load<u64>(m, 8));
+    e.tid = markTid(m);
+    e.start = toUnix(markTs(m));
     e.end = lastTs < e.start ? e.start : lastTs;
-    message(e, load<u64>(m, 16), 0);
-    markStep(e, load<u64>(m, 16));
+    message(e, markCorr(m), 0);
+    markStep(e, markCorr(m));
     emitEvent(e);
   }
   emitProjectedSpans(e, 0);
