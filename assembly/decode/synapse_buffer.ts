@@ -45,6 +45,12 @@ export const BAD_LAYOUT: u64 = 4;
  * can hold in either layout, so the entries cannot be told from the pool.
  */
 export const BAD_CUT_COUNT: u64 = 5;
+/**
+ * HPU_BAD_TRACE reason: the header's `base` relocates no entry's name into the string pool (the pool holds strings,
+ * entries name some, and not one name pointer lands at the start of a pool string): every char* of the buffer would
+ * read as HPU_BAD_STRING, its engine types unnamed and their entries skipped, so the buffer is lost.
+ */
+export const BAD_BASE: u64 = 6;
 /** HPU_BAD_TIME detail for a denormal (the util/f80.ts statuses are 1–5). */
 export const TIME_DENORMAL: i32 = 6;
 
@@ -174,10 +180,14 @@ export function hpuOpen(p: usize, n: u32, off: u64, report: bool): bool {
         poolHi = <u64>tail;
         poolEnd = poolHi;
         bufOff = off + 24 + HPU_HEADER;
+        if (!baseFits()) reason = BAD_BASE;
       }
     }
   }
   if (reason != 0) {
+    buf = 0;
+    num = 0;
+    held = 0;
     if (report) {
       warn(Warn.HPU_BAD_TRACE, off, reason);
       lose(Warn.HPU_BAD_TRACE, off, off + 24 + <u64>n, NO_SEQ, <u64>n);
@@ -231,12 +241,36 @@ function openCut(b: usize, h: u32, off: u64, report: bool): u64 {
   poolHi = min<u64>(room, <u64>h);
   version = 0;
   bufOff = off + 24 + HPU_HEADER;
+  if (!baseFits()) return BAD_BASE;
   const part = <u64>h - <u64>held * <u64>size; // bytes of entry `held` that are here, when it is cut
   if (report && held < cnt && part > 0) {
     warn(Warn.RECORD_TRUNCATED, entryOff(held), part);
     lose(Warn.RECORD_TRUNCATED, entryOff(held), bufOff + <u64>h);
   }
   return 0;
+}
+
+/**
+ * Whether the open buffer's `base` can be its address: true when its pool holds no byte, when no held entry has a
+ * name (char* @0), or when one of those names relocates to the start of a pool string (the pool's first byte, or one
+ * after a NUL) or into the part of the pool a cut took. A `base` no name fits (damaged: the chunk's checksum was
+ * computed over it) would leave every name and argument empty, its metadata naming no engine type and the entries
+ * of those types skipped as UNKNOWN_KIND: the buffer is lost ({@link BAD_BASE}). Names kept in STRINGS (outside the
+ * buffer) do not count: the decision is the buffer's own, the same in both passes.
+ */
+function baseFits(): bool {
+  if (poolHi <= poolLo) return true;
+  let named = false;
+  for (let i: u32 = 0; i < held; i++) {
+    const ptr = load<u64>(entryAt(i));
+    if (ptr == 0) continue;
+    named = true;
+    if (ptr < base || ptr - base >= bufSize) continue;
+    const o = ptr - base;
+    if (o >= poolHi && o < poolEnd) return true;
+    if (o >= poolLo && o < poolHi && (o == poolLo || load<u8>(buf + <usize>o - 1) == 0)) return true;
+  }
+  return !named;
 }
 
 /** Address of entry `i` of the open buffer. */

@@ -12,6 +12,7 @@ import * as assert from "uvu/assert";
 import { ChunkType } from "../../src/format/container.js";
 import { RawtraceWriter } from "../../src/format/writer.js";
 import { toChrome, events } from "../helpers/convert.js";
+import { isLossWarning } from "../../src/core/codes.js";
 import { BASE, T0, chunkPayloads, f80Raw, metadata, synBuffer, synDump, tracePayload, type SynEntry } from "../helpers/synapse_records.js";
 
 type R = { info: { warnings: Array<{ code: string; count: number; offset: number; detail: number }>; loss: { rangesTotal: number; activityChunks: number } } };
@@ -53,6 +54,31 @@ test("a trailing num larger than any layout allows: reason 3; entries whose type
   const r2 = await toChrome(synDump([tracePayload(bad), good()]));
   assert.is(warning(r2.result, "HPU_BAD_TRACE")!.detail, 4);
   assert.is(events(r2.trace, "kernel").length, 1);
+});
+
+test("a base that relocates no entry's name into the pool: reason 6, the buffer lost (a loss, not UNKNOWN_KIND and HPU_BAD_STRING)", async () => {
+  // Later pull, engine types named by the first: its entries would keep their times with every name empty.
+  const second = tracePayload(synBuffer([...metadata(), tpc(300n, 50n, "second")]), 0, BASE + 0x10_0000n);
+  const r = await toChrome(synDump([good(), second]));
+  assert.equal(events(r.trace, "kernel").map((e) => e.name), ["good"]);
+  const w = warning(r.result, "HPU_BAD_TRACE")!;
+  assert.is(w.detail, 6);
+  assert.is(w.offset, chunkPayloads(synDump([good(), second]), ChunkType.HPU_TRACE)[1] - 24);
+  assert.ok(isLossWarning(w.code));
+  assert.is(warning(r.result, "HPU_BAD_STRING"), undefined);
+  assert.ok(r.result.info.loss.rangesTotal > 0);
+  // First pull: its metadata names nothing, so every entry was skipped as UNKNOWN_KIND (not a loss) before.
+  const first = tracePayload(synBuffer([...metadata(), tpc(100n, 50n, "first")]), 0, 0n);
+  const r2 = await toChrome(synDump([first, good()]));
+  assert.is(warning(r2.result, "HPU_BAD_TRACE")!.detail, 6);
+  assert.is(warning(r2.result, "UNKNOWN_KIND"), undefined);
+  assert.equal(events(r2.trace, "kernel").map((e) => e.name), ["good"]);
+  assert.ok(r2.result.info.loss.rangesTotal > 0);
+  // A base that fits (the same buffer at its own base), and a buffer whose names all live outside it (STRINGS, no
+  // pool): read as before.
+  const r3 = await toChrome(synDump([tracePayload(synBuffer([...metadata(), tpc(100n, 50n, "k")], { base: BASE + 64n }), 0, BASE + 64n)]));
+  assert.is(warning(r3.result, "HPU_BAD_TRACE"), undefined);
+  assert.is(events(r3.trace, "kernel").length, 1);
 });
 
 test("char* into the entries, a pool string without its NUL, a foreign pointer without STRINGS: HPU_BAD_STRING at the entry", async () => {
