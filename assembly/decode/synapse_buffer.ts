@@ -253,24 +253,27 @@ function openCut(b: usize, h: u32, off: u64, report: bool): u64 {
 /**
  * Whether the open buffer's `base` can be its address: true when its pool holds no byte, when no held entry has a
  * name (char* @0), or when one of those names relocates to the start of a pool string (the pool's first byte, or one
- * after a NUL) or into the part of the pool a cut took. A `base` no name fits (damaged: the chunk's checksum was
+ * after a NUL) or into the part of the pool a cut took, and at least half of the names that point inside the buffer
+ * do (a `base` a few bytes off relocates most names into the middle of a string, some onto the wrong string). A `base` no name fits (damaged: the chunk's checksum was
  * computed over it) would leave every name and argument empty, its metadata naming no engine type and the entries
  * of those types skipped as UNKNOWN_KIND: the buffer is lost ({@link BAD_BASE}). Names kept in STRINGS (outside the
  * buffer) do not count: the decision is the buffer's own, the same in both passes.
  */
 function baseFits(): bool {
   if (poolHi <= poolLo) return true;
-  let named = false;
+  let named: u32 = 0;
+  let inside: u32 = 0;
+  let fits: u32 = 0;
   for (let i: u32 = 0; i < held; i++) {
     const ptr = load<u64>(entryAt(i));
     if (ptr == 0) continue;
-    named = true;
+    named++;
     if (ptr < base || ptr - base >= bufSize) continue;
+    inside++;
     const o = ptr - base;
-    if (o >= poolHi && o < poolEnd) return true;
-    if (o >= poolLo && o < poolHi && (o == poolLo || load<u8>(buf + <usize>o - 1) == 0)) return true;
+    if ((o >= poolHi && o < poolEnd) || (o >= poolLo && o < poolHi && (o == poolLo || load<u8>(buf + <usize>o - 1) == 0))) fits++;
   }
-  return !named;
+  return named == 0 || (fits > 0 && fits * 2 >= inside);
 }
 
 /** Address of entry `i` of the open buffer. */

@@ -121,7 +121,7 @@ export const WARN_MESSAGES: Record<WarningName, string> = {
   UNKNOWN_DEVICE: "PTI records name {detail} device UUID(s) missing from the DEVICES table; numbered after the listed devices",
   BAD_ENUM_VALUE: "a PTI memory or memcpy type is outside its enum (first value {detail}); written as INVALID",
   HPU_BAD_TRACE:
-    "an HPU_TRACE chunk failed validation (reason {detail}: 1 header, 2 size, 3 trailing num/version, 4 no entry layout fits, 5 cut by the file's end with an entry count its size cannot hold, 6 a base that relocates no entry's name into its string pool); its Synapse buffer was skipped",
+    "an HPU_TRACE chunk failed validation (reason {detail}: 1 header, 2 size, 3 trailing num/version, 4 no entry layout fits, 5 cut by the file's end with an entry count its size cannot hold, 6 a base that relocates no entry's name, or fewer than half of those inside the buffer, to a pool string's start); its Synapse buffer was skipped",
   HPU_BAD_TIME:
     "Synapse entries with a long double time that is not a finite non-negative value (first: status {detail}: 1 negative, 2 infinite, 3 NaN, 4 invalid encoding, 5 too large, 6 denormal); dropped",
   HPU_BAD_STRING:

@@ -81,6 +81,16 @@ test("a base that relocates no entry's name into the pool: reason 6, the buffer 
   assert.is(events(r3.trace, "kernel").length, 1);
 });
 
+test("a base a few bytes off (most names relocated into the middle of a string, some onto another string): reason 6", async () => {
+  // Names of 7 bytes and their NUL: a base 8 bytes off relocates each name onto its neighbour's start.
+  const entries = [...metadata(), ...["kernelA", "kernelB", "kernelC", "kernelD", "kernelE"].map((n, i) => tpc(300n + 100n * BigInt(i), 50n, n))];
+  for (const delta of [8n, -8n, 16n]) {
+    const r = await toChrome(synDump([good(), tracePayload(synBuffer(entries), 0, BASE + delta)]));
+    assert.equal(events(r.trace, "kernel").map((e) => e.name), ["good"], `base ${delta}`);
+    assert.is(warning(r.result, "HPU_BAD_TRACE")!.detail, 6, `base ${delta}`);
+  }
+});
+
 test("char* into the entries, a pool string without its NUL, a foreign pointer without STRINGS: HPU_BAD_STRING at the entry", async () => {
   const m = metadata();
   const entries = [...m, tpc(100n, 50n, "ok"), tpc(200n, 50n, "x", { name: BASE + 8n }), tpc(300n, 50n, "y", { name: 0x1234_5678n }),
