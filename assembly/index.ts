@@ -15,7 +15,7 @@ import { crcReset, crc32 } from "./util/crc32";
 import { xxh32 } from "./util/xxh32";
 import { xxh64 } from "./util/xxh64";
 import { arenaReset, arenaAlloc } from "./util/arena";
-import { readerForget, inputWritePtr, inputFree, fedBytes } from "./format/container";
+import { readerForget, inputWritePtr, inputFree, fedBytes, setUnverifiedFrom } from "./format/container";
 import * as S from "./model/session";
 import { decodersReset } from "./decode/registry";
 import { setShowAllApi } from "./decode/decoder";
@@ -92,6 +92,14 @@ export function rt_feed(n: usize): i32 {
   return feedBytes(n) ? 1 : 0;
 }
 /** Ends the current pass (flushes output). Returns 1, or 0 after a fatal error. */
+/**
+ * Input offset from which the host's bytes may not be the file's own (a damaged gzip stream's bytes after its first
+ * damage): the part of a buffer chunk cut by the input's end, unverifiable by its checksum, is read no further.
+ * Given before each pass's rt_end_pass (format/container.ts setUnverifiedFrom).
+ */
+export function rt_set_unverified_from(off: u64): void {
+  setUnverifiedFrom(off);
+}
 export function rt_end_pass(): i32 {
   return endPass() ? 1 : 0;
 }

@@ -274,6 +274,11 @@ export function fileByteSource(file: Blob, name: string, opts: FileSourceOptions
     get gzipDamage() {
       return gzipDamage;
     },
+    // Where a damaged .gz's bytes stop being the file's own (its first damage's verifiedTo, in bytes of the dump):
+    // the core reads no cut buffer chunk past it, as in the CLI.
+    unverifiedFrom() {
+      return gzipDamage?.verifiedTo;
+    },
     // A .gz damaged after its start: said in the output's end too (an exported Chrome JSON's rawtrace.warnings).
     hostWarnings(info: FileInfo) {
       const w = gzipDamageFor(gzipDamage, info.warnings);

@@ -220,9 +220,23 @@ function isBadSeq(seq: u32): bool {
   return false;
 }
 
+/**
+ * Input offset from which the host's bytes may not be the file's own (U64_MAX: none): a damaged gzip stream's bytes
+ * after its first damage — garbage decoded from a damaged member, members placed after it at offsets its lost bytes
+ * shifted. Every chunk there still checks its own payload; only the part of a buffer chunk cut by the input's end,
+ * whose checksum cannot be verified ({@link cutBuffer}), is read no further than this. Set by the host before each
+ * pass's end (rt_set_unverified_from), reset per pass.
+ */
+let unverifiedFrom: u64 = U64_MAX;
+/** Sets {@link unverifiedFrom} for this pass. */
+export function setUnverifiedFrom(off: u64): void {
+  unverifiedFrom = off;
+}
+
 /** Resets the reader for a new pass over a file (allocates the window; call after heap.reset() or per pass). */
 export function readerReset(h: ChunkHandler, verify: bool): void {
   verifyPayloads = verify;
+  unverifiedFrom = U64_MAX;
   if (win == 0) {
     win = heap.alloc(INITIAL_WINDOW);
     winCap = INITIAL_WINDOW;
@@ -455,7 +469,10 @@ function cutBuffer(h: ChunkHandler, toEnd: bool): bool {
   // with zero fields (an event of pid 0, an API call 0); cut there, that record is the one the decoder reports
   // RECORD_TRUNCATED. A shorter run is a record's own zero fields (a cut right after a record ending in them).
   const nz = <u32>(pastLastNonZero(c + CHUNK_HEADER, c + CHUNK_HEADER + held) - (c + CHUNK_HEADER));
-  const data = held - nz < ZERO_TAIL ? held : min<u32>((nz + 7) & ~7, held);
+  let data = held - nz < ZERO_TAIL ? held : min<u32>((nz + 7) & ~7, held);
+  // Unverified bytes past where the host's input stopped being the file's own (a damaged gzip stream): not records.
+  const payloadAt = truncAt + CHUNK_HEADER;
+  if (unverifiedFrom != U64_MAX) data = unverifiedFrom <= payloadAt ? 0 : <u32>min<u64>(<u64>data, unverifiedFrom - payloadAt);
   const seq = load<u32>(c, 8);
   if (data < 4 || markSeen(seq)) return true; // nothing to read, or a copy of a chunk read before
   truncKept = data;

@@ -51,6 +51,8 @@ export interface CoreExports {
   rt_fatal_detail(): bigint;
   /** A host-detected warning (codes from STILL_WRITING on) for the output's end; 1 if recorded (absent before 2026-12-01). */
   rt_host_warn?(code: number, offset: bigint, detail: bigint, count: bigint): number;
+  /** Input offset from which the source's bytes may not be the file's own (absent before 2026-12-02). */
+  rt_set_unverified_from?(off: bigint): void;
   rt_warning_count(code: number): bigint;
   rt_warning_offset(code: number): bigint;
   rt_warning_detail(code: number): bigint;

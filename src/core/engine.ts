@@ -34,6 +34,13 @@ export interface ByteSource {
    * and in the result's `info.warnings`.
    */
   hostWarnings?(info: FileInfo): Warning[];
+  /**
+   * Offset (in the bytes read) from which they may not be the file's own, asked at the end of each pass's reads: a
+   * damaged gzip stream's bytes after its first damage (garbage decoded from a damaged member, members placed after
+   * it at shifted offsets). Each chunk there still checks its own payload; a buffer chunk the input's end cut, whose
+   * checksum cannot be verified, is read no further than this. Undefined: every byte is the file's.
+   */
+  unverifiedFrom?(): number | undefined;
 }
 
 /**
@@ -516,6 +523,8 @@ export class Engine {
         if (this.windowYield) await this.windowYield();
       }
       if (x.rt_fatal_code() === 0) beforeEnd?.();
+      const unverified = src.unverifiedFrom?.();
+      if (unverified !== undefined && x.rt_set_unverified_from) x.rt_set_unverified_from(BigInt(unverified));
       x.rt_end_pass();
       await this.settlePending();
     } catch (e) {

@@ -132,9 +132,12 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0)
   let base = from; // compressed offset of the input buffer's first byte
   let given = 0; // decompressed bytes yielded
   let said: GunzipDamage | null = null; // the first damage, handed to onDamage (its `filler` grows after)
-  const damage = (compressedAt: number, message: string, truncated = false) => {
+  // `verifiedTo`: the decompressed bytes before it are the file's own (GunzipDamage.verifiedTo); what was given by
+  // default; null (every byte its own) for a stream only cut, or zeros skipped between members (padding).
+  const damage = (compressedAt: number, message: string, truncated = false, verifiedTo: number | null = given) => {
     if (said) return;
     said = { compressedAt, decompressed: given, message, truncated, filler: 0 };
+    if (!truncated && verifiedTo !== null) said.verifiedTo = verifiedTo;
     onDamage(said);
   };
   const final = () => ended && pending === null;
@@ -255,7 +258,7 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0)
   let skipped: { at: number; zeros: boolean } | null = null;
   const saySkipped = (to: number) => {
     if (!skipped) return;
-    damage(skipped.at, `${to - skipped.at} bytes after a gzip member are not a gzip member${skipped.zeros ? " (zeros)" : ""}: skipped up to the next member at compressed byte ${to}`);
+    damage(skipped.at, `${to - skipped.at} bytes after a gzip member are not a gzip member${skipped.zeros ? " (zeros)" : ""}: skipped up to the next member at compressed byte ${to}`, false, skipped.zeros ? null : given);
     skipped = null;
   };
   for (let member = from > 0 ? 1 : 0; ; member++) {
@@ -378,7 +381,8 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0)
       yield* release();
       saySkipped(start);
       const errorAt = x.errorAt();
-      damage(base + errorAt, ERRORS[r] ?? `inflate error ${r}`, r === ERR_TRUNCATED);
+      // What the damaged member gave may be garbage from its start (damaged data decodes on before a code fails).
+      damage(base + errorAt, ERRORS[r] ?? `inflate error ${r}`, r === ERR_TRUNCATED, given - size);
       // A damaged block loses the rest of its member (DEFLATE cannot find its way back in), not the members after it
       // (bgzip, block-parallel gzip, appended members): the walk looks for the next member's magic from just after
       // this member's start, since damaged data often decodes on as garbage past its member's end, into the next
@@ -426,7 +430,8 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0)
     }
     yield* release();
     saySkipped(start);
-    if (!matches) damage(base + x.inputPos(), "a gzip member's checksum or length does not match its data");
+    // A trailer that disagrees vouches for none of the member's bytes.
+    if (!matches) damage(base + x.inputPos(), "a gzip member's checksum or length does not match its data", false, given - size);
     x.seek(x.inputPos() + 8);
   }
 }

@@ -23,6 +23,13 @@ export interface GunzipDamage {
   truncated: boolean;
   filler?: number;
   overrun?: number;
+  /**
+   * Decompressed bytes before this are the file's own as far as the gzip stream tells; those from here on may not be
+   * (a damaged member's bytes from its start — DEFLATE decodes damaged data as garbage for a while before a code
+   * fails, and a trailer that disagrees vouches for none of them —, the members after bytes skipped, at offsets the
+   * skipped bytes may have shifted). Undefined when the stream was only cut (`truncated`: what it held is its own).
+   */
+  verifiedTo?: number;
 }
 
 /** The GZIP_DAMAGED warning of damage `d` (src/core/codes.ts): what the CLI and the viewer say of a damaged .gz. */

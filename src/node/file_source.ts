@@ -257,6 +257,9 @@ function gzipSource(path: string, spooledFd: number, compressed: number, watch: 
     // the size is only a progress hint
   }
   let gzipDamage: GunzipDamage | undefined;
+  // Where the bytes given stop being the file's own as far as the gzip stream tells (the first damage's verifiedTo,
+  // in bytes of the dump): the core reads no cut buffer chunk past it (ByteSource.unverifiedFrom).
+  let unverifiedAt: number | undefined;
   // The byte count at which gunzip failed in a pass whose member walk then gave no byte more (a file cut short:
   // gunzip gave all it held): later passes end there instead of inflating the whole file a second time.
   let zlibEndsAt = -1;
@@ -268,6 +271,9 @@ function gzipSource(path: string, spooledFd: number, compressed: number, watch: 
     spooled: spooledFd >= 0,
     get gzipDamage() {
       return gzipDamage;
+    },
+    unverifiedFrom() {
+      return unverifiedAt;
     },
     hostWarnings(info: FileInfo) {
       // The compressed file's sizes: one that grows or shrinks while read is the plain file's STILL_WRITING or
@@ -321,9 +327,13 @@ function gzipSource(path: string, spooledFd: number, compressed: number, watch: 
       /** Reads on with the member walk from compressed byte `from` (0: again from the start, `skip` bytes given). */
       const walkFrom = (from: number) => {
         recovering = true;
+        // The walk counts its bytes from where it starts giving them: the file's start (from 0: it gives again what
+        // gunzip gave), or the end of what gunzip gave.
+        const at = from === 0 ? 0 : produced;
         chunks = gzipMembers(fd, end, (d) => {
           walkDamage = d;
           gzipDamage ??= { ...d, decompressed: 0 };
+          if (d.verifiedTo !== undefined) unverifiedAt ??= at + d.verifiedTo;
         }, from)[Symbol.asyncIterator]();
       };
       return {

@@ -90,7 +90,7 @@ test(".gz as the CLI reads it: several members give every member's bytes; a bad 
   const badOut = await convert(badSrc, "chrome");
   assert.is(badOut.sha, want.sha, "a bad trailer: every byte");
   assert.equal(badOut.said, [`GZIP_DAMAGED ${bad.length - 8}`], "said in the output too");
-  assert.equal(badSrc.gzipDamage, { compressedAt: bad.length - 8, decompressed: DUMP.length, message: "a gzip member's checksum or length does not match its data", truncated: false, filler: 0 });
+  assert.equal(badSrc.gzipDamage, { compressedAt: bad.length - 8, decompressed: DUMP.length, message: "a gzip member's checksum or length does not match its data", truncated: false, filler: 0, verifiedTo: 0 });
   const cut = fileByteSource(new Blob([gzipSync(DUMP).subarray(0, 60000)]), "t.rawtrace.gz", { inflate });
   await convert(cut, "chrome");
   assert.is(cut.gzipDamage?.truncated, true);
