@@ -146,7 +146,7 @@ export function chromeRows(t: Chrome): Map<string, number> {
 
 /**
  * The details panel's fields from the timeline record, by `data-field` (the Chrome JSON args, read from the dump a
- * moment later, are left out: web/details.ts; see argsShown in viewer_tools.test.ts).
+ * moment later, are left out: web/details.ts; see argsShown below).
  */
 export async function details(page: Page): Promise<Record<string, string>> {
   return page.$$eval("#details-body > [data-field], #details-body dl.kv:not(.args) [data-field]", (els) =>
@@ -181,4 +181,27 @@ export async function pickEvent(page: Page, k: Record<string, any>): Promise<voi
     if ((await details(page)).correlation === String(k.args.correlation)) return;
   }
   throw new Error(`event ${k.args.correlation} not reached`);
+}
+
+/** The viewer canvas's `data-<key>` attribute (the state the page publishes for tests), "" when absent. */
+export async function canvasData(page: Page, key: string): Promise<string> {
+  return (await page.getAttribute("#canvas", `data-${key}`)) ?? "";
+}
+
+/** Searches `pattern` (a regular expression), selects the first match in time order and waits for it to be drawn. */
+export async function selectFirstMatch(page: Page, pattern: string): Promise<void> {
+  await page.check("#search-regex");
+  await page.fill("#search", pattern);
+  await page.waitForFunction(() => Number(document.body.dataset.searchMatches ?? 0) > 0);
+  await page.press("#search", "Enter");
+  await page.waitForFunction(() => document.body.dataset.searchRank !== undefined);
+  await frame(page);
+}
+
+/** The Chrome JSON args the details panel lists, in order (each `arg:<key>` field), once read from the dump. */
+export async function argsShown(page: Page): Promise<Array<[string, string]>> {
+  await page.waitForSelector("body[data-args=ready]", { state: "attached" });
+  return page.$$eval("#details-body dl.args [data-field^='arg:']", (els) =>
+    els.map((e) => [(e as HTMLElement).dataset.field!.slice(4), e.textContent ?? ""] as [string, string]),
+  );
 }
