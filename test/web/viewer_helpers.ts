@@ -9,7 +9,7 @@ import * as assert from "uvu/assert";
 import type { BrowserContextOptions, Page } from "playwright-core";
 import { createEngine } from "../../src/node/wasm.js";
 import { fileSource } from "../../src/node/file_source.js";
-import { guard, type Guard, type Harness } from "./browser.js";
+import { guard, startHarness, type Guard, type Harness } from "./browser.js";
 
 export interface Chrome {
   traceEvents: Array<Record<string, any>>;
@@ -204,4 +204,23 @@ export async function argsShown(page: Page): Promise<Array<[string, string]>> {
   return page.$$eval("#details-body dl.args [data-field^='arg:']", (els) =>
     els.map((e) => [(e as HTMLElement).dataset.field!.slice(4), e.textContent ?? ""] as [string, string]),
   );
+}
+
+/** The real H100 dump most viewer tests open. */
+export const CUDA_SAMPLE = "test/fixtures/real/h100/cuda_sample.rawtrace";
+
+/**
+ * Registers the hooks of a browser test file on `suite`: a harness started before its tests, with the Chrome JSON
+ * conversion of {@link CUDA_SAMPLE}, and closed after them. The fields are set once the `before` hook has run.
+ */
+export function viewerSuite(suite: typeof import("uvu").test): { h: Harness; cuda: Chrome } {
+  const v = {} as { h: Harness; cuda: Chrome };
+  suite.before(async () => {
+    v.h = await startHarness();
+    v.cuda = await chromeOf(CUDA_SAMPLE);
+  });
+  suite.after(async () => {
+    await v.h?.close();
+  });
+  return v;
 }

@@ -9,25 +9,13 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { Page } from "playwright-core";
-import { startHarness, type Harness } from "./browser.js";
-import { chromeOf, clean, details, frame, load, openPage, pickEvent, settledHash, type Chrome } from "./viewer_helpers.js";
+import { CUDA_SAMPLE, clean, details, frame, load, openPage, pickEvent, settledHash, viewerSuite } from "./viewer_helpers.js";
 
-const CUDA_SAMPLE = "test/fixtures/real/h100/cuda_sample.rawtrace";
 const VIEW = { width: 960, height: 560 };
 /** Plot width (px) at VIEW: the canvas less the label gutter (web/overlays.ts GUTTER). */
 const PLOT_W = 960 - 250;
 
-let h: Harness;
-let cuda: Chrome;
-
-test.before(async () => {
-  h = await startHarness();
-  cuda = await chromeOf(CUDA_SAMPLE);
-});
-
-test.after(async () => {
-  await h?.close();
-});
+const v = viewerSuite(test);
 
 const data = async (page: Page, key: string) => (await page.getAttribute("#canvas", `data-${key}`)) ?? "";
 
@@ -38,10 +26,10 @@ async function hashMarks(page: Page): Promise<number[]> {
 }
 
 test("N on a second slice less than 3 px from the first's mark (zoomed out) adds a mark; N again removes only its own", async () => {
-  const { page, g } = await openPage(h, "", { viewport: VIEW });
+  const { page, g } = await openPage(v.h, "", { viewport: VIEW });
   await load(page, CUDA_SAMPLE);
   // Two kernels that start apart, closer than 3 px when the whole trace is shown.
-  const ks = cuda.traceEvents.filter((e) => e.cat === "kernel").sort((x, y) => x.tsNs - y.tsNs);
+  const ks = v.cuda.traceEvents.filter((e) => e.cat === "kernel").sort((x, y) => x.tsNs - y.tsNs);
   let pair: [Record<string, any>, Record<string, any>] = [ks[0], ks[1]];
   for (let i = 1; i < ks.length; i++) {
     const d = ks[i].tsNs - ks[i - 1].tsNs;
@@ -72,7 +60,7 @@ test("N on a second slice less than 3 px from the first's mark (zoomed out) adds
 });
 
 test("a double-click on the time axis adds a mark and keeps the range", async () => {
-  const { page, g } = await openPage(h, "", { viewport: VIEW });
+  const { page, g } = await openPage(v.h, "", { viewport: VIEW });
   await load(page, CUDA_SAMPLE);
   await frame(page);
   const box = (await page.locator("#canvas").boundingBox())!;
@@ -98,9 +86,9 @@ test("a double-click on the time axis adds a mark and keeps the range", async ()
 });
 
 test("a hash pasted later replaces the view: the range, measure, marks, selection and search it leaves out are cleared", async () => {
-  const { page, g } = await openPage(h, "", { viewport: VIEW });
+  const { page, g } = await openPage(v.h, "", { viewport: VIEW });
   await load(page, CUDA_SAMPLE);
-  const k = cuda.traceEvents.find((e) => e.cat === "kernel")!;
+  const k = v.cuda.traceEvents.find((e) => e.cat === "kernel")!;
   await pickEvent(page, k);
   await page.locator("#canvas").focus();
   for (const key of ["r", "n", "m", "m"]) await page.keyboard.press(key);
@@ -131,11 +119,11 @@ test("a hash pasted later replaces the view: the range, measure, marks, selectio
  * times) and the widest window the viewer allows (20 × that extent, at least 100 s).
  */
 async function loadedForReach() {
-  const { page, g } = await openPage(h, "", { viewport: VIEW });
+  const { page, g } = await openPage(v.h, "", { viewport: VIEW });
   await load(page, CUDA_SAMPLE);
   const hash = new URLSearchParams((await settledHash(page)).slice(1));
-  const first = Math.min(...cuda.traceEvents.filter((e) => e.ph === "X").map((e) => e.tsNs));
-  const last = Math.max(...cuda.traceEvents.filter((e) => e.ph === "X").map((e) => e.tsNs + (e.durNs ?? 0)));
+  const first = Math.min(...v.cuda.traceEvents.filter((e) => e.ph === "X").map((e) => e.tsNs));
+  const last = Math.max(...v.cuda.traceEvents.filter((e) => e.ph === "X").map((e) => e.tsNs + (e.durNs ?? 0)));
   return { page, g, hash, first, last, maxSpan: Math.max((last - first) * 20, 1e11) };
 }
 
@@ -187,11 +175,11 @@ test("a link's range, measure and marks far out of reach (±1e308) or repeated: 
 });
 
 test("a bad expression after a search is named and changes nothing: the list, the highlights and Enter's stepping stay the last search's", async () => {
-  const { page, g } = await openPage(h, "", { viewport: VIEW });
+  const { page, g } = await openPage(v.h, "", { viewport: VIEW });
   await load(page, CUDA_SAMPLE);
   await page.check("#search-regex");
   await page.fill("#search", "^cudaLaunchKernel$");
-  const n = cuda.traceEvents.filter((e) => e.ph === "X" && e.name === "cudaLaunchKernel").length;
+  const n = v.cuda.traceEvents.filter((e) => e.ph === "X" && e.name === "cudaLaunchKernel").length;
   assert.ok(n > 1);
   await page.waitForFunction((k) => document.body.dataset.searchMatches === String(k), n);
   const listed = await page.locator("#search-results li").count();

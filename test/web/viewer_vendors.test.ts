@@ -7,27 +7,18 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { Page } from "playwright-core";
-import { startHarness, type Guard, type Harness } from "./browser.js";
-import { argsShown, canvasData, chromeOf, clean, details, frame, load, openPage, selectFirstMatch, type Chrome } from "./viewer_helpers.js";
+import { type Guard } from "./browser.js";
+import {
+  CUDA_SAMPLE, argsShown, canvasData, chromeOf, clean, details, frame, load, openPage, selectFirstMatch, viewerSuite,
+} from "./viewer_helpers.js";
 
-const CUDA_SAMPLE = "test/fixtures/real/h100/cuda_sample.rawtrace";
 const VIEW = { width: 960, height: 560 };
 
-let h: Harness;
-let cuda: Chrome;
-
-test.before(async () => {
-  h = await startHarness();
-  cuda = await chromeOf(CUDA_SAMPLE);
-});
-
-test.after(async () => {
-  await h?.close();
-});
+const v = viewerSuite(test);
 
 /** A fresh page with the Gaudi sample open. */
 async function gaudiPage(): Promise<{ page: Page; g: Guard }> {
-  const opened = await openPage(h, "", { viewport: VIEW });
+  const opened = await openPage(v.h, "", { viewport: VIEW });
   await load(opened.page, "samples/gaudi2_mlp_synapse.rawtrace");
   return opened;
 }
@@ -59,7 +50,7 @@ test("details list every Chrome JSON arg of the selected event, read from the du
   for (const c of cases) {
     const t = await chromeOf(c.path);
     const first = t.traceEvents.filter(c.pick).sort((a, b) => a.tsNs - b.tsNs)[0];
-    const { page, g } = await openPage(h, "", { viewport: VIEW });
+    const { page, g } = await openPage(v.h, "", { viewport: VIEW });
     await load(page, c.path);
     await selectFirstMatch(page, `^${first.name.replace(/[.*+?^$()|[\]{}\\]/g, (m: string) => `\\${m}`)}$`);
     const shown = await argsShown(page);
@@ -102,7 +93,7 @@ test("a Gaudi launch: every device op it lists says 'Launched by' it, with the l
 test("a stream wait shows the event recording it waits on, and its link selects that record on its stream", async () => {
   const path = "test/fixtures/real/h100/jax_step.rawtrace";
   const t = await chromeOf(path);
-  const { page, g } = await openPage(h, "", { viewport: VIEW });
+  const { page, g } = await openPage(v.h, "", { viewport: VIEW });
   await load(page, path);
   await selectFirstMatch(page, "^Stream Wait Event$");
   const d = await details(page);
@@ -122,10 +113,10 @@ test("a stream wait shows the event recording it waits on, and its link selects 
 });
 
 test("a stream sync and a context sync: their kind named as the Chrome JSON's cuda_sync_kind, no event id (CUPTI leaves its invalid id there)", async () => {
-  const { page, g } = await openPage(h, "", { viewport: VIEW });
+  const { page, g } = await openPage(v.h, "", { viewport: VIEW });
   await load(page, CUDA_SAMPLE);
   for (const [name, n] of [["Stream Sync", 3], ["Context Sync", 4]] as const) {
-    const want = cuda.traceEvents.find((e) => e.cat === "cuda_sync" && e.args.cuda_sync_kind === name);
+    const want = v.cuda.traceEvents.find((e) => e.cat === "cuda_sync" && e.args.cuda_sync_kind === name);
     assert.ok(want, `${name} in the Chrome JSON`);
     await selectFirstMatch(page, `^${name}$`);
     const d = await details(page);
@@ -211,7 +202,7 @@ test("group header labels end before the header's ↑ and ⊤ buttons (measured 
 });
 
 test("rows and kinds are named in the dump's vendor's words (HIP for ROCm, Synapse for Gaudi), not CUDA's", async () => {
-  const { page, g } = await openPage(h, "", { viewport: VIEW });
+  const { page, g } = await openPage(v.h, "", { viewport: VIEW });
   await load(page, "samples/mi250_minitoy_rocprof.rawtrace");
   const rows = await page.$$eval("#row-list li", (l) => l.map((li) => li.textContent ?? ""));
   assert.ok(rows.some((r) => r.includes("HIP API")), rows.join(" | "));
