@@ -16,37 +16,6 @@
 #define PIECE 256u
 #define ENTRY ((size_t)sizeof(rt_syn_trace_event))
 
-/* ------------------------------------------------------------------------------------------------------------------ */
-/* The entry set                                                                                                      */
-/* ------------------------------------------------------------------------------------------------------------------ */
-
-/* Adds `ptr`; returns 1 when it is new, 0 when taken before, -1 when out of memory. */
-static int set_add(rt_hpu_strings* s, uint64_t ptr) {
-  if ((s->set_n + 1) * 2 > s->set_cap) {
-    size_t ncap = s->set_cap ? s->set_cap * 2 : 256;
-    uint64_t* nv = (uint64_t*)rt_calloc(ncap, sizeof *nv);
-    if (!nv) return -1;
-    for (size_t i = 0; i < s->set_cap; i++) {
-      uint64_t p = s->set[i];
-      if (!p) continue;
-      size_t j = (size_t)((p >> 3) * 0x9E3779B97F4A7C15ull) & (ncap - 1);
-      while (nv[j]) j = (j + 1) & (ncap - 1);
-      nv[j] = p;
-    }
-    rt_free(s->set);
-    s->set = nv;
-    s->set_cap = ncap;
-  }
-  size_t j = (size_t)((ptr >> 3) * 0x9E3779B97F4A7C15ull) & (s->set_cap - 1);
-  while (s->set[j]) {
-    if (s->set[j] == ptr) return 0;
-    j = (j + 1) & (s->set_cap - 1);
-  }
-  s->set[j] = ptr;
-  s->set_n++;
-  return 1;
-}
-
 /* Makes room for `n` more bytes in the byte store. */
 static int reserve_bytes(rt_hpu_strings* s, size_t n) {
   if (s->bcap - s->blen >= n) return 0;
@@ -77,7 +46,7 @@ static int inside(uint64_t ptr, uint64_t base, size_t size) { return ptr >= base
 /* A C string at `ptr` outside the buffer: its bytes without the NUL (cut at RT_HPU_MAX_STRING). */
 static int take_string(rt_hpu_strings* s, uint64_t ptr, uint64_t base, size_t size) {
   if (!ptr || inside(ptr, base, size)) return 0;
-  int fresh = set_add(s, ptr);
+  int fresh = rt_ptrset_add(&s->set, ptr);
   if (fresh <= 0) return fresh;
   size_t at = s->blen, len = 0;
   for (;;) {
@@ -112,7 +81,7 @@ static int take_args(rt_hpu_strings* s, const uint8_t* buf, uint64_t base, size_
     if (bytes > size - (size_t)(ptr - base)) return 0; /* runs past the buffer: the decoder reports it */
     memcpy(args, buf + (ptr - base), bytes);
   } else {
-    int fresh = set_add(s, ptr);
+    int fresh = rt_ptrset_add(&s->set, ptr);
     if (fresh < 0) return -1;
     if (rt_safe_read(args, ptr, bytes) != bytes) {
       if (fresh) s->unreadable++;
@@ -146,8 +115,7 @@ int rt_hpu_strings_collect(rt_hpu_strings* s, const uint8_t* buf, uint64_t base,
   s->blen = 0;
   s->unreadable = 0;
   s->oom = 0;
-  if (s->set) memset(s->set, 0, s->set_cap * sizeof *s->set);
-  s->set_n = 0;
+  rt_ptrset_clear(&s->set);
   uint64_t fit = size >= RT_SYN_TRACE_TRAILER ? (size - RT_SYN_TRACE_TRAILER) / ENTRY : 0;
   if (entries > fit) entries = fit;
   int rc = 0;
@@ -175,6 +143,6 @@ int rt_hpu_strings_collect(rt_hpu_strings* s, const uint8_t* buf, uint64_t base,
 void rt_hpu_strings_free(rt_hpu_strings* s) {
   rt_free(s->v);
   rt_free(s->bytes);
-  rt_free(s->set);
+  rt_ptrset_free(&s->set);
   memset(s, 0, sizeof *s);
 }

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rawtrace_ptrset.h"
 #include "rawtrace_writer.h"
 
 #ifdef __cplusplus
@@ -31,8 +32,7 @@ typedef struct rt_hpu_strings {
   size_t n, cap;
   uint8_t* bytes;   /**< copies of the pointed-to bytes */
   size_t blen, bcap;
-  uint64_t* set;    /**< pointers already taken (open addressing, 0 = empty) */
-  size_t set_cap, set_n;
+  rt_ptrset set;    /**< pointers already taken */
   uint64_t unreadable; /**< outside pointers whose memory could not be read */
   int oom;
 } rt_hpu_strings;

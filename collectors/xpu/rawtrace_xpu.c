@@ -30,6 +30,7 @@
 #include "pti_abi.h"
 #include "ze_abi.h"
 #include "rawtrace_collector.h"
+#include "rawtrace_ptrset.h"
 #include "rawtrace_queue.h"
 #include "rawtrace_threads.h"
 #include "rawtrace_writer.h"
@@ -109,9 +110,7 @@ static struct {
   pthread_t writer;
   atomic_int writer_started, finalize_req, joined;
 
-  /* writer-thread-only: pointers whose text was written (open addressing, 0 = empty) */
-  uint64_t* seen;
-  size_t seen_cap, seen_n;
+  rt_ptrset seen; /* writer-thread-only: pointers whose text was written */
   rt_threads threads;
 
   atomic_size_t queued_bytes;
@@ -462,33 +461,6 @@ static void string_fields(uint32_t k, uint32_t size, uint32_t out[3]) {
     if (out[i] && out[i] + 8 > size) out[i] = 0;
 }
 
-/* Adds `ptr` to the set of written pointers; returns 1 when it is new. */
-static int seen_add(uint64_t ptr) {
-  if ((G.seen_n + 1) * 2 > G.seen_cap) {
-    size_t ncap = G.seen_cap ? G.seen_cap * 2 : 1024;
-    uint64_t* nv = (uint64_t*)rt_calloc(ncap, sizeof *nv);
-    if (!nv) return 0;
-    for (size_t i = 0; i < G.seen_cap; i++) {
-      uint64_t p = G.seen[i];
-      if (!p) continue;
-      size_t j = (size_t)((p >> 3) * 0x9E3779B97F4A7C15ull) & (ncap - 1);
-      while (nv[j]) j = (j + 1) & (ncap - 1);
-      nv[j] = p;
-    }
-    rt_free(G.seen);
-    G.seen = nv;
-    G.seen_cap = ncap;
-  }
-  size_t j = (size_t)((ptr >> 3) * 0x9E3779B97F4A7C15ull) & (G.seen_cap - 1);
-  while (G.seen[j]) {
-    if (G.seen[j] == ptr) return 0;
-    j = (j + 1) & (G.seen_cap - 1);
-  }
-  G.seen[j] = ptr;
-  G.seen_n++;
-  return 1;
-}
-
 /* Writer: STRINGS for the buffer's new name pointers, then the buffer verbatim. Records are walked by the measured
  * strides (the same steps PTI's own walker takes); the walk stops at a kind the library does not know. */
 static void write_buffer(struct buf_item* b) {
@@ -513,7 +485,7 @@ static void write_buffer(struct buf_item* b) {
     for (int i = 0; i < 3 && fields[i]; i++) {
       uint64_t ptr;
       memcpy(&ptr, rec + fields[i], sizeof ptr);
-      if (!ptr || !seen_add(ptr)) continue;
+      if (!ptr || rt_ptrset_add(&G.seen, ptr) != 1) continue; /* written before, or no memory to note it */
       if (n == cap) {
         size_t ncap = cap ? cap * 2 : 64;
         rt_string* more = (rt_string*)rt_realloc(strs, ncap * sizeof *more);
