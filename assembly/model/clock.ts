@@ -17,7 +17,7 @@
  * {@link clockPrepare}).
  */
 import * as S from "./session";
-import { timingFarFromRecords, timingRecordsAfter, timingWindowFromRecords, BOUND_NS, validMin, validMax } from "./timing";
+import { timingFarFromRecords, timingFarFromSpan, timingRecordsAfter, timingWindowFromRecords, BOUND_NS, validMin, validMax } from "./timing";
 import { Warn } from "../util/error";
 import { warn } from "../util/diag";
 
@@ -46,8 +46,8 @@ export const enum AnchorFault {
   /** They disagree, and nothing shows the start anchor wrong: this end anchor is set aside, the start one kept. */
   END_DISAGREES = 6,
   /**
-   * The only anchor left (and every periodic one) lies over 1 h from every record: it would have put them all
-   * outside the run. Not a start anchor the HEADER's collector start confirms with every record after it.
+   * The only anchor left (and every periodic one) lies over 1 h from every record, none between them: it would have
+   * put them all outside the run. Not a start anchor the HEADER's collector start confirms with every record after it.
    */
   ALONE_FAR = 7,
 }
@@ -98,8 +98,8 @@ function setAside(which: u32, why: AnchorFault): void {
  *  - Start and end anchors that disagree (their clocks advance in opposite directions or at rates 2× apart): the
  *    one lying over 1 h from every record when the other does not; else the start anchor when its CLOCK_REALTIME
  *    lies over 1 h from the HEADER's collector start (read just before it); else the end anchor.
- *  - The only anchor left, when it and every periodic anchor lie over 1 h from every record (it would have put them
- *    all outside the run) — unless it is a start anchor that the HEADER confirms with every record after it: a run
+ *  - The only anchor left, when it and every periodic anchor lie over 1 h from every record and no record lies between
+ *    them (it would have put them all outside the run) — unless it is a start anchor that the HEADER confirms with every record after it: a run
  *    that waited before its first device work; it aligns, and the window comes from the records.
  */
 export function clockSettle(): void {
@@ -116,9 +116,12 @@ export function clockSettle(): void {
   if (S.haveStartAnchor != S.haveEndAnchor) {
     const which: u32 = S.haveStartAnchor ? 0 : 1;
     const v = which == 0 ? S.anchorStartVendor : S.anchorEndVendor;
-    // Periodic anchors among the records bound the run as well (model/timing.ts): the window then holds them.
-    if (timingFarFromRecords(v) &&
-      (!S.haveOtherAnchor || (timingFarFromRecords(S.otherMinVendor) && timingFarFromRecords(S.otherMaxVendor)))) {
+    // Periodic anchors bound the run as well (model/timing.ts): the window spans every anchor, so it holds the
+    // records near any of them or between them (a periodic one among the records while the earliest and the latest
+    // lie hours away), not only those near the earliest and the latest.
+    const first = S.haveOtherAnchor && S.otherMinVendor < v ? S.otherMinVendor : v;
+    const last = S.haveOtherAnchor && S.otherMaxVendor > v ? S.otherMaxVendor : v;
+    if (timingFarFromSpan(first, last)) {
       if (which == 0 && startAnchorWaited()) timingWindowFromRecords();
       else setAside(which, AnchorFault.ALONE_FAR);
     }

@@ -210,8 +210,9 @@ function timingStarts(): void {
   }
 }
 
-// Where the record start cells lie against cell `c`: bit 0 any, bit 1 one within BOUND_NS, bit 2 one at or before c.
-function startsAgainst(c: u64): u32 {
+// Where the record start cells lie against cells `a` to `b` (a <= b): bit 0 any, bit 1 one within BOUND_NS of them
+// or between them, bit 2 one at or before a.
+function startsAgainst(a: u64, b: u64): u32 {
   timingStarts();
   let f: u32 = 0;
   const n = tableSlots(starts);
@@ -219,8 +220,9 @@ function startsAgainst(c: u64): u32 {
     const k = tableKeyAt(starts, i);
     if (k == 0xffffffffffffffff) continue;
     f |= 1;
-    if ((k >= c ? k - c : c - k) <= GAP_CELLS) f |= 2;
-    if (k <= c) f |= 4;
+    // Cells are below 2^28 (t >> 36): the sums cannot wrap.
+    if (k + GAP_CELLS >= a && k <= b + GAP_CELLS) f |= 2;
+    if (k <= a) f |= 4;
   }
   return f;
 }
@@ -231,7 +233,16 @@ function startsAgainst(c: u64): u32 {
  * anchor that far from every record would put them all outside the run. Once per anchor: one look at each cell.
  */
 export function timingFarFromRecords(v: u64): bool {
-  return (startsAgainst(cell(v)) & 3) == 1;
+  return (startsAgainst(cell(v), cell(v)) & 3) == 1;
+}
+
+/**
+ * End of pass 1 (model/clock.ts): {@link timingFarFromRecords} for the anchors from vendor time `first` to `last`
+ * (first <= last): true when the dump has records with a known start and none of them starts between those anchors
+ * or within {@link BOUND_NS} of them: the window those anchors make ({@link timingFinish}) would hold no record.
+ */
+export function timingFarFromSpan(first: u64, last: u64): bool {
+  return (startsAgainst(cell(first), cell(last)) & 3) == 1;
 }
 
 /**
@@ -240,7 +251,7 @@ export function timingFarFromRecords(v: u64): bool {
  * first device work).
  */
 export function timingRecordsAfter(v: u64): bool {
-  return (startsAgainst(cell(v)) & 5) == 1;
+  return (startsAgainst(cell(v), cell(v)) & 5) == 1;
 }
 
 /**

@@ -246,6 +246,28 @@ test("a start anchor 2 h before the records with a periodic anchor among them: k
     recs.map((_, i) => T + 2n * HOUR + BigInt(i) * S + 5n * S));
 });
 
+test("a start anchor 5 h before the records, periodic anchors before, among and after them: kept, nothing moved", async () => {
+  // Periodic pulls through a long run whose device work came in the middle: the earliest and the latest periodic
+  // anchors lie over 1 h from every record, the middle one among them; the window reaches them through the anchors.
+  const recs = Array.from({ length: 5 }, (_, i) => kern(i + 1, T + 5n * HOUR + BigInt(i) * S));
+  const { bytes } = crafted(recs, [[0, T, T + 5n * S], [2, T + 10n * 60n * S, T + 10n * 60n * S + 5n * S]],
+    [[2, T + 5n * HOUR + 10n * S, T + 5n * HOUR + 15n * S], [2, T + 10n * HOUR, T + 10n * HOUR + 5n * S]]);
+  const { trace } = await toChrome(bytes);
+  assert.equal(codes(trace), [], "no anchor set aside, no record dropped");
+  assert.equal(events(trace, "kernel").map((e) => BigInt(trace.baseTimeNanoseconds) + BigInt(Math.round(e.ts * 1000))),
+    recs.map((_, i) => T + 5n * HOUR + BigInt(i) * S + 5n * S));
+  // Records between the anchors, none within 1 h of one: the window [T - 1 h, T + 11 h] holds them all the same.
+  const between = crafted(recs, [[0, T, T + 5n * S]], [[2, T + 10n * HOUR, T + 10n * HOUR + 5n * S]]);
+  const b = (await toChrome(between.bytes)).trace;
+  assert.equal(codes(b), []);
+  assert.equal(events(b, "kernel").map((e) => BigInt(b.baseTimeNanoseconds) + BigInt(Math.round(e.ts * 1000))),
+    recs.map((_, i) => T + 5n * HOUR + BigInt(i) * S + 5n * S));
+  // Periodic anchors as far from the records as the start anchor, all on one side: it is still set aside.
+  const far = crafted(recs, [[0, T, T + 5n * S], [2, T + 60n * S, T + 65n * S]], [[2, T + 2n * HOUR, T + 2n * HOUR + 5n * S]]);
+  assert.equal(warning((await toChrome(far.bytes)).trace, "BAD_CLOCK_ANCHOR"),
+    { code: "BAD_CLOCK_ANCHOR", count: 1, offset: far.at[0], detail: 7 });
+});
+
 test("a start anchor set aside: the run reaches back from the end anchor over the records (3 h run, none dropped)", async () => {
   const recs = Array.from({ length: 10 }, (_, i) => kern(i + 1, T + BigInt(i) * 20n * 60n * S));
   const end = T + 3n * HOUR + S;
