@@ -1,7 +1,8 @@
 /**
  * Vendor timestamps → Unix-epoch ns, from the CLOCK anchors of the dump (docs/format.md §2).
  *
- * - Start and end anchors: offset at the start plus linear drift correction between them.
+ * - Start and end anchors: offset at the start plus linear drift correction between them (a drift of at most
+ *   {@link MAX_DRIFT}: beyond it, the start offset alone).
  * - One anchor (start, or end when the start anchor is missing or set aside): its offset alone.
  * - No anchor: the vendor clock is taken as CLOCK_REALTIME (default CUPTI on Linux).
  * - Same-rate clocks ({@link setClockSameRate}, e.g. rocprofiler-sdk's CLOCK_BOOTTIME, which the kernel keeps at
@@ -28,6 +29,12 @@ const SAME_CLOCK_NS: i64 = 10_000;
  * itself never fits a rate that far off (clockPrepare).
  */
 const READ_GAP_NS: f64 = 1_000_000;
+/**
+ * The most two clocks' rates can differ by drift (0.1 %, 1000 ppm: oscillators and NTP slewing stay within a few
+ * hundred ppm). Anchors that agree at rates further apart (up to 2×, {@link anchorsAgree}) differ by their read gap
+ * over a short run: fitting that as a rate would stretch every duration by it, so the start offset aligns alone.
+ */
+const MAX_DRIFT: f64 = 0.001;
 /** Vendor and CLOCK_REALTIME readings at or past 2^63 ns (year 2262) are no time a collector reads. */
 const TIME_LIMIT: u64 = 0x8000000000000000;
 
@@ -164,8 +171,8 @@ export function clockPrepare(report: bool = false): void {
       baseVendor = S.anchorStartVendor;
       baseReal = S.anchorStartReal;
       slope = <f64>(S.anchorEndReal - S.anchorStartReal) / <f64>(S.anchorEndVendor - S.anchorStartVendor);
-      if (!(slope > 0.5 && slope < 2.0)) {
-        // Anchors within read jitter of each other over too short a run to fit a rate: the start offset alone.
+      if (!(Math.abs(slope - 1.0) <= MAX_DRIFT)) {
+        // Rates further apart than drift (read jitter over too short a run to fit a rate): the start offset alone.
         mode = 1;
         offset = d0;
       }

@@ -314,6 +314,19 @@ test("a run of 20 µs whose anchors were read 40 µs apart: they agree (read gap
   assert.equal(codes((await toChrome(bytes)).trace), []);
 });
 
+test("a run of 100 µs whose end anchor was read 50 µs late: no rate is fitted, durations as recorded", async () => {
+  // The two clocks advance 100 µs and 150 µs between the anchors (a preemption between the end anchor's reads): they
+  // agree (within 1 ms), but a rate 1.5× off is read gap, not drift: the start offset alone aligns (before: a 10 µs
+  // kernel lasted 15 µs).
+  const k = C.kernelRecord(L, { start: T + 20_000n, end: T + 30_000n, deviceId: 0, contextId: 1, streamId: 7, correlationId: 1, namePtr: 0x10n });
+  const { bytes } = crafted([k], [[0, T, T + 5n * S]], [[1, T + 100_000n, T + 5n * S + 150_000n]]);
+  const { trace } = await toChrome(bytes);
+  assert.equal(codes(trace), []);
+  const [e] = events(trace, "kernel");
+  assert.is(e.dur, 10);
+  assert.is(BigInt(trace.baseTimeNanoseconds) + BigInt(Math.round(e.ts * 1000)), T + 20_000n + 5n * S);
+});
+
 test("anchors that agree are used as before: drift corrected, no warning", async () => {
   // 100 ppm drift over 10 s, offset 5 s.
   const recs = [kern(1, T + S), kern(2, T + 9n * S)];
