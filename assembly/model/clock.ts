@@ -18,7 +18,7 @@
  * {@link clockPrepare}).
  */
 import * as S from "./session";
-import { timingFarFromRecords, timingFarFromSpan, timingRecordsAfter, timingWindowFromRecords, BOUND_NS, validMin, validMax } from "./timing";
+import { timingFarFromRecords, timingAnchorsMissRecords, timingRecordsAfter, timingWindowFromRecords, BOUND_NS, validMin, validMax } from "./timing";
 import { Warn } from "../util/error";
 import { warn } from "../util/diag";
 
@@ -122,13 +122,10 @@ export function clockSettle(): void {
   }
   if (S.haveStartAnchor != S.haveEndAnchor) {
     const which: u32 = S.haveStartAnchor ? 0 : 1;
-    const v = which == 0 ? S.anchorStartVendor : S.anchorEndVendor;
-    // Periodic anchors bound the run as well (model/timing.ts): the window spans every anchor, so it holds the
-    // records near any of them or between them (a periodic one among the records while the earliest and the latest
-    // lie hours away), not only those near the earliest and the latest.
-    const first = S.haveOtherAnchor && S.otherMinVendor < v ? S.otherMinVendor : v;
-    const last = S.haveOtherAnchor && S.otherMaxVendor > v ? S.otherMaxVendor : v;
-    if (timingFarFromSpan(first, last)) {
+    // The window that anchor and the periodic ones make (model/timing.ts), on its own cells: the records near any
+    // anchor or between them are in it; one just outside it (a record in the cell next to the window's edge, 1 h
+    // and a minute from the anchor) is not, though within 1 h in whole cells of it.
+    if (timingAnchorsMissRecords()) {
       if (which == 0 && startAnchorWaited()) timingWindowFromRecords();
       else setAside(which, AnchorFault.ALONE_FAR);
     }

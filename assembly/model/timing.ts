@@ -210,9 +210,8 @@ function timingStarts(): void {
   }
 }
 
-// Where the record start cells lie against cells `a` to `b` (a <= b): bit 0 any, bit 1 one within BOUND_NS of them
-// or between them, bit 2 one at or before a.
-function startsAgainst(a: u64, b: u64): u32 {
+// Where the record start cells lie against cell `c`: bit 0 any, bit 1 one within BOUND_NS, bit 2 one at or before c.
+function startsAgainst(c: u64): u32 {
   timingStarts();
   let f: u32 = 0;
   const n = tableSlots(starts);
@@ -220,9 +219,8 @@ function startsAgainst(a: u64, b: u64): u32 {
     const k = tableKeyAt(starts, i);
     if (k == 0xffffffffffffffff) continue;
     f |= 1;
-    // Cells are below 2^28 (t >> 36): the sums cannot wrap.
-    if (k + GAP_CELLS >= a && k <= b + GAP_CELLS) f |= 2;
-    if (k <= a) f |= 4;
+    if ((k >= c ? k - c : c - k) <= GAP_CELLS) f |= 2;
+    if (k <= c) f |= 4;
   }
   return f;
 }
@@ -233,16 +231,32 @@ function startsAgainst(a: u64, b: u64): u32 {
  * anchor that far from every record would put them all outside the run. Once per anchor: one look at each cell.
  */
 export function timingFarFromRecords(v: u64): bool {
-  return (startsAgainst(cell(v), cell(v)) & 3) == 1;
+  return (startsAgainst(cell(v)) & 3) == 1;
 }
 
 /**
- * End of pass 1 (model/clock.ts): {@link timingFarFromRecords} for the anchors from vendor time `first` to `last`
- * (first <= last): true when the dump has records with a known start and none of them starts between those anchors
- * or within {@link BOUND_NS} of them: the window those anchors make ({@link timingFinish}) would hold no record.
+ * End of pass 1 (model/clock.ts, the only anchor left): true when the dump has timed records and the window that the
+ * anchors in use make ({@link timingFinish}: periodic ones included, on its own cells) would drop every one of them.
  */
-export function timingFarFromSpan(first: u64, last: u64): bool {
-  return (startsAgainst(cell(first), cell(last)) & 3) == 1;
+export function timingAnchorsMissRecords(): bool {
+  timingStarts();
+  if (!S.haveAnyAnchor) return false;
+  anchorWindow();
+  let any = false;
+  const n = tableSlots(pairs);
+  for (let i: u32 = 0; i < n; i++) {
+    const k = tableKeyAt(pairs, i);
+    if (k == 0xffffffffffffffff) continue;
+    any = true;
+    if (inWindow((k >> 32) & 0x3fffffff, k & 0xffffffff)) {
+      any = false;
+      break;
+    }
+  }
+  // timingFinish fixes the window once the anchors are settled.
+  lo = 0;
+  hi = 0xffffffffffffffff;
+  return any;
 }
 
 /**
@@ -251,7 +265,7 @@ export function timingFarFromSpan(first: u64, last: u64): bool {
  * first device work).
  */
 export function timingRecordsAfter(v: u64): bool {
-  return (startsAgainst(cell(v), cell(v)) & 5) == 1;
+  return (startsAgainst(cell(v)) & 5) == 1;
 }
 
 /**
@@ -263,6 +277,25 @@ export function timingWindowFromRecords(): void {
   fromRecords = true;
 }
 
+/** The run's window from the anchors in use (at least one), into lo / hi (the table of start cells built). */
+function anchorWindow(): void {
+  const first = S.anchorMinVendor;
+  const last = S.anchorMaxVendor;
+  lo = first > BOUND_NS ? cell(first - BOUND_NS) : 0;
+  if (!S.haveStartAnchor) {
+    // No start anchor (damaged, or set aside by model/clock.ts): the run reaches back as long as records keep
+    // coming before the first anchor, as it reaches forward past the last one without an END anchor.
+    const back = walkBackward(cell(first));
+    if (back < lo) lo = back;
+  }
+  const lastPlus = last <= 0xffffffffffffffff - BOUND_NS ? last + BOUND_NS : 0xffffffffffffffff;
+  if (S.haveEndAnchor) hi = cell(lastPlus);
+  else {
+    hi = walkForward(cell(last)) + GAP_CELLS;
+    if (hi < cell(lastPlus)) hi = cell(lastPlus);
+  }
+}
+
 /**
  * End of pass 1: fixes the run's window, counts the records outside it (BAD_TIMESTAMP, with the offset and kind of
  * the first one in the file) and the incomplete ones inside (INCOMPLETE_RECORD), and sets {@link validMin} /
@@ -270,23 +303,8 @@ export function timingWindowFromRecords(): void {
  */
 export function timingFinish(): void {
   timingStarts();
-  if (S.haveAnyAnchor && !fromRecords) {
-    const first = S.anchorMinVendor;
-    const last = S.anchorMaxVendor;
-    lo = first > BOUND_NS ? cell(first - BOUND_NS) : 0;
-    if (!S.haveStartAnchor) {
-      // No start anchor (damaged, or set aside by model/clock.ts): the run reaches back as long as records keep
-      // coming before the first anchor, as it reaches forward past the last one without an END anchor.
-      const back = walkBackward(cell(first));
-      if (back < lo) lo = back;
-    }
-    const lastPlus = last <= 0xffffffffffffffff - BOUND_NS ? last + BOUND_NS : 0xffffffffffffffff;
-    if (S.haveEndAnchor) hi = cell(lastPlus);
-    else {
-      hi = walkForward(cell(last)) + GAP_CELLS;
-      if (hi < cell(lastPlus)) hi = cell(lastPlus);
-    }
-  } else {
+  if (S.haveAnyAnchor && !fromRecords) anchorWindow();
+  else {
     // No anchor: the walk starts at the cell where most records start (ties: the earliest).
     let best: u64 = 0;
     let bestCell: u64 = 0;

@@ -222,6 +222,26 @@ test("the only anchor, 3 h from every record: set aside (reason 7) rather than d
     recs.map((_, i) => T + BigInt(i) * S));
 });
 
+test("the only anchor, just over 1 h from every record in the cell next to its window: set aside, no record dropped", async () => {
+  // The window is on 2^36 ns cells: a start anchor at the end of its cell reaches back to the cell 52 before its own,
+  // so records in the cell 53 before it (1 h 1 min earlier) lie outside it; an END anchor at the start of its cell
+  // reaches forward to the cell 52 after its own. Either anchor alone would have dropped every record.
+  const CELL = 1n << 36n;
+  const c = T >> 36n;
+  const before = [kern(1, (c - 53n) * CELL + 1000n), kern(2, (c - 53n) * CELL + 5000n)];
+  const start = crafted(before, [[0, c * CELL + CELL - 1n, c * CELL + CELL - 1n + 5n * S]]);
+  const a = (await toChrome(start.bytes)).trace;
+  assert.equal(warning(a, "BAD_CLOCK_ANCHOR"), { code: "BAD_CLOCK_ANCHOR", count: 1, offset: start.at[0], detail: 7 });
+  assert.not.ok(codes(a).includes("BAD_TIMESTAMP"), "no record dropped");
+  assert.is(events(a, "kernel").length, 2);
+  const after = [kern(1, (c + 53n) * CELL + 1000n), kern(2, (c + 53n) * CELL + 5000n)];
+  const end = crafted(after, [], [[1, c * CELL, c * CELL + 5n * S]]);
+  const b = (await toChrome(end.bytes)).trace;
+  assert.equal(warning(b, "BAD_CLOCK_ANCHOR"), { code: "BAD_CLOCK_ANCHOR", count: 1, offset: end.at[0], detail: 7 });
+  assert.not.ok(codes(b).includes("BAD_TIMESTAMP"), "no record dropped");
+  assert.is(events(b, "kernel").length, 2);
+});
+
 test("a run that waited 2 h before its first kernel and died (start anchor only): the anchor aligns, nothing dropped", async () => {
   // The HEADER's collector start and the start anchor agree (5 s offset); the kernels come 2 h later; no END anchor.
   const recs = Array.from({ length: 5 }, (_, i) => kern(i + 1, T + 2n * HOUR + BigInt(i) * S));
