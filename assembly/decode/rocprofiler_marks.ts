@@ -4,8 +4,8 @@
  * each pop with the latest unclosed push of its thread in time order; pass 2 writes a push as a range to its pop's
  * end ({@link pushEnd}), the end of pass 2 the pushes never popped ({@link unclosedPush}).
  *
- * Memory: 32 bytes per push or pop (heap, doubled as it grows), 8 bytes per pointer twice while pairing, one hash
- * table entry per pair.
+ * Memory: 32 bytes per push or pop (heap, doubled as it grows), 4 bytes per mark twice while pairing (u32
+ * pointers), one hash table entry per pair.
  */
 import * as S from "../model/session";
 import * as R from "../model/ranges";

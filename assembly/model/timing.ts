@@ -20,9 +20,10 @@
  *  - upper bound with an END anchor: the latest anchor plus 1 h (the collector reads it after its last flush);
  *  - upper bound without one (the collector died): from the latest anchor, forward over the cells where records
  *    start, across empty stretches of at most 1 h; ends may reach 1 h past the last such cell;
- *  - no anchor at all: the same walk both ways from the cell where most records start; so too with only a start
- *    anchor that lies over 1 h before every record, one the HEADER's collector start confirms (a run that waited
- *    before its first device work and died: model/clock.ts clockSettle), which still aligns the times.
+ *  - no anchor at all: the same walk both ways from the cell where most records start; so too without an END anchor
+ *    when the start anchor (and every periodic one) lies over 1 h before every record and the HEADER's collector
+ *    start confirms it (a run that waited before its first device work and died: model/clock.ts clockSettle); that
+ *    anchor still aligns the times.
  * A bound is thus 1 h to 1 h + 68.7 s past the anchor. Every kept event lies in the window, so none can be longer
  * than the window, and the time base (the earliest kept timestamp, {@link validMin}) never comes from a dropped one.
  *
