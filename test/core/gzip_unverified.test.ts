@@ -27,8 +27,12 @@ const ALEXNET = new Uint8Array(readFileSync(`${ROOT}samples/alexnet_a100_rank0.r
  */
 const DAMAGED = `${ROOT}test/fixtures/gzip/alexnet_damaged_magic_junk.rawtrace.gz`;
 
-/** An event's time and the fields garbage would change: the same in the output as in the original's. */
-const key = (e: any) => JSON.stringify([e.ts, e.dur, e.tid, e.args?.device, e.args?.stream, e.args?.grid, e.args?.block, e.args?.["registers per thread"]]);
+/**
+ * An event's name, time and the fields garbage would change: the same in the output as in the original's. The name
+ * and correlation id too: the garbage kernel of the damaged member has a real kernel's time, lane, grid and block
+ * (the bytes before it decoded well), only its name (`<unknown kernel>`) and correlation are not the dump's.
+ */
+const key = (e: any) => JSON.stringify([e.name, e.ts, e.dur, e.tid, e.args?.device, e.args?.stream, e.args?.grid, e.args?.block, e.args?.["registers per thread"], e.args?.correlation]);
 
 test("a damaged member then a chance member header: no event holds values the dump does not; what it vouches for converts", async () => {
   const { trace: orig } = await toChrome(ALEXNET);
