@@ -247,6 +247,8 @@ export function fileByteSource(file: Blob, name: string, opts: FileSourceOptions
         const filler = first?.filler ?? 0;
         gzipDamage.filler = filler;
         if (first?.overrun) gzipDamage.overrun = first.overrun;
+        // Set after the damage was handed over when a later damage found it (zeros skipped between members first).
+        if (first?.verifiedTo !== undefined) gzipDamage.verifiedTo ??= first.verifiedTo;
         gzipDamage.decompressed = given - filler;
       }
     })();

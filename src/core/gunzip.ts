@@ -135,7 +135,12 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0)
   // `verifiedTo`: the decompressed bytes before it are the file's own (GunzipDamage.verifiedTo); what was given by
   // default; null (every byte its own) for a stream only cut, or zeros skipped between members (padding).
   const damage = (compressedAt: number, message: string, truncated = false, verifiedTo: number | null = given) => {
-    if (said) return;
+    if (said) {
+      // A first damage that vouched for every byte (zeros skipped between members): a later one still says where the
+      // bytes stop being the file's own (handed over already, the object gets it, as its `filler`).
+      if (said.verifiedTo === undefined && !truncated && verifiedTo !== null) said.verifiedTo = verifiedTo;
+      return;
+    }
     said = { compressedAt, decompressed: given, message, truncated, filler: 0 };
     if (!truncated && verifiedTo !== null) said.verifiedTo = verifiedTo;
     onDamage(said);

@@ -28,6 +28,8 @@ export interface GunzipDamage {
    * (a damaged member's bytes from its start — DEFLATE decodes damaged data as garbage for a while before a code
    * fails, and a trailer that disagrees vouches for none of them —, the members after bytes skipped, at offsets the
    * skipped bytes may have shifted). Undefined when the stream was only cut (`truncated`: what it held is its own).
+   * When the first damage vouches for every byte (zeros skipped between members), the first later one that does not
+   * sets it on the same object, after onDamage (as `filler` grows): read it at the walk's end.
    */
   verifiedTo?: number;
 }

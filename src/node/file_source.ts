@@ -258,8 +258,11 @@ function gzipSource(path: string, spooledFd: number, compressed: number, watch: 
   }
   let gzipDamage: GunzipDamage | undefined;
   // Where the bytes given stop being the file's own as far as the gzip stream tells (the first damage's verifiedTo,
-  // in bytes of the dump): the core reads no cut buffer chunk past it (ByteSource.unverifiedFrom).
-  let unverifiedAt: number | undefined;
+  // in bytes of the dump): the core reads no cut buffer chunk past it (ByteSource.unverifiedFrom). The first walk's
+  // first damage and the dump offset that walk started giving at: its verifiedTo may be set after onDamage (zeros
+  // skipped between members, then a damaged member), so it is read when asked, at a pass's end.
+  let verified: { at: number; d: GunzipDamage } | undefined;
+  const unverifiedAt = () => (verified?.d.verifiedTo === undefined ? undefined : verified.at + verified.d.verifiedTo);
   // The byte count at which gunzip failed in a pass whose member walk then gave no byte more (a file cut short:
   // gunzip gave all it held): later passes end there instead of inflating the whole file a second time.
   let zlibEndsAt = -1;
@@ -273,7 +276,7 @@ function gzipSource(path: string, spooledFd: number, compressed: number, watch: 
       return gzipDamage;
     },
     unverifiedFrom() {
-      return unverifiedAt;
+      return unverifiedAt();
     },
     hostWarnings(info: FileInfo) {
       // The compressed file's sizes: one that grows or shrinks while read is the plain file's STILL_WRITING or
@@ -333,7 +336,7 @@ function gzipSource(path: string, spooledFd: number, compressed: number, watch: 
         chunks = gzipMembers(fd, end, (d) => {
           walkDamage = d;
           gzipDamage ??= { ...d, decompressed: 0 };
-          if (d.verifiedTo !== undefined) unverifiedAt ??= at + d.verifiedTo;
+          verified ??= { at, d };
         }, from)[Symbol.asyncIterator]();
       };
       return {
@@ -390,6 +393,9 @@ function gzipSource(path: string, spooledFd: number, compressed: number, watch: 
                   const filler = walkDamage?.filler ?? 0;
                   gzipDamage.filler = filler;
                   if (walkDamage?.overrun) gzipDamage.overrun = walkDamage.overrun;
+                  // In bytes of the dump, as the viewer's (a walk from a member's end counts from there).
+                  const v = unverifiedAt();
+                  if (v !== undefined) gzipDamage.verifiedTo = v;
                   gzipDamage.decompressed = produced - filler;
                 }
                 break;

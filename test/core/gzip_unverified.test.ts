@@ -9,7 +9,9 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { memorySource, type ByteSource } from "../../src/core/engine.js";
 import { fileSource, withSourceWarnings } from "../../src/node/file_source.js";
@@ -18,6 +20,7 @@ import { gunzipBytes } from "../../src/core/gunzip.js";
 import { toChrome, warningOf } from "../helpers/convert.js";
 import { chunkSpans } from "../helpers/dump_chunks.js";
 import { CHUNK_HEADER_SIZE } from "../../src/format/container.js";
+import { fileByteSource } from "../../web/file_source.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const ALEXNET = new Uint8Array(readFileSync(`${ROOT}samples/alexnet_a100_rank0.rawtrace`));
@@ -75,6 +78,46 @@ test("a buffer chunk cut by the input's end is read no further than the source's
   // Every record before it still converts: the limit at the cut reads as the plain cut.
   const same = await eng.convert({ ...memorySource(cut, "cut.rawtrace"), unverifiedFrom: () => cutAt }, () => {}, {});
   assert.is(same.events, plain.result.events);
+});
+
+test("zeros between members before the damage: the damaged member's bytes are still not read as a cut buffer's records", async () => {
+  // 16 zero bytes between the first two members (padding: skipped, said, every byte still the file's own), then the
+  // fixture's damage: the first damage the walk meets is the zeros, which vouch for every byte; the damaged member's
+  // start, met later, is where the bytes stop being the file's own.
+  const gz = new Uint8Array(readFileSync(DAMAGED));
+  const second = 1427; // the second member's header (the first's 10 bytes again)
+  assert.equal(Array.from(gz.subarray(second, second + 10)), Array.from(gz.subarray(0, 10)));
+  const padded = Buffer.concat([gz.subarray(0, second), Buffer.alloc(16), gz.subarray(second)]);
+  const { trace: orig } = await toChrome(ALEXNET);
+  const known = new Set(orig.traceEvents.filter((e) => e.ph === "X").map(key));
+  const dir = mkdtempSync(join(tmpdir(), "rt-unverified-"));
+  const path = join(dir, "padded.rawtrace.gz");
+  writeFileSync(path, padded);
+  const eng = await createEngine();
+  try {
+    const src = fileSource(path);
+    const parts: Buffer[] = [];
+    try {
+      const result = withSourceWarnings(src, await eng.convert(src, (b) => parts.push(Buffer.from(b)), {}));
+      const x = JSON.parse(Buffer.concat(parts).toString("utf8")).traceEvents.filter((e: any) => e.ph === "X");
+      assert.equal(x.filter((e: any) => !known.has(key(e))).map((e: any) => `${e.name} ${e.ts}`), [], "the CLI's source");
+      assert.ok(x.length > 100, `the records before the damaged member still convert (${x.length})`);
+      assert.ok(warningOf(result, "GZIP_DAMAGED"));
+      assert.is(src.unverifiedFrom?.(), 5 * 8192);
+    } finally {
+      src.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  // The viewer's source: the same limit, the same events.
+  const inflate = async () => new WebAssembly.Module(readFileSync(`${ROOT}build/inflate.wasm`));
+  const web = fileByteSource(new Blob([padded]), "padded.rawtrace.gz", { inflate });
+  const parts: Buffer[] = [];
+  await eng.convert(web, (b) => parts.push(Buffer.from(b)), {});
+  const x = JSON.parse(Buffer.concat(parts).toString("utf8")).traceEvents.filter((e: any) => e.ph === "X");
+  assert.equal(x.filter((e: any) => !known.has(key(e))).map((e: any) => `${e.name} ${e.ts}`), [], "the viewer's source");
+  assert.is(web.unverifiedFrom?.(), 5 * 8192);
 });
 
 test.run();
