@@ -91,7 +91,6 @@ export function rt_input_free(): usize {
 export function rt_feed(n: usize): i32 {
   return feedBytes(n) ? 1 : 0;
 }
-/** Ends the current pass (flushes output). Returns 1, or 0 after a fatal error. */
 /**
  * Input offset from which the host's bytes may not be the file's own (a damaged gzip stream's bytes after its first
  * damage): the part of a buffer chunk cut by the input's end, unverifiable by its checksum, is read no further.
@@ -100,6 +99,7 @@ export function rt_feed(n: usize): i32 {
 export function rt_set_unverified_from(off: u64): void {
   setUnverifiedFrom(off);
 }
+/** Ends the current pass (flushes output). Returns 1, or 0 after a fatal error. */
 export function rt_end_pass(): i32 {
   return endPass() ? 1 : 0;
 }
