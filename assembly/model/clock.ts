@@ -102,7 +102,8 @@ function setAside(which: u32, why: AnchorFault): void {
 /**
  * End of pass 1, before the run's window is fixed (model/timing.ts timingFinish): sets aside the start or end
  * anchor that the other one, the records and the HEADER show wrong (BAD_CLOCK_ANCHOR).
- *  - Start and end anchors that disagree (their clocks advance in opposite directions or at rates 2× apart): the
+ *  - Start and end anchors that disagree (their clocks advance in opposite directions or at rates 2× apart, beyond
+ *    {@link READ_GAP_NS}, 1 ms): the
  *    one lying over 1 h from every record when the other does not; else the start anchor when its CLOCK_REALTIME
  *    lies over 1 h from the HEADER's collector start (read just before it); else the end anchor.
  *  - The only anchor left, when it and every periodic anchor lie over 1 h from every record and no record lies between

@@ -1,5 +1,5 @@
 /**
- * The timestamp rule of every vendor decoder (CUPTI today; rocprofiler-sdk, PTI and Synapse later): what a record
+ * The timestamp rule of every vendor decoder (CUPTI, rocprofiler-sdk, PTI and Synapse): what a record
  * whose start or end is unknown, inverted or far outside the run becomes. Decoders never judge times themselves:
  * pass 1 hands every timed record to {@link timingNote}, the end of pass 1 calls {@link timingFinish}, and pass 2
  * asks {@link timingCheck} with the same two numbers and gets the same answer.

@@ -2,7 +2,9 @@
  * A set of process addresses (u64, 0 never stored), shared by the collectors that copy the strings a vendor buffer
  * points to (XPU, Gaudi): each pointer's text is written once. Open addressing, grown by doubling at half full.
  *
- * Threads: one thread at a time (the collector's writer thread). Memory: 16 bytes per pointer at most (heap).
+ * Threads: one thread at a time (the collector's writer thread). Memory (heap): 8-byte slots, 256 at first, a quarter
+ * to half of them used, so 16 to 32 bytes per pointer (2 KiB at least); while it grows, the old and the doubled table
+ * are held at once.
  */
 #ifndef RAWTRACE_PTRSET_H
 #define RAWTRACE_PTRSET_H

@@ -96,7 +96,7 @@ export const WARN_MESSAGES: Record<WarningName, string> = {
   BAD_PAYLOAD: "a chunk of type {detail} is shorter than its fields; the readable part was used",
   UNKNOWN_KIND_UNSIZED: "activity record kind {detail} has no known size; the rest of its buffer was skipped",
   UNKNOWN_KIND: "activity record kind {detail} is not turned into events (skipped by its size)",
-  RECORD_TRUNCATED: "an activity buffer ends inside a record ({detail} bytes)",
+  RECORD_TRUNCATED: "an activity buffer or Synapse trace ends inside a record ({detail} bytes)",
   MISSING_STRING: "a name pointer (low bits {detail}) is not in the string table",
   UNKNOWN_VENDOR_VERSION: "vendor library version {detail} is newer than this build knows; known fields were read",
   NEGATIVE_DURATION: "records end before they start (first: record kind {detail}); dropped",
@@ -187,7 +187,10 @@ export interface LostRange {
 export interface LossReport {
   /** Input bytes skipped in all. */
   bytes: number;
-  /** ACTIVITY chunks (event buffers) dropped for a bad payload checksum, and their payload bytes. */
+  /**
+   * Event buffers (ACTIVITY and Synapse HPU_TRACE chunks) dropped whole — a bad payload checksum, a chunk header
+   * that claims two checksums (BAD_CHUNK_HEADER), FOREIGN_CHUNK, HPU_BAD_TRACE — and their payload bytes.
+   */
   activityChunks: number;
   activityBytes: number;
   /** Skipped ranges in all (≥ ranges.length). */
