@@ -127,8 +127,9 @@ export function clockSettle(): void {
     // anchor or between them are in it; one just outside it (a record in the cell next to the window's edge, 1 h
     // and a minute from the anchor) is not, though within 1 h in whole cells of it.
     if (timingAnchorsMissRecords()) {
-      if (which == 0 && startAnchorWaited()) timingWindowFromRecords();
-      else setAside(which, AnchorFault.ALONE_FAR);
+      if (which != 0 || !startAnchorWaited()) setAside(which, AnchorFault.ALONE_FAR);
+      // Either way the window comes from the records: periodic anchors left would miss them all as well.
+      timingWindowFromRecords();
     }
   }
 }

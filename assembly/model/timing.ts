@@ -23,7 +23,8 @@
  *  - no anchor at all: the same walk both ways from the cell where most records start; so too without an END anchor
  *    when the start anchor (and every periodic one) lies over 1 h before every record and the HEADER's collector
  *    start confirms it (a run that waited before its first device work and died: model/clock.ts clockSettle); that
- *    anchor still aligns the times.
+ *    anchor still aligns the times. So too when the only anchor was set aside for lying that far from every record
+ *    (BAD_CLOCK_ANCHOR 7), whatever periodic anchors remain.
  * A bound is thus 1 h to 1 h + 68.7 s past the anchor. Every kept event lies in the window, so none can be longer
  * than the window, and the time base (the earliest kept timestamp, {@link validMin}) never comes from a dropped one.
  *

@@ -242,6 +242,16 @@ test("the only anchor, just over 1 h from every record in the cell next to its w
   assert.is(events(b, "kernel").length, 2);
 });
 
+test("the only anchor and the periodic ones, all 3 h from every record: the anchor set aside, no record dropped", async () => {
+  const recs = Array.from({ length: 5 }, (_, i) => kern(i + 1, T + BigInt(i) * S));
+  const { bytes, at } = crafted(recs, [[0, T + 3n * HOUR, T + 3n * HOUR + 5n * S]],
+    [[2, T + 4n * HOUR, T + 4n * HOUR + 5n * S], [2, T + 5n * HOUR, T + 5n * HOUR + 5n * S]]);
+  const { trace } = await toChrome(bytes);
+  assert.equal(warning(trace, "BAD_CLOCK_ANCHOR"), { code: "BAD_CLOCK_ANCHOR", count: 1, offset: at[0], detail: 7 });
+  assert.not.ok(codes(trace).includes("BAD_TIMESTAMP"), codes(trace).join());
+  assert.is(events(trace, "kernel").length, 5, "every record kept");
+});
+
 test("a run that waited 2 h before its first kernel and died (start anchor only): the anchor aligns, nothing dropped", async () => {
   // The HEADER's collector start and the start anchor agree (5 s offset); the kernels come 2 h later; no END anchor.
   const recs = Array.from({ length: 5 }, (_, i) => kern(i + 1, T + 2n * HOUR + BigInt(i) * S));
