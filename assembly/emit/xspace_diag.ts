@@ -62,12 +62,17 @@ export function putLoss(): void {
   }
 }
 
-/** Warning codes that mean data was lost: written to XSpace.errors; the others go to XSpace.warnings. */
+/**
+ * Warning codes that mean data was lost: written to XSpace.errors; the others go to XSpace.warnings. The loss codes
+ * of src/core/codes.ts LOSS_WARNINGS but DROPPED_RECORDS, which XLA's own dropped-events line says (test/core/codes.test.ts
+ * keeps the two lists alike).
+ */
 export function isDataLoss(code: i32): bool {
   // By name, not number: codes are appended as the format grows. BAD_TIMESTAMP: records dropped by model/timing.ts.
   return code == Warn.TRUNCATED || code == Warn.BAD_CHUNK_HEADER || code == Warn.BAD_PAYLOAD_CRC ||
-    code == Warn.CHUNK_TOO_LARGE || code == Warn.SEQ_GAP || code == Warn.UNKNOWN_KIND_UNSIZED ||
-    code == Warn.RECORD_TRUNCATED || code == Warn.NEGATIVE_DURATION || code == Warn.COLLECTOR_ERROR ||
-    code == Warn.BAD_TIMESTAMP || code == Warn.DROPPED_BUFFERS || code == Warn.FILE_CHANGED || code == Warn.BAD_RECORD_HEADER ||
-    code == Warn.FOREIGN_CHUNK || code == Warn.CLOCK_CLAMPED;
+    code == Warn.CHUNK_TOO_LARGE || code == Warn.SEQ_GAP || code == Warn.NO_END || code == Warn.BAD_PAYLOAD ||
+    code == Warn.UNKNOWN_KIND_UNSIZED || code == Warn.RECORD_TRUNCATED || code == Warn.RECORD_TOO_SMALL ||
+    code == Warn.COLLECTOR_ERROR || code == Warn.NEGATIVE_DURATION || code == Warn.BAD_TIMESTAMP ||
+    code == Warn.HPU_BAD_TRACE || code == Warn.HPU_BAD_TIME || code == Warn.UNNAMED_KIND || code == Warn.DROPPED_BUFFERS ||
+    code == Warn.FILE_CHANGED || code == Warn.BAD_RECORD_HEADER || code == Warn.FOREIGN_CHUNK || code == Warn.CLOCK_CLAMPED;
 }

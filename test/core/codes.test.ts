@@ -40,6 +40,12 @@ test("docs/xspace.md names every code XSpace writes to XSpace.errors (assembly/e
   for (const c of codes) assert.ok(new RegExp(`\\b${c}\\b`).test(para), `${c} in docs/xspace.md's XSpace.errors list`);
 });
 
+test("XSpace.errors holds every loss code but DROPPED_RECORDS (XLA's dropped-events line says those)", () => {
+  const fn = src("assembly/emit/xspace_diag.ts").split("export function isDataLoss")[1].split("\n}")[0];
+  const codes = new Set([...fn.matchAll(/Warn\.([A-Z_]+)/g)].map((m) => m[1]));
+  assert.equal([...codes].sort(), [...LOSS_WARNINGS].filter((c) => c !== "DROPPED_RECORDS").sort());
+});
+
 test("docs/errors.md \"Damage\" names every warning that skips a byte range (each lose() of assembly/)", () => {
   const walk = (d: string): string[] => readdirSync(new URL(`../../${d}`, import.meta.url), { withFileTypes: true })
     .flatMap((e) => (e.isDirectory() ? walk(`${d}/${e.name}`) : e.name.endsWith(".ts") ? [`${d}/${e.name}`] : []));
