@@ -26,20 +26,13 @@ import { FATAL_NAMES, isLossWarning } from "../src/core/codes.js";
 import { fileSource, withSourceWarnings } from "../src/node/file_source.js";
 import { chunks, fixCrc, rng } from "../test/fuzz/mutate.js";
 import { CHUNK_HEADER_SIZE, ChunkType } from "../src/format/container.js";
+import { concat as concatBytes } from "../src/tools/cupti_records.js";
 
 type Mutator = (b: Uint8Array, r: () => number) => { bytes: Uint8Array; valueChange: boolean };
 
 const pick = (r: () => number, n: number) => Math.floor(r() * n);
 const padded = (len: number) => (len + 7) & ~7;
-const concat = (...parts: Uint8Array[]) => {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
-};
+const concat = (...parts: Uint8Array[]) => concatBytes(parts);
 
 /** Chunks past the HEADER (damage there fails the file: not what this looks at). */
 const body = (b: Uint8Array) => chunks(b).filter((c) => c.type !== ChunkType.HEADER);

@@ -119,6 +119,14 @@ const call = (ts: bigint, name: string): SynEntry => ({ type: "X", ts: T0 + ts, 
 const be = (type: string, ts: bigint, recipe: number, name: string): SynEntry =>
   ({ type, ts: T0 + ts, engineType: 7, engineIndex: 1, context: 1n, name, recipeId: recipe });
 
+/** A dump of `pulls` (entries per pull), each pull a trace buffer with the metadata first, at its own base address. */
+function pullsDump(pulls: SynEntry[][]): Uint8Array {
+  return synDump(pulls.map((es, k) => {
+    const base = 0x7f00_0000_0000n + (BigInt(k) << 28n);
+    return tracePayload(synBuffer([...metadata(), ...es], { base }), 0, base);
+  }));
+}
+
 /** Four pulls of one device, as the collector writes them (pull k at its own base). */
 function fourPulls(): Uint8Array {
   const pulls: SynEntry[][] = [
@@ -131,10 +139,7 @@ function fourPulls(): Uint8Array {
     // Pull 3: recipe 5's work between two host calls.
     [call(105n, "synStreamSynchronize"), op(110n, 5, "p3_k5"), op(120n, 5, "p3_k5b", 1), call(125n, "synHostMap")],
   ];
-  return synDump(pulls.map((es, k) => {
-    const base = 0x7f00_0000_0000n + (BigInt(k) << 28n);
-    return tracePayload(synBuffer([...metadata(), ...es], { base }), 0, base);
-  }));
+  return pullsDump(pulls);
 }
 
 test("hand-built pulls in every order: the same launches, correlation ids and arrows as in the order written", async () => {
@@ -171,10 +176,7 @@ test("hand-built pulls in every order: the same launches, correlation ids and ar
 test("a launch's first linked op dropped by the run's window (known after pass 1): the arrow goes to the one emitted, either order", async () => {
   const HOURS_3 = 3n * 3600n * 1_000_000_000n;
   const pulls = [[enq(10n, 3), op(HOURS_3, 3, "far_away")], [op(40n, 3, "k_ok")]];
-  const dump = synDump(pulls.map((es, k) => {
-    const base = 0x7f00_0000_0000n + (BigInt(k) << 28n);
-    return tracePayload(synBuffer([...metadata(), ...es], { base }), 0, base);
-  }));
+  const dump = pullsDump(pulls);
   for (const bytes of [dump, permuteTraces(dump, [1, 0])]) {
     const { trace, result } = await toChrome(bytes);
     assert.equal(result.info.warnings.map((w) => w.code), ["BAD_TIMESTAMP"]);
@@ -190,10 +192,7 @@ test("a launch whose host enqueue the run's window drops (known after pass 1) dr
   const HOURS_3 = 3n * 3600n * 1_000_000_000n;
   // The enqueue's time is far outside the run (a damaged time); its device work is inside it.
   const pulls = [[enq(HOURS_3, 3), op(40n, 3, "k_ok")], [op(60n, 3, "k_next")]];
-  const dump = synDump(pulls.map((es, k) => {
-    const base = 0x7f00_0000_0000n + (BigInt(k) << 28n);
-    return tracePayload(synBuffer([...metadata(), ...es], { base }), 0, base);
-  }));
+  const dump = pullsDump(pulls);
   for (const bytes of [dump, permuteTraces(dump, [1, 0])]) {
     const { trace, result } = await toChrome(bytes);
     assert.equal(result.info.warnings.map((w) => w.code), ["BAD_TIMESTAMP"]);
@@ -211,10 +210,7 @@ test("a launch whose linked ops the run's window all drops starts no arrow: no '
     [enq(10n, 3), op(HOURS_3, 3, "late_a"), enq(30n, 5), op(40n, 5, "k5")],
     [op(HOURS_3 + 100n, 3, "late_b", 1)],
   ];
-  const dump = synDump(pulls.map((es, k) => {
-    const base = 0x7f00_0000_0000n + (BigInt(k) << 28n);
-    return tracePayload(synBuffer([...metadata(), ...es], { base }), 0, base);
-  }));
+  const dump = pullsDump(pulls);
   for (const bytes of [dump, permuteTraces(dump, [1, 0])]) {
     const { trace, result } = await toChrome(bytes);
     assert.equal(result.info.warnings.map((w) => [w.code, w.count]), [["BAD_TIMESTAMP", 2]]);
