@@ -12,6 +12,7 @@ import * as R from "../model/ranges";
 import { Warn } from "../util/error";
 import { warn } from "../util/diag";
 import { Table, tableNew, tableUpsert, tableFind } from "../util/hash_table";
+import { regrow } from "../util/regrow";
 
 let marks: usize = 0; // push/pop list: {tid u32, push u32 (1 push, 0 pop), ts u64, corr u64, file offset u64} × markCount
 const MARK: usize = 32;
@@ -39,9 +40,7 @@ export function marksInit(): void {
 export function addMark(tid: u32, push: bool, ts: u64, corr: u64, at: u64): void {
   if (markCount == markCap) {
     const cap = markCap == 0 ? 256 : markCap << 1;
-    const m = heap.alloc(<usize>cap * MARK);
-    if (marks != 0) memory.copy(m, marks, <usize>markCount * MARK);
-    marks = m;
+    marks = regrow(marks, <usize>markCount * MARK, <usize>cap * MARK);
     markCap = cap;
   }
   const e = marks + <usize>markCount * MARK;

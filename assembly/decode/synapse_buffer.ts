@@ -46,9 +46,10 @@ export const BAD_LAYOUT: u64 = 4;
  */
 export const BAD_CUT_COUNT: u64 = 5;
 /**
- * HPU_BAD_TRACE reason: the header's `base` relocates no entry's name into the string pool (the pool holds strings,
- * entries name some, and not one name pointer lands at the start of a pool string): every char* of the buffer would
- * read as HPU_BAD_STRING, its engine types unnamed and their entries skipped, so the buffer is lost.
+ * HPU_BAD_TRACE reason: the header's `base` does not relocate the entries' names into the string pool (the pool
+ * holds strings, entries name some, and no name pointer, or under half of those inside the buffer, lands at the start
+ * of a pool string): names would be empty or another string's, engine types unnamed and their entries skipped, so the
+ * buffer is lost.
  */
 export const BAD_BASE: u64 = 6;
 /** HPU_BAD_TIME detail for a denormal (the util/f80.ts statuses are 1–5). */
@@ -252,12 +253,13 @@ function openCut(b: usize, h: u32, off: u64, report: bool): u64 {
 
 /**
  * Whether the open buffer's `base` can be its address: true when its pool holds no byte, when no held entry has a
- * name (char* @0), or when one of those names relocates to the start of a pool string (the pool's first byte, or one
- * after a NUL) or into the part of the pool a cut took, and at least half of the names that point inside the buffer
- * do (a `base` a few bytes off relocates most names into the middle of a string, some onto the wrong string). A `base` no name fits (damaged: the chunk's checksum was
- * computed over it) would leave every name and argument empty, its metadata naming no engine type and the entries
- * of those types skipped as UNKNOWN_KIND: the buffer is lost ({@link BAD_BASE}). Names kept in STRINGS (outside the
- * buffer) do not count: the decision is the buffer's own, the same in both passes.
+ * name (char* @0), or when at least one name, and at least half of the names that point inside the buffer, relocate
+ * to the start of a pool string (the pool's first byte, or one after a NUL) or into the part of the pool a cut took.
+ * A `base` a few bytes off relocates most names into the middle of a string, some onto the wrong string; a `base` no
+ * name fits (damaged: the chunk's checksum was computed over it) would leave every name and argument empty, its
+ * metadata naming no engine type and the entries of those types skipped as UNKNOWN_KIND. Either way the buffer is
+ * lost ({@link BAD_BASE}). Names kept in STRINGS (outside the buffer) do not count: the decision is the buffer's own,
+ * the same in both passes.
  */
 function baseFits(): bool {
   if (poolHi <= poolLo) return true;

@@ -103,12 +103,12 @@ function setAside(which: u32, why: AnchorFault): void {
  * End of pass 1, before the run's window is fixed (model/timing.ts timingFinish): sets aside the start or end
  * anchor that the other one, the records and the HEADER show wrong (BAD_CLOCK_ANCHOR).
  *  - Start and end anchors that disagree (their clocks advance in opposite directions or at rates 2× apart, beyond
- *    {@link READ_GAP_NS}, 1 ms): the
- *    one lying over 1 h from every record when the other does not; else the start anchor when its CLOCK_REALTIME
- *    lies over 1 h from the HEADER's collector start (read just before it); else the end anchor.
- *  - The only anchor left, when it and every periodic anchor lie over 1 h from every record and no record lies between
- *    them (it would have put them all outside the run) — unless it is a start anchor that the HEADER confirms with every record after it: a run
- *    that waited before its first device work; it aligns, and the window comes from the records.
+ *    {@link READ_GAP_NS}, 1 ms): the one lying over 1 h from every record when the other does not; else the start
+ *    anchor when its CLOCK_REALTIME lies over 1 h from the HEADER's collector start (read just before it); else the
+ *    end anchor.
+ *  - The only anchor left, when the window it and the periodic anchors make would drop every record — unless it is
+ *    a start anchor that the HEADER confirms with every record after it (a run that waited before its first device
+ *    work): that one aligns the times. Either way the run's window then comes from the records.
  */
 export function clockSettle(): void {
   if (S.haveStartAnchor && S.haveEndAnchor &&
@@ -116,10 +116,8 @@ export function clockSettle(): void {
     const farStart = timingFarFromRecords(S.anchorStartVendor);
     const farEnd = timingFarFromRecords(S.anchorEndVendor);
     if (farStart != farEnd) setAside(farStart ? 0 : 1, AnchorFault.FAR_FROM_RECORDS);
-    else if (S.startNs != 0 &&
-      (S.anchorStartReal > S.startNs ? S.anchorStartReal - S.startNs : S.startNs - S.anchorStartReal) > BOUND_NS) {
-      setAside(0, AnchorFault.FAR_FROM_HEADER);
-    } else setAside(1, AnchorFault.END_DISAGREES);
+    else if (S.startNs != 0 && !nearHeaderStart(S.anchorStartReal)) setAside(0, AnchorFault.FAR_FROM_HEADER);
+    else setAside(1, AnchorFault.END_DISAGREES);
   }
   if (S.haveStartAnchor != S.haveEndAnchor) {
     const which: u32 = S.haveStartAnchor ? 0 : 1;
@@ -141,9 +139,12 @@ export function clockSettle(): void {
  * comes from the records.
  */
 function startAnchorWaited(): bool {
-  if (S.startNs == 0) return false;
-  const r = S.anchorStartReal;
-  return (r > S.startNs ? r - S.startNs : S.startNs - r) <= BOUND_NS && timingRecordsAfter(S.anchorStartVendor);
+  return S.startNs != 0 && nearHeaderStart(S.anchorStartReal) && timingRecordsAfter(S.anchorStartVendor);
+}
+
+/** True when CLOCK_REALTIME `r` (ns) lies within 1 h of the HEADER's collector start (read just before the start anchor). */
+function nearHeaderStart(r: u64): bool {
+  return (r > S.startNs ? r - S.startNs : S.startNs - r) <= BOUND_NS;
 }
 
 /**

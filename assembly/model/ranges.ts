@@ -28,6 +28,7 @@ import {
 import { Paged, pagedNew, pagedSlot, pagedEpoch } from "../util/paged";
 import { Recent, recentNew, recentGet, recentPut } from "../util/recent";
 import { Timing, timingCheck } from "./timing";
+import { regrow } from "../util/regrow";
 
 const RANGE: usize = 48; // pid u32 @0, tid u32 @4, start u64 @8, end u64 @16, name u64 @24, parent i32 @32, id u32 @36
 /** Ranges beyond this many are not projected (key packing: 24 bits of range index). */
@@ -177,9 +178,7 @@ export function rangeOpen(id: u32, pid: u32, tid: u32, start: u64, name: u64): v
   if (openById == 0) openById = tableNew(64);
   if (count == cap) {
     const ncap = cap == 0 ? 256 : cap << 1;
-    const n = heap.alloc(<usize>ncap * RANGE);
-    if (ranges != 0) memory.copy(n, ranges, <usize>count * RANGE);
-    ranges = n;
+    ranges = regrow(ranges, <usize>count * RANGE, <usize>ncap * RANGE);
     cap = ncap;
   }
   const r = ranges + <usize>count * RANGE;
