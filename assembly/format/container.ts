@@ -137,10 +137,39 @@ export function setUnverifiedFrom(off: u64): void {
   unverifiedFrom = off;
 }
 
+/**
+ * The buffer chunk that failed its payload checksum across {@link unverifiedFrom} in pass 1 (file offset; U64_MAX:
+ * none) and its payload bytes before it, read as a cut buffer's ({@link keptBefore}); the later passes read the same.
+ */
+let acrossAt: u64 = U64_MAX;
+let acrossKept: u32 = 0;
+/** File offset of the chunk {@link cutAcross} read up to {@link unverifiedFrom} in pass 1 (U64_MAX: none). */
+let cutAcrossAt: u64 = U64_MAX;
+
+/**
+ * Payload bytes of the buffer chunk at `off` (which failed its payload checksum, `held` bytes of payload here) that
+ * come before {@link unverifiedFrom}: a gzip stream damaged inside the chunk — a member cut short where another starts,
+ * a damaged member — gives the chunk's first bytes as the file's own and the rest from elsewhere (zeros, the next
+ * members), so the checksum fails on the whole; its records before that point are read as those of a buffer the
+ * file's end cut there ({@link cutBuffer}) instead of lost with the rest. Decided in pass 1 with what the host says by
+ * then (it learns of the damage before it gives a byte past it, or after the damaged member's bytes: then the chunk
+ * may be lost whole), and kept for the later passes, which read the same. 0: none.
+ */
+function keptBefore(off: u64, held: u32): u32 {
+  if (verifyPayloads) {
+    const payloadAt = off + CHUNK_HEADER;
+    if (unverifiedFrom == U64_MAX || unverifiedFrom <= payloadAt || unverifiedFrom >= payloadAt + <u64>held) return 0;
+    acrossAt = off;
+    acrossKept = <u32>(unverifiedFrom - payloadAt);
+  }
+  return acrossAt == off ? acrossKept : 0;
+}
+
 /** Resets the reader for a new pass over a file (allocates the window; call after heap.reset() or per pass). */
 export function readerReset(h: ChunkHandler, verify: bool): void {
   verifyPayloads = verify;
   unverifiedFrom = U64_MAX;
+  if (verify) acrossAt = cutAcrossAt = U64_MAX;
   if (win == 0) {
     win = heap.alloc(INITIAL_WINDOW);
     winCap = INITIAL_WINDOW;
@@ -295,9 +324,24 @@ function cutBuffer(h: ChunkHandler, toEnd: bool): bool {
   h(<u32>load<u16>(c, 4), c + CHUNK_HEADER, data, truncAt, seq);
   cutDeclared = 0;
   // The lost part runs to the held bytes' end, or (`toEnd`: a zero-tailed chunk, settleHeld) to the file's end.
-  const lostEnd = toEnd ? truncAt + truncLen : truncAt + CHUNK_HEADER + held;
-  if (truncKept != 0 && data < held && recordContainerWarnings) lose(Warn.TRUNCATED, truncAt + CHUNK_HEADER + data, lostEnd);
+  const lostEnd = toEnd ? truncAt + truncLen : afterTrunc > 0 ? afterTruncAt : truncAt + CHUNK_HEADER + held;
+  if (truncKept != 0 && data < held && recordContainerWarnings) lose(afterTrunc > 0 ? Warn.BAD_CHUNK_HEADER : Warn.TRUNCATED, truncAt + CHUNK_HEADER + data, lostEnd);
   return !failed();
+}
+
+/**
+ * Whether the chunk at `c` (at file offset `truncAt`), which runs past the input's end with complete chunks after it,
+ * declares a payload that runs past {@link unverifiedFrom}: its bytes end there, the next members' follow (a gzip
+ * member cut short), so it is read up to there as a cut buffer ({@link cutBuffer}) instead of lost whole. Decided in
+ * pass 1 and kept for the later passes, as {@link keptBefore}.
+ */
+function cutAcross(c: usize): bool {
+  if (verifyPayloads) {
+    const payloadAt = truncAt + CHUNK_HEADER;
+    const across = unverifiedFrom != U64_MAX && unverifiedFrom > payloadAt && unverifiedFrom < payloadAt + <u64>load<u32>(c, 12);
+    cutAcrossAt = across ? truncAt : U64_MAX;
+  }
+  return cutAcrossAt == truncAt;
 }
 
 /** Address just past the last byte of [from, to) that is not zero; `from` when they all are. */
@@ -567,6 +611,21 @@ export function feed(n: usize): bool {
       const span = damagedSpan(c, total);
       p += span - total;
       const held = <u32>min<usize>(len, span - CHUNK_HEADER);
+      const kept = isBufferChunk(type) ? keptBefore(off, held) : 0;
+      if (kept >= 4) {
+        // Its records before the host's damaged bytes, as a cut buffer's; the rest lost.
+        truncKept = kept;
+        cutDeclared = len;
+        h(type, c + CHUNK_HEADER, kept, off, seq);
+        cutDeclared = 0;
+        if (failed()) return false;
+        if (recordContainerWarnings) {
+          warn(Warn.BAD_PAYLOAD_CRC, off, seq);
+          if (truncKept != 0) lose(Warn.BAD_PAYLOAD_CRC, off + CHUNK_HEADER + <u64>kept, off + <u64>span, seq);
+          else lose(Warn.BAD_PAYLOAD_CRC, off, off + <u64>span, seq, <u64>held);
+        }
+        continue;
+      }
       if (recordContainerWarnings) {
         warn(Warn.BAD_PAYLOAD_CRC, off, seq);
         lose(Warn.BAD_PAYLOAD_CRC, off, off + <u64>span, seq, isBufferChunk(type) ? <u64>held : 0);
@@ -602,7 +661,9 @@ export function feed(n: usize): bool {
     h(type, c + CHUNK_HEADER, len, off, seq);
     if (failed()) return false;
   }
-  if (eofScan && truncAt != U64_MAX && afterTrunc == 0 && truncBuffer && !cutBuffer(h, false)) return false;
+  // A buffer chunk cut by the end, or one whose length runs into complete chunks after it across the host's damaged
+  // bytes (a gzip member cut short, another appended: its bytes end there, the next members' follow).
+  if (eofScan && truncAt != U64_MAX && (afterTrunc == 0 || cutAcross(win + truncP)) && truncBuffer && !cutBuffer(h, false)) return false;
   // Keep the unconsumed tail at the start of the window.
   if (p > 0) {
     if (p < winLen) memory.copy(win, win + p, winLen - p);
@@ -658,7 +719,8 @@ export function finish(): void {
     // Complete chunks after it: the length field was damaged, the file was not cut.
     if (afterTrunc > 0) {
       warn(Warn.BAD_CHUNK_HEADER, truncAt, afterTruncAt - truncAt);
-      lose(Warn.BAD_CHUNK_HEADER, truncAt, afterTruncAt);
+      // Read up to the host's damaged bytes (cutAcross): the rest of it lost (cutBuffer said it).
+      if (truncKept == 0) lose(Warn.BAD_CHUNK_HEADER, truncAt, afterTruncAt);
     } else {
       warn(Warn.TRUNCATED, truncAt, truncLen);
       // A cut buffer handed over whole-record by whole-record: its decoder reports the record the cut went through

@@ -10,7 +10,7 @@
  * the trailer starts.
  */
 import {
-  inflateInit, inflateReset, inflateCompact, inflateRun, inflateInputPos, inflateSeek, inflateInputLen,
+  inflateInit, inflateReset, inflateCompact, inflateCompactFrom, inflateLoadedTo, inflateRun, inflateInputPos, inflateSeek, inflateInputLen,
   inBuf, outBuf, outStart as oStart, outEnd as oEnd, errorAt as eAt, IN_CAP,
 } from "./inflate";
 import { crc32Update } from "../util/crc32";
@@ -30,9 +30,23 @@ export function compact(): u32 {
   return inflateCompact();
 }
 
-/** Decodes [0, len) of the input buffer; `final` 1 when nothing follows. NEED_INPUT 0, OUTPUT_FULL 1, STREAM_END 2, errors < 0. */
+/**
+ * Decodes [0, len) of the input buffer; `final` 1 when nothing follows, 2 to decode every whole unit before `len` and
+ * stop there (NEED_INPUT, never a truncation error: a later run goes on exactly there). NEED_INPUT 0, OUTPUT_FULL 1,
+ * STREAM_END 2, errors < 0.
+ */
 export function run(len: u32, final: u32): i32 {
-  return inflateRun(len, final != 0);
+  return inflateRun(len, final == 1, final == 2);
+}
+
+/** Moves the input [from, len) (`from` ≤ inputPos(), `len` the input's length now) to the buffer's start; returns its length. */
+export function compactFrom(from: u32, len: u32): u32 {
+  return inflateCompactFrom(from, len);
+}
+
+/** How far the bit reader has loaded the input (a run with `final` 2 needs `len` at least this). */
+export function loadedTo(): u32 {
+  return inflateLoadedTo();
 }
 
 /** Where the unread input starts (after STREAM_END: the member's trailer). */

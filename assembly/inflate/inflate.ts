@@ -56,6 +56,12 @@ export let errorAt: u32 = 0;
 
 let inLen: u32 = 0; // valid input bytes
 let inPos: u32 = 0; // next byte the bit reader loads
+// A run that stops at its input's end without an error ({@link inflateRun}'s `stop`): the bit reader's state before
+// the unit (a block header, a symbol) being decoded, given back when the unit does not fit.
+let stopping = false;
+let savedBuf: u64 = 0;
+let savedCnt: u32 = 0;
+let savedPos: u32 = 0;
 let bitbuf: u64 = 0; // bits not yet used, the next one lowest (bits above bitcnt: the next bytes, or zeros)
 let bitcnt: u32 = 0;
 let mode: i32 = M_HEADER;
@@ -126,6 +132,25 @@ export function inflateCompact(): u32 {
   inLen = keep;
   inPos = held;
   return keep;
+}
+
+/**
+ * Moves the input [`from`, `len`) to the start of the input buffer, the decoding state unchanged, and returns its length
+ * (new bytes go after it): {@link inflateCompact} for a host that added bytes since the last run (`len`: the input's
+ * length now) or keeps bytes it has read (`from` at most {@link inflateInputPos}: src/core/gunzip.ts may go back to a
+ * gzip member header inside a member's data).
+ */
+export function inflateCompactFrom(from: u32, len: u32): u32 {
+  const keep = len - from;
+  if (from != 0 && keep != 0) memory.copy(inBuf, inBuf + from, keep);
+  inLen = keep;
+  inPos -= from;
+  return keep;
+}
+
+/** How far the bit reader has loaded the input: a stopping {@link inflateRun} needs its `len` at least this. */
+export function inflateLoadedTo(): u32 {
+  return inPos;
 }
 
 /** Input bytes not yet read: where the data after the end of the stream (a gzip trailer) starts, after STREAM_END. */
@@ -334,13 +359,28 @@ function fail(code: i32): i32 {
   return code;
 }
 
+/** The input ran out inside a unit: ERR_TRUNCATED, or in a stopping run the state before the unit and NEED_INPUT. */
+function short(): i32 {
+  if (!stopping) return fail(ERR_TRUNCATED);
+  bitbuf = savedBuf;
+  bitcnt = savedCnt;
+  inPos = savedPos;
+  return NEED_INPUT;
+}
+
 /**
  * Decodes from the input ([0, `len`) of the input buffer; `final`: no byte will follow them) until the input runs
  * short, the output chunk is full, the final block ends or the data is invalid. Returns NEED_INPUT, OUTPUT_FULL,
  * STREAM_END or an error (ERR_*); the new output is [outStart, outEnd) either way.
+ * `stop`: decode every whole unit (block header, symbol, stored byte) before `len` and return NEED_INPUT at the first
+ * that does not fit, its bits left unread — never ERR_TRUNCATED, and no look-ahead kept — so that a later call with
+ * more input goes on exactly there (src/core/gunzip.ts: the output of a member's bytes up to a later member's header
+ * inside them). `len` must be at least the position the bit reader has loaded to.
  */
-export function inflateRun(len: u32, final: bool): i32 {
+export function inflateRun(len: u32, final: bool, stop: bool = false): i32 {
   inLen = len < IN_CAP ? len : IN_CAP;
+  stopping = stop;
+  const wait = !final && !stop;
   // Keep the last WINDOW bytes of output as history; new output follows them.
   if (outEnd > WINDOW) {
     memory.copy(outBuf, outBuf + outEnd - WINDOW, WINDOW);
@@ -349,17 +389,20 @@ export function inflateRun(len: u32, final: bool): i32 {
   outStart = outEnd;
   const limit = WINDOW + OUT_CHUNK;
   while (mode != M_DONE) {
-    if (!final && inLen - inPos < LOOKAHEAD) return NEED_INPUT;
+    if (wait && inLen - inPos < LOOKAHEAD) return NEED_INPUT;
     if (mode == M_HEADER) {
+      savedBuf = bitbuf;
+      savedCnt = bitcnt;
+      savedPos = inPos;
       refill();
-      if (bitcnt < 3) return fail(ERR_TRUNCATED);
+      if (bitcnt < 3) return short();
       lastBlock = (bitbuf & 1) != 0;
       const type = bits(3) >> 1;
       drop(3);
       if (type == 0) {
         drop(bitcnt & 7);
         refill();
-        if (bitcnt < 32) return fail(ERR_TRUNCATED);
+        if (bitcnt < 32) return short();
         const n = bits(16);
         const check = <u32>(bitbuf >> 16) & 0xffff;
         if ((n ^ 0xffff) != check) return fail(ERR_STORED_LENGTH);
@@ -371,6 +414,7 @@ export function inflateRun(len: u32, final: bool): i32 {
         mode = M_CODES;
       } else if (type == 2) {
         const r = dynamicCodes();
+        if (r == ERR_TRUNCATED) return short();
         if (r != 0) return fail(r);
         mode = M_CODES;
       } else return fail(ERR_BLOCK_TYPE);
@@ -387,15 +431,18 @@ export function inflateRun(len: u32, final: bool): i32 {
       }
       if (storedLeft != 0 && outEnd < limit) {
         bitbuf = 0; // bitcnt is 0: no bits of the bytes copied below may stay behind
+        // While more input may come its last 16 bytes stay unread, as in a coded block: a host looking ahead for a
+        // gzip member header inside the data (src/core/gunzip.ts) sees them before they are decoded.
+        const end = wait ? (inLen > inPos + 16 ? inLen - 16 : inPos) : inLen;
         let k = storedLeft;
-        if (k > inLen - inPos) k = inLen - inPos;
+        if (k > end - inPos) k = end - inPos;
         if (k > limit - outEnd) k = limit - outEnd;
         memory.copy(outBuf + outEnd, inBuf + inPos, k);
         outEnd += k;
         inPos += k;
         storedLeft -= k;
         total += k;
-        if (storedLeft != 0 && inPos == inLen) return final ? fail(ERR_TRUNCATED) : NEED_INPUT;
+        if (storedLeft != 0 && inPos == end) return final ? fail(ERR_TRUNCATED) : NEED_INPUT;
       }
       if (storedLeft != 0) return OUTPUT_FULL;
       mode = lastBlock ? M_DONE : M_HEADER;
@@ -403,11 +450,16 @@ export function inflateRun(len: u32, final: bool): i32 {
     }
     // M_CODES: literal/length then distance symbols until end of block.
     for (;;) {
-      if (!final && inLen - inPos < 16) return NEED_INPUT;
+      if (wait && inLen - inPos < 16) return NEED_INPUT;
       if (outEnd + 258 > limit) return OUTPUT_FULL;
+      if (stop) {
+        savedBuf = bitbuf;
+        savedCnt = bitcnt;
+        savedPos = inPos;
+      }
       refill();
       const s = decode(litFast, litCount, litSym);
-      if (s < 0) return fail(bitcnt < 15 && inPos >= inLen ? ERR_TRUNCATED : ERR_CODE);
+      if (s < 0) return bitcnt < 15 && inPos >= inLen ? short() : fail(ERR_CODE);
       if (s < 256) {
         store<u8>(outBuf + outEnd, <u8>s);
         outEnd++;
@@ -421,14 +473,14 @@ export function inflateRun(len: u32, final: bool): i32 {
       const li = <usize>(s - 257);
       if (li >= 29) return fail(ERR_CODE);
       const le = <u32>load<u8>(LEN_EXTRA + li);
-      if (bitcnt < le) return fail(ERR_TRUNCATED);
+      if (bitcnt < le) return short();
       const length = <u32>load<u16>(LEN_BASE + (li << 1)) + bits(le);
       drop(le);
       refill();
       const d = decode(distFast, distCount, distSym);
-      if (d < 0 || d >= 30) return fail(d < 0 && bitcnt < 15 && inPos >= inLen ? ERR_TRUNCATED : ERR_CODE);
+      if (d < 0 || d >= 30) return d < 0 && bitcnt < 15 && inPos >= inLen ? short() : fail(ERR_CODE);
       const de = <u32>load<u8>(DIST_EXTRA + <usize>d);
-      if (bitcnt < de) return fail(ERR_TRUNCATED);
+      if (bitcnt < de) return short();
       const dist = <u32>load<u16>(DIST_BASE + (<usize>d << 1)) + bits(de);
       drop(de);
       if (<u64>dist > total || dist > outEnd) return fail(ERR_DISTANCE);

@@ -514,6 +514,11 @@ export class Engine {
           throw new RawtraceError("API_MISUSE", `${src.path ?? src.name}: offset ${done}: the source's read() returned ${String(n)}, not a whole number of bytes from 0 to the ${free} asked for`, src.path ?? src.name, done);
         }
         done += n;
+        // Where the source's bytes stop being the file's own, once it knows (a gzip reader learns of a damage before it
+        // gives a byte past it, or right after the damaged member's bytes): a buffer chunk that fails its checksum
+        // across it keeps its records before it (format/container.ts keptBefore).
+        const unverifiedNow = src.unverifiedFrom?.();
+        if (unverifiedNow !== undefined && x.rt_set_unverified_from) x.rt_set_unverified_from(BigInt(unverifiedNow));
         const fed = x.rt_feed(n);
         await this.settlePending();
         if (!fed) break;

@@ -23,6 +23,8 @@ interface InflateExports {
   init(): void;
   reset(): void;
   compact(): number;
+  compactFrom(from: number, len: number): number;
+  loadedTo(): number;
   run(len: number, final: number): number;
   inputPos(): number;
   seek(pos: number): void;
@@ -48,6 +50,12 @@ const ERR_TRUNCATED = -6;
 const PROOF = 1 << 16;
 /** Compressed bytes read again after false magics before the search stops re-reading them (see `retryAt`). */
 const REDO_BUDGET = 8 << 20;
+/**
+ * Decompressed bytes held past a gzip member header inside a member's data while the member may have been cut short
+ * there (1 MiB): what it decodes past such a header from the next members' bytes is garbage that fails within a few
+ * hundred codes, or within one stored block of at most 65,535 bytes; a member that decodes this far past it is whole.
+ */
+const TEAR_HOLD = 1 << 20;
 
 /** What each error of the decoder means (assembly/inflate/inflate.ts ERR_*). */
 const ERRORS: Record<number, string> = {
@@ -105,6 +113,25 @@ function plausibleHeader(h: Uint8Array): boolean {
   return h.length >= 10 && (h[8] === 0 || h[8] === 2 || h[8] === 4) && (h[9] <= 13 || h[9] === 19 || h[9] === 255);
 }
 
+/** Whether `h` starts with a gzip member header a writer writes: the magic, flags, XFL and OS ({@link plausibleHeader}). */
+function writerHeader(h: Uint8Array): boolean {
+  return h.length >= 10 && h[0] === 0x1f && h[1] === 0x8b && h[2] === 8 && (h[3] & 0xe0) === 0 && plausibleHeader(h) && gzipHeaderLength(h) !== -1;
+}
+
+/**
+ * Where the first gzip member header a writer writes starts in the first `n` bytes of `b` (file offset `pos`), past the
+ * file's first byte: its index in `b`, or -1. `peek(at)` gives up to 10 bytes at file offset `at`, for a header that
+ * starts in the last 9 bytes. src/node/file_source.ts feeds zlib no further (zlib reads a member cut short there as
+ * decoding on into the next members).
+ */
+export function nextMemberHeader(b: Uint8Array, n: number, pos: number, peek: (at: number) => Uint8Array): number {
+  const v = b.subarray(0, n);
+  for (let i = v.indexOf(0x1f, pos === 0 ? 1 : 0); i >= 0; i = v.indexOf(0x1f, i + 1)) {
+    if (writerHeader(i + 10 <= n ? v.subarray(i, i + 10) : peek(pos + i))) return i;
+  }
+  return -1;
+}
+
 /**
  * Where the next gzip member's magic (1f 8b 08, then flags with the reserved bits clear: RFC 1952 §2.3.1) starts in
  * `b`, or -1.
@@ -116,19 +143,27 @@ function memberMagicAt(b: Uint8Array): number {
   return -1;
 }
 
+/** Where a member header a gzip writer writes starts in the 8 bytes of trailer `t` (more bytes follow them), or -1. */
+function trailerCut(t: Uint8Array): number {
+  for (let k = 0; k < 8; k++) {
+    if (t[k] === 0x1f && t[k + 1] === 0x8b && t[k + 2] === 8 && (t[k + 3] & 0xe0) === 0 && plausibleHeader(t.subarray(k))) return k;
+  }
+  return -1;
+}
+
 /**
  * The walk over the members, as a generator that yields an output chunk (a new array of its own) or `null` to ask for
  * more input, which the caller passes to `next` (a chunk, or null at the end of the input): the same walk serves an
  * async source ({@link gunzip}) and bytes at hand ({@link gunzipBytes}). `from` > 0: the input is the file from that
- * compressed byte on, where a member ended (what follows is read as after any member).
+ * compressed byte on, where a member ended (what follows is read as after any member). `floor`: bytes the host gave
+ * already from another reader ({@link gunzip}): the members after a member cut short start past them.
  */
-function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0): Generator<Uint8Array | null, void, Uint8Array | null | undefined> {
+function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0, floor = 0): Generator<Uint8Array | null, void, Uint8Array | null | undefined> {
   x.init();
   const cap = x.inCap();
   let pending: Uint8Array | null = null; // input not yet copied in
   let ended = false; // the input is done
   let len = 0; // valid bytes in the input buffer
-  let modLen = 0; // valid bytes as the module knows them (its last run or compact)
   let base = from; // compressed offset of the input buffer's first byte
   let given = 0; // decompressed bytes yielded
   let said: GunzipDamage | null = null; // the first damage, handed to onDamage (its `filler` grows after)
@@ -151,26 +186,13 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0)
   function* fill(want: number): Generator<null, void, Uint8Array | null | undefined> {
     // Enough unread already (a file of many small members): no move, no read.
     if (len - x.inputPos() >= Math.min(want, cap)) return;
-    let kept: number;
-    let known: boolean;
-    if (modLen === len) {
-      kept = x.compact();
-      known = true;
-    } else {
-      // Bytes were added since the module's last run (between members: a trailer that needed the next read, bytes
-      // skipped), which its compact() does not know of (it moved its stale length, out of bounds): moved here, no
-      // bits being held between members.
-      const at = x.inputPos();
-      kept = len - at;
-      new Uint8Array(x.memory.buffer, x.inPtr(), len).copyWithin(0, at, len);
-      x.seek(0);
-      known = false;
-    }
+    // The module is told the input's length here (bytes were added since its last run: a trailer that needed the next
+    // read, bytes skipped), and while a member header inside a member's data is in doubt the bytes from it stay: the
+    // walk may go back to it.
+    const from = tear ? Math.min(tear.at - base, x.inputPos()) : x.inputPos();
+    const kept = x.compactFrom(from, len);
     base += len - kept;
     len = kept;
-    // After a move of our own the module still holds its stale length until its next run: -1 keeps the next fill
-    // moving here even when this one adds no byte (the end of the input), never through the module's compact().
-    modLen = known ? kept : -1;
     while (len < Math.min(want, cap)) {
       if (pending === null) {
         if (ended) break;
@@ -240,13 +262,7 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0)
       want = (8 - (over % 8)) % 8;
       if (said) said.overrun = (said.overrun ?? 0) + over;
     }
-    for (let left = want; left > 0;) {
-      const n = Math.min(left, 1 << 20);
-      left -= n;
-      given += n;
-      if (said) said.filler = (said.filler ?? 0) + n;
-      yield new Uint8Array(n);
-    }
+    yield* giveZeros(want);
   }
 
   // Compressed bytes read again after false magics and damaged members: the search goes on from just after such a
@@ -258,6 +274,23 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0)
     redone += stopped - start;
     return redone <= REDO_BUDGET + 2 * start || stopped <= start + 1 ? start + 1 : stopped;
   };
+
+  /**
+   * A gzip member header a writer writes, inside the current member's compressed data past its own header, at
+   * compressed byte `at`: the member may have been cut short there (see the member loop); `out`, its `bytes` decoded
+   * since, held.
+   */
+  let tear: { at: number; out: Uint8Array[]; bytes: number } | null = null;
+  /** Zero bytes given in place of lost ones (counted in the damage's `filler`). */
+  function* giveZeros(n: number): Generator<Uint8Array, void, Uint8Array | null | undefined> {
+    for (let left = n; left > 0;) {
+      const k = Math.min(left, 1 << 20);
+      left -= k;
+      given += k;
+      if (said) said.filler = (said.filler ?? 0) + k;
+      yield new Uint8Array(k);
+    }
+  }
 
   // Bytes skipped before this member (they start none), said once the member proves one: it gives a byte or ends.
   let skipped: { at: number; zeros: boolean } | null = null;
@@ -323,6 +356,22 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0)
     let held: Uint8Array[] | null = skipped && !writtenBy ? [] : null;
     let stoppedAt = start + 1; // a false magic: where its data stopped being read
     let heldBytes = 0;
+    tear = null;
+    let scanAt = start + hl; // compressed bytes before this were looked at for a member header inside this member
+    let torn = false; // cut short at a member header inside its data: the walk goes on there
+    /** Gives a chunk of this member's bytes: held while the member is unproven, else out. */
+    function* give(c: Uint8Array): Generator<Uint8Array, void, Uint8Array | null | undefined> {
+      if (held) {
+        held.push(c);
+        heldBytes += c.length;
+        if (heldBytes >= PROOF) yield* release();
+        return;
+      }
+      saySkipped(start);
+      if (realign) yield* realignTo(start);
+      given += c.length;
+      yield c;
+    }
     /** Gives the held bytes: the member proved one (or can no longer be read again). */
     function* release(): Generator<Uint8Array, void, Uint8Array | null | undefined> {
       const h = held;
@@ -335,25 +384,107 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0)
         yield c;
       }
     }
-    for (;;) {
-      modLen = len;
-      const r = x.run(len, final() ? 1 : 0);
+    /** The last run's bytes: into the member's checksum, then held past a member header inside its data, or given. */
+    function* take(): Generator<Uint8Array, void, Uint8Array | null | undefined> {
       const a = x.outStart();
       const b = x.outEnd();
-      if (b > a) {
-        crc = x.crcOut(crc);
-        size += b - a;
-        const c = new Uint8Array(x.memory.buffer, x.outPtr() + a, b - a).slice();
-        if (held) {
-          held.push(c);
-          heldBytes += c.length;
-          if (heldBytes >= PROOF) yield* release();
-        } else {
-          saySkipped(start);
-          if (realign && size === b - a) yield* realignTo(start);
-          given += c.length;
-          yield c;
+      if (b <= a) return;
+      crc = x.crcOut(crc);
+      size += b - a;
+      const c = new Uint8Array(x.memory.buffer, x.outPtr() + a, b - a).slice();
+      if (!tear) return yield* give(c);
+      tear.out.push(c);
+      tear.bytes += c.length;
+      if (tear.bytes > TEAR_HOLD) yield* keepTear();
+    }
+    /** The member read on past the header inside its data without failing: what it decoded there is its own. */
+    function* keepTear(): Generator<Uint8Array, void, Uint8Array | null | undefined> {
+      const t = tear!;
+      tear = null;
+      scanAt = t.at + 1;
+      for (const c of t.out) yield* give(c);
+    }
+    /**
+     * The member failed, or ended with a trailer that disagrees or none, past a member header a writer writes inside
+     * its data: it was cut short there and the next member appended (a crashed appender, `cat cut.gz more.gz`). Its
+     * bytes before the header are given (as a file cut there gives them: GunzipDamage.verifiedTo stops there), those
+     * it decoded past it from the next members' bytes are dropped, zeros put the next member's bytes on an 8-byte
+     * offset from this member's first (dumps split into members at such offsets stay readable: the dump's reader
+     * looks for chunks there) and past the bytes the host gave already (`floor`), and the walk goes on at the header.
+     * `failed`: a code failed (not the input's end). False when the bytes before the header can be the member's length
+     * field, or past the re-reading budget: the member is then read as damaged.
+     */
+    function* tornAt(failed: boolean): Generator<Uint8Array, boolean, Uint8Array | null | undefined> {
+      const t = tear!;
+      const stopped = base + x.inputPos();
+      // A member damaged before the header, whose garbage decoded on past its own end into the next member before a
+      // code failed, looks alike; the 4 bytes before the header are then its trailer's length field, which the walk's
+      // realigning zeros use (realignTo): read so when they can be one. A member cut short has its DEFLATE data there,
+      // which pass as a length (at most DEFLATE's 1032 : 1 of its compressed bytes) about 1 time in 4,000 per KiB of
+      // them: a member cut short after MiBs of data and failing after the header is likely read as damaged.
+      const q = t.at - base;
+      const isize = q >= 4 ? new DataView(x.memory.buffer, x.inPtr() + q - 4, 4).getUint32(0, true) : 0;
+      const lengthField = isize > 0 && isize <= (t.at - start) * 1032;
+      if ((failed && lengthField) || t.at < base || redone + (stopped - t.at) > REDO_BUDGET + 2 * t.at) {
+        yield* keepTear();
+        return false;
+      }
+      redone += Math.max(0, stopped - t.at);
+      tear = null;
+      saySkipped(start);
+      damage(start, `the gzip member is cut short at compressed byte ${t.at}, where another member's header starts: its bytes up to there were converted, and the members from there on`, false, given);
+      const own = size - t.bytes;
+      let pad = (8 - (own % 8)) % 8;
+      if (given + pad < floor) pad += Math.ceil((floor - given - pad) / 8) * 8;
+      yield* giveZeros(pad);
+      x.reset();
+      x.seek(t.at - base);
+      return true;
+    }
+    /**
+     * The first gzip member magic in the unread input past the bytes looked at before (`scanAt`) whose header a writer
+     * writes (`sure`), or that ends the input before it can be judged: its input position; or null.
+     */
+    const headerInside = (): { at: number; sure: boolean } | null => {
+      let lo = Math.max(scanAt - base, x.inputPos());
+      while (lo < len) {
+        const v = new Uint8Array(x.memory.buffer, x.inPtr() + lo, len - lo);
+        const i = memberMagicAt(v);
+        if (i < 0) break;
+        scanAt = base + lo + i;
+        // Judged once its first 10 bytes are in.
+        if (i + 10 > v.length && !final()) return { at: lo + i, sure: false };
+        if (writerHeader(v.subarray(i))) return { at: lo + i, sure: true };
+        lo += i + 1;
+      }
+      // A magic may start in the last 3 bytes.
+      scanAt = base + Math.max(lo, len - 3);
+      return null;
+    };
+    for (;;) {
+      let r: number;
+      // A member header a gzip writer writes inside this member's data: the member may have been cut short there
+      // and another appended after it (a crashed appender, `cat cut.gz more.gz`): its data then decodes the next
+      // members' bytes as its own — garbage, and every later member lost. Its bytes before that header are decoded
+      // exactly up to it (a stopping run: never past it, so that a magic not yet judged can still be one), those
+      // after it are held until the member proves itself or fails.
+      const h = tear || held ? null : headerInside();
+      if (h && h.at >= x.loadedTo()) {
+        r = x.run(h.at, 2);
+        yield* take();
+        if (r === NEED_INPUT) {
+          if (h.sure) tear = { at: base + h.at, out: [], bytes: 0 };
+          else yield* fill(cap);
+          continue;
         }
+      } else if (h?.sure) {
+        // The bit reader loaded bytes past it already (not met: it stays 9 bytes short of the input's end while more
+        // may come): held from here.
+        tear = { at: base + h.at, out: [], bytes: 0 };
+        continue;
+      } else {
+        r = x.run(len, final() ? 1 : 0);
+        yield* take();
       }
       if (r === STREAM_END) {
         if (!held) {
@@ -365,8 +496,17 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0)
       }
       if (r === OUTPUT_FULL) continue;
       if (r === NEED_INPUT) {
+        // Past the header by more than half the input buffer without failing: its own (the buffer keeps the bytes
+        // from the header on while it is in doubt).
+        if (tear && base + x.inputPos() - tear.at > cap >> 1) yield* keepTear();
         yield* fill(cap);
         continue;
+      }
+      // Failed past a member header inside its data: cut short there (torn). Not a member found by skipping that
+      // gave no byte before it: a false magic, as below (the search finds the header next).
+      if (tear && skipped === null && (yield* tornAt(r !== ERR_TRUNCATED))) {
+        torn = true;
+        break;
       }
       // A magic found by skipping that starts no member after all (a chance 1f 8b 08 in garbage: its data fails
       // before its first byte), or a member after the first that fails before its first byte (the header a crashed
@@ -378,6 +518,7 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0)
       falseMagic = (skipped !== null || broken) && start + 1 >= base;
       if (falseMagic) {
         held = null;
+        tear = null;
         skipped ??= { at: start, zeros: false };
         stoppedAt = base + x.inputPos();
         break;
@@ -414,19 +555,23 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0)
       x.seek(retryAt(start, stoppedAt) - base); // the next header check fails: skipping goes on
       continue;
     }
-    // The trailer: CRC-32 and length mod 2^32 of the member's bytes.
+    if (torn) continue;
+    // The trailer: CRC-32 and length mod 2^32 of the member's bytes (and 10 bytes more: a member header cutting it).
     x.reset();
-    yield* fill(8);
+    yield* fill(18);
     const t = unread();
+    const tcrc = t.length < 8 ? -1 : (t[0] | (t[1] << 8) | (t[2] << 16) | (t[3] << 24)) >>> 0;
+    const tlen = t.length < 8 ? -1 : (t[4] | (t[5] << 8) | (t[6] << 16) | (t[7] << 24)) >>> 0;
+    const matches = tcrc === crc >>> 0 && tlen === size % 2 ** 32;
+    // Ended past a member header inside its data, with a trailer that disagrees or none: cut short there (torn).
+    if (tear && !matches && (yield* tornAt(false))) continue;
+    if (tear) yield* keepTear();
     if (t.length < 8) {
       yield* release();
       saySkipped(start);
       damage(base + x.inputPos(), "the file ends inside a gzip member's 8-byte trailer: its data is whole, but its CRC-32 and length were not checked", true);
       return;
     }
-    const tcrc = (t[0] | (t[1] << 8) | (t[2] << 16) | (t[3] << 24)) >>> 0;
-    const tlen = (t[4] | (t[5] << 8) | (t[6] << 16) | (t[7] << 24)) >>> 0;
-    const matches = tcrc === crc >>> 0 && tlen === size % 2 ** 32;
     if (held && !matches && start + 1 >= base) {
       // A member found by skipping whose trailer disagrees with its data: a false magic (its bytes dropped).
       held = null;
@@ -435,6 +580,14 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0)
     }
     yield* release();
     saySkipped(start);
+    // A trailer cut short by a member header a writer writes (a member cut inside its trailer, another appended): the
+    // member's data is whole, only its checksum unchecked; the walk goes on at that header.
+    const cut = matches ? -1 : trailerCut(t);
+    if (cut >= 0) {
+      damage(base + x.inputPos(), "a gzip member's 8-byte trailer is cut short where another member's header starts: its data is whole, but its CRC-32 and length were not checked", false, null);
+      x.seek(x.inputPos() + cut);
+      continue;
+    }
     // A trailer that disagrees vouches for none of the member's bytes.
     if (!matches) damage(base + x.inputPos(), "a gzip member's checksum or length does not match its data", false, given - size);
     x.seek(x.inputPos() + 8);
@@ -454,12 +607,17 @@ function instance(module: WebAssembly.Module): InflateExports {
  * to the next member, whose bytes are given; the first skipped byte is said) — with the compressed offset and the
  * decompressed bytes given before it. Data that does not start with a gzip member throws ("incorrect header check").
  * `from` > 0: `input` is the file from that compressed byte on, where a member ended (offsets are the file's).
+ * A member cut short where another member's header starts (a crashed appender, `cat cut.gz more.gz`) gives its bytes
+ * up to there, and the members from there on follow (the damage said there). `floor`: bytes of this walk's output the
+ * caller has from another reader already (src/node/file_source.ts: zlib's, skipped): the members after a cut member
+ * start past them, should that reader have decoded on past the cut (zlib decodes the next members' bytes as the cut
+ * member's; it is fed no further than the first member header after the file's start, so it gives none today).
  */
 export async function* gunzip(
-  module: WebAssembly.Module, input: AsyncIterable<Uint8Array>, onDamage: (d: GunzipDamage) => void, from = 0,
+  module: WebAssembly.Module, input: AsyncIterable<Uint8Array>, onDamage: (d: GunzipDamage) => void, from = 0, floor = 0,
 ): AsyncGenerator<Uint8Array> {
   const it = input[Symbol.asyncIterator]();
-  const w = walk(instance(module), onDamage, from);
+  const w = walk(instance(module), onDamage, from, floor);
   try {
     let r = w.next();
     while (!r.done) {

@@ -28,7 +28,7 @@ import { basename, join } from "node:path";
 import { tmpdir } from "node:os";
 import type { ByteSource, FileInfo } from "../core/engine.js";
 import { FATAL_MESSAGES, HOST_WARN_NAMES, RawtraceError, type Warning } from "../core/codes.js";
-import { GzipStartError } from "../core/gunzip.js";
+import { GzipStartError, nextMemberHeader } from "../core/gunzip.js";
 import { gzipDamageFor, type GunzipDamage } from "../core/gzip_damage.js";
 import { createTemp, writeAll } from "./output.js";
 import { removeOwned, withDefaultSignals } from "./owned.js";
@@ -311,6 +311,18 @@ function gzipSource(path: string, spooledFd: number, compressed: number, watch: 
             throw inputError(path, e, "cannot read");
           }
           if (n === 0) return;
+          // zlib is not fed past the next member header a gzip writer writes: a member cut short there (a crashed
+          // appender, `cat cut.gz more.gz`) would decode the members after it as its own data, garbage given
+          // before it fails. zlib then ends at that member's end (a whole member before it: the walk reads on from
+          // there) or fails inside it (the walk reads from the start, which tells a cut member from a chance 1f 8b 08).
+          const stop = nextMemberHeader(b, n, pos, (at) => {
+            const h = Buffer.alloc(10);
+            return h.subarray(0, readSync(fd, h, 0, 10, at));
+          });
+          if (stop >= 0) {
+            if (stop > 0) yield b.subarray(0, stop);
+            return;
+          }
           pos += n;
           yield b.subarray(0, n);
         }
@@ -333,11 +345,14 @@ function gzipSource(path: string, spooledFd: number, compressed: number, watch: 
         // The walk counts its bytes from where it starts giving them: the file's start (from 0: it gives again what
         // gunzip gave), or the end of what gunzip gave.
         const at = from === 0 ? 0 : produced;
+        // From the start: the bytes gunzip gave are skipped, and the members after a member cut short start past them
+        // (`floor`: gunzip stops at the first member header, so it never decodes on past a cut; should it, its bytes
+        // there are not followed by the next member's at an offset they overlap).
         chunks = gzipMembers(fd, end, (d) => {
           walkDamage = d;
           gzipDamage ??= { ...d, decompressed: 0 };
           verified ??= { at, d };
-        }, from)[Symbol.asyncIterator]();
+        }, from, from === 0 ? skip : 0)[Symbol.asyncIterator]();
       };
       return {
         async read(dst: Uint8Array) {

@@ -47,8 +47,11 @@ async function* bytesOf(fd: number, size: number, from: number): AsyncGenerator<
  * walk going on at the next member after it), a bad trailer checksum or length (its bytes were given; the walk goes on), a file that ends
  * inside a member (`truncated`), or bytes after a member that start no member, unless they are only zeros at the end
  * (skipped up to the next member; said where they start). Data that starts no gzip member throws ("incorrect header
- * check"). `from` > 0: the walk starts there, where a member ended (gunzip read everything before).
+ * check"). `from` > 0: the walk starts there, where a member ended (gunzip read everything before). A member cut short
+ * where another member's header starts gives its bytes up to there, then the members from there on; `floor`: the
+ * bytes gunzip gave already, which the caller skips of the walk's: those members start past them (gunzip, fed no
+ * further than the first member header after the file's start, gives none past a cut).
  */
-export async function* gzipMembers(fd: number, size: number, onDamage: (d: GunzipDamage) => void, from = 0): AsyncGenerator<Uint8Array> {
-  yield* gunzip(inflateModule(), bytesOf(fd, size, from), onDamage, from);
+export async function* gzipMembers(fd: number, size: number, onDamage: (d: GunzipDamage) => void, from = 0, floor = 0): AsyncGenerator<Uint8Array> {
+  yield* gunzip(inflateModule(), bytesOf(fd, size, from), onDamage, from, floor);
 }

@@ -257,6 +257,66 @@ test("a damaged block inside a member (bgzip, block-parallel gzip): its member's
   assert.is((damage as GunzipDamage | null)?.compressedAt !== undefined, true);
 });
 
+test("a member cut short where another member starts (a crashed appender, cat cut.gz more.gz): its bytes up to the cut, at most 7 zeros, then every member after it; the cut said there (before: the members after it decoded as its data, garbage, and lost when that ran to the file's end)", async () => {
+  const A = SAMPLE.subarray(0, 60000);
+  const B = SAMPLE.subarray(60000, 200000);
+  const C = SAMPLE.subarray(200000, 260000);
+  const r = rng(20261202);
+  let torn = 0;
+  let trailers = 0;
+  for (const level of [6, 1, 0]) {
+    const a = gzipSync(A, { level }), b = gzipSync(B, { level }), c = gzipSync(C, { level });
+    const cuts = [10, 11, 40, a.length - 9, a.length - 8, a.length - 5, a.length - 1, ...Array.from({ length: 12 }, () => 12 + Math.floor(r() * (a.length - 24)))];
+    for (const cut of cuts) {
+      const file = Buffer.concat([a.subarray(0, cut), b, c]);
+      // What the cut member holds: the bytes its data gives up to the cut, as a file cut there gives them.
+      const own = (await inflate(a.subarray(0, cut))).out;
+      for (const step of [1 << 16, 4093, 7]) {
+        if (step === 7 && cut % 3 !== 0) continue;
+        const { out, damage } = await inflate(file, step);
+        const d = damage as GunzipDamage | null;
+        const what = `level ${level}, cut at ${cut} of ${a.length}, pieces of ${step}`;
+        assert.ok(d, `${what}: said`);
+        assert.not.ok(d!.truncated, what);
+        assert.ok(out.subarray(out.length - B.length - C.length).equals(Buffer.concat([B, C])), `${what}: the members after it`);
+        if (cut >= a.length - 8) {
+          // Cut inside its trailer: its data is whole, the next member read from its header.
+          trailers++;
+          assert.match(d!.message, "trailer is cut short", what);
+          assert.ok(out.equals(Buffer.concat([A, B, C])), `${what}: every byte`);
+          assert.is(d!.verifiedTo, undefined, `${what}: every byte its own`);
+          continue;
+        }
+        torn++;
+        assert.is(d!.message, `the gzip member is cut short at compressed byte ${cut}, where another member's header starts: its bytes up to there were converted, and the members from there on`, what);
+        assert.is(d!.compressedAt, 0, `${what}: at the cut member`);
+        assert.is(d!.decompressed, own.length, `${what}: every byte its data gives up to the cut, none after`);
+        assert.ok(out.subarray(0, own.length).equals(own), `${what}: its own bytes`);
+        assert.is(d!.verifiedTo, own.length, `${what}: its own as far as the cut`);
+        const pad = (8 - (own.length % 8)) % 8;
+        assert.is(d!.filler ?? 0, pad, `${what}: zeros up to an 8-byte offset from its first byte`);
+        assert.is(out.length, own.length + pad + B.length + C.length, what);
+        assert.ok(out.subarray(own.length, own.length + pad).every((v) => v === 0), what);
+      }
+    }
+  }
+  assert.ok(torn >= 100 && trailers >= 8, `${torn} cut in the data, ${trailers} in the trailer`);
+});
+
+test("a member header inside a whole member's data (a .gz stored in a level-0 member): the member's bytes, none held back or dropped", async () => {
+  const inner = gzipSync(SAMPLE.subarray(0, 20000));
+  const A = Buffer.concat([SAMPLE.subarray(0, 3000), inner, SAMPLE.subarray(3000, 9000)]);
+  const B = SAMPLE.subarray(9000, 30000);
+  for (const level of [0, 6]) {
+    const file = Buffer.concat([gzipSync(A, { level }), gzipSync(B, { level })]);
+    for (const step of [1 << 16, 4093]) {
+      const { out, damage } = await inflate(file, step);
+      assert.is(damage, null, `level ${level}, pieces of ${step}`);
+      assert.ok(out.equals(Buffer.concat([A, B])), `level ${level}, pieces of ${step}`);
+    }
+  }
+});
+
 test("a header longer than 64 KiB (FEXTRA of 65,535 bytes and a comment), first or later: read past, whatever the read size", async () => {
   const A = SAMPLE.subarray(0, 5000), B = SAMPLE.subarray(5000, 10000);
   const big = (g: Buffer) => {

@@ -80,6 +80,58 @@ test("a buffer chunk cut by the input's end is read no further than the source's
   assert.is(same.events, plain.result.events);
 });
 
+test("a buffer chunk whose bytes past the source's unverifiedFrom are not its own (a gzip member cut short, the next members after): its records before that point convert, as a cut buffer's, in both of its shapes", async () => {
+  const act = chunkSpans(ALEXNET).find((c) => c.type === 5 && c.len > 20000)!;
+  const payloadAt = act.off + CHUNK_HEADER_SIZE;
+  const end = payloadAt + ((act.len + 7) & ~7);
+  const eng = await createEngine();
+  /** Converts `bytes` through a source whose unverifiedFrom is `from(pass, whether that pass read to the end)`. */
+  const run = async (bytes: Uint8Array, from: (pass: number, eof: boolean) => number | undefined) => {
+    let pass = 0;
+    let eof = false;
+    const base = memorySource(bytes, "t.rawtrace");
+    const open = (p?: 1 | 2 | 3) => {
+      pass = p ?? 1;
+      eof = false;
+      const r = base.open(p) as { read(dst: Uint8Array): number };
+      return { read: (dst: Uint8Array) => { const n = r.read(dst); eof ||= n === 0; return n; } };
+    };
+    const src: ByteSource = { ...base, open, unverifiedFrom: () => from(pass, eof) };
+    const parts: Buffer[] = [];
+    const result = await eng.convert(src, (b) => parts.push(Buffer.from(b)), {});
+    return { result, x: JSON.parse(Buffer.concat(parts).toString("utf8")).traceEvents.filter((e: any) => e.ph === "X") };
+  };
+  const { trace: orig } = await toChrome(ALEXNET);
+  const known = new Set(orig.traceEvents.filter((e) => e.ph === "X").map(key));
+  for (const at of [payloadAt + 3000, payloadAt + 16001, payloadAt + act.len - 500]) {
+    // The file cut there: the records it still holds (the most any shape below can give of this chunk).
+    const cut = await toChrome(ALEXNET.slice(0, at));
+    const cutKeys = new Set(cut.trace.traceEvents.filter((e) => e.ph === "X").map(key));
+    assert.ok(cutKeys.size >= 40, `${cutKeys.size} events in the file cut ${at - payloadAt} bytes into the buffer`);
+    const shapes: Array<[string, Uint8Array]> = [
+      // Zeros from there to the chunk's end, then the rest: whole by its length, its checksum fails.
+      ["its length whole", new Uint8Array([...ALEXNET.subarray(0, at), ...new Uint8Array(end - at), ...ALEXNET.subarray(end)])],
+      // 1,000 bytes of it lost, 8 zeros, then the rest: its length runs into the chunks after it.
+      ["shorter", new Uint8Array([...ALEXNET.subarray(0, at), ...new Uint8Array(8), ...ALEXNET.subarray(Math.min(end, at + 1000 + ((end - at) % 8)))])],
+    ];
+    for (const [what, bytes] of shapes) {
+      const { result, x } = await run(bytes, () => at);
+      const keys = new Set(x.map(key));
+      const missing = [...cutKeys].filter((k) => !keys.has(k));
+      assert.equal(missing, [], `${what}, unverified from ${at - payloadAt} into the payload: every record the cut file holds`);
+      assert.equal(x.filter((e: any) => !known.has(key(e))).map((e: any) => `${e.name} ${e.ts}`), [], `${what}: nothing the dump does not hold`);
+      assert.ok(result.info.loss.ranges.some((r) => r.from <= at + 8 && r.to > at), `${what}: the rest said lost ${JSON.stringify(result.info.loss.ranges)}`);
+      // Learned at pass 1's end only (the damaged member's bytes given before the damage was found): both passes read
+      // the chunk as pass 1 decided — lost whole when it decided at the chunk, read up to there when it decided at
+      // the input's end (a chunk the end cuts) — never one pass differently from the other.
+      const late = await run(bytes, (pass, eof) => (pass >= 2 || eof ? at : undefined));
+      const none = await run(bytes, () => undefined);
+      const expected = what === "shorter" ? x : none.x;
+      assert.equal(late.x.map(key), expected.map(key), `${what}: known at pass 1's end`);
+    }
+  }
+});
+
 test("zeros between members before the damage: the damaged member's bytes are still not read as a cut buffer's records", async () => {
   // 16 zero bytes between the first two members (padding: skipped, said, every byte still the file's own), then the
   // fixture's damage: the first damage the walk meets is the zeros, which vouch for every byte; the damaged member's
