@@ -407,7 +407,7 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0,
     /**
      * The member failed, or ended with a trailer that disagrees or none, past a member header a writer writes inside
      * its data: it was cut short there and the next member appended (a crashed appender, `cat cut.gz more.gz`). Its
-     * bytes before the header are given (as a file cut there gives them: GunzipDamage.verifiedTo stops there), those
+     * bytes before the header are given (GunzipDamage.verifiedTo at its start, as a damaged member's), those
      * it decoded past it from the next members' bytes are dropped, zeros put the next member's bytes on an 8-byte
      * offset from this member's first (dumps split into members at such offsets stay readable: the dump's reader
      * looks for chunks there) and past the bytes the host gave already (`floor`), and the walk goes on at the header.
@@ -432,8 +432,10 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0,
       redone += Math.max(0, stopped - t.at);
       tear = null;
       saySkipped(start);
-      damage(start, `the gzip member is cut short at compressed byte ${t.at}, where another member's header starts: its bytes up to there were converted, and the members from there on`, false, given);
+      // Its bytes are vouched for no more than a damaged member's (verifiedTo at its start): data damaged before the
+      // header, decoding on as garbage past it, fails alike (a damaged member, then junk holding a chance header).
       const own = size - t.bytes;
+      damage(start, `the gzip member is cut short at compressed byte ${t.at}, where another member's header starts: its bytes up to there were converted, and the members from there on`, false, given - own);
       let pad = (8 - (own % 8)) % 8;
       if (given + pad < floor) pad += Math.ceil((floor - given - pad) / 8) * 8;
       yield* giveZeros(pad);

@@ -70,14 +70,14 @@ test("a member cut short, then the members after it: CLI and viewer convert the 
         }
         const web = fileByteSource(new Blob([file]), "d.rawtrace.gz", { inflate });
         const viewer = await convert(web, (res) => addGzipDamage([...res.info.warnings], web.gzipDamage));
-        // What the file up to the cut alone converts to (its cut buffer's whole records included): no fewer now.
-        const upTo = gzipSync(Buffer.from(raw.subarray(0, i * MEMBER)));
-        const cutOnly = await convert(fileByteSource(new Blob([Buffer.concat([upTo, members[i].subarray(0, cut)])]), "c.rawtrace.gz", { inflate }), (res) => res.info.warnings);
+        // What the file cut at the cut member's start converts to (its cut buffer's whole records included): no fewer
+        // now (the cut member's own bytes are vouched for no more than a damaged member's).
+        const cutOnly = await convert(fileByteSource(new Blob([gzipSync(Buffer.from(raw.subarray(0, i * MEMBER)))]), "c.rawtrace.gz", { inflate }), (res) => res.info.warnings);
         const cutX = cutOnly.events.filter((e: any) => e.ph === "X").length;
         for (const [host, out] of [["CLI", cli], ["viewer", viewer]] as const) {
           const x = out.events.filter((e: any) => e.ph === "X");
           assert.equal(x.filter((e: any) => !holds(known, e)).map((e: any) => `${e.name} ${e.ts} ${e.args?.correlation}`), [], `${what}, ${host}: events the dump does not hold`);
-          assert.ok(x.length >= cutX, `${what}, ${host}: ${x.length} events, the file up to the cut alone ${cutX}`);
+          assert.ok(x.length >= cutX, `${what}, ${host}: ${x.length} events, the file cut at the member's start ${cutX}`);
           const g = out.warnings.find((w) => w.code === "GZIP_DAMAGED");
           assert.ok(g && g.message.includes(`cut short at compressed byte ${members.slice(0, i).reduce((s, m) => s + m.length, 0) + cut}`), `${what}, ${host}: ${JSON.stringify(out.warnings)}`);
           assert.ok(out.warnings.some((w) => isLossWarning(w.code)), `${what}, ${host}: a loss said`);
