@@ -156,11 +156,7 @@ function handleEntryOf(k: usize): usize {
  */
 export function resolveDevices(): void {
   const n = S.deviceCount();
-  let next: u32 = 0;
-  for (let i: u32 = 0; i < n; i++) {
-    const id = load<u32>(S.deviceAt(i));
-    if (id + 1 > next) next = id + 1;
-  }
+  let next = S.nextDeviceId();
   let unknown: u32 = 0;
   let firstAt: u64 = 0;
   for (let i: u32 = 0; i < keyCount; i++) {

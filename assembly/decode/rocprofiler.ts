@@ -44,7 +44,7 @@ import * as R from "../model/ranges";
 import { install, showAllApi } from "./decoder";
 import { stepOf } from "../model/steps";
 import { marksReset, marksInit, addMark, marksPair, pushEnd, warnUnclosed, markTotal, unclosedPush, markTid, markTs, markCorr } from "./rocprofiler_marks";
-import { KERNEL_KEY, rocpTable, rocpTablesInit, rocpTablesReset, gpuOf, isGpu, knownAgent, kernelSymbol } from "./rocprofiler_tables";
+import { KERNEL_KEY, rocpTable, rocpTablesInit, rocpTablesReset, gpuOf, isGpu, knownAgent, kernelSymbol, noteGpuAgent, resolveAgents } from "./rocprofiler_tables";
 
 /** Decoder roles of buffer-tracing kinds (found by kind name). */
 namespace Role {
@@ -392,15 +392,21 @@ function scanRecord(kind: u32, q: usize, size: u32, at: u64): void {
       if (size < 128) return;
       if (!timingNote(load<u64>(q, 40), load<u64>(q, 48), kind, at)) return; // dropped (model/timing.ts)
       markWork(load<u64>(q, 16));
+      noteGpuAgent(load<u64>(q, 64), at);
       const slot = tableUpsert(queues, load<u64>(q, 72));
       if (load<u64>(slot) == 0) store<u64>(slot, <u64>(++queueCount));
       break;
     }
-    case Role.COPY:
+    case Role.COPY: {
       if (size < 80) return;
       if (!timingNote(load<u64>(q, 40), load<u64>(q, 48), kind, at)) return; // dropped (model/timing.ts)
       markWork(load<u64>(q, 16));
+      // Its device side by the operation's direction (as decodeRecord reads an agent AGENTS lacks).
+      const dir = (opEntryFlags(kind, <u32>load<i32>(q, 12)) >> 8) & 0xff;
+      if (dir == Op.COPY_HTOD || dir == Op.COPY_DTOD) noteGpuAgent(load<u64>(q, 56), at);
+      if (dir == Op.COPY_DTOH || dir == Op.COPY_DTOD) noteGpuAgent(load<u64>(q, 64), at);
       break;
+    }
     case Role.HIP_API:
     case Role.RCCL_API:
     case Role.HSA_API:
@@ -478,6 +484,7 @@ function skippedKind(kind: u32, at: u64): void {
 function rocpIndexed(): void {
   if (tableCount(redirects) != 0) moveWork();
   marksPair();
+  resolveAgents();
 }
 
 // ---- Projection pass -----------------------------------------------------------------------------------------------

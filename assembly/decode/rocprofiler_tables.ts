@@ -9,6 +9,7 @@ import { Warn } from "../util/error";
 import { warn } from "../util/diag";
 import { arenaAlloc } from "../util/arena";
 import { Table, tableNew, tableUpsert, tableFind } from "../util/hash_table";
+import { regrow } from "../util/regrow";
 import { Chunk } from "../format/container";
 
 /** Marks a kernel-name key in the session string table (ROCm STRINGS keys are correlation ids, below 2^63). */
@@ -16,16 +17,62 @@ export const KERNEL_KEY: u64 = 0x8000000000000000;
 
 let agents: Table = 0; // agent handle → (type << 32 | GPU index) + 1
 let symbols: Table = 0; // kernel id → symbol entry {lds u32, scratch u32, sgpr u32, vgpr u32, agpr u32}
+// GPU agent handles the device records name, in order of first appearance (pass 1): handle → first file offset + 1,
+// and the handles in that order ({@link resolveAgents}).
+let named: Table = 0;
+let namedList: usize = 0;
+let namedCount: u32 = 0;
+let namedCap: u32 = 0;
 
 /** Forgets the tables (after heap.reset()). */
 export function rocpTablesReset(): void {
   agents = 0;
   symbols = 0;
+  named = 0;
+  namedList = 0;
+  namedCount = 0;
+  namedCap = 0;
 }
 /** Creates empty tables (when the decoder is installed for a file). */
 export function rocpTablesInit(): void {
   agents = tableNew(16);
   symbols = tableNew(256);
+  named = tableNew(16);
+}
+
+/** Pass 1: a device record at file offset `at` runs on GPU agent `handle` (a kernel's, a copy's device side). */
+export function noteGpuAgent(handle: u64, at: u64): void {
+  const slot = tableUpsert(named, handle);
+  if (load<u64>(slot) != 0) return;
+  store<u64>(slot, at + 1);
+  if (namedCount == namedCap) {
+    const cap = namedCap == 0 ? 16 : namedCap << 1;
+    namedList = regrow(namedList, <usize>namedCount << 3, <usize>cap << 3);
+    namedCap = cap;
+  }
+  store<u64>(namedList + (<usize>(namedCount++) << 3), handle);
+}
+
+/**
+ * End of pass 1: GPU agents the device records name that AGENTS does not describe (a dump whose AGENTS chunk was lost
+ * or damaged, or lacks a handle) are numbered after the listed GPUs in order of first appearance, each with a device
+ * entry so that every output lists it, and counted by UNKNOWN_DEVICE (offset: the first record naming one). Before,
+ * every such agent was GPU 0: the work of several GPUs drawn as one's, on a GPU index the dump never gave it.
+ */
+export function resolveAgents(): void {
+  let next = S.nextDeviceId();
+  let unknown: u32 = 0;
+  let firstAt: u64 = 0xffffffffffffffff;
+  for (let i: u32 = 0; i < namedCount; i++) {
+    const h = load<u64>(namedList + (<usize>i << 3));
+    if (tableFind(agents, h) != 0) continue;
+    const at = load<u64>(tableFind(named, h)) - 1;
+    if (at < firstAt) firstAt = at;
+    store<u64>(tableUpsert(agents, h), ((<u64>2 << 32) | <u64>next) + 1);
+    S.deviceEntry(next++);
+    unknown++;
+  }
+  if (unknown != 0) warn(Warn.UNKNOWN_DEVICE, firstAt, unknown);
 }
 
 /** Symbol entry of kernel `id` ({lds u32, scratch u32, sgpr u32, vgpr u32, agpr u32}), or 0. */
@@ -143,7 +190,7 @@ function agent(a: usize, np: usize, nn: u32, pp: usize, pn: u32): void {
   S.setDeviceAmd(e, gfx, load<u32>(a, 32), load<u32>(a, 40), load<u32>(a, 64), np, nn);
 }
 
-/** GPU index of agent `handle` (0 when unknown: a dump without AGENTS). */
+/** GPU index of agent `handle` (0 when unknown: not named by a device record in pass 1, {@link resolveAgents}). */
 export function gpuOf(handle: u64): u32 {
   const s = tableFind(agents, handle);
   return s == 0 ? 0 : <u32>(load<u64>(s) - 1);

@@ -528,6 +528,15 @@ export function findDevice(id: u32): usize {
 }
 export function deviceCount(): u32 { return devCount; }
 export function deviceAt(i: u32): usize { return load<usize>(devList + (<usize>i << 2)); }
+/** One past the largest device id listed so far (0 for none): where devices a table lacks are numbered from. */
+export function nextDeviceId(): u32 {
+  let next: u32 = 0;
+  for (let i: u32 = 0; i < devCount; i++) {
+    const id = load<u32>(deviceAt(i));
+    if (id + 1 > next) next = id + 1;
+  }
+  return next;
+}
 export function setDeviceName(e: usize, p: usize, n: u32): void {
   const q = repairUtf8(arenaCopy(p, n), n);
   store<u32>(e, <u32>q, 88);

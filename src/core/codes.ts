@@ -118,7 +118,7 @@ export const WARN_MESSAGES: Record<WarningName, string> = {
     "records with an unknown start (0) or a time far outside the run (over 1 h past its clock anchors or records; first: record kind {detail}); dropped",
   INCOMPLETE_RECORD:
     "records without an end (work unfinished at the final flush; first: record kind {detail}); kept as zero-length events marked incomplete",
-  UNKNOWN_DEVICE: "PTI records name {detail} device UUID(s) missing from the DEVICES table; numbered after the listed devices",
+  UNKNOWN_DEVICE: "records name {detail} device(s) missing from the dump's device table (PTI DEVICES, ROCm AGENTS); numbered after the listed devices",
   BAD_ENUM_VALUE: "a PTI memory or memcpy type is outside its enum (first value {detail}); written as INVALID",
   HPU_BAD_TRACE:
     "an HPU_TRACE chunk failed validation (reason {detail}: 1 header, 2 size, 3 trailing num/version, 4 no entry layout fits, 5 cut by the file's end with an entry count its size cannot hold, 6 a base that relocates no entry's name, or fewer than half of those inside the buffer, to a pool string's start); its Synapse buffer was skipped",

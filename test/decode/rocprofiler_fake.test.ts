@@ -16,6 +16,8 @@ import { fakeRocmDump, fakeRocmDumpKilled, type FakeRun } from "../helpers/rocm_
 import { toChrome, info, events, type ChromeTrace } from "../helpers/convert.js";
 import { Engine, memorySource } from "../../src/core/engine.js";
 import { createEngine } from "../../src/node/wasm.js";
+import { chunkSpans } from "../helpers/dump_chunks.js";
+import { ChunkType } from "../../src/format/container.js";
 
 const STEPS = 12;
 const SDKS = ["0.5", "1.0"] as const;
@@ -223,6 +225,36 @@ test("SDK 1.0 with records lost by the SDK: the rest decodes, the loss is report
   assert.ok(result.info.droppedRecords > 0);
   assert.is(events(trace, "kernel").length, run.records.filter((r) => r.kind === 11).length);
   assert.ok(result.info.warnings.some((w) => w.code === "DROPPED_RECORDS"));
+});
+
+test("SDK 1.0 with its AGENTS chunk lost: each GPU agent a device of its own, numbered in order of first appearance, UNKNOWN_DEVICE said (before: every GPU's work on GPU 0)", async () => {
+  const { run } = await get("1.0");
+  const agents = chunkSpans(run.dump).find((c) => c.type === ChunkType.AGENTS)!;
+  assert.ok(agents);
+  const dump = new Uint8Array([...run.dump.subarray(0, agents.off), ...run.dump.subarray(agents.end)]);
+  const { trace, result } = await toChrome(dump);
+  // The GPU agents the kernels and copies run on, in the order their first record comes in the file.
+  const order: bigint[] = [];
+  for (const r of run.records) {
+    const hs = r.kind === KIND["1.0"].KERNEL_DISPATCH ? [r.bytes.readBigUInt64LE(64)] : r.kind === KIND["1.0"].MEMORY_COPY ? [r.bytes.readBigUInt64LE(56), r.bytes.readBigUInt64LE(64)] : [];
+    for (const h of hs) if (h !== 0x5000n && !order.includes(h)) order.push(h);
+  }
+  assert.is(order.length, 2, "the fake's two GPUs");
+  const kernels = events(trace, "kernel");
+  assert.is(kernels.length, STEPS);
+  for (const r of run.records.filter((x) => x.kind === KIND["1.0"].KERNEL_DISPATCH)) {
+    const k = kernels.find((e) => BigInt(e.args.correlation) === r.bytes.readBigUInt64LE(16))!;
+    const want = order.indexOf(r.bytes.readBigUInt64LE(64));
+    assert.is(k.args.device, want);
+    assert.is(k.pid, want);
+  }
+  assert.equal(new Set(kernels.map((e) => e.pid)).size, 2, "two GPUs, as the dump has");
+  const w = result.info.warnings.find((x) => x.code === "UNKNOWN_DEVICE");
+  assert.ok(w && w.detail === 2, JSON.stringify(result.info.warnings));
+  assert.match(w!.message, "records name 2 device(s) missing from the dump's device table");
+  // Both listed as devices (process names for each GPU pid).
+  const names = trace.traceEvents.filter((e) => e.ph === "M" && e.name === "process_name").map((e) => e.pid);
+  for (const d of [0, 1]) assert.ok(names.includes(d), `GPU ${d} named`);
 });
 
 for (const sdk of SDKS) {
