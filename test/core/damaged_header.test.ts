@@ -99,6 +99,19 @@ for (const { file, vendor } of SAMPLES) {
   });
 }
 
+test("a HEADER skipped whole (NO_HEADER): CUDA's GPUs keep their pids and PTI's waits their process, from the API calls' pid (before: GPUs moved to 5,000,000 + ordinal, XPU waits on a process 0 of their own)", async () => {
+  for (const file of ["alexnet_a100_rank0.rawtrace", "xpu_train_pti.rawtrace"]) {
+    const intact = load(file);
+    const b = intact.slice();
+    b[PREAMBLE_SIZE + 20] ^= 0x01; // the HEADER's chunk header checksum: the chunk skipped whole
+    const before = await toChrome(intact);
+    const after = await toChrome(b);
+    assert.ok(warningOf(after.result, "NO_HEADER"), file);
+    const lanes = (t: typeof before.trace) => t.traceEvents.filter((e) => e.ph === "X").map((e) => `${e.cat}|${e.ts}|${e.pid}|${e.tid}`).sort();
+    assert.equal(lanes(after.trace), lanes(before.trace), `${file}: every event on its own process and thread`);
+  }
+});
+
 test("ranks from a damaged HEADER are kept only where plausible (a changed high bit would misplace a merge)", async () => {
   const intact = load("alexnet_a100_rank0.rawtrace");
   const b = intact.slice();
