@@ -583,10 +583,12 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0,
     yield* release();
     saySkipped(start);
     // A trailer cut short by a member header a writer writes (a member cut inside its trailer, another appended): the
-    // member's data is whole, only its checksum unchecked; the walk goes on at that header.
+    // member's data decoded to its end, only its checksum unchecked; the walk goes on at that header. Its bytes are
+    // vouched for no more than a damaged member's: damaged data can decode as garbage to a final block, then a chance
+    // header in junk after it looks alike.
     const cut = matches ? -1 : trailerCut(t);
     if (cut >= 0) {
-      damage(base + x.inputPos(), "a gzip member's 8-byte trailer is cut short where another member's header starts: its data is whole, but its CRC-32 and length were not checked", false, null);
+      damage(base + x.inputPos(), "a gzip member's 8-byte trailer is cut short where another member's header starts: its data decoded to its end, but its CRC-32 and length were not checked", false, given - size);
       x.seek(x.inputPos() + cut);
       continue;
     }
