@@ -367,9 +367,9 @@ function decodeRecord(kind: u32, r: usize, size: u32, at: u64): void {
       e.apiCat = ApiCat.XPU_SYNC;
       if (!timingApply(e, load<u64>(r, 32), load<u64>(r, 40))) return;
       e.apiId = load<u32>(r, 4); // pti_view_synchronization_type
-      // The record holds no pid: the dump's (the HEADER's), or with the HEADER lost the process of its API calls (they
-      // were drawn as a process 0 of their own).
-      e.pid = S.processId != 0 ? S.processId : S.firstApiPid();
+      // The record holds no pid: the program's (the HEADER's, or with the HEADER lost or damaged the process of its API
+      // calls: they were drawn as a process 0, or of the damaged pid, of their own).
+      e.pid = S.programPid();
       e.tid = load<u32>(r, 48);
       e.correlation = <u64>load<u32>(r, 52);
       e.returnValue = load<u32>(r, 60);

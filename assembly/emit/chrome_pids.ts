@@ -35,12 +35,11 @@ let gpuPidBase: u64 = 0;
  * Whether the program's pid could be a GPU's pid: Kineto's rule (GPU pid = ordinal, host pid = OS pid) gives a
  * program running as pid 1 in a container with two GPUs one process for its threads and GPU 1's streams, which
  * Perfetto shows as one (with two names and sort indexes). True when the pid is at most the largest ordinal in the
- * device table, or below 64 when the dump has no table (ordinals unknown). The program's pid: the HEADER's, else
- * (HEADER lost) the first process whose API calls pass 1 saw.
+ * device table, or below 64 when the dump has no table (ordinals unknown). The program's pid: S.programPid.
  */
 function hostPidMayBeGpu(): bool {
-  // With the HEADER lost (pid 0), the process of the API calls pass 1 saw: GPUs moved off a pid 0 no event has.
-  const pid = <u64>(S.processId != 0 ? S.processId : S.firstApiPid());
+  // With the HEADER lost (pid 0) or damaged, the process of the API calls pass 1 saw: GPUs moved off no event's pid.
+  const pid = <u64>S.programPid();
   const n = S.deviceCount();
   if (n == 0) return pid < 64;
   let max: u64 = 0;

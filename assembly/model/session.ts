@@ -10,7 +10,9 @@ import { repairUtf8, repairedLen } from "./utf8";
 import { demangle } from "../util/demangle";
 import { Recent, recentNew, recentGet, recentPut } from "../util/recent";
 import { externalIdsReset } from "./external_ids";
-import { corrProcessesReset } from "./corr_processes";
+import { corrProcessesReset, firstApiPid } from "./corr_processes";
+import { warningCount } from "../util/diag";
+import { Warn } from "../util/error";
 
 // ---- HEADER --------------------------------------------------------------------------------------------------
 
@@ -49,6 +51,17 @@ export function setHeader(
   worldSize = ws;
   collectorVersion = cv;
   startNs = st;
+}
+
+/**
+ * The program's pid for host events whose records hold none (PTI waits) and for Kineto's GPU pid rule: the HEADER's,
+ * unless the HEADER is lost (pid 0) or failed its checksum (its pid may be the damaged byte): then the first process
+ * whose API calls pass 1 saw, when there is one (CUDA, XPU: their API records carry the pid).
+ */
+export function programPid(): u32 {
+  if (haveHeader && processId != 0 && warningCount(Warn.HEADER_DAMAGED) == 0) return processId;
+  const api = firstApiPid();
+  return api != 0 ? api : processId;
 }
 
 /** Replaces the HEADER's vendor id (engine.ts: a damaged HEADER's vendor that the dump's chunks contradict). */

@@ -99,16 +99,20 @@ for (const { file, vendor } of SAMPLES) {
   });
 }
 
-test("a HEADER skipped whole (NO_HEADER): CUDA's GPUs keep their pids and PTI's waits their process, from the API calls' pid (before: GPUs moved to 5,000,000 + ordinal, XPU waits on a process 0 of their own)", async () => {
+test("a HEADER skipped whole (NO_HEADER) or with a damaged pid (HEADER_DAMAGED): CUDA's GPUs keep their pids and PTI's waits their process, the API calls' (before: GPUs moved to 5,000,000 + ordinal for a pid 0 or 1, XPU waits on a process 0 or of the damaged pid of their own)", async () => {
   for (const file of ["alexnet_a100_rank0.rawtrace", "xpu_train_pti.rawtrace"]) {
     const intact = load(file);
-    const b = intact.slice();
-    b[PREAMBLE_SIZE + 20] ^= 0x01; // the HEADER's chunk header checksum: the chunk skipped whole
     const before = await toChrome(intact);
-    const after = await toChrome(b);
-    assert.ok(warningOf(after.result, "NO_HEADER"), file);
     const lanes = (t: typeof before.trace) => t.traceEvents.filter((e) => e.ph === "X").map((e) => `${e.cat}|${e.ts}|${e.pid}|${e.tid}`).sort();
-    assert.equal(lanes(after.trace), lanes(before.trace), `${file}: every event on its own process and thread`);
+    const skipped = intact.slice();
+    skipped[PREAMBLE_SIZE + 20] ^= 0x01; // the HEADER's chunk header checksum: the chunk skipped whole
+    const pidOne = intact.slice();
+    new DataView(pidOne.buffer).setUint32(HDR + 20, 1, true); // its pid read as 1 (a GPU ordinal), the payload checksum failing
+    for (const [what, b, code] of [["skipped", skipped, "NO_HEADER"], ["pid 1", pidOne, "HEADER_DAMAGED"]] as const) {
+      const after = await toChrome(b);
+      assert.ok(warningOf(after.result, code), `${file}, ${what}: ${code}`);
+      assert.equal(lanes(after.trace), lanes(before.trace), `${file}, ${what}: every event on its own process and thread`);
+    }
   }
 });
 
