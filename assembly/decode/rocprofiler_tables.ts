@@ -23,6 +23,7 @@ let named: Table = 0;
 let namedList: usize = 0;
 let namedCount: u32 = 0;
 let namedCap: u32 = 0;
+let resolvedDone = false; // resolveAgents ran: `named` holds GPU index + 1 of the unlisted agents
 
 /** Forgets the tables (after heap.reset()). */
 export function rocpTablesReset(): void {
@@ -32,6 +33,7 @@ export function rocpTablesReset(): void {
   namedList = 0;
   namedCount = 0;
   namedCap = 0;
+  resolvedDone = false;
 }
 /** Creates empty tables (when the decoder is installed for a file). */
 export function rocpTablesInit(): void {
@@ -60,6 +62,7 @@ export function noteGpuAgent(handle: u64, at: u64): void {
  * every such agent was GPU 0: the work of several GPUs drawn as one's, on a GPU index the dump never gave it.
  */
 export function resolveAgents(): void {
+  resolvedDone = true;
   let next = S.nextDeviceId();
   let unknown: u32 = 0;
   let firstAt: u64 = 0xffffffffffffffff;
@@ -68,7 +71,7 @@ export function resolveAgents(): void {
     if (tableFind(agents, h) != 0) continue;
     const at = load<u64>(tableFind(named, h)) - 1;
     if (at < firstAt) firstAt = at;
-    store<u64>(tableUpsert(agents, h), ((<u64>2 << 32) | <u64>next) + 1);
+    store<u64>(tableUpsert(named, h), <u64>next + 1); // its GPU index now (gpuOf); still unlisted (knownAgent)
     S.deviceEntry(next++);
     unknown++;
   }
@@ -190,10 +193,15 @@ function agent(a: usize, np: usize, nn: u32, pp: usize, pn: u32): void {
   S.setDeviceAmd(e, gfx, load<u32>(a, 32), load<u32>(a, 40), load<u32>(a, 64), np, nn);
 }
 
-/** GPU index of agent `handle` (0 when unknown: not named by a device record in pass 1, {@link resolveAgents}). */
+/**
+ * GPU index of agent `handle`: AGENTS', else the one {@link resolveAgents} gave it, else 0 (named by no device record
+ * in pass 1).
+ */
 export function gpuOf(handle: u64): u32 {
   const s = tableFind(agents, handle);
-  return s == 0 ? 0 : <u32>(load<u64>(s) - 1);
+  if (s != 0) return <u32>(load<u64>(s) - 1);
+  const r = resolvedDone ? tableFind(named, handle) : 0;
+  return r == 0 ? 0 : <u32>(load<u64>(r) - 1);
 }
 /** True when the dump's AGENTS describe agent `handle`. */
 export function knownAgent(handle: u64): bool {

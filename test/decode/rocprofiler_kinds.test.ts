@@ -108,10 +108,17 @@ test("a copy between agents the dump does not describe: its direction from the o
   const ops: Array<[number, number, string]> = ["NONE", "HOST_TO_HOST", "HOST_TO_DEVICE", "DEVICE_TO_HOST", "DEVICE_TO_DEVICE"]
     .map((n, i) => [RocpDomain.OPS | K("MEMORY_COPY"), i, `MEMORY_COPY_${n}`]);
   const { trace } = await toChrome(dumpWith([[copy(2, 1, 0, 10), copy(3, 2, 20, 30), copy(4, 3, 40, 50), copy(1, 4, 60, 70)]], (w) => w.apiNames(ops)));
-  // HtoD was drawn as `Memcpy HtoH (Host -> Host)` before: an unknown agent counted as the host.
-  assert.equal(events(trace, "gpu_memcpy").map((e) => e.name), [
-    "Memcpy HtoD (Host -> Device)", "Memcpy DtoH (Device -> Host)", "Memcpy DtoD (Device -> Device)", "Memcpy HtoH (Host -> Host)",
+  // HtoD was drawn as `Memcpy HtoH (Host -> Host)` before: an unknown agent counted as the host. The device-to-device
+  // copy runs between two agents AGENTS does not list, two GPUs numbered after the listed ones (UNKNOWN_DEVICE): a
+  // copy between two GPUs (it was a DtoD on GPU 0 while every unlisted agent was GPU 0).
+  const copies = events(trace, "gpu_memcpy");
+  assert.equal(copies.map((e) => e.name), [
+    "Memcpy HtoD (Host -> Device)", "Memcpy DtoH (Device -> Host)", "Memcpy PtoP (Device -> Device)", "Memcpy HtoH (Host -> Host)",
   ]);
+  // The GPU rows: 0x7777 (the first unlisted GPU agent noted, HtoD's destination) is GPU 1 after the listed GPU 0,
+  // 0x8888 (DtoH's source) GPU 2; the peer copy from 2 to 1 on its destination's row.
+  assert.equal(copies.slice(0, 3).map((e) => e.pid), [1, 2, 1]);
+  assert.equal([copies[2].args.fromDevice, copies[2].args.toDevice], [2, 1]);
 });
 
 test.run();
