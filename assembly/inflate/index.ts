@@ -10,7 +10,7 @@
  * the trailer starts.
  */
 import {
-  inflateInit, inflateReset, inflateCompact, inflateCompactFrom, inflateLoadedTo, inflateRun, inflateInputPos, inflateSeek, inflateInputLen,
+  inflateInit, inflateReset, inflateSnapshot, inflateRestore, inflateCompact, inflateCompactFrom, inflateLoadedTo, inflateRun, inflateInputPos, inflateSeek, inflateInputLen,
   inBuf, outBuf, outStart as oStart, outEnd as oEnd, errorAt as eAt, IN_CAP,
 } from "./inflate";
 import { crc32Update } from "../util/crc32";
@@ -42,6 +42,16 @@ export function run(len: u32, final: u32): i32 {
 /** Moves the input [from, len) (`from` ≤ inputPos(), `len` the input's length now) to the buffer's start; returns its length. */
 export function compactFrom(from: u32, len: u32): u32 {
   return inflateCompactFrom(from, len);
+}
+
+/** Copies the decoding state (the last 32 KiB of output, the codes, the bit reader's place in the input). */
+export function snapshot(): void {
+  inflateSnapshot();
+}
+
+/** Goes back to the state snapshot() copied; `shift`: input bytes compacted away from the buffer's front since. */
+export function restore(shift: u32): void {
+  inflateRestore(shift);
 }
 
 /** How far the bit reader has loaded the input (a run with `final` 2 needs `len` at least this). */

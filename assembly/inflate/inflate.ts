@@ -148,6 +148,77 @@ export function inflateCompactFrom(from: u32, len: u32): u32 {
   return keep;
 }
 
+// A copy of the decoding state ({@link inflateSnapshot}): the last WINDOW bytes of output, the code tables, the bits.
+let snap: usize = 0;
+let snapHistory: u32 = 0;
+let snapInPos: u32 = 0;
+let snapBuf: u64 = 0;
+let snapCnt: u32 = 0;
+let snapMode: i32 = M_HEADER;
+let snapLast = false;
+let snapStored: u32 = 0;
+let snapTotal: u64 = 0;
+const TABLES: usize = 2 * (2 << FAST_BITS) + 2 * 32 + 2 * 320 + 2 * 32;
+
+/**
+ * Copies the decoding state, to decode the same input again from here after {@link inflateRestore} (src/core/gunzip.ts:
+ * a member read on past a member header inside its data without holding what it gives, to learn whether it was cut
+ * there).
+ */
+export function inflateSnapshot(): void {
+  if (snap == 0) snap = heap.alloc(<usize>WINDOW + TABLES);
+  const w = outEnd < WINDOW ? outEnd : WINDOW;
+  memory.copy(snap, outBuf + <usize>(outEnd - w), w);
+  let at = snap + <usize>WINDOW;
+  memory.copy(at, litFast, 2 << FAST_BITS);
+  at += 2 << FAST_BITS;
+  memory.copy(at, distFast, 2 << FAST_BITS);
+  at += 2 << FAST_BITS;
+  memory.copy(at, litCount, 32);
+  at += 32;
+  memory.copy(at, distCount, 32);
+  at += 32;
+  memory.copy(at, litSym, 2 * 320);
+  at += 2 * 320;
+  memory.copy(at, distSym, 2 * 32);
+  snapHistory = w;
+  snapInPos = inPos;
+  snapBuf = bitbuf;
+  snapCnt = bitcnt;
+  snapMode = mode;
+  snapLast = lastBlock;
+  snapStored = storedLeft;
+  snapTotal = total;
+}
+
+/**
+ * Goes back to the state {@link inflateSnapshot} copied; `shift`: input bytes the host dropped from the buffer's front
+ * since (it keeps every byte from the snapshot's loaded position on).
+ */
+export function inflateRestore(shift: u32): void {
+  memory.copy(outBuf, snap, snapHistory);
+  let at = snap + <usize>WINDOW;
+  memory.copy(litFast, at, 2 << FAST_BITS);
+  at += 2 << FAST_BITS;
+  memory.copy(distFast, at, 2 << FAST_BITS);
+  at += 2 << FAST_BITS;
+  memory.copy(litCount, at, 32);
+  at += 32;
+  memory.copy(distCount, at, 32);
+  at += 32;
+  memory.copy(litSym, at, 2 * 320);
+  at += 2 * 320;
+  memory.copy(distSym, at, 2 * 32);
+  outStart = outEnd = snapHistory;
+  inPos = snapInPos - shift;
+  bitbuf = snapBuf;
+  bitcnt = snapCnt;
+  mode = snapMode;
+  lastBlock = snapLast;
+  storedLeft = snapStored;
+  total = snapTotal;
+}
+
 /** How far the bit reader has loaded the input: a stopping {@link inflateRun} needs its `len` at least this. */
 export function inflateLoadedTo(): u32 {
   return inPos;

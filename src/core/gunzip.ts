@@ -24,6 +24,8 @@ interface InflateExports {
   reset(): void;
   compact(): number;
   compactFrom(from: number, len: number): number;
+  snapshot(): void;
+  restore(shift: number): void;
   loadedTo(): number;
   run(len: number, final: number): number;
   inputPos(): number;
@@ -189,7 +191,7 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0,
     // The module is told the input's length here (bytes were added since its last run: a trailer that needed the next
     // read, bytes skipped), and while a member header inside a member's data is in doubt the bytes from it stay: the
     // walk may go back to it.
-    const from = tear ? Math.min(tear.at - base, x.inputPos()) : x.inputPos();
+    const from = tear ? Math.min(tear.at - base, tear.loaded - base, x.inputPos()) : x.inputPos();
     const kept = x.compactFrom(from, len);
     base += len - kept;
     len = kept;
@@ -278,9 +280,14 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0,
   /**
    * A gzip member header a writer writes, inside the current member's compressed data past its own header, at
    * compressed byte `at`: the member may have been cut short there (see the member loop); `out`, its `bytes` decoded
-   * since, held.
+   * since, held. The decoder's state there is copied (snapshot(): `loaded`, the compressed offset its bit reader had
+   * loaded to, `base` then; the member's `crc` and `size` then): past TEAR_HOLD bytes the member reads on without
+   * holding them (`dry`: garbage decoded from the next members' bytes can run to MiBs at DEFLATE's 1032 : 1 before a
+   * code fails), and decodes them again from the copy should it prove whole.
    */
-  let tear: { at: number; out: Uint8Array[]; bytes: number } | null = null;
+  let tear: {
+    at: number; out: Uint8Array[]; bytes: number; loaded: number; base: number; crc: number; size: number; dry: boolean;
+  } | null = null;
   /** Zero bytes given in place of lost ones (counted in the damage's `filler`). */
   function* giveZeros(n: number): Generator<Uint8Array, void, Uint8Array | null | undefined> {
     for (let left = n; left > 0;) {
@@ -391,17 +398,36 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0,
       if (b <= a) return;
       crc = x.crcOut(crc);
       size += b - a;
+      if (tear?.dry) return; // decoded again from the copy should the member prove whole
       const c = new Uint8Array(x.memory.buffer, x.outPtr() + a, b - a).slice();
       if (!tear) return yield* give(c);
       tear.out.push(c);
       tear.bytes += c.length;
-      if (tear.bytes > TEAR_HOLD) yield* keepTear();
+      if (tear.bytes <= TEAR_HOLD) return;
+      // Held as much as it may: read on without holding, to be decoded again from the copy should it prove whole —
+      // within the re-reading budget (a member of members nested in its stored data is read again for each), and not
+      // for a member found by skipping (read as a false magic when it fails).
+      const again = base + x.inputPos() - tear.loaded;
+      if (skipped === null && redone + again <= REDO_BUDGET + 2 * tear.at) {
+        tear.dry = true;
+        tear.out = [];
+        return;
+      }
+      yield* keepTear();
+    }
+    /** A tear whose member proved whole after its bytes were read on without holding them: decoded again from the copy. */
+    function replay(t: NonNullable<typeof tear>): void {
+      redone += Math.max(0, base + x.inputPos() - t.loaded);
+      x.restore(base - t.base);
+      crc = t.crc;
+      size = t.size;
     }
     /** The member read on past the header inside its data without failing: what it decoded there is its own. */
     function* keepTear(): Generator<Uint8Array, void, Uint8Array | null | undefined> {
       const t = tear!;
       tear = null;
       scanAt = t.at + 1;
+      if (t.dry) return replay(t);
       for (const c of t.out) yield* give(c);
     }
     /**
@@ -425,7 +451,9 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0,
       const q = t.at - base;
       const isize = q >= 4 ? new DataView(x.memory.buffer, x.inPtr() + q - 4, 4).getUint32(0, true) : 0;
       const lengthField = isize > 0 && isize <= (t.at - start) * 1032;
-      if ((failed && lengthField) || t.at < base || redone + (stopped - t.at) > REDO_BUDGET + 2 * t.at) {
+      // Read on past what it held (`dry`): its bytes there are gone, and it decoded MiBs from the bytes past the header
+      // before it failed — cut short there (its bytes are given again only should it prove whole).
+      if (!t.dry && ((failed && lengthField) || t.at < base || redone + (stopped - t.at) > REDO_BUDGET + 2 * t.at)) {
         yield* keepTear();
         return false;
       }
@@ -434,7 +462,7 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0,
       saySkipped(start);
       // Its bytes are vouched for no more than a damaged member's (verifiedTo at its start): data damaged before the
       // header, decoding on as garbage past it, fails alike (a damaged member, then junk holding a chance header).
-      const own = size - t.bytes;
+      const own = t.size;
       damage(start, `the gzip member is cut short at compressed byte ${t.at}, where another member's header starts: its bytes up to there were converted, and the members from there on`, false, given - own);
       let pad = (8 - (own % 8)) % 8;
       if (given + pad < floor) pad += Math.ceil((floor - given - pad) / 8) * 8;
@@ -447,6 +475,11 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0,
      * The first gzip member magic in the unread input past the bytes looked at before (`scanAt`) whose header a writer
      * writes (`sure`), or that ends the input before it can be judged: its input position; or null.
      */
+    /** A tear at input position `at`: the decoder's state copied, to decode again from there. */
+    const setTear = (at: number) => {
+      x.snapshot();
+      tear = { at: base + at, out: [], bytes: 0, loaded: base + x.loadedTo(), base, crc, size, dry: false };
+    };
     const headerInside = (): { at: number; sure: boolean } | null => {
       let lo = Math.max(scanAt - base, x.inputPos());
       while (lo < len) {
@@ -475,20 +508,31 @@ function* walk(x: InflateExports, onDamage: (d: GunzipDamage) => void, from = 0,
         r = x.run(h.at, 2);
         yield* take();
         if (r === NEED_INPUT) {
-          if (h.sure) tear = { at: base + h.at, out: [], bytes: 0 };
+          if (h.sure) setTear(h.at);
           else yield* fill(cap);
           continue;
         }
       } else if (h?.sure) {
         // The bit reader loaded bytes past it already (not met: it stays 9 bytes short of the input's end while more
         // may come): held from here.
-        tear = { at: base + h.at, out: [], bytes: 0 };
+        setTear(h.at);
         continue;
       } else {
         r = x.run(len, final() ? 1 : 0);
         yield* take();
       }
       if (r === STREAM_END) {
+        if (tear?.dry) {
+          // Its trailer (the bytes past the tear kept): matching, the member is whole and decoded again from the copy;
+          // not, cut short at the tear (below).
+          yield* fill(18);
+          const u = unread();
+          const dv = new DataView(u.buffer, u.byteOffset, u.length);
+          if (u.length >= 8 && dv.getUint32(0, true) === crc >>> 0 && dv.getUint32(4, true) === size % 2 ** 32) {
+            yield* keepTear();
+            continue;
+          }
+        }
         if (!held) {
           saySkipped(start); // else said once its trailer matches
           // An empty member right after a damaged one (bgzip's end-of-file member): the zeros go where its bytes would.

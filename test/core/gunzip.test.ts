@@ -9,7 +9,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { constants, deflateRawSync, gunzipSync, gzipSync } from "node:zlib";
+import { constants, crc32, deflateRawSync, gunzipSync, gzipSync, inflateRawSync } from "node:zlib";
 import { gunzip, gzipHeaderLength, type GunzipDamage } from "../../src/core/gunzip.js";
 import { rng } from "../../src/tools/rng.js";
 import { overrunMember } from "../helpers/gzip_overrun.js";
@@ -301,6 +301,52 @@ test("a member cut short where another member starts (a crashed appender, cat cu
     }
   }
   assert.ok(torn >= 100 && trailers >= 8, `${torn} cut in the data, ${trailers} in the trailer`);
+});
+
+test("a member cut short whose data decodes the next member's bytes as MiBs of garbage before a code fails (long matches at DEFLATE's 1032 : 1): still cut there, the garbage dropped, every member after it (before: past 1 MiB held, the member was taken as whole: 2 MB of garbage given, and the member it ran through lost)", async () => {
+  // test/fixtures/gzip/torn_runaway_garbage.gz (found by fuzzing torn members): a member of 30,044 bytes of runs cut
+  // at compressed byte 364, a member of four letters at random (level 1), a small member. The cut member's codes read
+  // the next member's bytes as garbage for 17 KB, 2 MB of it, before a distance reaches too far back.
+  const file = readFileSync(`${ROOT}test/fixtures/gzip/torn_runaway_garbage.gz`);
+  const cut = 364;
+  const own = inflateRawSync(file.subarray(10, cut), { finishFlush: constants.Z_SYNC_FLUSH });
+  const rest = gunzipSync(file.subarray(cut));
+  const pad = (8 - (own.length % 8)) % 8;
+  for (const step of [1 << 20, 1 << 16, 4093, 101]) {
+    const { out, damage } = await inflate(file, step);
+    const what = `pieces of ${step}`;
+    assert.ok(damage, what);
+    assert.is(damage!.message, `the gzip member is cut short at compressed byte ${cut}, where another member's header starts: its bytes up to there were converted, and the members from there on`, what);
+    assert.is(damage!.decompressed, own.length, what);
+    assert.is(out.length, own.length + pad + rest.length, `${what}: its bytes, ${pad} zeros, the members after it`);
+    assert.ok(out.subarray(0, own.length).equals(own), what);
+    assert.ok(out.subarray(own.length + pad).equals(rest), `${what}: the members after it`);
+  }
+});
+
+test("a member header inside a whole member's data, then MiBs from few compressed bytes: read on past what is held, the member proves whole (its trailer, or half the input buffer past the header) and gives every byte, decoded again from the copy", async () => {
+  const header = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3]);
+  const member = (raw: Buffer, data: Buffer) => {
+    const t = Buffer.alloc(8);
+    t.writeUInt32LE(crc32(data), 0);
+    t.writeUInt32LE(data.length, 4);
+    return Buffer.concat([header, raw, t]);
+  };
+  const r = rng(20261204);
+  for (const tail of [0, 600 << 10]) {
+    // A stored block holding a member header, then a block of 9 MiB of one letter (9 KiB compressed), then `tail`
+    // bytes at random.
+    const pre = Buffer.concat([Buffer.from("abc"), header, Buffer.from([1, 2, 3])]);
+    const body = Buffer.concat([Buffer.alloc(9 << 20, 0x41), Buffer.from(Array.from({ length: tail }, () => Math.floor(r() * 256)))]);
+    const stored = Buffer.from([0, pre.length, 0, ~pre.length & 255, 255]);
+    const data = Buffer.concat([pre, body]);
+    const file = Buffer.concat([member(Buffer.concat([stored, pre, deflateRawSync(body, { level: 9 })]), data), gzipSync(Buffer.from("next"))]);
+    for (const step of [1 << 16, 4099]) {
+      const { out, damage } = await inflate(file, step);
+      assert.is(damage, null, `tail ${tail}, pieces of ${step}`);
+      assert.ok(out.equals(Buffer.concat([data, Buffer.from("next")])), `tail ${tail}, pieces of ${step}`);
+    }
+  }
 });
 
 test("a member header inside a whole member's data (a .gz stored in a level-0 member): the member's bytes, none held back or dropped", async () => {
