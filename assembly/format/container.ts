@@ -618,10 +618,13 @@ export function feed(n: usize): bool {
         cutDeclared = len;
         h(type, c + CHUNK_HEADER, kept, off, seq);
         cutDeclared = 0;
+        // Whether the decoder read any of it (cutUnread); truncKept is the end's cut buffer's again (finish reads it).
+        const read = truncKept != 0;
+        truncKept = 0;
         if (failed()) return false;
         if (recordContainerWarnings) {
           warn(Warn.BAD_PAYLOAD_CRC, off, seq);
-          if (truncKept != 0) lose(Warn.BAD_PAYLOAD_CRC, off + CHUNK_HEADER + <u64>kept, off + <u64>span, seq);
+          if (read) lose(Warn.BAD_PAYLOAD_CRC, off + CHUNK_HEADER + <u64>kept, off + <u64>span, seq);
           else lose(Warn.BAD_PAYLOAD_CRC, off, off + <u64>span, seq, <u64>held);
         }
         continue;

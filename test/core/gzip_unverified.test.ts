@@ -132,6 +132,25 @@ test("a buffer chunk whose bytes past the source's unverifiedFrom are not its ow
   }
 });
 
+test("a buffer chunk read up to unverifiedFrom, then the file cut inside a later chunk: that cut is still said lost (the salvage's count of kept bytes is not taken for the end's cut buffer)", async () => {
+  const act = chunkSpans(ALEXNET).find((c) => c.type === 5 && c.len > 20000)!;
+  const payloadAt = act.off + CHUNK_HEADER_SIZE;
+  const end = payloadAt + ((act.len + 7) & ~7);
+  const at = payloadAt + 16001;
+  const next = chunkSpans(ALEXNET).find((c) => c.off === end)!;
+  assert.ok(next && next.type !== 5, "a small chunk after the buffer");
+  // The buffer's bytes from `at` zeroed (its checksum fails, its records before `at` kept), the file cut inside the next chunk.
+  const bytes = new Uint8Array([...ALEXNET.subarray(0, at), ...new Uint8Array(end - at), ...ALEXNET.subarray(end, next.off + CHUNK_HEADER_SIZE + 20)]);
+  const eng = await createEngine();
+  const result = await eng.convert({ ...memorySource(bytes, "t.rawtrace"), unverifiedFrom: () => at }, () => {}, {});
+  assert.ok(warningOf(result, "TRUNCATED"), JSON.stringify(result.info.warnings));
+  // (Neighbouring ranges are merged: the buffer's bytes past unverifiedFrom, then the cut chunk's.)
+  const covers = (from: number, to: number) => result.info.loss.ranges.some((r) => r.from <= from && r.to >= to);
+  assert.ok(covers(next.off, bytes.length), `the cut chunk's bytes lost (before: not counted): ${JSON.stringify(result.info.loss.ranges)}`);
+  assert.ok(covers(at, end), `the buffer's bytes past unverifiedFrom lost: ${JSON.stringify(result.info.loss.ranges)}`);
+  assert.not.ok(result.info.loss.ranges.some((r) => r.from < at - 100), `its records before unverifiedFrom kept: ${JSON.stringify(result.info.loss.ranges)}`);
+});
+
 test("zeros between members before the damage: the damaged member's bytes are still not read as a cut buffer's records", async () => {
   // 16 zero bytes between the first two members (padding: skipped, said, every byte still the file's own), then the
   // fixture's damage: the first damage the walk meets is the zeros, which vouch for every byte; the damaged member's
