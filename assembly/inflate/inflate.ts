@@ -78,6 +78,10 @@ let distFast: usize = 0;
 let distCount: usize = 0;
 let distSym: usize = 0;
 let lens: usize = 0; // code lengths being read (320 bytes)
+/** The block holding every code table above ({@link TABLES} bytes). */
+let tables: usize = 0;
+/** Bytes of the code tables: both fast tables, both counts, both symbol lists. */
+const TABLES: usize = 2 * (2 << FAST_BITS) + 2 * 32 + 2 * 320 + 2 * 32;
 let offs: usize = 0; // scratch: 16 × u16
 
 const LEN_BASE: usize = memory.data<u16>([3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258]);
@@ -92,12 +96,14 @@ export function inflateInit(): void {
   if (inBuf == 0) {
     inBuf = heap.alloc(<usize>IN_CAP + 8);
     outBuf = heap.alloc(<usize>(WINDOW + OUT_CHUNK + 512));
-    litFast = heap.alloc(2 << FAST_BITS);
-    litCount = heap.alloc(32);
-    litSym = heap.alloc(2 * 320);
-    distFast = heap.alloc(2 << FAST_BITS);
-    distCount = heap.alloc(32);
-    distSym = heap.alloc(2 * 32);
+    // The code tables in one block, so that a snapshot copies them at once (inflateSnapshot).
+    tables = heap.alloc(TABLES);
+    litFast = tables;
+    distFast = litFast + (2 << FAST_BITS);
+    litCount = distFast + (2 << FAST_BITS);
+    distCount = litCount + 32;
+    litSym = distCount + 32;
+    distSym = litSym + 2 * 320;
     lens = heap.alloc(320);
     offs = heap.alloc(32);
   }
@@ -158,7 +164,6 @@ let snapMode: i32 = M_HEADER;
 let snapLast = false;
 let snapStored: u32 = 0;
 let snapTotal: u64 = 0;
-const TABLES: usize = 2 * (2 << FAST_BITS) + 2 * 32 + 2 * 320 + 2 * 32;
 
 /**
  * Copies the decoding state, to decode the same input again from here after {@link inflateRestore} (src/core/gunzip.ts:
@@ -169,18 +174,7 @@ export function inflateSnapshot(): void {
   if (snap == 0) snap = heap.alloc(<usize>WINDOW + TABLES);
   const w = outEnd < WINDOW ? outEnd : WINDOW;
   memory.copy(snap, outBuf + <usize>(outEnd - w), w);
-  let at = snap + <usize>WINDOW;
-  memory.copy(at, litFast, 2 << FAST_BITS);
-  at += 2 << FAST_BITS;
-  memory.copy(at, distFast, 2 << FAST_BITS);
-  at += 2 << FAST_BITS;
-  memory.copy(at, litCount, 32);
-  at += 32;
-  memory.copy(at, distCount, 32);
-  at += 32;
-  memory.copy(at, litSym, 2 * 320);
-  at += 2 * 320;
-  memory.copy(at, distSym, 2 * 32);
+  memory.copy(snap + <usize>WINDOW, tables, TABLES);
   snapHistory = w;
   snapInPos = inPos;
   snapBuf = bitbuf;
@@ -197,18 +191,7 @@ export function inflateSnapshot(): void {
  */
 export function inflateRestore(shift: u32): void {
   memory.copy(outBuf, snap, snapHistory);
-  let at = snap + <usize>WINDOW;
-  memory.copy(litFast, at, 2 << FAST_BITS);
-  at += 2 << FAST_BITS;
-  memory.copy(distFast, at, 2 << FAST_BITS);
-  at += 2 << FAST_BITS;
-  memory.copy(litCount, at, 32);
-  at += 32;
-  memory.copy(distCount, at, 32);
-  at += 32;
-  memory.copy(litSym, at, 2 * 320);
-  at += 2 * 320;
-  memory.copy(distSym, at, 2 * 32);
+  memory.copy(tables, snap + <usize>WINDOW, TABLES);
   outStart = outEnd = snapHistory;
   inPos = snapInPos - shift;
   bitbuf = snapBuf;
