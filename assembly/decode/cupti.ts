@@ -20,6 +20,7 @@ import * as R from "../model/ranges";
 import { cuptiApiFlags, cuptiApiName } from "./cupti_api";
 import { attachExternal } from "./external";
 import { install, ignoreTable, noIndexed, showAllApi } from "./decoder";
+import { prepareStrides } from "./strides";
 import { K, INVALID_U32, builtinSize, NEWEST_KNOWN_VERSION } from "./cupti_kinds";
 import { memcpyName, memsetName, syncName, overheadName, unknownApiName, cuptiNamesReset } from "./cupti_names";
 import { cuptiScan, cuptiProject } from "./cupti_scan";
@@ -34,15 +35,7 @@ export function cuptiInstall(): void {
 /** Prepares the stride table: the dump's own sizes, completed by the built-in ones. Call before pass 1. */
 export function cuptiPrepare(): void {
   if (S.vendorVersion > NEWEST_KNOWN_VERSION) warn(Warn.UNKNOWN_VENDOR_VERSION, 0, S.vendorVersion);
-  for (let k: u32 = 1; k < S.MAX_KIND; k++) {
-    let s = S.kindSize(k);
-    if (s != 0 && (s > 65536 || (s & 7) != 0 || s < 8)) {
-      warn(Warn.BAD_KIND_SIZE, 0, k);
-      s = 0;
-    }
-    if (s == 0) s = builtinSize(k, S.vendorVersion);
-    S.putKindSize(k, s);
-  }
+  prepareStrides(builtinSize);
   R.rangesTrackOrder();
 }
 

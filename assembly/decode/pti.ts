@@ -28,6 +28,7 @@ import { arenaAlloc } from "../util/arena";
 import { emitEvent } from "../emit/dispatch";
 import { attachExternal } from "./external";
 import { install, ignoreTable } from "./decoder";
+import { prepareStrides } from "./strides";
 import { Chunk } from "../format/container";
 import * as A from "../model/args";
 import * as T from "./pti_tables";
@@ -123,15 +124,7 @@ function ptiApiName(domain: u32, id: u32, p: usize, n: u32): void {
 function ptiPrepare(): void {
   const ver = S.vendorVersion;
   if (ver > NEWEST_KNOWN_VERSION) warn(Warn.UNKNOWN_VENDOR_VERSION, 0, ver);
-  for (let k: u32 = 1; k < S.MAX_KIND; k++) {
-    let s = S.kindSize(k);
-    if (s != 0 && (s > 65536 || (s & 7) != 0 || s < 8)) {
-      warn(Warn.BAD_KIND_SIZE, 0, k);
-      s = 0;
-    }
-    if (s == 0) s = ptiBuiltinSize(k, ver);
-    S.putKindSize(k, s);
-  }
+  prepareStrides(ptiBuiltinSize);
   v2 = S.kindSize(K.KERNEL) >= 184;
   commNameOff = S.kindSize(K.COMM) >= 64 ? 56 : 48;
 }

@@ -49,6 +49,22 @@ test("KIND_SIZES smaller than a kind's fields: RECORD_TOO_SMALL per record; impl
   assert.ok(warningOf(r2.result, "BAD_KIND_SIZE"));
 });
 
+test("a KIND_SIZES size over 4× the kind's built-in (a high bit flipped before the checksum): BAD_KIND_SIZE, built-in used, no record after it swallowed", async () => {
+  // A copy claimed 8,344 bytes (152 | 0x2000): stepping by it skips the kernels after the copy and still ends inside
+  // the buffer, so nothing else would say they are gone.
+  const kernels = Array.from({ length: 60 }, (_, i) => kernel("1.2", 10 + i, 100 + i * 10, 105 + i * 10));
+  const sizes: Array<[number, number]> = [[1, 184], [3, 48], [6, 48], [7, 24], [8, 152 | 0x2000], [9, 152]];
+  const { trace, result } = await toChrome(ptiDump([[copy("1.2", 1, 10, 20, 0), ...kernels]], { kindSizes: sizes }));
+  assert.is(events(trace, "kernel").length, 60);
+  assert.is(events(trace, "gpu_memcpy").length, 1);
+  assert.is(warningOf(result, "BAD_KIND_SIZE")!.detail, 8);
+  // Four times the built-in is a newer layout's room to grow: taken as the dump says.
+  const grown = kernel("1.2", 1, 10, 20, { size: 184 * 4 });
+  const r2 = await toChrome(ptiDump([[grown, grown]], { kindSizes: [[1, 184 * 4]] }));
+  assert.is(events(r2.trace, "kernel").length, 2);
+  assert.not.ok(warningOf(r2.result, "BAD_KIND_SIZE"));
+});
+
 test("a kind the decoder does not read but the dump sizes (2: CPU kernel): UNKNOWN_KIND, stepped over", async () => {
   const cpu = new Uint8Array(32);
   new DataView(cpu.buffer).setUint32(0, 2, true);

@@ -195,6 +195,20 @@ test("KIND_SIZES before the first ACTIVITY: the strides are fixed when the first
   assert.not.equal(kernels(late.events).map((e) => e.args?.correlation), [1, 2, 3]);
 });
 
+test("KIND_SIZES claiming over 4× a kind's built-in size (a high bit flipped before the checksum) is BAD_KIND_SIZE: the built-in stride is used, every kernel decodes", async () => {
+  const table = sizes().map(([k, s]) => [k, k === C.CK.CONCURRENT_KERNEL ? s | 0x2000 : s] as const);
+  const w = RawtraceWriter.inMemory();
+  w.header(header());
+  w.kindSizes(table);
+  w.strings([[0x10n, "k"]]);
+  w.activity(C.concat(Array.from({ length: 60 }, (_, i) => kernel(i, 0x10n))));
+  w.end();
+  const { events, result } = await chrome(w.bytes());
+  assert.is(kernels(events).length, 60);
+  const bad = result.info.warnings.filter((x) => x.code === "BAD_KIND_SIZE");
+  assert.equal(bad.map((x) => x.detail), [C.CK.CONCURRENT_KERNEL]);
+});
+
 // ---- HEADER: tracing-library version ------------------------------------------------------------------------------------
 
 test("HEADER vendor version: picks the built-in layouts (CUPTI 12.x reports 28, 13.x 130001), is reported as cupti_version, and one past 13.x warns", async () => {
