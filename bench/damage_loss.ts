@@ -14,8 +14,9 @@
  * failure) there; DEBUG=1 prints the first events new and lost of each finding; SHOWERR=1 prints each fatal error;
  * FRESH=1 converts each mutant with an engine of its own. Findings are grouped by sample, mutator and kind. Value
  * changes made with the checksums recomputed (flip+crc, run+crc, u64+crc, hpu-base+crc) are what the collector wrote
- * as far as the dump can tell: only complete events that vanish without a loss warning or an UNKNOWN_KIND (a record
- * of a kind the decoder does not decode) count for them; a chunk cut with its checksum fixed (chunk-cut+crc) may be a
+ * as far as the dump can tell: only complete events that vanish without a loss warning or a warning that names the record
+ * skipped (UNKNOWN_KIND: a kind the decoder does not decode; HPU_UNMATCHED_END, UNMATCHED_RANGE_END: an end whose
+ * start the dump does not hold, as a type byte changed from 'X' to 'E' makes) count for them; a chunk cut with its checksum fixed (chunk-cut+crc) may be a
  * dump whose collector wrote fewer records: only invented values count. An event is no invented one when what differs
  * is a documented fallback of a lost name or table: `<unknown …>` and `cuda_runtime_cbid_N` names, arguments left out,
  * Synapse's own numbering (cbid, correlation), a DMA op without its name read as a copy, GPU pids moved past
@@ -255,6 +256,8 @@ const unknown = (v: unknown) => v === "" || (typeof v === "string" && (v.include
  * "device" among them: a device's pid and index (UNKNOWN_DEVICE: numbered after the listed ones).
  */
 const SELF_NUMBERED: Record<string, string[]> = { gaudi2_mlp_synapse: ["cbid", "correlation"] };
+/** Warnings that name a record the decoder skipped by design: a value change may turn a record into one. */
+const SKIP_SAID: ReadonlySet<string> = new Set(["UNKNOWN_KIND", "HPU_UNMATCHED_END", "UNMATCHED_RANGE_END"]);
 
 /** Kineto's offset of GPU pids (emit/chrome_pids.ts): GPUs move past it when the dump's own process id is lost. */
 const GPU_PID_MOVED = 5_000_000;
@@ -384,9 +387,9 @@ async function main() {
         const { lost, extra, fabricated, sample: fab } = compare(orig, mut, numbered);
         const problems: string[] = [];
         // A value changed with its checksum recomputed is what the collector wrote as far as the dump can tell: a record
-        // of a kind the decoder does not decode is skipped by design (UNKNOWN_KIND, said), and an arrow whose call or
-        // correlation changed is no event lost.
-        const told = valueChange && mut.warnings.some((w) => w.code === "UNKNOWN_KIND");
+        // of a kind the decoder does not decode, or an end without its start, is skipped by design (said at its offset),
+        // and an arrow whose call or correlation changed is no event lost.
+        const told = valueChange && mut.warnings.some((w) => SKIP_SAID.has(w.code));
         const { lost: lostX, extra: extraX } = valueChange ? compare(phaseOnly(orig, "X"), phaseOnly(mut, "X"), numbered) : { lost, extra };
         if (!loss.length && !told && !fewer && lostX > extraX) problems.push(`${lostX - extraX} events vanished (${lostX} lost, ${extraX} new) without a loss warning`);
         if (!valueChange && (fewer ? fabricated : extra) > 0 && !loss.length) problems.push(`${extra} events not in the original without a loss warning (${lost} lost)`);
