@@ -12,7 +12,8 @@
  *
  * Environment: ONLY=<mutator> runs one mutator; KEEP=<dir> writes each mutant with a finding (or an undocumented
  * failure) there; DEBUG=1 prints the first events new and lost of each finding; SHOWERR=1 prints each fatal error;
- * FRESH=1 converts each mutant with an engine of its own. Findings are grouped by sample, mutator and kind. Value
+ * FRESH=1 converts each mutant with an engine of its own; SAMPLES=a,b picks the dump round's samples by name (default
+ * xpu_train_pti,gaudi2_mlp_synapse; alexnet_a100_rank0 and mi250_minitoy_rocprof add CUDA and ROCm). Findings are grouped by sample, mutator and kind. Value
  * changes made with the checksums recomputed (flip+crc, run+crc, u64+crc, hpu-base+crc) are what the collector wrote
  * as far as the dump can tell: only complete events that vanish without a loss warning or a warning that names the record
  * skipped (UNKNOWN_KIND: a kind the decoder does not decode; HPU_UNMATCHED_END, UNMATCHED_RANGE_END: an end whose
@@ -327,7 +328,7 @@ async function main() {
   const engShared = eng;
   const samples = gz
     ? ["xpu_train_pti", "gaudi2_mlp_synapse", "alexnet_a100_rank0", "mi250_minitoy_rocprof"]
-    : ["xpu_train_pti", "gaudi2_mlp_synapse"];
+    : process.env.SAMPLES ? process.env.SAMPLES.split(",") : ["xpu_train_pti", "gaudi2_mlp_synapse"];
   const findings: Finding[] = [];
   const counts: Record<string, Record<string, Record<string, number>>> = {};
   const dir = mkdtempSync(join(tmpdir(), "rt-loss-"));

@@ -464,14 +464,16 @@ function scanRecord(kind: u32, q: usize, size: u32, at: u64): void {
       break;
     }
     case Role.NONE:
+    case Role.OTHER:
       skippedKind(kind, at);
       break;
   }
 }
 
 /**
- * A record of a kind with no role: a kind the dump names but this decoder does not decode is skipped by design
- * (UNKNOWN_KIND); one it never names was lost with its API_NAMES chunk (UNNAMED_KIND, a loss).
+ * A record of a kind with no role: a kind the dump names but this decoder does not decode (OMPT, PAGE_MIGRATION added
+ * with RAWTRACE_ROCM_KINDS; a name a damaged API_NAMES or a renaming SDK changed) is skipped by design and said
+ * (UNKNOWN_KIND, as for CUPTI and PTI); one it never names was lost with its API_NAMES chunk (UNNAMED_KIND, a loss).
  */
 function skippedKind(kind: u32, at: u64): void {
   warn(S.apiEntry(0, kind) != 0 ? Warn.UNKNOWN_KIND : Warn.UNNAMED_KIND, at, kind);

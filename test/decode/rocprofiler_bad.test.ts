@@ -93,11 +93,19 @@ test("a kind the dump does not name: UNNAMED_KIND (a loss: its names were lost)"
   assert.ok(isLossWarning("UNNAMED_KIND"));
 });
 
-test("a kind the dump names but the decoder does not turn into events (OMPT): skipped without a warning, not a loss", async () => {
+test("a kind the dump names but the decoder does not turn into events (OMPT): UNKNOWN_KIND once per record, not a loss", async () => {
   const ompt = framed(K("OMPT"), record(32, K("OMPT"), 0).b);
-  const { trace, result } = await toChrome(dumpWith([[ompt, kernel(1, 0, 50)]]));
+  const { trace, result } = await toChrome(dumpWith([[ompt, ompt, kernel(1, 0, 50)]]));
   assert.is(events(trace, "kernel").length, 1);
-  assert.equal(result.info.warnings, []);
+  assert.equal(result.info.warnings.map((w) => [w.code, w.count, w.detail]), [["UNKNOWN_KIND", 2, K("OMPT")]]);
+  assert.not.ok(isLossWarning("UNKNOWN_KIND"));
+});
+
+test("a decoded kind whose name API_NAMES holds damaged (KERNED_DISPATCH, its checksum recomputed): its records are UNKNOWN_KIND, not dropped without a word", async () => {
+  const renamed = dumpWith([[kernel(1, 0, 50), kernel(2, 60, 90)]], (w) => w.apiNames([[RocpDomain.KINDS, K("KERNEL_DISPATCH"), "KERNED_DISPATCH"]]));
+  const { trace, result } = await toChrome(renamed);
+  assert.is(events(trace, "kernel").length, 0);
+  assert.equal(result.info.warnings.map((w) => [w.code, w.count, w.detail]), [["UNKNOWN_KIND", 2, K("KERNEL_DISPATCH")]]);
 });
 
 test("no HEADER: the API record layout from the first API-layout record, a ROCTx range record first too: the same events as with it", async () => {
