@@ -87,6 +87,18 @@ function rdStr(): void {
   cp += n;
 }
 /** Count field of a list payload, capped by what the payload can hold (`minEntry` bytes each). */
+// Kinds one KIND_SIZES chunk lists, then those it lists twice with two sizes: one bit per kind below S.MAX_KIND each.
+const KIND_BITS_BYTES: u32 = S.MAX_KIND >> 3;
+const kindsListedP = memory.data(KIND_BITS_BYTES * 2);
+// @ts-ignore: decorator
+@inline function kindBit(p: usize, k: u32): bool {
+  return (load<u8>(p + (k >> 3)) & (<u8>1 << <u8>(k & 7))) != 0;
+}
+// @ts-ignore: decorator
+@inline function setKindBit(p: usize, k: u32): void {
+  store<u8>(p + (k >> 3), load<u8>(p + (k >> 3)) | (<u8>1 << <u8>(k & 7)));
+}
+
 function rdCount(minEntry: u32): u32 {
   const n = rd32();
   const room = <u32>((cend - cp) / minEntry);
@@ -292,13 +304,27 @@ function onChunkPass1(type: u32, p: usize, n: u32, off: u64, seq: u32): void {
     case Chunk.KIND_SIZES: {
       if (salvaged) evidence |= EV_KIND_SIZES;
       const count = rdCount(8);
+      // A collector sizes each kind once: a kind listed twice with two sizes is a changed kind field (CRC recomputed or
+      // written so), and either size may be the wrong one — a stride too large steps over the records after one
+      // without a trace. Neither is used: the built-in size is (prepareStrides), with BAD_KIND_SIZE at this chunk.
+      memory.fill(kindsListedP, 0, KIND_BITS_BYTES * 2);
+      if (!prepared) S.setKindSizesAt(off);
       for (let i: u32 = 0; i < count; i++) {
         const kind = rd32();
         const size = rd32();
         // After the first ACTIVITY chunk the strides are fixed (both passes walk every buffer with the same table):
         // a later size that disagrees is reported and not used.
-        if (!prepared) S.setKindSize(kind, size);
-        else if (cok && size != S.kindSize(kind)) warn(Warn.BAD_KIND_SIZE, off, kind);
+        if (!prepared) {
+          if (kind < S.MAX_KIND && kindBit(kindsListedP, kind) && size != S.kindSize(kind) && !kindBit(kindsListedP + KIND_BITS_BYTES, kind)) {
+            setKindBit(kindsListedP + KIND_BITS_BYTES, kind);
+            warn(Warn.BAD_KIND_SIZE, off, kind);
+          }
+          S.setKindSize(kind, size);
+          if (kind < S.MAX_KIND) setKindBit(kindsListedP, kind);
+        } else if (cok && size != S.kindSize(kind)) warn(Warn.BAD_KIND_SIZE, off, kind);
+      }
+      if (!prepared) {
+        for (let k: u32 = 0; k < S.MAX_KIND; k++) if (kindBit(kindsListedP + KIND_BITS_BYTES, k)) S.putKindSize(k, 0);
       }
       break;
     }

@@ -19,7 +19,7 @@ const MAX_GROWTH: u32 = 4;
 
 /**
  * Sets the stride table for pass 1 from the dump's KIND_SIZES: a size that is not a multiple of 8, under 8 or over
- * 64 KiB, or over {@link MAX_GROWTH} times the kind's built-in size is BAD_KIND_SIZE (offset 0, detail the kind) and
+ * 64 KiB, or over {@link MAX_GROWTH} times the kind's built-in size is BAD_KIND_SIZE (at the KIND_SIZES chunk the size came from, detail the kind) and
  * replaced by the built-in size, which also fills the kinds the dump does not size. Call once per file, before pass 1.
  */
 export function prepareStrides(builtin: BuiltinSizeFn): void {
@@ -28,7 +28,7 @@ export function prepareStrides(builtin: BuiltinSizeFn): void {
     let s = S.kindSize(k);
     const b = builtin(k, ver);
     if (s != 0 && (s > 65536 || (s & 7) != 0 || s < 8 || (b != 0 && s > b * MAX_GROWTH))) {
-      warn(Warn.BAD_KIND_SIZE, 0, k);
+      warn(Warn.BAD_KIND_SIZE, S.kindSizesAt, k);
       s = 0;
     }
     if (s == 0) s = b;

@@ -214,6 +214,10 @@ export function recordsOfKind(k: u32): u64 {
   return k < MAX_KIND ? load<u64>(recordsPerKindP + (<usize>k << 3)) : 0;
 }
 export let haveKindSizes = false;
+/** File offset of the KIND_SIZES chunk the sizes in use came from (what BAD_KIND_SIZE names); 0 = none read. */
+export let kindSizesAt: u64 = 0;
+/** Notes the file offset of a KIND_SIZES chunk whose sizes were taken. */
+export function setKindSizesAt(off: u64): void { kindSizesAt = off; }
 
 // ---- Counters --------------------------------------------------------------------------------------------------
 
@@ -674,6 +678,7 @@ export function sessionReset(): void {
   otherMinVendor = 0;
   otherMaxVendor = 0;
   haveKindSizes = false;
+  kindSizesAt = 0;
   memory.fill(kindSizesP, 0, MAX_KIND * 4);
   memory.fill(recordsPerKindP, 0, MAX_KIND * 8);
   chunksSeen = 0;

@@ -105,7 +105,7 @@ export const WARN_MESSAGES: Record<WarningName, string> = {
   DROPPED_BUFFERS: "the collector lost {detail} whole buffers of records (over its memory cap, a write error, or left by an exit flush that ran out of RAWTRACE_EXIT_TIMEOUT)",
   UNCLOSED_RANGE: "NVTX range {detail} never ended; closed at the last timestamp",
   UNMATCHED_RANGE_END: "NVTX range end {detail} without a start; ignored",
-  BAD_KIND_SIZE: "record size of kind {detail} in the dump is implausible (not a multiple of 8 from 8 to 65536, or over 4× a known kind's built-in size: the built-in one is used), or comes after the first ACTIVITY chunk and differs; the size already in use was kept",
+  BAD_KIND_SIZE: "record size of kind {detail} in the dump is implausible (not a multiple of 8 from 8 to 65536, over 4× a known kind's built-in size, or listed twice in one KIND_SIZES chunk with two sizes: the built-in one is used), or comes after the first ACTIVITY chunk and differs; the size already in use was kept",
   NO_HEADER: "no HEADER chunk before the first activity (its chunk header damaged, or never written): the vendor was read from the other chunks (vendor {detail}); process id, rank, versions and host name are unknown",
   RECORD_TOO_SMALL: "records of kind {detail} are smaller than the decoder needs; skipped",
   COLLECTOR_ERROR: "the collector logged an error (chunk seq {detail})",

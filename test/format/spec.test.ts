@@ -207,6 +207,34 @@ test("KIND_SIZES claiming over 4× a kind's built-in size (a high bit flipped be
   assert.is(kernels(events).length, 60);
   const bad = result.info.warnings.filter((x) => x.code === "BAD_KIND_SIZE");
   assert.equal(bad.map((x) => x.detail), [C.CK.CONCURRENT_KERNEL]);
+  assert.ok(bad[0].offset > 0, "the warning names the KIND_SIZES chunk, not offset 0");
+});
+
+test("KIND_SIZES listing a kind twice with two sizes (a kernel entry's kind changed to MEMCPY before the checksum) is BAD_KIND_SIZE at the chunk: the built-in strides are used, no record after a memcpy swallowed", async () => {
+  // MEMCPY 96 bytes, then the kernel's 216 under MEMCPY too: a 216-byte memcpy stride steps over the three 40-byte
+  // runtime records after each memcpy and still lands on the next memcpy.
+  const table = sizes().map(([k, s]) => [k === C.CK.CONCURRENT_KERNEL ? C.CK.MEMCPY : k, s] as const);
+  assert.ok(table.filter(([k]) => k === C.CK.MEMCPY).length === 2 && C.SIZES[L][C.CK.MEMCPY] + 3 * C.SIZES[L][C.CK.RUNTIME] === C.SIZES[L][C.CK.CONCURRENT_KERNEL]);
+  const w = RawtraceWriter.inMemory();
+  w.header(header());
+  const sizesAt = w.bytes().length;
+  w.kindSizes(table);
+  const recs: Uint8Array[] = [];
+  for (let i = 0; i < 4; i++) {
+    const t = T0 + BigInt(10_000 * (i + 1));
+    recs.push(C.memcpyRecord(L, { start: t, end: t + 500n, deviceId: 0, contextId: 1, streamId: 7, correlationId: 100 + i, bytes: 4096n, copyKind: 1, srcKind: 1, dstKind: 3 }));
+    for (let j = 0; j < 3; j++) {
+      recs.push(C.apiRecord(L, { kind: 5, cbid: 41, start: t + BigInt(1000 + 100 * j), end: t + BigInt(1050 + 100 * j), processId: PID, threadId: TID, correlationId: 200 + 3 * i + j }));
+    }
+  }
+  w.activity(C.concat(recs));
+  w.end();
+  const { events, result } = await chrome(w.bytes());
+  const x = events.filter((e) => e.ph === "X");
+  assert.is(x.filter((e) => e.cat === "gpu_memcpy").length, 4);
+  assert.is(x.filter((e) => e.cat === "cuda_runtime").length, 12, "every runtime call after a memcpy decodes");
+  const bad = result.info.warnings.filter((x) => x.code === "BAD_KIND_SIZE");
+  assert.equal(bad.map((x) => [x.detail, x.offset]), [[C.CK.MEMCPY, sizesAt]], "one warning, at the KIND_SIZES chunk");
 });
 
 // ---- HEADER: tracing-library version ------------------------------------------------------------------------------------
