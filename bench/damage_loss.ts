@@ -17,7 +17,8 @@
  * changes made with the checksums recomputed (flip+crc, run+crc, u64+crc, hpu-base+crc) are what the collector wrote
  * as far as the dump can tell: only complete events that vanish without a loss warning or a warning that names the record
  * skipped (UNKNOWN_KIND: a kind the decoder does not decode; HPU_UNMATCHED_END, UNMATCHED_RANGE_END: an end whose
- * start the dump does not hold, as a type byte changed from 'X' to 'E' makes) count for them; a chunk cut with its checksum fixed (chunk-cut+crc) may be a
+ * start the dump does not hold, as a type byte changed from 'X' to 'E' makes; a CUPTI record's kind changed to another
+ * kind of its stride, such as a RUNTIME record read as an orphan MARKER_DATA) count for them; a chunk cut with its checksum fixed (chunk-cut+crc) may be a
  * dump whose collector wrote fewer records: only invented values count. An event is no invented one when what differs
  * is a documented fallback of a lost name or table: `<unknown …>` and `cuda_runtime_cbid_N` names, arguments left out,
  * Synapse's own numbering (cbid, correlation), a DMA op without its name read as a copy, GPU pids moved past
@@ -260,6 +261,39 @@ const SELF_NUMBERED: Record<string, string[]> = { gaudi2_mlp_synapse: ["cbid", "
 /** Warnings that name a record the decoder skipped by design: a value change may turn a record into one. */
 const SKIP_SAID: ReadonlySet<string> = new Set(["UNKNOWN_KIND", "HPU_UNMATCHED_END", "UNMATCHED_RANGE_END"]);
 
+/**
+ * Whether the mutant changed the kind field of a CUPTI record into another kind of the same stride (the ACTIVITY chunks
+ * walked by the original's KIND_SIZES): the dump then says the record is of that kind (a RUNTIME record read as an
+ * orphan MARKER_DATA makes no event), so the call it held vanishing is what the collector wrote. False for other
+ * vendors' dumps (no KIND_SIZES in ROCm's, PTI and Synapse records are not retyped in place by one u64 that often).
+ */
+function cuptiRetyped(orig: Uint8Array, mut: Uint8Array): boolean {
+  if (orig.length !== mut.length) return false;
+  const cs = chunks(orig);
+  const dv = new DataView(orig.buffer, orig.byteOffset, orig.byteLength);
+  const mv = new DataView(mut.buffer, mut.byteOffset, mut.byteLength);
+  const stride = new Map<number, number>();
+  const ks = cs.find((c) => c.type === ChunkType.KIND_SIZES);
+  if (!ks) return false;
+  const p0 = ks.off + CHUNK_HEADER_SIZE;
+  for (let i = 0, n = dv.getUint32(p0, true); i < n && p0 + 12 + 8 * i <= ks.off + CHUNK_HEADER_SIZE + ks.len; i++) {
+    stride.set(dv.getUint32(p0 + 4 + 8 * i, true), dv.getUint32(p0 + 8 + 8 * i, true));
+  }
+  for (const c of cs) {
+    if (c.type !== ChunkType.ACTIVITY) continue;
+    const end = c.off + CHUNK_HEADER_SIZE + c.len;
+    for (let r = c.off + CHUNK_HEADER_SIZE; r + 4 <= end; ) {
+      const k = dv.getUint32(r, true);
+      const size = stride.get(k) ?? 0;
+      if (size === 0) break;
+      const mk = mv.getUint32(r, true);
+      if (mk !== k && stride.get(mk) === size) return true;
+      r += size;
+    }
+  }
+  return false;
+}
+
 /** Kineto's offset of GPU pids (emit/chrome_pids.ts): GPUs move past it when the dump's own process id is lost. */
 const GPU_PID_MOVED = 5_000_000;
 
@@ -390,7 +424,7 @@ async function main() {
         // A value changed with its checksum recomputed is what the collector wrote as far as the dump can tell: a record
         // of a kind the decoder does not decode, or an end without its start, is skipped by design (said at its offset),
         // and an arrow whose call or correlation changed is no event lost.
-        const told = valueChange && mut.warnings.some((w) => SKIP_SAID.has(w.code));
+        const told = valueChange && (mut.warnings.some((w) => SKIP_SAID.has(w.code)) || cuptiRetyped(dump, bytes));
         const { lost: lostX, extra: extraX } = valueChange ? compare(phaseOnly(orig, "X"), phaseOnly(mut, "X"), numbered) : { lost, extra };
         if (!loss.length && !told && !fewer && lostX > extraX) problems.push(`${lostX - extraX} events vanished (${lostX} lost, ${extraX} new) without a loss warning`);
         if (!valueChange && (fewer ? fabricated : extra) > 0 && !loss.length) problems.push(`${extra} events not in the original without a loss warning (${lost} lost)`);
