@@ -12,17 +12,19 @@
  *
  * Environment: ONLY=<mutator> runs one mutator; KEEP=<dir> writes each mutant with a finding (or an undocumented
  * failure) there; DEBUG=1 prints the first events new and lost of each finding; SHOWERR=1 prints each fatal error;
- * FRESH=1 converts each mutant with an engine of its own; SAMPLES=a,b picks the dump round's samples by name (default
- * xpu_train_pti,gaudi2_mlp_synapse; alexnet_a100_rank0 and mi250_minitoy_rocprof add CUDA and ROCm). Findings are grouped by sample, mutator and kind. Value
+ * FRESH=1 converts each mutant with an engine of its own; SAMPLES=a,b picks the samples by name (default: the
+ * dump round xpu_train_pti,gaudi2_mlp_synapse, the gzip round all four; alexnet_a100_rank0 and mi250_minitoy_rocprof
+ * add CUDA and ROCm). Findings are grouped by sample, mutator and kind. Value
  * changes made with the checksums recomputed (flip+crc, run+crc, u64+crc, hpu-base+crc) are what the collector wrote
  * as far as the dump can tell: only complete events that vanish without a loss warning or a warning that names the record
  * skipped (UNKNOWN_KIND: a kind the decoder does not decode; HPU_UNMATCHED_END, UNMATCHED_RANGE_END: an end whose
- * start the dump does not hold, as a type byte changed from 'X' to 'E' makes; a CUPTI record's kind changed to another
- * kind of its stride, such as a RUNTIME record read as an orphan MARKER_DATA) count for them; a chunk cut with its checksum fixed (chunk-cut+crc) may be a
+ * start the dump does not hold, as a type byte changed from 'X' to 'E' makes; a record's kind changed to another kind
+ * the decoder reads, such as a CUPTI RUNTIME record read as an orphan MARKER_DATA) count for them; a chunk cut with its checksum fixed (chunk-cut+crc) may be a
  * dump whose collector wrote fewer records: only invented values count. An event is no invented one when what differs
  * is a documented fallback of a lost name or table: `<unknown …>` and `cuda_runtime_cbid_N` names, arguments left out,
  * Synapse's own numbering (cbid, correlation), a DMA op without its name read as a copy, GPU pids moved past
- * 5,000,000, devices numbered after the listed ones (UNKNOWN_DEVICE), host events on pid 0 without a HEADER.
+ * 5,000,000, devices numbered after the listed ones (UNKNOWN_DEVICE), host events on pid 0 without a HEADER or on
+ * another pid with a damaged one used (HEADER_DAMAGED says its process id may be wrong).
  */
 import { readFileSync, writeFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -214,7 +216,7 @@ const GZ_MUTATORS: Record<string, GzMutator> = {
   },
 };
 
-interface Run { events: Map<string, number>; count: number; warnings: { code: string; count: number; offset: number; detail?: number }[]; base: bigint }
+interface Run { events: Map<string, number>; count: number; warnings: { code: string; count: number; offset: number; detail?: number }[]; base: bigint; pid: number }
 
 /** `r` with only its events of phase `ph`. */
 function phaseOnly(r: Run, ph: string): Run {
@@ -237,7 +239,7 @@ async function convert(eng: Engine, src: ByteSource, wrap?: (r: ConvertResult) =
     events.set(k, (events.get(k) ?? 0) + 1);
     count++;
   }
-  return { events, count, warnings: result.info.warnings as Run["warnings"], base: result.baseTimeNs };
+  return { events, count, warnings: result.info.warnings as Run["warnings"], base: result.baseTimeNs, pid: result.info.pid };
 }
 
 /** An event's phase and time (start, duration): the same event with other names or arguments. */
@@ -262,26 +264,36 @@ const SELF_NUMBERED: Record<string, string[]> = { gaudi2_mlp_synapse: ["cbid", "
 const SKIP_SAID: ReadonlySet<string> = new Set(["UNKNOWN_KIND", "HPU_UNMATCHED_END", "UNMATCHED_RANGE_END"]);
 
 /**
- * Whether the mutant changed the kind field of a CUPTI record into another kind of the same stride (the ACTIVITY chunks
- * walked by the original's KIND_SIZES): the dump then says the record is of that kind (a RUNTIME record read as an
- * orphan MARKER_DATA makes no event), so the call it held vanishing is what the collector wrote. False for other
- * vendors' dumps (no KIND_SIZES in ROCm's, PTI and Synapse records are not retyped in place by one u64 that often).
+ * Whether the mutant changed the kind field of a record into another kind: the dump then says the record is of that
+ * kind (a CUPTI RUNTIME record read as an orphan MARKER_DATA, a ROCm HIP call read as a SCRATCH_MEMORY record: kinds
+ * decoded without an event of their own), so the call it held vanishing is what the collector wrote. CUPTI and PTI
+ * records are walked by the original's KIND_SIZES (a kind of another stride does not count: it misreads the records
+ * after it), rocprofiler-sdk's by their own headers (category, kind, size: docs/format.md "5 ACTIVITY").
  */
-function cuptiRetyped(orig: Uint8Array, mut: Uint8Array): boolean {
+function retyped(orig: Uint8Array, mut: Uint8Array): boolean {
   if (orig.length !== mut.length) return false;
   const cs = chunks(orig);
   const dv = new DataView(orig.buffer, orig.byteOffset, orig.byteLength);
   const mv = new DataView(mut.buffer, mut.byteOffset, mut.byteLength);
-  const stride = new Map<number, number>();
   const ks = cs.find((c) => c.type === ChunkType.KIND_SIZES);
-  if (!ks) return false;
-  const p0 = ks.off + CHUNK_HEADER_SIZE;
-  for (let i = 0, n = dv.getUint32(p0, true); i < n && p0 + 12 + 8 * i <= ks.off + CHUNK_HEADER_SIZE + ks.len; i++) {
-    stride.set(dv.getUint32(p0 + 4 + 8 * i, true), dv.getUint32(p0 + 8 + 8 * i, true));
+  const rocm = !ks && cs.some((c) => c.type === ChunkType.AGENTS);
+  const stride = new Map<number, number>();
+  if (ks) {
+    const p0 = ks.off + CHUNK_HEADER_SIZE;
+    for (let i = 0, n = dv.getUint32(p0, true); i < n && p0 + 12 + 8 * i <= ks.off + CHUNK_HEADER_SIZE + ks.len; i++) {
+      stride.set(dv.getUint32(p0 + 4 + 8 * i, true), dv.getUint32(p0 + 8 + 8 * i, true));
+    }
   }
   for (const c of cs) {
     if (c.type !== ChunkType.ACTIVITY) continue;
     const end = c.off + CHUNK_HEADER_SIZE + c.len;
+    if (rocm) {
+      for (let r = c.off + CHUNK_HEADER_SIZE; r + 16 <= end; ) {
+        if (mv.getUint32(r + 4, true) !== dv.getUint32(r + 4, true)) return true;
+        r += 16 + padded(Number(dv.getBigUint64(r + 8, true)));
+      }
+      continue;
+    }
     for (let r = c.off + CHUNK_HEADER_SIZE; r + 4 <= end; ) {
       const k = dv.getUint32(r, true);
       const size = stride.get(k) ?? 0;
@@ -310,6 +322,7 @@ function degradedFrom(m: Record<string, any>, o: Record<string, any>, numbered: 
     if (k === "name" && unknown(m.name)) continue;
     if (k === "pid" && (m.pid === o.pid + GPU_PID_MOVED || (renumbered && (m.args?.device !== undefined || m.ph === "f")))) continue;
     if (k === "pid" && m.pid === 0 && numbered.includes("pid")) continue;
+    if (k === "pid" && numbered.includes(`pid:${o.pid}`)) continue;
     if (k === "cat" && unknown(m.name) && m.cat === "gpu_memcpy" && o.cat === "gpu_memset") continue;
     if (JSON.stringify(m[k]) !== JSON.stringify(o[k])) return false;
   }
@@ -360,9 +373,9 @@ async function main() {
   const only = process.env.ONLY;
   const eng = await createEngine();
   const engShared = eng;
-  const samples = gz
-    ? ["xpu_train_pti", "gaudi2_mlp_synapse", "alexnet_a100_rank0", "mi250_minitoy_rocprof"]
-    : process.env.SAMPLES ? process.env.SAMPLES.split(",") : ["xpu_train_pti", "gaudi2_mlp_synapse"];
+  const samples = process.env.SAMPLES
+    ? process.env.SAMPLES.split(",")
+    : gz ? ["xpu_train_pti", "gaudi2_mlp_synapse", "alexnet_a100_rank0", "mi250_minitoy_rocprof"] : ["xpu_train_pti", "gaudi2_mlp_synapse"];
   const findings: Finding[] = [];
   const counts: Record<string, Record<string, Record<string, number>>> = {};
   const dir = mkdtempSync(join(tmpdir(), "rt-loss-"));
@@ -416,15 +429,16 @@ async function main() {
         if (loss.length) c.lossWarned++;
         const ws = mut.warnings.map((w) => `${w.code}×${w.count}@${w.offset}`).join(" ");
         // Devices a lost device table leaves unlisted are numbered after the listed ones (UNKNOWN_DEVICE, said).
-        // and a dump without its HEADER whose host records hold no pid (ROCm, Gaudi) has its host events on pid 0.
+        // and a dump without its HEADER whose host records hold no pid (ROCm, Gaudi) has its host events on pid 0; a
+        // damaged HEADER used (HEADER_DAMAGED: "its process id may be wrong") may give them another.
         const said = (code: string) => mut.warnings.some((w) => w.code === code);
-        const numbered = [...(SELF_NUMBERED[sample] ?? []), ...(said("UNKNOWN_DEVICE") ? ["device"] : []), ...(said("NO_HEADER") ? ["pid"] : [])];
+        const numbered = [...(SELF_NUMBERED[sample] ?? []), ...(said("UNKNOWN_DEVICE") ? ["device"] : []), ...(said("NO_HEADER") ? ["pid"] : []), ...(said("HEADER_DAMAGED") ? [`pid:${orig.pid}`] : [])];
         const { lost, extra, fabricated, sample: fab } = compare(orig, mut, numbered);
         const problems: string[] = [];
         // A value changed with its checksum recomputed is what the collector wrote as far as the dump can tell: a record
         // of a kind the decoder does not decode, or an end without its start, is skipped by design (said at its offset),
         // and an arrow whose call or correlation changed is no event lost.
-        const told = valueChange && (mut.warnings.some((w) => SKIP_SAID.has(w.code)) || cuptiRetyped(dump, bytes));
+        const told = valueChange && (mut.warnings.some((w) => SKIP_SAID.has(w.code)) || retyped(dump, bytes));
         const { lost: lostX, extra: extraX } = valueChange ? compare(phaseOnly(orig, "X"), phaseOnly(mut, "X"), numbered) : { lost, extra };
         if (!loss.length && !told && !fewer && lostX > extraX) problems.push(`${lostX - extraX} events vanished (${lostX} lost, ${extraX} new) without a loss warning`);
         if (!valueChange && (fewer ? fabricated : extra) > 0 && !loss.length) problems.push(`${extra} events not in the original without a loss warning (${lost} lost)`);
