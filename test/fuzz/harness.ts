@@ -3,8 +3,9 @@
  * well-formed output or fails with a documented fatal error (a name of src/core/codes.ts FATAL_NAMES and a message
  * that says `offset N`). Anything else is a defect, thrown as a {@link Defect}: a trap reported as INTERNAL, invalid
  * JSON, an undecodable protobuf or timeline stream, an XSpace event or stat without its metadata, a timeline event
- * outside its row or name tables, non-finite or negative times, a device busier than the trace span, or (when asked)
- * an output that differs from what a fresh engine writes for the same input.
+ * outside its row or name tables, non-finite or negative times, a device busier than the trace span, paths that
+ * disagree on the device work (crossCheck), or (when asked) an output that differs from what a fresh engine writes for
+ * the same input.
  *
  * Used by the deterministic CI test (fuzz.test.ts), the long runner (run.ts, `npm run fuzz`) and the crash
  * fixtures test (fixtures.test.ts).
@@ -86,7 +87,29 @@ function checkStats(path: FuzzPath, s: TraceStats): void {
   }
 }
 
-async function convertPath(eng: Engine, bytes: Uint8Array, path: FuzzPath, tap?: (b: Uint8Array) => void): Promise<void> {
+/**
+ * What one path's output says about the device work, for the cross-path check ({@link crossCheck}): complete kernels,
+ * memcpys and memsets with their summed durations (ns; incomplete records, which `stats` leaves out, not counted),
+ * and device ops drawn at all (incomplete ones too; Chrome JSON and XSpace only, -1 elsewhere).
+ */
+export interface Tally {
+  ops: number[];
+  drawn: number;
+}
+
+/** Kernels, memcpys, memsets and their ns of a stats result, summed over its devices. */
+function statsTally(s: TraceStats): Tally {
+  const sum = (f: (d: TraceStats["devices"][number]) => number) => s.devices.reduce((a, d) => a + f(d), 0);
+  return {
+    ops: [sum((d) => d.kernels), sum((d) => d.memcpys), sum((d) => d.memsets), sum((d) => d.kernelNs), sum((d) => d.memcpyNs), sum((d) => d.memsetNs)],
+    drawn: -1,
+  };
+}
+
+/** Chrome JSON categories of device work, in {@link Tally.ops} order. */
+const DEVICE_CATS = ["kernel", "gpu_memcpy", "gpu_memset"];
+
+async function convertPath(eng: Engine, bytes: Uint8Array, path: FuzzPath, tap?: (b: Uint8Array) => void): Promise<Tally> {
   const src = memorySource(bytes, "fuzz.rawtrace");
   const collect = () => collectTo(tap);
   switch (path) {
@@ -124,7 +147,16 @@ async function convertPath(eng: Engine, bytes: Uint8Array, path: FuzzPath, tap?:
           }
         }
       }
-      return;
+      const t: Tally = { ops: [0, 0, 0, 0, 0, 0], drawn: 0 };
+      for (const e of trace.traceEvents) {
+        const i = e.ph === "X" ? DEVICE_CATS.indexOf(e.cat) : -1;
+        if (i < 0) continue;
+        t.drawn++;
+        if (e.args?.incomplete) continue;
+        t.ops[i]++;
+        t.ops[i + 3] += Math.round(e.dur * 1000); // dur is µs with 3 decimals: whole ns
+      }
+      return t;
     }
     case "xspace":
     case "xspace-host": {
@@ -137,8 +169,11 @@ async function convertPath(eng: Engine, bytes: Uint8Array, path: FuzzPath, tap?:
         throw new Defect(path, `invalid XSpace protobuf: ${(e as Error).message}`);
       }
       check(path, x.planes.some((p) => p.name === "/host:CPU"), "XSpace has a /host:CPU plane");
+      let drawn = 0;
       for (const p of x.planes) {
         for (const l of p.lines) {
+          // Device work lies on the stream lines (docs/xspace.md): kernels, copies, memsets.
+          if (p.name.startsWith("/device:") && l.name.startsWith("Stream #")) drawn += l.events.length;
           for (const e of l.events) {
             // Interleaved ids of a host part must still resolve.
             check(path, p.eventMetadata[String(e.metadataId)] !== undefined, `event metadata ${e.metadataId} on ${p.name}`);
@@ -146,7 +181,7 @@ async function convertPath(eng: Engine, bytes: Uint8Array, path: FuzzPath, tap?:
           }
         }
       }
-      return;
+      return { ops: [], drawn: path === "xspace" ? drawn : -1 };
     }
     case "timeline": {
       const events = new TimelineEvents();
@@ -168,13 +203,15 @@ async function convertPath(eng: Engine, bytes: Uint8Array, path: FuzzPath, tap?:
         const nm = events.name(i);
         check(path, events.row(i) < h.rows && (nm < h.names || nm === TL_NONE), `event ${i}: row and name in range`);
       }
+      let st: TraceStats;
       try {
-        checkStats(path, decodeStats(meta.trailer));
+        st = decodeStats(meta.trailer);
+        checkStats(path, st);
       } catch (e) {
         if (e instanceof Defect) throw e;
         throw new Defect(path, `timeline trailer: ${(e as Error).message}`);
       }
-      return;
+      return statsTally(st);
     }
     case "stats": {
       const out = collect();
@@ -186,18 +223,35 @@ async function convertPath(eng: Engine, bytes: Uint8Array, path: FuzzPath, tap?:
         throw new Defect(path, (e as Error).message);
       }
       checkStats(path, s);
-      return;
+      return statsTally(s);
     }
   }
+}
+
+/**
+ * The paths must agree on the device work (one decoder under every emitter): Chrome JSON's complete kernels, memcpys
+ * and memsets and their time are `stats`' and the timeline trailer's, and XSpace draws as many device ops on its
+ * stream lines as Chrome JSON does. Checked between paths that converted.
+ */
+export function crossCheck(t: Partial<Record<FuzzPath, Tally>>): void {
+  const c = t.chrome;
+  if (!c) return;
+  for (const p of ["stats", "timeline"] as const) {
+    const o = t[p];
+    if (o) check(p, o.ops.join() === c.ops.join(), `device work [kernels, memcpys, memsets, their ns] ${o.ops.join()} is Chrome JSON's ${c.ops.join()}`);
+  }
+  const x = t.xspace;
+  if (x) check("xspace", x.drawn === c.drawn, `${x.drawn} device ops on the stream lines, Chrome JSON draws ${c.drawn}`);
 }
 
 /**
  * Runs `bytes` through `path`. Returns "converted" or the documented fatal error's name; throws a {@link Defect}
  * for anything else. `tap` sees every output byte (to compare outputs between engines).
  */
-export async function execute(eng: Engine, bytes: Uint8Array, path: FuzzPath, tap?: (b: Uint8Array) => void): Promise<Outcome> {
+export async function execute(eng: Engine, bytes: Uint8Array, path: FuzzPath, tap?: (b: Uint8Array) => void, tally?: (t: Tally) => void): Promise<Outcome> {
   try {
-    await convertPath(eng, bytes, path, tap);
+    const t = await convertPath(eng, bytes, path, tap);
+    tally?.(t);
     return "converted";
   } catch (e: any) {
     if (e instanceof Defect) throw e;
@@ -267,13 +321,14 @@ export function newStats(): FuzzStats {
  */
 export async function runCase(eng: Engine, c: FuzzCase, stats: FuzzStats, fresh?: Engine): Promise<Defect[]> {
   const defects: Defect[] = [];
+  const tallies: Partial<Record<FuzzPath, Tally>> = {};
   stats.cases++;
   stats.strategies[c.strategy] = (stats.strategies[c.strategy] ?? 0) + 1;
   for (const path of PATHS) {
     stats.executions[path]++;
     try {
       const h = createHash("sha1");
-      const o = await execute(eng, c.bytes, path, fresh && ((b) => h.update(b)));
+      const o = await execute(eng, c.bytes, path, fresh && ((b) => h.update(b)), (t) => (tallies[path] = t));
       stats.outcomes[o] = (stats.outcomes[o] ?? 0) + 1;
       if (fresh) {
         // The same input on an engine that converted nothing before: the outputs must not depend on earlier files.
@@ -286,6 +341,12 @@ export async function runCase(eng: Engine, c: FuzzCase, stats: FuzzStats, fresh?
       if (!(e instanceof Defect)) throw e;
       defects.push(e);
     }
+  }
+  try {
+    crossCheck(tallies);
+  } catch (e) {
+    if (!(e instanceof Defect)) throw e;
+    defects.push(e);
   }
   return defects;
 }
