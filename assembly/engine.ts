@@ -344,6 +344,7 @@ function onChunkPass1(type: u32, p: usize, n: u32, off: u64, seq: u32): void {
     case Chunk.ACTIVITY:
     case Chunk.HPU_TRACE:
       if (salvaged && !prepared) settleSalvage(type);
+      if (!prepared) S.setFirstActivity(p, n);
       if (!ensureVendor(off)) return;
       // The other vendors' activity chunk type is not this decoder's (the HEADER's vendor or this chunk's type
       // damaged, checksums intact): nothing of it is decoded, a loss said as such (before: "chunk type 5 is unknown",

@@ -32,10 +32,16 @@ export function cuptiInstall(): void {
   install(1, cuptiApiName, cuptiPrepare, cuptiScan, cuptiProject, cuptiDecode, cuptiFinish, ignoreTable, noIndexed);
 }
 
-/** Prepares the stride table: the dump's own sizes, completed by the built-in ones. Call before pass 1. */
+/** CUPTI API versions whose record layouts builtinSize knows, newest first: 13.5, 13.0, 12.x, 11.8. */
+const CUPTI_LAYOUTS: StaticArray<u32> = [130500, 130001, 28, 18];
+
+/**
+ * Prepares the stride table: the dump's own sizes, completed by the built-in ones (without a KIND_SIZES table, those
+ * of the layout the first buffer walks under). Call before pass 1.
+ */
 export function cuptiPrepare(): void {
   if (S.vendorVersion > NEWEST_KNOWN_VERSION) warn(Warn.UNKNOWN_VENDOR_VERSION, 0, S.vendorVersion);
-  prepareStrides(builtinSize);
+  prepareStrides(builtinSize, CUPTI_LAYOUTS);
   R.rangesTrackOrder();
 }
 

@@ -120,11 +120,14 @@ function ptiApiName(domain: u32, id: u32, p: usize, n: u32): void {
   S.setApiName(domain, id, p, n, domain != 1 && T.startsFlow(p, n) ? S.API_FLOW : 0);
 }
 
+/** PTI versions (major × 10000 + minor × 100 + patch) whose record layouts ptiBuiltinSize knows, newest first: 1.x, 0.17, 0.12. */
+const PTI_LAYOUTS: StaticArray<u32> = [10200, 1700, 1200];
+
 /** Prepares the stride table: the dump's sizes, checked, completed by the built-in ones of the HEADER's version. */
 function ptiPrepare(): void {
   const ver = S.vendorVersion;
   if (ver > NEWEST_KNOWN_VERSION) warn(Warn.UNKNOWN_VENDOR_VERSION, 0, ver);
-  prepareStrides(ptiBuiltinSize);
+  prepareStrides(ptiBuiltinSize, PTI_LAYOUTS);
   v2 = S.kindSize(K.KERNEL) >= 184;
   commNameOff = S.kindSize(K.COMM) >= 64 ? 56 : 48;
 }

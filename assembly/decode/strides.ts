@@ -18,11 +18,32 @@ export type BuiltinSizeFn = (kind: u32, version: u32) => u32;
 const MAX_GROWTH: u32 = 4;
 
 /**
+ * Whether the first activity payload walks exactly under the sizes `builtin(kind, version)` (`version` < 0: the
+ * table in use): every record's kind has a size and the last record ends at the payload's end. CUPTI and PTI hand
+ * over whole records (`validSize`), so a layout that misreads one stride fails this on almost any real buffer.
+ */
+function walksExactly(builtin: BuiltinSizeFn, version: i64): bool {
+  const n = <usize>S.firstActivityN;
+  const p = S.firstActivityP;
+  let r: usize = 0;
+  while (r + 4 <= n) {
+    const k = load<u32>(p + r);
+    const s = version < 0 ? S.kindSize(k) : builtin(k, <u32>version);
+    if (s == 0) return false;
+    r += s;
+  }
+  return r == n;
+}
+
+/**
  * Sets the stride table for pass 1 from the dump's KIND_SIZES: a size that is not a multiple of 8, under 8 or over
  * 64 KiB, or over {@link MAX_GROWTH} times the kind's built-in size is BAD_KIND_SIZE (at the KIND_SIZES chunk the size came from, detail the kind) and
- * replaced by the built-in size, which also fills the kinds the dump does not size. Call once per file, before pass 1.
+ * replaced by the built-in size, which also fills the kinds the dump does not size. Without a KIND_SIZES table, the
+ * built-in sizes of the HEADER's version are checked against the first activity buffer ({@link S.firstActivityP}) and,
+ * when they do not walk it exactly, replaced by those of the first of `layouts` (API versions, newest first) that do.
+ * Call once per file, before pass 1.
  */
-export function prepareStrides(builtin: BuiltinSizeFn): void {
+export function prepareStrides(builtin: BuiltinSizeFn, layouts: StaticArray<u32>): void {
   const ver = S.vendorVersion;
   for (let k: u32 = 1; k < S.MAX_KIND; k++) {
     let s = S.kindSize(k);
@@ -33,5 +54,15 @@ export function prepareStrides(builtin: BuiltinSizeFn): void {
     }
     if (s == 0) s = b;
     S.putKindSize(k, s);
+  }
+  // No KIND_SIZES (lost with the HEADER, or a damaged HEADER's version): the built-in sizes of a version that may not
+  // be the dump's. When they do not walk the first buffer exactly, the first of `layouts` (newest first) that does is
+  // used instead — else every record after the first of a kind that grew is read at the wrong offset.
+  if (S.haveKindSizes || S.firstActivityN == 0 || walksExactly(builtin, -1)) return;
+  for (let i = 0; i < layouts.length; i++) {
+    const v = unchecked(layouts[i]);
+    if (!walksExactly(builtin, <i64>v)) continue;
+    for (let k: u32 = 1; k < S.MAX_KIND; k++) S.putKindSize(k, builtin(k, v));
+    return;
   }
 }

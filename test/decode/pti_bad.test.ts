@@ -65,6 +65,15 @@ test("a KIND_SIZES size over 4× the kind's built-in (a high bit flipped before 
   assert.not.ok(warningOf(r2.result, "BAD_KIND_SIZE"));
 });
 
+test("no KIND_SIZES and a HEADER whose version names another layout (0.17 for 1.2 records): the layout the first buffer walks exactly under is used, every record decodes", async () => {
+  const recs = [apiCall(6, 17, 1, 5, 8), ...Array.from({ length: 5 }, (_, i) => kernel("1.2", 10 + i, 100 + i * 10, 105 + i * 10)), copy("1.2", 2, 200, 210, 0)];
+  const { trace, result } = await toChrome(ptiDump([recs, [kernel("1.2", 20, 300, 310)]], { gen: "0.17", kindSizes: null }));
+  assert.equal(events(trace, "kernel").map((e) => e.args.correlation), [10, 11, 12, 13, 14, 20]);
+  assert.is(events(trace, "gpu_memcpy").length, 1);
+  assert.is(result.info.loss.rangesTotal, 0);
+  assert.not.ok(warningOf(result, "UNKNOWN_KIND_UNSIZED"));
+});
+
 test("a kind the decoder does not read but the dump sizes (2: CPU kernel): UNKNOWN_KIND, stepped over", async () => {
   const cpu = new Uint8Array(32);
   new DataView(cpu.buffer).setUint32(0, 2, true);

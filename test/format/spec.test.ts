@@ -175,7 +175,7 @@ test("KIND_SIZES before the first ACTIVITY: the strides are fixed when the first
     w.strings([[0x10n, "k"]]);
     const l = table === "late-agreeing" ? "cuda13" : "cuda12";
     w.activity(C.concat([kernel(0, 0x10n, l), kernel(1, 0x10n, l)]));
-    if (table === "late") w.kindSizes(sizes("cuda12"));
+    if (table === "late") w.kindSizes(sizes("cuda13"));
     if (table === "late-agreeing") w.kindSizes(sizes("cuda13"));
     w.activity(kernel(2, 0x10n, l));
     w.end();
@@ -187,12 +187,13 @@ test("KIND_SIZES before the first ACTIVITY: the strides are fixed when the first
   const agreeing = await chrome(build("late-agreeing"));
   assert.equal(kernels(agreeing.events).map((e) => e.args?.correlation), [1, 2, 3]);
   assert.equal(warningCodes(agreeing.result.info), []);
-  // Too late and different: both buffers are walked with 13.0's 216-byte kernels, and both problems are reported.
+  // Too late and different (13.0's 216-byte kernels): reported and not used — both buffers are walked with the sizes
+  // fixed at the first ACTIVITY chunk (12.x's: with no table yet, those the first buffer walks exactly under).
   const late = await chrome(build("late"));
   const codes = warningCodes(late.result.info);
   assert.ok(codes.includes("BAD_KIND_SIZE"), codes.join(","));
   assert.is(late.result.info.warnings.find((x) => x.code === "BAD_KIND_SIZE")!.detail, 3, "KERNEL (3) is the first kind whose size differs");
-  assert.not.equal(kernels(late.events).map((e) => e.args?.correlation), [1, 2, 3]);
+  assert.equal(kernels(late.events).map((e) => e.args?.correlation), [1, 2, 3]);
 });
 
 test("KIND_SIZES claiming over 4× a kind's built-in size (a high bit flipped before the checksum) is BAD_KIND_SIZE: the built-in stride is used, every kernel decodes", async () => {
@@ -237,6 +238,37 @@ test("KIND_SIZES listing a kind twice with two sizes (a kernel entry's kind chan
   assert.equal(bad.map((x) => [x.detail, x.offset]), [[C.CK.MEMCPY, sizesAt]], "one warning, at the KIND_SIZES chunk");
 });
 
+test("no HEADER and no KIND_SIZES: the strides are those of the CUPTI layout the first buffer walks exactly under (13.0 here), not 11.8's: every record decodes, none invented", async () => {
+  // A dump whose first chunks were lost (gzip damage): without a version the built-in sizes were 11.8's, a 13.0
+  // kernel (216 bytes) was stepped as 200, and the records after it were read from the middle of others.
+  const build = (withHeader: boolean) => {
+    const w = RawtraceWriter.inMemory();
+    if (withHeader) w.header(header({ vendorVersion: C.LAYOUT_VERSION.cuda11 }));
+    w.strings([[0x10n, "k"]]);
+    const recs: Uint8Array[] = [];
+    for (let i = 0; i < 6; i++) {
+      const t = T0 + BigInt(10_000 * (i + 1));
+      recs.push(C.apiRecord(L, { kind: 5, cbid: 211, start: t, end: t + 400n, processId: PID, threadId: TID, correlationId: i + 1 }));
+      recs.push(kernel(i, 0x10n));
+      recs.push(C.memcpyRecord(L, { start: t + 5000n, end: t + 5500n, deviceId: 0, contextId: 1, streamId: 7, correlationId: 100 + i, bytes: 64n, copyKind: 1, srcKind: 1, dstKind: 3 }));
+    }
+    w.activity(C.concat(recs));
+    w.activity(C.concat([kernel(6, 0x10n), kernel(7, 0x10n)]));
+    w.end();
+    return w.bytes();
+  };
+  for (const withHeader of [false, true]) {
+    const { events, result } = await chrome(build(withHeader));
+    const what = withHeader ? "a HEADER that says 11.8" : "no HEADER";
+    assert.equal(kernels(events).map((e) => e.args?.correlation), [1, 2, 3, 4, 5, 6, 7, 8], what);
+    assert.is(events.filter((e) => e.ph === "X" && e.cat === "gpu_memcpy").length, 6, what);
+    assert.is(events.filter((e) => e.ph === "X" && e.cat === "cuda_runtime").length, 6, what);
+    assert.is(result.info.loss.rangesTotal, 0, what);
+    assert.ok(!warningCodes(result.info).some((c) => /UNKNOWN_KIND|RECORD_TRUNCATED|BAD_TIMESTAMP/.test(c)), `${what}: ${warningCodes(result.info).join(",")}`);
+    if (!withHeader) assert.ok(warningCodes(result.info).includes("NO_HEADER"));
+  }
+});
+
 // ---- HEADER: tracing-library version ------------------------------------------------------------------------------------
 
 test("HEADER vendor version: picks the built-in layouts (CUPTI 12.x reports 28, 13.x 130001), is reported as cupti_version, and one past 13.x warns", async () => {
@@ -254,9 +286,12 @@ test("HEADER vendor version: picks the built-in layouts (CUPTI 12.x reports 28, 
     assert.equal(warningCodes(result.info), [], l);
     assert.is(trace.cupti_version, C.LAYOUT_VERSION[l]);
   }
-  // The version decides the stride: 12.x records read with 13.x sizes do not decode as two kernels.
+  // Without a KIND_SIZES table the first buffer checks the version's sizes: 12.x records under a 13.x HEADER do not
+  // walk under 13.x's (a 208-byte kernel stepped as 216), so 12.x's are used, and the version is still the HEADER's.
   const wrong = await chrome(noTable("cuda12", 130001));
-  assert.not.equal(kernels(wrong.events).map((e) => e.args?.correlation), [1, 2]);
+  assert.equal(kernels(wrong.events).map((e) => e.args?.correlation), [1, 2]);
+  assert.equal(warningCodes(wrong.result.info), []);
+  assert.is(wrong.trace.cupti_version, 130001);
   const newer = await chrome(noTable("cuda13", 140000));
   assert.ok(warningCodes(newer.result.info).includes("UNKNOWN_VENDOR_VERSION"));
   const x = await xspace(noTable("cuda13", 130001));
