@@ -24,7 +24,9 @@
  * is a documented fallback of a lost name or table: `<unknown …>` and `cuda_runtime_cbid_N` names, arguments left out,
  * Synapse's own numbering (cbid, correlation), a DMA op without its name read as a copy, GPU pids moved past
  * 5,000,000, devices numbered after the listed ones (UNKNOWN_DEVICE), host events on pid 0 without a HEADER or on
- * another pid with a damaged one used (HEADER_DAMAGED says its process id may be wrong).
+ * another pid with a damaged one used (HEADER_DAMAGED says its process id may be wrong), an NVTX range left open closed
+ * at the last timestamp (UNCLOSED_RANGE: its duration and its GPU projection's). A value-changed API call whose cbid
+ * became one hidden by default (apiCallsHidden grew) is no event lost.
  */
 import { readFileSync, writeFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -216,7 +218,7 @@ const GZ_MUTATORS: Record<string, GzMutator> = {
   },
 };
 
-interface Run { events: Map<string, number>; count: number; warnings: { code: string; count: number; offset: number; detail?: number }[]; base: bigint; pid: number }
+interface Run { events: Map<string, number>; count: number; warnings: { code: string; count: number; offset: number; detail?: number }[]; base: bigint; pid: number; hidden: number }
 
 /** `r` with only its events of phase `ph`. */
 function phaseOnly(r: Run, ph: string): Run {
@@ -239,7 +241,7 @@ async function convert(eng: Engine, src: ByteSource, wrap?: (r: ConvertResult) =
     events.set(k, (events.get(k) ?? 0) + 1);
     count++;
   }
-  return { events, count, warnings: result.info.warnings as Run["warnings"], base: result.baseTimeNs, pid: result.info.pid };
+  return { events, count, warnings: result.info.warnings as Run["warnings"], base: result.baseTimeNs, pid: result.info.pid, hidden: result.apiCallsHidden };
 }
 
 /** An event's phase and time (start, duration): the same event with other names or arguments. */
@@ -323,6 +325,7 @@ function degradedFrom(m: Record<string, any>, o: Record<string, any>, numbered: 
     if (k === "pid" && (m.pid === o.pid + GPU_PID_MOVED || (renumbered && (m.args?.device !== undefined || m.ph === "f")))) continue;
     if (k === "pid" && m.pid === 0 && numbered.includes("pid")) continue;
     if (k === "pid" && numbered.includes(`pid:${o.pid}`)) continue;
+    if (k === "dur" && numbered.includes("range-end") && /user_annotation$/.test(m.cat) && m.name === o.name) continue;
     if (k === "cat" && unknown(m.name) && m.cat === "gpu_memcpy" && o.cat === "gpu_memset") continue;
     if (JSON.stringify(m[k]) !== JSON.stringify(o[k])) return false;
   }
@@ -430,15 +433,17 @@ async function main() {
         const ws = mut.warnings.map((w) => `${w.code}×${w.count}@${w.offset}`).join(" ");
         // Devices a lost device table leaves unlisted are numbered after the listed ones (UNKNOWN_DEVICE, said).
         // and a dump without its HEADER whose host records hold no pid (ROCm, Gaudi) has its host events on pid 0; a
-        // damaged HEADER used (HEADER_DAMAGED: "its process id may be wrong") may give them another.
+        // damaged HEADER used (HEADER_DAMAGED: "its process id may be wrong") may give them another; an NVTX range left open
+        // is closed at the last timestamp (UNCLOSED_RANGE), so its duration and its GPU projection's may differ.
         const said = (code: string) => mut.warnings.some((w) => w.code === code);
-        const numbered = [...(SELF_NUMBERED[sample] ?? []), ...(said("UNKNOWN_DEVICE") ? ["device"] : []), ...(said("NO_HEADER") ? ["pid"] : []), ...(said("HEADER_DAMAGED") ? [`pid:${orig.pid}`] : [])];
+        const numbered = [...(SELF_NUMBERED[sample] ?? []), ...(said("UNKNOWN_DEVICE") ? ["device"] : []), ...(said("NO_HEADER") ? ["pid"] : []), ...(said("HEADER_DAMAGED") ? [`pid:${orig.pid}`] : []), ...(said("UNCLOSED_RANGE") ? ["range-end"] : [])];
         const { lost, extra, fabricated, sample: fab } = compare(orig, mut, numbered);
         const problems: string[] = [];
         // A value changed with its checksum recomputed is what the collector wrote as far as the dump can tell: a record
         // of a kind the decoder does not decode, or an end without its start, is skipped by design (said at its offset),
-        // and an arrow whose call or correlation changed is no event lost.
-        const told = valueChange && (mut.warnings.some((w) => SKIP_SAID.has(w.code)) || retyped(dump, bytes));
+        // and an arrow whose call or correlation changed is no event lost; a call whose cbid turned into one hidden by
+        // default is counted among the hidden ones (the result's apiCallsHidden), not lost.
+        const told = valueChange && (mut.warnings.some((w) => SKIP_SAID.has(w.code)) || retyped(dump, bytes) || mut.hidden > orig.hidden);
         const { lost: lostX, extra: extraX } = valueChange ? compare(phaseOnly(orig, "X"), phaseOnly(mut, "X"), numbered) : { lost, extra };
         if (!loss.length && !told && !fewer && lostX > extraX) problems.push(`${lostX - extraX} events vanished (${lostX} lost, ${extraX} new) without a loss warning`);
         if (!valueChange && (fewer ? fabricated : extra) > 0 && !loss.length) problems.push(`${extra} events not in the original without a loss warning (${lost} lost)`);
