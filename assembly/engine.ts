@@ -15,6 +15,7 @@ import {
 import * as S from "./model/session";
 import { clockAnchor, clockPrepare, clockSettle, toUnix } from "./model/clock";
 import * as D from "./decode/decoder";
+import { recheckStrides, stridesReset } from "./decode/strides";
 import { selectDecoder } from "./decode/registry";
 import { rangesPrepare, rangesNeedProjection, rangesBeginProject } from "./model/ranges";
 import { timingReset, timingFinish } from "./model/timing";
@@ -357,6 +358,7 @@ function onChunkPass1(type: u32, p: usize, n: u32, off: u64, seq: u32): void {
         cutUnread();
         break;
       }
+      recheckStrides(p, n); // a dump without KIND_SIZES: may these records tell its layout? (decode/strides.ts)
       S.addActivity(n);
       S.bufferBegin();
       D.setChunkSeq(seq);
@@ -487,6 +489,7 @@ export function beginIndex(): void {
   pass = 1;
   inputFinished = false;
   prepared = false;
+  stridesReset();
   timingReset();
   shownHostsReset();
   setRecordContainerWarnings(true);

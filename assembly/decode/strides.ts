@@ -39,9 +39,9 @@ function walksExactly(builtin: BuiltinSizeFn, version: i64): bool {
  * Sets the stride table for pass 1 from the dump's KIND_SIZES: a size that is not a multiple of 8, under 8 or over
  * 64 KiB, or over {@link MAX_GROWTH} times the kind's built-in size is BAD_KIND_SIZE (at the KIND_SIZES chunk the size came from, detail the kind) and
  * replaced by the built-in size, which also fills the kinds the dump does not size. Without a KIND_SIZES table, the
- * built-in sizes of the HEADER's version are checked against the first activity buffer ({@link S.firstActivityP}) and,
- * when they do not walk it exactly, replaced by those of the first of `layouts` (API versions, newest first) that do.
- * Call once per file, before pass 1.
+ * built-in sizes of the HEADER's version are checked against each activity buffer of pass 1 ({@link recheckStrides})
+ * and, when they do not walk one exactly, replaced by those of the first of `layouts` (API versions, newest first)
+ * that do. Call once per file, before pass 1.
  */
 export function prepareStrides(builtin: BuiltinSizeFn, layouts: StaticArray<u32>): void {
   const ver = S.vendorVersion;
@@ -58,11 +58,42 @@ export function prepareStrides(builtin: BuiltinSizeFn, layouts: StaticArray<u32>
   // No KIND_SIZES (lost with the HEADER, or a damaged HEADER's version): the built-in sizes of a version that may not
   // be the dump's. When they do not walk the first buffer exactly, the first of `layouts` (newest first) that does is
   // used instead — else every record after the first of a kind that grew is read at the wrong offset.
-  if (S.haveKindSizes || S.firstActivityN == 0 || walksExactly(builtin, -1)) return;
-  for (let i = 0; i < layouts.length; i++) {
-    const v = unchecked(layouts[i]);
+  checkBuiltin = null;
+  if (S.haveKindSizes || S.firstActivityN == 0) return;
+  checkBuiltin = builtin;
+  checkLayouts = layouts;
+  recheckStrides(S.firstActivityP, S.firstActivityN);
+}
+
+// The layout check of a dump without KIND_SIZES, while a buffer may still tell the layouts apart (prepareStrides).
+let checkBuiltin: BuiltinSizeFn | null = null;
+let checkLayouts: StaticArray<u32> = [];
+
+/** Forgets the layout check (a new file's index pass begins). */
+export function stridesReset(): void {
+  checkBuiltin = null;
+}
+
+/**
+ * Pass 1, before each activity payload [p, p+n) of a dump without KIND_SIZES: when the sizes in use do not walk it
+ * exactly, the first of the layouts that does and that sizes every kind pass 1 has counted so far as the sizes in use
+ * do (so the buffers before were read alike) replaces them. A buffer of API records only walks under every layout:
+ * the kernels or copies of a later one decide. When none fits, the check stops (the decoder reports the kinds it
+ * cannot step: UNKNOWN_KIND_UNSIZED). A dump with KIND_SIZES is never checked.
+ */
+export function recheckStrides(p: usize, n: u32): void {
+  const builtin = checkBuiltin;
+  if (builtin == null) return;
+  S.setFirstActivity(p, n);
+  if (walksExactly(builtin, -1)) return;
+  for (let i = 0; i < checkLayouts.length; i++) {
+    const v = unchecked(checkLayouts[i]);
     if (!walksExactly(builtin, <i64>v)) continue;
+    let same = true;
+    for (let k: u32 = 1; k < S.MAX_KIND && same; k++) same = S.recordsOfKind(k) == 0 || builtin(k, v) == S.kindSize(k);
+    if (!same) continue;
     for (let k: u32 = 1; k < S.MAX_KIND; k++) S.putKindSize(k, builtin(k, v));
     return;
   }
+  checkBuiltin = null;
 }

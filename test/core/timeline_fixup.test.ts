@@ -9,7 +9,9 @@
  * were numbered by name in the order the buffers were written (their API ids 4 and 25 became 3 and 4: every other
  * word the same); the two fuzz fixtures without HEADER and KIND_SIZES (stats-device-ffffffff-writes-address-0,
  * xspace-occupancy-warp-7fffffff) again when their strides came from the CUPTI layout their buffer walks exactly under
- * instead of 11.8's: 6 events instead of 1, the first one's words the same); a fix-up that does not add up is an error, never
+ * instead of 11.8's: 6 events instead of 1, the first one's words the same; and xspace-invalid-utf8-after-address-0-write
+ * when a later buffer's kernels could still decide the layout: 12 events instead of 7, the NVTX range 1 ending at its
+ * end record, 19.5 µs as the fixture's source wrote it, not closed early at 9.001); a fix-up that does not add up is an error, never
  * a silently different timeline.
  */
 import { test } from "uvu";

@@ -269,6 +269,21 @@ test("no HEADER and no KIND_SIZES: the strides are those of the CUPTI layout the
   }
 });
 
+test("no HEADER and no KIND_SIZES, a first buffer of API records only (40 bytes in every layout): the first buffer of kernels decides the layout, and the calls before it were read alike", async () => {
+  const w = RawtraceWriter.inMemory();
+  w.strings([[0x10n, "k"]]);
+  const call = (i: number) => C.apiRecord(L, { kind: 5, cbid: 211, start: T0 + BigInt(1000 * i), end: T0 + BigInt(1000 * i + 400), processId: PID, threadId: TID, correlationId: i + 1 });
+  w.activity(C.concat([0, 1, 2, 3].map(call)));
+  w.activity(C.concat([kernel(0, 0x10n), kernel(1, 0x10n), call(4), kernel(2, 0x10n), kernel(3, 0x10n)]));
+  w.activity(C.concat([kernel(4, 0x10n), call(5)]));
+  w.end();
+  const { events, result } = await chrome(w.bytes());
+  assert.equal(kernels(events).map((e) => e.args?.correlation), [1, 2, 3, 4, 5]);
+  assert.is(events.filter((e) => e.ph === "X" && e.cat === "cuda_runtime").length, 6);
+  assert.is(result.info.loss.rangesTotal, 0);
+  assert.equal(warningCodes(result.info).filter((c) => c !== "NO_HEADER" && c !== "NO_CLOCK"), []);
+});
+
 // ---- HEADER: tracing-library version ------------------------------------------------------------------------------------
 
 test("HEADER vendor version: picks the built-in layouts (CUPTI 12.x reports 28, 13.x 130001), is reported as cupti_version, and one past 13.x warns", async () => {
