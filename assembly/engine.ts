@@ -87,7 +87,7 @@ function rdStr(): void {
   strN = n;
   cp += n;
 }
-/** Count field of a list payload, capped by what the payload can hold (`minEntry` bytes each). */
+
 // Kinds one KIND_SIZES chunk lists, then those it lists twice with two sizes: one bit per kind below S.MAX_KIND each.
 const KIND_BITS_BYTES: u32 = S.MAX_KIND >> 3;
 const kindsListedP = memory.data(KIND_BITS_BYTES * 2);
@@ -100,6 +100,7 @@ const kindsListedP = memory.data(KIND_BITS_BYTES * 2);
   store<u8>(p + (k >> 3), load<u8>(p + (k >> 3)) | (<u8>1 << <u8>(k & 7)));
 }
 
+/** Count field of a list payload, capped by what the payload can hold (`minEntry` bytes each). */
 function rdCount(minEntry: u32): u32 {
   const n = rd32();
   const room = <u32>((cend - cp) / minEntry);
@@ -345,7 +346,6 @@ function onChunkPass1(type: u32, p: usize, n: u32, off: u64, seq: u32): void {
     case Chunk.ACTIVITY:
     case Chunk.HPU_TRACE:
       if (salvaged && !prepared) settleSalvage(type);
-      if (!prepared) S.setFirstActivity(p, n);
       if (!ensureVendor(off)) return;
       // The other vendors' activity chunk type is not this decoder's (the HEADER's vendor or this chunk's type
       // damaged, checksums intact): nothing of it is decoded, a loss said as such (before: "chunk type 5 is unknown",

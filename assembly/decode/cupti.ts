@@ -37,7 +37,7 @@ const CUPTI_LAYOUTS: StaticArray<u32> = [130500, 130001, 28, 18];
 
 /**
  * Prepares the stride table: the dump's own sizes, completed by the built-in ones (without a KIND_SIZES table, those
- * of the layout the first buffer walks under). Call before pass 1.
+ * of the layout the buffers walk exactly under: decode/strides.ts). Call before pass 1.
  */
 export function cuptiPrepare(): void {
   if (S.vendorVersion > NEWEST_KNOWN_VERSION) warn(Warn.UNKNOWN_VENDOR_VERSION, 0, S.vendorVersion);

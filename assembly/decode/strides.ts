@@ -18,13 +18,11 @@ export type BuiltinSizeFn = (kind: u32, version: u32) => u32;
 const MAX_GROWTH: u32 = 4;
 
 /**
- * Whether the first activity payload walks exactly under the sizes `builtin(kind, version)` (`version` < 0: the
+ * Whether the activity payload [p, p+n) walks exactly under the sizes `builtin(kind, version)` (`version` < 0: the
  * table in use): every record's kind has a size and the last record ends at the payload's end. CUPTI and PTI hand
  * over whole records (`validSize`), so a layout that misreads one stride fails this on almost any real buffer.
  */
-function walksExactly(builtin: BuiltinSizeFn, version: i64): bool {
-  const n = <usize>S.firstActivityN;
-  const p = S.firstActivityP;
+function walksExactly(p: usize, n: usize, builtin: BuiltinSizeFn, version: i64): bool {
   let r: usize = 0;
   while (r + 4 <= n) {
     const k = load<u32>(p + r);
@@ -56,13 +54,10 @@ export function prepareStrides(builtin: BuiltinSizeFn, layouts: StaticArray<u32>
     S.putKindSize(k, s);
   }
   // No KIND_SIZES (lost with the HEADER, or a damaged HEADER's version): the built-in sizes of a version that may not
-  // be the dump's. When they do not walk the first buffer exactly, the first of `layouts` (newest first) that does is
-  // used instead — else every record after the first of a kind that grew is read at the wrong offset.
-  checkBuiltin = null;
-  if (S.haveKindSizes || S.firstActivityN == 0) return;
-  checkBuiltin = builtin;
+  // be the dump's, checked against each buffer by recheckStrides — else every record after the first of a kind that
+  // grew is read at the wrong offset.
+  checkBuiltin = S.haveKindSizes ? null : builtin;
   checkLayouts = layouts;
-  recheckStrides(S.firstActivityP, S.firstActivityN);
 }
 
 // The layout check of a dump without KIND_SIZES, while a buffer may still tell the layouts apart (prepareStrides).
@@ -84,11 +79,10 @@ export function stridesReset(): void {
 export function recheckStrides(p: usize, n: u32): void {
   const builtin = checkBuiltin;
   if (builtin == null) return;
-  S.setFirstActivity(p, n);
-  if (walksExactly(builtin, -1)) return;
+  if (walksExactly(p, <usize>n, builtin, -1)) return;
   for (let i = 0; i < checkLayouts.length; i++) {
     const v = unchecked(checkLayouts[i]);
-    if (!walksExactly(builtin, <i64>v)) continue;
+    if (!walksExactly(p, <usize>n, builtin, <i64>v)) continue;
     let same = true;
     for (let k: u32 = 1; k < S.MAX_KIND && same; k++) same = S.recordsOfKind(k) == 0 || builtin(k, v) == S.kindSize(k);
     if (!same) continue;

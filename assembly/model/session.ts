@@ -214,18 +214,6 @@ export function recordsOfKind(k: u32): u64 {
   return k < MAX_KIND ? load<u64>(recordsPerKindP + (<usize>k << 3)) : 0;
 }
 export let haveKindSizes = false;
-/**
- * The first activity payload of the file, [firstActivityP, firstActivityP + firstActivityN) in the core's memory, while
- * the decoder prepares its strides (decode/strides.ts reads it to tell a layout from the records when the dump has
- * no KIND_SIZES); valid only during that call.
- */
-export let firstActivityP: usize = 0;
-export let firstActivityN: u32 = 0;
-/** Notes the first activity payload (see {@link firstActivityP}). */
-export function setFirstActivity(p: usize, n: u32): void {
-  firstActivityP = p;
-  firstActivityN = n;
-}
 /** File offset of the KIND_SIZES chunk the sizes in use came from (what BAD_KIND_SIZE names); 0 = none read. */
 export let kindSizesAt: u64 = 0;
 /** Notes the file offset of a KIND_SIZES chunk whose sizes were taken. */
@@ -691,8 +679,6 @@ export function sessionReset(): void {
   otherMaxVendor = 0;
   haveKindSizes = false;
   kindSizesAt = 0;
-  firstActivityP = 0;
-  firstActivityN = 0;
   memory.fill(kindSizesP, 0, MAX_KIND * 4);
   memory.fill(recordsPerKindP, 0, MAX_KIND * 8);
   chunksSeen = 0;
