@@ -100,6 +100,14 @@ const DUMP_MUTATORS: Record<string, Mutator> = {
     // Cut on a record's edge it is a dump whose collector wrote fewer records: nothing can tell (no vanished count).
     return { bytes: x, valueChange: false, fewer: true };
   },
+  "preamble": (b, r) => {
+    // Bits of the magic, minor version or flags changed (not the major: a newer one is refused, FUTURE_FORMAT): the
+    // chunk header after the preamble proves the dump (PREAMBLE_DAMAGED), nothing is lost.
+    const x = b.slice();
+    const bytes = [0, 1, 2, 3, 4, 5, 6, 7, 10, 11, 12, 13, 14, 15];
+    for (let i = 0, n = 1 + pick(r, 8); i < n; i++) x[bytes[pick(r, bytes.length)]] ^= 1 << pick(r, 8);
+    return { bytes: x, valueChange: false };
+  },
   "truncate": (b, r) => ({ bytes: b.slice(0, 64 + pick(r, b.length - 64)), valueChange: false }),
   "drop-chunk": (b, r) => {
     const cs = body(b);

@@ -499,13 +499,18 @@ export function feed(n: usize): bool {
   }
   if (!preambleDone) {
     if (winLen < PREAMBLE) return true;
-    if (load<u64>(win) != 0x4543415254574152) {
-      // "RAWTRACE" read as a little-endian u64
-      fail(Fatal.BAD_MAGIC, 0, 0);
-      return false;
-    }
     const major = <u32>load<u16>(win, 8);
-    if (major > FORMAT_MAJOR) {
+    if (load<u64>(win) != 0x4543415254574152) {
+      // "RAWTRACE" read as a little-endian u64. A damaged magic (a changed byte of a dump's first 8) would lose the
+      // whole dump: a chunk header whose sync word and CRC-32 hold right after the preamble proves a dump (a chance
+      // match needs 56 fixed bits), so it is read, PREAMBLE_DAMAGED said.
+      if (winLen < PREAMBLE + CHUNK_HEADER) return true; // finish() decides a shorter file: BAD_MAGIC
+      if (major > FORMAT_MAJOR || !headerValid(win + PREAMBLE)) {
+        fail(Fatal.BAD_MAGIC, 0, 0);
+        return false;
+      }
+      if (recordContainerWarnings) warn(Warn.PREAMBLE_DAMAGED, 0, magicBytesChanged());
+    } else if (major > FORMAT_MAJOR) {
       fail(Fatal.FUTURE_FORMAT, 8, major);
       return false;
     }
@@ -691,6 +696,13 @@ export function feed(n: usize): bool {
   }
   pendingTotal = 0;
   return true;
+}
+
+/** How many of the window's first 8 bytes differ from the magic "RAWTRACE" (the window holds at least 8). */
+function magicBytesChanged(): u32 {
+  let n: u32 = 0;
+  for (let i: usize = 0; i < 8; i++) if (load<u8>(win + i) != load<u8>(MAGIC_TEXT + i)) n++;
+  return n;
 }
 
 /** Ends the input: settles a chunk that runs past the end (truncation or damaged length) and reports leftovers. */

@@ -187,10 +187,16 @@ export const enum Warn {
    * 1 before 1970 (clamped to 1 ns), 2 past 2^64 − 1 ns, 3 both.
    */
   CLOCK_CLAMPED = 43,
+  /**
+   * The file's first 8 bytes are not the magic "RAWTRACE", but a chunk header whose sync word and header CRC hold
+   * follows the 16-byte preamble (and its format major is not a newer one's): the magic is damaged, the dump read as
+   * any other. Nothing is lost by it. offset: 0. detail: how many of the 8 bytes differ.
+   */
+  PREAMBLE_DAMAGED = 44,
 }
 
 /** Number of warning codes (size of the per-code tables). */
-export const WARN_COUNT: i32 = 44;
+export const WARN_COUNT: i32 = 45;
 /** The first of the warning codes only a host can detect (rt_host_warn accepts these alone, up to WARN_HOST_LAST). */
 export const WARN_HOST_FIRST: i32 = 37;
 /** The last of the warning codes only a host can detect. */

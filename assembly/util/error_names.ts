@@ -48,6 +48,7 @@ export function warnName(code: i32): string {
     case 41: return "FOREIGN_CHUNK";
     case 42: return "BAD_CLOCK_ANCHOR";
     case 43: return "CLOCK_CLAMPED";
+    case 44: return "PREAMBLE_DAMAGED";
   }
   return "UNKNOWN";
 }

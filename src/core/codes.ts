@@ -72,6 +72,7 @@ export const WARN_NAMES = [
   "FOREIGN_CHUNK",
   "BAD_CLOCK_ANCHOR",
   "CLOCK_CLAMPED",
+  "PREAMBLE_DAMAGED",
 ] as const;
 /**
  * Warnings only the host can detect: `STILL_WRITING`, an input without END chunk that changed size during the
@@ -139,6 +140,8 @@ export const WARN_MESSAGES: Record<WarningName, string> = {
     "a CLOCK anchor is implausible (reason {detail}: 1 vendor time 0, 2 vendor time of 2^63 ns or more, 3 CLOCK_REALTIME 0 or 2^63 ns or more, no Unix time from 1970 to 2262, 4 it disagrees with the other anchor and lies over 1 h from every record, 5 a start anchor that disagrees with the end anchor and lies over 1 h from the HEADER's collector start, 6 an end anchor that disagrees with the start anchor, 7 the only anchor (and every periodic one), over 1 h from every record, none between them); set aside: times are aligned by the other anchor, or by none (the vendor clock taken as CLOCK_REALTIME), and keep their differences as recorded",
   CLOCK_CLAMPED:
     "the clock alignment maps recorded times outside the Unix times a u64 of ns holds (side {detail}: 1 before the epoch, 2 past 2^64 - 1 ns, 3 both); they were clamped there, so their times are lost: the CLOCK anchor at this offset is implausible",
+  PREAMBLE_DAMAGED:
+    "the file does not start with the magic 'RAWTRACE' ({detail} of its 8 bytes changed) but a valid chunk follows the 16-byte preamble: read as a dump whose first bytes are damaged (nothing lost by it)",
   HEADER_DAMAGED:
     "the HEADER failed its checksum but its layout holds: it was used (vendor {detail}, checked against the chunks that follow; ranks only where plausible); its versions, process id, host name and rank (even a plausible one) may be wrong",
 };

@@ -5,6 +5,7 @@
 import { FATAL_MESSAGES, FATAL_NAMES, RawtraceError, WARN_NAMES, Warning, fill, type LossReport } from "./codes.js";
 import { unsignedPointers, type CoreExports } from "./core_exports.js";
 import { readFileInfo, vendorName } from "./file_info.js";
+import { SNIFF_BYTES, describeStart } from "./sniff.js";
 
 export { vendorName };
 
@@ -471,6 +472,10 @@ export class Engine {
     this.noteAsync(this.sink?.(new Uint8Array(this.x.memory.buffer, ptr, len)));
   }
 
+  /** The input's first bytes ({@link SNIFF_BYTES} at most), gathered by the first windows of each pass. */
+  private head = new Uint8Array(SNIFF_BYTES);
+  private headLen = 0;
+
   /** Promises a sink or progress callback returned during the current window (awaited before the next one). */
   private pending: PromiseLike<unknown>[] = [];
 
@@ -502,6 +507,7 @@ export class Engine {
     const x = this.x;
     const reader = await src.open(pass);
     let done = 0;
+    this.headLen = 0;
     try {
       for (;;) {
         // Read straight into the core's input window: no intermediate copy.
@@ -512,6 +518,12 @@ export class Engine {
         // "engine called out of order".
         if (!Number.isInteger(n) || n < 0 || n > free) {
           throw new RawtraceError("API_MISUSE", `${src.path ?? src.name}: offset ${done}: the source's read() returned ${String(n)}, not a whole number of bytes from 0 to the ${free} asked for`, src.path ?? src.name, done);
+        }
+        if (this.headLen < SNIFF_BYTES) {
+          // The file's first bytes, for BAD_MAGIC's hint of what the file is instead (core/sniff.ts).
+          const k = Math.min(n, SNIFF_BYTES - this.headLen);
+          this.head.set(new Uint8Array(x.memory.buffer, x.rt_input_ptr(), k), this.headLen);
+          this.headLen += k;
         }
         done += n;
         // Where the source's bytes stop being the file's own, once it knows (a gzip reader learns of a damage before it
@@ -554,7 +566,8 @@ export class Engine {
     const name = FATAL_NAMES[code] ?? `FATAL_${code}`;
     const offset = Number(this.x.rt_fatal_offset());
     const detail = this.x.rt_fatal_detail();
-    const msg = fill(FATAL_MESSAGES[name] ?? name, detail);
+    let msg = fill(FATAL_MESSAGES[name] ?? name, detail);
+    if (name === "BAD_MAGIC") msg += describeStart(this.head.subarray(0, this.headLen));
     throw new RawtraceError(name, `${file}: offset ${offset}: ${msg}`, file, offset);
   }
 

@@ -5,7 +5,7 @@
  */
 import { crc32 } from "node:zlib";
 import { checksumBitsInvalid, payloadChecksum } from "./checksum.js";
-import { CHUNK_HEADER_SIZE, CHUNK_SYNC, ChunkType, MAGIC, PREAMBLE_SIZE } from "./container.js";
+import { CHUNK_HEADER_SIZE, CHUNK_SYNC, ChunkType, PREAMBLE_SIZE } from "./container.js";
 import type { HeaderInfo } from "./writer.js";
 
 /** A HEADER as read back: every field of {@link HeaderInfo}, the command line split at its NULs. */
@@ -15,12 +15,12 @@ export interface ReadHeader extends Required<Omit<HeaderInfo, "commandLine">> {
 
 /**
  * The HEADER chunk at the start of `bytes` (the file's first bytes: the preamble, then the HEADER as the collectors
- * write it), or null when they do not start that way or the chunk fails its header or payload checksum. `bytes` is
- * only read.
+ * write it), or null when they do not start that way or the chunk fails its header or payload checksum. The magic is
+ * not looked at: the chunk header's sync word and CRC prove the dump, as the core reads one whose magic is damaged
+ * (PREAMBLE_DAMAGED). `bytes` is only read.
  */
 export function readHeader(bytes: Uint8Array): ReadHeader | null {
   if (bytes.length < PREAMBLE_SIZE + CHUNK_HEADER_SIZE) return null;
-  for (let i = 0; i < MAGIC.length; i++) if (bytes[i] !== MAGIC[i]) return null;
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const h = PREAMBLE_SIZE;
   if (dv.getUint32(h, true) !== CHUNK_SYNC || dv.getUint16(h + 4, true) !== ChunkType.HEADER) return null;

@@ -22,7 +22,7 @@
  */
 import { closeSync, fstatSync, openSync, read, readSync, statSync } from "node:fs";
 import { promisify } from "node:util";
-import { createGunzip } from "node:zlib";
+import { crc32, createGunzip } from "node:zlib";
 import { Readable } from "node:stream";
 import { basename, join } from "node:path";
 import { tmpdir } from "node:os";
@@ -32,7 +32,8 @@ import { GzipStartError, nextMemberHeader } from "../core/gunzip.js";
 import { gzipDamageFor, type GunzipDamage } from "../core/gzip_damage.js";
 import { createTemp, writeAll } from "./output.js";
 import { removeOwned, withDefaultSignals } from "./owned.js";
-import { MAGIC } from "../format/container.js";
+import { CHUNK_HEADER_SIZE, CHUNK_SYNC, FORMAT_MAJOR, MAGIC, PREAMBLE_SIZE } from "../format/container.js";
+import { SNIFF_BYTES, describeStart } from "../core/sniff.js";
 import { dumpName } from "./inputs.js";
 import { gzipMembers } from "./gzip_members.js";
 
@@ -100,15 +101,28 @@ function mayBeDump(head: Buffer): boolean {
 }
 
 /**
+ * Whether `head` (a stream's first 40 bytes, its magic not a dump's) is a dump whose magic is damaged, as the core
+ * decides it (assembly/format/container.ts): a chunk header whose sync word and header CRC hold at offset 16, and a
+ * format major that is not a newer one's.
+ */
+function damagedMagicDump(head: Buffer): boolean {
+  const c = PREAMBLE_SIZE;
+  return head.length >= c + CHUNK_HEADER_SIZE && head.readUInt16LE(8) <= FORMAT_MAJOR && head.readUInt32LE(c) === CHUNK_SYNC &&
+    (crc32(head.subarray(c, c + 20)) >>> 0) === head.readUInt32LE(c + 20);
+}
+
+/**
  * Copies everything readable from `fd` (sequential reads) to `to`; returns the bytes copied. Errors name `path`.
- * The first 8 bytes are checked before anything more is copied: a stream that is not a dump (`/dev/zero`, `yes |`,
+ * The first bytes are checked before anything more is copied (8, or 40 when they are not a dump's magic: a chunk
+ * header at offset 16 may prove a dump whose magic is damaged): a stream that is not a dump (`/dev/zero`, `yes |`,
  * a text file through a pipe) is refused with BAD_MAGIC at once, instead of being spooled until the disk is full.
  */
 function copyAll(path: string, fd: number, to: number, where: string): number {
   const buf = Buffer.allocUnsafe(1 << 20);
   let size = 0;
-  const head = Buffer.alloc(MAGIC.length);
+  const head = Buffer.alloc(SNIFF_BYTES);
   let headLen = 0;
+  let decided = false;
   for (;;) {
     let n: number;
     try {
@@ -118,13 +132,18 @@ function copyAll(path: string, fd: number, to: number, where: string): number {
       throw inputError(path, e, "cannot read");
     }
     if (n === 0) return size;
-    if (headLen < MAGIC.length) {
-      // Reads from a pipe may be short: the head gathers across them.
-      const k = Math.min(n, MAGIC.length - headLen);
+    if (!decided) {
+      // Reads from a pipe may be short: the head gathers across them. A dump's magic or gzip's decides at 8 bytes;
+      // other bytes wait for the first chunk header, which proves a dump whose magic is damaged (PREAMBLE_DAMAGED).
+      const k = Math.min(n, SNIFF_BYTES - headLen);
       buf.copy(head, headLen, 0, k);
       headLen += k;
-      if (headLen === MAGIC.length && !mayBeDump(head)) {
-        throw new RawtraceError("BAD_MAGIC", `${path}: offset 0: ${FATAL_MESSAGES.BAD_MAGIC}`, path, 0);
+      if (headLen >= MAGIC.length && mayBeDump(head.subarray(0, MAGIC.length))) decided = true;
+      else if (headLen === SNIFF_BYTES) {
+        if (!damagedMagicDump(head)) {
+          throw new RawtraceError("BAD_MAGIC", `${path}: offset 0: ${FATAL_MESSAGES.BAD_MAGIC}${describeStart(head)}`, path, 0);
+        }
+        decided = true;
       }
     }
     writeAll(to, buf.subarray(0, n), `${path} (spooled to ${where})`, "cannot spool the input");

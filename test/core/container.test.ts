@@ -31,9 +31,20 @@ async function rejects(bytes: Uint8Array, name: string, offset: number): Promise
 
 test("wrong magic, future major version and an empty file are clear errors with offsets", async () => {
   const good = sampleDump();
+  // Someone passed a JSON trace: BAD_MAGIC, and the message says what the file looks like.
+  const json = new TextEncoder().encode(' \n{"traceEvents": [{"ph": "X", "name": "k", "ts": 1, "dur": 2}]}');
+  await rejects(json, "BAD_MAGIC", 0);
+  await toChrome(json, {}, "bad.rawtrace").then(() => assert.unreachable(), (e) => assert.match(e.message, "it looks like JSON text"));
+  // A damaged magic whose first chunk header is damaged too: nothing proves the rest a dump.
   const bad = good.slice();
-  bad[0] = 0x7b; // '{' — e.g. someone passed a JSON trace
+  bad[0] = 0x7b;
+  bad[PREAMBLE_SIZE + 8] ^= 1; // the HEADER chunk's seq: its header CRC fails
   await rejects(bad, "BAD_MAGIC", 0);
+  // A damaged magic before a newer major version: not read as a damaged format 1 dump.
+  const newer = good.slice();
+  newer[0] = 0x7b;
+  newer[8] = 2;
+  await rejects(newer, "BAD_MAGIC", 0);
   const future = good.slice();
   future[8] = 2;
   await rejects(future, "FUTURE_FORMAT", 8);
@@ -43,6 +54,38 @@ test("wrong magic, future major version and an empty file are clear errors with 
   // Short, but not the magic's bytes: not a dump cut early (the first byte alone decided before).
   await rejects(new TextEncoder().encode("RAWTRAC-12"), "BAD_MAGIC", 0);
   await rejects(new TextEncoder().encode("RX"), "BAD_MAGIC", 0);
+});
+
+test("a damaged magic before a valid chunk header is read as the dump it is (PREAMBLE_DAMAGED), in every pass", async () => {
+  const good = sampleDump();
+  const ref = await toChrome(good);
+  const ev = (t: any) => JSON.stringify(t.traceEvents.filter((e: any) => e.ph !== "M"));
+  const said = (t: any, detail: number) => {
+    const w = t.rawtrace.warnings;
+    assert.equal(w.filter((x: any) => x.code === "PREAMBLE_DAMAGED"), [{ code: "PREAMBLE_DAMAGED", count: 1, offset: 0, detail }]);
+    assert.equal(w.filter((x: any) => x.code !== "PREAMBLE_DAMAGED"), ref.trace.rawtrace.warnings); // nothing else changed
+  };
+  for (const [at, xor] of [[0, 0x7b ^ 0x52], [3, 0x10], [7, 0xff]] as const) {
+    const bad = good.slice();
+    bad[at] ^= xor;
+    const got = await toChrome(bad);
+    assert.is(got.result.events, ref.result.events);
+    assert.is(ev(got.trace), ev(ref.trace));
+    said(got.trace, 1);
+  }
+  // All 8 bytes changed (zeros over the magic), the minor version and flags damaged too: still a dump.
+  const wiped = good.slice();
+  wiped.fill(0, 0, 8);
+  wiped[10] = 0xee;
+  wiped[12] = 0x55;
+  const got = await toChrome(wiped);
+  assert.is(got.result.events, ref.result.events);
+  assert.is(ev(got.trace), ev(ref.trace));
+  said(got.trace, 8);
+  // Cut before the first chunk header ends: nothing proves a dump, BAD_MAGIC as before.
+  await rejects(wiped.slice(0, PREAMBLE_SIZE + CHUNK_HEADER_SIZE - 1), "BAD_MAGIC", 0);
+  const head = (await toChrome(wiped.slice(0, PREAMBLE_SIZE + CHUNK_HEADER_SIZE))).trace.rawtrace.warnings;
+  assert.ok(head.some((x: any) => x.code === "PREAMBLE_DAMAGED"), JSON.stringify(head));
 });
 
 // The reader's damage handling must not depend on which payload checksum the dump carries: every case runs on a

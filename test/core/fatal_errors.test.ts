@@ -46,7 +46,7 @@ test("the CLI prints the error as one line naming the file and offset, exit non-
   assert.ok(r.status !== 0 && r.status !== null, `exit ${r.status}`);
   const lines = r.stderr.trim().split("\n");
   assert.is(lines.length, 1, r.stderr);
-  assert.match(lines[0], /^rawtrace: .*trace\.json\.rawtrace: offset 0: not a \.rawtrace file: expected the 8 bytes 'RAWTRACE' at offset 0$/);
+  assert.match(lines[0], /^rawtrace: .*trace\.json\.rawtrace: offset 0: not a \.rawtrace file: expected the 8 bytes 'RAWTRACE' at offset 0; it looks like JSON text \(a trace already converted\?\): rawtrace reads the \.rawtrace dumps its collectors write; Chrome trace JSON opens in Perfetto UI or chrome:\/\/tracing as it is$/);
 });
 
 test("info of a dump with no decoder shows its HEADER (text and --json), then the error; a damaged or cut HEADER reads as none", () => {
@@ -85,6 +85,14 @@ test("info of a dump with no decoder shows its HEADER (text and --json), then th
     assert.is(readHeader(bad), null, `byte ${at}`);
   }
   assert.is(readHeader(bytes.subarray(0, 100)), null, "cut inside the HEADER");
+  // A damaged magic: the core reads the dump all the same (PREAMBLE_DAMAGED), and info still shows its HEADER.
+  const damaged = bytes.slice();
+  damaged[2] ^= 0x40;
+  writeFileSync(file, damaged);
+  const d = spawnSync(process.execPath, ["dist/node/cli.js", "info", file], { encoding: "utf8" });
+  assert.is(d.status, 1, d.stderr);
+  assert.match(d.stdout, "  process       pid 4242 on gpu-node-7: python train.py --lr");
+  assert.match(d.stderr, /vendor code 3 has no decoder in this build/);
 });
 
 test.after(() => rmSync(tmp, { recursive: true, force: true }));

@@ -88,6 +88,8 @@ test("an endless stream that is not a dump (/dev/zero, `yes |`) is refused after
     ["/dev/zero", `"${process.execPath}" "${CLI}" convert /dev/zero -o z.json`],
     ["/dev/stdin", `yes | "${process.execPath}" "${CLI}" convert - -o y.json`],
     ["/dev/stdin", `yes | "${process.execPath}" "${CLI}" info -`],
+    // A magic with one byte changed waits for the first chunk header (which would prove a dump), then is refused.
+    ["/dev/stdin", `(printf RAWTRACX; yes) | "${process.execPath}" "${CLI}" convert - -o x.json`],
   ];
   for (const [name, cmd] of cases) {
     // TMPDIR in the run's own folder: a spool that grew would show there (it is unlinked at once, so df, not ls).
@@ -105,6 +107,14 @@ test("an endless stream that is not a dump (/dev/zero, `yes |`) is refused after
   assert.match(short.stderr, "file ends before the 16-byte preamble (4 bytes)");
   const gz = spawnSync("sh", ["-c", `"${process.execPath}" "${CLI}" convert - -o g.json`], { cwd: d, encoding: "utf8", timeout: 30000, input: gzipSync(readFileSync(SAMPLE)) as unknown as string });
   assert.is(gz.status, 0, gz.stderr);
+  // A dump whose magic is damaged, through a pipe: its first chunk header proves it, and it converts as from a file.
+  const damaged = readFileSync(SAMPLE);
+  damaged[5] ^= 4;
+  const dm = spawnSync("sh", ["-c", `"${process.execPath}" "${CLI}" convert - -o m.json`], { cwd: d, encoding: "utf8", timeout: 30000, input: damaged as unknown as string });
+  assert.is(dm.status, 0, dm.stderr);
+  assert.match(dm.stderr, "warning PREAMBLE_DAMAGED ×1 (offset 0)");
+  const ref = JSON.parse(readFileSync(join(d, "g.json"), "utf8")).traceEvents;
+  assert.is(JSON.parse(readFileSync(join(d, "m.json"), "utf8")).traceEvents.length, ref.length);
 });
 
 test("a missing input: IO naming it ('cannot open'), one input or several, never a bare Node error", () => {
