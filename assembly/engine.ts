@@ -256,6 +256,7 @@ function settleSalvage(type: u32): void {
     replayToDecoder();
   }
   keptCount = 0;
+  S.settleNamesPid();
   warn(headerMissing ? Warn.NO_HEADER : Warn.HEADER_DAMAGED, salvagedAt, v);
   headerMissing = false;
 }
@@ -409,7 +410,9 @@ function onChunkPass1(type: u32, p: usize, n: u32, off: u64, seq: u32): void {
         const pid = rd32();
         const tid = rd32();
         rdStr();
-        if (cok) S.setThreadName(pid, tid, strP, strN);
+        if (!cok) break;
+        S.setThreadName(pid, tid, strP, strN);
+        if (salvaged) S.noteNamesPid(pid); // the process of a lost or damaged HEADER (S.hostPid)
       }
       break;
     }

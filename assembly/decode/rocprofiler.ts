@@ -437,7 +437,7 @@ function scanRecord(kind: u32, q: usize, size: u32, at: u64): void {
       if (what == Op.RANGE) {
         noteShownHost(HEADER_PROCESS, load<u64>(q + <usize>(apiStartOff())), load<u64>(q + <usize>(apiStartOff() + 8)), at);
         const corr = load<u64>(q, 16);
-        R.rangeOpen(<u32>corr, S.processId, <u32>load<u64>(q + <usize>(apiThreadOff())), load<u64>(q + <usize>(apiStartOff())), corr);
+        R.rangeOpen(<u32>corr, S.hostPid(), <u32>load<u64>(q + <usize>(apiThreadOff())), load<u64>(q + <usize>(apiStartOff())), corr);
         R.rangeClose(<u32>corr, load<u64>(q + <usize>(apiStartOff() + 8)));
       }
       break;
@@ -617,7 +617,7 @@ function decodeRecord(kind: u32, q: usize, size: u32, at: u64): void {
       e.correlation = load<u64>(q, 16);
       external(e, load<u64>(q, 24));
       if (!timingApply(e, load<u64>(q + <usize>(apiStartOff())), load<u64>(q + <usize>(apiStartOff() + 8)))) return;
-      e.pid = S.processId;
+      e.pid = S.hostPid();
       e.tid = <u32>load<u64>(q + <usize>(apiThreadOff()));
       if (startsFlow(e.correlation)) e.flags |= EvFlag.FLOW_START;
       if (tableCount(allocs) != 0) {
@@ -652,7 +652,7 @@ function decodeRecord(kind: u32, q: usize, size: u32, at: u64): void {
         if (timingCheck(s, s) == Timing.DROP) return; // counted in pass 1 (model/timing.ts)
         e.start = toUnix(s);
         e.end = e.start;
-        e.pid = S.processId;
+        e.pid = S.hostPid();
         e.tid = tid;
         message(e, corr, at);
         emitEvent(e);
@@ -667,7 +667,7 @@ function decodeRecord(kind: u32, q: usize, size: u32, at: u64): void {
         evClear(e);
         e.kind = EvKind.RANGE;
         e.recordKind = kind;
-        e.pid = S.processId;
+        e.pid = S.hostPid();
         e.tid = tid;
         if (!timingApply(e, s, endTs)) return;
         external(e, load<u64>(q, 24));
@@ -750,7 +750,7 @@ function rocpFinish(lastTs: u64): void {
     if (m == 0) continue;
     evClear(e);
     e.kind = EvKind.RANGE;
-    e.pid = S.processId;
+    e.pid = S.hostPid();
     e.tid = markTid(m);
     e.start = toUnix(markTs(m));
     e.end = lastTs < e.start ? e.start : lastTs;

@@ -116,7 +116,7 @@ export function marksPair(): void {
     if (load<u32>(m, 4) != 0) {
       store<u32>(b + (<usize>depth << 2), <u32>m);
       depth++;
-      R.rangeOpen(<u32>load<u64>(m, 16), S.processId, tid, load<u64>(m, 8), load<u64>(m, 16));
+      R.rangeOpen(<u32>load<u64>(m, 16), S.hostPid(), tid, load<u64>(m, 8), load<u64>(m, 16));
     } else if (depth > 0) {
       depth--;
       const push = <usize>load<u32>(b + (<usize>depth << 2));

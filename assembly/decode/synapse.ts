@@ -219,7 +219,7 @@ function walk(report: bool): void {
       const e = B.entryAt(i);
       if (<u32>load<u8>(e, 16) != T_META) continue;
       const np = B.hpuStr(load<u64>(e, 80), i, true);
-      if (!B.strCut) engineMeta(dev, load<u32>(e, 64), load<u32>(e, 68), np, B.strLen, S.processId, B.bufOff);
+      if (!B.strCut) engineMeta(dev, load<u32>(e, 64), load<u32>(e, 68), np, B.strLen, S.hostPid(), B.bufOff);
     }
   }
   for (let i: u32 = 0; i < B.held; i++) {
@@ -374,7 +374,7 @@ function emitEntry(
   if (cls == ENG_HOST) {
     x.kind = EvKind.API_RUNTIME;
     x.apiCat = ApiCat.HPU_OP;
-    x.pid = S.processId;
+    x.pid = S.hostPid();
     x.tid = ei;
     x.correlation = L.launchNumber(launch);
     if (L.launchFlowStart(launch)) x.flags |= EvFlag.FLOW_START;

@@ -86,14 +86,19 @@ function nsHostName(pid: u64): void {
  * (the HEADER's pid) when the HEADER is intact and pass 1 saw API calls of it that the output shows or, for decoders
  * that note no API process (ROCm, Gaudi: their host events take the HEADER's pid), any shown host event; otherwise the
  * first process pass 1 saw a shown API call of (a HEADER that failed its checksum, API calls only from another
- * process). The end then writes no second process_name for that pid.
+ * process), or, for ROCm and Gaudi, the pid their host events take (S.hostPid: a lost or damaged HEADER's, or its
+ * THREAD_NAMES' process) when a shown host event has it. The end then writes no second process_name for that pid.
  */
 function leadPid(): u64 {
   // Not from a HEADER that failed its checksum (its pid may be the damaged byte), nor for a pid no shown event has.
   if (S.haveHeader && S.processId != 0 && warningCount(Warn.HEADER_DAMAGED) == 0 && S.apiProcessSeen(S.processId)) {
     return <u64>S.processId;
   }
-  return <u64>S.firstApiPid();
+  const api = S.firstApiPid();
+  if (api != 0) return <u64>api;
+  // ROCm, Gaudi (no API call's process noted): their host events take S.hostPid, whatever the HEADER's state.
+  const host = S.hostPid();
+  return host != 0 && !S.apiPidsNoted && S.apiProcessSeen(host) ? <u64>host : 0;
 }
 
 /**

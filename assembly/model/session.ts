@@ -56,12 +56,40 @@ export function setHeader(
 /**
  * The program's pid for host events whose records hold none (PTI waits) and for Kineto's GPU pid rule: the HEADER's,
  * unless the HEADER is lost (pid 0) or failed its checksum (its pid may be the damaged byte): then the first process
- * whose API calls pass 1 saw, when there is one (CUDA, XPU: their API records carry the pid).
+ * whose API calls pass 1 saw, when there is one (CUDA, XPU: their API records carry the pid); else {@link hostPid}.
  */
 export function programPid(): u32 {
   if (haveHeader && processId != 0 && warningCount(Warn.HEADER_DAMAGED) == 0) return processId;
   const api = firstApiPid();
-  return api != 0 ? api : processId;
+  return api != 0 ? api : hostPid();
+}
+
+/** Pid of the first THREAD_NAMES entry read while a lost or damaged HEADER was unsettled (0: none). */
+let namesPid: u32 = 0;
+/** Whether {@link hostPid} is {@link namesPid} (settled at the first activity chunk). */
+let namesPidUsed = false;
+
+/** Pass 1, a THREAD_NAMES entry of process `pid` read before a lost or damaged HEADER settled (engine.ts). */
+export function noteNamesPid(pid: u32): void {
+  if (namesPid == 0) namesPid = pid;
+}
+
+/**
+ * Settles {@link hostPid} where a lost or damaged HEADER settles (engine.ts settleSalvage: at the first activity
+ * chunk, before any record is decoded, so every pass sees one value): the THREAD_NAMES' process when one came first.
+ */
+export function settleNamesPid(): void {
+  namesPidUsed = namesPid != 0;
+}
+
+/**
+ * The pid of host events whose records hold none (ROCm's, Gaudi's): the HEADER's, or, when the HEADER was lost or
+ * failed its checksum, the process of the THREAD_NAMES chunks read before the first activity chunk (their payload
+ * checksum intact; a collector names its own process's threads only: collectors/rocm/rocm_writer.c note_threads), so
+ * that such a dump's host rows keep their process and thread names instead of pid 0 or a damaged byte.
+ */
+export function hostPid(): u32 {
+  return namesPidUsed ? namesPid : processId;
 }
 
 /** Replaces the HEADER's vendor id (engine.ts: a damaged HEADER's vendor that the dump's chunks contradict). */
@@ -651,6 +679,8 @@ export function sessionReset(): void {
   runtimeVersion = 0;
   driverVersion = 0;
   processId = 0;
+  namesPid = 0;
+  namesPidUsed = false;
   rank = -1;
   localRank = -1;
   worldSize = -1;

@@ -116,6 +116,35 @@ test("a HEADER skipped whole (NO_HEADER) or with a damaged pid (HEADER_DAMAGED):
   }
 });
 
+test("ROCm without its HEADER (NO_HEADER) or with a damaged pid (HEADER_DAMAGED): host rows keep the process of the THREAD_NAMES before the first activity, their thread names, Kineto's GPU pids and a lead process_name (before: pid 0 or the damaged pid, names lost, GPUs at 5,000,000 + ordinal, an API call at index 0)", async () => {
+  const intact = load("mi250_minitoy_rocprof.rawtrace");
+  const before = await toChrome(intact);
+  const rows = (t: typeof before.trace) => ({
+    lanes: t.traceEvents.filter((e) => e.ph === "X").map((e) => `${e.cat}|${e.ts}|${e.pid}|${e.tid}`).sort(),
+    threads: t.traceEvents.filter((e) => e.ph === "M" && e.name === "thread_name").map((e) => `${e.pid}/${e.tid}=${e.args.name}`).sort(),
+  });
+  const want = rows(before.trace);
+  assert.ok(want.threads.some((n) => /^\d+\/\d+=thread \d+ \(python3\)$/.test(n)), want.threads.join());
+  const skipped = intact.slice();
+  skipped[PREAMBLE_SIZE + 20] ^= 0x01; // the HEADER's chunk header checksum: the chunk skipped whole
+  const pidNear = intact.slice();
+  pidNear[HDR + 20] ^= 0x01; // its pid one off, the payload checksum failing
+  const hostPid = new DataView(intact.buffer).getUint32(HDR + 20, true);
+  for (const [what, b, code] of [["skipped", skipped, "NO_HEADER"], ["pid damaged", pidNear, "HEADER_DAMAGED"]] as const) {
+    const after = await toChrome(b);
+    assert.ok(warningOf(after.result, code), `${what}: ${code}`);
+    assert.equal(rows(after.trace), want, `${what}: every event on its own process and thread, the threads named`);
+    const first = after.trace.traceEvents[0];
+    assert.equal([first.ph, first.name, first.pid], ["M", "process_name", hostPid], `${what}: the lead names the host process`);
+  }
+  // Without THREAD_NAMES before the first activity there is nothing better than the HEADER's pid (or 0): as before.
+  const spans = chunkSpans(skipped);
+  const names = spans.find((c) => c.type === 9)!;
+  const bare = new Uint8Array([...skipped.subarray(0, names.off), ...skipped.subarray(names.end)]);
+  const lone = await toChrome(bare);
+  assert.ok(lone.trace.traceEvents.filter((e) => e.ph === "X" && e.cat === "cuda_runtime").every((e) => e.pid === 0));
+});
+
 test("ranks from a damaged HEADER are kept only where plausible (a changed high bit would misplace a merge)", async () => {
   const intact = load("alexnet_a100_rank0.rawtrace");
   const b = intact.slice();
