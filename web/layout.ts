@@ -157,6 +157,8 @@ export interface RowBox {
 export interface HeaderBox {
   key: string;
   label: string;
+  /** The file's name in `label` once several files are open ({@link fileTag}): shortened first when it is cut. */
+  tag?: string;
   y: number;
   rows: number;
   collapsed: boolean;
@@ -206,6 +208,7 @@ export function layoutRows(files: readonly LoadedFile[], placed: ReadonlyMap<Loa
   for (const g of keys) {
     const list = groups.get(g)!;
     const hb: HeaderBox = { key: g, label: labels.get(g)!, y, rows: list.length, collapsed: st.collapsed.has(g), pinned: st.pinned.has(g) };
+    if (files.length > 1) hb.tag = fileTag(files, list[0].file);
     out.headers.push(hb);
     y += HEADER_H;
     if (hb.collapsed) continue;

@@ -47,6 +47,42 @@ export function fitWidth(s: string, px: number, width: (t: string) => number): s
   return lo > 0 ? `${s.slice(0, lo)}…` : "";
 }
 
+/** Characters of a file's name a group header keeps at least when it shortens the name ({@link fitHeader}). */
+const MIN_TAG = 8;
+
+/**
+ * A group header's `label` fitted to `px` as `width` measures it. Once several files are open the label holds the
+ * file's name (`tag`, e.g. `(aligned) rawtrace-node7-rank3-41522.rawtrace · GPU 0 · NVIDIA H100`), and cut at its end
+ * every group of a file with a long name read alike: the name is shortened first — its `.rawtrace` / `.rawtrace.gz`
+ * dropped, then its middle, keeping its start and end (a rank, a pid) and at least {@link MIN_TAG} characters — as
+ * little as lets the group's first words after it (CPU, GPU n) show; what still does not fit is cut at the end
+ * ({@link fitWidth}). Without `tag`, or when the tag is not in the label, {@link fitWidth} alone.
+ */
+export function fitHeader(label: string, tag: string | undefined, px: number, width: (t: string) => number): string {
+  const at = tag ? label.indexOf(tag) : -1;
+  if (width(label) <= px || !tag || at < 0) return fitWidth(label, px, width);
+  const head = label.slice(0, at);
+  const tail = label.slice(at + tag.length);
+  // "name.rawtrace (2)" → "name (2)": the extension says nothing about which file it is.
+  const short = tag.replace(/\.rawtrace(\.gz)?(?=( \(\d+\))?$)/, "");
+  // What must stay after the name: the group's first words (" · CPU", " · GPU 0"), then an ellipsis.
+  const kindEnd = tail.indexOf(" · ", 3);
+  const need = `${kindEnd > 0 ? tail.slice(0, kindEnd) : tail}…`;
+  const fits = (name: string) => width(head + name + tail) <= px || width(head + name + need) <= px;
+  if (fits(short)) return fitWidth(head + short + tail, px, width);
+  const mid = (k: number) => `${short.slice(0, Math.ceil(k / 2))}…${short.slice(short.length - Math.floor(k / 2))}`;
+  // The most characters of the name kept (an ellipsis in its middle's place) that leave the group's words room.
+  let lo = Math.min(MIN_TAG, short.length - 1);
+  let hi = short.length - 1;
+  if (lo < 1) return fitWidth(head + short + tail, px, width);
+  while (lo < hi) {
+    const m = (lo + hi + 1) >> 1;
+    if (fits(mid(m))) lo = m;
+    else hi = m - 1;
+  }
+  return fitWidth(head + mid(lo) + tail, px, width);
+}
+
 /** `s` cut to about `px` wide with an ellipsis (estimated for the regular font: cheap, for slice labels). */
 export function fitText(s: string, px: number): string {
   const max = Math.floor(px / CHAR_W);

@@ -15,7 +15,7 @@ import { laneOf, lowerBoundEnd, lowerBoundStart, rowWord, type LoadedFile } from
 import type { RowRef } from "./aggregate.js";
 import { HEADER_H, LANE_H, ROW_PAD, groupKey, layoutRows, placeFiles, type HeaderBox, type Placement, type RowBox } from "./layout.js";
 import { onThemeChange, palette, type Palette } from "./theme.js";
-import { AXIS_H, FONT, GUTTER, arrow, drawAxis, drawMarks, drawMeasure, drawRange, fitText, fitWidth, type Frame } from "./overlays.js";
+import { AXIS_H, FONT, GUTTER, arrow, drawAxis, drawMarks, drawMeasure, drawRange, fitHeader, fitText, type Frame } from "./overlays.js";
 import { SLICE_H, drawCounter, drawLane, type RowPaint } from "./paint_rows.js";
 
 /** A selected or hovered event. */
@@ -470,7 +470,7 @@ export class TimelineView {
       ctx.font = `600 ${FONT}`;
       const label = hb.collapsed ? `▸ ${hb.label} (${hb.rows} rows)` : `▾ ${hb.label}`;
       // Measured in the bold font it is drawn in, so it ends before the buttons.
-      const shown = fitWidth(label, GUTTER - BTN_W * 2 - 10, (t) => ctx.measureText(t).width);
+      const shown = fitHeader(label, hb.tag, GUTTER - BTN_W * 2 - 10, (t) => ctx.measureText(t).width);
       headerPx = Math.max(headerPx, ctx.measureText(shown).width);
       ctx.fillText(shown, 6, hy + HEADER_H / 2);
       ctx.font = FONT;

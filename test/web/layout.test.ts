@@ -164,6 +164,9 @@ test("layout: collapsed, pinned and moved groups of the first file stay so when 
   ], "same state, the file named");
   assert.equal(two.headers.slice(0, 2), mine, "the first file's groups stay on top");
   assert.ok(two.headers.slice(2).every((h) => h.label.startsWith("(aligned) h100_torch_train_nvtx.rawtrace · ") && !h.collapsed && !h.pinned));
+  // Each header knows the file's name in its label, which a narrow gutter shortens first (overlays.ts fitHeader).
+  assert.equal(two.headers.map((h) => h.tag), [...mine.map(() => "cuda_sample.rawtrace"), ...two.headers.slice(2).map(() => "h100_torch_train_nvtx.rawtrace")]);
+  assert.ok(one.headers.every((h) => h.tag === undefined), "one file: no name in the headers");
   assert.equal([...two.laneY.get(a)!], [...before.laneY.get(a)!], "the first file's lanes where they were");
   assert.equal(two.rows.filter((r) => r.file === a).map((r) => r.y), before.rows.map((r) => r.y));
   assert.is(groupKey(a, 0), `${a.id}:${a.rowGroups[0]}`);

@@ -4,7 +4,7 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { fitText, fitWidth } from "../../web/overlays.js";
+import { fitHeader, fitText, fitWidth } from "../../web/overlays.js";
 
 test("fitWidth: the longest prefix with an ellipsis that the measure fits; the whole label when it fits", () => {
   const bold = (t: string) => t.length * 7; // wider than fitText's 6.1 px per character
@@ -17,6 +17,33 @@ test("fitWidth: the longest prefix with an ellipsis that the measure fits; the w
   assert.ok(bold(fitText(label, px)) > px, "the regular-font estimate overflows in bold");
   assert.is(fitWidth("GPU 0", px, bold), "GPU 0");
   assert.is(fitWidth("GPU 0", 3, bold), "");
+});
+
+test("fitHeader: a long file name gives way first (extension, then middle), so each group's CPU / GPU words stay", () => {
+  const bold = (t: string) => t.length * 6.5; // the viewer's bold 11 px system-ui measures 6–7 px a character
+  const px = 250 - 44 - 10; // 30 characters
+  const tag = "rawtrace-gpu-node-17-rank3-41522.rawtrace";
+  const gpu = `▾ (aligned) ${tag} · GPU 0 · NVIDIA H100 80GB HBM3`;
+  const cpu = `▾ (aligned) ${tag} · CPU · pid 41522 · python train.py`;
+  const g = fitHeader(gpu, tag, px, bold);
+  const c = fitHeader(cpu, tag, px, bold);
+  assert.ok(bold(g) <= px && bold(c) <= px, `${g} | ${c}`);
+  assert.ok(g.includes(" · GPU 0") && c.includes(" · CPU"), `${g} | ${c}`);
+  assert.is(g, "▾ (aligned) rawt…1522 · GPU 0…");
+  // Before: both cut inside the name, the same text for every group of the file.
+  assert.is(fitWidth(gpu, px, bold), fitWidth(cpu, px, bold));
+  // The extension alone goes when that is enough; a copy's number stays.
+  const wide = (t: string) => t.length * 5; // 39 characters
+  assert.is(fitHeader("▾ trace.rawtrace.gz (2) · GPU 0 · NVIDIA A100", "trace.rawtrace.gz (2)", 39 * 5, wide), "▾ trace (2) · GPU 0 · NVIDIA A100");
+  // A short name is kept whole once its extension is gone, the group's words cut at the end.
+  const sample = fitHeader("▾ cuda_sample.rawtrace.gz · CPU · pid 465 · cuda_sample", "cuda_sample.rawtrace.gz", px, bold);
+  assert.ok(sample.startsWith("▾ cuda_sample · CPU · pid 4") && sample.endsWith("…") && bold(sample) <= px, sample);
+  // The name keeps at least 8 characters (its start and its end): the rest is cut at the end, as before.
+  const tight = fitHeader(gpu, tag, 22 * 6.5, bold);
+  assert.is(tight, "▾ (aligned) rawt…1522…");
+  // One file open (no tag), or a label that fits: unchanged behaviour.
+  assert.is(fitHeader(gpu, undefined, px, bold), fitWidth(gpu, px, bold));
+  assert.is(fitHeader("▾ a.rawtrace · GPU 0", "a.rawtrace", px, bold), "▾ a.rawtrace · GPU 0");
 });
 
 test.run();
