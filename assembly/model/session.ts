@@ -85,7 +85,8 @@ export function settleNamesPid(): void {
 /**
  * The pid of host events whose records hold none (ROCm's, Gaudi's): the HEADER's, or, when the HEADER was lost or
  * failed its checksum, the process of the THREAD_NAMES chunks read before the first activity chunk (their payload
- * checksum intact; a collector names its own process's threads only: collectors/rocm/rocm_writer.c note_threads), so
+ * checksum intact; a collector names its own process's threads only: collectors/rocm/rocm_writer.c note_threads, the
+ * Gaudi collector its main thread, collectors/hpu/rawtrace_hpu.c open_output), so
  * that such a dump's host rows keep their process and thread names instead of pid 0 or a damaged byte.
  */
 export function hostPid(): u32 {

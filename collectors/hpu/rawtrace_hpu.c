@@ -33,6 +33,7 @@
  */
 #include "hpu_internal.h"
 #include "rawtrace_heap.h"
+#include "rawtrace_threads.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -115,6 +116,14 @@ static int open_output(void) {
   hi.vendor_version_text = vtext;
   hi.collector_version = RT_COLLECTOR_VERSION;
   rt_hpu_wrote(rt_writer_header(G.w, &hi));
+  /* THREAD_NAMES with the process's main thread (tid = pid). Synapse's host entries carry an engine index, not a thread
+   * id, so the name labels no row; it is the process id again in a checksummed chunk of its own, read when the HEADER
+   * is lost or damaged (docs/errors.md NO_HEADER, HEADER_DAMAGED): the host rows keep their process. */
+  rt_threads main_thread = {0};
+  rt_threads_init(&main_thread, (uint32_t)getpid());
+  rt_threads_note(&main_thread, (uint32_t)getpid(), (uint32_t)getpid());
+  rt_threads_write(&main_thread, G.w, rt_hpu_wrote);
+  rt_threads_free(&main_thread);
   rt_hpu_log(RT_V_INFO, 1, "recording Synapse %s (%.200s) into %.200s", vtext[0] ? vtext : "(version unknown)",
              G.lib_path, G.path);
   return 0;

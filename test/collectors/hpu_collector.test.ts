@@ -18,7 +18,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { exitLeft, readDumpChunks, type DumpChunk } from "../helpers/dump_chunks.js";
 import { startFifoReader } from "../helpers/fifo_reader.js";
-import { ChunkType, ClockWhich, DropReason, Vendor } from "../../src/format/container.js";
+import { CHUNK_HEADER_SIZE, ChunkType, ClockWhich, DropReason, PREAMBLE_SIZE, Vendor } from "../../src/format/container.js";
+import { toChrome } from "../helpers/convert.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const BUILD = join(ROOT, "build/c/hpu");
@@ -197,6 +198,10 @@ test("release: one HPU_TRACE chunk that is the buffer Synapse returned, with str
   assert.is(dv.toString("utf8", 20, 20 + dv.readUInt32LE(16)), "GAUDI2");
   assert.is(dv.length, 20 + 6);
   assert.ok(types.indexOf(HPU_DEVICE) < types.indexOf(HPU_TRACE));
+  // THREAD_NAMES: the main thread (tid = pid), before the first trace: the process id again, checksummed on its own.
+  const names = chunks.find((c) => c.type === ChunkType.THREAD_NAMES)!.p;
+  assert.equal([names.readUInt32LE(0), names.readUInt32LE(4), names.readUInt32LE(8)], [1, h.readUInt32LE(20), h.readUInt32LE(20)]);
+  assert.ok(types.indexOf(ChunkType.THREAD_NAMES) < types.indexOf(HPU_TRACE));
   const ts = traces(chunks);
   sameAsDelivered(ts, r.delivered);
   assert.is(ts[0].reason, REASON.RELEASE);
@@ -213,6 +218,20 @@ test("release: one HPU_TRACE chunk that is the buffer Synapse returned, with str
   assert.is(a[1].ns, ts[0].ns, "END anchor read right after synProfilerStop, as the chunk's profiler ns");
   const first = Math.min(...p.ts), last = Math.max(...p.ts);
   assert.ok(Number(a[0].ns) / 1000 <= first && last <= Number(a[1].ns) / 1000, "events between the anchors (µs)");
+});
+
+test("the HEADER lost (its chunk header damaged): Synapse's host rows keep the process, read from THREAD_NAMES (before: pid 0)", async () => {
+  const r = run("run", "run");
+  assert.is(r.status, 0, r.stderr);
+  const bytes = new Uint8Array(readFileSync(r.file));
+  const pid = new DataView(bytes.buffer).getUint32(PREAMBLE_SIZE + CHUNK_HEADER_SIZE + 20, true);
+  const hostPids = async (b: Uint8Array) => {
+    const { trace } = await toChrome(b);
+    return [...new Set(trace.traceEvents.filter((e: any) => e.ph === "X" && e.cat === "hpu_op").map((e: any) => e.pid))];
+  };
+  assert.equal(await hostPids(bytes), [pid]);
+  bytes[PREAMBLE_SIZE + 20] ^= 1; // the HEADER's chunk header CRC: skipped whole (NO_HEADER)
+  assert.equal(await hostPids(bytes), [pid]);
 });
 
 test("three devices by every acquire call: each its device chunk and trace, Gaudi 1 engine names", () => {
