@@ -230,6 +230,7 @@ export function rt_info(field: i32): u64 {
     case 23: return S.haveHeader ? 1 : 0;
     case 24: return S.outOfOrderBuffers;
     case 25: return S.droppedBuffers;
+    case 26: return S.programPid();
   }
   return 0;
 }

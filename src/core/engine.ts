@@ -304,7 +304,14 @@ export interface FileInfo {
   vendorVersionText: string;
   runtimeVersion: number;
   driverVersion: number;
+  /** The HEADER's process id (0 when the dump has none). */
   pid: number;
+  /**
+   * The process the conversion gives the program's events: the HEADER's pid, or, when the HEADER is lost or failed its
+   * checksum (NO_HEADER, HEADER_DAMAGED), the first process of its API records (CUDA, XPU) or of its THREAD_NAMES
+   * (ROCm, Gaudi); 0 when nothing tells.
+   */
+  programPid: number;
   rank: number;
   localRank: number;
   worldSize: number;

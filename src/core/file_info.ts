@@ -117,6 +117,7 @@ export function readFileInfo(x: CoreExports, file: string): FileInfo {
     runtimeVersion: n(2),
     driverVersion: n(3),
     pid: n(4),
+    programPid: n(26),
     rank: signed(5),
     localRank: signed(21),
     worldSize: signed(6),

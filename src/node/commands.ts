@@ -655,8 +655,12 @@ function headerOf(file: string): ReadHeader | null {
 }
 
 /** `info`'s process and rank lines (from the core's FileInfo, or from a HEADER read without the core). */
-function processLines(p: { pid: number; hostname: string; commandLine: string[]; rank: number; worldSize: number; localRank: number }): string[] {
-  const out = [`  process       pid ${p.pid} on ${p.hostname || "?"}: ${p.commandLine.join(" ") || "?"}`];
+function processLines(p: { pid: number; programPid?: number; hostname: string; commandLine: string[]; rank: number; worldSize: number; localRank: number }): string[] {
+  // A HEADER lost or damaged: the pid its records give (FileInfo.programPid), said as such; "?" when nothing tells
+  // (no process has pid 0).
+  const pid = p.programPid === undefined || p.programPid === p.pid ? `pid ${p.pid || "?"}`
+    : p.pid === 0 ? `pid ${p.programPid} (from its records: no HEADER)` : `pid ${p.programPid} (from its records; the damaged HEADER says ${p.pid})`;
+  const out = [`  process       ${pid} on ${p.hostname || "?"}: ${p.commandLine.join(" ") || "?"}`];
   if (p.rank >= 0) {
     out.push(`  rank          ${p.rank} of ${p.worldSize >= 0 ? p.worldSize : "?"}${p.localRank >= 0 ? ` (local ${p.localRank})` : ""}`);
   }

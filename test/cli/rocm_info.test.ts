@@ -8,6 +8,10 @@ import * as assert from "uvu/assert";
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { CHUNK_HEADER_SIZE, ChunkType, PREAMBLE_SIZE } from "../../src/format/container.js";
+import { chunkSpans } from "../helpers/dump_chunks.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const SAMPLE = join(ROOT, "samples/mi250_minitoy_rocprof.rawtrace");
@@ -33,6 +37,33 @@ test("info --json: vendorVersionText and each device's arch", () => {
   assert.is(i.vendor, "rocm");
   assert.is(i.vendorVersionText, "1.0.0");
   assert.equal(i.devices.map((d: { arch: string }) => d.arch), ["gfx90a", "gfx90a", "gfx90a", "gfx90a"]);
+});
+
+test("info of a dump whose HEADER is lost or damaged: the pid its records give, said as such (programPid); '?' when nothing tells (before: 'pid 0')", () => {
+  const dir = mkdtempSync(join(tmpdir(), "rawtrace-info-pid-"));
+  try {
+    const intact = readFileSync(SAMPLE);
+    const pid = intact.readUInt32LE(PREAMBLE_SIZE + CHUNK_HEADER_SIZE + 20);
+    const spans = chunkSpans(intact);
+    const without = (types: number[]) => Buffer.concat([intact.subarray(0, PREAMBLE_SIZE), ...spans.filter((c) => !types.includes(c.type)).map((c) => intact.subarray(c.off, c.end))]);
+    const damaged = Buffer.from(intact);
+    damaged[PREAMBLE_SIZE + CHUNK_HEADER_SIZE + 20] ^= 1;
+    const cases: Array<[string, Buffer, string, number]> = [
+      ["intact", intact, `pid ${pid} on `, pid],
+      ["no HEADER", without([ChunkType.HEADER]), `pid ${pid} (from its records: no HEADER) on ?: ?`, pid],
+      ["damaged pid", damaged, `pid ${pid} (from its records; the damaged HEADER says ${pid ^ 1}) on `, pid],
+      ["no HEADER, no THREAD_NAMES", without([ChunkType.HEADER, ChunkType.THREAD_NAMES]), "pid ? on ?: ?", 0],
+    ];
+    for (const [what, bytes, line, programPid] of cases) {
+      const f = join(dir, `${what.replace(/\W+/g, "_")}.rawtrace`);
+      writeFileSync(f, bytes);
+      const r = cli(["info", f]);
+      assert.ok(r.stdout.includes(`  process       ${line}`), `${what}: ${r.stdout}`);
+      assert.is(JSON.parse(cli(["info", "--json", f]).stdout).files[0].programPid, programPid, what);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test("stats: the vendor line and the GPU agents above the GPU busy table", () => {
