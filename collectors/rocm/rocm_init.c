@@ -107,6 +107,11 @@ int rt_rocm_init_collector(rt_rocp_client_finalize_fn fini) {
   rt_rocm_read_anchor(RT_CLOCK_START, &anchor);
   int rc = write_header();
   if (!rc) rc = rt_rocm_wrote(rt_writer_clock(G.w, &anchor));
+  /* The main thread (tid = pid) named at once, not only when a buffer first holds its API records: the process id in a
+   * checksummed chunk before any activity, which a reader uses when the HEADER is lost or damaged (docs/errors.md
+   * NO_HEADER). Noted as seen, so it is not named twice. */
+  rt_threads_note(&G.threads, (uint32_t)G.owner_pid, (uint32_t)G.owner_pid);
+  if (!rc) rc = rt_threads_write(&G.threads, G.w, rt_rocm_wrote);
   if (rc) {
     rt_writer_close(G.w);
     G.w = NULL;

@@ -398,6 +398,9 @@ for (const sdk of SDKS) {
     // THREAD_NAMES: the thread of the API records (the program's main thread), before the first ACTIVITY chunk
     const tn = cs.findIndex((c) => c.type === ChunkType.THREAD_NAMES);
     assert.ok(tn >= 0 && tn < firstActivity, "THREAD_NAMES before the ACTIVITY that needs it");
+    // …written at initialization, right after the HEADER and its CLOCK: the pid again before any activity (a reader's
+    // hostPid when the HEADER is lost), whichever buffer first holds the main thread's API records.
+    assert.equal(cs.slice(0, 3).map((c) => c.type), [ChunkType.HEADER, ChunkType.CLOCK, ChunkType.THREAD_NAMES]);
     const tnames = cs.filter((c) => c.type === ChunkType.THREAD_NAMES).flatMap((c) => {
       const cur = new Cursor(c.p);
       const out: Array<[number, number, string]> = [];
