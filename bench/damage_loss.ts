@@ -101,10 +101,10 @@ const DUMP_MUTATORS: Record<string, Mutator> = {
     return { bytes: x, valueChange: false, fewer: true };
   },
   "preamble": (b, r) => {
-    // Bits of the magic, minor version or flags changed (not the major: a newer one is refused, FUTURE_FORMAT): the
-    // chunk header after the preamble proves the dump (PREAMBLE_DAMAGED), nothing is lost.
+    // Bits of the preamble changed: the chunk header after it proves the dump (PREAMBLE_DAMAGED), nothing is lost —
+    // but for a major that two or more changed bits made a newer one's (2, 6, …): FUTURE_FORMAT, told.
     const x = b.slice();
-    const bytes = [0, 1, 2, 3, 4, 5, 6, 7, 10, 11, 12, 13, 14, 15];
+    const bytes = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
     for (let i = 0, n = 1 + pick(r, 8); i < n; i++) x[bytes[pick(r, bytes.length)]] ^= 1 << pick(r, 8);
     return { bytes: x, valueChange: false };
   },

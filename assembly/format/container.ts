@@ -500,16 +500,21 @@ export function feed(n: usize): bool {
   if (!preambleDone) {
     if (winLen < PREAMBLE) return true;
     const major = <u32>load<u16>(win, 8);
-    if (load<u64>(win) != 0x4543415254574152) {
-      // "RAWTRACE" read as a little-endian u64. A damaged magic (a changed byte of a dump's first 8) would lose the
-      // whole dump: a chunk header whose sync word and CRC-32 hold right after the preamble proves a dump (a chance
-      // match needs 56 fixed bits), so it is read, PREAMBLE_DAMAGED said.
-      if (winLen < PREAMBLE + CHUNK_HEADER) return true; // finish() decides a shorter file: BAD_MAGIC
-      if (major > FORMAT_MAJOR || !headerValid(win + PREAMBLE)) {
-        fail(Fatal.BAD_MAGIC, 0, 0);
+    // "RAWTRACE" read as a little-endian u64.
+    const magicOk = load<u64>(win) == 0x4543415254574152;
+    // A major one bit away from 1 (3, 5, 9, … 32769) is what one changed bit makes of a format 1 dump's: newer formats
+    // do not use those values (docs/format.md, "File preamble"). 0 is read as 1, as always.
+    const flipped = major > FORMAT_MAJOR && popcnt<u32>(major ^ FORMAT_MAJOR) == 1;
+    if (!magicOk || flipped) {
+      // A damaged magic or major would lose the whole dump: a chunk header whose sync word and CRC-32 hold right after
+      // the preamble proves a format 1 dump (a chance match needs 56 fixed bits), so it is read, PREAMBLE_DAMAGED said.
+      if (winLen < PREAMBLE + CHUNK_HEADER) return true; // finish() decides a shorter file
+      if ((major > FORMAT_MAJOR && !flipped) || !headerValid(win + PREAMBLE)) {
+        if (magicOk) fail(Fatal.FUTURE_FORMAT, 8, major);
+        else fail(Fatal.BAD_MAGIC, 0, 0);
         return false;
       }
-      if (recordContainerWarnings) warn(Warn.PREAMBLE_DAMAGED, 0, magicBytesChanged());
+      if (recordContainerWarnings) warn(Warn.PREAMBLE_DAMAGED, 0, preambleBytesChanged());
     } else if (major > FORMAT_MAJOR) {
       fail(Fatal.FUTURE_FORMAT, 8, major);
       return false;
@@ -698,10 +703,15 @@ export function feed(n: usize): bool {
   return true;
 }
 
-/** How many of the window's first 8 bytes differ from the magic "RAWTRACE" (the window holds at least 8). */
-function magicBytesChanged(): u32 {
+/**
+ * How many of the window's first 10 bytes differ from a format 1 dump's: the magic "RAWTRACE" and the major version
+ * 1 as a little-endian u16 (the window holds the preamble).
+ */
+function preambleBytesChanged(): u32 {
   let n: u32 = 0;
   for (let i: usize = 0; i < 8; i++) if (load<u8>(win + i) != load<u8>(MAGIC_TEXT + i)) n++;
+  if (<u32>load<u8>(win, 8) != (FORMAT_MAJOR & 0xff)) n++;
+  if (<u32>load<u8>(win, 9) != FORMAT_MAJOR >> 8) n++;
   return n;
 }
 
@@ -710,10 +720,12 @@ export function finish(): void {
   if (failed()) return;
   if (!preambleDone) {
     // Short of the preamble: EMPTY when every byte there is the magic's ("RAWTRACE"), a dump cut that early; else
-    // BAD_MAGIC (a 10-byte "RAWTRAC-12" is not one).
+    // BAD_MAGIC (a 10-byte "RAWTRAC-12" is not one). A whole preamble that waited for the chunk header after it (its
+    // magic or major not a format 1 dump's) and the file ended first: nothing proves it damaged, so as it reads.
     let magic = true;
     for (let i: usize = 0; i < winLen && i < 8; i++) magic = magic && load<u8>(win + i) == load<u8>(MAGIC_TEXT + i);
-    if (magic) fail(Fatal.EMPTY, 0, winLen);
+    if (magic && winLen >= PREAMBLE) fail(Fatal.FUTURE_FORMAT, 8, <u32>load<u16>(win, 8));
+    else if (magic) fail(Fatal.EMPTY, 0, winLen);
     else fail(Fatal.BAD_MAGIC, 0, 0);
     return;
   }

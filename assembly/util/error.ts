@@ -188,9 +188,10 @@ export const enum Warn {
    */
   CLOCK_CLAMPED = 43,
   /**
-   * The file's first 8 bytes are not the magic "RAWTRACE", but a chunk header whose sync word and header CRC hold
-   * follows the 16-byte preamble (and its format major is not a newer one's): the magic is damaged, the dump read as
-   * any other. Nothing is lost by it. offset: 0. detail: how many of the 8 bytes differ.
+   * The file's magic "RAWTRACE" or its format major is not a format 1 dump's (a major one bit away from 1: 3, 5, 9, …,
+   * which newer formats do not use), but a chunk header whose sync word and header CRC hold follows the 16-byte
+   * preamble: the preamble is damaged, the dump read as format 1. Nothing is lost by it. offset: 0. detail: how many
+   * of the 10 bytes of magic and major differ from a format 1 dump's.
    */
   PREAMBLE_DAMAGED = 44,
 }

@@ -141,7 +141,7 @@ export const WARN_MESSAGES: Record<WarningName, string> = {
   CLOCK_CLAMPED:
     "the clock alignment maps recorded times outside the Unix times a u64 of ns holds (side {detail}: 1 before the epoch, 2 past 2^64 - 1 ns, 3 both); they were clamped there, so their times are lost: the CLOCK anchor at this offset is implausible",
   PREAMBLE_DAMAGED:
-    "the file does not start with the magic 'RAWTRACE' ({detail} of its 8 bytes changed) but a valid chunk follows the 16-byte preamble: read as a dump whose first bytes are damaged (nothing lost by it)",
+    "the file's first bytes are not a format 1 dump's ({detail} of the 10 bytes of the magic 'RAWTRACE' and major version 1 changed) but a valid chunk follows the 16-byte preamble: read as a format 1 dump whose preamble is damaged (nothing lost by it)",
   HEADER_DAMAGED:
     "the HEADER failed its checksum but its layout holds: it was used (vendor {detail}, checked against the chunks that follow; ranks only where plausible); its versions, process id, host name and rank (even a plausible one) may be wrong",
 };

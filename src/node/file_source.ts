@@ -103,11 +103,13 @@ function mayBeDump(head: Buffer): boolean {
 /**
  * Whether `head` (a stream's first 40 bytes, its magic not a dump's) is a dump whose magic is damaged, as the core
  * decides it (assembly/format/container.ts): a chunk header whose sync word and header CRC hold at offset 16, and a
- * format major that is not a newer one's.
+ * format major that is not a newer one's (1 or 0, or one bit away from 1).
  */
 function damagedMagicDump(head: Buffer): boolean {
   const c = PREAMBLE_SIZE;
-  return head.length >= c + CHUNK_HEADER_SIZE && head.readUInt16LE(8) <= FORMAT_MAJOR && head.readUInt32LE(c) === CHUNK_SYNC &&
+  const major = head.readUInt16LE(8);
+  const flipped = major ^ FORMAT_MAJOR; // one changed bit of a format 1 dump's major: read as damaged, as the core does
+  return head.length >= c + CHUNK_HEADER_SIZE && (major <= FORMAT_MAJOR || (flipped & (flipped - 1)) === 0) && head.readUInt32LE(c) === CHUNK_SYNC &&
     (crc32(head.subarray(c, c + 20)) >>> 0) === head.readUInt32LE(c + 20);
 }
 

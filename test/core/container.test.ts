@@ -5,6 +5,7 @@ import { sampleDump } from "../helpers/sample_dump.js";
 import { RawtraceWriter } from "../../src/format/writer.js";
 import * as C from "../../src/tools/cupti_records.js";
 import { CHUNK_HEADER_SIZE, PREAMBLE_SIZE } from "../../src/format/container.js";
+import { readFileSync } from "node:fs";
 
 /** File offsets of every chunk in a well-formed dump. */
 function chunkOffsets(b: Uint8Array): number[] {
@@ -82,10 +83,38 @@ test("a damaged magic before a valid chunk header is read as the dump it is (PRE
   assert.is(got.result.events, ref.result.events);
   assert.is(ev(got.trace), ev(ref.trace));
   said(got.trace, 8);
+  // A major one bit away from 1 (3, 5, … 32769: what one changed bit makes of it; newer formats do not use them)
+  // before a valid chunk header: read as format 1. A newer major (2), or one of them with nothing valid after it:
+  // FUTURE_FORMAT, as before; a file that ends inside that chunk header too.
+  for (const major of [3, 5, 0x8001]) {
+    const m = good.slice();
+    new DataView(m.buffer).setUint16(8, major, true);
+    const got = await toChrome(m);
+    assert.is(ev(got.trace), ev(ref.trace), `major ${major}`);
+    said(got.trace, 1); // one byte of the ten changed (0x8001: its high byte)
+    m[PREAMBLE_SIZE + 8] ^= 1; // the first chunk header's CRC fails
+    await rejects(m, "FUTURE_FORMAT", 8);
+    await rejects(good.slice(0, PREAMBLE_SIZE + 10).map((v, i) => (i === 8 ? major & 255 : i === 9 ? major >> 8 : v)), "FUTURE_FORMAT", 8);
+  }
   // Cut before the first chunk header ends: nothing proves a dump, BAD_MAGIC as before.
   await rejects(wiped.slice(0, PREAMBLE_SIZE + CHUNK_HEADER_SIZE - 1), "BAD_MAGIC", 0);
   const head = (await toChrome(wiped.slice(0, PREAMBLE_SIZE + CHUNK_HEADER_SIZE))).trace.rawtrace.warnings;
   assert.ok(head.some((x: any) => x.code === "PREAMBLE_DAMAGED"), JSON.stringify(head));
+});
+
+test("every single changed bit of the preamble and the first chunk header leaves every event (four vendors' samples)", async () => {
+  for (const name of ["alexnet_a100_rank0", "mi250_minitoy_rocprof", "xpu_train_pti", "gaudi2_mlp_synapse"]) {
+    const b = new Uint8Array(readFileSync(new URL(`../../samples/${name}.rawtrace`, import.meta.url)));
+    const want = (await toChrome(b)).result.events;
+    for (let i = 0; i < PREAMBLE_SIZE + CHUNK_HEADER_SIZE; i++) {
+      for (let bit = 0; bit < 8; bit++) {
+        const x = b.slice();
+        x[i] ^= 1 << bit;
+        const got = await toChrome(x).then((r) => r.result.events, (e) => `${e.name}`);
+        assert.is(got, want, `${name}: byte ${i} bit ${bit}`);
+      }
+    }
+  }
 });
 
 // The reader's damage handling must not depend on which payload checksum the dump carries: every case runs on a
