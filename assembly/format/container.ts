@@ -16,6 +16,7 @@ export const PREAMBLE: usize = 16;
 export const CHUNK_HEADER: usize = 24;
 export const CHUNK_SYNC: u32 = 0x4b435452;
 export const MAX_PAYLOAD: u32 = 0x10000000;
+/** Format major version this reader knows; a larger one is refused but for the values one bit away from it (feed). */
 export const FORMAT_MAJOR: u32 = 1;
 /** Chunk flag bit 0: the payload checksum field holds the payload's CRC-32 (format 1.0). */
 export const FLAG_CRC32: u32 = 1;

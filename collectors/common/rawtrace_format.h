@@ -11,7 +11,8 @@
 #define RT_MAGIC "RAWTRACE"
 /** Bytes of RT_MAGIC in the file. */
 #define RT_MAGIC_SIZE 8u
-/** Format major version written by this writer; readers refuse a larger one. */
+/** Format major version written by this writer; readers refuse a larger one, but for the values one bit away from it
+ * (3, 5, 9, …: a damaged preamble when a valid chunk header follows), which later majors will skip (docs/format.md). */
 #define RT_FORMAT_MAJOR 1u
 /** Format minor version written by this writer: 2 since payload checksums may be XXH64 (flag bit 2). */
 #define RT_FORMAT_MINOR 2u

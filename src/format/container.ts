@@ -5,7 +5,10 @@
 
 /** ASCII `RAWTRACE`, the first 8 bytes of every file. */
 export const MAGIC = new Uint8Array([0x52, 0x41, 0x57, 0x54, 0x52, 0x41, 0x43, 0x45]);
-/** Format major version written by this writer; readers refuse a larger one. */
+/**
+ * Format major version written by this writer; readers refuse a larger one, but for the values one bit away from it
+ * (3, 5, 9, …: a damaged preamble when a valid chunk header follows), which later majors will skip (docs/format.md).
+ */
 export const FORMAT_MAJOR = 1;
 /** Format minor version written by this writer: 2 since payload checksums may be XXH64 (flag bit 2). */
 export const FORMAT_MINOR = 2;
