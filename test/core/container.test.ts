@@ -6,6 +6,8 @@ import { RawtraceWriter } from "../../src/format/writer.js";
 import * as C from "../../src/tools/cupti_records.js";
 import { CHUNK_HEADER_SIZE, PREAMBLE_SIZE } from "../../src/format/container.js";
 import { readFileSync } from "node:fs";
+import { chunkSpans } from "../helpers/dump_chunks.js";
+import { isLossWarning } from "../../src/core/codes.js";
 
 /** File offsets of every chunk in a well-formed dump. */
 function chunkOffsets(b: Uint8Array): number[] {
@@ -112,6 +114,27 @@ test("every single changed bit of the preamble and the first chunk header leaves
         x[i] ^= 1 << bit;
         const got = await toChrome(x).then((r) => r.result.events, (e) => `${e.name}`);
         assert.is(got, want, `${name}: byte ${i} bit ${bit}`);
+      }
+    }
+  }
+});
+
+test("every single changed bit of any chunk header loses no more than that chunk, and a loss is said (four vendors' samples)", async () => {
+  for (const name of ["alexnet_a100_rank0", "mi250_minitoy_rocprof", "xpu_train_pti", "gaudi2_mlp_synapse"]) {
+    const b = new Uint8Array(readFileSync(new URL(`../../samples/${name}.rawtrace`, import.meta.url)));
+    const want = (await toChrome(b)).result.events;
+    for (const c of chunkSpans(b)) {
+      // The floor: the dump without that chunk at all.
+      const floor = (await toChrome(new Uint8Array([...b.subarray(0, c.off), ...b.subarray(c.end)]))).result.events;
+      for (let i = 0; i < CHUNK_HEADER_SIZE; i++) {
+        for (let bit = 0; bit < 8; bit++) {
+          const x = b.slice();
+          x[c.off + i] ^= 1 << bit;
+          const { trace, result } = await toChrome(x);
+          const at = `${name}: chunk type ${c.type} at ${c.off}, byte ${i} bit ${bit}`;
+          assert.ok(result.events <= want && result.events >= floor, `${at}: ${result.events} events (${floor}–${want})`);
+          if (result.events < want) assert.ok(trace.rawtrace.warnings.some((w: { code: string }) => isLossWarning(w.code)), `${at}: loss said`);
+        }
       }
     }
   }
