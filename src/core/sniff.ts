@@ -35,6 +35,9 @@ export function describeStart(head: Uint8Array): string {
   if (startsWith(b, [0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00])) return "; it is xz-compressed: decompress it first (xz -d)";
   if (startsWith(b, [0x42, 0x5a, 0x68])) return "; it is bzip2-compressed: decompress it first (bzip2 -d)";
   if (startsWith(b, [0x50, 0x4b, 0x03, 0x04])) return "; it is a zip archive: extract the .rawtrace files from it first";
+  if (startsWith(b, Array.from("SQLite format 3\0", (c) => c.charCodeAt(0)))) {
+    return "; it is an SQLite database (an Nsight Systems or rocprof export?): rawtrace reads the .rawtrace dumps its collectors write (rawtrace record)";
+  }
   if (startsWith(b, [0x7f, 0x45, 0x4c, 0x46])) return "; it is an ELF executable or library (a collector's .so?): give the .rawtrace file the collector wrote";
   let i = 0;
   if (startsWith(b, [0xef, 0xbb, 0xbf])) i = 3; // UTF-8 byte order mark

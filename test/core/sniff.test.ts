@@ -22,6 +22,7 @@ test("each kind of start is named, with what to do", () => {
     [text("BZh91AY&SY"), "bzip2 -d"],
     [b(0x50, 0x4b, 3, 4, 20, 0), "zip archive"],
     [b(0x7f, 0x45, 0x4c, 0x46, 2, 1, 1), "ELF"],
+    [text("SQLite format 3\0\x10\x00\x01\x01"), "SQLite database"],
     [text('\ufeff  \n[{"ph":"X"}]'), "JSON text"],
     [text("RAWTRACX\x01\x00\x02\x00"), "the magic with 1 byte(s) changed"],
     [new Uint8Array(40), "first 40 bytes are all zero"],
