@@ -4,10 +4,10 @@
  * learns what to do instead of only "not a .rawtrace file". Browser-safe (the viewer's worker says the same).
  */
 
+import { MAGIC } from "../format/container.js";
+
 /** Bytes of the file's start {@link describeStart} looks at (the preamble and the first chunk header). */
 export const SNIFF_BYTES = 40;
-
-const MAGIC = [0x52, 0x41, 0x57, 0x54, 0x52, 0x41, 0x43, 0x45]; // "RAWTRACE"
 
 const hex = (b: Uint8Array, n: number): string => Array.from(b.subarray(0, n), (v) => v.toString(16).padStart(2, "0")).join(" ");
 
