@@ -239,5 +239,47 @@ test("a member whose trailer straddles a 1 MiB read, after a bad trailer (the me
   }
 });
 
+test("the five vendors' samples gzipped (one member; 4 KiB members) and cut at 40 places each: said, events never fewer as the cut grows, none at a place the whole dump has none", async () => {
+  // The gzip twin of test/core/container.test.ts's cut sweep: here the cut also falls inside DEFLATE blocks, member
+  // headers and trailers, and the member walk decides where the dump's bytes end.
+  const place = (e: { ts: number; pid: number; tid: number }) => `${e.ts}|${e.pid}|${e.tid}`;
+  const complete = async (tag: string, bytes: Uint8Array) => {
+    const input = join(tmp, `sweep-${tag}.rawtrace.gz`);
+    writeFileSync(input, bytes);
+    const out = join(tmp, `sweep-${tag}.json`);
+    try {
+      const r = await convertFile(input, out, { force: true });
+      const events = (JSON.parse(readFileSync(out, "utf8")).traceEvents as Array<{ ph: string; ts: number; pid: number; tid: number }>).filter((e) => e.ph === "X");
+      return { events, codes: r.info.warnings.map((w) => w.code) };
+    } catch (e) {
+      // Only a cut before the first dump byte zlib gives, or before the 16-byte preamble, may fail: nothing to convert.
+      assert.match(String((e as Error).message), /before any byte of the dump|file ends before the 16-byte preamble/, `${tag}`);
+      return { events: [], codes: ["failed"] };
+    }
+  };
+  for (const name of ["alexnet_a100_rank0", "mi250_minitoy_rocprof", "xpu_train_pti", "gaudi2_mlp_synapse", "h100_torch_train_nvtx"]) {
+    const dump = readFileSync(new URL(`../../samples/${name}.rawtrace`, import.meta.url));
+    const members: Buffer[] = [];
+    for (let i = 0; i < dump.length; i += 4096) members.push(gzipSync(dump.subarray(i, i + 4096), { level: 1 }));
+    for (const [shape, whole] of [["one", gzipSync(dump, { level: 6 })], ["members", Buffer.concat(members)]] as const) {
+      const full = await complete(`${name}-${shape}`, whole);
+      assert.equal(full.codes, [], `${name} ${shape}: whole, no warning`);
+      const places = new Set(full.events.map(place));
+      const stride = Math.ceil(whole.length / 40);
+      let last = 0;
+      for (let cut = 10; cut < whole.length; cut += stride) {
+        const { events, codes } = await complete(`${name}-${shape}-cut`, whole.subarray(0, cut));
+        const tag = `${name} ${shape} cut at ${cut} of ${whole.length}`;
+        assert.ok(codes.some((c) => c === "failed" || c === "TRUNCATED" || c === "GZIP_DAMAGED"), `${tag}: the cut said (${codes})`);
+        assert.ok(events.length >= last, `${tag}: ${events.length} events, ${last} at a shorter cut`);
+        last = events.length;
+        const extra = events.filter((e) => !places.has(place(e)));
+        assert.is(extra.length, 0, `${tag}: ${JSON.stringify(extra[0])}`);
+      }
+      assert.ok(last <= full.events.length && last > 0, `${name} ${shape}: the last cut converts (${last})`);
+    }
+  }
+});
+
 test.after(() => rmSync(tmp, { recursive: true, force: true }));
 test.run();
