@@ -47,9 +47,17 @@ export function niceStep(min: number): number {
   return 10 * p;
 }
 
-/** Axis label of a time (ns since the trace start) for a tick step, in the unit of the step. */
+/**
+ * Axis label of a time (ns since the trace start) for a tick step, in the unit of the step, its whole part in groups
+ * of three digits: zoomed into a long trace the labels are large numbers ("6,205,500 µs", not "6205500 µs").
+ */
 export function tick(ns: number, step: number): string {
   const [unit, name] = step >= 1e9 ? [1e9, "s"] : step >= 1e6 ? [1e6, "ms"] : step >= 1e3 ? [1e3, "µs"] : [1, "ns"];
   const decimals = Math.max(0, Math.ceil(-Math.log10(step / unit) - 1e-9));
-  return `${(ns / unit).toFixed(decimals)} ${name}`;
+  const text = (ns / unit).toFixed(decimals);
+  const dot = text.indexOf(".");
+  const whole = dot < 0 ? text : text.slice(0, dot);
+  // toFixed gives exponent notation from 1e21 on: left as it is (no axis reaches it: 1e21 ns is 31,700 years).
+  const grouped = /^-?\d+$/.test(whole) ? whole.replace(/\B(?=(\d{3})+$)/g, ",") : whole;
+  return `${grouped}${dot < 0 ? "" : text.slice(dot)} ${name}`;
 }
