@@ -309,7 +309,8 @@ export interface FileInfo {
   /**
    * The process the conversion gives the program's events: the HEADER's pid, or, when the HEADER is lost or failed its
    * checksum (NO_HEADER, HEADER_DAMAGED), the first process of its API records (CUDA, XPU) or of its THREAD_NAMES
-   * (ROCm, Gaudi); 0 when nothing tells.
+   * (ROCm, Gaudi); when none gives one, the HEADER's even if damaged (what the conversion uses; HEADER_DAMAGED says
+   * it may be wrong); 0 when the dump has no HEADER and nothing tells.
    */
   programPid: number;
   rank: number;

@@ -603,7 +603,7 @@ export function formatInfo(i: FileInfo): string {
   out.push(`${i.file}: ${fmtBytes(i.bytes)}, ${i.complete ? "complete" : "NOT closed cleanly (no END chunk)"}`);
   const [vendor, ...devices] = vendorLines(i);
   out.push(`  ${vendor}`);
-  out.push(...processLines(i));
+  out.push(...processLines(i, i.warnings.some((w) => w.code === "HEADER_DAMAGED")));
   if (i.firstNs > 0n) {
     const span = Number(i.lastNs - i.firstNs) / 1e6;
     out.push(`  time span     ${new Date(Number(i.firstNs / 1000000n)).toISOString()} + ${span.toFixed(3)} ms`);
@@ -655,10 +655,11 @@ function headerOf(file: string): ReadHeader | null {
 }
 
 /** `info`'s process and rank lines (from the core's FileInfo, or from a HEADER read without the core). */
-function processLines(p: { pid: number; programPid?: number; hostname: string; commandLine: string[]; rank: number; worldSize: number; localRank: number }): string[] {
+function processLines(p: { pid: number; programPid?: number; hostname: string; commandLine: string[]; rank: number; worldSize: number; localRank: number }, headerDamaged = false): string[] {
   // A HEADER lost or damaged: the pid its records give (FileInfo.programPid), said as such; "?" when nothing tells
-  // (no process has pid 0).
-  const pid = p.programPid === undefined || p.programPid === p.pid ? `pid ${p.pid || "?"}`
+  // (no process has pid 0); a damaged HEADER's own pid, when no record gives another, said to be that.
+  const pid = p.programPid === undefined || p.programPid === p.pid
+    ? `pid ${p.pid || "?"}${headerDamaged && p.pid !== 0 ? " (the damaged HEADER's: no record gives another; it may be wrong)" : ""}`
     : p.pid === 0 ? `pid ${p.programPid} (from its records: no HEADER)` : `pid ${p.programPid} (from its records; the damaged HEADER says ${p.pid})`;
   const out = [`  process       ${pid} on ${p.hostname || "?"}: ${p.commandLine.join(" ") || "?"}`];
   if (p.rank >= 0) {

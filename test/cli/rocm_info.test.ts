@@ -39,7 +39,7 @@ test("info --json: vendorVersionText and each device's arch", () => {
   assert.equal(i.devices.map((d: { arch: string }) => d.arch), ["gfx90a", "gfx90a", "gfx90a", "gfx90a"]);
 });
 
-test("info of a dump whose HEADER is lost or damaged: the pid its records give, said as such (programPid); '?' when nothing tells (before: 'pid 0')", () => {
+test("info of a dump whose HEADER is lost or damaged: the pid its records give, said as such (programPid); '?' when nothing tells (before: 'pid 0'); the damaged HEADER's own, said to be that", () => {
   const dir = mkdtempSync(join(tmpdir(), "rawtrace-info-pid-"));
   try {
     const intact = readFileSync(SAMPLE);
@@ -53,6 +53,9 @@ test("info of a dump whose HEADER is lost or damaged: the pid its records give, 
       ["no HEADER", without([ChunkType.HEADER]), `pid ${pid} (from its records: no HEADER) on ?: ?`, pid],
       ["damaged pid", damaged, `pid ${pid} (from its records; the damaged HEADER says ${pid ^ 1}) on `, pid],
       ["no HEADER, no THREAD_NAMES", without([ChunkType.HEADER, ChunkType.THREAD_NAMES]), "pid ? on ?: ?", 0],
+      // Nothing but the damaged HEADER gives a pid: the conversion uses it, and info says where it comes from.
+      ["damaged pid, no THREAD_NAMES", Buffer.concat([damaged.subarray(0, PREAMBLE_SIZE), ...spans.filter((c) => c.type !== ChunkType.THREAD_NAMES).map((c) => damaged.subarray(c.off, c.end))]),
+        `pid ${pid ^ 1} (the damaged HEADER's: no record gives another; it may be wrong) on `, pid ^ 1],
     ];
     for (const [what, bytes, line, programPid] of cases) {
       const f = join(dir, `${what.replace(/\W+/g, "_")}.rawtrace`);
