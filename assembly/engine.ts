@@ -256,6 +256,7 @@ function settleSalvage(type: u32): void {
     replayToDecoder();
   }
   keptCount = 0;
+  if (v == 5) S.clearThreadNames(); // read while salvaged: not a Gaudi dump's row names (the THREAD_NAMES case)
   S.settleNamesPid();
   warn(headerMissing ? Warn.NO_HEADER : Warn.HEADER_DAMAGED, salvagedAt, v);
   headerMissing = false;
@@ -411,7 +412,9 @@ function onChunkPass1(type: u32, p: usize, n: u32, off: u64, seq: u32): void {
         const tid = rd32();
         rdStr();
         if (!cok) break;
-        S.setThreadName(pid, tid, strP, strN);
+        // Not on a Gaudi dump: Synapse's host rows are engines (tid = engine index), which an OS thread's name would
+        // label when a pid equals an index (PID 1 in a container). While the vendor is a guess, settleSalvage drops them.
+        if (salvaged || S.vendor != 5) S.setThreadName(pid, tid, strP, strN);
         if (salvaged) S.noteNamesPid(pid); // the process of a lost or damaged HEADER (S.hostPid)
       }
       break;

@@ -636,6 +636,14 @@ export function setThreadName(pid: u32, tid: u32, p: usize, n: u32): void {
   store<u32>(e, repairedLen, 4);
   store<u64>(tableUpsert(threadNames, (<u64>pid << 32) | tid), e);
 }
+/**
+ * Forgets every thread name (engine.ts settleSalvage: THREAD_NAMES read before a dump without an intact HEADER proved
+ * to be Gaudi's, whose host rows are Synapse engines, not threads). Before the first activity chunk: no decoder has
+ * named a row yet.
+ */
+export function clearThreadNames(): void {
+  threadNames = tableNew(64);
+}
 /** Name entry {ptr u32, len u32} of (pid, tid), or 0. */
 export function threadName(pid: u32, tid: u32): usize {
   const p = tableFind(threadNames, (<u64>pid << 32) | tid);

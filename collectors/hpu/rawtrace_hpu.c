@@ -117,7 +117,8 @@ static int open_output(void) {
   hi.collector_version = RT_COLLECTOR_VERSION;
   rt_hpu_wrote(rt_writer_header(G.w, &hi));
   /* THREAD_NAMES with the process's main thread (tid = pid). Synapse's host entries carry an engine index, not a thread
-   * id, so the name labels no row; it is the process id again in a checksummed chunk of its own, read when the HEADER
+   * id, so the reader names no row by it (assembly/engine.ts, even where the pid equals a host engine's index: PID 1
+   * in a container); it is the process id again in a checksummed chunk of its own, read when the HEADER
    * is lost or damaged (docs/errors.md NO_HEADER, HEADER_DAMAGED): the host rows keep their process. */
   rt_threads main_thread = {0};
   rt_threads_init(&main_thread, (uint32_t)getpid());

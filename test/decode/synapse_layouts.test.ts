@@ -10,6 +10,8 @@ import * as assert from "uvu/assert";
 import { toChrome, events } from "../helpers/convert.js";
 import { T0, metadata, synBuffer, synDump, tracePayload, unix, type SynEntry } from "../helpers/synapse_records.js";
 import { hpuTracePayload } from "../../src/tools/kineto_to_synapse.js";
+import { ChunkType, PREAMBLE_SIZE } from "../../src/format/container.js";
+import { PayloadBuilder } from "../../src/format/writer.js";
 import { microsToNs } from "../../src/tools/kineto_to_rawtrace.js";
 
 const X = (engineType: number, engineIndex: number, ts: bigint, dur: bigint, name: string, extra: Partial<SynEntry> = {}): SynEntry =>
@@ -147,6 +149,27 @@ test("metadata anywhere in its buffer names the engines of the whole buffer; an 
   assert.equal(events(trace, "kernel").map((e) => e.name), ["before_meta_same_buffer"]);
   const w = result.info.warnings.find((x) => x.code === "UNKNOWN_KIND")!;
   assert.equal([w.count, w.detail], [1, 8]);
+});
+
+test("a THREAD_NAMES entry whose tid is a host engine's index (a pid such as 1 in a container) names no Synapse row, HEADER intact or lost", async () => {
+  // Host engine 2 has no name of its own; the collector names its main thread (tid = pid): here pid 777 = tid 2 would
+  // be the clash of a program whose pid is 2. The row keeps the engine's own numbering.
+  const names = new PayloadBuilder().u32(1).u32(777).u32(2).str("python3").result();
+  const entries = [...metadata(), X(40, 2, 100n, 10n, "host_call"), X(8, 0, 120n, 10n, "tpc_op")];
+  const dump = synDump([tracePayload(synBuffer(entries))], { before: [[ChunkType.THREAD_NAMES, names]] });
+  const rowName = (t: { traceEvents: Array<Record<string, any>> }) =>
+    t.traceEvents.find((e) => e.ph === "M" && e.name === "thread_name" && e.pid === 777 && e.tid === 2)?.args.name;
+  const intact = await toChrome(dump);
+  assert.is(events(intact.trace, "hpu_op").length, 1);
+  assert.is(rowName(intact.trace), "thread 2");
+  // The HEADER's chunk header damaged: the dump is read as CUDA's until its first trace settles it as Gaudi's, the
+  // names read meanwhile give the pid (S.hostPid) and are then dropped.
+  const lost = new Uint8Array(dump);
+  lost[PREAMBLE_SIZE + 20] ^= 1;
+  const { trace, result } = await toChrome(lost);
+  assert.ok(result.info.warnings.some((w) => w.code === "NO_HEADER"));
+  assert.equal(events(trace, "hpu_op").map((e) => e.pid), [777]);
+  assert.is(rowName(trace), "thread 2");
 });
 
 test.run();
