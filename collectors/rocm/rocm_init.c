@@ -109,9 +109,14 @@ int rt_rocm_init_collector(rt_rocp_client_finalize_fn fini) {
   if (!rc) rc = rt_rocm_wrote(rt_writer_clock(G.w, &anchor));
   /* The main thread (tid = pid) named at once, not only when a buffer first holds its API records: the process id in a
    * checksummed chunk before any activity, which a reader uses when the HEADER is lost or damaged (docs/errors.md
-   * NO_HEADER). Noted as seen, so it is not named twice. */
-  rt_threads_note(&G.threads, (uint32_t)G.owner_pid, (uint32_t)G.owner_pid);
-  if (!rc) rc = rt_threads_write(&G.threads, G.w, rt_rocm_wrote);
+   * NO_HEADER). Through a set of its own, not G.threads: the thread is named again when its records first come, by
+   * the name it has then (a reader keeps the later name), since a program may rename it after the tool's
+   * initialization (PyTorch's `pt_main_thread` is set when torch._C loads, after libamdhip64 and this tool). */
+  rt_threads main_thread = {0};
+  rt_threads_init(&main_thread, (uint32_t)G.owner_pid);
+  rt_threads_note(&main_thread, (uint32_t)G.owner_pid, (uint32_t)G.owner_pid);
+  if (!rc) rc = rt_threads_write(&main_thread, G.w, rt_rocm_wrote);
+  rt_threads_free(&main_thread);
   if (rc) {
     rt_writer_close(G.w);
     G.w = NULL;

@@ -14,7 +14,8 @@
  *   stopped  run the steps, flush, then wait (at most 5 s) until the SDK's context is stopped and say so
  *
  * Environment: RT_APP_SDK (path of the fake librocprofiler-sdk.so), RT_APP_SDK_LOCAL (open it RTLD_LOCAL),
- * RT_APP_COLLECTOR (path of librawtrace_rocm.so, for its API), RT_APP_STEPS.
+ * RT_APP_COLLECTOR (path of librawtrace_rocm.so, for its API), RT_APP_STEPS, RT_APP_RENAME (a name the main thread
+ * takes after the tool's initialization and before its first HIP call, as PyTorch's `pt_main_thread`).
  */
 #if !defined(_GNU_SOURCE)
 #define _GNU_SOURCE 1
@@ -23,6 +24,7 @@
 #include "rawtrace_rocm.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +59,8 @@ int main(int argc, char** argv) {
   *(void**)(&step) = need(sdk, "fake_rocp_step");
 
   int tools = reg();
+  const char* rename = getenv("RT_APP_RENAME");
+  if (rename && *rename) pthread_setname_np(pthread_self(), rename);
   const char* coll_path = getenv("RT_APP_COLLECTOR");
   void* coll = coll_path && tools ? dlopen(coll_path, RTLD_NOW | RTLD_NOLOAD) : NULL;
   int (*push)(uint64_t) = NULL;

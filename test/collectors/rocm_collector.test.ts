@@ -18,6 +18,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { exitLeft, readDumpChunks, type DumpChunk } from "../helpers/dump_chunks.js";
 import { startFifoReader } from "../helpers/fifo_reader.js";
+import { toChrome } from "../helpers/convert.js";
 import { ChunkType, ClockWhich, DropReason, RocpDomain, Vendor } from "../../src/format/container.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -408,7 +409,8 @@ for (const sdk of SDKS) {
       cur.end();
       return out;
     });
-    assert.equal(tnames, [[run.pid, run.pid, "rocm_app"]], "one thread, named once");
+    // Named at initialization, and again when its records first come (by the name it has then: here the same).
+    assert.equal(tnames, [[run.pid, run.pid, "rocm_app"], [run.pid, run.pid, "rocm_app"]], "one thread, named twice");
 
     // External ids pushed through rawtrace_rocm_push_external_id reach the dispatch records
     const dispatches = recs.filter((r) => r.kind === KIND[sdk].KERNEL_DISPATCH);
@@ -475,6 +477,17 @@ test("an SDK opened RTLD_LOCAL is found through the finalize function it passed 
   assert.ok(want.length > 0);
   assert.equal(dumped(readChunks(outPath("1.0", "local", run.pid))).map(({ cat, kind, size, hex }) => ({ cat, kind, size,
     hex })), want);
+});
+
+test("a main thread renamed after the tool's initialization (PyTorch's pt_main_thread): its row has the new name (before: the name at initialization)", async () => {
+  const run = runSync("1.0", "basic", "rename", { RT_APP_RENAME: "pt_main_thread" });
+  ok(run, "rename");
+  const { trace } = await toChrome(new Uint8Array(readFileSync(outPath("1.0", "rename", run.pid))));
+  const names = trace.traceEvents.filter((e: any) => e.ph === "M" && e.name === "thread_name" && e.pid === run.pid && e.tid === run.pid);
+  assert.equal(names.map((e: any) => e.args.name), [`thread ${run.pid} (pt_main_thread)`]);
+  // The name at initialization is still the first THREAD_NAMES chunk's: the process id before any activity.
+  const first = readChunks(outPath("1.0", "rename", run.pid)).find((c) => c.type === ChunkType.THREAD_NAMES)!.p;
+  assert.equal([first.readUInt32LE(0), first.readUInt32LE(4), first.readUInt32LE(8)], [1, run.pid, run.pid]);
 });
 
 test("rawtrace_rocm_stop / rawtrace_rocm_start: nothing recorded in between, a CLOCK anchor at each", () => {
