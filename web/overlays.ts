@@ -59,7 +59,8 @@ const MIN_TAG = 8;
  * ({@link fitWidth}). Without `tag`, or when the tag is not in the label, {@link fitWidth} alone.
  */
 export function fitHeader(label: string, tag: string | undefined, px: number, width: (t: string) => number): string {
-  const at = tag ? label.indexOf(tag) : -1;
+  // The name where the group's words follow it: a short name ("gned") may also be inside "(aligned) " before it.
+  const at = !tag ? -1 : label.includes(`${tag} · `) ? label.indexOf(`${tag} · `) : label.lastIndexOf(tag);
   if (width(label) <= px || !tag || at < 0) return fitWidth(label, px, width);
   const head = label.slice(0, at);
   const tail = label.slice(at + tag.length);

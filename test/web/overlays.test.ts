@@ -41,6 +41,10 @@ test("fitHeader: a long file name gives way first (extension, then middle), so e
   // The name keeps at least 8 characters (its start and its end): the rest is cut at the end, as before.
   const tight = fitHeader(gpu, tag, 22 * 6.5, bold);
   assert.is(tight, "▾ (aligned) rawt…1522…");
+  // A name that is also part of "(aligned) " (an extension-less file named "gned"): the name after it is the one
+  // shortened, the prefix kept (before: "▾ (align…d) gn…", the prefix garbled).
+  const gned = fitHeader("▾ (aligned) gned · GPU 0 · NVIDIA H100", "gned", 100, bold);
+  assert.ok(gned.startsWith("▾ (aligned) ") && bold(gned) <= 100, gned);
   // One file open (no tag), or a label that fits: unchanged behaviour.
   assert.is(fitHeader(gpu, undefined, px, bold), fitWidth(gpu, px, bold));
   assert.is(fitHeader("▾ a.rawtrace · GPU 0", "a.rawtrace", px, bold), "▾ a.rawtrace · GPU 0");
