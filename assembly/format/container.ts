@@ -508,7 +508,8 @@ export function feed(n: usize): bool {
     const flipped = major > FORMAT_MAJOR && popcnt<u32>(major ^ FORMAT_MAJOR) == 1;
     if (!magicOk || flipped) {
       // A damaged magic or major would lose the whole dump: a chunk header whose sync word and CRC-32 hold right after
-      // the preamble proves a format 1 dump (a chance match needs 56 fixed bits), so it is read, PREAMBLE_DAMAGED said.
+      // the preamble proves a format 1 dump (a chance match needs 64 fixed bits: the 32-bit sync word and the 32-bit
+      // header CRC), so it is read, PREAMBLE_DAMAGED said.
       if (winLen < PREAMBLE + CHUNK_HEADER) return true; // finish() decides a shorter file
       if ((major > FORMAT_MAJOR && !flipped) || !headerValid(win + PREAMBLE)) {
         if (magicOk) fail(Fatal.FUTURE_FORMAT, 8, major);
