@@ -28,6 +28,10 @@ test("formatDiff: +28.0% below ten times, ×N from ten times on, new for none in
   assert.match(text, /kernel ms\s+8\.353\s+10\.692\s+\+2\.339\s+\+28\.0%/);
   assert.match(text, /\+6553\.758\s+×95\.0k/);
   assert.match(text, /\+5\.000\s+new/);
+  // A long (C++) name is cut at 120 characters, as in `stats` (before: whole, kilobytes on one line).
+  const long = `void at::native::reduce_kernel<512, 1, at::native::ReduceOp<${"float, ".repeat(60)}4> >(void)`;
+  const cut = formatDiff("A", "B", [row("kernel", long, "ms", 1, 2)]).split("\n").at(-1)!;
+  assert.ok(cut.endsWith(`${long.slice(0, 119)}…`), cut);
 });
 
 test("diffStats with --steps: a side with no steps gets the count row only, and the text says why", () => {
