@@ -68,8 +68,15 @@ export interface Guard {
   foreign: string[];
 }
 
-/** Records everything a page must not do (call before navigating). */
+/**
+ * A page's waits without a timeout of their own end after this long (playwright's default is 30 s): a guard against a
+ * hang, not a time budget — a loaded 2-core CI machine once took over 30 s to draw a sample.
+ */
+export const PAGE_WAIT_MS = 120_000;
+
+/** Records everything a page must not do (call before navigating), and sets its waits' {@link PAGE_WAIT_MS}. */
 export function guard(page: Page): Guard {
+  page.setDefaultTimeout(PAGE_WAIT_MS);
   const g: Guard = { errors: [], foreign: [] };
   page.on("console", (m) => {
     if (m.type() === "error") g.errors.push(`console: ${m.text()}`);
