@@ -16,6 +16,8 @@ export interface LoadedFile {
   names: string[];
   /** Short names for slice labels (kernel template/parameter lists dropped). */
   shortNames: string[];
+  /** Each short name's last `::` part, for a slice too narrow for its short name ({@link sliceLabel}). */
+  leafNames: string[];
   rowLabels: string[];
   /** Group (process or GPU) each row belongs to, as a label. */
   rowGroups: string[];
@@ -46,6 +48,12 @@ export function shortName(name: string): string {
   return s.length > 0 ? s : name;
 }
 
+/** A short name's last `::` part ("at::native::xpu::ReduceKernel" → "ReduceKernel"); the name itself without one. */
+export function leafName(short: string): string {
+  const at = short.lastIndexOf("::");
+  return at >= 0 && at + 2 < short.length ? short.slice(at + 2) : short;
+}
+
 function processName(info: FileInfo): string {
   const argv0 = info.commandLine[0] ?? "";
   const base = argv0.slice(argv0.lastIndexOf("/") + 1);
@@ -63,12 +71,14 @@ export function makeLoadedFile(
     id, name, info, meta, events, names,
     lanes: new TimelineLanes(meta.lanes),
     shortNames: names.map(shortName),
+    leafNames: [],
     rowLabels: [],
     rowGroups: [],
     offset: 0,
     loadMs,
     coreBytes,
   };
+  f.leafNames = f.shortNames.map(leafName);
   const proc = processName(info);
   const words = vendorWords(info.vendor);
   for (let r = 0; r < meta.header.rows; r++) {

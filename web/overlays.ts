@@ -84,6 +84,14 @@ export function fitHeader(label: string, tag: string | undefined, px: number, wi
   return fitWidth(head + mid(lo) + tail, px, width);
 }
 
+/**
+ * A slice's label in `px`: its short name when it fits, else its last `::` part (`leaf`: the kernel or function
+ * itself, which says more in a narrow slice than "at::na…"), cut as {@link fitText} cuts.
+ */
+export function sliceLabel(short: string, leaf: string, px: number): string {
+  return fitText(short.length * CHAR_W <= px ? short : leaf, px);
+}
+
 /** `s` cut to about `px` wide with an ellipsis (estimated for the regular font: cheap, for slice labels). */
 export function fitText(s: string, px: number): string {
   const max = Math.floor(px / CHAR_W);

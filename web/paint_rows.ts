@@ -6,7 +6,7 @@
 import { TL_NONE } from "../src/core/timeline.js";
 import { counterValue, eventName, lowerBoundEnd, lowerBoundStart, rowWord, type LoadedFile } from "./model.js";
 import { kindColor, textColor } from "./theme.js";
-import { GUTTER, fitText } from "./overlays.js";
+import { GUTTER, fitText, sliceLabel } from "./overlays.js";
 
 /** Height of a slice (px). */
 export const SLICE_H = 14;
@@ -63,7 +63,9 @@ export function drawLane(p: RowPaint, f: LoadedFile, l: number, y: number, scale
       setFill(c, hit ? 1 : 0.18);
       ctx.fillRect(GUTTER + a, y, b - a, SLICE_H);
       if (b - a > 28 && hit) {
-        const label = fitText(f.shortNames[ev.name(i)] ?? eventName(f, i), b - a - 6);
+        const n = ev.name(i);
+        const short = f.shortNames[n];
+        const label = short === undefined ? fitText(eventName(f, i), b - a - 6) : sliceLabel(short, f.leafNames[n], b - a - 6);
         if (label) {
           ctx.fillStyle = textColor(c);
           fill = "";

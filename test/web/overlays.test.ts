@@ -4,7 +4,8 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { fitHeader, fitText, fitWidth } from "../../web/overlays.js";
+import { fitHeader, fitText, fitWidth, sliceLabel, CHAR_W } from "../../web/overlays.js";
+import { leafName, shortName } from "../../web/model.js";
 
 test("fitWidth: the longest prefix with an ellipsis that the measure fits; the whole label when it fits", () => {
   const bold = (t: string) => t.length * 7; // wider than fitText's 6.1 px per character
@@ -48,6 +49,20 @@ test("fitHeader: a long file name gives way first (extension, then middle), so e
   // One file open (no tag), or a label that fits: unchanged behaviour.
   assert.is(fitHeader(gpu, undefined, px, bold), fitWidth(gpu, px, bold));
   assert.is(fitHeader("▾ a.rawtrace · GPU 0", "a.rawtrace", px, bold), "▾ a.rawtrace · GPU 0");
+});
+
+test("slice labels: the short name when it fits, else its last :: part (the kernel itself), cut as fitText cuts", () => {
+  const full = "void at::native::xpu::ReduceKernel<512, 1, at::native::xpu::ReduceOp<float> >(at::native::xpu::ReduceOp<float>)";
+  const short = shortName(full);
+  assert.is(short, "at::native::xpu::ReduceKernel");
+  assert.is(leafName(short), "ReduceKernel");
+  assert.is(leafName("gemm_kernel"), "gemm_kernel");
+  assert.is(leafName("odd::"), "odd::"); // nothing after the last ::: the name itself
+  const px = (n: number) => n * CHAR_W;
+  assert.is(sliceLabel(short, leafName(short), px(40)), short); // fits: whole
+  assert.is(sliceLabel(short, leafName(short), px(20)), "ReduceKernel"); // before: "at::native::xpu::Re…"
+  assert.is(sliceLabel(short, leafName(short), px(8)), "ReduceK…");
+  assert.is(sliceLabel("gemm_kernel", "gemm_kernel", px(8)), fitText("gemm_kernel", px(8)));
 });
 
 test.run();
