@@ -6,6 +6,7 @@ import { EventKind, byTotal, type TraceStats } from "../src/core/stats.js";
 import { $, cell, kv, table } from "./dom.js";
 import { bytes, dur, int } from "./format.js";
 import { shortName, type LoadedFile } from "./model.js";
+import { nameHints } from "./name_hints.js";
 
 /** Renders the summary of `f`; a click on a kernel name calls `onName` (the page searches for it). */
 export function renderSummary(f: LoadedFile, s: TraceStats, onName: (name: string) => void): void {
@@ -57,13 +58,23 @@ export function renderSummary(f: LoadedFile, s: TraceStats, onName: (name: strin
   const kernelNs = s.devices.reduce((a, d) => a + d.kernelNs, 0);
   const [kt, ktb] = table(["kernel", "calls", "total", "%"], [false, true, true, true]);
   kt.id = "summary-kernels";
-  for (const k of byTotal(s, EventKind.KERNEL, 10)) {
+  const top = byTotal(s, EventKind.KERNEL, 10);
+  // Rows whose short names are the same (one elementwise kernel per PyTorch operator) each get a word of their own.
+  const hints = nameHints(top.map((k) => k.name));
+  for (const [i, k] of top.entries()) {
     const tr = document.createElement("tr");
     tr.dataset.name = k.name;
     const td = document.createElement("td");
     td.className = "name";
     td.title = k.name;
     td.textContent = shortName(k.name);
+    const hint = hints[i];
+    if (hint !== null) {
+      const sub = document.createElement("span");
+      sub.className = "name-hint";
+      sub.textContent = hint;
+      td.append(sub);
+    }
     td.addEventListener("click", () => onName(k.name));
     tr.append(td);
     cell(tr, int(k.count), "num", { count: String(k.count) });

@@ -219,4 +219,25 @@ test("rows and kinds are named in the dump's vendor's words (HIP for ROCm, Synap
   await page.close();
 });
 
+test("the summary's top kernels each read differently: kernels that share a short name (PyTorch's elementwise and reduce kernels on the MI250) show a word of their own under it", async () => {
+  const { page, g } = await openPage(v.h, "", { viewport: VIEW });
+  await load(page, "samples/mi250_minitoy_rocprof.rawtrace");
+  const rows = await page.$$eval("#summary-kernels tbody tr td.name", (tds) => tds.map((td) => ({
+    text: (td as HTMLElement).innerText.replace(/\s+/g, " ").trim(), hint: td.querySelector(".name-hint")?.textContent ?? null,
+  })));
+  assert.is(rows.length, 10);
+  assert.is(new Set(rows.map((r) => r.text)).size, rows.length, rows.map((r) => r.text).join(" | "));
+  // Before: "at::native::vectorized_elementwise_kernel" four times and "at::native::reduce_kernel" twice.
+  assert.ok(rows.filter((r) => r.hint !== null).length >= 6, JSON.stringify(rows));
+  // Each hint on a line of its own, inside the cell.
+  const boxes = await page.$$eval("#summary-kernels td.name .name-hint", (hs) => hs.map((h) => {
+    const a = h.getBoundingClientRect();
+    const c = h.parentElement!.getBoundingClientRect();
+    return a.top > c.top + 4 && a.right <= c.right + 1;
+  }));
+  assert.ok(boxes.every(Boolean), JSON.stringify(boxes));
+  clean(g, "summary hints");
+  await page.close();
+});
+
 test.run();
