@@ -2,7 +2,8 @@
  * Hints that tell apart kernels whose short names are the same (web/model.ts shortName drops the template list, and
  * PyTorch launches one `at::native::vectorized_elementwise_kernel` per operator): for each such name, the first word
  * of its template arguments that no other name of its group has (`mse_kernel_cuda`, `FillFunctor`, `MeanOps`), else
- * its template arguments themselves. The summary shows the hint under the short name; the tooltip keeps the full name.
+ * its template arguments themselves. The summary and the range aggregate show the hint under the short name; the
+ * tooltip keeps the full name.
  */
 import { shortName } from "./model.js";
 
@@ -46,4 +47,13 @@ export function nameHints(names: readonly string[]): Array<string | null> {
     });
   }
   return out;
+}
+
+/** Puts `hint` (from {@link nameHints}) under the name in a table cell, on a line of its own; nothing for null. */
+export function appendHint(td: HTMLElement, hint: string | null): void {
+  if (hint === null) return;
+  const sub = document.createElement("span");
+  sub.className = "name-hint";
+  sub.textContent = hint;
+  td.append(sub);
 }

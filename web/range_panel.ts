@@ -9,6 +9,7 @@ import { AGG_COLUMNS, aggregate, sortLines, toTsv, type AggColumn, type AggLine,
 import { $, cell, linkButton, table } from "./dom.js";
 import { dur, int } from "./format.js";
 import { eventName, rowWord, shortName, type LoadedFile } from "./model.js";
+import { appendHint, nameHints } from "./name_hints.js";
 import { fileTag } from "./layout.js";
 import type { Range, Sel } from "./view.js";
 
@@ -112,7 +113,9 @@ export class RangePanel {
         }
       });
     });
-    for (const x of lines.slice(0, MAX_SHOWN)) body.append(this.line(x));
+    const shown = lines.slice(0, MAX_SHOWN);
+    const hints = nameHints(shown.map((x) => x.name)); // names that read alike told apart (web/name_hints.ts)
+    shown.forEach((x, i) => body.append(this.line(x, hints[i])));
     if (lines.length > MAX_SHOWN) {
       const tr = document.createElement("tr");
       cell(tr, `… ${lines.length - MAX_SHOWN} more names (all of them in the TSV)`, "muted");
@@ -123,10 +126,10 @@ export class RangePanel {
     box.append(t);
   }
 
-  private line(x: AggLine): HTMLElement {
+  private line(x: AggLine, hint: string | null): HTMLElement {
     const tr = document.createElement("tr");
     tr.dataset.name = x.name;
-    cell(tr, shortName(x.name), "name", undefined, x.name);
+    appendHint(cell(tr, shortName(x.name), "name", undefined, x.name), hint);
     cell(tr, int(x.count), "num", { count: String(x.count) });
     cell(tr, dur(x.total), "num", { ns: String(x.total) });
     cell(tr, dur(x.avg), "num", { ns: String(x.avg) });

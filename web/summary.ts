@@ -6,7 +6,7 @@ import { EventKind, byTotal, type TraceStats } from "../src/core/stats.js";
 import { $, cell, kv, table } from "./dom.js";
 import { bytes, dur, int } from "./format.js";
 import { shortName, type LoadedFile } from "./model.js";
-import { nameHints } from "./name_hints.js";
+import { appendHint, nameHints } from "./name_hints.js";
 
 /** Renders the summary of `f`; a click on a kernel name calls `onName` (the page searches for it). */
 export function renderSummary(f: LoadedFile, s: TraceStats, onName: (name: string) => void): void {
@@ -68,13 +68,7 @@ export function renderSummary(f: LoadedFile, s: TraceStats, onName: (name: strin
     td.className = "name";
     td.title = k.name;
     td.textContent = shortName(k.name);
-    const hint = hints[i];
-    if (hint !== null) {
-      const sub = document.createElement("span");
-      sub.className = "name-hint";
-      sub.textContent = hint;
-      td.append(sub);
-    }
+    appendHint(td, hints[i]);
     td.addEventListener("click", () => onName(k.name));
     tr.append(td);
     cell(tr, int(k.count), "num", { count: String(k.count) });

@@ -8,6 +8,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { Page } from "playwright-core";
 import { type Guard } from "./browser.js";
+import { AXIS_H, GUTTER } from "../../web/overlays.js";
 import {
   CUDA_SAMPLE, argsShown, canvasData, chromeOf, clean, details, frame, load, openPage, selectFirstMatch, viewerSuite,
 } from "./viewer_helpers.js";
@@ -236,6 +237,16 @@ test("the summary's top kernels each read differently: kernels that share a shor
     return a.top > c.top + 4 && a.right <= c.right + 1;
   }));
   assert.ok(boxes.every(Boolean), JSON.stringify(boxes));
+  // The range aggregate over the whole trace (a drag along the time axis) tells them apart alike.
+  const box = (await page.locator("#canvas").boundingBox())!;
+  await page.mouse.move(box.x + GUTTER + 1, box.y + AXIS_H / 2);
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width - 2, box.y + AXIS_H / 2, { steps: 4 });
+  await page.mouse.up();
+  await page.waitForSelector("#range-table", { state: "visible" });
+  const agg = await page.$$eval("#range-table td.name", (tds) => tds.map((td) => (td as HTMLElement).innerText.replace(/\s+/g, " ").trim()));
+  assert.ok(agg.filter((t) => t.startsWith("at::native::vectorized_elementwise_kernel")).length >= 4, agg.join(" | "));
+  assert.is(new Set(agg).size, agg.length, agg.join(" | "));
   clean(g, "summary hints");
   await page.close();
 });
