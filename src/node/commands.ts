@@ -28,7 +28,7 @@ import { givenNames, isGzipFile, spoolInputs } from "./file_source.js";
 import { gzipByName } from "./block_gzip.js";
 import { isStdout } from "./output.js";
 import { checkOutputNames, parseShard, readList, selectShard, type Shard } from "./shard.js";
-import { ProgressView, fmtMB } from "./progress.js";
+import { ProgressView, fmtCount, fmtMB } from "./progress.js";
 import { readHeader, type ReadHeader } from "../format/header.js";
 
 /** Parsed options the batch commands read. */
@@ -337,7 +337,7 @@ async function convertFiles(
         if (!f.ok) return f.error!.code === "PIPE_CLOSED" ? undefined : say(errorLine(f.error!), view);
         const mbs = f.seconds > 0 ? f.bytesIn / 1e6 / f.seconds : 0;
         const gz = gzNote(f.output);
-        say(`${f.input} → ${f.output}: ${f.events} events, ${fmtMB(f.bytesIn)} in, ${fmtMB(f.bytesOut)} ${fmt === "xspace" ? "XSpace" : "JSON"}${gz} out, ` +
+        say(`${f.input} → ${f.output}: ${fmtCount(f.events)} events, ${fmtMB(f.bytesIn)} in, ${fmtMB(f.bytesOut)} ${fmt === "xspace" ? "XSpace" : "JSON"}${gz} out, ` +
           `${f.seconds.toFixed(2)} s (${mbs.toFixed(0)} MB/s)${splitNote(f.workers, fmt, files.length === 1 ? pool.size : 1, f.writer)}`, view);
         for (const line of warningLines(f.warnings)) say(line, view);
         for (const line of lossLines(f.input, f.warnings, f.loss, f.bytesIn)) view ? view.log(line) : console.error(line);
@@ -413,10 +413,10 @@ export async function runMerge(args: string[], v: CliValues): Promise<number> {
   }
   const out: string[] = [];
   out.push(`merged ${r.ranks.length} rank${r.ranks.length > 1 ? "s" : ""} (world size ${r.plan.worldSize}) → ${r.output}: ` +
-    `${r.events} events, ${fmtMB(r.bytesIn)} in, ${fmtMB(r.bytesOut)}${gzNote(r.output)} out, ${r.seconds.toFixed(2)} s`);
+    `${fmtCount(r.events)} events, ${fmtMB(r.bytesIn)} in, ${fmtMB(r.bytesOut)}${gzNote(r.output)} out, ${r.seconds.toFixed(2)} s`);
   for (const [k, x] of r.ranks.entries()) {
     const c = r.clock.ranks[k];
-    out.push(`  ${r.plan.ranks[k].label}: ${x.file}${x.output && x.output !== r.output ? ` → ${x.output}` : ""}, ${x.events} events, ` +
+    out.push(`  ${r.plan.ranks[k].label}: ${x.file}${x.output && x.output !== r.output ? ` → ${x.output}` : ""}, ${fmtCount(x.events)} events, ` +
       (fmt === "chrome" ? `pids ${x.slot * 1000}–${x.slot * 1000 + 999}, ` : "") +
       (c.startOffsetNs === null ? "start unknown (no time in the dump)"
         : `start ${c.startOffsetNs >= 0 ? "+" : ""}${(c.startOffsetNs / 1e6).toFixed(3)} ms`) +

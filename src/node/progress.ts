@@ -14,6 +14,11 @@ export function fmtMB(n: number): string {
   return n >= 1e9 ? `${(n / 1e9).toFixed(2)} GB` : n >= 1e5 ? `${(n / 1e6).toFixed(1)} MB` : `${(n / 1e3).toFixed(1)} kB`;
 }
 
+/** Counts for humans: 615,600 (as `stats` and `info` print them). */
+export function fmtCount(n: number): string {
+  return n.toLocaleString("en-US");
+}
+
 function fmtTime(s: number): string {
   if (!isFinite(s)) return "?";
   if (s < 60) return `${s.toFixed(0)} s`;

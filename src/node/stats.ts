@@ -9,6 +9,7 @@ import { EventKind, byTotal, computeStats, kindName, type TraceStats } from "../
 import { createEngine } from "./wasm.js";
 import { fileSource } from "./file_source.js";
 import { WorkerPool, poolJobs } from "./pool.js";
+import { fmtCount } from "./progress.js";
 
 /** Options of {@link stats} and {@link statsFiles}. */
 export interface StatsOptions {
@@ -71,7 +72,7 @@ export async function statsFiles(inputs: string[], opts: StatsOptions = {}): Pro
 
 const ms = (ns: number) => (ns / 1e6).toFixed(3);
 const us = (ns: number) => (ns / 1e3).toFixed(1);
-const int = (n: number) => n.toLocaleString("en-US");
+const int = fmtCount;
 
 function fmtBytes(n: number): string {
   if (n >= 1 << 30) return `${(n / (1 << 30)).toFixed(2)} GiB`;

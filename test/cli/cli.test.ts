@@ -372,6 +372,12 @@ test("convert's summary line: a gzipped output gives the file's size too; a smal
   const size = statSync(out).size;
   assert.ok(r.stderr.includes(`JSON (${(size / 1e3).toFixed(1)} kB gzipped) out`), r.stderr);
   assert.match(r.stderr, /: 500 events, \d+\.\d kB in, /);
+  // Counts grouped by three digits, as stats and info print them (before: "1981 events").
+  const big = cli(["convert", join(ROOT, "samples/h100_torch_train_nvtx.rawtrace"), "-o", join(tmp, "summary-big.json")]);
+  assert.is(big.status, 0, big.stderr);
+  assert.match(big.stderr, /: 1,981 events, /);
+  const merged = cli(["merge", join(ROOT, "samples/h100_torch_train_nvtx.rawtrace"), "-o", join(tmp, "summary-merged.json")]);
+  assert.match(merged.stderr, /→ \S+: 1,981 events, [^\n]*\n {2}\S[^\n]*, 1,981 events, /);
 });
 
 test("merge of a file named twice: merged once, and said", () => {
