@@ -16,7 +16,8 @@
  *   FAKE_CUPTI_VERSION=n   cuptiGetVersion value (default: CUPTI_API_VERSION of the headers)
  *   FAKE_CUPTI_FAIL=list   comma list of "function" (fails with CUPTI_ERROR_UNKNOWN) or "cuptiActivityEnable:<kind>"
  *                          (that kind fails with CUPTI_ERROR_NOT_COMPATIBLE)
- *   FAKE_CUPTI_FLUSH_RAISE=1  the first cuptiActivityFlushAll raises SIGTERM while it holds the library's lock
+ *   FAKE_CUPTI_FLUSH_RAISE=1  the first cuptiActivityFlushAll raises SIGTERM while it holds the library's lock (and
+ *                          says when on stderr: "fake_cupti: SIGTERM raised at <CLOCK_MONOTONIC ns> ns")
  */
 #if !defined(_GNU_SOURCE)
 #define _GNU_SOURCE 1
@@ -371,6 +372,11 @@ EXPORT CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag) {
   const char* r = getenv("FAKE_CUPTI_FLUSH_RAISE");
   if (r && *r == '1' && !raised) {
     raised = 1;
+    /* When: a test times the exit from here (CLOCK_MONOTONIC, Node's process.hrtime), not from the program's start. */
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    fprintf(stderr, "fake_cupti: SIGTERM raised at %lld ns\n", (long long)now.tv_sec * 1000000000LL + now.tv_nsec);
+    fflush(stderr);
     raise(SIGTERM);
   }
   if (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) hand_over_running_locked();
