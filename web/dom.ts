@@ -27,6 +27,15 @@ export function cell(tr: HTMLElement, text: string, cls = "", data?: Record<stri
   return td;
 }
 
+/** Puts `hint` (src/core/name_hints.ts) under the name in a table cell, on a line of its own; nothing for null. */
+export function appendHint(td: HTMLElement, hint: string | null): void {
+  if (hint === null) return;
+  const sub = document.createElement("span");
+  sub.className = "name-hint";
+  sub.textContent = hint;
+  td.append(sub);
+}
+
 /** A `table.stats` with these headings; returns it and its body. */
 export function table(heads: string[], numeric: boolean[]): [HTMLTableElement, HTMLElement] {
   const t = document.createElement("table");

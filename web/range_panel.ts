@@ -6,10 +6,10 @@
  */
 import { Flag, RowClass } from "../src/core/timeline.js";
 import { AGG_COLUMNS, aggregate, sortLines, toTsv, type AggColumn, type AggLine, type Aggregate, type RowRef } from "./aggregate.js";
-import { $, cell, linkButton, table } from "./dom.js";
+import { $, appendHint, cell, linkButton, table } from "./dom.js";
 import { dur, int } from "./format.js";
 import { eventName, rowWord, shortName, type LoadedFile } from "./model.js";
-import { appendHint, nameHints } from "./name_hints.js";
+import { nameHints } from "../src/core/name_hints.js";
 import { fileTag } from "./layout.js";
 import type { Range, Sel } from "./view.js";
 
@@ -114,7 +114,7 @@ export class RangePanel {
       });
     });
     const shown = lines.slice(0, MAX_SHOWN);
-    const hints = nameHints(shown.map((x) => x.name)); // names that read alike told apart (web/name_hints.ts)
+    const hints = nameHints(shown.map((x) => x.name), shortName); // names that read alike told apart (src/core/name_hints.ts)
     shown.forEach((x, i) => body.append(this.line(x, hints[i])));
     if (lines.length > MAX_SHOWN) {
       const tr = document.createElement("tr");

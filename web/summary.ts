@@ -3,10 +3,10 @@
  * as the timeline): trace span, GPU busy % per device, top kernels by total time, memory copies per direction.
  */
 import { EventKind, byTotal, type TraceStats } from "../src/core/stats.js";
-import { $, cell, kv, table } from "./dom.js";
+import { $, appendHint, cell, kv, table } from "./dom.js";
 import { bytes, dur, int } from "./format.js";
 import { shortName, type LoadedFile } from "./model.js";
-import { appendHint, nameHints } from "./name_hints.js";
+import { nameHints } from "../src/core/name_hints.js";
 
 /** Renders the summary of `f`; a click on a kernel name calls `onName` (the page searches for it). */
 export function renderSummary(f: LoadedFile, s: TraceStats, onName: (name: string) => void): void {
@@ -60,7 +60,7 @@ export function renderSummary(f: LoadedFile, s: TraceStats, onName: (name: strin
   kt.id = "summary-kernels";
   const top = byTotal(s, EventKind.KERNEL, 10);
   // Rows whose short names are the same (one elementwise kernel per PyTorch operator) each get a word of their own.
-  const hints = nameHints(top.map((k) => k.name));
+  const hints = nameHints(top.map((k) => k.name), shortName);
   for (const [i, k] of top.entries()) {
     const tr = document.createElement("tr");
     tr.dataset.name = k.name;

@@ -6,7 +6,7 @@
 import type { TraceStats } from "../core/stats.js";
 import { kindName } from "../core/stats.js";
 import { percentile, type StepStats } from "../core/step_stats.js";
-import { cutName } from "./stats.js";
+import { cutNames } from "./stats.js";
 
 /** One compared figure: its value in A and in B (0 where the figure is absent), B − A and B / A − 1 (%). */
 export interface DiffRow {
@@ -122,8 +122,10 @@ export function formatDiff(fileA: string, fileB: string, rows: DiffRow[], top = 
     lines.push(`  no steps in ${none} (--steps matched no range there): the per-step figures are left out`);
   }
   lines.push(`  largest changes in total time (${named.length} of ${rows.length - summary.length} kinds and names)`);
-  // Names cut as `stats` cuts them (a C++ kernel's runs to kilobytes: a row per screenful); --json keeps them whole.
-  const nm = named.map((r) => [...cells(r, `${r.group} ms`), `${r.countA}→${r.countB}`, cutName(r.name, 120)]);
+  // Names cut as `stats` cuts them (a C++ kernel's runs to kilobytes: a row per screenful), told apart where the cut
+  // makes them read alike; --json keeps them whole.
+  const shown = cutNames(named.map((r) => r.name));
+  const nm = named.map((r, i) => [...cells(r, `${r.group} ms`), `${r.countA}→${r.countB}`, shown[i]]);
   const head = ["kind", "A", "B", "B − A", "change", "count", "name"];
   const w = head.map((h, i) => Math.max(h.length, ...nm.map((r) => r[i].length)));
   const line = (r: string[]) => ("  " + r.map((c, i) => (i === r.length - 1 ? c : i === 0 ? c.padEnd(w[0]) : c.padStart(w[i]))).join("  ")).trimEnd();

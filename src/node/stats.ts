@@ -10,6 +10,7 @@ import { createEngine } from "./wasm.js";
 import { fileSource } from "./file_source.js";
 import { WorkerPool, poolJobs } from "./pool.js";
 import { fmtCount } from "./progress.js";
+import { nameHints } from "../core/name_hints.js";
 
 /** Options of {@link stats} and {@link statsFiles}. */
 export interface StatsOptions {
@@ -107,8 +108,9 @@ export function formatStats(file: string, s: TraceStats, opts: { top?: number; v
   const nKernels = s.names.filter((n) => n.kind === EventKind.KERNEL).length;
   if (top > 0) {
     out.push(`  top kernels by total time (${Math.min(top, nKernels)} of ${nKernels})`);
+    const shown = cutNames(kernels.map((k) => k.name));
     out.push(...table(["count", "total ms", "mean µs", "max µs", "name"],
-      kernels.map((k) => [int(k.count), ms(k.totalNs), us(k.meanNs), us(k.maxNs), cutName(k.name, 120)])));
+      kernels.map((k, i) => [int(k.count), ms(k.totalNs), us(k.meanNs), us(k.maxNs), shown[i]])));
   }
   out.push("  memcpy by direction");
   out.push(...table(["direction", "count", "bytes", "ms", "GB/s", ""],
@@ -117,8 +119,9 @@ export function formatStats(file: string, s: TraceStats, opts: { top?: number; v
   if (top > 0) {
     const api = byTotal(s, [EventKind.API_RUNTIME, EventKind.API_DRIVER], top);
     out.push("  API calls by total time");
+    const shown = cutNames(api.map((a) => a.name));
     out.push(...table(["kind", "count", "total ms", "mean µs", "max µs", "name"],
-      api.map((a) => [kindName(a.kind), int(a.count), ms(a.totalNs), us(a.meanNs), us(a.maxNs), cutName(a.name, 120)])));
+      api.map((a, i) => [kindName(a.kind), int(a.count), ms(a.totalNs), us(a.meanNs), us(a.maxNs), shown[i]])));
   }
   return out.join("\n");
 }
@@ -167,6 +170,20 @@ export function statsJson(results: StatsFileResult[]): unknown {
 /** A long name (a C++ kernel's runs to kilobytes) cut to `n` characters for a text table; --json and --csv keep it whole. */
 export function cutName(s: string, n = 80): string {
   return s.length > n ? `${s.slice(0, n - 1)}…` : s;
+}
+
+/**
+ * `names` cut to `n` characters for a text table ({@link cutName}), names that would then read alike told apart: each
+ * ends with `[hint]`, a word of its template arguments no other has (src/core/name_hints.ts), within the `n`.
+ */
+export function cutNames(names: readonly string[], n = 120): string[] {
+  const hints = nameHints(names, (x) => cutName(x, n));
+  return names.map((x, i) => {
+    const h = hints[i];
+    if (h === null) return cutName(x, n);
+    const tag = ` [${cutName(h, 40)}]`;
+    return `${cutName(x, n - tag.length)}${tag}`;
+  });
 }
 
 /** One CSV field (RFC 4180: quoted when it holds a comma, quote, CR or LF; quotes doubled). */

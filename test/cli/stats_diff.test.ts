@@ -94,6 +94,20 @@ test("diff: a row 0 in both files is unchanged (0.0%), not new; a row only B has
   assert.match(ab.stdout, /kernel ms\s+0\.000\s+\S+\s+\S+\s+new\s+0→\d+/);
 });
 
+test("stats and diff: names their 120-character cut would show alike (PyTorch's optimizer kernels) end with a word each alone has", () => {
+  const torch = join(ROOT, "test/fixtures/real/h100/torch.rawtrace");
+  const r = cli(["stats", torch, "--top", "30"]);
+  assert.is(r.status, 0, r.stderr);
+  const names = r.stdout.split("\n").filter((l) => l.includes("multi_tensor_apply_kernel")).map((l) => l.replace(/^\s*(\S+\s+){4}/, ""));
+  assert.ok(names.length >= 5, r.stdout);
+  // Before: the six rows read as two texts, "…TensorListMetadata…" and "…TensorListScalarLi…".
+  assert.is(new Set(names).size, names.length, names.join("\n"));
+  assert.ok(names.every((n) => n.length <= 120 && / \[\w+\]$/.test(n)), names.join("\n"));
+  const d = cli(["diff", torch, torch, "--top", "200"]);
+  const dn = d.stdout.split("\n").filter((l) => l.includes("multi_tensor_apply_kernel")).map((l) => l.slice(l.indexOf("void ")));
+  assert.is(new Set(dn).size, dn.length, dn.join("\n"));
+});
+
 test.after(() => rmSync(tmp, { recursive: true, force: true }));
 
 test("diff reads standard input and a FIFO once, for --steps too, and `diff - -` compares the input with itself (before: a false \"file ends before the 16-byte preamble (0 bytes)\", or a wait forever on the FIFO)", () => {

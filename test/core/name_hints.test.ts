@@ -1,10 +1,12 @@
 /**
- * The summary's hints for kernels that share a short name (web/name_hints.ts), on the kernel names of the real ROCm
- * sample (PyTorch on an MI250): each row of a group gets a word only it has; names alone in their group get none.
+ * Hints for names shown alike (src/core/name_hints.ts): the viewer's short names of the real ROCm sample's kernels
+ * (PyTorch on an MI250) and the CLI's 120-character cuts of PyTorch's optimizer kernels (the H100 fixture): each name
+ * of a group gets a word only it has; names alone in their group get none.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { nameHints } from "../../web/name_hints.js";
+import { nameHints } from "../../src/core/name_hints.js";
+import { shortName } from "../../web/model.js";
 
 /** Kernel names of the MI250 sample's PyTorch step (and a Tensile GEMM), as the decoder demangles them. */
 const [clamp, mse, fill, mean, sum, gemm] = [
@@ -17,16 +19,26 @@ const [clamp, mse, fill, mean, sum, gemm] = [
 ];
 
 test("kernels sharing a short name: a word of its template arguments only it has; a name alone: none", () => {
-  assert.equal(nameHints([clamp, mse, fill, mean, sum, gemm]), ["launch_clamp_scalar", "mse_kernel_cuda", "FillFunctor", "MeanOps", "sum_functor", null]);
+  assert.equal(nameHints([clamp, mse, fill, mean, sum, gemm], shortName), ["launch_clamp_scalar", "mse_kernel_cuda", "FillFunctor", "MeanOps", "sum_functor", null]);
   // The same hints whatever the order.
-  assert.equal(nameHints([gemm, sum, mean, fill, mse, clamp]), [null, "sum_functor", "MeanOps", "FillFunctor", "mse_kernel_cuda", "launch_clamp_scalar"]);
+  assert.equal(nameHints([gemm, sum, mean, fill, mse, clamp], shortName), [null, "sum_functor", "MeanOps", "FillFunctor", "mse_kernel_cuda", "launch_clamp_scalar"]);
 });
 
 test("names that differ only in numbers: their template arguments themselves", () => {
   const a = "void at::native::elementwise_kernel<128, 2, Op>(int)";
   const b = "void at::native::elementwise_kernel<128, 4, Op>(int)";
-  assert.equal(nameHints([a, b]), ["128, 2, Op", "128, 4, Op"]);
-  assert.equal(nameHints(["k", "k2"]), [null, null]);
+  assert.equal(nameHints([a, b], shortName), ["128, 2, Op", "128, 4, Op"]);
+  assert.equal(nameHints(["k", "k2"], shortName), [null, null]);
+});
+
+test("names cut alike for a text table (PyTorch's optimizer kernels share their first 120 characters): the word each alone has", () => {
+  const mta = (args: string) => `void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous namespace)::TensorListMetadata<1>, ${args}>(int)`;
+  const mul = mta("at::native::(anonymous namespace)::BinaryOpScalarFunctor<float, 1, 1, 0>, std::multiplies<float>, float");
+  const add = mta("at::native::(anonymous namespace)::BinaryOpScalarFunctor<float, 1, 1, 0>, std::plus<float>, float");
+  const sqrt = mta("at::native::(anonymous namespace)::UnaryOpFunctor<float, 2, 1, 1>, at::native::Sqrt<float>");
+  const cut = (n: string) => n.slice(0, 119);
+  assert.is(new Set([mul, add, sqrt].map(cut)).size, 1, "the three cut alike");
+  assert.equal(nameHints([mul, add, sqrt], cut), ["multiplies", "plus", "UnaryOpFunctor"]);
 });
 
 test.run();

@@ -1,11 +1,11 @@
 /**
- * Hints that tell apart kernels whose short names are the same (web/model.ts shortName drops the template list, and
- * PyTorch launches one `at::native::vectorized_elementwise_kernel` per operator): for each such name, the first word
- * of its template arguments that no other name of its group has (`mse_kernel_cuda`, `FillFunctor`, `MeanOps`), else
- * its template arguments themselves. The summary and the range aggregate show the hint under the short name; the
- * tooltip keeps the full name.
+ * Hints that tell apart names shown alike: kernels whose short names are the same (the viewer's shortName drops the
+ * template list, and PyTorch launches one `at::native::vectorized_elementwise_kernel` per operator) or whose names cut
+ * for a text table are the same (`rawtrace stats`, `diff`: PyTorch's optimizer kernels share their first 120
+ * characters). For each name of such a group: the first word of its template arguments that no other name of its
+ * group has (`mse_kernel_cuda`, `FillFunctor`, `MeanOps`, `multiplies`), else its template arguments themselves.
+ * The viewer shows the hint under the short name; the CLI after the cut name, in brackets.
  */
-import { shortName } from "./model.js";
 
 /** Words too common in C++ kernel names to tell two apart. */
 const COMMON = new Set([
@@ -29,11 +29,11 @@ function templateArgs(full: string): string {
 const words = (s: string): string[] => s.match(/[A-Za-z_][A-Za-z0-9_]*/g) ?? [];
 
 /**
- * For each of `names` (full, demangled), a hint when another of `names` has the same short name, else null.
- * Deterministic: it depends only on the names given, in any order.
+ * For each of `names` (full, demangled), a hint when another of `names` is shown the same (`shown`: the viewer's short
+ * name, the CLI's cut), else null. Deterministic: it depends only on the names given, in any order.
  */
-export function nameHints(names: readonly string[]): Array<string | null> {
-  const shorts = names.map(shortName);
+export function nameHints(names: readonly string[], shown: (name: string) => string): Array<string | null> {
+  const shorts = names.map(shown);
   const groups = new Map<string, number[]>();
   shorts.forEach((s, i) => groups.set(s, [...(groups.get(s) ?? []), i]));
   const out: Array<string | null> = names.map(() => null);
@@ -47,13 +47,4 @@ export function nameHints(names: readonly string[]): Array<string | null> {
     });
   }
   return out;
-}
-
-/** Puts `hint` (from {@link nameHints}) under the name in a table cell, on a line of its own; nothing for null. */
-export function appendHint(td: HTMLElement, hint: string | null): void {
-  if (hint === null) return;
-  const sub = document.createElement("span");
-  sub.className = "name-hint";
-  sub.textContent = hint;
-  td.append(sub);
 }
