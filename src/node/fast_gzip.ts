@@ -4,6 +4,7 @@
  * matching, one hash probe per position; docs/performance/gzip.md has the figures). Each
  * instance owns its WebAssembly memory; a worker thread holds one (src/node/gzip_pool.ts).
  */
+import { wasmFlags } from "./wasm_flags.js";
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { crc32 } from "node:zlib";
@@ -38,7 +39,10 @@ export class FastGzip {
   private cap = 0;
 
   constructor() {
-    compiled ??= new WebAssembly.Module(readFileSync(deflateWasmPath()));
+    if (!compiled) {
+      wasmFlags();
+      compiled = new WebAssembly.Module(readFileSync(deflateWasmPath()));
+    }
     const inst = new WebAssembly.Instance(compiled, {
       env: {
         abort: () => {

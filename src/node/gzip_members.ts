@@ -11,6 +11,7 @@
  * (a chance 1f 8b 08 there, with a header no gzip writer writes, whose data fails or whose trailer disagrees before
  * 64 KiB, is dropped: gunzip.ts).
  */
+import { wasmFlags } from "./wasm_flags.js";
 import { existsSync, readFileSync, readSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { RawtraceError } from "../core/codes.js";
@@ -26,6 +27,7 @@ function inflateModule(): WebAssembly.Module {
   const candidates = [new URL("./inflate.wasm", import.meta.url), new URL("../../build/inflate.wasm", import.meta.url)].map((u) => fileURLToPath(u));
   const found = candidates.find((p) => existsSync(p));
   if (!found) throw new RawtraceError("NO_CORE", `rawtrace gzip reader not built: none of ${candidates.join(", ")} exists (run npm run build)`);
+  wasmFlags();
   compiled = new WebAssembly.Module(readFileSync(found));
   return compiled;
 }

@@ -2,6 +2,7 @@
  * Loads the compiled core in Node: next to the bundled CLI (dist/node/rawtrace.wasm) or from the build folder when
  * running from source (build/rawtrace.wasm).
  */
+import { wasmFlags } from "./wasm_flags.js";
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Engine } from "../core/engine.js";
@@ -34,7 +35,10 @@ export const turn = (): Promise<void> => new Promise<void>((resolve) => setImmed
  * a pool's worker thread sets it to null (nothing else runs there).
  */
 export async function createEngine(): Promise<Engine> {
-  if (!compiled) compiled = new WebAssembly.Module(readFileSync(wasmPath()));
+  if (!compiled) {
+    wasmFlags();
+    compiled = new WebAssembly.Module(readFileSync(wasmPath()));
+  }
   const engine = await Engine.create(compiled);
   engine.spillFactory = () => tieredSpill();
   engine.windowYield = turn;
