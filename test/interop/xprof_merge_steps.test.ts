@@ -42,7 +42,8 @@ test.after(() => {
 
 function cli(...args: string[]): void {
   const r = spawnSync(process.execPath, [CLI, ...args], { encoding: "utf8", timeout: 300_000 });
-  assert.is(r.status, 0, `${args.join(" ")}: ${r.stderr}`);
+  // The signal too: a run ended by one (status null, nothing on stderr) said only "null" (seen once in a full run).
+  assert.is(r.status, 0, `${args.join(" ")}: status ${r.status}, signal ${r.signal}, ${r.error?.message ?? ""}: ${r.stderr}`);
 }
 
 function xprof(file: string): XprofOut {
