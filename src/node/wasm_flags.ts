@@ -9,7 +9,8 @@
  * it started still compiles) has no task handle any more, and the post dereferences null: the process dies of
  * SIGSEGV with nothing on stderr after its output is complete (uv_async_send(handle=0x0) ← WasmEngine::TriggerGC ←
  * AddPotentiallyDeadCode: twice in about 1,800 `merge --format xspace` runs of two small ranks, two runs at a time,
- * and once in a full test run; nodejs/node#56236 is that race, fixed in later Node lines). Without the code GC that path is never taken; the cost is the
+ * and once in a full test run; the crash of nodejs/node#56236, whose null check nodejs/node#57910 makes thread-safe
+ * in later Node lines). Without the code GC that path is never taken; the cost is the
  * replaced Liftoff code staying allocated until its module is freed (121 KB for the core's hot functions).
  * V8 flags are process-wide: setting it affects other WebAssembly in the process alike, in that one way.
  */
