@@ -67,18 +67,18 @@ export function makeLoadedFile(
   id: number, name: string, info: FileInfo, meta: TimelineMeta, events: TimelineEvents, loadMs: number, coreBytes: number,
 ): LoadedFile {
   const names = decodeNames(meta);
+  const shortNames = names.map(shortName);
   const f: LoadedFile = {
     id, name, info, meta, events, names,
     lanes: new TimelineLanes(meta.lanes),
-    shortNames: names.map(shortName),
-    leafNames: [],
+    shortNames,
+    leafNames: shortNames.map(leafName),
     rowLabels: [],
     rowGroups: [],
     offset: 0,
     loadMs,
     coreBytes,
   };
-  f.leafNames = f.shortNames.map(leafName);
   const proc = processName(info);
   const words = vendorWords(info.vendor);
   for (let r = 0; r < meta.header.rows; r++) {

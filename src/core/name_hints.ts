@@ -33,16 +33,23 @@ const words = (s: string): string[] => s.match(/[A-Za-z_][A-Za-z0-9_]*/g) ?? [];
  * name, the CLI's cut), else null. Deterministic: it depends only on the names given, in any order.
  */
 export function nameHints(names: readonly string[], shown: (name: string) => string): Array<string | null> {
-  const shorts = names.map(shown);
   const groups = new Map<string, number[]>();
-  shorts.forEach((s, i) => groups.set(s, [...(groups.get(s) ?? []), i]));
+  names.forEach((name, i) => {
+    const key = shown(name);
+    const members = groups.get(key);
+    if (members) members.push(i);
+    else groups.set(key, [i]);
+  });
   const out: Array<string | null> = names.map(() => null);
   for (const members of groups.values()) {
     if (members.length < 2) continue;
-    const sets = members.map((i) => new Set(words(templateArgs(names[i]))));
+    // In how many of the group's names each word appears: a word in one alone tells that one apart (linear in the
+    // group's words, whatever its size: `stats --top` may list hundreds of one template's instances).
+    const own = members.map((i) => new Set(words(templateArgs(names[i]))));
+    const seen = new Map<string, number>();
+    for (const set of own) for (const w of set) seen.set(w, (seen.get(w) ?? 0) + 1);
     members.forEach((i, k) => {
-      const own = words(templateArgs(names[i]));
-      const unique = own.find((w) => w.length >= 3 && !COMMON.has(w) && sets.every((set, j) => j === k || !set.has(w)));
+      const unique = [...own[k]].find((w) => w.length >= 3 && !COMMON.has(w) && seen.get(w) === 1);
       out[i] = unique ?? (templateArgs(names[i]) || names[i]);
     });
   }
