@@ -10,7 +10,7 @@ import {
   diagReset, fatalErrorCode, fatalErrorOffset, fatalErrorDetail, warningCount, warningOffset, warningDetail, lossTotal,
   lossRange, warn,
 } from "./util/diag";
-import { WARN_HOST_FIRST, WARN_HOST_LAST } from "./util/error";
+import { WARN_HOST_FIRST, WARN_HOST_LAST, Warn } from "./util/error";
 import { crcReset, crc32 } from "./util/crc32";
 import { xxh32 } from "./util/xxh32";
 import { xxh64 } from "./util/xxh64";
@@ -105,12 +105,12 @@ export function rt_end_pass(): i32 {
 }
 /**
  * A warning only the host can see (util/error.ts codes from WARN_HOST_FIRST to WARN_HOST_LAST: STILL_WRITING,
- * GZIP_DAMAGED, FILE_CHANGED), counted `count` times with its offset and detail; given before the last pass's
- * rt_end_pass, the output's end lists it with the core's own (Chrome JSON `rawtrace.warnings`, XSpace warnings).
- * Other codes are ignored. Returns 1 if recorded.
+ * GZIP_DAMAGED, FILE_CHANGED; and GZIP_MAGIC_DAMAGED), counted `count` times with its offset and detail; given before
+ * the last pass's rt_end_pass, the output's end lists it with the core's own (Chrome JSON `rawtrace.warnings`,
+ * XSpace warnings). Other codes are ignored. Returns 1 if recorded.
  */
 export function rt_host_warn(code: i32, offset: u64, detail: u64, count: u64): i32 {
-  if (code < WARN_HOST_FIRST || code > WARN_HOST_LAST || count == 0) return 0;
+  if (((code < WARN_HOST_FIRST || code > WARN_HOST_LAST) && code != Warn.GZIP_MAGIC_DAMAGED) || count == 0) return 0;
   warn(code, offset, detail, count);
   return 1;
 }

@@ -8,7 +8,9 @@
  * (compressed for .gz).
  */
 import type { ByteReader, ByteSource, FileInfo } from "../src/core/engine.js";
-import { GzipStartError, gunzip, gzipDamageFor, type GunzipDamage } from "../src/core/gunzip.js";
+import type { Warning } from "../src/core/codes.js";
+import { GzipStartError, addGzipDamage, gunzip, gzipDamageFor, type GunzipDamage } from "../src/core/gunzip.js";
+import { GZIP_HEAD_BYTES, gzipMagicWarning, gzipStart, repairedGzip, repairedGzipNote } from "../src/core/gzip_magic.js";
 export { gzipDamageFor, addGzipDamage } from "../src/core/gunzip.js";
 import { freeNow, type KeepingReader } from "./slice_reader.js";
 
@@ -20,11 +22,15 @@ export class CancelledError extends Error {
   }
 }
 
-/** Whether the file's first two bytes are gzip's magic 1f 8b (what it is, whatever its name says). */
-export async function startsWithGzip(file: Blob): Promise<boolean> {
-  if (file.size < 2) return false;
-  const b = new Uint8Array(await file.slice(0, 2).arrayBuffer());
-  return b[0] === 0x1f && b[1] === 0x8b;
+/**
+ * Whether the file is gzip by its first bytes, whatever its name says (src/core/gzip_magic.ts gzipStart: gzip's magic
+ * 1f 8b, or a gzip header one of whose first three bytes is damaged): {@link FileSourceOptions}' `gzip` and
+ * `gzipMagicDamaged` for it.
+ */
+export async function gzipOptions(file: Blob): Promise<Pick<FileSourceOptions, "gzip" | "gzipMagicDamaged">> {
+  const head = new Uint8Array(await file.slice(0, GZIP_HEAD_BYTES).arrayBuffer());
+  const start = gzipStart(head);
+  return start === "damaged" ? { gzip: true, gzipMagicDamaged: head } : { gzip: start === "gzip" };
 }
 
 /** Whether a file name says gzip. */
@@ -51,6 +57,8 @@ export interface FileByteSource extends ByteSource {
    * member, which only a cut in its trailer leaves unseen by the core's TRUNCATED.
    */
   readonly gzipDamage?: GunzipDamage;
+  /** The file's first bytes when one of gzip's first three is damaged: read repaired, said as GZIP_MAGIC_DAMAGED. */
+  readonly gzipMagicDamaged?: Uint8Array;
 }
 
 /** Bytes per block of kept file bytes (each block is freed as one piece). */
@@ -85,8 +93,13 @@ function nextTask(): Promise<void> {
 
 /** Options of {@link fileByteSource}. */
 export interface FileSourceOptions {
-  /** The file is gzip-compressed (the caller looked at its first bytes: {@link startsWithGzip}); default: by name. */
+  /** The file is gzip-compressed (the caller looked at its first bytes: {@link gzipOptions}); default: by name. */
   gzip?: boolean;
+  /**
+   * With `gzip`: the file's first bytes (at least 3), one of gzip's 1f 8b 08 among them damaged ({@link gzipOptions}):
+   * the file is read with them repaired, and said (GZIP_MAGIC_DAMAGED).
+   */
+  gzipMagicDamaged?: Uint8Array;
   /**
    * Read the file once: the first open() keeps the file's bytes (as read: compressed for .gz) in memory, chunk by
    * chunk, and later opens replay them instead of reading the file again; the emit pass (open(2), a conversion's
@@ -232,7 +245,8 @@ export function fileByteSource(file: Blob, name: string, opts: FileSourceOptions
     const out = (async function* () {
       let given = 0;
       let first: GunzipDamage | undefined;
-      for await (const c of gunzip(await opts.inflate!(), chunksOf(raw), (d) => {
+      const input = opts.gzipMagicDamaged ? repairedGzip(chunksOf(raw)) : chunksOf(raw);
+      for await (const c of gunzip(await opts.inflate!(), input, (d) => {
         first = d;
         gzipDamage ??= { ...d };
       })) {
@@ -240,7 +254,9 @@ export function fileByteSource(file: Blob, name: string, opts: FileSourceOptions
         yield c;
       }
       // Damaged or cut before it gave a byte: nothing to convert (the read fails, naming where, as the CLI).
-      if (first && given === 0) throw new GzipStartError(first.compressedAt, first.message);
+      if (first && given === 0) {
+        throw new GzipStartError(first.compressedAt, first.message + (opts.gzipMagicDamaged ? repairedGzipNote(opts.gzipMagicDamaged) : ""));
+      }
       // What was converted: every byte given, also those of the members after the damage (a bad trailer, bytes
       // skipped between members), as the CLI says; not the zeros given in place of a damaged member's lost bytes.
       if (gzipDamage) {
@@ -276,6 +292,7 @@ export function fileByteSource(file: Blob, name: string, opts: FileSourceOptions
     get gzipDamage() {
       return gzipDamage;
     },
+    gzipMagicDamaged: gz ? opts.gzipMagicDamaged : undefined,
     // Where a damaged .gz's bytes stop being the file's own (its first damage's verifiedTo, in bytes of the dump):
     // the core reads no cut buffer chunk past it, as in the CLI.
     unverifiedFrom() {
@@ -284,7 +301,8 @@ export function fileByteSource(file: Blob, name: string, opts: FileSourceOptions
     // A .gz damaged after its start: said in the output's end too (an exported Chrome JSON's rawtrace.warnings).
     hostWarnings(info: FileInfo) {
       const w = gzipDamageFor(gzipDamage, info.warnings);
-      return w ? [w] : [];
+      const m = gz && opts.gzipMagicDamaged ? [gzipMagicWarning(opts.gzipMagicDamaged)] : [];
+      return w ? [...m, w] : m;
     },
     get keptBytes() {
       if (opts.keep && opts.keeper) return opts.keeper.keptBytes;
@@ -368,4 +386,20 @@ export function fileByteSource(file: Blob, name: string, opts: FileSourceOptions
       };
     },
   };
+}
+
+/**
+ * Adds the source's own warnings to a conversion's `warnings` in the host's words, as the CLI's withSourceWarnings:
+ * GZIP_DAMAGED ({@link addGzipDamage}) and GZIP_MAGIC_DAMAGED (the bytes found), replacing the core's entries for
+ * them. Returns `warnings`.
+ */
+export function addSourceWarnings(warnings: Warning[], src: FileByteSource): Warning[] {
+  addGzipDamage(warnings, src.gzipDamage);
+  if (src.gzipMagicDamaged) {
+    const w = gzipMagicWarning(src.gzipMagicDamaged);
+    const i = warnings.findIndex((x) => x.code === w.code);
+    if (i < 0) warnings.push(w);
+    else warnings[i] = w;
+  }
+  return warnings;
 }

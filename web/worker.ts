@@ -20,7 +20,7 @@ import { TimelineParser, type TimelineMeta } from "../src/core/timeline.js";
 import { decodeStats, type TraceStats } from "../src/core/stats.js";
 import { eventDetails, type DetailsTarget, type EventJson } from "../src/core/details.js";
 import { dumpFileName } from "../src/core/dump_name.js";
-import { fileByteSource, addGzipDamage, startsWithGzip, type FileByteSource, type FileSourceOptions } from "./file_source.js";
+import { fileByteSource, addSourceWarnings, gzipOptions, type FileByteSource, type FileSourceOptions } from "./file_source.js";
 import { keepingReaderThread, readerThreadStream } from "./slice_reader.js";
 
 /** Callbacks the page passes (as a comlink proxy) to follow a job. */
@@ -120,10 +120,10 @@ async function withSource<T>(
   // and save nothing).
   const budget = rawBudget(mode);
   // Compressed or not by its bytes, as the CLI decides: a gzipped dump named .rawtrace, a plain one named .gz.
-  const gzip = await startsWithGzip(file);
+  const gz = await gzipOptions(file);
   if (gen !== generation) throw cancelledError();
-  const keeper = opts.keep && budget !== null && !gzip ? keepingReaderThread(file, file.name, budget) : null;
-  const src = fileByteSource(file, file.name, { read, keeper, gzip, inflate: inflateModule, ...opts });
+  const keeper = opts.keep && budget !== null && !gz.gzip ? keepingReaderThread(file, file.name, budget) : null;
+  const src = fileByteSource(file, file.name, { read, keeper, ...gz, inflate: inflateModule, ...opts });
   running.add(src);
   try {
     return await run(src);
@@ -177,8 +177,8 @@ const api = {
         const ended = performance.now();
         passMs[pass] = ended - mark;
         // A .gz file damaged after its start, or cut where the dump cannot show it (a trailer): what it gave was
-        // converted; say where, as the CLI does.
-        addGzipDamage(result.info.warnings, src.gzipDamage);
+        // converted; say where, as the CLI does (and a damaged gzip magic, read repaired).
+        addSourceWarnings(result.info.warnings, src);
         // The core's linear memory (half a gigabyte of sort keys and tables for a 1 GB dump) is garbage from here:
         // unreachable before the records are moved, so the collector may take it while the move allocates.
         const coreBytes = engine.memoryBytes;

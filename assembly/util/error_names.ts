@@ -49,6 +49,7 @@ export function warnName(code: i32): string {
     case 42: return "BAD_CLOCK_ANCHOR";
     case 43: return "CLOCK_CLAMPED";
     case 44: return "PREAMBLE_DAMAGED";
+    case 45: return "GZIP_MAGIC_DAMAGED";
   }
   return "UNKNOWN";
 }

@@ -73,15 +73,16 @@ export const WARN_NAMES = [
   "BAD_CLOCK_ANCHOR",
   "CLOCK_CLAMPED",
   "PREAMBLE_DAMAGED",
+  "GZIP_MAGIC_DAMAGED",
 ] as const;
 /**
  * Warnings only the host can detect: `STILL_WRITING`, an input without END chunk that changed size during the
- * conversion, `FILE_CHANGED`, a complete one (END chunk) that did, and `GZIP_DAMAGED`, a gzip input whose stream
- * failed after its start (src/node/file_source.ts,
+ * conversion, `FILE_CHANGED`, a complete one (END chunk) that did, `GZIP_DAMAGED`, a gzip input whose stream
+ * failed after its start, and `GZIP_MAGIC_DAMAGED`, one read with its damaged first bytes repaired (src/node/file_source.ts,
  * web/file_source.ts). The source says them (ByteSource.hostWarnings) before the output's end is written, and the core
  * lists them with its own (rt_host_warn: Chrome JSON `rawtrace.warnings`, XSpace warnings).
  */
-export const HOST_WARN_NAMES = ["STILL_WRITING", "GZIP_DAMAGED", "FILE_CHANGED"] as const;
+export const HOST_WARN_NAMES = ["STILL_WRITING", "GZIP_DAMAGED", "FILE_CHANGED", "GZIP_MAGIC_DAMAGED"] as const;
 export type WarningName = (typeof WARN_NAMES)[number];
 
 /** What each warning means for the user; `{detail}` is replaced by the detail number. */
@@ -142,6 +143,8 @@ export const WARN_MESSAGES: Record<WarningName, string> = {
     "the clock alignment maps recorded times outside the Unix times a u64 of ns holds (side {detail}: 1 before the epoch, 2 past 2^64 - 1 ns, 3 both); they were clamped there, so their times are lost: the CLOCK anchor at this offset is implausible",
   PREAMBLE_DAMAGED:
     "the file's first bytes are not a format 1 dump's ({detail} of the 10 bytes of the magic 'RAWTRACE' and major version 1 changed) but a valid chunk follows the 16-byte preamble: read as a format 1 dump whose preamble is damaged (nothing lost by it)",
+  GZIP_MAGIC_DAMAGED:
+    "{detail} of the gzip file's first 3 bytes (gzip's magic 1f 8b and method 08) changed, but the rest of a gzip writer's header follows: read as gzip with them repaired (nothing lost by it)",
   HEADER_DAMAGED:
     "the HEADER failed its checksum but its layout holds: it was used (vendor {detail}, checked against the chunks that follow; ranks only where plausible); its versions, process id, host name and rank (even a plausible one) may be wrong",
 };

@@ -15,6 +15,7 @@
  * the compressed bytes as an async iterable.
  */
 import type { GunzipDamage } from "./gzip_damage.js";
+import { plausibleHeader } from "./gzip_magic.js";
 export { addGzipDamage, gzipDamageFor, gzipDamageWarning, type GunzipDamage } from "./gzip_damage.js";
 
 /** The inflate module's exports (assembly/inflate/index.ts). */
@@ -104,15 +105,6 @@ export class GzipStartError extends Error {
   constructor(readonly compressedAt: number, reason: string) {
     super(`at compressed byte ${compressedAt}, before any byte of the dump: ${reason}`);
   }
-}
-
-/**
- * Whether the member header at the start of `h` has XFL and OS bytes that gzip writers write (RFC 1952 §2.3.1: XFL 0,
- * 2 or 4; OS 0 to 13, 19 — macOS, zlib 1.2.12 on — or 255 unknown): gzip, zlib, pigz, bgzip and Python all do. A chance
- * 1f 8b 08 in other bytes passes this 1 time in about 1,400.
- */
-function plausibleHeader(h: Uint8Array): boolean {
-  return h.length >= 10 && (h[8] === 0 || h[8] === 2 || h[8] === 4) && (h[9] <= 13 || h[9] === 19 || h[9] === 255);
 }
 
 /** Whether `h` starts with a gzip member header a writer writes: the magic, flags, XFL and OS ({@link plausibleHeader}). */

@@ -27,7 +27,9 @@ export function describeStart(head: Uint8Array): string {
   const b = head;
   if (b.length === 0) return "";
   // gzip: 1f 8b, method 08, no reserved flag bit. One of the two magic bytes damaged (the other two checks holding)
-  // is a gzipped dump whose first byte or two changed: hosts pick gzip by those two bytes, so it was read as a dump.
+  // is a gzipped dump whose first byte or two changed. The hosts read one whose XFL and OS bytes are a gzip writer's
+  // as gzip, repaired (src/core/gzip_magic.ts); one that reaches here has another byte of its header changed too (or
+  // came to the engine without a host), which gzip's own readers ignore once the magic is repaired.
   if (b.length >= 4 && b[2] === 8 && (b[3] & 0xe0) === 0 && (b[0] === 0x1f) !== (b[1] === 0x8b)) {
     return `; its first bytes (${hex(b, 3)}) look like a gzip header whose magic is damaged (gzip's is 1f 8b 08): if it is a gzipped dump, repair its first two bytes to 1f 8b and convert it again`;
   }

@@ -12,6 +12,7 @@ import { LOSS_WARNINGS, RawtraceError, type Warning } from "../core/codes.js";
 import { damageLines, int, lossLines, plural, warningLines } from "../core/loss_lines.js";
 import { stepPattern, vendorName, type AnalysisOptions, type FileInfo } from "../core/engine.js";
 import { skewMessages } from "../core/merge.js";
+import { gzipStart, repairGzipMagic } from "../core/gzip_magic.js";
 import { infoFile } from "./convert.js";
 import { convertBatch, sizeOf, type FileResult } from "./batch.js";
 import { splitNote } from "./split.js";
@@ -646,8 +647,11 @@ function headerOf(file: string): ReadHeader | null {
       closeSync(fd);
     }
     let bytes: Uint8Array = buf.subarray(0, n);
-    // A gzip stream cut after 64 KiB: inflate what is there (the HEADER is the first chunk).
-    if (bytes[0] === 0x1f && bytes[1] === 0x8b) bytes = gunzipSync(bytes, { finishFlush: zlibConstants.Z_SYNC_FLUSH });
+    // A gzip stream cut after 64 KiB: inflate what is there (the HEADER is the first chunk); its first bytes
+    // repaired when damaged, as a conversion reads them.
+    const gz = gzipStart(bytes);
+    if (gz === "damaged") repairGzipMagic(bytes, 0);
+    if (gz) bytes = gunzipSync(bytes, { finishFlush: zlibConstants.Z_SYNC_FLUSH });
     return readHeader(bytes);
   } catch {
     return null;

@@ -30,6 +30,7 @@ import type { ByteSource, FileInfo } from "../core/engine.js";
 import { FATAL_MESSAGES, HOST_WARN_NAMES, RawtraceError, type Warning } from "../core/codes.js";
 import { GzipStartError, nextMemberHeader } from "../core/gunzip.js";
 import { gzipDamageFor, type GunzipDamage } from "../core/gzip_damage.js";
+import { GZIP_HEAD_BYTES, gzipMagicWarning, gzipStart, repairGzipMagic, repairedGzipNote } from "../core/gzip_magic.js";
 import { createTemp, writeAll } from "./output.js";
 import { removeOwned, withDefaultSignals } from "./owned.js";
 import { CHUNK_HEADER_SIZE, CHUNK_SYNC, FORMAT_MAJOR, MAGIC, PREAMBLE_SIZE } from "../format/container.js";
@@ -50,6 +51,11 @@ export interface FileByteSource extends ByteSource {
    * converted) and what is wrong.
    */
   readonly gzipDamage?: GunzipDamage;
+  /**
+   * A gzip input one of whose first three bytes is damaged (src/core/gzip_magic.ts gzipStart: "damaged"): those bytes
+   * as found (it is read with them repaired, and said as GZIP_MAGIC_DAMAGED).
+   */
+  readonly gzipMagicDamaged?: Uint8Array;
   /** Releases the spooled copy (no-op for regular files). */
   close(): void;
 }
@@ -116,8 +122,9 @@ function damagedMagicDump(head: Buffer): boolean {
 /**
  * Copies everything readable from `fd` (sequential reads) to `to`; returns the bytes copied. Errors name `path`.
  * The first bytes are checked before anything more is copied (8, or 40 when they are not a dump's magic: a chunk
- * header at offset 16 may prove a dump whose magic is damaged): a stream that is not a dump (`/dev/zero`, `yes |`,
- * a text file through a pipe) is refused with BAD_MAGIC at once, instead of being spooled until the disk is full.
+ * header at offset 16 may prove a dump whose magic is damaged, and a gzip header a gzipped dump whose first bytes
+ * are): a stream that is not a dump (`/dev/zero`, `yes |`, a text file through a pipe) is refused with BAD_MAGIC at
+ * once, instead of being spooled until the disk is full.
  */
 function copyAll(path: string, fd: number, to: number, where: string): number {
   const buf = Buffer.allocUnsafe(1 << 20);
@@ -136,13 +143,14 @@ function copyAll(path: string, fd: number, to: number, where: string): number {
     if (n === 0) return size;
     if (!decided) {
       // Reads from a pipe may be short: the head gathers across them. A dump's magic or gzip's decides at 8 bytes;
-      // other bytes wait for the first chunk header, which proves a dump whose magic is damaged (PREAMBLE_DAMAGED).
+      // other bytes wait for the first chunk header, which proves a dump whose magic is damaged (PREAMBLE_DAMAGED), or
+      // a gzip header whose first bytes are damaged (GZIP_MAGIC_DAMAGED).
       const k = Math.min(n, SNIFF_BYTES - headLen);
       buf.copy(head, headLen, 0, k);
       headLen += k;
       if (headLen >= MAGIC.length && mayBeDump(head.subarray(0, MAGIC.length))) decided = true;
       else if (headLen === SNIFF_BYTES) {
-        if (!damagedMagicDump(head)) {
+        if (!damagedMagicDump(head) && gzipStart(head) !== "damaged") {
           throw new RawtraceError("BAD_MAGIC", `${path}: offset 0: ${FATAL_MESSAGES.BAD_MAGIC}${describeStart(head)}`, path, 0);
         }
         decided = true;
@@ -167,26 +175,32 @@ function spool(path: string, fd: number): { fd: number; size: number } {
 }
 
 /**
- * Whether the regular file at `path` is gzip-compressed (starts with 1f 8b); false for anything else (a FIFO or
- * standard input is never opened here: that would take bytes from its one reader) or what cannot be read.
+ * Whether the regular file at `path` is gzip-compressed (starts with 1f 8b, or with a gzip header whose first bytes
+ * are damaged: src/core/gzip_magic.ts); false for anything else (a FIFO or standard input is never opened here: that
+ * would take bytes from its one reader) or what cannot be read.
  */
 export function isGzipFile(path: string): boolean {
   try {
-    return statSync(path, { throwIfNoEntry: false })?.isFile() === true && isGzip(-1, path);
+    return statSync(path, { throwIfNoEntry: false })?.isFile() === true && gzipHead(-1, path) !== null;
   } catch {
     return false; // a symlink loop, a path through a file, a name too long: the input's open says so, naming it
   }
 }
 
-/** Whether the bytes (the spooled copy `fd`, else the file at `path`) start with gzip's magic 1f 8b. */
-function isGzip(fd: number, path: string): boolean {
-  const b = Buffer.alloc(2);
+/**
+ * The first bytes of a gzip file (the spooled copy `fd`, else the file at `path`): `head`, and whether its first
+ * three are damaged ({@link gzipStart}); null when it is not gzip or cannot be read.
+ */
+function gzipHead(fd: number, path: string): { head: Uint8Array; damaged: boolean } | null {
+  const b = Buffer.alloc(GZIP_HEAD_BYTES);
   let f = fd;
   try {
     if (f < 0) f = openSync(path, "r");
-    return readSync(f, b, 0, 2, 0) === 2 && b[0] === 0x1f && b[1] === 0x8b;
+    const head = b.subarray(0, readSync(f, b, 0, b.length, 0));
+    const start = gzipStart(head);
+    return start === null ? null : { head, damaged: start === "damaged" };
   } catch {
-    return false; // the normal path reports it
+    return null; // the normal path reports it
   } finally {
     if (fd < 0 && f >= 0) closeSync(f);
   }
@@ -263,7 +277,7 @@ const readAt = (fd: number, b: Buffer, pos: number): Promise<number> => readAsyn
  * every pass reads the same bytes. `size` (progress) is the compressed size, or gzip's trailer size when larger
  * (exact for one member under 4 GiB). The trace's name is {@link dumpName}'s.
  */
-function gzipSource(path: string, spooledFd: number, compressed: number, watch: SizeWatch): FileByteSource {
+function gzipSource(path: string, spooledFd: number, compressed: number, watch: SizeWatch, damagedHead: Uint8Array | null): FileByteSource {
   const name = dumpName(path);
   let size = compressed;
   try {
@@ -296,6 +310,7 @@ function gzipSource(path: string, spooledFd: number, compressed: number, watch: 
     get gzipDamage() {
       return gzipDamage;
     },
+    gzipMagicDamaged: damagedHead ?? undefined,
     unverifiedFrom() {
       return unverifiedAt();
     },
@@ -304,7 +319,7 @@ function gzipSource(path: string, spooledFd: number, compressed: number, watch: 
       // FILE_CHANGED, by the dump its members hold.
       const said = watch.said();
       sizesSaid.set(src, said);
-      return sourceWarnings({ gzipDamage, ...said }, info);
+      return sourceWarnings({ gzipDamage, gzipMagicDamaged: src.gzipMagicDamaged, ...said }, info);
     },
     open(pass?: 1 | 2 | 3) {
       sizesSaid.delete(src); // a pass of another conversion: what it says is its own
@@ -332,6 +347,7 @@ function gzipSource(path: string, spooledFd: number, compressed: number, watch: 
             throw inputError(path, e, "cannot read");
           }
           if (n === 0) return;
+          if (damagedHead && pos < 3) repairGzipMagic(b.subarray(0, n), pos);
           // zlib is not fed past the next member header a gzip writer writes: a member cut short there (a crashed
           // appender, `cat cut.gz more.gz`) would decode the members after it as its own data, garbage given
           // before it fails. zlib then ends at that member's end (a whole member before it: the walk reads on from
@@ -373,7 +389,7 @@ function gzipSource(path: string, spooledFd: number, compressed: number, watch: 
           walkDamage = d;
           gzipDamage ??= { ...d, decompressed: 0 };
           verified ??= { at, d };
-        }, from, from === 0 ? skip : 0)[Symbol.asyncIterator]();
+        }, from, from === 0 ? skip : 0, damagedHead !== null)[Symbol.asyncIterator]();
       };
       return {
         async read(dst: Uint8Array) {
@@ -421,7 +437,8 @@ function gzipSource(path: string, spooledFd: number, compressed: number, watch: 
                 if (zlibGave >= 0 && produced === zlibGave) zlibEndsAt = zlibGave;
                 // Nothing could be read at all: not a gzip file this can read (the core would say EMPTY).
                 if (produced === 0 && gzipDamage) {
-                  throw inputError(path, new GzipStartError(gzipDamage.compressedAt, gzipDamage.message),
+                  const note = damagedHead ? repairedGzipNote(damagedHead) : "";
+                  throw inputError(path, new GzipStartError(gzipDamage.compressedAt, gzipDamage.message + note),
                     "cannot decompress (damaged gzip)");
                 }
                 // Every byte of the dump given, not the zeros given in place of a damaged member's lost bytes.
@@ -498,7 +515,8 @@ export function fileSource(path: string): FileByteSource {
   }
   const spooled = spooledFd >= 0;
   const watch = sizeWatch(path, size, spooled);
-  if (isGzip(spooled ? spooledFd : -1, path)) return gzipSource(path, spooled ? spooledFd : -1, size, watch);
+  const gz = gzipHead(spooled ? spooledFd : -1, path);
+  if (gz) return gzipSource(path, spooled ? spooledFd : -1, size, watch, gz.damaged ? gz.head : null);
   const src: FileByteSource = {
     name: basename(path),
     path,
@@ -559,7 +577,7 @@ export function withSourceWarnings<T extends { info: FileInfo }>(src: FileByteSo
   const ws = result.info.warnings;
   const mine = ws.filter((w) => !(HOST_WARN_NAMES as readonly string[]).includes(w.code));
   const said = sizesSaid.get(src);
-  for (const w of sourceWarnings(said ? { gzipDamage: src.gzipDamage, ...said } : src, { ...result.info, warnings: mine })) {
+  for (const w of sourceWarnings(said ? { gzipDamage: src.gzipDamage, gzipMagicDamaged: src.gzipMagicDamaged, ...said } : src, { ...result.info, warnings: mine })) {
     // Given to the core before the output's end (hostWarnings): the host's entry replaces the core's, in the host's
     // words, with the sizes the output's end was written with (the file may grow again after that: the conversion
     // read none of it, and the output and the result say the same).
@@ -574,8 +592,9 @@ export function withSourceWarnings<T extends { info: FileInfo }>(src: FileByteSo
  * The host's warnings about a source (see {@link withSourceWarnings}) for a conversion whose core found `info` so
  * far: a FileByteSource's `hostWarnings`, asked before the output's end is written, and withSourceWarnings after.
  */
-function sourceWarnings(src: { gzipDamage?: GunzipDamage } & Seen, info: FileInfo): Warning[] {
+function sourceWarnings(src: { gzipDamage?: GunzipDamage; gzipMagicDamaged?: Uint8Array } & Seen, info: FileInfo): Warning[] {
   const out: Warning[] = [];
+  if (src.gzipMagicDamaged) out.push(gzipMagicWarning(src.gzipMagicDamaged));
   // A file cut inside a member's data is the dump's TRUNCATED (what it held was converted); a cut that leaves no
   // trace in the dump (in a trailer, in a later member's header, after a block's last byte) is said here.
   const g = gzipDamageFor(src.gzipDamage, info.warnings);

@@ -17,6 +17,7 @@ import { fileURLToPath } from "node:url";
 import { RawtraceError } from "../core/codes.js";
 import { gunzip } from "../core/gunzip.js";
 import type { GunzipDamage } from "../core/gzip_damage.js";
+import { repairGzipMagic } from "../core/gzip_magic.js";
 
 
 let compiled: WebAssembly.Module | null = null;
@@ -32,12 +33,16 @@ function inflateModule(): WebAssembly.Module {
   return compiled;
 }
 
-/** The bytes of file `fd` from `from` to `size`, by positional reads (the descriptor is neither moved nor closed). */
-async function* bytesOf(fd: number, size: number, from: number): AsyncGenerator<Uint8Array> {
+/**
+ * The bytes of file `fd` from `from` to `size`, by positional reads (the descriptor is neither moved nor closed);
+ * `repair`: with gzip's 1f 8b 08 over its first three bytes (src/core/gzip_magic.ts).
+ */
+async function* bytesOf(fd: number, size: number, from: number, repair: boolean): AsyncGenerator<Uint8Array> {
   for (let pos = from; pos < size;) {
     const b = Buffer.allocUnsafe(Math.min(1 << 20, size - pos));
     const n = readSync(fd, b, 0, b.length, pos);
     if (n === 0) return;
+    if (repair && pos < 3) repairGzipMagic(b.subarray(0, n), pos);
     pos += n;
     yield b.subarray(0, n);
   }
@@ -52,8 +57,11 @@ async function* bytesOf(fd: number, size: number, from: number): AsyncGenerator<
  * check"). `from` > 0: the walk starts there, where a member ended (gunzip read everything before). A member cut short
  * where another member's header starts gives its bytes up to there, then the members from there on; `floor`: the
  * bytes gunzip gave already, which the caller skips of the walk's: those members start past them (gunzip, fed no
- * further than the first member header after the file's start, gives none past a cut).
+ * further than the first member header after the file's start, gives none past a cut). `repair`: the file's first
+ * three bytes are read as gzip's 1f 8b 08 (one of them is damaged: src/core/gzip_magic.ts).
  */
-export async function* gzipMembers(fd: number, size: number, onDamage: (d: GunzipDamage) => void, from = 0, floor = 0): AsyncGenerator<Uint8Array> {
-  yield* gunzip(inflateModule(), bytesOf(fd, size, from), onDamage, from, floor);
+export async function* gzipMembers(
+  fd: number, size: number, onDamage: (d: GunzipDamage) => void, from = 0, floor = 0, repair = false,
+): AsyncGenerator<Uint8Array> {
+  yield* gunzip(inflateModule(), bytesOf(fd, size, from, repair), onDamage, from, floor);
 }

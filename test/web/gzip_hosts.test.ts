@@ -18,7 +18,7 @@ import { createHash } from "node:crypto";
 import { createEngine } from "../../src/node/wasm.js";
 import type { ByteSource, Engine } from "../../src/core/engine.js";
 import { fileSource } from "../../src/node/file_source.js";
-import { fileByteSource, startsWithGzip } from "../../web/file_source.js";
+import { fileByteSource, gzipOptions } from "../../web/file_source.js";
 import { rng } from "../../src/tools/rng.js";
 
 const SAMPLES = ["alexnet_a100_rank0", "mi250_minitoy_rocprof", "xpu_train_pti", "gaudi2_mlp_synapse", "h100_torch_train_nvtx"];
@@ -112,7 +112,7 @@ test(`damaged .gz: the CLI's reader and the viewer's give the same output and wa
           cli.close();
         }
         const blob = new Blob([gz]);
-        const b = await convert(eng, fileByteSource(blob, `${sample}.rawtrace.gz`, { gzip: await startsWithGzip(blob), inflate: async () => inflate }));
+        const b = await convert(eng, fileByteSource(blob, `${sample}.rawtrace.gz`, { ...(await gzipOptions(blob)), inflate: async () => inflate }));
         assert.equal(b, a, `${sample} case ${i} (${what}): the viewer's reader against the CLI's`);
         if (a.out.startsWith("failed")) tally.failed++;
         else tally.converted++;
