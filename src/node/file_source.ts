@@ -37,6 +37,7 @@ import { CHUNK_HEADER_SIZE, CHUNK_SYNC, FORMAT_MAJOR, MAGIC, PREAMBLE_SIZE } fro
 import { SNIFF_BYTES, describeStart } from "../core/sniff.js";
 import { dumpName } from "./inputs.js";
 import { gzipMembers } from "./gzip_members.js";
+import { InflatedCopy } from "./inflated_copy.js";
 
 /** A file's ByteSource; {@link FileByteSource.close} releases a spooled copy. */
 export interface FileByteSource extends ByteSource {
@@ -301,6 +302,8 @@ function gzipSource(path: string, spooledFd: number, compressed: number, watch: 
   // The byte count at which gunzip failed in a pass whose member walk then gave no byte more (a file cut short:
   // gunzip gave all it held): later passes end there instead of inflating the whole file a second time.
   let zlibEndsAt = -1;
+  // The index pass's decompressed bytes, for the same conversion's later passes (null: they inflate the file).
+  let copy: InflatedCopy | null = null;
   const src: FileByteSource = {
     name,
     path,
@@ -323,6 +326,12 @@ function gzipSource(path: string, spooledFd: number, compressed: number, watch: 
     },
     open(pass?: 1 | 2 | 3) {
       sizesSaid.delete(src); // a pass of another conversion: what it says is its own
+      // The later passes of a conversion whose index pass kept its bytes read them back instead of inflating the
+      // file again (src/node/inflated_copy.ts); the index pass keeps them, a new copy for each conversion.
+      if (pass !== undefined && pass !== 1 && copy?.complete) return copy.reader();
+      copy?.close();
+      copy = pass === 1 ? InflatedCopy.start() : null;
+      let keep = copy;
       // Read with positional reads of our own (a ReadStream over a descriptor closes it when destroyed, Node 20,
       // autoClose: false or not): the spooled copy serves every pass; a file is opened per pass, and its descriptor
       // gives its size at the pass's open and end (a file replaced by name meanwhile is not the one read).
@@ -394,6 +403,7 @@ function gzipSource(path: string, spooledFd: number, compressed: number, watch: 
       return {
         async read(dst: Uint8Array) {
           let n = 0;
+          let whole = false; // the stream ended with this read, every byte given
           while (n < dst.length && !ended) {
             if (cur === null || at >= cur.length) {
               let r: IteratorResult<Uint8Array>;
@@ -413,6 +423,7 @@ function gzipSource(path: string, spooledFd: number, compressed: number, watch: 
                   // An earlier pass walked this file from here and the walk gave nothing more: the end, as then.
                   if (produced === zlibEndsAt && gzipDamage) {
                     ended = true;
+                    whole = true;
                     break;
                   }
                   skip = produced;
@@ -451,6 +462,7 @@ function gzipSource(path: string, spooledFd: number, compressed: number, watch: 
                   if (v !== undefined) gzipDamage.verifiedTo = v;
                   gzipDamage.decompressed = produced - filler;
                 }
+                whole = true;
                 break;
               }
               cur = r.value;
@@ -467,6 +479,11 @@ function gzipSource(path: string, spooledFd: number, compressed: number, watch: 
             n += k;
             at += k;
             produced += k;
+          }
+          if (keep && n > 0 && !keep.append(dst.subarray(0, n))) keep = null;
+          if (keep && whole) {
+            keep.finish();
+            keep = null;
           }
           return n;
         },
@@ -488,6 +505,8 @@ function gzipSource(path: string, spooledFd: number, compressed: number, watch: 
     close() {
       if (spooledFd >= 0) closeSync(spooledFd);
       spooledFd = -1;
+      copy?.close();
+      copy = null;
     },
   };
   return src;

@@ -60,8 +60,9 @@ test("npm pack ships the bin, the bundled JS, the core's .wasm, the viewer (rawt
   // 79 on 2026-12-02 (the Node API's declarations of its argument checks and the gzip damage report among them).
   assert.ok(p.entryCount < 90, `${p.entryCount} files`);
   // A guard against shipping what a user does not run, not a target: the viewer and docs grow with the product
-  // (650,869 bytes at 6f5de11, past the earlier 650,000 by docs/errors.md's gzip and FILE_CHANGED rows and the core).
-  assert.ok(p.size < 700_000, `${p.size} bytes packed`);
+  // (650,869 bytes at 6f5de11, past the earlier 650,000 by docs/errors.md's gzip and FILE_CHANGED rows and the core;
+  // 700,799 on 2026-12-03, past 700,000 by the gzip input's docs).
+  assert.ok(p.size < 760_000, `${p.size} bytes packed`);
   console.log(`  ${p.filename}: ${p.entryCount} files, ${(p.size / 1024).toFixed(1)} KiB packed, ${(p.unpackedSize / 1024).toFixed(1)} KiB unpacked`);
 });
 
