@@ -25,9 +25,11 @@ export interface ByteSource {
   size?: number;
   /**
    * A reader from the first byte. `pass` says which pass reads (1 index, 3 NVTX projection, 2 emit: a conversion's
-   * last read), so a source that keeps the bytes of the first read (web/file_source.ts) can let them go in pass 2.
+   * last read), so a source that keeps the bytes of the first read (web/file_source.ts; the CLI's gzip source keeps
+   * what it inflated) can let them go in pass 2. `alone`: no other pass follows this one (Engine.info reads pass 1
+   * only), so there is nothing to keep for.
    */
-  open(pass?: 1 | 2 | 3): ByteReader | Promise<ByteReader>;
+  open(pass?: 1 | 2 | 3, alone?: boolean): ByteReader | Promise<ByteReader>;
   /**
    * Warnings only the source can see (codes.ts HOST_WARN_NAMES: a gzip stream damaged after its start, a file that
    * changed size meanwhile), asked once at the end of a conversion's last read with what the core found so far
@@ -510,10 +512,10 @@ export class Engine {
 
   private async pump(
     src: ByteSource, pass: 1 | 2 | 3, onProgress?: Progress, afterWindow?: () => void | Promise<void>,
-    beforeEnd?: () => void,
+    beforeEnd?: () => void, alone = false,
   ): Promise<void> {
     const x = this.x;
-    const reader = await src.open(pass);
+    const reader = await src.open(pass, alone);
     let done = 0;
     this.headLen = 0;
     try {
@@ -626,7 +628,7 @@ export class Engine {
     this.begin();
     try {
       this.x.rt_begin_index();
-      await this.pump(src, 1, opts.onProgress);
+      await this.pump(src, 1, opts.onProgress, undefined, undefined, true);
       return this.readInfo(src.name);
     } finally {
       this.busy = false;

@@ -324,13 +324,14 @@ function gzipSource(path: string, spooledFd: number, compressed: number, watch: 
       sizesSaid.set(src, said);
       return sourceWarnings({ gzipDamage, gzipMagicDamaged: src.gzipMagicDamaged, ...said }, info);
     },
-    open(pass?: 1 | 2 | 3) {
+    open(pass?: 1 | 2 | 3, alone?: boolean) {
       sizesSaid.delete(src); // a pass of another conversion: what it says is its own
       // The later passes of a conversion whose index pass kept its bytes read them back instead of inflating the
-      // file again (src/node/inflated_copy.ts); the index pass keeps them, a new copy for each conversion.
+      // file again (src/node/inflated_copy.ts); the index pass keeps them, a new copy for each conversion (none for
+      // a pass read alone: `info`).
       if (pass !== undefined && pass !== 1 && copy?.complete) return copy.reader();
       copy?.close();
-      copy = pass === 1 ? InflatedCopy.start() : null;
+      copy = pass === 1 && !alone ? InflatedCopy.start() : null;
       let keep = copy;
       // Read with positional reads of our own (a ReadStream over a descriptor closes it when destroyed, Node 20,
       // autoClose: false or not): the spooled copy serves every pass; a file is opened per pass, and its descriptor

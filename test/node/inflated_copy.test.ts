@@ -5,7 +5,7 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
@@ -100,6 +100,29 @@ test("without a copy (no temporary folder) every pass inflates, the same output;
     assert.is(withCopy.host, without.host, name);
     if (name !== "one" && name !== "members") assert.match(withCopy.warnings, /GZIP_DAMAGED|TRUNCATED/, name);
   }
+});
+
+test("a copy lives as long as its source and is not made for a pass read alone (info)", async () => {
+  /** This process's descriptors open on a copy (unnamed: its link reads "(deleted)"). */
+  const copies = () => readdirSync("/proc/self/fd").filter((fd) => {
+    try {
+      return /rawtrace-inflated.*\(deleted\)$/.test(readlinkSync(`/proc/self/fd/${fd}`));
+    } catch {
+      return false;
+    }
+  }).length;
+  const before = copies();
+  const src = fileSource(writeTo("info.rawtrace.gz", gzipSync(dump)));
+  try {
+    const info = await (await createEngine()).info(src);
+    assert.ok(info.complete);
+    assert.is(copies(), before, "info: no copy (before: one, the whole dump written for no later pass)");
+    await convert(src);
+    assert.is(copies(), before + 1, "a conversion: its copy, kept until the source closes");
+  } finally {
+    src.close();
+  }
+  assert.is(copies(), before, "closed with its source");
 });
 
 /** Writes `bytes` to `name` in the test's folder; returns the path. */
