@@ -218,10 +218,12 @@ export interface XSpaceHostPlan {
 /**
  * The XSpaces of a merge: one per host (XProf's layout), holding every rank that ran there. On a host with several
  * ranks every GPU gets one ordinal (its `/device:GPU:<n>` plane): devices with the same UUID are the same GPU
- * (ranks that each see all GPUs), devices without a UUID are identified by their id; a new GPU keeps its own id
- * when no other GPU of the host took it, else takes the smallest free ordinal (ranks that each see "their" GPU as
- * device 0 under CUDA_VISIBLE_DEVICES). A plane written by several ranks is marked `shared` (its rows get rank
- * labels).
+ * (ranks that each see all GPUs); devices without a UUID are identified by their id when their rank lists several
+ * (ranks that each see all GPUs: rank k's device k is GPU k) and are the rank's own when it lists one (a rank that
+ * sees only "its" card as device 0: Gaudi's HPU_DEVICE never has a UUID; before 2026-12-03 four such ranks' cards
+ * were one `/device:GPU:0`); a new GPU keeps its own id when no other GPU of the host took it, else takes the
+ * smallest free ordinal (ranks that each see "their" GPU as device 0 under CUDA_VISIBLE_DEVICES). A plane written by
+ * several ranks is marked `shared` (its rows get rank labels).
  */
 export function planXSpaceHosts(plan: MergePlan, infos: FileInfo[]): XSpaceHostPlan[] {
   const byHost = new Map<string, number[]>();
@@ -246,8 +248,10 @@ export function planXSpaceHosts(plan: MergePlan, infos: FileInfo[]): XSpaceHostP
     const owners = new Map<number, Set<number>>();
     const maps = ranks.map((k, index) => {
       const devices = [...infos[plan.ranks[k].index].devices].sort((a, b) => a.id - b.id);
+      const hasUuid = (d: { uuid: string }) => /[1-9a-f]/.test(d.uuid);
+      const alone = devices.filter((d) => !hasUuid(d)).length === 1;
       return devices.map((d) => {
-        const ident = /[1-9a-f]/.test(d.uuid) ? `uuid:${d.uuid}` : `id:${d.id}`;
+        const ident = hasUuid(d) ? `uuid:${d.uuid}` : alone ? `rank:${index}` : `id:${d.id}`;
         let o = ordinalOf.get(ident);
         if (o === undefined) {
           o = d.id;

@@ -177,6 +177,20 @@ test("ranks that each see their GPU as device 0 (different UUIDs): one XSpace, G
   }
 });
 
+test("ranks that each list one device without a UUID (Gaudi's cards, a CUDA dump without UUIDs): a GPU plane each, not one for all", async () => {
+  const files = [0, 1, 2].map((rank) => rankDump({
+    rank, host: "node-n", pid: 100 + rank, tid: 100 + rank, uuid: 0, stream: 7, kernel: `k_r${rank}`, at: BigInt(rank * 1000),
+  }));
+  const r = await merge(files, join(tmp, "nouuid"), { format: "xspace", pool });
+  const space = fromBinary(XSpaceSchema, readFileSync(r.outputs[0]));
+  // Before: one /device:GPU:0 holding the three ranks' kernels on rank-labelled rows.
+  assert.equal(space.planes.filter((p) => p.name.startsWith("/device:GPU:")).map((p) => p.name), ["/device:GPU:0", "/device:GPU:1", "/device:GPU:2"]);
+  const evs = events(space);
+  for (const k of [0, 1, 2]) {
+    assert.equal(evs.filter((e) => e.plane === `/device:GPU:${k}` && e.name.startsWith("k_r")).map((e) => e.name), [`k_r${k}`, `k_r${k}`, `k_r${k}`]);
+  }
+});
+
 test("ranks sharing one GPU with colliding tids and streams: one plane each, rows relocated and labelled, events equal to each rank's own", async () => {
   const files = [
     rankDump({ rank: 2, host: "node-b", pid: 1, tid: 7, uuid: 0xb1, stream: 13, kernel: "conv_r2", at: 0n }),
