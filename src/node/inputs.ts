@@ -1,9 +1,11 @@
 /**
  * Command-line inputs → files: plain paths, directories (every `*.rawtrace` and `*.rawtrace.gz` below them,
- * recursively, but not an `x.rawtrace.gz` beside its `x.rawtrace`) and glob patterns (`*`, `?`, `[abc]`, `**`; for
+ * recursively) and glob patterns (`*`, `?`, `[abc]`, `**`; for
  * shells that do not expand them, or quoted patterns). Results are in natural order (rank2 before rank10) and
  * without duplicates (one file under several names — a symlink, a hard link, another spelling of its path — is
- * taken once); a path that does not exist is kept, so that its conversion fails alone with an IO error.
+ * taken once); a path that does not exist is kept, so that its conversion fails alone with an IO error. An
+ * `x.rawtrace.gz` whose `x.rawtrace` is taken too — beside it in a directory, or among the files, however they were
+ * given (a pattern, or the shell's expansion of one) — is the same dump twice and is left out.
  */
 import { readdirSync, statSync } from "node:fs";
 import { basename, extname, isAbsolute, join, resolve, sep } from "node:path";
@@ -164,7 +166,10 @@ export interface ExpandedInputs {
   repeated: string[];
   /** Paths left out because their file was already taken under another path (`of`): a symlink or a hard link. */
   aliases: Array<{ path: string; of: string }>;
-  /** `x.rawtrace.gz` files a directory left out because `x.rawtrace` is beside them (the same dump twice). */
+  /**
+   * `x.rawtrace.gz` files left out because `x.rawtrace` is beside them in a directory, or among the files (the same
+   * dump twice: converted twice, to the same output; merged, its events twice).
+   */
   skipped: string[];
 }
 
@@ -199,6 +204,14 @@ export function expandInputs(args: string[]): ExpandedInputs {
       found.forEach((p) => add(p));
       if (found.length === 0) out.unmatched.push(a);
     } else add(a, true);
+  }
+  // The same dump twice, however both came (a glob, the shell's expansion of `dir/*`, a folder and a named file):
+  // before 2026-12-03 only a folder's walk left the .gz out, and a merge of `dir/*` had that rank twice.
+  const plain = new Set(out.files.filter((f) => f.endsWith(".rawtrace")).map((f) => resolve(f)));
+  const twice = new Set(out.files.filter((f) => f.endsWith(".rawtrace.gz") && plain.has(resolve(f.slice(0, -3)))));
+  if (twice.size > 0) {
+    out.files = out.files.filter((f) => !twice.has(f));
+    out.skipped.push(...twice);
   }
   out.skipped = [...new Set(out.skipped)].sort(naturalCompare); // a folder given twice, or inside another given
   return out;

@@ -59,8 +59,17 @@ test("a trailing dir/** is every dump below dir (.rawtrace and .rawtrace.gz, not
   const both = expandInputs([join(d, "tree"), join(d, "tree"), join(d, "tree/**")]);
   assert.equal(both.files, at("tree/a.rawtrace", "tree/deep/b.rawtrace.gz"));
   assert.equal(both.skipped, at("tree/a.rawtrace.gz"));
-  // Named, it is an input like any other.
+  // Named alone, it is an input like any other.
   assert.equal(expandInputs([join(d, "tree/a.rawtrace.gz")]).files, at("tree/a.rawtrace.gz"));
+  // With its x.rawtrace among the files, however both came — a pattern (before 2026-12-03: both, a merge had that rank
+  // twice), the shell's expansion of one (two names), a folder and a name —, it is left out the same way.
+  for (const args of [[join(d, "tree/*")], [join(d, "tree/a.rawtrace.gz"), join(d, "tree/a.rawtrace")], [join(d, "tree"), join(d, "tree/a.rawtrace.gz")]]) {
+    const r = expandInputs(args);
+    assert.ok(!r.files.includes(join(d, "tree/a.rawtrace.gz")) && r.files.includes(join(d, "tree/a.rawtrace")), args.join(" "));
+    assert.equal(r.skipped, at("tree/a.rawtrace.gz"), args.join(" "));
+  }
+  // A pattern that matches the .gz alone keeps it: the plain one is not among the files.
+  assert.equal(expandInputs([join(d, "tree/*.gz")]).files, at("tree/a.rawtrace.gz"));
 });
 
 test("the CLI names each x.rawtrace.gz a folder left out beside its x.rawtrace (ten, then how many more)", () => {
