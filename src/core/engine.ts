@@ -292,7 +292,10 @@ export interface DeviceSummary {
   uuid: string;
   /** AMD GPUs: the gfx target (e.g. `gfx90a`), compute units being `multiprocessors`; absent for others. */
   arch?: string;
-  /** The rest of Kineto's deviceProperties, by Kineto's names (maxThreadsPerBlock, warpSize, …). */
+  /**
+   * The rest of Kineto's deviceProperties, by Kineto's names (maxThreadsPerBlock, warpSize, …; for AMD GPUs also
+   * gfxTargetVersion, simdPerCu and maxWavesPerCu, as Kineto's ROCm build writes them).
+   */
   limits: Record<string, number>;
 }
 

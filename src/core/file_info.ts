@@ -70,6 +70,10 @@ export function readFileInfo(x: CoreExports, file: string): FileInfo {
         regsPerBlock: dv.getUint32(44, true), regsPerMultiprocessor: dv.getUint32(48, true),
         warpSize: dv.getUint32(52, true), sharedMemPerBlock: dv.getUint32(56, true),
         sharedMemPerMultiprocessor: dv.getUint32(60, true), sharedMemPerBlockOptin: dv.getUint32(64, true),
+        // AMD GPUs: what Kineto's ROCm build adds (assembly/emit/chrome_header.ts writes them; a merge's header too).
+        ...(dv.getUint32(100, true) === 2 ? {
+          gfxTargetVersion: dv.getUint32(104, true), simdPerCu: dv.getUint32(108, true), maxWavesPerCu: dv.getUint32(112, true),
+        } : {}),
       },
     });
   }

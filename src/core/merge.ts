@@ -383,16 +383,24 @@ export function mergedHeader(plan: MergePlan, infos: FileInfo[]): string {
           `"maxThreadsPerMultiprocessor":${l.maxThreadsPerMultiprocessor ?? 0},"regsPerBlock":${l.regsPerBlock ?? 0},` +
           `"warpSize":${l.warpSize ?? 0},"sharedMemPerBlock":${l.sharedMemPerBlock ?? 0},"numSms":${d.multiprocessors},` +
           `"regsPerMultiprocessor":${l.regsPerMultiprocessor ?? 0},"sharedMemPerBlockOptin":${l.sharedMemPerBlockOptin ?? 0},` +
-          `"sharedMemPerMultiprocessor":${l.sharedMemPerMultiprocessor ?? 0}}`,
+          `"sharedMemPerMultiprocessor":${l.sharedMemPerMultiprocessor ?? 0}` +
+          // Kineto's ROCm build's fields, as the core writes them for one rank (assembly/emit/chrome_header.ts).
+          (d.arch !== undefined
+            ? `,"maxSharedMemoryPerMultiProcessor":${l.sharedMemPerMultiprocessor ?? 0},"gcnArchName":${q(d.arch)},` +
+              `"gfxTargetVersion":${l.gfxTargetVersion ?? 0},"simdPerCu":${l.simdPerCu ?? 0},"maxWavesPerCu":${l.maxWavesPerCu ?? 0}`
+            : "") + "}",
       );
     }
   }
-  const first = infos[plan.ranks[0].index];
   let h = `{"schemaVersion":1,"distributedInfo":{"world_size": ${plan.worldSize}},"deviceProperties":[${devices.join(",")}],`;
-  if (first.vendor === "cuda") {
-    h += `"cupti_version":${first.vendorVersion},`;
-    if (first.runtimeVersion) h += `"cuda_runtime_version":${first.runtimeVersion},`;
-    if (first.driverVersion) h += `"cuda_driver_version":${first.driverVersion},`;
+  // The versions of the first CUDA rank whose HEADER is whole (a first rank cut inside its HEADER, or without one,
+  // has none: before 2026-12-03 the merged trace then had none although the other ranks had all three).
+  const cuda = plan.ranks.map((r) => infos[r.index]).filter((i) => i.vendor === "cuda" && i.vendorVersion > 0);
+  const whole = cuda.find((i) => !i.warnings.some((w) => w.code === "NO_HEADER" || w.code === "HEADER_DAMAGED")) ?? cuda[0];
+  if (whole) {
+    h += `"cupti_version":${whole.vendorVersion},`;
+    if (whole.runtimeVersion) h += `"cuda_runtime_version":${whole.runtimeVersion},`;
+    if (whole.driverVersion) h += `"cuda_driver_version":${whole.driverVersion},`;
   }
   const hosts = [...new Set(infos.map((i) => i.hostname).filter((h) => h))];
   if (hosts.length === 1) h += `"host_name":${q(hosts[0])},`;

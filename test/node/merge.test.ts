@@ -318,6 +318,45 @@ test("rawtrace merge CLI: summary on stderr, --json on stdout, exits on its own"
   assert.ok(existsSync(s.output));
 });
 
+test("the merged header: ROCm ranks' device fields as one rank's conversion writes them; the CUDA versions of the first rank whose HEADER is whole", async () => {
+  /** A trace's deviceProperties without their ids (a merge renumbers them). */
+  const props = (t: KinetoTrace) => (t.deviceProperties ?? []).map((d) => JSON.stringify({ ...(d as object), id: 0 }));
+  const alone = async (p: string) => {
+    const parts: Buffer[] = [];
+    await (await createEngine()).convert(fileSource(p), (b) => parts.push(Buffer.from(b)));
+    return parseKinetoJson(Buffer.concat(parts).toString("utf8"));
+  };
+  const pool = new WorkerPool({ jobs: 2 });
+  try {
+    const mi = readFileSync(join(ROOT, "samples/mi250_minitoy_rocprof.rawtrace"));
+    const rocm = [0, 1].map((rank) => {
+      const p = join(tmp, `mi250_rank${rank}.rawtrace`);
+      writeFileSync(p, asRank(mi, { rank, world: 2 }));
+      return p;
+    });
+    await merge(rocm, join(tmp, "rocm.json"), { pool });
+    const own = props(await alone(rocm[0]));
+    assert.ok(own.length > 0 && own.every((d) => d.includes('"gcnArchName"')), "one rank's conversion writes Kineto's ROCm fields");
+    // Before: the merge's header lacked gcnArchName, gfxTargetVersion, maxSharedMemoryPerMultiProcessor, simdPerCu
+    // and maxWavesPerCu.
+    assert.equal(props(parseKinetoJson(readFileSync(join(tmp, "rocm.json"), "utf8"))), [...own, ...own]);
+    const h100 = readFileSync(join(ROOT, "samples/h100_torch_train_nvtx.rawtrace"));
+    const cut = join(tmp, "h100_rank0_cut.rawtrace");
+    writeFileSync(cut, asRank(h100, { rank: 0, world: 2 }).subarray(0, 100)); // cut inside its HEADER
+    const whole = join(tmp, "h100_rank1.rawtrace");
+    writeFileSync(whole, asRank(h100, { rank: 1, world: 2, uuidTail: 2 }));
+    await merge([cut, whole], join(tmp, "cuda.json"), { pool });
+    const m = parseKinetoJson(readFileSync(join(tmp, "cuda.json"), "utf8")) as Record<string, unknown>;
+    const one = (await alone(whole)) as Record<string, unknown>;
+    for (const k of ["cupti_version", "cuda_runtime_version", "cuda_driver_version"]) {
+      assert.ok(one[k] !== undefined, `${k} in the rank's own conversion`);
+      assert.is(m[k], one[k], `${k}: the whole rank's (before: none, the first rank's HEADER being cut)`);
+    }
+  } finally {
+    await pool.close();
+  }
+});
+
 test.after(() => rmSync(tmp, { recursive: true, force: true }));
 
 test.run();
