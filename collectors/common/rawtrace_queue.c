@@ -75,15 +75,40 @@ static int lock_own(rt_queue* q, pthread_mutex_t* m, atomic_int* lost) {
   return 0;
 }
 
-void rt_queue_push(rt_queue* q, rt_item* it) {
-  it->next = NULL;
-  pthread_mutex_lock(&q->mu);
+/* Appends `it` (q->mu held by the caller, who releases it). */
+static void append_locked(rt_queue* q, rt_item* it) {
   it->seq = ++q->seq;
   if (q->tail) q->tail->next = it;
   else q->head = it;
   q->tail = it;
+}
+
+void rt_queue_push(rt_queue* q, rt_item* it) {
+  it->next = NULL;
+  pthread_mutex_lock(&q->mu);
+  append_locked(q, it);
   pthread_mutex_unlock(&q->mu);
   sem_post(&q->wake);
+}
+
+/* rt_queue_push of the queue's own small items (logs, clock anchors), which the writer itself pushes during the exit
+ * flush (finalize's warnings): once a termination signal came, the lock may be held for ever by a thread the signal
+ * stopped inside a push, so it is only tried as the writer's drain tries it, and the item dropped (freed) without
+ * it. Returns 0 when queued. */
+static int push_own(rt_queue* q, rt_item* it) {
+  if (!atomic_load(&q->in_signal)) {
+    rt_queue_push(q, it);
+    return 0;
+  }
+  it->next = NULL;
+  if (!lock_own(q, &q->mu, &q->mu_lost)) {
+    rt_free(it);
+    return -1;
+  }
+  append_locked(q, it);
+  pthread_mutex_unlock(&q->mu);
+  sem_post(&q->wake);
+  return 0;
 }
 
 uint64_t rt_queue_last(rt_queue* q) {
@@ -259,8 +284,7 @@ int rt_queue_push_clock(rt_queue* q, const rt_clock_anchor_t* a) {
   if (!ci) return -1;
   ci->it.type = RT_ITEM_CLOCK;
   ci->a = *a;
-  rt_queue_push(q, &ci->it);
-  return 0;
+  return push_own(q, &ci->it);
 }
 
 int rt_queue_push_log(rt_queue* q, uint32_t level, const char* msg) {
@@ -269,8 +293,7 @@ int rt_queue_push_log(rt_queue* q, uint32_t level, const char* msg) {
   li->it.type = RT_ITEM_LOG;
   li->level = level;
   snprintf(li->msg, sizeof li->msg, "%s", msg ? msg : "");
-  rt_queue_push(q, &li->it);
-  return 0;
+  return push_own(q, &li->it);
 }
 
 int rt_item_is_common(const rt_item* it) { return it->type == RT_ITEM_CLOCK || it->type == RT_ITEM_LOG; }
@@ -491,7 +514,9 @@ static long ms_since(const struct timespec* t0) {
   return (long)(t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
 }
 
-void rt_queue_wait_pipe(rt_queue* q, int ms) {
+/* rt_queue_wait_pipe; with `until_finished`, a byte that is not the writer's finish (a partial flush's: the CUDA
+ * collector's, for a signal the program handles) is consumed and the wait goes on to the same deadline. */
+static void wait_pipe(rt_queue* q, int ms, int until_finished) {
   if (!pipe_ours(q, q->pipe[0])) return;
   /* The same rule as wait_locked, with atomics instead of done_mu (a handler must not take a lock). */
   uint64_t seq0 = q->done_seq;
@@ -510,7 +535,9 @@ void rt_queue_wait_pipe(rt_queue* q, int ms) {
       char c[16];
       ssize_t ignored = read(q->pipe[0], c, sizeof c);
       (void)ignored;
-      return;
+      if (!until_finished || q->finished) return;
+      if (left > 0) continue;
+      break;
     }
     if (r < 0 && errno == EINTR && left > 0) continue;
     if (r < 0) return;
@@ -523,6 +550,10 @@ void rt_queue_wait_pipe(rt_queue* q, int ms) {
   }
   note_timeout(q, seq0);
 }
+
+void rt_queue_wait_pipe(rt_queue* q, int ms) { wait_pipe(q, ms, 0); }
+
+void rt_queue_wait_pipe_finished(rt_queue* q, int ms) { wait_pipe(q, ms, 1); }
 
 void rt_queue_drain_pipe(rt_queue* q) {
   if (!pipe_ours(q, q->pipe[0])) return;
@@ -594,7 +625,7 @@ void rt_queue_on_term_signal(rt_queue* q, atomic_int* finalize_req, int armed, i
      * the process in the middle of it: `rawtrace record` forwards Ctrl-C to a program the terminal signalled too. */
     rt_queue_note_signal(q);
     if (!atomic_exchange(finalize_req, 1)) rt_queue_wake(q);
-    rt_queue_wait_pipe(q, ms);
+    rt_queue_wait_pipe_finished(q, ms);
   }
   rt_chain_signal(sig, si, uc, old);
   errno = saved;

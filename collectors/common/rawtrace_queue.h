@@ -126,10 +126,14 @@ int rt_queue_is_finished(rt_queue* q);
 /** Waits (at most `ms`; 1 s for a stuck writer, see rt_queue_wait) until the writer exited. Returns 1 when it did. */
 int rt_queue_wait_finished(rt_queue* q, long ms);
 
-/** Queues a CLOCK anchor (a copy of `a`). Returns 0, or -1 when out of memory (nothing queued). */
+/**
+ * Queues a CLOCK anchor (a copy of `a`). Returns 0, or -1 when out of memory or, after a termination signal
+ * (rt_queue_note_signal), when the queue's lock is held by a thread the signal stopped: nothing queued then, no wait
+ * past the writer's own one try of the lock (the writer logs during the exit flush).
+ */
 int rt_queue_push_clock(rt_queue* q, const rt_clock_anchor_t* a);
 
-/** Queues a LOG message (`level` RT_LOG_*, cut to 511 bytes). Returns 0, or -1 when out of memory. */
+/** Queues a LOG message (`level` RT_LOG_*, cut to 511 bytes). Returns 0, or -1 as rt_queue_push_clock. */
 int rt_queue_push_log(rt_queue* q, uint32_t level, const char* msg);
 
 /** Whether `it` is one of the queue's own items (RT_ITEM_CLOCK, RT_ITEM_LOG). */
@@ -221,6 +225,13 @@ void rt_queue_notify(rt_queue* q);
  * Async-signal-safe.
  */
 void rt_queue_wait_pipe(rt_queue* q, int ms);
+
+/**
+ * rt_queue_wait_pipe until the writer has finished (rt_queue_finish), within `ms` in all: the exit flush's wait of a
+ * termination signal's handler. Other notifications (a partial flush's) are consumed on the way, not taken for the
+ * finish. Async-signal-safe.
+ */
+void rt_queue_wait_pipe_finished(rt_queue* q, int ms);
 
 /** Consumes pending notifications. Async-signal-safe. */
 void rt_queue_drain_pipe(rt_queue* q);

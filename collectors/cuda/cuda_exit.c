@@ -41,7 +41,9 @@ static void on_term_signal(int sig, siginfo_t* si, void* uc) {
       rt_queue_drain_pipe(&G.q);
       rt_queue_wake(&G.q);
     }
-    rt_queue_wait_pipe(&G.q, (int)(G.cfg.exit_timeout * 1000));
+    /* Until the writer finished, not until any byte: a flush for a signal the program handled (Ctrl-C in Python)
+     * may end meanwhile, or have left its byte when it outlasted its wait. */
+    rt_queue_wait_pipe_finished(&G.q, (int)(G.cfg.exit_timeout * 1000));
   } else if (ours && !atomic_load(&G.finalize_req)) {
     /* The program handles it: write what we have, keep going. */
     rt_queue_drain_pipe(&G.q);

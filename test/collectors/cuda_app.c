@@ -619,7 +619,9 @@ static int run_scenario(int argc, char** argv) {
     struct rlimit rl = {0, 0};
     if (setrlimit(RLIMIT_FSIZE, &rl) != 0) die("setrlimit");
   }
-  if (!strcmp(sc, "sigint_stalled")) signal(SIGINT, on_term); /* before the collector: it chains to this */
+  /* before the collector: it chains to this (sigint_term: the program handles SIGINT, as Python does; SIGTERM keeps its
+   * default action) */
+  if (!strcmp(sc, "sigint_stalled") || !strcmp(sc, "sigint_term")) signal(SIGINT, on_term);
   if (getenv("CUDA_APP_DENY_VM_READV")) deny_vm_readv();
   if (!strcmp(sc, "signal_chain")) signal(SIGUSR2, on_usr2); /* before the collector: it must chain to this */
   double t_load = now_s();
@@ -633,6 +635,7 @@ static int run_scenario(int argc, char** argv) {
   if (!strcmp(sc, "signal_chain")) return scenario_signal_chain();
   if (!strcmp(sc, "window")) return scenario_window(t_load);
   if (!strcmp(sc, "kill9") || !strcmp(sc, "sigterm") || !strcmp(sc, "sigterm_chain")) return scenario_batches(sc);
+  if (!strcmp(sc, "sigint_term")) return scenario_batches("sigterm");
   if (!strcmp(sc, "write_limit")) return scenario_write_limit();
   if (!strcmp(sc, "bench")) return scenario_bench();
   if (!strcmp(sc, "unfinished")) return scenario_unfinished();

@@ -195,6 +195,35 @@ test("SIGTERM while the signalled thread holds CUPTI's lock and buffers are queu
   assert.is(cs[cs.length - 1].type, T.END, `END written: ${run.stderr}`);
 });
 
+test("Ctrl-C in a program that handles SIGINT (Python), then SIGTERM while the flush it asked for still writes: the exit flush is not cut short by that flush's end", async () => {
+  // The collector flushes what it has for a SIGINT the program handles and wakes the handler with a byte in its pipe.
+  // The SIGTERM handler, waiting for the exit flush, took that byte for the exit flush's end and let the process die
+  // in the middle of it: no END. The output is a FIFO read only once both signals were sent, so the first flush (more
+  // than the pipe holds) is still writing when SIGTERM lands.
+  const fifo = join(dir, "sigint-term.fifo");
+  const copy = join(dir, "sigint-term-copy.rawtrace");
+  const go = join(dir, "sigint-term.go");
+  const reader = startFifoReader(fifo, copy, { goFile: go });
+  await reader.ready;
+  const closed = reader.closed;
+  const run = await runAsync("cu13", "sigint_term", "sigint-term", { RAWTRACE_OUTPUT: fifo, RAWTRACE_EXIT_TIMEOUT: "30" }, (e, child) => {
+    if (e.ev === "ready") {
+      child.kill("SIGINT");
+      setTimeout(() => {
+        child.kill("SIGTERM");
+        setTimeout(() => writeFileSync(go, ""), 300);
+      }, 300);
+    }
+  });
+  if (!existsSync(go)) writeFileSync(go, "");
+  await closed;
+  assert.is(run.signal, "SIGTERM", run.stderr);
+  const c = await convert(copy);
+  assert.is(c.r.info.complete, true, "END written (before: the process died when the SIGINT's flush ended)");
+  assert.ok(statSync(copy).size > 65536, "more than the pipe holds: the SIGINT's flush blocked until SIGTERM landed");
+  assert.is(byCat(c, "kernel").length, 3000);
+});
+
 test("SIGTERM with more queued than a slow output takes within RAWTRACE_EXIT_TIMEOUT: the flush stops in time, says what it left (DROPPED reason 4, a LOG line), END is written", async () => {
   // As above with an output read at ≈ 1.3 MB/s: the ≈ 18 MB the threads' buffers hold would take ≈ 14 s, and the
   // 4 s exit timeout leaves the flush 2 s after CUPTI's bounded stop. Before, the writer wrote buffers until the handler's wait ran out and the

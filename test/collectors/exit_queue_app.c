@@ -104,6 +104,14 @@ static void fresh(void) {
   hold_at_exit = NULL;
 }
 
+/* Finishes the writer's work after 200 ms (test 7). */
+static void* finish_later(void* p) {
+  (void)p;
+  usleep(200000);
+  rt_queue_finish(&q);
+  return NULL;
+}
+
 static void let_go(void) {
   sem_post(&release);
   pthread_join(holder, NULL);
@@ -219,5 +227,50 @@ int main(void) {
   close(q.pipe[1]);
   close(pf);
   unlink(mine);
+
+  /* 7. A termination signal's wait for the exit flush (rt_queue_wait_pipe_finished) is not ended by another byte in
+   *    the pipe — the CUDA collector's partial flush for a signal the program handles (Ctrl-C in Python) ends with
+   *    one, and one outlasting its wait leaves it there: the handler then let the process die mid-flush, no END. */
+  fresh();
+  rt_queue_notify(&q); /* a partial flush's byte, left in the pipe */
+  pthread_t finisher;
+  pthread_create(&finisher, NULL, finish_later, NULL);
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  rt_queue_wait_pipe_finished(&q, 5000);
+  took = ms_since(&t0);
+  pthread_join(finisher, NULL);
+  check(q.finished && took >= 150 && took < 2000, "the exit flush's wait ends at the finish, not at a partial flush's byte");
+  fresh();
+  rt_queue_notify(&q);
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  rt_queue_wait_pipe_finished(&q, 300);
+  took = ms_since(&t0);
+  check(!q.finished && took >= 250 && took < 2000, "and without a finish it lasts its whole time");
+  fresh();
+  rt_queue_notify(&q);
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  rt_queue_wait_pipe(&q, 5000);
+  check(ms_since(&t0) < 100, "a partial flush's wait still ends at its byte");
+
+  /* 8. After a termination signal the writer logs (finalize's warnings) while a thread the signal stopped holds the
+   *    queue's lock for ever: the log is dropped after the writer's one try, not waited for (it hung, no END). */
+  fresh();
+  rt_queue_note_signal(&q);
+  hold_at_exit = &q.mu;
+  pthread_create(&holder, NULL, hold, hold_at_exit);
+  while (sem_wait(&taken) != 0) {
+  }
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  int first = rt_queue_push_log(&q, 1, "exit flush: a warning");
+  took = ms_since(&t0);
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  int second = rt_queue_push_log(&q, 1, "exit flush: another");
+  double took2 = ms_since(&t0);
+  check(first == -1 && took >= 90 && took < 1000, "the log after a signal, the lock held for ever: one 100 ms try, dropped");
+  check(second == -1 && took2 < 50, "the next one only tries the lock");
+  let_go();
+  fresh();
+  rt_queue_note_signal(&q);
+  check(rt_queue_push_log(&q, 1, "free lock") == 0 && rt_queue_last(&q) == 1, "after a signal with the lock free: queued");
   return failed;
 }
