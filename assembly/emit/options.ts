@@ -54,17 +54,24 @@ export function setOutputOptions(baseNs: u64, ns: i32, onlyEvents: bool, lp: usi
 export let hostRanks: u32 = 1;
 /** XSpace host merge: this file's index among its host's ranks (0 ≤ hostIndex < hostRanks). */
 export let hostIndex: u32 = 0;
+/**
+ * XSpace host merge: this file's step markers are the host's roots, which the other ranks' join (the first rank of
+ * the host that has step markers: xspace_encode.ts stepRole).
+ */
+export let hostStepProducer: bool = true;
 /** Device map: {local device id u32, host ordinal u32, shared u32} × devMapCount (owned by the host's rt_alloc block). */
 let devMapPtr: usize = 0;
 let devMapCount: u32 = 0;
 
 /**
- * Sets the XSpace host-merge options: `ranks` on this host (1 = off), this file's `index` among them, and `n`
- * device map entries at `p` ({local id, host ordinal, shared 0/1} as u32 each).
+ * Sets the XSpace host-merge options: `ranks` on this host (1 = off), this file's `index` among them, whether its
+ * step markers are the host's roots (`producer`), and `n` device map entries at `p` ({local id, host ordinal,
+ * shared 0/1} as u32 each).
  */
-export function setXSpaceHost(ranks: u32, index: u32, p: usize, n: u32): void {
+export function setXSpaceHost(ranks: u32, index: u32, producer: bool, p: usize, n: u32): void {
   hostRanks = ranks < 1 ? 1 : ranks;
   hostIndex = index < hostRanks ? index : 0;
+  hostStepProducer = producer;
   devMapPtr = p;
   devMapCount = n;
 }

@@ -43,7 +43,7 @@ import { fail, warningCount, lossTotal } from "../util/diag";
 import { REC_BASE, REC_GRAPH_EXTRA, REC_GRAPH, spillReset, runIterReserve } from "./xspace_spill";
 import { xspaceMaxBytes } from "./xspace_limit";
 import { fedBytes } from "../format/container";
-import { fixedBaseNs, NO_BASE, labelLen, hostRanks, hostIndex, deviceOrdinal } from "./options";
+import { fixedBaseNs, NO_BASE, labelLen, hostRanks, hostStepProducer, deviceOrdinal } from "./options";
 import { varintSize, putBytesField } from "./protobuf";
 import { corrSet, corrBegin } from "./xspace_corr";
 import { detailsBegin, kernelDetails, memcpyDetails, memsetDetails } from "./xspace_details";
@@ -132,7 +132,7 @@ export function xspaceProfileStart(): u64 {
   store<u32>(r, !linked || (S.ambiguousCorrs != 0 && S.corrAmbiguous(<u64>e.correlation)) ? 0 : <u32>e.correlation, 20);
   store<u32>(r, ctx, 24);
   store<u32>(r, detail, 28);
-  let used = kind == R.STEP && hostRanks > 1 ? stepStats(hostIndex == 0) : kindStats(kind);
+  let used = kind == R.STEP && hostRanks > 1 ? stepStats(hostStepProducer) : kindStats(kind);
   if (graph) {
     store<u32>(r, e.graphId, 32);
     store<u32>(r, 0, 36);

@@ -10,7 +10,7 @@ import { corrGet, nvtxStat } from "./xspace_corr";
 import { MetaList, corrOut, evOut, metaAt, stOut } from "./xspace_meta";
 import { Plane, planeCount, planeList } from "./xspace_plane";
 import { META_MASK, R, STEP_CONTEXT_TYPE, WK } from "./xspace_schema";
-import { hostIndex, hostRanks } from "./options";
+import { hostRanks, hostStepProducer } from "./options";
 import { stepLinkOf, stepLinked, stepNumber, stepProduces } from "./xspace_steps";
 
 /** Unix ns of the line being sized or written (XEvent offsets are relative to it). */
@@ -186,12 +186,13 @@ const ROLE_CONSUMER: i32 = 2;
 
 /**
  * The role of step marker record `r`: a root; a root that produces its step's context, for the calls of other threads
- * linked to it (emit/xspace_steps.ts) or, in a joined host merge, the first rank's (xspace_schema.ts stepStats); or,
- * another rank's in such a merge, a consumer of the first rank's step.
+ * linked to it (emit/xspace_steps.ts) or, in a joined host merge, the producing rank's (the host's first rank with step
+ * markers: options.ts hostStepProducer; xspace_schema.ts stepStats); or, another rank's in such a merge, a consumer of
+ * the producing rank's step.
  */
 // @ts-ignore: decorator
 @inline function stepRole(r: usize): i32 {
-  if (hostRanks > 1) return hostIndex == 0 ? ROLE_PRODUCER : ROLE_CONSUMER;
+  if (hostRanks > 1) return hostStepProducer ? ROLE_PRODUCER : ROLE_CONSUMER;
   return stepProduces(load<u64>(r), load<u32>(r, 28)) ? ROLE_PRODUCER : ROLE_ROOT;
 }
 

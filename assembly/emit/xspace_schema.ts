@@ -161,14 +161,14 @@ export function kindStats(k: i32): u32 {
   return 0;
 }
 /**
- * Stats of a step marker in a part of a joined host merge: the host's first rank's steps are roots that produce
- * (`_pt`, `_p` = the step number), every other rank's steps consume that context (`_ct`, `_c`) instead of being
- * roots of their own, so XProf groups step N of every rank on the host into one step, as it groups one process's
- * launches to several GPUs (without it, it counted each rank's steps one after the other: its first-step drop kept
- * the other ranks' warm-up steps). The step's span is the first rank's.
+ * Stats of a step marker in a part of a joined host merge: the producing rank's steps (`producer`: the host's first
+ * rank with step markers) are roots that produce (`_pt`, `_p` = the step number), every other rank's steps consume
+ * that context (`_ct`, `_c`) instead of being roots of their own, so XProf groups step N of every rank on the host
+ * into one step, as it groups one process's launches to several GPUs (without it, it counted each rank's steps one
+ * after the other: its first-step drop kept the other ranks' warm-up steps). The step's span is the producing rank's.
  */
-export function stepStats(first: bool): u32 {
-  return first
+export function stepStats(producer: bool): u32 {
+  return producer
     ? (1 << WK.IS_ROOT) | (1 << WK.STEP_NUM) | (1 << WK.PRODUCER_TYPE) | (1 << WK.PRODUCER_ID)
     : (1 << WK.STEP_NUM) | (1 << WK.CONSUMER_TYPE) | (1 << WK.CONSUMER_ID);
 }

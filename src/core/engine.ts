@@ -161,6 +161,11 @@ export interface XSpaceHostSlot {
   ranks: number;
   /** This file's index among them, 0 ≤ index < ranks. */
   index: number;
+  /**
+   * Whether this file's step markers are the host's steps, which the other ranks' join (XProf roots; default: index
+   * 0). src/core/merge.ts planXSpaceHosts picks the host's first rank that has step markers (FileInfo.stepNames).
+   */
+  producer?: boolean;
   /** The host's GPU ordinal of each of this file's devices; `shared`: other ranks of the host write that plane too. */
   devices: Array<{ local: number; ordinal: number; shared: boolean }>;
 }
@@ -357,6 +362,11 @@ export interface FileInfo {
    * anchors): vendor clock and CLOCK_REALTIME readings, as bigint ns; absent when the dump has none.
    */
   clock: { start?: { vendorNs: bigint; realtimeNs: bigint }; end?: { vendorNs: bigint; realtimeNs: bigint } };
+  /**
+   * Distinct host range names that mark training steps by the step pattern (Engine.info's `steps`, default
+   * `ProfilerStep#N`): 0 when the file has none; given by Engine.info (pass 1 alone), not by conversions.
+   */
+  stepNames?: number;
 }
 
 /** Result of a conversion. */
@@ -612,27 +622,39 @@ export class Engine {
 
   /**
    * After pass 1: tests each distinct range name against `re` (host side: the core has no regular expressions) and
-   * marks the matches as step names, with the number a `ProfilerStep#N` name carries (model/steps.ts).
+   * marks the matches as step names, with the number a `ProfilerStep#N` name carries (model/steps.ts). Returns how
+   * many names it marked.
    */
-  private markSteps(re: RegExp): void {
+  private markSteps(re: RegExp): number {
     const x = this.x;
     const n = x.rt_step_names();
+    let marked = 0;
     for (let i = 0; i < n; i++) {
       const p = x.rt_step_name_ptr(i);
       const len = x.rt_step_name_len();
       if (p === 0 || len === 0) continue;
       const name = dec.decode(this.u8().subarray(p, p + len));
-      if (re.test(name)) x.rt_step_mark(i, stepNumberOf(name));
+      if (re.test(name)) {
+        x.rt_step_mark(i, stepNumberOf(name));
+        marked++;
+      }
     }
+    return marked;
   }
 
-  /** Pass 1 only: what the file holds. */
-  async info(src: ByteSource, opts: Pick<ConvertOptions, "onProgress"> = {}): Promise<FileInfo> {
+  /**
+   * Pass 1 only: what the file holds, and (`stepNames`) how many distinct host range names mark training steps by
+   * `steps` (default: PyTorch's `ProfilerStep#N`).
+   */
+  async info(src: ByteSource, opts: Pick<ConvertOptions, "onProgress" | "steps"> = {}): Promise<FileInfo> {
     this.begin();
     try {
-      this.x.rt_begin_index();
+      const x = this.x;
+      x.rt_begin_index();
       await this.pump(src, 1, opts.onProgress, undefined, undefined, true);
-      return this.readInfo(src.name);
+      const info = this.readInfo(src.name);
+      info.stepNames = this.markSteps(stepPattern(opts.steps));
+      return info;
     } finally {
       this.busy = false;
       this.spill?.close(); // cold pages of the index pass's tables may have spilled
@@ -699,7 +721,8 @@ export class Engine {
         dv.setUint32(i * 12 + 4, d.ordinal, true);
         dv.setUint32(i * 12 + 8, d.shared ? 1 : 0, true);
       });
-      x.rt_set_xspace_host(h ? h.ranks : 1, h ? h.index : 0, dp, devs.length);
+      const producer = h ? (h.producer ?? h.index === 0) : true;
+      x.rt_set_xspace_host(h ? h.ranks : 1, h ? h.index : 0, producer ? 1 : 0, dp, devs.length);
       const sp = opts.split;
       if (sp && !x.rt_split_set) throw new Error("this core cannot split a conversion (built before rt_split_set)");
       const split = sp && (opts.format ?? "chrome") === "chrome" ? sp : undefined;

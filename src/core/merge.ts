@@ -223,7 +223,8 @@ export interface XSpaceHostPlan {
  * sees only "its" card as device 0: Gaudi's HPU_DEVICE never has a UUID; before 2026-12-03 four such ranks' cards
  * were one `/device:GPU:0`); a new GPU keeps its own id when no other GPU of the host took it, else takes the
  * smallest free ordinal (ranks that each see "their" GPU as device 0 under CUDA_VISIBLE_DEVICES). A plane written by
- * several ranks is marked `shared` (its rows get rank labels).
+ * several ranks is marked `shared` (its rows get rank labels). The host's steps are its first rank's that has step
+ * markers (FileInfo.stepNames, counted by pass 1; `producer`): the other ranks' steps join them.
  */
 export function planXSpaceHosts(plan: MergePlan, infos: FileInfo[]): XSpaceHostPlan[] {
   const byHost = new Map<string, number[]>();
@@ -246,6 +247,11 @@ export function planXSpaceHosts(plan: MergePlan, infos: FileInfo[]): XSpaceHostP
     const ordinalOf = new Map<string, number>();
     const used = new Set<number>();
     const owners = new Map<number, Set<number>>();
+    // The host's steps are the first rank's that has step markers (XProf's roots; the others join them): before
+    // 2026-12-03 always the first rank's, so a first rank without any (cut before its first step, crashed) left
+    // the whole host without steps in XProf.
+    const withSteps = ranks.findIndex((k) => (infos[plan.ranks[k].index].stepNames ?? 1) > 0);
+    const producer = withSteps < 0 ? 0 : withSteps;
     const maps = ranks.map((k, index) => {
       const devices = [...infos[plan.ranks[k].index].devices].sort((a, b) => a.id - b.id);
       const hasUuid = (d: { uuid: string }) => /[1-9a-f]/.test(d.uuid);
@@ -266,7 +272,8 @@ export function planXSpaceHosts(plan: MergePlan, infos: FileInfo[]): XSpaceHostP
     hosts.push({
       host, name: host, ranks, labels,
       slots: maps.map((m, index) => ({
-        ranks: ranks.length, index, devices: m.map((d) => ({ ...d, shared: owners.get(d.ordinal)!.size > 1 })),
+        ranks: ranks.length, index, producer: index === producer,
+        devices: m.map((d) => ({ ...d, shared: owners.get(d.ordinal)!.size > 1 })),
       })),
     });
   }

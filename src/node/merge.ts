@@ -175,7 +175,7 @@ export async function merge(inputs: string[], output: string, opts: MergeOptions
   }, opts.progressMs);
   try {
     const infos = await Promise.all(reads.map(async (f, i) => {
-      const info = await pool.info(f);
+      const info = await pool.info(f, { steps: opts.analysis?.steps });
       sizes[i] = info.bytes;
       doneBytes += 0.2 * info.bytes;
       return info;

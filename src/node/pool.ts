@@ -188,10 +188,13 @@ export class WorkerPool {
     return this.run(job.input, (r, seq) => r.part(job, part.port ? Comlink.transfer(part, [part.port]) : part, seq));
   }
 
-  /** Pass 1 of one file on a worker: header, devices, records, time span, clock anchors, warnings. */
-  info(input: string): Promise<FileInfo> {
+  /**
+   * Pass 1 of one file on a worker: header, devices, records, time span, clock anchors, warnings, and how many range
+   * names mark steps by `opts.steps` (FileInfo.stepNames).
+   */
+  info(input: string, opts: { steps?: string | RegExp } = {}): Promise<FileInfo> {
     needPath("WorkerPool.info", "input", input);
-    return this.run(input, (r, seq) => r.info(input, seq));
+    return this.run(input, (r, seq) => r.info(input, seq, opts.steps));
   }
 
   /** Statistics of one file, computed on a worker. */

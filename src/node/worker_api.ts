@@ -73,7 +73,7 @@ export interface PartSummary extends ConvertSummary {
 export interface WorkerApi {
   convert(job: ConvertJob, seq: number): Promise<ConvertSummary>;
   part(job: ConvertJob, part: PartJob, seq: number): Promise<PartSummary>;
-  info(input: string, seq: number): Promise<FileInfo>;
+  info(input: string, seq: number, steps?: string | RegExp): Promise<FileInfo>;
   stats(input: string, allApi: boolean, seq: number): Promise<{ stats: TraceStats; info: FileInfo; seconds: number }>;
 }
 
@@ -187,9 +187,9 @@ export function workerApi(cells: BigInt64Array | null, inThread?: InThreadOption
         part.port.close();
       }
     },
-    async info(input, seq) {
+    async info(input, seq, steps) {
       return guarded(async () => withFileSource(input, async (src) =>
-        withSourceWarnings(src, { info: await (await core()).info(src, { onProgress: progress(cells, seq) }) }).info));
+        withSourceWarnings(src, { info: await (await core()).info(src, { onProgress: progress(cells, seq), steps }) }).info));
     },
     async stats(input, allApi, seq) {
       const t0 = performance.now();

@@ -77,4 +77,23 @@ test("merge --format xspace of two ranks on one host (a GPU each): XProf's steps
   merged.steps.forEach((st, i) => assert.ok(Math.abs(st.compute_ms - one.steps[i].compute_ms) < 1e-6, `step ${st.step}: ${st.compute_ms} vs ${one.steps[i].compute_ms}`));
 });
 
+test("the host's first rank without step markers (cut before its first step): XProf's steps are the next rank's, not none", () => {
+  const sample = readFileSync(SAMPLE);
+  const first = join(work, "cut_rank0.rawtrace");
+  writeFileSync(first, asRank(sample, { rank: 0, world: 2, uuidTail: 0xb0 }).subarray(0, 70000));
+  const second = join(work, "rank1_of_cut.rawtrace");
+  writeFileSync(second, asRank(sample, { rank: 1, world: 2, uuidTail: 0xb1 }));
+  const logdir = join(work, "merged_cut");
+  cli("merge", first, second, "--format", "xspace", "-o", logdir, "--steps", STEPS);
+  const run = readdirSync(join(logdir, "plugins/profile"))[0];
+  const hosts = readdirSync(join(logdir, "plugins/profile", run)).filter((f) => f.endsWith(".xplane.pb"));
+  const merged = xprof(join(logdir, "plugins/profile", run, hosts[0]));
+  const single = join(work, "rank1_of_cut.xplane.pb");
+  cli("convert", second, "-o", single, "--steps", STEPS);
+  const one = xprof(single);
+  // Before: only the first rank's step markers were roots, so the host had 0 steps in XProf.
+  assert.is(one.steps.length, 5);
+  assert.equal(merged.steps.map((s) => s.step_ms), one.steps.map((s) => s.step_ms), "the second rank's steps");
+});
+
 test.run();
