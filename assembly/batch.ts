@@ -19,8 +19,8 @@ export function rt_set_output(baseNs: u64, ns: i32, eventsOnly: i32, p: usize, n
  * host, this file's index among them, and `n` device map entries {local id, host ordinal, shared} (u32 each) at `p`
  * (allocated with rt_alloc after rt_reset). See emit/options.ts.
  */
-export function rt_set_xspace_host(ranks: u32, index: u32, producer: u32, p: usize, n: u32): void {
-  setXSpaceHost(ranks, index, producer != 0, p, n);
+export function rt_set_xspace_host(ranks: u32, index: u32, producer: u32, base: u32, p: usize, n: u32): void {
+  setXSpaceHost(ranks, index, producer != 0, base, p, n);
 }
 
 /**

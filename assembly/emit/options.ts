@@ -59,19 +59,26 @@ export let hostIndex: u32 = 0;
  * the host that has step markers: xspace_encode.ts stepRole).
  */
 export let hostStepProducer: bool = true;
+/**
+ * XSpace host merge: the first ordinal of this file's devices that its device map does not list (a DEVICES chunk lost
+ * or damaged, ROCm or XPU devices numbered after the listed ones: UNKNOWN_DEVICE), which are then `unmappedBase + id`:
+ * above every GPU of the host and apart from the other ranks' (src/core/merge.ts planXSpaceHosts).
+ */
+let unmappedBase: u32 = 0;
 /** Device map: {local device id u32, host ordinal u32, shared u32} × devMapCount (owned by the host's rt_alloc block). */
 let devMapPtr: usize = 0;
 let devMapCount: u32 = 0;
 
 /**
  * Sets the XSpace host-merge options: `ranks` on this host (1 = off), this file's `index` among them, whether its
- * step markers are the host's roots (`producer`), and `n` device map entries at `p` ({local id, host ordinal,
- * shared 0/1} as u32 each).
+ * step markers are the host's roots (`producer`), the first ordinal of devices its map does not list (`base`), and
+ * `n` device map entries at `p` ({local id, host ordinal, shared 0/1} as u32 each).
  */
-export function setXSpaceHost(ranks: u32, index: u32, producer: bool, p: usize, n: u32): void {
+export function setXSpaceHost(ranks: u32, index: u32, producer: bool, base: u32, p: usize, n: u32): void {
   hostRanks = ranks < 1 ? 1 : ranks;
   hostIndex = index < hostRanks ? index : 0;
   hostStepProducer = producer;
+  unmappedBase = base;
   devMapPtr = p;
   devMapCount = n;
 }
@@ -85,10 +92,13 @@ function devMapEntry(dev: u32): usize {
   return 0;
 }
 
-/** XPlane id (GPU ordinal on the host) of local device `dev`: the map's, else `dev` itself. */
+/**
+ * XPlane id (GPU ordinal on the host) of local device `dev`: the map's; else, in a host merge, `unmappedBase + dev`
+ * (before 2026-12-03 `dev` itself: another rank's GPU of that ordinal, two GPUs on one plane); else `dev`.
+ */
 export function deviceOrdinal(dev: u32): u32 {
   const a = devMapEntry(dev);
-  return a != 0 ? load<u32>(a, 4) : dev;
+  return a != 0 ? load<u32>(a, 4) : hostRanks > 1 ? unmappedBase + dev : dev;
 }
 
 /** Whether the plane of local device `dev` is shared with other ranks of the host (unmapped devices: when merging). */

@@ -23,7 +23,7 @@ export interface CoreExports {
   rt_set_trace_name(p: number, n: number): void;
   rt_info(field: number): bigint;
   rt_set_output(baseNs: bigint, ns: number, eventsOnly: number, p: number, n: number): void;
-  rt_set_xspace_host(ranks: number, index: number, producer: number, p: number, n: number): void;
+  rt_set_xspace_host(ranks: number, index: number, producer: number, base: number, p: number, n: number): void;
   /** Absent from cores built before the XSpace spill (bench/ab.ts runs those beside the current one). */
   rt_set_xspace_limit?(n: bigint): void;
   rt_set_xspace_spill?(n: number): void;

@@ -166,6 +166,12 @@ export interface XSpaceHostSlot {
    * 0). src/core/merge.ts planXSpaceHosts picks the host's first rank that has step markers (FileInfo.stepNames).
    */
   producer?: boolean;
+  /**
+   * The host ordinal of this file's device 0 among devices `devices` does not list (a lost DEVICES chunk,
+   * UNKNOWN_DEVICE): device `id` is `unmappedBase + id` (default 0: `id`). planXSpaceHosts puts each rank's above
+   * every listed GPU of the host, 256 apart.
+   */
+  unmappedBase?: number;
   /** The host's GPU ordinal of each of this file's devices; `shared`: other ranks of the host write that plane too. */
   devices: Array<{ local: number; ordinal: number; shared: boolean }>;
 }
@@ -722,7 +728,7 @@ export class Engine {
         dv.setUint32(i * 12 + 8, d.shared ? 1 : 0, true);
       });
       const producer = h ? (h.producer ?? h.index === 0) : true;
-      x.rt_set_xspace_host(h ? h.ranks : 1, h ? h.index : 0, producer ? 1 : 0, dp, devs.length);
+      x.rt_set_xspace_host(h ? h.ranks : 1, h ? h.index : 0, producer ? 1 : 0, h?.unmappedBase ?? 0, dp, devs.length);
       const sp = opts.split;
       if (sp && !x.rt_split_set) throw new Error("this core cannot split a conversion (built before rt_split_set)");
       const split = sp && (opts.format ?? "chrome") === "chrome" ? sp : undefined;

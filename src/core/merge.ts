@@ -215,6 +215,9 @@ export interface XSpaceHostPlan {
   labels: string[];
 }
 
+/** Ordinals between two ranks' first unlisted devices (XSpaceHostSlot.unmappedBase). */
+const UNMAPPED_STRIDE = 256;
+
 /**
  * The XSpaces of a merge: one per host (XProf's layout), holding every rank that ran there. On a host with several
  * ranks every GPU gets one ordinal (its `/device:GPU:<n>` plane): devices with the same UUID are the same GPU
@@ -269,10 +272,13 @@ export function planXSpaceHosts(plan: MergePlan, infos: FileInfo[]): XSpaceHostP
         return { local: d.id, ordinal: o };
       });
     });
+    // Devices a rank's table does not list (a lost DEVICES chunk, UNKNOWN_DEVICE) get ordinals above every listed
+    // GPU, each rank's apart: before 2026-12-03 their own id, another rank's GPU of that ordinal (one plane for two).
+    const firstFree = used.size ? Math.max(...used) + 1 : 0;
     hosts.push({
       host, name: host, ranks, labels,
       slots: maps.map((m, index) => ({
-        ranks: ranks.length, index, producer: index === producer,
+        ranks: ranks.length, index, producer: index === producer, unmappedBase: firstFree + index * UNMAPPED_STRIDE,
         devices: m.map((d) => ({ ...d, shared: owners.get(d.ordinal)!.size > 1 })),
       })),
     });

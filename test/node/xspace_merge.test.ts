@@ -39,6 +39,8 @@ interface RankSpec {
   /** Start offset of the rank's work, ns. */
   at: bigint;
   dropped?: number;
+  /** No DEVICES chunk (a damaged one is skipped alike): its device is one the dump does not list. */
+  noDevices?: boolean;
 }
 
 /** A rank's dump: 3 launches of `kernel` on device 0 and a copy, one thread, one stream. */
@@ -54,7 +56,7 @@ function rankDump(s: RankSpec): string {
   w.strings([[0x10n, s.kernel]]);
   const uuid = new Uint8Array(16);
   uuid[0] = s.uuid;
-  w.devices([{
+  if (!s.noDevices) w.devices([{
     id: 0, multiprocessors: 132, globalMemoryBytes: 80n << 30n, memoryBandwidth: 3350000000000n, coreClockKhz: 1980000,
     ccMajor: 9, ccMinor: 0, maxThreadsPerBlock: 1024, maxThreadsPerMultiprocessor: 2048, regsPerBlock: 65536,
     regsPerMultiprocessor: 65536, warpSize: 32, sharedMemPerBlock: 49152, sharedMemPerMultiprocessor: 233472,
@@ -189,6 +191,22 @@ test("ranks that each list one device without a UUID (Gaudi's cards, a CUDA dump
   for (const k of [0, 1, 2]) {
     assert.equal(evs.filter((e) => e.plane === `/device:GPU:${k}` && e.name.startsWith("k_r")).map((e) => e.name), [`k_r${k}`, `k_r${k}`, `k_r${k}`]);
   }
+});
+
+test("a rank whose dump lists no device (its DEVICES chunk lost): its GPU gets a plane above the host's, not another rank's", async () => {
+  const files = [
+    rankDump({ rank: 0, host: "node-d", pid: 100, tid: 100, uuid: 0xd1, stream: 7, kernel: "listed_r0", at: 0n }),
+    rankDump({ rank: 1, host: "node-d", pid: 200, tid: 200, uuid: 0, stream: 7, kernel: "unlisted_r1", at: 1000n, noDevices: true }),
+  ];
+  const r = await merge(files, join(tmp, "nodev"), { format: "xspace", pool });
+  const space = fromBinary(XSpaceSchema, readFileSync(r.outputs[0]));
+  const evs = events(space);
+  const planeOf = (k: string) => [...new Set(evs.filter((e) => e.name === k).map((e) => e.plane))];
+  assert.equal(planeOf("listed_r0"), ["/device:GPU:0"]);
+  // Before: /device:GPU:0 too, rank 0's GPU and rank 1's on one plane.
+  assert.equal(planeOf("unlisted_r1"), ["/device:GPU:257"], "the second rank's first unlisted device: above GPU 0, 256 per rank");
+  const launch = evs.find((e) => e.plane === "/host:CPU" && e.row.startsWith("rank 1:") && e.stats.get("device_id") !== undefined)!;
+  assert.is(launch.stats.get("device_id"), 257n, "its launches point at that plane");
 });
 
 test("ranks sharing one GPU with colliding tids and streams: one plane each, rows relocated and labelled, events equal to each rank's own", async () => {
