@@ -99,7 +99,6 @@ let v2 = false;
 export function ptiReset(): void {
   v2 = false;
   commNameOff = 56;
-  scratchName = 0;
   T.ptiTablesReset();
 }
 
@@ -501,27 +500,11 @@ function staticName(s: string): usize {
   return p;
 }
 
-let scratchName: usize = 0;
-/** Names `e` "<unknown api G:N>" (an API id the dump's API_NAMES does not name). */
+/** Names `e` "<unknown api G:N>" (an API id the dump's API_NAMES does not name; made once per group and id). */
 function unknownApi(e: Ev, group: u32, id: u32): void {
-  if (scratchName == 0) scratchName = arenaAlloc(48);
-  let q = put(scratchName, "<unknown api ");
-  q = dec(q, group);
-  q = put(q, ":");
-  q = dec(q, id);
-  q = put(q, ">");
-  e.namePtr = scratchName;
-  e.nameLen = <u32>(q - scratchName);
-}
-
-function dec(q: usize, v: u32): usize {
-  let nd: u32 = 1;
-  for (let t = v; t >= 10; t /= 10) nd++;
-  for (let i: u32 = 0; i < nd; i++) {
-    store<u8>(q + nd - 1 - i, <u8>(48 + v % 10));
-    v /= 10;
-  }
-  return q + nd;
+  T.unknownApiName(group, id);
+  e.namePtr = T.namePtr;
+  e.nameLen = T.nameLen;
 }
 
 /** End of pass 2: PTI dumps have no open ranges. */

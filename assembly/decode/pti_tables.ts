@@ -42,6 +42,7 @@ export function ptiTablesReset(): void {
   contexts = 0;
   contextCount = 0;
   commNames = 0;
+  unknownApis = 0;
   fillScratch = 0;
   memory.fill(nameSlots, 0, NAME_SLOTS * 8);
 }
@@ -53,6 +54,7 @@ export function ptiTablesInit(): void {
   queues = tableNew(16);
   contexts = tableNew(16);
   commNames = tableNew(16);
+  unknownApis = tableNew(16);
 }
 
 /** The 16 key bytes of a record: its UUID at `uuid`, or (all zero) the device handle with a marker byte. */
@@ -248,6 +250,7 @@ const nameSlots = memory.data(NAME_SLOTS * 8);
 const SLOT_OVERHEAD: u32 = 256;
 const SLOT_BAD_COPY: u32 = 264;
 let commNames: Table = 0; // comms `_name` pointer → {ptr u32, len u32} of "xccl::<name>"
+let unknownApis: Table = 0; // (group + 1) << 32 | id → {ptr u32, len u32} of "<unknown api G:ID>"
 
 /** Display bytes of the last name call ({@link copyName}, {@link fillName}, {@link overheadName}, {@link commName}). */
 export let namePtr: usize = 0;
@@ -343,6 +346,37 @@ export function overheadName(kind: u32): void {
     setName(slot, p, put(p, s));
   }
   useSlot(slot);
+}
+
+/** Writes `v` in decimal at `q`; returns the end. */
+function putDec(q: usize, v: u32): usize {
+  let nd: u32 = 1;
+  for (let t = v; t >= 10; t /= 10) nd++;
+  for (let i: u32 = 0; i < nd; i++) {
+    store<u8>(q + nd - 1 - i, <u8>(48 + v % 10));
+    v /= 10;
+  }
+  return q + nd;
+}
+
+/**
+ * The name of an API call (API group `group`, id `id`) the dump's API_NAMES do not name, `<unknown api G:ID>`, into
+ * {@link namePtr}/{@link nameLen}: made once per (group, id), so that every name a PTI event carries stays where it is
+ * (XSpace keys PTI's names by their bytes' place: emit/xspace_names.ts evByApi).
+ */
+export function unknownApiName(group: u32, id: u32): void {
+  const slot = tableUpsert(unknownApis, ((<u64>group + 1) << 32) | <u64>id);
+  if (inserted) {
+    const e = arenaAlloc(8);
+    const b = arenaAlloc(48);
+    let q = put(b, "<unknown api ");
+    q = putDec(q, group);
+    q = put(q, ":");
+    q = putDec(q, id);
+    setName(e, b, put(q, ">"));
+    store<u64>(slot, e);
+  }
+  useSlot(<usize>load<u64>(slot));
 }
 
 /**
