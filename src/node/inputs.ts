@@ -13,9 +13,14 @@ import { dumpFileName } from "../core/dump_name.js";
 
 const GLOB = /[*?[]/;
 
-/** Natural-order comparison of paths (digit runs compare as numbers). */
+/**
+ * Natural-order comparison of paths (digit runs compare as numbers), ties broken by code units: `rank01` and `rank1`
+ * compare equal numerically, and without the tie-break their order was the directory listing's — which alias of a file
+ * is kept, the shard an input goes to and which of two colliding outputs is written could differ between two copies
+ * of the same data.
+ */
 export function naturalCompare(a: string, b: string): number {
-  return a.localeCompare(b, "en", { numeric: true });
+  return a.localeCompare(b, "en", { numeric: true }) || (a < b ? -1 : a > b ? 1 : 0);
 }
 
 function isDir(p: string): boolean {

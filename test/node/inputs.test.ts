@@ -11,7 +11,7 @@ import * as assert from "uvu/assert";
 import { linkSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { expandInputs } from "../../src/node/inputs.js";
+import { expandInputs, naturalCompare } from "../../src/node/inputs.js";
 import { cliIn, lines } from "../helpers/cli.js";
 
 const d = mkdtempSync(join(tmpdir(), "rawtrace-inputs-"));
@@ -23,6 +23,15 @@ writeFileSync(join(d, "node10", "rank0.rawtrace"), "");
 writeFileSync(join(d, "node2", "rank0.rawtrace"), "");
 const at = (...names: string[]) => names.map((n) => join(d, n));
 const { cli } = cliIn(d);
+
+test("natural order has no ties: names a numeric comparison calls equal (rank01, rank1) keep one order, whatever the listing's", () => {
+  assert.is(naturalCompare("rank01.rawtrace", "rank1.rawtrace"), -1);
+  assert.is(naturalCompare("rank1.rawtrace", "rank01.rawtrace"), 1);
+  assert.is(naturalCompare("rank2.rawtrace", "rank10.rawtrace"), -1);
+  const names = ["rank1.rawtrace", "rank01.rawtrace", "rank001.rawtrace", "Rank1.rawtrace"];
+  const sorted = [...names].sort(naturalCompare);
+  assert.equal([...names].reverse().sort(naturalCompare), sorted, "the same order from the other listing");
+});
 
 test("[…] and [!…] classes; results in natural order", () => {
   assert.equal(expandInputs([join(d, "rank[02].rawtrace")]), { files: at("rank0.rawtrace", "rank2.rawtrace"), unmatched: [], repeated: [], aliases: [], skipped: [] });
