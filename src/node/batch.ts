@@ -379,11 +379,16 @@ async function oneXSpace(
   makeDir(profileDir, "the XProf log directory");
   const tmp = createTemp(join(profileDir, "rawtrace.xplane.pb"));
   let file: OutputFile | null = null;
+  // The temporary's descriptor is ours to close until OutputFile.adopt takes it: adopt closes it itself when it
+  // fails, and closing the number again could close a file another thread opened meanwhile (before 2026-12-03 it was
+  // closed twice after a refused output: EXISTS without --force).
+  let fdOurs = true;
   try {
     const r = await pool.convert({ input, output: logdir, format: "xspace", allApi: opts.allApi, fd: tmp.fd, analysis: opts.analysis });
     const final = xspaceProfilePath(logdir, r.baseTimeNs, r.info.hostname);
     claim(claimed, final, input);
     makeDir(dirname(final), "the XProf run folder");
+    fdOurs = false;
     file = OutputFile.adopt(final, tmp.path, tmp.fd, { force: opts.force, inputs });
     file.commit();
     return {
@@ -393,11 +398,7 @@ async function oneXSpace(
   } catch (e) {
     if (file) file.abort();
     else {
-      try {
-        closeSync(tmp.fd);
-      } catch {
-        // adopt closed it
-      }
+      if (fdOurs) closeSync(tmp.fd);
       removeOwned(tmp.path);
     }
     throw e;

@@ -371,7 +371,9 @@ export class OutputFile {
 
   /**
    * Takes over a temporary already written (by {@link createTemp}, descriptor `fd`) to publish it at `path`, whose
-   * name was known only after the conversion (XSpace log directories): claims `path` as {@link open} does.
+   * name was known only after the conversion (XSpace log directories): claims `path` as {@link open} does. `fd` is
+   * the OutputFile's from the call on: when the claim fails it is closed and `tmp` removed here (the caller must not
+   * close it again: the number may be another file's by then).
    */
   static adopt(path: string, tmp: string, fd: number, opts: OpenOutputOptions = {}): OutputFile {
     const out = resolveOutput(path);

@@ -10,12 +10,12 @@
 import { needOptions, needPath } from "./api_args.js";
 import type { Worker } from "node:worker_threads";
 import { availableParallelism, cpus } from "node:os";
-import { basename } from "node:path";
+import { basename, dirname, resolve } from "node:path";
 import * as Comlink from "comlink";
 import nodeEndpoint from "comlink/dist/esm/node-adapter.mjs";
 import { RawtraceError, shownValue } from "../core/codes.js";
 import { startWorker, stopWorker, workerEntry } from "./worker_start.js";
-import { OutputFile } from "./output.js";
+import { OutputFile, isStreamOutput, makeDir } from "./output.js";
 import { checkOutputOptions } from "./convert.js";
 import type { FileInfo } from "../core/engine.js";
 import type { TraceStats } from "../core/stats.js";
@@ -172,6 +172,8 @@ export class WorkerPool {
     if (job.fd === undefined) needPath("WorkerPool.convert", "output", job.output);
     if (job.fd !== undefined) return this.run(job.input, (r, seq) => r.convert(job, seq));
     checkOutputOptions(job, job.output, "WorkerPool.convert");
+    // An XSpace file makes its folder, as convertFile does (before 2026-12-03: IO "folder does not exist" here).
+    if (job.format === "xspace" && !isStreamOutput(job.output)) makeDir(dirname(resolve(job.output)), "the output's folder");
     const file = OutputFile.open(job.output, { force: job.force, inputs: [job.input] });
     try {
       const r = await this.run(job.input, (remote, seq) => remote.convert({ ...job, fd: file.fd }, seq));

@@ -7,7 +7,8 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import fs, { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { syncBuiltinESMExports } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -222,6 +223,33 @@ test("XSpace batch: one log directory per input, as the single-file convert lays
   }
 });
 
+test("XSpace batch again without --force: EXISTS for each input, and the temporary's descriptor closed once (before: a second close of its number, which another thread may have reopened)", async () => {
+  const out = join(tmp, "xs-twice");
+  const r = await convertBatch([files[3], files[5]], { jobs: 2, outDir: out, format: "xspace" });
+  assert.is(r.failed, 0, JSON.stringify(r.files));
+  // Every closeSync of this thread while the refused run goes: none may be of a descriptor already closed.
+  const badCloses: number[] = [];
+  const closeSync = fs.closeSync;
+  fs.closeSync = ((fd: number) => {
+    try {
+      closeSync(fd);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "EBADF") badCloses.push(fd);
+      throw e;
+    }
+  }) as typeof fs.closeSync;
+  syncBuiltinESMExports();
+  let again;
+  try {
+    again = await convertBatch([files[3], files[5]], { jobs: 2, outDir: out, format: "xspace" });
+  } finally {
+    fs.closeSync = closeSync;
+    syncBuiltinESMExports();
+  }
+  assert.equal(again.files.map((f) => f.error?.code), ["EXISTS", "EXISTS"]);
+  assert.equal(badCloses, [], "no descriptor closed twice");
+});
+
 test("progress lines: per file pass and bytes, total rate and ETA", () => {
   const lines = progressLines({
     files: 4, filesDone: 1, filesFailed: 0, bytesTotal: 400e6, bytesDone: 150e6, seconds: 3,
@@ -266,6 +294,9 @@ test("pool: reusable across calls, errors keep their codes, closed pools refuse 
   const b = await pool.convert({ input: files[3], output: join(tmp, "pool.json") });
   assert.is(a.vendor, "cuda");
   assert.ok(b.events > 0);
+  // An XSpace file's missing folders are made, as convertFile makes them (before: IO, the folder did not exist).
+  const xs = await pool.convert({ input: files[3], output: join(tmp, "pool-new/run/x.xplane.pb"), format: "xspace" });
+  assert.ok(xs.events > 0 && existsSync(join(tmp, "pool-new/run/x.xplane.pb")));
   const err = await pool.info(join(tmp, "nope.rawtrace")).catch((e) => e);
   assert.is(err.name, "IO");
   assert.is(err.code, "IO");
