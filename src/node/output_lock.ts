@@ -158,6 +158,13 @@ export function unlock(path: string, tmp: string | null): void {
   disown(path);
 }
 
+/** Whether a lock file's `line` is this process's (`pid host`, with or without its temporary's name). */
+function ownLine(line: string): boolean {
+  const mine = lockLine().trim();
+  const l = line.trim();
+  return l === mine || l.startsWith(`${mine} `);
+}
+
 /** This process's line in its lock files: `pid host`, then the temporary's name once it exists. */
 function lockLine(tmp?: string): string {
   return `${process.pid} ${hostname()}${tmp ? ` ${basename(tmp)}` : ""}\n`;
@@ -249,7 +256,10 @@ export function lock(target: string, shown: string): string {
   for (let attempt = 0; ; attempt++) {
     try {
       const fd = openSync(path, CREATE_EXCL, 0o644);
-      own(path);
+      // At exit or on a signal, removed only while it is still this process's: a run that stalled past
+      // LOCK_STALE_MS (stopped with Ctrl-Z) may find its lock taken over by a retry, and unlinking it by path then
+      // removed the retry's lock (before 2026-12-03), letting a third writer in.
+      own(path, () => removeLockIf(path, (now) => ownLine(now.line)));
       let stamped: number;
       try {
         writeSync(fd, lockLine());

@@ -6,16 +6,21 @@
 import { rmdirSync, unlinkSync } from "node:fs";
 import { isMainThread } from "node:worker_threads";
 
-/** Files this process created and has not published (temporaries, locks). */
-const owned = new Set<string>();
+/**
+ * Files this process created and has not published (temporaries, locks), each with how the exit and signal cleanup
+ * removes it: unlinked by path, or by its own remover (a lock: only while it is still this process's, src/node/
+ * output_lock.ts — another run may have taken it over while this one stalled).
+ */
+const owned = new Map<string, (() => void) | null>();
 /** Folders this process made (makeDir), in the order made: removed when a signal ends the process and they are still empty. */
 const ownedDirs: string[] = [];
 let hooked = false;
 
 function cleanupOwned(): void {
-  for (const p of owned) {
+  for (const [p, remove] of owned) {
     try {
-      unlinkSync(p);
+      if (remove) remove();
+      else unlinkSync(p);
     } catch {
       // already gone
     }
@@ -56,9 +61,12 @@ function onSignal(sig: "SIGINT" | "SIGTERM"): void {
   setTimeout(() => process.exit(sig === "SIGINT" ? 130 : 143), 1000);
 }
 
-/** Registers a file this process created and must remove unless it is published. */
-export function own(path: string): void {
-  owned.add(path);
+/**
+ * Registers a file this process created and must remove unless it is published; `remove`: how the exit and signal
+ * cleanup removes it (default: unlinked by path).
+ */
+export function own(path: string, remove?: () => void): void {
+  owned.set(path, remove ?? null);
   hook();
 }
 

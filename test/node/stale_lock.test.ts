@@ -133,6 +133,34 @@ test("a successor whose line only starts like this process's (pid 12 on node1 ag
   rmSync(`${out}.lock`);
 });
 
+test("a lock taken over meanwhile is not removed by its former holder's exit or signal cleanup either", () => {
+  // A run stalled past LOCK_STALE_MS (stopped with Ctrl-Z): a retry took its lock over; then the stalled run exits, or
+  // Ctrl-C ends it. Its cleanup unlinked the lock by path (before 2026-12-03), removing the retry's.
+  for (const how of ["exit", "SIGINT"]) {
+    const out = join(tmp, `stalled-${how}.json`);
+    const script = `
+      import { writeFileSync } from "node:fs";
+      import { OutputFile } from ${JSON.stringify(join(ROOT, "src/node/output.ts"))};
+      OutputFile.open(${JSON.stringify(out)});
+      writeFileSync(${JSON.stringify(`${out}.lock`)}, "4343 another-host .x.tmp\\n");
+      ${how === "exit" ? "process.exit(0);" : "process.kill(process.pid, 'SIGINT'); setTimeout(() => {}, 5000);"}
+    `;
+    const r = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: ROOT, encoding: "utf8", timeout: 60000 });
+    assert.ok(how === "exit" ? r.status === 0 : r.signal === "SIGINT" || r.status === 130, `${how}: ${r.status} ${r.signal} ${r.stderr}`);
+    assert.ok(existsSync(`${out}.lock`), `${how}: the successor's lock is still there`);
+    assert.is(readFileSync(`${out}.lock`, "utf8"), "4343 another-host .x.tmp\n");
+    rmSync(`${out}.lock`);
+    // Its own lock, not taken over, is still removed.
+    const own = join(tmp, `own-${how}.json`);
+    const mine = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e",
+      `import { OutputFile } from ${JSON.stringify(join(ROOT, "src/node/output.ts"))}; OutputFile.open(${JSON.stringify(own)}); ${how === "exit" ? "process.exit(0);" : "process.kill(process.pid, 'SIGINT'); setTimeout(() => {}, 5000);"}`],
+    { cwd: ROOT, encoding: "utf8", timeout: 60000 });
+    assert.ok(mine.status === 0 || mine.signal === "SIGINT" || mine.status === 130, mine.stderr);
+    assert.not.ok(existsSync(`${own}.lock`), `${how}: its own lock removed`);
+    assert.equal(readdirSync(tmp).filter((n) => n.startsWith(`.own-${how}.json.`)), [], "and its temporary");
+  }
+});
+
 test("merge claims its output only once a slow standard-input rank has arrived (the lock went unrefreshed meanwhile)", async () => {
   const out = join(tmp, "slow-stdin.json");
   // Standard input is a FIFO this test writes (a pipe's capacity is 64 KiB): once more than that went in, merge is
