@@ -354,6 +354,7 @@ function decodeRecord(kind: u32, r: usize, size: u32, at: u64): void {
         // Kineto's XPU plugin: only runtime calls start flows.
         if (kind == K.RUNTIME_API && (load<u32>(entry, 8) & S.API_FLOW) != 0) e.flags |= EvFlag.FLOW_START;
       } else unknownApi(e, group, id);
+      e.flags |= EvFlag.NAME_KEPT; // API_NAMES' and unknownApi's names are made once, never rewritten
       break;
     }
     case K.SYNC: {
@@ -377,6 +378,7 @@ function decodeRecord(kind: u32, r: usize, size: u32, at: u64): void {
         e.namePtr = <usize>load<u32>(entry);
         e.nameLen = load<u32>(entry, 4);
       } else unknownApi(e, group, id);
+      e.flags |= EvFlag.NAME_KEPT;
       break;
     }
     case K.COMM: {
@@ -396,6 +398,7 @@ function decodeRecord(kind: u32, r: usize, size: u32, at: u64): void {
         e.namePtr = staticName("xccl::<unknown>");
         e.nameLen = 15;
       }
+      e.flags |= EvFlag.NAME_KEPT; // commName's names are made once per pointer
       break;
     }
     case K.OVERHEAD: {

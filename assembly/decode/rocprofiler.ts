@@ -172,11 +172,14 @@ function opFlags(p: usize, n: u32): u32 {
   if (eq(p, n, "MEMORY_COPY_HOST_TO_DEVICE")) return Op.COPY_HTOD << 8;
   if (eq(p, n, "MEMORY_COPY_DEVICE_TO_HOST")) return Op.COPY_DTOH << 8;
   if (eq(p, n, "MEMORY_COPY_DEVICE_TO_DEVICE")) return Op.COPY_DTOD << 8;
-  // Kineto's HIP blocklist (the calls it leaves out of traces by default), as for CUDA (cupti_api.ts).
+  // The HIP calls Kineto's rocprofiler-sdk logger leaves out of traces (pytorch/kineto libkineto/src/RocprofLogger.cpp
+  // at 00ca10e8, toolInit's inverted RocprofApiIdList): the same SDK this collector records with. Before 2026-12-03
+  // the CUDA list renamed (hipEventCreate and hipEventDestroy hidden, hipGetDevicePropertiesR0600 and
+  // hipDeviceGetAttribute shown, which PyTorch calls at every step).
   if (eq(p, n, "hipGetDevice") || eq(p, n, "hipSetDevice") || eq(p, n, "hipGetLastError") ||
-    eq(p, n, "hipPeekAtLastError") || eq(p, n, "__hipPushCallConfiguration") ||
-    eq(p, n, "__hipPopCallConfiguration") || eq(p, n, "hipEventCreate") || eq(p, n, "hipEventCreateWithFlags") ||
-    eq(p, n, "hipEventDestroy")) return S.API_HIDDEN;
+    eq(p, n, "hipCtxSetCurrent") || eq(p, n, "hipGetDevicePropertiesR0600") || eq(p, n, "hipGetDeviceCount") ||
+    eq(p, n, "hipDeviceGetAttribute") || eq(p, n, "hipRuntimeGetVersion") || eq(p, n, "hipPeekAtLastError") ||
+    eq(p, n, "hipModuleGetFunction")) return S.API_HIDDEN;
   return 0;
 }
 
@@ -632,6 +635,7 @@ function decodeRecord(kind: u32, q: usize, size: u32, at: u64): void {
       if (entry != 0) {
         e.namePtr = <usize>load<u32>(entry);
         e.nameLen = load<u32>(entry, 4);
+        e.flags |= EvFlag.NAME_KEPT; // API_NAMES' names: never rewritten (an unknown op's is scratch, keyed by id)
       } else unknownOp(e, op);
       emitEvent(e);
       break;

@@ -2,7 +2,7 @@
  * Event metadata (XEvent names) of the buffered events, cached per plane by a source key (name pointer, API id,
  * memcpy type…) so a name is hashed once per plane, not once per event.
  */
-import { ApiCat, Ev, EvFlag } from "../model/event";
+import { Ev, EvFlag } from "../model/event";
 import { tableUpsert } from "../util/hash_table";
 import { Plane, evIntern } from "./xspace_plane";
 import { T_D2D, T_D2H, T_H2D, T_OTHER, T_P2P, typeName } from "./xspace_schema";
@@ -74,15 +74,16 @@ export function evByNameCall(pl: Plane, p: usize, n: u32): u32 {
 }
 
 /**
- * Event metadata for an API call: keyed by (record kind, kind, API id) — unknown-API names share a scratch buffer,
- * and ids repeat across a vendor's API domains (rocprofiler-sdk's HIP and RCCL, its HSA core and extension tables) —
- * except PTI's, whose ids repeat across API groups (Level Zero, OpenCL and SYCL number their own), whose syncs carry
- * their sync type and comms none, and whose names are each made once (decode/pti_tables.ts): keyed by name. Before
- * 2026-12-03 by (kind, API id) alone: two calls sharing a key showed under the first one's name in XProf.
+ * Event metadata for an API call: by its name's bytes when the decoder keeps them (EvFlag.NAME_KEPT: never rewritten
+ * during the conversion), else by (kind, API id) — a name in a scratch buffer the next unknown call overwrites. API ids
+ * alone do not tell calls apart: they repeat across a vendor's API tables (PTI's Level Zero, OpenCL and SYCL groups,
+ * rocprofiler-sdk's HIP and RCCL, its HSA core and extension tables), a PTI sync carries its sync type and a comms call
+ * none. Before 2026-12-03 every call was keyed by (kind, API id), and one sharing a key showed in XProf under the
+ * first one's name.
  */
 export function evByApi(pl: Plane, e: Ev): u32 {
-  if (e.apiCat >= ApiCat.XPU_RUNTIME && e.apiCat <= ApiCat.COLLECTIVE_COMM) return evByName(pl, e.namePtr, e.nameLen);
-  return evByKey(pl, NS_API | (<u64>(e.recordKind & 0xfff) << 40) | (<u64>e.kind << 32) | e.apiId, e.namePtr, e.nameLen);
+  if ((e.flags & EvFlag.NAME_KEPT) != 0) return evByName(pl, e.namePtr, e.nameLen);
+  return evByKey(pl, NS_API | (<u64>e.kind << 32) | e.apiId, e.namePtr, e.nameLen);
 }
 
 /** Stream-line type (T_*) of memcpy `e`: by copy kind, peer copies as P2P. */

@@ -35,12 +35,17 @@ function common(v: TraceView): TraceView {
 let engine: Engine | null = null;
 let original: KinetoTrace;
 
-async function roundTrip(sdk: RocpSdk, perChunk?: number): Promise<KinetoTrace> {
+/**
+ * The trace converted to a dump and back. `allApi` by default: the trace was written by Kineto's roctracer build,
+ * which shows hipGetDevicePropertiesR0600; rawtrace hides the calls Kineto's rocprofiler-sdk logger hides (its
+ * collector's SDK), that one among them.
+ */
+async function roundTrip(sdk: RocpSdk, perChunk?: number, allApi = true): Promise<{ trace: KinetoTrace; hidden: number }> {
   const { bytes } = kinetoToRocprof(original, { sdk, recordsPerChunk: perChunk });
   engine ??= await createEngine();
   const parts: Buffer[] = [];
-  await engine.convert(memorySource(bytes, `mi250-${sdk}.rawtrace`), (b) => parts.push(Buffer.from(b)));
-  return parseKinetoJson(Buffer.concat(parts).toString("utf8"));
+  const r = await engine.convert(memorySource(bytes, `mi250-${sdk}.rawtrace`), (b) => parts.push(Buffer.from(b)), { allApi });
+  return { trace: parseKinetoJson(Buffer.concat(parts).toString("utf8")), hidden: r.apiCallsHidden };
 }
 
 const fmt = (m: CategoryMatch) => `${m.matched}/${m.total}`;
@@ -51,7 +56,7 @@ test.before(() => {
 
 for (const sdk of SDKS) {
   test(`MI250 trace, rocprofiler-sdk ${sdk}: every kernel, copy, HIP call and flow back to the nanosecond`, async () => {
-    const ours = await roundTrip(sdk, 7);
+    const { trace: ours } = await roundTrip(sdk, 7);
     const expected = common(expectedRoundTripView(original));
     const m = compareViews(expected, common(kinetoView(ours)));
     console.log(`roundtrip mi250 rocprofiler-sdk ${sdk}: kernels ${fmt(m.kernels)}, memcpy ${fmt(m.memcpy)}, api ${fmt(m.api)}, ` +
@@ -87,6 +92,15 @@ for (const sdk of SDKS) {
     }
   });
 }
+
+test("by default the HIP calls Kineto's rocprofiler-sdk logger hides are hidden: the trace's 4 hipGetDevicePropertiesR0600, counted", async () => {
+  const { trace, hidden } = await roundTrip("1.0", undefined, false);
+  const calls = trace.traceEvents.filter((e) => e.cat === "cuda_runtime").map((e) => e.name);
+  assert.is(hidden, 4);
+  assert.is(calls.length, 17);
+  assert.not.ok(calls.includes("hipGetDevicePropertiesR0600"));
+  assert.ok(calls.includes("hipLaunchKernel") && calls.includes("hipMemcpyWithStream"));
+});
 
 test("gfx target names: the version rocprofiler reports (major, minor, stepping as hex digits)", () => {
   assert.is(gfxTargetVersion("gfx90a"), 90010);
