@@ -545,7 +545,14 @@ function decodeRecord(kind: u32, q: usize, size: u32, at: u64): void {
       const staticLds = sym != 0 ? min(load<u32>(sym), lds) : 0;
       e.staticSharedMemory = staticLds;
       e.dynamicSharedMemory = lds - staticLds;
-      if (sym != 0) e.registersPerThread = load<u32>(sym, 12) + load<u32>(sym, 16);
+      if (sym != 0) {
+        // Arch plus accumulation VGPRs (one register file on gfx90a/gfx94x). rocprofiler-sdk 0.5 computed the
+        // accumulation count in unsigned arithmetic that wraps on those GPUs (4,294,966,464 for 64 arch VGPRs): a
+        // count past the most VGPRs a work-item has on any AMD GPU (512) is not one, and the arch count is kept.
+        const arch = load<u32>(sym, 12);
+        const accum = load<u32>(sym, 16);
+        e.registersPerThread = accum <= MAX_VGPRS && arch + accum <= MAX_VGPRS ? arch + accum : arch;
+      }
       const np = S.stringDisplay(kid | KERNEL_KEY, true);
       if (np != 0) {
         e.namePtr = np;
@@ -723,6 +730,9 @@ function unknownOp(e: Ev, op: u32): void {
   e.namePtr = scratchName;
   e.nameLen = <u32>(q - scratchName);
 }
+
+/** The most VGPRs a work-item can have on an AMD GPU (gfx90a/gfx94x: 512 arch and accumulation together). */
+const MAX_VGPRS: u32 = 512;
 
 /** Kineto's ROCm copy names: "Memcpy HtoD (Host -> Device)". */
 function copyName(e: Ev): void {

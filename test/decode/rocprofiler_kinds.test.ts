@@ -8,7 +8,8 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { toChrome, events } from "../helpers/convert.js";
 import { BOOT, K, apiRecord, dumpWith, kernel, T0 } from "../helpers/rocm_records.js";
-import { RocpDomain } from "../../src/format/container.js";
+import { ChunkType, RocpDomain } from "../../src/format/container.js";
+import { PayloadBuilder } from "../../src/format/writer.js";
 import { framed, record } from "../../src/tools/kineto_to_rocprof.js";
 
 /** A MEMORY_ALLOCATION record (1.0, 88 B) with correlation id `corr`, ancestor `ancestor`, address and size. */
@@ -35,6 +36,18 @@ test("HSA API records: cuda_driver calls with their names, on their thread, no f
   assert.is(Math.round(drv[0].dur * 1000), 100);
   assert.equal(trace.traceEvents.filter((e) => e.ph === "s").map((e) => e.id), [1]);
   assert.is(result.info.warnings.length, 0, JSON.stringify(result.info.warnings));
+});
+
+test("registers per thread: arch plus accumulation VGPRs; an accumulation count past 512 (rocprofiler-sdk 0.5's wrapped one) is not added", async () => {
+  /** A KERNEL_SYMBOLS entry (docs/format.md §13): id, LDS, scratch, SGPRs, arch and accumulation VGPRs, name. */
+  const symbol = (id: number, arch: number, accum: number, name: string) =>
+    new PayloadBuilder().u32(1).u32(48).u64(BigInt(id)).bytes(new Uint8Array(20)).u32(0).u32(0).u32(16).u32(arch).u32(accum).str(name).result();
+  const { trace } = await toChrome(dumpWith([[kernel(1, 0, 100, 2), kernel(2, 200, 300, 3)]], (w) => {
+    w.chunk(ChunkType.KERNEL_SYMBOLS, symbol(2, 64, 32, "_Z4mfmav"));
+    w.chunk(ChunkType.KERNEL_SYMBOLS, symbol(3, 64, (16 * (8 - 64)) >>> 0, "_Z7wrappedv")); // 0.5's count: 4294966400
+  }));
+  const ks = events(trace, "kernel");
+  assert.equal(ks.map((e) => [e.name, e.args["registers per thread"]]), [["mfma()", 96], ["wrapped()", 64]]);
 });
 
 test("an operation without a name: <unknown op N>", async () => {
