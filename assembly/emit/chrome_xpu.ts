@@ -108,8 +108,12 @@ function xpuFields(e: Ev, base: u64): void {
   }
   O.ascii(',"bytes":');
   O.u64dec(e.bytes);
+  // A zero-length copy or fill has no bandwidth: the key is left out, as for CUDA's (chrome_json.ts) and in Kineto's
+  // XPU plugin at 114171df. Some Kineto revisions wrote "N/A" (014433b5): one string in HTA's numeric
+  // memory_bw_gbps column fails get_memory_bw_time_series for the whole rank (before 2026-12-03 rawtrace wrote it too).
   const dur = e.end - e.start;
-  O.ascii(',"memory bandwidth (GB/s)":');
-  if (dur > 0) O.fixed(<f64>e.bytes / <f64>dur, 9);
-  else O.ascii('"N/A"');
+  if (dur > 0) {
+    O.ascii(',"memory bandwidth (GB/s)":');
+    O.fixed(<f64>e.bytes / <f64>dur, 9);
+  }
 }

@@ -98,6 +98,13 @@ test("copies: Kineto's names for every src×4+dst type, copy kinds for statistic
   assert.is(peer.args.fromDevice, 1);
   assert.is(peer.args.toDevice, 0);
   assert.is(peer.args.bytes, 1 << 20);
+  // Bandwidth in GB/s (bytes per ns) when the copy has a duration; a zero-length one has none (before 2026-12-03 a
+  // string "N/A", which makes HTA's memory_bw_gbps column non-numeric).
+  assert.is(c[0].args["memory bandwidth (GB/s)"], 4096 / 10);
+  const { trace: zero } = await toChrome(ptiDump([[copy("1.2", 1, 10, 10, 6)]]));
+  const [z] = events(zero, "gpu_memcpy");
+  assert.is(z.args.bytes, 4096);
+  assert.not.ok("memory bandwidth (GB/s)" in z.args, JSON.stringify(z.args));
 });
 
 test("fills: Memset (value -> type), bytes; Level Zero queues without a SYCL id get streams 2^30 + order", async () => {
