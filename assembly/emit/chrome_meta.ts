@@ -131,10 +131,10 @@ function overheadProcessName(): void {
   if (cut != n.length) O.ascii("Overhead");
 }
 
-/** The thread_sort_index metadata of row (pid, tid): sorted by tid. */
-function threadSortIndex(pid: u64, tid: u64): void {
+/** The thread_sort_index metadata of row (pid, tid): sorted by `index` (default: the tid). */
+function threadSortIndex(pid: u64, tid: u64, index: u64 = tid): void {
   meta("thread_sort_index", pid, tid);
-  keyU('"sort_index":', tid);
+  keyU('"sort_index":', index);
   O.ascii("}}");
 }
 
@@ -211,7 +211,9 @@ export function chromeEnd(): void {
     meta("thread_name", gpid(dev), stream + SYNC_TID_OFFSET);
     keyU('"name":"stream ', stream);
     O.ascii(' (sync)"}}');
-    threadSortIndex(gpid(dev), stream + SYNC_TID_OFFSET);
+    // Sorted with its stream, as Kineto sorts its sync rows (sort_index = the stream id; output_json.cpp): before
+    // 2026-12-03 every sync row sorted after every stream row.
+    threadSortIndex(gpid(dev), stream + SYNC_TID_OFFSET, stream);
   }
   n = tableSlots(devSeen);
   for (let i: u32 = 0; i < n; i++) {

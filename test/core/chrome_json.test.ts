@@ -248,6 +248,10 @@ test("syncs: stream sync on the stream's sync row, context sync on the context r
   const names = trace.traceEvents.filter((e) => e.ph === "M" && e.name === "thread_name" && e.pid === 0);
   assert.ok(names.some((e) => e.tid === 1000007 && e.args.name === "stream 7 (sync)"));
   assert.ok(names.some((e) => e.tid === 7 && e.args.name === "stream 7"));
+  // Sorted with its stream, as Kineto sorts its sync rows (sort_index = the stream id; before: after every stream).
+  const sorts = trace.traceEvents.filter((e) => e.ph === "M" && e.name === "thread_sort_index" && e.pid === 0);
+  assert.is(sorts.find((e) => e.tid === 1000007)?.args.sort_index, 7);
+  assert.is(sorts.find((e) => e.tid === 7)?.args.sort_index, 7);
 });
 
 test("hostile names are escaped and invalid UTF-8 replaced: the JSON stays valid", async () => {
