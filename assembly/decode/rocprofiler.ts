@@ -649,7 +649,11 @@ function decodeRecord(kind: u32, q: usize, size: u32, at: u64): void {
     }
     case Role.MARKER_API:
     case Role.MARKER_RANGE: {
-      if (size < apiSize()) return;
+      if (size < apiSize()) {
+        // As a kernel, copy or API record too short for its fields (before 2026-12-03 a ROCTx record was dropped unsaid).
+        warn(Warn.RECORD_TOO_SMALL, at, kind);
+        return;
+      }
       if ((role == Role.MARKER_RANGE) != useRangeRecords) return; // one source of ranges (docs/collectors/rocm.md)
       const what = opEntryFlags(kind, <u32>load<i32>(q, 12)) >> 8;
       const corr = load<u64>(q, 16);

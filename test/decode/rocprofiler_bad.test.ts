@@ -85,6 +85,14 @@ test("a kernel record too short for its fields: RECORD_TOO_SMALL, skipped; the n
   assert.is(warningOf(result, "RECORD_TOO_SMALL")!.count, 1);
 });
 
+test("a ROCTx record too short for its fields: RECORD_TOO_SMALL as for the other kinds (it was dropped unsaid); the range around it kept", async () => {
+  const short = framed(K("MARKER_CORE_API"), record(32, K("MARKER_CORE_API"), 1).b);
+  const { trace, result } = await toChrome(dumpWith([[marker(1, 1, 0), short, marker(2, 2, 100), kernel(3, 10, 50)]]));
+  assert.is(warningOf(result, "RECORD_TOO_SMALL")?.count, 1, JSON.stringify(result.info.warnings));
+  assert.ok(isLossWarning("RECORD_TOO_SMALL"));
+  assert.is(events(trace, "kernel").length, 1);
+});
+
 test("a kind the dump does not name: UNNAMED_KIND (a loss: its names were lost)", async () => {
   const unknown = framed(200, record(32, 200, 0).b);
   const { trace, result } = await toChrome(dumpWith([[unknown, kernel(1, 0, 50)]]));
