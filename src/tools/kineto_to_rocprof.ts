@@ -11,7 +11,8 @@
  * What becomes what:
  * - `kernel` → KERNEL_DISPATCH (operation KERNEL_DISPATCH_COMPLETE): agent = GPU `pid`, queue = one per (GPU, `tid`),
  *   kernel id per distinct name (KERNEL_SYMBOLS holds the name as written), grid in work-items and work-group size
- *   from the kernel's own `grid`/`block` (else its launch call's), LDS from its `shared memory`;
+ *   from the kernel's own `grid`/`block` (else its launch call's: Kineto's grid × block, or its grid as it is for the
+ *   calls whose grid Kineto gives in work-items, {@link WORK_ITEM_GRID}), LDS from its `shared memory`;
  * - `gpu_memcpy` → MEMORY_COPY (operation from the direction in "Memcpy HtoD (…)"; host side = the CPU agent), bytes
  *   from the launch call's `size`;
  * - `cuda_runtime` → HIP_RUNTIME_API records, operation = the trace's `cid` (name in API_NAMES; the collector stores
@@ -31,6 +32,11 @@ import { ChunkType, RocpDomain, Vendor } from "../format/container.js";
 import { absoluteNs, argsOf, asInt, microsToNs, readKinetoTrace, runIfMain, timedEvent, traceBaseNs, type KinetoTrace } from "./kineto_to_rawtrace.js";
 import { hostThreadNames, writeActivityChunks } from "./dump_parts.js";
 import { parseToolArgs, writeToolOutput } from "./kineto_cli.js";
+/**
+ * HIP launch calls whose `grid` Kineto's ROCm build writes in work-items: it reads the `gridDimX` member of the
+ * args union, which for these calls is their `globalWorkSizeX` (hip_runtime_api args), not a work-group count.
+ */
+export const WORK_ITEM_GRID: ReadonlySet<string> = new Set(["hipExtModuleLaunchKernel", "hipHccModuleLaunchKernel"]);
 
 /** Which rocprofiler-sdk ABI generation to write. */
 export type RocpSdk = "1.0" | "0.5";
@@ -141,12 +147,15 @@ export function kinetoToRocprof(trace: KinetoTrace, opts: RocpRoundTripOptions):
   const boot = (unix: bigint) => unix - BOOT_OFFSET;
   const stats: RocpRoundTripStats = { kernels: 0, copies: 0, hipCalls: 0, agents: 0, kernelSymbols: 0, activityChunks: 0, skipped: 0, ranges: 0 };
 
-  // Launch calls by correlation: their grid, block, shared memory and copy size.
+  // Launch calls by correlation: their grid, block, shared memory and copy size; and which give their grid in
+  // work-items already.
   const launches = new Map<number, Record<string, unknown>>();
+  const gridInWorkItems = new Set<number>();
   for (const e of trace.traceEvents) {
     if (e.ph === "X" && e.cat === "cuda_runtime") {
       const c = asInt(argsOf(e).correlation);
       if (c !== undefined) launches.set(c, argsOf(e));
+      if (c !== undefined && WORK_ITEM_GRID.has(String(e.name))) gridInWorkItems.add(c);
     }
   }
   const records: Uint8Array[] = [];
@@ -198,9 +207,12 @@ export function kinetoToRocprof(trace: KinetoTrace, opts: RocpRoundTripOptions):
       dv.setBigUint64(80, BigInt(kid), true);
       dv.setBigUint64(88, BigInt(stats.kernels + 1), true);
       dv.setUint32(100, asInt(la["shared memory"]) ?? 0, true);
+      // The dispatch record's grid is in work-items: Kineto's grid is in work-groups, except on a call whose grid it
+      // reads from the union's globalWorkSize (already work-items).
+      const items = a.grid === undefined && gridInWorkItems.has(corr);
       for (let i = 0; i < 3; i++) {
         dv.setUint32(104 + 4 * i, block[i], true);
-        dv.setUint32(116 + 4 * i, grid[i] * block[i], true);
+        dv.setUint32(116 + 4 * i, items ? grid[i] : grid[i] * block[i], true);
       }
       records.push(framed(K("KERNEL_DISPATCH"), b));
       stats.kernels++;

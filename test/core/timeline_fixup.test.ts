@@ -11,8 +11,10 @@
  * xspace-occupancy-warp-7fffffff) again when their strides came from the CUPTI layout their buffer walks exactly under
  * instead of 11.8's: 6 events instead of 1, the first one's words the same; and xspace-invalid-utf8-after-address-0-write
  * when a later buffer's kernels could still decide the layout: 12 events instead of 7, the NVTX range 1 ending at its
- * end record, 19.5 µs as the fixture's source wrote it, not closed early at 9.001); a fix-up that does not add up is an error, never
- * a silently different timeline.
+ * end record, 19.5 µs as the fixture's source wrote it, not closed early at 9.001); the MI250 sample's when the ROCm decoder
+ * hid the calls Kineto's rocprofiler-sdk logger hides (its 4 hipGetDevicePropertiesR0600: 33 events, not 37) and the
+ * sample's two Tensile GEMMs got their grid in work-groups (2, not 512: only those words differ); a fix-up that does
+ * not add up is an error, never a silently different timeline.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";

@@ -12,7 +12,7 @@ import * as assert from "uvu/assert";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { kinetoToRocprof } from "../../src/tools/kineto_to_rocprof.js";
+import { WORK_ITEM_GRID, kinetoToRocprof } from "../../src/tools/kineto_to_rocprof.js";
 import { expectedRoundTripView, readKinetoTrace } from "../../src/tools/kineto_to_rawtrace.js";
 import { fakeRocmDump } from "../helpers/rocm_fake.js";
 import { writeXprofSpace, xprofCheck, type XprofExpect } from "../helpers/interop.js";
@@ -29,17 +29,21 @@ test("real MI250 trace as rocprofiler-sdk 1.0 → XSpace: every kernel and copy 
   const { file, start } = await writeXprofSpace(kinetoToRocprof(trace, { sdk: "1.0" }).bytes, work, "mi250");
   const view = expectedRoundTripView(trace);
   const calls = new Map(trace.traceEvents.filter((e) => e.cat === "cuda_runtime").map((e) => [Number(e.args!.correlation), e.args!]));
+  const callName = new Map(trace.traceEvents.filter((e) => e.cat === "cuda_runtime").map((e) => [Number(e.args!.correlation), String(e.name)]));
   const e: XprofExpect = { device_events: [], launches: [] };
   const corrDevice = new Map<number, number>();
   for (const op of view.ops) {
     const call = calls.get(op.correlation) ?? {};
     const dims = (v: unknown) => (Array.isArray(v) ? v.join(",") : "1,1,1");
+    // Kineto gives these calls' grid in work-items (src/tools/kineto_to_rocprof.ts WORK_ITEM_GRID); XProf, work-groups.
+    const grid = (v: unknown, block: unknown) => (Array.isArray(v) && Array.isArray(block) && WORK_ITEM_GRID.has(callName.get(op.correlation) ?? "")
+      ? v.map((g, i) => Math.ceil(Number(g) / Number(block[i]))).join(",") : dims(v));
     e.device_events.push({
       plane: `/device:GPU:${op.pid}`, row_prefix: `Stream #${op.tid}(`,
       name: op.cat === "gpu_memcpy" ? "MemcpyHToD" : op.name, ts_ns: Number(op.ts - start), dur_ns: Number(op.dur),
       correlation: op.correlation,
       kernel: op.cat === "kernel"
-        ? { regs: 0, shmem: Number(call["shared memory"] ?? 0), block: dims(call.block), grid: dims(call.grid) } : null,
+        ? { regs: 0, shmem: Number(call["shared memory"] ?? 0), block: dims(call.block), grid: grid(call.grid, call.block) } : null,
     });
     corrDevice.set(op.correlation, op.pid);
   }

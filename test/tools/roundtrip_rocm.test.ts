@@ -10,7 +10,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { fileURLToPath } from "node:url";
-import { gfxTargetVersion, kinetoToRocprof, type RocpSdk } from "../../src/tools/kineto_to_rocprof.js";
+import { WORK_ITEM_GRID, gfxTargetVersion, kinetoToRocprof, type RocpSdk } from "../../src/tools/kineto_to_rocprof.js";
 import { readFileSync } from "node:fs";
 import {
   compareViews, expectedRoundTripView, kinetoView, parseKinetoJson, readKinetoTrace,
@@ -71,12 +71,21 @@ for (const sdk of SDKS) {
     }
     // What Kineto puts on the launch call: on the kernel here, as grid and block; copies carry their bytes.
     const calls = new Map(original.traceEvents.filter((e) => e.cat === "cuda_runtime").map((e) => [e.args!.correlation, e.args!]));
+    const callName = new Map(original.traceEvents.filter((e) => e.cat === "cuda_runtime").map((e) => [e.args!.correlation, e.name]));
+    let inItems = 0;
     for (const k of ours.traceEvents.filter((e) => e.cat === "kernel")) {
       const call = calls.get(k.args!.correlation)!;
-      assert.equal(k.args!.grid, call.grid);
+      const block = call.block as number[];
+      if (WORK_ITEM_GRID.has(String(callName.get(k.args!.correlation)))) {
+        // Kineto's roctracer build writes this call's grid in work-items (the union's globalWorkSize); the dispatch
+        // record gives work-groups (before 2026-12-03 the tool multiplied it by the block again, so both read 512).
+        assert.equal(k.args!.grid, (call.grid as number[]).map((g, i) => Math.ceil(g / block[i])));
+        inItems++;
+      } else assert.equal(k.args!.grid, call.grid);
       assert.equal(k.args!.block, call.block);
       assert.is(k.args!["shared memory"], call["shared memory"]);
     }
+    assert.is(inItems, 2, "the trace's two hipExtModuleLaunchKernel kernels");
     for (const c of ours.traceEvents.filter((e) => e.cat === "gpu_memcpy")) {
       assert.is(c.args!.bytes, Number(calls.get(c.args!.correlation)!.size));
     }
