@@ -6,9 +6,14 @@
  * and a narrow one costs O(lanes × log n).
  *
  * Times are ns on the view axis. An event that straddles an edge counts only its part inside the range (so the
- * "% of range" of one track never exceeds 100 %); instants (and incomplete work, duration unknown) count with 0 ns.
+ * "% of range" of one track never exceeds 100 %); instants count with 0 ns. Left out, as the summary leaves them
+ * (docs/viewer.md): incomplete work (its duration unknown: before 2026-12-03 counted as 0 ns, pulling averages and
+ * minimums down), and over all tracks the NVTX ranges' projections onto GPU streams (a copy of a host range's time:
+ * before, a range running on 4 streams counted 5 times; picked as a row, its projections are counted). CUDA graphs,
+ * which have no name in the table, are told apart by graph id as everywhere else (`CUDA Graph N`; before, all one
+ * "(unnamed CUDA graph)" line).
  */
-import { TL_NONE } from "../src/core/timeline.js";
+import { Flag, Kind, TL_NONE } from "../src/core/timeline.js";
 import { KIND_NAMES, lowerBoundEnd, lowerBoundStart, rowWord, type LoadedFile } from "./model.js";
 
 /** A row of one file. */
@@ -45,11 +50,28 @@ const SLOTS = 4;
 /** Unnamed events are keyed by kind after the file's names. */
 const KIND_KEYS = 16;
 
+/** Adds one event's time inside the range to the SLOTS at `k` of `acc`. */
+function add(acc: Float64Array, k: number, inside: number): void {
+  if (acc[k] === 0) {
+    acc[k + 2] = inside;
+    acc[k + 3] = inside;
+  } else {
+    if (inside < acc[k + 2]) acc[k + 2] = inside;
+    if (inside > acc[k + 3]) acc[k + 3] = inside;
+  }
+  acc[k]++;
+  acc[k + 1] += inside;
+}
+
 /**
  * Accumulates the events of the given rows of `f` that overlap [t0, t1] (view axis) into `acc` (SLOTS per key,
- * keys = name ids, then KIND_KEYS kinds for unnamed events). Returns the number of events counted.
+ * keys = name ids, then KIND_KEYS kinds for unnamed events) and `graphs` (SLOTS per graph id of an unnamed CUDA
+ * graph). `all`: every row of the file (the GPU projections of NVTX ranges left out). Returns the number of events
+ * counted.
  */
-function accumulate(f: LoadedFile, rows: Iterable<number>, t0v: number, t1v: number, acc: Float64Array): number {
+function accumulate(
+  f: LoadedFile, rows: Iterable<number>, t0v: number, t1v: number, acc: Float64Array, graphs: Map<number, Float64Array>, all: boolean,
+): number {
   const ev = f.events;
   const L = f.lanes;
   const t0 = t0v - f.offset;
@@ -69,18 +91,16 @@ function accumulate(f: LoadedFile, rows: Iterable<number>, t0v: number, t1v: num
         const d = ev.dur(i);
         const e = s + d;
         if (e < t0 || (d > 0 && (e === t0 || s === t1))) continue;
+        const kind = ev.kind(i);
+        if ((ev.flags(i) & Flag.INCOMPLETE) !== 0 || (all && kind === Kind.GPU_RANGE)) continue;
         const inside = d > 0 ? Math.min(e, t1) - Math.max(s, t0) : 0;
         const nm = ev.name(i);
-        const k = (nm !== TL_NONE ? nm : unnamed + (ev.kind(i) & (KIND_KEYS - 1))) * SLOTS;
-        if (acc[k] === 0) {
-          acc[k + 2] = inside;
-          acc[k + 3] = inside;
-        } else {
-          if (inside < acc[k + 2]) acc[k + 2] = inside;
-          if (inside > acc[k + 3]) acc[k + 3] = inside;
-        }
-        acc[k]++;
-        acc[k + 1] += inside;
+        if (nm === TL_NONE && kind === Kind.GRAPH) {
+          const id = ev.word(i, 9);
+          let g = graphs.get(id);
+          if (!g) graphs.set(id, (g = new Float64Array(SLOTS)));
+          add(g, 0, inside);
+        } else add(acc, (nm !== TL_NONE ? nm : unnamed + (kind & (KIND_KEYS - 1))) * SLOTS, inside);
         n++;
       }
     }
@@ -104,22 +124,25 @@ export function aggregate(files: LoadedFile[], t0: number, t1: number, rows: Row
     const mine = rows === null ? allRows(f) : rows.filter((x) => x.file === f).map((x) => x.row);
     if (!mine.length) continue;
     const acc = new Float64Array((f.names.length + KIND_KEYS) * SLOTS);
-    events += accumulate(f, mine, t0, t1, acc);
-    for (let k = 0; k < acc.length; k += SLOTS) {
-      const count = acc[k];
-      if (count === 0) continue;
-      const id = k / SLOTS;
-      const name = id < f.names.length ? f.names[id] : `(unnamed ${KIND_NAMES[id - f.names.length] ?? "event"})`;
+    const graphs = new Map<number, Float64Array>();
+    events += accumulate(f, mine, t0, t1, acc, graphs, rows === null);
+    const merge = (name: string, a: Float64Array, k: number) => {
       const line = byName.get(name);
       if (!line) {
-        byName.set(name, { name, count, total: acc[k + 1], min: acc[k + 2], max: acc[k + 3], avg: 0, percent: 0 });
+        byName.set(name, { name, count: a[k], total: a[k + 1], min: a[k + 2], max: a[k + 3], avg: 0, percent: 0 });
       } else {
-        line.count += count;
-        line.total += acc[k + 1];
-        line.min = Math.min(line.min, acc[k + 2]);
-        line.max = Math.max(line.max, acc[k + 3]);
+        line.count += a[k];
+        line.total += a[k + 1];
+        line.min = Math.min(line.min, a[k + 2]);
+        line.max = Math.max(line.max, a[k + 3]);
       }
+    };
+    for (let k = 0; k < acc.length; k += SLOTS) {
+      if (acc[k] === 0) continue;
+      const id = k / SLOTS;
+      merge(id < f.names.length ? f.names[id] : `(unnamed ${KIND_NAMES[id - f.names.length] ?? "event"})`, acc, k);
     }
+    for (const [id, g] of graphs) merge(`CUDA Graph ${id}`, g, 0);
   }
   const lines = [...byName.values()];
   for (const x of lines) {

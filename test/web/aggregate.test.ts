@@ -8,9 +8,9 @@ import * as assert from "uvu/assert";
 import { basename } from "node:path";
 import { createEngine } from "../../src/node/wasm.js";
 import { fileSource } from "../../src/node/file_source.js";
-import { TL_NONE, TimelineEvents, TimelineParser } from "../../src/core/timeline.js";
+import { Flag, Kind, TL_NONE, TimelineEvents, TimelineParser } from "../../src/core/timeline.js";
 import { makeLoadedFile, type LoadedFile } from "../../web/model.js";
-import { aggregate, sortLines, toTsv } from "../../web/aggregate.js";
+import { aggregate, sortLines, toTsv, type RowRef } from "../../web/aggregate.js";
 import { nameTest, searchEvents, stepMatch } from "../../web/search.js";
 
 const SAMPLE = "test/fixtures/real/h100/cuda_sample.rawtrace";
@@ -29,12 +29,14 @@ function brute(f: LoadedFile, a: number, b: number, rows: Set<number> | null): M
   const ev = f.events;
   for (let i = 0; i < ev.length; i++) {
     if (rows && !rows.has(ev.row(i))) continue;
+    // Incomplete work (duration unknown) and, over all tracks, the NVTX ranges' GPU projections are not counted.
+    if ((ev.flags(i) & Flag.INCOMPLETE) !== 0 || (!rows && ev.kind(i) === Kind.GPU_RANGE)) continue;
     const s = ev.start(i);
     const d = ev.dur(i);
     const inside = d > 0 ? s < b && s + d > a : s >= a && s <= b;
     if (!inside) continue;
     const n = ev.name(i);
-    const name = n !== TL_NONE ? f.names[n] : `(unnamed kind ${ev.kind(i)})`;
+    const name = n !== TL_NONE ? f.names[n] : ev.kind(i) === Kind.GRAPH ? `CUDA Graph ${ev.word(i, 9)}` : `(unnamed kind ${ev.kind(i)})`;
     const part = d > 0 ? Math.min(s + d, b) - Math.max(s, a) : 0;
     const x = m.get(name) ?? { count: 0, total: 0, min: Infinity, max: -Infinity };
     x.count++;
@@ -79,6 +81,58 @@ test("range aggregate equals a pass over every event: 40 ranges, all tracks and 
     }
   }
   assert.ok(checked > 100, `${checked} lines checked`);
+});
+
+/** One event of a made-up file: start, duration (ns), name id, kind, flags, graph id (word 9). */
+interface FakeEvent { s: number; d: number; name: number; kind: number; flags?: number; graph?: number }
+
+/** A LoadedFile with one lane per row holding `rows`' events in start order (what aggregate() reads of it). */
+function fakeFile(rows: FakeEvent[][], names: string[]): LoadedFile {
+  const evs = rows.flat();
+  const rowWords = new Uint32Array(rows.length * 8);
+  const lanes: Array<{ first: number; count: number; max: number }> = [];
+  rows.forEach((r, k) => {
+    rowWords[k * 8 + 4] = lanes.length;
+    rowWords[k * 8 + 5] = 1;
+    lanes.push({ first: lanes.reduce((n, l) => n + l.count, 0), count: r.length, max: Math.max(0, ...r.map((e) => e.d)) });
+  });
+  return {
+    meta: { header: { rows: rows.length }, rows: rowWords }, names, offset: 0,
+    events: {
+      start: (i: number) => evs[i].s, dur: (i: number) => evs[i].d, end: (i: number) => evs[i].s + evs[i].d,
+      name: (i: number) => evs[i].name, kind: (i: number) => evs[i].kind,
+      flags: (i: number) => evs[i].flags ?? 0, word: (i: number, k: number) => (k === 9 ? evs[i].graph ?? 0 : 0),
+    },
+    lanes: { first: (l: number) => lanes[l].first, count: (l: number) => lanes[l].count, overlapping: () => false, maxDur: (l: number) => lanes[l].max },
+  } as unknown as LoadedFile;
+}
+
+test("CUDA graphs are told apart by graph id; an NVTX range's GPU projections count only on their own rows; incomplete work is left out", async () => {
+  const lines = (f: LoadedFile, rows: RowRef[] | null = null) => aggregate([f], 0, 1000, rows).lines.map((l) => [l.name, l.count, l.total]);
+  // Before: one "(unnamed CUDA graph)" line, 2 graphs, 400 ns.
+  const graphs = fakeFile([[{ s: 0, d: 100, name: TL_NONE, kind: Kind.GRAPH, graph: 3 }, { s: 200, d: 300, name: TL_NONE, kind: Kind.GRAPH, graph: 7 }]], []);
+  assert.equal(lines(graphs), [["CUDA Graph 7", 1, 300], ["CUDA Graph 3", 1, 100]]);
+  // Before: train_step counted twice (1,800 ns, 180 % of the range) over all tracks.
+  const nvtx = fakeFile([[{ s: 0, d: 1000, name: 0, kind: Kind.RANGE }], [{ s: 100, d: 800, name: 0, kind: Kind.GPU_RANGE }]], ["train_step"]);
+  assert.equal(lines(nvtx), [["train_step", 1, 1000]]);
+  assert.equal(lines(nvtx, [{ file: nvtx, row: 1 }]), [["train_step", 1, 800]], "the annotation row picked: its projection");
+  // Before: count 2, average 50, min 0.
+  const cut = fakeFile([[{ s: 0, d: 100, name: 0, kind: Kind.KERNEL }, { s: 500, d: 0, name: 0, kind: Kind.KERNEL, flags: Flag.INCOMPLETE }]], ["gemm"]);
+  const [gemm] = aggregate([cut], 0, 1000, null).lines;
+  assert.equal([gemm.count, gemm.total, gemm.avg, gemm.min], [1, 100, 100, 100]);
+  // A real dump's NVTX ranges over all tracks: each host range once, not once more per stream it projects onto.
+  const n = await loaded("test/fixtures/real/h100/torch_nvtx.rawtrace");
+  let projections = 0;
+  const hostRanges = new Map<string, number>();
+  for (let i = 0; i < n.events.length; i++) {
+    if (n.events.kind(i) === Kind.GPU_RANGE) projections++;
+    if (n.events.kind(i) !== Kind.RANGE || n.events.name(i) === TL_NONE) continue;
+    const name = n.names[n.events.name(i)];
+    hostRanges.set(name, (hostRanges.get(name) ?? 0) + 1);
+  }
+  assert.ok(projections > 0 && hostRanges.size > 0, "the fixture projects NVTX ranges onto GPU streams");
+  const everything = aggregate([n], -1, n.meta.header.maxEnd + 1, null);
+  for (const [name, count] of hostRanges) assert.is(everything.lines.find((l) => l.name === name)?.count, count, name);
 });
 
 test("sort by column both ways; TSV has a header and one line per name", () => {
