@@ -11,9 +11,11 @@ export function usExact(ns: number): string {
 /** A short human duration: "840 ns", "12.3 µs", "4.56 ms", "1.234 s". */
 export function dur(ns: number): string {
   const a = Math.abs(ns);
-  if (a < 1000) return `${Math.round(ns)} ns`;
-  if (a < 1e6) return `${trim(ns / 1e3)} µs`;
-  if (a < 1e9) return `${trim(ns / 1e6)} ms`;
+  // The unit is chosen by the value as it will be shown (rounded): 999.6 ns is "1.000 µs" and 999,999 ns "1.000 ms",
+  // not "1000 ns" and "1000.0 µs" (before 2026-12-03).
+  if (a < 999.5) return `${Math.round(ns)} ns`;
+  if (a < 999_950) return `${trim(ns / 1e3)} µs`;
+  if (a < 999_950_000) return `${trim(ns / 1e6)} ms`;
   return `${trim(ns / 1e9)} s`;
 }
 

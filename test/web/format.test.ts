@@ -31,6 +31,13 @@ test("dur, usExact, niceStep", () => {
   assert.is(dur(12_340), "12.34 µs");
   assert.is(dur(4_560_000), "4.560 ms");
   assert.is(dur(1_234_000_000), "1.234 s");
+  // Just under a unit: the next unit once rounded (before: "1000 ns", "1000.0 µs", "1000.0 ms").
+  assert.is(dur(999.4), "999 ns");
+  assert.is(dur(999.6), "1.000 µs");
+  assert.is(dur(999_940), "999.9 µs");
+  assert.is(dur(999_999), "1.000 ms");
+  assert.is(dur(999_960_000), "1.000 s");
+  assert.is(dur(-999_999), "-1.000 ms");
   assert.is(usExact(2501), "2.501");
   assert.is(usExact(-2501), "-2.501");
   assert.is(usExact(6_206_429_105), "6206429.105"); // exact, as the Chrome JSON writes it: not grouped
