@@ -191,7 +191,7 @@ export function eventFields(s: Sel, host: Omit<DetailsHost, "go" | "pickStep">):
       kv("Dynamic shared", "shared-dynamic", String(dy));
     }
     const occ = x4 >>> 16;
-    kv("Theoretical occupancy", "occupancy", occ === OCC_NONE ? "unknown (no device table)" : `${(occ / 100).toFixed(2)} %`,
+    kv("Theoretical occupancy", "occupancy", occ === OCC_NONE ? "unknown (NVIDIA GPUs only, from the device table)" : `${(occ / 100).toFixed(2)} %`,
       "resident warps per SM over the maximum, from registers, shared memory and block size (as XProf)");
   } else if (k === Kind.MEMCPY || k === Kind.MEMSET) {
     const n = x0 + x1 * 2 ** 32;

@@ -474,7 +474,9 @@ function occupancyMiss(e: Ev, block: u64, c: usize): u32 {
 /** {@link kernelOccupancy} computed (`block`: threads per block). */
 function occupancyOf(e: Ev, block: u64): u32 {
   const d = S.findDevice(e.device);
-  if (!occPlausible(d)) return OCC_NONE;
+  // NVIDIA's allocation rules (emit/xspace_occupancy.ts): another maker's GPU's is unknown (before 2026-12-03 an
+  // MI250's kernels read 100 %).
+  if (S.deviceMaker != "Nvidia" || !occPlausible(d)) return OCC_NONE;
   if (block == 0 || block > 0xffffffff) return 0;
   const active = activeBlocks(d, e.registersPerThread, e.staticSharedMemory, e.dynamicSharedMemory, <u32>block);
   const pct = <f64>active * <f64>block * 100.0 / <f64>load<u32>(d, 40);

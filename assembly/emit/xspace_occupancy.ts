@@ -3,6 +3,7 @@
  * cudaOccMaxPotentialOccupancyBlockSize) from the session's device table: the `theoretical_occupancy_pct`,
  * `occupancy_min_grid_size` and `occupancy_suggested_block_size` stats of XSpace kernels (and the timeline's).
  */
+import * as S from "../model/session";
 
 /**
  * Plausibility limits of the device-table fields the occupancy calculation uses. Real GPUs are far inside them
@@ -80,7 +81,9 @@ export function occupancy(o: usize, d: usize, regs: u32, staticSmem: u32, dynSme
   store<f64>(o, 0);
   store<i32>(o, 0, 8);
   store<i32>(o, 0, 12);
-  if (!occPlausible(d)) return o;
+  // NVIDIA's register and shared-memory allocation rules: other makers' GPUs get 0, as XLA's ROCm tracer writes
+  // (occ_pct:0) and as the Chrome JSON leaves them out. Before 2026-12-03 an MI250's kernels read 100 % in XProf.
+  if (S.deviceMaker != "Nvidia" || !occPlausible(d)) return o;
   const maxThreadsSM = <u64>load<u32>(d, 40);
   const active = activeBlocks(d, regs, staticSmem, dynSmem, block);
   store<f64>(o, <f64>active * <f64>block * 100.0 / <f64>maxThreadsSM);

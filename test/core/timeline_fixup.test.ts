@@ -13,7 +13,8 @@
  * when a later buffer's kernels could still decide the layout: 12 events instead of 7, the NVTX range 1 ending at its
  * end record, 19.5 µs as the fixture's source wrote it, not closed early at 9.001); the MI250 sample's when the ROCm decoder
  * hid the calls Kineto's rocprofiler-sdk logger hides (its 4 hipGetDevicePropertiesR0600: 33 events, not 37) and the
- * sample's two Tensile GEMMs got their grid in work-groups (2, not 512: only those words differ); a fix-up that does
+ * sample's two Tensile GEMMs got their grid in work-groups (2, not 512: only those words differ), and again when its
+ * kernels' theoretical occupancy became unknown (NVIDIA's rules only: the occupancy word); a fix-up that does
  * not add up is an error, never a silently different timeline.
  */
 import { test } from "uvu";

@@ -7,6 +7,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { fromBinary } from "@bufbuild/protobuf";
 import { XSpaceSchema, type XSpace, type XPlane, type XLine, type XEvent, type XStat } from "../../src/gen/xplane_pb.js";
 import { Engine, memorySource, Output, type ConvertOptions, type ConvertResult } from "../../src/core/engine.js";
@@ -364,6 +365,22 @@ test("occupancy without device properties: 0, as XLA writes it", async () => {
   assert.equal(s.occupancy_suggested_block_size, ["int64Value", 0n]);
   assert.is(s.kernel_details[1], "regs:0 static_shared:0 dynamic_shared:0 grid:1,1,1 block:128,1,1 occ_pct:0");
   assert.equal(stats(gpu, gpu.stats), { device_vendor: ["strValue", "Nvidia"] });
+});
+
+test("AMD kernels: occupancy 0, as XLA's ROCm tracer writes it (NVIDIA's rules are not theirs: every MI250 kernel read 100 % in XProf before)", async () => {
+  const { space } = await toXSpace(new Uint8Array(readFileSync("samples/mi250_minitoy_rocprof.rawtrace")));
+  const gpus = space.planes.filter((p) => p.name.startsWith("/device:GPU:"));
+  let kernels = 0;
+  for (const gpu of gpus) {
+    for (const e of gpu.lines.flatMap((l) => l.events)) {
+      const s = stats(gpu, e.stats);
+      if (!s.kernel_details) continue;
+      kernels++;
+      assert.equal(s.theoretical_occupancy_pct, ["doubleValue", 0]);
+      assert.ok((s.kernel_details[1] as string).endsWith(" occ_pct:0"), String(s.kernel_details[1]));
+    }
+  }
+  assert.is(kernels, 14);
 });
 
 test("events on a line are sorted by start, parents before children (records arrive in end order)", async () => {
