@@ -142,9 +142,23 @@ export function rocprofilerInstall(): void {
 /** True when [p, p+n) equals ASCII `s`. */
 function eq(p: usize, n: u32, s: string): bool {
   if (<i32>n != s.length) return false;
+  return starts(p, n, s);
+}
+
+/** True when [p, p+n) starts with ASCII `s`. */
+function starts(p: usize, n: u32, s: string): bool {
+  if (<i32>n < s.length) return false;
   for (let i = 0; i < s.length; i++) if (<i32>load<u8>(p + i) != s.charCodeAt(i)) return false;
   return true;
 }
+
+/**
+ * Operation flag (above the marker role's bits 8..15): a HIP call that allocates or frees memory, the only calls that
+ * carry a MEMORY_ALLOCATION record's `ptr` and `size`, as Kineto's malloc rows (its rocprofiler-sdk logger:
+ * hipMalloc and hipFree). Before 2026-12-03 any call with an allocation record under it did (a stream create, a module
+ * load, a copy's staging buffer).
+ */
+const OP_ALLOC: u32 = 1 << 16;
 function kindRole(p: usize, n: u32): u32 {
   if (eq(p, n, "HIP_RUNTIME_API")) return Role.HIP_API;
   if (eq(p, n, "KERNEL_DISPATCH")) return Role.KERNEL;
@@ -160,8 +174,10 @@ function kindRole(p: usize, n: u32): u32 {
   return Role.OTHER;
 }
 
-/** Operation flags stored with the name (session API_* flags, plus the marker role in bits 8..15). */
+/** Operation flags stored with the name (session API_* flags, the marker role in bits 8..15, {@link OP_ALLOC}). */
 function opFlags(p: usize, n: u32): u32 {
+  if (starts(p, n, "hipMalloc") || starts(p, n, "hipFree") || starts(p, n, "hipHostMalloc") || starts(p, n, "hipHostFree") ||
+    starts(p, n, "hipExtMalloc") || starts(p, n, "hipMemAlloc")) return OP_ALLOC;
   if (eq(p, n, "roctxRangePushA")) return Op.PUSH << 8;
   if (eq(p, n, "roctxRangePop")) return Op.POP << 8;
   if (eq(p, n, "roctxMarkA")) return Op.MARK << 8;
@@ -458,7 +474,9 @@ function scanRecord(kind: u32, q: usize, size: u32, at: u64): void {
       const a = arenaAlloc(16);
       store<u64>(a, load<u64>(q + <usize>ao));
       store<u64>(a, load<u64>(q + <usize>(ao + 8)), 8);
-      store<u64>(tableUpsert(allocs, load<u64>(q, 16)), a);
+      // The first allocation under a call, by its own id as by its ancestor's (before, its own id kept the last).
+      const own = tableUpsert(allocs, load<u64>(q, 16));
+      if (load<u64>(own) == 0) store<u64>(own, a);
       const anc = v1 ? load<u64>(q, 32) : 0;
       if (anc != 0) {
         const slot = tableUpsert(allocs, anc);
@@ -630,7 +648,7 @@ function decodeRecord(kind: u32, q: usize, size: u32, at: u64): void {
       e.pid = S.hostPid();
       e.tid = <u32>load<u64>(q + <usize>(apiThreadOff()));
       if (startsFlow(e.correlation)) e.flags |= EvFlag.FLOW_START;
-      if (tableCount(allocs) != 0) {
+      if ((flags & OP_ALLOC) != 0 && tableCount(allocs) != 0) {
         const as = tableFind(allocs, e.correlation);
         if (as != 0) {
           const a = <usize>load<u64>(as);

@@ -9,7 +9,7 @@ import * as assert from "uvu/assert";
 import { toChrome, events } from "../helpers/convert.js";
 import { BOOT, K, apiRecord, dumpWith, kernel, T0 } from "../helpers/rocm_records.js";
 import { ChunkType, RocpDomain } from "../../src/format/container.js";
-import { PayloadBuilder } from "../../src/format/writer.js";
+import { PayloadBuilder, type RawtraceWriter } from "../../src/format/writer.js";
 import { framed, record } from "../../src/tools/kineto_to_rocprof.js";
 
 /** A MEMORY_ALLOCATION record (1.0, 88 B) with correlation id `corr`, ancestor `ancestor`, address and size. */
@@ -65,13 +65,29 @@ test("Kineto's HIP blocklist: hipGetDevice hidden by default (counted), shown wi
   assert.equal(events(all.trace, "cuda_runtime").map((e) => e.name), ["hipGetDevice", "hipLaunchKernel"]);
 });
 
+/** The dump's name of HIP operation 20: an allocating call. */
+const MALLOC = (w: RawtraceWriter) => w.apiNames([[RocpDomain.OPS | K("HIP_RUNTIME_API"), 20, "hipMalloc"]]);
+
 test("an allocation with an id of its own reaches its HIP call through the ancestor id; other calls get no ptr", async () => {
   const { trace } = await toChrome(dumpWith([[
-    apiRecord("HIP_RUNTIME_API", 3, 1, 0, 100), allocation(50, 1, 0x7f00dead0000n, 4096), apiRecord("HIP_RUNTIME_API", 3, 2, 200, 300),
-  ]]));
+    apiRecord("HIP_RUNTIME_API", 20, 1, 0, 100), allocation(50, 1, 0x7f00dead0000n, 4096), apiRecord("HIP_RUNTIME_API", 20, 2, 200, 300),
+  ]], MALLOC));
   const calls = events(trace, "cuda_runtime");
   assert.equal([calls[0].args.ptr, calls[0].args.size], ["0x7f00dead0000", 4096]);
   assert.is(calls[1].args.ptr, undefined);
+});
+
+test("only allocating calls carry ptr and size (Kineto's malloc rows): a launch with an allocation under it does not", async () => {
+  // A staging buffer or a module load allocates under calls that are no allocation of the user's (before: they got
+  // the allocation's ptr and size).
+  const { trace } = await toChrome(dumpWith([[
+    apiRecord("HIP_RUNTIME_API", 3, 1, 0, 100), allocation(1, 0, 0x7f00aaaa0000n, 64),
+    apiRecord("HIP_RUNTIME_API", 20, 2, 200, 300), allocation(2, 0, 0x7f00bbbb0000n, 128), allocation(2, 0, 0x7f00cccc0000n, 256),
+  ]], MALLOC));
+  const calls = events(trace, "cuda_runtime");
+  assert.equal(calls.map((c) => [c.name, c.args.ptr, c.args.size]), [
+    ["hipLaunchKernel", undefined, undefined], ["hipMalloc", "0x7f00bbbb0000", 128],
+  ], "the first allocation under a call");
 });
 
 test("SDK 0.6 (ROCm 6.4, version 600): its 80-byte MEMORY_ALLOCATION record (16-byte correlation id) puts ptr and size on its HIP call", async () => {
@@ -82,14 +98,14 @@ test("SDK 0.6 (ROCm 6.4, version 600): its 80-byte MEMORY_ALLOCATION record (16-
   alloc.dv.setBigUint64(64, 0x7f00beef0000n, true);
   alloc.dv.setBigUint64(72, 8192n, true);
   const call = (corr: number, start: number) => { // the 0.x API record: 56 B, start @32, end @40, thread @48
-    const { b, dv } = record(56, K("HIP_RUNTIME_API"), 3);
+    const { b, dv } = record(56, K("HIP_RUNTIME_API"), 20);
     dv.setBigUint64(16, BigInt(corr), true);
     dv.setBigUint64(32, BOOT + BigInt(start), true);
     dv.setBigUint64(40, BOOT + BigInt(start + 100), true);
     dv.setBigUint64(48, 5n, true);
     return framed(K("HIP_RUNTIME_API"), b);
   };
-  const { trace, result } = await toChrome(dumpWith([[call(1, 0), framed(K("MEMORY_ALLOCATION"), alloc.b), call(2, 200)]], undefined, 600));
+  const { trace, result } = await toChrome(dumpWith([[call(1, 0), framed(K("MEMORY_ALLOCATION"), alloc.b), call(2, 200)]], MALLOC, 600));
   const calls = events(trace, "cuda_runtime");
   assert.equal(calls.map((c) => [c.args.correlation, c.args.ptr, c.args.size]), [[1, "0x7f00beef0000", 8192], [2, undefined, undefined]]);
   assert.equal(result.info.warnings, []);
