@@ -14,7 +14,7 @@
  * "(unnamed CUDA graph)" line).
  */
 import { Flag, Kind, TL_NONE } from "../src/core/timeline.js";
-import { KIND_NAMES, lowerBoundEnd, lowerBoundStart, rowWord, type LoadedFile } from "./model.js";
+import { KIND_NAMES, graphName, lowerBoundEnd, lowerBoundStart, rowWord, type LoadedFile } from "./model.js";
 
 /** A row of one file. */
 export interface RowRef {
@@ -142,7 +142,7 @@ export function aggregate(files: LoadedFile[], t0: number, t1: number, rows: Row
       const id = k / SLOTS;
       merge(id < f.names.length ? f.names[id] : `(unnamed ${KIND_NAMES[id - f.names.length] ?? "event"})`, acc, k);
     }
-    for (const [id, g] of graphs) merge(`CUDA Graph ${id}`, g, 0);
+    for (const [id, g] of graphs) merge(graphName(id), g, 0);
   }
   const lines = [...byName.values()];
   for (const x of lines) {

@@ -112,11 +112,16 @@ export function makeLoadedFile(
   return f;
 }
 
+/** Display name of a CUDA graph (it has none in the name table): by its graph id, as in the JSON. */
+export function graphName(id: number): string {
+  return `CUDA Graph ${id}`;
+}
+
 /** Display name of event i (CUDA graphs have none in the table: named by their graph id, as in the JSON). */
 export function eventName(f: LoadedFile, i: number): string {
   const n = f.events.name(i);
   if (n !== TL_NONE) return f.names[n];
-  if (f.events.kind(i) === Kind.GRAPH) return `CUDA Graph ${f.events.word(i, 9)}`;
+  if (f.events.kind(i) === Kind.GRAPH) return graphName(f.events.word(i, 9));
   return "(unnamed)";
 }
 

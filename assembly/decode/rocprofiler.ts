@@ -159,6 +159,7 @@ function starts(p: usize, n: u32, s: string): bool {
  * load, a copy's staging buffer).
  */
 const OP_ALLOC: u32 = 1 << 16;
+
 function kindRole(p: usize, n: u32): u32 {
   if (eq(p, n, "HIP_RUNTIME_API")) return Role.HIP_API;
   if (eq(p, n, "KERNEL_DISPATCH")) return Role.KERNEL;

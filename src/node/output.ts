@@ -487,7 +487,7 @@ export class OutputFile {
     const p = this.lockPath;
     this.lockPath = null;
     if (!p) return;
-    unlock(p, this.tmp);
+    unlock(p);
   }
 }
 

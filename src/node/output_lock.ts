@@ -147,18 +147,20 @@ function releaseLock(path: string): void {
 }
 
 /**
- * Releases the lock at `path` that this process took for temporary `tmp`, and removes it only while it is still this
- * process's own line (pid, host and temporary: `12 node1` is not `12 node10`): a stale one taken over meanwhile is
- * its new holder's. Exclusively (removeLockIf), not unlinked by path after a look.
+ * Releases the lock at `path` that this process took, and removes it only while it is still this process's own line
+ * ({@link ownLine}: `12 node1` is not `12 node10`): a stale one taken over meanwhile is its new holder's. Exclusively
+ * (removeLockIf), not unlinked by path after a look. The exit and signal cleanup removes a lock by the same rule.
  */
-export function unlock(path: string, tmp: string | null): void {
+export function unlock(path: string): void {
   releaseLock(path);
-  const mine = new Set([lockLine().trim(), lockLine(tmp ?? undefined).trim()]);
-  removeLockIf(path, (now) => mine.has(now.line));
+  removeLockIf(path, (now) => ownLine(now.line));
   disown(path);
 }
 
-/** Whether a lock file's `line` is this process's (`pid host`, with or without its temporary's name). */
+/**
+ * Whether a lock file's `line` is this process's: `pid host`, with or without its temporary's name (a process holds
+ * one lock per output, so the pid and host tell).
+ */
 function ownLine(line: string): boolean {
   const mine = lockLine().trim();
   const l = line.trim();

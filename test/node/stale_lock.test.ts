@@ -94,7 +94,7 @@ test("a stale lock another run removed first: the run that then gets the lock re
   assert.is(held, lockPath);
   assert.not.ok(existsSync(part), "the killed holder's part");
   assert.not.ok(existsSync(orphan), "the killed holder's temporary");
-  unlock(held, null);
+  unlock(held);
   rmSync(join(tmp, "out"), { recursive: true });
 });
 
